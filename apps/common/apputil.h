@@ -1,0 +1,44 @@
+/* Helpers shared by the clmg command and the benchmarks in perf/: a small
+ * JSON writer, wall-clock time, and printing a context's failure. Not part of
+ * the installed library (the library itself never prints). */
+#ifndef CLMG_APPUTIL_H
+#define CLMG_APPUTIL_H
+
+#include <stdio.h>
+
+#include "clmg.h"
+
+/* Seconds since an arbitrary fixed point (monotonic clock). */
+double apputil_now(void);
+
+/* Prints "clmg: <what>: <status string>: <context message>" to stderr. */
+void apputil_report(const clmg_context *context, clmg_status status, const char *what);
+
+/* Creates a context on `device` (NULL: default), printing the reason and
+ * returning NULL on failure. */
+clmg_context *apputil_open_context(const char *device);
+
+/* A streaming JSON writer with correct commas, indentation and string
+ * escaping. Non-finite numbers are written as null. Usage:
+ *   json_writer w; json_begin(&w, stdout);
+ *   json_object_begin(&w, NULL); json_number(&w, "n", 3); json_object_end(&w);
+ *   json_end(&w);
+ * Inside an object each value needs a key; inside an array the key is NULL. */
+typedef struct json_writer {
+  FILE *out;
+  int depth;
+  int need_comma[64];
+} json_writer;
+
+void json_begin(json_writer *w, FILE *out);
+void json_end(json_writer *w); /* writes the final newline */
+void json_object_begin(json_writer *w, const char *key);
+void json_object_end(json_writer *w);
+void json_array_begin(json_writer *w, const char *key);
+void json_array_end(json_writer *w);
+void json_string(json_writer *w, const char *key, const char *value);
+void json_number(json_writer *w, const char *key, double value);
+void json_integer(json_writer *w, const char *key, long long value);
+void json_bool(json_writer *w, const char *key, int value);
+
+#endif

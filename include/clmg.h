@@ -1,0 +1,9 @@
+/* clmg: a vendor-neutral OpenCL multigrid and sparse solver library.
+ * This umbrella header includes the whole public C API. */
+#ifndef CLMG_H
+#define CLMG_H
+
+#include "clmg/core.h"
+#include "clmg/vector.h"
+
+#endif

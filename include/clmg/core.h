@@ -1,0 +1,147 @@
+/* clmg core: status codes, the context (platform, device, queue), device facts.
+ *
+ * Conventions (see README): every fallible call returns a clmg_status; details
+ * of the last failure are in clmg_context_message(). The library never prints,
+ * exits or aborts. Functions named *_destroy accept NULL. */
+#ifndef CLMG_CORE_H
+#define CLMG_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+
+#include "clmg/version.h"
+
+/* Marks the public API; everything else in the library stays hidden. */
+#if defined(CLMG_BUILDING_LIBRARY) && defined(__GNUC__)
+#define CLMG_API __attribute__((visibility("default")))
+#else
+#define CLMG_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum clmg_status {
+  CLMG_SUCCESS = 0,
+  CLMG_ERROR_INVALID_ARGUMENT,     /* NULL handle, bad size, mismatched types */
+  CLMG_ERROR_OUT_OF_HOST_MEMORY,   /* malloc failed */
+  CLMG_ERROR_OUT_OF_DEVICE_MEMORY, /* request larger than the device can hold */
+  CLMG_ERROR_NO_DEVICE,            /* no OpenCL platform or device at all */
+  CLMG_ERROR_DEVICE_NOT_FOUND,     /* the device string matches no device */
+  CLMG_ERROR_UNSUPPORTED,          /* e.g. double precision on a device without fp64 */
+  CLMG_ERROR_BUILD_FAILED,         /* kernel compilation failed; message has the log */
+  CLMG_ERROR_OPENCL,               /* any other OpenCL runtime error */
+  CLMG_ERROR_BLAS,                 /* CLBlast returned an error */
+  CLMG_ERROR_IO,                   /* a file could not be read or written */
+  CLMG_ERROR_PARSE,                /* malformed input file */
+  CLMG_ERROR_NOT_CONVERGED         /* an iterative method hit its iteration limit */
+} clmg_status;
+
+/* A short, static, human-readable name for a status code. */
+CLMG_API const char *clmg_status_string(clmg_status status);
+
+/* The library version at run time (compare with CLMG_VERSION_STRING). */
+CLMG_API const char *clmg_version_string(void);
+
+/* Facts about one OpenCL device. */
+typedef struct clmg_device_info {
+  unsigned platform_index;
+  unsigned device_index;
+  char platform_name[128];
+  char platform_version[128];
+  char name[128];
+  char vendor[128];
+  char driver_version[128];
+  char opencl_version[128]; /* CL_DEVICE_VERSION */
+  int is_gpu;
+  int is_cpu;
+  int has_fp64;
+  unsigned compute_units;
+  uint64_t global_mem_bytes;
+  uint64_t max_alloc_bytes;
+  uint64_t local_mem_bytes;
+  size_t max_work_group_size;
+} clmg_device_info;
+
+/* Lists every device of every platform. *devices is malloc'ed (free() it).
+ * On failure *devices is NULL and, if message is not NULL, a description of
+ * the problem is written there (at most message_size bytes, NUL-terminated). */
+CLMG_API clmg_status clmg_list_devices(clmg_device_info **devices, size_t *count, char *message,
+                                       size_t message_size);
+
+/* Which BLAS-1 implementation serves dot/nrm2/axpy/scal/copy. */
+typedef enum clmg_blas1_backend {
+  CLMG_BLAS1_AUTO = 0, /* the measured best (see lib/la/blas1.c) */
+  CLMG_BLAS1_NATIVE,   /* clmg's own kernels in cl/blas1.cl */
+  CLMG_BLAS1_CLBLAST   /* CLBlast, where it has the operation */
+} clmg_blas1_backend;
+
+typedef struct clmg_context_options {
+  /* Device string: "nvidia", "pocl", "gpu", "cpu", "P:D" (platform:device
+   * index) or a case-insensitive substring of the platform or device name.
+   * NULL: the CLMG_DEVICE environment variable, else the first GPU, else the
+   * first CPU, else the first device. */
+  const char *device;
+  /* Directory of the program-binary cache. NULL: $CLMG_CACHE_DIR, else
+   * $XDG_CACHE_HOME/clmg, else $HOME/.cache/clmg. */
+  const char *cache_dir;
+  int disable_binary_cache; /* nonzero: always compile from source */
+  /* Directory holding <family>.cl kernel sources to use instead of the ones
+   * embedded in the library. NULL: $CLMG_KERNEL_DIR, else embedded. */
+  const char *kernel_dir;
+  clmg_blas1_backend blas1_backend;
+} clmg_context_options;
+
+CLMG_API void clmg_context_options_defaults(clmg_context_options *options);
+
+typedef struct clmg_context clmg_context;
+
+/* Creates a context on the selected device with one in-order, profiling
+ * queue. options may be NULL (defaults). Like sqlite3_open, on failure *context
+ * may still be set to a context that carries only the error message: read it
+ * with clmg_context_message(), then clmg_context_destroy() it. */
+CLMG_API clmg_status clmg_context_create(const clmg_context_options *options,
+                                         clmg_context **context);
+CLMG_API void clmg_context_destroy(clmg_context *context);
+
+/* The message of the most recent failure in this context ("" if none). The
+ * pointer stays valid until the next call on the context. */
+CLMG_API const char *clmg_context_message(const clmg_context *context);
+
+CLMG_API const clmg_device_info *clmg_context_device(const clmg_context *context);
+
+/* Bytes currently allocated on the device through this context. */
+CLMG_API uint64_t clmg_context_device_bytes(const clmg_context *context);
+
+/* Program-manager counters: programs compiled from source and programs loaded
+ * from the binary cache during this context's life. */
+CLMG_API void clmg_context_program_counts(const clmg_context *context, unsigned *built_from_source,
+                                          unsigned *loaded_from_cache);
+
+/* Waits until every command queued in this context has finished. */
+CLMG_API clmg_status clmg_finish(clmg_context *context);
+
+/* Raw OpenCL handles, for interoperation with other OpenCL code. The context
+ * keeps ownership. */
+CLMG_API cl_context clmg_context_cl_context(const clmg_context *context);
+CLMG_API cl_command_queue clmg_context_cl_queue(const clmg_context *context);
+CLMG_API cl_device_id clmg_context_cl_device(const clmg_context *context);
+
+/* Measures the device's copy bandwidth with a plain copy kernel on a buffer of
+ * `bytes` bytes (0: a size chosen from the device's memory), best of a few
+ * repetitions. Read and written bytes are both counted, so the value is
+ * comparable to the bytes a kernel moves. */
+CLMG_API clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes,
+                                                 double *gb_per_s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,84 @@
+/* clmg device vectors: typed arrays that live in device memory, and BLAS-1.
+ *
+ * A vector is either an owner of its device buffer or a view of a sub-range
+ * of another vector (clmg_vector_view); a view must be destroyed before the
+ * vector it looks into. All operations are queued on the context's in-order
+ * queue, so they run in call order; functions that return a host scalar wait
+ * for it. */
+#ifndef CLMG_VECTOR_H
+#define CLMG_VECTOR_H
+
+#include "clmg/core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum clmg_dtype { CLMG_DOUBLE = 0, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32 } clmg_dtype;
+
+/* Bytes of one element of the type; 0 for an unknown type. */
+CLMG_API size_t clmg_dtype_size(clmg_dtype type);
+CLMG_API const char *clmg_dtype_name(clmg_dtype type);
+
+typedef struct clmg_vector clmg_vector;
+
+/* Allocates n elements on the device, set to zero. A request the device cannot
+ * hold returns CLMG_ERROR_OUT_OF_DEVICE_MEMORY; a double vector on a device
+ * without fp64 returns CLMG_ERROR_UNSUPPORTED. n may be 0. */
+CLMG_API clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
+                                        clmg_vector **vector);
+/* A vector of n elements that aliases elements [offset, offset+n) of base. */
+CLMG_API clmg_status clmg_vector_view(clmg_vector *base, size_t offset, size_t n,
+                                      clmg_vector **view);
+CLMG_API void clmg_vector_destroy(clmg_vector *vector);
+
+CLMG_API size_t clmg_vector_length(const clmg_vector *vector);
+CLMG_API clmg_dtype clmg_vector_type(const clmg_vector *vector);
+CLMG_API clmg_context *clmg_vector_context(const clmg_vector *vector);
+/* The OpenCL buffer and the element offset of this vector inside it. */
+CLMG_API cl_mem clmg_vector_cl_buffer(const clmg_vector *vector, size_t *element_offset);
+
+/* Copies n = length elements between host memory (of the vector's type) and
+ * the device. The blocking forms return when the copy is done; the _async
+ * forms return at once, and the host memory must stay untouched until
+ * clmg_finish() (or any blocking call) returns. */
+CLMG_API clmg_status clmg_vector_upload(clmg_vector *vector, const void *host);
+CLMG_API clmg_status clmg_vector_download(const clmg_vector *vector, void *host);
+CLMG_API clmg_status clmg_vector_upload_async(clmg_vector *vector, const void *host);
+CLMG_API clmg_status clmg_vector_download_async(const clmg_vector *vector, void *host);
+
+/* Sets every element to value (converted to the vector's type). */
+CLMG_API clmg_status clmg_vector_fill(clmg_vector *vector, double value);
+
+/* ---- BLAS-1 on double or float vectors (all operands of one type) ---- */
+
+/* dst = src */
+CLMG_API clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst);
+/* x = alpha x */
+CLMG_API clmg_status clmg_scal(double alpha, clmg_vector *x);
+/* y = alpha x + y */
+CLMG_API clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y);
+/* y = alpha x + beta y */
+CLMG_API clmg_status clmg_axpby(double alpha, const clmg_vector *x, double beta, clmg_vector *y);
+/* w = alpha x + beta y (w may alias neither x nor y partially) */
+CLMG_API clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta,
+                                 const clmg_vector *y, clmg_vector *w);
+/* *result = x . y */
+CLMG_API clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result);
+/* *result = ||x||_2 */
+CLMG_API clmg_status clmg_nrm2(const clmg_vector *x, double *result);
+/* y = alpha x + y, then *norm = ||y||_2: one pass over the data. */
+CLMG_API clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y,
+                                    double *norm);
+/* The conjugate-gradient update in one pass:
+ * x = x + alpha p;  r = r - alpha q;  *rr = r . r */
+CLMG_API clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector *q,
+                                    clmg_vector *x, clmg_vector *r, double *rr);
+/* *xy = x . y and *xx = x . x in one pass. */
+CLMG_API clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, double *xx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

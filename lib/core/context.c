@@ -1,0 +1,484 @@
+/* Device discovery and selection, the context and its queue. */
+#include "core/internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void clmg_context_options_defaults(clmg_context_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->blas1_backend = CLMG_BLAS1_AUTO;
+}
+
+static void query_string(cl_device_id device, cl_device_info what, char *out, size_t size) {
+  out[0] = '\0';
+  if (clGetDeviceInfo(device, what, size, out, NULL) != CL_SUCCESS)
+    snprintf(out, size, "?");
+  out[size - 1] = '\0';
+}
+
+static void query_device_info(cl_platform_id platform, cl_device_id device, unsigned p, unsigned d,
+                              clmg_device_info *info) {
+  memset(info, 0, sizeof *info);
+  info->platform_index = p;
+  info->device_index = d;
+  if (clGetPlatformInfo(platform, CL_PLATFORM_NAME, sizeof info->platform_name, info->platform_name,
+                        NULL) != CL_SUCCESS)
+    snprintf(info->platform_name, sizeof info->platform_name, "?");
+  if (clGetPlatformInfo(platform, CL_PLATFORM_VERSION, sizeof info->platform_version,
+                        info->platform_version, NULL) != CL_SUCCESS)
+    snprintf(info->platform_version, sizeof info->platform_version, "?");
+  info->platform_name[sizeof info->platform_name - 1] = '\0';
+  info->platform_version[sizeof info->platform_version - 1] = '\0';
+  query_string(device, CL_DEVICE_NAME, info->name, sizeof info->name);
+  query_string(device, CL_DEVICE_VENDOR, info->vendor, sizeof info->vendor);
+  query_string(device, CL_DRIVER_VERSION, info->driver_version, sizeof info->driver_version);
+  query_string(device, CL_DEVICE_VERSION, info->opencl_version, sizeof info->opencl_version);
+
+  cl_device_type type = 0;
+  clGetDeviceInfo(device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+  info->is_gpu = (type & CL_DEVICE_TYPE_GPU) != 0;
+  info->is_cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+  cl_device_fp_config fp64 = 0;
+  clGetDeviceInfo(device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+  info->has_fp64 = fp64 != 0;
+  cl_uint units = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  info->compute_units = units ? units : 1;
+  cl_ulong value = 0;
+  clGetDeviceInfo(device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof value, &value, NULL);
+  info->global_mem_bytes = value;
+  value = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof value, &value, NULL);
+  info->max_alloc_bytes = value;
+  value = 0;
+  clGetDeviceInfo(device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof value, &value, NULL);
+  info->local_mem_bytes = value;
+  size_t group = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof group, &group, NULL);
+  info->max_work_group_size = group ? group : 1;
+}
+
+/* All devices of all platforms with their handles. */
+typedef struct device_list {
+  size_t count;
+  clmg_device_info *info;
+  cl_platform_id *platform;
+  cl_device_id *device;
+} device_list;
+
+static void device_list_free(device_list *list) {
+  free(list->info);
+  free(list->platform);
+  free(list->device);
+  memset(list, 0, sizeof *list);
+}
+
+static clmg_status enumerate_devices(device_list *list, char *message, size_t message_size) {
+  memset(list, 0, sizeof *list);
+  cl_uint platform_count = 0;
+  cl_int error = clGetPlatformIDs(0, NULL, &platform_count);
+  if (error != CL_SUCCESS || platform_count == 0) {
+    snprintf(message, message_size,
+             "no OpenCL platform found (clGetPlatformIDs: %s); install an OpenCL driver, "
+             "e.g. the Debian package pocl-opencl-icd for CPUs",
+             clmg_cl_error_name(error));
+    return CLMG_ERROR_NO_DEVICE;
+  }
+  cl_platform_id *platforms = malloc(platform_count * sizeof *platforms);
+  if (!platforms) {
+    snprintf(message, message_size, "out of host memory listing platforms");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  clGetPlatformIDs(platform_count, platforms, NULL);
+  clmg_status status = CLMG_SUCCESS;
+  for (cl_uint p = 0; p < platform_count && status == CLMG_SUCCESS; ++p) {
+    cl_uint device_count = 0;
+    if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, 0, NULL, &device_count) != CL_SUCCESS ||
+        device_count == 0)
+      continue;
+    cl_device_id *devices = malloc(device_count * sizeof *devices);
+    size_t total = list->count + device_count;
+    clmg_device_info *info = realloc(list->info, total * sizeof *info);
+    if (info)
+      list->info = info;
+    cl_platform_id *plats = realloc(list->platform, total * sizeof *plats);
+    if (plats)
+      list->platform = plats;
+    cl_device_id *devs = realloc(list->device, total * sizeof *devs);
+    if (devs)
+      list->device = devs;
+    if (!devices || !info || !plats || !devs) {
+      free(devices);
+      snprintf(message, message_size, "out of host memory listing devices");
+      status = CLMG_ERROR_OUT_OF_HOST_MEMORY;
+      break;
+    }
+    clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, device_count, devices, NULL);
+    for (cl_uint d = 0; d < device_count; ++d) {
+      query_device_info(platforms[p], devices[d], p, d, &list->info[list->count]);
+      list->platform[list->count] = platforms[p];
+      list->device[list->count] = devices[d];
+      list->count++;
+    }
+    free(devices);
+  }
+  free(platforms);
+  if (status == CLMG_SUCCESS && list->count == 0) {
+    snprintf(message, message_size, "OpenCL platforms exist but expose no device");
+    status = CLMG_ERROR_NO_DEVICE;
+  }
+  if (status != CLMG_SUCCESS)
+    device_list_free(list);
+  return status;
+}
+
+clmg_status clmg_list_devices(clmg_device_info **devices, size_t *count, char *message,
+                              size_t message_size) {
+  char scratch[256];
+  if (!message || message_size == 0) {
+    message = scratch;
+    message_size = sizeof scratch;
+  }
+  message[0] = '\0';
+  if (!devices || !count) {
+    snprintf(message, message_size, "clmg_list_devices: NULL output pointer");
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  *devices = NULL;
+  *count = 0;
+  device_list list;
+  clmg_status status = enumerate_devices(&list, message, message_size);
+  if (status != CLMG_SUCCESS)
+    return status;
+  *devices = list.info;
+  *count = list.count;
+  list.info = NULL;
+  device_list_free(&list);
+  return CLMG_SUCCESS;
+}
+
+static int contains_ignoring_case(const char *haystack, const char *needle) {
+  size_t n = strlen(needle);
+  if (n == 0)
+    return 0;
+  for (; *haystack; ++haystack) {
+    size_t i = 0;
+    while (i < n && haystack[i] &&
+           tolower((unsigned char)haystack[i]) == tolower((unsigned char)needle[i]))
+      ++i;
+    if (i == n)
+      return 1;
+  }
+  return 0;
+}
+
+static int equals_ignoring_case(const char *a, const char *b) {
+  for (; *a && *b; ++a, ++b)
+    if (tolower((unsigned char)*a) != tolower((unsigned char)*b))
+      return 0;
+  return *a == *b;
+}
+
+/* Index into list of the device the spec names, or -1. */
+static long select_device(const device_list *list, const char *spec) {
+  if (!spec || !*spec) {
+    for (size_t i = 0; i < list->count; ++i)
+      if (list->info[i].is_gpu)
+        return (long)i;
+    for (size_t i = 0; i < list->count; ++i)
+      if (list->info[i].is_cpu)
+        return (long)i;
+    return 0;
+  }
+  if (equals_ignoring_case(spec, "gpu") || equals_ignoring_case(spec, "cpu")) {
+    int want_gpu = equals_ignoring_case(spec, "gpu");
+    for (size_t i = 0; i < list->count; ++i)
+      if (want_gpu ? list->info[i].is_gpu : list->info[i].is_cpu)
+        return (long)i;
+    return -1;
+  }
+  unsigned p, d;
+  char tail;
+  if (sscanf(spec, "%u:%u%c", &p, &d, &tail) == 2) {
+    for (size_t i = 0; i < list->count; ++i)
+      if (list->info[i].platform_index == p && list->info[i].device_index == d)
+        return (long)i;
+    return -1;
+  }
+  for (size_t i = 0; i < list->count; ++i) {
+    const clmg_device_info *info = &list->info[i];
+    /* pocl names itself only in its version string ("OpenCL 3.0 PoCL 3.1"). */
+    if (contains_ignoring_case(info->platform_name, spec) ||
+        contains_ignoring_case(info->platform_version, spec) ||
+        contains_ignoring_case(info->vendor, spec) || contains_ignoring_case(info->name, spec))
+      return (long)i;
+  }
+  return -1;
+}
+
+static void describe_devices(const device_list *list, char *out, size_t size) {
+  size_t used = strlen(out);
+  for (size_t i = 0; i < list->count && used + 1 < size; ++i) {
+    const clmg_device_info *info = &list->info[i];
+    int written = snprintf(out + used, size - used, "\n  %u:%u  %s / %s (%s)", info->platform_index,
+                           info->device_index, info->platform_name, info->name,
+                           info->is_gpu   ? "GPU"
+                           : info->is_cpu ? "CPU"
+                                          : "other");
+    if (written < 0)
+      break;
+    used += (size_t)written;
+  }
+}
+
+static char *duplicate_string(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *copy = malloc(n);
+  if (copy)
+    memcpy(copy, s, n);
+  return copy;
+}
+
+static char *default_cache_dir(void) {
+  const char *explicit_dir = getenv("CLMG_CACHE_DIR");
+  if (explicit_dir && *explicit_dir)
+    return duplicate_string(explicit_dir);
+  const char *xdg = getenv("XDG_CACHE_HOME");
+  const char *home = getenv("HOME");
+  char path[4096];
+  if (xdg && *xdg)
+    snprintf(path, sizeof path, "%s/clmg", xdg);
+  else if (home && *home)
+    snprintf(path, sizeof path, "%s/.cache/clmg", home);
+  else
+    return NULL; /* nowhere sensible to cache: build from source */
+  return duplicate_string(path);
+}
+
+clmg_status clmg_context_create(const clmg_context_options *options, clmg_context **out) {
+  if (!out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  clmg_context_options defaults;
+  if (!options) {
+    clmg_context_options_defaults(&defaults);
+    options = &defaults;
+  }
+  clmg_context *context = calloc(1, sizeof *context);
+  if (!context)
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  *out = context;
+  context->blas1_backend = options->blas1_backend;
+
+  device_list list;
+  clmg_status status = enumerate_devices(&list, context->message, sizeof context->message);
+  if (status != CLMG_SUCCESS)
+    return status;
+
+  const char *spec = options->device;
+  const char *spec_origin = "requested";
+  if (!spec || !*spec) {
+    spec = getenv("CLMG_DEVICE");
+    spec_origin = "CLMG_DEVICE";
+  }
+  long chosen = select_device(&list, spec);
+  if (chosen < 0) {
+    snprintf(context->message, sizeof context->message,
+             "%s device \"%s\" matches no OpenCL device; use \"gpu\", \"cpu\", "
+             "\"P:D\" or a name substring. Devices present:",
+             spec_origin, spec);
+    describe_devices(&list, context->message, sizeof context->message);
+    device_list_free(&list);
+    return CLMG_ERROR_DEVICE_NOT_FOUND;
+  }
+  context->info = list.info[chosen];
+  context->platform = list.platform[chosen];
+  context->device = list.device[chosen];
+  device_list_free(&list);
+
+  cl_int error;
+  cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
+                                        (cl_context_properties)context->platform, 0};
+  context->cl = clCreateContext(properties, 1, &context->device, NULL, NULL, &error);
+  if (!context->cl)
+    return clmg_fail_cl(context, error, "clCreateContext");
+  context->queue =
+      clCreateCommandQueue(context->cl, context->device, CL_QUEUE_PROFILING_ENABLE, &error);
+  if (!context->queue)
+    return clmg_fail_cl(context, error, "clCreateCommandQueue");
+
+  if (!options->disable_binary_cache) {
+    context->cache_dir =
+        options->cache_dir ? duplicate_string(options->cache_dir) : default_cache_dir();
+  }
+  const char *kernel_dir = options->kernel_dir;
+  if (!kernel_dir)
+    kernel_dir = getenv("CLMG_KERNEL_DIR");
+  if (kernel_dir && *kernel_dir) {
+    context->kernel_dir = duplicate_string(kernel_dir);
+    if (!context->kernel_dir)
+      return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "copying the kernel directory");
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Defined in program.c and blas1.c: release what those layers keep. */
+void clmg_release_programs(clmg_context *context);
+
+void clmg_context_destroy(clmg_context *context) {
+  if (!context)
+    return;
+  if (context->queue)
+    clFinish(context->queue);
+  clmg_release_programs(context);
+  if (context->partials)
+    clReleaseMemObject(context->partials);
+  if (context->clblast_scalar)
+    clReleaseMemObject(context->clblast_scalar);
+  free(context->partials_host);
+  if (context->queue)
+    clReleaseCommandQueue(context->queue);
+  if (context->cl)
+    clReleaseContext(context->cl);
+  free(context->cache_dir);
+  free(context->kernel_dir);
+  free(context);
+}
+
+const clmg_device_info *clmg_context_device(const clmg_context *context) {
+  return context && context->queue ? &context->info : NULL;
+}
+
+uint64_t clmg_context_device_bytes(const clmg_context *context) {
+  return context ? context->device_bytes : 0;
+}
+
+void clmg_context_program_counts(const clmg_context *context, unsigned *built_from_source,
+                                 unsigned *loaded_from_cache) {
+  if (built_from_source)
+    *built_from_source = context ? context->programs_built : 0;
+  if (loaded_from_cache)
+    *loaded_from_cache = context ? context->programs_cached : 0;
+}
+
+clmg_status clmg_finish(clmg_context *context) {
+  if (!context || !context->queue)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  cl_int error = clFinish(context->queue);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, "clFinish");
+}
+
+cl_context clmg_context_cl_context(const clmg_context *context) {
+  return context ? context->cl : NULL;
+}
+cl_command_queue clmg_context_cl_queue(const clmg_context *context) {
+  return context ? context->queue : NULL;
+}
+cl_device_id clmg_context_cl_device(const clmg_context *context) {
+  return context ? context->device : NULL;
+}
+
+void clmg_launch_1d(const clmg_context *context, size_t n, size_t max_groups_per_unit,
+                    size_t *global, size_t *local) {
+  size_t group = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
+  size_t groups = (n + group - 1) / group;
+  size_t cap = (size_t)context->info.compute_units * max_groups_per_unit;
+  if (groups > cap)
+    groups = cap;
+  if (groups == 0)
+    groups = 1;
+  *local = group;
+  *global = groups * group;
+}
+
+clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes) {
+  if (context->partials_capacity >= bytes)
+    return CLMG_SUCCESS;
+  if (context->partials)
+    clReleaseMemObject(context->partials);
+  free(context->partials_host);
+  context->partials = NULL;
+  context->partials_capacity = 0;
+  context->partials_host = malloc(bytes);
+  if (!context->partials_host)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "reduction scratch of %zu bytes",
+                     bytes);
+  cl_int error;
+  context->partials = clCreateBuffer(context->cl, CL_MEM_READ_WRITE, bytes, NULL, &error);
+  if (!context->partials)
+    return clmg_fail_cl(context, error, "allocating the reduction scratch");
+  context->partials_capacity = bytes;
+  return CLMG_SUCCESS;
+}
+
+void clmg_args_begin(clmg_kernel_args *args, clmg_context *context, cl_kernel kernel,
+                     const char *name) {
+  args->context = context;
+  args->kernel = kernel;
+  args->name = name;
+  args->index = 0;
+  args->failed_index = 0;
+  args->error = CL_SUCCESS;
+}
+
+void clmg_arg_raw(clmg_kernel_args *args, size_t size, const void *value) {
+  cl_int error = clSetKernelArg(args->kernel, args->index, size, value);
+  if (error != CL_SUCCESS && args->error == CL_SUCCESS) {
+    args->error = error;
+    args->failed_index = args->index;
+  }
+  args->index++;
+}
+
+void clmg_arg_ulong(clmg_kernel_args *args, uint64_t value) {
+  cl_ulong v = value;
+  clmg_arg_raw(args, sizeof v, &v);
+}
+
+void clmg_arg_real(clmg_kernel_args *args, clmg_dtype type, double value) {
+  if (type == CLMG_FLOAT) {
+    cl_float v = (cl_float)value;
+    clmg_arg_raw(args, sizeof v, &v);
+  } else {
+    cl_double v = value;
+    clmg_arg_raw(args, sizeof v, &v);
+  }
+}
+
+void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector) {
+  clmg_arg_buffer(args, vector->buffer);
+  clmg_arg_ulong(args, vector->offset);
+}
+
+void clmg_arg_buffer(clmg_kernel_args *args, cl_mem buffer) {
+  clmg_arg_raw(args, sizeof buffer, &buffer);
+}
+
+void clmg_arg_local(clmg_kernel_args *args, size_t bytes) {
+  clmg_arg_raw(args, bytes, NULL);
+}
+
+clmg_status clmg_args_end(clmg_kernel_args *args) {
+  if (args->error == CL_SUCCESS)
+    return CLMG_SUCCESS;
+  char what[160];
+  snprintf(what, sizeof what, "setting argument %u of kernel %s", args->failed_index, args->name);
+  return clmg_fail_cl(args->context, args->error, what);
+}
+
+clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
+                            size_t global, size_t local, cl_event *event) {
+  cl_int error =
+      clEnqueueNDRangeKernel(context->queue, kernel, 1, NULL, &global, &local, 0, NULL, event);
+  if (error == CL_SUCCESS)
+    return CLMG_SUCCESS;
+  char what[160];
+  snprintf(what, sizeof what, "launching kernel %s (global %zu, local %zu)", kernel_name, global,
+           local);
+  return clmg_fail_cl(context, error, what);
+}

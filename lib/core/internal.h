@@ -1,0 +1,113 @@
+/* Internal interface of the core layer: the context's insides, error
+ * reporting, the program manager and launch geometry. Not installed. */
+#ifndef CLMG_CORE_INTERNAL_H
+#define CLMG_CORE_INTERNAL_H
+
+#include "clmg.h"
+
+#include <stdarg.h>
+
+#define CLMG_MESSAGE_SIZE 8192
+
+typedef struct clmg_program_entry clmg_program_entry;
+
+struct clmg_context {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context cl;
+  cl_command_queue queue;
+  clmg_device_info info;
+  char message[CLMG_MESSAGE_SIZE];
+  uint64_t device_bytes;
+
+  /* program manager */
+  char *cache_dir;  /* NULL: binary cache disabled */
+  char *kernel_dir; /* NULL: embedded sources */
+  clmg_program_entry *programs;
+  unsigned programs_built;
+  unsigned programs_cached;
+
+  /* reductions: one partial sum per work-group and per result */
+  cl_mem partials;
+  size_t partials_capacity; /* bytes */
+  void *partials_host;
+
+  clmg_blas1_backend blas1_backend;
+  cl_mem clblast_scalar; /* result slot for CLBlast dot/nrm2 */
+};
+
+/* Records a formatted message in the context and returns status. Returns
+ * status unchanged when context is NULL. */
+clmg_status clmg_fail(clmg_context *context, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Maps an OpenCL error to a status and records "<what>: <CL error name>". */
+clmg_status clmg_fail_cl(clmg_context *context, cl_int error, const char *what);
+const char *clmg_cl_error_name(cl_int error);
+
+/* Clears the context's message at the start of a public call. */
+void clmg_clear_message(clmg_context *context);
+
+/* Program manager. Returns the kernel `name` from the program of `family`
+ * (cl/<family>.cl, after cl/prelude.cl) built with `options`. Programs and
+ * kernels are kept for the context's life, so the returned kernel must not be
+ * released. Sources come from the binary cache when possible. */
+clmg_status clmg_get_kernel(clmg_context *context, const char *family, const char *options,
+                            const char *name, cl_kernel *kernel);
+
+/* The build options that select the element type of a kernel (-DREAL=...). */
+const char *clmg_real_options(clmg_dtype type);
+
+/* Launch geometry for a 1-D kernel over n items with a grid-stride loop:
+ * the local size and the number of work-groups, capped by max_groups_per_unit
+ * work-groups per compute unit. */
+void clmg_launch_1d(const clmg_context *context, size_t n, size_t max_groups_per_unit,
+                    size_t *global, size_t *local);
+
+/* Makes the context's reduction scratch hold at least `bytes`. */
+clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);
+
+/* Sets kernel arguments in order, remembering the first failure so a call
+ * site reads as a list of arguments and checks once:
+ *   clmg_kernel_args a; clmg_args_begin(&a, ctx, kernel, "axpy");
+ *   clmg_arg_ulong(&a, n); clmg_arg_vector(&a, x); ...
+ *   status = clmg_args_end(&a); */
+typedef struct clmg_kernel_args {
+  clmg_context *context;
+  cl_kernel kernel;
+  const char *name;
+  cl_uint index;
+  cl_uint failed_index;
+  cl_int error;
+} clmg_kernel_args;
+
+void clmg_args_begin(clmg_kernel_args *args, clmg_context *context, cl_kernel kernel,
+                     const char *name);
+void clmg_arg_raw(clmg_kernel_args *args, size_t size, const void *value);
+void clmg_arg_ulong(clmg_kernel_args *args, uint64_t value);
+/* A floating-point scalar in the precision of `type` (double or float). */
+void clmg_arg_real(clmg_kernel_args *args, clmg_dtype type, double value);
+/* Two arguments: the vector's buffer and its element offset (ulong). */
+void clmg_arg_vector(clmg_kernel_args *args, const struct clmg_vector *vector);
+void clmg_arg_buffer(clmg_kernel_args *args, cl_mem buffer);
+void clmg_arg_local(clmg_kernel_args *args, size_t bytes);
+clmg_status clmg_args_end(clmg_kernel_args *args);
+
+/* Queues a 1-D NDRange and reports a failure with the kernel name. */
+clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
+                            size_t global, size_t local, cl_event *event);
+
+/* Internal layout of a vector (public type is opaque). */
+struct clmg_vector {
+  clmg_context *context;
+  cl_mem buffer;
+  size_t offset; /* elements */
+  size_t length;
+  size_t bytes_owned; /* 0 for a view */
+  clmg_dtype type;
+};
+
+#endif

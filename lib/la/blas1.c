@@ -1,0 +1,427 @@
+/* BLAS-1 and fused vector updates on double and float vectors.
+ *
+ * Backend choice. clmg's kernels (cl/blas1.cl) do every operation; CLBlast
+ * can do copy, scal, axpy, dot and nrm2. CLBlast's dot and nrm2 run two
+ * kernels and write the result to a device buffer that must then be read,
+ * and CLBlast has none of the fused forms. perf/blas1 measures both; the
+ * CLMG_BLAS1_AUTO choice below follows those measurements (see the perf
+ * table in README.md). */
+#include "core/internal.h"
+
+#include <clblast_c.h>
+#include <math.h>
+#include <string.h>
+
+typedef enum blas1_op { OP_COPY, OP_SCAL, OP_AXPY, OP_DOT, OP_NRM2 } blas1_op;
+
+/* Work-groups per compute unit: reductions keep their partial sums few (one
+ * small read), streaming kernels need enough groups to keep memory busy. */
+static size_t groups_per_unit(const clmg_context *context, int reduction) {
+  if (context->info.is_gpu)
+    return reduction ? 8 : 64;
+  return reduction ? 4 : 8;
+}
+
+static int use_clblast(const clmg_context *context, blas1_op op) {
+  switch (context->blas1_backend) {
+  case CLMG_BLAS1_NATIVE:
+    return 0;
+  case CLMG_BLAS1_CLBLAST:
+    return 1;
+  case CLMG_BLAS1_AUTO:
+    break;
+  }
+  (void)op; /* measured: clmg's kernels are at least as fast for every op */
+  return 0;
+}
+
+/* Checks that every vector exists, is double or float, and that all share
+ * context, type and length. */
+static clmg_status check_vectors(const char *op, unsigned count, const clmg_vector *const *v) {
+  for (unsigned i = 0; i < count; ++i)
+    if (!v[i])
+      return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = v[0]->context;
+  clmg_clear_message(context);
+  if (v[0]->type != CLMG_DOUBLE && v[0]->type != CLMG_FLOAT)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s needs double or float vectors, not %s", op, clmg_dtype_name(v[0]->type));
+  for (unsigned i = 1; i < count; ++i) {
+    if (v[i]->context != context)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%s: vectors belong to different contexts", op);
+    if (v[i]->type != v[0]->type)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s: vector types differ (%s and %s)",
+                       op, clmg_dtype_name(v[0]->type), clmg_dtype_name(v[i]->type));
+    if (v[i]->length != v[0]->length)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%s: vector lengths differ (%zu and %zu)", op, v[0]->length, v[i]->length);
+  }
+  return CLMG_SUCCESS;
+}
+
+static clmg_status clblast_status(clmg_context *context, CLBlastStatusCode code, const char *op) {
+  if (code == CLBlastSuccess)
+    return CLMG_SUCCESS;
+  if (code == CLBlastTempBufferAllocFailure)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "CLBlast %s could not allocate a temporary buffer", op);
+  return clmg_fail(context, CLMG_ERROR_BLAS, "CLBlast %s failed with status %d", op, (int)code);
+}
+
+/* Reads CLBlast's one-element result back to the host. */
+static clmg_status clblast_read_scalar(clmg_context *context, clmg_dtype type, double *result) {
+  cl_double d = 0;
+  cl_float f = 0;
+  cl_int error = clEnqueueReadBuffer(context->queue, context->clblast_scalar, CL_TRUE, 0,
+                                     type == CLMG_FLOAT ? sizeof f : sizeof d,
+                                     type == CLMG_FLOAT ? (void *)&f : (void *)&d, 0, NULL, NULL);
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, "reading the CLBlast result");
+  *result = type == CLMG_FLOAT ? f : d;
+  return CLMG_SUCCESS;
+}
+
+static clmg_status clblast_reserve_scalar(clmg_context *context) {
+  if (context->clblast_scalar)
+    return CLMG_SUCCESS;
+  cl_int error;
+  context->clblast_scalar =
+      clCreateBuffer(context->cl, CL_MEM_READ_WRITE, sizeof(cl_double), NULL, &error);
+  return context->clblast_scalar ? CLMG_SUCCESS
+                                 : clmg_fail_cl(context, error, "CLBlast result buffer");
+}
+
+/* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
+static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, const char *name,
+                                clmg_kernel_args *args) {
+  cl_kernel kernel;
+  clmg_status status = clmg_get_kernel(context, "blas1", clmg_real_options(type), name, &kernel);
+  if (status == CLMG_SUCCESS)
+    clmg_args_begin(args, context, kernel, name);
+  return status;
+}
+
+static clmg_status launch_streaming(clmg_kernel_args *args, size_t n) {
+  clmg_status status = clmg_args_end(args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t global, local;
+  clmg_launch_1d(args->context, n, groups_per_unit(args->context, 0), &global, &local);
+  return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
+}
+
+/* Reduction geometry, decided before the arguments so that the partials
+ * buffer is large enough: `results` sums per work-group. */
+typedef struct reduction {
+  size_t global, local, groups;
+  unsigned results;
+} reduction;
+
+static clmg_status reduction_begin(clmg_context *context, clmg_dtype type, size_t n,
+                                   unsigned results, reduction *r) {
+  clmg_launch_1d(context, n, groups_per_unit(context, 1), &r->global, &r->local);
+  r->groups = r->global / r->local;
+  r->results = results;
+  return clmg_reserve_partials(context, r->groups * results * clmg_dtype_size(type));
+}
+
+/* Appends the partials and scratch arguments, launches, reads the partial
+ * sums and adds them on the host in double precision. */
+static clmg_status reduction_finish(clmg_kernel_args *args, clmg_dtype type, const reduction *r,
+                                    double *sums) {
+  clmg_context *context = args->context;
+  size_t element = clmg_dtype_size(type);
+  clmg_arg_buffer(args, context->partials);
+  clmg_arg_local(args, r->local * element);
+  clmg_status status = clmg_args_end(args);
+  if (status == CLMG_SUCCESS)
+    status = clmg_enqueue_1d(context, args->kernel, args->name, r->global, r->local, NULL);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t count = r->groups * r->results;
+  cl_int error = clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, count * element,
+                                     context->partials_host, 0, NULL, NULL);
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, "reading partial sums");
+  for (unsigned k = 0; k < r->results; ++k) {
+    double sum = 0;
+    for (size_t g = 0; g < r->groups; ++g) {
+      size_t i = k * r->groups + g;
+      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
+                                : ((const cl_double *)context->partials_host)[i];
+    }
+    sums[k] = sum;
+  }
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
+  const clmg_vector *v[] = {src, dst};
+  clmg_status status = check_vectors("copy", 2, v);
+  if (status != CLMG_SUCCESS || src->length == 0)
+    return status;
+  clmg_context *context = src->context;
+  size_t n = src->length;
+  if (use_clblast(context, OP_COPY)) {
+    CLBlastStatusCode code = src->type == CLMG_FLOAT
+                                 ? CLBlastScopy(n, src->buffer, src->offset, 1, dst->buffer,
+                                                dst->offset, 1, &context->queue, NULL)
+                                 : CLBlastDcopy(n, src->buffer, src->offset, 1, dst->buffer,
+                                                dst->offset, 1, &context->queue, NULL);
+    return clblast_status(context, code, "copy");
+  }
+  clmg_kernel_args args;
+  status = blas1_kernel(context, src->type, "copy_vector", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, n);
+  clmg_arg_vector(&args, src);
+  clmg_arg_vector(&args, dst);
+  return launch_streaming(&args, n);
+}
+
+clmg_status clmg_scal(double alpha, clmg_vector *x) {
+  const clmg_vector *v[] = {x};
+  clmg_status status = check_vectors("scal", 1, v);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_context *context = x->context;
+  size_t n = x->length;
+  if (use_clblast(context, OP_SCAL)) {
+    CLBlastStatusCode code =
+        x->type == CLMG_FLOAT
+            ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, NULL)
+            : CLBlastDscal(n, alpha, x->buffer, x->offset, 1, &context->queue, NULL);
+    return clblast_status(context, code, "scal");
+  }
+  clmg_kernel_args args;
+  status = blas1_kernel(context, x->type, "scale_vector", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, n);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  return launch_streaming(&args, n);
+}
+
+clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("axpy", 2, v);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_context *context = x->context;
+  size_t n = x->length;
+  if (use_clblast(context, OP_AXPY)) {
+    CLBlastStatusCode code = x->type == CLMG_FLOAT
+                                 ? CLBlastSaxpy(n, (float)alpha, x->buffer, x->offset, 1, y->buffer,
+                                                y->offset, 1, &context->queue, NULL)
+                                 : CLBlastDaxpy(n, alpha, x->buffer, x->offset, 1, y->buffer,
+                                                y->offset, 1, &context->queue, NULL);
+    return clblast_status(context, code, "axpy");
+  }
+  clmg_kernel_args args;
+  status = blas1_kernel(context, x->type, "axpy", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, n);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, y);
+  return launch_streaming(&args, n);
+}
+
+clmg_status clmg_axpby(double alpha, const clmg_vector *x, double beta, clmg_vector *y) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("axpby", 2, v);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(x->context, x->type, "axpby", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  clmg_arg_real(&args, x->type, beta);
+  clmg_arg_vector(&args, y);
+  return launch_streaming(&args, x->length);
+}
+
+clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta, const clmg_vector *y,
+                        clmg_vector *w) {
+  const clmg_vector *v[] = {x, y, w};
+  clmg_status status = check_vectors("waxpby", 3, v);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(x->context, x->type, "waxpby", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  clmg_arg_real(&args, x->type, beta);
+  clmg_arg_vector(&args, y);
+  clmg_arg_vector(&args, w);
+  return launch_streaming(&args, x->length);
+}
+
+/* dot (y != NULL) or sum of squares (y == NULL) through CLBlast. */
+static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *y, double *result) {
+  clmg_context *context = x->context;
+  clmg_status status = clblast_reserve_scalar(context);
+  if (status != CLMG_SUCCESS)
+    return status;
+  CLBlastStatusCode code;
+  cl_mem out = context->clblast_scalar;
+  cl_command_queue *queue = &context->queue;
+  size_t n = x->length;
+  if (y)
+    code =
+        x->type == CLMG_FLOAT
+            ? CLBlastSdot(n, out, 0, x->buffer, x->offset, 1, y->buffer, y->offset, 1, queue, NULL)
+            : CLBlastDdot(n, out, 0, x->buffer, x->offset, 1, y->buffer, y->offset, 1, queue, NULL);
+  else
+    code = x->type == CLMG_FLOAT ? CLBlastSnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL)
+                                 : CLBlastDnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL);
+  status = clblast_status(context, code, y ? "dot" : "nrm2");
+  if (status == CLMG_SUCCESS)
+    status = clblast_read_scalar(context, x->type, result);
+  return status;
+}
+
+clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("dot", 2, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!result)
+    return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "dot: NULL result pointer");
+  *result = 0;
+  if (x->length == 0)
+    return CLMG_SUCCESS;
+  clmg_context *context = x->context;
+  if (use_clblast(context, OP_DOT))
+    return clblast_dot_or_nrm2(x, y, result);
+  reduction r;
+  clmg_kernel_args args;
+  status = reduction_begin(context, x->type, x->length, 1, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(context, x->type, "dot_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, y);
+  return reduction_finish(&args, x->type, &r, result);
+}
+
+clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
+  const clmg_vector *v[] = {x};
+  clmg_status status = check_vectors("nrm2", 1, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!result)
+    return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "nrm2: NULL result pointer");
+  *result = 0;
+  if (x->length == 0)
+    return CLMG_SUCCESS;
+  clmg_context *context = x->context;
+  if (use_clblast(context, OP_NRM2))
+    return clblast_dot_or_nrm2(x, NULL, result);
+  reduction r;
+  clmg_kernel_args args;
+  status = reduction_begin(context, x->type, x->length, 1, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(context, x->type, "sumsq_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  double sum = 0;
+  status = reduction_finish(&args, x->type, &r, &sum);
+  *result = sqrt(sum);
+  return status;
+}
+
+clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, double *xx) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("dot2", 2, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!xy || !xx)
+    return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "dot2: NULL result pointer");
+  *xy = *xx = 0;
+  if (x->length == 0)
+    return CLMG_SUCCESS;
+  reduction r;
+  clmg_kernel_args args;
+  status = reduction_begin(x->context, x->type, x->length, 2, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(x->context, x->type, "dot2_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, y);
+  double sums[2] = {0, 0};
+  status = reduction_finish(&args, x->type, &r, sums);
+  *xy = sums[0];
+  *xx = sums[1];
+  return status;
+}
+
+clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, double *norm) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("axpy_nrm2", 2, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!norm)
+    return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "axpy_nrm2: NULL result pointer");
+  *norm = 0;
+  if (x->length == 0)
+    return CLMG_SUCCESS;
+  reduction r;
+  clmg_kernel_args args;
+  status = reduction_begin(x->context, x->type, x->length, 1, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(x->context, x->type, "axpy_sumsq_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, y);
+  double sum = 0;
+  status = reduction_finish(&args, x->type, &r, &sum);
+  *norm = sqrt(sum);
+  return status;
+}
+
+clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector *q, clmg_vector *x,
+                           clmg_vector *r, double *rr) {
+  const clmg_vector *v[] = {p, q, x, r};
+  clmg_status status = check_vectors("cg_update", 4, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!rr)
+    return clmg_fail(p->context, CLMG_ERROR_INVALID_ARGUMENT, "cg_update: NULL result pointer");
+  *rr = 0;
+  if (p->length == 0)
+    return CLMG_SUCCESS;
+  reduction red;
+  clmg_kernel_args args;
+  status = reduction_begin(p->context, p->type, p->length, 1, &red);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(p->context, p->type, "cg_update_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, p->length);
+  clmg_arg_real(&args, p->type, alpha);
+  clmg_arg_vector(&args, p);
+  clmg_arg_vector(&args, q);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, r);
+  return reduction_finish(&args, p->type, &red, rr);
+}

@@ -1,0 +1,219 @@
+/* Typed device vectors: allocation with device-memory accounting, views,
+ * host transfers and fill. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t clmg_dtype_size(clmg_dtype type) {
+  switch (type) {
+  case CLMG_DOUBLE:
+    return sizeof(cl_double);
+  case CLMG_FLOAT:
+    return sizeof(cl_float);
+  case CLMG_INT32:
+    return sizeof(cl_int);
+  case CLMG_UINT32:
+    return sizeof(cl_uint);
+  }
+  return 0;
+}
+
+const char *clmg_dtype_name(clmg_dtype type) {
+  switch (type) {
+  case CLMG_DOUBLE:
+    return "double";
+  case CLMG_FLOAT:
+    return "float";
+  case CLMG_INT32:
+    return "int32";
+  case CLMG_UINT32:
+    return "uint32";
+  }
+  return "unknown";
+}
+
+/* The element `value` in the representation of `type`, for fills. */
+static void encode_element(clmg_dtype type, double value, unsigned char out[8]) {
+  memset(out, 0, 8);
+  if (type == CLMG_DOUBLE) {
+    cl_double v = value;
+    memcpy(out, &v, sizeof v);
+  } else if (type == CLMG_FLOAT) {
+    cl_float v = (cl_float)value;
+    memcpy(out, &v, sizeof v);
+  } else if (type == CLMG_INT32) {
+    cl_int v = (cl_int)value;
+    memcpy(out, &v, sizeof v);
+  } else {
+    cl_uint v = (cl_uint)value;
+    memcpy(out, &v, sizeof v);
+  }
+}
+
+static clmg_status fill_range(clmg_vector *vector, double value) {
+  if (vector->length == 0)
+    return CLMG_SUCCESS;
+  unsigned char pattern[8];
+  size_t size = clmg_dtype_size(vector->type);
+  encode_element(vector->type, value, pattern);
+  cl_int error = clEnqueueFillBuffer(vector->context->queue, vector->buffer, pattern, size,
+                                     vector->offset * size, vector->length * size, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS
+                             : clmg_fail_cl(vector->context, error, "filling a vector");
+}
+
+clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
+                               clmg_vector **out) {
+  if (!out)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_vector_create: NULL output");
+  *out = NULL;
+  if (!context || !context->queue)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  size_t size = clmg_dtype_size(type);
+  if (size == 0)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "unknown vector type %d", (int)type);
+  if (type == CLMG_DOUBLE && !context->info.has_fp64)
+    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
+                     "device %s has no double precision (cl_khr_fp64); use float vectors",
+                     context->info.name);
+  if (n > SIZE_MAX / size)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "a vector of %zu %s elements does not fit in the address space", n,
+                     clmg_dtype_name(type));
+  uint64_t bytes = (uint64_t)n * size;
+  const clmg_device_info *info = &context->info;
+  if (bytes > info->max_alloc_bytes)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "a vector of %zu %s elements needs %.3g GB, more than the largest single "
+                     "allocation of %s (%.3g GB; %.3g GB of device memory in all)",
+                     n, clmg_dtype_name(type), bytes * 1e-9, info->name,
+                     info->max_alloc_bytes * 1e-9, info->global_mem_bytes * 1e-9);
+  if (context->device_bytes + bytes > info->global_mem_bytes)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "a vector of %.3g GB does not fit: %.3g GB of the %.3g GB of %s are "
+                     "already allocated by this context",
+                     bytes * 1e-9, context->device_bytes * 1e-9, info->global_mem_bytes * 1e-9,
+                     info->name);
+
+  clmg_vector *vector = calloc(1, sizeof *vector);
+  if (!vector)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "vector handle");
+  vector->context = context;
+  vector->type = type;
+  vector->length = n;
+  if (n > 0) {
+    cl_int error;
+    vector->buffer = clCreateBuffer(context->cl, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &error);
+    if (!vector->buffer) {
+      free(vector);
+      return clmg_fail_cl(context, error, "allocating a device vector");
+    }
+    vector->bytes_owned = (size_t)bytes;
+    context->device_bytes += bytes;
+    /* Zeroing also makes a lazily-allocating driver commit the memory now, so
+     * an allocation failure surfaces here and not in a later kernel. */
+    clmg_status status = fill_range(vector, 0.0);
+    if (status == CLMG_SUCCESS) {
+      cl_int finish = clFinish(context->queue);
+      if (finish != CL_SUCCESS)
+        status = clmg_fail_cl(context, finish, "zeroing a new vector");
+    }
+    if (status != CLMG_SUCCESS) {
+      clmg_vector_destroy(vector);
+      return status;
+    }
+  }
+  *out = vector;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_vector_view(clmg_vector *base, size_t offset, size_t n, clmg_vector **out) {
+  if (!out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (!base)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = base->context;
+  clmg_clear_message(context);
+  if (offset > base->length || n > base->length - offset)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "view [%zu, %zu + %zu) lies outside a vector of length %zu", offset, offset, n,
+                     base->length);
+  clmg_vector *view = calloc(1, sizeof *view);
+  if (!view)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "vector view handle");
+  *view = *base;
+  view->offset = base->offset + offset;
+  view->length = n;
+  view->bytes_owned = 0;
+  *out = view;
+  return CLMG_SUCCESS;
+}
+
+void clmg_vector_destroy(clmg_vector *vector) {
+  if (!vector)
+    return;
+  if (vector->bytes_owned) {
+    clReleaseMemObject(vector->buffer);
+    vector->context->device_bytes -= vector->bytes_owned;
+  }
+  free(vector);
+}
+
+size_t clmg_vector_length(const clmg_vector *vector) {
+  return vector ? vector->length : 0;
+}
+clmg_dtype clmg_vector_type(const clmg_vector *vector) {
+  return vector ? vector->type : CLMG_DOUBLE;
+}
+clmg_context *clmg_vector_context(const clmg_vector *vector) {
+  return vector ? vector->context : NULL;
+}
+cl_mem clmg_vector_cl_buffer(const clmg_vector *vector, size_t *element_offset) {
+  if (element_offset)
+    *element_offset = vector ? vector->offset : 0;
+  return vector ? vector->buffer : NULL;
+}
+
+static clmg_status transfer(const clmg_vector *vector, void *host, int upload, int blocking) {
+  if (!vector)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = vector->context;
+  clmg_clear_message(context);
+  if (!host)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "NULL host pointer for a transfer");
+  if (vector->length == 0)
+    return CLMG_SUCCESS;
+  size_t size = clmg_dtype_size(vector->type);
+  cl_bool block = blocking ? CL_TRUE : CL_FALSE;
+  cl_int error =
+      upload ? clEnqueueWriteBuffer(context->queue, vector->buffer, block, vector->offset * size,
+                                    vector->length * size, host, 0, NULL, NULL)
+             : clEnqueueReadBuffer(context->queue, vector->buffer, block, vector->offset * size,
+                                   vector->length * size, host, 0, NULL, NULL);
+  return error == CL_SUCCESS
+             ? CLMG_SUCCESS
+             : clmg_fail_cl(context, error, upload ? "uploading a vector" : "downloading a vector");
+}
+
+clmg_status clmg_vector_upload(clmg_vector *vector, const void *host) {
+  return transfer(vector, (void *)host, 1, 1);
+}
+clmg_status clmg_vector_download(const clmg_vector *vector, void *host) {
+  return transfer(vector, host, 0, 1);
+}
+clmg_status clmg_vector_upload_async(clmg_vector *vector, const void *host) {
+  return transfer(vector, (void *)host, 1, 0);
+}
+clmg_status clmg_vector_download_async(const clmg_vector *vector, void *host) {
+  return transfer(vector, host, 0, 0);
+}
+
+clmg_status clmg_vector_fill(clmg_vector *vector, double value) {
+  if (!vector)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(vector->context);
+  return fill_range(vector, value);
+}
