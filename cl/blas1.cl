@@ -1,12 +1,10 @@
 /* BLAS-1 and the fused vector updates of the Krylov solvers.
- * Every kernel walks its vectors with a grid-stride loop, so the host picks
- * the number of work-groups (lib/core/context.c: clmg_launch_1d). Vectors are
+ * Every kernel walks its vectors with GRID_LOOP (cl/prelude.cl), so the host
+ * picks the number of work-groups (lib/core/context.c: clmg_launch_1d). Vectors are
  * (buffer, element offset) pairs so that views need no sub-buffers.
  * Reductions write one partial sum per work-group (per result) into
  * `partials`; the host adds them, which costs one launch and one small read
  * instead of a second reduction kernel. */
-
-#define GRID_LOOP(i, n) for (ulong i = get_global_id(0); i < (n); i += get_global_size(0))
 
 kernel void copy_vector(ulong n, global const real *restrict x, ulong x_offset,
                         global real *restrict y, ulong y_offset) {
@@ -52,21 +50,21 @@ kernel void dot_partials(ulong n, global const real *restrict x, ulong x_offset,
                          global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real sum = 0;
-  GRID_LOOP(i, n) { sum += x[i] * y[i]; }
-  sum = group_sum(scratch, sum);
+  real sum[LANES] = {0};
+  GRID_LOOP_LANES(i, lane, n, sum[lane] += x[i] * y[i];)
+  const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
-    partials[get_group_id(0)] = sum;
+    partials[get_group_id(0)] = total;
 }
 
 kernel void sumsq_partials(ulong n, global const real *restrict x, ulong x_offset,
                            global real *restrict partials, local real *scratch) {
   x += x_offset;
-  real sum = 0;
-  GRID_LOOP(i, n) { sum += x[i] * x[i]; }
-  sum = group_sum(scratch, sum);
+  real sum[LANES] = {0};
+  GRID_LOOP_LANES(i, lane, n, sum[lane] += x[i] * x[i];)
+  const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
-    partials[get_group_id(0)] = sum;
+    partials[get_group_id(0)] = total;
 }
 
 /* partials[g] = sum x.y and partials[groups + g] = sum x.x */
@@ -75,19 +73,15 @@ kernel void dot2_partials(ulong n, global const real *restrict x, ulong x_offset
                           global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real xy = 0, xx = 0;
-  GRID_LOOP(i, n) {
-    const real xi = x[i];
-    xy += xi * y[i];
-    xx += xi * xi;
-  }
-  xy = group_sum(scratch, xy);
+  real xy[LANES] = {0}, xx[LANES] = {0};
+  GRID_LOOP_LANES(i, lane, n, const real xi = x[i]; xy[lane] += xi * y[i]; xx[lane] += xi * xi;)
+  const real total_xy = group_sum(scratch, SUM_LANES(xy));
   if (get_local_id(0) == 0)
-    partials[get_group_id(0)] = xy;
+    partials[get_group_id(0)] = total_xy;
   barrier(CLK_LOCAL_MEM_FENCE); /* scratch is reused */
-  xx = group_sum(scratch, xx);
+  const real total_xx = group_sum(scratch, SUM_LANES(xx));
   if (get_local_id(0) == 0)
-    partials[get_num_groups(0) + get_group_id(0)] = xx;
+    partials[get_num_groups(0) + get_group_id(0)] = total_xx;
 }
 
 /* y = alpha x + y and the partial sums of y.y */
@@ -96,15 +90,12 @@ kernel void axpy_sumsq_partials(ulong n, real alpha, global const real *restrict
                                 global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real sum = 0;
-  GRID_LOOP(i, n) {
-    const real yi = y[i] + alpha * x[i];
-    y[i] = yi;
-    sum += yi * yi;
-  }
-  sum = group_sum(scratch, sum);
+  real sum[LANES] = {0};
+  GRID_LOOP_LANES(i, lane, n, const real yi = y[i] + alpha * x[i]; y[i] = yi;
+                  sum[lane] += yi * yi;)
+  const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
-    partials[get_group_id(0)] = sum;
+    partials[get_group_id(0)] = total;
 }
 
 /* x = x + alpha p; r = r - alpha q; partial sums of r.r */
@@ -117,14 +108,10 @@ kernel void cg_update_partials(ulong n, real alpha, global const real *restrict 
   q += q_offset;
   x += x_offset;
   r += r_offset;
-  real sum = 0;
-  GRID_LOOP(i, n) {
-    x[i] += alpha * p[i];
-    const real ri = r[i] - alpha * q[i];
-    r[i] = ri;
-    sum += ri * ri;
-  }
-  sum = group_sum(scratch, sum);
+  real sum[LANES] = {0};
+  GRID_LOOP_LANES(i, lane, n, x[i] += alpha * p[i]; const real ri = r[i] - alpha * q[i];
+                  r[i] = ri; sum[lane] += ri * ri;)
+  const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
-    partials[get_group_id(0)] = sum;
+    partials[get_group_id(0)] = total;
 }

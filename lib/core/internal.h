@@ -32,6 +32,10 @@ struct clmg_context {
   size_t partials_capacity; /* bytes */
   void *partials_host;
 
+  /* -D options every kernel is built with, per precision: the REAL type and
+   * what the kernels need to know of the device (CLMG_CPU). */
+  char real_options[2][128];
+
   clmg_blas1_backend blas1_backend;
   cl_mem clblast_scalar; /* result slot for CLBlast dot/nrm2 */
 };
@@ -58,14 +62,16 @@ void clmg_clear_message(clmg_context *context);
 clmg_status clmg_get_kernel(clmg_context *context, const char *family, const char *options,
                             const char *name, cl_kernel *kernel);
 
-/* The build options that select the element type of a kernel (-DREAL=...). */
-const char *clmg_real_options(clmg_dtype type);
+/* The build options for kernels on vectors of `type` (double or float):
+ * -DREAL=... and the device switches. */
+const char *clmg_real_options(const clmg_context *context, clmg_dtype type);
 
-/* Launch geometry for a 1-D kernel over n items with a grid-stride loop:
- * the local size and the number of work-groups, capped by max_groups_per_unit
- * work-groups per compute unit. */
-void clmg_launch_1d(const clmg_context *context, size_t n, size_t max_groups_per_unit,
-                    size_t *global, size_t *local);
+/* Launch geometry for a 1-D kernel over n items that walks them with
+ * GRID_LOOP (cl/prelude.cl): the local and global sizes. Reductions get few
+ * work-groups (their partial sums are read back), streaming kernels enough
+ * to keep the memory system busy. */
+void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t *global,
+                    size_t *local);
 
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);

@@ -155,7 +155,11 @@ static void cache_key(const clmg_context *context, const char *source, const cha
   snprintf(key, 33, "%016llx%016llx", (unsigned long long)h1, (unsigned long long)h2);
 }
 
-static const char cache_magic[8] = {'C', 'L', 'M', 'G', 'B', 'I', 'N', '1'};
+/* Entry layout: magic, the 32-character key, the binary's size and an FNV-1a
+ * checksum of it (both uint64), then the binary. The checksum matters: some
+ * drivers (pocl) abort on a damaged binary instead of returning an error. */
+static const char cache_magic[8] = {'C', 'L', 'M', 'G', 'B', 'I', 'N', '2'};
+static const uint64_t checksum_seed = 0xcbf29ce484222325ULL;
 
 static void cache_path(const clmg_context *context, const char *family, const char *key, char *path,
                        size_t size) {
@@ -172,13 +176,15 @@ static cl_program load_cached(clmg_context *context, const char *family, const c
   if (!data)
     return NULL;
   cl_program program = NULL;
-  uint64_t binary_size = 0;
-  size_t header = sizeof cache_magic + 32 + sizeof binary_size;
+  uint64_t binary_size = 0, checksum = 0;
+  size_t header = sizeof cache_magic + 32 + sizeof binary_size + sizeof checksum;
   if (size > header && memcmp(data, cache_magic, sizeof cache_magic) == 0 &&
       memcmp(data + sizeof cache_magic, key, 32) == 0) {
     memcpy(&binary_size, data + sizeof cache_magic + 32, sizeof binary_size);
-    if (binary_size == size - header) {
-      const unsigned char *binary = (const unsigned char *)data + header;
+    memcpy(&checksum, data + sizeof cache_magic + 32 + sizeof binary_size, sizeof checksum);
+    const unsigned char *binary = (const unsigned char *)data + header;
+    if (binary_size == size - header &&
+        fnv1a(checksum_seed, binary, (size_t)binary_size) == checksum) {
       size_t length = (size_t)binary_size;
       cl_int binary_status = CL_SUCCESS, error = CL_SUCCESS;
       program = clCreateProgramWithBinary(context->cl, 1, &context->device, &length, &binary,
@@ -225,11 +231,11 @@ static void store_cached(clmg_context *context, const char *family, const char *
     snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
     FILE *file = fopen(temporary, "wb");
     if (file) {
-      uint64_t binary_size = size;
-      int ok = fwrite(cache_magic, sizeof cache_magic, 1, file) == 1 &&
-               fwrite(key, 32, 1, file) == 1 &&
-               fwrite(&binary_size, sizeof binary_size, 1, file) == 1 &&
-               fwrite(binary, size, 1, file) == 1;
+      uint64_t binary_size = size, checksum = fnv1a(checksum_seed, binary, size);
+      int ok =
+          fwrite(cache_magic, sizeof cache_magic, 1, file) == 1 && fwrite(key, 32, 1, file) == 1 &&
+          fwrite(&binary_size, sizeof binary_size, 1, file) == 1 &&
+          fwrite(&checksum, sizeof checksum, 1, file) == 1 && fwrite(binary, size, 1, file) == 1;
       ok = (fclose(file) == 0) && ok;
       /* rename is atomic: concurrent readers see the old entry or the new one */
       if (!ok || rename(temporary, path) != 0)
@@ -362,6 +368,6 @@ clmg_status clmg_get_kernel(clmg_context *context, const char *family, const cha
   return CLMG_SUCCESS;
 }
 
-const char *clmg_real_options(clmg_dtype type) {
-  return type == CLMG_FLOAT ? "-DREAL=float" : "-DREAL=double -DREAL_IS_DOUBLE=1";
+const char *clmg_real_options(const clmg_context *context, clmg_dtype type) {
+  return context->real_options[type == CLMG_FLOAT ? 1 : 0];
 }

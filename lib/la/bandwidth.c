@@ -25,7 +25,8 @@ clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, dou
     status = clmg_vector_create(context, type, n, &y);
   cl_kernel kernel = NULL;
   if (status == CLMG_SUCCESS)
-    status = clmg_get_kernel(context, "blas1", clmg_real_options(type), "copy_vector", &kernel);
+    status =
+        clmg_get_kernel(context, "blas1", clmg_real_options(context, type), "copy_vector", &kernel);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS) {
     clmg_args_begin(&args, context, kernel, "copy_vector");
@@ -34,10 +35,9 @@ clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, dou
     clmg_arg_vector(&args, y);
     status = clmg_args_end(&args);
   }
-  /* One-work-item-per-element launch: the plainest copy a vendor's compiler
-   * sees, so it measures the memory system rather than our loop shape. */
-  size_t local = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
-  size_t global = (n + local - 1) / local * local;
+  /* The launch of clmg_copy: the copy every other kernel is compared with. */
+  size_t global, local;
+  clmg_launch_1d(context, n, 0, &global, &local);
   double best_seconds = 0;
   for (int rep = 0; rep < 6 && status == CLMG_SUCCESS; ++rep) {
     cl_event event = NULL;

@@ -14,14 +14,6 @@
 
 typedef enum blas1_op { OP_COPY, OP_SCAL, OP_AXPY, OP_DOT, OP_NRM2 } blas1_op;
 
-/* Work-groups per compute unit: reductions keep their partial sums few (one
- * small read), streaming kernels need enough groups to keep memory busy. */
-static size_t groups_per_unit(const clmg_context *context, int reduction) {
-  if (context->info.is_gpu)
-    return reduction ? 8 : 64;
-  return reduction ? 4 : 8;
-}
-
 static int use_clblast(const clmg_context *context, blas1_op op) {
   switch (context->blas1_backend) {
   case CLMG_BLAS1_NATIVE:
@@ -96,7 +88,8 @@ static clmg_status clblast_reserve_scalar(clmg_context *context) {
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, const char *name,
                                 clmg_kernel_args *args) {
   cl_kernel kernel;
-  clmg_status status = clmg_get_kernel(context, "blas1", clmg_real_options(type), name, &kernel);
+  clmg_status status =
+      clmg_get_kernel(context, "blas1", clmg_real_options(context, type), name, &kernel);
   if (status == CLMG_SUCCESS)
     clmg_args_begin(args, context, kernel, name);
   return status;
@@ -107,7 +100,7 @@ static clmg_status launch_streaming(clmg_kernel_args *args, size_t n) {
   if (status != CLMG_SUCCESS)
     return status;
   size_t global, local;
-  clmg_launch_1d(args->context, n, groups_per_unit(args->context, 0), &global, &local);
+  clmg_launch_1d(args->context, n, 0, &global, &local);
   return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
 }
 
@@ -120,7 +113,7 @@ typedef struct reduction {
 
 static clmg_status reduction_begin(clmg_context *context, clmg_dtype type, size_t n,
                                    unsigned results, reduction *r) {
-  clmg_launch_1d(context, n, groups_per_unit(context, 1), &r->global, &r->local);
+  clmg_launch_1d(context, n, 1, &r->global, &r->local);
   r->groups = r->global / r->local;
   r->results = results;
   return clmg_reserve_partials(context, r->groups * results * clmg_dtype_size(type));

@@ -1,0 +1,456 @@
+/* clmg: the command-line front end of the library, one program with
+ * subcommands. Every capability lives in the library; this file only parses
+ * options, calls the library and prints.
+ *
+ * Adding a subcommand: write `static int run_NAME(int argc, char **argv,
+ * const cli_options *defaults)` (argv[0] is "clmg NAME"; it must accept the
+ * common options, see COMMON_LONG_OPTIONS) and add one line to `subcommands`.
+ *
+ * Exit codes: 0 success, 1 the library reported a failure, 2 bad usage. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+
+enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
+
+/* Options that every subcommand accepts, and that may also be given before
+ * the subcommand name (where they become the subcommand's defaults). */
+typedef struct cli_options {
+  const char *device; /* NULL: the library's default (CLMG_DEVICE, else first GPU, ...) */
+  int json;           /* print one JSON object on stdout instead of text */
+  int help;
+} cli_options;
+
+/* Long-only options get values outside the range of characters. */
+enum { OPTION_JSON = 256, OPTION_BANDWIDTH_MIB };
+
+#define COMMON_SHORT_OPTIONS "d:h"
+#define COMMON_LONG_OPTIONS                                                                        \
+  {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, OPTION_JSON}, {            \
+    "help", no_argument, NULL, 'h'                                                                 \
+  }
+#define COMMON_OPTIONS_HELP                                                                        \
+  "  -d, --device STR        device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"             \
+  "      --json              print a JSON object on stdout instead of text\n"                      \
+  "  -h, --help              show this help\n"
+
+/* Applies a common option returned by getopt_long; returns 0 when `option` is
+ * not one of them. */
+static int apply_common_option(int option, cli_options *options) {
+  switch (option) {
+  case 'd':
+    options->device = optarg;
+    return 1;
+  case OPTION_JSON:
+    options->json = 1;
+    return 1;
+  case 'h':
+    options->help = 1;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/* getopt_long keeps its position in globals; a new argument vector needs a
+ * fresh start (glibc re-reads the optstring flags only when optind is 0). */
+static void reset_option_parser(void) {
+#ifdef __GLIBC__
+  optind = 0;
+#else
+  optind = 1;
+#endif
+}
+
+/* getopt_long has already printed what was wrong. */
+static int usage_error(const char *command) {
+  fprintf(stderr, "Try '%s --help' for more information.\n", command);
+  return EXIT_USAGE;
+}
+
+static int reject_extra_arguments(int argc, char **argv) {
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
+    return usage_error(argv[0]);
+  }
+  return 0;
+}
+
+/* Parses a non-negative whole number; prints why and returns 0 when it is not one. */
+static int parse_count(const char *command, const char *option, const char *text,
+                       unsigned long long max, unsigned long long *value) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long parsed = strtoull(text, &end, 10);
+  if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || *end != '\0' || errno == ERANGE ||
+      parsed > max) {
+    fprintf(stderr, "%s: %s needs a whole number from 0 to %llu, not '%s'\n", command, option, max,
+            text);
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+/* "1.5 GiB", "64 KiB": byte counts a person can compare at a glance. */
+static const char *format_bytes(uint64_t bytes, char *text, size_t size) {
+  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double value = (double)bytes;
+  size_t unit = 0;
+  while (value >= 1024.0 && unit + 1 < sizeof units / sizeof units[0]) {
+    value /= 1024.0;
+    unit++;
+  }
+  if (unit == 0 || value == (double)(uint64_t)value) {
+    snprintf(text, size, "%.0f %s", value, units[unit]);
+  } else {
+    snprintf(text, size, "%.1f %s", value, units[unit]);
+  }
+  return text;
+}
+
+static const char *device_type_name(const clmg_device_info *device) {
+  return device->is_gpu ? "GPU" : device->is_cpu ? "CPU" : "other";
+}
+
+/* ---- clmg info ---- */
+
+static void print_info_usage(FILE *out) {
+  fputs("Usage: clmg info [OPTIONS]\n"
+        "\n"
+        "Lists every OpenCL platform and device, marks the one clmg selects, opens it\n"
+        "and measures its copy bandwidth (read + written bytes per second).\n"
+        "\n"
+        "Options:\n" COMMON_OPTIONS_HELP
+        "      --bandwidth-mib N   buffer size of the bandwidth test in MiB\n"
+        "                          (0, the default: a size chosen from the device memory)\n",
+        out);
+}
+
+static int is_selected(const clmg_device_info *device, const clmg_device_info *selected) {
+  return selected != NULL && device->platform_index == selected->platform_index &&
+         device->device_index == selected->device_index;
+}
+
+static void print_devices_text(const clmg_device_info *devices, size_t count,
+                               const clmg_device_info *selected) {
+  size_t platforms = 0;
+  for (size_t i = 0; i < count; i++) {
+    if (i == 0 || devices[i].platform_index != devices[i - 1].platform_index) {
+      platforms++;
+    }
+  }
+  printf("clmg %s: %zu OpenCL platform%s, %zu device%s\n", clmg_version_string(), platforms,
+         platforms == 1 ? "" : "s", count, count == 1 ? "" : "s");
+
+  char global[32], max_alloc[32], local[32];
+  for (size_t i = 0; i < count; i++) {
+    const clmg_device_info *device = &devices[i];
+    if (i == 0 || device->platform_index != devices[i - 1].platform_index) {
+      printf("\nPlatform %u: %s\n", device->platform_index, device->platform_name);
+      printf("  version  %s\n", device->platform_version);
+    }
+    int mark = is_selected(device, selected);
+    printf("\n%s %u:%u  %s%s\n", mark ? "  *" : "   ", device->platform_index, device->device_index,
+           device->name, mark ? "  (selected)" : "");
+    printf("      %-16s %s\n", "type", device_type_name(device));
+    printf("      %-16s %s\n", "vendor", device->vendor);
+    printf("      %-16s %s\n", "driver", device->driver_version);
+    printf("      %-16s %s\n", "OpenCL", device->opencl_version);
+    printf("      %-16s %u\n", "compute units", device->compute_units);
+    printf("      %-16s %s\n", "global memory",
+           format_bytes(device->global_mem_bytes, global, sizeof global));
+    printf("      %-16s %s\n", "max allocation",
+           format_bytes(device->max_alloc_bytes, max_alloc, sizeof max_alloc));
+    printf("      %-16s %s\n", "local memory",
+           format_bytes(device->local_mem_bytes, local, sizeof local));
+    printf("      %-16s %zu\n", "max work-group", device->max_work_group_size);
+    printf("      %-16s %s\n", "fp64", device->has_fp64 ? "yes" : "no");
+  }
+  printf("\n");
+}
+
+static void write_device_json(json_writer *w, const clmg_device_info *device, int selected) {
+  char id[32];
+  snprintf(id, sizeof id, "%u:%u", device->platform_index, device->device_index);
+  json_object_begin(w, NULL);
+  json_string(w, "id", id);
+  json_integer(w, "platform_index", device->platform_index);
+  json_integer(w, "device_index", device->device_index);
+  json_string(w, "platform_name", device->platform_name);
+  json_string(w, "platform_version", device->platform_version);
+  json_string(w, "name", device->name);
+  json_string(w, "vendor", device->vendor);
+  json_string(w, "driver_version", device->driver_version);
+  json_string(w, "opencl_version", device->opencl_version);
+  json_string(w, "type", device_type_name(device));
+  json_bool(w, "is_gpu", device->is_gpu);
+  json_bool(w, "is_cpu", device->is_cpu);
+  json_integer(w, "compute_units", device->compute_units);
+  json_integer(w, "global_mem_bytes", (long long)device->global_mem_bytes);
+  json_integer(w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
+  json_integer(w, "local_mem_bytes", (long long)device->local_mem_bytes);
+  json_integer(w, "max_work_group_size", (long long)device->max_work_group_size);
+  json_bool(w, "fp64", device->has_fp64);
+  json_bool(w, "selected", selected);
+  json_object_end(w);
+}
+
+static void print_info_json(const clmg_device_info *devices, size_t count,
+                            const clmg_device_info *selected, size_t bandwidth_bytes,
+                            double gb_per_s) {
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "version", CLMG_VERSION_STRING);
+  json_string(&w, "library_version", clmg_version_string());
+  json_array_begin(&w, "devices");
+  for (size_t i = 0; i < count; i++) {
+    write_device_json(&w, &devices[i], is_selected(&devices[i], selected));
+  }
+  json_array_end(&w);
+  json_object_begin(&w, "selected");
+  json_integer(&w, "platform_index", selected->platform_index);
+  json_integer(&w, "device_index", selected->device_index);
+  json_string(&w, "name", selected->name);
+  json_object_end(&w);
+  json_integer(&w, "bandwidth_buffer_bytes", (long long)bandwidth_bytes); /* 0: library's choice */
+  json_number(&w, "copy_bandwidth_gb_s", gb_per_s);
+  json_object_end(&w);
+  json_end(&w);
+}
+
+static int run_info(int argc, char **argv, const cli_options *defaults) {
+  static const struct option long_options[] = {
+      COMMON_LONG_OPTIONS,
+      {"bandwidth-mib", required_argument, NULL, OPTION_BANDWIDTH_MIB},
+      {NULL, 0, NULL, 0},
+  };
+  cli_options options = *defaults;
+  unsigned long long bandwidth_mib = 0;
+  int option;
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, long_options, NULL)) != -1) {
+    if (apply_common_option(option, &options)) {
+      continue;
+    }
+    switch (option) {
+    case OPTION_BANDWIDTH_MIB:
+      if (!parse_count(argv[0], "--bandwidth-mib", optarg, SIZE_MAX >> 20, &bandwidth_mib)) {
+        return usage_error(argv[0]);
+      }
+      break;
+    default:
+      return usage_error(argv[0]);
+    }
+  }
+  if (options.help) {
+    print_info_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (reject_extra_arguments(argc, argv)) {
+    return EXIT_USAGE;
+  }
+
+  clmg_device_info *devices = NULL;
+  size_t count = 0;
+  char message[1024];
+  clmg_status status = clmg_list_devices(&devices, &count, message, sizeof message);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "clmg: cannot list OpenCL devices: %s: %s\n", clmg_status_string(status),
+            message);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
+  /* Open the selected device before printing, so the listing can mark it. */
+  clmg_context *context = apputil_open_context(options.device);
+  const clmg_device_info *selected = context != NULL ? clmg_context_device(context) : NULL;
+  if (!options.json) {
+    /* Shown even when the selected device does not open: that is when the
+     * list is most useful. */
+    print_devices_text(devices, count, selected);
+  }
+  if (context == NULL) {
+    free(devices);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
+  size_t bandwidth_bytes = (size_t)bandwidth_mib << 20;
+  if (!options.json) {
+    printf("Selected device  %u:%u  %s\n", selected->platform_index, selected->device_index,
+           selected->name);
+    fflush(stdout); /* the measurement takes a moment: show what is known */
+  }
+  double gb_per_s = 0.0;
+  status = clmg_measure_copy_bandwidth(context, bandwidth_bytes, &gb_per_s);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(context, status, "copy bandwidth measurement failed");
+    clmg_context_destroy(context);
+    free(devices);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
+  if (options.json) {
+    print_info_json(devices, count, selected, bandwidth_bytes, gb_per_s);
+  } else {
+    char size[32];
+    printf("Copy bandwidth   %.1f GB/s (%s buffer)\n", gb_per_s,
+           bandwidth_bytes == 0 ? "default" : format_bytes(bandwidth_bytes, size, sizeof size));
+  }
+  clmg_context_destroy(context);
+  free(devices);
+  return EXIT_SUCCESS;
+}
+
+/* ---- the subcommand table and the top level ---- */
+
+typedef struct subcommand {
+  const char *name;
+  const char *summary;
+  int (*run)(int argc, char **argv, const cli_options *defaults);
+} subcommand;
+
+static const subcommand subcommands[] = {
+    {"info", "list OpenCL platforms and devices; measure copy bandwidth", run_info},
+};
+enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };
+
+static const subcommand *find_subcommand(const char *name) {
+  for (size_t i = 0; i < SUBCOMMAND_COUNT; i++) {
+    if (strcmp(subcommands[i].name, name) == 0) {
+      return &subcommands[i];
+    }
+  }
+  return NULL;
+}
+
+static void print_usage(FILE *out) {
+  fprintf(out,
+          "Usage: clmg [GLOBAL OPTIONS] COMMAND [OPTIONS]\n"
+          "\n"
+          "clmg %s: multigrid and sparse solvers on any OpenCL device.\n"
+          "\n"
+          "Commands:\n",
+          CLMG_VERSION_STRING);
+  for (size_t i = 0; i < SUBCOMMAND_COUNT; i++) {
+    fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
+  }
+  fputs("  help CMD     show the options of command CMD\n"
+        "\n"
+        "Global options (every command accepts --device, --json and --help "
+        "too):\n" COMMON_OPTIONS_HELP
+        "  -V, --version           print the versions of clmg and of the library\n"
+        "\n"
+        "Environment:\n"
+        "  CLMG_DEVICE      device string used when --device is not given\n"
+        "                   (default: the first GPU, else the first CPU)\n"
+        "  CLMG_KERNEL_DIR  directory of .cl kernel sources to use instead of the\n"
+        "                   ones built into the library\n"
+        "  CLMG_CACHE_DIR   directory of the compiled-kernel cache\n"
+        "                   (default: $XDG_CACHE_HOME/clmg, else ~/.cache/clmg)\n"
+        "\n"
+        "Examples:\n"
+        "  clmg info                     list devices, measure the selected one\n"
+        "  clmg info --device pocl       the same on the pocl CPU device\n"
+        "  clmg --device 0:1 info --json device 1 of platform 0, as JSON\n"
+        "  CLMG_DEVICE=nvidia clmg info  select the device through the environment\n"
+        "\n"
+        "Exit status: 0 success, 1 the library reported a failure, 2 bad usage.\n",
+        out);
+}
+
+static int print_version(const cli_options *options) {
+  if (options->json) {
+    json_writer w;
+    json_begin(&w, stdout);
+    json_object_begin(&w, NULL);
+    json_string(&w, "version", CLMG_VERSION_STRING);
+    json_string(&w, "library_version", clmg_version_string());
+    json_object_end(&w);
+    json_end(&w);
+  } else {
+    printf("clmg %s\n", CLMG_VERSION_STRING);
+    printf("library %s\n", clmg_version_string());
+  }
+  return EXIT_SUCCESS;
+}
+
+static int run_main(int argc, char **argv) {
+  static const struct option long_options[] = {
+      COMMON_LONG_OPTIONS,
+      {"version", no_argument, NULL, 'V'},
+      {NULL, 0, NULL, 0},
+  };
+  static char program_name[] = "clmg";
+  if (argc < 1) {
+    return usage_error(program_name);
+  }
+  argv[0] = program_name; /* getopt_long's messages then say "clmg:", not a path */
+
+  cli_options options = {0};
+  int want_version = 0;
+  int option;
+  /* "+": stop at the subcommand name; what follows is the subcommand's. */
+  while ((option = getopt_long(argc, argv, "+" COMMON_SHORT_OPTIONS "V", long_options, NULL)) !=
+         -1) {
+    if (apply_common_option(option, &options)) {
+      continue;
+    }
+    if (option == 'V') {
+      want_version = 1;
+      continue;
+    }
+    return usage_error(argv[0]);
+  }
+  if (options.help) {
+    print_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (want_version) {
+    return print_version(&options);
+  }
+  if (optind >= argc) {
+    fputs("clmg: no command given\n", stderr);
+    return usage_error(argv[0]);
+  }
+
+  int sub_argc = argc - optind;
+  char **sub_argv = argv + optind;
+  char help_option[] = "--help";
+  char *help_argv[] = {NULL, help_option, NULL};
+  if (strcmp(sub_argv[0], "help") == 0) {
+    if (sub_argc < 2) {
+      print_usage(stdout);
+      return EXIT_SUCCESS;
+    }
+    /* "clmg help CMD" is "clmg CMD --help". */
+    help_argv[0] = sub_argv[1];
+    sub_argc = 2;
+    sub_argv = help_argv;
+  }
+
+  const subcommand *command = find_subcommand(sub_argv[0]);
+  if (command == NULL) {
+    fprintf(stderr, "clmg: unknown command '%s'\n", sub_argv[0]);
+    return usage_error(argv[0]);
+  }
+  char command_name[64];
+  snprintf(command_name, sizeof command_name, "clmg %s", command->name);
+  sub_argv[0] = command_name; /* for getopt_long's messages and our own */
+  reset_option_parser();
+  return command->run(sub_argc, sub_argv, &options);
+}
+
+int main(int argc, char **argv) {
+  int code = run_main(argc, argv);
+  /* A full disk or a closed pipe must not look like success. */
+  if (fflush(stdout) != 0 || ferror(stdout)) {
+    fputs("clmg: error writing to standard output\n", stderr);
+    return code == EXIT_SUCCESS ? EXIT_LIBRARY_FAILURE : code;
+  }
+  return code;
+}

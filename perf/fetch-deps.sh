@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Fills .deps/ (ignored by git) with the Debian packages that perf/gpu.sh
+# installs on the NVIDIA GPU machine, which has no network: CLBlast (not
+# installed there), cmocka (for the test suites) and pkg-config (tests/ finds
+# cmocka through it), each installed there only if missing. Run here:
+#
+#   perf/fetch-deps.sh
+#
+# The GPU machine runs Ubuntu 24.04 x86_64; Debian 12's CLBlast 1.5.3 packages
+# work there. apt-get download needs no root, only current package lists
+# (run `apt-get update` first if it cannot find a package).
+set -euo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+deps_dir="${repo_root}/.deps"
+packages=(libclblast1 libclblast-dev libcmocka0 libcmocka-dev
+  pkg-config pkgconf pkgconf-bin libpkgconf3)
+
+mkdir -p "${deps_dir}"
+cd "${deps_dir}"
+for package in "${packages[@]}"; do
+  rm -f "${package}"_*.deb
+done
+apt-get download "${packages[@]}"
+echo "fetch-deps: .deps/ now holds:"
+ls -l "${deps_dir}"

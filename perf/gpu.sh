@@ -1,0 +1,219 @@
+#!/usr/bin/env bash
+# The one script for the NVIDIA GPU machine (see ../shared/DEVICE.md): it
+# registers NVIDIA's OpenCL driver, installs the carried CLBlast and cmocka
+# packages, builds clmg in Release, runs the test suites on the NVIDIA device,
+# prints `clmg info`, runs the BLAS-1 benchmark on the GPU (n up to 1e8) and on
+# pocl (n up to 1e7), and prints a short summary table last.
+#
+# How to call it:
+#   1. Here, once (fills the git-ignored .deps/ with Debian packages):
+#        perf/fetch-deps.sh
+#   2. Through the device tool, as root on the GPU machine, carrying .deps:
+#        run(command="bash perf/gpu.sh", carry=[".deps"], timeout_s=600)
+#      Logs and JSON land in $OUT (the tool's result folder), else in
+#      ./perf-results. Keep at most 8 files there: the tool brings back no more.
+#
+# Environment knobs (all optional):
+#   JOBS               parallel build and test jobs (default: nproc)
+#   SKIP_TESTS=1       skip ctest (e.g. when only timing)
+#   BLAS1_GPU_ARGS     extra arguments for the GPU benchmark
+#   BLAS1_POCL_ARGS    extra arguments for the pocl benchmark
+#   GPU_DEVICE         device string of the GPU (default nvidia)
+#
+# Each step's outcome is recorded and the script carries on, so one failing
+# step still leaves the others' results; it exits nonzero if any step failed.
+set -uo pipefail
+
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "${repo_root}" || exit 1
+results_dir="${OUT:-${repo_root}/perf-results}"
+mkdir -p "${results_dir}"
+jobs="${JOBS:-$(nproc)}"
+gpu_device="${GPU_DEVICE:-nvidia}"
+build_dir="${repo_root}/build-gpu"
+setup_log="${results_dir}/setup.log"
+ctest_log="${results_dir}/ctest.log"
+
+declare -a step_names=()
+declare -a step_results=()
+record() { # record NAME EXIT_CODE
+  step_names+=("$1")
+  if [[ "$2" -eq 0 ]]; then step_results+=("ok"); else step_results+=("FAILED (exit $2)"); fi
+}
+section() { printf '\n===== %s =====\n' "$*"; }
+
+: >"${setup_log}"
+{
+  section "machine"
+  uname -a
+  grep PRETTY_NAME /etc/os-release || true
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
+
+  section "register NVIDIA OpenCL driver"
+  nvidia_icd_library=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
+  if [[ -e "${nvidia_icd_library}" ]]; then
+    mkdir -p /etc/OpenCL/vendors
+    echo "${nvidia_icd_library}" >/etc/OpenCL/vendors/nvidia.icd
+    echo "registered ${nvidia_icd_library}"
+  else
+    echo "WARNING: ${nvidia_icd_library} not found; no NVIDIA OpenCL device"
+  fi
+
+  section "install carried packages (.deps)"
+  install_carried() { # install_carried PACKAGE...: dpkg -i the carried debs of PACKAGEs
+    local debs=()
+    for package in "$@"; do
+      if dpkg-query -W -f='${Status}' "${package}" 2>/dev/null | grep -q "install ok installed"; then
+        echo "${package}: already installed"
+        continue
+      fi
+      local found=(.deps/"${package}"_*.deb)
+      if [[ -e "${found[0]}" ]]; then
+        debs+=("${found[0]}")
+      else
+        echo "${package}: not installed and no .deps/${package}_*.deb carried"
+      fi
+    done
+    [[ ${#debs[@]} -eq 0 ]] && return 0
+    # Debian's libclblast-dev asks for ocl-icd-opencl-dev, which the machine
+    # may lack although it has the loader and headers: force past that.
+    dpkg -i "${debs[@]}" || dpkg -i --force-depends "${debs[@]}"
+  }
+  install_carried libclblast1 libclblast-dev
+  install_carried libcmocka0 libcmocka-dev
+  if ! command -v pkg-config >/dev/null; then
+    install_carried libpkgconf3 pkgconf-bin pkgconf pkg-config
+  fi
+  ldconfig
+  clblast_library="$(ldconfig -p | awk '/libclblast\.so\.1 / {print $NF; exit}')"
+  if [[ -n "${clblast_library}" ]]; then
+    echo "ldd ${clblast_library}:"
+    ldd "${clblast_library}"
+    if ldd "${clblast_library}" | grep -q "not found"; then
+      echo "WARNING: CLBlast has unresolved libraries"
+    fi
+  else
+    echo "WARNING: libclblast.so.1 not found after install"
+  fi
+
+  section "clinfo -l"
+  clinfo -l || echo "WARNING: clinfo failed"
+} 2>&1 | tee -a "${setup_log}"
+
+# Tests need cmocka (found through pkg-config); without them, build the tests
+# off rather than fail to configure.
+cmake_args=(-DCMAKE_BUILD_TYPE=Release "-DCLMG_TEST_DEVICE=${gpu_device}")
+if [[ -f /usr/include/cmocka.h ]] && command -v pkg-config >/dev/null &&
+  pkg-config --exists cmocka; then
+  tests_enabled=1
+else
+  tests_enabled=0
+  cmake_args+=(-DCLMG_BUILD_TESTS=OFF)
+  echo "WARNING: cmocka or pkg-config missing; building with tests off" | tee -a "${setup_log}"
+fi
+# The ICD loader's development symlink (libOpenCL.so) may be missing where
+# only the runtime (libOpenCL.so.1) is installed; point CMake at the latter.
+if ! ldconfig -p | grep -q 'libOpenCL\.so '; then
+  opencl_runtime="$(ldconfig -p | awk '/libOpenCL\.so\.1 / {print $NF; exit}')"
+  if [[ -n "${opencl_runtime}" ]]; then
+    cmake_args+=("-DOpenCL_LIBRARY=${opencl_runtime}")
+  fi
+fi
+
+section "configure and build (Release, ${build_dir})" | tee -a "${setup_log}"
+cmake -S . -B "${build_dir}" "${cmake_args[@]}" 2>&1 | tee -a "${setup_log}" &&
+  cmake --build "${build_dir}" -j "${jobs}" 2>&1 | tee -a "${setup_log}"
+build_status=$?
+record "build" "${build_status}"
+if [[ ${build_status} -ne 0 ]]; then
+  echo "build failed; see ${setup_log}"
+fi
+
+if [[ ${build_status} -eq 0 ]]; then
+  section "clmg --device ${gpu_device} info" | tee -a "${setup_log}"
+  "${build_dir}/apps/clmg" --device "${gpu_device}" info 2>&1 | tee -a "${setup_log}"
+  record "clmg info" $?
+
+  if [[ ${tests_enabled} -eq 1 && "${SKIP_TESTS:-0}" != 1 ]]; then
+    section "ctest on ${gpu_device}" | tee "${ctest_log}"
+    CLMG_DEVICE="${gpu_device}" ctest --test-dir "${build_dir}" --output-on-failure \
+      -j "${jobs}" --timeout 300 2>&1 | tee -a "${ctest_log}"
+    record "ctest (${gpu_device})" $?
+  fi
+
+  run_blas1() { # run_blas1 LABEL DEVICE MAX_N EXTRA_ARGS
+    local label="$1" device="$2" max_n="$3" extra="$4"
+    section "BLAS-1 benchmark on ${device} (n up to ${max_n})"
+    # shellcheck disable=SC2086 # extra holds several arguments
+    "${build_dir}/perf/clmg_perf_blas1" --device "${device}" --max-n "${max_n}" \
+      --json "${results_dir}/blas1-${label}.json" ${extra} 2>&1 |
+      tee "${results_dir}/blas1-${label}.log"
+    record "blas1 (${label})" $?
+  }
+  run_blas1 gpu "${gpu_device}" 1e8 "${BLAS1_GPU_ARGS:-}"
+  run_blas1 pocl pocl 1e7 "${BLAS1_POCL_ARGS:-}"
+fi
+
+# ---- the summary, last ----
+section "summary"
+if [[ -f "${ctest_log}" ]]; then
+  grep -E "tests passed|tests failed" "${ctest_log}" | sed 's/^/ctest: /' || true
+fi
+if command -v python3 >/dev/null; then
+  python3 - "${results_dir}"/blas1-*.json <<'PYTHON'
+import json
+import sys
+
+ops = ["copy", "dot", "nrm2", "axpy", "waxpby", "axpy_nrm2", "cg_update", "dot2"]
+print("BLAS-1 at the largest n: GB/s achieved (ratio to the measured copy bandwidth)")
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"{path}: unreadable ({error})")
+        continue
+    copy = doc.get("copy_gb_per_s")
+    copy_text = f"{copy:.1f} GB/s" if copy is not None else "not measured"
+    print(f"\n{doc['device']['name']} ({doc['device']['platform']}): copy {copy_text}")
+    print(f"{'backend':<8} {'prec':<6} {'n':>10}" + "".join(f" {op:>14}" for op in ops))
+    rows = doc.get("rows", [])
+    order = {"native": 0, "clblast": 1, "auto": 2}
+    groups = sorted({(r["backend"], r["precision"]) for r in rows},
+                    key=lambda g: (order.get(g[0], 3), g[1]))
+    for backend, precision in groups:
+        mine = [r for r in rows if r["backend"] == backend and r["precision"] == precision]
+        largest = max(r["n"] for r in mine)
+        cells = []
+        for op in ops:
+            hit = [r for r in mine if r["n"] == largest and r["op"] == op]
+            if hit and hit[0]["gb_per_s"] is not None:
+                ratio = hit[0]["ratio_to_copy"]
+                ratio_text = f"({ratio:.2f})" if ratio is not None else ""
+                cells.append(f"{hit[0]['gb_per_s']:.3g}{ratio_text}")
+            else:
+                cells.append("-")
+        print(f"{backend:<8} {precision:<6} {largest:>10}" + "".join(f" {c:>14}" for c in cells))
+    decisions = doc.get("decision", [])
+    if decisions:
+        top = max(e["n"] for e in decisions)
+        speedups = [f"{e['op']}/{e['precision']}={e['native_speedup']:.2f}"
+                    for e in decisions if e["n"] == top]
+        print(f"native speedup over clblast at n={top} (>1: native faster):")
+        print("  " + " ".join(speedups))
+    if doc.get("failures"):
+        print(f"benchmark failures: {doc['failures']}")
+PYTHON
+else
+  for log in "${results_dir}"/blas1-*.log; do
+    echo "--- ${log}"
+    tail -n 30 "${log}"
+  done
+fi
+failed=0
+for i in "${!step_names[@]}"; do
+  printf '%-24s %s\n' "${step_names[$i]}" "${step_results[$i]}"
+  [[ "${step_results[$i]}" == ok ]] || failed=1
+done
+echo "results in ${results_dir}:"; ls -l "${results_dir}"
+exit "${failed}"
