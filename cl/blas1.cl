@@ -50,7 +50,7 @@ kernel void dot_partials(ulong n, global const real *restrict x, ulong x_offset,
                          global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real sum[LANES] = {0};
+  real sum[ACCUMULATORS] = {0};
   GRID_LOOP_LANES(i, lane, n, sum[lane] += x[i] * y[i];)
   const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
@@ -60,7 +60,7 @@ kernel void dot_partials(ulong n, global const real *restrict x, ulong x_offset,
 kernel void sumsq_partials(ulong n, global const real *restrict x, ulong x_offset,
                            global real *restrict partials, local real *scratch) {
   x += x_offset;
-  real sum[LANES] = {0};
+  real sum[ACCUMULATORS] = {0};
   GRID_LOOP_LANES(i, lane, n, sum[lane] += x[i] * x[i];)
   const real total = group_sum(scratch, SUM_LANES(sum));
   if (get_local_id(0) == 0)
@@ -73,7 +73,7 @@ kernel void dot2_partials(ulong n, global const real *restrict x, ulong x_offset
                           global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real xy[LANES] = {0}, xx[LANES] = {0};
+  real xy[ACCUMULATORS] = {0}, xx[ACCUMULATORS] = {0};
   GRID_LOOP_LANES(i, lane, n, const real xi = x[i]; xy[lane] += xi * y[i]; xx[lane] += xi * xi;)
   const real total_xy = group_sum(scratch, SUM_LANES(xy));
   if (get_local_id(0) == 0)
@@ -90,7 +90,7 @@ kernel void axpy_sumsq_partials(ulong n, real alpha, global const real *restrict
                                 global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
-  real sum[LANES] = {0};
+  real sum[ACCUMULATORS] = {0};
   GRID_LOOP_LANES(i, lane, n, const real yi = y[i] + alpha * x[i]; y[i] = yi;
                   sum[lane] += yi * yi;)
   const real total = group_sum(scratch, SUM_LANES(sum));
@@ -108,7 +108,7 @@ kernel void cg_update_partials(ulong n, real alpha, global const real *restrict 
   q += q_offset;
   x += x_offset;
   r += r_offset;
-  real sum[LANES] = {0};
+  real sum[ACCUMULATORS] = {0};
   GRID_LOOP_LANES(i, lane, n, x[i] += alpha * p[i]; const real ri = r[i] - alpha * q[i];
                   r[i] = ri; sum[lane] += ri * ri;)
   const real total = group_sum(scratch, SUM_LANES(sum));

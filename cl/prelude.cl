@@ -43,18 +43,18 @@ inline real group_sum(local real *scratch, real value) {
 #endif
 
 /* Reduction loops: GRID_LOOP_LANES(i, lane, n, body) runs body for each i of
- * the work-item's share with `lane` in [0, LANES), so a kernel can keep LANES
+ * the work-item's share with `lane` in [0, ACCUMULATORS), so a kernel can keep ACCUMULATORS
  * independent partial sums (acc[lane] += ...). On CPUs one chain of dependent
- * adds is latency-bound (pocl: dot at half the copy bandwidth), so LANES = 4
- * there; on GPUs the many work-items hide that latency and LANES = 1. */
+ * adds is latency-bound (pocl: dot at half the copy bandwidth), so ACCUMULATORS = 4
+ * there; on GPUs the many work-items hide that latency and ACCUMULATORS = 1. */
 #ifdef CLMG_CPU
-#define LANES 4
+#define ACCUMULATORS 4
 #define GRID_LOOP_LANES(i, lane, n, ...)                                                           \
   {                                                                                                \
     WORK_ITEM_RANGE(n);                                                                            \
-    const ulong full_end_ = begin_ + (end_ - begin_) / LANES * LANES;                              \
-    for (ulong base_ = begin_; base_ < full_end_; base_ += LANES) {                                \
-      _Pragma("unroll") for (uint lane = 0; lane < LANES; ++lane) {                                \
+    const ulong full_end_ = begin_ + (end_ - begin_) / ACCUMULATORS * ACCUMULATORS;                              \
+    for (ulong base_ = begin_; base_ < full_end_; base_ += ACCUMULATORS) {                                \
+      _Pragma("unroll") for (uint lane = 0; lane < ACCUMULATORS; ++lane) {                                \
         const ulong i = base_ + lane;                                                              \
         __VA_ARGS__                                                                                \
       }                                                                                            \
@@ -66,7 +66,7 @@ inline real group_sum(local real *scratch, real value) {
   }
 #define SUM_LANES(acc) ((acc[0] + acc[1]) + (acc[2] + acc[3]))
 #else
-#define LANES 1
+#define ACCUMULATORS 1
 #define GRID_LOOP_LANES(i, lane, n, ...)                                                           \
   for (ulong i = get_global_id(0); i < (n); i += get_global_size(0)) {                             \
     const uint lane = 0;                                                                           \

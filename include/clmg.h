@@ -5,5 +5,7 @@
 
 #include "clmg/core.h"
 #include "clmg/vector.h"
+#include "clmg/sparse.h"
+#include "clmg/krylov.h"
 
 #endif

@@ -406,6 +406,43 @@ void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t
   *global = groups * group;
 }
 
+clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *initial,
+                              const char *what, cl_mem *buffer) {
+  *buffer = NULL;
+  if (bytes == 0)
+    bytes = 1; /* OpenCL has no empty buffers */
+  const clmg_device_info *info = &context->info;
+  if (bytes > info->max_alloc_bytes)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "%s needs %.3g GB, more than the largest single allocation of %s (%.3g GB; "
+                     "%.3g GB of device memory in all)",
+                     what, bytes * 1e-9, info->name, info->max_alloc_bytes * 1e-9,
+                     info->global_mem_bytes * 1e-9);
+  if (context->device_bytes + bytes > info->global_mem_bytes)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "%s needs %.3g GB, but %.3g GB of the %.3g GB of %s are already allocated "
+                     "by this context",
+                     what, bytes * 1e-9, context->device_bytes * 1e-9,
+                     info->global_mem_bytes * 1e-9, info->name);
+  cl_int error;
+  cl_mem_flags flags = CL_MEM_READ_WRITE | (initial ? CL_MEM_COPY_HOST_PTR : 0);
+  *buffer = clCreateBuffer(context->cl, flags, bytes, (void *)initial, &error);
+  if (!*buffer) {
+    char message[200];
+    snprintf(message, sizeof message, "allocating %s (%zu bytes)", what, bytes);
+    return clmg_fail_cl(context, error, message);
+  }
+  context->device_bytes += bytes;
+  return CLMG_SUCCESS;
+}
+
+void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes) {
+  if (!buffer)
+    return;
+  clReleaseMemObject(buffer);
+  context->device_bytes -= bytes ? bytes : 1;
+}
+
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes) {
   if (context->partials_capacity >= bytes)
     return CLMG_SUCCESS;

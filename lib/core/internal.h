@@ -73,6 +73,15 @@ const char *clmg_real_options(const clmg_context *context, clmg_dtype type);
 void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t *global,
                     size_t *local);
 
+/* Allocates a device buffer of `bytes` (at least 1), copied from `initial`
+ * when not NULL, counted in the context's device bytes. Requests beyond the
+ * device's largest allocation or its remaining memory fail with
+ * CLMG_ERROR_OUT_OF_DEVICE_MEMORY and a message naming `what`. */
+clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *initial,
+                              const char *what, cl_mem *buffer);
+/* Releases a buffer from clmg_device_alloc (NULL is fine). */
+void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
+
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);
 

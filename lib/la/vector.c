@@ -2,6 +2,7 @@
  * host transfers and fill. */
 #include "core/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -82,21 +83,6 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
     return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
                      "a vector of %zu %s elements does not fit in the address space", n,
                      clmg_dtype_name(type));
-  uint64_t bytes = (uint64_t)n * size;
-  const clmg_device_info *info = &context->info;
-  if (bytes > info->max_alloc_bytes)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "a vector of %zu %s elements needs %.3g GB, more than the largest single "
-                     "allocation of %s (%.3g GB; %.3g GB of device memory in all)",
-                     n, clmg_dtype_name(type), bytes * 1e-9, info->name,
-                     info->max_alloc_bytes * 1e-9, info->global_mem_bytes * 1e-9);
-  if (context->device_bytes + bytes > info->global_mem_bytes)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "a vector of %.3g GB does not fit: %.3g GB of the %.3g GB of %s are "
-                     "already allocated by this context",
-                     bytes * 1e-9, context->device_bytes * 1e-9, info->global_mem_bytes * 1e-9,
-                     info->name);
-
   clmg_vector *vector = calloc(1, sizeof *vector);
   if (!vector)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "vector handle");
@@ -104,17 +90,17 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
   vector->type = type;
   vector->length = n;
   if (n > 0) {
-    cl_int error;
-    vector->buffer = clCreateBuffer(context->cl, CL_MEM_READ_WRITE, (size_t)bytes, NULL, &error);
-    if (!vector->buffer) {
+    char what[96];
+    snprintf(what, sizeof what, "a vector of %zu %s elements", n, clmg_dtype_name(type));
+    clmg_status status = clmg_device_alloc(context, n * size, NULL, what, &vector->buffer);
+    if (status != CLMG_SUCCESS) {
       free(vector);
-      return clmg_fail_cl(context, error, "allocating a device vector");
+      return status;
     }
-    vector->bytes_owned = (size_t)bytes;
-    context->device_bytes += bytes;
+    vector->bytes_owned = n * size;
     /* Zeroing also makes a lazily-allocating driver commit the memory now, so
      * an allocation failure surfaces here and not in a later kernel. */
-    clmg_status status = fill_range(vector, 0.0);
+    status = fill_range(vector, 0.0);
     if (status == CLMG_SUCCESS) {
       cl_int finish = clFinish(context->queue);
       if (finish != CL_SUCCESS)
@@ -155,10 +141,8 @@ clmg_status clmg_vector_view(clmg_vector *base, size_t offset, size_t n, clmg_ve
 void clmg_vector_destroy(clmg_vector *vector) {
   if (!vector)
     return;
-  if (vector->bytes_owned) {
-    clReleaseMemObject(vector->buffer);
-    vector->context->device_bytes -= vector->bytes_owned;
-  }
+  if (vector->bytes_owned)
+    clmg_device_free(vector->context, vector->buffer, vector->bytes_owned);
   free(vector);
 }
 

@@ -1,0 +1,129 @@
+/* Sparse matrix-vector products in three formats, each fused with what the
+ * solvers do next (seed 000, section 2.1: "we fuse the SpMV and vector-vector
+ * operations into a single kernel"). Build options:
+ *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
+ *   otherwise        out = alpha * A x + beta * in          (in is not read when beta == 0;
+ *                                                            the defect is alpha=-1, beta=1)
+ *   -DLANES=V        work-items that share one row (CSR vector kernel, ELLR-T); a power of 2
+ * One work-item (or V) per row and no grid-stride loop: on GPUs that keeps
+ * accesses coalesced, and on CPUs pocl runs a work-group's items in order,
+ * so every core walks a contiguous block of rows.
+ * `in` and `out` may be the same vector (y = alpha A x + beta y); x may not
+ * overlap out (the host checks). */
+
+#ifndef ROW_LANES
+#define ROW_LANES 1
+#endif
+
+#define OUTPUT_PARAMS                                                                              \
+  global const real *x, ulong x_offset, global const real *in, ulong in_offset, global real *out,  \
+      ulong out_offset, global const real *dinv, ulong dinv_offset, real alpha, real beta
+
+#define APPLY_OUTPUT_OFFSETS                                                                       \
+  x += x_offset;                                                                                   \
+  in += in_offset;                                                                                 \
+  out += out_offset;                                                                               \
+  dinv += dinv_offset
+
+#ifdef OP_JACOBI
+#define STORE_ROW(row, ax) out[row] = x[row] + alpha * dinv[row] * (in[row] - (ax))
+#else
+#define STORE_ROW(row, ax) out[row] = beta == 0 ? alpha * (ax) : alpha * (ax) + beta * in[row]
+#endif
+
+/* Adds the ROW_LANES partial sums of consecutive work-items; the total is valid
+ * in the first work-item of each row. Every work-item must call it. */
+inline real lanes_sum(local real *scratch, real value) {
+#if ROW_LANES > 1
+  const uint lid = get_local_id(0);
+  const uint lane = lid % ROW_LANES;
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint stride = ROW_LANES / 2; stride > 0; stride /= 2) {
+    if (lane < stride)
+      scratch[lid] += scratch[lid + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return scratch[lid];
+#else
+  return value;
+#endif
+}
+
+/* CSR: ROW_LANES work-items per row. Rows longer than long_row_threshold are
+ * left to csr_long_rows, which gives each of them a whole work-group. */
+kernel void csr_spmv(uint rows, global const long *row_ptr, global const int *col,
+                     global const real *val, ulong long_row_threshold, OUTPUT_PARAMS,
+                     local real *scratch) {
+  APPLY_OUTPUT_OFFSETS;
+  const ulong row = get_global_id(0) / ROW_LANES;
+  const uint lane = get_global_id(0) % ROW_LANES;
+  real sum = 0;
+  int active = 0;
+  if (row < rows) {
+    const long begin = row_ptr[row], end = row_ptr[row + 1];
+    active = (ulong)(end - begin) <= long_row_threshold;
+    if (active)
+      for (long k = begin + lane; k < end; k += ROW_LANES)
+        sum += val[k] * x[col[k]];
+  }
+  sum = lanes_sum(scratch, sum);
+  if (active && lane == 0)
+    STORE_ROW(row, sum);
+}
+
+/* One work-group per listed row. */
+kernel void csr_long_rows(global const uint *long_rows, global const long *row_ptr,
+                          global const int *col, global const real *val, OUTPUT_PARAMS,
+                          local real *scratch) {
+  APPLY_OUTPUT_OFFSETS;
+  const uint row = long_rows[get_group_id(0)];
+  const long begin = row_ptr[row], end = row_ptr[row + 1];
+  real sum = 0;
+  for (long k = begin + get_local_id(0); k < end; k += get_local_size(0))
+    sum += val[k] * x[col[k]];
+  sum = group_sum(scratch, sum);
+  if (get_local_id(0) == 0)
+    STORE_ROW(row, sum);
+}
+
+/* ELLPACK-R with ROW_LANES threads per row (ELLR-T). Entry k = j * ROW_LANES + t of
+ * row r is stored at (j * stride + r) * ROW_LANES + t, so consecutive work-items
+ * read consecutive addresses; row_len lets each row stop at its own end. */
+kernel void ellr_spmv(uint rows, ulong stride, global const int *row_len, global const int *col,
+                      global const real *val, OUTPUT_PARAMS, local real *scratch) {
+  APPLY_OUTPUT_OFFSETS;
+  const ulong row = get_global_id(0) / ROW_LANES;
+  const uint lane = get_global_id(0) % ROW_LANES;
+  real sum = 0;
+  if (row < rows) {
+    const int length = row_len[row];
+    ulong index = row * ROW_LANES + lane;
+    for (int k = lane; k < length; k += ROW_LANES, index += stride * ROW_LANES)
+      sum += val[index] * x[col[index]];
+  }
+  sum = lanes_sum(scratch, sum);
+  if (row < rows && lane == 0)
+    STORE_ROW(row, sum);
+}
+
+/* SELL-C-sigma: slice s holds rows [s*C, s*C + C) of the sorted order,
+ * column-major from slice_ptr[s]; permutation[i] is the original row of
+ * sorted row i (NULL-free: identity is stored when sigma = 1). */
+kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr,
+                      global const int *row_len, global const uint *permutation,
+                      global const int *col, global const real *val, OUTPUT_PARAMS) {
+  APPLY_OUTPUT_OFFSETS;
+  const uint sorted_row = get_global_id(0);
+  if (sorted_row >= rows)
+    return;
+  const uint slice = sorted_row / slice_height;
+  const uint lane = sorted_row % slice_height;
+  const int length = row_len[sorted_row];
+  ulong index = slice_ptr[slice] + lane;
+  real sum = 0;
+  for (int k = 0; k < length; ++k, index += slice_height)
+    sum += val[index] * x[col[index]];
+  const uint row = permutation[sorted_row];
+  STORE_ROW(row, sum);
+}

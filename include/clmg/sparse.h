@@ -1,0 +1,136 @@
+/* clmg sparse matrices: host CSR (building, transpose, permutation, Matrix
+ * Market I/O) and device matrices (CSR, ELLPACK-R, SELL-C-sigma) with the
+ * SpMV family: y = alpha A x + beta y, the defect r = b - A x and the fused
+ * damped-Jacobi step. */
+#ifndef CLMG_SPARSE_H
+#define CLMG_SPARSE_H
+
+#include "clmg/vector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Where host-side functions (no context) report what went wrong. */
+typedef struct clmg_error {
+  char message[1024];
+} clmg_error;
+
+/* ---- host CSR ----
+ * Row offsets are 64-bit (nonzero counts may pass 2^31); column indices are
+ * 32-bit; columns are sorted and unique within each row. */
+typedef struct clmg_csr {
+  size_t rows;
+  size_t cols;
+  int64_t *row_ptr; /* rows + 1 entries */
+  int32_t *col;     /* row_ptr[rows] entries */
+  double *val;      /* row_ptr[rows] entries */
+} clmg_csr;
+
+static inline size_t clmg_csr_nnz(const clmg_csr *a) {
+  return a->row_ptr ? (size_t)a->row_ptr[a->rows] : 0;
+}
+
+/* Frees the arrays of a and zeroes it. */
+CLMG_API void clmg_csr_free(clmg_csr *a);
+
+/* Builds CSR from count (row, col, value) triplets (0-based): duplicates are
+ * summed, columns sorted. Out-of-range indices are rejected. */
+CLMG_API clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count,
+                                            const int32_t *row_index, const int32_t *col_index,
+                                            const double *values, clmg_csr *out, clmg_error *error);
+CLMG_API clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error);
+/* out = a^T */
+CLMG_API clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error);
+/* diagonal[i] = a(i,i) (0 where absent), for i < min(rows, cols). */
+CLMG_API clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error);
+/* y = alpha a x + beta y on the host (the reference for the device kernels). */
+CLMG_API void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double beta,
+                                 double *y);
+/* out(i, j) = a(row_perm[i], col_perm[j]): row_perm[new] = old. Either
+ * permutation may be NULL (identity). Permutations are checked. */
+CLMG_API clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm,
+                                      const int32_t *col_perm, clmg_csr *out, clmg_error *error);
+/* 1 when a equals its transpose up to a relative tolerance of the entries. */
+CLMG_API int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance);
+
+/* ---- Matrix Market ----
+ * Reads coordinate files (real, integer, pattern; general, symmetric,
+ * skew-symmetric) into CSR, symmetric ones expanded to both triangles. A
+ * malformed file is rejected with its name, line number and what was
+ * expected; out is then left empty. */
+CLMG_API clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out,
+                                                 clmg_error *error);
+CLMG_API clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a,
+                                                  clmg_error *error);
+/* Dense vectors as Matrix Market array files (n x 1, real or integer).
+ * *values is malloc'ed. */
+CLMG_API clmg_status clmg_read_matrix_market_vector(const char *path, double **values, size_t *n,
+                                                    clmg_error *error);
+CLMG_API clmg_status clmg_write_matrix_market_vector(const char *path, const double *values,
+                                                     size_t n, clmg_error *error);
+
+/* ---- device matrices ---- */
+
+typedef enum clmg_matrix_format {
+  CLMG_FORMAT_AUTO = 0, /* chosen per device and matrix (see clmg_matrix_create) */
+  CLMG_FORMAT_CSR,      /* CSR with a vector kernel for long rows */
+  CLMG_FORMAT_ELLR,     /* ELLPACK-R (column-major, row lengths), T threads per row */
+  CLMG_FORMAT_SELL      /* SELL-C-sigma: slices of C rows sorted within windows of sigma */
+} clmg_matrix_format;
+
+CLMG_API const char *clmg_matrix_format_name(clmg_matrix_format format);
+/* Parses "auto", "csr", "ellr", "sell"; returns 0 on an unknown name. */
+CLMG_API int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format);
+
+typedef struct clmg_matrix_options {
+  clmg_matrix_format format;
+  clmg_dtype precision;    /* CLMG_DOUBLE (default) or CLMG_FLOAT */
+  unsigned ellr_threads;   /* ELLR-T threads per row: 1, 2, 4, 8, 16 or 32; 0 = auto */
+  unsigned sell_slice;     /* SELL C; 0 = the device's SIMD/warp width */
+  unsigned sell_sigma;     /* SELL sorting window in rows; 0 = auto, 1 = no sorting */
+  unsigned csr_vector_min; /* CSR rows at least this long get a work-group each; 0 = auto */
+} clmg_matrix_options;
+
+CLMG_API void clmg_matrix_options_defaults(clmg_matrix_options *options);
+
+typedef struct clmg_matrix clmg_matrix;
+
+/* Uploads a host CSR matrix to the device in the requested format. The
+ * device copy is independent of a. */
+CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
+                                        const clmg_matrix_options *options, clmg_matrix **matrix);
+CLMG_API void clmg_matrix_destroy(clmg_matrix *matrix);
+
+CLMG_API size_t clmg_matrix_rows(const clmg_matrix *matrix);
+CLMG_API size_t clmg_matrix_cols(const clmg_matrix *matrix);
+CLMG_API size_t clmg_matrix_nnz(const clmg_matrix *matrix);
+/* Stored entries including padding (ELLR, SELL); equals nnz for CSR. */
+CLMG_API size_t clmg_matrix_stored_entries(const clmg_matrix *matrix);
+CLMG_API clmg_matrix_format clmg_matrix_format_of(const clmg_matrix *matrix);
+CLMG_API clmg_dtype clmg_matrix_precision(const clmg_matrix *matrix);
+/* Device bytes of the matrix arrays (what one SpMV must read at least). */
+CLMG_API size_t clmg_matrix_device_bytes(const clmg_matrix *matrix);
+/* A one-line description, e.g. "sell C=32 sigma=256". */
+CLMG_API const char *clmg_matrix_describe(const clmg_matrix *matrix);
+
+/* y = alpha A x + beta y (beta == 0: y is not read). Vectors have the
+ * matrix's precision; x has cols elements, y rows. */
+CLMG_API clmg_status clmg_spmv(double alpha, const clmg_matrix *a, const clmg_vector *x,
+                               double beta, clmg_vector *y);
+/* r = b - A x */
+CLMG_API clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
+                                 clmg_vector *r);
+/* x_new = x + omega D^-1 (b - A x), with inv_diagonal = 1 / diag(A).
+ * x_new must not alias x (every row reads the old x). */
+CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
+                                      const clmg_vector *inv_diagonal, const clmg_vector *b,
+                                      const clmg_vector *x, clmg_vector *x_new);
+/* inv_diagonal = 1 / diag(A) (square matrices). A zero diagonal entry fails. */
+CLMG_API clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

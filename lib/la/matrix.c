@@ -1,0 +1,746 @@
+/* Device sparse matrices (CSR, ELLPACK-R, SELL-C-sigma) and the SpMV family.
+ *
+ * Every format is built from a host CSR matrix and keeps a host copy of the
+ * diagonal (for Jacobi). The kernels are in cl/spmv.cl; each operation is
+ * one launch (two for CSR with very long rows). */
+#include "core/internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct clmg_matrix {
+  clmg_context *context;
+  clmg_matrix_format format;
+  clmg_dtype precision;
+  size_t rows, cols, nnz, stored;
+  unsigned lanes;        /* work-items per row: CSR vector width or ELLR-T */
+  unsigned slice_height; /* SELL C */
+  unsigned sigma;        /* SELL sorting window */
+  size_t ellr_stride;    /* ELLR rows per column block (rows rounded up) */
+  uint64_t long_row_threshold;
+  size_t long_row_count;
+  char description[96];
+
+  /* device arrays and their sizes in bytes */
+  cl_mem offsets;     /* CSR row_ptr (int64) or SELL slice_ptr (int64) */
+  cl_mem row_lengths; /* ELLR, SELL (int32) */
+  cl_mem permutation; /* SELL sorted row -> original row (uint32) */
+  cl_mem long_rows;   /* CSR rows handled by csr_long_rows (uint32) */
+  cl_mem columns;     /* int32 */
+  cl_mem values;      /* double or float */
+  size_t offsets_bytes, row_lengths_bytes, permutation_bytes, long_rows_bytes, columns_bytes,
+      values_bytes;
+
+  double *diagonal; /* host, min(rows, cols) entries */
+};
+
+const char *clmg_matrix_format_name(clmg_matrix_format format) {
+  switch (format) {
+  case CLMG_FORMAT_AUTO:
+    return "auto";
+  case CLMG_FORMAT_CSR:
+    return "csr";
+  case CLMG_FORMAT_ELLR:
+    return "ellr";
+  case CLMG_FORMAT_SELL:
+    return "sell";
+  }
+  return "unknown";
+}
+
+int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format) {
+  static const clmg_matrix_format all[] = {CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR,
+                                           CLMG_FORMAT_SELL};
+  for (size_t i = 0; name && i < sizeof all / sizeof all[0]; ++i)
+    if (strcmp(name, clmg_matrix_format_name(all[i])) == 0) {
+      *format = all[i];
+      return 1;
+    }
+  return 0;
+}
+
+void clmg_matrix_options_defaults(clmg_matrix_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->format = CLMG_FORMAT_AUTO;
+  options->precision = CLMG_DOUBLE;
+}
+
+static unsigned power_of_two_at_most(double value, unsigned low, unsigned high) {
+  unsigned p = low;
+  while (p * 2 <= high && p * 2 <= value)
+    p *= 2;
+  return p;
+}
+
+static int is_power_of_two(unsigned v) {
+  return v && !(v & (v - 1));
+}
+
+/* Row-length statistics of a host CSR matrix. */
+typedef struct row_stats {
+  size_t max_length;
+  double mean_length;
+} row_stats;
+
+static row_stats compute_row_stats(const clmg_csr *a) {
+  row_stats stats = {0, 0};
+  for (size_t i = 0; i < a->rows; ++i) {
+    size_t length = (size_t)(a->row_ptr[i + 1] - a->row_ptr[i]);
+    if (length > stats.max_length)
+      stats.max_length = length;
+  }
+  stats.mean_length = a->rows ? (double)clmg_csr_nnz(a) / (double)a->rows : 0;
+  return stats;
+}
+
+/* The SIMD/warp width a SELL slice should match: NVIDIA warps are 32, AMD
+ * GPU wavefronts 64; on CPUs pocl vectorises across work-items, and 8 lanes
+ * cover an AVX-512 register of doubles. */
+static unsigned default_slice_height(const clmg_context *context) {
+  if (!context->info.is_gpu)
+    return 8;
+  const char *vendor = context->info.vendor;
+  if (strstr(vendor, "AMD") || strstr(vendor, "Advanced Micro Devices"))
+    return 64;
+  return 32;
+}
+
+/* Entries SELL-C-sigma stores for a, and the sorted order it would use. */
+static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
+                          uint32_t *order);
+
+/* The automatic format rule (documented in README "Formats"):
+ *  - ELLPACK-R when its padding costs at most 25% (regular FE and stencil
+ *    matrices: one work-item per row, fully coalesced, no row pointers);
+ *  - else SELL-C-sigma when its padding costs at most 50%;
+ *  - else CSR, whose very long rows get a work-group each. */
+static clmg_matrix_format choose_format(const clmg_csr *a, const row_stats *stats,
+                                        unsigned slice_height, unsigned sigma) {
+  size_t nnz = clmg_csr_nnz(a);
+  if (nnz == 0)
+    return CLMG_FORMAT_CSR;
+  double ellr_padding = (double)stats->max_length * (double)a->rows / (double)nnz;
+  if (ellr_padding <= 1.25)
+    return CLMG_FORMAT_ELLR;
+  double sell_padding = (double)sell_layout(a, slice_height, sigma, NULL) / (double)nnz;
+  if (sell_padding <= 1.5)
+    return CLMG_FORMAT_SELL;
+  return CLMG_FORMAT_CSR;
+}
+
+/* Sorts order[begin, end) by decreasing row length, stable (insertion sort
+ * for short windows, merge through a buffer otherwise). */
+static void sort_window(uint32_t *order, size_t count, const int64_t *row_ptr, uint32_t *buffer) {
+  if (count < 2)
+    return;
+  if (count <= 32) {
+    for (size_t i = 1; i < count; ++i) {
+      uint32_t row = order[i];
+      int64_t length = row_ptr[row + 1] - row_ptr[row];
+      size_t j = i;
+      while (j > 0 && row_ptr[order[j - 1] + 1] - row_ptr[order[j - 1]] < length) {
+        order[j] = order[j - 1];
+        --j;
+      }
+      order[j] = row;
+    }
+    return;
+  }
+  size_t half = count / 2;
+  sort_window(order, half, row_ptr, buffer);
+  sort_window(order + half, count - half, row_ptr, buffer);
+  size_t i = 0, j = half, k = 0;
+  while (i < half && j < count) {
+    int64_t li = row_ptr[order[i] + 1] - row_ptr[order[i]];
+    int64_t lj = row_ptr[order[j] + 1] - row_ptr[order[j]];
+    buffer[k++] = lj > li ? order[j++] : order[i++];
+  }
+  while (i < half)
+    buffer[k++] = order[i++];
+  while (j < count)
+    buffer[k++] = order[j++];
+  memcpy(order, buffer, count * sizeof *order);
+}
+
+static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
+                          uint32_t *order) {
+  uint32_t *own = NULL, *buffer = NULL;
+  if (!order) {
+    own = malloc((a->rows ? a->rows : 1) * sizeof *own);
+    if (!own)
+      return SIZE_MAX;
+    order = own;
+  }
+  for (size_t i = 0; i < a->rows; ++i)
+    order[i] = (uint32_t)i;
+  if (sigma > 1) {
+    buffer = malloc((sigma < a->rows ? sigma : a->rows) * sizeof *buffer + 1);
+    if (!buffer) {
+      free(own);
+      return SIZE_MAX;
+    }
+    for (size_t begin = 0; begin < a->rows; begin += sigma) {
+      size_t count = a->rows - begin < sigma ? a->rows - begin : sigma;
+      sort_window(order + begin, count, a->row_ptr, buffer);
+    }
+  }
+  size_t stored = 0;
+  for (size_t begin = 0; begin < a->rows; begin += slice_height) {
+    size_t width = 0;
+    for (size_t i = begin; i < begin + slice_height && i < a->rows; ++i) {
+      size_t length = (size_t)(a->row_ptr[order[i] + 1] - a->row_ptr[order[i]]);
+      if (length > width)
+        width = length;
+    }
+    stored += width * slice_height;
+  }
+  free(buffer);
+  free(own);
+  return stored;
+}
+
+void clmg_matrix_destroy(clmg_matrix *m) {
+  if (!m)
+    return;
+  clmg_device_free(m->context, m->offsets, m->offsets_bytes);
+  clmg_device_free(m->context, m->row_lengths, m->row_lengths_bytes);
+  clmg_device_free(m->context, m->permutation, m->permutation_bytes);
+  clmg_device_free(m->context, m->long_rows, m->long_rows_bytes);
+  clmg_device_free(m->context, m->columns, m->columns_bytes);
+  clmg_device_free(m->context, m->values, m->values_bytes);
+  free(m->diagonal);
+  free(m);
+}
+
+/* Uploads one host array into a device buffer of the matrix. */
+static clmg_status upload_array(clmg_matrix *m, const void *host, size_t bytes, const char *what,
+                                cl_mem *buffer, size_t *stored_bytes) {
+  clmg_status status = clmg_device_alloc(m->context, bytes, host, what, buffer);
+  if (status == CLMG_SUCCESS)
+    *stored_bytes = bytes ? bytes : 1;
+  return status;
+}
+
+/* Host value array in the matrix precision; values[k] from index map. */
+typedef struct value_array {
+  void *data;
+  size_t element;
+} value_array;
+
+static int value_array_init(value_array *v, clmg_dtype precision, size_t count) {
+  v->element = clmg_dtype_size(precision);
+  v->data = calloc(count ? count : 1, v->element);
+  return v->data != NULL;
+}
+
+static void value_array_set(value_array *v, size_t index, double value) {
+  if (v->element == sizeof(cl_float))
+    ((cl_float *)v->data)[index] = (cl_float)value;
+  else
+    ((cl_double *)v->data)[index] = value;
+}
+
+static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+                             const clmg_matrix_options *options) {
+  const clmg_context *context = m->context;
+  size_t nnz = m->nnz;
+  if (context->info.is_gpu) {
+    m->lanes = power_of_two_at_most(stats->mean_length, 1, 32);
+    m->long_row_threshold =
+        options->csr_vector_min
+            ? options->csr_vector_min
+            : (uint64_t)(64.0 * stats->mean_length > 512 ? 64.0 * stats->mean_length : 512);
+  } else {
+    /* A CPU core walks a whole row fast; splitting rows only adds barriers. */
+    m->lanes = 1;
+    m->long_row_threshold = options->csr_vector_min ? options->csr_vector_min : UINT64_MAX;
+  }
+  size_t long_count = 0;
+  for (size_t i = 0; i < m->rows; ++i)
+    if ((uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]) > m->long_row_threshold)
+      ++long_count;
+  uint32_t *long_rows = malloc((long_count ? long_count : 1) * sizeof *long_rows);
+  value_array values;
+  if (!long_rows || !value_array_init(&values, m->precision, nnz)) {
+    free(long_rows);
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "CSR staging arrays");
+  }
+  long_count = 0;
+  for (size_t i = 0; i < m->rows; ++i)
+    if ((uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]) > m->long_row_threshold)
+      long_rows[long_count++] = (uint32_t)i;
+  for (size_t k = 0; k < nnz; ++k)
+    value_array_set(&values, k, a->val[k]);
+  m->long_row_count = long_count;
+  m->stored = nnz;
+  clmg_status status = upload_array(m, a->row_ptr, (m->rows + 1) * sizeof(int64_t),
+                                    "CSR row offsets", &m->offsets, &m->offsets_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, a->col, nnz * sizeof(int32_t), "CSR column indices", &m->columns,
+                          &m->columns_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, values.data, nnz * values.element, "CSR values", &m->values,
+                          &m->values_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, long_rows, long_count * sizeof(uint32_t), "CSR long-row list",
+                          &m->long_rows, &m->long_rows_bytes);
+  free(long_rows);
+  free(values.data);
+  snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
+           m->long_row_count);
+  return status;
+}
+
+/* Refuses padded layouts that cannot fit before any large host allocation. */
+static clmg_status check_padded_size(clmg_matrix *m, size_t stored, const char *format) {
+  size_t element = clmg_dtype_size(m->precision) + sizeof(int32_t);
+  if (stored > m->context->info.max_alloc_bytes / element)
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                     "%s would store %zu entries for %zu nonzeros (padding to the longest "
+                     "rows), more than %s can allocate; use the csr format",
+                     format, stored, m->nnz, m->context->info.name);
+  return CLMG_SUCCESS;
+}
+
+static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+                              const clmg_matrix_options *options) {
+  unsigned lanes = options->ellr_threads;
+  if (lanes == 0)
+    lanes = m->context->info.is_gpu ? power_of_two_at_most(stats->mean_length / 12.0, 1, 8) : 1;
+  if (!is_power_of_two(lanes) || lanes > 32)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "ELLR-T needs T in 1, 2, 4, 8, 16, 32 (got %u)", lanes);
+  m->lanes = lanes;
+  size_t width = (stats->max_length + lanes - 1) / lanes * lanes;
+  m->ellr_stride = (m->rows + 31) / 32 * 32; /* aligned column blocks */
+  size_t stored = width * m->ellr_stride;
+  if (width && stored / width != m->ellr_stride)
+    stored = SIZE_MAX;
+  clmg_status status = check_padded_size(m, stored, "ELLPACK-R");
+  if (status != CLMG_SUCCESS)
+    return status;
+  m->stored = stored;
+  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
+  int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
+  value_array values;
+  values.data = NULL;
+  if (!columns || !lengths || !value_array_init(&values, m->precision, stored)) {
+    free(columns);
+    free(lengths);
+    free(values.data);
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "ELLPACK-R staging arrays");
+  }
+  for (size_t r = 0; r < m->rows; ++r) {
+    int64_t begin = a->row_ptr[r];
+    size_t length = (size_t)(a->row_ptr[r + 1] - begin);
+    lengths[r] = (int32_t)length;
+    for (size_t k = 0; k < length; ++k) {
+      size_t index = ((k / lanes) * m->ellr_stride + r) * lanes + k % lanes;
+      columns[index] = a->col[begin + (int64_t)k];
+      value_array_set(&values, index, a->val[begin + (int64_t)k]);
+    }
+  }
+  status = upload_array(m, lengths, m->rows * sizeof(int32_t), "ELLPACK-R row lengths",
+                        &m->row_lengths, &m->row_lengths_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, columns, stored * sizeof(int32_t), "ELLPACK-R column indices",
+                          &m->columns, &m->columns_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, values.data, stored * values.element, "ELLPACK-R values", &m->values,
+                          &m->values_bytes);
+  free(columns);
+  free(lengths);
+  free(values.data);
+  snprintf(m->description, sizeof m->description, "ellr T=%u width=%zu", lanes, width);
+  return status;
+}
+
+static unsigned default_sigma(const row_stats *stats, unsigned slice_height) {
+  /* Uniform rows gain nothing from sorting; otherwise sort within windows
+   * of a few slices, which keeps y's writes local. */
+  return stats->max_length <= stats->mean_length + 1 ? 1 : 8 * slice_height;
+}
+
+static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+                              const clmg_matrix_options *options) {
+  unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
+  unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, height);
+  m->slice_height = height;
+  m->sigma = sigma;
+  uint32_t *order = malloc((m->rows ? m->rows : 1) * sizeof *order);
+  if (!order)
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "SELL row order");
+  size_t stored = sell_layout(a, height, sigma, order);
+  clmg_status status = check_padded_size(m, stored, "SELL-C-sigma");
+  if (status != CLMG_SUCCESS) {
+    free(order);
+    return status;
+  }
+  m->stored = stored;
+  size_t slices = (m->rows + height - 1) / height;
+  int64_t *slice_ptr = malloc((slices + 1) * sizeof *slice_ptr);
+  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
+  int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
+  value_array values;
+  values.data = NULL;
+  if (!slice_ptr || !columns || !lengths || !value_array_init(&values, m->precision, stored)) {
+    free(order);
+    free(slice_ptr);
+    free(columns);
+    free(lengths);
+    free(values.data);
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "SELL staging arrays");
+  }
+  slice_ptr[0] = 0;
+  for (size_t s = 0; s < slices; ++s) {
+    size_t width = 0;
+    for (size_t i = s * height; i < (s + 1) * height && i < m->rows; ++i) {
+      size_t row = order[i];
+      size_t length = (size_t)(a->row_ptr[row + 1] - a->row_ptr[row]);
+      lengths[i] = (int32_t)length;
+      if (length > width)
+        width = length;
+      for (size_t k = 0; k < length; ++k) {
+        size_t index = (size_t)slice_ptr[s] + k * height + (i - s * height);
+        columns[index] = a->col[a->row_ptr[row] + (int64_t)k];
+        value_array_set(&values, index, a->val[a->row_ptr[row] + (int64_t)k]);
+      }
+    }
+    slice_ptr[s + 1] = slice_ptr[s] + (int64_t)(width * height);
+  }
+  status = upload_array(m, slice_ptr, (slices + 1) * sizeof(int64_t), "SELL slice offsets",
+                        &m->offsets, &m->offsets_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, lengths, m->rows * sizeof(int32_t), "SELL row lengths",
+                          &m->row_lengths, &m->row_lengths_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, order, m->rows * sizeof(uint32_t), "SELL row permutation",
+                          &m->permutation, &m->permutation_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, columns, stored * sizeof(int32_t), "SELL column indices", &m->columns,
+                          &m->columns_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, values.data, stored * values.element, "SELL values", &m->values,
+                          &m->values_bytes);
+  free(order);
+  free(slice_ptr);
+  free(columns);
+  free(lengths);
+  free(values.data);
+  snprintf(m->description, sizeof m->description, "sell C=%u sigma=%u", height, sigma);
+  return status;
+}
+
+static clmg_status check_host_csr(clmg_context *context, const clmg_csr *a) {
+  if (!a)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_matrix_create: NULL matrix");
+  if (a->rows > INT32_MAX || a->cols > INT32_MAX)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "a %zu x %zu matrix has more rows or columns than 32-bit indices allow",
+                     a->rows, a->cols);
+  if (!a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_matrix_create: the CSR arrays are missing");
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
+                               const clmg_matrix_options *options, clmg_matrix **out) {
+  if (!out || !context || !context->queue)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_matrix_create: NULL argument");
+  *out = NULL;
+  clmg_clear_message(context);
+  clmg_status status = check_host_csr(context, a);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_matrix_options defaults;
+  if (!options) {
+    clmg_matrix_options_defaults(&defaults);
+    options = &defaults;
+  }
+  if (options->precision != CLMG_DOUBLE && options->precision != CLMG_FLOAT)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix precision must be double or float, not %s",
+                     clmg_dtype_name(options->precision));
+  if (options->precision == CLMG_DOUBLE && !context->info.has_fp64)
+    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
+                     "device %s has no double precision (cl_khr_fp64); use float",
+                     context->info.name);
+  if (options->sell_slice && (!is_power_of_two(options->sell_slice) || options->sell_slice > 256))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "SELL slice height C must be a power of two up to 256 (got %u)",
+                     options->sell_slice);
+
+  clmg_matrix *m = calloc(1, sizeof *m);
+  size_t diagonal_count = a->rows < a->cols ? a->rows : a->cols;
+  if (m)
+    m->diagonal = calloc(diagonal_count ? diagonal_count : 1, sizeof *m->diagonal);
+  if (!m || !m->diagonal) {
+    free(m);
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix handle");
+  }
+  m->context = context;
+  m->precision = options->precision;
+  m->rows = a->rows;
+  m->cols = a->cols;
+  m->nnz = clmg_csr_nnz(a);
+  for (size_t i = 0; i < diagonal_count; ++i)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+      if ((size_t)a->col[k] == i)
+        m->diagonal[i] += a->val[k];
+
+  row_stats stats = compute_row_stats(a);
+  m->format = options->format;
+  if (m->format == CLMG_FORMAT_AUTO) {
+    unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
+    unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(&stats, height);
+    m->format = choose_format(a, &stats, height, sigma);
+  }
+  switch (m->format) {
+  case CLMG_FORMAT_ELLR:
+    status = build_ellr(m, a, &stats, options);
+    break;
+  case CLMG_FORMAT_SELL:
+    status = build_sell(m, a, &stats, options);
+    break;
+  case CLMG_FORMAT_CSR:
+  case CLMG_FORMAT_AUTO:
+    m->format = CLMG_FORMAT_CSR;
+    status = build_csr(m, a, &stats, options);
+    break;
+  default:
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
+                       (int)options->format);
+  }
+  if (status != CLMG_SUCCESS) {
+    clmg_matrix_destroy(m);
+    return status;
+  }
+  *out = m;
+  return CLMG_SUCCESS;
+}
+
+size_t clmg_matrix_rows(const clmg_matrix *m) {
+  return m ? m->rows : 0;
+}
+size_t clmg_matrix_cols(const clmg_matrix *m) {
+  return m ? m->cols : 0;
+}
+size_t clmg_matrix_nnz(const clmg_matrix *m) {
+  return m ? m->nnz : 0;
+}
+size_t clmg_matrix_stored_entries(const clmg_matrix *m) {
+  return m ? m->stored : 0;
+}
+clmg_matrix_format clmg_matrix_format_of(const clmg_matrix *m) {
+  return m ? m->format : CLMG_FORMAT_AUTO;
+}
+clmg_dtype clmg_matrix_precision(const clmg_matrix *m) {
+  return m ? m->precision : CLMG_DOUBLE;
+}
+size_t clmg_matrix_device_bytes(const clmg_matrix *m) {
+  if (!m)
+    return 0;
+  return m->offsets_bytes + m->row_lengths_bytes + m->permutation_bytes + m->long_rows_bytes +
+         m->columns_bytes + m->values_bytes;
+}
+const char *clmg_matrix_describe(const clmg_matrix *m) {
+  return m ? m->description : "";
+}
+
+/* ---- the SpMV family ---- */
+
+static int vectors_overlap(const clmg_vector *a, const clmg_vector *b) {
+  return a->buffer == b->buffer && a->length && b->length && a->offset < b->offset + b->length &&
+         b->offset < a->offset + a->length;
+}
+
+static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size_t length,
+                                const char *role, const char *op) {
+  if (!v)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: NULL %s", op, role);
+  if (v->context != m->context)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: %s belongs to another context",
+                     op, role);
+  if (v->type != m->precision)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: %s is %s but the matrix is %s",
+                     op, role, clmg_dtype_name(v->type), clmg_dtype_name(m->precision));
+  if (v->length != length)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: %s has %zu elements, the %zu x %zu matrix needs %zu", op, role, v->length,
+                     m->rows, m->cols, length);
+  return CLMG_SUCCESS;
+}
+
+/* One fused product: out = alpha A x + beta in, or (jacobi) the damped
+ * Jacobi update out = x + alpha dinv .* (in - A x). */
+static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const clmg_vector *x,
+                         double beta, const clmg_vector *in, clmg_vector *out,
+                         const clmg_vector *dinv) {
+  clmg_context *context = m->context;
+  if (m->rows == 0)
+    return CLMG_SUCCESS;
+  char options[256];
+  snprintf(options, sizeof options, "%s -DROW_LANES=%u%s", clmg_real_options(context, m->precision),
+           m->format == CLMG_FORMAT_SELL ? 1u : m->lanes, jacobi ? " -DOP_JACOBI=1" : "");
+  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
+                     : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
+                                                     : "sell_spmv";
+  cl_kernel kernel;
+  clmg_status status = clmg_get_kernel(context, "spmv", options, name, &kernel);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* Unused inputs still need valid buffers: x stands in for them. */
+  const clmg_vector *in_or_x = in ? in : x;
+  const clmg_vector *dinv_or_x = dinv ? dinv : x;
+  cl_uint rows = (cl_uint)m->rows;
+  size_t local = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
+  size_t lanes = m->format == CLMG_FORMAT_SELL ? 1 : m->lanes;
+  size_t items = m->rows * lanes;
+  size_t global = (items + local - 1) / local * local;
+
+  clmg_kernel_args args;
+  clmg_args_begin(&args, context, kernel, name);
+  clmg_arg_raw(&args, sizeof rows, &rows);
+  if (m->format == CLMG_FORMAT_CSR) {
+    clmg_arg_buffer(&args, m->offsets);
+    clmg_arg_buffer(&args, m->columns);
+    clmg_arg_buffer(&args, m->values);
+    clmg_arg_ulong(&args, m->long_row_threshold);
+  } else if (m->format == CLMG_FORMAT_ELLR) {
+    clmg_arg_ulong(&args, m->ellr_stride);
+    clmg_arg_buffer(&args, m->row_lengths);
+    clmg_arg_buffer(&args, m->columns);
+    clmg_arg_buffer(&args, m->values);
+  } else {
+    cl_uint height = m->slice_height;
+    clmg_arg_raw(&args, sizeof height, &height);
+    clmg_arg_buffer(&args, m->offsets);
+    clmg_arg_buffer(&args, m->row_lengths);
+    clmg_arg_buffer(&args, m->permutation);
+    clmg_arg_buffer(&args, m->columns);
+    clmg_arg_buffer(&args, m->values);
+  }
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, in_or_x);
+  clmg_arg_vector(&args, out);
+  clmg_arg_vector(&args, dinv_or_x);
+  clmg_arg_real(&args, m->precision, alpha);
+  clmg_arg_real(&args, m->precision, in ? beta : 0.0);
+  if (m->format != CLMG_FORMAT_SELL)
+    clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
+  status = clmg_args_end(&args);
+  if (status == CLMG_SUCCESS)
+    status = clmg_enqueue_1d(context, kernel, name, global, local, NULL);
+  if (status != CLMG_SUCCESS || m->format != CLMG_FORMAT_CSR || m->long_row_count == 0)
+    return status;
+
+  status = clmg_get_kernel(context, "spmv", options, "csr_long_rows", &kernel);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_args_begin(&args, context, kernel, "csr_long_rows");
+  clmg_arg_buffer(&args, m->long_rows);
+  clmg_arg_buffer(&args, m->offsets);
+  clmg_arg_buffer(&args, m->columns);
+  clmg_arg_buffer(&args, m->values);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, in_or_x);
+  clmg_arg_vector(&args, out);
+  clmg_arg_vector(&args, dinv_or_x);
+  clmg_arg_real(&args, m->precision, alpha);
+  clmg_arg_real(&args, m->precision, in ? beta : 0.0);
+  clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
+  status = clmg_args_end(&args);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_enqueue_1d(context, kernel, "csr_long_rows", m->long_row_count * local, local, NULL);
+  return status;
+}
+
+clmg_status clmg_spmv(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
+                      clmg_vector *y) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  clmg_status status = check_vector(a, x, a->cols, "x", "spmv");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, y, a->rows, "y", "spmv");
+  if (status == CLMG_SUCCESS && vectors_overlap(x, y))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "spmv: x and y overlap");
+  if (status != CLMG_SUCCESS)
+    return status;
+  return apply(a, 0, alpha, x, beta, beta == 0 ? NULL : y, y, NULL);
+}
+
+clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
+                        clmg_vector *r) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  clmg_status status = check_vector(a, b, a->rows, "b", "defect");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, x, a->cols, "x", "defect");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, r, a->rows, "r", "defect");
+  if (status == CLMG_SUCCESS && vectors_overlap(x, r))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "defect: x and r overlap");
+  if (status != CLMG_SUCCESS)
+    return status;
+  return apply(a, 0, -1.0, x, 1.0, b, r, NULL);
+}
+
+clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vector *inv_diagonal,
+                             const clmg_vector *b, const clmg_vector *x, clmg_vector *x_new) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  clmg_status status = CLMG_SUCCESS;
+  if (a->rows != a->cols)
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "jacobi step: the matrix is %zu x %zu, not square", a->rows, a->cols);
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, inv_diagonal, a->rows, "inverse diagonal", "jacobi step");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, b, a->rows, "b", "jacobi step");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, x, a->rows, "x", "jacobi step");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, x_new, a->rows, "x_new", "jacobi step");
+  if (status == CLMG_SUCCESS && vectors_overlap(x, x_new))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "jacobi step: x and x_new overlap (Jacobi reads the old x in every row)");
+  if (status != CLMG_SUCCESS)
+    return status;
+  return apply(a, 1, omega, x, 0.0, b, x_new, inv_diagonal);
+}
+
+clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  if (a->rows != a->cols)
+    return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "inverse diagonal: the matrix is %zu x %zu, not square", a->rows, a->cols);
+  clmg_status status = check_vector(a, inv_diagonal, a->rows, "inverse diagonal",
+                                    "inverse "
+                                    "diagonal");
+  if (status != CLMG_SUCCESS || a->rows == 0)
+    return status;
+  value_array host;
+  if (!value_array_init(&host, a->precision, a->rows))
+    return clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "inverse diagonal");
+  for (size_t i = 0; i < a->rows; ++i) {
+    if (a->diagonal[i] == 0) {
+      free(host.data);
+      return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "inverse diagonal: row %zu has a zero diagonal entry", i + 1);
+    }
+    value_array_set(&host, i, 1.0 / a->diagonal[i]);
+  }
+  status = clmg_vector_upload(inv_diagonal, host.data);
+  free(host.data);
+  return status;
+}
