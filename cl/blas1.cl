@@ -4,23 +4,25 @@
  * (buffer, element offset) pairs so that views need no sub-buffers.
  * Reductions write one partial sum per work-group (per result) into
  * `partials`; the host adds them, which costs one launch and one small read
- * instead of a second reduction kernel. */
+ * instead of a second reduction kernel.
+ * No vector pointer is `restrict`: the API lets outputs alias inputs
+ * (waxpby with w = x, axpy with x = y). */
 
-kernel void copy_vector(ulong n, global const real *restrict x, ulong x_offset,
-                        global real *restrict y, ulong y_offset) {
+kernel void copy_vector(ulong n, global const real *x, ulong x_offset,
+                        global real *y, ulong y_offset) {
   x += x_offset;
   y += y_offset;
   GRID_LOOP(i, n) { y[i] = x[i]; }
 }
 
-kernel void scale_vector(ulong n, real alpha, global real *restrict x, ulong x_offset) {
+kernel void scale_vector(ulong n, real alpha, global real *x, ulong x_offset) {
   x += x_offset;
   GRID_LOOP(i, n) { x[i] *= alpha; }
 }
 
 /* y = alpha x + beta y */
-kernel void axpby(ulong n, real alpha, global const real *restrict x, ulong x_offset, real beta,
-                  global real *restrict y, ulong y_offset) {
+kernel void axpby(ulong n, real alpha, global const real *x, ulong x_offset, real beta,
+                  global real *y, ulong y_offset) {
   x += x_offset;
   y += y_offset;
   GRID_LOOP(i, n) { y[i] = alpha * x[i] + beta * y[i]; }
@@ -28,16 +30,16 @@ kernel void axpby(ulong n, real alpha, global const real *restrict x, ulong x_of
 
 /* y = alpha x + y: its own kernel so that y is not scaled by 1 (same traffic,
  * one multiply less, and bit-identical to the reference axpy). */
-kernel void axpy(ulong n, real alpha, global const real *restrict x, ulong x_offset,
-                 global real *restrict y, ulong y_offset) {
+kernel void axpy(ulong n, real alpha, global const real *x, ulong x_offset,
+                 global real *y, ulong y_offset) {
   x += x_offset;
   y += y_offset;
   GRID_LOOP(i, n) { y[i] += alpha * x[i]; }
 }
 
 /* w = alpha x + beta y */
-kernel void waxpby(ulong n, real alpha, global const real *restrict x, ulong x_offset, real beta,
-                   global const real *restrict y, ulong y_offset, global real *restrict w,
+kernel void waxpby(ulong n, real alpha, global const real *x, ulong x_offset, real beta,
+                   global const real *y, ulong y_offset, global real *w,
                    ulong w_offset) {
   x += x_offset;
   y += y_offset;
@@ -45,8 +47,8 @@ kernel void waxpby(ulong n, real alpha, global const real *restrict x, ulong x_o
   GRID_LOOP(i, n) { w[i] = alpha * x[i] + beta * y[i]; }
 }
 
-kernel void dot_partials(ulong n, global const real *restrict x, ulong x_offset,
-                         global const real *restrict y, ulong y_offset,
+kernel void dot_partials(ulong n, global const real *x, ulong x_offset,
+                         global const real *y, ulong y_offset,
                          global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
@@ -57,7 +59,7 @@ kernel void dot_partials(ulong n, global const real *restrict x, ulong x_offset,
     partials[get_group_id(0)] = total;
 }
 
-kernel void sumsq_partials(ulong n, global const real *restrict x, ulong x_offset,
+kernel void sumsq_partials(ulong n, global const real *x, ulong x_offset,
                            global real *restrict partials, local real *scratch) {
   x += x_offset;
   real sum[ACCUMULATORS] = {0};
@@ -68,8 +70,8 @@ kernel void sumsq_partials(ulong n, global const real *restrict x, ulong x_offse
 }
 
 /* partials[g] = sum x.y and partials[groups + g] = sum x.x */
-kernel void dot2_partials(ulong n, global const real *restrict x, ulong x_offset,
-                          global const real *restrict y, ulong y_offset,
+kernel void dot2_partials(ulong n, global const real *x, ulong x_offset,
+                          global const real *y, ulong y_offset,
                           global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
@@ -85,8 +87,8 @@ kernel void dot2_partials(ulong n, global const real *restrict x, ulong x_offset
 }
 
 /* y = alpha x + y and the partial sums of y.y */
-kernel void axpy_sumsq_partials(ulong n, real alpha, global const real *restrict x,
-                                ulong x_offset, global real *restrict y, ulong y_offset,
+kernel void axpy_sumsq_partials(ulong n, real alpha, global const real *x,
+                                ulong x_offset, global real *y, ulong y_offset,
                                 global real *restrict partials, local real *scratch) {
   x += x_offset;
   y += y_offset;
@@ -99,9 +101,9 @@ kernel void axpy_sumsq_partials(ulong n, real alpha, global const real *restrict
 }
 
 /* x = x + alpha p; r = r - alpha q; partial sums of r.r */
-kernel void cg_update_partials(ulong n, real alpha, global const real *restrict p,
-                               ulong p_offset, global const real *restrict q, ulong q_offset,
-                               global real *restrict x, ulong x_offset, global real *restrict r,
+kernel void cg_update_partials(ulong n, real alpha, global const real *p,
+                               ulong p_offset, global const real *q, ulong q_offset,
+                               global real *x, ulong x_offset, global real *r,
                                ulong r_offset, global real *restrict partials,
                                local real *scratch) {
   p += p_offset;

@@ -93,7 +93,8 @@ typedef struct clmg_context_options {
   const char *cache_dir;
   int disable_binary_cache; /* nonzero: always compile from source */
   /* Directory holding <family>.cl kernel sources to use instead of the ones
-   * embedded in the library. NULL: $CLMG_KERNEL_DIR, else embedded. */
+   * embedded in the library, family by family: a family without a file
+   * there still comes from the library. NULL: $CLMG_KERNEL_DIR, else none. */
   const char *kernel_dir;
   clmg_blas1_backend blas1_backend;
 } clmg_context_options;

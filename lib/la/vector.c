@@ -117,7 +117,8 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
 
 clmg_status clmg_vector_view(clmg_vector *base, size_t offset, size_t n, clmg_vector **out) {
   if (!out)
-    return CLMG_ERROR_INVALID_ARGUMENT;
+    return clmg_fail(base ? base->context : NULL, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_vector_view: NULL output pointer");
   *out = NULL;
   if (!base)
     return CLMG_ERROR_INVALID_ARGUMENT;

@@ -1,0 +1,767 @@
+/* Tests of the BLAS-1 operations of clmg/vector.h against a host reference,
+ * on random data, for double and float, on whole vectors and on views with
+ * nonzero offsets (with guard elements around them), once per backend:
+ * CLMG_BLAS1_NATIVE and CLMG_BLAS1_CLBLAST. Each backend is a cmocka group
+ * with one context, so each kernel compiles once per run (and later runs load
+ * it from the binary cache in $CLMG_CACHE_DIR).
+ *
+ * Tolerances: the host reference is computed in double (sums in long double)
+ * from the very inputs the device got (rounded to float for float). An
+ * elementwise result passes if |got - ref| <= tol * sum|terms| (for example
+ * |alpha x| + |beta y|), which is the relative error wherever the terms do
+ * not cancel; a reduction passes if |got - ref| <= tol * sum|terms|; a norm
+ * if |got - ref| <= tol * ref. tol is 1e-12 for double and 1e-5 for float.
+ * Copies must be exact. */
+#define _XOPEN_SOURCE 700
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clmg.h"
+
+static clmg_context *ctx; /* the group's context */
+static const char *backend_name = "";
+
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("[%s] %s -> %s: %s", backend_name, #call, clmg_status_string(check_status_),        \
+               clmg_context_message(ctx));                                                         \
+  } while (0)
+
+/* ---- random numbers ---- */
+
+static uint64_t rng_state = 0x452821e638d01377u;
+
+static uint64_t rng_next(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+/* Uniform in [-1, 1). */
+static double rng_uniform(void) {
+  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+/* A random scalar in [-1, -0.1] or [0.1, 1]: never zero or one by accident. */
+static double rng_scalar(void) {
+  double u = rng_uniform();
+  double s = 0.1 + 0.9 * fabs(u);
+  return u < 0 ? -s : s;
+}
+
+/* The value as the device holds it for the type. */
+static double rounded(clmg_dtype type, double v) {
+  return type == CLMG_FLOAT ? (double)(float)v : v;
+}
+
+static double tolerance(clmg_dtype type) {
+  return type == CLMG_DOUBLE ? 1e-12 : 1e-5;
+}
+
+static double *random_values(clmg_dtype type, size_t n) {
+  double *v = malloc((n + 1) * sizeof *v);
+  assert_non_null(v);
+  for (size_t i = 0; i < n; i++)
+    v[i] = rounded(type, rng_uniform());
+  return v;
+}
+
+/* ---- device vectors with guards ---- */
+
+/* A vector under test: either a whole vector (off == 0) or a view at offset
+ * `off` into a base with guard elements before and after it. */
+typedef struct tvec {
+  clmg_dtype type;
+  size_t n, off, total;
+  clmg_vector *base, *v;
+  double *full; /* what the base must hold outside the view */
+} tvec;
+
+enum { TAIL_GUARD = 5 };
+
+static void *to_device_layout(clmg_dtype type, const double *values, size_t n) {
+  size_t size = type == CLMG_DOUBLE ? sizeof(double) : sizeof(float);
+  void *p = malloc(n * size + 1);
+  assert_non_null(p);
+  if (type == CLMG_DOUBLE)
+    memcpy(p, values, n * sizeof(double));
+  else
+    for (size_t i = 0; i < n; i++)
+      ((float *)p)[i] = (float)values[i];
+  return p;
+}
+
+static void tvec_make(tvec *t, clmg_dtype type, size_t n, size_t off, const double *values) {
+  t->type = type;
+  t->n = n;
+  t->off = off;
+  t->total = off ? off + n + TAIL_GUARD : n;
+  t->full = random_values(type, t->total);
+  memcpy(t->full + off, values, n * sizeof(double));
+  t->base = NULL;
+  CHECK_OK(clmg_vector_create(ctx, type, t->total, &t->base));
+  void *host = to_device_layout(type, t->full, t->total);
+  CHECK_OK(clmg_vector_upload(t->base, host));
+  free(host);
+  if (off) {
+    t->v = NULL;
+    CHECK_OK(clmg_vector_view(t->base, off, n, &t->v));
+  } else {
+    t->v = t->base;
+  }
+}
+
+/* Downloads the vector's values into out (n doubles) and fails if anything
+ * outside the view changed. */
+static void tvec_read(const tvec *t, double *out, const char *what) {
+  size_t size = t->type == CLMG_DOUBLE ? sizeof(double) : sizeof(float);
+  void *host = malloc(t->total * size + 1);
+  assert_non_null(host);
+  CHECK_OK(clmg_vector_download(t->base, host));
+  for (size_t i = 0; i < t->total; i++) {
+    double v = t->type == CLMG_DOUBLE ? ((double *)host)[i] : (double)((float *)host)[i];
+    if (i >= t->off && i < t->off + t->n)
+      out[i - t->off] = v;
+    else if (v != t->full[i])
+      fail_msg("[%s] %s: guard element %zu (view at %zu, n %zu) changed from %.17g to %.17g",
+               backend_name, what, i, t->off, t->n, t->full[i], v);
+  }
+  free(host);
+}
+
+static void tvec_free(tvec *t) {
+  if (t->v != t->base)
+    clmg_vector_destroy(t->v);
+  clmg_vector_destroy(t->base);
+  free(t->full);
+}
+
+/* ---- checks ---- */
+
+typedef struct ccase {
+  const char *op;
+  clmg_dtype type;
+  size_t n;
+  int views;
+  double alpha, beta;
+} ccase;
+
+static void describe(const ccase *c, char *buf, size_t size) {
+  snprintf(buf, size, "[%s] %s %s n=%zu%s alpha=%.17g beta=%.17g", backend_name, c->op,
+           clmg_dtype_name(c->type), c->n, c->views ? " (views)" : "", c->alpha, c->beta);
+}
+
+/* Elementwise: |got - ref| <= tol * scale, per element. scale NULL: exact. */
+static void check_elements(const ccase *c, const char *what, const double *got, const double *ref,
+                           const double *scale) {
+  double tol = tolerance(c->type);
+  for (size_t i = 0; i < c->n; i++) {
+    double bound = scale ? tol * scale[i] : 0.0;
+    if (!(fabs(got[i] - ref[i]) <= bound)) {
+      char d[256];
+      describe(c, d, sizeof d);
+      fail_msg("%s: %s[%zu] = %.17g, expected %.17g (error %.3g, allowed %.3g)", d, what, i, got[i],
+               ref[i], fabs(got[i] - ref[i]), bound);
+    }
+  }
+}
+
+static void check_scalar(const ccase *c, const char *what, double got, double ref, double bound) {
+  if (!(fabs(got - ref) <= bound)) {
+    char d[256];
+    describe(c, d, sizeof d);
+    fail_msg("%s: %s = %.17g, expected %.17g (error %.3g, allowed %.3g)", d, what, got, ref,
+             fabs(got - ref), bound);
+  }
+}
+
+/* Fails unless the vector still holds `values` exactly (an input operand). */
+static void check_unchanged(const ccase *c, const char *what, const tvec *t, const double *values) {
+  double *got = malloc((t->n + 1) * sizeof *got);
+  assert_non_null(got);
+  tvec_read(t, got, what);
+  check_elements(c, what, got, values, NULL);
+  free(got);
+}
+
+/* ---- the cases: lengths and layouts ---- */
+
+static const size_t lengths[] = {1000, 1, 1000003, 7};
+enum { NLENGTHS = sizeof lengths / sizeof lengths[0] };
+
+/* The offset of operand k in a view case (different for each operand). */
+static size_t view_offset(int views, int k) {
+  static const size_t offsets[] = {1, 4, 9, 16, 25};
+  return views ? offsets[k] : 0;
+}
+
+static void require_type(clmg_dtype type) {
+  if (type == CLMG_DOUBLE && !clmg_context_device(ctx)->has_fp64) {
+    print_message("the device has no double precision: skipped\n");
+    skip();
+  }
+}
+
+#define FOR_EACH_CASE(c, opname, type)                                                             \
+  for (int li_ = 0; li_ < NLENGTHS; li_++)                                                         \
+    for (int views_ = 0; views_ < 2; views_++)                                                     \
+      for (ccase c = {opname, type, lengths[li_], views_, rounded(type, rng_scalar()),             \
+                      rounded(type, rng_scalar())},                                                \
+                 *once_ = &c;                                                                      \
+           once_; once_ = NULL)
+
+/* ---- one test per operation ---- */
+
+static void run_copy(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "copy", type) {
+    double *x = random_values(type, c.n), *y = random_values(type, c.n);
+    double *got = malloc((c.n + 1) * sizeof *got);
+    assert_non_null(got);
+    tvec tx, ty;
+    tvec_make(&tx, type, c.n, view_offset(c.views, 0), x);
+    tvec_make(&ty, type, c.n, view_offset(c.views, 1), y);
+    CHECK_OK(clmg_copy(tx.v, ty.v));
+    tvec_read(&ty, got, "y");
+    check_elements(&c, "y", got, x, NULL);
+    check_unchanged(&c, "x", &tx, x);
+    tvec_free(&tx);
+    tvec_free(&ty);
+    free(x);
+    free(y);
+    free(got);
+  }
+}
+
+static void scal_case(const ccase *c) {
+  double *x = random_values(c->type, c->n);
+  double *ref = malloc((c->n + 1) * sizeof *ref), *scale = malloc((c->n + 1) * sizeof *scale);
+  double *got = malloc((c->n + 1) * sizeof *got);
+  assert_true(ref && scale && got);
+  for (size_t i = 0; i < c->n; i++) {
+    ref[i] = c->alpha * x[i];
+    scale[i] = fabs(ref[i]);
+  }
+  tvec tx;
+  tvec_make(&tx, c->type, c->n, view_offset(c->views, 2), x);
+  CHECK_OK(clmg_scal(c->alpha, tx.v));
+  tvec_read(&tx, got, "x");
+  check_elements(c, "x", got, ref, scale);
+  tvec_free(&tx);
+  free(x);
+  free(ref);
+  free(scale);
+  free(got);
+}
+
+static void run_scal(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "scal", type) {
+    scal_case(&c);
+  }
+}
+
+/* y = alpha x + beta y, through axpy (beta must be 1), axpby or waxpby. */
+enum update_kind { AXPY, AXPBY, WAXPBY, AXPY_NRM2 };
+
+static void update_case(const ccase *c, enum update_kind kind) {
+  size_t n = c->n;
+  double *x = random_values(c->type, n), *y = random_values(c->type, n);
+  double *w = random_values(c->type, n);
+  double *ref = malloc((n + 1) * sizeof *ref), *scale = malloc((n + 1) * sizeof *scale);
+  double *got = malloc((n + 1) * sizeof *got);
+  assert_true(ref && scale && got);
+  double beta = kind == AXPY || kind == AXPY_NRM2 ? 1.0 : c->beta;
+  long double sq = 0.0L, sq_scale = 0.0L;
+  for (size_t i = 0; i < n; i++) {
+    ref[i] = c->alpha * x[i] + beta * y[i];
+    scale[i] = fabs(c->alpha * x[i]) + fabs(beta * y[i]);
+    sq += (long double)ref[i] * ref[i];
+    sq_scale += (long double)scale[i] * scale[i];
+  }
+  tvec tx, ty, tw;
+  tvec_make(&tx, c->type, n, view_offset(c->views, 0), x);
+  tvec_make(&ty, c->type, n, view_offset(c->views, 1), y);
+  double norm = -1.0;
+  switch (kind) {
+  case AXPY:
+    CHECK_OK(clmg_axpy(c->alpha, tx.v, ty.v));
+    break;
+  case AXPBY:
+    CHECK_OK(clmg_axpby(c->alpha, tx.v, c->beta, ty.v));
+    break;
+  case AXPY_NRM2:
+    CHECK_OK(clmg_axpy_nrm2(c->alpha, tx.v, ty.v, &norm));
+    break;
+  case WAXPBY:
+    tvec_make(&tw, c->type, n, view_offset(c->views, 2), w);
+    CHECK_OK(clmg_waxpby(c->alpha, tx.v, c->beta, ty.v, tw.v));
+    tvec_read(&tw, got, "w");
+    check_elements(c, "w", got, ref, scale);
+    check_unchanged(c, "y", &ty, y);
+    tvec_free(&tw);
+    break;
+  }
+  if (kind != WAXPBY) {
+    tvec_read(&ty, got, "y");
+    check_elements(c, "y", got, ref, scale);
+  }
+  if (kind == AXPY_NRM2) {
+    /* The norm's error is bounded by the elements' (through scale) plus the
+     * reduction's. */
+    check_scalar(c, "norm", norm, sqrtl(sq), tolerance(c->type) * sqrtl(sq_scale));
+  }
+  check_unchanged(c, "x", &tx, x);
+  tvec_free(&tx);
+  tvec_free(&ty);
+  free(x);
+  free(y);
+  free(w);
+  free(ref);
+  free(scale);
+  free(got);
+}
+
+static void run_axpy(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "axpy", type) {
+    update_case(&c, AXPY);
+  }
+}
+
+static void run_axpby(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "axpby", type) {
+    update_case(&c, AXPBY);
+  }
+}
+
+static void run_waxpby(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "waxpby", type) {
+    update_case(&c, WAXPBY);
+  }
+}
+
+static void run_axpy_nrm2(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "axpy_nrm2", type) {
+    update_case(&c, AXPY_NRM2);
+  }
+}
+
+/* dot, nrm2 and dot2 on the same data. */
+enum reduce_kind { DOT, NRM2, DOT2 };
+
+static void reduce_case(const ccase *c, enum reduce_kind kind) {
+  size_t n = c->n;
+  double *x = random_values(c->type, n), *y = random_values(c->type, n);
+  long double xy = 0.0L, xy_mag = 0.0L, xx = 0.0L;
+  for (size_t i = 0; i < n; i++) {
+    xy += (long double)x[i] * y[i];
+    xy_mag += fabsl((long double)x[i] * y[i]);
+    xx += (long double)x[i] * x[i];
+  }
+  double tol = tolerance(c->type);
+  tvec tx, ty;
+  tvec_make(&tx, c->type, n, view_offset(c->views, 3), x);
+  tvec_make(&ty, c->type, n, view_offset(c->views, 1), y);
+  double r1 = NAN, r2 = NAN;
+  switch (kind) {
+  case DOT:
+    CHECK_OK(clmg_dot(tx.v, ty.v, &r1));
+    check_scalar(c, "x.y", r1, xy, tol * xy_mag);
+    break;
+  case NRM2:
+    CHECK_OK(clmg_nrm2(tx.v, &r1));
+    check_scalar(c, "||x||", r1, sqrtl(xx), tol * sqrtl(xx));
+    break;
+  case DOT2:
+    CHECK_OK(clmg_dot2(tx.v, ty.v, &r1, &r2));
+    check_scalar(c, "x.y", r1, xy, tol * xy_mag);
+    check_scalar(c, "x.x", r2, xx, tol * xx);
+    break;
+  }
+  check_unchanged(c, "x", &tx, x);
+  check_unchanged(c, "y", &ty, y);
+  tvec_free(&tx);
+  tvec_free(&ty);
+  free(x);
+  free(y);
+}
+
+static void run_dot(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "dot", type) {
+    reduce_case(&c, DOT);
+  }
+}
+
+static void run_nrm2(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "nrm2", type) {
+    reduce_case(&c, NRM2);
+  }
+}
+
+static void run_dot2(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "dot2", type) {
+    reduce_case(&c, DOT2);
+  }
+}
+
+/* x = x + alpha p; r = r - alpha q; rr = r.r */
+static void cg_case(const ccase *c, int p_is_q) {
+  size_t n = c->n;
+  double *p = random_values(c->type, n), *q = random_values(c->type, n);
+  double *x = random_values(c->type, n), *r = random_values(c->type, n);
+  if (p_is_q)
+    memcpy(q, p, n * sizeof *q);
+  double *xref = malloc((n + 1) * sizeof *xref), *xscale = malloc((n + 1) * sizeof *xscale);
+  double *rref = malloc((n + 1) * sizeof *rref), *rscale = malloc((n + 1) * sizeof *rscale);
+  double *got = malloc((n + 1) * sizeof *got);
+  assert_true(xref && xscale && rref && rscale && got);
+  long double rr = 0.0L, rr_scale = 0.0L;
+  for (size_t i = 0; i < n; i++) {
+    xref[i] = x[i] + c->alpha * p[i];
+    xscale[i] = fabs(x[i]) + fabs(c->alpha * p[i]);
+    rref[i] = r[i] - c->alpha * q[i];
+    rscale[i] = fabs(r[i]) + fabs(c->alpha * q[i]);
+    rr += (long double)rref[i] * rref[i];
+    rr_scale += (long double)rscale[i] * rscale[i];
+  }
+  tvec tp, tq, tx, tr;
+  tvec_make(&tp, c->type, n, view_offset(c->views, 0), p);
+  if (!p_is_q)
+    tvec_make(&tq, c->type, n, view_offset(c->views, 1), q);
+  tvec_make(&tx, c->type, n, view_offset(c->views, 2), x);
+  tvec_make(&tr, c->type, n, view_offset(c->views, 3), r);
+  double rr_got = NAN;
+  CHECK_OK(clmg_cg_update(c->alpha, tp.v, p_is_q ? tp.v : tq.v, tx.v, tr.v, &rr_got));
+  tvec_read(&tx, got, "x");
+  check_elements(c, "x", got, xref, xscale);
+  tvec_read(&tr, got, "r");
+  check_elements(c, "r", got, rref, rscale);
+  check_scalar(c, "r.r", rr_got, rr, 2.0 * tolerance(c->type) * rr_scale);
+  check_unchanged(c, "p", &tp, p);
+  if (!p_is_q) {
+    check_unchanged(c, "q", &tq, q);
+    tvec_free(&tq);
+  }
+  tvec_free(&tp);
+  tvec_free(&tx);
+  tvec_free(&tr);
+  free(p);
+  free(q);
+  free(x);
+  free(r);
+  free(xref);
+  free(xscale);
+  free(rref);
+  free(rscale);
+  free(got);
+}
+
+static void run_cg_update(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "cg_update", type) {
+    cg_case(&c, 0);
+  }
+}
+
+/* ---- special scalars, aliasing, empty vectors ---- */
+
+static void run_special_scalars(clmg_dtype type) {
+  require_type(type);
+  const double pairs[][2] = {{0.0, 0.75}, {-0.625, 0.0}, {0.0, 0.0}, {1.0, 1.0},
+                             {-1.0, 1.0}, {1.0, -1.0},   {2.0, 0.5}};
+  for (int views = 0; views < 2; views++) {
+    for (size_t k = 0; k < sizeof pairs / sizeof pairs[0]; k++) {
+      ccase c = {"", type, 1000, views, pairs[k][0], pairs[k][1]};
+      c.op = "scal";
+      scal_case(&c);
+      c.op = "axpy";
+      update_case(&c, AXPY);
+      c.op = "axpby";
+      update_case(&c, AXPBY);
+      c.op = "waxpby";
+      update_case(&c, WAXPBY);
+      c.op = "axpy_nrm2";
+      update_case(&c, AXPY_NRM2);
+      c.op = "cg_update";
+      cg_case(&c, 0);
+    }
+  }
+}
+
+/* Operands that are the same vector, or overlapping read-only views. */
+static void run_aliasing(clmg_dtype type) {
+  require_type(type);
+  const double tol = tolerance(type);
+  for (int li = 0; li < NLENGTHS; li++) {
+    size_t n = lengths[li];
+    ccase c = {"aliasing", type, n, 0, rounded(type, rng_scalar()), rounded(type, rng_scalar())};
+    double *x = random_values(type, n), *y = random_values(type, n);
+    double *got = malloc((n + 1) * sizeof *got), *ref = malloc((n + 1) * sizeof *ref);
+    double *scale = malloc((n + 1) * sizeof *scale);
+    assert_true(got && ref && scale);
+    long double xx = 0.0L;
+    for (size_t i = 0; i < n; i++)
+      xx += (long double)x[i] * x[i];
+    tvec tx, ty;
+    tvec_make(&tx, type, n, 3, x);
+    tvec_make(&ty, type, n, 0, y);
+
+    double r1 = NAN, r2 = NAN;
+    c.op = "dot(x, x)";
+    CHECK_OK(clmg_dot(tx.v, tx.v, &r1));
+    check_scalar(&c, "x.x", r1, xx, tol * xx);
+    c.op = "dot2(x, x)";
+    CHECK_OK(clmg_dot2(tx.v, tx.v, &r1, &r2));
+    check_scalar(&c, "x.y", r1, xx, tol * xx);
+    check_scalar(&c, "x.x", r2, xx, tol * xx);
+
+    /* Two overlapping views of one base, read only. */
+    if (n > 1) {
+      clmg_vector *a = NULL, *b = NULL;
+      CHECK_OK(clmg_vector_view(tx.v, 0, n - 1, &a));
+      CHECK_OK(clmg_vector_view(tx.v, 1, n - 1, &b));
+      long double shifted = 0.0L, mag = 0.0L;
+      for (size_t i = 0; i + 1 < n; i++) {
+        shifted += (long double)x[i] * x[i + 1];
+        mag += fabsl((long double)x[i] * x[i + 1]);
+      }
+      c.op = "dot of overlapping views";
+      CHECK_OK(clmg_dot(a, b, &r1));
+      check_scalar(&c, "x[:-1].x[1:]", r1, shifted, tol * mag);
+      clmg_vector_destroy(a);
+      clmg_vector_destroy(b);
+    }
+
+    /* w = alpha x + beta y with w = x: x = alpha x + beta y. */
+    c.op = "waxpby(w = x)";
+    for (size_t i = 0; i < n; i++) {
+      ref[i] = c.alpha * x[i] + c.beta * y[i];
+      scale[i] = fabs(c.alpha * x[i]) + fabs(c.beta * y[i]);
+    }
+    CHECK_OK(clmg_waxpby(c.alpha, tx.v, c.beta, ty.v, tx.v));
+    tvec_read(&tx, got, "x");
+    check_elements(&c, "x", got, ref, scale);
+    check_unchanged(&c, "y", &ty, y);
+    memcpy(x, got, n * sizeof *x);
+
+    /* w = y: y = alpha x + beta y. */
+    c.op = "waxpby(w = y)";
+    for (size_t i = 0; i < n; i++) {
+      ref[i] = c.alpha * x[i] + c.beta * y[i];
+      scale[i] = fabs(c.alpha * x[i]) + fabs(c.beta * y[i]);
+    }
+    CHECK_OK(clmg_waxpby(c.alpha, tx.v, c.beta, ty.v, ty.v));
+    tvec_read(&ty, got, "y");
+    check_elements(&c, "y", got, ref, scale);
+    check_unchanged(&c, "x", &tx, x);
+
+    tvec_free(&tx);
+    tvec_free(&ty);
+    free(x);
+    free(y);
+    free(got);
+    free(ref);
+    free(scale);
+
+    /* cg_update with p = q. */
+    c.op = "cg_update(p = q)";
+    c.views = 1;
+    cg_case(&c, 1);
+  }
+}
+
+static void run_empty(clmg_dtype type) {
+  require_type(type);
+  clmg_vector *a = NULL, *b = NULL, *w = NULL, *e = NULL, *base = NULL, *view = NULL;
+  CHECK_OK(clmg_vector_create(ctx, type, 0, &a));
+  CHECK_OK(clmg_vector_create(ctx, type, 0, &e));
+  CHECK_OK(clmg_vector_create(ctx, type, 0, &b));
+  CHECK_OK(clmg_vector_create(ctx, type, 0, &w));
+  CHECK_OK(clmg_vector_create(ctx, type, 10, &base));
+  CHECK_OK(clmg_vector_fill(base, 0.5));
+  CHECK_OK(clmg_vector_view(base, 4, 0, &view));
+  clmg_vector *xs[] = {a, view};
+  for (int k = 0; k < 2; k++) {
+    clmg_vector *x = xs[k];
+    double r1 = 7.0, r2 = 7.0;
+    CHECK_OK(clmg_copy(x, b));
+    CHECK_OK(clmg_scal(0.5, x));
+    CHECK_OK(clmg_axpy(0.5, x, b));
+    CHECK_OK(clmg_axpby(0.5, x, 0.25, b));
+    CHECK_OK(clmg_waxpby(0.5, x, 0.25, b, w));
+    CHECK_OK(clmg_dot(x, b, &r1));
+    assert_true(r1 == 0.0);
+    r1 = 7.0;
+    CHECK_OK(clmg_nrm2(x, &r1));
+    assert_true(r1 == 0.0);
+    r1 = 7.0;
+    CHECK_OK(clmg_axpy_nrm2(0.5, x, b, &r1));
+    assert_true(r1 == 0.0);
+    r1 = 7.0;
+    CHECK_OK(clmg_cg_update(0.5, x, b, w, e, &r1));
+    assert_true(r1 == 0.0);
+    r1 = 7.0;
+    CHECK_OK(clmg_dot2(x, b, &r1, &r2));
+    assert_true(r1 == 0.0 && r2 == 0.0);
+  }
+  /* The base of the empty view is untouched. */
+  double host[10];
+  float hostf[10];
+  CHECK_OK(clmg_vector_download(base, type == CLMG_DOUBLE ? (void *)host : (void *)hostf));
+  for (int i = 0; i < 10; i++)
+    assert_true((type == CLMG_DOUBLE ? host[i] : hostf[i]) == 0.5);
+  clmg_vector_destroy(view);
+  clmg_vector_destroy(base);
+  clmg_vector_destroy(a);
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(w);
+  clmg_vector_destroy(e);
+}
+
+/* A reduction right after a big one and a small one: the scratch space of
+ * reductions is reused correctly, and repeated calls agree. */
+static void run_repeat(clmg_dtype type) {
+  require_type(type);
+  const size_t sizes[] = {1000003, 3, 65537, 1};
+  for (int k = 0; k < 4; k++) {
+    size_t n = sizes[k];
+    ccase c = {"repeated dot", type, n, 0, 0.0, 0.0};
+    double *x = random_values(type, n), *y = random_values(type, n);
+    long double xy = 0.0L, mag = 0.0L;
+    for (size_t i = 0; i < n; i++) {
+      xy += (long double)x[i] * y[i];
+      mag += fabsl((long double)x[i] * y[i]);
+    }
+    tvec tx, ty;
+    tvec_make(&tx, type, n, 0, x);
+    tvec_make(&ty, type, n, 0, y);
+    double first = NAN;
+    for (int rep = 0; rep < 3; rep++) {
+      double r = NAN;
+      CHECK_OK(clmg_dot(tx.v, ty.v, &r));
+      check_scalar(&c, "x.y", r, xy, tolerance(type) * mag);
+      if (rep == 0)
+        first = r;
+      else
+        check_scalar(&c, "x.y again", r, first, tolerance(type) * mag);
+    }
+    tvec_free(&tx);
+    tvec_free(&ty);
+    free(x);
+    free(y);
+  }
+}
+
+/* ---- groups ---- */
+
+static int open_context(clmg_blas1_backend backend) {
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.blas1_backend = backend;
+  clmg_status status = clmg_context_create(&options, &ctx);
+  if (status != CLMG_SUCCESS) {
+    print_error("[%s] context: %s: %s\n", backend_name, clmg_status_string(status),
+                ctx ? clmg_context_message(ctx) : "(no context)");
+    clmg_context_destroy(ctx);
+    ctx = NULL;
+    return -1;
+  }
+  print_message("[%s] device: %s / %s\n", backend_name, clmg_context_device(ctx)->platform_name,
+                clmg_context_device(ctx)->name);
+  return 0;
+}
+
+static int setup_native(void **state) {
+  (void)state;
+  backend_name = "native";
+  return open_context(CLMG_BLAS1_NATIVE);
+}
+
+static int setup_clblast(void **state) {
+  (void)state;
+  backend_name = "clblast";
+  return open_context(CLMG_BLAS1_CLBLAST);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  clmg_context_destroy(ctx);
+  ctx = NULL;
+  return 0;
+}
+
+#define TYPED_TESTS(name)                                                                          \
+  static void name##_double(void **state) {                                                        \
+    (void)state;                                                                                   \
+    run_##name(CLMG_DOUBLE);                                                                       \
+  }                                                                                                \
+  static void name##_float(void **state) {                                                         \
+    (void)state;                                                                                   \
+    run_##name(CLMG_FLOAT);                                                                        \
+  }
+
+TYPED_TESTS(copy)
+TYPED_TESTS(scal)
+TYPED_TESTS(axpy)
+TYPED_TESTS(axpby)
+TYPED_TESTS(waxpby)
+TYPED_TESTS(dot)
+TYPED_TESTS(nrm2)
+TYPED_TESTS(axpy_nrm2)
+TYPED_TESTS(cg_update)
+TYPED_TESTS(dot2)
+TYPED_TESTS(special_scalars)
+TYPED_TESTS(aliasing)
+TYPED_TESTS(empty)
+TYPED_TESTS(repeat)
+
+#define BOTH(name) cmocka_unit_test(name##_double), cmocka_unit_test(name##_float)
+
+int main(void) {
+  const char *seed = getenv("CLMG_TEST_SEED");
+  if (seed)
+    rng_state = strtoull(seed, NULL, 0);
+  /* Glob patterns of test names to run or to skip. */
+  if (getenv("CLMG_TEST_FILTER"))
+    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
+  if (getenv("CLMG_TEST_SKIP"))
+    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+  const struct CMUnitTest tests[] = {
+      BOTH(copy),
+      BOTH(scal),
+      BOTH(axpy),
+      BOTH(axpby),
+      BOTH(waxpby),
+      BOTH(dot),
+      BOTH(nrm2),
+      BOTH(axpy_nrm2),
+      BOTH(cg_update),
+      BOTH(dot2),
+      BOTH(special_scalars),
+      BOTH(aliasing),
+      BOTH(empty),
+      BOTH(repeat),
+  };
+  int failures = cmocka_run_group_tests_name("blas1-native", tests, setup_native, teardown);
+  failures += cmocka_run_group_tests_name("blas1-clblast", tests, setup_clblast, teardown);
+  return failures;
+}
