@@ -18,7 +18,10 @@ typedef struct clmg_error {
 
 /* ---- host CSR ----
  * Row offsets are 64-bit (nonzero counts may pass 2^31); column indices are
- * 32-bit; columns are sorted and unique within each row. */
+ * 32-bit, so rows and columns are limited to INT32_MAX; columns are sorted
+ * and unique within each row.
+ * Functions with an `out` matrix overwrite it without freeing what it held
+ * (out must not be an input) and leave it all zero after a failure. */
 typedef struct clmg_csr {
   size_t rows;
   size_t cols;
@@ -44,27 +47,32 @@ CLMG_API clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error 
 CLMG_API clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error);
 /* diagonal[i] = a(i,i) (0 where absent), for i < min(rows, cols). */
 CLMG_API clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error);
-/* y = alpha a x + beta y on the host (the reference for the device kernels). */
+/* y = alpha a x + beta y on the host (the reference for the device kernels);
+ * beta == 0: y is not read. */
 CLMG_API void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double beta,
                                  double *y);
 /* out(i, j) = a(row_perm[i], col_perm[j]): row_perm[new] = old. Either
  * permutation may be NULL (identity). Permutations are checked. */
 CLMG_API clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm,
                                       const int32_t *col_perm, clmg_csr *out, clmg_error *error);
-/* 1 when a equals its transpose up to a relative tolerance of the entries. */
+/* 1 when |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|) for all entries (a
+ * missing mirror counts as 0); 0 otherwise, and for non-square or malformed
+ * matrices. */
 CLMG_API int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance);
 
 /* ---- Matrix Market ----
- * Reads coordinate files (real, integer, pattern; general, symmetric,
- * skew-symmetric) into CSR, symmetric ones expanded to both triangles. A
- * malformed file is rejected with its name, line number and what was
- * expected; out is then left empty. */
+ * Reads coordinate and array files (real, integer, pattern; general,
+ * symmetric, skew-symmetric) into CSR, symmetric ones expanded to both
+ * triangles (an entry above the diagonal is mirrored like one below). A
+ * malformed file is rejected with "FILE:LINE: what was expected"; out is then
+ * left empty. Numbers are read and written in the "C" locale whatever the
+ * application's locale is. */
 CLMG_API clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out,
                                                  clmg_error *error);
 CLMG_API clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a,
                                                   clmg_error *error);
-/* Dense vectors as Matrix Market array files (n x 1, real or integer).
- * *values is malloc'ed. */
+/* Dense vectors as Matrix Market array files (n x 1 or 1 x n, real or
+ * integer; n x 1 coordinate files are read too). *values is malloc'ed. */
 CLMG_API clmg_status clmg_read_matrix_market_vector(const char *path, double **values, size_t *n,
                                                     clmg_error *error);
 CLMG_API clmg_status clmg_write_matrix_market_vector(const char *path, const double *values,

@@ -1,0 +1,505 @@
+/* Host CSR matrices: building from triplets, copy, transpose, permutation,
+ * diagonal, a reference SpMV and a symmetry test. Host code only (no OpenCL).
+ *
+ * The builders are linear, with counting sorts as in CSparse, so they stay
+ * fast for the 10^7-entry matrices of the benchmarks: from_triplets in
+ * O(nnz + rows) (per-row sorts replace the column counting sort for
+ * hyper-sparse shapes), transpose and permute in O(nnz + rows + cols). Outputs are built in locals
+ * and handed over only on success: after a failure `out` is zeroed and owns nothing. A built matrix
+ * always has non-NULL arrays (at least one element allocated), so callers never need to
+ * special-case an empty matrix. */
+#include "clmg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
+  if (error) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error->message, sizeof error->message, format, args);
+    va_end(args);
+  }
+  return status;
+}
+
+static void clear_error(clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+}
+
+/* malloc of count elements of `size` bytes, NULL when the product overflows.
+ * At least one element, so an empty array is still a valid pointer. */
+static void *allocate_array(size_t count, size_t size) {
+  if (count == 0)
+    count = 1;
+  if (count > SIZE_MAX / size)
+    return NULL;
+  return malloc(count * size);
+}
+
+static void *allocate_zeroed_array(size_t count, size_t size) {
+  if (count == 0)
+    count = 1;
+  return calloc(count, size);
+}
+
+/* Allocates the three arrays of a rows x cols matrix with nnz entries;
+ * row_ptr is zeroed. */
+static clmg_status allocate_csr(size_t rows, size_t cols, size_t nnz, clmg_csr *a,
+                                clmg_error *error) {
+  memset(a, 0, sizeof *a);
+  a->rows = rows;
+  a->cols = cols;
+  a->row_ptr = rows < SIZE_MAX ? allocate_zeroed_array(rows + 1, sizeof *a->row_ptr) : NULL;
+  a->col = allocate_array(nnz, sizeof *a->col);
+  a->val = allocate_array(nnz, sizeof *a->val);
+  if (!a->row_ptr || !a->col || !a->val) {
+    clmg_csr_free(a);
+    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                "cannot allocate a %zu x %zu CSR matrix with %zu entries", rows, cols, nnz);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Column indices are int32, and so are permutations and the row indices of
+ * triplets; a transpose turns rows into columns, so both dimensions share the
+ * limit. */
+static clmg_status check_dimensions(size_t rows, size_t cols, clmg_error *error) {
+  if (rows > INT32_MAX || cols > INT32_MAX)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "a %zu x %zu matrix exceeds the 32-bit index limit of %d rows and columns", rows,
+                cols, INT32_MAX);
+  return CLMG_SUCCESS;
+}
+
+/* Checks that a is a well-formed CSR matrix: the invariants every function
+ * here relies on. O(nnz), cheap next to the operations that call it. */
+static clmg_status check_csr(const clmg_csr *a, clmg_error *error) {
+  if (!a)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the matrix is NULL");
+  clmg_status status = check_dimensions(a->rows, a->cols, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!a->row_ptr)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no row_ptr array",
+                a->rows, a->cols);
+  if (a->row_ptr[0] != 0)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "row_ptr[0] is %lld, expected 0",
+                (long long)a->row_ptr[0]);
+  for (size_t i = 0; i < a->rows; i++)
+    if (a->row_ptr[i + 1] < a->row_ptr[i])
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "row_ptr decreases at row %zu (%lld after %lld)", i, (long long)a->row_ptr[i + 1],
+                  (long long)a->row_ptr[i]);
+  if (a->row_ptr[a->rows] > 0 && (!a->col || !a->val))
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "the matrix has %lld entries but no col or val array",
+                (long long)a->row_ptr[a->rows]);
+  for (size_t i = 0; i < a->rows; i++) {
+    int64_t previous = -1;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      int32_t column = a->col[k];
+      if (column < 0 || (size_t)column >= a->cols)
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "row %zu has column %d, outside [0, %zu)",
+                    i, (int)column, a->cols);
+      if (column <= previous)
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "row %zu has column %d after column %lld (columns must be sorted and unique)",
+                    i, (int)column, (long long)previous);
+      previous = column;
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Index of column j in row i of a, or -1. Binary search: rows are sorted,
+ * and a dense row must not make this linear. */
+static int64_t find_entry(const clmg_csr *a, size_t i, int32_t j) {
+  int64_t low = a->row_ptr[i], high = a->row_ptr[i + 1];
+  while (low < high) {
+    int64_t middle = low + (high - low) / 2;
+    if (a->col[middle] < j)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  return low < a->row_ptr[i + 1] && a->col[low] == j ? low : -1;
+}
+
+/* Checks that perm is a bijection of [0, n) and fills inverse[perm[k]] = k.
+ * `name` names the permutation in the message. */
+static clmg_status invert_permutation(const int32_t *perm, size_t n, const char *name,
+                                      int32_t *inverse, clmg_error *error) {
+  for (size_t k = 0; k < n; k++)
+    inverse[k] = -1;
+  for (size_t k = 0; k < n; k++) {
+    int32_t old = perm[k];
+    if (old < 0 || (size_t)old >= n)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "%s[%zu] = %d is outside [0, %zu): not a permutation", name, k, (int)old, n);
+    if (inverse[old] >= 0)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "%s[%zu] = %d repeats %s[%d]: not a permutation", name, k, (int)old, name,
+                  (int)inverse[old]);
+    inverse[old] = (int32_t)k;
+  }
+  return CLMG_SUCCESS;
+}
+
+/* ---- sorting triplets into rows ----
+ * Both strategies leave result->col/val holding the triplets grouped by row,
+ * columns ascending within a row and duplicates in input order (so their sum
+ * is deterministic), and result->row_ptr holding the row offsets. */
+
+/* Two stable counting sorts, by column and then by row: O(count + rows +
+ * cols) time, and cols offsets of memory. */
+static clmg_status sort_by_counting(size_t count, const int32_t *row_index,
+                                    const int32_t *col_index, const double *values,
+                                    clmg_csr *result, clmg_error *error) {
+  int64_t *column_start = allocate_zeroed_array(result->cols + 1, sizeof *column_start);
+  size_t *by_column = allocate_array(count, sizeof *by_column);
+  if (!column_start || !by_column) {
+    free(column_start);
+    free(by_column);
+    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                "cannot allocate work arrays for %zu triplets", count);
+  }
+  for (size_t k = 0; k < count; k++)
+    column_start[col_index[k] + 1]++;
+  for (size_t j = 0; j < result->cols; j++)
+    column_start[j + 1] += column_start[j];
+  for (size_t k = 0; k < count; k++)
+    by_column[column_start[col_index[k]]++] = k;
+  free(column_start);
+
+  /* row_ptr[i] first serves as the fill position of row i, then is shifted
+   * back into the offsets. */
+  int64_t *row_ptr = result->row_ptr;
+  for (size_t k = 0; k < count; k++)
+    row_ptr[row_index[k] + 1]++;
+  for (size_t i = 0; i < result->rows; i++)
+    row_ptr[i + 1] += row_ptr[i];
+  for (size_t m = 0; m < count; m++) {
+    size_t k = by_column[m];
+    int64_t position = row_ptr[row_index[k]]++;
+    result->col[position] = col_index[k];
+    result->val[position] = values[k];
+  }
+  free(by_column);
+  for (size_t i = result->rows; i > 0; i--)
+    row_ptr[i] = row_ptr[i - 1];
+  row_ptr[0] = 0;
+  return CLMG_SUCCESS;
+}
+
+typedef struct column_key {
+  int32_t col;
+  size_t input; /* position among the triplets: ties keep input order */
+} column_key;
+
+static int compare_column_keys(const void *left, const void *right) {
+  const column_key *a = left, *b = right;
+  if (a->col != b->col)
+    return a->col < b->col ? -1 : 1;
+  return a->input < b->input ? -1 : a->input > b->input;
+}
+
+/* A counting sort by row, then a comparison sort within each row: O(count
+ * log(row length) + rows), no memory proportional to cols. For hyper-sparse
+ * shapes (far more columns than entries), where cols offsets would dominate. */
+static clmg_status sort_by_rows(size_t count, const int32_t *row_index, const int32_t *col_index,
+                                const double *values, clmg_csr *result, clmg_error *error) {
+  column_key *keys = allocate_array(count, sizeof *keys);
+  if (!keys)
+    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                "cannot allocate work arrays for %zu triplets", count);
+  int64_t *row_ptr = result->row_ptr;
+  for (size_t k = 0; k < count; k++)
+    row_ptr[row_index[k] + 1]++;
+  for (size_t i = 0; i < result->rows; i++)
+    row_ptr[i + 1] += row_ptr[i];
+  for (size_t k = 0; k < count; k++) {
+    column_key key = {col_index[k], k};
+    keys[row_ptr[row_index[k]]++] = key;
+  }
+  for (size_t i = result->rows; i > 0; i--)
+    row_ptr[i] = row_ptr[i - 1];
+  row_ptr[0] = 0;
+  for (size_t i = 0; i < result->rows; i++)
+    qsort(keys + row_ptr[i], (size_t)(row_ptr[i + 1] - row_ptr[i]), sizeof *keys,
+          compare_column_keys);
+  for (size_t k = 0; k < count; k++) {
+    result->col[k] = keys[k].col;
+    result->val[k] = values[keys[k].input];
+  }
+  free(keys);
+  return CLMG_SUCCESS;
+}
+
+/* Sums adjacent duplicates of sorted rows in place and returns the entries
+ * kept. */
+static int64_t merge_duplicates(clmg_csr *a) {
+  int64_t kept = 0;
+  for (size_t i = 0; i < a->rows; i++) {
+    int64_t begin = a->row_ptr[i], end = a->row_ptr[i + 1];
+    a->row_ptr[i] = kept;
+    for (int64_t k = begin; k < end; k++) {
+      if (kept > a->row_ptr[i] && a->col[kept - 1] == a->col[k]) {
+        a->val[kept - 1] += a->val[k];
+      } else {
+        a->col[kept] = a->col[k];
+        a->val[kept] = a->val[k];
+        kept++;
+      }
+    }
+  }
+  a->row_ptr[a->rows] = kept;
+  return kept;
+}
+
+/* ---- public functions ---- */
+
+void clmg_csr_free(clmg_csr *a) {
+  if (!a)
+    return;
+  free(a->row_ptr);
+  free(a->col);
+  free(a->val);
+  memset(a, 0, sizeof *a);
+}
+
+clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count, const int32_t *row_index,
+                                   const int32_t *col_index, const double *values, clmg_csr *out,
+                                   clmg_error *error) {
+  clear_error(error);
+  if (!out)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  clmg_status status = check_dimensions(rows, cols, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (count > 0 && (!row_index || !col_index || !values))
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "%zu triplets but row_index, col_index or values is NULL", count);
+  if (count > (size_t)INT64_MAX)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "%zu triplets do not fit 64-bit offsets",
+                count);
+  for (size_t k = 0; k < count; k++) {
+    if (row_index[k] < 0 || (size_t)row_index[k] >= rows)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "triplet %zu has row index %d, outside [0, %zu)", k, (int)row_index[k], rows);
+    if (col_index[k] < 0 || (size_t)col_index[k] >= cols)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "triplet %zu has column index %d, outside [0, %zu)", k, (int)col_index[k], cols);
+  }
+
+  clmg_csr result;
+  status = allocate_csr(rows, cols, count, &result, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* Linear in count + rows either way: the counting sort whenever its
+   * column offsets cost no more than that. */
+  if (cols <= count + rows)
+    status = sort_by_counting(count, row_index, col_index, values, &result, error);
+  else
+    status = sort_by_rows(count, row_index, col_index, values, &result, error);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_free(&result);
+    return status;
+  }
+  int64_t kept = merge_duplicates(&result);
+  if ((size_t)kept < count) {
+    /* Give back the space of the merged duplicates; a failed shrink keeps
+     * the larger, still valid block. */
+    size_t keep = kept > 0 ? (size_t)kept : 1;
+    int32_t *col = realloc(result.col, keep * sizeof *col);
+    if (col)
+      result.col = col;
+    double *val = realloc(result.val, keep * sizeof *val);
+    if (val)
+      result.val = val;
+  }
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
+  clear_error(error);
+  if (!out)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  if (out == a)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
+  memset(out, 0, sizeof *out);
+  clmg_status status = check_csr(a, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t nnz = clmg_csr_nnz(a);
+  clmg_csr result;
+  status = allocate_csr(a->rows, a->cols, nnz, &result, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  memcpy(result.row_ptr, a->row_ptr, (a->rows + 1) * sizeof *a->row_ptr);
+  if (nnz > 0) {
+    memcpy(result.col, a->col, nnz * sizeof *a->col);
+    memcpy(result.val, a->val, nnz * sizeof *a->val);
+  }
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
+  clear_error(error);
+  if (!out)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  if (out == a)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
+  memset(out, 0, sizeof *out);
+  clmg_status status = check_csr(a, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t nnz = clmg_csr_nnz(a);
+  clmg_csr result;
+  status = allocate_csr(a->cols, a->rows, nnz, &result, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* Counting sort by column; walking the rows in order leaves each row of
+   * the transpose sorted. */
+  int64_t *row_ptr = result.row_ptr;
+  for (size_t k = 0; k < nnz; k++)
+    row_ptr[a->col[k] + 1]++;
+  for (size_t j = 0; j < a->cols; j++)
+    row_ptr[j + 1] += row_ptr[j];
+  for (size_t i = 0; i < a->rows; i++)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      int64_t position = row_ptr[a->col[k]]++;
+      result.col[position] = (int32_t)i;
+      result.val[position] = a->val[k];
+    }
+  for (size_t j = a->cols; j > 0; j--)
+    row_ptr[j] = row_ptr[j - 1];
+  row_ptr[0] = 0;
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error) {
+  clear_error(error);
+  clmg_status status = check_csr(a, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t n = a->rows < a->cols ? a->rows : a->cols;
+  if (n > 0 && !diagonal)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "diagonal is NULL");
+  for (size_t i = 0; i < n; i++) {
+    int64_t k = find_entry(a, i, (int32_t)i);
+    diagonal[i] = k >= 0 ? a->val[k] : 0.0;
+  }
+  return CLMG_SUCCESS;
+}
+
+void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double beta, double *y) {
+  if (!a || !a->row_ptr)
+    return;
+  for (size_t i = 0; i < a->rows; i++) {
+    double sum = 0.0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
+      sum += a->val[k] * x[a->col[k]];
+    /* beta == 0 must not read y: it may hold garbage such as NaN. */
+    y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
+  }
+}
+
+clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const int32_t *col_perm,
+                             clmg_csr *out, clmg_error *error) {
+  clear_error(error);
+  if (!out)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  if (out == a)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
+  memset(out, 0, sizeof *out);
+  clmg_status status = check_csr(a, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+
+  size_t nnz = clmg_csr_nnz(a);
+  int32_t *row_inverse = allocate_array(a->rows, sizeof *row_inverse);
+  int32_t *col_inverse = allocate_array(a->cols, sizeof *col_inverse);
+  int64_t *fill = allocate_array(a->rows, sizeof *fill); /* next free slot of each new row */
+  clmg_csr transposed = {0}, result = {0};
+  if (!row_inverse || !col_inverse || !fill)
+    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                  "cannot allocate work arrays to permute a %zu x %zu matrix", a->rows, a->cols);
+  if (status == CLMG_SUCCESS && row_perm)
+    status = invert_permutation(row_perm, a->rows, "row_perm", row_inverse, error);
+  if (status == CLMG_SUCCESS && col_perm)
+    status = invert_permutation(col_perm, a->cols, "col_perm", col_inverse, error);
+  /* Walking the columns of a in their new order (through a^T) appends
+   * ascending new column indices to every output row: sorted rows without a
+   * comparison sort. */
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_transpose(a, &transposed, error);
+  if (status == CLMG_SUCCESS)
+    status = allocate_csr(a->rows, a->cols, nnz, &result, error);
+  if (status == CLMG_SUCCESS) {
+    int64_t *row_ptr = result.row_ptr;
+    for (size_t i = 0; i < a->rows; i++) {
+      size_t old_row = row_perm ? (size_t)row_perm[i] : i;
+      row_ptr[i + 1] = row_ptr[i] + (a->row_ptr[old_row + 1] - a->row_ptr[old_row]);
+      fill[i] = row_ptr[i];
+    }
+    for (size_t j = 0; j < a->cols; j++) {
+      size_t old_column = col_perm ? (size_t)col_perm[j] : j;
+      for (int64_t k = transposed.row_ptr[old_column]; k < transposed.row_ptr[old_column + 1];
+           k++) {
+        int32_t old_row = transposed.col[k];
+        size_t new_row = row_perm ? (size_t)row_inverse[old_row] : (size_t)old_row;
+        int64_t position = fill[new_row]++;
+        result.col[position] = (int32_t)j;
+        result.val[position] = transposed.val[k];
+      }
+    }
+  }
+  free(row_inverse);
+  free(col_inverse);
+  free(fill);
+  clmg_csr_free(&transposed);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_free(&result);
+    return status;
+  }
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
+int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
+  if (check_csr(a, NULL) != CLMG_SUCCESS || a->rows != a->cols)
+    return 0;
+  /* Each entry is compared with its mirror (0 where absent), so an entry
+   * missing on one side counts unless it is zero; no allocation, so this
+   * cannot fail. */
+  for (size_t i = 0; i < a->rows; i++)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      size_t j = (size_t)a->col[k];
+      if (j == i)
+        continue;
+      int64_t mirror = find_entry(a, j, (int32_t)i);
+      double value = a->val[k], mirrored = mirror >= 0 ? a->val[mirror] : 0.0;
+      double scale = fmax(fabs(value), fabs(mirrored));
+      /* Written so that NaN compares as not symmetric. */
+      if (!(fabs(value - mirrored) <= relative_tolerance * scale))
+        return 0;
+    }
+  return 1;
+}

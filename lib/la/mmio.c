@@ -1,0 +1,713 @@
+/* Matrix Market I/O (the NIST format, math.nist.gov/MatrixMarket) for host
+ * CSR matrices and dense vectors. Host code only (no OpenCL).
+ *
+ * What is read:
+ *   %%MatrixMarket matrix <coordinate|array> <real|integer|pattern>
+ *                         <general|symmetric|skew-symmetric>
+ * then comment lines (starting with %), a size line ("rows cols entries" for
+ * coordinate, "rows cols" for array) and the entries, 1-based, one per line.
+ * complex and hermitian files are rejected as unsupported.
+ *
+ * Choices where the format leaves room or files in the wild differ:
+ * - Keywords are matched ignoring case; blank lines, comment lines among the
+ *   entries, leading/trailing white space and CRLF line ends are tolerated.
+ * - Duplicate coordinate entries are summed (as clmg_csr_from_triplets does).
+ * - Symmetric and skew-symmetric files should hold the lower triangle. An
+ *   entry above the diagonal is accepted and mirrored like any other (many
+ *   tools write such files): (i,j,v) gives a(i,j) = v and a(j,i) = v, or -v
+ *   for skew. A file that stores both triangles therefore sums each pair,
+ *   exactly as a general file with duplicates would. A diagonal entry in a
+ *   skew-symmetric file is an error.
+ * - Pattern entries get the value 1. Array files give a CSR matrix with every
+ *   position stored, zeros included (an array file has no sparsity).
+ * - Numbers are parsed and printed in the "C" numeric locale whatever the
+ *   application's locale, so a decimal comma never corrupts a file.
+ *
+ * Every parse error reads "FILE:LINE: what was expected, what was found";
+ * on any error the output is left empty. */
+#define _POSIX_C_SOURCE 200809L /* getline, newlocale/uselocale, strncasecmp */
+
+#include "clmg.h"
+
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+/* ---- errors ---- */
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
+  if (error) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error->message, sizeof error->message, format, args);
+    va_end(args);
+  }
+  return status;
+}
+
+/* ---- the "C" numeric locale for the duration of a call ---- */
+
+typedef struct numeric_locale {
+  locale_t c_locale; /* (locale_t)0 when it could not be created */
+  locale_t previous;
+} numeric_locale;
+
+/* uselocale changes only the calling thread, so other threads of the
+ * application keep their locale. Without a C locale object the current one
+ * is used (the common case of an application that never set a locale). */
+static void enter_c_numeric_locale(numeric_locale *locale) {
+  locale->c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
+  locale->previous = locale->c_locale ? uselocale(locale->c_locale) : (locale_t)0;
+}
+
+static void leave_c_numeric_locale(numeric_locale *locale) {
+  if (locale->c_locale) {
+    uselocale(locale->previous);
+    freelocale(locale->c_locale);
+  }
+}
+
+/* ---- reading lines ---- */
+
+typedef struct mm_reader {
+  const char *path;
+  FILE *file;
+  char *line; /* getline's buffer; the current line, without its line end */
+  size_t capacity;
+  size_t line_number; /* of the current line (1-based); lines read so far */
+  clmg_error *error;
+} mm_reader;
+
+static clmg_status parse_error(const mm_reader *reader, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+static clmg_status parse_error(const mm_reader *reader, const char *format, ...) {
+  if (reader->error) {
+    char *message = reader->error->message;
+    size_t size = sizeof reader->error->message;
+    int prefix = snprintf(message, size, "%s:%zu: ", reader->path, reader->line_number);
+    if (prefix >= 0 && (size_t)prefix < size) {
+      va_list args;
+      va_start(args, format);
+      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
+      va_end(args);
+    }
+  }
+  return CLMG_ERROR_PARSE;
+}
+
+static int is_blank(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
+
+static char *skip_blanks(char *text) {
+  while (is_blank(*text))
+    text++;
+  return text;
+}
+
+/* Reads the next line into reader->line, line end and trailing blanks
+ * removed. Sets *got to 0 at the end of the file. */
+static clmg_status read_line(mm_reader *reader, int *got) {
+  errno = 0;
+  ssize_t length = getline(&reader->line, &reader->capacity, reader->file);
+  if (length < 0) {
+    *got = 0;
+    if (ferror(reader->file)) {
+      int code = errno;
+      if (code == ENOMEM || code == EOVERFLOW)
+        return fail(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                    "%s:%zu: cannot hold the next line in memory", reader->path,
+                    reader->line_number + 1);
+      return fail(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s", reader->path,
+                  reader->line_number, strerror(code));
+    }
+    return CLMG_SUCCESS;
+  }
+  reader->line_number++;
+  while (length > 0 && is_blank(reader->line[length - 1]))
+    length--;
+  reader->line[length] = '\0';
+  *got = 1;
+  return CLMG_SUCCESS;
+}
+
+/* Reads up to the next line that is neither blank nor a comment; *text is
+ * that line after its leading blanks, NULL at the end of the file. */
+static clmg_status next_data_line(mm_reader *reader, char **text) {
+  for (;;) {
+    int got = 0;
+    clmg_status status = read_line(reader, &got);
+    if (status != CLMG_SUCCESS || !got) {
+      *text = NULL;
+      return status;
+    }
+    char *start = skip_blanks(reader->line);
+    if (*start != '\0' && *start != '%') {
+      *text = start;
+      return CLMG_SUCCESS;
+    }
+  }
+}
+
+/* ---- tokens ---- */
+
+typedef struct token {
+  char *start; /* NULL: no token left on the line */
+  size_t length;
+} token;
+
+/* Takes the next white-space separated token from *cursor. */
+static token next_token(char **cursor) {
+  token result = {NULL, 0};
+  char *start = skip_blanks(*cursor);
+  if (*start == '\0') {
+    *cursor = start;
+    return result;
+  }
+  char *end = start;
+  while (*end != '\0' && !is_blank(*end))
+    end++;
+  result.start = start;
+  result.length = (size_t)(end - start);
+  *cursor = end;
+  return result;
+}
+
+static int token_is(token t, const char *word) {
+  return t.start && t.length == strlen(word) && strncasecmp(t.start, word, t.length) == 0;
+}
+
+/* A printable, quoted excerpt of a token (or "end of line") for messages. */
+static const char *describe_token(token t, char *buffer, size_t size) {
+  if (!t.start)
+    return "end of line";
+  int shown = t.length > 40 ? 40 : (int)t.length;
+  snprintf(buffer, size, "'%.*s%s'", shown, t.start, t.length > 40 ? "..." : "");
+  return buffer;
+}
+
+/* Parses a token as a whole non-negative decimal integer. */
+static int parse_unsigned(token t, unsigned long long *value) {
+  if (!t.start || *t.start < '0' || *t.start > '9')
+    return 0;
+  char *end = NULL;
+  errno = 0;
+  *value = strtoull(t.start, &end, 10);
+  return errno == 0 && end == t.start + t.length;
+}
+
+/* Parses a token as a whole signed decimal integer. */
+static int parse_signed(token t, long long *value) {
+  if (!t.start)
+    return 0;
+  char *end = NULL;
+  errno = 0;
+  *value = strtoll(t.start, &end, 10);
+  return end != t.start && errno == 0 && end == t.start + t.length;
+}
+
+/* ---- the header: banner and size line ---- */
+
+typedef enum mm_format { MM_COORDINATE, MM_ARRAY } mm_format;
+typedef enum mm_field { MM_REAL, MM_INTEGER, MM_PATTERN } mm_field;
+typedef enum mm_symmetry { MM_GENERAL, MM_SYMMETRIC, MM_SKEW_SYMMETRIC } mm_symmetry;
+
+typedef struct mm_header {
+  mm_format format;
+  mm_field field;
+  mm_symmetry symmetry;
+  size_t rows;
+  size_t cols;
+  size_t entries; /* entries stored in the file (array: implied by the shape) */
+} mm_header;
+
+static const char *const banner_form =
+    "'%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> "
+    "<general|symmetric|skew-symmetric>'";
+
+static clmg_status read_banner(mm_reader *reader, mm_header *header) {
+  int got = 0;
+  clmg_status status = read_line(reader, &got);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!got) {
+    reader->line_number = 1;
+    return parse_error(reader, "expected the banner %s, found an empty file", banner_form);
+  }
+  char shown[64];
+  char *cursor = reader->line;
+  token word = next_token(&cursor);
+  if (!token_is(word, "%%MatrixMarket"))
+    return parse_error(reader, "expected the banner %s, found %s", banner_form,
+                       describe_token(word, shown, sizeof shown));
+
+  word = next_token(&cursor);
+  if (!token_is(word, "matrix"))
+    return parse_error(reader, "expected the object 'matrix', found %s",
+                       describe_token(word, shown, sizeof shown));
+
+  word = next_token(&cursor);
+  if (token_is(word, "coordinate"))
+    header->format = MM_COORDINATE;
+  else if (token_is(word, "array"))
+    header->format = MM_ARRAY;
+  else
+    return parse_error(reader, "expected the format 'coordinate' or 'array', found %s",
+                       describe_token(word, shown, sizeof shown));
+
+  word = next_token(&cursor);
+  if (token_is(word, "real"))
+    header->field = MM_REAL;
+  else if (token_is(word, "integer"))
+    header->field = MM_INTEGER;
+  else if (token_is(word, "pattern"))
+    header->field = MM_PATTERN;
+  else if (token_is(word, "complex"))
+    return parse_error(reader, "the field 'complex' is unsupported: expected 'real', 'integer' or "
+                               "'pattern'");
+  else
+    return parse_error(reader, "expected the field 'real', 'integer' or 'pattern', found %s",
+                       describe_token(word, shown, sizeof shown));
+  if (header->format == MM_ARRAY && header->field == MM_PATTERN)
+    return parse_error(reader, "expected the field 'real' or 'integer' for an array file, found "
+                               "'pattern' (valid for coordinate files only)");
+
+  word = next_token(&cursor);
+  if (token_is(word, "general"))
+    header->symmetry = MM_GENERAL;
+  else if (token_is(word, "symmetric"))
+    header->symmetry = MM_SYMMETRIC;
+  else if (token_is(word, "skew-symmetric"))
+    header->symmetry = MM_SKEW_SYMMETRIC;
+  else if (token_is(word, "hermitian"))
+    return parse_error(reader, "the symmetry 'hermitian' (complex) is unsupported: expected "
+                               "'general', 'symmetric' or 'skew-symmetric'");
+  else
+    return parse_error(reader,
+                       "expected the symmetry 'general', 'symmetric' or 'skew-symmetric', found %s",
+                       describe_token(word, shown, sizeof shown));
+
+  word = next_token(&cursor);
+  if (word.start)
+    return parse_error(reader, "expected the end of the banner after the symmetry, found %s",
+                       describe_token(word, shown, sizeof shown));
+  return CLMG_SUCCESS;
+}
+
+static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
+  const char *form = header->format == MM_COORDINATE ? "'rows columns entries'" : "'rows columns'";
+  char *text = NULL;
+  clmg_status status = next_data_line(reader, &text);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!text)
+    return parse_error(reader, "expected the size line %s, found the end of the file", form);
+
+  char shown[64];
+  unsigned long long numbers[3] = {0, 0, 0};
+  unsigned wanted = header->format == MM_COORDINATE ? 3 : 2;
+  for (unsigned k = 0; k < wanted; k++) {
+    token word = next_token(&text);
+    if (!parse_unsigned(word, &numbers[k]))
+      return parse_error(reader, "expected the size line %s of non-negative integers, found %s",
+                         form, describe_token(word, shown, sizeof shown));
+  }
+  token extra = next_token(&text);
+  if (extra.start)
+    return parse_error(reader, "expected the end of the size line %s, found %s", form,
+                       describe_token(extra, shown, sizeof shown));
+
+  unsigned long long rows = numbers[0], cols = numbers[1];
+  if (rows > INT32_MAX || cols > INT32_MAX)
+    return parse_error(reader,
+                       "expected at most %d rows and columns (32-bit indices), found %llu x %llu",
+                       INT32_MAX, rows, cols);
+  if (header->symmetry != MM_GENERAL && rows != cols)
+    return parse_error(reader, "expected a square matrix for symmetry '%s', found %llu x %llu",
+                       header->symmetry == MM_SYMMETRIC ? "symmetric" : "skew-symmetric", rows,
+                       cols);
+  header->rows = (size_t)rows;
+  header->cols = (size_t)cols;
+
+  /* The most entries the file can hold: one per position of the stored part.
+   * rows, cols < 2^31, so these products cannot overflow. */
+  unsigned long long positions = rows * cols;
+  if (header->symmetry == MM_SYMMETRIC)
+    positions = rows * (rows + 1) / 2;
+  else if (header->symmetry == MM_SKEW_SYMMETRIC)
+    positions = rows == 0 ? 0 : rows * (rows - 1) / 2;
+  if (header->format == MM_ARRAY) {
+    header->entries = (size_t)positions;
+  } else {
+    if (numbers[2] > positions)
+      return parse_error(reader,
+                         "expected at most %llu entries for a %llu x %llu matrix, found %llu",
+                         positions, rows, cols, numbers[2]);
+    header->entries = (size_t)numbers[2];
+  }
+  return CLMG_SUCCESS;
+}
+
+/* ---- the entries ---- */
+
+typedef struct mm_triplets {
+  int32_t *row; /* 0-based */
+  int32_t *col;
+  double *val;
+  size_t count;
+  size_t capacity;
+  size_t limit; /* the most that can be needed; capacity grows up to it */
+} mm_triplets;
+
+static void free_triplets(mm_triplets *triplets) {
+  free(triplets->row);
+  free(triplets->col);
+  free(triplets->val);
+  memset(triplets, 0, sizeof *triplets);
+}
+
+/* Grows the arrays geometrically rather than trusting the size line with
+ * one huge allocation: a truncated or corrupt file then fails with a parse
+ * error instead of an allocation of what it claims. */
+static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, size_t wanted) {
+  if (wanted <= triplets->capacity)
+    return CLMG_SUCCESS;
+  size_t capacity = triplets->capacity ? triplets->capacity : 4096;
+  while (capacity < wanted)
+    capacity = capacity > SIZE_MAX / 2 ? SIZE_MAX : 2 * capacity;
+  if (capacity > triplets->limit)
+    capacity = triplets->limit;
+  if (capacity > SIZE_MAX / sizeof(double))
+    capacity = 0;
+  int32_t *row = capacity ? realloc(triplets->row, capacity * sizeof *row) : NULL;
+  if (row)
+    triplets->row = row;
+  int32_t *col = row ? realloc(triplets->col, capacity * sizeof *col) : NULL;
+  if (col)
+    triplets->col = col;
+  double *val = col ? realloc(triplets->val, capacity * sizeof *val) : NULL;
+  if (!val)
+    return fail(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                "%s:%zu: cannot allocate room for %zu entries", reader->path, reader->line_number,
+                wanted);
+  triplets->val = val;
+  triplets->capacity = capacity;
+  return CLMG_SUCCESS;
+}
+
+static void append_triplet(mm_triplets *triplets, size_t i, size_t j, double value) {
+  triplets->row[triplets->count] = (int32_t)i;
+  triplets->col[triplets->count] = (int32_t)j;
+  triplets->val[triplets->count] = value;
+  triplets->count++;
+}
+
+/* Stores a(i,j) = value (0-based) and, for a symmetric file, its mirror. */
+static clmg_status add_entry(mm_reader *reader, const mm_header *header, size_t i, size_t j,
+                             double value, mm_triplets *triplets) {
+  int mirrored = header->symmetry != MM_GENERAL && i != j;
+  if (header->symmetry == MM_SKEW_SYMMETRIC && i == j)
+    return parse_error(reader,
+                       "expected no diagonal entry in a skew-symmetric matrix, found (%zu, %zu)",
+                       i + 1, j + 1);
+  clmg_status status = reserve_triplets(reader, triplets, triplets->count + 1 + (size_t)mirrored);
+  if (status != CLMG_SUCCESS)
+    return status;
+  append_triplet(triplets, i, j, value);
+  if (mirrored)
+    append_triplet(triplets, j, i, header->symmetry == MM_SKEW_SYMMETRIC ? -value : value);
+  return CLMG_SUCCESS;
+}
+
+/* Parses a 1-based index in [1, limit] into a 0-based one. */
+static clmg_status parse_index(mm_reader *reader, char **cursor, const char *what, size_t limit,
+                               size_t *index) {
+  char shown[64];
+  token word = next_token(cursor);
+  long long value = 0;
+  if (!parse_signed(word, &value))
+    return parse_error(reader, "expected a %s (an integer), found %s", what,
+                       describe_token(word, shown, sizeof shown));
+  if (value < 1 || (unsigned long long)value > limit)
+    return parse_error(reader, "expected a %s in [1, %zu], found %lld", what, limit, value);
+  *index = (size_t)(value - 1);
+  return CLMG_SUCCESS;
+}
+
+/* Parses the value of an entry (none for pattern files) and checks that
+ * nothing follows it. */
+static clmg_status parse_value(mm_reader *reader, char **cursor, mm_field field, double *value) {
+  char shown[64];
+  if (field == MM_PATTERN) {
+    *value = 1.0;
+  } else if (field == MM_INTEGER) {
+    token word = next_token(cursor);
+    long long integer = 0;
+    if (!parse_signed(word, &integer))
+      return parse_error(reader, "expected an integer value, found %s",
+                         describe_token(word, shown, sizeof shown));
+    *value = (double)integer;
+  } else {
+    token word = next_token(cursor);
+    if (!word.start)
+      return parse_error(reader, "expected a real value, found end of line");
+    char *end = NULL;
+    errno = 0;
+    *value = strtod(word.start, &end);
+    if (end != word.start + word.length)
+      return parse_error(reader, "expected a real value, found %s",
+                         describe_token(word, shown, sizeof shown));
+    /* ERANGE on underflow gives a denormal or zero, which is fine; an
+     * overflow to infinity is not what the file meant. */
+    if (errno == ERANGE && isinf(*value))
+      return parse_error(reader, "expected a real value within double range, found %s",
+                         describe_token(word, shown, sizeof shown));
+  }
+  token extra = next_token(cursor);
+  if (extra.start)
+    return parse_error(reader, "expected the end of the entry, found %s",
+                       describe_token(extra, shown, sizeof shown));
+  return CLMG_SUCCESS;
+}
+
+static clmg_status missing_entries(mm_reader *reader, const mm_header *header, size_t found) {
+  return parse_error(reader, "expected %zu entries, file ended after %zu", header->entries, found);
+}
+
+static clmg_status read_coordinate_entries(mm_reader *reader, const mm_header *header,
+                                           mm_triplets *triplets) {
+  for (size_t k = 0; k < header->entries; k++) {
+    char *text = NULL;
+    clmg_status status = next_data_line(reader, &text);
+    if (status != CLMG_SUCCESS)
+      return status;
+    if (!text)
+      return missing_entries(reader, header, k);
+    size_t i = 0, j = 0;
+    double value = 0.0;
+    status = parse_index(reader, &text, "row index", header->rows, &i);
+    if (status == CLMG_SUCCESS)
+      status = parse_index(reader, &text, "column index", header->cols, &j);
+    if (status == CLMG_SUCCESS)
+      status = parse_value(reader, &text, header->field, &value);
+    if (status == CLMG_SUCCESS)
+      status = add_entry(reader, header, i, j, value, triplets);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Array files list the stored part column by column: everything for general
+ * files, the lower triangle (skew: strictly lower) for symmetric ones. */
+static clmg_status read_array_entries(mm_reader *reader, const mm_header *header,
+                                      mm_triplets *triplets) {
+  size_t found = 0;
+  for (size_t j = 0; j < header->cols; j++) {
+    size_t first_row = header->symmetry == MM_GENERAL     ? 0
+                       : header->symmetry == MM_SYMMETRIC ? j
+                                                          : j + 1;
+    for (size_t i = first_row; i < header->rows; i++) {
+      char *text = NULL;
+      clmg_status status = next_data_line(reader, &text);
+      if (status != CLMG_SUCCESS)
+        return status;
+      if (!text)
+        return missing_entries(reader, header, found);
+      double value = 0.0;
+      status = parse_value(reader, &text, header->field, &value);
+      if (status == CLMG_SUCCESS)
+        status = add_entry(reader, header, i, j, value, triplets);
+      if (status != CLMG_SUCCESS)
+        return status;
+      found++;
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Opens and reads a whole file into triplets (mirrors included). vector:
+ * only general real/integer n x 1 or 1 x n files are accepted. */
+static clmg_status read_file(const char *path, int vector, mm_header *header, mm_triplets *triplets,
+                             clmg_error *error) {
+  memset(triplets, 0, sizeof *triplets);
+  mm_reader reader = {path, NULL, NULL, 0, 0, error};
+  reader.file = fopen(path, "rb");
+  if (!reader.file)
+    return fail(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
+
+  numeric_locale locale;
+  enter_c_numeric_locale(&locale);
+  clmg_status status = read_banner(&reader, header);
+  if (status == CLMG_SUCCESS && vector) {
+    if (header->field == MM_PATTERN)
+      status = parse_error(&reader, "expected the field 'real' or 'integer' for a vector, found "
+                                    "'pattern'");
+    else if (header->symmetry != MM_GENERAL)
+      status = parse_error(&reader, "expected the symmetry 'general' for a vector, found '%s'",
+                           header->symmetry == MM_SYMMETRIC ? "symmetric" : "skew-symmetric");
+  }
+  if (status == CLMG_SUCCESS)
+    status = read_size_line(&reader, header);
+  if (status == CLMG_SUCCESS && vector && header->rows != 1 && header->cols != 1)
+    status = parse_error(&reader, "expected a vector (n x 1 or 1 x n), found %zu x %zu",
+                         header->rows, header->cols);
+  if (status == CLMG_SUCCESS) {
+    triplets->limit = header->symmetry == MM_GENERAL ? header->entries : 2 * header->entries;
+    status = header->format == MM_COORDINATE ? read_coordinate_entries(&reader, header, triplets)
+                                             : read_array_entries(&reader, header, triplets);
+  }
+  if (status == CLMG_SUCCESS) {
+    char *text = NULL;
+    status = next_data_line(&reader, &text);
+    if (status == CLMG_SUCCESS && text) {
+      char shown[64];
+      token word = next_token(&text);
+      status = parse_error(&reader, "expected %zu entries and then the end of the file, found %s",
+                           header->entries, describe_token(word, shown, sizeof shown));
+    }
+  }
+  leave_c_numeric_locale(&locale);
+  free(reader.line);
+  fclose(reader.file);
+  if (status != CLMG_SUCCESS)
+    free_triplets(triplets);
+  return status;
+}
+
+/* ---- public functions ---- */
+
+clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!out)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!path)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
+  mm_header header;
+  mm_triplets triplets;
+  clmg_status status = read_file(path, 0, &header, &triplets, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  status = clmg_csr_from_triplets(header.rows, header.cols, triplets.count, triplets.row,
+                                  triplets.col, triplets.val, out, error);
+  free_triplets(&triplets);
+  return status;
+}
+
+clmg_status clmg_read_matrix_market_vector(const char *path, double **values, size_t *n,
+                                           clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!values || !n)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "values or n is NULL");
+  *values = NULL;
+  *n = 0;
+  if (!path)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
+  mm_header header;
+  mm_triplets triplets;
+  clmg_status status = read_file(path, 1, &header, &triplets, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t length = header.rows * header.cols; /* one of them is 1 (or 0) */
+  double *dense = calloc(length ? length : 1, sizeof *dense);
+  if (!dense) {
+    free_triplets(&triplets);
+    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a vector of %zu values",
+                length);
+  }
+  /* For n x 1 the column index is 0 and for 1 x n the row index is, so their
+   * sum is the position; coordinate duplicates are summed. */
+  for (size_t k = 0; k < triplets.count; k++)
+    dense[(size_t)triplets.row[k] + (size_t)triplets.col[k]] += triplets.val[k];
+  free_triplets(&triplets);
+  *values = dense;
+  *n = length;
+  return CLMG_SUCCESS;
+}
+
+/* Closes a file being written. On a failure a regular file is removed, so
+ * no truncated file is left that a later read would take for data; other
+ * paths (/dev/full, a FIFO) are left alone. */
+static clmg_status finish_writing(FILE *file, const char *path, int write_failed, int saved_errno,
+                                  clmg_error *error) {
+  struct stat info;
+  int regular = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode);
+  if (fclose(file) != 0 && !write_failed) {
+    write_failed = 1;
+    saved_errno = errno;
+  }
+  if (!write_failed)
+    return CLMG_SUCCESS;
+  if (regular)
+    remove(path);
+  return fail(error, CLMG_ERROR_IO, "cannot write %s: %s", path, strerror(saved_errno));
+}
+
+clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || !a)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path or matrix is NULL");
+  if (!a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)))
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no arrays", a->rows,
+                a->cols);
+  FILE *file = fopen(path, "w");
+  if (!file)
+    return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
+
+  numeric_locale locale;
+  enter_c_numeric_locale(&locale);
+  int failed = fprintf(file,
+                       "%%%%MatrixMarket matrix coordinate real general\n"
+                       "%% written by clmg %s\n%zu %zu %zu\n",
+                       clmg_version_string(), a->rows, a->cols, clmg_csr_nnz(a)) < 0;
+  /* %.17g: enough digits that every double reads back bit for bit. */
+  for (size_t i = 0; i < a->rows && !failed; i++)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !failed; k++)
+      failed = fprintf(file, "%zu %d %.17g\n", i + 1, (int)a->col[k] + 1, a->val[k]) < 0;
+  int saved_errno = errno;
+  leave_c_numeric_locale(&locale);
+  return finish_writing(file, path, failed, saved_errno, error);
+}
+
+clmg_status clmg_write_matrix_market_vector(const char *path, const double *values, size_t n,
+                                            clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || (n > 0 && !values))
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path or values is NULL");
+  FILE *file = fopen(path, "w");
+  if (!file)
+    return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
+
+  numeric_locale locale;
+  enter_c_numeric_locale(&locale);
+  int failed = fprintf(file,
+                       "%%%%MatrixMarket matrix array real general\n"
+                       "%% written by clmg %s\n%zu 1\n",
+                       clmg_version_string(), n) < 0;
+  for (size_t i = 0; i < n && !failed; i++)
+    failed = fprintf(file, "%.17g\n", values[i]) < 0;
+  int saved_errno = errno;
+  leave_c_numeric_locale(&locale);
+  return finish_writing(file, path, failed, saved_errno, error);
+}
