@@ -109,7 +109,7 @@ kernel void ellr_spmv(uint rows, ulong stride, global const int *row_len, global
 
 /* SELL-C-sigma: slice s holds rows [s*C, s*C + C) of the sorted order,
  * column-major from slice_ptr[s]; permutation[i] is the original row of
- * sorted row i (NULL-free: identity is stored when sigma = 1). */
+ * sorted row i, read only with -DSELL_PERMUTED (sigma > 1). */
 kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr,
                       global const int *row_len, global const uint *permutation,
                       global const int *col, global const real *val, OUTPUT_PARAMS) {
@@ -124,6 +124,10 @@ kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr
   real sum = 0;
   for (int k = 0; k < length; ++k, index += slice_height)
     sum += val[index] * x[col[index]];
+#ifdef SELL_PERMUTED
   const uint row = permutation[sorted_row];
+#else
+  const uint row = sorted_row;
+#endif
   STORE_ROW(row, sum);
 }

@@ -584,8 +584,10 @@ static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const c
   if (m->rows == 0)
     return CLMG_SUCCESS;
   char options[256];
-  snprintf(options, sizeof options, "%s -DROW_LANES=%u%s", clmg_real_options(context, m->precision),
-           m->format == CLMG_FORMAT_SELL ? 1u : m->lanes, jacobi ? " -DOP_JACOBI=1" : "");
+  snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
+           clmg_real_options(context, m->precision), m->format == CLMG_FORMAT_SELL ? 1u : m->lanes,
+           jacobi ? " -DOP_JACOBI=1" : "",
+           m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
   const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
                      : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
                                                      : "sell_spmv";
