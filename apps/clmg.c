@@ -314,8 +314,11 @@ typedef struct subcommand {
   int (*run)(int argc, char **argv, const cli_options *defaults);
 } subcommand;
 
+int run_solve(int argc, char **argv, const cli_options *defaults); /* apps/solve.c */
+
 static const subcommand subcommands[] = {
     {"info", "list OpenCL platforms and devices; measure copy bandwidth", run_info},
+    {"solve", "solve A x = b (SPD, Matrix Market files) with CG or Jacobi-PCG", run_solve},
 };
 enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };
 

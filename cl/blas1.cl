@@ -47,6 +47,16 @@ kernel void waxpby(ulong n, real alpha, global const real *x, ulong x_offset, re
   GRID_LOOP(i, n) { w[i] = alpha * x[i] + beta * y[i]; }
 }
 
+/* z = a .* b (elementwise; z may be a or b) */
+kernel void pointwise_multiply(ulong n, global const real *a, ulong a_offset,
+                               global const real *b, ulong b_offset, global real *z,
+                               ulong z_offset) {
+  a += a_offset;
+  b += b_offset;
+  z += z_offset;
+  GRID_LOOP(i, n) { z[i] = a[i] * b[i]; }
+}
+
 kernel void dot_partials(ulong n, global const real *x, ulong x_offset,
                          global const real *y, ulong y_offset,
                          global real *restrict partials, local real *scratch) {

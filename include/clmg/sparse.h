@@ -110,6 +110,7 @@ CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a
                                         const clmg_matrix_options *options, clmg_matrix **matrix);
 CLMG_API void clmg_matrix_destroy(clmg_matrix *matrix);
 
+CLMG_API clmg_context *clmg_matrix_context(const clmg_matrix *matrix);
 CLMG_API size_t clmg_matrix_rows(const clmg_matrix *matrix);
 CLMG_API size_t clmg_matrix_cols(const clmg_matrix *matrix);
 CLMG_API size_t clmg_matrix_nnz(const clmg_matrix *matrix);

@@ -63,6 +63,9 @@ CLMG_API clmg_status clmg_axpby(double alpha, const clmg_vector *x, double beta,
 /* w = alpha x + beta y (w may alias neither x nor y partially) */
 CLMG_API clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta,
                                  const clmg_vector *y, clmg_vector *w);
+/* z = a .* b, element by element (z may be a or b) */
+CLMG_API clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b,
+                                             clmg_vector *z);
 /* *result = x . y */
 CLMG_API clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result);
 /* *result = ||x||_2 */

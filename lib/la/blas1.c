@@ -260,6 +260,22 @@ clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta, const c
   return launch_streaming(&args, x->length);
 }
 
+clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, clmg_vector *z) {
+  const clmg_vector *v[] = {a, b, z};
+  clmg_status status = check_vectors("pointwise_multiply", 3, v);
+  if (status != CLMG_SUCCESS || a->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(a->context, a->type, "pointwise_multiply", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, a->length);
+  clmg_arg_vector(&args, a);
+  clmg_arg_vector(&args, b);
+  clmg_arg_vector(&args, z);
+  return launch_streaming(&args, a->length);
+}
+
 /* dot (y != NULL) or sum of squares (y == NULL) through CLBlast. */
 static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *y, double *result) {
   clmg_context *context = x->context;

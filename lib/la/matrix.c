@@ -523,6 +523,9 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   return CLMG_SUCCESS;
 }
 
+clmg_context *clmg_matrix_context(const clmg_matrix *m) {
+  return m ? m->context : NULL;
+}
 size_t clmg_matrix_rows(const clmg_matrix *m) {
   return m ? m->rows : 0;
 }

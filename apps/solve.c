@@ -1,0 +1,768 @@
+/* clmg solve: reads a sparse SPD matrix (and a right-hand side) from Matrix
+ * Market files, solves A x = b with conjugate gradients on the device and
+ * reports the residual history, the timings and, when b was made as A*1, the
+ * error against the known solution. */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+
+enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
+
+/* The options given before the subcommand; the same struct as in clmg.c,
+ * which owns it and calls run_solve (keep the two in step). */
+typedef struct cli_options {
+  const char *device;
+  int json;
+  int help;
+} cli_options;
+
+int run_solve(int argc, char **argv, const cli_options *defaults);
+
+/* ---- options ---- */
+
+typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } preconditioner_kind;
+
+typedef struct solve_options {
+  const char *device;
+  int json, help, quiet, skip_checks;
+  const char *matrix_path, *rhs_path, *output_path;
+  preconditioner_kind preconditioner;
+  clmg_matrix_format format;
+  clmg_dtype precision;
+  double tolerance;
+  int max_iterations;
+} solve_options;
+
+enum {
+  OPTION_JSON = 256,
+  OPTION_METHOD,
+  OPTION_PRECONDITIONER,
+  OPTION_FORMAT,
+  OPTION_PRECISION,
+  OPTION_TOLERANCE,
+  OPTION_MAX_ITERATIONS,
+  OPTION_SKIP_CHECKS
+};
+
+/* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
+ * relative to the larger: loose enough for files written with a few digits
+ * less than a double has, tight enough to catch a nonsymmetric matrix. */
+static const double SYMMETRY_TOLERANCE = 1e-8;
+
+/* Iterations up to which the whole residual history is printed. */
+enum { FULL_HISTORY_ITERATIONS = 50, SAMPLED_HISTORY_LINES = 25 };
+
+static void print_solve_usage(FILE *out) {
+  fputs("Usage: clmg solve [OPTIONS] A.mtx [b.mtx]\n"
+        "\n"
+        "Solves A x = b with the conjugate gradient method on an OpenCL device. A is a\n"
+        "Matrix Market file (coordinate or array; symmetric storage is expanded) holding\n"
+        "a symmetric positive definite matrix; b is a Matrix Market vector (n x 1 array\n"
+        "or coordinate). Without b, the right-hand side is b = A*1, so the exact\n"
+        "solution is all ones and the error of x is reported too.\n"
+        "\n"
+        "Before solving, A is checked: square, symmetric (|a_ij - a_ji| <= 1e-8 of the\n"
+        "larger) and with a positive diagonal, as every SPD matrix has.\n"
+        "\n"
+        "Options:\n"
+        "      --method cg          Krylov method (default cg; the only one so far)\n"
+        "      --precond P          preconditioner: none, or jacobi (default; z = D^-1 r)\n"
+        "      --format F           device matrix format: auto (default), csr, ellr, sell\n"
+        "      --precision P        double (default) or float, for matrix and vectors\n"
+        "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8)\n"
+        "      --maxit N            at most N iterations (default 1000)\n"
+        "  -o, --output FILE        write x as a Matrix Market array (also when the\n"
+        "                           solve stopped without converging)\n"
+        "  -q, --quiet              no residual history and no progress lines\n"
+        "      --skip-checks        warn about a nonsymmetric matrix or a diagonal that\n"
+        "                           is not positive instead of refusing it\n"
+        "  -d, --device STR         device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"
+        "      --json               print one JSON object on stdout instead of text\n"
+        "  -h, --help               show this help\n"
+        "\n"
+        "Output: rows, nonzeros, the device format, the precision; the relative residual\n"
+        "||r||/||b|| per iteration (all of them up to 50 iterations, a sample beyond;\n"
+        "a progress line on stderr about every second while a long solve runs); then\n"
+        "the iterations, the relative residual as the method tracked it and recomputed\n"
+        "as ||b - A x||/||b||, and the timings:\n"
+        "  setup_s    reading the files, uploading and building the device matrix and\n"
+        "             the preconditioner\n"
+        "  kernels_s  compiling the kernels or loading them from the cache (one warm-up\n"
+        "             iteration, so that solve_s is the solve alone)\n"
+        "  solve_s    the solve\n"
+        "\n"
+        "Examples:\n"
+        "  clmg solve A.mtx                           b = A*1, CG with Jacobi\n"
+        "  clmg solve A.mtx b.mtx -o x.mtx --tol 1e-10\n"
+        "  clmg solve A.mtx --precond none --format ellr --precision float --device pocl\n"
+        "  clmg solve A.mtx --json --quiet > result.json\n"
+        "\n"
+        "Exit status: 0 converged, 1 failure (unreadable or unsuitable input, a device\n"
+        "error, a breakdown, or not converged within --maxit), 2 bad usage.\n",
+        out);
+}
+
+static int usage_error(const char *command) {
+  fprintf(stderr, "Try '%s --help' for more information.\n", command);
+  return EXIT_USAGE;
+}
+
+static int parse_tolerance(const char *command, const char *text, double *value) {
+  char *end = NULL;
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (end == text || *end != '\0' || errno == ERANGE || !(parsed > 0) || !(parsed < 1)) {
+    fprintf(stderr, "%s: --tol needs a number between 0 and 1 (exclusive), not '%s'\n", command,
+            text);
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+static int parse_iterations(const char *command, const char *text, int *value) {
+  char *end = NULL;
+  errno = 0;
+  long parsed = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || parsed < 1 || parsed > INT_MAX) {
+    fprintf(stderr, "%s: --maxit needs a whole number from 1 to %d, not '%s'\n", command, INT_MAX,
+            text);
+    return 0;
+  }
+  *value = (int)parsed;
+  return 1;
+}
+
+/* Returns 0 to go on, else the exit status. */
+static int parse_options(int argc, char **argv, const cli_options *defaults,
+                         solve_options *options) {
+  static const struct option long_options[] = {
+      {"device", required_argument, NULL, 'd'},
+      {"json", no_argument, NULL, OPTION_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {"method", required_argument, NULL, OPTION_METHOD},
+      {"precond", required_argument, NULL, OPTION_PRECONDITIONER},
+      {"format", required_argument, NULL, OPTION_FORMAT},
+      {"precision", required_argument, NULL, OPTION_PRECISION},
+      {"tol", required_argument, NULL, OPTION_TOLERANCE},
+      {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
+      {"output", required_argument, NULL, 'o'},
+      {"quiet", no_argument, NULL, 'q'},
+      {"skip-checks", no_argument, NULL, OPTION_SKIP_CHECKS},
+      {NULL, 0, NULL, 0},
+  };
+  const char *command = argv[0];
+  memset(options, 0, sizeof *options);
+  options->device = defaults->device;
+  options->json = defaults->json;
+  options->help = defaults->help;
+  options->preconditioner = PRECONDITIONER_JACOBI;
+  options->format = CLMG_FORMAT_AUTO;
+  options->precision = CLMG_DOUBLE;
+  options->tolerance = 1e-8;
+  options->max_iterations = 1000;
+
+  int option;
+  while ((option = getopt_long(argc, argv, "d:ho:q", long_options, NULL)) != -1) {
+    switch (option) {
+    case 'd':
+      options->device = optarg;
+      break;
+    case OPTION_JSON:
+      options->json = 1;
+      break;
+    case 'h':
+      options->help = 1;
+      break;
+    case OPTION_METHOD:
+      if (strcmp(optarg, "cg") != 0) {
+        fprintf(stderr, "%s: unknown method '%s' (there is: cg)\n", command, optarg);
+        return usage_error(command);
+      }
+      break;
+    case OPTION_PRECONDITIONER:
+      if (strcmp(optarg, "none") == 0) {
+        options->preconditioner = PRECONDITIONER_NONE;
+      } else if (strcmp(optarg, "jacobi") == 0) {
+        options->preconditioner = PRECONDITIONER_JACOBI;
+      } else {
+        fprintf(stderr, "%s: unknown preconditioner '%s' (there are: none, jacobi)\n", command,
+                optarg);
+        return usage_error(command);
+      }
+      break;
+    case OPTION_FORMAT:
+      if (!clmg_matrix_format_parse(optarg, &options->format)) {
+        fprintf(stderr, "%s: unknown format '%s' (there are: auto, csr, ellr, sell)\n", command,
+                optarg);
+        return usage_error(command);
+      }
+      break;
+    case OPTION_PRECISION:
+      if (strcmp(optarg, "double") == 0) {
+        options->precision = CLMG_DOUBLE;
+      } else if (strcmp(optarg, "float") == 0) {
+        options->precision = CLMG_FLOAT;
+      } else {
+        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
+        return usage_error(command);
+      }
+      break;
+    case OPTION_TOLERANCE:
+      if (!parse_tolerance(command, optarg, &options->tolerance)) {
+        return usage_error(command);
+      }
+      break;
+    case OPTION_MAX_ITERATIONS:
+      if (!parse_iterations(command, optarg, &options->max_iterations)) {
+        return usage_error(command);
+      }
+      break;
+    case 'o':
+      options->output_path = optarg;
+      break;
+    case 'q':
+      options->quiet = 1;
+      break;
+    case OPTION_SKIP_CHECKS:
+      options->skip_checks = 1;
+      break;
+    default:
+      return usage_error(command);
+    }
+  }
+  if (options->help) {
+    return 0;
+  }
+  int positional = argc - optind;
+  if (positional < 1 || positional > 2) {
+    fprintf(stderr, "%s: %s\n", command,
+            positional < 1 ? "missing the matrix file A.mtx"
+                           : "too many arguments (expected A.mtx and at most b.mtx)");
+    return usage_error(command);
+  }
+  options->matrix_path = argv[optind];
+  options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
+  return 0;
+}
+
+/* ---- checks of the matrix ---- */
+
+/* Prints why A is unsuitable for CG; refuses (returns 0) unless the checks
+ * are skipped, in which case it only warns. */
+static int check_matrix(const char *command, const solve_options *options, const clmg_csr *a) {
+  if (a->rows != a->cols) {
+    fprintf(stderr, "%s: %s is a %zu x %zu matrix; CG solves square systems only\n", command,
+            options->matrix_path, a->rows, a->cols);
+    return 0;
+  }
+  const char *verdict = options->skip_checks ? "warning" : "error";
+  int suitable = 1;
+  if (!clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE)) {
+    fprintf(stderr,
+            "%s: %s: %s is not symmetric (some |a_ij - a_ji| exceeds %g of the larger); CG needs "
+            "a symmetric positive definite matrix%s\n",
+            command, verdict, options->matrix_path, SYMMETRY_TOLERANCE,
+            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
+    suitable = 0;
+  }
+  double *diagonal = malloc((a->rows ? a->rows : 1) * sizeof *diagonal);
+  clmg_error error;
+  if (!diagonal || clmg_csr_diagonal(a, diagonal, &error) != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: cannot read the diagonal of %s\n", command, options->matrix_path);
+    free(diagonal);
+    return 0;
+  }
+  size_t bad = 0, first_bad = 0;
+  for (size_t i = 0; i < a->rows; i++) {
+    if (!(diagonal[i] > 0)) {
+      if (bad++ == 0) {
+        first_bad = i;
+      }
+    }
+  }
+  if (bad > 0) {
+    fprintf(stderr,
+            "%s: %s: %zu diagonal entr%s of %s %s not positive (the first: row %zu, a_ii = %g); "
+            "an SPD matrix has a positive diagonal%s\n",
+            command, verdict, bad, bad == 1 ? "y" : "ies", options->matrix_path,
+            bad == 1 ? "is" : "are", first_bad + 1, diagonal[first_bad],
+            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
+    suitable = 0;
+  }
+  free(diagonal);
+  return suitable || options->skip_checks;
+}
+
+/* ---- host <-> device in either precision ---- */
+
+static clmg_status upload_values(clmg_vector *vector, const double *values) {
+  if (clmg_vector_type(vector) == CLMG_DOUBLE) {
+    return clmg_vector_upload(vector, values);
+  }
+  size_t n = clmg_vector_length(vector);
+  float *single = malloc((n ? n : 1) * sizeof *single);
+  if (!single) {
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t i = 0; i < n; i++) {
+    single[i] = (float)values[i];
+  }
+  clmg_status status = clmg_vector_upload(vector, single);
+  free(single);
+  return status;
+}
+
+static clmg_status download_values(const clmg_vector *vector, double *values) {
+  if (clmg_vector_type(vector) == CLMG_DOUBLE) {
+    return clmg_vector_download(vector, values);
+  }
+  size_t n = clmg_vector_length(vector);
+  float *single = malloc((n ? n : 1) * sizeof *single);
+  if (!single) {
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  clmg_status status = clmg_vector_download(vector, single);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++) {
+    values[i] = single[i];
+  }
+  free(single);
+  return status;
+}
+
+/* ---- progress while solving ---- */
+
+typedef struct progress {
+  int enabled;
+  double start, last_print;
+} progress;
+
+static const double PROGRESS_INTERVAL_S = 1.0;
+
+/* A line on stderr about once a second, so a long solve shows it is alive. */
+static int print_progress(void *data, int iteration, double relative_residual) {
+  progress *p = data;
+  double now = apputil_now();
+  if (p->enabled && now - p->last_print >= PROGRESS_INTERVAL_S) {
+    fprintf(stderr, "  ... iteration %d, relative residual %.3e (%.1f s)\n", iteration,
+            relative_residual, now - p->start);
+    p->last_print = now;
+  }
+  return 0;
+}
+
+/* ---- the report ---- */
+
+/* Everything measured, for the text and the JSON report. */
+typedef struct solve_report {
+  const clmg_csr *a;
+  const clmg_matrix *matrix;
+  const clmg_device_info *device;
+  const char *preconditioner_name;
+  clmg_status status;
+  const char *message; /* the library's message when status is not success */
+  clmg_krylov_result result;
+  double true_relative_residual;
+  int have_error_vs_ones;
+  double error_max, error_relative;
+  double read_s, build_s, kernels_s, solve_s;
+} solve_report;
+
+static void print_history_line(int iteration, double relative_residual) {
+  printf("  %9d  %.6e\n", iteration, relative_residual);
+}
+
+static void print_history(const clmg_krylov_result *result) {
+  size_t length = result->history_length;
+  if (length == 0) {
+    return;
+  }
+  printf("\n  iteration  relative residual\n");
+  if (length <= FULL_HISTORY_ITERATIONS + 1) {
+    for (size_t k = 0; k < length; k++) {
+      print_history_line((int)k, result->history[k]);
+    }
+  } else {
+    size_t step = (length + SAMPLED_HISTORY_LINES - 1) / SAMPLED_HISTORY_LINES;
+    for (size_t k = 0; k < length; k += step) {
+      print_history_line((int)k, result->history[k]);
+    }
+    if ((length - 1) % step != 0) {
+      print_history_line((int)(length - 1), result->history[length - 1]);
+    }
+    printf("  (sampled every %zu iterations; %zu in all)\n", step, length - 1);
+  }
+  printf("\n");
+}
+
+static void print_text(const solve_options *options, const solve_report *r) {
+  const clmg_krylov_result *result = &r->result;
+  if (!options->quiet) {
+    print_history(result);
+  }
+  printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
+  printf("%-18s %d\n", "iterations", result->iterations);
+  printf("%-18s %.3e (recomputed ||b - A x||/||b||: %.3e)\n", "relative residual",
+         result->relative_residual, r->true_relative_residual);
+  if (r->have_error_vs_ones) {
+    printf("%-18s max %.3e, relative 2-norm %.3e\n", "error vs ones", r->error_max,
+           r->error_relative);
+  }
+  printf("%-18s %.4f (read %.4f, upload and build %.4f)\n", "setup_s", r->read_s + r->build_s,
+         r->read_s, r->build_s);
+  printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
+  printf("%-18s %.4f", "solve_s", r->solve_s);
+  if (result->iterations > 0) {
+    printf(" (%.3f ms per iteration)", 1e3 * r->solve_s / result->iterations);
+  }
+  printf("\n");
+}
+
+static void print_json(const solve_options *options, const solve_report *r) {
+  const clmg_krylov_result *result = &r->result;
+  char device_id[32];
+  snprintf(device_id, sizeof device_id, "%u:%u", r->device->platform_index,
+           r->device->device_index);
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "matrix", options->matrix_path);
+  json_string(&w, "rhs", options->rhs_path ? options->rhs_path : "A*ones");
+  json_integer(&w, "rows", (long long)r->a->rows);
+  json_integer(&w, "cols", (long long)r->a->cols);
+  json_integer(&w, "nonzeros", (long long)clmg_csr_nnz(r->a));
+  json_string(&w, "format", clmg_matrix_format_name(clmg_matrix_format_of(r->matrix)));
+  json_string(&w, "format_description", clmg_matrix_describe(r->matrix));
+  json_integer(&w, "stored_entries", (long long)clmg_matrix_stored_entries(r->matrix));
+  json_string(&w, "precision", clmg_dtype_name(options->precision));
+  json_string(&w, "method", "cg");
+  json_string(&w, "preconditioner", r->preconditioner_name);
+  json_object_begin(&w, "device");
+  json_string(&w, "id", device_id);
+  json_string(&w, "name", r->device->name);
+  json_string(&w, "platform", r->device->platform_name);
+  json_object_end(&w);
+  json_number(&w, "relative_tolerance", options->tolerance);
+  json_integer(&w, "max_iterations", options->max_iterations);
+  json_bool(&w, "converged", result->converged);
+  json_string(&w, "status", clmg_status_string(r->status));
+  if (r->status != CLMG_SUCCESS) {
+    json_string(&w, "message", r->message);
+  }
+  json_integer(&w, "iterations", result->iterations);
+  json_number(&w, "initial_residual", result->initial_residual);
+  json_number(&w, "final_residual", result->final_residual);
+  json_number(&w, "relative_residual", result->relative_residual);
+  json_number(&w, "true_relative_residual", r->true_relative_residual);
+  if (r->have_error_vs_ones) {
+    json_object_begin(&w, "error_vs_ones");
+    json_number(&w, "max_abs", r->error_max);
+    json_number(&w, "relative_2norm", r->error_relative);
+    json_object_end(&w);
+  }
+  json_number(&w, "read_s", r->read_s);
+  json_number(&w, "build_s", r->build_s);
+  json_number(&w, "setup_s", r->read_s + r->build_s);
+  json_number(&w, "kernels_s", r->kernels_s);
+  json_number(&w, "solve_s", r->solve_s);
+  json_array_begin(&w, "history");
+  for (size_t k = 0; k < result->history_length; k++) {
+    json_number(&w, NULL, result->history[k]);
+  }
+  json_array_end(&w);
+  json_object_end(&w);
+  json_end(&w);
+}
+
+/* ---- the command ---- */
+
+/* What run_solve allocates, released in one place. */
+typedef struct solve_resources {
+  clmg_csr a;
+  double *b, *x;
+  clmg_context *context;
+  clmg_matrix *matrix;
+  clmg_vector *device_b, *device_x, *residual;
+  clmg_preconditioner preconditioner;
+} solve_resources;
+
+static void release(solve_resources *s) {
+  clmg_preconditioner_destroy(&s->preconditioner);
+  clmg_vector_destroy(s->residual);
+  clmg_vector_destroy(s->device_x);
+  clmg_vector_destroy(s->device_b);
+  clmg_matrix_destroy(s->matrix);
+  clmg_context_destroy(s->context);
+  clmg_csr_free(&s->a);
+  free(s->b);
+  free(s->x);
+}
+
+/* Reads A and b (or makes b = A*1); prints why and returns 0 on failure. */
+static int read_inputs(const char *command, const solve_options *options, solve_resources *s) {
+  clmg_error error;
+  clmg_status status = clmg_csr_read_matrix_market(options->matrix_path, &s->a, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: cannot read the matrix: %s: %s\n", command, clmg_status_string(status),
+            error.message);
+    return 0;
+  }
+  if (!check_matrix(command, options, &s->a)) {
+    return 0;
+  }
+  size_t n = s->a.rows;
+  if (options->rhs_path) {
+    size_t length = 0;
+    status = clmg_read_matrix_market_vector(options->rhs_path, &s->b, &length, &error);
+    if (status != CLMG_SUCCESS) {
+      fprintf(stderr, "%s: cannot read the right-hand side: %s: %s\n", command,
+              clmg_status_string(status), error.message);
+      return 0;
+    }
+    if (length != n) {
+      fprintf(stderr, "%s: %s has %zu entries but %s has %zu rows\n", command, options->rhs_path,
+              length, options->matrix_path, n);
+      return 0;
+    }
+  } else {
+    double *ones = malloc((n ? n : 1) * sizeof *ones);
+    s->b = malloc((n ? n : 1) * sizeof *s->b);
+    if (!ones || !s->b) {
+      free(ones);
+      fprintf(stderr, "%s: out of memory for the right-hand side\n", command);
+      return 0;
+    }
+    for (size_t i = 0; i < n; i++) {
+      ones[i] = 1.0;
+    }
+    clmg_csr_spmv_host(1.0, &s->a, ones, 0.0, s->b);
+    free(ones);
+  }
+  s->x = calloc(n ? n : 1, sizeof *s->x);
+  if (!s->x) {
+    fprintf(stderr, "%s: out of memory for the solution\n", command);
+    return 0;
+  }
+  return 1;
+}
+
+/* Uploads A and b and sets up the preconditioner. */
+static clmg_status build_on_device(const solve_options *options, solve_resources *s,
+                                   const char **failed_step) {
+  size_t n = s->a.rows;
+  clmg_matrix_options matrix_options;
+  clmg_matrix_options_defaults(&matrix_options);
+  matrix_options.format = options->format;
+  matrix_options.precision = options->precision;
+  *failed_step = "building the device matrix";
+  clmg_status status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->matrix);
+  if (status != CLMG_SUCCESS) {
+    return status;
+  }
+  *failed_step = "creating the vectors";
+  status = clmg_vector_create(s->context, options->precision, n, &s->device_b);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_vector_create(s->context, options->precision, n, &s->device_x);
+  }
+  if (status == CLMG_SUCCESS) {
+    status = clmg_vector_create(s->context, options->precision, n, &s->residual);
+  }
+  if (status == CLMG_SUCCESS) {
+    status = upload_values(s->device_b, s->b);
+  }
+  if (status != CLMG_SUCCESS) {
+    return status;
+  }
+  if (options->preconditioner == PRECONDITIONER_JACOBI) {
+    *failed_step = "setting up the Jacobi preconditioner";
+    status = clmg_preconditioner_jacobi(s->matrix, &s->preconditioner);
+    if (status != CLMG_SUCCESS) {
+      return status;
+    }
+  }
+  *failed_step = "uploading";
+  return clmg_finish(s->context);
+}
+
+/* One iteration from x = 0, to compile the kernels (or load them from the
+ * binary cache) before the timed solve. Its outcome does not matter: the
+ * real solve meets any breakdown again and reports it. */
+static clmg_status warm_up(const solve_resources *s, const clmg_preconditioner *preconditioner) {
+  clmg_krylov_options options;
+  clmg_krylov_options_defaults(&options);
+  options.max_iterations = 1;
+  clmg_status status = clmg_cg(s->matrix, s->device_b, s->device_x, preconditioner, &options, NULL);
+  if (status == CLMG_ERROR_NOT_CONVERGED || status == CLMG_ERROR_INVALID_ARGUMENT) {
+    status = CLMG_SUCCESS;
+  }
+  if (status == CLMG_SUCCESS) {
+    status = clmg_vector_fill(s->device_x, 0.0);
+  }
+  return status == CLMG_SUCCESS ? clmg_finish(s->context) : status;
+}
+
+static void print_header(const solve_options *options, const solve_resources *s) {
+  const clmg_device_info *device = clmg_context_device(s->context);
+  printf("%-18s %s\n", "matrix", options->matrix_path);
+  printf("%-18s %zu\n", "rows", s->a.rows);
+  printf("%-18s %zu\n", "nonzeros", clmg_csr_nnz(&s->a));
+  printf("%-18s %s\n", "right-hand side",
+         options->rhs_path ? options->rhs_path : "b = A*1 (the exact solution is all ones)");
+  printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
+         device->name, device->platform_name);
+  printf("%-18s %s\n", "format", clmg_matrix_describe(s->matrix));
+  printf("%-18s %s\n", "precision", clmg_dtype_name(options->precision));
+  printf("%-18s cg, preconditioner %s, tolerance %g, at most %d iterations\n", "method",
+         options->preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none", options->tolerance,
+         options->max_iterations);
+  fflush(stdout); /* the solve may take a while: show what is known */
+}
+
+/* After the solve: x on the host, the true residual and the error vs ones. */
+static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a_ones) {
+  double residual_norm = 0, b_norm = 0;
+  clmg_status status = clmg_defect(s->matrix, s->device_b, s->device_x, s->residual);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_nrm2(s->residual, &residual_norm);
+  }
+  if (status == CLMG_SUCCESS) {
+    status = clmg_nrm2(s->device_b, &b_norm);
+  }
+  if (status == CLMG_SUCCESS) {
+    status = download_values(s->device_x, s->x);
+  }
+  if (status != CLMG_SUCCESS) {
+    return status;
+  }
+  report->true_relative_residual = b_norm > 0 ? residual_norm / b_norm : residual_norm;
+  if (b_is_a_ones) {
+    double max_error = 0, sum_squares = 0;
+    size_t n = s->a.rows;
+    for (size_t i = 0; i < n; i++) {
+      double e = fabs(s->x[i] - 1.0);
+      max_error = e > max_error || isnan(e) ? e : max_error;
+      sum_squares += e * e;
+    }
+    report->have_error_vs_ones = 1;
+    report->error_max = max_error;
+    report->error_relative = n > 0 ? sqrt(sum_squares / (double)n) : 0.0;
+  }
+  return CLMG_SUCCESS;
+}
+
+int run_solve(int argc, char **argv, const cli_options *defaults) {
+  const char *command = argv[0];
+  solve_options options;
+  int exit_code = parse_options(argc, argv, defaults, &options);
+  if (exit_code != 0) {
+    return exit_code;
+  }
+  if (options.help) {
+    print_solve_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+
+  solve_resources s = {0};
+  solve_report report = {0};
+  report.a = &s.a;
+  report.preconditioner_name = options.preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none";
+
+  double start = apputil_now();
+  if (!read_inputs(command, &options, &s)) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.read_s = apputil_now() - start;
+
+  s.context = apputil_open_context(options.device);
+  if (!s.context) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.device = clmg_context_device(s.context);
+
+  start = apputil_now();
+  const char *failed_step = "";
+  clmg_status status = build_on_device(&options, &s, &failed_step);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(s.context, status, failed_step);
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.build_s = apputil_now() - start;
+  report.matrix = s.matrix;
+  const clmg_preconditioner *preconditioner =
+      options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
+
+  if (!options.json) {
+    print_header(&options, &s);
+  }
+  start = apputil_now();
+  status = warm_up(&s, preconditioner);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(s.context, status, "compiling the kernels");
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.kernels_s = apputil_now() - start;
+
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = options.tolerance;
+  krylov.max_iterations = options.max_iterations;
+  krylov.keep_history = 1;
+  progress live = {!options.quiet, apputil_now(), apputil_now()};
+  krylov.monitor = print_progress;
+  krylov.monitor_data = &live;
+  start = apputil_now();
+  report.status =
+      clmg_cg(s.matrix, s.device_b, s.device_x, preconditioner, &krylov, &report.result);
+  report.solve_s = apputil_now() - start;
+
+  /* Keep the solver's message: evaluate() makes library calls that clear it. */
+  char solver_message[1024];
+  snprintf(solver_message, sizeof solver_message, "%s", clmg_context_message(s.context));
+  report.message = solver_message;
+  status = evaluate(&s, &report, options.rhs_path == NULL);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(s.context, status, "reading back the solution");
+    clmg_krylov_result_free(&report.result);
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
+  if (options.json) {
+    print_json(&options, &report);
+  } else {
+    print_text(&options, &report);
+  }
+  exit_code = report.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  if (report.status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(report.status), solver_message);
+  }
+
+  /* x of a breakdown is meaningless; the last iterate of an unfinished solve
+   * is still the best there is. */
+  int x_is_useful = report.status == CLMG_SUCCESS || report.status == CLMG_ERROR_NOT_CONVERGED;
+  if (options.output_path && x_is_useful) {
+    clmg_error error;
+    status = clmg_write_matrix_market_vector(options.output_path, s.x, s.a.rows, &error);
+    if (status != CLMG_SUCCESS) {
+      fprintf(stderr, "%s: cannot write the solution: %s: %s\n", command,
+              clmg_status_string(status), error.message);
+      exit_code = EXIT_LIBRARY_FAILURE;
+    } else if (!options.json && !options.quiet) {
+      printf("%-18s %s\n", "solution written", options.output_path);
+    }
+  }
+  clmg_krylov_result_free(&report.result);
+  release(&s);
+  return exit_code;
+}

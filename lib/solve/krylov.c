@@ -1,0 +1,364 @@
+/* Conjugate gradients, plain and preconditioned.
+ *
+ * One iteration of the preconditioned method (Hestenes-Stiefel form):
+ *   q = A p                        one SpMV
+ *   pq = p . q                     reduction 1 (read back: alpha needs it)
+ *   x += alpha p;  r -= alpha q    two streaming updates
+ *   z = M^-1 r                     one preconditioner apply
+ *   (rz, rr) = (r . z, r . r)      reduction 2, one fused pass (clmg_dot2)
+ *   p = z + beta p                 one streaming update
+ * Without a preconditioner z is r, and the two updates and r . r fuse into
+ * clmg_cg_update. Either way an iteration reads back two scalars at two
+ * points: alpha must be known before the update, beta after it.
+ *
+ * The stopping rule is on the recursively updated residual,
+ * ||r|| <= max(relative_tolerance ||b||, absolute_tolerance); r . r is
+ * computed in every iteration anyway, so the test costs nothing. */
+#include "core/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void clmg_krylov_options_defaults(clmg_krylov_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->relative_tolerance = 1e-8;
+  options->absolute_tolerance = 0.0;
+  options->max_iterations = 1000;
+}
+
+void clmg_krylov_result_free(clmg_krylov_result *result) {
+  if (!result)
+    return;
+  free(result->history);
+  result->history = NULL;
+  result->history_length = 0;
+}
+
+/* ---- preconditioners ---- */
+
+static clmg_status jacobi_apply(void *data, const clmg_vector *r, clmg_vector *z) {
+  return clmg_pointwise_multiply((const clmg_vector *)data, r, z);
+}
+
+static void jacobi_destroy(void *data) {
+  clmg_vector_destroy(data);
+}
+
+clmg_status clmg_preconditioner_jacobi(const clmg_matrix *a, clmg_preconditioner *preconditioner) {
+  if (!a || !preconditioner)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(preconditioner, 0, sizeof *preconditioner);
+  clmg_context *context = clmg_matrix_context(a);
+  clmg_clear_message(context);
+  if (clmg_matrix_rows(a) != clmg_matrix_cols(a))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "jacobi preconditioner: the matrix is %zu x %zu, not square",
+                     clmg_matrix_rows(a), clmg_matrix_cols(a));
+  clmg_vector *inverse_diagonal = NULL;
+  clmg_status status =
+      clmg_vector_create(context, clmg_matrix_precision(a), clmg_matrix_rows(a), &inverse_diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_inverse_diagonal(a, inverse_diagonal);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(inverse_diagonal);
+    return status;
+  }
+  preconditioner->apply = jacobi_apply;
+  preconditioner->data = inverse_diagonal;
+  preconditioner->destroy = jacobi_destroy;
+  preconditioner->name = "jacobi";
+  return CLMG_SUCCESS;
+}
+
+void clmg_preconditioner_destroy(clmg_preconditioner *preconditioner) {
+  if (!preconditioner)
+    return;
+  if (preconditioner->destroy)
+    preconditioner->destroy(preconditioner->data);
+  memset(preconditioner, 0, sizeof *preconditioner);
+}
+
+/* ---- CG ---- */
+
+/* Everything one solve needs besides its arguments: work vectors (allocated
+ * once per solve), the residual history and the scalars of the recurrence. */
+typedef struct cg_state {
+  clmg_context *context;
+  const clmg_preconditioner *preconditioner; /* NULL: plain CG */
+  clmg_vector *r, *p, *q, *z;                /* z is r when there is no preconditioner */
+  clmg_krylov_result *result;
+  int keep_history;
+  size_t history_capacity;
+} cg_state;
+
+/* Prefixes the message a failed call left in the context with where in the
+ * solve it failed, so "spmv: ..." reads "cg iteration 7: spmv: ...". */
+static clmg_status failed_at(cg_state *s, clmg_status status, const char *step, int iteration) {
+  char inner[CLMG_MESSAGE_SIZE];
+  snprintf(inner, sizeof inner, "%s", clmg_context_message(s->context));
+  const char *separator = inner[0] ? ": " : ""; /* a user's preconditioner may leave none */
+  if (iteration > 0)
+    return clmg_fail(s->context, status, "cg iteration %d: %s%s%s", iteration, step, separator,
+                     inner);
+  return clmg_fail(s->context, status, "cg setup: %s%s%s", step, separator, inner);
+}
+
+static clmg_status record_history(cg_state *s, double relative_residual) {
+  if (!s->keep_history)
+    return CLMG_SUCCESS;
+  clmg_krylov_result *result = s->result;
+  if (result->history_length == s->history_capacity) {
+    size_t capacity = s->history_capacity ? 2 * s->history_capacity : 64;
+    double *grown = realloc(result->history, capacity * sizeof *grown);
+    if (!grown)
+      return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cg: no memory for a residual history of %zu entries", capacity);
+    result->history = grown;
+    s->history_capacity = capacity;
+  }
+  result->history[result->history_length++] = relative_residual;
+  return CLMG_SUCCESS;
+}
+
+/* Checks the arguments and makes the work vectors. */
+static clmg_status cg_begin(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
+                            const clmg_preconditioner *preconditioner,
+                            const clmg_krylov_options *options, cg_state *s) {
+  clmg_context *context = s->context;
+  if (!a || !x)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "cg: NULL %s", a ? "x" : "matrix");
+  if (clmg_matrix_context(a) != context || clmg_vector_context(x) != context)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "cg: the matrix and the vectors belong to different contexts");
+  size_t n = clmg_matrix_rows(a);
+  if (clmg_matrix_cols(a) != n)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "cg: the matrix is %zu x %zu; CG needs a square (SPD) matrix", n,
+                     clmg_matrix_cols(a));
+  clmg_dtype type = clmg_matrix_precision(a);
+  const clmg_vector *given[] = {b, x};
+  const char *names[] = {"b", "x"};
+  for (int i = 0; i < 2; ++i) {
+    if (clmg_vector_length(given[i]) != n)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "cg: %s has %zu elements, the %zu x %zu matrix needs %zu", names[i],
+                       clmg_vector_length(given[i]), n, n, n);
+    if (clmg_vector_type(given[i]) != type)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "cg: %s is %s but the matrix is %s",
+                       names[i], clmg_dtype_name(clmg_vector_type(given[i])),
+                       clmg_dtype_name(type));
+  }
+  if (preconditioner && !preconditioner->apply)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "cg: the preconditioner has no apply function");
+  if (!(options->relative_tolerance >= 0) || !(options->absolute_tolerance >= 0) ||
+      options->max_iterations < 0)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "cg: tolerances and max_iterations must be >= 0 (got relative %g, "
+                     "absolute %g, max_iterations %d)",
+                     options->relative_tolerance, options->absolute_tolerance,
+                     options->max_iterations);
+
+  clmg_vector **work[] = {&s->r, &s->p, &s->q, &s->z};
+  int count = preconditioner ? 4 : 3;
+  for (int i = 0; i < count; ++i) {
+    clmg_status status = clmg_vector_create(context, type, n, work[i]);
+    if (status != CLMG_SUCCESS)
+      return failed_at(s, status, "work vectors", 0);
+  }
+  if (!preconditioner)
+    s->z = s->r;
+  return CLMG_SUCCESS;
+}
+
+static void cg_end(cg_state *s) {
+  if (s->z != s->r)
+    clmg_vector_destroy(s->z);
+  clmg_vector_destroy(s->r);
+  clmg_vector_destroy(s->p);
+  clmg_vector_destroy(s->q);
+}
+
+/* z = M^-1 r, then (r . z, r . r) in one pass. */
+static clmg_status precondition(cg_state *s, int iteration, double *rz, double *rr) {
+  clmg_status status = s->preconditioner->apply(s->preconditioner->data, s->r, s->z);
+  if (status != CLMG_SUCCESS)
+    return failed_at(
+        s, status, s->preconditioner->name ? s->preconditioner->name : "preconditioner", iteration);
+  status = clmg_dot2(s->r, s->z, rz, rr);
+  return status == CLMG_SUCCESS ? status : failed_at(s, status, "r.z", iteration);
+}
+
+static clmg_status not_spd_preconditioner(cg_state *s, int iteration, double rz) {
+  const char *name = s->preconditioner->name ? s->preconditioner->name : "the preconditioner";
+  return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "cg breakdown at iteration %d: r.z = %g with r != 0; the preconditioner (%s) "
+                   "is not symmetric positive definite",
+                   iteration, rz, name);
+}
+
+static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+                          const clmg_krylov_options *options, cg_state *s) {
+  clmg_krylov_result *result = s->result;
+  double b_norm = 0;
+  clmg_status status = clmg_nrm2(b, &b_norm);
+  if (status != CLMG_SUCCESS)
+    return failed_at(s, status, "||b||", 0);
+  status = clmg_defect(a, b, x, s->r);
+  if (status != CLMG_SUCCESS)
+    return failed_at(s, status, "r = b - A x", 0);
+
+  double rz = 0, rr = 0;
+  if (s->preconditioner)
+    status = precondition(s, 0, &rz, &rr);
+  else if ((status = clmg_dot(s->r, s->r, &rr)) != CLMG_SUCCESS)
+    status = failed_at(s, status, "r.r", 0);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!isfinite(b_norm) || !isfinite(rr))
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "cg: b or the initial residual b - A x0 holds Inf or NaN");
+  if (!s->preconditioner)
+    rz = rr;
+
+  double r_norm = sqrt(rr);
+  result->initial_residual = r_norm;
+  result->final_residual = r_norm;
+  if (b_norm == 0) {
+    /* A x = 0 has the solution x = 0 for nonsingular A, exactly. */
+    result->converged = 1;
+    result->final_residual = 0;
+    result->relative_residual = 0;
+    status = clmg_vector_fill(x, 0.0);
+    if (status == CLMG_SUCCESS)
+      status = record_history(s, 0.0);
+    if (status == CLMG_SUCCESS && options->monitor)
+      options->monitor(options->monitor_data, 0, 0.0);
+    return status;
+  }
+
+  double threshold = fmax(options->relative_tolerance * b_norm, options->absolute_tolerance);
+  result->relative_residual = r_norm / b_norm;
+  status = record_history(s, result->relative_residual);
+  if (status != CLMG_SUCCESS)
+    return status;
+  int stop = options->monitor ? options->monitor(options->monitor_data, 0, r_norm / b_norm) : 0;
+  if (r_norm <= threshold) {
+    result->converged = 1;
+    return CLMG_SUCCESS;
+  }
+  if (stop)
+    return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                     "cg: stopped by the monitor before the first iteration");
+  if (s->preconditioner && !(rz > 0))
+    return not_spd_preconditioner(s, 0, rz);
+
+  status = clmg_copy(s->z, s->p);
+  if (status != CLMG_SUCCESS)
+    return failed_at(s, status, "p = z", 0);
+
+  for (int iteration = 1; iteration <= options->max_iterations; ++iteration) {
+    status = clmg_spmv(1.0, a, s->p, 0.0, s->q);
+    if (status != CLMG_SUCCESS)
+      return failed_at(s, status, "q = A p", iteration);
+    double pq = 0;
+    status = clmg_dot(s->p, s->q, &pq);
+    if (status != CLMG_SUCCESS)
+      return failed_at(s, status, "p.q", iteration);
+    /* For SPD A, p.Ap > 0 whenever p != 0 (and p != 0 while r != 0);
+     * !(pq > 0) also catches NaN. */
+    if (!(pq > 0))
+      return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "cg breakdown at iteration %d: p.Ap = %g <= 0; the matrix is not "
+                       "symmetric positive definite",
+                       iteration, pq);
+    double alpha = rz / pq;
+
+    double rz_new = 0;
+    if (s->preconditioner) {
+      status = clmg_axpy(alpha, s->p, x);
+      if (status == CLMG_SUCCESS)
+        status = clmg_axpy(-alpha, s->q, s->r);
+      if (status != CLMG_SUCCESS)
+        return failed_at(s, status, "x += alpha p, r -= alpha q", iteration);
+      status = precondition(s, iteration, &rz_new, &rr);
+      if (status != CLMG_SUCCESS)
+        return status;
+    } else {
+      status = clmg_cg_update(alpha, s->p, s->q, x, s->r, &rr);
+      if (status != CLMG_SUCCESS)
+        return failed_at(s, status, "x += alpha p, r -= alpha q", iteration);
+      rz_new = rr;
+    }
+
+    r_norm = sqrt(rr);
+    result->iterations = iteration;
+    result->final_residual = r_norm;
+    result->relative_residual = r_norm / b_norm;
+    status = record_history(s, result->relative_residual);
+    if (status != CLMG_SUCCESS)
+      return status;
+    stop = options->monitor
+               ? options->monitor(options->monitor_data, iteration, result->relative_residual)
+               : 0;
+    if (!isfinite(rr))
+      return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "cg iteration %d: the residual became Inf or NaN; the matrix or the "
+                       "preconditioner is not symmetric positive definite, or badly scaled",
+                       iteration);
+    if (r_norm <= threshold) {
+      result->converged = 1;
+      return CLMG_SUCCESS;
+    }
+    if (stop)
+      return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                       "cg: stopped by the monitor after %d iterations (relative residual %g)",
+                       iteration, result->relative_residual);
+    if (s->preconditioner && !(rz_new > 0))
+      return not_spd_preconditioner(s, iteration, rz_new);
+
+    double beta = rz_new / rz;
+    rz = rz_new;
+    status = clmg_axpby(1.0, s->z, beta, s->p);
+    if (status != CLMG_SUCCESS)
+      return failed_at(s, status, "p = z + beta p", iteration);
+  }
+  return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                   "cg: not converged after %d iterations (relative residual %g, tolerance %g)",
+                   options->max_iterations, result->relative_residual, options->relative_tolerance);
+}
+
+clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+                    const clmg_preconditioner *preconditioner, const clmg_krylov_options *options,
+                    clmg_krylov_result *result) {
+  clmg_krylov_result unused;
+  if (!result)
+    result = &unused;
+  memset(result, 0, sizeof *result);
+  clmg_context *context = clmg_vector_context(b);
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT; /* no context to hold a message */
+  clmg_clear_message(context);
+  clmg_krylov_options defaults;
+  if (!options) {
+    clmg_krylov_options_defaults(&defaults);
+    options = &defaults;
+  }
+
+  cg_state state = {0};
+  state.context = context;
+  state.preconditioner = preconditioner;
+  state.result = result;
+  state.keep_history = options->keep_history;
+  clmg_status status = cg_begin(a, b, x, preconditioner, options, &state);
+  if (status == CLMG_SUCCESS)
+    status = cg_run(a, b, x, options, &state);
+  cg_end(&state);
+  if (result == &unused)
+    clmg_krylov_result_free(&unused);
+  return status;
+}
