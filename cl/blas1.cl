@@ -127,3 +127,51 @@ kernel void cg_update_partials(ulong n, real alpha, global const real *p,
   if (get_local_id(0) == 0)
     partials[get_group_id(0)] = total;
 }
+
+/* partials: [r.u | w.u | r.r], the three scalars of one Chronopoulos-Gear
+ * CG iteration, in one pass over r, u and w (u may be r). */
+kernel void dot3_partials(ulong n, global const real *r, ulong r_offset, global const real *u,
+                          ulong u_offset, global const real *w, ulong w_offset,
+                          global real *restrict partials, local real *scratch) {
+  r += r_offset;
+  u += u_offset;
+  w += w_offset;
+  real ru[ACCUMULATORS] = {0}, wu[ACCUMULATORS] = {0}, rr[ACCUMULATORS] = {0};
+  GRID_LOOP_LANES(i, lane, n, const real ri = r[i]; const real ui = u[i]; ru[lane] += ri * ui;
+                  wu[lane] += w[i] * ui; rr[lane] += ri * ri;)
+  const size_t groups = get_num_groups(0), group = get_group_id(0);
+  const real total_ru = group_sum(scratch, SUM_LANES(ru));
+  if (get_local_id(0) == 0)
+    partials[group] = total_ru;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const real total_wu = group_sum(scratch, SUM_LANES(wu));
+  if (get_local_id(0) == 0)
+    partials[groups + group] = total_wu;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const real total_rr = group_sum(scratch, SUM_LANES(rr));
+  if (get_local_id(0) == 0)
+    partials[2 * groups + group] = total_rr;
+}
+
+/* The vector part of one Chronopoulos-Gear CG iteration:
+ * p = u + beta p; s = w + beta s; x += alpha p; r -= alpha s.
+ * u may be r (plain CG): u[i] is read before r[i] is written. */
+kernel void cg_step(ulong n, real alpha, real beta, global const real *u, ulong u_offset,
+                    global const real *w, ulong w_offset, global real *p, ulong p_offset,
+                    global real *s, ulong s_offset, global real *x, ulong x_offset,
+                    global real *r, ulong r_offset) {
+  u += u_offset;
+  w += w_offset;
+  p += p_offset;
+  s += s_offset;
+  x += x_offset;
+  r += r_offset;
+  GRID_LOOP(i, n) {
+    const real pi = u[i] + beta * p[i];
+    const real si = w[i] + beta * s[i];
+    p[i] = pi;
+    s[i] = si;
+    x[i] += alpha * pi;
+    r[i] -= alpha * si;
+  }
+}

@@ -3,7 +3,11 @@
 # registers NVIDIA's OpenCL driver, installs the carried CLBlast and cmocka
 # packages, builds clmg in Release, runs the test suites on the NVIDIA device,
 # prints `clmg info`, runs the BLAS-1 benchmark on the GPU (n up to 1e8) and on
-# pocl (n up to 1e7), and prints a short summary table last.
+# pocl (n up to 1e7), the SpMV benchmark on the GPU (large matrices, written
+# as Matrix Market for the cuSPARSE baseline), the cuSPARSE baseline on the
+# same matrices (perf/cusparse_spmv.py, CuPy) with a clmg-vs-cuSPARSE table,
+# the SpMV benchmark on pocl (small matrices), and prints short summary tables
+# last.
 #
 # How to call it:
 #   1. Here, once (fills the git-ignored .deps/ with Debian packages):
@@ -12,12 +16,24 @@
 #        run(command="bash perf/gpu.sh", carry=[".deps"], timeout_s=600)
 #      Logs and JSON land in $OUT (the tool's result folder), else in
 #      ./perf-results. Keep at most 8 files there: the tool brings back no more.
+#      This script writes 7: setup.log (machine, build, clmg info, ctest),
+#      bench.log (every benchmark's output), blas1-gpu.json, blas1-pocl.json,
+#      spmv-gpu.json, spmv-pocl.json and cusparse.json.
 #
 # Environment knobs (all optional):
 #   JOBS               parallel build and test jobs (default: nproc)
 #   SKIP_TESTS=1       skip ctest (e.g. when only timing)
+#   SKIP_BLAS1=1       skip the BLAS-1 benchmarks
+#   SKIP_SPMV=1        skip the SpMV benchmarks and the cuSPARSE baseline
 #   BLAS1_GPU_ARGS     extra arguments for the GPU benchmark
 #   BLAS1_POCL_ARGS    extra arguments for the pocl benchmark
+#   SPMV_GPU_ARGS      extra arguments for clmg_perf_spmv on the GPU
+#                      (default "--size large --min-time 0.1")
+#   SPMV_POCL_ARGS     extra arguments for clmg_perf_spmv on pocl
+#                      (default "--size small --min-time 0.1")
+#   CUSPARSE_ARGS      extra arguments for perf/cusparse_spmv.py
+#   SPMV_MTX_DIR       where the GPU run writes its Matrix Market files (about
+#                      7 GB for --size large; default /tmp/clmg-spmv-mtx)
 #   GPU_DEVICE         device string of the GPU (default nvidia)
 #
 # Each step's outcome is recorded and the script carries on, so one failing
@@ -32,17 +48,26 @@ jobs="${JOBS:-$(nproc)}"
 gpu_device="${GPU_DEVICE:-nvidia}"
 build_dir="${repo_root}/build-gpu"
 setup_log="${results_dir}/setup.log"
-ctest_log="${results_dir}/ctest.log"
+bench_log="${results_dir}/bench.log"
+mtx_dir="${SPMV_MTX_DIR:-/tmp/clmg-spmv-mtx}"
 
 declare -a step_names=()
 declare -a step_results=()
-record() { # record NAME EXIT_CODE
+step_started=${SECONDS}
+start_step() { step_started=${SECONDS}; }
+record() { # record NAME EXIT_CODE: the outcome and the seconds since start_step
+  local took="$((SECONDS - step_started))s"
   step_names+=("$1")
-  if [[ "$2" -eq 0 ]]; then step_results+=("ok"); else step_results+=("FAILED (exit $2)"); fi
+  if [[ "$2" -eq 0 ]]; then
+    step_results+=("ok (${took})")
+  else
+    step_results+=("FAILED (exit $2, ${took})")
+  fi
 }
 section() { printf '\n===== %s =====\n' "$*"; }
 
 : >"${setup_log}"
+: >"${bench_log}"
 {
   section "machine"
   uname -a
@@ -121,6 +146,7 @@ if ! ldconfig -p | grep -q 'libOpenCL\.so '; then
 fi
 
 section "configure and build (Release, ${build_dir})" | tee -a "${setup_log}"
+start_step
 cmake -S . -B "${build_dir}" "${cmake_args[@]}" 2>&1 | tee -a "${setup_log}" &&
   cmake --build "${build_dir}" -j "${jobs}" 2>&1 | tee -a "${setup_log}"
 build_status=$?
@@ -131,36 +157,69 @@ fi
 
 if [[ ${build_status} -eq 0 ]]; then
   section "clmg --device ${gpu_device} info" | tee -a "${setup_log}"
+  start_step
   "${build_dir}/apps/clmg" --device "${gpu_device}" info 2>&1 | tee -a "${setup_log}"
   record "clmg info" $?
 
   if [[ ${tests_enabled} -eq 1 && "${SKIP_TESTS:-0}" != 1 ]]; then
-    section "ctest on ${gpu_device}" | tee "${ctest_log}"
+    section "ctest on ${gpu_device}" | tee -a "${setup_log}"
+    start_step
     CLMG_DEVICE="${gpu_device}" ctest --test-dir "${build_dir}" --output-on-failure \
-      -j "${jobs}" --timeout 300 2>&1 | tee -a "${ctest_log}"
+      -j "${jobs}" --timeout 300 2>&1 | tee -a "${setup_log}"
     record "ctest (${gpu_device})" $?
   fi
 
   run_blas1() { # run_blas1 LABEL DEVICE MAX_N EXTRA_ARGS
     local label="$1" device="$2" max_n="$3" extra="$4"
-    section "BLAS-1 benchmark on ${device} (n up to ${max_n})"
+    section "BLAS-1 benchmark on ${device} (n up to ${max_n})" | tee -a "${bench_log}"
+    start_step
     # shellcheck disable=SC2086 # extra holds several arguments
     "${build_dir}/perf/clmg_perf_blas1" --device "${device}" --max-n "${max_n}" \
       --json "${results_dir}/blas1-${label}.json" ${extra} 2>&1 |
-      tee "${results_dir}/blas1-${label}.log"
+      tee -a "${bench_log}"
     record "blas1 (${label})" $?
   }
-  run_blas1 gpu "${gpu_device}" 1e8 "${BLAS1_GPU_ARGS:-}"
-  run_blas1 pocl pocl 1e7 "${BLAS1_POCL_ARGS:-}"
+  if [[ "${SKIP_BLAS1:-0}" != 1 ]]; then
+    run_blas1 gpu "${gpu_device}" 1e8 "${BLAS1_GPU_ARGS:-}"
+    run_blas1 pocl pocl 1e7 "${BLAS1_POCL_ARGS:-}"
+  fi
+
+  run_spmv() { # run_spmv LABEL DEVICE EXTRA_ARGS
+    local label="$1" device="$2" extra="$3"
+    section "SpMV benchmark on ${device} (${extra})" | tee -a "${bench_log}"
+    start_step
+    # shellcheck disable=SC2086 # extra holds several arguments
+    "${build_dir}/perf/clmg_perf_spmv" --device "${device}" \
+      --json "${results_dir}/spmv-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+    record "spmv (${label})" $?
+  }
+  if [[ "${SKIP_SPMV:-0}" != 1 ]]; then
+    rm -rf "${mtx_dir}"
+    run_spmv gpu "${gpu_device}" \
+      "${SPMV_GPU_ARGS:---size large --min-time 0.1} --write-mtx ${mtx_dir}"
+
+    section "cuSPARSE baseline (CuPy) on the same matrices" | tee -a "${bench_log}"
+    start_step
+    # shellcheck disable=SC2086 # CUSPARSE_ARGS holds several arguments
+    PYTHONUNBUFFERED=1 python3 perf/cusparse_spmv.py --mtx-dir "${mtx_dir}" \
+      --json "${results_dir}/cusparse.json" --clmg-json "${results_dir}/spmv-gpu.json" \
+      ${CUSPARSE_ARGS:-} 2>&1 | tee -a "${bench_log}"
+    record "cusparse baseline" $?
+    rm -rf "${mtx_dir}" # several GB of text
+
+    run_spmv pocl pocl "${SPMV_POCL_ARGS:---size small --min-time 0.1}"
+  fi
 fi
 
 # ---- the summary, last ----
 section "summary"
-if [[ -f "${ctest_log}" ]]; then
-  grep -E "tests passed|tests failed" "${ctest_log}" | sed 's/^/ctest: /' || true
-fi
+grep -E "tests passed|tests failed" "${setup_log}" | sed 's/^/ctest: /' || true
+shopt -s nullglob # a skipped benchmark leaves no JSON to summarise
+blas1_jsons=("${results_dir}"/blas1-*.json)
+spmv_jsons=("${results_dir}"/spmv-*.json)
+shopt -u nullglob
 if command -v python3 >/dev/null; then
-  python3 - "${results_dir}"/blas1-*.json <<'PYTHON'
+  [[ ${#blas1_jsons[@]} -gt 0 ]] && python3 - "${blas1_jsons[@]}" <<'PYTHON'
 import json
 import sys
 
@@ -204,16 +263,49 @@ for path in sys.argv[1:]:
     if doc.get("failures"):
         print(f"benchmark failures: {doc['failures']}")
 PYTHON
+  [[ ${#spmv_jsons[@]} -gt 0 ]] && python3 - "${spmv_jsons[@]}" <<'PYTHON'
+import json
+import sys
+
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"{path}: unreadable ({error})")
+        continue
+    copy = doc.get("copy_gb_per_s")
+    copy_text = f"{copy:.1f} GB/s" if copy is not None else "not measured"
+    target = doc.get("settings", {}).get("target_nnz", 0)
+    print(f"\nSpMV on {doc['device']['name']} ({doc['device']['platform']}): copy {copy_text}, "
+          f"~{target:.2g} nonzeros per matrix; fastest format, GB/s under the minimal-bytes "
+          f"model (ratio to copy)")
+    print(f"{'matrix':<10} {'prec':<6} {'best format':<28} {'us':>9} {'GB/s':>7} {'ratio':>6}"
+          f"  {'auto':<5} {'auto/best':>9}")
+    for entry in doc.get("summary", []):
+        auto = entry.get("auto_format", "-")
+        auto_ratio = (f"{entry['auto_time_us'] / entry['best_time_us']:.2f}"
+                      if entry.get("auto_time_us") else "-")
+        ratio = entry.get("best_ratio_to_copy")
+        print(f"{entry['matrix']:<10} {entry['precision']:<6} {entry['best_description']:<28} "
+              f"{entry['best_time_us']:>9.1f} {entry['best_gb_per_s']:>7.1f} "
+              f"{ratio if ratio is not None else float('nan'):>6.3f}  {auto:<5} {auto_ratio:>9}")
+    wrong = [r for r in doc.get("rows", []) if not r.get("verified")]
+    if wrong or doc.get("failures"):
+        print(f"benchmark failures: {doc.get('failures')}; wrong results: "
+              + ", ".join(f"{r['matrix']}/{r['format']}/{r['precision']}" for r in wrong))
+PYTHON
+  if [[ -f "${results_dir}/cusparse.json" && -f "${results_dir}/spmv-gpu.json" ]]; then
+    python3 perf/cusparse_spmv.py --cusparse-json "${results_dir}/cusparse.json" \
+      --clmg-json "${results_dir}/spmv-gpu.json"
+  fi
 else
-  for log in "${results_dir}"/blas1-*.log; do
-    echo "--- ${log}"
-    tail -n 30 "${log}"
-  done
+  tail -n 60 "${bench_log}"
 fi
 failed=0
 for i in "${!step_names[@]}"; do
   printf '%-24s %s\n' "${step_names[$i]}" "${step_results[$i]}"
-  [[ "${step_results[$i]}" == ok ]] || failed=1
+  [[ "${step_results[$i]}" == ok* ]] || failed=1
 done
 echo "results in ${results_dir}:"; ls -l "${results_dir}"
 exit "${failed}"

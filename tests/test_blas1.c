@@ -482,6 +482,128 @@ static void run_cg_update(clmg_dtype type) {
   }
 }
 
+/* (r.u, w.u, r.r) in one pass; u is r in plain CG. */
+static void dot3_case(const ccase *c, int u_is_r) {
+  size_t n = c->n;
+  double *r = random_values(c->type, n), *u = random_values(c->type, n);
+  double *w = random_values(c->type, n);
+  if (u_is_r)
+    memcpy(u, r, n * sizeof *u);
+  long double ru = 0.0L, ru_mag = 0.0L, wu = 0.0L, wu_mag = 0.0L, rr = 0.0L;
+  for (size_t i = 0; i < n; i++) {
+    ru += (long double)r[i] * u[i];
+    ru_mag += fabsl((long double)r[i] * u[i]);
+    wu += (long double)w[i] * u[i];
+    wu_mag += fabsl((long double)w[i] * u[i]);
+    rr += (long double)r[i] * r[i];
+  }
+  double tol = tolerance(c->type);
+  tvec tr, tu, tw;
+  tvec_make(&tr, c->type, n, view_offset(c->views, 0), r);
+  if (!u_is_r)
+    tvec_make(&tu, c->type, n, view_offset(c->views, 1), u);
+  tvec_make(&tw, c->type, n, view_offset(c->views, 2), w);
+  double got_ru = NAN, got_wu = NAN, got_rr = NAN;
+  CHECK_OK(clmg_dot3(tr.v, u_is_r ? tr.v : tu.v, tw.v, &got_ru, &got_wu, &got_rr));
+  check_scalar(c, "r.u", got_ru, ru, tol * ru_mag);
+  check_scalar(c, "w.u", got_wu, wu, tol * wu_mag);
+  check_scalar(c, "r.r", got_rr, rr, tol * rr);
+  check_unchanged(c, "r", &tr, r);
+  check_unchanged(c, "w", &tw, w);
+  if (!u_is_r) {
+    check_unchanged(c, "u", &tu, u);
+    tvec_free(&tu);
+  }
+  tvec_free(&tr);
+  tvec_free(&tw);
+  free(r);
+  free(u);
+  free(w);
+}
+
+static void run_dot3(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "dot3", type) {
+    dot3_case(&c, 0);
+    dot3_case(&c, 1);
+  }
+}
+
+/* p = u + beta p; s = w + beta s; x += alpha p; r -= alpha s (u may be r). */
+static void cg_step_case(const ccase *c, int u_is_r) {
+  size_t n = c->n;
+  double *u = random_values(c->type, n), *w = random_values(c->type, n);
+  double *p = random_values(c->type, n), *s = random_values(c->type, n);
+  double *x = random_values(c->type, n), *r = random_values(c->type, n);
+  if (u_is_r)
+    memcpy(u, r, n * sizeof *u);
+  double *want[4], *scale[4];
+  for (int k = 0; k < 4; k++) {
+    want[k] = malloc((n + 1) * sizeof(double));
+    scale[k] = malloc((n + 1) * sizeof(double));
+    assert_true(want[k] && scale[k]);
+  }
+  double alpha = c->alpha, beta = c->beta;
+  for (size_t i = 0; i < n; i++) {
+    double p_new = u[i] + beta * p[i], s_new = w[i] + beta * s[i];
+    double p_mag = fabs(u[i]) + fabs(beta * p[i]), s_mag = fabs(w[i]) + fabs(beta * s[i]);
+    want[0][i] = p_new;
+    scale[0][i] = p_mag;
+    want[1][i] = s_new;
+    scale[1][i] = s_mag;
+    want[2][i] = x[i] + alpha * p_new;
+    scale[2][i] = fabs(x[i]) + fabs(alpha) * p_mag;
+    want[3][i] = r[i] - alpha * s_new;
+    scale[3][i] = fabs(r[i]) + fabs(alpha) * s_mag;
+  }
+  tvec tu, tw, tp, ts, tx, tr;
+  if (!u_is_r)
+    tvec_make(&tu, c->type, n, view_offset(c->views, 0), u);
+  tvec_make(&tw, c->type, n, view_offset(c->views, 1), w);
+  tvec_make(&tp, c->type, n, view_offset(c->views, 2), p);
+  tvec_make(&ts, c->type, n, view_offset(c->views, 3), s);
+  tvec_make(&tx, c->type, n, view_offset(c->views, 4), x);
+  tvec_make(&tr, c->type, n, view_offset(c->views, 0), r);
+  CHECK_OK(clmg_cg_step(alpha, beta, u_is_r ? tr.v : tu.v, tw.v, tp.v, ts.v, tx.v, tr.v));
+  double *got = malloc((n + 1) * sizeof *got);
+  assert_non_null(got);
+  const tvec *outputs[4] = {&tp, &ts, &tx, &tr};
+  const char *names[4] = {"p", "s", "x", "r"};
+  for (int k = 0; k < 4; k++) {
+    tvec_read(outputs[k], got, names[k]);
+    check_elements(c, names[k], got, want[k], scale[k]);
+  }
+  check_unchanged(c, "w", &tw, w);
+  if (!u_is_r) {
+    check_unchanged(c, "u", &tu, u);
+    tvec_free(&tu);
+  }
+  tvec_free(&tw);
+  tvec_free(&tp);
+  tvec_free(&ts);
+  tvec_free(&tx);
+  tvec_free(&tr);
+  for (int k = 0; k < 4; k++) {
+    free(want[k]);
+    free(scale[k]);
+  }
+  free(got);
+  free(u);
+  free(w);
+  free(p);
+  free(s);
+  free(x);
+  free(r);
+}
+
+static void run_cg_step(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "cg_step", type) {
+    cg_step_case(&c, 0);
+    cg_step_case(&c, 1);
+  }
+}
+
 /* ---- special scalars, aliasing, empty vectors ---- */
 
 static void run_special_scalars(clmg_dtype type) {
@@ -729,6 +851,8 @@ TYPED_TESTS(nrm2)
 TYPED_TESTS(axpy_nrm2)
 TYPED_TESTS(cg_update)
 TYPED_TESTS(dot2)
+TYPED_TESTS(dot3)
+TYPED_TESTS(cg_step)
 TYPED_TESTS(special_scalars)
 TYPED_TESTS(aliasing)
 TYPED_TESTS(empty)
@@ -756,6 +880,8 @@ int main(void) {
       BOTH(axpy_nrm2),
       BOTH(cg_update),
       BOTH(dot2),
+      BOTH(dot3),
+      BOTH(cg_step),
       BOTH(special_scalars),
       BOTH(aliasing),
       BOTH(empty),

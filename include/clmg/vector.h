@@ -77,6 +77,15 @@ CLMG_API clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vec
  * x = x + alpha p;  r = r - alpha q;  *rr = r . r */
 CLMG_API clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector *q,
                                     clmg_vector *x, clmg_vector *r, double *rr);
+/* The scalars and the update of one Chronopoulos-Gear conjugate-gradient
+ * iteration, which needs a single read-back per iteration:
+ * (*ru, *wu, *rr) = (r . u, w . u, r . r) in one pass (u may be r), and
+ * p = u + beta p; s = w + beta s; x += alpha p; r -= alpha s in one pass. */
+CLMG_API clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w,
+                               double *ru, double *wu, double *rr);
+CLMG_API clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *u,
+                                  const clmg_vector *w, clmg_vector *p, clmg_vector *s,
+                                  clmg_vector *x, clmg_vector *r);
 /* *xy = x . y and *xx = x . x in one pass. */
 CLMG_API clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, double *xx);
 

@@ -31,8 +31,14 @@ static int use_clblast(const clmg_context *context, blas1_op op) {
  * context, type and length. */
 static clmg_status check_vectors(const char *op, unsigned count, const clmg_vector *const *v) {
   for (unsigned i = 0; i < count; ++i)
-    if (!v[i])
+    if (!v[i]) {
+      /* report in the context of any vector that exists */
+      for (unsigned j = 0; j < count; ++j)
+        if (v[j])
+          return clmg_fail(v[j]->context, CLMG_ERROR_INVALID_ARGUMENT,
+                           "%s: vector argument %u is NULL", op, i + 1);
       return CLMG_ERROR_INVALID_ARGUMENT;
+    }
   clmg_context *context = v[0]->context;
   clmg_clear_message(context);
   if (v[0]->type != CLMG_DOUBLE && v[0]->type != CLMG_FLOAT)
@@ -433,4 +439,56 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, r);
   return reduction_finish(&args, p->type, &red, rr);
+}
+
+clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w, double *ru,
+                      double *wu, double *rr) {
+  const clmg_vector *v[] = {r, u, w};
+  clmg_status status = check_vectors("dot3", 3, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!ru || !wu || !rr)
+    return clmg_fail(r->context, CLMG_ERROR_INVALID_ARGUMENT, "dot3: NULL result pointer");
+  *ru = *wu = *rr = 0;
+  if (r->length == 0)
+    return CLMG_SUCCESS;
+  reduction red;
+  clmg_kernel_args args;
+  status = reduction_begin(r->context, r->type, r->length, 3, &red);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(r->context, r->type, "dot3_partials", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, r->length);
+  clmg_arg_vector(&args, r);
+  clmg_arg_vector(&args, u);
+  clmg_arg_vector(&args, w);
+  double sums[3] = {0, 0, 0};
+  status = reduction_finish(&args, r->type, &red, sums);
+  *ru = sums[0];
+  *wu = sums[1];
+  *rr = sums[2];
+  return status;
+}
+
+clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *u, const clmg_vector *w,
+                         clmg_vector *p, clmg_vector *s, clmg_vector *x, clmg_vector *r) {
+  const clmg_vector *v[] = {u, w, p, s, x, r};
+  clmg_status status = check_vectors("cg_step", 6, v);
+  if (status != CLMG_SUCCESS || u->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(u->context, u->type, "cg_step", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, u->length);
+  clmg_arg_real(&args, u->type, alpha);
+  clmg_arg_real(&args, u->type, beta);
+  clmg_arg_vector(&args, u);
+  clmg_arg_vector(&args, w);
+  clmg_arg_vector(&args, p);
+  clmg_arg_vector(&args, s);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, r);
+  return launch_streaming(&args, u->length);
 }
