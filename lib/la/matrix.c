@@ -33,6 +33,10 @@ struct clmg_matrix {
       values_bytes;
 
   double *diagonal; /* host, min(rows, cols) entries */
+
+  /* Kernels, looked up on first use so that a call on a small coarse-level
+   * matrix costs no string building or table search: [jacobi][long rows]. */
+  cl_kernel kernels[2][2];
 };
 
 const char *clmg_matrix_format_name(clmg_matrix_format format) {
@@ -112,17 +116,25 @@ static unsigned default_slice_height(const clmg_context *context) {
 static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
                           uint32_t *order);
 
-/* The automatic format rule (documented in README "Formats"):
- *  - ELLPACK-R when its padding costs at most 25% (regular FE and stencil
- *    matrices: one work-item per row, fully coalesced, no row pointers);
- *  - else SELL-C-sigma when its padding costs at most 50%;
- *  - else CSR, whose very long rows get a work-group each. */
-static clmg_matrix_format choose_format(const clmg_csr *a, const row_stats *stats,
-                                        unsigned slice_height, unsigned sigma) {
+/* The automatic format rule (documented in README "Formats"), from
+ * perf/spmv measurements:
+ *  - CPUs: CSR, except ELLPACK-R for short uniform rows (at most 8 entries,
+ *    padding at most 25%). A core walks a CSR row contiguously, while an
+ *    ELLPACK row is strided; pocl ran ELLR 2-3x slower than CSR at 25-27
+ *    entries per row and slightly faster at 5.
+ *  - GPUs: ELLPACK-R when its padding costs at most 25% (regular FE and
+ *    stencil matrices: one work-item per row, fully coalesced, no row
+ *    pointers); else SELL-C-sigma when its padding costs at most 50%; else
+ *    CSR, whose very long rows get a work-group each. */
+static clmg_matrix_format choose_format(const clmg_context *context, const clmg_csr *a,
+                                        const row_stats *stats, unsigned slice_height,
+                                        unsigned sigma) {
   size_t nnz = clmg_csr_nnz(a);
   if (nnz == 0)
     return CLMG_FORMAT_CSR;
   double ellr_padding = (double)stats->max_length * (double)a->rows / (double)nnz;
+  if (!context->info.is_gpu)
+    return stats->max_length <= 8 && ellr_padding <= 1.25 ? CLMG_FORMAT_ELLR : CLMG_FORMAT_CSR;
   if (ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
   double sell_padding = (double)sell_layout(a, slice_height, sigma, NULL) / (double)nnz;
@@ -497,7 +509,7 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   if (m->format == CLMG_FORMAT_AUTO) {
     unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
     unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(&stats, height);
-    m->format = choose_format(a, &stats, height, sigma);
+    m->format = choose_format(context, a, &stats, height, sigma);
   }
   switch (m->format) {
   case CLMG_FORMAT_ELLR:
@@ -578,6 +590,24 @@ static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size
   return CLMG_SUCCESS;
 }
 
+/* Looks up the kernels of one operation (plain or jacobi) for this matrix. */
+static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel kernels[2]) {
+  char options[256];
+  snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
+           clmg_real_options(m->context, m->precision),
+           m->format == CLMG_FORMAT_SELL ? 1u : m->lanes, jacobi ? " -DOP_JACOBI=1" : "",
+           m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
+  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
+                     : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
+                                                     : "sell_spmv";
+  clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0)
+    status = clmg_get_kernel(m->context, "spmv", options, "csr_long_rows", &kernels[1]);
+  if (status != CLMG_SUCCESS)
+    kernels[0] = kernels[1] = NULL;
+  return status;
+}
+
 /* One fused product: out = alpha A x + beta in, or (jacobi) the damped
  * Jacobi update out = x + alpha dinv .* (in - A x). */
 static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const clmg_vector *x,
@@ -586,18 +616,16 @@ static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const c
   clmg_context *context = m->context;
   if (m->rows == 0)
     return CLMG_SUCCESS;
-  char options[256];
-  snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
-           clmg_real_options(context, m->precision), m->format == CLMG_FORMAT_SELL ? 1u : m->lanes,
-           jacobi ? " -DOP_JACOBI=1" : "",
-           m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
+  cl_kernel *kernels = ((clmg_matrix *)m)->kernels[jacobi ? 1 : 0];
+  if (!kernels[0]) {
+    clmg_status status = matrix_kernels(m, jacobi, kernels);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
   const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
                      : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
                                                      : "sell_spmv";
-  cl_kernel kernel;
-  clmg_status status = clmg_get_kernel(context, "spmv", options, name, &kernel);
-  if (status != CLMG_SUCCESS)
-    return status;
+  cl_kernel kernel = kernels[0];
   /* Unused inputs still need valid buffers: x stands in for them. */
   const clmg_vector *in_or_x = in ? in : x;
   const clmg_vector *dinv_or_x = dinv ? dinv : x;
@@ -637,15 +665,13 @@ static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const c
   clmg_arg_real(&args, m->precision, in ? beta : 0.0);
   if (m->format != CLMG_FORMAT_SELL)
     clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
-  status = clmg_args_end(&args);
+  clmg_status status = clmg_args_end(&args);
   if (status == CLMG_SUCCESS)
     status = clmg_enqueue_1d(context, kernel, name, global, local, NULL);
   if (status != CLMG_SUCCESS || m->format != CLMG_FORMAT_CSR || m->long_row_count == 0)
     return status;
 
-  status = clmg_get_kernel(context, "spmv", options, "csr_long_rows", &kernel);
-  if (status != CLMG_SUCCESS)
-    return status;
+  kernel = kernels[1];
   clmg_args_begin(&args, context, kernel, "csr_long_rows");
   clmg_arg_buffer(&args, m->long_rows);
   clmg_arg_buffer(&args, m->offsets);
