@@ -51,7 +51,7 @@ inline real lanes_sum(local real *scratch, real value) {
 }
 
 /* CSR: ROW_LANES work-items per row. Rows longer than long_row_threshold are
- * left to csr_long_rows, which gives each of them a whole work-group. */
+ * left to csr_long_segments and csr_long_finish. */
 kernel void csr_spmv(uint rows, global const long *row_ptr, global const int *col,
                      global const real *val, ulong long_row_threshold, OUTPUT_PARAMS,
                      local real *scratch) {
@@ -72,19 +72,38 @@ kernel void csr_spmv(uint rows, global const long *row_ptr, global const int *co
     STORE_ROW(row, sum);
 }
 
-/* One work-group per listed row. */
-kernel void csr_long_rows(global const uint *long_rows, global const long *row_ptr,
-                          global const int *col, global const real *val, OUTPUT_PARAMS,
-                          local real *scratch) {
-  APPLY_OUTPUT_OFFSETS;
-  const uint row = long_rows[get_group_id(0)];
-  const long begin = row_ptr[row], end = row_ptr[row + 1];
+/* Very long CSR rows are cut into segments of a few thousand entries, one
+ * work-group each, so that a handful of dense rows spread over the whole
+ * device instead of running on a few work-groups after everything else.
+ * segment_bounds holds [begin, end) of each segment. */
+kernel void csr_long_segments(global const long *segment_bounds, global const int *col,
+                              global const real *val, global const real *x, ulong x_offset,
+                              global real *segment_sums, local real *scratch) {
+  x += x_offset;
+  const uint segment = get_group_id(0);
+  const long begin = segment_bounds[2 * segment], end = segment_bounds[2 * segment + 1];
   real sum = 0;
   for (long k = begin + get_local_id(0); k < end; k += get_local_size(0))
     sum += val[k] * x[col[k]];
   sum = group_sum(scratch, sum);
   if (get_local_id(0) == 0)
-    STORE_ROW(row, sum);
+    segment_sums[segment] = sum;
+}
+
+/* Adds the segment sums of each long row (segments first_segment[i] to
+ * first_segment[i + 1] - 1) and stores the row like the other kernels. */
+kernel void csr_long_finish(uint count, global const uint *long_rows,
+                            global const uint *first_segment, global const real *segment_sums,
+                            OUTPUT_PARAMS) {
+  APPLY_OUTPUT_OFFSETS;
+  const uint i = get_global_id(0);
+  if (i >= count)
+    return;
+  real sum = 0;
+  for (uint s = first_segment[i]; s < first_segment[i + 1]; ++s)
+    sum += segment_sums[s];
+  const uint row = long_rows[i];
+  STORE_ROW(row, sum);
 }
 
 /* ELLPACK-R with ROW_LANES threads per row (ELLR-T). Entry k = j * ROW_LANES + t of

@@ -140,6 +140,8 @@ static const shape shapes[] = {
     {"rectangular tall", 333, 77, 5, 1, SIZE_MAX},
     {"rectangular wide", 45, 1001, 30, 0, 7},
     {"not a multiple of C or the work-group", 1031, 1031, 27, 0, SIZE_MAX},
+    /* CSR cuts long rows into segments of 8192 entries */
+    {"dense row over several CSR segments", 40, 20000, 8, 1, 3},
 };
 
 typedef struct variant {

@@ -23,20 +23,24 @@ struct clmg_matrix {
   char description[96];
 
   /* device arrays and their sizes in bytes */
-  cl_mem offsets;     /* CSR row_ptr (int64) or SELL slice_ptr (int64) */
-  cl_mem row_lengths; /* ELLR, SELL (int32) */
-  cl_mem permutation; /* SELL sorted row -> original row (uint32) */
-  cl_mem long_rows;   /* CSR rows handled by csr_long_rows (uint32) */
-  cl_mem columns;     /* int32 */
-  cl_mem values;      /* double or float */
+  cl_mem offsets;            /* CSR row_ptr (int64) or SELL slice_ptr (int64) */
+  cl_mem row_lengths;        /* ELLR, SELL (int32) */
+  cl_mem permutation;        /* SELL sorted row -> original row (uint32) */
+  cl_mem long_rows;          /* CSR rows longer than long_row_threshold (uint32) */
+  cl_mem long_first_segment; /* per long row, its first segment (uint32, count + 1) */
+  cl_mem segment_bounds;     /* per segment, [begin, end) in the CSR arrays (int64 pairs) */
+  cl_mem segment_sums;       /* per segment, its partial sum (matrix precision) */
+  cl_mem columns;            /* int32 */
+  cl_mem values;             /* double or float */
+  size_t segment_count;
   size_t offsets_bytes, row_lengths_bytes, permutation_bytes, long_rows_bytes, columns_bytes,
-      values_bytes;
+      values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
   double *diagonal; /* host, min(rows, cols) entries */
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
    * matrix costs no string building or table search: [jacobi][long rows]. */
-  cl_kernel kernels[2][2];
+  cl_kernel kernels[2][3]; /* [jacobi][main, long segments, long finish] */
 };
 
 const char *clmg_matrix_format_name(clmg_matrix_format format) {
@@ -221,6 +225,9 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   clmg_device_free(m->context, m->row_lengths, m->row_lengths_bytes);
   clmg_device_free(m->context, m->permutation, m->permutation_bytes);
   clmg_device_free(m->context, m->long_rows, m->long_rows_bytes);
+  clmg_device_free(m->context, m->long_first_segment, m->long_first_segment_bytes);
+  clmg_device_free(m->context, m->segment_bounds, m->segment_bounds_bytes);
+  clmg_device_free(m->context, m->segment_sums, m->segment_sums_bytes);
   clmg_device_free(m->context, m->columns, m->columns_bytes);
   clmg_device_free(m->context, m->values, m->values_bytes);
   free(m->diagonal);
@@ -270,23 +277,47 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     m->lanes = 1;
     m->long_row_threshold = options->csr_vector_min ? options->csr_vector_min : UINT64_MAX;
   }
-  size_t long_count = 0;
-  for (size_t i = 0; i < m->rows; ++i)
-    if ((uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]) > m->long_row_threshold)
+  /* Long rows are cut into segments of this many entries, one work-group
+   * each (cl/spmv.cl: csr_long_segments). */
+  const size_t segment_length = 8192;
+  size_t long_count = 0, segment_count = 0;
+  for (size_t i = 0; i < m->rows; ++i) {
+    uint64_t length = (uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]);
+    if (length > m->long_row_threshold) {
       ++long_count;
+      segment_count += (length + segment_length - 1) / segment_length;
+    }
+  }
   uint32_t *long_rows = malloc((long_count ? long_count : 1) * sizeof *long_rows);
+  uint32_t *first_segment = malloc((long_count + 1) * sizeof *first_segment);
+  int64_t *bounds = malloc((segment_count ? 2 * segment_count : 1) * sizeof *bounds);
   value_array values;
-  if (!long_rows || !value_array_init(&values, m->precision, nnz)) {
+  values.data = NULL;
+  if (!long_rows || !first_segment || !bounds || !value_array_init(&values, m->precision, nnz)) {
     free(long_rows);
+    free(first_segment);
+    free(bounds);
     return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "CSR staging arrays");
   }
-  long_count = 0;
-  for (size_t i = 0; i < m->rows; ++i)
-    if ((uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]) > m->long_row_threshold)
-      long_rows[long_count++] = (uint32_t)i;
+  long_count = segment_count = 0;
+  for (size_t i = 0; i < m->rows; ++i) {
+    int64_t begin = a->row_ptr[i], end = a->row_ptr[i + 1];
+    if ((uint64_t)(end - begin) <= m->long_row_threshold)
+      continue;
+    first_segment[long_count] = (uint32_t)segment_count;
+    long_rows[long_count++] = (uint32_t)i;
+    for (int64_t k = begin; k < end; k += (int64_t)segment_length) {
+      bounds[2 * segment_count] = k;
+      bounds[2 * segment_count + 1] =
+          end - k < (int64_t)segment_length ? end : k + (int64_t)segment_length;
+      ++segment_count;
+    }
+  }
+  first_segment[long_count] = (uint32_t)segment_count;
   for (size_t k = 0; k < nnz; ++k)
     value_array_set(&values, k, a->val[k]);
   m->long_row_count = long_count;
+  m->segment_count = segment_count;
   m->stored = nnz;
   clmg_status status = upload_array(m, a->row_ptr, (m->rows + 1) * sizeof(int64_t),
                                     "CSR row offsets", &m->offsets, &m->offsets_bytes);
@@ -299,6 +330,18 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   if (status == CLMG_SUCCESS)
     status = upload_array(m, long_rows, long_count * sizeof(uint32_t), "CSR long-row list",
                           &m->long_rows, &m->long_rows_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, first_segment, (long_count + 1) * sizeof(uint32_t),
+                          "CSR long-row segment index", &m->long_first_segment,
+                          &m->long_first_segment_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, bounds, 2 * segment_count * sizeof(int64_t), "CSR segment bounds",
+                          &m->segment_bounds, &m->segment_bounds_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, segment_count * values.element, "CSR segment sums",
+                          &m->segment_sums, &m->segment_sums_bytes);
+  free(first_segment);
+  free(bounds);
   free(long_rows);
   free(values.data);
   snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
@@ -560,7 +603,8 @@ size_t clmg_matrix_device_bytes(const clmg_matrix *m) {
   if (!m)
     return 0;
   return m->offsets_bytes + m->row_lengths_bytes + m->permutation_bytes + m->long_rows_bytes +
-         m->columns_bytes + m->values_bytes;
+         m->columns_bytes + m->values_bytes + m->long_first_segment_bytes +
+         m->segment_bounds_bytes + m->segment_sums_bytes;
 }
 const char *clmg_matrix_describe(const clmg_matrix *m) {
   return m ? m->description : "";
@@ -591,7 +635,7 @@ static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size
 }
 
 /* Looks up the kernels of one operation (plain or jacobi) for this matrix. */
-static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel kernels[2]) {
+static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel kernels[3]) {
   char options[256];
   snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
            clmg_real_options(m->context, m->precision),
@@ -601,10 +645,13 @@ static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel ke
                      : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
                                                      : "sell_spmv";
   clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
-  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0)
-    status = clmg_get_kernel(m->context, "spmv", options, "csr_long_rows", &kernels[1]);
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0) {
+    status = clmg_get_kernel(m->context, "spmv", options, "csr_long_segments", &kernels[1]);
+    if (status == CLMG_SUCCESS)
+      status = clmg_get_kernel(m->context, "spmv", options, "csr_long_finish", &kernels[2]);
+  }
   if (status != CLMG_SUCCESS)
-    kernels[0] = kernels[1] = NULL;
+    kernels[0] = kernels[1] = kernels[2] = NULL;
   return status;
 }
 
@@ -671,23 +718,36 @@ static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const c
   if (status != CLMG_SUCCESS || m->format != CLMG_FORMAT_CSR || m->long_row_count == 0)
     return status;
 
-  kernel = kernels[1];
-  clmg_args_begin(&args, context, kernel, "csr_long_rows");
-  clmg_arg_buffer(&args, m->long_rows);
-  clmg_arg_buffer(&args, m->offsets);
+  /* long rows: segment sums, then one work-item per row adds them */
+  clmg_args_begin(&args, context, kernels[1], "csr_long_segments");
+  clmg_arg_buffer(&args, m->segment_bounds);
   clmg_arg_buffer(&args, m->columns);
   clmg_arg_buffer(&args, m->values);
+  clmg_arg_vector(&args, x);
+  clmg_arg_buffer(&args, m->segment_sums);
+  clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
+  status = clmg_args_end(&args);
+  if (status == CLMG_SUCCESS)
+    status = clmg_enqueue_1d(context, kernels[1], "csr_long_segments", m->segment_count * local,
+                             local, NULL);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint long_count = (cl_uint)m->long_row_count;
+  clmg_args_begin(&args, context, kernels[2], "csr_long_finish");
+  clmg_arg_raw(&args, sizeof long_count, &long_count);
+  clmg_arg_buffer(&args, m->long_rows);
+  clmg_arg_buffer(&args, m->long_first_segment);
+  clmg_arg_buffer(&args, m->segment_sums);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, in_or_x);
   clmg_arg_vector(&args, out);
   clmg_arg_vector(&args, dinv_or_x);
   clmg_arg_real(&args, m->precision, alpha);
   clmg_arg_real(&args, m->precision, in ? beta : 0.0);
-  clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
   status = clmg_args_end(&args);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_enqueue_1d(context, kernel, "csr_long_rows", m->long_row_count * local, local, NULL);
+    status = clmg_enqueue_1d(context, kernels[2], "csr_long_finish",
+                             (m->long_row_count + local - 1) / local * local, local, NULL);
   return status;
 }
 
