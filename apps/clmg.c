@@ -15,47 +15,9 @@
 #include <string.h>
 
 #include "apputil.h"
+#include "cli.h"
 
-enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
-
-/* Options that every subcommand accepts, and that may also be given before
- * the subcommand name (where they become the subcommand's defaults). */
-typedef struct cli_options {
-  const char *device; /* NULL: the library's default (CLMG_DEVICE, else first GPU, ...) */
-  int json;           /* print one JSON object on stdout instead of text */
-  int help;
-} cli_options;
-
-/* Long-only options get values outside the range of characters. */
-enum { OPTION_JSON = 256, OPTION_BANDWIDTH_MIB };
-
-#define COMMON_SHORT_OPTIONS "d:h"
-#define COMMON_LONG_OPTIONS                                                                        \
-  {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, OPTION_JSON}, {            \
-    "help", no_argument, NULL, 'h'                                                                 \
-  }
-#define COMMON_OPTIONS_HELP                                                                        \
-  "  -d, --device STR        device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"             \
-  "      --json              print a JSON object on stdout instead of text\n"                      \
-  "  -h, --help              show this help\n"
-
-/* Applies a common option returned by getopt_long; returns 0 when `option` is
- * not one of them. */
-static int apply_common_option(int option, cli_options *options) {
-  switch (option) {
-  case 'd':
-    options->device = optarg;
-    return 1;
-  case OPTION_JSON:
-    options->json = 1;
-    return 1;
-  case 'h':
-    options->help = 1;
-    return 1;
-  default:
-    return 0;
-  }
-}
+enum { OPTION_BANDWIDTH_MIB = OPTION_FIRST_OWN };
 
 /* getopt_long keeps its position in globals; a new argument vector needs a
  * fresh start (glibc re-reads the optstring flags only when optind is 0). */
@@ -67,16 +29,10 @@ static void reset_option_parser(void) {
 #endif
 }
 
-/* getopt_long has already printed what was wrong. */
-static int usage_error(const char *command) {
-  fprintf(stderr, "Try '%s --help' for more information.\n", command);
-  return EXIT_USAGE;
-}
-
 static int reject_extra_arguments(int argc, char **argv) {
   if (optind < argc) {
     fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-    return usage_error(argv[0]);
+    return cli_usage_error(argv[0]);
   }
   return 0;
 }
@@ -235,17 +191,17 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
   unsigned long long bandwidth_mib = 0;
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, long_options, NULL)) != -1) {
-    if (apply_common_option(option, &options)) {
+    if (cli_apply_common_option(option, &options)) {
       continue;
     }
     switch (option) {
     case OPTION_BANDWIDTH_MIB:
       if (!parse_count(argv[0], "--bandwidth-mib", optarg, SIZE_MAX >> 20, &bandwidth_mib)) {
-        return usage_error(argv[0]);
+        return cli_usage_error(argv[0]);
       }
       break;
     default:
-      return usage_error(argv[0]);
+      return cli_usage_error(argv[0]);
     }
   }
   if (options.help) {
@@ -313,8 +269,6 @@ typedef struct subcommand {
   const char *summary;
   int (*run)(int argc, char **argv, const cli_options *defaults);
 } subcommand;
-
-int run_solve(int argc, char **argv, const cli_options *defaults); /* apps/solve.c */
 
 static const subcommand subcommands[] = {
     {"info", "list OpenCL platforms and devices; measure copy bandwidth", run_info},
@@ -390,7 +344,7 @@ static int run_main(int argc, char **argv) {
   };
   static char program_name[] = "clmg";
   if (argc < 1) {
-    return usage_error(program_name);
+    return cli_usage_error(program_name);
   }
   argv[0] = program_name; /* getopt_long's messages then say "clmg:", not a path */
 
@@ -400,14 +354,14 @@ static int run_main(int argc, char **argv) {
   /* "+": stop at the subcommand name; what follows is the subcommand's. */
   while ((option = getopt_long(argc, argv, "+" COMMON_SHORT_OPTIONS "V", long_options, NULL)) !=
          -1) {
-    if (apply_common_option(option, &options)) {
+    if (cli_apply_common_option(option, &options)) {
       continue;
     }
     if (option == 'V') {
       want_version = 1;
       continue;
     }
-    return usage_error(argv[0]);
+    return cli_usage_error(argv[0]);
   }
   if (options.help) {
     print_usage(stdout);
@@ -418,7 +372,7 @@ static int run_main(int argc, char **argv) {
   }
   if (optind >= argc) {
     fputs("clmg: no command given\n", stderr);
-    return usage_error(argv[0]);
+    return cli_usage_error(argv[0]);
   }
 
   int sub_argc = argc - optind;
@@ -439,7 +393,7 @@ static int run_main(int argc, char **argv) {
   const subcommand *command = find_subcommand(sub_argv[0]);
   if (command == NULL) {
     fprintf(stderr, "clmg: unknown command '%s'\n", sub_argv[0]);
-    return usage_error(argv[0]);
+    return cli_usage_error(argv[0]);
   }
   char command_name[64];
   snprintf(command_name, sizeof command_name, "clmg %s", command->name);

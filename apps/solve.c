@@ -11,26 +11,15 @@
 #include <string.h>
 
 #include "apputil.h"
-
-enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
-
-/* The options given before the subcommand; the same struct as in clmg.c,
- * which owns it and calls run_solve (keep the two in step). */
-typedef struct cli_options {
-  const char *device;
-  int json;
-  int help;
-} cli_options;
-
-int run_solve(int argc, char **argv, const cli_options *defaults);
+#include "cli.h"
 
 /* ---- options ---- */
 
 typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } preconditioner_kind;
 
 typedef struct solve_options {
-  const char *device;
-  int json, help, quiet, skip_checks;
+  cli_options common; /* --device, --json, --help */
+  int quiet, skip_checks;
   const char *matrix_path, *rhs_path, *output_path;
   preconditioner_kind preconditioner;
   clmg_matrix_format format;
@@ -40,8 +29,7 @@ typedef struct solve_options {
 } solve_options;
 
 enum {
-  OPTION_JSON = 256,
-  OPTION_METHOD,
+  OPTION_METHOD = OPTION_FIRST_OWN,
   OPTION_PRECONDITIONER,
   OPTION_FORMAT,
   OPTION_PRECISION,
@@ -108,11 +96,6 @@ static void print_solve_usage(FILE *out) {
         out);
 }
 
-static int usage_error(const char *command) {
-  fprintf(stderr, "Try '%s --help' for more information.\n", command);
-  return EXIT_USAGE;
-}
-
 static int parse_tolerance(const char *command, const char *text, double *value) {
   char *end = NULL;
   errno = 0;
@@ -143,9 +126,7 @@ static int parse_iterations(const char *command, const char *text, int *value) {
 static int parse_options(int argc, char **argv, const cli_options *defaults,
                          solve_options *options) {
   static const struct option long_options[] = {
-      {"device", required_argument, NULL, 'd'},
-      {"json", no_argument, NULL, OPTION_JSON},
-      {"help", no_argument, NULL, 'h'},
+      COMMON_LONG_OPTIONS,
       {"method", required_argument, NULL, OPTION_METHOD},
       {"precond", required_argument, NULL, OPTION_PRECONDITIONER},
       {"format", required_argument, NULL, OPTION_FORMAT},
@@ -159,9 +140,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   };
   const char *command = argv[0];
   memset(options, 0, sizeof *options);
-  options->device = defaults->device;
-  options->json = defaults->json;
-  options->help = defaults->help;
+  options->common = *defaults;
   options->preconditioner = PRECONDITIONER_JACOBI;
   options->format = CLMG_FORMAT_AUTO;
   options->precision = CLMG_DOUBLE;
@@ -169,21 +148,15 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   options->max_iterations = 1000;
 
   int option;
-  while ((option = getopt_long(argc, argv, "d:ho:q", long_options, NULL)) != -1) {
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:q", long_options, NULL)) != -1) {
+    if (cli_apply_common_option(option, &options->common)) {
+      continue;
+    }
     switch (option) {
-    case 'd':
-      options->device = optarg;
-      break;
-    case OPTION_JSON:
-      options->json = 1;
-      break;
-    case 'h':
-      options->help = 1;
-      break;
     case OPTION_METHOD:
       if (strcmp(optarg, "cg") != 0) {
         fprintf(stderr, "%s: unknown method '%s' (there is: cg)\n", command, optarg);
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case OPTION_PRECONDITIONER:
@@ -194,14 +167,14 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       } else {
         fprintf(stderr, "%s: unknown preconditioner '%s' (there are: none, jacobi)\n", command,
                 optarg);
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case OPTION_FORMAT:
       if (!clmg_matrix_format_parse(optarg, &options->format)) {
         fprintf(stderr, "%s: unknown format '%s' (there are: auto, csr, ellr, sell)\n", command,
                 optarg);
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case OPTION_PRECISION:
@@ -211,17 +184,17 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
         options->precision = CLMG_FLOAT;
       } else {
         fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case OPTION_TOLERANCE:
       if (!parse_tolerance(command, optarg, &options->tolerance)) {
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case OPTION_MAX_ITERATIONS:
       if (!parse_iterations(command, optarg, &options->max_iterations)) {
-        return usage_error(command);
+        return cli_usage_error(command);
       }
       break;
     case 'o':
@@ -234,10 +207,10 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       options->skip_checks = 1;
       break;
     default:
-      return usage_error(command);
+      return cli_usage_error(command);
     }
   }
-  if (options->help) {
+  if (options->common.help) {
     return 0;
   }
   int positional = argc - optind;
@@ -245,7 +218,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
     fprintf(stderr, "%s: %s\n", command,
             positional < 1 ? "missing the matrix file A.mtx"
                            : "too many arguments (expected A.mtx and at most b.mtx)");
-    return usage_error(command);
+    return cli_usage_error(command);
   }
   options->matrix_path = argv[optind];
   options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
@@ -663,7 +636,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   if (exit_code != 0) {
     return exit_code;
   }
-  if (options.help) {
+  if (options.common.help) {
     print_solve_usage(stdout);
     return EXIT_SUCCESS;
   }
@@ -680,7 +653,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   }
   report.read_s = apputil_now() - start;
 
-  s.context = apputil_open_context(options.device);
+  s.context = apputil_open_context(options.common.device);
   if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
@@ -700,7 +673,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   const clmg_preconditioner *preconditioner =
       options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
 
-  if (!options.json) {
+  if (!options.common.json) {
     print_header(&options, &s);
   }
   start = apputil_now();
@@ -737,7 +710,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     return EXIT_LIBRARY_FAILURE;
   }
 
-  if (options.json) {
+  if (options.common.json) {
     print_json(&options, &report);
   } else {
     print_text(&options, &report);
@@ -758,7 +731,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
       fprintf(stderr, "%s: cannot write the solution: %s: %s\n", command,
               clmg_status_string(status), error.message);
       exit_code = EXIT_LIBRARY_FAILURE;
-    } else if (!options.json && !options.quiet) {
+    } else if (!options.common.json && !options.quiet) {
       printf("%-18s %s\n", "solution written", options.output_path);
     }
   }

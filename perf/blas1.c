@@ -20,6 +20,9 @@
 
 #include "apputil.h"
 #include "clmg.h"
+#include "perf_common.h"
+
+#define PROGRAM "clmg_perf_blas1"
 
 /* ---- settings ---- */
 
@@ -33,10 +36,7 @@ typedef struct benchmark_settings {
   int run_float;
   clmg_blas1_backend backends[3];
   size_t backend_count;
-  long fixed_reps;        /* > 0: exactly this many repetitions; 0: adaptive */
-  double min_time_s;      /* adaptive: each measurement lasts at least this */
-  long trials;            /* timed batches per measurement; the fastest counts */
-  long max_adaptive_reps; /* adaptive: never more repetitions than this */
+  perf_timing timing;
 } benchmark_settings;
 
 static void print_usage(FILE *out) {
@@ -57,17 +57,6 @@ static void print_usage(FILE *out) {
           "  --help              this text\n");
 }
 
-static int parse_positive_number(const char *text, double *value) {
-  char *end = NULL;
-  errno = 0;
-  double parsed = strtod(text, &end);
-  if (errno != 0 || end == text || *end != '\0' || !(parsed > 0) || !isfinite(parsed)) {
-    return 0;
-  }
-  *value = parsed;
-  return 1;
-}
-
 static const char *backend_name(clmg_blas1_backend backend) {
   switch (backend) {
   case CLMG_BLAS1_NATIVE:
@@ -78,17 +67,6 @@ static const char *backend_name(clmg_blas1_backend backend) {
     return "auto";
   }
   return "?";
-}
-
-static int is_value_option(const char *name) {
-  static const char *const names[] = {"--device",  "--json", "--min-n",    "--max-n", "--precision",
-                                      "--backend", "--reps", "--min-time", "--trials"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
-    if (strcmp(name, names[i]) == 0) {
-      return 1;
-    }
-  }
-  return 0;
 }
 
 /* Returns 0 and prints why when the command line is not valid; 1 to run; 2
@@ -102,42 +80,23 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
   settings->backends[0] = CLMG_BLAS1_NATIVE;
   settings->backends[1] = CLMG_BLAS1_CLBLAST;
   settings->backend_count = 2;
-  settings->min_time_s = 0.2;
-  settings->trials = 2;
-  settings->max_adaptive_reps = 1000000;
+  settings->timing.min_time_s = 0.2;
+  settings->timing.trials = 2;
+  settings->timing.max_adaptive_reps = 1000000;
+  static const char *const value_options[] = {"--device",    "--json",    "--min-n", "--max-n",
+                                              "--precision", "--backend", "--reps",  "--min-time",
+                                              "--trials",    NULL};
 
   for (int i = 1; i < argc; ++i) {
-    const char *option = argv[i];
-    if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+    char name[32];
+    const char *value = NULL;
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, name, &value);
+    if (read < 0) {
       print_usage(stdout);
       return 2;
     }
-    /* Every other option takes a value: "--opt VALUE" or "--opt=VALUE". */
-    const char *value = NULL;
-    char name[32];
-    const char *equals = strchr(option, '=');
-    if (equals != NULL) {
-      size_t length = (size_t)(equals - option);
-      if (length >= sizeof name) {
-        fprintf(stderr, "clmg_perf_blas1: unknown option %s\n", option);
-        return 0;
-      }
-      memcpy(name, option, length);
-      name[length] = '\0';
-      value = equals + 1;
-    } else {
-      snprintf(name, sizeof name, "%s", option);
-    }
-    if (!is_value_option(name)) {
-      fprintf(stderr, "clmg_perf_blas1: unknown option %s (try --help)\n", option);
+    if (read == 0) {
       return 0;
-    }
-    if (equals == NULL) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "clmg_perf_blas1: %s needs a value\n", option);
-        return 0;
-      }
-      value = argv[++i];
     }
 
     double number = 0;
@@ -146,9 +105,8 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
     } else if (strcmp(name, "--json") == 0) {
       settings->json_path = value;
     } else if (strcmp(name, "--min-n") == 0 || strcmp(name, "--max-n") == 0) {
-      if (!parse_positive_number(value, &number) || number < 1 || number > 1e12) {
-        fprintf(stderr, "clmg_perf_blas1: %s wants a length between 1 and 1e12, not %s\n", name,
-                value);
+      if (!perf_parse_positive_number(value, &number) || number < 1 || number > 1e12) {
+        fprintf(stderr, PROGRAM ": %s wants a length between 1 and 1e12, not %s\n", name, value);
         return 0;
       }
       if (strcmp(name, "--min-n") == 0) {
@@ -158,11 +116,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
         settings->max_n_given = 1;
       }
     } else if (strcmp(name, "--precision") == 0) {
-      settings->run_double = strcmp(value, "double") == 0 || strcmp(value, "both") == 0;
-      settings->run_float = strcmp(value, "float") == 0 || strcmp(value, "both") == 0;
-      if (!settings->run_double && !settings->run_float) {
-        fprintf(stderr, "clmg_perf_blas1: --precision wants double, float or both, not %s\n",
-                value);
+      if (!perf_parse_precision(PROGRAM, value, &settings->run_double, &settings->run_float)) {
         return 0;
       }
     } else if (strcmp(name, "--backend") == 0) {
@@ -178,29 +132,11 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
         settings->backends[1] = CLMG_BLAS1_CLBLAST;
         settings->backend_count = 2;
       } else {
-        fprintf(stderr, "clmg_perf_blas1: --backend wants native, clblast, auto or both, not %s\n",
-                value);
+        fprintf(stderr, PROGRAM ": --backend wants native, clblast, auto or both, not %s\n", value);
         return 0;
       }
-    } else if (strcmp(name, "--reps") == 0) {
-      if (!parse_positive_number(value, &number) || number != floor(number) || number > 1e9) {
-        fprintf(stderr, "clmg_perf_blas1: --reps wants a positive integer, not %s\n", value);
-        return 0;
-      }
-      settings->fixed_reps = (long)number;
-    } else if (strcmp(name, "--trials") == 0) {
-      if (!parse_positive_number(value, &number) || number != floor(number) || number > 100) {
-        fprintf(stderr, "clmg_perf_blas1: --trials wants an integer from 1 to 100, not %s\n",
-                value);
-        return 0;
-      }
-      settings->trials = (long)number;
-    } else if (strcmp(name, "--min-time") == 0) {
-      if (!parse_positive_number(value, &number) || number > 60) {
-        fprintf(stderr, "clmg_perf_blas1: --min-time wants seconds in (0, 60], not %s\n", value);
-        return 0;
-      }
-      settings->min_time_s = number;
+    } else if (perf_parse_timing_option(PROGRAM, name, value, &settings->timing) == 0) {
+      return 0;
     }
   }
   return 1;
@@ -298,23 +234,9 @@ typedef struct benchmark_results {
   int failures; /* operations that returned an error or a wrong value */
 } benchmark_results;
 
-static int grow_array(void **array, size_t *capacity, size_t count, size_t element_size) {
-  if (count < *capacity) {
-    return 1;
-  }
-  size_t new_capacity = *capacity ? 2 * *capacity : 64;
-  void *grown = realloc(*array, new_capacity * element_size);
-  if (grown == NULL) {
-    return 0;
-  }
-  *array = grown;
-  *capacity = new_capacity;
-  return 1;
-}
-
 static int add_row(benchmark_results *results, const result_row *row) {
-  if (!grow_array((void **)&results->rows, &results->row_capacity, results->row_count,
-                  sizeof *results->rows)) {
+  if (!perf_grow_array((void **)&results->rows, &results->row_capacity, results->row_count,
+                       sizeof *results->rows)) {
     return 0;
   }
   results->rows[results->row_count++] = *row;
@@ -326,8 +248,8 @@ static void add_skipped(benchmark_results *results, clmg_blas1_backend backend,
   printf("  skipped: %s %s n=%zu: %s\n", backend_name(backend), clmg_dtype_name(precision), n,
          reason);
   fflush(stdout);
-  if (!grow_array((void **)&results->skipped, &results->skipped_capacity, results->skipped_count,
-                  sizeof *results->skipped)) {
+  if (!perf_grow_array((void **)&results->skipped, &results->skipped_capacity,
+                       results->skipped_count, sizeof *results->skipped)) {
     return;
   }
   skipped_case *entry = &results->skipped[results->skipped_count++];
@@ -352,62 +274,15 @@ static void print_row(const result_row *row) {
 
 /* ---- measuring ---- */
 
-/* Runs `reps` calls of `op` and a clmg_finish; *seconds is the wall time. */
-static clmg_status time_batch(clmg_context *context, blas1_op op, const operand_set *operands,
-                              long reps, double *seconds) {
-  clmg_status status = CLMG_SUCCESS;
-  double start = apputil_now();
-  for (long i = 0; i < reps && status == CLMG_SUCCESS; ++i) {
-    status = run_op(op, operands, i);
-  }
-  if (status == CLMG_SUCCESS) {
-    status = clmg_finish(context);
-  }
-  *seconds = apputil_now() - start;
-  return status;
-}
+/* One call of an operation, for perf_time_adaptive. */
+typedef struct timed_op {
+  blas1_op op;
+  const operand_set *operands;
+} timed_op;
 
-/* Times `op`: a warm-up (which also compiles kernels), then batches of
- * repetitions timed by wall clock up to a clmg_finish. Adaptive mode grows the
- * repetition count until one batch lasts at least min_time_s; that batch and
- * trials-1 more of the same size are timed, and the fastest counts (the
- * least disturbed by other work on the machine). */
-static clmg_status time_op(clmg_context *context, const benchmark_settings *settings, blas1_op op,
-                           const operand_set *operands, long *reps_used, double *seconds_per_call) {
-  double elapsed = 0;
-  clmg_status status = time_batch(context, op, operands, 3, &elapsed);
-  if (status != CLMG_SUCCESS) {
-    return status;
-  }
-
-  long reps = settings->fixed_reps > 0 ? settings->fixed_reps : 1;
-  for (;;) {
-    status = time_batch(context, op, operands, reps, &elapsed);
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-    if (settings->fixed_reps > 0 || elapsed >= settings->min_time_s ||
-        reps >= settings->max_adaptive_reps) {
-      break;
-    }
-    /* Aim 20% past the target so the next batch usually is the last. */
-    double wanted =
-        elapsed > 0 ? 1.2 * settings->min_time_s / elapsed * (double)reps : 10.0 * (double)reps;
-    double next = fmax(wanted, 2.0 * (double)reps);
-    reps = next >= (double)settings->max_adaptive_reps ? settings->max_adaptive_reps : (long)next;
-  }
-
-  double best = elapsed;
-  for (long trial = 1; trial < settings->trials; ++trial) {
-    status = time_batch(context, op, operands, reps, &elapsed);
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-    best = fmin(best, elapsed);
-  }
-  *reps_used = reps;
-  *seconds_per_call = best / (double)reps;
-  return CLMG_SUCCESS;
+static clmg_status run_timed_op(const void *data, long iteration) {
+  const timed_op *timed = data;
+  return run_op(timed->op, timed->operands, iteration);
 }
 
 static int close_enough(double value, double expected, clmg_dtype precision) {
@@ -442,8 +317,8 @@ static int check_reductions(clmg_context *context, const operand_set *v, size_t 
   if (!close_enough(dot, half, precision) || !close_enough(norm, sqrt((double)n), precision) ||
       !close_enough(xy, half, precision) || !close_enough(xx, (double)n, precision)) {
     fprintf(stderr,
-            "clmg_perf_blas1: sanity check failed (%s, n=%zu): dot=%.17g (want %.17g), "
-            "nrm2=%.17g (want %.17g), dot2=(%.17g, %.17g) (want (%.17g, %.17g))\n",
+            PROGRAM ": sanity check failed (%s, n=%zu): dot=%.17g (want %.17g), "
+                    "nrm2=%.17g (want %.17g), dot2=(%.17g, %.17g) (want (%.17g, %.17g))\n",
             clmg_dtype_name(precision), n, dot, half, norm, sqrt((double)n), xy, xx, half,
             (double)n);
     return 0;
@@ -516,8 +391,9 @@ static void run_one_size(clmg_context *context, const benchmark_settings *settin
   for (int op = 0; op < OP_COUNT; ++op) {
     long reps = 0;
     double seconds_per_call = 0;
-    clmg_status status =
-        time_op(context, settings, (blas1_op)op, &operands, &reps, &seconds_per_call);
+    timed_op timed = {(blas1_op)op, &operands};
+    clmg_status status = perf_time_adaptive(context, &settings->timing, run_timed_op, &timed, &reps,
+                                            &seconds_per_call);
     if (status != CLMG_SUCCESS) {
       char what[96];
       snprintf(what, sizeof what, "%s (%s, %s, n=%zu)", op_names[op], backend_name(backend),
@@ -538,7 +414,7 @@ static void run_one_size(clmg_context *context, const benchmark_settings *settin
     row.ratio_to_copy = results->copy_gb_per_s > 0 ? row.gb_per_s / results->copy_gb_per_s : NAN;
     print_row(&row);
     if (!add_row(results, &row)) {
-      fprintf(stderr, "clmg_perf_blas1: out of host memory for results\n");
+      fprintf(stderr, PROGRAM ": out of host memory for results\n");
       results->failures++;
     }
   }
@@ -555,21 +431,16 @@ static size_t list_lengths(const benchmark_settings *settings, size_t *lengths, 
 }
 
 static void print_run_header(const benchmark_settings *settings, const clmg_device_info *device) {
-  printf("clmg_perf_blas1 (clmg %s)\n", clmg_version_string());
-  printf("device: %s / %s (%s, %u compute units, %.1f GiB, max alloc %.1f GiB, fp64 %s)\n",
-         device->platform_name, device->name,
-         device->is_gpu   ? "GPU"
-         : device->is_cpu ? "CPU"
-                          : "other",
-         device->compute_units, (double)device->global_mem_bytes / (1024.0 * 1024 * 1024),
-         (double)device->max_alloc_bytes / (1024.0 * 1024 * 1024), device->has_fp64 ? "yes" : "no");
+  printf(PROGRAM " (clmg %s)\n", clmg_version_string());
+  perf_print_device(device);
   printf("lengths: %g to %g in decades; ", settings->min_n, settings->max_n);
-  if (settings->fixed_reps > 0) {
-    printf("%ld repetitions per batch", settings->fixed_reps);
+  if (settings->timing.fixed_reps > 0) {
+    printf("%ld repetitions per batch", settings->timing.fixed_reps);
   } else {
-    printf("adaptive repetitions (each batch >= %.2f s)", settings->min_time_s);
+    printf("adaptive repetitions (each batch >= %.2f s)", settings->timing.min_time_s);
   }
-  printf(", fastest of %ld batch%s\n", settings->trials, settings->trials == 1 ? "" : "es");
+  printf(", fastest of %ld batch%s\n", settings->timing.trials,
+         settings->timing.trials == 1 ? "" : "es");
 }
 
 /* Runs every precision and length on one backend. The first backend's run
@@ -596,13 +467,8 @@ static int run_backend(benchmark_settings *settings, clmg_blas1_backend backend,
       settings->max_n = 1e7; /* keeps the default run short on a small CPU */
     }
     print_run_header(settings, device);
-    status = clmg_measure_copy_bandwidth(context, 0, &results->copy_gb_per_s);
-    if (status != CLMG_SUCCESS) {
-      apputil_report(context, status, "measuring copy bandwidth");
-      results->copy_gb_per_s = NAN;
+    if (!perf_measure_copy_bandwidth(context, &results->copy_gb_per_s)) {
       results->failures++;
-    } else {
-      printf("copy bandwidth (clmg_measure_copy_bandwidth): %.2f GB/s\n", results->copy_gb_per_s);
     }
     printf("\n");
     print_table_header();
@@ -611,13 +477,8 @@ static int run_backend(benchmark_settings *settings, clmg_blas1_backend backend,
   size_t lengths[32];
   size_t length_count = list_lengths(settings, lengths, 32);
   clmg_dtype precisions[2];
-  size_t precision_count = 0;
-  if (settings->run_double) {
-    precisions[precision_count++] = CLMG_DOUBLE;
-  }
-  if (settings->run_float) {
-    precisions[precision_count++] = CLMG_FLOAT;
-  }
+  size_t precision_count =
+      perf_precision_list(settings->run_double, settings->run_float, precisions);
   for (size_t p = 0; p < precision_count; ++p) {
     if (precisions[p] == CLMG_DOUBLE && !device->has_fp64) {
       add_skipped(results, backend, CLMG_DOUBLE, 0, "the device has no double precision");
@@ -729,9 +590,8 @@ static void print_decision(const benchmark_results *results, const decision_entr
 static int write_json(const char *path, const benchmark_settings *settings,
                       const benchmark_results *results, const decision_entry *decisions,
                       size_t decision_count) {
-  FILE *out = fopen(path, "w");
+  FILE *out = perf_json_open(PROGRAM, path);
   if (out == NULL) {
-    fprintf(stderr, "clmg_perf_blas1: cannot write %s: %s\n", path, strerror(errno));
     return 0;
   }
   json_writer w;
@@ -740,21 +600,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_string(&w, "benchmark", "blas1");
   json_string(&w, "clmg_version", clmg_version_string());
 
-  const clmg_device_info *device = &results->device;
-  json_object_begin(&w, "device");
-  json_string(&w, "platform", device->platform_name);
-  json_string(&w, "platform_version", device->platform_version);
-  json_string(&w, "name", device->name);
-  json_string(&w, "vendor", device->vendor);
-  json_string(&w, "driver_version", device->driver_version);
-  json_string(&w, "opencl_version", device->opencl_version);
-  json_bool(&w, "is_gpu", device->is_gpu);
-  json_bool(&w, "is_cpu", device->is_cpu);
-  json_bool(&w, "has_fp64", device->has_fp64);
-  json_integer(&w, "compute_units", device->compute_units);
-  json_integer(&w, "global_mem_bytes", (long long)device->global_mem_bytes);
-  json_integer(&w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
-  json_object_end(&w);
+  perf_json_device(&w, &results->device);
 
   json_number(&w, "copy_gb_per_s", results->copy_gb_per_s);
 
@@ -768,9 +614,9 @@ static int write_json(const char *path, const benchmark_settings *settings,
     json_string(&w, NULL, backend_name(settings->backends[i]));
   }
   json_array_end(&w);
-  json_integer(&w, "fixed_reps", settings->fixed_reps);
-  json_number(&w, "min_time_s", settings->min_time_s);
-  json_integer(&w, "trials", settings->trials);
+  json_integer(&w, "fixed_reps", settings->timing.fixed_reps);
+  json_number(&w, "min_time_s", settings->timing.min_time_s);
+  json_integer(&w, "trials", settings->timing.trials);
   json_string(&w, "timing",
               "wall clock over reps calls ended by clmg_finish; fastest of trials batches");
   json_string(&w, "bytes_model", "minimal traffic: elements read + written, times element size");
@@ -822,14 +668,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_integer(&w, "failures", results->failures);
   json_object_end(&w);
   json_end(&w);
-  int ok = !ferror(out);
-  if (fclose(out) != 0) {
-    ok = 0;
-  }
-  if (!ok) {
-    fprintf(stderr, "clmg_perf_blas1: error writing %s\n", path);
-  }
-  return ok;
+  return perf_json_close(PROGRAM, path, out);
 }
 
 int main(int argc, char **argv) {
@@ -843,7 +682,7 @@ int main(int argc, char **argv) {
     return 2;
   }
   if (settings.max_n_given && settings.min_n > settings.max_n) {
-    fprintf(stderr, "clmg_perf_blas1: --min-n (%g) is above --max-n (%g)\n", settings.min_n,
+    fprintf(stderr, PROGRAM ": --min-n (%g) is above --max-n (%g)\n", settings.min_n,
             settings.max_n);
     return 2;
   }
@@ -878,7 +717,7 @@ int main(int argc, char **argv) {
     }
   }
   if (results.failures > 0) {
-    fprintf(stderr, "clmg_perf_blas1: %d failure(s); see the messages above\n", results.failures);
+    fprintf(stderr, PROGRAM ": %d failure(s); see the messages above\n", results.failures);
   }
   free(decisions);
   free(results.rows);

@@ -27,6 +27,7 @@
 #include "apputil.h"
 #include "clmg.h"
 #include "matrices.h"
+#include "perf_common.h"
 
 #define PROGRAM "clmg_perf_spmv"
 
@@ -56,9 +57,7 @@ typedef struct benchmark_settings {
   int run_float;
   const perf_matrix_kind *matrices[MAX_MATRICES];
   size_t matrix_count;
-  double min_time_s;
-  long trials;
-  long max_adaptive_reps;
+  perf_timing timing; /* fixed_reps stays 0: always adaptive */
   double max_padding; /* skip ELLR when it would store more than this x nnz */
   uint64_t seed;
 } benchmark_settings;
@@ -88,17 +87,6 @@ static void print_usage(FILE *out) {
   for (size_t i = 0; i < kind_count; ++i) {
     fprintf(out, "  %-10s %s\n", kinds[i].name, kinds[i].description);
   }
-}
-
-static int parse_positive_number(const char *text, double *value) {
-  char *end = NULL;
-  errno = 0;
-  double parsed = strtod(text, &end);
-  if (errno != 0 || end == text || *end != '\0' || !(parsed > 0) || !isfinite(parsed)) {
-    return 0;
-  }
-  *value = parsed;
-  return 1;
 }
 
 /* Calls handle(item, context) for each comma-separated item of list; stops
@@ -163,63 +151,33 @@ static int add_matrix(const char *name, void *context) {
   return 1;
 }
 
-static int is_value_option(const char *name) {
-  static const char *const names[] = {"--device",   "--json",      "--size",        "--nnz",
-                                      "--formats",  "--precision", "--matrices",    "--write-mtx",
-                                      "--min-time", "--trials",    "--max-padding", "--seed"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
-    if (strcmp(name, names[i]) == 0) {
-      return 1;
-    }
-  }
-  return 0;
-}
-
 /* Returns 0 and prints why when the command line is not valid; 1 to run; 2
  * when --help was asked for. */
 static int parse_arguments(int argc, char **argv, benchmark_settings *settings) {
   memset(settings, 0, sizeof *settings);
   settings->run_double = 1;
   settings->run_float = 1;
-  settings->min_time_s = 0.2;
-  settings->trials = 2;
-  settings->max_adaptive_reps = 1000000;
+  settings->timing.min_time_s = 0.2;
+  settings->timing.trials = 2;
+  settings->timing.max_adaptive_reps = 1000000;
   settings->max_padding = 8;
   settings->seed = 1;
   int formats_given = 0, matrices_given = 0;
+  static const char *const value_options[] = {
+      "--device",      "--json",     "--size",      "--nnz",      "--formats",
+      "--precision",   "--matrices", "--write-mtx", "--min-time", "--trials",
+      "--max-padding", "--seed",     NULL};
 
   for (int i = 1; i < argc; ++i) {
-    const char *option = argv[i];
-    if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+    char name[32];
+    const char *value = NULL;
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, name, &value);
+    if (read < 0) {
       print_usage(stdout);
       return 2;
     }
-    /* Every other option takes a value: "--opt VALUE" or "--opt=VALUE". */
-    const char *value = NULL;
-    char name[32];
-    const char *equals = strchr(option, '=');
-    if (equals != NULL) {
-      size_t length = (size_t)(equals - option);
-      if (length >= sizeof name) {
-        fprintf(stderr, PROGRAM ": unknown option %s\n", option);
-        return 0;
-      }
-      memcpy(name, option, length);
-      name[length] = '\0';
-      value = equals + 1;
-    } else {
-      snprintf(name, sizeof name, "%s", option);
-    }
-    if (!is_value_option(name)) {
-      fprintf(stderr, PROGRAM ": unknown option %s (try --help)\n", option);
+    if (read == 0) {
       return 0;
-    }
-    if (equals == NULL) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, PROGRAM ": %s needs a value\n", option);
-        return 0;
-      }
-      value = argv[++i];
     }
 
     double number = 0;
@@ -242,7 +200,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
       }
       settings->size_name = value;
     } else if (strcmp(name, "--nnz") == 0) {
-      if (!parse_positive_number(value, &number) || number < 100 || number > 2e9) {
+      if (!perf_parse_positive_number(value, &number) || number < 100 || number > 2e9) {
         fprintf(stderr, PROGRAM ": --nnz wants a count between 100 and 2e9, not %s\n", value);
         return 0;
       }
@@ -261,32 +219,21 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
         return 0;
       }
     } else if (strcmp(name, "--precision") == 0) {
-      settings->run_double = strcmp(value, "double") == 0 || strcmp(value, "both") == 0;
-      settings->run_float = strcmp(value, "float") == 0 || strcmp(value, "both") == 0;
-      if (!settings->run_double && !settings->run_float) {
-        fprintf(stderr, PROGRAM ": --precision wants double, float or both, not %s\n", value);
+      if (!perf_parse_precision(PROGRAM, value, &settings->run_double, &settings->run_float)) {
         return 0;
       }
-    } else if (strcmp(name, "--min-time") == 0) {
-      if (!parse_positive_number(value, &number) || number > 60) {
-        fprintf(stderr, PROGRAM ": --min-time wants seconds in (0, 60], not %s\n", value);
+    } else if (strcmp(name, "--min-time") == 0 || strcmp(name, "--trials") == 0) {
+      if (!perf_parse_timing_option(PROGRAM, name, value, &settings->timing)) {
         return 0;
       }
-      settings->min_time_s = number;
-    } else if (strcmp(name, "--trials") == 0) {
-      if (!parse_positive_number(value, &number) || number != floor(number) || number > 100) {
-        fprintf(stderr, PROGRAM ": --trials wants an integer from 1 to 100, not %s\n", value);
-        return 0;
-      }
-      settings->trials = (long)number;
     } else if (strcmp(name, "--max-padding") == 0) {
-      if (!parse_positive_number(value, &number) || number < 1) {
+      if (!perf_parse_positive_number(value, &number) || number < 1) {
         fprintf(stderr, PROGRAM ": --max-padding wants a factor >= 1, not %s\n", value);
         return 0;
       }
       settings->max_padding = number;
     } else if (strcmp(name, "--seed") == 0) {
-      if (!parse_positive_number(value, &number) || number != floor(number) || number > 1e15) {
+      if (!perf_parse_positive_number(value, &number) || number != floor(number) || number > 1e15) {
         fprintf(stderr, PROGRAM ": --seed wants a positive integer, not %s\n", value);
         return 0;
       }
@@ -362,23 +309,9 @@ typedef struct benchmark_results {
   int failures; /* errors, and products that disagree with the reference */
 } benchmark_results;
 
-static int grow_array(void **array, size_t *capacity, size_t count, size_t element_size) {
-  if (count < *capacity) {
-    return 1;
-  }
-  size_t new_capacity = *capacity ? 2 * *capacity : 64;
-  void *grown = realloc(*array, new_capacity * element_size);
-  if (grown == NULL) {
-    return 0;
-  }
-  *array = grown;
-  *capacity = new_capacity;
-  return 1;
-}
-
 static void add_row(benchmark_results *results, const result_row *row) {
-  if (!grow_array((void **)&results->rows, &results->row_capacity, results->row_count,
-                  sizeof *results->rows)) {
+  if (!perf_grow_array((void **)&results->rows, &results->row_capacity, results->row_count,
+                       sizeof *results->rows)) {
     fprintf(stderr, PROGRAM ": out of host memory for results\n");
     results->failures++;
     return;
@@ -391,8 +324,8 @@ static void add_skipped(benchmark_results *results, size_t matrix, clmg_matrix_f
   printf("  skipped: %s %s %s: %s\n", results->matrices[matrix].kind->name,
          clmg_matrix_format_name(format), clmg_dtype_name(precision), reason);
   fflush(stdout);
-  if (!grow_array((void **)&results->skipped, &results->skipped_capacity, results->skipped_count,
-                  sizeof *results->skipped)) {
+  if (!perf_grow_array((void **)&results->skipped, &results->skipped_capacity,
+                       results->skipped_count, sizeof *results->skipped)) {
     return;
   }
   skipped_case *entry = &results->skipped[results->skipped_count++];
@@ -430,58 +363,11 @@ typedef struct spmv_operands {
   clmg_vector *y;
 } spmv_operands;
 
-/* Runs `reps` products and a clmg_finish; *seconds is the wall time. */
-static clmg_status time_batch(clmg_context *context, const spmv_operands *op, long reps,
-                              double *seconds) {
-  clmg_status status = CLMG_SUCCESS;
-  double start = apputil_now();
-  for (long i = 0; i < reps && status == CLMG_SUCCESS; ++i) {
-    status = clmg_spmv(1.0, op->matrix, op->x, 0.0, op->y);
-  }
-  if (status == CLMG_SUCCESS) {
-    status = clmg_finish(context);
-  }
-  *seconds = apputil_now() - start;
-  return status;
-}
-
-/* A warm-up (which also compiles the kernel), then batches timed by wall
- * clock up to a clmg_finish: the repetition count grows until one batch
- * lasts min_time_s; that batch and trials-1 more of its size are timed, and
- * the fastest counts (the least disturbed by other work on the machine). */
-static clmg_status time_spmv(clmg_context *context, const benchmark_settings *settings,
-                             const spmv_operands *op, long *reps_used, double *seconds_per_call) {
-  double elapsed = 0;
-  clmg_status status = time_batch(context, op, 3, &elapsed);
-  if (status != CLMG_SUCCESS) {
-    return status;
-  }
-  long reps = 1;
-  for (;;) {
-    status = time_batch(context, op, reps, &elapsed);
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-    if (elapsed >= settings->min_time_s || reps >= settings->max_adaptive_reps) {
-      break;
-    }
-    /* Aim 20% past the target so the next batch usually is the last. */
-    double wanted =
-        elapsed > 0 ? 1.2 * settings->min_time_s / elapsed * (double)reps : 10.0 * (double)reps;
-    double next = fmax(wanted, 2.0 * (double)reps);
-    reps = next >= (double)settings->max_adaptive_reps ? settings->max_adaptive_reps : (long)next;
-  }
-  double best = elapsed;
-  for (long trial = 1; trial < settings->trials; ++trial) {
-    status = time_batch(context, op, reps, &elapsed);
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-    best = fmin(best, elapsed);
-  }
-  *reps_used = reps;
-  *seconds_per_call = best / (double)reps;
-  return CLMG_SUCCESS;
+/* One y = A x, for perf_time_adaptive. */
+static clmg_status run_spmv_once(const void *data, long iteration) {
+  const spmv_operands *op = data;
+  (void)iteration;
+  return clmg_spmv(1.0, op->matrix, op->x, 0.0, op->y);
 }
 
 /* ---- the host side of one matrix ---- */
@@ -643,7 +529,7 @@ static void run_case(clmg_context *context, const benchmark_settings *settings,
   long reps = 0;
   double seconds = 0;
   if (status == CLMG_SUCCESS) {
-    status = time_spmv(context, settings, &op, &reps, &seconds);
+    status = perf_time_adaptive(context, &settings->timing, run_spmv_once, &op, &reps, &seconds);
   }
   /* Verify once, after the timing: y starts as NaN, so a row the kernel
    * never writes shows. */
@@ -831,13 +717,8 @@ static void run_matrix(clmg_context *context, const benchmark_settings *settings
   print_table_header();
 
   clmg_dtype precisions[2];
-  size_t precision_count = 0;
-  if (settings->run_double) {
-    precisions[precision_count++] = CLMG_DOUBLE;
-  }
-  if (settings->run_float) {
-    precisions[precision_count++] = CLMG_FLOAT;
-  }
+  size_t precision_count =
+      perf_precision_list(settings->run_double, settings->run_float, precisions);
   for (size_t p = 0; p < precision_count; ++p) {
     if (precisions[p] == CLMG_DOUBLE && !results->device.has_fp64) {
       add_skipped(results, matrix_index, CLMG_FORMAT_AUTO, CLMG_DOUBLE,
@@ -923,9 +804,8 @@ static void print_summary(const benchmark_results *results) {
 
 static int write_json(const char *path, const benchmark_settings *settings,
                       const benchmark_results *results) {
-  FILE *out = fopen(path, "w");
+  FILE *out = perf_json_open(PROGRAM, path);
   if (out == NULL) {
-    fprintf(stderr, PROGRAM ": cannot write %s: %s\n", path, strerror(errno));
     return 0;
   }
   json_writer w;
@@ -934,21 +814,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_string(&w, "benchmark", "spmv");
   json_string(&w, "clmg_version", clmg_version_string());
 
-  const clmg_device_info *device = &results->device;
-  json_object_begin(&w, "device");
-  json_string(&w, "platform", device->platform_name);
-  json_string(&w, "platform_version", device->platform_version);
-  json_string(&w, "name", device->name);
-  json_string(&w, "vendor", device->vendor);
-  json_string(&w, "driver_version", device->driver_version);
-  json_string(&w, "opencl_version", device->opencl_version);
-  json_bool(&w, "is_gpu", device->is_gpu);
-  json_bool(&w, "is_cpu", device->is_cpu);
-  json_bool(&w, "has_fp64", device->has_fp64);
-  json_integer(&w, "compute_units", device->compute_units);
-  json_integer(&w, "global_mem_bytes", (long long)device->global_mem_bytes);
-  json_integer(&w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
-  json_object_end(&w);
+  perf_json_device(&w, &results->device);
 
   json_number(&w, "copy_gb_per_s", results->copy_gb_per_s);
 
@@ -962,8 +828,8 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_array_end(&w);
   json_bool(&w, "double", settings->run_double);
   json_bool(&w, "float", settings->run_float);
-  json_number(&w, "min_time_s", settings->min_time_s);
-  json_integer(&w, "trials", settings->trials);
+  json_number(&w, "min_time_s", settings->timing.min_time_s);
+  json_integer(&w, "trials", settings->timing.trials);
   json_number(&w, "max_padding", settings->max_padding);
   json_integer(&w, "seed", (long long)settings->seed);
   json_string(&w, "timing",
@@ -1069,14 +935,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_integer(&w, "failures", results->failures);
   json_object_end(&w);
   json_end(&w);
-  int ok = !ferror(out);
-  if (fclose(out) != 0) {
-    ok = 0;
-  }
-  if (!ok) {
-    fprintf(stderr, PROGRAM ": error writing %s\n", path);
-  }
-  return ok;
+  return perf_json_close(PROGRAM, path, out);
 }
 
 /* ---- main ---- */
@@ -1084,16 +943,10 @@ static int write_json(const char *path, const benchmark_settings *settings,
 static void print_run_header(const benchmark_settings *settings, const benchmark_results *results) {
   const clmg_device_info *device = &results->device;
   printf(PROGRAM " (clmg %s)\n", clmg_version_string());
-  printf("device: %s / %s (%s, %u compute units, %.1f GiB, max alloc %.1f GiB, fp64 %s)\n",
-         device->platform_name, device->name,
-         device->is_gpu   ? "GPU"
-         : device->is_cpu ? "CPU"
-                          : "other",
-         device->compute_units, (double)device->global_mem_bytes / (1024.0 * 1024 * 1024),
-         (double)device->max_alloc_bytes / (1024.0 * 1024 * 1024), device->has_fp64 ? "yes" : "no");
+  perf_print_device(device);
   printf("target: %.3g nonzeros per matrix (%s); each batch >= %.2f s, fastest of %ld\n",
          results->target_nnz, settings->size_name ? settings->size_name : "device default",
-         settings->min_time_s, settings->trials);
+         settings->timing.min_time_s, settings->timing.trials);
   printf("model: %s\n", model_text);
   printf("check: max_i |y_i - ref_i| / sum_j |a_ij x_j| <= %g (double), %g (float)\n",
          double_tolerance, float_tolerance);
@@ -1125,13 +978,8 @@ int main(int argc, char **argv) {
                                                : small_nnz;
   print_run_header(&settings, &results);
 
-  clmg_status status = clmg_measure_copy_bandwidth(context, 0, &results.copy_gb_per_s);
-  if (status != CLMG_SUCCESS) {
-    apputil_report(context, status, "measuring copy bandwidth");
-    results.copy_gb_per_s = NAN;
+  if (!perf_measure_copy_bandwidth(context, &results.copy_gb_per_s)) {
     results.failures++;
-  } else {
-    printf("copy bandwidth (clmg_measure_copy_bandwidth): %.2f GB/s\n", results.copy_gb_per_s);
   }
 
   results.matrix_count = settings.matrix_count;

@@ -1,0 +1,233 @@
+#include "perf_common.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int perf_parse_positive_number(const char *text, double *value) {
+  char *end = NULL;
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(parsed > 0) || !isfinite(parsed)) {
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+static int is_listed(const char *name, const char *const *list) {
+  for (size_t i = 0; list[i] != NULL; ++i) {
+    if (strcmp(name, list[i]) == 0) {
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int perf_next_option(const char *program, int argc, char **argv, int *index,
+                     const char *const *value_options, char name[32], const char **value) {
+  const char *option = argv[*index];
+  if (strcmp(option, "--help") == 0 || strcmp(option, "-h") == 0) {
+    return -1;
+  }
+  *value = NULL;
+  const char *equals = strchr(option, '=');
+  if (equals != NULL) {
+    size_t length = (size_t)(equals - option);
+    if (length >= 32) {
+      fprintf(stderr, "%s: unknown option %s\n", program, option);
+      return 0;
+    }
+    memcpy(name, option, length);
+    name[length] = '\0';
+    *value = equals + 1;
+  } else {
+    snprintf(name, 32, "%s", option);
+  }
+  if (!is_listed(name, value_options)) {
+    fprintf(stderr, "%s: unknown option %s (try --help)\n", program, option);
+    return 0;
+  }
+  if (equals == NULL) {
+    if (*index + 1 >= argc) {
+      fprintf(stderr, "%s: %s needs a value\n", program, option);
+      return 0;
+    }
+    *value = argv[++*index];
+  }
+  return 1;
+}
+
+int perf_parse_precision(const char *program, const char *value, int *run_double, int *run_float) {
+  *run_double = strcmp(value, "double") == 0 || strcmp(value, "both") == 0;
+  *run_float = strcmp(value, "float") == 0 || strcmp(value, "both") == 0;
+  if (!*run_double && !*run_float) {
+    fprintf(stderr, "%s: --precision wants double, float or both, not %s\n", program, value);
+    return 0;
+  }
+  return 1;
+}
+
+int perf_parse_timing_option(const char *program, const char *name, const char *value,
+                             perf_timing *timing) {
+  double number = 0;
+  if (strcmp(name, "--reps") == 0) {
+    if (!perf_parse_positive_number(value, &number) || number != floor(number) || number > 1e9) {
+      fprintf(stderr, "%s: --reps wants a positive integer, not %s\n", program, value);
+      return 0;
+    }
+    timing->fixed_reps = (long)number;
+  } else if (strcmp(name, "--trials") == 0) {
+    if (!perf_parse_positive_number(value, &number) || number != floor(number) || number > 100) {
+      fprintf(stderr, "%s: --trials wants an integer from 1 to 100, not %s\n", program, value);
+      return 0;
+    }
+    timing->trials = (long)number;
+  } else if (strcmp(name, "--min-time") == 0) {
+    if (!perf_parse_positive_number(value, &number) || number > 60) {
+      fprintf(stderr, "%s: --min-time wants seconds in (0, 60], not %s\n", program, value);
+      return 0;
+    }
+    timing->min_time_s = number;
+  } else {
+    return -1;
+  }
+  return 1;
+}
+
+size_t perf_precision_list(int run_double, int run_float, clmg_dtype precisions[2]) {
+  size_t count = 0;
+  if (run_double) {
+    precisions[count++] = CLMG_DOUBLE;
+  }
+  if (run_float) {
+    precisions[count++] = CLMG_FLOAT;
+  }
+  return count;
+}
+
+int perf_grow_array(void **array, size_t *capacity, size_t count, size_t element_size) {
+  if (count < *capacity) {
+    return 1;
+  }
+  size_t new_capacity = *capacity ? 2 * *capacity : 64;
+  void *grown = realloc(*array, new_capacity * element_size);
+  if (grown == NULL) {
+    return 0;
+  }
+  *array = grown;
+  *capacity = new_capacity;
+  return 1;
+}
+
+/* Runs `reps` repetitions and a clmg_finish; *seconds is the wall time. */
+static clmg_status time_batch(clmg_context *context, perf_run_once run_once, const void *operands,
+                              long reps, double *seconds) {
+  clmg_status status = CLMG_SUCCESS;
+  double start = apputil_now();
+  for (long i = 0; i < reps && status == CLMG_SUCCESS; ++i) {
+    status = run_once(operands, i);
+  }
+  if (status == CLMG_SUCCESS) {
+    status = clmg_finish(context);
+  }
+  *seconds = apputil_now() - start;
+  return status;
+}
+
+clmg_status perf_time_adaptive(clmg_context *context, const perf_timing *timing,
+                               perf_run_once run_once, const void *operands, long *reps_used,
+                               double *seconds_per_call) {
+  double elapsed = 0;
+  clmg_status status = time_batch(context, run_once, operands, 3, &elapsed);
+  if (status != CLMG_SUCCESS) {
+    return status;
+  }
+
+  long reps = timing->fixed_reps > 0 ? timing->fixed_reps : 1;
+  for (;;) {
+    status = time_batch(context, run_once, operands, reps, &elapsed);
+    if (status != CLMG_SUCCESS) {
+      return status;
+    }
+    if (timing->fixed_reps > 0 || elapsed >= timing->min_time_s ||
+        reps >= timing->max_adaptive_reps) {
+      break;
+    }
+    /* Aim 20% past the target so the next batch usually is the last. */
+    double wanted =
+        elapsed > 0 ? 1.2 * timing->min_time_s / elapsed * (double)reps : 10.0 * (double)reps;
+    double next = fmax(wanted, 2.0 * (double)reps);
+    reps = next >= (double)timing->max_adaptive_reps ? timing->max_adaptive_reps : (long)next;
+  }
+
+  double best = elapsed;
+  for (long trial = 1; trial < timing->trials; ++trial) {
+    status = time_batch(context, run_once, operands, reps, &elapsed);
+    if (status != CLMG_SUCCESS) {
+      return status;
+    }
+    best = fmin(best, elapsed);
+  }
+  *reps_used = reps;
+  *seconds_per_call = best / (double)reps;
+  return CLMG_SUCCESS;
+}
+
+void perf_print_device(const clmg_device_info *device) {
+  printf("device: %s / %s (%s, %u compute units, %.1f GiB, max alloc %.1f GiB, fp64 %s)\n",
+         device->platform_name, device->name,
+         device->is_gpu   ? "GPU"
+         : device->is_cpu ? "CPU"
+                          : "other",
+         device->compute_units, (double)device->global_mem_bytes / (1024.0 * 1024 * 1024),
+         (double)device->max_alloc_bytes / (1024.0 * 1024 * 1024), device->has_fp64 ? "yes" : "no");
+}
+
+int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
+  clmg_status status = clmg_measure_copy_bandwidth(context, 0, gb_per_s);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(context, status, "measuring copy bandwidth");
+    *gb_per_s = NAN;
+    return 0;
+  }
+  printf("copy bandwidth (clmg_measure_copy_bandwidth): %.2f GB/s\n", *gb_per_s);
+  return 1;
+}
+
+FILE *perf_json_open(const char *program, const char *path) {
+  FILE *out = fopen(path, "w");
+  if (out == NULL) {
+    fprintf(stderr, "%s: cannot write %s: %s\n", program, path, strerror(errno));
+  }
+  return out;
+}
+
+int perf_json_close(const char *program, const char *path, FILE *out) {
+  int ok = !ferror(out);
+  if (fclose(out) != 0) {
+    ok = 0;
+  }
+  if (!ok) {
+    fprintf(stderr, "%s: error writing %s\n", program, path);
+  }
+  return ok;
+}
+
+void perf_json_device(json_writer *w, const clmg_device_info *device) {
+  json_object_begin(w, "device");
+  json_string(w, "platform", device->platform_name);
+  json_string(w, "platform_version", device->platform_version);
+  json_string(w, "name", device->name);
+  json_string(w, "vendor", device->vendor);
+  json_string(w, "driver_version", device->driver_version);
+  json_string(w, "opencl_version", device->opencl_version);
+  json_bool(w, "is_gpu", device->is_gpu);
+  json_bool(w, "is_cpu", device->is_cpu);
+  json_bool(w, "has_fp64", device->has_fp64);
+  json_integer(w, "compute_units", device->compute_units);
+  json_integer(w, "global_mem_bytes", (long long)device->global_mem_bytes);
+  json_integer(w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
+  json_object_end(w);
+}

@@ -1,0 +1,74 @@
+/* What the benchmarks in perf/ share: command-line parsing, the adaptive
+ * timing loop, and printing and JSON for the device and copy bandwidth.
+ * Messages start with `program` ("clmg_perf_spmv: ..."). */
+#ifndef CLMG_PERF_COMMON_H
+#define CLMG_PERF_COMMON_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "apputil.h"
+#include "clmg.h"
+
+/* How a measurement is timed. */
+typedef struct perf_timing {
+  long fixed_reps;        /* > 0: exactly this many repetitions; 0: adaptive */
+  double min_time_s;      /* adaptive: each measurement lasts at least this */
+  long trials;            /* timed batches per measurement; the fastest counts */
+  long max_adaptive_reps; /* adaptive: never more repetitions than this */
+} perf_timing;
+
+/* Parses a finite number > 0 filling all of text; returns 0 if it is not one. */
+int perf_parse_positive_number(const char *text, double *value);
+
+/* Reads the option at argv[*index], "--opt VALUE" or "--opt=VALUE", where
+ * every option but --help/-h takes a value and must be one of value_options
+ * (a NULL-ended list). Returns 1 with its name and value (advancing *index
+ * past a separate value), -1 for --help, 0 after printing why it is bad. */
+int perf_next_option(const char *program, int argc, char **argv, int *index,
+                     const char *const *value_options, char name[32], const char **value);
+
+/* --precision double|float|both; returns 0 after printing why it is bad. */
+int perf_parse_precision(const char *program, const char *value, int *run_double, int *run_float);
+
+/* --reps, --trials and --min-time: returns 1 when set, 0 after printing why
+ * the value is bad, -1 when name is none of them. */
+int perf_parse_timing_option(const char *program, const char *name, const char *value,
+                             perf_timing *timing);
+
+/* The precisions asked for, double first; returns how many. */
+size_t perf_precision_list(int run_double, int run_float, clmg_dtype precisions[2]);
+
+/* Makes room for one more element in a realloc'ed array; returns 0 when out
+ * of memory (the array is left as it was). */
+int perf_grow_array(void **array, size_t *capacity, size_t count, size_t element_size);
+
+/* Runs one repetition (iteration counts from 0 within a batch). */
+typedef clmg_status (*perf_run_once)(const void *operands, long iteration);
+
+/* Times run_once: a warm-up of 3 (which also compiles kernels), then batches
+ * timed by wall clock up to a clmg_finish. Adaptive mode grows the repetition
+ * count until one batch lasts at least min_time_s; that batch and trials-1
+ * more of its size are timed, and the fastest counts (the least disturbed by
+ * other work on the machine). */
+clmg_status perf_time_adaptive(clmg_context *context, const perf_timing *timing,
+                               perf_run_once run_once, const void *operands, long *reps_used,
+                               double *seconds_per_call);
+
+/* Prints "device: platform / name (type, units, memory, fp64)". */
+void perf_print_device(const clmg_device_info *device);
+
+/* Measures and prints the copy bandwidth; on failure reports it, sets
+ * *gb_per_s to NaN and returns 0. */
+int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s);
+
+/* Opens path for the JSON results; NULL after printing why not. */
+FILE *perf_json_open(const char *program, const char *path);
+
+/* Closes it; returns 0 after printing a message when writing failed. */
+int perf_json_close(const char *program, const char *path, FILE *out);
+
+/* Writes the "device" object. */
+void perf_json_device(json_writer *w, const clmg_device_info *device);
+
+#endif
