@@ -26,6 +26,7 @@
 #include <cmocka.h>
 
 #include "clmg.h"
+#include "test_util.h"
 
 static clmg_context *ctx; /* the group's context */
 static const char *backend_name = "";
@@ -39,20 +40,6 @@ static const char *backend_name = "";
   } while (0)
 
 /* ---- random numbers ---- */
-
-static uint64_t rng_state = 0x452821e638d01377u;
-
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static double rng_uniform(void) {
-  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
 
 /* A random scalar in [-1, -0.1] or [0.1, 1]: never zero or one by accident. */
 static double rng_scalar(void) {
@@ -222,6 +209,16 @@ static void require_type(clmg_dtype type) {
                  *once_ = &c;                                                                      \
            once_; once_ = NULL)
 
+/* Defines run_name(type): require_type, then `call` (which sees the case as
+ * c) once per case of FOR_EACH_CASE, the case named #name. */
+#define CASE_RUNNER(name, call)                                                                    \
+  static void run_##name(clmg_dtype type) {                                                        \
+    require_type(type);                                                                            \
+    FOR_EACH_CASE(c, #name, type) {                                                                \
+      call;                                                                                        \
+    }                                                                                              \
+  }
+
 /* ---- one test per operation ---- */
 
 static void run_copy(clmg_dtype type) {
@@ -266,12 +263,7 @@ static void scal_case(const ccase *c) {
   free(got);
 }
 
-static void run_scal(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "scal", type) {
-    scal_case(&c);
-  }
-}
+CASE_RUNNER(scal, scal_case(&c))
 
 /* y = alpha x + beta y, through axpy (beta must be 1), axpby or waxpby. */
 enum update_kind { AXPY, AXPBY, WAXPBY, AXPY_NRM2 };
@@ -334,33 +326,10 @@ static void update_case(const ccase *c, enum update_kind kind) {
   free(got);
 }
 
-static void run_axpy(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "axpy", type) {
-    update_case(&c, AXPY);
-  }
-}
-
-static void run_axpby(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "axpby", type) {
-    update_case(&c, AXPBY);
-  }
-}
-
-static void run_waxpby(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "waxpby", type) {
-    update_case(&c, WAXPBY);
-  }
-}
-
-static void run_axpy_nrm2(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "axpy_nrm2", type) {
-    update_case(&c, AXPY_NRM2);
-  }
-}
+CASE_RUNNER(axpy, update_case(&c, AXPY))
+CASE_RUNNER(axpby, update_case(&c, AXPBY))
+CASE_RUNNER(waxpby, update_case(&c, WAXPBY))
+CASE_RUNNER(axpy_nrm2, update_case(&c, AXPY_NRM2))
 
 /* dot, nrm2 and dot2 on the same data. */
 enum reduce_kind { DOT, NRM2, DOT2 };
@@ -402,26 +371,9 @@ static void reduce_case(const ccase *c, enum reduce_kind kind) {
   free(y);
 }
 
-static void run_dot(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "dot", type) {
-    reduce_case(&c, DOT);
-  }
-}
-
-static void run_nrm2(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "nrm2", type) {
-    reduce_case(&c, NRM2);
-  }
-}
-
-static void run_dot2(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "dot2", type) {
-    reduce_case(&c, DOT2);
-  }
-}
+CASE_RUNNER(dot, reduce_case(&c, DOT))
+CASE_RUNNER(nrm2, reduce_case(&c, NRM2))
+CASE_RUNNER(dot2, reduce_case(&c, DOT2))
 
 /* x = x + alpha p; r = r - alpha q; rr = r.r */
 static void cg_case(const ccase *c, int p_is_q) {
@@ -475,12 +427,7 @@ static void cg_case(const ccase *c, int p_is_q) {
   free(got);
 }
 
-static void run_cg_update(clmg_dtype type) {
-  require_type(type);
-  FOR_EACH_CASE(c, "cg_update", type) {
-    cg_case(&c, 0);
-  }
-}
+CASE_RUNNER(cg_update, cg_case(&c, 0))
 
 /* (r.u, w.u, r.r) in one pass; u is r in plain CG. */
 static void dot3_case(const ccase *c, int u_is_r) {
@@ -799,17 +746,7 @@ static int open_context(clmg_blas1_backend backend) {
   clmg_context_options options;
   clmg_context_options_defaults(&options);
   options.blas1_backend = backend;
-  clmg_status status = clmg_context_create(&options, &ctx);
-  if (status != CLMG_SUCCESS) {
-    print_error("[%s] context: %s: %s\n", backend_name, clmg_status_string(status),
-                ctx ? clmg_context_message(ctx) : "(no context)");
-    clmg_context_destroy(ctx);
-    ctx = NULL;
-    return -1;
-  }
-  print_message("[%s] device: %s / %s\n", backend_name, clmg_context_device(ctx)->platform_name,
-                clmg_context_device(ctx)->name);
-  return 0;
+  return test_open_context(&ctx, &options, backend_name, 1);
 }
 
 static int setup_native(void **state) {
@@ -826,20 +763,8 @@ static int setup_clblast(void **state) {
 
 static int teardown(void **state) {
   (void)state;
-  clmg_context_destroy(ctx);
-  ctx = NULL;
-  return 0;
+  return test_close_context(&ctx);
 }
-
-#define TYPED_TESTS(name)                                                                          \
-  static void name##_double(void **state) {                                                        \
-    (void)state;                                                                                   \
-    run_##name(CLMG_DOUBLE);                                                                       \
-  }                                                                                                \
-  static void name##_float(void **state) {                                                         \
-    (void)state;                                                                                   \
-    run_##name(CLMG_FLOAT);                                                                        \
-  }
 
 TYPED_TESTS(copy)
 TYPED_TESTS(scal)
@@ -858,17 +783,9 @@ TYPED_TESTS(aliasing)
 TYPED_TESTS(empty)
 TYPED_TESTS(repeat)
 
-#define BOTH(name) cmocka_unit_test(name##_double), cmocka_unit_test(name##_float)
-
 int main(void) {
-  const char *seed = getenv("CLMG_TEST_SEED");
-  if (seed)
-    rng_state = strtoull(seed, NULL, 0);
-  /* Glob patterns of test names to run or to skip. */
-  if (getenv("CLMG_TEST_FILTER"))
-    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
-  if (getenv("CLMG_TEST_SKIP"))
-    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+  rng_seed(0x452821e638d01377u);
+  test_apply_filters();
   const struct CMUnitTest tests[] = {
       BOTH(copy),
       BOTH(scal),

@@ -21,10 +21,8 @@
 #include <cmocka.h>
 
 #include "clmg.h"
+#include "test_util.h"
 
-#ifndef CLMG_TEST_TMPDIR
-#define CLMG_TEST_TMPDIR "/tmp"
-#endif
 #ifndef CLMG_SOURCE_DIR
 #error "CLMG_SOURCE_DIR must name the source tree (set by tests/CMakeLists.txt)"
 #endif
@@ -47,21 +45,6 @@
                clmg_status_string(expected));                                                      \
   } while (0)
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint64_t rng_next(void) {
-  /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static double rng_uniform(void) {
-  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
 static int tolower_ascii(int c) {
   return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;
 }
@@ -76,31 +59,6 @@ static int contains_nocase(const char *haystack, const char *needle) {
       return 1;
   }
   return n == 0;
-}
-
-static char *make_tmpdir(const char *tag) {
-  char *path = malloc(strlen(CLMG_TEST_TMPDIR) + strlen(tag) + 16);
-  assert_non_null(path);
-  if (mkdir(CLMG_TEST_TMPDIR, 0777) != 0 && errno != EEXIST)
-    fail_msg("cannot create %s: %s", CLMG_TEST_TMPDIR, strerror(errno));
-  sprintf(path, "%s/%s-XXXXXX", CLMG_TEST_TMPDIR, tag);
-  if (!mkdtemp(path))
-    fail_msg("mkdtemp(%s): %s", path, strerror(errno));
-  return path;
-}
-
-static int remove_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb;
-  (void)flag;
-  (void)ftw;
-  remove(path);
-  return 0;
-}
-
-static void remove_tree(char *path) {
-  if (path)
-    nftw(path, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
-  free(path);
 }
 
 static void write_file(const char *dir, const char *name, const char *text, size_t size) {
@@ -885,14 +843,8 @@ static void test_copy_bandwidth(void **state) {
 }
 
 int main(void) {
-  const char *seed = getenv("CLMG_TEST_SEED");
-  if (seed)
-    rng_state = strtoull(seed, NULL, 0);
-  /* Glob patterns of test names to run or to skip. */
-  if (getenv("CLMG_TEST_FILTER"))
-    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
-  if (getenv("CLMG_TEST_SKIP"))
-    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+  rng_seed(0x9e3779b97f4a7c15u);
+  test_apply_filters();
   save_environment();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_strings),

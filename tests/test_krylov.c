@@ -25,6 +25,7 @@
 #include <cmocka.h>
 
 #include "clmg.h"
+#include "test_util.h"
 
 static clmg_context *ctx;
 
@@ -35,26 +36,6 @@ static clmg_context *ctx;
       fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
                clmg_context_message(ctx));                                                         \
   } while (0)
-
-/* ---- random numbers (splitmix64) ---- */
-
-static uint64_t rng_state = 0x3c6ef372fe94f82bu;
-
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static double rng_uniform(void) {
-  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-static size_t rng_below(size_t n) {
-  return (size_t)(rng_next() % n);
-}
 
 /* ---- host matrices ---- */
 
@@ -656,35 +637,13 @@ static void run_pointwise_multiply(clmg_dtype type) {
 
 static int open_context(void **state) {
   (void)state;
-  clmg_status status = clmg_context_create(NULL, &ctx);
-  if (status != CLMG_SUCCESS) {
-    print_error("context: %s: %s\n", clmg_status_string(status),
-                ctx ? clmg_context_message(ctx) : "(no context)");
-    clmg_context_destroy(ctx);
-    ctx = NULL;
-    return -1;
-  }
-  print_message("device: %s / %s\n", clmg_context_device(ctx)->platform_name,
-                clmg_context_device(ctx)->name);
-  return 0;
+  return test_open_context(&ctx, NULL, NULL, 1);
 }
 
 static int close_context(void **state) {
   (void)state;
-  clmg_context_destroy(ctx);
-  ctx = NULL;
-  return 0;
+  return test_close_context(&ctx);
 }
-
-#define TYPED_TESTS(name)                                                                          \
-  static void name##_double(void **state) {                                                        \
-    (void)state;                                                                                   \
-    run_##name(CLMG_DOUBLE);                                                                       \
-  }                                                                                                \
-  static void name##_float(void **state) {                                                         \
-    (void)state;                                                                                   \
-    run_##name(CLMG_FLOAT);                                                                        \
-  }
 
 TYPED_TESTS(poisson)
 TYPED_TESTS(random_spd)
@@ -698,14 +657,9 @@ TYPED_TESTS(monitor)
 TYPED_TESTS(bad_arguments)
 TYPED_TESTS(pointwise_multiply)
 
-#define BOTH(name) cmocka_unit_test(name##_double), cmocka_unit_test(name##_float)
-
 int main(void) {
-  const char *seed = getenv("CLMG_TEST_SEED");
-  if (seed)
-    rng_state = strtoull(seed, NULL, 0);
-  if (getenv("CLMG_TEST_FILTER"))
-    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
+  rng_seed(0x3c6ef372fe94f82bu);
+  test_apply_filters();
   const struct CMUnitTest tests[] = {
       BOTH(pointwise_multiply), BOTH(poisson), BOTH(random_spd),         BOTH(zero_rhs),
       BOTH(initial_guess),      BOTH(not_spd), BOTH(bad_preconditioner), BOTH(errors_propagate),

@@ -6,13 +6,11 @@
 #define _XOPEN_SOURCE 700
 
 #include <errno.h>
-#include <ftw.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -23,10 +21,7 @@
 #include <cmocka.h>
 
 #include "clmg.h"
-
-#ifndef CLMG_TEST_TMPDIR
-#define CLMG_TEST_TMPDIR "/tmp"
-#endif
+#include "test_util.h"
 
 /* ---- helpers ---- */
 
@@ -50,25 +45,6 @@
     if (!strstr((text), (part)))                                                                   \
       fail_msg("message \"%s\" does not contain \"%s\"", (text), (part));                          \
   } while (0)
-
-static uint64_t rng_state = 0x5eed5eed12345678u;
-
-static uint64_t rng_next(void) {
-  /* splitmix64 */
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-/* Uniform in [-1, 1). */
-static double rng_uniform(void) {
-  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
-
-static size_t rng_below(size_t n) {
-  return (size_t)(rng_next() % n);
-}
 
 /* A value that is neither 0 nor 1 nor a short decimal: random sign, digits
  * and magnitude. */
@@ -266,31 +242,6 @@ static void random_csr(size_t rows, size_t cols, size_t count, placement where, 
 }
 
 /* ---- temporary files ---- */
-
-static char *make_tmpdir(const char *tag) {
-  char *path = malloc(strlen(CLMG_TEST_TMPDIR) + strlen(tag) + 16);
-  assert_non_null(path);
-  if (mkdir(CLMG_TEST_TMPDIR, 0777) != 0 && errno != EEXIST)
-    fail_msg("cannot create %s: %s", CLMG_TEST_TMPDIR, strerror(errno));
-  sprintf(path, "%s/%s-XXXXXX", CLMG_TEST_TMPDIR, tag);
-  if (!mkdtemp(path))
-    fail_msg("mkdtemp(%s): %s", path, strerror(errno));
-  return path;
-}
-
-static int remove_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
-  (void)sb;
-  (void)flag;
-  (void)ftw;
-  remove(path);
-  return 0;
-}
-
-static void remove_tree(char *path) {
-  if (path)
-    nftw(path, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
-  free(path);
-}
 
 static void write_text(const char *path, const char *text) {
   FILE *f = fopen(path, "wb");
@@ -1194,13 +1145,8 @@ static void test_mm_decimal_comma_locale(void **state) {
 }
 
 int main(void) {
-  const char *seed = getenv("CLMG_TEST_SEED");
-  if (seed)
-    rng_state = strtoull(seed, NULL, 0);
-  if (getenv("CLMG_TEST_FILTER"))
-    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
-  if (getenv("CLMG_TEST_SKIP"))
-    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+  rng_seed(0x5eed5eed12345678u);
+  test_apply_filters();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_from_triplets),
       cmocka_unit_test(test_from_triplets_errors),

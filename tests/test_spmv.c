@@ -12,15 +12,16 @@
 #include <cmocka.h>
 
 #include "clmg.h"
+#include "test_util.h"
 
 static clmg_context *context;
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15ULL;
+static uint64_t spmv_rng_state = 0x9e3779b97f4a7c15ULL;
 static double random_uniform(void) { /* in [-1, 1) */
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return (double)(rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+  spmv_rng_state ^= spmv_rng_state << 13;
+  spmv_rng_state ^= spmv_rng_state >> 7;
+  spmv_rng_state ^= spmv_rng_state << 17;
+  return (double)(spmv_rng_state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
 }
 static size_t random_below(size_t n) {
   return (size_t)((random_uniform() + 1.0) * 0.5 * (double)n) % (n ? n : 1);
@@ -353,22 +354,16 @@ static void test_format_names(void **state) {
 
 static int open_context(void **state) {
   (void)state;
-  clmg_status status = clmg_context_create(NULL, &context);
-  if (status != CLMG_SUCCESS) {
-    print_error("cannot open a context: %s\n", clmg_context_message(context));
-    clmg_context_destroy(context);
-    return -1;
-  }
-  return 0;
+  return test_open_context(&context, NULL, NULL, 0);
 }
 
 static int close_context(void **state) {
   (void)state;
-  clmg_context_destroy(context);
-  return 0;
+  return test_close_context(&context);
 }
 
 int main(void) {
+  test_apply_filters();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_format_names),
       cmocka_unit_test(test_double),

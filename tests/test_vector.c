@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "clmg.h"
+#include "test_util.h"
 
 /* ---- helpers ---- */
 
@@ -48,19 +49,6 @@ static clmg_context *ctx; /* the suite's context (group setup) */
     if (cleared_ && clmg_context_message(ctx)[0] == '\0')                                          \
       fail_msg("%s: no message in the context", #call);                                            \
   } while (0)
-
-static uint64_t rng_state = 0x243f6a8885a308d3u;
-
-static uint64_t rng_next(void) {
-  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-  return z ^ (z >> 31);
-}
-
-static double rng_uniform(void) {
-  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
-}
 
 static const clmg_dtype all_types[] = {CLMG_DOUBLE, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32};
 enum { NTYPES = 4 };
@@ -154,21 +142,12 @@ static void assert_same_range(clmg_dtype t, const void *a, const void *b, size_t
 
 static int setup(void **state) {
   (void)state;
-  clmg_status status = clmg_context_create(NULL, &ctx);
-  if (status != CLMG_SUCCESS) {
-    print_error("context: %s: %s\n", clmg_status_string(status),
-                ctx ? clmg_context_message(ctx) : "(no context)");
-    clmg_context_destroy(ctx);
-    return -1;
-  }
-  return 0;
+  return test_open_context(&ctx, NULL, NULL, 0);
 }
 
 static int teardown(void **state) {
   (void)state;
-  clmg_context_destroy(ctx);
-  ctx = NULL;
-  return 0;
+  return test_close_context(&ctx);
 }
 
 /* ---- tests ---- */
@@ -749,14 +728,8 @@ static void test_null_arguments(void **state) {
 }
 
 int main(void) {
-  const char *seed = getenv("CLMG_TEST_SEED");
-  if (seed)
-    rng_state = strtoull(seed, NULL, 0);
-  /* Glob patterns of test names to run or to skip. */
-  if (getenv("CLMG_TEST_FILTER"))
-    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
-  if (getenv("CLMG_TEST_SKIP"))
-    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+  rng_seed(0x243f6a8885a308d3u);
+  test_apply_filters();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_dtypes),
       cmocka_unit_test(test_create_destroy),

@@ -1,0 +1,109 @@
+/* Helpers shared by the test suites; see test_util.h. */
+#define _XOPEN_SOURCE 700
+
+#include <errno.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "test_util.h"
+
+#ifndef CLMG_TEST_TMPDIR
+#define CLMG_TEST_TMPDIR "/tmp"
+#endif
+
+/* ---- random numbers ---- */
+
+uint64_t rng_state = 0x9e3779b97f4a7c15u;
+
+void rng_seed(uint64_t default_seed) {
+  const char *seed = getenv("CLMG_TEST_SEED");
+  rng_state = seed ? strtoull(seed, NULL, 0) : default_seed;
+}
+
+uint64_t rng_next(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+double rng_uniform(void) {
+  return (double)(rng_next() >> 11) * (2.0 / 9007199254740992.0) - 1.0;
+}
+
+size_t rng_below(size_t n) {
+  return (size_t)(rng_next() % n);
+}
+
+/* ---- cmocka ---- */
+
+void test_apply_filters(void) {
+  if (getenv("CLMG_TEST_FILTER"))
+    cmocka_set_test_filter(getenv("CLMG_TEST_FILTER"));
+  if (getenv("CLMG_TEST_SKIP"))
+    cmocka_set_skip_filter(getenv("CLMG_TEST_SKIP"));
+}
+
+/* ---- contexts ---- */
+
+int test_open_context(clmg_context **ctx, const clmg_context_options *options, const char *tag,
+                      int print_device) {
+  const char *open = tag ? "[" : "", *close = tag ? "] " : "";
+  if (!tag)
+    tag = "";
+  clmg_status status = clmg_context_create(options, ctx);
+  if (status != CLMG_SUCCESS) {
+    print_error("%s%s%scontext: %s: %s\n", open, tag, close, clmg_status_string(status),
+                *ctx ? clmg_context_message(*ctx) : "(no context)");
+    clmg_context_destroy(*ctx);
+    *ctx = NULL;
+    return -1;
+  }
+  if (print_device)
+    print_message("%s%s%sdevice: %s / %s\n", open, tag, close,
+                  clmg_context_device(*ctx)->platform_name, clmg_context_device(*ctx)->name);
+  return 0;
+}
+
+int test_close_context(clmg_context **ctx) {
+  clmg_context_destroy(*ctx);
+  *ctx = NULL;
+  return 0;
+}
+
+/* ---- scratch directories ---- */
+
+char *make_tmpdir(const char *tag) {
+  char *path = malloc(strlen(CLMG_TEST_TMPDIR) + strlen(tag) + 16);
+  assert_non_null(path);
+  if (mkdir(CLMG_TEST_TMPDIR, 0777) != 0 && errno != EEXIST)
+    fail_msg("cannot create %s: %s", CLMG_TEST_TMPDIR, strerror(errno));
+  sprintf(path, "%s/%s-XXXXXX", CLMG_TEST_TMPDIR, tag);
+  if (!mkdtemp(path))
+    fail_msg("mkdtemp(%s): %s", path, strerror(errno));
+  return path;
+}
+
+static int remove_cb(const char *path, const struct stat *sb, int flag, struct FTW *ftw) {
+  (void)sb;
+  (void)flag;
+  (void)ftw;
+  remove(path);
+  return 0;
+}
+
+void remove_tree(char *path) {
+  if (path)
+    nftw(path, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
+  free(path);
+}

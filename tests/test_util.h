@@ -1,0 +1,76 @@
+/* Helpers shared by the test suites: the random-number generator (with the
+ * CLMG_TEST_SEED override), the cmocka start-up (CLMG_TEST_FILTER and
+ * CLMG_TEST_SKIP), a suite's context, scratch directories, and the macros
+ * that declare a test for double and for float. Built once into
+ * clmg_test_util (tests/test_util.c) and linked into every suite.
+ *
+ * Include it after cmocka.h. */
+#ifndef CLMG_TEST_UTIL_H
+#define CLMG_TEST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "clmg.h"
+
+/* ---- random numbers (splitmix64) ---- */
+
+/* The generator's state; a suite may save and restore it to draw a
+ * reproducible side sequence. */
+extern uint64_t rng_state;
+
+/* Seeds the generator with CLMG_TEST_SEED (strtoull, any base) when set,
+ * otherwise with the suite's default_seed. */
+void rng_seed(uint64_t default_seed);
+
+uint64_t rng_next(void);
+
+/* Uniform in [-1, 1). */
+double rng_uniform(void);
+
+/* Uniform in [0, n); n > 0. */
+size_t rng_below(size_t n);
+
+/* ---- cmocka ---- */
+
+/* Glob patterns of test names to run (CLMG_TEST_FILTER) or to skip
+ * (CLMG_TEST_SKIP). */
+void test_apply_filters(void);
+
+/* Declares name_double and name_float, which call run_name(type). */
+#define TYPED_TESTS(name)                                                                          \
+  static void name##_double(void **state) {                                                        \
+    (void)state;                                                                                   \
+    run_##name(CLMG_DOUBLE);                                                                       \
+  }                                                                                                \
+  static void name##_float(void **state) {                                                         \
+    (void)state;                                                                                   \
+    run_##name(CLMG_FLOAT);                                                                        \
+  }
+
+/* The two tests of TYPED_TESTS(name), for a cmocka test table. */
+#define BOTH(name) cmocka_unit_test(name##_double), cmocka_unit_test(name##_float)
+
+/* ---- contexts ---- */
+
+/* Creates *ctx with options (NULL: the defaults) for a group setup. On
+ * failure prints the status and the context's message, destroys what was
+ * created, sets *ctx to NULL and returns -1; on success prints the device
+ * when print_device and returns 0. tag, when not NULL, prefixes the lines as
+ * "[tag] ". */
+int test_open_context(clmg_context **ctx, const clmg_context_options *options, const char *tag,
+                      int print_device);
+
+/* Destroys *ctx (which may be NULL) and sets it to NULL; returns 0. */
+int test_close_context(clmg_context **ctx);
+
+/* ---- scratch directories ---- */
+
+/* A new empty directory CLMG_TEST_TMPDIR/tag-XXXXXX (malloc'ed path);
+ * fails the test if it cannot be made. */
+char *make_tmpdir(const char *tag);
+
+/* Removes the tree at path (if not NULL) and frees path. */
+void remove_tree(char *path);
+
+#endif
