@@ -11,6 +11,8 @@
 
 typedef struct clmg_program_entry clmg_program_entry;
 
+#define CLMG_BLAS1_KERNEL_SLOTS 16
+
 struct clmg_context {
   cl_platform_id platform;
   cl_device_id device;
@@ -37,7 +39,10 @@ struct clmg_context {
   char real_options[2][128];
 
   clmg_blas1_backend blas1_backend;
-  cl_mem clblast_scalar; /* result slot for CLBlast dot/nrm2 */
+  cl_mem clblast_scalar;
+  /* BLAS-1 kernels by precision (double, float) and lib/la/blas1.c's id;
+   * owned by the program manager, like every kernel. */
+  cl_kernel blas1_kernels[2][CLMG_BLAS1_KERNEL_SLOTS]; /* result slot for CLBlast dot/nrm2 */
 };
 
 /* Records a formatted message in the context and returns status. Returns

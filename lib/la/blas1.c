@@ -94,14 +94,46 @@ static clmg_status clblast_reserve_scalar(clmg_context *context) {
 }
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
-static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, const char *name,
+/* The kernels of cl/blas1.cl, looked up once per context and precision
+ * (context->blas1_kernels) so that a call costs no table search: BLAS-1 runs
+ * on every level of a multigrid cycle, where the coarse ones are tiny. */
+typedef enum blas1_kernel_id {
+  K_COPY_VECTOR,
+  K_SCALE_VECTOR,
+  K_AXPY,
+  K_AXPBY,
+  K_WAXPBY,
+  K_POINTWISE_MULTIPLY,
+  K_DOT_PARTIALS,
+  K_SUMSQ_PARTIALS,
+  K_DOT2_PARTIALS,
+  K_AXPY_SUMSQ_PARTIALS,
+  K_CG_UPDATE_PARTIALS,
+  K_DOT3_PARTIALS,
+  K_CG_STEP,
+  BLAS1_KERNEL_COUNT
+} blas1_kernel_id;
+
+static const char *const blas1_kernel_names[] = {
+    "copy_vector",        "scale_vector",  "axpy",           "axpby",         "waxpby",
+    "pointwise_multiply", "dot_partials",  "sumsq_partials", "dot2_partials", "axpy_sumsq_partials",
+    "cg_update_partials", "dot3_partials", "cg_step"};
+
+/* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
+static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
                                 clmg_kernel_args *args) {
-  cl_kernel kernel;
-  clmg_status status =
-      clmg_get_kernel(context, "blas1", clmg_real_options(context, type), name, &kernel);
-  if (status == CLMG_SUCCESS)
-    clmg_args_begin(args, context, kernel, name);
-  return status;
+  _Static_assert(BLAS1_KERNEL_COUNT <= CLMG_BLAS1_KERNEL_SLOTS, "too few BLAS-1 kernel slots");
+  cl_kernel *slot = &context->blas1_kernels[type == CLMG_FLOAT ? 1 : 0][id];
+  if (!*slot) {
+    clmg_status status = clmg_get_kernel(context, "blas1", clmg_real_options(context, type),
+                                         blas1_kernel_names[id], slot);
+    if (status != CLMG_SUCCESS) {
+      *slot = NULL;
+      return status;
+    }
+  }
+  clmg_args_begin(args, context, *slot, blas1_kernel_names[id]);
+  return CLMG_SUCCESS;
 }
 
 static clmg_status launch_streaming(clmg_kernel_args *args, size_t n) {
@@ -174,7 +206,7 @@ clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
     return clblast_status(context, code, "copy");
   }
   clmg_kernel_args args;
-  status = blas1_kernel(context, src->type, "copy_vector", &args);
+  status = blas1_kernel(context, src->type, K_COPY_VECTOR, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, n);
@@ -198,7 +230,7 @@ clmg_status clmg_scal(double alpha, clmg_vector *x) {
     return clblast_status(context, code, "scal");
   }
   clmg_kernel_args args;
-  status = blas1_kernel(context, x->type, "scale_vector", &args);
+  status = blas1_kernel(context, x->type, K_SCALE_VECTOR, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, n);
@@ -223,7 +255,7 @@ clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
     return clblast_status(context, code, "axpy");
   }
   clmg_kernel_args args;
-  status = blas1_kernel(context, x->type, "axpy", &args);
+  status = blas1_kernel(context, x->type, K_AXPY, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, n);
@@ -239,7 +271,7 @@ clmg_status clmg_axpby(double alpha, const clmg_vector *x, double beta, clmg_vec
   if (status != CLMG_SUCCESS || x->length == 0)
     return status;
   clmg_kernel_args args;
-  status = blas1_kernel(x->context, x->type, "axpby", &args);
+  status = blas1_kernel(x->context, x->type, K_AXPBY, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -257,7 +289,7 @@ clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta, const c
   if (status != CLMG_SUCCESS || x->length == 0)
     return status;
   clmg_kernel_args args;
-  status = blas1_kernel(x->context, x->type, "waxpby", &args);
+  status = blas1_kernel(x->context, x->type, K_WAXPBY, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -275,7 +307,7 @@ clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, 
   if (status != CLMG_SUCCESS || a->length == 0)
     return status;
   clmg_kernel_args args;
-  status = blas1_kernel(a->context, a->type, "pointwise_multiply", &args);
+  status = blas1_kernel(a->context, a->type, K_POINTWISE_MULTIPLY, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, a->length);
@@ -326,7 +358,7 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
   clmg_kernel_args args;
   status = reduction_begin(context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, x->type, "dot_partials", &args);
+    status = blas1_kernel(context, x->type, K_DOT_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -352,7 +384,7 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   clmg_kernel_args args;
   status = reduction_begin(context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, x->type, "sumsq_partials", &args);
+    status = blas1_kernel(context, x->type, K_SUMSQ_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -377,7 +409,7 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
   clmg_kernel_args args;
   status = reduction_begin(x->context, x->type, x->length, 2, &r);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(x->context, x->type, "dot2_partials", &args);
+    status = blas1_kernel(x->context, x->type, K_DOT2_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -404,7 +436,7 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   clmg_kernel_args args;
   status = reduction_begin(x->context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(x->context, x->type, "axpy_sumsq_partials", &args);
+    status = blas1_kernel(x->context, x->type, K_AXPY_SUMSQ_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, x->length);
@@ -432,7 +464,7 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   clmg_kernel_args args;
   status = reduction_begin(p->context, p->type, p->length, 1, &red);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(p->context, p->type, "cg_update_partials", &args);
+    status = blas1_kernel(p->context, p->type, K_CG_UPDATE_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, p->length);
@@ -459,7 +491,7 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   clmg_kernel_args args;
   status = reduction_begin(r->context, r->type, r->length, 3, &red);
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(r->context, r->type, "dot3_partials", &args);
+    status = blas1_kernel(r->context, r->type, K_DOT3_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, r->length);
@@ -481,7 +513,7 @@ clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *u, const 
   if (status != CLMG_SUCCESS || u->length == 0)
     return status;
   clmg_kernel_args args;
-  status = blas1_kernel(u->context, u->type, "cg_step", &args);
+  status = blas1_kernel(u->context, u->type, K_CG_STEP, &args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&args, u->length);
