@@ -335,14 +335,20 @@ clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count, const
   return CLMG_SUCCESS;
 }
 
-clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
+/* The common start of every function that makes a new matrix from a: out
+ * is checked and zeroed (so it is empty after any failure) and a is checked. */
+static clmg_status begin_output(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
   clear_error(error);
   if (!out)
     return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   if (out == a)
     return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
   memset(out, 0, sizeof *out);
-  clmg_status status = check_csr(a, error);
+  return check_csr(a, error);
+}
+
+clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
+  clmg_status status = begin_output(a, out, error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t nnz = clmg_csr_nnz(a);
@@ -360,13 +366,7 @@ clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
 }
 
 clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
-  clear_error(error);
-  if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
-  if (out == a)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
-  memset(out, 0, sizeof *out);
-  clmg_status status = check_csr(a, error);
+  clmg_status status = begin_output(a, out, error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t nnz = clmg_csr_nnz(a);
@@ -423,13 +423,7 @@ void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double
 
 clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const int32_t *col_perm,
                              clmg_csr *out, clmg_error *error) {
-  clear_error(error);
-  if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
-  if (out == a)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
-  memset(out, 0, sizeof *out);
-  clmg_status status = check_csr(a, error);
+  clmg_status status = begin_output(a, out, error);
   if (status != CLMG_SUCCESS)
     return status;
 
