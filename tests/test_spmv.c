@@ -147,15 +147,22 @@ static const shape shapes[] = {
 
 typedef struct variant {
   clmg_matrix_format format;
-  unsigned ellr_threads, sell_slice, sell_sigma, csr_vector_min;
+  unsigned ellr_threads, sell_slice, sell_sigma, csr_vector_min, csr_lanes;
 } variant;
 
 static const variant variants[] = {
-    {CLMG_FORMAT_CSR, 0, 0, 0, 0},   {CLMG_FORMAT_CSR, 0, 0, 0, 12}, /* long-row kernel */
-    {CLMG_FORMAT_ELLR, 1, 0, 0, 0},  {CLMG_FORMAT_ELLR, 2, 0, 0, 0},
-    {CLMG_FORMAT_ELLR, 8, 0, 0, 0},  {CLMG_FORMAT_SELL, 0, 4, 1, 0},
-    {CLMG_FORMAT_SELL, 0, 8, 64, 0}, {CLMG_FORMAT_SELL, 0, 32, 128, 0},
-    {CLMG_FORMAT_AUTO, 0, 0, 0, 0},
+    {CLMG_FORMAT_CSR, 0, 0, 0, 0, 0},
+    {CLMG_FORMAT_CSR, 0, 0, 0, 12, 0}, /* long-row segments */
+    /* the vector kernel (several work-items per row) that GPUs choose */
+    {CLMG_FORMAT_CSR, 0, 0, 0, 0, 4},
+    {CLMG_FORMAT_CSR, 0, 0, 0, 12, 32},
+    {CLMG_FORMAT_ELLR, 1, 0, 0, 0, 0},
+    {CLMG_FORMAT_ELLR, 2, 0, 0, 0, 0},
+    {CLMG_FORMAT_ELLR, 8, 0, 0, 0, 0},
+    {CLMG_FORMAT_SELL, 0, 4, 1, 0, 0},
+    {CLMG_FORMAT_SELL, 0, 8, 64, 0, 0},
+    {CLMG_FORMAT_SELL, 0, 32, 128, 0, 0},
+    {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},
 };
 
 static void check_all_operations(clmg_dtype type) {
@@ -195,6 +202,7 @@ static void check_all_operations(clmg_dtype type) {
       options.sell_slice = var->sell_slice;
       options.sell_sigma = var->sell_sigma;
       options.csr_vector_min = var->csr_vector_min;
+      options.csr_lanes = var->csr_lanes;
       clmg_matrix *m = NULL;
       clmg_status status = clmg_matrix_create(context, &a, &options, &m);
       if (status != CLMG_SUCCESS)

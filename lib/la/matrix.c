@@ -266,6 +266,9 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
                              const clmg_matrix_options *options) {
   const clmg_context *context = m->context;
   size_t nnz = m->nnz;
+  if (options->csr_lanes && (!is_power_of_two(options->csr_lanes) || options->csr_lanes > 32))
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "CSR lanes per row must be 1, 2, 4, 8, 16 or 32 (got %u)", options->csr_lanes);
   if (context->info.is_gpu) {
     m->lanes = power_of_two_at_most(stats->mean_length, 1, 32);
     m->long_row_threshold =
@@ -277,6 +280,8 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     m->lanes = 1;
     m->long_row_threshold = options->csr_vector_min ? options->csr_vector_min : UINT64_MAX;
   }
+  if (options->csr_lanes)
+    m->lanes = options->csr_lanes;
   /* Long rows are cut into segments of this many entries, one work-group
    * each (cl/spmv.cl: csr_long_segments). */
   const size_t segment_length = 8192;
@@ -425,6 +430,7 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
   unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, height);
   m->slice_height = height;
   m->sigma = sigma;
+  m->lanes = 1; /* one work-item per row */
   uint32_t *order = malloc((m->rows ? m->rows : 1) * sizeof *order);
   if (!order)
     return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "SELL row order");
@@ -634,16 +640,19 @@ static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size
   return CLMG_SUCCESS;
 }
 
+static const char *main_kernel_name(const clmg_matrix *m) {
+  return m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
+         : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
+                                         : "sell_spmv";
+}
+
 /* Looks up the kernels of one operation (plain or jacobi) for this matrix. */
 static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel kernels[3]) {
   char options[256];
   snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
-           clmg_real_options(m->context, m->precision),
-           m->format == CLMG_FORMAT_SELL ? 1u : m->lanes, jacobi ? " -DOP_JACOBI=1" : "",
+           clmg_real_options(m->context, m->precision), m->lanes, jacobi ? " -DOP_JACOBI=1" : "",
            m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
-  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
-                     : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
-                                                     : "sell_spmv";
+  const char *name = main_kernel_name(m);
   clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
   if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0) {
     status = clmg_get_kernel(m->context, "spmv", options, "csr_long_segments", &kernels[1]);
@@ -669,16 +678,14 @@ static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const c
     if (status != CLMG_SUCCESS)
       return status;
   }
-  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
-                     : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
-                                                     : "sell_spmv";
+  const char *name = main_kernel_name(m);
   cl_kernel kernel = kernels[0];
   /* Unused inputs still need valid buffers: x stands in for them. */
   const clmg_vector *in_or_x = in ? in : x;
   const clmg_vector *dinv_or_x = dinv ? dinv : x;
   cl_uint rows = (cl_uint)m->rows;
   size_t local = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
-  size_t lanes = m->format == CLMG_FORMAT_SELL ? 1 : m->lanes;
+  size_t lanes = m->lanes;
   size_t items = m->rows * lanes;
   size_t global = (items + local - 1) / local * local;
 
