@@ -2,6 +2,8 @@
  * solvers do next (seed 000, section 2.1: "we fuse the SpMV and vector-vector
  * operations into a single kernel"). Build options:
  *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
+ *   -DOP_SCALED_DEFECT  out = beta * out + alpha * dinv .* (in - A x)
+ *                    (polynomial smoothers; out is not read when beta == 0)
  *   otherwise        out = alpha * A x + beta * in          (in is not read when beta == 0;
  *                                                            the defect is alpha=-1, beta=1)
  *   -DLANES=V        work-items that share one row (CSR vector kernel, ELLR-T); a power of 2
@@ -25,8 +27,12 @@
   out += out_offset;                                                                               \
   dinv += dinv_offset
 
-#ifdef OP_JACOBI
+#if defined(OP_JACOBI)
 #define STORE_ROW(row, ax) out[row] = x[row] + alpha * dinv[row] * (in[row] - (ax))
+#elif defined(OP_SCALED_DEFECT)
+#define STORE_ROW(row, ax)                                                                         \
+  out[row] = beta == 0 ? alpha * dinv[row] * (in[row] - (ax))                                      \
+                       : beta * out[row] + alpha * dinv[row] * (in[row] - (ax))
 #else
 #define STORE_ROW(row, ax) out[row] = beta == 0 ? alpha * (ax) : alpha * (ax) + beta * in[row]
 #endif

@@ -7,5 +7,8 @@
 #include "clmg/vector.h"
 #include "clmg/sparse.h"
 #include "clmg/krylov.h"
+#include "clmg/multigrid.h"
+#include "clmg/mesh.h"
+#include "clmg/fem.h"
 
 #endif

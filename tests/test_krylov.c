@@ -39,42 +39,6 @@ static clmg_context *ctx;
 
 /* ---- host matrices ---- */
 
-/* Collects triplets, then builds CSR (duplicates are summed). */
-typedef struct triplets {
-  size_t count, capacity;
-  int32_t *row, *col;
-  double *val;
-} triplets;
-
-static void triplets_add(triplets *t, size_t row, size_t col, double value) {
-  if (t->count == t->capacity) {
-    t->capacity = t->capacity ? 2 * t->capacity : 256;
-    t->row = realloc(t->row, t->capacity * sizeof *t->row);
-    t->col = realloc(t->col, t->capacity * sizeof *t->col);
-    t->val = realloc(t->val, t->capacity * sizeof *t->val);
-    assert_non_null(t->row);
-    assert_non_null(t->col);
-    assert_non_null(t->val);
-  }
-  t->row[t->count] = (int32_t)row;
-  t->col[t->count] = (int32_t)col;
-  t->val[t->count] = value;
-  t->count++;
-}
-
-static clmg_csr triplets_to_csr(triplets *t, size_t n) {
-  clmg_csr a = {0};
-  clmg_error error;
-  clmg_status status = clmg_csr_from_triplets(n, n, t->count, t->row, t->col, t->val, &a, &error);
-  if (status != CLMG_SUCCESS)
-    fail_msg("clmg_csr_from_triplets: %s: %s", clmg_status_string(status), error.message);
-  free(t->row);
-  free(t->col);
-  free(t->val);
-  memset(t, 0, sizeof *t);
-  return a;
-}
-
 /* The 5-point Laplacian on an m x m grid with Dirichlet boundaries, times
  * `scale` (-1 makes it negative definite). */
 static clmg_csr poisson_2d(size_t m, double scale) {

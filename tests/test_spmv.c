@@ -283,6 +283,33 @@ static void check_all_operations(clmg_dtype type) {
         /* Jacobi in place would read updated entries: refused */
         assert_int_equal(clmg_jacobi_step(m, omega, inverse, b, x_view, x_view),
                          CLMG_ERROR_INVALID_ARGUMENT);
+        /* d = beta d + omega w .* (b - A x), with w = D^-1 and d = x_new's
+         * values (random), then beta = 0 on a NaN d, which must not be read */
+        double *d0 = malloc(rows * sizeof *d0);
+        read_vector(x_new, d0);
+        assert_int_equal(clmg_scaled_defect(m, omega, inverse, b, x_view, beta, x_new),
+                         CLMG_SUCCESS);
+        read_vector(x_new, got);
+        for (size_t i = 0; i < rows; ++i) {
+          want[i] = beta * d0[i] + omega * dinv[i] * (y0[i] - ax[i]);
+          scaled[i] = fabs(beta * d0[i]) + fabs(omega * dinv[i]) * (fabs(y0[i]) + scale[i]);
+        }
+        expect_close(got, want, scaled, rows, tol, what);
+        for (size_t i = 0; i < rows; ++i)
+          d0[i] = NAN;
+        clmg_vector *nan_d = make_vector(type, rows, d0);
+        assert_int_equal(clmg_scaled_defect(m, omega, inverse, b, x_view, 0.0, nan_d),
+                         CLMG_SUCCESS);
+        read_vector(nan_d, got);
+        clmg_vector_destroy(nan_d);
+        for (size_t i = 0; i < rows; ++i) {
+          want[i] = omega * dinv[i] * (y0[i] - ax[i]);
+          scaled[i] = fabs(omega * dinv[i]) * (fabs(y0[i]) + scale[i]);
+        }
+        expect_close(got, want, scaled, rows, tol, what);
+        free(d0);
+        assert_int_equal(clmg_scaled_defect(m, omega, inverse, b, x_view, beta, x_view),
+                         CLMG_ERROR_INVALID_ARGUMENT);
         clmg_vector_destroy(inverse);
         clmg_vector_destroy(x_new);
       }

@@ -107,3 +107,34 @@ void remove_tree(char *path) {
     nftw(path, remove_cb, 16, FTW_DEPTH | FTW_PHYS);
   free(path);
 }
+
+/* ---- host matrices ---- */
+
+void triplets_add(triplets *t, size_t row, size_t col, double value) {
+  if (t->count == t->capacity) {
+    t->capacity = t->capacity ? 2 * t->capacity : 256;
+    t->row = realloc(t->row, t->capacity * sizeof *t->row);
+    t->col = realloc(t->col, t->capacity * sizeof *t->col);
+    t->val = realloc(t->val, t->capacity * sizeof *t->val);
+    assert_non_null(t->row);
+    assert_non_null(t->col);
+    assert_non_null(t->val);
+  }
+  t->row[t->count] = (int32_t)row;
+  t->col[t->count] = (int32_t)col;
+  t->val[t->count] = value;
+  t->count++;
+}
+
+clmg_csr triplets_to_csr(triplets *t, size_t n) {
+  clmg_csr a = {0};
+  clmg_error error;
+  clmg_status status = clmg_csr_from_triplets(n, n, t->count, t->row, t->col, t->val, &a, &error);
+  if (status != CLMG_SUCCESS)
+    fail_msg("clmg_csr_from_triplets: %s: %s", clmg_status_string(status), error.message);
+  free(t->row);
+  free(t->col);
+  free(t->val);
+  memset(t, 0, sizeof *t);
+  return a;
+}

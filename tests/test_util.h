@@ -73,4 +73,17 @@ char *make_tmpdir(const char *tag);
 /* Removes the tree at path (if not NULL) and frees path. */
 void remove_tree(char *path);
 
+/* ---- host matrices ---- */
+
+/* Collects (row, col, value) triplets; triplets_to_csr builds the n x n CSR
+ * matrix (duplicates summed), frees the triplets and fails the test on
+ * error. */
+typedef struct triplets {
+  size_t count, capacity;
+  int32_t *row, *col;
+  double *val;
+} triplets;
+void triplets_add(triplets *t, size_t row, size_t col, double value);
+clmg_csr triplets_to_csr(triplets *t, size_t n);
+
 #endif

@@ -136,6 +136,11 @@ CLMG_API clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, con
 CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
                                       const clmg_vector *inv_diagonal, const clmg_vector *b,
                                       const clmg_vector *x, clmg_vector *x_new);
+/* d = beta d + alpha w .* (b - A x): the step of polynomial (Chebyshev)
+ * smoothers, one pass (beta == 0: d is not read). d must not alias x. */
+CLMG_API clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha,
+                                        const clmg_vector *weights, const clmg_vector *b,
+                                        const clmg_vector *x, double beta, clmg_vector *d);
 /* inv_diagonal = 1 / diag(A) (square matrices). A zero diagonal entry fails. */
 CLMG_API clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal);
 

@@ -121,6 +121,14 @@ clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char 
                             size_t global, size_t local, cl_event *event);
 
 /* Internal layout of a vector (public type is opaque). */
+/* Turns a CLBlast status code into clmg's status and message (op: "dot"). */
+clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op);
+
+/* Appends one relative residual to result->history (capacity: its allocated
+ * length, kept by the solver). */
+clmg_status clmg_history_append(clmg_context *context, clmg_krylov_result *result, size_t *capacity,
+                                double relative_residual);
+
 struct clmg_vector {
   clmg_context *context;
   cl_mem buffer;

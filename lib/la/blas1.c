@@ -61,7 +61,7 @@ static clmg_status check_vectors(const char *op, unsigned count, const clmg_vect
   return CLMG_SUCCESS;
 }
 
-static clmg_status clblast_status(clmg_context *context, CLBlastStatusCode code, const char *op) {
+clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op) {
   if (code == CLBlastSuccess)
     return CLMG_SUCCESS;
   if (code == CLBlastTempBufferAllocFailure)
@@ -203,7 +203,7 @@ clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
                                                 dst->offset, 1, &context->queue, NULL)
                                  : CLBlastDcopy(n, src->buffer, src->offset, 1, dst->buffer,
                                                 dst->offset, 1, &context->queue, NULL);
-    return clblast_status(context, code, "copy");
+    return clmg_clblast_status(context, code, "copy");
   }
   clmg_kernel_args args;
   status = blas1_kernel(context, src->type, K_COPY_VECTOR, &args);
@@ -227,7 +227,7 @@ clmg_status clmg_scal(double alpha, clmg_vector *x) {
         x->type == CLMG_FLOAT
             ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, NULL)
             : CLBlastDscal(n, alpha, x->buffer, x->offset, 1, &context->queue, NULL);
-    return clblast_status(context, code, "scal");
+    return clmg_clblast_status(context, code, "scal");
   }
   clmg_kernel_args args;
   status = blas1_kernel(context, x->type, K_SCALE_VECTOR, &args);
@@ -252,7 +252,7 @@ clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
                                                 y->offset, 1, &context->queue, NULL)
                                  : CLBlastDaxpy(n, alpha, x->buffer, x->offset, 1, y->buffer,
                                                 y->offset, 1, &context->queue, NULL);
-    return clblast_status(context, code, "axpy");
+    return clmg_clblast_status(context, code, "axpy");
   }
   clmg_kernel_args args;
   status = blas1_kernel(context, x->type, K_AXPY, &args);
@@ -335,7 +335,7 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
   else
     code = x->type == CLMG_FLOAT ? CLBlastSnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL)
                                  : CLBlastDnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL);
-  status = clblast_status(context, code, y ? "dot" : "nrm2");
+  status = clmg_clblast_status(context, code, y ? "dot" : "nrm2");
   if (status == CLMG_SUCCESS)
     status = clblast_read_scalar(context, x->type, result);
   return status;

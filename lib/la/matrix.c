@@ -39,8 +39,8 @@ struct clmg_matrix {
   double *diagonal; /* host, min(rows, cols) entries */
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
-   * matrix costs no string building or table search: [jacobi][long rows]. */
-  cl_kernel kernels[2][3]; /* [jacobi][main, long segments, long finish] */
+   * matrix costs no string building or table search: [operation][long rows]. */
+  cl_kernel kernels[3][3]; /* [fused_op][main, long segments, long finish] */
 };
 
 const char *clmg_matrix_format_name(clmg_matrix_format format) {
@@ -646,11 +646,20 @@ static const char *main_kernel_name(const clmg_matrix *m) {
                                          : "sell_spmv";
 }
 
-/* Looks up the kernels of one operation (plain or jacobi) for this matrix. */
-static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel kernels[3]) {
+/* What a kernel does with a row's product ax (cl/spmv.cl's STORE_ROW). */
+typedef enum fused_op {
+  OP_AXPBY = 0,    /* out = alpha ax + beta in */
+  OP_JACOBI,       /* out = x + alpha dinv (in - ax) */
+  OP_SCALED_DEFECT /* out = beta out + alpha dinv (in - ax) */
+} fused_op;
+
+static const char *const fused_op_options[] = {"", " -DOP_JACOBI=1", " -DOP_SCALED_DEFECT=1"};
+
+/* Looks up the kernels of one operation for this matrix. */
+static clmg_status matrix_kernels(const clmg_matrix *m, fused_op op, cl_kernel kernels[3]) {
   char options[256];
   snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
-           clmg_real_options(m->context, m->precision), m->lanes, jacobi ? " -DOP_JACOBI=1" : "",
+           clmg_real_options(m->context, m->precision), m->lanes, fused_op_options[op],
            m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
   const char *name = main_kernel_name(m);
   clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
@@ -664,17 +673,16 @@ static clmg_status matrix_kernels(const clmg_matrix *m, int jacobi, cl_kernel ke
   return status;
 }
 
-/* One fused product: out = alpha A x + beta in, or (jacobi) the damped
- * Jacobi update out = x + alpha dinv .* (in - A x). */
-static clmg_status apply(const clmg_matrix *m, int jacobi, double alpha, const clmg_vector *x,
+/* One fused product (see fused_op). */
+static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const clmg_vector *x,
                          double beta, const clmg_vector *in, clmg_vector *out,
                          const clmg_vector *dinv) {
   clmg_context *context = m->context;
   if (m->rows == 0)
     return CLMG_SUCCESS;
-  cl_kernel *kernels = ((clmg_matrix *)m)->kernels[jacobi ? 1 : 0];
+  cl_kernel *kernels = ((clmg_matrix *)m)->kernels[op];
   if (!kernels[0]) {
-    clmg_status status = matrix_kernels(m, jacobi, kernels);
+    clmg_status status = matrix_kernels(m, op, kernels);
     if (status != CLMG_SUCCESS)
       return status;
   }
@@ -770,7 +778,7 @@ clmg_status clmg_spmv(double alpha, const clmg_matrix *a, const clmg_vector *x, 
     status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "spmv: x and y overlap");
   if (status != CLMG_SUCCESS)
     return status;
-  return apply(a, 0, alpha, x, beta, beta == 0 ? NULL : y, y, NULL);
+  return apply(a, OP_AXPBY, alpha, x, beta, beta == 0 ? NULL : y, y, NULL);
 }
 
 clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
@@ -787,7 +795,7 @@ clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_v
     status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "defect: x and r overlap");
   if (status != CLMG_SUCCESS)
     return status;
-  return apply(a, 0, -1.0, x, 1.0, b, r, NULL);
+  return apply(a, OP_AXPBY, -1.0, x, 1.0, b, r, NULL);
 }
 
 clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vector *inv_diagonal,
@@ -812,7 +820,32 @@ clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vect
                        "jacobi step: x and x_new overlap (Jacobi reads the old x in every row)");
   if (status != CLMG_SUCCESS)
     return status;
-  return apply(a, 1, omega, x, 0.0, b, x_new, inv_diagonal);
+  return apply(a, OP_JACOBI, omega, x, 0.0, b, x_new, inv_diagonal);
+}
+
+clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha, const clmg_vector *weights,
+                               const clmg_vector *b, const clmg_vector *x, double beta,
+                               clmg_vector *d) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  clmg_status status = CLMG_SUCCESS;
+  if (a->rows != a->cols)
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "scaled defect: the matrix is %zu x %zu, not square", a->rows, a->cols);
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, weights, a->rows, "weights", "scaled defect");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, b, a->rows, "b", "scaled defect");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, x, a->rows, "x", "scaled defect");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, d, a->rows, "d", "scaled defect");
+  if (status == CLMG_SUCCESS && vectors_overlap(x, d))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "scaled defect: x and d overlap");
+  if (status != CLMG_SUCCESS)
+    return status;
+  return apply(a, OP_SCALED_DEFECT, alpha, x, beta, b, d, weights);
 }
 
 clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal) {

@@ -106,21 +106,25 @@ static clmg_status failed_at(cg_state *s, clmg_status status, const char *step, 
   return clmg_fail(s->context, status, "cg setup: %s%s%s", step, separator, inner);
 }
 
-static clmg_status record_history(cg_state *s, double relative_residual) {
-  if (!s->keep_history)
-    return CLMG_SUCCESS;
-  clmg_krylov_result *result = s->result;
-  if (result->history_length == s->history_capacity) {
-    size_t capacity = s->history_capacity ? 2 * s->history_capacity : 64;
-    double *grown = realloc(result->history, capacity * sizeof *grown);
+clmg_status clmg_history_append(clmg_context *context, clmg_krylov_result *result, size_t *capacity,
+                                double relative_residual) {
+  if (result->history_length == *capacity) {
+    size_t grown_capacity = *capacity ? 2 * *capacity : 64;
+    double *grown = realloc(result->history, grown_capacity * sizeof *grown);
     if (!grown)
-      return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "cg: no memory for a residual history of %zu entries", capacity);
+      return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "no memory for a residual history of %zu entries", grown_capacity);
     result->history = grown;
-    s->history_capacity = capacity;
+    *capacity = grown_capacity;
   }
   result->history[result->history_length++] = relative_residual;
   return CLMG_SUCCESS;
+}
+
+static clmg_status record_history(cg_state *s, double relative_residual) {
+  if (!s->keep_history)
+    return CLMG_SUCCESS;
+  return clmg_history_append(s->context, s->result, &s->history_capacity, relative_residual);
 }
 
 /* Checks the arguments and makes the work vectors. */

@@ -1,0 +1,133 @@
+/* clmg finite elements on quadrilateral and hexahedral meshes: Q1 and Q2
+ * Lagrange spaces, host assembly of the Poisson problem with Dirichlet
+ * conditions, grid-transfer matrices from nodal interpolation (seed 000,
+ * section 2.3), DOF numberings (section 2.2) and whole level hierarchies
+ * ready for the multigrid engine. Host-only: functions report through a
+ * clmg_error. */
+#ifndef CLMG_FEM_H
+#define CLMG_FEM_H
+
+#include "clmg/mesh.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A Q_degree Lagrange space on a mesh: the DOFs are the Lagrange nodes of
+ * clmg_mesh_lagrange_nodes (same numbering). The space borrows the mesh. */
+typedef struct clmg_fe_space {
+  const clmg_mesh *mesh;
+  int degree; /* 1 or 2 */
+  size_t num_dofs;
+  size_t dofs_per_cell;  /* (degree + 1)^dim */
+  int32_t *cell_dofs;    /* num_cells * dofs_per_cell, tensor order */
+  double *dof_coords;    /* num_dofs * dim */
+  int32_t *dof_boundary; /* boundary tag per DOF, 0 inside */
+} clmg_fe_space;
+
+CLMG_API clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_space *out,
+                                          clmg_error *error);
+CLMG_API void clmg_fe_space_free(clmg_fe_space *space);
+
+/* f(x) for a point x (dim coordinates). */
+typedef double (*clmg_fe_function)(const double *x, void *data);
+/* g(x) on the boundary part `tag`. */
+typedef double (*clmg_fe_boundary_function)(const double *x, int32_t tag, void *data);
+
+/* -Laplace(u) = f in the domain, u = g on the boundary parts listed in
+ * dirichlet_tags (NULL and 0 tags: the whole boundary). */
+typedef struct clmg_poisson_problem {
+  clmg_fe_function source; /* NULL: f = 0 */
+  void *source_data;
+  clmg_fe_boundary_function dirichlet; /* NULL: g = 0 */
+  void *dirichlet_data;
+  const int32_t *dirichlet_tags;
+  size_t num_dirichlet_tags;
+} clmg_poisson_problem;
+
+/* Assembles A u = b by Gauss quadrature ((degree + 2)^dim points per cell)
+ * on the multilinear cell geometry. Dirichlet DOFs are eliminated
+ * symmetrically: their rows and columns become those of the identity (all
+ * DOFs stay in the system, so A is SPD and the unknown counts are those of
+ * the space), b holds g there, and the other rows of b are corrected by the
+ * eliminated columns. b (num_dofs) is caller-allocated; is_dirichlet
+ * (num_dofs, caller-allocated, may be NULL) gets 1 on Dirichlet DOFs. */
+CLMG_API clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
+                                              const clmg_poisson_problem *problem, clmg_csr *a,
+                                              double *b, uint8_t *is_dirichlet, clmg_error *error);
+
+/* The prolongation from a coarse space to the space of the same degree on
+ * the refined mesh (fine mesh = clmg_mesh_refine(coarse mesh)): row i holds
+ * the coarse basis functions evaluated at fine node i (reference coordinates
+ * within the parent cell), entries below 1e-14 dropped. Rows of fine
+ * Dirichlet DOFs and columns of coarse Dirichlet DOFs are zero when the
+ * masks are given (may be NULL), so corrections never touch boundary
+ * values. */
+CLMG_API clmg_status clmg_fe_prolongation(const clmg_fe_space *coarse, const clmg_fe_space *fine,
+                                          const uint8_t *coarse_dirichlet,
+                                          const uint8_t *fine_dirichlet, clmg_csr *p,
+                                          clmg_error *error);
+
+/* ||u_h - u||_L2 by Gauss quadrature ((degree + 3)^dim points per cell). */
+CLMG_API clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *u_h,
+                                      clmg_fe_function exact, void *exact_data, double *l2_error,
+                                      clmg_error *error);
+
+/* ---- numberings (seed 000, section 2.2) ---- */
+typedef enum clmg_numbering {
+  CLMG_NUMBERING_2LV = 0, /* two-level: as refinement creates them (coarse DOFs first) */
+  CLMG_NUMBERING_CM,      /* Cuthill-McKee on the matrix graph */
+  CLMG_NUMBERING_XYZ,     /* sorted by coordinates, x leading, then y, then z */
+  CLMG_NUMBERING_STO,     /* random (the worst case) */
+  CLMG_NUMBERING_HIE      /* hierarchical: by first appearance over the cells in refinement order */
+} clmg_numbering;
+
+CLMG_API const char *clmg_numbering_name(clmg_numbering numbering);
+/* Parses "2lv", "cm", "xyz", "sto", "hie" (any case); 0 if unknown. */
+CLMG_API int clmg_numbering_parse(const char *name, clmg_numbering *numbering);
+
+/* perm[new] = old (as clmg_csr_permute takes it), num_dofs entries,
+ * caller-allocated. CM uses the graph of a (the space's matrix); STO uses
+ * seed. */
+CLMG_API clmg_status clmg_fe_numbering(const clmg_fe_space *space, const clmg_csr *a,
+                                       clmg_numbering numbering, uint64_t seed, int32_t *perm,
+                                       clmg_error *error);
+
+/* ---- a whole geometric hierarchy ----
+ * Levels 0 (the given coarse mesh) to num_levels - 1 (the finest), each
+ * refined from the one before. Everything is in the chosen numbering:
+ * a[l] = the Poisson matrix of level l, p[l] (l >= 1) the prolongation from
+ * level l - 1 to l, r[l] = p[l]^T, b the right-hand side on the finest
+ * level, x0 an initial guess there (g on Dirichlet DOFs, 0 elsewhere).
+ * perm[l][new] = old maps the numbering back to the mesh's own. */
+typedef struct clmg_fe_hierarchy {
+  int num_levels;
+  int degree;
+  clmg_numbering numbering;
+  clmg_mesh *meshes;      /* num_levels; meshes[0] is a copy of the coarse mesh */
+  clmg_fe_space *spaces;  /* num_levels */
+  clmg_csr *a;            /* num_levels */
+  clmg_csr *p;            /* num_levels; p[0] empty */
+  clmg_csr *r;            /* num_levels; r[0] empty */
+  int32_t **perm;         /* num_levels arrays of spaces[l].num_dofs */
+  double *b;              /* finest level, permuted */
+  double *x0;             /* finest level, permuted */
+  uint8_t *is_dirichlet;  /* finest level, permuted */
+} clmg_fe_hierarchy;
+
+CLMG_API clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, int degree,
+                                               const clmg_poisson_problem *problem,
+                                               clmg_numbering numbering, uint64_t seed,
+                                               clmg_fe_hierarchy *out, clmg_error *error);
+CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
+
+/* u_mesh[perm[i]] = u_numbered[i] for the finest level: back to the mesh's
+ * own numbering (for output and error norms). */
+CLMG_API void clmg_fe_hierarchy_unpermute(const clmg_fe_hierarchy *hierarchy,
+                                          const double *u_numbered, double *u_mesh);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

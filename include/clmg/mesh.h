@@ -1,0 +1,147 @@
+/* clmg meshes: unstructured conforming quadrilateral (2D) and hexahedral (3D)
+ * meshes, uniform refinement with boundary projection, the Lagrange nodes of
+ * Q1/Q2 elements, generators of the benchmark domains, Gmsh input and VTK
+ * output. Host-only: functions report through a clmg_error. */
+#ifndef CLMG_MESH_H
+#define CLMG_MESH_H
+
+#include "clmg/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A curved part of the boundary that refinement projects new vertices onto. */
+typedef enum clmg_boundary_shape_kind {
+  CLMG_SHAPE_NONE = 0,    /* flat: new vertices stay at edge/face midpoints */
+  CLMG_SHAPE_CIRCLE = 1,  /* 2D: |x - center| = radius */
+  CLMG_SHAPE_CYLINDER = 2 /* 3D: distance from the axis line (center, axis) = radius */
+} clmg_boundary_shape_kind;
+
+typedef struct clmg_boundary_shape {
+  int32_t tag; /* the boundary part (face tag) it belongs to */
+  clmg_boundary_shape_kind kind;
+  double center[3];
+  double axis[3]; /* cylinder: direction of the axis (need not be unit) */
+  double radius;
+} clmg_boundary_shape;
+
+/* Cells are stored in tensor order: vertex (i, j, k) of the reference cell
+ * [0,1]^dim sits at local index i + 2j + 4k (so a quadrilateral lists its
+ * corners (0,0), (1,0), (0,1), (1,1), NOT counter-clockwise). Boundary faces
+ * (edges in 2D, quadrilaterals in 3D) use the same tensor order in dim - 1.
+ * Every array is malloc'ed; clmg_mesh_free releases them. */
+typedef struct clmg_mesh {
+  int dim; /* 2: quadrilaterals, 3: hexahedra */
+  size_t num_vertices;
+  size_t num_cells;
+  size_t num_boundary_faces;
+  double *coords;             /* num_vertices * dim, vertex-major (x0, y0, x1, y1, ...) */
+  int32_t *cells;             /* num_cells * 2^dim vertex indices */
+  int32_t *boundary_faces;    /* num_boundary_faces * 2^(dim-1) vertex indices */
+  int32_t *boundary_face_tag; /* num_boundary_faces tags, each >= 1 */
+  size_t num_shapes;
+  clmg_boundary_shape *shapes; /* curved boundary parts (by tag); may be NULL */
+} clmg_mesh;
+
+static inline size_t clmg_mesh_vertices_per_cell(const clmg_mesh *mesh) {
+  return (size_t)1 << mesh->dim;
+}
+static inline size_t clmg_mesh_vertices_per_face(const clmg_mesh *mesh) {
+  return (size_t)1 << (mesh->dim - 1);
+}
+
+/* Frees the arrays of mesh and zeroes it (NULL and zeroed meshes are fine). */
+CLMG_API void clmg_mesh_free(clmg_mesh *mesh);
+
+/* Checks indices, that every cell has a positive Jacobian at its corners
+ * (tensor order, right-handed) and that boundary faces are faces of cells.
+ * The message names the first offending cell or face. */
+CLMG_API clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error);
+
+/* The nodes of the tensor Lagrange element of degree 1 or 2 on every cell,
+ * numbered globally, each geometric entity once: degree 1 gives the vertices
+ * (cell_nodes equals cells); degree 2 keeps the vertex numbers and appends
+ * one node per edge, then per face (3D), then per cell, in the order in which
+ * cells first meet them. cell_nodes (malloc'ed, num_cells * (degree+1)^dim)
+ * lists a cell's nodes in tensor order: node (a, b, c), a, b, c in
+ * 0..degree, at local index a + (degree+1) b + (degree+1)^2 c, located at
+ * reference coordinates (a, b, c) / degree. node_coords (malloc'ed, may be
+ * NULL if not wanted) gets each node's position under the cell's
+ * multilinear map; node_boundary_tag (malloc'ed, may be NULL) the tag of a
+ * boundary face the node lies on, 0 for interior nodes. */
+CLMG_API clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree,
+                                              int32_t **cell_nodes, size_t *num_nodes,
+                                              double **node_coords, int32_t **node_boundary_tag,
+                                              clmg_error *error);
+
+/* Uniform refinement: every cell into 2^dim children. The fine vertices are
+ * the degree-2 Lagrange nodes of the coarse mesh (same numbers: the coarse
+ * vertices keep theirs, new vertices follow), new vertices on a boundary part
+ * with a shape are projected onto it. Child c of coarse cell k is fine cell
+ * k * 2^dim + c, where c = cx + 2 cy + 4 cz is the child's position in the
+ * parent's reference cell, and the child's reference axes are the parent's;
+ * fine boundary faces are ordered the same way from their parents and keep
+ * their tags. This is what grid transfers rely on. */
+CLMG_API clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error);
+
+/* ---- generators of the benchmark domains ----
+ * Boundary tags are documented per generator. */
+
+/* CIRCLE (seed 000, section 4.2): the square [-1,1]^2 with a circular hole of
+ * radius 0.5 at the origin; one ring of 8 quadrilaterals, 16 vertices (8 on
+ * the circle, 8 on the square: corners and edge midpoints). Tag 1: the
+ * square (outer boundary), tag 2: the circle (a CIRCLE shape). */
+CLMG_API clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error);
+
+/* BLOOD-like (seed 000): a 2D vessel of width 1 along x with an aneurysm
+ * bulge, a few hundred coarse quadrilaterals, with a thin strongly
+ * anisotropic boundary layer of cells along the vessel walls. Curved parts
+ * carry CIRCLE shapes. Tag 1: the whole boundary. */
+CLMG_API clmg_status clmg_mesh_blood(clmg_mesh *out, clmg_error *error);
+
+/* The unit square (dim 2) or cube (dim 3) with n cells per side; interior
+ * vertices are moved at random by up to `distortion` times the cell width
+ * (0 <= distortion < 0.3) with the given seed, to make the grid irregular.
+ * Tag 1: the whole boundary. */
+CLMG_API clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed,
+                                   clmg_mesh *out, clmg_error *error);
+
+/* 3D analogue of CIRCLE: the hollow cylinder 0.5 <= r <= 1, 0 <= z <= 1
+ * (axis z), one ring of 8 hexahedra. Tag 1: outer cylinder, tag 2: inner
+ * cylinder (CYLINDER shapes), tag 3: the flat ends. */
+CLMG_API clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error);
+
+/* ---- files ---- */
+
+/* Reads a Gmsh .msh file, ASCII format 2.2 or 4.1, holding quadrilaterals
+ * (element type 4-node quad, 3) in 2D or hexahedra (8-node hex, 5) in 3D;
+ * other cells of the mesh dimension are an error, lower-dimensional elements
+ * (lines in 2D, quads in 3D) become boundary faces tagged with their
+ * physical group (else their elementary entity) tag. Boundary faces missing
+ * from the file are added with tag 1 (every mesh needs a closed boundary).
+ * The dimension is 3 when the file has hexahedra, else 2 (z must then be 0).
+ * Cells are reoriented to positive Jacobians. Errors say FILE:LINE and what
+ * was expected; nothing is returned half-read. */
+CLMG_API clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *error);
+
+/* A field of values on the nodes of a degree-1 or degree-2 Lagrange space
+ * (as numbered by clmg_mesh_lagrange_nodes) for VTK output. */
+typedef struct clmg_mesh_field {
+  const char *name;
+  const double *values; /* one per node */
+} clmg_mesh_field;
+
+/* Writes a VTK XML UnstructuredGrid (.vtu, ASCII) that ParaView opens: the
+ * nodes of the degree-`degree` space as points, cells as VTK_QUAD /
+ * VTK_HEXAHEDRON (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON
+ * (degree 2), the fields as point data, and the cell's index as cell data. */
+CLMG_API clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,
+                                         const clmg_mesh_field *fields, size_t num_fields,
+                                         clmg_error *error);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
