@@ -15,10 +15,10 @@
 #   2. Through the device tool, as root on the GPU machine, carrying .deps:
 #        run(command="bash perf/gpu.sh", carry=[".deps"], timeout_s=600)
 #      Logs and JSON land in $OUT (the tool's result folder), else in
-#      ./perf-results. Keep at most 8 files there: the tool brings back no more.
-#      This script writes 7: setup.log (machine, build, clmg info, ctest),
-#      bench.log (every benchmark's output), blas1-gpu.json, blas1-pocl.json,
-#      spmv-gpu.json, spmv-pocl.json and cusparse.json.
+#      ./perf-results: setup.log (machine, build, clmg info, ctest), bench.log
+#      (every benchmark's output) and one JSON file per benchmark and device
+#      (blas1-, spmv-, gmg-, homg- gpu/pocl.json, cusparse.json). The tool
+#      brings back at most 8 files: skip what is not needed (SKIP_*).
 #
 # Environment knobs (all optional):
 #   JOBS               parallel build and test jobs (default: nproc)
@@ -34,6 +34,12 @@
 #   CUSPARSE_ARGS      extra arguments for perf/cusparse_spmv.py
 #   SPMV_MTX_DIR       where the GPU run writes its Matrix Market files (about
 #                      7 GB for --size large; default /tmp/clmg-spmv-mtx)
+#   SKIP_GMG=1         skip `clmg poisson` and the geometric multigrid benchmark
+#   GMG_GPU_ARGS       arguments for clmg_perf_gmg on the GPU (default "--size large")
+#   GMG_POCL_ARGS      ... on pocl (default "--size small --sweep no")
+#   SKIP_HOMG=1        skip the HOMG benchmark
+#   HOMG_GPU_ARGS      arguments for clmg_perf_homg on the GPU (default "--size large")
+#   HOMG_POCL_ARGS     ... on pocl (default "--size small")
 #   GPU_DEVICE         device string of the GPU (default nvidia)
 #
 # Each step's outcome is recorded and the script carries on, so one failing
@@ -208,6 +214,29 @@ if [[ ${build_status} -eq 0 ]]; then
     rm -rf "${mtx_dir}" # several GB of text
 
     run_spmv pocl pocl "${SPMV_POCL_ARGS:---size small --min-time 0.1}"
+  fi
+
+  run_json_benchmark() { # run_json_benchmark NAME LABEL DEVICE EXTRA_ARGS
+    local name="$1" label="$2" device="$3" extra="$4"
+    section "${name} benchmark on ${device} (${extra})" | tee -a "${bench_log}"
+    start_step
+    # shellcheck disable=SC2086 # extra holds several arguments
+    "${build_dir}/perf/clmg_perf_${name}" --device "${device}" \
+      --json "${results_dir}/${name}-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+    record "${name} (${label})" $?
+  }
+  if [[ "${SKIP_GMG:-0}" != 1 ]]; then
+    section "clmg poisson: CIRCLE Q1 level 10 on ${gpu_device}" | tee -a "${bench_log}"
+    start_step
+    "${build_dir}/apps/clmg" --device "${gpu_device}" poisson --mesh circle --level 10 \
+      --smoother chebyshev --pre 2 --post 2 2>&1 | tee -a "${bench_log}"
+    record "poisson circle q1 level 10" $?
+    run_json_benchmark gmg gpu "${gpu_device}" "${GMG_GPU_ARGS:---size large}"
+    run_json_benchmark gmg pocl pocl "${GMG_POCL_ARGS:---size small --sweep no}"
+  fi
+  if [[ "${SKIP_HOMG:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_homg" ]]; then
+    run_json_benchmark homg gpu "${gpu_device}" "${HOMG_GPU_ARGS:---size large}"
+    run_json_benchmark homg pocl pocl "${HOMG_POCL_ARGS:---size small}"
   fi
 fi
 

@@ -25,6 +25,8 @@
 
 static clmg_context *ctx;
 
+static const double PI = 3.14159265358979323846;
+
 #define CHECK_OK(call)                                                                             \
   do {                                                                                             \
     clmg_status check_status_ = (call);                                                            \
@@ -313,7 +315,7 @@ static void test_chebyshev_bound(void **state) {
   options.eigen_iterations = 30;
   clmg_multigrid *mg = NULL;
   CHECK_OK(clmg_multigrid_create(ctx, 4, h.a, h.p, NULL, &options, &mg));
-  double exact = 1.0 + cos(M_PI / (double)(side(3) - 1));
+  double exact = 1.0 + cos(PI / (double)(side(3) - 1));
   double lambda = clmg_multigrid_lambda_max(mg, 3);
   if (!(lambda >= exact && lambda <= 1.1 * exact + 1e-12))
     fail_msg("lambda_max estimate %g, exact %g", lambda, exact);

@@ -46,10 +46,12 @@ typedef struct clmg_poisson_problem {
 } clmg_poisson_problem;
 
 /* Assembles A u = b by Gauss quadrature ((degree + 2)^dim points per cell)
- * on the multilinear cell geometry. Dirichlet DOFs are eliminated
- * symmetrically: their rows and columns become those of the identity (all
- * DOFs stay in the system, so A is SPD and the unknown counts are those of
- * the space), b holds g there, and the other rows of b are corrected by the
+ * on the multilinear cell geometry. The Dirichlet DOFs are the nodes on the
+ * boundary faces with a Dirichlet tag; g is evaluated with the tag of one
+ * such face. They are eliminated symmetrically: their rows and columns
+ * become those of the identity (all DOFs stay in the system, so A is SPD and
+ * the unknown counts are those of the space; the eliminated couplings are
+ * not stored), b holds g there, and the other rows of b are corrected by the
  * eliminated columns. b (num_dofs) is caller-allocated; is_dirichlet
  * (num_dofs, caller-allocated, may be NULL) gets 1 on Dirichlet DOFs. */
 CLMG_API clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
@@ -76,7 +78,7 @@ CLMG_API clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *
 /* ---- numberings (seed 000, section 2.2) ---- */
 typedef enum clmg_numbering {
   CLMG_NUMBERING_2LV = 0, /* two-level: as refinement creates them (coarse DOFs first) */
-  CLMG_NUMBERING_CM,      /* Cuthill-McKee on the matrix graph */
+  CLMG_NUMBERING_CM,      /* Cuthill-McKee on the DOF coupling graph */
   CLMG_NUMBERING_XYZ,     /* sorted by coordinates, x leading, then y, then z */
   CLMG_NUMBERING_STO,     /* random (the worst case) */
   CLMG_NUMBERING_HIE      /* hierarchical: by first appearance over the cells in refinement order */
@@ -87,8 +89,11 @@ CLMG_API const char *clmg_numbering_name(clmg_numbering numbering);
 CLMG_API int clmg_numbering_parse(const char *name, clmg_numbering *numbering);
 
 /* perm[new] = old (as clmg_csr_permute takes it), num_dofs entries,
- * caller-allocated. CM uses the graph of a (the space's matrix); STO uses
- * seed. */
+ * caller-allocated. CM runs on the coupling graph of the space's DOFs (two
+ * DOFs are adjacent when they share a cell): the pattern of the Poisson
+ * matrix before Dirichlet elimination, whose identity rows would be isolated
+ * nodes. So a is not needed (may be NULL); when given, it must be
+ * num_dofs x num_dofs. STO uses seed. */
 CLMG_API clmg_status clmg_fe_numbering(const clmg_fe_space *space, const clmg_csr *a,
                                        clmg_numbering numbering, uint64_t seed, int32_t *perm,
                                        clmg_error *error);
@@ -104,15 +109,15 @@ typedef struct clmg_fe_hierarchy {
   int num_levels;
   int degree;
   clmg_numbering numbering;
-  clmg_mesh *meshes;      /* num_levels; meshes[0] is a copy of the coarse mesh */
-  clmg_fe_space *spaces;  /* num_levels */
-  clmg_csr *a;            /* num_levels */
-  clmg_csr *p;            /* num_levels; p[0] empty */
-  clmg_csr *r;            /* num_levels; r[0] empty */
-  int32_t **perm;         /* num_levels arrays of spaces[l].num_dofs */
-  double *b;              /* finest level, permuted */
-  double *x0;             /* finest level, permuted */
-  uint8_t *is_dirichlet;  /* finest level, permuted */
+  clmg_mesh *meshes;     /* num_levels; meshes[0] is a copy of the coarse mesh */
+  clmg_fe_space *spaces; /* num_levels */
+  clmg_csr *a;           /* num_levels */
+  clmg_csr *p;           /* num_levels; p[0] empty */
+  clmg_csr *r;           /* num_levels; r[0] empty */
+  int32_t **perm;        /* num_levels arrays of spaces[l].num_dofs */
+  double *b;             /* finest level, permuted */
+  double *x0;            /* finest level, permuted */
+  uint8_t *is_dirichlet; /* finest level, permuted */
 } clmg_fe_hierarchy;
 
 CLMG_API clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, int degree,

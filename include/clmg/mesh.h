@@ -55,8 +55,11 @@ static inline size_t clmg_mesh_vertices_per_face(const clmg_mesh *mesh) {
 CLMG_API void clmg_mesh_free(clmg_mesh *mesh);
 
 /* Checks indices, that every cell has a positive Jacobian at its corners
- * (tensor order, right-handed) and that boundary faces are faces of cells.
- * The message names the first offending cell or face. */
+ * (tensor order, right-handed) and that boundary faces are faces of cells
+ * (each of exactly one cell, listed once, in tensor order) that close the
+ * boundary (every face of only one cell is a boundary face); also tags
+ * (>= 1) and shapes (CIRCLE in 2D, CYLINDER in 3D, radius > 0, one per
+ * tag). The message names the first offending cell or face. */
 CLMG_API clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error);
 
 /* The nodes of the tensor Lagrange element of degree 1 or 2 on every cell,
@@ -69,7 +72,8 @@ CLMG_API clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error);
  * reference coordinates (a, b, c) / degree. node_coords (malloc'ed, may be
  * NULL if not wanted) gets each node's position under the cell's
  * multilinear map; node_boundary_tag (malloc'ed, may be NULL) the tag of a
- * boundary face the node lies on, 0 for interior nodes. */
+ * boundary face the node lies on (the smallest where faces of several tags
+ * meet), 0 for interior nodes. */
 CLMG_API clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree,
                                               int32_t **cell_nodes, size_t *num_nodes,
                                               double **node_coords, int32_t **node_boundary_tag,
@@ -82,7 +86,9 @@ CLMG_API clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree,
  * k * 2^dim + c, where c = cx + 2 cy + 4 cz is the child's position in the
  * parent's reference cell, and the child's reference axes are the parent's;
  * fine boundary faces are ordered the same way from their parents and keep
- * their tags. This is what grid transfers rely on. */
+ * their tags. This is what grid transfers rely on. The coarse mesh must
+ * pass clmg_mesh_check, and so must the result: a projection that folds a
+ * cell is an error. */
 CLMG_API clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error);
 
 /* ---- generators of the benchmark domains ----
@@ -94,22 +100,26 @@ CLMG_API clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, 
  * square (outer boundary), tag 2: the circle (a CIRCLE shape). */
 CLMG_API clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error);
 
-/* BLOOD-like (seed 000): a 2D vessel of width 1 along x with an aneurysm
- * bulge, a few hundred coarse quadrilaterals, with a thin strongly
- * anisotropic boundary layer of cells along the vessel walls. Curved parts
- * carry CIRCLE shapes. Tag 1: the whole boundary. */
+/* BLOOD-like (seed 000): a 2D vessel, the lumen [0,6] x [0,1] wrapped in a
+ * wall of thickness 0.01 above and below, with an aneurysm on top: a
+ * circular bulge (lumen radius 0.8 around (3, 1 + 0.8/sqrt 2), the neck
+ * 1.13 wide) wrapped in the same wall. 330 coarse quadrilaterals; the wall
+ * is one layer of cells of aspect ratio about 18 to 21. Tag 1: the ends
+ * (x = 0 and x = 6) and the straight outer walls; tag 2: the outer wall of
+ * the aneurysm, a CIRCLE shape of radius 0.81. */
 CLMG_API clmg_status clmg_mesh_blood(clmg_mesh *out, clmg_error *error);
 
 /* The unit square (dim 2) or cube (dim 3) with n cells per side; interior
  * vertices are moved at random by up to `distortion` times the cell width
- * (0 <= distortion < 0.3) with the given seed, to make the grid irregular.
- * Tag 1: the whole boundary. */
-CLMG_API clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed,
-                                   clmg_mesh *out, clmg_error *error);
+ * (0 <= distortion < 0.3) with the given seed, to make the grid irregular;
+ * the moves of a cell's corners are halved until no corner angle has a sine
+ * below 0.2, so that no cell folds. Tag 1: the whole boundary. */
+CLMG_API clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg_mesh *out,
+                                   clmg_error *error);
 
 /* 3D analogue of CIRCLE: the hollow cylinder 0.5 <= r <= 1, 0 <= z <= 1
- * (axis z), one ring of 8 hexahedra. Tag 1: outer cylinder, tag 2: inner
- * cylinder (CYLINDER shapes), tag 3: the flat ends. */
+ * (axis z), one ring of 8 hexahedra (32 vertices). Tag 1: outer cylinder,
+ * tag 2: inner cylinder (CYLINDER shapes), tag 3: the flat ends. */
 CLMG_API clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error);
 
 /* ---- files ---- */

@@ -47,6 +47,12 @@ CLMG_API clmg_status clmg_vector_download(const clmg_vector *vector, void *host)
 CLMG_API clmg_status clmg_vector_upload_async(clmg_vector *vector, const void *host);
 CLMG_API clmg_status clmg_vector_download_async(const clmg_vector *vector, void *host);
 
+/* Blocking copies between host doubles and a vector of any floating type,
+ * converting on the host when the vector holds floats (solvers in float
+ * precision, callers in double). */
+CLMG_API clmg_status clmg_vector_upload_doubles(clmg_vector *vector, const double *host);
+CLMG_API clmg_status clmg_vector_download_doubles(const clmg_vector *vector, double *host);
+
 /* Sets every element to value (converted to the vector's type). */
 CLMG_API clmg_status clmg_vector_fill(clmg_vector *vector, double value);
 

@@ -196,6 +196,41 @@ clmg_status clmg_vector_download_async(const clmg_vector *vector, void *host) {
   return transfer(vector, host, 0, 0);
 }
 
+/* Float vectors go through a converted host copy. */
+static clmg_status transfer_doubles(clmg_vector *vector, double *host, int upload) {
+  if (!vector || (!host && vector->length > 0))
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(vector->context);
+  if (vector->type == CLMG_DOUBLE)
+    return transfer(vector, host, upload, 1);
+  if (vector->type != CLMG_FLOAT)
+    return clmg_fail(vector->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "vector %s doubles: the vector holds %s, not a floating type",
+                     upload ? "upload of" : "download to", clmg_dtype_name(vector->type));
+  size_t n = vector->length;
+  float *converted = malloc((n ? n : 1) * sizeof *converted);
+  if (!converted)
+    return clmg_fail(vector->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory to convert %zu values between double and float", n);
+  if (upload)
+    for (size_t i = 0; i < n; ++i)
+      converted[i] = (float)host[i];
+  clmg_status status = transfer(vector, converted, upload, 1);
+  if (!upload && status == CLMG_SUCCESS)
+    for (size_t i = 0; i < n; ++i)
+      host[i] = converted[i];
+  free(converted);
+  return status;
+}
+
+clmg_status clmg_vector_upload_doubles(clmg_vector *vector, const double *host) {
+  return transfer_doubles(vector, (double *)host, 1);
+}
+
+clmg_status clmg_vector_download_doubles(const clmg_vector *vector, double *host) {
+  return transfer_doubles((clmg_vector *)vector, host, 0);
+}
+
 clmg_status clmg_vector_fill(clmg_vector *vector, double value) {
   if (!vector)
     return CLMG_ERROR_INVALID_ARGUMENT;

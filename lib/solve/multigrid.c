@@ -117,22 +117,6 @@ static double smoother_omega(const clmg_multigrid_options *options) {
 
 /* ---- setup ---- */
 
-/* Uploads doubles into a vector of either precision. */
-static clmg_status upload_doubles(clmg_vector *vector, const double *values) {
-  if (clmg_vector_type(vector) == CLMG_DOUBLE)
-    return clmg_vector_upload(vector, values);
-  size_t n = clmg_vector_length(vector);
-  float *converted = malloc((n ? n : 1) * sizeof *converted);
-  if (!converted)
-    return clmg_fail(clmg_vector_context(vector), CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "no host memory to convert %zu values to float", n);
-  for (size_t i = 0; i < n; ++i)
-    converted[i] = (float)values[i];
-  clmg_status status = clmg_vector_upload(vector, converted);
-  free(converted);
-  return status;
-}
-
 /* The smoother's diagonal W for one level (before Chebyshev's scaling). */
 static clmg_status smoother_weights(clmg_multigrid *mg, int level, const clmg_csr *a) {
   clmg_context *context = mg->context;
@@ -167,7 +151,7 @@ static clmg_status smoother_weights(clmg_multigrid *mg, int level, const clmg_cs
       break;
     }
   }
-  clmg_status status = upload_doubles(mg->levels[level].weights, w);
+  clmg_status status = clmg_vector_upload_doubles(mg->levels[level].weights, w);
   free(w);
   return status;
 }
@@ -187,7 +171,7 @@ static clmg_status estimate_lambda_max(clmg_multigrid *mg, int level) {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     start[i] = 0.5 + (double)(state >> 11) / 9007199254740992.0;
   }
-  clmg_status status = upload_doubles(lv->direction, start);
+  clmg_status status = clmg_vector_upload_doubles(lv->direction, start);
   free(start);
   double norm = 0, lambda = 0;
   if (status == CLMG_SUCCESS)

@@ -1,0 +1,58 @@
+/* Internal interface of the finite-element module (lib/fem/space.c,
+ * assembly.c, transfer.c, numbering.c, hierarchy.c): error reporting into a
+ * clmg_error, the tensor-product Lagrange basis on [0,1]^dim, Gauss-Legendre
+ * rules and the DOF coupling graph. Not installed. */
+#ifndef CLMG_FE_INTERNAL_H
+#define CLMG_FE_INTERNAL_H
+
+#include "clmg.h"
+
+/* The largest number of points per axis of a quadrature rule used here
+ * ((degree + 3) for the L2 error of Q2). */
+#define CLMG_FE_MAX_GAUSS 5
+/* The largest (degree + 1)^dim: Q2 in 3D. */
+#define CLMG_FE_MAX_CELL_DOFS 27
+
+/* Writes a formatted message into error (may be NULL) and returns status. */
+clmg_status clmg_fe_fail(clmg_error *error, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+void clmg_fe_clear_error(clmg_error *error);
+
+/* malloc of count elements (at least one), NULL when the size overflows. */
+void *clmg_fe_alloc(size_t count, size_t size);
+
+/* Checks that space is a usable space (non-NULL arrays, degree 1 or 2,
+ * dimension 2 or 3, DOF indices in range). `name` names it in the message. */
+clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, clmg_error *error);
+
+/* The 1D Lagrange basis of degree 1 or 2 on the nodes a / degree of [0,1]:
+ * values[a] and derivatives[a] (either may be NULL) at t. */
+void clmg_fe_basis_1d(int degree, double t, double *values, double *derivatives);
+
+/* The tensor basis at reference point xi ((degree + 1)^dim functions, local
+ * index a + (degree + 1) b + (degree + 1)^2 c): values and, when gradients is
+ * not NULL, gradients[i * dim + d]. Degree 1 is also the multilinear
+ * geometry map of a cell's corners. */
+void clmg_fe_basis(int dim, int degree, const double *xi, double *values, double *gradients);
+
+/* The n-point Gauss-Legendre rule on [0,1] (1 <= n <= CLMG_FE_MAX_GAUSS). */
+void clmg_fe_gauss_legendre(int n, double *points, double *weights);
+
+/* Sorts a short array of indices ascending (insertion sort: rows of at
+ * most 125 entries, face corner lists). */
+void clmg_fe_sort_indices(int32_t *values, size_t count);
+
+/* The coupling graph of the space's DOFs (two DOFs are coupled when they
+ * share a cell, a DOF with itself included): the sparsity pattern of its
+ * stiffness matrix, rows sorted. When excluded is not NULL, excluded DOFs
+ * keep only their diagonal and disappear from the other rows (the pattern
+ * after symmetric Dirichlet elimination). *row_ptr (num_dofs + 1) and *col
+ * are malloc'ed. */
+clmg_status clmg_fe_dof_graph(const clmg_fe_space *space, const uint8_t *excluded,
+                              int64_t **row_ptr, int32_t **col, clmg_error *error);
+
+#endif

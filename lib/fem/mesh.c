@@ -1,0 +1,702 @@
+/* Meshes: freeing, validation and the Lagrange nodes of Q1/Q2 elements.
+ *
+ * Geometric entities (edges, faces) are identified by the sorted list of
+ * their corner vertices, kept in an open-addressing hash table: a conforming
+ * mesh shares an edge or face between cells exactly when the sorted lists
+ * agree, whatever the cells' orientations. Host code only. */
+#include "clmg.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- errors and allocation ---- */
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
+  if (error) {
+    va_list args;
+    va_start(args, format);
+    vsnprintf(error->message, sizeof error->message, format, args);
+    va_end(args);
+  }
+  return status;
+}
+
+static void clear_error(clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+}
+
+/* malloc of count elements, NULL when the size overflows; at least one
+ * element so that an empty array is still a valid pointer. */
+static void *allocate_array(size_t count, size_t size) {
+  if (count == 0)
+    count = 1;
+  if (count > SIZE_MAX / size)
+    return NULL;
+  return malloc(count * size);
+}
+
+static void *allocate_zeroed_array(size_t count, size_t size) {
+  if (count == 0)
+    count = 1;
+  return calloc(count, size);
+}
+
+void clmg_mesh_free(clmg_mesh *mesh) {
+  if (!mesh)
+    return;
+  free(mesh->coords);
+  free(mesh->cells);
+  free(mesh->boundary_faces);
+  free(mesh->boundary_face_tag);
+  free(mesh->shapes);
+  memset(mesh, 0, sizeof *mesh);
+}
+
+/* ---- reference-cell combinatorics ---- */
+
+/* The cell-local corner index (tensor order) of corner `face_corner` of the
+ * face whose reference coordinate along `fixed_axis` is `side` (0 or 1). The
+ * face's own axes are the cell's other axes in increasing order. */
+static int face_corner_in_cell(int dim, int fixed_axis, int side, int face_corner) {
+  int local = side << fixed_axis;
+  int face_bit = 0;
+  for (int axis = 0; axis < dim; axis++) {
+    if (axis == fixed_axis)
+      continue;
+    if (face_corner & (1 << face_bit))
+      local |= 1 << axis;
+    face_bit++;
+  }
+  return local;
+}
+
+static int power_of_3(int exponent) {
+  int result = 1;
+  for (int i = 0; i < exponent; i++)
+    result *= 3;
+  return result;
+}
+
+/* ---- entity keys and the hash table ---- */
+
+/* An edge or face as its sorted corner vertices, unused slots -1. */
+#define KEY_SLOTS 4
+typedef struct entity_key {
+  int32_t v[KEY_SLOTS];
+} entity_key;
+
+static void sort_small(int32_t *values, int count) {
+  for (int i = 1; i < count; i++) /* insertion sort: at most 8 values */
+    for (int j = i; j > 0 && values[j - 1] > values[j]; j--) {
+      int32_t swap = values[j];
+      values[j] = values[j - 1];
+      values[j - 1] = swap;
+    }
+}
+
+static entity_key make_key(const int32_t *vertices, int count) {
+  entity_key key;
+  for (int i = 0; i < KEY_SLOTS; i++)
+    key.v[i] = i < count ? vertices[i] : -1;
+  sort_small(key.v, count);
+  return key;
+}
+
+static uint64_t hash_key(const entity_key *key) {
+  uint64_t h = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < KEY_SLOTS; i++) {
+    h ^= (uint64_t)(uint32_t)key->v[i] + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
+    h *= 0xbf58476d1ce4e5b9u;
+  }
+  return h ^ (h >> 31);
+}
+
+/* Open addressing with linear probing; slots with v[0] == -1 are empty. Each
+ * entry carries two ints of payload: a node number or (cell, local face)
+ * and a use count, depending on the caller. */
+typedef struct entity_table {
+  entity_key *keys;
+  int32_t *value;
+  int32_t *count;
+  size_t capacity; /* a power of two */
+  size_t size;
+} entity_table;
+
+static void table_free(entity_table *table) {
+  free(table->keys);
+  free(table->value);
+  free(table->count);
+  memset(table, 0, sizeof *table);
+}
+
+static int table_allocate(entity_table *table, size_t capacity) {
+  memset(table, 0, sizeof *table);
+  table->capacity = capacity;
+  table->keys = allocate_array(capacity, sizeof *table->keys);
+  table->value = allocate_array(capacity, sizeof *table->value);
+  table->count = allocate_array(capacity, sizeof *table->count);
+  if (!table->keys || !table->value || !table->count) {
+    table_free(table);
+    return 0;
+  }
+  for (size_t i = 0; i < capacity; i++)
+    table->keys[i].v[0] = -1;
+  return 1;
+}
+
+/* A table for about `expected` entries at load factor <= 1/2. */
+static int table_init(entity_table *table, size_t expected) {
+  size_t capacity = 64;
+  while (capacity < 2 * expected && capacity < SIZE_MAX / 4)
+    capacity *= 2;
+  return table_allocate(table, capacity);
+}
+
+static size_t table_slot(const entity_table *table, const entity_key *key) {
+  size_t mask = table->capacity - 1;
+  size_t slot = (size_t)hash_key(key) & mask;
+  while (table->keys[slot].v[0] >= 0 && memcmp(&table->keys[slot], key, sizeof *key) != 0)
+    slot = (slot + 1) & mask;
+  return slot;
+}
+
+/* The entry of key, or -1 when absent. */
+static ptrdiff_t table_find(const entity_table *table, const entity_key *key) {
+  size_t slot = table_slot(table, key);
+  return table->keys[slot].v[0] >= 0 ? (ptrdiff_t)slot : -1;
+}
+
+static int table_grow(entity_table *table) {
+  entity_table bigger;
+  if (table->capacity > SIZE_MAX / 4 || !table_allocate(&bigger, table->capacity * 2))
+    return 0;
+  for (size_t i = 0; i < table->capacity; i++) {
+    if (table->keys[i].v[0] < 0)
+      continue;
+    size_t slot = table_slot(&bigger, &table->keys[i]);
+    bigger.keys[slot] = table->keys[i];
+    bigger.value[slot] = table->value[i];
+    bigger.count[slot] = table->count[i];
+  }
+  bigger.size = table->size;
+  table_free(table);
+  *table = bigger;
+  return 1;
+}
+
+/* The entry of key, inserted with value and count 0 when absent (*inserted
+ * says which); -1 when the table cannot grow. */
+static ptrdiff_t table_insert(entity_table *table, const entity_key *key, int32_t value,
+                              int *inserted) {
+  if (2 * (table->size + 1) > table->capacity && !table_grow(table))
+    return -1;
+  size_t slot = table_slot(table, key);
+  *inserted = table->keys[slot].v[0] < 0;
+  if (*inserted) {
+    table->keys[slot] = *key;
+    table->value[slot] = value;
+    table->count[slot] = 0;
+    table->size++;
+  }
+  return (ptrdiff_t)slot;
+}
+
+/* ---- validation ---- */
+
+/* What every function here relies on: sizes, pointers, indices in range,
+ * distinct corners, finite coordinates, tags and shapes. */
+static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
+  if (!mesh)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
+  if (mesh->dim != 2 && mesh->dim != 3)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh has dimension %d, expected 2 or 3",
+                mesh->dim);
+  const int dim = mesh->dim;
+  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  const size_t face_corners = clmg_mesh_vertices_per_face(mesh);
+  if (mesh->num_vertices > INT32_MAX)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "the mesh has %zu vertices, more than the 32-bit index limit %d",
+                mesh->num_vertices, INT32_MAX);
+  if (mesh->num_cells > INT32_MAX || mesh->num_boundary_faces > INT32_MAX)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "the mesh has %zu cells and %zu boundary faces; the limit is %d each",
+                mesh->num_cells, mesh->num_boundary_faces, INT32_MAX);
+  if ((mesh->num_vertices > 0 && !mesh->coords) || (mesh->num_cells > 0 && !mesh->cells) ||
+      (mesh->num_boundary_faces > 0 && (!mesh->boundary_faces || !mesh->boundary_face_tag)) ||
+      (mesh->num_shapes > 0 && !mesh->shapes))
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "the mesh has a count without its array (coords, cells, boundary_faces, "
+                "boundary_face_tag or shapes is NULL)");
+  for (size_t v = 0; v < mesh->num_vertices; v++)
+    for (int d = 0; d < dim; d++)
+      if (!isfinite(mesh->coords[v * (size_t)dim + (size_t)d]))
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "vertex %zu has a coordinate that is not finite", v);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    for (size_t i = 0; i < corners; i++) {
+      if (cell[i] < 0 || (size_t)cell[i] >= mesh->num_vertices)
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "cell %zu has vertex index %d at local corner %zu, outside [0, %zu)", k,
+                    (int)cell[i], i, mesh->num_vertices);
+      for (size_t j = 0; j < i; j++)
+        if (cell[j] == cell[i])
+          return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                      "cell %zu lists vertex %d twice (local corners %zu and %zu)", k, (int)cell[i],
+                      j, i);
+    }
+  }
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
+    const int32_t *face = mesh->boundary_faces + f * face_corners;
+    for (size_t i = 0; i < face_corners; i++) {
+      if (face[i] < 0 || (size_t)face[i] >= mesh->num_vertices)
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "boundary face %zu has vertex index %d at local corner %zu, outside [0, %zu)",
+                    f, (int)face[i], i, mesh->num_vertices);
+      for (size_t j = 0; j < i; j++)
+        if (face[j] == face[i])
+          return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "boundary face %zu lists vertex %d twice",
+                      f, (int)face[i]);
+    }
+    if (mesh->boundary_face_tag[f] < 1)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "boundary face %zu has tag %d, expected >= 1",
+                  f, (int)mesh->boundary_face_tag[f]);
+  }
+  for (size_t s = 0; s < mesh->num_shapes; s++) {
+    const clmg_boundary_shape *shape = &mesh->shapes[s];
+    if (shape->tag < 1)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "shape %zu has tag %d, expected >= 1", s,
+                  (int)shape->tag);
+    for (size_t t = 0; t < s; t++)
+      if (mesh->shapes[t].tag == shape->tag)
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "shapes %zu and %zu both describe tag %d",
+                    t, s, (int)shape->tag);
+    int expected_dim = shape->kind == CLMG_SHAPE_CIRCLE ? 2 : 3;
+    if ((shape->kind != CLMG_SHAPE_CIRCLE && shape->kind != CLMG_SHAPE_CYLINDER) ||
+        expected_dim != dim)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "shape %zu (tag %d) has kind %d, which a %dD mesh cannot use (CIRCLE in 2D, "
+                  "CYLINDER in 3D)",
+                  s, (int)shape->tag, (int)shape->kind, dim);
+    if (!(shape->radius > 0.0) || !isfinite(shape->radius))
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "shape %zu (tag %d) has radius %g, expected a positive number", s,
+                  (int)shape->tag, shape->radius);
+    double axis_length = 0.0;
+    for (int d = 0; d < 3; d++)
+      axis_length += shape->axis[d] * shape->axis[d];
+    if (shape->kind == CLMG_SHAPE_CYLINDER && !(axis_length > 0.0 && isfinite(axis_length)))
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "cylinder shape %zu (tag %d) has no axis", s,
+                  (int)shape->tag);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Reference-corner Jacobian test: at every corner the edge vectors along the
+ * reference axes must form a right-handed frame, not nearly flat (the
+ * determinant over the product of the edge lengths is the sine of the
+ * corner angle in 2D, a scale-free measure). */
+static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
+  const int dim = mesh->dim;
+  const int corners = 1 << dim;
+  const double flat = 1e-12;
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * (size_t)corners;
+    for (int corner = 0; corner < corners; corner++) {
+      double columns[3][3] = {{0}};
+      double length_product = 1.0;
+      for (int axis = 0; axis < dim; axis++) {
+        const double *to = mesh->coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
+        const double *from = mesh->coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
+        double length = 0.0;
+        for (int d = 0; d < dim; d++) {
+          columns[axis][d] = to[d] - from[d];
+          length += columns[axis][d] * columns[axis][d];
+        }
+        length_product *= sqrt(length);
+      }
+      double det;
+      if (dim == 2)
+        det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
+      else
+        det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
+              columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
+              columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+      if (!(det > flat * length_product))
+        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "cell %zu is inverted or degenerate: its Jacobian determinant at local "
+                    "corner %d (vertex %d) is %g; corners must be listed in tensor order "
+                    "i + 2j%s of a right-handed reference cell",
+                    k, corner, (int)cell[corner], det, dim == 3 ? " + 4k" : "");
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The key of local face `local_face` (fixed axis local_face / 2, side
+ * local_face % 2) of a cell. */
+static entity_key cell_face_key(int dim, const int32_t *cell, int local_face) {
+  int32_t vertices[4];
+  const int face_corners = 1 << (dim - 1);
+  for (int m = 0; m < face_corners; m++)
+    vertices[m] = cell[face_corner_in_cell(dim, local_face / 2, local_face % 2, m)];
+  return make_key(vertices, face_corners);
+}
+
+/* Boundary faces must be faces of exactly one cell, listed once, in tensor
+ * order; every face of exactly one cell must be a boundary face (a closed
+ * boundary); no face may be shared by more than two cells. */
+static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
+  const int dim = mesh->dim;
+  const int corners = 1 << dim;
+  const int face_corners = 1 << (dim - 1);
+  const int faces_per_cell = 2 * dim;
+  entity_table table;
+  if (!table_init(&table, mesh->num_cells * (size_t)dim + mesh->num_boundary_faces))
+    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                "cannot allocate the face table of a mesh with %zu cells", mesh->num_cells);
+  clmg_status status = CLMG_SUCCESS;
+  /* value: the first cell that has the face; count: how many cells have it */
+  for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
+    const int32_t *cell = mesh->cells + k * (size_t)corners;
+    for (int local_face = 0; local_face < faces_per_cell; local_face++) {
+      entity_key key = cell_face_key(dim, cell, local_face);
+      int inserted;
+      ptrdiff_t slot = table_insert(&table, &key, (int32_t)k, &inserted);
+      if (slot < 0) {
+        status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                      "cannot grow the face table of a mesh with %zu cells", mesh->num_cells);
+        break;
+      }
+      if (++table.count[slot] > 2) {
+        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                      "local face %d of cell %zu is shared by more than two cells", local_face, k);
+        break;
+      }
+    }
+  }
+  /* A matched boundary face is marked with count -1. */
+  for (size_t f = 0; f < mesh->num_boundary_faces && status == CLMG_SUCCESS; f++) {
+    const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
+    entity_key key = make_key(face, face_corners);
+    ptrdiff_t slot = table_find(&table, &key);
+    if (slot < 0) {
+      status =
+          fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+               "boundary face %zu (first vertex %d) is not a face of any cell", f, (int)face[0]);
+      break;
+    }
+    if (table.count[slot] == -1) {
+      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "boundary face %zu (first vertex %d) is listed twice", f, (int)face[0]);
+      break;
+    }
+    size_t cell_index = (size_t)table.value[slot];
+    if (table.count[slot] != 1) {
+      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "boundary face %zu (first vertex %d) is an interior face, shared by cell %zu "
+                    "and another cell",
+                    f, (int)face[0], cell_index);
+      break;
+    }
+    /* Tensor order: corner m's reference position in the cell, as a bit
+     * pattern, must be corner 0's with the face axes' bits of m flipped. */
+    const int32_t *cell = mesh->cells + cell_index * (size_t)corners;
+    int position[4] = {0};
+    for (int m = 0; m < face_corners; m++)
+      for (int i = 0; i < corners; i++)
+        if (cell[i] == face[m])
+          position[m] = i;
+    int tensor = 1;
+    if (dim == 3) {
+      int axis_a = position[1] ^ position[0], axis_b = position[2] ^ position[0];
+      tensor = axis_a != axis_b && (axis_a & (axis_a - 1)) == 0 && (axis_b & (axis_b - 1)) == 0 &&
+               position[3] == (position[0] ^ axis_a ^ axis_b);
+    }
+    if (!tensor) {
+      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "boundary face %zu (a face of cell %zu) does not list its corners in tensor "
+                    "order i + 2j",
+                    f, cell_index);
+      break;
+    }
+    table.count[slot] = -1;
+  }
+  /* Any face still counted once is on the boundary but not listed. */
+  for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
+    const int32_t *cell = mesh->cells + k * (size_t)corners;
+    for (int local_face = 0; local_face < faces_per_cell; local_face++) {
+      entity_key key = cell_face_key(dim, cell, local_face);
+      if (table.count[table_find(&table, &key)] == 1) {
+        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                      "local face %d of cell %zu lies on the boundary (no other cell has it) but "
+                      "is not among the boundary faces",
+                      local_face, k);
+        break;
+      }
+    }
+  }
+  table_free(&table);
+  return status;
+}
+
+clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error) {
+  clear_error(error);
+  clmg_status status = check_structure(mesh, error);
+  if (status == CLMG_SUCCESS)
+    status = check_jacobians(mesh, error);
+  if (status == CLMG_SUCCESS)
+    status = check_faces(mesh, error);
+  return status;
+}
+
+/* ---- Lagrange nodes ---- */
+
+/* The corner vertices of the entity that degree-2 node `node` (digits a, b,
+ * c in base 3) of a cell or face with `dim` axes lies on: digit 1 means the
+ * entity spans that axis, 0 and 2 fix it at 0 and 1. Returns their count. */
+static int entity_corners(int dim, int node, const int32_t *corner_vertices, int32_t *out) {
+  int fixed_bits = 0, free_axes[3], num_free = 0;
+  for (int axis = 0, rest = node; axis < dim; axis++, rest /= 3) {
+    int digit = rest % 3;
+    if (digit == 1)
+      free_axes[num_free++] = axis;
+    else if (digit == 2)
+      fixed_bits |= 1 << axis;
+  }
+  for (int combination = 0; combination < (1 << num_free); combination++) {
+    int local = fixed_bits;
+    for (int i = 0; i < num_free; i++)
+      if (combination & (1 << i))
+        local |= 1 << free_axes[i];
+    out[combination] = corner_vertices[local];
+  }
+  return 1 << num_free;
+}
+
+static int count_free_digits(int dim, int node) {
+  int count = 0;
+  for (int axis = 0; axis < dim; axis++, node /= 3)
+    count += node % 3 == 1;
+  return count;
+}
+
+/* node_boundary_tag from the boundary faces: every sub-entity of a face gets
+ * the smallest tag of the faces it lies on; table maps edge and face keys to
+ * node numbers (degree 2). */
+static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree, const entity_table *table,
+                                      int32_t *tags, clmg_error *error) {
+  const int face_dim = mesh->dim - 1;
+  const int face_corners = 1 << face_dim;
+  const int face_nodes = degree == 1 ? face_corners : power_of_3(face_dim);
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
+    const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
+    int32_t tag = mesh->boundary_face_tag[f];
+    for (int node = 0; node < face_nodes; node++) {
+      int32_t number;
+      if (degree == 1) {
+        number = face[node];
+      } else {
+        int32_t vertices[4];
+        int count = entity_corners(face_dim, node, face, vertices);
+        if (count == 1) {
+          number = vertices[0];
+        } else {
+          entity_key key = make_key(vertices, count);
+          ptrdiff_t slot = table_find(table, &key);
+          if (slot < 0)
+            return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                        "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                        (int)face[0]);
+          number = table->value[slot];
+        }
+      }
+      if (tags[number] == 0 || tag < tags[number])
+        tags[number] = tag;
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Degree 2: numbers the edges, then the faces (3D), then the cells, each in
+ * the order the cells meet them, after the vertices. */
+static clmg_status number_quadratic_nodes(const clmg_mesh *mesh, entity_table *table,
+                                          int32_t *cell_nodes, size_t *num_nodes,
+                                          clmg_error *error) {
+  const int dim = mesh->dim;
+  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  const int nodes_per_cell = power_of_3(dim);
+  size_t next = mesh->num_vertices;
+  for (int entity_dim = 0; entity_dim <= dim; entity_dim++) {
+    if (entity_dim == dim && mesh->num_cells > (size_t)INT32_MAX - next)
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d",
+                  mesh->num_cells, INT32_MAX);
+    for (size_t k = 0; k < mesh->num_cells; k++) {
+      const int32_t *cell = mesh->cells + k * corners;
+      int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
+      for (int node = 0; node < nodes_per_cell; node++) {
+        if (count_free_digits(dim, node) != entity_dim)
+          continue;
+        if (entity_dim == 0) {
+          int32_t vertex;
+          entity_corners(dim, node, cell, &vertex);
+          nodes[node] = vertex;
+          continue;
+        }
+        if (entity_dim == dim) { /* next + num_cells was checked above */
+          nodes[node] = (int32_t)(next + k);
+          continue;
+        }
+        int32_t vertices[4];
+        entity_key key = make_key(vertices, entity_corners(dim, node, cell, vertices));
+        int inserted;
+        ptrdiff_t slot = table_insert(table, &key, (int32_t)next, &inserted);
+        if (slot < 0)
+          return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                      "cannot grow the edge/face table of a mesh with %zu cells", mesh->num_cells);
+        if (inserted) {
+          if (next >= INT32_MAX)
+            return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                        "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index "
+                        "limit %d",
+                        mesh->num_cells, INT32_MAX);
+          next++;
+        }
+        nodes[node] = table->value[slot];
+      }
+    }
+    if (entity_dim == dim)
+      next += mesh->num_cells;
+  }
+  *num_nodes = next;
+  return CLMG_SUCCESS;
+}
+
+/* A node's position: the mean of its entity's corners, which is the
+ * multilinear map at the entity's centre. Summing the corners in sorted
+ * order gives a shared node the same bits from every cell. */
+static void quadratic_node_coords(const clmg_mesh *mesh, const int32_t *cell_nodes,
+                                  double *node_coords) {
+  const int dim = mesh->dim;
+  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  const int nodes_per_cell = power_of_3(dim);
+  memcpy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    for (int node = 0; node < nodes_per_cell; node++) {
+      int32_t vertices[8];
+      int count = entity_corners(dim, node, cell, vertices);
+      if (count == 1)
+        continue;
+      sort_small(vertices, count);
+      double *x =
+          node_coords + (size_t)cell_nodes[k * (size_t)nodes_per_cell + (size_t)node] * (size_t)dim;
+      for (int d = 0; d < dim; d++) {
+        double sum = 0.0;
+        for (int i = 0; i < count; i++)
+          sum += mesh->coords[(size_t)vertices[i] * (size_t)dim + (size_t)d];
+        x[d] = sum / count;
+      }
+    }
+  }
+}
+
+clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
+                                     size_t *num_nodes, double **node_coords,
+                                     int32_t **node_boundary_tag, clmg_error *error) {
+  clear_error(error);
+  if (cell_nodes)
+    *cell_nodes = NULL;
+  if (num_nodes)
+    *num_nodes = 0;
+  if (node_coords)
+    *node_coords = NULL;
+  if (node_boundary_tag)
+    *node_boundary_tag = NULL;
+  if (!cell_nodes || !num_nodes)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "cell_nodes and num_nodes must not be NULL");
+  if (degree != 1 && degree != 2)
+    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                "Lagrange nodes of degree %d requested, expected 1 or 2", degree);
+  clmg_status status = check_structure(mesh, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+
+  const int dim = mesh->dim;
+  const size_t nodes_per_cell = (size_t)(degree == 1 ? 1 << dim : power_of_3(dim));
+  int32_t *nodes = allocate_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
+  double *coords = NULL;
+  int32_t *tags = NULL;
+  entity_table table = {0};
+  size_t count = mesh->num_vertices;
+  if (!nodes) {
+    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                  "cannot allocate the degree-%d nodes of %zu cells", degree, mesh->num_cells);
+    goto done;
+  }
+  if (degree == 1) {
+    memcpy(nodes, mesh->cells, mesh->num_cells * nodes_per_cell * sizeof *nodes);
+  } else {
+    /* a hexahedral mesh has about 3 edges and 3 faces per cell */
+    if (!table_init(&table, mesh->num_cells * (size_t)(dim == 2 ? 2 : 6))) {
+      status =
+          fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+               "cannot allocate the edge/face table of a mesh with %zu cells", mesh->num_cells);
+      goto done;
+    }
+    status = number_quadratic_nodes(mesh, &table, nodes, &count, error);
+    if (status != CLMG_SUCCESS)
+      goto done;
+  }
+  if (node_coords) {
+    coords = allocate_array(count, (size_t)dim * sizeof *coords);
+    if (!coords) {
+      status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                    "cannot allocate the coordinates of %zu nodes", count);
+      goto done;
+    }
+    if (degree == 1)
+      memcpy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
+    else
+      quadratic_node_coords(mesh, nodes, coords);
+  }
+  if (node_boundary_tag) {
+    tags = allocate_zeroed_array(count, sizeof *tags);
+    if (!tags) {
+      status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                    "cannot allocate the boundary tags of %zu nodes", count);
+      goto done;
+    }
+    status = tag_boundary_nodes(mesh, degree, &table, tags, error);
+    if (status != CLMG_SUCCESS)
+      goto done;
+  }
+
+done:
+  table_free(&table);
+  if (status != CLMG_SUCCESS) {
+    free(nodes);
+    free(coords);
+    free(tags);
+    return status;
+  }
+  *cell_nodes = nodes;
+  *num_nodes = count;
+  if (node_coords)
+    *node_coords = coords;
+  if (node_boundary_tag)
+    *node_boundary_tag = tags;
+  return CLMG_SUCCESS;
+}

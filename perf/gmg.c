@@ -1,0 +1,574 @@
+/* clmg_perf_gmg: the finite-element geometric multigrid of seed 000 on the
+ * CIRCLE benchmark, as the seed's Tables 2 and 3.
+ *
+ * For each element (Q1, Q2), level and DOF numbering (2LV, CM, XYZ, STO,
+ * HIE) it builds the level hierarchy on the host, then
+ *   Table 2: times y = A x on the finest matrix (auto format, double) and
+ *            reports MFLOP/s (2 nnz per product, the seed's measure), GB/s
+ *            under the minimal-traffic model and its ratio to the copy
+ *            bandwidth measured in the same run;
+ *   Table 3: solves to a 1e-8 relative residual with the seed's settings
+ *            (V-cycle, 4+4 Jacobi steps, omega 0.7) from u = 0 inside, best
+ *            of `--trials` solves, and reports cycles, solve time, time per
+ *            cycle and its ratio to the cycle's bandwidth floor
+ *            (clmg_multigrid_iteration_bytes over the copy bandwidth).
+ * --sweep then solves the largest Q1 level with every smoother, format and
+ * Krylov choice, for the fastest time to 1e-8.
+ *
+ *   clmg_perf_gmg [--device DEV] [--json FILE] [--size small|large]
+ *                 [--q1-levels A:B] [--q2-levels A:B] [--numberings LIST]
+ *                 [--sweep yes|no] [--min-time S] [--trials T]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+#include "clmg.h"
+#include "perf_common.h"
+
+#define PROGRAM "clmg_perf_gmg"
+
+enum { MAX_RESULTS = 512 };
+
+typedef struct settings {
+  const char *device;
+  const char *json_path;
+  int levels[2][2]; /* [q1, q2][first, last]; first > last: none */
+  int numbering_on[5];
+  int sweep;
+  perf_timing timing;
+} settings;
+
+typedef struct spmv_row {
+  int degree, level;
+  clmg_numbering numbering;
+  size_t unknowns, nonzeros;
+  char format[64];
+  double seconds, mflops, gb_per_s, ratio, assembly_s;
+} spmv_row;
+
+typedef struct solve_row {
+  int degree, level;
+  clmg_numbering numbering;
+  char smoother[32], format[64], krylov[8];
+  int pre, post;
+  size_t unknowns;
+  int converged, iterations;
+  double relative_residual, rate, solve_s, cycle_s, floor_s, ratio, setup_s;
+} solve_row;
+
+typedef struct results {
+  spmv_row spmv[MAX_RESULTS];
+  size_t spmv_count;
+  solve_row solve[MAX_RESULTS];
+  size_t solve_count;
+} results;
+
+static void print_usage(FILE *out) {
+  fputs("Usage: " PROGRAM " [OPTIONS]\n"
+        "\n"
+        "Seed 000's Tables 2 (SpMV MFLOP/s per numbering, Q1 and Q2, per level) and 3\n"
+        "(multigrid solve time per numbering) on the CIRCLE benchmark, with the ratio of\n"
+        "each cycle's time to its bandwidth floor (bytes a cycle must move over the\n"
+        "copy bandwidth measured in the same run).\n"
+        "\n"
+        "Options:\n"
+        "  --device DEV        device string (default: CLMG_DEVICE, else the first GPU)\n"
+        "  --size small|large  level ranges: small = Q1 4-7, Q2 4-6 (CPUs, default on\n"
+        "                      them); large = Q1 6-10, Q2 5-9 (GPUs, default there)\n"
+        "  --q1-levels A:B     Q1 levels A to B (0:0 for none)\n"
+        "  --q2-levels A:B     Q2 levels A to B (0:0 for none)\n"
+        "  --numberings LIST   comma-separated from 2lv,cm,xyz,sto,hie (default all)\n"
+        "  --sweep yes|no      also solve the largest Q1 level with every smoother,\n"
+        "                      format and Krylov choice (default yes)\n"
+        "  --min-time S        each SpMV measurement lasts at least S seconds (0.2)\n"
+        "  --trials T          timed SpMV batches and solves; the fastest counts (3)\n"
+        "  --json FILE         write the results as JSON\n"
+        "  -h, --help          this text\n",
+        out);
+}
+
+static int parse_range(const char *text, int range[2]) {
+  int first, last;
+  char extra;
+  if (sscanf(text, "%d:%d%c", &first, &last, &extra) != 2 || first < 0 || last > 12)
+    return 0;
+  range[0] = first == 0 ? 1 : first;
+  range[1] = first == 0 ? 0 : last;
+  return 1;
+}
+
+/* Returns 1 to run, 2 for --help, 0 after printing why the options are bad. */
+static int parse_settings(int argc, char **argv, settings *s, const char **size) {
+  memset(s, 0, sizeof *s);
+  for (int k = 0; k < 5; ++k)
+    s->numbering_on[k] = 1;
+  s->sweep = 1;
+  s->timing.min_time_s = 0.2;
+  s->timing.trials = 3;
+  s->timing.max_adaptive_reps = 100000;
+  s->levels[0][0] = -1; /* from --size or the device */
+  int q1_given = 0, q2_given = 0;
+  static const char *const value_options[] = {
+      "--device",     "--json",  "--size",     "--q1-levels", "--q2-levels",
+      "--numberings", "--sweep", "--min-time", "--trials",    NULL};
+  for (int i = 1; i < argc; ++i) {
+    char name[32];
+    const char *value = NULL;
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, name, &value);
+    if (read < 0)
+      return 2;
+    if (read == 0)
+      return 0;
+    if (strcmp(name, "--device") == 0) {
+      s->device = value;
+    } else if (strcmp(name, "--json") == 0) {
+      s->json_path = value;
+    } else if (strcmp(name, "--size") == 0) {
+      if (strcmp(value, "small") != 0 && strcmp(value, "large") != 0) {
+        fprintf(stderr, PROGRAM ": --size wants small or large, not %s\n", value);
+        return 0;
+      }
+      *size = value;
+    } else if (strcmp(name, "--q1-levels") == 0 || strcmp(name, "--q2-levels") == 0) {
+      int q = name[3] == '2';
+      if (!parse_range(value, s->levels[q])) {
+        fprintf(stderr, PROGRAM ": %s wants A:B with 1 <= A <= B <= 12 (0:0 for none), not %s\n",
+                name, value);
+        return 0;
+      }
+      *(q ? &q2_given : &q1_given) = 1;
+    } else if (strcmp(name, "--numberings") == 0) {
+      memset(s->numbering_on, 0, sizeof s->numbering_on);
+      char list[128];
+      snprintf(list, sizeof list, "%s", value);
+      for (char *item = strtok(list, ","); item; item = strtok(NULL, ",")) {
+        clmg_numbering numbering;
+        if (!clmg_numbering_parse(item, &numbering)) {
+          fprintf(stderr, PROGRAM ": unknown numbering %s (2lv, cm, xyz, sto, hie)\n", item);
+          return 0;
+        }
+        s->numbering_on[numbering] = 1;
+      }
+    } else if (strcmp(name, "--sweep") == 0) {
+      if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
+        fprintf(stderr, PROGRAM ": --sweep wants yes or no, not %s\n", value);
+        return 0;
+      }
+      s->sweep = value[0] == 'y';
+    } else if (!perf_parse_timing_option(PROGRAM, name, value, &s->timing)) {
+      return 0;
+    }
+  }
+  s->levels[0][0] = q1_given ? s->levels[0][0] : -1;
+  if (!q1_given)
+    s->levels[0][1] = -1;
+  if (!q2_given)
+    s->levels[1][0] = s->levels[1][1] = -1;
+  return 1;
+}
+
+static void apply_size(settings *s, const char *size, const clmg_device_info *device) {
+  int large = size ? strcmp(size, "large") == 0 : device->is_gpu;
+  static const int ranges[2][2][2] = {{{4, 7}, {4, 6}}, {{6, 10}, {5, 9}}};
+  for (int q = 0; q < 2; ++q)
+    if (s->levels[q][0] < 0) {
+      s->levels[q][0] = ranges[large][q][0];
+      s->levels[q][1] = ranges[large][q][1];
+    }
+}
+
+/* ---- the CIRCLE problem ---- */
+
+static double source_one(const double *x, void *data) {
+  (void)x;
+  (void)data;
+  return 1.0;
+}
+
+static double circle_boundary(const double *x, int32_t tag, void *data) {
+  (void)x;
+  (void)data;
+  return tag == 2 ? 1.0 : 0.0;
+}
+
+/* ---- measurements ---- */
+
+typedef struct spmv_operands {
+  const clmg_matrix *a;
+  const clmg_vector *x;
+  clmg_vector *y;
+} spmv_operands;
+
+static clmg_status spmv_once(const void *data, long iteration) {
+  (void)iteration;
+  const spmv_operands *o = data;
+  return clmg_spmv(1.0, o->a, o->x, 0.0, o->y);
+}
+
+static clmg_status measure_spmv(clmg_context *context, const settings *s, const clmg_csr *a,
+                                double copy_gb_per_s, spmv_row *row) {
+  clmg_matrix_options options;
+  clmg_matrix_options_defaults(&options);
+  clmg_matrix *matrix = NULL;
+  clmg_vector *x = NULL, *y = NULL;
+  clmg_status status = clmg_matrix_create(context, a, &options, &matrix);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, a->cols, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, a->rows, &y);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(x, 1.0);
+  long reps = 0;
+  if (status == CLMG_SUCCESS) {
+    spmv_operands operands = {matrix, x, y};
+    status = perf_time_adaptive(context, &s->timing, spmv_once, &operands, &reps, &row->seconds);
+  }
+  if (status == CLMG_SUCCESS) {
+    double bytes = (double)clmg_matrix_device_bytes(matrix) + 8.0 * (double)(a->rows + a->cols);
+    row->unknowns = a->rows;
+    row->nonzeros = clmg_csr_nnz(a);
+    row->mflops = 2.0 * (double)row->nonzeros / row->seconds / 1e6;
+    row->gb_per_s = bytes / row->seconds / 1e9;
+    row->ratio = row->gb_per_s / copy_gb_per_s;
+    snprintf(row->format, sizeof row->format, "%s", clmg_matrix_describe(matrix));
+  }
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(y);
+  clmg_matrix_destroy(matrix);
+  return status;
+}
+
+/* Best of `trials` solves from x0 to 1e-8 (after one warm-up cycle). */
+static clmg_status measure_solve(clmg_context *context, const settings *s,
+                                 const clmg_fe_hierarchy *h,
+                                 const clmg_multigrid_options *mg_options, int use_cg,
+                                 double copy_gb_per_s, solve_row *row) {
+  size_t n = h->a[h->num_levels - 1].rows;
+  clmg_multigrid *mg = NULL;
+  clmg_vector *b = NULL, *x = NULL;
+  double start = apputil_now();
+  clmg_status status =
+      clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg_options, &mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, mg_options->matrix.precision, n, &b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, mg_options->matrix.precision, n, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(b, h->b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(x, h->x0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_cycle(mg, b, x); /* compiles the kernels */
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  row->setup_s = apputil_now() - start;
+  clmg_preconditioner preconditioner = {0};
+  if (status == CLMG_SUCCESS && use_cg)
+    status = clmg_multigrid_preconditioner(mg, &preconditioner);
+  row->solve_s = INFINITY;
+  for (long trial = 0; status == CLMG_SUCCESS && trial < s->timing.trials; ++trial) {
+    clmg_krylov_options options;
+    clmg_krylov_options_defaults(&options);
+    options.relative_tolerance = 1e-8;
+    options.max_iterations = 500;
+    clmg_krylov_result result;
+    status = clmg_vector_upload_doubles(x, h->x0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    if (status != CLMG_SUCCESS)
+      break;
+    start = apputil_now();
+    clmg_status solved = use_cg ? clmg_cg(clmg_multigrid_matrix(mg, h->num_levels - 1), b, x,
+                                          &preconditioner, &options, &result)
+                                : clmg_multigrid_solve(mg, b, x, &options, &result);
+    double seconds = apputil_now() - start;
+    if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED) {
+      status = solved;
+      break;
+    }
+    if (seconds < row->solve_s) {
+      row->solve_s = seconds;
+      row->iterations = result.iterations;
+      row->converged = result.converged;
+      row->relative_residual = result.relative_residual;
+      row->rate =
+          result.iterations > 0 && result.initial_residual > 0
+              ? pow(result.final_residual / result.initial_residual, 1.0 / result.iterations)
+              : 0;
+    }
+    clmg_krylov_result_free(&result);
+  }
+  if (status == CLMG_SUCCESS) {
+    row->unknowns = n;
+    row->cycle_s = row->iterations > 0 ? row->solve_s / row->iterations : 0;
+    /* CG adds a dot3 and a 6-vector update per iteration to the cycle */
+    double bytes = clmg_multigrid_iteration_bytes(mg) + (use_cg ? 9.0 * 8.0 * (double)n : 0.0);
+    row->floor_s = bytes / (copy_gb_per_s * 1e9);
+    row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
+    snprintf(row->smoother, sizeof row->smoother, "%s",
+             clmg_smoother_type_name(mg_options->smoother));
+    snprintf(row->format, sizeof row->format, "%s",
+             clmg_matrix_describe(clmg_multigrid_matrix(mg, h->num_levels - 1)));
+    snprintf(row->krylov, sizeof row->krylov, "%s", use_cg ? "cg" : "none");
+    row->pre = mg_options->pre_smoothing;
+    row->post = mg_options->post_smoothing;
+  }
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(x);
+  clmg_multigrid_destroy(mg);
+  return status;
+}
+
+/* ---- output ---- */
+
+static void print_spmv_header(void) {
+  printf("\nTable 2: SpMV y = A x on the finest CIRCLE matrix (auto format, double)\n");
+  printf("%-4s %5s %10s %11s %-4s %-26s %10s %9s %8s %6s %10s\n", "elem", "level", "unknowns",
+         "nonzeros", "num", "format", "time_us", "MFLOP/s", "GB/s", "ratio", "assemble_s");
+}
+
+static void print_spmv_row(const spmv_row *r) {
+  printf("Q%-3d %5d %10zu %11zu %-4s %-26.26s %10.2f %9.0f %8.1f %6.2f %10.2f\n", r->degree,
+         r->level, r->unknowns, r->nonzeros, clmg_numbering_name(r->numbering), r->format,
+         1e6 * r->seconds, r->mflops, r->gb_per_s, r->ratio, r->assembly_s);
+  fflush(stdout);
+}
+
+static void print_solve_header(const char *title) {
+  printf("\n%s\n", title);
+  printf("%-4s %5s %-4s %-9s %-5s %-6s %-20s %6s %10s %10s %10s %6s %7s\n", "elem", "level", "num",
+         "smoother", "steps", "krylov", "format", "its", "solve_ms", "cycle_ms", "floor_ms",
+         "ratio", "rate");
+}
+
+static void print_solve_row(const solve_row *r) {
+  char steps[16];
+  snprintf(steps, sizeof steps, "%d+%d", r->pre, r->post);
+  printf("Q%-3d %5d %-4s %-9s %-5s %-6s %-20.20s %5d%s %10.3f %10.4f %10.4f %6.2f %7.4f\n",
+         r->degree, r->level, clmg_numbering_name(r->numbering), r->smoother, steps, r->krylov,
+         r->format, r->iterations, r->converged ? " " : "!", 1e3 * r->solve_s, 1e3 * r->cycle_s,
+         1e3 * r->floor_s, r->ratio, r->rate);
+  fflush(stdout);
+}
+
+static void write_json(const settings *s, const results *res, const clmg_device_info *device,
+                       double copy_gb_per_s) {
+  FILE *out = perf_json_open(PROGRAM, s->json_path);
+  if (!out)
+    return;
+  json_writer w;
+  json_begin(&w, out);
+  json_object_begin(&w, NULL);
+  json_string(&w, "benchmark", "gmg");
+  json_string(&w, "problem", "CIRCLE");
+  perf_json_device(&w, device);
+  json_number(&w, "copy_gb_per_s", copy_gb_per_s);
+  json_array_begin(&w, "spmv");
+  for (size_t k = 0; k < res->spmv_count; ++k) {
+    const spmv_row *r = &res->spmv[k];
+    json_object_begin(&w, NULL);
+    json_string(&w, "element", r->degree == 1 ? "q1" : "q2");
+    json_integer(&w, "level", r->level);
+    json_string(&w, "numbering", clmg_numbering_name(r->numbering));
+    json_integer(&w, "unknowns", (long long)r->unknowns);
+    json_integer(&w, "nonzeros", (long long)r->nonzeros);
+    json_string(&w, "format", r->format);
+    json_number(&w, "seconds", r->seconds);
+    json_number(&w, "mflops", r->mflops);
+    json_number(&w, "gb_per_s", r->gb_per_s);
+    json_number(&w, "ratio_to_copy", r->ratio);
+    json_number(&w, "assembly_s", r->assembly_s);
+    json_object_end(&w);
+  }
+  json_array_end(&w);
+  json_array_begin(&w, "solve");
+  for (size_t k = 0; k < res->solve_count; ++k) {
+    const solve_row *r = &res->solve[k];
+    json_object_begin(&w, NULL);
+    json_string(&w, "element", r->degree == 1 ? "q1" : "q2");
+    json_integer(&w, "level", r->level);
+    json_string(&w, "numbering", clmg_numbering_name(r->numbering));
+    json_string(&w, "smoother", r->smoother);
+    json_integer(&w, "pre", r->pre);
+    json_integer(&w, "post", r->post);
+    json_string(&w, "krylov", r->krylov);
+    json_string(&w, "format", r->format);
+    json_integer(&w, "unknowns", (long long)r->unknowns);
+    json_bool(&w, "converged", r->converged);
+    json_integer(&w, "iterations", r->iterations);
+    json_number(&w, "relative_residual", r->relative_residual);
+    json_number(&w, "rate", r->rate);
+    json_number(&w, "setup_s", r->setup_s);
+    json_number(&w, "solve_s", r->solve_s);
+    json_number(&w, "cycle_s", r->cycle_s);
+    json_number(&w, "floor_s", r->floor_s);
+    json_number(&w, "ratio_to_floor", r->ratio);
+    json_object_end(&w);
+  }
+  json_array_end(&w);
+  json_object_end(&w);
+  json_end(&w);
+  perf_json_close(PROGRAM, s->json_path, out);
+}
+
+/* ---- main ---- */
+
+static void seed_settings(clmg_multigrid_options *options) {
+  clmg_multigrid_options_defaults(options); /* V-cycle, Jacobi 4+4, omega 0.7 */
+}
+
+static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hierarchy *h,
+                     int level, double copy_gb_per_s, results *res) {
+  static const struct {
+    clmg_smoother_type smoother;
+    int steps;
+  } smoothers[] = {{CLMG_SMOOTHER_JACOBI, 4},
+                   {CLMG_SMOOTHER_JACOBI, 2},
+                   {CLMG_SMOOTHER_CHEBYSHEV, 2},
+                   {CLMG_SMOOTHER_CHEBYSHEV, 3},
+                   {CLMG_SMOOTHER_SPAI0, 4}};
+  static const clmg_matrix_format formats[] = {CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL, CLMG_FORMAT_CSR};
+  print_solve_header("Sweep: the largest Q1 level, every smoother x format x Krylov choice");
+  const solve_row *best = NULL;
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f)
+    for (size_t m = 0; m < sizeof smoothers / sizeof smoothers[0]; ++m)
+      for (int use_cg = 0; use_cg < 2; ++use_cg) {
+        if (res->solve_count == MAX_RESULTS)
+          return 1;
+        clmg_multigrid_options options;
+        seed_settings(&options);
+        options.smoother = smoothers[m].smoother;
+        options.pre_smoothing = options.post_smoothing = smoothers[m].steps;
+        options.matrix.format = formats[f];
+        solve_row *row = &res->solve[res->solve_count];
+        memset(row, 0, sizeof *row);
+        row->degree = 1;
+        row->level = level;
+        row->numbering = h->numbering;
+        clmg_status status = measure_solve(context, s, h, &options, use_cg, copy_gb_per_s, row);
+        if (status != CLMG_SUCCESS) {
+          apputil_report(context, status, "sweep solve");
+          return 0;
+        }
+        print_solve_row(row);
+        if (row->converged && (!best || row->solve_s < best->solve_s))
+          best = row;
+        res->solve_count++;
+      }
+  if (best)
+    printf("fastest: %s %d+%d, %s, krylov %s: %.3f ms (%d iterations, %.2f x the floor per "
+           "cycle)\n",
+           best->smoother, best->pre, best->post, best->format, best->krylov, 1e3 * best->solve_s,
+           best->iterations, best->ratio);
+  return 1;
+}
+
+int main(int argc, char **argv) {
+  settings s;
+  const char *size = NULL;
+  int parsed = parse_settings(argc, argv, &s, &size);
+  if (parsed == 2) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (parsed == 0)
+    return 2;
+  clmg_context *context = apputil_open_context(s.device);
+  if (!context)
+    return 1;
+  const clmg_device_info *device = clmg_context_device(context);
+  perf_print_device(device);
+  apply_size(&s, size, device);
+  double copy_gb_per_s = 0;
+  if (!perf_measure_copy_bandwidth(context, &copy_gb_per_s)) {
+    clmg_context_destroy(context);
+    return 1;
+  }
+  results *res = calloc(1, sizeof *res);
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  if (!res || clmg_mesh_circle(&coarse, &error) != CLMG_SUCCESS) {
+    fprintf(stderr, PROGRAM ": cannot make the CIRCLE mesh: %s\n",
+            res ? error.message : "no memory");
+    free(res);
+    clmg_context_destroy(context);
+    return 1;
+  }
+  clmg_poisson_problem problem = {0};
+  problem.source = source_one;
+  problem.dirichlet = circle_boundary;
+  int exit_code = 0;
+  clmg_fe_hierarchy sweep_hierarchy = {0};
+  int sweep_level = 0;
+
+  for (int q = 0; q < 2 && exit_code == 0; ++q) {
+    int degree = q + 1;
+    print_spmv_header();
+    for (int level = s.levels[q][0]; level <= s.levels[q][1] && exit_code == 0; ++level)
+      for (int k = 0; k < 5 && exit_code == 0; ++k) {
+        if (!s.numbering_on[k] || res->spmv_count == MAX_RESULTS || res->solve_count == MAX_RESULTS)
+          continue;
+        clmg_fe_hierarchy h = {0};
+        double start = apputil_now();
+        clmg_status status = clmg_fe_poisson_hierarchy(&coarse, level, degree, &problem,
+                                                       (clmg_numbering)k, 1, &h, &error);
+        if (status != CLMG_SUCCESS) {
+          fprintf(stderr, PROGRAM ": Q%d level %d: %s\n", degree, level, error.message);
+          exit_code = 1;
+          break;
+        }
+        spmv_row *row = &res->spmv[res->spmv_count];
+        memset(row, 0, sizeof *row);
+        row->degree = degree;
+        row->level = level;
+        row->numbering = (clmg_numbering)k;
+        row->assembly_s = apputil_now() - start;
+        status = measure_spmv(context, &s, &h.a[h.num_levels - 1], copy_gb_per_s, row);
+        if (status == CLMG_SUCCESS) {
+          print_spmv_row(row);
+          res->spmv_count++;
+          solve_row *srow = &res->solve[res->solve_count];
+          memset(srow, 0, sizeof *srow);
+          srow->degree = degree;
+          srow->level = level;
+          srow->numbering = (clmg_numbering)k;
+          clmg_multigrid_options options;
+          seed_settings(&options);
+          status = measure_solve(context, &s, &h, &options, 0, copy_gb_per_s, srow);
+          if (status == CLMG_SUCCESS)
+            res->solve_count++;
+        }
+        if (status != CLMG_SUCCESS) {
+          apputil_report(context, status, "measuring");
+          exit_code = 1;
+        }
+        /* keep the largest Q1 2LV (or first numbering) hierarchy for the sweep */
+        if (s.sweep && degree == 1 && level == s.levels[0][1] && sweep_level == 0) {
+          sweep_hierarchy = h;
+          sweep_level = level;
+        } else {
+          clmg_fe_hierarchy_free(&h);
+        }
+      }
+    if (res->solve_count > 0) {
+      print_solve_header("Table 3: multigrid solve of CIRCLE to 1e-8 (V-cycle, Jacobi 4+4, "
+                         "omega 0.7), best of the trials");
+      for (size_t k = 0; k < res->solve_count; ++k)
+        if (res->solve[k].degree == degree)
+          print_solve_row(&res->solve[k]);
+    }
+  }
+  if (exit_code == 0 && sweep_level > 0 &&
+      !run_sweep(context, &s, &sweep_hierarchy, sweep_level, copy_gb_per_s, res))
+    exit_code = 1;
+  clmg_fe_hierarchy_free(&sweep_hierarchy);
+  if (s.json_path)
+    write_json(&s, res, device, copy_gb_per_s);
+  clmg_mesh_free(&coarse);
+  free(res);
+  clmg_context_destroy(context);
+  return exit_code;
+}

@@ -1,0 +1,408 @@
+/* Finite-element geometric multigrid end to end (clmg/fem.h feeding
+ * clmg/multigrid.h on the device): the seed's CIRCLE benchmark with its
+ * settings (V-cycle, 4+4 Jacobi steps, omega 0.7) converges in a number of
+ * cycles that does not grow with the level, for Q1 and Q2; the multigrid
+ * solution equals a Jacobi-PCG solution of the same system; every numbering
+ * gives the same solution in the mesh's order; a manufactured solution on a
+ * distorted square and on the 3D pipe is reached up to the discretisation
+ * error, which falls at the element's order; the other smoothers, cycles and
+ * CG with the multigrid preconditioner converge on Q2; and BLOOD converges
+ * with the seed's 64+64 steps. Sizes stay below 40k unknowns for pocl. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clmg.h"
+#include "test_util.h"
+
+static clmg_context *ctx;
+
+static const double PI = 3.14159265358979323846;
+
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
+               clmg_context_message(ctx));                                                         \
+  } while (0)
+
+#define CHECK_HOST(call, error)                                                                    \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
+  } while (0)
+
+/* ---- problems ---- */
+
+static double one(const double *x, void *data) {
+  (void)x;
+  (void)data;
+  return 1.0;
+}
+
+static double circle_boundary(const double *x, int32_t tag, void *data) {
+  (void)x;
+  (void)data;
+  return tag == 2 ? 1.0 : 0.0;
+}
+
+static double boundary_one(const double *x, int32_t tag, void *data) {
+  (void)x;
+  (void)tag;
+  (void)data;
+  return 1.0;
+}
+
+/* u = sin(pi x) sin(pi y) on the square, f = -Laplace(u) = 2 pi^2 u */
+static double exact_2d(const double *x, void *data) {
+  (void)data;
+  return sin(PI * x[0]) * sin(PI * x[1]);
+}
+static double source_2d(const double *x, void *data) {
+  return 2.0 * PI * PI * exact_2d(x, data);
+}
+static double boundary_exact_2d(const double *x, int32_t tag, void *data) {
+  (void)tag;
+  return exact_2d(x, data);
+}
+
+/* on the pipe: u = x y z + x^2 - y^2 + sin(z), so f = -Laplace(u) = sin(z) */
+static double exact_pipe(const double *x, void *data) {
+  (void)data;
+  return x[0] * x[1] * x[2] + x[0] * x[0] - x[1] * x[1] + sin(x[2]);
+}
+static double source_pipe(const double *x, void *data) {
+  (void)data;
+  return sin(x[2]);
+}
+static double boundary_exact_pipe(const double *x, int32_t tag, void *data) {
+  (void)tag;
+  return exact_pipe(x, data);
+}
+
+/* ---- solving ---- */
+
+typedef struct solved {
+  int cycles;
+  double relative_residual;
+  double *u_mesh; /* the solution in the mesh's own numbering (malloc'ed) */
+} solved;
+
+/* Builds the hierarchy and solves with multigrid (use_cg: CG preconditioned
+ * by one cycle); fails the test unless it converges to rtol. */
+static solved solve_hierarchy(const clmg_fe_hierarchy *h, const clmg_multigrid_options *options,
+                              int use_cg, double rtol, const char *what) {
+  size_t n = h->a[h->num_levels - 1].rows;
+  clmg_multigrid *mg = NULL;
+  CHECK_OK(clmg_multigrid_create(ctx, h->num_levels, h->a, h->p, h->r, options, &mg));
+  clmg_vector *b = NULL, *x = NULL;
+  CHECK_OK(clmg_vector_create(ctx, options->matrix.precision, n, &b));
+  CHECK_OK(clmg_vector_create(ctx, options->matrix.precision, n, &x));
+  CHECK_OK(clmg_vector_upload_doubles(b, h->b));
+  CHECK_OK(clmg_vector_upload_doubles(x, h->x0));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = rtol;
+  ko.max_iterations = 200;
+  clmg_krylov_result result;
+  clmg_status status;
+  if (use_cg) {
+    clmg_preconditioner preconditioner;
+    CHECK_OK(clmg_multigrid_preconditioner(mg, &preconditioner));
+    status =
+        clmg_cg(clmg_multigrid_matrix(mg, h->num_levels - 1), b, x, &preconditioner, &ko, &result);
+    clmg_preconditioner_destroy(&preconditioner);
+  } else {
+    status = clmg_multigrid_solve(mg, b, x, &ko, &result);
+  }
+  if (status != CLMG_SUCCESS)
+    fail_msg("%s: %s: %s", what, clmg_status_string(status), clmg_context_message(ctx));
+  solved out = {result.iterations, result.relative_residual, NULL};
+  double *numbered = malloc(n * sizeof *numbered);
+  out.u_mesh = malloc(n * sizeof *out.u_mesh);
+  assert_non_null(numbered);
+  assert_non_null(out.u_mesh);
+  CHECK_OK(clmg_vector_download_doubles(x, numbered));
+  clmg_fe_hierarchy_unpermute(h, numbered, out.u_mesh);
+  free(numbered);
+  clmg_krylov_result_free(&result);
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(x);
+  clmg_multigrid_destroy(mg);
+  return out;
+}
+
+static void build_circle(int level, int degree, clmg_numbering numbering, clmg_fe_hierarchy *h) {
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_circle(&coarse, &error), error);
+  clmg_poisson_problem problem = {0};
+  problem.source = one;
+  problem.dirichlet = circle_boundary;
+  CHECK_HOST(clmg_fe_poisson_hierarchy(&coarse, level, degree, &problem, numbering, 7, h, &error),
+             error);
+  clmg_mesh_free(&coarse);
+}
+
+static double max_difference(const double *a, const double *b, size_t n) {
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i)
+    worst = fmax(worst, fabs(a[i] - b[i]));
+  return worst;
+}
+
+/* ---- tests ---- */
+
+/* The seed's Table 1 unknowns and mesh-independent cycle counts. */
+static void test_circle_mesh_independent(void **state) {
+  (void)state;
+  static const size_t q1_unknowns[] = {576, 2176, 8448, 33280};
+  for (int degree = 1; degree <= 2; ++degree) {
+    int first = 4, last = degree == 1 ? 7 : 6;
+    int counts[4] = {0};
+    for (int level = first; level <= last; ++level) {
+      clmg_fe_hierarchy h = {0};
+      build_circle(level, degree, CLMG_NUMBERING_2LV, &h);
+      size_t n = h.a[h.num_levels - 1].rows;
+      /* Q2 on level L has as many unknowns as Q1 on level L + 1 */
+      assert_int_equal(n, q1_unknowns[level - first + degree - 1]);
+      clmg_multigrid_options options;
+      clmg_multigrid_options_defaults(&options);
+      char what[64];
+      snprintf(what, sizeof what, "CIRCLE Q%d level %d", degree, level);
+      solved s = solve_hierarchy(&h, &options, 0, 1e-8, what);
+      counts[level - first] = s.cycles;
+      print_message("%s: %zu unknowns, %d cycles\n", what, n, s.cycles);
+      free(s.u_mesh);
+      clmg_fe_hierarchy_free(&h);
+    }
+    for (int level = first + 1; level <= last; ++level)
+      if (abs(counts[level - first] - counts[0]) > 2)
+        fail_msg("Q%d: cycles to 1e-8 vary by more than 2 over levels %d-%d: %d %d %d %d", degree,
+                 first, last, counts[0], counts[1], counts[2], counts[3]);
+  }
+}
+
+/* Multigrid and Jacobi-PCG solve the same system: same solution. */
+static void test_agrees_with_cg(void **state) {
+  (void)state;
+  for (int degree = 1; degree <= 2; ++degree) {
+    clmg_fe_hierarchy h = {0};
+    build_circle(5, degree, CLMG_NUMBERING_2LV, &h);
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    solved mg = solve_hierarchy(&h, &options, 0, 1e-11, "multigrid");
+    /* Jacobi-PCG on the finest matrix alone */
+    size_t n = h.a[h.num_levels - 1].rows;
+    clmg_matrix *a = NULL;
+    clmg_matrix_options mo;
+    clmg_matrix_options_defaults(&mo);
+    CHECK_OK(clmg_matrix_create(ctx, &h.a[h.num_levels - 1], &mo, &a));
+    clmg_vector *b = NULL, *x = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
+    CHECK_OK(clmg_vector_upload_doubles(b, h.b));
+    CHECK_OK(clmg_vector_upload_doubles(x, h.x0));
+    clmg_preconditioner jacobi;
+    CHECK_OK(clmg_preconditioner_jacobi(a, &jacobi));
+    clmg_krylov_options ko;
+    clmg_krylov_options_defaults(&ko);
+    ko.relative_tolerance = 1e-11;
+    ko.max_iterations = 5000;
+    clmg_krylov_result result;
+    CHECK_OK(clmg_cg(a, b, x, &jacobi, &ko, &result));
+    double *numbered = malloc(n * sizeof *numbered), *u_cg = malloc(n * sizeof *u_cg);
+    assert_non_null(numbered);
+    assert_non_null(u_cg);
+    CHECK_OK(clmg_vector_download_doubles(x, numbered));
+    clmg_fe_hierarchy_unpermute(&h, numbered, u_cg);
+    double difference = max_difference(mg.u_mesh, u_cg, n);
+    print_message("Q%d level 5: multigrid %d cycles, Jacobi-PCG %d iterations, max |u_mg - "
+                  "u_cg| = %.2e\n",
+                  degree, mg.cycles, result.iterations, difference);
+    /* u is O(1); both solves leave an error of cond * 1e-11 at most */
+    assert_true(difference < 1e-7);
+    /* level 5 is small: Jacobi-PCG still needs several times more iterations */
+    assert_true(mg.cycles * 4 < result.iterations);
+    free(numbered);
+    free(u_cg);
+    free(mg.u_mesh);
+    clmg_krylov_result_free(&result);
+    clmg_preconditioner_destroy(&jacobi);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(x);
+    clmg_matrix_destroy(a);
+    clmg_fe_hierarchy_free(&h);
+  }
+}
+
+/* Numberings permute the system; the solution in mesh order and the cycle
+ * count (Jacobi is numbering-blind) are the same for all. */
+static void test_numberings_agree(void **state) {
+  (void)state;
+  double *reference = NULL;
+  int reference_cycles = 0;
+  for (int k = CLMG_NUMBERING_2LV; k <= CLMG_NUMBERING_HIE; ++k) {
+    clmg_fe_hierarchy h = {0};
+    build_circle(5, 2, (clmg_numbering)k, &h);
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    solved s = solve_hierarchy(&h, &options, 0, 1e-10, clmg_numbering_name((clmg_numbering)k));
+    size_t n = h.a[h.num_levels - 1].rows;
+    if (!reference) {
+      reference = s.u_mesh;
+      reference_cycles = s.cycles;
+    } else {
+      double difference = max_difference(reference, s.u_mesh, n);
+      if (!(difference < 1e-8) || abs(s.cycles - reference_cycles) > 1)
+        fail_msg("numbering %s: max difference %.2e, %d cycles (2lv: %d)",
+                 clmg_numbering_name((clmg_numbering)k), difference, s.cycles, reference_cycles);
+      free(s.u_mesh);
+    }
+    clmg_fe_hierarchy_free(&h);
+  }
+  free(reference);
+}
+
+/* Observed order of the L2 error of the multigrid solution. */
+static void check_orders(const clmg_mesh *coarse, const clmg_poisson_problem *problem,
+                         clmg_fe_function exact, int degree, int first, int last, double low,
+                         double high, const char *what) {
+  double previous = 0;
+  for (int level = first; level <= last; ++level) {
+    clmg_fe_hierarchy h = {0};
+    clmg_error error = {{0}};
+    CHECK_HOST(
+        clmg_fe_poisson_hierarchy(coarse, level, degree, problem, CLMG_NUMBERING_CM, 1, &h, &error),
+        error);
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    solved s = solve_hierarchy(&h, &options, 1, 1e-12, what);
+    double l2 = 0;
+    CHECK_HOST(clmg_fe_l2_error(&h.spaces[h.num_levels - 1], s.u_mesh, exact, NULL, &l2, &error),
+               error);
+    if (level > first) {
+      double order = log2(previous / l2);
+      print_message("%s level %d: L2 error %.3e, order %.2f\n", what, level, l2, order);
+      if (!(order >= low && order <= high))
+        fail_msg("%s: observed order %.2f at level %d, expected %.1f-%.1f", what, order, level, low,
+                 high);
+    }
+    previous = l2;
+    free(s.u_mesh);
+    clmg_fe_hierarchy_free(&h);
+  }
+}
+
+static void test_manufactured_orders(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh square = {0}, pipe = {0};
+  CHECK_HOST(clmg_mesh_box(2, 3, 0.2, 11, &square, &error), error);
+  clmg_poisson_problem problem = {0};
+  problem.source = source_2d;
+  problem.dirichlet = boundary_exact_2d;
+  check_orders(&square, &problem, exact_2d, 1, 2, 6, 1.8, 2.3, "square Q1");
+  check_orders(&square, &problem, exact_2d, 2, 2, 5, 2.7, 3.4, "square Q2");
+  /* 3D hexahedra with curved (projected) boundaries: Q1 */
+  CHECK_HOST(clmg_mesh_pipe(&pipe, &error), error);
+  problem.source = source_pipe;
+  problem.dirichlet = boundary_exact_pipe;
+  check_orders(&pipe, &problem, exact_pipe, 1, 2, 4, 1.7, 2.4, "pipe Q1");
+  clmg_mesh_free(&square);
+  clmg_mesh_free(&pipe);
+}
+
+static void test_smoothers_and_cycles_q2(void **state) {
+  (void)state;
+  clmg_fe_hierarchy h = {0};
+  build_circle(5, 2, CLMG_NUMBERING_HIE, &h);
+  static const struct {
+    clmg_smoother_type smoother;
+    clmg_cycle_type cycle;
+    int steps, use_cg;
+  } cases[] = {
+      {CLMG_SMOOTHER_CHEBYSHEV, CLMG_CYCLE_V, 2, 0}, {CLMG_SMOOTHER_SPAI0, CLMG_CYCLE_V, 4, 0},
+      {CLMG_SMOOTHER_JACOBI, CLMG_CYCLE_W, 4, 0},    {CLMG_SMOOTHER_JACOBI, CLMG_CYCLE_F, 4, 0},
+      {CLMG_SMOOTHER_JACOBI, CLMG_CYCLE_V, 2, 1},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    options.smoother = cases[k].smoother;
+    options.cycle = cases[k].cycle;
+    options.pre_smoothing = options.post_smoothing = cases[k].steps;
+    char what[64];
+    snprintf(what, sizeof what, "Q2 %s %s-cycle%s", clmg_smoother_type_name(options.smoother),
+             clmg_cycle_type_name(options.cycle), cases[k].use_cg ? " in CG" : "");
+    solved s = solve_hierarchy(&h, &options, cases[k].use_cg, 1e-8, what);
+    print_message("%s: %d iterations\n", what, s.cycles);
+    assert_true(s.cycles <= 40);
+    free(s.u_mesh);
+  }
+  clmg_fe_hierarchy_free(&h);
+}
+
+/* BLOOD with the seed's settings: 64+64 Jacobi steps, omega 0.5; u = 1. */
+static void test_blood(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_blood(&coarse, &error), error);
+  clmg_poisson_problem problem = {0};
+  problem.dirichlet = boundary_one;
+  int counts[2];
+  for (int level = 2; level <= 3; ++level) {
+    clmg_fe_hierarchy h = {0};
+    CHECK_HOST(
+        clmg_fe_poisson_hierarchy(&coarse, level, 1, &problem, CLMG_NUMBERING_2LV, 1, &h, &error),
+        error);
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    options.pre_smoothing = options.post_smoothing = 64;
+    options.omega = 0.5;
+    solved s = solve_hierarchy(&h, &options, 0, 1e-10, "BLOOD");
+    size_t n = h.a[h.num_levels - 1].rows;
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i)
+      worst = fmax(worst, fabs(s.u_mesh[i] - 1.0));
+    print_message("BLOOD level %d: %zu unknowns, %d cycles, max |u - 1| = %.2e\n", level, n,
+                  s.cycles, worst);
+    assert_true(worst < 1e-6);
+    counts[level - 2] = s.cycles;
+    free(s.u_mesh);
+    clmg_fe_hierarchy_free(&h);
+  }
+  assert_true(abs(counts[1] - counts[0]) <= 3);
+  clmg_mesh_free(&coarse);
+}
+
+static int setup(void **state) {
+  (void)state;
+  return test_open_context(&ctx, NULL, "gmg", 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return test_close_context(&ctx);
+}
+
+int main(void) {
+  rng_seed(20261122);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_circle_mesh_independent), cmocka_unit_test(test_agrees_with_cg),
+      cmocka_unit_test(test_numberings_agree),        cmocka_unit_test(test_manufactured_orders),
+      cmocka_unit_test(test_smoothers_and_cycles_q2), cmocka_unit_test(test_blood),
+  };
+  test_apply_filters();
+  return cmocka_run_group_tests_name("gmg", tests, setup, teardown);
+}
