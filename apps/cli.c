@@ -1,6 +1,8 @@
 #include "cli.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 int cli_apply_common_option(int option, cli_options *options) {
   switch (option) {
@@ -21,4 +23,32 @@ int cli_apply_common_option(int option, cli_options *options) {
 int cli_usage_error(const char *command) {
   fprintf(stderr, "Try '%s --help' for more information.\n", command);
   return EXIT_USAGE;
+}
+
+int cli_parse_double(const char *command, const char *option, const char *text, double min,
+                     double max, double *value) {
+  char *end = NULL;
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (end == text || *end != '\0' || errno == ERANGE || !(parsed >= min) || !(parsed <= max)) {
+    fprintf(stderr, "%s: %s needs a number from %g to %g, not '%s'\n", command, option, min, max,
+            text);
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
+                  int *value) {
+  char *end = NULL;
+  errno = 0;
+  long parsed = strtol(text, &end, 10);
+  if (end == text || *end != '\0' || errno == ERANGE || parsed < min || parsed > max) {
+    fprintf(stderr, "%s: %s needs a whole number from %d to %d, not '%s'\n", command, option, min,
+            max, text);
+    return 0;
+  }
+  *value = (int)parsed;
+  return 1;
 }

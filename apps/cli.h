@@ -38,7 +38,15 @@ int cli_apply_common_option(int option, cli_options *options);
  * EXIT_USAGE. */
 int cli_usage_error(const char *command);
 
+/* Parse a number within [min, max]; print why and return 0 when it is not
+ * one (option names the option in the message, e.g. "--tol"). */
+int cli_parse_double(const char *command, const char *option, const char *text, double min,
+                     double max, double *value);
+int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
+                  int *value);
+
 /* The subcommands (argv[0] is "clmg NAME"). */
-int run_solve(int argc, char **argv, const cli_options *defaults); /* solve.c */
+int run_solve(int argc, char **argv, const cli_options *defaults);   /* solve.c */
+int run_poisson(int argc, char **argv, const cli_options *defaults); /* poisson.c */
 
 #endif

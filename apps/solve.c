@@ -273,42 +273,6 @@ static int check_matrix(const char *command, const solve_options *options, const
   return suitable || options->skip_checks;
 }
 
-/* ---- host <-> device in either precision ---- */
-
-static clmg_status upload_values(clmg_vector *vector, const double *values) {
-  if (clmg_vector_type(vector) == CLMG_DOUBLE) {
-    return clmg_vector_upload(vector, values);
-  }
-  size_t n = clmg_vector_length(vector);
-  float *single = malloc((n ? n : 1) * sizeof *single);
-  if (!single) {
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  for (size_t i = 0; i < n; i++) {
-    single[i] = (float)values[i];
-  }
-  clmg_status status = clmg_vector_upload(vector, single);
-  free(single);
-  return status;
-}
-
-static clmg_status download_values(const clmg_vector *vector, double *values) {
-  if (clmg_vector_type(vector) == CLMG_DOUBLE) {
-    return clmg_vector_download(vector, values);
-  }
-  size_t n = clmg_vector_length(vector);
-  float *single = malloc((n ? n : 1) * sizeof *single);
-  if (!single) {
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  clmg_status status = clmg_vector_download(vector, single);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++) {
-    values[i] = single[i];
-  }
-  free(single);
-  return status;
-}
-
 /* ---- progress while solving ---- */
 
 typedef struct progress {
@@ -547,7 +511,7 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
     status = clmg_vector_create(s->context, options->precision, n, &s->residual);
   }
   if (status == CLMG_SUCCESS) {
-    status = upload_values(s->device_b, s->b);
+    status = clmg_vector_upload_doubles(s->device_b, s->b);
   }
   if (status != CLMG_SUCCESS) {
     return status;
@@ -608,7 +572,7 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
     status = clmg_nrm2(s->device_b, &b_norm);
   }
   if (status == CLMG_SUCCESS) {
-    status = download_values(s->device_x, s->x);
+    status = clmg_vector_download_doubles(s->device_x, s->x);
   }
   if (status != CLMG_SUCCESS) {
     return status;

@@ -751,6 +751,8 @@ static void test_check_errors(void **state) {
 
   assert_int_equal(clmg_mesh_check(NULL, &error), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_OK(error, clmg_mesh_circle(&good, &error));
+  assert_int_equal(clmg_mesh_refine(&good, &good, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_OK(error, clmg_mesh_check(&good, &error)); /* untouched */
   assert_int_equal(clmg_mesh_lagrange_nodes(&good, 3, &cell_nodes, &num_nodes, NULL, NULL, &error),
                    CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(error.message, "degree 3");

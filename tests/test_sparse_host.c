@@ -160,14 +160,8 @@ static const shape shapes[] = {
 };
 #define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
 
-typedef struct triplets {
-  size_t count;
-  int32_t *row, *col;
-  double *val;
-} triplets;
-
 static triplets random_triplets(const shape *s) {
-  triplets t = {s->count, NULL, NULL, NULL};
+  triplets t = {.count = s->count}; /* test_util's triplets, filled here in one go */
   size_t dense_row_extra = s->where == PLACE_DENSE_ROW ? s->cols : 0;
   t.count += dense_row_extra;
   t.row = malloc((t.count + 1) * sizeof *t.row);

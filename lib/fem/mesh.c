@@ -5,6 +5,7 @@
  * mesh shares an edge or face between cells exactly when the sorted lists
  * agree, whatever the cells' orientations. Host code only. */
 #include "clmg.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -121,13 +122,11 @@ static uint64_t hash_key(const entity_key *key) {
   return h ^ (h >> 31);
 }
 
-/* Open addressing with linear probing; slots with v[0] == -1 are empty. Each
- * entry carries two ints of payload: a node number or (cell, local face)
- * and a use count, depending on the caller. */
+/* Open addressing with linear probing; slots with v[0] == -1 are empty.
+ * Each entry carries the entity's node number. */
 typedef struct entity_table {
   entity_key *keys;
   int32_t *value;
-  int32_t *count;
   size_t capacity; /* a power of two */
   size_t size;
 } entity_table;
@@ -135,7 +134,6 @@ typedef struct entity_table {
 static void table_free(entity_table *table) {
   free(table->keys);
   free(table->value);
-  free(table->count);
   memset(table, 0, sizeof *table);
 }
 
@@ -144,8 +142,7 @@ static int table_allocate(entity_table *table, size_t capacity) {
   table->capacity = capacity;
   table->keys = allocate_array(capacity, sizeof *table->keys);
   table->value = allocate_array(capacity, sizeof *table->value);
-  table->count = allocate_array(capacity, sizeof *table->count);
-  if (!table->keys || !table->value || !table->count) {
+  if (!table->keys || !table->value) {
     table_free(table);
     return 0;
   }
@@ -186,7 +183,6 @@ static int table_grow(entity_table *table) {
     size_t slot = table_slot(&bigger, &table->keys[i]);
     bigger.keys[slot] = table->keys[i];
     bigger.value[slot] = table->value[i];
-    bigger.count[slot] = table->count[i];
   }
   bigger.size = table->size;
   table_free(table);
@@ -194,8 +190,8 @@ static int table_grow(entity_table *table) {
   return 1;
 }
 
-/* The entry of key, inserted with value and count 0 when absent (*inserted
- * says which); -1 when the table cannot grow. */
+/* The entry of key, inserted with value when absent (*inserted says
+ * which); -1 when the table cannot grow. */
 static ptrdiff_t table_insert(entity_table *table, const entity_key *key, int32_t value,
                               int *inserted) {
   if (2 * (table->size + 1) > table->capacity && !table_grow(table))
@@ -205,7 +201,6 @@ static ptrdiff_t table_insert(entity_table *table, const entity_key *key, int32_
   if (*inserted) {
     table->keys[slot] = *key;
     table->value[slot] = value;
-    table->count[slot] = 0;
     table->size++;
   }
   return (ptrdiff_t)slot;
@@ -303,55 +298,125 @@ static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
   return CLMG_SUCCESS;
 }
 
-/* Reference-corner Jacobian test: at every corner the edge vectors along the
- * reference axes must form a right-handed frame, not nearly flat (the
- * determinant over the product of the edge lengths is the sine of the
- * corner angle in 2D, a scale-free measure). */
-static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
-  const int dim = mesh->dim;
-  const int corners = 1 << dim;
-  const double flat = 1e-12;
-  for (size_t k = 0; k < mesh->num_cells; k++) {
-    const int32_t *cell = mesh->cells + k * (size_t)corners;
-    for (int corner = 0; corner < corners; corner++) {
-      double columns[3][3] = {{0}};
-      double length_product = 1.0;
-      for (int axis = 0; axis < dim; axis++) {
-        const double *to = mesh->coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
-        const double *from = mesh->coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
-        double length = 0.0;
-        for (int d = 0; d < dim; d++) {
-          columns[axis][d] = to[d] - from[d];
-          length += columns[axis][d] * columns[axis][d];
-        }
-        length_product *= sqrt(length);
+double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell, int *worst_corner,
+                              double *worst_determinant) {
+  double worst = INFINITY, worst_det = 0.0;
+  int worst_at = 0;
+  for (int corner = 0; corner < (1 << dim); corner++) {
+    double columns[3][3] = {{0}}, lengths = 1.0;
+    for (int axis = 0; axis < dim; axis++) {
+      const double *to = coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
+      const double *from = coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
+      double squared = 0.0;
+      for (int d = 0; d < dim; d++) {
+        columns[axis][d] = to[d] - from[d];
+        squared += columns[axis][d] * columns[axis][d];
       }
-      double det;
-      if (dim == 2)
-        det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
-      else
-        det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
-              columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
-              columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
-      if (!(det > flat * length_product))
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "cell %zu is inverted or degenerate: its Jacobian determinant at local "
-                    "corner %d (vertex %d) is %g; corners must be listed in tensor order "
-                    "i + 2j%s of a right-handed reference cell",
-                    k, corner, (int)cell[corner], det, dim == 3 ? " + 4k" : "");
+      lengths *= sqrt(squared);
     }
+    double det;
+    if (dim == 2)
+      det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
+    else
+      det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
+            columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
+            columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+    double quality = det / lengths;
+    if (!(quality >= worst)) { /* NaN (a zero-length edge) counts as worst */
+      worst = quality;
+      worst_det = det;
+      worst_at = corner;
+      if (isnan(quality))
+        break;
+    }
+  }
+  if (worst_corner)
+    *worst_corner = worst_at;
+  if (worst_determinant)
+    *worst_determinant = worst_det;
+  return worst;
+}
+
+/* Every cell must have positive Jacobians at its corners, not nearly flat
+ * (the quality is scale-free, so thin boundary-layer cells pass). */
+static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
+  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    int corner;
+    double det;
+    if (!(clmg_mesh_cell_quality(mesh->dim, mesh->coords, cell, &corner, &det) >
+          CLMG_MESH_MIN_CELL_QUALITY))
+      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                  "cell %zu is inverted or degenerate: its Jacobian determinant at local "
+                  "corner %d (vertex %d) is %g; corners must be listed in tensor order "
+                  "i + 2j%s of a right-handed reference cell",
+                  k, corner, (int)cell[corner], det, mesh->dim == 3 ? " + 4k" : "");
   }
   return CLMG_SUCCESS;
 }
 
-/* The key of local face `local_face` (fixed axis local_face / 2, side
- * local_face % 2) of a cell. */
-static entity_key cell_face_key(int dim, const int32_t *cell, int local_face) {
-  int32_t vertices[4];
-  const int face_corners = 1 << (dim - 1);
-  for (int m = 0; m < face_corners; m++)
-    vertices[m] = cell[face_corner_in_cell(dim, local_face / 2, local_face % 2, m)];
-  return make_key(vertices, face_corners);
+int clmg_vertex_cells_build(const clmg_mesh *mesh, clmg_vertex_cells *adjacency) {
+  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  adjacency->start = calloc(mesh->num_vertices + 1, sizeof *adjacency->start);
+  adjacency->cells = allocate_array(mesh->num_cells, corners * sizeof *adjacency->cells);
+  if (!adjacency->start || !adjacency->cells) {
+    clmg_vertex_cells_free(adjacency);
+    return 0;
+  }
+  for (size_t i = 0; i < mesh->num_cells * corners; i++)
+    adjacency->start[mesh->cells[i] + 1]++;
+  for (size_t v = 0; v < mesh->num_vertices; v++)
+    adjacency->start[v + 1] += adjacency->start[v];
+  /* start[v] runs ahead while filling and is shifted back afterwards */
+  for (size_t k = 0; k < mesh->num_cells; k++)
+    for (size_t c = 0; c < corners; c++)
+      adjacency->cells[adjacency->start[mesh->cells[k * corners + c]]++] = (int32_t)k;
+  for (size_t v = mesh->num_vertices; v > 0; v--)
+    adjacency->start[v] = adjacency->start[v - 1];
+  adjacency->start[0] = 0;
+  return 1;
+}
+
+void clmg_vertex_cells_free(clmg_vertex_cells *adjacency) {
+  free(adjacency->start);
+  free(adjacency->cells);
+  adjacency->start = NULL;
+  adjacency->cells = NULL;
+}
+
+size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
+                            const int32_t *face, int32_t skip, int32_t *first, int *position) {
+  const int corners = 1 << mesh->dim, face_corners = 1 << (mesh->dim - 1);
+  size_t count = 0;
+  for (size_t a = adjacency->start[face[0]]; a < adjacency->start[face[0] + 1]; a++) {
+    int32_t k = adjacency->cells[a];
+    if (k == skip)
+      continue;
+    const int32_t *cell = mesh->cells + (size_t)k * (size_t)corners;
+    int local[4], found = 0;
+    for (int m = 0; m < face_corners; m++)
+      for (int c = 0; c < corners; c++)
+        if (cell[c] == face[m]) {
+          local[m] = c;
+          found++;
+          break;
+        }
+    if (found != face_corners)
+      continue;
+    /* a face, not a diagonal: its corners share one reference coordinate */
+    int common = corners - 1;
+    for (int m = 1; m < face_corners; m++)
+      common &= ~(local[m] ^ local[0]);
+    if (!common)
+      continue;
+    if (count++ == 0) {
+      *first = k;
+      if (position)
+        memcpy(position, local, (size_t)face_corners * sizeof *position);
+    }
+  }
+  return count;
 }
 
 /* Boundary faces must be faces of exactly one cell, listed once, in tensor
@@ -359,95 +424,82 @@ static entity_key cell_face_key(int dim, const int32_t *cell, int local_face) {
  * boundary); no face may be shared by more than two cells. */
 static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
   const int dim = mesh->dim;
-  const int corners = 1 << dim;
   const int face_corners = 1 << (dim - 1);
-  const int faces_per_cell = 2 * dim;
-  entity_table table;
-  if (!table_init(&table, mesh->num_cells * (size_t)dim + mesh->num_boundary_faces))
+  const size_t faces_per_cell = 2 * (size_t)dim;
+  clmg_vertex_cells adjacency;
+  unsigned char *listed = allocate_zeroed_array(mesh->num_cells, faces_per_cell);
+  if (!listed || !clmg_vertex_cells_build(mesh, &adjacency)) {
+    free(listed);
     return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "cannot allocate the face table of a mesh with %zu cells", mesh->num_cells);
-  clmg_status status = CLMG_SUCCESS;
-  /* value: the first cell that has the face; count: how many cells have it */
-  for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
-    const int32_t *cell = mesh->cells + k * (size_t)corners;
-    for (int local_face = 0; local_face < faces_per_cell; local_face++) {
-      entity_key key = cell_face_key(dim, cell, local_face);
-      int inserted;
-      ptrdiff_t slot = table_insert(&table, &key, (int32_t)k, &inserted);
-      if (slot < 0) {
-        status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                      "cannot grow the face table of a mesh with %zu cells", mesh->num_cells);
-        break;
-      }
-      if (++table.count[slot] > 2) {
-        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "local face %d of cell %zu is shared by more than two cells", local_face, k);
-        break;
-      }
-    }
+                "cannot allocate the face check of a mesh with %zu cells", mesh->num_cells);
   }
-  /* A matched boundary face is marked with count -1. */
+  clmg_status status = CLMG_SUCCESS;
   for (size_t f = 0; f < mesh->num_boundary_faces && status == CLMG_SUCCESS; f++) {
     const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
-    entity_key key = make_key(face, face_corners);
-    ptrdiff_t slot = table_find(&table, &key);
-    if (slot < 0) {
+    int32_t k = -1;
+    int position[4] = {0};
+    size_t cells = clmg_cells_with_face(mesh, &adjacency, face, -1, &k, position);
+    if (cells == 0) {
       status =
           fail(error, CLMG_ERROR_INVALID_ARGUMENT,
                "boundary face %zu (first vertex %d) is not a face of any cell", f, (int)face[0]);
       break;
     }
-    if (table.count[slot] == -1) {
+    if (cells > 1) {
       status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu (first vertex %d) is listed twice", f, (int)face[0]);
-      break;
-    }
-    size_t cell_index = (size_t)table.value[slot];
-    if (table.count[slot] != 1) {
-      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu (first vertex %d) is an interior face, shared by cell %zu "
+                    "boundary face %zu (first vertex %d) is an interior face, shared by cell %d "
                     "and another cell",
-                    f, (int)face[0], cell_index);
+                    f, (int)face[0], (int)k);
       break;
     }
     /* Tensor order: corner m's reference position in the cell, as a bit
      * pattern, must be corner 0's with the face axes' bits of m flipped. */
-    const int32_t *cell = mesh->cells + cell_index * (size_t)corners;
-    int position[4] = {0};
-    for (int m = 0; m < face_corners; m++)
-      for (int i = 0; i < corners; i++)
-        if (cell[i] == face[m])
-          position[m] = i;
-    int tensor = 1;
     if (dim == 3) {
       int axis_a = position[1] ^ position[0], axis_b = position[2] ^ position[0];
-      tensor = axis_a != axis_b && (axis_a & (axis_a - 1)) == 0 && (axis_b & (axis_b - 1)) == 0 &&
-               position[3] == (position[0] ^ axis_a ^ axis_b);
+      if (axis_a == axis_b || (axis_a & (axis_a - 1)) != 0 || (axis_b & (axis_b - 1)) != 0 ||
+          position[3] != (position[0] ^ axis_a ^ axis_b)) {
+        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                      "boundary face %zu (a face of cell %d) does not list its corners in tensor "
+                      "order i + 2j",
+                      f, (int)k);
+        break;
+      }
     }
-    if (!tensor) {
+    int fixed = (1 << dim) - 1;
+    for (int m = 1; m < face_corners; m++)
+      fixed &= ~(position[m] ^ position[0]);
+    int axis = fixed == 1 ? 0 : fixed == 2 ? 1 : 2;
+    size_t slot = (size_t)k * faces_per_cell + 2 * (size_t)axis + (size_t)(position[0] >> axis & 1);
+    if (listed[slot]) {
       status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu (a face of cell %zu) does not list its corners in tensor "
-                    "order i + 2j",
-                    f, cell_index);
+                    "boundary face %zu (first vertex %d) is listed twice", f, (int)face[0]);
       break;
     }
-    table.count[slot] = -1;
+    listed[slot] = 1;
   }
-  /* Any face still counted once is on the boundary but not listed. */
   for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
-    const int32_t *cell = mesh->cells + k * (size_t)corners;
-    for (int local_face = 0; local_face < faces_per_cell; local_face++) {
-      entity_key key = cell_face_key(dim, cell, local_face);
-      if (table.count[table_find(&table, &key)] == 1) {
+    const int32_t *cell = mesh->cells + k * ((size_t)1 << dim);
+    for (size_t local_face = 0; local_face < faces_per_cell; local_face++) {
+      int32_t face[4], neighbour;
+      for (int m = 0; m < face_corners; m++)
+        face[m] = cell[face_corner_in_cell(dim, (int)local_face / 2, (int)local_face % 2, m)];
+      size_t others = clmg_cells_with_face(mesh, &adjacency, face, (int32_t)k, &neighbour, NULL);
+      if (others > 1) {
         status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "local face %d of cell %zu lies on the boundary (no other cell has it) but "
+                      "local face %zu of cell %zu is shared by more than two cells", local_face, k);
+        break;
+      }
+      if (others == 0 && !listed[k * faces_per_cell + local_face]) {
+        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                      "local face %zu of cell %zu lies on the boundary (no other cell has it) but "
                       "is not among the boundary faces",
                       local_face, k);
         break;
       }
     }
   }
-  table_free(&table);
+  clmg_vertex_cells_free(&adjacency);
+  free(listed);
   return status;
 }
 

@@ -5,6 +5,7 @@
  * where they lie. The result passes clmg_mesh_check before it is handed
  * over. Host code only. */
 #include "clmg.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -501,32 +502,6 @@ static uint64_t splitmix64(uint64_t *state) {
   return z ^ (z >> 31);
 }
 
-/* The smallest corner sine (Jacobian determinant over the product of the
- * edge lengths) of a cell: 1 for a rectangle, <= 0 when inverted. */
-static double cell_quality(int dim, const double *coords, const int32_t *cell) {
-  double worst = 1.0;
-  for (int corner = 0; corner < (1 << dim); corner++) {
-    double columns[3][3] = {{0}}, lengths = 1.0;
-    for (int axis = 0; axis < dim; axis++) {
-      double squared = 0.0;
-      for (int d = 0; d < dim; d++) {
-        columns[axis][d] = coords[(size_t)cell[corner | (1 << axis)] * (size_t)dim + (size_t)d] -
-                           coords[(size_t)cell[corner & ~(1 << axis)] * (size_t)dim + (size_t)d];
-        squared += columns[axis][d] * columns[axis][d];
-      }
-      lengths *= sqrt(squared);
-    }
-    double det =
-        dim == 2
-            ? columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0]
-            : columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
-                  columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
-                  columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
-    worst = fmin(worst, det / lengths);
-  }
-  return worst;
-}
-
 clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg_mesh *out,
                           clmg_error *error) {
   clear_error(error);
@@ -600,7 +575,7 @@ clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg
     int any_bad = 0;
     for (size_t k = 0; k < num_cells; k++) {
       const int32_t *cell = builder.cells + k * corners;
-      if (cell_quality(dim, moved, cell) >= min_quality)
+      if (clmg_mesh_cell_quality(dim, moved, cell, NULL, NULL) >= min_quality)
         continue;
       any_bad = 1;
       for (size_t c = 0; c < corners; c++)

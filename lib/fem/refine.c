@@ -5,6 +5,7 @@
  * fine cell's corners are a 2^dim block of its parent's 3^dim nodes; grid
  * transfers rely on that numbering and on the child order. Host code only. */
 #include "clmg.h"
+#include "mesh_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -34,67 +35,6 @@ static void *allocate_array(size_t count, size_t size) {
   if (count > SIZE_MAX / size)
     return NULL;
   return malloc(count * size);
-}
-
-/* ---- which cell a boundary face belongs to ---- */
-
-/* Cells around each vertex, in CSR form. */
-typedef struct vertex_cells {
-  size_t *start; /* num_vertices + 1 */
-  int32_t *cells;
-} vertex_cells;
-
-static int build_vertex_cells(const clmg_mesh *mesh, vertex_cells *adjacency) {
-  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
-  adjacency->start = calloc(mesh->num_vertices + 1, sizeof *adjacency->start);
-  adjacency->cells = allocate_array(mesh->num_cells, corners * sizeof *adjacency->cells);
-  if (!adjacency->start || !adjacency->cells)
-    return 0;
-  for (size_t i = 0; i < mesh->num_cells * corners; i++)
-    adjacency->start[mesh->cells[i] + 1]++;
-  for (size_t v = 0; v < mesh->num_vertices; v++)
-    adjacency->start[v + 1] += adjacency->start[v];
-  for (size_t k = 0; k < mesh->num_cells; k++)
-    for (size_t c = 0; c < corners; c++) {
-      /* start[v] runs ahead while filling and is shifted back below */
-      size_t v = (size_t)mesh->cells[k * corners + c];
-      adjacency->cells[adjacency->start[v]++] = (int32_t)k;
-    }
-  for (size_t v = mesh->num_vertices; v > 0; v--)
-    adjacency->start[v] = adjacency->start[v - 1];
-  adjacency->start[0] = 0;
-  return 1;
-}
-
-static void free_vertex_cells(vertex_cells *adjacency) {
-  free(adjacency->start);
-  free(adjacency->cells);
-}
-
-/* The cell that has boundary face `face` (2^(dim-1) corners) as a face, and
- * each face corner's local corner index in that cell; -1 if none. */
-static int32_t find_face_cell(const clmg_mesh *mesh, const vertex_cells *adjacency,
-                              const int32_t *face, int *position) {
-  const int corners = 1 << mesh->dim, face_corners = 1 << (mesh->dim - 1);
-  for (size_t a = adjacency->start[face[0]]; a < adjacency->start[face[0] + 1]; a++) {
-    int32_t k = adjacency->cells[a];
-    const int32_t *cell = mesh->cells + (size_t)k * (size_t)corners;
-    int found = 0, common = corners - 1;
-    for (int m = 0; m < face_corners; m++)
-      for (int c = 0; c < corners; c++)
-        if (cell[c] == face[m]) {
-          position[m] = c;
-          found++;
-        }
-    if (found != face_corners)
-      continue;
-    /* a face: its corners agree in one reference coordinate */
-    for (int m = 1; m < face_corners; m++)
-      common &= ~(position[m] ^ position[0]);
-    if (common != 0)
-      return k;
-  }
-  return -1;
 }
 
 /* ---- projection ---- */
@@ -136,12 +76,11 @@ static int project(const clmg_boundary_shape *shape, int dim, double *x) {
 /* ---- refinement ---- */
 
 clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
-  if (fine)
-    memset(fine, 0, sizeof *fine);
   if (!fine)
     return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh is NULL");
-  if (coarse == fine)
+  if (coarse == fine) /* checked first: zeroing fine would wipe the input */
     return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh must not be the coarse mesh");
+  memset(fine, 0, sizeof *fine);
   clmg_status status = clmg_mesh_check(coarse, error);
   if (status != CLMG_SUCCESS)
     return status;
@@ -156,7 +95,7 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   int32_t *nodes = NULL;
   size_t num_nodes = 0;
   int32_t *projection = NULL; /* per node: 1 + index of its shape, 0 none */
-  vertex_cells adjacency = {0};
+  clmg_vertex_cells adjacency = {0};
   clmg_mesh result = {0};
   status = clmg_mesh_lagrange_nodes(coarse, 2, &nodes, &num_nodes, &result.coords, NULL, error);
   if (status != CLMG_SUCCESS)
@@ -176,7 +115,7 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
   if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
       (coarse->num_shapes && !result.shapes) || !projection ||
-      !build_vertex_cells(coarse, &adjacency)) {
+      !clmg_vertex_cells_build(coarse, &adjacency)) {
     status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                   "cannot allocate the refinement of a mesh with %zu cells", coarse->num_cells);
     goto done;
@@ -204,8 +143,9 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   for (size_t f = 0; f < coarse->num_boundary_faces; f++) {
     const int32_t *face = coarse->boundary_faces + f * face_children;
     int position[4];
-    int32_t k = find_face_cell(coarse, &adjacency, face, position);
-    if (k < 0) { /* clmg_mesh_check has ruled this out */
+    int32_t k = -1;
+    if (clmg_cells_with_face(coarse, &adjacency, face, -1, &k, position) != 1) {
+      /* clmg_mesh_check has ruled this out */
       status =
           fail(error, CLMG_ERROR_INVALID_ARGUMENT,
                "boundary face %zu (first vertex %d) is not a face of any cell", f, (int)face[0]);
@@ -256,18 +196,28 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     }
   }
 
-  /* Projection can fold cells next to a strongly curved boundary. */
-  status = clmg_mesh_check(&result, error);
-  if (status != CLMG_SUCCESS && error) {
-    char reason[sizeof error->message];
-    memcpy(reason, error->message, sizeof reason);
-    fail(error, status, "refinement with boundary projection gave an invalid mesh: %s", reason);
+  /* The fine mesh is well formed by construction, but projection can fold
+   * cells next to a strongly curved boundary (and a child of a trilinear
+   * hexahedron need not inherit its parent's positive corners). */
+  for (size_t k = 0; k < result.num_cells; k++) {
+    const int32_t *cell = result.cells + k * children;
+    int corner;
+    double det;
+    if (!(clmg_mesh_cell_quality(dim, result.coords, cell, &corner, &det) >
+          CLMG_MESH_MIN_CELL_QUALITY)) {
+      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
+                    "refinement folds fine cell %zu (child %zu of coarse cell %zu): its Jacobian "
+                    "determinant at local corner %d is %g%s",
+                    k, k % children, k / children, corner, det,
+                    coarse->num_shapes ? " after boundary projection" : "");
+      goto done;
+    }
   }
 
 done:
   free(nodes);
   free(projection);
-  free_vertex_cells(&adjacency);
+  clmg_vertex_cells_free(&adjacency);
   if (status != CLMG_SUCCESS) {
     clmg_mesh_free(&result);
     return status;

@@ -1,0 +1,669 @@
+/* clmg poisson: the finite-element geometric multigrid of seed 000 on an
+ * unstructured quadrilateral or hexahedral mesh. Builds the mesh hierarchy
+ * (CIRCLE, BLOOD or a Gmsh file refined L - 1 times), assembles Q1 or Q2
+ * Poisson matrices and grid transfers on every level in the chosen DOF
+ * numbering, uploads them once, and solves with multigrid cycles (or CG
+ * preconditioned by one cycle), reporting the residual per cycle, the
+ * convergence rate and the timings; optionally writes the solution as .vtu. */
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+#include "cli.h"
+
+typedef enum mesh_kind { MESH_CIRCLE, MESH_BLOOD, MESH_FILE } mesh_kind;
+
+typedef struct poisson_options {
+  cli_options common;
+  const char *mesh_name; /* "circle", "blood" or a path */
+  mesh_kind mesh;
+  int degree;
+  int level;
+  clmg_numbering numbering;
+  clmg_multigrid_options multigrid;
+  int smoothing_given, omega_given;
+  int use_cg;
+  double tolerance;
+  int max_iterations;
+  const char *vtk_path;
+  int quiet;
+  unsigned long long seed;
+} poisson_options;
+
+enum {
+  OPTION_MESH = OPTION_FIRST_OWN,
+  OPTION_ELEMENT,
+  OPTION_LEVEL,
+  OPTION_NUMBERING,
+  OPTION_SMOOTHER,
+  OPTION_PRE,
+  OPTION_POST,
+  OPTION_OMEGA,
+  OPTION_CYCLE,
+  OPTION_KRYLOV,
+  OPTION_TOLERANCE,
+  OPTION_MAX_ITERATIONS,
+  OPTION_FORMAT,
+  OPTION_PRECISION,
+  OPTION_COARSE,
+  OPTION_VTK,
+  OPTION_SEED
+};
+
+/* Finest levels above this would not fit a workstation's memory (CIRCLE Q1
+ * level 12 has 33.6M unknowns); the mesh is checked again as it grows. */
+enum { MAX_LEVEL = 12 };
+
+static void print_poisson_usage(FILE *out) {
+  fputs("Usage: clmg poisson [OPTIONS]\n"
+        "\n"
+        "Solves the Poisson problem -Laplace(u) = f with Dirichlet conditions by finite\n"
+        "elements (Q1 or Q2) on an unstructured quadrilateral or hexahedral mesh with\n"
+        "geometric multigrid (seed 000): the mesh is refined uniformly L - 1 times (new\n"
+        "boundary vertices on curved boundaries are projected onto them), every level\n"
+        "is assembled on the host, and the whole hierarchy (matrices, prolongations,\n"
+        "restrictions) runs on the OpenCL device as sparse matrix-vector products.\n"
+        "\n"
+        "Problems:\n"
+        "  circle   the seed's CIRCLE benchmark: the square [-1,1]^2 with a hole of\n"
+        "           radius 0.5; f = 1, u = 0 on the square, u = 1 on the circle. Level 1\n"
+        "           is one ring of 8 quadrilaterals; Q1 on level 10 has 2,101,248 unknowns.\n"
+        "  blood    a BLOOD-like vessel with an aneurysm and a thin, strongly anisotropic\n"
+        "           boundary layer; f = 0, u = 1 on the boundary, started from u = 0\n"
+        "           inside. Default smoothing is the seed's: 64+64 Jacobi steps, omega 0.5.\n"
+        "  FILE.msh a Gmsh mesh (ASCII 2.2 or 4.1, quadrilaterals or hexahedra);\n"
+        "           f = 1, u = 0 on the whole boundary.\n"
+        "\n"
+        "Options:\n"
+        "      --mesh M            circle (default), blood, or a .msh file\n"
+        "      --element E         q1 (default) or q2\n"
+        "      --level L           finest level, 1 = the coarse mesh (default 6)\n"
+        "      --numbering N       DOF numbering: 2lv (default), cm, xyz, sto (random), hie\n"
+        "      --smoother S        jacobi (default), chebyshev, spai0\n"
+        "      --pre N, --post N   smoothing steps before / after the coarse correction\n"
+        "                          (default 4 and 4; 64 and 64 for blood)\n"
+        "      --omega W           damping of jacobi / spai0 (default 0.7 jacobi, 1 spai0;\n"
+        "                          0.5 for blood)\n"
+        "      --cycle C           v (default), w, f\n"
+        "      --coarse C          coarse solver: auto (default: direct up to 2048\n"
+        "                          unknowns, else PCG), direct, pcg (Jacobi-PCG to 1e-2)\n"
+        "      --krylov K          none (default: multigrid as the solver) or cg (CG\n"
+        "                          preconditioned by one cycle)\n"
+        "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8)\n"
+        "      --maxit N           at most N cycles or CG iterations (default 200)\n"
+        "      --format F          matrix format: auto (default), csr, ellr, sell\n"
+        "      --precision P       double (default) or float\n"
+        "      --vtk FILE.vtu      write the mesh and u (ParaView, VisIt: VTK XML)\n"
+        "      --seed N            seed of the random STO numbering (default 1)\n"
+        "  -q, --quiet             no per-cycle lines\n" COMMON_OPTIONS_HELP "\n"
+        "Output: unknowns and nonzeros of the finest level, the levels, the relative\n"
+        "residual per cycle, the convergence rate (the mean residual reduction per\n"
+        "cycle), iterations, and the times: setup_s (mesh, assembly, upload, kernel\n"
+        "compilation), solve_s, and cycle_s = solve_s / iterations. --json prints them\n"
+        "as one object (keys unknowns, nonzeros, levels, iterations, relative_residual,\n"
+        "rate, converged, setup_s, solve_s, cycle_s, history, ...).\n"
+        "\n"
+        "Examples:\n"
+        "  clmg poisson --mesh circle --level 7 --vtk circle.vtu\n"
+        "  clmg poisson --element q2 --level 6 --numbering cm --smoother chebyshev\n"
+        "  clmg poisson --mesh blood --level 5 --krylov cg --json\n"
+        "\n"
+        "Exit status: 0 converged, 1 failure (bad mesh, device error, not converged),\n"
+        "2 bad usage.\n",
+        out);
+}
+
+static int parse_options(int argc, char **argv, const cli_options *defaults, poisson_options *o) {
+  static const struct option long_options[] = {
+      COMMON_LONG_OPTIONS,
+      {"mesh", required_argument, NULL, OPTION_MESH},
+      {"element", required_argument, NULL, OPTION_ELEMENT},
+      {"level", required_argument, NULL, OPTION_LEVEL},
+      {"numbering", required_argument, NULL, OPTION_NUMBERING},
+      {"smoother", required_argument, NULL, OPTION_SMOOTHER},
+      {"pre", required_argument, NULL, OPTION_PRE},
+      {"post", required_argument, NULL, OPTION_POST},
+      {"omega", required_argument, NULL, OPTION_OMEGA},
+      {"cycle", required_argument, NULL, OPTION_CYCLE},
+      {"krylov", required_argument, NULL, OPTION_KRYLOV},
+      {"tol", required_argument, NULL, OPTION_TOLERANCE},
+      {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
+      {"format", required_argument, NULL, OPTION_FORMAT},
+      {"precision", required_argument, NULL, OPTION_PRECISION},
+      {"coarse", required_argument, NULL, OPTION_COARSE},
+      {"vtk", required_argument, NULL, OPTION_VTK},
+      {"seed", required_argument, NULL, OPTION_SEED},
+      {"quiet", no_argument, NULL, 'q'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *command = argv[0];
+  memset(o, 0, sizeof *o);
+  o->common = *defaults;
+  o->mesh_name = "circle";
+  o->mesh = MESH_CIRCLE;
+  o->degree = 1;
+  o->level = 6;
+  o->numbering = CLMG_NUMBERING_2LV;
+  clmg_multigrid_options_defaults(&o->multigrid);
+  o->tolerance = 1e-8;
+  o->max_iterations = 200;
+  o->seed = 1;
+  int option, steps;
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
+    if (cli_apply_common_option(option, &o->common))
+      continue;
+    switch (option) {
+    case OPTION_MESH:
+      o->mesh_name = optarg;
+      o->mesh = strcmp(optarg, "circle") == 0  ? MESH_CIRCLE
+                : strcmp(optarg, "blood") == 0 ? MESH_BLOOD
+                                               : MESH_FILE;
+      break;
+    case OPTION_ELEMENT:
+      if (strcmp(optarg, "q1") != 0 && strcmp(optarg, "q2") != 0) {
+        fprintf(stderr, "%s: unknown element '%s' (there are: q1, q2)\n", command, optarg);
+        return cli_usage_error(command);
+      }
+      o->degree = optarg[1] - '0';
+      break;
+    case OPTION_LEVEL:
+      if (!cli_parse_int(command, "--level", optarg, 1, MAX_LEVEL, &o->level))
+        return cli_usage_error(command);
+      break;
+    case OPTION_NUMBERING:
+      if (!clmg_numbering_parse(optarg, &o->numbering)) {
+        fprintf(stderr, "%s: unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)\n", command,
+                optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_SMOOTHER:
+      if (!clmg_smoother_type_parse(optarg, &o->multigrid.smoother)) {
+        fprintf(stderr, "%s: unknown smoother '%s' (there are: jacobi, chebyshev, spai0)\n",
+                command, optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_PRE:
+    case OPTION_POST:
+      if (!cli_parse_int(command, option == OPTION_PRE ? "--pre" : "--post", optarg, 0, 1000,
+                         &steps))
+        return cli_usage_error(command);
+      *(option == OPTION_PRE ? &o->multigrid.pre_smoothing : &o->multigrid.post_smoothing) = steps;
+      o->smoothing_given = 1;
+      break;
+    case OPTION_OMEGA:
+      if (!cli_parse_double(command, "--omega", optarg, 1e-3, 2.0, &o->multigrid.omega))
+        return cli_usage_error(command);
+      o->omega_given = 1;
+      break;
+    case OPTION_CYCLE:
+      if (!clmg_cycle_type_parse(optarg, &o->multigrid.cycle)) {
+        fprintf(stderr, "%s: unknown cycle '%s' (there are: v, w, f)\n", command, optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_KRYLOV:
+      if (strcmp(optarg, "none") != 0 && strcmp(optarg, "cg") != 0) {
+        fprintf(stderr, "%s: unknown Krylov method '%s' (there are: none, cg)\n", command, optarg);
+        return cli_usage_error(command);
+      }
+      o->use_cg = strcmp(optarg, "cg") == 0;
+      break;
+    case OPTION_TOLERANCE:
+      if (!cli_parse_double(command, "--tol", optarg, 1e-15, 0.5, &o->tolerance))
+        return cli_usage_error(command);
+      break;
+    case OPTION_MAX_ITERATIONS:
+      if (!cli_parse_int(command, "--maxit", optarg, 1, 1000000, &o->max_iterations))
+        return cli_usage_error(command);
+      break;
+    case OPTION_FORMAT:
+      if (!clmg_matrix_format_parse(optarg, &o->multigrid.matrix.format)) {
+        fprintf(stderr, "%s: unknown format '%s' (there are: auto, csr, ellr, sell)\n", command,
+                optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_PRECISION:
+      if (strcmp(optarg, "double") != 0 && strcmp(optarg, "float") != 0) {
+        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
+        return cli_usage_error(command);
+      }
+      o->multigrid.matrix.precision = optarg[0] == 'd' ? CLMG_DOUBLE : CLMG_FLOAT;
+      break;
+    case OPTION_COARSE:
+      if (strcmp(optarg, "auto") == 0) {
+        o->multigrid.coarse = CLMG_COARSE_AUTO;
+      } else if (strcmp(optarg, "direct") == 0) {
+        o->multigrid.coarse = CLMG_COARSE_DIRECT;
+      } else if (strcmp(optarg, "pcg") == 0) {
+        o->multigrid.coarse = CLMG_COARSE_PCG;
+      } else {
+        fprintf(stderr, "%s: unknown coarse solver '%s' (there are: auto, direct, pcg)\n", command,
+                optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_VTK:
+      o->vtk_path = optarg;
+      break;
+    case OPTION_SEED: {
+      int seed;
+      if (!cli_parse_int(command, "--seed", optarg, 0, 2147483647, &seed))
+        return cli_usage_error(command);
+      o->seed = (unsigned long long)seed;
+      break;
+    }
+    case 'q':
+      o->quiet = 1;
+      break;
+    default:
+      return cli_usage_error(command);
+    }
+  }
+  if (o->common.help)
+    return 0;
+  if (optind < argc) {
+    fprintf(stderr, "%s: unexpected argument '%s'\n", command, argv[optind]);
+    return cli_usage_error(command);
+  }
+  /* the seed's BLOOD settings, unless given */
+  if (o->mesh == MESH_BLOOD) {
+    if (!o->smoothing_given)
+      o->multigrid.pre_smoothing = o->multigrid.post_smoothing = 64;
+    if (!o->omega_given && o->multigrid.smoother == CLMG_SMOOTHER_JACOBI)
+      o->multigrid.omega = 0.5;
+  }
+  return 0;
+}
+
+/* ---- the problems ---- */
+
+static double constant_one(const double *x, void *data) {
+  (void)x;
+  (void)data;
+  return 1.0;
+}
+
+/* CIRCLE: u = 1 on the circle (tag 2), 0 on the square (tag 1). */
+static double circle_boundary(const double *x, int32_t tag, void *data) {
+  (void)x;
+  (void)data;
+  return tag == 2 ? 1.0 : 0.0;
+}
+
+static double boundary_one(const double *x, int32_t tag, void *data) {
+  (void)x;
+  (void)tag;
+  (void)data;
+  return 1.0;
+}
+
+static void describe_problem(const poisson_options *o, clmg_poisson_problem *problem) {
+  memset(problem, 0, sizeof *problem);
+  switch (o->mesh) {
+  case MESH_CIRCLE:
+    problem->source = constant_one;
+    problem->dirichlet = circle_boundary;
+    break;
+  case MESH_BLOOD:
+    problem->source = NULL;
+    problem->dirichlet = boundary_one;
+    break;
+  case MESH_FILE:
+    problem->source = constant_one;
+    problem->dirichlet = NULL;
+    break;
+  }
+}
+
+static clmg_status load_coarse_mesh(const poisson_options *o, clmg_mesh *mesh, clmg_error *error) {
+  switch (o->mesh) {
+  case MESH_CIRCLE:
+    return clmg_mesh_circle(mesh, error);
+  case MESH_BLOOD:
+    return clmg_mesh_blood(mesh, error);
+  default:
+    return clmg_mesh_read_gmsh(o->mesh_name, mesh, error);
+  }
+}
+
+/* ---- progress and report ---- */
+
+typedef struct cycle_printer {
+  int enabled;
+  const char *label;
+} cycle_printer;
+
+static int print_cycle(void *data, int iteration, double relative_residual) {
+  const cycle_printer *p = data;
+  if (p->enabled) {
+    printf("  %-9s %4d  relative residual %.3e\n", p->label, iteration, relative_residual);
+    fflush(stdout);
+  }
+  return 0;
+}
+
+typedef struct poisson_report {
+  size_t unknowns, nonzeros, coarse_unknowns;
+  int levels;
+  const char *format_description;
+  const char *coarse_solver;
+  clmg_status status;
+  char message[1024];
+  clmg_krylov_result result;
+  double rate;
+  double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
+  double iteration_bytes;
+} poisson_report;
+
+static const char *problem_label(const poisson_options *o) {
+  return o->mesh == MESH_CIRCLE ? "CIRCLE" : o->mesh == MESH_BLOOD ? "BLOOD" : o->mesh_name;
+}
+
+static double setup_seconds(const poisson_report *r) {
+  return r->mesh_s + r->assembly_s + r->upload_s + r->kernels_s;
+}
+
+static void print_text_summary(const poisson_options *o, const poisson_report *r) {
+  const clmg_krylov_result *result = &r->result;
+  printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
+  printf("%-18s %d %s\n", "iterations", result->iterations, o->use_cg ? "CG iterations" : "cycles");
+  printf("%-18s %.3e\n", "relative residual", result->relative_residual);
+  printf("%-18s %.4f (mean residual reduction per %s)\n", "rate", r->rate,
+         o->use_cg ? "iteration" : "cycle");
+  printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f, kernels %.4f)\n", "setup_s",
+         setup_seconds(r), r->mesh_s, r->assembly_s, r->upload_s, r->kernels_s);
+  printf("%-18s %.4f\n", "solve_s", r->solve_s);
+  if (result->iterations > 0)
+    printf("%-18s %.6f (%.3f ms)\n", "cycle_s", r->solve_s / result->iterations,
+           1e3 * r->solve_s / result->iterations);
+}
+
+static void print_json(const poisson_options *o, const poisson_report *r,
+                       const clmg_device_info *device) {
+  const clmg_krylov_result *result = &r->result;
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "mesh", o->mesh == MESH_FILE ? o->mesh_name : o->mesh_name);
+  json_string(&w, "element", o->degree == 1 ? "q1" : "q2");
+  json_integer(&w, "level", o->level);
+  json_integer(&w, "levels", r->levels);
+  json_integer(&w, "unknowns", (long long)r->unknowns);
+  json_integer(&w, "nonzeros", (long long)r->nonzeros);
+  json_integer(&w, "coarse_unknowns", (long long)r->coarse_unknowns);
+  json_string(&w, "numbering", clmg_numbering_name(o->numbering));
+  json_string(&w, "smoother", clmg_smoother_type_name(o->multigrid.smoother));
+  json_integer(&w, "pre", o->multigrid.pre_smoothing);
+  json_integer(&w, "post", o->multigrid.post_smoothing);
+  json_number(&w, "omega", o->multigrid.omega);
+  json_string(&w, "cycle", clmg_cycle_type_name(o->multigrid.cycle));
+  json_string(&w, "coarse_solver", r->coarse_solver);
+  json_string(&w, "krylov", o->use_cg ? "cg" : "none");
+  json_string(&w, "format", r->format_description);
+  json_string(&w, "precision", clmg_dtype_name(o->multigrid.matrix.precision));
+  json_string(&w, "device", device->name);
+  json_number(&w, "relative_tolerance", o->tolerance);
+  json_bool(&w, "converged", result->converged);
+  json_string(&w, "status", clmg_status_string(r->status));
+  if (r->status != CLMG_SUCCESS)
+    json_string(&w, "message", r->message);
+  json_integer(&w, "iterations", result->iterations);
+  json_number(&w, "relative_residual", result->relative_residual);
+  json_number(&w, "rate", r->rate);
+  json_number(&w, "mesh_s", r->mesh_s);
+  json_number(&w, "assembly_s", r->assembly_s);
+  json_number(&w, "upload_s", r->upload_s);
+  json_number(&w, "kernels_s", r->kernels_s);
+  json_number(&w, "setup_s", setup_seconds(r));
+  json_number(&w, "solve_s", r->solve_s);
+  json_number(&w, "cycle_s", result->iterations > 0 ? r->solve_s / result->iterations : 0.0);
+  json_number(&w, "iteration_bytes", r->iteration_bytes);
+  json_array_begin(&w, "history");
+  for (size_t k = 0; k < result->history_length; k++)
+    json_number(&w, NULL, result->history[k]);
+  json_array_end(&w);
+  json_object_end(&w);
+  json_end(&w);
+}
+
+/* ---- the command ---- */
+
+typedef struct poisson_resources {
+  clmg_mesh coarse_mesh;
+  clmg_fe_hierarchy hierarchy;
+  clmg_context *context;
+  clmg_multigrid *multigrid;
+  clmg_vector *b, *x;
+  double *solution;
+} poisson_resources;
+
+static void release(poisson_resources *s) {
+  clmg_vector_destroy(s->b);
+  clmg_vector_destroy(s->x);
+  clmg_multigrid_destroy(s->multigrid);
+  clmg_context_destroy(s->context);
+  clmg_fe_hierarchy_free(&s->hierarchy);
+  clmg_mesh_free(&s->coarse_mesh);
+  free(s->solution);
+}
+
+/* The solve: multigrid cycles, or CG with one cycle as preconditioner. */
+static clmg_status solve(const poisson_options *o, poisson_resources *s,
+                         const clmg_krylov_options *krylov, clmg_krylov_result *result) {
+  if (!o->use_cg)
+    return clmg_multigrid_solve(s->multigrid, s->b, s->x, krylov, result);
+  clmg_preconditioner preconditioner;
+  clmg_status status = clmg_multigrid_preconditioner(s->multigrid, &preconditioner);
+  if (status != CLMG_SUCCESS)
+    return status;
+  const clmg_matrix *a = clmg_multigrid_matrix(s->multigrid, s->hierarchy.num_levels - 1);
+  status = clmg_cg(a, s->b, s->x, &preconditioner, krylov, result);
+  clmg_preconditioner_destroy(&preconditioner);
+  return status;
+}
+
+/* Builds the hierarchy on the host; prints why and returns 0 on failure. */
+static int build_hierarchy(const char *command, const poisson_options *o, poisson_resources *s,
+                           poisson_report *r) {
+  clmg_error error = {{0}};
+  double start = apputil_now();
+  clmg_status status = load_coarse_mesh(o, &s->coarse_mesh, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mesh_check(&s->coarse_mesh, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: cannot use the mesh '%s': %s: %s\n", command, o->mesh_name,
+            clmg_status_string(status), error.message);
+    return 0;
+  }
+  r->mesh_s = apputil_now() - start;
+  start = apputil_now();
+  clmg_poisson_problem problem;
+  describe_problem(o, &problem);
+  status = clmg_fe_poisson_hierarchy(&s->coarse_mesh, o->level, o->degree, &problem, o->numbering,
+                                     o->seed, &s->hierarchy, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: cannot build the level-%d hierarchy: %s: %s\n", command, o->level,
+            clmg_status_string(status), error.message);
+    return 0;
+  }
+  r->assembly_s = apputil_now() - start;
+  const clmg_fe_hierarchy *h = &s->hierarchy;
+  r->levels = h->num_levels;
+  r->unknowns = h->a[h->num_levels - 1].rows;
+  r->nonzeros = clmg_csr_nnz(&h->a[h->num_levels - 1]);
+  r->coarse_unknowns = h->a[0].rows;
+  return 1;
+}
+
+static clmg_status build_on_device(const poisson_options *o, poisson_resources *s,
+                                   poisson_report *r, const char **step) {
+  const clmg_fe_hierarchy *h = &s->hierarchy;
+  clmg_dtype precision = o->multigrid.matrix.precision;
+  size_t n = r->unknowns;
+  double start = apputil_now();
+  *step = "building the multigrid hierarchy";
+  clmg_status status = clmg_multigrid_create(s->context, h->num_levels, h->a, h->p, h->r,
+                                             &o->multigrid, &s->multigrid);
+  if (status == CLMG_SUCCESS) {
+    *step = "uploading the right-hand side";
+    status = clmg_vector_create(s->context, precision, n, &s->b);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, precision, n, &s->x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->b, h->b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(s->context);
+  r->upload_s = apputil_now() - start;
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* one cycle compiles every kernel (or loads it from the cache), so that
+   * solve_s is the solve alone */
+  start = apputil_now();
+  *step = "compiling the kernels";
+  status = clmg_vector_upload_doubles(s->x, h->x0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_cycle(s->multigrid, s->b, s->x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->x, h->x0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(s->context);
+  r->kernels_s = apputil_now() - start;
+  r->format_description =
+      clmg_matrix_describe(clmg_multigrid_matrix(s->multigrid, h->num_levels - 1));
+  r->coarse_solver = clmg_multigrid_coarse_solver(s->multigrid);
+  r->iteration_bytes = clmg_multigrid_iteration_bytes(s->multigrid);
+  return status;
+}
+
+static void print_header(const poisson_options *o, const poisson_resources *s,
+                         const poisson_report *r) {
+  const clmg_device_info *device = clmg_context_device(s->context);
+  printf("%-18s %s, Q%d, level %d (%d levels)\n", "problem", problem_label(o), o->degree, o->level,
+         r->levels);
+  printf("%-18s %zu\n", "unknowns", r->unknowns);
+  printf("%-18s %zu\n", "nonzeros", r->nonzeros);
+  printf("%-18s %s\n", "numbering", clmg_numbering_name(o->numbering));
+  printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
+         device->name, device->platform_name);
+  printf("%-18s %s, %s\n", "format", r->format_description,
+         clmg_dtype_name(o->multigrid.matrix.precision));
+  printf("%-18s %s-cycle, %s %d+%d", "multigrid", clmg_cycle_type_name(o->multigrid.cycle),
+         clmg_smoother_type_name(o->multigrid.smoother), o->multigrid.pre_smoothing,
+         o->multigrid.post_smoothing);
+  if (o->multigrid.smoother != CLMG_SMOOTHER_CHEBYSHEV)
+    printf(", omega %g", o->multigrid.omega > 0
+                             ? o->multigrid.omega
+                             : (o->multigrid.smoother == CLMG_SMOOTHER_SPAI0 ? 1.0 : 0.7));
+  printf(", coarse %s (%zu unknowns)%s\n", r->coarse_solver, r->coarse_unknowns,
+         o->use_cg ? ", as a CG preconditioner" : "");
+  printf("%-18s %g\n", "tolerance", o->tolerance);
+  fflush(stdout);
+}
+
+static int write_vtk(const char *command, const poisson_options *o, poisson_resources *s) {
+  const clmg_fe_hierarchy *h = &s->hierarchy;
+  int finest = h->num_levels - 1;
+  size_t n = h->spaces[finest].num_dofs;
+  double *numbered = malloc(n * sizeof *numbered);
+  s->solution = malloc(n * sizeof *s->solution);
+  if (!numbered || !s->solution) {
+    free(numbered);
+    fprintf(stderr, "%s: out of memory for the solution\n", command);
+    return 0;
+  }
+  clmg_status status = clmg_vector_download_doubles(s->x, numbered);
+  if (status != CLMG_SUCCESS) {
+    free(numbered);
+    apputil_report(s->context, status, "reading back the solution");
+    return 0;
+  }
+  clmg_fe_hierarchy_unpermute(h, numbered, s->solution);
+  free(numbered);
+  clmg_mesh_field field = {"u", s->solution};
+  clmg_error error = {{0}};
+  status = clmg_mesh_write_vtu(o->vtk_path, &h->meshes[finest], o->degree, &field, 1, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: cannot write %s: %s: %s\n", command, o->vtk_path,
+            clmg_status_string(status), error.message);
+    return 0;
+  }
+  return 1;
+}
+
+int run_poisson(int argc, char **argv, const cli_options *defaults) {
+  const char *command = argv[0];
+  poisson_options o;
+  int exit_code = parse_options(argc, argv, defaults, &o);
+  if (exit_code != 0)
+    return exit_code;
+  if (o.common.help) {
+    print_poisson_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  poisson_resources s;
+  memset(&s, 0, sizeof s);
+  poisson_report r;
+  memset(&r, 0, sizeof r);
+  if (!build_hierarchy(command, &o, &s, &r)) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  s.context = apputil_open_context(o.common.device);
+  if (!s.context) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  const char *step = "";
+  clmg_status status = build_on_device(&o, &s, &r, &step);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(s.context, status, step);
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  if (!o.common.json)
+    print_header(&o, &s, &r);
+
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = o.tolerance;
+  krylov.max_iterations = o.max_iterations;
+  krylov.keep_history = 1;
+  cycle_printer printer = {!o.common.json && !o.quiet, o.use_cg ? "iteration" : "cycle"};
+  krylov.monitor = print_cycle;
+  krylov.monitor_data = &printer;
+  double start = apputil_now();
+  r.status = solve(&o, &s, &krylov, &r.result);
+  if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)
+    status = clmg_finish(s.context);
+  r.solve_s = apputil_now() - start;
+  snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
+  if (r.result.iterations > 0 && r.result.relative_residual > 0 && r.result.initial_residual > 0)
+    r.rate = pow(r.result.final_residual / r.result.initial_residual, 1.0 / r.result.iterations);
+
+  if (o.common.json)
+    print_json(&o, &r, clmg_context_device(s.context));
+  else
+    print_text_summary(&o, &r);
+  exit_code = r.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  if (r.status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(r.status), r.message);
+  }
+  int solution_usable = r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED;
+  if (o.vtk_path && solution_usable) {
+    if (!write_vtk(command, &o, &s))
+      exit_code = EXIT_LIBRARY_FAILURE;
+    else if (!o.common.json)
+      printf("%-18s %s (open it in ParaView)\n", "wrote", o.vtk_path);
+  }
+  clmg_krylov_result_free(&r.result);
+  release(&s);
+  return exit_code;
+}
