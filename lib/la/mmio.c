@@ -28,16 +28,15 @@
 #define _POSIX_C_SOURCE 200809L /* getline, newlocale/uselocale, strncasecmp */
 
 #include "clmg.h"
+#include "core/textio.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/stat.h>
 
 /* ---- errors ---- */
 
@@ -55,28 +54,6 @@ static clmg_status fail(clmg_error *error, clmg_status status, const char *forma
     va_end(args);
   }
   return status;
-}
-
-/* ---- the "C" numeric locale for the duration of a call ---- */
-
-typedef struct numeric_locale {
-  locale_t c_locale; /* (locale_t)0 when it could not be created */
-  locale_t previous;
-} numeric_locale;
-
-/* uselocale changes only the calling thread, so other threads of the
- * application keep their locale. Without a C locale object the current one
- * is used (the common case of an application that never set a locale). */
-static void enter_c_numeric_locale(numeric_locale *locale) {
-  locale->c_locale = newlocale(LC_NUMERIC_MASK, "C", (locale_t)0);
-  locale->previous = locale->c_locale ? uselocale(locale->c_locale) : (locale_t)0;
-}
-
-static void leave_c_numeric_locale(numeric_locale *locale) {
-  if (locale->c_locale) {
-    uselocale(locale->previous);
-    freelocale(locale->c_locale);
-  }
 }
 
 /* ---- reading lines ---- */
@@ -552,8 +529,8 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
   if (!reader.file)
     return fail(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
 
-  numeric_locale locale;
-  enter_c_numeric_locale(&locale);
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
   clmg_status status = read_banner(&reader, header);
   if (status == CLMG_SUCCESS && vector) {
     if (header->field == MM_PATTERN)
@@ -583,7 +560,7 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
                            header->entries, describe_token(word, shown, sizeof shown));
     }
   }
-  leave_c_numeric_locale(&locale);
+  clmg_leave_c_numeric_locale(&locale);
   free(reader.line);
   fclose(reader.file);
   if (status != CLMG_SUCCESS)
@@ -644,24 +621,6 @@ clmg_status clmg_read_matrix_market_vector(const char *path, double **values, si
   return CLMG_SUCCESS;
 }
 
-/* Closes a file being written. On a failure a regular file is removed, so
- * no truncated file is left that a later read would take for data; other
- * paths (/dev/full, a FIFO) are left alone. */
-static clmg_status finish_writing(FILE *file, const char *path, int write_failed, int saved_errno,
-                                  clmg_error *error) {
-  struct stat info;
-  int regular = fstat(fileno(file), &info) == 0 && S_ISREG(info.st_mode);
-  if (fclose(file) != 0 && !write_failed) {
-    write_failed = 1;
-    saved_errno = errno;
-  }
-  if (!write_failed)
-    return CLMG_SUCCESS;
-  if (regular)
-    remove(path);
-  return fail(error, CLMG_ERROR_IO, "cannot write %s: %s", path, strerror(saved_errno));
-}
-
 clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, clmg_error *error) {
   if (error)
     error->message[0] = '\0';
@@ -674,8 +633,8 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
   if (!file)
     return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
 
-  numeric_locale locale;
-  enter_c_numeric_locale(&locale);
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
   int failed = fprintf(file,
                        "%%%%MatrixMarket matrix coordinate real general\n"
                        "%% written by clmg %s\n%zu %zu %zu\n",
@@ -685,8 +644,8 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !failed; k++)
       failed = fprintf(file, "%zu %d %.17g\n", i + 1, (int)a->col[k] + 1, a->val[k]) < 0;
   int saved_errno = errno;
-  leave_c_numeric_locale(&locale);
-  return finish_writing(file, path, failed, saved_errno, error);
+  clmg_leave_c_numeric_locale(&locale);
+  return clmg_finish_text_file(file, path, failed, saved_errno, error);
 }
 
 clmg_status clmg_write_matrix_market_vector(const char *path, const double *values, size_t n,
@@ -699,8 +658,8 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
   if (!file)
     return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
 
-  numeric_locale locale;
-  enter_c_numeric_locale(&locale);
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
   int failed = fprintf(file,
                        "%%%%MatrixMarket matrix array real general\n"
                        "%% written by clmg %s\n%zu 1\n",
@@ -708,6 +667,6 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
   for (size_t i = 0; i < n && !failed; i++)
     failed = fprintf(file, "%.17g\n", values[i]) < 0;
   int saved_errno = errno;
-  leave_c_numeric_locale(&locale);
-  return finish_writing(file, path, failed, saved_errno, error);
+  clmg_leave_c_numeric_locale(&locale);
+  return clmg_finish_text_file(file, path, failed, saved_errno, error);
 }
