@@ -1,9 +1,13 @@
 /* Mesh files: the Gmsh reader (formats 2.2 and 4.1, quadrilaterals and
  * hexahedra, sparse node tags, physical and elementary tags, reorientation
- * of clockwise cells, boundary faces the file omits) and its errors
- * (FILE:LINE and what was expected), and the VTU writer (Q1 and Q2 cells,
- * point and cell data) read back as text. The files are written by the
- * tests into a scratch directory. */
+ * of clockwise or left-handed cells, boundary faces the file omits) and its
+ * errors (FILE:LINE and what was expected), and the VTU writer (Q1 and Q2
+ * cells, point and cell data) read back as text and checked against VTK's
+ * documented node order. The meshes of tests/data are hand-written; small
+ * and malformed files are written by the tests into a scratch directory.
+ * Host only: no OpenCL device. */
+#include <locale.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,16 +23,176 @@
 
 static char *scratch;
 
-static char *write_file(const char *name, const char *text) {
+#define CHECK_OK(error, call)                                                                      \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
+  } while (0)
+
+/* scratch/name (malloc'ed). */
+static char *scratch_path(const char *name) {
   size_t length = strlen(scratch) + strlen(name) + 2;
   char *path = malloc(length);
   assert_non_null(path);
   snprintf(path, length, "%s/%s", scratch, name);
-  FILE *f = fopen(path, "w");
-  assert_non_null(f);
-  fputs(text, f);
-  fclose(f);
   return path;
+}
+
+static char *write_file(const char *name, const char *text, size_t length) {
+  char *path = scratch_path(name);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(text, 1, length, f), length);
+  assert_int_equal(fclose(f), 0);
+  return path;
+}
+
+static void data_path(const char *name, char *path, size_t size) {
+  snprintf(path, size, "%s/tests/data/%s", CLMG_SOURCE_DIR, name);
+}
+
+static size_t faces_with_tag(const clmg_mesh *mesh, int32_t tag) {
+  size_t count = 0;
+  for (size_t f = 0; f < mesh->num_boundary_faces; ++f)
+    count += mesh->boundary_face_tag[f] == tag;
+  return count;
+}
+
+static void read_path_ok(const char *path, clmg_mesh *mesh) {
+  clmg_error error = {{0}};
+  clmg_status status = clmg_mesh_read_gmsh(path, mesh, &error);
+  if (status != CLMG_SUCCESS)
+    fail_msg("%s: %s: %s", path, clmg_status_string(status), error.message);
+  CHECK_OK(error, clmg_mesh_check(mesh, &error));
+}
+
+static void read_ok(const char *name, const char *text, clmg_mesh *mesh) {
+  char *path = write_file(name, text, strlen(text));
+  read_path_ok(path, mesh);
+  free(path);
+}
+
+static void read_data_ok(const char *name, clmg_mesh *mesh) {
+  char path[4096];
+  data_path(name, path, sizeof path);
+  read_path_ok(path, mesh);
+}
+
+/* The signed measure of a cell that is a parallelogram / parallelepiped:
+ * the determinant of its edge vectors at corner 0 (tensor order). */
+static double cell_measure(const clmg_mesh *mesh, size_t cell) {
+  const int32_t *c = mesh->cells + cell * clmg_mesh_vertices_per_cell(mesh);
+  const int dim = mesh->dim;
+  double e[3][3] = {{0}};
+  for (int axis = 0; axis < dim; ++axis)
+    for (int d = 0; d < dim; ++d)
+      e[axis][d] = mesh->coords[(size_t)c[1 << axis] * (size_t)dim + (size_t)d] -
+                   mesh->coords[(size_t)c[0] * (size_t)dim + (size_t)d];
+  if (dim == 2)
+    return e[0][0] * e[1][1] - e[0][1] * e[1][0];
+  return e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
+         e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+         e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+}
+
+/* Whether every vertex of boundary face f has coordinate `axis` = value. */
+static int face_on_plane(const clmg_mesh *mesh, size_t f, int axis, double value) {
+  size_t per_face = clmg_mesh_vertices_per_face(mesh);
+  for (size_t k = 0; k < per_face; ++k) {
+    int32_t v = mesh->boundary_faces[f * per_face + k];
+    if (mesh->coords[(size_t)v * (size_t)mesh->dim + (size_t)axis] != value)
+      return 0;
+  }
+  return 1;
+}
+
+static void assert_same_mesh(const clmg_mesh *a, const clmg_mesh *b) {
+  assert_int_equal(a->dim, b->dim);
+  assert_int_equal(a->num_vertices, b->num_vertices);
+  assert_int_equal(a->num_cells, b->num_cells);
+  assert_int_equal(a->num_boundary_faces, b->num_boundary_faces);
+  assert_memory_equal(a->coords, b->coords, a->num_vertices * (size_t)a->dim * sizeof(double));
+  assert_memory_equal(a->cells, b->cells,
+                      a->num_cells * clmg_mesh_vertices_per_cell(a) * sizeof(int32_t));
+  assert_memory_equal(a->boundary_faces, b->boundary_faces,
+                      a->num_boundary_faces * clmg_mesh_vertices_per_face(a) * sizeof(int32_t));
+  assert_memory_equal(a->boundary_face_tag, b->boundary_face_tag,
+                      a->num_boundary_faces * sizeof(int32_t));
+}
+
+/* ---- reading ---- */
+
+/* 3 x 2 unit squares on [0,3] x [0,2]: physical lines 11 (bottom), 12
+ * (right) and 13 (top) in the file, the left side not; 2.2 with sparse node
+ * tags listed out of order, 4.1 with Gmsh's entity blocks. */
+static void test_read_quads_data(void **state) {
+  (void)state;
+  clmg_mesh a = {0}, b = {0};
+  read_data_ok("quads_22.msh", &a);
+  read_data_ok("quads_41.msh", &b);
+  assert_same_mesh(&a, &b);
+  assert_int_equal(a.dim, 2);
+  assert_int_equal(a.num_vertices, 12);
+  assert_int_equal(a.num_cells, 6);
+  assert_int_equal(a.num_boundary_faces, 10);
+  double area = 0;
+  for (size_t c = 0; c < a.num_cells; ++c) {
+    assert_true(cell_measure(&a, c) == 1.0);
+    area += cell_measure(&a, c);
+  }
+  assert_true(area == 6.0);
+  static const struct {
+    int32_t tag;
+    int axis;
+    double value;
+    size_t count;
+  } sides[] = {{11, 1, 0.0, 3}, {12, 0, 3.0, 2}, {13, 1, 2.0, 3}, {1, 0, 0.0, 2}};
+  for (size_t s = 0; s < 4; ++s) {
+    assert_int_equal(faces_with_tag(&a, sides[s].tag), sides[s].count);
+    for (size_t f = 0; f < a.num_boundary_faces; ++f)
+      if (a.boundary_face_tag[f] == sides[s].tag &&
+          !face_on_plane(&a, f, sides[s].axis, sides[s].value))
+        fail_msg("boundary face %zu with tag %d is not on its side", f, (int)sides[s].tag);
+  }
+  clmg_mesh_free(&a);
+  clmg_mesh_free(&b);
+}
+
+/* 2 x 2 x 1 unit cubes on [0,2]^2 x [0,1]: bottom quads physical 21, top
+ * 22, the side x = 0 only elementary (7), the other sides not in the file. */
+static void test_read_hexes_data(void **state) {
+  (void)state;
+  clmg_mesh a = {0}, b = {0};
+  read_data_ok("hexes_22.msh", &a);
+  read_data_ok("hexes_41.msh", &b);
+  assert_same_mesh(&a, &b);
+  assert_int_equal(a.dim, 3);
+  assert_int_equal(a.num_vertices, 18);
+  assert_int_equal(a.num_cells, 4);
+  assert_int_equal(a.num_boundary_faces, 16);
+  for (size_t c = 0; c < a.num_cells; ++c)
+    assert_true(cell_measure(&a, c) == 1.0);
+  static const struct {
+    int32_t tag;
+    int axis;
+    double value;
+    size_t count;
+  } sides[] = {{21, 2, 0.0, 4}, {22, 2, 1.0, 4}, {7, 0, 0.0, 2}};
+  for (size_t s = 0; s < 3; ++s) {
+    assert_int_equal(faces_with_tag(&a, sides[s].tag), sides[s].count);
+    for (size_t f = 0; f < a.num_boundary_faces; ++f)
+      if (a.boundary_face_tag[f] == sides[s].tag &&
+          !face_on_plane(&a, f, sides[s].axis, sides[s].value))
+        fail_msg("boundary face %zu with tag %d is not on its side", f, (int)sides[s].tag);
+  }
+  assert_int_equal(faces_with_tag(&a, 1), 6); /* y = 0, x = 2, y = 2: added */
+  for (size_t f = 0; f < a.num_boundary_faces; ++f)
+    if (a.boundary_face_tag[f] == 1)
+      assert_true(face_on_plane(&a, f, 1, 0.0) || face_on_plane(&a, f, 0, 2.0) ||
+                  face_on_plane(&a, f, 1, 2.0));
+  clmg_mesh_free(&a);
+  clmg_mesh_free(&b);
 }
 
 /* Two unit squares side by side; node tags are sparse; the second quad is
@@ -42,6 +206,7 @@ static const char *two_quads_22 = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
                                   "3 3 2 7 2 10 20 50 40\n4 3 2 7 2 20 50 60 30\n"
                                   "$EndElements\n";
 
+/* The same in 4.1, with the second quad counter-clockwise. */
 static const char *two_quads_41 = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"
                                   "$Entities\n0 1 1 0\n"
                                   "1 0 0 0 2 0 0 1 5 2 1 2\n"
@@ -53,29 +218,22 @@ static const char *two_quads_41 = "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"
                                   "$EndNodes\n"
                                   "$Elements\n2 4 1 4\n"
                                   "1 1 1 2\n1 10 20\n2 20 30\n"
-                                  "2 2 3 2\n3 10 20 50 40\n4 20 50 60 30\n"
+                                  "2 2 3 2\n3 10 20 50 40\n4 20 30 60 50\n"
                                   "$EndElements\n";
 
-static const char *unit_hex_22 = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
-                                 "$Nodes\n8\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n"
-                                 "5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n$EndNodes\n"
-                                 "$Elements\n1\n1 5 2 3 3 1 2 3 4 5 6 7 8\n$EndElements\n";
-
-static size_t faces_with_tag(const clmg_mesh *mesh, int32_t tag) {
-  size_t count = 0;
-  for (size_t f = 0; f < mesh->num_boundary_faces; ++f)
-    count += mesh->boundary_face_tag[f] == tag;
-  return count;
-}
-
-static void read_ok(const char *name, const char *text, clmg_mesh *mesh) {
-  char *path = write_file(name, text);
-  clmg_error error = {{0}};
-  clmg_status status = clmg_mesh_read_gmsh(path, mesh, &error);
-  if (status != CLMG_SUCCESS)
-    fail_msg("%s: %s: %s", name, clmg_status_string(status), error.message);
-  assert_int_equal(clmg_mesh_check(mesh, &error), CLMG_SUCCESS);
-  free(path);
+/* The same cells, corner by corner as sets of points (the vertex numbers
+ * and the corner order may differ). */
+static void assert_same_cell_points(const clmg_mesh *a, const clmg_mesh *b) {
+  size_t per_cell = clmg_mesh_vertices_per_cell(a), dim = (size_t)a->dim;
+  for (size_t c = 0; c < a->num_cells; ++c)
+    for (size_t k = 0; k < per_cell; ++k) {
+      const double *x = a->coords + (size_t)a->cells[c * per_cell + k] * dim;
+      int found = 0;
+      for (size_t j = 0; j < per_cell; ++j)
+        found |=
+            memcmp(x, b->coords + (size_t)b->cells[c * per_cell + j] * dim, dim * sizeof *x) == 0;
+      assert_true(found);
+    }
 }
 
 static void test_read_quads_both_versions(void **state) {
@@ -92,86 +250,216 @@ static void test_read_quads_both_versions(void **state) {
     assert_int_equal(m->num_boundary_faces, 6);
     assert_int_equal(faces_with_tag(m, 5), 2); /* the file's bottom edges */
     assert_int_equal(faces_with_tag(m, 1), 4); /* the rest, added */
+    for (size_t c = 0; c < 2; ++c)
+      assert_true(cell_measure(m, c) == 1.0); /* the clockwise quad was turned */
   }
-  /* same vertices in the same (file) order */
-  for (size_t i = 0; i < 12; ++i)
-    assert_true(a.coords[i] == b.coords[i]);
-  /* the clockwise quad was turned: still the cell over [1,2] x [0,1] */
-  for (size_t c = 0; c < 2; ++c)
-    assert_memory_equal(a.cells + 4 * c, b.cells + 4 * c, 4 * sizeof(int32_t));
+  assert_same_cell_points(&a, &b);
   clmg_mesh_free(&a);
   clmg_mesh_free(&b);
+}
+
+/* A hexahedron listed top face first (left-handed) is mirrored. */
+static void test_read_left_handed_hex(void **state) {
+  (void)state;
+  static const char *text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+                            "$Nodes\n8\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n"
+                            "5 0 0 1\n6 1 0 1\n7 1 1 1\n8 0 1 1\n$EndNodes\n"
+                            "$Elements\n2\n1 15 2 0 1 1\n2 5 2 3 3 5 6 7 8 1 2 3 4\n"
+                            "$EndElements\n";
+  clmg_mesh mesh = {0};
+  read_ok("lefthex.msh", text, &mesh);
+  assert_int_equal(mesh.dim, 3);
+  assert_int_equal(mesh.num_cells, 1);
+  assert_true(cell_measure(&mesh, 0) == 1.0);
+  assert_int_equal(mesh.num_boundary_faces, 6);
+  assert_int_equal(faces_with_tag(&mesh, 1), 6);
+  clmg_mesh_free(&mesh);
 }
 
 /* A file mesh goes through refinement and assembly like a generated one. */
 static void test_read_hex_and_refine(void **state) {
   (void)state;
   clmg_mesh mesh = {0};
-  read_ok("hex22.msh", unit_hex_22, &mesh);
-  assert_int_equal(mesh.dim, 3);
-  assert_int_equal(mesh.num_vertices, 8);
-  assert_int_equal(mesh.num_cells, 1);
-  assert_int_equal(mesh.num_boundary_faces, 6);
-  assert_int_equal(faces_with_tag(&mesh, 1), 6);
+  read_data_ok("hexes_41.msh", &mesh);
   clmg_fe_hierarchy h = {0};
   clmg_poisson_problem problem = {0};
   clmg_error error = {{0}};
-  clmg_status status =
-      clmg_fe_poisson_hierarchy(&mesh, 3, 1, &problem, CLMG_NUMBERING_2LV, 1, &h, &error);
-  if (status != CLMG_SUCCESS)
-    fail_msg("hierarchy on the file mesh: %s", error.message);
-  assert_int_equal(h.a[2].rows, 125); /* 4 x 4 x 4 cells: 5^3 vertices */
+  CHECK_OK(error,
+           clmg_fe_poisson_hierarchy(&mesh, 2, 1, &problem, CLMG_NUMBERING_2LV, 1, &h, &error));
+  assert_int_equal(h.a[1].rows, 5 * 5 * 3); /* 4 x 4 x 2 cells */
   clmg_fe_hierarchy_free(&h);
   clmg_mesh_free(&mesh);
 }
 
-/* Each malformed file is refused with its name, the line and what was wrong. */
+/* Each malformed file is refused with its name, the line and what was
+ * wrong, and leaves the output mesh empty. */
 static void test_malformed_files(void **state) {
   (void)state;
+#define HEADER22 "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+#define HEADER41 "$MeshFormat\n4.1 0 8\n$EndMeshFormat\n"
+#define SQUARE_NODES "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0\n4 0 1 0\n$EndNodes\n"
   static const struct {
     const char *name, *text, *line, *words;
   } cases[] = {
-      {"truncated.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n",
-       ":8:", "end of the file"},
-      {"badnumber.msh", "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n1\n1 0 0.5.5 0\n$EndNodes\n",
-       ":6:", "coordinate"},
-      {"unknownnode.msh",
-       "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n2\n1 0 0 0\n2 1 0 0\n$EndNodes\n"
-       "$Elements\n1\n1 3 0 1 2 3 4\n$EndElements\n",
-       ":", "node 3"},
-      {"triangles.msh",
-       "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n"
-       "$Elements\n1\n1 2 0 1 2 3\n$EndElements\n",
-       ":12:", "element type 2"},
+      {"empty.msh", "", ":1:", "expected $MeshFormat, found the end of the file"},
+      {"nomesh.msh", "hello\n", ":1:", "expected $MeshFormat, found 'hello'"},
+      {"version.msh", "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", ":2:", "2.2 or 4.1, found '3.0'"},
       {"binary.msh", "$MeshFormat\n4.1 1 8\n$EndMeshFormat\n", ":2:", "binary"},
-      {"version.msh", "$MeshFormat\n3.0 0 8\n$EndMeshFormat\n", ":2:", "2.2 or 4.1"},
-      {"nomesh.msh", "hello\n", ":1:", "$MeshFormat"},
+      {"truncated.msh", HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n",
+       ":8:", "expected a node tag, found the end of the file"},
+      {"badnumber.msh", HEADER22 "$Nodes\n1\n1 0 0.5.5 0\n$EndNodes\n",
+       ":6:", "expected a coordinate, found '0.5.5'"},
+      {"badcount.msh", HEADER22 "$Nodes\n-2\n$EndNodes\n",
+       ":5:", "expected the number of nodes, found '-2'"},
+      {"noendnodes.msh", HEADER22 "$Nodes\n1\n1 0 0 0\n$Elements\n0\n$EndElements\n",
+       ":7:", "expected $EndNodes, found '$Elements'"},
+      {"twicetag.msh", HEADER22 "$Nodes\n3\n5 0 0 0\n6 1 0 0\n5 1 1 0\n$EndNodes\n",
+       ":8:", "found 5 again (first defined on line 6)"},
+      {"unknownnode.msh",
+       HEADER22 "$Nodes\n2\n1 0 0 0\n2 1 0 0\n$EndNodes\n$Elements\n1\n1 3 0 1 2 3 4\n"
+                "$EndElements\n",
+       ":11:", "expected a node defined in $Nodes, found node 3"},
+      {"triangles.msh",
+       HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n"
+                "$Elements\n1\n1 2 0 1 2 3\n$EndElements\n",
+       ":12:", "element type 2 (3-node triangle)"},
+      {"quad9.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 10 0 1 2 3 4 1 1 1 1 1\n$EndElements\n",
+       ":13:", "element type 10 (9-node quadrilateral)"},
+      {"elementsfirst.msh", HEADER22 "$Elements\n0\n$EndElements\n",
+       ":4:", "expected $Nodes before $Elements"},
+      {"noelements.msh", HEADER22 SQUARE_NODES,
+       ":11:", "expected $Elements, found the end of the file"},
+      {"nocells.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 1 0 1 2\n$EndElements\n",
+       ":11:", "expected 4-node quadrilaterals or 8-node hexahedra"},
+      {"nonplanar.msh",
+       HEADER22 "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0.5\n4 0 1 0\n$EndNodes\n"
+                "$Elements\n1\n1 3 0 1 2 3 4\n$EndElements\n",
+       ":8:", "found z = 0.5 at node 3"},
+      {"bowtie.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 3 0 1 2 4 3\n$EndElements\n",
+       ":13:", "folded or degenerate"},
+      {"twicecell.msh",
+       HEADER22 SQUARE_NODES "$Elements\n2\n1 3 2 1 1 1 2 3 4\n2 3 2 2 1 2 3 4 1\n$EndElements\n",
+       ":14:", "the nodes of the cell on line 13 again"},
+      {"strayface.msh",
+       HEADER22 SQUARE_NODES "$Elements\n2\n1 1 2 3 1 1 3\n2 3 0 1 2 3 4\n$EndElements\n",
+       ":13:", "expected a line that is a face of a quadrilateral, found one on nodes 1 3"},
+      {"nul.msh", HEADER22 "$Nodes\n\0", ":5:", "NUL byte"},
+      {"nodecount41.msh", HEADER41 "$Nodes\n1 3 1 3\n2 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n",
+       ":10:", "expected 3 nodes (as announced on line 5), found 2"},
+      {"parametric41.msh", HEADER41 "$Nodes\n1 1 1 1\n1 1 1 1\n1\n0 0 0 0.5\n$EndNodes\n",
+       ":6:", "expected 0 (no parametric coordinates), found '1'"},
+      {"elementcount41.msh",
+       HEADER41 "$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes\n"
+                "$Elements\n1 2 1 2\n2 1 3 1\n1 1 2 3 4\n$EndElements\n",
+       ":19:", "expected 2 elements (as announced on line 17), found 1"},
+      {"tets41.msh",
+       HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
+                "$Elements\n1 1 1 1\n3 1 4 1\n1 1 2 3 4\n$EndElements\n",
+       ":18:", "element type 4 (4-node tetrahedron)"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
-    char *path = write_file(cases[k].name, cases[k].text);
-    clmg_mesh mesh = {0};
+    /* nul.msh holds its NUL: write the string with its terminator */
+    size_t length = strlen(cases[k].text) + (strcmp(cases[k].name, "nul.msh") == 0);
+    char *path = write_file(cases[k].name, cases[k].text, length);
+    clmg_mesh mesh;
+    memset(&mesh, 0xA5, sizeof mesh); /* the reader must clear it */
     clmg_error error = {{0}};
     clmg_status status = clmg_mesh_read_gmsh(path, &mesh, &error);
-    if (status == CLMG_SUCCESS || !strstr(error.message, cases[k].name) ||
-        !strstr(error.message, cases[k].line) || !strstr(error.message, cases[k].words))
+    char where[256];
+    snprintf(where, sizeof where, "%s%s", cases[k].name, cases[k].line);
+    if (status != CLMG_ERROR_PARSE || !strstr(error.message, where) ||
+        !strstr(error.message, cases[k].words))
       fail_msg("%s: status %s, message '%s' (wanted '%s' and '%s')", cases[k].name,
-               clmg_status_string(status), error.message, cases[k].line, cases[k].words);
-    assert_int_equal(mesh.num_cells, 0); /* nothing half-read */
-    assert_null(mesh.coords);
+               clmg_status_string(status), error.message, where, cases[k].words);
+    clmg_mesh zero;
+    memset(&zero, 0, sizeof zero);
+    assert_memory_equal(&mesh, &zero, sizeof mesh); /* nothing half-read */
     free(path);
   }
+#undef HEADER22
+#undef HEADER41
+#undef SQUARE_NODES
   clmg_mesh mesh = {0};
   clmg_error error = {{0}};
   assert_int_equal(clmg_mesh_read_gmsh("/nonexistent/mesh.msh", &mesh, &error), CLMG_ERROR_IO);
   assert_non_null(strstr(error.message, "/nonexistent/mesh.msh"));
+  assert_int_equal(clmg_mesh_read_gmsh(NULL, &mesh, &error), CLMG_ERROR_INVALID_ARGUMENT);
 }
+
+/* Interface lines (faces of two cells) are accepted and ignored; a face
+ * listed under two physical groups (2.2 repeats the element) keeps the
+ * smaller tag. */
+static void test_read_interface_and_repeated_faces(void **state) {
+  (void)state;
+  static const char *text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+                            "$Nodes\n6\n1 0 0 0\n2 1 0 0\n3 2 0 0\n4 0 1 0\n5 1 1 0\n6 2 1 0\n"
+                            "$EndNodes\n$Elements\n5\n"
+                            "1 1 2 9 1 2 5\n"     /* the interface x = 1 */
+                            "2 1 2 8 2 1 2\n"     /* bottom left, group 8 */
+                            "3 1 2 4 2 1 2\n"     /* ... and group 4 */
+                            "4 3 2 1 1 1 2 5 4\n" /* cells */
+                            "5 3 2 1 1 2 3 6 5\n"
+                            "$EndElements\n";
+  clmg_mesh mesh = {0};
+  read_ok("interface.msh", text, &mesh);
+  assert_int_equal(mesh.num_boundary_faces, 6);
+  assert_int_equal(faces_with_tag(&mesh, 9), 0);
+  assert_int_equal(faces_with_tag(&mesh, 4), 1);
+  assert_int_equal(faces_with_tag(&mesh, 8), 0);
+  assert_int_equal(faces_with_tag(&mesh, 1), 5);
+  clmg_mesh_free(&mesh);
+}
+
+/* Numbers are read and written with a decimal point whatever the
+ * application's locale; skipped where no decimal-comma locale exists. */
+static void test_decimal_comma_locale(void **state) {
+  (void)state;
+  static const char *candidates[] = {"de_DE.UTF-8", "de_DE.utf8", "fr_FR.UTF-8",
+                                     "fr_FR.utf8",  "de_DE",      "fr_FR"};
+  int found = 0;
+  for (size_t i = 0; i < sizeof candidates / sizeof candidates[0] && !found; ++i)
+    found = setlocale(LC_NUMERIC, candidates[i]) && localeconv()->decimal_point[0] == ',';
+  if (!found) {
+    setlocale(LC_NUMERIC, "C");
+    skip();
+  }
+  static const char *text = "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n"
+                            "$Nodes\n4\n1 0 0 0\n2 0.5 0 0\n3 0.5 0.25 0\n4 0 0.25 0\n$EndNodes\n"
+                            "$Elements\n1\n1 3 0 1 2 3 4\n$EndElements\n";
+  clmg_mesh mesh = {0};
+  char *path = write_file("locale.msh", text, strlen(text));
+  clmg_error error = {{0}};
+  clmg_status status = clmg_mesh_read_gmsh(path, &mesh, &error);
+  double x = status == CLMG_SUCCESS ? mesh.coords[2] : 0.0;
+  char *vtu = scratch_path("locale.vtu");
+  clmg_status written =
+      status == CLMG_SUCCESS ? clmg_mesh_write_vtu(vtu, &mesh, 1, NULL, 0, &error) : status;
+  setlocale(LC_NUMERIC, "C");
+  if (status != CLMG_SUCCESS || written != CLMG_SUCCESS)
+    fail_msg("under a decimal-comma locale: %s", error.message);
+  assert_true(x == 0.5);
+  FILE *f = fopen(vtu, "r");
+  assert_non_null(f);
+  char line[256];
+  int point_seen = 0;
+  while (fgets(line, sizeof line, f))
+    point_seen |= strncmp(line, "0.5 0 0", 7) == 0;
+  fclose(f);
+  assert_true(point_seen);
+  free(vtu);
+  free(path);
+  clmg_mesh_free(&mesh);
+}
+
+/* ---- writing VTU ---- */
 
 static char *read_text(const char *path) {
   FILE *f = fopen(path, "rb");
   assert_non_null(f);
-  fseek(f, 0, SEEK_END);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
   long size = ftell(f);
-  fseek(f, 0, SEEK_SET);
+  assert_true(size >= 0);
+  assert_int_equal(fseek(f, 0, SEEK_SET), 0);
   char *text = malloc((size_t)size + 1);
   assert_non_null(text);
   assert_int_equal(fread(text, 1, (size_t)size, f), (size_t)size);
@@ -180,79 +468,192 @@ static char *read_text(const char *path) {
   return text;
 }
 
-/* Number of whitespace-separated entries of the DataArray named name. */
-static size_t array_entries(const char *text, const char *name, long *max_value) {
-  char key[64];
-  snprintf(key, sizeof key, "Name=\"%s\"", name);
+/* The numbers of the DataArray whose opening tag contains `key` (malloc'ed,
+ * count in *count). */
+static double *array_values(const char *text, const char *key, size_t *count) {
   const char *start = strstr(text, key);
-  assert_non_null(start);
+  if (!start)
+    fail_msg("no DataArray with %s", key);
   start = strchr(start, '>') + 1;
   const char *end = strstr(start, "</DataArray>");
-  size_t count = 0;
-  *max_value = -1;
+  assert_non_null(end);
+  size_t capacity = 1024, n = 0;
+  double *values = malloc(capacity * sizeof *values);
+  assert_non_null(values);
   for (const char *c = start; c < end;) {
     char *next = NULL;
-    long value = strtol(c, &next, 10);
-    if (next == c)
+    double value = strtod(c, &next);
+    if (next == c || next > end)
       break;
-    count++;
-    if (value > *max_value)
-      *max_value = value;
+    if (n == capacity) {
+      capacity *= 2;
+      values = realloc(values, capacity * sizeof *values);
+      assert_non_null(values);
+    }
+    values[n++] = value;
     c = next;
   }
-  return count;
+  *count = n;
+  return values;
+}
+
+/* VTK's documented parametric coordinates of its cells' nodes (vtkQuad,
+ * vtkBiQuadraticQuad, vtkHexahedron, vtkTriQuadraticHexahedron). */
+static const double vtk_quad_pcoords[9][2] = {{0, 0},  {1, 0},  {1, 1},  {0, 1},  {.5, 0},
+                                              {1, .5}, {.5, 1}, {0, .5}, {.5, .5}};
+static const double vtk_hex_pcoords[27][3] = {
+    {0, 0, 0},   {1, 0, 0},   {1, 1, 0},   {0, 1, 0},   {0, 0, 1},   {1, 0, 1},   {1, 1, 1},
+    {0, 1, 1},   {.5, 0, 0},  {1, .5, 0},  {.5, 1, 0},  {0, .5, 0},  {.5, 0, 1},  {1, .5, 1},
+    {.5, 1, 1},  {0, .5, 1},  {0, 0, .5},  {1, 0, .5},  {1, 1, .5},  {0, 1, .5},  {0, .5, .5},
+    {1, .5, .5}, {.5, 0, .5}, {.5, 1, .5}, {.5, .5, 0}, {.5, .5, 1}, {.5, .5, .5}};
+
+/* Writes mesh at degree with a random field and checks the file: counts,
+ * types, offsets, the field's values bit for bit, the cell data, VTK's
+ * orientation of the corners and, for every node, that it sits where VTK's
+ * node order puts it under the map of the cell's corners. */
+static void check_vtu(const clmg_mesh *mesh, int degree, const char *name) {
+  clmg_error error = {{0}};
+  int32_t *cell_nodes = NULL;
+  size_t num_nodes = 0;
+  CHECK_OK(error,
+           clmg_mesh_lagrange_nodes(mesh, degree, &cell_nodes, &num_nodes, NULL, NULL, &error));
+  free(cell_nodes);
+  size_t expected_nodes = 1;
+  if (mesh->num_cells == 16 && mesh->dim == 2) /* clmg_mesh_box(2, 4): (4 degree + 1)^2 */
+    expected_nodes = (size_t)(4 * degree + 1) * (size_t)(4 * degree + 1);
+  else if (mesh->num_cells == 8 && mesh->dim == 3) /* clmg_mesh_box(3, 2) */
+    expected_nodes = (size_t)(2 * degree + 1) * (size_t)(2 * degree + 1) * (size_t)(2 * degree + 1);
+  else
+    fail_msg("unexpected mesh");
+  assert_int_equal(num_nodes, expected_nodes);
+  double *u = malloc(num_nodes * sizeof *u);
+  assert_non_null(u);
+  for (size_t i = 0; i < num_nodes; ++i)
+    u[i] = rng_uniform() * exp(20.0 * rng_uniform());
+  clmg_mesh_field fields[2] = {{"u", u}, {"a<b & \"c\"", u}};
+  char *path = scratch_path(name);
+  CHECK_OK(error, clmg_mesh_write_vtu(path, mesh, degree, fields, 2, &error));
+  char *text = read_text(path);
+
+  char expected[128];
+  snprintf(expected, sizeof expected, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">",
+           num_nodes, mesh->num_cells);
+  assert_non_null(strstr(text, expected));
+  assert_non_null(strstr(text, "<VTKFile type=\"UnstructuredGrid\""));
+  assert_non_null(strstr(text, "Name=\"a&lt;b &amp; &quot;c&quot;\""));
+  const int dim = mesh->dim;
+  const size_t per_cell = dim == 2 ? (degree == 1 ? 4 : 9) : (degree == 1 ? 8 : 27);
+  const int type = dim == 2 ? (degree == 1 ? 9 : 28) : (degree == 1 ? 12 : 29);
+  size_t count = 0;
+  double *values = array_values(text, "Name=\"u\"", &count);
+  assert_int_equal(count, num_nodes);
+  assert_memory_equal(values, u, num_nodes * sizeof *u); /* %.17g reads back exactly */
+  free(values);
+  values = array_values(text, "Name=\"cell\"", &count);
+  assert_int_equal(count, mesh->num_cells);
+  for (size_t c = 0; c < count; ++c)
+    assert_true(values[c] == (double)c);
+  free(values);
+  values = array_values(text, "Name=\"types\"", &count);
+  assert_int_equal(count, mesh->num_cells);
+  for (size_t c = 0; c < count; ++c)
+    assert_true(values[c] == type);
+  free(values);
+  values = array_values(text, "Name=\"offsets\"", &count);
+  assert_int_equal(count, mesh->num_cells);
+  for (size_t c = 0; c < count; ++c)
+    assert_true(values[c] == (double)((c + 1) * per_cell));
+  free(values);
+  size_t num_points = 0, num_connectivity = 0;
+  double *points = array_values(text, "NumberOfComponents=\"3\"", &num_points);
+  assert_int_equal(num_points, 3 * num_nodes);
+  double *connectivity = array_values(text, "Name=\"connectivity\"", &num_connectivity);
+  assert_int_equal(num_connectivity, per_cell * mesh->num_cells);
+  int *used = calloc(num_nodes, sizeof *used);
+  assert_non_null(used);
+  for (size_t c = 0; c < mesh->num_cells; ++c) {
+    const double *nodes = connectivity + c * per_cell;
+    for (size_t k = 0; k < per_cell; ++k) {
+      assert_true(nodes[k] >= 0 && nodes[k] < (double)num_nodes);
+      used[(size_t)nodes[k]] = 1;
+    }
+    const double *x[8];
+    for (int corner = 0; corner < (1 << dim); ++corner)
+      x[corner] = points + 3 * (size_t)nodes[corner];
+    /* VTK's orientation: quads counter-clockwise, hexahedra with the
+     * bottom face counter-clockwise seen from the top */
+    double e[3][3];
+    const int neighbours[3] = {1, 3, 4};
+    for (int a = 0; a < 3; ++a)
+      for (int d = 0; d < 3; ++d)
+        e[a][d] = a < dim ? x[neighbours[a]][d] - x[0][d] : (d == 2);
+    double det = e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
+                 e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+                 e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+    assert_true(det > 0);
+    for (size_t k = 0; k < per_cell; ++k) {
+      const double *p = dim == 2 ? vtk_quad_pcoords[k] : vtk_hex_pcoords[k];
+      double where[3] = {0, 0, 0};
+      for (int corner = 0; corner < (1 << dim); ++corner) {
+        const double *q = dim == 2 ? vtk_quad_pcoords[corner] : vtk_hex_pcoords[corner];
+        double weight = 1;
+        for (int d = 0; d < dim; ++d)
+          weight *= q[d] == 1 ? p[d] : 1 - p[d];
+        for (int d = 0; d < 3; ++d)
+          where[d] += weight * x[corner][d];
+      }
+      const double *actual = points + 3 * (size_t)nodes[k];
+      for (int d = 0; d < 3; ++d)
+        if (fabs(actual[d] - where[d]) > 1e-12)
+          fail_msg("%s: cell %zu, VTK node %zu at %g, expected %g (coordinate %d)", name, c, k,
+                   actual[d], where[d], d);
+    }
+  }
+  for (size_t i = 0; i < num_nodes; ++i)
+    assert_true(used[i]);
+  free(used);
+  free(points);
+  free(connectivity);
+  free(text);
+  free(path);
+  free(u);
 }
 
 static void test_write_vtu(void **state) {
   (void)state;
-  clmg_mesh coarse = {0}, fine = {0};
+  clmg_mesh square = {0}, cube = {0};
   clmg_error error = {{0}};
-  assert_int_equal(clmg_mesh_circle(&coarse, &error), CLMG_SUCCESS);
-  assert_int_equal(clmg_mesh_refine(&coarse, &fine, &error), CLMG_SUCCESS);
-  for (int degree = 1; degree <= 2; ++degree) {
-    int32_t *cell_nodes = NULL;
-    size_t num_nodes = 0;
-    assert_int_equal(
-        clmg_mesh_lagrange_nodes(&fine, degree, &cell_nodes, &num_nodes, NULL, NULL, &error),
-        CLMG_SUCCESS);
-    free(cell_nodes);
-    double *u = malloc(num_nodes * sizeof *u);
-    assert_non_null(u);
-    for (size_t i = 0; i < num_nodes; ++i)
-      u[i] = rng_uniform();
-    clmg_mesh_field field = {"u", u};
-    char name[32];
-    snprintf(name, sizeof name, "circle-q%d.vtu", degree);
-    size_t length = strlen(scratch) + strlen(name) + 2;
-    char *path = malloc(length);
-    assert_non_null(path);
-    snprintf(path, length, "%s/%s", scratch, name);
-    assert_int_equal(clmg_mesh_write_vtu(path, &fine, degree, &field, 1, &error), CLMG_SUCCESS);
-    char *text = read_text(path);
-    char expected[128];
-    snprintf(expected, sizeof expected, "NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\"", num_nodes,
-             fine.num_cells);
-    assert_non_null(strstr(text, expected));
-    long max_value;
-    size_t per_cell = degree == 1 ? 4 : 9;
-    assert_int_equal(array_entries(text, "connectivity", &max_value), per_cell * fine.num_cells);
-    assert_int_equal(max_value, (long)num_nodes - 1);
-    assert_int_equal(array_entries(text, "types", &max_value), fine.num_cells);
-    assert_int_equal(max_value, degree == 1 ? 9 : 28);
-    assert_int_equal(array_entries(text, "cell", &max_value), fine.num_cells);
-    assert_non_null(strstr(text, "Name=\"u\""));
-    free(text);
-    free(path);
-    free(u);
-  }
-  /* an unwritable path is an I/O error naming it */
+  CHECK_OK(error, clmg_mesh_box(2, 4, 0.25, 11, &square, &error));
+  CHECK_OK(error, clmg_mesh_box(3, 2, 0.25, 12, &cube, &error));
+  check_vtu(&square, 1, "square-q1.vtu");
+  check_vtu(&square, 2, "square-q2.vtu");
+  check_vtu(&cube, 1, "cube-q1.vtu");
+  check_vtu(&cube, 2, "cube-q2.vtu");
+
+  /* no fields: still a complete file */
+  char *path = scratch_path("nofields.vtu");
+  CHECK_OK(error, clmg_mesh_write_vtu(path, &square, 1, NULL, 0, &error));
+  char *text = read_text(path);
+  assert_non_null(strstr(text, "<PointData>"));
+  assert_non_null(strstr(text, "</VTKFile>"));
+  free(text);
+  free(path);
+
+  /* an unwritable path is an I/O error naming it and the reason */
   double u[1] = {0};
   clmg_mesh_field field = {"u", u};
-  assert_int_equal(clmg_mesh_write_vtu("/nonexistent/dir/out.vtu", &fine, 1, &field, 1, &error),
+  assert_int_equal(clmg_mesh_write_vtu("/nonexistent/dir/out.vtu", &square, 1, &field, 1, &error),
                    CLMG_ERROR_IO);
   assert_non_null(strstr(error.message, "/nonexistent/dir/out.vtu"));
-  clmg_mesh_free(&coarse);
-  clmg_mesh_free(&fine);
+  assert_non_null(strstr(error.message, "No such file"));
+  /* bad arguments */
+  assert_int_equal(clmg_mesh_write_vtu("x.vtu", &square, 3, NULL, 0, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  field.name = NULL;
+  assert_int_equal(clmg_mesh_write_vtu("x.vtu", &square, 1, &field, 1, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_mesh_free(&square);
+  clmg_mesh_free(&cube);
 }
 
 static int setup(void **state) {
@@ -270,9 +671,14 @@ static int teardown(void **state) {
 int main(void) {
   rng_seed(20261122);
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_read_quads_data),
+      cmocka_unit_test(test_read_hexes_data),
       cmocka_unit_test(test_read_quads_both_versions),
+      cmocka_unit_test(test_read_left_handed_hex),
       cmocka_unit_test(test_read_hex_and_refine),
       cmocka_unit_test(test_malformed_files),
+      cmocka_unit_test(test_read_interface_and_repeated_faces),
+      cmocka_unit_test(test_decimal_comma_locale),
       cmocka_unit_test(test_write_vtu),
   };
   test_apply_filters();

@@ -128,11 +128,14 @@ CLMG_API clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error);
  * (element type 4-node quad, 3) in 2D or hexahedra (8-node hex, 5) in 3D;
  * other cells of the mesh dimension are an error, lower-dimensional elements
  * (lines in 2D, quads in 3D) become boundary faces tagged with their
- * physical group (else their elementary entity) tag. Boundary faces missing
- * from the file are added with tag 1 (every mesh needs a closed boundary).
- * The dimension is 3 when the file has hexahedra, else 2 (z must then be 0).
- * Cells are reoriented to positive Jacobians. Errors say FILE:LINE and what
- * was expected; nothing is returned half-read. */
+ * physical group (else their elementary entity) tag; faces between two
+ * cells are ignored, faces of no cell are an error, points (and lines in 3D)
+ * are ignored. Boundary faces missing from the file are added with tag 1
+ * (every mesh needs a closed boundary). The dimension is 3 when the file has
+ * hexahedra, else 2 (z must then be constant, as Gmsh's 0). Node tags may be
+ * sparse; nodes no cell uses are dropped. Cells are reoriented to positive
+ * Jacobians. Errors say FILE:LINE and what was expected; nothing is returned
+ * half-read. */
 CLMG_API clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *error);
 
 /* A field of values on the nodes of a degree-1 or degree-2 Lagrange space

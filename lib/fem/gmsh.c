@@ -1,11 +1,30 @@
 /* Gmsh .msh reader, ASCII formats 2.2 and 4.1, for meshes of 4-node
- * quadrilaterals (2D) or 8-node hexahedra (3D). Lower-dimensional elements
- * (lines in 2D, quadrilaterals in 3D) become boundary faces with their
- * physical tag (else their elementary entity's tag); boundary faces the file
- * does not list get tag 1, and listed faces inside the domain are ignored.
+ * quadrilaterals (2D) or 8-node hexahedra (3D).
+ *
+ * Choices where the format leaves room:
+ * - The dimension is 3 when the file holds hexahedra, else 2; a 2D mesh must
+ *   lie in a plane z = const (Gmsh writes z = 0).
+ * - Lower-dimensional elements (lines in 2D, quadrilaterals in 3D) are
+ *   boundary faces tagged with their physical group (2.2: the element's
+ *   first tag; 4.1: the first physical tag of its entity in $Entities), else
+ *   their elementary entity's tag; tag 0 becomes 1. A face listed several
+ *   times (2.2 repeats an element for each of its physical groups) keeps the
+ *   smallest tag. Faces of two cells (interfaces) are ignored; a listed face
+ *   that is no cell's face is an error, as it means a broken file.
+ * - Boundary faces (faces of exactly one cell) the file does not list get
+ *   tag 1. Lines in 3D and points are ignored.
+ * - Node tags may be sparse and in any order; nodes no cell uses are
+ *   dropped, the others numbered in the order cells first use them.
+ * - Cells are converted from Gmsh's counter-clockwise corner order to clmg's
+ *   tensor order and mirrored where that gives a negative Jacobian.
+ * - Numbers are parsed in the "C" numeric locale.
+ *
  * The file is read whole and split into tokens that remember their line, so
- * every error says FILE:LINE and what was expected. */
-#include "clmg/mesh.h"
+ * every error says FILE:LINE, what was expected and what was found; on any
+ * error the output mesh is left empty. */
+#define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
+
+#include "core/textio.h"
 #include "mesh_internal.h"
 
 #include <errno.h>
@@ -17,37 +36,42 @@
 
 enum { GMSH_LINE = 1, GMSH_QUAD = 3, GMSH_HEX = 5, GMSH_POINT = 15 };
 
+/* ---- tokens ---- */
+
 typedef struct reader {
   const char *path;
-  char *text;
+  char *text; /* the whole file, NUL-terminated; tokens are cut in place */
   char *cursor;
-  long line;
-  int newline_pending;
+  long line;           /* line of the last token read */
+  int newline_pending; /* the last token ended a line */
   clmg_error *error;
-  char token[64]; /* the last token, for messages */
 } reader;
 
-static clmg_status fail_at(reader *r, const char *format, ...)
+static clmg_status fail_line(const reader *r, long line, const char *format, ...)
 #if defined(__GNUC__)
-    __attribute__((format(printf, 2, 3)))
+    __attribute__((format(printf, 3, 4)))
 #endif
     ;
 
-static clmg_status fail_at(reader *r, const char *format, ...) {
+static clmg_status fail_line(const reader *r, long line, const char *format, ...) {
   if (r->error) {
-    char what[768];
-    va_list args;
-    va_start(args, format);
-    vsnprintf(what, sizeof what, format, args);
-    va_end(args);
-    snprintf(r->error->message, sizeof r->error->message, "%s:%ld: %s", r->path, r->line, what);
+    char *message = r->error->message;
+    size_t size = sizeof r->error->message;
+    int prefix = snprintf(message, size, "%s:%ld: ", r->path, line);
+    if (prefix >= 0 && (size_t)prefix < size) {
+      va_list args;
+      va_start(args, format);
+      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
+      va_end(args);
+    }
   }
   return CLMG_ERROR_PARSE;
 }
 
-/* The next whitespace-separated token (NUL-terminated in place); NULL at the
- * end of the file. r->line is the token's line: a newline that ends a token
- * is counted when the next token is read. */
+/* The next white-space separated token (NUL-terminated in place), NULL at
+ * the end of the text. r->line becomes the token's line (the newline that
+ * ends a token is counted when the next one is read); at the end, the line
+ * after the file's last line break, where more was expected. */
 static char *next_token(reader *r) {
   char *c = r->cursor;
   r->line += r->newline_pending;
@@ -59,7 +83,6 @@ static char *next_token(reader *r) {
   }
   if (*c == '\0') {
     r->cursor = c;
-    snprintf(r->token, sizeof r->token, "the end of the file");
     return NULL;
   }
   char *start = c;
@@ -70,20 +93,34 @@ static char *next_token(reader *r) {
   if (*c)
     *c++ = '\0';
   r->cursor = c;
-  snprintf(r->token, sizeof r->token, "'%.60s'", start);
   return start;
 }
 
-static clmg_status read_long(reader *r, const char *what, long long min, long long max,
-                             long long *value) {
+/* "'TOKEN'" (shortened) or "the end of the file", for messages. */
+static const char *describe(const char *token, char *buffer, size_t size) {
+  if (!token)
+    return "the end of the file";
+  size_t length = strlen(token);
+  snprintf(buffer, size, "'%.40s%s'", token, length > 40 ? "..." : "");
+  return buffer;
+}
+
+static clmg_status expected(const reader *r, const char *what, const char *token) {
+  char buffer[64];
+  return fail_line(r, r->line, "expected %s, found %s", what,
+                   describe(token, buffer, sizeof buffer));
+}
+
+static clmg_status read_integer(reader *r, const char *what, long long min, long long max,
+                                long long *value) {
   char *token = next_token(r);
   if (!token)
-    return fail_at(r, "expected %s, found the end of the file", what);
+    return expected(r, what, token);
   char *end = NULL;
   errno = 0;
   long long parsed = strtoll(token, &end, 10);
-  if (*end != '\0' || errno == ERANGE || parsed < min || parsed > max)
-    return fail_at(r, "expected %s, found '%.60s'", what, token);
+  if (end == token || *end != '\0' || errno == ERANGE || parsed < min || parsed > max)
+    return expected(r, what, token);
   *value = parsed;
   return CLMG_SUCCESS;
 }
@@ -91,55 +128,65 @@ static clmg_status read_long(reader *r, const char *what, long long min, long lo
 static clmg_status read_double(reader *r, const char *what, double *value) {
   char *token = next_token(r);
   if (!token)
-    return fail_at(r, "expected %s, found the end of the file", what);
+    return expected(r, what, token);
   char *end = NULL;
-  errno = 0;
   double parsed = strtod(token, &end);
-  if (*end != '\0' || !isfinite(parsed))
-    return fail_at(r, "expected %s, found '%.60s'", what, token);
+  if (end == token || *end != '\0' || !isfinite(parsed))
+    return expected(r, what, token);
   *value = parsed;
   return CLMG_SUCCESS;
 }
 
 static clmg_status expect_word(reader *r, const char *word) {
   char *token = next_token(r);
-  if (!token || strcmp(token, word) != 0)
-    return fail_at(r, "expected %s, found %s", word, token ? r->token : "the end of the file");
-  return CLMG_SUCCESS;
+  return token && strcmp(token, word) == 0 ? CLMG_SUCCESS : expected(r, word, token);
 }
 
-/* Skips a section up to its $End line (for sections the reader does not use). */
+/* Skips a section the reader does not use, up to its $End line. */
 static clmg_status skip_section(reader *r, const char *name) {
   char end[80];
-  snprintf(end, sizeof end, "$End%s", name + 1);
+  snprintf(end, sizeof end, "$End%.60s", name + 1);
   for (char *token = next_token(r); token; token = next_token(r))
     if (strcmp(token, end) == 0)
       return CLMG_SUCCESS;
-  return fail_at(r, "expected %s, found the end of the file", end);
+  return expected(r, end, NULL);
 }
 
-/* ---- what is collected ---- */
+/* ---- what the sections hold ---- */
 
+typedef struct tag_index {
+  long long tag;
+  int32_t index;
+} tag_index;
+
+typedef struct node_table {
+  size_t count, tags_capacity, xyz_capacity, lines_capacity;
+  long long *tags;   /* file order */
+  double *xyz;       /* 3 per node */
+  long *lines;       /* where each node is defined */
+  tag_index *sorted; /* by tag, built at the end of $Nodes */
+} node_table;
+
+/* The elements of one type, their nodes as indices into the node table. */
 typedef struct element_list {
-  size_t count, nodes_capacity, tags_capacity;
-  int nodes_per;    /* 2, 4 or 8 */
-  long long *nodes; /* node tags */
-  int32_t *tags;    /* physical (else entity) tag */
+  size_t count, nodes_capacity, tags_capacity, lines_capacity;
+  int nodes_per; /* 2, 4 or 8 */
+  int32_t *nodes;
+  int32_t *tags; /* physical (else entity) tag, >= 1 */
+  long *lines;   /* where each element is listed */
 } element_list;
 
 typedef struct entity_tag {
   int dim;
-  long long tag, physical;
+  long long tag, physical; /* physical: 0 when the entity has none */
 } entity_tag;
 
-typedef struct collected {
-  size_t num_nodes, tags_capacity, xyz_capacity; /* capacities in elements of each array */
-  long long *node_tags;
-  double *node_xyz;
+typedef struct msh_data {
+  node_table nodes;
   element_list lines, quads, hexes;
   entity_tag *entities;
-  size_t num_entities, entity_capacity;
-} collected;
+  size_t num_entities, entities_capacity;
+} msh_data;
 
 static int grow(void **array, size_t *capacity, size_t needed, size_t size) {
   if (needed <= *capacity)
@@ -155,256 +202,364 @@ static int grow(void **array, size_t *capacity, size_t needed, size_t size) {
   return 1;
 }
 
-static void collected_free(collected *c) {
-  free(c->node_tags);
-  free(c->node_xyz);
-  element_list *lists[3] = {&c->lines, &c->quads, &c->hexes};
+static void msh_data_free(msh_data *data) {
+  free(data->nodes.tags);
+  free(data->nodes.xyz);
+  free(data->nodes.lines);
+  free(data->nodes.sorted);
+  element_list *lists[3] = {&data->lines, &data->quads, &data->hexes};
   for (int k = 0; k < 3; ++k) {
     free(lists[k]->nodes);
     free(lists[k]->tags);
+    free(lists[k]->lines);
   }
-  free(c->entities);
+  free(data->entities);
 }
 
-static clmg_status out_of_memory(reader *r) {
+static clmg_status out_of_memory(const reader *r) {
   if (r->error)
     snprintf(r->error->message, sizeof r->error->message,
              "%s: no host memory for the mesh being read", r->path);
   return CLMG_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-static clmg_status add_node(reader *r, collected *c, long long tag, const double xyz[3]) {
-  if (!grow((void **)&c->node_tags, &c->tags_capacity, c->num_nodes + 1, sizeof *c->node_tags) ||
-      !grow((void **)&c->node_xyz, &c->xyz_capacity, 3 * (c->num_nodes + 1), sizeof *c->node_xyz))
+static clmg_status add_node(reader *r, node_table *nodes, long long tag, long line) {
+  size_t n = nodes->count + 1;
+  if (!grow((void **)&nodes->tags, &nodes->tags_capacity, n, sizeof *nodes->tags) ||
+      !grow((void **)&nodes->xyz, &nodes->xyz_capacity, 3 * n, sizeof *nodes->xyz) ||
+      !grow((void **)&nodes->lines, &nodes->lines_capacity, n, sizeof *nodes->lines))
     return out_of_memory(r);
-  c->node_tags[c->num_nodes] = tag;
-  memcpy(c->node_xyz + 3 * c->num_nodes, xyz, 3 * sizeof *xyz);
-  c->num_nodes++;
+  nodes->tags[nodes->count] = tag;
+  nodes->lines[nodes->count] = line;
+  nodes->count = n;
   return CLMG_SUCCESS;
 }
-
-/* Reads an element's node tags into the list for its type; other types are
- * an error, points are skipped. */
-static clmg_status add_element(reader *r, collected *c, long long type, int32_t tag) {
-  element_list *list = type == GMSH_LINE   ? &c->lines
-                       : type == GMSH_QUAD ? &c->quads
-                       : type == GMSH_HEX  ? &c->hexes
-                                           : NULL;
-  if (type == GMSH_POINT) {
-    long long ignored;
-    return read_long(r, "a node tag", 1, INT64_MAX, &ignored);
-  }
-  if (!list)
-    return fail_at(r,
-                   "element type %lld is not supported: clmg reads 4-node quadrilaterals (3), "
-                   "8-node hexahedra (5), lines (1) and points (15)",
-                   type);
-  list->nodes_per = type == GMSH_LINE ? 2 : type == GMSH_QUAD ? 4 : 8;
-  if (!grow((void **)&list->nodes, &list->nodes_capacity,
-            (list->count + 1) * (size_t)list->nodes_per, sizeof *list->nodes) ||
-      !grow((void **)&list->tags, &list->tags_capacity, list->count + 1, sizeof *list->tags))
-    return out_of_memory(r);
-  for (int k = 0; k < list->nodes_per; ++k) {
-    clmg_status status = read_long(r, "a node tag", 1, INT64_MAX,
-                                   &list->nodes[list->count * (size_t)list->nodes_per + (size_t)k]);
-    if (status != CLMG_SUCCESS)
-      return status;
-  }
-  list->tags[list->count++] = tag > 0 ? tag : 1;
-  return CLMG_SUCCESS;
-}
-
-/* ---- format 2.2 ---- */
-
-static clmg_status read_nodes_22(reader *r, collected *c) {
-  long long count;
-  clmg_status status = read_long(r, "the number of nodes", 0, INT32_MAX, &count);
-  for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
-    long long tag;
-    double xyz[3];
-    status = read_long(r, "a node tag", 1, INT64_MAX, &tag);
-    for (int d = 0; d < 3 && status == CLMG_SUCCESS; ++d)
-      status = read_double(r, "a coordinate", &xyz[d]);
-    if (status == CLMG_SUCCESS)
-      status = add_node(r, c, tag, xyz);
-  }
-  return status == CLMG_SUCCESS ? expect_word(r, "$EndNodes") : status;
-}
-
-static clmg_status read_elements_22(reader *r, collected *c) {
-  long long count;
-  clmg_status status = read_long(r, "the number of elements", 0, INT32_MAX, &count);
-  for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
-    long long id, type, num_tags, physical = 0, entity = 0, extra;
-    status = read_long(r, "an element number", 1, INT64_MAX, &id);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "an element type", 1, 1000, &type);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "the number of tags", 0, 100, &num_tags);
-    for (long long t = 0; status == CLMG_SUCCESS && t < num_tags; ++t)
-      status = read_long(r, "a tag", INT32_MIN, INT32_MAX,
-                         t == 0   ? &physical
-                         : t == 1 ? &entity
-                                  : &extra);
-    if (status == CLMG_SUCCESS)
-      status = add_element(r, c, type, (int32_t)(physical > 0 ? physical : entity));
-  }
-  return status == CLMG_SUCCESS ? expect_word(r, "$EndElements") : status;
-}
-
-/* ---- format 4.1 ---- */
-
-static clmg_status read_entities_41(reader *r, collected *c) {
-  long long counts[4];
-  clmg_status status = CLMG_SUCCESS;
-  for (int d = 0; d < 4 && status == CLMG_SUCCESS; ++d)
-    status = read_long(r, "an entity count", 0, INT32_MAX, &counts[d]);
-  for (int d = 0; d < 4 && status == CLMG_SUCCESS; ++d)
-    for (long long k = 0; status == CLMG_SUCCESS && k < counts[d]; ++k) {
-      long long tag, num_physical, physical = 0, value;
-      double box;
-      status = read_long(r, "an entity tag", 1, INT32_MAX, &tag);
-      for (int b = 0; b < (d == 0 ? 3 : 6) && status == CLMG_SUCCESS; ++b)
-        status = read_double(r, "a coordinate of the entity", &box);
-      if (status == CLMG_SUCCESS)
-        status = read_long(r, "the number of physical tags", 0, 1000, &num_physical);
-      for (long long p = 0; status == CLMG_SUCCESS && p < num_physical; ++p)
-        status = read_long(r, "a physical tag", INT32_MIN, INT32_MAX, p == 0 ? &physical : &value);
-      if (status == CLMG_SUCCESS && d > 0) {
-        long long bounding;
-        status = read_long(r, "the number of bounding entities", 0, INT32_MAX, &bounding);
-        for (long long b = 0; status == CLMG_SUCCESS && b < bounding; ++b)
-          status = read_long(r, "a bounding entity tag", INT32_MIN, INT32_MAX, &value);
-      }
-      if (status == CLMG_SUCCESS) {
-        if (!grow((void **)&c->entities, &c->entity_capacity, c->num_entities + 1,
-                  sizeof *c->entities))
-          return out_of_memory(r);
-        c->entities[c->num_entities++] = (entity_tag){d, tag, physical};
-      }
-    }
-  return status == CLMG_SUCCESS ? expect_word(r, "$EndEntities") : status;
-}
-
-static long long physical_of(const collected *c, int dim, long long tag) {
-  for (size_t k = 0; k < c->num_entities; ++k)
-    if (c->entities[k].dim == dim && c->entities[k].tag == tag)
-      return c->entities[k].physical > 0 ? c->entities[k].physical : tag;
-  return tag;
-}
-
-static clmg_status read_nodes_41(reader *r, collected *c) {
-  long long blocks, total, min_tag, max_tag;
-  clmg_status status = read_long(r, "the number of node blocks", 0, INT32_MAX, &blocks);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the number of nodes", 0, INT32_MAX, &total);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the smallest node tag", 0, INT64_MAX, &min_tag);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the largest node tag", 0, INT64_MAX, &max_tag);
-  for (long long b = 0; status == CLMG_SUCCESS && b < blocks; ++b) {
-    long long dim = 0, tag = 0, parametric = 0, count = 0;
-    status = read_long(r, "an entity dimension", 0, 3, &dim);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "an entity tag", INT32_MIN, INT32_MAX, &tag);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "0 or 1 (parametric)", 0, 1, &parametric);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "the number of nodes in the block", 0, INT32_MAX, &count);
-    if (status == CLMG_SUCCESS && parametric)
-      return fail_at(r, "parametric node blocks are not supported (save without parametric "
-                        "coordinates)");
-    size_t first = c->num_nodes;
-    double origin[3] = {0, 0, 0};
-    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
-      long long node_tag;
-      status = read_long(r, "a node tag", 1, INT64_MAX, &node_tag);
-      if (status == CLMG_SUCCESS)
-        status = add_node(r, c, node_tag, origin);
-    }
-    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k)
-      for (int d = 0; d < 3 && status == CLMG_SUCCESS; ++d)
-        status = read_double(r, "a coordinate", &c->node_xyz[3 * (first + (size_t)k) + (size_t)d]);
-  }
-  if (status == CLMG_SUCCESS && (long long)c->num_nodes != total)
-    return fail_at(r, "the node blocks hold %zu nodes, but the header announced %lld", c->num_nodes,
-                   total);
-  return status == CLMG_SUCCESS ? expect_word(r, "$EndNodes") : status;
-}
-
-static clmg_status read_elements_41(reader *r, collected *c) {
-  long long blocks, total, min_tag, max_tag;
-  clmg_status status = read_long(r, "the number of element blocks", 0, INT32_MAX, &blocks);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the number of elements", 0, INT32_MAX, &total);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the smallest element tag", 0, INT64_MAX, &min_tag);
-  if (status == CLMG_SUCCESS)
-    status = read_long(r, "the largest element tag", 0, INT64_MAX, &max_tag);
-  for (long long b = 0; status == CLMG_SUCCESS && b < blocks; ++b) {
-    long long dim = 0, tag = 0, type = 0, count = 0;
-    status = read_long(r, "an entity dimension", 0, 3, &dim);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "an entity tag", INT32_MIN, INT32_MAX, &tag);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "an element type", 1, 1000, &type);
-    if (status == CLMG_SUCCESS)
-      status = read_long(r, "the number of elements in the block", 0, INT32_MAX, &count);
-    int32_t physical = (int32_t)physical_of(c, (int)dim, tag);
-    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
-      long long element_tag;
-      status = read_long(r, "an element tag", 1, INT64_MAX, &element_tag);
-      if (status == CLMG_SUCCESS)
-        status = add_element(r, c, type, physical);
-    }
-  }
-  return status == CLMG_SUCCESS ? expect_word(r, "$EndElements") : status;
-}
-
-/* ---- building the mesh ---- */
-
-typedef struct tag_index {
-  long long tag;
-  int32_t index;
-} tag_index;
 
 static int compare_tags(const void *a, const void *b) {
   long long x = ((const tag_index *)a)->tag, y = ((const tag_index *)b)->tag;
   return (x > y) - (x < y);
 }
 
-/* A face (2 or 4 vertices, sorted) with where it came from. */
+/* Sorts the node tags for lookups by the elements; a tag defined twice is
+ * an error at its second definition. */
+static clmg_status index_nodes(reader *r, node_table *nodes) {
+  nodes->sorted = malloc((nodes->count ? nodes->count : 1) * sizeof *nodes->sorted);
+  if (!nodes->sorted)
+    return out_of_memory(r);
+  for (size_t k = 0; k < nodes->count; ++k)
+    nodes->sorted[k] = (tag_index){nodes->tags[k], (int32_t)k};
+  qsort(nodes->sorted, nodes->count, sizeof *nodes->sorted, compare_tags);
+  for (size_t k = 1; k < nodes->count; ++k)
+    if (nodes->sorted[k].tag == nodes->sorted[k - 1].tag) {
+      long first = nodes->lines[nodes->sorted[k - 1].index];
+      long second = nodes->lines[nodes->sorted[k].index];
+      return fail_line(r, first > second ? first : second,
+                       "expected a new node tag, found %lld again (first "
+                       "defined on line %ld)",
+                       nodes->sorted[k].tag, first < second ? first : second);
+    }
+  return CLMG_SUCCESS;
+}
+
+static const char *element_type_name(long long type) {
+  switch (type) {
+  case 2:
+    return "3-node triangle";
+  case 4:
+    return "4-node tetrahedron";
+  case 6:
+    return "6-node prism";
+  case 7:
+    return "5-node pyramid";
+  case 8:
+    return "3-node line";
+  case 9:
+    return "6-node triangle";
+  case 10:
+    return "9-node quadrilateral";
+  case 11:
+    return "10-node tetrahedron";
+  case 12:
+    return "27-node hexahedron";
+  case 13:
+    return "18-node prism";
+  case 14:
+    return "14-node pyramid";
+  case 16:
+    return "8-node quadrilateral";
+  case 17:
+    return "20-node hexahedron";
+  case 18:
+    return "15-node prism";
+  case 19:
+    return "13-node pyramid";
+  default:
+    return "unknown to clmg";
+  }
+}
+
+/* The error for an element type clmg does not read, on the current line. */
+static clmg_status unsupported_type(const reader *r, long long type) {
+  return fail_line(r, r->line,
+                   "expected element type 3 (4-node quadrilateral) or 5 (8-node hexahedron), "
+                   "found element type %lld (%s): only 4-node quadrilaterals and 8-node "
+                   "hexahedra are supported, with 2-node lines or 4-node quadrilaterals as "
+                   "boundary faces",
+                   type, element_type_name(type));
+}
+
+static int is_supported_type(long long type) {
+  return type == GMSH_LINE || type == GMSH_QUAD || type == GMSH_HEX || type == GMSH_POINT;
+}
+
+/* Reads an element's node tags (the element's number or tag has just been
+ * read, on `line`) into the list of its type; points are skipped. */
+static clmg_status add_element(reader *r, msh_data *data, long long type, long long tag,
+                               long line) {
+  if (type == GMSH_POINT) {
+    long long ignored;
+    return read_integer(r, "a node tag", 1, INT64_MAX, &ignored);
+  }
+  element_list *list = type == GMSH_LINE   ? &data->lines
+                       : type == GMSH_QUAD ? &data->quads
+                       : type == GMSH_HEX  ? &data->hexes
+                                           : NULL;
+  if (!list)
+    return unsupported_type(r, type);
+  list->nodes_per = type == GMSH_LINE ? 2 : type == GMSH_QUAD ? 4 : 8;
+  size_t n = list->count + 1, per = (size_t)list->nodes_per;
+  if (!grow((void **)&list->nodes, &list->nodes_capacity, n * per, sizeof *list->nodes) ||
+      !grow((void **)&list->tags, &list->tags_capacity, n, sizeof *list->tags) ||
+      !grow((void **)&list->lines, &list->lines_capacity, n, sizeof *list->lines))
+    return out_of_memory(r);
+  const node_table *nodes = &data->nodes;
+  for (size_t k = 0; k < per; ++k) {
+    tag_index key = {0, 0};
+    clmg_status status = read_integer(r, "a node tag", 1, INT64_MAX, &key.tag);
+    if (status != CLMG_SUCCESS)
+      return status;
+    const tag_index *hit = bsearch(&key, nodes->sorted, nodes->count, sizeof key, compare_tags);
+    if (!hit)
+      return fail_line(r, r->line, "expected a node defined in $Nodes, found node %lld", key.tag);
+    list->nodes[list->count * per + k] = hit->index;
+  }
+  list->tags[list->count] = tag > 0 && tag <= INT32_MAX ? (int32_t)tag : 1;
+  list->lines[list->count] = line;
+  list->count = n;
+  return CLMG_SUCCESS;
+}
+
+/* ---- format 2.2 ---- */
+
+static clmg_status read_nodes_22(reader *r, msh_data *data) {
+  long long count;
+  clmg_status status = read_integer(r, "the number of nodes", 0, INT32_MAX, &count);
+  for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
+    long long tag;
+    status = read_integer(r, "a node tag", 1, INT64_MAX, &tag);
+    if (status == CLMG_SUCCESS)
+      status = add_node(r, &data->nodes, tag, r->line);
+    for (int d = 0; d < 3 && status == CLMG_SUCCESS; ++d)
+      status =
+          read_double(r, "a coordinate", &data->nodes.xyz[3 * (data->nodes.count - 1) + (size_t)d]);
+  }
+  if (status == CLMG_SUCCESS)
+    status = expect_word(r, "$EndNodes");
+  return status == CLMG_SUCCESS ? index_nodes(r, &data->nodes) : status;
+}
+
+static clmg_status read_elements_22(reader *r, msh_data *data) {
+  long long count;
+  clmg_status status = read_integer(r, "the number of elements", 0, INT32_MAX, &count);
+  for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
+    long long number, type, num_tags, physical = 0, entity = 0, other;
+    status = read_integer(r, "an element number", 1, INT64_MAX, &number);
+    long line = r->line;
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "an element type", 1, INT32_MAX, &type);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "the number of tags", 0, 1000, &num_tags);
+    for (long long t = 0; status == CLMG_SUCCESS && t < num_tags; ++t)
+      status = read_integer(r, "a tag", INT32_MIN, INT32_MAX,
+                            t == 0   ? &physical
+                            : t == 1 ? &entity
+                                     : &other);
+    if (status == CLMG_SUCCESS)
+      status = add_element(r, data, type, physical > 0 ? physical : entity, line);
+  }
+  return status == CLMG_SUCCESS ? expect_word(r, "$EndElements") : status;
+}
+
+/* ---- format 4.1 ---- */
+
+static clmg_status read_entities_41(reader *r, msh_data *data) {
+  long long counts[4];
+  clmg_status status = CLMG_SUCCESS;
+  for (int d = 0; d < 4 && status == CLMG_SUCCESS; ++d)
+    status = read_integer(r, "the number of entities", 0, INT32_MAX, &counts[d]);
+  for (int d = 0; d < 4 && status == CLMG_SUCCESS; ++d)
+    for (long long k = 0; status == CLMG_SUCCESS && k < counts[d]; ++k) {
+      long long tag, num_physical, physical = 0, other;
+      double bound;
+      status = read_integer(r, "an entity tag", 1, INT32_MAX, &tag);
+      /* points: x y z; curves, surfaces, volumes: their bounding box */
+      for (int b = 0; b < (d == 0 ? 3 : 6) && status == CLMG_SUCCESS; ++b)
+        status = read_double(r, "a coordinate of the entity", &bound);
+      if (status == CLMG_SUCCESS)
+        status = read_integer(r, "the number of physical tags", 0, INT32_MAX, &num_physical);
+      for (long long p = 0; status == CLMG_SUCCESS && p < num_physical; ++p)
+        status =
+            read_integer(r, "a physical tag", INT32_MIN, INT32_MAX, p == 0 ? &physical : &other);
+      if (status == CLMG_SUCCESS && d > 0) {
+        long long bounding;
+        status = read_integer(r, "the number of bounding entities", 0, INT32_MAX, &bounding);
+        for (long long b = 0; status == CLMG_SUCCESS && b < bounding; ++b)
+          status = read_integer(r, "a bounding entity tag", INT32_MIN, INT32_MAX, &other);
+      }
+      if (status == CLMG_SUCCESS) {
+        if (!grow((void **)&data->entities, &data->entities_capacity, data->num_entities + 1,
+                  sizeof *data->entities))
+          return out_of_memory(r);
+        data->entities[data->num_entities++] = (entity_tag){d, tag, physical};
+      }
+    }
+  return status == CLMG_SUCCESS ? expect_word(r, "$EndEntities") : status;
+}
+
+/* The tag elements of entity (dim, tag) get: its physical tag, else its own. */
+static long long entity_physical_tag(const msh_data *data, long long dim, long long tag) {
+  for (size_t k = 0; k < data->num_entities; ++k)
+    if (data->entities[k].dim == dim && data->entities[k].tag == tag)
+      return data->entities[k].physical > 0 ? data->entities[k].physical : tag;
+  return tag;
+}
+
+static clmg_status read_nodes_41(reader *r, msh_data *data) {
+  long long blocks, total, min_tag, max_tag;
+  clmg_status status = read_integer(r, "the number of node blocks", 0, INT32_MAX, &blocks);
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the number of nodes", 0, INT32_MAX, &total);
+  long announced = r->line;
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the smallest node tag", 0, INT64_MAX, &min_tag);
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the largest node tag", 0, INT64_MAX, &max_tag);
+  node_table *nodes = &data->nodes;
+  for (long long b = 0; status == CLMG_SUCCESS && b < blocks; ++b) {
+    long long dim, tag, parametric = 0, count = 0;
+    status = read_integer(r, "an entity dimension (0 to 3)", 0, 3, &dim);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "an entity tag", INT32_MIN, INT32_MAX, &tag);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "0 (no parametric coordinates)", 0, 0, &parametric);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "the number of nodes in the block", 0, total, &count);
+    /* a block lists its node tags, then their coordinates */
+    size_t first = nodes->count;
+    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
+      long long node_tag;
+      status = read_integer(r, "a node tag", 1, INT64_MAX, &node_tag);
+      if (status == CLMG_SUCCESS)
+        status = add_node(r, nodes, node_tag, r->line);
+    }
+    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k)
+      for (int d = 0; d < 3 && status == CLMG_SUCCESS; ++d)
+        status = read_double(r, "a coordinate", &nodes->xyz[3 * (first + (size_t)k) + (size_t)d]);
+    if (status == CLMG_SUCCESS && nodes->count > (size_t)total)
+      status = fail_line(r, r->line,
+                         "expected %lld nodes in all (as announced on line %ld), found %zu so far",
+                         total, announced, nodes->count);
+  }
+  if (status == CLMG_SUCCESS && nodes->count != (size_t)total)
+    status = fail_line(r, r->line, "expected %lld nodes (as announced on line %ld), found %zu",
+                       total, announced, nodes->count);
+  if (status == CLMG_SUCCESS)
+    status = expect_word(r, "$EndNodes");
+  return status == CLMG_SUCCESS ? index_nodes(r, nodes) : status;
+}
+
+static clmg_status read_elements_41(reader *r, msh_data *data) {
+  long long blocks, total, min_tag, max_tag, found = 0;
+  clmg_status status = read_integer(r, "the number of element blocks", 0, INT32_MAX, &blocks);
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the number of elements", 0, INT32_MAX, &total);
+  long announced = r->line;
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the smallest element tag", 0, INT64_MAX, &min_tag);
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the largest element tag", 0, INT64_MAX, &max_tag);
+  for (long long b = 0; status == CLMG_SUCCESS && b < blocks; ++b) {
+    long long dim = 0, tag = 0, type = 0, count = 0;
+    status = read_integer(r, "an entity dimension (0 to 3)", 0, 3, &dim);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "an entity tag", INT32_MIN, INT32_MAX, &tag);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "an element type", 1, INT32_MAX, &type);
+    if (status == CLMG_SUCCESS && !is_supported_type(type))
+      status = unsupported_type(r, type);
+    if (status == CLMG_SUCCESS)
+      status = read_integer(r, "the number of elements in the block", 0, total - found, &count);
+    long long physical = entity_physical_tag(data, dim, tag);
+    for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
+      long long element_tag;
+      status = read_integer(r, "an element tag", 1, INT64_MAX, &element_tag);
+      if (status == CLMG_SUCCESS)
+        status = add_element(r, data, type, physical, r->line);
+    }
+    found += count;
+  }
+  if (status == CLMG_SUCCESS && found != total)
+    status = fail_line(r, r->line, "expected %lld elements (as announced on line %ld), found %lld",
+                       total, announced, found);
+  return status == CLMG_SUCCESS ? expect_word(r, "$EndElements") : status;
+}
+
+/* ---- building the mesh ---- */
+
+/* A face (2 or 4 vertices, sorted) and where it comes from. */
 typedef struct face_record {
   int32_t key[4];
-  int32_t tag;  /* file faces: their tag; cell faces: -1 */
-  int32_t cell; /* cell faces: the cell; file faces: -1 */
-  int32_t local;
+  int32_t tag;    /* file faces: their tag; cell faces: INT32_MAX */
+  int32_t cell;   /* cell faces: the cell; file faces: -1 */
+  int32_t origin; /* cell faces: the local face; file faces: the element */
 } face_record;
 
+static int compare_keys(const int32_t *x, const int32_t *y, int count) {
+  for (int k = 0; k < count; ++k)
+    if (x[k] != y[k])
+      return (x[k] > y[k]) - (x[k] < y[k]);
+  return 0;
+}
+
+/* By vertices, then file faces (smallest tag first), then cell faces. */
 static int compare_faces(const void *a, const void *b) {
   const face_record *x = a, *y = b;
-  for (int k = 0; k < 4; ++k)
-    if (x->key[k] != y->key[k])
-      return (x->key[k] > y->key[k]) - (x->key[k] < y->key[k]);
-  return (x->cell > y->cell) - (x->cell < y->cell); /* file faces (-1) first */
+  int order = compare_keys(x->key, y->key, 4);
+  if (order)
+    return order;
+  if (x->tag != y->tag)
+    return (x->tag > y->tag) - (x->tag < y->tag);
+  return (x->cell > y->cell) - (x->cell < y->cell);
+}
+
+static void sort_small(int32_t *values, int count) {
+  for (int k = 1; k < count; ++k)
+    for (int j = k; j > 0 && values[j - 1] > values[j]; --j) {
+      int32_t swap = values[j];
+      values[j] = values[j - 1];
+      values[j - 1] = swap;
+    }
 }
 
 static face_record make_face(const int32_t *vertices, int count, int32_t tag, int32_t cell,
-                             int32_t local) {
-  face_record f = {{INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, tag, cell, local};
-  for (int k = 0; k < count; ++k) {
-    int32_t v = vertices[k];
-    int j = k;
-    while (j > 0 && f.key[j - 1] > v) {
-      f.key[j] = f.key[j - 1];
-      j--;
-    }
-    f.key[j] = v;
-  }
+                             int32_t origin) {
+  face_record f = {{INT32_MAX, INT32_MAX, INT32_MAX, INT32_MAX}, tag, cell, origin};
+  memcpy(f.key, vertices, (size_t)count * sizeof *vertices);
+  sort_small(f.key, count);
   return f;
 }
 
-/* Local vertices (tensor order) of face `local` = 2 * axis + side. */
+/* The vertices (tensor order) of face `local` = 2 * axis + side of a cell. */
 static void face_vertices(int dim, const int32_t *cell, int local, int32_t *out) {
   int axis = local / 2, side = local % 2, k = 0;
   for (int corner = 0; corner < (1 << dim); ++corner)
@@ -412,150 +567,320 @@ static void face_vertices(int dim, const int32_t *cell, int local, int32_t *out)
       out[k++] = cell[corner];
 }
 
-static clmg_status build_mesh(reader *r, collected *c, clmg_mesh *mesh) {
-  int dim = c->hexes.count > 0 ? 3 : 2;
-  element_list *cells = dim == 3 ? &c->hexes : &c->quads;
-  element_list *faces = dim == 3 ? &c->quads : &c->lines;
-  if (cells->count == 0)
-    return fail_at(r, "the file holds no quadrilaterals or hexahedra");
-  /* node tags -> dense indices, in file order, only for nodes cells use */
-  tag_index *sorted = malloc(c->num_nodes * sizeof *sorted);
-  int32_t *new_index = malloc(c->num_nodes * sizeof *new_index);
-  if (!sorted || !new_index) {
-    free(sorted);
-    free(new_index);
-    return out_of_memory(r);
-  }
-  for (size_t k = 0; k < c->num_nodes; ++k) {
-    sorted[k] = (tag_index){c->node_tags[k], (int32_t)k};
-    new_index[k] = -1;
-  }
-  qsort(sorted, c->num_nodes, sizeof *sorted, compare_tags);
-  clmg_status status = CLMG_SUCCESS;
-  for (size_t k = 1; k < c->num_nodes; ++k)
-    if (sorted[k].tag == sorted[k - 1].tag) {
-      status = fail_at(r, "node tag %lld appears twice in $Nodes", sorted[k].tag);
-      break;
-    }
-  /* resolve element node tags to file-order indices in place */
-  element_list *lists[2] = {cells, faces};
-  for (int l = 0; l < 2 && status == CLMG_SUCCESS; ++l)
-    for (size_t k = 0; k < lists[l]->count * (size_t)lists[l]->nodes_per; ++k) {
-      tag_index key = {lists[l]->nodes[k], 0};
-      tag_index *hit = bsearch(&key, sorted, c->num_nodes, sizeof *sorted, compare_tags);
-      if (!hit) {
-        status =
-            fail_at(r, "an element refers to node %lld, which $Nodes does not define", key.tag);
-        break;
-      }
-      lists[l]->nodes[k] = hit->index;
-    }
-  free(sorted);
-  size_t vertices_per_cell = (size_t)1 << dim, vertices_per_face = vertices_per_cell / 2;
+/* A cell's sorted vertices, to find cells listed twice. */
+typedef struct cell_record {
+  int32_t key[8];
+  int32_t cell;
+} cell_record;
+
+static int compare_cells(const void *a, const void *b) {
+  const cell_record *x = a, *y = b;
+  int order = compare_keys(x->key, y->key, 8);
+  return order ? order : (x->cell > y->cell) - (x->cell < y->cell);
+}
+
+/* Error for a cell whose corners do not span a cell of either orientation. */
+static clmg_status folded_cell(const reader *r, const element_list *cells, size_t e, int dim,
+                               double quality) {
+  return fail_line(r, cells->lines[e],
+                   "expected a %s with corners in Gmsh's order (counter-clockwise%s), found "
+                   "one "
+                   "that is folded or degenerate (smallest corner quality %.3g)",
+                   dim == 3 ? "hexahedron" : "quadrilateral",
+                   dim == 3 ? " at the bottom, then the top" : "", quality);
+}
+
+/* Vertices and cells: nodes that cells use, in the order of first use;
+ * corners to tensor order, mirrored where the Jacobian is negative. */
+static clmg_status build_cells(const reader *r, const msh_data *data, int dim, int32_t *new_index,
+                               clmg_mesh *mesh) {
+  const element_list *cells = dim == 3 ? &data->hexes : &data->quads;
+  const node_table *nodes = &data->nodes;
+  const size_t per_cell = (size_t)1 << dim;
   size_t used = 0;
-  for (size_t k = 0; status == CLMG_SUCCESS && k < cells->count * vertices_per_cell; ++k)
+  for (size_t k = 0; k < nodes->count; ++k)
+    new_index[k] = -1;
+  for (size_t k = 0; k < cells->count * per_cell; ++k)
     if (new_index[cells->nodes[k]] < 0)
       new_index[cells->nodes[k]] = (int32_t)used++;
-  if (status == CLMG_SUCCESS && dim == 2) {
-    double z0 = c->node_xyz[3 * (size_t)cells->nodes[0] + 2];
-    for (size_t k = 0; k < c->num_nodes; ++k)
-      if (new_index[k] >= 0 && fabs(c->node_xyz[3 * k + 2] - z0) > 1e-12 * (1 + fabs(z0))) {
-        status = fail_at(r,
-                         "a 2D mesh of quadrilaterals must lie in a plane z = const; node "
-                         "%lld has z = %g, others z = %g",
-                         c->node_tags[k], c->node_xyz[3 * k + 2], z0);
-        break;
-      }
-  }
-  if (status != CLMG_SUCCESS) {
-    free(new_index);
-    return status;
+  if (dim == 2) {
+    size_t first = (size_t)cells->nodes[0];
+    double z0 = nodes->xyz[3 * first + 2];
+    for (size_t k = 0; k < nodes->count; ++k)
+      if (new_index[k] >= 0 && fabs(nodes->xyz[3 * k + 2] - z0) > 1e-12 * (1 + fabs(z0)))
+        return fail_line(r, nodes->lines[k],
+                         "expected z = %.17g (a 2D mesh of quadrilaterals lies in a plane z "
+                         "= "
+                         "const, as node %lld on line %ld), found z = %.17g at node %lld",
+                         z0, nodes->tags[first], nodes->lines[first], nodes->xyz[3 * k + 2],
+                         nodes->tags[k]);
   }
   mesh->dim = dim;
   mesh->num_vertices = used;
   mesh->num_cells = cells->count;
   mesh->coords = malloc(used * (size_t)dim * sizeof *mesh->coords);
-  mesh->cells = malloc(cells->count * vertices_per_cell * sizeof *mesh->cells);
-  if (!mesh->coords || !mesh->cells) {
-    free(new_index);
+  mesh->cells = malloc(cells->count * per_cell * sizeof *mesh->cells);
+  if (!mesh->coords || !mesh->cells)
     return out_of_memory(r);
-  }
-  for (size_t k = 0; k < c->num_nodes; ++k)
+  for (size_t k = 0; k < nodes->count; ++k)
     if (new_index[k] >= 0)
-      memcpy(mesh->coords + (size_t)new_index[k] * (size_t)dim, c->node_xyz + 3 * k,
+      memcpy(mesh->coords + (size_t)new_index[k] * (size_t)dim, nodes->xyz + 3 * k,
              (size_t)dim * sizeof(double));
-  /* Gmsh lists corners counter-clockwise (bottom, then top): to tensor order */
+  /* tensor corner t sits at Gmsh corner from_gmsh[t]; flip_x mirrors i */
   static const int from_gmsh[8] = {0, 1, 3, 2, 4, 5, 7, 6};
   static const int flip_x[8] = {1, 0, 3, 2, 5, 4, 7, 6};
   for (size_t e = 0; e < cells->count; ++e) {
-    int32_t *cell = mesh->cells + e * vertices_per_cell;
-    for (size_t k = 0; k < vertices_per_cell; ++k)
-      cell[k] = new_index[cells->nodes[e * vertices_per_cell + (size_t)from_gmsh[k]]];
-    if (clmg_mesh_cell_quality(dim, mesh->coords, cell, NULL, NULL) <= 0) {
-      int32_t flipped[8];
-      for (size_t k = 0; k < vertices_per_cell; ++k)
-        flipped[k] = cell[flip_x[k]];
-      memcpy(cell, flipped, vertices_per_cell * sizeof *cell);
+    int32_t *cell = mesh->cells + e * per_cell;
+    for (size_t k = 0; k < per_cell; ++k)
+      cell[k] = new_index[cells->nodes[e * per_cell + (size_t)from_gmsh[k]]];
+    double quality = clmg_mesh_cell_quality(dim, mesh->coords, cell, NULL, NULL);
+    if (quality < 0) { /* listed clockwise (or left-handed): mirror */
+      int32_t mirrored[8];
+      for (size_t k = 0; k < per_cell; ++k)
+        mirrored[k] = cell[flip_x[k]];
+      memcpy(cell, mirrored, per_cell * sizeof *cell);
+      quality = clmg_mesh_cell_quality(dim, mesh->coords, cell, NULL, NULL);
     }
+    if (!(quality > CLMG_MESH_MIN_CELL_QUALITY))
+      return folded_cell(r, cells, e, dim, quality);
   }
-  /* boundary faces: cell faces met once; tags from the file's faces */
-  size_t num_records = faces->count + 2 * (size_t)dim * cells->count;
-  face_record *records = malloc(num_records * sizeof *records);
-  if (!records) {
-    free(new_index);
+  /* a cell listed twice would hide the boundary between its copies */
+  cell_record *records = malloc((cells->count ? cells->count : 1) * sizeof *records);
+  if (!records)
     return out_of_memory(r);
+  for (size_t e = 0; e < cells->count; ++e) {
+    cell_record *c = &records[e];
+    for (int k = 0; k < 8; ++k)
+      c->key[k] = (size_t)k < per_cell ? mesh->cells[e * per_cell + (size_t)k] : INT32_MAX;
+    sort_small(c->key, 8);
+    c->cell = (int32_t)e;
   }
-  size_t n = 0;
+  qsort(records, cells->count, sizeof *records, compare_cells);
+  for (size_t k = 1; k < cells->count; ++k)
+    if (compare_keys(records[k].key, records[k - 1].key, 8) == 0) {
+      long first = cells->lines[records[k - 1].cell], again = cells->lines[records[k].cell];
+      free(records);
+      return fail_line(r, again,
+                       "expected a new cell, found the nodes of the cell on "
+                       "line %ld again (a "
+                       "surface or volume in two physical groups?)",
+                       first);
+    }
+  free(records);
+  return CLMG_SUCCESS;
+}
+
+/* Boundary faces: the faces of exactly one cell, tagged from the file's
+ * faces (smallest tag), else 1. */
+static clmg_status build_boundary(const reader *r, const msh_data *data, int dim,
+                                  const int32_t *new_index, clmg_mesh *mesh) {
+  const element_list *faces = dim == 3 ? &data->quads : &data->lines;
+  const element_list *cells = dim == 3 ? &data->hexes : &data->quads;
+  const size_t per_cell = (size_t)1 << dim, per_face = per_cell / 2;
+  size_t n = 0, capacity = faces->count + 2 * (size_t)dim * mesh->num_cells;
+  face_record *records = malloc((capacity ? capacity : 1) * sizeof *records);
+  if (!records)
+    return out_of_memory(r);
   for (size_t f = 0; f < faces->count; ++f) {
     int32_t vertices[4];
-    int valid = 1;
-    for (size_t k = 0; k < vertices_per_face; ++k) {
-      int32_t v = new_index[faces->nodes[f * vertices_per_face + k]];
-      valid &= v >= 0;
-      vertices[k] = v;
-    }
-    if (valid) /* faces on nodes no cell uses cannot be boundary faces */
-      records[n++] = make_face(vertices, (int)vertices_per_face, faces->tags[f], -1, -1);
+    for (size_t k = 0; k < per_face; ++k)
+      vertices[k] = new_index[faces->nodes[f * per_face + k]];
+    /* a face on a node no cell uses (-1) matches no cell face below */
+    records[n++] = make_face(vertices, (int)per_face, faces->tags[f], -1, (int32_t)f);
   }
-  free(new_index);
-  for (size_t e = 0; e < cells->count; ++e)
+  for (size_t e = 0; e < mesh->num_cells; ++e)
     for (int local = 0; local < 2 * dim; ++local) {
       int32_t vertices[4];
-      face_vertices(dim, mesh->cells + e * vertices_per_cell, local, vertices);
-      records[n++] = make_face(vertices, (int)vertices_per_face, -1, (int32_t)e, local);
+      face_vertices(dim, mesh->cells + e * per_cell, local, vertices);
+      records[n++] = make_face(vertices, (int)per_face, INT32_MAX, (int32_t)e, local);
     }
   qsort(records, n, sizeof *records, compare_faces);
-  mesh->boundary_faces = malloc(n * vertices_per_face * sizeof *mesh->boundary_faces);
-  mesh->boundary_face_tag = malloc(n * sizeof *mesh->boundary_face_tag);
+  mesh->boundary_faces = malloc((n ? n : 1) * per_face * sizeof *mesh->boundary_faces);
+  mesh->boundary_face_tag = malloc((n ? n : 1) * sizeof *mesh->boundary_face_tag);
   if (!mesh->boundary_faces || !mesh->boundary_face_tag) {
     free(records);
     return out_of_memory(r);
   }
   size_t boundary = 0;
-  for (size_t k = 0; k < n;) {
-    size_t end = k;
-    int32_t tag = 1;
-    size_t cell_faces = 0, cell_record = 0;
-    while (end < n && memcmp(records[end].key, records[k].key, sizeof records[k].key) == 0) {
-      if (records[end].cell < 0) {
-        tag = records[end].tag;
-      } else {
-        cell_faces++;
-        cell_record = end;
-      }
+  clmg_status status = CLMG_SUCCESS;
+  for (size_t k = 0; k < n && status == CLMG_SUCCESS;) {
+    size_t end = k, cell_faces = 0, cell_at = 0;
+    while (end < n && compare_keys(records[end].key, records[k].key, 4) == 0) {
+      if (records[end].cell >= 0 && cell_faces++ == 0)
+        cell_at = end;
       end++;
     }
-    if (cell_faces == 1) {
-      face_vertices(dim, mesh->cells + (size_t)records[cell_record].cell * vertices_per_cell,
-                    records[cell_record].local,
-                    mesh->boundary_faces + boundary * vertices_per_face);
-      mesh->boundary_face_tag[boundary++] = tag;
+    const face_record *first = &records[k]; /* the file face with the smallest tag, if any */
+    if (cell_faces == 0) {
+      const int32_t *face_nodes = faces->nodes + (size_t)first->origin * per_face;
+      char listed[128];
+      int length = 0;
+      for (size_t v = 0; v < per_face && length >= 0 && (size_t)length < sizeof listed; ++v)
+        length += snprintf(listed + length, sizeof listed - (size_t)length, " %lld",
+                           data->nodes.tags[face_nodes[v]]);
+      status = fail_line(r, faces->lines[first->origin],
+                         "expected a %s that is a face of a %s, found one on "
+                         "nodes%s that is not",
+                         dim == 3 ? "quadrilateral" : "line",
+                         dim == 3 ? "hexahedron" : "quadrilateral", listed);
+    } else if (cell_faces > 2) {
+      status = fail_line(r, cells->lines[records[end - 1].cell],
+                         "expected each face to be shared by at most 2 cells, "
+                         "found one shared "
+                         "by %zu",
+                         cell_faces);
+    } else if (cell_faces == 1) {
+      const face_record *face = &records[cell_at];
+      face_vertices(dim, mesh->cells + (size_t)face->cell * per_cell, face->origin,
+                    mesh->boundary_faces + boundary * per_face);
+      mesh->boundary_face_tag[boundary++] = first->cell < 0 ? first->tag : 1;
     }
     k = end;
   }
   free(records);
   mesh->num_boundary_faces = boundary;
+  return status;
+}
+
+static clmg_status build_mesh(const reader *r, const msh_data *data, long elements_line,
+                              clmg_mesh *mesh) {
+  int dim = data->hexes.count > 0 ? 3 : 2;
+  if ((dim == 3 ? data->hexes.count : data->quads.count) == 0)
+    return fail_line(r, elements_line,
+                     "expected 4-node quadrilaterals or 8-node hexahedra in "
+                     "$Elements, found "
+                     "none");
+  int32_t *new_index = malloc((data->nodes.count ? data->nodes.count : 1) * sizeof *new_index);
+  if (!new_index)
+    return out_of_memory(r);
+  clmg_status status = build_cells(r, data, dim, new_index, mesh);
+  if (status == CLMG_SUCCESS)
+    status = build_boundary(r, data, dim, new_index, mesh);
+  free(new_index);
+  return status;
+}
+
+/* ---- the file ---- */
+
+static clmg_status read_text(const char *path, char **text, size_t *size, clmg_error *error) {
+  *text = NULL;
+  *size = 0;
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    if (error)
+      snprintf(error->message, sizeof error->message, "cannot open %s: %s", path, strerror(errno));
+    return CLMG_ERROR_IO;
+  }
+  size_t capacity = 0;
+  for (;;) {
+    if (!grow((void **)text, &capacity, *size + 65536, 1)) {
+      fclose(file);
+      free(*text);
+      *text = NULL;
+      if (error)
+        snprintf(error->message, sizeof error->message, "%s: no host memory for the file", path);
+      return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    size_t got = fread(*text + *size, 1, capacity - *size - 1, file);
+    *size += got;
+    if (got == 0)
+      break;
+  }
+  int code = errno, failed = ferror(file);
+  fclose(file);
+  if (failed) {
+    free(*text);
+    *text = NULL;
+    if (error)
+      snprintf(error->message, sizeof error->message, "cannot read %s: %s", path, strerror(code));
+    return CLMG_ERROR_IO;
+  }
+  (*text)[*size] = '\0';
   return CLMG_SUCCESS;
+}
+
+/* $MeshFormat: version 2.2 or 4.1, ASCII. */
+static clmg_status read_header(reader *r, int *version) {
+  clmg_status status = expect_word(r, "$MeshFormat");
+  char *token = status == CLMG_SUCCESS ? next_token(r) : NULL;
+  if (status == CLMG_SUCCESS) {
+    if (token && strcmp(token, "2.2") == 0)
+      *version = 22;
+    else if (token && strcmp(token, "4.1") == 0)
+      *version = 41;
+    else
+      status = expected(r, "the format version 2.2 or 4.1", token);
+  }
+  long long file_type = 0, data_size = 0;
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the file type 0 (ASCII) or 1 (binary)", 0, 1, &file_type);
+  if (status == CLMG_SUCCESS && file_type != 0)
+    status = fail_line(r, r->line,
+                       "expected file type 0 (ASCII), found 1 (binary): clmg reads ASCII .msh "
+                       "files (save with Mesh.Binary = 0)");
+  if (status == CLMG_SUCCESS)
+    status = read_integer(r, "the data size", 1, 16, &data_size);
+  return status == CLMG_SUCCESS ? expect_word(r, "$EndMeshFormat") : status;
+}
+
+static clmg_status parse(reader *r, size_t size, clmg_mesh *out) {
+  int version = 0;
+  clmg_status status = read_header(r, &version);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* binary data after an ASCII header: the tokens would stop at a NUL */
+  const char *nul = memchr(r->cursor, '\0', size - (size_t)(r->cursor - r->text));
+  if (nul) {
+    long line = r->line + r->newline_pending;
+    for (const char *c = r->cursor; c < nul; ++c)
+      line += *c == '\n';
+    return fail_line(r, line, "expected ASCII text, found a NUL byte (binary data)");
+  }
+  msh_data data;
+  memset(&data, 0, sizeof data);
+  int have_nodes = 0, have_elements = 0, have_entities = 0;
+  long elements_line = 0; /* where $Elements starts */
+  char *token = NULL;
+  while (status == CLMG_SUCCESS && (token = next_token(r)) != NULL) {
+    if (strcmp(token, "$Nodes") == 0) {
+      if (have_nodes)
+        status = fail_line(r, r->line, "expected one $Nodes section, found a second");
+      else
+        status = version == 22 ? read_nodes_22(r, &data) : read_nodes_41(r, &data);
+      have_nodes = 1;
+    } else if (strcmp(token, "$Elements") == 0) {
+      elements_line = r->line;
+      if (!have_nodes || have_elements)
+        status = fail_line(r, r->line, "expected %s, found %s",
+                           have_elements ? "one $Elements section" : "$Nodes before $Elements",
+                           have_elements ? "a second" : "$Elements");
+      else
+        status = version == 22 ? read_elements_22(r, &data) : read_elements_41(r, &data);
+      have_elements = 1;
+    } else if (strcmp(token, "$Entities") == 0 && version == 41) {
+      if (have_nodes || have_entities)
+        status = fail_line(r, r->line, "expected one $Entities section, before $Nodes, found %s",
+                           have_entities ? "a second" : "one after $Nodes");
+      else
+        status = read_entities_41(r, &data);
+      have_entities = 1;
+    } else if (token[0] == '$' && strncmp(token, "$End", 4) != 0 &&
+               strcmp(token, "$MeshFormat") != 0) {
+      char name[64];
+      snprintf(name, sizeof name, "%.60s", token);
+      status = skip_section(r, name);
+    } else {
+      char buffer[64];
+      status = fail_line(r, r->line, "expected a section such as $Nodes, found %s",
+                         describe(token, buffer, sizeof buffer));
+    }
+  }
+  if (status == CLMG_SUCCESS && !have_elements)
+    status = expected(r, have_nodes ? "$Elements" : "$Nodes", NULL);
+  if (status == CLMG_SUCCESS)
+    status = build_mesh(r, &data, elements_line, out);
+  msh_data_free(&data);
+  return status;
 }
 
 clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *error) {
@@ -569,91 +894,25 @@ clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *er
                path ? "output mesh" : "path");
     return CLMG_ERROR_INVALID_ARGUMENT;
   }
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    if (error)
-      snprintf(error->message, sizeof error->message, "%s: cannot open: %s", path, strerror(errno));
-    return CLMG_ERROR_IO;
-  }
-  reader r = {path, NULL, NULL, 1, 0, error, ""};
-  size_t size = 0, capacity = 0;
-  for (;;) {
-    if (!grow((void **)&r.text, &capacity, size + 65536, 1)) {
-      fclose(file);
-      free(r.text);
-      return out_of_memory(&r);
-    }
-    size_t got = fread(r.text + size, 1, capacity - size - 1, file);
-    size += got;
-    if (got == 0)
-      break;
-  }
-  int read_failed = ferror(file);
-  fclose(file);
-  if (read_failed) {
-    free(r.text);
-    if (error)
-      snprintf(error->message, sizeof error->message, "%s: read error", path);
-    return CLMG_ERROR_IO;
-  }
-  r.text[size] = '\0';
-  if (memchr(r.text, '\0', size)) {
-    free(r.text);
-    r.line = 1;
-    return fail_at(&r, "binary data: clmg reads ASCII .msh files (save with Binary = 0)");
-  }
-  r.cursor = r.text;
-
-  collected c;
-  memset(&c, 0, sizeof c);
-  clmg_status status = expect_word(&r, "$MeshFormat");
-  double version = 0;
-  long long file_type = 0, data_size = 0;
-  if (status == CLMG_SUCCESS)
-    status = read_double(&r, "the format version (2.2 or 4.1)", &version);
-  if (status == CLMG_SUCCESS && version != 2.2 && version != 4.1)
-    status = fail_at(&r, "expected format version 2.2 or 4.1, found %g", version);
-  if (status == CLMG_SUCCESS)
-    status = read_long(&r, "the file type (0 = ASCII)", 0, 1, &file_type);
-  if (status == CLMG_SUCCESS && file_type != 0)
-    status = fail_at(&r, "binary .msh files are not supported (save with Binary = 0)");
-  if (status == CLMG_SUCCESS)
-    status = read_long(&r, "the data size", 1, 16, &data_size);
-  if (status == CLMG_SUCCESS)
-    status = expect_word(&r, "$EndMeshFormat");
-  int have_nodes = 0, have_elements = 0;
-  for (char *token = NULL; status == CLMG_SUCCESS && (token = next_token(&r)) != NULL;) {
-    if (strcmp(token, "$Nodes") == 0) {
-      status = version == 2.2 ? read_nodes_22(&r, &c) : read_nodes_41(&r, &c);
-      have_nodes = 1;
-    } else if (strcmp(token, "$Elements") == 0) {
-      if (!have_nodes)
-        status = fail_at(&r, "$Elements before $Nodes");
-      else
-        status = version == 2.2 ? read_elements_22(&r, &c) : read_elements_41(&r, &c);
-      have_elements = 1;
-    } else if (strcmp(token, "$Entities") == 0 && version == 4.1) {
-      status = read_entities_41(&r, &c);
-    } else if (token[0] == '$' && strncmp(token, "$End", 4) != 0) {
-      char name[64];
-      snprintf(name, sizeof name, "%s", token);
-      status = skip_section(&r, name);
-    } else {
-      status = fail_at(&r, "expected a section such as $Nodes or $Elements, found '%.60s'", token);
-    }
-  }
-  if (status == CLMG_SUCCESS && (!have_nodes || !have_elements))
-    status = fail_at(&r, "the file has no %s section", have_nodes ? "$Elements" : "$Nodes");
-  if (status == CLMG_SUCCESS)
-    status = build_mesh(&r, &c, out);
-  collected_free(&c);
-  free(r.text);
-  if (status == CLMG_SUCCESS) {
+  char *text = NULL;
+  size_t size = 0;
+  clmg_status status = read_text(path, &text, &size, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  reader r = {path, text, text, 1, 0, error};
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  status = parse(&r, size, out);
+  clmg_leave_c_numeric_locale(&locale);
+  free(text);
+  if (status == CLMG_SUCCESS) { /* a last guard: what is returned is a valid mesh */
     clmg_error check = {{0}};
-    status = clmg_mesh_check(out, &check);
-    if (status != CLMG_SUCCESS && error)
-      snprintf(error->message, sizeof error->message, "%.200s: the mesh is not valid: %.700s", path,
-               check.message);
+    if (clmg_mesh_check(out, &check) != CLMG_SUCCESS) {
+      status = CLMG_ERROR_PARSE;
+      if (error)
+        snprintf(error->message, sizeof error->message, "%.200s: the mesh is not valid: %.700s",
+                 path, check.message);
+    }
   }
   if (status != CLMG_SUCCESS)
     clmg_mesh_free(out);

@@ -3,7 +3,10 @@
  * VTK_QUAD / VTK_HEXAHEDRON, Q2 cells as VTK_BIQUADRATIC_QUAD /
  * VTK_TRIQUADRATIC_HEXAHEDRON, so ParaView interpolates (and, with
  * "Nonlinear Subdivision Level", draws) the quadratic solution itself. */
-#include "clmg/mesh.h"
+#define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
+
+#include "clmg.h"
+#include "core/textio.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -39,7 +42,29 @@ static void set_error(clmg_error *error, const char *path, const char *what) {
     snprintf(error->message, sizeof error->message, "%.200s: %.800s", path, what);
 }
 
-/* local node indices (tensor order) of a cell in VTK order; returns the count */
+/* Writes text as an XML attribute value (a field's name). */
+static void write_escaped(FILE *out, const char *text) {
+  for (const char *c = text; *c; ++c)
+    switch (*c) {
+    case '&':
+      fputs("&amp;", out);
+      break;
+    case '<':
+      fputs("&lt;", out);
+      break;
+    case '>':
+      fputs("&gt;", out);
+      break;
+    case '"':
+      fputs("&quot;", out);
+      break;
+    default:
+      fputc(*c, out);
+    }
+}
+
+/* local node indices (tensor order) of a cell in VTK order; returns the count
+ */
 static size_t vtk_order(int dim, int degree, int32_t *order, int *cell_type) {
   size_t per_side = (size_t)degree + 1, count = 0;
   if (dim == 2) {
@@ -61,10 +86,13 @@ static size_t vtk_order(int dim, int degree, int32_t *order, int *cell_type) {
 clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,
                                 const clmg_mesh_field *fields, size_t num_fields,
                                 clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
   if (!path || !mesh || (mesh->dim != 2 && mesh->dim != 3) || (degree != 1 && degree != 2) ||
       (num_fields > 0 && !fields)) {
     set_error(error, path ? path : "(null)",
-              "write vtu: needs a path, a 2D or 3D mesh, degree 1 or 2 and the fields");
+              "write vtu: needs a path, a 2D or 3D mesh, degree 1 or 2 and the "
+              "fields");
     return CLMG_ERROR_INVALID_ARGUMENT;
   }
   for (size_t f = 0; f < num_fields; ++f)
@@ -84,9 +112,9 @@ clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int deg
   }
   FILE *out = fopen(path, "w");
   if (!out) {
-    char what[256];
-    snprintf(what, sizeof what, "cannot open for writing: %s", strerror(errno));
-    set_error(error, path, what);
+    if (error)
+      snprintf(error->message, sizeof error->message, "cannot open %s for writing: %s", path,
+               strerror(errno));
     free(cell_nodes);
     free(coords);
     return CLMG_ERROR_IO;
@@ -98,50 +126,67 @@ clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int deg
   for (int d = 0; d < mesh->dim; ++d)
     stride *= (size_t)degree + 1;
 
+  /* %.17g in the "C" locale: every double reads back bit for bit */
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
   fprintf(out, "<?xml version=\"1.0\"?>\n"
-               "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"LittleEndian\" "
+               "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" "
+               "byte_order=\"LittleEndian\" "
                "header_type=\"UInt64\">\n<UnstructuredGrid>\n");
   fprintf(out, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n", num_nodes,
           mesh->num_cells);
-  fprintf(out, "<PointData Scalars=\"%s\">\n", num_fields > 0 ? fields[0].name : "");
+  fputs("<PointData", out);
+  if (num_fields > 0) { /* the first field is the one ParaView colours by */
+    fputs(" Scalars=\"", out);
+    write_escaped(out, fields[0].name);
+    fputc('"', out);
+  }
+  fputs(">\n", out);
   for (size_t f = 0; f < num_fields; ++f) {
-    fprintf(out, "<DataArray type=\"Float64\" Name=\"%s\" format=\"ascii\">\n", fields[f].name);
+    fputs("<DataArray type=\"Float64\" Name=\"", out);
+    write_escaped(out, fields[f].name);
+    fputs("\" format=\"ascii\">\n", out);
     for (size_t i = 0; i < num_nodes; ++i)
       fprintf(out, "%.17g\n", fields[f].values[i]);
-    fprintf(out, "</DataArray>\n");
+    fputs("</DataArray>\n", out);
   }
-  fprintf(out, "</PointData>\n<CellData>\n"
-               "<DataArray type=\"Int32\" Name=\"cell\" format=\"ascii\">\n");
+  fputs("</PointData>\n<CellData Scalars=\"cell\">\n"
+        "<DataArray type=\"Int32\" Name=\"cell\" format=\"ascii\">\n",
+        out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
     fprintf(out, "%zu\n", c);
-  fprintf(out, "</DataArray>\n</CellData>\n<Points>\n"
-               "<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"ascii\">\n");
+  fputs("</DataArray>\n</CellData>\n<Points>\n"
+        "<DataArray type=\"Float64\" NumberOfComponents=\"3\" "
+        "format=\"ascii\">\n",
+        out);
   for (size_t i = 0; i < num_nodes; ++i) {
     const double *x = coords + i * (size_t)mesh->dim;
     fprintf(out, "%.17g %.17g %.17g\n", x[0], x[1], mesh->dim == 3 ? x[2] : 0.0);
   }
-  fprintf(out, "</DataArray>\n</Points>\n<Cells>\n"
-               "<DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n");
+  fputs("</DataArray>\n</Points>\n<Cells>\n"
+        "<DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
+        out);
   for (size_t c = 0; c < mesh->num_cells; ++c) {
     const int32_t *nodes = cell_nodes + c * stride;
     for (size_t k = 0; k < per_cell; ++k)
-      fprintf(out, "%d%c", nodes[order[k]], k + 1 == per_cell ? '\n' : ' ');
+      fprintf(out, "%d%c", (int)nodes[order[k]], k + 1 == per_cell ? '\n' : ' ');
   }
-  fprintf(out, "</DataArray>\n<DataArray type=\"Int64\" Name=\"offsets\" format=\"ascii\">\n");
+  /* offsets: where each cell's connectivity ends */
+  fputs("</DataArray>\n<DataArray type=\"Int64\" Name=\"offsets\" "
+        "format=\"ascii\">\n",
+        out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
     fprintf(out, "%zu\n", (c + 1) * per_cell);
-  fprintf(out, "</DataArray>\n<DataArray type=\"UInt8\" Name=\"types\" format=\"ascii\">\n");
+  fputs("</DataArray>\n<DataArray type=\"UInt8\" Name=\"types\" "
+        "format=\"ascii\">\n",
+        out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
     fprintf(out, "%d\n", cell_type);
-  fprintf(out, "</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n");
+  fputs("</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n", out);
+  /* the stream's error flag is sticky: one check covers every write */
+  int failed = ferror(out), saved_errno = errno;
+  clmg_leave_c_numeric_locale(&locale);
   free(cell_nodes);
   free(coords);
-  int failed = ferror(out);
-  if (fclose(out) != 0 || failed) {
-    char what[256];
-    snprintf(what, sizeof what, "writing failed: %s", strerror(errno));
-    set_error(error, path, what);
-    return CLMG_ERROR_IO;
-  }
-  return CLMG_SUCCESS;
+  return clmg_finish_text_file(out, path, failed, saved_errno, error);
 }
