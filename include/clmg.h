@@ -7,5 +7,6 @@
 #include "clmg/vector.h"
 #include "clmg/sparse.h"
 #include "clmg/krylov.h"
+#include "clmg/homg.h"
 
 #endif

@@ -1,0 +1,325 @@
+/* Structured-grid multigrid: the five-point Laplacian on n x n grids of the
+ * unit square, the classic grid transfers, and the fused step of the
+ * high-occupancy multigrid (HOMG, lib/homg/homg.c).
+ *
+ * A grid is row-major with x fastest: point (i, j) has index j n + i. The
+ * operator is (A u)_ij = (4 u_ij - u_i-1,j - u_i+1,j - u_i,j-1 - u_i,j+1) / h^2,
+ * the positive definite form of -laplace(u). Kernels walk the points with
+ * FOR_EACH_POINT, one launch each (lib/homg/grid.c picks the geometry with
+ * clmg_launch_1d). Indices are 32-bit: the host limits n^2 to 2^31.
+ *
+ * Bytes each kernel must move at least (s = sizeof(real), N = n^2 points;
+ * neighbours come from caches):
+ *   grid_jacobi            3 s N  (read u and b, write out; 4 s N accumulating)
+ *   grid_residual_sums     2-4 s N (read u, b; write r; read exact if given)
+ *   restrict_full_weighting  s N (read fine) + s N/4 (write coarse)
+ *   restrict_residual      2 s N + s N/4
+ *   interpolate            s N/4 + s N (+ s N to accumulate)
+ *   homg_step, level m >= 1, spacing l = 2^m: s (N + 2 M) where M ~ N / l^2 is
+ *     the number of points of level m (the "marked" points): every point is
+ *     written once; only the marked points of the previous iterate and their
+ *     restricted source are read. A step at level 0 is grid_jacobi (3 s N). */
+
+#ifdef CLMG_CPU
+/* Each work-item walks a contiguous run of points; (i, j) is updated
+ * incrementally, since an integer division per point would make a CPU core
+ * compute-bound. */
+#define FOR_EACH_POINT(n, p, i, j)                                                                 \
+  const uint total_ = (n) * (n);                                                                   \
+  const uint chunk_ = (total_ + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);          \
+  const uint begin_ = min(total_, (uint)get_global_id(0) * chunk_);                                \
+  const uint end_ = min(total_, begin_ + chunk_);                                                  \
+  uint i = begin_ % (n), j = begin_ / (n);                                                         \
+  for (uint p = begin_; p < end_; ++p, (++i == (n)) ? (i = 0, ++j) : 0)
+#else
+/* Consecutive work-items take consecutive points (coalesced rows). */
+#define FOR_EACH_POINT(n, p, i, j)                                                                 \
+  for (uint p = get_global_id(0), i = p % (n), j = p / (n); p < (n) * (n);                         \
+       p += get_global_size(0), i = p % (n), j = p / (n))
+#endif
+
+/* Damped Jacobi sweep for A u = b with h = 1/(n-1):
+ *   out = u + omega/4 (h^2 b + u_W + u_E + u_S + u_N - 4 u)   at interior points,
+ *   out = u                                                    at boundary points.
+ * flags: JACOBI_ZERO_INPUT takes u = 0 without reading it (the first sweep of
+ * a correction); JACOBI_ACCUMULATE adds the swept interior values to out and
+ * leaves out's boundary alone (the last sweep of a correction cycle adds it
+ * to the solution without a separate pass). out must not alias u. */
+#define JACOBI_ZERO_INPUT 1u
+#define JACOBI_ACCUMULATE 2u
+
+kernel void grid_jacobi(uint n, real h2, real omega_quarter, uint flags, global const real *u,
+                        ulong u_offset, global const real *b, ulong b_offset, global real *out,
+                        ulong out_offset) {
+  u += u_offset;
+  b += b_offset;
+  out += out_offset;
+  const uint last = n - 1;
+  const int zero_input = (flags & JACOBI_ZERO_INPUT) != 0;
+  const int accumulate = (flags & JACOBI_ACCUMULATE) != 0;
+  FOR_EACH_POINT(n, p, i, j) {
+    if (i == 0 || j == 0 || i == last || j == last) {
+      if (!accumulate)
+        out[p] = zero_input ? 0 : u[p];
+      continue;
+    }
+    real swept = omega_quarter * h2 * b[p];
+    if (!zero_input) {
+      const real c = u[p];
+      swept = c + omega_quarter * (h2 * b[p] + u[p - 1] + u[p + 1] + u[p - n] + u[p + n] - 4 * c);
+    }
+    out[p] = accumulate ? out[p] + swept : swept;
+  }
+}
+
+/* r = b - A u at interior points and 0 on the boundary (written when
+ * write_r), with partial sums per work-group, each in its own block of
+ * `groups` entries of partials:
+ *   [0] sum r^2   [1] sum b^2 (interior)   [2] sum |u - exact|   [3] sum |exact|
+ * The last two only when has_exact. */
+kernel void grid_residual_sums(uint n, real inv_h2, global const real *u, ulong u_offset,
+                               global const real *b, ulong b_offset, uint write_r, global real *r,
+                               ulong r_offset, uint has_exact, global const real *exact,
+                               ulong exact_offset, global real *restrict partials,
+                               local real *scratch) {
+  u += u_offset;
+  b += b_offset;
+  r += r_offset;
+  exact += exact_offset;
+  const uint last = n - 1;
+  real rr = 0, bb = 0, error = 0, size = 0;
+  FOR_EACH_POINT(n, p, i, j) {
+    const real c = u[p];
+    if (has_exact) {
+      const real e = exact[p];
+      error += fabs(c - e);
+      size += fabs(e);
+    }
+    real residual = 0;
+    if (i != 0 && j != 0 && i != last && j != last) {
+      const real bp = b[p];
+      residual = bp - inv_h2 * (4 * c - u[p - 1] - u[p + 1] - u[p - n] - u[p + n]);
+      rr += residual * residual;
+      bb += bp * bp;
+    }
+    if (write_r)
+      r[p] = residual;
+  }
+  const uint groups = get_num_groups(0), group = get_group_id(0);
+  real total = group_sum(scratch, rr);
+  if (get_local_id(0) == 0)
+    partials[group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, bb);
+  if (get_local_id(0) == 0)
+    partials[groups + group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, error);
+  if (get_local_id(0) == 0)
+    partials[2 * groups + group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, size);
+  if (get_local_id(0) == 0)
+    partials[3 * groups + group] = total;
+}
+
+/* Partial sums of |u + correction - exact| (correction skipped when
+ * has_correction is 0): the error of the iterate inside a cycle. */
+kernel void grid_error_sums(uint n, global const real *u, ulong u_offset, uint has_correction,
+                            global const real *correction, ulong correction_offset,
+                            global const real *exact, ulong exact_offset,
+                            global real *restrict partials, local real *scratch) {
+  u += u_offset;
+  correction += correction_offset;
+  exact += exact_offset;
+  real error = 0;
+  FOR_EACH_POINT(n, p, i, j) {
+    const real value = has_correction ? u[p] + correction[p] : u[p];
+    error += fabs(value - exact[p]);
+  }
+  const real total = group_sum(scratch, error);
+  if (get_local_id(0) == 0)
+    partials[get_group_id(0)] = total;
+}
+
+/* Full-weighting restriction to an nc x nc grid (boundary set to 0):
+ *   out(a,b) = (4 v(2a,2b) + 2 (v(2a+-1,2b) + v(2a,2b+-1)) + v(2a+-1,2b+-1)) / 16.
+ * v is the fine grid seen through a frame: the input is n_in x n_in, the
+ * frame 2 nc - 1 points wide, mirrored in x and/or y (flips bit 0, bit 1)
+ * and zero beyond the input (the four-subdomain grids of lib/homg/homg.c
+ * are frames one point wider than the grid). A plain nested restriction has
+ * n_in = 2 nc - 1 and no flips. */
+inline real frame_value(global const real *in, uint n_in, uint flips, uint dx, uint dy) {
+  if (dx >= n_in || dy >= n_in)
+    return 0;
+  const uint x = (flips & 1u) ? n_in - 1 - dx : dx;
+  const uint y = (flips & 2u) ? n_in - 1 - dy : dy;
+  return in[y * n_in + x];
+}
+
+kernel void restrict_full_weighting(uint nc, uint n_in, uint flips, global const real *in,
+                                    ulong in_offset, global real *out, ulong out_offset) {
+  in += in_offset;
+  out += out_offset;
+  const uint last = nc - 1;
+  FOR_EACH_POINT(nc, p, a, b) {
+    if (a == 0 || b == 0 || a == last || b == last) {
+      out[p] = 0;
+      continue;
+    }
+    const uint x = 2 * a, y = 2 * b;
+    real sum = 4 * frame_value(in, n_in, flips, x, y);
+    sum += 2 * (frame_value(in, n_in, flips, x - 1, y) + frame_value(in, n_in, flips, x + 1, y) +
+                frame_value(in, n_in, flips, x, y - 1) + frame_value(in, n_in, flips, x, y + 1));
+    sum += frame_value(in, n_in, flips, x - 1, y - 1) + frame_value(in, n_in, flips, x + 1, y - 1) +
+           frame_value(in, n_in, flips, x - 1, y + 1) + frame_value(in, n_in, flips, x + 1, y + 1);
+    out[p] = sum * (real)0.0625;
+  }
+}
+
+/* Full weighting of the residual b - A u of an n x n grid (n = 2 nc - 1)
+ * onto nc x nc, without storing the residual: the restriction of the defect
+ * of a V-cycle in one pass over u and b. */
+inline real residual_at(global const real *u, global const real *b, uint n, real inv_h2, uint x,
+                        uint y) {
+  const uint p = y * n + x;
+  if (x == 0 || y == 0 || x == n - 1 || y == n - 1)
+    return 0;
+  return b[p] - inv_h2 * (4 * u[p] - u[p - 1] - u[p + 1] - u[p - n] - u[p + n]);
+}
+
+kernel void restrict_residual(uint nc, uint n, real inv_h2, global const real *u, ulong u_offset,
+                              global const real *b, ulong b_offset, global real *out,
+                              ulong out_offset) {
+  u += u_offset;
+  b += b_offset;
+  out += out_offset;
+  const uint last = nc - 1;
+  FOR_EACH_POINT(nc, p, a, c) {
+    if (a == 0 || c == 0 || a == last || c == last) {
+      out[p] = 0;
+      continue;
+    }
+    const uint x = 2 * a, y = 2 * c;
+    real sum = 4 * residual_at(u, b, n, inv_h2, x, y);
+    sum += 2 * (residual_at(u, b, n, inv_h2, x - 1, y) + residual_at(u, b, n, inv_h2, x + 1, y) +
+                residual_at(u, b, n, inv_h2, x, y - 1) + residual_at(u, b, n, inv_h2, x, y + 1));
+    sum += residual_at(u, b, n, inv_h2, x - 1, y - 1) + residual_at(u, b, n, inv_h2, x + 1, y - 1) +
+           residual_at(u, b, n, inv_h2, x - 1, y + 1) + residual_at(u, b, n, inv_h2, x + 1, y + 1);
+    out[p] = sum * (real)0.0625;
+  }
+}
+
+/* Bilinear interpolation of an nc x nc grid to n x n (n = 2 nc - 1) at every
+ * point: fine = P coarse, or fine += P coarse when accumulate. */
+kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coarse,
+                        ulong coarse_offset, global real *fine, ulong fine_offset) {
+  coarse += coarse_offset;
+  fine += fine_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    const uint a = i >> 1, c = j >> 1;
+    const uint q = c * nc + a;
+    real value;
+    if ((i & 1u) == 0 && (j & 1u) == 0)
+      value = coarse[q];
+    else if ((j & 1u) == 0)
+      value = (real)0.5 * (coarse[q] + coarse[q + 1]);
+    else if ((i & 1u) == 0)
+      value = (real)0.5 * (coarse[q] + coarse[q + nc]);
+    else
+      value = (real)0.25 * (coarse[q] + coarse[q + 1] + coarse[q + nc] + coarse[q + nc + 1]);
+    fine[p] = accumulate ? fine[p] + value : value;
+  }
+}
+
+/* ---- the fused HOMG step ----
+ *
+ * One step at level m (spacing l = 2^m, m >= 1) over the whole grid: the
+ * points of level m ("marked") take a damped Jacobi sweep of the level-m
+ * equation (neighbours at distance l, spacing l h, the level's restricted
+ * source); every other point takes the bilinear interpolation of the marked
+ * points' previous values. Both read only the previous iterate, so one
+ * launch does both and every work-item has work.
+ *
+ * Nested grids (n = 2^k + 1): point (i, j) is marked when l divides i and j.
+ * Four subdomains (n = 2^k, the seed's section 3): the grid is cut into
+ * quadrants of split = n/2 points per side; each sees the grid from its own
+ * outer corner (frame coordinate d = i or n-1-i per side), and its level-m
+ * points are those with l dividing d, for d = 0 .. split, the last of which
+ * lie just outside the quadrant, near the centre. Per side, a point is marked
+ * by the low frame when i <= split and l | i, or by the high frame when
+ * i >= split - 1 and l | (n-1-i); for l >= 2 never both. A marked point
+ * relaxes in its frame (neighbours at +-l; 0 beyond the grid, where the
+ * frame's coarse grid extends one spacing h past the far boundary) with the
+ * frame's source; other points interpolate inside their own quadrant from
+ * that quadrant's level-m points, never across subdomains.
+ *
+ * The sources: level m of frame f (0..3 = low/high x + 2 low/high y) is an
+ * nv x nv grid at offset frame_offset[f] of `sources`, indexed by frame
+ * coordinates / l. zero_input: the previous iterate is 0 (first step). */
+inline int marking_frame(uint i, uint split, uint four, uint mask, uint last) {
+  if (i <= split && (i & mask) == 0)
+    return 0;
+  if (four && i + 1 >= split && ((last - i) & mask) == 0)
+    return 1;
+  return -1;
+}
+
+kernel void homg_step(uint n, uint split, uint four, uint shift, real hl2, real omega_quarter,
+                      uint zero_input, global const real *in, ulong in_offset, global real *out,
+                      ulong out_offset, global const real *sources, ulong offset0, ulong offset1,
+                      ulong offset2, ulong offset3, uint nv) {
+  in += in_offset;
+  out += out_offset;
+  const uint l = 1u << shift, mask = l - 1, last = n - 1, row = l * n;
+  const real inv_l = (real)1 / (real)l;
+  FOR_EACH_POINT(n, p, i, j) {
+    if (i == 0 || j == 0 || i == last || j == last) {
+      out[p] = 0; /* the correction is 0 on the Dirichlet boundary */
+      continue;
+    }
+    const int fx = marking_frame(i, split, four, mask, last);
+    const int fy = marking_frame(j, split, four, mask, last);
+    if (fx >= 0 && fy >= 0) {
+      const uint dx = fx ? last - i : i, dy = fy ? last - j : j;
+      const int frame = fx + 2 * fy;
+      const ulong offset = frame == 0   ? offset0
+                           : frame == 1 ? offset1
+                           : frame == 2 ? offset2
+                                        : offset3;
+      const real f = sources[offset + (ulong)(dy >> shift) * nv + (dx >> shift)];
+      real value = omega_quarter * hl2 * f;
+      if (!zero_input) {
+        const real c = in[p];
+        const real around = (i >= l ? in[p - l] : 0) + (i + l <= last ? in[p + l] : 0) +
+                            (j >= l ? in[p - row] : 0) + (j + l <= last ? in[p + row] : 0);
+        value = c + omega_quarter * (hl2 * f + around - 4 * c);
+      }
+      out[p] = value;
+      continue;
+    }
+    if (zero_input) {
+      out[p] = 0;
+      continue;
+    }
+    /* The cell of the quadrant's level-m grid around (i, j), in frame
+     * coordinates [cx, cx + l] x [cy, cy + l], mapped back to grid indices. */
+    const uint high_x = four && i >= split, high_y = four && j >= split;
+    const uint dx = high_x ? last - i : i, dy = high_y ? last - j : j;
+    const uint cx = dx & ~mask, cy = dy & ~mask;
+    const real tx = (real)(dx & mask) * inv_l, ty = (real)(dy & mask) * inv_l;
+    const uint x0 = high_x ? last - cx : cx, x1 = high_x ? last - cx - l : cx + l;
+    const uint y0 = high_y ? last - cy : cy, y1 = high_y ? last - cy - l : cy + l;
+    const uint r0 = y0 * n, r1 = y1 * n;
+    real low = in[r0 + x0], high = 0;
+    if (tx != 0)
+      low += tx * (in[r0 + x1] - low);
+    if (ty != 0) {
+      high = in[r1 + x0];
+      if (tx != 0)
+        high += tx * (in[r1 + x1] - high);
+      low += ty * (high - low);
+    }
+    out[p] = low;
+  }
+}
