@@ -40,5 +40,6 @@ int cli_usage_error(const char *command);
 
 /* The subcommands (argv[0] is "clmg NAME"). */
 int run_solve(int argc, char **argv, const cli_options *defaults); /* solve.c */
+int run_homg(int argc, char **argv, const cli_options *defaults);  /* homg.c */
 
 #endif

@@ -81,8 +81,8 @@ static int write_chunk(FILE *out, const char *type, const unsigned char *data, s
   crc = crc_update(crc, data, length) ^ 0xffffffffu;
   unsigned char tail[4];
   put_be32(tail, crc);
-  return fwrite(header, 1, 8, out) == 8 && (length == 0 || fwrite(data, 1, length, out) == length) &&
-         fwrite(tail, 1, 4, out) == 4;
+  return fwrite(header, 1, 8, out) == 8 &&
+         (length == 0 || fwrite(data, 1, length, out) == length) && fwrite(tail, 1, 4, out) == 4;
 }
 
 /* Dark blue -> teal -> green -> yellow, a viridis-like ramp. */

@@ -43,63 +43,61 @@ enum {
 };
 
 static void print_homg_usage(FILE *out) {
-  fputs(
-      "Usage: clmg homg [OPTIONS]\n"
-      "\n"
-      "Solves the Poisson test of the HOMG paper (seed 004, eqs. 4-6) on the unit\n"
-      "square: laplace(u) = f with u = -x^2 y^2 (1-x^2)(1-y^2), u = 0 on the boundary,\n"
-      "on an n x n grid (five-point Laplacian, h = 1/(n-1)), and reports after every\n"
-      "cycle the normalised L1 error of eq. 7, sum|u - x| / sum|u|, against the\n"
-      "analytic solution, and the relative residual ||f - A x|| / ||f||.\n"
-      "\n"
-      "Methods:\n"
-      "  homg    high-occupancy multigrid: every step acts on the whole grid (the\n"
-      "          points of the current level relax, all others interpolate) in MFMG\n"
-      "          cycles: 2 steps on the coarsest level, doubling per finer level, at\n"
-      "          most MaxI; cycles restart on the residual equation\n"
-      "  vcycle  classic V(2,2) cycles, damped Jacobi, full weighting, bilinear\n"
-      "  fmg     classic full multigrid (one V-cycle per level), then V-cycles\n"
-      "\n"
-      "Options:\n"
-      "      --n N              points per side (default 129): 2^k + 1 (nested levels),\n"
-      "                         or 2^k for homg (the paper's four-subdomain strategy)\n"
-      "      --method M         homg (default), vcycle or fmg\n"
-      "      --maxi M           MaxI, the most steps per level of an MFMG cycle (default 32)\n"
-      "      --cycles K         at most K cycles (default 50); given without --tol,\n"
-      "                         exactly K cycles\n"
-      "      --tol T            stop when ||f - A x|| <= T ||f|| (default 1e-10, float 1e-6)\n"
-      "      --error-tol E      stop when the L1 error is <= E\n"
-      "      --stagnation F     stop when a cycle cuts the residual by less than F: the\n"
-      "                         rounding floor, which grows as n^2, is reached (default\n"
-      "                         1.1; 0 turns it off)\n"
-      "      --precision P      double (default) or float\n"
-      "      --omega W          damped-Jacobi weight, 0 < W <= 1 (default 0.8)\n"
-      "      --smoothing A,B    V-cycle sweeps before and after the coarse correction\n"
-      "                         (default 2,2)\n"
-      "      --steps            also print the L1 error after every step of the first\n"
-      "                         MFMG cycle (the paper's Fig. 4)\n"
-      "      --vtk FILE         write the solution, u and the error as a legacy VTK file\n"
-      "                         (ParaView, VisIt)\n"
-      "      --png FILE         write the solution as a PNG image\n"
-      "      --snapshots PREFIX write the approximation after every step of the first\n"
-      "                         MFMG cycle to PREFIX-0001.vtk, ... (the paper's Fig. 3)\n"
-      "      --snapshot-format F  vtk (default) or png\n"
-      "  -q, --quiet            no per-cycle table\n" COMMON_OPTIONS_HELP
-      "\n"
-      "Work units (WU): one WU is one kernel pass over the whole grid (a fused HOMG\n"
-      "step, a residual); a pass over a coarse level of nc^2 points counts nc^2/n^2.\n"
-      "Times: kernels_s compiles the kernels (a warm-up on a small grid), solve_s\n"
-      "is the solve, including one residual read-back per cycle.\n"
-      "\n"
-      "Examples:\n"
-      "  clmg homg --n 129 --maxi 4 --cycles 1          one MFMG cycle (paper: ~5% error)\n"
-      "  clmg homg --n 1025 --maxi 32                   restarts to the discretisation error\n"
-      "  clmg homg --n 128 --maxi 2 --cycles 1 --snapshots fig3 --snapshot-format png\n"
-      "  clmg homg --n 513 --method fmg --json\n"
-      "\n"
-      "Exit status: 0 converged (or ran the --cycles asked for), 1 failure or a\n"
-      "tolerance not met, 2 bad usage.\n",
-      out);
+  fputs("Usage: clmg homg [OPTIONS]\n"
+        "\n"
+        "Solves the Poisson test of the HOMG paper (seed 004, eqs. 4-6) on the unit\n"
+        "square: laplace(u) = f with u = -x^2 y^2 (1-x^2)(1-y^2), u = 0 on the boundary,\n"
+        "on an n x n grid (five-point Laplacian, h = 1/(n-1)), and reports after every\n"
+        "cycle the normalised L1 error of eq. 7, sum|u - x| / sum|u|, against the\n"
+        "analytic solution, and the relative residual ||f - A x|| / ||f||.\n"
+        "\n"
+        "Methods:\n"
+        "  homg    high-occupancy multigrid: every step acts on the whole grid (the\n"
+        "          points of the current level relax, all others interpolate) in MFMG\n"
+        "          cycles: 2 steps on the coarsest level, doubling per finer level, at\n"
+        "          most MaxI; cycles restart on the residual equation\n"
+        "  vcycle  classic V(2,2) cycles, damped Jacobi, full weighting, bilinear\n"
+        "  fmg     classic full multigrid (one V-cycle per level), then V-cycles\n"
+        "\n"
+        "Options:\n"
+        "      --n N              points per side (default 129): 2^k + 1 (nested levels),\n"
+        "                         or 2^k for homg (the paper's four-subdomain strategy)\n"
+        "      --method M         homg (default), vcycle or fmg\n"
+        "      --maxi M           MaxI, the most steps per level of an MFMG cycle (default 32)\n"
+        "      --cycles K         at most K cycles (default 50); given without --tol,\n"
+        "                         exactly K cycles\n"
+        "      --tol T            stop when ||f - A x|| <= T ||f|| (default 1e-10, float 1e-6)\n"
+        "      --error-tol E      stop when the L1 error is <= E\n"
+        "      --stagnation F     stop when a cycle cuts the residual by less than F: the\n"
+        "                         rounding floor, which grows as n^2, is reached (default\n"
+        "                         1.1; 0 turns it off)\n"
+        "      --precision P      double (default) or float\n"
+        "      --omega W          damped-Jacobi weight, 0 < W <= 1 (default 0.8)\n"
+        "      --smoothing A,B    V-cycle sweeps before and after the coarse correction\n"
+        "                         (default 2,2)\n"
+        "      --steps            also print the L1 error after every step of the first\n"
+        "                         MFMG cycle (the paper's Fig. 4)\n"
+        "      --vtk FILE         write the solution, u and the error as a legacy VTK file\n"
+        "                         (ParaView, VisIt)\n"
+        "      --png FILE         write the solution as a PNG image\n"
+        "      --snapshots PREFIX write the approximation after every step of the first\n"
+        "                         MFMG cycle to PREFIX-0001.vtk, ... (the paper's Fig. 3)\n"
+        "      --snapshot-format F  vtk (default) or png\n"
+        "  -q, --quiet            no per-cycle table\n" COMMON_OPTIONS_HELP "\n"
+        "Work units (WU): one WU is one kernel pass over the whole grid (a fused HOMG\n"
+        "step, a residual); a pass over a coarse level of nc^2 points counts nc^2/n^2.\n"
+        "Times: kernels_s compiles the kernels (a warm-up on a small grid), solve_s\n"
+        "is the solve, including one residual read-back per cycle.\n"
+        "\n"
+        "Examples:\n"
+        "  clmg homg --n 129 --maxi 4 --cycles 1          one MFMG cycle (paper: ~5% error)\n"
+        "  clmg homg --n 1025 --maxi 32                   restarts to the discretisation error\n"
+        "  clmg homg --n 128 --maxi 2 --cycles 1 --snapshots fig3 --snapshot-format png\n"
+        "  clmg homg --n 513 --method fmg --json\n"
+        "\n"
+        "Exit status: 0 converged (or ran the --cycles asked for), 1 failure or a\n"
+        "tolerance not met, 2 bad usage.\n",
+        out);
 }
 
 static int parse_number(const char *command, const char *option, const char *text, double low,
@@ -122,8 +120,8 @@ static int parse_whole(const char *command, const char *option, const char *text
   errno = 0;
   long parsed = strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || parsed < low || parsed > high) {
-    fprintf(stderr, "%s: %s needs a whole number from %ld to %ld, not '%s'\n", command, option,
-            low, high, text);
+    fprintf(stderr, "%s: %s needs a whole number from %ld to %ld, not '%s'\n", command, option, low,
+            high, text);
     return 0;
   }
   *value = parsed;
@@ -214,8 +212,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
       if (!parse_number(command, "--stagnation", optarg, 0, 1e6, &number) ||
           (number != 0 && number <= 1)) {
         if (number != 0 && number <= 1) {
-          fprintf(stderr, "%s: --stagnation needs 0 (off) or a factor above 1, not '%s'\n",
-                  command, optarg);
+          fprintf(stderr, "%s: --stagnation needs 0 (off) or a factor above 1, not '%s'\n", command,
+                  optarg);
         }
         return cli_usage_error(command);
       }
@@ -371,8 +369,8 @@ static void write_snapshot(void *data, const clmg_homg_step_info *info, const cl
   char path[4096], title[160];
   snprintf(path, sizeof path, "%s-%04d.%s", s->options->snapshot_prefix, info->step,
            png ? "png" : "vtk");
-  snprintf(title, sizeof title, "clmg homg, n = %zu, MFMG step %d of %d (level %d)",
-           s->options->n, info->step, info->steps, info->level);
+  snprintf(title, sizeof title, "clmg homg, n = %zu, MFMG step %d of %d (level %d)", s->options->n,
+           info->step, info->steps, info->level);
   grid_field field = {"approximation", s->values};
   int ok = png ? write_grid_png(path, s->options->n, s->values, s->error, sizeof s->error)
                : write_grid_vtk(path, s->options->n, title, &field, 1, s->error, sizeof s->error);
@@ -392,6 +390,8 @@ typedef struct homg_report {
   clmg_status status;
   char message[1024];
   double setup_s, kernels_s;
+  int *levels; /* the level of every MFMG step */
+  size_t level_count;
 } homg_report;
 
 static const char *method_description(const homg_cli *o, const homg_report *r, char *text,
@@ -414,7 +414,8 @@ static void print_text(const homg_cli *o, const homg_report *r) {
     printf("  %5s  %5s  %9s  %10s\n", "step", "level", "WU", "L1 error");
     for (size_t k = 0; k < result->steps_length; k++) {
       const clmg_homg_record *s = &result->steps[k];
-      printf("  %5d  %5d  %9.2f  %10.4e\n", s->iterations - 0, 0, s->work_units, s->l1_error);
+      printf("  %5zu  %5d  %9.2f  %10.4e\n", k + 1, k < r->level_count ? r->levels[k] : -1,
+             s->work_units, s->l1_error);
     }
   }
   if (!o->quiet) {
@@ -427,10 +428,10 @@ static void print_text(const homg_cli *o, const homg_report *r) {
     }
     printf("\n");
   }
-  const char *why = result->stagnated ? " (the residual stopped falling: rounding floor)"
-                    : result->converged ? ""
-                                        : "";
-  printf("%-18s %s%s\n", "converged", result->converged ? "yes" : "no", why);
+  if (o->tol > 0 || o->error_tol > 0 || o->stagnation > 0) {
+    printf("%-18s %s%s\n", "converged", result->converged ? "yes" : "no",
+           result->stagnated ? " (the residual stopped falling: rounding floor)" : "");
+  }
   printf("%-18s %d\n", "cycles", result->cycles);
   printf("%-18s %d\n", "iterations", result->iterations);
   printf("%-18s %.2f\n", "work units", result->work_units);
@@ -509,7 +510,13 @@ static void print_json(const homg_cli *o, const homg_report *r) {
   if (o->steps) {
     json_array_begin(&w, "steps");
     for (size_t k = 0; k < result->steps_length; k++) {
-      json_record(&w, &result->steps[k]);
+      const clmg_homg_record *step = &result->steps[k];
+      json_object_begin(&w, NULL);
+      json_integer(&w, "step", (long long)k + 1);
+      json_integer(&w, "level", k < r->level_count ? r->levels[k] : -1);
+      json_number(&w, "work_units", step->work_units);
+      json_number(&w, "l1_error", step->l1_error);
+      json_object_end(&w);
     }
     json_array_end(&w);
   }
@@ -710,14 +717,22 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
     return status == CLMG_ERROR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_LIBRARY_FAILURE;
   }
   clmg_homg_get_info(s.solver, &report.info);
+  clmg_homg_schedule(s.solver, NULL, 0, &report.level_count);
+  report.levels = malloc((report.level_count ? report.level_count : 1) * sizeof *report.levels);
+  if (!report.levels) {
+    fprintf(stderr, "%s: out of memory for the schedule\n", command);
+    free(shots.values);
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  clmg_homg_schedule(s.solver, report.levels, report.level_count, &report.level_count);
 
   if (!o.common.json) {
     char text[160];
     printf("%-18s %zu x %zu, %s, %d levels, h = %.6g\n", "grid", o.n, o.n,
            report.info.four_subdomains ? "four subdomains (n = 2^k)" : "nested (n = 2^k + 1)",
            report.info.levels, report.info.h);
-    printf("%-18s the paper's eqs. 4-6: laplace(u) = f, u = -x^2 y^2 (1-x^2)(1-y^2)\n",
-           "problem");
+    printf("%-18s the paper's eqs. 4-6: laplace(u) = f, u = -x^2 y^2 (1-x^2)(1-y^2)\n", "problem");
     printf("%-18s %u:%u %s (%s)\n", "device", report.device->platform_index,
            report.device->device_index, report.device->name, report.device->platform_name);
     printf("%-18s %s\n", "method", method_description(&o, &report, text, sizeof text));
@@ -726,7 +741,7 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
       printf("%-18s relative residual %g, L1 error %g, at most %d cycles\n", "tolerance", o.tol,
              o.error_tol, o.cycles);
     } else {
-      printf("%-18s none: %d cycles\n", "tolerance", o.cycles);
+      printf("%-18s none: %d cycle%s\n", "tolerance", o.cycles, o.cycles == 1 ? "" : "s");
     }
     fflush(stdout);
   }
@@ -763,6 +778,7 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
     exit_code = EXIT_LIBRARY_FAILURE;
   }
   clmg_homg_result_free(&report.result);
+  free(report.levels);
   free(shots.values);
   release(&s);
   return exit_code;
