@@ -5,8 +5,8 @@
  * A grid is row-major with x fastest: point (i, j) has index j n + i. The
  * operator is (A u)_ij = (4 u_ij - u_i-1,j - u_i+1,j - u_i,j-1 - u_i,j+1) / h^2,
  * the positive definite form of -laplace(u). Kernels walk the points with
- * FOR_EACH_POINT, one launch each (lib/homg/grid.c picks the geometry with
- * clmg_launch_1d). Indices are 32-bit: the host limits n^2 to 2^31.
+ * FOR_EACH_POINT, one launch each (lib/homg/grid.c: 2-D ranges on GPUs,
+ * contiguous chunks on CPUs). Indices are 32-bit: the host limits n^2 to 2^31.
  *
  * Bytes each kernel must move at least (s = sizeof(real), N = n^2 points;
  * neighbours come from caches):
@@ -23,7 +23,7 @@
 #ifdef CLMG_CPU
 /* Each work-item walks a contiguous run of points; (i, j) is updated
  * incrementally, since an integer division per point would make a CPU core
- * compute-bound. */
+ * compute-bound. The host launches these kernels in 1-D (clmg_launch_1d). */
 #define FOR_EACH_POINT(n, p, i, j)                                                                 \
   const uint total_ = (n) * (n);                                                                   \
   const uint chunk_ = (total_ + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);          \
@@ -31,9 +31,19 @@
   const uint end_ = min(total_, begin_ + chunk_);                                                  \
   uint i = begin_ % (n), j = begin_ / (n);                                                         \
   for (uint p = begin_; p < end_; ++p, (++i == (n)) ? (i = 0, ++j) : 0)
+#define FOR_EACH_POINT_1D(n, p, i, j) FOR_EACH_POINT(n, p, i, j)
 #else
-/* Consecutive work-items take consecutive points (coalesced rows). */
+/* GPUs: one work-item per point of a 2-D range (x fastest, so a warp writes
+ * a contiguous row segment), without an integer division per point; the
+ * host rounds the range up to whole work-groups. The body runs once, and
+ * `continue` leaves it. */
 #define FOR_EACH_POINT(n, p, i, j)                                                                 \
+  for (uint i = get_global_id(0), j = get_global_id(1), p = j * (n) + i,                           \
+            once_ = i < (n) && j < (n);                                                            \
+       once_; once_ = 0)
+/* Reductions keep a 1-D range of few work-groups (their partial sums are
+ * read back), each work-item striding over the points. */
+#define FOR_EACH_POINT_1D(n, p, i, j)                                                              \
   for (uint p = get_global_id(0), i = p % (n), j = p / (n); p < (n) * (n);                         \
        p += get_global_size(0), i = p % (n), j = p / (n))
 #endif
@@ -88,7 +98,7 @@ kernel void grid_residual_sums(uint n, real inv_h2, global const real *u, ulong 
   exact += exact_offset;
   const uint last = n - 1;
   real rr = 0, bb = 0, error = 0, size = 0;
-  FOR_EACH_POINT(n, p, i, j) {
+  FOR_EACH_POINT_1D(n, p, i, j) {
     const real c = u[p];
     if (has_exact) {
       const real e = exact[p];
@@ -133,7 +143,7 @@ kernel void grid_error_sums(uint n, global const real *u, ulong u_offset, uint h
   correction += correction_offset;
   exact += exact_offset;
   real error = 0;
-  FOR_EACH_POINT(n, p, i, j) {
+  FOR_EACH_POINT_1D(n, p, i, j) {
     const real value = has_correction ? u[p] + correction[p] : u[p];
     error += fabs(value - exact[p]);
   }
@@ -254,72 +264,108 @@ kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coa
  * frame's source; other points interpolate inside their own quadrant from
  * that quadrant's level-m points, never across subdomains.
  *
+ * All of that is separable, so the host tabulates it per level and axis
+ * (lib/homg/homg.c: axis_entry): axis[i] = (code, lo, hi, source index) and
+ * weight[i], for i = 0 .. n-1, where code holds the marking frame (0 none,
+ * 1 low, 2 high), whether i is on the boundary and whether i - l and i + l
+ * lie in the grid; lo and hi are the indices of the own quadrant's level-m
+ * points around i and weight[i] that of hi; source index = frame coordinate
+ * / l. A point then costs two cached table reads instead of the integer
+ * logic above (which made the step compute-bound on CPUs).
+ *
  * The sources: level m of frame f (0..3 = low/high x + 2 low/high y) is an
- * nv x nv grid at offset frame_offset[f] of `sources`, indexed by frame
- * coordinates / l. zero_input: the previous iterate is 0 (first step). */
-inline int marking_frame(uint i, uint split, uint four, uint mask, uint last) {
-  if (i <= split && (i & mask) == 0)
-    return 0;
-  if (four && i + 1 >= split && ((last - i) & mask) == 0)
-    return 1;
-  return -1;
+ * nv x nv grid at sources + f nv^2. zero_input: the previous iterate is 0
+ * (the first step of a cycle). */
+#define AXIS_FRAME 3u
+#define AXIS_BOUNDARY 4u
+#define AXIS_MINUS 8u
+#define AXIS_PLUS 16u
+
+/* Bilinear interpolation at a point whose axes are ax (column) and rows r0,
+ * r1 (= lo, hi of its row's axis entry, times n), with weights tx, ty. The
+ * four reads are unconditional (a zero weight reads a cached neighbour), so
+ * a row of such points is a branch-free loop a CPU can vectorise. */
+inline real interpolate_point(global const real *in, uint4 ax, real tx, uint r0, uint r1, real ty) {
+  const real a = in[r0 + ax.y], b = in[r0 + ax.z], c = in[r1 + ax.y], d = in[r1 + ax.z];
+  const real low = a + tx * (b - a), high = c + tx * (d - c);
+  return low + ty * (high - low);
 }
 
-kernel void homg_step(uint n, uint split, uint four, uint shift, real hl2, real omega_quarter,
-                      uint zero_input, global const real *in, ulong in_offset, global real *out,
-                      ulong out_offset, global const real *sources, ulong offset0, ulong offset1,
-                      ulong offset2, ulong offset3, uint nv) {
+/* The relaxation of a marked point p = (i, j) in frame (fx, fy). */
+inline real relax_point(global const real *in, uint p, uint l, uint row, uint4 ax, uint4 ay,
+                        global const real *sources, uint nv, real hl2, real omega_quarter,
+                        uint zero_input) {
+  const uint frame = ((ax.x & AXIS_FRAME) - 1) + 2 * ((ay.x & AXIS_FRAME) - 1);
+  const real f = sources[(frame * nv + ay.w) * nv + ax.w];
+  if (zero_input)
+    return omega_quarter * hl2 * f;
+  const real c = in[p];
+  const real around = ((ax.x & AXIS_MINUS) ? in[p - l] : 0) + ((ax.x & AXIS_PLUS) ? in[p + l] : 0) +
+                      ((ay.x & AXIS_MINUS) ? in[p - row] : 0) +
+                      ((ay.x & AXIS_PLUS) ? in[p + row] : 0);
+  return c + omega_quarter * (hl2 * f + around - 4 * c);
+}
+
+kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                      global const real *in, ulong in_offset, global real *out, ulong out_offset,
+                      global const real *sources, ulong sources_offset, uint nv,
+                      global const uint4 *axis, ulong axis_offset, global const real *weight,
+                      ulong weight_offset) {
   in += in_offset;
   out += out_offset;
-  const uint l = 1u << shift, mask = l - 1, last = n - 1, row = l * n;
-  const real inv_l = (real)1 / (real)l;
-  FOR_EACH_POINT(n, p, i, j) {
-    if (i == 0 || j == 0 || i == last || j == last) {
-      out[p] = 0; /* the correction is 0 on the Dirichlet boundary */
+  sources += sources_offset;
+  axis += axis_offset;
+  weight += weight_offset;
+  const uint row = l * n;
+#ifdef CLMG_CPU
+  /* Row by row: a row's axis entry is read once, and the rows without level
+   * points (all but every l-th) interpolate in a branch-free inner loop. */
+  const uint total = n * n;
+  const uint chunk = (total + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);
+  const uint begin = min(total, (uint)get_global_id(0) * chunk);
+  const uint end = min(total, begin + chunk);
+  for (uint p = begin; p < end;) {
+    const uint j = p / n, row_end = min(end, (j + 1) * n);
+    const uint4 ay = axis[j];
+    const real ty = weight[j];
+    const uint r0 = ay.y * n, r1 = ay.z * n;
+    if ((ay.x & AXIS_BOUNDARY) != 0 || (zero_input && (ay.x & AXIS_FRAME) == 0)) {
+      for (; p < row_end; ++p)
+        out[p] = 0;
       continue;
     }
-    const int fx = marking_frame(i, split, four, mask, last);
-    const int fy = marking_frame(j, split, four, mask, last);
-    if (fx >= 0 && fy >= 0) {
-      const uint dx = fx ? last - i : i, dy = fy ? last - j : j;
-      const int frame = fx + 2 * fy;
-      const ulong offset = frame == 0   ? offset0
-                           : frame == 1 ? offset1
-                           : frame == 2 ? offset2
-                                        : offset3;
-      const real f = sources[offset + (ulong)(dy >> shift) * nv + (dx >> shift)];
-      real value = omega_quarter * hl2 * f;
-      if (!zero_input) {
-        const real c = in[p];
-        const real around = (i >= l ? in[p - l] : 0) + (i + l <= last ? in[p + l] : 0) +
-                            (j >= l ? in[p - row] : 0) + (j + l <= last ? in[p + row] : 0);
-        value = c + omega_quarter * (hl2 * f + around - 4 * c);
+    uint i = p - j * n;
+    if ((ay.x & AXIS_FRAME) == 0) {
+      for (; p < row_end; ++p, ++i) {
+        const uint4 ax = axis[i];
+        const real value = interpolate_point(in, ax, weight[i], r0, r1, ty);
+        out[p] = (ax.x & AXIS_BOUNDARY) ? 0 : value;
       }
+      continue;
+    }
+    for (; p < row_end; ++p, ++i) {
+      const uint4 ax = axis[i];
+      real value = 0;
+      if ((ax.x & AXIS_BOUNDARY) != 0)
+        value = 0;
+      else if ((ax.x & AXIS_FRAME) != 0)
+        value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+      else if (!zero_input)
+        value = interpolate_point(in, ax, weight[i], r0, r1, ty);
       out[p] = value;
-      continue;
     }
-    if (zero_input) {
-      out[p] = 0;
-      continue;
-    }
-    /* The cell of the quadrant's level-m grid around (i, j), in frame
-     * coordinates [cx, cx + l] x [cy, cy + l], mapped back to grid indices. */
-    const uint high_x = four && i >= split, high_y = four && j >= split;
-    const uint dx = high_x ? last - i : i, dy = high_y ? last - j : j;
-    const uint cx = dx & ~mask, cy = dy & ~mask;
-    const real tx = (real)(dx & mask) * inv_l, ty = (real)(dy & mask) * inv_l;
-    const uint x0 = high_x ? last - cx : cx, x1 = high_x ? last - cx - l : cx + l;
-    const uint y0 = high_y ? last - cy : cy, y1 = high_y ? last - cy - l : cy + l;
-    const uint r0 = y0 * n, r1 = y1 * n;
-    real low = in[r0 + x0], high = 0;
-    if (tx != 0)
-      low += tx * (in[r0 + x1] - low);
-    if (ty != 0) {
-      high = in[r1 + x0];
-      if (tx != 0)
-        high += tx * (in[r1 + x1] - high);
-      low += ty * (high - low);
-    }
-    out[p] = low;
   }
+#else
+  FOR_EACH_POINT(n, p, i, j) {
+    const uint4 ax = axis[i], ay = axis[j];
+    real value = 0; /* the correction is 0 on the Dirichlet boundary */
+    if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
+      value = 0;
+    else if ((ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0)
+      value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+    else if (!zero_input)
+      value = interpolate_point(in, ax, weight[i], ay.y * n, ay.z * n, weight[j]);
+    out[p] = value;
+  }
+#endif
 }

@@ -3,6 +3,7 @@
 #include "homg/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
@@ -41,14 +42,34 @@ static void arg_grid(clmg_kernel_args *args, grid_ref ref) {
   clmg_arg_ulong(args, ref.offset);
 }
 
-/* A streaming launch over `points` points. */
-static clmg_status launch(clmg_kernel_args *args, size_t points) {
+/* A streaming launch over an n x n grid (FOR_EACH_POINT in cl/homg.cl): on
+ * CPUs a 1-D range of contiguous chunks; on GPUs one work-item per point in
+ * 2-D work-groups of 64 x 4 (rows of 64 for coalescing), rounded up. */
+static clmg_status launch(clmg_kernel_args *args, size_t n) {
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS)
     return status;
-  size_t global, local;
-  clmg_launch_1d(args->context, points, 0, &global, &local);
-  return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
+  clmg_context *context = args->context;
+  if (!context->info.is_gpu) {
+    size_t global, local;
+    clmg_launch_1d(context, n * n, 0, &global, &local);
+    return clmg_enqueue_1d(context, args->kernel, args->name, global, local, NULL);
+  }
+  size_t local[2] = {64, 4};
+  if (context->info.max_work_group_size < 256) {
+    local[0] = context->info.max_work_group_size < 64 ? context->info.max_work_group_size : 64;
+    local[1] = 1;
+  }
+  size_t global[2] = {(n + local[0] - 1) / local[0] * local[0],
+                      (n + local[1] - 1) / local[1] * local[1]};
+  cl_int error =
+      clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0, NULL, NULL);
+  if (error == CL_SUCCESS)
+    return CLMG_SUCCESS;
+  char what[160];
+  snprintf(what, sizeof what, "launching kernel %s (global %zu x %zu, local %zu x %zu)", args->name,
+           global[0], global[1], local[0], local[1]);
+  return clmg_fail_cl(context, error, what);
 }
 
 /* A reduction launch: `results` partial sums per work-group, added on the
@@ -98,7 +119,7 @@ clmg_status grid_jacobi(const grid_kernels *k, size_t n, double h, double omega,
   arg_grid(&args, (flags & GRID_JACOBI_ZERO_INPUT) ? b : u);
   arg_grid(&args, b);
   arg_grid(&args, out);
-  return launch(&args, n * n);
+  return launch(&args, n);
 }
 
 clmg_status grid_residual_sums(const grid_kernels *k, size_t n, grid_ref u, grid_ref b,
@@ -138,7 +159,7 @@ clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigne
   arg_uint(&args, flips);
   arg_grid(&args, in);
   arg_grid(&args, out);
-  return launch(&args, nc * nc);
+  return launch(&args, nc);
 }
 
 clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u, grid_ref b,
@@ -153,7 +174,7 @@ clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u,
   arg_grid(&args, u);
   arg_grid(&args, b);
   arg_grid(&args, out);
-  return launch(&args, nc * nc);
+  return launch(&args, nc);
 }
 
 clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
@@ -166,26 +187,24 @@ clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, g
   arg_uint(&args, accumulate != 0);
   arg_grid(&args, coarse);
   arg_grid(&args, fine);
-  return launch(&args, n * n);
+  return launch(&args, n);
 }
 
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
   clmg_kernel_args args;
   begin(k, GRID_K_HOMG_STEP, &args);
   arg_uint(&args, a->n);
-  arg_uint(&args, a->split);
-  arg_uint(&args, a->four != 0);
-  arg_uint(&args, (size_t)a->shift);
+  arg_uint(&args, a->spacing);
   clmg_arg_real(&args, k->type, a->hl2);
   clmg_arg_real(&args, k->type, 0.25 * a->omega);
   arg_uint(&args, a->zero_input != 0);
   arg_grid(&args, a->zero_input ? a->out : a->in);
   arg_grid(&args, a->out);
-  clmg_arg_buffer(&args, a->sources);
-  for (int f = 0; f < 4; ++f)
-    clmg_arg_ulong(&args, a->frame_offset[f]);
+  arg_grid(&args, a->sources);
   arg_uint(&args, a->nv);
-  return launch(&args, a->n * a->n);
+  arg_grid(&args, a->axis);
+  arg_grid(&args, a->weight);
+  return launch(&args, a->n);
 }
 
 /* ---- the public functions ---- */

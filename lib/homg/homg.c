@@ -59,6 +59,8 @@ struct clmg_homg {
   clmg_vector *r;       /* level-0 source: the residual of the current cycle */
   clmg_vector *e[2];    /* level-0 correction and its partner */
   clmg_vector *sources; /* the pyramid: levels 1..L-1, frames 0..frames-1 */
+  clmg_vector *axes;    /* step tables: levels 1..L-1, n uint4 each (cl/homg.cl) */
+  clmg_vector *weights; /* ... and n interpolation weights each */
   size_t source_offset[HOMG_MAX_LEVELS][4];
   size_t source_side[HOMG_MAX_LEVELS]; /* points per side of a level's source */
   double pyramid_work_units;
@@ -227,6 +229,64 @@ static clmg_status make_schedule(clmg_homg *h) {
   return CLMG_SUCCESS;
 }
 
+/* The step table entry of index i on level m (cl/homg.cl, homg_step). */
+static void axis_entry(const clmg_homg *h, int m, size_t i, cl_uint entry[4], double *weight) {
+  size_t last = h->n - 1, l = (size_t)1 << m, mask = l - 1, split = h->split;
+  cl_uint code = 0;
+  if (i <= split && (i & mask) == 0)
+    code = 1; /* marked by the low frame */
+  else if (h->four && i + 1 >= split && ((last - i) & mask) == 0)
+    code = 2; /* marked by the high frame */
+  if (i == 0 || i == last)
+    code |= HOMG_AXIS_BOUNDARY;
+  if (i >= l)
+    code |= HOMG_AXIS_MINUS;
+  if (i + l <= last)
+    code |= HOMG_AXIS_PLUS;
+  /* The own quadrant's level-m points around i, in its frame [c, c + l]. */
+  int high = h->four && i >= split;
+  size_t d = high ? last - i : i, c = d & ~mask;
+  size_t lo = high ? last - c : c, hi = high ? last - c - l : c + l;
+  if (hi > last)
+    hi = lo; /* boundary indices only, never interpolated */
+  size_t marked = (code & HOMG_AXIS_FRAME) == 2 ? last - i : i;
+  entry[0] = code;
+  entry[1] = (cl_uint)lo;
+  entry[2] = (cl_uint)hi;
+  entry[3] = (cl_uint)(marked >> m);
+  *weight = (double)(d & mask) / (double)l;
+}
+
+static clmg_status make_tables(clmg_homg *h) {
+  size_t n = h->n, levels = (size_t)(h->levels > 1 ? h->levels - 1 : 1);
+  cl_uint *axes = calloc(4 * n * levels, sizeof *axes);
+  double *weights = calloc(n * levels, sizeof *weights);
+  float *weights_float = h->type == CLMG_FLOAT ? calloc(n * levels, sizeof *weights_float) : NULL;
+  clmg_status status = CLMG_SUCCESS;
+  if (!axes || !weights || (h->type == CLMG_FLOAT && !weights_float))
+    status = clmg_fail(h->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "HOMG step tables");
+  for (int m = 1; m < h->levels && status == CLMG_SUCCESS; ++m)
+    for (size_t i = 0; i < n; ++i) {
+      size_t at = (size_t)(m - 1) * n + i;
+      axis_entry(h, m, i, axes + 4 * at, weights + at);
+      if (weights_float)
+        weights_float[at] = (float)weights[at];
+    }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(h->context, CLMG_UINT32, 4 * n * levels, &h->axes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(h->context, h->type, n * levels, &h->weights);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(h->axes, axes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(h->weights, weights_float ? (const void *)weights_float
+                                                          : (const void *)weights);
+  free(axes);
+  free(weights);
+  free(weights_float);
+  return status;
+}
+
 static clmg_status make_view(clmg_homg *h, clmg_vector *base, size_t offset, size_t length,
                              clmg_vector **view) {
   clmg_status status = clmg_vector_view(base, offset, length, view);
@@ -257,6 +317,8 @@ static clmg_status allocate(clmg_homg *h) {
   h->source_side[0] = n;
   h->pyramid_work_units = (double)total / (double)points;
   status = clmg_vector_create(h->context, h->type, total ? total : 1, &h->sources);
+  if (status == CLMG_SUCCESS)
+    status = make_tables(h);
   if (status != CLMG_SUCCESS || h->options.method == CLMG_HOMG_MFMG)
     return status;
 
@@ -346,6 +408,8 @@ void clmg_homg_destroy(clmg_homg *h) {
   clmg_vector_destroy(h->coarse[0]);
   clmg_vector_destroy(h->coarse[1]);
   clmg_vector_destroy(h->sources);
+  clmg_vector_destroy(h->axes);
+  clmg_vector_destroy(h->weights);
   clmg_vector_destroy(h->r);
   clmg_vector_destroy(h->e[0]);
   clmg_vector_destroy(h->e[1]);
@@ -363,10 +427,12 @@ clmg_status clmg_homg_get_info(const clmg_homg *h, clmg_homg_info *info) {
   info->four_subdomains = h->four;
   info->steps_per_cycle = h->options.method == CLMG_HOMG_MFMG ? (int)h->schedule_length : 0;
   size_t element = clmg_dtype_size(h->type);
-  const clmg_vector *owned[] = {h->r, h->e[0], h->e[1], h->sources, h->coarse[0], h->coarse[1]};
+  const clmg_vector *owned[] = {h->r,       h->e[0],      h->e[1],      h->sources,
+                                h->weights, h->coarse[0], h->coarse[1], h->axes};
   for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
     if (owned[i])
-      info->device_bytes += (uint64_t)clmg_vector_length(owned[i]) * element;
+      info->device_bytes +=
+          (uint64_t)clmg_vector_length(owned[i]) * (owned[i] == h->axes ? 4 : element);
   return CLMG_SUCCESS;
 }
 
@@ -416,19 +482,20 @@ static clmg_status homg_step(clmg_homg *h, int level, const clmg_vector *in, clm
   homg_step_args a;
   memset(&a, 0, sizeof a);
   a.n = h->n;
-  a.split = h->split;
-  a.four = h->four;
-  a.shift = level;
+  a.spacing = (size_t)1 << level;
   a.zero_input = in == NULL;
-  double spacing = (double)((size_t)1 << level) * h->h;
+  double spacing = (double)a.spacing * h->h;
   a.hl2 = spacing * spacing;
   a.omega = h->options.omega;
   a.in = grid_ref_of(in ? in : out);
   a.out = grid_ref_of(out);
-  a.sources = h->sources->buffer;
-  for (int f = 0; f < 4; ++f)
-    a.frame_offset[f] = h->sources->offset + h->source_offset[level][f];
+  a.sources = source_ref(h, level, 0);
   a.nv = h->source_side[level];
+  size_t table = (size_t)(level - 1) * h->n;
+  grid_ref axis = {h->axes->buffer, h->axes->offset / 4 + table};
+  grid_ref weight = {h->weights->buffer, h->weights->offset + table};
+  a.axis = axis;
+  a.weight = weight;
   return grid_homg_step(&h->kernels, &a);
 }
 

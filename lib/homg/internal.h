@@ -56,15 +56,19 @@ clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u,
 clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
                              grid_ref fine);
 
-/* One fused HOMG step (cl/homg.cl: homg_step). */
+/* Must match cl/homg.cl: the codes of a step's axis table. */
+#define HOMG_AXIS_FRAME 3u
+#define HOMG_AXIS_BOUNDARY 4u
+#define HOMG_AXIS_MINUS 8u
+#define HOMG_AXIS_PLUS 16u
+
+/* One fused HOMG step (cl/homg.cl: homg_step). sources: the level's frames,
+ * nv^2 values each; axis and weight: the level's tables, n entries each. */
 typedef struct homg_step_args {
-  size_t n, split;
-  int four, shift, zero_input;
+  size_t n, spacing, nv;
+  int zero_input;
   double hl2, omega;
-  grid_ref in, out;
-  cl_mem sources;
-  size_t frame_offset[4];
-  size_t nv;
+  grid_ref in, out, sources, axis, weight;
 } homg_step_args;
 
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a);
