@@ -39,16 +39,25 @@ int cli_parse_double(const char *command, const char *option, const char *text, 
   return 1;
 }
 
-int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
-                  int *value) {
+int cli_parse_long(const char *command, const char *option, const char *text, long min, long max,
+                   long *value) {
   char *end = NULL;
   errno = 0;
   long parsed = strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || parsed < min || parsed > max) {
-    fprintf(stderr, "%s: %s needs a whole number from %d to %d, not '%s'\n", command, option, min,
+    fprintf(stderr, "%s: %s needs a whole number from %ld to %ld, not '%s'\n", command, option, min,
             max, text);
     return 0;
   }
+  *value = parsed;
+  return 1;
+}
+
+int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
+                  int *value) {
+  long parsed;
+  if (!cli_parse_long(command, option, text, min, max, &parsed))
+    return 0;
   *value = (int)parsed;
   return 1;
 }

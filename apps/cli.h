@@ -42,11 +42,14 @@ int cli_usage_error(const char *command);
  * one (option names the option in the message, e.g. "--tol"). */
 int cli_parse_double(const char *command, const char *option, const char *text, double min,
                      double max, double *value);
+int cli_parse_long(const char *command, const char *option, const char *text, long min, long max,
+                   long *value);
 int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
                   int *value);
 
 /* The subcommands (argv[0] is "clmg NAME"). */
 int run_solve(int argc, char **argv, const cli_options *defaults);   /* solve.c */
 int run_poisson(int argc, char **argv, const cli_options *defaults); /* poisson.c */
+int run_homg(int argc, char **argv, const cli_options *defaults);    /* homg.c */
 
 #endif

@@ -10,5 +10,6 @@
 #include "clmg/multigrid.h"
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
+#include "clmg/homg.h"
 
 #endif

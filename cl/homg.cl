@@ -1,0 +1,371 @@
+/* Structured-grid multigrid: the five-point Laplacian on n x n grids of the
+ * unit square, the classic grid transfers, and the fused step of the
+ * high-occupancy multigrid (HOMG, lib/homg/homg.c).
+ *
+ * A grid is row-major with x fastest: point (i, j) has index j n + i. The
+ * operator is (A u)_ij = (4 u_ij - u_i-1,j - u_i+1,j - u_i,j-1 - u_i,j+1) / h^2,
+ * the positive definite form of -laplace(u). Kernels walk the points with
+ * FOR_EACH_POINT, one launch each (lib/homg/grid.c: 2-D ranges on GPUs,
+ * contiguous chunks on CPUs). Indices are 32-bit: the host limits n^2 to 2^31.
+ *
+ * Bytes each kernel must move at least (s = sizeof(real), N = n^2 points;
+ * neighbours come from caches):
+ *   grid_jacobi            3 s N  (read u and b, write out; 4 s N accumulating)
+ *   grid_residual_sums     2-4 s N (read u, b; write r; read exact if given)
+ *   restrict_full_weighting  s N (read fine) + s N/4 (write coarse)
+ *   restrict_residual      2 s N + s N/4
+ *   interpolate            s N/4 + s N (+ s N to accumulate)
+ *   homg_step, level m >= 1, spacing l = 2^m: s (N + 2 M) where M ~ N / l^2 is
+ *     the number of points of level m (the "marked" points): every point is
+ *     written once; only the marked points of the previous iterate and their
+ *     restricted source are read. A step at level 0 is grid_jacobi (3 s N). */
+
+#ifdef CLMG_CPU
+/* Each work-item walks a contiguous run of points; (i, j) is updated
+ * incrementally, since an integer division per point would make a CPU core
+ * compute-bound. The host launches these kernels in 1-D (clmg_launch_1d). */
+#define FOR_EACH_POINT(n, p, i, j)                                                                 \
+  const uint total_ = (n) * (n);                                                                   \
+  const uint chunk_ = (total_ + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);          \
+  const uint begin_ = min(total_, (uint)get_global_id(0) * chunk_);                                \
+  const uint end_ = min(total_, begin_ + chunk_);                                                  \
+  uint i = begin_ % (n), j = begin_ / (n);                                                         \
+  for (uint p = begin_; p < end_; ++p, (++i == (n)) ? (i = 0, ++j) : 0)
+#define FOR_EACH_POINT_1D(n, p, i, j) FOR_EACH_POINT(n, p, i, j)
+#else
+/* GPUs: one work-item per point of a 2-D range (x fastest, so a warp writes
+ * a contiguous row segment), without an integer division per point; the
+ * host rounds the range up to whole work-groups. The body runs once, and
+ * `continue` leaves it. */
+#define FOR_EACH_POINT(n, p, i, j)                                                                 \
+  for (uint i = get_global_id(0), j = get_global_id(1), p = j * (n) + i,                           \
+            once_ = i < (n) && j < (n);                                                            \
+       once_; once_ = 0)
+/* Reductions keep a 1-D range of few work-groups (their partial sums are
+ * read back), each work-item striding over the points. */
+#define FOR_EACH_POINT_1D(n, p, i, j)                                                              \
+  for (uint p = get_global_id(0), i = p % (n), j = p / (n); p < (n) * (n);                         \
+       p += get_global_size(0), i = p % (n), j = p / (n))
+#endif
+
+/* Damped Jacobi sweep for A u = b with h = 1/(n-1):
+ *   out = u + omega/4 (h^2 b + u_W + u_E + u_S + u_N - 4 u)   at interior points,
+ *   out = u                                                    at boundary points.
+ * flags: JACOBI_ZERO_INPUT takes u = 0 without reading it (the first sweep of
+ * a correction); JACOBI_ACCUMULATE adds the swept interior values to out and
+ * leaves out's boundary alone (the last sweep of a correction cycle adds it
+ * to the solution without a separate pass). out must not alias u. */
+#define JACOBI_ZERO_INPUT 1u
+#define JACOBI_ACCUMULATE 2u
+
+kernel void grid_jacobi(uint n, real h2, real omega_quarter, uint flags, global const real *u,
+                        ulong u_offset, global const real *b, ulong b_offset, global real *out,
+                        ulong out_offset) {
+  u += u_offset;
+  b += b_offset;
+  out += out_offset;
+  const uint last = n - 1;
+  const int zero_input = (flags & JACOBI_ZERO_INPUT) != 0;
+  const int accumulate = (flags & JACOBI_ACCUMULATE) != 0;
+  FOR_EACH_POINT(n, p, i, j) {
+    if (i == 0 || j == 0 || i == last || j == last) {
+      if (!accumulate)
+        out[p] = zero_input ? 0 : u[p];
+      continue;
+    }
+    real swept = omega_quarter * h2 * b[p];
+    if (!zero_input) {
+      const real c = u[p];
+      swept = c + omega_quarter * (h2 * b[p] + u[p - 1] + u[p + 1] + u[p - n] + u[p + n] - 4 * c);
+    }
+    out[p] = accumulate ? out[p] + swept : swept;
+  }
+}
+
+/* r = b - A u at interior points and 0 on the boundary (written when
+ * write_r), with partial sums per work-group, each in its own block of
+ * `groups` entries of partials:
+ *   [0] sum r^2   [1] sum b^2 (interior)   [2] sum |u - exact|   [3] sum |exact|
+ * The last two only when has_exact. */
+kernel void grid_residual_sums(uint n, real inv_h2, global const real *u, ulong u_offset,
+                               global const real *b, ulong b_offset, uint write_r, global real *r,
+                               ulong r_offset, uint has_exact, global const real *exact,
+                               ulong exact_offset, global real *restrict partials,
+                               local real *scratch) {
+  u += u_offset;
+  b += b_offset;
+  r += r_offset;
+  exact += exact_offset;
+  const uint last = n - 1;
+  real rr = 0, bb = 0, error = 0, size = 0;
+  FOR_EACH_POINT_1D(n, p, i, j) {
+    const real c = u[p];
+    if (has_exact) {
+      const real e = exact[p];
+      error += fabs(c - e);
+      size += fabs(e);
+    }
+    real residual = 0;
+    if (i != 0 && j != 0 && i != last && j != last) {
+      const real bp = b[p];
+      residual = bp - inv_h2 * (4 * c - u[p - 1] - u[p + 1] - u[p - n] - u[p + n]);
+      rr += residual * residual;
+      bb += bp * bp;
+    }
+    if (write_r)
+      r[p] = residual;
+  }
+  const uint groups = get_num_groups(0), group = get_group_id(0);
+  real total = group_sum(scratch, rr);
+  if (get_local_id(0) == 0)
+    partials[group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, bb);
+  if (get_local_id(0) == 0)
+    partials[groups + group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, error);
+  if (get_local_id(0) == 0)
+    partials[2 * groups + group] = total;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  total = group_sum(scratch, size);
+  if (get_local_id(0) == 0)
+    partials[3 * groups + group] = total;
+}
+
+/* Partial sums of |u + correction - exact| (correction skipped when
+ * has_correction is 0): the error of the iterate inside a cycle. */
+kernel void grid_error_sums(uint n, global const real *u, ulong u_offset, uint has_correction,
+                            global const real *correction, ulong correction_offset,
+                            global const real *exact, ulong exact_offset,
+                            global real *restrict partials, local real *scratch) {
+  u += u_offset;
+  correction += correction_offset;
+  exact += exact_offset;
+  real error = 0;
+  FOR_EACH_POINT_1D(n, p, i, j) {
+    const real value = has_correction ? u[p] + correction[p] : u[p];
+    error += fabs(value - exact[p]);
+  }
+  const real total = group_sum(scratch, error);
+  if (get_local_id(0) == 0)
+    partials[get_group_id(0)] = total;
+}
+
+/* Full-weighting restriction to an nc x nc grid (boundary set to 0):
+ *   out(a,b) = (4 v(2a,2b) + 2 (v(2a+-1,2b) + v(2a,2b+-1)) + v(2a+-1,2b+-1)) / 16.
+ * v is the fine grid seen through a frame: the input is n_in x n_in, the
+ * frame 2 nc - 1 points wide, mirrored in x and/or y (flips bit 0, bit 1)
+ * and zero beyond the input (the four-subdomain grids of lib/homg/homg.c
+ * are frames one point wider than the grid). A plain nested restriction has
+ * n_in = 2 nc - 1 and no flips. */
+inline real frame_value(global const real *in, uint n_in, uint flips, uint dx, uint dy) {
+  if (dx >= n_in || dy >= n_in)
+    return 0;
+  const uint x = (flips & 1u) ? n_in - 1 - dx : dx;
+  const uint y = (flips & 2u) ? n_in - 1 - dy : dy;
+  return in[y * n_in + x];
+}
+
+kernel void restrict_full_weighting(uint nc, uint n_in, uint flips, global const real *in,
+                                    ulong in_offset, global real *out, ulong out_offset) {
+  in += in_offset;
+  out += out_offset;
+  const uint last = nc - 1;
+  FOR_EACH_POINT(nc, p, a, b) {
+    if (a == 0 || b == 0 || a == last || b == last) {
+      out[p] = 0;
+      continue;
+    }
+    const uint x = 2 * a, y = 2 * b;
+    real sum = 4 * frame_value(in, n_in, flips, x, y);
+    sum += 2 * (frame_value(in, n_in, flips, x - 1, y) + frame_value(in, n_in, flips, x + 1, y) +
+                frame_value(in, n_in, flips, x, y - 1) + frame_value(in, n_in, flips, x, y + 1));
+    sum += frame_value(in, n_in, flips, x - 1, y - 1) + frame_value(in, n_in, flips, x + 1, y - 1) +
+           frame_value(in, n_in, flips, x - 1, y + 1) + frame_value(in, n_in, flips, x + 1, y + 1);
+    out[p] = sum * (real)0.0625;
+  }
+}
+
+/* Full weighting of the residual b - A u of an n x n grid (n = 2 nc - 1)
+ * onto nc x nc, without storing the residual: the restriction of the defect
+ * of a V-cycle in one pass over u and b. */
+inline real residual_at(global const real *u, global const real *b, uint n, real inv_h2, uint x,
+                        uint y) {
+  const uint p = y * n + x;
+  if (x == 0 || y == 0 || x == n - 1 || y == n - 1)
+    return 0;
+  return b[p] - inv_h2 * (4 * u[p] - u[p - 1] - u[p + 1] - u[p - n] - u[p + n]);
+}
+
+kernel void restrict_residual(uint nc, uint n, real inv_h2, global const real *u, ulong u_offset,
+                              global const real *b, ulong b_offset, global real *out,
+                              ulong out_offset) {
+  u += u_offset;
+  b += b_offset;
+  out += out_offset;
+  const uint last = nc - 1;
+  FOR_EACH_POINT(nc, p, a, c) {
+    if (a == 0 || c == 0 || a == last || c == last) {
+      out[p] = 0;
+      continue;
+    }
+    const uint x = 2 * a, y = 2 * c;
+    real sum = 4 * residual_at(u, b, n, inv_h2, x, y);
+    sum += 2 * (residual_at(u, b, n, inv_h2, x - 1, y) + residual_at(u, b, n, inv_h2, x + 1, y) +
+                residual_at(u, b, n, inv_h2, x, y - 1) + residual_at(u, b, n, inv_h2, x, y + 1));
+    sum += residual_at(u, b, n, inv_h2, x - 1, y - 1) + residual_at(u, b, n, inv_h2, x + 1, y - 1) +
+           residual_at(u, b, n, inv_h2, x - 1, y + 1) + residual_at(u, b, n, inv_h2, x + 1, y + 1);
+    out[p] = sum * (real)0.0625;
+  }
+}
+
+/* Bilinear interpolation of an nc x nc grid to n x n (n = 2 nc - 1) at every
+ * point: fine = P coarse, or fine += P coarse when accumulate. */
+kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coarse,
+                        ulong coarse_offset, global real *fine, ulong fine_offset) {
+  coarse += coarse_offset;
+  fine += fine_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    const uint a = i >> 1, c = j >> 1;
+    const uint q = c * nc + a;
+    real value;
+    if ((i & 1u) == 0 && (j & 1u) == 0)
+      value = coarse[q];
+    else if ((j & 1u) == 0)
+      value = (real)0.5 * (coarse[q] + coarse[q + 1]);
+    else if ((i & 1u) == 0)
+      value = (real)0.5 * (coarse[q] + coarse[q + nc]);
+    else
+      value = (real)0.25 * (coarse[q] + coarse[q + 1] + coarse[q + nc] + coarse[q + nc + 1]);
+    fine[p] = accumulate ? fine[p] + value : value;
+  }
+}
+
+/* ---- the fused HOMG step ----
+ *
+ * One step at level m (spacing l = 2^m, m >= 1) over the whole grid: the
+ * points of level m ("marked") take a damped Jacobi sweep of the level-m
+ * equation (neighbours at distance l, spacing l h, the level's restricted
+ * source); every other point takes the bilinear interpolation of the marked
+ * points' previous values. Both read only the previous iterate, so one
+ * launch does both and every work-item has work.
+ *
+ * Nested grids (n = 2^k + 1): point (i, j) is marked when l divides i and j.
+ * Four subdomains (n = 2^k, the seed's section 3): the grid is cut into
+ * quadrants of split = n/2 points per side; each sees the grid from its own
+ * outer corner (frame coordinate d = i or n-1-i per side), and its level-m
+ * points are those with l dividing d, for d = 0 .. split, the last of which
+ * lie just outside the quadrant, near the centre. Per side, a point is marked
+ * by the low frame when i <= split and l | i, or by the high frame when
+ * i >= split - 1 and l | (n-1-i); for l >= 2 never both. A marked point
+ * relaxes in its frame (neighbours at +-l; 0 beyond the grid, where the
+ * frame's coarse grid extends one spacing h past the far boundary) with the
+ * frame's source; other points interpolate inside their own quadrant from
+ * that quadrant's level-m points, never across subdomains.
+ *
+ * All of that is separable, so the host tabulates it per level and axis
+ * (lib/homg/homg.c: axis_entry): axis[i] = (code, lo, hi, source index) and
+ * weight[i], for i = 0 .. n-1, where code holds the marking frame (0 none,
+ * 1 low, 2 high), whether i is on the boundary and whether i - l and i + l
+ * lie in the grid; lo and hi are the indices of the own quadrant's level-m
+ * points around i and weight[i] that of hi; source index = frame coordinate
+ * / l. A point then costs two cached table reads instead of the integer
+ * logic above (which made the step compute-bound on CPUs).
+ *
+ * The sources: level m of frame f (0..3 = low/high x + 2 low/high y) is an
+ * nv x nv grid at sources + f nv^2. zero_input: the previous iterate is 0
+ * (the first step of a cycle). */
+#define AXIS_FRAME 3u
+#define AXIS_BOUNDARY 4u
+#define AXIS_MINUS 8u
+#define AXIS_PLUS 16u
+
+/* Bilinear interpolation at a point whose axes are ax (column) and rows r0,
+ * r1 (= lo, hi of its row's axis entry, times n), with weights tx, ty. The
+ * four reads are unconditional (a zero weight reads a cached neighbour), so
+ * a row of such points is a branch-free loop a CPU can vectorise. */
+inline real interpolate_point(global const real *in, uint4 ax, real tx, uint r0, uint r1, real ty) {
+  const real a = in[r0 + ax.y], b = in[r0 + ax.z], c = in[r1 + ax.y], d = in[r1 + ax.z];
+  const real low = a + tx * (b - a), high = c + tx * (d - c);
+  return low + ty * (high - low);
+}
+
+/* The relaxation of a marked point p = (i, j) in frame (fx, fy). */
+inline real relax_point(global const real *in, uint p, uint l, uint row, uint4 ax, uint4 ay,
+                        global const real *sources, uint nv, real hl2, real omega_quarter,
+                        uint zero_input) {
+  const uint frame = ((ax.x & AXIS_FRAME) - 1) + 2 * ((ay.x & AXIS_FRAME) - 1);
+  const real f = sources[(frame * nv + ay.w) * nv + ax.w];
+  if (zero_input)
+    return omega_quarter * hl2 * f;
+  const real c = in[p];
+  const real around = ((ax.x & AXIS_MINUS) ? in[p - l] : 0) + ((ax.x & AXIS_PLUS) ? in[p + l] : 0) +
+                      ((ay.x & AXIS_MINUS) ? in[p - row] : 0) +
+                      ((ay.x & AXIS_PLUS) ? in[p + row] : 0);
+  return c + omega_quarter * (hl2 * f + around - 4 * c);
+}
+
+kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                      global const real *in, ulong in_offset, global real *out, ulong out_offset,
+                      global const real *sources, ulong sources_offset, uint nv,
+                      global const uint4 *axis, ulong axis_offset, global const real *weight,
+                      ulong weight_offset) {
+  in += in_offset;
+  out += out_offset;
+  sources += sources_offset;
+  axis += axis_offset;
+  weight += weight_offset;
+  const uint row = l * n;
+#ifdef CLMG_CPU
+  /* Row by row: a row's axis entry is read once, and the rows without level
+   * points (all but every l-th) interpolate in a branch-free inner loop. */
+  const uint total = n * n;
+  const uint chunk = (total + (uint)get_global_size(0) - 1) / (uint)get_global_size(0);
+  const uint begin = min(total, (uint)get_global_id(0) * chunk);
+  const uint end = min(total, begin + chunk);
+  for (uint p = begin; p < end;) {
+    const uint j = p / n, row_end = min(end, (j + 1) * n);
+    const uint4 ay = axis[j];
+    const real ty = weight[j];
+    const uint r0 = ay.y * n, r1 = ay.z * n;
+    if ((ay.x & AXIS_BOUNDARY) != 0 || (zero_input && (ay.x & AXIS_FRAME) == 0)) {
+      for (; p < row_end; ++p)
+        out[p] = 0;
+      continue;
+    }
+    uint i = p - j * n;
+    if ((ay.x & AXIS_FRAME) == 0) {
+      for (; p < row_end; ++p, ++i) {
+        const uint4 ax = axis[i];
+        const real value = interpolate_point(in, ax, weight[i], r0, r1, ty);
+        out[p] = (ax.x & AXIS_BOUNDARY) ? 0 : value;
+      }
+      continue;
+    }
+    for (; p < row_end; ++p, ++i) {
+      const uint4 ax = axis[i];
+      real value = 0;
+      if ((ax.x & AXIS_BOUNDARY) != 0)
+        value = 0;
+      else if ((ax.x & AXIS_FRAME) != 0)
+        value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+      else if (!zero_input)
+        value = interpolate_point(in, ax, weight[i], r0, r1, ty);
+      out[p] = value;
+    }
+  }
+#else
+  FOR_EACH_POINT(n, p, i, j) {
+    const uint4 ax = axis[i], ay = axis[j];
+    real value = 0; /* the correction is 0 on the Dirichlet boundary */
+    if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
+      value = 0;
+    else if ((ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0)
+      value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+    else if (!zero_input)
+      value = interpolate_point(in, ax, weight[i], ay.y * n, ay.z * n, weight[j]);
+    out[p] = value;
+  }
+#endif
+}

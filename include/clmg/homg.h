@@ -1,0 +1,213 @@
+/* clmg structured grids and the high-occupancy multigrid (HOMG).
+ *
+ * Structured grids: an n x n grid of the unit square [0,1]^2 with spacing
+ * h = 1/(n-1), stored row-major with x fastest (point (i, j), at (i h, j h),
+ * has index j n + i) in a double or float clmg_vector of n^2 elements.
+ * Boundary points hold Dirichlet values. The operator is the five-point
+ * Laplacian in its positive definite form,
+ *   (A u)_ij = (4 u_ij - u_i-1,j - u_i+1,j - u_i,j-1 - u_i,j+1) / h^2  ~  -laplace(u),
+ * so every solver here solves -laplace(u) = f. (The HOMG paper writes
+ * laplace(u) = f: its source is the negative of clmg's; see
+ * clmg_homg_paper_problem.)
+ *
+ * HOMG (seed 004): every step of a cycle acts on the whole grid; the points
+ * of the current level relax while all other points interpolate from the
+ * previous step, in one kernel. The steps follow the modified full multigrid
+ * cycle (MFMG): two steps on the coarsest level, twice as many on each finer
+ * level, at most MaxI. Cycles restart on the residual equation until a
+ * tolerance is met. The classic V-cycle and FMG on the same grids and
+ * kernels are the baseline.
+ *
+ * Grid sizes: n = 2^k + 1 (nested levels of 2^(k-m) + 1 points per side) or,
+ * for HOMG only, n = 2^k (the paper's four-subdomain strategy, section 3).
+ *
+ * Work units (WU): one WU is one pass of a kernel over the whole n x n grid;
+ * a kernel on a coarse level of nc x nc points counts nc^2 / n^2. */
+#ifndef CLMG_HOMG_H
+#define CLMG_HOMG_H
+
+#include "clmg/vector.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- structured-grid kernels (one launch each) ----
+ * All vectors share one context and type (double or float) and hold n^2
+ * elements, n >= 3 (coarse grids nc^2 with n = 2 nc - 1). */
+
+/* One damped Jacobi sweep of A u = b: at interior points
+ *   J(u) = u + omega/4 (h^2 b + u_W + u_E + u_S + u_N - 4 u),
+ * at boundary points J(u) = u. u NULL stands for u = 0. accumulate = 0
+ * writes out = J(u) everywhere; accumulate != 0 adds J(u) to out at interior
+ * points and leaves out's boundary (the last sweep of a correction adds it to
+ * the solution in the same pass). out must not be u. */
+CLMG_API clmg_status clmg_grid_jacobi(size_t n, double omega, const clmg_vector *u,
+                                      const clmg_vector *b, int accumulate, clmg_vector *out);
+
+/* r = b - A u at interior points, 0 on the boundary. r may be NULL (not
+ * stored); norm, when not NULL, receives ||r||_2. */
+CLMG_API clmg_status clmg_grid_residual(size_t n, const clmg_vector *u, const clmg_vector *b,
+                                        clmg_vector *r, double *norm);
+
+/* Full-weighting restriction of an n x n grid (n odd) to nc = (n+1)/2:
+ * coarse(a,b) = [4 v(2a,2b) + 2 (edge neighbours) + (corner neighbours)] / 16
+ * at interior points, 0 on the boundary. */
+CLMG_API clmg_status clmg_grid_restrict(size_t n, const clmg_vector *fine, clmg_vector *coarse);
+
+/* The full-weighting restriction of the residual b - A u of an n x n grid,
+ * without storing the residual (one pass over u and b). */
+CLMG_API clmg_status clmg_grid_restrict_residual(size_t n, const clmg_vector *u,
+                                                 const clmg_vector *b, clmg_vector *coarse);
+
+/* Bilinear interpolation of an nc x nc grid to n = 2 nc - 1 at every point:
+ * fine = P coarse, or fine += P coarse when accumulate != 0. */
+CLMG_API clmg_status clmg_grid_interpolate(size_t nc, const clmg_vector *coarse, int accumulate,
+                                           clmg_vector *fine);
+
+/* ---- the solver ---- */
+
+typedef enum clmg_homg_method {
+  CLMG_HOMG_MFMG = 0, /* HOMG steps in MFMG cycles */
+  CLMG_HOMG_VCYCLE,   /* classic V(pre, post) cycles */
+  CLMG_HOMG_FMG       /* classic full multigrid (one V-cycle per level), then V-cycles */
+} clmg_homg_method;
+
+/* "homg", "vcycle", "fmg"; parse also accepts "mfmg". Parse returns 0 for
+ * an unknown name. */
+CLMG_API const char *clmg_homg_method_name(clmg_homg_method method);
+CLMG_API int clmg_homg_method_parse(const char *name, clmg_homg_method *method);
+
+/* Where a HOMG step stands, for clmg_homg_monitor. */
+typedef struct clmg_homg_step_info {
+  int cycle;         /* from 1 */
+  int step;          /* from 1, within the cycle */
+  int steps;         /* steps per cycle */
+  int level;         /* 0 is the finest (spacing h), level m has spacing 2^m h */
+  double work_units; /* since the start of the solve */
+} clmg_homg_step_info;
+
+/* Called after every HOMG step when set. The current approximation is
+ * x + correction; correction is NULL after the last step of a cycle, which
+ * adds it to x. Both may be read (e.g. downloaded) but not changed. */
+typedef void (*clmg_homg_monitor)(void *data, const clmg_homg_step_info *info, const clmg_vector *x,
+                                  const clmg_vector *correction);
+
+typedef struct clmg_homg_options {
+  clmg_homg_method method;      /* default CLMG_HOMG_MFMG */
+  clmg_dtype precision;         /* CLMG_DOUBLE (default) or CLMG_FLOAT */
+  int max_iterations_per_level; /* MaxI of the MFMG cycle, >= 1 (default 32) */
+  double omega;                 /* damped-Jacobi weight in (0, 1] (default 0.8) */
+  int pre_smoothing;            /* V-cycle and FMG sweeps before ... (default 2) */
+  int post_smoothing;           /* ... and after the coarse correction (default 2) */
+  int max_cycles;               /* at most this many cycles (default 50) */
+  /* Stop when ||f - A x|| <= relative_tolerance ||f|| (interior points;
+   * default 1e-10; 0: off) or, when an exact solution is given, when the
+   * normalised L1 error is <= error_tolerance (default 0: off). With both off
+   * the solve runs max_cycles cycles. */
+  double relative_tolerance;
+  double error_tolerance;
+  /* > 1: also stop, counted as converged, when a cycle cuts the residual by
+   * less than this factor: the rounding floor of the precision is reached
+   * (in float it is about 1e-5 at n = 65 and grows as n^2). 0: off (default). */
+  double stagnation_factor;
+  /* MFMG: record the L1 error after every step of the first cycle (needs the
+   * exact solution; one reduction per step). */
+  int record_steps;
+  clmg_homg_monitor monitor; /* MFMG: called after every step (may be NULL) */
+  void *monitor_data;
+} clmg_homg_options;
+
+CLMG_API void clmg_homg_options_defaults(clmg_homg_options *options);
+
+/* The state after a cycle (cycle 0: the initial guess). Counts are
+ * cumulative from the start of the solve. */
+typedef struct clmg_homg_record {
+  int cycle;
+  int iterations;           /* HOMG steps, or relaxation sweeps on all levels */
+  double work_units;        /* see the top of this file */
+  double l1_error;          /* sum |x - u| / sum |u| over the grid; NaN without u */
+  double relative_residual; /* ||f - A x|| / ||f|| */
+  double seconds;           /* wall time, including this record's read-back */
+} clmg_homg_record;
+
+typedef struct clmg_homg_result {
+  int cycles;
+  int iterations;
+  int converged; /* a tolerance was met, or the residual stagnated */
+  int stagnated; /* stopped by stagnation_factor */
+  double work_units;
+  double l1_error;
+  double relative_residual;
+  double initial_residual;   /* ||f - A x0|| */
+  double time_s;             /* the whole solve */
+  clmg_homg_record *history; /* malloc'ed; [k] after cycle k, [0] the initial guess */
+  size_t history_length;
+  clmg_homg_record *steps; /* record_steps: [k] after step k+1 of cycle 1 */
+  size_t steps_length;
+} clmg_homg_result;
+
+CLMG_API void clmg_homg_result_free(clmg_homg_result *result);
+
+typedef struct clmg_homg clmg_homg;
+
+/* Prepares a solver for n x n grids: n = 2^k + 1 (nested; all methods) or
+ * n = 2^k (four subdomains; HOMG only), 3 <= n <= 32769. Allocates the
+ * device arrays and compiles the kernels. options may be NULL (defaults). */
+CLMG_API clmg_status clmg_homg_create(clmg_context *context, size_t n,
+                                      const clmg_homg_options *options, clmg_homg **homg);
+CLMG_API void clmg_homg_destroy(clmg_homg *homg);
+
+/* Solves A x = f on the device. x holds the initial guess and, on its
+ * boundary, the Dirichlet values (kept). exact, when not NULL, is the
+ * solution the L1 error is measured against. result may be NULL; otherwise
+ * free it with clmg_homg_result_free. Returns CLMG_ERROR_NOT_CONVERGED when
+ * a tolerance was set and max_cycles ran out (x then holds the last iterate). */
+CLMG_API clmg_status clmg_homg_solve(clmg_homg *homg, const clmg_vector *f, clmg_vector *x,
+                                     const clmg_vector *exact, clmg_homg_result *result);
+
+typedef struct clmg_homg_info {
+  size_t n;
+  double h;
+  int levels;          /* level 0 (spacing h) to levels-1 (spacing 2^(levels-1) h) */
+  int four_subdomains; /* n = 2^k */
+  int steps_per_cycle; /* MFMG steps per cycle (0 for the classic methods) */
+  uint64_t device_bytes;
+} clmg_homg_info;
+
+CLMG_API clmg_status clmg_homg_get_info(const clmg_homg *homg, clmg_homg_info *info);
+
+/* The level of every step of one MFMG cycle, coarsest first: *count entries,
+ * at most capacity written (levels may be NULL to ask for the count). */
+CLMG_API clmg_status clmg_homg_schedule(const clmg_homg *homg, int *levels, size_t capacity,
+                                        size_t *count);
+
+/* ---- building blocks (tests, benchmarks) ---- */
+
+/* Takes `source` (n^2) as the right-hand side of the steps and computes its
+ * restrictions to every level (nested partial full-weighting reductions). */
+CLMG_API clmg_status clmg_homg_set_source(clmg_homg *homg, const clmg_vector *source);
+
+/* One fused HOMG step at `level` on A e = source: out = step(in). in NULL
+ * stands for a zero iterate. Level 0 is a damped Jacobi sweep. out must not
+ * be in. */
+CLMG_API clmg_status clmg_homg_step(clmg_homg *homg, int level, const clmg_vector *in,
+                                    clmg_vector *out);
+
+/* The fewest bytes a step at `level` moves (the model in cl/homg.cl): every
+ * point written, the level's points of the previous iterate and their
+ * source read; 3 n^2 values at level 0. */
+CLMG_API clmg_status clmg_homg_step_bytes(const clmg_homg *homg, int level, uint64_t *bytes);
+
+/* The test problem of the paper (eqs. 4-6) on the n x n grid of the unit
+ * square: u = -x^2 y^2 (1 - x^2)(1 - y^2), zero on the boundary, and the
+ * source of -laplace(u) = f in clmg's sign convention,
+ *   f = 2 [(1 - 6x^2) y^2 (1 - y^2) + (1 - 6y^2) x^2 (1 - x^2)]
+ * (the paper's eq. 6 is -f, for laplace(u) = f). Either array may be NULL. */
+CLMG_API void clmg_homg_paper_problem(size_t n, double *f, double *u);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,339 @@
+/* Structured-grid kernels (cl/homg.cl): launches shared with the solvers,
+ * and the public clmg_grid_* functions with their argument checks. */
+#include "homg/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
+    "grid_jacobi",       "grid_residual_sums", "grid_error_sums", "restrict_full_weighting",
+    "restrict_residual", "interpolate",        "homg_step"};
+
+clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kernels *kernels) {
+  memset(kernels, 0, sizeof *kernels);
+  kernels->context = context;
+  kernels->type = type;
+  for (int id = 0; id < GRID_KERNEL_COUNT; ++id) {
+    clmg_status status = clmg_get_kernel(context, "homg", clmg_real_options(context, type),
+                                         grid_kernel_names[id], &kernels->kernel[id]);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
+  return CLMG_SUCCESS;
+}
+
+grid_ref grid_ref_of(const clmg_vector *vector) {
+  grid_ref ref = {vector->buffer, vector->offset};
+  return ref;
+}
+
+static void begin(const grid_kernels *k, grid_kernel_id id, clmg_kernel_args *args) {
+  clmg_args_begin(args, k->context, k->kernel[id], grid_kernel_names[id]);
+}
+
+static void arg_uint(clmg_kernel_args *args, size_t value) {
+  cl_uint v = (cl_uint)value;
+  clmg_arg_raw(args, sizeof v, &v);
+}
+
+static void arg_grid(clmg_kernel_args *args, grid_ref ref) {
+  clmg_arg_buffer(args, ref.buffer);
+  clmg_arg_ulong(args, ref.offset);
+}
+
+/* A streaming launch over an n x n grid (FOR_EACH_POINT in cl/homg.cl): on
+ * CPUs a 1-D range of contiguous chunks; on GPUs one work-item per point in
+ * 2-D work-groups of 64 x 4 (rows of 64 for coalescing), rounded up. */
+static clmg_status launch(clmg_kernel_args *args, size_t n) {
+  clmg_status status = clmg_args_end(args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_context *context = args->context;
+  if (!context->info.is_gpu) {
+    size_t global, local;
+    clmg_launch_1d(context, n * n, 0, &global, &local);
+    return clmg_enqueue_1d(context, args->kernel, args->name, global, local, NULL);
+  }
+  size_t local[2] = {64, 4};
+  if (context->info.max_work_group_size < 256) {
+    local[0] = context->info.max_work_group_size < 64 ? context->info.max_work_group_size : 64;
+    local[1] = 1;
+  }
+  size_t global[2] = {(n + local[0] - 1) / local[0] * local[0],
+                      (n + local[1] - 1) / local[1] * local[1]};
+  cl_int error =
+      clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0, NULL, NULL);
+  if (error == CL_SUCCESS)
+    return CLMG_SUCCESS;
+  char what[160];
+  snprintf(what, sizeof what, "launching kernel %s (global %zu x %zu, local %zu x %zu)", args->name,
+           global[0], global[1], local[0], local[1]);
+  return clmg_fail_cl(context, error, what);
+}
+
+/* A reduction launch: `results` partial sums per work-group, added on the
+ * host in double precision. */
+static clmg_status launch_reduction(clmg_kernel_args *args, clmg_dtype type, size_t points,
+                                    unsigned results, double *sums) {
+  clmg_context *context = args->context;
+  size_t global, local;
+  clmg_launch_1d(context, points, 1, &global, &local);
+  size_t groups = global / local, element = clmg_dtype_size(type);
+  clmg_status status = clmg_reserve_partials(context, groups * results * element);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_buffer(args, context->partials);
+  clmg_arg_local(args, local * element);
+  status = clmg_args_end(args);
+  if (status == CLMG_SUCCESS)
+    status = clmg_enqueue_1d(context, args->kernel, args->name, global, local, NULL);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_int error =
+      clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, groups * results * element,
+                          context->partials_host, 0, NULL, NULL);
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, "reading partial sums");
+  for (unsigned r = 0; r < results; ++r) {
+    double sum = 0;
+    for (size_t g = 0; g < groups; ++g) {
+      size_t i = r * groups + g;
+      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
+                                : ((const cl_double *)context->partials_host)[i];
+    }
+    sums[r] = sum;
+  }
+  return CLMG_SUCCESS;
+}
+
+clmg_status grid_jacobi(const grid_kernels *k, size_t n, double h, double omega, unsigned flags,
+                        grid_ref u, grid_ref b, grid_ref out) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_JACOBI, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, h * h);
+  clmg_arg_real(&args, k->type, 0.25 * omega);
+  arg_uint(&args, flags);
+  /* A zero input is never read; any buffer fills the argument. */
+  arg_grid(&args, (flags & GRID_JACOBI_ZERO_INPUT) ? b : u);
+  arg_grid(&args, b);
+  arg_grid(&args, out);
+  return launch(&args, n);
+}
+
+clmg_status grid_residual_sums(const grid_kernels *k, size_t n, grid_ref u, grid_ref b,
+                               const grid_ref *r, const grid_ref *exact, double sums[4]) {
+  double h = 1.0 / (double)(n - 1);
+  clmg_kernel_args args;
+  begin(k, GRID_K_RESIDUAL_SUMS, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, 1.0 / (h * h));
+  arg_grid(&args, u);
+  arg_grid(&args, b);
+  arg_uint(&args, r != NULL);
+  arg_grid(&args, r ? *r : u);
+  arg_uint(&args, exact != NULL);
+  arg_grid(&args, exact ? *exact : u);
+  return launch_reduction(&args, k->type, n * n, 4, sums);
+}
+
+clmg_status grid_error_sum(const grid_kernels *k, size_t n, grid_ref u, const grid_ref *correction,
+                           grid_ref exact, double *sum) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_ERROR_SUMS, &args);
+  arg_uint(&args, n);
+  arg_grid(&args, u);
+  arg_uint(&args, correction != NULL);
+  arg_grid(&args, correction ? *correction : u);
+  arg_grid(&args, exact);
+  return launch_reduction(&args, k->type, n * n, 1, sum);
+}
+
+clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigned flips,
+                          grid_ref in, grid_ref out) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_RESTRICT, &args);
+  arg_uint(&args, nc);
+  arg_uint(&args, n_in);
+  arg_uint(&args, flips);
+  arg_grid(&args, in);
+  arg_grid(&args, out);
+  return launch(&args, nc);
+}
+
+clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u, grid_ref b,
+                                   grid_ref out) {
+  size_t n = 2 * nc - 1;
+  double h = 1.0 / (double)(n - 1);
+  clmg_kernel_args args;
+  begin(k, GRID_K_RESTRICT_RESIDUAL, &args);
+  arg_uint(&args, nc);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, 1.0 / (h * h));
+  arg_grid(&args, u);
+  arg_grid(&args, b);
+  arg_grid(&args, out);
+  return launch(&args, nc);
+}
+
+clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
+                             grid_ref fine) {
+  size_t n = 2 * nc - 1;
+  clmg_kernel_args args;
+  begin(k, GRID_K_INTERPOLATE, &args);
+  arg_uint(&args, n);
+  arg_uint(&args, nc);
+  arg_uint(&args, accumulate != 0);
+  arg_grid(&args, coarse);
+  arg_grid(&args, fine);
+  return launch(&args, n);
+}
+
+clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_HOMG_STEP, &args);
+  arg_uint(&args, a->n);
+  arg_uint(&args, a->spacing);
+  clmg_arg_real(&args, k->type, a->hl2);
+  clmg_arg_real(&args, k->type, 0.25 * a->omega);
+  arg_uint(&args, a->zero_input != 0);
+  arg_grid(&args, a->zero_input ? a->out : a->in);
+  arg_grid(&args, a->out);
+  arg_grid(&args, a->sources);
+  arg_uint(&args, a->nv);
+  arg_grid(&args, a->axis);
+  arg_grid(&args, a->weight);
+  return launch(&args, a->n);
+}
+
+/* ---- the public functions ---- */
+
+/* Checks the vectors of a grid call: present, one context, double or float,
+ * one type, and each of the length in `lengths`; loads the kernels. */
+static clmg_status check_grid_call(const char *op, unsigned count, const clmg_vector *const *v,
+                                   const size_t *lengths, grid_kernels *kernels) {
+  const clmg_vector *any = NULL;
+  for (unsigned i = 0; i < count && !any; ++i)
+    any = v[i];
+  if (!any)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = any->context;
+  clmg_clear_message(context);
+  for (unsigned i = 0; i < count; ++i) {
+    if (!v[i])
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s: vector argument %u is NULL", op,
+                       i + 1);
+    if (v[i]->context != context)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%s: vectors belong to different contexts", op);
+    if (v[i]->type != CLMG_DOUBLE && v[i]->type != CLMG_FLOAT)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%s needs double or float vectors, not %s", op, clmg_dtype_name(v[i]->type));
+    if (v[i]->type != any->type)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s: vector types differ (%s and %s)",
+                       op, clmg_dtype_name(any->type), clmg_dtype_name(v[i]->type));
+    if (v[i]->length != lengths[i])
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%s: vector argument %u has %zu elements, the grid needs %zu", op, i + 1,
+                       v[i]->length, lengths[i]);
+  }
+  return grid_kernels_load(context, any->type, kernels);
+}
+
+static clmg_status check_size(const clmg_vector *any, const char *op, size_t n, int odd) {
+  if (n >= 3 && n <= GRID_MAX_N && (!odd || n % 2 == 1))
+    return CLMG_SUCCESS;
+  clmg_context *context = any ? any->context : NULL;
+  return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "%s: a grid of n = %zu points per side; n must be %sfrom 3 to %zu", op, n,
+                   odd ? "odd and " : "", GRID_MAX_N);
+}
+
+clmg_status clmg_grid_jacobi(size_t n, double omega, const clmg_vector *u, const clmg_vector *b,
+                             int accumulate, clmg_vector *out) {
+  const clmg_vector *any = b ? b : out;
+  clmg_status status = check_size(any, "clmg_grid_jacobi", n, 0);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t lengths[] = {n * n, n * n, n * n};
+  grid_kernels k;
+  const clmg_vector *v[] = {b, out, u ? u : b};
+  status = check_grid_call("clmg_grid_jacobi", 3, v, lengths, &k);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (u && u->buffer == out->buffer && u->offset == out->offset)
+    return clmg_fail(out->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_grid_jacobi: out must not be u (a sweep reads u's neighbours)");
+  if (!(omega > 0 && omega <= 1))
+    return clmg_fail(out->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_grid_jacobi: omega = %g; damped Jacobi needs 0 < omega <= 1", omega);
+  unsigned flags = (u ? 0 : GRID_JACOBI_ZERO_INPUT) | (accumulate ? GRID_JACOBI_ACCUMULATE : 0);
+  return grid_jacobi(&k, n, 1.0 / (double)(n - 1), omega, flags, grid_ref_of(u ? u : b),
+                     grid_ref_of(b), grid_ref_of(out));
+}
+
+clmg_status clmg_grid_residual(size_t n, const clmg_vector *u, const clmg_vector *b, clmg_vector *r,
+                               double *norm) {
+  clmg_status status = check_size(u ? u : b, "clmg_grid_residual", n, 0);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t lengths[] = {n * n, n * n, n * n};
+  grid_kernels k;
+  const clmg_vector *v[] = {u, b, r ? r : u};
+  status = check_grid_call("clmg_grid_residual", 3, v, lengths, &k);
+  if (status != CLMG_SUCCESS)
+    return status;
+  grid_ref r_ref = r ? grid_ref_of(r) : grid_ref_of(u);
+  double sums[4];
+  status = grid_residual_sums(&k, n, grid_ref_of(u), grid_ref_of(b), r ? &r_ref : NULL, NULL, sums);
+  if (status == CLMG_SUCCESS && norm)
+    *norm = sqrt(sums[0]);
+  return status;
+}
+
+clmg_status clmg_grid_restrict(size_t n, const clmg_vector *fine, clmg_vector *coarse) {
+  clmg_status status = check_size(fine, "clmg_grid_restrict", n, 1);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t nc = (n + 1) / 2;
+  size_t lengths[] = {n * n, nc * nc};
+  grid_kernels k;
+  const clmg_vector *v[] = {fine, coarse};
+  status = check_grid_call("clmg_grid_restrict", 2, v, lengths, &k);
+  if (status != CLMG_SUCCESS)
+    return status;
+  return grid_restrict(&k, nc, n, 0, grid_ref_of(fine), grid_ref_of(coarse));
+}
+
+clmg_status clmg_grid_restrict_residual(size_t n, const clmg_vector *u, const clmg_vector *b,
+                                        clmg_vector *coarse) {
+  clmg_status status = check_size(u, "clmg_grid_restrict_residual", n, 1);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t nc = (n + 1) / 2;
+  size_t lengths[] = {n * n, n * n, nc * nc};
+  grid_kernels k;
+  const clmg_vector *v[] = {u, b, coarse};
+  status = check_grid_call("clmg_grid_restrict_residual", 3, v, lengths, &k);
+  if (status != CLMG_SUCCESS)
+    return status;
+  return grid_restrict_residual(&k, nc, grid_ref_of(u), grid_ref_of(b), grid_ref_of(coarse));
+}
+
+clmg_status clmg_grid_interpolate(size_t nc, const clmg_vector *coarse, int accumulate,
+                                  clmg_vector *fine) {
+  if (nc < 2 || nc > (GRID_MAX_N + 1) / 2)
+    return clmg_fail(coarse ? coarse->context : NULL, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_grid_interpolate: a coarse grid of nc = %zu points per side; nc must be "
+                     "from 2 to %zu",
+                     nc, (GRID_MAX_N + 1) / 2);
+  size_t n = 2 * nc - 1;
+  size_t lengths[] = {nc * nc, n * n};
+  grid_kernels k;
+  const clmg_vector *v[] = {coarse, fine};
+  clmg_status status = check_grid_call("clmg_grid_interpolate", 2, v, lengths, &k);
+  if (status != CLMG_SUCCESS)
+    return status;
+  return grid_interpolate(&k, nc, accumulate, grid_ref_of(coarse), grid_ref_of(fine));
+}

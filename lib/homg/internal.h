@@ -1,0 +1,79 @@
+/* Internal interface of the structured-grid layer: the kernels of
+ * cl/homg.cl and their launches, shared by grid.c (the public grid
+ * functions) and homg.c (the solvers). Not installed. */
+#ifndef CLMG_HOMG_INTERNAL_H
+#define CLMG_HOMG_INTERNAL_H
+
+#include "core/internal.h"
+
+/* Must match cl/homg.cl. */
+#define GRID_JACOBI_ZERO_INPUT 1u
+#define GRID_JACOBI_ACCUMULATE 2u
+
+typedef enum grid_kernel_id {
+  GRID_K_JACOBI,
+  GRID_K_RESIDUAL_SUMS,
+  GRID_K_ERROR_SUMS,
+  GRID_K_RESTRICT,
+  GRID_K_RESTRICT_RESIDUAL,
+  GRID_K_INTERPOLATE,
+  GRID_K_HOMG_STEP,
+  GRID_KERNEL_COUNT
+} grid_kernel_id;
+
+/* The kernels of one precision, looked up once (by a solver at creation, so
+ * a step costs no table search). */
+typedef struct grid_kernels {
+  clmg_context *context;
+  clmg_dtype type;
+  cl_kernel kernel[GRID_KERNEL_COUNT];
+} grid_kernels;
+
+clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kernels *kernels);
+
+/* Part of a device buffer: an n x n grid starting at element `offset`. */
+typedef struct grid_ref {
+  cl_mem buffer;
+  size_t offset;
+} grid_ref;
+
+grid_ref grid_ref_of(const clmg_vector *vector);
+
+/* The kernels of cl/homg.cl; sizes are points per side. */
+clmg_status grid_jacobi(const grid_kernels *k, size_t n, double h, double omega, unsigned flags,
+                        grid_ref u, grid_ref b, grid_ref out);
+/* sums: [0] ||r||^2 [1] ||b||^2 over interior points [2] sum |u - exact|
+ * [3] sum |exact| (the last two 0 without exact). r and exact may be NULL. */
+clmg_status grid_residual_sums(const grid_kernels *k, size_t n, grid_ref u, grid_ref b,
+                               const grid_ref *r, const grid_ref *exact, double sums[4]);
+/* *sum = sum |u + correction - exact| (correction may be NULL). */
+clmg_status grid_error_sum(const grid_kernels *k, size_t n, grid_ref u, const grid_ref *correction,
+                           grid_ref exact, double *sum);
+clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigned flips,
+                          grid_ref in, grid_ref out);
+clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u, grid_ref b,
+                                   grid_ref out);
+clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
+                             grid_ref fine);
+
+/* Must match cl/homg.cl: the codes of a step's axis table. */
+#define HOMG_AXIS_FRAME 3u
+#define HOMG_AXIS_BOUNDARY 4u
+#define HOMG_AXIS_MINUS 8u
+#define HOMG_AXIS_PLUS 16u
+
+/* One fused HOMG step (cl/homg.cl: homg_step). sources: the level's frames,
+ * nv^2 values each; axis and weight: the level's tables, n entries each. */
+typedef struct homg_step_args {
+  size_t n, spacing, nv;
+  int zero_input;
+  double hl2, omega;
+  grid_ref in, out, sources, axis, weight;
+} homg_step_args;
+
+clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a);
+
+/* Largest n: n^2 must stay below 2^31 for the kernels' 32-bit indices. */
+#define GRID_MAX_N ((size_t)32769)
+
+#endif

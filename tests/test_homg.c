@@ -1,0 +1,958 @@
+/* Structured grids and HOMG: every kernel of cl/homg.cl against a host
+ * reference on random data (double and float), then the solvers against
+ * known solutions: the V-cycle reaches the discrete solution, HOMG agrees
+ * with it, one MFMG cycle improves with MaxI and follows the same path at
+ * two resolutions, the discretisation error falls as h^2 on nested and
+ * four-subdomain grids, Dirichlet data are kept, float works, and bad
+ * arguments are refused with a message. Grids stay at n <= 129 (pocl, 2 cores). */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "clmg.h"
+#include "test_util.h"
+
+static clmg_context *context;
+
+/* ---- host <-> device ---- */
+
+static clmg_vector *make_vector(clmg_dtype type, size_t length, const double *values) {
+  clmg_vector *v = NULL;
+  assert_int_equal(clmg_vector_create(context, type, length, &v), CLMG_SUCCESS);
+  if (!values)
+    return v;
+  if (type == CLMG_FLOAT) {
+    float *f = malloc(length * sizeof *f);
+    assert_non_null(f);
+    for (size_t i = 0; i < length; ++i)
+      f[i] = (float)values[i];
+    assert_int_equal(clmg_vector_upload(v, f), CLMG_SUCCESS);
+    free(f);
+  } else {
+    assert_int_equal(clmg_vector_upload(v, values), CLMG_SUCCESS);
+  }
+  return v;
+}
+
+static double *read_vector(const clmg_vector *v) {
+  size_t length = clmg_vector_length(v);
+  double *out = malloc(length * sizeof *out);
+  assert_non_null(out);
+  if (clmg_vector_type(v) == CLMG_FLOAT) {
+    float *f = malloc(length * sizeof *f);
+    assert_non_null(f);
+    assert_int_equal(clmg_vector_download(v, f), CLMG_SUCCESS);
+    for (size_t i = 0; i < length; ++i)
+      out[i] = f[i];
+    free(f);
+  } else {
+    assert_int_equal(clmg_vector_download(v, out), CLMG_SUCCESS);
+  }
+  return out;
+}
+
+/* Values of the precision under test, so the reference sees what the
+ * device sees. */
+static double *random_grid(clmg_dtype type, size_t length, double scale) {
+  double *v = malloc(length * sizeof *v);
+  assert_non_null(v);
+  for (size_t i = 0; i < length; ++i) {
+    v[i] = scale * rng_uniform();
+    if (type == CLMG_FLOAT)
+      v[i] = (float)v[i];
+  }
+  return v;
+}
+
+static double max_abs(const double *v, size_t length) {
+  double m = 0;
+  for (size_t i = 0; i < length; ++i)
+    m = fmax(m, fabs(v[i]));
+  return m;
+}
+
+/* |got - want| <= tol * max |want| everywhere. */
+static void expect_close(const char *what, const double *got, const double *want, size_t length,
+                         double tol) {
+  double scale = fmax(max_abs(want, length), 1e-300), worst = 0;
+  size_t where = 0;
+  for (size_t i = 0; i < length; ++i) {
+    double d = fabs(got[i] - want[i]);
+    if (!(d <= worst)) {
+      worst = d;
+      where = i;
+    }
+  }
+  if (!(worst <= tol * scale))
+    fail_msg("%s: entry %zu is %.17g, want %.17g (difference %.3g > %.3g)", what, where, got[where],
+             want[where], worst, tol * scale);
+}
+
+static double tolerance(clmg_dtype type) {
+  return type == CLMG_FLOAT ? 1e-5 : 1e-12;
+}
+
+/* ---- host references ---- */
+
+static int is_boundary(size_t n, size_t i, size_t j) {
+  return i == 0 || j == 0 || i == n - 1 || j == n - 1;
+}
+
+static void host_jacobi(size_t n, double omega, const double *u, const double *b, int accumulate,
+                        double *out) {
+  double h2 = 1.0 / ((double)(n - 1) * (double)(n - 1));
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      size_t p = j * n + i;
+      double c = u ? u[p] : 0;
+      if (is_boundary(n, i, j)) {
+        if (!accumulate)
+          out[p] = c;
+        continue;
+      }
+      double around = u ? u[p - 1] + u[p + 1] + u[p - n] + u[p + n] : 0;
+      double swept = c + omega / 4 * (h2 * b[p] + around - 4 * c);
+      out[p] = accumulate ? out[p] + swept : swept;
+    }
+}
+
+static void host_residual(size_t n, const double *u, const double *b, double *r) {
+  double inv_h2 = (double)(n - 1) * (double)(n - 1);
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      size_t p = j * n + i;
+      r[p] = is_boundary(n, i, j)
+                 ? 0
+                 : b[p] - inv_h2 * (4 * u[p] - u[p - 1] - u[p + 1] - u[p - n] - u[p + n]);
+    }
+}
+
+/* Full weighting from an n x n grid (n odd) to (n+1)/2, boundary 0. */
+static void host_restrict(size_t n, const double *fine, double *coarse) {
+  size_t nc = (n + 1) / 2;
+  for (size_t b = 0; b < nc; ++b)
+    for (size_t a = 0; a < nc; ++a) {
+      double sum = 0;
+      if (!is_boundary(nc, a, b)) {
+        for (int dy = -1; dy <= 1; ++dy)
+          for (int dx = -1; dx <= 1; ++dx) {
+            double weight = (dx == 0 ? 2 : 1) * (dy == 0 ? 2 : 1);
+            sum += weight * fine[(2 * b + dy) * n + (2 * a + dx)];
+          }
+      }
+      coarse[b * nc + a] = sum / 16;
+    }
+}
+
+static void host_interpolate(size_t nc, const double *coarse, int accumulate, double *fine) {
+  size_t n = 2 * nc - 1;
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      /* the bilinear hat functions of the coarse points around (i, j) */
+      double value = 0;
+      for (size_t b = j / 2; b <= (j + 1) / 2; ++b)
+        for (size_t a = i / 2; a <= (i + 1) / 2; ++a) {
+          double wx = 1 - fabs((double)i - 2.0 * (double)a) / 2;
+          double wy = 1 - fabs((double)j - 2.0 * (double)b) / 2;
+          value += wx * wy * coarse[b * nc + a];
+        }
+      fine[j * n + i] = accumulate ? fine[j * n + i] + value : value;
+    }
+}
+
+/* The HOMG levels of a grid, as the seed describes them: nested grids use
+ * one frame; four-subdomain grids (n = 2^k) one frame per quadrant, each a
+ * nested (n+1) x (n+1) grid seen from the quadrant's outer corner, the
+ * extra row and column lying beyond the far boundary (zero). */
+typedef struct host_homg {
+  size_t n, split;
+  int four, levels, frames;
+  double *source[16][4]; /* [level][frame], level 0 unused */
+  size_t side[16];
+} host_homg;
+
+static void host_homg_init(host_homg *g, size_t n, const double *source) {
+  memset(g, 0, sizeof *g);
+  g->n = n;
+  g->four = (n & (n - 1)) == 0;
+  g->split = g->four ? n / 2 : n - 1;
+  g->frames = g->four ? 4 : 1;
+  size_t span = g->four ? n : n - 1; /* frame points per side - 1 */
+  while (((size_t)1 << g->levels) < span)
+    g->levels++;
+  for (int f = 0; f < g->frames; ++f) {
+    size_t nv = span + 1;
+    double *frame = calloc(nv * nv, sizeof *frame);
+    assert_non_null(frame);
+    for (size_t dy = 0; dy < n; ++dy)
+      for (size_t dx = 0; dx < n; ++dx) {
+        size_t x = (f & 1) ? n - 1 - dx : dx, y = (f & 2) ? n - 1 - dy : dy;
+        frame[dy * nv + dx] = source[y * n + x];
+      }
+    double *fine = frame;
+    for (int m = 1; m < g->levels; ++m) {
+      size_t nc = (nv + 1) / 2;
+      g->source[m][f] = malloc(nc * nc * sizeof(double));
+      assert_non_null(g->source[m][f]);
+      host_restrict(nv, fine, g->source[m][f]);
+      g->side[m] = nc;
+      fine = g->source[m][f];
+      nv = nc;
+    }
+    free(frame);
+  }
+}
+
+static void host_homg_free(host_homg *g) {
+  for (int m = 0; m < 16; ++m)
+    for (int f = 0; f < 4; ++f)
+      free(g->source[m][f]);
+}
+
+/* Which frame marks index i on one side (0 low, 1 high), or -1. */
+static int host_marking(const host_homg *g, size_t i, size_t l) {
+  if (i <= g->split && i % l == 0)
+    return 0;
+  if (g->four && i + 1 >= g->split && (g->n - 1 - i) % l == 0)
+    return 1;
+  return -1;
+}
+
+static void host_homg_step(const host_homg *g, int level, double omega, const double *in,
+                           double *out) {
+  size_t n = g->n, l = (size_t)1 << level, last = n - 1;
+  double spacing = (double)l / (double)(n - 1);
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      size_t p = j * n + i;
+      if (is_boundary(n, i, j)) {
+        out[p] = 0;
+        continue;
+      }
+      int fx = host_marking(g, i, l), fy = host_marking(g, j, l);
+      if (fx >= 0 && fy >= 0) {
+        size_t dx = fx ? last - i : i, dy = fy ? last - j : j;
+        double f = g->source[level][fx + 2 * fy][(dy / l) * g->side[level] + dx / l];
+        double c = in ? in[p] : 0, around = 0;
+        if (in) {
+          around += i >= l ? in[p - l] : 0;
+          around += i + l <= last ? in[p + l] : 0;
+          around += j >= l ? in[p - l * n] : 0;
+          around += j + l <= last ? in[p + l * n] : 0;
+        }
+        out[p] = c + omega / 4 * (spacing * spacing * f + around - 4 * c);
+        continue;
+      }
+      /* bilinear inside the own quadrant, from its frame's level points */
+      int qx = g->four && i >= g->split, qy = g->four && j >= g->split;
+      size_t dx = qx ? last - i : i, dy = qy ? last - j : j;
+      double value = 0;
+      for (int cy = 0; cy < 2; ++cy)
+        for (int cx = 0; cx < 2; ++cx) {
+          size_t ex = dx / l * l + (size_t)cx * l, ey = dy / l * l + (size_t)cy * l;
+          double wx = 1 - fabs((double)dx - (double)ex) / (double)l;
+          double wy = 1 - fabs((double)dy - (double)ey) / (double)l;
+          size_t x = qx ? last - ex : ex, y = qy ? last - ey : ey;
+          if (wx * wy != 0)
+            value += wx * wy * (in ? in[y * n + x] : 0);
+        }
+      out[p] = value;
+    }
+}
+
+/* ---- kernels against the references ---- */
+
+static void run_jacobi(clmg_dtype type) {
+  const size_t n = 33, N = n * n;
+  double *u = random_grid(type, N, 1), *b = random_grid(type, N, 1000);
+  double *start = random_grid(type, N, 1), *want = malloc(N * sizeof *want);
+  clmg_vector *du = make_vector(type, N, u), *db = make_vector(type, N, b);
+  clmg_vector *dout = make_vector(type, N, start);
+  for (int mode = 0; mode < 3; ++mode) {
+    /* 0: plain, 1: from zero, 2: accumulating into `start` */
+    const double *in = mode == 1 ? NULL : u;
+    int accumulate = mode == 2;
+    memcpy(want, start, N * sizeof *want);
+    clmg_vector_destroy(dout);
+    dout = make_vector(type, N, start);
+    host_jacobi(n, 0.8, in, b, accumulate, want);
+    assert_int_equal(clmg_grid_jacobi(n, 0.8, in ? du : NULL, db, accumulate, dout), CLMG_SUCCESS);
+    double *got = read_vector(dout);
+    expect_close(mode == 0   ? "jacobi"
+                 : mode == 1 ? "jacobi from zero"
+                             : "jacobi accumulate",
+                 got, want, N, tolerance(type));
+    free(got);
+  }
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dout);
+  free(u);
+  free(b);
+  free(start);
+  free(want);
+}
+
+static void run_residual(clmg_dtype type) {
+  const size_t n = 17, N = n * n;
+  double *u = random_grid(type, N, 1), *b = random_grid(type, N, 300), *want = malloc(N * 8);
+  host_residual(n, u, b, want);
+  double norm = 0;
+  for (size_t i = 0; i < N; ++i)
+    norm += want[i] * want[i];
+  clmg_vector *du = make_vector(type, N, u), *db = make_vector(type, N, b);
+  clmg_vector *dr = make_vector(type, N, NULL);
+  double got_norm = 0;
+  assert_int_equal(clmg_grid_residual(n, du, db, dr, &got_norm), CLMG_SUCCESS);
+  double *got = read_vector(dr);
+  expect_close("residual", got, want, N, tolerance(type) * 10);
+  assert_true(fabs(got_norm - sqrt(norm)) <= tolerance(type) * 10 * sqrt(norm));
+  /* the norm alone, without r */
+  assert_int_equal(clmg_grid_residual(n, du, db, NULL, &got_norm), CLMG_SUCCESS);
+  assert_true(fabs(got_norm - sqrt(norm)) <= tolerance(type) * 10 * sqrt(norm));
+  free(got);
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dr);
+  free(u);
+  free(b);
+  free(want);
+}
+
+static void run_restriction(clmg_dtype type) {
+  const size_t n = 33, nc = 17;
+  double *fine = random_grid(type, n * n, 1), *want = malloc(nc * nc * 8);
+  host_restrict(n, fine, want);
+  clmg_vector *df = make_vector(type, n * n, fine), *dc = make_vector(type, nc * nc, NULL);
+  assert_int_equal(clmg_grid_restrict(n, df, dc), CLMG_SUCCESS);
+  double *got = read_vector(dc);
+  expect_close("restrict", got, want, nc * nc, tolerance(type));
+  free(got);
+
+  /* the fused restriction of the residual */
+  double *u = random_grid(type, n * n, 1), *r = malloc(n * n * 8);
+  clmg_vector *du = make_vector(type, n * n, u);
+  host_residual(n, u, fine, r);
+  host_restrict(n, r, want);
+  assert_int_equal(clmg_grid_restrict_residual(n, du, df, dc), CLMG_SUCCESS);
+  got = read_vector(dc);
+  expect_close("restrict residual", got, want, nc * nc, tolerance(type) * 10);
+  free(got);
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(df);
+  clmg_vector_destroy(dc);
+  free(u);
+  free(r);
+  free(fine);
+  free(want);
+}
+
+static void run_interpolate(clmg_dtype type) {
+  const size_t nc = 9, n = 17;
+  double *coarse = random_grid(type, nc * nc, 1), *start = random_grid(type, n * n, 1);
+  double *want = malloc(n * n * 8);
+  clmg_vector *dc = make_vector(type, nc * nc, coarse);
+  for (int accumulate = 0; accumulate < 2; ++accumulate) {
+    clmg_vector *df = make_vector(type, n * n, start);
+    memcpy(want, start, n * n * sizeof *want);
+    host_interpolate(nc, coarse, accumulate, want);
+    assert_int_equal(clmg_grid_interpolate(nc, dc, accumulate, df), CLMG_SUCCESS);
+    double *got = read_vector(df);
+    expect_close(accumulate ? "interpolate accumulate" : "interpolate", got, want, n * n,
+                 tolerance(type));
+    free(got);
+    clmg_vector_destroy(df);
+  }
+  clmg_vector_destroy(dc);
+  free(coarse);
+  free(start);
+  free(want);
+}
+
+static clmg_homg *make_solver(size_t n, clmg_dtype type, clmg_homg_method method, int maxi) {
+  clmg_homg_options options;
+  clmg_homg_options_defaults(&options);
+  options.precision = type;
+  options.method = method;
+  options.max_iterations_per_level = maxi;
+  clmg_homg *h = NULL;
+  clmg_status status = clmg_homg_create(context, n, &options, &h);
+  if (status != CLMG_SUCCESS)
+    fail_msg("clmg_homg_create(n = %zu): %s: %s", n, clmg_status_string(status),
+             clmg_context_message(context));
+  return h;
+}
+
+/* Every level of the fused step, nested and four-subdomain, from a random
+ * iterate and from zero, against host_homg_step. */
+static void run_homg_step(clmg_dtype type) {
+  const size_t sizes[] = {33, 32, 17, 16};
+  for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+    size_t n = sizes[s], N = n * n;
+    double scale = (double)(n - 1) * (double)(n - 1); /* h^2 f ~ 1, so the source matters */
+    double *source = random_grid(type, N, scale), *in = random_grid(type, N, 1);
+    double *want = malloc(N * 8);
+    host_homg g;
+    host_homg_init(&g, n, source);
+    clmg_homg *h = make_solver(n, type, CLMG_HOMG_MFMG, 4);
+    clmg_homg_info info;
+    assert_int_equal(clmg_homg_get_info(h, &info), CLMG_SUCCESS);
+    assert_int_equal(info.levels, g.levels);
+    assert_int_equal(info.four_subdomains, g.four);
+    clmg_vector *dsource = make_vector(type, N, source), *din = make_vector(type, N, in);
+    clmg_vector *dout = make_vector(type, N, NULL);
+    assert_int_equal(clmg_homg_set_source(h, dsource), CLMG_SUCCESS);
+    for (int level = 0; level < g.levels; ++level)
+      for (int zero = 0; zero < 2; ++zero) {
+        if (level == 0)
+          host_jacobi(n, 0.8, zero ? NULL : in, source, 0, want);
+        else
+          host_homg_step(&g, level, 0.8, zero ? NULL : in, want);
+        assert_int_equal(clmg_homg_step(h, level, zero ? NULL : din, dout), CLMG_SUCCESS);
+        double *got = read_vector(dout);
+        char what[96];
+        snprintf(what, sizeof what, "homg step, n = %zu, level %d%s", n, level,
+                 zero ? ", from zero" : "");
+        expect_close(what, got, want, N, tolerance(type) * 10);
+        free(got);
+      }
+    clmg_vector_destroy(dsource);
+    clmg_vector_destroy(din);
+    clmg_vector_destroy(dout);
+    clmg_homg_destroy(h);
+    host_homg_free(&g);
+    free(source);
+    free(in);
+    free(want);
+  }
+}
+
+TYPED_TESTS(jacobi)
+TYPED_TESTS(residual)
+TYPED_TESTS(restriction)
+TYPED_TESTS(interpolate)
+TYPED_TESTS(homg_step)
+
+/* ---- solvers ---- */
+
+typedef struct problem {
+  size_t n;
+  double *f, *u;
+  clmg_vector *df, *du;
+} problem;
+
+static problem paper_problem(size_t n, clmg_dtype type) {
+  problem p = {n, malloc(n * n * 8), malloc(n * n * 8), NULL, NULL};
+  assert_non_null(p.f);
+  assert_non_null(p.u);
+  clmg_homg_paper_problem(n, p.f, p.u);
+  p.df = make_vector(type, n * n, p.f);
+  p.du = make_vector(type, n * n, p.u);
+  return p;
+}
+
+static void free_problem(problem *p) {
+  clmg_vector_destroy(p->df);
+  clmg_vector_destroy(p->du);
+  free(p->f);
+  free(p->u);
+}
+
+typedef struct solve_setup {
+  clmg_homg_method method;
+  clmg_dtype type;
+  int maxi, max_cycles;
+  double tol, error_tol, stagnation;
+} solve_setup;
+
+/* Solves p from x = 0 and returns x on the host (result filled). */
+static double *solve(const problem *p, solve_setup setup, clmg_homg_result *result,
+                     clmg_status expected) {
+  clmg_homg_options options;
+  clmg_homg_options_defaults(&options);
+  options.method = setup.method;
+  options.precision = setup.type;
+  options.max_iterations_per_level = setup.maxi;
+  options.max_cycles = setup.max_cycles;
+  options.relative_tolerance = setup.tol;
+  options.error_tolerance = setup.error_tol;
+  options.stagnation_factor = setup.stagnation;
+  clmg_homg *h = NULL;
+  assert_int_equal(clmg_homg_create(context, p->n, &options, &h), CLMG_SUCCESS);
+  clmg_vector *x = make_vector(setup.type, p->n * p->n, NULL);
+  clmg_status status = clmg_homg_solve(h, p->df, x, p->du, result);
+  if (status != expected)
+    fail_msg("%s solve, n = %zu: %s (%s)", clmg_homg_method_name(setup.method), p->n,
+             clmg_status_string(status), clmg_context_message(context));
+  double *out = read_vector(x);
+  clmg_vector_destroy(x);
+  clmg_homg_destroy(h);
+  return out;
+}
+
+/* ||f - A x|| / ||f|| on the host, over interior points. */
+static double host_relative_residual(size_t n, const double *x, const double *f) {
+  double *r = malloc(n * n * 8), rr = 0, ff = 0;
+  assert_non_null(r);
+  host_residual(n, x, f, r);
+  for (size_t j = 1; j + 1 < n; ++j)
+    for (size_t i = 1; i + 1 < n; ++i) {
+      rr += r[j * n + i] * r[j * n + i];
+      ff += f[j * n + i] * f[j * n + i];
+    }
+  free(r);
+  return sqrt(rr / ff);
+}
+
+static double host_l1_error(size_t n, const double *x, const double *u) {
+  double error = 0, size = 0;
+  for (size_t i = 0; i < n * n; ++i) {
+    error += fabs(x[i] - u[i]);
+    size += fabs(u[i]);
+  }
+  return error / size;
+}
+
+static void test_vcycle_discrete_solution(void **state) {
+  (void)state;
+  problem p = paper_problem(65, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 32, 40, 1e-9, 0, 0};
+  clmg_homg_result result;
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  assert_true(result.converged);
+  assert_true(result.relative_residual <= 1e-9);
+  double host = host_relative_residual(p.n, x, p.f);
+  assert_true(host <= 1e-8);
+  /* the solver's L1 error is the one of x */
+  assert_true(fabs(result.l1_error - host_l1_error(p.n, x, p.u)) <= 1e-10);
+  /* V(2,2) with damped Jacobi: a factor of at least 4 per cycle */
+  assert_true(result.cycles <= 16);
+  assert_int_equal(result.history_length, (size_t)result.cycles + 1);
+  for (size_t k = 1; k < result.history_length; ++k)
+    assert_true(result.history[k].relative_residual <
+                0.25 * result.history[k - 1].relative_residual);
+  clmg_homg_result_free(&result);
+  free(x);
+  free_problem(&p);
+}
+
+/* HOMG restarted cycles (nested grid), FMG and the V-cycle reach the same
+ * discrete solution. */
+static void test_methods_agree(void **state) {
+  (void)state;
+  problem p = paper_problem(65, CLMG_DOUBLE);
+  clmg_homg_result result;
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, 60, 1e-11, 0, 0};
+  double *reference = solve(&p, setup, &result, CLMG_SUCCESS);
+  clmg_homg_result_free(&result);
+  double scale = max_abs(reference, p.n * p.n);
+  const clmg_homg_method others[] = {CLMG_HOMG_MFMG, CLMG_HOMG_FMG};
+  for (int m = 0; m < 2; ++m) {
+    setup.method = others[m];
+    double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+    assert_true(result.converged);
+    double worst = 0;
+    for (size_t i = 0; i < p.n * p.n; ++i)
+      worst = fmax(worst, fabs(x[i] - reference[i]));
+    if (!(worst <= 1e-9 * scale))
+      fail_msg("%s differs from the V-cycle by %.3g (max |x| %.3g)",
+               clmg_homg_method_name(others[m]), worst, scale);
+    clmg_homg_result_free(&result);
+    free(x);
+  }
+  free(reference);
+  free_problem(&p);
+}
+
+static double one_cycle_error(size_t n, int maxi) {
+  problem p = paper_problem(n, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_MFMG, CLMG_DOUBLE, maxi, 1, 0, 0, 0};
+  clmg_homg_result result;
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  double error = result.l1_error;
+  assert_int_equal(result.cycles, 1);
+  clmg_homg_result_free(&result);
+  free(x);
+  free_problem(&p);
+  return error;
+}
+
+/* The paper's Fig. 4: a larger MaxI reaches a lower error, and cycles with
+ * the same MaxI follow the same path at different resolutions. */
+static void test_one_cycle_error_and_maxi(void **state) {
+  (void)state;
+  const size_t sizes[] = {65, 64};
+  for (int s = 0; s < 2; ++s) {
+    double previous = 1;
+    for (int maxi = 1; maxi <= 32; maxi *= 2) {
+      double error = one_cycle_error(sizes[s], maxi);
+      if (!(error < previous))
+        fail_msg("n = %zu: one MFMG cycle with MaxI = %d has L1 error %.4f, not below %.4f",
+                 sizes[s], maxi, error, previous);
+      previous = error;
+    }
+  }
+  const int maxis[] = {4, 32};
+  for (int k = 0; k < 2; ++k) {
+    double coarse = one_cycle_error(65, maxis[k]), fine = one_cycle_error(129, maxis[k]);
+    if (!(fabs(coarse - fine) <= 0.02 * fine))
+      fail_msg("MaxI = %d: one-cycle L1 error %.4f at n = 65 but %.4f at n = 129", maxis[k], coarse,
+               fine);
+  }
+}
+
+/* Observed order of the discretisation error over three resolutions, with
+ * cycles restarted to convergence. */
+static void check_order(const size_t sizes[3], clmg_homg_method method) {
+  double errors[3], spacing[3];
+  for (int s = 0; s < 3; ++s) {
+    problem p = paper_problem(sizes[s], CLMG_DOUBLE);
+    solve_setup setup = {method, CLMG_DOUBLE, 8, 60, 1e-11, 0, 0};
+    clmg_homg_result result;
+    double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+    errors[s] = result.l1_error;
+    spacing[s] = 1.0 / (double)(sizes[s] - 1);
+    clmg_homg_result_free(&result);
+    free(x);
+    free_problem(&p);
+  }
+  for (int s = 0; s < 2; ++s) {
+    double order = log(errors[s] / errors[s + 1]) / log(spacing[s] / spacing[s + 1]);
+    if (!(order >= 1.8 && order <= 2.2))
+      fail_msg("%s: L1 error %.4g at n = %zu and %.4g at n = %zu: order %.3f, not 2",
+               clmg_homg_method_name(method), errors[s], sizes[s], errors[s + 1], sizes[s + 1],
+               order);
+  }
+}
+
+static void test_discretisation_order(void **state) {
+  (void)state;
+  const size_t nested[] = {17, 33, 65}, four[] = {16, 32, 64};
+  check_order(nested, CLMG_HOMG_MFMG);
+  check_order(four, CLMG_HOMG_MFMG);
+  check_order(nested, CLMG_HOMG_VCYCLE);
+}
+
+/* The discrete solution on a 2^k grid by host SOR, to compare with HOMG's
+ * four-subdomain solve. */
+static double *host_discrete_solution(size_t n, const double *f) {
+  double *x = calloc(n * n, sizeof *x), h2 = 1.0 / ((double)(n - 1) * (double)(n - 1));
+  assert_non_null(x);
+  double omega = 2 / (1 + sin(3.14159265358979323846 / (double)(n - 1)));
+  for (int sweep = 0; sweep < 4000; ++sweep) {
+    double change = 0;
+    for (size_t j = 1; j + 1 < n; ++j)
+      for (size_t i = 1; i + 1 < n; ++i) {
+        size_t p = j * n + i;
+        double gs = (h2 * f[p] + x[p - 1] + x[p + 1] + x[p - n] + x[p + n]) / 4;
+        double next = x[p] + omega * (gs - x[p]);
+        change = fmax(change, fabs(next - x[p]));
+        x[p] = next;
+      }
+    if (change < 1e-15)
+      break;
+  }
+  return x;
+}
+
+static void test_four_subdomains_converge(void **state) {
+  (void)state;
+  const size_t sizes[] = {32, 64};
+  for (int s = 0; s < 2; ++s) {
+    problem p = paper_problem(sizes[s], CLMG_DOUBLE);
+    const int maxis[] = {4, 32};
+    double *discrete = host_discrete_solution(p.n, p.f);
+    double scale = max_abs(discrete, p.n * p.n);
+    for (int k = 0; k < 2; ++k) {
+      solve_setup setup = {CLMG_HOMG_MFMG, CLMG_DOUBLE, maxis[k], 40, 1e-10, 0, 0};
+      clmg_homg_result result;
+      double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+      assert_true(result.converged);
+      /* every restart cuts the residual (at least 3x per cycle) */
+      for (size_t c = 1; c < result.history_length; ++c)
+        assert_true(result.history[c].relative_residual <
+                    result.history[c - 1].relative_residual / 3);
+      double worst = 0;
+      for (size_t i = 0; i < p.n * p.n; ++i)
+        worst = fmax(worst, fabs(x[i] - discrete[i]));
+      if (!(worst <= 1e-8 * scale))
+        fail_msg("n = %zu, MaxI = %d: HOMG differs from the discrete solution by %.3g", p.n,
+                 maxis[k], worst);
+      clmg_homg_result_free(&result);
+      free(x);
+    }
+    free(discrete);
+    free_problem(&p);
+  }
+}
+
+static void test_float(void **state) {
+  (void)state;
+  const size_t sizes[] = {65, 64};
+  for (int s = 0; s < 2; ++s) {
+    problem pd = paper_problem(sizes[s], CLMG_DOUBLE), pf = paper_problem(sizes[s], CLMG_FLOAT);
+    clmg_homg_result rd, rf;
+    solve_setup setup = {CLMG_HOMG_MFMG, CLMG_DOUBLE, 8, 40, 1e-10, 0, 0};
+    double *xd = solve(&pd, setup, &rd, CLMG_SUCCESS);
+    /* float's rounding floor of ||f - A x|| / ||f|| is ~2e-5 at n = 65: the
+     * cycles run until they stop gaining */
+    setup.type = CLMG_FLOAT;
+    setup.stagnation = 1.5;
+    double *xf = solve(&pf, setup, &rf, CLMG_SUCCESS);
+    assert_true(rf.converged && rf.stagnated);
+    assert_true(rf.relative_residual < 1e-4);
+    if (!(fabs(rf.l1_error - rd.l1_error) <= 0.05 * rd.l1_error))
+      fail_msg("n = %zu: float L1 error %.5g, double %.5g", sizes[s], rf.l1_error, rd.l1_error);
+    clmg_homg_result_free(&rd);
+    clmg_homg_result_free(&rf);
+    free(xd);
+    free(xf);
+    free_problem(&pd);
+    free_problem(&pf);
+  }
+  /* the classic V-cycle in float too */
+  problem p = paper_problem(33, CLMG_FLOAT);
+  clmg_homg_result result;
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_FLOAT, 8, 30, 1e-10, 0, 1.5};
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  assert_true(result.stagnated);
+  assert_true(host_relative_residual(p.n, x, p.f) <= 1e-4);
+  clmg_homg_result_free(&result);
+  free(x);
+  free_problem(&p);
+}
+
+/* u = x^2 + y^2 + xy has -laplace(u) = -4, and the five-point stencil is
+ * exact on it: every method must return u at the grid points, keeping the
+ * Dirichlet values it is given in x. */
+static void test_dirichlet_values(void **state) {
+  (void)state;
+  const struct {
+    size_t n;
+    clmg_homg_method method;
+  } cases[] = {
+      {33, CLMG_HOMG_MFMG}, {32, CLMG_HOMG_MFMG}, {33, CLMG_HOMG_VCYCLE}, {33, CLMG_HOMG_FMG}};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    size_t n = cases[c].n, N = n * n;
+    double *f = malloc(N * 8), *u = malloc(N * 8), *x0 = calloc(N, 8);
+    double h = 1.0 / (double)(n - 1);
+    for (size_t j = 0; j < n; ++j)
+      for (size_t i = 0; i < n; ++i) {
+        double x = (double)i * h, y = (double)j * h;
+        u[j * n + i] = x * x + y * y + x * y;
+        f[j * n + i] = -4;
+        if (is_boundary(n, i, j))
+          x0[j * n + i] = u[j * n + i];
+      }
+    clmg_vector *df = make_vector(CLMG_DOUBLE, N, f), *dx = make_vector(CLMG_DOUBLE, N, x0);
+    clmg_homg *h_solver = make_solver(n, CLMG_DOUBLE, cases[c].method, 8);
+    assert_int_equal(clmg_homg_solve(h_solver, df, dx, NULL, NULL), CLMG_SUCCESS);
+    double *x = read_vector(dx);
+    double worst = 0;
+    for (size_t i = 0; i < N; ++i)
+      worst = fmax(worst, fabs(x[i] - u[i]));
+    if (!(worst <= 1e-9))
+      fail_msg("%s, n = %zu: |x - u| up to %.3g", clmg_homg_method_name(cases[c].method), n, worst);
+    free(x);
+    clmg_vector_destroy(df);
+    clmg_vector_destroy(dx);
+    clmg_homg_destroy(h_solver);
+    free(f);
+    free(u);
+    free(x0);
+  }
+}
+
+typedef struct monitor_log {
+  int calls, last_without_correction, correction_before_last;
+  int steps;
+} monitor_log;
+
+static void count_steps(void *data, const clmg_homg_step_info *info, const clmg_vector *x,
+                        const clmg_vector *correction) {
+  monitor_log *log = data;
+  (void)x;
+  log->calls++;
+  log->steps = info->steps;
+  if (info->step == info->steps)
+    log->last_without_correction += correction == NULL;
+  else
+    log->correction_before_last += correction != NULL;
+}
+
+/* The MFMG schedule, the per-step record and the monitor. */
+static void test_schedule_and_steps(void **state) {
+  (void)state;
+  clmg_homg *h = make_solver(129, CLMG_DOUBLE, CLMG_HOMG_MFMG, 32);
+  int levels[200];
+  size_t count = 0;
+  assert_int_equal(clmg_homg_schedule(h, levels, 200, &count), CLMG_SUCCESS);
+  /* 7 levels: 2, 4, 8, 16, 32, then MaxI = 32 twice */
+  assert_int_equal(count, 2 + 4 + 8 + 16 + 32 + 32 + 32);
+  assert_int_equal(levels[0], 6);
+  assert_int_equal(levels[1], 6);
+  assert_int_equal(levels[2], 5);
+  assert_int_equal(levels[count - 1], 0);
+  clmg_homg_destroy(h);
+  h = make_solver(129, CLMG_DOUBLE, CLMG_HOMG_MFMG, 2);
+  assert_int_equal(clmg_homg_schedule(h, NULL, 0, &count), CLMG_SUCCESS);
+  assert_int_equal(count, 14);
+  clmg_homg_destroy(h);
+
+  problem p = paper_problem(33, CLMG_DOUBLE);
+  clmg_homg_options options;
+  clmg_homg_options_defaults(&options);
+  options.max_iterations_per_level = 4;
+  options.max_cycles = 2;
+  options.relative_tolerance = 0;
+  options.record_steps = 1;
+  monitor_log log = {0, 0, 0, 0};
+  options.monitor = count_steps;
+  options.monitor_data = &log;
+  assert_int_equal(clmg_homg_create(context, p.n, &options, &h), CLMG_SUCCESS);
+  clmg_vector *x = make_vector(CLMG_DOUBLE, p.n * p.n, NULL);
+  clmg_homg_result result;
+  assert_int_equal(clmg_homg_solve(h, p.df, x, p.du, &result), CLMG_SUCCESS);
+  assert_int_equal(result.cycles, 2);
+  assert_int_equal(log.calls, 2 * log.steps);
+  assert_int_equal(log.last_without_correction, 2);
+  assert_int_equal(log.correction_before_last, 2 * (log.steps - 1));
+  assert_int_equal(result.steps_length, (size_t)log.steps);
+  assert_int_equal(result.iterations, 2 * log.steps);
+  /* the last step's record is the state after cycle 1 */
+  assert_true(fabs(result.steps[log.steps - 1].l1_error - result.history[1].l1_error) <=
+              1e-12 * result.history[1].l1_error);
+  /* the first step relaxes only the centre: far from u */
+  assert_true(result.steps[0].l1_error > 0.5);
+  assert_true(result.history[2].l1_error < result.history[1].l1_error);
+  /* one step is one work unit; the pyramid and two residuals come on top */
+  double cycle_work = result.history[2].work_units - result.history[1].work_units;
+  assert_true(cycle_work > log.steps + 1 && cycle_work < log.steps + 1.5);
+  clmg_homg_result_free(&result);
+  clmg_vector_destroy(x);
+  clmg_homg_destroy(h);
+  free_problem(&p);
+}
+
+static void expect_message(const char *fragment) {
+  const char *message = clmg_context_message(context);
+  if (!strstr(message, fragment))
+    fail_msg("message \"%s\" lacks \"%s\"", message, fragment);
+}
+
+static void test_bad_arguments(void **state) {
+  (void)state;
+  clmg_homg_options options;
+  clmg_homg_options_defaults(&options);
+  clmg_homg *h = (clmg_homg *)&options; /* any non-NULL value: a failed create resets it */
+  const size_t bad_sizes[] = {0, 2, 6, 100, 130, 65537};
+  for (size_t s = 0; s < sizeof bad_sizes / sizeof bad_sizes[0]; ++s) {
+    assert_int_equal(clmg_homg_create(context, bad_sizes[s], &options, &h),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    assert_null(h);
+    expect_message("2^k + 1");
+  }
+  options.max_iterations_per_level = 0;
+  assert_int_equal(clmg_homg_create(context, 33, &options, &h), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("MaxI");
+  clmg_homg_options_defaults(&options);
+  options.omega = 1.5;
+  assert_int_equal(clmg_homg_create(context, 33, &options, &h), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("omega");
+  clmg_homg_options_defaults(&options);
+  options.method = CLMG_HOMG_VCYCLE;
+  assert_int_equal(clmg_homg_create(context, 64, &options, &h), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("try n = 65");
+  options.max_cycles = 0;
+  assert_int_equal(clmg_homg_create(context, 65, &options, &h), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("max_cycles");
+
+  /* vectors that do not fit */
+  h = make_solver(17, CLMG_DOUBLE, CLMG_HOMG_MFMG, 4);
+  clmg_vector *small = make_vector(CLMG_DOUBLE, 16 * 16, NULL);
+  clmg_vector *single = make_vector(CLMG_FLOAT, 17 * 17, NULL);
+  clmg_vector *good = make_vector(CLMG_DOUBLE, 17 * 17, NULL);
+  assert_int_equal(clmg_homg_solve(h, small, good, NULL, NULL), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("256 elements");
+  assert_int_equal(clmg_homg_solve(h, good, single, NULL, NULL), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("float");
+  assert_int_equal(clmg_homg_solve(h, good, NULL, NULL, NULL), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_homg_step(h, 1, NULL, good), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("no source");
+  assert_int_equal(clmg_homg_set_source(h, good), CLMG_SUCCESS);
+  assert_int_equal(clmg_homg_step(h, 4, NULL, good), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("levels 0 to 3");
+  assert_int_equal(clmg_homg_step(h, 1, good, good), CLMG_ERROR_INVALID_ARGUMENT);
+  /* grid kernels */
+  assert_int_equal(clmg_grid_restrict(16, small, good), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("odd");
+  assert_int_equal(clmg_grid_jacobi(17, 0.8, good, good, 0, good), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_grid_jacobi(17, 0.8, NULL, good, 0, single), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_grid_interpolate(9, good, 0, good), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("elements");
+  /* a tolerance the cycles cannot meet */
+  clmg_homg_destroy(h);
+  clmg_homg_options_defaults(&options);
+  options.max_cycles = 1;
+  assert_int_equal(clmg_homg_create(context, 17, &options, &h), CLMG_SUCCESS);
+  problem p = paper_problem(17, CLMG_DOUBLE);
+  clmg_homg_result result;
+  assert_int_equal(clmg_homg_solve(h, p.df, good, p.du, &result), CLMG_ERROR_NOT_CONVERGED);
+  assert_false(result.converged);
+  assert_int_equal(result.cycles, 1);
+  clmg_homg_result_free(&result);
+  free_problem(&p);
+  clmg_homg_destroy(h);
+  clmg_homg_destroy(NULL);
+  clmg_homg_result_free(NULL);
+  clmg_vector_destroy(small);
+  clmg_vector_destroy(single);
+  clmg_vector_destroy(good);
+
+  clmg_homg_method method;
+  assert_true(clmg_homg_method_parse("mfmg", &method));
+  assert_int_equal(method, CLMG_HOMG_MFMG);
+  assert_true(clmg_homg_method_parse("fmg", &method));
+  assert_int_equal(method, CLMG_HOMG_FMG);
+  assert_false(clmg_homg_method_parse("wcycle", &method));
+  assert_string_equal(clmg_homg_method_name(CLMG_HOMG_VCYCLE), "vcycle");
+}
+
+static int open_context(void **state) {
+  (void)state;
+  rng_seed(0x5eed004ULL);
+  return test_open_context(&context, NULL, NULL, 0);
+}
+
+static int close_context(void **state) {
+  (void)state;
+  return test_close_context(&context);
+}
+
+int main(void) {
+  test_apply_filters();
+  const struct CMUnitTest tests[] = {
+      BOTH(jacobi),
+      BOTH(residual),
+      BOTH(restriction),
+      BOTH(interpolate),
+      BOTH(homg_step),
+      cmocka_unit_test(test_vcycle_discrete_solution),
+      cmocka_unit_test(test_methods_agree),
+      cmocka_unit_test(test_one_cycle_error_and_maxi),
+      cmocka_unit_test(test_discretisation_order),
+      cmocka_unit_test(test_four_subdomains_converge),
+      cmocka_unit_test(test_float),
+      cmocka_unit_test(test_dirichlet_values),
+      cmocka_unit_test(test_schedule_and_steps),
+      cmocka_unit_test(test_bad_arguments),
+  };
+  return cmocka_run_group_tests_name("homg", tests, open_context, close_context);
+}
