@@ -361,6 +361,16 @@ typedef struct poisson_report {
   double iteration_bytes;
 } poisson_report;
 
+/* The damping in use: the one given, else the library's default for the
+ * smoother (0.7 Jacobi, 1 SPAI-0; Chebyshev has none: 0). */
+static double effective_omega(const poisson_options *o) {
+  if (o->multigrid.smoother == CLMG_SMOOTHER_CHEBYSHEV)
+    return 0.0;
+  if (o->multigrid.omega > 0)
+    return o->multigrid.omega;
+  return o->multigrid.smoother == CLMG_SMOOTHER_SPAI0 ? 1.0 : 0.7;
+}
+
 static const char *problem_label(const poisson_options *o) {
   return o->mesh == MESH_CIRCLE ? "CIRCLE" : o->mesh == MESH_BLOOD ? "BLOOD" : o->mesh_name;
 }
@@ -401,7 +411,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_string(&w, "smoother", clmg_smoother_type_name(o->multigrid.smoother));
   json_integer(&w, "pre", o->multigrid.pre_smoothing);
   json_integer(&w, "post", o->multigrid.post_smoothing);
-  json_number(&w, "omega", o->multigrid.omega);
+  json_number(&w, "omega", effective_omega(o));
   json_string(&w, "cycle", clmg_cycle_type_name(o->multigrid.cycle));
   json_string(&w, "coarse_solver", r->coarse_solver);
   json_string(&w, "krylov", o->use_cg ? "cg" : "none");
@@ -558,9 +568,7 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
          clmg_smoother_type_name(o->multigrid.smoother), o->multigrid.pre_smoothing,
          o->multigrid.post_smoothing);
   if (o->multigrid.smoother != CLMG_SMOOTHER_CHEBYSHEV)
-    printf(", omega %g", o->multigrid.omega > 0
-                             ? o->multigrid.omega
-                             : (o->multigrid.smoother == CLMG_SMOOTHER_SPAI0 ? 1.0 : 0.7));
+    printf(", omega %g", effective_omega(o));
   printf(", coarse %s (%zu unknowns)%s\n", r->coarse_solver, r->coarse_unknowns,
          o->use_cg ? ", as a CG preconditioner" : "");
   printf("%-18s %g\n", "tolerance", o->tolerance);
