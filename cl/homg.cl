@@ -281,6 +281,10 @@ kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coa
 #define AXIS_MINUS 8u
 #define AXIS_PLUS 16u
 
+/* Points per work-item of homg_step on GPUs (lib/homg/grid.c launches
+ * ceil(n / HOMG_STEP_POINTS) work-items per row). */
+#define HOMG_STEP_POINTS 4u
+
 /* Bilinear interpolation at a point whose axes are ax (column) and rows r0,
  * r1 (= lo, hi of its row's axis entry, times n), with weights tx, ty. The
  * four reads are unconditional (a zero weight reads a cached neighbour), so
@@ -307,11 +311,12 @@ inline real relax_point(global const real *in, uint p, uint l, uint row, uint4 a
 }
 
 #ifndef CLMG_CPU
-/* The axis entry of index i at spacing l on an n-point side, as
- * lib/homg/homg.c's axis_entry tabulates it: nested grids (n odd) have one
- * frame; four-subdomain grids (n even) split at n/2. */
-inline uint4 axis_at(uint i, uint l, uint n, real *weight) {
-  const uint last = n - 1, mask = l - 1, four = (n & 1u) == 0, split = four ? n / 2 : last;
+/* The axis entry of index i at spacing l = 2^m on an n-point side, as
+ * lib/homg/homg.c's axis_entry tabulates it (inv_l = 1 / l): nested grids
+ * (n odd) have one frame; four-subdomain grids (n even) split at n/2. Shifts
+ * and masks only: a division per point made the step compute-bound. */
+inline uint4 axis_at(uint i, uint l, uint m, uint n, real inv_l, real *weight) {
+  const uint last = n - 1, mask = l - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
   uint code = 0;
   if (i <= split && (i & mask) == 0)
     code = 1;
@@ -330,8 +335,8 @@ inline uint4 axis_at(uint i, uint l, uint n, real *weight) {
   if (high ? c + l > last : hi > last)
     hi = lo;
   const uint marked = (code & AXIS_FRAME) == 2 ? last - i : i;
-  *weight = (real)(d & mask) / (real)l;
-  return (uint4)(code, lo, hi, marked / l);
+  *weight = (real)(d & mask) * inv_l;
+  return (uint4)(code, lo, hi, marked >> m);
 }
 #endif
 
@@ -390,16 +395,28 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
    * 16-byte entries and two weights per point were more cache traffic than
    * the step's own 8 to 12 bytes of memory traffic, and the float step
    * measured 2.5-3x its floor with them. */
-  FOR_EACH_POINT(n, p, i, j) {
-    real tx, ty;
-    const uint4 ax = axis_at(i, l, n, &tx), ay = axis_at(j, l, n, &ty);
+  /* A work-item takes HOMG_STEP_POINTS points of one row, get_global_size(0)
+   * apart (so each store instruction of a warp is contiguous), and works
+   * out the row's axis entry once. */
+  const uint j = get_global_id(1);
+  if (j >= n)
+    return;
+  const uint m = 31 - clz(l), stride = get_global_size(0);
+  const real inv_l = (real)1 / (real)l;
+  real ty;
+  const uint4 ay = axis_at(j, l, m, n, inv_l, &ty);
+  const uint r0 = ay.y * n, r1 = ay.z * n;
+  for (uint k = 0, i = get_global_id(0); k < HOMG_STEP_POINTS && i < n; ++k, i += stride) {
+    const uint p = j * n + i;
+    real tx;
+    const uint4 ax = axis_at(i, l, m, n, inv_l, &tx);
     real value = 0; /* the correction is 0 on the Dirichlet boundary */
     if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
       value = 0;
     else if ((ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0)
       value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
     else if (!zero_input)
-      value = interpolate_point(in, ax, tx, ay.y * n, ay.z * n, ty);
+      value = interpolate_point(in, ax, tx, r0, r1, ty);
     out[p] = value;
   }
   (void)axis;

@@ -45,7 +45,7 @@ static void arg_grid(clmg_kernel_args *args, grid_ref ref) {
 /* A streaming launch over an n x n grid (FOR_EACH_POINT in cl/homg.cl): on
  * CPUs a 1-D range of contiguous chunks; on GPUs one work-item per point in
  * 2-D work-groups of 64 x 4 (rows of 64 for coalescing), rounded up. */
-static clmg_status launch(clmg_kernel_args *args, size_t n) {
+static clmg_status launch_2d(clmg_kernel_args *args, size_t n, size_t items_per_row) {
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS)
     return status;
@@ -60,7 +60,7 @@ static clmg_status launch(clmg_kernel_args *args, size_t n) {
     local[0] = context->info.max_work_group_size < 64 ? context->info.max_work_group_size : 64;
     local[1] = 1;
   }
-  size_t global[2] = {(n + local[0] - 1) / local[0] * local[0],
+  size_t global[2] = {(items_per_row + local[0] - 1) / local[0] * local[0],
                       (n + local[1] - 1) / local[1] * local[1]};
   cl_int error =
       clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0, NULL, NULL);
@@ -70,6 +70,10 @@ static clmg_status launch(clmg_kernel_args *args, size_t n) {
   snprintf(what, sizeof what, "launching kernel %s (global %zu x %zu, local %zu x %zu)", args->name,
            global[0], global[1], local[0], local[1]);
   return clmg_fail_cl(context, error, what);
+}
+
+static clmg_status launch(clmg_kernel_args *args, size_t n) {
+  return launch_2d(args, n, n);
 }
 
 /* A reduction launch: `results` partial sums per work-group, added on the
@@ -204,7 +208,8 @@ clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
   arg_uint(&args, a->nv);
   arg_grid(&args, a->axis);
   arg_grid(&args, a->weight);
-  return launch(&args, a->n);
+  /* on GPUs each work-item takes HOMG_STEP_POINTS (4) points of a row */
+  return launch_2d(&args, a->n, (a->n + 3) / 4);
 }
 
 /* ---- the public functions ---- */
