@@ -129,6 +129,20 @@ clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op)
 clmg_status clmg_history_append(clmg_context *context, clmg_krylov_result *result, size_t *capacity,
                                 double relative_residual);
 
+/* ---- host-only helpers (lib/core/host_errors.c) ---- */
+
+/* Fills error->message (error may be NULL) and returns status. */
+clmg_status clmg_error_set(clmg_error *error, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+void clmg_error_clear(clmg_error *error);
+/* malloc / calloc of count elements (at least one, so an empty array is a
+ * valid pointer); clmg_alloc_array returns NULL when count * size overflows. */
+void *clmg_alloc_array(size_t count, size_t size);
+void *clmg_alloc_zeroed_array(size_t count, size_t size);
+
 struct clmg_vector {
   clmg_context *context;
   cl_mem buffer;

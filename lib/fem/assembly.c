@@ -143,17 +143,17 @@ static clmg_status mark_dirichlet(const clmg_fe_space *space, const clmg_poisson
   size_t per_face = clmg_mesh_vertices_per_face(mesh), corners = clmg_mesh_vertices_per_cell(mesh);
   memset(mask, 0, space->num_dofs);
   if (mesh->num_boundary_faces > 0 && (!mesh->boundary_faces || !mesh->boundary_face_tag))
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the mesh has %zu boundary faces but no face or tag array",
-                        mesh->num_boundary_faces);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has %zu boundary faces but no face or tag array",
+                          mesh->num_boundary_faces);
   size_t count = 0;
   for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
     for (size_t v = 0; v < per_face; v++) {
       int32_t vertex = mesh->boundary_faces[f * per_face + v];
       if (vertex < 0 || (size_t)vertex >= mesh->num_vertices)
-        return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                            "boundary face %zu has vertex %d, outside [0, %zu)", f, (int)vertex,
-                            mesh->num_vertices);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu has vertex %d, outside [0, %zu)", f, (int)vertex,
+                              mesh->num_vertices);
     }
     count += is_dirichlet_tag(problem, mesh->boundary_face_tag[f]);
   }
@@ -163,13 +163,13 @@ static clmg_status mark_dirichlet(const clmg_fe_space *space, const clmg_poisson
   size_t table_size = 1;
   while (table_size < 2 * count)
     table_size *= 2;
-  int32_t *table = clmg_fe_alloc(table_size, sizeof *table);
+  int32_t *table = clmg_alloc_array(table_size, sizeof *table);
   uint8_t *on_face = calloc(mesh->num_vertices ? mesh->num_vertices : 1, 1);
   if (!table || !on_face) {
     free(table);
     free(on_face);
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                        "cannot allocate the table of %zu Dirichlet faces", count);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the table of %zu Dirichlet faces", count);
   }
   for (size_t k = 0; k < table_size; k++)
     table[k] = -1;
@@ -252,15 +252,15 @@ static int64_t find_column(const int64_t *row_ptr, const int32_t *col, size_t i,
 clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
                                      const clmg_poisson_problem *problem, clmg_csr *a, double *b,
                                      uint8_t *is_dirichlet, clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   if (!a)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
   memset(a, 0, sizeof *a);
   clmg_status status = clmg_fe_check_space(space, "finite-element", error);
   if (status != CLMG_SUCCESS)
     return status;
   if (!b)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the right-hand side b is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the right-hand side b is NULL");
   const clmg_poisson_problem no_problem = {0};
   if (!problem)
     problem = &no_problem;
@@ -268,15 +268,15 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
   const clmg_mesh *mesh = space->mesh;
   size_t n = space->num_dofs, per_cell = space->dofs_per_cell;
   size_t dim = (size_t)mesh->dim;
-  uint8_t *mask = clmg_fe_alloc(n, 1);
-  int32_t *tag_of = clmg_fe_alloc(n, sizeof *tag_of);
+  uint8_t *mask = clmg_alloc_array(n, 1);
+  int32_t *tag_of = clmg_alloc_array(n, sizeof *tag_of);
   reference_cell *ref = tabulate(mesh->dim, space->degree, space->degree + 2);
   int64_t *row_ptr = NULL;
   int32_t *col = NULL;
   double *val = NULL;
   if (!mask || !tag_of || !ref) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate work arrays for %zu DOFs", n);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate work arrays for %zu DOFs", n);
     goto done;
   }
   status = mark_dirichlet(space, problem, mask, tag_of, error);
@@ -288,8 +288,8 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
   val = calloc(row_ptr[n] > 0 ? (size_t)row_ptr[n] : 1, sizeof *val);
   if (!val) {
     status =
-        clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "cannot allocate the values of %lld matrix entries", (long long)row_ptr[n]);
+        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cannot allocate the values of %lld matrix entries", (long long)row_ptr[n]);
     goto done;
   }
 
@@ -314,10 +314,10 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
       double x[3], inverse[3][3];
       double det = map_point(ref, q, corner_coords, x, inverse);
       if (!(det > 0.0)) {
-        status = clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                              "cell %zu has a non-positive Jacobian determinant (%g) at a "
-                              "quadrature point: inverted or degenerate cell",
-                              cell, det);
+        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "cell %zu has a non-positive Jacobian determinant (%g) at a "
+                                "quadrature point: inverted or degenerate cell",
+                                cell, det);
         goto done;
       }
       double scale = ref->weight[q] * det;
@@ -384,20 +384,20 @@ done:
 
 clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *u_h, clmg_fe_function exact,
                              void *exact_data, double *l2_error, clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   if (l2_error)
     *l2_error = 0.0;
   clmg_status status = clmg_fe_check_space(space, "finite-element", error);
   if (status != CLMG_SUCCESS)
     return status;
   if (!u_h || !exact || !l2_error)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "u_h, exact or l2_error is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "u_h, exact or l2_error is NULL");
   const clmg_mesh *mesh = space->mesh;
   size_t per_cell = space->dofs_per_cell;
   reference_cell *ref = tabulate(mesh->dim, space->degree, space->degree + 3);
   if (!ref)
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                        "cannot allocate the quadrature tables");
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the quadrature tables");
   double sum = 0.0;
   for (size_t cell = 0; cell < mesh->num_cells; cell++) {
     double corner_coords[MAX_CORNERS * 3];
@@ -408,10 +408,10 @@ clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *u_h, clmg
       double det = map_point(ref, q, corner_coords, x, inverse);
       if (!(det > 0.0)) {
         free(ref);
-        return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                            "cell %zu has a non-positive Jacobian determinant (%g) at a "
-                            "quadrature point: inverted or degenerate cell",
-                            cell, det);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "cell %zu has a non-positive Jacobian determinant (%g) at a "
+                              "quadrature point: inverted or degenerate cell",
+                              cell, det);
       }
       double value = 0.0;
       for (size_t i = 0; i < per_cell; i++)

@@ -5,25 +5,13 @@
 #ifndef CLMG_FE_INTERNAL_H
 #define CLMG_FE_INTERNAL_H
 
-#include "clmg.h"
+#include "core/internal.h"
 
 /* The largest number of points per axis of a quadrature rule used here
  * ((degree + 3) for the L2 error of Q2). */
 #define CLMG_FE_MAX_GAUSS 5
 /* The largest (degree + 1)^dim: Q2 in 3D. */
 #define CLMG_FE_MAX_CELL_DOFS 27
-
-/* Writes a formatted message into error (may be NULL) and returns status. */
-clmg_status clmg_fe_fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-void clmg_fe_clear_error(clmg_error *error);
-
-/* malloc of count elements (at least one), NULL when the size overflows. */
-void *clmg_fe_alloc(size_t count, size_t size);
 
 /* Checks that space is a usable space (non-NULL arrays, degree 1 or 2,
  * dimension 2 or 3, DOF indices in range). `name` names it in the message. */

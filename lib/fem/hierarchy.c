@@ -13,26 +13,27 @@
 static clmg_status copy_mesh(const clmg_mesh *mesh, clmg_mesh *out, clmg_error *error) {
   memset(out, 0, sizeof *out);
   if (mesh->dim != 2 && mesh->dim != 3)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the coarse mesh has dimension %d (2 or 3 expected)", mesh->dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the coarse mesh has dimension %d (2 or 3 expected)", mesh->dim);
   size_t dim = (size_t)mesh->dim, corners = clmg_mesh_vertices_per_cell(mesh),
          per_face = clmg_mesh_vertices_per_face(mesh);
   if ((mesh->num_vertices && !mesh->coords) || (mesh->num_cells && !mesh->cells) ||
       (mesh->num_boundary_faces && (!mesh->boundary_faces || !mesh->boundary_face_tag)) ||
       (mesh->num_shapes && !mesh->shapes))
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the coarse mesh lacks one of its arrays");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the coarse mesh lacks one of its arrays");
   clmg_mesh copy = *mesh;
-  copy.coords = clmg_fe_alloc(mesh->num_vertices * dim, sizeof *copy.coords);
-  copy.cells = clmg_fe_alloc(mesh->num_cells * corners, sizeof *copy.cells);
+  copy.coords = clmg_alloc_array(mesh->num_vertices * dim, sizeof *copy.coords);
+  copy.cells = clmg_alloc_array(mesh->num_cells * corners, sizeof *copy.cells);
   copy.boundary_faces =
-      clmg_fe_alloc(mesh->num_boundary_faces * per_face, sizeof *copy.boundary_faces);
-  copy.boundary_face_tag = clmg_fe_alloc(mesh->num_boundary_faces, sizeof *copy.boundary_face_tag);
-  copy.shapes = mesh->num_shapes ? clmg_fe_alloc(mesh->num_shapes, sizeof *copy.shapes) : NULL;
+      clmg_alloc_array(mesh->num_boundary_faces * per_face, sizeof *copy.boundary_faces);
+  copy.boundary_face_tag =
+      clmg_alloc_array(mesh->num_boundary_faces, sizeof *copy.boundary_face_tag);
+  copy.shapes = mesh->num_shapes ? clmg_alloc_array(mesh->num_shapes, sizeof *copy.shapes) : NULL;
   if (!copy.coords || !copy.cells || !copy.boundary_faces || !copy.boundary_face_tag ||
       (mesh->num_shapes && !copy.shapes)) {
     clmg_mesh_free(&copy);
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot copy the coarse mesh");
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot copy the coarse mesh");
   }
   if (mesh->num_vertices)
     memcpy(copy.coords, mesh->coords, mesh->num_vertices * dim * sizeof *copy.coords);
@@ -61,17 +62,17 @@ static clmg_status permute_in_place(clmg_csr *m, const int32_t *row_perm, const 
     return CLMG_SUCCESS;
   size_t nnz = clmg_csr_nnz(m);
   clmg_csr permuted = {m->rows, m->cols, NULL, NULL, NULL};
-  permuted.row_ptr = clmg_fe_alloc(m->rows + 1, sizeof *permuted.row_ptr);
-  permuted.col = clmg_fe_alloc(nnz, sizeof *permuted.col);
-  permuted.val = clmg_fe_alloc(nnz, sizeof *permuted.val);
-  int32_t *col_inverse = col_perm ? clmg_fe_alloc(m->cols, sizeof *col_inverse) : NULL;
+  permuted.row_ptr = clmg_alloc_array(m->rows + 1, sizeof *permuted.row_ptr);
+  permuted.col = clmg_alloc_array(nnz, sizeof *permuted.col);
+  permuted.val = clmg_alloc_array(nnz, sizeof *permuted.val);
+  int32_t *col_inverse = col_perm ? clmg_alloc_array(m->cols, sizeof *col_inverse) : NULL;
   if (!permuted.row_ptr || !permuted.col || !permuted.val || (col_perm && !col_inverse)) {
     clmg_csr_free(&permuted);
     free(col_inverse);
     clmg_csr_free(m);
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                        "cannot allocate a permuted %zu x %zu matrix with %zu entries", m->rows,
-                        m->cols, nnz);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate a permuted %zu x %zu matrix with %zu entries", m->rows,
+                          m->cols, nnz);
   }
   if (col_perm)
     for (size_t j = 0; j < m->cols; j++)
@@ -105,20 +106,21 @@ static clmg_status permute_in_place(clmg_csr *m, const int32_t *row_perm, const 
 clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, int degree,
                                       const clmg_poisson_problem *problem, clmg_numbering numbering,
                                       uint64_t seed, clmg_fe_hierarchy *out, clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
   if (!coarse)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the coarse mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the coarse mesh is NULL");
   if (num_levels < 1)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "num_levels is %d (at least 1 expected)", num_levels);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "num_levels is %d (at least 1 expected)", num_levels);
   if (degree != 1 && degree != 2)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "degree %d is not supported (1 or 2 expected)", degree);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "degree %d is not supported (1 or 2 expected)", degree);
   if ((unsigned)numbering > (unsigned)CLMG_NUMBERING_HIE)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "unknown numbering %d", (int)numbering);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "unknown numbering %d",
+                          (int)numbering);
 
   size_t levels = (size_t)num_levels;
   clmg_fe_hierarchy h = {0};
@@ -137,8 +139,8 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
   double *b = NULL;
   clmg_status status = CLMG_SUCCESS;
   if (!h.meshes || !h.spaces || !h.a || !h.p || !h.r || !h.perm) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate a hierarchy of %d levels", num_levels);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate a hierarchy of %d levels", num_levels);
     goto fail;
   }
   status = copy_mesh(coarse, &h.meshes[0], error);
@@ -156,12 +158,12 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
     if (status != CLMG_SUCCESS)
       goto fail;
     size_t n = space->num_dofs;
-    mask = clmg_fe_alloc(n, 1);
-    b = clmg_fe_alloc(n, sizeof *b);
-    h.perm[level] = clmg_fe_alloc(n, sizeof *h.perm[level]);
+    mask = clmg_alloc_array(n, 1);
+    b = clmg_alloc_array(n, sizeof *b);
+    h.perm[level] = clmg_alloc_array(n, sizeof *h.perm[level]);
     if (!mask || !b || !h.perm[level]) {
-      status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate level %zu with %zu DOFs", level, n);
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate level %zu with %zu DOFs", level, n);
       goto fail;
     }
     /* Every level gets the problem's data: its Dirichlet mask is what the
@@ -203,12 +205,12 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
    * now the finest mask. */
   size_t n = h.spaces[levels - 1].num_dofs;
   const int32_t *perm = h.perm[levels - 1];
-  h.b = clmg_fe_alloc(n, sizeof *h.b);
-  h.x0 = clmg_fe_alloc(n, sizeof *h.x0);
-  h.is_dirichlet = clmg_fe_alloc(n, 1);
+  h.b = clmg_alloc_array(n, sizeof *h.b);
+  h.x0 = clmg_alloc_array(n, sizeof *h.x0);
+  h.is_dirichlet = clmg_alloc_array(n, 1);
   if (!h.b || !h.x0 || !h.is_dirichlet) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate the finest level's vectors (%zu DOFs)", n);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the finest level's vectors (%zu DOFs)", n);
     goto fail;
   }
   for (size_t i = 0; i < n; i++) {

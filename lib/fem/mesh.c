@@ -4,7 +4,7 @@
  * their corner vertices, kept in an open-addressing hash table: a conforming
  * mesh shares an edge or face between cells exactly when the sorted lists
  * agree, whatever the cells' orientations. Host code only. */
-#include "clmg.h"
+#include "core/internal.h"
 #include "mesh_internal.h"
 
 #include <math.h>
@@ -14,43 +14,6 @@
 #include <string.h>
 
 /* ---- errors and allocation ---- */
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
-
-static void clear_error(clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-}
-
-/* malloc of count elements, NULL when the size overflows; at least one
- * element so that an empty array is still a valid pointer. */
-static void *allocate_array(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  if (count > SIZE_MAX / size)
-    return NULL;
-  return malloc(count * size);
-}
-
-static void *allocate_zeroed_array(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  return calloc(count, size);
-}
 
 void clmg_mesh_free(clmg_mesh *mesh) {
   if (!mesh)
@@ -140,8 +103,8 @@ static void table_free(entity_table *table) {
 static int table_allocate(entity_table *table, size_t capacity) {
   memset(table, 0, sizeof *table);
   table->capacity = capacity;
-  table->keys = allocate_array(capacity, sizeof *table->keys);
-  table->value = allocate_array(capacity, sizeof *table->value);
+  table->keys = clmg_alloc_array(capacity, sizeof *table->keys);
+  table->value = clmg_alloc_array(capacity, sizeof *table->value);
   if (!table->keys || !table->value) {
     table_free(table);
     return 0;
@@ -212,88 +175,91 @@ static ptrdiff_t table_insert(entity_table *table, const entity_key *key, int32_
  * distinct corners, finite coordinates, tags and shapes. */
 static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
   if (!mesh)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
   if (mesh->dim != 2 && mesh->dim != 3)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh has dimension %d, expected 2 or 3",
-                mesh->dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has dimension %d, expected 2 or 3", mesh->dim);
   const int dim = mesh->dim;
   const size_t corners = clmg_mesh_vertices_per_cell(mesh);
   const size_t face_corners = clmg_mesh_vertices_per_face(mesh);
   if (mesh->num_vertices > INT32_MAX)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "the mesh has %zu vertices, more than the 32-bit index limit %d",
-                mesh->num_vertices, INT32_MAX);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has %zu vertices, more than the 32-bit index limit %d",
+                          mesh->num_vertices, INT32_MAX);
   if (mesh->num_cells > INT32_MAX || mesh->num_boundary_faces > INT32_MAX)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "the mesh has %zu cells and %zu boundary faces; the limit is %d each",
-                mesh->num_cells, mesh->num_boundary_faces, INT32_MAX);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has %zu cells and %zu boundary faces; the limit is %d each",
+                          mesh->num_cells, mesh->num_boundary_faces, INT32_MAX);
   if ((mesh->num_vertices > 0 && !mesh->coords) || (mesh->num_cells > 0 && !mesh->cells) ||
       (mesh->num_boundary_faces > 0 && (!mesh->boundary_faces || !mesh->boundary_face_tag)) ||
       (mesh->num_shapes > 0 && !mesh->shapes))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "the mesh has a count without its array (coords, cells, boundary_faces, "
-                "boundary_face_tag or shapes is NULL)");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has a count without its array (coords, cells, boundary_faces, "
+                          "boundary_face_tag or shapes is NULL)");
   for (size_t v = 0; v < mesh->num_vertices; v++)
     for (int d = 0; d < dim; d++)
       if (!isfinite(mesh->coords[v * (size_t)dim + (size_t)d]))
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "vertex %zu has a coordinate that is not finite", v);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "vertex %zu has a coordinate that is not finite", v);
   for (size_t k = 0; k < mesh->num_cells; k++) {
     const int32_t *cell = mesh->cells + k * corners;
     for (size_t i = 0; i < corners; i++) {
       if (cell[i] < 0 || (size_t)cell[i] >= mesh->num_vertices)
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "cell %zu has vertex index %d at local corner %zu, outside [0, %zu)", k,
-                    (int)cell[i], i, mesh->num_vertices);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "cell %zu has vertex index %d at local corner %zu, outside [0, %zu)",
+                              k, (int)cell[i], i, mesh->num_vertices);
       for (size_t j = 0; j < i; j++)
         if (cell[j] == cell[i])
-          return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "cell %zu lists vertex %d twice (local corners %zu and %zu)", k, (int)cell[i],
-                      j, i);
+          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "cell %zu lists vertex %d twice (local corners %zu and %zu)", k,
+                                (int)cell[i], j, i);
     }
   }
   for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
     const int32_t *face = mesh->boundary_faces + f * face_corners;
     for (size_t i = 0; i < face_corners; i++) {
       if (face[i] < 0 || (size_t)face[i] >= mesh->num_vertices)
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu has vertex index %d at local corner %zu, outside [0, %zu)",
-                    f, (int)face[i], i, mesh->num_vertices);
+        return clmg_error_set(
+            error, CLMG_ERROR_INVALID_ARGUMENT,
+            "boundary face %zu has vertex index %d at local corner %zu, outside [0, %zu)", f,
+            (int)face[i], i, mesh->num_vertices);
       for (size_t j = 0; j < i; j++)
         if (face[j] == face[i])
-          return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "boundary face %zu lists vertex %d twice",
-                      f, (int)face[i]);
+          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "boundary face %zu lists vertex %d twice", f, (int)face[i]);
     }
     if (mesh->boundary_face_tag[f] < 1)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "boundary face %zu has tag %d, expected >= 1",
-                  f, (int)mesh->boundary_face_tag[f]);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "boundary face %zu has tag %d, expected >= 1", f,
+                            (int)mesh->boundary_face_tag[f]);
   }
   for (size_t s = 0; s < mesh->num_shapes; s++) {
     const clmg_boundary_shape *shape = &mesh->shapes[s];
     if (shape->tag < 1)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "shape %zu has tag %d, expected >= 1", s,
-                  (int)shape->tag);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "shape %zu has tag %d, expected >= 1", s, (int)shape->tag);
     for (size_t t = 0; t < s; t++)
       if (mesh->shapes[t].tag == shape->tag)
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "shapes %zu and %zu both describe tag %d",
-                    t, s, (int)shape->tag);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "shapes %zu and %zu both describe tag %d", t, s, (int)shape->tag);
     int expected_dim = shape->kind == CLMG_SHAPE_CIRCLE ? 2 : 3;
     if ((shape->kind != CLMG_SHAPE_CIRCLE && shape->kind != CLMG_SHAPE_CYLINDER) ||
         expected_dim != dim)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "shape %zu (tag %d) has kind %d, which a %dD mesh cannot use (CIRCLE in 2D, "
-                  "CYLINDER in 3D)",
-                  s, (int)shape->tag, (int)shape->kind, dim);
+      return clmg_error_set(
+          error, CLMG_ERROR_INVALID_ARGUMENT,
+          "shape %zu (tag %d) has kind %d, which a %dD mesh cannot use (CIRCLE in 2D, "
+          "CYLINDER in 3D)",
+          s, (int)shape->tag, (int)shape->kind, dim);
     if (!(shape->radius > 0.0) || !isfinite(shape->radius))
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "shape %zu (tag %d) has radius %g, expected a positive number", s,
-                  (int)shape->tag, shape->radius);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "shape %zu (tag %d) has radius %g, expected a positive number", s,
+                            (int)shape->tag, shape->radius);
     double axis_length = 0.0;
     for (int d = 0; d < 3; d++)
       axis_length += shape->axis[d] * shape->axis[d];
     if (shape->kind == CLMG_SHAPE_CYLINDER && !(axis_length > 0.0 && isfinite(axis_length)))
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "cylinder shape %zu (tag %d) has no axis", s,
-                  (int)shape->tag);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "cylinder shape %zu (tag %d) has no axis", s, (int)shape->tag);
   }
   return CLMG_SUCCESS;
 }
@@ -347,11 +313,11 @@ static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
     double det;
     if (!(clmg_mesh_cell_quality(mesh->dim, mesh->coords, cell, &corner, &det) >
           CLMG_MESH_MIN_CELL_QUALITY))
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "cell %zu is inverted or degenerate: its Jacobian determinant at local "
-                  "corner %d (vertex %d) is %g; corners must be listed in tensor order "
-                  "i + 2j%s of a right-handed reference cell",
-                  k, corner, (int)cell[corner], det, mesh->dim == 3 ? " + 4k" : "");
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "cell %zu is inverted or degenerate: its Jacobian determinant at local "
+                            "corner %d (vertex %d) is %g; corners must be listed in tensor order "
+                            "i + 2j%s of a right-handed reference cell",
+                            k, corner, (int)cell[corner], det, mesh->dim == 3 ? " + 4k" : "");
   }
   return CLMG_SUCCESS;
 }
@@ -359,7 +325,7 @@ static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
 int clmg_vertex_cells_build(const clmg_mesh *mesh, clmg_vertex_cells *adjacency) {
   const size_t corners = clmg_mesh_vertices_per_cell(mesh);
   adjacency->start = calloc(mesh->num_vertices + 1, sizeof *adjacency->start);
-  adjacency->cells = allocate_array(mesh->num_cells, corners * sizeof *adjacency->cells);
+  adjacency->cells = clmg_alloc_array(mesh->num_cells, corners * sizeof *adjacency->cells);
   if (!adjacency->start || !adjacency->cells) {
     clmg_vertex_cells_free(adjacency);
     return 0;
@@ -427,11 +393,12 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
   const int face_corners = 1 << (dim - 1);
   const size_t faces_per_cell = 2 * (size_t)dim;
   clmg_vertex_cells adjacency;
-  unsigned char *listed = allocate_zeroed_array(mesh->num_cells, faces_per_cell);
+  unsigned char *listed = clmg_alloc_zeroed_array(mesh->num_cells, faces_per_cell);
   if (!listed || !clmg_vertex_cells_build(mesh, &adjacency)) {
     free(listed);
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "cannot allocate the face check of a mesh with %zu cells", mesh->num_cells);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the face check of a mesh with %zu cells",
+                          mesh->num_cells);
   }
   clmg_status status = CLMG_SUCCESS;
   for (size_t f = 0; f < mesh->num_boundary_faces && status == CLMG_SUCCESS; f++) {
@@ -440,16 +407,17 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
     int position[4] = {0};
     size_t cells = clmg_cells_with_face(mesh, &adjacency, face, -1, &k, position);
     if (cells == 0) {
-      status =
-          fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-               "boundary face %zu (first vertex %d) is not a face of any cell", f, (int)face[0]);
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                              (int)face[0]);
       break;
     }
     if (cells > 1) {
-      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu (first vertex %d) is an interior face, shared by cell %d "
-                    "and another cell",
-                    f, (int)face[0], (int)k);
+      status = clmg_error_set(
+          error, CLMG_ERROR_INVALID_ARGUMENT,
+          "boundary face %zu (first vertex %d) is an interior face, shared by cell %d "
+          "and another cell",
+          f, (int)face[0], (int)k);
       break;
     }
     /* Tensor order: corner m's reference position in the cell, as a bit
@@ -458,10 +426,11 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
       int axis_a = position[1] ^ position[0], axis_b = position[2] ^ position[0];
       if (axis_a == axis_b || (axis_a & (axis_a - 1)) != 0 || (axis_b & (axis_b - 1)) != 0 ||
           position[3] != (position[0] ^ axis_a ^ axis_b)) {
-        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "boundary face %zu (a face of cell %d) does not list its corners in tensor "
-                      "order i + 2j",
-                      f, (int)k);
+        status = clmg_error_set(
+            error, CLMG_ERROR_INVALID_ARGUMENT,
+            "boundary face %zu (a face of cell %d) does not list its corners in tensor "
+            "order i + 2j",
+            f, (int)k);
         break;
       }
     }
@@ -471,8 +440,9 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
     int axis = fixed == 1 ? 0 : fixed == 2 ? 1 : 2;
     size_t slot = (size_t)k * faces_per_cell + 2 * (size_t)axis + (size_t)(position[0] >> axis & 1);
     if (listed[slot]) {
-      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "boundary face %zu (first vertex %d) is listed twice", f, (int)face[0]);
+      status =
+          clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                         "boundary face %zu (first vertex %d) is listed twice", f, (int)face[0]);
       break;
     }
     listed[slot] = 1;
@@ -485,15 +455,17 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
         face[m] = cell[face_corner_in_cell(dim, (int)local_face / 2, (int)local_face % 2, m)];
       size_t others = clmg_cells_with_face(mesh, &adjacency, face, (int32_t)k, &neighbour, NULL);
       if (others > 1) {
-        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "local face %zu of cell %zu is shared by more than two cells", local_face, k);
+        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "local face %zu of cell %zu is shared by more than two cells",
+                                local_face, k);
         break;
       }
       if (others == 0 && !listed[k * faces_per_cell + local_face]) {
-        status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                      "local face %zu of cell %zu lies on the boundary (no other cell has it) but "
-                      "is not among the boundary faces",
-                      local_face, k);
+        status = clmg_error_set(
+            error, CLMG_ERROR_INVALID_ARGUMENT,
+            "local face %zu of cell %zu lies on the boundary (no other cell has it) but "
+            "is not among the boundary faces",
+            local_face, k);
         break;
       }
     }
@@ -504,7 +476,7 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
 }
 
 clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   clmg_status status = check_structure(mesh, error);
   if (status == CLMG_SUCCESS)
     status = check_jacobians(mesh, error);
@@ -568,9 +540,9 @@ static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree, const e
           entity_key key = make_key(vertices, count);
           ptrdiff_t slot = table_find(table, &key);
           if (slot < 0)
-            return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "boundary face %zu (first vertex %d) is not a face of any cell", f,
-                        (int)face[0]);
+            return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                  "boundary face %zu (first vertex %d) is not a face of any cell",
+                                  f, (int)face[0]);
           number = table->value[slot];
         }
       }
@@ -592,9 +564,10 @@ static clmg_status number_quadratic_nodes(const clmg_mesh *mesh, entity_table *t
   size_t next = mesh->num_vertices;
   for (int entity_dim = 0; entity_dim <= dim; entity_dim++) {
     if (entity_dim == dim && mesh->num_cells > (size_t)INT32_MAX - next)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d",
-                  mesh->num_cells, INT32_MAX);
+      return clmg_error_set(
+          error, CLMG_ERROR_INVALID_ARGUMENT,
+          "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d",
+          mesh->num_cells, INT32_MAX);
     for (size_t k = 0; k < mesh->num_cells; k++) {
       const int32_t *cell = mesh->cells + k * corners;
       int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
@@ -616,14 +589,16 @@ static clmg_status number_quadratic_nodes(const clmg_mesh *mesh, entity_table *t
         int inserted;
         ptrdiff_t slot = table_insert(table, &key, (int32_t)next, &inserted);
         if (slot < 0)
-          return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                      "cannot grow the edge/face table of a mesh with %zu cells", mesh->num_cells);
+          return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                "cannot grow the edge/face table of a mesh with %zu cells",
+                                mesh->num_cells);
         if (inserted) {
           if (next >= INT32_MAX)
-            return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index "
-                        "limit %d",
-                        mesh->num_cells, INT32_MAX);
+            return clmg_error_set(
+                error, CLMG_ERROR_INVALID_ARGUMENT,
+                "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index "
+                "limit %d",
+                mesh->num_cells, INT32_MAX);
           next++;
         }
         nodes[node] = table->value[slot];
@@ -668,7 +643,7 @@ static void quadratic_node_coords(const clmg_mesh *mesh, const int32_t *cell_nod
 clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
                                      size_t *num_nodes, double **node_coords,
                                      int32_t **node_boundary_tag, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (cell_nodes)
     *cell_nodes = NULL;
   if (num_nodes)
@@ -678,24 +653,26 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
   if (node_boundary_tag)
     *node_boundary_tag = NULL;
   if (!cell_nodes || !num_nodes)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "cell_nodes and num_nodes must not be NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "cell_nodes and num_nodes must not be NULL");
   if (degree != 1 && degree != 2)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "Lagrange nodes of degree %d requested, expected 1 or 2", degree);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "Lagrange nodes of degree %d requested, expected 1 or 2", degree);
   clmg_status status = check_structure(mesh, error);
   if (status != CLMG_SUCCESS)
     return status;
 
   const int dim = mesh->dim;
   const size_t nodes_per_cell = (size_t)(degree == 1 ? 1 << dim : power_of_3(dim));
-  int32_t *nodes = allocate_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
+  int32_t *nodes = clmg_alloc_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
   double *coords = NULL;
   int32_t *tags = NULL;
   entity_table table = {0};
   size_t count = mesh->num_vertices;
   if (!nodes) {
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                  "cannot allocate the degree-%d nodes of %zu cells", degree, mesh->num_cells);
+    status =
+        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cannot allocate the degree-%d nodes of %zu cells", degree, mesh->num_cells);
     goto done;
   }
   if (degree == 1) {
@@ -703,9 +680,9 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
   } else {
     /* a hexahedral mesh has about 3 edges and 3 faces per cell */
     if (!table_init(&table, mesh->num_cells * (size_t)(dim == 2 ? 2 : 6))) {
-      status =
-          fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-               "cannot allocate the edge/face table of a mesh with %zu cells", mesh->num_cells);
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate the edge/face table of a mesh with %zu cells",
+                              mesh->num_cells);
       goto done;
     }
     status = number_quadratic_nodes(mesh, &table, nodes, &count, error);
@@ -713,10 +690,10 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
       goto done;
   }
   if (node_coords) {
-    coords = allocate_array(count, (size_t)dim * sizeof *coords);
+    coords = clmg_alloc_array(count, (size_t)dim * sizeof *coords);
     if (!coords) {
-      status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                    "cannot allocate the coordinates of %zu nodes", count);
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate the coordinates of %zu nodes", count);
       goto done;
     }
     if (degree == 1)
@@ -725,10 +702,10 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
       quadratic_node_coords(mesh, nodes, coords);
   }
   if (node_boundary_tag) {
-    tags = allocate_zeroed_array(count, sizeof *tags);
+    tags = clmg_alloc_zeroed_array(count, sizeof *tags);
     if (!tags) {
-      status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                    "cannot allocate the boundary tags of %zu nodes", count);
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate the boundary tags of %zu nodes", count);
       goto done;
     }
     status = tag_boundary_nodes(mesh, degree, &table, tags, error);

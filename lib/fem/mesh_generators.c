@@ -4,7 +4,7 @@
  * faces are found as the cell faces that no other cell has, and tagged by
  * where they lie. The result passes clmg_mesh_check before it is handed
  * over. Host code only. */
-#include "clmg.h"
+#include "core/internal.h"
 #include "mesh_internal.h"
 
 #include <math.h>
@@ -16,27 +16,6 @@
 #define PI 3.14159265358979323846
 
 /* ---- errors ---- */
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
-
-static void clear_error(clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-}
 
 /* ---- the builder ---- */
 
@@ -195,14 +174,15 @@ static clmg_status finish_mesh(mesh_builder *builder, face_tagger tag_face, cons
   clmg_mesh mesh = {0};
   clmg_status status = CLMG_SUCCESS;
   if (builder->out_of_memory) {
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate the mesh being generated");
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the mesh being generated");
     goto done;
   }
   records = malloc((num_slots ? num_slots : 1) * sizeof *records);
   on_boundary = calloc(num_slots ? num_slots : 1, 1);
   if (!records || !on_boundary) {
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                  "cannot allocate the faces of %zu generated cells", builder->num_cells);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the faces of %zu generated cells", builder->num_cells);
     goto done;
   }
   for (size_t slot = 0; slot < num_slots; slot++) {
@@ -243,8 +223,9 @@ static clmg_status finish_mesh(mesh_builder *builder, face_tagger tag_face, cons
   mesh.num_shapes = num_shapes;
   mesh.shapes = num_shapes ? malloc(num_shapes * sizeof *shapes) : NULL;
   if (!mesh.boundary_faces || !mesh.boundary_face_tag || (num_shapes && !mesh.shapes)) {
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                  "cannot allocate the %zu boundary faces of a generated mesh", num_faces);
+    status =
+        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cannot allocate the %zu boundary faces of a generated mesh", num_faces);
     goto done;
   }
   if (num_shapes)
@@ -299,9 +280,9 @@ static int32_t tag_circle(const void *context, const double *const *corners, int
 }
 
 clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
   mesh_builder builder;
   builder_init(&builder, 2);
@@ -420,9 +401,9 @@ static int32_t tag_blood(const void *context, const double *const *corners, int 
 }
 
 clmg_status clmg_mesh_blood(clmg_mesh *out, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
   blood_geometry g = {.length = 6.0,
                       .radius = 0.8,
@@ -504,19 +485,21 @@ static uint64_t splitmix64(uint64_t *state) {
 
 clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg_mesh *out,
                           clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
   if (dim != 2 && dim != 3)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "box of dimension %d, expected 2 or 3", dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "box of dimension %d, expected 2 or 3", dim);
   if (n < 1 || (dim == 2 && n > 46339) || (dim == 3 && n > 1289))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "box with %d cells per side: expected 1 to %d in %dD (32-bit vertex indices)", n,
-                dim == 2 ? 46339 : 1289, dim);
+    return clmg_error_set(
+        error, CLMG_ERROR_INVALID_ARGUMENT,
+        "box with %d cells per side: expected 1 to %d in %dD (32-bit vertex indices)", n,
+        dim == 2 ? 46339 : 1289, dim);
   if (!(distortion >= 0.0 && distortion < 0.3))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "box distortion %g, expected 0 <= distortion < 0.3", distortion);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "box distortion %g, expected 0 <= distortion < 0.3", distortion);
   const size_t side = (size_t)n + 1;
   const size_t num_vertices = dim == 2 ? side * side : side * side * side;
   const size_t num_cells = dim == 2 ? (size_t)n * (size_t)n : (size_t)n * (size_t)n * (size_t)n;
@@ -534,8 +517,8 @@ clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg
     free(shift);
     free(bad_vertex);
     builder_free(&builder);
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a %dD box of %d^%d cells",
-                dim, n, dim);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate a %dD box of %d^%d cells", dim, n, dim);
   }
   uint64_t state = seed;
   for (size_t v = 0; v < num_vertices; v++) {
@@ -609,9 +592,9 @@ static int32_t tag_pipe(const void *context, const double *const *corners, int c
 }
 
 clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
   mesh_builder builder;
   builder_init(&builder, 3);

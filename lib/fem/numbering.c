@@ -109,15 +109,15 @@ static clmg_status cuthill_mckee(const clmg_fe_space *space, int32_t *perm, clmg
   clmg_status status = clmg_fe_dof_graph(space, NULL, &g.row_ptr, &g.col, error);
   if (status != CLMG_SUCCESS)
     return status;
-  g.degree = clmg_fe_alloc(g.n, sizeof *g.degree);
+  g.degree = clmg_alloc_array(g.n, sizeof *g.degree);
   g.seen = calloc(g.n ? g.n : 1, sizeof *g.seen);
-  g.queue = clmg_fe_alloc(g.n, sizeof *g.queue);
-  int32_t *by_degree = clmg_fe_alloc(g.n, sizeof *by_degree);
+  g.queue = clmg_alloc_array(g.n, sizeof *g.queue);
+  int32_t *by_degree = clmg_alloc_array(g.n, sizeof *by_degree);
   uint8_t *numbered = calloc(g.n ? g.n : 1, 1);
   size_t *degree_start = NULL;
   if (!g.degree || !g.seen || !g.queue || !by_degree || !numbered) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate Cuthill-McKee work arrays for %zu DOFs", g.n);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate Cuthill-McKee work arrays for %zu DOFs", g.n);
     goto done;
   }
   int32_t max_degree = 0;
@@ -130,8 +130,8 @@ static clmg_status cuthill_mckee(const clmg_fe_space *space, int32_t *perm, clmg
    * component is the first node of this order not numbered yet. */
   degree_start = calloc((size_t)max_degree + 2, sizeof *degree_start);
   if (!degree_start) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate Cuthill-McKee work arrays for %zu DOFs", g.n);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate Cuthill-McKee work arrays for %zu DOFs", g.n);
     goto done;
   }
   for (size_t i = 0; i < g.n; i++)
@@ -199,10 +199,10 @@ static int compare_coordinates(const void *left, const void *right) {
 static clmg_status sort_by_coordinates(const clmg_fe_space *space, int32_t *perm,
                                        clmg_error *error) {
   size_t n = space->num_dofs, dim = (size_t)space->mesh->dim;
-  coordinate_key *keys = clmg_fe_alloc(n, sizeof *keys);
+  coordinate_key *keys = clmg_alloc_array(n, sizeof *keys);
   if (!keys)
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                        "cannot allocate the sort keys of %zu DOFs", n);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the sort keys of %zu DOFs", n);
   for (size_t i = 0; i < n; i++) {
     for (size_t d = 0; d < 3; d++)
       keys[i].x[d] = d < dim ? space->dof_coords[i * dim + d] : 0.0;
@@ -244,8 +244,8 @@ static clmg_status first_appearance(const clmg_fe_space *space, int32_t *perm, c
   size_t n = space->num_dofs, entries = space->mesh->num_cells * space->dofs_per_cell;
   uint8_t *numbered = calloc(n ? n : 1, 1);
   if (!numbered)
-    return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                        "cannot allocate the marks of %zu DOFs", n);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the marks of %zu DOFs", n);
   size_t next = 0;
   for (size_t k = 0; k < entries; k++) {
     int32_t dof = space->cell_dofs[k];
@@ -256,24 +256,25 @@ static clmg_status first_appearance(const clmg_fe_space *space, int32_t *perm, c
   }
   free(numbered);
   if (next != n)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "%zu of the %zu DOFs belong to no cell",
-                        n - next, n);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%zu of the %zu DOFs belong to no cell", n - next, n);
   return CLMG_SUCCESS;
 }
 
 clmg_status clmg_fe_numbering(const clmg_fe_space *space, const clmg_csr *a,
                               clmg_numbering numbering, uint64_t seed, int32_t *perm,
                               clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   clmg_status status = clmg_fe_check_space(space, "finite-element", error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t n = space->num_dofs;
   if (!perm)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "perm is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "perm is NULL");
   if (a && (a->rows != n || a->cols != n))
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the matrix is %zu x %zu but the space has %zu DOFs", a->rows, a->cols, n);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the matrix is %zu x %zu but the space has %zu DOFs", a->rows, a->cols,
+                          n);
   switch (numbering) {
   case CLMG_NUMBERING_2LV:
     for (size_t i = 0; i < n; i++)
@@ -292,7 +293,8 @@ clmg_status clmg_fe_numbering(const clmg_fe_space *space, const clmg_csr *a,
     status = first_appearance(space, perm, error);
     break;
   default:
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "unknown numbering %d", (int)numbering);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "unknown numbering %d",
+                          (int)numbering);
   }
   if (status != CLMG_SUCCESS)
     for (size_t i = 0; i < n; i++)

@@ -4,7 +4,7 @@
  * The fine vertices are the coarse mesh's degree-2 Lagrange nodes, so a
  * fine cell's corners are a 2^dim block of its parent's 3^dim nodes; grid
  * transfers rely on that numbering and on the child order. Host code only. */
-#include "clmg.h"
+#include "core/internal.h"
 #include "mesh_internal.h"
 
 #include <math.h>
@@ -12,30 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
-
-static void *allocate_array(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  if (count > SIZE_MAX / size)
-    return NULL;
-  return malloc(count * size);
-}
 
 /* ---- projection ---- */
 
@@ -77,9 +53,10 @@ static int project(const clmg_boundary_shape *shape, int dim, double *x) {
 
 clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
   if (!fine)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh is NULL");
   if (coarse == fine) /* checked first: zeroing fine would wipe the input */
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh must not be the coarse mesh");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the fine mesh must not be the coarse mesh");
   memset(fine, 0, sizeof *fine);
   clmg_status status = clmg_mesh_check(coarse, error);
   if (status != CLMG_SUCCESS)
@@ -88,9 +65,9 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   const size_t children = (size_t)1 << dim, face_children = (size_t)1 << (dim - 1);
   const int nodes_per_cell = dim == 2 ? 9 : 27, nodes_per_face = dim == 2 ? 3 : 9;
   if (coarse->num_cells > INT32_MAX / children)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "refining %zu cells gives more than %d cells (the 32-bit index limit)",
-                coarse->num_cells, INT32_MAX);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "refining %zu cells gives more than %d cells (the 32-bit index limit)",
+                          coarse->num_cells, INT32_MAX);
 
   int32_t *nodes = NULL;
   size_t num_nodes = 0;
@@ -105,19 +82,20 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   result.num_cells = coarse->num_cells * children;
   result.num_boundary_faces = coarse->num_boundary_faces * face_children;
   result.num_shapes = coarse->num_shapes;
-  result.cells = allocate_array(result.num_cells, children * sizeof *result.cells);
+  result.cells = clmg_alloc_array(result.num_cells, children * sizeof *result.cells);
   result.boundary_faces =
-      allocate_array(result.num_boundary_faces, face_children * sizeof *result.boundary_faces);
+      clmg_alloc_array(result.num_boundary_faces, face_children * sizeof *result.boundary_faces);
   result.boundary_face_tag =
-      allocate_array(result.num_boundary_faces, sizeof *result.boundary_face_tag);
+      clmg_alloc_array(result.num_boundary_faces, sizeof *result.boundary_face_tag);
   result.shapes =
-      coarse->num_shapes ? allocate_array(coarse->num_shapes, sizeof *result.shapes) : NULL;
+      coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result.shapes) : NULL;
   projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
   if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
       (coarse->num_shapes && !result.shapes) || !projection ||
       !clmg_vertex_cells_build(coarse, &adjacency)) {
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                  "cannot allocate the refinement of a mesh with %zu cells", coarse->num_cells);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the refinement of a mesh with %zu cells",
+                            coarse->num_cells);
     goto done;
   }
   if (coarse->num_shapes)
@@ -146,9 +124,9 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     int32_t k = -1;
     if (clmg_cells_with_face(coarse, &adjacency, face, -1, &k, position) != 1) {
       /* clmg_mesh_check has ruled this out */
-      status =
-          fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-               "boundary face %zu (first vertex %d) is not a face of any cell", f, (int)face[0]);
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                              (int)face[0]);
       goto done;
     }
     int32_t face_nodes[9];
@@ -188,10 +166,11 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
       continue;
     const clmg_boundary_shape *shape = &coarse->shapes[projection[v] - 1];
     if (!project(shape, dim, result.coords + v * (size_t)dim)) {
-      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "new vertex %zu lies on the %s of the shape of tag %d and cannot be "
-                    "projected onto it",
-                    v, shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
+      status =
+          clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                         "new vertex %zu lies on the %s of the shape of tag %d and cannot be "
+                         "projected onto it",
+                         v, shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
       goto done;
     }
   }
@@ -205,11 +184,12 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     double det;
     if (!(clmg_mesh_cell_quality(dim, result.coords, cell, &corner, &det) >
           CLMG_MESH_MIN_CELL_QUALITY)) {
-      status = fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "refinement folds fine cell %zu (child %zu of coarse cell %zu): its Jacobian "
-                    "determinant at local corner %d is %g%s",
-                    k, k % children, k / children, corner, det,
-                    coarse->num_shapes ? " after boundary projection" : "");
+      status = clmg_error_set(
+          error, CLMG_ERROR_INVALID_ARGUMENT,
+          "refinement folds fine cell %zu (child %zu of coarse cell %zu): its Jacobian "
+          "determinant at local corner %d is %g%s",
+          k, k % children, k / children, corner, det,
+          coarse->num_shapes ? " after boundary projection" : "");
       goto done;
     }
   }

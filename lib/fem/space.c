@@ -11,65 +11,44 @@
 
 /* ---- shared helpers ---- */
 
-clmg_status clmg_fe_fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
-
-void clmg_fe_clear_error(clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-}
-
-void *clmg_fe_alloc(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  if (count > SIZE_MAX / size)
-    return NULL;
-  return malloc(count * size);
-}
-
 clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, clmg_error *error) {
   if (!space || !space->mesh)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %s space (or its mesh) is NULL",
-                        name);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the %s space (or its mesh) is NULL",
+                          name);
   const clmg_mesh *mesh = space->mesh;
   if (mesh->dim != 2 && mesh->dim != 3)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space's mesh has dimension %d (2 or 3 expected)", name, mesh->dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space's mesh has dimension %d (2 or 3 expected)", name,
+                          mesh->dim);
   if (space->degree != 1 && space->degree != 2)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space has degree %d (1 or 2 expected)", name, space->degree);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space has degree %d (1 or 2 expected)", name, space->degree);
   size_t per_axis = (size_t)space->degree + 1;
   size_t expected = mesh->dim == 2 ? per_axis * per_axis : per_axis * per_axis * per_axis;
   if (space->dofs_per_cell != expected)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space has %zu DOFs per cell, expected %zu", name,
-                        space->dofs_per_cell, expected);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space has %zu DOFs per cell, expected %zu", name,
+                          space->dofs_per_cell, expected);
   if (space->num_dofs > INT32_MAX)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space has %zu DOFs, beyond the 32-bit index limit", name,
-                        space->num_dofs);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space has %zu DOFs, beyond the 32-bit index limit", name,
+                          space->num_dofs);
   if (mesh->num_cells > 0 && !space->cell_dofs)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %s space has no cell_dofs", name);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the %s space has no cell_dofs",
+                          name);
   if (space->num_dofs > 0 && (!space->dof_coords || !space->dof_boundary))
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space has no dof_coords or dof_boundary", name);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space has no dof_coords or dof_boundary", name);
   if (mesh->num_cells > 0 && (!mesh->cells || !mesh->coords))
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the %s space's mesh has no cells or coords array", name);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %s space's mesh has no cells or coords array", name);
   size_t entries = mesh->num_cells * space->dofs_per_cell;
   for (size_t k = 0; k < entries; k++)
     if (space->cell_dofs[k] < 0 || (size_t)space->cell_dofs[k] >= space->num_dofs)
-      return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "cell %zu of the %s space has DOF %d, outside [0, %zu)",
-                          k / space->dofs_per_cell, name, (int)space->cell_dofs[k],
-                          space->num_dofs);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "cell %zu of the %s space has DOF %d, outside [0, %zu)",
+                            k / space->dofs_per_cell, name, (int)space->cell_dofs[k],
+                            space->num_dofs);
   return CLMG_SUCCESS;
 }
 
@@ -173,8 +152,8 @@ clmg_status clmg_fe_dof_graph(const clmg_fe_space *space, const uint8_t *exclude
 
   /* DOF -> cells adjacency: cells_of[cell_start[i] .. cell_start[i+1]). */
   int64_t *cell_start = calloc(n + 1, sizeof *cell_start);
-  int32_t *cells_of = clmg_fe_alloc(num_cells * per_cell, sizeof *cells_of);
-  int32_t *marker = clmg_fe_alloc(n, sizeof *marker);
+  int32_t *cells_of = clmg_alloc_array(num_cells * per_cell, sizeof *cells_of);
+  int32_t *marker = clmg_alloc_array(n, sizeof *marker);
   int64_t *row_ptr = calloc(n + 1, sizeof *row_ptr);
   int32_t *col = NULL;
   if (!cell_start || !cells_of || !marker || !row_ptr)
@@ -225,7 +204,7 @@ clmg_status clmg_fe_dof_graph(const clmg_fe_space *space, const uint8_t *exclude
         row_ptr[i + 1] = row_ptr[i] + length;
     }
     if (pass == 0) {
-      col = clmg_fe_alloc((size_t)row_ptr[n], sizeof *col);
+      col = clmg_alloc_array((size_t)row_ptr[n], sizeof *col);
       if (!col)
         goto out_of_memory;
     }
@@ -243,26 +222,27 @@ out_of_memory:
   free(marker);
   free(row_ptr);
   free(col);
-  return clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                      "cannot allocate the coupling graph of %zu DOFs on %zu cells", n, num_cells);
+  return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                        "cannot allocate the coupling graph of %zu DOFs on %zu cells", n,
+                        num_cells);
 }
 
 /* ---- public functions ---- */
 
 clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_space *out,
                                  clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
   if (!mesh)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
   if (mesh->dim != 2 && mesh->dim != 3)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the mesh has dimension %d (2 or 3 expected)", mesh->dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has dimension %d (2 or 3 expected)", mesh->dim);
   if (degree != 1 && degree != 2)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "degree %d is not supported (1 or 2 expected)", degree);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "degree %d is not supported (1 or 2 expected)", degree);
   clmg_fe_space space = {0};
   space.mesh = mesh;
   space.degree = degree;
@@ -274,8 +254,8 @@ clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_spac
     return status;
   if (space.num_dofs > INT32_MAX) {
     clmg_fe_space_free(&space);
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the space has %zu DOFs, beyond the 32-bit index limit", space.num_dofs);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the space has %zu DOFs, beyond the 32-bit index limit", space.num_dofs);
   }
   *out = space;
   return CLMG_SUCCESS;

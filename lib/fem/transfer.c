@@ -56,9 +56,9 @@ static size_t prolongation_row(const clmg_fe_space *coarse, const clmg_fe_space 
 clmg_status clmg_fe_prolongation(const clmg_fe_space *coarse, const clmg_fe_space *fine,
                                  const uint8_t *coarse_dirichlet, const uint8_t *fine_dirichlet,
                                  clmg_csr *p, clmg_error *error) {
-  clmg_fe_clear_error(error);
+  clmg_error_clear(error);
   if (!p)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
   memset(p, 0, sizeof *p);
   clmg_status status = clmg_fe_check_space(coarse, "coarse", error);
   if (status == CLMG_SUCCESS)
@@ -66,27 +66,27 @@ clmg_status clmg_fe_prolongation(const clmg_fe_space *coarse, const clmg_fe_spac
   if (status != CLMG_SUCCESS)
     return status;
   if (coarse->degree != fine->degree || coarse->mesh->dim != fine->mesh->dim)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the coarse space (Q%d, %dD) and the fine space (Q%d, %dD) differ",
-                        coarse->degree, coarse->mesh->dim, fine->degree, fine->mesh->dim);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the coarse space (Q%d, %dD) and the fine space (Q%d, %dD) differ",
+                          coarse->degree, coarse->mesh->dim, fine->degree, fine->mesh->dim);
   size_t children = (size_t)1 << fine->mesh->dim;
   if (fine->mesh->num_cells != coarse->mesh->num_cells * children)
-    return clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                        "the fine mesh has %zu cells, not %zu x %zu: it is not the refinement of "
-                        "the coarse mesh",
-                        fine->mesh->num_cells, coarse->mesh->num_cells, children);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the fine mesh has %zu cells, not %zu x %zu: it is not the refinement of "
+                          "the coarse mesh",
+                          fine->mesh->num_cells, coarse->mesh->num_cells, children);
 
   size_t rows = fine->num_dofs, per_cell = fine->dofs_per_cell;
   /* source[i]: the first (fine cell, local node) that meets fine DOF i, as
    * cell * per_cell + local; every row is set once from it. */
-  int64_t *source = clmg_fe_alloc(rows, sizeof *source);
+  int64_t *source = clmg_alloc_array(rows, sizeof *source);
   clmg_csr result = {0};
   result.rows = rows;
   result.cols = coarse->num_dofs;
   result.row_ptr = calloc(rows + 1, sizeof *result.row_ptr);
   if (!source || !result.row_ptr) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate a prolongation with %zu rows", rows);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate a prolongation with %zu rows", rows);
     goto done;
   }
   for (size_t i = 0; i < rows; i++)
@@ -98,8 +98,8 @@ clmg_status clmg_fe_prolongation(const clmg_fe_space *coarse, const clmg_fe_spac
   double values[CLMG_FE_MAX_CELL_DOFS];
   for (size_t i = 0; i < rows; i++) {
     if (source[i] < 0) {
-      status = clmg_fe_fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                            "fine DOF %zu belongs to no cell of the fine space", i);
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "fine DOF %zu belongs to no cell of the fine space", i);
       goto done;
     }
     size_t count =
@@ -109,11 +109,11 @@ clmg_status clmg_fe_prolongation(const clmg_fe_space *coarse, const clmg_fe_spac
     result.row_ptr[i + 1] = result.row_ptr[i] + (int64_t)count;
   }
   size_t nnz = (size_t)result.row_ptr[rows];
-  result.col = clmg_fe_alloc(nnz, sizeof *result.col);
-  result.val = clmg_fe_alloc(nnz, sizeof *result.val);
+  result.col = clmg_alloc_array(nnz, sizeof *result.col);
+  result.val = clmg_alloc_array(nnz, sizeof *result.val);
   if (!result.col || !result.val) {
-    status = clmg_fe_fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate a prolongation with %zu entries", nnz);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate a prolongation with %zu entries", nnz);
     goto done;
   }
   for (size_t i = 0; i < rows; i++) {

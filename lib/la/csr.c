@@ -8,7 +8,7 @@
  * and handed over only on success: after a failure `out` is zeroed and owns nothing. A built matrix
  * always has non-NULL arrays (at least one element allocated), so callers never need to
  * special-case an empty matrix. */
-#include "clmg.h"
+#include "core/internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -18,43 +18,6 @@
 
 /* ---- helpers ---- */
 
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
-
-static void clear_error(clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-}
-
-/* malloc of count elements of `size` bytes, NULL when the product overflows.
- * At least one element, so an empty array is still a valid pointer. */
-static void *allocate_array(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  if (count > SIZE_MAX / size)
-    return NULL;
-  return malloc(count * size);
-}
-
-static void *allocate_zeroed_array(size_t count, size_t size) {
-  if (count == 0)
-    count = 1;
-  return calloc(count, size);
-}
-
 /* Allocates the three arrays of a rows x cols matrix with nnz entries;
  * row_ptr is zeroed. */
 static clmg_status allocate_csr(size_t rows, size_t cols, size_t nnz, clmg_csr *a,
@@ -62,13 +25,14 @@ static clmg_status allocate_csr(size_t rows, size_t cols, size_t nnz, clmg_csr *
   memset(a, 0, sizeof *a);
   a->rows = rows;
   a->cols = cols;
-  a->row_ptr = rows < SIZE_MAX ? allocate_zeroed_array(rows + 1, sizeof *a->row_ptr) : NULL;
-  a->col = allocate_array(nnz, sizeof *a->col);
-  a->val = allocate_array(nnz, sizeof *a->val);
+  a->row_ptr = rows < SIZE_MAX ? clmg_alloc_zeroed_array(rows + 1, sizeof *a->row_ptr) : NULL;
+  a->col = clmg_alloc_array(nnz, sizeof *a->col);
+  a->val = clmg_alloc_array(nnz, sizeof *a->val);
   if (!a->row_ptr || !a->col || !a->val) {
     clmg_csr_free(a);
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "cannot allocate a %zu x %zu CSR matrix with %zu entries", rows, cols, nnz);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate a %zu x %zu CSR matrix with %zu entries", rows, cols,
+                          nnz);
   }
   return CLMG_SUCCESS;
 }
@@ -78,9 +42,10 @@ static clmg_status allocate_csr(size_t rows, size_t cols, size_t nnz, clmg_csr *
  * limit. */
 static clmg_status check_dimensions(size_t rows, size_t cols, clmg_error *error) {
   if (rows > INT32_MAX || cols > INT32_MAX)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "a %zu x %zu matrix exceeds the 32-bit index limit of %d rows and columns", rows,
-                cols, INT32_MAX);
+    return clmg_error_set(
+        error, CLMG_ERROR_INVALID_ARGUMENT,
+        "a %zu x %zu matrix exceeds the 32-bit index limit of %d rows and columns", rows, cols,
+        INT32_MAX);
   return CLMG_SUCCESS;
 }
 
@@ -88,36 +53,37 @@ static clmg_status check_dimensions(size_t rows, size_t cols, clmg_error *error)
  * here relies on. O(nnz), cheap next to the operations that call it. */
 static clmg_status check_csr(const clmg_csr *a, clmg_error *error) {
   if (!a)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the matrix is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the matrix is NULL");
   clmg_status status = check_dimensions(a->rows, a->cols, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (!a->row_ptr)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no row_ptr array",
-                a->rows, a->cols);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the %zu x %zu matrix has no row_ptr array", a->rows, a->cols);
   if (a->row_ptr[0] != 0)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "row_ptr[0] is %lld, expected 0",
-                (long long)a->row_ptr[0]);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "row_ptr[0] is %lld, expected 0",
+                          (long long)a->row_ptr[0]);
   for (size_t i = 0; i < a->rows; i++)
     if (a->row_ptr[i + 1] < a->row_ptr[i])
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "row_ptr decreases at row %zu (%lld after %lld)", i, (long long)a->row_ptr[i + 1],
-                  (long long)a->row_ptr[i]);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "row_ptr decreases at row %zu (%lld after %lld)", i,
+                            (long long)a->row_ptr[i + 1], (long long)a->row_ptr[i]);
   if (a->row_ptr[a->rows] > 0 && (!a->col || !a->val))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "the matrix has %lld entries but no col or val array",
-                (long long)a->row_ptr[a->rows]);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the matrix has %lld entries but no col or val array",
+                          (long long)a->row_ptr[a->rows]);
   for (size_t i = 0; i < a->rows; i++) {
     int64_t previous = -1;
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
       int32_t column = a->col[k];
       if (column < 0 || (size_t)column >= a->cols)
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "row %zu has column %d, outside [0, %zu)",
-                    i, (int)column, a->cols);
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "row %zu has column %d, outside [0, %zu)", i, (int)column, a->cols);
       if (column <= previous)
-        return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                    "row %zu has column %d after column %lld (columns must be sorted and unique)",
-                    i, (int)column, (long long)previous);
+        return clmg_error_set(
+            error, CLMG_ERROR_INVALID_ARGUMENT,
+            "row %zu has column %d after column %lld (columns must be sorted and unique)", i,
+            (int)column, (long long)previous);
       previous = column;
     }
   }
@@ -147,12 +113,13 @@ static clmg_status invert_permutation(const int32_t *perm, size_t n, const char 
   for (size_t k = 0; k < n; k++) {
     int32_t old = perm[k];
     if (old < 0 || (size_t)old >= n)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "%s[%zu] = %d is outside [0, %zu): not a permutation", name, k, (int)old, n);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "%s[%zu] = %d is outside [0, %zu): not a permutation", name, k,
+                            (int)old, n);
     if (inverse[old] >= 0)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "%s[%zu] = %d repeats %s[%d]: not a permutation", name, k, (int)old, name,
-                  (int)inverse[old]);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "%s[%zu] = %d repeats %s[%d]: not a permutation", name, k, (int)old,
+                            name, (int)inverse[old]);
     inverse[old] = (int32_t)k;
   }
   return CLMG_SUCCESS;
@@ -168,13 +135,13 @@ static clmg_status invert_permutation(const int32_t *perm, size_t n, const char 
 static clmg_status sort_by_counting(size_t count, const int32_t *row_index,
                                     const int32_t *col_index, const double *values,
                                     clmg_csr *result, clmg_error *error) {
-  int64_t *column_start = allocate_zeroed_array(result->cols + 1, sizeof *column_start);
-  size_t *by_column = allocate_array(count, sizeof *by_column);
+  int64_t *column_start = clmg_alloc_zeroed_array(result->cols + 1, sizeof *column_start);
+  size_t *by_column = clmg_alloc_array(count, sizeof *by_column);
   if (!column_start || !by_column) {
     free(column_start);
     free(by_column);
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "cannot allocate work arrays for %zu triplets", count);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate work arrays for %zu triplets", count);
   }
   for (size_t k = 0; k < count; k++)
     column_start[col_index[k] + 1]++;
@@ -221,10 +188,10 @@ static int compare_column_keys(const void *left, const void *right) {
  * shapes (far more columns than entries), where cols offsets would dominate. */
 static clmg_status sort_by_rows(size_t count, const int32_t *row_index, const int32_t *col_index,
                                 const double *values, clmg_csr *result, clmg_error *error) {
-  column_key *keys = allocate_array(count, sizeof *keys);
+  column_key *keys = clmg_alloc_array(count, sizeof *keys);
   if (!keys)
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "cannot allocate work arrays for %zu triplets", count);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate work arrays for %zu triplets", count);
   int64_t *row_ptr = result->row_ptr;
   for (size_t k = 0; k < count; k++)
     row_ptr[row_index[k] + 1]++;
@@ -283,26 +250,28 @@ void clmg_csr_free(clmg_csr *a) {
 clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count, const int32_t *row_index,
                                    const int32_t *col_index, const double *values, clmg_csr *out,
                                    clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
   clmg_status status = check_dimensions(rows, cols, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (count > 0 && (!row_index || !col_index || !values))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                "%zu triplets but row_index, col_index or values is NULL", count);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%zu triplets but row_index, col_index or values is NULL", count);
   if (count > (size_t)INT64_MAX)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "%zu triplets do not fit 64-bit offsets",
-                count);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%zu triplets do not fit 64-bit offsets", count);
   for (size_t k = 0; k < count; k++) {
     if (row_index[k] < 0 || (size_t)row_index[k] >= rows)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "triplet %zu has row index %d, outside [0, %zu)", k, (int)row_index[k], rows);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "triplet %zu has row index %d, outside [0, %zu)", k, (int)row_index[k],
+                            rows);
     if (col_index[k] < 0 || (size_t)col_index[k] >= cols)
-      return fail(error, CLMG_ERROR_INVALID_ARGUMENT,
-                  "triplet %zu has column index %d, outside [0, %zu)", k, (int)col_index[k], cols);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "triplet %zu has column index %d, outside [0, %zu)", k,
+                            (int)col_index[k], cols);
   }
 
   clmg_csr result;
@@ -338,11 +307,11 @@ clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count, const
 /* The common start of every function that makes a new matrix from a: out
  * is checked and zeroed (so it is empty after any failure) and a is checked. */
 static clmg_status begin_output(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   if (out == a)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
   memset(out, 0, sizeof *out);
   return check_csr(a, error);
 }
@@ -395,13 +364,13 @@ clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *err
 }
 
 clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error) {
-  clear_error(error);
+  clmg_error_clear(error);
   clmg_status status = check_csr(a, error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t n = a->rows < a->cols ? a->rows : a->cols;
   if (n > 0 && !diagonal)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "diagonal is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "diagonal is NULL");
   for (size_t i = 0; i < n; i++) {
     int64_t k = find_entry(a, i, (int32_t)i);
     diagonal[i] = k >= 0 ? a->val[k] : 0.0;
@@ -428,13 +397,14 @@ clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const i
     return status;
 
   size_t nnz = clmg_csr_nnz(a);
-  int32_t *row_inverse = allocate_array(a->rows, sizeof *row_inverse);
-  int32_t *col_inverse = allocate_array(a->cols, sizeof *col_inverse);
-  int64_t *fill = allocate_array(a->rows, sizeof *fill); /* next free slot of each new row */
+  int32_t *row_inverse = clmg_alloc_array(a->rows, sizeof *row_inverse);
+  int32_t *col_inverse = clmg_alloc_array(a->cols, sizeof *col_inverse);
+  int64_t *fill = clmg_alloc_array(a->rows, sizeof *fill); /* next free slot of each new row */
   clmg_csr transposed = {0}, result = {0};
   if (!row_inverse || !col_inverse || !fill)
-    status = fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                  "cannot allocate work arrays to permute a %zu x %zu matrix", a->rows, a->cols);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate work arrays to permute a %zu x %zu matrix", a->rows,
+                            a->cols);
   if (status == CLMG_SUCCESS && row_perm)
     status = invert_permutation(row_perm, a->rows, "row_perm", row_inverse, error);
   if (status == CLMG_SUCCESS && col_perm)

@@ -27,7 +27,7 @@
  * on any error the output is left empty. */
 #define _POSIX_C_SOURCE 200809L /* getline, newlocale/uselocale, strncasecmp */
 
-#include "clmg.h"
+#include "core/internal.h"
 #include "core/textio.h"
 
 #include <errno.h>
@@ -39,22 +39,6 @@
 #include <strings.h>
 
 /* ---- errors ---- */
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static clmg_status fail(clmg_error *error, clmg_status status, const char *format, ...) {
-  if (error) {
-    va_list args;
-    va_start(args, format);
-    vsnprintf(error->message, sizeof error->message, format, args);
-    va_end(args);
-  }
-  return status;
-}
 
 /* ---- reading lines ---- */
 
@@ -108,11 +92,11 @@ static clmg_status read_line(mm_reader *reader, int *got) {
     if (ferror(reader->file)) {
       int code = errno;
       if (code == ENOMEM || code == EOVERFLOW)
-        return fail(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                    "%s:%zu: cannot hold the next line in memory", reader->path,
-                    reader->line_number + 1);
-      return fail(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s", reader->path,
-                  reader->line_number, strerror(code));
+        return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "%s:%zu: cannot hold the next line in memory", reader->path,
+                              reader->line_number + 1);
+      return clmg_error_set(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s",
+                            reader->path, reader->line_number, strerror(code));
     }
     return CLMG_SUCCESS;
   }
@@ -380,9 +364,9 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
     triplets->col = col;
   double *val = col ? realloc(triplets->val, capacity * sizeof *val) : NULL;
   if (!val)
-    return fail(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                "%s:%zu: cannot allocate room for %zu entries", reader->path, reader->line_number,
-                wanted);
+    return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "%s:%zu: cannot allocate room for %zu entries", reader->path,
+                          reader->line_number, wanted);
   triplets->val = val;
   triplets->capacity = capacity;
   return CLMG_SUCCESS;
@@ -527,7 +511,7 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
   mm_reader reader = {path, NULL, NULL, 0, 0, error};
   reader.file = fopen(path, "rb");
   if (!reader.file)
-    return fail(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
+    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -574,10 +558,10 @@ clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_er
   if (error)
     error->message[0] = '\0';
   if (!out)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
   if (!path)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
   mm_header header;
   mm_triplets triplets;
   clmg_status status = read_file(path, 0, &header, &triplets, error);
@@ -594,11 +578,11 @@ clmg_status clmg_read_matrix_market_vector(const char *path, double **values, si
   if (error)
     error->message[0] = '\0';
   if (!values || !n)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "values or n is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "values or n is NULL");
   *values = NULL;
   *n = 0;
   if (!path)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
   mm_header header;
   mm_triplets triplets;
   clmg_status status = read_file(path, 1, &header, &triplets, error);
@@ -608,8 +592,8 @@ clmg_status clmg_read_matrix_market_vector(const char *path, double **values, si
   double *dense = calloc(length ? length : 1, sizeof *dense);
   if (!dense) {
     free_triplets(&triplets);
-    return fail(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot allocate a vector of %zu values",
-                length);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate a vector of %zu values", length);
   }
   /* For n x 1 the column index is 0 and for 1 x n the row index is, so their
    * sum is the position; coordinate duplicates are summed. */
@@ -625,13 +609,14 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
   if (error)
     error->message[0] = '\0';
   if (!path || !a)
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path or matrix is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or matrix is NULL");
   if (!a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no arrays", a->rows,
-                a->cols);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no arrays",
+                          a->rows, a->cols);
   FILE *file = fopen(path, "w");
   if (!file)
-    return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
+    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path,
+                          strerror(errno));
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -653,10 +638,11 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
   if (error)
     error->message[0] = '\0';
   if (!path || (n > 0 && !values))
-    return fail(error, CLMG_ERROR_INVALID_ARGUMENT, "path or values is NULL");
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or values is NULL");
   FILE *file = fopen(path, "w");
   if (!file)
-    return fail(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path, strerror(errno));
+    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path,
+                          strerror(errno));
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
