@@ -431,9 +431,6 @@ static void json_record(json_writer *w, const clmg_homg_record *h) {
 
 static void print_json(const homg_cli *o, const homg_report *r) {
   const clmg_homg_result *result = &r->result;
-  char device_id[32];
-  snprintf(device_id, sizeof device_id, "%u:%u", r->device->platform_index,
-           r->device->device_index);
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -448,11 +445,7 @@ static void print_json(const homg_cli *o, const homg_report *r) {
   json_number(&w, "omega", o->omega);
   json_integer(&w, "pre_smoothing", o->pre);
   json_integer(&w, "post_smoothing", o->post);
-  json_object_begin(&w, "device");
-  json_string(&w, "id", device_id);
-  json_string(&w, "name", r->device->name);
-  json_string(&w, "platform", r->device->platform_name);
-  json_object_end(&w);
+  json_device(&w, r->device);
   json_number(&w, "relative_tolerance", o->tol);
   json_number(&w, "error_tolerance", o->error_tol);
   json_integer(&w, "max_cycles", o->cycles);

@@ -417,7 +417,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_string(&w, "krylov", o->use_cg ? "cg" : "none");
   json_string(&w, "format", r->format_description);
   json_string(&w, "precision", clmg_dtype_name(o->multigrid.matrix.precision));
-  json_string(&w, "device", device->name);
+  json_device(&w, device);
   json_number(&w, "relative_tolerance", o->tolerance);
   json_bool(&w, "converged", result->converged);
   json_string(&w, "status", clmg_status_string(r->status));

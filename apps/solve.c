@@ -363,9 +363,6 @@ static void print_text(const solve_options *options, const solve_report *r) {
 
 static void print_json(const solve_options *options, const solve_report *r) {
   const clmg_krylov_result *result = &r->result;
-  char device_id[32];
-  snprintf(device_id, sizeof device_id, "%u:%u", r->device->platform_index,
-           r->device->device_index);
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -380,11 +377,7 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_string(&w, "precision", clmg_dtype_name(options->precision));
   json_string(&w, "method", "cg");
   json_string(&w, "preconditioner", r->preconditioner_name);
-  json_object_begin(&w, "device");
-  json_string(&w, "id", device_id);
-  json_string(&w, "name", r->device->name);
-  json_string(&w, "platform", r->device->platform_name);
-  json_object_end(&w);
+  json_device(&w, r->device);
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
   json_bool(&w, "converged", result->converged);

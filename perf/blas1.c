@@ -600,7 +600,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_string(&w, "benchmark", "blas1");
   json_string(&w, "clmg_version", clmg_version_string());
 
-  perf_json_device(&w, &results->device);
+  json_device(&w, &results->device);
 
   json_number(&w, "copy_gb_per_s", results->copy_gb_per_s);
 

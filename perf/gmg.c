@@ -364,7 +364,7 @@ static void write_json(const settings *s, const results *res, const clmg_device_
   json_object_begin(&w, NULL);
   json_string(&w, "benchmark", "gmg");
   json_string(&w, "problem", "CIRCLE");
-  perf_json_device(&w, device);
+  json_device(&w, device);
   json_number(&w, "copy_gb_per_s", copy_gb_per_s);
   json_array_begin(&w, "spmv");
   for (size_t k = 0; k < res->spmv_count; ++k) {

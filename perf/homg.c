@@ -611,7 +611,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
   json_begin(&w, out);
   json_object_begin(&w, NULL);
   json_string(&w, "benchmark", "homg");
-  perf_json_device(&w, &r->device);
+  json_device(&w, &r->device);
   json_number(&w, "copy_gb_per_s", r->copy_gb_per_s);
   json_object_begin(&w, "settings");
   json_integer(&w, "n_min", (long long)s->n_min);

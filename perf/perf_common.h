@@ -68,7 +68,4 @@ FILE *perf_json_open(const char *program, const char *path);
 /* Closes it; returns 0 after printing a message when writing failed. */
 int perf_json_close(const char *program, const char *path, FILE *out);
 
-/* Writes the "device" object. */
-void perf_json_device(json_writer *w, const clmg_device_info *device);
-
 #endif

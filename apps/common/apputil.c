@@ -205,3 +205,23 @@ void json_bool(json_writer *w, const char *key, int value) {
   json_value_prefix(w, key);
   fputs(value ? "true" : "false", w->out);
 }
+
+void json_device(json_writer *w, const clmg_device_info *device) {
+  char id[32];
+  snprintf(id, sizeof id, "%u:%u", device->platform_index, device->device_index);
+  json_object_begin(w, "device");
+  json_string(w, "id", id);
+  json_string(w, "platform", device->platform_name);
+  json_string(w, "platform_version", device->platform_version);
+  json_string(w, "name", device->name);
+  json_string(w, "vendor", device->vendor);
+  json_string(w, "driver_version", device->driver_version);
+  json_string(w, "opencl_version", device->opencl_version);
+  json_bool(w, "is_gpu", device->is_gpu);
+  json_bool(w, "is_cpu", device->is_cpu);
+  json_bool(w, "has_fp64", device->has_fp64);
+  json_integer(w, "compute_units", device->compute_units);
+  json_integer(w, "global_mem_bytes", (long long)device->global_mem_bytes);
+  json_integer(w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
+  json_object_end(w);
+}

@@ -40,5 +40,8 @@ void json_string(json_writer *w, const char *key, const char *value);
 void json_number(json_writer *w, const char *key, double value);
 void json_integer(json_writer *w, const char *key, long long value);
 void json_bool(json_writer *w, const char *key, int value);
+/* The "device" object: id (P:D), platform, name, vendor, versions, type,
+ * fp64, compute units and memory. */
+void json_device(json_writer *w, const clmg_device_info *device);
 
 #endif
