@@ -283,42 +283,13 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
 
 /* ---- the problems ---- */
 
-static double constant_one(const double *x, void *data) {
-  (void)x;
-  (void)data;
-  return 1.0;
-}
-
-/* CIRCLE: u = 1 on the circle (tag 2), 0 on the square (tag 1). */
-static double circle_boundary(const double *x, int32_t tag, void *data) {
-  (void)x;
-  (void)data;
-  return tag == 2 ? 1.0 : 0.0;
-}
-
-static double boundary_one(const double *x, int32_t tag, void *data) {
-  (void)x;
-  (void)tag;
-  (void)data;
-  return 1.0;
-}
-
 static void describe_problem(const poisson_options *o, clmg_poisson_problem *problem) {
-  memset(problem, 0, sizeof *problem);
-  switch (o->mesh) {
-  case MESH_CIRCLE:
-    problem->source = constant_one;
-    problem->dirichlet = circle_boundary;
-    break;
-  case MESH_BLOOD:
-    problem->source = NULL;
-    problem->dirichlet = boundary_one;
-    break;
-  case MESH_FILE:
-    problem->source = constant_one;
-    problem->dirichlet = NULL;
-    break;
-  }
+  if (o->mesh == MESH_CIRCLE)
+    clmg_poisson_problem_circle(problem);
+  else if (o->mesh == MESH_BLOOD)
+    clmg_poisson_problem_blood(problem);
+  else
+    clmg_poisson_problem_unit_source(problem);
 }
 
 static clmg_status load_coarse_mesh(const poisson_options *o, clmg_mesh *mesh, clmg_error *error) {

@@ -180,20 +180,6 @@ static void apply_size(settings *s, const char *size, const clmg_device_info *de
     }
 }
 
-/* ---- the CIRCLE problem ---- */
-
-static double source_one(const double *x, void *data) {
-  (void)x;
-  (void)data;
-  return 1.0;
-}
-
-static double circle_boundary(const double *x, int32_t tag, void *data) {
-  (void)x;
-  (void)data;
-  return tag == 2 ? 1.0 : 0.0;
-}
-
 /* ---- measurements ---- */
 
 typedef struct spmv_operands {
@@ -497,9 +483,8 @@ int main(int argc, char **argv) {
     clmg_context_destroy(context);
     return 1;
   }
-  clmg_poisson_problem problem = {0};
-  problem.source = source_one;
-  problem.dirichlet = circle_boundary;
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_circle(&problem);
   int exit_code = 0;
   clmg_fe_hierarchy sweep_hierarchy = {0};
   int sweep_level = 0;

@@ -43,25 +43,6 @@ static const double PI = 3.14159265358979323846;
 
 /* ---- problems ---- */
 
-static double one(const double *x, void *data) {
-  (void)x;
-  (void)data;
-  return 1.0;
-}
-
-static double circle_boundary(const double *x, int32_t tag, void *data) {
-  (void)x;
-  (void)data;
-  return tag == 2 ? 1.0 : 0.0;
-}
-
-static double boundary_one(const double *x, int32_t tag, void *data) {
-  (void)x;
-  (void)tag;
-  (void)data;
-  return 1.0;
-}
-
 /* u = sin(pi x) sin(pi y) on the square, f = -Laplace(u) = 2 pi^2 u */
 static double exact_2d(const double *x, void *data) {
   (void)data;
@@ -145,9 +126,8 @@ static void build_circle(int level, int degree, clmg_numbering numbering, clmg_f
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_circle(&coarse, &error), error);
-  clmg_poisson_problem problem = {0};
-  problem.source = one;
-  problem.dirichlet = circle_boundary;
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_circle(&problem);
   CHECK_HOST(clmg_fe_poisson_hierarchy(&coarse, level, degree, &problem, numbering, 7, h, &error),
              error);
   clmg_mesh_free(&coarse);
@@ -358,8 +338,8 @@ static void test_blood(void **state) {
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_blood(&coarse, &error), error);
-  clmg_poisson_problem problem = {0};
-  problem.dirichlet = boundary_one;
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_blood(&problem);
   int counts[2];
   for (int level = 2; level <= 3; ++level) {
     clmg_fe_hierarchy h = {0};

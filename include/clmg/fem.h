@@ -45,6 +45,15 @@ typedef struct clmg_poisson_problem {
   size_t num_dirichlet_tags;
 } clmg_poisson_problem;
 
+/* The seed's benchmark problems (section 4.2), for clmg_mesh_circle and
+ * clmg_mesh_blood: CIRCLE is -Laplace(u) = 1, u = 0 on the square (tag 1)
+ * and u = 1 on the circle (tag 2); BLOOD is -Laplace(u) = 0, u = 1 on the
+ * whole boundary. unit_source is -Laplace(u) = 1, u = 0 on the boundary
+ * (what `clmg poisson` solves on a Gmsh mesh). */
+CLMG_API void clmg_poisson_problem_circle(clmg_poisson_problem *problem);
+CLMG_API void clmg_poisson_problem_blood(clmg_poisson_problem *problem);
+CLMG_API void clmg_poisson_problem_unit_source(clmg_poisson_problem *problem);
+
 /* Assembles A u = b by Gauss quadrature ((degree + 2)^dim points per cell)
  * on the multilinear cell geometry. The Dirichlet DOFs are the nodes on the
  * boundary faces with a Dirichlet tag; g is evaluated with the tag of one
