@@ -798,26 +798,38 @@ clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_v
   return apply(a, OP_AXPBY, -1.0, x, 1.0, b, r, NULL);
 }
 
-clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vector *inv_diagonal,
-                             const clmg_vector *b, const clmg_vector *x, clmg_vector *x_new) {
-  if (!a)
-    return CLMG_ERROR_INVALID_ARGUMENT;
+/* The checks of the smoother steps (jacobi step, scaled defect): a square
+ * matrix, four vectors of its size and precision, and an output that does
+ * not overlap x (every row reads the old x). */
+static clmg_status check_smoother_step(const clmg_matrix *a, const char *op,
+                                       const char *weights_name, const clmg_vector *weights,
+                                       const clmg_vector *b, const clmg_vector *x,
+                                       const char *out_name, const clmg_vector *out) {
   clmg_clear_message(a->context);
   clmg_status status = CLMG_SUCCESS;
   if (a->rows != a->cols)
     status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "jacobi step: the matrix is %zu x %zu, not square", a->rows, a->cols);
+                       "%s: the matrix is %zu x %zu, not square", op, a->rows, a->cols);
   if (status == CLMG_SUCCESS)
-    status = check_vector(a, inv_diagonal, a->rows, "inverse diagonal", "jacobi step");
+    status = check_vector(a, weights, a->rows, weights_name, op);
   if (status == CLMG_SUCCESS)
-    status = check_vector(a, b, a->rows, "b", "jacobi step");
+    status = check_vector(a, b, a->rows, "b", op);
   if (status == CLMG_SUCCESS)
-    status = check_vector(a, x, a->rows, "x", "jacobi step");
+    status = check_vector(a, x, a->rows, "x", op);
   if (status == CLMG_SUCCESS)
-    status = check_vector(a, x_new, a->rows, "x_new", "jacobi step");
-  if (status == CLMG_SUCCESS && vectors_overlap(x, x_new))
+    status = check_vector(a, out, a->rows, out_name, op);
+  if (status == CLMG_SUCCESS && vectors_overlap(x, out))
     status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "jacobi step: x and x_new overlap (Jacobi reads the old x in every row)");
+                       "%s: x and %s overlap (every row reads the old x)", op, out_name);
+  return status;
+}
+
+clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vector *inv_diagonal,
+                             const clmg_vector *b, const clmg_vector *x, clmg_vector *x_new) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_status status =
+      check_smoother_step(a, "jacobi step", "inverse diagonal", inv_diagonal, b, x, "x_new", x_new);
   if (status != CLMG_SUCCESS)
     return status;
   return apply(a, OP_JACOBI, omega, x, 0.0, b, x_new, inv_diagonal);
@@ -828,21 +840,7 @@ clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha, const clmg_ve
                                clmg_vector *d) {
   if (!a)
     return CLMG_ERROR_INVALID_ARGUMENT;
-  clmg_clear_message(a->context);
-  clmg_status status = CLMG_SUCCESS;
-  if (a->rows != a->cols)
-    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "scaled defect: the matrix is %zu x %zu, not square", a->rows, a->cols);
-  if (status == CLMG_SUCCESS)
-    status = check_vector(a, weights, a->rows, "weights", "scaled defect");
-  if (status == CLMG_SUCCESS)
-    status = check_vector(a, b, a->rows, "b", "scaled defect");
-  if (status == CLMG_SUCCESS)
-    status = check_vector(a, x, a->rows, "x", "scaled defect");
-  if (status == CLMG_SUCCESS)
-    status = check_vector(a, d, a->rows, "d", "scaled defect");
-  if (status == CLMG_SUCCESS && vectors_overlap(x, d))
-    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "scaled defect: x and d overlap");
+  clmg_status status = check_smoother_step(a, "scaled defect", "weights", weights, b, x, "d", d);
   if (status != CLMG_SUCCESS)
     return status;
   return apply(a, OP_SCALED_DEFECT, alpha, x, beta, b, d, weights);
