@@ -89,6 +89,7 @@ typedef struct cg_state {
   clmg_context *context;
   const clmg_preconditioner *preconditioner; /* NULL: plain CG */
   clmg_vector *r, *u, *w, *p, *s;            /* u is r when there is no preconditioner */
+  int borrowed;                              /* the vectors belong to a clmg_cg_workspace */
   clmg_krylov_result *result;
   int keep_history;
   size_t history_capacity;
@@ -167,6 +168,14 @@ static clmg_status cg_begin(const clmg_matrix *a, const clmg_vector *b, const cl
                      options->max_iterations);
 
   /* p and s start at zero, so the first update (beta = 0) is p = u, s = w */
+  if (s->borrowed) {
+    clmg_status status = clmg_vector_fill(s->p, 0.0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_fill(s->s, 0.0);
+    if (!preconditioner)
+      s->u = s->r;
+    return status == CLMG_SUCCESS ? status : failed_at(s, status, "work vectors", 0);
+  }
   clmg_vector **work[] = {&s->r, &s->w, &s->p, &s->s, &s->u};
   int count = preconditioner ? 5 : 4;
   for (int i = 0; i < count; ++i) {
@@ -180,6 +189,8 @@ static clmg_status cg_begin(const clmg_matrix *a, const clmg_vector *b, const cl
 }
 
 static void cg_end(cg_state *s) {
+  if (s->borrowed)
+    return;
   if (s->u != s->r)
     clmg_vector_destroy(s->u);
   clmg_vector_destroy(s->r);
@@ -299,9 +310,11 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
   }
 }
 
-clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
-                    const clmg_preconditioner *preconditioner, const clmg_krylov_options *options,
-                    clmg_krylov_result *result) {
+/* CG with the work vectors of `workspace` (NULL: allocated for this solve). */
+static clmg_status cg_solve(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+                            const clmg_preconditioner *preconditioner,
+                            const clmg_krylov_options *options, clmg_krylov_result *result,
+                            clmg_cg_workspace *workspace) {
   clmg_krylov_result unused;
   if (!result)
     result = &unused;
@@ -321,6 +334,14 @@ clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
   state.preconditioner = preconditioner;
   state.result = result;
   state.keep_history = options->keep_history;
+  if (workspace) {
+    state.borrowed = 1;
+    state.r = workspace->r;
+    state.u = workspace->u;
+    state.w = workspace->w;
+    state.p = workspace->p;
+    state.s = workspace->s;
+  }
   clmg_status status = cg_begin(a, b, x, preconditioner, options, &state);
   if (status == CLMG_SUCCESS)
     status = cg_run(a, b, x, options, &state);
@@ -328,4 +349,41 @@ clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
   if (result == &unused)
     clmg_krylov_result_free(&unused);
   return status;
+}
+
+clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+                    const clmg_preconditioner *preconditioner, const clmg_krylov_options *options,
+                    clmg_krylov_result *result) {
+  return cg_solve(a, b, x, preconditioner, options, result, NULL);
+}
+
+clmg_status clmg_cg_workspace_create(clmg_context *context, clmg_dtype type, size_t n,
+                                     clmg_cg_workspace *workspace) {
+  memset(workspace, 0, sizeof *workspace);
+  clmg_vector **work[] = {&workspace->r, &workspace->u, &workspace->w, &workspace->p,
+                          &workspace->s};
+  for (int i = 0; i < 5; ++i) {
+    clmg_status status = clmg_vector_create(context, type, n, work[i]);
+    if (status != CLMG_SUCCESS) {
+      clmg_cg_workspace_destroy(workspace);
+      return status;
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+void clmg_cg_workspace_destroy(clmg_cg_workspace *workspace) {
+  clmg_vector_destroy(workspace->r);
+  clmg_vector_destroy(workspace->u);
+  clmg_vector_destroy(workspace->w);
+  clmg_vector_destroy(workspace->p);
+  clmg_vector_destroy(workspace->s);
+  memset(workspace, 0, sizeof *workspace);
+}
+
+clmg_status clmg_cg_in_workspace(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+                                 const clmg_preconditioner *preconditioner,
+                                 const clmg_krylov_options *options, clmg_krylov_result *result,
+                                 clmg_cg_workspace *workspace) {
+  return cg_solve(a, b, x, preconditioner, options, result, workspace);
 }

@@ -43,8 +43,9 @@ struct clmg_multigrid {
   clmg_coarse_solver_type coarse; /* PCG or DIRECT after setup */
   cl_mem coarse_inverse;          /* DIRECT: n0 x n0, row-major, matrix precision */
   size_t coarse_inverse_bytes;
-  clmg_preconditioner coarse_jacobi; /* PCG */
-  clmg_vector *residual;             /* finest level, for clmg_multigrid_solve */
+  clmg_preconditioner coarse_jacobi;  /* PCG */
+  clmg_cg_workspace coarse_workspace; /* PCG: its work vectors, made once */
+  clmg_vector *residual;              /* finest level, for clmg_multigrid_solve */
 };
 
 /* ---- names and options ---- */
@@ -404,6 +405,9 @@ clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const c
       status = setup_direct_coarse(mg, &a[0]);
     else
       status = clmg_preconditioner_jacobi(levels[0].a, &mg->coarse_jacobi);
+    if (status == CLMG_SUCCESS && mg->coarse == CLMG_COARSE_PCG)
+      status = clmg_cg_workspace_create(context, o->matrix.precision, levels[0].n,
+                                        &mg->coarse_workspace);
   }
   if (status == CLMG_SUCCESS)
     status = make_vector(mg, levels[num_levels - 1].n, &mg->residual);
@@ -432,6 +436,7 @@ void clmg_multigrid_destroy(clmg_multigrid *mg) {
   if (mg->coarse_inverse)
     clmg_device_free(mg->context, mg->coarse_inverse, mg->coarse_inverse_bytes);
   clmg_preconditioner_destroy(&mg->coarse_jacobi);
+  clmg_cg_workspace_destroy(&mg->coarse_workspace);
   clmg_vector_destroy(mg->residual);
   free(mg->levels);
   free(mg);
@@ -485,7 +490,8 @@ static clmg_status coarse_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_v
   clmg_krylov_result result = {0};
   clmg_status status = clmg_vector_fill(x, 0.0);
   if (status == CLMG_SUCCESS)
-    status = clmg_cg(lv->a, b, x, &mg->coarse_jacobi, &options, &result);
+    status = clmg_cg_in_workspace(lv->a, b, x, &mg->coarse_jacobi, &options, &result,
+                                  &mg->coarse_workspace);
   clmg_krylov_result_free(&result);
   /* an inexact coarse solve still corrects: running out of iterations is not fatal */
   if (status == CLMG_ERROR_NOT_CONVERGED) {
