@@ -29,21 +29,7 @@
 
 /* ---- helpers ---- */
 
-#define CHECK_OK(ctx, call)                                                                        \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
-               clmg_context_message(ctx));                                                         \
-  } while (0)
-
-#define CHECK_STATUS(expected, call)                                                               \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != (expected))                                                               \
-      fail_msg("%s -> %s, expected %s", #call, clmg_status_string(check_status_),                  \
-               clmg_status_string(expected));                                                      \
-  } while (0)
+#define CHECK_OK(context, call) CHECK_CONTEXT_OK(context, call)
 
 static int tolower_ascii(int c) {
   return c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c;

@@ -22,20 +22,7 @@
 
 #define PI 3.14159265358979323846
 
-#define CHECK_OK(error, call)                                                                      \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
-  } while (0)
-
-#define CHECK_STATUS(expected, call)                                                               \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != (expected))                                                               \
-      fail_msg("%s -> %s, expected %s", #call, clmg_status_string(check_status_),                  \
-               clmg_status_string(expected));                                                      \
-  } while (0)
+#define CHECK_OK(error, call) CHECK_ERROR_OK(error, call)
 
 #define CHECK_NEAR(expected, actual, tolerance)                                                    \
   do {                                                                                             \

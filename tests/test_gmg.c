@@ -26,20 +26,9 @@ static clmg_context *ctx;
 
 static const double PI = 3.14159265358979323846;
 
-#define CHECK_OK(call)                                                                             \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
-               clmg_context_message(ctx));                                                         \
-  } while (0)
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
 
-#define CHECK_HOST(call, error)                                                                    \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
-  } while (0)
+#define CHECK_HOST(call, error) CHECK_ERROR_OK(error, call)
 
 /* ---- problems ---- */
 

@@ -29,13 +29,7 @@
 
 static clmg_context *ctx;
 
-#define CHECK_OK(call)                                                                             \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
-               clmg_context_message(ctx));                                                         \
-  } while (0)
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
 
 /* ---- host matrices ---- */
 

@@ -23,12 +23,7 @@
 
 static char *scratch;
 
-#define CHECK_OK(error, call)                                                                      \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
-  } while (0)
+#define CHECK_OK(error, call) CHECK_ERROR_OK(error, call)
 
 /* scratch/name (malloc'ed). */
 static char *scratch_path(const char *name) {

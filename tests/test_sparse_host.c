@@ -25,26 +25,7 @@
 
 /* ---- helpers ---- */
 
-#define CHECK_OK(error, call)                                                                      \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
-  } while (0)
-
-#define CHECK_STATUS(expected, call)                                                               \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != (expected))                                                               \
-      fail_msg("%s -> %s, expected %s", #call, clmg_status_string(check_status_),                  \
-               clmg_status_string(expected));                                                      \
-  } while (0)
-
-#define CHECK_CONTAINS(text, part)                                                                 \
-  do {                                                                                             \
-    if (!strstr((text), (part)))                                                                   \
-      fail_msg("message \"%s\" does not contain \"%s\"", (text), (part));                          \
-  } while (0)
+#define CHECK_OK(error, call) CHECK_ERROR_OK(error, call)
 
 /* A value that is neither 0 nor 1 nor a short decimal: random sign, digits
  * and magnitude. */

@@ -86,4 +86,39 @@ typedef struct triplets {
 void triplets_add(triplets *t, size_t row, size_t col, double value);
 clmg_csr triplets_to_csr(triplets *t, size_t n);
 
+/* ---- checks with the library's own message ---- */
+
+/* A call that must succeed; the failure shows the context's message. */
+#define CHECK_CONTEXT_OK(context, call)                                                            \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
+               clmg_context_message(context));                                                     \
+  } while (0)
+
+/* A host call (clmg_error) that must succeed; the failure shows the message. */
+#define CHECK_ERROR_OK(error, call)                                                                \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
+  } while (0)
+
+/* A call that must return exactly `expected`. */
+#define CHECK_STATUS(expected, call)                                                               \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != (expected))                                                               \
+      fail_msg("%s -> %s, expected %s", #call, clmg_status_string(check_status_),                  \
+               clmg_status_string(expected));                                                      \
+  } while (0)
+
+/* A message that must name something. */
+#define CHECK_CONTAINS(text, part)                                                                 \
+  do {                                                                                             \
+    if (!strstr((text), (part)))                                                                   \
+      fail_msg("message \"%s\" does not contain \"%s\"", (text), (part));                          \
+  } while (0)
+
 #endif

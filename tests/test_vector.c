@@ -21,21 +21,7 @@
 
 static clmg_context *ctx; /* the suite's context (group setup) */
 
-#define CHECK_OK(call)                                                                             \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != CLMG_SUCCESS)                                                             \
-      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
-               clmg_context_message(ctx));                                                         \
-  } while (0)
-
-#define CHECK_STATUS(expected, call)                                                               \
-  do {                                                                                             \
-    clmg_status check_status_ = (call);                                                            \
-    if (check_status_ != (expected))                                                               \
-      fail_msg("%s -> %s, expected %s (%s)", #call, clmg_status_string(check_status_),             \
-               clmg_status_string(expected), clmg_context_message(ctx));                           \
-  } while (0)
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
 
 /* An invalid-argument failure that also left a message in the context. A
  * successful call first clears the message (clmg clears it at the start of
