@@ -95,6 +95,15 @@ clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);
  *   clmg_kernel_args a; clmg_args_begin(&a, ctx, kernel, "axpy");
  *   clmg_arg_ulong(&a, n); clmg_arg_vector(&a, x); ...
  *   status = clmg_args_end(&a); */
+/* A reduction launch (lib/core/reduction.c): begin decides the geometry for
+ * n items and reserves the partials (before or after the other arguments);
+ * finish appends the partials and local scratch arguments, launches, reads
+ * the partial sums and adds them on the host into sums[results]. */
+typedef struct clmg_reduction {
+  size_t global, local, groups;
+  unsigned results;
+} clmg_reduction;
+
 typedef struct clmg_kernel_args {
   clmg_context *context;
   cl_kernel kernel;
@@ -159,6 +168,11 @@ void clmg_error_clear(clmg_error *error);
  * valid pointer); clmg_alloc_array returns NULL when count * size overflows. */
 void *clmg_alloc_array(size_t count, size_t size);
 void *clmg_alloc_zeroed_array(size_t count, size_t size);
+
+clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t n, unsigned results,
+                                 clmg_reduction *r);
+clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
+                                  double *sums);
 
 struct clmg_vector {
   clmg_context *context;

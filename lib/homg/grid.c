@@ -80,35 +80,9 @@ static clmg_status launch(clmg_kernel_args *args, size_t n) {
  * host in double precision. */
 static clmg_status launch_reduction(clmg_kernel_args *args, clmg_dtype type, size_t points,
                                     unsigned results, double *sums) {
-  clmg_context *context = args->context;
-  size_t global, local;
-  clmg_launch_1d(context, points, 1, &global, &local);
-  size_t groups = global / local, element = clmg_dtype_size(type);
-  clmg_status status = clmg_reserve_partials(context, groups * results * element);
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_arg_buffer(args, context->partials);
-  clmg_arg_local(args, local * element);
-  status = clmg_args_end(args);
-  if (status == CLMG_SUCCESS)
-    status = clmg_enqueue_1d(context, args->kernel, args->name, global, local, NULL);
-  if (status != CLMG_SUCCESS)
-    return status;
-  cl_int error =
-      clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, groups * results * element,
-                          context->partials_host, 0, NULL, NULL);
-  if (error != CL_SUCCESS)
-    return clmg_fail_cl(context, error, "reading partial sums");
-  for (unsigned r = 0; r < results; ++r) {
-    double sum = 0;
-    for (size_t g = 0; g < groups; ++g) {
-      size_t i = r * groups + g;
-      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
-                                : ((const cl_double *)context->partials_host)[i];
-    }
-    sums[r] = sum;
-  }
-  return CLMG_SUCCESS;
+  clmg_reduction r;
+  clmg_status status = clmg_reduction_begin(args->context, type, points, results, &r);
+  return status == CLMG_SUCCESS ? clmg_reduction_finish(args, type, &r, sums) : status;
 }
 
 clmg_status grid_jacobi(const grid_kernels *k, size_t n, double h, double omega, unsigned flags,

@@ -145,51 +145,6 @@ static clmg_status launch_streaming(clmg_kernel_args *args, size_t n) {
   return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
 }
 
-/* Reduction geometry, decided before the arguments so that the partials
- * buffer is large enough: `results` sums per work-group. */
-typedef struct reduction {
-  size_t global, local, groups;
-  unsigned results;
-} reduction;
-
-static clmg_status reduction_begin(clmg_context *context, clmg_dtype type, size_t n,
-                                   unsigned results, reduction *r) {
-  clmg_launch_1d(context, n, 1, &r->global, &r->local);
-  r->groups = r->global / r->local;
-  r->results = results;
-  return clmg_reserve_partials(context, r->groups * results * clmg_dtype_size(type));
-}
-
-/* Appends the partials and scratch arguments, launches, reads the partial
- * sums and adds them on the host in double precision. */
-static clmg_status reduction_finish(clmg_kernel_args *args, clmg_dtype type, const reduction *r,
-                                    double *sums) {
-  clmg_context *context = args->context;
-  size_t element = clmg_dtype_size(type);
-  clmg_arg_buffer(args, context->partials);
-  clmg_arg_local(args, r->local * element);
-  clmg_status status = clmg_args_end(args);
-  if (status == CLMG_SUCCESS)
-    status = clmg_enqueue_1d(context, args->kernel, args->name, r->global, r->local, NULL);
-  if (status != CLMG_SUCCESS)
-    return status;
-  size_t count = r->groups * r->results;
-  cl_int error = clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, count * element,
-                                     context->partials_host, 0, NULL, NULL);
-  if (error != CL_SUCCESS)
-    return clmg_fail_cl(context, error, "reading partial sums");
-  for (unsigned k = 0; k < r->results; ++k) {
-    double sum = 0;
-    for (size_t g = 0; g < r->groups; ++g) {
-      size_t i = k * r->groups + g;
-      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
-                                : ((const cl_double *)context->partials_host)[i];
-    }
-    sums[k] = sum;
-  }
-  return CLMG_SUCCESS;
-}
-
 clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
   const clmg_vector *v[] = {src, dst};
   clmg_status status = check_vectors("copy", 2, v);
@@ -354,9 +309,9 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
   clmg_context *context = x->context;
   if (use_clblast(context, OP_DOT))
     return clblast_dot_or_nrm2(x, y, result);
-  reduction r;
+  clmg_reduction r;
   clmg_kernel_args args;
-  status = reduction_begin(context, x->type, x->length, 1, &r);
+  status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(context, x->type, K_DOT_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -364,7 +319,7 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
   clmg_arg_ulong(&args, x->length);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
-  return reduction_finish(&args, x->type, &r, result);
+  return clmg_reduction_finish(&args, x->type, &r, result);
 }
 
 clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
@@ -380,9 +335,9 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   clmg_context *context = x->context;
   if (use_clblast(context, OP_NRM2))
     return clblast_dot_or_nrm2(x, NULL, result);
-  reduction r;
+  clmg_reduction r;
   clmg_kernel_args args;
-  status = reduction_begin(context, x->type, x->length, 1, &r);
+  status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(context, x->type, K_SUMSQ_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -390,7 +345,7 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   clmg_arg_ulong(&args, x->length);
   clmg_arg_vector(&args, x);
   double sum = 0;
-  status = reduction_finish(&args, x->type, &r, &sum);
+  status = clmg_reduction_finish(&args, x->type, &r, &sum);
   *result = sqrt(sum);
   return status;
 }
@@ -405,9 +360,9 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
   *xy = *xx = 0;
   if (x->length == 0)
     return CLMG_SUCCESS;
-  reduction r;
+  clmg_reduction r;
   clmg_kernel_args args;
-  status = reduction_begin(x->context, x->type, x->length, 2, &r);
+  status = clmg_reduction_begin(x->context, x->type, x->length, 2, &r);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(x->context, x->type, K_DOT2_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -416,7 +371,7 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
   double sums[2] = {0, 0};
-  status = reduction_finish(&args, x->type, &r, sums);
+  status = clmg_reduction_finish(&args, x->type, &r, sums);
   *xy = sums[0];
   *xx = sums[1];
   return status;
@@ -432,9 +387,9 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   *norm = 0;
   if (x->length == 0)
     return CLMG_SUCCESS;
-  reduction r;
+  clmg_reduction r;
   clmg_kernel_args args;
-  status = reduction_begin(x->context, x->type, x->length, 1, &r);
+  status = clmg_reduction_begin(x->context, x->type, x->length, 1, &r);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(x->context, x->type, K_AXPY_SUMSQ_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -444,7 +399,7 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
   double sum = 0;
-  status = reduction_finish(&args, x->type, &r, &sum);
+  status = clmg_reduction_finish(&args, x->type, &r, &sum);
   *norm = sqrt(sum);
   return status;
 }
@@ -460,9 +415,9 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   *rr = 0;
   if (p->length == 0)
     return CLMG_SUCCESS;
-  reduction red;
+  clmg_reduction red;
   clmg_kernel_args args;
-  status = reduction_begin(p->context, p->type, p->length, 1, &red);
+  status = clmg_reduction_begin(p->context, p->type, p->length, 1, &red);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(p->context, p->type, K_CG_UPDATE_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -473,7 +428,7 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   clmg_arg_vector(&args, q);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, r);
-  return reduction_finish(&args, p->type, &red, rr);
+  return clmg_reduction_finish(&args, p->type, &red, rr);
 }
 
 clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w, double *ru,
@@ -487,9 +442,9 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   *ru = *wu = *rr = 0;
   if (r->length == 0)
     return CLMG_SUCCESS;
-  reduction red;
+  clmg_reduction red;
   clmg_kernel_args args;
-  status = reduction_begin(r->context, r->type, r->length, 3, &red);
+  status = clmg_reduction_begin(r->context, r->type, r->length, 3, &red);
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(r->context, r->type, K_DOT3_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
@@ -499,7 +454,7 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   clmg_arg_vector(&args, u);
   clmg_arg_vector(&args, w);
   double sums[3] = {0, 0, 0};
-  status = reduction_finish(&args, r->type, &red, sums);
+  status = clmg_reduction_finish(&args, r->type, &red, sums);
   *ru = sums[0];
   *wu = sums[1];
   *rr = sums[2];

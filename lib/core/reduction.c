@@ -1,0 +1,43 @@
+/* Reductions to the host: one launch writes `results` partial sums per
+ * work-group into the context's scratch buffer, one read brings them back,
+ * and the host adds them in double precision. Shared by BLAS-1
+ * (lib/la/blas1.c) and the structured-grid norms (lib/homg/grid.c). */
+#include "core/internal.h"
+
+clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t n, unsigned results,
+                                 clmg_reduction *r) {
+  clmg_launch_1d(context, n, 1, &r->global, &r->local);
+  r->groups = r->global / r->local;
+  r->results = results;
+  return clmg_reserve_partials(context, r->groups * results * clmg_dtype_size(type));
+}
+
+/* Appends the partials and scratch arguments, launches, reads the partial
+ * sums and adds them on the host in double precision. */
+clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
+                                  double *sums) {
+  clmg_context *context = args->context;
+  size_t element = clmg_dtype_size(type);
+  clmg_arg_buffer(args, context->partials);
+  clmg_arg_local(args, r->local * element);
+  clmg_status status = clmg_args_end(args);
+  if (status == CLMG_SUCCESS)
+    status = clmg_enqueue_1d(context, args->kernel, args->name, r->global, r->local, NULL);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t count = r->groups * r->results;
+  cl_int error = clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, count * element,
+                                     context->partials_host, 0, NULL, NULL);
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, "reading partial sums");
+  for (unsigned k = 0; k < r->results; ++k) {
+    double sum = 0;
+    for (size_t g = 0; g < r->groups; ++g) {
+      size_t i = k * r->groups + g;
+      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
+                                : ((const cl_double *)context->partials_host)[i];
+    }
+    sums[k] = sum;
+  }
+  return CLMG_SUCCESS;
+}
