@@ -1,10 +1,13 @@
-/* clmg Krylov solvers: CG and preconditioned CG. The preconditioner is an
- * interface (a function and its data), so Jacobi now and the multigrid and
- * AMG preconditioners of later layers plug in the same way. */
+/* clmg Krylov solvers: CG for symmetric positive definite operators,
+ * BiCGStab and restarted GMRES(m) for general ones, all on clmg_operator
+ * (clmg_cg also takes a device matrix directly). The preconditioner is an
+ * interface (a function and its data), so Jacobi, the multigrid cycle and
+ * later AMG plug in the same way, in the Krylov method's precision or in
+ * another one (clmg_preconditioner_in_precision). */
 #ifndef CLMG_KRYLOV_H
 #define CLMG_KRYLOV_H
 
-#include "clmg/sparse.h"
+#include "clmg/operator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -26,9 +29,30 @@ CLMG_API clmg_status clmg_preconditioner_jacobi(const clmg_matrix *a,
                                                 clmg_preconditioner *preconditioner);
 CLMG_API void clmg_preconditioner_destroy(clmg_preconditioner *preconditioner);
 
+/* Mixed precision: wraps `inner`, which works on vectors of inner_type, as a
+ * preconditioner on vectors of outer_type (n entries): r is converted to
+ * inner_type, inner runs, z is converted back, so a float multigrid cycle
+ * can precondition a double Krylov method. The wrapper takes ownership of
+ * inner (and destroys it with itself). */
+CLMG_API clmg_status clmg_preconditioner_in_precision(clmg_context *context, size_t n,
+                                                      clmg_dtype outer_type, clmg_dtype inner_type,
+                                                      clmg_preconditioner *inner,
+                                                      clmg_preconditioner *preconditioner);
+
 /* Called after every iteration when set; returning nonzero stops the solve
  * (the result then says not converged). */
 typedef int (*clmg_krylov_monitor)(void *data, int iteration, double relative_residual);
+
+typedef enum clmg_krylov_method {
+  CLMG_KRYLOV_AUTO = 0, /* chosen by the caller's knowledge (clmg solve: CG if symmetric, else GMRES) */
+  CLMG_KRYLOV_CG,
+  CLMG_KRYLOV_BICGSTAB,
+  CLMG_KRYLOV_GMRES
+} clmg_krylov_method;
+
+CLMG_API const char *clmg_krylov_method_name(clmg_krylov_method method);
+/* "auto", "cg", "bicgstab", "gmres"; returns 0 if unknown. */
+CLMG_API int clmg_krylov_method_parse(const char *name, clmg_krylov_method *method);
 
 typedef struct clmg_krylov_options {
   double relative_tolerance; /* stop when ||r|| <= tol * ||b|| (default 1e-8) */
@@ -37,6 +61,7 @@ typedef struct clmg_krylov_options {
   int keep_history;          /* nonzero: record ||r||/||b|| per iteration */
   clmg_krylov_monitor monitor;
   void *monitor_data;
+  int gmres_restart; /* GMRES(m): Krylov vectors before a restart (default 30) */
 } clmg_krylov_options;
 
 CLMG_API void clmg_krylov_options_defaults(clmg_krylov_options *options);
@@ -61,6 +86,21 @@ CLMG_API void clmg_krylov_result_free(clmg_krylov_result *result);
 CLMG_API clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result);
+
+/* Solves A x = b with `method` on an operator (CLMG_KRYLOV_AUTO means GMRES
+ * here: it assumes nothing of A). x holds the initial guess. Every method
+ * stops only when the residual b - A x recomputed from x meets the
+ * tolerance; when the recurrence says converged but the recomputed residual
+ * does not, it restarts from x. CG and BiCGStab are right- or left-
+ * preconditioned as their recurrences need; GMRES is right-preconditioned,
+ * so its residual is that of the unpreconditioned system. Returns as clmg_cg
+ * does; a breakdown (a zero inner product BiCGStab cannot pass) is
+ * CLMG_ERROR_NOT_CONVERGED with a message saying so. */
+CLMG_API clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
+                                       const clmg_vector *b, clmg_vector *x,
+                                       const clmg_preconditioner *preconditioner,
+                                       const clmg_krylov_options *options,
+                                       clmg_krylov_result *result);
 
 #ifdef __cplusplus
 }
