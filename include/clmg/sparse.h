@@ -141,6 +141,10 @@ CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
 CLMG_API clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha,
                                         const clmg_vector *weights, const clmg_vector *b,
                                         const clmg_vector *x, double beta, clmg_vector *d);
+/* diagonal[i] = a_ii (0 where absent), square matrices. */
+CLMG_API clmg_status clmg_matrix_diagonal(const clmg_matrix *a, clmg_vector *diagonal);
+/* out[i] = sum_j a_ij^2, square matrices. */
+CLMG_API clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out);
 /* inv_diagonal = 1 / diag(A) (square matrices). A zero diagonal entry fails. */
 CLMG_API clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal);
 

@@ -37,6 +37,7 @@ struct clmg_matrix {
       values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
   double *diagonal; /* host, min(rows, cols) entries */
+  double *row_squares; /* host, rows entries (TEMPORARY until the device versions land) */
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
    * matrix costs no string building or table search: [operation][long rows]. */
@@ -231,6 +232,7 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   clmg_device_free(m->context, m->columns, m->columns_bytes);
   clmg_device_free(m->context, m->values, m->values_bytes);
   free(m->diagonal);
+  free(m->row_squares);
   free(m);
 }
 
@@ -539,7 +541,11 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   size_t diagonal_count = a->rows < a->cols ? a->rows : a->cols;
   if (m)
     m->diagonal = calloc(diagonal_count ? diagonal_count : 1, sizeof *m->diagonal);
-  if (!m || !m->diagonal) {
+  if (m)
+    m->row_squares = calloc(a->rows ? a->rows : 1, sizeof *m->row_squares);
+  if (!m || !m->diagonal || !m->row_squares) {
+    if (m)
+      free(m->diagonal);
     free(m);
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix handle");
   }
@@ -552,6 +558,9 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
       if ((size_t)a->col[k] == i)
         m->diagonal[i] += a->val[k];
+  for (size_t i = 0; i < a->rows; ++i)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+      m->row_squares[i] += a->val[k] * a->val[k];
 
   row_stats stats = compute_row_stats(a);
   m->format = options->format;
@@ -872,4 +881,24 @@ clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_
   status = clmg_vector_upload(inv_diagonal, host.data);
   free(host.data);
   return status;
+}
+
+static clmg_status upload_host_doubles(const clmg_matrix *a, const double *values,
+                                       clmg_vector *out, const char *what) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  if (a->rows != a->cols)
+    return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: the matrix is not square",
+                     what);
+  clmg_status status = check_vector(a, out, a->rows, what, what);
+  return status == CLMG_SUCCESS ? clmg_vector_upload_doubles(out, values) : status;
+}
+
+clmg_status clmg_matrix_diagonal(const clmg_matrix *a, clmg_vector *diagonal) {
+  return upload_host_doubles(a, a ? a->diagonal : NULL, diagonal, "diagonal");
+}
+
+clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out) {
+  return upload_host_doubles(a, a ? a->row_squares : NULL, out, "row sum of squares");
 }

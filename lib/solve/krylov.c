@@ -13,7 +13,7 @@
  * The stopping rule is on the recursively updated residual,
  * ||r|| <= max(relative_tolerance ||b||, absolute_tolerance); r . r comes
  * with the other two products, so the test costs nothing. */
-#include "core/internal.h"
+#include "solve/internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -15,7 +15,7 @@
  * explicit inverse computed once on the host and applied with CLBlast GEMV:
  * one launch, where PCG needs several per iteration on a level that is
  * all latency. */
-#include "core/internal.h"
+#include "solve/internal.h"
 
 #include <clblast_c.h>
 #include <math.h>
