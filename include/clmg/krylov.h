@@ -44,7 +44,8 @@ CLMG_API clmg_status clmg_preconditioner_in_precision(clmg_context *context, siz
 typedef int (*clmg_krylov_monitor)(void *data, int iteration, double relative_residual);
 
 typedef enum clmg_krylov_method {
-  CLMG_KRYLOV_AUTO = 0, /* chosen by the caller's knowledge (clmg solve: CG if symmetric, else GMRES) */
+  CLMG_KRYLOV_AUTO =
+      0, /* chosen by the caller's knowledge (clmg solve: CG if symmetric, else GMRES) */
   CLMG_KRYLOV_CG,
   CLMG_KRYLOV_BICGSTAB,
   CLMG_KRYLOV_GMRES

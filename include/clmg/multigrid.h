@@ -1,13 +1,28 @@
 /* clmg multigrid: ONE cycle engine for every hierarchy (geometric, algebraic,
- * saddle-point). A hierarchy is a list of levels, each {A, P, R, smoother},
- * given as host CSR matrices and uploaded once; a cycle is then a sequence
- * of SpMV-family kernels and vector updates on the device (seed 000, section
- * 2.1). The engine runs as a solver (cycles until a tolerance) or as a
- * preconditioner for CG (one cycle from a zero guess). */
+ * saddle-point, structured grids). A hierarchy is a list of levels, each
+ * {A, P, R, smoother} with a coarse solver on level 0; a cycle is a sequence
+ * of operator applications and vector updates on the device (Geveler et al.,
+ * "Efficient finite element geometric multigrid solvers for unstructured
+ * grids on GPUs", section 2.1). The engine runs as a solver (cycles until a
+ * tolerance) or as a preconditioner for any Krylov method (one cycle from a
+ * zero guess).
+ *
+ * Three interfaces plug into it (structs of function pointers with a data
+ * pointer, as clmg_operator and clmg_preconditioner are):
+ *   - the level operators and transfers are clmg_operator (operator.h);
+ *   - a smoother (clmg_smoother) is made per level by a factory; the
+ *     library's are Jacobi, SPAI-0 and Chebyshev (lib/solve/smoothers/), and
+ *     a caller's own plugs in through options.smoother_factory;
+ *   - the coarse solver (clmg_coarse_solver): dense direct, a Krylov solve,
+ *     or any preconditioner.
+ * The engine itself assumes nothing of the operator: no diagonal, no
+ * symmetry, no scalar field. What a smoother or coarse solver needs, it
+ * checks in its own setup. */
 #ifndef CLMG_MULTIGRID_H
 #define CLMG_MULTIGRID_H
 
 #include "clmg/krylov.h"
+#include "clmg/operator.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -15,16 +30,95 @@ extern "C" {
 
 typedef enum clmg_cycle_type { CLMG_CYCLE_V = 0, CLMG_CYCLE_W, CLMG_CYCLE_F } clmg_cycle_type;
 
+/* ---- smoothers ---- */
+
+/* A smoother on one level. The engine calls setup once when the hierarchy is
+ * made and again on clmg_multigrid_refresh (after the operator's values
+ * changed); apply runs `steps` (>= 1) steps on A x = b, improving x in place,
+ * or, with x_is_zero, taking x as 0 without reading it. */
+typedef struct clmg_smoother {
+  void *data;
+  const char *name;
+  clmg_status (*setup)(void *data, const clmg_operator *a);
+  clmg_status (*apply)(void *data, const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                       int steps, int x_is_zero);
+  /* Optional: apply, then defect = b - A x, in fewer passes than the two
+   * calls (a fused smooth-then-defect kernel). */
+  clmg_status (*apply_defect)(void *data, const clmg_operator *a, const clmg_vector *b,
+                              clmg_vector *x, int steps, int x_is_zero, clmg_vector *defect);
+  /* Optional: the fewest bytes `steps` steps move, operator reads included
+   * (for clmg_multigrid_iteration_bytes). */
+  double (*bytes)(void *data, const clmg_operator *a, int steps);
+  /* Optional: a figure worth reporting (Chebyshev: lambda_max), else 0. */
+  double (*parameter)(void *data);
+  void (*destroy)(void *data);
+} clmg_smoother;
+
+/* Makes the smoother of `level` (>= 1; level 0 has the coarse solver) whose
+ * operator is a. The engine calls its setup. */
+typedef clmg_status (*clmg_smoother_factory)(void *factory_data, clmg_context *context, int level,
+                                             const clmg_operator *a, clmg_smoother *smoother);
+
+CLMG_API void clmg_smoother_destroy(clmg_smoother *smoother);
+
+/* The library's smoothers (each in its own file under lib/solve/smoothers/).
+ * Diagonal ones need the operator's diagonal and refuse a zero entry.
+ * omega 0: the smoother's default. */
+/* x += omega D^-1 (b - A x), one fused pass per step (default omega 0.7) */
+CLMG_API clmg_status clmg_smoother_jacobi(clmg_context *context, double omega,
+                                          clmg_smoother *smoother);
+/* x += omega M (b - A x), M = diag(a_ii / sum_j a_ij^2) (default omega 1) */
+CLMG_API clmg_status clmg_smoother_spai0(clmg_context *context, double omega,
+                                         clmg_smoother *smoother);
+/* Chebyshev polynomial of degree `steps` in D^-1 A on [lower_ratio lambda,
+ * lambda], lambda the largest eigenvalue estimated by eigen_iterations power
+ * steps and raised by 10% (0: defaults 0.3 and 12) */
+CLMG_API clmg_status clmg_smoother_chebyshev(clmg_context *context, double lower_ratio,
+                                             int eigen_iterations, clmg_smoother *smoother);
+
+/* The library's smoothers by name, for options and command lines. */
 typedef enum clmg_smoother_type {
-  CLMG_SMOOTHER_JACOBI = 0, /* x += omega D^-1 (b - A x) (seed 000) */
-  CLMG_SMOOTHER_CHEBYSHEV,  /* Chebyshev polynomial in D^-1 A, degree = steps */
-  CLMG_SMOOTHER_SPAI0       /* x += omega M (b - A x), M = diag(a_ii / sum_j a_ij^2) */
+  CLMG_SMOOTHER_JACOBI = 0, /* clmg_smoother_jacobi */
+  CLMG_SMOOTHER_CHEBYSHEV,  /* clmg_smoother_chebyshev */
+  CLMG_SMOOTHER_SPAI0       /* clmg_smoother_spai0 */
 } clmg_smoother_type;
 
+/* ---- coarse solvers ---- */
+
+/* The solver on level 0: x = (an approximation of) A^-1 b; x is not read. */
+typedef struct clmg_coarse_solver {
+  void *data;
+  const char *name;
+  clmg_status (*setup)(void *data, const clmg_operator *a);
+  clmg_status (*solve)(void *data, const clmg_operator *a, const clmg_vector *b, clmg_vector *x);
+  double (*bytes)(void *data, const clmg_operator *a); /* optional, per solve */
+  void (*destroy)(void *data);
+} clmg_coarse_solver;
+
+CLMG_API void clmg_coarse_solver_destroy(clmg_coarse_solver *solver);
+
+/* Dense direct: setup forms A column by column (rows applications of the
+ * operator, so any operator works), inverts it on the host with partial
+ * pivoting (indefinite and nonsymmetric matrices are fine; a singular one
+ * fails) and a solve is one GEMV. For small coarse levels. */
+CLMG_API clmg_status clmg_coarse_solver_direct(clmg_context *context, clmg_coarse_solver *solver);
+/* A Krylov solve to a relative tolerance, Jacobi-preconditioned when the
+ * operator has a diagonal. CG assumes A symmetric positive definite; use
+ * GMRES or BiCGStab otherwise. Running out of iterations is not an error
+ * (the cycle still gets a correction). */
+CLMG_API clmg_status clmg_coarse_solver_krylov(clmg_context *context, clmg_krylov_method method,
+                                               double relative_tolerance, int max_iterations,
+                                               clmg_coarse_solver *solver);
+/* Any preconditioner as the coarse solve (x = M^-1 b); takes ownership of it. */
+CLMG_API clmg_status clmg_coarse_solver_preconditioner(clmg_preconditioner *preconditioner,
+                                                       clmg_coarse_solver *solver);
+
 typedef enum clmg_coarse_solver_type {
-  CLMG_COARSE_AUTO = 0, /* direct when the coarsest level has <= direct_max_rows rows, else PCG */
-  CLMG_COARSE_PCG,      /* Jacobi-PCG to coarse_relative_tolerance (seed 000: 1e-2) */
-  CLMG_COARSE_DIRECT    /* explicit inverse, factored once on the host, applied as GEMV */
+  CLMG_COARSE_AUTO = 0, /* direct when the coarsest level has <= direct_max_rows rows, else a
+                           Krylov solve with coarse_method */
+  CLMG_COARSE_PCG,      /* a Krylov solve (coarse_method, default CG with Jacobi) to
+                           coarse_relative_tolerance (the FE-GMG default: 1e-2) */
+  CLMG_COARSE_DIRECT    /* clmg_coarse_solver_direct */
 } clmg_coarse_solver_type;
 
 CLMG_API const char *clmg_cycle_type_name(clmg_cycle_type type);
@@ -47,6 +141,17 @@ typedef struct clmg_multigrid_options {
   double coarse_relative_tolerance; /* PCG coarse solve (default 1e-2) */
   int coarse_max_iterations;        /* PCG coarse solve (default 1000) */
   clmg_matrix_options matrix;       /* format and precision of every level's matrices */
+  /* A caller's smoother: when set, it makes every level's smoother and
+   * `smoother`, omega, chebyshev_lower_ratio and eigen_iterations are not
+   * read. */
+  clmg_smoother_factory smoother_factory;
+  void *smoother_factory_data;
+  /* A caller's coarse solver: when its solve is set, the hierarchy takes it
+   * over (destroys it with itself) and `coarse` is not read. */
+  clmg_coarse_solver coarse_solver;
+  /* The Krylov method of the PCG / AUTO coarse solve: CLMG_KRYLOV_AUTO (the
+   * default) means CG, which assumes SPD; say GMRES for other operators. */
+  clmg_krylov_method coarse_method;
 } clmg_multigrid_options;
 
 CLMG_API void clmg_multigrid_options_defaults(clmg_multigrid_options *options);
@@ -66,12 +171,43 @@ CLMG_API clmg_status clmg_multigrid_create(clmg_context *context, int num_levels
                                            clmg_multigrid **multigrid);
 CLMG_API void clmg_multigrid_destroy(clmg_multigrid *multigrid);
 
+/* One level of a hierarchy made from device objects. */
+typedef struct clmg_multigrid_level {
+  clmg_operator a; /* the level's operator (square) */
+  clmg_operator p; /* level >= 1: prolongation from level - 1 (rows(l) x rows(l - 1)) */
+  clmg_operator r; /* level >= 1: restriction to level - 1 (rows(l - 1) x rows(l)) */
+  /* Optional: this level's smoother (level >= 1); apply NULL: made by the
+   * options' factory or smoother type. */
+  clmg_smoother smoother;
+} clmg_multigrid_level;
+
+/* Builds a hierarchy from operators that already live on the device
+ * (matrices assembled or multiplied there, block operators, stencils).
+ * Level 0 is the coarsest. The hierarchy takes over every operator and
+ * smoother in levels[] and destroys them with itself, or at once on failure;
+ * the caller's structs are zeroed. To keep an object alive beyond the
+ * hierarchy, pass a borrowing operator (clmg_operator_from_matrix with
+ * take_ownership 0). options->matrix is not read. */
+CLMG_API clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_levels,
+                                                       clmg_multigrid_level *levels,
+                                                       const clmg_multigrid_options *options,
+                                                       clmg_multigrid **multigrid);
+
+/* Re-runs every smoother's and the coarse solver's setup, after operator
+ * values changed (clmg_matrix_update_values: a new time step or nonlinear
+ * iteration). The pattern and sizes must be those of the setup. */
+CLMG_API clmg_status clmg_multigrid_refresh(clmg_multigrid *multigrid);
+
 CLMG_API int clmg_multigrid_levels(const clmg_multigrid *multigrid);
-/* The finest level's device matrix (for CG with the multigrid preconditioner). */
+/* A level's device matrix, when its operator is one (NULL otherwise). */
 CLMG_API const clmg_matrix *clmg_multigrid_matrix(const clmg_multigrid *multigrid, int level);
+/* A level's operator (for a Krylov method around the multigrid preconditioner). */
+CLMG_API const clmg_operator *clmg_multigrid_operator(const clmg_multigrid *multigrid, int level);
+/* The name of a level's smoother ("jacobi", a caller's name; "" on level 0). */
+CLMG_API const char *clmg_multigrid_smoother_name(const clmg_multigrid *multigrid, int level);
 /* Largest eigenvalue estimate of D^-1 A on a level (0 unless Chebyshev). */
 CLMG_API double clmg_multigrid_lambda_max(const clmg_multigrid *multigrid, int level);
-/* The coarse solver in use: "direct" or "pcg". */
+/* The coarse solver in use: "direct", "pcg" (any Krylov solve) or a caller's name. */
 CLMG_API const char *clmg_multigrid_coarse_solver(const clmg_multigrid *multigrid);
 
 /* The fewest bytes one iteration of clmg_multigrid_solve must move through
@@ -95,8 +231,10 @@ CLMG_API clmg_status clmg_multigrid_solve(clmg_multigrid *multigrid, const clmg_
                                           clmg_vector *x, const clmg_krylov_options *options,
                                           clmg_krylov_result *result);
 
-/* One cycle from a zero initial guess as a preconditioner for clmg_cg. The
- * preconditioner borrows the hierarchy: destroy the preconditioner first. */
+/* One cycle from a zero initial guess as a preconditioner for any Krylov
+ * method, on vectors of the hierarchy's precision (wrap it with
+ * clmg_preconditioner_in_precision for a float cycle in a double method).
+ * The preconditioner borrows the hierarchy: destroy the preconditioner first. */
 CLMG_API clmg_status clmg_multigrid_preconditioner(clmg_multigrid *multigrid,
                                                    clmg_preconditioner *preconditioner);
 

@@ -30,8 +30,7 @@ typedef struct clmg_operator {
 
   /* y = alpha A x + beta y; beta == 0: y is not read. y must not alias x.
    * Required. */
-  clmg_status (*apply)(void *data, double alpha, const clmg_vector *x, double beta,
-                       clmg_vector *y);
+  clmg_status (*apply)(void *data, double alpha, const clmg_vector *x, double beta, clmg_vector *y);
   /* r = b - A x in one pass. Optional (fallback: r = b, then apply(-1, x, 1, r)). */
   clmg_status (*defect)(void *data, const clmg_vector *b, const clmg_vector *x, clmg_vector *r);
   /* diagonal[i] = a_ii (0 where the operator has none). Optional: an
@@ -45,9 +44,8 @@ typedef struct clmg_operator {
                                const clmg_vector *x, clmg_vector *x_new);
   /* d = beta d + alpha w .* (b - A x) in one pass (beta == 0: d is not read;
    * d does not alias x). Optional (fallback as for weighted_step). */
-  clmg_status (*scaled_defect)(void *data, double alpha, const clmg_vector *w,
-                               const clmg_vector *b, const clmg_vector *x, double beta,
-                               clmg_vector *d);
+  clmg_status (*scaled_defect)(void *data, double alpha, const clmg_vector *w, const clmg_vector *b,
+                               const clmg_vector *x, double beta, clmg_vector *d);
   /* The fewest bytes one application reads besides its vectors (matrix
    * arrays, stencil coefficients). Optional (0). */
   double (*bytes)(void *data);

@@ -36,7 +36,7 @@ struct clmg_matrix {
   size_t offsets_bytes, row_lengths_bytes, permutation_bytes, long_rows_bytes, columns_bytes,
       values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
-  double *diagonal; /* host, min(rows, cols) entries */
+  double *diagonal;    /* host, min(rows, cols) entries */
   double *row_squares; /* host, rows entries (TEMPORARY until the device versions land) */
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
@@ -883,14 +883,13 @@ clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_
   return status;
 }
 
-static clmg_status upload_host_doubles(const clmg_matrix *a, const double *values,
-                                       clmg_vector *out, const char *what) {
+static clmg_status upload_host_doubles(const clmg_matrix *a, const double *values, clmg_vector *out,
+                                       const char *what) {
   if (!a)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(a->context);
   if (a->rows != a->cols)
-    return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: the matrix is not square",
-                     what);
+    return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: the matrix is not square", what);
   clmg_status status = check_vector(a, out, a->rows, what, what);
   return status == CLMG_SUCCESS ? clmg_vector_upload_doubles(out, values) : status;
 }

@@ -27,4 +27,23 @@ clmg_status clmg_cg_in_workspace(const clmg_matrix *a, const clmg_vector *b, clm
                                  const clmg_krylov_options *options, clmg_krylov_result *result,
                                  clmg_cg_workspace *workspace);
 
+/* ---- smoothers (lib/solve/smoothers/) ---- */
+
+/* The factory of a library smoother named by options->smoother (its
+ * factory_data is the options themselves); NULL for an unknown type. */
+clmg_smoother_factory clmg_builtin_smoother_factory(clmg_smoother_type type);
+
+/* A diagonal smoother, x <- x + W (b - A x) with W from `weights`, shared by
+ * Jacobi and SPAI-0 (smoothers/diagonal.c). weights fills w (n doubles on
+ * the host) from the operator or fails with a message. */
+typedef clmg_status (*clmg_diagonal_weights)(clmg_context *context, const clmg_operator *a,
+                                             double omega, double *w);
+clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, double omega,
+                                   clmg_diagonal_weights weights, clmg_smoother *smoother);
+/* a's diagonal (and, when row_squares is not NULL, sum_j a_ij^2) on the
+ * host; fails naming `smoother` when the operator has none or one is 0. */
+clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,
+                                        const char *smoother, double *diagonal,
+                                        double *row_squares);
+
 #endif

@@ -47,8 +47,8 @@ clmg_status clmg_operator_apply(const clmg_operator *op, double alpha, const clm
   return op->apply(op->data, alpha, x, beta, y);
 }
 
-clmg_status clmg_operator_defect(const clmg_operator *op, const clmg_vector *b, const clmg_vector *x,
-                                 clmg_vector *r) {
+clmg_status clmg_operator_defect(const clmg_operator *op, const clmg_vector *b,
+                                 const clmg_vector *x, clmg_vector *r) {
   if (!op || !op->apply)
     return CLMG_ERROR_INVALID_ARGUMENT;
   if (op->defect)
@@ -203,8 +203,8 @@ static void block_destroy(void *data) {
 static clmg_status make_views(const block_operator *b, const clmg_vector *v, const size_t *offsets,
                               int count, clmg_vector **views) {
   for (int i = 0; i < count; ++i) {
-    clmg_status status = clmg_vector_view((clmg_vector *)v, offsets[i], offsets[i + 1] - offsets[i],
-                                          &views[i]);
+    clmg_status status =
+        clmg_vector_view((clmg_vector *)v, offsets[i], offsets[i + 1] - offsets[i], &views[i]);
     if (status != CLMG_SUCCESS)
       return status;
   }

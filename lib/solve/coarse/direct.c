@@ -1,0 +1,209 @@
+/* The dense direct coarse solver: an explicit inverse, formed once at setup
+ * and applied with one CLBlast GEMV per solve. On a coarse level every
+ * launch is latency, and a Krylov solve needs several per iteration; one
+ * GEMV needs one. The matrix is read through the operator (one application
+ * per column on unit vectors), so any operator works, and Gauss-Jordan with
+ * partial pivoting handles indefinite and nonsymmetric matrices. */
+#include "solve/internal.h"
+
+#include <clblast_c.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct direct_solver {
+  clmg_context *context;
+  size_t n;
+  clmg_dtype precision;
+  cl_mem inverse; /* n x n, row-major, in the operator's precision */
+  size_t inverse_bytes;
+} direct_solver;
+
+static void release_inverse(direct_solver *s) {
+  if (s->inverse)
+    clmg_device_free(s->context, s->inverse, s->inverse_bytes);
+  s->inverse = NULL;
+  s->inverse_bytes = 0;
+}
+
+static void direct_destroy(void *data) {
+  direct_solver *s = data;
+  if (!s)
+    return;
+  release_inverse(s);
+  free(s);
+}
+
+/* In-place Gauss-Jordan inversion with partial pivoting of a row-major n x n
+ * matrix; 0 if it is singular to working precision. */
+static int invert_dense(double *m, size_t n, double *work) {
+  double scale = 0;
+  for (size_t i = 0; i < n * n; ++i)
+    scale = fmax(scale, fabs(m[i]));
+  memset(work, 0, n * n * sizeof *work); /* the identity, which becomes the inverse */
+  for (size_t i = 0; i < n; ++i)
+    work[i * n + i] = 1.0;
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t row = col + 1; row < n; ++row)
+      if (fabs(m[row * n + col]) > fabs(m[pivot * n + col]))
+        pivot = row;
+    if (!(fabs(m[pivot * n + col]) > 1e-14 * scale))
+      return 0;
+    if (pivot != col) {
+      for (size_t k = 0; k < n; ++k) {
+        double t = m[col * n + k];
+        m[col * n + k] = m[pivot * n + k];
+        m[pivot * n + k] = t;
+        t = work[col * n + k];
+        work[col * n + k] = work[pivot * n + k];
+        work[pivot * n + k] = t;
+      }
+    }
+    double inverse_pivot = 1.0 / m[col * n + col];
+    for (size_t k = 0; k < n; ++k) {
+      m[col * n + k] *= inverse_pivot;
+      work[col * n + k] *= inverse_pivot;
+    }
+    for (size_t row = 0; row < n; ++row) {
+      double factor = m[row * n + col];
+      if (row == col || factor == 0)
+        continue;
+      for (size_t k = 0; k < n; ++k) {
+        m[row * n + k] -= factor * m[col * n + k];
+        work[row * n + k] -= factor * work[col * n + k];
+      }
+    }
+  }
+  memcpy(m, work, n * n * sizeof *m);
+  return 1;
+}
+
+/* dense[j * n + i] = a_ij: A applied to the n unit vectors, each column a
+ * view of one n x n device vector, read back once. */
+static clmg_status probe_columns(direct_solver *s, const clmg_operator *a, double *dense) {
+  size_t n = a->rows;
+  clmg_vector *identity = NULL, *columns = NULL;
+  clmg_status status = clmg_vector_create(s->context, a->precision, n * n, &identity);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, a->precision, n * n, &columns);
+  if (status == CLMG_SUCCESS) {
+    memset(dense, 0, n * n * sizeof *dense);
+    for (size_t j = 0; j < n; ++j)
+      dense[j * n + j] = 1.0;
+    status = clmg_vector_upload_doubles(identity, dense);
+  }
+  for (size_t j = 0; j < n && status == CLMG_SUCCESS; ++j) {
+    clmg_vector *unit = NULL, *column = NULL;
+    status = clmg_vector_view(identity, j * n, n, &unit);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(columns, j * n, n, &column);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_apply(a, 1.0, unit, 0.0, column);
+    clmg_vector_destroy(unit);
+    clmg_vector_destroy(column);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(columns, dense);
+  clmg_vector_destroy(identity);
+  clmg_vector_destroy(columns);
+  return status;
+}
+
+static clmg_status direct_setup(void *data, const clmg_operator *a) {
+  direct_solver *s = data;
+  size_t n = a->rows;
+  if (n == 0 || n != a->cols || n > 16384)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "direct coarse solver: the coarse operator is %zu x %zu; it needs a square "
+                     "one of at most 16384 rows (coarsen further or use a Krylov coarse solve)",
+                     n, a->cols);
+  double *columns = clmg_alloc_array(n * n, sizeof *columns);
+  double *dense = clmg_alloc_array(n * n, sizeof *dense);
+  double *work = clmg_alloc_array(n * n, sizeof *work);
+  clmg_status status = CLMG_SUCCESS;
+  if (!columns || !dense || !work)
+    status = clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "direct coarse solver: no host memory for a dense %zu x %zu matrix", n, n);
+  if (status == CLMG_SUCCESS)
+    status = probe_columns(s, a, columns);
+  if (status == CLMG_SUCCESS) {
+    for (size_t i = 0; i < n; ++i)
+      for (size_t j = 0; j < n; ++j)
+        dense[i * n + j] = columns[j * n + i];
+    if (!invert_dense(dense, n, work))
+      status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                         "direct coarse solver: the %zu x %zu coarse matrix is singular; it "
+                         "needs an invertible matrix",
+                         n, n);
+  }
+  if (status == CLMG_SUCCESS) {
+    void *upload = dense;
+    if (a->precision == CLMG_FLOAT) {
+      float *converted = (float *)work; /* work is free again and large enough */
+      for (size_t i = 0; i < n * n; ++i)
+        converted[i] = (float)dense[i];
+      upload = converted;
+    }
+    release_inverse(s);
+    s->inverse_bytes = n * n * clmg_dtype_size(a->precision);
+    status = clmg_device_alloc(s->context, s->inverse_bytes, upload, "coarse inverse", &s->inverse);
+    if (status != CLMG_SUCCESS)
+      s->inverse_bytes = 0;
+    s->n = n;
+    s->precision = a->precision;
+  }
+  free(columns);
+  free(dense);
+  free(work);
+  return status;
+}
+
+static clmg_status direct_solve(void *data, const clmg_operator *a, const clmg_vector *b,
+                                clmg_vector *x) {
+  direct_solver *s = data;
+  (void)a;
+  size_t b_offset, x_offset;
+  cl_mem b_buffer = clmg_vector_cl_buffer(b, &b_offset);
+  cl_mem x_buffer = clmg_vector_cl_buffer(x, &x_offset);
+  CLBlastStatusCode code;
+  if (s->precision == CLMG_FLOAT)
+    code = CLBlastSgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0f, s->inverse, 0,
+                        s->n, b_buffer, b_offset, 1, 0.0f, x_buffer, x_offset, 1,
+                        &s->context->queue, NULL);
+  else
+    code = CLBlastDgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0, s->inverse, 0,
+                        s->n, b_buffer, b_offset, 1, 0.0, x_buffer, x_offset, 1, &s->context->queue,
+                        NULL);
+  return clmg_clblast_status(s->context, code, "gemv (coarse solve)");
+}
+
+static double direct_bytes(void *data, const clmg_operator *a) {
+  direct_solver *s = data;
+  return (double)s->inverse_bytes + 2.0 * (double)a->rows * (double)clmg_dtype_size(a->precision);
+}
+
+clmg_status clmg_coarse_solver_direct(clmg_context *context, clmg_coarse_solver *solver) {
+  if (!context || !solver)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(solver, 0, sizeof *solver);
+  direct_solver *s = calloc(1, sizeof *s);
+  if (!s)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "direct coarse solver");
+  s->context = context;
+  solver->data = s;
+  solver->name = "direct";
+  solver->setup = direct_setup;
+  solver->solve = direct_solve;
+  solver->bytes = direct_bytes;
+  solver->destroy = direct_destroy;
+  return CLMG_SUCCESS;
+}
+
+void clmg_coarse_solver_destroy(clmg_coarse_solver *solver) {
+  if (!solver)
+    return;
+  if (solver->destroy)
+    solver->destroy(solver->data);
+  memset(solver, 0, sizeof *solver);
+}

@@ -1,0 +1,167 @@
+/* Chebyshev smoothing: the Chebyshev polynomial of degree `steps` in
+ * W A, W = D^-1, on [ratio lambda_max, lambda_max] (Saad, Iterative Methods
+ * for Sparse Linear Systems, Alg. 12.1), two launches per step (the fused
+ * scaled defect d = beta d + alpha W (b - A x), then x += d). lambda_max
+ * comes from power steps at setup, raised by 10%: the interval must cover
+ * the spectrum's top, and the power method approaches it from below. */
+#include "solve/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct chebyshev_smoother {
+  clmg_context *context;
+  double lower_ratio;
+  int eigen_iterations;
+  double lambda_max;
+  clmg_vector *w, *d, *work; /* work: only when the operator has no fused kernel */
+} chebyshev_smoother;
+
+static void chebyshev_destroy(void *data) {
+  chebyshev_smoother *s = data;
+  if (!s)
+    return;
+  clmg_vector_destroy(s->w);
+  clmg_vector_destroy(s->d);
+  clmg_vector_destroy(s->work);
+  free(s);
+}
+
+static clmg_status remake(clmg_context *context, const clmg_operator *a, clmg_vector **v) {
+  clmg_vector_destroy(*v);
+  *v = NULL;
+  return clmg_vector_create(context, a->precision, a->rows, v);
+}
+
+/* lambda_max(W A) by power iteration from a fixed pseudo-random start. */
+static clmg_status estimate_lambda_max(chebyshev_smoother *s, const clmg_operator *a) {
+  double *start = clmg_alloc_array(a->rows, sizeof *start);
+  if (!start)
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "chebyshev smoother: no host memory for the eigenvalue estimate");
+  uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)a->rows;
+  for (size_t i = 0; i < a->rows; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    start[i] = 0.5 + (double)(state >> 11) / 9007199254740992.0;
+  }
+  clmg_status status = clmg_vector_upload_doubles(s->d, start);
+  free(start);
+  clmg_vector *product = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, a->precision, a->rows, &product);
+  double norm = 0, lambda = 0;
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(s->d, &norm);
+  for (int k = 0; status == CLMG_SUCCESS && k < s->eigen_iterations && norm > 0; ++k) {
+    status = clmg_scal(1.0 / norm, s->d);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_apply(a, 1.0, s->d, 0.0, product);
+    if (status == CLMG_SUCCESS)
+      status = clmg_pointwise_multiply(s->w, product, s->d);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(s->d, &norm);
+    lambda = norm;
+  }
+  clmg_vector_destroy(product);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!(lambda > 0) || !isfinite(lambda))
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "chebyshev smoother: the eigenvalue estimate of D^-1 A is %g; Chebyshev "
+                     "needs a positive definite operator",
+                     lambda);
+  s->lambda_max = 1.1 * lambda;
+  return CLMG_SUCCESS;
+}
+
+static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
+  chebyshev_smoother *s = data;
+  double *w = clmg_alloc_array(a->rows, sizeof *w);
+  if (!w)
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "chebyshev smoother: no host memory for %zu weights", a->rows);
+  clmg_status status = clmg_operator_host_diagonal(s->context, a, "chebyshev", w, NULL);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
+    w[i] = 1.0 / w[i];
+  if (status == CLMG_SUCCESS)
+    status = remake(s->context, a, &s->w);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->w, w);
+  free(w);
+  if (status == CLMG_SUCCESS)
+    status = remake(s->context, a, &s->d);
+  if (status == CLMG_SUCCESS && !a->scaled_defect)
+    status = remake(s->context, a, &s->work);
+  return status == CLMG_SUCCESS ? estimate_lambda_max(s, a) : status;
+}
+
+static clmg_status chebyshev_apply(void *data, const clmg_operator *a, const clmg_vector *b,
+                                   clmg_vector *x, int steps, int x_is_zero) {
+  chebyshev_smoother *s = data;
+  double upper = s->lambda_max, lower = upper * s->lower_ratio;
+  double theta = 0.5 * (upper + lower), delta = 0.5 * (upper - lower);
+  double sigma = theta / delta, rho = 1.0 / sigma;
+  clmg_status status;
+  if (x_is_zero) { /* d = W b / theta; x = d */
+    status = clmg_pointwise_multiply(s->w, b, s->d);
+    if (status == CLMG_SUCCESS)
+      status = clmg_scal(1.0 / theta, s->d);
+    if (status == CLMG_SUCCESS)
+      status = clmg_copy(s->d, x);
+  } else {
+    status = clmg_operator_scaled_defect(a, 1.0 / theta, s->w, b, x, 0.0, s->d, s->work);
+    if (status == CLMG_SUCCESS)
+      status = clmg_axpy(1.0, s->d, x);
+  }
+  for (int k = 1; k < steps && status == CLMG_SUCCESS; ++k) {
+    double rho_next = 1.0 / (2.0 * sigma - rho);
+    status = clmg_operator_scaled_defect(a, 2.0 * rho_next / delta, s->w, b, x, rho_next * rho,
+                                         s->d, s->work);
+    if (status == CLMG_SUCCESS)
+      status = clmg_axpy(1.0, s->d, x);
+    rho = rho_next;
+  }
+  return status;
+}
+
+/* A step reads x, b, W, d and writes d, then reads d and x and writes x. */
+static double chebyshev_bytes(void *data, const clmg_operator *a, int steps) {
+  (void)data;
+  double real = (double)clmg_dtype_size(a->precision);
+  return steps * (clmg_operator_bytes(a) + 8.0 * (double)a->rows * real);
+}
+
+static double chebyshev_parameter(void *data) {
+  return ((chebyshev_smoother *)data)->lambda_max;
+}
+
+clmg_status clmg_smoother_chebyshev(clmg_context *context, double lower_ratio, int eigen_iterations,
+                                    clmg_smoother *smoother) {
+  if (!context || !smoother)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(smoother, 0, sizeof *smoother);
+  if (lower_ratio == 0)
+    lower_ratio = 0.3;
+  if (eigen_iterations == 0)
+    eigen_iterations = 12;
+  if (!(lower_ratio > 0 && lower_ratio < 1) || eigen_iterations < 1)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "chebyshev smoother: lower ratio %g must lie in (0, 1) and eigen iterations "
+                     "%d be >= 1",
+                     lower_ratio, eigen_iterations);
+  chebyshev_smoother *s = calloc(1, sizeof *s);
+  if (!s)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "chebyshev smoother");
+  s->context = context;
+  s->lower_ratio = lower_ratio;
+  s->eigen_iterations = eigen_iterations;
+  smoother->data = s;
+  smoother->name = "chebyshev";
+  smoother->setup = chebyshev_setup;
+  smoother->apply = chebyshev_apply;
+  smoother->bytes = chebyshev_bytes;
+  smoother->parameter = chebyshev_parameter;
+  smoother->destroy = chebyshev_destroy;
+  return CLMG_SUCCESS;
+}

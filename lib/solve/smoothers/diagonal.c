@@ -1,0 +1,138 @@
+/* The diagonal smoothers' common part: x <- x + W (b - A x) with a fixed
+ * diagonal W, one fused operator pass per step (the operator's
+ * weighted_step). Jacobi (W = omega D^-1) and SPAI-0 differ only in W. */
+#include "solve/internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct diagonal_smoother {
+  clmg_context *context;
+  double omega;
+  clmg_diagonal_weights weights;
+  size_t n;
+  clmg_vector *w, *next, *work; /* work: only when the operator has no fused step */
+} diagonal_smoother;
+
+static void diagonal_destroy(void *data) {
+  diagonal_smoother *s = data;
+  if (!s)
+    return;
+  clmg_vector_destroy(s->w);
+  clmg_vector_destroy(s->next);
+  clmg_vector_destroy(s->work);
+  free(s);
+}
+
+clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,
+                                        const char *smoother, double *diagonal,
+                                        double *row_squares) {
+  if (!a->diagonal || (row_squares && !a->row_sum_squares) || a->rows != a->cols)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "the %s smoother needs the diagonal%s of a square operator; the %s operator "
+                     "(%zu x %zu) has none",
+                     smoother, row_squares ? " and the row norms" : "", a->name ? a->name : "given",
+                     a->rows, a->cols);
+  clmg_vector *device = NULL;
+  clmg_status status = clmg_vector_create(context, a->precision, a->rows, &device);
+  if (status == CLMG_SUCCESS)
+    status = a->diagonal(a->data, device);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(device, diagonal);
+  if (status == CLMG_SUCCESS && row_squares)
+    status = a->row_sum_squares(a->data, device);
+  if (status == CLMG_SUCCESS && row_squares)
+    status = clmg_vector_download_doubles(device, row_squares);
+  clmg_vector_destroy(device);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (size_t i = 0; i < a->rows; ++i)
+    if (diagonal[i] == 0)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "row %zu has a zero diagonal entry; the %s smoother needs a nonzero "
+                       "diagonal",
+                       i + 1, smoother);
+  return CLMG_SUCCESS;
+}
+
+static clmg_status make_or_keep(clmg_context *context, const clmg_operator *a, clmg_vector **v) {
+  if (*v && clmg_vector_length(*v) == a->rows && clmg_vector_type(*v) == a->precision)
+    return CLMG_SUCCESS;
+  clmg_vector_destroy(*v);
+  *v = NULL;
+  return clmg_vector_create(context, a->precision, a->rows, v);
+}
+
+static clmg_status diagonal_setup(void *data, const clmg_operator *a) {
+  diagonal_smoother *s = data;
+  double *w = clmg_alloc_array(a->rows, sizeof *w);
+  if (!w)
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for %zu smoother weights", a->rows);
+  clmg_status status = s->weights(s->context, a, s->omega, w);
+  if (status == CLMG_SUCCESS)
+    status = make_or_keep(s->context, a, &s->w);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->w, w);
+  if (status == CLMG_SUCCESS)
+    status = make_or_keep(s->context, a, &s->next);
+  if (status == CLMG_SUCCESS && !a->weighted_step)
+    status = make_or_keep(s->context, a, &s->work);
+  free(w);
+  s->n = a->rows;
+  return status;
+}
+
+/* zero guess: x holds nothing and is taken as 0, so the first sweep is
+ * x = W b. Sweeps alternate between x and `next`; an odd count ends with a
+ * copy back. */
+static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg_vector *b,
+                                  clmg_vector *x, int steps, int x_is_zero) {
+  diagonal_smoother *s = data;
+  clmg_vector *current = x, *next = s->next;
+  clmg_status status = CLMG_SUCCESS;
+  for (int k = 0; k < steps && status == CLMG_SUCCESS; ++k) {
+    if (k == 0 && x_is_zero) {
+      status = clmg_pointwise_multiply(s->w, b, x);
+      continue;
+    }
+    status = clmg_operator_weighted_step(a, s->w, b, current, next, s->work);
+    clmg_vector *t = current;
+    current = next;
+    next = t;
+  }
+  if (status == CLMG_SUCCESS && current != x)
+    status = clmg_copy(current, x);
+  return status;
+}
+
+/* A step reads x, b, W and writes x besides the operator. */
+static double diagonal_bytes(void *data, const clmg_operator *a, int steps) {
+  (void)data;
+  double real = (double)clmg_dtype_size(a->precision);
+  return steps * (clmg_operator_bytes(a) + 4.0 * (double)a->rows * real);
+}
+
+clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, double omega,
+                                   clmg_diagonal_weights weights, clmg_smoother *smoother) {
+  if (!context || !smoother)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(smoother, 0, sizeof *smoother);
+  if (!(omega > 0) || !isfinite(omega))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s smoother: omega is %g; it must be positive", name, omega);
+  diagonal_smoother *s = calloc(1, sizeof *s);
+  if (!s)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "%s smoother", name);
+  s->context = context;
+  s->omega = omega;
+  s->weights = weights;
+  smoother->data = s;
+  smoother->name = name;
+  smoother->setup = diagonal_setup;
+  smoother->apply = diagonal_apply;
+  smoother->bytes = diagonal_bytes;
+  smoother->destroy = diagonal_destroy;
+  return CLMG_SUCCESS;
+}
