@@ -369,6 +369,458 @@ static void test_bad_arguments(void **state) {
   hierarchy_free(&h);
 }
 
+/* ---- the open engine ---- */
+
+/* A smoother written outside the library: damped Jacobi composed from the
+ * public operator and BLAS-1 calls, counting its calls. */
+typedef struct user_smoother {
+  clmg_vector *inverse_diagonal, *defect;
+  int setups, applies;
+} user_smoother;
+
+static clmg_status user_setup(void *data, const clmg_operator *a) {
+  user_smoother *s = data;
+  s->setups++;
+  clmg_vector_destroy(s->inverse_diagonal);
+  clmg_vector_destroy(s->defect);
+  s->inverse_diagonal = s->defect = NULL;
+  double *d = malloc(a->rows * sizeof *d);
+  assert_non_null(d);
+  clmg_status status = clmg_vector_create(a->context, a->precision, a->rows, &s->inverse_diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(a->context, a->precision, a->rows, &s->defect);
+  if (status == CLMG_SUCCESS)
+    status = a->diagonal(a->data, s->inverse_diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(s->inverse_diagonal, d);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
+    d[i] = 0.7 / d[i];
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->inverse_diagonal, d);
+  free(d);
+  return status;
+}
+
+static clmg_status user_apply(void *data, const clmg_operator *a, const clmg_vector *b,
+                              clmg_vector *x, int steps, int x_is_zero) {
+  user_smoother *s = data;
+  s->applies++;
+  clmg_status status = x_is_zero ? clmg_vector_fill(x, 0.0) : CLMG_SUCCESS;
+  for (int k = 0; k < steps && status == CLMG_SUCCESS; ++k) {
+    status = clmg_operator_defect(a, b, x, s->defect);
+    if (status == CLMG_SUCCESS)
+      status = clmg_pointwise_multiply(s->inverse_diagonal, s->defect, s->defect);
+    if (status == CLMG_SUCCESS)
+      status = clmg_axpy(1.0, s->defect, x);
+  }
+  return status;
+}
+
+static void user_destroy(void *data) {
+  user_smoother *s = data;
+  clmg_vector_destroy(s->inverse_diagonal);
+  clmg_vector_destroy(s->defect);
+  s->inverse_diagonal = s->defect = NULL;
+}
+
+typedef struct user_factory {
+  user_smoother smoothers[8];
+  int made;
+} user_factory;
+
+static clmg_status make_user_smoother(void *factory_data, clmg_context *context, int level,
+                                      const clmg_operator *a, clmg_smoother *smoother) {
+  (void)context;
+  (void)a;
+  user_factory *f = factory_data;
+  f->made++;
+  memset(smoother, 0, sizeof *smoother);
+  smoother->data = &f->smoothers[level];
+  smoother->name = "user-jacobi";
+  smoother->setup = user_setup;
+  smoother->apply = user_apply;
+  smoother->destroy = user_destroy;
+  return CLMG_SUCCESS;
+}
+
+static void test_user_smoother(void **state) {
+  (void)state;
+  user_factory factory;
+  memset(&factory, 0, sizeof factory);
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.smoother_factory = make_user_smoother;
+  options.smoother_factory_data = &factory;
+  options.pre_smoothing = options.post_smoothing = 3;
+  int cycles = solve_checked(4, &options, 1e-10, 1e-6, "user-defined smoother");
+  /* 3 smoothed levels: one smoother each, set up once, called every cycle */
+  assert_int_equal(factory.made, 3);
+  for (int l = 1; l < 4; ++l) {
+    assert_int_equal(factory.smoothers[l].setups, 1);
+    assert_true(factory.smoothers[l].applies >= 2 * cycles);
+  }
+  print_message("user-defined Jacobi smoother: %d V(3,3) cycles to 1e-10\n", cycles);
+  assert_true(cycles <= 20);
+}
+
+/* A two-level hierarchy from device matrices (through operators) gives the
+ * same iterates, bit for bit, as the one the engine uploads from host CSR. */
+static void test_levels_from_device_objects(void **state) {
+  (void)state;
+  hierarchy h;
+  hierarchy_build(&h, 2);
+  clmg_csr r = {0};
+  clmg_error error;
+  CHECK_ERROR_OK(error, clmg_csr_transpose(&h.p[1], &r, &error));
+  clmg_multigrid *from_host = NULL, *from_device = NULL;
+  CHECK_OK(clmg_multigrid_create(ctx, 2, h.a, h.p, NULL, NULL, &from_host));
+
+  clmg_multigrid_level levels[2];
+  memset(levels, 0, sizeof levels);
+  const clmg_csr *sources[4] = {&h.a[0], &h.a[1], &h.p[1], &r};
+  clmg_operator *targets[4] = {&levels[0].a, &levels[1].a, &levels[1].p, &levels[1].r};
+  for (int k = 0; k < 4; ++k) {
+    clmg_matrix *m = NULL;
+    CHECK_OK(clmg_matrix_create(ctx, sources[k], NULL, &m));
+    CHECK_OK(clmg_operator_from_matrix(m, 1, targets[k]));
+  }
+  CHECK_OK(clmg_multigrid_create_from_levels(ctx, 2, levels, NULL, &from_device));
+  assert_null(levels[1].a.apply); /* taken over */
+  assert_string_equal(clmg_multigrid_smoother_name(from_device, 1), "jacobi");
+  assert_string_equal(clmg_multigrid_coarse_solver(from_device), "direct");
+
+  problem pr;
+  problem_make(&pr, &h.a[1], CLMG_DOUBLE);
+  clmg_vector *x_device = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, pr.n, &x_device));
+  double *x_host = malloc(pr.n * sizeof *x_host), *x_dev = malloc(pr.n * sizeof *x_dev);
+  assert_non_null(x_host);
+  assert_non_null(x_dev);
+  for (int cycle = 1; cycle <= 3; ++cycle) {
+    CHECK_OK(clmg_multigrid_cycle(from_host, pr.b_device, pr.x_device));
+    CHECK_OK(clmg_multigrid_cycle(from_device, pr.b_device, x_device));
+    CHECK_OK(clmg_vector_download_doubles(pr.x_device, x_host));
+    CHECK_OK(clmg_vector_download_doubles(x_device, x_dev));
+    for (size_t i = 0; i < pr.n; ++i)
+      if (x_host[i] != x_dev[i])
+        fail_msg("cycle %d, entry %zu: %.17g from host CSR, %.17g from device objects", cycle, i,
+                 x_host[i], x_dev[i]);
+  }
+  assert_true(problem_error(&pr) < 0.1); /* three two-grid cycles did solve */
+  free(x_host);
+  free(x_dev);
+  clmg_vector_destroy(x_device);
+  problem_free(&pr);
+  clmg_multigrid_destroy(from_host);
+  clmg_multigrid_destroy(from_device);
+  clmg_csr_free(&r);
+  hierarchy_free(&h);
+}
+
+/* ---- a saddle-point hierarchy ----
+ * Minimise 1/2 u^T A u - f^T u subject to u(x_k) = g_k at two points, with
+ * Lagrange multipliers: K = [A B^T; B 0], A the 1-D Laplacian (1/h)
+ * tridiag(-1, 2, -1) on 2^(l+3) - 1 interior nodes, B selecting the nodes
+ * at x = 1/4 and 1/2 (nodes of every level). P = diag(P_u, I), R = P^T, so
+ * K_c = R K P exactly. K is indefinite and has zeros on its diagonal:
+ * Jacobi must refuse it, and the engine must not care. The smoother is
+ * written here: multiplicative patches with exact local solves (Vanka's
+ * idea): each multiplier with its node and the two neighbours, every other
+ * node alone, on the host over dense copies of K. */
+
+enum { SADDLE_CONSTRAINTS = 2 };
+
+static size_t saddle_nodes(int level) {
+  return ((size_t)1 << (level + 3)) - 1;
+}
+
+static size_t saddle_constrained_node(int level, int k) {
+  /* x = 1/4 and 1/2: node index x (m + 1) - 1 */
+  size_t m1 = saddle_nodes(level) + 1;
+  return (k == 0 ? m1 / 4 : m1 / 2) - 1;
+}
+
+typedef struct saddle_level {
+  size_t n_u, n; /* velocity-like unknowns, all unknowns */
+  clmg_csr a, b, bt, p_u, r_u, identity;
+  double *dense; /* K, n x n row-major, for the host smoother and checks */
+} saddle_level;
+
+static void saddle_level_build(saddle_level *s, int level) {
+  memset(s, 0, sizeof *s);
+  s->n_u = saddle_nodes(level);
+  s->n = s->n_u + SADDLE_CONSTRAINTS;
+  double inverse_h = (double)(s->n_u + 1);
+  triplets t = {0};
+  for (size_t i = 0; i < s->n_u; ++i) {
+    triplets_add(&t, i, i, 2.0 * inverse_h);
+    if (i > 0)
+      triplets_add(&t, i, i - 1, -inverse_h);
+    if (i + 1 < s->n_u)
+      triplets_add(&t, i, i + 1, -inverse_h);
+  }
+  s->a = triplets_to_csr(&t, s->n_u);
+  triplets tb = {0}, ti = {0};
+  for (int k = 0; k < SADDLE_CONSTRAINTS; ++k) {
+    triplets_add(&tb, (size_t)k, saddle_constrained_node(level, k), 1.0);
+    triplets_add(&ti, (size_t)k, (size_t)k, 1.0);
+  }
+  s->b = triplets_to_csr(&tb, s->n_u); /* n_u x n_u with two rows used: cut below */
+  s->b.rows = SADDLE_CONSTRAINTS;
+  s->identity = triplets_to_csr(&ti, SADDLE_CONSTRAINTS);
+  clmg_error error;
+  CHECK_ERROR_OK(error, clmg_csr_transpose(&s->b, &s->bt, &error));
+  if (level > 0) {
+    size_t nc = saddle_nodes(level - 1);
+    triplets tp = {0};
+    for (size_t i = 0; i < s->n_u; ++i) {
+      if (i % 2 == 1) {
+        triplets_add(&tp, i, i / 2, 1.0);
+        continue;
+      }
+      if (i / 2 >= 1)
+        triplets_add(&tp, i, i / 2 - 1, 0.5);
+      if (i / 2 < nc)
+        triplets_add(&tp, i, i / 2, 0.5);
+    }
+    s->p_u = triplets_to_csr(&tp, s->n_u);
+    s->p_u.cols = nc;
+    CHECK_ERROR_OK(error, clmg_csr_transpose(&s->p_u, &s->r_u, &error));
+  }
+  s->dense = calloc(s->n * s->n, sizeof *s->dense);
+  assert_non_null(s->dense);
+  for (size_t i = 0; i < s->n_u; ++i)
+    for (int64_t k = s->a.row_ptr[i]; k < s->a.row_ptr[i + 1]; ++k)
+      s->dense[i * s->n + (size_t)s->a.col[k]] = s->a.val[k];
+  for (int k = 0; k < SADDLE_CONSTRAINTS; ++k) {
+    size_t node = saddle_constrained_node(level, k), row = s->n_u + (size_t)k;
+    s->dense[row * s->n + node] = 1.0;
+    s->dense[node * s->n + row] = 1.0;
+  }
+}
+
+static void saddle_level_free(saddle_level *s) {
+  clmg_csr *all[] = {&s->a, &s->b, &s->bt, &s->p_u, &s->r_u, &s->identity};
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; ++k)
+    clmg_csr_free(all[k]);
+  free(s->dense);
+}
+
+static clmg_operator matrix_operator(const clmg_csr *a) {
+  clmg_matrix *m = NULL;
+  clmg_operator op;
+  CHECK_OK(clmg_matrix_create(ctx, a, NULL, &m));
+  CHECK_OK(clmg_operator_from_matrix(m, 1, &op));
+  return op;
+}
+
+/* [[a, b], [c, d]] over fields of sizes (r0, r1) x (c0, c1); NULL is a zero block. */
+static clmg_operator block2(const clmg_csr *a, const clmg_csr *b, const clmg_csr *c,
+                            const clmg_csr *d, size_t r0, size_t r1, size_t c0, size_t c1) {
+  clmg_operator blocks[4];
+  memset(blocks, 0, sizeof blocks);
+  const clmg_csr *given[4] = {a, b, c, d};
+  for (int k = 0; k < 4; ++k)
+    if (given[k])
+      blocks[k] = matrix_operator(given[k]);
+  size_t rows[2] = {r0, r1}, cols[2] = {c0, c1};
+  clmg_operator op;
+  CHECK_OK(clmg_operator_block(ctx, 2, 2, rows, cols, blocks, 1, &op));
+  return op;
+}
+
+/* Solves the dense system m x = rhs (n x n, partial pivoting) in place. */
+static void dense_solve(double *m, double *rhs, size_t n) {
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t row = col + 1; row < n; ++row)
+      if (fabs(m[row * n + col]) > fabs(m[pivot * n + col]))
+        pivot = row;
+    assert_true(fabs(m[pivot * n + col]) > 1e-13);
+    for (size_t k = 0; k < n; ++k) {
+      double t = m[col * n + k];
+      m[col * n + k] = m[pivot * n + k];
+      m[pivot * n + k] = t;
+    }
+    double t = rhs[col];
+    rhs[col] = rhs[pivot];
+    rhs[pivot] = t;
+    for (size_t row = col + 1; row < n; ++row) {
+      double factor = m[row * n + col] / m[col * n + col];
+      for (size_t k = col; k < n; ++k)
+        m[row * n + k] -= factor * m[col * n + k];
+      rhs[row] -= factor * rhs[col];
+    }
+  }
+  for (size_t i = n; i-- > 0;) {
+    double sum = rhs[i];
+    for (size_t k = i + 1; k < n; ++k)
+      sum -= m[i * n + k] * rhs[k];
+    rhs[i] = sum / m[i * n + i];
+  }
+}
+
+typedef struct patch_smoother {
+  const saddle_level *level;
+  int applies;
+} patch_smoother;
+
+/* One multiplicative sweep over the patches: x_p += K_pp^-1 (b - K x)_p. */
+static void patch_sweep(const saddle_level *s, const double *b, double *x) {
+  size_t n = s->n;
+  int in_patch[64] = {0};
+  assert_true(n <= 64);
+  size_t patches[SADDLE_CONSTRAINTS + 64][4];
+  size_t sizes[SADDLE_CONSTRAINTS + 64];
+  size_t count = 0;
+  size_t level_nodes[SADDLE_CONSTRAINTS];
+  for (int k = 0; k < SADDLE_CONSTRAINTS; ++k) {
+    /* the constrained node is the one B selects: find it in K's last rows */
+    size_t row = s->n_u + (size_t)k;
+    for (size_t j = 0; j < s->n_u; ++j)
+      if (s->dense[row * n + j] != 0)
+        level_nodes[k] = j;
+    size_t node = level_nodes[k];
+    patches[count][0] = row;
+    patches[count][1] = node;
+    patches[count][2] = node - 1;
+    patches[count][3] = node + 1;
+    sizes[count++] = 4;
+    in_patch[node] = in_patch[node - 1] = in_patch[node + 1] = 1;
+  }
+  for (size_t i = 0; i < s->n_u; ++i)
+    if (!in_patch[i]) {
+      patches[count][0] = i;
+      sizes[count++] = 1;
+    }
+  for (size_t p = 0; p < count; ++p) {
+    double local[16], rhs[4];
+    size_t m = sizes[p];
+    for (size_t a = 0; a < m; ++a) {
+      size_t i = patches[p][a];
+      double r = b[i];
+      for (size_t j = 0; j < n; ++j)
+        r -= s->dense[i * n + j] * x[j];
+      rhs[a] = r;
+      for (size_t c = 0; c < m; ++c)
+        local[a * m + c] = s->dense[i * n + patches[p][c]];
+    }
+    dense_solve(local, rhs, m);
+    for (size_t a = 0; a < m; ++a)
+      x[patches[p][a]] += rhs[a];
+  }
+}
+
+static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_vector *b,
+                               clmg_vector *x, int steps, int x_is_zero) {
+  patch_smoother *ps = data;
+  ps->applies++;
+  size_t n = a->rows;
+  double *bh = calloc(n, sizeof *bh), *xh = calloc(n, sizeof *xh);
+  assert_non_null(bh);
+  assert_non_null(xh);
+  clmg_status status = clmg_vector_download_doubles(b, bh);
+  if (status == CLMG_SUCCESS && !x_is_zero)
+    status = clmg_vector_download_doubles(x, xh);
+  for (int k = 0; status == CLMG_SUCCESS && k < steps; ++k)
+    patch_sweep(ps->level, bh, xh);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(x, xh);
+  free(bh);
+  free(xh);
+  return status;
+}
+
+static void test_saddle_point_hierarchy(void **state) {
+  (void)state;
+  enum { LEVELS = 3 };
+  saddle_level s[LEVELS];
+  patch_smoother smoothers[LEVELS];
+  memset(smoothers, 0, sizeof smoothers);
+  clmg_multigrid_level levels[LEVELS];
+  memset(levels, 0, sizeof levels);
+  for (int l = 0; l < LEVELS; ++l) {
+    saddle_level_build(&s[l], l);
+    size_t nu = s[l].n_u, m = SADDLE_CONSTRAINTS;
+    levels[l].a = block2(&s[l].a, &s[l].bt, &s[l].b, NULL, nu, m, nu, m);
+    if (l == 0)
+      continue;
+    size_t nuc = s[l - 1].n_u;
+    levels[l].p = block2(&s[l].p_u, NULL, NULL, &s[l].identity, nu, m, nuc, m);
+    levels[l].r = block2(&s[l].r_u, NULL, NULL, &s[l].identity, nuc, m, nu, m);
+  }
+  /* The engine asks nothing of the operator; Jacobi, asked, refuses it. */
+  clmg_multigrid *mg = NULL;
+  clmg_multigrid_level copy[LEVELS];
+  for (int l = 0; l < LEVELS; ++l) {
+    copy[l] = levels[l];
+    copy[l].a.destroy = NULL; /* borrowed for this attempt */
+    copy[l].p.destroy = NULL;
+    copy[l].r.destroy = NULL;
+  }
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_multigrid_create_from_levels(ctx, LEVELS, copy, NULL, &mg));
+  CHECK_CONTAINS(clmg_context_message(ctx), "zero diagonal");
+  assert_null(mg);
+
+  for (int l = 1; l < LEVELS; ++l) {
+    smoothers[l].level = &s[l];
+    levels[l].smoother.data = &smoothers[l];
+    levels[l].smoother.name = "patch";
+    levels[l].smoother.apply = patch_apply;
+  }
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  CHECK_OK(clmg_multigrid_create_from_levels(ctx, LEVELS, levels, &options, &mg));
+  assert_string_equal(clmg_multigrid_coarse_solver(mg), "direct"); /* indefinite: pivoting */
+  assert_string_equal(clmg_multigrid_smoother_name(mg, 2), "patch");
+
+  const saddle_level *fine = &s[LEVELS - 1];
+  size_t n = fine->n;
+  double *rhs = malloc(n * sizeof *rhs), *x = malloc(n * sizeof *x), *k = malloc(n * n * sizeof *k);
+  assert_non_null(rhs);
+  assert_non_null(x);
+  assert_non_null(k);
+  for (size_t i = 0; i < n; ++i)
+    rhs[i] = rng_uniform() - 0.5;
+  clmg_vector *b_device = NULL, *x_device = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b_device));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x_device));
+  CHECK_OK(clmg_vector_upload_doubles(b_device, rhs));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = 1e-10;
+  ko.max_iterations = 40;
+  clmg_krylov_result result;
+  CHECK_OK(clmg_multigrid_solve(mg, b_device, x_device, &ko, &result));
+  print_message("saddle point, %zu unknowns (%d multipliers): %d V(2,2) cycles to 1e-10\n", n,
+                SADDLE_CONSTRAINTS, result.iterations);
+  assert_true(result.converged && result.relative_residual <= 1e-10);
+  assert_true(result.iterations <= 25);
+  assert_true(smoothers[LEVELS - 1].applies >= 2 * result.iterations);
+  /* against a direct solve on the host */
+  CHECK_OK(clmg_vector_download_doubles(x_device, x));
+  memcpy(k, fine->dense, n * n * sizeof *k);
+  dense_solve(k, rhs, n);
+  double diff = 0, norm = 0;
+  for (size_t i = 0; i < n; ++i) {
+    diff = fmax(diff, fabs(x[i] - rhs[i]));
+    norm = fmax(norm, fabs(rhs[i]));
+  }
+  if (!(diff <= 1e-7 * norm))
+    fail_msg("max |x - x_direct| = %g (max |x_direct| = %g)", diff, norm);
+  clmg_krylov_result_free(&result);
+  clmg_vector_destroy(b_device);
+  clmg_vector_destroy(x_device);
+  clmg_multigrid_destroy(mg);
+  free(rhs);
+  free(x);
+  free(k);
+  for (int l = 0; l < LEVELS; ++l)
+    saddle_level_free(&s[l]);
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "multigrid", 1);
@@ -389,6 +841,9 @@ int main(void) {
       cmocka_unit_test(test_preconditioned_cg),
       cmocka_unit_test(test_chebyshev_bound),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_user_smoother),
+      cmocka_unit_test(test_levels_from_device_objects),
+      cmocka_unit_test(test_saddle_point_hierarchy),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("multigrid", tests, setup, teardown);
