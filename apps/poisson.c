@@ -26,6 +26,7 @@ typedef struct poisson_options {
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;
+  int mixed; /* float hierarchy inside double CG */
   double tolerance;
   int max_iterations;
   const char *vtk_path;
@@ -95,7 +96,9 @@ static void print_poisson_usage(FILE *out) {
         "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8)\n"
         "      --maxit N           at most N cycles or CG iterations (default 200)\n"
         "      --format F          matrix format: auto (default), csr, ellr, sell\n"
-        "      --precision P       double (default) or float\n"
+        "      --precision P       double (default), float, or mixed: a float multigrid\n"
+        "                          cycle preconditioning double CG (implies --krylov cg;\n"
+        "                          the residuals reported are double ones)\n"
         "      --vtk FILE.vtu      write the mesh and u (ParaView, VisIt: VTK XML)\n"
         "      --seed N            seed of the random STO numbering (default 1)\n"
         "  -q, --quiet             no per-cycle lines\n" COMMON_OPTIONS_HELP "\n"
@@ -229,11 +232,14 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       }
       break;
     case OPTION_PRECISION:
-      if (strcmp(optarg, "double") != 0 && strcmp(optarg, "float") != 0) {
-        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
+      if (strcmp(optarg, "double") != 0 && strcmp(optarg, "float") != 0 &&
+          strcmp(optarg, "mixed") != 0) {
+        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float, mixed)\n", command,
+                optarg);
         return cli_usage_error(command);
       }
       o->multigrid.matrix.precision = optarg[0] == 'd' ? CLMG_DOUBLE : CLMG_FLOAT;
+      o->mixed = optarg[0] == 'm';
       break;
     case OPTION_COARSE:
       if (strcmp(optarg, "auto") == 0) {
@@ -271,6 +277,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
     fprintf(stderr, "%s: unexpected argument '%s'\n", command, argv[optind]);
     return cli_usage_error(command);
   }
+  if (o->mixed)
+    o->use_cg = 1;
   /* the seed's BLOOD settings, unless given */
   if (o->mesh == MESH_BLOOD) {
     if (!o->smoothing_given)
@@ -387,7 +395,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_string(&w, "coarse_solver", r->coarse_solver);
   json_string(&w, "krylov", o->use_cg ? "cg" : "none");
   json_string(&w, "format", r->format_description);
-  json_string(&w, "precision", clmg_dtype_name(o->multigrid.matrix.precision));
+  json_string(&w, "precision", o->mixed ? "mixed" : clmg_dtype_name(o->multigrid.matrix.precision));
   json_device(&w, device);
   json_number(&w, "relative_tolerance", o->tolerance);
   json_bool(&w, "converged", result->converged);
@@ -420,6 +428,7 @@ typedef struct poisson_resources {
   clmg_fe_hierarchy hierarchy;
   clmg_context *context;
   clmg_multigrid *multigrid;
+  clmg_matrix *outer_matrix; /* mixed precision: the finest matrix in double, for CG */
   clmg_vector *b, *x;
   double *solution;
 } poisson_resources;
@@ -428,6 +437,7 @@ static void release(poisson_resources *s) {
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
   clmg_multigrid_destroy(s->multigrid);
+  clmg_matrix_destroy(s->outer_matrix);
   clmg_context_destroy(s->context);
   clmg_fe_hierarchy_free(&s->hierarchy);
   clmg_mesh_free(&s->coarse_mesh);
@@ -441,9 +451,15 @@ static clmg_status solve(const poisson_options *o, poisson_resources *s,
     return clmg_multigrid_solve(s->multigrid, s->b, s->x, krylov, result);
   clmg_preconditioner preconditioner;
   clmg_status status = clmg_multigrid_preconditioner(s->multigrid, &preconditioner);
+  if (status == CLMG_SUCCESS && o->mixed) {
+    clmg_preconditioner cycle = preconditioner;
+    status = clmg_preconditioner_in_precision(s->context, clmg_vector_length(s->x), CLMG_DOUBLE,
+                                              CLMG_FLOAT, &cycle, &preconditioner);
+  }
   if (status != CLMG_SUCCESS)
     return status;
-  const clmg_matrix *a = clmg_multigrid_matrix(s->multigrid, s->hierarchy.num_levels - 1);
+  const clmg_matrix *a =
+      o->mixed ? s->outer_matrix : clmg_multigrid_matrix(s->multigrid, s->hierarchy.num_levels - 1);
   status = clmg_cg(a, s->b, s->x, &preconditioner, krylov, result);
   clmg_preconditioner_destroy(&preconditioner);
   return status;
@@ -482,15 +498,39 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   return 1;
 }
 
+static clmg_status solve(const poisson_options *o, poisson_resources *s,
+                         const clmg_krylov_options *krylov, clmg_krylov_result *result);
+
+/* One cycle (mixed: one CG iteration) compiles every kernel of the solve. */
+static clmg_status warm_up(const poisson_options *o, poisson_resources *s) {
+  if (!o->mixed)
+    return clmg_multigrid_cycle(s->multigrid, s->b, s->x);
+  clmg_krylov_options one;
+  clmg_krylov_options_defaults(&one);
+  one.max_iterations = 1;
+  clmg_krylov_result result = {0};
+  clmg_status status = solve(o, s, &one, &result);
+  clmg_krylov_result_free(&result);
+  if (status == CLMG_ERROR_NOT_CONVERGED)
+    status = CLMG_SUCCESS;
+  return status;
+}
+
 static clmg_status build_on_device(const poisson_options *o, poisson_resources *s,
                                    poisson_report *r, const char **step) {
   const clmg_fe_hierarchy *h = &s->hierarchy;
-  clmg_dtype precision = o->multigrid.matrix.precision;
+  clmg_dtype precision = o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision;
   size_t n = r->unknowns;
   double start = apputil_now();
   *step = "building the multigrid hierarchy";
   clmg_status status = clmg_multigrid_create(s->context, h->num_levels, h->a, h->p, h->r,
                                              &o->multigrid, &s->multigrid);
+  if (status == CLMG_SUCCESS && o->mixed) {
+    *step = "uploading the double-precision matrix";
+    clmg_matrix_options outer = o->multigrid.matrix;
+    outer.precision = CLMG_DOUBLE;
+    status = clmg_matrix_create(s->context, &h->a[h->num_levels - 1], &outer, &s->outer_matrix);
+  }
   if (status == CLMG_SUCCESS) {
     *step = "uploading the right-hand side";
     status = clmg_vector_create(s->context, precision, n, &s->b);
@@ -510,7 +550,7 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   *step = "compiling the kernels";
   status = clmg_vector_upload_doubles(s->x, h->x0);
   if (status == CLMG_SUCCESS)
-    status = clmg_multigrid_cycle(s->multigrid, s->b, s->x);
+    status = warm_up(o, s);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(s->x, h->x0);
   if (status == CLMG_SUCCESS)
@@ -534,7 +574,7 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
   printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
          device->name, device->platform_name);
   printf("%-18s %s, %s\n", "format", r->format_description,
-         clmg_dtype_name(o->multigrid.matrix.precision));
+         o->mixed ? "float cycle in double CG" : clmg_dtype_name(o->multigrid.matrix.precision));
   printf("%-18s %s-cycle, %s %d+%d", "multigrid", clmg_cycle_type_name(o->multigrid.cycle),
          clmg_smoother_type_name(o->multigrid.smoother), o->multigrid.pre_smoothing,
          o->multigrid.post_smoothing);

@@ -52,7 +52,7 @@ typedef struct spmv_row {
 typedef struct solve_row {
   int degree, level;
   clmg_numbering numbering;
-  char smoother[32], format[64], krylov[8];
+  char smoother[32], format[64], krylov[16];
   int pre, post;
   size_t unknowns;
   int converged, iterations;
@@ -227,33 +227,64 @@ static clmg_status measure_spmv(clmg_context *context, const settings *s, const 
   return status;
 }
 
+/* How the cycle is used: as the solver, as CG's preconditioner, or as a
+ * float cycle preconditioning double CG (mixed precision). */
+typedef enum krylov_mode { MODE_NONE = 0, MODE_CG, MODE_CG_MIXED, MODE_COUNT } krylov_mode;
+static const char *const mode_names[MODE_COUNT] = {"none", "cg", "cg-mixed"};
+
 /* Best of `trials` solves from x0 to 1e-8 (after one warm-up cycle). */
 static clmg_status measure_solve(clmg_context *context, const settings *s,
                                  const clmg_fe_hierarchy *h,
-                                 const clmg_multigrid_options *mg_options, int use_cg,
+                                 const clmg_multigrid_options *given_options, krylov_mode mode,
                                  double copy_gb_per_s, solve_row *row) {
   size_t n = h->a[h->num_levels - 1].rows;
+  clmg_multigrid_options mg_options = *given_options;
+  if (mode == MODE_CG_MIXED)
+    mg_options.matrix.precision = CLMG_FLOAT;
+  clmg_dtype outer = mode == MODE_CG_MIXED ? CLMG_DOUBLE : mg_options.matrix.precision;
   clmg_multigrid *mg = NULL;
+  clmg_matrix *outer_matrix = NULL; /* mixed: the finest matrix in double, for CG */
   clmg_vector *b = NULL, *x = NULL;
   double start = apputil_now();
   clmg_status status =
-      clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg_options, &mg);
+      clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, &mg_options, &mg);
+  if (status == CLMG_SUCCESS && mode == MODE_CG_MIXED) {
+    clmg_matrix_options double_options = mg_options.matrix;
+    double_options.precision = CLMG_DOUBLE;
+    status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &double_options, &outer_matrix);
+  }
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, mg_options->matrix.precision, n, &b);
+    status = clmg_vector_create(context, outer, n, &b);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, mg_options->matrix.precision, n, &x);
+    status = clmg_vector_create(context, outer, n, &x);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(b, h->b);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(x, h->x0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_multigrid_cycle(mg, b, x); /* compiles the kernels */
+  clmg_preconditioner preconditioner = {0};
+  if (status == CLMG_SUCCESS && mode != MODE_NONE)
+    status = clmg_multigrid_preconditioner(mg, &preconditioner);
+  if (status == CLMG_SUCCESS && mode == MODE_CG_MIXED) {
+    clmg_preconditioner cycle = preconditioner;
+    status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
+                                              &preconditioner);
+  }
+  const clmg_matrix *a =
+      mode == MODE_CG_MIXED ? outer_matrix : clmg_multigrid_matrix(mg, h->num_levels - 1);
+  if (status == CLMG_SUCCESS) { /* one iteration compiles the kernels */
+    clmg_krylov_options one;
+    clmg_krylov_options_defaults(&one);
+    one.max_iterations = 1;
+    clmg_krylov_result result = {0};
+    status = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &one, &result)
+                               : clmg_multigrid_solve(mg, b, x, &one, &result);
+    clmg_krylov_result_free(&result);
+    if (status == CLMG_ERROR_NOT_CONVERGED)
+      status = CLMG_SUCCESS;
+  }
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   row->setup_s = apputil_now() - start;
-  clmg_preconditioner preconditioner = {0};
-  if (status == CLMG_SUCCESS && use_cg)
-    status = clmg_multigrid_preconditioner(mg, &preconditioner);
   row->solve_s = INFINITY;
   for (long trial = 0; status == CLMG_SUCCESS && trial < s->timing.trials; ++trial) {
     clmg_krylov_options options;
@@ -267,9 +298,8 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     if (status != CLMG_SUCCESS)
       break;
     start = apputil_now();
-    clmg_status solved = use_cg ? clmg_cg(clmg_multigrid_matrix(mg, h->num_levels - 1), b, x,
-                                          &preconditioner, &options, &result)
-                                : clmg_multigrid_solve(mg, b, x, &options, &result);
+    clmg_status solved = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &options, &result)
+                                           : clmg_multigrid_solve(mg, b, x, &options, &result);
     double seconds = apputil_now() - start;
     if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED) {
       status = solved;
@@ -290,20 +320,29 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
   if (status == CLMG_SUCCESS) {
     row->unknowns = n;
     row->cycle_s = row->iterations > 0 ? row->solve_s / row->iterations : 0;
-    /* CG adds a dot3 and a 6-vector update per iteration to the cycle */
-    double bytes = clmg_multigrid_iteration_bytes(mg) + (use_cg ? 9.0 * 8.0 * (double)n : 0.0);
+    /* CG adds a dot3 and a 6-vector update per iteration (double) to the
+     * cycle; mixed precision adds two conversions (24 bytes per unknown) and
+     * reads CG's matrix in double where the cycle's model counts it in float */
+    double bytes = clmg_multigrid_iteration_bytes(mg);
+    if (mode != MODE_NONE)
+      bytes += 9.0 * 8.0 * (double)n;
+    if (mode == MODE_CG_MIXED)
+      bytes += 24.0 * (double)n + (double)clmg_matrix_device_bytes(outer_matrix) -
+               (double)clmg_matrix_device_bytes(clmg_multigrid_matrix(mg, h->num_levels - 1));
     row->floor_s = bytes / (copy_gb_per_s * 1e9);
     row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
     snprintf(row->smoother, sizeof row->smoother, "%s",
-             clmg_smoother_type_name(mg_options->smoother));
+             clmg_smoother_type_name(mg_options.smoother));
     snprintf(row->format, sizeof row->format, "%s",
              clmg_matrix_describe(clmg_multigrid_matrix(mg, h->num_levels - 1)));
-    snprintf(row->krylov, sizeof row->krylov, "%s", use_cg ? "cg" : "none");
-    row->pre = mg_options->pre_smoothing;
-    row->post = mg_options->post_smoothing;
+    snprintf(row->krylov, sizeof row->krylov, "%s", mode_names[mode]);
+    row->pre = mg_options.pre_smoothing;
+    row->post = mg_options.post_smoothing;
   }
+  clmg_preconditioner_destroy(&preconditioner);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
+  clmg_matrix_destroy(outer_matrix);
   clmg_multigrid_destroy(mg);
   return status;
 }
@@ -325,7 +364,7 @@ static void print_spmv_row(const spmv_row *r) {
 
 static void print_solve_header(const char *title) {
   printf("\n%s\n", title);
-  printf("%-4s %5s %-4s %-9s %-5s %-6s %-20s %6s %10s %10s %10s %6s %7s\n", "elem", "level", "num",
+  printf("%-4s %5s %-4s %-9s %-5s %-8s %-20s %6s %10s %10s %10s %6s %7s\n", "elem", "level", "num",
          "smoother", "steps", "krylov", "format", "its", "solve_ms", "cycle_ms", "floor_ms",
          "ratio", "rate");
 }
@@ -333,7 +372,7 @@ static void print_solve_header(const char *title) {
 static void print_solve_row(const solve_row *r) {
   char steps[16];
   snprintf(steps, sizeof steps, "%d+%d", r->pre, r->post);
-  printf("Q%-3d %5d %-4s %-9s %-5s %-6s %-20.20s %5d%s %10.3f %10.4f %10.4f %6.2f %7.4f\n",
+  printf("Q%-3d %5d %-4s %-9s %-5s %-8s %-20.20s %5d%s %10.3f %10.4f %10.4f %6.2f %7.4f\n",
          r->degree, r->level, clmg_numbering_name(r->numbering), r->smoother, steps, r->krylov,
          r->format, r->iterations, r->converged ? " " : "!", 1e3 * r->solve_s, 1e3 * r->cycle_s,
          1e3 * r->floor_s, r->ratio, r->rate);
@@ -421,7 +460,7 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
   const solve_row *best = NULL;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f)
     for (size_t m = 0; m < sizeof smoothers / sizeof smoothers[0]; ++m)
-      for (int use_cg = 0; use_cg < 2; ++use_cg) {
+      for (int mode = 0; mode < MODE_COUNT; ++mode) {
         if (res->solve_count == MAX_RESULTS)
           return 1;
         clmg_multigrid_options options;
@@ -434,7 +473,8 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
         row->degree = 1;
         row->level = level;
         row->numbering = h->numbering;
-        clmg_status status = measure_solve(context, s, h, &options, use_cg, copy_gb_per_s, row);
+        clmg_status status =
+            measure_solve(context, s, h, &options, (krylov_mode)mode, copy_gb_per_s, row);
         if (status != CLMG_SUCCESS) {
           apputil_report(context, status, "sweep solve");
           return 0;
@@ -522,7 +562,7 @@ int main(int argc, char **argv) {
           srow->numbering = (clmg_numbering)k;
           clmg_multigrid_options options;
           seed_settings(&options);
-          status = measure_solve(context, &s, &h, &options, 0, copy_gb_per_s, srow);
+          status = measure_solve(context, &s, &h, &options, MODE_NONE, copy_gb_per_s, srow);
           if (status == CLMG_SUCCESS)
             res->solve_count++;
         }

@@ -355,6 +355,71 @@ static void test_blood(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* Mixed precision (Fu et al.): a float cycle inside double CG reaches a
+ * true double residual of 1e-8 on CIRCLE Q1, recomputed here on the host
+ * from x, within two iterations of the all-double run. */
+static void test_mixed_precision_circle(void **state) {
+  (void)state;
+  for (int level = 5; level <= 7; ++level) {
+    clmg_fe_hierarchy h;
+    build_circle(level, 1, CLMG_NUMBERING_2LV, &h);
+    int finest = h.num_levels - 1;
+    size_t n = h.a[finest].rows;
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    options.pre_smoothing = options.post_smoothing = 2;
+    solved in_double = solve_hierarchy(&h, &options, 1, 1e-8, "double CG, double cycle");
+
+    options.matrix.precision = CLMG_FLOAT;
+    clmg_multigrid *mg = NULL;
+    CHECK_OK(clmg_multigrid_create(ctx, h.num_levels, h.a, h.p, h.r, &options, &mg));
+    clmg_matrix *a = NULL;
+    CHECK_OK(clmg_matrix_create(ctx, &h.a[finest], NULL, &a));
+    clmg_preconditioner cycle, preconditioner;
+    CHECK_OK(clmg_multigrid_preconditioner(mg, &cycle));
+    CHECK_OK(
+        clmg_preconditioner_in_precision(ctx, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle, &preconditioner));
+    assert_null(cycle.apply); /* taken over */
+    clmg_vector *b = NULL, *x = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
+    CHECK_OK(clmg_vector_upload_doubles(b, h.b));
+    CHECK_OK(clmg_vector_upload_doubles(x, h.x0));
+    clmg_krylov_options ko;
+    clmg_krylov_options_defaults(&ko);
+    ko.relative_tolerance = 1e-8;
+    clmg_krylov_result result;
+    CHECK_OK(clmg_cg(a, b, x, &preconditioner, &ko, &result));
+    /* the true residual, on the host in double */
+    double *u = malloc(n * sizeof *u), *r = malloc(n * sizeof *r);
+    assert_non_null(u);
+    assert_non_null(r);
+    CHECK_OK(clmg_vector_download_doubles(x, u));
+    memcpy(r, h.b, n * sizeof *r);
+    clmg_csr_spmv_host(-1.0, &h.a[finest], u, 1.0, r);
+    double r_norm = 0, b_norm = 0;
+    for (size_t i = 0; i < n; ++i) {
+      r_norm += r[i] * r[i];
+      b_norm += h.b[i] * h.b[i];
+    }
+    double relative = sqrt(r_norm / b_norm);
+    print_message("CIRCLE Q1 level %d: double %d iterations, mixed %d (true residual %.2e)\n",
+                  level, in_double.cycles, result.iterations, relative);
+    assert_true(relative <= 1e-8);
+    assert_true(abs(result.iterations - in_double.cycles) <= 2);
+    free(u);
+    free(r);
+    free(in_double.u_mesh);
+    clmg_krylov_result_free(&result);
+    clmg_preconditioner_destroy(&preconditioner);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(x);
+    clmg_matrix_destroy(a);
+    clmg_multigrid_destroy(mg);
+    clmg_fe_hierarchy_free(&h);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "gmg", 1);
@@ -371,6 +436,7 @@ int main(void) {
       cmocka_unit_test(test_circle_mesh_independent), cmocka_unit_test(test_agrees_with_cg),
       cmocka_unit_test(test_numberings_agree),        cmocka_unit_test(test_manufactured_orders),
       cmocka_unit_test(test_smoothers_and_cycles_q2), cmocka_unit_test(test_blood),
+      cmocka_unit_test(test_mixed_precision_circle),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("gmg", tests, setup, teardown);
