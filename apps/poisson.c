@@ -338,17 +338,8 @@ typedef struct poisson_report {
   double rate;
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
   double iteration_bytes;
+  double omega; /* the damping the finest smoother uses (0: none) */
 } poisson_report;
-
-/* The damping in use: the one given, else the library's default for the
- * smoother (0.7 Jacobi, 1 SPAI-0; Chebyshev has none: 0). */
-static double effective_omega(const poisson_options *o) {
-  if (o->multigrid.smoother == CLMG_SMOOTHER_CHEBYSHEV)
-    return 0.0;
-  if (o->multigrid.omega > 0)
-    return o->multigrid.omega;
-  return o->multigrid.smoother == CLMG_SMOOTHER_SPAI0 ? 1.0 : 0.7;
-}
 
 static const char *problem_label(const poisson_options *o) {
   return o->mesh == MESH_CIRCLE ? "CIRCLE" : o->mesh == MESH_BLOOD ? "BLOOD" : o->mesh_name;
@@ -390,7 +381,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_string(&w, "smoother", clmg_smoother_type_name(o->multigrid.smoother));
   json_integer(&w, "pre", o->multigrid.pre_smoothing);
   json_integer(&w, "post", o->multigrid.post_smoothing);
-  json_number(&w, "omega", effective_omega(o));
+  json_number(&w, "omega", r->omega);
   json_string(&w, "cycle", clmg_cycle_type_name(o->multigrid.cycle));
   json_string(&w, "coarse_solver", r->coarse_solver);
   json_string(&w, "krylov", o->use_cg ? "cg" : "none");
@@ -560,6 +551,7 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
       clmg_matrix_describe(clmg_multigrid_matrix(s->multigrid, h->num_levels - 1));
   r->coarse_solver = clmg_multigrid_coarse_solver(s->multigrid);
   r->iteration_bytes = clmg_multigrid_iteration_bytes(s->multigrid);
+  r->omega = clmg_multigrid_smoother_damping(s->multigrid, h->num_levels - 1);
   return status;
 }
 
@@ -578,8 +570,8 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
   printf("%-18s %s-cycle, %s %d+%d", "multigrid", clmg_cycle_type_name(o->multigrid.cycle),
          clmg_smoother_type_name(o->multigrid.smoother), o->multigrid.pre_smoothing,
          o->multigrid.post_smoothing);
-  if (o->multigrid.smoother != CLMG_SMOOTHER_CHEBYSHEV)
-    printf(", omega %g", effective_omega(o));
+  if (r->omega > 0)
+    printf(", omega %g", r->omega);
   printf(", coarse %s (%zu unknowns)%s\n", r->coarse_solver, r->coarse_unknowns,
          o->use_cg ? ", as a CG preconditioner" : "");
   printf("%-18s %g\n", "tolerance", o->tolerance);

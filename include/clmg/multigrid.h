@@ -49,8 +49,11 @@ typedef struct clmg_smoother {
   /* Optional: the fewest bytes `steps` steps move, operator reads included
    * (for clmg_multigrid_iteration_bytes). */
   double (*bytes)(void *data, const clmg_operator *a, int steps);
-  /* Optional: a figure worth reporting (Chebyshev: lambda_max), else 0. */
+  /* Optional: the eigenvalue bound the smoother works with (Chebyshev:
+   * lambda_max of D^-1 A), else 0. */
   double (*parameter)(void *data);
+  /* Optional: the damping factor in use (Jacobi, SPAI-0: omega), else 0. */
+  double (*damping)(void *data);
   void (*destroy)(void *data);
 } clmg_smoother;
 
@@ -205,6 +208,9 @@ CLMG_API const clmg_matrix *clmg_multigrid_matrix(const clmg_multigrid *multigri
 CLMG_API const clmg_operator *clmg_multigrid_operator(const clmg_multigrid *multigrid, int level);
 /* The name of a level's smoother ("jacobi", a caller's name; "" on level 0). */
 CLMG_API const char *clmg_multigrid_smoother_name(const clmg_multigrid *multigrid, int level);
+/* The damping factor a level's smoother uses (omega of Jacobi and SPAI-0,
+ * their default when options.omega was 0); 0 for smoothers without one. */
+CLMG_API double clmg_multigrid_smoother_damping(const clmg_multigrid *multigrid, int level);
 /* Largest eigenvalue estimate of D^-1 A on a level (0 unless Chebyshev). */
 CLMG_API double clmg_multigrid_lambda_max(const clmg_multigrid *multigrid, int level);
 /* The coarse solver in use: "direct", "pcg" (any Krylov solve) or a caller's name. */

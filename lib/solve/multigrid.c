@@ -413,6 +413,11 @@ const char *clmg_multigrid_smoother_name(const clmg_multigrid *mg, int level) {
   return lv && lv->smoother.name ? lv->smoother.name : "";
 }
 
+double clmg_multigrid_smoother_damping(const clmg_multigrid *mg, int level) {
+  const mg_level *lv = level_of(mg, level);
+  return lv && lv->smoother.damping ? lv->smoother.damping(lv->smoother.data) : 0.0;
+}
+
 double clmg_multigrid_lambda_max(const clmg_multigrid *mg, int level) {
   const mg_level *lv = level_of(mg, level);
   return lv && lv->smoother.parameter ? lv->smoother.parameter(lv->smoother.data) : 0.0;

@@ -114,6 +114,10 @@ static double diagonal_bytes(void *data, const clmg_operator *a, int steps) {
   return steps * (clmg_operator_bytes(a) + 4.0 * (double)a->rows * real);
 }
 
+static double diagonal_damping(void *data) {
+  return ((diagonal_smoother *)data)->omega;
+}
+
 clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, double omega,
                                    clmg_diagonal_weights weights, clmg_smoother *smoother) {
   if (!context || !smoother)
@@ -133,6 +137,7 @@ clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, doub
   smoother->setup = diagonal_setup;
   smoother->apply = diagonal_apply;
   smoother->bytes = diagonal_bytes;
+  smoother->damping = diagonal_damping;
   smoother->destroy = diagonal_destroy;
   return CLMG_SUCCESS;
 }
