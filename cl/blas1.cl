@@ -20,6 +20,25 @@ kernel void scale_vector(ulong n, real alpha, global real *x, ulong x_offset) {
   GRID_LOOP(i, n) { x[i] *= alpha; }
 }
 
+#ifdef REAL_IS_DOUBLE
+/* Precision conversions (mixed-precision preconditioners): built with the
+ * double program only, since they need fp64. Rounding is the device's
+ * round-to-nearest conversion, as (float)x on the host. */
+kernel void double_to_float(ulong n, global const double *x, ulong x_offset, global float *y,
+                            ulong y_offset) {
+  x += x_offset;
+  y += y_offset;
+  GRID_LOOP(i, n) { y[i] = (float)x[i]; }
+}
+
+kernel void float_to_double(ulong n, global const float *x, ulong x_offset, global double *y,
+                            ulong y_offset) {
+  x += x_offset;
+  y += y_offset;
+  GRID_LOOP(i, n) { y[i] = (double)x[i]; }
+}
+#endif
+
 /* y = alpha x + beta y */
 kernel void axpby(ulong n, real alpha, global const real *x, ulong x_offset, real beta,
                   global real *y, ulong y_offset) {

@@ -336,6 +336,53 @@ static void test_copy(void **state) {
   }
 }
 
+static void test_convert(void **state) {
+  (void)state;
+  const size_t lengths[] = {1, 13, 100003};
+  for (size_t k = 0; k < sizeof lengths / sizeof lengths[0]; k++) {
+    size_t n = lengths[k];
+    double *x = malloc(n * sizeof *x), *back = malloc(n * sizeof *back);
+    float *xf = malloc(n * sizeof *xf), *yf = malloc(n * sizeof *yf);
+    assert_non_null(x);
+    assert_non_null(back);
+    assert_non_null(xf);
+    assert_non_null(yf);
+    /* values whose float rounding matters: wide exponents, random mantissas */
+    for (size_t i = 0; i < n; i++)
+      x[i] = (rng_uniform() - 0.5) * pow(10.0, (double)(int)(rng_below(21)) - 10.0);
+    clmg_vector *d = new_vector(CLMG_DOUBLE, n), *f = new_vector(CLMG_FLOAT, n);
+    clmg_vector *d2 = new_vector(CLMG_DOUBLE, n);
+    CHECK_OK(clmg_vector_upload(d, x));
+    CHECK_OK(clmg_vector_convert(d, f));
+    CHECK_OK(clmg_vector_download(f, yf));
+    for (size_t i = 0; i < n; i++)
+      if (yf[i] != (float)x[i])
+        fail_msg("double -> float, entry %zu of %zu: %.9g, expected %.9g", i, n, (double)yf[i],
+                 (double)(float)x[i]);
+    for (size_t i = 0; i < n; i++)
+      xf[i] = (float)(rng_uniform() * 2.0 - 1.0) * 1e-3f;
+    CHECK_OK(clmg_vector_upload(f, xf));
+    CHECK_OK(clmg_vector_convert(f, d2));
+    CHECK_OK(clmg_vector_download(d2, back));
+    for (size_t i = 0; i < n; i++)
+      if (back[i] != (double)xf[i])
+        fail_msg("float -> double, entry %zu: %.17g, expected %.17g", i, back[i], (double)xf[i]);
+    free(x);
+    free(back);
+    free(xf);
+    free(yf);
+    clmg_vector_destroy(d);
+    clmg_vector_destroy(f);
+    clmg_vector_destroy(d2);
+  }
+  /* mismatched lengths are refused with a message */
+  clmg_vector *d = new_vector(CLMG_DOUBLE, 4), *f = new_vector(CLMG_FLOAT, 5);
+  assert_int_equal(clmg_vector_convert(d, f), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "lengths must match"));
+  clmg_vector_destroy(d);
+  clmg_vector_destroy(f);
+}
+
 static void test_views(void **state) {
   (void)state;
   const size_t n = 1000, off = 100, len = 250;
@@ -724,6 +771,7 @@ int main(void) {
       cmocka_unit_test(test_zero_length),
       cmocka_unit_test(test_fill),
       cmocka_unit_test(test_copy),
+      cmocka_unit_test(test_convert),
       cmocka_unit_test(test_views),
       cmocka_unit_test(test_copy_views),
       cmocka_unit_test(test_view_out_of_range),

@@ -56,6 +56,10 @@ CLMG_API clmg_status clmg_vector_download_doubles(const clmg_vector *vector, dou
 /* Sets every element to value (converted to the vector's type). */
 CLMG_API clmg_status clmg_vector_fill(clmg_vector *vector, double value);
 
+/* dst = src converted between double and float (round to nearest), one
+ * pass on the device; equal types copy. Lengths must match. */
+CLMG_API clmg_status clmg_vector_convert(const clmg_vector *src, clmg_vector *dst);
+
 /* ---- BLAS-1 on double or float vectors (all operands of one type) ---- */
 
 /* dst = src */

@@ -111,13 +111,26 @@ typedef enum blas1_kernel_id {
   K_CG_UPDATE_PARTIALS,
   K_DOT3_PARTIALS,
   K_CG_STEP,
+  K_DOUBLE_TO_FLOAT, /* in the double program only */
+  K_FLOAT_TO_DOUBLE,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
-static const char *const blas1_kernel_names[] = {
-    "copy_vector",        "scale_vector",  "axpy",           "axpby",         "waxpby",
-    "pointwise_multiply", "dot_partials",  "sumsq_partials", "dot2_partials", "axpy_sumsq_partials",
-    "cg_update_partials", "dot3_partials", "cg_step"};
+static const char *const blas1_kernel_names[] = {"copy_vector",
+                                                 "scale_vector",
+                                                 "axpy",
+                                                 "axpby",
+                                                 "waxpby",
+                                                 "pointwise_multiply",
+                                                 "dot_partials",
+                                                 "sumsq_partials",
+                                                 "dot2_partials",
+                                                 "axpy_sumsq_partials",
+                                                 "cg_update_partials",
+                                                 "dot3_partials",
+                                                 "cg_step",
+                                                 "double_to_float",
+                                                 "float_to_double"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -254,6 +267,34 @@ clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta, const c
   clmg_arg_vector(&args, y);
   clmg_arg_vector(&args, w);
   return launch_streaming(&args, x->length);
+}
+
+clmg_status clmg_vector_convert(const clmg_vector *src, clmg_vector *dst) {
+  if (!src || !dst)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  if (src->type == dst->type)
+    return clmg_copy(src, dst);
+  clmg_context *context = src->context;
+  clmg_clear_message(context);
+  int to_float = src->type == CLMG_DOUBLE && dst->type == CLMG_FLOAT;
+  if (!(to_float || (src->type == CLMG_FLOAT && dst->type == CLMG_DOUBLE)) ||
+      dst->context != context || src->length != dst->length)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "convert: %zu %s elements to %zu %s elements; the lengths must match, the "
+                     "types be double and float, and the context the same",
+                     src->length, clmg_dtype_name(src->type), dst->length,
+                     clmg_dtype_name(dst->type));
+  if (src->length == 0)
+    return CLMG_SUCCESS;
+  clmg_kernel_args args;
+  clmg_status status =
+      blas1_kernel(context, CLMG_DOUBLE, to_float ? K_DOUBLE_TO_FLOAT : K_FLOAT_TO_DOUBLE, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, src->length);
+  clmg_arg_vector(&args, src);
+  clmg_arg_vector(&args, dst);
+  return launch_streaming(&args, src->length);
 }
 
 clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, clmg_vector *z) {
