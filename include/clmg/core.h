@@ -43,6 +43,18 @@ typedef enum clmg_status {
   CLMG_ERROR_NOT_CONVERGED         /* an iterative method hit its iteration limit */
 } clmg_status;
 
+/* Element types of device data (vectors, matrix values, index arrays). */
+typedef enum clmg_dtype { CLMG_DOUBLE = 0, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32 } clmg_dtype;
+
+/* Bytes of one element of the type; 0 for an unknown type. */
+CLMG_API size_t clmg_dtype_size(clmg_dtype type);
+CLMG_API const char *clmg_dtype_name(clmg_dtype type);
+
+/* Where host-side functions (no context) report what went wrong. */
+typedef struct clmg_error {
+  char message[1024];
+} clmg_error;
+
 /* A short, static, human-readable name for a status code. */
 CLMG_API const char *clmg_status_string(clmg_status status);
 

@@ -11,11 +11,6 @@
 extern "C" {
 #endif
 
-/* Where host-side functions (no context) report what went wrong. */
-typedef struct clmg_error {
-  char message[1024];
-} clmg_error;
-
 /* ---- host CSR ----
  * Row offsets are 64-bit (nonzero counts may pass 2^31); column indices are
  * 32-bit, so rows and columns are limited to INT32_MAX; columns are sorted

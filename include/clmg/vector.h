@@ -14,12 +14,6 @@
 extern "C" {
 #endif
 
-typedef enum clmg_dtype { CLMG_DOUBLE = 0, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32 } clmg_dtype;
-
-/* Bytes of one element of the type; 0 for an unknown type. */
-CLMG_API size_t clmg_dtype_size(clmg_dtype type);
-CLMG_API const char *clmg_dtype_name(clmg_dtype type);
-
 typedef struct clmg_vector clmg_vector;
 
 /* Allocates n elements on the device, set to zero. A request the device cannot

@@ -497,11 +497,6 @@ void clmg_arg_real(clmg_kernel_args *args, clmg_dtype type, double value) {
   }
 }
 
-void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector) {
-  clmg_arg_buffer(args, vector->buffer);
-  clmg_arg_ulong(args, vector->offset);
-}
-
 void clmg_arg_buffer(clmg_kernel_args *args, cl_mem buffer) {
   clmg_arg_raw(args, sizeof buffer, &buffer);
 }

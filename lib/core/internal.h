@@ -1,9 +1,10 @@
 /* Internal interface of the core layer: the context's insides, error
- * reporting, the program manager and launch geometry. Not installed. */
+ * reporting, the program manager and launch geometry. Not installed. The
+ * core depends on nothing above it: it includes only clmg/core.h. */
 #ifndef CLMG_CORE_INTERNAL_H
 #define CLMG_CORE_INTERNAL_H
 
-#include "clmg.h"
+#include "clmg/core.h"
 
 #include <stdarg.h>
 
@@ -119,8 +120,6 @@ void clmg_arg_raw(clmg_kernel_args *args, size_t size, const void *value);
 void clmg_arg_ulong(clmg_kernel_args *args, uint64_t value);
 /* A floating-point scalar in the precision of `type` (double or float). */
 void clmg_arg_real(clmg_kernel_args *args, clmg_dtype type, double value);
-/* Two arguments: the vector's buffer and its element offset (ulong). */
-void clmg_arg_vector(clmg_kernel_args *args, const struct clmg_vector *vector);
 void clmg_arg_buffer(clmg_kernel_args *args, cl_mem buffer);
 void clmg_arg_local(clmg_kernel_args *args, size_t bytes);
 clmg_status clmg_args_end(clmg_kernel_args *args);
@@ -129,7 +128,6 @@ clmg_status clmg_args_end(clmg_kernel_args *args);
 clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
                             size_t global, size_t local, cl_event *event);
 
-/* Internal layout of a vector (public type is opaque). */
 /* Turns a CLBlast status code into clmg's status and message (op: "dot"). */
 clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op);
 
@@ -151,14 +149,5 @@ clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t 
                                  clmg_reduction *r);
 clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
                                   double *sums);
-
-struct clmg_vector {
-  clmg_context *context;
-  cl_mem buffer;
-  size_t offset; /* elements */
-  size_t length;
-  size_t bytes_owned; /* 0 for a view */
-  clmg_dtype type;
-};
 
 #endif

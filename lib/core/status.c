@@ -138,3 +138,31 @@ clmg_status clmg_fail_cl(clmg_context *context, cl_int error, const char *what) 
 const char *clmg_context_message(const clmg_context *context) {
   return context ? context->message : "no context";
 }
+
+size_t clmg_dtype_size(clmg_dtype type) {
+  switch (type) {
+  case CLMG_DOUBLE:
+    return sizeof(cl_double);
+  case CLMG_FLOAT:
+    return sizeof(cl_float);
+  case CLMG_INT32:
+    return sizeof(cl_int);
+  case CLMG_UINT32:
+    return sizeof(cl_uint);
+  }
+  return 0;
+}
+
+const char *clmg_dtype_name(clmg_dtype type) {
+  switch (type) {
+  case CLMG_DOUBLE:
+    return "double";
+  case CLMG_FLOAT:
+    return "float";
+  case CLMG_INT32:
+    return "int32";
+  case CLMG_UINT32:
+    return "uint32";
+  }
+  return "unknown";
+}

@@ -6,7 +6,7 @@
 #ifndef CLMG_CORE_TEXTIO_H
 #define CLMG_CORE_TEXTIO_H
 
-#include "clmg.h"
+#include "clmg/core.h"
 
 #include <locale.h>
 #include <stdio.h>

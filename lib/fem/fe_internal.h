@@ -5,7 +5,9 @@
 #ifndef CLMG_FE_INTERNAL_H
 #define CLMG_FE_INTERNAL_H
 
-#include "core/internal.h"
+#include "clmg/fem.h"
+#include "clmg/mesh.h"
+#include "la/internal.h"
 
 /* The largest number of points per axis of a quadrature rule used here
  * ((degree + 3) for the L2 error of Q2). */

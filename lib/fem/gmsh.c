@@ -25,7 +25,7 @@
 #define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
 
 #include "core/textio.h"
-#include "mesh_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <errno.h>
 #include <math.h>

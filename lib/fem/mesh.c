@@ -4,8 +4,7 @@
  * their corner vertices, kept in an open-addressing hash table: a conforming
  * mesh shares an edge or face between cells exactly when the sorted lists
  * agree, whatever the cells' orientations. Host code only. */
-#include "core/internal.h"
-#include "mesh_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdio.h>

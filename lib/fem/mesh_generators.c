@@ -4,8 +4,7 @@
  * faces are found as the cell faces that no other cell has, and tagged by
  * where they lie. The result passes clmg_mesh_check before it is handed
  * over. Host code only. */
-#include "core/internal.h"
-#include "mesh_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdio.h>

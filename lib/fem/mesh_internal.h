@@ -3,7 +3,9 @@
 #ifndef CLMG_FEM_MESH_INTERNAL_H
 #define CLMG_FEM_MESH_INTERNAL_H
 
-#include "clmg.h"
+#include "clmg/fem.h"
+#include "clmg/mesh.h"
+#include "la/internal.h"
 
 /* Corner quality of a cell (dim 2 or 3, 2^dim vertex indices into coords in
  * tensor order): the smallest, over the corners, of the Jacobian

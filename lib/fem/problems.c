@@ -1,7 +1,7 @@
 /* The Poisson benchmark problems of seed 000 (section 4.2), for its meshes
  * (clmg_mesh_circle, clmg_mesh_blood): one definition for the app, the
  * benchmark and the tests. */
-#include "core/internal.h"
+#include "fem/mesh_internal.h"
 
 #include <string.h>
 

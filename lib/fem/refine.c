@@ -4,8 +4,7 @@
  * The fine vertices are the coarse mesh's degree-2 Lagrange nodes, so a
  * fine cell's corners are a 2^dim block of its parent's 3^dim nodes; grid
  * transfers rely on that numbering and on the child order. Host code only. */
-#include "core/internal.h"
-#include "mesh_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,7 +5,7 @@
  * "Nonlinear Subdivision Level", draws) the quadratic solution itself. */
 #define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
 
-#include "clmg.h"
+#include "fem/mesh_internal.h"
 #include "core/textio.h"
 
 #include <errno.h>

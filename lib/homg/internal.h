@@ -4,7 +4,8 @@
 #ifndef CLMG_HOMG_INTERNAL_H
 #define CLMG_HOMG_INTERNAL_H
 
-#include "core/internal.h"
+#include "clmg/homg.h"
+#include "solve/internal.h"
 
 /* Must match cl/homg.cl. */
 #define GRID_JACOBI_ZERO_INPUT 1u

@@ -1,5 +1,5 @@
 /* The device's copy bandwidth: the yardstick every benchmark divides by. */
-#include "core/internal.h"
+#include "la/internal.h"
 
 clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, double *gb_per_s) {
   if (!context || !context->queue || !gb_per_s)

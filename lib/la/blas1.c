@@ -5,7 +5,7 @@
  * kernels and write the result to a device buffer that must then be read,
  * and CLBlast has none of the fused forms. perf/blas1 measures both; the
  * CLMG_BLAS1_AUTO choice (use_clblast) follows those measurements. */
-#include "core/internal.h"
+#include "la/internal.h"
 
 #include <clblast_c.h>
 #include <math.h>

@@ -8,7 +8,7 @@
  * and handed over only on success: after a failure `out` is zeroed and owns nothing. A built matrix
  * always has non-NULL arrays (at least one element allocated), so callers never need to
  * special-case an empty matrix. */
-#include "core/internal.h"
+#include "la/internal.h"
 
 #include <math.h>
 #include <stdio.h>

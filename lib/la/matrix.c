@@ -3,7 +3,7 @@
  * Every format is built from a host CSR matrix and keeps a host copy of the
  * diagonal (for Jacobi). The kernels are in cl/spmv.cl; each operation is
  * one launch (two for CSR with very long rows). */
-#include "core/internal.h"
+#include "la/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -27,7 +27,7 @@
  * on any error the output is left empty. */
 #define _POSIX_C_SOURCE 200809L /* getline, newlocale/uselocale, strncasecmp */
 
-#include "core/internal.h"
+#include "la/internal.h"
 #include "core/textio.h"
 
 #include <errno.h>

@@ -1,38 +1,10 @@
 /* Typed device vectors: allocation with device-memory accounting, views,
  * host transfers and fill. */
-#include "core/internal.h"
+#include "la/internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-size_t clmg_dtype_size(clmg_dtype type) {
-  switch (type) {
-  case CLMG_DOUBLE:
-    return sizeof(cl_double);
-  case CLMG_FLOAT:
-    return sizeof(cl_float);
-  case CLMG_INT32:
-    return sizeof(cl_int);
-  case CLMG_UINT32:
-    return sizeof(cl_uint);
-  }
-  return 0;
-}
-
-const char *clmg_dtype_name(clmg_dtype type) {
-  switch (type) {
-  case CLMG_DOUBLE:
-    return "double";
-  case CLMG_FLOAT:
-    return "float";
-  case CLMG_INT32:
-    return "int32";
-  case CLMG_UINT32:
-    return "uint32";
-  }
-  return "unknown";
-}
 
 /* The element `value` in the representation of `type`, for fills. */
 static void encode_element(clmg_dtype type, double value, unsigned char out[8]) {
@@ -236,4 +208,9 @@ clmg_status clmg_vector_fill(clmg_vector *vector, double value) {
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(vector->context);
   return fill_range(vector, value);
+}
+
+void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector) {
+  clmg_arg_buffer(args, vector->buffer);
+  clmg_arg_ulong(args, vector->offset);
 }

@@ -3,7 +3,10 @@
 #ifndef CLMG_SOLVE_INTERNAL_H
 #define CLMG_SOLVE_INTERNAL_H
 
-#include "core/internal.h"
+#include "clmg/krylov.h"
+#include "clmg/multigrid.h"
+#include "clmg/operator.h"
+#include "la/internal.h"
 
 /* Appends one relative residual to result->history (capacity: its allocated
  * length, kept by the solver). */

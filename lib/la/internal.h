@@ -1,0 +1,24 @@
+/* Internal interface of the linear-algebra layer (vectors, BLAS-1, sparse
+ * matrices): the vector's layout and the kernel-argument helper for it. Not
+ * installed. */
+#ifndef CLMG_LA_INTERNAL_H
+#define CLMG_LA_INTERNAL_H
+
+#include "clmg/sparse.h"
+#include "clmg/vector.h"
+#include "core/internal.h"
+
+/* The layout behind the opaque public clmg_vector. */
+struct clmg_vector {
+  clmg_context *context;
+  cl_mem buffer;
+  size_t offset; /* elements */
+  size_t length;
+  size_t bytes_owned; /* 0 for a view */
+  clmg_dtype type;
+};
+
+/* Two kernel arguments: the vector's buffer and its element offset (ulong). */
+void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
+
+#endif
