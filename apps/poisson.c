@@ -651,10 +651,11 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   krylov.monitor_data = &printer;
   double start = apputil_now();
   r.status = solve(&o, &s, &krylov, &r.result);
+  /* the solver's message, before clmg_finish clears it */
+  snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
   if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)
     status = clmg_finish(s.context);
   r.solve_s = apputil_now() - start;
-  snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
   if (r.result.iterations > 0 && r.result.relative_residual > 0 && r.result.initial_residual > 0)
     r.rate = pow(r.result.final_residual / r.result.initial_residual, 1.0 / r.result.iterations);
 

@@ -552,6 +552,10 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
   result->relative_residual = reference > 0 ? r_norm / reference : 0;
   if (o->keep_history)
     status = clmg_history_append(context, result, &history_capacity, result->relative_residual);
+  /* the residuals of the last STALL_WINDOW cycles, for the stagnation test */
+  enum { STALL_WINDOW = 5 };
+  double recent[STALL_WINDOW] = {0};
+  recent[0] = r_norm;
   while (status == CLMG_SUCCESS && r_norm > target && result->iterations < o->max_iterations) {
     status = run_cycle(mg, b, x, 0, "multigrid solve");
     if (status == CLMG_SUCCESS)
@@ -563,11 +567,30 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
     result->iterations++;
     result->final_residual = r_norm;
     result->relative_residual = r_norm / reference;
-    if (!isfinite(r_norm))
+    if (!isfinite(r_norm) || r_norm > 1e6 * fmax(result->initial_residual, reference))
       return clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
-                       "multigrid solve: the residual became %g in cycle %d (diverged; try a "
-                       "smaller omega or more smoothing)",
-                       r_norm, result->iterations);
+                       "multigrid solve: diverged: the relative residual became %.3e in cycle %d "
+                       "(try a smaller omega or more smoothing)",
+                       result->relative_residual, result->iterations);
+    /* Less than 10% gained over the last STALL_WINDOW cycles: the iteration
+     * has stalled, at the precision's rounding floor or because the cycle
+     * does not reduce this error; more cycles would not help. */
+    double before = recent[result->iterations % STALL_WINDOW];
+    if (result->iterations >= STALL_WINDOW && r_norm > 0.9 * before && r_norm > target) {
+      if (o->keep_history)
+        clmg_history_append(context, result, &history_capacity, result->relative_residual);
+      return clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
+                       "multigrid solve: stalled at relative residual %.3e after %d cycles "
+                       "(%.3e %d cycles before; tolerance %.3e). %s",
+                       result->relative_residual, result->iterations, before / reference,
+                       STALL_WINDOW, o->relative_tolerance,
+                       mg->precision == CLMG_FLOAT
+                           ? "This is float's rounding floor: use a tolerance of 1e-5 or more, or "
+                             "double or mixed precision"
+                           : "The cycle no longer reduces the error: check the smoother and its "
+                             "steps, or the tolerance against the rounding floor");
+    }
+    recent[result->iterations % STALL_WINDOW] = r_norm;
     if (o->keep_history)
       status = clmg_history_append(context, result, &history_capacity, result->relative_residual);
     if (status == CLMG_SUCCESS && o->monitor &&
@@ -579,7 +602,8 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
   result->converged = r_norm <= target;
   if (!result->converged)
     return clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
-                     "multigrid solve: relative residual %.3e after %d cycles, tolerance %.3e",
+                     "multigrid solve: relative residual %.3e after %d cycles "
+                     "(the iteration limit), tolerance %.3e",
                      result->relative_residual, result->iterations, o->relative_tolerance);
   return CLMG_SUCCESS;
 }
