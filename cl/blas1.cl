@@ -194,3 +194,38 @@ kernel void cg_step(ulong n, real alpha, real beta, global const real *u, ulong 
     r[i] -= alpha * si;
   }
 }
+
+/* The Gram-Schmidt step of GMRES: the k dot products v_j . w (v_j = basis +
+ * j stride) and w . w in one launch, so each step reads back once. Each
+ * work-item walks its share of rows once per j; its share of w stays in
+ * cache between the passes. partials: (k + 1) x groups. */
+kernel void multi_dot_partials(ulong n, uint k, global const real *basis, ulong basis_offset,
+                               ulong stride, global const real *w, ulong w_offset,
+                               global real *restrict partials, local real *scratch) {
+  basis += basis_offset;
+  w += w_offset;
+  const size_t groups = get_num_groups(0), group = get_group_id(0);
+  for (uint j = 0; j <= k; ++j) {
+    global const real *v = j < k ? basis + j * stride : w;
+    real acc[ACCUMULATORS] = {0};
+    GRID_LOOP_LANES(i, lane, n, acc[lane] += v[i] * w[i];)
+    const real total = group_sum(scratch, SUM_LANES(acc));
+    if (get_local_id(0) == 0)
+      partials[j * groups + group] = total;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* w -= sum_j c_j v_j in one pass (the projection of Gram-Schmidt and the
+ * update x += Z y of GMRES with c = -y). */
+kernel void multi_axpy(ulong n, uint k, global const real *c, global const real *basis,
+                       ulong basis_offset, ulong stride, global real *w, ulong w_offset) {
+  basis += basis_offset;
+  w += w_offset;
+  GRID_LOOP(i, n) {
+    real sum = 0;
+    for (uint j = 0; j < k; ++j)
+      sum += c[j] * basis[j * stride + i];
+    w[i] -= sum;
+  }
+}

@@ -65,13 +65,16 @@ typedef struct clmg_krylov_options {
   int gmres_restart; /* GMRES(m): Krylov vectors before a restart (default 30) */
 } clmg_krylov_options;
 
+/* The defaults: relative tolerance 1e-8, 1000 iterations, GMRES(30). A
+ * solver given NULL options uses them, except that a solve in float aims at
+ * 1e-5: float's rounding floor lies near 1e-7, out of reach of 1e-8. */
 CLMG_API void clmg_krylov_options_defaults(clmg_krylov_options *options);
 
 typedef struct clmg_krylov_result {
   int iterations;
   int converged;
   double initial_residual;  /* ||b - A x0|| */
-  double final_residual;    /* ||b - A x|| as tracked by the method */
+  double final_residual;    /* ||b - A x||, recomputed from x when the method stopped on it */
   double relative_residual; /* final_residual / ||b|| (or / initial if b = 0) */
   double *history;          /* malloc'ed when keep_history; history[k] after k its */
   size_t history_length;

@@ -12,7 +12,7 @@
 
 typedef struct clmg_program_entry clmg_program_entry;
 
-#define CLMG_BLAS1_KERNEL_SLOTS 16
+#define CLMG_BLAS1_KERNEL_SLOTS 24
 
 struct clmg_context {
   cl_platform_id platform;

@@ -113,6 +113,8 @@ typedef enum blas1_kernel_id {
   K_CG_STEP,
   K_DOUBLE_TO_FLOAT, /* in the double program only */
   K_FLOAT_TO_DOUBLE,
+  K_MULTI_DOT_PARTIALS,
+  K_MULTI_AXPY,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -522,4 +524,75 @@ clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *u, const 
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, r);
   return launch_streaming(&args, u->length);
+}
+
+/* ---- the Gram-Schmidt kernels of GMRES (la/internal.h) ---- */
+
+/* The k vectors of a basis, each `stride` elements after the previous, all
+ * of w's length, must fit inside the basis vector. */
+static clmg_status check_basis(const char *op, const clmg_vector *basis, size_t stride, int k,
+                               const clmg_vector *w) {
+  const clmg_vector *v[] = {basis, w};
+  for (int i = 0; i < 2; ++i)
+    if (!v[i])
+      return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = w->context;
+  clmg_clear_message(context);
+  if (basis->context != context || basis->type != w->type ||
+      (w->type != CLMG_DOUBLE && w->type != CLMG_FLOAT) || k < 0 || stride < w->length ||
+      (k > 0 && (size_t)(k - 1) * stride + w->length > basis->length))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: %d vectors of %zu %s elements, %zu apart, do not fit a %s basis of %zu",
+                     op, k, w->length, clmg_dtype_name(w->type), stride,
+                     clmg_dtype_name(basis->type), basis->length);
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const clmg_vector *w,
+                           double *results) {
+  clmg_status status = check_basis("multi_dot", basis, stride, k, w);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (int j = 0; j <= k; ++j)
+    results[j] = 0;
+  if (w->length == 0)
+    return CLMG_SUCCESS;
+  clmg_reduction r;
+  clmg_kernel_args args;
+  status = clmg_reduction_begin(w->context, w->type, w->length, (unsigned)k + 1, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(w->context, w->type, K_MULTI_DOT_PARTIALS, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint count = (cl_uint)k;
+  clmg_arg_ulong(&args, w->length);
+  clmg_arg_raw(&args, sizeof count, &count);
+  clmg_arg_vector(&args, basis);
+  clmg_arg_ulong(&args, stride);
+  clmg_arg_vector(&args, w);
+  return clmg_reduction_finish(&args, w->type, &r, results);
+}
+
+clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,
+                            const clmg_vector *coefficients, clmg_vector *w) {
+  clmg_status status = check_basis("multi_axpy", basis, stride, k, w);
+  if (status == CLMG_SUCCESS &&
+      (!coefficients || coefficients->type != w->type || coefficients->length < (size_t)k))
+    status =
+        clmg_fail(w->context, CLMG_ERROR_INVALID_ARGUMENT,
+                  "multi_axpy: the coefficients must be %d %s values", k, clmg_dtype_name(w->type));
+  if (status != CLMG_SUCCESS || w->length == 0 || k == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(w->context, w->type, K_MULTI_AXPY, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint count = (cl_uint)k;
+  clmg_arg_ulong(&args, w->length);
+  clmg_arg_raw(&args, sizeof count, &count);
+  clmg_arg_vector(&args, coefficients);
+  clmg_arg_vector(&args, basis);
+  clmg_arg_ulong(&args, stride);
+  clmg_arg_vector(&args, w);
+  return launch_streaming(&args, w->length);
 }

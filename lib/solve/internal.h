@@ -25,10 +25,28 @@ clmg_status clmg_cg_workspace_create(clmg_context *context, clmg_dtype type, siz
                                      clmg_cg_workspace *workspace);
 void clmg_cg_workspace_destroy(clmg_cg_workspace *workspace);
 /* clmg_cg on the workspace's vectors (of the matrix's size and precision). */
-clmg_status clmg_cg_in_workspace(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+clmg_status clmg_cg_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                  const clmg_preconditioner *preconditioner,
                                  const clmg_krylov_options *options, clmg_krylov_result *result,
                                  clmg_cg_workspace *workspace);
+
+/* The relative tolerance of a solve in float when the caller gives no
+ * options: float's rounding floor lies near 1e-7 relative, so 1e-8 cannot
+ * be met (double's default is 1e-8). */
+#define CLMG_FLOAT_DEFAULT_TOLERANCE 1e-5
+
+/* CG on an operator (clmg_cg wraps its matrix into one). */
+clmg_status clmg_cg_operator(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                             const clmg_preconditioner *preconditioner,
+                             const clmg_krylov_options *options, clmg_krylov_result *result);
+/* BiCGStab and GMRES (lib/solve/bicgstab.c, gmres.c); same contract as
+ * clmg_krylov_solve. */
+clmg_status clmg_bicgstab_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                const clmg_preconditioner *preconditioner,
+                                const clmg_krylov_options *options, clmg_krylov_result *result);
+clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                             const clmg_preconditioner *preconditioner,
+                             const clmg_krylov_options *options, clmg_krylov_result *result);
 
 /* ---- smoothers (lib/solve/smoothers/) ---- */
 

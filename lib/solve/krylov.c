@@ -27,6 +27,52 @@ void clmg_krylov_options_defaults(clmg_krylov_options *options) {
   options->relative_tolerance = 1e-8;
   options->absolute_tolerance = 0.0;
   options->max_iterations = 1000;
+  options->gmres_restart = 30;
+}
+
+static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres"};
+
+const char *clmg_krylov_method_name(clmg_krylov_method method) {
+  return (unsigned)method < 4 ? method_names[method] : "unknown";
+}
+
+int clmg_krylov_method_parse(const char *name, clmg_krylov_method *method) {
+  for (unsigned i = 0; name && method && i < 4; ++i)
+    if (strcmp(name, method_names[i]) == 0) {
+      *method = (clmg_krylov_method)i;
+      return 1;
+    }
+  return 0;
+}
+
+clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
+                              const clmg_vector *b, clmg_vector *x,
+                              const clmg_preconditioner *preconditioner,
+                              const clmg_krylov_options *options, clmg_krylov_result *result) {
+  clmg_krylov_result unused;
+  if (!result)
+    result = &unused;
+  clmg_status status;
+  switch (method) {
+  case CLMG_KRYLOV_CG:
+    status = clmg_cg_operator(a, b, x, preconditioner, options, result);
+    break;
+  case CLMG_KRYLOV_BICGSTAB:
+    status = clmg_bicgstab_solve(a, b, x, preconditioner, options, result);
+    break;
+  case CLMG_KRYLOV_AUTO:
+  case CLMG_KRYLOV_GMRES:
+    status = clmg_gmres_solve(a, b, x, preconditioner, options, result);
+    break;
+  default:
+    memset(result, 0, sizeof *result);
+    status = a && a->context ? clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                         "krylov solve: unknown method %d", (int)method)
+                             : CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  if (result == &unused)
+    clmg_krylov_result_free(&unused);
+  return status;
 }
 
 void clmg_krylov_result_free(clmg_krylov_result *result) {
@@ -129,21 +175,20 @@ static clmg_status record_history(cg_state *s, double relative_residual) {
 }
 
 /* Checks the arguments and makes the work vectors. */
-static clmg_status cg_begin(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
+static clmg_status cg_begin(const clmg_operator *a, const clmg_vector *b, const clmg_vector *x,
                             const clmg_preconditioner *preconditioner,
                             const clmg_krylov_options *options, cg_state *s) {
   clmg_context *context = s->context;
-  if (!a || !x)
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "cg: NULL %s", a ? "x" : "matrix");
-  if (clmg_matrix_context(a) != context || clmg_vector_context(x) != context)
+  if (!a || !a->apply || !x)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "cg: NULL %s", x ? "operator" : "x");
+  if (a->context != context || clmg_vector_context(x) != context)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "cg: the matrix and the vectors belong to different contexts");
-  size_t n = clmg_matrix_rows(a);
-  if (clmg_matrix_cols(a) != n)
+  size_t n = a->rows;
+  if (a->cols != n)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "cg: the matrix is %zu x %zu; CG needs a square (SPD) matrix", n,
-                     clmg_matrix_cols(a));
-  clmg_dtype type = clmg_matrix_precision(a);
+                     "cg: the matrix is %zu x %zu; CG needs a square (SPD) matrix", n, a->cols);
+  clmg_dtype type = a->precision;
   const clmg_vector *given[] = {b, x};
   const char *names[] = {"b", "x"};
   for (int i = 0; i < 2; ++i) {
@@ -200,7 +245,7 @@ static void cg_end(cg_state *s) {
 }
 
 /* u = M^-1 r (nothing without a preconditioner), then w = A u. */
-static clmg_status precondition_and_multiply(const clmg_matrix *a, cg_state *s, int iteration) {
+static clmg_status precondition_and_multiply(const clmg_operator *a, cg_state *s, int iteration) {
   clmg_status status = CLMG_SUCCESS;
   if (s->preconditioner) {
     status = s->preconditioner->apply(s->preconditioner->data, s->r, s->u);
@@ -209,7 +254,7 @@ static clmg_status precondition_and_multiply(const clmg_matrix *a, cg_state *s, 
                        s->preconditioner->name ? s->preconditioner->name : "preconditioner",
                        iteration);
   }
-  status = clmg_spmv(1.0, a, s->u, 0.0, s->w);
+  status = clmg_operator_apply(a, 1.0, s->u, 0.0, s->w);
   return status == CLMG_SUCCESS ? status : failed_at(s, status, "w = A u", iteration);
 }
 
@@ -221,7 +266,7 @@ static clmg_status not_spd_preconditioner(cg_state *s, int iteration, double rz)
                    iteration, rz, name);
 }
 
-static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                           const clmg_krylov_options *options, cg_state *s) {
   clmg_krylov_result *result = s->result;
   double b_norm = 0;
@@ -240,7 +285,7 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
       options->monitor(options->monitor_data, 0, 0.0);
     return status;
   }
-  status = clmg_defect(a, b, x, s->r);
+  status = clmg_operator_defect(a, b, x, s->r);
   if (status != CLMG_SUCCESS)
     return failed_at(s, status, "r = b - A x", 0);
   status = precondition_and_multiply(a, s, 0);
@@ -249,6 +294,7 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
 
   double threshold = fmax(options->relative_tolerance * b_norm, options->absolute_tolerance);
   double gamma_old = 1, alpha_old = 1;
+  int first = 1, restarts_left = 3; /* first: p and s are 0 (start or restart) */
   for (int iteration = 0;; ++iteration) {
     double gamma = 0, delta = 0, rr = 0;
     status = clmg_dot3(s->r, s->u, s->w, &gamma, &delta, &rr);
@@ -263,8 +309,18 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
                        "preconditioner is not symmetric positive definite, or badly scaled",
                        iteration);
     double r_norm = sqrt(rr);
-    if (iteration == 0)
+    if (iteration == 0 && first)
       result->initial_residual = r_norm;
+    int restart = 0;
+    if (r_norm <= threshold) {
+      /* The recurrence says converged; only the residual of x counts. */
+      status = clmg_operator_defect(a, b, x, s->r);
+      if (status == CLMG_SUCCESS)
+        status = clmg_nrm2(s->r, &r_norm);
+      if (status != CLMG_SUCCESS)
+        return failed_at(s, status, "true residual", iteration);
+      restart = r_norm > threshold;
+    }
     result->iterations = iteration;
     result->final_residual = r_norm;
     result->relative_residual = r_norm / b_norm;
@@ -278,6 +334,26 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
       result->converged = 1;
       return CLMG_SUCCESS;
     }
+    if (restart) {
+      if (restarts_left-- == 0 || iteration == options->max_iterations)
+        return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                         "cg: stalled at the rounding floor: the recurrence reached the "
+                         "tolerance %g, but the residual recomputed from x is %.3e relative "
+                         "(after %d iterations, %s arithmetic)",
+                         options->relative_tolerance, result->relative_residual, iteration,
+                         clmg_dtype_name(a->precision));
+      /* restart from x: r is b - A x; p = s = 0, u = M^-1 r, w = A u */
+      status = clmg_vector_fill(s->p, 0.0);
+      if (status == CLMG_SUCCESS)
+        status = clmg_vector_fill(s->s, 0.0);
+      if (status == CLMG_SUCCESS)
+        status = precondition_and_multiply(a, s, iteration);
+      if (status != CLMG_SUCCESS)
+        return status;
+      first = 1;
+      --iteration; /* the restart is not an iteration */
+      continue;
+    }
     if (stop)
       return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
                        "cg: stopped by the monitor after %d iterations (relative residual %g)",
@@ -290,8 +366,9 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
     if (s->preconditioner && !(gamma > 0))
       return not_spd_preconditioner(s, iteration, gamma);
 
-    double beta = iteration ? gamma / gamma_old : 0.0;
-    double p_ap = iteration ? delta - beta * gamma / alpha_old : delta;
+    double beta = first ? 0.0 : gamma / gamma_old;
+    double p_ap = first ? delta : delta - beta * gamma / alpha_old;
+    first = 0;
     /* For SPD A, p.Ap > 0 whenever r != 0; !(p_ap > 0) also catches NaN. */
     if (!(p_ap > 0))
       return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
@@ -311,7 +388,7 @@ static clmg_status cg_run(const clmg_matrix *a, const clmg_vector *b, clmg_vecto
 }
 
 /* CG with the work vectors of `workspace` (NULL: allocated for this solve). */
-static clmg_status cg_solve(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+static clmg_status cg_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                             const clmg_preconditioner *preconditioner,
                             const clmg_krylov_options *options, clmg_krylov_result *result,
                             clmg_cg_workspace *workspace) {
@@ -326,6 +403,8 @@ static clmg_status cg_solve(const clmg_matrix *a, const clmg_vector *b, clmg_vec
   clmg_krylov_options defaults;
   if (!options) {
     clmg_krylov_options_defaults(&defaults);
+    if (a && a->precision == CLMG_FLOAT)
+      defaults.relative_tolerance = CLMG_FLOAT_DEFAULT_TOLERANCE;
     options = &defaults;
   }
 
@@ -354,6 +433,22 @@ static clmg_status cg_solve(const clmg_matrix *a, const clmg_vector *b, clmg_vec
 clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
                     const clmg_preconditioner *preconditioner, const clmg_krylov_options *options,
                     clmg_krylov_result *result) {
+  if (result)
+    memset(result, 0, sizeof *result);
+  clmg_operator op;
+  clmg_status status =
+      a ? clmg_operator_from_matrix((clmg_matrix *)a, 0, &op)
+        : clmg_fail(clmg_vector_context(b), CLMG_ERROR_INVALID_ARGUMENT, "cg: NULL matrix");
+  if (status != CLMG_SUCCESS)
+    return status;
+  status = cg_solve(&op, b, x, preconditioner, options, result, NULL);
+  clmg_operator_destroy(&op);
+  return status;
+}
+
+clmg_status clmg_cg_operator(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                             const clmg_preconditioner *preconditioner,
+                             const clmg_krylov_options *options, clmg_krylov_result *result) {
   return cg_solve(a, b, x, preconditioner, options, result, NULL);
 }
 
@@ -381,7 +476,7 @@ void clmg_cg_workspace_destroy(clmg_cg_workspace *workspace) {
   memset(workspace, 0, sizeof *workspace);
 }
 
-clmg_status clmg_cg_in_workspace(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,
+clmg_status clmg_cg_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                  const clmg_preconditioner *preconditioner,
                                  const clmg_krylov_options *options, clmg_krylov_result *result,
                                  clmg_cg_workspace *workspace) {

@@ -530,6 +530,8 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
   clmg_clear_message(context);
   clmg_krylov_options defaults;
   clmg_krylov_options_defaults(&defaults);
+  if (mg->precision == CLMG_FLOAT)
+    defaults.relative_tolerance = CLMG_FLOAT_DEFAULT_TOLERANCE;
   const clmg_krylov_options *o = options ? options : &defaults;
   const mg_level *finest = &mg->levels[mg->num_levels - 1];
   clmg_status status = check_finest_vector(mg, b, "b", "multigrid solve");

@@ -2,7 +2,8 @@
  * solver: Jacobi-PCG to 1e-2), Jacobi-preconditioned when the operator has
  * a diagonal. The work vectors are made once at setup: the coarse solve
  * runs once per cycle, and allocations there would cost a synchronisation
- * each. CG's SPD assumption lives here, in the solver that needs it. */
+ * each (GMRES and BiCGStab make theirs per solve). CG's SPD assumption lives
+ * here, in the solver that needs it. */
 #include "solve/internal.h"
 
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static clmg_status krylov_coarse_setup(void *data, const clmg_operator *a) {
     s->jacobi.data = s->inverse_diagonal;
     s->jacobi.name = "jacobi";
   }
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && s->method == CLMG_KRYLOV_CG)
     status = clmg_cg_workspace_create(s->context, a->precision, a->rows, &s->workspace);
   return status;
 }
@@ -73,8 +74,9 @@ static clmg_status krylov_coarse_solve(void *data, const clmg_operator *a, const
   const clmg_preconditioner *m = s->inverse_diagonal ? &s->jacobi : NULL;
   clmg_status status = clmg_vector_fill(x, 0.0);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_cg_in_workspace(clmg_operator_matrix(a), b, x, m, &options, &result, &s->workspace);
+    status = s->method == CLMG_KRYLOV_CG
+                 ? clmg_cg_in_workspace(a, b, x, m, &options, &result, &s->workspace)
+                 : clmg_krylov_solve(s->method, a, b, x, m, &options, &result);
   clmg_krylov_result_free(&result);
   /* an inexact coarse solve still corrects: running out of iterations is not fatal */
   if (status == CLMG_ERROR_NOT_CONVERGED) {
@@ -98,10 +100,10 @@ clmg_status clmg_coarse_solver_krylov(clmg_context *context, clmg_krylov_method 
   memset(solver, 0, sizeof *solver);
   if (method == CLMG_KRYLOV_AUTO)
     method = CLMG_KRYLOV_CG;
-  if (!(relative_tolerance > 0) || max_iterations < 1 || method != CLMG_KRYLOV_CG)
+  if (!(relative_tolerance > 0) || max_iterations < 1 || (unsigned)method > CLMG_KRYLOV_GMRES)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "Krylov coarse solver: tolerance %g must be > 0, iterations %d >= 1, and the "
-                     "method CG",
+                     "method known",
                      relative_tolerance, max_iterations);
   krylov_coarse *s = calloc(1, sizeof *s);
   if (!s)

@@ -1,0 +1,236 @@
+/* Restarted GMRES(m), right-preconditioned in the flexible form (Saad,
+ * "A flexible inner-outer preconditioned GMRES algorithm", 1993): the
+ * preconditioned vectors z_j = M^-1 v_j are kept, so M may change from one
+ * application to the next (a multigrid cycle with an inexact coarse solve
+ * does). The residual minimised is that of the unpreconditioned system.
+ *
+ * Orthogonalisation is classical Gram-Schmidt with one reorthogonalisation
+ * (CGS2): each pass is one fused multi-dot (all h_ij and w . w in one launch
+ * and one read-back) and one fused multi-axpy, so an iteration reads back
+ * twice whatever m is; modified Gram-Schmidt would read back j times. The
+ * second pass's w . w gives ||w|| by Pythagoras, exact to rounding because
+ * that pass changes w very little. The Krylov basis lives in one device
+ * vector, n (m + 1) entries, so the fused kernels read it as one block. */
+#include "solve/krylov_common.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { GMRES_MAX_RESTART = 200 };
+
+typedef struct gmres_work {
+  clmg_vector *v, *z, *r, *coefficients; /* z: NULL without a preconditioner */
+  double *h, *cs, *sn, *g, *y, *dots;    /* host: H is (m + 1) x m, column-major */
+} gmres_work;
+
+static void gmres_work_free(gmres_work *w) {
+  clmg_vector_destroy(w->v);
+  clmg_vector_destroy(w->z);
+  clmg_vector_destroy(w->r);
+  clmg_vector_destroy(w->coefficients);
+  free(w->h);
+  free(w->cs);
+  free(w->sn);
+  free(w->g);
+  free(w->y);
+  free(w->dots);
+}
+
+static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int m, int precondition,
+                                   gmres_work *w) {
+  memset(w, 0, sizeof *w);
+  size_t n = a->rows, mm = (size_t)m;
+  clmg_status status = clmg_vector_create(run->context, a->precision, n * (mm + 1), &w->v);
+  if (status == CLMG_SUCCESS && precondition)
+    status = clmg_vector_create(run->context, a->precision, n * mm, &w->z);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(run->context, a->precision, n, &w->r);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(run->context, a->precision, mm + 1, &w->coefficients);
+  if (status != CLMG_SUCCESS)
+    return status;
+  w->h = calloc((mm + 1) * mm, sizeof *w->h);
+  w->cs = calloc(mm, sizeof *w->cs);
+  w->sn = calloc(mm, sizeof *w->sn);
+  w->g = calloc(mm + 1, sizeof *w->g);
+  w->y = calloc(mm, sizeof *w->y);
+  w->dots = calloc(mm + 2, sizeof *w->dots);
+  if (!w->h || !w->cs || !w->sn || !w->g || !w->y || !w->dots)
+    return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
+  return CLMG_SUCCESS;
+}
+
+/* Vector j of a basis (a view: no device memory). */
+static clmg_status basis_vector(clmg_vector *basis, size_t n, int j, clmg_vector **view) {
+  return clmg_vector_view(basis, (size_t)j * n, n, view);
+}
+
+/* Uploads k host coefficients (negated when `negate`) for multi_axpy. */
+static clmg_status upload_coefficients(gmres_work *w, const double *c, int k, int negate,
+                                       double *scratch) {
+  for (int i = 0; i < k; ++i)
+    scratch[i] = negate ? -c[i] : c[i];
+  clmg_vector *head = NULL;
+  clmg_status status = clmg_vector_view(w->coefficients, 0, (size_t)k, &head);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(head, scratch);
+  clmg_vector_destroy(head);
+  return status;
+}
+
+/* One Arnoldi step: w_{j+1} = A M^-1 v_j orthogonalised against v_0..v_j
+ * (CGS2), H's column j filled, w_{j+1} normalised unless it vanished. */
+static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
+                                const clmg_preconditioner *m, gmres_work *w, int j, int mcap,
+                                double *h_next) {
+  size_t n = a->rows;
+  double *column = w->h + (size_t)j * (size_t)(mcap + 1);
+  clmg_vector *vj = NULL, *zj = NULL, *next = NULL;
+  clmg_status status = basis_vector(w->v, n, j, &vj);
+  if (status == CLMG_SUCCESS && w->z)
+    status = basis_vector(w->z, n, j, &zj);
+  if (status == CLMG_SUCCESS)
+    status = basis_vector(w->v, n, j + 1, &next);
+  if (status == CLMG_SUCCESS && w->z) {
+    status = m->apply(m->data, vj, zj);
+    if (status != CLMG_SUCCESS)
+      status = krylov_failed_at(run, status, m->name ? m->name : "preconditioner", j);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_operator_apply(a, 1.0, w->z ? zj : vj, 0.0, next);
+  double ww = 0;
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+    status = clmg_multi_dot(w->v, n, j + 1, next, w->dots);
+    if (status == CLMG_SUCCESS)
+      status = upload_coefficients(w, w->dots, j + 1, 0, w->y);
+    if (status == CLMG_SUCCESS)
+      status = clmg_multi_axpy(w->v, n, j + 1, w->coefficients, next);
+    double projected = 0;
+    for (int i = 0; i <= j; ++i) {
+      column[i] = pass == 0 ? w->dots[i] : column[i] + w->dots[i];
+      projected += w->dots[i] * w->dots[i];
+    }
+    ww = w->dots[j + 1] - projected; /* ||w||^2 after this pass's projection */
+  }
+  *h_next = sqrt(fmax(ww, 0.0));
+  column[j + 1] = *h_next;
+  if (status == CLMG_SUCCESS && *h_next > 0)
+    status = clmg_scal(1.0 / *h_next, next);
+  clmg_vector_destroy(vj);
+  clmg_vector_destroy(zj);
+  clmg_vector_destroy(next);
+  return status;
+}
+
+/* Applies the earlier rotations to H's column j, makes rotation j and
+ * applies it to g; returns |g[j + 1]|, the residual norm of the iterate. */
+static double rotate(gmres_work *w, int j, int mcap) {
+  double *column = w->h + (size_t)j * (size_t)(mcap + 1);
+  for (int i = 0; i < j; ++i) {
+    double t = w->cs[i] * column[i] + w->sn[i] * column[i + 1];
+    column[i + 1] = -w->sn[i] * column[i] + w->cs[i] * column[i + 1];
+    column[i] = t;
+  }
+  double r = hypot(column[j], column[j + 1]);
+  w->cs[j] = r > 0 ? column[j] / r : 1.0;
+  w->sn[j] = r > 0 ? column[j + 1] / r : 0.0;
+  column[j] = r;
+  column[j + 1] = 0;
+  w->g[j + 1] = -w->sn[j] * w->g[j];
+  w->g[j] = w->cs[j] * w->g[j];
+  return fabs(w->g[j + 1]);
+}
+
+/* x += Z y (V y without a preconditioner), y from H y = g (k x k). */
+static clmg_status update_solution(gmres_work *w, size_t n, int k, int mcap, clmg_vector *x) {
+  for (int i = k - 1; i >= 0; --i) {
+    double sum = w->g[i];
+    for (int c = i + 1; c < k; ++c)
+      sum -= w->h[(size_t)c * (size_t)(mcap + 1) + (size_t)i] * w->y[c];
+    double diagonal = w->h[(size_t)i * (size_t)(mcap + 1) + (size_t)i];
+    w->y[i] = diagonal != 0 ? sum / diagonal : 0.0;
+  }
+  clmg_status status = upload_coefficients(w, w->y, k, 1, w->dots);
+  return status == CLMG_SUCCESS ? clmg_multi_axpy(w->z ? w->z : w->v, n, k, w->coefficients, x)
+                                : status;
+}
+
+clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                             const clmg_preconditioner *preconditioner,
+                             const clmg_krylov_options *options, clmg_krylov_result *result) {
+  krylov_run run;
+  clmg_status status = krylov_begin("gmres", a, b, x, preconditioner, options, result, &run);
+  if (status != CLMG_SUCCESS)
+    return status;
+  int mcap = run.options.gmres_restart > 0 ? run.options.gmres_restart : 30;
+  if (mcap > GMRES_MAX_RESTART)
+    return clmg_fail(run.context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "gmres: restart length %d; at most %d", mcap, GMRES_MAX_RESTART);
+  if ((size_t)mcap > a->rows)
+    mcap = a->rows > 0 ? (int)a->rows : 1;
+  if (run.b_norm == 0) { /* A x = 0: x = 0 exactly */
+    int stop;
+    result->converged = 1;
+    status = clmg_vector_fill(x, 0.0);
+    return status == CLMG_SUCCESS ? krylov_record(&run, 0, 0.0, &stop) : status;
+  }
+  gmres_work w;
+  status = gmres_work_make(&run, a, mcap, preconditioner != NULL, &w);
+  double beta = 0;
+  if (status == CLMG_SUCCESS)
+    status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+  int iteration = 0, stop = 0, false_convergence = 0;
+  if (status == CLMG_SUCCESS)
+    status = krylov_record(&run, 0, beta, &stop);
+  while (status == CLMG_SUCCESS) {
+    if (beta <= run.target) {
+      result->converged = 1;
+      break;
+    }
+    if (stop || iteration >= run.options.max_iterations || false_convergence > 2) {
+      status = krylov_not_converged(&run, stop                    ? "stopped by the monitor"
+                                          : false_convergence > 2 ? "stalled at the rounding floor"
+                                                                  : "not converged");
+      break;
+    }
+    /* a new cycle from the true residual: v_0 = r / beta, g = beta e_1 */
+    clmg_vector *v0 = NULL;
+    status = basis_vector(w.v, a->rows, 0, &v0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, v0);
+    clmg_vector_destroy(v0);
+    memset(w.g, 0, (size_t)(mcap + 1) * sizeof *w.g);
+    w.g[0] = beta;
+    int k = 0;
+    double estimate = beta;
+    for (int j = 0; j < mcap && status == CLMG_SUCCESS; ++j) {
+      double h_next = 0;
+      status = arnoldi_step(&run, a, preconditioner, &w, j, mcap, &h_next);
+      if (status != CLMG_SUCCESS)
+        break;
+      estimate = rotate(&w, j, mcap);
+      k = j + 1;
+      ++iteration;
+      status = krylov_record(&run, iteration, estimate, &stop);
+      if (!isfinite(estimate) && status == CLMG_SUCCESS)
+        status = krylov_not_converged(&run, "the residual estimate became Inf or NaN");
+      if (status != CLMG_SUCCESS || estimate <= run.target || stop ||
+          iteration >= run.options.max_iterations || h_next == 0)
+        break;
+    }
+    if (status == CLMG_SUCCESS && k > 0)
+      status = update_solution(&w, a->rows, k, mcap, x);
+    if (status == CLMG_SUCCESS)
+      status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+    if (status == CLMG_SUCCESS) { /* report the residual of x, not the estimate */
+      result->final_residual = beta;
+      result->relative_residual = beta / run.b_norm;
+      if (result->history_length > 0) /* the last entry is x's residual */
+        result->history[result->history_length - 1] = result->relative_residual;
+      false_convergence = estimate <= run.target && beta > run.target ? false_convergence + 1 : 0;
+    }
+  }
+  gmres_work_free(&w);
+  return status;
+}

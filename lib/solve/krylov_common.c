@@ -1,0 +1,98 @@
+/* What BiCGStab and GMRES share: argument checks, ||b||, the stopping
+ * target, the residual history, the monitor and the true-residual test. */
+#include "solve/krylov_common.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+clmg_status krylov_begin(const char *method, const clmg_operator *a, const clmg_vector *b,
+                         clmg_vector *x, const clmg_preconditioner *preconditioner,
+                         const clmg_krylov_options *options, clmg_krylov_result *result,
+                         krylov_run *run) {
+  memset(run, 0, sizeof *run);
+  memset(result, 0, sizeof *result);
+  run->method = method;
+  run->result = result;
+  clmg_krylov_options_defaults(&run->options);
+  if (options)
+    run->options = *options;
+  else if (a && a->precision == CLMG_FLOAT)
+    run->options.relative_tolerance = CLMG_FLOAT_DEFAULT_TOLERANCE;
+  clmg_context *context = a ? a->context : clmg_vector_context(b);
+  run->context = context;
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  if (!a || !a->apply)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s: the operator has no apply", method);
+  if (a->rows != a->cols)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: the operator is %zu x %zu; it must be square", method, a->rows, a->cols);
+  clmg_status status = clmg_operator_check(a, x, b, method);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (preconditioner && !preconditioner->apply)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: the preconditioner has no apply function", method);
+  const clmg_krylov_options *o = &run->options;
+  if (!(o->relative_tolerance >= 0) || !(o->absolute_tolerance >= 0) || o->max_iterations < 0)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: tolerances and max_iterations must be >= 0 (got relative %g, absolute "
+                     "%g, max_iterations %d)",
+                     method, o->relative_tolerance, o->absolute_tolerance, o->max_iterations);
+  status = clmg_nrm2(b, &run->b_norm);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!isfinite(run->b_norm))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s: b holds Inf or NaN", method);
+  run->target = fmax(o->relative_tolerance * run->b_norm, o->absolute_tolerance);
+  return CLMG_SUCCESS;
+}
+
+clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *stop) {
+  clmg_krylov_result *result = run->result;
+  double scale = run->b_norm > 0 ? run->b_norm : 1.0;
+  if (iteration == 0 && result->history_length == 0)
+    result->initial_residual = r_norm;
+  result->iterations = iteration;
+  result->final_residual = r_norm;
+  result->relative_residual = r_norm / scale;
+  *stop = 0;
+  if (run->options.keep_history) {
+    clmg_status status = clmg_history_append(run->context, result, &run->history_capacity,
+                                             result->relative_residual);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
+  if (run->options.monitor)
+    *stop = run->options.monitor(run->options.monitor_data, iteration, result->relative_residual);
+  return CLMG_SUCCESS;
+}
+
+clmg_status krylov_true_residual(krylov_run *run, const clmg_operator *a, const clmg_vector *b,
+                                 const clmg_vector *x, clmg_vector *r, double *r_norm) {
+  clmg_status status = clmg_operator_defect(a, b, x, r);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(r, r_norm);
+  if (status == CLMG_SUCCESS && !isfinite(*r_norm))
+    status = clmg_fail(run->context, CLMG_ERROR_NOT_CONVERGED,
+                       "%s: the residual became Inf or NaN (the method diverged or the operator "
+                       "is singular)",
+                       run->method);
+  return status;
+}
+
+clmg_status krylov_failed_at(krylov_run *run, clmg_status status, const char *step, int iteration) {
+  char inner[CLMG_MESSAGE_SIZE];
+  snprintf(inner, sizeof inner, "%s", clmg_context_message(run->context));
+  return clmg_fail(run->context, status, "%s iteration %d: %s%s%s", run->method, iteration, step,
+                   inner[0] ? ": " : "", inner);
+}
+
+clmg_status krylov_not_converged(krylov_run *run, const char *why) {
+  return clmg_fail(run->context, CLMG_ERROR_NOT_CONVERGED,
+                   "%s: %s after %d iterations (relative residual %.3e of x, tolerance %g)",
+                   run->method, why, run->result->iterations, run->result->relative_residual,
+                   run->options.relative_tolerance);
+}

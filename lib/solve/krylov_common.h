@@ -1,0 +1,32 @@
+/* Shared parts of the Krylov methods (lib/solve/krylov_common.c). */
+#ifndef CLMG_SOLVE_KRYLOV_COMMON_H
+#define CLMG_SOLVE_KRYLOV_COMMON_H
+
+#include "solve/internal.h"
+
+typedef struct krylov_run {
+  const char *method;
+  clmg_context *context;
+  clmg_krylov_options options; /* the caller's or the defaults */
+  clmg_krylov_result *result;
+  size_t history_capacity;
+  double b_norm, target; /* stop when ||b - A x|| <= target */
+} krylov_run;
+
+/* Checks the arguments, computes ||b|| and the target. */
+clmg_status krylov_begin(const char *method, const clmg_operator *a, const clmg_vector *b,
+                         clmg_vector *x, const clmg_preconditioner *preconditioner,
+                         const clmg_krylov_options *options, clmg_krylov_result *result,
+                         krylov_run *run);
+/* Records ||r|| after `iteration` iterations (history, monitor); *stop is
+ * the monitor's wish to stop. */
+clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *stop);
+/* r = b - A x and its norm; a non-finite norm fails. */
+clmg_status krylov_true_residual(krylov_run *run, const clmg_operator *a, const clmg_vector *b,
+                                 const clmg_vector *x, clmg_vector *r, double *r_norm);
+/* Prefixes the context's message with the method, the iteration and the step. */
+clmg_status krylov_failed_at(krylov_run *run, clmg_status status, const char *step, int iteration);
+/* CLMG_ERROR_NOT_CONVERGED with the reason and the figures. */
+clmg_status krylov_not_converged(krylov_run *run, const char *why);
+
+#endif
