@@ -26,6 +26,9 @@ typedef struct solve_options {
   clmg_dtype precision;
   double tolerance;
   int max_iterations;
+  clmg_krylov_method method; /* AUTO until the matrix is read */
+  int restart;               /* GMRES(m) */
+  int mixed;                 /* Jacobi in float inside a double Krylov method */
 } solve_options;
 
 enum {
@@ -35,7 +38,8 @@ enum {
   OPTION_PRECISION,
   OPTION_TOLERANCE,
   OPTION_MAX_ITERATIONS,
-  OPTION_SKIP_CHECKS
+  OPTION_SKIP_CHECKS,
+  OPTION_RESTART
 };
 
 /* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
@@ -49,27 +53,33 @@ enum { FULL_HISTORY_ITERATIONS = 50, SAMPLED_HISTORY_LINES = 25 };
 static void print_solve_usage(FILE *out) {
   fputs("Usage: clmg solve [OPTIONS] A.mtx [b.mtx]\n"
         "\n"
-        "Solves A x = b with the conjugate gradient method on an OpenCL device. A is a\n"
-        "Matrix Market file (coordinate or array; symmetric storage is expanded) holding\n"
-        "a symmetric positive definite matrix; b is a Matrix Market vector (n x 1 array\n"
-        "or coordinate). Without b, the right-hand side is b = A*1, so the exact\n"
-        "solution is all ones and the error of x is reported too.\n"
+        "Solves A x = b with a Krylov method on an OpenCL device: conjugate gradients\n"
+        "for symmetric positive definite A, GMRES(m) or BiCGStab for any square A. A is\n"
+        "a Matrix Market file (coordinate or array; symmetric storage is expanded); b is\n"
+        "a Matrix Market vector (n x 1 array or coordinate). Without b, the right-hand\n"
+        "side is b = A*1, so the exact solution is all ones and the error of x is\n"
+        "reported too. Every method stops only when the residual recomputed from x,\n"
+        "||b - A x||, meets the tolerance.\n"
         "\n"
-        "Before solving, A is checked: square, symmetric (|a_ij - a_ji| <= 1e-8 of the\n"
-        "larger) and with a positive diagonal, as every SPD matrix has.\n"
+        "For CG, A is checked first: symmetric (|a_ij - a_ji| <= 1e-8 of the larger)\n"
+        "and with a positive diagonal, as every SPD matrix has.\n"
         "\n"
         "Options:\n"
-        "      --method cg          Krylov method (default cg; the only one so far)\n"
+        "      --method M           auto (default: cg when A is symmetric with a positive\n"
+        "                           diagonal, else gmres), cg, gmres, bicgstab\n"
+        "      --restart M          GMRES(M): Krylov vectors kept before a restart (30)\n"
         "      --precond P          preconditioner: none, or jacobi (default; z = D^-1 r)\n"
         "      --format F           device matrix format: auto (default), csr, ellr, sell\n"
-        "      --precision P        double (default) or float, for matrix and vectors\n"
+        "      --precision P        double (default) or float, for matrix and vectors, or\n"
+        "                           mixed: the Krylov method in double, the Jacobi\n"
+        "                           preconditioner in float\n"
         "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8)\n"
         "      --maxit N            at most N iterations (default 1000)\n"
         "  -o, --output FILE        write x as a Matrix Market array (also when the\n"
         "                           solve stopped without converging)\n"
         "  -q, --quiet              no residual history and no progress lines\n"
-        "      --skip-checks        warn about a nonsymmetric matrix or a diagonal that\n"
-        "                           is not positive instead of refusing it\n"
+        "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"
+        "                           a diagonal that is not positive instead of refusing it\n"
         "  -d, --device STR         device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"
         "      --json               print one JSON object on stdout instead of text\n"
         "  -h, --help               show this help\n"
@@ -86,7 +96,8 @@ static void print_solve_usage(FILE *out) {
         "  solve_s    the solve\n"
         "\n"
         "Examples:\n"
-        "  clmg solve A.mtx                           b = A*1, CG with Jacobi\n"
+        "  clmg solve A.mtx                           b = A*1, CG or GMRES with Jacobi\n"
+        "  clmg solve convection.mtx --method bicgstab --tol 1e-10\n"
         "  clmg solve A.mtx b.mtx -o x.mtx --tol 1e-10\n"
         "  clmg solve A.mtx --precond none --format ellr --precision float --device pocl\n"
         "  clmg solve A.mtx --json --quiet > result.json\n"
@@ -136,6 +147,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       {"output", required_argument, NULL, 'o'},
       {"quiet", no_argument, NULL, 'q'},
       {"skip-checks", no_argument, NULL, OPTION_SKIP_CHECKS},
+      {"restart", required_argument, NULL, OPTION_RESTART},
       {NULL, 0, NULL, 0},
   };
   const char *command = argv[0];
@@ -146,6 +158,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   options->precision = CLMG_DOUBLE;
   options->tolerance = 1e-8;
   options->max_iterations = 1000;
+  options->method = CLMG_KRYLOV_AUTO;
+  options->restart = 30;
 
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:q", long_options, NULL)) != -1) {
@@ -154,8 +168,14 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
     }
     switch (option) {
     case OPTION_METHOD:
-      if (strcmp(optarg, "cg") != 0) {
-        fprintf(stderr, "%s: unknown method '%s' (there is: cg)\n", command, optarg);
+      if (!clmg_krylov_method_parse(optarg, &options->method)) {
+        fprintf(stderr, "%s: unknown method '%s' (there are: auto, cg, gmres, bicgstab)\n", command,
+                optarg);
+        return cli_usage_error(command);
+      }
+      break;
+    case OPTION_RESTART:
+      if (!cli_parse_int(command, "--restart", optarg, 1, 200, &options->restart)) {
         return cli_usage_error(command);
       }
       break;
@@ -182,8 +202,12 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
         options->precision = CLMG_DOUBLE;
       } else if (strcmp(optarg, "float") == 0) {
         options->precision = CLMG_FLOAT;
+      } else if (strcmp(optarg, "mixed") == 0) {
+        options->precision = CLMG_DOUBLE;
+        options->mixed = 1;
       } else {
-        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
+        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float, mixed)\n", command,
+                optarg);
         return cli_usage_error(command);
       }
       break;
@@ -227,13 +251,30 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
 
 /* ---- checks of the matrix ---- */
 
-/* Prints why A is unsuitable for CG; refuses (returns 0) unless the checks
- * are skipped, in which case it only warns. */
-static int check_matrix(const char *command, const solve_options *options, const clmg_csr *a) {
+/* Decides the method of --method auto (CG when A looks SPD: symmetric with a
+ * positive diagonal; GMRES otherwise). For CG, prints why A is unsuitable
+ * and refuses (returns 0) unless the checks are skipped, then only warns. */
+static int check_matrix(const char *command, solve_options *options, const clmg_csr *a) {
   if (a->rows != a->cols) {
-    fprintf(stderr, "%s: %s is a %zu x %zu matrix; CG solves square systems only\n", command,
-            options->matrix_path, a->rows, a->cols);
+    fprintf(stderr, "%s: %s is a %zu x %zu matrix; Krylov methods solve square systems only\n",
+            command, options->matrix_path, a->rows, a->cols);
     return 0;
+  }
+  if (options->method == CLMG_KRYLOV_AUTO) {
+    int spd_like = clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE);
+    for (size_t i = 0; spd_like && i < a->rows; i++) {
+      double diagonal = 0;
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+        if ((size_t)a->col[k] == i) {
+          diagonal = a->val[k];
+        }
+      }
+      spd_like = diagonal > 0;
+    }
+    options->method = spd_like ? CLMG_KRYLOV_CG : CLMG_KRYLOV_GMRES;
+  }
+  if (options->method != CLMG_KRYLOV_CG) {
+    return 1;
   }
   const char *verdict = options->skip_checks ? "warning" : "error";
   int suitable = 1;
@@ -374,8 +415,9 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_string(&w, "format", clmg_matrix_format_name(clmg_matrix_format_of(r->matrix)));
   json_string(&w, "format_description", clmg_matrix_describe(r->matrix));
   json_integer(&w, "stored_entries", (long long)clmg_matrix_stored_entries(r->matrix));
-  json_string(&w, "precision", clmg_dtype_name(options->precision));
-  json_string(&w, "method", "cg");
+  json_string(&w, "precision", options->mixed ? "mixed" : clmg_dtype_name(options->precision));
+  json_string(&w, "method", clmg_krylov_method_name(options->method));
+  json_integer(&w, "restart", options->method == CLMG_KRYLOV_GMRES ? options->restart : 0);
   json_string(&w, "preconditioner", r->preconditioner_name);
   json_device(&w, r->device);
   json_number(&w, "relative_tolerance", options->tolerance);
@@ -418,12 +460,16 @@ typedef struct solve_resources {
   double *b, *x;
   clmg_context *context;
   clmg_matrix *matrix;
+  clmg_matrix *float_matrix; /* --precision mixed: the preconditioner's copy */
+  clmg_operator op;          /* the operator the Krylov method sees: matrix */
   clmg_vector *device_b, *device_x, *residual;
   clmg_preconditioner preconditioner;
 } solve_resources;
 
 static void release(solve_resources *s) {
   clmg_preconditioner_destroy(&s->preconditioner);
+  clmg_operator_destroy(&s->op);
+  clmg_matrix_destroy(s->float_matrix);
   clmg_vector_destroy(s->residual);
   clmg_vector_destroy(s->device_x);
   clmg_vector_destroy(s->device_b);
@@ -435,7 +481,7 @@ static void release(solve_resources *s) {
 }
 
 /* Reads A and b (or makes b = A*1); prints why and returns 0 on failure. */
-static int read_inputs(const char *command, const solve_options *options, solve_resources *s) {
+static int read_inputs(const char *command, solve_options *options, solve_resources *s) {
   clmg_error error;
   clmg_status status = clmg_csr_read_matrix_market(options->matrix_path, &s->a, &error);
   if (status != CLMG_SUCCESS) {
@@ -492,6 +538,13 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
   matrix_options.precision = options->precision;
   *failed_step = "building the device matrix";
   clmg_status status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->matrix);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_operator_from_matrix(s->matrix, 0, &s->op);
+  }
+  if (status == CLMG_SUCCESS && options->mixed) {
+    matrix_options.precision = CLMG_FLOAT;
+    status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->float_matrix);
+  }
   if (status != CLMG_SUCCESS) {
     return status;
   }
@@ -511,7 +564,16 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
   }
   if (options->preconditioner == PRECONDITIONER_JACOBI) {
     *failed_step = "setting up the Jacobi preconditioner";
-    status = clmg_preconditioner_jacobi(s->matrix, &s->preconditioner);
+    if (options->mixed) {
+      clmg_preconditioner in_float;
+      status = clmg_preconditioner_jacobi(s->float_matrix, &in_float);
+      if (status == CLMG_SUCCESS) {
+        status = clmg_preconditioner_in_precision(s->context, n, CLMG_DOUBLE, CLMG_FLOAT, &in_float,
+                                                  &s->preconditioner);
+      }
+    } else {
+      status = clmg_preconditioner_jacobi(s->matrix, &s->preconditioner);
+    }
     if (status != CLMG_SUCCESS) {
       return status;
     }
@@ -523,11 +585,14 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
 /* One iteration from x = 0, to compile the kernels (or load them from the
  * binary cache) before the timed solve. Its outcome does not matter: the
  * real solve meets any breakdown again and reports it. */
-static clmg_status warm_up(const solve_resources *s, const clmg_preconditioner *preconditioner) {
+static clmg_status warm_up(const solve_options *o, const solve_resources *s,
+                           const clmg_preconditioner *preconditioner) {
   clmg_krylov_options options;
   clmg_krylov_options_defaults(&options);
   options.max_iterations = 1;
-  clmg_status status = clmg_cg(s->matrix, s->device_b, s->device_x, preconditioner, &options, NULL);
+  options.gmres_restart = o->restart;
+  clmg_status status = clmg_krylov_solve(o->method, &s->op, s->device_b, s->device_x,
+                                         preconditioner, &options, NULL);
   if (status == CLMG_ERROR_NOT_CONVERGED || status == CLMG_ERROR_INVALID_ARGUMENT) {
     status = CLMG_SUCCESS;
   }
@@ -548,9 +613,15 @@ static void print_header(const solve_options *options, const solve_resources *s)
          device->name, device->platform_name);
   printf("%-18s %s\n", "format", clmg_matrix_describe(s->matrix));
   printf("%-18s %s\n", "precision", clmg_dtype_name(options->precision));
-  printf("%-18s cg, preconditioner %s, tolerance %g, at most %d iterations\n", "method",
-         options->preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none", options->tolerance,
-         options->max_iterations);
+  char method[32];
+  if (options->method == CLMG_KRYLOV_GMRES) {
+    snprintf(method, sizeof method, "gmres(%d)", options->restart);
+  } else {
+    snprintf(method, sizeof method, "%s", clmg_krylov_method_name(options->method));
+  }
+  printf("%-18s %s, preconditioner %s%s, tolerance %g, at most %d iterations\n", "method", method,
+         options->preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none",
+         options->mixed ? " in float" : "", options->tolerance, options->max_iterations);
   fflush(stdout); /* the solve may take a while: show what is known */
 }
 
@@ -634,7 +705,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     print_header(&options, &s);
   }
   start = apputil_now();
-  status = warm_up(&s, preconditioner);
+  status = warm_up(&options, &s, preconditioner);
   if (status != CLMG_SUCCESS) {
     apputil_report(s.context, status, "compiling the kernels");
     release(&s);
@@ -646,13 +717,14 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = options.tolerance;
   krylov.max_iterations = options.max_iterations;
+  krylov.gmres_restart = options.restart;
   krylov.keep_history = 1;
   progress live = {!options.quiet, apputil_now(), apputil_now()};
   krylov.monitor = print_progress;
   krylov.monitor_data = &live;
   start = apputil_now();
-  report.status =
-      clmg_cg(s.matrix, s.device_b, s.device_x, preconditioner, &krylov, &report.result);
+  report.status = clmg_krylov_solve(options.method, &s.op, s.device_b, s.device_x, preconditioner,
+                                    &krylov, &report.result);
   report.solve_s = apputil_now() - start;
 
   /* Keep the solver's message: evaluate() makes library calls that clear it. */

@@ -218,8 +218,10 @@ kernel void multi_dot_partials(ulong n, uint k, global const real *basis, ulong 
 
 /* w -= sum_j c_j v_j in one pass (the projection of Gram-Schmidt and the
  * update x += Z y of GMRES with c = -y). */
-kernel void multi_axpy(ulong n, uint k, global const real *c, global const real *basis,
-                       ulong basis_offset, ulong stride, global real *w, ulong w_offset) {
+kernel void multi_axpy(ulong n, uint k, global const real *c, ulong c_offset,
+                       global const real *basis, ulong basis_offset, ulong stride, global real *w,
+                       ulong w_offset) {
+  c += c_offset;
   basis += basis_offset;
   w += w_offset;
   GRID_LOOP(i, n) {

@@ -93,6 +93,16 @@ CLMG_API clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *
 /* *xy = x . y and *xx = x . x in one pass. */
 CLMG_API clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, double *xx);
 
+/* The Gram-Schmidt kernels of GMRES, on a basis of k vectors of w's length
+ * held in one vector, vector j starting at element j * stride:
+ * results[j] = v_j . w for j < k and results[k] = w . w (k + 1 values), in
+ * one pass and one read-back; and w -= sum_j c_j v_j in one pass, with c a
+ * device vector of at least k values in w's precision. */
+CLMG_API clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k,
+                                    const clmg_vector *w, double *results);
+CLMG_API clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,
+                                     const clmg_vector *coefficients, clmg_vector *w);
+
 #ifdef __cplusplus
 }
 #endif

@@ -132,12 +132,16 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "dot3_partials",
                                                  "cg_step",
                                                  "double_to_float",
-                                                 "float_to_double"};
+                                                 "float_to_double",
+                                                 "multi_dot_partials",
+                                                 "multi_axpy"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
                                 clmg_kernel_args *args) {
   _Static_assert(BLAS1_KERNEL_COUNT <= CLMG_BLAS1_KERNEL_SLOTS, "too few BLAS-1 kernel slots");
+  _Static_assert(sizeof blas1_kernel_names / sizeof blas1_kernel_names[0] == BLAS1_KERNEL_COUNT,
+                 "one name per BLAS-1 kernel");
   cl_kernel *slot = &context->blas1_kernels[type == CLMG_FLOAT ? 1 : 0][id];
   if (!*slot) {
     clmg_status status = clmg_get_kernel(context, "blas1", clmg_real_options(context, type),

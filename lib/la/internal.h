@@ -21,14 +21,4 @@ struct clmg_vector {
 /* Two kernel arguments: the vector's buffer and its element offset (ulong). */
 void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 
-/* GMRES's Gram-Schmidt kernels on a basis of k vectors of w's length held
- * in one vector, vector j starting at element j * stride:
- * results[j] = v_j . w (j < k) and results[k] = w . w, one pass and one
- * read-back; and w -= sum_j c_j v_j in one pass, c a device vector of at
- * least k values in w's precision. */
-clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const clmg_vector *w,
-                           double *results);
-clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,
-                            const clmg_vector *coefficients, clmg_vector *w);
-
 #endif
