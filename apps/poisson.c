@@ -51,7 +51,8 @@ enum {
   OPTION_PRECISION,
   OPTION_COARSE,
   OPTION_VTK,
-  OPTION_SEED
+  OPTION_SEED,
+  OPTION_COARSE_ROWS
 };
 
 /* Finest levels above this would not fit a workstation's memory (CIRCLE Q1
@@ -91,6 +92,9 @@ static void print_poisson_usage(FILE *out) {
         "      --cycle C           v (default), w, f\n"
         "      --coarse C          coarse solver: auto (default: direct up to 2048\n"
         "                          unknowns, else PCG), direct, pcg (Jacobi-PCG to 1e-2)\n"
+        "      --coarse-rows N     solve directly on the finest level with at most N rows\n"
+        "                          and drop the coarser ones (default: the coarse mesh is\n"
+        "                          the coarse level); fewer latency-bound levels on GPUs\n"
         "      --krylov K          none (default: multigrid as the solver) or cg (CG\n"
         "                          preconditioned by one cycle)\n"
         "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8)\n"
@@ -136,6 +140,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
       {"format", required_argument, NULL, OPTION_FORMAT},
       {"precision", required_argument, NULL, OPTION_PRECISION},
+      {"coarse-rows", required_argument, NULL, OPTION_COARSE_ROWS},
       {"coarse", required_argument, NULL, OPTION_COARSE},
       {"vtk", required_argument, NULL, OPTION_VTK},
       {"seed", required_argument, NULL, OPTION_SEED},
@@ -216,6 +221,13 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       }
       o->use_cg = strcmp(optarg, "cg") == 0;
       break;
+    case OPTION_COARSE_ROWS: {
+      int rows = 0;
+      if (!cli_parse_int(command, "--coarse-rows", optarg, 1, 16384, &rows))
+        return cli_usage_error(command);
+      o->multigrid.coarse_max_rows = (size_t)rows;
+      break;
+    }
     case OPTION_TOLERANCE:
       if (!cli_parse_double(command, "--tol", optarg, 1e-15, 0.5, &o->tolerance))
         return cli_usage_error(command);
@@ -450,7 +462,8 @@ static clmg_status solve(const poisson_options *o, poisson_resources *s,
   if (status != CLMG_SUCCESS)
     return status;
   const clmg_matrix *a =
-      o->mixed ? s->outer_matrix : clmg_multigrid_matrix(s->multigrid, s->hierarchy.num_levels - 1);
+      o->mixed ? s->outer_matrix
+               : clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
   status = clmg_cg(a, s->b, s->x, &preconditioner, krylov, result);
   clmg_preconditioner_destroy(&preconditioner);
   return status;
@@ -547,11 +560,13 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   if (status == CLMG_SUCCESS)
     status = clmg_finish(s->context);
   r->kernels_s = apputil_now() - start;
-  r->format_description =
-      clmg_matrix_describe(clmg_multigrid_matrix(s->multigrid, h->num_levels - 1));
+  r->format_description = clmg_matrix_describe(
+      clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1));
   r->coarse_solver = clmg_multigrid_coarse_solver(s->multigrid);
   r->iteration_bytes = clmg_multigrid_iteration_bytes(s->multigrid);
-  r->omega = clmg_multigrid_smoother_damping(s->multigrid, h->num_levels - 1);
+  r->levels = clmg_multigrid_levels(s->multigrid); /* --coarse-rows may drop some */
+  r->coarse_unknowns = clmg_multigrid_operator(s->multigrid, 0)->rows;
+  r->omega = clmg_multigrid_smoother_damping(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
   return status;
 }
 

@@ -17,7 +17,7 @@
  *
  *   clmg_perf_gmg [--device DEV] [--json FILE] [--size small|large]
  *                 [--q1-levels A:B] [--q2-levels A:B] [--numberings LIST]
- *                 [--sweep yes|no] [--min-time S] [--trials T]
+ *                 [--sweep yes|no] [--coarse-rows N] [--min-time S] [--trials T]
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +38,7 @@ typedef struct settings {
   int levels[2][2]; /* [q1, q2][first, last]; first > last: none */
   int numbering_on[5];
   int sweep;
+  long coarse_rows; /* the sweep's coarse_max_rows (0: the mesh's coarsest level) */
   perf_timing timing;
 } settings;
 
@@ -85,6 +86,8 @@ static void print_usage(FILE *out) {
         "                      format and Krylov choice (default yes)\n"
         "  --min-time S        each SpMV measurement lasts at least S seconds (0.2)\n"
         "  --trials T          timed SpMV batches and solves; the fastest counts (3)\n"
+        "  --coarse-rows N     the sweep solves directly on the finest level with at most\n"
+        "                      N rows and drops the coarser ones (default 0: all levels)\n"
         "  --json FILE         write the results as JSON\n"
         "  -h, --help          this text\n",
         out);
@@ -112,8 +115,8 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
   s->levels[0][0] = -1; /* from --size or the device */
   int q1_given = 0, q2_given = 0;
   static const char *const value_options[] = {
-      "--device",     "--json",  "--size",     "--q1-levels", "--q2-levels",
-      "--numberings", "--sweep", "--min-time", "--trials",    NULL};
+      "--device", "--json",     "--size",   "--q1-levels",   "--q2-levels", "--numberings",
+      "--sweep",  "--min-time", "--trials", "--coarse-rows", NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -158,6 +161,13 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
         return 0;
       }
       s->sweep = value[0] == 'y';
+    } else if (strcmp(name, "--coarse-rows") == 0) {
+      char *end = NULL;
+      s->coarse_rows = strtol(value, &end, 10);
+      if (end == value || *end != '\0' || s->coarse_rows < 0 || s->coarse_rows > 16384) {
+        fprintf(stderr, PROGRAM ": --coarse-rows wants 0 to 16384, not %s\n", value);
+        return 0;
+      }
     } else if (!perf_parse_timing_option(PROGRAM, name, value, &s->timing)) {
       return 0;
     }
@@ -269,8 +279,9 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
                                               &preconditioner);
   }
-  const clmg_matrix *a =
-      mode == MODE_CG_MIXED ? outer_matrix : clmg_multigrid_matrix(mg, h->num_levels - 1);
+  const clmg_matrix *a = mode == MODE_CG_MIXED
+                             ? outer_matrix
+                             : clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
   if (status == CLMG_SUCCESS) { /* one iteration compiles the kernels */
     clmg_krylov_options one;
     clmg_krylov_options_defaults(&one);
@@ -328,13 +339,14 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
       bytes += 9.0 * 8.0 * (double)n;
     if (mode == MODE_CG_MIXED)
       bytes += 24.0 * (double)n + (double)clmg_matrix_device_bytes(outer_matrix) -
-               (double)clmg_matrix_device_bytes(clmg_multigrid_matrix(mg, h->num_levels - 1));
+               (double)clmg_matrix_device_bytes(
+                   clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1));
     row->floor_s = bytes / (copy_gb_per_s * 1e9);
     row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
     snprintf(row->smoother, sizeof row->smoother, "%s",
              clmg_smoother_type_name(mg_options.smoother));
     snprintf(row->format, sizeof row->format, "%s",
-             clmg_matrix_describe(clmg_multigrid_matrix(mg, h->num_levels - 1)));
+             clmg_matrix_describe(clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1)));
     snprintf(row->krylov, sizeof row->krylov, "%s", mode_names[mode]);
     row->pre = mg_options.pre_smoothing;
     row->post = mg_options.post_smoothing;
@@ -456,7 +468,15 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
                    {CLMG_SMOOTHER_CHEBYSHEV, 3},
                    {CLMG_SMOOTHER_SPAI0, 4}};
   static const clmg_matrix_format formats[] = {CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL, CLMG_FORMAT_CSR};
-  print_solve_header("Sweep: the largest Q1 level, every smoother x format x Krylov choice");
+  char title[160];
+  snprintf(title, sizeof title,
+           "Sweep: the largest Q1 level, every smoother x format x Krylov choice%s%ld%s",
+           s->coarse_rows ? " (coarse level: the finest with at most " : "", s->coarse_rows,
+           s->coarse_rows ? " rows, solved directly)" : "");
+  if (!s->coarse_rows)
+    snprintf(title, sizeof title, "%s",
+             "Sweep: the largest Q1 level, every smoother x format x Krylov choice");
+  print_solve_header(title);
   const solve_row *best = NULL;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f)
     for (size_t m = 0; m < sizeof smoothers / sizeof smoothers[0]; ++m)
@@ -468,6 +488,7 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
         options.smoother = smoothers[m].smoother;
         options.pre_smoothing = options.post_smoothing = smoothers[m].steps;
         options.matrix.format = formats[f];
+        options.coarse_max_rows = (size_t)s->coarse_rows;
         solve_row *row = &res->solve[res->solve_count];
         memset(row, 0, sizeof *row);
         row->degree = 1;

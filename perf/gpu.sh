@@ -35,7 +35,8 @@
 #   SPMV_MTX_DIR       where the GPU run writes its Matrix Market files (about
 #                      7 GB for --size large; default /tmp/clmg-spmv-mtx)
 #   SKIP_GMG=1         skip `clmg poisson` and the geometric multigrid benchmark
-#   GMG_GPU_ARGS       arguments for clmg_perf_gmg on the GPU (default "--size large")
+#   GMG_GPU_ARGS       arguments for clmg_perf_gmg on the GPU (default "--size large
+#                      --coarse-rows 2048")
 #   GMG_POCL_ARGS      ... on pocl (default "--size small")
 #   SKIP_HOMG=1        skip the HOMG benchmark
 #   HOMG_GPU_ARGS      arguments for clmg_perf_homg on the GPU (default "--size large")
@@ -234,9 +235,9 @@ if [[ ${build_status} -eq 0 ]]; then
     section "clmg poisson: CIRCLE Q1 level 10, float cycle in double CG" | tee -a "${bench_log}"
     start_step
     "${build_dir}/apps/clmg" --device "${gpu_device}" poisson --mesh circle --level 10 \
-      --precision mixed --pre 2 --post 2 --format sell 2>&1 | tee -a "${bench_log}"
+      --precision mixed --pre 2 --post 2 --format sell --coarse-rows 2048 2>&1 | tee -a "${bench_log}"
     record "poisson circle q1 level 10 mixed" $?
-    run_json_benchmark gmg gpu "${gpu_device}" "${GMG_GPU_ARGS:---size large}"
+    run_json_benchmark gmg gpu "${gpu_device}" "${GMG_GPU_ARGS:---size large --coarse-rows 2048}"
     run_json_benchmark gmg pocl pocl "${GMG_POCL_ARGS:---size small}"
   fi
   if [[ "${SKIP_HOMG:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_homg" ]]; then

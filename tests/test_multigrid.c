@@ -292,6 +292,28 @@ static void test_stall_and_divergence_are_reported(void **state) {
   hierarchy_free(&h);
 }
 
+/* coarse_max_rows: the finest level with at most that many rows becomes the
+ * coarse level (solved directly), the coarser ones are dropped. */
+static void test_coarse_max_rows(void **state) {
+  (void)state;
+  hierarchy h;
+  hierarchy_build(&h, 5); /* 9, 25, 81, 289, 1089 rows */
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.coarse_max_rows = 100;
+  clmg_multigrid *mg = NULL;
+  CHECK_OK(clmg_multigrid_create(ctx, 5, h.a, h.p, NULL, &options, &mg));
+  assert_int_equal(clmg_multigrid_levels(mg), 3);
+  assert_int_equal(clmg_multigrid_operator(mg, 0)->rows, 81);
+  assert_string_equal(clmg_multigrid_coarse_solver(mg), "direct");
+  clmg_multigrid_destroy(mg);
+  hierarchy_free(&h);
+  int cycles = solve_checked(5, &options, 1e-10, 1e-6, "coarse level of at most 100 rows");
+  clmg_multigrid_options_defaults(&options);
+  int full = solve_checked(5, &options, 1e-10, 1e-6, "all five levels");
+  assert_true(cycles <= full); /* an exact solve on a finer level helps, if anything */
+}
+
 /* Cycle counts to 1e-8 do not grow with the grid: mesh independence. */
 static void test_mesh_independent(void **state) {
   (void)state;
@@ -886,6 +908,7 @@ int main(void) {
       cmocka_unit_test(test_chebyshev_bound),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_stall_and_divergence_are_reported),
+      cmocka_unit_test(test_coarse_max_rows),
       cmocka_unit_test(test_user_smoother),
       cmocka_unit_test(test_levels_from_device_objects),
       cmocka_unit_test(test_saddle_point_hierarchy),

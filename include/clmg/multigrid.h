@@ -136,11 +136,16 @@ typedef struct clmg_multigrid_options {
   int post_smoothing;          /* steps after prolongation (default 4) */
   clmg_smoother_type smoother; /* default Jacobi */
   double omega; /* Jacobi / SPAI-0 damping; 0 (default): 0.7 for Jacobi, 1 for SPAI-0 */
-  double chebyshev_lower_ratio;     /* Chebyshev interval [lambda_max * ratio, lambda_max] (default
-                                       1/30) */
-  int eigen_iterations;             /* power steps for lambda_max(D^-1 A) (default 12) */
-  clmg_coarse_solver_type coarse;   /* default AUTO */
-  size_t direct_max_rows;           /* AUTO's limit for the direct solve (default 2048) */
+  double chebyshev_lower_ratio;   /* Chebyshev interval [lambda_max * ratio, lambda_max] (default
+                                     1/30) */
+  int eigen_iterations;           /* power steps for lambda_max(D^-1 A) (default 12) */
+  clmg_coarse_solver_type coarse; /* default AUTO */
+  size_t direct_max_rows;         /* AUTO's limit for the direct solve (default 2048) */
+  /* 0 (default): level 0 is the coarse level. Else the finest level with at
+   * most this many rows becomes the coarse level and the coarser ones are
+   * not used: one larger direct solve instead of several levels whose
+   * kernels are all launch latency. */
+  size_t coarse_max_rows;
   double coarse_relative_tolerance; /* PCG coarse solve (default 1e-2) */
   int coarse_max_iterations;        /* PCG coarse solve (default 1000) */
   clmg_matrix_options matrix;       /* format and precision of every level's matrices */

@@ -285,7 +285,13 @@ clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_lev
     }
     return status;
   }
-  return build(context, num_levels, levels, o, multigrid);
+  int first = 0; /* the coarse level under options->coarse_max_rows */
+  for (int l = 0; o->coarse_max_rows > 0 && l < num_levels; ++l)
+    if (levels[l].a.rows <= o->coarse_max_rows)
+      first = l;
+  destroy_levels(levels, first);
+  memset(levels, 0, (size_t)first * sizeof *levels);
+  return build(context, num_levels - first, levels + first, o, multigrid);
 }
 
 /* Uploads one host matrix as an owned operator. */
@@ -342,6 +348,14 @@ clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const c
     status = check_shapes(context, num_levels, a, p, r);
   if (status != CLMG_SUCCESS)
     return status;
+  int first = 0; /* the coarse level under options->coarse_max_rows */
+  for (int l = 0; o->coarse_max_rows > 0 && l < num_levels; ++l)
+    if (a[l].rows <= o->coarse_max_rows)
+      first = l;
+  a += first;
+  p = p ? p + first : NULL;
+  r = r ? r + first : NULL;
+  num_levels -= first;
   clmg_multigrid_level *levels = calloc((size_t)num_levels, sizeof *levels);
   if (!levels)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "multigrid: no host memory");

@@ -85,8 +85,9 @@ static clmg_status diagonal_setup(void *data, const clmg_operator *a) {
 }
 
 /* zero guess: x holds nothing and is taken as 0, so the first sweep is
- * x = W b. Sweeps alternate between x and `next`; an odd count ends with a
- * copy back. */
+ * W b. Sweeps alternate between x and `next`; with a zero guess the first
+ * one goes where the count makes the last land in x, otherwise an odd count
+ * ends with a copy back. */
 static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg_vector *b,
                                   clmg_vector *x, int steps, int x_is_zero) {
   diagonal_smoother *s = data;
@@ -94,7 +95,11 @@ static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg
   clmg_status status = CLMG_SUCCESS;
   for (int k = 0; k < steps && status == CLMG_SUCCESS; ++k) {
     if (k == 0 && x_is_zero) {
-      status = clmg_pointwise_multiply(s->w, b, x);
+      if ((steps - 1) % 2 == 1) { /* an odd number of swaps follows */
+        current = s->next;
+        next = x;
+      }
+      status = clmg_pointwise_multiply(s->w, b, current);
       continue;
     }
     status = clmg_operator_weighted_step(a, s->w, b, current, next, s->work);
