@@ -695,37 +695,6 @@ static clmg_operator block2(const clmg_csr *a, const clmg_csr *b, const clmg_csr
   return op;
 }
 
-/* Solves the dense system m x = rhs (n x n, partial pivoting) in place. */
-static void dense_solve(double *m, double *rhs, size_t n) {
-  for (size_t col = 0; col < n; ++col) {
-    size_t pivot = col;
-    for (size_t row = col + 1; row < n; ++row)
-      if (fabs(m[row * n + col]) > fabs(m[pivot * n + col]))
-        pivot = row;
-    assert_true(fabs(m[pivot * n + col]) > 1e-13);
-    for (size_t k = 0; k < n; ++k) {
-      double t = m[col * n + k];
-      m[col * n + k] = m[pivot * n + k];
-      m[pivot * n + k] = t;
-    }
-    double t = rhs[col];
-    rhs[col] = rhs[pivot];
-    rhs[pivot] = t;
-    for (size_t row = col + 1; row < n; ++row) {
-      double factor = m[row * n + col] / m[col * n + col];
-      for (size_t k = col; k < n; ++k)
-        m[row * n + k] -= factor * m[col * n + k];
-      rhs[row] -= factor * rhs[col];
-    }
-  }
-  for (size_t i = n; i-- > 0;) {
-    double sum = rhs[i];
-    for (size_t k = i + 1; k < n; ++k)
-      sum -= m[i * n + k] * rhs[k];
-    rhs[i] = sum / m[i * n + i];
-  }
-}
-
 typedef struct patch_smoother {
   const saddle_level *level;
   int applies;
@@ -771,7 +740,7 @@ static void patch_sweep(const saddle_level *s, const double *b, double *x) {
       for (size_t c = 0; c < m; ++c)
         local[a * m + c] = s->dense[i * n + patches[p][c]];
     }
-    dense_solve(local, rhs, m);
+    dense_solve_in_place(local, rhs, m);
     for (size_t a = 0; a < m; ++a)
       x[patches[p][a]] += rhs[a];
   }
@@ -868,7 +837,7 @@ static void test_saddle_point_hierarchy(void **state) {
   /* against a direct solve on the host */
   CHECK_OK(clmg_vector_download_doubles(x_device, x));
   memcpy(k, fine->dense, n * n * sizeof *k);
-  dense_solve(k, rhs, n);
+  dense_solve_in_place(k, rhs, n);
   double diff = 0, norm = 0;
   for (size_t i = 0; i < n; ++i) {
     diff = fmax(diff, fabs(x[i] - rhs[i]));

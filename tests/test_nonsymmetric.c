@@ -89,37 +89,7 @@ static double *dense_solve(const clmg_csr *a, const double *b) {
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
       m[i * n + (size_t)a->col[k]] = a->val[k];
   memcpy(x, b, n * sizeof *x);
-  for (size_t c = 0; c < n; ++c) {
-    size_t p = c;
-    for (size_t r = c + 1; r < n; ++r)
-      if (fabs(m[r * n + c]) > fabs(m[p * n + c]))
-        p = r;
-    assert_true(m[p * n + c] != 0);
-    if (p != c) {
-      for (size_t k = 0; k < n; ++k) {
-        double tmp = m[c * n + k];
-        m[c * n + k] = m[p * n + k];
-        m[p * n + k] = tmp;
-      }
-      double tmp = x[c];
-      x[c] = x[p];
-      x[p] = tmp;
-    }
-    for (size_t r = c + 1; r < n; ++r) {
-      double f = m[r * n + c] / m[c * n + c];
-      if (f == 0)
-        continue;
-      for (size_t k = c; k < n; ++k)
-        m[r * n + k] -= f * m[c * n + k];
-      x[r] -= f * x[c];
-    }
-  }
-  for (size_t i = n; i-- > 0;) {
-    double s = x[i];
-    for (size_t k = i + 1; k < n; ++k)
-      s -= m[i * n + k] * x[k];
-    x[i] = s / m[i * n + i];
-  }
+  dense_solve_in_place(m, x, n);
   free(m);
   return x;
 }

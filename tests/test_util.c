@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -137,4 +138,37 @@ clmg_csr triplets_to_csr(triplets *t, size_t n) {
   free(t->val);
   memset(t, 0, sizeof *t);
   return a;
+}
+
+void dense_solve_in_place(double *m, double *rhs, size_t n) {
+  for (size_t col = 0; col < n; ++col) {
+    size_t pivot = col;
+    for (size_t row = col + 1; row < n; ++row)
+      if (fabs(m[row * n + col]) > fabs(m[pivot * n + col]))
+        pivot = row;
+    if (!(fabs(m[pivot * n + col]) > 0))
+      fail_msg("dense solve: the matrix is singular (column %zu)", col);
+    for (size_t k = 0; k < n; ++k) {
+      double t = m[col * n + k];
+      m[col * n + k] = m[pivot * n + k];
+      m[pivot * n + k] = t;
+    }
+    double t = rhs[col];
+    rhs[col] = rhs[pivot];
+    rhs[pivot] = t;
+    for (size_t row = col + 1; row < n; ++row) {
+      double factor = m[row * n + col] / m[col * n + col];
+      if (factor == 0)
+        continue;
+      for (size_t k = col; k < n; ++k)
+        m[row * n + k] -= factor * m[col * n + k];
+      rhs[row] -= factor * rhs[col];
+    }
+  }
+  for (size_t i = n; i-- > 0;) {
+    double sum = rhs[i];
+    for (size_t k = i + 1; k < n; ++k)
+      sum -= m[i * n + k] * rhs[k];
+    rhs[i] = sum / m[i * n + i];
+  }
 }

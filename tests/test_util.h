@@ -86,6 +86,11 @@ typedef struct triplets {
 void triplets_add(triplets *t, size_t row, size_t col, double value);
 clmg_csr triplets_to_csr(triplets *t, size_t n);
 
+/* Solves the dense n x n system m x = rhs in place (row-major m is
+ * destroyed, rhs becomes x) by Gaussian elimination with partial pivoting;
+ * fails the test on a zero pivot. The host reference for direct solves. */
+void dense_solve_in_place(double *m, double *rhs, size_t n);
+
 /* ---- checks with the library's own message ---- */
 
 /* A call that must succeed; the failure shows the context's message. */
