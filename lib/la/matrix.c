@@ -1,7 +1,10 @@
 /* Device sparse matrices (CSR, ELLPACK-R, SELL-C-sigma) and the SpMV family.
  *
- * Every format is built from a host CSR matrix and keeps a host copy of the
- * diagonal (for Jacobi). The kernels are in cl/spmv.cl; each operation is
+ * Every format is built from a host CSR matrix and keeps host copies of the
+ * diagonal and of the row sums of squares, taken from that CSR (what Jacobi
+ * and SPAI-0 need; clmg_matrix_diagonal uploads them). A matrix built from
+ * device arrays, or whose values change in place, will need them computed on
+ * the device instead. The kernels are in cl/spmv.cl; each operation is
  * one launch (two for CSR with very long rows). */
 #include "la/internal.h"
 
@@ -37,7 +40,7 @@ struct clmg_matrix {
       values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
   double *diagonal;    /* host, min(rows, cols) entries */
-  double *row_squares; /* host, rows entries (TEMPORARY until the device versions land) */
+  double *row_squares; /* host, rows entries: sum_j a_ij^2 */
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
    * matrix costs no string building or table search: [operation][long rows]. */
