@@ -529,8 +529,9 @@ static void test_user_smoother(void **state) {
   assert_true(cycles <= 20);
 }
 
-/* A two-level hierarchy from device matrices (through operators) gives the
- * same iterates, bit for bit, as the one the engine uploads from host CSR. */
+/* A two-level hierarchy from matrices made on the device from device CSR
+ * arrays (through operators) gives the same iterates, bit for bit, as the
+ * one the engine uploads from host CSR. */
 static void test_levels_from_device_objects(void **state) {
   (void)state;
   hierarchy h;
@@ -545,10 +546,21 @@ static void test_levels_from_device_objects(void **state) {
   memset(levels, 0, sizeof levels);
   const clmg_csr *sources[4] = {&h.a[0], &h.a[1], &h.p[1], &r};
   clmg_operator *targets[4] = {&levels[0].a, &levels[1].a, &levels[1].p, &levels[1].r};
-  for (int k = 0; k < 4; ++k) {
+  for (int k = 0; k < 4; ++k) { /* CSR arrays on the device, a matrix made there */
+    const clmg_csr *c = sources[k];
+    clmg_vector *row_ptr = NULL, *col = NULL, *val = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_INT64, c->rows + 1, &row_ptr));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_INT32, clmg_csr_nnz(c), &col));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, clmg_csr_nnz(c), &val));
+    CHECK_OK(clmg_vector_upload(row_ptr, c->row_ptr));
+    CHECK_OK(clmg_vector_upload(col, c->col));
+    CHECK_OK(clmg_vector_upload(val, c->val));
     clmg_matrix *m = NULL;
-    CHECK_OK(clmg_matrix_create(ctx, sources[k], NULL, &m));
+    CHECK_OK(clmg_matrix_create_from_device(ctx, c->rows, c->cols, row_ptr, col, val, NULL, &m));
     CHECK_OK(clmg_operator_from_matrix(m, 1, targets[k]));
+    clmg_vector_destroy(row_ptr);
+    clmg_vector_destroy(col);
+    clmg_vector_destroy(val);
   }
   CHECK_OK(clmg_multigrid_create_from_levels(ctx, 2, levels, NULL, &from_device));
   assert_null(levels[1].a.apply); /* taken over */

@@ -36,11 +36,12 @@ static clmg_context *ctx; /* the suite's context (group setup) */
       fail_msg("%s: no message in the context", #call);                                            \
   } while (0)
 
-static const clmg_dtype all_types[] = {CLMG_DOUBLE, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32};
-enum { NTYPES = 4 };
+static const clmg_dtype all_types[] = {CLMG_DOUBLE, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32,
+                                       CLMG_INT64};
+enum { NTYPES = 5 };
 
 static size_t type_size(clmg_dtype t) {
-  return t == CLMG_DOUBLE ? 8 : 4;
+  return t == CLMG_DOUBLE || t == CLMG_INT64 ? 8 : 4;
 }
 
 /* n random elements of type t, including some special values for the
@@ -62,6 +63,9 @@ static void *random_data(clmg_dtype t, size_t n) {
       break;
     case CLMG_UINT32:
       ((uint32_t *)p)[i] = (uint32_t)rng_next();
+      break;
+    case CLMG_INT64:
+      ((int64_t *)p)[i] = (int64_t)rng_next();
       break;
     }
   }
@@ -97,6 +101,8 @@ static double element(clmg_dtype t, const void *p, size_t i) {
     return ((const int32_t *)p)[i];
   case CLMG_UINT32:
     return ((const uint32_t *)p)[i];
+  case CLMG_INT64:
+    return (double)((const int64_t *)p)[i];
   }
   return NAN;
 }
@@ -271,6 +277,8 @@ static double fill_value(clmg_dtype t) {
     return -(double)(int32_t)(rng_next() >> 33);
   case CLMG_UINT32:
     return (double)(uint32_t)(rng_next() | 0x80000000u); /* above INT32_MAX */
+  case CLMG_INT64:
+    return -(double)(int64_t)(rng_next() >> 12); /* beyond 32 bits, exact in a double */
   }
   return 0.0;
 }

@@ -44,7 +44,13 @@ typedef enum clmg_status {
 } clmg_status;
 
 /* Element types of device data (vectors, matrix values, index arrays). */
-typedef enum clmg_dtype { CLMG_DOUBLE = 0, CLMG_FLOAT, CLMG_INT32, CLMG_UINT32 } clmg_dtype;
+typedef enum clmg_dtype {
+  CLMG_DOUBLE = 0,
+  CLMG_FLOAT,
+  CLMG_INT32,
+  CLMG_UINT32,
+  CLMG_INT64 /* CSR row offsets on the device */
+} clmg_dtype;
 
 /* Bytes of one element of the type; 0 for an unknown type. */
 CLMG_API size_t clmg_dtype_size(clmg_dtype type);

@@ -104,6 +104,29 @@ typedef struct clmg_matrix clmg_matrix;
  * device copy is independent of a. */
 CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
                                         const clmg_matrix_options *options, clmg_matrix **matrix);
+/* A matrix from CSR arrays that already live on the device (assembled or
+ * multiplied there): row_ptr holds rows + 1 int64 offsets, col int32 column
+ * indices (sorted and unique within each row: the caller's contract; their
+ * range is checked), values doubles or floats (converted to
+ * options->precision on the device). Only the row offsets come to the host,
+ * to lay the format out; columns and values move on the device. The matrix
+ * copies what it needs: the arrays stay the caller's. It keeps the pattern
+ * and a map of its layout on the device (about 12 bytes per entry more than
+ * a matrix from host CSR), so that its values can be updated in place. */
+CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, size_t cols,
+                                                    const clmg_vector *row_ptr,
+                                                    const clmg_vector *col,
+                                                    const clmg_vector *values,
+                                                    const clmg_matrix_options *options,
+                                                    clmg_matrix **matrix);
+/* New values for a matrix from clmg_matrix_create_from_device, in the CSR
+ * order it was made from, keeping its pattern: nnz host doubles, or a device
+ * vector of nnz doubles or floats. A matrix from host CSR is refused
+ * (CLMG_ERROR_UNSUPPORTED). Afterwards call clmg_multigrid_refresh on a
+ * hierarchy that uses the matrix. */
+CLMG_API clmg_status clmg_matrix_update_values(clmg_matrix *matrix, const double *values);
+CLMG_API clmg_status clmg_matrix_update_values_device(clmg_matrix *matrix,
+                                                      const clmg_vector *values);
 CLMG_API void clmg_matrix_destroy(clmg_matrix *matrix);
 
 CLMG_API clmg_context *clmg_matrix_context(const clmg_matrix *matrix);

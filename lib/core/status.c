@@ -149,6 +149,8 @@ size_t clmg_dtype_size(clmg_dtype type) {
     return sizeof(cl_int);
   case CLMG_UINT32:
     return sizeof(cl_uint);
+  case CLMG_INT64:
+    return sizeof(cl_long);
   }
   return 0;
 }
@@ -163,6 +165,8 @@ const char *clmg_dtype_name(clmg_dtype type) {
     return "int32";
   case CLMG_UINT32:
     return "uint32";
+  case CLMG_INT64:
+    return "int64";
   }
   return "unknown";
 }

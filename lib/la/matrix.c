@@ -42,6 +42,12 @@ struct clmg_matrix {
   double *diagonal;    /* host, min(rows, cols) entries */
   double *row_squares; /* host, rows entries: sum_j a_ij^2 */
 
+  /* Matrices made from device arrays (clmg_matrix_create_from_device) keep
+   * what a value update needs: the map of stored entry -> CSR entry + 1
+   * (double, 0 for padding) and the CSR pattern, all on the device. */
+  cl_mem map, pattern_row_ptr, pattern_col;
+  size_t map_bytes, pattern_row_ptr_bytes, pattern_col_bytes;
+
   /* Kernels, looked up on first use so that a call on a small coarse-level
    * matrix costs no string building or table search: [operation][long rows]. */
   cl_kernel kernels[3][3]; /* [fused_op][main, long segments, long finish] */
@@ -234,6 +240,9 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   clmg_device_free(m->context, m->segment_sums, m->segment_sums_bytes);
   clmg_device_free(m->context, m->columns, m->columns_bytes);
   clmg_device_free(m->context, m->values, m->values_bytes);
+  clmg_device_free(m->context, m->map, m->map_bytes);
+  clmg_device_free(m->context, m->pattern_row_ptr, m->pattern_row_ptr_bytes);
+  clmg_device_free(m->context, m->pattern_col, m->pattern_col_bytes);
   free(m->diagonal);
   free(m->row_squares);
   free(m);
@@ -903,4 +912,318 @@ clmg_status clmg_matrix_diagonal(const clmg_matrix *a, clmg_vector *diagonal) {
 
 clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out) {
   return upload_host_doubles(a, a ? a->row_squares : NULL, out, "row sum of squares");
+}
+
+/* ---- matrices from device arrays ---- */
+
+static clmg_status device_kernel(clmg_context *context, clmg_dtype precision, const char *name,
+                                 clmg_kernel_args *args) {
+  cl_kernel kernel = NULL;
+  clmg_status status = clmg_get_kernel(context, "matrix_device",
+                                       clmg_real_options(context, precision), name, &kernel);
+  if (status == CLMG_SUCCESS)
+    clmg_args_begin(args, context, kernel, name);
+  return status;
+}
+
+static clmg_status launch(clmg_kernel_args *args, size_t n) {
+  clmg_status status = clmg_args_end(args);
+  if (status != CLMG_SUCCESS || n == 0)
+    return status;
+  size_t global, local;
+  clmg_launch_1d(args->context, n, 0, &global, &local);
+  return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
+}
+
+/* values in the matrix's precision: the given vector, or a converted copy in
+ * *converted (to be destroyed by the caller). */
+static clmg_status values_in_precision(const clmg_matrix *m, const clmg_vector *values,
+                                       clmg_vector **converted, const clmg_vector **use) {
+  *converted = NULL;
+  *use = values;
+  if (values->type == m->precision)
+    return CLMG_SUCCESS;
+  clmg_status status = clmg_vector_create(m->context, m->precision, values->length, converted);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_convert(values, *converted);
+  *use = *converted;
+  return status;
+}
+
+/* Stored columns (when write_columns) and values from CSR arrays, then the
+ * host copies of the diagonal and the row norms from the same arrays. */
+static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_ptr_offset,
+                                   cl_mem col, size_t col_offset, const clmg_vector *values,
+                                   int write_columns) {
+  clmg_vector *converted = NULL, *diagonal = NULL, *squares = NULL;
+  const clmg_vector *use = NULL;
+  clmg_status status = values_in_precision(m, values, &converted, &use);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS && m->stored > 0) {
+    status = device_kernel(m->context, m->precision, "csr_gather_stored", &args);
+    if (status == CLMG_SUCCESS) {
+      cl_uint write = (cl_uint)write_columns;
+      clmg_arg_ulong(&args, m->stored);
+      clmg_arg_buffer(&args, m->map);
+      clmg_arg_buffer(&args, col);
+      clmg_arg_ulong(&args, col_offset);
+      clmg_arg_vector(&args, use);
+      clmg_arg_buffer(&args, m->columns);
+      clmg_arg_buffer(&args, m->values);
+      clmg_arg_raw(&args, sizeof write, &write);
+      status = launch(&args, m->stored);
+    }
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(m->context, m->precision, m->rows, &diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(m->context, m->precision, m->rows, &squares);
+  if (status == CLMG_SUCCESS && m->rows > 0) {
+    status = device_kernel(m->context, m->precision, "csr_diagonal_and_row_squares", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, m->rows);
+      clmg_arg_buffer(&args, row_ptr);
+      clmg_arg_ulong(&args, row_ptr_offset);
+      clmg_arg_buffer(&args, col);
+      clmg_arg_ulong(&args, col_offset);
+      clmg_arg_vector(&args, use);
+      clmg_arg_vector(&args, diagonal);
+      clmg_arg_vector(&args, squares);
+      status = launch(&args, m->rows);
+    }
+  }
+  /* min(rows, cols) diagonal entries are kept; rows beyond cols have none */
+  double *host_diagonal = status == CLMG_SUCCESS ? clmg_alloc_array(m->rows, sizeof(double)) : NULL;
+  if (status == CLMG_SUCCESS && !host_diagonal)
+    status = clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix diagonal");
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(diagonal, host_diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(squares, m->row_squares);
+  if (status == CLMG_SUCCESS)
+    memcpy(m->diagonal, host_diagonal, (m->rows < m->cols ? m->rows : m->cols) * sizeof(double));
+  free(host_diagonal);
+  clmg_vector_destroy(converted);
+  clmg_vector_destroy(diagonal);
+  clmg_vector_destroy(squares);
+  return status;
+}
+
+static clmg_status check_device_arrays(clmg_context *context, size_t rows, size_t cols,
+                                       const clmg_vector *row_ptr, const clmg_vector *col,
+                                       const clmg_vector *values) {
+  if (!row_ptr || !col || !values)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "matrix from device arrays: NULL %s",
+                     !row_ptr ? "row offsets"
+                     : !col   ? "columns"
+                              : "values");
+  if (clmg_vector_context(row_ptr) != context || clmg_vector_context(col) != context ||
+      clmg_vector_context(values) != context)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: the arrays belong to another context");
+  if (clmg_vector_type(row_ptr) != CLMG_INT64 || clmg_vector_type(col) != CLMG_INT32 ||
+      (clmg_vector_type(values) != CLMG_DOUBLE && clmg_vector_type(values) != CLMG_FLOAT))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: row offsets must be int64 (are %s), columns "
+                     "int32 (are %s), values double or float (are %s)",
+                     clmg_dtype_name(clmg_vector_type(row_ptr)),
+                     clmg_dtype_name(clmg_vector_type(col)),
+                     clmg_dtype_name(clmg_vector_type(values)));
+  if (clmg_vector_length(row_ptr) != rows + 1 || rows > INT32_MAX || cols > INT32_MAX)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: %zu row offsets for %zu rows (need rows + 1; "
+                     "rows and columns at most 2^31 - 1)",
+                     clmg_vector_length(row_ptr), rows);
+  if (clmg_vector_length(col) != clmg_vector_length(values))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: %zu columns but %zu values",
+                     clmg_vector_length(col), clmg_vector_length(values));
+  return CLMG_SUCCESS;
+}
+
+/* The pattern on the host from the downloaded row offsets: column = the
+ * entry's place in its row (the layouts depend on row lengths only), value
+ * = CSR index + 1, so that the stored values of a matrix built from it are
+ * the map. Checks the offsets first. */
+static clmg_status pattern_from_offsets(clmg_context *context, size_t rows, size_t cols,
+                                        const int64_t *offsets, size_t nnz, clmg_csr *pattern) {
+  if (offsets[0] != 0 || (size_t)offsets[rows] != nnz)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: row offsets run from %lld to %lld; they must run "
+                     "from 0 to the %zu entries",
+                     (long long)offsets[0], (long long)offsets[rows], nnz);
+  for (size_t i = 0; i < rows; ++i)
+    if (offsets[i + 1] < offsets[i] || (size_t)(offsets[i + 1] - offsets[i]) > cols)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "matrix from device arrays: row %zu has %lld entries; a row holds 0 to "
+                       "%zu (one per column)",
+                       i + 1, (long long)(offsets[i + 1] - offsets[i]), cols);
+  pattern->rows = rows;
+  pattern->cols = cols;
+  pattern->row_ptr = clmg_alloc_array(rows + 1, sizeof *pattern->row_ptr);
+  pattern->col = clmg_alloc_array(nnz, sizeof *pattern->col);
+  pattern->val = clmg_alloc_array(nnz, sizeof *pattern->val);
+  if (!pattern->row_ptr || !pattern->col || !pattern->val)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "matrix from device arrays: the pattern of %zu entries", nnz);
+  memcpy(pattern->row_ptr, offsets, (rows + 1) * sizeof *offsets);
+  for (size_t i = 0; i < rows; ++i)
+    for (int64_t k = offsets[i]; k < offsets[i + 1]; ++k) {
+      pattern->col[k] = (int32_t)(k - offsets[i]);
+      pattern->val[k] = (double)(k + 1);
+    }
+  return CLMG_SUCCESS;
+}
+
+static clmg_status columns_in_range(clmg_context *context, const clmg_vector *col, size_t cols) {
+  if (clmg_vector_length(col) == 0)
+    return CLMG_SUCCESS;
+  cl_int bad = 0;
+  cl_mem flag = NULL;
+  clmg_status status = clmg_device_alloc(context, sizeof bad, &bad, "column check flag", &flag);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "csr_check_columns", &args);
+  if (status == CLMG_SUCCESS) {
+    cl_int limit = (cl_int)cols;
+    size_t offset;
+    clmg_arg_ulong(&args, clmg_vector_length(col));
+    clmg_arg_buffer(&args, clmg_vector_cl_buffer(col, &offset));
+    clmg_arg_ulong(&args, offset);
+    clmg_arg_raw(&args, sizeof limit, &limit);
+    clmg_arg_buffer(&args, flag);
+    status = launch(&args, clmg_vector_length(col));
+  }
+  if (status == CLMG_SUCCESS) {
+    cl_int error =
+        clEnqueueReadBuffer(context->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
+    if (error != CL_SUCCESS)
+      status = clmg_fail_cl(context, error, "reading the column check");
+  }
+  clmg_device_free(context, flag, sizeof bad);
+  if (status == CLMG_SUCCESS && bad)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "matrix from device arrays: a column index lies outside [0, %zu)", cols);
+  return status;
+}
+
+/* A device copy of part of a vector's buffer, kept by the matrix. */
+static clmg_status keep_copy(clmg_context *context, const clmg_vector *v, const char *what,
+                             cl_mem *copy, size_t *bytes) {
+  size_t offset, size = clmg_dtype_size(clmg_vector_type(v));
+  cl_mem source = clmg_vector_cl_buffer(v, &offset);
+  *bytes = clmg_vector_length(v) * size;
+  clmg_status status = clmg_device_alloc(context, *bytes, NULL, what, copy);
+  if (status != CLMG_SUCCESS || *bytes == 0) {
+    if (status != CLMG_SUCCESS)
+      *bytes = 0;
+    return status;
+  }
+  cl_int error =
+      clEnqueueCopyBuffer(context->queue, source, *copy, offset * size, 0, *bytes, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, size_t cols,
+                                           const clmg_vector *row_ptr, const clmg_vector *col,
+                                           const clmg_vector *values,
+                                           const clmg_matrix_options *options,
+                                           clmg_matrix **matrix) {
+  if (!context || !matrix)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *matrix = NULL;
+  clmg_clear_message(context);
+  clmg_matrix_options defaults;
+  clmg_matrix_options_defaults(&defaults);
+  const clmg_matrix_options *o = options ? options : &defaults;
+  clmg_status status = check_device_arrays(context, rows, cols, row_ptr, col, values);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t nnz = clmg_vector_length(col);
+  /* O(rows) comes to the host for the layout; columns and values stay */
+  int64_t *offsets = clmg_alloc_array(rows + 1, sizeof *offsets);
+  if (!offsets)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix from device arrays");
+  status = clmg_vector_download(row_ptr, offsets);
+  clmg_csr pattern = {0};
+  if (status == CLMG_SUCCESS)
+    status = pattern_from_offsets(context, rows, cols, offsets, nnz, &pattern);
+  free(offsets);
+  if (status == CLMG_SUCCESS)
+    status = columns_in_range(context, col, cols);
+  /* the map: a double matrix of the pattern in the chosen layout */
+  clmg_matrix *index = NULL, *m = NULL;
+  clmg_matrix_options layout = *o;
+  layout.precision = CLMG_DOUBLE;
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_create(context, &pattern, &layout, &index);
+  if (status == CLMG_SUCCESS) { /* the same layout, resolved, in the requested precision */
+    layout = *o;
+    layout.format = index->format;
+    layout.sell_slice = index->format == CLMG_FORMAT_SELL ? index->slice_height : o->sell_slice;
+    layout.sell_sigma = index->format == CLMG_FORMAT_SELL ? index->sigma : o->sell_sigma;
+    layout.ellr_threads = index->format == CLMG_FORMAT_ELLR ? index->lanes : o->ellr_threads;
+    layout.csr_lanes = index->format == CLMG_FORMAT_CSR ? index->lanes : o->csr_lanes;
+    layout.csr_vector_min =
+        index->format == CLMG_FORMAT_CSR && index->long_row_threshold < UINT32_MAX
+            ? (unsigned)index->long_row_threshold
+            : o->csr_vector_min;
+    status = clmg_matrix_create(context, &pattern, &layout, &m);
+  }
+  clmg_csr_free(&pattern);
+  if (status == CLMG_SUCCESS) {
+    m->map = index->values;
+    m->map_bytes = index->values_bytes;
+    index->values = NULL;
+    index->values_bytes = 0;
+    status = keep_copy(context, row_ptr, "matrix pattern (row offsets)", &m->pattern_row_ptr,
+                       &m->pattern_row_ptr_bytes);
+  }
+  clmg_matrix_destroy(index);
+  if (status == CLMG_SUCCESS)
+    status =
+        keep_copy(context, col, "matrix pattern (columns)", &m->pattern_col, &m->pattern_col_bytes);
+  if (status == CLMG_SUCCESS)
+    status = gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 1);
+  if (status != CLMG_SUCCESS) {
+    clmg_matrix_destroy(m);
+    return status;
+  }
+  *matrix = m;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_matrix_update_values_device(clmg_matrix *m, const clmg_vector *values) {
+  if (!m)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(m->context);
+  if (!m->map)
+    return clmg_fail(m->context, CLMG_ERROR_UNSUPPORTED,
+                     "matrix value update: this matrix was built from host CSR; build it with "
+                     "clmg_matrix_create_from_device to update its values in place");
+  if (!values || clmg_vector_context(values) != m->context ||
+      clmg_vector_length(values) != m->nnz ||
+      (clmg_vector_type(values) != CLMG_DOUBLE && clmg_vector_type(values) != CLMG_FLOAT))
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix value update: the values must be %zu doubles or floats in the "
+                     "matrix's context (got %zu %s)",
+                     m->nnz, values ? clmg_vector_length(values) : 0,
+                     values ? clmg_dtype_name(clmg_vector_type(values)) : "none");
+  return gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 0);
+}
+
+clmg_status clmg_matrix_update_values(clmg_matrix *m, const double *values) {
+  if (!m)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(m->context);
+  if (!values && m->nnz > 0)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "matrix value update: NULL values");
+  clmg_vector *uploaded = NULL;
+  clmg_status status = clmg_vector_create(m->context, m->precision, m->nnz, &uploaded);
+  if (status == CLMG_SUCCESS && m->nnz > 0)
+    status = clmg_vector_upload_doubles(uploaded, values);
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_update_values_device(m, uploaded);
+  clmg_vector_destroy(uploaded);
+  return status;
 }

@@ -18,6 +18,9 @@ static void encode_element(clmg_dtype type, double value, unsigned char out[8]) 
   } else if (type == CLMG_INT32) {
     cl_int v = (cl_int)value;
     memcpy(out, &v, sizeof v);
+  } else if (type == CLMG_INT64) {
+    cl_long v = (cl_long)value;
+    memcpy(out, &v, sizeof v);
   } else {
     cl_uint v = (cl_uint)value;
     memcpy(out, &v, sizeof v);
