@@ -67,7 +67,6 @@ clmg_status clmg_preconditioner_in_precision(clmg_context *context, size_t n, cl
       clmg_preconditioner_destroy(inner);
     return status;
   }
-  (void)outer_type;
   preconditioner->apply = mixed_apply;
   preconditioner->data = m;
   preconditioner->destroy = mixed_destroy;

@@ -200,15 +200,14 @@ static void block_destroy(void *data) {
 }
 
 /* Views of the fields of x and y (host handles only: no device memory). */
-static clmg_status make_views(const block_operator *b, const clmg_vector *v, const size_t *offsets,
-                              int count, clmg_vector **views) {
+static clmg_status make_views(const clmg_vector *v, const size_t *offsets, int count,
+                              clmg_vector **views) {
   for (int i = 0; i < count; ++i) {
     clmg_status status =
         clmg_vector_view((clmg_vector *)v, offsets[i], offsets[i + 1] - offsets[i], &views[i]);
     if (status != CLMG_SUCCESS)
       return status;
   }
-  (void)b;
   return CLMG_SUCCESS;
 }
 
@@ -223,9 +222,9 @@ static clmg_status block_apply(void *data, double alpha, const clmg_vector *x, d
                                clmg_vector *y) {
   block_operator *b = data;
   clmg_vector *xs[MAX_FIELDS] = {0}, *ys[MAX_FIELDS] = {0};
-  clmg_status status = make_views(b, x, b->col_offsets, b->col_blocks, xs);
+  clmg_status status = make_views(x, b->col_offsets, b->col_blocks, xs);
   if (status == CLMG_SUCCESS)
-    status = make_views(b, y, b->row_offsets, b->row_blocks, ys);
+    status = make_views(y, b->row_offsets, b->row_blocks, ys);
   for (int i = 0; i < b->row_blocks && status == CLMG_SUCCESS; ++i) {
     double row_beta = beta; /* the first nonzero block takes beta, the rest add */
     for (int j = 0; j < b->col_blocks && status == CLMG_SUCCESS; ++j) {
@@ -246,7 +245,7 @@ static clmg_status block_apply(void *data, double alpha, const clmg_vector *x, d
 static clmg_status block_diagonal(void *data, clmg_vector *diagonal) {
   block_operator *b = data;
   clmg_vector *ds[MAX_FIELDS] = {0};
-  clmg_status status = make_views(b, diagonal, b->row_offsets, b->row_blocks, ds);
+  clmg_status status = make_views(diagonal, b->row_offsets, b->row_blocks, ds);
   for (int i = 0; i < b->row_blocks && status == CLMG_SUCCESS; ++i) {
     const clmg_operator *block = &b->blocks[i * b->col_blocks + i];
     status = block->diagonal ? block->diagonal(block->data, ds[i]) : clmg_vector_fill(ds[i], 0.0);
