@@ -97,7 +97,8 @@ static void print_poisson_usage(FILE *out) {
         "                          the coarse level); fewer latency-bound levels on GPUs\n"
         "      --krylov K          none (default: multigrid as the solver) or cg (CG\n"
         "                          preconditioned by one cycle)\n"
-        "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8)\n"
+        "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8, in\n"
+        "                          float 1e-5: float's rounding floor lies near 1e-7)\n"
         "      --maxit N           at most N cycles or CG iterations (default 200)\n"
         "      --format F          matrix format: auto (default), csr, ellr, sell\n"
         "      --precision P       double (default), float, or mixed: a float multigrid\n"
@@ -156,7 +157,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   o->level = 6;
   o->numbering = CLMG_NUMBERING_2LV;
   clmg_multigrid_options_defaults(&o->multigrid);
-  o->tolerance = 1e-8;
+  o->tolerance = 0; /* unset: the default of the precision */
   o->max_iterations = 200;
   o->seed = 1;
   int option, steps;
@@ -291,6 +292,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   }
   if (o->mixed)
     o->use_cg = 1;
+  if (o->tolerance == 0)
+    o->tolerance = clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision);
   /* the seed's BLOOD settings, unless given */
   if (o->mesh == MESH_BLOOD) {
     if (!o->smoothing_given)

@@ -73,7 +73,8 @@ static void print_solve_usage(FILE *out) {
         "      --precision P        double (default) or float, for matrix and vectors, or\n"
         "                           mixed: the Krylov method in double, the Jacobi\n"
         "                           preconditioner in float\n"
-        "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8)\n"
+        "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"
+        "                           float 1e-5: float's rounding floor lies near 1e-7)\n"
         "      --maxit N            at most N iterations (default 1000)\n"
         "  -o, --output FILE        write x as a Matrix Market array (also when the\n"
         "                           solve stopped without converging)\n"
@@ -156,7 +157,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   options->preconditioner = PRECONDITIONER_JACOBI;
   options->format = CLMG_FORMAT_AUTO;
   options->precision = CLMG_DOUBLE;
-  options->tolerance = 1e-8;
+  options->tolerance = 0; /* unset: the default of the precision */
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
@@ -236,6 +237,9 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   }
   if (options->common.help) {
     return 0;
+  }
+  if (options->tolerance == 0) {
+    options->tolerance = clmg_default_tolerance(options->precision);
   }
   int positional = argc - optind;
   if (positional < 1 || positional > 2) {
@@ -557,6 +561,7 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
     status = clmg_vector_create(s->context, options->precision, n, &s->residual);
   }
   if (status == CLMG_SUCCESS) {
+    *failed_step = "uploading b";
     status = clmg_vector_upload_doubles(s->device_b, s->b);
   }
   if (status != CLMG_SUCCESS) {

@@ -98,6 +98,44 @@ kernel void sumsq_partials(ulong n, global const real *x, ulong x_offset,
     partials[get_group_id(0)] = total;
 }
 
+/* The fallback of nrm2 when the plain sum of squares underflows or
+ * overflows: partials[g] = m_g = max |x_i| over the group's elements and
+ * partials[groups + g] = sum (x_i / m_g)^2, so no square leaves the range.
+ * The host combines the groups (lib/la/blas1.c: scaled_nrm2). Two passes
+ * over the same elements; it only runs for extreme scalings. */
+kernel void scaled_sumsq_partials(ulong n, global const real *x, ulong x_offset,
+                                  global real *restrict partials, local real *scratch) {
+  x += x_offset;
+  real largest = 0;
+  {
+    GRID_LOOP(i, n) { largest = fmax(largest, fabs(x[i])); }
+  }
+  const uint lid = get_local_id(0);
+  scratch[lid] = largest;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint active = get_local_size(0); active > 1;) {
+    const uint upper = (active + 1) / 2;
+    if (lid + upper < active)
+      scratch[lid] = fmax(scratch[lid], scratch[lid + upper]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    active = upper;
+  }
+  const real group_largest = scratch[0];
+  barrier(CLK_LOCAL_MEM_FENCE); /* scratch is reused */
+  real sum = 0;
+  if (group_largest > 0) {
+    GRID_LOOP(i, n) {
+      const real scaled = x[i] / group_largest;
+      sum += scaled * scaled;
+    }
+  }
+  const real total = group_sum(scratch, sum);
+  if (lid == 0) {
+    partials[get_group_id(0)] = group_largest;
+    partials[get_num_groups(0) + get_group_id(0)] = total;
+  }
+}
+
 /* partials[g] = sum x.y and partials[groups + g] = sum x.x */
 kernel void dot2_partials(ulong n, global const real *x, ulong x_offset,
                           global const real *y, ulong y_offset,

@@ -761,6 +761,61 @@ static int setup_clblast(void **state) {
   return open_context(CLMG_BLAS1_CLBLAST);
 }
 
+/* nrm2 and axpy_nrm2 of vectors whose squares leave the range of the type
+ * (1e-200 and 1e+300 in double, 1e-30 and 1e+30 in float): the norm is
+ * neither 0 nor Inf, and matches a host reference that scales first. Also
+ * the zero vector (0), and Inf and NaN, which pass through. */
+static void run_extreme_norms(clmg_dtype type) {
+  require_type(type);
+  const size_t n = 3001; /* several work-groups with uneven shares */
+  const double scales[] = {type == CLMG_DOUBLE ? 1e-200 : 1e-30, type == CLMG_DOUBLE ? 1e300 : 1e30,
+                           type == CLMG_DOUBLE ? 1e-160 : 1e-20};
+  double *host = malloc(n * sizeof *host);
+  float *host_float = malloc(n * sizeof *host_float);
+  assert_non_null(host);
+  assert_non_null(host_float);
+  clmg_vector *x = NULL, *zero = NULL;
+  CHECK_OK(clmg_vector_create(ctx, type, n, &x));
+  CHECK_OK(clmg_vector_create(ctx, type, n, &zero));
+  CHECK_OK(clmg_vector_fill(zero, 0.0));
+  for (size_t s = 0; s < sizeof scales / sizeof scales[0]; ++s) {
+    double largest = 0;
+    for (size_t i = 0; i < n; ++i) {
+      host[i] = (2 * rng_uniform() - 1) * scales[s];
+      if (type == CLMG_FLOAT)
+        host[i] = host_float[i] = (float)host[i];
+      largest = fmax(largest, fabs(host[i]));
+    }
+    double sum = 0;
+    for (size_t i = 0; i < n; ++i)
+      sum += (host[i] / largest) * (host[i] / largest);
+    const double expected = largest * sqrt(sum);
+    CHECK_OK(clmg_vector_upload(x, type == CLMG_DOUBLE ? (void *)host : (void *)host_float));
+    double norm = 0;
+    CHECK_OK(clmg_nrm2(x, &norm));
+    const double tolerance = type == CLMG_DOUBLE ? 1e-12 : 1e-5;
+    if (!(fabs(norm - expected) <= tolerance * expected))
+      fail_msg("nrm2 at scale %g: %.17g, expected %.17g", scales[s], norm, expected);
+    /* x = 0 x + x keeps x: the same norm through the fused update */
+    CHECK_OK(clmg_axpy_nrm2(0.0, zero, x, &norm));
+    if (!(fabs(norm - expected) <= tolerance * expected))
+      fail_msg("axpy_nrm2 at scale %g: %.17g, expected %.17g", scales[s], norm, expected);
+  }
+  double norm = 1;
+  CHECK_OK(clmg_nrm2(zero, &norm));
+  assert_true(norm == 0.0);
+  CHECK_OK(clmg_vector_fill(x, INFINITY));
+  CHECK_OK(clmg_nrm2(x, &norm));
+  assert_true(isinf(norm));
+  CHECK_OK(clmg_vector_fill(x, NAN));
+  CHECK_OK(clmg_nrm2(x, &norm));
+  assert_true(isnan(norm));
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(zero);
+  free(host);
+  free(host_float);
+}
+
 static int teardown(void **state) {
   (void)state;
   return test_close_context(&ctx);
@@ -782,6 +837,7 @@ TYPED_TESTS(special_scalars)
 TYPED_TESTS(aliasing)
 TYPED_TESTS(empty)
 TYPED_TESTS(repeat)
+TYPED_TESTS(extreme_norms)
 
 int main(void) {
   rng_seed(0x452821e638d01377u);
@@ -803,6 +859,7 @@ int main(void) {
       BOTH(aliasing),
       BOTH(empty),
       BOTH(repeat),
+      BOTH(extreme_norms),
   };
   int failures = cmocka_run_group_tests_name("blas1-native", tests, setup_native, teardown);
   failures += cmocka_run_group_tests_name("blas1-clblast", tests, setup_clblast, teardown);

@@ -278,6 +278,9 @@ static void test_limits_and_true_residual(void **state) {
       assert_int_equal(status, CLMG_ERROR_NOT_CONVERGED);
       assert_false(result.converged);
       assert_true(result.relative_residual > 1e-12);
+      /* ... and said to be float's floor, well before the 2000 iterations */
+      CHECK_CONTAINS(clmg_context_message(ctx), "rounding floor");
+      assert_true(result.iterations < 2000);
       clmg_krylov_result_free(&result);
     }
     clmg_vector_destroy(bd);

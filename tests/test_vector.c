@@ -768,6 +768,30 @@ static void test_null_arguments(void **state) {
   clmg_vector_destroy(x);
 }
 
+/* Doubles uploaded to a float vector: a finite value beyond float's range,
+ * or a vector whose every nonzero underflows, is refused (it would become
+ * Inf or 0), and the vector keeps its contents; ordinary rounding passes. */
+static void test_upload_doubles_to_float_range(void **state) {
+  (void)state;
+  clmg_vector *v = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_FLOAT, 3, &v));
+  CHECK_OK(clmg_vector_fill(v, 0.25));
+  const double huge[3] = {1.0, -1e300, 2.0}, tiny[3] = {1e-200, 0.0, -3e-60};
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_vector_upload_doubles(v, huge));
+  CHECK_CONTAINS(clmg_context_message(ctx), "element 1");
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_vector_upload_doubles(v, tiny));
+  CHECK_CONTAINS(clmg_context_message(ctx), "would become 0");
+  double back[3];
+  CHECK_OK(clmg_vector_download_doubles(v, back));
+  for (int i = 0; i < 3; ++i)
+    assert_true(back[i] == 0.25);
+  const double mixed[3] = {1e-200, 0.1, -3e38};
+  CHECK_OK(clmg_vector_upload_doubles(v, mixed));
+  CHECK_OK(clmg_vector_download_doubles(v, back));
+  assert_true(back[0] == 0.0 && back[1] == (double)0.1f && back[2] == (double)-3e38f);
+  clmg_vector_destroy(v);
+}
+
 int main(void) {
   rng_seed(0x243f6a8885a308d3u);
   test_apply_filters();
@@ -780,6 +804,7 @@ int main(void) {
       cmocka_unit_test(test_fill),
       cmocka_unit_test(test_copy),
       cmocka_unit_test(test_convert),
+      cmocka_unit_test(test_upload_doubles_to_float_range),
       cmocka_unit_test(test_views),
       cmocka_unit_test(test_copy_views),
       cmocka_unit_test(test_view_out_of_range),

@@ -69,6 +69,9 @@ typedef struct clmg_krylov_options {
  * solver given NULL options uses them, except that a solve in float aims at
  * 1e-5: float's rounding floor lies near 1e-7, out of reach of 1e-8. */
 CLMG_API void clmg_krylov_options_defaults(clmg_krylov_options *options);
+/* The default relative tolerance for a solve in `precision`: 1e-8 in
+ * double, 1e-5 in float. */
+CLMG_API double clmg_default_tolerance(clmg_dtype precision);
 
 typedef struct clmg_krylov_result {
   int iterations;

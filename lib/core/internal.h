@@ -149,5 +149,11 @@ clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t 
                                  clmg_reduction *r);
 clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
                                   double *sums);
+/* For reductions that are not sums: run launches and reads back; partial
+ * returns partial `group` of result `result` (valid until the next
+ * reduction on the context). */
+clmg_status clmg_reduction_run(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r);
+double clmg_reduction_partial(const clmg_context *context, clmg_dtype type, const clmg_reduction *r,
+                              unsigned result, size_t group);
 
 #endif

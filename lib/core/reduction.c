@@ -12,10 +12,9 @@ clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t 
   return clmg_reserve_partials(context, r->groups * results * clmg_dtype_size(type));
 }
 
-/* Appends the partials and scratch arguments, launches, reads the partial
- * sums and adds them on the host in double precision. */
-clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
-                                  double *sums) {
+/* Appends the partials and scratch arguments, launches and reads the
+ * partial results into the context's host copy (clmg_reduction_partial). */
+clmg_status clmg_reduction_run(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r) {
   clmg_context *context = args->context;
   size_t element = clmg_dtype_size(type);
   clmg_arg_buffer(args, context->partials);
@@ -30,13 +29,27 @@ clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const
                                      context->partials_host, 0, NULL, NULL);
   if (error != CL_SUCCESS)
     return clmg_fail_cl(context, error, "reading partial sums");
+  return CLMG_SUCCESS;
+}
+
+double clmg_reduction_partial(const clmg_context *context, clmg_dtype type, const clmg_reduction *r,
+                              unsigned result, size_t group) {
+  size_t i = (size_t)result * r->groups + group;
+  return type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
+                            : ((const cl_double *)context->partials_host)[i];
+}
+
+/* Runs the reduction and adds each result's partials on the host in double
+ * precision. */
+clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
+                                  double *sums) {
+  clmg_status status = clmg_reduction_run(args, type, r);
+  if (status != CLMG_SUCCESS)
+    return status;
   for (unsigned k = 0; k < r->results; ++k) {
     double sum = 0;
-    for (size_t g = 0; g < r->groups; ++g) {
-      size_t i = k * r->groups + g;
-      sum += type == CLMG_FLOAT ? ((const cl_float *)context->partials_host)[i]
-                                : ((const cl_double *)context->partials_host)[i];
-    }
+    for (size_t g = 0; g < r->groups; ++g)
+      sum += clmg_reduction_partial(args->context, type, r, k, g);
     sums[k] = sum;
   }
   return CLMG_SUCCESS;

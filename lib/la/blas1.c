@@ -8,6 +8,7 @@
 #include "la/internal.h"
 
 #include <clblast_c.h>
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -115,6 +116,7 @@ typedef enum blas1_kernel_id {
   K_FLOAT_TO_DOUBLE,
   K_MULTI_DOT_PARTIALS,
   K_MULTI_AXPY,
+  K_SCALED_SUMSQ_PARTIALS,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -134,7 +136,8 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "double_to_float",
                                                  "float_to_double",
                                                  "multi_dot_partials",
-                                                 "multi_axpy"};
+                                                 "multi_axpy",
+                                                 "scaled_sumsq_partials"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -369,6 +372,51 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
   return clmg_reduction_finish(&args, x->type, &r, result);
 }
 
+/* ||x|| from its sum of squares, or, when that sum lost its range, again
+ * with every element divided by its work-group's largest magnitude: a
+ * right-hand side of 1e-200 (squares 1e-400) or 1e+300 (1e+600) then has a
+ * norm that is neither 0 nor Inf. The sum is trusted when it is at least
+ * the smallest normal number over the unit roundoff (squares that underflow
+ * then change it by less than rounding) and finite. */
+static clmg_status finish_nrm2(const clmg_vector *x, double sum_of_squares, double *norm) {
+  const int is_float = x->type == CLMG_FLOAT;
+  const double smallest_trusted = is_float ? FLT_MIN / FLT_EPSILON : DBL_MIN / DBL_EPSILON;
+  const double largest_trusted = is_float ? FLT_MAX : DBL_MAX;
+  if (isnan(sum_of_squares) ||
+      (sum_of_squares >= smallest_trusted && sum_of_squares <= largest_trusted)) {
+    *norm = sqrt(sum_of_squares);
+    return CLMG_SUCCESS;
+  }
+  clmg_context *context = x->context;
+  clmg_reduction r;
+  clmg_kernel_args args;
+  clmg_status status = clmg_reduction_begin(context, x->type, x->length, 2, &r);
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(context, x->type, K_SCALED_SUMSQ_PARTIALS, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  status = clmg_reduction_run(&args, x->type, &r);
+  if (status != CLMG_SUCCESS)
+    return status;
+  double largest = 0;
+  for (size_t g = 0; g < r.groups; ++g)
+    largest = fmax(largest, clmg_reduction_partial(context, x->type, &r, 0, g));
+  if (!(largest > 0) || isinf(largest)) {
+    *norm = largest; /* 0 for a zero vector, Inf when x holds Inf */
+    return CLMG_SUCCESS;
+  }
+  double sum = 0;
+  for (size_t g = 0; g < r.groups; ++g) {
+    double group_largest = clmg_reduction_partial(context, x->type, &r, 0, g);
+    double ratio = group_largest / largest;
+    sum += clmg_reduction_partial(context, x->type, &r, 1, g) * ratio * ratio;
+  }
+  *norm = largest * sqrt(sum);
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   const clmg_vector *v[] = {x};
   clmg_status status = check_vectors("nrm2", 1, v);
@@ -380,21 +428,26 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   if (x->length == 0)
     return CLMG_SUCCESS;
   clmg_context *context = x->context;
-  if (use_clblast(context, OP_NRM2))
-    return clblast_dot_or_nrm2(x, NULL, result);
-  clmg_reduction r;
-  clmg_kernel_args args;
-  status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
-  if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, x->type, K_SUMSQ_PARTIALS, &args);
+  double sum = 0;
+  if (use_clblast(context, OP_NRM2)) {
+    double norm = 0;
+    status = clblast_dot_or_nrm2(x, NULL, &norm);
+    sum = norm * norm;
+  } else {
+    clmg_reduction r;
+    clmg_kernel_args args;
+    status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
+    if (status == CLMG_SUCCESS)
+      status = blas1_kernel(context, x->type, K_SUMSQ_PARTIALS, &args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_arg_ulong(&args, x->length);
+    clmg_arg_vector(&args, x);
+    status = clmg_reduction_finish(&args, x->type, &r, &sum);
+  }
   if (status != CLMG_SUCCESS)
     return status;
-  clmg_arg_ulong(&args, x->length);
-  clmg_arg_vector(&args, x);
-  double sum = 0;
-  status = clmg_reduction_finish(&args, x->type, &r, &sum);
-  *result = sqrt(sum);
-  return status;
+  return finish_nrm2(x, sum, result);
 }
 
 clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, double *xx) {
@@ -447,8 +500,9 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   clmg_arg_vector(&args, y);
   double sum = 0;
   status = clmg_reduction_finish(&args, x->type, &r, &sum);
-  *norm = sqrt(sum);
-  return status;
+  if (status != CLMG_SUCCESS)
+    return status;
+  return finish_nrm2(y, sum, norm);
 }
 
 clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector *q, clmg_vector *x,

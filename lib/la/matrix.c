@@ -8,6 +8,8 @@
  * one launch (two for CSR with very long rows). */
 #include "la/internal.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -544,6 +546,14 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
     return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
                      "device %s has no double precision (cl_khr_fp64); use float",
                      context->info.name);
+  if (options->precision == CLMG_FLOAT)
+    for (size_t i = 0; i < a->rows; ++i)
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+        if (isfinite(a->val[k]) && fabs(a->val[k]) > FLT_MAX)
+          return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                           "float matrix: entry (%zu, %lld) is %g, beyond float's range (+-%g); "
+                           "use double precision or scale the matrix",
+                           i, (long long)a->col[k], a->val[k], (double)FLT_MAX);
   if (options->sell_slice && (!is_power_of_two(options->sell_slice) || options->sell_slice > 256))
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "SELL slice height C must be a power of two up to 256 (got %u)",

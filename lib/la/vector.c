@@ -2,6 +2,8 @@
  * host transfers and fill. */
 #include "la/internal.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -187,9 +189,31 @@ static clmg_status transfer_doubles(clmg_vector *vector, double *host, int uploa
   if (!converted)
     return clmg_fail(vector->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                      "no host memory to convert %zu values between double and float", n);
-  if (upload)
-    for (size_t i = 0; i < n; ++i)
+  if (upload) {
+    /* A finite value beyond float's range would become Inf, and a vector
+     * whose every nonzero underflows would become 0: both change the
+     * problem, so they are refused rather than solved. */
+    size_t nonzeros = 0, zeroed = 0;
+    for (size_t i = 0; i < n; ++i) {
       converted[i] = (float)host[i];
+      if (isfinite(host[i]) && isinf(converted[i])) {
+        free(converted);
+        return clmg_fail(vector->context, CLMG_ERROR_INVALID_ARGUMENT,
+                         "vector upload to float: element %zu is %g, beyond float's range "
+                         "(+-%g); use double precision or scale the data",
+                         i, host[i], (double)FLT_MAX);
+      }
+      nonzeros += host[i] != 0;
+      zeroed += host[i] != 0 && converted[i] == 0;
+    }
+    if (nonzeros > 0 && zeroed == nonzeros) {
+      free(converted);
+      return clmg_fail(vector->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "vector upload to float: every nonzero element is below float's smallest "
+                       "value (%g) and would become 0; use double precision or scale the data",
+                       (double)FLT_TRUE_MIN);
+    }
+  }
   clmg_status status = transfer(vector, converted, upload, 1);
   if (!upload && status == CLMG_SUCCESS)
     for (size_t i = 0; i < n; ++i)

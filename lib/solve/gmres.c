@@ -180,7 +180,10 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
   double beta = 0;
   if (status == CLMG_SUCCESS)
     status = krylov_true_residual(&run, a, b, x, w.r, &beta);
-  int iteration = 0, stop = 0, false_convergence = 0;
+  /* false_convergence: cycles whose estimate met the target while x's
+   * residual did not; stagnant: cycles that cut x's residual by less than
+   * 1% (float arithmetic at its rounding floor, or GMRES(m) stagnating) */
+  int iteration = 0, stop = 0, false_convergence = 0, stagnant = 0;
   if (status == CLMG_SUCCESS)
     status = krylov_record(&run, 0, beta, &stop);
   while (status == CLMG_SUCCESS) {
@@ -188,12 +191,19 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
       result->converged = 1;
       break;
     }
-    if (stop || iteration >= run.options.max_iterations || false_convergence > 2) {
-      status = krylov_not_converged(&run, stop                    ? "stopped by the monitor"
-                                          : false_convergence > 2 ? "stalled at the rounding floor"
-                                                                  : "not converged");
+    if (stop || iteration >= run.options.max_iterations || false_convergence > 2 || stagnant > 2) {
+      const char *why = stop                    ? "stopped by the monitor"
+                        : false_convergence > 2 ? "stalled at the rounding floor"
+                        : stagnant > 2 && a->precision == CLMG_FLOAT
+                            ? "stalled at the rounding floor of float arithmetic (three restarts "
+                              "cut the residual by less than 1%)"
+                        : stagnant > 2 ? "stagnated: three restarts cut the residual by less "
+                                         "than 1%; a longer restart (gmres_restart) may help"
+                                       : "not converged";
+      status = krylov_not_converged(&run, why);
       break;
     }
+    const double beta_before_cycle = beta;
     /* a new cycle from the true residual: v_0 = r / beta, g = beta e_1 */
     clmg_vector *v0 = NULL;
     status = basis_vector(w.v, a->rows, 0, &v0);
@@ -229,6 +239,7 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
       if (result->history_length > 0) /* the last entry is x's residual */
         result->history[result->history_length - 1] = result->relative_residual;
       false_convergence = estimate <= run.target && beta > run.target ? false_convergence + 1 : 0;
+      stagnant = beta > 0.99 * beta_before_cycle ? stagnant + 1 : 0;
     }
   }
   gmres_work_free(&w);

@@ -13,7 +13,7 @@
  * The stopping rule is on the recursively updated residual,
  * ||r|| <= max(relative_tolerance ||b||, absolute_tolerance); r . r comes
  * with the other two products, so the test costs nothing. */
-#include "solve/internal.h"
+#include "solve/krylov_common.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -28,6 +28,10 @@ void clmg_krylov_options_defaults(clmg_krylov_options *options) {
   options->absolute_tolerance = 0.0;
   options->max_iterations = 1000;
   options->gmres_restart = 30;
+}
+
+double clmg_default_tolerance(clmg_dtype precision) {
+  return precision == CLMG_FLOAT ? CLMG_FLOAT_DEFAULT_TOLERANCE : 1e-8;
 }
 
 static const char *const method_names[] = {"auto", "cg", "bicgstab", "gmres"};
@@ -45,6 +49,22 @@ int clmg_krylov_method_parse(const char *name, clmg_krylov_method *method) {
   return 0;
 }
 
+static clmg_status bicgstab_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                  const clmg_preconditioner *preconditioner,
+                                  const clmg_krylov_options *options, clmg_krylov_result *result,
+                                  void *unused) {
+  (void)unused;
+  return clmg_bicgstab_solve(a, b, x, preconditioner, options, result);
+}
+
+static clmg_status gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                               const clmg_preconditioner *preconditioner,
+                               const clmg_krylov_options *options, clmg_krylov_result *result,
+                               void *unused) {
+  (void)unused;
+  return clmg_gmres_solve(a, b, x, preconditioner, options, result);
+}
+
 clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
                               const clmg_vector *b, clmg_vector *x,
                               const clmg_preconditioner *preconditioner,
@@ -58,11 +78,11 @@ clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
     status = clmg_cg_operator(a, b, x, preconditioner, options, result);
     break;
   case CLMG_KRYLOV_BICGSTAB:
-    status = clmg_bicgstab_solve(a, b, x, preconditioner, options, result);
+    status = krylov_solve_scaled(bicgstab_solve, NULL, a, b, x, preconditioner, options, result);
     break;
   case CLMG_KRYLOV_AUTO:
   case CLMG_KRYLOV_GMRES:
-    status = clmg_gmres_solve(a, b, x, preconditioner, options, result);
+    status = krylov_solve_scaled(gmres_solve, NULL, a, b, x, preconditioner, options, result);
     break;
   default:
     memset(result, 0, sizeof *result);
@@ -388,10 +408,11 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
 }
 
 /* CG with the work vectors of `workspace` (NULL: allocated for this solve). */
-static clmg_status cg_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
-                            const clmg_preconditioner *preconditioner,
-                            const clmg_krylov_options *options, clmg_krylov_result *result,
-                            clmg_cg_workspace *workspace) {
+static clmg_status cg_solve_unscaled(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                     const clmg_preconditioner *preconditioner,
+                                     const clmg_krylov_options *options, clmg_krylov_result *result,
+                                     void *workspace_data) {
+  clmg_cg_workspace *workspace = workspace_data;
   clmg_krylov_result unused;
   if (!result)
     result = &unused;
@@ -428,6 +449,14 @@ static clmg_status cg_solve(const clmg_operator *a, const clmg_vector *b, clmg_v
   if (result == &unused)
     clmg_krylov_result_free(&unused);
   return status;
+}
+
+static clmg_status cg_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                            const clmg_preconditioner *preconditioner,
+                            const clmg_krylov_options *options, clmg_krylov_result *result,
+                            clmg_cg_workspace *workspace) {
+  return krylov_solve_scaled(cg_solve_unscaled, workspace, a, b, x, preconditioner, options,
+                             result);
 }
 
 clmg_status clmg_cg(const clmg_matrix *a, const clmg_vector *b, clmg_vector *x,

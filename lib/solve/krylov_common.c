@@ -3,6 +3,7 @@
 #include "solve/krylov_common.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -95,4 +96,59 @@ clmg_status krylov_not_converged(krylov_run *run, const char *why) {
                    "%s: %s after %d iterations (relative residual %.3e of x, tolerance %g)",
                    run->method, why, run->result->iterations, run->result->relative_residual,
                    run->options.relative_tolerance);
+}
+
+clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
+                                const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                const clmg_preconditioner *preconditioner,
+                                const clmg_krylov_options *options, clmg_krylov_result *result) {
+  enum { LARGEST_UNSCALED_EXPONENT = 30 };
+  clmg_context *context = clmg_vector_context(b);
+  double b_norm = 0;
+  int exponent = 0;
+  /* Anything unusual (NULL or mismatched arguments) is the method's to report. */
+  if (a && context && x && clmg_vector_context(x) == context &&
+      clmg_vector_type(b) == clmg_vector_type(x) &&
+      clmg_vector_length(b) == clmg_vector_length(x) && clmg_nrm2(b, &b_norm) == CLMG_SUCCESS &&
+      isfinite(b_norm) && b_norm > 0)
+    frexp(b_norm, &exponent);
+  if (abs(exponent) <= LARGEST_UNSCALED_EXPONENT)
+    return solve(a, b, x, preconditioner, options, result, method_data);
+
+  const double down = ldexp(1.0, -exponent), up = ldexp(1.0, exponent);
+  clmg_vector *b_scaled = NULL;
+  clmg_status status =
+      clmg_vector_create(context, clmg_vector_type(b), clmg_vector_length(b), &b_scaled);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(b, b_scaled);
+  if (status == CLMG_SUCCESS)
+    status = clmg_scal(down, b_scaled);
+  if (status == CLMG_SUCCESS)
+    status = clmg_scal(down, x);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(b_scaled);
+    if (result)
+      memset(result, 0, sizeof *result);
+    return status;
+  }
+  clmg_krylov_options scaled_options;
+  if (options) { /* NULL keeps the per-precision defaults; their absolute tolerance is 0 */
+    scaled_options = *options;
+    scaled_options.absolute_tolerance *= down;
+    options = &scaled_options;
+  }
+  status = solve(a, b_scaled, x, preconditioner, options, result, method_data);
+  clmg_vector_destroy(b_scaled);
+  char message[CLMG_MESSAGE_SIZE];
+  snprintf(message, sizeof message, "%s", clmg_context_message(context));
+  clmg_status scale_back = clmg_scal(up, x); /* x holds the last iterate even on failure */
+  if (result) {
+    result->initial_residual *= up;
+    result->final_residual *= up;
+  }
+  if (scale_back != CLMG_SUCCESS)
+    return scale_back;
+  if (status != CLMG_SUCCESS) /* the method's message, not clmg_scal's cleared one */
+    return clmg_fail(context, status, "%s", message);
+  return status;
 }

@@ -29,4 +29,21 @@ clmg_status krylov_failed_at(krylov_run *run, clmg_status status, const char *st
 /* CLMG_ERROR_NOT_CONVERGED with the reason and the figures. */
 clmg_status krylov_not_converged(krylov_run *run, const char *why);
 
+/* One method's solve, as krylov_solve_scaled calls it. */
+typedef clmg_status (*krylov_method_solve)(const clmg_operator *a, const clmg_vector *b,
+                                           clmg_vector *x,
+                                           const clmg_preconditioner *preconditioner,
+                                           const clmg_krylov_options *options,
+                                           clmg_krylov_result *result, void *method_data);
+/* Runs `solve` on A (x/s) = b/s when ||b|| lies far from 1 (outside
+ * [2^-30, 2^30]), with s the power of two nearest ||b||, so that the inner
+ * products of the method neither underflow nor overflow (a b of 1e-200 has
+ * r.r = 1e-400), then scales x and the reported residuals back. Powers of
+ * two scale exactly: the iterates are those of the unscaled solve wherever
+ * that one stays in range. */
+clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
+                                const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                const clmg_preconditioner *preconditioner,
+                                const clmg_krylov_options *options, clmg_krylov_result *result);
+
 #endif
