@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <stdarg.h>
@@ -970,6 +972,12 @@ static const malformed malformed_matrices[] = {
     {"%%MatrixMarket matrix array real general\n1 2\n1.5\n2.5\n3.5\n", 5, "expected 2 entries"},
     {"%%MatrixMarket matrix array real symmetric\n2 2\n1.5\n2.5\n3.5\n-1\n", 6,
      "expected 3 entries"},
+    /* a size line that claims far more rows than the file has entries (it
+     * once took 76 s and 11 GB before being refused) */
+    {BANNER "724506280 724506280 0\n", 2, "holds 0 entries"},
+    {BANNER "2147483647 3 2\n1 1 1\n2 2 1\n", 4, "claims 2147483647 x 3"},
+    {BANNER "3 3 1\n1 2 0.5\x1b[31m\n", 3, "control byte 0x1b"},
+    {BANNER "3 3 1\n1 2\x07 0.5\n", 3, "control byte 0x07"},
 };
 
 static const malformed malformed_vectors[] = {
@@ -979,6 +987,8 @@ static const malformed malformed_vectors[] = {
     {"%%MatrixMarket matrix array real general\n3 1\n1.5\n2.5\n", 4,
      "expected 3 entries, file ended after 2"},
     {"%%MatrixMarket matrix coordinate real general\n3 1 1\n2 2 1.5\n", 3, "column index"},
+    {"%%MatrixMarket matrix coordinate real general\n2000000000 1 1\n2 1 1.5\n", 3,
+     "holds 1 entries"},
 };
 
 static void check_malformed(const char *dir, size_t index, const malformed *m, int vector) {
@@ -1021,6 +1031,59 @@ static void test_mm_malformed(void **state) {
   for (size_t i = 0; i < sizeof malformed_vectors / sizeof malformed_vectors[0]; i++)
     check_malformed(dir, i, &malformed_vectors[i], 1);
   remove_tree(dir);
+}
+
+/* A NUL byte inside a value line is refused, not read as the end of the
+ * number ("1 1 4\0.5 garbage" once read as 4). */
+static void test_mm_nul_byte(void **state) {
+  (void)state;
+  char *dir = make_tmpdir("mm-nul");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/nul.mtx", dir);
+  static const char content[] = BANNER "2 2 2\n1 1 4\0.5 garbage\n2 2 1\n";
+  FILE *file = fopen(path, "wb");
+  assert_non_null(file);
+  assert_int_equal(fwrite(content, 1, sizeof content - 1, file), sizeof content - 1);
+  assert_int_equal(fclose(file), 0);
+  clmg_csr a;
+  clmg_error error;
+  CHECK_STATUS(CLMG_ERROR_PARSE, clmg_csr_read_matrix_market(path, &a, &error));
+  CHECK_CONTAINS(error.message, ":3: ");
+  CHECK_CONTAINS(error.message, "control byte 0x00 at column 6");
+  remove_tree(dir);
+}
+
+/* When getline runs out of memory the reader says so instead of taking it
+ * for the end of the file (/dev/zero was "an empty file"). Run in a child
+ * with a small address-space limit; skipped under AddressSanitizer, which
+ * reserves far more address space than any such limit. */
+static void test_mm_line_out_of_memory(void **state) {
+  (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+  skip();
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  skip();
+#endif
+#endif
+  if (access("/dev/zero", R_OK) != 0)
+    skip();
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    struct rlimit limit = {256u << 20, 256u << 20};
+    if (setrlimit(RLIMIT_AS, &limit) != 0)
+      _exit(3);
+    clmg_csr a;
+    clmg_error error;
+    clmg_status status = clmg_csr_read_matrix_market("/dev/zero", &a, &error);
+    _exit(status == CLMG_ERROR_OUT_OF_HOST_MEMORY && strstr(error.message, "in memory") ? 0 : 1);
+  }
+  int child_status = 0;
+  assert_int_equal(waitpid(child, &child_status, 0), child);
+  assert_true(WIFEXITED(child_status));
+  assert_int_equal(WEXITSTATUS(child_status), 0);
 }
 
 static void test_mm_io_errors(void **state) {
@@ -1140,6 +1203,8 @@ int main(void) {
       cmocka_unit_test(test_mm_vector_forms),
       cmocka_unit_test(test_mm_malformed),
       cmocka_unit_test(test_mm_io_errors),
+      cmocka_unit_test(test_mm_nul_byte),
+      cmocka_unit_test(test_mm_line_out_of_memory),
       cmocka_unit_test(test_mm_decimal_comma_locale),
   };
   return cmocka_run_group_tests_name("sparse_host", tests, NULL, NULL);

@@ -47,6 +47,7 @@ typedef struct mm_reader {
   FILE *file;
   char *line; /* getline's buffer; the current line, without its line end */
   size_t capacity;
+  size_t length;      /* of the current line, which may hold NUL bytes */
   size_t line_number; /* of the current line (1-based); lines read so far */
   clmg_error *error;
 } mm_reader;
@@ -88,22 +89,25 @@ static clmg_status read_line(mm_reader *reader, int *got) {
   errno = 0;
   ssize_t length = getline(&reader->line, &reader->capacity, reader->file);
   if (length < 0) {
+    /* getline fails with ENOMEM without setting the stream's error flag:
+     * only feof, with no error, is the end of the file. */
+    int code = errno;
     *got = 0;
-    if (ferror(reader->file)) {
-      int code = errno;
-      if (code == ENOMEM || code == EOVERFLOW)
-        return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "%s:%zu: cannot hold the next line in memory", reader->path,
-                              reader->line_number + 1);
+    if (code == ENOMEM || code == EOVERFLOW)
+      return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "%s:%zu: cannot hold the next line in memory", reader->path,
+                            reader->line_number + 1);
+    if (ferror(reader->file) || !feof(reader->file))
       return clmg_error_set(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s",
-                            reader->path, reader->line_number, strerror(code));
-    }
+                            reader->path, reader->line_number,
+                            code ? strerror(code) : "unknown error");
     return CLMG_SUCCESS;
   }
   reader->line_number++;
   while (length > 0 && is_blank(reader->line[length - 1]))
     length--;
   reader->line[length] = '\0';
+  reader->length = (size_t)length;
   *got = 1;
   return CLMG_SUCCESS;
 }
@@ -120,6 +124,14 @@ static clmg_status next_data_line(mm_reader *reader, char **text) {
     }
     char *start = skip_blanks(reader->line);
     if (*start != '\0' && *start != '%') {
+      /* A NUL would end the text early ("1 1 4\0.5 junk" read as 4) and
+       * other control bytes are no part of a number: refuse both. */
+      for (size_t k = 0; k < reader->length; ++k) {
+        unsigned char byte = (unsigned char)reader->line[k];
+        if ((byte < 0x20 && !is_blank((char)byte)) || byte == 0x7f)
+          return parse_error(
+              reader, "expected numbers, found the control byte 0x%02x at column %zu", byte, k + 1);
+      }
       *text = start;
       return CLMG_SUCCESS;
     }
@@ -503,12 +515,15 @@ static clmg_status read_array_entries(mm_reader *reader, const mm_header *header
   return CLMG_SUCCESS;
 }
 
+/* Coordinate files: rows and columns beyond the entries read (see read_file). */
+enum { MM_FREE_DIMENSION = 1 << 20, MM_DIMENSION_PER_ENTRY = 8 };
+
 /* Opens and reads a whole file into triplets (mirrors included). vector:
  * only general real/integer n x 1 or 1 x n files are accepted. */
 static clmg_status read_file(const char *path, int vector, mm_header *header, mm_triplets *triplets,
                              clmg_error *error) {
   memset(triplets, 0, sizeof *triplets);
-  mm_reader reader = {path, NULL, NULL, 0, 0, error};
+  mm_reader reader = {.path = path, .error = error};
   reader.file = fopen(path, "rb");
   if (!reader.file)
     return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
@@ -533,6 +548,20 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
     triplets->limit = header->symmetry == MM_GENERAL ? header->entries : 2 * header->entries;
     status = header->format == MM_COORDINATE ? read_coordinate_entries(&reader, header, triplets)
                                              : read_array_entries(&reader, header, triplets);
+  }
+  if (status == CLMG_SUCCESS && header->format == MM_COORDINATE) {
+    /* The result holds an array per row (CSR) or per element (vector), so
+     * the size line alone would size a large allocation: the dimensions
+     * must be in proportion to the entries the file really holds. */
+    size_t largest = header->rows > header->cols ? header->rows : header->cols;
+    size_t allowed = MM_FREE_DIMENSION + MM_DIMENSION_PER_ENTRY * triplets->count;
+    if (largest > allowed)
+      status = parse_error(&reader,
+                           "the size line claims %zu x %zu, but the file holds %zu entries: "
+                           "clmg accepts at most %d + %d x entries rows or columns, as a matrix "
+                           "with that many empty rows is singular",
+                           header->rows, header->cols, triplets->count, MM_FREE_DIMENSION,
+                           MM_DIMENSION_PER_ENTRY);
   }
   if (status == CLMG_SUCCESS) {
     char *text = NULL;
