@@ -253,6 +253,93 @@ static void test_read_quads_both_versions(void **state) {
   clmg_mesh_free(&b);
 }
 
+/* Gmsh 4.1 with one entity and one element block per boundary edge: a strip
+ * of N unit squares whose N bottom edges lie in N curve entities, listed in
+ * descending tag order; even tags have a physical group (100000 + tag), odd
+ * ones none, and curve 1 is listed twice (the first listing wins). Every
+ * edge gets its entity's tag: the lookup that replaced a linear search
+ * (quadratic in the number of blocks: 200,000 blocks took 66 s). */
+static void test_read_many_entities(void **state) {
+  (void)state;
+  enum { N = 4000 };
+  size_t capacity = 200 * (size_t)N + 4096, used = 0;
+  char *text = malloc(capacity);
+  assert_non_null(text);
+#define APPEND(...) used += (size_t)snprintf(text + used, capacity - used, __VA_ARGS__)
+  APPEND("$MeshFormat\n4.1 0 8\n$EndMeshFormat\n$Entities\n0 %d 1 0\n", N + 1);
+  for (int tag = N; tag >= 1; --tag) {
+    if (tag % 2 == 0)
+      APPEND("%d %d 0 0 %d 0 0 1 %d 0\n", tag, tag - 1, tag, 100000 + tag);
+    else
+      APPEND("%d %d 0 0 %d 0 0 0 0\n", tag, tag - 1, tag);
+  }
+  APPEND("1 0 0 0 1 0 0 1 777 0\n"); /* a second curve 1: ignored */
+  APPEND("1 0 0 0 %d 1 0 0 0\n$EndEntities\n", N);
+  APPEND("$Nodes\n1 %d 1 %d\n2 1 0 %d\n", 2 * (N + 1), 2 * (N + 1), 2 * (N + 1));
+  for (int k = 1; k <= 2 * (N + 1); ++k)
+    APPEND("%d\n", k);
+  for (int row = 0; row < 2; ++row)
+    for (int i = 0; i <= N; ++i)
+      APPEND("%d %d 0\n", i, row);
+  APPEND("$EndNodes\n$Elements\n%d %d 1 %d\n", N + 1, 2 * N, 2 * N);
+  for (int tag = 1; tag <= N; ++tag) /* bottom edge from node tag to tag + 1 */
+    APPEND("1 %d 1 1\n%d %d %d\n", tag, tag, tag, tag + 1);
+  APPEND("2 1 3 %d\n", N);
+  for (int i = 1; i <= N; ++i)
+    APPEND("%d %d %d %d %d\n", N + i, i, i + 1, N + 2 + i, N + 1 + i);
+  APPEND("$EndElements\n");
+#undef APPEND
+  assert_true(used < capacity);
+  clmg_mesh mesh = {0};
+  read_ok("many-entities.msh", text, &mesh);
+  free(text);
+  assert_int_equal(mesh.num_cells, N);
+  size_t bottom = 0;
+  for (size_t f = 0; f < mesh.num_boundary_faces; ++f) {
+    const int32_t *v = mesh.boundary_faces + 2 * f;
+    const double *a = mesh.coords + 2 * (size_t)v[0], *b = mesh.coords + 2 * (size_t)v[1];
+    if (a[1] != 0.0 || b[1] != 0.0)
+      continue;
+    int curve = (int)fmin(a[0], b[0]) + 1; /* the edge [i, i+1] is curve i + 1 */
+    int32_t expected = curve % 2 == 0 ? 100000 + curve : curve;
+    if (mesh.boundary_face_tag[f] != expected)
+      fail_msg("bottom edge of curve %d: tag %d, expected %d", curve,
+               (int)mesh.boundary_face_tag[f], (int)expected);
+    ++bottom;
+  }
+  assert_int_equal(bottom, N);
+  clmg_mesh_free(&mesh);
+}
+
+/* A valid mesh scaled by 1e+-300 reads as the unscaled one (the cell check
+ * once squared edge lengths and called it "folded or degenerate"), and so
+ * does one refinement of it. */
+static void test_read_extreme_scales(void **state) {
+  (void)state;
+  const double scales[] = {1e300, 1e-300, 1.0};
+  for (size_t k = 0; k < 3; ++k) {
+    char text[1024];
+    double h = scales[k];
+    snprintf(text, sizeof text,
+             "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n6\n"
+             "1 0 0 0\n2 %.17g 0 0\n3 %.17g 0 0\n4 0 %.17g 0\n5 %.17g %.17g 0\n"
+             "6 %.17g %.17g 0\n$EndNodes\n$Elements\n2\n"
+             "1 3 2 1 1 1 2 5 4\n2 3 2 1 1 2 3 6 5\n$EndElements\n",
+             h, 2 * h, h, h, h, 2 * h, h);
+    clmg_mesh mesh = {0}, refined = {0};
+    read_ok("scaled.msh", text, &mesh);
+    assert_int_equal(mesh.num_cells, 2);
+    assert_int_equal(mesh.num_boundary_faces, 6);
+    clmg_error error;
+    clmg_status status = clmg_mesh_refine(&mesh, &refined, &error);
+    if (status != CLMG_SUCCESS)
+      fail_msg("scale %g: refine: %s", h, error.message);
+    assert_int_equal(refined.num_cells, 8);
+    clmg_mesh_free(&refined);
+    clmg_mesh_free(&mesh);
+  }
+}
+
 /* A hexahedron listed top face first (left-handed) is mirrored. */
 static void test_read_left_handed_hex(void **state) {
   (void)state;
@@ -669,6 +756,8 @@ int main(void) {
       cmocka_unit_test(test_read_quads_data),
       cmocka_unit_test(test_read_hexes_data),
       cmocka_unit_test(test_read_quads_both_versions),
+      cmocka_unit_test(test_read_many_entities),
+      cmocka_unit_test(test_read_extreme_scales),
       cmocka_unit_test(test_read_left_handed_hex),
       cmocka_unit_test(test_read_hex_and_refine),
       cmocka_unit_test(test_malformed_files),

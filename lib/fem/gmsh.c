@@ -179,6 +179,7 @@ typedef struct element_list {
 typedef struct entity_tag {
   int dim;
   long long tag, physical; /* physical: 0 when the entity has none */
+  size_t order;            /* its place in the file: the first of duplicates wins */
 } entity_tag;
 
 typedef struct msh_data {
@@ -392,6 +393,15 @@ static clmg_status read_elements_22(reader *r, msh_data *data) {
 
 /* ---- format 4.1 ---- */
 
+static int compare_entities(const void *left, const void *right) {
+  const entity_tag *a = left, *b = right;
+  if (a->dim != b->dim)
+    return a->dim < b->dim ? -1 : 1;
+  if (a->tag != b->tag)
+    return a->tag < b->tag ? -1 : 1;
+  return a->order < b->order ? -1 : a->order > b->order;
+}
+
 static clmg_status read_entities_41(reader *r, msh_data *data) {
   long long counts[4];
   clmg_status status = CLMG_SUCCESS;
@@ -420,17 +430,30 @@ static clmg_status read_entities_41(reader *r, msh_data *data) {
         if (!grow((void **)&data->entities, &data->entities_capacity, data->num_entities + 1,
                   sizeof *data->entities))
           return out_of_memory(r);
-        data->entities[data->num_entities++] = (entity_tag){d, tag, physical};
+        data->entities[data->num_entities] = (entity_tag){d, tag, physical, data->num_entities};
+        data->num_entities++;
       }
     }
+  /* sorted once, so that each element block finds its entity by bisection
+   * (a linear search made 200,000 blocks take 66 s) */
+  if (status == CLMG_SUCCESS && data->num_entities > 1)
+    qsort(data->entities, data->num_entities, sizeof *data->entities, compare_entities);
   return status == CLMG_SUCCESS ? expect_word(r, "$EndEntities") : status;
 }
 
 /* The tag elements of entity (dim, tag) get: its physical tag, else its own. */
 static long long entity_physical_tag(const msh_data *data, long long dim, long long tag) {
-  for (size_t k = 0; k < data->num_entities; ++k)
-    if (data->entities[k].dim == dim && data->entities[k].tag == tag)
-      return data->entities[k].physical > 0 ? data->entities[k].physical : tag;
+  size_t low = 0, high = data->num_entities; /* first entity not below (dim, tag) */
+  while (low < high) {
+    size_t middle = low + (high - low) / 2;
+    const entity_tag *e = &data->entities[middle];
+    if (e->dim < dim || (e->dim == dim && e->tag < tag))
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  if (low < data->num_entities && data->entities[low].dim == dim && data->entities[low].tag == tag)
+    return data->entities[low].physical > 0 ? data->entities[low].physical : tag;
   return tag;
 }
 

@@ -267,16 +267,29 @@ double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell
   double worst = INFINITY, worst_det = 0.0;
   int worst_at = 0;
   for (int corner = 0; corner < (1 << dim); corner++) {
+    /* The determinant of the unit edge vectors: each edge is divided by its
+     * largest component before its length is taken, so that a mesh scaled
+     * by 1e+-300 has the same quality (squares would overflow or underflow). */
     double columns[3][3] = {{0}}, lengths = 1.0;
+    int degenerate = 0;
     for (int axis = 0; axis < dim; axis++) {
       const double *to = coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
       const double *from = coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
-      double squared = 0.0;
+      double largest = 0.0;
       for (int d = 0; d < dim; d++) {
         columns[axis][d] = to[d] - from[d];
+        largest = fmax(largest, fabs(columns[axis][d]));
+      }
+      double squared = 0.0;
+      for (int d = 0; d < dim && largest > 0.0; d++) {
+        columns[axis][d] /= largest;
         squared += columns[axis][d] * columns[axis][d];
       }
-      lengths *= sqrt(squared);
+      double scaled_length = sqrt(squared);
+      for (int d = 0; d < dim && largest > 0.0; d++)
+        columns[axis][d] /= scaled_length;
+      degenerate |= !(largest > 0.0) || !isfinite(largest);
+      lengths *= largest * scaled_length;
     }
     double det;
     if (dim == 2)
@@ -285,7 +298,8 @@ double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell
       det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
             columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
             columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
-    double quality = det / lengths;
+    double quality = degenerate ? NAN : det;
+    det *= lengths;            /* the determinant of the edges themselves, for messages */
     if (!(quality >= worst)) { /* NaN (a zero-length edge) counts as worst */
       worst = quality;
       worst_det = det;
