@@ -978,6 +978,9 @@ static const malformed malformed_matrices[] = {
     {BANNER "2147483647 3 2\n1 1 1\n2 2 1\n", 4, "claims 2147483647 x 3"},
     {BANNER "3 3 1\n1 2 0.5\x1b[31m\n", 3, "control byte 0x1b"},
     {BANNER "3 3 1\n1 2\x07 0.5\n", 3, "control byte 0x07"},
+    /* bytes that are not UTF-8 are escaped in the message, UTF-8 is kept */
+    {BANNER "3 3 1\n1 2 0.5\xff\xc0RED\n", 3, "found '0.5\\xff\\xc0RED'"},
+    {BANNER "3 3 1\n1 2 0.5\xc3\xa9\n", 3, "found '0.5\xc3\xa9'"},
 };
 
 static const malformed malformed_vectors[] = {

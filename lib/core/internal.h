@@ -140,6 +140,11 @@ clmg_status clmg_error_set(clmg_error *error, clmg_status status, const char *fo
 #endif
     ;
 void clmg_error_clear(clmg_error *error);
+/* Rewrites a message so that it is printable UTF-8: control bytes (but
+ * newline and tab, which build logs hold) and bytes that are not valid
+ * UTF-8 become \xNN. File contents and paths reach messages verbatim, and
+ * an ESC or a byte 0xff would otherwise reach a terminal or a JSON string. */
+void clmg_message_sanitize(char *message, size_t size);
 /* malloc / calloc of count elements (at least one, so an empty array is a
  * valid pointer); clmg_alloc_array returns NULL when count * size overflows. */
 void *clmg_alloc_array(size_t count, size_t size);

@@ -123,6 +123,7 @@ clmg_status clmg_fail(clmg_context *context, clmg_status status, const char *for
   va_start(args, format);
   vsnprintf(context->message, sizeof context->message, format, args);
   va_end(args);
+  clmg_message_sanitize(context->message, sizeof context->message);
   return status;
 }
 

@@ -920,8 +920,11 @@ clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *er
   char *text = NULL;
   size_t size = 0;
   clmg_status status = read_text(path, &text, &size, error);
-  if (status != CLMG_SUCCESS)
+  if (status != CLMG_SUCCESS) {
+    if (error)
+      clmg_message_sanitize(error->message, sizeof error->message);
     return status;
+  }
   reader r = {path, text, text, 1, 0, error};
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -937,7 +940,10 @@ clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *er
                  path, check.message);
     }
   }
-  if (status != CLMG_SUCCESS)
+  if (status != CLMG_SUCCESS) {
     clmg_mesh_free(out);
+    if (error) /* paths and file contents reach the message verbatim */
+      clmg_message_sanitize(error->message, sizeof error->message);
+  }
   return status;
 }

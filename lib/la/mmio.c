@@ -69,6 +69,7 @@ static clmg_status parse_error(const mm_reader *reader, const char *format, ...)
       vsnprintf(message + prefix, size - (size_t)prefix, format, args);
       va_end(args);
     }
+    clmg_message_sanitize(message, size);
   }
   return CLMG_ERROR_PARSE;
 }
