@@ -293,7 +293,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   }
   if (o->mixed)
     o->use_cg = 1;
-  /* the BLOOD settings of Geveler et al. 2011, unless given */
+  /* the seed's BLOOD settings, unless given */
   if (o->mesh == MESH_BLOOD) {
     if (!o->smoothing_given)
       o->multigrid.pre_smoothing = o->multigrid.post_smoothing = 64;
