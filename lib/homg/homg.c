@@ -1,4 +1,4 @@
-/* High-occupancy multigrid (HOMG, Becerra-Sagredo et al. 2011) and the classic V-cycle and FMG
+/* High-occupancy multigrid (HOMG, seed 004) and the classic V-cycle and FMG
  * on structured grids of the unit square.
  *
  * Every solve works on corrections: r = f - A x; a cycle solves A e = r
