@@ -274,7 +274,7 @@ static const subcommand subcommands[] = {
     {"info", "list OpenCL platforms and devices; measure copy bandwidth", run_info},
     {"solve", "solve A x = b (SPD, Matrix Market files) with CG or Jacobi-PCG", run_solve},
     {"poisson", "FE Poisson (Q1/Q2, CIRCLE, BLOOD, Gmsh) with geometric multigrid", run_poisson},
-    {"homg", "the HOMG paper's Poisson test: high-occupancy multigrid, V-cycle, FMG", run_homg},
+    {"homg", "high-occupancy multigrid (Becerra-Sagredo et al. 2011), V-cycle, FMG", run_homg},
 };
 enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };
 

@@ -1,5 +1,5 @@
-/* clmg homg: the HOMG paper's Poisson test (seed 004, eqs. 4-7) on the
- * device with HOMG (MFMG cycles), the classic V-cycle or FMG: the L1 error
+/* clmg homg: the Poisson test of Becerra-Sagredo et al. 2011 (eqs. 4-7) on
+ * the device with HOMG (MFMG cycles), the classic V-cycle or FMG: the L1 error
  * against the analytic solution and the residual per cycle, work units and
  * times; pictures of the solution as VTK or PNG, and of every MFMG step. */
 #include <errno.h>
@@ -45,7 +45,7 @@ enum {
 static void print_homg_usage(FILE *out) {
   fputs("Usage: clmg homg [OPTIONS]\n"
         "\n"
-        "Solves the Poisson test of the HOMG paper (seed 004, eqs. 4-6) on the unit\n"
+        "Solves the Poisson test of Becerra-Sagredo et al. 2011 (eqs. 4-6) on the unit\n"
         "square: laplace(u) = f with u = -x^2 y^2 (1-x^2)(1-y^2), u = 0 on the boundary,\n"
         "on an n x n grid (five-point Laplacian, h = 1/(n-1)), and reports after every\n"
         "cycle the normalised L1 error of eq. 7, sum|u - x| / sum|u|, against the\n"

@@ -1,5 +1,5 @@
-/* clmg poisson: the finite-element geometric multigrid of seed 000 on an
- * unstructured quadrilateral or hexahedral mesh. Builds the mesh hierarchy
+/* clmg poisson: the finite-element geometric multigrid of Geveler et al.
+ * 2011 on an unstructured quadrilateral or hexahedral mesh. Builds the mesh hierarchy
  * (CIRCLE, BLOOD or a Gmsh file refined L - 1 times), assembles Q1 or Q2
  * Poisson matrices and grid transfers on every level in the chosen DOF
  * numbering, uploads them once, and solves with multigrid cycles (or CG
@@ -64,18 +64,20 @@ static void print_poisson_usage(FILE *out) {
         "\n"
         "Solves the Poisson problem -Laplace(u) = f with Dirichlet conditions by finite\n"
         "elements (Q1 or Q2) on an unstructured quadrilateral or hexahedral mesh with\n"
-        "geometric multigrid (seed 000): the mesh is refined uniformly L - 1 times (new\n"
-        "boundary vertices on curved boundaries are projected onto them), every level\n"
-        "is assembled on the host, and the whole hierarchy (matrices, prolongations,\n"
-        "restrictions) runs on the OpenCL device as sparse matrix-vector products.\n"
+        "geometric multigrid (Geveler et al. 2011): the mesh is refined uniformly L - 1\n"
+        "times (new boundary vertices on curved boundaries are projected onto them),\n"
+        "every level is assembled on the host, and the whole hierarchy (matrices,\n"
+        "prolongations, restrictions) runs on the OpenCL device as sparse matrix-vector\n"
+        "products.\n"
         "\n"
         "Problems:\n"
-        "  circle   the seed's CIRCLE benchmark: the square [-1,1]^2 with a hole of\n"
-        "           radius 0.5; f = 1, u = 0 on the square, u = 1 on the circle. Level 1\n"
-        "           is one ring of 8 quadrilaterals; Q1 on level 10 has 2,101,248 unknowns.\n"
+        "  circle   the CIRCLE benchmark of Geveler et al. 2011: the square [-1,1]^2\n"
+        "           with a hole of radius 0.5; f = 1, u = 0 on the square, u = 1 on the\n"
+        "           circle. Level 1 is one ring of 8 quadrilaterals; Q1 on level 10 has\n"
+        "           2,101,248 unknowns.\n"
         "  blood    a BLOOD-like vessel with an aneurysm and a thin, strongly anisotropic\n"
         "           boundary layer; f = 0, u = 1 on the boundary, started from u = 0\n"
-        "           inside. Default smoothing is the seed's: 64+64 Jacobi steps, omega 0.5.\n"
+        "           inside. Default smoothing is the paper's: 64+64 Jacobi steps, omega 0.5.\n"
         "  FILE.msh a Gmsh mesh (ASCII 2.2 or 4.1, quadrilaterals or hexahedra);\n"
         "           f = 1, u = 0 on the whole boundary.\n"
         "\n"

@@ -252,7 +252,7 @@ kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coa
  * launch does both and every work-item has work.
  *
  * Nested grids (n = 2^k + 1): point (i, j) is marked when l divides i and j.
- * Four subdomains (n = 2^k, the seed's section 3): the grid is cut into
+ * Four subdomains (n = 2^k, Becerra-Sagredo et al. 2011, section 3): the grid is cut into
  * quadrants of split = n/2 points per side; each sees the grid from its own
  * outer corner (frame coordinate d = i or n-1-i per side), and its level-m
  * points are those with l dividing d, for d = 0 .. split, the last of which

@@ -1,5 +1,5 @@
 /* Sparse matrix-vector products in three formats, each fused with what the
- * solvers do next (seed 000, section 2.1: "we fuse the SpMV and vector-vector
+ * solvers do next (Geveler et al. 2011, section 2.1: "we fuse the SpMV and vector-vector
  * operations into a single kernel"). Build options:
  *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
  *   -DOP_SCALED_DEFECT  out = beta * out + alpha * dinv .* (in - A x)

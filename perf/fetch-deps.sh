@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Fills .deps/ (ignored by git) with the Debian packages that perf/gpu.sh
-# installs on the NVIDIA GPU machine, which has no network: CLBlast (not
-# installed there), cmocka (for the test suites) and pkg-config (tests/ finds
-# cmocka through it), each installed there only if missing. Run here:
+# installs where they are missing, for a GPU machine without network access:
+# CLBlast, cmocka (for the test suites) and pkg-config (tests/ finds cmocka
+# through it). Run it on a machine with network access, then copy the
+# repository, .deps/ included, to the GPU machine:
 #
 #   perf/fetch-deps.sh
 #
-# The GPU machine runs Ubuntu 24.04 x86_64; Debian 12's CLBlast 1.5.3 packages
-# work there. apt-get download needs no root, only current package lists
+# The packages are Debian 12's (CLBlast 1.5.3); they also install on Ubuntu
+# 24.04 x86_64. apt-get download needs no root, only current package lists
 # (run `apt-get update` first if it cannot find a package).
 set -euo pipefail
 

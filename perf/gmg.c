@@ -1,13 +1,13 @@
-/* clmg_perf_gmg: the finite-element geometric multigrid of seed 000 on the
- * CIRCLE benchmark, as the seed's Tables 2 and 3.
+/* clmg_perf_gmg: the finite-element geometric multigrid of Geveler et al. 2011
+ * on the CIRCLE benchmark, as their Tables 2 and 3.
  *
  * For each element (Q1, Q2), level and DOF numbering (2LV, CM, XYZ, STO,
  * HIE) it builds the level hierarchy on the host, then
  *   Table 2: times y = A x on the finest matrix (auto format, double) and
- *            reports MFLOP/s (2 nnz per product, the seed's measure), GB/s
+ *            reports MFLOP/s (2 nnz per product, the paper's measure), GB/s
  *            under the minimal-traffic model and its ratio to the copy
  *            bandwidth measured in the same run;
- *   Table 3: solves to a 1e-8 relative residual with the seed's settings
+ *   Table 3: solves to a 1e-8 relative residual with the paper's settings
  *            (V-cycle, 4+4 Jacobi steps, omega 0.7) from u = 0 inside, best
  *            of `--trials` solves, and reports cycles, solve time, time per
  *            cycle and its ratio to the cycle's bandwidth floor
@@ -70,10 +70,10 @@ typedef struct results {
 static void print_usage(FILE *out) {
   fputs("Usage: " PROGRAM " [OPTIONS]\n"
         "\n"
-        "Seed 000's Tables 2 (SpMV MFLOP/s per numbering, Q1 and Q2, per level) and 3\n"
-        "(multigrid solve time per numbering) on the CIRCLE benchmark, with the ratio of\n"
-        "each cycle's time to its bandwidth floor (bytes a cycle must move over the\n"
-        "copy bandwidth measured in the same run).\n"
+        "Tables 2 (SpMV MFLOP/s per numbering, Q1 and Q2, per level) and 3 (multigrid\n"
+        "solve time per numbering) of Geveler et al. 2011 on the CIRCLE benchmark, with\n"
+        "the ratio of each cycle's time to its bandwidth floor (bytes a cycle must move\n"
+        "over the copy bandwidth measured in the same run).\n"
         "\n"
         "Options:\n"
         "  --device DEV        device string (default: CLMG_DEVICE, else the first GPU)\n"

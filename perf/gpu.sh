@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
-# The one script for the NVIDIA GPU machine (see ../shared/DEVICE.md): it
-# registers NVIDIA's OpenCL driver, installs the carried CLBlast and cmocka
-# packages, builds clmg in Release, runs the test suites on the NVIDIA device,
-# prints `clmg info`, runs the BLAS-1 benchmark on the GPU (n up to 1e8) and on
-# pocl (n up to 1e7), the SpMV benchmark on the GPU (large matrices, written
-# as Matrix Market for the cuSPARSE baseline), the cuSPARSE baseline on the
-# same matrices (perf/cusparse_spmv.py, CuPy) with a clmg-vs-cuSPARSE table,
-# the SpMV benchmark on pocl (small matrices), and prints short summary tables
-# last.
+# Tests and benchmarks clmg on a machine with an NVIDIA GPU and NVIDIA's
+# OpenCL driver. It registers the driver with the OpenCL ICD loader (if it is
+# not registered yet), installs CLBlast, cmocka and pkg-config from .deps/
+# where they are missing (for a machine without network access; see
+# perf/fetch-deps.sh), builds clmg in Release, runs the test suites on the
+# NVIDIA device, prints `clmg info`, runs the BLAS-1 benchmark on the GPU (n
+# up to 1e8) and on pocl (n up to 1e7), the SpMV benchmark on the GPU (large
+# matrices, written as Matrix Market for the cuSPARSE baseline), the cuSPARSE
+# baseline on the same matrices (perf/cusparse_spmv.py, CuPy) with a
+# clmg-vs-cuSPARSE table, the SpMV benchmark on pocl (small matrices), the
+# geometric multigrid and HOMG benchmarks on both, and prints short summary
+# tables last.
 #
-# How to call it:
-#   1. Here, once (fills the git-ignored .deps/ with Debian packages):
-#        perf/fetch-deps.sh
-#   2. Through the device tool, as root on the GPU machine, carrying .deps:
-#        run(command="bash perf/gpu.sh", carry=[".deps"], timeout_s=600)
-#      Logs and JSON land in $OUT (the tool's result folder), else in
-#      ./perf-results: setup.log (machine, build, clmg info, ctest), bench.log
-#      (every benchmark's output) and one JSON file per benchmark and device
-#      (blas1-, spmv-, gmg-, homg- gpu/pocl.json, cusparse.json). The tool
-#      brings back at most 8 files: skip what is not needed (SKIP_*).
+# Usage, from anywhere, as root (it writes /etc/OpenCL/vendors and installs
+# packages; as another user, register the driver and install the packages
+# first):
+#   perf/gpu.sh [--nvidia-opencl PATH]
+#
+#   --nvidia-opencl PATH  NVIDIA's OpenCL library (libnvidia-opencl.so.1) to
+#                         register, the same as NVIDIA_OPENCL_LIBRARY=PATH.
+#                         Default: none when /etc/OpenCL/vendors already names
+#                         it, else the one ldconfig knows, else
+#                         /usr/local/nvidia/lib64/libnvidia-opencl.so.1 (where
+#                         NVIDIA's container runtime mounts the driver). A path
+#                         that does not exist stops the script with a message.
+#
+# A machine without network access: run perf/fetch-deps.sh on a Debian 12 (or
+# compatible) machine that has it and copy the repository with .deps/ over.
+#
+# Logs and JSON land in an output directory (OUT, default ./perf-results in
+# the repository root):
+# setup.log (machine, build, clmg info, ctest), bench.log (every benchmark's
+# output) and one JSON file per benchmark and device (blas1-, spmv-, gmg-,
+# homg- gpu/pocl.json, cusparse.json). Skip what is not needed (SKIP_*).
 #
 # Environment knobs (all optional):
+#   OUT                the output directory (default ./perf-results)
+#   NVIDIA_OPENCL_LIBRARY  as --nvidia-opencl
 #   JOBS               parallel build and test jobs (default: nproc)
 #   SKIP_TESTS=1       skip ctest (e.g. when only timing)
 #   SKIP_BLAS1=1       skip the BLAS-1 benchmarks
@@ -46,6 +62,35 @@
 # Each step's outcome is recorded and the script carries on, so one failing
 # step still leaves the others' results; it exits nonzero if any step failed.
 set -uo pipefail
+
+nvidia_opencl_library="${NVIDIA_OPENCL_LIBRARY:-}"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+  --nvidia-opencl)
+    [[ $# -ge 2 ]] || { echo "gpu.sh: --nvidia-opencl needs a path" >&2; exit 2; }
+    nvidia_opencl_library="$2"
+    shift 2
+    ;;
+  --nvidia-opencl=*)
+    nvidia_opencl_library="${1#*=}"
+    shift
+    ;;
+  -h | --help)
+    sed -n '2,/^set -uo pipefail/{/^set/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
+    exit 0
+    ;;
+  *)
+    echo "gpu.sh: unknown argument '$1' (see perf/gpu.sh --help)" >&2
+    exit 2
+    ;;
+  esac
+done
+if [[ -n "${nvidia_opencl_library}" && ! -e "${nvidia_opencl_library}" ]]; then
+  echo "gpu.sh: NVIDIA's OpenCL library ${nvidia_opencl_library} does not exist;" \
+    "give its path with --nvidia-opencl PATH or NVIDIA_OPENCL_LIBRARY=PATH" \
+    "(it is libnvidia-opencl.so.1, installed with the NVIDIA driver)" >&2
+  exit 2
+fi
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "${repo_root}" || exit 1
@@ -82,17 +127,32 @@ section() { printf '\n===== %s =====\n' "$*"; }
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>/dev/null || true
 
   section "register NVIDIA OpenCL driver"
-  nvidia_icd_library=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
-  if [[ -e "${nvidia_icd_library}" ]]; then
-    mkdir -p /etc/OpenCL/vendors
-    echo "${nvidia_icd_library}" >/etc/OpenCL/vendors/nvidia.icd
-    echo "registered ${nvidia_icd_library}"
+  registered="$(grep -ls 'libnvidia-opencl' /etc/OpenCL/vendors/*.icd 2>/dev/null | head -n 1)"
+  if [[ -z "${nvidia_opencl_library}" && -n "${registered}" ]]; then
+    echo "already registered: ${registered} names $(cat "${registered}")"
   else
-    echo "WARNING: ${nvidia_icd_library} not found; no NVIDIA OpenCL device"
+    if [[ -z "${nvidia_opencl_library}" ]]; then
+      nvidia_opencl_library="$(ldconfig -p | awk '/libnvidia-opencl\.so\.1 / {print $NF; exit}')"
+    fi
+    if [[ -z "${nvidia_opencl_library}" && -e /usr/local/nvidia/lib64/libnvidia-opencl.so.1 ]]; then
+      nvidia_opencl_library=/usr/local/nvidia/lib64/libnvidia-opencl.so.1
+    fi
+    if [[ -n "${nvidia_opencl_library}" ]]; then
+      if mkdir -p /etc/OpenCL/vendors &&
+        echo "${nvidia_opencl_library}" >/etc/OpenCL/vendors/nvidia.icd; then
+        echo "registered ${nvidia_opencl_library}"
+      else
+        echo "WARNING: cannot write /etc/OpenCL/vendors/nvidia.icd (run as root, or register" \
+          "${nvidia_opencl_library} there yourself)"
+      fi
+    else
+      echo "WARNING: NVIDIA's OpenCL library (libnvidia-opencl.so.1) was not found: no NVIDIA"
+      echo "OpenCL device. Give its path with --nvidia-opencl PATH or NVIDIA_OPENCL_LIBRARY=PATH."
+    fi
   fi
 
-  section "install carried packages (.deps)"
-  install_carried() { # install_carried PACKAGE...: dpkg -i the carried debs of PACKAGEs
+  section "install missing packages from .deps (perf/fetch-deps.sh)"
+  install_from_deps() { # install_from_deps PACKAGE...: dpkg -i the .deps/ debs of the missing ones
     local debs=()
     for package in "$@"; do
       if dpkg-query -W -f='${Status}' "${package}" 2>/dev/null | grep -q "install ok installed"; then
@@ -103,7 +163,7 @@ section() { printf '\n===== %s =====\n' "$*"; }
       if [[ -e "${found[0]}" ]]; then
         debs+=("${found[0]}")
       else
-        echo "${package}: not installed and no .deps/${package}_*.deb carried"
+        echo "${package}: not installed and no .deps/${package}_*.deb (see perf/fetch-deps.sh)"
       fi
     done
     [[ ${#debs[@]} -eq 0 ]] && return 0
@@ -111,10 +171,10 @@ section() { printf '\n===== %s =====\n' "$*"; }
     # may lack although it has the loader and headers: force past that.
     dpkg -i "${debs[@]}" || dpkg -i --force-depends "${debs[@]}"
   }
-  install_carried libclblast1 libclblast-dev
-  install_carried libcmocka0 libcmocka-dev
+  install_from_deps libclblast1 libclblast-dev
+  install_from_deps libcmocka0 libcmocka-dev
   if ! command -v pkg-config >/dev/null; then
-    install_carried libpkgconf3 pkgconf-bin pkgconf pkg-config
+    install_from_deps libpkgconf3 pkgconf-bin pkgconf pkg-config
   fi
   ldconfig
   clblast_library="$(ldconfig -p | awk '/libclblast\.so\.1 / {print $NF; exit}')"

@@ -266,7 +266,7 @@ static clmg_status upload_values(clmg_vector *v, const double *values, size_t co
   return status;
 }
 
-/* f, u and three work grids of the paper's problem. */
+/* f, u and three work grids of the test problem of Becerra-Sagredo et al. 2011. */
 static clmg_status make_problem(clmg_context *context, clmg_dtype precision, size_t n,
                                 grid_problem *p) {
   memset(p, 0, sizeof *p);

@@ -500,7 +500,7 @@ static void test_prolongation_reproduces(void **state) {
       for (size_t i = 0; i < fine.num_dofs; i++)
         CHECK_NEAR(fine_values[i], prolongated[i], 1e-12);
       /* Interpolation is a partition of unity: every row sums to 1, and at
-       * most (k+1)^dim entries per row (seed 000, section 2.3). */
+       * most (k+1)^dim entries per row (Geveler et al. 2011, section 2.3). */
       for (size_t i = 0; i < fine.num_dofs; i++) {
         double sum = 0.0;
         for (int64_t k = p.row_ptr[i]; k < p.row_ptr[i + 1]; k++)
@@ -545,7 +545,7 @@ static void test_prolongation_reproduces(void **state) {
     }
 }
 
-/* 2D Q1 (seed 000, section 2.3.1): P = [I; P_e; P_q] in the two-level
+/* 2D Q1 (Geveler et al. 2011, section 2.3.1): P = [I; P_e; P_q] in the two-level
  * numbering, edge rows two entries of 1/2, cell rows four of 1/4. */
 static void test_prolongation_q1_pattern(void **state) {
   (void)state;

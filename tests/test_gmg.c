@@ -1,5 +1,5 @@
 /* Finite-element geometric multigrid end to end (clmg/fem.h feeding
- * clmg/multigrid.h on the device): the seed's CIRCLE benchmark with its
+ * clmg/multigrid.h on the device): the CIRCLE benchmark of Geveler et al. 2011 with its
  * settings (V-cycle, 4+4 Jacobi steps, omega 0.7) converges in a number of
  * cycles that does not grow with the level, for Q1 and Q2; the multigrid
  * solution equals a Jacobi-PCG solution of the same system; every numbering
@@ -7,7 +7,7 @@
  * distorted square and on the 3D pipe is reached up to the discretisation
  * error, which falls at the element's order; the other smoothers, cycles and
  * CG with the multigrid preconditioner converge on Q2; and BLOOD converges
- * with the seed's 64+64 steps. Sizes stay below 40k unknowns for pocl. */
+ * with the paper's 64+64 steps. Sizes stay below 40k unknowns for pocl. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -131,7 +131,7 @@ static double max_difference(const double *a, const double *b, size_t n) {
 
 /* ---- tests ---- */
 
-/* The seed's Table 1 unknowns and mesh-independent cycle counts. */
+/* Table 1 unknowns (Geveler et al. 2011) and mesh-independent cycle counts. */
 static void test_circle_mesh_independent(void **state) {
   (void)state;
   static const size_t q1_unknowns[] = {576, 2176, 8448, 33280};
@@ -321,7 +321,7 @@ static void test_smoothers_and_cycles_q2(void **state) {
   clmg_fe_hierarchy_free(&h);
 }
 
-/* BLOOD with the seed's settings: 64+64 Jacobi steps, omega 0.5; u = 1. */
+/* BLOOD with the settings of Geveler et al. 2011: 64+64 Jacobi steps, omega 0.5; u = 1. */
 static void test_blood(void **state) {
   (void)state;
   clmg_mesh coarse = {0};

@@ -167,7 +167,7 @@ static void host_interpolate(size_t nc, const double *coarse, int accumulate, do
     }
 }
 
-/* The HOMG levels of a grid, as the seed describes them: nested grids use
+/* The HOMG levels of a grid, as Becerra-Sagredo et al. 2011 describe them: nested grids use
  * one frame; four-subdomain grids (n = 2^k) one frame per quadrant, each a
  * nested (n+1) x (n+1) grid seen from the quadrant's outer corner, the
  * extra row and column lying beyond the far boundary (zero). */

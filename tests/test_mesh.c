@@ -1,7 +1,7 @@
 /* Tests of meshes: Lagrange nodes of degree 1 and 2 (counts, sharing
  * between cells, positions, boundary tags), uniform refinement (counts,
  * child numbering and geometry, boundary projection), the generators
- * (CIRCLE against the seed's Table 1, BLOOD, box, pipe) and clmg_mesh_check
+ * (CIRCLE against Table 1 of Geveler et al. 2011, BLOOD, box, pipe) and clmg_mesh_check
  * on broken meshes. Needs no OpenCL device. */
 #include <math.h>
 #include <stdio.h>
@@ -336,7 +336,7 @@ static void test_refine_counts(void **state) {
     assert_int_equal(mesh.num_boundary_faces, 2 * (size_t)dim * power(2 * n, dim - 1));
     clmg_mesh_free(&mesh);
   }
-  /* CIRCLE: seed 000, Table 1, Q1 column: 576, 2176, 8448, 33280 at levels
+  /* CIRCLE: Geveler et al. 2011, Table 1, Q1 column: 576, 2176, 8448, 33280 at levels
    * 4 to 7; the Q2 nodes of level L are the vertices of level L + 1. */
   const size_t table_q1[] = {0, 16, 48, 160, 576, 2176, 8448, 33280};
   CHECK_OK(error, clmg_mesh_circle(&mesh, &error));

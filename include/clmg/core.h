@@ -1,8 +1,51 @@
 /* clmg core: status codes, the context (platform, device, queue), device facts.
  *
- * Conventions (see README): every fallible call returns a clmg_status; details
- * of the last failure are in clmg_context_message(). The library never prints,
- * exits or aborts. Functions named *_destroy accept NULL. */
+ * Conventions for the whole API (see README):
+ *
+ * Errors. Every fallible call returns a clmg_status. Calls on device objects
+ * record details of a failure in their context: clmg_context_message(). The
+ * host-only functions (CSR, Matrix Market, meshes, finite elements) write them
+ * to a clmg_error the caller passes. The library never prints, exits or
+ * aborts.
+ *
+ * NULL. Functions named *_destroy and *_free accept NULL (and the all-zero
+ * struct). An options pointer may be NULL wherever the header says so and
+ * means the defaults (clmg_context_create, clmg_matrix_create, the Krylov
+ * solvers, clmg_multigrid_create and its siblings, clmg_homg_create); so may
+ * the preconditioner of a Krylov solver (none), the clmg_error of a host
+ * function (no message) and the clmg_krylov_result of clmg_cg and
+ * clmg_krylov_solve (no report). Other pointer arguments must not be NULL:
+ * the calls check their handles and return CLMG_ERROR_INVALID_ARGUMENT for a
+ * NULL one.
+ *
+ * Ownership. What a *_create call makes belongs to the caller, who releases
+ * it with the matching *_destroy; on failure the output is NULL (except for
+ * clmg_context_create, see there). Objects made from a context must be
+ * destroyed before the context; a view (clmg_vector_view) before the vector
+ * it looks into; a preconditioner or operator that borrows an object (the
+ * header says "borrows") before that object. Functions that "take
+ * ownership" destroy what they were given, with themselves or at once on
+ * failure. Host arrays passed in stay the caller's: the library copies what
+ * it keeps. Arrays the library allocates for the caller (clmg_csr, clmg_mesh,
+ * clmg_fe_space, clmg_fe_hierarchy, the history of a result) are released
+ * with the matching *_free, or free() where the header says malloc'ed.
+ *
+ * Outputs are overwritten, not freed: a function filling a clmg_csr,
+ * clmg_mesh, clmg_fe_space, clmg_fe_hierarchy, clmg_krylov_result or
+ * clmg_homg_result does not free what the struct held. Release the previous
+ * contents with the matching *_free before passing it again, or its arrays
+ * (a residual history, a matrix) leak.
+ *
+ * Threads. The library keeps no global mutable state: different contexts,
+ * with the objects made from each, may be used from different threads at the
+ * same time, and host-only functions may run concurrently on different data.
+ * One context and everything made from it (vectors, matrices, operators,
+ * preconditioners, hierarchies) share the context's command queue, message
+ * buffer, reduction scratch and compiled programs without locks: use them
+ * from one thread at a time. Callbacks (operators, smoothers,
+ * preconditioners, monitors) run on the calling thread, inside the call. The
+ * program-binary cache on disk may be shared by processes: entries are
+ * written to a temporary file and renamed into place. */
 #ifndef CLMG_CORE_H
 #define CLMG_CORE_H
 

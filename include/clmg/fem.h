@@ -1,7 +1,7 @@
 /* clmg finite elements on quadrilateral and hexahedral meshes: Q1 and Q2
  * Lagrange spaces, host assembly of the Poisson problem with Dirichlet
- * conditions, grid-transfer matrices from nodal interpolation (seed 000,
- * section 2.3), DOF numberings (section 2.2) and whole level hierarchies
+ * conditions, grid-transfer matrices from nodal interpolation (Geveler et
+ * al. 2011, section 2.3), DOF numberings (section 2.2) and whole level hierarchies
  * ready for the multigrid engine. Host-only: functions report through a
  * clmg_error. */
 #ifndef CLMG_FEM_H
@@ -45,7 +45,7 @@ typedef struct clmg_poisson_problem {
   size_t num_dirichlet_tags;
 } clmg_poisson_problem;
 
-/* The seed's benchmark problems (section 4.2), for clmg_mesh_circle and
+/* The benchmark problems of Geveler et al. 2011 (section 4.2), for clmg_mesh_circle and
  * clmg_mesh_blood: CIRCLE is -Laplace(u) = 1, u = 0 on the square (tag 1)
  * and u = 1 on the circle (tag 2); BLOOD is -Laplace(u) = 0, u = 1 on the
  * whole boundary. unit_source is -Laplace(u) = 1, u = 0 on the boundary
@@ -84,7 +84,7 @@ CLMG_API clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *
                                       clmg_fe_function exact, void *exact_data, double *l2_error,
                                       clmg_error *error);
 
-/* ---- numberings (seed 000, section 2.2) ---- */
+/* ---- numberings (Geveler et al. 2011, section 2.2) ---- */
 typedef enum clmg_numbering {
   CLMG_NUMBERING_2LV = 0, /* two-level: as refinement creates them (coarse DOFs first) */
   CLMG_NUMBERING_CM,      /* Cuthill-McKee on the DOF coupling graph */

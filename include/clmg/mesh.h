@@ -94,13 +94,13 @@ CLMG_API clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, 
 /* ---- generators of the benchmark domains ----
  * Boundary tags are documented per generator. */
 
-/* CIRCLE (seed 000, section 4.2): the square [-1,1]^2 with a circular hole of
+/* CIRCLE (Geveler et al. 2011, section 4.2): the square [-1,1]^2 with a circular hole of
  * radius 0.5 at the origin; one ring of 8 quadrilaterals, 16 vertices (8 on
  * the circle, 8 on the square: corners and edge midpoints). Tag 1: the
  * square (outer boundary), tag 2: the circle (a CIRCLE shape). */
 CLMG_API clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error);
 
-/* BLOOD-like (seed 000): a 2D vessel, the lumen [0,6] x [0,1] wrapped in a
+/* BLOOD-like (Geveler et al. 2011): a 2D vessel, the lumen [0,6] x [0,1] wrapped in a
  * wall of thickness 0.01 above and below, with an aneurysm on top: a
  * circular bulge (lumen radius 0.8 around (3, 1 + 0.8/sqrt 2), the neck
  * 1.13 wide) wrapped in the same wall. 330 coarse quadrilaterals; the wall

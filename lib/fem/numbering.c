@@ -1,4 +1,4 @@
-/* DOF numberings of seed 000, section 2.2, as permutations perm[new] = old:
+/* DOF numberings of Geveler et al. 2011, section 2.2, as permutations perm[new] = old:
  * 2LV (the space's own numbering, which refinement makes two-level), CM
  * (Cuthill-McKee), XYZ (lexicographic by coordinates), STO (random) and HIE
  * (first appearance over the cells, which refinement orders

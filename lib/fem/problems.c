@@ -1,4 +1,4 @@
-/* The Poisson benchmark problems of seed 000 (section 4.2), for its meshes
+/* The Poisson benchmark problems of Geveler et al. 2011 (section 4.2), for its meshes
  * (clmg_mesh_circle, clmg_mesh_blood): one definition for the app, the
  * benchmark and the tests. */
 #include "fem/mesh_internal.h"

@@ -1,5 +1,5 @@
 /* Grid transfer between a Q_k space and the Q_k space on its refined mesh,
- * from nodal interpolation (seed 000, section 2.3): P(i, j) is coarse basis
+ * from nodal interpolation (Geveler et al. 2011, section 2.3): P(i, j) is coarse basis
  * function j evaluated at fine node i. Refinement numbers child c of coarse
  * cell k as fine cell k * 2^dim + c with the parent's reference axes
  * (include/clmg/mesh.h), so a fine node's reference coordinates in its

@@ -1,4 +1,4 @@
-/* A Krylov coarse solve to a relative tolerance (the FE-GMG paper's coarse
+/* A Krylov coarse solve to a relative tolerance (Geveler et al. 2011's coarse
  * solver: Jacobi-PCG to 1e-2), Jacobi-preconditioned when the operator has
  * a diagonal. The work vectors are made once at setup: the coarse solve
  * runs once per cycle, and allocations there would cost a synchronisation

@@ -1,5 +1,5 @@
 /* Damped Jacobi, x <- x + omega D^-1 (b - A x): the smoother of the
- * FE-GMG paper (Geveler et al.), one fused SpMV pass per step. */
+ * FE-GMG paper (Geveler et al. 2011), one fused SpMV pass per step. */
 #include "solve/internal.h"
 
 #include <stdlib.h>
