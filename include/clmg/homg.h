@@ -26,6 +26,7 @@
 #ifndef CLMG_HOMG_H
 #define CLMG_HOMG_H
 
+#include "clmg/operator.h"
 #include "clmg/vector.h"
 
 #ifdef __cplusplus
@@ -64,6 +65,34 @@ CLMG_API clmg_status clmg_grid_restrict_residual(size_t n, const clmg_vector *u,
  * fine = P coarse, or fine += P coarse when accumulate != 0. */
 CLMG_API clmg_status clmg_grid_interpolate(size_t nc, const clmg_vector *coarse, int accumulate,
                                            clmg_vector *fine);
+
+/* ---- the grid as operators (include/clmg/operator.h) ----
+ * Matrix-free, one launch per call; each fills *op with an operator it owns
+ * (release it with clmg_operator_destroy, or hand it to
+ * clmg_multigrid_create_from_levels, which takes it over). The classic
+ * V-cycle and FMG below run the multigrid engine on them. */
+
+/* A of the n x n grid (n^2 x n^2), 3 <= n <= 32769: the five-point
+ * Laplacian above at interior points and identity rows on the boundary
+ * points, whose values are Dirichlet data. The identity rows are how
+ * clmg_grid_jacobi treats the boundary: a Jacobi sweep of the engine leaves
+ * a boundary where b = x unchanged, and a correction that is 0 there stays
+ * 0 (so the defect of the correction equations the classic methods solve
+ * is 0 on the boundary, as clmg_grid_residual's is). Provides apply
+ * (y = alpha A x + beta y), defect (r = b - A x), the diagonal (4/h^2 inside,
+ * 1 on the boundary) and a fused Jacobi step (x + w .* (b - A x)). */
+CLMG_API clmg_status clmg_grid_operator(clmg_context *context, size_t n, clmg_dtype precision,
+                                        clmg_operator *op);
+
+/* The transfers between the n x n grid (n odd) and nc = (n+1)/2, as
+ * operators applying y = alpha T x + beta y (beta == 0: y is not read):
+ * full weighting R (nc^2 x n^2, clmg_grid_restrict: 0 on the coarse
+ * boundary) and bilinear interpolation P (n^2 x nc^2, clmg_grid_interpolate).
+ * Both take the fine grid's n, so one level of a hierarchy names both. */
+CLMG_API clmg_status clmg_grid_restriction_operator(clmg_context *context, size_t n,
+                                                    clmg_dtype precision, clmg_operator *op);
+CLMG_API clmg_status clmg_grid_interpolation_operator(clmg_context *context, size_t n,
+                                                      clmg_dtype precision, clmg_operator *op);
 
 /* ---- the solver ---- */
 
