@@ -19,10 +19,10 @@
  *   stencil_defect         3 s N
  *   stencil_weighted_step  4 s N
  *   stencil_diagonal         s N
- *   homg_step, level m >= 1, spacing l = 2^m: s (N + 2 M) where M ~ N / l^2 is
- *     the number of points of level m (the "marked" points): every point is
+ *   homg_step, spacing l = 2^m, m >= 1: s (N + 2 M) where M ~ N / l^2 is
+ *     the number of points of that level (the "marked" points): every point is
  *     written once; only the marked points of the previous iterate and their
- *     restricted source are read. A step at level 0 is grid_jacobi (3 s N). */
+ *     restricted source are read. A step on the finest level is grid_jacobi (3 s N). */
 
 #ifdef CLMG_CPU
 /* Each work-item walks a contiguous run of points; (i, j) is updated
@@ -309,8 +309,10 @@ kernel void stencil_diagonal(uint n, real inv_h2, global real *d, ulong d_offset
 
 /* ---- the fused HOMG step ----
  *
- * One step at level m (spacing l = 2^m, m >= 1) over the whole grid: the
- * points of level m ("marked") take a damped Jacobi sweep of the level-m
+ * Levels here are named by their spacing exponent m (spacing l = 2^m grid
+ * points; m = 0 is the finest grid, public level numbers count from the
+ * coarsest: include/clmg/homg.h). One step at level m >= 1 over the whole
+ * grid: the points of level m ("marked") take a damped Jacobi sweep of the level-m
  * equation (neighbours at distance l, spacing l h, the level's restricted
  * source); every other point takes the bilinear interpolation of the marked
  * points' previous values. Both read only the previous iterate, so one

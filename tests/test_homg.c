@@ -411,10 +411,11 @@ static void run_homg_step(clmg_dtype type) {
     assert_int_equal(clmg_homg_set_source(h, dsource), CLMG_SUCCESS);
     for (int level = 0; level < g.levels; ++level)
       for (int zero = 0; zero < 2; ++zero) {
-        if (level == 0)
+        int m = g.levels - 1 - level; /* spacing 2^m h; level 0 is the coarsest */
+        if (m == 0)
           host_jacobi(n, 0.8, zero ? NULL : in, source, 0, want);
         else
-          host_homg_step(&g, level, 0.8, zero ? NULL : in, want);
+          host_homg_step(&g, m, 0.8, zero ? NULL : in, want);
         assert_int_equal(clmg_homg_step(h, level, zero ? NULL : din, dout), CLMG_SUCCESS);
         double *got = read_vector(dout);
         char what[96];
@@ -794,12 +795,12 @@ static void test_schedule_and_steps(void **state) {
   int levels[200];
   size_t count = 0;
   assert_int_equal(clmg_homg_schedule(h, levels, 200, &count), CLMG_SUCCESS);
-  /* 7 levels: 2, 4, 8, 16, 32, then MaxI = 32 twice */
+  /* 7 levels, 0 the coarsest: 2, 4, 8, 16, 32, then MaxI = 32 twice */
   assert_int_equal(count, 2 + 4 + 8 + 16 + 32 + 32 + 32);
-  assert_int_equal(levels[0], 6);
-  assert_int_equal(levels[1], 6);
-  assert_int_equal(levels[2], 5);
-  assert_int_equal(levels[count - 1], 0);
+  assert_int_equal(levels[0], 0);
+  assert_int_equal(levels[1], 0);
+  assert_int_equal(levels[2], 1);
+  assert_int_equal(levels[count - 1], 6);
   clmg_homg_destroy(h);
   h = make_solver(129, CLMG_DOUBLE, CLMG_HOMG_MFMG, 2);
   assert_int_equal(clmg_homg_schedule(h, NULL, 0, &count), CLMG_SUCCESS);

@@ -10,13 +10,20 @@
  * laplace(u) = f: its source is the negative of clmg's; see
  * clmg_homg_paper_problem.)
  *
- * HOMG (seed 004): every step of a cycle acts on the whole grid; the points
- * of the current level relax while all other points interpolate from the
- * previous step, in one kernel. The steps follow the modified full multigrid
- * cycle (MFMG): two steps on the coarsest level, twice as many on each finer
- * level, at most MaxI. Cycles restart on the residual equation until a
- * tolerance is met. The classic V-cycle and FMG on the same grids and
- * kernels are the baseline.
+ * HOMG (Becerra-Sagredo, Málaga, Mandujano, "A novel and scalable multigrid
+ * algorithm for many-core architectures"): every step of a cycle acts on
+ * the whole grid; the points of the current level relax while all other
+ * points interpolate from the previous step, in one kernel. The steps follow
+ * the modified full multigrid cycle (MFMG): two steps on the coarsest level,
+ * twice as many on each finer level, at most MaxI. Cycles restart on the
+ * residual equation until a tolerance is met. The fused step is HOMG's own;
+ * the classic V-cycle and FMG, the baseline, run the multigrid engine
+ * (multigrid.h) on the grid's operators (clmg_grid_operator and its
+ * transfers).
+ *
+ * Levels are numbered as the engine numbers them: 0 is the coarsest grid
+ * (3 x 3 nested, one interior point), levels - 1 the finest (spacing h);
+ * level l has spacing 2^(levels-1-l) h.
  *
  * Grid sizes: n = 2^k + 1 (nested levels of 2^(k-m) + 1 points per side) or,
  * for HOMG only, n = 2^k (the paper's four-subdomain strategy, section 3).
@@ -112,7 +119,7 @@ typedef struct clmg_homg_step_info {
   int cycle;         /* from 1 */
   int step;          /* from 1, within the cycle */
   int steps;         /* steps per cycle */
-  int level;         /* 0 is the finest (spacing h), level m has spacing 2^m h */
+  int level;         /* 0 the coarsest, levels - 1 the finest (spacing h) */
   double work_units; /* since the start of the solve */
 } clmg_homg_step_info;
 
@@ -198,9 +205,11 @@ CLMG_API clmg_status clmg_homg_solve(clmg_homg *homg, const clmg_vector *f, clmg
 typedef struct clmg_homg_info {
   size_t n;
   double h;
-  int levels;          /* level 0 (spacing h) to levels-1 (spacing 2^(levels-1) h) */
+  int levels;          /* level 0 (the coarsest, spacing 2^(levels-1) h) to levels-1 (h) */
   int four_subdomains; /* n = 2^k */
   int steps_per_cycle; /* MFMG steps per cycle (0 for the classic methods) */
+  /* HOMG's own arrays; the classic methods' engine hierarchy (its work
+   * vectors and smoother weights, about 5.7 n^2 values) is not counted */
   uint64_t device_bytes;
 } clmg_homg_info;
 
@@ -218,14 +227,14 @@ CLMG_API clmg_status clmg_homg_schedule(const clmg_homg *homg, int *levels, size
 CLMG_API clmg_status clmg_homg_set_source(clmg_homg *homg, const clmg_vector *source);
 
 /* One fused HOMG step at `level` on A e = source: out = step(in). in NULL
- * stands for a zero iterate. Level 0 is a damped Jacobi sweep. out must not
- * be in. */
+ * stands for a zero iterate. The finest level (levels - 1) is a damped
+ * Jacobi sweep. out must not be in. */
 CLMG_API clmg_status clmg_homg_step(clmg_homg *homg, int level, const clmg_vector *in,
                                     clmg_vector *out);
 
 /* The fewest bytes a step at `level` moves (the model in cl/homg.cl): every
  * point written, the level's points of the previous iterate and their
- * source read; 3 n^2 values at level 0. */
+ * source read; 3 n^2 values on the finest level. */
 CLMG_API clmg_status clmg_homg_step_bytes(const clmg_homg *homg, int level, uint64_t *bytes);
 
 /* The test problem of the paper (eqs. 4-6) on the n x n grid of the unit
