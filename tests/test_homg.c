@@ -99,6 +99,12 @@ static double tolerance(clmg_dtype type) {
   return type == CLMG_FLOAT ? 1e-5 : 1e-12;
 }
 
+static void expect_message(const char *fragment) {
+  const char *message = clmg_context_message(context);
+  if (!strstr(message, fragment))
+    fail_msg("message \"%s\" lacks \"%s\"", message, fragment);
+}
+
 /* ---- host references ---- */
 
 static int is_boundary(size_t n, size_t i, size_t j) {
@@ -435,11 +441,169 @@ static void run_homg_step(clmg_dtype type) {
   }
 }
 
+/* ---- the grid as operators ---- */
+
+/* (A x) of clmg_grid_operator: the five-point Laplacian inside, identity
+ * rows on the boundary. */
+static void host_stencil(size_t n, const double *x, double *ax) {
+  double inv_h2 = (double)(n - 1) * (double)(n - 1);
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      size_t p = j * n + i;
+      ax[p] = is_boundary(n, i, j)
+                  ? x[p]
+                  : inv_h2 * (4 * x[p] - x[p - 1] - x[p + 1] - x[p - n] - x[p + n]);
+    }
+}
+
+static double *nan_grid(size_t length) {
+  double *v = malloc(length * sizeof *v);
+  assert_non_null(v);
+  for (size_t i = 0; i < length; ++i)
+    v[i] = NAN;
+  return v;
+}
+
+/* apply (with beta != 0, and with beta == 0 over a NaN-filled y that must
+ * not be read), defect, diagonal and the fused Jacobi step of the grid
+ * operator on random data. */
+static void run_grid_operator(clmg_dtype type) {
+  const size_t n = 17, N = n * n;
+  const double alpha = -0.7, beta = 0.3, inv_h2 = (double)(n - 1) * (double)(n - 1);
+  clmg_operator op;
+  assert_int_equal(clmg_grid_operator(context, n, type, &op), CLMG_SUCCESS);
+  assert_int_equal(op.rows, N);
+  assert_int_equal(op.cols, N);
+  assert_int_equal(op.precision, type);
+  assert_non_null(op.diagonal);
+  double *x = random_grid(type, N, 1), *y = random_grid(type, N, 300);
+  double *b = random_grid(type, N, 300), *w = random_grid(type, N, 1 / inv_h2);
+  double *ax = malloc(N * 8), *want = malloc(N * 8), *nan = nan_grid(N);
+  host_stencil(n, x, ax);
+  clmg_vector *dx = make_vector(type, N, x), *dy = make_vector(type, N, y);
+  clmg_vector *db = make_vector(type, N, b), *dw = make_vector(type, N, w);
+  clmg_vector *dout = make_vector(type, N, nan);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = alpha * ax[i] + beta * y[i];
+  assert_int_equal(clmg_operator_apply(&op, alpha, dx, beta, dy), CLMG_SUCCESS);
+  double *got = read_vector(dy);
+  expect_close("stencil apply", got, want, N, tolerance(type) * 10);
+  free(got);
+  for (size_t i = 0; i < N; ++i)
+    want[i] = alpha * ax[i];
+  assert_int_equal(clmg_operator_apply(&op, alpha, dx, 0.0, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil apply, beta 0", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = b[i] - ax[i];
+  assert_int_equal(clmg_operator_defect(&op, db, dx, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil defect", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i)
+      want[j * n + i] = is_boundary(n, i, j) ? 1 : 4 * inv_h2;
+  assert_int_equal(op.diagonal(op.data, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil diagonal", got, want, N, tolerance(type));
+  free(got);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = x[i] + w[i] * (b[i] - ax[i]);
+  assert_int_equal(clmg_operator_weighted_step(&op, dw, db, dx, dout, NULL), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil weighted step", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  /* a vector of another grid is refused, not written past */
+  clmg_vector *small = make_vector(type, (n - 1) * (n - 1), NULL);
+  assert_int_equal(clmg_operator_apply(&op, 1.0, dx, 0.0, small), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("entries");
+  assert_int_equal(clmg_operator_defect(&op, db, small, dout), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_vector_destroy(small);
+
+  clmg_operator_destroy(&op);
+  assert_null(op.apply);
+  clmg_vector_destroy(dx);
+  clmg_vector_destroy(dy);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dw);
+  clmg_vector_destroy(dout);
+  free(x);
+  free(y);
+  free(b);
+  free(w);
+  free(ax);
+  free(want);
+  free(nan);
+}
+
+/* Full weighting and bilinear interpolation as operators, y = alpha T x +
+ * beta y, on random data; beta == 0 over NaN must not read y. */
+static void run_transfer_operators(clmg_dtype type) {
+  const size_t n = 33, nc = 17, N = n * n, Nc = nc * nc;
+  const double alpha = 1.5, beta = -0.5;
+  clmg_operator r, p;
+  assert_int_equal(clmg_grid_restriction_operator(context, n, type, &r), CLMG_SUCCESS);
+  assert_int_equal(clmg_grid_interpolation_operator(context, n, type, &p), CLMG_SUCCESS);
+  assert_int_equal(r.rows, Nc);
+  assert_int_equal(r.cols, N);
+  assert_int_equal(p.rows, N);
+  assert_int_equal(p.cols, Nc);
+  double *fine = random_grid(type, N, 1), *coarse = random_grid(type, Nc, 1);
+  double *fine_y = random_grid(type, N, 1), *coarse_y = random_grid(type, Nc, 1);
+  double *rx = malloc(Nc * 8), *px = calloc(N, 8), *want = malloc(N * 8), *nan = nan_grid(N);
+  host_restrict(n, fine, rx);
+  host_interpolate(nc, coarse, 0, px);
+  clmg_vector *dfine = make_vector(type, N, fine), *dcoarse = make_vector(type, Nc, coarse);
+  for (int with_beta = 0; with_beta < 2; ++with_beta) {
+    double b = with_beta ? beta : 0.0;
+    clmg_vector *dr = make_vector(type, Nc, with_beta ? coarse_y : nan);
+    clmg_vector *dp = make_vector(type, N, with_beta ? fine_y : nan);
+    assert_int_equal(clmg_operator_apply(&r, alpha, dfine, b, dr), CLMG_SUCCESS);
+    assert_int_equal(clmg_operator_apply(&p, alpha, dcoarse, b, dp), CLMG_SUCCESS);
+    for (size_t i = 0; i < Nc; ++i)
+      want[i] = alpha * rx[i] + (with_beta ? b * coarse_y[i] : 0);
+    double *got = read_vector(dr);
+    expect_close(with_beta ? "restriction operator" : "restriction operator, beta 0", got, want, Nc,
+                 tolerance(type));
+    free(got);
+    for (size_t i = 0; i < N; ++i)
+      want[i] = alpha * px[i] + (with_beta ? b * fine_y[i] : 0);
+    got = read_vector(dp);
+    expect_close(with_beta ? "interpolation operator" : "interpolation operator, beta 0", got, want,
+                 N, tolerance(type));
+    free(got);
+    clmg_vector_destroy(dr);
+    clmg_vector_destroy(dp);
+  }
+  /* the transfers map between two grids: a fine vector is not a coarse one */
+  assert_int_equal(clmg_operator_apply(&p, 1.0, dfine, 0.0, dfine), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_operator_destroy(&r);
+  clmg_operator_destroy(&p);
+  clmg_vector_destroy(dfine);
+  clmg_vector_destroy(dcoarse);
+  free(fine);
+  free(coarse);
+  free(fine_y);
+  free(coarse_y);
+  free(rx);
+  free(px);
+  free(want);
+  free(nan);
+}
+
 TYPED_TESTS(jacobi)
 TYPED_TESTS(residual)
 TYPED_TESTS(restriction)
 TYPED_TESTS(interpolate)
 TYPED_TESTS(homg_step)
+TYPED_TESTS(grid_operator)
+TYPED_TESTS(transfer_operators)
 
 /* ---- solvers ---- */
 
@@ -842,12 +1006,6 @@ static void test_schedule_and_steps(void **state) {
   free_problem(&p);
 }
 
-static void expect_message(const char *fragment) {
-  const char *message = clmg_context_message(context);
-  if (!strstr(message, fragment))
-    fail_msg("message \"%s\" lacks \"%s\"", message, fragment);
-}
-
 static void test_bad_arguments(void **state) {
   (void)state;
   clmg_homg_options options;
@@ -945,6 +1103,8 @@ int main(void) {
       BOTH(restriction),
       BOTH(interpolate),
       BOTH(homg_step),
+      BOTH(grid_operator),
+      BOTH(transfer_operators),
       cmocka_unit_test(test_vcycle_discrete_solution),
       cmocka_unit_test(test_methods_agree),
       cmocka_unit_test(test_one_cycle_error_and_maxi),
