@@ -1,10 +1,13 @@
-/* Structured grids and HOMG: every kernel of cl/homg.cl against a host
- * reference on random data (double and float), then the solvers against
- * known solutions: the V-cycle reaches the discrete solution, HOMG agrees
- * with it, one MFMG cycle improves with MaxI and follows the same path at
- * two resolutions, the discretisation error falls as h^2 on nested and
- * four-subdomain grids, Dirichlet data are kept, float works, and bad
- * arguments are refused with a message. Grids stay at n <= 129 (pocl, 2 cores). */
+/* Structured grids and HOMG: every kernel of cl/homg.cl and the grid
+ * operators (stencil, transfers) against a host reference on random data
+ * (double and float), then the solvers against known solutions: the engine's
+ * V-cycle follows the host's classic cycle residual for residual at one
+ * rate on every grid and reaches the discrete solution, FMG reaches the
+ * discretisation error, HOMG agrees with them, one MFMG cycle improves with
+ * MaxI and follows the same path at two resolutions, the discretisation
+ * error falls as h^2 on nested and four-subdomain grids, Dirichlet data are
+ * kept, float works, and bad arguments are refused with a message. Grids
+ * stay at n <= 129 (pocl, 2 cores). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -708,6 +711,206 @@ static void test_vcycle_discrete_solution(void **state) {
   free_problem(&p);
 }
 
+/* The classic V(pre, post) cycle for A e = b from e = 0 on the host, as
+ * HOMG ran it before the engine did: damped Jacobi sweeps, full weighting of
+ * the residual, the 3 x 3 grid solved exactly, bilinear interpolation added. */
+static void host_vcycle(size_t n, double omega, int pre, int post, const double *b, double *e) {
+  size_t N = n * n;
+  memset(e, 0, N * sizeof *e);
+  if (n == 3) {
+    e[4] = b[4] / 16; /* h^2 / 4 with h = 1/2 */
+    return;
+  }
+  size_t nc = (n + 1) / 2;
+  double *t = malloc(N * 8), *r = malloc(N * 8), *bc = malloc(nc * nc * 8);
+  double *ec = malloc(nc * nc * 8);
+  assert_true(t && r && bc && ec);
+  for (int k = 0; k < pre; ++k) {
+    host_jacobi(n, omega, k == 0 ? NULL : e, b, 0, t);
+    memcpy(e, t, N * sizeof *e);
+  }
+  host_residual(n, e, b, r);
+  host_restrict(n, r, bc);
+  host_vcycle(nc, omega, pre, post, bc, ec);
+  host_interpolate(nc, ec, 1, e);
+  for (int k = 0; k < post; ++k) {
+    host_jacobi(n, omega, e, b, 0, t);
+    memcpy(e, t, N * sizeof *e);
+  }
+  free(t);
+  free(r);
+  free(bc);
+  free(ec);
+}
+
+/* The engine's V-cycles follow the host's classic cycle: the same relative
+ * residual after each cycle, to rounding. */
+static void test_vcycle_history_matches_host(void **state) {
+  (void)state;
+  const int cycles = 8;
+  problem p = paper_problem(33, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, cycles, 0, 0, 0};
+  clmg_homg_result result;
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  assert_int_equal(result.history_length, (size_t)cycles + 1);
+  size_t N = p.n * p.n;
+  double *hx = calloc(N, 8), *r = malloc(N * 8), *e = malloc(N * 8);
+  assert_true(hx && r && e);
+  for (int c = 0; c <= cycles; ++c) {
+    double want = host_relative_residual(p.n, hx, p.f);
+    double got = result.history[c].relative_residual;
+    if (!(fabs(got - want) <= 1e-6 * want))
+      fail_msg("cycle %d: relative residual %.10e, the host's classic cycle %.10e", c, got, want);
+    host_residual(p.n, hx, p.f, r);
+    host_vcycle(p.n, 0.8, 2, 2, r, e);
+    for (size_t i = 0; i < N; ++i)
+      hx[i] += e[i];
+  }
+  clmg_homg_result_free(&result);
+  free(x);
+  free(hx);
+  free(r);
+  free(e);
+  free_problem(&p);
+}
+
+/* V(2,2) with damped Jacobi converges at one rate on every grid (about
+ * 0.18 per cycle), the mark of a multigrid cycle. */
+static void test_vcycle_rate_mesh_independent(void **state) {
+  (void)state;
+  const size_t sizes[] = {33, 65, 129};
+  const int cycles = 6;
+  double rates[3];
+  for (int k = 0; k < 3; ++k) {
+    problem p = paper_problem(sizes[k], CLMG_DOUBLE);
+    solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, cycles, 0, 0, 0};
+    clmg_homg_result result;
+    double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+    rates[k] = pow(result.history[cycles].relative_residual / result.history[0].relative_residual,
+                   1.0 / cycles);
+    clmg_homg_result_free(&result);
+    free(x);
+    free_problem(&p);
+  }
+  for (int k = 0; k < 3; ++k)
+    if (!(rates[k] >= 0.15 && rates[k] <= 0.2 && rates[k] <= 1.05 * rates[0] &&
+          rates[k] >= rates[0] / 1.05))
+      fail_msg("V-cycle rates %.4f, %.4f, %.4f at n = 33, 65, 129: not one rate near 0.18",
+               rates[0], rates[1], rates[2]);
+}
+
+/* FMG's first cycle lands within a few times the discretisation error, and
+ * FMG then V-cycles reach it in fewer work units than V-cycles alone. */
+static void test_fmg_reaches_discretisation_error(void **state) {
+  (void)state;
+  problem p = paper_problem(65, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, 60, 1e-11, 0, 0};
+  clmg_homg_result converged, vcycle, fmg;
+  double *x = solve(&p, setup, &converged, CLMG_SUCCESS);
+  double discretisation = converged.l1_error;
+  free(x);
+  setup.tol = 0;
+  setup.error_tol = 1.01 * discretisation;
+  x = solve(&p, setup, &vcycle, CLMG_SUCCESS);
+  free(x);
+  setup.method = CLMG_HOMG_FMG;
+  x = solve(&p, setup, &fmg, CLMG_SUCCESS);
+  free(x);
+  assert_true(vcycle.converged && fmg.converged);
+  if (!(fmg.history[1].l1_error <= 10 * discretisation &&
+        vcycle.history[1].l1_error >= 100 * discretisation))
+    fail_msg("first cycle: FMG L1 error %.4g, V-cycle %.4g; discretisation error %.4g",
+             fmg.history[1].l1_error, vcycle.history[1].l1_error, discretisation);
+  if (!(fmg.work_units < vcycle.work_units))
+    fail_msg("to 1.01 x the discretisation error FMG took %.2f WU, the V-cycle %.2f",
+             fmg.work_units, vcycle.work_units);
+  clmg_homg_result_free(&converged);
+  clmg_homg_result_free(&vcycle);
+  clmg_homg_result_free(&fmg);
+  free_problem(&p);
+}
+
+/* The grid operators make an engine hierarchy like any other: its solve
+ * reaches the discrete solution, and clmg_multigrid_cycle_level refuses what
+ * does not fit. */
+static void test_engine_on_grid_operators(void **state) {
+  (void)state;
+  const int num_levels = 5; /* 33 x 33 down to 3 x 3 */
+  clmg_multigrid_level levels[5];
+  memset(levels, 0, sizeof levels);
+  for (int l = 0; l < num_levels; ++l) {
+    size_t n = ((size_t)1 << (l + 1)) + 1;
+    assert_int_equal(clmg_grid_operator(context, n, CLMG_DOUBLE, &levels[l].a), CLMG_SUCCESS);
+    if (l == 0)
+      continue;
+    assert_int_equal(clmg_grid_interpolation_operator(context, n, CLMG_DOUBLE, &levels[l].p),
+                     CLMG_SUCCESS);
+    assert_int_equal(clmg_grid_restriction_operator(context, n, CLMG_DOUBLE, &levels[l].r),
+                     CLMG_SUCCESS);
+  }
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  options.omega = 0.8;
+  clmg_multigrid *mg = NULL;
+  assert_int_equal(clmg_multigrid_create_from_levels(context, num_levels, levels, &options, &mg),
+                   CLMG_SUCCESS);
+  assert_string_equal(clmg_multigrid_smoother_name(mg, num_levels - 1), "jacobi");
+  assert_string_equal(clmg_multigrid_coarse_solver(mg), "direct");
+
+  /* A x = b with b = A u for a random u: the solve must return u */
+  const size_t n = 33, N = n * n;
+  double *u = random_grid(CLMG_DOUBLE, N, 1), *b = malloc(N * 8);
+  host_stencil(n, u, b);
+  clmg_vector *du = make_vector(CLMG_DOUBLE, N, u), *db = make_vector(CLMG_DOUBLE, N, b);
+  clmg_vector *dx = make_vector(CLMG_DOUBLE, N, NULL);
+  assert_int_equal(clmg_vector_fill(dx, 0.0), CLMG_SUCCESS);
+  clmg_krylov_options solve_options;
+  clmg_krylov_options_defaults(&solve_options);
+  solve_options.relative_tolerance = 1e-11;
+  solve_options.max_iterations = 40;
+  clmg_krylov_result result;
+  assert_int_equal(clmg_multigrid_solve(mg, db, dx, &solve_options, &result), CLMG_SUCCESS);
+  assert_true(result.iterations <= 20);
+  double *x = read_vector(dx);
+  expect_close("engine solve on grid operators", x, u, N, 1e-8);
+  free(x);
+  clmg_krylov_result_free(&result);
+
+  /* a cycle on level 0 is the coarse solve; levels and sizes are checked */
+  clmg_vector *coarse_b = make_vector(CLMG_DOUBLE, 9, NULL),
+              *coarse_x = make_vector(CLMG_DOUBLE, 9, NULL);
+  assert_int_equal(clmg_vector_fill(coarse_b, 0.0), CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_cycle_level(mg, 0, coarse_b, coarse_x, 1), CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_cycle_level(mg, num_levels, db, dx, 0),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("coarsest");
+  assert_int_equal(clmg_multigrid_cycle_level(mg, 1, db, dx, 0), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("level 1");
+  assert_int_equal(clmg_multigrid_cycle_level(mg, num_levels - 1, db, db, 0),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_vector_destroy(coarse_b);
+  clmg_vector_destroy(coarse_x);
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_multigrid_destroy(mg);
+  free(u);
+  free(b);
+
+  /* sizes the operators refuse */
+  clmg_operator op;
+  assert_int_equal(clmg_grid_operator(context, 2, CLMG_DOUBLE, &op), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("from 3");
+  assert_int_equal(clmg_grid_restriction_operator(context, 16, CLMG_DOUBLE, &op),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("odd");
+  assert_int_equal(clmg_grid_interpolation_operator(context, 17, CLMG_INT32, &op),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("double or float");
+  assert_null(op.apply);
+}
+
 /* HOMG restarted cycles (nested grid), FMG and the V-cycle reach the same
  * discrete solution. */
 static void test_methods_agree(void **state) {
@@ -1106,6 +1309,10 @@ int main(void) {
       BOTH(grid_operator),
       BOTH(transfer_operators),
       cmocka_unit_test(test_vcycle_discrete_solution),
+      cmocka_unit_test(test_vcycle_history_matches_host),
+      cmocka_unit_test(test_vcycle_rate_mesh_independent),
+      cmocka_unit_test(test_fmg_reaches_discretisation_error),
+      cmocka_unit_test(test_engine_on_grid_operators),
       cmocka_unit_test(test_methods_agree),
       cmocka_unit_test(test_one_cycle_error_and_maxi),
       cmocka_unit_test(test_discretisation_order),
