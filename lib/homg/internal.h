@@ -1,6 +1,7 @@
 /* Internal interface of the structured-grid layer: the kernels of
  * cl/homg.cl and their launches, shared by grid.c (the public grid
- * functions) and homg.c (the solvers). Not installed. */
+ * functions), operators.c (the grid as clmg_operator) and homg.c (the
+ * solvers). Not installed. */
 #ifndef CLMG_HOMG_INTERNAL_H
 #define CLMG_HOMG_INTERNAL_H
 
