@@ -12,13 +12,17 @@
  * neighbours come from caches):
  *   grid_jacobi            3 s N  (read u and b, write out; 4 s N accumulating)
  *   grid_residual_sums     2-4 s N (read u, b; write r; read exact if given)
- *   restrict_full_weighting  s N (read fine) + s N/4 (write coarse)
+ *   restrict_full_weighting  s N (read fine) + s N/4 (write coarse; + s N/4 when beta != 0)
  *   restrict_residual      2 s N + s N/4
- *   interpolate            s N/4 + s N (+ s N to accumulate)
- *   homg_step, level m >= 1, spacing l = 2^m: s (N + 2 M) where M ~ N / l^2 is
- *     the number of points of level m (the "marked" points): every point is
+ *   interpolate            s N/4 + s N (+ s N when beta != 0)
+ *   stencil_apply          2 s N (+ s N when beta != 0)
+ *   stencil_defect         3 s N
+ *   stencil_weighted_step  4 s N
+ *   stencil_diagonal         s N
+ *   homg_step, spacing l = 2^m, m >= 1: s (N + 2 M) where M ~ N / l^2 is
+ *     the number of points of that level (the "marked" points): every point is
  *     written once; only the marked points of the previous iterate and their
- *     restricted source are read. A step at level 0 is grid_jacobi (3 s N). */
+ *     restricted source are read. A step on the finest level is grid_jacobi (3 s N). */
 
 #ifdef CLMG_CPU
 /* Each work-item walks a contiguous run of points; (i, j) is updated
@@ -152,8 +156,10 @@ kernel void grid_error_sums(uint n, global const real *u, ulong u_offset, uint h
     partials[get_group_id(0)] = total;
 }
 
-/* Full-weighting restriction to an nc x nc grid (boundary set to 0):
- *   out(a,b) = (4 v(2a,2b) + 2 (v(2a+-1,2b) + v(2a,2b+-1)) + v(2a+-1,2b+-1)) / 16.
+/* Full-weighting restriction to an nc x nc grid, out = alpha R v + beta out
+ * (beta == 0: out is not read), R v being 0 on the boundary and
+ *   (R v)(a,b) = (4 v(2a,2b) + 2 (v(2a+-1,2b) + v(2a,2b+-1)) + v(2a+-1,2b+-1)) / 16
+ * inside.
  * v is the fine grid seen through a frame: the input is n_in x n_in, the
  * frame 2 nc - 1 points wide, mirrored in x and/or y (flips bit 0, bit 1)
  * and zero beyond the input (the four-subdomain grids of lib/homg/homg.c
@@ -167,14 +173,15 @@ inline real frame_value(global const real *in, uint n_in, uint flips, uint dx, u
   return in[y * n_in + x];
 }
 
-kernel void restrict_full_weighting(uint nc, uint n_in, uint flips, global const real *in,
-                                    ulong in_offset, global real *out, ulong out_offset) {
+kernel void restrict_full_weighting(uint nc, uint n_in, uint flips, real alpha, real beta,
+                                    global const real *in, ulong in_offset, global real *out,
+                                    ulong out_offset) {
   in += in_offset;
   out += out_offset;
   const uint last = nc - 1;
   FOR_EACH_POINT(nc, p, a, b) {
     if (a == 0 || b == 0 || a == last || b == last) {
-      out[p] = 0;
+      out[p] = beta == 0 ? 0 : beta * out[p];
       continue;
     }
     const uint x = 2 * a, y = 2 * b;
@@ -183,7 +190,8 @@ kernel void restrict_full_weighting(uint nc, uint n_in, uint flips, global const
                 frame_value(in, n_in, flips, x, y - 1) + frame_value(in, n_in, flips, x, y + 1));
     sum += frame_value(in, n_in, flips, x - 1, y - 1) + frame_value(in, n_in, flips, x + 1, y - 1) +
            frame_value(in, n_in, flips, x - 1, y + 1) + frame_value(in, n_in, flips, x + 1, y + 1);
-    out[p] = sum * (real)0.0625;
+    const real value = alpha * (sum * (real)0.0625);
+    out[p] = beta == 0 ? value : value + beta * out[p];
   }
 }
 
@@ -221,8 +229,8 @@ kernel void restrict_residual(uint nc, uint n, real inv_h2, global const real *u
 }
 
 /* Bilinear interpolation of an nc x nc grid to n x n (n = 2 nc - 1) at every
- * point: fine = P coarse, or fine += P coarse when accumulate. */
-kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coarse,
+ * point: fine = alpha P coarse + beta fine (beta == 0: fine is not read). */
+kernel void interpolate(uint n, uint nc, real alpha, real beta, global const real *coarse,
                         ulong coarse_offset, global real *fine, ulong fine_offset) {
   coarse += coarse_offset;
   fine += fine_offset;
@@ -238,14 +246,73 @@ kernel void interpolate(uint n, uint nc, uint accumulate, global const real *coa
       value = (real)0.5 * (coarse[q] + coarse[q + nc]);
     else
       value = (real)0.25 * (coarse[q] + coarse[q + 1] + coarse[q + nc] + coarse[q + nc + 1]);
-    fine[p] = accumulate ? fine[p] + value : value;
+    value *= alpha;
+    fine[p] = beta == 0 ? value : value + beta * fine[p];
+  }
+}
+
+/* ---- the five-point operator as a clmg_operator (lib/homg/operators.c) ----
+ *
+ * The grid's operator on whole vectors: the five-point Laplacian at interior
+ * points (boundary neighbours included) and identity rows on the boundary,
+ * so a diagonal smoother leaves a zero boundary alone, as grid_jacobi does,
+ * and the coarsest grid is an invertible matrix. Each kernel is one pass;
+ * neighbours come from caches. */
+inline real stencil_row(global const real *x, uint n, real inv_h2, uint p, uint i, uint j) {
+  if (i == 0 || j == 0 || i == n - 1 || j == n - 1)
+    return x[p];
+  return inv_h2 * (4 * x[p] - x[p - 1] - x[p + 1] - x[p - n] - x[p + n]);
+}
+
+/* y = alpha A x + beta y (beta == 0: y is not read) */
+kernel void stencil_apply(uint n, real inv_h2, real alpha, real beta, global const real *x,
+                          ulong x_offset, global real *y, ulong y_offset) {
+  x += x_offset;
+  y += y_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    const real value = alpha * stencil_row(x, n, inv_h2, p, i, j);
+    y[p] = beta == 0 ? value : value + beta * y[p];
+  }
+}
+
+/* r = b - A x */
+kernel void stencil_defect(uint n, real inv_h2, global const real *b, ulong b_offset,
+                           global const real *x, ulong x_offset, global real *r, ulong r_offset) {
+  b += b_offset;
+  x += x_offset;
+  r += r_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    r[p] = b[p] - stencil_row(x, n, inv_h2, p, i, j);
+  }
+}
+
+/* x_new = x + w .* (b - A x): a diagonal smoother's step in one pass */
+kernel void stencil_weighted_step(uint n, real inv_h2, global const real *w, ulong w_offset,
+                                  global const real *b, ulong b_offset, global const real *x,
+                                  ulong x_offset, global real *x_new, ulong x_new_offset) {
+  w += w_offset;
+  b += b_offset;
+  x += x_offset;
+  x_new += x_new_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    x_new[p] = x[p] + w[p] * (b[p] - stencil_row(x, n, inv_h2, p, i, j));
+  }
+}
+
+/* d = diag(A): 4 / h^2 inside, 1 on the boundary */
+kernel void stencil_diagonal(uint n, real inv_h2, global real *d, ulong d_offset) {
+  d += d_offset;
+  FOR_EACH_POINT(n, p, i, j) {
+    d[p] = (i == 0 || j == 0 || i == n - 1 || j == n - 1) ? 1 : 4 * inv_h2;
   }
 }
 
 /* ---- the fused HOMG step ----
  *
- * One step at level m (spacing l = 2^m, m >= 1) over the whole grid: the
- * points of level m ("marked") take a damped Jacobi sweep of the level-m
+ * Levels here are named by their spacing exponent m (spacing l = 2^m grid
+ * points; m = 0 is the finest grid, public level numbers count from the
+ * coarsest: include/clmg/homg.h). One step at level m >= 1 over the whole
+ * grid: the points of level m ("marked") take a damped Jacobi sweep of the level-m
  * equation (neighbours at distance l, spacing l h, the level's restricted
  * source); every other point takes the bilinear interpolation of the marked
  * points' previous values. Both read only the previous iterate, so one

@@ -178,7 +178,7 @@ static int parse_arguments(int argc, char **argv, settings *s) {
 typedef struct step_row {
   clmg_dtype precision;
   size_t n;
-  int four, level;
+  int four, level, spacing; /* level 0 is the coarsest; spacing in grid points */
   long reps;
   double seconds, bytes, gb_per_s, ratio_to_copy, x_floor;
 } step_row;
@@ -362,7 +362,8 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
     clmg_homg_destroy(solver);
     return;
   }
-  for (int level = 0; level < info.levels; ++level) {
+  /* finest first, as the table always ran */
+  for (int level = info.levels - 1; level >= 0; --level) {
     timed_step t = {solver, level, p->a, p->b};
     step_row row;
     memset(&row, 0, sizeof row);
@@ -370,6 +371,7 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
     row.n = p->n;
     row.four = four;
     row.level = level;
+    row.spacing = 1 << (info.levels - 1 - level);
     status = perf_time_adaptive(context, &s->timing, run_step, &t, &row.reps, &row.seconds);
     if (status != CLMG_SUCCESS) {
       apputil_report(context, status, "timing a step");
@@ -383,7 +385,7 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
     row.ratio_to_copy = row.gb_per_s / r->copy_gb_per_s;
     row.x_floor = row.seconds / step_floor_seconds(solver, level, r->copy_gb_per_s);
     printf("%-6s %-6s %6zu %5d %7d %10.2f %12.0f %9.2f %7.3f %7.2f\n", clmg_dtype_name(precision),
-           four ? "four" : "nested", p->n, level, 1 << level, row.seconds * 1e6, row.bytes,
+           four ? "four" : "nested", p->n, level, row.spacing, row.seconds * 1e6, row.bytes,
            row.gb_per_s, row.ratio_to_copy, row.x_floor);
     fflush(stdout);
     APPEND(r, steps, step_count, step_capacity, row);
@@ -633,7 +635,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_string(&w, "grid", row->four ? "four-subdomain" : "nested");
     json_integer(&w, "n", (long long)row->n);
     json_integer(&w, "level", row->level);
-    json_integer(&w, "spacing", 1LL << row->level);
+    json_integer(&w, "spacing", row->spacing);
     json_integer(&w, "reps", row->reps);
     json_number(&w, "seconds", row->seconds);
     json_number(&w, "floor_bytes", row->bytes);
@@ -736,7 +738,8 @@ int main(int argc, char **argv) {
     }
   }
 
-  printf("\nHOMG steps: one fused step per level (level 0 is a damped Jacobi sweep);\n"
+  printf("\nHOMG steps: one fused step per level (0 the coarsest; the finest, spacing 1, is a\n"
+         "damped Jacobi sweep);\n"
          "floor = clmg_homg_step_bytes / copy bandwidth; x_floor = time / floor\n");
   printf("%-6s %-6s %6s %5s %7s %10s %12s %9s %7s %7s\n", "prec", "grid", "n", "level", "spacing",
          "us/step", "floor_bytes", "GB/s", "ratio", "x_floor");

@@ -1,10 +1,13 @@
-/* Structured grids and HOMG: every kernel of cl/homg.cl against a host
- * reference on random data (double and float), then the solvers against
- * known solutions: the V-cycle reaches the discrete solution, HOMG agrees
- * with it, one MFMG cycle improves with MaxI and follows the same path at
- * two resolutions, the discretisation error falls as h^2 on nested and
- * four-subdomain grids, Dirichlet data are kept, float works, and bad
- * arguments are refused with a message. Grids stay at n <= 129 (pocl, 2 cores). */
+/* Structured grids and HOMG: every kernel of cl/homg.cl and the grid
+ * operators (stencil, transfers) against a host reference on random data
+ * (double and float), then the solvers against known solutions: the engine's
+ * V-cycle follows the host's classic cycle residual for residual at one
+ * rate on every grid and reaches the discrete solution, FMG reaches the
+ * discretisation error, HOMG agrees with them, one MFMG cycle improves with
+ * MaxI and follows the same path at two resolutions, the discretisation
+ * error falls as h^2 on nested and four-subdomain grids, Dirichlet data are
+ * kept, float works, and bad arguments are refused with a message. Grids
+ * stay at n <= 129 (pocl, 2 cores). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -97,6 +100,12 @@ static void expect_close(const char *what, const double *got, const double *want
 
 static double tolerance(clmg_dtype type) {
   return type == CLMG_FLOAT ? 1e-5 : 1e-12;
+}
+
+static void expect_message(const char *fragment) {
+  const char *message = clmg_context_message(context);
+  if (!strstr(message, fragment))
+    fail_msg("message \"%s\" lacks \"%s\"", message, fragment);
 }
 
 /* ---- host references ---- */
@@ -411,10 +420,11 @@ static void run_homg_step(clmg_dtype type) {
     assert_int_equal(clmg_homg_set_source(h, dsource), CLMG_SUCCESS);
     for (int level = 0; level < g.levels; ++level)
       for (int zero = 0; zero < 2; ++zero) {
-        if (level == 0)
+        int m = g.levels - 1 - level; /* spacing 2^m h; level 0 is the coarsest */
+        if (m == 0)
           host_jacobi(n, 0.8, zero ? NULL : in, source, 0, want);
         else
-          host_homg_step(&g, level, 0.8, zero ? NULL : in, want);
+          host_homg_step(&g, m, 0.8, zero ? NULL : in, want);
         assert_int_equal(clmg_homg_step(h, level, zero ? NULL : din, dout), CLMG_SUCCESS);
         double *got = read_vector(dout);
         char what[96];
@@ -434,11 +444,169 @@ static void run_homg_step(clmg_dtype type) {
   }
 }
 
+/* ---- the grid as operators ---- */
+
+/* (A x) of clmg_grid_operator: the five-point Laplacian inside, identity
+ * rows on the boundary. */
+static void host_stencil(size_t n, const double *x, double *ax) {
+  double inv_h2 = (double)(n - 1) * (double)(n - 1);
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i) {
+      size_t p = j * n + i;
+      ax[p] = is_boundary(n, i, j)
+                  ? x[p]
+                  : inv_h2 * (4 * x[p] - x[p - 1] - x[p + 1] - x[p - n] - x[p + n]);
+    }
+}
+
+static double *nan_grid(size_t length) {
+  double *v = malloc(length * sizeof *v);
+  assert_non_null(v);
+  for (size_t i = 0; i < length; ++i)
+    v[i] = NAN;
+  return v;
+}
+
+/* apply (with beta != 0, and with beta == 0 over a NaN-filled y that must
+ * not be read), defect, diagonal and the fused Jacobi step of the grid
+ * operator on random data. */
+static void run_grid_operator(clmg_dtype type) {
+  const size_t n = 17, N = n * n;
+  const double alpha = -0.7, beta = 0.3, inv_h2 = (double)(n - 1) * (double)(n - 1);
+  clmg_operator op;
+  assert_int_equal(clmg_grid_operator(context, n, type, &op), CLMG_SUCCESS);
+  assert_int_equal(op.rows, N);
+  assert_int_equal(op.cols, N);
+  assert_int_equal(op.precision, type);
+  assert_non_null(op.diagonal);
+  double *x = random_grid(type, N, 1), *y = random_grid(type, N, 300);
+  double *b = random_grid(type, N, 300), *w = random_grid(type, N, 1 / inv_h2);
+  double *ax = malloc(N * 8), *want = malloc(N * 8), *nan = nan_grid(N);
+  host_stencil(n, x, ax);
+  clmg_vector *dx = make_vector(type, N, x), *dy = make_vector(type, N, y);
+  clmg_vector *db = make_vector(type, N, b), *dw = make_vector(type, N, w);
+  clmg_vector *dout = make_vector(type, N, nan);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = alpha * ax[i] + beta * y[i];
+  assert_int_equal(clmg_operator_apply(&op, alpha, dx, beta, dy), CLMG_SUCCESS);
+  double *got = read_vector(dy);
+  expect_close("stencil apply", got, want, N, tolerance(type) * 10);
+  free(got);
+  for (size_t i = 0; i < N; ++i)
+    want[i] = alpha * ax[i];
+  assert_int_equal(clmg_operator_apply(&op, alpha, dx, 0.0, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil apply, beta 0", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = b[i] - ax[i];
+  assert_int_equal(clmg_operator_defect(&op, db, dx, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil defect", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  for (size_t j = 0; j < n; ++j)
+    for (size_t i = 0; i < n; ++i)
+      want[j * n + i] = is_boundary(n, i, j) ? 1 : 4 * inv_h2;
+  assert_int_equal(op.diagonal(op.data, dout), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil diagonal", got, want, N, tolerance(type));
+  free(got);
+
+  for (size_t i = 0; i < N; ++i)
+    want[i] = x[i] + w[i] * (b[i] - ax[i]);
+  assert_int_equal(clmg_operator_weighted_step(&op, dw, db, dx, dout, NULL), CLMG_SUCCESS);
+  got = read_vector(dout);
+  expect_close("stencil weighted step", got, want, N, tolerance(type) * 10);
+  free(got);
+
+  /* a vector of another grid is refused, not written past */
+  clmg_vector *small = make_vector(type, (n - 1) * (n - 1), NULL);
+  assert_int_equal(clmg_operator_apply(&op, 1.0, dx, 0.0, small), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("entries");
+  assert_int_equal(clmg_operator_defect(&op, db, small, dout), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_vector_destroy(small);
+
+  clmg_operator_destroy(&op);
+  assert_null(op.apply);
+  clmg_vector_destroy(dx);
+  clmg_vector_destroy(dy);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dw);
+  clmg_vector_destroy(dout);
+  free(x);
+  free(y);
+  free(b);
+  free(w);
+  free(ax);
+  free(want);
+  free(nan);
+}
+
+/* Full weighting and bilinear interpolation as operators, y = alpha T x +
+ * beta y, on random data; beta == 0 over NaN must not read y. */
+static void run_transfer_operators(clmg_dtype type) {
+  const size_t n = 33, nc = 17, N = n * n, Nc = nc * nc;
+  const double alpha = 1.5, beta = -0.5;
+  clmg_operator r, p;
+  assert_int_equal(clmg_grid_restriction_operator(context, n, type, &r), CLMG_SUCCESS);
+  assert_int_equal(clmg_grid_interpolation_operator(context, n, type, &p), CLMG_SUCCESS);
+  assert_int_equal(r.rows, Nc);
+  assert_int_equal(r.cols, N);
+  assert_int_equal(p.rows, N);
+  assert_int_equal(p.cols, Nc);
+  double *fine = random_grid(type, N, 1), *coarse = random_grid(type, Nc, 1);
+  double *fine_y = random_grid(type, N, 1), *coarse_y = random_grid(type, Nc, 1);
+  double *rx = malloc(Nc * 8), *px = calloc(N, 8), *want = malloc(N * 8), *nan = nan_grid(N);
+  host_restrict(n, fine, rx);
+  host_interpolate(nc, coarse, 0, px);
+  clmg_vector *dfine = make_vector(type, N, fine), *dcoarse = make_vector(type, Nc, coarse);
+  for (int with_beta = 0; with_beta < 2; ++with_beta) {
+    double b = with_beta ? beta : 0.0;
+    clmg_vector *dr = make_vector(type, Nc, with_beta ? coarse_y : nan);
+    clmg_vector *dp = make_vector(type, N, with_beta ? fine_y : nan);
+    assert_int_equal(clmg_operator_apply(&r, alpha, dfine, b, dr), CLMG_SUCCESS);
+    assert_int_equal(clmg_operator_apply(&p, alpha, dcoarse, b, dp), CLMG_SUCCESS);
+    for (size_t i = 0; i < Nc; ++i)
+      want[i] = alpha * rx[i] + (with_beta ? b * coarse_y[i] : 0);
+    double *got = read_vector(dr);
+    expect_close(with_beta ? "restriction operator" : "restriction operator, beta 0", got, want, Nc,
+                 tolerance(type));
+    free(got);
+    for (size_t i = 0; i < N; ++i)
+      want[i] = alpha * px[i] + (with_beta ? b * fine_y[i] : 0);
+    got = read_vector(dp);
+    expect_close(with_beta ? "interpolation operator" : "interpolation operator, beta 0", got, want,
+                 N, tolerance(type));
+    free(got);
+    clmg_vector_destroy(dr);
+    clmg_vector_destroy(dp);
+  }
+  /* the transfers map between two grids: a fine vector is not a coarse one */
+  assert_int_equal(clmg_operator_apply(&p, 1.0, dfine, 0.0, dfine), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_operator_destroy(&r);
+  clmg_operator_destroy(&p);
+  clmg_vector_destroy(dfine);
+  clmg_vector_destroy(dcoarse);
+  free(fine);
+  free(coarse);
+  free(fine_y);
+  free(coarse_y);
+  free(rx);
+  free(px);
+  free(want);
+  free(nan);
+}
+
 TYPED_TESTS(jacobi)
 TYPED_TESTS(residual)
 TYPED_TESTS(restriction)
 TYPED_TESTS(interpolate)
 TYPED_TESTS(homg_step)
+TYPED_TESTS(grid_operator)
+TYPED_TESTS(transfer_operators)
 
 /* ---- solvers ---- */
 
@@ -541,6 +709,206 @@ static void test_vcycle_discrete_solution(void **state) {
   clmg_homg_result_free(&result);
   free(x);
   free_problem(&p);
+}
+
+/* The classic V(pre, post) cycle for A e = b from e = 0 on the host, as
+ * HOMG ran it before the engine did: damped Jacobi sweeps, full weighting of
+ * the residual, the 3 x 3 grid solved exactly, bilinear interpolation added. */
+static void host_vcycle(size_t n, double omega, int pre, int post, const double *b, double *e) {
+  size_t N = n * n;
+  memset(e, 0, N * sizeof *e);
+  if (n == 3) {
+    e[4] = b[4] / 16; /* h^2 / 4 with h = 1/2 */
+    return;
+  }
+  size_t nc = (n + 1) / 2;
+  double *t = malloc(N * 8), *r = malloc(N * 8), *bc = malloc(nc * nc * 8);
+  double *ec = malloc(nc * nc * 8);
+  assert_true(t && r && bc && ec);
+  for (int k = 0; k < pre; ++k) {
+    host_jacobi(n, omega, k == 0 ? NULL : e, b, 0, t);
+    memcpy(e, t, N * sizeof *e);
+  }
+  host_residual(n, e, b, r);
+  host_restrict(n, r, bc);
+  host_vcycle(nc, omega, pre, post, bc, ec);
+  host_interpolate(nc, ec, 1, e);
+  for (int k = 0; k < post; ++k) {
+    host_jacobi(n, omega, e, b, 0, t);
+    memcpy(e, t, N * sizeof *e);
+  }
+  free(t);
+  free(r);
+  free(bc);
+  free(ec);
+}
+
+/* The engine's V-cycles follow the host's classic cycle: the same relative
+ * residual after each cycle, to rounding. */
+static void test_vcycle_history_matches_host(void **state) {
+  (void)state;
+  const int cycles = 8;
+  problem p = paper_problem(33, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, cycles, 0, 0, 0};
+  clmg_homg_result result;
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  assert_int_equal(result.history_length, (size_t)cycles + 1);
+  size_t N = p.n * p.n;
+  double *hx = calloc(N, 8), *r = malloc(N * 8), *e = malloc(N * 8);
+  assert_true(hx && r && e);
+  for (int c = 0; c <= cycles; ++c) {
+    double want = host_relative_residual(p.n, hx, p.f);
+    double got = result.history[c].relative_residual;
+    if (!(fabs(got - want) <= 1e-6 * want))
+      fail_msg("cycle %d: relative residual %.10e, the host's classic cycle %.10e", c, got, want);
+    host_residual(p.n, hx, p.f, r);
+    host_vcycle(p.n, 0.8, 2, 2, r, e);
+    for (size_t i = 0; i < N; ++i)
+      hx[i] += e[i];
+  }
+  clmg_homg_result_free(&result);
+  free(x);
+  free(hx);
+  free(r);
+  free(e);
+  free_problem(&p);
+}
+
+/* V(2,2) with damped Jacobi converges at one rate on every grid (about
+ * 0.18 per cycle), the mark of a multigrid cycle. */
+static void test_vcycle_rate_mesh_independent(void **state) {
+  (void)state;
+  const size_t sizes[] = {33, 65, 129};
+  const int cycles = 6;
+  double rates[3];
+  for (int k = 0; k < 3; ++k) {
+    problem p = paper_problem(sizes[k], CLMG_DOUBLE);
+    solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, cycles, 0, 0, 0};
+    clmg_homg_result result;
+    double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+    rates[k] = pow(result.history[cycles].relative_residual / result.history[0].relative_residual,
+                   1.0 / cycles);
+    clmg_homg_result_free(&result);
+    free(x);
+    free_problem(&p);
+  }
+  for (int k = 0; k < 3; ++k)
+    if (!(rates[k] >= 0.15 && rates[k] <= 0.2 && rates[k] <= 1.05 * rates[0] &&
+          rates[k] >= rates[0] / 1.05))
+      fail_msg("V-cycle rates %.4f, %.4f, %.4f at n = 33, 65, 129: not one rate near 0.18",
+               rates[0], rates[1], rates[2]);
+}
+
+/* FMG's first cycle lands within a few times the discretisation error, and
+ * FMG then V-cycles reach it in fewer work units than V-cycles alone. */
+static void test_fmg_reaches_discretisation_error(void **state) {
+  (void)state;
+  problem p = paper_problem(65, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_VCYCLE, CLMG_DOUBLE, 8, 60, 1e-11, 0, 0};
+  clmg_homg_result converged, vcycle, fmg;
+  double *x = solve(&p, setup, &converged, CLMG_SUCCESS);
+  double discretisation = converged.l1_error;
+  free(x);
+  setup.tol = 0;
+  setup.error_tol = 1.01 * discretisation;
+  x = solve(&p, setup, &vcycle, CLMG_SUCCESS);
+  free(x);
+  setup.method = CLMG_HOMG_FMG;
+  x = solve(&p, setup, &fmg, CLMG_SUCCESS);
+  free(x);
+  assert_true(vcycle.converged && fmg.converged);
+  if (!(fmg.history[1].l1_error <= 10 * discretisation &&
+        vcycle.history[1].l1_error >= 100 * discretisation))
+    fail_msg("first cycle: FMG L1 error %.4g, V-cycle %.4g; discretisation error %.4g",
+             fmg.history[1].l1_error, vcycle.history[1].l1_error, discretisation);
+  if (!(fmg.work_units < vcycle.work_units))
+    fail_msg("to 1.01 x the discretisation error FMG took %.2f WU, the V-cycle %.2f",
+             fmg.work_units, vcycle.work_units);
+  clmg_homg_result_free(&converged);
+  clmg_homg_result_free(&vcycle);
+  clmg_homg_result_free(&fmg);
+  free_problem(&p);
+}
+
+/* The grid operators make an engine hierarchy like any other: its solve
+ * reaches the discrete solution, and clmg_multigrid_cycle_level refuses what
+ * does not fit. */
+static void test_engine_on_grid_operators(void **state) {
+  (void)state;
+  const int num_levels = 5; /* 33 x 33 down to 3 x 3 */
+  clmg_multigrid_level levels[5];
+  memset(levels, 0, sizeof levels);
+  for (int l = 0; l < num_levels; ++l) {
+    size_t n = ((size_t)1 << (l + 1)) + 1;
+    assert_int_equal(clmg_grid_operator(context, n, CLMG_DOUBLE, &levels[l].a), CLMG_SUCCESS);
+    if (l == 0)
+      continue;
+    assert_int_equal(clmg_grid_interpolation_operator(context, n, CLMG_DOUBLE, &levels[l].p),
+                     CLMG_SUCCESS);
+    assert_int_equal(clmg_grid_restriction_operator(context, n, CLMG_DOUBLE, &levels[l].r),
+                     CLMG_SUCCESS);
+  }
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  options.omega = 0.8;
+  clmg_multigrid *mg = NULL;
+  assert_int_equal(clmg_multigrid_create_from_levels(context, num_levels, levels, &options, &mg),
+                   CLMG_SUCCESS);
+  assert_string_equal(clmg_multigrid_smoother_name(mg, num_levels - 1), "jacobi");
+  assert_string_equal(clmg_multigrid_coarse_solver(mg), "direct");
+
+  /* A x = b with b = A u for a random u: the solve must return u */
+  const size_t n = 33, N = n * n;
+  double *u = random_grid(CLMG_DOUBLE, N, 1), *b = malloc(N * 8);
+  host_stencil(n, u, b);
+  clmg_vector *du = make_vector(CLMG_DOUBLE, N, u), *db = make_vector(CLMG_DOUBLE, N, b);
+  clmg_vector *dx = make_vector(CLMG_DOUBLE, N, NULL);
+  assert_int_equal(clmg_vector_fill(dx, 0.0), CLMG_SUCCESS);
+  clmg_krylov_options solve_options;
+  clmg_krylov_options_defaults(&solve_options);
+  solve_options.relative_tolerance = 1e-11;
+  solve_options.max_iterations = 40;
+  clmg_krylov_result result;
+  assert_int_equal(clmg_multigrid_solve(mg, db, dx, &solve_options, &result), CLMG_SUCCESS);
+  assert_true(result.iterations <= 20);
+  double *x = read_vector(dx);
+  expect_close("engine solve on grid operators", x, u, N, 1e-8);
+  free(x);
+  clmg_krylov_result_free(&result);
+
+  /* a cycle on level 0 is the coarse solve; levels and sizes are checked */
+  clmg_vector *coarse_b = make_vector(CLMG_DOUBLE, 9, NULL),
+              *coarse_x = make_vector(CLMG_DOUBLE, 9, NULL);
+  assert_int_equal(clmg_vector_fill(coarse_b, 0.0), CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_cycle_level(mg, 0, coarse_b, coarse_x, 1), CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_cycle_level(mg, num_levels, db, dx, 0),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("coarsest");
+  assert_int_equal(clmg_multigrid_cycle_level(mg, 1, db, dx, 0), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("level 1");
+  assert_int_equal(clmg_multigrid_cycle_level(mg, num_levels - 1, db, db, 0),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_vector_destroy(coarse_b);
+  clmg_vector_destroy(coarse_x);
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_multigrid_destroy(mg);
+  free(u);
+  free(b);
+
+  /* sizes the operators refuse */
+  clmg_operator op;
+  assert_int_equal(clmg_grid_operator(context, 2, CLMG_DOUBLE, &op), CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("from 3");
+  assert_int_equal(clmg_grid_restriction_operator(context, 16, CLMG_DOUBLE, &op),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("odd");
+  assert_int_equal(clmg_grid_interpolation_operator(context, 17, CLMG_INT32, &op),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  expect_message("double or float");
+  assert_null(op.apply);
 }
 
 /* HOMG restarted cycles (nested grid), FMG and the V-cycle reach the same
@@ -794,12 +1162,12 @@ static void test_schedule_and_steps(void **state) {
   int levels[200];
   size_t count = 0;
   assert_int_equal(clmg_homg_schedule(h, levels, 200, &count), CLMG_SUCCESS);
-  /* 7 levels: 2, 4, 8, 16, 32, then MaxI = 32 twice */
+  /* 7 levels, 0 the coarsest: 2, 4, 8, 16, 32, then MaxI = 32 twice */
   assert_int_equal(count, 2 + 4 + 8 + 16 + 32 + 32 + 32);
-  assert_int_equal(levels[0], 6);
-  assert_int_equal(levels[1], 6);
-  assert_int_equal(levels[2], 5);
-  assert_int_equal(levels[count - 1], 0);
+  assert_int_equal(levels[0], 0);
+  assert_int_equal(levels[1], 0);
+  assert_int_equal(levels[2], 1);
+  assert_int_equal(levels[count - 1], 6);
   clmg_homg_destroy(h);
   h = make_solver(129, CLMG_DOUBLE, CLMG_HOMG_MFMG, 2);
   assert_int_equal(clmg_homg_schedule(h, NULL, 0, &count), CLMG_SUCCESS);
@@ -839,12 +1207,6 @@ static void test_schedule_and_steps(void **state) {
   clmg_vector_destroy(x);
   clmg_homg_destroy(h);
   free_problem(&p);
-}
-
-static void expect_message(const char *fragment) {
-  const char *message = clmg_context_message(context);
-  if (!strstr(message, fragment))
-    fail_msg("message \"%s\" lacks \"%s\"", message, fragment);
 }
 
 static void test_bad_arguments(void **state) {
@@ -944,7 +1306,13 @@ int main(void) {
       BOTH(restriction),
       BOTH(interpolate),
       BOTH(homg_step),
+      BOTH(grid_operator),
+      BOTH(transfer_operators),
       cmocka_unit_test(test_vcycle_discrete_solution),
+      cmocka_unit_test(test_vcycle_history_matches_host),
+      cmocka_unit_test(test_vcycle_rate_mesh_independent),
+      cmocka_unit_test(test_fmg_reaches_discretisation_error),
+      cmocka_unit_test(test_engine_on_grid_operators),
       cmocka_unit_test(test_methods_agree),
       cmocka_unit_test(test_one_cycle_error_and_maxi),
       cmocka_unit_test(test_discretisation_order),

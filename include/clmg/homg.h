@@ -10,13 +10,20 @@
  * laplace(u) = f: its source is the negative of clmg's; see
  * clmg_homg_paper_problem.)
  *
- * HOMG (seed 004): every step of a cycle acts on the whole grid; the points
- * of the current level relax while all other points interpolate from the
- * previous step, in one kernel. The steps follow the modified full multigrid
- * cycle (MFMG): two steps on the coarsest level, twice as many on each finer
- * level, at most MaxI. Cycles restart on the residual equation until a
- * tolerance is met. The classic V-cycle and FMG on the same grids and
- * kernels are the baseline.
+ * HOMG (Becerra-Sagredo, Málaga, Mandujano, "A novel and scalable multigrid
+ * algorithm for many-core architectures"): every step of a cycle acts on
+ * the whole grid; the points of the current level relax while all other
+ * points interpolate from the previous step, in one kernel. The steps follow
+ * the modified full multigrid cycle (MFMG): two steps on the coarsest level,
+ * twice as many on each finer level, at most MaxI. Cycles restart on the
+ * residual equation until a tolerance is met. The fused step is HOMG's own;
+ * the classic V-cycle and FMG, the baseline, run the multigrid engine
+ * (multigrid.h) on the grid's operators (clmg_grid_operator and its
+ * transfers).
+ *
+ * Levels are numbered as the engine numbers them: 0 is the coarsest grid
+ * (3 x 3 nested, one interior point), levels - 1 the finest (spacing h);
+ * level l has spacing 2^(levels-1-l) h.
  *
  * Grid sizes: n = 2^k + 1 (nested levels of 2^(k-m) + 1 points per side) or,
  * for HOMG only, n = 2^k (the paper's four-subdomain strategy, section 3).
@@ -26,6 +33,7 @@
 #ifndef CLMG_HOMG_H
 #define CLMG_HOMG_H
 
+#include "clmg/operator.h"
 #include "clmg/vector.h"
 
 #ifdef __cplusplus
@@ -65,6 +73,34 @@ CLMG_API clmg_status clmg_grid_restrict_residual(size_t n, const clmg_vector *u,
 CLMG_API clmg_status clmg_grid_interpolate(size_t nc, const clmg_vector *coarse, int accumulate,
                                            clmg_vector *fine);
 
+/* ---- the grid as operators (include/clmg/operator.h) ----
+ * Matrix-free, one launch per call; each fills *op with an operator it owns
+ * (release it with clmg_operator_destroy, or hand it to
+ * clmg_multigrid_create_from_levels, which takes it over). The classic
+ * V-cycle and FMG below run the multigrid engine on them. */
+
+/* A of the n x n grid (n^2 x n^2), 3 <= n <= 32769: the five-point
+ * Laplacian above at interior points and identity rows on the boundary
+ * points, whose values are Dirichlet data. The identity rows are how
+ * clmg_grid_jacobi treats the boundary: a Jacobi sweep of the engine leaves
+ * a boundary where b = x unchanged, and a correction that is 0 there stays
+ * 0 (so the defect of the correction equations the classic methods solve
+ * is 0 on the boundary, as clmg_grid_residual's is). Provides apply
+ * (y = alpha A x + beta y), defect (r = b - A x), the diagonal (4/h^2 inside,
+ * 1 on the boundary) and a fused Jacobi step (x + w .* (b - A x)). */
+CLMG_API clmg_status clmg_grid_operator(clmg_context *context, size_t n, clmg_dtype precision,
+                                        clmg_operator *op);
+
+/* The transfers between the n x n grid (n odd) and nc = (n+1)/2, as
+ * operators applying y = alpha T x + beta y (beta == 0: y is not read):
+ * full weighting R (nc^2 x n^2, clmg_grid_restrict: 0 on the coarse
+ * boundary) and bilinear interpolation P (n^2 x nc^2, clmg_grid_interpolate).
+ * Both take the fine grid's n, so one level of a hierarchy names both. */
+CLMG_API clmg_status clmg_grid_restriction_operator(clmg_context *context, size_t n,
+                                                    clmg_dtype precision, clmg_operator *op);
+CLMG_API clmg_status clmg_grid_interpolation_operator(clmg_context *context, size_t n,
+                                                      clmg_dtype precision, clmg_operator *op);
+
 /* ---- the solver ---- */
 
 typedef enum clmg_homg_method {
@@ -83,7 +119,7 @@ typedef struct clmg_homg_step_info {
   int cycle;         /* from 1 */
   int step;          /* from 1, within the cycle */
   int steps;         /* steps per cycle */
-  int level;         /* 0 is the finest (spacing h), level m has spacing 2^m h */
+  int level;         /* 0 the coarsest, levels - 1 the finest (spacing h) */
   double work_units; /* since the start of the solve */
 } clmg_homg_step_info;
 
@@ -169,9 +205,11 @@ CLMG_API clmg_status clmg_homg_solve(clmg_homg *homg, const clmg_vector *f, clmg
 typedef struct clmg_homg_info {
   size_t n;
   double h;
-  int levels;          /* level 0 (spacing h) to levels-1 (spacing 2^(levels-1) h) */
+  int levels;          /* level 0 (the coarsest, spacing 2^(levels-1) h) to levels-1 (h) */
   int four_subdomains; /* n = 2^k */
   int steps_per_cycle; /* MFMG steps per cycle (0 for the classic methods) */
+  /* HOMG's own arrays; the classic methods' engine hierarchy (its work
+   * vectors and smoother weights, about 5.7 n^2 values) is not counted */
   uint64_t device_bytes;
 } clmg_homg_info;
 
@@ -189,14 +227,14 @@ CLMG_API clmg_status clmg_homg_schedule(const clmg_homg *homg, int *levels, size
 CLMG_API clmg_status clmg_homg_set_source(clmg_homg *homg, const clmg_vector *source);
 
 /* One fused HOMG step at `level` on A e = source: out = step(in). in NULL
- * stands for a zero iterate. Level 0 is a damped Jacobi sweep. out must not
- * be in. */
+ * stands for a zero iterate. The finest level (levels - 1) is a damped
+ * Jacobi sweep. out must not be in. */
 CLMG_API clmg_status clmg_homg_step(clmg_homg *homg, int level, const clmg_vector *in,
                                     clmg_vector *out);
 
 /* The fewest bytes a step at `level` moves (the model in cl/homg.cl): every
  * point written, the level's points of the previous iterate and their
- * source read; 3 n^2 values at level 0. */
+ * source read; 3 n^2 values on the finest level. */
 CLMG_API clmg_status clmg_homg_step_bytes(const clmg_homg *homg, int level, uint64_t *bytes);
 
 /* The test problem of the paper (eqs. 4-6) on the n x n grid of the unit

@@ -17,7 +17,11 @@
  *     or any preconditioner.
  * The engine itself assumes nothing of the operator: no diagonal, no
  * symmetry, no scalar field. What a smoother or coarse solver needs, it
- * checks in its own setup. */
+ * checks in its own setup.
+ *
+ * Levels are numbered from 0, the coarsest, to levels - 1, the finest; every
+ * module that reports levels (homg.h's structured grids too) numbers them
+ * the same way. */
 #ifndef CLMG_MULTIGRID_H
 #define CLMG_MULTIGRID_H
 
@@ -233,6 +237,17 @@ CLMG_API double clmg_multigrid_iteration_bytes(const clmg_multigrid *multigrid);
  * matrix precision and the finest level's size). */
 CLMG_API clmg_status clmg_multigrid_cycle(clmg_multigrid *multigrid, const clmg_vector *b,
                                           clmg_vector *x);
+
+/* One cycle starting on `level` (0 is the coarsest, levels - 1 the finest,
+ * as everywhere in the engine) for A_level x = b, improving x in place, or,
+ * with x_is_zero, taking x as 0 without reading it. On level 0 it is the
+ * coarse solve (x is not read). b and x are the caller's vectors of that
+ * level's size and the hierarchy's precision. Full multigrid uses it: a
+ * cycle on every level from the coarsest up, each starting from the
+ * interpolated solution of the level below. */
+CLMG_API clmg_status clmg_multigrid_cycle_level(clmg_multigrid *multigrid, int level,
+                                                const clmg_vector *b, clmg_vector *x,
+                                                int x_is_zero);
 
 /* Multigrid as a solver: cycles from the initial guess x until
  * ||b - A x|| <= tol ||b|| (options as for CG; iterations count cycles, the

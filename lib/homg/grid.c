@@ -7,8 +7,9 @@
 #include <string.h>
 
 static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
-    "grid_jacobi",       "grid_residual_sums", "grid_error_sums", "restrict_full_weighting",
-    "restrict_residual", "interpolate",        "homg_step"};
+    "grid_jacobi",       "grid_residual_sums",    "grid_error_sums", "restrict_full_weighting",
+    "restrict_residual", "interpolate",           "homg_step",       "stencil_apply",
+    "stencil_defect",    "stencil_weighted_step", "stencil_diagonal"};
 
 clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kernels *kernels) {
   memset(kernels, 0, sizeof *kernels);
@@ -129,12 +130,14 @@ clmg_status grid_error_sum(const grid_kernels *k, size_t n, grid_ref u, const gr
 }
 
 clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigned flips,
-                          grid_ref in, grid_ref out) {
+                          double alpha, double beta, grid_ref in, grid_ref out) {
   clmg_kernel_args args;
   begin(k, GRID_K_RESTRICT, &args);
   arg_uint(&args, nc);
   arg_uint(&args, n_in);
   arg_uint(&args, flips);
+  clmg_arg_real(&args, k->type, alpha);
+  clmg_arg_real(&args, k->type, beta);
   arg_grid(&args, in);
   arg_grid(&args, out);
   return launch(&args, nc);
@@ -155,16 +158,68 @@ clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u,
   return launch(&args, nc);
 }
 
-clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
-                             grid_ref fine) {
+clmg_status grid_interpolate(const grid_kernels *k, size_t nc, double alpha, double beta,
+                             grid_ref coarse, grid_ref fine) {
   size_t n = 2 * nc - 1;
   clmg_kernel_args args;
   begin(k, GRID_K_INTERPOLATE, &args);
   arg_uint(&args, n);
   arg_uint(&args, nc);
-  arg_uint(&args, accumulate != 0);
+  clmg_arg_real(&args, k->type, alpha);
+  clmg_arg_real(&args, k->type, beta);
   arg_grid(&args, coarse);
   arg_grid(&args, fine);
+  return launch(&args, n);
+}
+
+static double inverse_h2(size_t n) {
+  return (double)(n - 1) * (double)(n - 1);
+}
+
+clmg_status grid_stencil_apply(const grid_kernels *k, size_t n, double alpha, grid_ref x,
+                               double beta, grid_ref y) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_STENCIL_APPLY, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, inverse_h2(n));
+  clmg_arg_real(&args, k->type, alpha);
+  clmg_arg_real(&args, k->type, beta);
+  arg_grid(&args, x);
+  arg_grid(&args, y);
+  return launch(&args, n);
+}
+
+clmg_status grid_stencil_defect(const grid_kernels *k, size_t n, grid_ref b, grid_ref x,
+                                grid_ref r) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_STENCIL_DEFECT, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, inverse_h2(n));
+  arg_grid(&args, b);
+  arg_grid(&args, x);
+  arg_grid(&args, r);
+  return launch(&args, n);
+}
+
+clmg_status grid_stencil_weighted_step(const grid_kernels *k, size_t n, grid_ref w, grid_ref b,
+                                       grid_ref x, grid_ref x_new) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_STENCIL_WEIGHTED_STEP, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, inverse_h2(n));
+  arg_grid(&args, w);
+  arg_grid(&args, b);
+  arg_grid(&args, x);
+  arg_grid(&args, x_new);
+  return launch(&args, n);
+}
+
+clmg_status grid_stencil_diagonal(const grid_kernels *k, size_t n, grid_ref d) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_STENCIL_DIAGONAL, &args);
+  arg_uint(&args, n);
+  clmg_arg_real(&args, k->type, inverse_h2(n));
+  arg_grid(&args, d);
   return launch(&args, n);
 }
 
@@ -282,7 +337,7 @@ clmg_status clmg_grid_restrict(size_t n, const clmg_vector *fine, clmg_vector *c
   status = check_grid_call("clmg_grid_restrict", 2, v, lengths, &k);
   if (status != CLMG_SUCCESS)
     return status;
-  return grid_restrict(&k, nc, n, 0, grid_ref_of(fine), grid_ref_of(coarse));
+  return grid_restrict(&k, nc, n, 0, 1.0, 0.0, grid_ref_of(fine), grid_ref_of(coarse));
 }
 
 clmg_status clmg_grid_restrict_residual(size_t n, const clmg_vector *u, const clmg_vector *b,
@@ -314,5 +369,6 @@ clmg_status clmg_grid_interpolate(size_t nc, const clmg_vector *coarse, int accu
   clmg_status status = check_grid_call("clmg_grid_interpolate", 2, v, lengths, &k);
   if (status != CLMG_SUCCESS)
     return status;
-  return grid_interpolate(&k, nc, accumulate, grid_ref_of(coarse), grid_ref_of(fine));
+  return grid_interpolate(&k, nc, 1.0, accumulate ? 1.0 : 0.0, grid_ref_of(coarse),
+                          grid_ref_of(fine));
 }

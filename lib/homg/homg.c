@@ -1,5 +1,6 @@
-/* High-occupancy multigrid (HOMG, seed 004) and the classic V-cycle and FMG
- * on structured grids of the unit square.
+/* High-occupancy multigrid (HOMG: Becerra-Sagredo, Málaga, Mandujano, "A
+ * novel and scalable multigrid algorithm for many-core architectures") and
+ * the classic V-cycle and FMG on structured grids of the unit square.
  *
  * Every solve works on corrections: r = f - A x; a cycle solves A e = r
  * approximately from e = 0 (e = 0 on the boundary, so x keeps its Dirichlet
@@ -7,27 +8,38 @@
  * is taken again. That is the paper's restart "with the residual equation",
  * and the first cycle is no different.
  *
+ * Levels. Inside this file a level is named by its spacing exponent m
+ * (spacing 2^m h; m = 0 is the finest grid), which is what the kernels and
+ * the pyramid index by. The public functions number levels as the
+ * multigrid engine does, 0 the coarsest to L-1 the finest: public level
+ * L-1-m (public_level, spacing_exponent).
+ *
  * HOMG cycle (MFMG). The residual is restricted once to every level by
- * nested full-weighting reductions (the "pyramid": levels 1..L-1 stored
+ * nested full-weighting reductions (the "pyramid": m = 1..L-1 stored
  * compactly in one array, a third of the grid's size for nested grids, so
  * the paper's alternative of recomputing restrictions inside the cycle in
  * one extra full-size array would save nothing). Then, from the coarsest
- * level (spacing 2^(L-1) h) to the finest, level m gets min(2^(L-m), MaxI)
- * steps: two on the coarsest, doubling per finer level, at most MaxI. A step
- * at level m >= 1 is one launch of homg_step over the whole grid (level-m
- * points relax, all others interpolate the previous step's level-m values);
- * a step at level 0 is a damped Jacobi sweep. Each step is one work unit.
+ * level (spacing 2^(L-1) h) to the finest, spacing 2^m h gets
+ * min(2^(L-m), MaxI) steps: two on the coarsest, doubling per finer level,
+ * at most MaxI. A step with m >= 1 is one launch of homg_step over the
+ * whole grid (the level's points relax, all others interpolate the previous
+ * step's values of the level's points); a step on the finest level (m = 0)
+ * is a damped Jacobi sweep. Each step is one work unit.
  *
  * Four subdomains (n = 2^k): see cl/homg.cl. Each quadrant has its own
  * nested frame, one point wider than the grid, so its pyramid is computed
  * per frame: four pyramids, each a third of the grid.
  *
- * Classic methods (nested grids only): V(pre, post) cycles with damped
- * Jacobi, full weighting of the residual in one fused pass, bilinear
- * interpolation, and on the coarsest grid (3 x 3, one unknown) one undamped
- * Jacobi sweep, which solves it exactly; FMG restricts the residual to every
- * level (the same pyramid), solves the coarsest, and on each finer level
- * interpolates the solution and runs one V-cycle. */
+ * Classic methods (nested grids only) run the multigrid engine
+ * (include/clmg/multigrid.h) on the grid's operators (lib/homg/operators.c):
+ * V(pre, post) cycles with the engine's damped Jacobi, full weighting of the
+ * defect, bilinear interpolation, and its direct solve of the coarsest grid
+ * (3 x 3, one unknown). FMG restricts the residual to every level (the same
+ * pyramid), solves the coarsest, and on each finer level interpolates the
+ * solution and runs one engine V-cycle from it. Work units are counted as
+ * the classic cycle's passes: a sweep, the restriction of the defect and
+ * the interpolation one pass each over their level, the correction added to
+ * x with the last sweep. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
 
 #include "homg/internal.h"
@@ -38,14 +50,6 @@
 #include <time.h>
 
 #define HOMG_MAX_LEVELS 16
-
-/* A level of the classic methods: its correction pair and its source. */
-typedef struct classic_level {
-  size_t n;
-  clmg_vector *e[2];
-  int current; /* e[current] holds the iterate */
-  clmg_vector *b;
-} classic_level;
 
 struct clmg_homg {
   clmg_context *context;
@@ -58,20 +62,25 @@ struct clmg_homg {
 
   clmg_vector *r;       /* level-0 source: the residual of the current cycle */
   clmg_vector *e[2];    /* level-0 correction and its partner */
-  clmg_vector *sources; /* the pyramid: levels 1..L-1, frames 0..frames-1 */
-  clmg_vector *axes;    /* step tables: levels 1..L-1, n uint4 each (cl/homg.cl) */
+  clmg_vector *sources; /* the pyramid: m = 1..L-1, frames 0..frames-1 */
+  clmg_vector *axes;    /* step tables: m = 1..L-1, n uint4 each (cl/homg.cl) */
   clmg_vector *weights; /* ... and n interpolation weights each */
   size_t source_offset[HOMG_MAX_LEVELS][4];
   size_t source_side[HOMG_MAX_LEVELS]; /* points per side of a level's source */
   double pyramid_work_units;
   int have_source;
 
-  clmg_vector *coarse[2]; /* classic: levels 1..L-1 corrections, pyramid layout */
-  classic_level level[HOMG_MAX_LEVELS];
-  clmg_vector *views[3 * HOMG_MAX_LEVELS];
+  /* Classic methods: the engine's hierarchy, and per engine level (0 the
+   * coarsest) the correction and right-hand side FMG starts a cycle with:
+   * on the finest level e[0] and r, below views of `corrections` and of the
+   * pyramid (frame 0), which share one layout. */
+  clmg_multigrid *engine;
+  clmg_vector *corrections;
+  clmg_vector *level_e[HOMG_MAX_LEVELS], *level_b[HOMG_MAX_LEVELS];
+  clmg_vector *views[2 * HOMG_MAX_LEVELS];
   size_t view_count;
 
-  int *schedule;
+  int *schedule; /* spacing exponents m of one MFMG cycle's steps */
   size_t schedule_length;
 };
 
@@ -206,8 +215,17 @@ static clmg_status check_options(clmg_context *context, const clmg_homg_options 
   return CLMG_SUCCESS;
 }
 
-/* Steps on level m in an MFMG cycle: 2 on the coarsest, doubling per finer
- * level, at most MaxI. */
+/* The public number of the level of spacing 2^m h, and back. */
+static int public_level(const clmg_homg *h, int m) {
+  return h->levels - 1 - m;
+}
+
+static int spacing_exponent(const clmg_homg *h, int level) {
+  return h->levels - 1 - level;
+}
+
+/* Steps at spacing 2^m h in an MFMG cycle: 2 on the coarsest level,
+ * doubling per finer level, at most MaxI. */
 static size_t level_steps(const clmg_homg *h, int m) {
   size_t maxi = (size_t)h->options.max_iterations_per_level;
   int doubling = h->levels - m; /* 1 on the coarsest level */
@@ -298,8 +316,10 @@ static clmg_status make_view(clmg_homg *h, clmg_vector *base, size_t offset, siz
 static clmg_status allocate(clmg_homg *h) {
   size_t n = h->n, points = n * n;
   clmg_status status = CLMG_SUCCESS;
+  /* e[1], the partner of e[0] in the steps' ping-pong, only for MFMG */
   clmg_vector **level0[] = {&h->r, &h->e[0], &h->e[1]};
-  for (int i = 0; i < 3 && status == CLMG_SUCCESS; ++i)
+  int finest_vectors = h->options.method == CLMG_HOMG_MFMG ? 3 : 2;
+  for (int i = 0; i < finest_vectors && status == CLMG_SUCCESS; ++i)
     status = clmg_vector_create(h->context, h->type, points, level0[i]);
   if (status != CLMG_SUCCESS)
     return status;
@@ -322,24 +342,58 @@ static clmg_status allocate(clmg_homg *h) {
   if (status != CLMG_SUCCESS || h->options.method == CLMG_HOMG_MFMG)
     return status;
 
-  /* Classic methods: a correction pair per coarse level, laid out like
-   * frame 0 of the pyramid, whose levels are their sources. */
-  for (int i = 0; i < 2 && status == CLMG_SUCCESS; ++i)
-    status = clmg_vector_create(h->context, h->type, total ? total : 1, &h->coarse[i]);
-  h->level[0].n = n;
-  h->level[0].e[0] = h->e[0];
-  h->level[0].e[1] = h->e[1];
-  h->level[0].b = h->r;
-  for (int m = 1; m < h->levels && status == CLMG_SUCCESS; ++m) {
+  /* Classic methods: a correction per coarse level, laid out like frame 0
+   * of the pyramid, whose levels are their right-hand sides. */
+  status = clmg_vector_create(h->context, h->type, total ? total : 1, &h->corrections);
+  for (int level = 0; level < h->levels && status == CLMG_SUCCESS; ++level) {
+    int m = spacing_exponent(h, level);
+    if (m == 0) {
+      h->level_e[level] = h->e[0];
+      h->level_b[level] = h->r;
+      continue;
+    }
     size_t side = h->source_side[m], offset = h->source_offset[m][0];
-    h->level[m].n = side;
-    status = make_view(h, h->coarse[0], offset, side * side, &h->level[m].e[0]);
+    status = make_view(h, h->corrections, offset, side * side, &h->level_e[level]);
     if (status == CLMG_SUCCESS)
-      status = make_view(h, h->coarse[1], offset, side * side, &h->level[m].e[1]);
-    if (status == CLMG_SUCCESS)
-      status = make_view(h, h->sources, offset, side * side, &h->level[m].b);
+      status = make_view(h, h->sources, offset, side * side, &h->level_b[level]);
   }
   return status;
+}
+
+/* The engine's hierarchy for the classic methods: on every level the grid
+ * operator, from the second coarsest up its transfers, the engine's damped
+ * Jacobi with HOMG's omega and sweeps, and its direct solve of the 3 x 3
+ * coarsest grid (one unknown and the identity rows of the boundary: the
+ * exact solve the classic cycle always had). */
+static clmg_status build_engine(clmg_homg *h) {
+  clmg_multigrid_level levels[HOMG_MAX_LEVELS];
+  memset(levels, 0, sizeof levels);
+  clmg_status status = CLMG_SUCCESS;
+  for (int level = 0; level < h->levels && status == CLMG_SUCCESS; ++level) {
+    size_t n = h->source_side[spacing_exponent(h, level)];
+    status = clmg_grid_operator(h->context, n, h->type, &levels[level].a);
+    if (status == CLMG_SUCCESS && level > 0)
+      status = clmg_grid_interpolation_operator(h->context, n, h->type, &levels[level].p);
+    if (status == CLMG_SUCCESS && level > 0)
+      status = clmg_grid_restriction_operator(h->context, n, h->type, &levels[level].r);
+  }
+  if (status != CLMG_SUCCESS) {
+    for (int level = 0; level < h->levels; ++level) {
+      clmg_operator_destroy(&levels[level].a);
+      clmg_operator_destroy(&levels[level].p);
+      clmg_operator_destroy(&levels[level].r);
+    }
+    return status;
+  }
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.cycle = CLMG_CYCLE_V;
+  options.pre_smoothing = h->options.pre_smoothing;
+  options.post_smoothing = h->options.post_smoothing;
+  options.smoother = CLMG_SMOOTHER_JACOBI;
+  options.omega = h->options.omega;
+  options.coarse = CLMG_COARSE_DIRECT;
+  return clmg_multigrid_create_from_levels(h->context, h->levels, levels, &options, &h->engine);
 }
 
 clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_options *options,
@@ -392,6 +446,8 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
     status = allocate(h);
   if (status == CLMG_SUCCESS)
     status = grid_kernels_load(context, h->type, &h->kernels);
+  if (status == CLMG_SUCCESS && options->method != CLMG_HOMG_MFMG)
+    status = build_engine(h);
   if (status != CLMG_SUCCESS) {
     clmg_homg_destroy(h);
     return status;
@@ -403,10 +459,10 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
 void clmg_homg_destroy(clmg_homg *h) {
   if (!h)
     return;
+  clmg_multigrid_destroy(h->engine);
   for (size_t i = 0; i < h->view_count; ++i)
     clmg_vector_destroy(h->views[i]);
-  clmg_vector_destroy(h->coarse[0]);
-  clmg_vector_destroy(h->coarse[1]);
+  clmg_vector_destroy(h->corrections);
   clmg_vector_destroy(h->sources);
   clmg_vector_destroy(h->axes);
   clmg_vector_destroy(h->weights);
@@ -427,8 +483,8 @@ clmg_status clmg_homg_get_info(const clmg_homg *h, clmg_homg_info *info) {
   info->four_subdomains = h->four;
   info->steps_per_cycle = h->options.method == CLMG_HOMG_MFMG ? (int)h->schedule_length : 0;
   size_t element = clmg_dtype_size(h->type);
-  const clmg_vector *owned[] = {h->r,       h->e[0],      h->e[1],      h->sources,
-                                h->weights, h->coarse[0], h->coarse[1], h->axes};
+  const clmg_vector *owned[] = {h->r,       h->e[0],        h->e[1], h->sources,
+                                h->weights, h->corrections, h->axes};
   for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
     if (owned[i])
       info->device_bytes +=
@@ -441,14 +497,14 @@ clmg_status clmg_homg_schedule(const clmg_homg *h, int *levels, size_t capacity,
     return CLMG_ERROR_INVALID_ARGUMENT;
   *count = h->schedule_length;
   for (size_t s = 0; levels && s < capacity && s < h->schedule_length; ++s)
-    levels[s] = h->schedule[s];
+    levels[s] = public_level(h, h->schedule[s]);
   return CLMG_SUCCESS;
 }
 
 /* ---- the HOMG pieces ---- */
 
-static grid_ref source_ref(const clmg_homg *h, int level, int frame) {
-  grid_ref ref = {h->sources->buffer, h->sources->offset + h->source_offset[level][frame]};
+static grid_ref source_ref(const clmg_homg *h, int m, int frame) {
+  grid_ref ref = {h->sources->buffer, h->sources->offset + h->source_offset[m][frame]};
   return ref;
 }
 
@@ -460,21 +516,21 @@ static clmg_status build_pyramid(clmg_homg *h) {
       /* Level 1 reads the grid through the frame (mirrored for the high
        * quadrants, one ghost point wider for four subdomains). */
       if (m == 1)
-        status = grid_restrict(&h->kernels, h->source_side[1], h->n, (unsigned)f, grid_ref_of(h->r),
-                               source_ref(h, 1, f));
+        status = grid_restrict(&h->kernels, h->source_side[1], h->n, (unsigned)f, 1.0, 0.0,
+                               grid_ref_of(h->r), source_ref(h, 1, f));
       else
-        status = grid_restrict(&h->kernels, h->source_side[m], h->source_side[m - 1], 0,
+        status = grid_restrict(&h->kernels, h->source_side[m], h->source_side[m - 1], 0, 1.0, 0.0,
                                source_ref(h, m - 1, f), source_ref(h, m, f));
     }
   }
   return status;
 }
 
-/* One step at `level` from `in` (NULL: zero) to `out`; accumulate (level 0
- * only) adds the result to out instead. */
-static clmg_status homg_step(clmg_homg *h, int level, const clmg_vector *in, clmg_vector *out,
+/* One step at spacing 2^m h from `in` (NULL: zero) to `out`; accumulate
+ * (m = 0 only) adds the result to out instead. */
+static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_vector *out,
                              int accumulate) {
-  if (level == 0) {
+  if (m == 0) {
     unsigned flags = (in ? 0 : GRID_JACOBI_ZERO_INPUT) | (accumulate ? GRID_JACOBI_ACCUMULATE : 0);
     return grid_jacobi(&h->kernels, h->n, h->h, h->options.omega, flags,
                        grid_ref_of(in ? in : h->r), grid_ref_of(h->r), grid_ref_of(out));
@@ -482,16 +538,16 @@ static clmg_status homg_step(clmg_homg *h, int level, const clmg_vector *in, clm
   homg_step_args a;
   memset(&a, 0, sizeof a);
   a.n = h->n;
-  a.spacing = (size_t)1 << level;
+  a.spacing = (size_t)1 << m;
   a.zero_input = in == NULL;
   double spacing = (double)a.spacing * h->h;
   a.hl2 = spacing * spacing;
   a.omega = h->options.omega;
   a.in = grid_ref_of(in ? in : out);
   a.out = grid_ref_of(out);
-  a.sources = source_ref(h, level, 0);
-  a.nv = h->source_side[level];
-  size_t table = (size_t)(level - 1) * h->n;
+  a.sources = source_ref(h, m, 0);
+  a.nv = h->source_side[m];
+  size_t table = (size_t)(m - 1) * h->n;
   grid_ref axis = {h->axes->buffer, h->axes->offset / 4 + table};
   grid_ref weight = {h->weights->buffer, h->weights->offset + table};
   a.axis = axis;
@@ -548,30 +604,32 @@ clmg_status clmg_homg_step(clmg_homg *h, int level, const clmg_vector *in, clmg_
   if (in && in->buffer == out->buffer && in->offset == out->offset)
     return clmg_fail(h->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "clmg_homg_step: out must not be in (a step reads in's neighbours)");
-  return homg_step(h, level, in, out, 0);
+  return homg_step(h, spacing_exponent(h, level), in, out, 0);
 }
 
 clmg_status clmg_homg_step_bytes(const clmg_homg *h, int level, uint64_t *bytes) {
   if (!h || !bytes || level < 0 || level >= h->levels)
     return CLMG_ERROR_INVALID_ARGUMENT;
+  int m = spacing_exponent(h, level);
   uint64_t points = (uint64_t)h->n * h->n, element = clmg_dtype_size(h->type);
-  if (level == 0) {
+  if (m == 0) {
     *bytes = 3 * points * element;
     return CLMG_SUCCESS;
   }
   /* Marked interior points: (n/l)^2 with four subdomains (n/(2l) per frame
    * and side, two frames per side), (side - 2)^2 on nested grids. */
-  uint64_t per_side = h->four ? (uint64_t)(h->n >> level) : (uint64_t)h->source_side[level] - 2;
+  uint64_t per_side = h->four ? (uint64_t)(h->n >> m) : (uint64_t)h->source_side[m] - 2;
   *bytes = (points + 2 * per_side * per_side) * element;
   return CLMG_SUCCESS;
 }
 
 /* ---- solving ---- */
 
-static void record_step(clmg_homg *h, solve_state *s, int step, int level,
+static void record_step(clmg_homg *h, solve_state *s, int step, int m,
                         const clmg_vector *correction, clmg_status *status) {
   if (h->options.monitor) {
-    clmg_homg_step_info info = {s->cycle, step, (int)h->schedule_length, level, s->work_units};
+    clmg_homg_step_info info = {s->cycle, step, (int)h->schedule_length, public_level(h, m),
+                                s->work_units};
     h->options.monitor(h->options.monitor_data, &info, s->x, correction);
   }
   clmg_homg_result *result = s->result;
@@ -598,18 +656,18 @@ static clmg_status mfmg_cycle(clmg_homg *h, solve_state *s) {
   s->work_units += h->pyramid_work_units;
   int current = 0;
   for (size_t step = 0; step < h->schedule_length && status == CLMG_SUCCESS; ++step) {
-    int level = h->schedule[step];
+    int m = h->schedule[step];
     int first = step == 0, last = step + 1 == h->schedule_length;
     const clmg_vector *in = first ? NULL : h->e[current];
-    /* The last step is on level 0 and adds the correction to x. */
+    /* The last step is on the finest level and adds the correction to x. */
     clmg_vector *out = last ? s->x : h->e[1 - current];
-    status = homg_step(h, level, in, out, last);
+    status = homg_step(h, m, in, out, last);
     if (!last)
       current = 1 - current;
     s->iterations++;
     s->work_units += 1;
     if (status == CLMG_SUCCESS)
-      record_step(h, s, (int)step + 1, level, last ? NULL : h->e[current], &status);
+      record_step(h, s, (int)step + 1, m, last ? NULL : h->e[current], &status);
   }
   return status;
 }
@@ -619,73 +677,63 @@ static double level_work(const clmg_homg *h, size_t nc) {
   return (double)(nc * nc) / (double)(h->n * h->n);
 }
 
-/* One Jacobi sweep on classic level m; into != NULL: the sweep is added to
- * *into (the last sweep of a cycle adds the correction to x). */
-static clmg_status classic_sweep(clmg_homg *h, solve_state *s, int m, int zero_input, double omega,
-                                 clmg_vector *into) {
-  classic_level *level = &h->level[m];
-  unsigned flags = (zero_input ? GRID_JACOBI_ZERO_INPUT : 0) | (into ? GRID_JACOBI_ACCUMULATE : 0);
-  clmg_vector *in = level->e[level->current];
-  clmg_vector *out = into ? into : level->e[1 - level->current];
-  clmg_status status = grid_jacobi(&h->kernels, level->n, 1.0 / (double)(level->n - 1), omega,
-                                   flags, grid_ref_of(in), grid_ref_of(level->b), grid_ref_of(out));
-  if (!into)
-    level->current = 1 - level->current;
-  s->iterations++;
-  s->work_units += level_work(h, level->n);
-  return status;
-}
-
-/* A V-cycle on level m for A e_m = b_m, from e_m = 0 (zero_start) or from
- * the iterate in place; into != NULL (level 0): the last sweep adds the
- * correction to it. */
-static clmg_status vcycle(clmg_homg *h, solve_state *s, int m, int zero_start, clmg_vector *into) {
-  classic_level *level = &h->level[m];
+/* Counts the work of an engine V-cycle started on engine level `level`, in
+ * the order the classic cycle did its passes: pre-sweeps, the restriction of
+ * the defect, the cycle below, the interpolation, post-sweeps; the coarsest
+ * grid one sweep (its solve). adds_to_x: the cycle's correction goes to x,
+ * which the last post-sweep did in the same pass (without post-sweeps, an
+ * extra pass). */
+static void count_vcycle(const clmg_homg *h, solve_state *s, int level, int adds_to_x) {
+  double pass = level_work(h, h->source_side[spacing_exponent(h, level)]);
   const clmg_homg_options *o = &h->options;
-  if (m == h->levels - 1) /* 3 x 3: one undamped sweep solves it */
-    return classic_sweep(h, s, m, zero_start, 1.0, into);
-  clmg_status status = CLMG_SUCCESS;
-  int zero = zero_start;
-  for (int k = 0; k < o->pre_smoothing && status == CLMG_SUCCESS; ++k, zero = 0)
-    status = classic_sweep(h, s, m, zero, o->omega, NULL);
-  if (status == CLMG_SUCCESS && zero)
-    status = clmg_vector_fill(level->e[level->current], 0.0);
-  classic_level *coarse = &h->level[m + 1];
-  if (status == CLMG_SUCCESS)
-    status = grid_restrict_residual(&h->kernels, coarse->n, grid_ref_of(level->e[level->current]),
-                                    grid_ref_of(level->b), grid_ref_of(coarse->b));
-  s->work_units += level_work(h, level->n);
-  if (status == CLMG_SUCCESS)
-    status = vcycle(h, s, m + 1, 1, NULL);
-  if (status == CLMG_SUCCESS)
-    status = grid_interpolate(&h->kernels, coarse->n, 1, grid_ref_of(coarse->e[coarse->current]),
-                              grid_ref_of(level->e[level->current]));
-  s->work_units += level_work(h, level->n);
-  for (int k = 0; k < o->post_smoothing && status == CLMG_SUCCESS; ++k) {
-    int last = k + 1 == o->post_smoothing;
-    status = classic_sweep(h, s, m, 0, o->omega, last ? into : NULL);
+  s->iterations += level == 0 ? 1 : o->pre_smoothing + o->post_smoothing;
+  if (level == 0) {
+    s->work_units += pass;
+    return;
   }
-  if (status == CLMG_SUCCESS && into && o->post_smoothing == 0) {
-    status = clmg_axpy(1.0, level->e[level->current], into);
+  for (int k = 0; k < o->pre_smoothing; ++k)
+    s->work_units += pass;
+  s->work_units += pass;
+  count_vcycle(h, s, level - 1, 0);
+  s->work_units += pass;
+  for (int k = 0; k < o->post_smoothing; ++k)
+    s->work_units += pass;
+  if (adds_to_x && o->post_smoothing == 0)
     s->work_units += 1;
-  }
+}
+
+/* One V-cycle of the engine on A e = r from e = 0, then x += e. */
+static clmg_status classic_vcycle(clmg_homg *h, solve_state *s) {
+  int finest = h->levels - 1;
+  clmg_status status = clmg_multigrid_cycle_level(h->engine, finest, h->r, h->e[0], 1);
+  if (status == CLMG_SUCCESS)
+    status = clmg_axpy(1.0, h->e[0], s->x);
+  count_vcycle(h, s, finest, 1);
   return status;
 }
 
-static clmg_status fmg_cycle(clmg_homg *h, solve_state *s) {
+/* Full multigrid on A e = r: the coarsest level solved, then on each finer
+ * level the interpolated solution of the level below improved by one
+ * engine V-cycle, each level's right-hand side from the pyramid; x += e. */
+static clmg_status classic_fmg(clmg_homg *h, solve_state *s) {
   clmg_status status = build_pyramid(h);
   s->work_units += h->pyramid_work_units;
-  int coarsest = h->levels - 1;
   if (status == CLMG_SUCCESS)
-    status = classic_sweep(h, s, coarsest, 1, 1.0, coarsest == 0 ? s->x : NULL);
-  for (int m = coarsest - 1; m >= 0 && status == CLMG_SUCCESS; --m) {
-    classic_level *level = &h->level[m], *coarse = &h->level[m + 1];
-    status = grid_interpolate(&h->kernels, coarse->n, 0, grid_ref_of(coarse->e[coarse->current]),
-                              grid_ref_of(level->e[level->current]));
-    s->work_units += level_work(h, level->n);
+    status = clmg_multigrid_cycle_level(h->engine, 0, h->level_b[0], h->level_e[0], 1);
+  count_vcycle(h, s, 0, 0);
+  int finest = h->levels - 1;
+  for (int level = 1; level <= finest && status == CLMG_SUCCESS; ++level) {
+    size_t coarse_side = h->source_side[spacing_exponent(h, level - 1)];
+    status = grid_interpolate(&h->kernels, coarse_side, 1.0, 0.0,
+                              grid_ref_of(h->level_e[level - 1]), grid_ref_of(h->level_e[level]));
+    s->work_units += level_work(h, h->source_side[spacing_exponent(h, level)]);
     if (status == CLMG_SUCCESS)
-      status = vcycle(h, s, m, 0, m == 0 ? s->x : NULL);
+      status =
+          clmg_multigrid_cycle_level(h->engine, level, h->level_b[level], h->level_e[level], 0);
+    count_vcycle(h, s, level, level == finest);
   }
+  if (status == CLMG_SUCCESS)
+    status = clmg_axpy(1.0, h->e[0], s->x);
   return status;
 }
 
@@ -761,9 +809,9 @@ clmg_status clmg_homg_solve(clmg_homg *h, const clmg_vector *f, clmg_vector *x,
     if (o->method == CLMG_HOMG_MFMG) {
       status = mfmg_cycle(h, &s);
     } else if (o->method == CLMG_HOMG_FMG && s.cycle == 1) {
-      status = fmg_cycle(h, &s);
+      status = classic_fmg(h, &s);
     } else {
-      status = vcycle(h, &s, 0, 1, x);
+      status = classic_vcycle(h, &s);
     }
     if (status == CLMG_SUCCESS)
       status = evaluate(h, &s, f, start, &f_norm);

@@ -1,6 +1,7 @@
 /* Internal interface of the structured-grid layer: the kernels of
  * cl/homg.cl and their launches, shared by grid.c (the public grid
- * functions) and homg.c (the solvers). Not installed. */
+ * functions), operators.c (the grid as clmg_operator) and homg.c (the
+ * solvers). Not installed. */
 #ifndef CLMG_HOMG_INTERNAL_H
 #define CLMG_HOMG_INTERNAL_H
 
@@ -19,6 +20,10 @@ typedef enum grid_kernel_id {
   GRID_K_RESTRICT_RESIDUAL,
   GRID_K_INTERPOLATE,
   GRID_K_HOMG_STEP,
+  GRID_K_STENCIL_APPLY,
+  GRID_K_STENCIL_DEFECT,
+  GRID_K_STENCIL_WEIGHTED_STEP,
+  GRID_K_STENCIL_DIAGONAL,
   GRID_KERNEL_COUNT
 } grid_kernel_id;
 
@@ -50,12 +55,24 @@ clmg_status grid_residual_sums(const grid_kernels *k, size_t n, grid_ref u, grid
 /* *sum = sum |u + correction - exact| (correction may be NULL). */
 clmg_status grid_error_sum(const grid_kernels *k, size_t n, grid_ref u, const grid_ref *correction,
                            grid_ref exact, double *sum);
+/* out = alpha R in + beta out (beta == 0: out is not read). */
 clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigned flips,
-                          grid_ref in, grid_ref out);
+                          double alpha, double beta, grid_ref in, grid_ref out);
 clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u, grid_ref b,
                                    grid_ref out);
-clmg_status grid_interpolate(const grid_kernels *k, size_t nc, int accumulate, grid_ref coarse,
-                             grid_ref fine);
+/* fine = alpha P coarse + beta fine (beta == 0: fine is not read). */
+clmg_status grid_interpolate(const grid_kernels *k, size_t nc, double alpha, double beta,
+                             grid_ref coarse, grid_ref fine);
+
+/* The five-point operator with identity boundary rows (cl/homg.cl,
+ * stencil_*), for lib/homg/operators.c. */
+clmg_status grid_stencil_apply(const grid_kernels *k, size_t n, double alpha, grid_ref x,
+                               double beta, grid_ref y);
+clmg_status grid_stencil_defect(const grid_kernels *k, size_t n, grid_ref b, grid_ref x,
+                                grid_ref r);
+clmg_status grid_stencil_weighted_step(const grid_kernels *k, size_t n, grid_ref w, grid_ref b,
+                                       grid_ref x, grid_ref x_new);
+clmg_status grid_stencil_diagonal(const grid_kernels *k, size_t n, grid_ref d);
 
 /* Must match cl/homg.cl: the codes of a step's axis table. */
 #define HOMG_AXIS_FRAME 3u

@@ -535,6 +535,37 @@ clmg_status clmg_multigrid_cycle(clmg_multigrid *mg, const clmg_vector *b, clmg_
   return run_cycle(mg, b, x, 0, "multigrid cycle");
 }
 
+clmg_status clmg_multigrid_cycle_level(clmg_multigrid *mg, int level, const clmg_vector *b,
+                                       clmg_vector *x, int x_is_zero) {
+  if (!mg)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(mg->context);
+  if (level < 0 || level >= mg->num_levels)
+    return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "multigrid cycle: level %d; the hierarchy has levels 0 (coarsest) to %d",
+                     level, mg->num_levels - 1);
+  mg_level *lv = &mg->levels[level];
+  const clmg_vector *v[] = {b, x};
+  const char *names[] = {"b", "x"};
+  for (int i = 0; i < 2; ++i)
+    if (!v[i] || clmg_vector_context(v[i]) != mg->context || clmg_vector_length(v[i]) != lv->n ||
+        clmg_vector_type(v[i]) != mg->precision)
+      return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "multigrid cycle: %s must be a %s vector of level %d's %zu entries in the "
+                       "hierarchy's context",
+                       names[i], clmg_dtype_name(mg->precision), level, lv->n);
+  if (b == x)
+    return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "multigrid cycle: b and x are the same vector");
+  clmg_status status = cycle(mg, level, mg->options.cycle, b, x, x_is_zero);
+  if (status != CLMG_SUCCESS) {
+    char inner[CLMG_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", clmg_context_message(mg->context));
+    return clmg_fail(mg->context, status, "multigrid cycle on level %d: %s", level, inner);
+  }
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_vector *x,
                                  const clmg_krylov_options *options, clmg_krylov_result *result) {
   if (!mg || !result)
