@@ -296,7 +296,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
     o->use_cg = 1;
   if (o->tolerance == 0)
     o->tolerance = clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision);
-  /* the seed's BLOOD settings, unless given */
+  /* Geveler et al. 2011's BLOOD settings, unless given */
   if (o->mesh == MESH_BLOOD) {
     if (!o->smoothing_given)
       o->multigrid.pre_smoothing = o->multigrid.post_smoothing = 64;

@@ -453,7 +453,7 @@ static void write_json(const settings *s, const results *res, const clmg_device_
 
 /* ---- main ---- */
 
-static void seed_settings(clmg_multigrid_options *options) {
+static void paper_settings(clmg_multigrid_options *options) {
   clmg_multigrid_options_defaults(options); /* V-cycle, Jacobi 4+4, omega 0.7 */
 }
 
@@ -484,7 +484,7 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
         if (res->solve_count == MAX_RESULTS)
           return 1;
         clmg_multigrid_options options;
-        seed_settings(&options);
+        paper_settings(&options);
         options.smoother = smoothers[m].smoother;
         options.pre_smoothing = options.post_smoothing = smoothers[m].steps;
         options.matrix.format = formats[f];
@@ -582,7 +582,7 @@ int main(int argc, char **argv) {
           srow->level = level;
           srow->numbering = (clmg_numbering)k;
           clmg_multigrid_options options;
-          seed_settings(&options);
+          paper_settings(&options);
           status = measure_solve(context, &s, &h, &options, MODE_NONE, copy_gb_per_s, srow);
           if (status == CLMG_SUCCESS)
             res->solve_count++;
