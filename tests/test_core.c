@@ -828,6 +828,59 @@ static void test_copy_bandwidth(void **state) {
   clmg_context_destroy(ctx);
 }
 
+/* The kernel profile counts every launch by name, across more launches than
+ * it resolves at once (4096), and sorts by time; stop without start fails;
+ * a context destroyed while profiling frees the profile. */
+static void test_kernel_profile(void **state) {
+  (void)state;
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.blas1_backend = CLMG_BLAS1_NATIVE; /* clmg's own kernels, with known names */
+  clmg_context *ctx = NULL;
+  assert_int_equal(clmg_context_create(&options, &ctx), CLMG_SUCCESS);
+  clmg_vector *x = NULL;
+  CHECK_OK(ctx, clmg_vector_create(ctx, CLMG_DOUBLE, 1000, &x));
+  CHECK_OK(ctx, clmg_vector_fill(x, 1.0));
+  clmg_kernel_time *times = NULL;
+  size_t count = 7;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_profile_stop(ctx, &times, &count));
+  CHECK_CONTAINS(clmg_context_message(ctx), "no profile");
+  CHECK_OK(ctx, clmg_profile_start(ctx));
+  enum { SCALINGS = 5000 };
+  for (int k = 0; k < SCALINGS; ++k)
+    CHECK_OK(ctx, clmg_scal(1.0, x));
+  double dot = 0;
+  CHECK_OK(ctx, clmg_dot(x, x, &dot));
+  CHECK_OK(ctx, clmg_dot(x, x, &dot));
+  assert_true(dot == 1000.0);
+  CHECK_OK(ctx, clmg_profile_stop(ctx, &times, &count));
+  assert_non_null(times);
+  uint64_t scale_launches = 0, dot_launches = 0, all = 0;
+  double total = 0;
+  for (size_t k = 0; k < count; ++k) {
+    assert_true(times[k].seconds >= 0 && isfinite(times[k].seconds));
+    if (k > 0)
+      assert_true(times[k - 1].seconds >= times[k].seconds);
+    if (strcmp(times[k].name, "scale_vector") == 0)
+      scale_launches = times[k].launches;
+    if (strcmp(times[k].name, "dot_partials") == 0)
+      dot_launches = times[k].launches;
+    all += times[k].launches;
+    total += times[k].seconds;
+  }
+  assert_int_equal(scale_launches, SCALINGS);
+  assert_int_equal(dot_launches, 2);
+  assert_int_equal(all, SCALINGS + 2);
+  assert_true(total > 0);
+  free(times);
+  /* stopped: a second stop fails; a profile left running is freed with the context */
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_profile_stop(ctx, &times, &count));
+  CHECK_OK(ctx, clmg_profile_start(ctx));
+  CHECK_OK(ctx, clmg_scal(2.0, x));
+  clmg_vector_destroy(x);
+  clmg_context_destroy(ctx);
+}
+
 int main(void) {
   rng_seed(0x9e3779b97f4a7c15u);
   test_apply_filters();
@@ -851,6 +904,7 @@ int main(void) {
       cmocka_unit_test(test_build_failure),
       cmocka_unit_test_teardown(test_kernel_dir_environment, restore_environment),
       cmocka_unit_test(test_copy_bandwidth),
+      cmocka_unit_test(test_kernel_profile),
   };
   int failures = cmocka_run_group_tests_name("core", tests, NULL, NULL);
   for (int i = 0; i < NENV; i++)

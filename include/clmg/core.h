@@ -189,6 +189,25 @@ CLMG_API void clmg_context_program_counts(const clmg_context *context, unsigned 
 /* Waits until every command queued in this context has finished. */
 CLMG_API clmg_status clmg_finish(clmg_context *context);
 
+/* ---- kernel profile ----
+ * Device time per kernel, as the device's own clock measures it (OpenCL
+ * profiling events): start clears and starts a profile; until stop, every
+ * kernel clmg launches on the context is timed and summed by kernel name.
+ * It costs one event per launch (and waits for old launches every few
+ * thousand), so time the profiled run separately from the measured one.
+ * stop waits for the queue and returns the totals, sorted by time (largest
+ * first), in *times (one malloc'ed block, names included: free(*times))
+ * and their number in *count. */
+typedef struct clmg_kernel_time {
+  const char *name;
+  uint64_t launches;
+  double seconds;
+} clmg_kernel_time;
+
+CLMG_API clmg_status clmg_profile_start(clmg_context *context);
+CLMG_API clmg_status clmg_profile_stop(clmg_context *context, clmg_kernel_time **times,
+                                       size_t *count);
+
 /* Raw OpenCL handles, for interoperation with other OpenCL code. The context
  * keeps ownership. */
 CLMG_API cl_context clmg_context_cl_context(const clmg_context *context);

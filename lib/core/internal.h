@@ -11,6 +11,7 @@
 #define CLMG_MESSAGE_SIZE 8192
 
 typedef struct clmg_program_entry clmg_program_entry;
+typedef struct clmg_profile clmg_profile;
 
 #define CLMG_BLAS1_KERNEL_SLOTS 24
 
@@ -44,7 +45,16 @@ struct clmg_context {
   /* BLAS-1 kernels by precision (double, float) and lib/la/blas1.c's id;
    * owned by the program manager, like every kernel. */
   cl_kernel blas1_kernels[2][CLMG_BLAS1_KERNEL_SLOTS]; /* result slot for CLBlast dot/nrm2 */
+
+  clmg_profile *profile; /* NULL unless clmg_profile_start ran (lib/core/profile.c) */
 };
+
+/* Kernel profile hooks for every launch site: slot returns where the
+ * launch's event goes (NULL when no profile runs: pass it on as the event
+ * pointer), commit records it once the launch succeeded. */
+cl_event *clmg_profile_event_slot(clmg_context *context, const char *name);
+void clmg_profile_commit(clmg_context *context, cl_event *slot, int launched);
+void clmg_profile_destroy(clmg_context *context);
 
 /* Records a formatted message in the context and returns status. Returns
  * status unchanged when context is NULL. */

@@ -175,11 +175,13 @@ clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
   clmg_context *context = src->context;
   size_t n = src->length;
   if (use_clblast(context, OP_COPY)) {
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_copy");
     CLBlastStatusCode code = src->type == CLMG_FLOAT
                                  ? CLBlastScopy(n, src->buffer, src->offset, 1, dst->buffer,
-                                                dst->offset, 1, &context->queue, NULL)
+                                                dst->offset, 1, &context->queue, profiled)
                                  : CLBlastDcopy(n, src->buffer, src->offset, 1, dst->buffer,
-                                                dst->offset, 1, &context->queue, NULL);
+                                                dst->offset, 1, &context->queue, profiled);
+    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "copy");
   }
   clmg_kernel_args args;
@@ -200,10 +202,12 @@ clmg_status clmg_scal(double alpha, clmg_vector *x) {
   clmg_context *context = x->context;
   size_t n = x->length;
   if (use_clblast(context, OP_SCAL)) {
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_scal");
     CLBlastStatusCode code =
         x->type == CLMG_FLOAT
-            ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, NULL)
-            : CLBlastDscal(n, alpha, x->buffer, x->offset, 1, &context->queue, NULL);
+            ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, profiled)
+            : CLBlastDscal(n, alpha, x->buffer, x->offset, 1, &context->queue, profiled);
+    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "scal");
   }
   clmg_kernel_args args;
@@ -224,11 +228,13 @@ clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
   clmg_context *context = x->context;
   size_t n = x->length;
   if (use_clblast(context, OP_AXPY)) {
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_axpy");
     CLBlastStatusCode code = x->type == CLMG_FLOAT
                                  ? CLBlastSaxpy(n, (float)alpha, x->buffer, x->offset, 1, y->buffer,
-                                                y->offset, 1, &context->queue, NULL)
+                                                y->offset, 1, &context->queue, profiled)
                                  : CLBlastDaxpy(n, alpha, x->buffer, x->offset, 1, y->buffer,
-                                                y->offset, 1, &context->queue, NULL);
+                                                y->offset, 1, &context->queue, profiled);
+    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "axpy");
   }
   clmg_kernel_args args;
@@ -332,14 +338,19 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
   cl_mem out = context->clblast_scalar;
   cl_command_queue *queue = &context->queue;
   size_t n = x->length;
+  /* CLBlast's reductions end with a second kernel: the event times that one */
+  cl_event *profiled = clmg_profile_event_slot(context, y ? "clblast_dot (last kernel)"
+                                                          : "clblast_nrm2 (last kernel)");
   if (y)
-    code =
-        x->type == CLMG_FLOAT
-            ? CLBlastSdot(n, out, 0, x->buffer, x->offset, 1, y->buffer, y->offset, 1, queue, NULL)
-            : CLBlastDdot(n, out, 0, x->buffer, x->offset, 1, y->buffer, y->offset, 1, queue, NULL);
+    code = x->type == CLMG_FLOAT ? CLBlastSdot(n, out, 0, x->buffer, x->offset, 1, y->buffer,
+                                               y->offset, 1, queue, profiled)
+                                 : CLBlastDdot(n, out, 0, x->buffer, x->offset, 1, y->buffer,
+                                               y->offset, 1, queue, profiled);
   else
-    code = x->type == CLMG_FLOAT ? CLBlastSnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL)
-                                 : CLBlastDnrm2(n, out, 0, x->buffer, x->offset, 1, queue, NULL);
+    code = x->type == CLMG_FLOAT
+               ? CLBlastSnrm2(n, out, 0, x->buffer, x->offset, 1, queue, profiled)
+               : CLBlastDnrm2(n, out, 0, x->buffer, x->offset, 1, queue, profiled);
+  clmg_profile_commit(context, profiled, code == CLBlastSuccess);
   status = clmg_clblast_status(context, code, y ? "dot" : "nrm2");
   if (status == CLMG_SUCCESS)
     status = clblast_read_scalar(context, x->type, result);

@@ -167,14 +167,16 @@ static clmg_status direct_solve(void *data, const clmg_operator *a, const clmg_v
   cl_mem b_buffer = clmg_vector_cl_buffer(b, &b_offset);
   cl_mem x_buffer = clmg_vector_cl_buffer(x, &x_offset);
   CLBlastStatusCode code;
+  cl_event *profiled = clmg_profile_event_slot(s->context, "clblast_gemv (coarse solve)");
   if (s->precision == CLMG_FLOAT)
     code = CLBlastSgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0f, s->inverse, 0,
                         s->n, b_buffer, b_offset, 1, 0.0f, x_buffer, x_offset, 1,
-                        &s->context->queue, NULL);
+                        &s->context->queue, profiled);
   else
     code = CLBlastDgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0, s->inverse, 0,
                         s->n, b_buffer, b_offset, 1, 0.0, x_buffer, x_offset, 1, &s->context->queue,
-                        NULL);
+                        profiled);
+  clmg_profile_commit(s->context, profiled, code == CLBlastSuccess);
   return clmg_clblast_status(s->context, code, "gemv (coarse solve)");
 }
 
