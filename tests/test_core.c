@@ -917,6 +917,12 @@ static void test_copy_bandwidth(void **state) {
     fail_msg("copy bandwidth %g GB/s", bw);
   /* Its buffers are gone afterwards. */
   assert_int_equal(clmg_context_device_bytes(ctx), bytes);
+  /* The default size is a real size that fits the device twice. */
+  size_t chosen = clmg_copy_bandwidth_default_bytes(ctx);
+  const clmg_device_info *info = clmg_context_device(ctx);
+  assert_true(chosen >= ((size_t)1 << 20));
+  assert_true(chosen <= info->max_alloc_bytes / 2 || chosen == ((size_t)1 << 20));
+  assert_int_equal(clmg_copy_bandwidth_default_bytes(NULL), 0);
   clmg_context_destroy(ctx);
 }
 

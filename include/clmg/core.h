@@ -191,6 +191,9 @@ CLMG_API cl_device_id clmg_context_cl_device(const clmg_context *context);
  * comparable to the bytes a kernel moves. */
 CLMG_API clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes,
                                                  double *gb_per_s);
+/* The buffer size clmg_measure_copy_bandwidth uses when given 0 bytes (0 for
+ * a NULL context). */
+CLMG_API size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context);
 
 #ifdef __cplusplus
 }
