@@ -731,8 +731,8 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
       {"Name=\"v\"", "Float64", 8, num_nodes},
       {"Name=\"cell\"", "Int32", 4, cells},
       {"NumberOfComponents=\"3\"", "Float64", 8, 3 * num_nodes},
-      {"Name=\"connectivity\"", "Int64", 8, per_cell * cells},
-      {"Name=\"offsets\"", "Int64", 8, cells},
+      {"Name=\"connectivity\"", "Int32", 4, per_cell * cells},
+      {"Name=\"offsets\"", "Int32", 4, cells}, /* Int64 only beyond 2^31 entries */
       {"Name=\"types\"", "UInt8", 1, cells},
   };
   uint64_t expected_offset = 0;

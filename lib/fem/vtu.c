@@ -186,6 +186,11 @@ static void write_ascii(FILE *out, const vtu_data *d) {
 
 enum { CHUNK = 4096 };
 
+/* Offsets (the end of each cell's connectivity) as Int32 when they fit. */
+static unsigned offset_bytes(const vtu_data *d) {
+  return (uint64_t)d->mesh->num_cells * d->per_cell > INT32_MAX ? 8u : 4u;
+}
+
 /* The arrays in file order: fields, cell, points, connectivity, offsets, types. */
 static uint64_t block_bytes(const vtu_data *d, size_t array) {
   size_t cells = d->mesh->num_cells;
@@ -197,9 +202,9 @@ static uint64_t block_bytes(const vtu_data *d, size_t array) {
   case 1:
     return (uint64_t)d->num_nodes * 24u; /* points: 3 x Float64 */
   case 2:
-    return (uint64_t)cells * d->per_cell * 8u; /* connectivity: Int64 */
+    return (uint64_t)cells * d->per_cell * 4u; /* connectivity: Int32 (node indices are) */
   case 3:
-    return (uint64_t)cells * 8u; /* offsets: Int64 */
+    return (uint64_t)cells * offset_bytes(d); /* offsets: Int32 or Int64 */
   default:
     return (uint64_t)cells; /* types: UInt8 */
   }
@@ -238,11 +243,11 @@ static void write_binary(FILE *out, const vtu_data *d) {
           next_offset(d, &array, &offset));
   fprintf(out,
           "</Points>\n<Cells>\n"
-          "<DataArray type=\"Int64\" Name=\"connectivity\" format=\"appended\" "
+          "<DataArray type=\"Int32\" Name=\"connectivity\" format=\"appended\" "
           "offset=\"%llu\"/>\n",
           next_offset(d, &array, &offset));
-  fprintf(out, "<DataArray type=\"Int64\" Name=\"offsets\" format=\"appended\" offset=\"%llu\"/>\n",
-          next_offset(d, &array, &offset));
+  fprintf(out, "<DataArray type=\"%s\" Name=\"offsets\" format=\"appended\" offset=\"%llu\"/>\n",
+          offset_bytes(d) == 4 ? "Int32" : "Int64", next_offset(d, &array, &offset));
   fprintf(out, "<DataArray type=\"UInt8\" Name=\"types\" format=\"appended\" offset=\"%llu\"/>\n",
           next_offset(d, &array, &offset));
   fputs("</Cells>\n</Piece>\n</UnstructuredGrid>\n<AppendedData encoding=\"raw\">\n_", out);
@@ -272,26 +277,34 @@ static void write_binary(FILE *out, const vtu_data *d) {
     }
     fwrite(xyz, sizeof xyz[0], 3 * n, out);
   }
-  int64_t wide[CHUNK];
   write_block_header(out, block_bytes(d, array_base + 2));
   size_t used = 0;
   for (size_t c = 0; c < cells; ++c) {
     const int32_t *nodes = d->cell_nodes + c * d->stride;
     for (size_t k = 0; k < d->per_cell; ++k) {
-      wide[used++] = nodes[d->order[k]];
+      index[used++] = nodes[d->order[k]];
       if (used == CHUNK) {
-        fwrite(wide, sizeof wide[0], used, out);
+        fwrite(index, sizeof index[0], used, out);
         used = 0;
       }
     }
   }
-  fwrite(wide, sizeof wide[0], used, out);
+  fwrite(index, sizeof index[0], used, out);
+  int64_t wide[CHUNK];
+  int narrow = offset_bytes(d) == 4;
   write_block_header(out, block_bytes(d, array_base + 3));
   for (size_t c0 = 0; c0 < cells; c0 += CHUNK) {
     size_t n = cells - c0 < CHUNK ? cells - c0 : CHUNK;
-    for (size_t k = 0; k < n; ++k)
-      wide[k] = (int64_t)((c0 + k + 1) * d->per_cell);
-    fwrite(wide, sizeof wide[0], n, out);
+    for (size_t k = 0; k < n; ++k) {
+      if (narrow)
+        index[k] = (int32_t)((c0 + k + 1) * d->per_cell);
+      else
+        wide[k] = (int64_t)((c0 + k + 1) * d->per_cell);
+    }
+    if (narrow)
+      fwrite(index, sizeof index[0], n, out);
+    else
+      fwrite(wide, sizeof wide[0], n, out);
   }
   unsigned char types[CHUNK];
   memset(types, d->cell_type, sizeof types);
