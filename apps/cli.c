@@ -130,25 +130,8 @@ int cli_report(const char *command, const clmg_context *context, clmg_status sta
 
 static struct {
   int quiet;
-  int compiling_said;
   double start;
 } feedback;
-
-static void say_compiling(const clmg_program_event *event, void *data) {
-  (void)data;
-  if (event->kind != CLMG_PROGRAM_COMPILE_START || feedback.compiling_said) {
-    return;
-  }
-  feedback.compiling_said = 1;
-  fflush(stdout);
-  if (event->cache_dir != NULL) {
-    fprintf(stderr, "clmg: compiling OpenCL kernels for %s (first run; cached in %s)...\n",
-            event->device, event->cache_dir);
-  } else {
-    fprintf(stderr, "clmg: compiling OpenCL kernels for %s (the binary cache is off)...\n",
-            event->device);
-  }
-}
 
 clmg_context *cli_open_context(const char *command, const char *device, int quiet) {
   clmg_context_options options;
@@ -157,7 +140,7 @@ clmg_context *cli_open_context(const char *command, const char *device, int quie
   clmg_context *context = NULL;
   clmg_status status = clmg_context_create(&options, &context);
   if (status == CLMG_SUCCESS && !quiet) {
-    status = clmg_context_set_program_callback(context, say_compiling, NULL);
+    status = clmg_context_set_program_callback(context, apputil_announce_compiling, NULL);
   }
   if (status == CLMG_SUCCESS) {
     return context;

@@ -707,12 +707,15 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   report.a = &s.a;
   report.preconditioner_name = options.preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none";
 
+  cli_progress_begin(options.quiet);
   double start = apputil_now();
   if (!read_inputs(command, &options, &s)) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.read_s = apputil_now() - start;
+  cli_progress("read %s: %zu rows, %zu nonzeros", options.matrix_path, s.a.rows,
+               clmg_csr_nnz(&s.a));
 
   s.context = cli_open_context(command, options.common.device, options.quiet);
   if (!s.context) {
@@ -730,6 +733,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     return EXIT_LIBRARY_FAILURE;
   }
   report.build_s = apputil_now() - start;
+  cli_progress("matrix built and uploaded to the device");
   report.matrix = s.matrix;
   const clmg_preconditioner *preconditioner =
       options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
@@ -749,6 +753,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     return EXIT_LIBRARY_FAILURE;
   }
   report.kernels_s = apputil_now() - start;
+  cli_progress("kernels ready");
 
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
