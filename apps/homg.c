@@ -360,7 +360,7 @@ typedef struct homg_report {
   clmg_homg_info info;
   clmg_homg_result result;
   clmg_status status;
-  char message[1024];
+  char message[2048];
   double setup_s, kernels_s;
   int *levels; /* the level of every MFMG step */
   size_t level_count;

@@ -377,7 +377,7 @@ typedef struct poisson_report {
   view_level *view;
   int view_count;
   clmg_status status;
-  char message[1024];
+  char message[2048];
   clmg_krylov_result result;
   double rate;
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
