@@ -29,7 +29,8 @@ enum { OPTION_JSON = 256, OPTION_FIRST_OWN };
   }
 #define COMMON_OPTIONS_HELP                                                                        \
   "  -d, --device STR        device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"             \
-  "      --json              print a JSON object on stdout instead of text\n"                      \
+  "      --json              print one JSON object on stdout instead of text (on a\n"              \
+  "                          failure too: status and message)\n"                                   \
   "  -h, --help              show this help\n"
 
 /* Applies a common option returned by getopt_long; returns 0 when `option` is

@@ -112,7 +112,7 @@ static void print_poisson_usage(FILE *out) {
         "                          existing FILE is replaced only once the new one is\n"
         "                          complete\n"
         "      --vtk-format F      binary (default: raw appended data, compact and fast\n"
-        "                          to open) or ascii (readable text, several times larger)\n"
+        "                          to open) or ascii (readable text, twice the size)\n"
         "      --vtk-ascii         the same as --vtk-format ascii\n"
         "      --view              show the hierarchy: per level rows, nonzeros, device\n"
         "                          format, smoother and coarse solver, and the operator\n"

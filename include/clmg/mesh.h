@@ -148,7 +148,7 @@ typedef struct clmg_mesh_field {
 /* How a .vtu file stores its arrays. */
 typedef enum clmg_vtu_encoding {
   CLMG_VTU_BINARY = 0, /* raw appended data (UInt64 block headers): compact, fast to open */
-  CLMG_VTU_ASCII       /* text, every double as %.17g: readable, several times larger */
+  CLMG_VTU_ASCII       /* text, every double as %.17g: readable, about twice the size */
 } clmg_vtu_encoding;
 
 /* Writes a VTK XML UnstructuredGrid (.vtu) that ParaView opens: the nodes of
