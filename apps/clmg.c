@@ -88,8 +88,9 @@ static void print_info_usage(FILE *out) {
         "--json: one object with \"devices\" (sizes in bytes as numbers:\n"
         "global_mem_bytes, max_alloc_bytes, local_mem_bytes), \"selected\",\n"
         "\"kernel_cache_dir\" (null when the cache is off), \"bandwidth_buffer_bytes\"\n"
-        "(the buffer measured with) and \"copy_bandwidth_gb_s\"; on failure an object\n"
-        "with \"status\" and \"message\".\n",
+        "(the buffer measured with), \"copy_bandwidth_gb_s\", and \"status\" and\n"
+        "\"message\" as every clmg command has them; on failure an object with those\n"
+        "two.\n",
         out);
 }
 
@@ -181,6 +182,8 @@ static void print_info_json(const clmg_device_info *devices, size_t count,
   json_string(&w, "name", selected->name);
   json_object_end(&w);
   json_string(&w, "kernel_cache_dir", cache_dir); /* null: the cache is off */
+  json_string(&w, "status", clmg_status_string(CLMG_SUCCESS));
+  json_string(&w, "message", "");
   json_integer(&w, "bandwidth_buffer_bytes", (long long)bandwidth_bytes);
   json_number(&w, "copy_bandwidth_gb_s", gb_per_s);
   json_object_end(&w);

@@ -183,20 +183,10 @@ def main():
                 fail(case, "kernel_cache_dir missing")
         return checker
 
-    # info reports devices, not a solve: no status on success
-    code, out, err = run(clmg, ["info", "--json", "--bandwidth-mib", "1"])
-    obj = parse_one("info", out)
-    if code != 0:
-        fail("info", f"exit code {code}: {err}")
-    elif obj is not None:
-        info_sizes(1 << 20)("info", obj)
-        need("info", obj, "copy_bandwidth_gb_s", NUMBER)
-        print("ok   info", flush=True)
-    code, out, err = run(clmg, ["info", "--json"])
-    obj = parse_one("info (default buffer)", out)
-    if obj is not None:
-        info_sizes(None)("info (default buffer)", obj)
-        print("ok   info (default buffer)", flush=True)
+    check(clmg, "info", ["info", "--json", "--bandwidth-mib", "1"], 0, "success",
+          (("copy_bandwidth_gb_s", NUMBER), ("devices", list), ("selected", dict)),
+          info_sizes(1 << 20))
+    check(clmg, "info (default buffer)", ["info", "--json"], 0, "success", (), info_sizes(None))
     check(clmg, "info: bad option", ["info", "--json", "--bogus"], 2, "usage_error", error_keys())
     check(clmg, "info: bad number", ["info", "--json", "--bandwidth-mib", "x"], 2, "usage_error",
           error_keys())
