@@ -299,11 +299,13 @@ static int check_matrix(const char *command, solve_options *options, const clmg_
     suitable = 0;
   }
   double *diagonal = malloc((a->rows ? a->rows : 1) * sizeof *diagonal);
-  clmg_error error;
-  if (!diagonal || clmg_csr_diagonal(a, diagonal, &error) != CLMG_SUCCESS) {
+  clmg_error error = {{0}};
+  clmg_status status =
+      diagonal != NULL ? clmg_csr_diagonal(a, diagonal, &error) : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "cannot read the diagonal of %s: %s", options->matrix_path,
+                diagonal != NULL ? error.message : "out of host memory");
     free(diagonal);
-    cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot read the diagonal of %s",
-                options->matrix_path);
     return 0;
   }
   size_t bad = 0, first_bad = 0;
