@@ -1,8 +1,12 @@
 #include "cli.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
 
 int cli_apply_common_option(int option, cli_options *options) {
   switch (option) {
@@ -20,10 +24,162 @@ int cli_apply_common_option(int option, cli_options *options) {
   }
 }
 
+/* ---- errors ---- */
+
+static struct {
+  int json;      /* print error objects on stdout */
+  int json_done; /* an object (error or report) is already on stdout */
+  char **argv;
+  char note[1024]; /* why the usage is wrong, for the JSON object */
+} errors;
+
+void cli_set_json_errors(int enabled) {
+  errors.json = enabled;
+}
+
+void cli_set_arguments(char **argv) {
+  errors.argv = argv;
+}
+
+void cli_json_done(void) {
+  errors.json_done = 1;
+}
+
+static void print_error_object(const char *command, const char *status, const char *message,
+                               int exit_code) {
+  if (!errors.json || errors.json_done) {
+    return;
+  }
+  errors.json_done = 1;
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "status", status);
+  json_string(&w, "message", message);
+  json_string(&w, "command", command);
+  json_integer(&w, "exit_code", exit_code);
+  json_object_end(&w);
+  json_end(&w);
+}
+
+static void vnote(const char *command, const char *format, va_list args) {
+  vsnprintf(errors.note, sizeof errors.note, format, args);
+  fflush(stdout);
+  fprintf(stderr, "%s: %s\n", command, errors.note);
+}
+
+void cli_usage_note(const char *command, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vnote(command, format, args);
+  va_end(args);
+}
+
 int cli_usage_error(const char *command) {
   fprintf(stderr, "Try '%s --help' for more information.\n", command);
+  if (errors.note[0] == '\0') {
+    /* getopt_long printed the reason; name the argument it stopped at */
+    if (errors.argv != NULL && optind > 0 && errors.argv[optind - 1] != NULL) {
+      snprintf(errors.note, sizeof errors.note,
+               "unknown option, or an option without its argument: '%s'", errors.argv[optind - 1]);
+    } else {
+      snprintf(errors.note, sizeof errors.note, "bad usage");
+    }
+  }
+  print_error_object(command, "usage_error", errors.note, EXIT_USAGE);
+  errors.note[0] = '\0';
   return EXIT_USAGE;
 }
+
+int cli_usage(const char *command, const char *format, ...) {
+  va_list args;
+  va_start(args, format);
+  vnote(command, format, args);
+  va_end(args);
+  return cli_usage_error(command);
+}
+
+int cli_failure(const char *command, clmg_status status, const char *format, ...) {
+  char message[2048];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  fflush(stdout);
+  fprintf(stderr, "%s: %s\n", command, message);
+  print_error_object(command, clmg_status_string(status), message, EXIT_LIBRARY_FAILURE);
+  return EXIT_LIBRARY_FAILURE;
+}
+
+void cli_json_error(const char *command, clmg_status status, const char *message) {
+  print_error_object(command, clmg_status_string(status), message, EXIT_LIBRARY_FAILURE);
+}
+
+int cli_report(const char *command, const clmg_context *context, clmg_status status,
+               const char *what) {
+  apputil_report(context, status, what);
+  const char *detail = context != NULL ? clmg_context_message(context) : "";
+  char message[2048];
+  snprintf(message, sizeof message, "%s%s%s", what != NULL ? what : "error",
+           detail[0] != '\0' ? ": " : "", detail);
+  print_error_object(command, clmg_status_string(status), message, EXIT_LIBRARY_FAILURE);
+  return EXIT_LIBRARY_FAILURE;
+}
+
+/* ---- feedback on stderr ---- */
+
+static struct {
+  int quiet;
+  double start;
+} feedback;
+
+clmg_context *cli_open_context(const char *command, const char *device, int quiet) {
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.device = device;
+  clmg_context *context = NULL;
+  clmg_status status = clmg_context_create(&options, &context);
+  if (status == CLMG_SUCCESS && !quiet) {
+    status = clmg_context_set_program_callback(context, apputil_announce_compiling, NULL);
+  }
+  if (status == CLMG_SUCCESS) {
+    return context;
+  }
+  char what[256];
+  if (device != NULL) {
+    snprintf(what, sizeof what, "cannot open device '%s'", device);
+  } else {
+    snprintf(what, sizeof what, "cannot open the default device");
+  }
+  /* On failure the library may hand back a context that only carries the
+   * message (see clmg_context_create). */
+  cli_report(command, context, status, what);
+  clmg_context_destroy(context);
+  return NULL;
+}
+
+void cli_progress_begin(int quiet) {
+  feedback.quiet = quiet;
+  feedback.start = apputil_now();
+}
+
+enum { PROGRESS_AFTER_S = 1 };
+
+void cli_progress(const char *format, ...) {
+  double elapsed = apputil_now() - feedback.start;
+  if (feedback.quiet || elapsed < PROGRESS_AFTER_S) {
+    return;
+  }
+  char step[512];
+  va_list args;
+  va_start(args, format);
+  vsnprintf(step, sizeof step, format, args);
+  va_end(args);
+  fflush(stdout);
+  fprintf(stderr, "clmg: %s (%.1f s)\n", step, elapsed);
+}
+
+/* ---- numbers ---- */
 
 int cli_parse_double(const char *command, const char *option, const char *text, double min,
                      double max, double *value) {
@@ -31,8 +187,7 @@ int cli_parse_double(const char *command, const char *option, const char *text, 
   errno = 0;
   double parsed = strtod(text, &end);
   if (end == text || *end != '\0' || errno == ERANGE || !(parsed >= min) || !(parsed <= max)) {
-    fprintf(stderr, "%s: %s needs a number from %g to %g, not '%s'\n", command, option, min, max,
-            text);
+    cli_usage_note(command, "%s needs a number from %g to %g, not '%s'", option, min, max, text);
     return 0;
   }
   *value = parsed;
@@ -45,8 +200,8 @@ int cli_parse_long(const char *command, const char *option, const char *text, lo
   errno = 0;
   long parsed = strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || parsed < min || parsed > max) {
-    fprintf(stderr, "%s: %s needs a whole number from %ld to %ld, not '%s'\n", command, option, min,
-            max, text);
+    cli_usage_note(command, "%s needs a whole number from %ld to %ld, not '%s'", option, min, max,
+                   text);
     return 0;
   }
   *value = parsed;

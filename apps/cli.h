@@ -6,6 +6,8 @@
 #include <getopt.h>
 #include <stddef.h>
 
+#include "clmg.h"
+
 enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
 
 /* Options that every subcommand accepts, and that may also be given before
@@ -27,16 +29,82 @@ enum { OPTION_JSON = 256, OPTION_FIRST_OWN };
   }
 #define COMMON_OPTIONS_HELP                                                                        \
   "  -d, --device STR        device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"             \
-  "      --json              print a JSON object on stdout instead of text\n"                      \
+  "      --json              print one JSON object on stdout instead of text (on a\n"              \
+  "                          failure too: status and message)\n"                                   \
   "  -h, --help              show this help\n"
 
 /* Applies a common option returned by getopt_long; returns 0 when `option` is
  * not one of them. */
 int cli_apply_common_option(int option, cli_options *options);
 
-/* Points to --help (getopt_long has already printed what was wrong); returns
- * EXIT_USAGE. */
+/* ---- errors: on stderr, and with --json as one object on stdout ----
+ *
+ * With --json anywhere on the command line (clmg.c sets it before parsing,
+ * so even a usage error found before --json is read gives JSON), every
+ * failure prints exactly one object on stdout:
+ *   {"status": "usage_error" or clmg_status_string(), "message": ...,
+ *    "command": "clmg NAME", "exit_code": 1 or 2}
+ * and a command that prints its own report calls cli_json_done() so that no
+ * second object follows. */
+void cli_set_json_errors(int enabled);
+void cli_set_arguments(char **argv); /* the argv getopt_long walks, for its errors */
+void cli_json_done(void);
+
+/* Prints "COMMAND: MESSAGE" on stderr and keeps MESSAGE for the JSON error of
+ * the next cli_usage_error. */
+void cli_usage_note(const char *command, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Points to --help (what was wrong is already on stderr: from
+ * cli_usage_note or getopt_long); with --json also prints the error object.
+ * Returns EXIT_USAGE. */
 int cli_usage_error(const char *command);
+
+/* cli_usage_note, then cli_usage_error. */
+int cli_usage(const char *command, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* A failure that is not bad usage (unreadable input, a library error):
+ * prints "COMMAND: MESSAGE" on stderr and, with --json, the error object with
+ * clmg_status_string(status). Returns EXIT_LIBRARY_FAILURE. */
+int cli_failure(const char *command, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Only the JSON error object (with --json), for a failure whose words are
+ * already on stderr. */
+void cli_json_error(const char *command, clmg_status status, const char *message);
+
+/* A failed library call: "clmg: WHAT: STATUS: CONTEXT MESSAGE" on stderr
+ * (apputil_report) and the JSON error object. Returns EXIT_LIBRARY_FAILURE. */
+int cli_report(const char *command, const clmg_context *context, clmg_status status,
+               const char *what);
+
+/* ---- feedback on stderr (never stdout, which may hold JSON) ---- */
+
+/* Opens a context on `device` (NULL: the default). Unless quiet, the first
+ * kernel compilation of the run prints "clmg: compiling OpenCL kernels for
+ * DEVICE (first run; cached in DIR)..." on stderr; programs from the cache
+ * print nothing. On failure reports (cli_report) and returns NULL. */
+clmg_context *cli_open_context(const char *command, const char *device, int quiet);
+
+/* Setup progress: cli_progress_begin starts the clock; cli_progress prints
+ * "clmg: STEP (T s)" on stderr once the setup has taken about a second or
+ * more, so short setups stay silent. Nothing when quiet. */
+void cli_progress_begin(int quiet);
+void cli_progress(const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
 
 /* Parse a number within [min, max]; print why and return 0 when it is not
  * one (option names the option in the message, e.g. "--tol"). */

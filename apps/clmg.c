@@ -31,8 +31,7 @@ static void reset_option_parser(void) {
 
 static int reject_extra_arguments(int argc, char **argv) {
   if (optind < argc) {
-    fprintf(stderr, "%s: unexpected argument '%s'\n", argv[0], argv[optind]);
-    return cli_usage_error(argv[0]);
+    return cli_usage(argv[0], "unexpected argument '%s'", argv[optind]);
   }
   return 0;
 }
@@ -45,8 +44,7 @@ static int parse_count(const char *command, const char *option, const char *text
   unsigned long long parsed = strtoull(text, &end, 10);
   if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || *end != '\0' || errno == ERANGE ||
       parsed > max) {
-    fprintf(stderr, "%s: %s needs a whole number from 0 to %llu, not '%s'\n", command, option, max,
-            text);
+    cli_usage_note(command, "%s needs a whole number from 0 to %llu, not '%s'", option, max, text);
     return 0;
   }
   *value = parsed;
@@ -84,7 +82,15 @@ static void print_info_usage(FILE *out) {
         "\n"
         "Options:\n" COMMON_OPTIONS_HELP
         "      --bandwidth-mib N   buffer size of the bandwidth test in MiB\n"
-        "                          (0, the default: a size chosen from the device memory)\n",
+        "                          (0, the default: a size chosen from the device memory)\n"
+        "\n"
+        "Output: the devices, the kernel cache directory and the copy bandwidth. With\n"
+        "--json: one object with \"devices\" (sizes in bytes as numbers:\n"
+        "global_mem_bytes, max_alloc_bytes, local_mem_bytes), \"selected\",\n"
+        "\"kernel_cache_dir\" (null when the cache is off), \"bandwidth_buffer_bytes\"\n"
+        "(the buffer measured with), \"copy_bandwidth_gb_s\", and \"status\" and\n"
+        "\"message\" as every clmg command has them; on failure an object with those\n"
+        "two.\n",
         out);
 }
 
@@ -158,8 +164,8 @@ static void write_device_json(json_writer *w, const clmg_device_info *device, in
 }
 
 static void print_info_json(const clmg_device_info *devices, size_t count,
-                            const clmg_device_info *selected, size_t bandwidth_bytes,
-                            double gb_per_s) {
+                            const clmg_device_info *selected, const char *cache_dir,
+                            size_t bandwidth_bytes, double gb_per_s) {
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -175,7 +181,10 @@ static void print_info_json(const clmg_device_info *devices, size_t count,
   json_integer(&w, "device_index", selected->device_index);
   json_string(&w, "name", selected->name);
   json_object_end(&w);
-  json_integer(&w, "bandwidth_buffer_bytes", (long long)bandwidth_bytes); /* 0: library's choice */
+  json_string(&w, "kernel_cache_dir", cache_dir); /* null: the cache is off */
+  json_string(&w, "status", clmg_status_string(CLMG_SUCCESS));
+  json_string(&w, "message", "");
+  json_integer(&w, "bandwidth_buffer_bytes", (long long)bandwidth_bytes);
   json_number(&w, "copy_bandwidth_gb_s", gb_per_s);
   json_object_end(&w);
   json_end(&w);
@@ -217,13 +226,12 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
   char message[1024];
   clmg_status status = clmg_list_devices(&devices, &count, message, sizeof message);
   if (status != CLMG_SUCCESS) {
-    fprintf(stderr, "clmg: cannot list OpenCL devices: %s: %s\n", clmg_status_string(status),
-            message);
-    return EXIT_LIBRARY_FAILURE;
+    return cli_failure(argv[0], status, "cannot list OpenCL devices: %s: %s",
+                       clmg_status_string(status), message);
   }
 
   /* Open the selected device before printing, so the listing can mark it. */
-  clmg_context *context = apputil_open_context(options.device);
+  clmg_context *context = cli_open_context(argv[0], options.device, 0);
   const clmg_device_info *selected = context != NULL ? clmg_context_device(context) : NULL;
   if (!options.json) {
     /* Shown even when the selected device does not open: that is when the
@@ -235,7 +243,9 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
     return EXIT_LIBRARY_FAILURE;
   }
 
-  size_t bandwidth_bytes = (size_t)bandwidth_mib << 20;
+  /* the size measured with, also when the library chooses it */
+  size_t bandwidth_bytes =
+      bandwidth_mib > 0 ? (size_t)bandwidth_mib << 20 : clmg_copy_bandwidth_default_bytes(context);
   if (!options.json) {
     printf("Selected device  %u:%u  %s\n", selected->platform_index, selected->device_index,
            selected->name);
@@ -244,18 +254,21 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
   double gb_per_s = 0.0;
   status = clmg_measure_copy_bandwidth(context, bandwidth_bytes, &gb_per_s);
   if (status != CLMG_SUCCESS) {
-    apputil_report(context, status, "copy bandwidth measurement failed");
+    cli_report(argv[0], context, status, "copy bandwidth measurement failed");
     clmg_context_destroy(context);
     free(devices);
     return EXIT_LIBRARY_FAILURE;
   }
 
   if (options.json) {
-    print_info_json(devices, count, selected, bandwidth_bytes, gb_per_s);
+    print_info_json(devices, count, selected, clmg_context_cache_dir(context), bandwidth_bytes,
+                    gb_per_s);
   } else {
     char size[32];
+    const char *cache_dir = clmg_context_cache_dir(context);
+    printf("Kernel cache     %s\n", cache_dir != NULL ? cache_dir : "off");
     printf("Copy bandwidth   %.1f GB/s (%s buffer)\n", gb_per_s,
-           bandwidth_bytes == 0 ? "default" : format_bytes(bandwidth_bytes, size, sizeof size));
+           format_bytes(bandwidth_bytes, size, sizeof size));
   }
   clmg_context_destroy(context);
   free(devices);
@@ -349,6 +362,14 @@ static int run_main(int argc, char **argv) {
     return cli_usage_error(program_name);
   }
   argv[0] = program_name; /* getopt_long's messages then say "clmg:", not a path */
+  /* --json anywhere (before a "--"): errors found before it is parsed, or in
+   * another subcommand's options, are JSON objects too */
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (strcmp(argv[i], "--json") == 0) {
+      cli_set_json_errors(1);
+    }
+  }
+  cli_set_arguments(argv);
 
   cli_options options = {0};
   int want_version = 0;
@@ -373,8 +394,7 @@ static int run_main(int argc, char **argv) {
     return print_version(&options);
   }
   if (optind >= argc) {
-    fputs("clmg: no command given\n", stderr);
-    return cli_usage_error(argv[0]);
+    return cli_usage(argv[0], "no command given");
   }
 
   int sub_argc = argc - optind;
@@ -394,13 +414,13 @@ static int run_main(int argc, char **argv) {
 
   const subcommand *command = find_subcommand(sub_argv[0]);
   if (command == NULL) {
-    fprintf(stderr, "clmg: unknown command '%s'\n", sub_argv[0]);
-    return cli_usage_error(argv[0]);
+    return cli_usage(argv[0], "unknown command '%s'", sub_argv[0]);
   }
   char command_name[64];
   snprintf(command_name, sizeof command_name, "clmg %s", command->name);
   sub_argv[0] = command_name; /* for getopt_long's messages and our own */
   reset_option_parser();
+  cli_set_arguments(sub_argv);
   return command->run(sub_argc, sub_argv, &options);
 }
 

@@ -83,11 +83,19 @@ static void print_homg_usage(FILE *out) {
         "      --snapshots PREFIX write the approximation after every step of the first\n"
         "                         MFMG cycle to PREFIX-0001.vtk, ... (the paper's Fig. 3)\n"
         "      --snapshot-format F  vtk (default) or png\n"
-        "  -q, --quiet            no per-cycle table\n" COMMON_OPTIONS_HELP "\n"
+        "  -q, --quiet            no per-cycle table, no progress or first-run lines on\n"
+        "                         stderr\n" COMMON_OPTIONS_HELP "\n"
         "Work units (WU): one WU is one kernel pass over the whole grid (a fused HOMG\n"
         "step, a residual); a pass over a coarse level of nc^2 points counts nc^2/n^2.\n"
-        "Times: kernels_s compiles the kernels (a warm-up on a small grid), solve_s\n"
-        "is the solve, including one residual read-back per cycle.\n"
+        "Times: setup_s creates the solver and uploads the problem, kernels_s compiles\n"
+        "the kernels (a warm-up on a small grid; the first run on a device says so on\n"
+        "stderr, with the cache directory), solve_s is the solve, including one\n"
+        "residual read-back per cycle.\n"
+        "--json prints one object on stdout (n, levels, method, status, message,\n"
+        "converged, cycles, iterations, work_units, l1_error, relative_residual,\n"
+        "setup_s, kernels_s, solve_s, solve_per_work_unit_s, history, ...); on any\n"
+        "failure, bad usage included, one object with status (\"usage_error\" or the\n"
+        "library's status) and message.\n"
         "\n"
         "Examples:\n"
         "  clmg homg --n 129 --maxi 4 --cycles 1          one MFMG cycle (paper: ~5% error)\n"
@@ -151,9 +159,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
       break;
     case OPTION_METHOD:
       if (!clmg_homg_method_parse(optarg, &o->method)) {
-        fprintf(stderr, "%s: unknown method '%s' (there are: homg, vcycle, fmg)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown method '%s' (there are: homg, vcycle, fmg)", optarg);
       }
       break;
     case OPTION_MAXI:
@@ -184,8 +190,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
       if (!cli_parse_double(command, "--stagnation", optarg, 0, 1e6, &number) ||
           (number != 0 && number <= 1)) {
         if (number != 0 && number <= 1) {
-          fprintf(stderr, "%s: --stagnation needs 0 (off) or a factor above 1, not '%s'\n", command,
-                  optarg);
+          cli_usage_note(command, "--stagnation needs 0 (off) or a factor above 1, not '%s'",
+                         optarg);
         }
         return cli_usage_error(command);
       }
@@ -197,8 +203,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
       } else if (strcmp(optarg, "float") == 0) {
         o->precision = CLMG_FLOAT;
       } else {
-        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float)\n", command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown precision '%s' (there are: double, float)", optarg);
       }
       break;
     case OPTION_OMEGA:
@@ -217,9 +222,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
         }
       }
       if (pre < 0 || post < 0 || pre > 100 || post > 100 || pre + post < 1) {
-        fprintf(stderr, "%s: --smoothing needs PRE,POST (0 to 100, not both 0), not '%s'\n",
-                command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "--smoothing needs PRE,POST (0 to 100, not both 0), not '%s'",
+                         optarg);
       }
       o->pre = (int)pre;
       o->post = (int)post;
@@ -239,9 +243,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
       break;
     case OPTION_SNAPSHOT_FORMAT:
       if (strcmp(optarg, "vtk") != 0 && strcmp(optarg, "png") != 0) {
-        fprintf(stderr, "%s: unknown snapshot format '%s' (there are: vtk, png)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown snapshot format '%s' (there are: vtk, png)", optarg);
       }
       o->snapshot_format = optarg;
       break;
@@ -256,8 +258,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
     return 0;
   }
   if (optind < argc) {
-    fprintf(stderr, "%s: unexpected argument '%s'\n", command, argv[optind]);
-    return cli_usage_error(command);
+    return cli_usage(command, "unexpected argument '%s'", argv[optind]);
   }
   if (!o->tol_given) {
     /* --cycles alone asks for exactly that many cycles */
@@ -267,8 +268,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
     }
   }
   if ((o->steps || o->snapshot_prefix) && o->method != CLMG_HOMG_MFMG) {
-    fprintf(stderr, "%s: --steps and --snapshots follow the steps of the homg method\n", command);
-    return cli_usage_error(command);
+    return cli_usage(command, "--steps and --snapshots follow the steps of the homg method");
   }
   return 0;
 }
@@ -360,7 +360,7 @@ typedef struct homg_report {
   clmg_homg_info info;
   clmg_homg_result result;
   clmg_status status;
-  char message[1024];
+  char message[2048];
   double setup_s, kernels_s;
   int *levels; /* the level of every MFMG step */
   size_t level_count;
@@ -450,9 +450,7 @@ static void print_json(const homg_cli *o, const homg_report *r) {
   json_number(&w, "error_tolerance", o->error_tol);
   json_integer(&w, "max_cycles", o->cycles);
   json_string(&w, "status", clmg_status_string(r->status));
-  if (r->status != CLMG_SUCCESS) {
-    json_string(&w, "message", r->message);
-  }
+  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
   json_bool(&w, "converged", result->converged);
   json_bool(&w, "stagnated", result->stagnated);
   json_integer(&w, "cycles", result->cycles);
@@ -461,8 +459,8 @@ static void print_json(const homg_cli *o, const homg_report *r) {
   json_number(&w, "l1_error", result->l1_error);
   json_number(&w, "relative_residual", result->relative_residual);
   json_number(&w, "initial_residual", result->initial_residual);
-  json_number(&w, "time_s", result->time_s);
-  json_number(&w, "time_per_work_unit_s",
+  json_number(&w, "solve_s", result->time_s);
+  json_number(&w, "solve_per_work_unit_s",
               result->work_units > 0 ? result->time_s / result->work_units : NAN);
   json_number(&w, "setup_s", r->setup_s);
   json_number(&w, "kernels_s", r->kernels_s);
@@ -557,7 +555,10 @@ static clmg_status warm_up(clmg_context *context, const homg_cli *o) {
   return status;
 }
 
-static int write_pictures(const homg_cli *o, homg_resources *s, int quiet) {
+/* Writes the --vtk and --png files; on failure returns 0 with the reason in
+ * message. */
+static int write_pictures(const homg_cli *o, homg_resources *s, char *message,
+                          size_t message_size) {
   if (!o->vtk_path && !o->png_path) {
     return 1;
   }
@@ -565,7 +566,7 @@ static int write_pictures(const homg_cli *o, homg_resources *s, int quiet) {
   char error[512];
   double *difference = malloc(points * sizeof *difference);
   if (!difference) {
-    fprintf(stderr, "clmg homg: out of memory for the error field\n");
+    snprintf(message, message_size, "out of memory for the error field");
     return 0;
   }
   for (size_t i = 0; i < points; i++) {
@@ -577,24 +578,14 @@ static int write_pictures(const homg_cli *o, homg_resources *s, int quiet) {
     snprintf(title, sizeof title, "clmg homg, n = %zu, method %s: solution, exact, error", o->n,
              clmg_homg_method_name(o->method));
     grid_field fields[] = {{"solution", s->host_x}, {"exact", s->host_u}, {"error", difference}};
-    if (write_grid_vtk(o->vtk_path, o->n, title, fields, 3, error, sizeof error)) {
-      if (!quiet) {
-        printf("%-18s %s\n", "VTK written", o->vtk_path);
-      }
-    } else {
-      fprintf(stderr, "clmg homg: %s\n", error);
+    if (!write_grid_vtk(o->vtk_path, o->n, title, fields, 3, error, sizeof error)) {
+      snprintf(message, message_size, "%s", error);
       ok = 0;
     }
   }
-  if (o->png_path) {
-    if (write_grid_png(o->png_path, o->n, s->host_x, error, sizeof error)) {
-      if (!quiet) {
-        printf("%-18s %s\n", "PNG written", o->png_path);
-      }
-    } else {
-      fprintf(stderr, "clmg homg: %s\n", error);
-      ok = 0;
-    }
+  if (ok && o->png_path && !write_grid_png(o->png_path, o->n, s->host_x, error, sizeof error)) {
+    snprintf(message, message_size, "%s", error);
+    ok = 0;
   }
   free(difference);
   return ok;
@@ -619,13 +610,14 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   s.host_u = malloc(points * sizeof *s.host_u);
   s.host_x = malloc(points * sizeof *s.host_x);
   if (!s.host_f || !s.host_u || !s.host_x) {
-    fprintf(stderr, "%s: out of memory for an n = %zu grid\n", command, o.n);
     release(&s);
-    return EXIT_LIBRARY_FAILURE;
+    return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for an n = %zu grid",
+                       o.n);
   }
+  cli_progress_begin(o.quiet);
   clmg_homg_paper_problem(o.n, s.host_f, s.host_u);
 
-  s.context = apputil_open_context(o.common.device);
+  s.context = cli_open_context(command, o.common.device, o.quiet);
   if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
@@ -638,9 +630,8 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   if (o.snapshot_prefix) {
     shots.values = malloc(points * sizeof *shots.values);
     if (!shots.values) {
-      fprintf(stderr, "%s: out of memory for the snapshots\n", command);
       release(&s);
-      return EXIT_LIBRARY_FAILURE;
+      return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the snapshots");
     }
     options.monitor = write_snapshot;
     options.monitor_data = &shots;
@@ -670,25 +661,34 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   }
   report.setup_s = apputil_now() - start;
   if (status == CLMG_SUCCESS) {
+    cli_progress("solver created and the problem uploaded (%zu x %zu grid)", o.n, o.n);
     step = "compiling the kernels";
     start = apputil_now();
     status = warm_up(s.context, &o);
     report.kernels_s = apputil_now() - start;
+    if (status == CLMG_SUCCESS) {
+      cli_progress("kernels ready");
+    }
   }
   if (status != CLMG_SUCCESS) {
-    apputil_report(s.context, status, step);
     free(shots.values);
+    if (status == CLMG_ERROR_INVALID_ARGUMENT) { /* an --n or --maxi the method cannot use */
+      char message[2048];
+      snprintf(message, sizeof message, "%s: %s", step, clmg_context_message(s.context));
+      release(&s);
+      return cli_usage(command, "%s", message);
+    }
+    cli_report(command, s.context, status, step);
     release(&s);
-    return status == CLMG_ERROR_INVALID_ARGUMENT ? EXIT_USAGE : EXIT_LIBRARY_FAILURE;
+    return EXIT_LIBRARY_FAILURE;
   }
   clmg_homg_get_info(s.solver, &report.info);
   clmg_homg_schedule(s.solver, NULL, 0, &report.level_count);
   report.levels = malloc((report.level_count ? report.level_count : 1) * sizeof *report.levels);
   if (!report.levels) {
-    fprintf(stderr, "%s: out of memory for the schedule\n", command);
     free(shots.values);
     release(&s);
-    return EXIT_LIBRARY_FAILURE;
+    return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the schedule");
   }
   clmg_homg_schedule(s.solver, report.levels, report.level_count, &report.level_count);
 
@@ -713,35 +713,58 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
 
   report.status = clmg_homg_solve(s.solver, s.f, s.x, s.u, &report.result);
   snprintf(report.message, sizeof report.message, "%s", clmg_context_message(s.context));
+  /* The files first, so that the report (with --json one object) says
+   * whether they were written. */
+  clmg_status solve_status = report.status, output_status = CLMG_SUCCESS;
+  char output_message[1200] = "";
   if (report.status == CLMG_SUCCESS || report.status == CLMG_ERROR_NOT_CONVERGED) {
     status = download(s.x, s.host_x, points, 0);
     if (status != CLMG_SUCCESS) {
-      apputil_report(s.context, status, "reading back the solution");
-      exit_code = EXIT_LIBRARY_FAILURE;
+      output_status = status;
+      snprintf(output_message, sizeof output_message, "reading back the solution: %s",
+               clmg_context_message(s.context));
     }
   }
+  if (output_status == CLMG_SUCCESS && o.snapshot_prefix && shots.failed) {
+    output_status = CLMG_ERROR_IO;
+    snprintf(output_message, sizeof output_message, "snapshots: %s", shots.error);
+  }
+  if (output_status == CLMG_SUCCESS && solve_status == CLMG_SUCCESS &&
+      !write_pictures(&o, &s, output_message, sizeof output_message)) {
+    output_status = CLMG_ERROR_IO;
+  }
+  if (report.status == CLMG_SUCCESS && output_status != CLMG_SUCCESS) {
+    report.status = output_status;
+    snprintf(report.message, sizeof report.message, "%s", output_message);
+  }
+
   if (o.common.json) {
     print_json(&o, &report);
+    cli_json_done();
   } else {
     print_text(&o, &report);
-  }
-  if (report.status != CLMG_SUCCESS) {
-    fflush(stdout);
-    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(report.status), report.message);
-    exit_code = EXIT_LIBRARY_FAILURE;
-  }
-  if (o.snapshot_prefix) {
-    if (shots.failed) {
-      fprintf(stderr, "%s: snapshots: %s\n", command, shots.error);
-      exit_code = EXIT_LIBRARY_FAILURE;
-    } else if (!o.common.json) {
+    if (o.snapshot_prefix && !shots.failed) {
       printf("%-18s %d files %s-NNNN.%s\n", "snapshots", shots.written, o.snapshot_prefix,
              o.snapshot_format);
     }
+    if (solve_status == CLMG_SUCCESS && output_status == CLMG_SUCCESS) {
+      if (o.vtk_path) {
+        printf("%-18s %s\n", "VTK written", o.vtk_path);
+      }
+      if (o.png_path) {
+        printf("%-18s %s\n", "PNG written", o.png_path);
+      }
+    }
   }
-  if (exit_code == 0 && !write_pictures(&o, &s, o.common.json)) {
-    exit_code = EXIT_LIBRARY_FAILURE;
+  fflush(stdout);
+  if (solve_status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solve_status), report.message);
   }
+  if (output_status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: %s\n", command, output_message);
+  }
+  exit_code = solve_status == CLMG_SUCCESS && output_status == CLMG_SUCCESS ? EXIT_SUCCESS
+                                                                            : EXIT_LIBRARY_FAILURE;
   clmg_homg_result_free(&report.result);
   free(report.levels);
   free(shots.values);

@@ -13,6 +13,7 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "view.h"
 
 typedef enum mesh_kind { MESH_CIRCLE, MESH_BLOOD, MESH_FILE } mesh_kind;
 
@@ -30,7 +31,8 @@ typedef struct poisson_options {
   double tolerance;
   int max_iterations;
   const char *vtk_path;
-  int quiet;
+  clmg_vtu_encoding vtk_encoding;
+  int quiet, view;
   unsigned long long seed;
 } poisson_options;
 
@@ -52,7 +54,10 @@ enum {
   OPTION_COARSE,
   OPTION_VTK,
   OPTION_SEED,
-  OPTION_COARSE_ROWS
+  OPTION_COARSE_ROWS,
+  OPTION_VTK_FORMAT,
+  OPTION_VTK_ASCII,
+  OPTION_VIEW
 };
 
 /* Finest levels above this would not fit a workstation's memory (CIRCLE Q1
@@ -106,18 +111,34 @@ static void print_poisson_usage(FILE *out) {
         "      --precision P       double (default), float, or mixed: a float multigrid\n"
         "                          cycle preconditioning double CG (implies --krylov cg;\n"
         "                          the residuals reported are double ones)\n"
-        "      --vtk FILE.vtu      write the mesh and u (ParaView, VisIt: VTK XML)\n"
+        "      --vtk FILE.vtu      write the mesh and u (ParaView, VisIt: VTK XML); an\n"
+        "                          existing FILE is replaced only once the new one is\n"
+        "                          complete\n"
+        "      --vtk-format F      binary (default: raw appended data, compact and fast\n"
+        "                          to open) or ascii (readable text, twice the size)\n"
+        "      --vtk-ascii         the same as --vtk-format ascii\n"
+        "      --view              show the hierarchy: per level rows, nonzeros, device\n"
+        "                          format, smoother and coarse solver, and the operator\n"
+        "                          complexity (nonzeros of all levels / of the finest)\n"
         "      --seed N            seed of the random STO numbering (default 1)\n"
-        "  -q, --quiet             no per-cycle lines\n" COMMON_OPTIONS_HELP "\n"
+        "  -q, --quiet             no per-cycle lines, no progress or first-run lines on\n"
+        "                          stderr\n" COMMON_OPTIONS_HELP "\n"
         "Output: unknowns and nonzeros of the finest level, the levels, the relative\n"
         "residual per cycle, the convergence rate (the mean residual reduction per\n"
-        "cycle), iterations, and the times: setup_s (mesh, assembly, upload, kernel\n"
-        "compilation), solve_s, and cycle_s = solve_s / iterations. --json prints them\n"
-        "as one object (keys unknowns, nonzeros, levels, iterations, relative_residual,\n"
-        "rate, converged, setup_s, solve_s, cycle_s, history, ...).\n"
+        "cycle), iterations, and the times: setup_s (mesh, assembly, upload; mesh_s,\n"
+        "assembly_s, upload_s), kernels_s (compiling the kernels or loading them from\n"
+        "the cache, in one warm-up cycle), solve_s, and cycle_s = solve_s / iterations.\n"
+        "A setup of more than about a second reports its steps on stderr; the first run\n"
+        "on a device says that it compiles the kernels, and where they are cached.\n"
+        "--json prints one object on stdout (keys unknowns, nonzeros, levels, format\n"
+        "(the name: csr, ellr, sell) and format_description, status, message,\n"
+        "converged, iterations, relative_residual, rate, setup_s, kernels_s, solve_s,\n"
+        "cycle_s, history, with --view hierarchy and operator_complexity, ...); on any\n"
+        "failure, bad usage included, one object with status (\"usage_error\" or the\n"
+        "library's status, e.g. \"not converged\") and message.\n"
         "\n"
         "Examples:\n"
-        "  clmg poisson --mesh circle --level 7 --vtk circle.vtu\n"
+        "  clmg poisson --mesh circle --level 7 --vtk circle.vtu --view\n"
         "  clmg poisson --element q2 --level 6 --numbering cm --smoother chebyshev\n"
         "  clmg poisson --mesh blood --level 5 --krylov cg --json\n"
         "\n"
@@ -146,6 +167,9 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       {"coarse-rows", required_argument, NULL, OPTION_COARSE_ROWS},
       {"coarse", required_argument, NULL, OPTION_COARSE},
       {"vtk", required_argument, NULL, OPTION_VTK},
+      {"vtk-format", required_argument, NULL, OPTION_VTK_FORMAT},
+      {"vtk-ascii", no_argument, NULL, OPTION_VTK_ASCII},
+      {"view", no_argument, NULL, OPTION_VIEW},
       {"seed", required_argument, NULL, OPTION_SEED},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
@@ -162,6 +186,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   o->tolerance = 0; /* unset: the default of the precision */
   o->max_iterations = 200;
   o->seed = 1;
+  o->vtk_encoding = CLMG_VTU_BINARY;
   int option, steps;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
     if (cli_apply_common_option(option, &o->common))
@@ -175,8 +200,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       break;
     case OPTION_ELEMENT:
       if (strcmp(optarg, "q1") != 0 && strcmp(optarg, "q2") != 0) {
-        fprintf(stderr, "%s: unknown element '%s' (there are: q1, q2)\n", command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown element '%s' (there are: q1, q2)", optarg);
       }
       o->degree = optarg[1] - '0';
       break;
@@ -186,16 +210,14 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       break;
     case OPTION_NUMBERING:
       if (!clmg_numbering_parse(optarg, &o->numbering)) {
-        fprintf(stderr, "%s: unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
+                         optarg);
       }
       break;
     case OPTION_SMOOTHER:
       if (!clmg_smoother_type_parse(optarg, &o->multigrid.smoother)) {
-        fprintf(stderr, "%s: unknown smoother '%s' (there are: jacobi, chebyshev, spai0)\n",
-                command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown smoother '%s' (there are: jacobi, chebyshev, spai0)",
+                         optarg);
       }
       break;
     case OPTION_PRE:
@@ -213,14 +235,12 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       break;
     case OPTION_CYCLE:
       if (!clmg_cycle_type_parse(optarg, &o->multigrid.cycle)) {
-        fprintf(stderr, "%s: unknown cycle '%s' (there are: v, w, f)\n", command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown cycle '%s' (there are: v, w, f)", optarg);
       }
       break;
     case OPTION_KRYLOV:
       if (strcmp(optarg, "none") != 0 && strcmp(optarg, "cg") != 0) {
-        fprintf(stderr, "%s: unknown Krylov method '%s' (there are: none, cg)\n", command, optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown Krylov method '%s' (there are: none, cg)", optarg);
       }
       o->use_cg = strcmp(optarg, "cg") == 0;
       break;
@@ -241,17 +261,14 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       break;
     case OPTION_FORMAT:
       if (!clmg_matrix_format_parse(optarg, &o->multigrid.matrix.format)) {
-        fprintf(stderr, "%s: unknown format '%s' (there are: auto, csr, ellr, sell)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown format '%s' (there are: auto, csr, ellr, sell)", optarg);
       }
       break;
     case OPTION_PRECISION:
       if (strcmp(optarg, "double") != 0 && strcmp(optarg, "float") != 0 &&
           strcmp(optarg, "mixed") != 0) {
-        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float, mixed)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown precision '%s' (there are: double, float, mixed)",
+                         optarg);
       }
       o->multigrid.matrix.precision = optarg[0] == 'd' ? CLMG_DOUBLE : CLMG_FLOAT;
       o->mixed = optarg[0] == 'm';
@@ -264,13 +281,27 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       } else if (strcmp(optarg, "pcg") == 0) {
         o->multigrid.coarse = CLMG_COARSE_PCG;
       } else {
-        fprintf(stderr, "%s: unknown coarse solver '%s' (there are: auto, direct, pcg)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown coarse solver '%s' (there are: auto, direct, pcg)",
+                         optarg);
       }
       break;
     case OPTION_VTK:
       o->vtk_path = optarg;
+      break;
+    case OPTION_VTK_FORMAT:
+      if (strcmp(optarg, "binary") == 0) {
+        o->vtk_encoding = CLMG_VTU_BINARY;
+      } else if (strcmp(optarg, "ascii") == 0) {
+        o->vtk_encoding = CLMG_VTU_ASCII;
+      } else {
+        return cli_usage(command, "unknown VTK format '%s' (there are: binary, ascii)", optarg);
+      }
+      break;
+    case OPTION_VTK_ASCII:
+      o->vtk_encoding = CLMG_VTU_ASCII;
+      break;
+    case OPTION_VIEW:
+      o->view = 1;
       break;
     case OPTION_SEED: {
       int seed;
@@ -289,8 +320,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   if (o->common.help)
     return 0;
   if (optind < argc) {
-    fprintf(stderr, "%s: unexpected argument '%s'\n", command, argv[optind]);
-    return cli_usage_error(command);
+    return cli_usage(command, "unexpected argument '%s'", argv[optind]);
   }
   if (o->mixed)
     o->use_cg = 1;
@@ -347,10 +377,12 @@ static int print_cycle(void *data, int iteration, double relative_residual) {
 typedef struct poisson_report {
   size_t unknowns, nonzeros, coarse_unknowns;
   int levels;
-  const char *format_description;
+  const char *format_name, *format_description;
   const char *coarse_solver;
+  view_level *view;
+  int view_count;
   clmg_status status;
-  char message[1024];
+  char message[2048];
   clmg_krylov_result result;
   double rate;
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
@@ -362,8 +394,10 @@ static const char *problem_label(const poisson_options *o) {
   return o->mesh == MESH_CIRCLE ? "CIRCLE" : o->mesh == MESH_BLOOD ? "BLOOD" : o->mesh_name;
 }
 
+/* Everything before the solve except compiling the kernels (kernels_s), as
+ * setup_s means in every clmg command. */
 static double setup_seconds(const poisson_report *r) {
-  return r->mesh_s + r->assembly_s + r->upload_s + r->kernels_s;
+  return r->mesh_s + r->assembly_s + r->upload_s;
 }
 
 static void print_text_summary(const poisson_options *o, const poisson_report *r) {
@@ -373,8 +407,9 @@ static void print_text_summary(const poisson_options *o, const poisson_report *r
   printf("%-18s %.3e\n", "relative residual", result->relative_residual);
   printf("%-18s %.4f (mean residual reduction per %s)\n", "rate", r->rate,
          o->use_cg ? "iteration" : "cycle");
-  printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f, kernels %.4f)\n", "setup_s",
-         setup_seconds(r), r->mesh_s, r->assembly_s, r->upload_s, r->kernels_s);
+  printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f)\n", "setup_s", setup_seconds(r),
+         r->mesh_s, r->assembly_s, r->upload_s);
+  printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f\n", "solve_s", r->solve_s);
   if (result->iterations > 0)
     printf("%-18s %.6f (%.3f ms)\n", "cycle_s", r->solve_s / result->iterations,
@@ -402,14 +437,14 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_string(&w, "cycle", clmg_cycle_type_name(o->multigrid.cycle));
   json_string(&w, "coarse_solver", r->coarse_solver);
   json_string(&w, "krylov", o->use_cg ? "cg" : "none");
-  json_string(&w, "format", r->format_description);
+  json_string(&w, "format", r->format_name);
+  json_string(&w, "format_description", r->format_description);
   json_string(&w, "precision", o->mixed ? "mixed" : clmg_dtype_name(o->multigrid.matrix.precision));
   json_device(&w, device);
   json_number(&w, "relative_tolerance", o->tolerance);
   json_bool(&w, "converged", result->converged);
   json_string(&w, "status", clmg_status_string(r->status));
-  if (r->status != CLMG_SUCCESS)
-    json_string(&w, "message", r->message);
+  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
   json_integer(&w, "iterations", result->iterations);
   json_number(&w, "relative_residual", result->relative_residual);
   json_number(&w, "rate", r->rate);
@@ -421,6 +456,8 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_number(&w, "solve_s", r->solve_s);
   json_number(&w, "cycle_s", result->iterations > 0 ? r->solve_s / result->iterations : 0.0);
   json_number(&w, "iteration_bytes", r->iteration_bytes);
+  if (o->view)
+    view_json(&w, r->view, r->view_count);
   json_array_begin(&w, "history");
   for (size_t k = 0; k < result->history_length; k++)
     json_number(&w, NULL, result->history[k]);
@@ -483,19 +520,20 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   if (status == CLMG_SUCCESS)
     status = clmg_mesh_check(&s->coarse_mesh, &error);
   if (status != CLMG_SUCCESS) {
-    fprintf(stderr, "%s: cannot use the mesh '%s': %s: %s\n", command, o->mesh_name,
-            clmg_status_string(status), error.message);
+    cli_failure(command, status, "cannot use the mesh '%s': %s: %s", o->mesh_name,
+                clmg_status_string(status), error.message);
     return 0;
   }
   r->mesh_s = apputil_now() - start;
+  cli_progress("coarse mesh ready: %zu cells", s->coarse_mesh.num_cells);
   start = apputil_now();
   clmg_poisson_problem problem;
   describe_problem(o, &problem);
   status = clmg_fe_poisson_hierarchy(&s->coarse_mesh, o->level, o->degree, &problem, o->numbering,
                                      o->seed, &s->hierarchy, &error);
   if (status != CLMG_SUCCESS) {
-    fprintf(stderr, "%s: cannot build the level-%d hierarchy: %s: %s\n", command, o->level,
-            clmg_status_string(status), error.message);
+    cli_failure(command, status, "cannot build the level-%d hierarchy: %s: %s", o->level,
+                clmg_status_string(status), error.message);
     return 0;
   }
   r->assembly_s = apputil_now() - start;
@@ -504,6 +542,8 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   r->unknowns = h->a[h->num_levels - 1].rows;
   r->nonzeros = clmg_csr_nnz(&h->a[h->num_levels - 1]);
   r->coarse_unknowns = h->a[0].rows;
+  cli_progress("mesh refined and %d levels assembled: %zu unknowns, %zu nonzeros", h->num_levels,
+               r->unknowns, r->nonzeros);
   return 1;
 }
 
@@ -553,6 +593,7 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   r->upload_s = apputil_now() - start;
   if (status != CLMG_SUCCESS)
     return status;
+  cli_progress("multigrid hierarchy built and uploaded to the device");
   /* one cycle compiles every kernel (or loads it from the cache), so that
    * solve_s is the solve alone */
   start = apputil_now();
@@ -565,8 +606,12 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   if (status == CLMG_SUCCESS)
     status = clmg_finish(s->context);
   r->kernels_s = apputil_now() - start;
-  r->format_description = clmg_matrix_describe(
-      clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1));
+  if (status == CLMG_SUCCESS)
+    cli_progress("kernels ready");
+  const clmg_matrix *finest =
+      clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
+  r->format_name = clmg_matrix_format_name(clmg_matrix_format_of(finest));
+  r->format_description = clmg_matrix_describe(finest);
   r->coarse_solver = clmg_multigrid_coarse_solver(s->multigrid);
   r->iteration_bytes = clmg_multigrid_iteration_bytes(s->multigrid);
   r->levels = clmg_multigrid_levels(s->multigrid); /* --coarse-rows may drop some */
@@ -598,7 +643,10 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
   fflush(stdout);
 }
 
-static int write_vtk(const char *command, const poisson_options *o, poisson_resources *s) {
+/* Writes u on the finest mesh; on failure returns the status with the reason
+ * in message. */
+static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, char *message,
+                             size_t message_size) {
   const clmg_fe_hierarchy *h = &s->hierarchy;
   int finest = h->num_levels - 1;
   size_t n = h->spaces[finest].num_dofs;
@@ -606,26 +654,25 @@ static int write_vtk(const char *command, const poisson_options *o, poisson_reso
   s->solution = malloc(n * sizeof *s->solution);
   if (!numbered || !s->solution) {
     free(numbered);
-    fprintf(stderr, "%s: out of memory for the solution\n", command);
-    return 0;
+    snprintf(message, message_size, "out of memory for the solution");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
   }
   clmg_status status = clmg_vector_download_doubles(s->x, numbered);
   if (status != CLMG_SUCCESS) {
     free(numbered);
-    apputil_report(s->context, status, "reading back the solution");
-    return 0;
+    snprintf(message, message_size, "reading back the solution: %s",
+             clmg_context_message(s->context));
+    return status;
   }
   clmg_fe_hierarchy_unpermute(h, numbered, s->solution);
   free(numbered);
   clmg_mesh_field field = {"u", s->solution};
   clmg_error error = {{0}};
-  status = clmg_mesh_write_vtu(o->vtk_path, &h->meshes[finest], o->degree, &field, 1, &error);
-  if (status != CLMG_SUCCESS) {
-    fprintf(stderr, "%s: cannot write %s: %s: %s\n", command, o->vtk_path,
-            clmg_status_string(status), error.message);
-    return 0;
-  }
-  return 1;
+  status = clmg_mesh_write_vtu_encoded(o->vtk_path, &h->meshes[finest], o->degree, &field, 1,
+                                       o->vtk_encoding, &error);
+  if (status != CLMG_SUCCESS)
+    snprintf(message, message_size, "cannot write %s: %s", o->vtk_path, error.message);
+  return status;
 }
 
 int run_poisson(int argc, char **argv, const cli_options *defaults) {
@@ -642,11 +689,12 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   memset(&s, 0, sizeof s);
   poisson_report r;
   memset(&r, 0, sizeof r);
+  cli_progress_begin(o.quiet);
   if (!build_hierarchy(command, &o, &s, &r)) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  s.context = apputil_open_context(o.common.device);
+  s.context = cli_open_context(command, o.common.device, o.quiet);
   if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
@@ -654,12 +702,22 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   const char *step = "";
   clmg_status status = build_on_device(&o, &s, &r, &step);
   if (status != CLMG_SUCCESS) {
-    apputil_report(s.context, status, step);
+    cli_report(command, s.context, status, step);
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  if (!o.common.json)
+  if (o.view) {
+    r.view = view_multigrid_levels(s.multigrid, &r.view_count);
+    if (!r.view) {
+      release(&s);
+      return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for --view");
+    }
+  }
+  if (!o.common.json) {
     print_header(&o, &s, &r);
+    if (o.view)
+      view_print(r.view, r.view_count);
+  }
 
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
@@ -679,23 +737,38 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   if (r.result.iterations > 0 && r.result.relative_residual > 0 && r.result.initial_residual > 0)
     r.rate = pow(r.result.final_residual / r.result.initial_residual, 1.0 / r.result.iterations);
 
-  if (o.common.json)
-    print_json(&o, &r, clmg_context_device(s.context));
-  else
-    print_text_summary(&o, &r);
-  exit_code = r.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
-  if (r.status != CLMG_SUCCESS) {
-    fflush(stdout);
-    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(r.status), r.message);
-  }
+  /* The file first, so that the report (with --json one object) says whether
+   * it was written. */
+  clmg_status solve_status = r.status, vtk_status = CLMG_SUCCESS;
+  char vtk_message[1200] = "";
   int solution_usable = r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED;
   if (o.vtk_path && solution_usable) {
-    if (!write_vtk(command, &o, &s))
-      exit_code = EXIT_LIBRARY_FAILURE;
-    else if (!o.common.json)
-      printf("%-18s %s (open it in ParaView)\n", "wrote", o.vtk_path);
+    vtk_status = write_vtk(&o, &s, vtk_message, sizeof vtk_message);
+    if (vtk_status != CLMG_SUCCESS && r.status == CLMG_SUCCESS) {
+      r.status = vtk_status;
+      snprintf(r.message, sizeof r.message, "%s", vtk_message);
+    }
+  }
+
+  if (o.common.json) {
+    print_json(&o, &r, clmg_context_device(s.context));
+    cli_json_done();
+  } else {
+    print_text_summary(&o, &r);
+    if (o.vtk_path && solution_usable && vtk_status == CLMG_SUCCESS)
+      printf("%-18s %s (%s; open it in ParaView)\n", "wrote", o.vtk_path,
+             o.vtk_encoding == CLMG_VTU_ASCII ? "ASCII" : "binary");
+  }
+  exit_code = r.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  fflush(stdout);
+  if (solve_status != CLMG_SUCCESS)
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solve_status), r.message);
+  if (vtk_status != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(vtk_status), vtk_message);
+    exit_code = EXIT_LIBRARY_FAILURE;
   }
   clmg_krylov_result_free(&r.result);
+  free(r.view);
   release(&s);
   return exit_code;
 }

@@ -12,6 +12,7 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "view.h"
 
 /* ---- options ---- */
 
@@ -19,7 +20,7 @@ typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } 
 
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
-  int quiet, skip_checks;
+  int quiet, skip_checks, view;
   const char *matrix_path, *rhs_path, *output_path;
   preconditioner_kind preconditioner;
   clmg_matrix_format format;
@@ -39,7 +40,8 @@ enum {
   OPTION_TOLERANCE,
   OPTION_MAX_ITERATIONS,
   OPTION_SKIP_CHECKS,
-  OPTION_RESTART
+  OPTION_RESTART,
+  OPTION_VIEW
 };
 
 /* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
@@ -79,10 +81,14 @@ static void print_solve_usage(FILE *out) {
         "  -o, --output FILE        write x as a Matrix Market array (also when the\n"
         "                           solve stopped without converging)\n"
         "  -q, --quiet              no residual history and no progress lines\n"
+        "      --view               show the levels the method works on: rows, nonzeros,\n"
+        "                           device format, smoother, coarse solver and operator\n"
+        "                           complexity (solve uses no multigrid: one level, A)\n"
         "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"
         "                           a diagonal that is not positive instead of refusing it\n"
         "  -d, --device STR         device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"
-        "      --json               print one JSON object on stdout instead of text\n"
+        "      --json               print one JSON object on stdout instead of text (on a\n"
+        "                           failure too: status and message)\n"
         "  -h, --help               show this help\n"
         "\n"
         "Output: rows, nonzeros, the device format, the precision; the relative residual\n"
@@ -95,6 +101,16 @@ static void print_solve_usage(FILE *out) {
         "  kernels_s  compiling the kernels or loading them from the cache (one warm-up\n"
         "             iteration, so that solve_s is the solve alone)\n"
         "  solve_s    the solve\n"
+        "The first run on a device compiles the OpenCL kernels (seconds) and says so on\n"
+        "stderr, with the cache directory; later runs load them from the cache.\n"
+        "\n"
+        "--json prints one object on stdout: matrix, rows, nonzeros, format (auto, csr,\n"
+        "ellr, sell: the name) and format_description, precision, method, device,\n"
+        "status and message, converged, iterations, relative_residual,\n"
+        "true_relative_residual, setup_s, kernels_s, solve_s, history (with --view also\n"
+        "hierarchy and operator_complexity). On any failure, bad usage included, it\n"
+        "still prints one object with status (\"usage_error\" or the library's status,\n"
+        "e.g. \"not converged\") and message.\n"
         "\n"
         "Examples:\n"
         "  clmg solve A.mtx                           b = A*1, CG or GMRES with Jacobi\n"
@@ -113,8 +129,7 @@ static int parse_tolerance(const char *command, const char *text, double *value)
   errno = 0;
   double parsed = strtod(text, &end);
   if (end == text || *end != '\0' || errno == ERANGE || !(parsed > 0) || !(parsed < 1)) {
-    fprintf(stderr, "%s: --tol needs a number between 0 and 1 (exclusive), not '%s'\n", command,
-            text);
+    cli_usage_note(command, "--tol needs a number between 0 and 1 (exclusive), not '%s'", text);
     return 0;
   }
   *value = parsed;
@@ -126,8 +141,7 @@ static int parse_iterations(const char *command, const char *text, int *value) {
   errno = 0;
   long parsed = strtol(text, &end, 10);
   if (end == text || *end != '\0' || errno == ERANGE || parsed < 1 || parsed > INT_MAX) {
-    fprintf(stderr, "%s: --maxit needs a whole number from 1 to %d, not '%s'\n", command, INT_MAX,
-            text);
+    cli_usage_note(command, "--maxit needs a whole number from 1 to %d, not '%s'", INT_MAX, text);
     return 0;
   }
   *value = (int)parsed;
@@ -149,6 +163,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       {"quiet", no_argument, NULL, 'q'},
       {"skip-checks", no_argument, NULL, OPTION_SKIP_CHECKS},
       {"restart", required_argument, NULL, OPTION_RESTART},
+      {"view", no_argument, NULL, OPTION_VIEW},
       {NULL, 0, NULL, 0},
   };
   const char *command = argv[0];
@@ -170,9 +185,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
     switch (option) {
     case OPTION_METHOD:
       if (!clmg_krylov_method_parse(optarg, &options->method)) {
-        fprintf(stderr, "%s: unknown method '%s' (there are: auto, cg, gmres, bicgstab)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown method '%s' (there are: auto, cg, gmres, bicgstab)",
+                         optarg);
       }
       break;
     case OPTION_RESTART:
@@ -186,16 +200,12 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       } else if (strcmp(optarg, "jacobi") == 0) {
         options->preconditioner = PRECONDITIONER_JACOBI;
       } else {
-        fprintf(stderr, "%s: unknown preconditioner '%s' (there are: none, jacobi)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown preconditioner '%s' (there are: none, jacobi)", optarg);
       }
       break;
     case OPTION_FORMAT:
       if (!clmg_matrix_format_parse(optarg, &options->format)) {
-        fprintf(stderr, "%s: unknown format '%s' (there are: auto, csr, ellr, sell)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown format '%s' (there are: auto, csr, ellr, sell)", optarg);
       }
       break;
     case OPTION_PRECISION:
@@ -207,9 +217,8 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
         options->precision = CLMG_DOUBLE;
         options->mixed = 1;
       } else {
-        fprintf(stderr, "%s: unknown precision '%s' (there are: double, float, mixed)\n", command,
-                optarg);
-        return cli_usage_error(command);
+        return cli_usage(command, "unknown precision '%s' (there are: double, float, mixed)",
+                         optarg);
       }
       break;
     case OPTION_TOLERANCE:
@@ -231,6 +240,9 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
     case OPTION_SKIP_CHECKS:
       options->skip_checks = 1;
       break;
+    case OPTION_VIEW:
+      options->view = 1;
+      break;
     default:
       return cli_usage_error(command);
     }
@@ -243,10 +255,9 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   }
   int positional = argc - optind;
   if (positional < 1 || positional > 2) {
-    fprintf(stderr, "%s: %s\n", command,
-            positional < 1 ? "missing the matrix file A.mtx"
-                           : "too many arguments (expected A.mtx and at most b.mtx)");
-    return cli_usage_error(command);
+    return cli_usage(command, "%s",
+                     positional < 1 ? "missing the matrix file A.mtx"
+                                    : "too many arguments (expected A.mtx and at most b.mtx)");
   }
   options->matrix_path = argv[optind];
   options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
@@ -260,8 +271,9 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
  * and refuses (returns 0) unless the checks are skipped, then only warns. */
 static int check_matrix(const char *command, solve_options *options, const clmg_csr *a) {
   if (a->rows != a->cols) {
-    fprintf(stderr, "%s: %s is a %zu x %zu matrix; Krylov methods solve square systems only\n",
-            command, options->matrix_path, a->rows, a->cols);
+    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                "%s is a %zu x %zu matrix; Krylov methods solve square systems only",
+                options->matrix_path, a->rows, a->cols);
     return 0;
   }
   if (options->method == CLMG_KRYLOV_AUTO) {
@@ -291,9 +303,12 @@ static int check_matrix(const char *command, solve_options *options, const clmg_
     suitable = 0;
   }
   double *diagonal = malloc((a->rows ? a->rows : 1) * sizeof *diagonal);
-  clmg_error error;
-  if (!diagonal || clmg_csr_diagonal(a, diagonal, &error) != CLMG_SUCCESS) {
-    fprintf(stderr, "%s: cannot read the diagonal of %s\n", command, options->matrix_path);
+  clmg_error error = {{0}};
+  clmg_status status =
+      diagonal != NULL ? clmg_csr_diagonal(a, diagonal, &error) : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "cannot read the diagonal of %s: %s", options->matrix_path,
+                diagonal != NULL ? error.message : "out of host memory");
     free(diagonal);
     return 0;
   }
@@ -315,6 +330,14 @@ static int check_matrix(const char *command, solve_options *options, const clmg_
     suitable = 0;
   }
   free(diagonal);
+  if (!suitable && !options->skip_checks) {
+    char why[512];
+    snprintf(why, sizeof why,
+             "%s is not symmetric positive definite, as CG needs (see stderr; --skip-checks runs "
+             "it anyway)",
+             options->matrix_path);
+    cli_json_error(command, CLMG_ERROR_INVALID_ARGUMENT, why);
+  }
   return suitable || options->skip_checks;
 }
 
@@ -406,6 +429,17 @@ static void print_text(const solve_options *options, const solve_report *r) {
   printf("\n");
 }
 
+/* --view: clmg solve runs no multigrid, so what the method works on is the
+ * one level of A. */
+static view_level matrix_view(const clmg_matrix *matrix) {
+  view_level level = {0};
+  level.rows = clmg_matrix_rows(matrix);
+  level.nonzeros = clmg_matrix_nnz(matrix);
+  level.format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
+  level.format_description = clmg_matrix_describe(matrix);
+  return level;
+}
+
 static void print_json(const solve_options *options, const solve_report *r) {
   const clmg_krylov_result *result = &r->result;
   json_writer w;
@@ -426,11 +460,13 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_device(&w, r->device);
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
+  if (options->view) {
+    view_level level = matrix_view(r->matrix);
+    view_json(&w, &level, 1);
+  }
   json_bool(&w, "converged", result->converged);
   json_string(&w, "status", clmg_status_string(r->status));
-  if (r->status != CLMG_SUCCESS) {
-    json_string(&w, "message", r->message);
-  }
+  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
   json_integer(&w, "iterations", result->iterations);
   json_number(&w, "initial_residual", result->initial_residual);
   json_number(&w, "final_residual", result->final_residual);
@@ -489,8 +525,8 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
   clmg_error error;
   clmg_status status = clmg_csr_read_matrix_market(options->matrix_path, &s->a, &error);
   if (status != CLMG_SUCCESS) {
-    fprintf(stderr, "%s: cannot read the matrix: %s: %s\n", command, clmg_status_string(status),
-            error.message);
+    cli_failure(command, status, "cannot read the matrix: %s: %s", clmg_status_string(status),
+                error.message);
     return 0;
   }
   if (!check_matrix(command, options, &s->a)) {
@@ -501,13 +537,13 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
     size_t length = 0;
     status = clmg_read_matrix_market_vector(options->rhs_path, &s->b, &length, &error);
     if (status != CLMG_SUCCESS) {
-      fprintf(stderr, "%s: cannot read the right-hand side: %s: %s\n", command,
-              clmg_status_string(status), error.message);
+      cli_failure(command, status, "cannot read the right-hand side: %s: %s",
+                  clmg_status_string(status), error.message);
       return 0;
     }
     if (length != n) {
-      fprintf(stderr, "%s: %s has %zu entries but %s has %zu rows\n", command, options->rhs_path,
-              length, options->matrix_path, n);
+      cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT, "%s has %zu entries but %s has %zu rows",
+                  options->rhs_path, length, options->matrix_path, n);
       return 0;
     }
   } else {
@@ -515,7 +551,7 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
     s->b = malloc((n ? n : 1) * sizeof *s->b);
     if (!ones || !s->b) {
       free(ones);
-      fprintf(stderr, "%s: out of memory for the right-hand side\n", command);
+      cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the right-hand side");
       return 0;
     }
     for (size_t i = 0; i < n; i++) {
@@ -526,7 +562,7 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
   }
   s->x = calloc(n ? n : 1, sizeof *s->x);
   if (!s->x) {
-    fprintf(stderr, "%s: out of memory for the solution\n", command);
+    cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for the solution");
     return 0;
   }
   return 1;
@@ -679,14 +715,17 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   report.a = &s.a;
   report.preconditioner_name = options.preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none";
 
+  cli_progress_begin(options.quiet);
   double start = apputil_now();
   if (!read_inputs(command, &options, &s)) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.read_s = apputil_now() - start;
+  cli_progress("read %s: %zu rows, %zu nonzeros", options.matrix_path, s.a.rows,
+               clmg_csr_nnz(&s.a));
 
-  s.context = apputil_open_context(options.common.device);
+  s.context = cli_open_context(command, options.common.device, options.quiet);
   if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
@@ -697,26 +736,32 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   const char *failed_step = "";
   clmg_status status = build_on_device(&options, &s, &failed_step);
   if (status != CLMG_SUCCESS) {
-    apputil_report(s.context, status, failed_step);
+    cli_report(command, s.context, status, failed_step);
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.build_s = apputil_now() - start;
+  cli_progress("matrix built and uploaded to the device");
   report.matrix = s.matrix;
   const clmg_preconditioner *preconditioner =
       options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
 
   if (!options.common.json) {
     print_header(&options, &s);
+    if (options.view) {
+      view_level level = matrix_view(s.matrix);
+      view_print(&level, 1);
+    }
   }
   start = apputil_now();
   status = warm_up(&options, &s, preconditioner);
   if (status != CLMG_SUCCESS) {
-    apputil_report(s.context, status, "compiling the kernels");
+    cli_report(command, s.context, status, "compiling the kernels");
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.kernels_s = apputil_now() - start;
+  cli_progress("kernels ready");
 
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
@@ -738,36 +783,50 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   report.message = solver_message;
   status = evaluate(&s, &report, options.rhs_path == NULL);
   if (status != CLMG_SUCCESS) {
-    apputil_report(s.context, status, "reading back the solution");
+    cli_report(command, s.context, status, "reading back the solution");
     clmg_krylov_result_free(&report.result);
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
 
-  if (options.common.json) {
-    print_json(&options, &report);
-  } else {
-    print_text(&options, &report);
-  }
-  exit_code = report.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
-  if (report.status != CLMG_SUCCESS) {
-    fflush(stdout);
-    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(report.status), solver_message);
-  }
-
   /* x of a breakdown is meaningless; the last iterate of an unfinished solve
-   * is still the best there is. */
+   * is still the best there is. It is written before the report, so that the
+   * report (with --json one object) says whether that worked. */
   int x_is_useful = report.status == CLMG_SUCCESS || report.status == CLMG_ERROR_NOT_CONVERGED;
+  char output_message[1200] = "";
+  clmg_status output_status = CLMG_SUCCESS;
   if (options.output_path && x_is_useful) {
     clmg_error error;
-    status = clmg_write_matrix_market_vector(options.output_path, s.x, s.a.rows, &error);
-    if (status != CLMG_SUCCESS) {
-      fprintf(stderr, "%s: cannot write the solution: %s: %s\n", command,
-              clmg_status_string(status), error.message);
-      exit_code = EXIT_LIBRARY_FAILURE;
-    } else if (!options.common.json && !options.quiet) {
+    output_status = clmg_write_matrix_market_vector(options.output_path, s.x, s.a.rows, &error);
+    if (output_status != CLMG_SUCCESS) {
+      snprintf(output_message, sizeof output_message, "cannot write the solution: %s: %s",
+               clmg_status_string(output_status), error.message);
+    }
+  }
+  clmg_status solve_status = report.status;
+  if (solve_status == CLMG_SUCCESS && output_status != CLMG_SUCCESS) {
+    report.status = output_status;
+    report.message = output_message;
+  }
+
+  if (options.common.json) {
+    print_json(&options, &report);
+    cli_json_done();
+  } else {
+    print_text(&options, &report);
+    if (options.output_path && output_status == CLMG_SUCCESS && x_is_useful && !options.quiet) {
       printf("%-18s %s\n", "solution written", options.output_path);
     }
+  }
+  exit_code = report.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  if (solve_status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solve_status), solver_message);
+  }
+  if (output_status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s\n", command, output_message);
+    exit_code = EXIT_LIBRARY_FAILURE;
   }
   clmg_krylov_result_free(&report.result);
   release(&s);

@@ -454,6 +454,9 @@ static int run_backend(benchmark_settings *settings, clmg_blas1_backend backend,
   options.blas1_backend = backend;
   clmg_context *context = NULL;
   clmg_status status = clmg_context_create(&options, &context);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_context_set_program_callback(context, apputil_announce_compiling, NULL);
+  }
   if (status != CLMG_SUCCESS) {
     apputil_report(context, status, "creating a context");
     clmg_context_destroy(context);

@@ -445,7 +445,7 @@ def merge(clmg, baseline):
         merged.append({
             "matrix": matrix, "precision": precision, "nnz": best["nnz"],
             "same_matrix": best["nnz"] == other["nnz"] and best["rows"] == other["rows"],
-            "clmg_format": best["description"], "clmg_us": best["time_us"],
+            "clmg_format": best["format_description"], "clmg_us": best["time_us"],
             "clmg_gb_per_s": best["gb_per_s"],
             "clmg_auto_format": automatic["format_used"] if automatic else None,
             "clmg_auto_us": automatic["time_us"] if automatic else None,

@@ -46,7 +46,8 @@ typedef struct spmv_row {
   int degree, level;
   clmg_numbering numbering;
   size_t unknowns, nonzeros;
-  char format[64];
+  const char *format_name; /* clmg_matrix_format_name */
+  char format[64];         /* clmg_matrix_describe */
   double seconds, mflops, gb_per_s, ratio, assembly_s;
 } spmv_row;
 
@@ -54,10 +55,11 @@ typedef struct solve_row {
   int degree, level;
   clmg_numbering numbering;
   char smoother[32], format[64], krylov[16];
+  const char *format_name;
   int pre, post;
   size_t unknowns;
   int converged, iterations;
-  double relative_residual, rate, solve_s, cycle_s, floor_s, ratio, setup_s;
+  double relative_residual, rate, solve_s, cycle_s, floor_s, ratio, setup_s, kernels_s;
 } solve_row;
 
 typedef struct results {
@@ -230,6 +232,7 @@ static clmg_status measure_spmv(clmg_context *context, const settings *s, const 
     row->gb_per_s = bytes / row->seconds / 1e9;
     row->ratio = row->gb_per_s / copy_gb_per_s;
     snprintf(row->format, sizeof row->format, "%s", clmg_matrix_describe(matrix));
+    row->format_name = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
   }
   clmg_vector_destroy(x);
   clmg_vector_destroy(y);
@@ -282,6 +285,8 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
   const clmg_matrix *a = mode == MODE_CG_MIXED
                              ? outer_matrix
                              : clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
+  row->setup_s = apputil_now() - start;
+  start = apputil_now();
   if (status == CLMG_SUCCESS) { /* one iteration compiles the kernels */
     clmg_krylov_options one;
     clmg_krylov_options_defaults(&one);
@@ -295,7 +300,7 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
   }
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
-  row->setup_s = apputil_now() - start;
+  row->kernels_s = apputil_now() - start;
   row->solve_s = INFINITY;
   for (long trial = 0; status == CLMG_SUCCESS && trial < s->timing.trials; ++trial) {
     clmg_krylov_options options;
@@ -345,8 +350,9 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
     snprintf(row->smoother, sizeof row->smoother, "%s",
              clmg_smoother_type_name(mg_options.smoother));
-    snprintf(row->format, sizeof row->format, "%s",
-             clmg_matrix_describe(clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1)));
+    const clmg_matrix *finest = clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
+    snprintf(row->format, sizeof row->format, "%s", clmg_matrix_describe(finest));
+    row->format_name = clmg_matrix_format_name(clmg_matrix_format_of(finest));
     snprintf(row->krylov, sizeof row->krylov, "%s", mode_names[mode]);
     row->pre = mg_options.pre_smoothing;
     row->post = mg_options.post_smoothing;
@@ -412,7 +418,8 @@ static void write_json(const settings *s, const results *res, const clmg_device_
     json_string(&w, "numbering", clmg_numbering_name(r->numbering));
     json_integer(&w, "unknowns", (long long)r->unknowns);
     json_integer(&w, "nonzeros", (long long)r->nonzeros);
-    json_string(&w, "format", r->format);
+    json_string(&w, "format", r->format_name);
+    json_string(&w, "format_description", r->format);
     json_number(&w, "seconds", r->seconds);
     json_number(&w, "mflops", r->mflops);
     json_number(&w, "gb_per_s", r->gb_per_s);
@@ -432,13 +439,15 @@ static void write_json(const settings *s, const results *res, const clmg_device_
     json_integer(&w, "pre", r->pre);
     json_integer(&w, "post", r->post);
     json_string(&w, "krylov", r->krylov);
-    json_string(&w, "format", r->format);
+    json_string(&w, "format", r->format_name);
+    json_string(&w, "format_description", r->format);
     json_integer(&w, "unknowns", (long long)r->unknowns);
     json_bool(&w, "converged", r->converged);
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "relative_residual", r->relative_residual);
     json_number(&w, "rate", r->rate);
     json_number(&w, "setup_s", r->setup_s);
+    json_number(&w, "kernels_s", r->kernels_s);
     json_number(&w, "solve_s", r->solve_s);
     json_number(&w, "cycle_s", r->cycle_s);
     json_number(&w, "floor_s", r->floor_s);

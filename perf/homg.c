@@ -678,7 +678,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_integer(&w, "cycles", row->cycles);
     json_integer(&w, "iterations", row->iterations);
     json_number(&w, "work_units", row->work_units);
-    json_number(&w, "time_s", row->seconds);
+    json_number(&w, "solve_s", row->seconds);
     json_number(&w, "l1_error", row->l1_error);
     json_object_end(&w);
   }
@@ -789,7 +789,7 @@ int main(int argc, char **argv) {
     printf("\nTime to an L1 error of %.3g x the discretisation error, from x = 0 (double)\n",
            s.error_factor);
     printf("%-6s %6s %-7s %5s %10s %4s %6s %9s %10s %10s\n", "grid", "n", "method", "maxi",
-           "target", "met", "cycles", "WU", "time_s", "L1 error");
+           "target", "met", "cycles", "WU", "solve_s", "L1 error");
     for (size_t N = s.n_min; N <= s.n_max; N *= 2) {
       for (int four = 0; four < 2; ++four) {
         size_t n = four ? N : N + 1;

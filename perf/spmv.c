@@ -873,7 +873,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
     json_integer(&w, "nnz", (long long)entry->nnz);
     json_string(&w, "format", clmg_matrix_format_name(row->requested));
     json_string(&w, "format_used", clmg_matrix_format_name(row->used));
-    json_string(&w, "description", row->description);
+    json_string(&w, "format_description", row->description);
     json_string(&w, "precision", clmg_dtype_name(row->precision));
     json_integer(&w, "reps", row->reps);
     json_number(&w, "time_us", row->seconds_per_call * 1e6);

@@ -651,6 +651,95 @@ static void test_binary_cache_disabled(void **state) {
   remove_tree(dir);
 }
 
+/* ---- program callback: compile events on a cache miss only ---- */
+
+typedef struct compile_log {
+  unsigned starts, dones, failures;
+  int open; /* a START without its DONE */
+  int wrong_dir;
+  const char *expected_dir;
+  char last_program[64];
+} compile_log;
+
+static void log_compile(const clmg_program_event *event, void *data) {
+  compile_log *log = data;
+  if ((log->expected_dir == NULL) != (event->cache_dir == NULL) ||
+      (log->expected_dir && strcmp(log->expected_dir, event->cache_dir) != 0))
+    log->wrong_dir = 1;
+  if (event->kind == CLMG_PROGRAM_COMPILE_START) {
+    assert_false(log->open);
+    assert_true(event->seconds == 0.0);
+    log->open = 1;
+    log->starts++;
+    snprintf(log->last_program, sizeof log->last_program, "%s", event->program);
+  } else {
+    assert_int_equal(event->kind, CLMG_PROGRAM_COMPILE_DONE);
+    assert_true(log->open);
+    assert_string_equal(event->program, log->last_program);
+    assert_true(event->seconds >= 0.0);
+    log->open = 0;
+    log->dones++;
+    log->failures += event->status != CLMG_SUCCESS;
+  }
+  assert_non_null(event->options);
+  assert_non_null(event->device);
+}
+
+/* Runs the workload on a fresh context with the callback and returns the log. */
+static compile_log logged_run(const char *cache_dir, int disable_cache) {
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.cache_dir = cache_dir;
+  options.disable_binary_cache = disable_cache;
+  options.blas1_backend = CLMG_BLAS1_NATIVE;
+  clmg_context *ctx = NULL;
+  CHECK_STATUS(CLMG_SUCCESS, clmg_context_create(&options, &ctx));
+  compile_log log;
+  memset(&log, 0, sizeof log);
+  log.expected_dir = clmg_context_cache_dir(ctx);
+  if (disable_cache)
+    assert_null(log.expected_dir);
+  else
+    assert_string_equal(log.expected_dir, cache_dir);
+  CHECK_STATUS(CLMG_SUCCESS, clmg_context_set_program_callback(ctx, log_compile, &log));
+  blas1_workload(ctx);
+  unsigned built, cached;
+  program_counts(ctx, &built, &cached);
+  assert_int_equal(log.starts, built); /* one event pair per compiled program */
+  assert_int_equal(log.dones, built);
+  assert_false(log.open);
+  assert_false(log.wrong_dir);
+  assert_int_equal(log.failures, 0);
+  /* a removed callback hears nothing */
+  CHECK_STATUS(CLMG_SUCCESS, clmg_context_set_program_callback(ctx, NULL, &log));
+  clmg_context_destroy(ctx);
+  log.expected_dir = NULL;
+  return log;
+}
+
+static void test_program_callback(void **state) {
+  (void)state;
+  char *dir = make_tmpdir("callback");
+  compile_log miss = logged_run(dir, 0);
+  if (miss.starts == 0)
+    fail_msg("an empty cache dir: no compile event");
+  compile_log hit = logged_run(dir, 0);
+  if (hit.starts != 0 || hit.dones != 0)
+    fail_msg("a warm cache: %u compile events (%s)", hit.starts, hit.last_program);
+  compile_log off = logged_run(dir, 1); /* cache off: events with cache_dir NULL */
+  assert_true(off.starts > 0);
+  assert_int_equal(clmg_context_set_program_callback(NULL, log_compile, NULL),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_null(clmg_context_cache_dir(NULL));
+  remove_tree(dir);
+}
+
+/* A failed compilation still reports DONE, with its status. */
+static void count_failed_builds(const clmg_program_event *event, void *data) {
+  if (event->kind == CLMG_PROGRAM_COMPILE_DONE && event->status == CLMG_ERROR_BUILD_FAILED)
+    ++*(unsigned *)data;
+}
+
 /* A cache directory that does not exist yet is created; one that cannot be
  * created costs the cache, never the results. */
 static void test_binary_cache_dirs(void **state) {
@@ -799,7 +888,10 @@ static void test_build_failure(void **state) {
   (void)state;
   char *dir = make_broken_kernel_dir();
   clmg_context *ctx = open_with_kernel_dir(dir);
+  unsigned failed_builds = 0;
+  CHECK_OK(ctx, clmg_context_set_program_callback(ctx, count_failed_builds, &failed_builds));
   expect_build_failure(ctx);
+  assert_int_equal(failed_builds, 2); /* each attempt compiles again and fails */
   clmg_context_destroy(ctx);
   remove_tree(dir);
 }
@@ -825,6 +917,12 @@ static void test_copy_bandwidth(void **state) {
     fail_msg("copy bandwidth %g GB/s", bw);
   /* Its buffers are gone afterwards. */
   assert_int_equal(clmg_context_device_bytes(ctx), bytes);
+  /* The default size is a real size that fits the device twice. */
+  size_t chosen = clmg_copy_bandwidth_default_bytes(ctx);
+  const clmg_device_info *info = clmg_context_device(ctx);
+  assert_true(chosen >= ((size_t)1 << 20));
+  assert_true(chosen <= info->max_alloc_bytes / 2 || chosen == ((size_t)1 << 20));
+  assert_int_equal(clmg_copy_bandwidth_default_bytes(NULL), 0);
   clmg_context_destroy(ctx);
 }
 
@@ -897,6 +995,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_device_env, restore_environment),
       cmocka_unit_test(test_binary_cache),
       cmocka_unit_test(test_binary_cache_disabled),
+      cmocka_unit_test(test_program_callback),
       cmocka_unit_test(test_binary_cache_dirs),
       cmocka_unit_test_teardown(test_cache_dir_environment, restore_environment),
       cmocka_unit_test(test_kernel_dir),

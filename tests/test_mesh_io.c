@@ -5,12 +5,19 @@
  * cells, point and cell data) read back as text and checked against VTK's
  * documented node order. The meshes of tests/data are hand-written; small
  * and malformed files are written by the tests into a scratch directory.
+ * Binary VTU files are parsed back (offsets, block sizes, values against the
+ * ASCII file), and a write that fails half-way must keep an earlier file.
  * Host only: no OpenCL device. */
+#define _POSIX_C_SOURCE 200809L /* setrlimit, dirent under -std=c11 */
+
+#include <dirent.h>
 #include <locale.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -514,8 +521,9 @@ static void test_decimal_comma_locale(void **state) {
   clmg_status status = clmg_mesh_read_gmsh(path, &mesh, &error);
   double x = status == CLMG_SUCCESS ? mesh.coords[2] : 0.0;
   char *vtu = scratch_path("locale.vtu");
-  clmg_status written =
-      status == CLMG_SUCCESS ? clmg_mesh_write_vtu(vtu, &mesh, 1, NULL, 0, &error) : status;
+  clmg_status written = status == CLMG_SUCCESS ? clmg_mesh_write_vtu_encoded(vtu, &mesh, 1, NULL, 0,
+                                                                             CLMG_VTU_ASCII, &error)
+                                               : status;
   setlocale(LC_NUMERIC, "C");
   if (status != CLMG_SUCCESS || written != CLMG_SUCCESS)
     fail_msg("under a decimal-comma locale: %s", error.message);
@@ -614,7 +622,8 @@ static void check_vtu(const clmg_mesh *mesh, int degree, const char *name) {
     u[i] = rng_uniform() * exp(20.0 * rng_uniform());
   clmg_mesh_field fields[2] = {{"u", u}, {"a<b & \"c\"", u}};
   char *path = scratch_path(name);
-  CHECK_OK(error, clmg_mesh_write_vtu(path, mesh, degree, fields, 2, &error));
+  CHECK_OK(error,
+           clmg_mesh_write_vtu_encoded(path, mesh, degree, fields, 2, CLMG_VTU_ASCII, &error));
   char *text = read_text(path);
 
   char expected[128];
@@ -701,6 +710,230 @@ static void check_vtu(const clmg_mesh *mesh, int degree, const char *name) {
   free(u);
 }
 
+/* ---- binary VTU ---- */
+
+static unsigned char *read_bytes(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  assert_int_equal(fseek(f, 0, SEEK_END), 0);
+  long length = ftell(f);
+  assert_true(length >= 0);
+  assert_int_equal(fseek(f, 0, SEEK_SET), 0);
+  unsigned char *bytes = malloc((size_t)length + 1);
+  assert_non_null(bytes);
+  assert_int_equal(fread(bytes, 1, (size_t)length, f), (size_t)length);
+  bytes[length] = '\0';
+  fclose(f);
+  *size = (size_t)length;
+  return bytes;
+}
+
+/* An appended array of a binary file: its type, its offset attribute and the
+ * block it points to (UInt64 byte count, then the values). */
+typedef struct appended_array {
+  char type[16];
+  uint64_t offset, bytes;
+  const unsigned char *values;
+} appended_array;
+
+/* Finds the DataArray whose tag contains key, checks it is appended and its
+ * block lies inside the data, and returns it. */
+static appended_array find_appended(const unsigned char *file, size_t size, const char *key) {
+  const char *xml = (const char *)file;
+  const char *data_start = strstr(xml, "<AppendedData encoding=\"raw\">\n_");
+  assert_non_null(data_start);
+  const unsigned char *base =
+      (const unsigned char *)data_start + strlen("<AppendedData encoding=\"raw\">\n_");
+  const char *tag = strstr(xml, key);
+  if (!tag || tag > data_start)
+    fail_msg("no DataArray with %s before the appended data", key);
+  while (tag > xml && strncmp(tag, "<DataArray", 10) != 0)
+    --tag;
+  const char *tag_end = strchr(tag, '>');
+  assert_non_null(tag_end);
+  appended_array a;
+  memset(&a, 0, sizeof a);
+  const char *type = strstr(tag, "type=\"");
+  const char *format = strstr(tag, "format=\"appended\"");
+  const char *offset = strstr(tag, "offset=\"");
+  if (!type || type > tag_end || !format || format > tag_end || !offset || offset > tag_end)
+    fail_msg("DataArray %s: no type, appended format or offset", key);
+  sscanf(type, "type=\"%15[^\"]\"", a.type);
+  a.offset = strtoull(offset + 8, NULL, 10);
+  size_t at = (size_t)(base - file) + (size_t)a.offset;
+  if (at + 8 > size)
+    fail_msg("DataArray %s: offset %llu beyond the file", key, (unsigned long long)a.offset);
+  memcpy(&a.bytes, file + at, 8);
+  if (at + 8 + a.bytes > size)
+    fail_msg("DataArray %s: %llu bytes beyond the file", key, (unsigned long long)a.bytes);
+  a.values = file + at + 8;
+  return a;
+}
+
+/* Writes a mesh with two fields in both encodings and checks that the binary
+ * file holds the ASCII file's arrays bit for bit, with consecutive blocks of
+ * the right sizes and the XML header that tools grep (NumberOfPoints). */
+static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name) {
+  clmg_error error = {{0}};
+  int32_t *cell_nodes = NULL;
+  size_t num_nodes = 0;
+  CHECK_OK(error,
+           clmg_mesh_lagrange_nodes(mesh, degree, &cell_nodes, &num_nodes, NULL, NULL, &error));
+  free(cell_nodes);
+  double *u = malloc(num_nodes * sizeof *u), *v = malloc(num_nodes * sizeof *v);
+  assert_true(u && v);
+  for (size_t i = 0; i < num_nodes; ++i) {
+    u[i] = rng_uniform() * exp(20.0 * rng_uniform());
+    v[i] = -(double)i;
+  }
+  clmg_mesh_field fields[2] = {{"u", u}, {"v", v}};
+  char ascii_name[64];
+  snprintf(ascii_name, sizeof ascii_name, "ascii-%s", name);
+  char *binary_path = scratch_path(name), *ascii_path = scratch_path(ascii_name);
+  CHECK_OK(error, clmg_mesh_write_vtu(binary_path, mesh, degree, fields, 2, &error));
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(ascii_path, mesh, degree, fields, 2, CLMG_VTU_ASCII,
+                                              &error));
+  size_t size = 0;
+  unsigned char *file = read_bytes(binary_path, &size);
+  char *text = read_text(ascii_path);
+
+  const char *xml = (const char *)file;
+  assert_non_null(strstr(xml, "header_type=\"UInt64\""));
+  assert_non_null(strstr(xml, "byte_order=\"LittleEndian\"") ||
+                  strstr(xml, "byte_order=\"BigEndian\""));
+  char piece[128];
+  snprintf(piece, sizeof piece, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">", num_nodes,
+           mesh->num_cells);
+  assert_non_null(strstr(xml, piece));
+  assert_null(strstr(xml, "format=\"ascii\""));
+
+  /* every array, in file order, with its element size and count */
+  const size_t cells = mesh->num_cells;
+  const size_t per_cell = mesh->dim == 2 ? (degree == 1 ? 4 : 9) : (degree == 1 ? 8 : 27);
+  struct {
+    const char *key, *type;
+    size_t element, count;
+  } arrays[] = {
+      {"Name=\"u\"", "Float64", 8, num_nodes},
+      {"Name=\"v\"", "Float64", 8, num_nodes},
+      {"Name=\"cell\"", "Int32", 4, cells},
+      {"NumberOfComponents=\"3\"", "Float64", 8, 3 * num_nodes},
+      {"Name=\"connectivity\"", "Int32", 4, per_cell * cells},
+      {"Name=\"offsets\"", "Int32", 4, cells}, /* Int64 only beyond 2^31 entries */
+      {"Name=\"types\"", "UInt8", 1, cells},
+  };
+  uint64_t expected_offset = 0;
+  const unsigned char *end_of_blocks = NULL;
+  for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) {
+    appended_array a = find_appended(file, size, arrays[k].key);
+    assert_string_equal(a.type, arrays[k].type);
+    if (a.offset != expected_offset)
+      fail_msg("%s: %s at offset %llu, expected %llu", name, arrays[k].key,
+               (unsigned long long)a.offset, (unsigned long long)expected_offset);
+    assert_int_equal(a.bytes, arrays[k].element * arrays[k].count);
+    expected_offset += 8 + a.bytes;
+    end_of_blocks = a.values + a.bytes;
+    /* the same numbers as the ASCII file */
+    size_t count = 0;
+    double *reference = array_values(text, arrays[k].key, &count);
+    assert_int_equal(count, arrays[k].count);
+    for (size_t i = 0; i < count; ++i) {
+      double value = 0;
+      if (arrays[k].element == 1) {
+        value = a.values[i];
+      } else if (strcmp(a.type, "Int32") == 0) {
+        int32_t x;
+        memcpy(&x, a.values + 4 * i, 4);
+        value = x;
+      } else if (strcmp(a.type, "Int64") == 0) {
+        int64_t x;
+        memcpy(&x, a.values + 8 * i, 8);
+        value = (double)x;
+      } else {
+        memcpy(&value, a.values + 8 * i, 8);
+      }
+      if (memcmp(&value, &reference[i], sizeof value) != 0)
+        fail_msg("%s: %s[%zu] = %.17g in binary, %.17g in ASCII", name, arrays[k].key, i, value,
+                 reference[i]);
+    }
+    free(reference);
+  }
+  /* a few values against the fields themselves */
+  appended_array a = find_appended(file, size, "Name=\"u\"");
+  double first, last;
+  memcpy(&first, a.values, 8);
+  memcpy(&last, a.values + 8 * (num_nodes - 1), 8);
+  assert_true(first == u[0] && last == u[num_nodes - 1]);
+  /* the blocks end the data */
+  static const char tail[] = "\n</AppendedData>\n</VTKFile>\n";
+  assert_int_equal((size_t)(file + size - end_of_blocks), sizeof tail - 1);
+  assert_memory_equal(end_of_blocks, tail, sizeof tail - 1);
+  free(file);
+  free(text);
+  free(binary_path);
+  free(ascii_path);
+  free(u);
+  free(v);
+}
+
+/* A write that fails half-way (the file size limit) leaves the earlier file
+ * and no temporary file behind. */
+static void check_failed_write_keeps_file(const clmg_mesh *mesh) {
+  char *path = scratch_path("kept.vtu");
+  static const char earlier[] = "an earlier file\n";
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(earlier, 1, sizeof earlier - 1, f), sizeof earlier - 1);
+  assert_int_equal(fclose(f), 0);
+
+  struct rlimit saved;
+  assert_int_equal(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  void (*previous)(int) = signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = saved;
+  small.rlim_cur = 2048; /* the mesh's file is larger */
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &small), 0);
+  clmg_error error = {{0}};
+  clmg_status status = clmg_mesh_write_vtu(path, mesh, 2, NULL, 0, &error);
+  assert_int_equal(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  signal(SIGXFSZ, previous);
+  assert_int_equal(status, CLMG_ERROR_IO);
+  assert_non_null(strstr(error.message, path));
+
+  char *text = read_text(path);
+  assert_string_equal(text, earlier);
+  free(text);
+  DIR *dir = opendir(scratch);
+  assert_non_null(dir);
+  for (struct dirent *entry; (entry = readdir(dir)) != NULL;)
+    if (strncmp(entry->d_name, "kept.vtu.", 9) == 0)
+      fail_msg("a temporary file was left behind: %s", entry->d_name);
+  closedir(dir);
+
+  /* and a write that works replaces it */
+  CHECK_OK(error, clmg_mesh_write_vtu(path, mesh, 2, NULL, 0, &error));
+  size_t size = 0;
+  unsigned char *bytes = read_bytes(path, &size);
+  assert_true(size > 2048);
+  assert_non_null(strstr((const char *)bytes, "<VTKFile"));
+  free(bytes);
+  free(path);
+}
+
+static void test_write_vtu_binary(void **state) {
+  (void)state;
+  clmg_mesh square = {0}, cube = {0};
+  clmg_error error = {{0}};
+  CHECK_OK(error, clmg_mesh_box(2, 4, 0.25, 21, &square, &error));
+  CHECK_OK(error, clmg_mesh_box(3, 2, 0.25, 22, &cube, &error));
+  check_binary_vtu(&square, 1, "bin-square-q1.vtu");
+  check_binary_vtu(&square, 2, "bin-square-q2.vtu");
+  check_binary_vtu(&cube, 1, "bin-cube-q1.vtu");
+  check_binary_vtu(&cube, 2, "bin-cube-q2.vtu");
+  check_failed_write_keeps_file(&cube);
+  clmg_mesh_free(&square);
+  clmg_mesh_free(&cube);
+}
+
 static void test_write_vtu(void **state) {
   (void)state;
   clmg_mesh square = {0}, cube = {0};
@@ -714,11 +947,19 @@ static void test_write_vtu(void **state) {
 
   /* no fields: still a complete file */
   char *path = scratch_path("nofields.vtu");
-  CHECK_OK(error, clmg_mesh_write_vtu(path, &square, 1, NULL, 0, &error));
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(path, &square, 1, NULL, 0, CLMG_VTU_ASCII, &error));
   char *text = read_text(path);
   assert_non_null(strstr(text, "<PointData>"));
   assert_non_null(strstr(text, "</VTKFile>"));
   free(text);
+  free(path);
+  path = scratch_path("nofields-binary.vtu");
+  CHECK_OK(error, clmg_mesh_write_vtu(path, &square, 1, NULL, 0, &error));
+  size_t size = 0;
+  unsigned char *bytes = read_bytes(path, &size);
+  assert_non_null(strstr((const char *)bytes, "<PointData>")); /* in the XML, before the data */
+  assert_true(size > 12 && memcmp(bytes + size - 11, "</VTKFile>\n", 11) == 0);
+  free(bytes);
   free(path);
 
   /* an unwritable path is an I/O error naming it and the reason */
@@ -734,6 +975,9 @@ static void test_write_vtu(void **state) {
   field.name = NULL;
   assert_int_equal(clmg_mesh_write_vtu("x.vtu", &square, 1, &field, 1, &error),
                    CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(
+      clmg_mesh_write_vtu_encoded("x.vtu", &square, 1, NULL, 0, (clmg_vtu_encoding)7, &error),
+      CLMG_ERROR_INVALID_ARGUMENT);
   clmg_mesh_free(&square);
   clmg_mesh_free(&cube);
 }
@@ -764,6 +1008,7 @@ int main(void) {
       cmocka_unit_test(test_read_interface_and_repeated_faces),
       cmocka_unit_test(test_decimal_comma_locale),
       cmocka_unit_test(test_write_vtu),
+      cmocka_unit_test(test_write_vtu_binary),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("mesh_io", tests, setup, teardown);

@@ -25,6 +25,23 @@ void apputil_report(const clmg_context *context, clmg_status status, const char 
   fputc('\n', stderr);
 }
 
+void apputil_announce_compiling(const clmg_program_event *event, void *data) {
+  static int said = 0;
+  (void)data;
+  if (event->kind != CLMG_PROGRAM_COMPILE_START || said) {
+    return;
+  }
+  said = 1;
+  fflush(stdout);
+  if (event->cache_dir != NULL) {
+    fprintf(stderr, "clmg: compiling OpenCL kernels for %s (first run; cached in %s)...\n",
+            event->device, event->cache_dir);
+  } else {
+    fprintf(stderr, "clmg: compiling OpenCL kernels for %s (the binary cache is off)...\n",
+            event->device);
+  }
+}
+
 clmg_context *apputil_open_context(const char *device) {
   clmg_context_options options;
   clmg_context_options_defaults(&options);
@@ -32,6 +49,9 @@ clmg_context *apputil_open_context(const char *device) {
 
   clmg_context *context = NULL;
   clmg_status status = clmg_context_create(&options, &context);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_context_set_program_callback(context, apputil_announce_compiling, NULL);
+  }
   if (status == CLMG_SUCCESS) {
     return context;
   }

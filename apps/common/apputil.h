@@ -15,8 +15,15 @@ double apputil_now(void);
 void apputil_report(const clmg_context *context, clmg_status status, const char *what);
 
 /* Creates a context on `device` (NULL: default), printing the reason and
- * returning NULL on failure. */
+ * returning NULL on failure. The context announces its first kernel
+ * compilation on stderr (apputil_announce_compiling). */
 clmg_context *apputil_open_context(const char *device);
+
+/* A program callback (clmg_context_set_program_callback) that prints, once
+ * per process and only when kernels are compiled rather than loaded from the
+ * cache, "clmg: compiling OpenCL kernels for DEVICE (first run; cached in
+ * DIR)..." on stderr. data is not used. */
+void apputil_announce_compiling(const clmg_program_event *event, void *data);
 
 /* A streaming JSON writer with correct commas, indentation and string
  * escaping. Non-finite numbers are written as null. Usage:

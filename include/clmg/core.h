@@ -186,6 +186,39 @@ CLMG_API uint64_t clmg_context_device_bytes(const clmg_context *context);
 CLMG_API void clmg_context_program_counts(const clmg_context *context, unsigned *built_from_source,
                                           unsigned *loaded_from_cache);
 
+/* What the program manager reports while it compiles kernels from source:
+ * a first run (or a run after a driver or library update) compiles for
+ * seconds, later runs load the binaries from the cache and report nothing. */
+typedef enum clmg_program_event_kind {
+  CLMG_PROGRAM_COMPILE_START = 0, /* about to compile one program from source */
+  CLMG_PROGRAM_COMPILE_DONE       /* that compilation finished (or failed: see status) */
+} clmg_program_event_kind;
+
+typedef struct clmg_program_event {
+  clmg_program_event_kind kind;
+  const char *program;   /* the kernel family, e.g. "blas1" (cl/blas1.cl) */
+  const char *options;   /* its build options */
+  const char *device;    /* the device's name */
+  const char *cache_dir; /* where the binary is cached; NULL: the cache is off */
+  double seconds;        /* DONE: wall-clock seconds of the compilation; START: 0 */
+  clmg_status status;    /* DONE: CLMG_SUCCESS or why it failed; START: CLMG_SUCCESS */
+} clmg_program_event;
+
+/* Called on the thread that made the library call which needs the program.
+ * The event and its strings are valid during the call only. The callback
+ * must not call into the same context. */
+typedef void (*clmg_program_callback)(const clmg_program_event *event, void *data);
+
+/* Installs (callback NULL: removes) the context's program callback; `data` is
+ * passed to every call. Events fire only for programs compiled from source,
+ * never for programs loaded from the binary cache. */
+CLMG_API clmg_status clmg_context_set_program_callback(clmg_context *context,
+                                                       clmg_program_callback callback, void *data);
+
+/* The directory of the program-binary cache this context uses, or NULL when
+ * the cache is disabled. */
+CLMG_API const char *clmg_context_cache_dir(const clmg_context *context);
+
 /* Waits until every command queued in this context has finished. */
 CLMG_API clmg_status clmg_finish(clmg_context *context);
 
@@ -220,6 +253,9 @@ CLMG_API cl_device_id clmg_context_cl_device(const clmg_context *context);
  * comparable to the bytes a kernel moves. */
 CLMG_API clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes,
                                                  double *gb_per_s);
+/* The buffer size clmg_measure_copy_bandwidth uses when given 0 bytes (0 for
+ * a NULL context). */
+CLMG_API size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context);
 
 #ifdef __cplusplus
 }

@@ -145,10 +145,26 @@ typedef struct clmg_mesh_field {
   const double *values; /* one per node */
 } clmg_mesh_field;
 
-/* Writes a VTK XML UnstructuredGrid (.vtu, ASCII) that ParaView opens: the
- * nodes of the degree-`degree` space as points, cells as VTK_QUAD /
- * VTK_HEXAHEDRON (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON
- * (degree 2), the fields as point data, and the cell's index as cell data. */
+/* How a .vtu file stores its arrays. */
+typedef enum clmg_vtu_encoding {
+  CLMG_VTU_BINARY = 0, /* raw appended data (UInt64 block headers): compact, fast to open */
+  CLMG_VTU_ASCII       /* text, every double as %.17g: readable, about twice the size */
+} clmg_vtu_encoding;
+
+/* Writes a VTK XML UnstructuredGrid (.vtu) that ParaView opens: the nodes of
+ * the degree-`degree` space as points, cells as VTK_QUAD / VTK_HEXAHEDRON
+ * (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON (degree 2),
+ * the fields as point data, and the cell's index as cell data. The file is
+ * written under a temporary name next to `path` and renamed to `path` when
+ * complete: a failed write leaves an earlier file at `path` untouched (a path
+ * that exists and is not a regular file, such as /dev/stdout, is written
+ * directly). */
+CLMG_API clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
+                                                 int degree, const clmg_mesh_field *fields,
+                                                 size_t num_fields, clmg_vtu_encoding encoding,
+                                                 clmg_error *error);
+
+/* clmg_mesh_write_vtu_encoded with CLMG_VTU_BINARY. */
 CLMG_API clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,
                                          const clmg_mesh_field *fields, size_t num_fields,
                                          clmg_error *error);

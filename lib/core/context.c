@@ -372,6 +372,20 @@ void clmg_context_program_counts(const clmg_context *context, unsigned *built_fr
     *loaded_from_cache = context ? context->programs_cached : 0;
 }
 
+clmg_status clmg_context_set_program_callback(clmg_context *context, clmg_program_callback callback,
+                                              void *data) {
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  context->program_callback = callback;
+  context->program_callback_data = callback ? data : NULL;
+  return CLMG_SUCCESS;
+}
+
+const char *clmg_context_cache_dir(const clmg_context *context) {
+  return context ? context->cache_dir : NULL;
+}
+
 clmg_status clmg_finish(clmg_context *context) {
   if (!context || !context->queue)
     return CLMG_ERROR_INVALID_ARGUMENT;

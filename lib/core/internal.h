@@ -30,6 +30,8 @@ struct clmg_context {
   clmg_program_entry *programs;
   unsigned programs_built;
   unsigned programs_cached;
+  clmg_program_callback program_callback; /* NULL: none */
+  void *program_callback_data;
 
   /* reductions: one partial sum per work-group and per result */
   cl_mem partials;

@@ -1,6 +1,8 @@
 /* The program manager: kernel sources (embedded or from CLMG_KERNEL_DIR),
  * compilation with options, reuse within a context, and a disk cache of
  * program binaries keyed by everything that can change the binary. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime under -std=c11 */
+
 #include "core/embedded.h"
 #include "core/internal.h"
 
@@ -9,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct kernel_entry {
@@ -247,6 +250,29 @@ static void store_cached(clmg_context *context, const char *family, const char *
 
 /* ---- building ---- */
 
+static double seconds_now(void) {
+  struct timespec now;
+  if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
+    return 0.0;
+  return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* Tells the context's program callback, if any, about a compilation. */
+static void notify(const clmg_context *context, clmg_program_event_kind kind, const char *family,
+                   const char *options, double seconds, clmg_status status) {
+  if (!context->program_callback)
+    return;
+  clmg_program_event event;
+  event.kind = kind;
+  event.program = family;
+  event.options = options;
+  event.device = context->info.name;
+  event.cache_dir = context->cache_dir;
+  event.seconds = seconds;
+  event.status = status;
+  context->program_callback(&event, context->program_callback_data);
+}
+
 static clmg_status build_from_source(clmg_context *context, const char *family, const char *source,
                                      const char *options, cl_program *out) {
   cl_int error;
@@ -303,7 +329,10 @@ static clmg_status get_program(clmg_context *context, const char *family, const 
       context->programs_cached++;
   }
   if (!program) {
+    notify(context, CLMG_PROGRAM_COMPILE_START, family, options, 0.0, CLMG_SUCCESS);
+    double start = seconds_now();
     status = build_from_source(context, family, source, options, &program);
+    notify(context, CLMG_PROGRAM_COMPILE_DONE, family, options, seconds_now() - start, status);
     if (status == CLMG_SUCCESS) {
       context->programs_built++;
       if (context->cache_dir)

@@ -1,5 +1,6 @@
-/* VTK XML UnstructuredGrid output (.vtu, ASCII) of a mesh with fields on the
- * nodes of a Q1 or Q2 space, for ParaView and VisIt. Q1 cells are written as
+/* VTK XML UnstructuredGrid output (.vtu) of a mesh with fields on the nodes
+ * of a Q1 or Q2 space, for ParaView and VisIt: binary (raw appended data,
+ * UInt64 block headers) or ASCII. Q1 cells are written as
  * VTK_QUAD / VTK_HEXAHEDRON, Q2 cells as VTK_BIQUADRATIC_QUAD /
  * VTK_TRIQUADRATIC_HEXAHEDRON, so ParaView interpolates (and, with
  * "Nonlinear Subdivision Level", draws) the quadratic solution itself. */
@@ -9,9 +10,12 @@
 #include "core/textio.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 enum {
   VTK_QUAD = 9,
@@ -83,71 +87,58 @@ static size_t vtk_order(int dim, int degree, int32_t *order, int *cell_type) {
   return count;
 }
 
-clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,
-                                const clmg_mesh_field *fields, size_t num_fields,
-                                clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-  if (!path || !mesh || (mesh->dim != 2 && mesh->dim != 3) || (degree != 1 && degree != 2) ||
-      (num_fields > 0 && !fields)) {
-    set_error(error, path ? path : "(null)",
-              "write vtu: needs a path, a 2D or 3D mesh, degree 1 or 2 and the "
-              "fields");
-    return CLMG_ERROR_INVALID_ARGUMENT;
-  }
-  for (size_t f = 0; f < num_fields; ++f)
-    if (!fields[f].name || !fields[f].values) {
-      set_error(error, path, "write vtu: a field has no name or no values");
-      return CLMG_ERROR_INVALID_ARGUMENT;
-    }
-  int32_t *cell_nodes = NULL;
-  double *coords = NULL;
-  size_t num_nodes = 0;
-  clmg_error inner = {{0}};
-  clmg_status status =
-      clmg_mesh_lagrange_nodes(mesh, degree, &cell_nodes, &num_nodes, &coords, NULL, &inner);
-  if (status != CLMG_SUCCESS) {
-    set_error(error, path, inner.message);
-    return status;
-  }
-  FILE *out = fopen(path, "w");
-  if (!out) {
-    if (error)
-      snprintf(error->message, sizeof error->message, "cannot open %s for writing: %s", path,
-               strerror(errno));
-    free(cell_nodes);
-    free(coords);
-    return CLMG_ERROR_IO;
-  }
+/* What one file needs: the nodes, the cells in VTK order and the fields. */
+typedef struct vtu_data {
+  const clmg_mesh *mesh;
+  const clmg_mesh_field *fields;
+  size_t num_fields;
+  int32_t *cell_nodes;
+  double *coords;
+  size_t num_nodes;
   int32_t order[27];
-  int cell_type = 0;
-  size_t per_cell = vtk_order(mesh->dim, degree, order, &cell_type);
-  size_t stride = (size_t)1;
-  for (int d = 0; d < mesh->dim; ++d)
-    stride *= (size_t)degree + 1;
+  size_t per_cell, stride;
+  int cell_type;
+} vtu_data;
 
-  /* %.17g in the "C" locale: every double reads back bit for bit */
-  clmg_numeric_locale locale;
-  clmg_enter_c_numeric_locale(&locale);
-  fprintf(out, "<?xml version=\"1.0\"?>\n"
-               "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" "
-               "byte_order=\"LittleEndian\" "
-               "header_type=\"UInt64\">\n<UnstructuredGrid>\n");
-  fprintf(out, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n", num_nodes,
-          mesh->num_cells);
+static const char *host_byte_order(void) {
+  const uint16_t one = 1;
+  unsigned char first;
+  memcpy(&first, &one, 1);
+  return first == 1 ? "LittleEndian" : "BigEndian";
+}
+
+/* The XML up to the opening <PointData ...> tag. */
+static void write_header(FILE *out, const vtu_data *d) {
+  fprintf(out,
+          "<?xml version=\"1.0\"?>\n"
+          "<VTKFile type=\"UnstructuredGrid\" version=\"1.0\" byte_order=\"%s\" "
+          "header_type=\"UInt64\">\n<UnstructuredGrid>\n",
+          host_byte_order());
+  fprintf(out, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n", d->num_nodes,
+          d->mesh->num_cells);
   fputs("<PointData", out);
-  if (num_fields > 0) { /* the first field is the one ParaView colours by */
+  if (d->num_fields > 0) { /* the first field is the one ParaView colours by */
     fputs(" Scalars=\"", out);
-    write_escaped(out, fields[0].name);
+    write_escaped(out, d->fields[0].name);
     fputc('"', out);
   }
   fputs(">\n", out);
-  for (size_t f = 0; f < num_fields; ++f) {
+}
+
+/* ---- ASCII ---- */
+
+static void write_ascii(FILE *out, const vtu_data *d) {
+  const clmg_mesh *mesh = d->mesh;
+  /* %.17g in the "C" locale: every double reads back bit for bit */
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  write_header(out, d);
+  for (size_t f = 0; f < d->num_fields; ++f) {
     fputs("<DataArray type=\"Float64\" Name=\"", out);
-    write_escaped(out, fields[f].name);
+    write_escaped(out, d->fields[f].name);
     fputs("\" format=\"ascii\">\n", out);
-    for (size_t i = 0; i < num_nodes; ++i)
-      fprintf(out, "%.17g\n", fields[f].values[i]);
+    for (size_t i = 0; i < d->num_nodes; ++i)
+      fprintf(out, "%.17g\n", d->fields[f].values[i]);
     fputs("</DataArray>\n", out);
   }
   fputs("</PointData>\n<CellData Scalars=\"cell\">\n"
@@ -159,34 +150,265 @@ clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int deg
         "<DataArray type=\"Float64\" NumberOfComponents=\"3\" "
         "format=\"ascii\">\n",
         out);
-  for (size_t i = 0; i < num_nodes; ++i) {
-    const double *x = coords + i * (size_t)mesh->dim;
+  for (size_t i = 0; i < d->num_nodes; ++i) {
+    const double *x = d->coords + i * (size_t)mesh->dim;
     fprintf(out, "%.17g %.17g %.17g\n", x[0], x[1], mesh->dim == 3 ? x[2] : 0.0);
   }
   fputs("</DataArray>\n</Points>\n<Cells>\n"
         "<DataArray type=\"Int64\" Name=\"connectivity\" format=\"ascii\">\n",
         out);
   for (size_t c = 0; c < mesh->num_cells; ++c) {
-    const int32_t *nodes = cell_nodes + c * stride;
-    for (size_t k = 0; k < per_cell; ++k)
-      fprintf(out, "%d%c", (int)nodes[order[k]], k + 1 == per_cell ? '\n' : ' ');
+    const int32_t *nodes = d->cell_nodes + c * d->stride;
+    for (size_t k = 0; k < d->per_cell; ++k)
+      fprintf(out, "%d%c", (int)nodes[d->order[k]], k + 1 == d->per_cell ? '\n' : ' ');
   }
   /* offsets: where each cell's connectivity ends */
   fputs("</DataArray>\n<DataArray type=\"Int64\" Name=\"offsets\" "
         "format=\"ascii\">\n",
         out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
-    fprintf(out, "%zu\n", (c + 1) * per_cell);
+    fprintf(out, "%zu\n", (c + 1) * d->per_cell);
   fputs("</DataArray>\n<DataArray type=\"UInt8\" Name=\"types\" "
         "format=\"ascii\">\n",
         out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
-    fprintf(out, "%d\n", cell_type);
+    fprintf(out, "%d\n", d->cell_type);
   fputs("</DataArray>\n</Cells>\n</Piece>\n</UnstructuredGrid>\n</VTKFile>\n", out);
+  clmg_leave_c_numeric_locale(&locale);
+}
+
+/* ---- binary: raw appended data ----
+ *
+ * Every array is a block in <AppendedData encoding="raw">, after the "_"
+ * that starts it: a UInt64 byte count, then the values in the host's byte
+ * order (byte_order says which). A DataArray's offset is where its block
+ * starts, counted from the byte after the "_". */
+
+enum { CHUNK = 4096 };
+
+/* Offsets (the end of each cell's connectivity) as Int32 when they fit. */
+static unsigned offset_bytes(const vtu_data *d) {
+  return (uint64_t)d->mesh->num_cells * d->per_cell > INT32_MAX ? 8u : 4u;
+}
+
+/* The arrays in file order: fields, cell, points, connectivity, offsets, types. */
+static uint64_t block_bytes(const vtu_data *d, size_t array) {
+  size_t cells = d->mesh->num_cells;
+  if (array < d->num_fields)
+    return (uint64_t)d->num_nodes * 8u;
+  switch (array - d->num_fields) {
+  case 0:
+    return (uint64_t)cells * 4u; /* cell: Int32 */
+  case 1:
+    return (uint64_t)d->num_nodes * 24u; /* points: 3 x Float64 */
+  case 2:
+    return (uint64_t)cells * d->per_cell * 4u; /* connectivity: Int32 (node indices are) */
+  case 3:
+    return (uint64_t)cells * offset_bytes(d); /* offsets: Int32 or Int64 */
+  default:
+    return (uint64_t)cells; /* types: UInt8 */
+  }
+}
+
+/* The offset of the next array's block, counted past it. */
+static unsigned long long next_offset(const vtu_data *d, size_t *array, uint64_t *offset) {
+  uint64_t here = *offset;
+  *offset += 8u + block_bytes(d, (*array)++);
+  return (unsigned long long)here;
+}
+
+static void write_block_header(FILE *out, uint64_t bytes) {
+  fwrite(&bytes, sizeof bytes, 1, out);
+}
+
+static void write_binary(FILE *out, const vtu_data *d) {
+  const clmg_mesh *mesh = d->mesh;
+  const size_t cells = mesh->num_cells;
+  uint64_t offset = 0;
+  size_t array = 0;
+  write_header(out, d);
+  for (size_t f = 0; f < d->num_fields; ++f) {
+    fputs("<DataArray type=\"Float64\" Name=\"", out);
+    write_escaped(out, d->fields[f].name);
+    fprintf(out, "\" format=\"appended\" offset=\"%llu\"/>\n", next_offset(d, &array, &offset));
+  }
+  fprintf(out,
+          "</PointData>\n<CellData Scalars=\"cell\">\n"
+          "<DataArray type=\"Int32\" Name=\"cell\" format=\"appended\" offset=\"%llu\"/>\n",
+          next_offset(d, &array, &offset));
+  fprintf(out,
+          "</CellData>\n<Points>\n"
+          "<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"appended\" "
+          "offset=\"%llu\"/>\n",
+          next_offset(d, &array, &offset));
+  fprintf(out,
+          "</Points>\n<Cells>\n"
+          "<DataArray type=\"Int32\" Name=\"connectivity\" format=\"appended\" "
+          "offset=\"%llu\"/>\n",
+          next_offset(d, &array, &offset));
+  fprintf(out, "<DataArray type=\"%s\" Name=\"offsets\" format=\"appended\" offset=\"%llu\"/>\n",
+          offset_bytes(d) == 4 ? "Int32" : "Int64", next_offset(d, &array, &offset));
+  fprintf(out, "<DataArray type=\"UInt8\" Name=\"types\" format=\"appended\" offset=\"%llu\"/>\n",
+          next_offset(d, &array, &offset));
+  fputs("</Cells>\n</Piece>\n</UnstructuredGrid>\n<AppendedData encoding=\"raw\">\n_", out);
+
+  for (size_t f = 0; f < d->num_fields; ++f) {
+    write_block_header(out, block_bytes(d, f));
+    fwrite(d->fields[f].values, sizeof(double), d->num_nodes, out);
+  }
+  size_t array_base = d->num_fields;
+  int32_t index[CHUNK];
+  write_block_header(out, block_bytes(d, array_base));
+  for (size_t c0 = 0; c0 < cells; c0 += CHUNK) {
+    size_t n = cells - c0 < CHUNK ? cells - c0 : CHUNK;
+    for (size_t k = 0; k < n; ++k)
+      index[k] = (int32_t)(c0 + k);
+    fwrite(index, sizeof index[0], n, out);
+  }
+  double xyz[3 * CHUNK];
+  write_block_header(out, block_bytes(d, array_base + 1));
+  for (size_t i0 = 0; i0 < d->num_nodes; i0 += CHUNK) {
+    size_t n = d->num_nodes - i0 < CHUNK ? d->num_nodes - i0 : CHUNK;
+    for (size_t k = 0; k < n; ++k) {
+      const double *x = d->coords + (i0 + k) * (size_t)mesh->dim;
+      xyz[3 * k] = x[0];
+      xyz[3 * k + 1] = x[1];
+      xyz[3 * k + 2] = mesh->dim == 3 ? x[2] : 0.0;
+    }
+    fwrite(xyz, sizeof xyz[0], 3 * n, out);
+  }
+  write_block_header(out, block_bytes(d, array_base + 2));
+  size_t used = 0;
+  for (size_t c = 0; c < cells; ++c) {
+    const int32_t *nodes = d->cell_nodes + c * d->stride;
+    for (size_t k = 0; k < d->per_cell; ++k) {
+      index[used++] = nodes[d->order[k]];
+      if (used == CHUNK) {
+        fwrite(index, sizeof index[0], used, out);
+        used = 0;
+      }
+    }
+  }
+  fwrite(index, sizeof index[0], used, out);
+  int64_t wide[CHUNK];
+  int narrow = offset_bytes(d) == 4;
+  write_block_header(out, block_bytes(d, array_base + 3));
+  for (size_t c0 = 0; c0 < cells; c0 += CHUNK) {
+    size_t n = cells - c0 < CHUNK ? cells - c0 : CHUNK;
+    for (size_t k = 0; k < n; ++k) {
+      if (narrow)
+        index[k] = (int32_t)((c0 + k + 1) * d->per_cell);
+      else
+        wide[k] = (int64_t)((c0 + k + 1) * d->per_cell);
+    }
+    if (narrow)
+      fwrite(index, sizeof index[0], n, out);
+    else
+      fwrite(wide, sizeof wide[0], n, out);
+  }
+  unsigned char types[CHUNK];
+  memset(types, d->cell_type, sizeof types);
+  write_block_header(out, block_bytes(d, array_base + 4));
+  for (size_t c0 = 0; c0 < cells; c0 += CHUNK)
+    fwrite(types, 1, cells - c0 < CHUNK ? cells - c0 : CHUNK, out);
+  fputs("\n</AppendedData>\n</VTKFile>\n", out);
+}
+
+/* ---- the file ---- */
+
+clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,
+                                const clmg_mesh_field *fields, size_t num_fields,
+                                clmg_error *error) {
+  return clmg_mesh_write_vtu_encoded(path, mesh, degree, fields, num_fields, CLMG_VTU_BINARY,
+                                     error);
+}
+
+clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh, int degree,
+                                        const clmg_mesh_field *fields, size_t num_fields,
+                                        clmg_vtu_encoding encoding, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || !mesh || (mesh->dim != 2 && mesh->dim != 3) || (degree != 1 && degree != 2) ||
+      (num_fields > 0 && !fields) || (encoding != CLMG_VTU_BINARY && encoding != CLMG_VTU_ASCII)) {
+    set_error(error, path ? path : "(null)",
+              "write vtu: needs a path, a 2D or 3D mesh, degree 1 or 2, the fields and "
+              "CLMG_VTU_BINARY or CLMG_VTU_ASCII");
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  for (size_t f = 0; f < num_fields; ++f)
+    if (!fields[f].name || !fields[f].values) {
+      set_error(error, path, "write vtu: a field has no name or no values");
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+  vtu_data d;
+  memset(&d, 0, sizeof d);
+  d.mesh = mesh;
+  d.fields = fields;
+  d.num_fields = num_fields;
+  clmg_error inner = {{0}};
+  clmg_status status =
+      clmg_mesh_lagrange_nodes(mesh, degree, &d.cell_nodes, &d.num_nodes, &d.coords, NULL, &inner);
+  if (status != CLMG_SUCCESS) {
+    set_error(error, path, inner.message);
+    return status;
+  }
+  d.per_cell = vtk_order(mesh->dim, degree, d.order, &d.cell_type);
+  d.stride = 1;
+  for (int dim = 0; dim < mesh->dim; ++dim)
+    d.stride *= (size_t)degree + 1;
+
+  /* A regular file (or a new one) is written under a temporary name in the
+   * same directory and renamed over path once complete, so a failed write
+   * leaves an earlier file as it was. Other paths (/dev/stdout, a FIFO) are
+   * written directly. */
+  struct stat info;
+  int direct = stat(path, &info) == 0 && !S_ISREG(info.st_mode);
+  char *temporary = NULL;
+  if (!direct) {
+    size_t size = strlen(path) + 32;
+    temporary = malloc(size);
+    if (!temporary) {
+      free(d.cell_nodes);
+      free(d.coords);
+      set_error(error, path, "write vtu: out of host memory");
+      return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    snprintf(temporary, size, "%s.%ld.tmp", path, (long)getpid());
+  }
+  FILE *out = fopen(direct ? path : temporary, "wb");
+  if (!out) {
+    if (error)
+      snprintf(error->message, sizeof error->message, "cannot open %s for writing: %s", path,
+               strerror(errno));
+    free(temporary);
+    free(d.cell_nodes);
+    free(d.coords);
+    return CLMG_ERROR_IO;
+  }
+  if (encoding == CLMG_VTU_ASCII)
+    write_ascii(out, &d);
+  else
+    write_binary(out, &d);
+  free(d.cell_nodes);
+  free(d.coords);
   /* the stream's error flag is sticky: one check covers every write */
   int failed = ferror(out), saved_errno = errno;
-  clmg_leave_c_numeric_locale(&locale);
-  free(cell_nodes);
-  free(coords);
-  return clmg_finish_text_file(out, path, failed, saved_errno, error);
+  if (fclose(out) != 0 && !failed) {
+    failed = 1;
+    saved_errno = errno;
+  }
+  if (!failed && temporary && rename(temporary, path) != 0) {
+    failed = 1;
+    saved_errno = errno;
+  }
+  if (failed && temporary)
+    remove(temporary);
+  free(temporary);
+  if (failed) {
+    if (error)
+      snprintf(error->message, sizeof error->message, "cannot write %s: %s", path,
+               strerror(saved_errno));
+    return CLMG_ERROR_IO;
+  }
+  return CLMG_SUCCESS;
 }

@@ -1,6 +1,17 @@
 /* The device's copy bandwidth: the yardstick every benchmark divides by. */
 #include "la/internal.h"
 
+size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context) {
+  if (!context)
+    return 0;
+  /* Large enough to defeat caches (hundreds of MB on GPUs), small enough
+   * to fit twice and to take well under a second on a CPU. */
+  size_t bytes = context->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
+  while (bytes > context->info.max_alloc_bytes / 2 && bytes > ((size_t)1 << 20))
+    bytes /= 2;
+  return bytes;
+}
+
 clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, double *gb_per_s) {
   if (!context || !context->queue || !gb_per_s)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_measure_copy_bandwidth");
@@ -8,13 +19,8 @@ clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, dou
   *gb_per_s = 0;
   clmg_dtype type = context->info.has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
   size_t element = clmg_dtype_size(type);
-  if (bytes == 0) {
-    /* Large enough to defeat caches (hundreds of MB on GPUs), small enough
-     * to fit twice and to take well under a second on a CPU. */
-    bytes = context->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
-    while (bytes > context->info.max_alloc_bytes / 2 && bytes > ((size_t)1 << 20))
-      bytes /= 2;
-  }
+  if (bytes == 0)
+    bytes = clmg_copy_bandwidth_default_bytes(context);
   size_t n = bytes / element;
   if (n == 0)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "copy bandwidth: %zu bytes is too few",

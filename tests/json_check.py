@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""Every clmg subcommand with --json, on success and on failure, must print
+exactly one JSON object on stdout that a parser reads, with the keys a
+pipeline relies on: "status" and "message" always; "setup_s", "kernels_s",
+"solve_s" as numbers in every solver report; "format" as a name plus
+"format_description"; with --view a "hierarchy" array and
+"operator_complexity". Errors carry "status" ("usage_error" or the library's
+status string) and the exit code. Also checks the first-run message on
+stderr: said once when kernels are compiled, not when they come from the
+cache, not with --quiet, and never on stdout.
+
+Usage: json_check.py PATH/TO/clmg   (the device comes from CLMG_DEVICE)
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+FORMATS = {"csr", "ellr", "sell"}
+failures = []
+
+
+def fail(case, why):
+    failures.append(f"{case}: {why}")
+    print(f"FAIL {case}: {why}", flush=True)
+
+
+def run(clmg, args, env=None):
+    result = subprocess.run([clmg] + args, capture_output=True, text=True, env=env, timeout=240)
+    return result.returncode, result.stdout, result.stderr
+
+
+def parse_one(case, stdout):
+    """The whole of stdout as one JSON object (a second object fails)."""
+    try:
+        value = json.loads(stdout)
+    except json.JSONDecodeError as error:
+        fail(case, f"stdout is not one JSON value ({error}): {stdout[:400]!r}")
+        return None
+    if not isinstance(value, dict):
+        fail(case, f"stdout is JSON but not an object: {stdout[:200]!r}")
+        return None
+    return value
+
+
+def need(case, obj, key, kind):
+    if key not in obj:
+        fail(case, f'key "{key}" missing')
+        return None
+    value = obj[key]
+    if kind is not None and not (isinstance(value, kind) and not isinstance(value, bool)
+                                 if kind in (int, float, (int, float)) else isinstance(value, kind)):
+        fail(case, f'key "{key}" is {value!r}, expected {kind}')
+        return None
+    return value
+
+
+NUMBER = (int, float)
+
+
+def check(clmg, case, args, rc, status, keys=(), extra=None, env=None):
+    """Runs clmg ARGS; expects exit code rc and the JSON status; checks keys."""
+    code, out, err = run(clmg, args, env)
+    if code != rc:
+        fail(case, f"exit code {code}, expected {rc}; stderr: {err.strip()[:400]}")
+    obj = parse_one(case, out)
+    if obj is None:
+        return None
+    got = need(case, obj, "status", str)
+    if got is not None and got != status:
+        fail(case, f'status "{got}", expected "{status}"')
+    message = need(case, obj, "message", str)
+    if message is not None and status != "success" and not message:
+        fail(case, "a failure with an empty message")
+    if rc != 0 and "exit_code" in obj and obj["exit_code"] != rc:
+        fail(case, f'exit_code {obj["exit_code"]} in the object, {code} from the process')
+    for key, kind in keys:
+        need(case, obj, key, kind)
+    if extra is not None:
+        extra(case, obj)
+    print(f"ok   {case}", flush=True)
+    return obj
+
+
+def error_keys():
+    return (("exit_code", int), ("command", str))
+
+
+REPORT = (("setup_s", NUMBER), ("kernels_s", NUMBER), ("solve_s", NUMBER), ("converged", bool),
+          ("iterations", int), ("relative_residual", NUMBER), ("device", dict))
+FORMAT = (("format", str), ("format_description", str))
+
+
+def format_is_name(case, obj):
+    if obj.get("format") not in FORMATS:
+        fail(case, f'format "{obj.get("format")}" is not a format name {sorted(FORMATS)}')
+    if obj.get("format_description") == obj.get("format"):
+        fail(case, "format_description says no more than format")
+
+
+def hierarchy(levels):
+    def checker(case, obj):
+        format_is_name(case, obj)
+        levels_list = need(case, obj, "hierarchy", list)
+        complexity = need(case, obj, "operator_complexity", NUMBER)
+        if levels_list is None:
+            return
+        if levels is not None and len(levels_list) != levels(obj):
+            fail(case, f"hierarchy has {len(levels_list)} levels, expected {levels(obj)}")
+        total = 0
+        for k, level in enumerate(levels_list):
+            for key, kind in (("rows", int), ("nonzeros", int), ("format", str),
+                              ("format_description", str)):
+                need(f"{case} level {k}", level, key, kind)
+            for key in ("smoother", "coarse_solver"):
+                if key not in level:
+                    fail(f"{case} level {k}", f'key "{key}" missing')
+            if level.get("format") not in FORMATS:
+                fail(f"{case} level {k}", f'format "{level.get("format")}"')
+            total += level.get("nonzeros", 0)
+        finest = levels_list[-1]
+        if finest.get("rows") != obj.get("rows", obj.get("unknowns")):
+            fail(case, "the last level is not the finest")
+        if finest.get("nonzeros") != obj.get("nonzeros"):
+            fail(case, "the finest level's nonzeros differ from the report's")
+        if complexity is not None and finest.get("nonzeros"):
+            expected = total / finest["nonzeros"]
+            if abs(complexity - expected) > 1e-12 * expected:
+                fail(case, f"operator_complexity {complexity}, levels give {expected}")
+    return checker
+
+
+def write_laplacian(path, n, nonsymmetric=False):
+    """The 1-D Laplacian (or a convection-diffusion variant) as Matrix Market."""
+    entries = []
+    for i in range(n):
+        entries.append((i, i, 2.0))
+        if i > 0:
+            entries.append((i, i - 1, -1.3 if nonsymmetric else -1.0))
+        if i + 1 < n:
+            entries.append((i, i + 1, -0.7 if nonsymmetric else -1.0))
+    with open(path, "w") as f:
+        f.write("%%MatrixMarket matrix coordinate real general\n")
+        f.write(f"{n} {n} {len(entries)}\n")
+        for i, j, v in entries:
+            f.write(f"{i + 1} {j + 1} {v}\n")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    clmg = sys.argv[1]
+    scratch = tempfile.mkdtemp(prefix="clmg-json-")
+    spd = os.path.join(scratch, "lap.mtx")
+    nonsym = os.path.join(scratch, "cd.mtx")
+    write_laplacian(spd, 40)
+    write_laplacian(nonsym, 40, nonsymmetric=True)
+    vtu = os.path.join(scratch, "circle.vtu")
+    missing = os.path.join(scratch, "missing")
+    unwritable = os.path.join(missing, "dir", "out")
+
+    # ---- the top level and info
+    code, out, err = run(clmg, ["--version", "--json"])
+    obj = parse_one("--version", out)
+    if code != 0 or (obj is not None and not isinstance(obj.get("version"), str)):
+        fail("--version", f"exit {code}, {out!r}")
+    check(clmg, "unknown command", ["--json", "nosuch"], 2, "usage_error", error_keys())
+    check(clmg, "no command", ["--json"], 2, "usage_error", error_keys())
+
+    def info_sizes(buffer):
+        def checker(case, obj):
+            devices = need(case, obj, "devices", list) or []
+            for device in devices:
+                for key in ("global_mem_bytes", "max_alloc_bytes", "local_mem_bytes"):
+                    value = need(case, device, key, int)
+                    if value is not None and value <= 0:
+                        fail(case, f"{key} = {value}")
+            size = need(case, obj, "bandwidth_buffer_bytes", int)
+            if size is not None and (size <= 0 or (buffer and size != buffer)):
+                fail(case, f"bandwidth_buffer_bytes = {size}, expected {buffer or 'a real size'}")
+            if "kernel_cache_dir" not in obj:
+                fail(case, "kernel_cache_dir missing")
+        return checker
+
+    check(clmg, "info", ["info", "--json", "--bandwidth-mib", "1"], 0, "success",
+          (("copy_bandwidth_gb_s", NUMBER), ("devices", list), ("selected", dict)),
+          info_sizes(1 << 20))
+    check(clmg, "info (default buffer)", ["info", "--json"], 0, "success", (), info_sizes(None))
+    check(clmg, "info: bad option", ["info", "--json", "--bogus"], 2, "usage_error", error_keys())
+    check(clmg, "info: bad number", ["info", "--json", "--bandwidth-mib", "x"], 2, "usage_error",
+          error_keys())
+    check(clmg, "info: missing device", ["info", "--json", "--device", "no-such-device-name"], 1,
+          "device not found", error_keys())
+
+    # ---- solve
+    check(clmg, "solve", ["solve", spd, "--json"], 0, "success",
+          REPORT + FORMAT + (("history", list), ("true_relative_residual", NUMBER)),
+          format_is_name)
+    check(clmg, "solve --view", ["solve", spd, "--json", "--view", "--format", "ellr"], 0,
+          "success", REPORT + FORMAT, hierarchy(lambda obj: 1))
+    check(clmg, "solve gmres", ["solve", nonsym, "--json", "--quiet"], 0, "success",
+          REPORT + FORMAT, format_is_name)
+    check(clmg, "solve: not converged", ["solve", spd, "--json", "--maxit", "1"], 1,
+          "not converged", REPORT + FORMAT)
+    check(clmg, "solve: missing file", ["solve", missing + ".mtx", "--json"], 1,
+          "input/output error", error_keys())
+    check(clmg, "solve: bad option", ["solve", spd, "--json", "--bogus"], 2, "usage_error",
+          error_keys())
+    check(clmg, "solve: option without argument", ["solve", spd, "--json", "--tol"], 2,
+          "usage_error", error_keys())
+    check(clmg, "solve: bad value", ["solve", spd, "--json", "--method", "nope"], 2,
+          "usage_error", error_keys())
+    check(clmg, "solve: no matrix", ["solve", "--json"], 2, "usage_error", error_keys())
+    check(clmg, "solve: not SPD for CG", ["solve", nonsym, "--json", "--method", "cg"], 1,
+          "invalid argument", error_keys())
+    check(clmg, "solve: unwritable output", ["solve", spd, "--json", "-o", unwritable], 1,
+          "input/output error", REPORT + FORMAT)
+
+    # ---- poisson
+    def levels_of(obj):
+        return obj["levels"]
+
+    obj = check(clmg, "poisson --view --vtk",
+                ["poisson", "--level", "3", "--json", "--view", "--vtk", vtu], 0, "success",
+                REPORT + FORMAT + (("levels", int), ("unknowns", int), ("nonzeros", int),
+                                   ("cycle_s", NUMBER), ("history", list)),
+                hierarchy(levels_of))
+    with open(vtu, "rb") as f:
+        head = f.read(2048)
+    if b'<AppendedData encoding="raw">' not in head or b'header_type="UInt64"' not in head:
+        fail("poisson --vtk", "the default .vtu is not binary (raw appended, UInt64 headers)")
+    if obj is not None and f'NumberOfPoints="{obj["unknowns"]}"'.encode() not in head:
+        fail("poisson --vtk", "NumberOfPoints is not the number of unknowns")
+    check(clmg, "poisson --vtk-ascii",
+          ["poisson", "--level", "2", "--json", "--vtk", vtu, "--vtk-ascii"], 0, "success",
+          REPORT + FORMAT, format_is_name)
+    with open(vtu, "rb") as f:
+        text = f.read()
+    if b'format="ascii"' not in text or b"AppendedData" in text:
+        fail("poisson --vtk-ascii", "the .vtu is not ASCII")
+    check(clmg, "poisson: q2 cg", ["poisson", "--level", "2", "--element", "q2", "--krylov", "cg",
+                                   "--json", "--quiet"], 0, "success", REPORT + FORMAT,
+          format_is_name)
+    check(clmg, "poisson: not converged", ["poisson", "--level", "3", "--maxit", "1", "--json"], 1,
+          "not converged", REPORT + FORMAT)
+    check(clmg, "poisson: missing mesh", ["poisson", "--json", "--mesh", missing + ".msh"], 1,
+          "input/output error", error_keys())
+    check(clmg, "poisson: bad level", ["poisson", "--json", "--level", "99"], 2, "usage_error",
+          error_keys())
+    check(clmg, "poisson: bad vtk format", ["poisson", "--json", "--vtk-format", "hdf5"], 2,
+          "usage_error", error_keys())
+    check(clmg, "poisson: unwritable vtu",
+          ["poisson", "--level", "2", "--json", "--vtk", unwritable + ".vtu"], 1,
+          "input/output error", REPORT + FORMAT)
+
+    # ---- homg
+    homg_keys = (("setup_s", NUMBER), ("kernels_s", NUMBER), ("solve_s", NUMBER),
+                 ("converged", bool), ("cycles", int), ("history", list))
+    check(clmg, "homg", ["homg", "--n", "17", "--json"], 0, "success", homg_keys)
+    check(clmg, "homg: not converged", ["homg", "--n", "17", "--cycles", "1", "--tol", "1e-12",
+                                        "--json"], 1, "not converged", homg_keys)
+    check(clmg, "homg: bad method", ["homg", "--json", "--method", "nope"], 2, "usage_error",
+          error_keys())
+    check(clmg, "homg: unwritable png", ["homg", "--n", "17", "--json", "--png",
+                                         unwritable + ".png"], 1, "input/output error", homg_keys)
+
+    # ---- the first-run message: stderr only, once, only when compiling
+    env = dict(os.environ)
+    env["CLMG_CACHE_DIR"] = os.path.join(scratch, "fresh-cache")
+    args = ["poisson", "--level", "2", "--json"]
+    code, out, err = run(clmg, args, env)
+    parse_one("first run", out)
+    said = err.count("compiling OpenCL kernels")
+    if code != 0 or said != 1 or env["CLMG_CACHE_DIR"] not in err:
+        fail("first run", f"exit {code}; expected one first-run line naming the cache: {err!r}")
+    if "compiling" in out:
+        fail("first run", "the first-run message went to stdout")
+    code, out, err = run(clmg, args, env)
+    if "compiling OpenCL kernels" in err:
+        fail("second run", f"the kernels came from the cache, yet: {err!r}")
+    env["CLMG_CACHE_DIR"] = os.path.join(scratch, "quiet-cache")
+    code, out, err = run(clmg, args + ["--quiet"], env)
+    if "compiling" in err:
+        fail("first run --quiet", f"said: {err!r}")
+    print("ok   first-run message", flush=True)
+
+    subprocess.run(["rm", "-rf", scratch], check=False)
+    if failures:
+        print(f"\n{len(failures)} failure(s)")
+        sys.exit(1)
+    print("\nall JSON outputs parse and carry their keys")
+
+
+if __name__ == "__main__":
+    main()
