@@ -62,11 +62,22 @@ typedef struct solve_row {
   double relative_residual, rate, solve_s, cycle_s, floor_s, ratio, setup_s, kernels_s;
 } solve_row;
 
+/* Device time per kernel in one more solve of the sweep's fastest
+ * configuration (clmg_profile_start/stop). */
+typedef struct kernel_profile {
+  clmg_kernel_time *kernels; /* malloc'ed; NULL: not measured */
+  size_t count;
+  double wall_s; /* the profiled solve, events included */
+  int iterations;
+  size_t row; /* the configuration: index into results.solve */
+} kernel_profile;
+
 typedef struct results {
   spmv_row spmv[MAX_RESULTS];
   size_t spmv_count;
   solve_row solve[MAX_RESULTS];
   size_t solve_count;
+  kernel_profile profile;
 } results;
 
 static void print_usage(FILE *out) {
@@ -246,10 +257,12 @@ typedef enum krylov_mode { MODE_NONE = 0, MODE_CG, MODE_CG_MIXED, MODE_COUNT } k
 static const char *const mode_names[MODE_COUNT] = {"none", "cg", "cg-mixed"};
 
 /* Best of `trials` solves from x0 to 1e-8 (after one warm-up cycle). */
+/* profile, when not NULL, receives the kernel profile of one more solve
+ * after the timed ones. */
 static clmg_status measure_solve(clmg_context *context, const settings *s,
                                  const clmg_fe_hierarchy *h,
                                  const clmg_multigrid_options *given_options, krylov_mode mode,
-                                 double copy_gb_per_s, solve_row *row) {
+                                 double copy_gb_per_s, solve_row *row, kernel_profile *profile) {
   size_t n = h->a[h->num_levels - 1].rows;
   clmg_multigrid_options mg_options = *given_options;
   if (mode == MODE_CG_MIXED)
@@ -331,6 +344,31 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
               ? pow(result.final_residual / result.initial_residual, 1.0 / result.iterations)
               : 0;
     }
+    clmg_krylov_result_free(&result);
+  }
+  if (status == CLMG_SUCCESS && profile) {
+    clmg_krylov_options options;
+    clmg_krylov_options_defaults(&options);
+    options.relative_tolerance = 1e-8;
+    options.max_iterations = 500;
+    clmg_krylov_result result = {0};
+    status = clmg_vector_upload_doubles(x, h->x0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    if (status == CLMG_SUCCESS)
+      status = clmg_profile_start(context);
+    start = apputil_now();
+    if (status == CLMG_SUCCESS) {
+      clmg_status solved = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &options, &result)
+                                             : clmg_multigrid_solve(mg, b, x, &options, &result);
+      if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED)
+        status = solved;
+      clmg_status stopped = clmg_profile_stop(context, &profile->kernels, &profile->count);
+      if (status == CLMG_SUCCESS)
+        status = stopped;
+    }
+    profile->wall_s = apputil_now() - start;
+    profile->iterations = result.iterations;
     clmg_krylov_result_free(&result);
   }
   if (status == CLMG_SUCCESS) {
@@ -455,9 +493,48 @@ static void write_json(const settings *s, const results *res, const clmg_device_
     json_object_end(&w);
   }
   json_array_end(&w);
+  if (res->profile.kernels) {
+    json_object_begin(&w, "profile");
+    json_integer(&w, "solve_row", (long long)res->profile.row);
+    json_integer(&w, "iterations", res->profile.iterations);
+    json_number(&w, "wall_s", res->profile.wall_s);
+    json_array_begin(&w, "kernels");
+    for (size_t k = 0; k < res->profile.count; ++k) {
+      json_object_begin(&w, NULL);
+      json_string(&w, "name", res->profile.kernels[k].name);
+      json_integer(&w, "launches", (long long)res->profile.kernels[k].launches);
+      json_number(&w, "seconds", res->profile.kernels[k].seconds);
+      json_object_end(&w);
+    }
+    json_array_end(&w);
+    json_object_end(&w);
+  }
   json_object_end(&w);
   json_end(&w);
   perf_json_close(PROGRAM, s->json_path, out);
+}
+
+/* The kernels by device time, per iteration; the gap between the wall time
+ * and the summed device time is what launches, read-backs and the host
+ * cost beyond the kernels themselves. */
+static void print_profile(const kernel_profile *p) {
+  if (!p->kernels)
+    return;
+  double device_s = 0;
+  for (size_t k = 0; k < p->count; ++k)
+    device_s += p->kernels[k].seconds;
+  int per = p->iterations > 0 ? p->iterations : 1;
+  printf("\nKernel profile of the fastest configuration: one more solve, %d iterations, "
+         "%.3f ms wall (events on), %.3f ms on the device (%.0f%%)\n",
+         p->iterations, 1e3 * p->wall_s, 1e3 * device_s,
+         p->wall_s > 0 ? 100.0 * device_s / p->wall_s : 0.0);
+  printf("%-40s %10s %12s %14s %8s\n", "kernel", "launches", "per iteration", "us per iteration",
+         "share");
+  for (size_t k = 0; k < p->count; ++k)
+    printf("%-40.40s %10llu %12.1f %14.1f %7.1f%%\n", p->kernels[k].name,
+           (unsigned long long)p->kernels[k].launches, (double)p->kernels[k].launches / per,
+           1e6 * p->kernels[k].seconds / per,
+           device_s > 0 ? 100.0 * p->kernels[k].seconds / device_s : 0.0);
 }
 
 /* ---- main ---- */
@@ -487,6 +564,8 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
              "Sweep: the largest Q1 level, every smoother x format x Krylov choice");
   print_solve_header(title);
   const solve_row *best = NULL;
+  size_t best_format = 0, best_smoother = 0;
+  int best_mode = 0;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f)
     for (size_t m = 0; m < sizeof smoothers / sizeof smoothers[0]; ++m)
       for (int mode = 0; mode < MODE_COUNT; ++mode) {
@@ -504,21 +583,45 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
         row->level = level;
         row->numbering = h->numbering;
         clmg_status status =
-            measure_solve(context, s, h, &options, (krylov_mode)mode, copy_gb_per_s, row);
+            measure_solve(context, s, h, &options, (krylov_mode)mode, copy_gb_per_s, row, NULL);
         if (status != CLMG_SUCCESS) {
           apputil_report(context, status, "sweep solve");
           return 0;
         }
         print_solve_row(row);
-        if (row->converged && (!best || row->solve_s < best->solve_s))
+        if (row->converged && (!best || row->solve_s < best->solve_s)) {
           best = row;
+          best_format = f;
+          best_smoother = m;
+          best_mode = mode;
+        }
         res->solve_count++;
       }
-  if (best)
-    printf("fastest: %s %d+%d, %s, krylov %s: %.3f ms (%d iterations, %.2f x the floor per "
-           "cycle)\n",
-           best->smoother, best->pre, best->post, best->format, best->krylov, 1e3 * best->solve_s,
-           best->iterations, best->ratio);
+  if (!best)
+    return 1;
+  printf("fastest: %s %d+%d, %s, krylov %s: %.3f ms (%d iterations, %.2f x the floor per "
+         "cycle)\n",
+         best->smoother, best->pre, best->post, best->format, best->krylov, 1e3 * best->solve_s,
+         best->iterations, best->ratio);
+  /* where its time goes: one more solve of it under the kernel profile */
+  clmg_multigrid_options options;
+  paper_settings(&options);
+  options.smoother = smoothers[best_smoother].smoother;
+  options.pre_smoothing = options.post_smoothing = smoothers[best_smoother].steps;
+  options.matrix.format = formats[best_format];
+  options.coarse_max_rows = (size_t)s->coarse_rows;
+  settings once = *s;
+  once.timing.trials = 1;
+  solve_row scratch;
+  memset(&scratch, 0, sizeof scratch);
+  res->profile.row = (size_t)(best - res->solve);
+  clmg_status status = measure_solve(context, &once, h, &options, (krylov_mode)best_mode,
+                                     copy_gb_per_s, &scratch, &res->profile);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(context, status, "profiled solve");
+    return 0;
+  }
+  print_profile(&res->profile);
   return 1;
 }
 
@@ -592,7 +695,7 @@ int main(int argc, char **argv) {
           srow->numbering = (clmg_numbering)k;
           clmg_multigrid_options options;
           paper_settings(&options);
-          status = measure_solve(context, &s, &h, &options, MODE_NONE, copy_gb_per_s, srow);
+          status = measure_solve(context, &s, &h, &options, MODE_NONE, copy_gb_per_s, srow, NULL);
           if (status == CLMG_SUCCESS)
             res->solve_count++;
         }
@@ -623,6 +726,7 @@ int main(int argc, char **argv) {
   if (s.json_path)
     write_json(&s, res, device, copy_gb_per_s);
   clmg_mesh_free(&coarse);
+  free(res->profile.kernels);
   free(res);
   clmg_context_destroy(context);
   return exit_code;
