@@ -878,6 +878,74 @@ static int teardown(void **state) {
   return test_close_context(&ctx);
 }
 
+/* The direct coarse solver (explicit inverse, one GEMV kernel per solve)
+ * on a random nonsymmetric, indefinite matrix of a size that is no multiple
+ * of any work-group size, in both precisions, against a host dense solve of
+ * a random right-hand side. */
+static void test_direct_coarse_solver_random(void **state) {
+  (void)state;
+  const size_t n = 133;
+  triplets t = {0};
+  double *dense = calloc(n * n, sizeof *dense), *rhs = malloc(n * sizeof *rhs);
+  assert_non_null(dense);
+  assert_non_null(rhs);
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < 6; ++k) {
+      size_t j = rng_below(n);
+      double v = 2 * rng_uniform() - 1;
+      triplets_add(&t, i, j, v);
+      dense[i * n + j] += v;
+    }
+    double d = (i % 2 ? -1 : 1) * (4 + rng_uniform()); /* indefinite, well conditioned */
+    triplets_add(&t, i, i, d);
+    dense[i * n + i] += d;
+    rhs[i] = 2 * rng_uniform() - 1;
+  }
+  clmg_csr a = triplets_to_csr(&t, n);
+  double *expected = malloc(n * sizeof *expected), *x = malloc(n * sizeof *x);
+  assert_non_null(expected);
+  assert_non_null(x);
+  memcpy(expected, rhs, n * sizeof *rhs);
+  dense_solve_in_place(dense, expected, n);
+  for (int p = 0; p < 2; ++p) {
+    clmg_dtype type = p ? CLMG_FLOAT : CLMG_DOUBLE;
+    clmg_matrix_options options;
+    clmg_matrix_options_defaults(&options);
+    options.precision = type;
+    clmg_matrix *m = NULL;
+    clmg_operator op;
+    clmg_coarse_solver solver;
+    clmg_vector *b = NULL, *xd = NULL;
+    CHECK_OK(clmg_matrix_create(ctx, &a, &options, &m));
+    CHECK_OK(clmg_operator_from_matrix(m, 1, &op));
+    CHECK_OK(clmg_coarse_solver_direct(ctx, &solver));
+    CHECK_OK(solver.setup(solver.data, &op));
+    CHECK_OK(clmg_vector_create(ctx, type, n, &b));
+    CHECK_OK(clmg_vector_create(ctx, type, n, &xd));
+    CHECK_OK(clmg_vector_upload_doubles(b, rhs));
+    CHECK_OK(clmg_vector_fill(xd, NAN)); /* x is not read */
+    CHECK_OK(solver.solve(solver.data, &op, b, xd));
+    CHECK_OK(clmg_vector_download_doubles(xd, x));
+    double difference = 0, size = 0;
+    for (size_t i = 0; i < n; ++i) {
+      difference = fmax(difference, fabs(x[i] - expected[i]));
+      size = fmax(size, fabs(expected[i]));
+    }
+    if (!(difference <= (p ? 1e-4 : 1e-11) * size))
+      fail_msg("%s: max |x - x_host| = %g of max |x_host| = %g", clmg_dtype_name(type), difference,
+               size);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(xd);
+    clmg_coarse_solver_destroy(&solver);
+    clmg_operator_destroy(&op);
+  }
+  free(dense);
+  free(rhs);
+  free(expected);
+  free(x);
+  clmg_csr_free(&a);
+}
+
 int main(void) {
   rng_seed(20261122);
   const struct CMUnitTest tests[] = {
@@ -893,6 +961,7 @@ int main(void) {
       cmocka_unit_test(test_user_smoother),
       cmocka_unit_test(test_levels_from_device_objects),
       cmocka_unit_test(test_saddle_point_hierarchy),
+      cmocka_unit_test(test_direct_coarse_solver_random),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("multigrid", tests, setup, teardown);

@@ -1,12 +1,11 @@
 /* The dense direct coarse solver: an explicit inverse, formed once at setup
- * and applied with one CLBlast GEMV per solve. On a coarse level every
+ * and applied with one GEMV kernel per solve (cl/dense.cl). On a coarse level every
  * launch is latency, and a Krylov solve needs several per iteration; one
  * GEMV needs one. The matrix is read through the operator (one application
  * per column on unit vectors), so any operator works, and Gauss-Jordan with
  * partial pivoting handles indefinite and nonsymmetric matrices. */
 #include "solve/internal.h"
 
-#include <clblast_c.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@ typedef struct direct_solver {
   clmg_dtype precision;
   cl_mem inverse; /* n x n, row-major, in the operator's precision */
   size_t inverse_bytes;
+  cl_kernel gemv; /* owned by the program manager */
 } direct_solver;
 
 static void release_inverse(direct_solver *s) {
@@ -163,21 +163,33 @@ static clmg_status direct_solve(void *data, const clmg_operator *a, const clmg_v
                                 clmg_vector *x) {
   direct_solver *s = data;
   (void)a;
-  size_t b_offset, x_offset;
-  cl_mem b_buffer = clmg_vector_cl_buffer(b, &b_offset);
-  cl_mem x_buffer = clmg_vector_cl_buffer(x, &x_offset);
-  CLBlastStatusCode code;
-  cl_event *profiled = clmg_profile_event_slot(s->context, "clblast_gemv (coarse solve)");
-  if (s->precision == CLMG_FLOAT)
-    code = CLBlastSgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0f, s->inverse, 0,
-                        s->n, b_buffer, b_offset, 1, 0.0f, x_buffer, x_offset, 1,
-                        &s->context->queue, profiled);
-  else
-    code = CLBlastDgemv(CLBlastLayoutRowMajor, CLBlastTransposeNo, s->n, s->n, 1.0, s->inverse, 0,
-                        s->n, b_buffer, b_offset, 1, 0.0, x_buffer, x_offset, 1, &s->context->queue,
-                        profiled);
-  clmg_profile_commit(s->context, profiled, code == CLBlastSuccess);
-  return clmg_clblast_status(s->context, code, "gemv (coarse solve)");
+  clmg_context *context = s->context;
+  if (!s->gemv) {
+    clmg_status status = clmg_get_kernel(context, "dense", clmg_real_options(context, s->precision),
+                                         "dense_gemv", &s->gemv);
+    if (status != CLMG_SUCCESS) {
+      s->gemv = NULL;
+      return status;
+    }
+  }
+  size_t global, local;
+  if (context->info.is_cpu) {
+    clmg_launch_1d(context, s->n, 0, &global, &local);
+  } else {
+    local = context->info.max_work_group_size < 128 ? context->info.max_work_group_size : 128;
+    global = s->n * local; /* one work-group per row */
+  }
+  clmg_kernel_args args;
+  clmg_args_begin(&args, context, s->gemv, "dense_gemv (coarse solve)");
+  clmg_arg_ulong(&args, s->n);
+  clmg_arg_buffer(&args, s->inverse);
+  clmg_arg_vector(&args, b);
+  clmg_arg_vector(&args, x);
+  clmg_arg_local(&args, local * clmg_dtype_size(s->precision));
+  clmg_status status = clmg_args_end(&args);
+  return status == CLMG_SUCCESS
+             ? clmg_enqueue_1d(context, s->gemv, "dense_gemv (coarse solve)", global, local, NULL)
+             : status;
 }
 
 static double direct_bytes(void *data, const clmg_operator *a) {
