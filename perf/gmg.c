@@ -502,6 +502,7 @@ static void write_json(const settings *s, const results *res, const clmg_device_
     for (size_t k = 0; k < res->profile.count; ++k) {
       json_object_begin(&w, NULL);
       json_string(&w, "name", res->profile.kernels[k].name);
+      json_integer(&w, "work_items", (long long)res->profile.kernels[k].work_items);
       json_integer(&w, "launches", (long long)res->profile.kernels[k].launches);
       json_number(&w, "seconds", res->profile.kernels[k].seconds);
       json_object_end(&w);
@@ -528,12 +529,12 @@ static void print_profile(const kernel_profile *p) {
          "%.3f ms wall (events on), %.3f ms on the device (%.0f%%)\n",
          p->iterations, 1e3 * p->wall_s, 1e3 * device_s,
          p->wall_s > 0 ? 100.0 * device_s / p->wall_s : 0.0);
-  printf("%-40s %10s %12s %14s %8s\n", "kernel", "launches", "per iteration", "us per iteration",
-         "share");
+  printf("%-36s %11s %9s %13s %16s %7s\n", "kernel", "work items", "launches", "per iteration",
+         "us per iteration", "share");
   for (size_t k = 0; k < p->count; ++k)
-    printf("%-40.40s %10llu %12.1f %14.1f %7.1f%%\n", p->kernels[k].name,
-           (unsigned long long)p->kernels[k].launches, (double)p->kernels[k].launches / per,
-           1e6 * p->kernels[k].seconds / per,
+    printf("%-36.36s %11llu %9llu %13.1f %16.1f %6.1f%%\n", p->kernels[k].name,
+           (unsigned long long)p->kernels[k].work_items, (unsigned long long)p->kernels[k].launches,
+           (double)p->kernels[k].launches / per, 1e6 * p->kernels[k].seconds / per,
            device_s > 0 ? 100.0 * p->kernels[k].seconds / device_s : 0.0);
 }
 

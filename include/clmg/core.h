@@ -225,7 +225,8 @@ CLMG_API clmg_status clmg_finish(clmg_context *context);
 /* ---- kernel profile ----
  * Device time per kernel, as the device's own clock measures it (OpenCL
  * profiling events): start clears and starts a profile; until stop, every
- * kernel clmg launches on the context is timed and summed by kernel name.
+ * kernel clmg launches on the context is timed and summed by kernel name
+ * and work size (so the levels of a hierarchy show apart).
  * It costs one event per launch (and waits for old launches every few
  * thousand), so time the profiled run separately from the measured one.
  * stop waits for the queue and returns the totals, sorted by time (largest
@@ -233,6 +234,7 @@ CLMG_API clmg_status clmg_finish(clmg_context *context);
  * and their number in *count. */
 typedef struct clmg_kernel_time {
   const char *name;
+  uint64_t work_items; /* the launch's global size (a CLBlast call: its length) */
   uint64_t launches;
   double seconds;
 } clmg_kernel_time;

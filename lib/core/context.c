@@ -530,7 +530,7 @@ clmg_status clmg_args_end(clmg_kernel_args *args) {
 
 clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
                             size_t global, size_t local, cl_event *event) {
-  cl_event *profiled = event ? NULL : clmg_profile_event_slot(context, kernel_name);
+  cl_event *profiled = event ? NULL : clmg_profile_event_slot(context, kernel_name, global);
   cl_int error = clEnqueueNDRangeKernel(context->queue, kernel, 1, NULL, &global, &local, 0, NULL,
                                         event ? event : profiled);
   clmg_profile_commit(context, profiled, error == CL_SUCCESS);

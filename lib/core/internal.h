@@ -53,8 +53,10 @@ struct clmg_context {
 
 /* Kernel profile hooks for every launch site: slot returns where the
  * launch's event goes (NULL when no profile runs: pass it on as the event
- * pointer), commit records it once the launch succeeded. */
-cl_event *clmg_profile_event_slot(clmg_context *context, const char *name);
+ * pointer), commit records it once the launch succeeded. Launches are summed
+ * per (name, work_items): the global size, or the length for CLBlast calls,
+ * so that the levels of a hierarchy show apart. */
+cl_event *clmg_profile_event_slot(clmg_context *context, const char *name, uint64_t work_items);
 void clmg_profile_commit(clmg_context *context, cl_event *slot, int launched);
 void clmg_profile_destroy(clmg_context *context);
 

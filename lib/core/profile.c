@@ -26,9 +26,9 @@ struct clmg_profile {
 
 /* The index of name's total, made (with a copy of the name: callers may
  * pass a buffer) on first use; SIZE_MAX without memory. */
-static size_t total_for(clmg_profile *p, const char *name) {
+static size_t total_for(clmg_profile *p, const char *name, uint64_t work_items) {
   for (size_t k = 0; k < p->total_count; ++k)
-    if (strcmp(p->totals[k].name, name) == 0)
+    if (p->totals[k].work_items == work_items && strcmp(p->totals[k].name, name) == 0)
       return k;
   if (p->total_count == p->total_capacity) {
     size_t capacity = p->total_capacity ? 2 * p->total_capacity : 64;
@@ -45,6 +45,7 @@ static size_t total_for(clmg_profile *p, const char *name) {
   clmg_kernel_time *t = &p->totals[p->total_count];
   memset(t, 0, sizeof *t);
   t->name = copy;
+  t->work_items = work_items;
   return p->total_count++;
 }
 
@@ -92,13 +93,13 @@ void clmg_profile_destroy(clmg_context *context) {
   context->profile = NULL;
 }
 
-cl_event *clmg_profile_event_slot(clmg_context *context, const char *name) {
+cl_event *clmg_profile_event_slot(clmg_context *context, const char *name, uint64_t work_items) {
   clmg_profile *p = context->profile;
   if (!p)
     return NULL;
   if (p->pending_count == PROFILE_BATCH && resolve_pending(context, p) != CLMG_SUCCESS)
     return NULL;
-  size_t total = total_for(p, name ? name : "unnamed kernel");
+  size_t total = total_for(p, name ? name : "unnamed kernel", work_items);
   if (total == SIZE_MAX) {
     p->out_of_memory = 1;
     return NULL;

@@ -63,7 +63,7 @@ static clmg_status launch_2d(clmg_kernel_args *args, size_t n, size_t items_per_
   }
   size_t global[2] = {(items_per_row + local[0] - 1) / local[0] * local[0],
                       (n + local[1] - 1) / local[1] * local[1]};
-  cl_event *profiled = clmg_profile_event_slot(context, args->name);
+  cl_event *profiled = clmg_profile_event_slot(context, args->name, global[0] * global[1]);
   cl_int error = clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0,
                                         NULL, profiled);
   clmg_profile_commit(context, profiled, error == CL_SUCCESS);

@@ -175,7 +175,7 @@ clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
   clmg_context *context = src->context;
   size_t n = src->length;
   if (use_clblast(context, OP_COPY)) {
-    cl_event *profiled = clmg_profile_event_slot(context, "clblast_copy");
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_copy", n);
     CLBlastStatusCode code = src->type == CLMG_FLOAT
                                  ? CLBlastScopy(n, src->buffer, src->offset, 1, dst->buffer,
                                                 dst->offset, 1, &context->queue, profiled)
@@ -202,7 +202,7 @@ clmg_status clmg_scal(double alpha, clmg_vector *x) {
   clmg_context *context = x->context;
   size_t n = x->length;
   if (use_clblast(context, OP_SCAL)) {
-    cl_event *profiled = clmg_profile_event_slot(context, "clblast_scal");
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_scal", n);
     CLBlastStatusCode code =
         x->type == CLMG_FLOAT
             ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, profiled)
@@ -228,7 +228,7 @@ clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
   clmg_context *context = x->context;
   size_t n = x->length;
   if (use_clblast(context, OP_AXPY)) {
-    cl_event *profiled = clmg_profile_event_slot(context, "clblast_axpy");
+    cl_event *profiled = clmg_profile_event_slot(context, "clblast_axpy", n);
     CLBlastStatusCode code = x->type == CLMG_FLOAT
                                  ? CLBlastSaxpy(n, (float)alpha, x->buffer, x->offset, 1, y->buffer,
                                                 y->offset, 1, &context->queue, profiled)
@@ -339,8 +339,8 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
   cl_command_queue *queue = &context->queue;
   size_t n = x->length;
   /* CLBlast's reductions end with a second kernel: the event times that one */
-  cl_event *profiled = clmg_profile_event_slot(context, y ? "clblast_dot (last kernel)"
-                                                          : "clblast_nrm2 (last kernel)");
+  cl_event *profiled = clmg_profile_event_slot(
+      context, y ? "clblast_dot (last kernel)" : "clblast_nrm2 (last kernel)", n);
   if (y)
     code = x->type == CLMG_FLOAT ? CLBlastSdot(n, out, 0, x->buffer, x->offset, 1, y->buffer,
                                                y->offset, 1, queue, profiled)
