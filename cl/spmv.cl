@@ -2,6 +2,8 @@
  * solvers do next (Geveler et al. 2011, section 2.1: "we fuse the SpMV and vector-vector
  * operations into a single kernel"). Build options:
  *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
+ *   -DOP_JACOBI_FROM_ZERO  the same with x = alpha * dinv .* in, formed where it is read:
+ *                    the first two Jacobi sweeps from a zero guess in one pass (x unused)
  *   -DOP_SCALED_DEFECT  out = beta * out + alpha * dinv .* (in - A x)
  *                    (polynomial smoothers; out is not read when beta == 0)
  *   otherwise        out = alpha * A x + beta * in          (in is not read when beta == 0;
@@ -27,8 +29,16 @@
   out += out_offset;                                                                               \
   dinv += dinv_offset
 
-#if defined(OP_JACOBI)
-#define STORE_ROW(row, ax) out[row] = x[row] + alpha * dinv[row] * (in[row] - (ax))
+/* The input vector at column c: x, or for OP_JACOBI_FROM_ZERO the first
+ * sweep's result, which is never stored. */
+#if defined(OP_JACOBI_FROM_ZERO)
+#define X_AT(c) (alpha * dinv[c] * in[c])
+#else
+#define X_AT(c) x[c]
+#endif
+
+#if defined(OP_JACOBI) || defined(OP_JACOBI_FROM_ZERO)
+#define STORE_ROW(row, ax) out[row] = X_AT(row) + alpha * dinv[row] * (in[row] - (ax))
 #elif defined(OP_SCALED_DEFECT)
 #define STORE_ROW(row, ax)                                                                         \
   out[row] = beta == 0 ? alpha * dinv[row] * (in[row] - (ax))                                      \
@@ -71,7 +81,7 @@ kernel void csr_spmv(uint rows, global const long *row_ptr, global const int *co
     active = (ulong)(end - begin) <= long_row_threshold;
     if (active)
       for (long k = begin + lane; k < end; k += ROW_LANES)
-        sum += val[k] * x[col[k]];
+        sum += val[k] * X_AT(col[k]);
   }
   sum = lanes_sum(scratch, sum);
   if (active && lane == 0)
@@ -125,7 +135,7 @@ kernel void ellr_spmv(uint rows, ulong stride, global const int *row_len, global
     const int length = row_len[row];
     ulong index = row * ROW_LANES + lane;
     for (int k = lane; k < length; k += ROW_LANES, index += stride * ROW_LANES)
-      sum += val[index] * x[col[index]];
+      sum += val[index] * X_AT(col[index]);
   }
   sum = lanes_sum(scratch, sum);
   if (row < rows && lane == 0)
@@ -148,7 +158,7 @@ kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr
   ulong index = slice_ptr[slice] + lane;
   real sum = 0;
   for (int k = 0; k < length; ++k, index += slice_height)
-    sum += val[index] * x[col[index]];
+    sum += val[index] * X_AT(col[index]);
 #ifdef SELL_PERMUTED
   const uint row = permutation[sorted_row];
 #else

@@ -50,9 +50,9 @@ typedef struct clmg_smoother {
    * calls (a fused smooth-then-defect kernel). */
   clmg_status (*apply_defect)(void *data, const clmg_operator *a, const clmg_vector *b,
                               clmg_vector *x, int steps, int x_is_zero, clmg_vector *defect);
-  /* Optional: the fewest bytes `steps` steps move, operator reads included
-   * (for clmg_multigrid_iteration_bytes). */
-  double (*bytes)(void *data, const clmg_operator *a, int steps);
+  /* Optional: the fewest bytes `steps` steps move, operator reads included,
+   * starting from x = 0 when x_is_zero (for clmg_multigrid_cycle_bytes). */
+  double (*bytes)(void *data, const clmg_operator *a, int steps, int x_is_zero);
   /* Optional: the eigenvalue bound the smoother works with (Chebyshev:
    * lambda_max of D^-1 A), else 0. */
   double (*parameter)(void *data);
@@ -232,6 +232,10 @@ CLMG_API const char *clmg_multigrid_coarse_solver(const clmg_multigrid *multigri
  * counts one iteration. Divided by the copy bandwidth, this is the cycle's
  * bandwidth floor. */
 CLMG_API double clmg_multigrid_iteration_bytes(const clmg_multigrid *multigrid);
+/* The fewest bytes one cycle moves, without the defect after it: from
+ * x = 0 on the finest level when x_is_zero (a cycle as a preconditioner).
+ * Coarse levels start from zero on their first visit of a cycle. */
+CLMG_API double clmg_multigrid_cycle_bytes(const clmg_multigrid *multigrid, int x_is_zero);
 
 /* One cycle on the finest level: x is improved in place (b and x have the
  * matrix precision and the finest level's size). */

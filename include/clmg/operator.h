@@ -46,6 +46,12 @@ typedef struct clmg_operator {
    * d does not alias x). Optional (fallback as for weighted_step). */
   clmg_status (*scaled_defect)(void *data, double alpha, const clmg_vector *w, const clmg_vector *b,
                                const clmg_vector *x, double beta, clmg_vector *d);
+  /* x_new = y + w .* (b - A y) with y = w .* b: two weighted steps from a
+   * zero guess in one pass, y never stored (x_new does not alias b or w).
+   * Optional (fallback: y into a work vector, then weighted_step); may
+   * return CLMG_ERROR_UNSUPPORTED for the fallback to take over. */
+  clmg_status (*weighted_step_from_zero)(void *data, const clmg_vector *w, const clmg_vector *b,
+                                         clmg_vector *x_new);
   /* The fewest bytes one application reads besides its vectors (matrix
    * arrays, stencil coefficients). Optional (0). */
   double (*bytes)(void *data);
@@ -74,6 +80,10 @@ CLMG_API clmg_status clmg_operator_defect(const clmg_operator *op, const clmg_ve
 CLMG_API clmg_status clmg_operator_weighted_step(const clmg_operator *op, const clmg_vector *w,
                                                  const clmg_vector *b, const clmg_vector *x,
                                                  clmg_vector *x_new, clmg_vector *work);
+CLMG_API clmg_status clmg_operator_weighted_step_from_zero(const clmg_operator *op,
+                                                           const clmg_vector *w,
+                                                           const clmg_vector *b, clmg_vector *x_new,
+                                                           clmg_vector *work);
 CLMG_API clmg_status clmg_operator_scaled_defect(const clmg_operator *op, double alpha,
                                                  const clmg_vector *w, const clmg_vector *b,
                                                  const clmg_vector *x, double beta, clmg_vector *d,

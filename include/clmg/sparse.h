@@ -154,6 +154,15 @@ CLMG_API clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, con
 CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
                                       const clmg_vector *inv_diagonal, const clmg_vector *b,
                                       const clmg_vector *x, clmg_vector *x_new);
+/* The first two damped Jacobi sweeps from x = 0 in one pass:
+ * x_new = y + omega D^-1 (b - A y) with y = omega D^-1 b, formed where it is
+ * read and never stored (a pass and a launch fewer than a pointwise product
+ * then clmg_jacobi_step, with the same result bit for bit). x_new must not
+ * alias b or inv_diagonal. CLMG_ERROR_UNSUPPORTED for a CSR matrix with
+ * rows long enough to be split (clmg_matrix_describe shows long_rows). */
+CLMG_API clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
+                                                const clmg_vector *inv_diagonal,
+                                                const clmg_vector *b, clmg_vector *x_new);
 /* d = beta d + alpha w .* (b - A x): the step of polynomial (Chebyshev)
  * smoothers, one pass (beta == 0: d is not read). d must not alias x. */
 CLMG_API clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha,

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { FUSED_OP_SLOTS = 4 }; /* fused_op below */
+
 struct clmg_matrix {
   clmg_context *context;
   clmg_matrix_format format;
@@ -52,7 +54,7 @@ struct clmg_matrix {
 
   /* Kernels, looked up on first use so that a call on a small coarse-level
    * matrix costs no string building or table search: [operation][long rows]. */
-  cl_kernel kernels[3][3]; /* [fused_op][main, long segments, long finish] */
+  cl_kernel kernels[FUSED_OP_SLOTS][3]; /* [fused_op][main, long segments, long finish] */
 };
 
 const char *clmg_matrix_format_name(clmg_matrix_format format) {
@@ -679,12 +681,18 @@ static const char *main_kernel_name(const clmg_matrix *m) {
 
 /* What a kernel does with a row's product ax (cl/spmv.cl's STORE_ROW). */
 typedef enum fused_op {
-  OP_AXPBY = 0,    /* out = alpha ax + beta in */
-  OP_JACOBI,       /* out = x + alpha dinv (in - ax) */
-  OP_SCALED_DEFECT /* out = beta out + alpha dinv (in - ax) */
+  OP_AXPBY = 0,        /* out = alpha ax + beta in */
+  OP_JACOBI,           /* out = x + alpha dinv (in - ax) */
+  OP_SCALED_DEFECT,    /* out = beta out + alpha dinv (in - ax) */
+  OP_JACOBI_FROM_ZERO, /* OP_JACOBI with x = alpha dinv in */
+  FUSED_OP_COUNT
 } fused_op;
 
-static const char *const fused_op_options[] = {"", " -DOP_JACOBI=1", " -DOP_SCALED_DEFECT=1"};
+static const char *const fused_op_options[] = {"", " -DOP_JACOBI=1", " -DOP_SCALED_DEFECT=1",
+                                               " -DOP_JACOBI_FROM_ZERO=1"};
+_Static_assert(sizeof fused_op_options / sizeof fused_op_options[0] == FUSED_OP_COUNT,
+               "one build option per fused operation");
+_Static_assert((int)FUSED_OP_COUNT <= (int)FUSED_OP_SLOTS, "a kernel slot per fused operation");
 
 /* Looks up the kernels of one operation for this matrix. */
 static clmg_status matrix_kernels(const clmg_matrix *m, fused_op op, cl_kernel kernels[3]) {
@@ -864,6 +872,26 @@ clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega, const clmg_vect
   if (status != CLMG_SUCCESS)
     return status;
   return apply(a, OP_JACOBI, omega, x, 0.0, b, x_new, inv_diagonal);
+}
+
+clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
+                                       const clmg_vector *inv_diagonal, const clmg_vector *b,
+                                       clmg_vector *x_new) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_status status = check_smoother_step(a, "jacobi step from zero", "inverse diagonal",
+                                           inv_diagonal, b, b, "x_new", x_new);
+  if (status == CLMG_SUCCESS && (vectors_overlap(b, x_new) || vectors_overlap(inv_diagonal, x_new)))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "jacobi step from zero: x_new overlaps b or the inverse diagonal (every "
+                       "row reads them at its neighbours)");
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (a->format == CLMG_FORMAT_CSR && a->long_row_count > 0)
+    return clmg_fail(a->context, CLMG_ERROR_UNSUPPORTED,
+                     "jacobi step from zero: not for CSR matrices with long rows (their segment "
+                     "kernel reads a stored x); take the two sweeps separately");
+  return apply(a, OP_JACOBI_FROM_ZERO, omega, b, 0.0, b, x_new, inv_diagonal);
 }
 
 clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha, const clmg_vector *weights,

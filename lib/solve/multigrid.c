@@ -675,48 +675,55 @@ clmg_status clmg_multigrid_preconditioner(clmg_multigrid *mg, clmg_preconditione
 
 /* ---- traffic ---- */
 
-/* How often a cycle of `type` started on level l visits each level. */
-static void count_visits(int l, clmg_cycle_type type, double *visits) {
+/* How often a cycle of `type` started on level l visits each level, and
+ * how many of those visits start from x = 0 (the first below each level
+ * visit; the finest as the caller says). */
+static void count_visits(int l, clmg_cycle_type type, int x_is_zero, double *visits,
+                         double *zero_visits) {
   visits[l] += 1;
+  zero_visits[l] += x_is_zero;
   if (l == 0)
     return;
   switch (type) {
   case CLMG_CYCLE_V:
-    count_visits(l - 1, CLMG_CYCLE_V, visits);
+    count_visits(l - 1, CLMG_CYCLE_V, 1, visits, zero_visits);
     break;
   case CLMG_CYCLE_W:
-    count_visits(l - 1, CLMG_CYCLE_W, visits);
+    count_visits(l - 1, CLMG_CYCLE_W, 1, visits, zero_visits);
     if (l - 1 > 0)
-      count_visits(l - 1, CLMG_CYCLE_W, visits);
+      count_visits(l - 1, CLMG_CYCLE_W, 0, visits, zero_visits);
     break;
   case CLMG_CYCLE_F:
-    count_visits(l - 1, CLMG_CYCLE_F, visits);
+    count_visits(l - 1, CLMG_CYCLE_F, 1, visits, zero_visits);
     if (l - 1 > 0)
-      count_visits(l - 1, CLMG_CYCLE_V, visits);
+      count_visits(l - 1, CLMG_CYCLE_V, 0, visits, zero_visits);
     break;
   }
 }
 
-double clmg_multigrid_iteration_bytes(const clmg_multigrid *mg) {
+double clmg_multigrid_cycle_bytes(const clmg_multigrid *mg, int x_is_zero) {
   if (!mg)
     return 0;
-  double *visits = calloc((size_t)mg->num_levels, sizeof *visits);
+  double *visits = calloc(2 * (size_t)mg->num_levels, sizeof *visits);
   if (!visits)
     return 0;
-  count_visits(mg->num_levels - 1, mg->options.cycle, visits);
+  double *zero_visits = visits + mg->num_levels;
+  count_visits(mg->num_levels - 1, mg->options.cycle, x_is_zero != 0, visits, zero_visits);
   double real = (double)clmg_dtype_size(mg->precision);
   double bytes = 0;
   for (int l = 1; l < mg->num_levels; ++l) {
     const mg_level *lv = &mg->levels[l];
     double n = (double)lv->n, n_coarse = (double)mg->levels[l - 1].n;
-    double a_bytes = clmg_operator_bytes(&lv->a);
-    double level = 0;
-    for (int k = 0; k < 2; ++k) {
-      int steps = k == 0 ? mg->options.pre_smoothing : mg->options.post_smoothing;
-      if (steps > 0 && lv->smoother.bytes)
-        level += lv->smoother.bytes(lv->smoother.data, &lv->a, steps);
+    const int pre = mg->options.pre_smoothing, post = mg->options.post_smoothing;
+    if (lv->smoother.bytes) {
+      void *data = lv->smoother.data;
+      if (pre > 0)
+        bytes += zero_visits[l] * lv->smoother.bytes(data, &lv->a, pre, 1) +
+                 (visits[l] - zero_visits[l]) * lv->smoother.bytes(data, &lv->a, pre, 0);
+      if (post > 0)
+        bytes += visits[l] * lv->smoother.bytes(data, &lv->a, post, 0);
     }
-    level += a_bytes + 3 * n * real;                                  /* defect */
+    double level = clmg_operator_bytes(&lv->a) + 3 * n * real;        /* defect */
     level += clmg_operator_bytes(&lv->r) + (n + n_coarse) * real;     /* restrict */
     level += clmg_operator_bytes(&lv->p) + (n_coarse + 2 * n) * real; /* prolong */
     bytes += visits[l] * level;
@@ -724,8 +731,15 @@ double clmg_multigrid_iteration_bytes(const clmg_multigrid *mg) {
   const mg_level *c = &mg->levels[0];
   if (mg->coarse.bytes)
     bytes += visits[0] * mg->coarse.bytes(mg->coarse.data, &c->a);
-  const mg_level *finest = &mg->levels[mg->num_levels - 1];
-  bytes += clmg_operator_bytes(&finest->a) + 4 * (double)finest->n * real;
   free(visits);
   return bytes;
+}
+
+double clmg_multigrid_iteration_bytes(const clmg_multigrid *mg) {
+  if (!mg)
+    return 0;
+  const mg_level *finest = &mg->levels[mg->num_levels - 1];
+  double real = (double)clmg_dtype_size(mg->precision);
+  return clmg_multigrid_cycle_bytes(mg, 0) + clmg_operator_bytes(&finest->a) +
+         4 * (double)finest->n * real; /* the defect and its norm */
 }

@@ -83,6 +83,32 @@ clmg_status clmg_operator_weighted_step(const clmg_operator *op, const clmg_vect
   return status;
 }
 
+clmg_status clmg_operator_weighted_step_from_zero(const clmg_operator *op, const clmg_vector *w,
+                                                  const clmg_vector *b, clmg_vector *x_new,
+                                                  clmg_vector *work) {
+  if (!op || !op->apply)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  if (op->weighted_step_from_zero) {
+    clmg_status status = op->weighted_step_from_zero(op->data, w, b, x_new);
+    if (status != CLMG_ERROR_UNSUPPORTED)
+      return status;
+    clmg_clear_message(op->context);
+  }
+  /* y = w .* b in work; then x_new = y + w .* (b - A y) */
+  clmg_status status = need_work(op, work, "weighted step from zero");
+  if (status == CLMG_SUCCESS)
+    status = clmg_pointwise_multiply(w, b, work);
+  if (status == CLMG_SUCCESS && op->weighted_step)
+    return op->weighted_step(op->data, w, b, work, x_new);
+  if (status == CLMG_SUCCESS)
+    status = clmg_operator_defect(op, b, work, x_new);
+  if (status == CLMG_SUCCESS)
+    status = clmg_pointwise_multiply(w, x_new, x_new);
+  if (status == CLMG_SUCCESS)
+    status = clmg_axpy(1.0, work, x_new);
+  return status;
+}
+
 clmg_status clmg_operator_scaled_defect(const clmg_operator *op, double alpha, const clmg_vector *w,
                                         const clmg_vector *b, const clmg_vector *x, double beta,
                                         clmg_vector *d, clmg_vector *work) {
@@ -129,6 +155,10 @@ static clmg_status matrix_weighted_step(void *data, const clmg_vector *w, const 
                                         const clmg_vector *x, clmg_vector *x_new) {
   return clmg_jacobi_step(((matrix_operator *)data)->matrix, 1.0, w, b, x, x_new);
 }
+static clmg_status matrix_weighted_step_from_zero(void *data, const clmg_vector *w,
+                                                  const clmg_vector *b, clmg_vector *x_new) {
+  return clmg_jacobi_step_from_zero(((matrix_operator *)data)->matrix, 1.0, w, b, x_new);
+}
 static clmg_status matrix_scaled_defect(void *data, double alpha, const clmg_vector *w,
                                         const clmg_vector *b, const clmg_vector *x, double beta,
                                         clmg_vector *d) {
@@ -166,6 +196,7 @@ clmg_status clmg_operator_from_matrix(clmg_matrix *matrix, int take_ownership, c
     op->diagonal = matrix_diagonal;
     op->row_sum_squares = matrix_row_sum_squares;
     op->weighted_step = matrix_weighted_step;
+    op->weighted_step_from_zero = matrix_weighted_step_from_zero;
     op->scaled_defect = matrix_scaled_defect;
   }
   op->bytes = matrix_bytes;

@@ -125,11 +125,15 @@ static clmg_status chebyshev_apply(void *data, const clmg_operator *a, const clm
   return status;
 }
 
-/* A step reads x, b, W, d and writes d, then reads d and x and writes x. */
-static double chebyshev_bytes(void *data, const clmg_operator *a, int steps) {
+/* A step reads x, b, W, d and writes d, then reads d and x and writes x;
+ * from a zero guess the first reads b and W and writes d and x. */
+static double chebyshev_bytes(void *data, const clmg_operator *a, int steps, int x_is_zero) {
   (void)data;
-  double real = (double)clmg_dtype_size(a->precision);
-  return steps * (clmg_operator_bytes(a) + 8.0 * (double)a->rows * real);
+  double real = (double)clmg_dtype_size(a->precision), n = (double)a->rows;
+  double step = clmg_operator_bytes(a) + 8.0 * n * real;
+  if (!x_is_zero || steps == 0)
+    return steps * step;
+  return 4.0 * n * real + (steps - 1) * step;
 }
 
 static double chebyshev_parameter(void *data) {

@@ -85,23 +85,35 @@ static clmg_status diagonal_setup(void *data, const clmg_operator *a) {
 }
 
 /* zero guess: x holds nothing and is taken as 0, so the first sweep is
- * W b. Sweeps alternate between x and `next`; with a zero guess the first
- * one goes where the count makes the last land in x, otherwise an odd count
- * ends with a copy back. */
+ * W b, and with two or more sweeps the first two are one pass when the
+ * operator has weighted_step_from_zero (and supports it for this matrix).
+ * Sweeps alternate between x and `next`; the first pass writes where the
+ * count makes the last land in x. */
 static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg_vector *b,
                                   clmg_vector *x, int steps, int x_is_zero) {
   diagonal_smoother *s = data;
   clmg_vector *current = x, *next = s->next;
   clmg_status status = CLMG_SUCCESS;
-  for (int k = 0; k < steps && status == CLMG_SUCCESS; ++k) {
-    if (k == 0 && x_is_zero) {
-      if ((steps - 1) % 2 == 1) { /* an odd number of swaps follows */
-        current = s->next;
-        next = x;
+  int k = 0;
+  if (x_is_zero && steps > 0) {
+    if (steps >= 2 && a->weighted_step_from_zero) {
+      current = (steps - 2) % 2 == 1 ? s->next : x;
+      status = a->weighted_step_from_zero(a->data, s->w, b, current);
+      if (status == CLMG_SUCCESS)
+        k = 2;
+      else if (status == CLMG_ERROR_UNSUPPORTED) { /* the two sweeps apart, below */
+        clmg_clear_message(s->context);
+        status = CLMG_SUCCESS;
       }
-      status = clmg_pointwise_multiply(s->w, b, current);
-      continue;
     }
+    if (k == 0 && status == CLMG_SUCCESS) {
+      current = (steps - 1) % 2 == 1 ? s->next : x;
+      status = clmg_pointwise_multiply(s->w, b, current);
+      k = 1;
+    }
+    next = current == x ? s->next : x;
+  }
+  for (; k < steps && status == CLMG_SUCCESS; ++k) {
     status = clmg_operator_weighted_step(a, s->w, b, current, next, s->work);
     clmg_vector *t = current;
     current = next;
@@ -112,11 +124,18 @@ static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg
   return status;
 }
 
-/* A step reads x, b, W and writes x besides the operator. */
-static double diagonal_bytes(void *data, const clmg_operator *a, int steps) {
+/* A step reads x, b, W and writes x besides the operator; from a zero
+ * guess the first two steps can read b and W and write x once (one sweep
+ * alone is the pointwise W b): the floor counts that. */
+static double diagonal_bytes(void *data, const clmg_operator *a, int steps, int x_is_zero) {
   (void)data;
-  double real = (double)clmg_dtype_size(a->precision);
-  return steps * (clmg_operator_bytes(a) + 4.0 * (double)a->rows * real);
+  double real = (double)clmg_dtype_size(a->precision), n = (double)a->rows;
+  double step = clmg_operator_bytes(a) + 4.0 * n * real;
+  if (!x_is_zero || steps == 0)
+    return steps * step;
+  if (steps == 1)
+    return 3.0 * n * real;
+  return clmg_operator_bytes(a) + 3.0 * n * real + (steps - 2) * step;
 }
 
 static double diagonal_damping(void *data) {
