@@ -551,12 +551,11 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
                      int level, double copy_gb_per_s, results *res) {
   static const struct {
     clmg_smoother_type smoother;
-    int steps;
-  } smoothers[] = {{CLMG_SMOOTHER_JACOBI, 4},
-                   {CLMG_SMOOTHER_JACOBI, 2},
-                   {CLMG_SMOOTHER_CHEBYSHEV, 2},
-                   {CLMG_SMOOTHER_CHEBYSHEV, 3},
-                   {CLMG_SMOOTHER_SPAI0, 4}};
+    int pre, post;
+  } smoothers[] = {{CLMG_SMOOTHER_JACOBI, 4, 4},    {CLMG_SMOOTHER_JACOBI, 2, 2},
+                   {CLMG_SMOOTHER_JACOBI, 1, 1},    {CLMG_SMOOTHER_JACOBI, 3, 3},
+                   {CLMG_SMOOTHER_CHEBYSHEV, 2, 2}, {CLMG_SMOOTHER_CHEBYSHEV, 3, 3},
+                   {CLMG_SMOOTHER_SPAI0, 4, 4}};
   static const clmg_matrix_format formats[] = {CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL, CLMG_FORMAT_CSR};
   char title[160];
   snprintf(title, sizeof title,
@@ -578,7 +577,8 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
         clmg_multigrid_options options;
         paper_settings(&options);
         options.smoother = smoothers[m].smoother;
-        options.pre_smoothing = options.post_smoothing = smoothers[m].steps;
+        options.pre_smoothing = smoothers[m].pre;
+        options.post_smoothing = smoothers[m].post;
         options.matrix.format = formats[f];
         options.coarse_max_rows = (size_t)s->coarse_rows;
         solve_row *row = &res->solve[res->solve_count];
@@ -611,7 +611,8 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
   clmg_multigrid_options options;
   paper_settings(&options);
   options.smoother = smoothers[best_smoother].smoother;
-  options.pre_smoothing = options.post_smoothing = smoothers[best_smoother].steps;
+  options.pre_smoothing = smoothers[best_smoother].pre;
+  options.post_smoothing = smoothers[best_smoother].post;
   options.matrix.format = formats[best_format];
   options.coarse_max_rows = (size_t)s->coarse_rows;
   settings once = *s;
