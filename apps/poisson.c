@@ -125,14 +125,16 @@ static void print_poisson_usage(FILE *out) {
         "                          stderr\n" COMMON_OPTIONS_HELP "\n"
         "Output: unknowns and nonzeros of the finest level, the levels, the relative\n"
         "residual per cycle, the convergence rate (the mean residual reduction per\n"
-        "cycle), iterations, and the times: setup_s (mesh, assembly, upload; mesh_s,\n"
+        "cycle; after a stall, over the cycles before it: rate_iterations), iterations,\n"
+        "and the times: setup_s (mesh, assembly, upload; mesh_s,\n"
         "assembly_s, upload_s), kernels_s (compiling the kernels or loading them from\n"
         "the cache, in one warm-up cycle), solve_s, and cycle_s = solve_s / iterations.\n"
         "A setup of more than about a second reports its steps on stderr; the first run\n"
         "on a device says that it compiles the kernels, and where they are cached.\n"
         "--json prints one object on stdout (keys unknowns, nonzeros, levels, format\n"
         "(the name: csr, ellr, sell) and format_description, status, message,\n"
-        "converged, iterations, relative_residual, rate, setup_s, kernels_s, solve_s,\n"
+        "converged, iterations, relative_residual, rate, rate_iterations, setup_s,\n"
+        "kernels_s, solve_s,\n"
         "cycle_s, history, with --view hierarchy and operator_complexity, ...); on any\n"
         "failure, bad usage included, one object with status (\"usage_error\" or the\n"
         "library's status, e.g. \"not converged\") and message.\n"
@@ -385,6 +387,7 @@ typedef struct poisson_report {
   char message[2048];
   clmg_krylov_result result;
   double rate;
+  int rate_cycles; /* the cycles the rate is averaged over (fewer than all after a stall) */
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
   double iteration_bytes;
   double omega; /* the damping the finest smoother uses (0: none) */
@@ -400,13 +403,43 @@ static double setup_seconds(const poisson_report *r) {
   return r->mesh_s + r->assembly_s + r->upload_s;
 }
 
+/* The mean residual reduction per cycle. After a stall (the rounding floor,
+ * or a cycle that stopped reducing) the cycles on the plateau would hide the
+ * rate the cycle achieved, so it is averaged only up to the first cycle that
+ * came within a factor 2 of the residual it stalled at. */
+static double convergence_rate(const clmg_krylov_result *result, int *cycles) {
+  *cycles = 0;
+  if (result->iterations <= 0 || !(result->initial_residual > 0) || !(result->final_residual > 0))
+    return 0.0;
+  *cycles = result->iterations;
+  double ratio = result->final_residual / result->initial_residual;
+  /* the history holds relative residuals, one per cycle from cycle 0 */
+  const double *history = result->history;
+  if (!result->converged && history && history[0] > 0 &&
+      result->history_length == (size_t)result->iterations + 1) {
+    double plateau = history[result->iterations];
+    for (int k = 1; k <= result->iterations; ++k)
+      if (history[k] <= 2.0 * plateau) {
+        *cycles = k;
+        ratio = history[k] / history[0];
+        break;
+      }
+  }
+  return ratio > 0 ? pow(ratio, 1.0 / *cycles) : 0.0;
+}
+
 static void print_text_summary(const poisson_options *o, const poisson_report *r) {
   const clmg_krylov_result *result = &r->result;
   printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
   printf("%-18s %d %s\n", "iterations", result->iterations, o->use_cg ? "CG iterations" : "cycles");
   printf("%-18s %.3e\n", "relative residual", result->relative_residual);
-  printf("%-18s %.4f (mean residual reduction per %s)\n", "rate", r->rate,
-         o->use_cg ? "iteration" : "cycle");
+  const char *unit = o->use_cg ? "iteration" : "cycle";
+  if (r->rate_cycles < result->iterations)
+    printf("%-18s %.4f (mean residual reduction per %s over the first %d, before the residual "
+           "stalled)\n",
+           "rate", r->rate, unit, r->rate_cycles);
+  else
+    printf("%-18s %.4f (mean residual reduction per %s)\n", "rate", r->rate, unit);
   printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f)\n", "setup_s", setup_seconds(r),
          r->mesh_s, r->assembly_s, r->upload_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
@@ -448,6 +481,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_integer(&w, "iterations", result->iterations);
   json_number(&w, "relative_residual", result->relative_residual);
   json_number(&w, "rate", r->rate);
+  json_integer(&w, "rate_iterations", r->rate_cycles);
   json_number(&w, "mesh_s", r->mesh_s);
   json_number(&w, "assembly_s", r->assembly_s);
   json_number(&w, "upload_s", r->upload_s);
@@ -734,8 +768,7 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)
     status = clmg_finish(s.context);
   r.solve_s = apputil_now() - start;
-  if (r.result.iterations > 0 && r.result.relative_residual > 0 && r.result.initial_residual > 0)
-    r.rate = pow(r.result.final_residual / r.result.initial_residual, 1.0 / r.result.iterations);
+  r.rate = convergence_rate(&r.result, &r.rate_cycles);
 
   /* The file first, so that the report (with --json one object) says whether
    * it was written. */

@@ -254,6 +254,53 @@ def main():
           ["poisson", "--level", "2", "--json", "--vtk", unwritable + ".vtu"], 1,
           "input/output error", REPORT + FORMAT)
 
+    # ---- honest results: a failure names its reason, success means the true
+    # residual meets the tolerance, and the rate is not diluted by a stall
+    def says(*words):
+        def checker(case, obj):
+            message = obj.get("message", "")
+            for word in words:
+                if word not in message:
+                    fail(case, f'message does not say "{word}": {message!r}')
+        return checker
+
+    def true_residual_meets(case, obj):
+        true = obj.get("true_relative_residual")
+        tolerance = obj.get("relative_tolerance")
+        if not isinstance(true, NUMBER) or not tolerance or true > tolerance:
+            fail(case, f'converged, but the true residual is {true!r} '
+                       f'(tolerance {tolerance!r})')
+
+    check(clmg, "solve float: default tolerance", ["solve", spd, "--json", "--precision", "float"],
+          0, "success", REPORT, true_residual_meets)
+    check(clmg, "solve float: below float's reach",
+          ["solve", spd, "--json", "--precision", "float", "--tol", "1e-12"], 1, "not converged",
+          REPORT, says("rounding floor"))
+    check(clmg, "poisson: diverges", ["poisson", "--level", "4", "--omega", "2", "--json"], 1,
+          "not converged", REPORT, says("diverged"))
+    check(clmg, "poisson: iteration limit", ["poisson", "--level", "4", "--maxit", "2", "--json"],
+          1, "not converged", REPORT, says("iteration limit"))
+    check(clmg, "poisson: no smoothing", ["poisson", "--level", "4", "--pre", "0", "--post", "0",
+                                          "--json"], 1, "not converged", REPORT, says("stalled"))
+    check(clmg, "poisson cg float: below float's reach",
+          ["poisson", "--level", "5", "--krylov", "cg", "--precision", "float", "--tol", "1e-10",
+           "--json"], 1, "not converged", REPORT, says("rounding floor"))
+
+    def rate_before_stall(case, obj):
+        says("rounding floor")(case, obj)
+        cycles, rate = obj.get("rate_iterations"), obj.get("rate")
+        if not isinstance(cycles, int) or cycles >= obj["iterations"]:
+            fail(case, f"rate_iterations {cycles!r} of {obj['iterations']} cycles: the stall "
+                       "counts in the rate")
+        history = obj.get("history", [])
+        if isinstance(cycles, int) and 0 < cycles < len(history):
+            expected = (history[cycles] / history[0]) ** (1.0 / cycles)
+            if not isinstance(rate, NUMBER) or abs(rate - expected) > 1e-6 * expected:
+                fail(case, f"rate {rate!r}, expected {expected} from the history")
+    check(clmg, "poisson float: stalls at the rounding floor",
+          ["poisson", "--level", "5", "--precision", "float", "--tol", "1e-10", "--json"], 1,
+          "not converged", REPORT + (("rate", NUMBER), ("history", list)), rate_before_stall)
+
     # ---- homg
     homg_keys = (("setup_s", NUMBER), ("kernels_s", NUMBER), ("solve_s", NUMBER),
                  ("converged", bool), ("cycles", int), ("history", list))

@@ -315,6 +315,7 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
   double threshold = fmax(options->relative_tolerance * b_norm, options->absolute_tolerance);
   double gamma_old = 1, alpha_old = 1;
   int first = 1, restarts_left = 3; /* first: p and s are 0 (start or restart) */
+  int restarted = 0;                /* this iteration's residual is recorded already, from x */
   for (int iteration = 0;; ++iteration) {
     double gamma = 0, delta = 0, rr = 0;
     status = clmg_dot3(s->r, s->u, s->w, &gamma, &delta, &rr);
@@ -344,12 +345,15 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
     result->iterations = iteration;
     result->final_residual = r_norm;
     result->relative_residual = r_norm / b_norm;
-    status = record_history(s, result->relative_residual);
-    if (status != CLMG_SUCCESS)
-      return status;
-    int stop = options->monitor
-                   ? options->monitor(options->monitor_data, iteration, result->relative_residual)
-                   : 0;
+    int stop = 0;
+    if (!restarted) {
+      status = record_history(s, result->relative_residual);
+      if (status != CLMG_SUCCESS)
+        return status;
+      if (options->monitor)
+        stop = options->monitor(options->monitor_data, iteration, result->relative_residual);
+    }
+    restarted = 0;
     if (r_norm <= threshold) {
       result->converged = 1;
       return CLMG_SUCCESS;
@@ -371,6 +375,7 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
       if (status != CLMG_SUCCESS)
         return status;
       first = 1;
+      restarted = 1;
       --iteration; /* the restart is not an iteration */
       continue;
     }

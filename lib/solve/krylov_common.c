@@ -61,10 +61,17 @@ clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *st
   result->relative_residual = r_norm / scale;
   *stop = 0;
   if (run->options.keep_history) {
-    clmg_status status = clmg_history_append(run->context, result, &run->history_capacity,
-                                             result->relative_residual);
-    if (status != CLMG_SUCCESS)
-      return status;
+    /* A restart from x records its iteration again, now with the residual
+     * recomputed from x: it replaces the recurrence's entry, so history[k]
+     * stays the residual after k iterations. */
+    if (iteration > 0 && result->history_length == (size_t)iteration + 1) {
+      result->history[iteration] = result->relative_residual;
+    } else {
+      clmg_status status = clmg_history_append(run->context, result, &run->history_capacity,
+                                               result->relative_residual);
+      if (status != CLMG_SUCCESS)
+        return status;
+    }
   }
   if (run->options.monitor)
     *stop = run->options.monitor(run->options.monitor_data, iteration, result->relative_residual);
