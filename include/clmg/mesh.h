@@ -26,13 +26,23 @@ typedef struct clmg_boundary_shape {
   double radius;
 } clmg_boundary_shape;
 
-/* Cells are stored in tensor order: vertex (i, j, k) of the reference cell
+/* The kind of cell a mesh is made of. */
+typedef enum clmg_cell_type {
+  CLMG_CELL_TENSOR = 0, /* quadrilaterals (dim 2) or hexahedra (dim 3), tensor order (below) */
+  CLMG_CELL_SIMPLEX = 1 /* triangles (dim 2) or tetrahedra (dim 3) */
+} clmg_cell_type;
+
+/* Tensor cells are stored in tensor order: vertex (i, j, k) of the reference cell
  * [0,1]^dim sits at local index i + 2j + 4k (so a quadrilateral lists its
  * corners (0,0), (1,0), (0,1), (1,1), NOT counter-clockwise). Boundary faces
  * (edges in 2D, quadrilaterals in 3D) use the same tensor order in dim - 1.
- * Every array is malloc'ed; clmg_mesh_free releases them. */
+ * Simplices list their dim + 1 vertices with a positive orientation
+ * (det[v1 - v0, v2 - v0(, v3 - v0)] > 0); their boundary faces (edges in 2D,
+ * triangles in 3D) list dim vertices in any order.
+ * Every array is malloc'ed; clmg_mesh_free releases them. A zeroed struct
+ * is an empty tensor mesh, so code written before simplices keeps working. */
 typedef struct clmg_mesh {
-  int dim; /* 2: quadrilaterals, 3: hexahedra */
+  int dim; /* 2: quadrilaterals or triangles, 3: hexahedra or tetrahedra */
   size_t num_vertices;
   size_t num_cells;
   size_t num_boundary_faces;
@@ -42,13 +52,20 @@ typedef struct clmg_mesh {
   int32_t *boundary_face_tag; /* num_boundary_faces tags, each >= 1 */
   size_t num_shapes;
   clmg_boundary_shape *shapes; /* curved boundary parts (by tag); may be NULL */
+  clmg_cell_type cell_type;
+  /* num_cells material ids (Gmsh: the cell's physical group), each >= 1;
+   * NULL: every cell is of material 1 */
+  int32_t *cell_material;
 } clmg_mesh;
 
 static inline size_t clmg_mesh_vertices_per_cell(const clmg_mesh *mesh) {
-  return (size_t)1 << mesh->dim;
+  return mesh->cell_type == CLMG_CELL_SIMPLEX ? (size_t)mesh->dim + 1 : (size_t)1 << mesh->dim;
 }
 static inline size_t clmg_mesh_vertices_per_face(const clmg_mesh *mesh) {
-  return (size_t)1 << (mesh->dim - 1);
+  return mesh->cell_type == CLMG_CELL_SIMPLEX ? (size_t)mesh->dim : (size_t)1 << (mesh->dim - 1);
+}
+static inline int32_t clmg_mesh_cell_material(const clmg_mesh *mesh, size_t cell) {
+  return mesh->cell_material ? mesh->cell_material[cell] : 1;
 }
 
 /* Frees the arrays of mesh and zeroes it (NULL and zeroed meshes are fine). */

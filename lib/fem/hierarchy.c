@@ -30,8 +30,10 @@ static clmg_status copy_mesh(const clmg_mesh *mesh, clmg_mesh *out, clmg_error *
   copy.boundary_face_tag =
       clmg_alloc_array(mesh->num_boundary_faces, sizeof *copy.boundary_face_tag);
   copy.shapes = mesh->num_shapes ? clmg_alloc_array(mesh->num_shapes, sizeof *copy.shapes) : NULL;
+  copy.cell_material =
+      mesh->cell_material ? clmg_alloc_array(mesh->num_cells, sizeof *copy.cell_material) : NULL;
   if (!copy.coords || !copy.cells || !copy.boundary_faces || !copy.boundary_face_tag ||
-      (mesh->num_shapes && !copy.shapes)) {
+      (mesh->num_shapes && !copy.shapes) || (mesh->cell_material && !copy.cell_material)) {
     clmg_mesh_free(&copy);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot copy the coarse mesh");
   }
@@ -47,6 +49,8 @@ static clmg_status copy_mesh(const clmg_mesh *mesh, clmg_mesh *out, clmg_error *
   }
   if (mesh->num_shapes)
     memcpy(copy.shapes, mesh->shapes, mesh->num_shapes * sizeof *copy.shapes);
+  if (mesh->cell_material && mesh->num_cells)
+    memcpy(copy.cell_material, mesh->cell_material, mesh->num_cells * sizeof *copy.cell_material);
   *out = copy;
   return CLMG_SUCCESS;
 }

@@ -21,6 +21,7 @@ void clmg_mesh_free(clmg_mesh *mesh) {
   free(mesh->boundary_faces);
   free(mesh->boundary_face_tag);
   free(mesh->shapes);
+  free(mesh->cell_material);
   memset(mesh, 0, sizeof *mesh);
 }
 
