@@ -1,6 +1,8 @@
 /* VTK and PNG pictures of structured grids: see grid_output.h. */
 #include "grid_output.h"
 
+#include <clmg.h>
+
 #include <errno.h>
 #include <math.h>
 #include <stdint.h>
@@ -8,8 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int fail(const char *path, const char *what, char *error, size_t error_size) {
-  snprintf(error, error_size, "%s: %s: %s", path, what, errno ? strerror(errno) : "write error");
+/* Copies a library message into the caller's buffer; returns 0. */
+static int fail(const clmg_error *reason, char *error, size_t error_size) {
+  snprintf(error, error_size, "%s", reason->message);
   return 0;
 }
 
@@ -22,18 +25,27 @@ static void put_be32(unsigned char *out, uint32_t v) {
 
 int write_grid_vtk(const char *path, size_t n, const char *title, const grid_field *fields,
                    size_t field_count, char *error, size_t error_size) {
-  errno = 0;
-  FILE *out = fopen(path, "wb");
-  if (!out)
-    return fail(path, "cannot create", error, error_size);
+  unsigned char *row = malloc(4 * (n ? n : 1));
+  if (!row) {
+    snprintf(error, error_size, "%s: out of memory for a row of %zu values", path, n);
+    return 0;
+  }
+  /* Written beside path and renamed when complete (clmg/output_file.h), so
+   * a failed write leaves an earlier file as it was. */
+  clmg_error reason;
+  clmg_output_file *file;
+  FILE *out;
+  if (clmg_output_file_open(path, "wb", &file, &out, &reason) != CLMG_SUCCESS) {
+    free(row);
+    return fail(&reason, error, error_size);
+  }
   double h = n > 1 ? 1.0 / (double)(n - 1) : 1.0;
   /* Legacy VTK: the title line may hold up to 256 characters, no newline. */
   fprintf(out, "# vtk DataFile Version 3.0\n%.200s\nBINARY\nDATASET STRUCTURED_POINTS\n", title);
   fprintf(out, "DIMENSIONS %zu %zu 1\nORIGIN 0 0 0\nSPACING %.17g %.17g 1\nPOINT_DATA %zu\n", n, n,
           h, h, n * n);
   /* Binary legacy VTK is big-endian; one row of floats at a time. */
-  unsigned char *row = malloc(4 * (n ? n : 1));
-  int ok = row != NULL;
+  int ok = 1;
   for (size_t f = 0; f < field_count && ok; ++f) {
     fprintf(out, "SCALARS %s float 1\nLOOKUP_TABLE default\n", fields[f].name);
     for (size_t j = 0; j < n && ok; ++j) {
@@ -47,10 +59,12 @@ int write_grid_vtk(const char *path, size_t n, const char *title, const grid_fie
     }
     fputc('\n', out);
   }
+  /* a failed fwrite set the stream's error flag: commit reports it */
+  int saved_errno = errno;
   free(row);
-  if (fclose(out) != 0)
-    ok = 0;
-  return ok ? 1 : fail(path, "cannot write", error, error_size);
+  errno = saved_errno;
+  return clmg_output_file_commit(file, &reason) == CLMG_SUCCESS ? 1
+                                                                : fail(&reason, error, error_size);
 }
 
 /* ---- PNG without zlib: deflate "stored" blocks ---- */
@@ -153,11 +167,12 @@ int write_grid_png(const char *path, size_t n, const double *values, char *error
   at += 4;
   free(line);
 
-  errno = 0;
-  FILE *out = fopen(path, "wb");
-  if (!out) {
+  clmg_error reason;
+  clmg_output_file *file;
+  FILE *out;
+  if (clmg_output_file_open(path, "wb", &file, &out, &reason) != CLMG_SUCCESS) {
     free(z);
-    return fail(path, "cannot create", error, error_size);
+    return fail(&reason, error, error_size);
   }
   static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'};
   unsigned char header[13];
@@ -168,10 +183,12 @@ int write_grid_png(const char *path, size_t n, const double *values, char *error
   header[10] = 0; /* deflate */
   header[11] = 0; /* adaptive filtering */
   header[12] = 0; /* no interlace */
-  int ok = fwrite(signature, 1, 8, out) == 8 && write_chunk(out, "IHDR", header, 13) &&
-           write_chunk(out, "IDAT", z, at) && write_chunk(out, "IEND", NULL, 0);
+  /* a short fwrite sets the stream's error flag, which commit reports */
+  (void)(fwrite(signature, 1, 8, out) == 8 && write_chunk(out, "IHDR", header, 13) &&
+         write_chunk(out, "IDAT", z, at) && write_chunk(out, "IEND", NULL, 0));
+  int saved_errno = errno;
   free(z);
-  if (fclose(out) != 0)
-    ok = 0;
-  return ok ? 1 : fail(path, "cannot write", error, error_size);
+  errno = saved_errno;
+  return clmg_output_file_commit(file, &reason) == CLMG_SUCCESS ? 1
+                                                                : fail(&reason, error, error_size);
 }

@@ -1,5 +1,7 @@
 /* Pictures of an n x n grid of the unit square (row-major, x fastest), for
- * clmg homg: legacy VTK files that ParaView and VisIt open, and PNG images. */
+ * clmg homg: legacy VTK files that ParaView and VisIt open, and PNG images.
+ * Both replace an earlier file at the path only once complete
+ * (clmg/output_file.h): a failed write leaves it as it was. */
 #ifndef CLMG_GRID_OUTPUT_H
 #define CLMG_GRID_OUTPUT_H
 
@@ -12,8 +14,8 @@ typedef struct grid_field {
 } grid_field;
 
 /* Writes a legacy VTK file (STRUCTURED_POINTS, binary, 32-bit floats) with
- * the fields as point data. Returns 0 and sets errno-style text in `error`
- * (at most error_size bytes) on failure. */
+ * the fields as point data. Returns 0 with a message naming the path and
+ * the reason in `error` (at most error_size bytes) on failure. */
 int write_grid_vtk(const char *path, size_t n, const char *title, const grid_field *fields,
                    size_t field_count, char *error, size_t error_size);
 

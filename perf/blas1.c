@@ -593,7 +593,8 @@ static void print_decision(const benchmark_results *results, const decision_entr
 static int write_json(const char *path, const benchmark_settings *settings,
                       const benchmark_results *results, const decision_entry *decisions,
                       size_t decision_count) {
-  FILE *out = perf_json_open(PROGRAM, path);
+  clmg_output_file *file;
+  FILE *out = perf_json_open(PROGRAM, path, &file);
   if (out == NULL) {
     return 0;
   }
@@ -671,7 +672,7 @@ static int write_json(const char *path, const benchmark_settings *settings,
   json_integer(&w, "failures", results->failures);
   json_object_end(&w);
   json_end(&w);
-  return perf_json_close(PROGRAM, path, out);
+  return perf_json_close(PROGRAM, file);
 }
 
 int main(int argc, char **argv) {

@@ -440,7 +440,8 @@ static void print_solve_row(const solve_row *r) {
 
 static void write_json(const settings *s, const results *res, const clmg_device_info *device,
                        double copy_gb_per_s) {
-  FILE *out = perf_json_open(PROGRAM, s->json_path);
+  clmg_output_file *file;
+  FILE *out = perf_json_open(PROGRAM, s->json_path, &file);
   if (!out)
     return;
   json_writer w;
@@ -515,7 +516,7 @@ static void write_json(const settings *s, const results *res, const clmg_device_
   }
   json_object_end(&w);
   json_end(&w);
-  perf_json_close(PROGRAM, s->json_path, out);
+  perf_json_close(PROGRAM, file);
 }
 
 /* The kernels by device time, per iteration; the gap between the wall time

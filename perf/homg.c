@@ -810,12 +810,13 @@ int main(int argc, char **argv) {
 
   int exit_code = r.failures ? 1 : 0;
   if (s.json_path) {
-    FILE *out = perf_json_open(PROGRAM, s.json_path);
+    clmg_output_file *file;
+    FILE *out = perf_json_open(PROGRAM, s.json_path, &file);
     if (!out) {
       exit_code = 1;
     } else {
       write_json(out, &s, &r);
-      if (!perf_json_close(PROGRAM, s.json_path, out)) {
+      if (!perf_json_close(PROGRAM, file)) {
         exit_code = 1;
       }
     }

@@ -196,21 +196,20 @@ int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
   return 1;
 }
 
-FILE *perf_json_open(const char *program, const char *path) {
-  FILE *out = fopen(path, "w");
-  if (out == NULL) {
-    fprintf(stderr, "%s: cannot write %s: %s\n", program, path, strerror(errno));
+FILE *perf_json_open(const char *program, const char *path, clmg_output_file **file) {
+  clmg_error error;
+  FILE *out = NULL;
+  if (clmg_output_file_open(path, "w", file, &out, &error) != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: %s\n", program, error.message);
   }
   return out;
 }
 
-int perf_json_close(const char *program, const char *path, FILE *out) {
-  int ok = !ferror(out);
-  if (fclose(out) != 0) {
-    ok = 0;
+int perf_json_close(const char *program, clmg_output_file *file) {
+  clmg_error error;
+  if (clmg_output_file_commit(file, &error) != CLMG_SUCCESS) {
+    fprintf(stderr, "%s: %s\n", program, error.message);
+    return 0;
   }
-  if (!ok) {
-    fprintf(stderr, "%s: error writing %s\n", program, path);
-  }
-  return ok;
+  return 1;
 }

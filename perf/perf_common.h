@@ -62,10 +62,13 @@ void perf_print_device(const clmg_device_info *device);
  * *gb_per_s to NaN and returns 0. */
 int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s);
 
-/* Opens path for the JSON results; NULL after printing why not. */
-FILE *perf_json_open(const char *program, const char *path);
+/* Opens path for the JSON results (clmg/output_file.h: an earlier file is
+ * replaced only once the new one is complete); returns the stream and sets
+ * *file, or NULL after printing why not. */
+FILE *perf_json_open(const char *program, const char *path, clmg_output_file **file);
 
-/* Closes it; returns 0 after printing a message when writing failed. */
-int perf_json_close(const char *program, const char *path, FILE *out);
+/* Finishes the file; returns 0 after printing a message when writing
+ * failed (the earlier file, if any, is left as it was). */
+int perf_json_close(const char *program, clmg_output_file *file);
 
 #endif

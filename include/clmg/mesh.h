@@ -173,9 +173,9 @@ typedef enum clmg_vtu_encoding {
  * (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON (degree 2),
  * the fields as point data, and the cell's index as cell data. The file is
  * written under a temporary name next to `path` and renamed to `path` when
- * complete: a failed write leaves an earlier file at `path` untouched (a path
- * that exists and is not a regular file, such as /dev/stdout, is written
- * directly). */
+ * complete (clmg/output_file.h): a failed write leaves an earlier file at
+ * `path` untouched (a path that exists and is not a regular file, such as
+ * /dev/stdout, is written directly). */
 CLMG_API clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
                                                  int degree, const clmg_mesh_field *fields,
                                                  size_t num_fields, clmg_vtu_encoding encoding,

@@ -61,7 +61,9 @@ CLMG_API int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance)
  * triangles (an entry above the diagonal is mirrored like one below). A
  * malformed file is rejected with "FILE:LINE: what was expected"; out is then
  * left empty. Numbers are read and written in the "C" locale whatever the
- * application's locale is. */
+ * application's locale is. The writers replace an earlier file at path only
+ * once the new one is complete (clmg/output_file.h): a failed write leaves
+ * it as it was. */
 CLMG_API clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out,
                                                  clmg_error *error);
 CLMG_API clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a,

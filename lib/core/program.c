@@ -5,14 +5,13 @@
 
 #include "core/embedded.h"
 #include "core/internal.h"
+#include "clmg/output_file.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 typedef struct kernel_entry {
   char *name;
@@ -229,20 +228,22 @@ static void store_cached(clmg_context *context, const char *family, const char *
     return;
   if (clGetProgramInfo(program, CL_PROGRAM_BINARIES, sizeof binary, &binary, NULL) == CL_SUCCESS) {
     make_directories(context->cache_dir);
-    char path[4096], temporary[4200];
+    char path[4096];
     cache_path(context, family, key, path, sizeof path);
-    snprintf(temporary, sizeof temporary, "%s.%ld.tmp", path, (long)getpid());
-    FILE *file = fopen(temporary, "wb");
-    if (file) {
+    /* written beside the entry and renamed: concurrent readers see the old
+     * entry or the new one, never half of one */
+    clmg_output_file *output;
+    FILE *file;
+    if (clmg_output_file_open(path, "wb", &output, &file, NULL) == CLMG_SUCCESS) {
       uint64_t binary_size = size, checksum = fnv1a(checksum_seed, binary, size);
       int ok =
           fwrite(cache_magic, sizeof cache_magic, 1, file) == 1 && fwrite(key, 32, 1, file) == 1 &&
           fwrite(&binary_size, sizeof binary_size, 1, file) == 1 &&
           fwrite(&checksum, sizeof checksum, 1, file) == 1 && fwrite(binary, size, 1, file) == 1;
-      ok = (fclose(file) == 0) && ok;
-      /* rename is atomic: concurrent readers see the old entry or the new one */
-      if (!ok || rename(temporary, path) != 0)
-        remove(temporary);
+      if (ok)
+        clmg_output_file_commit(output, NULL);
+      else
+        clmg_output_file_discard(output);
     }
   }
   free(binary);

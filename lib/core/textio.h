@@ -1,6 +1,6 @@
 /* Helpers shared by the readers and writers of text files (Matrix Market,
- * Gmsh, VTK): numbers in the "C" numeric locale, and closing a written file
- * so that a failed write leaves no truncated file behind. Not installed.
+ * Gmsh, VTK): numbers in the "C" numeric locale. (Writing a file safely is
+ * clmg/output_file.h's.) Not installed.
  *
  * Include after defining _POSIX_C_SOURCE 200809L (for locale_t). */
 #ifndef CLMG_CORE_TEXTIO_H
@@ -23,13 +23,5 @@ typedef struct clmg_numeric_locale {
  * one). Pair every enter with a leave. */
 void clmg_enter_c_numeric_locale(clmg_numeric_locale *locale);
 void clmg_leave_c_numeric_locale(clmg_numeric_locale *locale);
-
-/* Closes a file being written to path. When writing failed (write_failed,
- * with the errno saved at the failure) or fclose fails, a regular file is
- * removed, so that no truncated file is taken for data later (other paths,
- * such as /dev/full or a FIFO, are left alone), and the error reads
- * "cannot write PATH: REASON". */
-clmg_status clmg_finish_text_file(FILE *file, const char *path, int write_failed, int saved_errno,
-                                  clmg_error *error);
 
 #endif

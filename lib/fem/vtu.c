@@ -8,14 +8,13 @@
 
 #include "fem/mesh_internal.h"
 #include "core/textio.h"
+#include "clmg/output_file.h"
 
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 enum {
   VTK_QUAD = 9,
@@ -357,58 +356,24 @@ clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
   for (int dim = 0; dim < mesh->dim; ++dim)
     d.stride *= (size_t)degree + 1;
 
-  /* A regular file (or a new one) is written under a temporary name in the
-   * same directory and renamed over path once complete, so a failed write
-   * leaves an earlier file as it was. Other paths (/dev/stdout, a FIFO) are
-   * written directly. */
-  struct stat info;
-  int direct = stat(path, &info) == 0 && !S_ISREG(info.st_mode);
-  char *temporary = NULL;
-  if (!direct) {
-    size_t size = strlen(path) + 32;
-    temporary = malloc(size);
-    if (!temporary) {
-      free(d.cell_nodes);
-      free(d.coords);
-      set_error(error, path, "write vtu: out of host memory");
-      return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    snprintf(temporary, size, "%s.%ld.tmp", path, (long)getpid());
-  }
-  FILE *out = fopen(direct ? path : temporary, "wb");
-  if (!out) {
-    if (error)
-      snprintf(error->message, sizeof error->message, "cannot open %s for writing: %s", path,
-               strerror(errno));
-    free(temporary);
+  /* Replaces an earlier file at path only once complete (clmg/output_file.h). */
+  clmg_output_file *file;
+  FILE *out;
+  status = clmg_output_file_open(path, "wb", &file, &out, error);
+  if (status != CLMG_SUCCESS) {
     free(d.cell_nodes);
     free(d.coords);
-    return CLMG_ERROR_IO;
+    return status;
   }
   if (encoding == CLMG_VTU_ASCII)
     write_ascii(out, &d);
   else
     write_binary(out, &d);
+  /* the stream's error flag is sticky: commit's one check covers every
+   * write; errno is kept across the frees for its message */
+  int saved_errno = errno;
   free(d.cell_nodes);
   free(d.coords);
-  /* the stream's error flag is sticky: one check covers every write */
-  int failed = ferror(out), saved_errno = errno;
-  if (fclose(out) != 0 && !failed) {
-    failed = 1;
-    saved_errno = errno;
-  }
-  if (!failed && temporary && rename(temporary, path) != 0) {
-    failed = 1;
-    saved_errno = errno;
-  }
-  if (failed && temporary)
-    remove(temporary);
-  free(temporary);
-  if (failed) {
-    if (error)
-      snprintf(error->message, sizeof error->message, "cannot write %s: %s", path,
-               strerror(saved_errno));
-    return CLMG_ERROR_IO;
-  }
-  return CLMG_SUCCESS;
+  errno = saved_errno;
+  return clmg_output_file_commit(file, error);
 }

@@ -29,6 +29,7 @@
 
 #include "la/internal.h"
 #include "core/textio.h"
+#include "clmg/output_file.h"
 
 #include <errno.h>
 #include <math.h>
@@ -635,6 +636,20 @@ clmg_status clmg_read_matrix_market_vector(const char *path, double **values, si
   return CLMG_SUCCESS;
 }
 
+/* Commits a written file: the old one at path is replaced only when every
+ * write succeeded. A failed fprintf normally sets the stream's error flag,
+ * which commit sees; one that failed before writing (EOVERFLOW) does not. */
+static clmg_status finish_output(clmg_output_file *output, FILE *file, const char *path, int failed,
+                                 int saved_errno, clmg_error *error) {
+  if (failed && !ferror(file)) {
+    clmg_output_file_discard(output);
+    return clmg_error_set(error, CLMG_ERROR_IO, "cannot write %s: %s", path,
+                          strerror(saved_errno ? saved_errno : EIO));
+  }
+  errno = saved_errno;
+  return clmg_output_file_commit(output, error);
+}
+
 clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, clmg_error *error) {
   if (error)
     error->message[0] = '\0';
@@ -643,10 +658,11 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
   if (!a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)))
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the %zu x %zu matrix has no arrays",
                           a->rows, a->cols);
-  FILE *file = fopen(path, "w");
-  if (!file)
-    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path,
-                          strerror(errno));
+  clmg_output_file *output;
+  FILE *file;
+  clmg_status status = clmg_output_file_open(path, "w", &output, &file, error);
+  if (status != CLMG_SUCCESS)
+    return status;
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -660,7 +676,7 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
       failed = fprintf(file, "%zu %d %.17g\n", i + 1, (int)a->col[k] + 1, a->val[k]) < 0;
   int saved_errno = errno;
   clmg_leave_c_numeric_locale(&locale);
-  return clmg_finish_text_file(file, path, failed, saved_errno, error);
+  return finish_output(output, file, path, failed, saved_errno, error);
 }
 
 clmg_status clmg_write_matrix_market_vector(const char *path, const double *values, size_t n,
@@ -669,10 +685,11 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
     error->message[0] = '\0';
   if (!path || (n > 0 && !values))
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or values is NULL");
-  FILE *file = fopen(path, "w");
-  if (!file)
-    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s for writing: %s", path,
-                          strerror(errno));
+  clmg_output_file *output;
+  FILE *file;
+  clmg_status status = clmg_output_file_open(path, "w", &output, &file, error);
+  if (status != CLMG_SUCCESS)
+    return status;
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -684,5 +701,5 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
     failed = fprintf(file, "%.17g\n", values[i]) < 0;
   int saved_errno = errno;
   clmg_leave_c_numeric_locale(&locale);
-  return clmg_finish_text_file(file, path, failed, saved_errno, error);
+  return finish_output(output, file, path, failed, saved_errno, error);
 }
