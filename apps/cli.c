@@ -8,13 +8,22 @@
 
 #include "apputil.h"
 
-int cli_apply_common_option(int option, cli_options *options) {
+int cli_apply_common_option(const char *command, int option, cli_options *options) {
   switch (option) {
   case 'd':
     options->device = optarg;
     return 1;
   case OPTION_JSON:
     options->json = 1;
+    return 1;
+  case OPTION_MEMORY_LIMIT:
+    if (clmg_parse_memory_size(optarg, &options->memory_limit) != CLMG_SUCCESS) {
+      cli_usage_note(command,
+                     "--memory-limit needs a size: bytes (1000000) or a number "
+                     "with K, M, G or T, powers of 1024 (512M, 1.5G); not '%s'",
+                     optarg);
+      return -1;
+    }
     return 1;
   case 'h':
     options->help = 1;
@@ -133,10 +142,12 @@ static struct {
   double start;
 } feedback;
 
-clmg_context *cli_open_context(const char *command, const char *device, int quiet) {
+clmg_context *cli_open_context(const char *command, const cli_options *common, int quiet) {
+  const char *device = common->device;
   clmg_context_options options;
   clmg_context_options_defaults(&options);
   options.device = device;
+  options.memory_limit_bytes = common->memory_limit;
   clmg_context *context = NULL;
   clmg_status status = clmg_context_create(&options, &context);
   if (status == CLMG_SUCCESS && !quiet) {
@@ -156,6 +167,29 @@ clmg_context *cli_open_context(const char *command, const char *device, int quie
   cli_report(command, context, status, what);
   clmg_context_destroy(context);
   return NULL;
+}
+
+int cli_double_precision(const char *command, clmg_context *context, const char *asked, int quiet) {
+  if (clmg_context_check_precision(context, CLMG_DOUBLE) == CLMG_SUCCESS) {
+    return 1;
+  }
+  /* The library's advice ends "use float"; here that is an option. */
+  char reason[1024];
+  snprintf(reason, sizeof reason, "%s", clmg_context_message(context));
+  char *advice = strstr(reason, "; use float");
+  if (advice != NULL) {
+    *advice = '\0';
+  }
+  if (asked != NULL) {
+    cli_failure(command, CLMG_ERROR_UNSUPPORTED, "--precision %s: %s; use --precision float", asked,
+                reason);
+    return -1;
+  }
+  if (!quiet) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s; computing in float (--precision float)\n", command, reason);
+  }
+  return 0;
 }
 
 void cli_progress_begin(int quiet) {

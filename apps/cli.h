@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "clmg.h"
 
@@ -13,29 +14,36 @@ enum { EXIT_LIBRARY_FAILURE = 1, EXIT_USAGE = 2 };
 /* Options that every subcommand accepts, and that may also be given before
  * the subcommand name (where they become the subcommand's defaults). */
 typedef struct cli_options {
-  const char *device; /* NULL: the library's default (CLMG_DEVICE, else first GPU, ...) */
-  int json;           /* print one JSON object on stdout instead of text */
+  const char *device;    /* NULL: the library's default (CLMG_DEVICE, else first GPU, ...) */
+  uint64_t memory_limit; /* --memory-limit in bytes; 0: the library's (CLMG_MEMORY_LIMIT) */
+  int json;              /* print one JSON object on stdout instead of text */
   int help;
 } cli_options;
 
 /* Long-only options get values outside the range of characters; a file's own
  * start at OPTION_FIRST_OWN. */
-enum { OPTION_JSON = 256, OPTION_FIRST_OWN };
+enum { OPTION_JSON = 256, OPTION_MEMORY_LIMIT, OPTION_FIRST_OWN };
 
 #define COMMON_SHORT_OPTIONS "d:h"
 #define COMMON_LONG_OPTIONS                                                                        \
-  {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, OPTION_JSON}, {            \
+  {"device", required_argument, NULL, 'd'}, {"json", no_argument, NULL, OPTION_JSON},              \
+      {"memory-limit", required_argument, NULL, OPTION_MEMORY_LIMIT}, {                            \
     "help", no_argument, NULL, 'h'                                                                 \
   }
 #define COMMON_OPTIONS_HELP                                                                        \
   "  -d, --device STR        device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"             \
+  "      --memory-limit SIZE use at most SIZE of device memory: bytes, or a number\n"              \
+  "                          with K, M, G or T (powers of 1024: 512M, 1.5G); past\n"               \
+  "                          it the run fails with the sizes (default:\n"                          \
+  "                          $CLMG_MEMORY_LIMIT, else the device's memory)\n"                      \
   "      --json              print one JSON object on stdout instead of text (on a\n"              \
   "                          failure too: status and message)\n"                                   \
   "  -h, --help              show this help\n"
 
-/* Applies a common option returned by getopt_long; returns 0 when `option` is
- * not one of them. */
-int cli_apply_common_option(int option, cli_options *options);
+/* Applies a common option returned by getopt_long: 1 when `option` is one
+ * of them, 0 when it is not, -1 when its value is bad (the reason is on
+ * stderr; answer with cli_usage_error). */
+int cli_apply_common_option(const char *command, int option, cli_options *options);
 
 /* ---- errors: on stderr, and with --json as one object on stdout ----
  *
@@ -90,11 +98,21 @@ int cli_report(const char *command, const clmg_context *context, clmg_status sta
 
 /* ---- feedback on stderr (never stdout, which may hold JSON) ---- */
 
-/* Opens a context on `device` (NULL: the default). Unless quiet, the first
- * kernel compilation of the run prints "clmg: compiling OpenCL kernels for
- * DEVICE (first run; cached in DIR)..." on stderr; programs from the cache
- * print nothing. On failure reports (cli_report) and returns NULL. */
-clmg_context *cli_open_context(const char *command, const char *device, int quiet);
+/* Opens a context on the device of the common options (NULL: the default)
+ * with their memory limit. Unless quiet, the first kernel compilation of the
+ * run prints "clmg: compiling OpenCL kernels for DEVICE (first run; cached
+ * in DIR)..." on stderr; programs from the cache print nothing. On failure
+ * reports (cli_report) and returns NULL. */
+clmg_context *cli_open_context(const char *command, const cli_options *options, int quiet);
+
+/* Whether a command computes in double on this device. `asked` is the
+ * --precision the user gave that needs double ("double", "mixed"), NULL
+ * when double is only the default. Returns 1 when the device has fp64, 0
+ * when it has none and double was only the default (the command computes
+ * in float; a note on stderr unless quiet), and -1 after reporting (exit
+ * status EXIT_LIBRARY_FAILURE) that the asked precision needs fp64, with the
+ * hint --precision float. */
+int cli_double_precision(const char *command, clmg_context *context, const char *asked, int quiet);
 
 /* Setup progress: cli_progress_begin starts the clock; cli_progress prints
  * "clmg: STEP (T s)" on stderr once the setup has taken about a second or

@@ -200,7 +200,11 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
   unsigned long long bandwidth_mib = 0;
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, long_options, NULL)) != -1) {
-    if (cli_apply_common_option(option, &options)) {
+    int common = cli_apply_common_option(argv[0], option, &options);
+    if (common < 0) {
+      return cli_usage_error(argv[0]);
+    }
+    if (common) {
       continue;
     }
     switch (option) {
@@ -231,7 +235,7 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
   }
 
   /* Open the selected device before printing, so the listing can mark it. */
-  clmg_context *context = cli_open_context(argv[0], options.device, 0);
+  clmg_context *context = cli_open_context(argv[0], &options, 0);
   const clmg_device_info *selected = context != NULL ? clmg_context_device(context) : NULL;
   if (!options.json) {
     /* Shown even when the selected device does not open: that is when the
@@ -313,17 +317,20 @@ static void print_usage(FILE *out) {
   }
   fputs("  help CMD     show the options of command CMD\n"
         "\n"
-        "Global options (every command accepts --device, --json and --help "
-        "too):\n" COMMON_OPTIONS_HELP
+        "Global options (every command accepts them too):\n" COMMON_OPTIONS_HELP
         "  -V, --version           print the versions of clmg and of the library\n"
         "\n"
         "Environment:\n"
-        "  CLMG_DEVICE      device string used when --device is not given\n"
-        "                   (default: the first GPU, else the first CPU)\n"
-        "  CLMG_KERNEL_DIR  directory of .cl kernel sources to use instead of the\n"
-        "                   ones built into the library\n"
-        "  CLMG_CACHE_DIR   directory of the compiled-kernel cache\n"
-        "                   (default: $XDG_CACHE_HOME/clmg, else ~/.cache/clmg)\n"
+        "  CLMG_DEVICE        device string used when --device is not given\n"
+        "                     (default: the first GPU, else the first CPU)\n"
+        "  CLMG_KERNEL_DIR    directory of .cl kernel sources to use instead of the\n"
+        "                     ones built into the library\n"
+        "  CLMG_CACHE_DIR     directory of the compiled-kernel cache\n"
+        "                     (default: $XDG_CACHE_HOME/clmg, else ~/.cache/clmg)\n"
+        "  CLMG_MEMORY_LIMIT  the memory limit when --memory-limit is not given\n"
+        "  CLMG_DISABLE_FP64  1: treat the device as one without double precision,\n"
+        "                     to check a run there (the default precision becomes\n"
+        "                     float, and --precision double fails)\n"
         "\n"
         "Examples:\n"
         "  clmg info                     list devices, measure the selected one\n"
@@ -377,7 +384,11 @@ static int run_main(int argc, char **argv) {
   /* "+": stop at the subcommand name; what follows is the subcommand's. */
   while ((option = getopt_long(argc, argv, "+" COMMON_SHORT_OPTIONS "V", long_options, NULL)) !=
          -1) {
-    if (cli_apply_common_option(option, &options)) {
+    int common = cli_apply_common_option(argv[0], option, &options);
+    if (common < 0) {
+      return cli_usage_error(argv[0]);
+    }
+    if (common) {
       continue;
     }
     if (option == 'V') {

@@ -19,6 +19,7 @@ typedef struct homg_cli {
   size_t n;
   clmg_homg_method method;
   clmg_dtype precision;
+  const char *precision_asked; /* --precision double; NULL: the default */
   int maxi, cycles, cycles_given, tol_given, pre, post, steps, quiet;
   double tol, error_tol, omega, stagnation;
   const char *vtk_path, *png_path, *snapshot_prefix, *snapshot_format;
@@ -71,7 +72,8 @@ static void print_homg_usage(FILE *out) {
         "      --stagnation F     stop when a cycle cuts the residual by less than F: the\n"
         "                         rounding floor, which grows as n^2, is reached (default\n"
         "                         1.1; 0 turns it off)\n"
-        "      --precision P      double (default) or float\n"
+        "      --precision P      double (default) or float; on a device without fp64\n"
+        "                         the default is float, and double fails\n"
         "      --omega W          damped-Jacobi weight, 0 < W <= 1 (default 0.8)\n"
         "      --smoothing A,B    V-cycle sweeps before and after the coarse correction\n"
         "                         (default 2,2)\n"
@@ -147,7 +149,11 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
   long whole = 0;
   double number = 0;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
-    if (cli_apply_common_option(option, &o->common)) {
+    int common = cli_apply_common_option(command, option, &o->common);
+    if (common < 0) {
+      return cli_usage_error(command);
+    }
+    if (common) {
       continue;
     }
     switch (option) {
@@ -200,8 +206,10 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, hom
     case OPTION_PRECISION:
       if (strcmp(optarg, "double") == 0) {
         o->precision = CLMG_DOUBLE;
+        o->precision_asked = optarg;
       } else if (strcmp(optarg, "float") == 0) {
         o->precision = CLMG_FLOAT;
+        o->precision_asked = NULL;
       } else {
         return cli_usage(command, "unknown precision '%s' (there are: double, float)", optarg);
       }
@@ -555,6 +563,40 @@ static clmg_status warm_up(clmg_context *context, const homg_cli *o) {
   return status;
 }
 
+/* Checks that the whole run fits before anything large is allocated: the
+ * solver, the grids f, x and u, the warm-up's small solver and grids on
+ * the device; the host copies of the grids (and the float, snapshot and
+ * picture buffers) on the host. */
+static clmg_status check_memory(clmg_context *context, const homg_cli *o) {
+  clmg_homg_options options;
+  solver_options(o, &options);
+  uint64_t device = 0, largest = 0, host = 0;
+  clmg_status status = clmg_homg_memory_need(context, o->n, &options, &device, &largest, &host);
+  homg_cli small = *o;
+  small.n = o->n % 2 == 0 ? 16 : 17; /* as warm_up */
+  uint64_t warm_up = 0;
+  if (status == CLMG_SUCCESS) {
+    solver_options(&small, &options);
+    status = clmg_homg_memory_need(context, small.n, &options, &warm_up, NULL, NULL);
+  }
+  if (status != CLMG_SUCCESS) {
+    return status;
+  }
+  uint64_t points = (uint64_t)o->n * o->n, element = clmg_dtype_size(o->precision);
+  uint64_t grid = points * element;
+  device += 3 * grid + warm_up + 2 * (uint64_t)small.n * small.n * element;
+  largest = grid > largest ? grid : largest;
+  uint64_t per_point = 3 * sizeof(double); /* host f, u and x */
+  per_point += o->precision == CLMG_FLOAT ? sizeof(float) : 0;
+  per_point += o->snapshot_prefix ? sizeof(double) + sizeof(float) : 0;
+  per_point += o->vtk_path || o->png_path ? sizeof(double) : 0;
+  host += points * per_point;
+  char what[160];
+  snprintf(what, sizeof what, "an n = %zu grid (%s method, %s)", o->n,
+           clmg_homg_method_name(o->method), clmg_dtype_name(o->precision));
+  return clmg_context_check_memory(context, device, largest, host, what);
+}
+
 /* Writes the --vtk and --png files; on failure returns 0 with the reason in
  * message. */
 static int write_pictures(const homg_cli *o, homg_resources *s, char *message,
@@ -606,6 +648,39 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   homg_resources s = {0};
   homg_report report = {0};
   size_t points = o.n * o.n;
+  cli_progress_begin(o.quiet);
+  /* The device and what fits on it first: a large grid that cannot run
+   * fails at once, not after its host arrays were filled. */
+  s.context = cli_open_context(command, &o.common, o.quiet);
+  if (!s.context) {
+    return EXIT_LIBRARY_FAILURE;
+  }
+  if (o.precision == CLMG_DOUBLE) {
+    int fp64 = cli_double_precision(command, s.context, o.precision_asked, o.quiet);
+    if (fp64 < 0) {
+      release(&s);
+      return EXIT_LIBRARY_FAILURE;
+    }
+    if (fp64 == 0) {
+      o.precision = CLMG_FLOAT;
+      if (!o.tol_given && !o.cycles_given) {
+        o.tol = 1e-6;
+      }
+    }
+  }
+  clmg_status status = check_memory(s.context, &o);
+  if (status != CLMG_SUCCESS) {
+    if (status == CLMG_ERROR_INVALID_ARGUMENT) { /* an --n the method cannot use */
+      char message[2048];
+      snprintf(message, sizeof message, "%s", clmg_context_message(s.context));
+      release(&s);
+      return cli_usage(command, "%s", message);
+    }
+    cli_report(command, s.context, status, "the run does not fit");
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
   s.host_f = malloc(points * sizeof *s.host_f);
   s.host_u = malloc(points * sizeof *s.host_u);
   s.host_x = malloc(points * sizeof *s.host_x);
@@ -614,14 +689,7 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
     return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for an n = %zu grid",
                        o.n);
   }
-  cli_progress_begin(o.quiet);
   clmg_homg_paper_problem(o.n, s.host_f, s.host_u);
-
-  s.context = cli_open_context(command, o.common.device, o.quiet);
-  if (!s.context) {
-    release(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
   report.device = clmg_context_device(s.context);
 
   snapshots shots = {&o, NULL, 0, 0, ""};
@@ -639,7 +707,7 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
 
   double start = apputil_now();
   const char *step = "creating the solver";
-  clmg_status status = clmg_homg_create(s.context, o.n, &options, &s.solver);
+  status = clmg_homg_create(s.context, o.n, &options, &s.solver);
   if (status == CLMG_SUCCESS) {
     step = "uploading the problem";
     status = clmg_vector_create(s.context, o.precision, points, &s.f);

@@ -27,7 +27,9 @@ typedef struct poisson_options {
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;
-  int mixed; /* float hierarchy inside double CG */
+  int mixed;                   /* float hierarchy inside double CG */
+  const char *precision_asked; /* --precision double or mixed; NULL: the default */
+  int tolerance_given;
   double tolerance;
   int max_iterations;
   const char *vtk_path;
@@ -110,7 +112,9 @@ static void print_poisson_usage(FILE *out) {
         "      --format F          matrix format: auto (default), csr, ellr, sell\n"
         "      --precision P       double (default), float, or mixed: a float multigrid\n"
         "                          cycle preconditioning double CG (implies --krylov cg;\n"
-        "                          the residuals reported are double ones)\n"
+        "                          the residuals reported are double ones). On a device\n"
+        "                          without fp64 the default is float, and double or\n"
+        "                          mixed fail\n"
         "      --vtk FILE.vtu      write the mesh and u (ParaView, VisIt: VTK XML); an\n"
         "                          existing FILE is replaced only once the new one is\n"
         "                          complete\n"
@@ -191,7 +195,10 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   o->vtk_encoding = CLMG_VTU_BINARY;
   int option, steps;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
-    if (cli_apply_common_option(option, &o->common))
+    int common = cli_apply_common_option(command, option, &o->common);
+    if (common < 0)
+      return cli_usage_error(command);
+    if (common)
       continue;
     switch (option) {
     case OPTION_MESH:
@@ -274,6 +281,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       }
       o->multigrid.matrix.precision = optarg[0] == 'd' ? CLMG_DOUBLE : CLMG_FLOAT;
       o->mixed = optarg[0] == 'm';
+      o->precision_asked = optarg[0] == 'f' ? NULL : optarg;
       break;
     case OPTION_COARSE:
       if (strcmp(optarg, "auto") == 0) {
@@ -326,6 +334,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
   }
   if (o->mixed)
     o->use_cg = 1;
+  o->tolerance_given = o->tolerance != 0;
   if (o->tolerance == 0)
     o->tolerance = clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision);
   /* Geveler et al. 2011's BLOOD settings, unless given */
@@ -724,12 +733,25 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   poisson_report r;
   memset(&r, 0, sizeof r);
   cli_progress_begin(o.quiet);
-  if (!build_hierarchy(command, &o, &s, &r)) {
+  /* The device first: a precision it lacks fails before the host work. */
+  s.context = cli_open_context(command, &o.common, o.quiet);
+  if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  s.context = cli_open_context(command, o.common.device, o.quiet);
-  if (!s.context) {
+  if (o.mixed || o.multigrid.matrix.precision == CLMG_DOUBLE) {
+    int fp64 = cli_double_precision(command, s.context, o.precision_asked, o.quiet);
+    if (fp64 < 0) {
+      release(&s);
+      return EXIT_LIBRARY_FAILURE;
+    }
+    if (fp64 == 0) {
+      o.multigrid.matrix.precision = CLMG_FLOAT;
+      if (!o.tolerance_given)
+        o.tolerance = clmg_default_tolerance(CLMG_FLOAT);
+    }
+  }
+  if (!build_hierarchy(command, &o, &s, &r)) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }

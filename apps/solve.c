@@ -25,6 +25,8 @@ typedef struct solve_options {
   preconditioner_kind preconditioner;
   clmg_matrix_format format;
   clmg_dtype precision;
+  const char *precision_asked; /* --precision double or mixed; NULL: the default */
+  int tolerance_given;
   double tolerance;
   int max_iterations;
   clmg_krylov_method method; /* AUTO until the matrix is read */
@@ -74,7 +76,8 @@ static void print_solve_usage(FILE *out) {
         "      --format F           device matrix format: auto (default), csr, ellr, sell\n"
         "      --precision P        double (default) or float, for matrix and vectors, or\n"
         "                           mixed: the Krylov method in double, the Jacobi\n"
-        "                           preconditioner in float\n"
+        "                           preconditioner in float. On a device without fp64\n"
+        "                           the default is float, and double or mixed fail\n"
         "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"
         "                           float 1e-5: float's rounding floor lies near 1e-7)\n"
         "      --maxit N            at most N iterations (default 1000)\n"
@@ -179,7 +182,11 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
 
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:q", long_options, NULL)) != -1) {
-    if (cli_apply_common_option(option, &options->common)) {
+    int common = cli_apply_common_option(command, option, &options->common);
+    if (common < 0) {
+      return cli_usage_error(command);
+    }
+    if (common) {
       continue;
     }
     switch (option) {
@@ -209,12 +216,16 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
       }
       break;
     case OPTION_PRECISION:
+      options->precision_asked = NULL;
+      options->mixed = 0;
       if (strcmp(optarg, "double") == 0) {
         options->precision = CLMG_DOUBLE;
+        options->precision_asked = optarg;
       } else if (strcmp(optarg, "float") == 0) {
         options->precision = CLMG_FLOAT;
       } else if (strcmp(optarg, "mixed") == 0) {
         options->precision = CLMG_DOUBLE;
+        options->precision_asked = optarg;
         options->mixed = 1;
       } else {
         return cli_usage(command, "unknown precision '%s' (there are: double, float, mixed)",
@@ -250,6 +261,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults,
   if (options->common.help) {
     return 0;
   }
+  options->tolerance_given = options->tolerance != 0;
   if (options->tolerance == 0) {
     options->tolerance = clmg_default_tolerance(options->precision);
   }
@@ -725,12 +737,25 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
   cli_progress("read %s: %zu rows, %zu nonzeros", options.matrix_path, s.a.rows,
                clmg_csr_nnz(&s.a));
 
-  s.context = cli_open_context(command, options.common.device, options.quiet);
+  s.context = cli_open_context(command, &options.common, options.quiet);
   if (!s.context) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.device = clmg_context_device(s.context);
+  if (options.precision == CLMG_DOUBLE) {
+    int fp64 = cli_double_precision(command, s.context, options.precision_asked, options.quiet);
+    if (fp64 < 0) {
+      release(&s);
+      return EXIT_LIBRARY_FAILURE;
+    }
+    if (fp64 == 0) {
+      options.precision = CLMG_FLOAT;
+      if (!options.tolerance_given) {
+        options.tolerance = clmg_default_tolerance(CLMG_FLOAT);
+      }
+    }
+  }
 
   start = apputil_now();
   const char *failed_step = "";

@@ -158,6 +158,22 @@ typedef struct clmg_context_options {
    * there still comes from the library. NULL: $CLMG_KERNEL_DIR, else none. */
   const char *kernel_dir;
   clmg_blas1_backend blas1_backend;
+  /* The most device memory, in bytes, that this context may hold at once
+   * (all its vectors, matrices and solvers together). An allocation past it
+   * fails with CLMG_ERROR_OUT_OF_DEVICE_MEMORY and a message with the sizes,
+   * before anything is allocated. 0: $CLMG_MEMORY_LIMIT (bytes, or a number
+   * with K, M, G or T: powers of 1024, e.g. "512M", "2G"; "0" or empty: no
+   * limit; anything else fails clmg_context_create), else no limit beyond
+   * the device's own. Useful to keep a run inside a budget, and to test
+   * what a program does when memory runs out. */
+  uint64_t memory_limit_bytes;
+  /* Nonzero: treat the device as one without double precision (has_fp64
+   * 0; double vectors, matrices and kernels fail with
+   * CLMG_ERROR_UNSUPPORTED; kernel sources that use double anyway fail to
+   * build), to check that a program runs on such devices. 0:
+   * $CLMG_DISABLE_FP64 ("1" turns fp64 off, "0" or empty leaves it; other
+   * values fail clmg_context_create). */
+  int disable_fp64;
 } clmg_context_options;
 
 CLMG_API void clmg_context_options_defaults(clmg_context_options *options);
@@ -180,6 +196,37 @@ CLMG_API const clmg_device_info *clmg_context_device(const clmg_context *context
 
 /* Bytes currently allocated on the device through this context. */
 CLMG_API uint64_t clmg_context_device_bytes(const clmg_context *context);
+
+/* The context's memory limit in bytes (memory_limit_bytes or
+ * $CLMG_MEMORY_LIMIT), 0 for none. */
+CLMG_API uint64_t clmg_context_memory_limit(const clmg_context *context);
+
+/* Checks, before anything is allocated, that a run fits: device_bytes more
+ * of device memory, the largest single allocation among them
+ * largest_allocation, and host_bytes of host memory besides. The device
+ * side is checked against the device's largest allocation, its memory less
+ * what this context holds, and the memory limit; the host side against the
+ * memory the host can still give this process: on Linux MemAvailable, the
+ * memory cgroup's limit and RLIMIT_AS / RLIMIT_DATA. On a CPU device (or
+ * one that shares host memory) the device bytes are host memory too.
+ * `what` names the run in the message (e.g. "an n = 8193 grid"). Returns
+ * CLMG_ERROR_OUT_OF_DEVICE_MEMORY or CLMG_ERROR_OUT_OF_HOST_MEMORY with a
+ * message that gives what is needed and what is available, in bytes. Every
+ * allocation makes the same checks (the host one for allocations of 16 MiB
+ * and more), so this is only needed to fail before long host work. */
+CLMG_API clmg_status clmg_context_check_memory(clmg_context *context, uint64_t device_bytes,
+                                               uint64_t largest_allocation, uint64_t host_bytes,
+                                               const char *what);
+
+/* CLMG_SUCCESS when the device computes in `type` (float always; double
+ * only with fp64), else CLMG_ERROR_UNSUPPORTED with a message that says so. */
+CLMG_API clmg_status clmg_context_check_precision(clmg_context *context, clmg_dtype type);
+
+/* Parses a byte count: a whole number of bytes, or a number (fractions
+ * allowed) with a suffix K, M, G or T (powers of 1024; "KiB", "MB", "m"
+ * mean the same), e.g. "1000000", "512M", "1.5G". CLMG_ERROR_INVALID_ARGUMENT
+ * for anything else (negative, empty, trailing text, over 2^64 - 1). */
+CLMG_API clmg_status clmg_parse_memory_size(const char *text, uint64_t *bytes);
 
 /* Program-manager counters: programs compiled from source and programs loaded
  * from the binary cache during this context's life. */

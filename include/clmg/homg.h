@@ -189,10 +189,25 @@ typedef struct clmg_homg clmg_homg;
 
 /* Prepares a solver for n x n grids: n = 2^k + 1 (nested; all methods) or
  * n = 2^k (four subdomains; HOMG only), 3 <= n <= 32769. Allocates the
- * device arrays and compiles the kernels. options may be NULL (defaults). */
+ * device arrays and compiles the kernels. options may be NULL (defaults).
+ * A grid whose arrays do not fit (clmg_homg_memory_need) fails with
+ * CLMG_ERROR_OUT_OF_DEVICE_MEMORY before anything is allocated. */
 CLMG_API clmg_status clmg_homg_create(clmg_context *context, size_t n,
                                       const clmg_homg_options *options, clmg_homg **homg);
 CLMG_API void clmg_homg_destroy(clmg_homg *homg);
+
+/* The memory clmg_homg_create(context, n, options) needs, without
+ * allocating anything: *device_bytes in all (exact for the homg method; for
+ * vcycle and fmg an upper bound, with the engine's smoother and coarse
+ * solve at their peak), *largest_allocation the largest single buffer, and
+ * *host_bytes the host memory it takes while it builds (both may be NULL).
+ * n and the options are checked as clmg_homg_create checks them, which
+ * itself checks this need against the context's memory before its first
+ * allocation (clmg_context_check_memory). Add the grids you allocate
+ * yourself to check a whole run up front. */
+CLMG_API clmg_status clmg_homg_memory_need(clmg_context *context, size_t n,
+                                           const clmg_homg_options *options, uint64_t *device_bytes,
+                                           uint64_t *largest_allocation, uint64_t *host_bytes);
 
 /* Solves A x = f on the device. x holds the initial guess and, on its
  * boundary, the Dirichlet values (kept). exact, when not NULL, is the

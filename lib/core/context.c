@@ -299,6 +299,15 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
   context->platform = list.platform[chosen];
   context->device = list.device[chosen];
   device_list_free(&list);
+  status = clmg_memory_options(context, options);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* Integrated GPUs share the host's memory as CPU devices do. */
+  cl_bool unified = CL_FALSE;
+  if (clGetDeviceInfo(context->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
+                      NULL) != CL_SUCCESS)
+    unified = CL_FALSE;
+  context->shares_host_memory = context->info.is_cpu || unified;
 
   cl_int error;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
@@ -426,19 +435,9 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
   *buffer = NULL;
   if (bytes == 0)
     bytes = 1; /* OpenCL has no empty buffers */
-  const clmg_device_info *info = &context->info;
-  if (bytes > info->max_alloc_bytes)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "%s needs %.3g GB, more than the largest single allocation of %s (%.3g GB; "
-                     "%.3g GB of device memory in all)",
-                     what, bytes * 1e-9, info->name, info->max_alloc_bytes * 1e-9,
-                     info->global_mem_bytes * 1e-9);
-  if (context->device_bytes + bytes > info->global_mem_bytes)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
-                     "%s needs %.3g GB, but %.3g GB of the %.3g GB of %s are already allocated "
-                     "by this context",
-                     what, bytes * 1e-9, context->device_bytes * 1e-9,
-                     info->global_mem_bytes * 1e-9, info->name);
+  clmg_status status = clmg_memory_check(context, bytes, bytes, 0, 0, what);
+  if (status != CLMG_SUCCESS)
+    return status;
   cl_int error;
   cl_mem_flags flags = CL_MEM_READ_WRITE | (initial ? CL_MEM_COPY_HOST_PTR : 0);
   *buffer = clCreateBuffer(context->cl, flags, bytes, (void *)initial, &error);

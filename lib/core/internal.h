@@ -24,6 +24,12 @@ struct clmg_context {
   char message[CLMG_MESSAGE_SIZE];
   uint64_t device_bytes;
 
+  /* memory checks (lib/core/memory.c) */
+  uint64_t memory_limit;        /* 0: none */
+  char memory_limit_origin[64]; /* where the limit came from, for messages */
+  int shares_host_memory;       /* CPU device, or unified host memory */
+  const char *fp64_disabled_by; /* static; NULL unless disable_fp64 */
+
   /* program manager */
   char *cache_dir;  /* NULL: binary cache disabled */
   char *kernel_dir; /* NULL: embedded sources */
@@ -95,12 +101,35 @@ void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t
 
 /* Allocates a device buffer of `bytes` (at least 1), copied from `initial`
  * when not NULL, counted in the context's device bytes. Requests beyond the
- * device's largest allocation or its remaining memory fail with
+ * device's largest allocation, its remaining memory, the memory limit or
+ * (on devices that use host memory) the host's available memory fail with
  * CLMG_ERROR_OUT_OF_DEVICE_MEMORY and a message naming `what`. */
 clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *initial,
                               const char *what, cl_mem *buffer);
 /* Releases a buffer from clmg_device_alloc (NULL is fine). */
 void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
+
+/* The checks of clmg_device_alloc and clmg_context_check_memory
+ * (lib/core/memory.c): `bytes` more device bytes, `largest` of them in one
+ * allocation, `host_bytes` of host memory besides; the host memory is read
+ * only when host_check is nonzero or the host need reaches 16 MiB. */
+clmg_status clmg_memory_check(clmg_context *context, uint64_t bytes, uint64_t largest,
+                              uint64_t host_bytes, int host_check, const char *what);
+
+/* Reads memory_limit_bytes / $CLMG_MEMORY_LIMIT and disable_fp64 /
+ * $CLMG_DISABLE_FP64 into the context at creation; a malformed variable
+ * fails with CLMG_ERROR_INVALID_ARGUMENT. */
+clmg_status clmg_memory_options(clmg_context *context, const clmg_context_options *options);
+
+/* "device X has no double precision (cl_khr_fp64...); use float", prefixed
+ * by `what` when not NULL: CLMG_ERROR_UNSUPPORTED. */
+clmg_status clmg_fail_no_fp64(clmg_context *context, const char *what);
+
+/* "8,590,458,888 bytes (8.000 GiB)": exact, then readable. The pair form
+ * gives the readable parts enough digits that two different counts never
+ * read the same. */
+void clmg_format_bytes(uint64_t bytes, char *text, size_t size);
+void clmg_format_byte_pair(uint64_t a, uint64_t b, char *text_a, char *text_b, size_t size);
 
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);

@@ -90,6 +90,20 @@ static char *read_file(const char *path, size_t *size) {
   return data;
 }
 
+/* Appends a piece of source and a newline. */
+static clmg_status append_text(clmg_context *context, const char *piece, size_t piece_size,
+                               char **text, size_t *length) {
+  char *grown = realloc(*text, *length + piece_size + 2);
+  if (!grown)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "kernel source");
+  memcpy(grown + *length, piece, piece_size);
+  *length += piece_size;
+  grown[(*length)++] = '\n';
+  grown[*length] = '\0';
+  *text = grown;
+  return CLMG_SUCCESS;
+}
+
 /* Appends the source of one family: from the kernel directory when it holds
  * <family>.cl, else the embedded copy. */
 static clmg_status append_family_source(clmg_context *context, const char *family, char **text,
@@ -113,18 +127,17 @@ static clmg_status append_family_source(clmg_context *context, const char *famil
     piece = (const char *)embedded->text;
     piece_size = embedded->size;
   }
-  char *grown = realloc(*text, *length + piece_size + 2);
-  if (!grown) {
-    free(from_disk);
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "kernel source of %s", family);
-  }
-  memcpy(grown + *length, piece, piece_size);
-  *length += piece_size;
-  grown[(*length)++] = '\n';
-  grown[*length] = '\0';
-  *text = grown;
+  /* The families are compiled as one source; #line makes the build log name
+   * the file and line the error is on ("blas1.cl:4:"), not a line of the
+   * concatenation. The name only: a kernel dir's path would split the
+   * binary cache by directory. */
+  char line[160];
+  snprintf(line, sizeof line, "#line 1 \"%s.cl\"", family);
+  clmg_status status = append_text(context, line, strlen(line), text, length);
+  if (status == CLMG_SUCCESS)
+    status = append_text(context, piece, piece_size, text, length);
   free(from_disk);
-  return CLMG_SUCCESS;
+  return status;
 }
 
 /* ---- binary cache ---- */
@@ -274,6 +287,34 @@ static void notify(const clmg_context *context, clmg_program_event_kind kind, co
   context->program_callback(&event, context->program_callback_data);
 }
 
+/* The build failure with as much of the log as the message holds: its
+ * start, where the first error is, and a note of what was cut. */
+static void report_build_failure(clmg_context *context, const char *family, const char *options,
+                                 cl_int error, const char *log) {
+  clmg_fail(context, CLMG_ERROR_BUILD_FAILED,
+            "building kernels cl/%s.cl with options \"%s\" for %s failed (%s); build log:\n",
+            family, options, context->info.name, clmg_cl_error_name(error));
+  size_t used = strlen(context->message), room = sizeof context->message - used;
+  char *out = context->message + used;
+  size_t log_size = log ? strlen(log) : 0;
+  while (log_size > 0 && (log[log_size - 1] == '\n' || log[log_size - 1] == ' '))
+    --log_size;
+  if (!log)
+    snprintf(out, room, "(no host memory for the log)");
+  else if (log_size == 0)
+    snprintf(out, room, "(the driver gave no build log)");
+  else if (log_size < room)
+    snprintf(out, room, "%.*s", (int)log_size, log);
+  else {
+    size_t shown = room - 1 - 100; /* 100: room for the note */
+    char note[100];
+    snprintf(note, sizeof note, "\n[build log cut: its first %zu of %zu bytes shown]", shown,
+             log_size);
+    snprintf(out, room, "%.*s%s", (int)shown, log, note);
+  }
+  clmg_message_sanitize(context->message, sizeof context->message);
+}
+
 static clmg_status build_from_source(clmg_context *context, const char *family, const char *source,
                                      const char *options, cl_program *out) {
   cl_int error;
@@ -291,10 +332,7 @@ static clmg_status build_from_source(clmg_context *context, const char *family, 
       clGetProgramBuildInfo(program, context->device, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
       log[log_size] = '\0';
     }
-    clmg_fail(context, CLMG_ERROR_BUILD_FAILED,
-              "building kernels cl/%s.cl with options \"%s\" for %s failed (%s); build log:\n%s",
-              family, options, context->info.name, clmg_cl_error_name(error),
-              log ? log : "(no memory for the log)");
+    report_build_failure(context, family, options, error, log);
     free(log);
     clReleaseProgram(program);
     return CLMG_ERROR_BUILD_FAILED;
@@ -311,9 +349,24 @@ static clmg_status get_program(clmg_context *context, const char *family, const 
       return CLMG_SUCCESS;
     }
 
+  /* Refused here, not by the compiler: a driver without fp64 may accept
+   * the pragma and fail later, or build with double quietly demoted. */
+  if (!context->info.has_fp64 && strstr(options, "-DREAL_IS_DOUBLE")) {
+    char what[128];
+    snprintf(what, sizeof what, "double-precision kernels of cl/%s.cl", family);
+    return clmg_fail_no_fp64(context, what);
+  }
   char *source = NULL;
   size_t length = 0;
-  clmg_status status = append_family_source(context, "prelude", &source, &length);
+  clmg_status status = CLMG_SUCCESS;
+  if (context->fp64_disabled_by) {
+    /* As on a device without fp64, a kernel that uses double must not
+     * build; the macro comes after the compiler's own headers. */
+    static const char no_double[] = "#define double double_is_off_CLMG_DISABLE_FP64";
+    status = append_text(context, no_double, sizeof no_double - 1, &source, &length);
+  }
+  if (status == CLMG_SUCCESS)
+    status = append_family_source(context, "prelude", &source, &length);
   if (status == CLMG_SUCCESS)
     status = append_family_source(context, family, &source, &length);
   if (status != CLMG_SUCCESS) {

@@ -45,6 +45,7 @@
 #include "homg/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,6 +314,22 @@ static clmg_status make_view(clmg_homg *h, clmg_vector *base, size_t offset, siz
   return status;
 }
 
+/* The pyramid's layout, level by level, frame by frame: the points per
+ * side of every level (side[0] = n), each frame's offset, and the total. */
+static size_t pyramid_layout(size_t n, int four, int levels, size_t side[HOMG_MAX_LEVELS],
+                             size_t offset[HOMG_MAX_LEVELS][4]) {
+  int frames = four ? 4 : 1;
+  size_t total = 0;
+  side[0] = n;
+  for (int m = 1; m < levels; ++m) {
+    side[m] = four ? (n >> m) + 1 : ((n - 1) >> m) + 1;
+    for (int f = 0; f < 4; ++f)
+      offset[m][f] = total + (f < frames ? (size_t)f : 0) * side[m] * side[m];
+    total += (size_t)frames * side[m] * side[m];
+  }
+  return total;
+}
+
 static clmg_status allocate(clmg_homg *h) {
   size_t n = h->n, points = n * n;
   clmg_status status = CLMG_SUCCESS;
@@ -324,17 +341,7 @@ static clmg_status allocate(clmg_homg *h) {
   if (status != CLMG_SUCCESS)
     return status;
 
-  /* The pyramid, level by level, frame by frame. */
-  size_t total = 0;
-  for (int m = 1; m < h->levels; ++m) {
-    size_t side = h->four ? (n >> m) + 1 : ((n - 1) >> m) + 1;
-    h->source_side[m] = side;
-    for (int f = 0; f < 4; ++f) {
-      h->source_offset[m][f] = total + (f < h->frames ? (size_t)f : 0) * side * side;
-    }
-    total += (size_t)h->frames * side * side;
-  }
-  h->source_side[0] = n;
+  size_t total = pyramid_layout(n, h->four, h->levels, h->source_side, h->source_offset);
   h->pyramid_work_units = (double)total / (double)points;
   status = clmg_vector_create(h->context, h->type, total ? total : 1, &h->sources);
   if (status == CLMG_SUCCESS)
@@ -396,22 +403,13 @@ static clmg_status build_engine(clmg_homg *h) {
   return clmg_multigrid_create_from_levels(h->context, h->levels, levels, &options, &h->engine);
 }
 
-clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_options *options,
-                             clmg_homg **out) {
-  if (!out)
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_homg_create: NULL output");
-  *out = NULL;
-  if (!context)
-    return CLMG_ERROR_INVALID_ARGUMENT;
-  clmg_clear_message(context);
-  clmg_homg_options defaults;
-  clmg_homg_options_defaults(&defaults);
-  if (!options)
-    options = &defaults;
+/* Checks n and the options for clmg_homg_create and clmg_homg_memory_need:
+ * the number of levels and whether the grid has four subdomains. */
+static clmg_status check_size(clmg_context *context, size_t n, const clmg_homg_options *options,
+                              int *levels, int *four) {
   clmg_status status = check_options(context, options);
   if (status != CLMG_SUCCESS)
     return status;
-
   int k_nested = n >= 3 ? log2_exact(n - 1) : -1;
   int k_four = n >= 4 ? log2_exact(n) : -1;
   if (n > GRID_MAX_N || (k_nested < 1 && k_four < 2))
@@ -425,9 +423,106 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
                      "is a four-subdomain size (try n = %zu)",
                      clmg_homg_method_name(options->method), n, n + 1);
   if (options->precision == CLMG_DOUBLE && !clmg_context_device(context)->has_fp64)
-    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
-                     "HOMG: device %s has no double precision; use float",
-                     clmg_context_device(context)->name);
+    return clmg_fail_no_fp64(context, "HOMG");
+  *four = k_nested < 1;
+  *levels = *four ? k_four : k_nested;
+  return CLMG_SUCCESS;
+}
+
+typedef struct memory_need {
+  uint64_t device, largest, host;
+} memory_need;
+
+static void need_buffer(memory_need *need, uint64_t count, size_t element) {
+  uint64_t bytes = (count ? count : 1) * element;
+  need->device += bytes;
+  if (bytes > need->largest)
+    need->largest = bytes;
+}
+
+/* What clmg_homg_create allocates, buffer by buffer as allocate(),
+ * make_tables() and build_engine() do; the engine's Jacobi smoother (at
+ * most three vectors a level) and direct coarse solve (two probes and the
+ * inverse) at their peak. */
+static memory_need homg_memory_need(size_t n, const clmg_homg_options *options, int levels,
+                                    int four) {
+  memory_need need = {0, 0, 0};
+  size_t element = clmg_dtype_size(options->precision), points = n * n;
+  int mfmg = options->method == CLMG_HOMG_MFMG;
+  for (int i = 0; i < (mfmg ? 3 : 2); ++i)
+    need_buffer(&need, points, element);
+  size_t side[HOMG_MAX_LEVELS], offset[HOMG_MAX_LEVELS][4];
+  size_t total = pyramid_layout(n, four, levels, side, offset);
+  need_buffer(&need, total, element);
+  size_t table_levels = (size_t)(levels > 1 ? levels - 1 : 1);
+  need_buffer(&need, 4 * n * table_levels, sizeof(cl_uint));
+  need_buffer(&need, n * table_levels, element);
+  need.host = n * table_levels * (4 * sizeof(cl_uint) + sizeof(double) + sizeof(float));
+  if (mfmg)
+    return need;
+  need_buffer(&need, total, element); /* the corrections */
+  for (int level = 0; level < levels; ++level) {
+    uint64_t level_points = (uint64_t)side[levels - 1 - level] * side[levels - 1 - level];
+    int vectors = 1 + (level < levels - 1 ? 2 : 0) + (level > 0 ? 3 : 0);
+    for (int v = 0; v < vectors; ++v)
+      need_buffer(&need, level_points, element);
+    if (level == 0)
+      for (int v = 0; v < 3; ++v)
+        need_buffer(&need, level_points * level_points, element);
+  }
+  need_buffer(&need, points, element);      /* the engine's residual */
+  need.host += 2 * points * sizeof(double); /* smoother weights of the finest level */
+  return need;
+}
+
+clmg_status clmg_homg_memory_need(clmg_context *context, size_t n, const clmg_homg_options *options,
+                                  uint64_t *device_bytes, uint64_t *largest_allocation,
+                                  uint64_t *host_bytes) {
+  if (!context || !device_bytes)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_homg_memory_need: NULL argument");
+  clmg_clear_message(context);
+  clmg_homg_options defaults;
+  clmg_homg_options_defaults(&defaults);
+  if (!options)
+    options = &defaults;
+  int levels = 0, four = 0;
+  clmg_status status = check_size(context, n, options, &levels, &four);
+  if (status != CLMG_SUCCESS)
+    return status;
+  memory_need need = homg_memory_need(n, options, levels, four);
+  *device_bytes = need.device;
+  if (largest_allocation)
+    *largest_allocation = need.largest;
+  if (host_bytes)
+    *host_bytes = need.host;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_options *options,
+                             clmg_homg **out) {
+  if (!out)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_homg_create: NULL output");
+  *out = NULL;
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  clmg_homg_options defaults;
+  clmg_homg_options_defaults(&defaults);
+  if (!options)
+    options = &defaults;
+  int levels = 0, four = 0;
+  clmg_status status = check_size(context, n, options, &levels, &four);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* All of it, once, before the first allocation: a grid that does not fit
+   * fails here with the total, not after gigabytes were allocated. */
+  memory_need need = homg_memory_need(n, options, levels, four);
+  char what[128];
+  snprintf(what, sizeof what, "HOMG on an n = %zu grid (%s, %s)", n,
+           clmg_homg_method_name(options->method), clmg_dtype_name(options->precision));
+  status = clmg_memory_check(context, need.device, need.largest, need.host, 1, what);
+  if (status != CLMG_SUCCESS)
+    return status;
 
   clmg_homg *h = calloc(1, sizeof *h);
   if (!h)
@@ -436,8 +531,8 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
   h->options = *options;
   h->type = options->precision;
   h->n = n;
-  h->four = k_nested < 1;
-  h->levels = h->four ? k_four : k_nested;
+  h->four = four;
+  h->levels = levels;
   h->split = h->four ? n / 2 : n - 1;
   h->frames = h->four ? 4 : 1;
   h->h = 1.0 / (double)(n - 1);

@@ -120,9 +120,7 @@ static clmg_status make_grid_operator(clmg_context *context, const char *who, si
                      "%s: precision must be double or float, not %s", who,
                      clmg_dtype_name(precision));
   if (precision == CLMG_DOUBLE && !clmg_context_device(context)->has_fp64)
-    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
-                     "%s: device %s has no double precision; use float", who,
-                     clmg_context_device(context)->name);
+    return clmg_fail_no_fp64(context, who);
   grid_operator *g = calloc(1, sizeof *g);
   if (!g)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "%s: no host memory", who);

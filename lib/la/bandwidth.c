@@ -5,9 +5,12 @@ size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context) {
   if (!context)
     return 0;
   /* Large enough to defeat caches (hundreds of MB on GPUs), small enough
-   * to fit twice and to take well under a second on a CPU. */
+   * to fit twice (under the memory limit too) and to take well under a
+   * second on a CPU. */
   size_t bytes = context->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
-  while (bytes > context->info.max_alloc_bytes / 2 && bytes > ((size_t)1 << 20))
+  uint64_t room = context->memory_limit ? context->memory_limit : UINT64_MAX;
+  while ((bytes > context->info.max_alloc_bytes / 2 || bytes > room / 2) &&
+         bytes > ((size_t)1 << 20))
     bytes /= 2;
   return bytes;
 }

@@ -545,9 +545,7 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
                      "matrix precision must be double or float, not %s",
                      clmg_dtype_name(options->precision));
   if (options->precision == CLMG_DOUBLE && !context->info.has_fp64)
-    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
-                     "device %s has no double precision (cl_khr_fp64); use float",
-                     context->info.name);
+    return clmg_fail_no_fp64(context, "a double matrix");
   if (options->precision == CLMG_FLOAT)
     for (size_t i = 0; i < a->rows; ++i)
       for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)

@@ -53,9 +53,7 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
   if (size == 0)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "unknown vector type %d", (int)type);
   if (type == CLMG_DOUBLE && !context->info.has_fp64)
-    return clmg_fail(context, CLMG_ERROR_UNSUPPORTED,
-                     "device %s has no double precision (cl_khr_fp64); use float vectors",
-                     context->info.name);
+    return clmg_fail_no_fp64(context, "a double vector");
   if (n > SIZE_MAX / size)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
                      "a vector of %zu %s elements does not fit in the address space", n,
