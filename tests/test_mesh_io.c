@@ -809,7 +809,10 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
 
   /* every array, in file order, with its element size and count */
   const size_t cells = mesh->num_cells;
-  const size_t per_cell = mesh->dim == 2 ? (degree == 1 ? 4 : 9) : (degree == 1 ? 8 : 27);
+  const size_t simplex_nodes = (size_t)mesh->dim + 1 + (degree == 2 ? (mesh->dim == 2 ? 3 : 6) : 0);
+  const size_t per_cell = mesh->cell_type == CLMG_CELL_SIMPLEX ? simplex_nodes
+                          : mesh->dim == 2                     ? (degree == 1 ? 4 : 9)
+                                                               : (degree == 1 ? 8 : 27);
   struct {
     const char *key, *type;
     size_t element, count;
@@ -817,14 +820,19 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
       {"Name=\"u\"", "Float64", 8, num_nodes},
       {"Name=\"v\"", "Float64", 8, num_nodes},
       {"Name=\"cell\"", "Int32", 4, cells},
+      {"Name=\"material\"", "Int32", 4, cells}, /* only where the mesh has materials */
       {"NumberOfComponents=\"3\"", "Float64", 8, 3 * num_nodes},
       {"Name=\"connectivity\"", "Int32", 4, per_cell * cells},
       {"Name=\"offsets\"", "Int32", 4, cells}, /* Int64 only beyond 2^31 entries */
       {"Name=\"types\"", "UInt8", 1, cells},
   };
+  if (!mesh->cell_material)
+    assert_null(strstr(xml, "Name=\"material\""));
   uint64_t expected_offset = 0;
   const unsigned char *end_of_blocks = NULL;
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) {
+    if (k == 3 && !mesh->cell_material)
+      continue;
     appended_array a = find_appended(file, size, arrays[k].key);
     assert_string_equal(a.type, arrays[k].type);
     if (a.offset != expected_offset)
@@ -919,6 +927,105 @@ static void check_failed_write_keeps_file(const clmg_mesh *mesh) {
   free(path);
 }
 
+/* Simplices as VTK_TRIANGLE / VTK_TETRA (degree 1) and their quadratic
+ * kinds (degree 2, clmg's P2 order is VTK's), the material as cell data:
+ * the ASCII file parsed back. */
+static void check_simplex_vtu(const clmg_mesh *mesh, int degree, const char *name) {
+  clmg_error error = {{0}};
+  int32_t *cell_nodes = NULL;
+  double *coords = NULL;
+  size_t num_nodes = 0;
+  CHECK_OK(error,
+           clmg_mesh_lagrange_nodes(mesh, degree, &cell_nodes, &num_nodes, &coords, NULL, &error));
+  const size_t dim = (size_t)mesh->dim, cells = mesh->num_cells;
+  const size_t per_cell = dim + 1 + (degree == 2 ? (dim == 2 ? 3 : 6) : 0);
+  const int type = dim == 2 ? (degree == 1 ? 5 : 22) : (degree == 1 ? 10 : 24);
+  char *path = scratch_path(name);
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(path, mesh, degree, NULL, 0, CLMG_VTU_ASCII, &error));
+  char *text = read_text(path);
+  char piece[128];
+  snprintf(piece, sizeof piece, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">", num_nodes,
+           cells);
+  assert_non_null(strstr(text, piece));
+  size_t count = 0;
+  double *types = array_values(text, "Name=\"types\"", &count);
+  assert_int_equal(count, cells);
+  for (size_t c = 0; c < cells; ++c)
+    assert_int_equal((int)types[c], type);
+  double *offsets = array_values(text, "Name=\"offsets\"", &count);
+  assert_int_equal(count, cells);
+  for (size_t c = 0; c < cells; ++c)
+    assert_int_equal((size_t)offsets[c], (c + 1) * per_cell);
+  double *connectivity = array_values(text, "Name=\"connectivity\"", &count);
+  assert_int_equal(count, cells * per_cell);
+  for (size_t i = 0; i < count; ++i)
+    assert_int_equal((int32_t)connectivity[i], cell_nodes[i]);
+  double *points = array_values(text, "NumberOfComponents=\"3\"", &count);
+  assert_int_equal(count, 3 * num_nodes);
+  for (size_t i = 0; i < num_nodes; ++i)
+    for (size_t d = 0; d < 3; ++d)
+      assert_true(points[3 * i + d] == (d < dim ? coords[i * dim + d] : 0.0));
+  if (mesh->cell_material) {
+    double *material = array_values(text, "Name=\"material\"", &count);
+    assert_int_equal(count, cells);
+    for (size_t c = 0; c < cells; ++c)
+      assert_int_equal((int32_t)material[c], mesh->cell_material[c]);
+    free(material);
+  } else {
+    assert_null(strstr(text, "Name=\"material\""));
+  }
+  free(types);
+  free(offsets);
+  free(connectivity);
+  free(points);
+  free(text);
+  free(path);
+  free(cell_nodes);
+  free(coords);
+}
+
+static void test_write_vtu_simplices(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh tets = {0}, triangles = {0}, quads = {0};
+  CHECK_OK(error, clmg_mesh_blobs(3, 0, &tets, &error));
+  CHECK_OK(error, clmg_mesh_box_simplices(2, 4, 0.2, 3, &triangles, &error));
+  CHECK_OK(error, clmg_mesh_box(2, 4, 0.0, 3, &quads, &error));
+  check_simplex_vtu(&tets, 1, "tets-p1.vtu");
+  check_simplex_vtu(&tets, 2, "tets-p2.vtu");
+  check_simplex_vtu(&triangles, 1, "triangles-p1.vtu");
+  check_simplex_vtu(&triangles, 2, "triangles-p2.vtu");
+  check_binary_vtu(&tets, 1, "bin-tets-p1.vtu");
+  check_binary_vtu(&tets, 2, "bin-tets-p2.vtu");
+  check_binary_vtu(&triangles, 1, "bin-triangles-p1.vtu");
+  /* a tensor mesh with materials writes them too */
+  quads.cell_material = malloc(quads.num_cells * sizeof *quads.cell_material);
+  assert_non_null(quads.cell_material);
+  for (size_t k = 0; k < quads.num_cells; ++k)
+    quads.cell_material[k] = (int32_t)(1 + k % 4);
+  check_binary_vtu(&quads, 1, "bin-quads-material.vtu");
+  char *path = scratch_path("quads-material.vtu");
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(path, &quads, 2, NULL, 0, CLMG_VTU_ASCII, &error));
+  char *text = read_text(path);
+  size_t count = 0;
+  double *material = array_values(text, "Name=\"material\"", &count);
+  assert_int_equal(count, quads.num_cells);
+  assert_int_equal((int)material[5], 2);
+  free(material);
+  free(text);
+  free(path);
+  /* a material id 0 is refused */
+  quads.cell_material[3] = 0;
+  path = scratch_path("bad-material.vtu");
+  assert_int_equal(clmg_mesh_write_vtu(path, &quads, 1, NULL, 0, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "cell 3 has material 0"));
+  free(path);
+  clmg_mesh_free(&tets);
+  clmg_mesh_free(&triangles);
+  clmg_mesh_free(&quads);
+}
+
 static void test_write_vtu_binary(void **state) {
   (void)state;
   clmg_mesh square = {0}, cube = {0};
@@ -1009,6 +1116,7 @@ int main(void) {
       cmocka_unit_test(test_decimal_comma_locale),
       cmocka_unit_test(test_write_vtu),
       cmocka_unit_test(test_write_vtu_binary),
+      cmocka_unit_test(test_write_vtu_simplices),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("mesh_io", tests, setup, teardown);

@@ -228,7 +228,11 @@ typedef enum clmg_vtu_encoding {
 /* Writes a VTK XML UnstructuredGrid (.vtu) that ParaView opens: the nodes of
  * the degree-`degree` space as points, cells as VTK_QUAD / VTK_HEXAHEDRON
  * (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON (degree 2),
- * the fields as point data, and the cell's index as cell data. The file is
+ * simplices as VTK_TRIANGLE / VTK_TETRA (degree 1) or VTK_QUADRATIC_TRIANGLE
+ * / VTK_QUADRATIC_TETRA (degree 2), the fields as point data, and as cell
+ * data the cell's index ("cell", Int32) and, where the mesh has
+ * cell_material (of either cell type), the material id ("material",
+ * Int32). The file is
  * written under a temporary name next to `path` and renamed to `path` when
  * complete: a failed write leaves an earlier file at `path` untouched (a path
  * that exists and is not a regular file, such as /dev/stdout, is written
