@@ -408,18 +408,34 @@ static void test_malformed_files(void **state) {
        HEADER22 "$Nodes\n2\n1 0 0 0\n2 1 0 0\n$EndNodes\n$Elements\n1\n1 3 0 1 2 3 4\n"
                 "$EndElements\n",
        ":11:", "expected a node defined in $Nodes, found node 3"},
-      {"triangles.msh",
-       HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n"
+      {"flattriangle.msh",
+       HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 2 0 0\n$EndNodes\n"
                 "$Elements\n1\n1 2 0 1 2 3\n$EndElements\n",
-       ":12:", "element type 2 (3-node triangle)"},
+       ":12:", "expected a triangle of positive area (in either vertex order), found a degenerate"},
+      {"mixed.msh",
+       HEADER22 SQUARE_NODES "$Elements\n2\n1 3 0 1 2 3 4\n2 2 0 1 2 3\n$EndElements\n", ":14:",
+       "expected cells of one kind, found 4-node quadrilaterals (line 13) and 3-node "
+       "triangles (line 14)"},
+      {"tet10.msh",
+       HEADER22 SQUARE_NODES "$Elements\n1\n1 11 0 1 2 3 4 1 1 1 1 1 1\n$EndElements\n",
+       ":13:", "element type 11 (10-node tetrahedron)"},
+      {"straytriangle.msh",
+       HEADER22 "$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n$EndNodes\n"
+                "$Elements\n2\n1 2 2 7 7 1 2 5\n2 4 0 1 2 3 4\n$EndElements\n",
+       ":14:", "expected a triangle that is a face of a tetrahedron, found one on nodes 1 2 5"},
+      {"flattet.msh",
+       HEADER22 "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\n$EndNodes\n"
+                "$Elements\n1\n1 4 0 1 2 3 4\n$EndElements\n",
+       ":13:", "expected a tetrahedron of positive volume"},
       {"quad9.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 10 0 1 2 3 4 1 1 1 1 1\n$EndElements\n",
        ":13:", "element type 10 (9-node quadrilateral)"},
       {"elementsfirst.msh", HEADER22 "$Elements\n0\n$EndElements\n",
        ":4:", "expected $Nodes before $Elements"},
       {"noelements.msh", HEADER22 SQUARE_NODES,
        ":11:", "expected $Elements, found the end of the file"},
-      {"nocells.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 1 0 1 2\n$EndElements\n",
-       ":11:", "expected 4-node quadrilaterals or 8-node hexahedra"},
+      {"nocells.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 1 0 1 2\n$EndElements\n", ":11:",
+       "expected 3-node triangles, 4-node quadrilaterals, 4-node tetrahedra or 8-node "
+       "hexahedra in $Elements, found none"},
       {"nonplanar.msh",
        HEADER22 "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0.5\n4 0 1 0\n$EndNodes\n"
                 "$Elements\n1\n1 3 0 1 2 3 4\n$EndElements\n",
@@ -441,10 +457,15 @@ static void test_malformed_files(void **state) {
        HEADER41 "$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes\n"
                 "$Elements\n1 2 1 2\n2 1 3 1\n1 1 2 3 4\n$EndElements\n",
        ":19:", "expected 2 elements (as announced on line 17), found 1"},
-      {"tets41.msh",
+      {"quadface41.msh",
        HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
-                "$Elements\n1 1 1 1\n3 1 4 1\n1 1 2 3 4\n$EndElements\n",
-       ":18:", "element type 4 (4-node tetrahedron)"},
+                "$Elements\n2 2 1 2\n2 1 3 1\n1 1 2 3 4\n3 1 4 1\n2 1 2 3 4\n$EndElements\n",
+       ":19:", "expected triangles as boundary faces of tetrahedra, found a 4-node quadrilateral"},
+      {"mixed41.msh",
+       HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
+                "$Elements\n2 2 1 2\n3 1 4 1\n1 1 2 3 4\n3 1 5 1\n2 1 2 3 4 1 2 3 4\n"
+                "$EndElements\n",
+       ":21:", "a clmg mesh holds tensor cells or simplices, not both"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     /* nul.msh holds its NUL: write the string with its terminator */
@@ -1026,6 +1047,105 @@ static void test_write_vtu_simplices(void **state) {
   clmg_mesh_free(&quads);
 }
 
+/* ---- simplices ---- */
+
+/* det[v1 - v0, ...] of simplex k. */
+static double simplex_det(const clmg_mesh *mesh, size_t k) {
+  const size_t dim = (size_t)mesh->dim;
+  const int32_t *c = mesh->cells + k * (dim + 1);
+  double e[3][3] = {{0}};
+  for (size_t i = 0; i < dim; ++i)
+    for (size_t d = 0; d < dim; ++d)
+      e[i][d] = mesh->coords[(size_t)c[i + 1] * dim + d] - mesh->coords[(size_t)c[0] * dim + d];
+  if (dim == 2)
+    return e[0][0] * e[1][1] - e[0][1] * e[1][0];
+  return e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
+         e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+         e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+}
+
+static size_t cells_of_material(const clmg_mesh *mesh, int32_t material) {
+  size_t count = 0;
+  for (size_t k = 0; k < mesh->num_cells; ++k)
+    count += clmg_mesh_cell_material(mesh, k) == material;
+  return count;
+}
+
+/* tris_*.msh: [0,3] x [0,2] in 12 triangles, materials 5 (x < 1) and 6,
+ * lines 11 (bottom), 12 (right), 13 (top), the left side unlisted (tag 1);
+ * tets_*.msh: [0,2]^3 in 48 Kuhn tetrahedra, materials 7 (z < 1) and 8,
+ * triangles 21 (z = 0) and 22 (z = 2), the rest unlisted. A third of the
+ * cells come inverted and are reoriented; both versions read alike. */
+static void test_read_simplices_data(void **state) {
+  (void)state;
+  for (int dim = 2; dim <= 3; ++dim) {
+    clmg_mesh a = {0}, b = {0};
+    read_data_ok(dim == 2 ? "tris_22.msh" : "tets_22.msh", &a);
+    read_data_ok(dim == 2 ? "tris_41.msh" : "tets_41.msh", &b);
+    assert_same_mesh(&a, &b);
+    assert_int_equal(a.cell_type, CLMG_CELL_SIMPLEX);
+    assert_int_equal(b.cell_type, CLMG_CELL_SIMPLEX);
+    assert_non_null(a.cell_material);
+    assert_memory_equal(a.cell_material, b.cell_material, a.num_cells * sizeof(int32_t));
+    assert_int_equal(a.dim, dim);
+    double total = 0.0;
+    for (size_t k = 0; k < a.num_cells; ++k) {
+      double det = simplex_det(&a, k);
+      assert_true(det > 0.0);
+      total += det;
+    }
+    if (dim == 2) {
+      assert_int_equal(a.num_vertices, 12);
+      assert_int_equal(a.num_cells, 12);
+      assert_int_equal(cells_of_material(&a, 5), 4);
+      assert_int_equal(cells_of_material(&a, 6), 8);
+      assert_int_equal(a.num_boundary_faces, 10);
+      assert_int_equal(faces_with_tag(&a, 11), 3);
+      assert_int_equal(faces_with_tag(&a, 12), 2);
+      assert_int_equal(faces_with_tag(&a, 13), 3);
+      assert_int_equal(faces_with_tag(&a, 1), 2);
+      for (size_t f = 0; f < a.num_boundary_faces; ++f)
+        if (a.boundary_face_tag[f] == 1)
+          assert_true(face_on_plane(&a, f, 0, 0.0));
+      assert_true(total == 2.0 * 6.0);
+    } else {
+      assert_int_equal(a.num_vertices, 27);
+      assert_int_equal(a.num_cells, 48);
+      assert_int_equal(cells_of_material(&a, 7), 24);
+      assert_int_equal(cells_of_material(&a, 8), 24);
+      assert_int_equal(a.num_boundary_faces, 48);
+      assert_int_equal(faces_with_tag(&a, 21), 8);
+      assert_int_equal(faces_with_tag(&a, 22), 8);
+      assert_int_equal(faces_with_tag(&a, 1), 32);
+      for (size_t f = 0; f < a.num_boundary_faces; ++f) {
+        if (a.boundary_face_tag[f] == 21)
+          assert_true(face_on_plane(&a, f, 2, 0.0));
+        if (a.boundary_face_tag[f] == 22)
+          assert_true(face_on_plane(&a, f, 2, 2.0));
+      }
+      assert_true(total == 6.0 * 8.0);
+    }
+    /* refinement keeps materials and tags */
+    clmg_mesh fine = {0};
+    clmg_error error = {{0}};
+    CHECK_OK(error, clmg_mesh_refine(&a, &fine, &error));
+    size_t children = (size_t)1 << dim;
+    assert_int_equal(cells_of_material(&fine, dim == 2 ? 5 : 7),
+                     children * cells_of_material(&a, dim == 2 ? 5 : 7));
+    assert_int_equal(faces_with_tag(&fine, dim == 2 ? 11 : 21),
+                     children / 2 * faces_with_tag(&a, dim == 2 ? 11 : 21));
+    clmg_mesh_free(&fine);
+    clmg_mesh_free(&a);
+    clmg_mesh_free(&b);
+  }
+  /* tensor cells get materials too: quads_*.msh's physical surface 100 */
+  clmg_mesh quads = {0};
+  read_data_ok("quads_41.msh", &quads);
+  assert_non_null(quads.cell_material);
+  assert_int_equal(cells_of_material(&quads, 100), quads.num_cells);
+  clmg_mesh_free(&quads);
+}
+
 static void test_write_vtu_binary(void **state) {
   (void)state;
   clmg_mesh square = {0}, cube = {0};
@@ -1117,6 +1237,7 @@ int main(void) {
       cmocka_unit_test(test_write_vtu),
       cmocka_unit_test(test_write_vtu_binary),
       cmocka_unit_test(test_write_vtu_simplices),
+      cmocka_unit_test(test_read_simplices_data),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("mesh_io", tests, setup, teardown);

@@ -472,6 +472,7 @@ static void test_copy(void **state) {
   CHECK_OK(error, clmg_mesh_copy(&original, &copy, &error));
   assert_null(copy.cell_material);
   assert_null(copy.shapes);
+  clmg_mesh_free(&copy);
   assert_int_equal(clmg_mesh_copy(&original, &original, &error), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_OK(error, clmg_mesh_check(&original, &error));
   assert_int_equal(clmg_mesh_copy(NULL, &copy, &error), CLMG_ERROR_INVALID_ARGUMENT);

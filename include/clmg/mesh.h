@@ -199,16 +199,22 @@ CLMG_API clmg_status clmg_mesh_blobs(int dim, int level, clmg_mesh *out, clmg_er
 /* ---- files ---- */
 
 /* Reads a Gmsh .msh file, ASCII format 2.2 or 4.1, holding quadrilaterals
- * (element type 4-node quad, 3) in 2D or hexahedra (8-node hex, 5) in 3D;
- * other cells of the mesh dimension are an error, lower-dimensional elements
- * (lines in 2D, quads in 3D) become boundary faces tagged with their
+ * (element type 4-node quad, 3) or triangles (3-node, 2) in 2D, hexahedra
+ * (8-node hex, 5) or tetrahedra (4-node, 4) in 3D; tensor cells and
+ * simplices of the mesh dimension must not mix, and other cells of the mesh
+ * dimension are an error. Cells get material ids (cell_material): their
+ * physical group, else their elementary entity tag (0 becomes 1).
+ * Lower-dimensional elements (lines in 2D, quads of hexahedra and triangles
+ * of tetrahedra in 3D) become boundary faces tagged with their
  * physical group (else their elementary entity) tag; faces between two
  * cells are ignored, faces of no cell are an error, points (and lines in 3D)
  * are ignored. Boundary faces missing from the file are added with tag 1
  * (every mesh needs a closed boundary). The dimension is 3 when the file has
- * hexahedra, else 2 (z must then be constant, as Gmsh's 0). Node tags may be
- * sparse; nodes no cell uses are dropped. Cells are reoriented to positive
- * Jacobians. Errors say FILE:LINE and what was expected; nothing is returned
+ * hexahedra or tetrahedra, else 2 (z must then be constant, as Gmsh's 0).
+ * Node tags may be sparse; nodes no cell uses are dropped. Cells are
+ * reoriented to positive Jacobians (simplices listed with negative volume
+ * get their first two vertices swapped); degenerate cells are an error.
+ * Errors say FILE:LINE and what was expected; nothing is returned
  * half-read. */
 CLMG_API clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *error);
 
