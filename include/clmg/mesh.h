@@ -49,8 +49,8 @@ typedef struct clmg_mesh {
   size_t num_cells;
   size_t num_boundary_faces;
   double *coords;             /* num_vertices * dim, vertex-major (x0, y0, x1, y1, ...) */
-  int32_t *cells;             /* num_cells * 2^dim vertex indices */
-  int32_t *boundary_faces;    /* num_boundary_faces * 2^(dim-1) vertex indices */
+  int32_t *cells;             /* num_cells * clmg_mesh_vertices_per_cell vertex indices */
+  int32_t *boundary_faces;    /* num_boundary_faces * clmg_mesh_vertices_per_face indices */
   int32_t *boundary_face_tag; /* num_boundary_faces tags, each >= 1 */
   size_t num_shapes;
   clmg_boundary_shape *shapes; /* curved boundary parts (by tag); may be NULL */
