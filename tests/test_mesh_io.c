@@ -408,18 +408,34 @@ static void test_malformed_files(void **state) {
        HEADER22 "$Nodes\n2\n1 0 0 0\n2 1 0 0\n$EndNodes\n$Elements\n1\n1 3 0 1 2 3 4\n"
                 "$EndElements\n",
        ":11:", "expected a node defined in $Nodes, found node 3"},
-      {"triangles.msh",
-       HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 0 1 0\n$EndNodes\n"
+      {"flattriangle.msh",
+       HEADER22 "$Nodes\n3\n1 0 0 0\n2 1 0 0\n3 2 0 0\n$EndNodes\n"
                 "$Elements\n1\n1 2 0 1 2 3\n$EndElements\n",
-       ":12:", "element type 2 (3-node triangle)"},
+       ":12:", "expected a triangle of positive area (in either vertex order), found a degenerate"},
+      {"mixed.msh",
+       HEADER22 SQUARE_NODES "$Elements\n2\n1 3 0 1 2 3 4\n2 2 0 1 2 3\n$EndElements\n", ":14:",
+       "expected cells of one kind, found 4-node quadrilaterals (line 13) and 3-node "
+       "triangles (line 14)"},
+      {"tet10.msh",
+       HEADER22 SQUARE_NODES "$Elements\n1\n1 11 0 1 2 3 4 1 1 1 1 1 1\n$EndElements\n",
+       ":13:", "element type 11 (10-node tetrahedron)"},
+      {"straytriangle.msh",
+       HEADER22 "$Nodes\n5\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 0 0 1\n5 1 1 1\n$EndNodes\n"
+                "$Elements\n2\n1 2 2 7 7 1 2 5\n2 4 0 1 2 3 4\n$EndElements\n",
+       ":14:", "expected a triangle that is a face of a tetrahedron, found one on nodes 1 2 5"},
+      {"flattet.msh",
+       HEADER22 "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 0 1 0\n4 1 1 0\n$EndNodes\n"
+                "$Elements\n1\n1 4 0 1 2 3 4\n$EndElements\n",
+       ":13:", "expected a tetrahedron of positive volume"},
       {"quad9.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 10 0 1 2 3 4 1 1 1 1 1\n$EndElements\n",
        ":13:", "element type 10 (9-node quadrilateral)"},
       {"elementsfirst.msh", HEADER22 "$Elements\n0\n$EndElements\n",
        ":4:", "expected $Nodes before $Elements"},
       {"noelements.msh", HEADER22 SQUARE_NODES,
        ":11:", "expected $Elements, found the end of the file"},
-      {"nocells.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 1 0 1 2\n$EndElements\n",
-       ":11:", "expected 4-node quadrilaterals or 8-node hexahedra"},
+      {"nocells.msh", HEADER22 SQUARE_NODES "$Elements\n1\n1 1 0 1 2\n$EndElements\n", ":11:",
+       "expected 3-node triangles, 4-node quadrilaterals, 4-node tetrahedra or 8-node "
+       "hexahedra in $Elements, found none"},
       {"nonplanar.msh",
        HEADER22 "$Nodes\n4\n1 0 0 0\n2 1 0 0\n3 1 1 0.5\n4 0 1 0\n$EndNodes\n"
                 "$Elements\n1\n1 3 0 1 2 3 4\n$EndElements\n",
@@ -441,10 +457,15 @@ static void test_malformed_files(void **state) {
        HEADER41 "$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes\n"
                 "$Elements\n1 2 1 2\n2 1 3 1\n1 1 2 3 4\n$EndElements\n",
        ":19:", "expected 2 elements (as announced on line 17), found 1"},
-      {"tets41.msh",
+      {"quadface41.msh",
        HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
-                "$Elements\n1 1 1 1\n3 1 4 1\n1 1 2 3 4\n$EndElements\n",
-       ":18:", "element type 4 (4-node tetrahedron)"},
+                "$Elements\n2 2 1 2\n2 1 3 1\n1 1 2 3 4\n3 1 4 1\n2 1 2 3 4\n$EndElements\n",
+       ":19:", "expected triangles as boundary faces of tetrahedra, found a 4-node quadrilateral"},
+      {"mixed41.msh",
+       HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
+                "$Elements\n2 2 1 2\n3 1 4 1\n1 1 2 3 4\n3 1 5 1\n2 1 2 3 4 1 2 3 4\n"
+                "$EndElements\n",
+       ":21:", "a clmg mesh holds tensor cells or simplices, not both"},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
     /* nul.msh holds its NUL: write the string with its terminator */
@@ -809,7 +830,10 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
 
   /* every array, in file order, with its element size and count */
   const size_t cells = mesh->num_cells;
-  const size_t per_cell = mesh->dim == 2 ? (degree == 1 ? 4 : 9) : (degree == 1 ? 8 : 27);
+  const size_t simplex_nodes = (size_t)mesh->dim + 1 + (degree == 2 ? (mesh->dim == 2 ? 3 : 6) : 0);
+  const size_t per_cell = mesh->cell_type == CLMG_CELL_SIMPLEX ? simplex_nodes
+                          : mesh->dim == 2                     ? (degree == 1 ? 4 : 9)
+                                                               : (degree == 1 ? 8 : 27);
   struct {
     const char *key, *type;
     size_t element, count;
@@ -817,14 +841,19 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
       {"Name=\"u\"", "Float64", 8, num_nodes},
       {"Name=\"v\"", "Float64", 8, num_nodes},
       {"Name=\"cell\"", "Int32", 4, cells},
+      {"Name=\"material\"", "Int32", 4, cells}, /* only where the mesh has materials */
       {"NumberOfComponents=\"3\"", "Float64", 8, 3 * num_nodes},
       {"Name=\"connectivity\"", "Int32", 4, per_cell * cells},
       {"Name=\"offsets\"", "Int32", 4, cells}, /* Int64 only beyond 2^31 entries */
       {"Name=\"types\"", "UInt8", 1, cells},
   };
+  if (!mesh->cell_material)
+    assert_null(strstr(xml, "Name=\"material\""));
   uint64_t expected_offset = 0;
   const unsigned char *end_of_blocks = NULL;
   for (size_t k = 0; k < sizeof arrays / sizeof arrays[0]; ++k) {
+    if (k == 3 && !mesh->cell_material)
+      continue;
     appended_array a = find_appended(file, size, arrays[k].key);
     assert_string_equal(a.type, arrays[k].type);
     if (a.offset != expected_offset)
@@ -919,6 +948,204 @@ static void check_failed_write_keeps_file(const clmg_mesh *mesh) {
   free(path);
 }
 
+/* Simplices as VTK_TRIANGLE / VTK_TETRA (degree 1) and their quadratic
+ * kinds (degree 2, clmg's P2 order is VTK's), the material as cell data:
+ * the ASCII file parsed back. */
+static void check_simplex_vtu(const clmg_mesh *mesh, int degree, const char *name) {
+  clmg_error error = {{0}};
+  int32_t *cell_nodes = NULL;
+  double *coords = NULL;
+  size_t num_nodes = 0;
+  CHECK_OK(error,
+           clmg_mesh_lagrange_nodes(mesh, degree, &cell_nodes, &num_nodes, &coords, NULL, &error));
+  const size_t dim = (size_t)mesh->dim, cells = mesh->num_cells;
+  const size_t per_cell = dim + 1 + (degree == 2 ? (dim == 2 ? 3 : 6) : 0);
+  const int type = dim == 2 ? (degree == 1 ? 5 : 22) : (degree == 1 ? 10 : 24);
+  char *path = scratch_path(name);
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(path, mesh, degree, NULL, 0, CLMG_VTU_ASCII, &error));
+  char *text = read_text(path);
+  char piece[128];
+  snprintf(piece, sizeof piece, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">", num_nodes,
+           cells);
+  assert_non_null(strstr(text, piece));
+  size_t count = 0;
+  double *types = array_values(text, "Name=\"types\"", &count);
+  assert_int_equal(count, cells);
+  for (size_t c = 0; c < cells; ++c)
+    assert_int_equal((int)types[c], type);
+  double *offsets = array_values(text, "Name=\"offsets\"", &count);
+  assert_int_equal(count, cells);
+  for (size_t c = 0; c < cells; ++c)
+    assert_int_equal((size_t)offsets[c], (c + 1) * per_cell);
+  double *connectivity = array_values(text, "Name=\"connectivity\"", &count);
+  assert_int_equal(count, cells * per_cell);
+  for (size_t i = 0; i < count; ++i)
+    assert_int_equal((int32_t)connectivity[i], cell_nodes[i]);
+  double *points = array_values(text, "NumberOfComponents=\"3\"", &count);
+  assert_int_equal(count, 3 * num_nodes);
+  for (size_t i = 0; i < num_nodes; ++i)
+    for (size_t d = 0; d < 3; ++d)
+      assert_true(points[3 * i + d] == (d < dim ? coords[i * dim + d] : 0.0));
+  if (mesh->cell_material) {
+    double *material = array_values(text, "Name=\"material\"", &count);
+    assert_int_equal(count, cells);
+    for (size_t c = 0; c < cells; ++c)
+      assert_int_equal((int32_t)material[c], mesh->cell_material[c]);
+    free(material);
+  } else {
+    assert_null(strstr(text, "Name=\"material\""));
+  }
+  free(types);
+  free(offsets);
+  free(connectivity);
+  free(points);
+  free(text);
+  free(path);
+  free(cell_nodes);
+  free(coords);
+}
+
+static void test_write_vtu_simplices(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh tets = {0}, triangles = {0}, quads = {0};
+  CHECK_OK(error, clmg_mesh_blobs(3, 0, &tets, &error));
+  CHECK_OK(error, clmg_mesh_box_simplices(2, 4, 0.2, 3, &triangles, &error));
+  CHECK_OK(error, clmg_mesh_box(2, 4, 0.0, 3, &quads, &error));
+  check_simplex_vtu(&tets, 1, "tets-p1.vtu");
+  check_simplex_vtu(&tets, 2, "tets-p2.vtu");
+  check_simplex_vtu(&triangles, 1, "triangles-p1.vtu");
+  check_simplex_vtu(&triangles, 2, "triangles-p2.vtu");
+  check_binary_vtu(&tets, 1, "bin-tets-p1.vtu");
+  check_binary_vtu(&tets, 2, "bin-tets-p2.vtu");
+  check_binary_vtu(&triangles, 1, "bin-triangles-p1.vtu");
+  /* a tensor mesh with materials writes them too */
+  quads.cell_material = malloc(quads.num_cells * sizeof *quads.cell_material);
+  assert_non_null(quads.cell_material);
+  for (size_t k = 0; k < quads.num_cells; ++k)
+    quads.cell_material[k] = (int32_t)(1 + k % 4);
+  check_binary_vtu(&quads, 1, "bin-quads-material.vtu");
+  char *path = scratch_path("quads-material.vtu");
+  CHECK_OK(error, clmg_mesh_write_vtu_encoded(path, &quads, 2, NULL, 0, CLMG_VTU_ASCII, &error));
+  char *text = read_text(path);
+  size_t count = 0;
+  double *material = array_values(text, "Name=\"material\"", &count);
+  assert_int_equal(count, quads.num_cells);
+  assert_int_equal((int)material[5], 2);
+  free(material);
+  free(text);
+  free(path);
+  /* a material id 0 is refused */
+  quads.cell_material[3] = 0;
+  path = scratch_path("bad-material.vtu");
+  assert_int_equal(clmg_mesh_write_vtu(path, &quads, 1, NULL, 0, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "cell 3 has material 0"));
+  free(path);
+  clmg_mesh_free(&tets);
+  clmg_mesh_free(&triangles);
+  clmg_mesh_free(&quads);
+}
+
+/* ---- simplices ---- */
+
+/* det[v1 - v0, ...] of simplex k. */
+static double simplex_det(const clmg_mesh *mesh, size_t k) {
+  const size_t dim = (size_t)mesh->dim;
+  const int32_t *c = mesh->cells + k * (dim + 1);
+  double e[3][3] = {{0}};
+  for (size_t i = 0; i < dim; ++i)
+    for (size_t d = 0; d < dim; ++d)
+      e[i][d] = mesh->coords[(size_t)c[i + 1] * dim + d] - mesh->coords[(size_t)c[0] * dim + d];
+  if (dim == 2)
+    return e[0][0] * e[1][1] - e[0][1] * e[1][0];
+  return e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
+         e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+         e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+}
+
+static size_t cells_of_material(const clmg_mesh *mesh, int32_t material) {
+  size_t count = 0;
+  for (size_t k = 0; k < mesh->num_cells; ++k)
+    count += clmg_mesh_cell_material(mesh, k) == material;
+  return count;
+}
+
+/* tris_*.msh: [0,3] x [0,2] in 12 triangles, materials 5 (x < 1) and 6,
+ * lines 11 (bottom), 12 (right), 13 (top), the left side unlisted (tag 1);
+ * tets_*.msh: [0,2]^3 in 48 Kuhn tetrahedra, materials 7 (z < 1) and 8,
+ * triangles 21 (z = 0) and 22 (z = 2), the rest unlisted. A third of the
+ * cells come inverted and are reoriented; both versions read alike. */
+static void test_read_simplices_data(void **state) {
+  (void)state;
+  for (int dim = 2; dim <= 3; ++dim) {
+    clmg_mesh a = {0}, b = {0};
+    read_data_ok(dim == 2 ? "tris_22.msh" : "tets_22.msh", &a);
+    read_data_ok(dim == 2 ? "tris_41.msh" : "tets_41.msh", &b);
+    assert_same_mesh(&a, &b);
+    assert_int_equal(a.cell_type, CLMG_CELL_SIMPLEX);
+    assert_int_equal(b.cell_type, CLMG_CELL_SIMPLEX);
+    assert_non_null(a.cell_material);
+    assert_memory_equal(a.cell_material, b.cell_material, a.num_cells * sizeof(int32_t));
+    assert_int_equal(a.dim, dim);
+    double total = 0.0;
+    for (size_t k = 0; k < a.num_cells; ++k) {
+      double det = simplex_det(&a, k);
+      assert_true(det > 0.0);
+      total += det;
+    }
+    if (dim == 2) {
+      assert_int_equal(a.num_vertices, 12);
+      assert_int_equal(a.num_cells, 12);
+      assert_int_equal(cells_of_material(&a, 5), 4);
+      assert_int_equal(cells_of_material(&a, 6), 8);
+      assert_int_equal(a.num_boundary_faces, 10);
+      assert_int_equal(faces_with_tag(&a, 11), 3);
+      assert_int_equal(faces_with_tag(&a, 12), 2);
+      assert_int_equal(faces_with_tag(&a, 13), 3);
+      assert_int_equal(faces_with_tag(&a, 1), 2);
+      for (size_t f = 0; f < a.num_boundary_faces; ++f)
+        if (a.boundary_face_tag[f] == 1)
+          assert_true(face_on_plane(&a, f, 0, 0.0));
+      assert_true(total == 2.0 * 6.0);
+    } else {
+      assert_int_equal(a.num_vertices, 27);
+      assert_int_equal(a.num_cells, 48);
+      assert_int_equal(cells_of_material(&a, 7), 24);
+      assert_int_equal(cells_of_material(&a, 8), 24);
+      assert_int_equal(a.num_boundary_faces, 48);
+      assert_int_equal(faces_with_tag(&a, 21), 8);
+      assert_int_equal(faces_with_tag(&a, 22), 8);
+      assert_int_equal(faces_with_tag(&a, 1), 32);
+      for (size_t f = 0; f < a.num_boundary_faces; ++f) {
+        if (a.boundary_face_tag[f] == 21)
+          assert_true(face_on_plane(&a, f, 2, 0.0));
+        if (a.boundary_face_tag[f] == 22)
+          assert_true(face_on_plane(&a, f, 2, 2.0));
+      }
+      assert_true(total == 6.0 * 8.0);
+    }
+    /* refinement keeps materials and tags */
+    clmg_mesh fine = {0};
+    clmg_error error = {{0}};
+    CHECK_OK(error, clmg_mesh_refine(&a, &fine, &error));
+    size_t children = (size_t)1 << dim;
+    assert_int_equal(cells_of_material(&fine, dim == 2 ? 5 : 7),
+                     children * cells_of_material(&a, dim == 2 ? 5 : 7));
+    assert_int_equal(faces_with_tag(&fine, dim == 2 ? 11 : 21),
+                     children / 2 * faces_with_tag(&a, dim == 2 ? 11 : 21));
+    clmg_mesh_free(&fine);
+    clmg_mesh_free(&a);
+    clmg_mesh_free(&b);
+  }
+  /* tensor cells get materials too: quads_*.msh's physical surface 100 */
+  clmg_mesh quads = {0};
+  read_data_ok("quads_41.msh", &quads);
+  assert_non_null(quads.cell_material);
+  assert_int_equal(cells_of_material(&quads, 100), quads.num_cells);
+  clmg_mesh_free(&quads);
+}
+
 static void test_write_vtu_binary(void **state) {
   (void)state;
   clmg_mesh square = {0}, cube = {0};
@@ -1009,6 +1236,8 @@ int main(void) {
       cmocka_unit_test(test_decimal_comma_locale),
       cmocka_unit_test(test_write_vtu),
       cmocka_unit_test(test_write_vtu_binary),
+      cmocka_unit_test(test_write_vtu_simplices),
+      cmocka_unit_test(test_read_simplices_data),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("mesh_io", tests, setup, teardown);

@@ -1,7 +1,9 @@
 /* clmg meshes: unstructured conforming quadrilateral (2D) and hexahedral (3D)
- * meshes, uniform refinement with boundary projection, the Lagrange nodes of
- * Q1/Q2 elements, generators of the benchmark domains, Gmsh input and VTK
- * output. Host-only: functions report through a clmg_error. */
+ * meshes, and triangle and tetrahedral (simplicial) ones; uniform refinement
+ * with boundary projection, the Lagrange nodes of Q1/Q2 (and P1/P2)
+ * elements, generators of the benchmark domains, Gmsh input and VTK output.
+ * Host-only: functions report through a clmg_error. The Q1/Q2 finite
+ * elements of clmg/fem.h need tensor cells and refuse simplices. */
 #ifndef CLMG_MESH_H
 #define CLMG_MESH_H
 
@@ -47,8 +49,8 @@ typedef struct clmg_mesh {
   size_t num_cells;
   size_t num_boundary_faces;
   double *coords;             /* num_vertices * dim, vertex-major (x0, y0, x1, y1, ...) */
-  int32_t *cells;             /* num_cells * 2^dim vertex indices */
-  int32_t *boundary_faces;    /* num_boundary_faces * 2^(dim-1) vertex indices */
+  int32_t *cells;             /* num_cells * clmg_mesh_vertices_per_cell vertex indices */
+  int32_t *boundary_faces;    /* num_boundary_faces * clmg_mesh_vertices_per_face indices */
   int32_t *boundary_face_tag; /* num_boundary_faces tags, each >= 1 */
   size_t num_shapes;
   clmg_boundary_shape *shapes; /* curved boundary parts (by tag); may be NULL */
@@ -71,15 +73,25 @@ static inline int32_t clmg_mesh_cell_material(const clmg_mesh *mesh, size_t cell
 /* Frees the arrays of mesh and zeroes it (NULL and zeroed meshes are fine). */
 CLMG_API void clmg_mesh_free(clmg_mesh *mesh);
 
+/* A deep copy of `in` (every array, cell_material and shapes included; NULL
+ * cell_material stays NULL) into *out, which clmg_mesh_free releases
+ * independently of `in`. `in` needs its arrays for its counts but is not
+ * otherwise checked; out must not be in. On failure *out is zeroed. */
+CLMG_API clmg_status clmg_mesh_copy(const clmg_mesh *in, clmg_mesh *out, clmg_error *error);
+
 /* Checks indices, that every cell has a positive Jacobian at its corners
- * (tensor order, right-handed) and that boundary faces are faces of cells
- * (each of exactly one cell, listed once, in tensor order) that close the
- * boundary (every face of only one cell is a boundary face); also tags
- * (>= 1) and shapes (CIRCLE in 2D, CYLINDER in 3D, radius > 0, one per
- * tag). The message names the first offending cell or face. */
+ * (tensor cells: tensor order, right-handed; simplices: positive volume),
+ * not nearly degenerate by a scale-free corner quality (the determinant of
+ * the unit edge vectors at the worst corner, > 1e-12), and that boundary
+ * faces are faces of cells (each of exactly one cell, listed once; tensor
+ * cells' in tensor order) that close the boundary (every face of only one
+ * cell is a boundary face); also tags (>= 1), material ids (>= 1) and shapes
+ * (CIRCLE in 2D, CYLINDER in 3D, radius > 0, one per tag). The message names
+ * the first offending cell or face ("cell 17 is inverted (negative volume
+ * -0.02): ..."). */
 CLMG_API clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error);
 
-/* The nodes of the tensor Lagrange element of degree 1 or 2 on every cell,
+/* Tensor cells: the nodes of the tensor Lagrange element of degree 1 or 2 on every cell,
  * numbered globally, each geometric entity once: degree 1 gives the vertices
  * (cell_nodes equals cells); degree 2 keeps the vertex numbers and appends
  * one node per edge, then per face (3D), then per cell, in the order in which
@@ -90,13 +102,20 @@ CLMG_API clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error);
  * NULL if not wanted) gets each node's position under the cell's
  * multilinear map; node_boundary_tag (malloc'ed, may be NULL) the tag of a
  * boundary face the node lies on (the smallest where faces of several tags
- * meet), 0 for interior nodes. */
+ * meet), 0 for interior nodes.
+ * Simplices: the nodes of the P1 or P2 element: degree 1 gives the vertices
+ * (cell_nodes equals cells, dim + 1 per cell); degree 2 appends one node per
+ * edge at its midpoint, numbered in the order in which cells first meet
+ * them, and a cell lists its vertices, then its edges in VTK's order
+ * ((0,1), (1,2), (2,0) for triangles, then (0,3), (1,3), (2,3) for
+ * tetrahedra): 6 or 10 nodes per cell. */
 CLMG_API clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree,
                                               int32_t **cell_nodes, size_t *num_nodes,
                                               double **node_coords, int32_t **node_boundary_tag,
                                               clmg_error *error);
 
-/* Uniform refinement: every cell into 2^dim children. The fine vertices are
+/* Uniform refinement: every cell into 2^dim children.
+ * Tensor cells: the fine vertices are
  * the degree-2 Lagrange nodes of the coarse mesh (same numbers: the coarse
  * vertices keep theirs, new vertices follow), new vertices on a boundary part
  * with a shape are projected onto it. Child c of coarse cell k is fine cell
@@ -105,7 +124,19 @@ CLMG_API clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree,
  * fine boundary faces are ordered the same way from their parents and keep
  * their tags. This is what grid transfers rely on. The coarse mesh must
  * pass clmg_mesh_check, and so must the result: a projection that folds a
- * cell is an error. */
+ * cell is an error.
+ * Simplices: midpoint subdivision, a triangle into 4, a tetrahedron into 8
+ * (Bey 1995). The fine vertices are the coarse vertices (same numbers),
+ * then the edge midpoints in the order of the degree-2 nodes of
+ * clmg_mesh_lagrange_nodes. Child c of coarse cell k is fine cell
+ * k * 2^dim + c: children 0..dim are the corner simplices (child i keeps
+ * vertex i and the midpoints of its edges, in the parent's vertex order);
+ * a triangle's child 3 is (m01, m12, m02); a tetrahedron's children 4..7
+ * cut the inner octahedron along its shortest diagonal (ties: m01-m23,
+ * then m02-m13, then m03-m12), each listed with positive volume. Boundary
+ * faces split the same way (edges into 2, triangles into 4: the corner ones,
+ * then the middle one), keep their tags and are projected onto shapes.
+ * Both: children inherit their parent's material id. */
 CLMG_API clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error);
 
 /* ---- generators of the benchmark domains ----
@@ -139,19 +170,51 @@ CLMG_API clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t s
  * tag 2: inner cylinder (CYLINDER shapes), tag 3: the flat ends. */
 CLMG_API clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error);
 
+/* ---- simplicial meshes ---- */
+
+/* The box of clmg_mesh_box (same arguments, vertices and tag 1 on the whole
+ * boundary) with every square cut into 2 triangles (2D) or every cube into
+ * the 6 tetrahedra of Kuhn's subdivision (3D), all along the diagonal from
+ * the cell's lowest to its highest corner, so neighbouring cells' faces
+ * match: 2 n^2 triangles or 6 n^3 tetrahedra, (n + 1)^dim vertices.
+ * Boundary squares are cut into 2 triangles the same way. With distortion,
+ * a 3D cell can still give an inverted tetrahedron: that is an error. */
+CLMG_API clmg_status clmg_mesh_box_simplices(int dim, int n, double distortion, uint64_t seed,
+                                             clmg_mesh *out, clmg_error *error);
+
+/* "Regular" of Fu et al. 2014: the cube [0,4]^3 cut into 8^3 cubes of 6
+ * Kuhn tetrahedra each (clmg_mesh_box_simplices(3, 8) scaled by 4), refined
+ * uniformly `level` times (0 to 5) by clmg_mesh_refine: (8 * 2^level + 1)^3
+ * vertices and 3072 * 8^level tetrahedra (level 0: 729 and 3,072; level 3:
+ * 274,625 and 1,572,864). Tag 1: the whole boundary. */
+CLMG_API clmg_status clmg_mesh_regular_tetrahedra(int level, clmg_mesh *out, clmg_error *error);
+
+/* A two-material mesh: clmg_mesh_box_simplices(dim, 4 * 2^level) (level 0
+ * to 6) where cells whose centroid lies inside one of three fixed balls
+ * (discs in 2D) get material 2, the others material 1: centres (0.3, 0.3,
+ * 0.3), (0.7, 0.65, 0.35), (0.4, 0.7, 0.72), radii 0.2, 0.18, 0.15 (2D: the
+ * same without z). Tag 1: the whole boundary. Deterministic. */
+CLMG_API clmg_status clmg_mesh_blobs(int dim, int level, clmg_mesh *out, clmg_error *error);
+
 /* ---- files ---- */
 
 /* Reads a Gmsh .msh file, ASCII format 2.2 or 4.1, holding quadrilaterals
- * (element type 4-node quad, 3) in 2D or hexahedra (8-node hex, 5) in 3D;
- * other cells of the mesh dimension are an error, lower-dimensional elements
- * (lines in 2D, quads in 3D) become boundary faces tagged with their
+ * (element type 4-node quad, 3) or triangles (3-node, 2) in 2D, hexahedra
+ * (8-node hex, 5) or tetrahedra (4-node, 4) in 3D; tensor cells and
+ * simplices of the mesh dimension must not mix, and other cells of the mesh
+ * dimension are an error. Cells get material ids (cell_material): their
+ * physical group, else their elementary entity tag (0 becomes 1).
+ * Lower-dimensional elements (lines in 2D, quads of hexahedra and triangles
+ * of tetrahedra in 3D) become boundary faces tagged with their
  * physical group (else their elementary entity) tag; faces between two
  * cells are ignored, faces of no cell are an error, points (and lines in 3D)
  * are ignored. Boundary faces missing from the file are added with tag 1
  * (every mesh needs a closed boundary). The dimension is 3 when the file has
- * hexahedra, else 2 (z must then be constant, as Gmsh's 0). Node tags may be
- * sparse; nodes no cell uses are dropped. Cells are reoriented to positive
- * Jacobians. Errors say FILE:LINE and what was expected; nothing is returned
+ * hexahedra or tetrahedra, else 2 (z must then be constant, as Gmsh's 0).
+ * Node tags may be sparse; nodes no cell uses are dropped. Cells are
+ * reoriented to positive Jacobians (simplices listed with negative volume
+ * get their first two vertices swapped); degenerate cells are an error.
+ * Errors say FILE:LINE and what was expected; nothing is returned
  * half-read. */
 CLMG_API clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *error);
 
@@ -171,7 +234,11 @@ typedef enum clmg_vtu_encoding {
 /* Writes a VTK XML UnstructuredGrid (.vtu) that ParaView opens: the nodes of
  * the degree-`degree` space as points, cells as VTK_QUAD / VTK_HEXAHEDRON
  * (degree 1) or VTK_BIQUADRATIC_QUAD / VTK_TRIQUADRATIC_HEXAHEDRON (degree 2),
- * the fields as point data, and the cell's index as cell data. The file is
+ * simplices as VTK_TRIANGLE / VTK_TETRA (degree 1) or VTK_QUADRATIC_TRIANGLE
+ * / VTK_QUADRATIC_TETRA (degree 2), the fields as point data, and as cell
+ * data the cell's index ("cell", Int32) and, where the mesh has
+ * cell_material (of either cell type), the material id ("material",
+ * Int32). The file is
  * written under a temporary name next to `path` and renamed to `path` when
  * complete (clmg/output_file.h): a failed write leaves an earlier file at
  * `path` untouched (a path that exists and is not a regular file, such as

@@ -19,6 +19,11 @@
  * dimension 2 or 3, DOF indices in range). `name` names it in the message. */
 clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, clmg_error *error);
 
+/* CLMG_ERROR_INVALID_ARGUMENT with "WHO needs quadrilaterals or hexahedra;
+ * this mesh has tetrahedra" (or triangles) unless mesh has tensor cells:
+ * the Q1/Q2 code refuses simplices. */
+clmg_status clmg_fe_refuse_simplices(const clmg_mesh *mesh, const char *who, clmg_error *error);
+
 /* The 1D Lagrange basis of degree 1 or 2 on the nodes a / degree of [0,1]:
  * values[a] and derivatives[a] (either may be NULL) at t. */
 void clmg_fe_basis_1d(int degree, double t, double *values, double *derivatives);

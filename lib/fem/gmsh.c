@@ -1,10 +1,16 @@
 /* Gmsh .msh reader, ASCII formats 2.2 and 4.1, for meshes of 4-node
- * quadrilaterals (2D) or 8-node hexahedra (3D).
+ * quadrilaterals or 3-node triangles (2D), 8-node hexahedra or 4-node
+ * tetrahedra (3D).
  *
  * Choices where the format leaves room:
- * - The dimension is 3 when the file holds hexahedra, else 2; a 2D mesh must
- *   lie in a plane z = const (Gmsh writes z = 0).
- * - Lower-dimensional elements (lines in 2D, quadrilaterals in 3D) are
+ * - The dimension is 3 when the file holds hexahedra or tetrahedra, else 2;
+ *   a 2D mesh must lie in a plane z = const (Gmsh writes z = 0). Tensor
+ *   cells and simplices of the mesh dimension do not mix: a file with both
+ *   is an error.
+ * - Cells get a material id: their physical group, else their elementary
+ *   entity's tag (tag 0 becomes 1), as for boundary faces below.
+ * - Lower-dimensional elements (lines in 2D, quadrilaterals in a hexahedral
+ *   and triangles in a tetrahedral mesh) are
  *   boundary faces tagged with their physical group (2.2: the element's
  *   first tag; 4.1: the first physical tag of its entity in $Entities), else
  *   their elementary entity's tag; tag 0 becomes 1. A face listed several
@@ -16,7 +22,9 @@
  * - Node tags may be sparse and in any order; nodes no cell uses are
  *   dropped, the others numbered in the order cells first use them.
  * - Cells are converted from Gmsh's counter-clockwise corner order to clmg's
- *   tensor order and mirrored where that gives a negative Jacobian.
+ *   tensor order and mirrored where that gives a negative Jacobian;
+ *   simplices with a negative volume get their first two vertices swapped
+ *   (Gmsh files may list either orientation).
  * - Numbers are parsed in the "C" numeric locale.
  *
  * The file is read whole and split into tokens that remember their line, so
@@ -34,7 +42,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { GMSH_LINE = 1, GMSH_QUAD = 3, GMSH_HEX = 5, GMSH_POINT = 15 };
+enum {
+  GMSH_LINE = 1,
+  GMSH_TRIANGLE = 2,
+  GMSH_QUAD = 3,
+  GMSH_TET = 4,
+  GMSH_HEX = 5,
+  GMSH_POINT = 15
+};
 
 /* ---- tokens ---- */
 
@@ -170,7 +185,7 @@ typedef struct node_table {
 /* The elements of one type, their nodes as indices into the node table. */
 typedef struct element_list {
   size_t count, nodes_capacity, tags_capacity, lines_capacity;
-  int nodes_per; /* 2, 4 or 8 */
+  int nodes_per; /* 2, 3, 4 or 8 */
   int32_t *nodes;
   int32_t *tags; /* physical (else entity) tag, >= 1 */
   long *lines;   /* where each element is listed */
@@ -184,7 +199,7 @@ typedef struct entity_tag {
 
 typedef struct msh_data {
   node_table nodes;
-  element_list lines, quads, hexes;
+  element_list lines, triangles, quads, tets, hexes;
   entity_tag *entities;
   size_t num_entities, entities_capacity;
 } msh_data;
@@ -208,8 +223,9 @@ static void msh_data_free(msh_data *data) {
   free(data->nodes.xyz);
   free(data->nodes.lines);
   free(data->nodes.sorted);
-  element_list *lists[3] = {&data->lines, &data->quads, &data->hexes};
-  for (int k = 0; k < 3; ++k) {
+  element_list *lists[5] = {&data->lines, &data->triangles, &data->quads, &data->tets,
+                            &data->hexes};
+  for (int k = 0; k < 5; ++k) {
     free(lists[k]->nodes);
     free(lists[k]->tags);
     free(lists[k]->lines);
@@ -264,10 +280,6 @@ static clmg_status index_nodes(reader *r, node_table *nodes) {
 
 static const char *element_type_name(long long type) {
   switch (type) {
-  case 2:
-    return "3-node triangle";
-  case 4:
-    return "4-node tetrahedron";
   case 6:
     return "6-node prism";
   case 7:
@@ -302,15 +314,16 @@ static const char *element_type_name(long long type) {
 /* The error for an element type clmg does not read, on the current line. */
 static clmg_status unsupported_type(const reader *r, long long type) {
   return fail_line(r, r->line,
-                   "expected element type 3 (4-node quadrilateral) or 5 (8-node hexahedron), "
-                   "found element type %lld (%s): only 4-node quadrilaterals and 8-node "
-                   "hexahedra are supported, with 2-node lines or 4-node quadrilaterals as "
-                   "boundary faces",
+                   "expected element type 2 (3-node triangle), 3 (4-node quadrilateral), 4 "
+                   "(4-node tetrahedron) or 5 (8-node hexahedron), found element type %lld (%s): "
+                   "only these linear cells are supported, with 2-node lines, 3-node "
+                   "triangles or 4-node quadrilaterals as boundary faces",
                    type, element_type_name(type));
 }
 
 static int is_supported_type(long long type) {
-  return type == GMSH_LINE || type == GMSH_QUAD || type == GMSH_HEX || type == GMSH_POINT;
+  return type == GMSH_LINE || type == GMSH_TRIANGLE || type == GMSH_QUAD || type == GMSH_TET ||
+         type == GMSH_HEX || type == GMSH_POINT;
 }
 
 /* Reads an element's node tags (the element's number or tag has just been
@@ -321,13 +334,19 @@ static clmg_status add_element(reader *r, msh_data *data, long long type, long l
     long long ignored;
     return read_integer(r, "a node tag", 1, INT64_MAX, &ignored);
   }
-  element_list *list = type == GMSH_LINE   ? &data->lines
-                       : type == GMSH_QUAD ? &data->quads
-                       : type == GMSH_HEX  ? &data->hexes
-                                           : NULL;
+  element_list *list = type == GMSH_LINE       ? &data->lines
+                       : type == GMSH_TRIANGLE ? &data->triangles
+                       : type == GMSH_QUAD     ? &data->quads
+                       : type == GMSH_TET      ? &data->tets
+                       : type == GMSH_HEX      ? &data->hexes
+                                               : NULL;
   if (!list)
     return unsupported_type(r, type);
-  list->nodes_per = type == GMSH_LINE ? 2 : type == GMSH_QUAD ? 4 : 8;
+  list->nodes_per = type == GMSH_LINE       ? 2
+                    : type == GMSH_TRIANGLE ? 3
+                    : type == GMSH_QUAD     ? 4
+                    : type == GMSH_TET      ? 4
+                                            : 8;
   size_t n = list->count + 1, per = (size_t)list->nodes_per;
   if (!grow((void **)&list->nodes, &list->nodes_capacity, n * per, sizeof *list->nodes) ||
       !grow((void **)&list->tags, &list->tags_capacity, n, sizeof *list->tags) ||
@@ -582,14 +601,6 @@ static face_record make_face(const int32_t *vertices, int count, int32_t tag, in
   return f;
 }
 
-/* The vertices (tensor order) of face `local` = 2 * axis + side of a cell. */
-static void face_vertices(int dim, const int32_t *cell, int local, int32_t *out) {
-  int axis = local / 2, side = local % 2, k = 0;
-  for (int corner = 0; corner < (1 << dim); ++corner)
-    if (((corner >> axis) & 1) == side)
-      out[k++] = cell[corner];
-}
-
 /* A cell's sorted vertices, to find cells listed twice. */
 typedef struct cell_record {
   int32_t key[8];
@@ -600,6 +611,11 @@ static int compare_cells(const void *a, const void *b) {
   const cell_record *x = a, *y = b;
   int order = compare_keys(x->key, y->key, 8);
   return order ? order : (x->cell > y->cell) - (x->cell < y->cell);
+}
+
+static const char *cell_name(int dim, int simplex) {
+  return dim == 3 ? (simplex ? "tetrahedron" : "hexahedron")
+                  : (simplex ? "triangle" : "quadrilateral");
 }
 
 /* Error for a cell whose corners do not span a cell of either orientation. */
@@ -613,13 +629,42 @@ static clmg_status folded_cell(const reader *r, const element_list *cells, size_
                    dim == 3 ? " at the bottom, then the top" : "", quality);
 }
 
+/* Error for a simplex of (nearly) no volume in either orientation. */
+static clmg_status degenerate_simplex(const reader *r, const element_list *cells, size_t e, int dim,
+                                      double volume, double quality) {
+  return fail_line(r, cells->lines[e],
+                   "expected a %s of positive %s (in either vertex order), found a degenerate "
+                   "one (%s %.3g, corner quality %.3g)",
+                   dim == 3 ? "tetrahedron" : "triangle", dim == 3 ? "volume" : "area",
+                   dim == 3 ? "volume" : "area", volume, quality);
+}
+
+/* Orients a simplex: its first two vertices are swapped where its volume is
+ * negative. */
+static clmg_status orient_simplex(const reader *r, const element_list *cells, size_t e, int dim,
+                                  const double *coords, int32_t *cell) {
+  double volume;
+  double quality = clmg_mesh_simplex_quality(dim, coords, cell, NULL, &volume);
+  if (quality < 0) {
+    int32_t swap = cell[0];
+    cell[0] = cell[1];
+    cell[1] = swap;
+    quality = clmg_mesh_simplex_quality(dim, coords, cell, NULL, &volume);
+  }
+  if (!(quality > CLMG_MESH_MIN_CELL_QUALITY))
+    return degenerate_simplex(r, cells, e, dim, volume, quality);
+  return CLMG_SUCCESS;
+}
+
 /* Vertices and cells: nodes that cells use, in the order of first use;
- * corners to tensor order, mirrored where the Jacobian is negative. */
-static clmg_status build_cells(const reader *r, const msh_data *data, int dim, int32_t *new_index,
-                               clmg_mesh *mesh) {
-  const element_list *cells = dim == 3 ? &data->hexes : &data->quads;
+ * corners to tensor order, mirrored where the Jacobian is negative
+ * (simplices: reoriented); materials from the cells' tags. mesh->dim and
+ * mesh->cell_type are set. */
+static clmg_status build_cells(const reader *r, const msh_data *data, const element_list *cells,
+                               int32_t *new_index, clmg_mesh *mesh) {
+  const int dim = mesh->dim, simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
   const node_table *nodes = &data->nodes;
-  const size_t per_cell = (size_t)1 << dim;
+  const size_t per_cell = clmg_mesh_vertices_per_cell(mesh);
   size_t used = 0;
   for (size_t k = 0; k < nodes->count; ++k)
     new_index[k] = -1;
@@ -632,19 +677,19 @@ static clmg_status build_cells(const reader *r, const msh_data *data, int dim, i
     for (size_t k = 0; k < nodes->count; ++k)
       if (new_index[k] >= 0 && fabs(nodes->xyz[3 * k + 2] - z0) > 1e-12 * (1 + fabs(z0)))
         return fail_line(r, nodes->lines[k],
-                         "expected z = %.17g (a 2D mesh of quadrilaterals lies in a plane z "
-                         "= "
-                         "const, as node %lld on line %ld), found z = %.17g at node %lld",
+                         "expected z = %.17g (a 2D mesh lies in a plane z = const, as node "
+                         "%lld on line %ld), found z = %.17g at node %lld",
                          z0, nodes->tags[first], nodes->lines[first], nodes->xyz[3 * k + 2],
                          nodes->tags[k]);
   }
-  mesh->dim = dim;
   mesh->num_vertices = used;
   mesh->num_cells = cells->count;
   mesh->coords = malloc(used * (size_t)dim * sizeof *mesh->coords);
   mesh->cells = malloc(cells->count * per_cell * sizeof *mesh->cells);
-  if (!mesh->coords || !mesh->cells)
+  mesh->cell_material = malloc((cells->count ? cells->count : 1) * sizeof *mesh->cell_material);
+  if (!mesh->coords || !mesh->cells || !mesh->cell_material)
     return out_of_memory(r);
+  memcpy(mesh->cell_material, cells->tags, cells->count * sizeof *mesh->cell_material);
   for (size_t k = 0; k < nodes->count; ++k)
     if (new_index[k] >= 0)
       memcpy(mesh->coords + (size_t)new_index[k] * (size_t)dim, nodes->xyz + 3 * k,
@@ -654,6 +699,14 @@ static clmg_status build_cells(const reader *r, const msh_data *data, int dim, i
   static const int flip_x[8] = {1, 0, 3, 2, 5, 4, 7, 6};
   for (size_t e = 0; e < cells->count; ++e) {
     int32_t *cell = mesh->cells + e * per_cell;
+    if (simplex) {
+      for (size_t k = 0; k < per_cell; ++k)
+        cell[k] = new_index[cells->nodes[e * per_cell + k]];
+      clmg_status status = orient_simplex(r, cells, e, dim, mesh->coords, cell);
+      if (status != CLMG_SUCCESS)
+        return status;
+      continue;
+    }
     for (size_t k = 0; k < per_cell; ++k)
       cell[k] = new_index[cells->nodes[e * per_cell + (size_t)from_gmsh[k]]];
     double quality = clmg_mesh_cell_quality(dim, mesh->coords, cell, NULL, NULL);
@@ -695,12 +748,15 @@ static clmg_status build_cells(const reader *r, const msh_data *data, int dim, i
 
 /* Boundary faces: the faces of exactly one cell, tagged from the file's
  * faces (smallest tag), else 1. */
-static clmg_status build_boundary(const reader *r, const msh_data *data, int dim,
-                                  const int32_t *new_index, clmg_mesh *mesh) {
-  const element_list *faces = dim == 3 ? &data->quads : &data->lines;
-  const element_list *cells = dim == 3 ? &data->hexes : &data->quads;
-  const size_t per_cell = (size_t)1 << dim, per_face = per_cell / 2;
-  size_t n = 0, capacity = faces->count + 2 * (size_t)dim * mesh->num_cells;
+static clmg_status build_boundary(const reader *r, const msh_data *data, const element_list *cells,
+                                  const element_list *faces, const int32_t *new_index,
+                                  clmg_mesh *mesh) {
+  const int dim = mesh->dim;
+  const size_t per_cell = clmg_mesh_vertices_per_cell(mesh);
+  const size_t per_face = clmg_mesh_vertices_per_face(mesh);
+  const int faces_per_cell = (int)clmg_mesh_faces_per_cell(mesh);
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
+  size_t n = 0, capacity = faces->count + (size_t)faces_per_cell * mesh->num_cells;
   face_record *records = malloc((capacity ? capacity : 1) * sizeof *records);
   if (!records)
     return out_of_memory(r);
@@ -712,9 +768,9 @@ static clmg_status build_boundary(const reader *r, const msh_data *data, int dim
     records[n++] = make_face(vertices, (int)per_face, faces->tags[f], -1, (int32_t)f);
   }
   for (size_t e = 0; e < mesh->num_cells; ++e)
-    for (int local = 0; local < 2 * dim; ++local) {
+    for (int local = 0; local < faces_per_cell; ++local) {
       int32_t vertices[4];
-      face_vertices(dim, mesh->cells + e * per_cell, local, vertices);
+      clmg_mesh_cell_face(mesh, mesh->cells + e * per_cell, local, vertices);
       records[n++] = make_face(vertices, (int)per_face, INT32_MAX, (int32_t)e, local);
     }
   qsort(records, n, sizeof *records, compare_faces);
@@ -744,8 +800,10 @@ static clmg_status build_boundary(const reader *r, const msh_data *data, int dim
       status = fail_line(r, faces->lines[first->origin],
                          "expected a %s that is a face of a %s, found one on "
                          "nodes%s that is not",
-                         dim == 3 ? "quadrilateral" : "line",
-                         dim == 3 ? "hexahedron" : "quadrilateral", listed);
+                         dim == 2  ? "line"
+                         : simplex ? "triangle"
+                                   : "quadrilateral",
+                         cell_name(dim, simplex), listed);
     } else if (cell_faces > 2) {
       status = fail_line(r, cells->lines[records[end - 1].cell],
                          "expected each face to be shared by at most 2 cells, "
@@ -754,8 +812,8 @@ static clmg_status build_boundary(const reader *r, const msh_data *data, int dim
                          cell_faces);
     } else if (cell_faces == 1) {
       const face_record *face = &records[cell_at];
-      face_vertices(dim, mesh->cells + (size_t)face->cell * per_cell, face->origin,
-                    mesh->boundary_faces + boundary * per_face);
+      clmg_mesh_cell_face(mesh, mesh->cells + (size_t)face->cell * per_cell, face->origin,
+                          mesh->boundary_faces + boundary * per_face);
       mesh->boundary_face_tag[boundary++] = first->cell < 0 ? first->tag : 1;
     }
     k = end;
@@ -765,20 +823,48 @@ static clmg_status build_boundary(const reader *r, const msh_data *data, int dim
   return status;
 }
 
+/* Error for a file with cells (or boundary faces) of two kinds. */
+static clmg_status mixed_kinds(const reader *r, const element_list *first, const char *first_name,
+                               const element_list *second, const char *second_name,
+                               const char *why) {
+  long a = first->lines[0], b = second->lines[0];
+  return fail_line(r, a > b ? a : b,
+                   "expected cells of one kind, found %s (line %ld) and %s (line %ld): %s",
+                   first_name, a, second_name, b, why);
+}
+
 static clmg_status build_mesh(const reader *r, const msh_data *data, long elements_line,
                               clmg_mesh *mesh) {
-  int dim = data->hexes.count > 0 ? 3 : 2;
-  if ((dim == 3 ? data->hexes.count : data->quads.count) == 0)
+  const int dim = data->hexes.count > 0 || data->tets.count > 0 ? 3 : 2;
+  const element_list *tensor = dim == 3 ? &data->hexes : &data->quads;
+  const element_list *simplices = dim == 3 ? &data->tets : &data->triangles;
+  if (tensor->count == 0 && simplices->count == 0)
     return fail_line(r, elements_line,
-                     "expected 4-node quadrilaterals or 8-node hexahedra in "
-                     "$Elements, found "
-                     "none");
+                     "expected 3-node triangles, 4-node quadrilaterals, 4-node tetrahedra or "
+                     "8-node hexahedra in $Elements, found none");
+  if (tensor->count > 0 && simplices->count > 0)
+    return mixed_kinds(r, tensor, dim == 3 ? "8-node hexahedra" : "4-node quadrilaterals",
+                       simplices, dim == 3 ? "4-node tetrahedra" : "3-node triangles",
+                       "a clmg mesh holds tensor cells or simplices, not both");
+  const int simplex = simplices->count > 0;
+  if (dim == 3) { /* boundary faces of the other kind belong to no cell */
+    const element_list *wrong = simplex ? &data->quads : &data->triangles;
+    if (wrong->count > 0)
+      return fail_line(r, wrong->lines[0], "expected %s as boundary faces of %s, found a %s",
+                       simplex ? "triangles" : "quadrilaterals",
+                       simplex ? "tetrahedra" : "hexahedra",
+                       simplex ? "4-node quadrilateral" : "3-node triangle");
+  }
+  mesh->dim = dim;
+  mesh->cell_type = simplex ? CLMG_CELL_SIMPLEX : CLMG_CELL_TENSOR;
+  const element_list *cells = simplex ? simplices : tensor;
+  const element_list *faces = dim == 2 ? &data->lines : simplex ? &data->triangles : &data->quads;
   int32_t *new_index = malloc((data->nodes.count ? data->nodes.count : 1) * sizeof *new_index);
   if (!new_index)
     return out_of_memory(r);
-  clmg_status status = build_cells(r, data, dim, new_index, mesh);
+  clmg_status status = build_cells(r, data, cells, new_index, mesh);
   if (status == CLMG_SUCCESS)
-    status = build_boundary(r, data, dim, new_index, mesh);
+    status = build_boundary(r, data, cells, faces, new_index, mesh);
   free(new_index);
   return status;
 }

@@ -8,53 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Deep copy of a mesh (mesh.h has no copy function); arrays malloc'ed, so
- * clmg_mesh_free releases it. */
-static clmg_status copy_mesh(const clmg_mesh *mesh, clmg_mesh *out, clmg_error *error) {
-  memset(out, 0, sizeof *out);
-  if (mesh->dim != 2 && mesh->dim != 3)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "the coarse mesh has dimension %d (2 or 3 expected)", mesh->dim);
-  size_t dim = (size_t)mesh->dim, corners = clmg_mesh_vertices_per_cell(mesh),
-         per_face = clmg_mesh_vertices_per_face(mesh);
-  if ((mesh->num_vertices && !mesh->coords) || (mesh->num_cells && !mesh->cells) ||
-      (mesh->num_boundary_faces && (!mesh->boundary_faces || !mesh->boundary_face_tag)) ||
-      (mesh->num_shapes && !mesh->shapes))
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "the coarse mesh lacks one of its arrays");
-  clmg_mesh copy = *mesh;
-  copy.coords = clmg_alloc_array(mesh->num_vertices * dim, sizeof *copy.coords);
-  copy.cells = clmg_alloc_array(mesh->num_cells * corners, sizeof *copy.cells);
-  copy.boundary_faces =
-      clmg_alloc_array(mesh->num_boundary_faces * per_face, sizeof *copy.boundary_faces);
-  copy.boundary_face_tag =
-      clmg_alloc_array(mesh->num_boundary_faces, sizeof *copy.boundary_face_tag);
-  copy.shapes = mesh->num_shapes ? clmg_alloc_array(mesh->num_shapes, sizeof *copy.shapes) : NULL;
-  copy.cell_material =
-      mesh->cell_material ? clmg_alloc_array(mesh->num_cells, sizeof *copy.cell_material) : NULL;
-  if (!copy.coords || !copy.cells || !copy.boundary_faces || !copy.boundary_face_tag ||
-      (mesh->num_shapes && !copy.shapes) || (mesh->cell_material && !copy.cell_material)) {
-    clmg_mesh_free(&copy);
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "cannot copy the coarse mesh");
-  }
-  if (mesh->num_vertices)
-    memcpy(copy.coords, mesh->coords, mesh->num_vertices * dim * sizeof *copy.coords);
-  if (mesh->num_cells)
-    memcpy(copy.cells, mesh->cells, mesh->num_cells * corners * sizeof *copy.cells);
-  if (mesh->num_boundary_faces) {
-    memcpy(copy.boundary_faces, mesh->boundary_faces,
-           mesh->num_boundary_faces * per_face * sizeof *copy.boundary_faces);
-    memcpy(copy.boundary_face_tag, mesh->boundary_face_tag,
-           mesh->num_boundary_faces * sizeof *copy.boundary_face_tag);
-  }
-  if (mesh->num_shapes)
-    memcpy(copy.shapes, mesh->shapes, mesh->num_shapes * sizeof *copy.shapes);
-  if (mesh->cell_material && mesh->num_cells)
-    memcpy(copy.cell_material, mesh->cell_material, mesh->num_cells * sizeof *copy.cell_material);
-  *out = copy;
-  return CLMG_SUCCESS;
-}
-
 /* Replaces *m by m(row_perm[i], col_perm[j]) (perm[new] = old; NULL:
  * identity, and nothing is done when both are). Unlike clmg_csr_permute this
  * needs no transpose: finite-element rows are short (at most 125 entries),
@@ -116,6 +69,9 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
   memset(out, 0, sizeof *out);
   if (!coarse)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the coarse mesh is NULL");
+  /* before any level is refined: the spaces would refuse it only then */
+  if (coarse->cell_type != CLMG_CELL_TENSOR)
+    return clmg_fe_refuse_simplices(coarse, "clmg_fe_poisson_hierarchy (Q1/Q2 elements)", error);
   if (num_levels < 1)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "num_levels is %d (at least 1 expected)", num_levels);
@@ -147,7 +103,7 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
                             "cannot allocate a hierarchy of %d levels", num_levels);
     goto fail;
   }
-  status = copy_mesh(coarse, &h.meshes[0], error);
+  status = clmg_mesh_copy(coarse, &h.meshes[0], error);
   if (status != CLMG_SUCCESS)
     goto fail;
 

@@ -1,4 +1,5 @@
-/* Meshes: freeing, validation and the Lagrange nodes of Q1/Q2 elements.
+/* Meshes: freeing, copying, validation and the Lagrange nodes of Q1/Q2
+ * (tensor cells) and P1/P2 (simplices) elements.
  *
  * Geometric entities (edges, faces) are identified by the sorted list of
  * their corner vertices, kept in an open-addressing hash table: a conforming
@@ -25,6 +26,62 @@ void clmg_mesh_free(clmg_mesh *mesh) {
   memset(mesh, 0, sizeof *mesh);
 }
 
+clmg_status clmg_mesh_copy(const clmg_mesh *in, clmg_mesh *out, clmg_error *error) {
+  clmg_error_clear(error);
+  if (!out)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
+  if (in == out) /* zeroing out would wipe the input */
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the copy must not be the mesh itself");
+  memset(out, 0, sizeof *out);
+  if (!in)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
+  if (in->dim != 2 && in->dim != 3)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has dimension %d, expected 2 or 3", in->dim);
+  if ((in->num_vertices && !in->coords) || (in->num_cells && !in->cells) ||
+      (in->num_boundary_faces && (!in->boundary_faces || !in->boundary_face_tag)) ||
+      (in->num_shapes && !in->shapes))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has a count without its array (coords, cells, boundary_faces, "
+                          "boundary_face_tag or shapes is NULL)");
+  const size_t dim = (size_t)in->dim, corners = clmg_mesh_vertices_per_cell(in),
+               per_face = clmg_mesh_vertices_per_face(in);
+  clmg_mesh copy = *in;
+  /* clmg_alloc_array refuses overflowing sizes; zero counts still allocate */
+  copy.coords = clmg_alloc_array(in->num_vertices, dim * sizeof *copy.coords);
+  copy.cells = clmg_alloc_array(in->num_cells, corners * sizeof *copy.cells);
+  copy.boundary_faces =
+      clmg_alloc_array(in->num_boundary_faces, per_face * sizeof *copy.boundary_faces);
+  copy.boundary_face_tag = clmg_alloc_array(in->num_boundary_faces, sizeof *copy.boundary_face_tag);
+  copy.shapes = in->num_shapes ? clmg_alloc_array(in->num_shapes, sizeof *copy.shapes) : NULL;
+  copy.cell_material =
+      in->cell_material ? clmg_alloc_array(in->num_cells, sizeof *copy.cell_material) : NULL;
+  if (!copy.coords || !copy.cells || !copy.boundary_faces || !copy.boundary_face_tag ||
+      (in->num_shapes && !copy.shapes) || (in->cell_material && !copy.cell_material)) {
+    clmg_mesh_free(&copy);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot copy a mesh with %zu vertices and %zu cells", in->num_vertices,
+                          in->num_cells);
+  }
+  if (in->num_vertices)
+    memcpy(copy.coords, in->coords, in->num_vertices * dim * sizeof *copy.coords);
+  if (in->num_cells)
+    memcpy(copy.cells, in->cells, in->num_cells * corners * sizeof *copy.cells);
+  if (in->num_boundary_faces) {
+    memcpy(copy.boundary_faces, in->boundary_faces,
+           in->num_boundary_faces * per_face * sizeof *copy.boundary_faces);
+    memcpy(copy.boundary_face_tag, in->boundary_face_tag,
+           in->num_boundary_faces * sizeof *copy.boundary_face_tag);
+  }
+  if (in->num_shapes)
+    memcpy(copy.shapes, in->shapes, in->num_shapes * sizeof *copy.shapes);
+  if (in->cell_material && in->num_cells)
+    memcpy(copy.cell_material, in->cell_material, in->num_cells * sizeof *copy.cell_material);
+  *out = copy;
+  return CLMG_SUCCESS;
+}
+
 /* ---- reference-cell combinatorics ---- */
 
 /* The cell-local corner index (tensor order) of corner `face_corner` of the
@@ -41,6 +98,19 @@ static int face_corner_in_cell(int dim, int fixed_axis, int side, int face_corne
     face_bit++;
   }
   return local;
+}
+
+const int clmg_simplex_edges[6][2] = {{0, 1}, {1, 2}, {2, 0}, {0, 3}, {1, 3}, {2, 3}};
+
+void clmg_mesh_cell_face(const clmg_mesh *mesh, const int32_t *cell, int local, int32_t *out) {
+  if (mesh->cell_type == CLMG_CELL_SIMPLEX) {
+    for (int v = 0, m = 0; v <= mesh->dim; v++)
+      if (v != local)
+        out[m++] = cell[v];
+    return;
+  }
+  for (int m = 0; m < 1 << (mesh->dim - 1); m++)
+    out[m] = cell[face_corner_in_cell(mesh->dim, local / 2, local % 2, m)];
 }
 
 static int power_of_3(int exponent) {
@@ -178,6 +248,11 @@ static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
   if (mesh->dim != 2 && mesh->dim != 3)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "the mesh has dimension %d, expected 2 or 3", mesh->dim);
+  if (mesh->cell_type != CLMG_CELL_TENSOR && mesh->cell_type != CLMG_CELL_SIMPLEX)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has cell type %d, expected CLMG_CELL_TENSOR (0) or "
+                          "CLMG_CELL_SIMPLEX (1)",
+                          (int)mesh->cell_type);
   const int dim = mesh->dim;
   const size_t corners = clmg_mesh_vertices_per_cell(mesh);
   const size_t face_corners = clmg_mesh_vertices_per_face(mesh);
@@ -213,6 +288,10 @@ static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
                                 "cell %zu lists vertex %d twice (local corners %zu and %zu)", k,
                                 (int)cell[i], j, i);
     }
+    if (mesh->cell_material && mesh->cell_material[k] < 1)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "cell %zu has material %d, expected >= 1", k,
+                            (int)mesh->cell_material[k]);
   }
   for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
     const int32_t *face = mesh->boundary_faces + f * face_corners;
@@ -316,16 +395,96 @@ double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell
   return worst;
 }
 
+double clmg_mesh_simplex_quality(int dim, const double *coords, const int32_t *cell,
+                                 int *worst_corner, double *volume) {
+  double worst = INFINITY, signed_volume = 0.0;
+  int worst_at = 0;
+  for (int corner = 0; corner <= dim; corner++) {
+    /* unit edges, scaled as in clmg_mesh_cell_quality against overflow */
+    double columns[3][3] = {{0}}, lengths = 1.0;
+    int degenerate = 0;
+    const double *from = coords + (size_t)cell[corner] * (size_t)dim;
+    for (int other = 0, axis = 0; other <= dim; other++) {
+      if (other == corner)
+        continue;
+      const double *to = coords + (size_t)cell[other] * (size_t)dim;
+      double largest = 0.0;
+      for (int d = 0; d < dim; d++) {
+        columns[axis][d] = to[d] - from[d];
+        largest = fmax(largest, fabs(columns[axis][d]));
+      }
+      double squared = 0.0;
+      for (int d = 0; d < dim && largest > 0.0; d++) {
+        columns[axis][d] /= largest;
+        squared += columns[axis][d] * columns[axis][d];
+      }
+      double scaled_length = sqrt(squared);
+      for (int d = 0; d < dim && largest > 0.0; d++)
+        columns[axis][d] /= scaled_length;
+      degenerate |= !(largest > 0.0) || !isfinite(largest);
+      lengths *= largest * scaled_length;
+      axis++;
+    }
+    double det;
+    if (dim == 2)
+      det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
+    else
+      det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
+            columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
+            columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+    /* the edges from corner i in local order span (-1)^i the orientation */
+    if (corner % 2)
+      det = -det;
+    if (corner == 0)
+      signed_volume = det * lengths / (dim == 2 ? 2.0 : 6.0);
+    double quality = degenerate ? NAN : det;
+    if (!(quality >= worst)) { /* NaN (a zero-length edge) counts as worst */
+      worst = quality;
+      worst_at = corner;
+      if (isnan(quality))
+        break;
+    }
+  }
+  if (worst_corner)
+    *worst_corner = worst_at;
+  if (volume)
+    *volume = signed_volume;
+  return worst;
+}
+
+double clmg_mesh_quality_of_cell(const clmg_mesh *mesh, size_t k, int *worst_corner,
+                                 double *determinant) {
+  const int32_t *cell = mesh->cells + k * clmg_mesh_vertices_per_cell(mesh);
+  return mesh->cell_type == CLMG_CELL_SIMPLEX
+             ? clmg_mesh_simplex_quality(mesh->dim, mesh->coords, cell, worst_corner, determinant)
+             : clmg_mesh_cell_quality(mesh->dim, mesh->coords, cell, worst_corner, determinant);
+}
+
 /* Every cell must have positive Jacobians at its corners, not nearly flat
  * (the quality is scale-free, so thin boundary-layer cells pass). */
 static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
   const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+  const char *kind = mesh->dim == 2 ? "area" : "volume";
   for (size_t k = 0; k < mesh->num_cells; k++) {
     const int32_t *cell = mesh->cells + k * corners;
     int corner;
     double det;
-    if (!(clmg_mesh_cell_quality(mesh->dim, mesh->coords, cell, &corner, &det) >
-          CLMG_MESH_MIN_CELL_QUALITY))
+    double quality = clmg_mesh_quality_of_cell(mesh, k, &corner, &det);
+    if (quality > CLMG_MESH_MIN_CELL_QUALITY)
+      continue;
+    if (mesh->cell_type == CLMG_CELL_SIMPLEX) {
+      if (quality < 0.0)
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "cell %zu is inverted (negative %s %g): a %s lists its vertices with "
+                              "det[v1 - v0, v2 - v0%s] > 0",
+                              k, kind, det, mesh->dim == 2 ? "triangle" : "tetrahedron",
+                              mesh->dim == 3 ? ", v3 - v0" : "");
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "cell %zu is degenerate (%s %g, quality %g at local corner %d, "
+                            "vertex %d)",
+                            k, kind, det, quality, corner, (int)cell[corner]);
+    }
+    if (!(quality > CLMG_MESH_MIN_CELL_QUALITY))
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                             "cell %zu is inverted or degenerate: its Jacobian determinant at local "
                             "corner %d (vertex %d) is %g; corners must be listed in tensor order "
@@ -366,7 +525,9 @@ void clmg_vertex_cells_free(clmg_vertex_cells *adjacency) {
 
 size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
                             const int32_t *face, int32_t skip, int32_t *first, int *position) {
-  const int corners = 1 << mesh->dim, face_corners = 1 << (mesh->dim - 1);
+  const int corners = (int)clmg_mesh_vertices_per_cell(mesh);
+  const int face_corners = (int)clmg_mesh_vertices_per_face(mesh);
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
   size_t count = 0;
   for (size_t a = adjacency->start[face[0]]; a < adjacency->start[face[0] + 1]; a++) {
     int32_t k = adjacency->cells[a];
@@ -383,11 +544,12 @@ size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adja
         }
     if (found != face_corners)
       continue;
-    /* a face, not a diagonal: its corners share one reference coordinate */
+    /* a face, not a diagonal: its corners share one reference coordinate
+     * (any dim vertices of a simplex make a face) */
     int common = corners - 1;
     for (int m = 1; m < face_corners; m++)
       common &= ~(local[m] ^ local[0]);
-    if (!common)
+    if (!simplex && !common)
       continue;
     if (count++ == 0) {
       *first = k;
@@ -398,13 +560,41 @@ size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adja
   return count;
 }
 
+/* The local face (2 * axis + side) whose corners sit at these local
+ * positions of a tensor cell; -1 when a 3D face is not in tensor order:
+ * corner m's reference position, as a bit pattern, must be corner 0's with
+ * the face axes' bits of m flipped. */
+static int tensor_local_face(int dim, const int *position) {
+  if (dim == 3) {
+    int axis_a = position[1] ^ position[0], axis_b = position[2] ^ position[0];
+    if (axis_a == axis_b || (axis_a & (axis_a - 1)) != 0 || (axis_b & (axis_b - 1)) != 0 ||
+        position[3] != (position[0] ^ axis_a ^ axis_b))
+      return -1;
+  }
+  int fixed = (1 << dim) - 1;
+  for (int m = 1; m < 1 << (dim - 1); m++)
+    fixed &= ~(position[m] ^ position[0]);
+  int axis = fixed == 1 ? 0 : fixed == 2 ? 1 : 2;
+  return 2 * axis + (position[0] >> axis & 1);
+}
+
+/* A simplex's local face is named after the vertex it lacks. */
+static int simplex_local_face(int dim, const int *position) {
+  int missing = dim * (dim + 1) / 2;
+  for (int m = 0; m < dim; m++)
+    missing -= position[m];
+  return missing;
+}
+
 /* Boundary faces must be faces of exactly one cell, listed once, in tensor
- * order; every face of exactly one cell must be a boundary face (a closed
- * boundary); no face may be shared by more than two cells. */
+ * order (tensor cells; simplices' faces may come in any order); every face
+ * of exactly one cell must be a boundary face (a closed boundary); no face
+ * may be shared by more than two cells. */
 static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
   const int dim = mesh->dim;
-  const int face_corners = 1 << (dim - 1);
-  const size_t faces_per_cell = 2 * (size_t)dim;
+  const int face_corners = (int)clmg_mesh_vertices_per_face(mesh);
+  const size_t faces_per_cell = clmg_mesh_faces_per_cell(mesh);
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
   clmg_vertex_cells adjacency;
   unsigned char *listed = clmg_alloc_zeroed_array(mesh->num_cells, faces_per_cell);
   if (!listed || !clmg_vertex_cells_build(mesh, &adjacency)) {
@@ -433,25 +623,15 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
           f, (int)face[0], (int)k);
       break;
     }
-    /* Tensor order: corner m's reference position in the cell, as a bit
-     * pattern, must be corner 0's with the face axes' bits of m flipped. */
-    if (dim == 3) {
-      int axis_a = position[1] ^ position[0], axis_b = position[2] ^ position[0];
-      if (axis_a == axis_b || (axis_a & (axis_a - 1)) != 0 || (axis_b & (axis_b - 1)) != 0 ||
-          position[3] != (position[0] ^ axis_a ^ axis_b)) {
-        status = clmg_error_set(
-            error, CLMG_ERROR_INVALID_ARGUMENT,
-            "boundary face %zu (a face of cell %d) does not list its corners in tensor "
-            "order i + 2j",
-            f, (int)k);
-        break;
-      }
+    int local_face = simplex ? simplex_local_face(dim, position) : tensor_local_face(dim, position);
+    if (local_face < 0) {
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu (a face of cell %d) does not list its corners in "
+                              "tensor order i + 2j",
+                              f, (int)k);
+      break;
     }
-    int fixed = (1 << dim) - 1;
-    for (int m = 1; m < face_corners; m++)
-      fixed &= ~(position[m] ^ position[0]);
-    int axis = fixed == 1 ? 0 : fixed == 2 ? 1 : 2;
-    size_t slot = (size_t)k * faces_per_cell + 2 * (size_t)axis + (size_t)(position[0] >> axis & 1);
+    size_t slot = (size_t)k * faces_per_cell + (size_t)local_face;
     if (listed[slot]) {
       status =
           clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
@@ -461,11 +641,10 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
     listed[slot] = 1;
   }
   for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
-    const int32_t *cell = mesh->cells + k * ((size_t)1 << dim);
+    const int32_t *cell = mesh->cells + k * clmg_mesh_vertices_per_cell(mesh);
     for (size_t local_face = 0; local_face < faces_per_cell; local_face++) {
       int32_t face[4], neighbour;
-      for (int m = 0; m < face_corners; m++)
-        face[m] = cell[face_corner_in_cell(dim, (int)local_face / 2, (int)local_face % 2, m)];
+      clmg_mesh_cell_face(mesh, cell, (int)local_face, face);
       size_t others = clmg_cells_with_face(mesh, &adjacency, face, (int32_t)k, &neighbour, NULL);
       if (others > 1) {
         status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
@@ -529,11 +708,44 @@ static int count_free_digits(int dim, int node) {
   return count;
 }
 
+static void tag_node(int32_t *tags, int32_t number, int32_t tag) {
+  if (tags[number] == 0 || tag < tags[number])
+    tags[number] = tag;
+}
+
+/* tag_boundary_nodes for simplices: a face's vertices and (degree 2) the
+ * edges between them. */
+static clmg_status tag_simplex_boundary_nodes(const clmg_mesh *mesh, int degree,
+                                              const entity_table *table, int32_t *tags,
+                                              clmg_error *error) {
+  const int face_corners = mesh->dim;
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
+    const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
+    int32_t tag = mesh->boundary_face_tag[f];
+    for (int a = 0; a < face_corners; a++) {
+      tag_node(tags, face[a], tag);
+      for (int b = a + 1; b < face_corners && degree == 2; b++) {
+        int32_t pair[2] = {face[a], face[b]};
+        entity_key key = make_key(pair, 2);
+        ptrdiff_t slot = table_find(table, &key);
+        if (slot < 0)
+          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                                (int)face[0]);
+        tag_node(tags, table->value[slot], tag);
+      }
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
 /* node_boundary_tag from the boundary faces: every sub-entity of a face gets
  * the smallest tag of the faces it lies on; table maps edge and face keys to
  * node numbers (degree 2). */
 static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree, const entity_table *table,
                                       int32_t *tags, clmg_error *error) {
+  if (mesh->cell_type == CLMG_CELL_SIMPLEX)
+    return tag_simplex_boundary_nodes(mesh, degree, table, tags, error);
   const int face_dim = mesh->dim - 1;
   const int face_corners = 1 << face_dim;
   const int face_nodes = degree == 1 ? face_corners : power_of_3(face_dim);
@@ -624,6 +836,61 @@ static clmg_status number_quadratic_nodes(const clmg_mesh *mesh, entity_table *t
   return CLMG_SUCCESS;
 }
 
+/* Degree 2 on simplices: the edges after the vertices, in the order the
+ * cells meet them (each cell's edges in clmg_simplex_edges order). */
+static clmg_status number_simplex_nodes(const clmg_mesh *mesh, entity_table *table,
+                                        int32_t *cell_nodes, size_t *num_nodes, clmg_error *error) {
+  const int dim = mesh->dim, edges = clmg_simplex_num_edges(dim);
+  const size_t corners = (size_t)dim + 1, nodes_per_cell = corners + (size_t)edges;
+  size_t next = mesh->num_vertices;
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    int32_t *nodes = cell_nodes + k * nodes_per_cell;
+    memcpy(nodes, cell, corners * sizeof *nodes);
+    for (int e = 0; e < edges; e++) {
+      int32_t pair[2] = {cell[clmg_simplex_edges[e][0]], cell[clmg_simplex_edges[e][1]]};
+      entity_key key = make_key(pair, 2);
+      int inserted;
+      ptrdiff_t slot = table_insert(table, &key, (int32_t)next, &inserted);
+      if (slot < 0)
+        return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot grow the edge table of a mesh with %zu cells",
+                              mesh->num_cells);
+      if (inserted) {
+        if (next >= INT32_MAX)
+          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "the degree-2 nodes of a mesh with %zu cells pass the 32-bit "
+                                "index limit %d",
+                                mesh->num_cells, INT32_MAX);
+        next++;
+      }
+      nodes[corners + (size_t)e] = table->value[slot];
+    }
+  }
+  *num_nodes = next;
+  return CLMG_SUCCESS;
+}
+
+/* Edge midpoints, summed in sorted vertex order as for tensor cells. */
+static void simplex_node_coords(const clmg_mesh *mesh, const int32_t *cell_nodes,
+                                double *node_coords) {
+  const int dim = mesh->dim, edges = clmg_simplex_num_edges(dim);
+  const size_t corners = (size_t)dim + 1, nodes_per_cell = corners + (size_t)edges;
+  memcpy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    for (int e = 0; e < edges; e++) {
+      int32_t pair[2] = {cell[clmg_simplex_edges[e][0]], cell[clmg_simplex_edges[e][1]]};
+      sort_small(pair, 2);
+      double *x =
+          node_coords + (size_t)cell_nodes[k * nodes_per_cell + corners + (size_t)e] * (size_t)dim;
+      for (int d = 0; d < dim; d++)
+        x[d] = 0.5 * (mesh->coords[(size_t)pair[0] * (size_t)dim + (size_t)d] +
+                      mesh->coords[(size_t)pair[1] * (size_t)dim + (size_t)d]);
+    }
+  }
+}
+
 /* A node's position: the mean of its entity's corners, which is the
  * multilinear map at the entity's centre. Summing the corners in sorted
  * order gives a shared node the same bits from every cell. */
@@ -676,7 +943,10 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
     return status;
 
   const int dim = mesh->dim;
-  const size_t nodes_per_cell = (size_t)(degree == 1 ? 1 << dim : power_of_3(dim));
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
+  const size_t nodes_per_cell =
+      simplex ? (size_t)(dim + 1) + (degree == 2 ? (size_t)clmg_simplex_num_edges(dim) : 0)
+              : (size_t)(degree == 1 ? 1 << dim : power_of_3(dim));
   int32_t *nodes = clmg_alloc_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
   double *coords = NULL;
   int32_t *tags = NULL;
@@ -691,14 +961,16 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
   if (degree == 1) {
     memcpy(nodes, mesh->cells, mesh->num_cells * nodes_per_cell * sizeof *nodes);
   } else {
-    /* a hexahedral mesh has about 3 edges and 3 faces per cell */
-    if (!table_init(&table, mesh->num_cells * (size_t)(dim == 2 ? 2 : 6))) {
+    /* a hexahedral mesh has about 3 edges and 3 faces per cell, a
+     * tetrahedral one about 1.2 edges */
+    if (!table_init(&table, mesh->num_cells * (size_t)(simplex ? 2 : dim == 2 ? 2 : 6))) {
       status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                               "cannot allocate the edge/face table of a mesh with %zu cells",
                               mesh->num_cells);
       goto done;
     }
-    status = number_quadratic_nodes(mesh, &table, nodes, &count, error);
+    status = simplex ? number_simplex_nodes(mesh, &table, nodes, &count, error)
+                     : number_quadratic_nodes(mesh, &table, nodes, &count, error);
     if (status != CLMG_SUCCESS)
       goto done;
   }
@@ -711,6 +983,8 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
     }
     if (degree == 1)
       memcpy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
+    else if (simplex)
+      simplex_node_coords(mesh, nodes, coords);
     else
       quadratic_node_coords(mesh, nodes, coords);
   }

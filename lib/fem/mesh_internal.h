@@ -17,8 +17,42 @@
 double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell, int *worst_corner,
                               double *worst_determinant);
 
+/* Corner quality of a simplex (dim + 1 vertex indices into coords): the
+ * smallest, over the corners, of the determinant of the unit edge vectors
+ * from that corner to the others (in increasing local order, times
+ * (-1)^corner so that every corner of a positively oriented simplex counts
+ * positive). Scale-free like clmg_mesh_cell_quality: 1 at the right corner
+ * of a right simplex, 1/sqrt(2) at the corners of a regular tetrahedron;
+ * <= 0 (or NaN) when inverted or degenerate. volume (may be NULL) gets the
+ * signed volume (area in 2D). */
+double clmg_mesh_simplex_quality(int dim, const double *coords, const int32_t *cell,
+                                 int *worst_corner, double *volume);
+
+/* The quality of cell k of mesh, of either cell type; determinant gets the
+ * worst corner's Jacobian determinant (tensor) or the signed volume
+ * (simplex). */
+double clmg_mesh_quality_of_cell(const clmg_mesh *mesh, size_t k, int *worst_corner,
+                                 double *determinant);
+
 /* Cells with at most this quality are reported as inverted or degenerate. */
 #define CLMG_MESH_MIN_CELL_QUALITY 1e-12
+
+/* Faces per cell: 2 dim (tensor), dim + 1 (simplex). */
+static inline size_t clmg_mesh_faces_per_cell(const clmg_mesh *mesh) {
+  return mesh->cell_type == CLMG_CELL_SIMPLEX ? (size_t)mesh->dim + 1 : 2 * (size_t)mesh->dim;
+}
+
+/* The vertices of local face `local` of a cell: tensor cells number their
+ * faces 2 * axis + side and list them in tensor order; simplices number
+ * face i after the vertex it lacks and list the others in local order. */
+void clmg_mesh_cell_face(const clmg_mesh *mesh, const int32_t *cell, int local, int32_t *out);
+
+/* The degree-2 nodes of a simplex after its vertices: its edges (local
+ * vertex pairs) in VTK's order, 3 in 2D, 6 in 3D. */
+extern const int clmg_simplex_edges[6][2];
+static inline int clmg_simplex_num_edges(int dim) {
+  return dim == 2 ? 3 : 6;
+}
 
 /* The cells around each vertex, in CSR form: cells[start[v] .. start[v+1])
  * in increasing order. */
@@ -33,9 +67,9 @@ int clmg_vertex_cells_build(const clmg_mesh *mesh, clmg_vertex_cells *adjacency)
 void clmg_vertex_cells_free(clmg_vertex_cells *adjacency);
 
 /* How many cells other than `skip` (-1: none) have the face with these
- * 2^(dim-1) distinct vertices (in any order) as one of their faces. The
- * first such cell goes to *first, and where position is not NULL, each
- * vertex's local corner index in it. */
+ * clmg_mesh_vertices_per_face distinct vertices (in any order) as one of
+ * their faces. The first such cell goes to *first, and where position is
+ * not NULL, each vertex's local corner index in it. */
 size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
                             const int32_t *face, int32_t skip, int32_t *first, int *position);
 

@@ -1,9 +1,14 @@
-/* Uniform refinement of quadrilateral and hexahedral meshes with projection
- * of new boundary vertices onto curved boundary parts.
+/* Uniform refinement of quadrilateral and hexahedral meshes, and of
+ * triangle and tetrahedral meshes, with projection of new boundary vertices
+ * onto curved boundary parts.
  *
  * The fine vertices are the coarse mesh's degree-2 Lagrange nodes, so a
  * fine cell's corners are a 2^dim block of its parent's 3^dim nodes; grid
- * transfers rely on that numbering and on the child order. Host code only. */
+ * transfers rely on that numbering and on the child order. Simplices are
+ * cut at their edge midpoints (their P2 nodes): a triangle into 4, a
+ * tetrahedron into 4 corner tetrahedra and an octahedron cut along its
+ * shortest diagonal into 4 more (Bey 1995's regular refinement, with the
+ * diagonal chosen by length rather than by a fixed rule). Host code only. */
 #include "fem/mesh_internal.h"
 
 #include <math.h>
@@ -47,6 +52,229 @@ static int project(const clmg_boundary_shape *shape, int dim, double *x) {
   return 1;
 }
 
+/* ---- what both cell types share ---- */
+
+/* Moves the new vertices marked in projection (1 + index of their shape)
+ * onto their shapes, then checks every fine cell: the fine mesh is well
+ * formed by construction, but projection can fold cells next to a strongly
+ * curved boundary (and a child of a trilinear hexahedron need not inherit
+ * its parent's positive corners). */
+static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
+                                     const int32_t *projection, clmg_error *error) {
+  const int dim = coarse->dim;
+  const size_t children = (size_t)1 << dim;
+  for (size_t v = coarse->num_vertices; v < fine->num_vertices; v++) {
+    if (!projection[v])
+      continue;
+    const clmg_boundary_shape *shape = &coarse->shapes[projection[v] - 1];
+    if (!project(shape, dim, fine->coords + v * (size_t)dim))
+      return clmg_error_set(
+          error, CLMG_ERROR_INVALID_ARGUMENT,
+          "new vertex %zu lies on the %s of the shape of tag %d and cannot be projected onto it", v,
+          shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
+  }
+  for (size_t k = 0; k < fine->num_cells; k++) {
+    int corner;
+    double det;
+    double quality = clmg_mesh_quality_of_cell(fine, k, &corner, &det);
+    if (quality > CLMG_MESH_MIN_CELL_QUALITY)
+      continue;
+    const char *after = coarse->num_shapes ? " after boundary projection" : "";
+    if (fine->cell_type == CLMG_CELL_SIMPLEX)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
+                            "volume is %g, its quality %g%s",
+                            k, k % children, k / children, det, quality, after);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
+                          "Jacobian determinant at local corner %d is %g%s",
+                          k, k % children, k / children, corner, det, after);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* Children inherit their parent's material. */
+static int inherit_materials(const clmg_mesh *coarse, clmg_mesh *fine) {
+  if (!coarse->cell_material)
+    return 1;
+  const size_t children = (size_t)1 << coarse->dim;
+  fine->cell_material = clmg_alloc_array(fine->num_cells, sizeof *fine->cell_material);
+  if (!fine->cell_material)
+    return 0;
+  for (size_t k = 0; k < fine->num_cells; k++)
+    fine->cell_material[k] = coarse->cell_material[k / children];
+  return 1;
+}
+
+/* ---- simplices ---- */
+
+static double squared_distance(int dim, const double *coords, int32_t a, int32_t b) {
+  double sum = 0.0;
+  for (int d = 0; d < dim; d++) {
+    double difference =
+        coords[(size_t)a * (size_t)dim + (size_t)d] - coords[(size_t)b * (size_t)dim + (size_t)d];
+    sum += difference * difference;
+  }
+  return sum;
+}
+
+/* The sign of det[v1 - v0, v2 - v0, v3 - v0]. */
+static int tetrahedron_orientation(const double *coords, const int32_t *tet) {
+  double e[3][3];
+  for (int i = 0; i < 3; i++)
+    for (int d = 0; d < 3; d++)
+      e[i][d] = coords[(size_t)tet[i + 1] * 3 + (size_t)d] - coords[(size_t)tet[0] * 3 + (size_t)d];
+  double det = e[0][0] * (e[1][1] * e[2][2] - e[1][2] * e[2][1]) -
+               e[1][0] * (e[0][1] * e[2][2] - e[0][2] * e[2][1]) +
+               e[2][0] * (e[0][1] * e[1][2] - e[0][2] * e[1][1]);
+  return det > 0.0 ? 1 : -1;
+}
+
+/* Children of a simplex with nodes p (vertices, then edge midpoints in
+ * clmg_simplex_edges order): child i < dim + 1 is corner i's (the parent
+ * shrunk by 1/2 towards vertex i, same vertex order, so positive); a
+ * triangle's child 3 is the middle one; a tetrahedron's children 4..7 fill
+ * the octahedron of the midpoints around its shortest diagonal. */
+static void simplex_children(int dim, const int32_t *p, const int edge_of[4][4],
+                             const double *coords, int32_t *child) {
+  const int corners = dim + 1;
+#define MID(i, j) p[corners + edge_of[i][j]]
+  for (int i = 0; i < corners; i++)
+    for (int j = 0; j < corners; j++)
+      child[i * corners + j] = i == j ? p[i] : MID(i, j);
+  if (dim == 2) {
+    /* (m01, m12, m02): edges (v2 - v0) / 2 and (v2 - v1) / 2, a quarter of
+     * the parent's positive determinant */
+    int32_t *middle = child + 3 * corners;
+    middle[0] = MID(0, 1);
+    middle[1] = MID(1, 2);
+    middle[2] = MID(0, 2);
+    return;
+  }
+  /* the diagonals join the midpoints of opposite edges (i, j) and (k, l) */
+  static const int opposite[3][4] = {{0, 1, 2, 3}, {0, 2, 1, 3}, {0, 3, 1, 2}};
+  int best = 0;
+  double shortest = INFINITY;
+  for (int c = 0; c < 3; c++) {
+    const int *q = opposite[c];
+    double length = squared_distance(3, coords, MID(q[0], q[1]), MID(q[2], q[3]));
+    if (length < shortest) { /* ties: the first, so the choice is deterministic */
+      shortest = length;
+      best = c;
+    }
+  }
+  const int i = opposite[best][0], j = opposite[best][1], k = opposite[best][2],
+            l = opposite[best][3];
+  const int32_t ring[4] = {MID(i, k), MID(j, k), MID(j, l), MID(i, l)};
+  for (int r = 0; r < 4; r++) {
+    int32_t *tet = child + (4 + r) * corners;
+    tet[0] = MID(i, j);
+    tet[1] = MID(k, l);
+    tet[2] = ring[r];
+    tet[3] = ring[(r + 1) % 4];
+    if (tetrahedron_orientation(coords, tet) < 0) {
+      int32_t swap = tet[2];
+      tet[2] = tet[3];
+      tet[3] = swap;
+    }
+  }
+#undef MID
+}
+
+static clmg_status refine_simplices(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
+  const int dim = coarse->dim, corners = dim + 1, edges = clmg_simplex_num_edges(dim);
+  const size_t children = (size_t)1 << dim, face_children = (size_t)1 << (dim - 1);
+  const size_t nodes_per_cell = (size_t)(corners + edges);
+  int edge_of[4][4];
+  for (int e = 0; e < edges; e++) {
+    edge_of[clmg_simplex_edges[e][0]][clmg_simplex_edges[e][1]] = e;
+    edge_of[clmg_simplex_edges[e][1]][clmg_simplex_edges[e][0]] = e;
+  }
+  int32_t *nodes = NULL;
+  size_t num_nodes = 0;
+  int32_t *projection = NULL;
+  clmg_vertex_cells adjacency = {0};
+  clmg_mesh result = {0};
+  clmg_status status =
+      clmg_mesh_lagrange_nodes(coarse, 2, &nodes, &num_nodes, &result.coords, NULL, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  result.dim = dim;
+  result.cell_type = CLMG_CELL_SIMPLEX;
+  result.num_vertices = num_nodes;
+  result.num_cells = coarse->num_cells * children;
+  result.num_boundary_faces = coarse->num_boundary_faces * face_children;
+  result.num_shapes = coarse->num_shapes;
+  result.cells = clmg_alloc_array(result.num_cells, (size_t)corners * sizeof *result.cells);
+  result.boundary_faces =
+      clmg_alloc_array(result.num_boundary_faces, (size_t)dim * sizeof *result.boundary_faces);
+  result.boundary_face_tag =
+      clmg_alloc_array(result.num_boundary_faces, sizeof *result.boundary_face_tag);
+  result.shapes =
+      coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result.shapes) : NULL;
+  projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
+  if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
+      (coarse->num_shapes && !result.shapes) || !projection ||
+      !inherit_materials(coarse, &result) || !clmg_vertex_cells_build(coarse, &adjacency)) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the refinement of a mesh with %zu cells",
+                            coarse->num_cells);
+    goto done;
+  }
+  if (coarse->num_shapes)
+    memcpy(result.shapes, coarse->shapes, coarse->num_shapes * sizeof *result.shapes);
+  for (size_t k = 0; k < coarse->num_cells; k++)
+    simplex_children(dim, nodes + k * nodes_per_cell, (const int(*)[4])edge_of, result.coords,
+                     result.cells + k * children * (size_t)corners);
+
+  /* A boundary face (a, b[, c]) takes its edge midpoints from its cell and
+   * is cut like a cell one dimension down: (a, m_ab), (m_ab, b) in 2D; the
+   * three corner triangles, then the middle one in 3D. */
+  for (size_t f = 0; f < coarse->num_boundary_faces; f++) {
+    const int32_t *face = coarse->boundary_faces + f * (size_t)dim;
+    int position[3];
+    int32_t k = -1;
+    if (clmg_cells_with_face(coarse, &adjacency, face, -1, &k, position) != 1) {
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                              (int)face[0]);
+      goto done;
+    }
+    const int32_t *p = nodes + (size_t)k * nodes_per_cell;
+    int32_t mid[3][3];
+    for (int a = 0; a < dim; a++)
+      for (int b = 0; b < dim; b++)
+        mid[a][b] = a == b ? face[a] : p[corners + edge_of[position[a]][position[b]]];
+    int32_t *out = result.boundary_faces + f * face_children * (size_t)dim;
+    for (int a = 0; a < dim; a++)
+      for (int b = 0; b < dim; b++)
+        out[a * dim + b] = mid[a][b];
+    if (dim == 3) {
+      out[9] = mid[0][1];
+      out[10] = mid[1][2];
+      out[11] = mid[0][2];
+    }
+    for (size_t c = 0; c < face_children; c++)
+      result.boundary_face_tag[f * face_children + c] = coarse->boundary_face_tag[f];
+    const clmg_boundary_shape *shape = shape_of_tag(coarse, coarse->boundary_face_tag[f]);
+    for (int a = 0; a < dim && shape; a++)
+      for (int b = a + 1; b < dim; b++)
+        projection[mid[a][b]] = (int32_t)(shape - coarse->shapes) + 1;
+  }
+  status = project_and_check(coarse, &result, projection, error);
+
+done:
+  free(nodes);
+  free(projection);
+  clmg_vertex_cells_free(&adjacency);
+  if (status != CLMG_SUCCESS) {
+    clmg_mesh_free(&result);
+    return status;
+  }
+  *fine = result;
+  return CLMG_SUCCESS;
+}
+
 /* ---- refinement ---- */
 
 clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
@@ -59,6 +287,12 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   clmg_status status = clmg_mesh_check(coarse, error);
   if (status != CLMG_SUCCESS)
     return status;
+  if (coarse->num_cells > INT32_MAX / ((size_t)1 << coarse->dim))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "refining %zu cells gives more than %d cells (the 32-bit index limit)",
+                          coarse->num_cells, INT32_MAX);
+  if (coarse->cell_type == CLMG_CELL_SIMPLEX)
+    return refine_simplices(coarse, fine, error);
   const int dim = coarse->dim;
   const size_t children = (size_t)1 << dim, face_children = (size_t)1 << (dim - 1);
   const int nodes_per_cell = dim == 2 ? 9 : 27, nodes_per_face = dim == 2 ? 3 : 9;
@@ -90,7 +324,7 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
   projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
   if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
       (coarse->num_shapes && !result.shapes) || !projection ||
-      !clmg_vertex_cells_build(coarse, &adjacency)) {
+      !inherit_materials(coarse, &result) || !clmg_vertex_cells_build(coarse, &adjacency)) {
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "cannot allocate the refinement of a mesh with %zu cells",
                             coarse->num_cells);
@@ -159,38 +393,7 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     }
   }
 
-  for (size_t v = coarse->num_vertices; v < num_nodes; v++) {
-    if (!projection[v])
-      continue;
-    const clmg_boundary_shape *shape = &coarse->shapes[projection[v] - 1];
-    if (!project(shape, dim, result.coords + v * (size_t)dim)) {
-      status =
-          clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                         "new vertex %zu lies on the %s of the shape of tag %d and cannot be "
-                         "projected onto it",
-                         v, shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
-      goto done;
-    }
-  }
-
-  /* The fine mesh is well formed by construction, but projection can fold
-   * cells next to a strongly curved boundary (and a child of a trilinear
-   * hexahedron need not inherit its parent's positive corners). */
-  for (size_t k = 0; k < result.num_cells; k++) {
-    const int32_t *cell = result.cells + k * children;
-    int corner;
-    double det;
-    if (!(clmg_mesh_cell_quality(dim, result.coords, cell, &corner, &det) >
-          CLMG_MESH_MIN_CELL_QUALITY)) {
-      status = clmg_error_set(
-          error, CLMG_ERROR_INVALID_ARGUMENT,
-          "refinement folds fine cell %zu (child %zu of coarse cell %zu): its Jacobian "
-          "determinant at local corner %d is %g%s",
-          k, k % children, k / children, corner, det,
-          coarse->num_shapes ? " after boundary projection" : "");
-      goto done;
-    }
-  }
+  status = project_and_check(coarse, &result, projection, error);
 
 done:
   free(nodes);

@@ -11,6 +11,16 @@
 
 /* ---- shared helpers ---- */
 
+clmg_status clmg_fe_refuse_simplices(const clmg_mesh *mesh, const char *who, clmg_error *error) {
+  if (mesh->cell_type == CLMG_CELL_TENSOR)
+    return CLMG_SUCCESS;
+  const char *cells = mesh->cell_type != CLMG_CELL_SIMPLEX ? "cells of an unknown type"
+                      : mesh->dim == 2                     ? "triangles"
+                                                           : "tetrahedra";
+  return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                        "%s needs quadrilaterals or hexahedra; this mesh has %s", who, cells);
+}
+
 clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, clmg_error *error) {
   if (!space || !space->mesh)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the %s space (or its mesh) is NULL",
@@ -20,6 +30,8 @@ clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, cl
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "the %s space's mesh has dimension %d (2 or 3 expected)", name,
                           mesh->dim);
+  if (mesh->cell_type != CLMG_CELL_TENSOR)
+    return clmg_fe_refuse_simplices(mesh, "a Q1/Q2 space", error);
   if (space->degree != 1 && space->degree != 2)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "the %s space has degree %d (1 or 2 expected)", name, space->degree);
@@ -240,6 +252,8 @@ clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_spac
   if (mesh->dim != 2 && mesh->dim != 3)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "the mesh has dimension %d (2 or 3 expected)", mesh->dim);
+  if (mesh->cell_type != CLMG_CELL_TENSOR)
+    return clmg_fe_refuse_simplices(mesh, "clmg_fe_space_create (Q1/Q2 elements)", error);
   if (degree != 1 && degree != 2)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "degree %d is not supported (1 or 2 expected)", degree);

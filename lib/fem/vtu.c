@@ -1,9 +1,12 @@
 /* VTK XML UnstructuredGrid output (.vtu) of a mesh with fields on the nodes
- * of a Q1 or Q2 space, for ParaView and VisIt: binary (raw appended data,
- * UInt64 block headers) or ASCII. Q1 cells are written as
- * VTK_QUAD / VTK_HEXAHEDRON, Q2 cells as VTK_BIQUADRATIC_QUAD /
+ * of a Q1 or Q2 space (P1 or P2 on simplices), for ParaView and VisIt:
+ * binary (raw appended data, UInt64 block headers) or ASCII. Q1 cells are
+ * written as VTK_QUAD / VTK_HEXAHEDRON, Q2 cells as VTK_BIQUADRATIC_QUAD /
  * VTK_TRIQUADRATIC_HEXAHEDRON, so ParaView interpolates (and, with
- * "Nonlinear Subdivision Level", draws) the quadratic solution itself. */
+ * "Nonlinear Subdivision Level", draws) the quadratic solution itself;
+ * simplices as VTK_TRIANGLE / VTK_TETRA or VTK_QUADRATIC_TRIANGLE /
+ * VTK_QUADRATIC_TETRA, whose node order is clmg's P2 order. Cell data: the
+ * cell's index and, where the mesh has materials, its material id. */
 #define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
 
 #include "fem/mesh_internal.h"
@@ -17,6 +20,10 @@
 #include <string.h>
 
 enum {
+  VTK_TRIANGLE = 5,
+  VTK_TETRA = 10,
+  VTK_QUADRATIC_TRIANGLE = 22,
+  VTK_QUADRATIC_TETRA = 24,
   VTK_QUAD = 9,
   VTK_HEXAHEDRON = 12,
   VTK_BIQUADRATIC_QUAD = 28,
@@ -68,9 +75,16 @@ static void write_escaped(FILE *out, const char *text) {
 
 /* local node indices (tensor order) of a cell in VTK order; returns the count
  */
-static size_t vtk_order(int dim, int degree, int32_t *order, int *cell_type) {
+static size_t vtk_order(const clmg_mesh *mesh, int degree, int32_t *order, int *cell_type) {
+  const int dim = mesh->dim;
   size_t per_side = (size_t)degree + 1, count = 0;
-  if (dim == 2) {
+  if (mesh->cell_type == CLMG_CELL_SIMPLEX) { /* clmg's P1/P2 order is VTK's */
+    count = (size_t)dim + 1 + (degree == 2 ? (size_t)clmg_simplex_num_edges(dim) : 0);
+    for (size_t k = 0; k < count; ++k)
+      order[k] = (int32_t)k;
+    *cell_type = dim == 2 ? (degree == 1 ? VTK_TRIANGLE : VTK_QUADRATIC_TRIANGLE)
+                          : (degree == 1 ? VTK_TETRA : VTK_QUADRATIC_TETRA);
+  } else if (dim == 2) {
     const unsigned char(*nodes)[2] = degree == 1 ? quad_q1 : quad_q2;
     count = degree == 1 ? 4 : 9;
     for (size_t k = 0; k < count; ++k)
@@ -145,6 +159,11 @@ static void write_ascii(FILE *out, const vtu_data *d) {
         out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
     fprintf(out, "%zu\n", c);
+  if (mesh->cell_material) {
+    fputs("</DataArray>\n<DataArray type=\"Int32\" Name=\"material\" format=\"ascii\">\n", out);
+    for (size_t c = 0; c < mesh->num_cells; ++c)
+      fprintf(out, "%d\n", (int)mesh->cell_material[c]);
+  }
   fputs("</DataArray>\n</CellData>\n<Points>\n"
         "<DataArray type=\"Float64\" NumberOfComponents=\"3\" "
         "format=\"ascii\">\n",
@@ -190,19 +209,24 @@ static unsigned offset_bytes(const vtu_data *d) {
   return (uint64_t)d->mesh->num_cells * d->per_cell > INT32_MAX ? 8u : 4u;
 }
 
-/* The arrays in file order: fields, cell, points, connectivity, offsets, types. */
+/* The arrays in file order: fields, cell, material (where the mesh has
+ * materials), points, connectivity, offsets, types. */
 static uint64_t block_bytes(const vtu_data *d, size_t array) {
   size_t cells = d->mesh->num_cells;
   if (array < d->num_fields)
     return (uint64_t)d->num_nodes * 8u;
-  switch (array - d->num_fields) {
+  size_t kind = array - d->num_fields;
+  if (kind >= 1 && !d->mesh->cell_material)
+    kind++; /* no material block */
+  switch (kind) {
   case 0:
-    return (uint64_t)cells * 4u; /* cell: Int32 */
   case 1:
-    return (uint64_t)d->num_nodes * 24u; /* points: 3 x Float64 */
+    return (uint64_t)cells * 4u; /* cell, material: Int32 */
   case 2:
-    return (uint64_t)cells * d->per_cell * 4u; /* connectivity: Int32 (node indices are) */
+    return (uint64_t)d->num_nodes * 24u; /* points: 3 x Float64 */
   case 3:
+    return (uint64_t)cells * d->per_cell * 4u; /* connectivity: Int32 (node indices are) */
+  case 4:
     return (uint64_t)cells * offset_bytes(d); /* offsets: Int32 or Int64 */
   default:
     return (uint64_t)cells; /* types: UInt8 */
@@ -235,6 +259,11 @@ static void write_binary(FILE *out, const vtu_data *d) {
           "</PointData>\n<CellData Scalars=\"cell\">\n"
           "<DataArray type=\"Int32\" Name=\"cell\" format=\"appended\" offset=\"%llu\"/>\n",
           next_offset(d, &array, &offset));
+  if (mesh->cell_material)
+    fprintf(out,
+            "<DataArray type=\"Int32\" Name=\"material\" format=\"appended\" "
+            "offset=\"%llu\"/>\n",
+            next_offset(d, &array, &offset));
   fprintf(out,
           "</CellData>\n<Points>\n"
           "<DataArray type=\"Float64\" NumberOfComponents=\"3\" format=\"appended\" "
@@ -255,17 +284,21 @@ static void write_binary(FILE *out, const vtu_data *d) {
     write_block_header(out, block_bytes(d, f));
     fwrite(d->fields[f].values, sizeof(double), d->num_nodes, out);
   }
-  size_t array_base = d->num_fields;
+  size_t block = d->num_fields; /* the next block, in block_bytes' order */
   int32_t index[CHUNK];
-  write_block_header(out, block_bytes(d, array_base));
+  write_block_header(out, block_bytes(d, block++));
   for (size_t c0 = 0; c0 < cells; c0 += CHUNK) {
     size_t n = cells - c0 < CHUNK ? cells - c0 : CHUNK;
     for (size_t k = 0; k < n; ++k)
       index[k] = (int32_t)(c0 + k);
     fwrite(index, sizeof index[0], n, out);
   }
+  if (mesh->cell_material) {
+    write_block_header(out, block_bytes(d, block++));
+    fwrite(mesh->cell_material, sizeof *mesh->cell_material, cells, out);
+  }
   double xyz[3 * CHUNK];
-  write_block_header(out, block_bytes(d, array_base + 1));
+  write_block_header(out, block_bytes(d, block++));
   for (size_t i0 = 0; i0 < d->num_nodes; i0 += CHUNK) {
     size_t n = d->num_nodes - i0 < CHUNK ? d->num_nodes - i0 : CHUNK;
     for (size_t k = 0; k < n; ++k) {
@@ -276,7 +309,7 @@ static void write_binary(FILE *out, const vtu_data *d) {
     }
     fwrite(xyz, sizeof xyz[0], 3 * n, out);
   }
-  write_block_header(out, block_bytes(d, array_base + 2));
+  write_block_header(out, block_bytes(d, block++));
   size_t used = 0;
   for (size_t c = 0; c < cells; ++c) {
     const int32_t *nodes = d->cell_nodes + c * d->stride;
@@ -291,7 +324,7 @@ static void write_binary(FILE *out, const vtu_data *d) {
   fwrite(index, sizeof index[0], used, out);
   int64_t wide[CHUNK];
   int narrow = offset_bytes(d) == 4;
-  write_block_header(out, block_bytes(d, array_base + 3));
+  write_block_header(out, block_bytes(d, block++));
   for (size_t c0 = 0; c0 < cells; c0 += CHUNK) {
     size_t n = cells - c0 < CHUNK ? cells - c0 : CHUNK;
     for (size_t k = 0; k < n; ++k) {
@@ -307,7 +340,7 @@ static void write_binary(FILE *out, const vtu_data *d) {
   }
   unsigned char types[CHUNK];
   memset(types, d->cell_type, sizeof types);
-  write_block_header(out, block_bytes(d, array_base + 4));
+  write_block_header(out, block_bytes(d, block));
   for (size_t c0 = 0; c0 < cells; c0 += CHUNK)
     fwrite(types, 1, cells - c0 < CHUNK ? cells - c0 : CHUNK, out);
   fputs("\n</AppendedData>\n</VTKFile>\n", out);
@@ -351,10 +384,8 @@ clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
     set_error(error, path, inner.message);
     return status;
   }
-  d.per_cell = vtk_order(mesh->dim, degree, d.order, &d.cell_type);
-  d.stride = 1;
-  for (int dim = 0; dim < mesh->dim; ++dim)
-    d.stride *= (size_t)degree + 1;
+  d.per_cell = vtk_order(mesh, degree, d.order, &d.cell_type);
+  d.stride = d.per_cell; /* every node of a cell is written */
 
   /* Replaces an earlier file at path only once complete (clmg/output_file.h). */
   clmg_output_file *file;
