@@ -11,5 +11,6 @@
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
 #include "clmg/homg.h"
+#include "clmg/assembly.h"
 
 #endif
