@@ -120,6 +120,21 @@ kernel void p1_gather(ulong count, global const long *position, uint identity,
   }
 }
 
+/* Symmetric elimination of u = 0 on the vertices with mask[v] != 0: their
+ * rows and columns become those of the identity, b is 0 there. */
+kernel void p1_dirichlet(ulong rows, global const long *row_ptr, global const int *col,
+                         global const uint *mask, global real *values, global real *b,
+                         ulong b_offset, uint has_b) {
+  GRID_LOOP(i, rows) {
+    const uint own = mask[i];
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      if (own || mask[col[k]])
+        values[k] = col[k] == (int)i ? 1 : 0;
+    if (has_b && own)
+      b[b_offset + i] = 0;
+  }
+}
+
 #ifdef P1_LOCAL_ATOMICS
 /* Reals in local memory are kept as words of their size, for the atomic
  * compare-and-swap: OpenCL 1.2 has no atomic add of reals. */

@@ -150,6 +150,8 @@ static void renumber(clmg_mesh *m) {
     memcpy(coords + (size_t)new_of_old[i] * dim, m->coords + i * dim, dim * sizeof *coords);
   for (size_t k = 0; k < m->num_cells * (dim + 1); k++)
     m->cells[k] = new_of_old[m->cells[k]];
+  for (size_t k = 0; k < m->num_boundary_faces * dim; k++)
+    m->boundary_faces[k] = new_of_old[m->boundary_faces[k]];
   free(m->coords);
   m->coords = coords;
   free(new_of_old);
@@ -166,6 +168,63 @@ static void two_materials(clmg_mesh *m, double split, int32_t low, int32_t high)
       x += m->coords[(size_t)m->cells[c * corners + k] * m->dim] / (double)corners;
     m->cell_material[c] = x < split ? low : high;
   }
+}
+
+typedef struct face_key {
+  int32_t v[3]; /* sorted vertices */
+} face_key;
+
+static int compare_faces(const void *left, const void *right) {
+  const face_key *a = left, *b = right;
+  for (int k = 0; k < 3; k++)
+    if (a->v[k] != b->v[k])
+      return a->v[k] < b->v[k] ? -1 : 1;
+  return 0;
+}
+
+/* The boundary faces (faces of one cell only): tag 1 where every vertex has
+ * x = 0, tag 2 elsewhere. */
+static void add_boundary_faces(clmg_mesh *m) {
+  size_t corners = (size_t)m->dim + 1, per_face = (size_t)m->dim, count = m->num_cells * corners;
+  face_key *keys = calloc(count, sizeof *keys);
+  assert_non_null(keys);
+  for (size_t c = 0; c < m->num_cells; c++)
+    for (size_t skip = 0; skip < corners; skip++) {
+      face_key *key = keys + c * corners + skip;
+      size_t j = 0;
+      for (size_t k = 0; k < corners; k++)
+        if (k != skip)
+          key->v[j++] = m->cells[c * corners + k];
+      for (size_t a = 1; a < per_face; a++) /* insertion sort */
+        for (size_t b = a; b > 0 && key->v[b - 1] > key->v[b]; b--) {
+          int32_t t = key->v[b];
+          key->v[b] = key->v[b - 1];
+          key->v[b - 1] = t;
+        }
+      if (per_face == 2)
+        key->v[2] = -1;
+    }
+  qsort(keys, count, sizeof *keys, compare_faces);
+  m->boundary_faces = malloc(count * per_face * sizeof *m->boundary_faces);
+  m->boundary_face_tag = malloc(count * sizeof *m->boundary_face_tag);
+  assert_non_null(m->boundary_faces);
+  assert_non_null(m->boundary_face_tag);
+  m->num_boundary_faces = 0;
+  for (size_t k = 0; k < count;) {
+    size_t same = 1;
+    while (k + same < count && compare_faces(keys + k, keys + k + same) == 0)
+      same++;
+    if (same == 1) {
+      int left = 1;
+      for (size_t j = 0; j < per_face; j++) {
+        m->boundary_faces[m->num_boundary_faces * per_face + j] = keys[k].v[j];
+        left = left && m->coords[(size_t)keys[k].v[j] * m->dim] == 0.0;
+      }
+      m->boundary_face_tag[m->num_boundary_faces++] = left ? 1 : 2;
+    }
+    k += same;
+  }
+  free(keys);
 }
 
 static double mesh_volume(const clmg_mesh *m) {
@@ -481,6 +540,54 @@ static void run_device_matches_host(clmg_dtype type) {
 }
 TYPED_TESTS(device_matches_host)
 
+/* u = 0 on the faces of tag 1 (x = 0): identity rows and columns there, b
+ * = 0, the other entries those of the natural problem; the device agrees. */
+static void run_dirichlet(clmg_dtype type) {
+  for (int dim = 2; dim <= 3; dim++) {
+    clmg_mesh m = dim == 2 ? triangle_square(6, 0.1) : kuhn_cube(3, 1.0);
+    add_boundary_faces(&m);
+    int32_t tags[1] = {1};
+    clmg_helmholtz_problem natural, p;
+    clmg_helmholtz_problem_defaults(&natural);
+    p = natural;
+    p.dirichlet_tags = tags;
+    p.num_dirichlet_tags = 1;
+    double *b0, *b;
+    clmg_csr a0 = host_assemble(&m, &natural, &b0), a = host_assemble(&m, &p, &b);
+    assert_true(clmg_csr_is_symmetric(&a, 1e-13));
+    size_t fixed = 0;
+    for (size_t i = 0; i < m.num_vertices; i++) {
+      int on = m.coords[i * (size_t)dim] == 0.0;
+      fixed += on;
+      if (on)
+        assert_true(b[i] == 0.0);
+      else
+        assert_true(b[i] == b0[i]);
+      for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++) {
+        int other = m.coords[(size_t)a.col[k] * dim] == 0.0;
+        double expected = on || other ? ((size_t)a.col[k] == i ? 1.0 : 0.0) : a0.val[k];
+        if (a.val[k] != expected)
+          fail_msg("dim %d: A(%zu, %d) = %g, expected %g", dim, i, (int)a.col[k], a.val[k],
+                   expected);
+      }
+    }
+    assert_int_equal(fixed, dim == 2 ? 7 : 16);
+    clmg_p1_assembler_info info;
+    for (int path = 0; path < 2; path++) {
+      clmg_p1_assembler_options o =
+          options_for(type, path ? CLMG_P1_PATH_GATHER : CLMG_P1_PATH_PATCH);
+      o.patch_local_bytes = 2048;
+      compare_device(&m, &p, &o, &info, dim == 2 ? "triangles, Dirichlet" : "Kuhn, Dirichlet");
+    }
+    clmg_csr_free(&a0);
+    clmg_csr_free(&a);
+    free(b0);
+    free(b);
+    clmg_mesh_free(&m);
+  }
+}
+TYPED_TESTS(dirichlet)
+
 /* Fu et al.'s Regular mesh before refinement: [0,4]^3, 8^3 cubes. */
 static void test_device_regular_mesh(void **state) {
   (void)state;
@@ -651,6 +758,7 @@ int main(void) {
       cmocka_unit_test(test_device_regular_mesh),
       BOTH(small_patches),
       BOTH(formats_and_update),
+      BOTH(dirichlet),
       cmocka_unit_test(test_device_errors),
   };
   test_apply_filters();

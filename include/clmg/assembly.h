@@ -44,9 +44,18 @@ typedef struct clmg_helmholtz_problem {
   size_t num_materials;
   double lambda;
   clmg_rhs_kind rhs;
+  /* u = 0 on the vertices of the boundary faces with these tags (NULL or 0
+   * tags: none, natural conditions everywhere). They are eliminated
+   * symmetrically: their rows and columns become those of the identity and
+   * b is 0 there (A stays SPD and of the mesh's size). The pattern keeps
+   * the eliminated couplings, as explicit zeros, so that it does not depend
+   * on the problem. */
+  const int32_t *dirichlet_tags;
+  size_t num_dirichlet_tags;
 } clmg_helmholtz_problem;
 
-/* sigma = 1 for every material, lambda = 1, rhs CLMG_RHS_SOURCE_ONE. */
+/* sigma = 1 for every material, lambda = 1, rhs CLMG_RHS_SOURCE_ONE, no
+ * Dirichlet boundary. */
 CLMG_API void clmg_helmholtz_problem_defaults(clmg_helmholtz_problem *problem);
 
 /* The P1 pattern of a simplex mesh (num_vertices x num_vertices, columns
@@ -129,8 +138,10 @@ typedef struct clmg_p1_assembler_info {
 /* Builds the pattern and the patches on the host (linear time), checks the
  * cells (as clmg_p1_pattern and clmg_p1_assemble_host do) and uploads
  * coordinates (one array per axis), cells (one array per local vertex,
- * ordered by patch), material indices, the pattern and the slot lists. The
- * assembler copies what it needs: the mesh may be freed afterwards. It
+ * ordered by patch), material indices, the pattern and the slot lists; it
+ * keeps a host copy of the boundary faces and their tags (for Dirichlet
+ * conditions). The assembler copies what it needs: the mesh may be freed
+ * afterwards. It
  * borrows the context (destroy the assembler first). options NULL: the
  * defaults. Errors are recorded in the context's message. */
 CLMG_API clmg_status clmg_p1_assembler_create(clmg_context *context, const clmg_mesh *mesh,

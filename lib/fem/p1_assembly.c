@@ -163,6 +163,45 @@ int clmg_p1_find_sigma(const clmg_helmholtz_problem *problem, int32_t id, double
   return 0;
 }
 
+static int is_dirichlet_tag(const clmg_helmholtz_problem *problem, int32_t tag) {
+  for (size_t k = 0; k < problem->num_dirichlet_tags; k++)
+    if (problem->dirichlet_tags[k] == tag)
+      return 1;
+  return 0;
+}
+
+clmg_status clmg_p1_dirichlet_mask(const clmg_helmholtz_problem *problem, size_t num_vertices,
+                                   size_t per_face, size_t num_faces, const int32_t *faces,
+                                   const int32_t *tags, uint8_t *mask, size_t *count,
+                                   clmg_error *error) {
+  memset(mask, 0, num_vertices);
+  *count = 0;
+  if (problem->num_dirichlet_tags == 0)
+    return CLMG_SUCCESS;
+  if (!problem->dirichlet_tags)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%zu Dirichlet tags but no dirichlet_tags array",
+                          problem->num_dirichlet_tags);
+  if (num_faces > 0 && (!faces || !tags))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has %zu boundary faces but no face or tag array", num_faces);
+  for (size_t f = 0; f < num_faces; f++) {
+    int dirichlet = is_dirichlet_tag(problem, tags[f]);
+    for (size_t k = 0; k < per_face; k++) {
+      int32_t v = faces[f * per_face + k];
+      if (v < 0 || (size_t)v >= num_vertices)
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "boundary face %zu has vertex %d, outside [0, %zu)", f, (int)v,
+                              num_vertices);
+      if (dirichlet && !mask[v]) {
+        mask[v] = 1;
+        ++*count;
+      }
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_p1_pattern(const clmg_mesh *mesh, clmg_csr *pattern, clmg_error *error) {
   clmg_error_clear(error);
   if (!pattern)
@@ -254,5 +293,28 @@ clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh, const clmg_helmholtz_pr
         b[v[k]] += load[k];
     }
   }
-  return CLMG_SUCCESS;
+  if (problem->num_dirichlet_tags == 0)
+    return CLMG_SUCCESS;
+  /* symmetric elimination of u = 0: identity rows and columns, b = 0 */
+  uint8_t *mask = clmg_alloc_array(mesh->num_vertices, 1);
+  size_t count = 0;
+  if (!mask)
+    status =
+        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cannot allocate the Dirichlet marks of %zu vertices", mesh->num_vertices);
+  else
+    status =
+        clmg_p1_dirichlet_mask(problem, mesh->num_vertices, (size_t)dim, mesh->num_boundary_faces,
+                               mesh->boundary_faces, mesh->boundary_face_tag, mask, &count, error);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; i++) {
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
+      if (mask[i] || mask[a->col[k]])
+        a->val[k] = (size_t)a->col[k] == i ? 1.0 : 0.0;
+    if (mask[i])
+      b[i] = 0.0;
+  }
+  free(mask);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_free(a);
+  return status;
 }

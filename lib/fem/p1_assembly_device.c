@@ -51,6 +51,10 @@ struct clmg_p1_assembler {
   int32_t *material_ids;
   size_t *material_first_cell;
 
+  /* host copies of the boundary faces and their tags (Dirichlet masks) */
+  size_t num_faces;
+  int32_t *faces, *face_tags;
+
   clmg_vector *coords;        /* real, dim * num_vertices */
   clmg_vector *cell_vertex;   /* int32, (dim + 1) * num_cells, ordered by patch */
   clmg_vector *cell_slot;     /* uint32, num_cells */
@@ -62,6 +66,7 @@ struct clmg_p1_assembler {
   clmg_vector *values;        /* real, nnz */
   clmg_vector *slots;         /* real, slots_count */
   clmg_vector *sigma_table;   /* real, num_materials */
+  clmg_vector *dirichlet;     /* uint32, num_vertices: made on first use */
   gather_list matrix_list, load_list;
 };
 
@@ -84,13 +89,15 @@ static void gather_list_free(gather_list *list) {
 void clmg_p1_assembler_destroy(clmg_p1_assembler *a) {
   if (!a)
     return;
-  clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,  a->cell_material,
-                            a->first_row, a->first_cell,  a->row_ptr,    a->col,
-                            a->values,    a->slots,       a->sigma_table};
+  clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,   a->cell_material,
+                            a->first_row, a->first_cell,  a->row_ptr,     a->col,
+                            a->values,    a->slots,       a->sigma_table, a->dirichlet};
   for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; k++)
     clmg_vector_destroy(vectors[k]);
   gather_list_free(&a->matrix_list);
   gather_list_free(&a->load_list);
+  free(a->faces);
+  free(a->face_tags);
   free(a->material_ids);
   free(a->material_first_cell);
   free(a);
@@ -510,6 +517,19 @@ clmg_status clmg_p1_assembler_create(clmg_context *context, const clmg_mesh *mes
     status = clmg_vector_create(context, a->precision, a->nnz, &a->values);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, a->precision, a->num_materials, &a->sigma_table);
+  if (status == CLMG_SUCCESS && mesh->num_boundary_faces > 0 && mesh->boundary_faces &&
+      mesh->boundary_face_tag) {
+    size_t per_face = (size_t)mesh->dim;
+    a->num_faces = mesh->num_boundary_faces;
+    a->faces = clmg_alloc_array(a->num_faces * per_face, sizeof *a->faces);
+    a->face_tags = clmg_alloc_array(a->num_faces, sizeof *a->face_tags);
+    if (!a->faces || !a->face_tags)
+      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "P1 assembler: boundary faces");
+    else {
+      memcpy(a->faces, mesh->boundary_faces, a->num_faces * per_face * sizeof *a->faces);
+      memcpy(a->face_tags, mesh->boundary_face_tag, a->num_faces * sizeof *a->face_tags);
+    }
+  }
   if (status == CLMG_SUCCESS) {
     coords = clmg_alloc_array(a->num_vertices * (size_t)a->dim, sizeof *coords);
     if (!coords)
@@ -545,9 +565,9 @@ clmg_status clmg_p1_assembler_get_info(const clmg_p1_assembler *a, clmg_p1_assem
   info->boundary_cells = a->boundary_cells;
   info->slots = a->slots_count;
   info->gathered_entries = a->matrix_list.count + a->load_list.count;
-  const clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,  a->cell_material,
-                                  a->first_row, a->first_cell,  a->row_ptr,    a->col,
-                                  a->values,    a->slots,       a->sigma_table};
+  const clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,   a->cell_material,
+                                  a->first_row, a->first_cell,  a->row_ptr,     a->col,
+                                  a->values,    a->slots,       a->sigma_table, a->dirichlet};
   const gather_list *lists[] = {&a->matrix_list, &a->load_list};
   for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; k++)
     if (vectors[k])
@@ -686,6 +706,52 @@ static clmg_status upload_sigma(clmg_p1_assembler *a, const clmg_helmholtz_probl
   return status;
 }
 
+/* Symmetric elimination of u = 0 on the Dirichlet vertices, on the device. */
+static clmg_status eliminate_dirichlet(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
+                                       clmg_vector *b) {
+  uint8_t *mask = clmg_alloc_array(a->num_vertices, 1);
+  uint32_t *words = clmg_alloc_array(a->num_vertices, sizeof *words);
+  size_t count = 0;
+  clmg_error error;
+  clmg_status status = CLMG_SUCCESS;
+  if (!mask || !words)
+    status = clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "P1 assembly: Dirichlet marks");
+  else if ((status = clmg_p1_dirichlet_mask(problem, a->num_vertices, (size_t)a->dim, a->num_faces,
+                                            a->faces, a->face_tags, mask, &count, &error)) !=
+           CLMG_SUCCESS)
+    status = clmg_fail(a->context, status, "P1 assembly: %s", error.message);
+  if (status == CLMG_SUCCESS && count > 0) {
+    for (size_t v = 0; v < a->num_vertices; v++)
+      words[v] = mask[v];
+    if (!a->dirichlet)
+      status = clmg_vector_create(a->context, CLMG_UINT32, a->num_vertices, &a->dirichlet);
+    if (status == CLMG_SUCCESS) /* blocking: words may be freed afterwards */
+      status = clmg_vector_upload(a->dirichlet, words);
+    clmg_kernel_args args;
+    if (status == CLMG_SUCCESS)
+      status = get_assembly_kernel(a, "p1_dirichlet", &args);
+    if (status == CLMG_SUCCESS) {
+      cl_uint has_b = b != NULL;
+      clmg_arg_ulong(&args, a->num_vertices);
+      clmg_arg_buffer(&args, a->row_ptr->buffer);
+      clmg_arg_buffer(&args, a->col->buffer);
+      clmg_arg_buffer(&args, a->dirichlet->buffer);
+      clmg_arg_buffer(&args, a->values->buffer);
+      clmg_arg_vector(&args, b ? b : a->values); /* without b: never written */
+      clmg_arg_raw(&args, sizeof has_b, &has_b);
+      status = clmg_args_end(&args);
+    }
+    if (status == CLMG_SUCCESS) {
+      size_t global, local;
+      clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
+      status = clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+    }
+  }
+  free(mask);
+  free(words);
+  return status;
+}
+
 clmg_status clmg_p1_assemble_device(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
                                     clmg_matrix **a_out, clmg_vector *b) {
   if (!a)
@@ -728,6 +794,8 @@ clmg_status clmg_p1_assemble_device(clmg_p1_assembler *a, const clmg_helmholtz_p
     status = gather(a, &a->load_list, b, accumulate);
   if (status == CLMG_SUCCESS && b && !compute_b)
     status = clmg_vector_fill(b, 1.0);
+  if (status == CLMG_SUCCESS && problem->num_dirichlet_tags > 0)
+    status = eliminate_dirichlet(a, problem, b);
   if (status != CLMG_SUCCESS)
     return status;
   if (m)

@@ -34,4 +34,12 @@ double clmg_p1_simplex(int dim, const double *coords, double grad[4][3]);
 void clmg_p1_element(int dim, double volume, const double grad[4][3], double sigma, double lambda,
                      double a[4][4], double b[4]);
 
+/* mask[v] = 1 on the vertices of the boundary faces (num_faces faces of
+ * `per_face` vertices) whose tag the problem lists as Dirichlet, else 0;
+ * *count of them. Checks the faces' vertex indices. */
+clmg_status clmg_p1_dirichlet_mask(const clmg_helmholtz_problem *problem, size_t num_vertices,
+                                   size_t per_face, size_t num_faces, const int32_t *faces,
+                                   const int32_t *tags, uint8_t *mask, size_t *count,
+                                   clmg_error *error);
+
 #endif
