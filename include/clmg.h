@@ -11,6 +11,7 @@
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
 #include "clmg/homg.h"
+#include "clmg/assembly.h"
 #include "clmg/output_file.h"
 
 #endif
