@@ -92,6 +92,11 @@ static void check_vector_round_trip(const double *values, size_t n) {
     fuzz_fail("a vector written and read back differs", "");
 }
 
+/* The round trips write and read a line per entry: a few bytes may claim a
+ * vector of a million zeros (822202 x 1 took 11 s under ASan), so only
+ * results up to this size go round. */
+enum { MAX_ROUND_TRIP = 1 << 16 };
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char *path = fuzz_write_input(data, size, ".mtx");
   if (!path)
@@ -101,7 +106,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (clmg_csr_read_matrix_market(path, &matrix, &error) == CLMG_SUCCESS) {
     fuzz_check_message_is_empty(error.message);
     check_csr(&matrix);
-    check_matrix_round_trip(&matrix);
+    if (clmg_csr_nnz(&matrix) <= MAX_ROUND_TRIP) /* the rows cost no lines */
+      check_matrix_round_trip(&matrix);
     clmg_csr_free(&matrix);
   } else {
     fuzz_check_message(error.message);
@@ -115,7 +121,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fuzz_check_message_is_empty(error.message);
     if (!values)
       fuzz_fail("an accepted vector has no values array", "");
-    check_vector_round_trip(values, n);
+    if (n <= MAX_ROUND_TRIP)
+      check_vector_round_trip(values, n);
     free(values);
   } else {
     fuzz_check_message(error.message);
