@@ -1,5 +1,6 @@
 #include "cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -40,7 +41,34 @@ static struct {
   int json_done; /* an object (error or report) is already on stdout */
   char **argv;
   char note[1024]; /* why the usage is wrong, for the JSON object */
+  char last[1024]; /* the note of the last usage error */
+  FILE *out, *err; /* NULL: stdout, stderr */
 } errors;
+
+static FILE *out_stream(void) {
+  return errors.out != NULL ? errors.out : stdout;
+}
+
+static FILE *err_stream(void) {
+  return errors.err != NULL ? errors.err : stderr;
+}
+
+void cli_set_streams(FILE *out, FILE *err) {
+  errors.out = out;
+  errors.err = err;
+}
+
+void cli_reset(void) {
+  errors.json = 0;
+  errors.json_done = 0;
+  errors.argv = NULL;
+  errors.note[0] = '\0';
+  errors.last[0] = '\0';
+}
+
+const char *cli_usage_message(void) {
+  return errors.note[0] != '\0' ? errors.note : errors.last;
+}
 
 void cli_set_json_errors(int enabled) {
   errors.json = enabled;
@@ -61,7 +89,7 @@ static void print_error_object(const char *command, const char *status, const ch
   }
   errors.json_done = 1;
   json_writer w;
-  json_begin(&w, stdout);
+  json_begin(&w, out_stream());
   json_object_begin(&w, NULL);
   json_string(&w, "status", status);
   json_string(&w, "message", message);
@@ -73,8 +101,8 @@ static void print_error_object(const char *command, const char *status, const ch
 
 static void vnote(const char *command, const char *format, va_list args) {
   vsnprintf(errors.note, sizeof errors.note, format, args);
-  fflush(stdout);
-  fprintf(stderr, "%s: %s\n", command, errors.note);
+  fflush(out_stream());
+  fprintf(err_stream(), "%s: %s\n", command, errors.note);
 }
 
 void cli_usage_note(const char *command, const char *format, ...) {
@@ -85,17 +113,32 @@ void cli_usage_note(const char *command, const char *format, ...) {
 }
 
 int cli_usage_error(const char *command) {
-  fprintf(stderr, "Try '%s --help' for more information.\n", command);
+  fprintf(err_stream(), "Try '%s --help' for more information.\n", command);
   if (errors.note[0] == '\0') {
-    /* getopt_long printed the reason; name the argument it stopped at */
-    if (errors.argv != NULL && optind > 0 && errors.argv[optind - 1] != NULL) {
+    /* getopt_long printed the reason; name the argument it stopped at. A
+     * long option is argv[optind - 1] (optopt is its value: 'q' for
+     * "--quiet=1"). A short option is optopt, as inside a cluster ("-xq")
+     * optind stays on the cluster and argv[optind - 1] is the one before. */
+    const char *last = errors.argv != NULL && optind > 0 ? errors.argv[optind - 1] : NULL;
+    const char *current = errors.argv != NULL && optind > 0 ? errors.argv[optind] : NULL;
+    int after_long = last != NULL && strncmp(last, "--", 2) == 0;
+    int in_cluster = current != NULL && current[0] == '-' && current[1] != '-' &&
+                     strchr(current + 1, optopt) != NULL;
+    if (optopt != 0 && optopt < 256 && (!after_long || in_cluster)) {
+      unsigned char c = (unsigned char)optopt; /* glibc's char is signed: -61 for 0xc3 */
+      char shown[8];
+      snprintf(shown, sizeof shown, isgraph(c) ? "-%c" : "-\\x%02x", c);
       snprintf(errors.note, sizeof errors.note,
-               "unknown option, or an option without its argument: '%s'", errors.argv[optind - 1]);
+               "unknown option, or an option without its argument: '%s'", shown);
+    } else if (last != NULL) {
+      snprintf(errors.note, sizeof errors.note,
+               "unknown option, or an option without its argument: '%s'", last);
     } else {
       snprintf(errors.note, sizeof errors.note, "bad usage");
     }
   }
   print_error_object(command, "usage_error", errors.note, EXIT_USAGE);
+  memcpy(errors.last, errors.note, sizeof errors.last);
   errors.note[0] = '\0';
   return EXIT_USAGE;
 }
@@ -114,8 +157,8 @@ int cli_failure(const char *command, clmg_status status, const char *format, ...
   va_start(args, format);
   vsnprintf(message, sizeof message, format, args);
   va_end(args);
-  fflush(stdout);
-  fprintf(stderr, "%s: %s\n", command, message);
+  fflush(out_stream());
+  fprintf(err_stream(), "%s: %s\n", command, message);
   print_error_object(command, clmg_status_string(status), message, EXIT_LIBRARY_FAILURE);
   return EXIT_LIBRARY_FAILURE;
 }
@@ -248,5 +291,20 @@ int cli_parse_int(const char *command, const char *option, const char *text, int
   if (!cli_parse_long(command, option, text, min, max, &parsed))
     return 0;
   *value = (int)parsed;
+  return 1;
+}
+
+int cli_parse_count(const char *command, const char *option, const char *text,
+                    unsigned long long max, unsigned long long *value) {
+  char *end = NULL;
+  errno = 0;
+  unsigned long long parsed = strtoull(text, &end, 10);
+  /* strtoull skips blanks and takes a sign, negating: " -1" would read as
+   * ULLONG_MAX, so the text must start with a digit */
+  if (!isdigit((unsigned char)text[0]) || *end != '\0' || errno == ERANGE || parsed > max) {
+    cli_usage_note(command, "%s needs a whole number from 0 to %llu, not '%s'", option, max, text);
+    return 0;
+  }
+  *value = parsed;
   return 1;
 }

@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "clmg.h"
 
@@ -57,6 +58,17 @@ int cli_apply_common_option(const char *command, int option, cli_options *option
 void cli_set_json_errors(int enabled);
 void cli_set_arguments(char **argv); /* the argv getopt_long walks, for its errors */
 void cli_json_done(void);
+
+/* Where the messages of this file go: out (JSON error objects) and err
+ * (everything else); NULL: stdout and stderr, the default. The option
+ * parsers' fuzz target keeps them in memory to check them. */
+void cli_set_streams(FILE *out, FILE *err);
+/* Forgets what an earlier command line set (--json, an object already
+ * printed, a pending note), for a program that parses many. */
+void cli_reset(void);
+/* The message of the last usage error (or of a pending cli_usage_note):
+ * what the JSON error object says, for the fuzz target to check. */
+const char *cli_usage_message(void);
 
 /* Prints "COMMAND: MESSAGE" on stderr and keeps MESSAGE for the JSON error of
  * the next cli_usage_error. */
@@ -132,6 +144,9 @@ int cli_parse_long(const char *command, const char *option, const char *text, lo
                    long *value);
 int cli_parse_int(const char *command, const char *option, const char *text, int min, int max,
                   int *value);
+/* A whole number from 0 to max, without a sign. */
+int cli_parse_count(const char *command, const char *option, const char *text,
+                    unsigned long long max, unsigned long long *value);
 
 /* The subcommands (argv[0] is "clmg NAME"). */
 int run_solve(int argc, char **argv, const cli_options *defaults);   /* solve.c */

@@ -2,11 +2,14 @@
  * subcommands. Every capability lives in the library; this file only parses
  * options, calls the library and prints.
  *
- * Adding a subcommand: write `static int run_NAME(int argc, char **argv,
- * const cli_options *defaults)` (argv[0] is "clmg NAME"; it must accept the
- * common options, see COMMON_LONG_OPTIONS) and add one line to `subcommands`.
+ * Adding a subcommand: write `int run_NAME(int argc, char **argv, const
+ * cli_options *defaults)` (argv[0] is "clmg NAME"; it must accept the common
+ * options, see COMMON_LONG_OPTIONS) and add one line to `subcommands`. Its
+ * option parser goes into subcommands.h, apart from running, and into the
+ * fuzz target tests/fuzz/fuzz_options.c.
  *
- * Exit codes: 0 success, 1 the library reported a failure, 2 bad usage. */
+ * Exit codes: 0 success, 1 the library reported a failure, 2 bad usage.
+ * main() is in main.c: the option parsers' fuzz target links this file. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdint.h>
@@ -16,6 +19,7 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "subcommands.h"
 
 enum { OPTION_BANDWIDTH_MIB = OPTION_FIRST_OWN };
 
@@ -34,21 +38,6 @@ static int reject_extra_arguments(int argc, char **argv) {
     return cli_usage(argv[0], "unexpected argument '%s'", argv[optind]);
   }
   return 0;
-}
-
-/* Parses a non-negative whole number; prints why and returns 0 when it is not one. */
-static int parse_count(const char *command, const char *option, const char *text,
-                       unsigned long long max, unsigned long long *value) {
-  char *end = NULL;
-  errno = 0;
-  unsigned long long parsed = strtoull(text, &end, 10);
-  if (text[0] == '\0' || text[0] == '-' || text[0] == '+' || *end != '\0' || errno == ERANGE ||
-      parsed > max) {
-    cli_usage_note(command, "%s needs a whole number from 0 to %llu, not '%s'", option, max, text);
-    return 0;
-  }
-  *value = parsed;
-  return 1;
 }
 
 /* "1.5 GiB", "64 KiB": byte counts a person can compare at a glance. */
@@ -190,17 +179,17 @@ static void print_info_json(const clmg_device_info *devices, size_t count,
   json_end(&w);
 }
 
-static int run_info(int argc, char **argv, const cli_options *defaults) {
+int info_parse_options(int argc, char **argv, const cli_options *defaults, info_options *o) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       {"bandwidth-mib", required_argument, NULL, OPTION_BANDWIDTH_MIB},
       {NULL, 0, NULL, 0},
   };
-  cli_options options = *defaults;
-  unsigned long long bandwidth_mib = 0;
+  memset(o, 0, sizeof *o);
+  o->common = *defaults;
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, long_options, NULL)) != -1) {
-    int common = cli_apply_common_option(argv[0], option, &options);
+    int common = cli_apply_common_option(argv[0], option, &o->common);
     if (common < 0) {
       return cli_usage_error(argv[0]);
     }
@@ -209,7 +198,7 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
     }
     switch (option) {
     case OPTION_BANDWIDTH_MIB:
-      if (!parse_count(argv[0], "--bandwidth-mib", optarg, SIZE_MAX >> 20, &bandwidth_mib)) {
+      if (!cli_parse_count(argv[0], "--bandwidth-mib", optarg, SIZE_MAX >> 20, &o->bandwidth_mib)) {
         return cli_usage_error(argv[0]);
       }
       break;
@@ -217,12 +206,23 @@ static int run_info(int argc, char **argv, const cli_options *defaults) {
       return cli_usage_error(argv[0]);
     }
   }
+  if (o->common.help) {
+    return 0;
+  }
+  return reject_extra_arguments(argc, argv) ? EXIT_USAGE : 0;
+}
+
+static int run_info(int argc, char **argv, const cli_options *defaults) {
+  info_options parsed;
+  int exit_code = info_parse_options(argc, argv, defaults, &parsed);
+  if (exit_code != 0) {
+    return exit_code;
+  }
+  const cli_options options = parsed.common;
+  const unsigned long long bandwidth_mib = parsed.bandwidth_mib;
   if (options.help) {
     print_info_usage(stdout);
     return EXIT_SUCCESS;
-  }
-  if (reject_extra_arguments(argc, argv)) {
-    return EXIT_USAGE;
   }
 
   clmg_device_info *devices = NULL;
@@ -358,13 +358,22 @@ static int print_version(const cli_options *options) {
   return EXIT_SUCCESS;
 }
 
-static int run_main(int argc, char **argv) {
+/* "--json" or an abbreviation that getopt_long takes for it: "--j",
+ * "--js", "--jso" (no other option of clmg starts with a j). */
+static int is_json_option(const char *argument) {
+  size_t length = strlen(argument);
+  return length >= 3 && strncmp(argument, "--json", length) == 0;
+}
+
+int cli_parse_main(int argc, char **argv, cli_invocation *invocation) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       {"version", no_argument, NULL, 'V'},
       {NULL, 0, NULL, 0},
   };
   static char program_name[] = "clmg";
+  static char help_option[] = "--help";
+  memset(invocation, 0, sizeof *invocation);
   if (argc < 1) {
     return cli_usage_error(program_name);
   }
@@ -372,19 +381,19 @@ static int run_main(int argc, char **argv) {
   /* --json anywhere (before a "--"): errors found before it is parsed, or in
    * another subcommand's options, are JSON objects too */
   for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
-    if (strcmp(argv[i], "--json") == 0) {
+    if (is_json_option(argv[i])) {
       cli_set_json_errors(1);
     }
   }
   cli_set_arguments(argv);
 
-  cli_options options = {0};
-  int want_version = 0;
+  reset_option_parser();
+  cli_options *options = &invocation->options;
   int option;
   /* "+": stop at the subcommand name; what follows is the subcommand's. */
   while ((option = getopt_long(argc, argv, "+" COMMON_SHORT_OPTIONS "V", long_options, NULL)) !=
          -1) {
-    int common = cli_apply_common_option(argv[0], option, &options);
+    int common = cli_apply_common_option(argv[0], option, options);
     if (common < 0) {
       return cli_usage_error(argv[0]);
     }
@@ -392,55 +401,59 @@ static int run_main(int argc, char **argv) {
       continue;
     }
     if (option == 'V') {
-      want_version = 1;
+      invocation->version = 1;
       continue;
     }
     return cli_usage_error(argv[0]);
   }
-  if (options.help) {
-    print_usage(stdout);
-    return EXIT_SUCCESS;
-  }
-  if (want_version) {
-    return print_version(&options);
+  if (options->help || invocation->version) {
+    return 0;
   }
   if (optind >= argc) {
     return cli_usage(argv[0], "no command given");
   }
 
-  int sub_argc = argc - optind;
-  char **sub_argv = argv + optind;
-  char help_option[] = "--help";
-  char *help_argv[] = {NULL, help_option, NULL};
-  if (strcmp(sub_argv[0], "help") == 0) {
-    if (sub_argc < 2) {
+  invocation->argc = argc - optind;
+  invocation->argv = argv + optind;
+  if (strcmp(invocation->argv[0], "help") == 0) {
+    if (invocation->argc < 2) {
+      options->help = 1;
+      return 0;
+    }
+    /* "clmg help CMD" is "clmg CMD --help". */
+    invocation->help_argv[0] = invocation->argv[1];
+    invocation->help_argv[1] = help_option;
+    invocation->help_argv[2] = NULL;
+    invocation->argc = 2;
+    invocation->argv = invocation->help_argv;
+  }
+
+  const subcommand *command = find_subcommand(invocation->argv[0]);
+  if (command == NULL) {
+    return cli_usage(argv[0], "unknown command '%s'", invocation->argv[0]);
+  }
+  invocation->command = command->name;
+  snprintf(invocation->name, sizeof invocation->name, "clmg %s", command->name);
+  invocation->argv[0] = invocation->name; /* for getopt_long's messages and our own */
+  reset_option_parser();
+  cli_set_arguments(invocation->argv);
+  return 0;
+}
+
+int cli_main(int argc, char **argv) {
+  cli_invocation invocation;
+  int exit_code = cli_parse_main(argc, argv, &invocation);
+  if (exit_code != 0) {
+    return exit_code;
+  }
+  if (invocation.command == NULL) {
+    /* --help comes before -V, as it always did */
+    if (invocation.options.help) {
       print_usage(stdout);
       return EXIT_SUCCESS;
     }
-    /* "clmg help CMD" is "clmg CMD --help". */
-    help_argv[0] = sub_argv[1];
-    sub_argc = 2;
-    sub_argv = help_argv;
+    return print_version(&invocation.options);
   }
-
-  const subcommand *command = find_subcommand(sub_argv[0]);
-  if (command == NULL) {
-    return cli_usage(argv[0], "unknown command '%s'", sub_argv[0]);
-  }
-  char command_name[64];
-  snprintf(command_name, sizeof command_name, "clmg %s", command->name);
-  sub_argv[0] = command_name; /* for getopt_long's messages and our own */
-  reset_option_parser();
-  cli_set_arguments(sub_argv);
-  return command->run(sub_argc, sub_argv, &options);
-}
-
-int main(int argc, char **argv) {
-  int code = run_main(argc, argv);
-  /* A full disk or a closed pipe must not look like success. */
-  if (fflush(stdout) != 0 || ferror(stdout)) {
-    fputs("clmg: error writing to standard output\n", stderr);
-    return code == EXIT_SUCCESS ? EXIT_LIBRARY_FAILURE : code;
-  }
-  return code;
+  return find_subcommand(invocation.command)
+      ->run(invocation.argc, invocation.argv, &invocation.options);
 }

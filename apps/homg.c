@@ -13,17 +13,7 @@
 #include "apputil.h"
 #include "cli.h"
 #include "grid_output.h"
-
-typedef struct homg_cli {
-  cli_options common;
-  size_t n;
-  clmg_homg_method method;
-  clmg_dtype precision;
-  const char *precision_asked; /* --precision double; NULL: the default */
-  int maxi, cycles, cycles_given, tol_given, pre, post, steps, quiet;
-  double tol, error_tol, omega, stagnation;
-  const char *vtk_path, *png_path, *snapshot_prefix, *snapshot_format;
-} homg_cli;
+#include "subcommands.h"
 
 enum {
   OPTION_N = OPTION_FIRST_OWN,
@@ -110,8 +100,7 @@ static void print_homg_usage(FILE *out) {
         out);
 }
 
-/* Returns 0 to go on, else the exit status. */
-static int parse_options(int argc, char **argv, const cli_options *defaults, homg_cli *o) {
+int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_options *o) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       {"n", required_argument, NULL, OPTION_N},
@@ -321,7 +310,7 @@ static clmg_status download(const clmg_vector *v, double *out, size_t count, int
 /* ---- snapshots: the monitor ---- */
 
 typedef struct snapshots {
-  const homg_cli *options;
+  const homg_options *options;
   double *values;
   int written;
   int failed;
@@ -374,7 +363,7 @@ typedef struct homg_report {
   size_t level_count;
 } homg_report;
 
-static const char *method_description(const homg_cli *o, const homg_report *r, char *text,
+static const char *method_description(const homg_options *o, const homg_report *r, char *text,
                                       size_t size) {
   if (o->method == CLMG_HOMG_MFMG) {
     snprintf(text, size, "homg: MFMG cycles, MaxI %d (%d steps per cycle), omega %g", o->maxi,
@@ -387,7 +376,7 @@ static const char *method_description(const homg_cli *o, const homg_report *r, c
   return text;
 }
 
-static void print_text(const homg_cli *o, const homg_report *r) {
+static void print_text(const homg_options *o, const homg_report *r) {
   const clmg_homg_result *result = &r->result;
   if (o->steps && result->steps_length > 0) {
     printf("\nfirst cycle, step by step (L1 error of x + correction)\n");
@@ -437,7 +426,7 @@ static void json_record(json_writer *w, const clmg_homg_record *h) {
   json_object_end(w);
 }
 
-static void print_json(const homg_cli *o, const homg_report *r) {
+static void print_json(const homg_options *o, const homg_report *r) {
   const clmg_homg_result *result = &r->result;
   json_writer w;
   json_begin(&w, stdout);
@@ -515,7 +504,7 @@ static void release(homg_resources *s) {
   free(s->host_x);
 }
 
-static void solver_options(const homg_cli *o, clmg_homg_options *options) {
+static void solver_options(const homg_options *o, clmg_homg_options *options) {
   clmg_homg_options_defaults(options);
   options->method = o->method;
   options->precision = o->precision;
@@ -533,8 +522,8 @@ static void solver_options(const homg_cli *o, clmg_homg_options *options) {
 /* A two-cycle solve on a small grid of the same kind compiles the kernels
  * (or loads them from the cache) and lets the OpenCL runtime finish its
  * first-launch work before the timed solve. */
-static clmg_status warm_up(clmg_context *context, const homg_cli *o) {
-  homg_cli small = *o;
+static clmg_status warm_up(clmg_context *context, const homg_options *o) {
+  homg_options small = *o;
   small.n = o->n % 2 == 0 ? 16 : 17;
   small.cycles = 2;
   small.tol = 0;
@@ -567,12 +556,12 @@ static clmg_status warm_up(clmg_context *context, const homg_cli *o) {
  * solver, the grids f, x and u, the warm-up's small solver and grids on
  * the device; the host copies of the grids (and the float, snapshot and
  * picture buffers) on the host. */
-static clmg_status check_memory(clmg_context *context, const homg_cli *o) {
+static clmg_status check_memory(clmg_context *context, const homg_options *o) {
   clmg_homg_options options;
   solver_options(o, &options);
   uint64_t device = 0, largest = 0, host = 0;
   clmg_status status = clmg_homg_memory_need(context, o->n, &options, &device, &largest, &host);
-  homg_cli small = *o;
+  homg_options small = *o;
   small.n = o->n % 2 == 0 ? 16 : 17; /* as warm_up */
   uint64_t warm_up = 0;
   if (status == CLMG_SUCCESS) {
@@ -599,7 +588,7 @@ static clmg_status check_memory(clmg_context *context, const homg_cli *o) {
 
 /* Writes the --vtk and --png files; on failure returns 0 with the reason in
  * message. */
-static int write_pictures(const homg_cli *o, homg_resources *s, char *message,
+static int write_pictures(const homg_options *o, homg_resources *s, char *message,
                           size_t message_size) {
   if (!o->vtk_path && !o->png_path) {
     return 1;
@@ -635,8 +624,8 @@ static int write_pictures(const homg_cli *o, homg_resources *s, char *message,
 
 int run_homg(int argc, char **argv, const cli_options *defaults) {
   const char *command = argv[0];
-  homg_cli o;
-  int exit_code = parse_options(argc, argv, defaults, &o);
+  homg_options o;
+  int exit_code = homg_parse_options(argc, argv, defaults, &o);
   if (exit_code != 0) {
     return exit_code;
   }

@@ -13,30 +13,8 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "subcommands.h"
 #include "view.h"
-
-typedef enum mesh_kind { MESH_CIRCLE, MESH_BLOOD, MESH_FILE } mesh_kind;
-
-typedef struct poisson_options {
-  cli_options common;
-  const char *mesh_name; /* "circle", "blood" or a path */
-  mesh_kind mesh;
-  int degree;
-  int level;
-  clmg_numbering numbering;
-  clmg_multigrid_options multigrid;
-  int smoothing_given, omega_given;
-  int use_cg;
-  int mixed;                   /* float hierarchy inside double CG */
-  const char *precision_asked; /* --precision double or mixed; NULL: the default */
-  int tolerance_given;
-  double tolerance;
-  int max_iterations;
-  const char *vtk_path;
-  clmg_vtu_encoding vtk_encoding;
-  int quiet, view;
-  unsigned long long seed;
-} poisson_options;
 
 enum {
   OPTION_MESH = OPTION_FIRST_OWN,
@@ -61,10 +39,6 @@ enum {
   OPTION_VTK_ASCII,
   OPTION_VIEW
 };
-
-/* Finest levels above this would not fit a workstation's memory (CIRCLE Q1
- * level 12 has 33.6M unknowns); the mesh is checked again as it grows. */
-enum { MAX_LEVEL = 12 };
 
 static void print_poisson_usage(FILE *out) {
   fputs("Usage: clmg poisson [OPTIONS]\n"
@@ -153,7 +127,7 @@ static void print_poisson_usage(FILE *out) {
         out);
 }
 
-static int parse_options(int argc, char **argv, const cli_options *defaults, poisson_options *o) {
+int poisson_parse_options(int argc, char **argv, const cli_options *defaults, poisson_options *o) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       {"mesh", required_argument, NULL, OPTION_MESH},
@@ -214,7 +188,7 @@ static int parse_options(int argc, char **argv, const cli_options *defaults, poi
       o->degree = optarg[1] - '0';
       break;
     case OPTION_LEVEL:
-      if (!cli_parse_int(command, "--level", optarg, 1, MAX_LEVEL, &o->level))
+      if (!cli_parse_int(command, "--level", optarg, 1, POISSON_MAX_LEVEL, &o->level))
         return cli_usage_error(command);
       break;
     case OPTION_NUMBERING:
@@ -721,7 +695,7 @@ static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, cha
 int run_poisson(int argc, char **argv, const cli_options *defaults) {
   const char *command = argv[0];
   poisson_options o;
-  int exit_code = parse_options(argc, argv, defaults, &o);
+  int exit_code = poisson_parse_options(argc, argv, defaults, &o);
   if (exit_code != 0)
     return exit_code;
   if (o.common.help) {

@@ -12,27 +12,10 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "subcommands.h"
 #include "view.h"
 
 /* ---- options ---- */
-
-typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } preconditioner_kind;
-
-typedef struct solve_options {
-  cli_options common; /* --device, --json, --help */
-  int quiet, skip_checks, view;
-  const char *matrix_path, *rhs_path, *output_path;
-  preconditioner_kind preconditioner;
-  clmg_matrix_format format;
-  clmg_dtype precision;
-  const char *precision_asked; /* --precision double or mixed; NULL: the default */
-  int tolerance_given;
-  double tolerance;
-  int max_iterations;
-  clmg_krylov_method method; /* AUTO until the matrix is read */
-  int restart;               /* GMRES(m) */
-  int mixed;                 /* Jacobi in float inside a double Krylov method */
-} solve_options;
 
 enum {
   OPTION_METHOD = OPTION_FIRST_OWN,
@@ -151,9 +134,8 @@ static int parse_iterations(const char *command, const char *text, int *value) {
   return 1;
 }
 
-/* Returns 0 to go on, else the exit status. */
-static int parse_options(int argc, char **argv, const cli_options *defaults,
-                         solve_options *options) {
+int solve_parse_options(int argc, char **argv, const cli_options *defaults,
+                        solve_options *options) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       {"method", required_argument, NULL, OPTION_METHOD},
@@ -713,7 +695,7 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
 int run_solve(int argc, char **argv, const cli_options *defaults) {
   const char *command = argv[0];
   solve_options options;
-  int exit_code = parse_options(argc, argv, defaults, &options);
+  int exit_code = solve_parse_options(argc, argv, defaults, &options);
   if (exit_code != 0) {
     return exit_code;
   }

@@ -976,6 +976,9 @@ static const malformed malformed_matrices[] = {
      * once took 76 s and 11 GB before being refused) */
     {BANNER "724506280 724506280 0\n", 2, "holds 0 entries"},
     {BANNER "2147483647 3 2\n1 1 1\n2 2 1\n", 4, "claims 2147483647 x 3"},
+    /* duplicates are summed, and what is left must be in proportion too: else
+     * clmg would write a file (of the distinct entries) it refuses to read */
+    {BANNER "1048592 1 2\n1 1 1\n1 1 2\n", 2, "holds 1 distinct entries"},
     {BANNER "3 3 1\n1 2 0.5\x1b[31m\n", 3, "control byte 0x1b"},
     {BANNER "3 3 1\n1 2\x07 0.5\n", 3, "control byte 0x07"},
     /* bytes that are not UTF-8 are escaped in the message, UTF-8 is kept */

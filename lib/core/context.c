@@ -1,10 +1,20 @@
 /* Device discovery and selection, the context and its queue. */
+#define _POSIX_C_SOURCE 200809L /* getrlimit, mmap, sysconf */
+#define _DEFAULT_SOURCE         /* MAP_ANONYMOUS (glibc, musl) */
+#define _DARWIN_C_SOURCE        /* MAP_ANONYMOUS (macOS) */
 #include "core/internal.h"
 
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__unix__) || defined(__APPLE__)
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <unistd.h>
+#define CLMG_HAVE_RLIMIT_AS 1
+#endif
 
 void clmg_context_options_defaults(clmg_context_options *options) {
   if (!options)
@@ -77,8 +87,78 @@ static void device_list_free(device_list *list) {
   memset(list, 0, sizeof *list);
 }
 
+/* ---- room in the address space (RLIMIT_AS, ulimit -v) ----
+ *
+ * Under an address-space limit, OpenCL CPU drivers and their compilers abort
+ * or crash the process rather than fail when they run out (pocl 3.1 with
+ * LLVM 15: "PTHREAD ERROR in pthread_scheduler_init", std::bad_alloc while
+ * compiling, SIGSEGV in clGetProgramInfo(CL_PROGRAM_BINARIES), an assertion
+ * on a buffer it could not allocate). So clmg tests for room first where it
+ * can, and refuses with a message. */
+
+int clmg_address_space_has_room(size_t bytes) {
+#ifdef CLMG_HAVE_RLIMIT_AS
+  struct rlimit limit;
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY)
+    return 1;
+#ifdef MAP_ANONYMOUS
+  /* PROT_NONE takes no memory but counts against RLIMIT_AS */
+  void *probe = mmap(NULL, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (probe == MAP_FAILED)
+    return 0;
+  munmap(probe, bytes);
+#else
+  void *probe = malloc(bytes); /* mapped, not touched */
+  if (!probe)
+    return 0;
+  free(probe);
+#endif
+#else
+  (void)bytes;
+#endif
+  return 1;
+}
+
+/* Loading a driver and compiling the first kernels takes hundreds of MiB of
+ * address space: pocl 3.1 with LLVM 15 failed below about 530 MiB with an
+ * empty kernel cache (about 300 MiB with a full one), plus a worker thread
+ * per core with a stack of RLIMIT_STACK. Tested before the first OpenCL call
+ * of the process only: later the drivers are loaded and hold that room. */
+enum { DRIVER_ROOM_MIB = 576, DEFAULT_STACK_MIB = 8 };
+
+static atomic_int drivers_loaded;
+
+static clmg_status check_room_for_drivers(char *message, size_t message_size) {
+  if (atomic_load(&drivers_loaded))
+    return CLMG_SUCCESS;
+  size_t stack_bytes = (size_t)DEFAULT_STACK_MIB << 20;
+  long cores = 1;
+#ifdef CLMG_HAVE_RLIMIT_AS
+  struct rlimit stack;
+  if (getrlimit(RLIMIT_STACK, &stack) == 0 && stack.rlim_cur != RLIM_INFINITY &&
+      stack.rlim_cur < ((rlim_t)1 << 30))
+    stack_bytes = (size_t)stack.rlim_cur;
+  cores = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores < 1)
+    cores = 1;
+#endif
+  size_t room = ((size_t)DRIVER_ROOM_MIB << 20) + (size_t)cores * stack_bytes;
+  if (clmg_address_space_has_room(room))
+    return CLMG_SUCCESS;
+  snprintf(message, message_size,
+           "the address-space limit (RLIMIT_AS, ulimit -v) leaves less than the %zu MiB that an "
+           "OpenCL driver may need to load and compile (pocl: about %d MiB, and a %zu MiB "
+           "thread stack for each of %ld cores), and drivers abort the process when they run "
+           "out; raise the limit",
+           room >> 20, DRIVER_ROOM_MIB, stack_bytes >> 20, cores);
+  return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
 static clmg_status enumerate_devices(device_list *list, char *message, size_t message_size) {
   memset(list, 0, sizeof *list);
+  clmg_status room = check_room_for_drivers(message, message_size);
+  if (room != CLMG_SUCCESS)
+    return room;
   cl_uint platform_count = 0;
   cl_int error = clGetPlatformIDs(0, NULL, &platform_count);
   if (error != CL_SUCCESS || platform_count == 0) {
@@ -127,6 +207,7 @@ static clmg_status enumerate_devices(device_list *list, char *message, size_t me
     free(devices);
   }
   free(platforms);
+  atomic_store(&drivers_loaded, 1);
   if (status == CLMG_SUCCESS && list->count == 0) {
     snprintf(message, message_size, "OpenCL platforms exist but expose no device");
     status = CLMG_ERROR_NO_DEVICE;
@@ -430,6 +511,11 @@ void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t
   *global = groups * group;
 }
 
+/* What a CPU device's buffer leaves free of the address space, for the
+ * compilations that may follow (pocl compiles a kernel for each new
+ * work-group size). */
+enum { CPU_BUFFER_SPARE_MIB = 128 };
+
 clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *initial,
                               const char *what, cl_mem *buffer) {
   *buffer = NULL;
@@ -438,6 +524,16 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
   clmg_status status = clmg_memory_check(context, bytes, bytes, 0, 0, what);
   if (status != CLMG_SUCCESS)
     return status;
+  /* A CPU device's buffers are host memory, which pocl allocates only when
+   * the buffer is first used, and asserts on when that fails: under an
+   * address-space limit the room must be there now, with some left for
+   * compiling kernels. */
+  if (context->info.is_cpu &&
+      !clmg_address_space_has_room(bytes + ((size_t)CPU_BUFFER_SPARE_MIB << 20)))
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "%s needs %zu bytes of host memory (a CPU device), more than the "
+                     "address-space limit (RLIMIT_AS, ulimit -v) leaves with %d MiB to spare",
+                     what, bytes, CPU_BUFFER_SPARE_MIB);
   cl_int error;
   cl_mem_flags flags = CL_MEM_READ_WRITE | (initial ? CL_MEM_COPY_HOST_PTR : 0);
   *buffer = clCreateBuffer(context->cl, flags, bytes, (void *)initial, &error);

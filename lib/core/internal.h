@@ -174,6 +174,12 @@ clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char 
 /* Turns a CLBlast status code into clmg's status and message (op: "dot"). */
 clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op);
 
+/* 1 when `bytes` more of address space can be mapped now: always without
+ * an address-space limit (RLIMIT_AS, ulimit -v), else tested by mapping and
+ * unmapping that much (context.c). OpenCL CPU drivers abort rather than fail
+ * when they run out, so clmg tests first where it can. */
+int clmg_address_space_has_room(size_t bytes);
+
 /* ---- host-only helpers (lib/core/host_errors.c) ---- */
 
 /* Fills error->message (error may be NULL) and returns status. */

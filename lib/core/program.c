@@ -230,8 +230,16 @@ static void make_directories(const char *dir) {
 }
 
 /* Best effort: a cache that cannot be written only costs a rebuild later. */
+/* Reading a program's binary back makes pocl compile every kernel of it,
+ * and pocl 3.1 crashes (SIGSEGV) when that runs out of address space: under
+ * a tight limit the cache is skipped, which costs only the time to compile
+ * again next run. */
+enum { STORE_ROOM_MIB = 512 };
+
 static void store_cached(clmg_context *context, const char *family, const char *key,
                          cl_program program) {
+  if (!clmg_address_space_has_room((size_t)STORE_ROOM_MIB << 20))
+    return;
   size_t size = 0;
   if (clGetProgramInfo(program, CL_PROGRAM_BINARY_SIZES, sizeof size, &size, NULL) != CL_SUCCESS ||
       size == 0)

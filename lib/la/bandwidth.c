@@ -12,6 +12,11 @@ size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context) {
   while ((bytes > context->info.max_alloc_bytes / 2 || bytes > room / 2) &&
          bytes > ((size_t)1 << 20))
     bytes /= 2;
+  /* A CPU device's two buffers are host memory: under an address-space
+   * limit they must fit it too (with the room clmg_device_alloc keeps). */
+  while (context->info.is_cpu && bytes > ((size_t)1 << 20) &&
+         !clmg_address_space_has_room(2 * bytes + ((size_t)256 << 20)))
+    bytes /= 2;
   return bytes;
 }
 
@@ -28,14 +33,17 @@ clmg_status clmg_measure_copy_bandwidth(clmg_context *context, size_t bytes, dou
   if (n == 0)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "copy bandwidth: %zu bytes is too few",
                      bytes);
+  /* The kernel first: compiling it (LLVM on CPU drivers) needs host memory
+   * that the buffers, host memory too on a CPU device, would take; pocl's
+   * LLVM aborts the process (std::bad_alloc) when it runs out. */
+  cl_kernel kernel = NULL;
+  clmg_status status =
+      clmg_get_kernel(context, "blas1", clmg_real_options(context, type), "copy_vector", &kernel);
   clmg_vector *x = NULL, *y = NULL;
-  clmg_status status = clmg_vector_create(context, type, n, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, type, n, &x);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, type, n, &y);
-  cl_kernel kernel = NULL;
-  if (status == CLMG_SUCCESS)
-    status =
-        clmg_get_kernel(context, "blas1", clmg_real_options(context, type), "copy_vector", &kernel);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS) {
     clmg_args_begin(&args, context, kernel, "copy_vector");

@@ -209,7 +209,8 @@ typedef struct mm_header {
   mm_symmetry symmetry;
   size_t rows;
   size_t cols;
-  size_t entries; /* entries stored in the file (array: implied by the shape) */
+  size_t entries;   /* entries stored in the file (array: implied by the shape) */
+  size_t size_line; /* its line number, for messages about the size */
 } mm_header;
 
 static const char *const banner_form =
@@ -319,6 +320,7 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
                        cols);
   header->rows = (size_t)rows;
   header->cols = (size_t)cols;
+  header->size_line = reader->line_number;
 
   /* The most entries the file can hold: one per position of the stored part.
    * rows, cols < 2^31, so these products cannot overflow. */
@@ -520,6 +522,12 @@ static clmg_status read_array_entries(mm_reader *reader, const mm_header *header
 /* Coordinate files: rows and columns beyond the entries read (see read_file). */
 enum { MM_FREE_DIMENSION = 1 << 20, MM_DIMENSION_PER_ENTRY = 8 };
 
+/* The dimensions a coordinate file of `entries` entries may claim. */
+static int in_proportion(const mm_header *header, size_t entries) {
+  size_t largest = header->rows > header->cols ? header->rows : header->cols;
+  return largest <= MM_FREE_DIMENSION + MM_DIMENSION_PER_ENTRY * entries;
+}
+
 /* Opens and reads a whole file into triplets (mirrors included). vector:
  * only general real/integer n x 1 or 1 x n files are accepted. */
 static clmg_status read_file(const char *path, int vector, mm_header *header, mm_triplets *triplets,
@@ -551,19 +559,17 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
     status = header->format == MM_COORDINATE ? read_coordinate_entries(&reader, header, triplets)
                                              : read_array_entries(&reader, header, triplets);
   }
-  if (status == CLMG_SUCCESS && header->format == MM_COORDINATE) {
+  if (status == CLMG_SUCCESS && header->format == MM_COORDINATE &&
+      !in_proportion(header, triplets->count)) {
     /* The result holds an array per row (CSR) or per element (vector), so
      * the size line alone would size a large allocation: the dimensions
      * must be in proportion to the entries the file really holds. */
-    size_t largest = header->rows > header->cols ? header->rows : header->cols;
-    size_t allowed = MM_FREE_DIMENSION + MM_DIMENSION_PER_ENTRY * triplets->count;
-    if (largest > allowed)
-      status = parse_error(&reader,
-                           "the size line claims %zu x %zu, but the file holds %zu entries: "
-                           "clmg accepts at most %d + %d x entries rows or columns, as a matrix "
-                           "with that many empty rows is singular",
-                           header->rows, header->cols, triplets->count, MM_FREE_DIMENSION,
-                           MM_DIMENSION_PER_ENTRY);
+    status = parse_error(&reader,
+                         "the size line claims %zu x %zu, but the file holds %zu entries: "
+                         "clmg accepts at most %d + %d x entries rows or columns, as a matrix "
+                         "with that many empty rows is singular",
+                         header->rows, header->cols, triplets->count, MM_FREE_DIMENSION,
+                         MM_DIMENSION_PER_ENTRY);
   }
   if (status == CLMG_SUCCESS) {
     char *text = NULL;
@@ -601,6 +607,20 @@ clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_er
   status = clmg_csr_from_triplets(header.rows, header.cols, triplets.count, triplets.row,
                                   triplets.col, triplets.val, out, error);
   free_triplets(&triplets);
+  /* The rule again for the entries left once duplicates are summed: what
+   * clmg_csr_write_matrix_market writes of this matrix must read back. */
+  if (status == CLMG_SUCCESS && header.format == MM_COORDINATE &&
+      !in_proportion(&header, clmg_csr_nnz(out))) {
+    size_t distinct = clmg_csr_nnz(out);
+    clmg_csr_free(out);
+    status = clmg_error_set(error, CLMG_ERROR_PARSE,
+                            "%s:%zu: the size line claims %zu x %zu, but the file holds %zu "
+                            "distinct entries (duplicates are summed): clmg accepts at most %d + "
+                            "%d x entries rows or columns, as a matrix with that many empty rows "
+                            "is singular",
+                            path, header.size_line, header.rows, header.cols, distinct,
+                            MM_FREE_DIMENSION, MM_DIMENSION_PER_ENTRY);
+  }
   return status;
 }
 

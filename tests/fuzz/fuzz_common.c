@@ -5,22 +5,37 @@
 #include <string.h>
 #include <unistd.h>
 
-static char scratch_path[4096];
+static char scratch_path[4096], output_path[4096];
 
 static void remove_scratch(void) {
   if (scratch_path[0])
     unlink(scratch_path);
+  if (output_path[0])
+    unlink(output_path);
+}
+
+/* Makes path (once) in $TMPDIR, else /dev/shm or /tmp. */
+static void make_path(char path[4096], const char *name, const char *suffix) {
+  static int registered;
+  if (path[0])
+    return;
+  /* a file in memory (/dev/shm) runs about six times faster than one on disk */
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir)
+    dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+  snprintf(path, 4096, "%s/clmg-fuzz-%ld%s%s", dir, (long)getpid(), name, suffix);
+  if (!registered)
+    atexit(remove_scratch);
+  registered = 1;
+}
+
+const char *fuzz_output_path(const char *suffix) {
+  make_path(output_path, "-out", suffix);
+  return output_path;
 }
 
 const char *fuzz_write_input(const uint8_t *data, size_t size, const char *suffix) {
-  if (!scratch_path[0]) {
-    /* a file in memory (/dev/shm) runs about six times faster than one on disk */
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-      dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-    snprintf(scratch_path, sizeof scratch_path, "%s/clmg-fuzz-%ld%s", dir, (long)getpid(), suffix);
-    atexit(remove_scratch);
-  }
+  make_path(scratch_path, "", suffix);
   FILE *file = fopen(scratch_path, "wb");
   if (!file)
     return NULL;

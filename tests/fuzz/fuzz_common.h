@@ -15,6 +15,10 @@
  * file cannot be written (the input is then skipped). */
 const char *fuzz_write_input(const uint8_t *data, size_t size, const char *suffix);
 
+/* A second scratch path next to the input's (removed at exit), for what a
+ * target writes itself, e.g. to read it back. */
+const char *fuzz_output_path(const char *suffix);
+
 /* Aborts unless message is a non-empty, NUL-terminated, printable UTF-8
  * string without control bytes other than newline and tab. */
 void fuzz_check_message(const char *message);

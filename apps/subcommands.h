@@ -1,0 +1,114 @@
+/* The options of each clmg subcommand and their parsers, apart from running
+ * the subcommand: parsing touches no device and prints nothing but usage
+ * errors (cli.c), so the option parsers' fuzz target (tests/fuzz) calls them
+ * as they are. Each parser starts from `defaults` (the global options),
+ * returns 0 to go on (also for --help, with common.help set) or else the
+ * exit status of a usage error, whose message is already printed. */
+#ifndef CLMG_SUBCOMMANDS_H
+#define CLMG_SUBCOMMANDS_H
+
+#include <stddef.h>
+
+#include "cli.h"
+
+/* ---- the top level (clmg.c) ---- */
+
+/* What the words before and including the subcommand name ask for. */
+typedef struct cli_invocation {
+  cli_options options; /* the global options: the subcommand's defaults */
+  int version;         /* -V, --version */
+  /* The subcommand's name; NULL for --help, "help" alone or -V. */
+  const char *command;
+  int argc; /* the subcommand's arguments, argv[0] "clmg NAME" */
+  char **argv;
+  char name[64];      /* storage of argv[0] */
+  char *help_argv[3]; /* storage of "help CMD", which reads as "CMD --help" */
+} cli_invocation;
+
+/* Parses the global options and finds the subcommand (argv[0] is the
+ * program's path and is replaced by "clmg"). Resets getopt_long for the
+ * subcommand's parser. */
+int cli_parse_main(int argc, char **argv, cli_invocation *invocation);
+
+/* The whole command: cli_parse_main, then the subcommand (main.c). */
+int cli_main(int argc, char **argv);
+
+/* ---- clmg info (clmg.c) ---- */
+
+typedef struct info_options {
+  cli_options common;
+  unsigned long long bandwidth_mib; /* 0: a size chosen from the device memory */
+} info_options;
+
+int info_parse_options(int argc, char **argv, const cli_options *defaults, info_options *options);
+
+/* ---- clmg solve (solve.c) ---- */
+
+typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } preconditioner_kind;
+
+typedef struct solve_options {
+  cli_options common; /* --device, --json, --help */
+  int quiet, skip_checks, view;
+  const char *matrix_path, *rhs_path, *output_path;
+  preconditioner_kind preconditioner;
+  clmg_matrix_format format;
+  clmg_dtype precision;
+  const char *precision_asked; /* --precision double or mixed; NULL: the default */
+  int tolerance_given;
+  double tolerance;
+  int max_iterations;
+  clmg_krylov_method method; /* AUTO until the matrix is read */
+  int restart;               /* GMRES(m) */
+  int mixed;                 /* Jacobi in float inside a double Krylov method */
+} solve_options;
+
+int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
+
+/* ---- clmg poisson (poisson.c) ---- */
+
+typedef enum mesh_kind { MESH_CIRCLE, MESH_BLOOD, MESH_FILE } mesh_kind;
+
+/* Finest levels above this would not fit a workstation's memory (CIRCLE Q1
+ * level 12 has 33.6M unknowns); the mesh is checked again as it grows. */
+enum { POISSON_MAX_LEVEL = 12 };
+
+typedef struct poisson_options {
+  cli_options common;
+  const char *mesh_name; /* "circle", "blood" or a path */
+  mesh_kind mesh;
+  int degree;
+  int level;
+  clmg_numbering numbering;
+  clmg_multigrid_options multigrid;
+  int smoothing_given, omega_given;
+  int use_cg;
+  int mixed;                   /* float hierarchy inside double CG */
+  const char *precision_asked; /* --precision double or mixed; NULL: the default */
+  int tolerance_given;
+  double tolerance;
+  int max_iterations;
+  const char *vtk_path;
+  clmg_vtu_encoding vtk_encoding;
+  int quiet, view;
+  unsigned long long seed;
+} poisson_options;
+
+int poisson_parse_options(int argc, char **argv, const cli_options *defaults,
+                          poisson_options *options);
+
+/* ---- clmg homg (homg.c) ---- */
+
+typedef struct homg_options {
+  cli_options common;
+  size_t n;
+  clmg_homg_method method;
+  clmg_dtype precision;
+  const char *precision_asked; /* --precision double; NULL: the default */
+  int maxi, cycles, cycles_given, tol_given, pre, post, steps, quiet;
+  double tol, error_tol, omega, stagnation;
+  const char *vtk_path, *png_path, *snapshot_prefix, *snapshot_format;
+} homg_options;
+
+int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_options *options);
+
+#endif
