@@ -358,21 +358,6 @@ static int print_progress(void *data, int iteration, double relative_residual) {
 
 /* ---- the report ---- */
 
-/* Everything measured, for the text and the JSON report. */
-typedef struct solve_report {
-  const clmg_csr *a;
-  const clmg_matrix *matrix;
-  const clmg_device_info *device;
-  const char *preconditioner_name;
-  clmg_status status;
-  const char *message; /* the library's message when status is not success */
-  clmg_krylov_result result;
-  double true_relative_residual;
-  int have_error_vs_ones;
-  double error_max, error_relative;
-  double read_s, build_s, kernels_s, solve_s;
-} solve_report;
-
 static void print_history_line(int iteration, double relative_residual) {
   printf("  %9d  %.6e\n", iteration, relative_residual);
 }
@@ -413,8 +398,8 @@ static void print_text(const solve_options *options, const solve_report *r) {
     printf("%-18s max %.3e, relative 2-norm %.3e\n", "error vs ones", r->error_max,
            r->error_relative);
   }
-  printf("%-18s %.4f (read %.4f, upload and build %.4f)\n", "setup_s", r->read_s + r->build_s,
-         r->read_s, r->build_s);
+  printf("%-18s %.4f (%s %.4f, upload and build %.4f)\n", "setup_s", r->read_s + r->build_s,
+         r->read_label ? r->read_label : "read", r->read_s, r->build_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f", "solve_s", r->solve_s);
   if (result->iterations > 0) {
@@ -439,11 +424,16 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
-  json_string(&w, "matrix", options->matrix_path);
-  json_string(&w, "rhs", options->rhs_path ? options->rhs_path : "A*ones");
-  json_integer(&w, "rows", (long long)r->a->rows);
-  json_integer(&w, "cols", (long long)r->a->cols);
-  json_integer(&w, "nonzeros", (long long)clmg_csr_nnz(r->a));
+  if (options->matrix_path) {
+    json_string(&w, "matrix", options->matrix_path);
+  }
+  json_string(&w, "rhs", options->rhs_path ? options->rhs_path : r->rhs_description);
+  if (r->extra_json) {
+    r->extra_json(&w, r->extra_data);
+  }
+  json_integer(&w, "rows", (long long)clmg_matrix_rows(r->matrix));
+  json_integer(&w, "cols", (long long)clmg_matrix_cols(r->matrix));
+  json_integer(&w, "nonzeros", (long long)clmg_matrix_nnz(r->matrix));
   json_string(&w, "format", clmg_matrix_format_name(clmg_matrix_format_of(r->matrix)));
   json_string(&w, "format_description", clmg_matrix_describe(r->matrix));
   json_integer(&w, "stored_entries", (long long)clmg_matrix_stored_entries(r->matrix));
@@ -488,19 +478,7 @@ static void print_json(const solve_options *options, const solve_report *r) {
 
 /* ---- the command ---- */
 
-/* What run_solve allocates, released in one place. */
-typedef struct solve_resources {
-  clmg_csr a;
-  double *b, *x;
-  clmg_context *context;
-  clmg_matrix *matrix;
-  clmg_matrix *float_matrix; /* --precision mixed: the preconditioner's copy */
-  clmg_operator op;          /* the operator the Krylov method sees: matrix */
-  clmg_vector *device_b, *device_x, *residual;
-  clmg_preconditioner preconditioner;
-} solve_resources;
-
-static void release(solve_resources *s) {
+void solve_release(solve_resources *s) {
   clmg_preconditioner_destroy(&s->preconditioner);
   clmg_operator_destroy(&s->op);
   clmg_matrix_destroy(s->float_matrix);
@@ -565,17 +543,19 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
 /* Uploads A and b and sets up the preconditioner. */
 static clmg_status build_on_device(const solve_options *options, solve_resources *s,
                                    const char **failed_step) {
-  size_t n = s->a.rows;
+  size_t n = s->n;
   clmg_matrix_options matrix_options;
   clmg_matrix_options_defaults(&matrix_options);
   matrix_options.format = options->format;
   matrix_options.precision = options->precision;
   *failed_step = "building the device matrix";
-  clmg_status status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->matrix);
+  /* A matrix made on the device (clmg helmholtz) is already there */
+  clmg_status status =
+      s->matrix ? CLMG_SUCCESS : clmg_matrix_create(s->context, &s->a, &matrix_options, &s->matrix);
   if (status == CLMG_SUCCESS) {
     status = clmg_operator_from_matrix(s->matrix, 0, &s->op);
   }
-  if (status == CLMG_SUCCESS && options->mixed) {
+  if (status == CLMG_SUCCESS && options->mixed && !s->float_matrix) {
     matrix_options.precision = CLMG_FLOAT;
     status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->float_matrix);
   }
@@ -639,11 +619,13 @@ static clmg_status warm_up(const solve_options *o, const solve_resources *s,
 
 static void print_header(const solve_options *options, const solve_resources *s) {
   const clmg_device_info *device = clmg_context_device(s->context);
-  printf("%-18s %s\n", "matrix", options->matrix_path);
-  printf("%-18s %zu\n", "rows", s->a.rows);
-  printf("%-18s %zu\n", "nonzeros", clmg_csr_nnz(&s->a));
+  if (options->matrix_path) {
+    printf("%-18s %s\n", "matrix", options->matrix_path);
+  }
+  printf("%-18s %zu\n", "rows", s->n);
+  printf("%-18s %zu\n", "nonzeros", clmg_matrix_nnz(s->matrix));
   printf("%-18s %s\n", "right-hand side",
-         options->rhs_path ? options->rhs_path : "b = A*1 (the exact solution is all ones)");
+         options->rhs_path ? options->rhs_path : s->rhs_description);
   printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
          device->name, device->platform_name);
   printf("%-18s %s\n", "format", clmg_matrix_describe(s->matrix));
@@ -679,7 +661,7 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
   report->true_relative_residual = b_norm > 0 ? residual_norm / b_norm : residual_norm;
   if (b_is_a_ones) {
     double max_error = 0, sum_squares = 0;
-    size_t n = s->a.rows;
+    size_t n = s->n;
     for (size_t i = 0; i < n; i++) {
       double e = fabs(s->x[i] - 1.0);
       max_error = e > max_error || isnan(e) ? e : max_error;
@@ -690,6 +672,108 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
     report->error_relative = n > 0 ? sqrt(sum_squares / (double)n) : 0.0;
   }
   return CLMG_SUCCESS;
+}
+
+/* From the context on: builds what is missing on the device (the matrix
+ * from host CSR unless the caller made it there), solves, writes x and
+ * reports; returns the exit status. s is released by the caller. */
+int solve_on_device(const char *command, solve_options *options, solve_resources *s,
+                    solve_report *report, int b_is_a_ones) {
+  double start = apputil_now();
+  const char *failed_step = "";
+  clmg_status status = build_on_device(options, s, &failed_step);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s->context, status, failed_step);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report->build_s = apputil_now() - start;
+  cli_progress("matrix built and uploaded to the device");
+  report->matrix = s->matrix;
+  const clmg_preconditioner *preconditioner =
+      options->preconditioner == PRECONDITIONER_JACOBI ? &s->preconditioner : NULL;
+
+  if (!options->common.json) {
+    print_header(options, s);
+    if (options->view) {
+      view_level level = matrix_view(s->matrix);
+      view_print(&level, 1);
+    }
+  }
+  start = apputil_now();
+  status = warm_up(options, s, preconditioner);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s->context, status, "compiling the kernels");
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report->kernels_s = apputil_now() - start;
+  cli_progress("kernels ready");
+
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = options->tolerance;
+  krylov.max_iterations = options->max_iterations;
+  krylov.gmres_restart = options->restart;
+  krylov.keep_history = 1;
+  progress live = {!options->quiet, apputil_now(), apputil_now()};
+  krylov.monitor = print_progress;
+  krylov.monitor_data = &live;
+  start = apputil_now();
+  report->status = clmg_krylov_solve(options->method, &s->op, s->device_b, s->device_x,
+                                     preconditioner, &krylov, &report->result);
+  report->solve_s = apputil_now() - start;
+
+  /* Keep the solver's message: evaluate() makes library calls that clear it. */
+  char solver_message[1024];
+  snprintf(solver_message, sizeof solver_message, "%s", clmg_context_message(s->context));
+  report->message = solver_message;
+  status = evaluate(s, report, b_is_a_ones);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s->context, status, "reading back the solution");
+    clmg_krylov_result_free(&report->result);
+    return EXIT_LIBRARY_FAILURE;
+  }
+
+  /* x of a breakdown is meaningless; the last iterate of an unfinished solve
+   * is still the best there is. It is written before the report, so that the
+   * report (with --json one object) says whether that worked. */
+  int x_is_useful = report->status == CLMG_SUCCESS || report->status == CLMG_ERROR_NOT_CONVERGED;
+  char output_message[1200] = "";
+  clmg_status output_status = CLMG_SUCCESS;
+  if (options->output_path && x_is_useful) {
+    clmg_error error;
+    output_status = clmg_write_matrix_market_vector(options->output_path, s->x, s->n, &error);
+    if (output_status != CLMG_SUCCESS) {
+      snprintf(output_message, sizeof output_message, "cannot write the solution: %s: %s",
+               clmg_status_string(output_status), error.message);
+    }
+  }
+  clmg_status solve_status = report->status;
+  if (solve_status == CLMG_SUCCESS && output_status != CLMG_SUCCESS) {
+    report->status = output_status;
+    report->message = output_message;
+  }
+
+  if (options->common.json) {
+    print_json(options, report);
+    cli_json_done();
+  } else {
+    print_text(options, report);
+    if (options->output_path && output_status == CLMG_SUCCESS && x_is_useful && !options->quiet) {
+      printf("%-18s %s\n", "solution written", options->output_path);
+    }
+  }
+  int exit_code = report->status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  if (solve_status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solve_status), solver_message);
+  }
+  if (output_status != CLMG_SUCCESS) {
+    fflush(stdout);
+    fprintf(stderr, "%s: %s\n", command, output_message);
+    exit_code = EXIT_LIBRARY_FAILURE;
+  }
+  clmg_krylov_result_free(&report->result);
+  return exit_code;
 }
 
 int run_solve(int argc, char **argv, const cli_options *defaults) {
@@ -706,29 +790,31 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
 
   solve_resources s = {0};
   solve_report report = {0};
-  report.a = &s.a;
   report.preconditioner_name = options.preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none";
 
   cli_progress_begin(options.quiet);
   double start = apputil_now();
   if (!read_inputs(command, &options, &s)) {
-    release(&s);
+    solve_release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.read_s = apputil_now() - start;
+  s.n = s.a.rows;
+  s.rhs_description = "b = A*1 (the exact solution is all ones)";
+  report.rhs_description = "A*ones";
   cli_progress("read %s: %zu rows, %zu nonzeros", options.matrix_path, s.a.rows,
                clmg_csr_nnz(&s.a));
 
   s.context = cli_open_context(command, &options.common, options.quiet);
   if (!s.context) {
-    release(&s);
+    solve_release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.device = clmg_context_device(s.context);
   if (options.precision == CLMG_DOUBLE) {
     int fp64 = cli_double_precision(command, s.context, options.precision_asked, options.quiet);
     if (fp64 < 0) {
-      release(&s);
+      solve_release(&s);
       return EXIT_LIBRARY_FAILURE;
     }
     if (fp64 == 0) {
@@ -739,103 +825,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     }
   }
 
-  start = apputil_now();
-  const char *failed_step = "";
-  clmg_status status = build_on_device(&options, &s, &failed_step);
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, failed_step);
-    release(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
-  report.build_s = apputil_now() - start;
-  cli_progress("matrix built and uploaded to the device");
-  report.matrix = s.matrix;
-  const clmg_preconditioner *preconditioner =
-      options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
-
-  if (!options.common.json) {
-    print_header(&options, &s);
-    if (options.view) {
-      view_level level = matrix_view(s.matrix);
-      view_print(&level, 1);
-    }
-  }
-  start = apputil_now();
-  status = warm_up(&options, &s, preconditioner);
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, "compiling the kernels");
-    release(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
-  report.kernels_s = apputil_now() - start;
-  cli_progress("kernels ready");
-
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = options.tolerance;
-  krylov.max_iterations = options.max_iterations;
-  krylov.gmres_restart = options.restart;
-  krylov.keep_history = 1;
-  progress live = {!options.quiet, apputil_now(), apputil_now()};
-  krylov.monitor = print_progress;
-  krylov.monitor_data = &live;
-  start = apputil_now();
-  report.status = clmg_krylov_solve(options.method, &s.op, s.device_b, s.device_x, preconditioner,
-                                    &krylov, &report.result);
-  report.solve_s = apputil_now() - start;
-
-  /* Keep the solver's message: evaluate() makes library calls that clear it. */
-  char solver_message[1024];
-  snprintf(solver_message, sizeof solver_message, "%s", clmg_context_message(s.context));
-  report.message = solver_message;
-  status = evaluate(&s, &report, options.rhs_path == NULL);
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, "reading back the solution");
-    clmg_krylov_result_free(&report.result);
-    release(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
-
-  /* x of a breakdown is meaningless; the last iterate of an unfinished solve
-   * is still the best there is. It is written before the report, so that the
-   * report (with --json one object) says whether that worked. */
-  int x_is_useful = report.status == CLMG_SUCCESS || report.status == CLMG_ERROR_NOT_CONVERGED;
-  char output_message[1200] = "";
-  clmg_status output_status = CLMG_SUCCESS;
-  if (options.output_path && x_is_useful) {
-    clmg_error error;
-    output_status = clmg_write_matrix_market_vector(options.output_path, s.x, s.a.rows, &error);
-    if (output_status != CLMG_SUCCESS) {
-      snprintf(output_message, sizeof output_message, "cannot write the solution: %s: %s",
-               clmg_status_string(output_status), error.message);
-    }
-  }
-  clmg_status solve_status = report.status;
-  if (solve_status == CLMG_SUCCESS && output_status != CLMG_SUCCESS) {
-    report.status = output_status;
-    report.message = output_message;
-  }
-
-  if (options.common.json) {
-    print_json(&options, &report);
-    cli_json_done();
-  } else {
-    print_text(&options, &report);
-    if (options.output_path && output_status == CLMG_SUCCESS && x_is_useful && !options.quiet) {
-      printf("%-18s %s\n", "solution written", options.output_path);
-    }
-  }
-  exit_code = report.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
-  if (solve_status != CLMG_SUCCESS) {
-    fflush(stdout);
-    fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solve_status), solver_message);
-  }
-  if (output_status != CLMG_SUCCESS) {
-    fflush(stdout);
-    fprintf(stderr, "%s: %s\n", command, output_message);
-    exit_code = EXIT_LIBRARY_FAILURE;
-  }
-  clmg_krylov_result_free(&report.result);
-  release(&s);
-  return exit_code;
+  int code = solve_on_device(command, &options, &s, &report, options.rhs_path == NULL);
+  solve_release(&s);
+  return code;
 }

@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "apputil.h"
 #include "cli.h"
 
 /* ---- the top level (clmg.c) ---- */
@@ -63,6 +64,50 @@ typedef struct solve_options {
 } solve_options;
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
+
+/* What a solve allocates, released in one place (solve_release). clmg solve
+ * reads A as host CSR (a) and b; clmg helmholtz may instead put a matrix
+ * made on the device in `matrix` (and, for mixed precision, its float copy
+ * in `float_matrix`), which the resources then own. */
+typedef struct solve_resources {
+  clmg_csr a;
+  size_t n; /* rows of A */
+  double *b, *x;
+  const char *rhs_description; /* for the report when there is no b file */
+  clmg_context *context;
+  clmg_matrix *matrix;
+  clmg_matrix *float_matrix; /* --precision mixed: the preconditioner's copy */
+  clmg_operator op;          /* the operator the Krylov method sees: matrix */
+  clmg_vector *device_b, *device_x, *residual;
+  clmg_preconditioner preconditioner;
+} solve_resources;
+
+void solve_release(solve_resources *s);
+
+/* Everything measured, for the text and the JSON report. */
+typedef struct solve_report {
+  const clmg_matrix *matrix;
+  const clmg_device_info *device;
+  const char *preconditioner_name;
+  const char *rhs_description; /* JSON "rhs" when there is no b file */
+  const char *read_label;      /* what read_s measured (NULL: "read") */
+  clmg_status status;
+  const char *message; /* the library's message when status is not success */
+  clmg_krylov_result result;
+  double true_relative_residual;
+  int have_error_vs_ones;
+  double error_max, error_relative;
+  double read_s, build_s, kernels_s, solve_s;
+  /* a caller's own keys at the start of the JSON object (may be NULL) */
+  void (*extra_json)(json_writer *w, void *data);
+  void *extra_data;
+} solve_report;
+
+/* With the context open and s->n, s->b, s->x set: builds what is missing
+ * on the device, solves, writes x (-o) and prints the report (text or one
+ * JSON object); returns the exit status. The caller releases s. */
+int solve_on_device(const char *command, solve_options *options, solve_resources *s,
+                    solve_report *report, int b_is_a_ones);
 
 /* ---- clmg poisson (poisson.c) ---- */
 
