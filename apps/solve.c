@@ -17,18 +17,6 @@
 
 /* ---- options ---- */
 
-enum {
-  OPTION_METHOD = OPTION_FIRST_OWN,
-  OPTION_PRECONDITIONER,
-  OPTION_FORMAT,
-  OPTION_PRECISION,
-  OPTION_TOLERANCE,
-  OPTION_MAX_ITERATIONS,
-  OPTION_SKIP_CHECKS,
-  OPTION_RESTART,
-  OPTION_VIEW
-};
-
 /* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
  * relative to the larger: loose enough for files written with a few digits
  * less than a double has, tight enough to catch a nonsymmetric matrix. */
@@ -51,27 +39,7 @@ static void print_solve_usage(FILE *out) {
         "For CG, A is checked first: symmetric (|a_ij - a_ji| <= 1e-8 of the larger)\n"
         "and with a positive diagonal, as every SPD matrix has.\n"
         "\n"
-        "Options:\n"
-        "      --method M           auto (default: cg when A is symmetric with a positive\n"
-        "                           diagonal, else gmres), cg, gmres, bicgstab\n"
-        "      --restart M          GMRES(M): Krylov vectors kept before a restart (30)\n"
-        "      --precond P          preconditioner: none, or jacobi (default; z = D^-1 r)\n"
-        "      --format F           device matrix format: auto (default), csr, ellr, sell\n"
-        "      --precision P        double (default) or float, for matrix and vectors, or\n"
-        "                           mixed: the Krylov method in double, the Jacobi\n"
-        "                           preconditioner in float. On a device without fp64\n"
-        "                           the default is float, and double or mixed fail\n"
-        "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"
-        "                           float 1e-5: float's rounding floor lies near 1e-7)\n"
-        "      --maxit N            at most N iterations (default 1000)\n"
-        "  -o, --output FILE        write x as a Matrix Market array (also when the\n"
-        "                           solve stopped without converging)\n"
-        "  -q, --quiet              no residual history and no progress lines\n"
-        "      --view               show the levels the method works on: rows, nonzeros,\n"
-        "                           device format, smoother, coarse solver and operator\n"
-        "                           complexity (solve uses no multigrid: one level, A)\n"
-        "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"
-        "                           a diagonal that is not positive instead of refusing it\n"
+        "Options:\n" SOLVE_OPTIONS_HELP
         "  -d, --device STR         device: nvidia, pocl, gpu, cpu, P:D, or part of a name\n"
         "      --json               print one JSON object on stdout instead of text (on a\n"
         "                           failure too: status and message)\n"
@@ -134,24 +102,7 @@ static int parse_iterations(const char *command, const char *text, int *value) {
   return 1;
 }
 
-int solve_parse_options(int argc, char **argv, const cli_options *defaults,
-                        solve_options *options) {
-  static const struct option long_options[] = {
-      COMMON_LONG_OPTIONS,
-      {"method", required_argument, NULL, OPTION_METHOD},
-      {"precond", required_argument, NULL, OPTION_PRECONDITIONER},
-      {"format", required_argument, NULL, OPTION_FORMAT},
-      {"precision", required_argument, NULL, OPTION_PRECISION},
-      {"tol", required_argument, NULL, OPTION_TOLERANCE},
-      {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
-      {"output", required_argument, NULL, 'o'},
-      {"quiet", no_argument, NULL, 'q'},
-      {"skip-checks", no_argument, NULL, OPTION_SKIP_CHECKS},
-      {"restart", required_argument, NULL, OPTION_RESTART},
-      {"view", no_argument, NULL, OPTION_VIEW},
-      {NULL, 0, NULL, 0},
-  };
-  const char *command = argv[0];
+void solve_options_defaults(const cli_options *defaults, solve_options *options) {
   memset(options, 0, sizeof *options);
   options->common = *defaults;
   options->preconditioner = PRECONDITIONER_JACOBI;
@@ -161,92 +112,103 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
+}
 
+int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
+  switch (option) {
+  case SOLVE_OPTION_METHOD:
+    if (!clmg_krylov_method_parse(arg, &options->method)) {
+      cli_usage_note(command, "unknown method '%s' (there are: auto, cg, gmres, bicgstab)", arg);
+      return -1;
+    }
+    return 1;
+  case SOLVE_OPTION_RESTART:
+    return cli_parse_int(command, "--restart", arg, 1, 200, &options->restart) ? 1 : -1;
+  case SOLVE_OPTION_PRECONDITIONER:
+    if (strcmp(arg, "none") == 0) {
+      options->preconditioner = PRECONDITIONER_NONE;
+    } else if (strcmp(arg, "jacobi") == 0) {
+      options->preconditioner = PRECONDITIONER_JACOBI;
+    } else {
+      cli_usage_note(command, "unknown preconditioner '%s' (there are: none, jacobi)", arg);
+      return -1;
+    }
+    return 1;
+  case SOLVE_OPTION_FORMAT:
+    if (!clmg_matrix_format_parse(arg, &options->format)) {
+      cli_usage_note(command, "unknown format '%s' (there are: auto, csr, ellr, sell)", arg);
+      return -1;
+    }
+    return 1;
+  case SOLVE_OPTION_PRECISION:
+    options->precision_asked = NULL;
+    options->mixed = 0;
+    if (strcmp(arg, "double") == 0) {
+      options->precision = CLMG_DOUBLE;
+      options->precision_asked = arg;
+    } else if (strcmp(arg, "float") == 0) {
+      options->precision = CLMG_FLOAT;
+    } else if (strcmp(arg, "mixed") == 0) {
+      options->precision = CLMG_DOUBLE;
+      options->precision_asked = arg;
+      options->mixed = 1;
+    } else {
+      cli_usage_note(command, "unknown precision '%s' (there are: double, float, mixed)", arg);
+      return -1;
+    }
+    return 1;
+  case SOLVE_OPTION_TOLERANCE:
+    return parse_tolerance(command, arg, &options->tolerance) ? 1 : -1;
+  case SOLVE_OPTION_MAX_ITERATIONS:
+    return parse_iterations(command, arg, &options->max_iterations) ? 1 : -1;
+  case 'o':
+    options->output_path = arg;
+    return 1;
+  case 'q':
+    options->quiet = 1;
+    return 1;
+  case SOLVE_OPTION_SKIP_CHECKS:
+    options->skip_checks = 1;
+    return 1;
+  case SOLVE_OPTION_VIEW:
+    options->view = 1;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+void solve_options_finish(solve_options *options) {
+  options->tolerance_given = options->tolerance != 0;
+  if (options->tolerance == 0) {
+    options->tolerance = clmg_default_tolerance(options->precision);
+  }
+}
+
+int solve_parse_options(int argc, char **argv, const cli_options *defaults,
+                        solve_options *options) {
+  static const struct option long_options[] = {
+      COMMON_LONG_OPTIONS,
+      SOLVE_LONG_OPTIONS,
+      {NULL, 0, NULL, 0},
+  };
+  const char *command = argv[0];
+  solve_options_defaults(defaults, options);
   int option;
-  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:q", long_options, NULL)) != -1) {
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS SOLVE_SHORT_OPTIONS, long_options,
+                               NULL)) != -1) {
     int common = cli_apply_common_option(command, option, &options->common);
-    if (common < 0) {
-      return cli_usage_error(command);
+    if (common == 0) {
+      common = solve_apply_option(command, option, optarg, options);
     }
-    if (common) {
-      continue;
-    }
-    switch (option) {
-    case OPTION_METHOD:
-      if (!clmg_krylov_method_parse(optarg, &options->method)) {
-        return cli_usage(command, "unknown method '%s' (there are: auto, cg, gmres, bicgstab)",
-                         optarg);
-      }
-      break;
-    case OPTION_RESTART:
-      if (!cli_parse_int(command, "--restart", optarg, 1, 200, &options->restart)) {
-        return cli_usage_error(command);
-      }
-      break;
-    case OPTION_PRECONDITIONER:
-      if (strcmp(optarg, "none") == 0) {
-        options->preconditioner = PRECONDITIONER_NONE;
-      } else if (strcmp(optarg, "jacobi") == 0) {
-        options->preconditioner = PRECONDITIONER_JACOBI;
-      } else {
-        return cli_usage(command, "unknown preconditioner '%s' (there are: none, jacobi)", optarg);
-      }
-      break;
-    case OPTION_FORMAT:
-      if (!clmg_matrix_format_parse(optarg, &options->format)) {
-        return cli_usage(command, "unknown format '%s' (there are: auto, csr, ellr, sell)", optarg);
-      }
-      break;
-    case OPTION_PRECISION:
-      options->precision_asked = NULL;
-      options->mixed = 0;
-      if (strcmp(optarg, "double") == 0) {
-        options->precision = CLMG_DOUBLE;
-        options->precision_asked = optarg;
-      } else if (strcmp(optarg, "float") == 0) {
-        options->precision = CLMG_FLOAT;
-      } else if (strcmp(optarg, "mixed") == 0) {
-        options->precision = CLMG_DOUBLE;
-        options->precision_asked = optarg;
-        options->mixed = 1;
-      } else {
-        return cli_usage(command, "unknown precision '%s' (there are: double, float, mixed)",
-                         optarg);
-      }
-      break;
-    case OPTION_TOLERANCE:
-      if (!parse_tolerance(command, optarg, &options->tolerance)) {
-        return cli_usage_error(command);
-      }
-      break;
-    case OPTION_MAX_ITERATIONS:
-      if (!parse_iterations(command, optarg, &options->max_iterations)) {
-        return cli_usage_error(command);
-      }
-      break;
-    case 'o':
-      options->output_path = optarg;
-      break;
-    case 'q':
-      options->quiet = 1;
-      break;
-    case OPTION_SKIP_CHECKS:
-      options->skip_checks = 1;
-      break;
-    case OPTION_VIEW:
-      options->view = 1;
-      break;
-    default:
+    if (common <= 0) {
       return cli_usage_error(command);
     }
   }
   if (options->common.help) {
     return 0;
   }
-  options->tolerance_given = options->tolerance != 0;
-  if (options->tolerance == 0) {
-    options->tolerance = clmg_default_tolerance(options->precision);
-  }
+  solve_options_finish(options);
   int positional = argc - optind;
   if (positional < 1 || positional > 2) {
     return cli_usage(command, "%s",

@@ -65,6 +65,63 @@ typedef struct solve_options {
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
 
+/* The solver options, which clmg helmholtz takes too: its own options
+ * start at SOLVE_OPTION_END. */
+enum {
+  SOLVE_OPTION_METHOD = OPTION_FIRST_OWN,
+  SOLVE_OPTION_PRECONDITIONER,
+  SOLVE_OPTION_FORMAT,
+  SOLVE_OPTION_PRECISION,
+  SOLVE_OPTION_TOLERANCE,
+  SOLVE_OPTION_MAX_ITERATIONS,
+  SOLVE_OPTION_SKIP_CHECKS,
+  SOLVE_OPTION_RESTART,
+  SOLVE_OPTION_VIEW,
+  SOLVE_OPTION_END
+};
+#define SOLVE_SHORT_OPTIONS "o:q"
+#define SOLVE_LONG_OPTIONS                                                                         \
+  {"method", required_argument, NULL, SOLVE_OPTION_METHOD},                                        \
+      {"precond", required_argument, NULL, SOLVE_OPTION_PRECONDITIONER},                           \
+      {"format", required_argument, NULL, SOLVE_OPTION_FORMAT},                                    \
+      {"precision", required_argument, NULL, SOLVE_OPTION_PRECISION},                              \
+      {"tol", required_argument, NULL, SOLVE_OPTION_TOLERANCE},                                    \
+      {"maxit", required_argument, NULL, SOLVE_OPTION_MAX_ITERATIONS},                             \
+      {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},                 \
+      {"skip-checks", no_argument, NULL, SOLVE_OPTION_SKIP_CHECKS},                                \
+      {"restart", required_argument, NULL, SOLVE_OPTION_RESTART}, {                                \
+    "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
+  }
+#define SOLVE_OPTIONS_HELP                                                                         \
+  "      --method M           auto (default: cg when A is symmetric with a positive\n"             \
+  "                           diagonal, else gmres), cg, gmres, bicgstab\n"                        \
+  "      --restart M          GMRES(M): Krylov vectors kept before a restart (30)\n"               \
+  "      --precond P          preconditioner: none, or jacobi (default; z = D^-1 r)\n"             \
+  "      --format F           device matrix format: auto (default), csr, ellr, sell\n"             \
+  "      --precision P        double (default) or float, for matrix and vectors, or\n"             \
+  "                           mixed: the Krylov method in double, the Jacobi\n"                    \
+  "                           preconditioner in float. On a device without fp64\n"                 \
+  "                           the default is float, and double or mixed fail\n"                    \
+  "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"                \
+  "                           float 1e-5: float's rounding floor lies near 1e-7)\n"                \
+  "      --maxit N            at most N iterations (default 1000)\n"                               \
+  "  -o, --output FILE        write x as a Matrix Market array (also when the\n"                   \
+  "                           solve stopped without converging)\n"                                 \
+  "  -q, --quiet              no residual history and no progress lines\n"                         \
+  "      --view               show the levels the method works on: rows, nonzeros,\n"              \
+  "                           device format, smoother, coarse solver and operator\n"               \
+  "                           complexity (solve uses no multigrid: one level, A)\n"                \
+  "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"             \
+  "                           a diagonal that is not positive instead of refusing it\n"
+
+/* The defaults of the solver options (common options from `defaults`). */
+void solve_options_defaults(const cli_options *defaults, solve_options *options);
+/* Applies a solver option returned by getopt_long: 1 applied, 0 not a solver
+ * option, -1 a bad value (the note for cli_usage_error is printed). */
+int solve_apply_option(const char *command, int option, const char *arg, solve_options *options);
+/* After parsing: the tolerance's default for the precision. */
+void solve_options_finish(solve_options *options);
+
 /* What a solve allocates, released in one place (solve_release). clmg solve
  * reads A as host CSR (a) and b; clmg helmholtz may instead put a matrix
  * made on the device in `matrix` (and, for mixed precision, its float copy
