@@ -149,8 +149,9 @@ int cli_parse_count(const char *command, const char *option, const char *text,
                     unsigned long long max, unsigned long long *value);
 
 /* The subcommands (argv[0] is "clmg NAME"). */
-int run_solve(int argc, char **argv, const cli_options *defaults);   /* solve.c */
-int run_poisson(int argc, char **argv, const cli_options *defaults); /* poisson.c */
-int run_homg(int argc, char **argv, const cli_options *defaults);    /* homg.c */
+int run_solve(int argc, char **argv, const cli_options *defaults);     /* solve.c */
+int run_poisson(int argc, char **argv, const cli_options *defaults);   /* poisson.c */
+int run_homg(int argc, char **argv, const cli_options *defaults);      /* homg.c */
+int run_helmholtz(int argc, char **argv, const cli_options *defaults); /* helmholtz.c */
 
 #endif

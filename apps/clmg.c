@@ -289,8 +289,10 @@ typedef struct subcommand {
 
 static const subcommand subcommands[] = {
     {"info", "list OpenCL platforms and devices; measure copy bandwidth", run_info},
-    {"solve", "solve A x = b (SPD, Matrix Market files) with CG or Jacobi-PCG", run_solve},
+    {"solve", "solve A x = b (Matrix Market files) with CG, GMRES or BiCGStab", run_solve},
     {"poisson", "FE Poisson (Q1/Q2, CIRCLE, BLOOD, Gmsh) with geometric multigrid", run_poisson},
+    {"helmholtz", "P1 Helmholtz on triangles/tetrahedra, device assembly (Fu et al. 2014)",
+     run_helmholtz},
     {"homg", "high-occupancy multigrid (Becerra-Sagredo et al. 2011), V-cycle, FMG", run_homg},
 };
 enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };

@@ -525,16 +525,17 @@ static clmg_status build_on_device(const solve_options *options, solve_resources
     return status;
   }
   *failed_step = "creating the vectors";
-  status = clmg_vector_create(s->context, options->precision, n, &s->device_b);
-  if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(s->context, options->precision, n, &s->device_x);
-  }
+  status = clmg_vector_create(s->context, options->precision, n, &s->device_x);
   if (status == CLMG_SUCCESS) {
     status = clmg_vector_create(s->context, options->precision, n, &s->residual);
   }
-  if (status == CLMG_SUCCESS) {
-    *failed_step = "uploading b";
-    status = clmg_vector_upload_doubles(s->device_b, s->b);
+  /* b assembled on the device (clmg helmholtz) is there already */
+  if (status == CLMG_SUCCESS && !s->device_b) {
+    status = clmg_vector_create(s->context, options->precision, n, &s->device_b);
+    if (status == CLMG_SUCCESS) {
+      *failed_step = "uploading b";
+      status = clmg_vector_upload_doubles(s->device_b, s->b);
+    }
   }
   if (status != CLMG_SUCCESS) {
     return status;

@@ -158,6 +158,7 @@ def main():
     write_laplacian(nonsym, 40, nonsymmetric=True)
     vtu = os.path.join(scratch, "circle.vtu")
     missing = os.path.join(scratch, "missing")
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
     unwritable = os.path.join(missing, "dir", "out")
 
     # ---- the top level and info
@@ -300,6 +301,38 @@ def main():
     check(clmg, "poisson float: stalls at the rounding floor",
           ["poisson", "--level", "5", "--precision", "float", "--tol", "1e-10", "--json"], 1,
           "not converged", REPORT + (("rate", NUMBER), ("history", list)), rate_before_stall)
+
+    # ---- helmholtz
+    def counts(nodes, elements):
+        def checker(case, obj):
+            if obj.get("nodes") != nodes or obj.get("elements") != elements:
+                fail(case, f'nodes {obj.get("nodes")}, elements {obj.get("elements")}; expected '
+                           f'{nodes} and {elements}')
+            true = obj.get("true_relative_residual")
+            if obj.get("converged") and (not isinstance(true, NUMBER) or
+                                         true > obj.get("relative_tolerance", 0)):
+                fail(case, f"converged at a true residual of {true!r}")
+        return checker
+    helmholtz_keys = REPORT + FORMAT + (("nodes", int), ("elements", int), ("nonzeros", int),
+                                        ("assembly_s", NUMBER), ("true_relative_residual", NUMBER))
+    check(clmg, "helmholtz", ["helmholtz", "--mesh", "regular:0", "--json", "--quiet"], 0,
+          "success", helmholtz_keys, counts(729, 3072))
+    check(clmg, "helmholtz host, two materials",
+          ["helmholtz", "--mesh", "blobs2d:1", "--sigma", "1=1,2=100", "--assembly", "host",
+           "--rhs", "ones", "--json", "--quiet"], 0, "success", helmholtz_keys, counts(81, 128))
+    check(clmg, "helmholtz --no-solve", ["helmholtz", "--mesh", "regular:0", "--no-solve",
+                                         "--json"], 0, "success",
+          (("nodes", int), ("elements", int), ("nonzeros", int), ("assembly_s", NUMBER)))
+    check(clmg, "helmholtz: unknown material",
+          ["helmholtz", "--mesh", "blobs:0", "--sigma", "1=1", "--json"], 1, "invalid argument",
+          error_keys(), says("material id 2"))
+    check(clmg, "helmholtz: quadrilateral mesh",
+          ["helmholtz", "--mesh", os.path.join(data, "quads_22.msh"), "--json"], 1,
+          "invalid argument", error_keys(), says("triangles or tetrahedra"))
+    check(clmg, "helmholtz: bad sigma", ["helmholtz", "--sigma", "x", "--json"], 2, "usage_error",
+          error_keys())
+    check(clmg, "helmholtz: missing mesh", ["helmholtz", "--mesh", missing + ".msh", "--json"], 1,
+          "input/output error", error_keys())
 
     # ---- homg
     homg_keys = (("setup_s", NUMBER), ("kernels_s", NUMBER), ("solve_s", NUMBER),
