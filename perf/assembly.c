@@ -47,8 +47,8 @@ static void print_usage(FILE *out) {
   fprintf(
       out,
       "usage: clmg_perf_assembly [options]\n"
-      "Times the device P1 Helmholtz assembly (sigma 1 and 10 on two materials where the mesh\n"
-      "has them, lambda 1, b = (phi_i, 1)) against the serial host reference.\n"
+      "Times the device P1 Helmholtz assembly (lambda 1, b = (phi_i, 1), sigma 1, 10, 1, ... on\n"
+      "the mesh's material ids in increasing order) against the serial host reference.\n"
       "  --device DEV          device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
       "                        $CLMG_DEVICE, else the first GPU, else the first CPU\n"
       "  --json FILE           also write the results as JSON to FILE\n"
@@ -282,32 +282,50 @@ typedef struct bench_mesh {
   clmg_mesh mesh;
   clmg_csr host; /* the host assembly (pattern and values) */
   double *b_host;
-  double host_seconds; /* best serial host assembly */
-  size_t num_materials;
+  double host_seconds;   /* best serial host assembly */
+  size_t num_materials;  /* distinct material ids */
+  int32_t *material_ids; /* NULL: one material, sigma 1 */
+  double *sigma;
 } bench_mesh;
 
-static const int32_t material_ids[2] = {1, 2};
-static const double material_sigma[2] = {1.0, 10.0};
+static int compare_ids(const void *left, const void *right) {
+  int32_t a = *(const int32_t *)left, b = *(const int32_t *)right;
+  return (a > b) - (a < b);
+}
+
+/* The mesh's distinct material ids (sorted), sigma 1, 10, 1, 10, ... in
+ * that order; 0 when out of memory. */
+static int find_materials(bench_mesh *m) {
+  const clmg_mesh *mesh = &m->mesh;
+  m->num_materials = 1;
+  if (!mesh->cell_material || mesh->num_cells == 0)
+    return 1;
+  m->material_ids = malloc(mesh->num_cells * sizeof *m->material_ids);
+  if (!m->material_ids)
+    return 0;
+  memcpy(m->material_ids, mesh->cell_material, mesh->num_cells * sizeof *m->material_ids);
+  qsort(m->material_ids, mesh->num_cells, sizeof *m->material_ids, compare_ids);
+  size_t distinct = 0;
+  for (size_t k = 0; k < mesh->num_cells; k++)
+    if (k == 0 || m->material_ids[k] != m->material_ids[distinct - 1])
+      m->material_ids[distinct++] = m->material_ids[k];
+  m->num_materials = distinct;
+  m->sigma = malloc(distinct * sizeof *m->sigma);
+  if (!m->sigma)
+    return 0;
+  for (size_t k = 0; k < distinct; k++)
+    m->sigma[k] = k % 2 ? 10.0 : 1.0;
+  return 1;
+}
 
 static void problem_for(const bench_mesh *m, clmg_helmholtz_problem *problem) {
   clmg_helmholtz_problem_defaults(problem);
   problem->lambda = 1.0;
-  if (m->mesh.cell_material) {
-    problem->material_ids = material_ids;
-    problem->sigma = material_sigma;
-    problem->num_materials = 2;
+  if (m->sigma) {
+    problem->material_ids = m->material_ids;
+    problem->sigma = m->sigma;
+    problem->num_materials = m->num_materials;
   }
-}
-
-static size_t count_materials(const clmg_mesh *mesh) {
-  if (!mesh->cell_material)
-    return 1;
-  int32_t low = INT32_MAX, high = INT32_MIN;
-  for (size_t c = 0; c < mesh->num_cells; c++) {
-    low = mesh->cell_material[c] < low ? mesh->cell_material[c] : low;
-    high = mesh->cell_material[c] > high ? mesh->cell_material[c] : high;
-  }
-  return low == high ? 1 : 2;
 }
 
 /* Host pattern, reference assembly (timed, best of trials). */
@@ -340,6 +358,8 @@ static void free_bench_mesh(bench_mesh *m) {
   clmg_mesh_free(&m->mesh);
   clmg_csr_free(&m->host);
   free(m->b_host);
+  free(m->material_ids);
+  free(m->sigma);
   memset(m, 0, sizeof *m);
 }
 
@@ -367,7 +387,11 @@ static int add_mesh(const benchmark_settings *s, bench_mesh *list, size_t *count
       clmg_mesh_free(mesh);
       return 0;
     }
-    m->num_materials = count_materials(&m->mesh);
+    if (!find_materials(m)) {
+      fprintf(stderr, PROGRAM ": out of host memory\n");
+      clmg_mesh_free(mesh);
+      return 0;
+    }
     if (!host_reference(m, s->host_trials)) {
       clmg_mesh_free(mesh);
       return 0;
@@ -645,7 +669,9 @@ static int write_json(const char *path, const benchmark_settings *s,
   json_integer(&w, "trials", s->timing.trials);
   json_integer(&w, "host_trials", s->host_trials);
   json_bool(&w, "binary_cache", !s->no_cache);
-  json_string(&w, "problem", "lambda 1, sigma 1 (material 1) and 10 (material 2), b = (phi_i, 1)");
+  json_string(
+      &w, "problem",
+      "lambda 1, sigma 1, 10, 1, ... on the material ids in increasing order, b = (phi_i, 1)");
   json_string(&w, "timing",
               "warm: clmg_p1_assemble_device into the existing matrix, reps calls ended by "
               "clmg_finish, fastest of trials batches; first: the first call (kernel build "
@@ -726,7 +752,8 @@ int main(int argc, char **argv) {
   perf_print_device(&results.device);
   if (!perf_measure_copy_bandwidth(context, &results.copy_gb_per_s))
     results.failures++;
-  printf("problem: P1 Helmholtz, lambda 1, sigma 1 / 10 on materials 1 / 2, b = (phi_i, 1)\n");
+  printf("problem: P1 Helmholtz, lambda 1, sigma 1, 10, 1, ... on the material ids in increasing "
+         "order, b = (phi_i, 1)\n");
   printf("bytes model: cells (d+1) x 4 B (+4 B material) + vertices d x real + CSR entries (4 B "
          "col + real value) + rows (8 B offset + real b)\n");
   printf("warm: adaptive reps >= %.2f s per batch, best of %ld; host: best of %d\n\n",
