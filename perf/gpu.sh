@@ -9,8 +9,8 @@
 # matrices, written as Matrix Market for the cuSPARSE baseline), the cuSPARSE
 # baseline on the same matrices (perf/cusparse_spmv.py, CuPy) with a
 # clmg-vs-cuSPARSE table, the SpMV benchmark on pocl (small matrices), the
-# geometric multigrid and HOMG benchmarks on both, and prints short summary
-# tables last.
+# geometric multigrid, HOMG and P1 assembly benchmarks on both, and prints
+# short summary tables last.
 #
 # Usage, from anywhere, as root (it writes /etc/OpenCL/vendors and installs
 # packages; as another user, register the driver and install the packages
@@ -32,7 +32,7 @@
 # the repository root):
 # setup.log (machine, build, clmg info, ctest), bench.log (every benchmark's
 # output) and one JSON file per benchmark and device (blas1-, spmv-, gmg-,
-# homg- gpu/pocl.json, cusparse.json). Skip what is not needed (SKIP_*).
+# homg-, assembly- gpu/pocl.json, cusparse.json). Skip what is not needed (SKIP_*).
 #
 # Environment knobs (all optional):
 #   OUT                the output directory (default ./perf-results)
@@ -57,6 +57,10 @@
 #   SKIP_HOMG=1        skip the HOMG benchmark
 #   HOMG_GPU_ARGS      arguments for clmg_perf_homg on the GPU (default "--size large")
 #   HOMG_POCL_ARGS     ... on pocl (default "--size small")
+#   SKIP_ASSEMBLY=1    skip the P1 assembly benchmark (clmg_perf_assembly)
+#   ASSEMBLY_GPU_ARGS  arguments for clmg_perf_assembly on the GPU (default
+#                      "--regular-levels 1:3": Regular up to 1.57M tetrahedra)
+#   ASSEMBLY_POCL_ARGS ... on pocl (default "--regular-levels 1:2")
 #   GPU_DEVICE         device string of the GPU (default nvidia)
 #
 # Each step's outcome is recorded and the script carries on, so one failing
@@ -304,6 +308,10 @@ if [[ ${build_status} -eq 0 ]]; then
     run_json_benchmark homg gpu "${gpu_device}" "${HOMG_GPU_ARGS:---size large}"
     run_json_benchmark homg pocl pocl "${HOMG_POCL_ARGS:---size small}"
   fi
+  if [[ "${SKIP_ASSEMBLY:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_assembly" ]]; then
+    run_json_benchmark assembly gpu "${gpu_device}" "${ASSEMBLY_GPU_ARGS:---regular-levels 1:3}"
+    run_json_benchmark assembly pocl pocl "${ASSEMBLY_POCL_ARGS:---regular-levels 1:2}"
+  fi
 fi
 
 # ---- the summary, last ----
@@ -312,6 +320,7 @@ grep -E "tests passed|tests failed" "${setup_log}" | sed 's/^/ctest: /' || true
 shopt -s nullglob # a skipped benchmark leaves no JSON to summarise
 blas1_jsons=("${results_dir}"/blas1-*.json)
 spmv_jsons=("${results_dir}"/spmv-*.json)
+assembly_jsons=("${results_dir}"/assembly-*.json)
 shopt -u nullglob
 if command -v python3 >/dev/null; then
   [[ ${#blas1_jsons[@]} -gt 0 ]] && python3 - "${blas1_jsons[@]}" <<'PYTHON'
@@ -389,6 +398,45 @@ for path in sys.argv[1:]:
     if wrong or doc.get("failures"):
         print(f"benchmark failures: {doc.get('failures')}; wrong results: "
               + ", ".join(f"{r['matrix']}/{r['format']}/{r['precision']}" for r in wrong))
+PYTHON
+  [[ ${#assembly_jsons[@]} -gt 0 ]] && python3 - "${assembly_jsons[@]}" <<'PYTHON'
+import json
+import sys
+
+for path in sys.argv[1:]:
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as error:
+        print(f"{path}: unreadable ({error})")
+        continue
+    copy = doc.get("copy_gb_per_s")
+    copy_text = f"{copy:.1f} GB/s" if copy is not None else "not measured"
+    print(f"\nP1 assembly on {doc['device']['name']} ({doc['device']['platform']}): copy "
+          f"{copy_text}; per mesh and precision the fastest order/path, warm ms, host/device "
+          f"speed-up, GB/s under the minimal-bytes model (ratio to copy), boundary cells")
+    print(f"{'mesh':<16} {'prec':<6} {'best':<14} {'warm ms':>9} {'host ms':>9} {'x':>7} "
+          f"{'GB/s':>7} {'ratio':>6} {'bnd%':>5}  {'native patch ms':>15} {'morton patch ms':>15}")
+    rows = doc.get("rows", [])
+    groups = []
+    for r in rows:
+        if (r["mesh"], r["precision"]) not in groups:
+            groups.append((r["mesh"], r["precision"]))
+    for mesh, precision in groups:
+        mine = [r for r in rows if r["mesh"] == mesh and r["precision"] == precision]
+        best = min(mine, key=lambda r: r["warm_ms"])
+        def patch_ms(order):
+            hit = [r for r in mine if r["order"] == order and r["path"] == "patch"]
+            return f"{hit[0]['warm_ms']:.3f}" if hit else "-"
+        ratio = best.get("ratio_to_copy")
+        print(f"{mesh:<16} {precision:<6} {best['order'] + '/' + best['path']:<14} "
+              f"{best['warm_ms']:>9.3f} {best['host_ms']:>9.2f} "
+              f"{best['speedup_host_over_device']:>7.1f} {best['gb_per_s']:>7.2f} "
+              f"{ratio if ratio is not None else float('nan'):>6.3f} "
+              f"{100 * best['boundary_cell_fraction']:>5.1f}  {patch_ms('native'):>15} "
+              f"{patch_ms('morton'):>15}")
+    if doc.get("failures") or doc.get("skipped"):
+        print(f"benchmark failures: {doc.get('failures')}; skipped: {doc.get('skipped')}")
 PYTHON
   if [[ -f "${results_dir}/cusparse.json" && -f "${results_dir}/spmv-gpu.json" ]]; then
     python3 perf/cusparse_spmv.py --cusparse-json "${results_dir}/cusparse.json" \

@@ -196,6 +196,37 @@ CLMG_API clmg_status clmg_mesh_regular_tetrahedra(int level, clmg_mesh *out, clm
  * same without z). Tag 1: the whole boundary. Deterministic. */
 CLMG_API clmg_status clmg_mesh_blobs(int dim, int level, clmg_mesh *out, clmg_error *error);
 
+/* ---- vertex orderings ---- */
+
+/* How clmg_mesh_reorder_vertices numbers the vertices. */
+typedef enum clmg_vertex_order {
+  /* By the Morton (Z-order) code of the coordinates, each axis quantized to
+   * 21 bits in the mesh's bounding box (ties: the old order). Contiguous
+   * index ranges become compact blocks of the domain, whatever the cells'
+   * order: what the row patches of the device P1 assembly
+   * (clmg/assembly.h) want. */
+  CLMG_VERTEX_ORDER_MORTON = 0,
+  /* In the order in which the cells (in their order, each one's vertices
+   * in local order) first meet them; vertices of no cell follow in their
+   * old order. Local when the cells are (e.g. refinement's children). */
+  CLMG_VERTEX_ORDER_CELLS = 1
+} clmg_vertex_order;
+
+/* Renumbers the vertices of a mesh (either cell type) in place: vertex
+ * new gets the coordinates of old vertex old_of_new[new], and cells and
+ * boundary faces list the new labels in the same local positions, so
+ * orientations, tags, materials and shapes are unchanged and the mesh
+ * passes clmg_mesh_check exactly when it did before. O(n log n) in the
+ * vertices, plus linear in cells and faces. old_of_new (may be NULL) gets
+ * the permutation (num_vertices entries, caller-allocated). Fails, leaving
+ * the mesh unchanged, on an index outside 0..num_vertices-1 (naming the
+ * cell or face), a non-finite coordinate (Morton) or lack of memory.
+ * Note: a refined hierarchy (clmg_mesh_refine) relies on the coarse
+ * vertices keeping their numbers on the fine mesh; reorder the finest mesh
+ * only, or each level on its own for level-local uses. */
+CLMG_API clmg_status clmg_mesh_reorder_vertices(clmg_mesh *mesh, clmg_vertex_order order,
+                                                int32_t *old_of_new, clmg_error *error);
+
 /* ---- files ---- */
 
 /* Reads a Gmsh .msh file, ASCII format 2.2 or 4.1, holding quadrilaterals
