@@ -121,10 +121,13 @@ int clmg_address_space_has_room(size_t bytes) {
 
 /* Loading a driver and compiling the first kernels takes hundreds of MiB of
  * address space: pocl 3.1 with LLVM 15 failed below about 530 MiB with an
- * empty kernel cache (about 300 MiB with a full one), plus a worker thread
- * per core with a stack of RLIMIT_STACK. Tested before the first OpenCL call
- * of the process only: later the drivers are loaded and hold that room. */
-enum { DRIVER_ROOM_MIB = 576, DEFAULT_STACK_MIB = 8 };
+ * empty kernel cache (about 300 MiB with a full one), plus per core a worker
+ * thread with a stack of RLIMIT_STACK and a malloc arena that glibc reserves
+ * for it (64 MiB of address space each: on the 16-core GPU host pocl's
+ * scheduler aborted under 1 GiB without them). Tested before the first
+ * OpenCL call of the process only: later the drivers are loaded and hold
+ * that room. */
+enum { DRIVER_ROOM_MIB = 576, DEFAULT_STACK_MIB = 8, MALLOC_ARENA_MIB = 64 };
 
 static atomic_int drivers_loaded;
 
@@ -142,15 +145,16 @@ static clmg_status check_room_for_drivers(char *message, size_t message_size) {
   if (cores < 1)
     cores = 1;
 #endif
-  size_t room = ((size_t)DRIVER_ROOM_MIB << 20) + (size_t)cores * stack_bytes;
+  size_t room = ((size_t)DRIVER_ROOM_MIB << 20) +
+                (size_t)cores * (stack_bytes + ((size_t)MALLOC_ARENA_MIB << 20));
   if (clmg_address_space_has_room(room))
     return CLMG_SUCCESS;
   snprintf(message, message_size,
            "the address-space limit (RLIMIT_AS, ulimit -v) leaves less than the %zu MiB that an "
-           "OpenCL driver may need to load and compile (pocl: about %d MiB, and a %zu MiB "
-           "thread stack for each of %ld cores), and drivers abort the process when they run "
-           "out; raise the limit",
-           room >> 20, DRIVER_ROOM_MIB, stack_bytes >> 20, cores);
+           "OpenCL driver may need to load and compile (pocl: about %d MiB, and for each of %ld "
+           "cores a %zu MiB thread stack and a %d MiB malloc arena), and drivers abort the "
+           "process when they run out; raise the limit",
+           room >> 20, DRIVER_ROOM_MIB, cores, stack_bytes >> 20, (int)MALLOC_ARENA_MIB);
   return CLMG_ERROR_OUT_OF_HOST_MEMORY;
 }
 

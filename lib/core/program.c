@@ -295,6 +295,58 @@ static void notify(const clmg_context *context, clmg_program_event_kind kind, co
   context->program_callback(&event, context->program_callback_data);
 }
 
+/* Drivers that ignore #line (NVIDIA's names the whole source "<kernel>")
+ * report lines of the concatenation; this rewrites "<kernel>:L:" and
+ * "<source>:L:" into "family.cl:l:" by the #line markers in `source`, so
+ * every log points at the file's own line. NULL: no host memory. */
+static char *log_with_file_lines(const char *source, const char *log) {
+  enum { MAX_PIECES = 8 };
+  struct {
+    long first_line; /* line of the combined source where the piece starts */
+    char name[64];
+  } pieces[MAX_PIECES];
+  int count = 0;
+  long line_number = 1;
+  for (const char *at = source; *at; ++at) {
+    if ((at == source || at[-1] == '\n') && strncmp(at, "#line 1 \"", 9) == 0 &&
+        count < MAX_PIECES) {
+      const char *name = at + 9, *end = strchr(name, '"');
+      if (end && end - name < (long)sizeof pieces[0].name) {
+        pieces[count].first_line = line_number + 1;
+        snprintf(pieces[count].name, sizeof pieces[0].name, "%.*s", (int)(end - name), name);
+        ++count;
+      }
+    }
+    if (*at == '\n')
+      ++line_number;
+  }
+  size_t size = strlen(log) * 2 + 64;
+  char *out = malloc(size);
+  if (!out)
+    return NULL;
+  size_t used = 0;
+  for (const char *at = log; *at && used + 80 < size;) {
+    const char *tag = strncmp(at, "<kernel>:", 9) == 0   ? "<kernel>:"
+                      : strncmp(at, "<source>:", 9) == 0 ? "<source>:"
+                                                         : NULL;
+    char *end = NULL;
+    long line = tag ? strtol(at + 9, &end, 10) : 0;
+    int piece = -1;
+    for (int k = 0; tag && end && *end == ':' && k < count; ++k)
+      if (pieces[k].first_line <= line)
+        piece = k;
+    if (piece >= 0) {
+      used += (size_t)snprintf(out + used, size - used, "%s:%ld", pieces[piece].name,
+                               line - pieces[piece].first_line + 1);
+      at = end;
+    } else {
+      out[used++] = *at++;
+    }
+  }
+  out[used] = '\0';
+  return out;
+}
+
 /* The build failure with as much of the log as the message holds: its
  * start, where the first error is, and a note of what was cut. */
 static void report_build_failure(clmg_context *context, const char *family, const char *options,
@@ -340,7 +392,9 @@ static clmg_status build_from_source(clmg_context *context, const char *family, 
       clGetProgramBuildInfo(program, context->device, CL_PROGRAM_BUILD_LOG, log_size, log, NULL);
       log[log_size] = '\0';
     }
-    report_build_failure(context, family, options, error, log);
+    char *located = log ? log_with_file_lines(source, log) : NULL;
+    report_build_failure(context, family, options, error, located ? located : log);
+    free(located);
     free(log);
     clReleaseProgram(program);
     return CLMG_ERROR_BUILD_FAILED;
