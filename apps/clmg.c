@@ -417,6 +417,14 @@ int cli_parse_main(int argc, char **argv, cli_invocation *invocation) {
 
   invocation->argc = argc - optind;
   invocation->argv = argv + optind;
+  /* The scan above stops at a "--" that may only end the global options
+   * ("clmg -- solve --json ..."): the subcommand's own options, up to their
+   * "--", ask for JSON errors too. */
+  for (int i = optind + 1; i < argc && strcmp(argv[i], "--") != 0; i++) {
+    if (is_json_option(argv[i])) {
+      cli_set_json_errors(1);
+    }
+  }
   if (strcmp(invocation->argv[0], "help") == 0) {
     if (invocation->argc < 2) {
       options->help = 1;
