@@ -14,6 +14,9 @@
 #include "cli.h"
 #include "subcommands.h"
 
+/* blobs:L and blobs2d:L above this would not fit a workstation */
+enum { HELMHOLTZ_MAX_GENERATOR_LEVEL = 6 };
+
 enum {
   OPTION_MESH = SOLVE_OPTION_END,
   OPTION_SIGMA,
@@ -26,28 +29,6 @@ enum {
   OPTION_NO_SOLVE,
   OPTION_VTK
 };
-
-/* Materials and Dirichlet tags a command line may list. */
-enum { MAX_MATERIALS = 64, MAX_DIRICHLET_TAGS = 64, MAX_GENERATOR_LEVEL = 6 };
-
-typedef enum mesh_source { MESH_REGULAR, MESH_BLOBS, MESH_BLOBS_2D, MESH_GMSH } mesh_source;
-
-typedef struct helmholtz_options {
-  solve_options solver; /* the Krylov options of clmg solve, and common */
-  const char *mesh_spec;
-  mesh_source mesh;
-  int level;
-  int32_t material_ids[MAX_MATERIALS];
-  double sigma[MAX_MATERIALS];
-  size_t num_materials;
-  double lambda;
-  clmg_rhs_kind rhs;
-  int32_t dirichlet_tags[MAX_DIRICHLET_TAGS];
-  size_t num_dirichlet_tags;
-  int host_assembly;
-  const char *write_matrix_path, *write_rhs_path, *vtk_path;
-  int no_solve;
-} helmholtz_options;
 
 static void print_helmholtz_usage(FILE *out) {
   fputs("Usage: clmg helmholtz [OPTIONS]\n"
@@ -112,8 +93,8 @@ static int parse_mesh(const char *command, const char *text, helmholtz_options *
     mesh_source source;
     int max_level;
   } generators[] = {{"regular:", MESH_REGULAR, 5},
-                    {"blobs:", MESH_BLOBS, MAX_GENERATOR_LEVEL},
-                    {"blobs2d:", MESH_BLOBS_2D, MAX_GENERATOR_LEVEL}};
+                    {"blobs:", MESH_BLOBS, HELMHOLTZ_MAX_GENERATOR_LEVEL},
+                    {"blobs2d:", MESH_BLOBS_2D, HELMHOLTZ_MAX_GENERATOR_LEVEL}};
   o->mesh_spec = text;
   for (size_t k = 0; k < sizeof generators / sizeof generators[0]; k++) {
     size_t length = strlen(generators[k].prefix);
@@ -131,8 +112,8 @@ static int parse_sigma(const char *command, const char *text, helmholtz_options 
   o->num_materials = 0;
   const char *p = text;
   while (*p) {
-    if (o->num_materials == MAX_MATERIALS) {
-      cli_usage_note(command, "--sigma lists more than %d materials", MAX_MATERIALS);
+    if (o->num_materials == HELMHOLTZ_MAX_MATERIALS) {
+      cli_usage_note(command, "--sigma lists more than %d materials", HELMHOLTZ_MAX_MATERIALS);
       return 0;
     }
     char *end = NULL;
@@ -169,9 +150,9 @@ static int parse_tags(const char *command, const char *text, helmholtz_options *
     errno = 0;
     long tag = strtol(p, &end, 10);
     if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE || tag < 1 ||
-        tag > INT32_MAX || o->num_dirichlet_tags == MAX_DIRICHLET_TAGS) {
+        tag > INT32_MAX || o->num_dirichlet_tags == HELMHOLTZ_MAX_DIRICHLET_TAGS) {
       cli_usage_note(command, "--dirichlet needs up to %d tags >= 1 separated by commas, not '%s'",
-                     MAX_DIRICHLET_TAGS, text);
+                     HELMHOLTZ_MAX_DIRICHLET_TAGS, text);
       return 0;
     }
     o->dirichlet_tags[o->num_dirichlet_tags++] = (int32_t)tag;
@@ -226,8 +207,8 @@ static int helmholtz_apply_option(const char *command, int option, const char *a
   }
 }
 
-static int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
-                                   helmholtz_options *o) {
+int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
+                            helmholtz_options *o) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
       SOLVE_LONG_OPTIONS,
@@ -310,9 +291,9 @@ static clmg_status make_mesh(const helmholtz_options *o, clmg_mesh *mesh, clmg_e
 
 /* The distinct material ids of the mesh (up to a few, for the report). */
 static size_t count_materials(const clmg_mesh *mesh) {
-  int32_t seen[MAX_MATERIALS];
+  int32_t seen[HELMHOLTZ_MAX_MATERIALS];
   size_t count = 0;
-  for (size_t c = 0; c < mesh->num_cells && count < MAX_MATERIALS; c++) {
+  for (size_t c = 0; c < mesh->num_cells && count < HELMHOLTZ_MAX_MATERIALS; c++) {
     int32_t id = clmg_mesh_cell_material(mesh, c);
     size_t k = 0;
     while (k < count && seen[k] != id) {

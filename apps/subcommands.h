@@ -198,6 +198,33 @@ typedef struct poisson_options {
 int poisson_parse_options(int argc, char **argv, const cli_options *defaults,
                           poisson_options *options);
 
+/* ---- clmg helmholtz (helmholtz.c) ---- */
+
+/* Materials and Dirichlet tags a command line may list. */
+enum { HELMHOLTZ_MAX_MATERIALS = 64, HELMHOLTZ_MAX_DIRICHLET_TAGS = 64 };
+
+typedef enum mesh_source { MESH_REGULAR, MESH_BLOBS, MESH_BLOBS_2D, MESH_GMSH } mesh_source;
+
+typedef struct helmholtz_options {
+  solve_options solver; /* the Krylov options of clmg solve, and common */
+  const char *mesh_spec;
+  mesh_source mesh;
+  int level;
+  int32_t material_ids[HELMHOLTZ_MAX_MATERIALS];
+  double sigma[HELMHOLTZ_MAX_MATERIALS];
+  size_t num_materials;
+  double lambda;
+  clmg_rhs_kind rhs;
+  int32_t dirichlet_tags[HELMHOLTZ_MAX_DIRICHLET_TAGS];
+  size_t num_dirichlet_tags;
+  int host_assembly;
+  const char *write_matrix_path, *write_rhs_path, *vtk_path;
+  int no_solve;
+} helmholtz_options;
+
+int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
+                            helmholtz_options *options);
+
 /* ---- clmg homg (homg.c) ---- */
 
 typedef struct homg_options {

@@ -554,6 +554,14 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
   if (status == CLMG_SUCCESS && vector && header->rows != 1 && header->cols != 1)
     status = parse_error(&reader, "expected a vector (n x 1 or 1 x n), found %zu x %zu",
                          header->rows, header->cols);
+  if (status == CLMG_SUCCESS && header->format == MM_ARRAY &&
+      !in_proportion(header, header->entries))
+    /* An empty shape (0 x n) holds no entries, yet reading it would walk
+     * every claimed column */
+    status = parse_error(&reader,
+                         "the size line claims a %zu x %zu array, which holds no entries: clmg "
+                         "accepts at most %d rows or columns without entries",
+                         header->rows, header->cols, MM_FREE_DIMENSION);
   if (status == CLMG_SUCCESS) {
     triplets->limit = header->symmetry == MM_GENERAL ? header->entries : 2 * header->entries;
     status = header->format == MM_COORDINATE ? read_coordinate_entries(&reader, header, triplets)

@@ -294,7 +294,9 @@ static void check_info(const info_options *o) {
   check_range((double)o->bandwidth_mib, 0, (double)(SIZE_MAX >> 20), "--bandwidth-mib");
 }
 
-static void check_solve(const solve_options *o) {
+/* The solver settings clmg solve and clmg helmholtz share. */
+static void check_solve_settings(const solve_options *o, const char *command) {
+  (void)command;
   clmg_krylov_method method;
   if (!clmg_krylov_method_parse(clmg_krylov_method_name(o->method), &method) || method != o->method)
     fail_with_input("solve: not a Krylov method", "");
@@ -309,11 +311,39 @@ static void check_solve(const solve_options *o) {
       !(o->tolerance > 0 && o->tolerance < 1))
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
+}
+
+static void check_solve(const solve_options *o) {
+  check_solve_settings(o, "solve");
   if (!o->matrix_path)
     fail_with_input("solve: accepted without A.mtx", "");
   check_from_input(o->matrix_path, "A.mtx");
   check_from_input(o->rhs_path, "b.mtx");
   check_from_input(o->output_path, "--output");
+}
+
+static void check_helmholtz(const helmholtz_options *o) {
+  check_solve_settings(&o->solver, "helmholtz");
+  check_from_input(o->mesh_spec, "--mesh");
+  if (o->mesh != MESH_GMSH)
+    check_range(o->level, 0, 6, "--mesh LEVEL");
+  if (!(o->lambda >= 0) || !isfinite(o->lambda))
+    fail_with_input("helmholtz: lambda not finite and >= 0", "");
+  if (o->num_materials > HELMHOLTZ_MAX_MATERIALS ||
+      o->num_dirichlet_tags > HELMHOLTZ_MAX_DIRICHLET_TAGS)
+    fail_with_input("helmholtz: too many materials or tags", "");
+  for (size_t k = 0; k < o->num_materials; ++k)
+    if (o->material_ids[k] < 1 || !(o->sigma[k] >= 0) || !isfinite(o->sigma[k]))
+      fail_with_input("helmholtz: a material id < 1 or a sigma not finite and >= 0", "");
+  for (size_t k = 0; k < o->num_dirichlet_tags; ++k)
+    if (o->dirichlet_tags[k] < 1)
+      fail_with_input("helmholtz: a Dirichlet tag < 1", "");
+  if (o->rhs != CLMG_RHS_SOURCE_ONE && o->rhs != CLMG_RHS_ONES)
+    fail_with_input("helmholtz: not a right-hand side", "");
+  check_from_input(o->write_matrix_path, "--write-matrix");
+  check_from_input(o->write_rhs_path, "--write-rhs");
+  check_from_input(o->vtk_path, "--vtk");
+  check_from_input(o->solver.output_path, "--output");
 }
 
 static void check_poisson(const poisson_options *o) {
@@ -419,6 +449,7 @@ static void fuzz_command_line(void) {
     solve_options solve;
     poisson_options poisson;
     homg_options homg;
+    helmholtz_options helmholtz;
   } o;
   if (strcmp(name, "info") == 0) {
     exit_code = info_parse_options(argc, argv, defaults, &o.info);
@@ -435,6 +466,11 @@ static void fuzz_command_line(void) {
     common = &o.poisson.common;
     if (!exit_code && !common->help)
       check_poisson(&o.poisson);
+  } else if (strcmp(name, "helmholtz") == 0) {
+    exit_code = helmholtz_parse_options(argc, argv, defaults, &o.helmholtz);
+    common = &o.helmholtz.solver.common;
+    if (!exit_code && !common->help)
+      check_helmholtz(&o.helmholtz);
   } else if (strcmp(name, "homg") == 0) {
     exit_code = homg_parse_options(argc, argv, defaults, &o.homg);
     common = &o.homg.common;
