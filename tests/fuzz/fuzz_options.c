@@ -324,7 +324,8 @@ static void check_solve(const solve_options *o) {
 
 static void check_helmholtz(const helmholtz_options *o) {
   check_solve_settings(&o->solver, "helmholtz");
-  check_from_input(o->mesh_spec, "--mesh");
+  if (strcmp(o->mesh_spec, "regular:1") != 0) /* the default */
+    check_from_input(o->mesh_spec, "--mesh");
   if (o->mesh != MESH_GMSH)
     check_range(o->level, 0, 6, "--mesh LEVEL");
   if (!(o->lambda >= 0) || !isfinite(o->lambda))
