@@ -165,9 +165,7 @@ static void test_assembly_permuted(void **state) {
   double *b = malloc(n * sizeof *b), *br = malloc(n * sizeof *br);
   assert_non_null(b);
   assert_non_null(br);
-  CHECK_ERROR_OK(error, clmg_p1_pattern(&m, &a, &error));
   CHECK_ERROR_OK(error, clmg_p1_assemble_host(&m, &problem, &a, b, &error));
-  CHECK_ERROR_OK(error, clmg_p1_pattern(&r, &ar, &error));
   CHECK_ERROR_OK(error, clmg_p1_assemble_host(&r, &problem, &ar, br, &error));
   CHECK_ERROR_OK(error, clmg_csr_permute(&a, p, p, &permuted, &error));
   assert_int_equal(clmg_csr_nnz(&ar), clmg_csr_nnz(&a));
@@ -274,7 +272,6 @@ static void test_patch_boundary_cells(void **state) {
   clmg_csr a = {0};
   double *b_host = malloc(r.num_vertices * sizeof *b_host);
   assert_non_null(b_host);
-  CHECK_ERROR_OK(error, clmg_p1_pattern(&r, &a, &error));
   CHECK_ERROR_OK(error, clmg_p1_assemble_host(&r, NULL, &a, b_host, &error));
   clmg_p1_assembler_options o;
   clmg_p1_assembler_options_defaults(&o);
