@@ -342,42 +342,52 @@ static clmg_status check_structure(const clmg_mesh *mesh, clmg_error *error) {
   return CLMG_SUCCESS;
 }
 
+/* The edge to - from as a unit vector in column, its length multiplied into
+ * *lengths. The edge is divided by its largest component before its length
+ * is taken, so that a mesh scaled by 1e+-300 has the same quality (squares
+ * would overflow or underflow). Returns 0 for a zero-length or non-finite
+ * edge. */
+static int unit_edge(int dim, const double *from, const double *to, double column[3],
+                     double *lengths) {
+  double largest = 0.0;
+  for (int d = 0; d < dim; d++) {
+    column[d] = to[d] - from[d];
+    largest = fmax(largest, fabs(column[d]));
+  }
+  double squared = 0.0;
+  for (int d = 0; d < dim && largest > 0.0; d++) {
+    column[d] /= largest;
+    squared += column[d] * column[d];
+  }
+  double scaled_length = sqrt(squared);
+  for (int d = 0; d < dim && largest > 0.0; d++)
+    column[d] /= scaled_length;
+  *lengths *= largest * scaled_length;
+  return largest > 0.0 && isfinite(largest);
+}
+
+static double determinant(int dim, double columns[3][3]) {
+  if (dim == 2)
+    return columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
+  return columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
+         columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
+         columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+}
+
 double clmg_mesh_cell_quality(int dim, const double *coords, const int32_t *cell, int *worst_corner,
                               double *worst_determinant) {
   double worst = INFINITY, worst_det = 0.0;
   int worst_at = 0;
   for (int corner = 0; corner < (1 << dim); corner++) {
-    /* The determinant of the unit edge vectors: each edge is divided by its
-     * largest component before its length is taken, so that a mesh scaled
-     * by 1e+-300 has the same quality (squares would overflow or underflow). */
+    /* the determinant of the unit edge vectors (unit_edge) */
     double columns[3][3] = {{0}}, lengths = 1.0;
     int degenerate = 0;
     for (int axis = 0; axis < dim; axis++) {
       const double *to = coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
       const double *from = coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
-      double largest = 0.0;
-      for (int d = 0; d < dim; d++) {
-        columns[axis][d] = to[d] - from[d];
-        largest = fmax(largest, fabs(columns[axis][d]));
-      }
-      double squared = 0.0;
-      for (int d = 0; d < dim && largest > 0.0; d++) {
-        columns[axis][d] /= largest;
-        squared += columns[axis][d] * columns[axis][d];
-      }
-      double scaled_length = sqrt(squared);
-      for (int d = 0; d < dim && largest > 0.0; d++)
-        columns[axis][d] /= scaled_length;
-      degenerate |= !(largest > 0.0) || !isfinite(largest);
-      lengths *= largest * scaled_length;
+      degenerate |= !unit_edge(dim, from, to, columns[axis], &lengths);
     }
-    double det;
-    if (dim == 2)
-      det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
-    else
-      det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
-            columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
-            columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+    double det = determinant(dim, columns);
     double quality = degenerate ? NAN : det;
     det *= lengths;            /* the determinant of the edges themselves, for messages */
     if (!(quality >= worst)) { /* NaN (a zero-length edge) counts as worst */
@@ -408,30 +418,10 @@ double clmg_mesh_simplex_quality(int dim, const double *coords, const int32_t *c
       if (other == corner)
         continue;
       const double *to = coords + (size_t)cell[other] * (size_t)dim;
-      double largest = 0.0;
-      for (int d = 0; d < dim; d++) {
-        columns[axis][d] = to[d] - from[d];
-        largest = fmax(largest, fabs(columns[axis][d]));
-      }
-      double squared = 0.0;
-      for (int d = 0; d < dim && largest > 0.0; d++) {
-        columns[axis][d] /= largest;
-        squared += columns[axis][d] * columns[axis][d];
-      }
-      double scaled_length = sqrt(squared);
-      for (int d = 0; d < dim && largest > 0.0; d++)
-        columns[axis][d] /= scaled_length;
-      degenerate |= !(largest > 0.0) || !isfinite(largest);
-      lengths *= largest * scaled_length;
+      degenerate |= !unit_edge(dim, from, to, columns[axis], &lengths);
       axis++;
     }
-    double det;
-    if (dim == 2)
-      det = columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
-    else
-      det = columns[0][0] * (columns[1][1] * columns[2][2] - columns[1][2] * columns[2][1]) -
-            columns[1][0] * (columns[0][1] * columns[2][2] - columns[0][2] * columns[2][1]) +
-            columns[2][0] * (columns[0][1] * columns[1][2] - columns[0][2] * columns[1][1]);
+    double det = determinant(dim, columns);
     /* the edges from corner i in local order span (-1)^i the orientation */
     if (corner % 2)
       det = -det;
