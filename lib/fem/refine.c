@@ -106,6 +106,36 @@ static int inherit_materials(const clmg_mesh *coarse, clmg_mesh *fine) {
   return 1;
 }
 
+/* The arrays of a refined mesh (children cells of cell_vertices vertices,
+ * face_children faces of face_vertices vertices per coarse one), its
+ * shapes, the per-node projection marks and the vertex-to-cell adjacency of
+ * the coarse mesh: what both refinements (tensor and simplex) start from. */
+static clmg_status allocate_refined(const clmg_mesh *coarse, size_t num_nodes, size_t children,
+                                    size_t cell_vertices, size_t face_children,
+                                    size_t face_vertices, clmg_mesh *result, int32_t **projection,
+                                    clmg_vertex_cells *adjacency, clmg_error *error) {
+  result->num_cells = coarse->num_cells * children;
+  result->num_boundary_faces = coarse->num_boundary_faces * face_children;
+  result->num_shapes = coarse->num_shapes;
+  result->cells = clmg_alloc_array(result->num_cells, cell_vertices * sizeof *result->cells);
+  result->boundary_faces =
+      clmg_alloc_array(result->num_boundary_faces, face_vertices * sizeof *result->boundary_faces);
+  result->boundary_face_tag =
+      clmg_alloc_array(result->num_boundary_faces, sizeof *result->boundary_face_tag);
+  result->shapes =
+      coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result->shapes) : NULL;
+  *projection = calloc(num_nodes ? num_nodes : 1, sizeof **projection);
+  if (!result->cells || !result->boundary_faces || !result->boundary_face_tag ||
+      (coarse->num_shapes && !result->shapes) || !*projection ||
+      !inherit_materials(coarse, result) || !clmg_vertex_cells_build(coarse, adjacency))
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the refinement of a mesh with %zu cells",
+                          coarse->num_cells);
+  if (coarse->num_shapes)
+    memcpy(result->shapes, coarse->shapes, coarse->num_shapes * sizeof *result->shapes);
+  return CLMG_SUCCESS;
+}
+
 /* ---- simplices ---- */
 
 static double squared_distance(int dim, const double *coords, int32_t a, int32_t b) {
@@ -202,27 +232,10 @@ static clmg_status refine_simplices(const clmg_mesh *coarse, clmg_mesh *fine, cl
   result.dim = dim;
   result.cell_type = CLMG_CELL_SIMPLEX;
   result.num_vertices = num_nodes;
-  result.num_cells = coarse->num_cells * children;
-  result.num_boundary_faces = coarse->num_boundary_faces * face_children;
-  result.num_shapes = coarse->num_shapes;
-  result.cells = clmg_alloc_array(result.num_cells, (size_t)corners * sizeof *result.cells);
-  result.boundary_faces =
-      clmg_alloc_array(result.num_boundary_faces, (size_t)dim * sizeof *result.boundary_faces);
-  result.boundary_face_tag =
-      clmg_alloc_array(result.num_boundary_faces, sizeof *result.boundary_face_tag);
-  result.shapes =
-      coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result.shapes) : NULL;
-  projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
-  if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
-      (coarse->num_shapes && !result.shapes) || !projection ||
-      !inherit_materials(coarse, &result) || !clmg_vertex_cells_build(coarse, &adjacency)) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the refinement of a mesh with %zu cells",
-                            coarse->num_cells);
+  status = allocate_refined(coarse, num_nodes, children, (size_t)corners, face_children,
+                            (size_t)dim, &result, &projection, &adjacency, error);
+  if (status != CLMG_SUCCESS)
     goto done;
-  }
-  if (coarse->num_shapes)
-    memcpy(result.shapes, coarse->shapes, coarse->num_shapes * sizeof *result.shapes);
   for (size_t k = 0; k < coarse->num_cells; k++)
     simplex_children(dim, nodes + k * nodes_per_cell, (const int(*)[4])edge_of, result.coords,
                      result.cells + k * children * (size_t)corners);
@@ -311,27 +324,10 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     return status;
   result.dim = dim;
   result.num_vertices = num_nodes;
-  result.num_cells = coarse->num_cells * children;
-  result.num_boundary_faces = coarse->num_boundary_faces * face_children;
-  result.num_shapes = coarse->num_shapes;
-  result.cells = clmg_alloc_array(result.num_cells, children * sizeof *result.cells);
-  result.boundary_faces =
-      clmg_alloc_array(result.num_boundary_faces, face_children * sizeof *result.boundary_faces);
-  result.boundary_face_tag =
-      clmg_alloc_array(result.num_boundary_faces, sizeof *result.boundary_face_tag);
-  result.shapes =
-      coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result.shapes) : NULL;
-  projection = calloc(num_nodes ? num_nodes : 1, sizeof *projection);
-  if (!result.cells || !result.boundary_faces || !result.boundary_face_tag ||
-      (coarse->num_shapes && !result.shapes) || !projection ||
-      !inherit_materials(coarse, &result) || !clmg_vertex_cells_build(coarse, &adjacency)) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the refinement of a mesh with %zu cells",
-                            coarse->num_cells);
+  status = allocate_refined(coarse, num_nodes, children, children, face_children, face_children,
+                            &result, &projection, &adjacency, error);
+  if (status != CLMG_SUCCESS)
     goto done;
-  }
-  if (coarse->num_shapes)
-    memcpy(result.shapes, coarse->shapes, coarse->num_shapes * sizeof *result.shapes);
 
   /* Child (cx, cy, cz) takes the parent's nodes (cx + i, cy + j, cz + l). */
   for (size_t k = 0; k < coarse->num_cells; k++) {
