@@ -37,7 +37,8 @@ enum {
   OPTION_COARSE_ROWS,
   OPTION_VTK_FORMAT,
   OPTION_VTK_ASCII,
-  OPTION_VIEW
+  OPTION_VIEW,
+  OPTION_ASSEMBLY
 };
 
 static void print_poisson_usage(FILE *out) {
@@ -47,9 +48,9 @@ static void print_poisson_usage(FILE *out) {
         "elements (Q1 or Q2) on an unstructured quadrilateral or hexahedral mesh with\n"
         "geometric multigrid (Geveler et al. 2011): the mesh is refined uniformly L - 1\n"
         "times (new boundary vertices on curved boundaries are projected onto them),\n"
-        "every level is assembled on the host, and the whole hierarchy (matrices,\n"
-        "prolongations, restrictions) runs on the OpenCL device as sparse matrix-vector\n"
-        "products.\n"
+        "every level's matrix, prolongation and restriction is assembled on the OpenCL\n"
+        "device (the host only refines the mesh and numbers the DOFs), and the whole\n"
+        "hierarchy runs there as sparse matrix-vector products.\n"
         "\n"
         "Problems:\n"
         "  circle   the CIRCLE benchmark of Geveler et al. 2011: the square [-1,1]^2\n"
@@ -67,6 +68,9 @@ static void print_poisson_usage(FILE *out) {
         "      --element E         q1 (default) or q2\n"
         "      --level L           finest level, 1 = the coarse mesh (default 6)\n"
         "      --numbering N       DOF numbering: 2lv (default), cm, xyz, sto (random), hie\n"
+        "      --assembly A        where the hierarchy is assembled: device (the default\n"
+        "                          with 2lv) or host (the default with the other\n"
+        "                          numberings, which only the host builds; the reference)\n"
         "      --smoother S        jacobi (default), chebyshev, spai0\n"
         "      --pre N, --post N   smoothing steps before / after the coarse correction\n"
         "                          (default 4 and 4; 64 and 64 for blood)\n"
@@ -151,6 +155,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"vtk-ascii", no_argument, NULL, OPTION_VTK_ASCII},
       {"view", no_argument, NULL, OPTION_VIEW},
       {"seed", required_argument, NULL, OPTION_SEED},
+      {"assembly", required_argument, NULL, OPTION_ASSEMBLY},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
   };
@@ -167,6 +172,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
   o->max_iterations = 200;
   o->seed = 1;
   o->vtk_encoding = CLMG_VTU_BINARY;
+  const char *assembly = NULL; /* --assembly as given */
   int option, steps;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
     int common = cli_apply_common_option(command, option, &o->common);
@@ -287,6 +293,11 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
     case OPTION_VIEW:
       o->view = 1;
       break;
+    case OPTION_ASSEMBLY:
+      if (strcmp(optarg, "device") != 0 && strcmp(optarg, "host") != 0)
+        return cli_usage(command, "unknown assembly '%s' (there are: device, host)", optarg);
+      assembly = optarg;
+      break;
     case OPTION_SEED: {
       int seed;
       if (!cli_parse_int(command, "--seed", optarg, 0, 2147483647, &seed))
@@ -306,6 +317,13 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
   if (optind < argc) {
     return cli_usage(command, "unexpected argument '%s'", argv[optind]);
   }
+  o->assembly_on_device =
+      assembly ? strcmp(assembly, "device") == 0 : o->numbering == CLMG_NUMBERING_2LV;
+  if (o->assembly_on_device && o->numbering != CLMG_NUMBERING_2LV)
+    return cli_usage(command,
+                     "--assembly device builds the 2lv numbering only; use --assembly host "
+                     "for --numbering %s",
+                     clmg_numbering_name(o->numbering));
   if (o->mixed)
     o->use_cg = 1;
   o->tolerance_given = o->tolerance != 0;
@@ -446,6 +464,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_integer(&w, "nonzeros", (long long)r->nonzeros);
   json_integer(&w, "coarse_unknowns", (long long)r->coarse_unknowns);
   json_string(&w, "numbering", clmg_numbering_name(o->numbering));
+  json_string(&w, "assembly", o->assembly_on_device ? "device" : "host");
   json_string(&w, "smoother", clmg_smoother_type_name(o->multigrid.smoother));
   json_integer(&w, "pre", o->multigrid.pre_smoothing);
   json_integer(&w, "post", o->multigrid.post_smoothing);
@@ -487,7 +506,8 @@ static void print_json(const poisson_options *o, const poisson_report *r,
 
 typedef struct poisson_resources {
   clmg_mesh coarse_mesh;
-  clmg_fe_hierarchy hierarchy;
+  clmg_fe_hierarchy hierarchy;               /* --assembly host */
+  clmg_fe_device_hierarchy device_hierarchy; /* --assembly device */
   clmg_context *context;
   clmg_multigrid *multigrid;
   clmg_matrix *outer_matrix; /* mixed precision: the finest matrix in double, for CG */
@@ -500,6 +520,7 @@ static void release(poisson_resources *s) {
   clmg_vector_destroy(s->x);
   clmg_multigrid_destroy(s->multigrid);
   clmg_matrix_destroy(s->outer_matrix);
+  clmg_fe_device_hierarchy_free(&s->device_hierarchy); /* before its context */
   clmg_context_destroy(s->context);
   clmg_fe_hierarchy_free(&s->hierarchy);
   clmg_mesh_free(&s->coarse_mesh);
@@ -528,7 +549,8 @@ static clmg_status solve(const poisson_options *o, poisson_resources *s,
   return status;
 }
 
-/* Builds the hierarchy on the host; prints why and returns 0 on failure. */
+/* Builds the hierarchy (on the device, or on the host); prints why and
+ * returns 0 on failure. */
 static int build_hierarchy(const char *command, const poisson_options *o, poisson_resources *s,
                            poisson_report *r) {
   clmg_error error = {{0}};
@@ -546,21 +568,36 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   start = apputil_now();
   clmg_poisson_problem problem;
   describe_problem(o, &problem);
-  status = clmg_fe_poisson_hierarchy(&s->coarse_mesh, o->level, o->degree, &problem, o->numbering,
-                                     o->seed, &s->hierarchy, &error);
-  if (status != CLMG_SUCCESS) {
-    cli_failure(command, status, "cannot build the level-%d hierarchy: %s: %s", o->level,
-                clmg_status_string(status), error.message);
-    return 0;
+  if (o->assembly_on_device) {
+    const clmg_fe_device_hierarchy *h = &s->device_hierarchy;
+    status = clmg_fe_poisson_hierarchy_device(s->context, &s->coarse_mesh, o->level, o->degree,
+                                              &problem, &s->device_hierarchy);
+    if (status != CLMG_SUCCESS) {
+      cli_failure(command, status, "cannot build the level-%d hierarchy on the device: %s: %s",
+                  o->level, clmg_status_string(status), clmg_context_message(s->context));
+      return 0;
+    }
+    r->unknowns = h->a[h->num_levels - 1].rows;
+    r->nonzeros = clmg_csr_device_nnz(&h->a[h->num_levels - 1]);
+    r->coarse_unknowns = h->a[0].rows;
+    r->levels = h->num_levels;
+  } else {
+    const clmg_fe_hierarchy *h = &s->hierarchy;
+    status = clmg_fe_poisson_hierarchy(&s->coarse_mesh, o->level, o->degree, &problem, o->numbering,
+                                       o->seed, &s->hierarchy, &error);
+    if (status != CLMG_SUCCESS) {
+      cli_failure(command, status, "cannot build the level-%d hierarchy: %s: %s", o->level,
+                  clmg_status_string(status), error.message);
+      return 0;
+    }
+    r->unknowns = h->a[h->num_levels - 1].rows;
+    r->nonzeros = clmg_csr_nnz(&h->a[h->num_levels - 1]);
+    r->coarse_unknowns = h->a[0].rows;
+    r->levels = h->num_levels;
   }
   r->assembly_s = apputil_now() - start;
-  const clmg_fe_hierarchy *h = &s->hierarchy;
-  r->levels = h->num_levels;
-  r->unknowns = h->a[h->num_levels - 1].rows;
-  r->nonzeros = clmg_csr_nnz(&h->a[h->num_levels - 1]);
-  r->coarse_unknowns = h->a[0].rows;
-  cli_progress("mesh refined and %d levels assembled: %zu unknowns, %zu nonzeros", h->num_levels,
-               r->unknowns, r->nonzeros);
+  cli_progress("mesh refined and %d levels assembled on the %s: %zu unknowns, %zu nonzeros",
+               r->levels, o->assembly_on_device ? "device" : "host", r->unknowns, r->nonzeros);
   return 1;
 }
 
@@ -582,21 +619,54 @@ static clmg_status warm_up(const poisson_options *o, poisson_resources *s) {
   return status;
 }
 
+/* x = the initial guess (g on Dirichlet DOFs, 0 elsewhere). */
+static clmg_status set_initial_guess(const poisson_options *o, poisson_resources *s) {
+  if (o->assembly_on_device)
+    return clmg_vector_convert(s->device_hierarchy.x0, s->x);
+  return clmg_vector_upload_doubles(s->x, s->hierarchy.x0);
+}
+
+/* The multigrid hierarchy (and, for mixed precision, the finest matrix in
+ * double for CG) from the assembled levels. */
+static clmg_status create_multigrid(const poisson_options *o, poisson_resources *s,
+                                    const char **step) {
+  clmg_matrix_options outer = o->multigrid.matrix;
+  outer.precision = CLMG_DOUBLE;
+  *step = "building the multigrid hierarchy";
+  if (!o->assembly_on_device) {
+    const clmg_fe_hierarchy *h = &s->hierarchy;
+    clmg_status status = clmg_multigrid_create(s->context, h->num_levels, h->a, h->p, h->r,
+                                               &o->multigrid, &s->multigrid);
+    if (status == CLMG_SUCCESS && o->mixed) {
+      *step = "uploading the double-precision matrix";
+      status = clmg_matrix_create(s->context, &h->a[h->num_levels - 1], &outer, &s->outer_matrix);
+    }
+    return status;
+  }
+  clmg_fe_device_hierarchy *h = &s->device_hierarchy;
+  clmg_status status = clmg_multigrid_create_from_csr_device(s->context, h->num_levels, h->a, h->p,
+                                                             h->r, &o->multigrid, &s->multigrid);
+  const clmg_csr_device *finest = &h->a[h->num_levels - 1];
+  if (status == CLMG_SUCCESS && o->mixed) {
+    *step = "making the double-precision matrix";
+    status = clmg_matrix_create_from_device(s->context, finest->rows, finest->cols, finest->row_ptr,
+                                            finest->col, finest->val, &outer, &s->outer_matrix);
+  }
+  /* the matrices hold their own copies now */
+  for (int l = 0; l < h->num_levels; l++) {
+    clmg_csr_device_free(&h->a[l]);
+    clmg_csr_device_free(&h->p[l]);
+    clmg_csr_device_free(&h->r[l]);
+  }
+  return status;
+}
+
 static clmg_status build_on_device(const poisson_options *o, poisson_resources *s,
                                    poisson_report *r, const char **step) {
-  const clmg_fe_hierarchy *h = &s->hierarchy;
   clmg_dtype precision = o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision;
   size_t n = r->unknowns;
   double start = apputil_now();
-  *step = "building the multigrid hierarchy";
-  clmg_status status = clmg_multigrid_create(s->context, h->num_levels, h->a, h->p, h->r,
-                                             &o->multigrid, &s->multigrid);
-  if (status == CLMG_SUCCESS && o->mixed) {
-    *step = "uploading the double-precision matrix";
-    clmg_matrix_options outer = o->multigrid.matrix;
-    outer.precision = CLMG_DOUBLE;
-    status = clmg_matrix_create(s->context, &h->a[h->num_levels - 1], &outer, &s->outer_matrix);
-  }
+  clmg_status status = create_multigrid(o, s, step);
   if (status == CLMG_SUCCESS) {
     *step = "uploading the right-hand side";
     status = clmg_vector_create(s->context, precision, n, &s->b);
@@ -604,22 +674,23 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(s->context, precision, n, &s->x);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(s->b, h->b);
+    status = o->assembly_on_device ? clmg_vector_convert(s->device_hierarchy.b, s->b)
+                                   : clmg_vector_upload_doubles(s->b, s->hierarchy.b);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(s->context);
   r->upload_s = apputil_now() - start;
   if (status != CLMG_SUCCESS)
     return status;
-  cli_progress("multigrid hierarchy built and uploaded to the device");
+  cli_progress("multigrid hierarchy built on the device");
   /* one cycle compiles every kernel (or loads it from the cache), so that
    * solve_s is the solve alone */
   start = apputil_now();
   *step = "compiling the kernels";
-  status = clmg_vector_upload_doubles(s->x, h->x0);
+  status = set_initial_guess(o, s);
   if (status == CLMG_SUCCESS)
     status = warm_up(o, s);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(s->x, h->x0);
+    status = set_initial_guess(o, s);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(s->context);
   r->kernels_s = apputil_now() - start;
@@ -645,6 +716,7 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
   printf("%-18s %zu\n", "unknowns", r->unknowns);
   printf("%-18s %zu\n", "nonzeros", r->nonzeros);
   printf("%-18s %s\n", "numbering", clmg_numbering_name(o->numbering));
+  printf("%-18s %s\n", "assembly", o->assembly_on_device ? "device" : "host");
   printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
          device->name, device->platform_name);
   printf("%-18s %s, %s\n", "format", r->format_description,
@@ -665,8 +737,10 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
 static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, char *message,
                              size_t message_size) {
   const clmg_fe_hierarchy *h = &s->hierarchy;
-  int finest = h->num_levels - 1;
-  size_t n = h->spaces[finest].num_dofs;
+  const clmg_fe_device_hierarchy *dh = &s->device_hierarchy;
+  int finest = (o->assembly_on_device ? dh->num_levels : h->num_levels) - 1;
+  const clmg_mesh *mesh = o->assembly_on_device ? &dh->meshes[finest] : &h->meshes[finest];
+  size_t n = clmg_vector_length(s->x);
   double *numbered = malloc(n * sizeof *numbered);
   s->solution = malloc(n * sizeof *s->solution);
   if (!numbered || !s->solution) {
@@ -681,12 +755,15 @@ static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, cha
              clmg_context_message(s->context));
     return status;
   }
-  clmg_fe_hierarchy_unpermute(h, numbered, s->solution);
+  if (o->assembly_on_device) /* 2LV: the mesh's own numbering */
+    memcpy(s->solution, numbered, n * sizeof *numbered);
+  else
+    clmg_fe_hierarchy_unpermute(h, numbered, s->solution);
   free(numbered);
   clmg_mesh_field field = {"u", s->solution};
   clmg_error error = {{0}};
-  status = clmg_mesh_write_vtu_encoded(o->vtk_path, &h->meshes[finest], o->degree, &field, 1,
-                                       o->vtk_encoding, &error);
+  status =
+      clmg_mesh_write_vtu_encoded(o->vtk_path, mesh, o->degree, &field, 1, o->vtk_encoding, &error);
   if (status != CLMG_SUCCESS)
     snprintf(message, message_size, "cannot write %s: %s", o->vtk_path, error.message);
   return status;
@@ -720,6 +797,10 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
       return EXIT_LIBRARY_FAILURE;
     }
     if (fp64 == 0) {
+      /* clmg_matrix_create_from_device lays its matrices out through a
+       * double index today, so without fp64 the hierarchy comes from the
+       * host */
+      o.assembly_on_device = 0;
       o.multigrid.matrix.precision = CLMG_FLOAT;
       if (!o.tolerance_given)
         o.tolerance = clmg_default_tolerance(CLMG_FLOAT);

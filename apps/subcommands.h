@@ -181,6 +181,8 @@ typedef struct poisson_options {
   int degree;
   int level;
   clmg_numbering numbering;
+  /* The hierarchy assembled on the device (2LV only), or on the host. */
+  int assembly_on_device;
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;

@@ -143,7 +143,8 @@ static void refine_times(clmg_mesh *mesh, int times) {
 /* Problems with no Dirichlet boundary at all (a tag no mesh here uses), to
  * see the unconstrained stiffness matrix. */
 static const int32_t no_such_tag = 99;
-static const clmg_poisson_problem pure_neumann = {NULL, NULL, NULL, NULL, &no_such_tag, 1};
+static const clmg_poisson_problem pure_neumann = {.dirichlet_tags = &no_such_tag,
+                                                  .num_dirichlet_tags = 1};
 
 /* ---- element stiffness ---- */
 
@@ -383,7 +384,10 @@ static double sine_error(const clmg_mesh *mesh, int degree) {
   int dim = mesh->dim;
   clmg_fe_space space;
   CHECK_OK(error, clmg_fe_space_create(mesh, degree, &space, &error));
-  clmg_poisson_problem problem = {sine_source, &dim, sine_boundary, &dim, NULL, 0};
+  clmg_poisson_problem problem = {.source = sine_source,
+                                  .source_data = &dim,
+                                  .dirichlet = sine_boundary,
+                                  .dirichlet_data = &dim};
   size_t n = space.num_dofs;
   double *b = checked_malloc(n * sizeof *b), *x = calloc(n, sizeof *x);
   assert_non_null(x);
@@ -752,8 +756,8 @@ static double circle_boundary(const double *x, int32_t tag, void *data) {
   return tag == 2 ? 1.0 : 0.0;
 }
 
-static const clmg_poisson_problem circle_problem = {unit_source, NULL, circle_boundary,
-                                                    NULL,        NULL, 0};
+static const clmg_poisson_problem circle_problem = {.source = unit_source,
+                                                    .dirichlet = circle_boundary};
 
 static void check_hierarchy_shapes(const clmg_fe_hierarchy *h) {
   clmg_error error;

@@ -420,6 +420,165 @@ static void test_mixed_precision_circle(void **state) {
   }
 }
 
+/* ---- the hierarchy assembled on the device ---- */
+
+/* The device arrays equal the host matrix: the same pattern, values to
+ * rounding (relative to the largest entry). */
+static void check_same_matrix(const clmg_csr_device *device, const clmg_csr *host, const char *what,
+                              int level, char which) {
+  clmg_csr copy = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_csr_device_download(device, &copy, &error), error);
+  if (copy.rows != host->rows || copy.cols != host->cols ||
+      clmg_csr_nnz(&copy) != clmg_csr_nnz(host))
+    fail_msg("%s level %d %c: %zu x %zu with %zu entries on the device, %zu x %zu with %zu on the "
+             "host",
+             what, level, which, copy.rows, copy.cols, clmg_csr_nnz(&copy), host->rows, host->cols,
+             clmg_csr_nnz(host));
+  assert_memory_equal(copy.row_ptr, host->row_ptr, (host->rows + 1) * sizeof *host->row_ptr);
+  assert_memory_equal(copy.col, host->col, clmg_csr_nnz(host) * sizeof *host->col);
+  double largest = 0;
+  for (size_t k = 0; k < clmg_csr_nnz(host); ++k)
+    largest = fmax(largest, fabs(host->val[k]));
+  double difference = max_difference(copy.val, host->val, clmg_csr_nnz(host));
+  if (!(difference <= 1e-12 * largest))
+    fail_msg("%s level %d %c: values differ by %.3e (largest entry %.3e)", what, level, which,
+             difference, largest);
+  clmg_csr_free(&copy);
+}
+
+/* Builds both hierarchies (2LV) and compares every level's A, P and R, b and
+ * x0; then solves with the device one and checks the true residual of the
+ * host system, and that the cycle count equals the host hierarchy's. */
+static void check_device_hierarchy(const clmg_mesh *coarse, const clmg_poisson_problem *problem,
+                                   int levels, int degree, const char *what) {
+  clmg_error error = {{0}};
+  clmg_fe_hierarchy host = {0};
+  CHECK_HOST(clmg_fe_poisson_hierarchy(coarse, levels, degree, problem, CLMG_NUMBERING_2LV, 1,
+                                       &host, &error),
+             error);
+  clmg_fe_device_hierarchy device = {0};
+  CHECK_OK(clmg_fe_poisson_hierarchy_device(ctx, coarse, levels, degree, problem, &device));
+  assert_int_equal(device.num_levels, levels);
+  for (int l = 0; l < levels; ++l) {
+    check_same_matrix(&device.a[l], &host.a[l], what, l, 'A');
+    if (l > 0) {
+      check_same_matrix(&device.p[l], &host.p[l], what, l, 'P');
+      check_same_matrix(&device.r[l], &host.r[l], what, l, 'R');
+    }
+  }
+  size_t n = host.a[levels - 1].rows;
+  double *b = malloc(n * sizeof *b), *x0 = malloc(n * sizeof *x0);
+  assert_non_null(b);
+  assert_non_null(x0);
+  CHECK_OK(clmg_vector_download_doubles(device.b, b));
+  CHECK_OK(clmg_vector_download_doubles(device.x0, x0));
+  double b_scale = 0;
+  for (size_t i = 0; i < n; ++i)
+    b_scale = fmax(b_scale, fabs(host.b[i]));
+  if (!(max_difference(b, host.b, n) <= 1e-12 * b_scale))
+    fail_msg("%s: b differs by %.3e (largest %.3e)", what, max_difference(b, host.b, n), b_scale);
+  assert_true(max_difference(x0, host.x0, n) <= 1e-12 * b_scale);
+  assert_memory_equal(device.is_dirichlet, host.is_dirichlet, n);
+
+  /* the same solve from both: cycle counts equal, true residual met */
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  solved from_host = solve_hierarchy(&host, &options, 0, 1e-10, what);
+  clmg_multigrid *mg = NULL;
+  CHECK_OK(
+      clmg_multigrid_create_from_csr_device(ctx, levels, device.a, device.p, NULL, &options, &mg));
+  clmg_vector *x = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
+  CHECK_OK(clmg_copy(device.x0, x));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = 1e-10;
+  ko.max_iterations = 200;
+  clmg_krylov_result result;
+  CHECK_OK(clmg_multigrid_solve(mg, device.b, x, &ko, &result));
+  assert_int_equal(result.iterations, from_host.cycles);
+  double *u = malloc(n * sizeof *u), *r = malloc(n * sizeof *r);
+  assert_non_null(u);
+  assert_non_null(r);
+  CHECK_OK(clmg_vector_download_doubles(x, u));
+  memcpy(r, host.b, n * sizeof *r);
+  clmg_csr_spmv_host(-1.0, &host.a[levels - 1], u, 1.0, r);
+  double r_norm = 0, b_norm = 0;
+  for (size_t i = 0; i < n; ++i) {
+    r_norm += r[i] * r[i];
+    b_norm += host.b[i] * host.b[i];
+  }
+  if (!(sqrt(r_norm) <= 1e-9 * sqrt(b_norm)))
+    fail_msg("%s: true relative residual %.3e after the device hierarchy's solve", what,
+             sqrt(r_norm / b_norm));
+  print_message("%s: %d levels, %zu unknowns, %d cycles from either hierarchy\n", what, levels, n,
+                result.iterations);
+  clmg_krylov_result_free(&result);
+  clmg_multigrid_destroy(mg);
+  clmg_vector_destroy(x);
+  free(u);
+  free(r);
+  free(b);
+  free(x0);
+  free(from_host.u_mesh);
+  clmg_fe_device_hierarchy_free(&device);
+  clmg_fe_hierarchy_free(&host);
+}
+
+static void test_device_hierarchy(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh circle = {0}, square = {0}, box = {0}, pipe = {0};
+  CHECK_HOST(clmg_mesh_circle(&circle, &error), error);
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_circle(&problem); /* constant source: integrated on the device */
+  check_device_hierarchy(&circle, &problem, 5, 1, "CIRCLE Q1");
+  check_device_hierarchy(&circle, &problem, 4, 2, "CIRCLE Q2");
+  /* a source function (evaluated on the host) and g from the exact solution */
+  CHECK_HOST(clmg_mesh_box(2, 3, 0.2, 11, &square, &error), error);
+  clmg_poisson_problem manufactured = {.source = source_2d, .dirichlet = boundary_exact_2d};
+  check_device_hierarchy(&square, &manufactured, 4, 2, "distorted square Q2");
+  /* hexahedra: a distorted box and the pipe's curved boundary */
+  CHECK_HOST(clmg_mesh_box(3, 2, 0.2, 5, &box, &error), error);
+  check_device_hierarchy(&box, &manufactured, 3, 1, "distorted box Q1");
+  check_device_hierarchy(&box, &manufactured, 2, 2, "distorted box Q2");
+  CHECK_HOST(clmg_mesh_pipe(&pipe, &error), error);
+  clmg_poisson_problem pipe_problem = {.source = source_pipe, .dirichlet = boundary_exact_pipe};
+  check_device_hierarchy(&pipe, &pipe_problem, 3, 1, "pipe Q1");
+  clmg_mesh_free(&circle);
+  clmg_mesh_free(&square);
+  clmg_mesh_free(&box);
+  clmg_mesh_free(&pipe);
+}
+
+/* Bad input: a simplex mesh, a bad level count, an inverted cell. */
+static void test_device_hierarchy_refuses(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh tets = {0}, box = {0};
+  clmg_fe_device_hierarchy h = {0};
+  CHECK_HOST(clmg_mesh_regular_tetrahedra(0, &tets, &error), error);
+  assert_int_equal(clmg_fe_poisson_hierarchy_device(ctx, &tets, 2, 1, NULL, &h),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "tetrahedra"));
+  CHECK_HOST(clmg_mesh_box(2, 2, 0.0, 1, &box, &error), error);
+  assert_int_equal(clmg_fe_poisson_hierarchy_device(ctx, &box, 0, 1, NULL, &h),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_fe_poisson_hierarchy_device(ctx, &box, 2, 3, NULL, &h),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* one cell turned inside out (two corners swapped): the device says so */
+  int32_t swap = box.cells[0];
+  box.cells[0] = box.cells[1];
+  box.cells[1] = swap;
+  assert_int_equal(clmg_fe_poisson_hierarchy_device(ctx, &box, 1, 1, NULL, &h),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "non-positive Jacobian"));
+  assert_null(h.a);
+  clmg_mesh_free(&tets);
+  clmg_mesh_free(&box);
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "gmg", 1);
@@ -433,10 +592,11 @@ static int teardown(void **state) {
 int main(void) {
   rng_seed(20261122);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_circle_mesh_independent), cmocka_unit_test(test_agrees_with_cg),
-      cmocka_unit_test(test_numberings_agree),        cmocka_unit_test(test_manufactured_orders),
-      cmocka_unit_test(test_smoothers_and_cycles_q2), cmocka_unit_test(test_blood),
-      cmocka_unit_test(test_mixed_precision_circle),
+      cmocka_unit_test(test_circle_mesh_independent),  cmocka_unit_test(test_agrees_with_cg),
+      cmocka_unit_test(test_numberings_agree),         cmocka_unit_test(test_manufactured_orders),
+      cmocka_unit_test(test_smoothers_and_cycles_q2),  cmocka_unit_test(test_blood),
+      cmocka_unit_test(test_mixed_precision_circle),   cmocka_unit_test(test_device_hierarchy),
+      cmocka_unit_test(test_device_hierarchy_refuses),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("gmg", tests, setup, teardown);

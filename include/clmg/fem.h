@@ -37,12 +37,16 @@ typedef double (*clmg_fe_boundary_function)(const double *x, int32_t tag, void *
 /* -Laplace(u) = f in the domain, u = g on the boundary parts listed in
  * dirichlet_tags (NULL and 0 tags: the whole boundary). */
 typedef struct clmg_poisson_problem {
-  clmg_fe_function source; /* NULL: f = 0 */
+  clmg_fe_function source; /* NULL: f = source_constant */
   void *source_data;
   clmg_fe_boundary_function dirichlet; /* NULL: g = 0 */
   void *dirichlet_data;
   const int32_t *dirichlet_tags;
   size_t num_dirichlet_tags;
+  /* f when source is NULL (0 when the struct is zeroed). A constant f is
+   * integrated on the device by clmg_fe_poisson_hierarchy_device; a
+   * function is evaluated on the host. */
+  double source_constant;
 } clmg_poisson_problem;
 
 /* The benchmark problems of Geveler et al. 2011 (section 4.2), for clmg_mesh_circle and
@@ -137,6 +141,40 @@ CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
 
 /* u_mesh[perm[i]] = u_numbered[i] for the finest level: back to the mesh's
  * own numbering (for output and error norms). */
+/* ---- the same hierarchy assembled on the device ----
+ * The levels of clmg_fe_poisson_hierarchy in the 2LV numbering (the mesh's
+ * own, so no permutation), with every level's matrix, prolongation and
+ * restriction built by kernels as CSR arrays on the device: the host
+ * refines the meshes, numbers the DOFs and finds the Dirichlet DOFs (work
+ * in proportion to the cells, not to the matrix entries); nothing of the
+ * matrices' size crosses the bus. The arrays equal those of
+ * clmg_fe_poisson_hierarchy to rounding and are meant for
+ * clmg_multigrid_create_from_csr_device. Values, b and x0 (the finest
+ * level's right-hand side and initial guess, g on Dirichlet DOFs) are
+ * double, or float on a device without fp64. A constant source
+ * (problem->source NULL) is integrated on the device; a source function is
+ * evaluated on the host at the finest level's quadrature points. Failures
+ * return a status with the context's message. */
+typedef struct clmg_fe_device_hierarchy {
+  int num_levels;
+  int degree;
+  clmg_mesh *meshes;     /* num_levels; meshes[0] is a copy of the coarse mesh */
+  clmg_fe_space *spaces; /* num_levels */
+  clmg_csr_device *a;    /* num_levels */
+  clmg_csr_device *p;    /* num_levels; p[0] empty */
+  clmg_csr_device *r;    /* num_levels; r[0] empty: r[l] = p[l]^T */
+  clmg_vector *b;        /* finest level */
+  clmg_vector *x0;       /* finest level */
+  uint8_t *is_dirichlet; /* finest level, on the host */
+} clmg_fe_device_hierarchy;
+
+CLMG_API clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context,
+                                                      const clmg_mesh *coarse, int num_levels,
+                                                      int degree,
+                                                      const clmg_poisson_problem *problem,
+                                                      clmg_fe_device_hierarchy *out);
+CLMG_API void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *hierarchy);
+
 CLMG_API void clmg_fe_hierarchy_unpermute(const clmg_fe_hierarchy *hierarchy,
                                           const double *u_numbered, double *u_mesh);
 

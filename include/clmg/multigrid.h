@@ -181,6 +181,14 @@ CLMG_API clmg_status clmg_multigrid_create(clmg_context *context, int num_levels
                                            const clmg_csr *p, const clmg_csr *r,
                                            const clmg_multigrid_options *options,
                                            clmg_multigrid **multigrid);
+/* The same from CSR arrays on the device (assembled or multiplied there,
+ * e.g. by clmg_fe_poisson_hierarchy_device): each becomes a device matrix
+ * in options->matrix's format and precision without a trip through the
+ * host; R = P^T is formed on the device where r is NULL or r[l] empty. The
+ * arrays stay the caller's (free them once the hierarchy exists). */
+CLMG_API clmg_status clmg_multigrid_create_from_csr_device(
+    clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
+    const clmg_csr_device *r, const clmg_multigrid_options *options, clmg_multigrid **multigrid);
 CLMG_API void clmg_multigrid_destroy(clmg_multigrid *multigrid);
 
 /* One level of a hierarchy made from device objects. */

@@ -131,6 +131,35 @@ CLMG_API clmg_status clmg_matrix_update_values_device(clmg_matrix *matrix,
                                                       const clmg_vector *values);
 CLMG_API void clmg_matrix_destroy(clmg_matrix *matrix);
 
+/* ---- CSR arrays on the device ----
+ * A matrix made or multiplied on the device (assembly, transfers, Galerkin
+ * products) before it becomes a clmg_matrix: row_ptr holds rows + 1 int64
+ * offsets, col int32 columns (sorted and unique within each row), val the
+ * values (double, or float on devices without fp64). Pass the arrays to
+ * clmg_matrix_create_from_device for any format. */
+typedef struct clmg_csr_device {
+  size_t rows;
+  size_t cols;
+  clmg_vector *row_ptr;
+  clmg_vector *col;
+  clmg_vector *val;
+} clmg_csr_device;
+
+/* Entries (row_ptr's last offset, kept on the host when the arrays are
+ * made); 0 for an empty struct. */
+CLMG_API size_t clmg_csr_device_nnz(const clmg_csr_device *a);
+/* Destroys the three vectors and zeroes a (a may be NULL or empty). */
+CLMG_API void clmg_csr_device_free(clmg_csr_device *a);
+/* out = a^T, on the device: column counts, their offsets (read back and
+ * summed on the host, one pass over cols integers), a scatter and a sort
+ * of each row, so the result is the same on every run. out is overwritten
+ * without being freed and is zero after a failure. */
+CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
+                                               clmg_csr_device *out);
+/* A host copy (values as doubles), for checks and output. */
+CLMG_API clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out,
+                                              clmg_error *error);
+
 CLMG_API clmg_context *clmg_matrix_context(const clmg_matrix *matrix);
 CLMG_API size_t clmg_matrix_rows(const clmg_matrix *matrix);
 CLMG_API size_t clmg_matrix_cols(const clmg_matrix *matrix);

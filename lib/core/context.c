@@ -627,6 +627,15 @@ clmg_status clmg_args_end(clmg_kernel_args *args) {
   return clmg_fail_cl(args->context, args->error, what);
 }
 
+clmg_status clmg_launch_args(clmg_kernel_args *args, size_t n) {
+  clmg_status status = clmg_args_end(args);
+  if (status != CLMG_SUCCESS || n == 0)
+    return status;
+  size_t global, local;
+  clmg_launch_1d(args->context, n, 0, &global, &local);
+  return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
+}
+
 clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
                             size_t global, size_t local, cl_event *event) {
   cl_event *profiled = event ? NULL : clmg_profile_event_slot(context, kernel_name, global);

@@ -171,6 +171,11 @@ clmg_status clmg_args_end(clmg_kernel_args *args);
 clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
                             size_t global, size_t local, cl_event *event);
 
+/* Ends the arguments and launches the kernel over n items that it walks
+ * with GRID_LOOP (geometry from clmg_launch_1d); nothing is launched for
+ * n == 0. */
+clmg_status clmg_launch_args(clmg_kernel_args *args, size_t n);
+
 /* Turns a CLBlast status code into clmg's status and message (op: "dot"). */
 clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op);
 

@@ -15,23 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_POINTS (CLMG_FE_MAX_GAUSS * CLMG_FE_MAX_GAUSS * CLMG_FE_MAX_GAUSS)
-#define MAX_CORNERS 8
-
-/* Basis and geometry tabulated at the points of a tensor Gauss rule. */
-typedef struct reference_cell {
-  int dim, degree;
-  size_t dofs, corners, points;
-  double weight[MAX_POINTS];
-  double phi[MAX_POINTS][CLMG_FE_MAX_CELL_DOFS];
-  double dphi[MAX_POINTS][CLMG_FE_MAX_CELL_DOFS * 3];
-  double corner_phi[MAX_POINTS][MAX_CORNERS];
-  double corner_dphi[MAX_POINTS][MAX_CORNERS * 3];
-} reference_cell;
-
-/* Tabulates the rule with points_per_axis points per axis (malloc'ed). */
-static reference_cell *tabulate(int dim, int degree, int points_per_axis) {
-  reference_cell *ref = malloc(sizeof *ref);
+clmg_fe_reference_cell *clmg_fe_tabulate(int dim, int degree, int points_per_axis) {
+  clmg_fe_reference_cell *ref = malloc(sizeof *ref);
   if (!ref)
     return NULL;
   double points[CLMG_FE_MAX_GAUSS], weights[CLMG_FE_MAX_GAUSS];
@@ -60,8 +45,8 @@ static reference_cell *tabulate(int dim, int degree, int points_per_axis) {
 /* The geometry at point q of a cell with the given corner coordinates:
  * the physical point x, the inverse Jacobian (inverse[b][a] = d xi_b / d
  * x_a) and the Jacobian determinant as return value. */
-static double map_point(const reference_cell *ref, size_t q, const double *corner_coords, double *x,
-                        double inverse[3][3]) {
+static double map_point(const clmg_fe_reference_cell *ref, size_t q, const double *corner_coords,
+                        double *x, double inverse[3][3]) {
   int dim = ref->dim;
   double jacobian[3][3] = {{0}};
   for (int a = 0; a < dim; a++)
@@ -110,6 +95,10 @@ static void gather_corners(const clmg_mesh *mesh, size_t cell, double *corner_co
   }
 }
 
+static double source_at(const clmg_poisson_problem *problem, const double *x) {
+  return problem->source ? problem->source(x, problem->source_data) : problem->source_constant;
+}
+
 /* ---- Dirichlet DOFs ---- */
 
 static int is_dirichlet_tag(const clmg_poisson_problem *problem, int32_t tag) {
@@ -137,8 +126,8 @@ static uint64_t hash_face(const int32_t *sorted, size_t count) {
  * so a node where a Dirichlet part meets another part is found whichever
  * tag it carries. tag_of[dof] gets the tag of a Dirichlet face through the
  * DOF (the one g is evaluated with). */
-static clmg_status mark_dirichlet(const clmg_fe_space *space, const clmg_poisson_problem *problem,
-                                  uint8_t *mask, int32_t *tag_of, clmg_error *error) {
+clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisson_problem *problem,
+                                   uint8_t *mask, int32_t *tag_of, clmg_error *error) {
   const clmg_mesh *mesh = space->mesh;
   size_t per_face = clmg_mesh_vertices_per_face(mesh), corners = clmg_mesh_vertices_per_cell(mesh);
   memset(mask, 0, space->num_dofs);
@@ -270,7 +259,7 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
   size_t dim = (size_t)mesh->dim;
   uint8_t *mask = clmg_alloc_array(n, 1);
   int32_t *tag_of = clmg_alloc_array(n, sizeof *tag_of);
-  reference_cell *ref = tabulate(mesh->dim, space->degree, space->degree + 2);
+  clmg_fe_reference_cell *ref = clmg_fe_tabulate(mesh->dim, space->degree, space->degree + 2);
   int64_t *row_ptr = NULL;
   int32_t *col = NULL;
   double *val = NULL;
@@ -279,7 +268,7 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
                             "cannot allocate work arrays for %zu DOFs", n);
     goto done;
   }
-  status = mark_dirichlet(space, problem, mask, tag_of, error);
+  status = clmg_fe_mark_dirichlet(space, problem, mask, tag_of, error);
   if (status != CLMG_SUCCESS)
     goto done;
   status = clmg_fe_dof_graph(space, mask, &row_ptr, &col, error);
@@ -306,7 +295,7 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
   }
 
   for (size_t cell = 0; cell < mesh->num_cells; cell++) {
-    double corner_coords[MAX_CORNERS * 3];
+    double corner_coords[CLMG_FE_MAX_CORNERS * 3];
     double stiffness[CLMG_FE_MAX_CELL_DOFS][CLMG_FE_MAX_CELL_DOFS] = {{0}};
     double load[CLMG_FE_MAX_CELL_DOFS] = {0};
     gather_corners(mesh, cell, corner_coords);
@@ -336,8 +325,8 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
             dot += gradient[i][c] * gradient[j][c];
           stiffness[i][j] += scale * dot;
         }
-      if (problem->source) {
-        double f = problem->source(x, problem->source_data) * scale;
+      if (problem->source || problem->source_constant != 0.0) {
+        double f = source_at(problem, x) * scale;
         for (size_t i = 0; i < per_cell; i++)
           load[i] += f * ref->phi[q][i];
       }
@@ -382,6 +371,31 @@ done:
   return status;
 }
 
+clmg_status clmg_fe_load_vector(const clmg_fe_space *space, const clmg_poisson_problem *problem,
+                                double *load, clmg_error *error) {
+  const clmg_mesh *mesh = space->mesh;
+  size_t per_cell = space->dofs_per_cell;
+  memset(load, 0, space->num_dofs * sizeof *load);
+  clmg_fe_reference_cell *ref = clmg_fe_tabulate(mesh->dim, space->degree, space->degree + 2);
+  if (!ref)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the quadrature tables");
+  for (size_t cell = 0; cell < mesh->num_cells; cell++) {
+    double corner_coords[CLMG_FE_MAX_CORNERS * 3];
+    gather_corners(mesh, cell, corner_coords);
+    const int32_t *dofs = space->cell_dofs + cell * per_cell;
+    for (size_t q = 0; q < ref->points; q++) {
+      double x[3], inverse[3][3];
+      double scale = ref->weight[q] * map_point(ref, q, corner_coords, x, inverse);
+      double f = source_at(problem, x) * scale;
+      for (size_t i = 0; i < per_cell; i++)
+        load[dofs[i]] += f * ref->phi[q][i];
+    }
+  }
+  free(ref);
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *u_h, clmg_fe_function exact,
                              void *exact_data, double *l2_error, clmg_error *error) {
   clmg_error_clear(error);
@@ -394,13 +408,13 @@ clmg_status clmg_fe_l2_error(const clmg_fe_space *space, const double *u_h, clmg
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "u_h, exact or l2_error is NULL");
   const clmg_mesh *mesh = space->mesh;
   size_t per_cell = space->dofs_per_cell;
-  reference_cell *ref = tabulate(mesh->dim, space->degree, space->degree + 3);
+  clmg_fe_reference_cell *ref = clmg_fe_tabulate(mesh->dim, space->degree, space->degree + 3);
   if (!ref)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot allocate the quadrature tables");
   double sum = 0.0;
   for (size_t cell = 0; cell < mesh->num_cells; cell++) {
-    double corner_coords[MAX_CORNERS * 3];
+    double corner_coords[CLMG_FE_MAX_CORNERS * 3];
     gather_corners(mesh, cell, corner_coords);
     const int32_t *dofs = space->cell_dofs + cell * per_cell;
     for (size_t q = 0; q < ref->points; q++) {

@@ -14,6 +14,37 @@
 #define CLMG_FE_MAX_GAUSS 5
 /* The largest (degree + 1)^dim: Q2 in 3D. */
 #define CLMG_FE_MAX_CELL_DOFS 27
+#define CLMG_FE_MAX_CORNERS 8
+/* Prolongation entries below this are rounding noise of basis functions
+ * that vanish at the node, and are dropped. */
+#define CLMG_FE_TRANSFER_DROP 1e-14
+#define CLMG_FE_MAX_POINTS (CLMG_FE_MAX_GAUSS * CLMG_FE_MAX_GAUSS * CLMG_FE_MAX_GAUSS)
+
+/* Basis and geometry tabulated at the points of a tensor Gauss rule: the
+ * host assembly's tables, which the device assembly uploads as they are. */
+typedef struct clmg_fe_reference_cell {
+  int dim, degree;
+  size_t dofs, corners, points;
+  double weight[CLMG_FE_MAX_POINTS];
+  double phi[CLMG_FE_MAX_POINTS][CLMG_FE_MAX_CELL_DOFS];
+  double dphi[CLMG_FE_MAX_POINTS][CLMG_FE_MAX_CELL_DOFS * 3];
+  double corner_phi[CLMG_FE_MAX_POINTS][CLMG_FE_MAX_CORNERS];
+  double corner_dphi[CLMG_FE_MAX_POINTS][CLMG_FE_MAX_CORNERS * 3];
+} clmg_fe_reference_cell;
+
+/* The tables for points_per_axis points per axis (malloc'ed; NULL when out
+ * of memory). */
+clmg_fe_reference_cell *clmg_fe_tabulate(int dim, int degree, int points_per_axis);
+
+/* mask[dof] = 1 for the DOFs on boundary faces with a Dirichlet tag of the
+ * problem, tag_of[dof] = the tag of one such face (g is evaluated with it). */
+clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisson_problem *problem,
+                                   uint8_t *mask, int32_t *tag_of, clmg_error *error);
+
+/* load[i] = (f, phi_i) for the problem's source function, by the quadrature
+ * of clmg_fe_assemble_poisson (num_dofs entries, caller-allocated). */
+clmg_status clmg_fe_load_vector(const clmg_fe_space *space, const clmg_poisson_problem *problem,
+                                double *load, clmg_error *error);
 
 /* Checks that space is a usable space (non-NULL arrays, degree 1 or 2,
  * dimension 2 or 3, DOF indices in range). `name` names it in the message. */

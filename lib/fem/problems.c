@@ -5,12 +5,6 @@
 
 #include <string.h>
 
-static double source_one(const double *x, void *data) {
-  (void)x;
-  (void)data;
-  return 1.0;
-}
-
 /* CIRCLE: u = 1 on the circle (tag 2), 0 on the square (tag 1). */
 static double circle_boundary(const double *x, int32_t tag, void *data) {
   (void)x;
@@ -29,7 +23,7 @@ void clmg_poisson_problem_circle(clmg_poisson_problem *problem) {
   if (!problem)
     return;
   memset(problem, 0, sizeof *problem);
-  problem->source = source_one;
+  problem->source_constant = 1.0;
   problem->dirichlet = circle_boundary;
 }
 
@@ -44,5 +38,5 @@ void clmg_poisson_problem_unit_source(clmg_poisson_problem *problem) {
   if (!problem)
     return;
   memset(problem, 0, sizeof *problem);
-  problem->source = source_one;
+  problem->source_constant = 1.0;
 }

@@ -11,10 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Entries below this are rounding noise of basis functions that vanish at
- * the node. */
-#define DROP_TOLERANCE 1e-14
-
 /* The row of fine DOF i, from the fine cell and local node that define it:
  * columns (sorted) and values; returns the entry count. */
 static size_t prolongation_row(const clmg_fe_space *coarse, const clmg_fe_space *fine,
@@ -37,7 +33,7 @@ static size_t prolongation_row(const clmg_fe_space *coarse, const clmg_fe_space 
   size_t count = 0;
   for (size_t j = 0; j < coarse->dofs_per_cell; j++) {
     int32_t column = coarse_dofs[j];
-    if (fabs(basis[j]) < DROP_TOLERANCE || (coarse_dirichlet && coarse_dirichlet[column]))
+    if (fabs(basis[j]) < CLMG_FE_TRANSFER_DROP || (coarse_dirichlet && coarse_dirichlet[column]))
       continue;
     /* Insertion into the sorted row (a cell's DOFs are distinct). */
     size_t position = count;

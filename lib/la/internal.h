@@ -21,4 +21,9 @@ struct clmg_vector {
 /* Two kernel arguments: the vector's buffer and its element offset (ulong). */
 void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 
+/* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
+ * that a kernel wrote, and their sum; see lib/la/csr_device.c. */
+clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
+                                     clmg_vector **offsets, size_t *total);
+
 #endif

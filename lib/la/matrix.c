@@ -962,15 +962,6 @@ static clmg_status device_kernel(clmg_context *context, clmg_dtype precision, co
   return status;
 }
 
-static clmg_status launch(clmg_kernel_args *args, size_t n) {
-  clmg_status status = clmg_args_end(args);
-  if (status != CLMG_SUCCESS || n == 0)
-    return status;
-  size_t global, local;
-  clmg_launch_1d(args->context, n, 0, &global, &local);
-  return clmg_enqueue_1d(args->context, args->kernel, args->name, global, local, NULL);
-}
-
 /* values in the matrix's precision: the given vector, or a converted copy in
  * *converted (to be destroyed by the caller). */
 static clmg_status values_in_precision(const clmg_matrix *m, const clmg_vector *values,
@@ -1007,7 +998,7 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
       clmg_arg_buffer(&args, m->columns);
       clmg_arg_buffer(&args, m->values);
       clmg_arg_raw(&args, sizeof write, &write);
-      status = launch(&args, m->stored);
+      status = clmg_launch_args(&args, m->stored);
     }
   }
   if (status == CLMG_SUCCESS)
@@ -1025,7 +1016,7 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
       clmg_arg_vector(&args, use);
       clmg_arg_vector(&args, diagonal);
       clmg_arg_vector(&args, squares);
-      status = launch(&args, m->rows);
+      status = clmg_launch_args(&args, m->rows);
     }
   }
   /* min(rows, cols) diagonal entries are kept; rows beyond cols have none */
@@ -1128,7 +1119,7 @@ static clmg_status columns_in_range(clmg_context *context, const clmg_vector *co
     clmg_arg_ulong(&args, offset);
     clmg_arg_raw(&args, sizeof limit, &limit);
     clmg_arg_buffer(&args, flag);
-    status = launch(&args, clmg_vector_length(col));
+    status = clmg_launch_args(&args, clmg_vector_length(col));
   }
   if (status == CLMG_SUCCESS) {
     cl_int error =

@@ -88,26 +88,58 @@ void clmg_multigrid_options_defaults(clmg_multigrid_options *options) {
 
 /* ---- setup ---- */
 
-static clmg_status check_shapes(clmg_context *context, int num_levels, const clmg_csr *a,
-                                const clmg_csr *p, const clmg_csr *r) {
+/* The levels' matrices given to clmg_multigrid_create (host CSR) or to
+ * clmg_multigrid_create_from_csr_device (device arrays): one of the two. */
+typedef struct level_matrices {
+  const clmg_csr *a, *p, *r;
+  const clmg_csr_device *device_a, *device_p, *device_r;
+} level_matrices;
+
+typedef struct matrix_shape {
+  int present;
+  size_t rows, cols;
+} matrix_shape;
+
+/* Shape of a[l] (which 'a'), p[l] ('p') or r[l] ('r'); an absent array or
+ * an empty r[l] is not present. */
+static matrix_shape shape_of(const level_matrices *m, char which, int l) {
+  matrix_shape shape = {0, 0, 0};
+  const clmg_csr *host = which == 'a' ? m->a : which == 'p' ? m->p : m->r;
+  const clmg_csr_device *device = which == 'a'   ? m->device_a
+                                  : which == 'p' ? m->device_p
+                                                 : m->device_r;
+  if (host) {
+    shape = (matrix_shape){host[l].row_ptr != NULL, host[l].rows, host[l].cols};
+  } else if (device) {
+    shape = (matrix_shape){device[l].row_ptr != NULL, device[l].rows, device[l].cols};
+  }
+  if (which == 'r' && shape.rows == 0)
+    shape.present = 0;
+  return shape;
+}
+
+static clmg_status check_shapes(clmg_context *context, int num_levels, const level_matrices *m) {
   for (int l = 0; l < num_levels; ++l) {
-    if (!a[l].row_ptr || a[l].rows == 0 || a[l].rows != a[l].cols)
+    matrix_shape a = shape_of(m, 'a', l);
+    if (!a.present || a.rows == 0 || a.rows != a.cols)
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "multigrid level %d: A is %zu x %zu; every level needs a nonempty square "
                        "matrix",
-                       l, a[l].rows, a[l].cols);
+                       l, a.rows, a.cols);
     if (l == 0)
       continue;
-    if (!p || !p[l].row_ptr || p[l].rows != a[l].rows || p[l].cols != a[l - 1].rows)
+    size_t coarse_rows = shape_of(m, 'a', l - 1).rows;
+    matrix_shape p = shape_of(m, 'p', l), r = shape_of(m, 'r', l);
+    if (!p.present || p.rows != a.rows || p.cols != coarse_rows)
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "multigrid level %d: P is %zu x %zu, but must map level %d (%zu rows) to "
                        "level %d (%zu rows)",
-                       l, p ? p[l].rows : 0, p ? p[l].cols : 0, l - 1, a[l - 1].rows, l, a[l].rows);
-    if (r && r[l].rows != 0 && (r[l].rows != a[l - 1].rows || r[l].cols != a[l].rows))
+                       l, p.rows, p.cols, l - 1, coarse_rows, l, a.rows);
+    if (r.present && (r.rows != coarse_rows || r.cols != a.rows))
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "multigrid level %d: R is %zu x %zu, but must map level %d (%zu rows) to "
                        "level %d (%zu rows)",
-                       l, r[l].rows, r[l].cols, l, a[l].rows, l - 1, a[l - 1].rows);
+                       l, r.rows, r.cols, l, a.rows, l - 1, coarse_rows);
   }
   return CLMG_SUCCESS;
 }
@@ -295,10 +327,20 @@ clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_lev
 }
 
 /* Uploads one host matrix as an owned operator. */
-static clmg_status upload_operator(clmg_context *context, const clmg_csr *a,
-                                   const clmg_matrix_options *options, clmg_operator *op) {
+/* The operator of level l's a, p or r: a device matrix in options' format
+ * and precision, uploaded from host CSR or made from device arrays. */
+static clmg_status upload_operator(clmg_context *context, const level_matrices *m, char which,
+                                   int l, const clmg_matrix_options *options, clmg_operator *op) {
+  const clmg_csr *host = which == 'a' ? m->a : which == 'p' ? m->p : m->r;
+  const clmg_csr_device *device = which == 'a'   ? m->device_a
+                                  : which == 'p' ? m->device_p
+                                                 : m->device_r;
   clmg_matrix *matrix = NULL;
-  clmg_status status = clmg_matrix_create(context, a, options, &matrix);
+  clmg_status status = host
+                           ? clmg_matrix_create(context, &host[l], options, &matrix)
+                           : clmg_matrix_create_from_device(context, device[l].rows, device[l].cols,
+                                                            device[l].row_ptr, device[l].col,
+                                                            device[l].val, options, &matrix);
   if (status == CLMG_SUCCESS)
     status = clmg_operator_from_matrix(matrix, 1, op);
   if (status != CLMG_SUCCESS)
@@ -306,36 +348,58 @@ static clmg_status upload_operator(clmg_context *context, const clmg_csr *a,
   return status;
 }
 
-static clmg_status upload_level(clmg_context *context, int l, const clmg_csr *a, const clmg_csr *p,
-                                const clmg_csr *r, const clmg_matrix_options *options,
-                                clmg_multigrid_level *level) {
-  clmg_status status = upload_operator(context, &a[l], options, &level->a);
-  if (status != CLMG_SUCCESS || l == 0)
-    return status;
-  status = upload_operator(context, &p[l], options, &level->p);
-  if (status != CLMG_SUCCESS)
-    return status;
-  if (r && r[l].rows != 0)
-    return upload_operator(context, &r[l], options, &level->r);
-  clmg_csr transposed = {0};
-  clmg_error error;
-  status = clmg_csr_transpose(&p[l], &transposed, &error);
-  if (status != CLMG_SUCCESS)
-    return clmg_fail(context, status, "R = P^T: %s", error.message);
-  status = upload_operator(context, &transposed, options, &level->r);
-  clmg_csr_free(&transposed);
+/* R = P^T where R is not given: on the host for host CSR, on the device for
+ * device arrays. */
+static clmg_status upload_transpose(clmg_context *context, const level_matrices *m, int l,
+                                    const clmg_matrix_options *options, clmg_operator *op) {
+  level_matrices transposed_level = {0};
+  clmg_csr host = {0};
+  clmg_csr_device device = {0};
+  clmg_status status;
+  if (m->p) {
+    clmg_error error;
+    status = clmg_csr_transpose(&m->p[l], &host, &error);
+    if (status != CLMG_SUCCESS)
+      return clmg_fail(context, status, "R = P^T: %s", error.message);
+    transposed_level.r = &host;
+  } else {
+    status = clmg_csr_device_transpose(context, &m->device_p[l], &device);
+    if (status != CLMG_SUCCESS)
+      return status;
+    transposed_level.device_r = &device;
+  }
+  status = upload_operator(context, &transposed_level, 'r', 0, options, op);
+  clmg_csr_free(&host);
+  clmg_csr_device_free(&device);
   return status;
 }
 
-clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const clmg_csr *a,
-                                  const clmg_csr *p, const clmg_csr *r,
-                                  const clmg_multigrid_options *options,
-                                  clmg_multigrid **multigrid) {
+/* Level l's operators; the coarsest level used needs no transfers. */
+static clmg_status upload_level(clmg_context *context, int l, int coarsest, const level_matrices *m,
+                                const clmg_matrix_options *options, clmg_multigrid_level *level) {
+  clmg_status status = upload_operator(context, m, 'a', l, options, &level->a);
+  if (status != CLMG_SUCCESS || coarsest)
+    return status;
+  status = upload_operator(context, m, 'p', l, options, &level->p);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (shape_of(m, 'r', l).present)
+    return upload_operator(context, m, 'r', l, options, &level->r);
+  return upload_transpose(context, m, l, options, &level->r);
+}
+
+/* What clmg_multigrid_create and clmg_multigrid_create_from_csr_device
+ * share: the checks, the coarse level under coarse_max_rows, the upload of
+ * the levels that are used, and the engine's build. */
+static clmg_status create_from_matrices(clmg_context *context, int num_levels,
+                                        const level_matrices *m,
+                                        const clmg_multigrid_options *options,
+                                        clmg_multigrid **multigrid) {
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
   clmg_clear_message(context);
-  if (num_levels < 1 || !a)
+  if (num_levels < 1 || (!m->a && !m->device_a))
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "multigrid: %d levels; a hierarchy needs at least one level and its "
                      "matrices",
@@ -345,28 +409,45 @@ clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const c
   const clmg_multigrid_options *o = options ? options : &defaults;
   clmg_status status = check_options(context, o);
   if (status == CLMG_SUCCESS)
-    status = check_shapes(context, num_levels, a, p, r);
+    status = check_shapes(context, num_levels, m);
   if (status != CLMG_SUCCESS)
     return status;
   int first = 0; /* the coarse level under options->coarse_max_rows */
   for (int l = 0; o->coarse_max_rows > 0 && l < num_levels; ++l)
-    if (a[l].rows <= o->coarse_max_rows)
+    if (shape_of(m, 'a', l).rows <= o->coarse_max_rows)
       first = l;
-  a += first;
-  p = p ? p + first : NULL;
-  r = r ? r + first : NULL;
-  num_levels -= first;
-  clmg_multigrid_level *levels = calloc((size_t)num_levels, sizeof *levels);
+  const int used = num_levels - first; /* at least 1: first < num_levels */
+  clmg_multigrid_level *levels = used > 0 ? calloc((size_t)used, sizeof *levels) : NULL;
   if (!levels)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "multigrid: no host memory");
-  for (int l = 0; l < num_levels && status == CLMG_SUCCESS; ++l)
-    status = at_level(context, upload_level(context, l, a, p, r, &o->matrix, &levels[l]), l);
+  for (int l = 0; l < used && status == CLMG_SUCCESS; ++l) {
+    /* level l of the hierarchy is level first + l of the matrices */
+    status =
+        at_level(context, upload_level(context, first + l, l == 0, m, &o->matrix, &levels[l]), l);
+  }
   if (status == CLMG_SUCCESS)
-    status = build(context, num_levels, levels, o, multigrid);
+    status = build(context, used, levels, o, multigrid);
   else
-    destroy_levels(levels, num_levels);
+    destroy_levels(levels, used);
   free(levels);
   return status;
+}
+
+clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const clmg_csr *a,
+                                  const clmg_csr *p, const clmg_csr *r,
+                                  const clmg_multigrid_options *options,
+                                  clmg_multigrid **multigrid) {
+  level_matrices m = {a, p, r, NULL, NULL, NULL};
+  return create_from_matrices(context, num_levels, &m, options, multigrid);
+}
+
+clmg_status clmg_multigrid_create_from_csr_device(
+    clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
+    const clmg_csr_device *r, const clmg_multigrid_options *options, clmg_multigrid **multigrid) {
+  level_matrices m = {NULL, NULL, NULL, a, p, r};
+  if (!a && context && multigrid)
+    *multigrid = NULL;
+  return create_from_matrices(context, num_levels, &m, options, multigrid);
 }
 
 clmg_status clmg_multigrid_refresh(clmg_multigrid *mg) {

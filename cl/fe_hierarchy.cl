@@ -1,0 +1,286 @@
+/* Geometric multigrid hierarchies of Q1/Q2 finite elements assembled on the
+ * device (lib/fem/hierarchy_device.c): per level the DOF-to-cell adjacency,
+ * the CSR pattern of the Poisson matrix after symmetric Dirichlet
+ * elimination, its values and right-hand side, and the prolongation from
+ * nodal interpolation (Geveler et al. 2011, sections 2.3 and 3).
+ *
+ * Every kernel owns rows: one work-item builds one row from the cells around
+ * its DOF, so no two work-items write the same place and no floating-point
+ * atomics are needed. A row's cells come in increasing order, so each entry
+ * sums its cells' contributions in the order of the host reference
+ * (lib/fem/assembly.c), and the element values use its quadrature tables.
+ *
+ * Build options: FE_DIM (2 or 3), FE_DOFS (DOFs per cell), FE_POINTS
+ * (quadrature points per cell). The tables (weights, basis values and
+ * gradients, the corners' gradients for the multilinear geometry) come from
+ * the host, in the layout of TABLE_* below. */
+
+#ifndef FE_DIM
+#define FE_DIM 2
+#endif
+#ifndef FE_DOFS
+#define FE_DOFS 4
+#endif
+#ifndef FE_POINTS
+#define FE_POINTS 9
+#endif
+#define FE_CORNERS (1 << FE_DIM)
+
+#define TABLE_WEIGHT(q) (q)
+#define TABLE_PHI(q, i) (FE_POINTS + (q) * FE_DOFS + (i))
+#define TABLE_DPHI(q, i, r) (FE_POINTS * (1 + FE_DOFS) + ((q) * FE_DOFS + (i)) * FE_DIM + (r))
+#define TABLE_CORNER_DPHI(q, v, r)                                                                 \
+  (FE_POINTS * (1 + FE_DOFS + FE_DOFS * FE_DIM) + ((q) * FE_CORNERS + (v)) * FE_DIM + (r))
+
+/* ---- DOF -> cells adjacency: entries cell * FE_DOFS + node ---- */
+
+kernel void fe_dof_cells_count(ulong entries, global const int *cell_dofs, global uint *count) {
+  GRID_LOOP(k, entries) { atomic_inc(&count[cell_dofs[k]]); }
+}
+
+kernel void fe_dof_cells_fill(ulong entries, global const int *cell_dofs, global const long *start,
+                              global uint *cursor, global long *list) {
+  GRID_LOOP(k, entries) {
+    const int dof = cell_dofs[k];
+    list[start[dof] + (long)atomic_inc(&cursor[dof])] = (long)k;
+  }
+}
+
+/* Increasing order: the order the atomics served the cells in is lost. */
+kernel void fe_dof_cells_sort(ulong n, global const long *start, global long *list) {
+  GRID_LOOP(i, n) {
+    const long begin = start[i], end = start[i + 1];
+    for (long k = begin + 1; k < end; ++k) {
+      const long value = list[k];
+      long p = k;
+      while (p > begin && list[p - 1] > value) {
+        list[p] = list[p - 1];
+        --p;
+      }
+      list[p] = value;
+    }
+  }
+}
+
+/* ---- the pattern ---- */
+
+/* The smallest DOF above `last` that shares a cell with DOF i and is not
+ * eliminated (INT_MAX when none is left): walking this from -1 lists the
+ * row's columns in order without a scratch array. */
+inline int next_column(long begin, long end, global const long *list,
+                       global const int *cell_dofs, global const uint *eliminated, int last) {
+  int next = INT_MAX;
+  for (long k = begin; k < end; ++k) {
+    global const int *dofs = cell_dofs + (list[k] / FE_DOFS) * FE_DOFS;
+    for (int j = 0; j < FE_DOFS; ++j) {
+      const int c = dofs[j];
+      if (c > last && c < next && !eliminated[c])
+        next = c;
+    }
+  }
+  return next;
+}
+
+/* Row lengths (fill == 0) or columns (fill == 1). An eliminated (Dirichlet)
+ * DOF keeps its diagonal only; the others lose the eliminated columns. */
+kernel void fe_pattern(ulong n, global const long *start, global const long *list,
+                       global const int *cell_dofs, global const uint *eliminated, uint fill,
+                       global uint *length, global const long *row_ptr, global int *col) {
+  GRID_LOOP(i, n) {
+    if (eliminated[i]) {
+      if (fill)
+        col[row_ptr[i]] = (int)i;
+      else
+        length[i] = 1;
+      continue;
+    }
+    uint count = 0;
+    int column = next_column(start[i], start[i + 1], list, cell_dofs, eliminated, -1);
+    while (column != INT_MAX) {
+      if (fill)
+        col[row_ptr[i] + count] = column;
+      ++count;
+      column = next_column(start[i], start[i + 1], list, cell_dofs, eliminated, column);
+    }
+    if (!fill)
+      length[i] = count;
+  }
+}
+
+/* ---- values and right-hand side ---- */
+
+/* Position of column c in the sorted row [begin, end) (it is there: the
+ * pattern comes from the same cells). */
+inline long find_column(global const int *col, long begin, long end, int c) {
+  while (begin < end) {
+    const long middle = begin + (end - begin) / 2;
+    if (col[middle] < c)
+      begin = middle + 1;
+    else
+      end = middle;
+  }
+  return begin;
+}
+
+/* Row `node` of the element stiffness matrix of `cell` (into row[]), and
+ * the integral of that basis function times `source`; returns 0 when the
+ * Jacobian determinant is not positive at some quadrature point. */
+inline int element_row(int cell, int node, global const int *cell_vertices,
+                       global const real *coords, global const real *table, real source,
+                       real *row, real *load) {
+  real corner[FE_CORNERS][FE_DIM];
+  for (int v = 0; v < FE_CORNERS; ++v)
+    for (int a = 0; a < FE_DIM; ++a)
+      corner[v][a] = coords[(long)cell_vertices[(long)cell * FE_CORNERS + v] * FE_DIM + a];
+  for (int j = 0; j < FE_DOFS; ++j)
+    row[j] = 0;
+  *load = 0;
+  int positive = 1;
+  for (int q = 0; q < FE_POINTS; ++q) {
+    real jac[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+    for (int v = 0; v < FE_CORNERS; ++v)
+      for (int a = 0; a < FE_DIM; ++a)
+        for (int b = 0; b < FE_DIM; ++b)
+          jac[a][b] += corner[v][a] * table[TABLE_CORNER_DPHI(q, v, b)];
+    real inv[3][3], det;
+#if FE_DIM == 2
+    det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
+    inv[0][0] = jac[1][1] / det;
+    inv[0][1] = -jac[0][1] / det;
+    inv[1][0] = -jac[1][0] / det;
+    inv[1][1] = jac[0][0] / det;
+#else
+    const real c00 = jac[1][1] * jac[2][2] - jac[1][2] * jac[2][1];
+    const real c01 = jac[1][2] * jac[2][0] - jac[1][0] * jac[2][2];
+    const real c02 = jac[1][0] * jac[2][1] - jac[1][1] * jac[2][0];
+    det = jac[0][0] * c00 + jac[0][1] * c01 + jac[0][2] * c02;
+    inv[0][0] = c00 / det;
+    inv[1][0] = c01 / det;
+    inv[2][0] = c02 / det;
+    inv[0][1] = (jac[0][2] * jac[2][1] - jac[0][1] * jac[2][2]) / det;
+    inv[1][1] = (jac[0][0] * jac[2][2] - jac[0][2] * jac[2][0]) / det;
+    inv[2][1] = (jac[0][1] * jac[2][0] - jac[0][0] * jac[2][1]) / det;
+    inv[0][2] = (jac[0][1] * jac[1][2] - jac[0][2] * jac[1][1]) / det;
+    inv[1][2] = (jac[0][2] * jac[1][0] - jac[0][0] * jac[1][2]) / det;
+    inv[2][2] = (jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0]) / det;
+#endif
+    if (!(det > 0))
+      positive = 0;
+    const real scale = table[TABLE_WEIGHT(q)] * det;
+    real mine[FE_DIM];
+    for (int c = 0; c < FE_DIM; ++c) {
+      real sum = 0;
+      for (int r = 0; r < FE_DIM; ++r)
+        sum += inv[r][c] * table[TABLE_DPHI(q, node, r)];
+      mine[c] = sum;
+    }
+    for (int j = 0; j < FE_DOFS; ++j) {
+      real dot = 0;
+      for (int c = 0; c < FE_DIM; ++c) {
+        real sum = 0;
+        for (int r = 0; r < FE_DIM; ++r)
+          sum += inv[r][c] * table[TABLE_DPHI(q, j, r)];
+        dot += mine[c] * sum;
+      }
+      row[j] += scale * dot;
+    }
+    *load += source * scale * table[TABLE_PHI(q, node)];
+  }
+  return positive;
+}
+
+/* Values of the rows (pattern from fe_pattern) and, when b is wanted,
+ * b = load + the source's integral - the eliminated columns times g, and
+ * x0 = g on eliminated rows, 0 elsewhere. bad[0] = 1 marks a cell with a
+ * non-positive Jacobian determinant. */
+kernel void fe_poisson_rows(ulong n, global const long *start, global const long *list,
+                            global const int *cell_dofs, global const int *cell_vertices,
+                            global const real *coords, global const real *table,
+                            global const uint *eliminated, global const real *g, real source,
+                            global const long *row_ptr, global const int *col, global real *val,
+                            uint want_b, uint has_load, global const real *load, global real *b,
+                            global real *x0, global int *bad) {
+  GRID_LOOP(i, n) {
+    const long begin = row_ptr[i], end = row_ptr[i + 1];
+    if (eliminated[i]) {
+      val[begin] = 1;
+      if (want_b) {
+        b[i] = g[i];
+        x0[i] = g[i];
+      }
+      continue;
+    }
+    for (long k = begin; k < end; ++k)
+      val[k] = 0;
+    real rhs = 0;
+    for (long e = start[i]; e < start[i + 1]; ++e) {
+      const int cell = (int)(list[e] / FE_DOFS), node = (int)(list[e] % FE_DOFS);
+      real row[FE_DOFS], cell_load;
+      if (!element_row(cell, node, cell_vertices, coords, table, source, row, &cell_load))
+        bad[0] = 1;
+      rhs += cell_load;
+      global const int *dofs = cell_dofs + (long)cell * FE_DOFS;
+      for (int j = 0; j < FE_DOFS; ++j) {
+        const int c = dofs[j];
+        if (eliminated[c]) {
+          if (want_b)
+            rhs -= row[j] * g[c];
+        } else
+          val[find_column(col, begin, end, c)] += row[j];
+      }
+    }
+    if (want_b) {
+      b[i] = rhs + (has_load ? load[i] : 0);
+      x0[i] = 0;
+    }
+  }
+}
+
+/* ---- prolongation ---- */
+
+/* Row i of P: coarse basis function j of the parent of fine cell f at the
+ * fine node (f, node), from the host's table (children x FE_DOFS x FE_DOFS
+ * values, already without rounding noise: 0 there); fine Dirichlet rows are
+ * empty and coarse Dirichlet columns dropped. Lengths (fill == 0) or sorted
+ * columns and values (fill == 1). */
+kernel void fe_prolongation(ulong n, global const long *start, global const long *list,
+                            global const uint *fine_eliminated, global const int *coarse_cell_dofs,
+                            global const uint *coarse_eliminated, global const real *transfer,
+                            uint fill, global uint *length, global const long *row_ptr,
+                            global int *col, global real *val) {
+  GRID_LOOP(i, n) {
+    uint count = 0;
+    int columns[FE_DOFS];
+    real values[FE_DOFS];
+    if (!fine_eliminated[i]) {
+      const long source = list[start[i]]; /* the first cell that meets DOF i */
+      const long fine_cell = source / FE_DOFS;
+      const int node = (int)(source % FE_DOFS);
+      const long parent = fine_cell / FE_CORNERS;
+      const int child = (int)(fine_cell % FE_CORNERS);
+      global const real *weights = transfer + ((long)child * FE_DOFS + node) * FE_DOFS;
+      global const int *dofs = coarse_cell_dofs + parent * FE_DOFS;
+      for (int j = 0; j < FE_DOFS; ++j) {
+        const int c = dofs[j];
+        if (weights[j] == 0 || coarse_eliminated[c])
+          continue;
+        uint p = count++;
+        while (p > 0 && columns[p - 1] > c) {
+          columns[p] = columns[p - 1];
+          values[p] = values[p - 1];
+          --p;
+        }
+        columns[p] = c;
+        values[p] = weights[j];
+      }
+    }
+    if (fill) {
+      for (uint k = 0; k < count; ++k) {
+        col[row_ptr[i] + k] = columns[k];
+        val[row_ptr[i] + k] = values[k];
+      }
+    } else {
+      length[i] = count;
+    }
+  }
+}

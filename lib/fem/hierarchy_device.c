@@ -1,0 +1,513 @@
+/* Geometric multigrid hierarchies assembled on the device
+ * (clmg_fe_poisson_hierarchy_device; kernels in cl/fe_hierarchy.cl).
+ *
+ * The host keeps what is proportional to the cells and cheap there: it
+ * refines the meshes, numbers each level's DOFs and finds the Dirichlet
+ * DOFs. Per level it uploads the cells' DOFs and vertices, the coordinates
+ * and the Dirichlet mask (about 4 (dofs + 2^dim) + 8 dim + 4 bytes per
+ * cell); the kernels then build the DOF-to-cell adjacency, the pattern, the
+ * values, the prolongation from the coarser level and its transpose. Row
+ * offsets are summed on the host from counts (clmg_offsets_from_counts), so
+ * what crosses the bus is a few bytes per row, never per matrix entry; the
+ * host assembly (lib/fem/hierarchy.c) moves every entry of every matrix.
+ *
+ * The values use the host assembly's quadrature tables and sum each entry's
+ * cells in the same order, so they agree with clmg_fe_poisson_hierarchy to
+ * rounding (tests/test_gmg.c compares them). */
+#include "fem/fe_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A level's device data that the next level's prolongation reads too. */
+typedef struct device_level {
+  size_t num_dofs;
+  clmg_vector *cell_dofs;  /* int32, cells x dofs per cell */
+  clmg_vector *eliminated; /* uint32, num_dofs: 1 on Dirichlet DOFs */
+  clmg_vector *start;      /* int64, num_dofs + 1: DOF -> cells */
+  clmg_vector *list;       /* int64: cell * dofs per cell + local, increasing per DOF */
+} device_level;
+
+typedef struct builder {
+  clmg_context *context;
+  clmg_dtype precision;
+  int dim, degree;
+  size_t dofs_per_cell, children;
+  char options[256];
+  clmg_vector *table;    /* quadrature tables, layout of cl/fe_hierarchy.cl */
+  clmg_vector *transfer; /* children x dofs x dofs coarse basis values */
+} builder;
+
+static void device_level_free(device_level *level) {
+  clmg_vector_destroy(level->cell_dofs);
+  clmg_vector_destroy(level->eliminated);
+  clmg_vector_destroy(level->start);
+  clmg_vector_destroy(level->list);
+  memset(level, 0, sizeof *level);
+}
+
+/* A host function's failure, as the context's status and message. */
+static clmg_status host_failure(clmg_context *context, clmg_status status,
+                                const clmg_error *error) {
+  return clmg_fail(context, status, "%s", error->message);
+}
+
+static clmg_status get_kernel(const builder *b, const char *name, clmg_kernel_args *args) {
+  cl_kernel kernel = NULL;
+  clmg_status status = clmg_get_kernel(b->context, "fe_hierarchy", b->options, name, &kernel);
+  if (status == CLMG_SUCCESS)
+    clmg_args_begin(args, b->context, kernel, name);
+  return status;
+}
+
+static clmg_status upload_new(clmg_context *context, clmg_dtype type, size_t n, const void *host,
+                              clmg_vector **out) {
+  clmg_status status = clmg_vector_create(context, type, n, out);
+  if (status == CLMG_SUCCESS && n > 0)
+    status = type == CLMG_DOUBLE || type == CLMG_FLOAT ? clmg_vector_upload_doubles(*out, host)
+                                                       : clmg_vector_upload(*out, host);
+  return status;
+}
+
+/* The host assembly's quadrature tables and the transfer table, uploaded
+ * once for all levels. */
+static clmg_status builder_init(builder *b, clmg_context *context, int dim, int degree) {
+  memset(b, 0, sizeof *b);
+  b->context = context;
+  b->precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
+  b->dim = dim;
+  b->degree = degree;
+  b->children = (size_t)1 << dim;
+  size_t per_axis = (size_t)degree + 1;
+  b->dofs_per_cell = dim == 2 ? per_axis * per_axis : per_axis * per_axis * per_axis;
+  clmg_fe_reference_cell *ref = clmg_fe_tabulate(dim, degree, degree + 2);
+  size_t dofs = b->dofs_per_cell, points = ref ? ref->points : 0, corners = b->children;
+  size_t table_size = points * (1 + dofs + dofs * (size_t)dim + corners * (size_t)dim);
+  size_t transfer_size = b->children * dofs * dofs;
+  double *table = clmg_alloc_array(table_size ? table_size : 1, sizeof *table);
+  double *transfer = clmg_alloc_array(transfer_size, sizeof *transfer);
+  clmg_status status = CLMG_SUCCESS;
+  if (!ref || !table || !transfer)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory for the tables");
+  if (status == CLMG_SUCCESS) {
+    double *t = table;
+    for (size_t q = 0; q < points; q++)
+      *t++ = ref->weight[q];
+    for (size_t q = 0; q < points; q++)
+      for (size_t i = 0; i < dofs; i++)
+        *t++ = ref->phi[q][i];
+    for (size_t q = 0; q < points; q++)
+      for (size_t i = 0; i < dofs * (size_t)dim; i++)
+        *t++ = ref->dphi[q][i];
+    for (size_t q = 0; q < points; q++)
+      for (size_t i = 0; i < corners * (size_t)dim; i++)
+        *t++ = ref->corner_dphi[q][i];
+    /* The fine node (child, local) sits at (child offset + node) / 2 in its
+     * parent's reference cell, as in lib/fem/transfer.c. */
+    for (size_t child = 0; child < b->children; child++)
+      for (size_t local = 0; local < dofs; local++) {
+        size_t node[3] = {local % per_axis, (local / per_axis) % per_axis,
+                          local / (per_axis * per_axis)};
+        double xi[3];
+        for (int d = 0; d < dim; d++)
+          xi[d] = 0.5 * ((double)((child >> d) & 1) + (double)node[d] / degree);
+        double *values = transfer + (child * dofs + local) * dofs;
+        clmg_fe_basis(dim, degree, xi, values, NULL);
+        for (size_t j = 0; j < dofs; j++)
+          if (fabs(values[j]) < CLMG_FE_TRANSFER_DROP)
+            values[j] = 0.0;
+      }
+    snprintf(b->options, sizeof b->options, "%s -DFE_DIM=%d -DFE_DOFS=%zu -DFE_POINTS=%zu",
+             clmg_real_options(context, b->precision), dim, dofs, points);
+    status = upload_new(context, b->precision, table_size, table, &b->table);
+  }
+  if (status == CLMG_SUCCESS)
+    status = upload_new(context, b->precision, transfer_size, transfer, &b->transfer);
+  free(ref);
+  free(table);
+  free(transfer);
+  return status;
+}
+
+static void builder_free(builder *b) {
+  clmg_vector_destroy(b->table);
+  clmg_vector_destroy(b->transfer);
+}
+
+/* The level's cells' DOFs and Dirichlet mask on the device, and its DOF ->
+ * cells adjacency built there (counts, offsets, an unordered fill, a sort
+ * per DOF). */
+static clmg_status upload_level(const builder *b, const clmg_fe_space *space, const uint8_t *mask,
+                                device_level *level) {
+  clmg_context *context = b->context;
+  size_t n = space->num_dofs, entries = space->mesh->num_cells * space->dofs_per_cell, total = 0;
+  level->num_dofs = n;
+  uint32_t *eliminated = clmg_alloc_array(n ? n : 1, sizeof *eliminated);
+  if (!eliminated)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the Dirichlet mask of %zu DOFs", n);
+  for (size_t i = 0; i < n; i++)
+    eliminated[i] = mask[i];
+  clmg_status status = upload_new(context, CLMG_UINT32, n, eliminated, &level->eliminated);
+  free(eliminated);
+  if (status == CLMG_SUCCESS)
+    status = upload_new(context, CLMG_INT32, entries, space->cell_dofs, &level->cell_dofs);
+
+  clmg_vector *count = NULL;
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_UINT32, n, &count);
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, "fe_dof_cells_count", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, entries);
+    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
+    clmg_arg_buffer(&args, (count)->buffer);
+    status = clmg_launch_args(&args, entries);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, count, &level->start, &total);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(count, 0.0); /* the cursors of the fill */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT64, total, &level->list);
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, "fe_dof_cells_fill", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, entries);
+    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
+    clmg_arg_buffer(&args, (level->start)->buffer);
+    clmg_arg_buffer(&args, (count)->buffer);
+    clmg_arg_buffer(&args, (level->list)->buffer);
+    status = clmg_launch_args(&args, entries);
+  }
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, "fe_dof_cells_sort", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, (level->start)->buffer);
+    clmg_arg_buffer(&args, (level->list)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_vector_destroy(count);
+  return status;
+}
+
+/* A kernel run twice over the rows: lengths, then (after their offsets)
+ * the columns and, where the kernel writes them, the values; `arguments`
+ * sets the kernel's arguments for either pass. */
+typedef void (*row_arguments)(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
+                              cl_mem row_ptr, cl_mem col, cl_mem val);
+
+static clmg_status build_rows(const builder *b, const char *name, size_t rows, size_t cols,
+                              row_arguments arguments, const void *data, clmg_csr_device *out) {
+  clmg_context *context = b->context;
+  clmg_csr_device m = {rows, cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL;
+  size_t nnz = 0;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, rows, &length);
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, name, &args);
+  if (status == CLMG_SUCCESS) {
+    /* the arrays of the fill pass do not exist yet: any buffer stands in */
+    cl_mem unused = length->buffer;
+    arguments(&args, data, 0, length->buffer, unused, unused, unused);
+    status = clmg_launch_args(&args, rows);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, length, &m.row_ptr, &nnz);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, nnz, &m.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, b->precision, nnz, &m.val);
+  if (status == CLMG_SUCCESS) {
+    status = get_kernel(b, name, &args);
+    if (status == CLMG_SUCCESS) {
+      arguments(&args, data, 1, length->buffer, m.row_ptr->buffer, m.col->buffer, m.val->buffer);
+      status = clmg_launch_args(&args, rows);
+    }
+  }
+  clmg_vector_destroy(length);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&m);
+    return status;
+  }
+  *out = m;
+  return CLMG_SUCCESS;
+}
+
+static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
+                              cl_mem row_ptr, cl_mem col, cl_mem val) {
+  (void)val;
+  const device_level *level = data;
+  clmg_arg_ulong(args, level->num_dofs);
+  clmg_arg_buffer(args, (level->start)->buffer);
+  clmg_arg_buffer(args, (level->list)->buffer);
+  clmg_arg_buffer(args, (level->cell_dofs)->buffer);
+  clmg_arg_buffer(args, (level->eliminated)->buffer);
+  clmg_arg_raw(args, sizeof fill, &fill);
+  clmg_arg_buffer(args, length);
+  clmg_arg_buffer(args, row_ptr);
+  clmg_arg_buffer(args, col);
+}
+
+/* The level's matrix (pattern, then values) and, for the finest level
+ * (g given), b and x0. load: the source function's integrals, or NULL. */
+static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
+                                  const device_level *level, double source, const double *g,
+                                  const double *load, clmg_csr_device *a, clmg_vector **rhs,
+                                  clmg_vector **x0) {
+  clmg_context *context = b->context;
+  const clmg_mesh *mesh = space->mesh;
+  size_t n = space->num_dofs;
+  clmg_status status = build_rows(b, "fe_pattern", n, n, pattern_arguments, level, a);
+  clmg_vector *coords = NULL, *cell_vertices = NULL, *g_device = NULL, *load_device = NULL,
+              *bad = NULL;
+  if (status == CLMG_SUCCESS)
+    status = upload_new(context, b->precision, mesh->num_vertices * (size_t)mesh->dim, mesh->coords,
+                        &coords);
+  if (status == CLMG_SUCCESS)
+    status =
+        upload_new(context, CLMG_INT32, mesh->num_cells * b->children, mesh->cells, &cell_vertices);
+  if (status == CLMG_SUCCESS && g)
+    status = upload_new(context, b->precision, n, g, &g_device);
+  if (status == CLMG_SUCCESS && load)
+    status = upload_new(context, b->precision, n, load, &load_device);
+  if (status == CLMG_SUCCESS && g)
+    status = clmg_vector_create(context, b->precision, n, rhs);
+  if (status == CLMG_SUCCESS && g)
+    status = clmg_vector_create(context, b->precision, n, x0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, 1, &bad);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, "fe_poisson_rows", &args);
+  if (status == CLMG_SUCCESS) {
+    /* vectors a pass does not use: any buffer stands in */
+    cl_mem unused = bad->buffer;
+    cl_uint want_b = g != NULL, has_load = load != NULL;
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, (level->start)->buffer);
+    clmg_arg_buffer(&args, (level->list)->buffer);
+    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
+    clmg_arg_buffer(&args, (cell_vertices)->buffer);
+    clmg_arg_buffer(&args, (coords)->buffer);
+    clmg_arg_buffer(&args, (b->table)->buffer);
+    clmg_arg_buffer(&args, (level->eliminated)->buffer);
+    clmg_arg_buffer(&args, g_device ? g_device->buffer : unused);
+    clmg_arg_real(&args, b->precision, source);
+    clmg_arg_buffer(&args, (a->row_ptr)->buffer);
+    clmg_arg_buffer(&args, (a->col)->buffer);
+    clmg_arg_buffer(&args, (a->val)->buffer);
+    clmg_arg_raw(&args, sizeof want_b, &want_b);
+    clmg_arg_raw(&args, sizeof has_load, &has_load);
+    clmg_arg_buffer(&args, load_device ? load_device->buffer : unused);
+    clmg_arg_buffer(&args, g ? (*rhs)->buffer : unused);
+    clmg_arg_buffer(&args, g ? (*x0)->buffer : unused);
+    clmg_arg_buffer(&args, (bad)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  int32_t inverted = 0;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(bad, &inverted);
+  if (status == CLMG_SUCCESS && inverted)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "a cell of the %zu-cell mesh has a non-positive Jacobian determinant at a "
+                       "quadrature point: inverted or degenerate cell",
+                       mesh->num_cells);
+  clmg_vector_destroy(coords);
+  clmg_vector_destroy(cell_vertices);
+  clmg_vector_destroy(g_device);
+  clmg_vector_destroy(load_device);
+  clmg_vector_destroy(bad);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_device_free(a);
+  return status;
+}
+
+typedef struct transfer_levels {
+  const builder *b;
+  const device_level *coarse, *fine;
+} transfer_levels;
+
+static void prolongation_arguments(clmg_kernel_args *args, const void *data, cl_uint fill,
+                                   cl_mem length, cl_mem row_ptr, cl_mem col, cl_mem val) {
+  const transfer_levels *t = data;
+  clmg_arg_ulong(args, t->fine->num_dofs);
+  clmg_arg_buffer(args, (t->fine->start)->buffer);
+  clmg_arg_buffer(args, (t->fine->list)->buffer);
+  clmg_arg_buffer(args, (t->fine->eliminated)->buffer);
+  clmg_arg_buffer(args, (t->coarse->cell_dofs)->buffer);
+  clmg_arg_buffer(args, (t->coarse->eliminated)->buffer);
+  clmg_arg_buffer(args, (t->b->transfer)->buffer);
+  clmg_arg_raw(args, sizeof fill, &fill);
+  clmg_arg_buffer(args, length);
+  clmg_arg_buffer(args, row_ptr);
+  clmg_arg_buffer(args, col);
+  clmg_arg_buffer(args, val);
+}
+
+/* g on the finest level's Dirichlet DOFs (0 elsewhere) and, for a source
+ * function, its load vector: host work over the boundary and, for the
+ * load, the cells of the finest level only. */
+static clmg_status finest_level_data(clmg_context *context, const clmg_fe_space *space,
+                                     const clmg_poisson_problem *problem, const uint8_t *mask,
+                                     const int32_t *tag_of, double **g, double **load) {
+  size_t n = space->num_dofs, dim = (size_t)space->mesh->dim;
+  *g = calloc(n ? n : 1, sizeof **g);
+  *load = problem->source ? clmg_alloc_array(n ? n : 1, sizeof **load) : NULL;
+  if (!*g || (problem->source && !*load))
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the right-hand side of %zu DOFs", n);
+  for (size_t i = 0; i < n && problem->dirichlet; i++)
+    if (mask[i])
+      (*g)[i] = problem->dirichlet(space->dof_coords + i * dim, tag_of[i], problem->dirichlet_data);
+  if (!problem->source)
+    return CLMG_SUCCESS;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_fe_load_vector(space, problem, *load, &error);
+  return status == CLMG_SUCCESS ? status : host_failure(context, status, &error);
+}
+
+void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *h) {
+  if (!h)
+    return;
+  for (int level = 0; level < h->num_levels; level++) {
+    if (h->a)
+      clmg_csr_device_free(&h->a[level]);
+    if (h->p)
+      clmg_csr_device_free(&h->p[level]);
+    if (h->r)
+      clmg_csr_device_free(&h->r[level]);
+    if (h->spaces)
+      clmg_fe_space_free(&h->spaces[level]);
+    if (h->meshes)
+      clmg_mesh_free(&h->meshes[level]);
+  }
+  free(h->meshes);
+  free(h->spaces);
+  free(h->a);
+  free(h->p);
+  free(h->r);
+  clmg_vector_destroy(h->b);
+  clmg_vector_destroy(h->x0);
+  free(h->is_dirichlet);
+  memset(h, 0, sizeof *h);
+}
+
+clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_mesh *coarse,
+                                             int num_levels, int degree,
+                                             const clmg_poisson_problem *problem,
+                                             clmg_fe_device_hierarchy *out) {
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  if (!out)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  clmg_error error = {{0}};
+  if (!coarse)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "the coarse mesh is NULL");
+  if (coarse->cell_type != CLMG_CELL_TENSOR) {
+    clmg_status refused = clmg_fe_refuse_simplices(
+        coarse, "clmg_fe_poisson_hierarchy_device (Q1/Q2 elements)", &error);
+    return host_failure(context, refused, &error);
+  }
+  if (num_levels < 1)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "num_levels is %d (at least 1 expected)",
+                     num_levels);
+  if (degree != 1 && degree != 2)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "degree %d is not supported (1 or 2 expected)", degree);
+  if (coarse->dim != 2 && coarse->dim != 3)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is %dD (2 or 3 expected)",
+                     coarse->dim);
+  const clmg_poisson_problem no_problem = {0};
+  if (!problem)
+    problem = &no_problem;
+
+  size_t levels = (size_t)num_levels;
+  clmg_fe_device_hierarchy h = {0};
+  h.num_levels = num_levels;
+  h.degree = degree;
+  h.meshes = calloc(levels, sizeof *h.meshes);
+  h.spaces = calloc(levels, sizeof *h.spaces);
+  h.a = calloc(levels, sizeof *h.a);
+  h.p = calloc(levels, sizeof *h.p);
+  h.r = calloc(levels, sizeof *h.r);
+  builder b;
+  clmg_status status = builder_init(&b, context, coarse->dim, degree);
+  device_level previous = {0}, current = {0};
+  uint8_t *mask = NULL;
+  int32_t *tag_of = NULL;
+  double *g = NULL, *load = NULL;
+  if (status == CLMG_SUCCESS && (!h.meshes || !h.spaces || !h.a || !h.p || !h.r))
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "cannot allocate a hierarchy of %d levels", num_levels);
+  if (status == CLMG_SUCCESS) {
+    status = clmg_mesh_copy(coarse, &h.meshes[0], &error);
+    if (status != CLMG_SUCCESS)
+      status = host_failure(context, status, &error);
+  }
+  for (size_t level = 0; level < levels && status == CLMG_SUCCESS; level++) {
+    if (level > 0) {
+      status = clmg_mesh_refine(&h.meshes[level - 1], &h.meshes[level], &error);
+      if (status != CLMG_SUCCESS) {
+        status = host_failure(context, status, &error);
+        break;
+      }
+    }
+    clmg_fe_space *space = &h.spaces[level];
+    status = clmg_fe_space_create(&h.meshes[level], degree, space, &error);
+    size_t n = status == CLMG_SUCCESS ? space->num_dofs : 0;
+    free(mask);
+    free(tag_of);
+    mask = status == CLMG_SUCCESS ? clmg_alloc_array(n ? n : 1, 1) : NULL;
+    tag_of = status == CLMG_SUCCESS ? clmg_alloc_array(n ? n : 1, sizeof *tag_of) : NULL;
+    if (status == CLMG_SUCCESS && (!mask || !tag_of))
+      status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate level %zu with %zu DOFs", level, n);
+    if (status == CLMG_SUCCESS)
+      status = clmg_fe_mark_dirichlet(space, problem, mask, tag_of, &error);
+    if (status != CLMG_SUCCESS) {
+      status = host_failure(context, status, &error);
+      break;
+    }
+    status = upload_level(&b, space, mask, &current);
+    int finest = level + 1 == levels;
+    if (status == CLMG_SUCCESS && finest)
+      status = finest_level_data(context, space, problem, mask, tag_of, &g, &load);
+    if (status == CLMG_SUCCESS)
+      status = assemble_level(&b, space, &current, problem->source ? 0.0 : problem->source_constant,
+                              finest ? g : NULL, load, &h.a[level], &h.b, &h.x0);
+    if (status == CLMG_SUCCESS && level > 0) {
+      transfer_levels t = {&b, &previous, &current};
+      status = build_rows(&b, "fe_prolongation", n, previous.num_dofs, prolongation_arguments, &t,
+                          &h.p[level]);
+      if (status == CLMG_SUCCESS)
+        status = clmg_csr_device_transpose(context, &h.p[level], &h.r[level]);
+    }
+    device_level_free(&previous);
+    previous = current;
+    memset(&current, 0, sizeof current);
+  }
+  device_level_free(&previous);
+  device_level_free(&current);
+  builder_free(&b);
+  free(tag_of);
+  free(g);
+  free(load);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  if (status != CLMG_SUCCESS) {
+    free(mask);
+    clmg_fe_device_hierarchy_free(&h);
+    return status;
+  }
+  h.is_dirichlet = mask;
+  *out = h;
+  return CLMG_SUCCESS;
+}

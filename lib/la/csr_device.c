@@ -1,0 +1,173 @@
+/* CSR arrays on the device (clmg_csr_device): their transpose, a host copy,
+ * and the row offsets of arrays whose row lengths a kernel has counted
+ * (kernels in cl/csr_device.cl).
+ *
+ * Offsets are summed on the host: the counts come back (4 bytes a row), one
+ * pass sums them and the offsets go up (8 bytes a row). A device scan would
+ * save those two transfers, but they move a twelfth of what the arrays
+ * themselves hold, and the sum is needed on the host anyway to size them. */
+#include "la/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+size_t clmg_csr_device_nnz(const clmg_csr_device *a) {
+  return a && a->col ? clmg_vector_length(a->col) : 0;
+}
+
+void clmg_csr_device_free(clmg_csr_device *a) {
+  if (!a)
+    return;
+  clmg_vector_destroy(a->row_ptr);
+  clmg_vector_destroy(a->col);
+  clmg_vector_destroy(a->val);
+  memset(a, 0, sizeof *a);
+}
+
+clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
+                                     clmg_vector **offsets, size_t *total) {
+  *offsets = NULL;
+  *total = 0;
+  size_t n = clmg_vector_length(counts);
+  uint32_t *host_counts = clmg_alloc_array(n ? n : 1, sizeof *host_counts);
+  int64_t *host_offsets = clmg_alloc_array(n + 1, sizeof *host_offsets);
+  clmg_status status = CLMG_SUCCESS;
+  if (!host_counts || !host_offsets)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "no host memory for the offsets of %zu rows", n);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(counts, host_counts);
+  if (status == CLMG_SUCCESS) {
+    host_offsets[0] = 0;
+    for (size_t i = 0; i < n; i++)
+      host_offsets[i + 1] = host_offsets[i] + host_counts[i];
+    *total = (size_t)host_offsets[n];
+    status = clmg_vector_create(context, CLMG_INT64, n + 1, offsets);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(*offsets, host_offsets);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(*offsets);
+    *offsets = NULL;
+    *total = 0;
+  }
+  free(host_counts);
+  free(host_offsets);
+  return status;
+}
+
+static clmg_status kernel(clmg_context *context, clmg_dtype precision, const char *name,
+                          clmg_kernel_args *args) {
+  cl_kernel k = NULL;
+  clmg_status status =
+      clmg_get_kernel(context, "csr_device", clmg_real_options(context, precision), name, &k);
+  if (status == CLMG_SUCCESS)
+    clmg_args_begin(args, context, k, name);
+  return status;
+}
+
+static int well_formed(const clmg_csr_device *a) {
+  return a && a->row_ptr && a->col && a->val && clmg_vector_type(a->row_ptr) == CLMG_INT64 &&
+         clmg_vector_length(a->row_ptr) == a->rows + 1 && clmg_vector_type(a->col) == CLMG_INT32 &&
+         (clmg_vector_type(a->val) == CLMG_DOUBLE || clmg_vector_type(a->val) == CLMG_FLOAT) &&
+         clmg_vector_length(a->val) == clmg_vector_length(a->col) && a->rows <= INT32_MAX &&
+         a->cols <= INT32_MAX;
+}
+
+clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
+                                      clmg_csr_device *out) {
+  if (!context || !out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  clmg_clear_message(context);
+  if (!well_formed(a))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_transpose: the arrays are missing or do not match: int64 "
+                     "row offsets (rows + 1), int32 columns and real values of the same length");
+  clmg_dtype precision = clmg_vector_type(a->val);
+  size_t nnz = clmg_csr_device_nnz(a), total = 0;
+  clmg_csr_device t = {a->cols, a->rows, NULL, NULL, NULL};
+  clmg_vector *count = NULL;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->cols, &count);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_count_columns", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, nnz);
+    clmg_arg_buffer(&args, clmg_vector_cl_buffer(a->col, NULL));
+    clmg_arg_buffer(&args, count->buffer);
+    status = clmg_launch_args(&args, nnz);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, count, &t.row_ptr, &total);
+  /* the counts become the cursors of the scatter */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(count, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, total, &t.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, total, &t.val);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_transpose_scatter", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_buffer(&args, t.row_ptr->buffer);
+    clmg_arg_buffer(&args, count->buffer);
+    clmg_arg_buffer(&args, t.col->buffer);
+    clmg_arg_buffer(&args, t.val->buffer);
+    status = clmg_launch_args(&args, a->rows);
+  }
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_sort_rows", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, t.rows);
+    clmg_arg_buffer(&args, t.row_ptr->buffer);
+    clmg_arg_buffer(&args, t.col->buffer);
+    clmg_arg_buffer(&args, t.val->buffer);
+    status = clmg_launch_args(&args, t.rows);
+  }
+  clmg_vector_destroy(count);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&t);
+    return status;
+  }
+  *out = t;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, clmg_error *error) {
+  clmg_error_clear(error);
+  if (!out)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
+  memset(out, 0, sizeof *out);
+  if (!well_formed(a))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "clmg_csr_device_download: the arrays are missing or do not match");
+  size_t nnz = clmg_csr_device_nnz(a);
+  clmg_csr result = {a->rows, a->cols, NULL, NULL, NULL};
+  result.row_ptr = clmg_alloc_array(a->rows + 1, sizeof *result.row_ptr);
+  result.col = clmg_alloc_array(nnz ? nnz : 1, sizeof *result.col);
+  result.val = clmg_alloc_array(nnz ? nnz : 1, sizeof *result.val);
+  clmg_status status = CLMG_SUCCESS;
+  if (!result.row_ptr || !result.col || !result.val)
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate a %zu x %zu CSR matrix with %zu entries", a->rows,
+                            a->cols, nnz);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(a->row_ptr, result.row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(a->col, result.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(a->val, result.val);
+  if (status != CLMG_SUCCESS) {
+    if (!error || !error->message[0])
+      clmg_error_set(error, status, "%s", clmg_context_message(clmg_vector_context(a->val)));
+    clmg_csr_free(&result);
+    return status;
+  }
+  *out = result;
+  return CLMG_SUCCESS;
+}
