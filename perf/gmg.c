@@ -14,10 +14,16 @@
  *            (clmg_multigrid_iteration_bytes over the copy bandwidth).
  * --sweep then solves the largest Q1 level with every smoother, format and
  * Krylov choice, for the fastest time to 1e-8.
+ * The setup table (--setup yes) times, per element and level, what comes
+ * before a solve: the 2LV hierarchy assembled on the host and uploaded
+ * (clmg_fe_poisson_hierarchy + clmg_multigrid_create) against the same
+ * hierarchy assembled on the device (clmg_fe_poisson_hierarchy_device +
+ * clmg_multigrid_create_from_csr_device), and the solve that follows.
  *
  *   clmg_perf_gmg [--device DEV] [--json FILE] [--size small|large]
  *                 [--q1-levels A:B] [--q2-levels A:B] [--numberings LIST]
- *                 [--sweep yes|no] [--coarse-rows N] [--min-time S] [--trials T]
+ *                 [--sweep yes|no] [--setup yes|no] [--coarse-rows N]
+ *                 [--min-time S] [--trials T]
  */
 #include <math.h>
 #include <stdio.h>
@@ -38,6 +44,7 @@ typedef struct settings {
   int levels[2][2]; /* [q1, q2][first, last]; first > last: none */
   int numbering_on[5];
   int sweep;
+  int setup;
   long coarse_rows; /* the sweep's coarse_max_rows (0: the mesh's coarsest level) */
   perf_timing timing;
 } settings;
@@ -72,7 +79,18 @@ typedef struct kernel_profile {
   size_t row; /* the configuration: index into results.solve */
 } kernel_profile;
 
+/* Setup before a solve, host against device assembly (2LV). */
+typedef struct setup_row {
+  int degree, level;
+  size_t unknowns;
+  double host_hierarchy_s, host_multigrid_s, device_hierarchy_s, device_multigrid_s;
+  int iterations;
+  double solve_s;
+} setup_row;
+
 typedef struct results {
+  setup_row setup[MAX_RESULTS];
+  size_t setup_count;
   spmv_row spmv[MAX_RESULTS];
   size_t spmv_count;
   solve_row solve[MAX_RESULTS];
@@ -99,6 +117,10 @@ static void print_usage(FILE *out) {
         "                      format and Krylov choice (default yes)\n"
         "  --min-time S        each SpMV measurement lasts at least S seconds (0.2)\n"
         "  --trials T          timed SpMV batches and solves; the fastest counts (3)\n"
+        "  --setup yes|no      time the setup of each level's 2LV hierarchy, assembled on\n"
+        "                      the host and on the device, and the solve after it\n"
+        "                      (default yes; one trial each, after a warm-up that\n"
+        "                      compiles the kernels)\n"
         "  --coarse-rows N     the sweep solves directly on the finest level with at most\n"
         "                      N rows and drops the coarser ones (default 0: all levels)\n"
         "  --json FILE         write the results as JSON\n"
@@ -122,14 +144,15 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
   for (int k = 0; k < 5; ++k)
     s->numbering_on[k] = 1;
   s->sweep = 1;
+  s->setup = 1;
   s->timing.min_time_s = 0.2;
   s->timing.trials = 3;
   s->timing.max_adaptive_reps = 100000;
   s->levels[0][0] = -1; /* from --size or the device */
   int q1_given = 0, q2_given = 0;
   static const char *const value_options[] = {
-      "--device", "--json",     "--size",   "--q1-levels",   "--q2-levels", "--numberings",
-      "--sweep",  "--min-time", "--trials", "--coarse-rows", NULL};
+      "--device", "--json",  "--size",     "--q1-levels", "--q2-levels",   "--numberings",
+      "--sweep",  "--setup", "--min-time", "--trials",    "--coarse-rows", NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -174,6 +197,12 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
         return 0;
       }
       s->sweep = value[0] == 'y';
+    } else if (strcmp(name, "--setup") == 0) {
+      if (strcmp(value, "yes") != 0 && strcmp(value, "no") != 0) {
+        fprintf(stderr, PROGRAM ": --setup wants yes or no, not %s\n", value);
+        return 0;
+      }
+      s->setup = value[0] == 'y';
     } else if (strcmp(name, "--coarse-rows") == 0) {
       char *end = NULL;
       s->coarse_rows = strtol(value, &end, 10);
@@ -408,6 +437,130 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
 
 /* ---- output ---- */
 
+static void paper_settings(clmg_multigrid_options *options);
+
+/* One level's setup both ways, then the paper's solve (V-cycle, Jacobi
+ * 4+4, omega 0.7, to 1e-8) with the device-assembled hierarchy. */
+static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
+                                 const clmg_poisson_problem *problem, int degree, int level,
+                                 setup_row *row) {
+  clmg_multigrid_options options;
+  paper_settings(&options);
+  clmg_error error = {{0}};
+  memset(row, 0, sizeof *row);
+  row->degree = degree;
+  row->level = level;
+
+  clmg_fe_hierarchy host = {0};
+  clmg_multigrid *mg = NULL;
+  double start = apputil_now();
+  clmg_status status = clmg_fe_poisson_hierarchy(coarse, level, degree, problem, CLMG_NUMBERING_2LV,
+                                                 1, &host, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, PROGRAM ": Q%d level %d on the host: %s\n", degree, level, error.message);
+    return status;
+  }
+  row->host_hierarchy_s = apputil_now() - start;
+  start = apputil_now();
+  status = clmg_multigrid_create(context, host.num_levels, host.a, host.p, host.r, &options, &mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  row->host_multigrid_s = apputil_now() - start;
+  row->unknowns = host.a[host.num_levels - 1].rows;
+  clmg_multigrid_destroy(mg);
+  mg = NULL;
+  clmg_fe_hierarchy_free(&host);
+  if (status != CLMG_SUCCESS)
+    return status;
+
+  clmg_fe_device_hierarchy device = {0};
+  start = apputil_now();
+  status = clmg_fe_poisson_hierarchy_device(context, coarse, level, degree, problem, &device);
+  row->device_hierarchy_s = apputil_now() - start;
+  if (status == CLMG_SUCCESS) {
+    start = apputil_now();
+    status = clmg_multigrid_create_from_csr_device(context, device.num_levels, device.a, device.p,
+                                                   device.r, &options, &mg);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    row->device_multigrid_s = apputil_now() - start;
+  }
+  clmg_vector *x = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, row->unknowns, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(device.x0, x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  if (status == CLMG_SUCCESS) {
+    clmg_krylov_options krylov;
+    clmg_krylov_options_defaults(&krylov);
+    krylov.relative_tolerance = 1e-8;
+    clmg_krylov_result result = {0};
+    start = apputil_now();
+    status = clmg_multigrid_solve(mg, device.b, x, &krylov, &result);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    row->solve_s = apputil_now() - start;
+    row->iterations = result.iterations;
+    clmg_krylov_result_free(&result);
+  }
+  clmg_vector_destroy(x);
+  clmg_multigrid_destroy(mg);
+  clmg_fe_device_hierarchy_free(&device);
+  return status;
+}
+
+static void print_setup_header(void) {
+  printf("\nSetup of the 2LV hierarchy, host assembly against device assembly (one trial;\n"
+         "hierarchy = refinement and assembly of every level's A, P, R; multigrid =\n"
+         "device matrices, smoothers, coarse solver), then the solve to 1e-8 (V-cycle,\n"
+         "Jacobi 4+4, omega 0.7) from the device-built hierarchy\n");
+  printf("%-4s %5s %10s | %9s %9s %9s | %9s %9s %9s | %7s | %9s %6s\n", "elem", "level", "unknowns",
+         "host hier", "multigrid", "total s", "dev hier", "multigrid", "total s", "speedup",
+         "solve s", "cycles");
+}
+
+static void print_setup_row(const setup_row *r) {
+  double host = r->host_hierarchy_s + r->host_multigrid_s;
+  double device = r->device_hierarchy_s + r->device_multigrid_s;
+  printf("Q%-3d %5d %10zu | %9.4f %9.4f %9.4f | %9.4f %9.4f %9.4f | %7.2f | %9.4f %6d\n", r->degree,
+         r->level, r->unknowns, r->host_hierarchy_s, r->host_multigrid_s, host,
+         r->device_hierarchy_s, r->device_multigrid_s, device, host / device, r->solve_s,
+         r->iterations);
+  fflush(stdout);
+}
+
+/* The setup table for every element and level of the settings; a warm-up
+ * at level 2 first compiles each element's kernels. */
+static int run_setup_table(clmg_context *context, const settings *s, const clmg_mesh *coarse,
+                           const clmg_poisson_problem *problem, results *res) {
+  for (int q = 0; q < 2; ++q) {
+    if (s->levels[q][0] > s->levels[q][1])
+      continue;
+    setup_row warm_up;
+    clmg_status status = measure_setup(context, coarse, problem, q + 1, 2, &warm_up);
+    if (status != CLMG_SUCCESS) {
+      apputil_report(context, status, "warming up the setup");
+      return 0;
+    }
+    if (res->setup_count == 0)
+      print_setup_header();
+    for (int level = s->levels[q][0]; level <= s->levels[q][1] && res->setup_count < MAX_RESULTS;
+         ++level) {
+      setup_row *row = &res->setup[res->setup_count];
+      status = measure_setup(context, coarse, problem, q + 1, level, row);
+      if (status != CLMG_SUCCESS) {
+        apputil_report(context, status, "measuring the setup");
+        return 0;
+      }
+      print_setup_row(row);
+      res->setup_count++;
+    }
+  }
+  return 1;
+}
+
 static void print_spmv_header(void) {
   printf("\nTable 2: SpMV y = A x on the finest CIRCLE matrix (auto format, double)\n");
   printf("%-4s %5s %10s %11s %-4s %-26s %10s %9s %8s %6s %10s\n", "elem", "level", "unknowns",
@@ -451,6 +604,24 @@ static void write_json(const settings *s, const results *res, const clmg_device_
   json_string(&w, "problem", "CIRCLE");
   json_device(&w, device);
   json_number(&w, "copy_gb_per_s", copy_gb_per_s);
+  json_array_begin(&w, "setup");
+  for (size_t k = 0; k < res->setup_count; ++k) {
+    const setup_row *r = &res->setup[k];
+    json_object_begin(&w, NULL);
+    json_string(&w, "element", r->degree == 1 ? "q1" : "q2");
+    json_integer(&w, "level", r->level);
+    json_integer(&w, "unknowns", (long long)r->unknowns);
+    json_number(&w, "host_hierarchy_s", r->host_hierarchy_s);
+    json_number(&w, "host_multigrid_s", r->host_multigrid_s);
+    json_number(&w, "host_setup_s", r->host_hierarchy_s + r->host_multigrid_s);
+    json_number(&w, "device_hierarchy_s", r->device_hierarchy_s);
+    json_number(&w, "device_multigrid_s", r->device_multigrid_s);
+    json_number(&w, "setup_s", r->device_hierarchy_s + r->device_multigrid_s);
+    json_number(&w, "solve_s", r->solve_s);
+    json_integer(&w, "iterations", r->iterations);
+    json_object_end(&w);
+  }
+  json_array_end(&w);
   json_array_begin(&w, "spmv");
   for (size_t k = 0; k < res->spmv_count; ++k) {
     const spmv_row *r = &res->spmv[k];
@@ -664,7 +835,7 @@ int main(int argc, char **argv) {
   }
   clmg_poisson_problem problem;
   clmg_poisson_problem_circle(&problem);
-  int exit_code = 0;
+  int exit_code = s.setup && !run_setup_table(context, &s, &coarse, &problem, res) ? 1 : 0;
   clmg_fe_hierarchy sweep_hierarchy = {0};
   int sweep_level = 0;
 
