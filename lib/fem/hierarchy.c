@@ -4,6 +4,7 @@
  * numbering. Levels are built from coarse to fine, so at most two levels'
  * Dirichlet masks and one unpermuted matrix are alive at a time. */
 #include "fem/fe_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -109,7 +110,10 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
 
   for (size_t level = 0; level < levels; level++) {
     if (level > 0) {
-      status = clmg_mesh_refine(&h.meshes[level - 1], &h.meshes[level], error);
+      /* a mesh from clmg_mesh_refine needs no second check */
+      status = level == 1
+                   ? clmg_mesh_refine(&h.meshes[0], &h.meshes[1], error)
+                   : clmg_mesh_refine_checked_input(&h.meshes[level - 1], &h.meshes[level], error);
       if (status != CLMG_SUCCESS)
         goto fail;
     }

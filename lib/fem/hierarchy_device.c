@@ -15,6 +15,7 @@
  * cells in the same order, so they agree with clmg_fe_poisson_hierarchy to
  * rounding (tests/test_gmg.c compares them). */
 #include "fem/fe_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -454,7 +455,10 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
   }
   for (size_t level = 0; level < levels && status == CLMG_SUCCESS; level++) {
     if (level > 0) {
-      status = clmg_mesh_refine(&h.meshes[level - 1], &h.meshes[level], &error);
+      /* a mesh from clmg_mesh_refine needs no second check */
+      status = level == 1
+                   ? clmg_mesh_refine(&h.meshes[0], &h.meshes[1], &error)
+                   : clmg_mesh_refine_checked_input(&h.meshes[level - 1], &h.meshes[level], &error);
       if (status != CLMG_SUCCESS) {
         status = host_failure(context, status, &error);
         break;

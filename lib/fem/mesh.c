@@ -1,10 +1,10 @@
 /* Meshes: freeing, copying, validation and the Lagrange nodes of Q1/Q2
  * (tensor cells) and P1/P2 (simplices) elements.
  *
- * Geometric entities (edges, faces) are identified by the sorted list of
- * their corner vertices, kept in an open-addressing hash table: a conforming
- * mesh shares an edge or face between cells exactly when the sorted lists
- * agree, whatever the cells' orientations. Host code only. */
+ * Geometric entities (edges, faces) are identified by their set of corner
+ * vertices and looked up through the vertex-to-cell adjacency: a conforming
+ * mesh shares an edge or face between cells exactly when the sets agree,
+ * whatever the cells' orientations. Host code only. */
 #include "fem/mesh_internal.h"
 
 #include <math.h>
@@ -118,124 +118,6 @@ static int power_of_3(int exponent) {
   for (int i = 0; i < exponent; i++)
     result *= 3;
   return result;
-}
-
-/* ---- entity keys and the hash table ---- */
-
-/* An edge or face as its sorted corner vertices, unused slots -1. */
-#define KEY_SLOTS 4
-typedef struct entity_key {
-  int32_t v[KEY_SLOTS];
-} entity_key;
-
-static void sort_small(int32_t *values, int count) {
-  for (int i = 1; i < count; i++) /* insertion sort: at most 8 values */
-    for (int j = i; j > 0 && values[j - 1] > values[j]; j--) {
-      int32_t swap = values[j];
-      values[j] = values[j - 1];
-      values[j - 1] = swap;
-    }
-}
-
-static entity_key make_key(const int32_t *vertices, int count) {
-  entity_key key;
-  for (int i = 0; i < KEY_SLOTS; i++)
-    key.v[i] = i < count ? vertices[i] : -1;
-  sort_small(key.v, count);
-  return key;
-}
-
-static uint64_t hash_key(const entity_key *key) {
-  uint64_t h = 0x9e3779b97f4a7c15u;
-  for (int i = 0; i < KEY_SLOTS; i++) {
-    h ^= (uint64_t)(uint32_t)key->v[i] + 0x9e3779b97f4a7c15u + (h << 6) + (h >> 2);
-    h *= 0xbf58476d1ce4e5b9u;
-  }
-  return h ^ (h >> 31);
-}
-
-/* Open addressing with linear probing; slots with v[0] == -1 are empty.
- * Each entry carries the entity's node number. */
-typedef struct entity_table {
-  entity_key *keys;
-  int32_t *value;
-  size_t capacity; /* a power of two */
-  size_t size;
-} entity_table;
-
-static void table_free(entity_table *table) {
-  free(table->keys);
-  free(table->value);
-  memset(table, 0, sizeof *table);
-}
-
-static int table_allocate(entity_table *table, size_t capacity) {
-  memset(table, 0, sizeof *table);
-  table->capacity = capacity;
-  table->keys = clmg_alloc_array(capacity, sizeof *table->keys);
-  table->value = clmg_alloc_array(capacity, sizeof *table->value);
-  if (!table->keys || !table->value) {
-    table_free(table);
-    return 0;
-  }
-  for (size_t i = 0; i < capacity; i++)
-    table->keys[i].v[0] = -1;
-  return 1;
-}
-
-/* A table for about `expected` entries at load factor <= 1/2. */
-static int table_init(entity_table *table, size_t expected) {
-  size_t capacity = 64;
-  while (capacity < 2 * expected && capacity < SIZE_MAX / 4)
-    capacity *= 2;
-  return table_allocate(table, capacity);
-}
-
-static size_t table_slot(const entity_table *table, const entity_key *key) {
-  size_t mask = table->capacity - 1;
-  size_t slot = (size_t)hash_key(key) & mask;
-  while (table->keys[slot].v[0] >= 0 && memcmp(&table->keys[slot], key, sizeof *key) != 0)
-    slot = (slot + 1) & mask;
-  return slot;
-}
-
-/* The entry of key, or -1 when absent. */
-static ptrdiff_t table_find(const entity_table *table, const entity_key *key) {
-  size_t slot = table_slot(table, key);
-  return table->keys[slot].v[0] >= 0 ? (ptrdiff_t)slot : -1;
-}
-
-static int table_grow(entity_table *table) {
-  entity_table bigger;
-  if (table->capacity > SIZE_MAX / 4 || !table_allocate(&bigger, table->capacity * 2))
-    return 0;
-  for (size_t i = 0; i < table->capacity; i++) {
-    if (table->keys[i].v[0] < 0)
-      continue;
-    size_t slot = table_slot(&bigger, &table->keys[i]);
-    bigger.keys[slot] = table->keys[i];
-    bigger.value[slot] = table->value[i];
-  }
-  bigger.size = table->size;
-  table_free(table);
-  *table = bigger;
-  return 1;
-}
-
-/* The entry of key, inserted with value when absent (*inserted says
- * which); -1 when the table cannot grow. */
-static ptrdiff_t table_insert(entity_table *table, const entity_key *key, int32_t value,
-                              int *inserted) {
-  if (2 * (table->size + 1) > table->capacity && !table_grow(table))
-    return -1;
-  size_t slot = table_slot(table, key);
-  *inserted = table->keys[slot].v[0] < 0;
-  if (*inserted) {
-    table->keys[slot] = *key;
-    table->value[slot] = value;
-    table->size++;
-  }
-  return (ptrdiff_t)slot;
 }
 
 /* ---- validation ---- */
@@ -450,12 +332,157 @@ double clmg_mesh_quality_of_cell(const clmg_mesh *mesh, size_t k, int *worst_cor
              : clmg_mesh_cell_quality(mesh->dim, mesh->coords, cell, worst_corner, determinant);
 }
 
+/* ---- the quality screen ---- */
+
+/* clmg_mesh_cell_certainly_valid accepts a corner when det / (product of
+ * the edge lengths) > 2 CLMG_MESH_MIN_CELL_QUALITY, tested as det > 0 and
+ * det^2 > (2 min)^2 * (product of the squared lengths): no scaling, square
+ * roots or divisions. Both this estimate and the quality that
+ * clmg_mesh_cell_quality computes with unit edges are within about 100
+ * rounding errors (2e-14) of the exact quality of the same edge vectors, so
+ * the margin of 1e-12 keeps every accepted corner above the threshold there
+ * too. Squared lengths outside [2^-300, 2^300] are left to the full
+ * computation: within them no product here overflows or loses precision to
+ * underflow. */
+#define SCREEN_QUALITY (2.0 * CLMG_MESH_MIN_CELL_QUALITY)
+#define SCREEN_SMALLEST_SQUARE 0x1p-300
+#define SCREEN_LARGEST_SQUARE 0x1p300
+
+/* The screen's comparisons combine with & rather than && (branches): nearly
+ * every corner passes, so there is nothing to skip. */
+static inline int square_in_screen_range(double squared) {
+  return (squared >= SCREEN_SMALLEST_SQUARE) & (squared <= SCREEN_LARGEST_SQUARE);
+}
+
+static inline double squared_norm(int dim, const double *v) {
+  double sum = 0.0;
+  for (int d = 0; d < dim; d++)
+    sum += v[d] * v[d];
+  return sum;
+}
+
+/* Whether a corner whose edge vectors have determinant det and squared
+ * lengths squared[0 .. dim), each in the screen's range, passes. */
+static inline int determinant_passes(int dim, double det, const double *squared) {
+  double product = SCREEN_QUALITY * SCREEN_QUALITY;
+  for (int axis = 0; axis < dim; axis++)
+    product *= squared[axis];
+  return (det > 0.0) & (det * det > product);
+}
+
+/* dim is a constant at each call, so the loops unroll. */
+static inline int tensor_cell_certainly_valid(int dim, const double *coords, const int32_t *cell) {
+  int passes = 1;
+  for (int corner = 0; corner < (1 << dim); corner++) {
+    double columns[3][3] = {{0}}, squared[3];
+    for (int axis = 0; axis < dim; axis++) {
+      const double *to = coords + (size_t)cell[corner | (1 << axis)] * (size_t)dim;
+      const double *from = coords + (size_t)cell[corner & ~(1 << axis)] * (size_t)dim;
+      for (int d = 0; d < dim; d++)
+        columns[axis][d] = to[d] - from[d];
+      squared[axis] = squared_norm(dim, columns[axis]);
+      passes &= square_in_screen_range(squared[axis]);
+    }
+    passes &= determinant_passes(dim, determinant(dim, columns), squared);
+  }
+  return passes;
+}
+
+/* Each edge is formed once: edges[i][j] = x_j - x_i for i < j, and
+ * edges[j][i] its negation, which is exactly x_i - x_j. */
+static inline int simplex_certainly_valid(int dim, const double *coords, const int32_t *cell) {
+  double edges[4][4][3], squared[4][4];
+  int passes = 1;
+  for (int i = 0; i < dim; i++)
+    for (int j = i + 1; j <= dim; j++) {
+      const double *from = coords + (size_t)cell[i] * (size_t)dim;
+      const double *to = coords + (size_t)cell[j] * (size_t)dim;
+      for (int d = 0; d < dim; d++) {
+        edges[i][j][d] = to[d] - from[d];
+        edges[j][i][d] = -edges[i][j][d];
+      }
+      squared[i][j] = squared[j][i] = squared_norm(dim, edges[i][j]);
+      passes &= square_in_screen_range(squared[i][j]);
+    }
+  for (int corner = 0; corner <= dim; corner++) {
+    double columns[3][3] = {{0}}, corner_squared[3];
+    for (int other = 0, axis = 0; other <= dim; other++) {
+      if (other == corner)
+        continue;
+      for (int d = 0; d < dim; d++)
+        columns[axis][d] = edges[corner][other][d];
+      corner_squared[axis++] = squared[corner][other];
+    }
+    double det = determinant(dim, columns);
+    passes &= determinant_passes(dim, corner % 2 ? -det : det, corner_squared);
+  }
+  return passes;
+}
+
+/* tensor_cell_certainly_valid for the children of a cell, from its 3^dim
+ * degree-2 nodes: each fine edge is shared by neighbouring children, so it
+ * is formed once (edges[axis][node] runs from node to its neighbour along
+ * axis). Corner q of child c sits at node c + q (as digits); its edge along
+ * an axis starts there or, where q has that bit, one node back. */
+static inline int tensor_children_certainly_valid_of_dim(int dim, const double *coords,
+                                                         const int32_t *parent_nodes) {
+  const int stride[3] = {1, 3, 9}, layers = dim == 2 ? 1 : 3;
+  double edges[3][27][3], squared[3][27];
+  int passes = 1;
+  for (int axis = 0; axis < dim; axis++)
+    for (int l = 0; l < layers; l++)
+      for (int j = 0; j < 3; j++)
+        for (int i = 0; i < 3; i++) {
+          const int digit[3] = {i, j, l}, node = i + 3 * j + 9 * l;
+          if (digit[axis] == 2)
+            continue;
+          const double *from = coords + (size_t)parent_nodes[node] * (size_t)dim;
+          const double *to = coords + (size_t)parent_nodes[node + stride[axis]] * (size_t)dim;
+          for (int d = 0; d < dim; d++)
+            edges[axis][node][d] = to[d] - from[d];
+          squared[axis][node] = squared_norm(dim, edges[axis][node]);
+          passes &= square_in_screen_range(squared[axis][node]);
+        }
+  for (int child = 0; child < (1 << dim); child++)
+    for (int corner = 0; corner < (1 << dim); corner++) {
+      int node = 0;
+      for (int axis = 0; axis < dim; axis++)
+        node += ((child >> axis & 1) + (corner >> axis & 1)) * stride[axis];
+      double columns[3][3] = {{0}}, corner_squared[3];
+      for (int axis = 0; axis < dim; axis++) {
+        const int start = node - (corner >> axis & 1) * stride[axis];
+        for (int d = 0; d < dim; d++)
+          columns[axis][d] = edges[axis][start][d];
+        corner_squared[axis] = squared[axis][start];
+      }
+      passes &= determinant_passes(dim, determinant(dim, columns), corner_squared);
+    }
+  return passes;
+}
+
+int clmg_tensor_children_certainly_valid(int dim, const double *coords,
+                                         const int32_t *parent_nodes) {
+  return dim == 2 ? tensor_children_certainly_valid_of_dim(2, coords, parent_nodes)
+                  : tensor_children_certainly_valid_of_dim(3, coords, parent_nodes);
+}
+
+int clmg_mesh_cell_certainly_valid(const clmg_mesh *mesh, size_t k) {
+  const int32_t *cell = mesh->cells + k * clmg_mesh_vertices_per_cell(mesh);
+  if (mesh->cell_type == CLMG_CELL_SIMPLEX)
+    return mesh->dim == 2 ? simplex_certainly_valid(2, mesh->coords, cell)
+                          : simplex_certainly_valid(3, mesh->coords, cell);
+  return mesh->dim == 2 ? tensor_cell_certainly_valid(2, mesh->coords, cell)
+                        : tensor_cell_certainly_valid(3, mesh->coords, cell);
+}
+
 /* Every cell must have positive Jacobians at its corners, not nearly flat
  * (the quality is scale-free, so thin boundary-layer cells pass). */
 static clmg_status check_jacobians(const clmg_mesh *mesh, clmg_error *error) {
   const size_t corners = clmg_mesh_vertices_per_cell(mesh);
   const char *kind = mesh->dim == 2 ? "area" : "volume";
   for (size_t k = 0; k < mesh->num_cells; k++) {
+    if (clmg_mesh_cell_certainly_valid(mesh, k))
+      continue;
     const int32_t *cell = mesh->cells + k * corners;
     int corner;
     double det;
@@ -513,41 +540,92 @@ void clmg_vertex_cells_free(clmg_vertex_cells *adjacency) {
   adjacency->cells = NULL;
 }
 
-size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
-                            const int32_t *face, int32_t skip, int32_t *first, int *position) {
-  const int corners = (int)clmg_mesh_vertices_per_cell(mesh);
-  const int face_corners = (int)clmg_mesh_vertices_per_face(mesh);
-  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
-  size_t count = 0;
-  for (size_t a = adjacency->start[face[0]]; a < adjacency->start[face[0] + 1]; a++) {
+/* ---- entities through the vertex-to-cell adjacency ---- */
+
+/* The cell shape that the entity look-ups below need; the face check and
+ * the numbering passes call them with constant shapes, so that their loops
+ * unroll. */
+typedef struct cell_shape {
+  int dim, corners, simplex;
+} cell_shape;
+
+static inline cell_shape shape_of_mesh(const clmg_mesh *mesh) {
+  cell_shape shape = {mesh->dim, (int)clmg_mesh_vertices_per_cell(mesh),
+                      mesh->cell_type == CLMG_CELL_SIMPLEX};
+  return shape;
+}
+
+/* Whether `cell` has the entity with these `count` distinct vertices among
+ * its edges and faces: on a tensor cell, 2^j corners that agree on all but j
+ * reference coordinates; on a simplex, any of its vertices. position gets
+ * their local corners. */
+static inline int cell_has_entity(cell_shape shape, const int32_t *cell, const int32_t *vertices,
+                                  int count, int *position) {
+  for (int m = 0; m < count; m++) {
+    int c = 0;
+    while (c < shape.corners && cell[c] != vertices[m])
+      c++;
+    if (c == shape.corners)
+      return 0;
+    position[m] = c;
+  }
+  if (shape.simplex)
+    return 1;
+  /* distinct corners agreeing on the other bits fill 2^(spanned bits) places */
+  int differing = 0;
+  for (int m = 1; m < count; m++)
+    differing |= position[m] ^ position[0];
+  int spanned = 0;
+  for (; differing; differing &= differing - 1)
+    spanned++;
+  return 1 << spanned == count;
+}
+
+/* The first cell before `before` that has this entity (cell_has_entity), -1
+ * when none does. Every cell with the entity has its first vertex, and the
+ * cells around a vertex come in increasing order. */
+static inline int32_t first_cell_with_entity(cell_shape shape, const int32_t *cells,
+                                             const clmg_vertex_cells *adjacency,
+                                             const int32_t *vertices, int count, int32_t before,
+                                             int *position) {
+  for (size_t a = adjacency->start[vertices[0]]; a < adjacency->start[vertices[0] + 1]; a++) {
     int32_t k = adjacency->cells[a];
-    if (k == skip)
+    if (k >= before)
+      break;
+    if (cell_has_entity(shape, cells + (size_t)k * (size_t)shape.corners, vertices, count,
+                        position))
+      return k;
+  }
+  return -1;
+}
+
+/* How many cells other than `skip` (-1: none) have this entity
+ * (cell_has_entity); the first of them goes to *first and, where position
+ * is not NULL, the entity's local corners in it. */
+static inline size_t count_cells_with_entity(cell_shape shape, const int32_t *cells,
+                                             const clmg_vertex_cells *adjacency,
+                                             const int32_t *vertices, int count, int32_t skip,
+                                             int32_t *first, int *position) {
+  size_t found = 0;
+  for (size_t a = adjacency->start[vertices[0]]; a < adjacency->start[vertices[0] + 1]; a++) {
+    int32_t k = adjacency->cells[a];
+    int local[4];
+    if (k == skip ||
+        !cell_has_entity(shape, cells + (size_t)k * (size_t)shape.corners, vertices, count, local))
       continue;
-    const int32_t *cell = mesh->cells + (size_t)k * (size_t)corners;
-    int local[4], found = 0;
-    for (int m = 0; m < face_corners; m++)
-      for (int c = 0; c < corners; c++)
-        if (cell[c] == face[m]) {
-          local[m] = c;
-          found++;
-          break;
-        }
-    if (found != face_corners)
-      continue;
-    /* a face, not a diagonal: its corners share one reference coordinate
-     * (any dim vertices of a simplex make a face) */
-    int common = corners - 1;
-    for (int m = 1; m < face_corners; m++)
-      common &= ~(local[m] ^ local[0]);
-    if (!simplex && !common)
-      continue;
-    if (count++ == 0) {
+    if (found++ == 0) {
       *first = k;
       if (position)
-        memcpy(position, local, (size_t)face_corners * sizeof *position);
+        memcpy(position, local, (size_t)count * sizeof *position);
     }
   }
-  return count;
+  return found;
+}
+
+size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
+                            const int32_t *face, int32_t skip, int32_t *first, int *position) {
+  return count_cells_with_entity(shape_of_mesh(mesh), mesh->cells, adjacency, face,
+                                 (int)clmg_mesh_vertices_per_face(mesh), skip, first, position);
 }
 
 /* The local face (2 * axis + side) whose corners sit at these local
@@ -574,6 +652,56 @@ static int simplex_local_face(int dim, const int *position) {
   for (int m = 0; m < dim; m++)
     missing -= position[m];
   return missing;
+}
+
+/* The second half of check_faces: no face of a cell may be shared by more
+ * than two cells, and one that no other cell has must be listed (listed:
+ * per cell and local face). shape is a constant at each call. */
+static inline clmg_status check_cell_faces(cell_shape shape, const clmg_mesh *mesh,
+                                           const clmg_vertex_cells *adjacency,
+                                           const unsigned char *listed, clmg_error *error) {
+  static const int32_t identity[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  const int faces_per_cell = shape.simplex ? shape.dim + 1 : 2 * shape.dim;
+  const int face_corners = shape.simplex ? shape.dim : 1 << (shape.dim - 1);
+  int32_t face_local[6][4];
+  for (int local_face = 0; local_face < faces_per_cell; local_face++)
+    clmg_mesh_cell_face(mesh, identity, local_face, face_local[local_face]);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * (size_t)shape.corners;
+    for (int local_face = 0; local_face < faces_per_cell; local_face++) {
+      int32_t face[4];
+      for (int m = 0; m < face_corners; m++)
+        face[m] = cell[face_local[local_face][m]];
+      /* A face that an earlier cell has was checked there: were it shared
+       * by more than two cells, that cell would have been reported. */
+      size_t others = 0;
+      int checked_before = 0;
+      for (size_t a = adjacency->start[face[0]];
+           a < adjacency->start[face[0] + 1] && !checked_before; a++) {
+        const int32_t other = adjacency->cells[a];
+        int position[4];
+        if (other == (int32_t)k ||
+            !cell_has_entity(shape, mesh->cells + (size_t)other * (size_t)shape.corners, face,
+                             face_corners, position))
+          continue;
+        checked_before = other < (int32_t)k;
+        others++;
+      }
+      if (checked_before)
+        continue;
+      if (others > 1)
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "local face %d of cell %zu is shared by more than two cells",
+                              local_face, k);
+      if (others == 0 && !listed[k * (size_t)faces_per_cell + (size_t)local_face])
+        return clmg_error_set(
+            error, CLMG_ERROR_INVALID_ARGUMENT,
+            "local face %d of cell %zu lies on the boundary (no other cell has it) but "
+            "is not among the boundary faces",
+            local_face, k);
+    }
+  }
+  return CLMG_SUCCESS;
 }
 
 /* Boundary faces must be faces of exactly one cell, listed once, in tensor
@@ -630,27 +758,13 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
     }
     listed[slot] = 1;
   }
-  for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++) {
-    const int32_t *cell = mesh->cells + k * clmg_mesh_vertices_per_cell(mesh);
-    for (size_t local_face = 0; local_face < faces_per_cell; local_face++) {
-      int32_t face[4], neighbour;
-      clmg_mesh_cell_face(mesh, cell, (int)local_face, face);
-      size_t others = clmg_cells_with_face(mesh, &adjacency, face, (int32_t)k, &neighbour, NULL);
-      if (others > 1) {
-        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                "local face %zu of cell %zu is shared by more than two cells",
-                                local_face, k);
-        break;
-      }
-      if (others == 0 && !listed[k * faces_per_cell + local_face]) {
-        status = clmg_error_set(
-            error, CLMG_ERROR_INVALID_ARGUMENT,
-            "local face %zu of cell %zu lies on the boundary (no other cell has it) but "
-            "is not among the boundary faces",
-            local_face, k);
-        break;
-      }
-    }
+  if (status == CLMG_SUCCESS) {
+    if (simplex)
+      status = dim == 2 ? check_cell_faces((cell_shape){2, 3, 1}, mesh, &adjacency, listed, error)
+                        : check_cell_faces((cell_shape){3, 4, 1}, mesh, &adjacency, listed, error);
+    else
+      status = dim == 2 ? check_cell_faces((cell_shape){2, 4, 0}, mesh, &adjacency, listed, error)
+                        : check_cell_faces((cell_shape){3, 8, 0}, mesh, &adjacency, listed, error);
   }
   clmg_vertex_cells_free(&adjacency);
   free(listed);
@@ -691,11 +805,77 @@ static int entity_corners(int dim, int node, const int32_t *corner_vertices, int
   return 1 << num_free;
 }
 
-static int count_free_digits(int dim, int node) {
-  int count = 0;
-  for (int axis = 0; axis < dim; axis++, node /= 3)
-    count += node % 3 == 1;
-  return count;
+/* The degree-2 nodes of a tensor cell grouped by the dimension j of their
+ * entity (0 vertices, 1 edges, 2 faces in 3D, dim the cell), each group in
+ * node order, with their entity_corners as local corner indices: worked out
+ * once per call rather than once per cell. */
+typedef struct tensor_node_corners {
+  int num_on[4];
+  int node_on[4][12];
+  int32_t local_on[4][12][8];
+} tensor_node_corners;
+
+static void tensor_node_corners_init(int dim, tensor_node_corners *table) {
+  static const int32_t identity[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+  memset(table, 0, sizeof *table);
+  for (int node = 0; node < power_of_3(dim); node++) {
+    int32_t local[8];
+    int count = entity_corners(dim, node, identity, local);
+    int j = count == 1 ? 0 : count == 2 ? 1 : count == 4 && dim == 3 ? 2 : dim;
+    table->node_on[j][table->num_on[j]] = node;
+    memcpy(table->local_on[j][table->num_on[j]++], local, (size_t)count * sizeof *local);
+  }
+}
+
+/* Sorts count (1, 2, 4 or 8, a constant at each call) values with a fixed
+ * network of compare-exchanges: no data-dependent branches. */
+static inline void sort_network(int32_t *values, int count) {
+  static const int pairs_2[][2] = {{0, 1}};
+  static const int pairs_4[][2] = {{0, 1}, {2, 3}, {0, 2}, {1, 3}, {1, 2}};
+  static const int pairs_8[][2] = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {0, 2}, {1, 3}, {4, 6},
+                                   {5, 7}, {1, 2}, {5, 6}, {0, 4}, {3, 7}, {1, 5}, {2, 6},
+                                   {1, 4}, {3, 6}, {2, 4}, {3, 5}, {3, 4}};
+  const int(*pairs)[2] = count == 2 ? pairs_2 : count == 4 ? pairs_4 : pairs_8;
+  const int num_pairs = count == 2 ? 1 : count == 4 ? 5 : count == 8 ? 19 : 0;
+  for (int p = 0; p < num_pairs; p++) {
+    int32_t a = values[pairs[p][0]], b = values[pairs[p][1]];
+    values[pairs[p][0]] = a < b ? a : b;
+    values[pairs[p][1]] = a < b ? b : a;
+  }
+}
+
+/* The mean of the count corners local[] of cell (count a constant at each
+ * call), summed in sorted vertex order. */
+static inline void entity_mean(int dim, int count, const double *coords, const int32_t *cell,
+                               const int32_t *local, double *x) {
+  int32_t vertices[8];
+  for (int m = 0; m < count; m++)
+    vertices[m] = cell[local[m]];
+  sort_network(vertices, count);
+  for (int d = 0; d < dim; d++) {
+    double sum = 0.0;
+    for (int i = 0; i < count; i++)
+      sum += coords[(size_t)vertices[i] * (size_t)dim + (size_t)d];
+    x[d] = sum / count;
+  }
+}
+
+/* The degree-2 node of a tensor cell on the entity at these local corners. */
+static int tensor_entity_node(int dim, const int *position, int count) {
+  int differing = 0;
+  for (int m = 1; m < count; m++)
+    differing |= position[m] ^ position[0];
+  int node = 0;
+  for (int axis = dim - 1; axis >= 0; axis--)
+    node = 3 * node + (differing >> axis & 1 ? 1 : 2 * (position[0] >> axis & 1));
+  return node;
+}
+
+static clmg_status index_limit_error(const clmg_mesh *mesh, clmg_error *error) {
+  return clmg_error_set(
+      error, CLMG_ERROR_INVALID_ARGUMENT,
+      "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d", mesh->num_cells,
+      INT32_MAX);
 }
 
 static void tag_node(int32_t *tags, int32_t number, int32_t tag) {
@@ -703,12 +883,22 @@ static void tag_node(int32_t *tags, int32_t number, int32_t tag) {
     tags[number] = tag;
 }
 
+static clmg_status face_not_in_mesh_error(const clmg_mesh *mesh, size_t f, clmg_error *error) {
+  return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                        "boundary face %zu (first vertex %d) is not a face of any cell", f,
+                        (int)mesh->boundary_faces[f * clmg_mesh_vertices_per_face(mesh)]);
+}
+
 /* tag_boundary_nodes for simplices: a face's vertices and (degree 2) the
  * edges between them. */
 static clmg_status tag_simplex_boundary_nodes(const clmg_mesh *mesh, int degree,
-                                              const entity_table *table, int32_t *tags,
+                                              const clmg_vertex_cells *adjacency,
+                                              const int32_t *cell_nodes, int32_t *tags,
                                               clmg_error *error) {
-  const int face_corners = mesh->dim;
+  const int face_corners = mesh->dim, corners = mesh->dim + 1;
+  const size_t nodes_per_cell = (size_t)(corners + clmg_simplex_num_edges(mesh->dim));
+  int edge_of[4][4];
+  clmg_simplex_edge_table(mesh->dim, edge_of);
   for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
     const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
     int32_t tag = mesh->boundary_face_tag[f];
@@ -716,13 +906,15 @@ static clmg_status tag_simplex_boundary_nodes(const clmg_mesh *mesh, int degree,
       tag_node(tags, face[a], tag);
       for (int b = a + 1; b < face_corners && degree == 2; b++) {
         int32_t pair[2] = {face[a], face[b]};
-        entity_key key = make_key(pair, 2);
-        ptrdiff_t slot = table_find(table, &key);
-        if (slot < 0)
-          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                "boundary face %zu (first vertex %d) is not a face of any cell", f,
-                                (int)face[0]);
-        tag_node(tags, table->value[slot], tag);
+        int position[2];
+        int32_t k = first_cell_with_entity(shape_of_mesh(mesh), mesh->cells, adjacency, pair, 2,
+                                           INT32_MAX, position);
+        if (k < 0)
+          return face_not_in_mesh_error(mesh, f, error);
+        tag_node(tags,
+                 cell_nodes[(size_t)k * nodes_per_cell + (size_t)corners +
+                            (size_t)edge_of[position[0]][position[1]]],
+                 tag);
       }
     }
   }
@@ -730,15 +922,17 @@ static clmg_status tag_simplex_boundary_nodes(const clmg_mesh *mesh, int degree,
 }
 
 /* node_boundary_tag from the boundary faces: every sub-entity of a face gets
- * the smallest tag of the faces it lies on; table maps edge and face keys to
- * node numbers (degree 2). */
-static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree, const entity_table *table,
+ * the smallest tag of the faces it lies on; degree 2 finds an edge's or
+ * face's node in a cell that has it (adjacency). */
+static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree,
+                                      const clmg_vertex_cells *adjacency, const int32_t *cell_nodes,
                                       int32_t *tags, clmg_error *error) {
   if (mesh->cell_type == CLMG_CELL_SIMPLEX)
-    return tag_simplex_boundary_nodes(mesh, degree, table, tags, error);
-  const int face_dim = mesh->dim - 1;
+    return tag_simplex_boundary_nodes(mesh, degree, adjacency, cell_nodes, tags, error);
+  const int dim = mesh->dim, face_dim = dim - 1;
   const int face_corners = 1 << face_dim;
   const int face_nodes = degree == 1 ? face_corners : power_of_3(face_dim);
+  const size_t nodes_per_cell = (size_t)power_of_3(dim);
   for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
     const int32_t *face = mesh->boundary_faces + f * (size_t)face_corners;
     int32_t tag = mesh->boundary_face_tag[f];
@@ -748,132 +942,160 @@ static clmg_status tag_boundary_nodes(const clmg_mesh *mesh, int degree, const e
         number = face[node];
       } else {
         int32_t vertices[4];
+        int position[4];
         int count = entity_corners(face_dim, node, face, vertices);
         if (count == 1) {
           number = vertices[0];
         } else {
-          entity_key key = make_key(vertices, count);
-          ptrdiff_t slot = table_find(table, &key);
-          if (slot < 0)
-            return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                  "boundary face %zu (first vertex %d) is not a face of any cell",
-                                  f, (int)face[0]);
-          number = table->value[slot];
+          int32_t k = first_cell_with_entity(shape_of_mesh(mesh), mesh->cells, adjacency, vertices,
+                                             count, INT32_MAX, position);
+          if (k < 0)
+            return face_not_in_mesh_error(mesh, f, error);
+          number = cell_nodes[(size_t)k * nodes_per_cell +
+                              (size_t)tensor_entity_node(dim, position, count)];
         }
       }
-      if (tags[number] == 0 || tag < tags[number])
-        tags[number] = tag;
+      tag_node(tags, number, tag);
     }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The new edges and faces met so far while numbering. */
+typedef struct entity_counts {
+  size_t edges, faces;
+} entity_counts;
+
+/* Numbers the nodes of tensor cell k on its entities of `count` corners (2:
+ * edges, 4: faces in 3D; a constant at each call), in node order: an entity
+ * is new where no earlier cell has it, else it takes the number it got
+ * there. New faces are counted from 0 (number_tensor_nodes_of_dim moves
+ * them past the edges). */
+static inline clmg_status number_cell_entities(int dim, int count, const clmg_mesh *mesh,
+                                               const clmg_vertex_cells *adjacency,
+                                               const tensor_node_corners *table, size_t k,
+                                               int32_t *cell_nodes, entity_counts *counts,
+                                               clmg_error *error) {
+  const cell_shape shape = {dim, 1 << dim, 0};
+  const size_t nodes_per_cell = dim == 2 ? 9 : 27;
+  const int j = count == 2 ? 1 : 2;
+  const int32_t *cell = mesh->cells + k * (size_t)shape.corners;
+  int32_t *nodes = cell_nodes + k * nodes_per_cell;
+  for (int i = 0; i < table->num_on[j]; i++) {
+    int32_t vertices[4];
+    int position[4];
+    for (int m = 0; m < count; m++)
+      vertices[m] = cell[table->local_on[j][i][m]];
+    int32_t earlier = first_cell_with_entity(shape, mesh->cells, adjacency, vertices, count,
+                                             (int32_t)k, position);
+    const int node = table->node_on[j][i];
+    if (earlier >= 0) {
+      nodes[node] = cell_nodes[(size_t)earlier * nodes_per_cell +
+                               (size_t)tensor_entity_node(dim, position, count)];
+      continue;
+    }
+    if (mesh->num_vertices + counts->edges + counts->faces >= INT32_MAX)
+      return index_limit_error(mesh, error);
+    nodes[node] =
+        count == 2 ? (int32_t)(mesh->num_vertices + counts->edges++) : (int32_t)counts->faces++;
   }
   return CLMG_SUCCESS;
 }
 
 /* Degree 2: numbers the edges, then the faces (3D), then the cells, each in
- * the order the cells meet them, after the vertices. */
-static clmg_status number_quadratic_nodes(const clmg_mesh *mesh, entity_table *table,
-                                          int32_t *cell_nodes, size_t *num_nodes,
-                                          clmg_error *error) {
-  const int dim = mesh->dim;
-  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
-  const int nodes_per_cell = power_of_3(dim);
-  size_t next = mesh->num_vertices;
-  for (int entity_dim = 0; entity_dim <= dim; entity_dim++) {
-    if (entity_dim == dim && mesh->num_cells > (size_t)INT32_MAX - next)
-      return clmg_error_set(
-          error, CLMG_ERROR_INVALID_ARGUMENT,
-          "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d",
-          mesh->num_cells, INT32_MAX);
-    for (size_t k = 0; k < mesh->num_cells; k++) {
-      const int32_t *cell = mesh->cells + k * corners;
-      int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
-      for (int node = 0; node < nodes_per_cell; node++) {
-        if (count_free_digits(dim, node) != entity_dim)
-          continue;
-        if (entity_dim == 0) {
-          int32_t vertex;
-          entity_corners(dim, node, cell, &vertex);
-          nodes[node] = vertex;
-          continue;
-        }
-        if (entity_dim == dim) { /* next + num_cells was checked above */
-          nodes[node] = (int32_t)(next + k);
-          continue;
-        }
-        int32_t vertices[4];
-        entity_key key = make_key(vertices, entity_corners(dim, node, cell, vertices));
-        int inserted;
-        ptrdiff_t slot = table_insert(table, &key, (int32_t)next, &inserted);
-        if (slot < 0)
-          return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                                "cannot grow the edge/face table of a mesh with %zu cells",
-                                mesh->num_cells);
-        if (inserted) {
-          if (next >= INT32_MAX)
-            return clmg_error_set(
-                error, CLMG_ERROR_INVALID_ARGUMENT,
-                "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index "
-                "limit %d",
-                mesh->num_cells, INT32_MAX);
-          next++;
-        }
-        nodes[node] = table->value[slot];
-      }
-    }
-    if (entity_dim == dim)
-      next += mesh->num_cells;
+ * the order the cells first meet them, after the vertices. dim is a
+ * constant at each call, so the loops unroll. */
+static inline clmg_status number_tensor_nodes_of_dim(const int dim, const clmg_mesh *mesh,
+                                                     const clmg_vertex_cells *adjacency,
+                                                     int32_t *cell_nodes, size_t *num_nodes,
+                                                     size_t *num_edges, clmg_error *error) {
+  const int corners = 1 << dim, nodes_per_cell = dim == 2 ? 9 : 27;
+  tensor_node_corners table;
+  tensor_node_corners_init(dim, &table);
+  entity_counts counts = {0, 0};
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const int32_t *cell = mesh->cells + k * (size_t)corners;
+    int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
+    for (int i = 0; i < corners; i++)
+      nodes[table.node_on[0][i]] = cell[table.local_on[0][i][0]];
+    clmg_status status =
+        number_cell_entities(dim, 2, mesh, adjacency, &table, k, cell_nodes, &counts, error);
+    if (status == CLMG_SUCCESS && dim == 3)
+      status = number_cell_entities(dim, 4, mesh, adjacency, &table, k, cell_nodes, &counts, error);
+    if (status != CLMG_SUCCESS)
+      return status;
   }
-  *num_nodes = next;
+  const size_t first_face = mesh->num_vertices + counts.edges,
+               first_cell = first_face + counts.faces;
+  if (mesh->num_cells > (size_t)INT32_MAX - first_cell)
+    return index_limit_error(mesh, error);
+  const int centre = table.node_on[dim][0];
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
+    nodes[centre] = (int32_t)(first_cell + k);
+    for (int i = 0; i < table.num_on[2] && dim == 3; i++)
+      nodes[table.node_on[2][i]] += (int32_t)first_face;
+  }
+  *num_nodes = first_cell + mesh->num_cells;
+  *num_edges = counts.edges;
   return CLMG_SUCCESS;
 }
 
 /* Degree 2 on simplices: the edges after the vertices, in the order the
- * cells meet them (each cell's edges in clmg_simplex_edges order). */
-static clmg_status number_simplex_nodes(const clmg_mesh *mesh, entity_table *table,
-                                        int32_t *cell_nodes, size_t *num_nodes, clmg_error *error) {
-  const int dim = mesh->dim, edges = clmg_simplex_num_edges(dim);
+ * cells first meet them (each cell's edges in clmg_simplex_edges order). */
+static inline clmg_status number_simplex_nodes_of_dim(const int dim, const clmg_mesh *mesh,
+                                                      const clmg_vertex_cells *adjacency,
+                                                      int32_t *cell_nodes, size_t *num_nodes,
+                                                      clmg_error *error) {
+  const cell_shape shape = {dim, dim + 1, 1};
+  const int edges = dim == 2 ? 3 : 6;
   const size_t corners = (size_t)dim + 1, nodes_per_cell = corners + (size_t)edges;
+  int edge_of[4][4];
+  clmg_simplex_edge_table(dim, edge_of);
   size_t next = mesh->num_vertices;
   for (size_t k = 0; k < mesh->num_cells; k++) {
     const int32_t *cell = mesh->cells + k * corners;
     int32_t *nodes = cell_nodes + k * nodes_per_cell;
-    memcpy(nodes, cell, corners * sizeof *nodes);
+    for (size_t c = 0; c < corners; c++)
+      nodes[c] = cell[c];
     for (int e = 0; e < edges; e++) {
       int32_t pair[2] = {cell[clmg_simplex_edges[e][0]], cell[clmg_simplex_edges[e][1]]};
-      entity_key key = make_key(pair, 2);
-      int inserted;
-      ptrdiff_t slot = table_insert(table, &key, (int32_t)next, &inserted);
-      if (slot < 0)
-        return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "cannot grow the edge table of a mesh with %zu cells",
-                              mesh->num_cells);
-      if (inserted) {
-        if (next >= INT32_MAX)
-          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                "the degree-2 nodes of a mesh with %zu cells pass the 32-bit "
-                                "index limit %d",
-                                mesh->num_cells, INT32_MAX);
-        next++;
+      int position[2];
+      int32_t earlier =
+          first_cell_with_entity(shape, mesh->cells, adjacency, pair, 2, (int32_t)k, position);
+      if (earlier >= 0) {
+        nodes[corners + (size_t)e] = cell_nodes[(size_t)earlier * nodes_per_cell + corners +
+                                                (size_t)edge_of[position[0]][position[1]]];
+        continue;
       }
-      nodes[corners + (size_t)e] = table->value[slot];
+      if (next >= INT32_MAX)
+        return index_limit_error(mesh, error);
+      nodes[corners + (size_t)e] = (int32_t)next++;
     }
   }
   *num_nodes = next;
   return CLMG_SUCCESS;
 }
 
-/* Edge midpoints, summed in sorted vertex order as for tensor cells. */
-static void simplex_node_coords(const clmg_mesh *mesh, const int32_t *cell_nodes,
-                                double *node_coords) {
-  const int dim = mesh->dim, edges = clmg_simplex_num_edges(dim);
+/* Edge midpoints, summed in sorted vertex order as for tensor cells. Each is
+ * computed once, where its edge was numbered: new edges come in increasing
+ * order, so a cell meets an edge first where it carries the next number. */
+static inline void simplex_node_coords_of_dim(const int dim, const clmg_mesh *mesh,
+                                              const int32_t *cell_nodes, double *node_coords) {
+  const int edges = dim == 2 ? 3 : 6;
   const size_t corners = (size_t)dim + 1, nodes_per_cell = corners + (size_t)edges;
   memcpy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
+  size_t next = mesh->num_vertices;
   for (size_t k = 0; k < mesh->num_cells; k++) {
     const int32_t *cell = mesh->cells + k * corners;
     for (int e = 0; e < edges; e++) {
+      int32_t number = cell_nodes[k * nodes_per_cell + corners + (size_t)e];
+      if ((size_t)number != next)
+        continue;
+      next++;
       int32_t pair[2] = {cell[clmg_simplex_edges[e][0]], cell[clmg_simplex_edges[e][1]]};
-      sort_small(pair, 2);
-      double *x =
-          node_coords + (size_t)cell_nodes[k * nodes_per_cell + corners + (size_t)e] * (size_t)dim;
+      sort_network(pair, 2);
+      double *x = node_coords + (size_t)number * (size_t)dim;
       for (int d = 0; d < dim; d++)
         x[d] = 0.5 * (mesh->coords[(size_t)pair[0] * (size_t)dim + (size_t)d] +
                       mesh->coords[(size_t)pair[1] * (size_t)dim + (size_t)d]);
@@ -883,31 +1105,88 @@ static void simplex_node_coords(const clmg_mesh *mesh, const int32_t *cell_nodes
 
 /* A node's position: the mean of its entity's corners, which is the
  * multilinear map at the entity's centre. Summing the corners in sorted
- * order gives a shared node the same bits from every cell. */
-static void quadratic_node_coords(const clmg_mesh *mesh, const int32_t *cell_nodes,
-                                  double *node_coords) {
-  const int dim = mesh->dim;
-  const size_t corners = clmg_mesh_vertices_per_cell(mesh);
-  const int nodes_per_cell = power_of_3(dim);
+ * order gives a shared node the same bits from every cell, so each is
+ * computed once, where it was numbered (as in simplex_node_coords_of_dim). */
+static inline void tensor_node_coords_of_dim(const int dim, const clmg_mesh *mesh,
+                                             const int32_t *cell_nodes, size_t num_edges,
+                                             double *node_coords) {
+  const int corners = 1 << dim, nodes_per_cell = dim == 2 ? 9 : 27;
+  tensor_node_corners table;
+  tensor_node_corners_init(dim, &table);
   memcpy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
+  size_t next_edge = mesh->num_vertices, next_face = mesh->num_vertices + num_edges;
   for (size_t k = 0; k < mesh->num_cells; k++) {
-    const int32_t *cell = mesh->cells + k * corners;
-    for (int node = 0; node < nodes_per_cell; node++) {
-      int32_t vertices[8];
-      int count = entity_corners(dim, node, cell, vertices);
-      if (count == 1)
-        continue;
-      sort_small(vertices, count);
-      double *x =
-          node_coords + (size_t)cell_nodes[k * (size_t)nodes_per_cell + (size_t)node] * (size_t)dim;
-      for (int d = 0; d < dim; d++) {
-        double sum = 0.0;
-        for (int i = 0; i < count; i++)
-          sum += mesh->coords[(size_t)vertices[i] * (size_t)dim + (size_t)d];
-        x[d] = sum / count;
+    const int32_t *cell = mesh->cells + k * (size_t)corners;
+    const int32_t *nodes = cell_nodes + k * (size_t)nodes_per_cell;
+    for (int i = 0; i < table.num_on[1]; i++) {
+      const int32_t number = nodes[table.node_on[1][i]];
+      if ((size_t)number == next_edge) {
+        next_edge++;
+        entity_mean(dim, 2, mesh->coords, cell, table.local_on[1][i],
+                    node_coords + (size_t)number * (size_t)dim);
       }
     }
+    for (int i = 0; i < table.num_on[2] && dim == 3; i++) {
+      const int32_t number = nodes[table.node_on[2][i]];
+      if ((size_t)number == next_face) {
+        next_face++;
+        entity_mean(dim, 4, mesh->coords, cell, table.local_on[2][i],
+                    node_coords + (size_t)number * (size_t)dim);
+      }
+    }
+    entity_mean(dim, corners, mesh->coords, cell, table.local_on[dim][0],
+                node_coords + (size_t)nodes[table.node_on[dim][0]] * (size_t)dim);
   }
+}
+
+clmg_status clmg_mesh_quadratic_nodes(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
+                                      int32_t **cell_nodes, size_t *num_nodes, double **node_coords,
+                                      clmg_error *error) {
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
+  const size_t nodes_per_cell = simplex
+                                    ? (size_t)(mesh->dim + 1 + clmg_simplex_num_edges(mesh->dim))
+                                    : (size_t)power_of_3(mesh->dim);
+  *cell_nodes = NULL;
+  *num_nodes = 0;
+  if (node_coords)
+    *node_coords = NULL;
+  int32_t *nodes = clmg_alloc_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
+  if (!nodes)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the degree-2 nodes of %zu cells", mesh->num_cells);
+  size_t count = 0, num_edges = 0;
+  clmg_status status;
+  if (simplex)
+    status = mesh->dim == 2 ? number_simplex_nodes_of_dim(2, mesh, adjacency, nodes, &count, error)
+                            : number_simplex_nodes_of_dim(3, mesh, adjacency, nodes, &count, error);
+  else
+    status = mesh->dim == 2
+                 ? number_tensor_nodes_of_dim(2, mesh, adjacency, nodes, &count, &num_edges, error)
+                 : number_tensor_nodes_of_dim(3, mesh, adjacency, nodes, &count, &num_edges, error);
+  if (status != CLMG_SUCCESS) {
+    free(nodes);
+    return status;
+  }
+  if (node_coords) {
+    double *coords = clmg_alloc_array(count, (size_t)mesh->dim * sizeof *coords);
+    if (!coords) {
+      free(nodes);
+      return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the coordinates of %zu nodes", count);
+    }
+    if (simplex && mesh->dim == 2)
+      simplex_node_coords_of_dim(2, mesh, nodes, coords);
+    else if (simplex)
+      simplex_node_coords_of_dim(3, mesh, nodes, coords);
+    else if (mesh->dim == 2)
+      tensor_node_coords_of_dim(2, mesh, nodes, num_edges, coords);
+    else
+      tensor_node_coords_of_dim(3, mesh, nodes, num_edges, coords);
+    *node_coords = coords;
+  }
+  *cell_nodes = nodes;
+  *num_nodes = count;
+  return CLMG_SUCCESS;
 }
 
 clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
@@ -933,50 +1212,41 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
     return status;
 
   const int dim = mesh->dim;
-  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
-  const size_t nodes_per_cell =
-      simplex ? (size_t)(dim + 1) + (degree == 2 ? (size_t)clmg_simplex_num_edges(dim) : 0)
-              : (size_t)(degree == 1 ? 1 << dim : power_of_3(dim));
-  int32_t *nodes = clmg_alloc_array(mesh->num_cells, nodes_per_cell * sizeof *nodes);
+  int32_t *nodes = NULL;
   double *coords = NULL;
   int32_t *tags = NULL;
-  entity_table table = {0};
+  clmg_vertex_cells adjacency = {0};
   size_t count = mesh->num_vertices;
-  if (!nodes) {
-    status =
-        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "cannot allocate the degree-%d nodes of %zu cells", degree, mesh->num_cells);
-    goto done;
-  }
   if (degree == 1) {
-    memcpy(nodes, mesh->cells, mesh->num_cells * nodes_per_cell * sizeof *nodes);
-  } else {
-    /* a hexahedral mesh has about 3 edges and 3 faces per cell, a
-     * tetrahedral one about 1.2 edges */
-    if (!table_init(&table, mesh->num_cells * (size_t)(simplex ? 2 : dim == 2 ? 2 : 6))) {
+    const size_t corners = clmg_mesh_vertices_per_cell(mesh);
+    nodes = clmg_alloc_array(mesh->num_cells, corners * sizeof *nodes);
+    if (!nodes) {
       status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "cannot allocate the edge/face table of a mesh with %zu cells",
+                              "cannot allocate the degree-1 nodes of %zu cells", mesh->num_cells);
+      goto done;
+    }
+    memcpy(nodes, mesh->cells, mesh->num_cells * corners * sizeof *nodes);
+    if (node_coords) {
+      coords = clmg_alloc_array(count, (size_t)dim * sizeof *coords);
+      if (!coords) {
+        status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                "cannot allocate the coordinates of %zu nodes", count);
+        goto done;
+      }
+      memcpy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
+    }
+  } else {
+    if (!clmg_vertex_cells_build(mesh, &adjacency)) {
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "cannot allocate the vertex-to-cell adjacency of a mesh with %zu "
+                              "cells",
                               mesh->num_cells);
       goto done;
     }
-    status = simplex ? number_simplex_nodes(mesh, &table, nodes, &count, error)
-                     : number_quadratic_nodes(mesh, &table, nodes, &count, error);
+    status = clmg_mesh_quadratic_nodes(mesh, &adjacency, &nodes, &count,
+                                       node_coords ? &coords : NULL, error);
     if (status != CLMG_SUCCESS)
       goto done;
-  }
-  if (node_coords) {
-    coords = clmg_alloc_array(count, (size_t)dim * sizeof *coords);
-    if (!coords) {
-      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "cannot allocate the coordinates of %zu nodes", count);
-      goto done;
-    }
-    if (degree == 1)
-      memcpy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
-    else if (simplex)
-      simplex_node_coords(mesh, nodes, coords);
-    else
-      quadratic_node_coords(mesh, nodes, coords);
   }
   if (node_boundary_tag) {
     tags = clmg_alloc_zeroed_array(count, sizeof *tags);
@@ -985,13 +1255,13 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
                               "cannot allocate the boundary tags of %zu nodes", count);
       goto done;
     }
-    status = tag_boundary_nodes(mesh, degree, &table, tags, error);
+    status = tag_boundary_nodes(mesh, degree, &adjacency, nodes, tags, error);
     if (status != CLMG_SUCCESS)
       goto done;
   }
 
 done:
-  table_free(&table);
+  clmg_vertex_cells_free(&adjacency);
   if (status != CLMG_SUCCESS) {
     free(nodes);
     free(coords);

@@ -37,6 +37,18 @@ double clmg_mesh_quality_of_cell(const clmg_mesh *mesh, size_t k, int *worst_cor
 /* Cells with at most this quality are reported as inverted or degenerate. */
 #define CLMG_MESH_MIN_CELL_QUALITY 1e-12
 
+/* A cheap screen for the common case: 1 only where clmg_mesh_quality_of_cell
+ * of cell k is certainly above CLMG_MESH_MIN_CELL_QUALITY; 0 means that the
+ * quality has to be computed (the cell may still be fine). */
+int clmg_mesh_cell_certainly_valid(const clmg_mesh *mesh, size_t k);
+
+/* clmg_mesh_cell_certainly_valid for all 2^dim children into which
+ * clmg_mesh_refine cuts a tensor cell, from the cell's 3^dim degree-2 nodes
+ * (parent_nodes, indices into the fine coords): 1 only where every child
+ * passes. */
+int clmg_tensor_children_certainly_valid(int dim, const double *coords,
+                                         const int32_t *parent_nodes);
+
 /* Faces per cell: 2 dim (tensor), dim + 1 (simplex). */
 static inline size_t clmg_mesh_faces_per_cell(const clmg_mesh *mesh) {
   return mesh->cell_type == CLMG_CELL_SIMPLEX ? (size_t)mesh->dim + 1 : 2 * (size_t)mesh->dim;
@@ -52,6 +64,18 @@ void clmg_mesh_cell_face(const clmg_mesh *mesh, const int32_t *cell, int local, 
 extern const int clmg_simplex_edges[6][2];
 static inline int clmg_simplex_num_edges(int dim) {
   return dim == 2 ? 3 : 6;
+}
+
+/* edge_of[i][j] = edge_of[j][i]: the index in clmg_simplex_edges of the edge
+ * between local vertices i != j (-1 on the diagonal and past dim). */
+static inline void clmg_simplex_edge_table(int dim, int edge_of[4][4]) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 4; j++)
+      edge_of[i][j] = -1;
+  for (int e = 0; e < clmg_simplex_num_edges(dim); e++) {
+    edge_of[clmg_simplex_edges[e][0]][clmg_simplex_edges[e][1]] = e;
+    edge_of[clmg_simplex_edges[e][1]][clmg_simplex_edges[e][0]] = e;
+  }
 }
 
 /* The cells around each vertex, in CSR form: cells[start[v] .. start[v+1])
@@ -72,5 +96,17 @@ void clmg_vertex_cells_free(clmg_vertex_cells *adjacency);
  * not NULL, each vertex's local corner index in it. */
 size_t clmg_cells_with_face(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
                             const int32_t *face, int32_t skip, int32_t *first, int *position);
+
+/* clmg_mesh_lagrange_nodes of degree 2 (cell_nodes, num_nodes and, where
+ * node_coords is not NULL, node_coords) for a mesh that passed
+ * clmg_mesh_check's structure test, with its adjacency already built. */
+clmg_status clmg_mesh_quadratic_nodes(const clmg_mesh *mesh, const clmg_vertex_cells *adjacency,
+                                      int32_t **cell_nodes, size_t *num_nodes, double **node_coords,
+                                      clmg_error *error);
+
+/* clmg_mesh_refine without its clmg_mesh_check of the coarse mesh: the caller
+ * guarantees that coarse passed it or came from clmg_mesh_refine. */
+clmg_status clmg_mesh_refine_checked_input(const clmg_mesh *coarse, clmg_mesh *fine,
+                                           clmg_error *error);
 
 #endif

@@ -54,41 +54,55 @@ static int project(const clmg_boundary_shape *shape, int dim, double *x) {
 
 /* ---- what both cell types share ---- */
 
-/* Moves the new vertices marked in projection (1 + index of their shape)
- * onto their shapes, then checks every fine cell: the fine mesh is well
- * formed by construction, but projection can fold cells next to a strongly
- * curved boundary (and a child of a trilinear hexahedron need not inherit
- * its parent's positive corners). */
+/* Moves the new vertices marked in projection (indexed from the first new
+ * vertex; 1 + index of their shape, 0 none; NULL when the mesh has no
+ * shapes) onto their shapes, then checks every fine cell: the fine mesh is
+ * well formed by construction, but projection can fold cells next to a
+ * strongly curved boundary (and a child of a trilinear hexahedron need not
+ * inherit its parent's positive corners). Tensor cells pass the quality
+ * screen a coarse cell's children at a time (from its degree-2 nodes,
+ * tensor_nodes; NULL for simplices). */
 static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
-                                     const int32_t *projection, clmg_error *error) {
+                                     const int32_t *projection, const int32_t *tensor_nodes,
+                                     clmg_error *error) {
   const int dim = coarse->dim;
   const size_t children = (size_t)1 << dim;
-  for (size_t v = coarse->num_vertices; v < fine->num_vertices; v++) {
-    if (!projection[v])
+  for (size_t v = coarse->num_vertices; v < fine->num_vertices && projection; v++) {
+    const int32_t mark = projection[v - coarse->num_vertices];
+    if (!mark)
       continue;
-    const clmg_boundary_shape *shape = &coarse->shapes[projection[v] - 1];
+    const clmg_boundary_shape *shape = &coarse->shapes[mark - 1];
     if (!project(shape, dim, fine->coords + v * (size_t)dim))
       return clmg_error_set(
           error, CLMG_ERROR_INVALID_ARGUMENT,
           "new vertex %zu lies on the %s of the shape of tag %d and cannot be projected onto it", v,
           shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
   }
-  for (size_t k = 0; k < fine->num_cells; k++) {
-    int corner;
-    double det;
-    double quality = clmg_mesh_quality_of_cell(fine, k, &corner, &det);
-    if (quality > CLMG_MESH_MIN_CELL_QUALITY)
-      continue;
-    const char *after = coarse->num_shapes ? " after boundary projection" : "";
-    if (fine->cell_type == CLMG_CELL_SIMPLEX)
+  const size_t nodes_per_cell = dim == 2 ? 9 : 27;
+  for (size_t parent = 0; parent < coarse->num_cells; parent++) {
+    if (tensor_nodes && clmg_tensor_children_certainly_valid(
+                            dim, fine->coords, tensor_nodes + parent * nodes_per_cell))
+      continue; /* all its children pass */
+    for (size_t child = 0; child < children; child++) {
+      const size_t k = parent * children + child;
+      if (clmg_mesh_cell_certainly_valid(fine, k))
+        continue;
+      int corner;
+      double det;
+      double quality = clmg_mesh_quality_of_cell(fine, k, &corner, &det);
+      if (quality > CLMG_MESH_MIN_CELL_QUALITY)
+        continue;
+      const char *after = coarse->num_shapes ? " after boundary projection" : "";
+      if (fine->cell_type == CLMG_CELL_SIMPLEX)
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
+                              "volume is %g, its quality %g%s",
+                              k, child, parent, det, quality, after);
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                             "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
-                            "volume is %g, its quality %g%s",
-                            k, k % children, k / children, det, quality, after);
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
-                          "Jacobian determinant at local corner %d is %g%s",
-                          k, k % children, k / children, corner, det, after);
+                            "Jacobian determinant at local corner %d is %g%s",
+                            k, child, parent, corner, det, after);
+    }
   }
   return CLMG_SUCCESS;
 }
@@ -106,14 +120,33 @@ static int inherit_materials(const clmg_mesh *coarse, clmg_mesh *fine) {
   return 1;
 }
 
-/* The arrays of a refined mesh (children cells of cell_vertices vertices,
- * face_children faces of face_vertices vertices per coarse one), its
- * shapes, the per-node projection marks and the vertex-to-cell adjacency of
- * the coarse mesh: what both refinements (tensor and simplex) start from. */
-static clmg_status allocate_refined(const clmg_mesh *coarse, size_t num_nodes, size_t children,
-                                    size_t cell_vertices, size_t face_children,
-                                    size_t face_vertices, clmg_mesh *result, int32_t **projection,
-                                    clmg_vertex_cells *adjacency, clmg_error *error) {
+/* Marks new vertex `node` for projection onto shape (NULL: none). */
+static void mark_for_projection(const clmg_mesh *coarse, const clmg_boundary_shape *shape,
+                                int32_t node, int32_t *projection) {
+  if (shape)
+    projection[(size_t)node - coarse->num_vertices] = (int32_t)(shape - coarse->shapes) + 1;
+}
+
+/* The vertex-to-cell adjacency and the degree-2 nodes of the coarse mesh
+ * (the fine vertices, with their coordinates), the arrays of the refined
+ * mesh (children cells of cell_vertices vertices, face_children faces of
+ * face_vertices vertices per coarse one), its shapes and the projection
+ * marks of the new vertices (only when there are shapes): what both
+ * refinements (tensor and simplex) start from. */
+static clmg_status allocate_refined(const clmg_mesh *coarse, size_t children, size_t cell_vertices,
+                                    size_t face_children, size_t face_vertices,
+                                    clmg_vertex_cells *adjacency, int32_t **nodes,
+                                    clmg_mesh *result, int32_t **projection, clmg_error *error) {
+  if (!clmg_vertex_cells_build(coarse, adjacency))
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the refinement of a mesh with %zu cells",
+                          coarse->num_cells);
+  clmg_status status = clmg_mesh_quadratic_nodes(coarse, adjacency, nodes, &result->num_vertices,
+                                                 &result->coords, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  result->dim = coarse->dim;
+  result->cell_type = coarse->cell_type;
   result->num_cells = coarse->num_cells * children;
   result->num_boundary_faces = coarse->num_boundary_faces * face_children;
   result->num_shapes = coarse->num_shapes;
@@ -124,10 +157,13 @@ static clmg_status allocate_refined(const clmg_mesh *coarse, size_t num_nodes, s
       clmg_alloc_array(result->num_boundary_faces, sizeof *result->boundary_face_tag);
   result->shapes =
       coarse->num_shapes ? clmg_alloc_array(coarse->num_shapes, sizeof *result->shapes) : NULL;
-  *projection = calloc(num_nodes ? num_nodes : 1, sizeof **projection);
+  *projection = coarse->num_shapes
+                    ? clmg_alloc_zeroed_array(result->num_vertices - coarse->num_vertices,
+                                              sizeof **projection)
+                    : NULL;
   if (!result->cells || !result->boundary_faces || !result->boundary_face_tag ||
-      (coarse->num_shapes && !result->shapes) || !*projection ||
-      !inherit_materials(coarse, result) || !clmg_vertex_cells_build(coarse, adjacency))
+      (coarse->num_shapes && (!result->shapes || !*projection)) ||
+      !inherit_materials(coarse, result))
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot allocate the refinement of a mesh with %zu cells",
                           coarse->num_cells);
@@ -216,24 +252,14 @@ static clmg_status refine_simplices(const clmg_mesh *coarse, clmg_mesh *fine, cl
   const size_t children = (size_t)1 << dim, face_children = (size_t)1 << (dim - 1);
   const size_t nodes_per_cell = (size_t)(corners + edges);
   int edge_of[4][4];
-  for (int e = 0; e < edges; e++) {
-    edge_of[clmg_simplex_edges[e][0]][clmg_simplex_edges[e][1]] = e;
-    edge_of[clmg_simplex_edges[e][1]][clmg_simplex_edges[e][0]] = e;
-  }
+  clmg_simplex_edge_table(dim, edge_of);
   int32_t *nodes = NULL;
-  size_t num_nodes = 0;
   int32_t *projection = NULL;
   clmg_vertex_cells adjacency = {0};
   clmg_mesh result = {0};
   clmg_status status =
-      clmg_mesh_lagrange_nodes(coarse, 2, &nodes, &num_nodes, &result.coords, NULL, error);
-  if (status != CLMG_SUCCESS)
-    return status;
-  result.dim = dim;
-  result.cell_type = CLMG_CELL_SIMPLEX;
-  result.num_vertices = num_nodes;
-  status = allocate_refined(coarse, num_nodes, children, (size_t)corners, face_children,
-                            (size_t)dim, &result, &projection, &adjacency, error);
+      allocate_refined(coarse, children, (size_t)corners, face_children, (size_t)dim, &adjacency,
+                       &nodes, &result, &projection, error);
   if (status != CLMG_SUCCESS)
     goto done;
   for (size_t k = 0; k < coarse->num_cells; k++)
@@ -272,9 +298,9 @@ static clmg_status refine_simplices(const clmg_mesh *coarse, clmg_mesh *fine, cl
     const clmg_boundary_shape *shape = shape_of_tag(coarse, coarse->boundary_face_tag[f]);
     for (int a = 0; a < dim && shape; a++)
       for (int b = a + 1; b < dim; b++)
-        projection[mid[a][b]] = (int32_t)(shape - coarse->shapes) + 1;
+        mark_for_projection(coarse, shape, mid[a][b], projection);
   }
-  status = project_and_check(coarse, &result, projection, error);
+  status = project_and_check(coarse, &result, projection, NULL, error);
 
 done:
   free(nodes);
@@ -288,59 +314,36 @@ done:
   return CLMG_SUCCESS;
 }
 
-/* ---- refinement ---- */
+/* ---- quadrilaterals and hexahedra ---- */
 
-clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
-  if (!fine)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh is NULL");
-  if (coarse == fine) /* checked first: zeroing fine would wipe the input */
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "the fine mesh must not be the coarse mesh");
-  memset(fine, 0, sizeof *fine);
-  clmg_status status = clmg_mesh_check(coarse, error);
-  if (status != CLMG_SUCCESS)
-    return status;
-  if (coarse->num_cells > INT32_MAX / ((size_t)1 << coarse->dim))
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "refining %zu cells gives more than %d cells (the 32-bit index limit)",
-                          coarse->num_cells, INT32_MAX);
-  if (coarse->cell_type == CLMG_CELL_SIMPLEX)
-    return refine_simplices(coarse, fine, error);
+static clmg_status refine_tensor_cells(const clmg_mesh *coarse, clmg_mesh *fine,
+                                       clmg_error *error) {
   const int dim = coarse->dim;
   const size_t children = (size_t)1 << dim, face_children = (size_t)1 << (dim - 1);
   const int nodes_per_cell = dim == 2 ? 9 : 27, nodes_per_face = dim == 2 ? 3 : 9;
-  if (coarse->num_cells > INT32_MAX / children)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "refining %zu cells gives more than %d cells (the 32-bit index limit)",
-                          coarse->num_cells, INT32_MAX);
-
   int32_t *nodes = NULL;
-  size_t num_nodes = 0;
-  int32_t *projection = NULL; /* per node: 1 + index of its shape, 0 none */
+  int32_t *projection = NULL;
   clmg_vertex_cells adjacency = {0};
   clmg_mesh result = {0};
-  status = clmg_mesh_lagrange_nodes(coarse, 2, &nodes, &num_nodes, &result.coords, NULL, error);
-  if (status != CLMG_SUCCESS)
-    return status;
-  result.dim = dim;
-  result.num_vertices = num_nodes;
-  status = allocate_refined(coarse, num_nodes, children, children, face_children, face_children,
-                            &result, &projection, &adjacency, error);
+  clmg_status status = allocate_refined(coarse, children, children, face_children, face_children,
+                                        &adjacency, &nodes, &result, &projection, error);
   if (status != CLMG_SUCCESS)
     goto done;
 
   /* Child (cx, cy, cz) takes the parent's nodes (cx + i, cy + j, cz + l). */
+  int child_node[8 * 8];
+  for (size_t c = 0; c < children; c++)
+    for (size_t corner = 0; corner < children; corner++) {
+      int node = 0, stride = 1;
+      for (int axis = 0; axis < dim; axis++, stride *= 3)
+        node += (int)((c >> axis & 1) + (corner >> axis & 1)) * stride;
+      child_node[c * children + corner] = node;
+    }
   for (size_t k = 0; k < coarse->num_cells; k++) {
     const int32_t *parent = nodes + k * (size_t)nodes_per_cell;
-    for (size_t c = 0; c < children; c++) {
-      int32_t *child = result.cells + (k * children + c) * children;
-      for (size_t corner = 0; corner < children; corner++) {
-        size_t node = 0, stride = 1;
-        for (int axis = 0; axis < dim; axis++, stride *= 3)
-          node += ((c >> axis & 1) + (corner >> axis & 1)) * stride;
-        child[corner] = parent[node];
-      }
-    }
+    int32_t *child = result.cells + k * children * children;
+    for (size_t i = 0; i < children * children; i++)
+      child[i] = parent[child_node[i]];
   }
 
   /* Boundary faces: the face's degree-2 nodes come from its cell; face node
@@ -377,8 +380,8 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     }
     const clmg_boundary_shape *shape = shape_of_tag(coarse, coarse->boundary_face_tag[f]);
     for (int node = 0; node < nodes_per_face; node++)
-      if (shape && (node % 3 == 1 || node / 3 == 1)) /* new vertices only */
-        projection[face_nodes[node]] = (int32_t)(shape - coarse->shapes) + 1;
+      if (node % 3 == 1 || node / 3 == 1) /* new vertices only */
+        mark_for_projection(coarse, shape, face_nodes[node], projection);
     for (size_t c = 0; c < face_children; c++) {
       size_t fine_face = f * face_children + c;
       for (size_t corner = 0; corner < face_children; corner++) {
@@ -389,7 +392,7 @@ clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_erro
     }
   }
 
-  status = project_and_check(coarse, &result, projection, error);
+  status = project_and_check(coarse, &result, projection, nodes, error);
 
 done:
   free(nodes);
@@ -401,4 +404,43 @@ done:
   }
   *fine = result;
   return CLMG_SUCCESS;
+}
+
+/* ---- refinement ---- */
+
+/* The argument checks both entry points share; zeroes fine. */
+static clmg_status start_refinement(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
+  if (!fine)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the fine mesh is NULL");
+  if (coarse == fine) /* checked first: zeroing fine would wipe the input */
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the fine mesh must not be the coarse mesh");
+  memset(fine, 0, sizeof *fine);
+  return CLMG_SUCCESS;
+}
+
+/* Refines a coarse mesh that passes clmg_mesh_check. */
+static clmg_status refine_valid_mesh(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
+  if (coarse->num_cells > INT32_MAX / ((size_t)1 << coarse->dim))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "refining %zu cells gives more than %d cells (the 32-bit index limit)",
+                          coarse->num_cells, INT32_MAX);
+  return coarse->cell_type == CLMG_CELL_SIMPLEX ? refine_simplices(coarse, fine, error)
+                                                : refine_tensor_cells(coarse, fine, error);
+}
+
+clmg_status clmg_mesh_refine(const clmg_mesh *coarse, clmg_mesh *fine, clmg_error *error) {
+  clmg_status status = start_refinement(coarse, fine, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mesh_check(coarse, error);
+  return status == CLMG_SUCCESS ? refine_valid_mesh(coarse, fine, error) : status;
+}
+
+clmg_status clmg_mesh_refine_checked_input(const clmg_mesh *coarse, clmg_mesh *fine,
+                                           clmg_error *error) {
+  clmg_error_clear(error);
+  clmg_status status = start_refinement(coarse, fine, error);
+  if (status == CLMG_SUCCESS && !coarse)
+    status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
+  return status == CLMG_SUCCESS ? refine_valid_mesh(coarse, fine, error) : status;
 }
