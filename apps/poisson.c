@@ -797,10 +797,6 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
       return EXIT_LIBRARY_FAILURE;
     }
     if (fp64 == 0) {
-      /* clmg_matrix_create_from_device lays its matrices out through a
-       * double index today, so without fp64 the hierarchy comes from the
-       * host */
-      o.assembly_on_device = 0;
       o.multigrid.matrix.precision = CLMG_FLOAT;
       if (!o.tolerance_given)
         o.tolerance = clmg_default_tolerance(CLMG_FLOAT);

@@ -4,11 +4,13 @@
  * elimination, its values and right-hand side, and the prolongation from
  * nodal interpolation (Geveler et al. 2011, sections 2.3 and 3).
  *
- * Every kernel owns rows: one work-item builds one row from the cells around
- * its DOF, so no two work-items write the same place and no floating-point
- * atomics are needed. A row's cells come in increasing order, so each entry
- * sums its cells' contributions in the order of the host reference
- * (lib/fem/assembly.c), and the element values use its quadrature tables.
+ * The element matrices are computed once per cell (fe_element_matrices);
+ * every other kernel owns rows: one work-item builds one row from the cells
+ * around its DOF, so no two work-items write the same place and no
+ * floating-point atomics are needed. A row's cells come in increasing
+ * order, so each entry sums its cells' contributions in the order of the
+ * host reference (lib/fem/assembly.c), whose quadrature tables the element
+ * matrices use.
  *
  * Build options: FE_DIM (2 or 3), FE_DOFS (DOFs per cell), FE_POINTS
  * (quadrature points per cell). The tables (weights, basis values and
@@ -81,6 +83,11 @@ inline int next_column(long begin, long end, global const long *list,
   return next;
 }
 
+/* Rows of DOFs in at most this many cells (every DOF of a regular mesh:
+ * 4 quadrilaterals, 8 hexahedra) gather their columns once into a private
+ * sorted list; DOFs in more cells walk next_column instead. */
+#define FE_PRIVATE_CELLS 8
+
 /* Row lengths (fill == 0) or columns (fill == 1). An eliminated (Dirichlet)
  * DOF keeps its diagonal only; the others lose the eliminated columns. */
 kernel void fe_pattern(ulong n, global const long *start, global const long *list,
@@ -94,13 +101,38 @@ kernel void fe_pattern(ulong n, global const long *start, global const long *lis
         length[i] = 1;
       continue;
     }
+    const long begin = start[i], end = start[i + 1];
     uint count = 0;
-    int column = next_column(start[i], start[i + 1], list, cell_dofs, eliminated, -1);
-    while (column != INT_MAX) {
+    if (end - begin <= FE_PRIVATE_CELLS) {
+      int sorted[FE_PRIVATE_CELLS * FE_DOFS];
+      for (long k = begin; k < end; ++k) {
+        global const int *dofs = cell_dofs + (list[k] / FE_DOFS) * FE_DOFS;
+        for (int j = 0; j < FE_DOFS; ++j) {
+          const int c = dofs[j];
+          if (eliminated[c])
+            continue;
+          uint p = count;
+          while (p > 0 && sorted[p - 1] > c)
+            --p;
+          if (p > 0 && sorted[p - 1] == c)
+            continue;
+          for (uint q = count; q > p; --q)
+            sorted[q] = sorted[q - 1];
+          sorted[p] = c;
+          ++count;
+        }
+      }
       if (fill)
-        col[row_ptr[i] + count] = column;
-      ++count;
-      column = next_column(start[i], start[i + 1], list, cell_dofs, eliminated, column);
+        for (uint k = 0; k < count; ++k)
+          col[row_ptr[i] + k] = sorted[k];
+    } else {
+      int column = next_column(begin, end, list, cell_dofs, eliminated, -1);
+      while (column != INT_MAX) {
+        if (fill)
+          col[row_ptr[i] + count] = column;
+        ++count;
+        column = next_column(begin, end, list, cell_dofs, eliminated, column);
+      }
     }
     if (!fill)
       length[i] = count;
@@ -122,84 +154,97 @@ inline long find_column(global const int *col, long begin, long end, int c) {
   return begin;
 }
 
-/* Row `node` of the element stiffness matrix of `cell` (into row[]), and
- * the integral of that basis function times `source`; returns 0 when the
- * Jacobian determinant is not positive at some quadrature point. */
-inline int element_row(int cell, int node, global const int *cell_vertices,
-                       global const real *coords, global const real *table, real source,
-                       real *row, real *load) {
-  real corner[FE_CORNERS][FE_DIM];
-  for (int v = 0; v < FE_CORNERS; ++v)
-    for (int a = 0; a < FE_DIM; ++a)
-      corner[v][a] = coords[(long)cell_vertices[(long)cell * FE_CORNERS + v] * FE_DIM + a];
-  for (int j = 0; j < FE_DOFS; ++j)
-    row[j] = 0;
-  *load = 0;
-  int positive = 1;
-  for (int q = 0; q < FE_POINTS; ++q) {
-    real jac[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+/* Entries of a symmetric element matrix kept per cell: its upper triangle,
+ * row by row; (i, j) with i <= j sits at UPPER(i, j). */
+#define FE_UPPER (FE_DOFS * (FE_DOFS + 1) / 2)
+#define UPPER(i, j) ((i) * FE_DOFS - (i) * ((i) - 1) / 2 + ((j) - (i)))
+
+/* The element stiffness matrix (upper triangle) and load vector of every
+ * cell, the geometry evaluated once per cell and quadrature point as on the
+ * host; bad[0] = 1 marks a cell with a non-positive Jacobian determinant. */
+kernel void fe_element_matrices(ulong cells, global const int *cell_vertices,
+                                global const real *coords, global const real *table, real source,
+                                global real *stiffness, global real *load, global int *bad) {
+  GRID_LOOP(cell, cells) {
+    real corner[FE_CORNERS][FE_DIM];
     for (int v = 0; v < FE_CORNERS; ++v)
       for (int a = 0; a < FE_DIM; ++a)
-        for (int b = 0; b < FE_DIM; ++b)
-          jac[a][b] += corner[v][a] * table[TABLE_CORNER_DPHI(q, v, b)];
-    real inv[3][3], det;
+        corner[v][a] = coords[(long)cell_vertices[cell * FE_CORNERS + v] * FE_DIM + a];
+    real upper[FE_UPPER], cell_load[FE_DOFS];
+    for (int k = 0; k < FE_UPPER; ++k)
+      upper[k] = 0;
+    for (int i = 0; i < FE_DOFS; ++i)
+      cell_load[i] = 0;
+    int positive = 1;
+    for (int q = 0; q < FE_POINTS; ++q) {
+      real jac[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+      for (int v = 0; v < FE_CORNERS; ++v)
+        for (int a = 0; a < FE_DIM; ++a)
+          for (int b = 0; b < FE_DIM; ++b)
+            jac[a][b] += corner[v][a] * table[TABLE_CORNER_DPHI(q, v, b)];
+      real inv[3][3], det;
 #if FE_DIM == 2
-    det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
-    inv[0][0] = jac[1][1] / det;
-    inv[0][1] = -jac[0][1] / det;
-    inv[1][0] = -jac[1][0] / det;
-    inv[1][1] = jac[0][0] / det;
+      det = jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0];
+      inv[0][0] = jac[1][1] / det;
+      inv[0][1] = -jac[0][1] / det;
+      inv[1][0] = -jac[1][0] / det;
+      inv[1][1] = jac[0][0] / det;
 #else
-    const real c00 = jac[1][1] * jac[2][2] - jac[1][2] * jac[2][1];
-    const real c01 = jac[1][2] * jac[2][0] - jac[1][0] * jac[2][2];
-    const real c02 = jac[1][0] * jac[2][1] - jac[1][1] * jac[2][0];
-    det = jac[0][0] * c00 + jac[0][1] * c01 + jac[0][2] * c02;
-    inv[0][0] = c00 / det;
-    inv[1][0] = c01 / det;
-    inv[2][0] = c02 / det;
-    inv[0][1] = (jac[0][2] * jac[2][1] - jac[0][1] * jac[2][2]) / det;
-    inv[1][1] = (jac[0][0] * jac[2][2] - jac[0][2] * jac[2][0]) / det;
-    inv[2][1] = (jac[0][1] * jac[2][0] - jac[0][0] * jac[2][1]) / det;
-    inv[0][2] = (jac[0][1] * jac[1][2] - jac[0][2] * jac[1][1]) / det;
-    inv[1][2] = (jac[0][2] * jac[1][0] - jac[0][0] * jac[1][2]) / det;
-    inv[2][2] = (jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0]) / det;
+      const real c00 = jac[1][1] * jac[2][2] - jac[1][2] * jac[2][1];
+      const real c01 = jac[1][2] * jac[2][0] - jac[1][0] * jac[2][2];
+      const real c02 = jac[1][0] * jac[2][1] - jac[1][1] * jac[2][0];
+      det = jac[0][0] * c00 + jac[0][1] * c01 + jac[0][2] * c02;
+      inv[0][0] = c00 / det;
+      inv[1][0] = c01 / det;
+      inv[2][0] = c02 / det;
+      inv[0][1] = (jac[0][2] * jac[2][1] - jac[0][1] * jac[2][2]) / det;
+      inv[1][1] = (jac[0][0] * jac[2][2] - jac[0][2] * jac[2][0]) / det;
+      inv[2][1] = (jac[0][1] * jac[2][0] - jac[0][0] * jac[2][1]) / det;
+      inv[0][2] = (jac[0][1] * jac[1][2] - jac[0][2] * jac[1][1]) / det;
+      inv[1][2] = (jac[0][2] * jac[1][0] - jac[0][0] * jac[1][2]) / det;
+      inv[2][2] = (jac[0][0] * jac[1][1] - jac[0][1] * jac[1][0]) / det;
 #endif
-    if (!(det > 0))
-      positive = 0;
-    const real scale = table[TABLE_WEIGHT(q)] * det;
-    real mine[FE_DIM];
-    for (int c = 0; c < FE_DIM; ++c) {
-      real sum = 0;
-      for (int r = 0; r < FE_DIM; ++r)
-        sum += inv[r][c] * table[TABLE_DPHI(q, node, r)];
-      mine[c] = sum;
+      if (!(det > 0))
+        positive = 0;
+      const real scale = table[TABLE_WEIGHT(q)] * det;
+      real gradient[FE_DOFS][FE_DIM];
+      for (int i = 0; i < FE_DOFS; ++i)
+        for (int c = 0; c < FE_DIM; ++c) {
+          real sum = 0;
+          for (int r = 0; r < FE_DIM; ++r)
+            sum += inv[r][c] * table[TABLE_DPHI(q, i, r)];
+          gradient[i][c] = sum;
+        }
+      for (int i = 0; i < FE_DOFS; ++i)
+        for (int j = i; j < FE_DOFS; ++j) {
+          real dot = 0;
+          for (int c = 0; c < FE_DIM; ++c)
+            dot += gradient[i][c] * gradient[j][c];
+          upper[UPPER(i, j)] += scale * dot;
+        }
+      const real f = source * scale;
+      for (int i = 0; i < FE_DOFS; ++i)
+        cell_load[i] += f * table[TABLE_PHI(q, i)];
     }
-    for (int j = 0; j < FE_DOFS; ++j) {
-      real dot = 0;
-      for (int c = 0; c < FE_DIM; ++c) {
-        real sum = 0;
-        for (int r = 0; r < FE_DIM; ++r)
-          sum += inv[r][c] * table[TABLE_DPHI(q, j, r)];
-        dot += mine[c] * sum;
-      }
-      row[j] += scale * dot;
-    }
-    *load += source * scale * table[TABLE_PHI(q, node)];
+    if (!positive)
+      bad[0] = 1;
+    for (int k = 0; k < FE_UPPER; ++k)
+      stiffness[cell * FE_UPPER + k] = upper[k];
+    for (int i = 0; i < FE_DOFS; ++i)
+      load[cell * FE_DOFS + i] = cell_load[i];
   }
-  return positive;
 }
 
-/* Values of the rows (pattern from fe_pattern) and, when b is wanted,
- * b = load + the source's integral - the eliminated columns times g, and
- * x0 = g on eliminated rows, 0 elsewhere. bad[0] = 1 marks a cell with a
- * non-positive Jacobian determinant. */
+/* Values of the rows (pattern from fe_pattern) from the cells' element
+ * matrices and, when b is wanted, b = load + the source's integral - the
+ * eliminated columns times g, and x0 = g on eliminated rows, 0 elsewhere.
+ * Each entry sums its cells in increasing order, as the host does. */
 kernel void fe_poisson_rows(ulong n, global const long *start, global const long *list,
-                            global const int *cell_dofs, global const int *cell_vertices,
-                            global const real *coords, global const real *table,
-                            global const uint *eliminated, global const real *g, real source,
-                            global const long *row_ptr, global const int *col, global real *val,
-                            uint want_b, uint has_load, global const real *load, global real *b,
-                            global real *x0, global int *bad) {
+                            global const int *cell_dofs, global const real *stiffness,
+                            global const real *element_load, global const uint *eliminated,
+                            global const real *g, global const long *row_ptr,
+                            global const int *col, global real *val, uint want_b, uint has_load,
+                            global const real *load, global real *b, global real *x0) {
   GRID_LOOP(i, n) {
     const long begin = row_ptr[i], end = row_ptr[i + 1];
     if (eliminated[i]) {
@@ -214,19 +259,20 @@ kernel void fe_poisson_rows(ulong n, global const long *start, global const long
       val[k] = 0;
     real rhs = 0;
     for (long e = start[i]; e < start[i + 1]; ++e) {
-      const int cell = (int)(list[e] / FE_DOFS), node = (int)(list[e] % FE_DOFS);
-      real row[FE_DOFS], cell_load;
-      if (!element_row(cell, node, cell_vertices, coords, table, source, row, &cell_load))
-        bad[0] = 1;
-      rhs += cell_load;
-      global const int *dofs = cell_dofs + (long)cell * FE_DOFS;
+      const long cell = list[e] / FE_DOFS;
+      const int node = (int)(list[e] % FE_DOFS);
+      global const real *upper = stiffness + cell * FE_UPPER;
+      global const int *dofs = cell_dofs + cell * FE_DOFS;
+      rhs += element_load[cell * FE_DOFS + node];
       for (int j = 0; j < FE_DOFS; ++j) {
+        const real value = j >= node ? upper[UPPER(node, j)] : upper[UPPER(j, node)];
         const int c = dofs[j];
         if (eliminated[c]) {
           if (want_b)
-            rhs -= row[j] * g[c];
-        } else
-          val[find_column(col, begin, end, c)] += row[j];
+            rhs -= value * g[c];
+        } else {
+          val[find_column(col, begin, end, c)] += value;
+        }
       }
     }
     if (want_b) {

@@ -526,6 +526,44 @@ static void check_device_hierarchy(const clmg_mesh *coarse, const clmg_poisson_p
   clmg_fe_hierarchy_free(&host);
 }
 
+/* A star of `spokes` kite-shaped quadrilaterals around the origin: the
+ * centre vertex lies in more cells than the pattern kernel keeps in private
+ * memory (8), so its rows take the other path. */
+static void star_mesh(int spokes, clmg_mesh *mesh) {
+  memset(mesh, 0, sizeof *mesh);
+  mesh->dim = 2;
+  mesh->num_vertices = 1 + 2 * (size_t)spokes;
+  mesh->num_cells = (size_t)spokes;
+  mesh->num_boundary_faces = 2 * (size_t)spokes;
+  mesh->coords = calloc(2 * mesh->num_vertices, sizeof *mesh->coords);
+  mesh->cells = malloc(4 * mesh->num_cells * sizeof *mesh->cells);
+  mesh->boundary_faces = malloc(2 * mesh->num_boundary_faces * sizeof *mesh->boundary_faces);
+  mesh->boundary_face_tag = malloc(mesh->num_boundary_faces * sizeof *mesh->boundary_face_tag);
+  assert_non_null(mesh->coords);
+  assert_non_null(mesh->cells);
+  assert_non_null(mesh->boundary_faces);
+  assert_non_null(mesh->boundary_face_tag);
+  for (int i = 0; i < spokes; ++i) {
+    double spoke = 2 * PI * i / spokes, tip = 2 * PI * (i + 0.5) / spokes;
+    mesh->coords[2 * (1 + i)] = cos(spoke); /* P_i, radius 1 */
+    mesh->coords[2 * (1 + i) + 1] = sin(spoke);
+    mesh->coords[2 * (1 + spokes + i)] = 1.3 * cos(tip); /* Q_i, between P_i and P_i+1 */
+    mesh->coords[2 * (1 + spokes + i) + 1] = 1.3 * sin(tip);
+    int32_t p = 1 + i, next = 1 + (i + 1) % spokes, q = 1 + spokes + i;
+    int32_t *cell = mesh->cells + 4 * i; /* tensor order: (0,0) (1,0) (0,1) (1,1) */
+    cell[0] = 0;
+    cell[1] = p;
+    cell[2] = next;
+    cell[3] = q;
+    int32_t *faces = mesh->boundary_faces + 4 * i;
+    faces[0] = p; /* the side x = 1 */
+    faces[1] = q;
+    faces[2] = next; /* the side y = 1 */
+    faces[3] = q;
+    mesh->boundary_face_tag[2 * i] = mesh->boundary_face_tag[2 * i + 1] = 1;
+  }
+}
+
 static void test_device_hierarchy(void **state) {
   (void)state;
   clmg_error error = {{0}};
@@ -543,6 +581,12 @@ static void test_device_hierarchy(void **state) {
   CHECK_HOST(clmg_mesh_box(3, 2, 0.2, 5, &box, &error), error);
   check_device_hierarchy(&box, &manufactured, 3, 1, "distorted box Q1");
   check_device_hierarchy(&box, &manufactured, 2, 2, "distorted box Q2");
+  clmg_mesh star = {0};
+  star_mesh(10, &star);
+  CHECK_HOST(clmg_mesh_check(&star, &error), error);
+  check_device_hierarchy(&star, &manufactured, 4, 1, "star of 10 cells Q1");
+  check_device_hierarchy(&star, &manufactured, 3, 2, "star of 10 cells Q2");
+  clmg_mesh_free(&star);
   CHECK_HOST(clmg_mesh_pipe(&pipe, &error), error);
   clmg_poisson_problem pipe_problem = {.source = source_pipe, .dirichlet = boundary_exact_pipe};
   check_device_hierarchy(&pipe, &pipe_problem, 3, 1, "pipe Q1");

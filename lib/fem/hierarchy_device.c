@@ -255,61 +255,36 @@ static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint 
   clmg_arg_buffer(args, col);
 }
 
-/* The level's matrix (pattern, then values) and, for the finest level
- * (g given), b and x0. load: the source function's integrals, or NULL. */
-static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
-                                  const device_level *level, double source, const double *g,
-                                  const double *load, clmg_csr_device *a, clmg_vector **rhs,
-                                  clmg_vector **x0) {
+/* Every cell's element stiffness matrix (upper triangle) and load vector,
+ * and whether a cell has a non-positive Jacobian determinant. */
+static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh, double source,
+                                    clmg_vector **stiffness, clmg_vector **element_load) {
   clmg_context *context = b->context;
-  const clmg_mesh *mesh = space->mesh;
-  size_t n = space->num_dofs;
-  clmg_status status = build_rows(b, "fe_pattern", n, n, pattern_arguments, level, a);
-  clmg_vector *coords = NULL, *cell_vertices = NULL, *g_device = NULL, *load_device = NULL,
-              *bad = NULL;
+  size_t cells = mesh->num_cells, dofs = b->dofs_per_cell, upper = dofs * (dofs + 1) / 2;
+  clmg_vector *coords = NULL, *cell_vertices = NULL, *bad = NULL;
+  clmg_status status = upload_new(context, b->precision, mesh->num_vertices * (size_t)mesh->dim,
+                                  mesh->coords, &coords);
   if (status == CLMG_SUCCESS)
-    status = upload_new(context, b->precision, mesh->num_vertices * (size_t)mesh->dim, mesh->coords,
-                        &coords);
+    status = upload_new(context, CLMG_INT32, cells * b->children, mesh->cells, &cell_vertices);
   if (status == CLMG_SUCCESS)
-    status =
-        upload_new(context, CLMG_INT32, mesh->num_cells * b->children, mesh->cells, &cell_vertices);
-  if (status == CLMG_SUCCESS && g)
-    status = upload_new(context, b->precision, n, g, &g_device);
-  if (status == CLMG_SUCCESS && load)
-    status = upload_new(context, b->precision, n, load, &load_device);
-  if (status == CLMG_SUCCESS && g)
-    status = clmg_vector_create(context, b->precision, n, rhs);
-  if (status == CLMG_SUCCESS && g)
-    status = clmg_vector_create(context, b->precision, n, x0);
+    status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, b->precision, cells * dofs, element_load);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_INT32, 1, &bad);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS)
-    status = get_kernel(b, "fe_poisson_rows", &args);
+    status = get_kernel(b, "fe_element_matrices", &args);
   if (status == CLMG_SUCCESS) {
-    /* vectors a pass does not use: any buffer stands in */
-    cl_mem unused = bad->buffer;
-    cl_uint want_b = g != NULL, has_load = load != NULL;
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, (level->start)->buffer);
-    clmg_arg_buffer(&args, (level->list)->buffer);
-    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
-    clmg_arg_buffer(&args, (cell_vertices)->buffer);
-    clmg_arg_buffer(&args, (coords)->buffer);
-    clmg_arg_buffer(&args, (b->table)->buffer);
-    clmg_arg_buffer(&args, (level->eliminated)->buffer);
-    clmg_arg_buffer(&args, g_device ? g_device->buffer : unused);
+    clmg_arg_ulong(&args, cells);
+    clmg_arg_buffer(&args, cell_vertices->buffer);
+    clmg_arg_buffer(&args, coords->buffer);
+    clmg_arg_buffer(&args, b->table->buffer);
     clmg_arg_real(&args, b->precision, source);
-    clmg_arg_buffer(&args, (a->row_ptr)->buffer);
-    clmg_arg_buffer(&args, (a->col)->buffer);
-    clmg_arg_buffer(&args, (a->val)->buffer);
-    clmg_arg_raw(&args, sizeof want_b, &want_b);
-    clmg_arg_raw(&args, sizeof has_load, &has_load);
-    clmg_arg_buffer(&args, load_device ? load_device->buffer : unused);
-    clmg_arg_buffer(&args, g ? (*rhs)->buffer : unused);
-    clmg_arg_buffer(&args, g ? (*x0)->buffer : unused);
-    clmg_arg_buffer(&args, (bad)->buffer);
-    status = clmg_launch_args(&args, n);
+    clmg_arg_buffer(&args, (*stiffness)->buffer);
+    clmg_arg_buffer(&args, (*element_load)->buffer);
+    clmg_arg_buffer(&args, bad->buffer);
+    status = clmg_launch_args(&args, cells);
   }
   int32_t inverted = 0;
   if (status == CLMG_SUCCESS)
@@ -318,12 +293,66 @@ static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "a cell of the %zu-cell mesh has a non-positive Jacobian determinant at a "
                        "quadrature point: inverted or degenerate cell",
-                       mesh->num_cells);
+                       cells);
   clmg_vector_destroy(coords);
   clmg_vector_destroy(cell_vertices);
+  clmg_vector_destroy(bad);
+  return status;
+}
+
+/* The level's matrix (pattern, element matrices, then the rows' values)
+ * and, for the finest level (g given), b and x0. load: the source
+ * function's integrals, or NULL. */
+static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
+                                  const device_level *level, double source, const double *g,
+                                  const double *load, clmg_csr_device *a, clmg_vector **rhs,
+                                  clmg_vector **x0) {
+  clmg_context *context = b->context;
+  size_t n = space->num_dofs;
+  clmg_vector *stiffness = NULL, *element_load = NULL, *g_device = NULL, *load_device = NULL;
+  clmg_status status = build_rows(b, "fe_pattern", n, n, pattern_arguments, level, a);
+  if (status == CLMG_SUCCESS)
+    status = element_matrices(b, space->mesh, source, &stiffness, &element_load);
+  if (status == CLMG_SUCCESS && g)
+    status = upload_new(context, b->precision, n, g, &g_device);
+  if (status == CLMG_SUCCESS && load)
+    status = upload_new(context, b->precision, n, load, &load_device);
+  if (status == CLMG_SUCCESS && g)
+    status = clmg_vector_create(context, b->precision, n, rhs);
+  if (status == CLMG_SUCCESS && g)
+    status = clmg_vector_create(context, b->precision, n, x0);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = get_kernel(b, "fe_poisson_rows", &args);
+  if (status == CLMG_SUCCESS) {
+    /* vectors a level does not use: any buffer stands in */
+    cl_mem unused = element_load->buffer;
+    cl_uint want_b = g != NULL, has_load = load != NULL;
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, level->start->buffer);
+    clmg_arg_buffer(&args, level->list->buffer);
+    clmg_arg_buffer(&args, level->cell_dofs->buffer);
+    clmg_arg_buffer(&args, stiffness->buffer);
+    clmg_arg_buffer(&args, element_load->buffer);
+    clmg_arg_buffer(&args, level->eliminated->buffer);
+    clmg_arg_buffer(&args, g_device ? g_device->buffer : unused);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_raw(&args, sizeof want_b, &want_b);
+    clmg_arg_raw(&args, sizeof has_load, &has_load);
+    clmg_arg_buffer(&args, load_device ? load_device->buffer : unused);
+    clmg_arg_buffer(&args, g ? (*rhs)->buffer : unused);
+    clmg_arg_buffer(&args, g ? (*x0)->buffer : unused);
+    status = clmg_launch_args(&args, n);
+  }
+  /* the element arrays are freed once the rows have read them */
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  clmg_vector_destroy(stiffness);
+  clmg_vector_destroy(element_load);
   clmg_vector_destroy(g_device);
   clmg_vector_destroy(load_device);
-  clmg_vector_destroy(bad);
   if (status != CLMG_SUCCESS)
     clmg_csr_device_free(a);
   return status;

@@ -48,7 +48,7 @@ struct clmg_matrix {
 
   /* Matrices made from device arrays (clmg_matrix_create_from_device) keep
    * what a value update needs: the map of stored entry -> CSR entry + 1
-   * (double, 0 for padding) and the CSR pattern, all on the device. */
+   * (int64, 0 for padding) and the CSR pattern, all on the device. */
   cl_mem map, pattern_row_ptr, pattern_col;
   size_t map_bytes, pattern_row_ptr_bytes, pattern_col_bytes;
 
@@ -261,6 +261,24 @@ static clmg_status upload_array(clmg_matrix *m, const void *host, size_t bytes, 
   return status;
 }
 
+/* A device buffer of the matrix set to zero bytes (padding of a layout
+ * whose entries a kernel fills in). */
+static clmg_status zero_array(clmg_matrix *m, cl_mem buffer, size_t bytes, const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  const cl_uchar zero = 0;
+  cl_int error =
+      clEnqueueFillBuffer(m->context->queue, buffer, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(m->context, error, what);
+}
+
+/* A layout-only build (clmg_matrix_create_from_device): the host CSR has
+ * its row offsets but no columns or values; the builders lay the format out
+ * from the row lengths and leave the entries to the device. */
+static int layout_only(const clmg_csr *a) {
+  return a->col == NULL && a->val == NULL;
+}
+
 /* Host value array in the matrix precision; values[k] from index map. */
 typedef struct value_array {
   void *data;
@@ -316,7 +334,8 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   int64_t *bounds = malloc((segment_count ? 2 * segment_count : 1) * sizeof *bounds);
   value_array values;
   values.data = NULL;
-  if (!long_rows || !first_segment || !bounds || !value_array_init(&values, m->precision, nnz)) {
+  if (!long_rows || !first_segment || !bounds ||
+      !value_array_init(&values, m->precision, layout_only(a) ? 0 : nnz)) {
     free(long_rows);
     free(first_segment);
     free(bounds);
@@ -337,7 +356,7 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     }
   }
   first_segment[long_count] = (uint32_t)segment_count;
-  for (size_t k = 0; k < nnz; ++k)
+  for (size_t k = 0; k < nnz && !layout_only(a); ++k)
     value_array_set(&values, k, a->val[k]);
   m->long_row_count = long_count;
   m->segment_count = segment_count;
@@ -348,8 +367,9 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     status = upload_array(m, a->col, nnz * sizeof(int32_t), "CSR column indices", &m->columns,
                           &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, values.data, nnz * values.element, "CSR values", &m->values,
-                          &m->values_bytes);
+    status =
+        upload_array(m, layout_only(a) ? NULL : values.data, nnz * clmg_dtype_size(m->precision),
+                     "CSR values", &m->values, &m->values_bytes);
   if (status == CLMG_SUCCESS)
     status = upload_array(m, long_rows, long_count * sizeof(uint32_t), "CSR long-row list",
                           &m->long_rows, &m->long_rows_bytes);
@@ -401,11 +421,13 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
   if (status != CLMG_SUCCESS)
     return status;
   m->stored = stored;
-  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
+  /* layout only: no entries on the host, zeroed buffers on the device */
+  size_t staged = layout_only(a) ? 0 : stored;
+  int32_t *columns = calloc(staged ? staged : 1, sizeof *columns);
   int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
   value_array values;
   values.data = NULL;
-  if (!columns || !lengths || !value_array_init(&values, m->precision, stored)) {
+  if (!columns || !lengths || !value_array_init(&values, m->precision, staged)) {
     free(columns);
     free(lengths);
     free(values.data);
@@ -415,7 +437,7 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
     int64_t begin = a->row_ptr[r];
     size_t length = (size_t)(a->row_ptr[r + 1] - begin);
     lengths[r] = (int32_t)length;
-    for (size_t k = 0; k < length; ++k) {
+    for (size_t k = 0; k < length && staged; ++k) {
       size_t index = ((k / lanes) * m->ellr_stride + r) * lanes + k % lanes;
       columns[index] = a->col[begin + (int64_t)k];
       value_array_set(&values, index, a->val[begin + (int64_t)k]);
@@ -424,11 +446,16 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
   status = upload_array(m, lengths, m->rows * sizeof(int32_t), "ELLPACK-R row lengths",
                         &m->row_lengths, &m->row_lengths_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, columns, stored * sizeof(int32_t), "ELLPACK-R column indices",
-                          &m->columns, &m->columns_bytes);
+    status = upload_array(m, staged ? columns : NULL, stored * sizeof(int32_t),
+                          "ELLPACK-R column indices", &m->columns, &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, values.data, stored * values.element, "ELLPACK-R values", &m->values,
-                          &m->values_bytes);
+    status = upload_array(m, staged ? values.data : NULL, stored * clmg_dtype_size(m->precision),
+                          "ELLPACK-R values", &m->values, &m->values_bytes);
+  if (status == CLMG_SUCCESS && !staged)
+    status = zero_array(m, m->columns, stored * sizeof(int32_t), "zeroing ELLPACK-R columns");
+  if (status == CLMG_SUCCESS && !staged)
+    status = zero_array(m, m->values, stored * clmg_dtype_size(m->precision),
+                        "zeroing ELLPACK-R values");
   free(columns);
   free(lengths);
   free(values.data);
@@ -459,13 +486,15 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
     return status;
   }
   m->stored = stored;
+  /* layout only: no entries on the host, zeroed buffers on the device */
+  size_t staged = layout_only(a) ? 0 : stored;
   size_t slices = (m->rows + height - 1) / height;
   int64_t *slice_ptr = malloc((slices + 1) * sizeof *slice_ptr);
-  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
+  int32_t *columns = calloc(staged ? staged : 1, sizeof *columns);
   int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
   value_array values;
   values.data = NULL;
-  if (!slice_ptr || !columns || !lengths || !value_array_init(&values, m->precision, stored)) {
+  if (!slice_ptr || !columns || !lengths || !value_array_init(&values, m->precision, staged)) {
     free(order);
     free(slice_ptr);
     free(columns);
@@ -482,7 +511,7 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
       lengths[i] = (int32_t)length;
       if (length > width)
         width = length;
-      for (size_t k = 0; k < length; ++k) {
+      for (size_t k = 0; k < length && staged; ++k) {
         size_t index = (size_t)slice_ptr[s] + k * height + (i - s * height);
         columns[index] = a->col[a->row_ptr[row] + (int64_t)k];
         value_array_set(&values, index, a->val[a->row_ptr[row] + (int64_t)k]);
@@ -499,11 +528,16 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
     status = upload_array(m, order, m->rows * sizeof(uint32_t), "SELL row permutation",
                           &m->permutation, &m->permutation_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, columns, stored * sizeof(int32_t), "SELL column indices", &m->columns,
-                          &m->columns_bytes);
+    status = upload_array(m, staged ? columns : NULL, stored * sizeof(int32_t),
+                          "SELL column indices", &m->columns, &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, values.data, stored * values.element, "SELL values", &m->values,
-                          &m->values_bytes);
+    status = upload_array(m, staged ? values.data : NULL, stored * clmg_dtype_size(m->precision),
+                          "SELL values", &m->values, &m->values_bytes);
+  if (status == CLMG_SUCCESS && !staged)
+    status = zero_array(m, m->columns, stored * sizeof(int32_t), "zeroing SELL columns");
+  if (status == CLMG_SUCCESS && !staged)
+    status =
+        zero_array(m, m->values, stored * clmg_dtype_size(m->precision), "zeroing SELL values");
   free(order);
   free(slice_ptr);
   free(columns);
@@ -526,6 +560,9 @@ static clmg_status check_host_csr(clmg_context *context, const clmg_csr *a) {
   return CLMG_SUCCESS;
 }
 
+static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
+                                 const clmg_matrix_options *options, clmg_matrix **out);
+
 clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
                                const clmg_matrix_options *options, clmg_matrix **out) {
   if (!out || !context || !context->queue)
@@ -535,6 +572,14 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   clmg_status status = check_host_csr(context, a);
   if (status != CLMG_SUCCESS)
     return status;
+  return create_matrix(context, a, options, out);
+}
+
+/* clmg_matrix_create after its checks; a may be layout-only (no columns
+ * or values: clmg_matrix_create_from_device). */
+static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
+                                 const clmg_matrix_options *options, clmg_matrix **out) {
+  clmg_status status = CLMG_SUCCESS;
   clmg_matrix_options defaults;
   if (!options) {
     clmg_matrix_options_defaults(&defaults);
@@ -546,7 +591,7 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
                      clmg_dtype_name(options->precision));
   if (options->precision == CLMG_DOUBLE && !context->info.has_fp64)
     return clmg_fail_no_fp64(context, "a double matrix");
-  if (options->precision == CLMG_FLOAT)
+  if (options->precision == CLMG_FLOAT && !layout_only(a))
     for (size_t i = 0; i < a->rows; ++i)
       for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
         if (isfinite(a->val[k]) && fabs(a->val[k]) > FLT_MAX)
@@ -576,11 +621,12 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   m->rows = a->rows;
   m->cols = a->cols;
   m->nnz = clmg_csr_nnz(a);
-  for (size_t i = 0; i < diagonal_count; ++i)
+  /* (layout only: gather_from_csr computes them on the device) */
+  for (size_t i = 0; i < diagonal_count && !layout_only(a); ++i)
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
       if ((size_t)a->col[k] == i)
         m->diagonal[i] += a->val[k];
-  for (size_t i = 0; i < a->rows; ++i)
+  for (size_t i = 0; i < a->rows && !layout_only(a); ++i)
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
       m->row_squares[i] += a->val[k] * a->val[k];
 
@@ -1068,12 +1114,10 @@ static clmg_status check_device_arrays(clmg_context *context, size_t rows, size_
   return CLMG_SUCCESS;
 }
 
-/* The pattern on the host from the downloaded row offsets: column = the
- * entry's place in its row (the layouts depend on row lengths only), value
- * = CSR index + 1, so that the stored values of a matrix built from it are
- * the map. Checks the offsets first. */
-static clmg_status pattern_from_offsets(clmg_context *context, size_t rows, size_t cols,
-                                        const int64_t *offsets, size_t nnz, clmg_csr *pattern) {
+/* Checks the downloaded row offsets: from 0 to nnz, no row longer than
+ * the columns. */
+static clmg_status check_offsets(clmg_context *context, size_t rows, size_t cols,
+                                 const int64_t *offsets, size_t nnz) {
   if (offsets[0] != 0 || (size_t)offsets[rows] != nnz)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "matrix from device arrays: row offsets run from %lld to %lld; they must run "
@@ -1085,21 +1129,39 @@ static clmg_status pattern_from_offsets(clmg_context *context, size_t rows, size
                        "matrix from device arrays: row %zu has %lld entries; a row holds 0 to "
                        "%zu (one per column)",
                        i + 1, (long long)(offsets[i + 1] - offsets[i]), cols);
-  pattern->rows = rows;
-  pattern->cols = cols;
-  pattern->row_ptr = clmg_alloc_array(rows + 1, sizeof *pattern->row_ptr);
-  pattern->col = clmg_alloc_array(nnz, sizeof *pattern->col);
-  pattern->val = clmg_alloc_array(nnz, sizeof *pattern->val);
-  if (!pattern->row_ptr || !pattern->col || !pattern->val)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "matrix from device arrays: the pattern of %zu entries", nnz);
-  memcpy(pattern->row_ptr, offsets, (rows + 1) * sizeof *offsets);
-  for (size_t i = 0; i < rows; ++i)
-    for (int64_t k = offsets[i]; k < offsets[i + 1]; ++k) {
-      pattern->col[k] = (int32_t)(k - offsets[i]);
-      pattern->val[k] = (double)(k + 1);
-    }
   return CLMG_SUCCESS;
+}
+
+/* The map of a layout-only matrix, written by the format's kernel from the
+ * row offsets: map[stored entry] = CSR entry + 1, 0 on padding. */
+static clmg_status build_map(clmg_matrix *m) {
+  clmg_status status =
+      clmg_device_alloc(m->context, m->stored * sizeof(cl_long), NULL, "matrix map", &m->map);
+  if (status != CLMG_SUCCESS)
+    return status;
+  m->map_bytes = m->stored * sizeof(cl_long);
+  status = zero_array(m, m->map, m->map_bytes, "zeroing the matrix map");
+  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_map"
+                     : m->format == CLMG_FORMAT_ELLR ? "ellr_map"
+                                                     : "sell_map";
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(m->context, CLMG_FLOAT, name, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint rows = (cl_uint)m->rows, lanes = m->lanes, height = m->slice_height;
+  clmg_arg_raw(&args, sizeof rows, &rows);
+  clmg_arg_buffer(&args, m->pattern_row_ptr);
+  if (m->format == CLMG_FORMAT_ELLR) {
+    clmg_arg_ulong(&args, m->ellr_stride);
+    clmg_arg_raw(&args, sizeof lanes, &lanes);
+  } else if (m->format == CLMG_FORMAT_SELL) {
+    clmg_arg_raw(&args, sizeof height, &height);
+    clmg_arg_buffer(&args, m->offsets);
+    clmg_arg_buffer(&args, m->permutation);
+  }
+  clmg_arg_buffer(&args, m->map);
+  return clmg_launch_args(&args, m->rows);
 }
 
 static clmg_status columns_in_range(clmg_context *context, const clmg_vector *col, size_t cols) {
@@ -1172,41 +1234,22 @@ clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, s
   if (!offsets)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix from device arrays");
   status = clmg_vector_download(row_ptr, offsets);
-  clmg_csr pattern = {0};
   if (status == CLMG_SUCCESS)
-    status = pattern_from_offsets(context, rows, cols, offsets, nnz, &pattern);
-  free(offsets);
+    status = check_offsets(context, rows, cols, offsets, nnz);
   if (status == CLMG_SUCCESS)
     status = columns_in_range(context, col, cols);
-  /* the map: a double matrix of the pattern in the chosen layout */
-  clmg_matrix *index = NULL, *m = NULL;
-  clmg_matrix_options layout = *o;
-  layout.precision = CLMG_DOUBLE;
+  /* the format laid out from the row lengths alone, its entries left to
+   * the map and the gather */
+  clmg_csr layout = {rows, cols, offsets, NULL, NULL};
+  clmg_matrix *m = NULL;
   if (status == CLMG_SUCCESS)
-    status = clmg_matrix_create(context, &pattern, &layout, &index);
-  if (status == CLMG_SUCCESS) { /* the same layout, resolved, in the requested precision */
-    layout = *o;
-    layout.format = index->format;
-    layout.sell_slice = index->format == CLMG_FORMAT_SELL ? index->slice_height : o->sell_slice;
-    layout.sell_sigma = index->format == CLMG_FORMAT_SELL ? index->sigma : o->sell_sigma;
-    layout.ellr_threads = index->format == CLMG_FORMAT_ELLR ? index->lanes : o->ellr_threads;
-    layout.csr_lanes = index->format == CLMG_FORMAT_CSR ? index->lanes : o->csr_lanes;
-    layout.csr_vector_min =
-        index->format == CLMG_FORMAT_CSR && index->long_row_threshold < UINT32_MAX
-            ? (unsigned)index->long_row_threshold
-            : o->csr_vector_min;
-    status = clmg_matrix_create(context, &pattern, &layout, &m);
-  }
-  clmg_csr_free(&pattern);
-  if (status == CLMG_SUCCESS) {
-    m->map = index->values;
-    m->map_bytes = index->values_bytes;
-    index->values = NULL;
-    index->values_bytes = 0;
+    status = create_matrix(context, &layout, o, &m);
+  free(offsets);
+  if (status == CLMG_SUCCESS)
     status = keep_copy(context, row_ptr, "matrix pattern (row offsets)", &m->pattern_row_ptr,
                        &m->pattern_row_ptr_bytes);
-  }
-  clmg_matrix_destroy(index);
+  if (status == CLMG_SUCCESS)
+    status = build_map(m);
   if (status == CLMG_SUCCESS)
     status =
         keep_copy(context, col, "matrix pattern (columns)", &m->pattern_col, &m->pattern_col_bytes);
