@@ -15,7 +15,10 @@ int cli_apply_common_option(const char *command, int option, cli_options *option
     options->device = optarg;
     return 1;
   case OPTION_JSON:
+    /* JSON errors from here on, also where the scans for --json stopped
+     * early: at a "--" that was another option's value ("-d -- --json") */
     options->json = 1;
+    cli_set_json_errors(1);
     return 1;
   case OPTION_MEMORY_LIMIT:
     if (clmg_parse_memory_size(optarg, &options->memory_limit) != CLMG_SUCCESS) {
