@@ -566,7 +566,7 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   }
 
   report.device = clmg_context_device(s.context);
-  report.preconditioner_name = o.solver.preconditioner == PRECONDITIONER_JACOBI ? "jacobi" : "none";
+  report.preconditioner_name = preconditioner_name(o.solver.preconditioner);
   report.rhs_description = s.rhs_description;
   report.read_label = "mesh and assembly";
   report.read_s = run.mesh_s + run.assembler_setup_s + run.assembly_first_s;

@@ -45,7 +45,14 @@ int info_parse_options(int argc, char **argv, const cli_options *defaults, info_
 
 /* ---- clmg solve (solve.c) ---- */
 
-typedef enum preconditioner_kind { PRECONDITIONER_NONE, PRECONDITIONER_JACOBI } preconditioner_kind;
+typedef enum preconditioner_kind {
+  PRECONDITIONER_NONE,
+  PRECONDITIONER_JACOBI,
+  PRECONDITIONER_AMG
+} preconditioner_kind;
+
+/* "none", "jacobi", "amg" */
+const char *preconditioner_name(preconditioner_kind kind);
 
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
@@ -96,10 +103,13 @@ enum {
   "      --method M           auto (default: cg when A is symmetric with a positive\n"             \
   "                           diagonal, else gmres), cg, gmres, bicgstab\n"                        \
   "      --restart M          GMRES(M): Krylov vectors kept before a restart (30)\n"               \
-  "      --precond P          preconditioner: none, or jacobi (default; z = D^-1 r)\n"             \
+  "      --precond P          preconditioner: none, jacobi (default; z = D^-1 r), or\n"            \
+  "                           amg: one V-cycle of smoothed-aggregation AMG (Jacobi\n"              \
+  "                           2+2; aggregates from the matrix alone, built on the\n"               \
+  "                           host; Fu et al. 2014, section 5)\n"                                  \
   "      --format F           device matrix format: auto (default), csr, ellr, sell\n"             \
   "      --precision P        double (default) or float, for matrix and vectors, or\n"             \
-  "                           mixed: the Krylov method in double, the Jacobi\n"                    \
+  "                           mixed: the Krylov method in double, the\n"                           \
   "                           preconditioner in float. On a device without fp64\n"                 \
   "                           the default is float, and double or mixed fail\n"                    \
   "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"                \
@@ -137,6 +147,7 @@ typedef struct solve_resources {
   clmg_operator op;          /* the operator the Krylov method sees: matrix */
   clmg_vector *device_b, *device_x, *residual;
   clmg_preconditioner preconditioner;
+  clmg_multigrid *multigrid; /* --precond amg */
 } solve_resources;
 
 void solve_release(solve_resources *s);

@@ -8,6 +8,7 @@
 #include "clmg/sparse.h"
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
+#include "clmg/amg.h"
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
 #include "clmg/homg.h"

@@ -40,6 +40,10 @@ CLMG_API clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t cou
 CLMG_API clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error);
 /* out = a^T */
 CLMG_API clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error);
+/* out = a b (Gustavson's row-by-row product; rows sorted; entries that
+ * cancel to 0 are kept). */
+CLMG_API clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *out,
+                                       clmg_error *error);
 /* diagonal[i] = a(i,i) (0 where absent), for i < min(rows, cols). */
 CLMG_API clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error);
 /* y = alpha a x + beta y on the host (the reference for the device kernels);

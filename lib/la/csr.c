@@ -362,6 +362,96 @@ clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *err
   return CLMG_SUCCESS;
 }
 
+/* Gustavson's row-by-row product, as in CSparse's cs_multiply: a marker per
+ * column of B says whether row i of C has it yet; one pass counts, the
+ * second fills, and each row's columns are sorted at the end (rows of
+ * Galerkin products are short, so an insertion sort is cheap). */
+clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *out,
+                              clmg_error *error) {
+  clmg_status status = begin_output(a, out, error);
+  if (status == CLMG_SUCCESS && out == b)
+    status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be an input matrix");
+  if (status == CLMG_SUCCESS)
+    status = check_csr(b, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (a->cols != b->rows)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "cannot multiply a %zu x %zu matrix by a %zu x %zu one", a->rows, a->cols,
+                          b->rows, b->cols);
+  int64_t *marker = clmg_alloc_array(b->cols ? b->cols : 1, sizeof *marker);
+  int64_t *row_ptr = clmg_alloc_zeroed_array(a->rows + 1, sizeof *row_ptr);
+  if (!marker || !row_ptr) {
+    free(marker);
+    free(row_ptr);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate the product's %zu row offsets", a->rows);
+  }
+  for (size_t j = 0; j < b->cols; j++)
+    marker[j] = -1;
+  for (size_t i = 0; i < a->rows; i++) {
+    int64_t count = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      int32_t middle = a->col[k];
+      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++)
+        if (marker[b->col[l]] != (int64_t)i) {
+          marker[b->col[l]] = (int64_t)i;
+          count++;
+        }
+    }
+    if (row_ptr[i] > INT64_MAX - count) {
+      free(marker);
+      free(row_ptr);
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the product has too many entries");
+    }
+    row_ptr[i + 1] = row_ptr[i] + count;
+  }
+  clmg_csr result;
+  status = allocate_csr(a->rows, b->cols, (size_t)row_ptr[a->rows], &result, error);
+  if (status != CLMG_SUCCESS) {
+    free(marker);
+    free(row_ptr);
+    return status;
+  }
+  memcpy(result.row_ptr, row_ptr, (a->rows + 1) * sizeof *row_ptr);
+  free(row_ptr);
+  /* marker[j] now holds the place of column j in the current row */
+  for (size_t j = 0; j < b->cols; j++)
+    marker[j] = -1;
+  for (size_t i = 0; i < a->rows; i++) {
+    int64_t begin = result.row_ptr[i], end = begin;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      int32_t middle = a->col[k];
+      double scale = a->val[k];
+      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++) {
+        int32_t j = b->col[l];
+        if (marker[j] < begin) {
+          marker[j] = end;
+          result.col[end] = j;
+          result.val[end++] = scale * b->val[l];
+        } else {
+          result.val[marker[j]] += scale * b->val[l];
+        }
+      }
+    }
+    for (int64_t k = begin + 1; k < end; k++) {
+      int32_t column = result.col[k];
+      double value = result.val[k];
+      int64_t position = k;
+      while (position > begin && result.col[position - 1] > column) {
+        result.col[position] = result.col[position - 1];
+        result.val[position] = result.val[position - 1];
+        position--;
+      }
+      result.col[position] = column;
+      result.val[position] = value;
+    }
+  }
+  free(marker);
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error) {
   clmg_error_clear(error);
   clmg_status status = check_csr(a, error);

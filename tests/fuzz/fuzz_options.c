@@ -301,7 +301,8 @@ static void check_solve_settings(const solve_options *o, const char *command) {
   if (!clmg_krylov_method_parse(clmg_krylov_method_name(o->method), &method) || method != o->method)
     fail_with_input("solve: not a Krylov method", "");
   check_range(o->restart, 1, 200, "--restart");
-  if (o->preconditioner != PRECONDITIONER_NONE && o->preconditioner != PRECONDITIONER_JACOBI)
+  if (o->preconditioner != PRECONDITIONER_NONE && o->preconditioner != PRECONDITIONER_JACOBI &&
+      o->preconditioner != PRECONDITIONER_AMG)
     fail_with_input("solve: not a preconditioner", "");
   if (!valid_format(o->format) || !valid_precision(o->precision))
     fail_with_input("solve: not a format or precision", "");

@@ -1,0 +1,65 @@
+/* clmg smoothed-aggregation algebraic multigrid (Vanek, Mandel and Brezina
+ * 1996, as Fu et al. 2014, section 5, use it): aggregates grown from the
+ * roots of a k-maximal independent set of the matrix graph, a piecewise
+ * constant tentative prolongator smoothed by one damped Jacobi step,
+ * P = (I - omega D^-1 A) P~, and Galerkin coarse matrices A_c = P^T A P.
+ * The hierarchy is built on the host from the matrix alone (no mesh) and
+ * runs in the multigrid engine like any other (clmg_multigrid_create), as a
+ * solver or a Krylov preconditioner. Host functions report through a
+ * clmg_error. */
+#ifndef CLMG_AMG_H
+#define CLMG_AMG_H
+
+#include "clmg/sparse.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clmg_amg_options {
+  /* j is a strong neighbour of i when |a_ij| >= theta sqrt(|a_ii a_jj|);
+   * default 0: every stored off-diagonal entry that is not zero */
+  double strength_threshold;
+  /* the roots of the aggregates are at least this many strong edges apart
+   * plus one (a k-MIS): 2 (default; Fu et al. 2014's choice on tetrahedra)
+   * gives larger aggregates than 1 */
+  int root_distance;
+  /* aggregates of fewer nodes are dissolved and their nodes joined to their
+   * neighbours' (Fu et al. 2014 use 9 on tetrahedra); default 0: none */
+  size_t min_aggregate_size;
+  /* stop coarsening at or below this many rows (default 256) */
+  size_t coarse_rows;
+  int max_levels; /* default 20 */
+  /* omega of the prolongator smoothing; 0 (default): 4/3 over an estimate
+   * of the largest eigenvalue of D^-1 A (power iteration) */
+  double prolongator_damping;
+} clmg_amg_options;
+
+CLMG_API void clmg_amg_options_defaults(clmg_amg_options *options);
+
+/* The aggregates of one level: aggregate[i] in [0, *count), or -1 for a
+ * node with no strong neighbour (an identity row, say), which no aggregate
+ * takes (its row of P is zero). aggregate is caller-allocated (rows). NULL
+ * options: defaults. */
+CLMG_API clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *options,
+                                        int32_t *aggregate, size_t *count, clmg_error *error);
+
+/* A hierarchy ready for clmg_multigrid_create(context, h.num_levels, h.a,
+ * h.p, NULL, ...): level 0 the coarsest, num_levels - 1 a copy of the
+ * given matrix; p[l] (l >= 1) maps level l - 1 to level l; R = P^T. */
+typedef struct clmg_amg_hierarchy {
+  int num_levels;
+  clmg_csr *a; /* num_levels */
+  clmg_csr *p; /* num_levels; p[0] empty */
+} clmg_amg_hierarchy;
+
+/* a must be square. NULL options: defaults. */
+CLMG_API clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
+                                              clmg_amg_hierarchy *out, clmg_error *error);
+CLMG_API void clmg_amg_hierarchy_free(clmg_amg_hierarchy *hierarchy);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

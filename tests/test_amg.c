@@ -1,0 +1,430 @@
+/* Smoothed-aggregation AMG (clmg/amg.h) and the host sparse product it
+ * forms its Galerkin matrices with: the product against a dense one on
+ * random matrices; the aggregates' invariants (every connected node in one
+ * aggregate, each aggregate connected, the size control kept); and
+ * AMG-preconditioned CG on 2D and 3D Poisson, anisotropic and
+ * jumping-coefficient matrices that carry no mesh, against known solutions
+ * with the true residual recomputed on the host, in double and with a float
+ * cycle inside double CG; GMRES with AMG on a convection-diffusion matrix. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clmg.h"
+#include "test_util.h"
+
+static clmg_context *ctx;
+
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
+#define CHECK_HOST(call, error) CHECK_ERROR_OK(error, call)
+
+/* ---- matrices ---- */
+
+/* A random m x n matrix with about `per_row` entries a row, values in
+ * [-1, 1]. */
+static clmg_csr random_matrix(size_t m, size_t n, size_t per_row) {
+  triplets t = {0};
+  for (size_t i = 0; i < m; ++i)
+    for (size_t k = 0; k < per_row; ++k)
+      triplets_add(&t, i, rng_below(n), 2 * rng_uniform() - 1);
+  clmg_csr a = triplets_to_csr(&t, m > n ? m : n);
+  a.rows = m; /* triplets_to_csr made it square: trim the empty rows/columns */
+  a.cols = n;
+  return a;
+}
+
+/* -div(k grad u) on an nx x ny (x nz) grid, five- or seven-point, Dirichlet
+ * boundary eliminated; k per cell from coefficient(i, j, l), and the y
+ * couplings scaled by anisotropy. */
+typedef double (*coefficient_fn)(size_t i, size_t j, size_t l);
+
+static double unit_coefficient(size_t i, size_t j, size_t l) {
+  (void)i;
+  (void)j;
+  (void)l;
+  return 1.0;
+}
+
+/* 1 and 1000 in a checkerboard of 8 x 8 blocks */
+static double jumping_coefficient(size_t i, size_t j, size_t l) {
+  return ((i / 8 + j / 8 + l / 8) % 2) ? 1000.0 : 1.0;
+}
+
+static clmg_csr diffusion(size_t nx, size_t ny, size_t nz, double anisotropy,
+                          coefficient_fn coefficient) {
+  triplets t = {0};
+  size_t n = nx * ny * nz;
+  for (size_t l = 0; l < nz; ++l)
+    for (size_t j = 0; j < ny; ++j)
+      for (size_t i = 0; i < nx; ++i) {
+        size_t row = (l * ny + j) * nx + i;
+        double k = coefficient(i, j, l), diagonal = 0;
+        const long offsets[3][2] = {{-1, 1}, {-1, 1}, {-1, 1}};
+        for (int axis = 0; axis < (nz > 1 ? 3 : 2); ++axis)
+          for (int side = 0; side < 2; ++side) {
+            long ni = (long)i, nj = (long)j, nl = (long)l;
+            long step = offsets[axis][side];
+            if (axis == 0)
+              ni += step;
+            else if (axis == 1)
+              nj += step;
+            else
+              nl += step;
+            double weight = axis == 1 ? anisotropy : 1.0;
+            int inside =
+                ni >= 0 && nj >= 0 && nl >= 0 && ni < (long)nx && nj < (long)ny && nl < (long)nz;
+            /* harmonic mean of the two cells' coefficients on the face */
+            double other = inside ? coefficient((size_t)ni, (size_t)nj, (size_t)nl) : k;
+            double face = weight * 2 * k * other / (k + other);
+            diagonal += face;
+            if (inside)
+              triplets_add(&t, row, ((size_t)nl * ny + (size_t)nj) * nx + (size_t)ni, -face);
+          }
+        triplets_add(&t, row, row, diagonal);
+      }
+  return triplets_to_csr(&t, n);
+}
+
+/* ---- the sparse product ---- */
+
+static void test_multiply(void **state) {
+  (void)state;
+  const size_t shapes[3][3] = {{30, 40, 25}, {57, 13, 70}, {1, 50, 1}};
+  for (int s = 0; s < 3; ++s) {
+    size_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
+    clmg_csr a = random_matrix(m, k, 4), b = random_matrix(k, n, 3), c = {0};
+    clmg_error error = {{0}};
+    CHECK_HOST(clmg_csr_multiply(&a, &b, &c, &error), error);
+    assert_int_equal(c.rows, m);
+    assert_int_equal(c.cols, n);
+    double *dense = calloc(m * n, sizeof *dense);
+    int *structural = calloc(m * n, sizeof *structural);
+    assert_non_null(dense);
+    assert_non_null(structural);
+    for (size_t i = 0; i < m; ++i)
+      for (int64_t p = a.row_ptr[i]; p < a.row_ptr[i + 1]; ++p)
+        for (int64_t q = b.row_ptr[a.col[p]]; q < b.row_ptr[a.col[p] + 1]; ++q) {
+          dense[i * n + (size_t)b.col[q]] += a.val[p] * b.val[q];
+          structural[i * n + (size_t)b.col[q]] = 1;
+        }
+    size_t expected_nnz = 0;
+    for (size_t e = 0; e < m * n; ++e)
+      expected_nnz += (size_t)structural[e];
+    assert_int_equal(clmg_csr_nnz(&c), expected_nnz);
+    for (size_t i = 0; i < m; ++i)
+      for (int64_t p = c.row_ptr[i]; p < c.row_ptr[i + 1]; ++p) {
+        if (p > c.row_ptr[i])
+          assert_true(c.col[p] > c.col[p - 1]); /* sorted, unique */
+        assert_true(structural[i * n + (size_t)c.col[p]]);
+        assert_true(fabs(c.val[p] - dense[i * n + (size_t)c.col[p]]) <= 1e-13);
+      }
+    clmg_csr wrong = {0};
+    assert_int_equal(clmg_csr_multiply(&a, &a, &wrong, &error),
+                     m == k ? CLMG_SUCCESS : CLMG_ERROR_INVALID_ARGUMENT);
+    clmg_csr_free(&wrong);
+    free(dense);
+    free(structural);
+    clmg_csr_free(&a);
+    clmg_csr_free(&b);
+    clmg_csr_free(&c);
+  }
+}
+
+/* ---- aggregation ---- */
+
+/* Every aggregate is connected in the matrix graph (a walk inside it from
+ * its first node reaches all its nodes). */
+static void check_connected(const clmg_csr *a, const int32_t *aggregate, size_t count) {
+  size_t n = a->rows;
+  int32_t *queue = malloc(n * sizeof *queue);
+  uint8_t *reached = calloc(n, 1);
+  size_t *size = calloc(count, sizeof *size), *found = calloc(count, sizeof *found);
+  assert_non_null(queue);
+  assert_non_null(reached);
+  assert_non_null(size);
+  assert_non_null(found);
+  for (size_t i = 0; i < n; ++i)
+    if (aggregate[i] >= 0)
+      size[aggregate[i]]++;
+  for (size_t i = 0; i < n; ++i) {
+    int32_t c = aggregate[i];
+    if (c < 0 || found[c])
+      continue;
+    size_t head = 0, tail = 0;
+    queue[tail++] = (int32_t)i;
+    reached[i] = 1;
+    while (head < tail) {
+      int32_t v = queue[head++];
+      found[c]++;
+      for (int64_t k = a->row_ptr[v]; k < a->row_ptr[v + 1]; ++k) {
+        int32_t w = a->col[k];
+        if (!reached[w] && aggregate[w] == c) {
+          reached[w] = 1;
+          queue[tail++] = w;
+        }
+      }
+    }
+    if (found[c] != size[c])
+      fail_msg("aggregate %d: %zu of its %zu nodes reachable inside it", c, found[c], size[c]);
+  }
+  free(queue);
+  free(reached);
+  free(size);
+  free(found);
+}
+
+static void test_aggregation(void **state) {
+  (void)state;
+  clmg_csr a = diffusion(24, 24, 1, 1.0, unit_coefficient);
+  /* one identity row: an isolated node no aggregate takes */
+  for (int64_t k = a.row_ptr[100]; k < a.row_ptr[101]; ++k)
+    a.val[k] = a.col[k] == 100 ? 1.0 : 0.0;
+  size_t n = a.rows, count = 0;
+  int32_t *aggregate = malloc(n * sizeof *aggregate);
+  assert_non_null(aggregate);
+  clmg_error error = {{0}};
+  for (int distance = 1; distance <= 2; ++distance) {
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.root_distance = distance;
+    CHECK_HOST(clmg_amg_aggregate(&a, &options, aggregate, &count, &error), error);
+    for (size_t i = 0; i < n; ++i)
+      if (i == 100)
+        assert_int_equal(aggregate[i], -1);
+      else
+        assert_true(aggregate[i] >= 0 && (size_t)aggregate[i] < count);
+    check_connected(&a, aggregate, count);
+    print_message("24 x 24 Laplacian, roots %d apart: %zu aggregates\n", distance + 1, count);
+    /* distance-2 roots: aggregates of about 9 nodes in 2D, fewer with 1 */
+    if (distance == 2)
+      assert_true(count >= n / 16 && count <= n / 5);
+    else
+      assert_true(count > n / 6);
+  }
+  /* size control: no aggregate below 5 nodes (Fu et al. 2014 dissolve those
+   * below 9 on tetrahedra, where roots 3 apart gather more nodes than on
+   * this 2D grid) */
+  clmg_amg_options options;
+  clmg_amg_options_defaults(&options);
+  options.min_aggregate_size = 5;
+  CHECK_HOST(clmg_amg_aggregate(&a, &options, aggregate, &count, &error), error);
+  size_t *size = calloc(count, sizeof *size);
+  assert_non_null(size);
+  for (size_t i = 0; i < n; ++i)
+    if (aggregate[i] >= 0)
+      size[aggregate[i]]++;
+  for (size_t c = 0; c < count; ++c)
+    if (size[c] < 5)
+      fail_msg("aggregate %zu has %zu nodes despite min_aggregate_size 5", c, size[c]);
+  check_connected(&a, aggregate, count);
+  free(size);
+  /* bad input */
+  clmg_csr rectangular = random_matrix(5, 7, 2);
+  assert_int_equal(clmg_amg_aggregate(&rectangular, NULL, aggregate, &count, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "square"));
+  options.root_distance = 0;
+  assert_int_equal(clmg_amg_aggregate(&a, &options, aggregate, &count, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_csr_free(&rectangular);
+  free(aggregate);
+  clmg_csr_free(&a);
+}
+
+/* ---- solving ---- */
+
+typedef struct amg_run {
+  int iterations, levels;
+  double operator_complexity;
+} amg_run;
+
+/* A x = b with b = A x* for a random x*, by `method` preconditioned with
+ * one AMG V-cycle (Jacobi 2+2; in float when mixed; strength threshold
+ * theta); checks the true residual on the
+ * host and the error against x*. */
+static amg_run solve_with_amg(const clmg_csr *a, clmg_krylov_method method, int mixed, double theta,
+                              const char *what) {
+  size_t n = a->rows;
+  double *x_star = malloc(n * sizeof *x_star), *b = malloc(n * sizeof *b);
+  double *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
+  assert_non_null(x_star);
+  assert_non_null(b);
+  assert_non_null(x);
+  assert_non_null(r);
+  for (size_t i = 0; i < n; ++i)
+    x_star[i] = 2 * rng_uniform() - 1;
+  clmg_csr_spmv_host(1.0, a, x_star, 0.0, b);
+
+  clmg_error error = {{0}};
+  clmg_amg_hierarchy h = {0};
+  clmg_amg_options amg;
+  clmg_amg_options_defaults(&amg);
+  amg.strength_threshold = theta;
+  CHECK_HOST(clmg_amg_hierarchy_build(a, &amg, &h, &error), error);
+  amg_run run = {0, h.num_levels, 0};
+  size_t total = 0;
+  for (int l = 0; l < h.num_levels; ++l)
+    total += clmg_csr_nnz(&h.a[l]);
+  run.operator_complexity = (double)total / (double)clmg_csr_nnz(a);
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
+  clmg_multigrid *mg = NULL;
+  CHECK_OK(clmg_multigrid_create(ctx, h.num_levels, h.a, h.p, NULL, &options, &mg));
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(ctx, a, NULL, &matrix));
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &db));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &dx));
+  CHECK_OK(clmg_vector_upload_doubles(db, b));
+  clmg_preconditioner cycle, preconditioner;
+  CHECK_OK(clmg_multigrid_preconditioner(mg, &cycle));
+  if (mixed)
+    CHECK_OK(
+        clmg_preconditioner_in_precision(ctx, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle, &preconditioner));
+  else
+    preconditioner = cycle;
+  clmg_operator op;
+  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = 1e-8;
+  ko.max_iterations = 300;
+  clmg_krylov_result result;
+  clmg_status status = clmg_krylov_solve(method, &op, db, dx, &preconditioner, &ko, &result);
+  if (status != CLMG_SUCCESS)
+    fail_msg("%s: %s: %s", what, clmg_status_string(status), clmg_context_message(ctx));
+  run.iterations = result.iterations;
+  CHECK_OK(clmg_vector_download_doubles(dx, x));
+  memcpy(r, b, n * sizeof *r);
+  clmg_csr_spmv_host(-1.0, a, x, 1.0, r);
+  double rr = 0, bb = 0, ee = 0, ss = 0;
+  for (size_t i = 0; i < n; ++i) {
+    rr += r[i] * r[i];
+    bb += b[i] * b[i];
+    ee += (x[i] - x_star[i]) * (x[i] - x_star[i]);
+    ss += x_star[i] * x_star[i];
+  }
+  if (!(sqrt(rr / bb) <= 1e-8))
+    fail_msg("%s: true relative residual %.3e", what, sqrt(rr / bb));
+  print_message("%-34s n %6zu: %d levels, operator complexity %.2f, %3d iterations, error %.1e\n",
+                what, n, run.levels, run.operator_complexity, run.iterations, sqrt(ee / ss));
+  clmg_krylov_result_free(&result);
+  clmg_operator_destroy(&op);
+  clmg_preconditioner_destroy(&preconditioner);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_matrix_destroy(matrix);
+  clmg_multigrid_destroy(mg);
+  clmg_amg_hierarchy_free(&h);
+  free(x_star);
+  free(b);
+  free(x);
+  free(r);
+  return run;
+}
+
+static void test_amg_pcg(void **state) {
+  (void)state;
+  clmg_csr small = diffusion(32, 32, 1, 1.0, unit_coefficient);
+  clmg_csr large = diffusion(96, 96, 1, 1.0, unit_coefficient);
+  amg_run run_small = solve_with_amg(&small, CLMG_KRYLOV_CG, 0, 0.0, "2D Poisson");
+  amg_run run_large = solve_with_amg(&large, CLMG_KRYLOV_CG, 0, 0.0, "2D Poisson");
+  /* a multigrid preconditioner: few iterations, and few more on a grid
+   * with 9 times the unknowns */
+  assert_true(run_small.iterations <= 12);
+  assert_true(run_large.iterations <= run_small.iterations + 4);
+  assert_true(run_large.levels >= 3);
+  assert_true(run_large.operator_complexity < 2.0);
+  amg_run mixed = solve_with_amg(&large, CLMG_KRYLOV_CG, 1, 0.0, "2D Poisson, float cycle");
+  assert_true(mixed.iterations <= run_large.iterations + 2);
+  clmg_csr cube = diffusion(20, 20, 20, 1.0, unit_coefficient);
+  assert_true(solve_with_amg(&cube, CLMG_KRYLOV_CG, 0, 0.0, "3D Poisson").iterations <= 12);
+  /* pyamg 5.4's smoothed aggregation (symmetric Gauss-Seidel) needs 25 here */
+  clmg_csr jumps = diffusion(64, 64, 1, 1.0, jumping_coefficient);
+  assert_true(
+      solve_with_amg(&jumps, CLMG_KRYLOV_CG, 0, 0.0, "2D coefficients 1 / 1000").iterations <= 45);
+  clmg_csr_free(&small);
+  clmg_csr_free(&large);
+  clmg_csr_free(&cube);
+  clmg_csr_free(&jumps);
+}
+
+static void test_amg_anisotropic(void **state) {
+  (void)state;
+  /* strong couplings along x only once weak ones are filtered out: then the
+   * aggregates follow them (pyamg with theta 0.25: 8 iterations; with
+   * theta 0, which ignores the anisotropy, 25) */
+  clmg_csr a = diffusion(64, 64, 1, 0.01, unit_coefficient);
+  amg_run run = solve_with_amg(&a, CLMG_KRYLOV_CG, 0, 0.25, "2D anisotropic 1 : 0.01, theta 0.25");
+  assert_true(run.iterations <= 12);
+  run = solve_with_amg(&a, CLMG_KRYLOV_CG, 0, 0.0, "2D anisotropic 1 : 0.01, theta 0");
+  assert_true(run.iterations <= 60);
+  clmg_csr_free(&a);
+}
+
+static void test_amg_gmres(void **state) {
+  (void)state;
+  /* upwind convection-diffusion (the convection turns with the position) */
+  size_t n = 48;
+  double h = 1.0 / (double)(n + 1), d = 1.0 / (h * h), peclet = 10;
+  triplets t = {0};
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      double x = (double)(j + 1) * h, y = (double)(i + 1) * h;
+      double wx = peclet * (y - 0.5) * 2.0, wy = peclet * (0.5 - x) * 2.0;
+      size_t row = i * n + j;
+      triplets_add(&t, row, row, 4.0 * d + (fabs(wx) + fabs(wy)) / h);
+      const long di[4] = {0, 0, -1, 1}, dj[4] = {-1, 1, 0, 0};
+      for (int k = 0; k < 4; ++k) {
+        long ni = (long)i + di[k], nj = (long)j + dj[k];
+        if (ni < 0 || nj < 0 || ni >= (long)n || nj >= (long)n)
+          continue;
+        double value = -d;
+        if (k == 0 && wx > 0)
+          value -= wx / h;
+        if (k == 1 && wx < 0)
+          value += wx / h;
+        if (k == 2 && wy > 0)
+          value -= wy / h;
+        if (k == 3 && wy < 0)
+          value += wy / h;
+        triplets_add(&t, row, (size_t)ni * n + (size_t)nj, value);
+      }
+    }
+  clmg_csr a = triplets_to_csr(&t, n * n);
+  amg_run run = solve_with_amg(&a, CLMG_KRYLOV_GMRES, 0, 0.0, "convection-diffusion Pe 10, GMRES");
+  assert_true(run.iterations <= 40);
+  run = solve_with_amg(&a, CLMG_KRYLOV_BICGSTAB, 0, 0.0, "convection-diffusion Pe 10, BiCGStab");
+  assert_true(run.iterations <= 40);
+  clmg_csr_free(&a);
+}
+
+static int setup(void **state) {
+  (void)state;
+  rng_seed(2014);
+  return test_open_context(&ctx, NULL, "amg", 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return test_close_context(&ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_multiply),  cmocka_unit_test(test_aggregation),
+      cmocka_unit_test(test_amg_pcg),   cmocka_unit_test(test_amg_anisotropic),
+      cmocka_unit_test(test_amg_gmres),
+  };
+  test_apply_filters();
+  return cmocka_run_group_tests_name("amg", tests, setup, teardown);
+}
