@@ -579,6 +579,14 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   if (!write_outputs(command, &run, &s, NULL)) {
     goto done;
   }
+  if (o.solver.preconditioner == PRECONDITIONER_AMG && !o.host_assembly) {
+    /* the AMG hierarchy is built from the matrix on the host */
+    if (device_matrix_to_csr(&run, &s.a, &error) != CLMG_SUCCESS) {
+      cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                  "cannot bring the matrix to the host for --precond amg: %s", error.message);
+      goto done;
+    }
+  }
   code = solve_on_device(command, &o.solver, &s, &report, 0);
   o.vtk_path = vtk_path;
   o.write_matrix_path = o.write_rhs_path = NULL;

@@ -517,8 +517,8 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
                              const clmg_matrix_options *matrix_options, const char **failed_step) {
   static char reason[1200];
   if (!s->a.row_ptr) {
-    *failed_step = "--precond amg builds its hierarchy from the matrix on the host, and this "
-                   "one was assembled on the device; use --assembly host";
+    *failed_step = "--precond amg builds its hierarchy from the matrix on the host, which "
+                   "is not there";
     return CLMG_ERROR_UNSUPPORTED;
   }
   clmg_amg_hierarchy h = {0};
