@@ -10,7 +10,7 @@
 #ifndef CLMG_AMG_H
 #define CLMG_AMG_H
 
-#include "clmg/sparse.h"
+#include "clmg/multigrid.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -33,6 +33,10 @@ typedef struct clmg_amg_options {
   /* omega of the prolongator smoothing; 0 (default): 4/3 over an estimate
    * of the largest eigenvalue of D^-1 A (power iteration) */
   double prolongator_damping;
+  /* the patches of the patch block-Jacobi smoother group aggregates whose
+   * roots (on the graph of the aggregates) are at least this many edges
+   * apart plus one: 1 (default; Fu et al. 2014's choice) */
+  int patch_root_distance;
 } clmg_amg_options;
 
 CLMG_API void clmg_amg_options_defaults(clmg_amg_options *options);
@@ -49,14 +53,32 @@ CLMG_API clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_option
  * given matrix; p[l] (l >= 1) maps level l - 1 to level l; R = P^T. */
 typedef struct clmg_amg_hierarchy {
   int num_levels;
-  clmg_csr *a; /* num_levels */
-  clmg_csr *p; /* num_levels; p[0] empty */
+  clmg_csr *a;     /* num_levels */
+  clmg_csr *p;     /* num_levels; p[0] empty */
+  int32_t **patch; /* num_levels; patch[l] (l >= 1): a patch id per row of a[l], patches
+                      made of whole aggregates (Fu et al. 2014's double partitioning) */
 } clmg_amg_hierarchy;
 
 /* a must be square. NULL options: defaults. */
 CLMG_API clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                               clmg_amg_hierarchy *out, clmg_error *error);
 CLMG_API void clmg_amg_hierarchy_free(clmg_amg_hierarchy *hierarchy);
+
+/* Patch block-Jacobi smoothing on an AMG hierarchy's levels: pass
+ * clmg_amg_patch_smoother_factory as clmg_multigrid_options.smoother_factory
+ * and a clmg_amg_patch_smoothing as its data (both must outlive
+ * clmg_multigrid_create; the smoothers copy what they need). A level is
+ * found by its rows, so coarse_max_rows may drop coarse levels. */
+typedef struct clmg_amg_patch_smoothing {
+  const clmg_amg_hierarchy *hierarchy;
+  int inner;          /* inner Jacobi iterations per patch (0: 3, Fu et al. 2014) */
+  double omega;       /* outer damping (0: 1) */
+  double inner_omega; /* inner damping (0: 0.8) */
+} clmg_amg_patch_smoothing;
+
+CLMG_API clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context,
+                                                     int level, const clmg_operator *a,
+                                                     clmg_smoother *smoother);
 
 #ifdef __cplusplus
 }

@@ -83,6 +83,18 @@ CLMG_API clmg_status clmg_smoother_spai0(clmg_context *context, double omega,
 CLMG_API clmg_status clmg_smoother_chebyshev(clmg_context *context, double lower_ratio,
                                              int eigen_iterations, clmg_smoother *smoother);
 
+/* Inexact patch block-Jacobi (Fu et al. 2014, eq. 8): x += omega M^-1 (b -
+ * A x) with M the blocks of A within patches of rows (patch[i] in [0, rows)
+ * per row of the host matrix a; ids need not be contiguous), each block's
+ * inverse approximated by `inner` weighted-Jacobi iterations (damping
+ * inner_omega) in the device's local memory. 0 for inner, omega or
+ * inner_omega: 3, 1 and 0.8. The blocks are copied from a; the smoother's
+ * operator must be a's. Patches larger than 512 rows are cut into pieces.
+ * clmg_amg_patch_smoother_factory (clmg/amg.h) makes them for AMG levels. */
+CLMG_API clmg_status clmg_smoother_patch_jacobi(clmg_context *context, const clmg_csr *a,
+                                                const int32_t *patch, int inner, double omega,
+                                                double inner_omega, clmg_smoother *smoother);
+
 /* The library's smoothers by name, for options and command lines. */
 typedef enum clmg_smoother_type {
   CLMG_SMOOTHER_JACOBI = 0, /* clmg_smoother_jacobi */

@@ -21,6 +21,7 @@ void clmg_amg_options_defaults(clmg_amg_options *options) {
     return;
   memset(options, 0, sizeof *options);
   options->root_distance = 2;
+  options->patch_root_distance = 1;
   options->coarse_rows = 256;
   options->max_levels = 20;
 }
@@ -32,6 +33,9 @@ static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
   if (o->root_distance < 1 || o->root_distance > 4)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG root distance %d is outside [1, 4]", o->root_distance);
+  if (o->patch_root_distance < 1 || o->patch_root_distance > 4)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG patch root distance %d is outside [1, 4]", o->patch_root_distance);
   if (o->max_levels < 1)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "AMG max_levels is %d (at least 1)",
                           o->max_levels);
@@ -359,6 +363,44 @@ static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coar
   return status;
 }
 
+/* Fu et al. 2014's double partitioning: the patches of the fine level are
+ * the aggregates of the coarse level's graph (roots patch_root_distance
+ * apart), so no patch cuts an aggregate; a node outside every aggregate is
+ * a patch of its own. */
+static clmg_status make_patches(const clmg_csr *coarse, const int32_t *aggregate, size_t n,
+                                const clmg_amg_options *o, int32_t **patch, clmg_error *error) {
+  clmg_amg_options coarse_options = *o;
+  coarse_options.root_distance = o->patch_root_distance;
+  coarse_options.min_aggregate_size = 0;
+  int32_t *group = clmg_alloc_array(coarse->rows ? coarse->rows : 1, sizeof *group);
+  *patch = clmg_alloc_array(n ? n : 1, sizeof **patch);
+  if (!group || !*patch) {
+    free(group);
+    free(*patch);
+    *patch = NULL;
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate the patches of %zu rows", n);
+  }
+  size_t groups = 0;
+  clmg_status status = clmg_amg_aggregate(coarse, &coarse_options, group, &groups, error);
+  if (status == CLMG_SUCCESS) {
+    /* aggregates that no group took (isolated on the coarse graph) and
+     * nodes without an aggregate get patches of their own */
+    size_t next = groups;
+    for (size_t c = 0; c < coarse->rows; c++)
+      if (group[c] < 0)
+        group[c] = (int32_t)next++;
+    for (size_t i = 0; i < n; i++)
+      (*patch)[i] = aggregate[i] >= 0 ? group[aggregate[i]] : (int32_t)next++;
+  }
+  free(group);
+  if (status != CLMG_SUCCESS) {
+    free(*patch);
+    *patch = NULL;
+  }
+  return status;
+}
+
 void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
   if (!h)
     return;
@@ -367,9 +409,12 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
       clmg_csr_free(&h->a[l]);
     if (h->p)
       clmg_csr_free(&h->p[l]);
+    if (h->patch)
+      free(h->patch[l]);
   }
   free(h->a);
   free(h->p);
+  free(h->patch);
   memset(h, 0, sizeof *h);
 }
 
@@ -391,10 +436,12 @@ clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *
   /* built from fine to coarse, then reversed: level 0 is the coarsest */
   clmg_csr *levels_a = calloc(capacity, sizeof *levels_a);
   clmg_csr *levels_p = calloc(capacity, sizeof *levels_p);
+  int32_t **levels_patch = calloc(capacity, sizeof *levels_patch);
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!levels_a || !levels_p || !aggregate) {
+  if (!levels_a || !levels_p || !levels_patch || !aggregate) {
     free(levels_a);
     free(levels_p);
+    free(levels_patch);
     free(aggregate);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
@@ -414,32 +461,53 @@ clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *
     if (status == CLMG_SUCCESS)
       status = galerkin(fine, &levels_p[built], &levels_a[built], error);
     if (status == CLMG_SUCCESS)
+      status =
+          make_patches(&levels_a[built], aggregate, fine->rows, o, &levels_patch[built - 1], error);
+    if (status == CLMG_SUCCESS)
       built++;
   }
   free(aggregate);
   if (status != CLMG_SUCCESS) {
-    clmg_amg_hierarchy h = {(int)capacity, levels_a, levels_p};
+    clmg_amg_hierarchy h = {(int)capacity, levels_a, levels_p, levels_patch};
     clmg_amg_hierarchy_free(&h);
     return status;
   }
   /* reverse: engine level l = built level built - 1 - l; the P that maps
    * engine level l - 1 to l is the one made at built level built - l */
   clmg_amg_hierarchy h = {(int)built, calloc(built, sizeof(clmg_csr)),
-                          calloc(built, sizeof(clmg_csr))};
-  if (!h.a || !h.p) {
+                          calloc(built, sizeof(clmg_csr)), calloc(built, sizeof(int32_t *))};
+  if (!h.a || !h.p || !h.patch) {
     free(h.a);
     free(h.p);
-    clmg_amg_hierarchy all = {(int)capacity, levels_a, levels_p};
+    free(h.patch);
+    clmg_amg_hierarchy all = {(int)capacity, levels_a, levels_p, levels_patch};
     clmg_amg_hierarchy_free(&all);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
   for (size_t l = 0; l < built; l++) {
     h.a[l] = levels_a[built - 1 - l];
+    h.patch[l] = levels_patch[built - 1 - l]; /* NULL on the coarsest */
     if (l > 0)
       h.p[l] = levels_p[built - l];
   }
   free(levels_a);
   free(levels_p);
+  free(levels_patch);
   *out = h;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
+                                            const clmg_operator *a, clmg_smoother *smoother) {
+  (void)level;
+  const clmg_amg_patch_smoothing *ps = smoothing;
+  const clmg_amg_hierarchy *h = ps ? ps->hierarchy : NULL;
+  for (int l = 0; h && l < h->num_levels; l++)
+    if (h->a[l].rows == a->rows && h->patch[l])
+      return clmg_smoother_patch_jacobi(context, &h->a[l], h->patch[l], ps->inner, ps->omega,
+                                        ps->inner_omega, smoother);
+  memset(smoother, 0, sizeof *smoother);
+  return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "AMG patch smoother: no level of the hierarchy has %zu rows and patches",
+                   a->rows);
 }
