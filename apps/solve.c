@@ -116,6 +116,8 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
+  options->amg_smoother = "patch";
+  options->inner = 3;
 }
 
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
@@ -126,6 +128,17 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
       return -1;
     }
     return 1;
+  case SOLVE_OPTION_SMOOTHER:
+    if (strcmp(arg, "patch") != 0 && strcmp(arg, "jacobi") != 0 && strcmp(arg, "chebyshev") != 0) {
+      cli_usage_note(command, "unknown smoother '%s' (there are: patch, jacobi, chebyshev)", arg);
+      return -1;
+    }
+    options->amg_smoother = strcmp(arg, "patch") == 0    ? "patch"
+                            : strcmp(arg, "jacobi") == 0 ? "jacobi"
+                                                         : "chebyshev";
+    return 1;
+  case SOLVE_OPTION_INNER:
+    return cli_parse_int(command, "--inner", arg, 1, 64, &options->inner) ? 1 : -1;
   case SOLVE_OPTION_RESTART:
     return cli_parse_int(command, "--restart", arg, 1, 200, &options->restart) ? 1 : -1;
   case SOLVE_OPTION_PRECONDITIONER:
@@ -535,6 +548,13 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
   mg.pre_smoothing = mg.post_smoothing = 2;
   mg.matrix = *matrix_options;
   mg.matrix.precision = options->mixed ? CLMG_FLOAT : options->precision;
+  clmg_amg_patch_smoothing patches = {&h, options->inner, 0, 0};
+  if (strcmp(options->amg_smoother, "patch") == 0) {
+    mg.smoother_factory = clmg_amg_patch_smoother_factory;
+    mg.smoother_factory_data = &patches;
+  } else {
+    clmg_smoother_type_parse(options->amg_smoother, &mg.smoother);
+  }
   status = clmg_multigrid_create(s->context, h.num_levels, h.a, h.p, NULL, &mg, &s->multigrid);
   clmg_amg_hierarchy_free(&h);
   clmg_preconditioner cycle;

@@ -68,6 +68,10 @@ typedef struct solve_options {
   clmg_krylov_method method; /* AUTO until the matrix is read */
   int restart;               /* GMRES(m) */
   int mixed;                 /* Jacobi in float inside a double Krylov method */
+  /* --precond amg: the smoother on every level but the coarsest, and the
+   * inner iterations of the patch smoother */
+  const char *amg_smoother; /* "patch" (default), "jacobi", "chebyshev" */
+  int inner;
 } solve_options;
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
@@ -84,6 +88,8 @@ enum {
   SOLVE_OPTION_SKIP_CHECKS,
   SOLVE_OPTION_RESTART,
   SOLVE_OPTION_VIEW,
+  SOLVE_OPTION_SMOOTHER,
+  SOLVE_OPTION_INNER,
   SOLVE_OPTION_END
 };
 #define SOLVE_SHORT_OPTIONS "o:q"
@@ -96,7 +102,9 @@ enum {
       {"maxit", required_argument, NULL, SOLVE_OPTION_MAX_ITERATIONS},                             \
       {"output", required_argument, NULL, 'o'}, {"quiet", no_argument, NULL, 'q'},                 \
       {"skip-checks", no_argument, NULL, SOLVE_OPTION_SKIP_CHECKS},                                \
-      {"restart", required_argument, NULL, SOLVE_OPTION_RESTART}, {                                \
+      {"restart", required_argument, NULL, SOLVE_OPTION_RESTART},                                  \
+      {"smoother", required_argument, NULL, SOLVE_OPTION_SMOOTHER},                                \
+      {"inner", required_argument, NULL, SOLVE_OPTION_INNER}, {                                    \
     "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
   }
 #define SOLVE_OPTIONS_HELP                                                                         \

@@ -312,6 +312,10 @@ static void check_solve_settings(const solve_options *o, const char *command) {
       !(o->tolerance > 0 && o->tolerance < 1))
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
+  check_range(o->inner, 1, 64, "--inner");
+  if (strcmp(o->amg_smoother, "patch") != 0 && strcmp(o->amg_smoother, "jacobi") != 0 &&
+      strcmp(o->amg_smoother, "chebyshev") != 0)
+    fail_with_input("solve: not an AMG smoother", o->amg_smoother);
 }
 
 static void check_solve(const solve_options *o) {
