@@ -1,0 +1,423 @@
+/* clmg_perf_amg: the solvers of Fu et al. 2014 (section 6.2) on their
+ * Helmholtz systems (P1, lambda 1, b = 1): CG, Jacobi-PCG and PCG with one
+ * V-cycle of smoothed-aggregation AMG smoothed by Jacobi or by patch block
+ * Jacobi, in double and with the AMG cycle in float (mixed). For each
+ * matrix and solver: the setup (the AMG hierarchy on the host, then the
+ * device matrices, smoothers and coarse solver), the iterations and the
+ * solve to a relative residual of 1e-8 (recomputed from x by the solver),
+ * the time per iteration, and, for AMG, the levels and operator
+ * complexity. Meshes: the Regular mesh (levels), an irregular distorted
+ * box, and the two-material blobs mesh with sigma ratios 1, 10, 100.
+ *
+ * --write-mtx DIR writes every matrix and b as Matrix Market files for the
+ * baselines on the same matrices: perf/pyamg_baseline.py (pyamg's smoothed
+ * aggregation) and clmg_hypre_pcg (hypre's BoomerAMG-PCG, built when hypre
+ * is found). Table on stdout, --json for the same as JSON. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+#include "clmg.h"
+#include "perf_common.h"
+
+#define PROGRAM "clmg_perf_amg"
+#define MAX_ROWS 256
+
+typedef struct settings {
+  const char *device, *json_path, *mtx_dir;
+  int regular_min, regular_max, blobs_level, irregular_n;
+  int run_double, run_mixed;
+} settings;
+
+typedef enum solver_kind {
+  SOLVER_CG,
+  SOLVER_JACOBI,
+  SOLVER_AMG_JACOBI,
+  SOLVER_AMG_PATCH
+} solver_kind;
+static const char *const solver_names[] = {"cg", "jacobi-pcg", "amg-jacobi", "amg-patch"};
+
+typedef struct result_row {
+  char matrix[48];
+  size_t rows, nonzeros;
+  solver_kind solver;
+  int mixed, converged, iterations, levels;
+  double operator_complexity, setup_s, solve_s, relative_residual;
+} result_row;
+
+static void print_usage(FILE *out) {
+  fputs("Usage: " PROGRAM " [OPTIONS]\n"
+        "\n"
+        "CG, Jacobi-PCG and AMG-PCG (smoothed aggregation with Jacobi or patch block-Jacobi\n"
+        "smoothing, Fu et al. 2014) on P1 Helmholtz systems (lambda 1, b = 1) to a relative\n"
+        "residual of 1e-8: setup, iterations, solve time, per matrix and solver.\n"
+        "\n"
+        "Options:\n"
+        "  --device DEV          device string (default: CLMG_DEVICE, else the first GPU)\n"
+        "  --regular-levels A:B  Fu et al.'s Regular mesh, levels A to B (0..4; level 3:\n"
+        "                        274,625 nodes); default 1:3 on a GPU, 1:2 elsewhere\n"
+        "  --blobs-level L       the blobs mesh at level L with sigma ratios 1, 10, 100\n"
+        "                        (default 3 on a GPU, 2 elsewhere; -1: none)\n"
+        "  --irregular-n N       a distorted box of 6 N^3 tetrahedra (default 24; 0: none)\n"
+        "  --precisions LIST     double,mixed (default both; mixed: the AMG cycle in float\n"
+        "                        inside double CG)\n"
+        "  --write-mtx DIR       write each A and b as Matrix Market files (A-NAME.mtx,\n"
+        "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n"
+        "  --json FILE           write the results as JSON\n"
+        "  -h, --help            this text\n",
+        out);
+}
+
+static int parse_settings(int argc, char **argv, settings *s, int *levels_given, int *blobs_given) {
+  memset(s, 0, sizeof *s);
+  s->regular_min = 1;
+  s->regular_max = 3;
+  s->blobs_level = 3;
+  s->irregular_n = 24;
+  s->run_double = s->run_mixed = 1;
+  static const char *const value_options[] = {
+      "--device",      "--json",       "--regular-levels", "--blobs-level",
+      "--irregular-n", "--precisions", "--write-mtx",      NULL};
+  for (int i = 1; i < argc; ++i) {
+    char name[32];
+    const char *value = NULL;
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, name, &value);
+    if (read < 0)
+      return 2;
+    if (read == 0)
+      return 0;
+    char extra;
+    if (strcmp(name, "--device") == 0) {
+      s->device = value;
+    } else if (strcmp(name, "--json") == 0) {
+      s->json_path = value;
+    } else if (strcmp(name, "--write-mtx") == 0) {
+      s->mtx_dir = value;
+    } else if (strcmp(name, "--regular-levels") == 0) {
+      if (sscanf(value, "%d:%d%c", &s->regular_min, &s->regular_max, &extra) != 2 ||
+          s->regular_min < 0 || s->regular_max > 4) {
+        fprintf(stderr, PROGRAM ": --regular-levels wants A:B within 0..4, not %s\n", value);
+        return 0;
+      }
+      *levels_given = 1;
+    } else if (strcmp(name, "--blobs-level") == 0) {
+      if (sscanf(value, "%d%c", &s->blobs_level, &extra) != 1 || s->blobs_level < -1 ||
+          s->blobs_level > 5) {
+        fprintf(stderr, PROGRAM ": --blobs-level wants -1 to 5, not %s\n", value);
+        return 0;
+      }
+      *blobs_given = 1;
+    } else if (strcmp(name, "--irregular-n") == 0) {
+      if (sscanf(value, "%d%c", &s->irregular_n, &extra) != 1 || s->irregular_n < 0 ||
+          s->irregular_n > 200) {
+        fprintf(stderr, PROGRAM ": --irregular-n wants 0 to 200, not %s\n", value);
+        return 0;
+      }
+    } else if (strcmp(name, "--precisions") == 0) {
+      s->run_double = strstr(value, "double") != NULL;
+      s->run_mixed = strstr(value, "mixed") != NULL;
+      if (!s->run_double && !s->run_mixed) {
+        fprintf(stderr, PROGRAM ": --precisions wants double, mixed or both, not %s\n", value);
+        return 0;
+      }
+    }
+  }
+  return 1;
+}
+
+/* One solve of A x = b (x from 0) with `solver`; the row gets what it
+ * measured. */
+static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
+                           solver_kind solver, int mixed, result_row *row) {
+  size_t n = a->rows;
+  clmg_error error = {{0}};
+  clmg_amg_hierarchy h = {0};
+  clmg_matrix *matrix = NULL, *float_matrix = NULL;
+  clmg_multigrid *mg = NULL;
+  clmg_vector *db = NULL, *dx = NULL;
+  clmg_preconditioner preconditioner = {0};
+  clmg_operator op = {0};
+  clmg_status status = clmg_matrix_create(context, a, NULL, &matrix);
+  if (status == CLMG_SUCCESS)
+    status = clmg_operator_from_matrix(matrix, 0, &op);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, n, &db);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, n, &dx);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(db, b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  double start = apputil_now();
+  if (status == CLMG_SUCCESS && solver == SOLVER_JACOBI) {
+    if (mixed) {
+      clmg_matrix_options options;
+      clmg_matrix_options_defaults(&options);
+      options.precision = CLMG_FLOAT;
+      clmg_preconditioner in_float;
+      status = clmg_matrix_create(context, a, &options, &float_matrix);
+      if (status == CLMG_SUCCESS)
+        status = clmg_preconditioner_jacobi(float_matrix, &in_float);
+      if (status == CLMG_SUCCESS)
+        status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &in_float,
+                                                  &preconditioner);
+    } else {
+      status = clmg_preconditioner_jacobi(matrix, &preconditioner);
+    }
+  }
+  clmg_amg_patch_smoothing patches = {&h, 0, 0, 0};
+  if (status == CLMG_SUCCESS && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH)) {
+    status = clmg_amg_hierarchy_build(a, NULL, &h, &error);
+    if (status != CLMG_SUCCESS)
+      fprintf(stderr, PROGRAM ": %s: AMG: %s\n", row->matrix, error.message);
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    options.pre_smoothing = options.post_smoothing = 2;
+    options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
+    if (solver == SOLVER_AMG_PATCH) {
+      options.smoother_factory = clmg_amg_patch_smoother_factory;
+      options.smoother_factory_data = &patches;
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, &mg);
+    clmg_preconditioner cycle;
+    if (status == CLMG_SUCCESS)
+      status = clmg_multigrid_preconditioner(mg, &cycle);
+    if (status == CLMG_SUCCESS && mixed)
+      status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
+                                                &preconditioner);
+    else if (status == CLMG_SUCCESS)
+      preconditioner = cycle;
+    size_t total = 0;
+    for (int l = 0; l < h.num_levels; ++l)
+      total += clmg_csr_nnz(&h.a[l]);
+    row->levels = h.num_levels;
+    row->operator_complexity = (double)total / (double)clmg_csr_nnz(a);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  row->setup_s = apputil_now() - start;
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = 1e-8;
+  krylov.max_iterations = 5000;
+  clmg_krylov_result result = {0};
+  const clmg_preconditioner *p = solver == SOLVER_CG ? NULL : &preconditioner;
+  /* one iteration compiles the kernels; then the timed solve from x = 0 */
+  if (status == CLMG_SUCCESS) {
+    clmg_krylov_options one = krylov;
+    one.max_iterations = 1;
+    clmg_status warm = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, db, dx, p, &one, &result);
+    clmg_krylov_result_free(&result);
+    status = warm == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : warm;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(dx, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  if (status == CLMG_SUCCESS) {
+    start = apputil_now();
+    clmg_status solved = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, db, dx, p, &krylov, &result);
+    clmg_finish(context);
+    row->solve_s = apputil_now() - start;
+    row->iterations = result.iterations;
+    row->relative_residual = result.relative_residual;
+    row->converged = solved == CLMG_SUCCESS;
+    status = solved == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : solved;
+  }
+  clmg_krylov_result_free(&result);
+  clmg_preconditioner_destroy(&preconditioner);
+  clmg_multigrid_destroy(mg);
+  clmg_amg_hierarchy_free(&h);
+  clmg_operator_destroy(&op);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_matrix_destroy(matrix);
+  clmg_matrix_destroy(float_matrix);
+  return status;
+}
+
+static void print_header(void) {
+  printf("%-22s %9s %10s %-11s %-6s %6s %6s %9s %6s %9s %10s %9s\n", "matrix", "rows", "nonzeros",
+         "solver", "prec", "levels", "op.cx", "setup s", "its", "solve s", "per it ms", "residual");
+}
+
+static void print_row(const result_row *r) {
+  printf("%-22s %9zu %10zu %-11s %-6s %6d %6.2f %9.4f %6d %9.4f %10.3f %9.2e%s\n", r->matrix,
+         r->rows, r->nonzeros, solver_names[r->solver], r->mixed ? "mixed" : "double", r->levels,
+         r->operator_complexity, r->setup_s, r->iterations, r->solve_s,
+         r->iterations ? 1e3 * r->solve_s / r->iterations : 0.0, r->relative_residual,
+         r->converged ? "" : "  NOT CONVERGED");
+  fflush(stdout);
+}
+
+/* Assembles the Helmholtz system on mesh (sigma per material id 1, 2:
+ * 1, ratio), writes it with --write-mtx and runs every solver on it. */
+static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh *mesh,
+                      const char *name, double ratio, result_row *rows, size_t *count) {
+  clmg_helmholtz_problem problem;
+  clmg_helmholtz_problem_defaults(&problem);
+  problem.rhs = CLMG_RHS_ONES;
+  const int32_t ids[2] = {1, 2};
+  const double sigma[2] = {1.0, ratio};
+  if (mesh->cell_material) {
+    problem.material_ids = ids;
+    problem.sigma = sigma;
+    problem.num_materials = 2;
+  }
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  double *b = malloc(mesh->num_vertices * sizeof *b);
+  if (!b || clmg_p1_assemble_host(mesh, &problem, &a, b, &error) != CLMG_SUCCESS) {
+    fprintf(stderr, PROGRAM ": %s: %s\n", name, b ? error.message : "no memory");
+    free(b);
+    return 0;
+  }
+  if (s->mtx_dir) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/A-%s.mtx", s->mtx_dir, name);
+    clmg_status status = clmg_csr_write_matrix_market(path, &a, &error);
+    snprintf(path, sizeof path, "%s/b-%s.mtx", s->mtx_dir, name);
+    if (status == CLMG_SUCCESS)
+      status = clmg_write_matrix_market_vector(path, b, a.rows, &error);
+    if (status != CLMG_SUCCESS)
+      fprintf(stderr, PROGRAM ": writing %s: %s\n", path, error.message);
+  }
+  int ok = 1;
+  for (int solver = SOLVER_CG; solver <= SOLVER_AMG_PATCH && ok; ++solver)
+    for (int mixed = 0; mixed <= 1 && ok; ++mixed) {
+      if ((mixed && !s->run_mixed) || (!mixed && !s->run_double) || (mixed && solver == SOLVER_CG))
+        continue;
+      if (*count == MAX_ROWS)
+        break;
+      result_row *row = &rows[*count];
+      memset(row, 0, sizeof *row);
+      snprintf(row->matrix, sizeof row->matrix, "%s", name);
+      row->rows = a.rows;
+      row->nonzeros = clmg_csr_nnz(&a);
+      row->solver = (solver_kind)solver;
+      row->mixed = mixed;
+      clmg_status status = measure(context, &a, b, (solver_kind)solver, mixed, row);
+      if (status != CLMG_SUCCESS) {
+        apputil_report(context, status, name);
+        ok = 0;
+      } else {
+        print_row(row);
+        (*count)++;
+      }
+    }
+  free(b);
+  clmg_csr_free(&a);
+  return ok;
+}
+
+static void write_json(const settings *s, const result_row *rows, size_t count,
+                       const clmg_device_info *device, double copy_gb_per_s) {
+  clmg_output_file *file;
+  FILE *out = perf_json_open(PROGRAM, s->json_path, &file);
+  if (!out)
+    return;
+  json_writer w;
+  json_begin(&w, out);
+  json_object_begin(&w, NULL);
+  json_string(&w, "benchmark", "amg");
+  json_string(&w, "problem", "P1 Helmholtz, lambda 1, b = 1, relative residual 1e-8");
+  json_device(&w, device);
+  json_number(&w, "copy_gb_per_s", copy_gb_per_s);
+  json_array_begin(&w, "results");
+  for (size_t k = 0; k < count; ++k) {
+    const result_row *r = &rows[k];
+    json_object_begin(&w, NULL);
+    json_string(&w, "matrix", r->matrix);
+    json_integer(&w, "rows", (long long)r->rows);
+    json_integer(&w, "nonzeros", (long long)r->nonzeros);
+    json_string(&w, "solver", solver_names[r->solver]);
+    json_string(&w, "precision", r->mixed ? "mixed" : "double");
+    json_integer(&w, "levels", r->levels);
+    json_number(&w, "operator_complexity", r->operator_complexity);
+    json_number(&w, "setup_s", r->setup_s);
+    json_integer(&w, "iterations", r->iterations);
+    json_number(&w, "solve_s", r->solve_s);
+    json_number(&w, "relative_residual", r->relative_residual);
+    json_bool(&w, "converged", r->converged);
+    json_object_end(&w);
+  }
+  json_array_end(&w);
+  json_object_end(&w);
+  json_end(&w);
+  perf_json_close(PROGRAM, file);
+}
+
+int main(int argc, char **argv) {
+  settings s;
+  int levels_given = 0, blobs_given = 0;
+  int parsed = parse_settings(argc, argv, &s, &levels_given, &blobs_given);
+  if (parsed == 2) {
+    print_usage(stdout);
+    return 0;
+  }
+  if (parsed == 0)
+    return 2;
+  clmg_context *context = apputil_open_context(s.device);
+  if (!context)
+    return 1;
+  const clmg_device_info *device = clmg_context_device(context);
+  perf_print_device(device);
+  if (!device->is_gpu && !levels_given)
+    s.regular_max = 2;
+  if (!device->is_gpu && !blobs_given)
+    s.blobs_level = 2;
+  double copy_gb_per_s = 0;
+  if (!perf_measure_copy_bandwidth(context, &copy_gb_per_s)) {
+    clmg_context_destroy(context);
+    return 1;
+  }
+  printf("P1 Helmholtz (Fu et al. 2014): lambda 1, b = 1, CG to ||r|| <= 1e-8 ||b||; AMG: "
+         "smoothed aggregation, V-cycle, 2+2 smoothing steps (patch: 3 inner iterations)\n\n");
+  print_header();
+  result_row *rows = calloc(MAX_ROWS, sizeof *rows);
+  size_t count = 0;
+  int ok = rows != NULL;
+  clmg_error error = {{0}};
+  for (int level = s.regular_min; ok && level <= s.regular_max; ++level) {
+    clmg_mesh mesh = {0};
+    char name[48];
+    snprintf(name, sizeof name, "regular-%d", level);
+    ok = clmg_mesh_regular_tetrahedra(level, &mesh, &error) == CLMG_SUCCESS;
+    if (ok)
+      ok = run_matrix(context, &s, &mesh, name, 1.0, rows, &count);
+    else
+      fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
+    clmg_mesh_free(&mesh);
+  }
+  if (ok && s.irregular_n > 0) {
+    clmg_mesh mesh = {0};
+    char name[48];
+    snprintf(name, sizeof name, "irregular-%d", s.irregular_n);
+    ok = clmg_mesh_box_simplices(3, s.irregular_n, 0.2, 2014, &mesh, &error) == CLMG_SUCCESS;
+    if (ok)
+      ok = run_matrix(context, &s, &mesh, name, 1.0, rows, &count);
+    else
+      fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
+    clmg_mesh_free(&mesh);
+  }
+  const double ratios[3] = {1, 10, 100};
+  for (int k = 0; ok && s.blobs_level >= 0 && k < 3; ++k) {
+    clmg_mesh mesh = {0};
+    char name[48];
+    snprintf(name, sizeof name, "blobs-%d-sigma-%g", s.blobs_level, ratios[k]);
+    ok = clmg_mesh_blobs(3, s.blobs_level, &mesh, &error) == CLMG_SUCCESS;
+    if (ok)
+      ok = run_matrix(context, &s, &mesh, name, ratios[k], rows, &count);
+    else
+      fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
+    clmg_mesh_free(&mesh);
+  }
+  if (s.json_path && rows)
+    write_json(&s, rows, count, device, copy_gb_per_s);
+  free(rows);
+  clmg_context_destroy(context);
+  return ok ? 0 : 1;
+}
