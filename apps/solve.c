@@ -389,15 +389,20 @@ static void print_text(const solve_options *options, const solve_report *r) {
   printf("\n");
 }
 
-/* --view: clmg solve runs no multigrid, so what the method works on is the
- * one level of A. */
-static view_level matrix_view(const clmg_matrix *matrix) {
-  view_level level = {0};
-  level.rows = clmg_matrix_rows(matrix);
-  level.nonzeros = clmg_matrix_nnz(matrix);
-  level.format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
-  level.format_description = clmg_matrix_describe(matrix);
-  return level;
+/* --view: the levels of the AMG preconditioner, or, without multigrid, the
+ * one level of A. Returns the levels (in *single, or malloc'ed: free it
+ * when it is not single); NULL when out of memory. */
+static view_level *solve_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix,
+                              view_level *single, int *count) {
+  if (multigrid)
+    return view_multigrid_levels(multigrid, count);
+  memset(single, 0, sizeof *single);
+  single->rows = clmg_matrix_rows(matrix);
+  single->nonzeros = clmg_matrix_nnz(matrix);
+  single->format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
+  single->format_description = clmg_matrix_describe(matrix);
+  *count = 1;
+  return single;
 }
 
 static void print_json(const solve_options *options, const solve_report *r) {
@@ -426,8 +431,13 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
   if (options->view) {
-    view_level level = matrix_view(r->matrix);
-    view_json(&w, &level, 1);
+    view_level single;
+    int count = 0;
+    view_level *levels = solve_view(r->multigrid, r->matrix, &single, &count);
+    if (levels)
+      view_json(&w, levels, count);
+    if (levels != &single)
+      free(levels);
   }
   json_bool(&w, "converged", result->converged);
   json_string(&w, "status", clmg_status_string(r->status));
@@ -724,14 +734,20 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   report->build_s = apputil_now() - start;
   cli_progress("matrix built and uploaded to the device");
   report->matrix = s->matrix;
+  report->multigrid = s->multigrid;
   const clmg_preconditioner *preconditioner =
       options->preconditioner != PRECONDITIONER_NONE ? &s->preconditioner : NULL;
 
   if (!options->common.json) {
     print_header(options, s);
     if (options->view) {
-      view_level level = matrix_view(s->matrix);
-      view_print(&level, 1);
+      view_level single;
+      int count = 0;
+      view_level *levels = solve_view(s->multigrid, s->matrix, &single, &count);
+      if (levels)
+        view_print(levels, count);
+      if (levels != &single)
+        free(levels);
     }
   }
   start = apputil_now();

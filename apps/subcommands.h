@@ -128,7 +128,8 @@ enum {
   "  -q, --quiet              no residual history and no progress lines\n"                         \
   "      --view               show the levels the method works on: rows, nonzeros,\n"              \
   "                           device format, smoother, coarse solver and operator\n"               \
-  "                           complexity (solve uses no multigrid: one level, A)\n"                \
+  "                           complexity (with --precond amg its levels, else one\n"               \
+  "                           level, A)\n"                                                         \
   "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"             \
   "                           a diagonal that is not positive instead of refusing it\n"
 
@@ -163,6 +164,7 @@ void solve_release(solve_resources *s);
 /* Everything measured, for the text and the JSON report. */
 typedef struct solve_report {
   const clmg_matrix *matrix;
+  const clmg_multigrid *multigrid; /* --precond amg: its levels for --view */
   const clmg_device_info *device;
   const char *preconditioner_name;
   const char *rhs_description; /* JSON "rhs" when there is no b file */

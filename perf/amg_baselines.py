@@ -61,6 +61,7 @@ def main():
     options = parser.parse_args()
     try:
         import scipy.io
+        import scipy.sparse
         import pyamg  # noqa: F401
     except ImportError as missing:
         print(f"amg_baselines: {missing}; install pyamg and scipy (pip install pyamg)",
@@ -76,7 +77,7 @@ def main():
     for a_path in paths:
         name = os.path.basename(a_path)[2:-4]
         b_path = os.path.join(options.directory, f"b-{name}.mtx")
-        a = scipy.io.mmread(a_path).tocsr()
+        a = scipy.sparse.csr_matrix(scipy.io.mmread(a_path))
         b = scipy.io.mmread(b_path).ravel() if os.path.exists(b_path) else None
         if b is None:
             print(f"amg_baselines: {b_path} is missing", file=sys.stderr)

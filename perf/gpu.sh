@@ -32,7 +32,8 @@
 # the repository root):
 # setup.log (machine, build, clmg info, ctest), bench.log (every benchmark's
 # output) and one JSON file per benchmark and device (blas1-, spmv-, gmg-,
-# homg-, assembly- gpu/pocl.json, cusparse.json). Skip what is not needed (SKIP_*).
+# homg-, assembly-, amg- gpu/pocl.json, cusparse.json, amg-baselines.json). Skip
+# what is not needed (SKIP_*).
 #
 # Environment knobs (all optional):
 #   OUT                the output directory (default ./perf-results)
@@ -61,6 +62,13 @@
 #   ASSEMBLY_GPU_ARGS  arguments for clmg_perf_assembly on the GPU (default
 #                      "--regular-levels 1:3": Regular up to 1.57M tetrahedra)
 #   ASSEMBLY_POCL_ARGS ... on pocl (default "--regular-levels 1:2")
+#   SKIP_AMG=1         skip the AMG benchmark (clmg_perf_amg) and its baselines
+#   AMG_GPU_ARGS       arguments for clmg_perf_amg on the GPU (default
+#                      "--regular-levels 1:3 --blobs-level 4")
+#   AMG_POCL_ARGS      ... on pocl (default "--regular-levels 1:2 --blobs-level 2")
+#   AMG_MTX_DIR        where the GPU run writes its matrices for the baselines
+#                      (pyamg when importable, hypre when clmg_hypre_pcg was
+#                      built); default /tmp/clmg-amg-mtx
 #   GPU_DEVICE         device string of the GPU (default nvidia)
 #
 # Each step's outcome is recorded and the script carries on, so one failing
@@ -311,6 +319,21 @@ if [[ ${build_status} -eq 0 ]]; then
   if [[ "${SKIP_ASSEMBLY:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_assembly" ]]; then
     run_json_benchmark assembly gpu "${gpu_device}" "${ASSEMBLY_GPU_ARGS:---regular-levels 1:3}"
     run_json_benchmark assembly pocl pocl "${ASSEMBLY_POCL_ARGS:---regular-levels 1:2}"
+  fi
+  if [[ "${SKIP_AMG:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_amg" ]]; then
+    amg_mtx_dir="${AMG_MTX_DIR:-/tmp/clmg-amg-mtx}"
+    rm -rf "${amg_mtx_dir}" && mkdir -p "${amg_mtx_dir}"
+    run_json_benchmark amg gpu "${gpu_device}" \
+      "${AMG_GPU_ARGS:---regular-levels 1:3 --blobs-level 4} --write-mtx ${amg_mtx_dir}"
+    run_json_benchmark amg pocl pocl "${AMG_POCL_ARGS:---regular-levels 1:2 --blobs-level 2}"
+    section "AMG baselines on the same matrices (this machine's CPU)" | tee -a "${bench_log}"
+    start_step
+    hypre_args=()
+    [[ -x "${build_dir}/perf/clmg_hypre_pcg" ]] && hypre_args=(--hypre "${build_dir}/perf/clmg_hypre_pcg")
+    PYTHONUNBUFFERED=1 python3 perf/amg_baselines.py "${amg_mtx_dir}" "${hypre_args[@]}" \
+      --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
+    record "amg baselines" $?
+    rm -rf "${amg_mtx_dir}"
   fi
 fi
 

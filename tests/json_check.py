@@ -200,6 +200,8 @@ def main():
           format_is_name)
     check(clmg, "solve --view", ["solve", spd, "--json", "--view", "--format", "ellr"], 0,
           "success", REPORT + FORMAT, hierarchy(lambda obj: 1))
+    check(clmg, "solve amg --view", ["solve", spd, "--json", "--view", "--precond", "amg"], 0,
+          "success", REPORT + FORMAT, hierarchy(None))
     check(clmg, "solve gmres", ["solve", nonsym, "--json", "--quiet"], 0, "success",
           REPORT + FORMAT, format_is_name)
     check(clmg, "solve: not converged", ["solve", spd, "--json", "--maxit", "1"], 1,
