@@ -511,11 +511,22 @@ static void test_amg_patch_smoother(void **state) {
   const char *names[3][2] = {{"2D Poisson, Jacobi 2+2", "2D Poisson, patches 2+2"},
                              {"3D Poisson, Jacobi 2+2", "3D Poisson, patches 2+2"},
                              {"2D jumps, Jacobi 2+2", "2D jumps, patches 2+2"}};
+  /* pyamg 5.4.1's smoothed aggregation (defaults, CG) on the same matrices */
+  const int pyamg[3] = {7, 6, 25};
   for (int m = 0; m < 3; ++m) {
     amg_run jacobi = solve_with_amg_smoothed(matrices[m], CLMG_KRYLOV_CG, 0, 0.0, 0, names[m][0]);
     amg_run patch = solve_with_amg_smoothed(matrices[m], CLMG_KRYLOV_CG, 0, 0.0, 1, names[m][1]);
     assert_true(patch.iterations < jacobi.iterations);
+    if (!(patch.iterations <= 1.3 * pyamg[m]))
+      fail_msg("%s: %d iterations, more than 1.3 x pyamg's %d", names[m][1], patch.iterations,
+               pyamg[m]);
   }
+  /* anisotropic, strength threshold 0.25: pyamg 8 */
+  clmg_csr anisotropic = diffusion(64, 64, 1, 0.01, unit_coefficient);
+  amg_run run = solve_with_amg_smoothed(&anisotropic, CLMG_KRYLOV_CG, 0, 0.25, 1,
+                                        "2D anisotropic, theta 0.25, patches 2+2");
+  assert_true(run.iterations <= 1.3 * 8);
+  clmg_csr_free(&anisotropic);
   clmg_csr_free(&poisson);
   clmg_csr_free(&cube);
   clmg_csr_free(&jumps);
