@@ -92,16 +92,42 @@ static clmg_csr diffusion(size_t nx, size_t ny, size_t nz, double anisotropy,
   return triplets_to_csr(&t, n);
 }
 
-/* ---- the sparse product ---- */
+/* ---- the sparse product, on the host and on the device ---- */
+
+/* The device product equals the host one: the same pattern, sums to
+ * rounding. */
+static void check_device_product(const clmg_csr *a, const clmg_csr *b, const clmg_csr *c) {
+  clmg_csr_device da = {0}, db = {0}, dc = {0};
+  CHECK_OK(clmg_csr_device_upload(ctx, a, CLMG_DOUBLE, &da));
+  CHECK_OK(clmg_csr_device_upload(ctx, b, CLMG_DOUBLE, &db));
+  CHECK_OK(clmg_csr_device_multiply(ctx, &da, &db, &dc));
+  clmg_csr copy = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_csr_device_download(&dc, &copy, &error), error);
+  assert_int_equal(copy.rows, c->rows);
+  assert_int_equal(copy.cols, c->cols);
+  assert_memory_equal(copy.row_ptr, c->row_ptr, (c->rows + 1) * sizeof *c->row_ptr);
+  assert_memory_equal(copy.col, c->col, clmg_csr_nnz(c) * sizeof *c->col);
+  for (size_t k = 0; k < clmg_csr_nnz(c); ++k)
+    assert_true(fabs(copy.val[k] - c->val[k]) <= 1e-13 * (1 + fabs(c->val[k])));
+  clmg_csr_free(&copy);
+  clmg_csr_device_free(&da);
+  clmg_csr_device_free(&db);
+  clmg_csr_device_free(&dc);
+}
 
 static void test_multiply(void **state) {
   (void)state;
-  const size_t shapes[3][3] = {{30, 40, 25}, {57, 13, 70}, {1, 50, 1}};
-  for (int s = 0; s < 3; ++s) {
+  /* the last shape gives rows of C with more columns than a work-item
+   * keeps in private memory (256), which take the other path */
+  const size_t shapes[4][5] = {
+      {30, 40, 25, 4, 3}, {57, 13, 70, 4, 3}, {1, 50, 1, 4, 3}, {20, 1000, 600, 40, 12}};
+  for (int s = 0; s < 4; ++s) {
     size_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
-    clmg_csr a = random_matrix(m, k, 4), b = random_matrix(k, n, 3), c = {0};
+    clmg_csr a = random_matrix(m, k, shapes[s][3]), b = random_matrix(k, n, shapes[s][4]), c = {0};
     clmg_error error = {{0}};
     CHECK_HOST(clmg_csr_multiply(&a, &b, &c, &error), error);
+    check_device_product(&a, &b, &c);
     assert_int_equal(c.rows, m);
     assert_int_equal(c.cols, n);
     double *dense = calloc(m * n, sizeof *dense);

@@ -160,6 +160,15 @@ CLMG_API void clmg_csr_device_free(clmg_csr_device *a);
  * without being freed and is zero after a failure. */
 CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
                                                clmg_csr_device *out);
+/* out = a b on the device (Gustavson's product, a row of C per work-item:
+ * a count pass, the offsets on the host, the sorted columns, then the
+ * values summed in the order of clmg_csr_multiply, so both give the same
+ * sums). Both value arrays must be of one precision. */
+CLMG_API clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
+                                              const clmg_csr_device *b, clmg_csr_device *out);
+/* The device arrays of a host CSR matrix, values in `precision`. */
+CLMG_API clmg_status clmg_csr_device_upload(clmg_context *context, const clmg_csr *a,
+                                            clmg_dtype precision, clmg_csr_device *out);
 /* A host copy (values as doubles), for checks and output. */
 CLMG_API clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out,
                                               clmg_error *error);

@@ -171,3 +171,113 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
   *out = result;
   return CLMG_SUCCESS;
 }
+
+clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
+                                     const clmg_csr_device *b, clmg_csr_device *out) {
+  if (!context || !out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  clmg_clear_message(context);
+  if (!well_formed(a) || !well_formed(b))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_multiply: the arrays are missing or do not match: int64 "
+                     "row offsets (rows + 1), int32 columns and real values of the same length");
+  if (a->cols != b->rows)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_multiply: cannot multiply a %zu x %zu matrix by a %zu x "
+                     "%zu one",
+                     a->rows, a->cols, b->rows, b->cols);
+  clmg_dtype precision = clmg_vector_type(a->val);
+  if (clmg_vector_type(b->val) != precision)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_multiply: the values are %s and %s; both must be of one "
+                     "precision",
+                     clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
+  clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL;
+  size_t nnz = 0;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
+  for (cl_uint fill = 0; fill <= 1 && status == CLMG_SUCCESS; ++fill) {
+    if (fill) {
+      status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
+      if (status == CLMG_SUCCESS)
+        status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
+      if (status == CLMG_SUCCESS)
+        status = clmg_vector_create(context, precision, nnz, &c.val);
+    }
+    if (status == CLMG_SUCCESS)
+      status = kernel(context, precision, "csr_multiply_pattern", &args);
+    if (status == CLMG_SUCCESS) {
+      /* the count pass has no offsets or columns yet: any buffer stands in */
+      cl_mem unused = length->buffer;
+      clmg_arg_ulong(&args, a->rows);
+      clmg_arg_buffer(&args, a->row_ptr->buffer);
+      clmg_arg_buffer(&args, a->col->buffer);
+      clmg_arg_buffer(&args, b->row_ptr->buffer);
+      clmg_arg_buffer(&args, b->col->buffer);
+      clmg_arg_raw(&args, sizeof fill, &fill);
+      clmg_arg_buffer(&args, length->buffer);
+      clmg_arg_buffer(&args, fill ? c.row_ptr->buffer : unused);
+      clmg_arg_buffer(&args, fill ? c.col->buffer : unused);
+      status = clmg_launch_args(&args, a->rows);
+    }
+  }
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_multiply_values", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_buffer(&args, b->row_ptr->buffer);
+    clmg_arg_buffer(&args, b->col->buffer);
+    clmg_arg_buffer(&args, b->val->buffer);
+    clmg_arg_buffer(&args, c.row_ptr->buffer);
+    clmg_arg_buffer(&args, c.col->buffer);
+    clmg_arg_buffer(&args, c.val->buffer);
+    status = clmg_launch_args(&args, a->rows);
+  }
+  clmg_vector_destroy(length);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&c);
+    return status;
+  }
+  *out = c;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_device_upload(clmg_context *context, const clmg_csr *a, clmg_dtype precision,
+                                   clmg_csr_device *out) {
+  if (!context || !out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  clmg_clear_message(context);
+  if (!a || !a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)) || a->rows > INT32_MAX ||
+      a->cols > INT32_MAX)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_upload: the host matrix is missing or too large");
+  if (precision != CLMG_DOUBLE && precision != CLMG_FLOAT)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_upload: values must be double or float, not %s",
+                     clmg_dtype_name(precision));
+  size_t nnz = clmg_csr_nnz(a);
+  clmg_csr_device d = {a->rows, a->cols, NULL, NULL, NULL};
+  clmg_status status = clmg_vector_create(context, CLMG_INT64, a->rows + 1, &d.row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(d.row_ptr, a->row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, nnz, &d.col);
+  if (status == CLMG_SUCCESS && nnz > 0)
+    status = clmg_vector_upload(d.col, a->col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, nnz, &d.val);
+  if (status == CLMG_SUCCESS && nnz > 0)
+    status = clmg_vector_upload_doubles(d.val, a->val);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&d);
+    return status;
+  }
+  *out = d;
+  return CLMG_SUCCESS;
+}
