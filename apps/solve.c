@@ -544,9 +544,14 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
                    "is not there";
     return CLMG_ERROR_UNSUPPORTED;
   }
+  /* on a GPU the Galerkin products run on the device, on a CPU the host's
+   * are as fast */
+  int on_device = clmg_context_device(s->context)->is_gpu;
   clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
-  clmg_status status = clmg_amg_hierarchy_build(&s->a, NULL, &h, &error);
+  clmg_status status = on_device
+                           ? clmg_amg_hierarchy_build_device(s->context, &s->a, NULL, &h, &error)
+                           : clmg_amg_hierarchy_build(&s->a, NULL, &h, &error);
   if (status != CLMG_SUCCESS) {
     snprintf(reason, sizeof reason, "building the AMG hierarchy: %s", error.message);
     *failed_step = reason;
@@ -565,7 +570,10 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
   } else {
     clmg_smoother_type_parse(options->amg_smoother, &mg.smoother);
   }
-  status = clmg_multigrid_create(s->context, h.num_levels, h.a, h.p, NULL, &mg, &s->multigrid);
+  status = on_device ? clmg_multigrid_create_from_csr_device(s->context, h.num_levels, h.device_a,
+                                                             h.device_p, NULL, &mg, &s->multigrid)
+                     : clmg_multigrid_create(s->context, h.num_levels, h.a, h.p, NULL, &mg,
+                                             &s->multigrid);
   clmg_amg_hierarchy_free(&h);
   clmg_preconditioner cycle;
   if (status == CLMG_SUCCESS)

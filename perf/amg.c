@@ -132,6 +132,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
 static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
                            solver_kind solver, int mixed, result_row *row) {
   size_t n = a->rows;
+  int device_setup = clmg_context_device(context)->is_gpu;
   clmg_error error = {{0}};
   clmg_amg_hierarchy h = {0};
   clmg_matrix *matrix = NULL, *float_matrix = NULL;
@@ -169,7 +170,9 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
   }
   clmg_amg_patch_smoothing patches = {&h, 0, 0, 0};
   if (status == CLMG_SUCCESS && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH)) {
-    status = clmg_amg_hierarchy_build(a, NULL, &h, &error);
+    /* the products on the device on a GPU, as clmg solve --precond amg does */
+    status = device_setup ? clmg_amg_hierarchy_build_device(context, a, NULL, &h, &error)
+                          : clmg_amg_hierarchy_build(a, NULL, &h, &error);
     if (status != CLMG_SUCCESS)
       fprintf(stderr, PROGRAM ": %s: AMG: %s\n", row->matrix, error.message);
     clmg_multigrid_options options;
@@ -181,7 +184,10 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
       options.smoother_factory_data = &patches;
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, &mg);
+      status = device_setup
+                   ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
+                                                           h.device_p, NULL, &options, &mg)
+                   : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, &mg);
     clmg_preconditioner cycle;
     if (status == CLMG_SUCCESS)
       status = clmg_multigrid_preconditioner(mg, &cycle);

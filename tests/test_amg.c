@@ -396,6 +396,93 @@ static void test_patch_smoother_step(void **state) {
   clmg_csr_free(&a);
 }
 
+/* ---- the hierarchy with its products on the device ---- */
+
+static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
+  if (x->rows != y->rows || x->cols != y->cols || clmg_csr_nnz(x) != clmg_csr_nnz(y))
+    fail_msg("%s level %d: %zu x %zu, %zu entries against %zu x %zu, %zu", what, level, x->rows,
+             x->cols, clmg_csr_nnz(x), y->rows, y->cols, clmg_csr_nnz(y));
+  assert_memory_equal(x->row_ptr, y->row_ptr, (x->rows + 1) * sizeof *x->row_ptr);
+  assert_memory_equal(x->col, y->col, clmg_csr_nnz(x) * sizeof *x->col);
+  double largest = 0, worst = 0;
+  for (size_t k = 0; k < clmg_csr_nnz(x); ++k) {
+    largest = fmax(largest, fabs(y->val[k]));
+    worst = fmax(worst, fabs(x->val[k] - y->val[k]));
+  }
+  if (!(worst <= 1e-12 * largest))
+    fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
+}
+
+static void test_amg_device_build(void **state) {
+  (void)state;
+  clmg_csr a = diffusion(40, 40, 1, 1.0, jumping_coefficient);
+  clmg_error error = {{0}};
+  clmg_amg_hierarchy host = {0}, device = {0};
+  CHECK_HOST(clmg_amg_hierarchy_build(&a, NULL, &host, &error), error);
+  CHECK_HOST(clmg_amg_hierarchy_build_device(ctx, &a, NULL, &device, &error), error);
+  assert_int_equal(device.num_levels, host.num_levels);
+  assert_true(host.num_levels >= 3);
+  assert_null(host.device_a);
+  assert_non_null(device.device_a);
+  for (int l = 0; l < host.num_levels; ++l) {
+    check_same_csr(&device.a[l], &host.a[l], "A on the host", l);
+    clmg_csr copy = {0};
+    CHECK_HOST(clmg_csr_device_download(&device.device_a[l], &copy, &error), error);
+    check_same_csr(&copy, &host.a[l], "A on the device", l);
+    clmg_csr_free(&copy);
+    if (l > 0) {
+      CHECK_HOST(clmg_csr_device_download(&device.device_p[l], &copy, &error), error);
+      check_same_csr(&copy, &host.p[l], "P", l);
+      clmg_csr_free(&copy);
+      assert_memory_equal(device.patch[l], host.patch[l], host.a[l].rows * sizeof(int32_t));
+    }
+  }
+  /* the engine from the device arrays, patch smoothing from the host copies */
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  clmg_amg_patch_smoothing smoothing = {&device, 0, 0, 0};
+  options.smoother_factory = clmg_amg_patch_smoother_factory;
+  options.smoother_factory_data = &smoothing;
+  clmg_multigrid *mg = NULL;
+  CHECK_OK(clmg_multigrid_create_from_csr_device(ctx, device.num_levels, device.device_a,
+                                                 device.device_p, NULL, &options, &mg));
+  size_t n = a.rows;
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
+  assert_non_null(b);
+  assert_non_null(x);
+  for (size_t i = 0; i < n; ++i)
+    b[i] = 2 * rng_uniform() - 1;
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &db));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &dx));
+  CHECK_OK(clmg_vector_upload_doubles(db, b));
+  clmg_preconditioner cycle;
+  CHECK_OK(clmg_multigrid_preconditioner(mg, &cycle));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  clmg_krylov_result result;
+  CHECK_OK(clmg_cg(clmg_multigrid_matrix(mg, device.num_levels - 1), db, dx, &cycle, &ko, &result));
+  CHECK_OK(clmg_vector_download_doubles(dx, x));
+  clmg_csr_spmv_host(-1.0, &a, x, 1.0, b);
+  double rr = 0;
+  for (size_t i = 0; i < n; ++i)
+    rr += b[i] * b[i];
+  print_message("device-built hierarchy: %d levels, %d CG iterations, ||r|| %.2e\n",
+                device.num_levels, result.iterations, sqrt(rr));
+  assert_true(result.iterations <= 40);
+  clmg_krylov_result_free(&result);
+  clmg_preconditioner_destroy(&cycle);
+  clmg_multigrid_destroy(mg);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  free(b);
+  free(x);
+  clmg_amg_hierarchy_free(&host);
+  clmg_amg_hierarchy_free(&device);
+  clmg_csr_free(&a);
+}
+
 /* ---- solving ---- */
 
 typedef struct amg_run {
@@ -658,6 +745,7 @@ int main(void) {
       cmocka_unit_test(test_multiply),
       cmocka_unit_test(test_aggregation),
       cmocka_unit_test(test_patch_smoother_step),
+      cmocka_unit_test(test_amg_device_build),
       cmocka_unit_test(test_amg_pcg),
       cmocka_unit_test(test_amg_patch_smoother),
       cmocka_unit_test(test_amg_regular_mesh),

@@ -57,11 +57,27 @@ typedef struct clmg_amg_hierarchy {
   clmg_csr *p;     /* num_levels; p[0] empty */
   int32_t **patch; /* num_levels; patch[l] (l >= 1): a patch id per row of a[l], patches
                       made of whole aggregates (Fu et al. 2014's double partitioning) */
+  /* clmg_amg_hierarchy_build_device only (NULL otherwise): every level's
+   * matrix and prolongation as device arrays, for
+   * clmg_multigrid_create_from_csr_device; p on the host then stays empty */
+  clmg_csr_device *device_a;
+  clmg_csr_device *device_p;
 } clmg_amg_hierarchy;
 
 /* a must be square. NULL options: defaults. */
 CLMG_API clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                               clmg_amg_hierarchy *out, clmg_error *error);
+/* The same hierarchy with the products on the device: P = (I - omega D^-1
+ * A) P~, its transpose and A_c = P^T A P run there (clmg_csr_device_multiply),
+ * the aggregation and the patches stay on the host, which gets each coarse
+ * matrix back (a is small next to the fine one). Levels as above, plus
+ * device_a and device_p (double, or float on a device without fp64); hand
+ * them to clmg_multigrid_create_from_csr_device. A device failure is a
+ * status with the context's message in error. Free the hierarchy before the
+ * context. */
+CLMG_API clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
+                                                     const clmg_amg_options *options,
+                                                     clmg_amg_hierarchy *out, clmg_error *error);
 CLMG_API void clmg_amg_hierarchy_free(clmg_amg_hierarchy *hierarchy);
 
 /* Patch block-Jacobi smoothing on an AMG hierarchy's levels: pass

@@ -297,55 +297,85 @@ static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, doub
   return estimate;
 }
 
-/* P = (I - omega D^-1 A) P~ for the aggregates of a; P has a->rows rows and
- * `count` columns. */
+/* P~: one entry 1 in the column of each node's aggregate (none for a node
+ * without one). */
+static clmg_status tentative_prolongator(size_t n, const int32_t *aggregate, size_t count,
+                                         clmg_csr *tentative, clmg_error *error) {
+  *tentative = (clmg_csr){n, count, NULL, NULL, NULL};
+  tentative->row_ptr = clmg_alloc_array(n + 1, sizeof *tentative->row_ptr);
+  tentative->col = clmg_alloc_array(n ? n : 1, sizeof *tentative->col);
+  tentative->val = clmg_alloc_array(n ? n : 1, sizeof *tentative->val);
+  if (!tentative->row_ptr || !tentative->col || !tentative->val) {
+    clmg_csr_free(tentative);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate the prolongator of %zu rows", n);
+  }
+  tentative->row_ptr[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t k = tentative->row_ptr[i];
+    if (aggregate[i] >= 0) {
+      tentative->col[k] = aggregate[i];
+      tentative->val[k++] = 1.0;
+    }
+    tentative->row_ptr[i + 1] = k;
+  }
+  return CLMG_SUCCESS;
+}
+
+/* omega / a_ii per row (0 where a_ii is 0) for P = (I - omega D^-1 A) P~,
+ * omega = damping or 4/3 over lambda_max(D^-1 A); `scale` has a->rows
+ * entries. */
+static clmg_status prolongator_scale(const clmg_csr *a, double damping, double *scale,
+                                     clmg_error *error) {
+  size_t n = a->rows;
+  double *x = clmg_alloc_array(n ? n : 1, sizeof *x), *y = clmg_alloc_array(n ? n : 1, sizeof *y);
+  if (!x || !y) {
+    free(x);
+    free(y);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate the eigenvalue estimate of %zu rows", n);
+  }
+  clmg_csr_diagonal(a, scale, NULL);
+  double omega = damping;
+  if (omega == 0) {
+    double lambda = largest_eigenvalue(a, scale, x, y);
+    omega = lambda > 0 ? 4.0 / 3.0 / lambda : 0;
+  }
+  for (size_t i = 0; i < n; i++)
+    scale[i] = scale[i] != 0 ? omega / scale[i] : 0;
+  free(x);
+  free(y);
+  return CLMG_SUCCESS;
+}
+
+/* P = (I - omega D^-1 A) P~ for the aggregates of a, on the host; P has
+ * a->rows rows and `count` columns. */
 static clmg_status smoothed_prolongator(const clmg_csr *a, const int32_t *aggregate, size_t count,
                                         double damping, clmg_csr *p, clmg_error *error) {
   size_t n = a->rows;
-  clmg_csr tentative = {n, count, NULL, NULL, NULL}, product = {0};
-  tentative.row_ptr = clmg_alloc_array(n + 1, sizeof *tentative.row_ptr);
-  tentative.col = clmg_alloc_array(n ? n : 1, sizeof *tentative.col);
-  tentative.val = clmg_alloc_array(n ? n : 1, sizeof *tentative.val);
-  double *diagonal = clmg_alloc_array(n ? n : 1, sizeof *diagonal);
-  double *x = clmg_alloc_array(n ? n : 1, sizeof *x), *y = clmg_alloc_array(n ? n : 1, sizeof *y);
-  clmg_status status = CLMG_SUCCESS;
-  if (!tentative.row_ptr || !tentative.col || !tentative.val || !diagonal || !x || !y)
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "AMG: cannot allocate the prolongator of %zu rows", n);
-  if (status == CLMG_SUCCESS) {
-    tentative.row_ptr[0] = 0;
-    for (size_t i = 0; i < n; i++) {
-      int64_t k = tentative.row_ptr[i];
-      if (aggregate[i] >= 0) {
-        tentative.col[k] = aggregate[i];
-        tentative.val[k++] = 1.0;
-      }
-      tentative.row_ptr[i + 1] = k;
-    }
-    clmg_csr_diagonal(a, diagonal, NULL);
-    double omega = damping;
-    if (omega == 0) {
-      double lambda = largest_eigenvalue(a, diagonal, x, y);
-      omega = lambda > 0 ? 4.0 / 3.0 / lambda : 0;
-    }
+  clmg_csr tentative = {0}, product = {0};
+  double *scale = clmg_alloc_array(n ? n : 1, sizeof *scale);
+  clmg_status status = scale ? CLMG_SUCCESS
+                             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                              "AMG: cannot allocate %zu row scales", n);
+  if (status == CLMG_SUCCESS)
+    status = tentative_prolongator(n, aggregate, count, &tentative, error);
+  if (status == CLMG_SUCCESS)
+    status = prolongator_scale(a, damping, scale, error);
+  if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(a, &tentative, &product, error);
-    if (status == CLMG_SUCCESS) {
-      /* P_ij = P~_ij - omega / a_ii (A P~)_ij; P~'s entry is in the product's
-       * pattern when a_ii is stored */
-      for (size_t i = 0; i < n; i++) {
-        double scale = diagonal[i] != 0 ? omega / diagonal[i] : 0;
-        for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
-          product.val[k] = (product.col[k] == aggregate[i] ? 1.0 : 0.0) - scale * product.val[k];
-      }
-      *p = product;
-      product = (clmg_csr){0};
-    }
+  if (status == CLMG_SUCCESS) {
+    /* P_ij = P~_ij - omega / a_ii (A P~)_ij; P~'s entry is in the product's
+     * pattern when a_ii is stored (cl/amg.cl does the same on the device) */
+    for (size_t i = 0; i < n; i++)
+      for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
+        product.val[k] = (product.col[k] == aggregate[i] ? 1.0 : 0.0) - scale[i] * product.val[k];
+    *p = product;
+    product = (clmg_csr){0};
   }
   clmg_csr_free(&tentative);
   clmg_csr_free(&product);
-  free(diagonal);
-  free(x);
-  free(y);
+  free(scale);
   return status;
 }
 
@@ -401,6 +431,85 @@ static clmg_status make_patches(const clmg_csr *coarse, const int32_t *aggregate
   return status;
 }
 
+/* ---- the products on the device ---- */
+
+/* The context's message as the clmg_error of the host interface. */
+static clmg_status device_failure(clmg_context *context, clmg_status status, clmg_error *error) {
+  return clmg_error_set(error, status, "%s", clmg_context_message(context));
+}
+
+/* One coarsening on the device: P = (I - omega D^-1 A) P~ from the product
+ * A P~ (cl/amg.cl), then A_c = P^T (A P) with the device transpose and
+ * products; A_c also comes back to the host, where the next aggregation
+ * and the patches are made. fine_device holds the fine matrix. */
+static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
+                                  const clmg_csr_device *fine_device, const int32_t *aggregate,
+                                  size_t count, double damping, clmg_csr_device *p_device,
+                                  clmg_csr_device *coarse_device, clmg_csr *coarse,
+                                  clmg_error *error) {
+  size_t n = fine->rows;
+  clmg_dtype precision = clmg_vector_type(fine_device->val);
+  clmg_csr tentative = {0};
+  clmg_csr_device tentative_device = {0}, r = {0}, ap = {0};
+  clmg_vector *aggregate_device = NULL, *scale_device = NULL;
+  double *scale = clmg_alloc_array(n ? n : 1, sizeof *scale);
+  clmg_status status = scale ? CLMG_SUCCESS
+                             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                              "AMG: cannot allocate %zu row scales", n);
+  if (status == CLMG_SUCCESS)
+    status = tentative_prolongator(n, aggregate, count, &tentative, error);
+  if (status == CLMG_SUCCESS)
+    status = prolongator_scale(fine, damping, scale, error);
+  clmg_status device = CLMG_SUCCESS;
+  if (status == CLMG_SUCCESS) {
+    device = clmg_csr_device_upload(context, &tentative, precision, &tentative_device);
+    if (device == CLMG_SUCCESS)
+      device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
+    if (device == CLMG_SUCCESS)
+      device = clmg_vector_create(context, CLMG_INT32, n, &aggregate_device);
+    if (device == CLMG_SUCCESS && n > 0)
+      device = clmg_vector_upload(aggregate_device, aggregate);
+    if (device == CLMG_SUCCESS)
+      device = clmg_vector_create(context, precision, n, &scale_device);
+    if (device == CLMG_SUCCESS && n > 0)
+      device = clmg_vector_upload_doubles(scale_device, scale);
+    cl_kernel kernel = NULL;
+    if (device == CLMG_SUCCESS)
+      device = clmg_get_kernel(context, "amg", clmg_real_options(context, precision),
+                               "amg_smooth_prolongator", &kernel);
+    if (device == CLMG_SUCCESS) {
+      clmg_kernel_args args;
+      clmg_args_begin(&args, context, kernel, "amg_smooth_prolongator");
+      clmg_arg_ulong(&args, n);
+      clmg_arg_buffer(&args, p_device->row_ptr->buffer);
+      clmg_arg_buffer(&args, p_device->col->buffer);
+      clmg_arg_buffer(&args, p_device->val->buffer);
+      clmg_arg_buffer(&args, aggregate_device->buffer);
+      clmg_arg_buffer(&args, scale_device->buffer);
+      clmg_arg_real(&args, precision, 1.0); /* omega is in the scales already */
+      device = clmg_launch_args(&args, n);
+    }
+    if (device == CLMG_SUCCESS)
+      device = clmg_csr_device_transpose(context, p_device, &r);
+    if (device == CLMG_SUCCESS)
+      device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
+    if (device == CLMG_SUCCESS)
+      device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
+    if (device != CLMG_SUCCESS)
+      status = device_failure(context, device, error);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_device_download(coarse_device, coarse, error);
+  clmg_csr_free(&tentative);
+  clmg_csr_device_free(&tentative_device);
+  clmg_csr_device_free(&r);
+  clmg_csr_device_free(&ap);
+  clmg_vector_destroy(aggregate_device);
+  clmg_vector_destroy(scale_device);
+  free(scale);
+  return status;
+}
+
 void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
   if (!h)
     return;
@@ -411,15 +520,23 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
       clmg_csr_free(&h->p[l]);
     if (h->patch)
       free(h->patch[l]);
+    if (h->device_a)
+      clmg_csr_device_free(&h->device_a[l]);
+    if (h->device_p)
+      clmg_csr_device_free(&h->device_p[l]);
   }
   free(h->a);
   free(h->p);
   free(h->patch);
+  free(h->device_a);
+  free(h->device_p);
   memset(h, 0, sizeof *h);
 }
 
-clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
-                                     clmg_amg_hierarchy *out, clmg_error *error) {
+/* The levels from fine to coarse, on the host or (context given) with the
+ * products on the device, then reversed: level 0 is the coarsest. */
+static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_amg_options *options,
+                         clmg_amg_hierarchy *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -433,20 +550,31 @@ clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *
   if (status != CLMG_SUCCESS)
     return status;
   size_t capacity = (size_t)o->max_levels;
-  /* built from fine to coarse, then reversed: level 0 is the coarsest */
-  clmg_csr *levels_a = calloc(capacity, sizeof *levels_a);
-  clmg_csr *levels_p = calloc(capacity, sizeof *levels_p);
-  int32_t **levels_patch = calloc(capacity, sizeof *levels_patch);
+  /* every array as the hierarchy will own it, in build order until the end */
+  clmg_amg_hierarchy built_order = {.num_levels = (int)capacity,
+                                    .a = calloc(capacity, sizeof(clmg_csr)),
+                                    .p = calloc(capacity, sizeof(clmg_csr)),
+                                    .patch = calloc(capacity, sizeof(int32_t *))};
+  if (context) {
+    built_order.device_a = calloc(capacity, sizeof(clmg_csr_device));
+    built_order.device_p = calloc(capacity, sizeof(clmg_csr_device));
+  }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!levels_a || !levels_p || !levels_patch || !aggregate) {
-    free(levels_a);
-    free(levels_p);
-    free(levels_patch);
+  if (!built_order.a || !built_order.p || !built_order.patch || !aggregate ||
+      (context && (!built_order.device_a || !built_order.device_p))) {
     free(aggregate);
+    clmg_amg_hierarchy_free(&built_order);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
+  clmg_csr *levels_a = built_order.a, *levels_p = built_order.p;
   size_t built = 1;
   status = clmg_csr_copy(a, &levels_a[0], error);
+  if (status == CLMG_SUCCESS && context) {
+    clmg_dtype precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
+    clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &built_order.device_a[0]);
+    if (uploaded != CLMG_SUCCESS)
+      status = device_failure(context, uploaded, error);
+  }
   while (status == CLMG_SUCCESS && built < capacity && levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr *fine = &levels_a[built - 1];
     size_t count = 0;
@@ -454,47 +582,79 @@ clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *
     /* no aggregate, or too little coarsening to pay for a level: stop */
     if (status != CLMG_SUCCESS || count == 0 || count * 10 > fine->rows * 9)
       break;
-    /* levels_p[built] maps level built to built - 1 (fine), as the engine
-     * wants after the reversal */
-    status = smoothed_prolongator(fine, aggregate, count, o->prolongator_damping, &levels_p[built],
-                                  error);
+    /* p[built] maps level built to built - 1 (fine), as the engine wants
+     * after the reversal */
+    if (context) {
+      status = device_coarsen(context, fine, &built_order.device_a[built - 1], aggregate, count,
+                              o->prolongator_damping, &built_order.device_p[built],
+                              &built_order.device_a[built], &levels_a[built], error);
+    } else {
+      status = smoothed_prolongator(fine, aggregate, count, o->prolongator_damping,
+                                    &levels_p[built], error);
+      if (status == CLMG_SUCCESS)
+        status = galerkin(fine, &levels_p[built], &levels_a[built], error);
+    }
     if (status == CLMG_SUCCESS)
-      status = galerkin(fine, &levels_p[built], &levels_a[built], error);
-    if (status == CLMG_SUCCESS)
-      status =
-          make_patches(&levels_a[built], aggregate, fine->rows, o, &levels_patch[built - 1], error);
+      status = make_patches(&levels_a[built], aggregate, fine->rows, o,
+                            &built_order.patch[built - 1], error);
     if (status == CLMG_SUCCESS)
       built++;
   }
   free(aggregate);
   if (status != CLMG_SUCCESS) {
-    clmg_amg_hierarchy h = {(int)capacity, levels_a, levels_p, levels_patch};
-    clmg_amg_hierarchy_free(&h);
+    clmg_amg_hierarchy_free(&built_order);
     return status;
   }
   /* reverse: engine level l = built level built - 1 - l; the P that maps
    * engine level l - 1 to l is the one made at built level built - l */
-  clmg_amg_hierarchy h = {(int)built, calloc(built, sizeof(clmg_csr)),
-                          calloc(built, sizeof(clmg_csr)), calloc(built, sizeof(int32_t *))};
-  if (!h.a || !h.p || !h.patch) {
-    free(h.a);
-    free(h.p);
-    free(h.patch);
-    clmg_amg_hierarchy all = {(int)capacity, levels_a, levels_p, levels_patch};
-    clmg_amg_hierarchy_free(&all);
+  clmg_amg_hierarchy h = {.num_levels = (int)built,
+                          .a = calloc(built, sizeof(clmg_csr)),
+                          .p = calloc(built, sizeof(clmg_csr)),
+                          .patch = calloc(built, sizeof(int32_t *))};
+  if (context) {
+    h.device_a = calloc(built, sizeof(clmg_csr_device));
+    h.device_p = calloc(built, sizeof(clmg_csr_device));
+  }
+  if (!h.a || !h.p || !h.patch || (context && (!h.device_a || !h.device_p))) {
+    clmg_amg_hierarchy_free(&h);
+    clmg_amg_hierarchy_free(&built_order);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
   for (size_t l = 0; l < built; l++) {
-    h.a[l] = levels_a[built - 1 - l];
-    h.patch[l] = levels_patch[built - 1 - l]; /* NULL on the coarsest */
-    if (l > 0)
+    size_t from = built - 1 - l;
+    h.a[l] = levels_a[from];
+    h.patch[l] = built_order.patch[from]; /* NULL on the coarsest */
+    levels_a[from] = (clmg_csr){0};
+    built_order.patch[from] = NULL;
+    if (context) {
+      h.device_a[l] = built_order.device_a[from];
+      built_order.device_a[from] = (clmg_csr_device){0};
+    }
+    if (l > 0) {
       h.p[l] = levels_p[built - l];
+      levels_p[built - l] = (clmg_csr){0};
+      if (context) {
+        h.device_p[l] = built_order.device_p[built - l];
+        built_order.device_p[built - l] = (clmg_csr_device){0};
+      }
+    }
   }
-  free(levels_a);
-  free(levels_p);
-  free(levels_patch);
+  clmg_amg_hierarchy_free(&built_order); /* what is left of it: empty */
   *out = h;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
+                                     clmg_amg_hierarchy *out, clmg_error *error) {
+  return build(NULL, a, options, out, error);
+}
+
+clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
+                                            const clmg_amg_options *options,
+                                            clmg_amg_hierarchy *out, clmg_error *error) {
+  if (!context)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
+  return build(context, a, options, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
