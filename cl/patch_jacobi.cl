@@ -16,21 +16,25 @@ kernel void patch_jacobi(global const uint *patch_start, global const uint *patc
                          global const real *block_val, global const real *inverse_diagonal,
                          global const real *r, ulong r_offset, global real *x, ulong x_offset,
                          real omega, real inner_omega, uint inner) {
-  local real g[PATCH_MAX], g_next[PATCH_MAX];
+  /* the patch's defect and iterate stay in local memory for all inner
+   * iterations; the block is read from global memory (cached) */
+  local real g[PATCH_MAX], g_next[PATCH_MAX], r_patch[PATCH_MAX], weight[PATCH_MAX];
   r += r_offset;
   x += x_offset;
   const uint patch = get_group_id(0), lid = get_local_id(0), size = get_local_size(0);
   const uint first = patch_start[patch], rows = patch_start[patch + 1] - first;
-  for (uint i = lid; i < rows; i += size)
-    g[i] = inner_omega * inverse_diagonal[first + i] * r[patch_rows[first + i]];
+  for (uint i = lid; i < rows; i += size) {
+    r_patch[i] = r[patch_rows[first + i]];
+    weight[i] = inner_omega * inverse_diagonal[first + i];
+    g[i] = weight[i] * r_patch[i];
+  }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (uint step = 1; step < inner; ++step) {
     for (uint i = lid; i < rows; i += size) {
       real ag = 0;
       for (long k = block_ptr[first + i]; k < block_ptr[first + i + 1]; ++k)
         ag += block_val[k] * g[block_col[k]];
-      g_next[i] = g[i] + inner_omega * inverse_diagonal[first + i] *
-                             (r[patch_rows[first + i]] - ag);
+      g_next[i] = g[i] + weight[i] * (r_patch[i] - ag);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint i = lid; i < rows; i += size)

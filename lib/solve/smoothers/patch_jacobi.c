@@ -18,7 +18,7 @@
 /* Rows a patch may have (cl/patch_jacobi.cl's PATCH_MAX); larger patches
  * are cut into pieces of at most this many rows. */
 #define PATCH_MAX 512
-#define PATCH_GROUP_SIZE 64
+#define PATCH_GROUP_SIZE 128
 
 typedef struct patch_smoother {
   clmg_context *context;
