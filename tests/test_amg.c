@@ -695,33 +695,7 @@ static void test_amg_anisotropic(void **state) {
 static void test_amg_gmres(void **state) {
   (void)state;
   /* upwind convection-diffusion (the convection turns with the position) */
-  size_t n = 48;
-  double h = 1.0 / (double)(n + 1), d = 1.0 / (h * h), peclet = 10;
-  triplets t = {0};
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      double x = (double)(j + 1) * h, y = (double)(i + 1) * h;
-      double wx = peclet * (y - 0.5) * 2.0, wy = peclet * (0.5 - x) * 2.0;
-      size_t row = i * n + j;
-      triplets_add(&t, row, row, 4.0 * d + (fabs(wx) + fabs(wy)) / h);
-      const long di[4] = {0, 0, -1, 1}, dj[4] = {-1, 1, 0, 0};
-      for (int k = 0; k < 4; ++k) {
-        long ni = (long)i + di[k], nj = (long)j + dj[k];
-        if (ni < 0 || nj < 0 || ni >= (long)n || nj >= (long)n)
-          continue;
-        double value = -d;
-        if (k == 0 && wx > 0)
-          value -= wx / h;
-        if (k == 1 && wx < 0)
-          value += wx / h;
-        if (k == 2 && wy > 0)
-          value -= wy / h;
-        if (k == 3 && wy < 0)
-          value += wy / h;
-        triplets_add(&t, row, (size_t)ni * n + (size_t)nj, value);
-      }
-    }
-  clmg_csr a = triplets_to_csr(&t, n * n);
+  clmg_csr a = upwind_convection_diffusion(48, 10);
   amg_run run = solve_with_amg(&a, CLMG_KRYLOV_GMRES, 0, 0.0, "convection-diffusion Pe 10, GMRES");
   assert_true(run.iterations <= 40);
   run = solve_with_amg(&a, CLMG_KRYLOV_BICGSTAB, 0, 0.0, "convection-diffusion Pe 10, BiCGStab");

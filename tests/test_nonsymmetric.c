@@ -24,41 +24,6 @@ static clmg_context *ctx;
 
 /* ---- problems ---- */
 
-/* -Laplace(u) + w . grad(u) on the unit square, n x n interior points,
- * h = 1 / (n + 1), first-order upwind convection, zero Dirichlet values
- * eliminated; global Péclet number |w| (diffusion 1). The wind turns with
- * the position, so both directions of both axes occur. */
-static clmg_csr convection_diffusion(size_t n, double peclet) {
-  double h = 1.0 / (double)(n + 1), d = 1.0 / (h * h);
-  triplets t = {0};
-  for (size_t i = 0; i < n; ++i)
-    for (size_t j = 0; j < n; ++j) {
-      double x = (double)(j + 1) * h, y = (double)(i + 1) * h;
-      double wx = peclet * (y - 0.5) * 2.0, wy = peclet * (0.5 - x) * 2.0 + 0.3 * peclet;
-      size_t row = i * n + j;
-      double diagonal = 4.0 * d + (fabs(wx) + fabs(wy)) / h;
-      triplets_add(&t, row, row, diagonal);
-      /* neighbours: west, east, south, north */
-      const long di[4] = {0, 0, -1, 1}, dj[4] = {-1, 1, 0, 0};
-      for (int k = 0; k < 4; ++k) {
-        long ni = (long)i + di[k], nj = (long)j + dj[k];
-        if (ni < 0 || nj < 0 || ni >= (long)n || nj >= (long)n)
-          continue;
-        double value = -d;
-        if (k == 0 && wx > 0)
-          value -= wx / h;
-        if (k == 1 && wx < 0)
-          value += wx / h;
-        if (k == 2 && wy > 0)
-          value -= wy / h;
-        if (k == 3 && wy < 0)
-          value += wy / h;
-        triplets_add(&t, row, (size_t)ni * n + (size_t)nj, value);
-      }
-    }
-  return triplets_to_csr(&t, n * n);
-}
-
 /* Rows of very different lengths (1 to 40, a few of 150), random values,
  * a diagonal that dominates its row: nonsymmetric and nonsingular. */
 static clmg_csr irregular(size_t n) {
@@ -204,7 +169,7 @@ static void test_convection_diffusion(void **state) {
   (void)state;
   const double pecletes[] = {10, 100, 1000};
   for (size_t k = 0; k < 3; ++k) {
-    clmg_csr a = convection_diffusion(20, pecletes[k]);
+    clmg_csr a = upwind_convection_diffusion(20, pecletes[k]);
     assert_false(clmg_csr_is_symmetric(&a, 1e-8));
     char name[64];
     snprintf(name, sizeof name, "convection-diffusion Pe %g", pecletes[k]);
@@ -225,7 +190,7 @@ static void test_irregular(void **state) {
  * GMRES. */
 static void test_short_restart(void **state) {
   (void)state;
-  clmg_csr a = convection_diffusion(16, 100);
+  clmg_csr a = upwind_convection_diffusion(16, 100);
   double *b = random_vector(a.rows), *x_direct = dense_solve(&a, b);
   checked_solve c = {CLMG_KRYLOV_GMRES, 1, 5, "convection-diffusion Pe 100, gmres(5) + jacobi"};
   int iterations = solve_and_check(&a, b, x_direct, &c);
@@ -239,7 +204,7 @@ static void test_short_restart(void **state) {
 
 static void test_limits_and_true_residual(void **state) {
   (void)state;
-  clmg_csr a = convection_diffusion(16, 100);
+  clmg_csr a = upwind_convection_diffusion(16, 100);
   size_t n = a.rows;
   double *b = random_vector(n);
   for (int precision = 0; precision < 2; ++precision) {
@@ -352,7 +317,7 @@ static clmg_status split_apply(void *data, double alpha, const clmg_vector *x, d
 
 static void test_user_operator(void **state) {
   (void)state;
-  clmg_csr a = convection_diffusion(16, 10);
+  clmg_csr a = upwind_convection_diffusion(16, 10);
   size_t n = a.rows;
   triplets td = {0}, tr = {0};
   for (size_t i = 0; i < n; ++i)

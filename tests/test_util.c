@@ -172,3 +172,38 @@ void dense_solve_in_place(double *m, double *rhs, size_t n) {
     rhs[i] = sum / m[i * n + i];
   }
 }
+
+/* -Laplace(u) + w . grad(u) on the unit square, n x n interior points,
+ * h = 1 / (n + 1), first-order upwind convection, zero Dirichlet values
+ * eliminated; global Péclet number |w| (diffusion 1). The wind turns with
+ * the position, so both directions of both axes occur. */
+clmg_csr upwind_convection_diffusion(size_t n, double peclet) {
+  double h = 1.0 / (double)(n + 1), d = 1.0 / (h * h);
+  triplets t = {0};
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      double x = (double)(j + 1) * h, y = (double)(i + 1) * h;
+      double wx = peclet * (y - 0.5) * 2.0, wy = peclet * (0.5 - x) * 2.0 + 0.3 * peclet;
+      size_t row = i * n + j;
+      double diagonal = 4.0 * d + (fabs(wx) + fabs(wy)) / h;
+      triplets_add(&t, row, row, diagonal);
+      /* neighbours: west, east, south, north */
+      const long di[4] = {0, 0, -1, 1}, dj[4] = {-1, 1, 0, 0};
+      for (int k = 0; k < 4; ++k) {
+        long ni = (long)i + di[k], nj = (long)j + dj[k];
+        if (ni < 0 || nj < 0 || ni >= (long)n || nj >= (long)n)
+          continue;
+        double value = -d;
+        if (k == 0 && wx > 0)
+          value -= wx / h;
+        if (k == 1 && wx < 0)
+          value += wx / h;
+        if (k == 2 && wy > 0)
+          value -= wy / h;
+        if (k == 3 && wy < 0)
+          value += wy / h;
+        triplets_add(&t, row, (size_t)ni * n + (size_t)nj, value);
+      }
+    }
+  return triplets_to_csr(&t, n * n);
+}

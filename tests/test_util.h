@@ -86,6 +86,11 @@ typedef struct triplets {
 void triplets_add(triplets *t, size_t row, size_t col, double value);
 clmg_csr triplets_to_csr(triplets *t, size_t n);
 
+/* -Laplace(u) + w . grad(u) on the unit square, n x n interior points,
+ * first-order upwind convection whose wind turns with the position, global
+ * Peclet number `peclet`: the nonsymmetric test matrix (n^2 rows). */
+clmg_csr upwind_convection_diffusion(size_t n, double peclet);
+
 /* Solves the dense n x n system m x = rhs in place (row-major m is
  * destroyed, rhs becomes x) by Gaussian elimination with partial pivoting;
  * fails the test on a zero pivot. The host reference for direct solves. */

@@ -63,15 +63,6 @@ static clmg_status get_kernel(const builder *b, const char *name, clmg_kernel_ar
   return status;
 }
 
-static clmg_status upload_new(clmg_context *context, clmg_dtype type, size_t n, const void *host,
-                              clmg_vector **out) {
-  clmg_status status = clmg_vector_create(context, type, n, out);
-  if (status == CLMG_SUCCESS && n > 0)
-    status = type == CLMG_DOUBLE || type == CLMG_FLOAT ? clmg_vector_upload_doubles(*out, host)
-                                                       : clmg_vector_upload(*out, host);
-  return status;
-}
-
 /* The host assembly's quadrature tables and the transfer table, uploaded
  * once for all levels. */
 static clmg_status builder_init(builder *b, clmg_context *context, int dim, int degree) {
@@ -122,10 +113,11 @@ static clmg_status builder_init(builder *b, clmg_context *context, int dim, int 
       }
     snprintf(b->options, sizeof b->options, "%s -DFE_DIM=%d -DFE_DOFS=%zu -DFE_POINTS=%zu",
              clmg_real_options(context, b->precision), dim, dofs, points);
-    status = upload_new(context, b->precision, table_size, table, &b->table);
+    status = clmg_vector_create_from_host(context, b->precision, table_size, table, &b->table);
   }
   if (status == CLMG_SUCCESS)
-    status = upload_new(context, b->precision, transfer_size, transfer, &b->transfer);
+    status =
+        clmg_vector_create_from_host(context, b->precision, transfer_size, transfer, &b->transfer);
   free(ref);
   free(table);
   free(transfer);
@@ -151,10 +143,12 @@ static clmg_status upload_level(const builder *b, const clmg_fe_space *space, co
                      "no host memory for the Dirichlet mask of %zu DOFs", n);
   for (size_t i = 0; i < n; i++)
     eliminated[i] = mask[i];
-  clmg_status status = upload_new(context, CLMG_UINT32, n, eliminated, &level->eliminated);
+  clmg_status status =
+      clmg_vector_create_from_host(context, CLMG_UINT32, n, eliminated, &level->eliminated);
   free(eliminated);
   if (status == CLMG_SUCCESS)
-    status = upload_new(context, CLMG_INT32, entries, space->cell_dofs, &level->cell_dofs);
+    status = clmg_vector_create_from_host(context, CLMG_INT32, entries, space->cell_dofs,
+                                          &level->cell_dofs);
 
   clmg_vector *count = NULL;
   clmg_kernel_args args;
@@ -262,10 +256,11 @@ static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh, dou
   clmg_context *context = b->context;
   size_t cells = mesh->num_cells, dofs = b->dofs_per_cell, upper = dofs * (dofs + 1) / 2;
   clmg_vector *coords = NULL, *cell_vertices = NULL, *bad = NULL;
-  clmg_status status = upload_new(context, b->precision, mesh->num_vertices * (size_t)mesh->dim,
-                                  mesh->coords, &coords);
+  clmg_status status = clmg_vector_create_from_host(
+      context, b->precision, mesh->num_vertices * (size_t)mesh->dim, mesh->coords, &coords);
   if (status == CLMG_SUCCESS)
-    status = upload_new(context, CLMG_INT32, cells * b->children, mesh->cells, &cell_vertices);
+    status = clmg_vector_create_from_host(context, CLMG_INT32, cells * b->children, mesh->cells,
+                                          &cell_vertices);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
   if (status == CLMG_SUCCESS)
@@ -314,9 +309,9 @@ static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
   if (status == CLMG_SUCCESS)
     status = element_matrices(b, space->mesh, source, &stiffness, &element_load);
   if (status == CLMG_SUCCESS && g)
-    status = upload_new(context, b->precision, n, g, &g_device);
+    status = clmg_vector_create_from_host(context, b->precision, n, g, &g_device);
   if (status == CLMG_SUCCESS && load)
-    status = upload_new(context, b->precision, n, load, &load_device);
+    status = clmg_vector_create_from_host(context, b->precision, n, load, &load_device);
   if (status == CLMG_SUCCESS && g)
     status = clmg_vector_create(context, b->precision, n, rhs);
   if (status == CLMG_SUCCESS && g)

@@ -21,6 +21,11 @@ struct clmg_vector {
 /* Two kernel arguments: the vector's buffer and its element offset (ulong). */
 void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 
+/* A new vector of n elements of `type` holding the host array (doubles for
+ * double and float vectors, converted; the type's own elements otherwise). */
+clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
+                                         const void *host, clmg_vector **out);
+
 /* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
  * that a kernel wrote, and their sum; see lib/la/csr_device.c. */
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,

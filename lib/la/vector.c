@@ -235,6 +235,19 @@ clmg_status clmg_vector_fill(clmg_vector *vector, double value) {
   return fill_range(vector, value);
 }
 
+clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
+                                         const void *host, clmg_vector **out) {
+  clmg_status status = clmg_vector_create(context, type, n, out);
+  if (status == CLMG_SUCCESS && n > 0)
+    status = type == CLMG_DOUBLE || type == CLMG_FLOAT ? clmg_vector_upload_doubles(*out, host)
+                                                       : clmg_vector_upload(*out, host);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(*out);
+    *out = NULL;
+  }
+  return status;
+}
+
 void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector) {
   clmg_arg_buffer(args, vector->buffer);
   clmg_arg_ulong(args, vector->offset);

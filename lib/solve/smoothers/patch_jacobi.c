@@ -61,15 +61,6 @@ static void patch_destroy(void *data) {
   free(s);
 }
 
-static clmg_status upload(clmg_context *context, clmg_dtype type, size_t n, const void *host,
-                          clmg_vector **out) {
-  clmg_status status = clmg_vector_create(context, type, n, out);
-  if (status == CLMG_SUCCESS && n > 0)
-    status = type == CLMG_DOUBLE || type == CLMG_FLOAT ? clmg_vector_upload_doubles(*out, host)
-                                                       : clmg_vector_upload(*out, host);
-  return status;
-}
-
 static clmg_status patch_setup(void *data, const clmg_operator *a) {
   patch_smoother *s = data;
   if (a->rows != s->n || a->cols != s->n)
@@ -78,18 +69,23 @@ static clmg_status patch_setup(void *data, const clmg_operator *a) {
                      s->n, a->rows, a->cols);
   free_device(s);
   clmg_dtype real = a->precision;
-  clmg_status status =
-      upload(s->context, CLMG_UINT32, s->num_patches + 1, s->patch_start, &s->d_patch_start);
+  clmg_status status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->num_patches + 1,
+                                                    s->patch_start, &s->d_patch_start);
   if (status == CLMG_SUCCESS)
-    status = upload(s->context, CLMG_UINT32, s->n, s->patch_rows, &s->d_patch_rows);
+    status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->n, s->patch_rows,
+                                          &s->d_patch_rows);
   if (status == CLMG_SUCCESS)
-    status = upload(s->context, CLMG_INT64, s->n + 1, s->block_ptr, &s->d_block_ptr);
+    status = clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->block_ptr,
+                                          &s->d_block_ptr);
   if (status == CLMG_SUCCESS)
-    status = upload(s->context, CLMG_UINT32, s->block_nnz, s->block_col, &s->d_block_col);
+    status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->block_nnz, s->block_col,
+                                          &s->d_block_col);
   if (status == CLMG_SUCCESS)
-    status = upload(s->context, real, s->block_nnz, s->block_val, &s->d_block_val);
+    status =
+        clmg_vector_create_from_host(s->context, real, s->block_nnz, s->block_val, &s->d_block_val);
   if (status == CLMG_SUCCESS)
-    status = upload(s->context, real, s->n, s->inverse_diagonal, &s->d_inverse_diagonal);
+    status = clmg_vector_create_from_host(s->context, real, s->n, s->inverse_diagonal,
+                                          &s->d_inverse_diagonal);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(s->context, real, s->n, &s->r);
   if (status == CLMG_SUCCESS) {
