@@ -348,20 +348,30 @@ static clmg_status prolongator_scale(const clmg_csr *a, double damping, double *
   return CLMG_SUCCESS;
 }
 
+/* What both prolongator smoothings start from: P~ and the row scales
+ * omega / a_ii (malloc'ed; freed by the caller also on failure). */
+static clmg_status prolongator_inputs(const clmg_csr *a, const int32_t *aggregate, size_t count,
+                                      double damping, clmg_csr *tentative, double **scale,
+                                      clmg_error *error) {
+  size_t n = a->rows;
+  *scale = clmg_alloc_array(n ? n : 1, sizeof **scale);
+  if (!*scale)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate %zu row scales", n);
+  clmg_status status = tentative_prolongator(n, aggregate, count, tentative, error);
+  if (status == CLMG_SUCCESS)
+    status = prolongator_scale(a, damping, *scale, error);
+  return status;
+}
+
 /* P = (I - omega D^-1 A) P~ for the aggregates of a, on the host; P has
  * a->rows rows and `count` columns. */
 static clmg_status smoothed_prolongator(const clmg_csr *a, const int32_t *aggregate, size_t count,
                                         double damping, clmg_csr *p, clmg_error *error) {
   size_t n = a->rows;
   clmg_csr tentative = {0}, product = {0};
-  double *scale = clmg_alloc_array(n ? n : 1, sizeof *scale);
-  clmg_status status = scale ? CLMG_SUCCESS
-                             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                                              "AMG: cannot allocate %zu row scales", n);
-  if (status == CLMG_SUCCESS)
-    status = tentative_prolongator(n, aggregate, count, &tentative, error);
-  if (status == CLMG_SUCCESS)
-    status = prolongator_scale(a, damping, scale, error);
+  double *scale = NULL;
+  clmg_status status = prolongator_inputs(a, aggregate, count, damping, &tentative, &scale, error);
   if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(a, &tentative, &product, error);
   if (status == CLMG_SUCCESS) {
@@ -452,14 +462,9 @@ static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
   clmg_csr tentative = {0};
   clmg_csr_device tentative_device = {0}, r = {0}, ap = {0};
   clmg_vector *aggregate_device = NULL, *scale_device = NULL;
-  double *scale = clmg_alloc_array(n ? n : 1, sizeof *scale);
-  clmg_status status = scale ? CLMG_SUCCESS
-                             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                                              "AMG: cannot allocate %zu row scales", n);
-  if (status == CLMG_SUCCESS)
-    status = tentative_prolongator(n, aggregate, count, &tentative, error);
-  if (status == CLMG_SUCCESS)
-    status = prolongator_scale(fine, damping, scale, error);
+  double *scale = NULL;
+  clmg_status status =
+      prolongator_inputs(fine, aggregate, count, damping, &tentative, &scale, error);
   clmg_status device = CLMG_SUCCESS;
   if (status == CLMG_SUCCESS) {
     device = clmg_csr_device_upload(context, &tentative, precision, &tentative_device);
