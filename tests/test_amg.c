@@ -673,9 +673,11 @@ static int regular_iterations(int level, int patches) {
 static void test_amg_regular_mesh(void **state) {
   (void)state;
   int patch0 = regular_iterations(0, 1), patch1 = regular_iterations(1, 1);
-  int jacobi1 = regular_iterations(1, 0);
-  assert_true(patch0 <= 10 && patch1 <= 10);
-  assert_true(patch1 <= patch0 + 3);
+  int patch2 = regular_iterations(2, 1), jacobi1 = regular_iterations(1, 0);
+  assert_true(patch0 <= 10 && patch1 <= 10 && patch2 <= 12);
+  /* the issue's rule: at most 3 more from level 1 to level 3; here from
+   * level 0 to level 2, the sizes a test can afford */
+  assert_true(patch2 <= patch0 + 3);
   assert_true(patch1 < jacobi1);
 }
 

@@ -24,6 +24,11 @@ typedef struct clmg_amg_options {
    * plus one (a k-MIS): 2 (default; Fu et al. 2014's choice on tetrahedra)
    * gives larger aggregates than 1 */
   int root_distance;
+  /* the same on the coarser levels, whose Galerkin graphs are denser: 1
+   * (default; with 2 there too, the aggregates grow so large that the
+   * iterations rise with the levels: 8, 12, 14 on Regular levels 1-3
+   * against 8, 10, 11); 0: root_distance */
+  int coarse_root_distance;
   /* aggregates of fewer nodes are dissolved and their nodes joined to their
    * neighbours' (Fu et al. 2014 use 9 on tetrahedra); default 0: none */
   size_t min_aggregate_size;

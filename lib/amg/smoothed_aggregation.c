@@ -21,6 +21,7 @@ void clmg_amg_options_defaults(clmg_amg_options *options) {
     return;
   memset(options, 0, sizeof *options);
   options->root_distance = 2;
+  options->coarse_root_distance = 1;
   options->patch_root_distance = 1;
   options->coarse_rows = 256;
   options->max_levels = 20;
@@ -33,6 +34,9 @@ static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
   if (o->root_distance < 1 || o->root_distance > 4)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG root distance %d is outside [1, 4]", o->root_distance);
+  if (o->coarse_root_distance < 0 || o->coarse_root_distance > 4)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG coarse root distance %d is outside [0, 4]", o->coarse_root_distance);
   if (o->patch_root_distance < 1 || o->patch_root_distance > 4)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG patch root distance %d is outside [1, 4]", o->patch_root_distance);
@@ -583,7 +587,12 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   while (status == CLMG_SUCCESS && built < capacity && levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr *fine = &levels_a[built - 1];
     size_t count = 0;
-    status = clmg_amg_aggregate(fine, o, aggregate, &count, error);
+    /* the finest level's roots root_distance apart, the coarser (denser
+     * Galerkin) levels' coarse_root_distance apart */
+    clmg_amg_options level_options = *o;
+    if (built > 1 && o->coarse_root_distance > 0)
+      level_options.root_distance = o->coarse_root_distance;
+    status = clmg_amg_aggregate(fine, &level_options, aggregate, &count, error);
     /* no aggregate, or too little coarsening to pay for a level: stop */
     if (status != CLMG_SUCCESS || count == 0 || count * 10 > fine->rows * 9)
       break;
