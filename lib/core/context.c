@@ -627,6 +627,15 @@ clmg_status clmg_args_end(clmg_kernel_args *args) {
   return clmg_fail_cl(args->context, args->error, what);
 }
 
+clmg_status clmg_args_for_kernel(clmg_context *context, const char *family, const char *options,
+                                 const char *name, clmg_kernel_args *args) {
+  cl_kernel kernel = NULL;
+  clmg_status status = clmg_get_kernel(context, family, options, name, &kernel);
+  if (status == CLMG_SUCCESS)
+    clmg_args_begin(args, context, kernel, name);
+  return status;
+}
+
 clmg_status clmg_launch_args(clmg_kernel_args *args, size_t n) {
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS || n == 0)

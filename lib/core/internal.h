@@ -171,6 +171,11 @@ clmg_status clmg_args_end(clmg_kernel_args *args);
 clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char *kernel_name,
                             size_t global, size_t local, cl_event *event);
 
+/* clmg_get_kernel, then clmg_args_begin on the kernel: the start of every
+ * launch that sets its arguments one by one. */
+clmg_status clmg_args_for_kernel(clmg_context *context, const char *family, const char *options,
+                                 const char *name, clmg_kernel_args *args);
+
 /* Ends the arguments and launches the kernel over n items that it walks
  * with GRID_LOOP (geometry from clmg_launch_1d); nothing is launched for
  * n == 0. */

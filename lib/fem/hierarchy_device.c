@@ -56,11 +56,7 @@ static clmg_status host_failure(clmg_context *context, clmg_status status,
 }
 
 static clmg_status get_kernel(const builder *b, const char *name, clmg_kernel_args *args) {
-  cl_kernel kernel = NULL;
-  clmg_status status = clmg_get_kernel(b->context, "fe_hierarchy", b->options, name, &kernel);
-  if (status == CLMG_SUCCESS)
-    clmg_args_begin(args, b->context, kernel, name);
-  return status;
+  return clmg_args_for_kernel(b->context, "fe_hierarchy", b->options, name, args);
 }
 
 /* The host assembly's quadrature tables and the transfer table, uploaded
@@ -158,8 +154,8 @@ static clmg_status upload_level(const builder *b, const clmg_fe_space *space, co
     status = get_kernel(b, "fe_dof_cells_count", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, entries);
-    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
-    clmg_arg_buffer(&args, (count)->buffer);
+    clmg_arg_buffer(&args, level->cell_dofs->buffer);
+    clmg_arg_buffer(&args, count->buffer);
     status = clmg_launch_args(&args, entries);
   }
   if (status == CLMG_SUCCESS)
@@ -172,66 +168,22 @@ static clmg_status upload_level(const builder *b, const clmg_fe_space *space, co
     status = get_kernel(b, "fe_dof_cells_fill", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, entries);
-    clmg_arg_buffer(&args, (level->cell_dofs)->buffer);
-    clmg_arg_buffer(&args, (level->start)->buffer);
-    clmg_arg_buffer(&args, (count)->buffer);
-    clmg_arg_buffer(&args, (level->list)->buffer);
+    clmg_arg_buffer(&args, level->cell_dofs->buffer);
+    clmg_arg_buffer(&args, level->start->buffer);
+    clmg_arg_buffer(&args, count->buffer);
+    clmg_arg_buffer(&args, level->list->buffer);
     status = clmg_launch_args(&args, entries);
   }
   if (status == CLMG_SUCCESS)
     status = get_kernel(b, "fe_dof_cells_sort", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, (level->start)->buffer);
-    clmg_arg_buffer(&args, (level->list)->buffer);
+    clmg_arg_buffer(&args, level->start->buffer);
+    clmg_arg_buffer(&args, level->list->buffer);
     status = clmg_launch_args(&args, n);
   }
   clmg_vector_destroy(count);
   return status;
-}
-
-/* A kernel run twice over the rows: lengths, then (after their offsets)
- * the columns and, where the kernel writes them, the values; `arguments`
- * sets the kernel's arguments for either pass. */
-typedef void (*row_arguments)(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
-                              cl_mem row_ptr, cl_mem col, cl_mem val);
-
-static clmg_status build_rows(const builder *b, const char *name, size_t rows, size_t cols,
-                              row_arguments arguments, const void *data, clmg_csr_device *out) {
-  clmg_context *context = b->context;
-  clmg_csr_device m = {rows, cols, NULL, NULL, NULL};
-  clmg_vector *length = NULL;
-  size_t nnz = 0;
-  clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, rows, &length);
-  if (status == CLMG_SUCCESS)
-    status = get_kernel(b, name, &args);
-  if (status == CLMG_SUCCESS) {
-    /* the arrays of the fill pass do not exist yet: any buffer stands in */
-    cl_mem unused = length->buffer;
-    arguments(&args, data, 0, length->buffer, unused, unused, unused);
-    status = clmg_launch_args(&args, rows);
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, length, &m.row_ptr, &nnz);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, nnz, &m.col);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, b->precision, nnz, &m.val);
-  if (status == CLMG_SUCCESS) {
-    status = get_kernel(b, name, &args);
-    if (status == CLMG_SUCCESS) {
-      arguments(&args, data, 1, length->buffer, m.row_ptr->buffer, m.col->buffer, m.val->buffer);
-      status = clmg_launch_args(&args, rows);
-    }
-  }
-  clmg_vector_destroy(length);
-  if (status != CLMG_SUCCESS) {
-    clmg_csr_device_free(&m);
-    return status;
-  }
-  *out = m;
-  return CLMG_SUCCESS;
 }
 
 static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
@@ -239,10 +191,10 @@ static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint 
   (void)val;
   const device_level *level = data;
   clmg_arg_ulong(args, level->num_dofs);
-  clmg_arg_buffer(args, (level->start)->buffer);
-  clmg_arg_buffer(args, (level->list)->buffer);
-  clmg_arg_buffer(args, (level->cell_dofs)->buffer);
-  clmg_arg_buffer(args, (level->eliminated)->buffer);
+  clmg_arg_buffer(args, level->start->buffer);
+  clmg_arg_buffer(args, level->list->buffer);
+  clmg_arg_buffer(args, level->cell_dofs->buffer);
+  clmg_arg_buffer(args, level->eliminated->buffer);
   clmg_arg_raw(args, sizeof fill, &fill);
   clmg_arg_buffer(args, length);
   clmg_arg_buffer(args, row_ptr);
@@ -305,7 +257,8 @@ static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
   clmg_context *context = b->context;
   size_t n = space->num_dofs;
   clmg_vector *stiffness = NULL, *element_load = NULL, *g_device = NULL, *load_device = NULL;
-  clmg_status status = build_rows(b, "fe_pattern", n, n, pattern_arguments, level, a);
+  clmg_status status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_pattern",
+                                                  n, n, b->precision, pattern_arguments, level, a);
   if (status == CLMG_SUCCESS)
     status = element_matrices(b, space->mesh, source, &stiffness, &element_load);
   if (status == CLMG_SUCCESS && g)
@@ -362,12 +315,12 @@ static void prolongation_arguments(clmg_kernel_args *args, const void *data, cl_
                                    cl_mem length, cl_mem row_ptr, cl_mem col, cl_mem val) {
   const transfer_levels *t = data;
   clmg_arg_ulong(args, t->fine->num_dofs);
-  clmg_arg_buffer(args, (t->fine->start)->buffer);
-  clmg_arg_buffer(args, (t->fine->list)->buffer);
-  clmg_arg_buffer(args, (t->fine->eliminated)->buffer);
-  clmg_arg_buffer(args, (t->coarse->cell_dofs)->buffer);
-  clmg_arg_buffer(args, (t->coarse->eliminated)->buffer);
-  clmg_arg_buffer(args, (t->b->transfer)->buffer);
+  clmg_arg_buffer(args, t->fine->start->buffer);
+  clmg_arg_buffer(args, t->fine->list->buffer);
+  clmg_arg_buffer(args, t->fine->eliminated->buffer);
+  clmg_arg_buffer(args, t->coarse->cell_dofs->buffer);
+  clmg_arg_buffer(args, t->coarse->eliminated->buffer);
+  clmg_arg_buffer(args, t->b->transfer->buffer);
   clmg_arg_raw(args, sizeof fill, &fill);
   clmg_arg_buffer(args, length);
   clmg_arg_buffer(args, row_ptr);
@@ -513,8 +466,9 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
                               finest ? g : NULL, load, &h.a[level], &h.b, &h.x0);
     if (status == CLMG_SUCCESS && level > 0) {
       transfer_levels t = {&b, &previous, &current};
-      status = build_rows(&b, "fe_prolongation", n, previous.num_dofs, prolongation_arguments, &t,
-                          &h.p[level]);
+      status = clmg_csr_device_build_rows(context, "fe_hierarchy", b.options, "fe_prolongation", n,
+                                          previous.num_dofs, b.precision, prolongation_arguments,
+                                          &t, &h.p[level]);
       if (status == CLMG_SUCCESS)
         status = clmg_csr_device_transpose(context, &h.p[level], &h.r[level]);
     }

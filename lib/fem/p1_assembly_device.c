@@ -590,11 +590,7 @@ static clmg_status get_assembly_kernel(clmg_p1_assembler *a, const char *name,
   char options[256];
   snprintf(options, sizeof options, "%s -DP1_DIM=%d%s", clmg_real_options(a->context, a->precision),
            a->dim, a->path == CLMG_P1_PATH_PATCH ? " -DP1_LOCAL_ATOMICS" : "");
-  cl_kernel kernel = NULL;
-  clmg_status status = clmg_get_kernel(a->context, "assembly", options, name, &kernel);
-  if (status == CLMG_SUCCESS)
-    clmg_args_begin(args, a->context, kernel, name);
-  return status;
+  return clmg_args_for_kernel(a->context, "assembly", options, name, args);
 }
 
 /* Adds (or, without accumulate, writes) each target's slots into target. */

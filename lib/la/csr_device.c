@@ -58,12 +58,46 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
 
 static clmg_status kernel(clmg_context *context, clmg_dtype precision, const char *name,
                           clmg_kernel_args *args) {
-  cl_kernel k = NULL;
-  clmg_status status =
-      clmg_get_kernel(context, "csr_device", clmg_real_options(context, precision), name, &k);
+  return clmg_args_for_kernel(context, "csr_device", clmg_real_options(context, precision), name,
+                              args);
+}
+
+clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family,
+                                       const char *options, const char *kernel_name, size_t rows,
+                                       size_t cols, clmg_dtype precision,
+                                       clmg_row_pass_arguments arguments, const void *data,
+                                       clmg_csr_device *out) {
+  clmg_csr_device m = {rows, cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL;
+  size_t nnz = 0;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, rows, &length);
   if (status == CLMG_SUCCESS)
-    clmg_args_begin(args, context, k, name);
-  return status;
+    status = clmg_args_for_kernel(context, family, options, kernel_name, &args);
+  if (status == CLMG_SUCCESS) {
+    cl_mem stand_in = length->buffer;
+    arguments(&args, data, 0, length->buffer, stand_in, stand_in, stand_in);
+    status = clmg_launch_args(&args, rows);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, length, &m.row_ptr, &nnz);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, nnz, &m.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, nnz, &m.val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_args_for_kernel(context, family, options, kernel_name, &args);
+  if (status == CLMG_SUCCESS) {
+    arguments(&args, data, 1, length->buffer, m.row_ptr->buffer, m.col->buffer, m.val->buffer);
+    status = clmg_launch_args(&args, rows);
+  }
+  clmg_vector_destroy(length);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&m);
+    return status;
+  }
+  *out = m;
+  return CLMG_SUCCESS;
 }
 
 static int well_formed(const clmg_csr_device *a) {
@@ -172,6 +206,22 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
   return CLMG_SUCCESS;
 }
 
+/* The arguments of csr_multiply_pattern (data: the factors A and B). */
+static void product_pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint fill,
+                                      cl_mem length, cl_mem row_ptr, cl_mem col, cl_mem val) {
+  (void)val;
+  const clmg_csr_device *const *factors = data;
+  clmg_arg_ulong(args, factors[0]->rows);
+  clmg_arg_buffer(args, factors[0]->row_ptr->buffer);
+  clmg_arg_buffer(args, factors[0]->col->buffer);
+  clmg_arg_buffer(args, factors[1]->row_ptr->buffer);
+  clmg_arg_buffer(args, factors[1]->col->buffer);
+  clmg_arg_raw(args, sizeof fill, &fill);
+  clmg_arg_buffer(args, length);
+  clmg_arg_buffer(args, row_ptr);
+  clmg_arg_buffer(args, col);
+}
+
 clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
                                      const clmg_csr_device *b, clmg_csr_device *out) {
   if (!context || !out)
@@ -193,36 +243,12 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
                      "clmg_csr_device_multiply: the values are %s and %s; both must be of one "
                      "precision",
                      clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
-  clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
-  clmg_vector *length = NULL;
-  size_t nnz = 0;
+  clmg_csr_device c = {0};
+  const clmg_csr_device *factors[2] = {a, b};
+  clmg_status status = clmg_csr_device_build_rows(
+      context, "csr_device", clmg_real_options(context, precision), "csr_multiply_pattern", a->rows,
+      b->cols, precision, product_pattern_arguments, factors, &c);
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
-  for (cl_uint fill = 0; fill <= 1 && status == CLMG_SUCCESS; ++fill) {
-    if (fill) {
-      status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
-      if (status == CLMG_SUCCESS)
-        status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
-      if (status == CLMG_SUCCESS)
-        status = clmg_vector_create(context, precision, nnz, &c.val);
-    }
-    if (status == CLMG_SUCCESS)
-      status = kernel(context, precision, "csr_multiply_pattern", &args);
-    if (status == CLMG_SUCCESS) {
-      /* the count pass has no offsets or columns yet: any buffer stands in */
-      cl_mem unused = length->buffer;
-      clmg_arg_ulong(&args, a->rows);
-      clmg_arg_buffer(&args, a->row_ptr->buffer);
-      clmg_arg_buffer(&args, a->col->buffer);
-      clmg_arg_buffer(&args, b->row_ptr->buffer);
-      clmg_arg_buffer(&args, b->col->buffer);
-      clmg_arg_raw(&args, sizeof fill, &fill);
-      clmg_arg_buffer(&args, length->buffer);
-      clmg_arg_buffer(&args, fill ? c.row_ptr->buffer : unused);
-      clmg_arg_buffer(&args, fill ? c.col->buffer : unused);
-      status = clmg_launch_args(&args, a->rows);
-    }
-  }
   if (status == CLMG_SUCCESS)
     status = kernel(context, precision, "csr_multiply_values", &args);
   if (status == CLMG_SUCCESS) {
@@ -238,7 +264,6 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     clmg_arg_buffer(&args, c.val->buffer);
     status = clmg_launch_args(&args, a->rows);
   }
-  clmg_vector_destroy(length);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&c);
     return status;
@@ -263,17 +288,12 @@ clmg_status clmg_csr_device_upload(clmg_context *context, const clmg_csr *a, clm
                      clmg_dtype_name(precision));
   size_t nnz = clmg_csr_nnz(a);
   clmg_csr_device d = {a->rows, a->cols, NULL, NULL, NULL};
-  clmg_status status = clmg_vector_create(context, CLMG_INT64, a->rows + 1, &d.row_ptr);
+  clmg_status status =
+      clmg_vector_create_from_host(context, CLMG_INT64, a->rows + 1, a->row_ptr, &d.row_ptr);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload(d.row_ptr, a->row_ptr);
+    status = clmg_vector_create_from_host(context, CLMG_INT32, nnz, a->col, &d.col);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, nnz, &d.col);
-  if (status == CLMG_SUCCESS && nnz > 0)
-    status = clmg_vector_upload(d.col, a->col);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, nnz, &d.val);
-  if (status == CLMG_SUCCESS && nnz > 0)
-    status = clmg_vector_upload_doubles(d.val, a->val);
+    status = clmg_vector_create_from_host(context, precision, nnz, a->val, &d.val);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&d);
     return status;

@@ -31,4 +31,18 @@ clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type,
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total);
 
+/* A CSR matrix that a row kernel builds in two passes: with fill 0 it
+ * writes each row's length, with fill 1 (after the offsets) its columns
+ * and, if it makes them, values. `arguments` sets the kernel's arguments for
+ * either pass; in the first, buffers that do not exist yet are given as a
+ * stand-in. out->val is allocated (precision) whether or not the kernel
+ * writes it. */
+typedef void (*clmg_row_pass_arguments)(clmg_kernel_args *args, const void *data, cl_uint fill,
+                                        cl_mem length, cl_mem row_ptr, cl_mem col, cl_mem val);
+clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family,
+                                       const char *options, const char *kernel_name, size_t rows,
+                                       size_t cols, clmg_dtype precision,
+                                       clmg_row_pass_arguments arguments, const void *data,
+                                       clmg_csr_device *out);
+
 #endif

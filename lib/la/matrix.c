@@ -1000,12 +1000,8 @@ clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out) 
 
 static clmg_status device_kernel(clmg_context *context, clmg_dtype precision, const char *name,
                                  clmg_kernel_args *args) {
-  cl_kernel kernel = NULL;
-  clmg_status status = clmg_get_kernel(context, "matrix_device",
-                                       clmg_real_options(context, precision), name, &kernel);
-  if (status == CLMG_SUCCESS)
-    clmg_args_begin(args, context, kernel, name);
-  return status;
+  return clmg_args_for_kernel(context, "matrix_device", clmg_real_options(context, precision), name,
+                              args);
 }
 
 /* values in the matrix's precision: the given vector, or a converted copy in
