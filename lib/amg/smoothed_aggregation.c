@@ -475,27 +475,20 @@ static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
     if (device == CLMG_SUCCESS)
       device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
     if (device == CLMG_SUCCESS)
-      device = clmg_vector_create(context, CLMG_INT32, n, &aggregate_device);
-    if (device == CLMG_SUCCESS && n > 0)
-      device = clmg_vector_upload(aggregate_device, aggregate);
+      device = clmg_vector_create_from_host(context, CLMG_INT32, n, aggregate, &aggregate_device);
     if (device == CLMG_SUCCESS)
-      device = clmg_vector_create(context, precision, n, &scale_device);
-    if (device == CLMG_SUCCESS && n > 0)
-      device = clmg_vector_upload_doubles(scale_device, scale);
-    cl_kernel kernel = NULL;
+      device = clmg_vector_create_from_host(context, precision, n, scale, &scale_device);
+    clmg_kernel_args args;
     if (device == CLMG_SUCCESS)
-      device = clmg_get_kernel(context, "amg", clmg_real_options(context, precision),
-                               "amg_smooth_prolongator", &kernel);
+      device = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
+                                    "amg_smooth_prolongator", &args);
     if (device == CLMG_SUCCESS) {
-      clmg_kernel_args args;
-      clmg_args_begin(&args, context, kernel, "amg_smooth_prolongator");
       clmg_arg_ulong(&args, n);
       clmg_arg_buffer(&args, p_device->row_ptr->buffer);
       clmg_arg_buffer(&args, p_device->col->buffer);
       clmg_arg_buffer(&args, p_device->val->buffer);
       clmg_arg_buffer(&args, aggregate_device->buffer);
       clmg_arg_buffer(&args, scale_device->buffer);
-      clmg_arg_real(&args, precision, 1.0); /* omega is in the scales already */
       device = clmg_launch_args(&args, n);
     }
     if (device == CLMG_SUCCESS)
