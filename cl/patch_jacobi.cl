@@ -5,7 +5,8 @@
  * block A_kk (rows in patch order, columns local to the patch) is read from
  * global memory, where it stays in cache across the inner iterations.
  *
- * PATCH_MAX bounds the rows of a patch (the host splits larger ones). */
+ * PATCH_MAX bounds the rows of a patch (the host splits larger ones). The
+ * patches cover every row, so with x_is_zero the pass writes all of x. */
 
 #ifndef PATCH_MAX
 #define PATCH_MAX 512
@@ -15,7 +16,7 @@ kernel void patch_jacobi(global const uint *patch_start, global const uint *patc
                          global const long *block_ptr, global const uint *block_col,
                          global const real *block_val, global const real *inverse_diagonal,
                          global const real *r, ulong r_offset, global real *x, ulong x_offset,
-                         real omega, real inner_omega, uint inner) {
+                         real omega, real inner_omega, uint inner, uint x_is_zero) {
   /* the patch's defect and iterate stay in local memory for all inner
    * iterations; the block is read from global memory (cached) */
   local real g[PATCH_MAX], g_next[PATCH_MAX], r_patch[PATCH_MAX], weight[PATCH_MAX];
@@ -41,6 +42,9 @@ kernel void patch_jacobi(global const uint *patch_start, global const uint *patc
       g[i] = g_next[i];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
-  for (uint i = lid; i < rows; i += size)
-    x[patch_rows[first + i]] += omega * g[i];
+  /* from a zero guess, r is b and x is written without being read */
+  for (uint i = lid; i < rows; i += size) {
+    const uint row = patch_rows[first + i];
+    x[row] = x_is_zero ? omega * g[i] : x[row] + omega * g[i];
+  }
 }

@@ -101,10 +101,12 @@ static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_ve
                                clmg_vector *x, int steps, int x_is_zero) {
   patch_smoother *s = data;
   clmg_status status = CLMG_SUCCESS;
-  if (x_is_zero)
-    status = clmg_vector_fill(x, 0.0);
   for (int step = 0; step < steps && status == CLMG_SUCCESS; ++step) {
-    status = x_is_zero && step == 0 ? clmg_copy(b, s->r) : clmg_operator_defect(a, b, x, s->r);
+    /* from a zero guess the first defect is b itself, and the pass writes x
+     * without reading it: no fill of x, no copy of b */
+    cl_uint from_zero = x_is_zero && step == 0;
+    if (!from_zero)
+      status = clmg_operator_defect(a, b, x, s->r);
     if (status != CLMG_SUCCESS || s->num_patches == 0)
       continue;
     clmg_kernel_args args;
@@ -117,11 +119,12 @@ static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_ve
     clmg_arg_buffer(&args, s->d_block_col->buffer);
     clmg_arg_buffer(&args, s->d_block_val->buffer);
     clmg_arg_buffer(&args, s->d_inverse_diagonal->buffer);
-    clmg_arg_vector(&args, s->r);
+    clmg_arg_vector(&args, from_zero ? b : s->r);
     clmg_arg_vector(&args, x);
     clmg_arg_real(&args, a->precision, s->omega);
     clmg_arg_real(&args, a->precision, s->inner_omega);
     clmg_arg_raw(&args, sizeof inner, &inner);
+    clmg_arg_raw(&args, sizeof from_zero, &from_zero);
     status = clmg_args_end(&args);
     if (status == CLMG_SUCCESS)
       status = clmg_enqueue_1d(s->context, s->kernel, "patch_jacobi",
@@ -130,15 +133,18 @@ static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_ve
   return status;
 }
 
-/* A step: the defect (operator, b, x, r) and the patch pass (r, x twice,
- * the block `inner` times at best once from memory, the layout). */
+/* A step: the defect (operator, b, x, r) and the patch pass (r, x read
+ * and written, the block read at best once from memory, its layout); from
+ * a zero guess the first step has no defect and does not read x. */
 static double patch_bytes(void *data, const clmg_operator *a, int steps, int x_is_zero) {
   patch_smoother *s = data;
-  (void)x_is_zero;
   double real = (double)clmg_dtype_size(a->precision), n = (double)s->n;
   double defect = clmg_operator_bytes(a) + 3.0 * n * real;
-  double pass = 4.0 * n * real + (double)s->block_nnz * (real + 4.0) + n * (8.0 + 4.0 + real);
-  return steps * (defect + pass);
+  double pass = 3.0 * n * real + (double)s->block_nnz * (real + 4.0) + n * (8.0 + 4.0 + real);
+  double total = steps * (defect + pass);
+  if (x_is_zero && steps > 0)
+    total -= defect + n * real;
+  return total;
 }
 
 static double patch_damping(void *data) {
