@@ -16,6 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SWAP(type, x, y)                                                                           \
+  do {                                                                                             \
+    type swap_ = (x);                                                                              \
+    (x) = (y);                                                                                     \
+    (y) = swap_;                                                                                   \
+  } while (0)
+
 void clmg_amg_options_defaults(clmg_amg_options *options) {
   if (!options)
     return;
@@ -552,28 +559,28 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   if (status != CLMG_SUCCESS)
     return status;
   size_t capacity = (size_t)o->max_levels;
-  /* every array as the hierarchy will own it, in build order until the end */
-  clmg_amg_hierarchy built_order = {.num_levels = (int)capacity,
-                                    .a = calloc(capacity, sizeof(clmg_csr)),
-                                    .p = calloc(capacity, sizeof(clmg_csr)),
-                                    .patch = calloc(capacity, sizeof(int32_t *))};
+  /* the hierarchy's arrays, filled from the finest level on and reversed at
+   * the end */
+  clmg_amg_hierarchy h = {.num_levels = (int)capacity,
+                          .a = calloc(capacity, sizeof(clmg_csr)),
+                          .p = calloc(capacity, sizeof(clmg_csr)),
+                          .patch = calloc(capacity, sizeof(int32_t *))};
   if (context) {
-    built_order.device_a = calloc(capacity, sizeof(clmg_csr_device));
-    built_order.device_p = calloc(capacity, sizeof(clmg_csr_device));
+    h.device_a = calloc(capacity, sizeof(clmg_csr_device));
+    h.device_p = calloc(capacity, sizeof(clmg_csr_device));
   }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!built_order.a || !built_order.p || !built_order.patch || !aggregate ||
-      (context && (!built_order.device_a || !built_order.device_p))) {
+  if (!h.a || !h.p || !h.patch || !aggregate || (context && (!h.device_a || !h.device_p))) {
     free(aggregate);
-    clmg_amg_hierarchy_free(&built_order);
+    clmg_amg_hierarchy_free(&h);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
-  clmg_csr *levels_a = built_order.a, *levels_p = built_order.p;
+  clmg_csr *levels_a = h.a, *levels_p = h.p;
   size_t built = 1;
   status = clmg_csr_copy(a, &levels_a[0], error);
   if (status == CLMG_SUCCESS && context) {
     clmg_dtype precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-    clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &built_order.device_a[0]);
+    clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
     if (uploaded != CLMG_SUCCESS)
       status = device_failure(context, uploaded, error);
   }
@@ -592,9 +599,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     /* p[built] maps level built to built - 1 (fine), as the engine wants
      * after the reversal */
     if (context) {
-      status = device_coarsen(context, fine, &built_order.device_a[built - 1], aggregate, count,
-                              o->prolongator_damping, &built_order.device_p[built],
-                              &built_order.device_a[built], &levels_a[built], error);
+      status = device_coarsen(context, fine, &h.device_a[built - 1], aggregate, count,
+                              o->prolongator_damping, &h.device_p[built], &h.device_a[built],
+                              &levels_a[built], error);
     } else {
       status = smoothed_prolongator(fine, aggregate, count, o->prolongator_damping,
                                     &levels_p[built], error);
@@ -602,51 +609,30 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
     }
     if (status == CLMG_SUCCESS)
-      status = make_patches(&levels_a[built], aggregate, fine->rows, o,
-                            &built_order.patch[built - 1], error);
+      status = make_patches(&levels_a[built], aggregate, fine->rows, o, &h.patch[built - 1], error);
     if (status == CLMG_SUCCESS)
       built++;
   }
   free(aggregate);
   if (status != CLMG_SUCCESS) {
-    clmg_amg_hierarchy_free(&built_order);
+    clmg_amg_hierarchy_free(&h);
     return status;
   }
-  /* reverse: engine level l = built level built - 1 - l; the P that maps
-   * engine level l - 1 to l is the one made at built level built - l */
-  clmg_amg_hierarchy h = {.num_levels = (int)built,
-                          .a = calloc(built, sizeof(clmg_csr)),
-                          .p = calloc(built, sizeof(clmg_csr)),
-                          .patch = calloc(built, sizeof(int32_t *))};
-  if (context) {
-    h.device_a = calloc(built, sizeof(clmg_csr_device));
-    h.device_p = calloc(built, sizeof(clmg_csr_device));
+  /* reverse in place: engine level l is built level built - 1 - l, and the
+   * P that maps engine level l - 1 to l is the one made at built level
+   * built - l (p[0] stays empty); the slots past `built` are empty */
+  for (size_t l = 0, m = built - 1; l < m; l++, m--) {
+    SWAP(clmg_csr, levels_a[l], levels_a[m]);
+    SWAP(int32_t *, h.patch[l], h.patch[m]);
+    if (context)
+      SWAP(clmg_csr_device, h.device_a[l], h.device_a[m]);
   }
-  if (!h.a || !h.p || !h.patch || (context && (!h.device_a || !h.device_p))) {
-    clmg_amg_hierarchy_free(&h);
-    clmg_amg_hierarchy_free(&built_order);
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
+  for (size_t l = 1, m = built - 1; l < m; l++, m--) {
+    SWAP(clmg_csr, levels_p[l], levels_p[m]);
+    if (context)
+      SWAP(clmg_csr_device, h.device_p[l], h.device_p[m]);
   }
-  for (size_t l = 0; l < built; l++) {
-    size_t from = built - 1 - l;
-    h.a[l] = levels_a[from];
-    h.patch[l] = built_order.patch[from]; /* NULL on the coarsest */
-    levels_a[from] = (clmg_csr){0};
-    built_order.patch[from] = NULL;
-    if (context) {
-      h.device_a[l] = built_order.device_a[from];
-      built_order.device_a[from] = (clmg_csr_device){0};
-    }
-    if (l > 0) {
-      h.p[l] = levels_p[built - l];
-      levels_p[built - l] = (clmg_csr){0};
-      if (context) {
-        h.device_p[l] = built_order.device_p[built - l];
-        built_order.device_p[built - l] = (clmg_csr_device){0};
-      }
-    }
-  }
-  clmg_amg_hierarchy_free(&built_order); /* what is left of it: empty */
+  h.num_levels = (int)built;
   *out = h;
   return CLMG_SUCCESS;
 }
