@@ -169,7 +169,7 @@ clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisso
     memcpy(key, mesh->boundary_faces + f * per_face, per_face * sizeof *key);
     for (size_t v = 0; v < per_face; v++)
       on_face[key[v]] = 1;
-    clmg_fe_sort_indices(key, per_face);
+    clmg_sort_int32(key, per_face);
     size_t slot = hash_face(key, per_face) & (table_size - 1);
     while (table[slot] >= 0)
       slot = (slot + 1) & (table_size - 1);
@@ -188,14 +188,14 @@ clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisso
             key[found++] = vertices[v];
         if (found < per_face)
           continue; /* the cheap common case: not all corners on a Dirichlet face */
-        clmg_fe_sort_indices(key, per_face);
+        clmg_sort_int32(key, per_face);
         size_t slot = hash_face(key, per_face) & (table_size - 1);
         int32_t face = -1;
         for (; table[slot] >= 0; slot = (slot + 1) & (table_size - 1)) {
           int32_t candidate[4];
           memcpy(candidate, mesh->boundary_faces + (size_t)table[slot] * per_face,
                  per_face * sizeof *candidate);
-          clmg_fe_sort_indices(candidate, per_face);
+          clmg_sort_int32(candidate, per_face);
           if (memcmp(candidate, key, per_face * sizeof *key) == 0) {
             face = table[slot];
             break;

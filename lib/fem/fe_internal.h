@@ -68,10 +68,6 @@ void clmg_fe_basis(int dim, int degree, const double *xi, double *values, double
 /* The n-point Gauss-Legendre rule on [0,1] (1 <= n <= CLMG_FE_MAX_GAUSS). */
 void clmg_fe_gauss_legendre(int n, double *points, double *weights);
 
-/* Sorts a short array of indices ascending (insertion sort: rows of at
- * most 125 entries, face corner lists). */
-void clmg_fe_sort_indices(int32_t *values, size_t count);
-
 /* The coupling graph of the space's DOFs (two DOFs are coupled when they
  * share a cell, a DOF with itself included): the sparsity pattern of its
  * stiffness matrix, rows sorted. When excluded is not NULL, excluded DOFs

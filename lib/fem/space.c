@@ -142,18 +142,6 @@ void clmg_fe_gauss_legendre(int n, double *points, double *weights) {
   }
 }
 
-void clmg_fe_sort_indices(int32_t *values, size_t count) {
-  for (size_t i = 1; i < count; i++) {
-    int32_t value = values[i];
-    size_t j = i;
-    while (j > 0 && values[j - 1] > value) {
-      values[j] = values[j - 1];
-      j--;
-    }
-    values[j] = value;
-  }
-}
-
 clmg_status clmg_fe_dof_graph(const clmg_fe_space *space, const uint8_t *excluded,
                               int64_t **row_ptr_out, int32_t **col_out, clmg_error *error) {
   *row_ptr_out = NULL;
@@ -210,7 +198,7 @@ clmg_status clmg_fe_dof_graph(const clmg_fe_space *space, const uint8_t *exclude
           }
         }
         if (row)
-          clmg_fe_sort_indices(row, (size_t)length);
+          clmg_sort_int32(row, (size_t)length);
       }
       if (pass == 0)
         row_ptr[i + 1] = row_ptr[i] + length;

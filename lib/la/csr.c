@@ -364,8 +364,26 @@ clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *err
 
 /* Gustavson's row-by-row product, as in CSparse's cs_multiply: a marker per
  * column of B says whether row i of C has it yet; one pass counts, the
- * second fills, and each row's columns are sorted at the end (rows of
- * Galerkin products are short, so an insertion sort is cheap). */
+ * second fills, and each row's columns are sorted at the end (insertion for
+ * the short rows of Galerkin products, qsort for long ones, which can come
+ * from a few dense rows). */
+void clmg_sort_int32(int32_t *values, size_t count) {
+  for (size_t i = 1; i < count; i++) {
+    int32_t value = values[i];
+    size_t j = i;
+    while (j > 0 && values[j - 1] > value) {
+      values[j] = values[j - 1];
+      j--;
+    }
+    values[j] = value;
+  }
+}
+
+static int compare_int32(const void *x, const void *y) {
+  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
+  return (a > b) - (a < b);
+}
+
 clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *out,
                               clmg_error *error) {
   clmg_status status = begin_output(a, out, error);
@@ -389,6 +407,7 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
   }
   for (size_t j = 0; j < b->cols; j++)
     marker[j] = -1;
+  size_t longest = 0;
   for (size_t i = 0; i < a->rows; i++) {
     int64_t count = 0;
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
@@ -405,6 +424,8 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the product has too many entries");
     }
     row_ptr[i + 1] = row_ptr[i] + count;
+    if ((size_t)count > longest)
+      longest = (size_t)count;
   }
   clmg_csr result;
   status = allocate_csr(a->rows, b->cols, (size_t)row_ptr[a->rows], &result, error);
@@ -415,6 +436,14 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
   }
   memcpy(result.row_ptr, row_ptr, (a->rows + 1) * sizeof *row_ptr);
   free(row_ptr);
+  /* the values of one row before its sort */
+  double *unsorted = clmg_alloc_array(longest ? longest : 1, sizeof *unsorted);
+  if (!unsorted) {
+    free(marker);
+    clmg_csr_free(&result);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "cannot allocate a row of %zu product entries", longest);
+  }
   /* marker[j] now holds the place of column j in the current row */
   for (size_t j = 0; j < b->cols; j++)
     marker[j] = -1;
@@ -434,20 +463,19 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
         }
       }
     }
-    for (int64_t k = begin + 1; k < end; k++) {
-      int32_t column = result.col[k];
-      double value = result.val[k];
-      int64_t position = k;
-      while (position > begin && result.col[position - 1] > column) {
-        result.col[position] = result.col[position - 1];
-        result.val[position] = result.val[position - 1];
-        position--;
-      }
-      result.col[position] = column;
-      result.val[position] = value;
-    }
+    /* sort the row's columns, then put each value where its column went
+     * (marker still holds the column's place before the sort) */
+    size_t length = (size_t)(end - begin);
+    memcpy(unsorted, result.val + begin, length * sizeof *unsorted);
+    if (length <= 32)
+      clmg_sort_int32(result.col + begin, length);
+    else
+      qsort(result.col + begin, length, sizeof *result.col, compare_int32);
+    for (int64_t k = begin; k < end; k++)
+      result.val[k] = unsorted[marker[result.col[k]] - begin];
   }
   free(marker);
+  free(unsorted);
   *out = result;
   return CLMG_SUCCESS;
 }

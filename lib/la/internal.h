@@ -26,6 +26,10 @@ void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
                                          const void *host, clmg_vector **out);
 
+/* Sorts a short array of indices ascending (insertion sort: rows of at
+ * most a few hundred entries, face corner lists). */
+void clmg_sort_int32(int32_t *values, size_t count);
+
 /* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
  * that a kernel wrote, and their sum; see lib/la/csr_device.c. */
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
