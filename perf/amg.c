@@ -2,8 +2,9 @@
  * Helmholtz systems (P1, lambda 1, b = 1): CG, Jacobi-PCG and PCG with one
  * V-cycle of smoothed-aggregation AMG smoothed by Jacobi or by patch block
  * Jacobi, in double and with the AMG cycle in float (mixed). For each
- * matrix and solver: the setup (the AMG hierarchy on the host, then the
- * device matrices, smoothers and coarse solver), the iterations and the
+ * matrix and solver: the setup (the AMG hierarchy, its Galerkin products on
+ * the device when that is a GPU and on the host elsewhere, then the device
+ * matrices, smoothers and coarse solver), the iterations and the
  * solve to a relative residual of 1e-8 (recomputed from x by the solver),
  * the time per iteration, and, for AMG, the levels and operator
  * complexity. Meshes: the Regular mesh (levels), an irregular distorted
@@ -45,6 +46,7 @@ typedef struct result_row {
   solver_kind solver;
   int mixed, converged, iterations, levels;
   double operator_complexity, setup_s, solve_s, relative_residual;
+  double floor_s, ratio; /* per iteration: the bandwidth floor and the time's ratio to it */
 } result_row;
 
 static void print_usage(FILE *out) {
@@ -53,6 +55,9 @@ static void print_usage(FILE *out) {
         "CG, Jacobi-PCG and AMG-PCG (smoothed aggregation with Jacobi or patch block-Jacobi\n"
         "smoothing, Fu et al. 2014) on P1 Helmholtz systems (lambda 1, b = 1) to a relative\n"
         "residual of 1e-8: setup, iterations, solve time, per matrix and solver.\n"
+        "Each iteration's time is also given against its floor ('x floor'): the bytes\n"
+        "a CG iteration with that preconditioner must move, at the copy bandwidth\n"
+        "measured on the same device in the same run.\n"
         "\n"
         "Options:\n"
         "  --device DEV          device string (default: CLMG_DEVICE, else the first GPU)\n"
@@ -130,7 +135,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
 /* One solve of A x = b (x from 0) with `solver`; the row gets what it
  * measured. */
 static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
-                           solver_kind solver, int mixed, result_row *row) {
+                           solver_kind solver, int mixed, double copy_gb_per_s, result_row *row) {
   size_t n = a->rows;
   int device_setup = clmg_context_device(context)->is_gpu;
   clmg_error error = {{0}};
@@ -232,6 +237,16 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
     row->relative_residual = result.relative_residual;
     row->converged = solved == CLMG_SUCCESS;
     status = solved == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : solved;
+    /* the preconditioner's bytes: Jacobi reads w and r and writes z, in
+     * its precision; AMG one cycle from a zero guess */
+    double preconditioner_bytes = solver == SOLVER_CG ? 0.0
+                                  : solver == SOLVER_JACOBI
+                                      ? 3.0 * (double)n * (mixed ? sizeof(float) : sizeof(double))
+                                      : clmg_multigrid_cycle_bytes(mg, 1);
+    double bytes = perf_cg_iteration_bytes(matrix, preconditioner_bytes, mixed);
+    row->floor_s = bytes / (copy_gb_per_s * 1e9);
+    row->ratio =
+        row->iterations > 0 && row->floor_s > 0 ? row->solve_s / row->iterations / row->floor_s : 0;
   }
   clmg_krylov_result_free(&result);
   clmg_preconditioner_destroy(&preconditioner);
@@ -246,16 +261,17 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
 }
 
 static void print_header(void) {
-  printf("%-22s %9s %10s %-11s %-6s %6s %6s %9s %6s %9s %10s %9s\n", "matrix", "rows", "nonzeros",
-         "solver", "prec", "levels", "op.cx", "setup s", "its", "solve s", "per it ms", "residual");
+  printf("%-22s %9s %10s %-11s %-6s %6s %6s %9s %6s %9s %10s %9s %7s %9s\n", "matrix", "rows",
+         "nonzeros", "solver", "prec", "levels", "op.cx", "setup s", "its", "solve s", "per it ms",
+         "floor ms", "x floor", "residual");
 }
 
 static void print_row(const result_row *r) {
-  printf("%-22s %9zu %10zu %-11s %-6s %6d %6.2f %9.4f %6d %9.4f %10.3f %9.2e%s\n", r->matrix,
-         r->rows, r->nonzeros, solver_names[r->solver], r->mixed ? "mixed" : "double", r->levels,
-         r->operator_complexity, r->setup_s, r->iterations, r->solve_s,
-         r->iterations ? 1e3 * r->solve_s / r->iterations : 0.0, r->relative_residual,
-         r->converged ? "" : "  NOT CONVERGED");
+  printf("%-22s %9zu %10zu %-11s %-6s %6d %6.2f %9.4f %6d %9.4f %10.3f %9.3f %7.2f %9.2e%s\n",
+         r->matrix, r->rows, r->nonzeros, solver_names[r->solver], r->mixed ? "mixed" : "double",
+         r->levels, r->operator_complexity, r->setup_s, r->iterations, r->solve_s,
+         r->iterations ? 1e3 * r->solve_s / r->iterations : 0.0, 1e3 * r->floor_s, r->ratio,
+         r->relative_residual, r->converged ? "" : "  NOT CONVERGED");
   fflush(stdout);
 }
 
@@ -264,8 +280,8 @@ static void print_row(const result_row *r) {
  * warm-up run (compiling every kernel, so that no setup time holds a
  * compilation) records nothing. */
 static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh *mesh,
-                      const char *name, double ratio, int warm_up, result_row *rows,
-                      size_t *count) {
+                      const char *name, double ratio, int warm_up, double copy_gb_per_s,
+                      result_row *rows, size_t *count) {
   clmg_helmholtz_problem problem;
   clmg_helmholtz_problem_defaults(&problem);
   problem.rhs = CLMG_RHS_ONES;
@@ -308,7 +324,7 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
       row->nonzeros = clmg_csr_nnz(&a);
       row->solver = (solver_kind)solver;
       row->mixed = mixed;
-      clmg_status status = measure(context, &a, b, (solver_kind)solver, mixed, row);
+      clmg_status status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s, row);
       if (status != CLMG_SUCCESS) {
         apputil_report(context, status, name);
         ok = 0;
@@ -350,6 +366,8 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "solve_s", r->solve_s);
     json_number(&w, "relative_residual", r->relative_residual);
+    json_number(&w, "floor_s", r->floor_s);
+    json_number(&w, "ratio_to_floor", r->ratio);
     json_bool(&w, "converged", r->converged);
     json_object_end(&w);
   }
@@ -392,7 +410,7 @@ int main(int argc, char **argv) {
   if (ok) { /* the warm-up: every solver once on the smallest Regular mesh */
     clmg_mesh mesh = {0};
     ok = clmg_mesh_regular_tetrahedra(0, &mesh, &error) == CLMG_SUCCESS &&
-         run_matrix(context, &s, &mesh, "warm-up", 1.0, 1, rows, &count);
+         run_matrix(context, &s, &mesh, "warm-up", 1.0, 1, copy_gb_per_s, rows, &count);
     clmg_mesh_free(&mesh);
   }
   print_header();
@@ -402,7 +420,7 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "regular-%d", level);
     ok = clmg_mesh_regular_tetrahedra(level, &mesh, &error) == CLMG_SUCCESS;
     if (ok)
-      ok = run_matrix(context, &s, &mesh, name, 1.0, 0, rows, &count);
+      ok = run_matrix(context, &s, &mesh, name, 1.0, 0, copy_gb_per_s, rows, &count);
     else
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);
@@ -413,7 +431,7 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "irregular-%d", s.irregular_n);
     ok = clmg_mesh_box_simplices(3, s.irregular_n, 0.2, 2014, &mesh, &error) == CLMG_SUCCESS;
     if (ok)
-      ok = run_matrix(context, &s, &mesh, name, 1.0, 0, rows, &count);
+      ok = run_matrix(context, &s, &mesh, name, 1.0, 0, copy_gb_per_s, rows, &count);
     else
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);
@@ -425,7 +443,7 @@ int main(int argc, char **argv) {
     snprintf(name, sizeof name, "blobs-%d-sigma-%g", s.blobs_level, ratios[k]);
     ok = clmg_mesh_blobs(3, s.blobs_level, &mesh, &error) == CLMG_SUCCESS;
     if (ok)
-      ok = run_matrix(context, &s, &mesh, name, ratios[k], 0, rows, &count);
+      ok = run_matrix(context, &s, &mesh, name, ratios[k], 0, copy_gb_per_s, rows, &count);
     else
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);

@@ -404,18 +404,10 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     row->unknowns = n;
     row->cycle_s = row->iterations > 0 ? row->solve_s / row->iterations : 0;
     /* As a solver: a cycle and the defect after it. As CG's preconditioner:
-     * a cycle from x = 0, then CG's own matrix read and 15 vector passes in
-     * its precision (w = A u: 2, the three dots: 3, the update of p, s, x
-     * and r: 10); mixed precision adds the two conversions (12 bytes per
-     * unknown each). */
-    double bytes = clmg_multigrid_iteration_bytes(mg);
-    if (mode != MODE_NONE) {
-      double outer_real = (double)clmg_dtype_size(outer);
-      bytes = clmg_multigrid_cycle_bytes(mg, 1) + (double)clmg_matrix_device_bytes(a) +
-              15.0 * outer_real * (double)n;
-      if (mode == MODE_CG_MIXED)
-        bytes += 24.0 * (double)n;
-    }
+     * a cycle from x = 0 inside a CG iteration. */
+    double bytes = mode == MODE_NONE ? clmg_multigrid_iteration_bytes(mg)
+                                     : perf_cg_iteration_bytes(a, clmg_multigrid_cycle_bytes(mg, 1),
+                                                               mode == MODE_CG_MIXED);
     row->floor_s = bytes / (copy_gb_per_s * 1e9);
     row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
     snprintf(row->smoother, sizeof row->smoother, "%s",

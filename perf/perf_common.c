@@ -185,6 +185,13 @@ void perf_print_device(const clmg_device_info *device) {
          (double)device->max_alloc_bytes / (1024.0 * 1024 * 1024), device->has_fp64 ? "yes" : "no");
 }
 
+double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes, int mixed) {
+  double n = (double)clmg_matrix_rows(a);
+  double real = (double)clmg_dtype_size(clmg_matrix_precision(a));
+  return preconditioner_bytes + (double)clmg_matrix_device_bytes(a) + 15.0 * real * n +
+         (mixed ? 24.0 * n : 0.0);
+}
+
 int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
   clmg_status status = clmg_measure_copy_bandwidth(context, 0, gb_per_s);
   if (status != CLMG_SUCCESS) {

@@ -62,6 +62,14 @@ void perf_print_device(const clmg_device_info *device);
  * *gb_per_s to NaN and returns 0. */
 int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s);
 
+/* The fewest bytes one preconditioned CG iteration moves (the floor its
+ * time is compared with): the preconditioner's bytes, CG's read of the
+ * matrix a and 15 vector passes of n elements in the precision of a (w = A
+ * u: 2, the three dots: 3, the updates of p, s, x and r: 10), and with a
+ * preconditioner in float inside double CG the two conversions (12 bytes
+ * per element each). */
+double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes, int mixed);
+
 /* Opens path for the JSON results (clmg/output_file.h: an earlier file is
  * replaced only once the new one is complete); returns the stream and sets
  * *file, or NULL after printing why not. */
