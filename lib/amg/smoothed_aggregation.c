@@ -68,6 +68,18 @@ static clmg_status check_square(const clmg_csr *a, clmg_error *error) {
   return CLMG_SUCCESS;
 }
 
+/* The options to use (the given ones, else the defaults, into *resolved)
+ * once the matrix and they are checked: every entry point begins here. */
+static clmg_status check_input(const clmg_csr *a, const clmg_amg_options *options,
+                               clmg_amg_options *resolved, clmg_error *error) {
+  if (options)
+    *resolved = *options;
+  else
+    clmg_amg_options_defaults(resolved);
+  clmg_status status = check_square(a, error);
+  return status == CLMG_SUCCESS ? check_options(resolved, error) : status;
+}
+
 /* ---- strength of connection ---- */
 
 /* The strong graph: row i lists its strong neighbours (no diagonal). */
@@ -259,12 +271,9 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
 clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *options,
                                int32_t *aggregate, size_t *count, clmg_error *error) {
   clmg_error_clear(error);
-  clmg_amg_options defaults;
-  clmg_amg_options_defaults(&defaults);
-  const clmg_amg_options *o = options ? options : &defaults;
-  clmg_status status = check_square(a, error);
-  if (status == CLMG_SUCCESS)
-    status = check_options(o, error);
+  clmg_amg_options resolved;
+  const clmg_amg_options *o = &resolved;
+  clmg_status status = check_input(a, options, &resolved, error);
   if (status == CLMG_SUCCESS && (!aggregate || !count))
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "aggregate or count is NULL");
   if (status != CLMG_SUCCESS)
@@ -550,12 +559,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
-  clmg_amg_options defaults;
-  clmg_amg_options_defaults(&defaults);
-  const clmg_amg_options *o = options ? options : &defaults;
-  clmg_status status = check_square(a, error);
-  if (status == CLMG_SUCCESS)
-    status = check_options(o, error);
+  clmg_amg_options resolved;
+  const clmg_amg_options *o = &resolved;
+  clmg_status status = check_input(a, options, &resolved, error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t capacity = (size_t)o->max_levels;
