@@ -100,14 +100,21 @@ typedef struct matrix_shape {
   size_t rows, cols;
 } matrix_shape;
 
+/* The arrays of 'a', 'p' or 'r': host CSR or device arrays (the other
+ * NULL), or neither where not given. */
+static void arrays_of(const level_matrices *m, char which, const clmg_csr **host,
+                      const clmg_csr_device **device) {
+  *host = which == 'a' ? m->a : which == 'p' ? m->p : m->r;
+  *device = which == 'a' ? m->device_a : which == 'p' ? m->device_p : m->device_r;
+}
+
 /* Shape of a[l] (which 'a'), p[l] ('p') or r[l] ('r'); an absent array or
  * an empty r[l] is not present. */
 static matrix_shape shape_of(const level_matrices *m, char which, int l) {
   matrix_shape shape = {0, 0, 0};
-  const clmg_csr *host = which == 'a' ? m->a : which == 'p' ? m->p : m->r;
-  const clmg_csr_device *device = which == 'a'   ? m->device_a
-                                  : which == 'p' ? m->device_p
-                                                 : m->device_r;
+  const clmg_csr *host;
+  const clmg_csr_device *device;
+  arrays_of(m, which, &host, &device);
   if (host) {
     shape = (matrix_shape){host[l].row_ptr != NULL, host[l].rows, host[l].cols};
   } else if (device) {
@@ -326,15 +333,13 @@ clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_lev
   return build(context, num_levels - first, levels + first, o, multigrid);
 }
 
-/* Uploads one host matrix as an owned operator. */
 /* The operator of level l's a, p or r: a device matrix in options' format
  * and precision, uploaded from host CSR or made from device arrays. */
 static clmg_status upload_operator(clmg_context *context, const level_matrices *m, char which,
                                    int l, const clmg_matrix_options *options, clmg_operator *op) {
-  const clmg_csr *host = which == 'a' ? m->a : which == 'p' ? m->p : m->r;
-  const clmg_csr_device *device = which == 'a'   ? m->device_a
-                                  : which == 'p' ? m->device_p
-                                                 : m->device_r;
+  const clmg_csr *host;
+  const clmg_csr_device *device;
+  arrays_of(m, which, &host, &device);
   clmg_matrix *matrix = NULL;
   clmg_status status = host
                            ? clmg_matrix_create(context, &host[l], options, &matrix)
@@ -417,6 +422,7 @@ static clmg_status create_from_matrices(clmg_context *context, int num_levels,
     if (shape_of(m, 'a', l).rows <= o->coarse_max_rows)
       first = l;
   const int used = num_levels - first; /* at least 1: first < num_levels */
+  /* the test of used keeps GCC from seeing a negative size */
   clmg_multigrid_level *levels = used > 0 ? calloc((size_t)used, sizeof *levels) : NULL;
   if (!levels)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "multigrid: no host memory");
@@ -445,8 +451,6 @@ clmg_status clmg_multigrid_create_from_csr_device(
     clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
     const clmg_csr_device *r, const clmg_multigrid_options *options, clmg_multigrid **multigrid) {
   level_matrices m = {NULL, NULL, NULL, a, p, r};
-  if (!a && context && multigrid)
-    *multigrid = NULL;
   return create_from_matrices(context, num_levels, &m, options, multigrid);
 }
 
