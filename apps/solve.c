@@ -534,47 +534,26 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
 
 /* One V-cycle of smoothed-aggregation AMG (hierarchy from the host matrix)
  * as the preconditioner, in float inside the double Krylov method with
- * --precision mixed. A failure of the host part says why in *failed_step
- * (the context has no message for it). */
+ * --precision mixed. */
 static clmg_status setup_amg(const solve_options *options, solve_resources *s,
                              const clmg_matrix_options *matrix_options, const char **failed_step) {
-  static char reason[1200];
   if (!s->a.row_ptr) {
     *failed_step = "--precond amg builds its hierarchy from the matrix on the host, which "
                    "is not there";
     return CLMG_ERROR_UNSUPPORTED;
   }
-  /* on a GPU the Galerkin products run on the device, on a CPU the host's
-   * are as fast */
-  int on_device = clmg_context_device(s->context)->is_gpu;
-  clmg_amg_hierarchy h = {0};
-  clmg_error error = {{0}};
-  clmg_status status = on_device
-                           ? clmg_amg_hierarchy_build_device(s->context, &s->a, NULL, &h, &error)
-                           : clmg_amg_hierarchy_build(&s->a, NULL, &h, &error);
-  if (status != CLMG_SUCCESS) {
-    snprintf(reason, sizeof reason, "building the AMG hierarchy: %s", error.message);
-    *failed_step = reason;
-    return status;
-  }
-  *failed_step = "setting up the AMG preconditioner on the device";
+  *failed_step = "setting up the AMG preconditioner";
   clmg_multigrid_options mg;
   clmg_multigrid_options_defaults(&mg);
   mg.pre_smoothing = mg.post_smoothing = 2;
   mg.matrix = *matrix_options;
   mg.matrix.precision = options->mixed ? CLMG_FLOAT : options->precision;
-  clmg_amg_patch_smoothing patches = {&h, options->inner, 0, 0};
-  if (strcmp(options->amg_smoother, "patch") == 0) {
-    mg.smoother_factory = clmg_amg_patch_smoother_factory;
-    mg.smoother_factory_data = &patches;
-  } else {
+  clmg_amg_patch_smoothing patches = {NULL, options->inner, 0, 0};
+  int patch = strcmp(options->amg_smoother, "patch") == 0;
+  if (!patch)
     clmg_smoother_type_parse(options->amg_smoother, &mg.smoother);
-  }
-  status = on_device ? clmg_multigrid_create_from_csr_device(s->context, h.num_levels, h.device_a,
-                                                             h.device_p, NULL, &mg, &s->multigrid)
-                     : clmg_multigrid_create(s->context, h.num_levels, h.a, h.p, NULL, &mg,
-                                             &s->multigrid);
-  clmg_amg_hierarchy_free(&h);
+  clmg_status status = clmg_amg_multigrid_create(s->context, &s->a, NULL, &mg,
+                                                 patch ? &patches : NULL, &s->multigrid);
   clmg_preconditioner cycle;
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_preconditioner(s->multigrid, &cycle);

@@ -137,9 +137,6 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
 static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
                            solver_kind solver, int mixed, double copy_gb_per_s, result_row *row) {
   size_t n = a->rows;
-  int device_setup = clmg_context_device(context)->is_gpu;
-  clmg_error error = {{0}};
-  clmg_amg_hierarchy h = {0};
   clmg_matrix *matrix = NULL, *float_matrix = NULL;
   clmg_multigrid *mg = NULL;
   clmg_vector *db = NULL, *dx = NULL;
@@ -173,26 +170,15 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
       status = clmg_preconditioner_jacobi(matrix, &preconditioner);
     }
   }
-  clmg_amg_patch_smoothing patches = {&h, 0, 0, 0};
   if (status == CLMG_SUCCESS && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH)) {
-    /* the products on the device on a GPU, as clmg solve --precond amg does */
-    status = device_setup ? clmg_amg_hierarchy_build_device(context, a, NULL, &h, &error)
-                          : clmg_amg_hierarchy_build(a, NULL, &h, &error);
-    if (status != CLMG_SUCCESS)
-      fprintf(stderr, PROGRAM ": %s: AMG: %s\n", row->matrix, error.message);
+    /* the products on the device on a GPU, as clmg solve --precond amg */
     clmg_multigrid_options options;
     clmg_multigrid_options_defaults(&options);
     options.pre_smoothing = options.post_smoothing = 2;
     options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
-    if (solver == SOLVER_AMG_PATCH) {
-      options.smoother_factory = clmg_amg_patch_smoother_factory;
-      options.smoother_factory_data = &patches;
-    }
-    if (status == CLMG_SUCCESS)
-      status = device_setup
-                   ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
-                                                           h.device_p, NULL, &options, &mg)
-                   : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, &mg);
+    clmg_amg_patch_smoothing patches = {0};
+    status = clmg_amg_multigrid_create(context, a, NULL, &options,
+                                       solver == SOLVER_AMG_PATCH ? &patches : NULL, &mg);
     clmg_preconditioner cycle;
     if (status == CLMG_SUCCESS)
       status = clmg_multigrid_preconditioner(mg, &cycle);
@@ -201,11 +187,13 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
                                                 &preconditioner);
     else if (status == CLMG_SUCCESS)
       preconditioner = cycle;
-    size_t total = 0;
-    for (int l = 0; l < h.num_levels; ++l)
-      total += clmg_csr_nnz(&h.a[l]);
-    row->levels = h.num_levels;
-    row->operator_complexity = (double)total / (double)clmg_csr_nnz(a);
+    if (status == CLMG_SUCCESS) {
+      size_t total = 0;
+      row->levels = clmg_multigrid_levels(mg);
+      for (int l = 0; l < row->levels; ++l)
+        total += clmg_matrix_nnz(clmg_multigrid_matrix(mg, l));
+      row->operator_complexity = (double)total / (double)clmg_csr_nnz(a);
+    }
   }
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
@@ -251,7 +239,6 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
   clmg_krylov_result_free(&result);
   clmg_preconditioner_destroy(&preconditioner);
   clmg_multigrid_destroy(mg);
-  clmg_amg_hierarchy_free(&h);
   clmg_operator_destroy(&op);
   clmg_vector_destroy(db);
   clmg_vector_destroy(dx);

@@ -493,9 +493,11 @@ typedef struct amg_run {
 /* A x = b with b = A x* for a random x*, by `method` preconditioned with
  * one AMG V-cycle (Jacobi 2+2, or patch block-Jacobi 2+2 with `patches`;
  * in float when mixed; strength threshold theta); checks the true residual
- * on the host and the error against x*. */
-static amg_run solve_with_amg_smoothed(const clmg_csr *a, clmg_krylov_method method, int mixed,
-                                       double theta, int patches, const char *what) {
+ * on the host and the error against x*. The engine comes from the
+ * hierarchy through clmg_multigrid_create, or with one_call from
+ * clmg_amg_multigrid_create. */
+static amg_run solve_with_amg_how(const clmg_csr *a, clmg_krylov_method method, int mixed,
+                                  double theta, int patches, int one_call, const char *what) {
   size_t n = a->rows;
   double *x_star = malloc(n * sizeof *x_star), *b = malloc(n * sizeof *b);
   double *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
@@ -528,7 +530,17 @@ static amg_run solve_with_amg_smoothed(const clmg_csr *a, clmg_krylov_method met
     options.smoother_factory_data = &smoothing;
   }
   clmg_multigrid *mg = NULL;
-  CHECK_OK(clmg_multigrid_create(ctx, h.num_levels, h.a, h.p, NULL, &options, &mg));
+  if (one_call) {
+    /* its hierarchy field is ignored: NULL here */
+    clmg_amg_patch_smoothing patch_options = {NULL, 0, 0, 0};
+    options.smoother_factory = NULL;
+    options.smoother_factory_data = NULL;
+    CHECK_OK(
+        clmg_amg_multigrid_create(ctx, a, &amg, &options, patches ? &patch_options : NULL, &mg));
+    assert_int_equal(clmg_multigrid_levels(mg), h.num_levels);
+  } else {
+    CHECK_OK(clmg_multigrid_create(ctx, h.num_levels, h.a, h.p, NULL, &options, &mg));
+  }
   clmg_matrix *matrix = NULL;
   CHECK_OK(clmg_matrix_create(ctx, a, NULL, &matrix));
   clmg_vector *db = NULL, *dx = NULL;
@@ -582,9 +594,51 @@ static amg_run solve_with_amg_smoothed(const clmg_csr *a, clmg_krylov_method met
   return run;
 }
 
+static amg_run solve_with_amg_smoothed(const clmg_csr *a, clmg_krylov_method method, int mixed,
+                                       double theta, int patches, const char *what) {
+  return solve_with_amg_how(a, method, mixed, theta, patches, 0, what);
+}
+
 static amg_run solve_with_amg(const clmg_csr *a, clmg_krylov_method method, int mixed, double theta,
                               const char *what) {
   return solve_with_amg_smoothed(a, method, mixed, theta, 0, what);
+}
+
+/* clmg_amg_multigrid_create: the same engine in one call (on a CPU from the
+ * host build, on a GPU from the device one), so the same iterations with
+ * Jacobi and with patch smoothing, in double and in float; a matrix that
+ * is not square fails with the reason in the context. */
+static void test_amg_multigrid_create(void **state) {
+  (void)state;
+  clmg_csr jumps = diffusion(48, 48, 1, 1.0, jumping_coefficient);
+  for (int patches = 0; patches <= 1; ++patches) {
+    for (int mixed = 0; mixed <= 1; ++mixed) {
+      /* one x* for both */
+      rng_seed(1996);
+      amg_run parts = solve_with_amg_how(&jumps, CLMG_KRYLOV_CG, mixed, 0.0, patches, 0,
+                                         "2D jumps, hierarchy then engine");
+      rng_seed(1996);
+      amg_run one = solve_with_amg_how(&jumps, CLMG_KRYLOV_CG, mixed, 0.0, patches, 1,
+                                       "2D jumps, clmg_amg_multigrid_create");
+      /* on a GPU the device products may round differently */
+      if (clmg_context_device(ctx)->is_gpu)
+        assert_true(abs(one.iterations - parts.iterations) <= 1);
+      else
+        assert_int_equal(one.iterations, parts.iterations);
+    }
+  }
+  clmg_csr_free(&jumps);
+  clmg_csr rectangle = {0};
+  clmg_error error = {{0}};
+  const int32_t rows[2] = {0, 1}, cols[2] = {0, 2};
+  const double values[2] = {2.0, 3.0};
+  CHECK_HOST(clmg_csr_from_triplets(2, 3, 2, rows, cols, values, &rectangle, &error), error);
+  clmg_multigrid *mg = (clmg_multigrid *)&rectangle; /* must become NULL */
+  assert_int_equal(clmg_amg_multigrid_create(ctx, &rectangle, NULL, NULL, NULL, &mg),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_null(mg);
+  assert_non_null(strstr(clmg_context_message(ctx), "square"));
+  clmg_csr_free(&rectangle);
 }
 
 static void test_amg_pcg(void **state) {
@@ -727,6 +781,8 @@ int main(void) {
       cmocka_unit_test(test_amg_regular_mesh),
       cmocka_unit_test(test_amg_anisotropic),
       cmocka_unit_test(test_amg_gmres),
+      /* last: it seeds the random numbers again */
+      cmocka_unit_test(test_amg_multigrid_create),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("amg", tests, setup, teardown);

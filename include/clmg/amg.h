@@ -101,6 +101,20 @@ CLMG_API clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_conte
                                                      int level, const clmg_operator *a,
                                                      clmg_smoother *smoother);
 
+/* The AMG hierarchy of a as a multigrid engine in one call: built with the
+ * Galerkin products on the device where the context's device is a GPU
+ * (clmg_amg_hierarchy_build_device) and on the host elsewhere, handed to
+ * the engine with mg_options (NULL: defaults; its matrix options give the
+ * levels' format and precision), then freed. patch given: patch
+ * block-Jacobi smoothing with its inner, omega and inner_omega (its
+ * hierarchy is ignored: this one's is used); NULL: mg_options' smoother.
+ * NULL amg_options: defaults. A failure's message is the context's. */
+CLMG_API clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
+                                               const clmg_amg_options *amg_options,
+                                               const clmg_multigrid_options *mg_options,
+                                               const clmg_amg_patch_smoothing *patch,
+                                               clmg_multigrid **multigrid);
+
 #ifdef __cplusplus
 }
 #endif

@@ -670,3 +670,41 @@ clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *conte
                    "AMG patch smoother: no level of the hierarchy has %zu rows and patches",
                    a->rows);
 }
+
+clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
+                                      const clmg_amg_options *amg_options,
+                                      const clmg_multigrid_options *mg_options,
+                                      const clmg_amg_patch_smoothing *patch,
+                                      clmg_multigrid **multigrid) {
+  if (!context || !multigrid)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *multigrid = NULL;
+  /* on a CPU the host products are as fast, and device arrays would be one
+   * more copy of every level */
+  int on_device = clmg_context_device(context)->is_gpu;
+  clmg_amg_hierarchy h = {0};
+  clmg_error error = {{0}};
+  clmg_status status = on_device
+                           ? clmg_amg_hierarchy_build_device(context, a, amg_options, &h, &error)
+                           : clmg_amg_hierarchy_build(a, amg_options, &h, &error);
+  if (status != CLMG_SUCCESS)
+    return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
+  clmg_multigrid_options options;
+  if (mg_options)
+    options = *mg_options;
+  else
+    clmg_multigrid_options_defaults(&options);
+  clmg_amg_patch_smoothing patches = {0};
+  if (patch) {
+    patches = *patch;
+    patches.hierarchy = &h;
+    options.smoother_factory = clmg_amg_patch_smoother_factory;
+    options.smoother_factory_data = &patches;
+  }
+  status = on_device
+               ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
+                                                       h.device_p, NULL, &options, multigrid)
+               : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
+  clmg_amg_hierarchy_free(&h);
+  return status;
+}
