@@ -390,19 +390,26 @@ static void print_text(const solve_options *options, const solve_report *r) {
 }
 
 /* --view: the levels of the AMG preconditioner, or, without multigrid, the
- * one level of A. Returns the levels (in *single, or malloc'ed: free it
- * when it is not single); NULL when out of memory. */
-static view_level *solve_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix,
-                              view_level *single, int *count) {
-  if (multigrid)
-    return view_multigrid_levels(multigrid, count);
-  memset(single, 0, sizeof *single);
-  single->rows = clmg_matrix_rows(matrix);
-  single->nonzeros = clmg_matrix_nnz(matrix);
-  single->format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
-  single->format_description = clmg_matrix_describe(matrix);
-  *count = 1;
-  return single;
+ * one level of A; as JSON into w, or as text where w is NULL. Nothing when
+ * out of memory. */
+static void show_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix, json_writer *w) {
+  view_level single = {0};
+  view_level *levels = &single;
+  int count = 1;
+  if (multigrid) {
+    levels = view_multigrid_levels(multigrid, &count);
+  } else {
+    single.rows = clmg_matrix_rows(matrix);
+    single.nonzeros = clmg_matrix_nnz(matrix);
+    single.format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
+    single.format_description = clmg_matrix_describe(matrix);
+  }
+  if (levels && w)
+    view_json(w, levels, count);
+  else if (levels)
+    view_print(levels, count);
+  if (levels != &single)
+    free(levels);
 }
 
 static void print_json(const solve_options *options, const solve_report *r) {
@@ -430,15 +437,8 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_device(&w, r->device);
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
-  if (options->view) {
-    view_level single;
-    int count = 0;
-    view_level *levels = solve_view(r->multigrid, r->matrix, &single, &count);
-    if (levels)
-      view_json(&w, levels, count);
-    if (levels != &single)
-      free(levels);
-  }
+  if (options->view)
+    show_view(r->multigrid, r->matrix, &w);
   json_bool(&w, "converged", result->converged);
   json_string(&w, "status", clmg_status_string(r->status));
   json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
@@ -727,15 +727,8 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
 
   if (!options->common.json) {
     print_header(options, s);
-    if (options->view) {
-      view_level single;
-      int count = 0;
-      view_level *levels = solve_view(s->multigrid, s->matrix, &single, &count);
-      if (levels)
-        view_print(levels, count);
-      if (levels != &single)
-        free(levels);
-    }
+    if (options->view)
+      show_view(s->multigrid, s->matrix, NULL);
   }
   start = apputil_now();
   status = warm_up(options, s, preconditioner);

@@ -3,10 +3,11 @@
  * roots of a k-maximal independent set of the matrix graph, a piecewise
  * constant tentative prolongator smoothed by one damped Jacobi step,
  * P = (I - omega D^-1 A) P~, and Galerkin coarse matrices A_c = P^T A P.
- * The hierarchy is built on the host from the matrix alone (no mesh) and
- * runs in the multigrid engine like any other (clmg_multigrid_create), as a
- * solver or a Krylov preconditioner. Host functions report through a
- * clmg_error. */
+ * The hierarchy is built from the matrix alone (no mesh), on the host or
+ * with its products on the device, and runs in the multigrid engine like
+ * any other, as a solver or a Krylov preconditioner:
+ * clmg_amg_multigrid_create does it all in one call. Host functions report
+ * through a clmg_error, those given a context through its message. */
 #ifndef CLMG_AMG_H
 #define CLMG_AMG_H
 
