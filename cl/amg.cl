@@ -12,3 +12,38 @@ kernel void amg_smooth_prolongator(ulong rows, global const long *ap_ptr, global
       ap_val[k] = (ap_col[k] == aggregate[i] ? (real)1 : (real)0) - scale * ap_val[k];
   }
 }
+
+/* The diagonal entry of row i (0 when it is not stored; CSR rows of
+ * clmg_csr_device hold each column once). */
+inline real amg_diagonal(ulong i, global const long *row_ptr, global const int *col,
+                         global const real *val) {
+  for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+    if (col[k] == (int)i)
+      return val[k];
+  return 0;
+}
+
+/* y = D^-1 A x, 0 in rows with a zero diagonal: the power steps that
+ * estimate the largest eigenvalue of D^-1 A. */
+kernel void amg_jacobi_spmv(ulong rows, global const long *row_ptr, global const int *col,
+                            global const real *val, global const real *x, global real *y) {
+  GRID_LOOP(i, rows) {
+    real sum = 0, diagonal = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      sum += val[k] * x[col[k]];
+      if (col[k] == (int)i)
+        diagonal = val[k];
+    }
+    y[i] = diagonal != 0 ? sum / diagonal : 0;
+  }
+}
+
+/* scale_i = omega / a_ii, 0 where a_ii is 0: the row scales of the
+ * prolongator smoothing. */
+kernel void amg_row_scale(ulong rows, global const long *row_ptr, global const int *col,
+                          global const real *val, real omega, global real *scale) {
+  GRID_LOOP(i, rows) {
+    const real diagonal = amg_diagonal(i, row_ptr, col, val);
+    scale[i] = diagonal != 0 ? omega / diagonal : 0;
+  }
+}

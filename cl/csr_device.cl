@@ -1,9 +1,7 @@
 /* CSR arrays on the device (lib/la/csr_device.c): the transpose by column
- * counts, a scatter and a per-row sort. Rows of finite-element transfers and
- * assembled matrices are short (at most a few hundred entries), so an
- * insertion sort per row is cheap, and it makes the scatter's order (which
- * depends on the order the atomics were served in) invisible: the result is
- * the same on every run and every device. */
+ * counts, a scatter and a per-row sort, which makes the scatter's order
+ * (which depends on the order the atomics were served in) invisible: the
+ * result is the same on every run and every device. */
 
 /* count[c] += 1 for every entry of column c. */
 kernel void csr_count_columns(ulong nnz, global const int *col, global uint *count) {
@@ -24,11 +22,22 @@ kernel void csr_transpose_scatter(ulong rows, global const long *row_ptr, global
   }
 }
 
-/* Sorts each row by column (insertion sort; the columns are unique). */
+/* Rows are sorted by column (the columns of a row are unique): rows of at
+ * most SORT_SHORT entries by a work-item each (insertion sort), longer rows
+ * up to SORT_GROUP entries by a work-group each (bitonic sort in local
+ * memory: the transposes of AMG prolongators have rows of hundreds), and
+ * rows longer still by a work-item again. */
+#define SORT_SHORT 32
+#define SORT_GROUP 2048
+
+inline int sort_by_group(long length) { return length > SORT_SHORT && length <= SORT_GROUP; }
+
 kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *col,
                           global real *val) {
   GRID_LOOP(i, rows) {
     const long begin = row_ptr[i], end = row_ptr[i + 1];
+    if (sort_by_group(end - begin))
+      continue;
     for (long k = begin + 1; k < end; ++k) {
       const int c = col[k];
       const real v = val[k];
@@ -44,15 +53,82 @@ kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *co
   }
 }
 
-/* ---- C = A B, one row of C per work-item (Gustavson) ----
- * The row's columns are the union of the columns of B's rows that A's row
- * names: gathered into a private sorted list when there are at most
- * SPGEMM_PRIVATE of them, else found one by one as the smallest above the
- * last (no scratch, more reads). Values are summed in A's order, then B's,
- * as the host product does, so both give the same sums. */
+kernel void csr_sort_rows_group(ulong rows, global const long *row_ptr, global int *col,
+                                global real *val) {
+  local int keys[SORT_GROUP];
+  local real values[SORT_GROUP];
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
+    const long begin = row_ptr[i], length = row_ptr[i + 1] - begin;
+    if (!sort_by_group(length))
+      continue; /* the same for the whole group */
+    uint slots = 2 * SORT_SHORT;
+    while (slots < length)
+      slots *= 2;
+    for (uint s = lid; s < slots; s += size) {
+      keys[s] = s < length ? col[begin + s] : INT_MAX;
+      values[s] = s < length ? val[begin + s] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint block = 2; block <= slots; block *= 2)
+      for (uint stride = block / 2; stride > 0; stride /= 2) {
+        for (uint t = lid; t < slots; t += size) {
+          const uint partner = t ^ stride;
+          if (partner > t) {
+            const int x = keys[t], y = keys[partner];
+            if ((x > y) == ((t & block) == 0)) {
+              const real v = values[t];
+              keys[t] = y;
+              keys[partner] = x;
+              values[t] = values[partner];
+              values[partner] = v;
+            }
+          }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+      }
+    for (uint s = lid; s < length; s += size) {
+      col[begin + s] = keys[s];
+      val[begin + s] = values[s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* ---- C = A B (Gustavson) ----
+ * A row of C has as columns the union of the columns of B's rows that A's
+ * row names. Rows with few products (at most SPGEMM_LONG) take one
+ * work-item each: the columns gathered into a private sorted list when
+ * there are at most SPGEMM_PRIVATE of them, else found one by one as the
+ * smallest above the last (no scratch, more reads). Rows with more products
+ * (the Galerkin products of AMG's coarse levels: thousands per row) take a
+ * work-group each: their columns go into a hash table in local memory, then
+ * a bitonic sort; a row with more than SPGEMM_GROUP_COLUMNS columns falls
+ * back to the work-item. Values are summed in A's order, then B's, on both
+ * paths, as the host product does, so all give the same sums. */
 #ifndef SPGEMM_PRIVATE
 #define SPGEMM_PRIVATE 256
 #endif
+#define SPGEMM_LONG 128u
+#define SPGEMM_TABLE 2048u
+#define SPGEMM_GROUP_COLUMNS (SPGEMM_TABLE / 2)
+#define SPGEMM_EMPTY INT_MAX
+#define SPGEMM_OVERFLOW UINT_MAX
+
+/* The products row i of A makes with B: the lengths of the rows it names. */
+inline ulong spgemm_products(long begin, long end, global const int *a_col,
+                             global const long *b_ptr) {
+  ulong products = 0;
+  for (long k = begin; k < end; ++k)
+    products += (ulong)(b_ptr[a_col[k] + 1] - b_ptr[a_col[k]]);
+  return products;
+}
+
+/* Whether row i is the work-group kernels' (fill == 0: by its products;
+ * fill == 1: also its column count, known by then, within their tables). */
+inline int spgemm_group_row(ulong products, uint fill, global const long *c_ptr, ulong i) {
+  return products > SPGEMM_LONG && (!fill || c_ptr[i + 1] - c_ptr[i] <= SPGEMM_GROUP_COLUMNS);
+}
 
 /* The smallest column above `last` in the rows of B that row i of A names
  * (INT_MAX when none is left). */
@@ -70,13 +146,17 @@ inline int spgemm_next(long begin, long end, global const int *a_col, global con
   return next;
 }
 
-/* Row lengths of C (fill == 0) or its sorted columns (fill == 1); `overflow`
- * counts the rows that took the scratch-free walk. */
+/* Row lengths of C (fill == 0) or its sorted columns (fill == 1) for the
+ * rows the work-group kernel leaves (it runs first: a row it marked
+ * SPGEMM_OVERFLOW is counted here); `length` holds the row lengths. */
 kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global const int *a_col,
                                  global const long *b_ptr, global const int *b_col, uint fill,
                                  global uint *length, global const long *c_ptr, global int *c_col) {
   GRID_LOOP(i, rows) {
     const long begin = a_ptr[i], end = a_ptr[i + 1];
+    if (spgemm_group_row(spgemm_products(begin, end, a_col, b_ptr), fill, c_ptr, i) &&
+        (fill || length[i] != SPGEMM_OVERFLOW))
+      continue;
     int sorted[SPGEMM_PRIVATE];
     uint count = 0, fits = 1;
     for (long k = begin; k < end && fits; ++k) {
@@ -116,14 +196,101 @@ kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global co
   }
 }
 
-/* The values of C on its pattern: each product added at its column, found
- * by binary search in the row. */
+/* The same for rows with more than SPGEMM_LONG products, a work-group a
+ * row: each column goes into a hash table in local memory (open
+ * addressing, slots at least twice the products up to SPGEMM_TABLE); the
+ * count is the row's length, or SPGEMM_OVERFLOW when the row has more than
+ * SPGEMM_GROUP_COLUMNS columns; filling sorts the table (bitonic, the empty
+ * slots INT_MAX and so last) and writes its head. */
+kernel void csr_multiply_pattern_group(ulong rows, global const long *a_ptr,
+                                       global const int *a_col, global const long *b_ptr,
+                                       global const int *b_col, uint fill, global uint *length,
+                                       global const long *c_ptr, global int *c_col) {
+  local int table[SPGEMM_TABLE];
+  local uint count, full;
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
+    const long begin = a_ptr[i], end = a_ptr[i + 1];
+    const ulong products = spgemm_products(begin, end, a_col, b_ptr);
+    if (!spgemm_group_row(products, fill, c_ptr, i))
+      continue; /* the same for the whole group */
+    uint slots = 2 * SPGEMM_LONG;
+    while (slots < 2 * products && slots < SPGEMM_TABLE)
+      slots *= 2;
+    for (uint s = lid; s < slots; s += size)
+      table[s] = SPGEMM_EMPTY;
+    if (lid == 0) {
+      count = 0;
+      full = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long k = begin; k < end; ++k) {
+      const int m = a_col[k];
+      for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+        const int c = b_col[l];
+        uint h = ((uint)c * 0x9e3779b1u) & (slots - 1), probe = 0;
+        for (; probe < slots; ++probe) {
+          const int seen = atomic_cmpxchg(&table[h], SPGEMM_EMPTY, c);
+          if (seen == SPGEMM_EMPTY)
+            atomic_inc(&count);
+          if (seen == SPGEMM_EMPTY || seen == c)
+            break;
+          h = (h + 1) & (slots - 1);
+        }
+        if (probe == slots)
+          full = 1;
+      }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (!fill) {
+      if (lid == 0)
+        length[i] = full || count > SPGEMM_GROUP_COLUMNS ? SPGEMM_OVERFLOW : count;
+    } else {
+      for (uint block = 2; block <= slots; block *= 2)
+        for (uint stride = block / 2; stride > 0; stride /= 2) {
+          for (uint t = lid; t < slots; t += size) {
+            const uint partner = t ^ stride;
+            if (partner > t) {
+              const int x = table[t], y = table[partner];
+              if ((x > y) == ((t & block) == 0)) {
+                table[t] = y;
+                table[partner] = x;
+              }
+            }
+          }
+          barrier(CLK_LOCAL_MEM_FENCE);
+        }
+      for (uint s = lid; s < count; s += size)
+        c_col[c_ptr[i] + s] = table[s];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE); /* the table and count are the next row's */
+  }
+}
+
+/* The place of column c in a sorted row (c is there). */
+#define SPGEMM_FIND(columns, low_start, high_start, c, place)                                      \
+  do {                                                                                             \
+    long low = (low_start), high = (high_start);                                                   \
+    while (low < high) {                                                                           \
+      const long middle = low + (high - low) / 2;                                                  \
+      if ((columns)[middle] < (c))                                                                 \
+        low = middle + 1;                                                                          \
+      else                                                                                         \
+        high = middle;                                                                             \
+    }                                                                                              \
+    (place) = low;                                                                                 \
+  } while (0)
+
+/* The values of C on its pattern, for the rows the work-group kernel
+ * leaves: each product added at its column, found by binary search. */
 kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global const int *a_col,
                                 global const real *a_val, global const long *b_ptr,
                                 global const int *b_col, global const real *b_val,
                                 global const long *c_ptr, global const int *c_col,
                                 global real *c_val) {
   GRID_LOOP(i, rows) {
+    if (spgemm_group_row(spgemm_products(a_ptr[i], a_ptr[i + 1], a_col, b_ptr), 1, c_ptr, i))
+      continue;
     const long c_begin = c_ptr[i], c_end = c_ptr[i + 1];
     for (long p = c_begin; p < c_end; ++p)
       c_val[p] = 0;
@@ -131,17 +298,50 @@ kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global con
       const int m = a_col[k];
       const real scale = a_val[k];
       for (long l = b_ptr[m]; l < b_ptr[m + 1]; ++l) {
-        const int c = b_col[l];
-        long low = c_begin, high = c_end;
-        while (low < high) {
-          const long middle = low + (high - low) / 2;
-          if (c_col[middle] < c)
-            low = middle + 1;
-          else
-            high = middle;
-        }
-        c_val[low] += scale * b_val[l];
+        long place;
+        SPGEMM_FIND(c_col, c_begin, c_end, b_col[l], place);
+        c_val[place] += scale * b_val[l];
       }
     }
+  }
+}
+
+/* The same for the work-group kernel's rows, a work-group a row, the row's
+ * columns and sums in local memory: the group takes A's entries in order
+ * and shares out the entries of each B row, whose columns are distinct, so
+ * no two work-items add to one sum at once and every sum is formed in the
+ * order of the work-item kernel. */
+kernel void csr_multiply_values_group(ulong rows, global const long *a_ptr,
+                                      global const int *a_col, global const real *a_val,
+                                      global const long *b_ptr, global const int *b_col,
+                                      global const real *b_val, global const long *c_ptr,
+                                      global const int *c_col, global real *c_val) {
+  local int columns[SPGEMM_GROUP_COLUMNS];
+  local real sums[SPGEMM_GROUP_COLUMNS];
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
+    const long begin = a_ptr[i], end = a_ptr[i + 1];
+    if (!spgemm_group_row(spgemm_products(begin, end, a_col, b_ptr), 1, c_ptr, i))
+      continue; /* the same for the whole group */
+    const long c_begin = c_ptr[i];
+    const uint length = (uint)(c_ptr[i + 1] - c_begin);
+    for (uint s = lid; s < length; s += size) {
+      columns[s] = c_col[c_begin + s];
+      sums[s] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (long k = begin; k < end; ++k) {
+      const int m = a_col[k];
+      const real scale = a_val[k];
+      for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+        long place;
+        SPGEMM_FIND(columns, 0, (long)length, b_col[l], place);
+        sums[place] += scale * b_val[l];
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint s = lid; s < length; s += size)
+      c_val[c_begin + s] = sums[s];
+    barrier(CLK_LOCAL_MEM_FENCE);
   }
 }

@@ -116,13 +116,47 @@ static void check_device_product(const clmg_csr *a, const clmg_csr *b, const clm
   clmg_csr_device_free(&dc);
 }
 
+/* The device transpose equals the host one exactly (entries only move),
+ * with rows of the transpose sorted on each path of cl/csr_device.cl: up to
+ * 32 entries (a work-item each), up to 2,048 (a work-group each) and more
+ * (a work-item again). */
+static void test_device_transpose(void **state) {
+  (void)state;
+  const size_t shapes[4][3] = {{30, 40, 3}, {700, 9, 2}, {3000, 3, 1}, {5000, 2, 1}};
+  for (int s = 0; s < 4; ++s) {
+    clmg_csr a = random_matrix(shapes[s][0], shapes[s][1], shapes[s][2]), t = {0}, copy = {0};
+    clmg_error error = {{0}};
+    CHECK_HOST(clmg_csr_transpose(&a, &t, &error), error);
+    clmg_csr_device da = {0}, dt = {0};
+    CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &da));
+    CHECK_OK(clmg_csr_device_transpose(ctx, &da, &dt));
+    CHECK_HOST(clmg_csr_device_download(&dt, &copy, &error), error);
+    assert_int_equal(copy.rows, t.rows);
+    assert_int_equal(copy.cols, t.cols);
+    assert_memory_equal(copy.row_ptr, t.row_ptr, (t.rows + 1) * sizeof *t.row_ptr);
+    assert_memory_equal(copy.col, t.col, clmg_csr_nnz(&t) * sizeof *t.col);
+    assert_memory_equal(copy.val, t.val, clmg_csr_nnz(&t) * sizeof *t.val);
+    clmg_csr_free(&a);
+    clmg_csr_free(&t);
+    clmg_csr_free(&copy);
+    clmg_csr_device_free(&da);
+    clmg_csr_device_free(&dt);
+  }
+}
+
 static void test_multiply(void **state) {
   (void)state;
-  /* the last shape gives rows of C with more columns than a work-item
-   * keeps in private memory (256), which take the other path */
-  const size_t shapes[4][5] = {
-      {30, 40, 25, 4, 3}, {57, 13, 70, 4, 3}, {1, 50, 1, 4, 3}, {20, 1000, 600, 40, 12}};
-  for (int s = 0; s < 4; ++s) {
+  /* Each path of the device product (cl/csr_device.cl): short rows (the
+   * first three shapes) a work-item each; in the fourth, rows on both sides
+   * of the 128 products that send a row to a work-group; in the fifth, rows
+   * of more columns than a work-item keeps in private memory (256), a
+   * work-group each; in the last, rows of more columns (about 2,900) than
+   * a work-group's table holds (2,048 slots, 1,024 columns), which fall back
+   * to the work-item's scratch-free walk. */
+  const size_t shapes[6][5] = {{30, 40, 25, 4, 3},      {57, 13, 70, 4, 3},
+                               {1, 50, 1, 4, 3},        {200, 300, 800, 6, 22},
+                               {20, 1000, 600, 40, 12}, {4, 400, 6000, 100, 40}};
+  for (int s = 0; s < 6; ++s) {
     size_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
     clmg_csr a = random_matrix(m, k, shapes[s][3]), b = random_matrix(k, n, shapes[s][4]), c = {0};
     clmg_error error = {{0}};
@@ -773,6 +807,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multiply),
+      cmocka_unit_test(test_device_transpose),
       cmocka_unit_test(test_aggregation),
       cmocka_unit_test(test_patch_smoother_step),
       cmocka_unit_test(test_amg_device_build),

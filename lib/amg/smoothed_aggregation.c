@@ -288,17 +288,25 @@ clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *option
 
 /* ---- prolongator and Galerkin product ---- */
 
-/* An estimate of the largest eigenvalue of D^-1 A: power steps from a fixed
- * start, the largest ratio seen (rows with a zero diagonal are skipped). */
-static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y) {
-  size_t n = a->rows;
+/* The largest eigenvalue of D^-1 A is estimated by POWER_STEPS power steps
+ * from a fixed start in [0.5, 1.5): the largest ratio x.y / x.x seen, where
+ * y = D^-1 A x (rows with a zero diagonal give 0), on the host or on the
+ * device alike. */
+enum { POWER_STEPS = 20 };
+
+static void power_start(size_t n, double *x) {
   uint64_t state = 0x9e3779b97f4a7c15u;
   for (size_t i = 0; i < n; i++) {
     state = state * 6364136223846793005u + 1442695040888963407u;
     x[i] = 0.5 + (double)(state >> 11) / 9007199254740992.0;
   }
+}
+
+static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y) {
+  size_t n = a->rows;
+  power_start(n, x);
   double estimate = 0;
-  for (int step = 0; step < 20; step++) {
+  for (int step = 0; step < POWER_STEPS; step++) {
     clmg_csr_spmv_host(1.0, a, x, 0.0, y);
     double xx = 0, xy = 0, yy = 0;
     for (size_t i = 0; i < n; i++) {
@@ -468,10 +476,79 @@ static clmg_status device_failure(clmg_context *context, clmg_status status, clm
   return clmg_error_set(error, status, "%s", clmg_context_message(context));
 }
 
-/* One coarsening on the device: P = (I - omega D^-1 A) P~ from the product
- * A P~ (cl/amg.cl), then A_c = P^T (A P) with the device transpose and
- * products; A_c also comes back to the host, where the next aggregation
- * and the patches are made. fine_device holds the fine matrix. */
+/* The row scales omega / a_ii of P = (I - omega D^-1 A) P~ for the matrix
+ * on the device, omega = damping or 4/3 over the estimate of
+ * lambda_max(D^-1 A), whose power steps run there too. */
+static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device *a, double damping,
+                                    clmg_vector **scale) {
+  size_t n = a->rows;
+  clmg_dtype precision = clmg_vector_type(a->val);
+  const char *options = clmg_real_options(context, precision);
+  clmg_vector *x = NULL, *y = NULL;
+  double *start = NULL;
+  double omega = damping;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, precision, n, scale);
+  if (status == CLMG_SUCCESS && omega == 0) {
+    start = clmg_alloc_array(n ? n : 1, sizeof *start);
+    if (!start)
+      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                         "AMG: no host memory for the eigenvalue estimate of %zu rows", n);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, precision, n, &x);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, precision, n, &y);
+    if (status == CLMG_SUCCESS) {
+      power_start(n, start);
+      status = clmg_vector_upload_doubles(x, start);
+    }
+    double estimate = 0;
+    for (int step = 0; step < POWER_STEPS && status == CLMG_SUCCESS; step++) {
+      status = clmg_args_for_kernel(context, "amg", options, "amg_jacobi_spmv", &args);
+      if (status == CLMG_SUCCESS) {
+        clmg_arg_ulong(&args, n);
+        clmg_arg_buffer(&args, a->row_ptr->buffer);
+        clmg_arg_buffer(&args, a->col->buffer);
+        clmg_arg_buffer(&args, a->val->buffer);
+        clmg_arg_buffer(&args, x->buffer);
+        clmg_arg_buffer(&args, y->buffer);
+        status = clmg_launch_args(&args, n);
+      }
+      double xy = 0, xx = 0, yy = 0;
+      if (status == CLMG_SUCCESS)
+        status = clmg_dot3(y, x, x, &xy, &xx, &yy);
+      if (status != CLMG_SUCCESS || !(xx > 0) || !(yy > 0))
+        break;
+      estimate = fmax(estimate, fabs(xy / xx));
+      status = clmg_axpby(1.0 / sqrt(yy), y, 0.0, x);
+    }
+    omega = estimate > 0 ? 4.0 / 3.0 / estimate : 0;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_args_for_kernel(context, "amg", options, "amg_row_scale", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_real(&args, precision, omega);
+    clmg_arg_buffer(&args, (*scale)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  free(start);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(y);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(*scale);
+    *scale = NULL;
+  }
+  return status;
+}
+
+/* One coarsening on the device: the row scales (device_row_scale), P =
+ * (I - omega D^-1 A) P~ from the product A P~ (cl/amg.cl), then A_c = P^T (A P) with the device
+ * transpose and products; A_c also comes back to the host, where the next aggregation and the
+ * patches are made. fine_device holds the fine matrix. */
 static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
                                   const clmg_csr_device *fine_device, const int32_t *aggregate,
                                   size_t count, double damping, clmg_csr_device *p_device,
@@ -482,18 +559,16 @@ static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
   clmg_csr tentative = {0};
   clmg_csr_device tentative_device = {0}, r = {0}, ap = {0};
   clmg_vector *aggregate_device = NULL, *scale_device = NULL;
-  double *scale = NULL;
-  clmg_status status =
-      prolongator_inputs(fine, aggregate, count, damping, &tentative, &scale, error);
+  clmg_status status = tentative_prolongator(n, aggregate, count, &tentative, error);
   clmg_status device = CLMG_SUCCESS;
   if (status == CLMG_SUCCESS) {
-    device = clmg_csr_device_upload(context, &tentative, precision, &tentative_device);
+    device = device_row_scale(context, fine_device, damping, &scale_device);
+    if (device == CLMG_SUCCESS)
+      device = clmg_csr_device_upload(context, &tentative, precision, &tentative_device);
     if (device == CLMG_SUCCESS)
       device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
     if (device == CLMG_SUCCESS)
       device = clmg_vector_create_from_host(context, CLMG_INT32, n, aggregate, &aggregate_device);
-    if (device == CLMG_SUCCESS)
-      device = clmg_vector_create_from_host(context, precision, n, scale, &scale_device);
     clmg_kernel_args args;
     if (device == CLMG_SUCCESS)
       device = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
@@ -524,7 +599,6 @@ static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
   clmg_csr_device_free(&ap);
   clmg_vector_destroy(aggregate_device);
   clmg_vector_destroy(scale_device);
-  free(scale);
   return status;
 }
 

@@ -100,6 +100,32 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
   return CLMG_SUCCESS;
 }
 
+/* Work-items a work-group of the row-per-group kernels (sorts, products):
+ * enough to share out a B row of a coarse AMG level (tens to hundreds of
+ * entries). */
+enum { ROW_GROUP_SIZE = 64 };
+
+/* Launches a kernel (arguments set) over `rows` rows: a work-item a row, or
+ * (by_group) a work-group a row. */
+static clmg_status launch_by_rows(clmg_kernel_args *args, size_t rows, int by_group) {
+  if (!by_group)
+    return clmg_launch_args(args, rows);
+  clmg_status status = clmg_args_end(args);
+  if (status != CLMG_SUCCESS || rows == 0)
+    return status;
+  size_t group = ROW_GROUP_SIZE, kernel_limit = 0;
+  if (group > args->context->info.max_work_group_size)
+    group = args->context->info.max_work_group_size;
+  if (clGetKernelWorkGroupInfo(args->kernel, args->context->device, CL_KERNEL_WORK_GROUP_SIZE,
+                               sizeof kernel_limit, &kernel_limit, NULL) == CL_SUCCESS &&
+      kernel_limit > 0 && kernel_limit < group)
+    group = kernel_limit;
+  /* a grid of groups that walks the rows: most rows are short and left to
+   * the work-item kernels at once */
+  size_t groups = rows < 65536 ? rows : 65536;
+  return clmg_enqueue_1d(args->context, args->kernel, args->name, groups * group, group, NULL);
+}
+
 static int well_formed(const clmg_csr_device *a) {
   return a && a->row_ptr && a->col && a->val && clmg_vector_type(a->row_ptr) == CLMG_INT64 &&
          clmg_vector_length(a->row_ptr) == a->rows + 1 && clmg_vector_type(a->col) == CLMG_INT32 &&
@@ -154,14 +180,16 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, t.val->buffer);
     status = clmg_launch_args(&args, a->rows);
   }
-  if (status == CLMG_SUCCESS)
-    status = kernel(context, precision, "csr_sort_rows", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, t.rows);
-    clmg_arg_buffer(&args, t.row_ptr->buffer);
-    clmg_arg_buffer(&args, t.col->buffer);
-    clmg_arg_buffer(&args, t.val->buffer);
-    status = clmg_launch_args(&args, t.rows);
+  static const char *const sorts[2] = {"csr_sort_rows_group", "csr_sort_rows"};
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
+    status = kernel(context, precision, sorts[pass], &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, t.rows);
+      clmg_arg_buffer(&args, t.row_ptr->buffer);
+      clmg_arg_buffer(&args, t.col->buffer);
+      clmg_arg_buffer(&args, t.val->buffer);
+      status = launch_by_rows(&args, t.rows, pass == 0);
+    }
   }
   clmg_vector_destroy(count);
   if (status != CLMG_SUCCESS) {
@@ -206,20 +234,59 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
   return CLMG_SUCCESS;
 }
 
-/* The arguments of csr_multiply_pattern (data: the factors A and B). */
-static void product_pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint fill,
-                                      cl_mem length, cl_mem row_ptr, cl_mem col, cl_mem val) {
-  (void)val;
-  const clmg_csr_device *const *factors = data;
-  clmg_arg_ulong(args, factors[0]->rows);
-  clmg_arg_buffer(args, factors[0]->row_ptr->buffer);
-  clmg_arg_buffer(args, factors[0]->col->buffer);
-  clmg_arg_buffer(args, factors[1]->row_ptr->buffer);
-  clmg_arg_buffer(args, factors[1]->col->buffer);
-  clmg_arg_raw(args, sizeof fill, &fill);
-  clmg_arg_buffer(args, length);
-  clmg_arg_buffer(args, row_ptr);
-  clmg_arg_buffer(args, col);
+/* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
+ * writes the sorted columns at c_ptr; the work-group kernel first, the
+ * work-item kernel then takes the other rows (and those the first found too
+ * long for its tables). */
+static clmg_status product_pattern(clmg_context *context, const char *options,
+                                   const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
+                                   clmg_vector *length, clmg_csr_device *c) {
+  static const char *const names[2] = {"csr_multiply_pattern_group", "csr_multiply_pattern"};
+  clmg_status status = CLMG_SUCCESS;
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
+    clmg_kernel_args args;
+    status = clmg_args_for_kernel(context, "csr_device", options, names[pass], &args);
+    if (status != CLMG_SUCCESS)
+      break;
+    cl_mem stand_in = length->buffer; /* never written while counting */
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, b->row_ptr->buffer);
+    clmg_arg_buffer(&args, b->col->buffer);
+    clmg_arg_raw(&args, sizeof fill, &fill);
+    clmg_arg_buffer(&args, length->buffer);
+    clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
+    clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
+    status = launch_by_rows(&args, a->rows, pass == 0);
+  }
+  return status;
+}
+
+/* C's values on its pattern, the work-group kernel's rows and the others. */
+static clmg_status product_values(clmg_context *context, const char *options,
+                                  const clmg_csr_device *a, const clmg_csr_device *b,
+                                  const clmg_csr_device *c) {
+  static const char *const names[2] = {"csr_multiply_values_group", "csr_multiply_values"};
+  clmg_status status = CLMG_SUCCESS;
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
+    clmg_kernel_args args;
+    status = clmg_args_for_kernel(context, "csr_device", options, names[pass], &args);
+    if (status != CLMG_SUCCESS)
+      break;
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_buffer(&args, b->row_ptr->buffer);
+    clmg_arg_buffer(&args, b->col->buffer);
+    clmg_arg_buffer(&args, b->val->buffer);
+    clmg_arg_buffer(&args, c->row_ptr->buffer);
+    clmg_arg_buffer(&args, c->col->buffer);
+    clmg_arg_buffer(&args, c->val->buffer);
+    status = launch_by_rows(&args, a->rows, pass == 0);
+  }
+  return status;
 }
 
 clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
@@ -243,27 +310,24 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
                      "clmg_csr_device_multiply: the values are %s and %s; both must be of one "
                      "precision",
                      clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
-  clmg_csr_device c = {0};
-  const clmg_csr_device *factors[2] = {a, b};
-  clmg_status status = clmg_csr_device_build_rows(
-      context, "csr_device", clmg_real_options(context, precision), "csr_multiply_pattern", a->rows,
-      b->cols, precision, product_pattern_arguments, factors, &c);
-  clmg_kernel_args args;
+  const char *options = clmg_real_options(context, precision);
+  clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL;
+  size_t nnz = 0;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
   if (status == CLMG_SUCCESS)
-    status = kernel(context, precision, "csr_multiply_values", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, a->rows);
-    clmg_arg_buffer(&args, a->row_ptr->buffer);
-    clmg_arg_buffer(&args, a->col->buffer);
-    clmg_arg_buffer(&args, a->val->buffer);
-    clmg_arg_buffer(&args, b->row_ptr->buffer);
-    clmg_arg_buffer(&args, b->col->buffer);
-    clmg_arg_buffer(&args, b->val->buffer);
-    clmg_arg_buffer(&args, c.row_ptr->buffer);
-    clmg_arg_buffer(&args, c.col->buffer);
-    clmg_arg_buffer(&args, c.val->buffer);
-    status = clmg_launch_args(&args, a->rows);
-  }
+    status = product_pattern(context, options, a, b, 0, length, &c);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, nnz, &c.val);
+  if (status == CLMG_SUCCESS)
+    status = product_pattern(context, options, a, b, 1, length, &c);
+  if (status == CLMG_SUCCESS)
+    status = product_values(context, options, a, b, &c);
+  clmg_vector_destroy(length);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&c);
     return status;
