@@ -95,6 +95,42 @@ CLMG_API clmg_status clmg_smoother_patch_jacobi(clmg_context *context, const clm
                                                 const int32_t *patch, int inner, double omega,
                                                 double inner_omega, clmg_smoother *smoother);
 
+/* Vanka smoothing (Vanka 1986) in the red-black form of Bauer, Klement,
+ * Oberhuber and Zabka, "Implementation of the Vanka-type multigrid solver
+ * for the finite element approximation of the Navier-Stokes equations on
+ * GPU": block Gauss-Seidel over cells of a saddle-point system (zero
+ * diagonal entries allowed), each cell naming `block` unknowns (1 to 16;
+ * cell_unknowns[c * block + j]; Crouzeix-Raviart P1nc/P0: the two
+ * velocities of its three edges and its pressure, clmg_stokes_cell_unknowns).
+ * A step visits the cells colour by colour (cells sharing an unknown differ
+ * in colour: red-black when the cells allow two colours, else greedy
+ * colours); each cell of a colour adds omega A_KK^-1 (b - A x)_K computed
+ * from the x of before the colour, so the result is the same on every
+ * device. A_KK^-1 by Gaussian elimination with partial pivoting, stored at
+ * setup (SI) or recomputed in every visit (NSI); an unknown whose pivot
+ * vanishes (relative 1e-12) is left unmoved. Unknowns of no cell are not
+ * smoothed. a: host CSR with sorted columns (copied); the smoother's
+ * operator must be a's. */
+typedef struct clmg_vanka_options {
+  double omega;       /* in (0, 2); default 1 */
+  int store_inverses; /* 1: SI (default), 0: NSI */
+} clmg_vanka_options;
+CLMG_API void clmg_vanka_options_defaults(clmg_vanka_options *options);
+CLMG_API clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t num_cells,
+                                         int block, const int32_t *cell_unknowns,
+                                         const clmg_vanka_options *options,
+                                         clmg_smoother *smoother);
+/* The colours the smoother uses: colour[c] in [0, *num_colours) for each
+ * cell (n: the number of unknowns). */
+CLMG_API clmg_status clmg_vanka_colour_cells(size_t n, size_t num_cells, int block,
+                                             const int32_t *cell_unknowns, int32_t *colour,
+                                             int *num_colours, clmg_error *error);
+/* `steps` Vanka steps on the host, the same as the smoother's: the
+ * reference its kernels are tested against. */
+CLMG_API clmg_status clmg_vanka_smooth_host(const clmg_csr *a, size_t num_cells, int block,
+                                            const int32_t *cell_unknowns, double omega, int steps,
+                                            const double *b, double *x, clmg_error *error);
+
 /* The library's smoothers by name, for options and command lines. */
 typedef enum clmg_smoother_type {
   CLMG_SMOOTHER_JACOBI = 0, /* clmg_smoother_jacobi */

@@ -1,0 +1,133 @@
+/* Vanka smoothing (lib/solve/smoothers/vanka.c): block Gauss-Seidel over
+ * the cells of a saddle-point system, colour by colour, as in Bauer,
+ * Klement, Oberhuber and Zabka, "Implementation of the Vanka-type multigrid
+ * solver for the finite element approximation of the Navier-Stokes
+ * equations on GPU" (section 5.4). The cells of one colour share no
+ * unknown. A colour takes two launches: vanka_correction gives every cell
+ * of the colour its local correction d = A_KK^-1 (b - A x)_K from the x of
+ * before the colour (the paper's rule: old off-cell values within a
+ * colour), written aside; vanka_update then adds omega d to x, where no two
+ * cells of the colour meet.
+ *
+ * A cell's VANKA_BLOCK unknowns, stored inverses and corrections are laid
+ * out by colour and, within a colour, entry-major (entry j of cell c at
+ * j * count + c): work-items of neighbouring cells read neighbouring words.
+ * The global matrix is CSR with sorted columns. Stored inverses (SI) are
+ * read; without them (NSI) each work-item extracts A_KK from the CSR rows
+ * and solves by Gaussian elimination with partial pivoting, skipping a pivot
+ * that the host would have skipped (an unknown the cell cannot move). */
+
+#ifndef VANKA_BLOCK
+#define VANKA_BLOCK 7
+#endif
+
+/* (b - A x) on row `row`. */
+inline real vanka_defect(int row, global const long *row_ptr, global const int *col,
+                         global const real *val, global const real *b, global const real *x) {
+  real sum = b[row];
+  for (long k = row_ptr[row]; k < row_ptr[row + 1]; ++k)
+    sum -= val[k] * x[col[k]];
+  return sum;
+}
+
+/* d = A_KK^-1 r by elimination with partial pivoting on the block
+ * extracted from the rows of the cell's unknowns; a column whose best pivot
+ * is at most `tiny` times the block's largest entry leaves its unknown
+ * unchanged (d = 0 there), as the host's inverse does. */
+inline void vanka_solve(const int *unknowns, global const long *row_ptr, global const int *col,
+                        global const real *val, real *r, real *d) {
+  real m[VANKA_BLOCK][VANKA_BLOCK];
+  real largest = 0;
+  for (int i = 0; i < VANKA_BLOCK; ++i) {
+    for (int j = 0; j < VANKA_BLOCK; ++j)
+      m[i][j] = 0;
+    for (long k = row_ptr[unknowns[i]]; k < row_ptr[unknowns[i] + 1]; ++k)
+      for (int j = 0; j < VANKA_BLOCK; ++j)
+        if (col[k] == unknowns[j])
+          m[i][j] = val[k];
+    for (int j = 0; j < VANKA_BLOCK; ++j)
+      largest = fmax(largest, fabs(m[i][j]));
+  }
+  const real tiny = (real)VANKA_TINY * largest;
+  int skipped[VANKA_BLOCK];
+  for (int c = 0; c < VANKA_BLOCK; ++c) {
+    int pivot = c;
+    for (int i = c + 1; i < VANKA_BLOCK; ++i)
+      if (fabs(m[i][c]) > fabs(m[pivot][c]))
+        pivot = i;
+    skipped[c] = !(fabs(m[pivot][c]) > tiny);
+    if (skipped[c])
+      continue;
+    if (pivot != c) {
+      for (int j = 0; j < VANKA_BLOCK; ++j) {
+        const real t = m[c][j];
+        m[c][j] = m[pivot][j];
+        m[pivot][j] = t;
+      }
+      const real t = r[c];
+      r[c] = r[pivot];
+      r[pivot] = t;
+    }
+    for (int i = c + 1; i < VANKA_BLOCK; ++i) {
+      const real factor = m[i][c] / m[c][c];
+      for (int j = c; j < VANKA_BLOCK; ++j)
+        m[i][j] -= factor * m[c][j];
+      r[i] -= factor * r[c];
+    }
+  }
+  for (int c = VANKA_BLOCK - 1; c >= 0; --c) {
+    if (skipped[c]) {
+      d[c] = 0;
+      continue;
+    }
+    real sum = r[c];
+    for (int j = c + 1; j < VANKA_BLOCK; ++j)
+      sum -= m[c][j] * d[j];
+    d[c] = sum / m[c][c];
+  }
+}
+
+/* The corrections of the `count` cells of one colour, which starts at cell
+ * `first` of the colour order (stored == 0: NSI, inverse is not read). */
+kernel void vanka_correction(ulong first, ulong count, global const int *cell_unknowns,
+                             global const long *row_ptr, global const int *col,
+                             global const real *val, global const real *inverse, uint stored,
+                             global const real *b, ulong b_offset, global const real *x,
+                             ulong x_offset, global real *correction) {
+  b += b_offset;
+  x += x_offset;
+  cell_unknowns += first * VANKA_BLOCK;
+  inverse += first * VANKA_BLOCK * VANKA_BLOCK;
+  GRID_LOOP(cell, count) {
+    int unknowns[VANKA_BLOCK];
+    real r[VANKA_BLOCK], d[VANKA_BLOCK];
+    for (int j = 0; j < VANKA_BLOCK; ++j) {
+      unknowns[j] = cell_unknowns[j * count + cell];
+      r[j] = vanka_defect(unknowns[j], row_ptr, col, val, b, x);
+    }
+    if (stored) {
+      for (int i = 0; i < VANKA_BLOCK; ++i) {
+        real sum = 0;
+        for (int j = 0; j < VANKA_BLOCK; ++j)
+          sum += inverse[(i * VANKA_BLOCK + j) * count + cell] * r[j];
+        d[i] = sum;
+      }
+    } else {
+      vanka_solve(unknowns, row_ptr, col, val, r, d);
+    }
+    for (int j = 0; j < VANKA_BLOCK; ++j)
+      correction[j * count + cell] = d[j];
+  }
+}
+
+/* x += omega d on the cells of one colour. */
+kernel void vanka_update(ulong first, ulong count, global const int *cell_unknowns,
+                         global const real *correction, real omega, global real *x,
+                         ulong x_offset) {
+  x += x_offset;
+  cell_unknowns += first * VANKA_BLOCK;
+  GRID_LOOP(cell, count) {
+    for (int j = 0; j < VANKA_BLOCK; ++j)
+      x[cell_unknowns[j * count + cell]] += omega * correction[j * count + cell];
+  }
+}

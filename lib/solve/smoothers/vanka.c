@@ -1,0 +1,577 @@
+/* Vanka smoothing (S. P. Vanka, "Block-implicit multigrid solution of
+ * Navier-Stokes equations in primitive variables", 1986) in the red-black
+ * form of Bauer, Klement, Oberhuber and Zabka, "Implementation of the
+ * Vanka-type multigrid solver for the finite element approximation of the
+ * Navier-Stokes equations on GPU" (sections 4 and 5.4): block Gauss-Seidel
+ * over cells, each cell a small local system A_KK on its unknowns (for
+ * Crouzeix-Raviart P1nc/P0: the two velocities of its three edges and its
+ * pressure), the cells visited colour by colour. Within a colour every cell
+ * corrects from the x of before the colour (the paper's rule), so the
+ * result does not depend on the order of the cells or on the device.
+ *
+ * Colours: cells that share an unknown get different colours. Two colours
+ * (red-black) when the cells' sharing graph is bipartite, which is what the
+ * paper assumes; otherwise (a mesh with a vertex of odd degree, say) the
+ * greedy colouring in cell order, so no mesh is refused.
+ *
+ * Local solves: Gaussian elimination with partial pivoting on A_KK, once
+ * per setup into stored inverses (the paper's SI, the default) or in every
+ * visit from the matrix rows (NSI: less memory, more arithmetic). A column
+ * whose best pivot is at most VANKA_TINY times the block's largest entry
+ * leaves its unknown unmoved (a cell whose pressure couples to no free
+ * velocity, say) rather than failing or dividing by zero.
+ *
+ * The device kernels are in cl/vanka.cl; the host functions here are the
+ * reference they are tested against, and they share the local solve. */
+#include "solve/internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define VANKA_TINY 1e-12
+#define VANKA_MAX_BLOCK 16
+
+void clmg_vanka_options_defaults(clmg_vanka_options *options) {
+  options->omega = 1.0;
+  options->store_inverses = 1;
+}
+
+static clmg_status check_cells(size_t n, size_t num_cells, int block, const int32_t *cell_unknowns,
+                               clmg_error *error) {
+  if (block < 1 || block > VANKA_MAX_BLOCK)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "Vanka: %d unknowns a cell; 1 to %d are supported", block,
+                          VANKA_MAX_BLOCK);
+  if (num_cells > 0 && !cell_unknowns)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "Vanka: cell_unknowns is NULL");
+  for (size_t c = 0; c < num_cells; c++)
+    for (int j = 0; j < block; j++) {
+      int32_t u = cell_unknowns[c * (size_t)block + (size_t)j];
+      if (u < 0 || (size_t)u >= n)
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "Vanka: cell %zu names unknown %d, outside [0, %zu)", c, (int)u, n);
+      for (int k = 0; k < j; k++)
+        if (cell_unknowns[c * (size_t)block + (size_t)k] == u)
+          return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "Vanka: cell %zu names unknown %d twice", c, (int)u);
+    }
+  return CLMG_SUCCESS;
+}
+
+/* ---- colours ---- */
+
+/* The cells of each unknown: cells[start[u] .. start[u + 1]). */
+static clmg_status cells_of_unknowns(size_t n, size_t num_cells, int block,
+                                     const int32_t *cell_unknowns, int64_t **start,
+                                     int32_t **cells) {
+  size_t entries = num_cells * (size_t)block;
+  *start = clmg_alloc_zeroed_array(n + 1, sizeof **start);
+  *cells = clmg_alloc_array(entries ? entries : 1, sizeof **cells);
+  int64_t *cursor = clmg_alloc_array(n + 1, sizeof *cursor);
+  if (!*start || !*cells || !cursor) {
+    free(*start);
+    free(*cells);
+    free(cursor);
+    *start = NULL;
+    *cells = NULL;
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t k = 0; k < entries; k++)
+    (*start)[cell_unknowns[k] + 1]++;
+  for (size_t i = 0; i < n; i++)
+    (*start)[i + 1] += (*start)[i];
+  memcpy(cursor, *start, (n + 1) * sizeof *cursor);
+  for (size_t k = 0; k < entries; k++)
+    (*cells)[cursor[cell_unknowns[k]]++] = (int32_t)(k / (size_t)block);
+  free(cursor);
+  return CLMG_SUCCESS;
+}
+
+/* Two colours by a breadth-first walk of each component of the sharing
+ * graph; 0 when some cell meets a cell of its own colour. */
+static int two_colours(size_t num_cells, int block, const int32_t *cell_unknowns,
+                       const int64_t *start, const int32_t *cells, int32_t *colour,
+                       int32_t *queue) {
+  for (size_t c = 0; c < num_cells; c++)
+    colour[c] = -1;
+  for (size_t seed = 0; seed < num_cells; seed++) {
+    if (colour[seed] >= 0)
+      continue;
+    size_t head = 0, tail = 0;
+    colour[seed] = 0;
+    queue[tail++] = (int32_t)seed;
+    while (head < tail) {
+      size_t c = (size_t)queue[head++];
+      for (int j = 0; j < block; j++) {
+        int32_t u = cell_unknowns[c * (size_t)block + (size_t)j];
+        for (int64_t k = start[u]; k < start[u + 1]; k++) {
+          int32_t other = cells[k];
+          if ((size_t)other == c)
+            continue;
+          if (colour[other] < 0) {
+            colour[other] = 1 - colour[c];
+            queue[tail++] = other;
+          } else if (colour[other] == colour[c]) {
+            return 0;
+          }
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+/* Greedy colours in cell order: the smallest colour no sharing cell has. */
+static int32_t greedy_colours(size_t num_cells, int block, const int32_t *cell_unknowns,
+                              const int64_t *start, const int32_t *cells, int32_t *colour,
+                              int32_t *taken) {
+  int32_t colours = 0;
+  for (size_t c = 0; c < num_cells; c++)
+    colour[c] = -1;
+  for (size_t c = 0; c < num_cells; c++)
+    taken[c] = -1;
+  for (size_t c = 0; c < num_cells; c++) {
+    /* taken[k] == c: colour k is used by a neighbour of c */
+    for (int j = 0; j < block; j++) {
+      int32_t u = cell_unknowns[c * (size_t)block + (size_t)j];
+      for (int64_t k = start[u]; k < start[u + 1]; k++)
+        if (colour[cells[k]] >= 0)
+          taken[colour[cells[k]]] = (int32_t)c;
+    }
+    int32_t pick = 0;
+    while (taken[pick] == (int32_t)c)
+      pick++;
+    colour[c] = pick;
+    if (pick + 1 > colours)
+      colours = pick + 1;
+  }
+  return colours;
+}
+
+clmg_status clmg_vanka_colour_cells(size_t n, size_t num_cells, int block,
+                                    const int32_t *cell_unknowns, int32_t *colour, int *num_colours,
+                                    clmg_error *error) {
+  clmg_error_clear(error);
+  if (!colour || !num_colours)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "Vanka: colour is NULL");
+  *num_colours = 0;
+  clmg_status status = check_cells(n, num_cells, block, cell_unknowns, error);
+  if (status != CLMG_SUCCESS || num_cells == 0)
+    return status;
+  int64_t *start = NULL;
+  int32_t *cells = NULL;
+  int32_t *work = clmg_alloc_array(num_cells, sizeof *work);
+  if (!work ||
+      cells_of_unknowns(n, num_cells, block, cell_unknowns, &start, &cells) != CLMG_SUCCESS) {
+    free(work);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "Vanka: no host memory to colour %zu cells", num_cells);
+  }
+  if (two_colours(num_cells, block, cell_unknowns, start, cells, colour, work)) {
+    int any_black = 0;
+    for (size_t c = 0; c < num_cells; c++)
+      any_black |= colour[c] == 1;
+    *num_colours = any_black ? 2 : 1;
+  } else {
+    *num_colours = (int)greedy_colours(num_cells, block, cell_unknowns, start, cells, colour, work);
+  }
+  free(start);
+  free(cells);
+  free(work);
+  return CLMG_SUCCESS;
+}
+
+/* ---- the local solve (cl/vanka.cl's vanka_solve, the same steps) ---- */
+
+/* a_ij of the host CSR (sorted columns), 0 when not stored. */
+static double entry(const clmg_csr *a, int32_t i, int32_t j) {
+  int64_t low = a->row_ptr[i], high = a->row_ptr[i + 1];
+  while (low < high) {
+    int64_t middle = low + (high - low) / 2;
+    if (a->col[middle] < j)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  return low < a->row_ptr[i + 1] && a->col[low] == j ? a->val[low] : 0.0;
+}
+
+/* d = A_KK^-1 r (r is overwritten). */
+static void local_solve(const clmg_csr *a, const int32_t *unknowns, int block, double *r,
+                        double *d) {
+  double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK];
+  double largest = 0;
+  for (int i = 0; i < block; i++)
+    for (int j = 0; j < block; j++) {
+      m[i][j] = entry(a, unknowns[i], unknowns[j]);
+      largest = fmax(largest, fabs(m[i][j]));
+    }
+  const double tiny = VANKA_TINY * largest;
+  int skipped[VANKA_MAX_BLOCK];
+  for (int c = 0; c < block; c++) {
+    int pivot = c;
+    for (int i = c + 1; i < block; i++)
+      if (fabs(m[i][c]) > fabs(m[pivot][c]))
+        pivot = i;
+    skipped[c] = !(fabs(m[pivot][c]) > tiny);
+    if (skipped[c])
+      continue;
+    if (pivot != c) {
+      for (int j = 0; j < block; j++) {
+        double t = m[c][j];
+        m[c][j] = m[pivot][j];
+        m[pivot][j] = t;
+      }
+      double t = r[c];
+      r[c] = r[pivot];
+      r[pivot] = t;
+    }
+    for (int i = c + 1; i < block; i++) {
+      double factor = m[i][c] / m[c][c];
+      for (int j = c; j < block; j++)
+        m[i][j] -= factor * m[c][j];
+      r[i] -= factor * r[c];
+    }
+  }
+  for (int c = block - 1; c >= 0; c--) {
+    if (skipped[c]) {
+      d[c] = 0;
+      continue;
+    }
+    double sum = r[c];
+    for (int j = c + 1; j < block; j++)
+      sum -= m[c][j] * d[j];
+    d[c] = sum / m[c][c];
+  }
+}
+
+/* The cells in colour order (colour_start[k] is colour k's first) and
+ * each cell's unknowns (and, if `inverse`, its stored inverse) laid out by
+ * colour, entry-major within a colour, as cl/vanka.cl reads them. */
+typedef struct vanka_layout {
+  int block, num_colours;
+  size_t num_cells, largest_colour;
+  size_t *colour_start;
+  int32_t *order; /* cell of each position */
+  int32_t *unknowns;
+  double *inverse;
+} vanka_layout;
+
+static void layout_free(vanka_layout *l) {
+  free(l->colour_start);
+  free(l->order);
+  free(l->unknowns);
+  free(l->inverse);
+  memset(l, 0, sizeof *l);
+}
+
+static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
+                               const int32_t *cell_unknowns, int with_inverse, vanka_layout *l,
+                               clmg_error *error) {
+  memset(l, 0, sizeof *l);
+  l->block = block;
+  l->num_cells = num_cells;
+  size_t b = (size_t)block, cells = num_cells ? num_cells : 1;
+  int32_t *colour = clmg_alloc_array(cells, sizeof *colour);
+  l->order = clmg_alloc_array(cells, sizeof *l->order);
+  l->unknowns = clmg_alloc_array(cells * b, sizeof *l->unknowns);
+  if (with_inverse)
+    l->inverse = clmg_alloc_array(cells * b * b, sizeof *l->inverse);
+  clmg_status status = CLMG_SUCCESS;
+  if (!colour || !l->order || !l->unknowns || (with_inverse && !l->inverse))
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "Vanka: no host memory for the layout of %zu cells", num_cells);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vanka_colour_cells(a->rows, num_cells, block, cell_unknowns, colour,
+                                     &l->num_colours, error);
+  if (status == CLMG_SUCCESS) {
+    l->colour_start = calloc((size_t)l->num_colours + 1, sizeof *l->colour_start);
+    if (!l->colour_start)
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka: no host memory");
+  }
+  if (status == CLMG_SUCCESS) {
+    for (size_t c = 0; c < num_cells; c++)
+      l->colour_start[colour[c] + 1]++;
+    for (int k = 0; k < l->num_colours; k++) {
+      size_t count = l->colour_start[k + 1];
+      if (count > l->largest_colour)
+        l->largest_colour = count;
+      l->colour_start[k + 1] += l->colour_start[k];
+    }
+    size_t *next = calloc((size_t)l->num_colours, sizeof *next);
+    if (!next) {
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka: no host memory");
+    } else {
+      for (size_t c = 0; c < num_cells; c++) {
+        int k = colour[c];
+        size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+        size_t position = next[k]++;
+        l->order[first + position] = (int32_t)c;
+        const int32_t *u = cell_unknowns + c * b;
+        for (size_t j = 0; j < b; j++)
+          l->unknowns[first * b + j * count + position] = u[j];
+        if (with_inverse) {
+          /* column i of A_KK^-1 is the local solve of e_i */
+          for (size_t i = 0; i < b; i++) {
+            double r[VANKA_MAX_BLOCK] = {0}, d[VANKA_MAX_BLOCK];
+            r[i] = 1.0;
+            local_solve(a, u, block, r, d);
+            for (size_t row = 0; row < b; row++)
+              l->inverse[first * b * b + (row * b + i) * count + position] = d[row];
+          }
+        }
+      }
+      free(next);
+    }
+  }
+  free(colour);
+  if (status != CLMG_SUCCESS)
+    layout_free(l);
+  return status;
+}
+
+/* ---- the host reference ---- */
+
+clmg_status clmg_vanka_smooth_host(const clmg_csr *a, size_t num_cells, int block,
+                                   const int32_t *cell_unknowns, double omega, int steps,
+                                   const double *b, double *x, clmg_error *error) {
+  clmg_error_clear(error);
+  if (!a || !a->row_ptr || a->rows != a->cols || !b || !x)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "Vanka: a square host matrix, b and x are needed");
+  vanka_layout l;
+  clmg_status status = make_layout(a, num_cells, block, cell_unknowns, 0, &l, error);
+  size_t bs = (size_t)block;
+  double *correction = NULL;
+  if (status == CLMG_SUCCESS) {
+    correction = clmg_alloc_array(l.largest_colour * bs + 1, sizeof *correction);
+    if (!correction)
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka: no host memory");
+  }
+  for (int step = 0; status == CLMG_SUCCESS && step < steps; step++)
+    for (int k = 0; k < l.num_colours; k++) {
+      size_t first = l.colour_start[k], count = l.colour_start[k + 1] - first;
+      for (size_t p = 0; p < count; p++) {
+        const int32_t *u = cell_unknowns + (size_t)l.order[first + p] * bs;
+        double r[VANKA_MAX_BLOCK], d[VANKA_MAX_BLOCK];
+        for (size_t j = 0; j < bs; j++) {
+          double sum = b[u[j]];
+          for (int64_t e = a->row_ptr[u[j]]; e < a->row_ptr[u[j] + 1]; e++)
+            sum -= a->val[e] * x[a->col[e]];
+          r[j] = sum;
+        }
+        local_solve(a, u, block, r, d);
+        for (size_t j = 0; j < bs; j++)
+          correction[p * bs + j] = d[j];
+      }
+      for (size_t p = 0; p < count; p++) {
+        const int32_t *u = cell_unknowns + (size_t)l.order[first + p] * bs;
+        for (size_t j = 0; j < bs; j++)
+          x[u[j]] += omega * correction[p * bs + j];
+      }
+    }
+  free(correction);
+  layout_free(&l);
+  return status;
+}
+
+/* ---- the smoother ---- */
+
+typedef struct vanka_smoother {
+  clmg_context *context;
+  size_t n, nnz;
+  double omega;
+  int stored;
+  vanka_layout layout;
+  int64_t *row_ptr; /* host copies of the matrix, uploaded at setup */
+  int32_t *col;
+  double *val;
+  clmg_vector *d_row_ptr, *d_col, *d_val, *d_unknowns, *d_inverse, *correction;
+  cl_kernel correction_kernel, update_kernel;
+} vanka_smoother;
+
+static void free_device(vanka_smoother *s) {
+  clmg_vector_destroy(s->d_row_ptr);
+  clmg_vector_destroy(s->d_col);
+  clmg_vector_destroy(s->d_val);
+  clmg_vector_destroy(s->d_unknowns);
+  clmg_vector_destroy(s->d_inverse);
+  clmg_vector_destroy(s->correction);
+  s->d_row_ptr = s->d_col = s->d_val = s->d_unknowns = s->d_inverse = s->correction = NULL;
+}
+
+static void vanka_destroy(void *data) {
+  vanka_smoother *s = data;
+  if (!s)
+    return;
+  free_device(s);
+  layout_free(&s->layout);
+  free(s->row_ptr);
+  free(s->col);
+  free(s->val);
+  free(s);
+}
+
+static clmg_status vanka_setup(void *data, const clmg_operator *a) {
+  vanka_smoother *s = data;
+  if (a->rows != s->n || a->cols != s->n)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: made for %zu unknowns, the operator is %zu x %zu", s->n,
+                     a->rows, a->cols);
+  free_device(s);
+  clmg_dtype real = a->precision;
+  const vanka_layout *l = &s->layout;
+  size_t bs = (size_t)l->block, cells = l->num_cells;
+  clmg_status status =
+      clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->row_ptr, &s->d_row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_from_host(s->context, CLMG_INT32, s->nnz, s->col, &s->d_col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, real, s->nnz, &s->d_val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(s->d_val, s->val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_from_host(s->context, CLMG_INT32, cells * bs, l->unknowns,
+                                          &s->d_unknowns);
+  /* NSI keeps a one-word stand-in, never read */
+  size_t inverse_length = s->stored ? cells * bs * bs : 1;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, real, inverse_length, &s->d_inverse);
+  if (status == CLMG_SUCCESS && s->stored)
+    status = clmg_vector_upload_doubles(s->d_inverse, l->inverse);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, real, l->largest_colour * bs + 1, &s->correction);
+  char options[256];
+  snprintf(options, sizeof options, "%s -DVANKA_BLOCK=%d -DVANKA_TINY=%.17g",
+           clmg_real_options(s->context, real), l->block, VANKA_TINY);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_get_kernel(s->context, "vanka", options, "vanka_correction", &s->correction_kernel);
+  if (status == CLMG_SUCCESS)
+    status = clmg_get_kernel(s->context, "vanka", options, "vanka_update", &s->update_kernel);
+  return status;
+}
+
+static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_vector *b,
+                               clmg_vector *x, int steps, int x_is_zero) {
+  vanka_smoother *s = data;
+  const vanka_layout *l = &s->layout;
+  clmg_status status = CLMG_SUCCESS;
+  if (!s->d_row_ptr)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: applied before its setup");
+  if (x_is_zero)
+    status = clmg_vector_fill(x, 0.0);
+  cl_uint stored = (cl_uint)s->stored;
+  for (int step = 0; step < steps && status == CLMG_SUCCESS; ++step)
+    for (int k = 0; k < l->num_colours && status == CLMG_SUCCESS; ++k) {
+      uint64_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+      if (count == 0)
+        continue;
+      clmg_kernel_args args;
+      clmg_args_begin(&args, s->context, s->correction_kernel, "vanka_correction");
+      clmg_arg_ulong(&args, first);
+      clmg_arg_ulong(&args, count);
+      clmg_arg_buffer(&args, s->d_unknowns->buffer);
+      clmg_arg_buffer(&args, s->d_row_ptr->buffer);
+      clmg_arg_buffer(&args, s->d_col->buffer);
+      clmg_arg_buffer(&args, s->d_val->buffer);
+      clmg_arg_buffer(&args, s->d_inverse->buffer);
+      clmg_arg_raw(&args, sizeof stored, &stored);
+      clmg_arg_vector(&args, b);
+      clmg_arg_vector(&args, x);
+      clmg_arg_buffer(&args, s->correction->buffer);
+      status = clmg_launch_args(&args, count);
+      if (status != CLMG_SUCCESS)
+        break;
+      clmg_args_begin(&args, s->context, s->update_kernel, "vanka_update");
+      clmg_arg_ulong(&args, first);
+      clmg_arg_ulong(&args, count);
+      clmg_arg_buffer(&args, s->d_unknowns->buffer);
+      clmg_arg_buffer(&args, s->correction->buffer);
+      clmg_arg_real(&args, a->precision, s->omega);
+      clmg_arg_vector(&args, x);
+      status = clmg_launch_args(&args, count);
+    }
+  return status;
+}
+
+/* A step, colour by colour: each cell reads its unknowns' matrix rows
+ * (columns, values and two row offsets each), b and x on them, and x at
+ * their columns (counted once a colour: x stays in cache within a pass at
+ * best), its stored inverse (SI), and writes, then reads, its correction,
+ * and reads and writes x on its unknowns; from a zero guess, the fill of x. */
+static double vanka_bytes(void *data, const clmg_operator *a, int steps, int x_is_zero) {
+  vanka_smoother *s = data;
+  const vanka_layout *l = &s->layout;
+  double real = (double)clmg_dtype_size(a->precision), bs = (double)l->block;
+  double rows = 0;
+  for (size_t c = 0; c < l->num_cells; c++)
+    for (int j = 0; j < l->block; j++) {
+      int32_t u = l->unknowns[c * (size_t)l->block + (size_t)j];
+      rows += (double)(s->row_ptr[u + 1] - s->row_ptr[u]) * (4.0 + real) + 16.0 + real;
+    }
+  double cells = (double)l->num_cells;
+  double per_cell =
+      bs * 4.0 * 2.0 + bs * real * 2.0 + bs * real * 2.0 + (s->stored ? bs * bs * real : 0.0);
+  double step = rows + cells * per_cell + (double)l->num_colours * (double)s->n * real;
+  return steps * step + (x_is_zero ? (double)s->n * real : 0.0);
+}
+
+static double vanka_damping(void *data) {
+  return ((vanka_smoother *)data)->omega;
+}
+
+clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t num_cells,
+                                int block, const int32_t *cell_unknowns,
+                                const clmg_vanka_options *options, clmg_smoother *smoother) {
+  if (!context || !smoother)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(smoother, 0, sizeof *smoother);
+  clmg_clear_message(context);
+  if (!a || !a->row_ptr || a->rows != a->cols)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: a square host matrix is needed");
+  clmg_vanka_options defaults;
+  clmg_vanka_options_defaults(&defaults);
+  const clmg_vanka_options *o = options ? options : &defaults;
+  if (!(o->omega > 0 && o->omega < 2))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: omega %g; it must lie in (0, 2)", o->omega);
+  vanka_smoother *s = calloc(1, sizeof *s);
+  if (!s)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka smoother: no host memory");
+  s->context = context;
+  s->n = a->rows;
+  s->nnz = clmg_csr_nnz(a);
+  s->omega = o->omega;
+  s->stored = o->store_inverses != 0;
+  clmg_error error = {{0}};
+  clmg_status status =
+      make_layout(a, num_cells, block, cell_unknowns, s->stored, &s->layout, &error);
+  if (status == CLMG_SUCCESS) {
+    s->row_ptr = clmg_alloc_array(s->n + 1, sizeof *s->row_ptr);
+    s->col = clmg_alloc_array(s->nnz ? s->nnz : 1, sizeof *s->col);
+    s->val = clmg_alloc_array(s->nnz ? s->nnz : 1, sizeof *s->val);
+    if (!s->row_ptr || !s->col || !s->val)
+      status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "Vanka: no host memory for a copy of %zu entries", s->nnz);
+  }
+  if (status != CLMG_SUCCESS) {
+    vanka_destroy(s);
+    return clmg_fail(context, status, "Vanka smoother: %s", error.message);
+  }
+  memcpy(s->row_ptr, a->row_ptr, (s->n + 1) * sizeof *s->row_ptr);
+  memcpy(s->col, a->col, s->nnz * sizeof *s->col);
+  memcpy(s->val, a->val, s->nnz * sizeof *s->val);
+  smoother->data = s;
+  smoother->name = s->stored ? "vanka-si" : "vanka-nsi";
+  smoother->setup = vanka_setup;
+  smoother->apply = vanka_apply;
+  smoother->bytes = vanka_bytes;
+  smoother->damping = vanka_damping;
+  smoother->destroy = vanka_destroy;
+  return CLMG_SUCCESS;
+}
