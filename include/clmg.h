@@ -13,6 +13,7 @@
 #include "clmg/fem.h"
 #include "clmg/homg.h"
 #include "clmg/assembly.h"
+#include "clmg/stokes.h"
 #include "clmg/output_file.h"
 
 #endif

@@ -1,0 +1,222 @@
+/* clmg Stokes (Oseen-step) discretisation on triangle meshes: the
+ * nonconforming Crouzeix-Raviart P1nc velocity / P0 pressure pair
+ * (Crouzeix and Raviart, "Conforming and nonconforming finite element
+ * methods for solving the stationary Stokes equations", 1973), as used by
+ * Bauer, Klement, Oberhuber and Zabka, "Implementation of the Vanka-type
+ * multigrid solver for the finite element approximation of the
+ * Navier-Stokes equations on GPU" (Comput. Phys. Commun. 2016): the edges
+ * of a triangle mesh, the host assembly of the saddle-point system (the
+ * reference for device code), the Dirichlet marks, the unknowns of each
+ * triangle for Vanka smoothing, the grid transfers between uniformly
+ * refined levels and L2 errors against an exact solution.
+ * Host-only: functions report through a clmg_error. Meshes must be 2D
+ * triangle meshes (CLMG_CELL_SIMPLEX, dim 2) with positively oriented
+ * cells and every boundary edge listed as a boundary face. */
+#ifndef CLMG_STOKES_H
+#define CLMG_STOKES_H
+
+#include "clmg/mesh.h"
+#include "clmg/multigrid.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Edges of a 2D triangle mesh. They are numbered like the degree-2 nodes
+ * of clmg_mesh_lagrange_nodes (edge e is node num_vertices + e), so the
+ * midpoint of edge e is vertex num_vertices + e of clmg_mesh_refine(mesh).
+ * Every array is malloc'ed; clmg_triangle_edges_free releases them. */
+typedef struct clmg_triangle_edges {
+  size_t num_edges;
+  int32_t *edge_vertices; /* 2 per edge, the smaller vertex number first */
+  int32_t *edge_cells;    /* 2 per edge: the triangles on its two sides (the smaller number
+                             first); the second is -1 on the boundary */
+  int32_t *cell_edges;    /* 3 per triangle: entry k is the edge opposite vertex k */
+  int32_t *edge_tag; /* per edge: the boundary tag (from the mesh's boundary faces), 0 inside */
+} clmg_triangle_edges;
+
+/* The edges of mesh. Fails (CLMG_ERROR_INVALID_ARGUMENT, naming the cell
+ * or edge) unless mesh is a 2D triangle mesh with vertex indices in range,
+ * positive orientation, every vertex in a cell, at most two triangles per
+ * edge, and the boundary faces exactly the edges of one triangle. On
+ * failure *out is zeroed. */
+CLMG_API clmg_status clmg_triangle_edges_create(const clmg_mesh *mesh, clmg_triangle_edges *out,
+                                                clmg_error *error);
+/* Frees the arrays and zeroes edges (NULL and zeroed structs are fine). */
+CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
+
+/* The Crouzeix-Raviart P1nc/P0 system. Unknowns in this order:
+ * u_x on the edges (num_edges), u_y on the edges (num_edges), p on the
+ * triangles (num_cells): 2 * num_edges + num_cells of them
+ * (clmg_stokes_num_unknowns). The P1nc basis function phi_e of edge e is 1
+ * at the midpoint of e and 0 at the other two edge midpoints of each
+ * triangle containing e (on a triangle, the one of the edge opposite
+ * vertex i is 1 - 2 lambda_i, lambda the barycentric coordinates).
+ * Equations, for all test functions v (velocity) and q (pressure):
+ *   nu (grad u, grad v) + c (u, v)_lumped - (p, div v)
+ *       = (f, v) + c (u_old, v)_lumped,
+ *   -(div u, q) = 0,
+ * i.e. the symmetric saddle-point matrix
+ *   [A 0 B_x^T; 0 A B_y^T; B_x B_y 0]
+ * with A_{ee'} = nu (grad phi_e, grad phi_e') + c M_e delta_{ee'} and
+ * B_{K,e} = -integral over K of dphi_e/dx (resp. /dy)
+ *        = -(length of e) * (outward normal component of e w.r.t. K).
+ * The lumped P1nc mass M_e gets |K|/3 from each triangle K of e (for P1nc
+ * the edge-midpoint rule is exact for products of basis functions, so
+ * this is the exact mass matrix). Edges of tags without Dirichlet
+ * velocity get the natural ("do-nothing") condition
+ * nu du/dn - p n = 0. */
+typedef struct clmg_stokes_problem {
+  double viscosity; /* nu >= 0, finite (nu = 0 only with c > 0: a pure mass problem) */
+  double reaction;  /* c >= 0, finite: the mass term (e.g. 1/tau of a time step) */
+  void (*force)(const double *x, double *f, void *data); /* f(x) (2 values); NULL: zero */
+  void *force_data;
+  /* NULL or 2*num_edges values (u_x then u_y on edges): adds
+   * c * lumped mass * previous to the right-hand side */
+  const double *previous;
+  /* Dirichlet value u (2 values) at point x of the boundary part `tag`;
+   * NULL: zero */
+  void (*boundary_velocity)(const double *x, int32_t tag, double *u, void *data);
+  void *boundary_data;
+  /* Boundary tags with Dirichlet velocity; 0 tags (the array may then be
+   * NULL): every boundary edge. Edges of other tags get the natural
+   * condition; a list of tags that no edge carries (e.g. {0}: tags are
+   * >= 1) makes the whole boundary natural. */
+  const int32_t *dirichlet_tags;
+  size_t num_dirichlet_tags;
+} clmg_stokes_problem;
+
+/* nu = 1, c = 0, no force, no previous velocity, Dirichlet velocity 0 on
+ * the whole boundary. */
+CLMG_API void clmg_stokes_problem_defaults(clmg_stokes_problem *problem);
+
+/* 2 * num_edges + num_cells. */
+static inline size_t clmg_stokes_num_unknowns(const clmg_mesh *mesh,
+                                              const clmg_triangle_edges *edges) {
+  return 2 * edges->num_edges + mesh->num_cells;
+}
+
+/* Host assembly (the test oracle): a is (2E+T) x (2E+T) CSR with sorted
+ * columns (malloc'ed; overwritten without being freed, zeroed on failure),
+ * b (2E+T doubles) is caller-allocated. problem NULL: the defaults.
+ * Dirichlet velocity DOFs (edge midpoints on Dirichlet tags, both
+ * components; value = boundary_velocity at the edge midpoint): their row
+ * is the identity row (diagonal 1, nothing else), b = the value, and their
+ * column entries in other rows are removed with the value moved to those
+ * rows' right-hand sides, so a stays symmetric. Every other row keeps the
+ * pattern of the couplings (entries that happen to be 0, such as B entries
+ * of an axis-parallel edge, stay as explicit zeros).
+ * The force is integrated with the edge-midpoint rule per triangle (exact
+ * for quadratics: (f, phi_e)_K = |K|/3 f(m_e)).
+ * With every boundary edge Dirichlet (the default) the pressure is
+ * determined only up to a constant: a is singular, with the constant
+ * pressure (0 velocity) in its kernel; b is compatible when the boundary
+ * data has zero net flux. edges must be clmg_triangle_edges_create(mesh). */
+CLMG_API clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh,
+                                               const clmg_triangle_edges *edges,
+                                               const clmg_stokes_problem *problem, clmg_csr *a,
+                                               double *b, clmg_error *error);
+
+/* Which unknowns are Dirichlet (1) or free (0): 2E+T flags in *mask
+ * (malloc'ed; pressures are never Dirichlet). problem NULL: the defaults. */
+CLMG_API clmg_status clmg_stokes_dirichlet_mask(const clmg_mesh *mesh,
+                                                const clmg_triangle_edges *edges,
+                                                const clmg_stokes_problem *problem, uint8_t **mask,
+                                                clmg_error *error);
+
+/* The 7 unknowns of each triangle for Vanka smoothing: u_x of its 3 edges
+ * (in cell_edges order), u_y of its 3 edges, its pressure: 7 * num_cells
+ * int32 indices into the system's unknowns (malloc'ed). */
+CLMG_API clmg_status clmg_stokes_cell_unknowns(const clmg_mesh *mesh,
+                                               const clmg_triangle_edges *edges,
+                                               int32_t **cell_unknowns, clmg_error *error);
+
+/* The interpolant of a velocity u(x) (2 values) and pressure p(x) into x
+ * (2E+T values, caller-allocated): velocity at the edge midpoints (exact
+ * for P1nc on linear fields), pressure at the centroids (the cell mean of a
+ * linear pressure). exact_p NULL: pressure 0; exact_u NULL: velocity 0. */
+CLMG_API clmg_status clmg_stokes_interpolate(
+    const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+    void (*exact_u)(const double *x, double *u, void *data),
+    double (*exact_p)(const double *x, void *data), void *data, double *x, clmg_error *error);
+
+/* Prolongation from the system on `coarse` to the system on `fine` =
+ * clmg_mesh_refine(coarse) (the child numbering of clmg_mesh_refine is what
+ * it relies on; it is checked): block-diagonal (u_x, u_y, p),
+ * (2E_f+T_f) x (2E_c+T_c), malloc'ed (zeroed on failure).
+ * Velocity: a fine edge inside a coarse triangle takes the coarse P1nc
+ * function of that triangle at its midpoint; a fine edge lying on a coarse
+ * edge takes the average of the values of the (one or two) coarse
+ * triangles adjacent to that coarse edge at the fine midpoint (both equal
+ * for a globally linear field, so linear velocity fields are reproduced
+ * exactly). The weights are exact multiples of 1/4; zero weights are not
+ * stored. Pressure: injection (child triangle takes its parent's value).
+ * problem may be NULL (no Dirichlet DOFs); otherwise (only its Dirichlet
+ * tags are read) rows of fine Dirichlet DOFs are empty and columns of
+ * coarse Dirichlet DOFs are dropped (corrections vanish there).
+ * Restriction is its transpose (clmg_csr_transpose). */
+CLMG_API clmg_status clmg_stokes_prolongation_host(const clmg_mesh *coarse,
+                                                   const clmg_triangle_edges *coarse_edges,
+                                                   const clmg_mesh *fine,
+                                                   const clmg_triangle_edges *fine_edges,
+                                                   const clmg_stokes_problem *problem, clmg_csr *p,
+                                                   clmg_error *error);
+
+/* L2 errors of a discrete solution x (2E+T values) against exact velocity
+ * u(x) (2 values) and pressure p(x): velocity by the 7-point rule of
+ * Radon on each triangle (exact for polynomials of degree 5: for the
+ * square of the error of a P1nc field against a linear or quadratic exact
+ * velocity, and accurate beyond), pressure the same way after subtracting from
+ * both the discrete and exact pressure their mean over the domain (so a
+ * pressure known up to a constant can be compared). exact_p may be NULL
+ * (then *p_error = 0). */
+CLMG_API clmg_status clmg_stokes_l2_errors(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                           const double *x,
+                                           void (*exact_u)(const double *x, double *u, void *data),
+                                           double (*exact_p)(const double *x, void *data),
+                                           void *data, double *u_error, double *p_error,
+                                           clmg_error *error);
+
+/* ---- the multigrid hierarchy (Bauer, Klement, Oberhuber and Zabka,
+ * section 3) ----
+ * Levels 0 (a copy of the coarse mesh) to num_levels - 1 (the finest),
+ * each refined from the one before, the system rediscretised on each:
+ * a[l] its matrix, p[l] (l >= 1) the prolongation from level l - 1 (p[0]
+ * empty), cell_unknowns[l] the 7 unknowns of each triangle, b the finest
+ * right-hand side. problem's previous velocity, if any, is the finest
+ * level's (coarse levels assemble without it); NULL: the defaults. */
+typedef struct clmg_stokes_hierarchy {
+  int num_levels;
+  clmg_mesh *meshes;
+  clmg_triangle_edges *edges;
+  clmg_csr *a;
+  clmg_csr *p;
+  int32_t **cell_unknowns;
+  double *b;
+} clmg_stokes_hierarchy;
+
+CLMG_API clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
+                                                 const clmg_stokes_problem *problem,
+                                                 clmg_stokes_hierarchy *out, clmg_error *error);
+CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
+
+/* The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
+ * defaults) on every level but the coarsest, the smoother_factory of
+ * mg_options replaced (NULL: the engine's defaults, whose coarse solve is
+ * direct up to 2048 unknowns). The coarsest matrix given to the engine has
+ * 1e-8 times an estimate of the pressure Schur complement's diagonal added
+ * to its pressure diagonal, so that a flow enclosed by Dirichlet walls
+ * (pressure fixed only up to a constant) still has a coarse solve. The
+ * hierarchy must outlive the call only. A failure's message is the
+ * context's. */
+CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
+                                                  const clmg_stokes_hierarchy *hierarchy,
+                                                  const clmg_vanka_options *vanka,
+                                                  const clmg_multigrid_options *mg_options,
+                                                  clmg_multigrid **multigrid);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
