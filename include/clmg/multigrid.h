@@ -183,9 +183,14 @@ CLMG_API const char *clmg_smoother_type_name(clmg_smoother_type type);
 CLMG_API int clmg_smoother_type_parse(const char *name, clmg_smoother_type *type);
 
 typedef struct clmg_multigrid_options {
-  clmg_cycle_type cycle;       /* default V */
-  int pre_smoothing;           /* steps before restriction (default 4) */
-  int post_smoothing;          /* steps after prolongation (default 4) */
+  clmg_cycle_type cycle; /* default V */
+  int pre_smoothing;     /* steps before restriction (default 4) */
+  int post_smoothing;    /* steps after prolongation (default 4) */
+  /* The variable V-cycle (Bramble, Pasciak and Xu; Brenner for
+   * nonconforming elements): the smoothing steps grow by this factor per
+   * level below the finest (rounded, at most 64 times), in [1, 4]; 1 (the
+   * default) or 0: the same steps on every level. */
+  double smoothing_growth;
   clmg_smoother_type smoother; /* default Jacobi */
   double omega; /* Jacobi / SPAI-0 damping; 0 (default): 0.7 for Jacobi, 1 for SPAI-0 */
   double chebyshev_lower_ratio;   /* Chebyshev interval [lambda_max * ratio, lambda_max] (default

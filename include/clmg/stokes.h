@@ -202,12 +202,13 @@ CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
 
 /* The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
  * defaults) on every level but the coarsest, the smoother_factory of
- * mg_options replaced (NULL: the engine's defaults, whose coarse solve is
- * direct up to 2048 unknowns). The coarsest matrix given to the engine has
- * 1e-8 times an estimate of the pressure Schur complement's diagonal added
- * to its pressure diagonal, so that a flow enclosed by Dirichlet walls
- * (pressure fixed only up to a constant) still has a coarse solve. The
- * hierarchy must outlive the call only. A failure's message is the
+ * mg_options replaced. mg_options NULL: the engine's defaults (a direct
+ * coarse solve up to 2048 unknowns) with F(2,2)-cycles, whose rate per
+ * cycle holds as levels are added where V-cycles' does not with these
+ * transfers (lib/fem/stokes_multigrid.c gives the figures). The coarsest matrix given to the engine
+ * has 1e-8 times an estimate of the pressure Schur complement's diagonal added to its pressure
+ * diagonal, so that a flow enclosed by Dirichlet walls (pressure fixed only up to a constant) still
+ * has a coarse solve. The hierarchy must outlive the call only. A failure's message is the
  * context's. */
 CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
                                                   const clmg_stokes_hierarchy *hierarchy,

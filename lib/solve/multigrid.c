@@ -75,6 +75,7 @@ void clmg_multigrid_options_defaults(clmg_multigrid_options *options) {
   options->cycle = CLMG_CYCLE_V;
   options->pre_smoothing = 4;
   options->post_smoothing = 4;
+  options->smoothing_growth = 1.0;
   options->smoother = CLMG_SMOOTHER_JACOBI;
   options->omega = 0.0;
   options->chebyshev_lower_ratio = 0.3;
@@ -152,15 +153,19 @@ static clmg_status check_shapes(clmg_context *context, int num_levels, const lev
 }
 
 static clmg_status check_options(clmg_context *context, const clmg_multigrid_options *o) {
-  if (o->pre_smoothing < 0 || o->post_smoothing < 0 || (unsigned)o->cycle > CLMG_CYCLE_F ||
+  if (o->pre_smoothing < 0 || o->post_smoothing < 0 ||
+      !(o->smoothing_growth == 0 || (o->smoothing_growth >= 1.0 && o->smoothing_growth <= 4.0)) ||
+      (unsigned)o->cycle > CLMG_CYCLE_F ||
       (!o->smoother_factory && !clmg_builtin_smoother_factory(o->smoother)) ||
       (!o->coarse_solver.solve && (unsigned)o->coarse > CLMG_COARSE_DIRECT) || o->omega < 0 ||
       !(o->chebyshev_lower_ratio > 0 && o->chebyshev_lower_ratio < 1) || o->eigen_iterations < 1 ||
       !(o->coarse_relative_tolerance > 0) || o->coarse_max_iterations < 1)
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "multigrid: invalid options (smoothing steps >= 0, omega >= 0, Chebyshev "
-                     "ratio in (0, 1), eigen_iterations >= 1, coarse tolerance > 0, coarse "
-                     "iterations >= 1, known cycle, smoother and coarse solver)");
+    return clmg_fail(
+        context, CLMG_ERROR_INVALID_ARGUMENT,
+        "multigrid: invalid options (smoothing steps >= 0, smoothing growth 0 or in [1, 4], "
+        "omega >= 0, Chebyshev "
+        "ratio in (0, 1), eigen_iterations >= 1, coarse tolerance > 0, coarse "
+        "iterations >= 1, known cycle, smoother and coarse solver)");
   return CLMG_SUCCESS;
 }
 
@@ -535,10 +540,21 @@ static clmg_status smooth(mg_level *lv, const clmg_vector *b, clmg_vector *x, in
   return lv->smoother.apply(lv->smoother.data, &lv->a, b, x, steps, zero_guess);
 }
 
+/* The smoothing steps on level l for `steps` on the finest: times
+ * smoothing_growth per level below it (the variable V-cycle), rounded, at
+ * most 64 times as many. */
+static int level_steps(const clmg_multigrid *mg, int l, int steps) {
+  double growth = mg->options.smoothing_growth;
+  if (steps == 0 || !(growth > 1.0))
+    return steps;
+  double scaled = steps * pow(growth, mg->num_levels - 1 - l);
+  return scaled > 64.0 * steps ? 64 * steps : (int)lround(scaled);
+}
+
 /* Pre-smoothing and the defect into lv->work, fused when the smoother can. */
-static clmg_status smooth_and_defect(clmg_multigrid *mg, mg_level *lv, const clmg_vector *b,
+static clmg_status smooth_and_defect(clmg_multigrid *mg, int l, mg_level *lv, const clmg_vector *b,
                                      clmg_vector *x, int zero_guess) {
-  int steps = mg->options.pre_smoothing;
+  int steps = level_steps(mg, l, mg->options.pre_smoothing);
   if (steps > 0 && lv->smoother.apply_defect)
     return lv->smoother.apply_defect(lv->smoother.data, &lv->a, b, x, steps, zero_guess, lv->work);
   clmg_status status = smooth(lv, b, x, steps, zero_guess);
@@ -552,7 +568,7 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
   if (l == 0)
     return mg->coarse.solve(mg->coarse.data, &mg->levels[0].a, b, x);
   mg_level *lv = &mg->levels[l], *coarse = &mg->levels[l - 1];
-  clmg_status status = smooth_and_defect(mg, lv, b, x, zero_guess);
+  clmg_status status = smooth_and_defect(mg, l, lv, b, x, zero_guess);
   if (status == CLMG_SUCCESS)
     status = clmg_operator_apply(&lv->r, 1.0, lv->work, 0.0, coarse->b);
   if (status == CLMG_SUCCESS) {
@@ -575,7 +591,7 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
   if (status == CLMG_SUCCESS)
     status = clmg_operator_apply(&lv->p, 1.0, coarse->x, 1.0, x);
   if (status == CLMG_SUCCESS)
-    status = smooth(lv, b, x, mg->options.post_smoothing, 0);
+    status = smooth(lv, b, x, level_steps(mg, l, mg->options.post_smoothing), 0);
   return status;
 }
 
@@ -799,7 +815,8 @@ double clmg_multigrid_cycle_bytes(const clmg_multigrid *mg, int x_is_zero) {
   for (int l = 1; l < mg->num_levels; ++l) {
     const mg_level *lv = &mg->levels[l];
     double n = (double)lv->n, n_coarse = (double)mg->levels[l - 1].n;
-    const int pre = mg->options.pre_smoothing, post = mg->options.post_smoothing;
+    const int pre = level_steps(mg, l, mg->options.pre_smoothing),
+              post = level_steps(mg, l, mg->options.post_smoothing);
     if (lv->smoother.bytes) {
       void *data = lv->smoother.data;
       if (pre > 0)

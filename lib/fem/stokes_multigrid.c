@@ -1,0 +1,245 @@
+/* The Crouzeix-Raviart Stokes hierarchy and its multigrid (Bauer, Klement,
+ * Oberhuber and Zabka, section 3): uniformly refined triangle meshes, the
+ * system rediscretised on every level, the P1nc/P0 prolongations between
+ * them, and the engine with a Vanka smoother on every level and the dense
+ * direct solve on the coarsest.
+ *
+ * Cycles: with these averaging transfers and rediscretised coarse levels,
+ * V(2,2)-cycles lose speed as levels are added (the manufactured flow of
+ * tests/test_flow.c from a 2 x 2 box: 0.36, 0.66, 0.98 per cycle on 3, 4, 5
+ * levels); the variable V-cycle (smoothing_growth 2) slows the loss (0.22,
+ * 0.37, 0.36, 0.47 on 3 to 6 levels), while F- and W-cycles hold (F: 0.21,
+ * 0.29, 0.29, 0.28), as the theory of multigrid for nonconforming elements
+ * leads one to expect (Brenner). The default is therefore the F(2,2)-cycle.
+ *
+ * A flow enclosed by Dirichlet walls fixes its pressure only up to a
+ * constant: the coarsest matrix is then singular, and the direct solve
+ * would refuse it. The engine gets, on the coarsest level only, the matrix
+ * with a small multiple of the pressure Schur complement's diagonal
+ * (sum_e B_Ke^2 / A_ee, times 1e-8) added to the pressure diagonal: it
+ * picks one of the coarse corrections (the one of small mean pressure)
+ * where any would do, and changes nothing where the pressure is fixed by
+ * a natural boundary, beyond a relative 1e-8 in the coarse correction. */
+#include "fem/fe_internal.h"
+
+#include "clmg/stokes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COARSE_PRESSURE_SHIFT 1e-8
+
+void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *h) {
+  if (!h)
+    return;
+  for (int l = 0; l < h->num_levels; l++) {
+    if (h->meshes)
+      clmg_mesh_free(&h->meshes[l]);
+    if (h->edges)
+      clmg_triangle_edges_free(&h->edges[l]);
+    if (h->a)
+      clmg_csr_free(&h->a[l]);
+    if (h->p)
+      clmg_csr_free(&h->p[l]);
+    if (h->cell_unknowns)
+      free(h->cell_unknowns[l]);
+  }
+  free(h->meshes);
+  free(h->edges);
+  free(h->a);
+  free(h->p);
+  free(h->cell_unknowns);
+  free(h->b);
+  memset(h, 0, sizeof *h);
+}
+
+clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
+                                        const clmg_stokes_problem *problem,
+                                        clmg_stokes_hierarchy *out, clmg_error *error) {
+  clmg_error_clear(error);
+  if (!out)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
+  memset(out, 0, sizeof *out);
+  if (!coarse || num_levels < 1 || num_levels > 16)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "Stokes hierarchy: a coarse mesh and 1 to 16 levels are needed (got %d)",
+                          num_levels);
+  size_t levels = (size_t)num_levels;
+  clmg_stokes_hierarchy h = {.num_levels = num_levels,
+                             .meshes = calloc(levels, sizeof(clmg_mesh)),
+                             .edges = calloc(levels, sizeof(clmg_triangle_edges)),
+                             .a = calloc(levels, sizeof(clmg_csr)),
+                             .p = calloc(levels, sizeof(clmg_csr)),
+                             .cell_unknowns = calloc(levels, sizeof(int32_t *))};
+  if (!h.meshes || !h.edges || !h.a || !h.p || !h.cell_unknowns) {
+    clmg_stokes_hierarchy_free(&h);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes hierarchy: no memory");
+  }
+  /* the previous velocity belongs to the finest level only */
+  clmg_stokes_problem level_problem;
+  if (problem)
+    level_problem = *problem;
+  else
+    clmg_stokes_problem_defaults(&level_problem);
+  const double *previous = level_problem.previous;
+  clmg_status status = clmg_mesh_copy(coarse, &h.meshes[0], error);
+  for (int l = 0; status == CLMG_SUCCESS && l < num_levels; l++) {
+    if (l > 0)
+      status = clmg_mesh_refine(&h.meshes[l - 1], &h.meshes[l], error);
+    if (status == CLMG_SUCCESS)
+      status = clmg_triangle_edges_create(&h.meshes[l], &h.edges[l], error);
+    size_t n = status == CLMG_SUCCESS ? clmg_stokes_num_unknowns(&h.meshes[l], &h.edges[l]) : 0;
+    double *b = NULL;
+    if (status == CLMG_SUCCESS) {
+      b = clmg_alloc_array(n ? n : 1, sizeof *b);
+      if (!b)
+        status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                "Stokes hierarchy: no memory for level %d's %zu unknowns", l, n);
+    }
+    level_problem.previous = l == num_levels - 1 ? previous : NULL;
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_stokes_assemble_host(&h.meshes[l], &h.edges[l], &level_problem, &h.a[l], b, error);
+    if (status == CLMG_SUCCESS && l == num_levels - 1) {
+      h.b = b;
+      b = NULL;
+    }
+    free(b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_stokes_cell_unknowns(&h.meshes[l], &h.edges[l], &h.cell_unknowns[l], error);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_stokes_prolongation_host(&h.meshes[l - 1], &h.edges[l - 1], &h.meshes[l],
+                                             &h.edges[l], &level_problem, &h.p[l], error);
+  }
+  if (status != CLMG_SUCCESS) {
+    clmg_stokes_hierarchy_free(&h);
+    return status;
+  }
+  *out = h;
+  return CLMG_SUCCESS;
+}
+
+/* ---- the engine ---- */
+
+typedef struct vanka_levels {
+  const clmg_stokes_hierarchy *hierarchy;
+  clmg_vanka_options options;
+} vanka_levels;
+
+/* The engine's level is found by its size: levels under coarse_max_rows
+ * may have been dropped, which shifts the engine's numbers. */
+static clmg_status vanka_factory(void *data, clmg_context *context, int level,
+                                 const clmg_operator *a, clmg_smoother *smoother) {
+  (void)level;
+  const vanka_levels *v = data;
+  const clmg_stokes_hierarchy *h = v->hierarchy;
+  for (int l = 0; l < h->num_levels; l++)
+    if (h->a[l].rows == a->rows)
+      return clmg_smoother_vanka(context, &h->a[l], h->meshes[l].num_cells, 7, h->cell_unknowns[l],
+                                 &v->options, smoother);
+  memset(smoother, 0, sizeof *smoother);
+  return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "Stokes multigrid: no level of the hierarchy has %zu unknowns", a->rows);
+}
+
+/* a with COARSE_PRESSURE_SHIFT times the estimate sum_e B_Ke^2 / |A_ee| of
+ * the Schur complement's diagonal added on the pressure rows (a pressure
+ * row stores no diagonal entry: it is put in, in column order). */
+static clmg_status shifted_coarse(const clmg_stokes_hierarchy *h, int level, clmg_csr *out,
+                                  clmg_error *error) {
+  const clmg_csr *a = &h->a[level];
+  size_t first_pressure = 2 * h->edges[level].num_edges, n = a->rows, nnz = clmg_csr_nnz(a);
+  clmg_csr s = {n, n, clmg_alloc_array(n + 1, sizeof(int64_t)),
+                clmg_alloc_array(nnz + n + 1, sizeof(int32_t)),
+                clmg_alloc_array(nnz + n + 1, sizeof(double))};
+  double *diagonal = clmg_alloc_array(n ? n : 1, sizeof *diagonal);
+  if (!s.row_ptr || !s.col || !s.val || !diagonal) {
+    clmg_csr_free(&s);
+    free(diagonal);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "Stokes multigrid: no memory for the coarse matrix");
+  }
+  clmg_csr_diagonal(a, diagonal, NULL);
+  int64_t k = 0;
+  s.row_ptr[0] = 0;
+  for (size_t i = 0; i < n; i++) {
+    double shift = 0;
+    for (int64_t e = a->row_ptr[i]; i >= first_pressure && e < a->row_ptr[i + 1]; e++) {
+      size_t j = (size_t)a->col[e];
+      if (j < first_pressure && diagonal[j] != 0)
+        shift += COARSE_PRESSURE_SHIFT * a->val[e] * a->val[e] / fabs(diagonal[j]);
+    }
+    int placed = shift == 0;
+    for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; e++) {
+      if (!placed && (size_t)a->col[e] > i) {
+        s.col[k] = (int32_t)i;
+        s.val[k++] = shift;
+        placed = 1;
+      }
+      s.col[k] = a->col[e];
+      s.val[k] = a->val[e];
+      if (!placed && (size_t)a->col[e] == i) {
+        s.val[k] += shift;
+        placed = 1;
+      }
+      k++;
+    }
+    if (!placed) {
+      s.col[k] = (int32_t)i;
+      s.val[k++] = shift;
+    }
+    s.row_ptr[i + 1] = k;
+  }
+  free(diagonal);
+  *out = s;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                         const clmg_vanka_options *vanka,
+                                         const clmg_multigrid_options *mg_options,
+                                         clmg_multigrid **multigrid) {
+  if (!context || !multigrid)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *multigrid = NULL;
+  if (!h || h->num_levels < 1 || !h->a)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Stokes multigrid: the hierarchy is empty");
+  clmg_multigrid_options options;
+  if (mg_options) {
+    options = *mg_options;
+  } else {
+    clmg_multigrid_options_defaults(&options);
+    options.cycle = CLMG_CYCLE_F;
+    options.pre_smoothing = options.post_smoothing = 2;
+  }
+  vanka_levels levels = {.hierarchy = h};
+  if (vanka)
+    levels.options = *vanka;
+  else
+    clmg_vanka_options_defaults(&levels.options);
+  options.smoother_factory = vanka_factory;
+  options.smoother_factory_data = &levels;
+  /* the engine's levels: the coarsest one shifted (see the top) */
+  clmg_csr *a = calloc((size_t)h->num_levels, sizeof *a);
+  if (!a)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes multigrid: no memory");
+  int coarsest = 0;
+  for (int l = 0; options.coarse_max_rows > 0 && l < h->num_levels; l++)
+    if (h->a[l].rows <= options.coarse_max_rows)
+      coarsest = l;
+  clmg_error error = {{0}};
+  clmg_status status = shifted_coarse(h, coarsest, &a[coarsest], &error);
+  if (status != CLMG_SUCCESS) {
+    free(a);
+    return clmg_fail(context, status, "%s", error.message);
+  }
+  for (int l = 0; l < h->num_levels; l++)
+    if (l != coarsest)
+      a[l] = h->a[l]; /* borrowed */
+  status = clmg_multigrid_create(context, h->num_levels, a, h->p, NULL, &options, multigrid);
+  clmg_csr_free(&a[coarsest]);
+  free(a);
+  return status;
+}
