@@ -153,5 +153,6 @@ int run_solve(int argc, char **argv, const cli_options *defaults);     /* solve.
 int run_poisson(int argc, char **argv, const cli_options *defaults);   /* poisson.c */
 int run_homg(int argc, char **argv, const cli_options *defaults);      /* homg.c */
 int run_helmholtz(int argc, char **argv, const cli_options *defaults); /* helmholtz.c */
+int run_flow(int argc, char **argv, const cli_options *defaults);      /* flow.c */
 
 #endif

@@ -294,6 +294,7 @@ static const subcommand subcommands[] = {
     {"helmholtz", "P1 Helmholtz on triangles/tetrahedra, device assembly (Fu et al. 2014)",
      run_helmholtz},
     {"homg", "high-occupancy multigrid (Becerra-Sagredo et al. 2011), V-cycle, FMG", run_homg},
+    {"flow", "Navier-Stokes (Crouzeix-Raviart, Vanka multigrid; Bauer et al. 2016)", run_flow},
 };
 enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };
 

@@ -248,6 +248,36 @@ typedef struct helmholtz_options {
 int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
                             helmholtz_options *options);
 
+/* ---- clmg flow (flow.c) ---- */
+
+typedef enum flow_case { FLOW_CAVITY, FLOW_DFG1, FLOW_DFG2, FLOW_CANOPY, FLOW_GMSH } flow_case;
+
+enum { FLOW_MAX_TAGS = 64 };
+
+typedef struct flow_options {
+  cli_options common;
+  flow_case flow;
+  const char *case_spec;
+  int level, level_given;
+  double re;
+  int re_given;
+  int steady, steady_given;
+  double dt;
+  int steps;
+  double tol;
+  int max_iterations;
+  int store_inverses;
+  int full_upwind;
+  const char *vtk_prefix, *csv_path, *profile_path;
+  int vtk_every;
+  int32_t walls[FLOW_MAX_TAGS];
+  size_t num_walls;
+  int32_t inflow_tag;
+  int quiet;
+} flow_options;
+
+int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_options *options);
+
 /* ---- clmg homg (homg.c) ---- */
 
 typedef struct homg_options {

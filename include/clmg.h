@@ -14,6 +14,8 @@
 #include "clmg/homg.h"
 #include "clmg/assembly.h"
 #include "clmg/stokes.h"
+#include "clmg/flow.h"
+#include "clmg/navier_stokes.h"
 #include "clmg/output_file.h"
 
 #endif

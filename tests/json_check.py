@@ -347,6 +347,33 @@ def main():
     check(clmg, "homg: unwritable png", ["homg", "--n", "17", "--json", "--png",
                                          unwritable + ".png"], 1, "input/output error", homg_keys)
 
+    # ---- flow
+    flow_keys = (("unknowns", int), ("levels", int), ("nonlinear_iterations", int),
+                 ("linear_iterations", int), ("converged", bool), ("setup_s", NUMBER),
+                 ("solve_s", NUMBER), ("drag_coefficient", None), ("lift_coefficient", None),
+                 ("pressure_difference", None))
+
+    def dfg_numbers(case, obj):
+        for key in ("drag_coefficient", "lift_coefficient", "pressure_difference"):
+            if not isinstance(obj.get(key), (int, float)):
+                fail(case, f'"{key}" is {obj.get(key)!r}, expected a number for a DFG case')
+        if obj.get("converged") is not True:
+            fail(case, "not converged")
+
+    check(clmg, "flow cavity", ["flow", "--case", "cavity", "--level", "1", "--json"], 0,
+          "success", flow_keys)
+    check(clmg, "flow dfg1", ["flow", "--case", "dfg1", "--level", "0", "--json"], 0, "success",
+          flow_keys, dfg_numbers)
+    check(clmg, "flow: not converged", ["flow", "--case", "cavity", "--level", "1",
+                                        "--max-iterations", "1", "--json"], 1, "not converged",
+          flow_keys)
+    check(clmg, "flow: bad case", ["flow", "--case", "nope", "--json"], 2, "usage_error", ())
+    check(clmg, "flow: missing mesh", ["flow", "--case", missing + ".msh", "--walls", "1",
+                                       "--inflow", "2", "--json"], 1, "input/output error", ())
+    check(clmg, "flow: unwritable vtk", ["flow", "--case", "cavity", "--level", "0", "--vtk",
+                                         unwritable + "/out", "--json"], 1, "input/output error",
+          ())
+
     # ---- the first-run message: stderr only, once, only when compiling
     env = dict(os.environ)
     env["CLMG_CACHE_DIR"] = os.path.join(scratch, "fresh-cache")

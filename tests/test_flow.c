@@ -5,7 +5,10 @@
  * falls by the element's orders); the same on a mesh whose cells need
  * more than two colours, with stored and recomputed local inverses; and
  * as a GMRES preconditioner for a time step (mass term) with a
- * do-nothing outflow. Residuals are recomputed on the host. */
+ * do-nothing outflow. Navier-Stokes (clmg_flow_solve): the cavity's
+ * centre against Ghia, Ghia and Shin; the DFG 2D-1 drag and pressure
+ * difference approaching Schaefer and Turek's values; time steps.
+ * Residuals are recomputed on the host. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -311,6 +314,149 @@ static void test_stokes_gmres_time_step(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* ---- Navier-Stokes by Oseen steps (clmg_flow_solve) ---- */
+
+static int count_steps(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                       const clmg_triangle_edges *edges, const double *x) {
+  (void)mesh;
+  (void)edges;
+  (void)x;
+  int *steps = data;
+  assert_int_equal(step->step, *steps + 1);
+  /* a time step solves to 1e-8; an Oseen step a hundredfold (inexact) */
+  assert_true(step->linear_residual <= fmax(1e-8, 1.01e-2 * step->nonlinear_residual));
+  (*steps)++;
+  return 0;
+}
+
+static void cavity_lid(const double *x, int32_t tag, double *u, void *data) {
+  (void)x;
+  (void)data;
+  u[0] = tag == CLMG_CAVITY_LID ? 1.0 : 0.0;
+  u[1] = 0.0;
+}
+
+/* The lid-driven cavity at Re = 100 on 4 levels (2,048 triangles): the
+ * Oseen iteration converges, and the centre's velocity is near Ghia, Ghia
+ * and Shin's (1982: u = -0.20581 at (0.5, 0.5), v = 0.05454). */
+static void test_flow_cavity(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_cavity(4, &coarse, &error), error);
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 0.01;
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  problem.boundary_velocity = cavity_lid;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = 4;
+  int steps = 0;
+  clmg_flow_result result;
+  CHECK_OK(clmg_flow_solve(ctx, &coarse, &problem, &options, count_steps, &steps, &result));
+  assert_true(result.converged && result.nonlinear_residual <= 1e-8);
+  assert_int_equal(result.steps, steps);
+  const double centre[2] = {0.5, 0.5};
+  double u[2];
+  CHECK_HOST(clmg_flow_sample_velocity(&result.mesh, &result.edges, result.x, centre, u, &error),
+             error);
+  printf("  cavity Re 100: %d Oseen iterations, %d GMRES, centre u %.4f v %.4f\n", result.steps,
+         result.linear_iterations, u[0], u[1]);
+  assert_true(fabs(u[0] + 0.20581) < 0.03 && fabs(u[1] - 0.05454) < 0.03);
+  clmg_flow_result_free(&result);
+  clmg_mesh_free(&coarse);
+}
+
+typedef struct dfg_data {
+  double u_max;
+} dfg_data;
+
+static void dfg_inflow(const double *x, int32_t tag, double *u, void *data) {
+  const dfg_data *d = data;
+  u[0] = tag == CLMG_DFG_INFLOW ? clmg_dfg_inflow_u(x[1], d->u_max) : 0.0;
+  u[1] = 0.0;
+}
+
+/* DFG 2D-1 (Schaefer and Turek 1996: Re 20, c_D = 5.57953523384,
+ * delta p = 0.11752016697) on 2 and 3 levels: the drag and the pressure
+ * difference approach the reference as the level rises. */
+static void test_flow_dfg1(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
+  dfg_data data = {0.3};
+  const int32_t dirichlet[3] = {CLMG_DFG_INFLOW, CLMG_DFG_WALLS, CLMG_DFG_CYLINDER};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 1e-3;
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  problem.boundary_velocity = dfg_inflow;
+  problem.boundary_data = &data;
+  problem.dirichlet_tags = dirichlet;
+  problem.num_dirichlet_tags = 3;
+  double drag_error[2], dp_error[2];
+  for (int k = 0; k < 2; ++k) {
+    clmg_flow_options options;
+    clmg_flow_options_defaults(&options);
+    options.levels = 2 + k;
+    clmg_flow_result result;
+    CHECK_OK(clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result));
+    double drag = 0, lift = 0, front = 0, back = 0;
+    const double p_front[2] = {0.15, 0.2}, p_back[2] = {0.25, 0.2};
+    CHECK_HOST(clmg_flow_drag_lift(&result.mesh, &result.edges, result.x, 1e-3, CLMG_DFG_CYLINDER,
+                                   0.2, 0.1, &drag, &lift, &error),
+               error);
+    CHECK_HOST(clmg_flow_pressure_at(&result.mesh, result.x, result.edges.num_edges, p_front,
+                                     &front, &error),
+               error);
+    CHECK_HOST(clmg_flow_pressure_at(&result.mesh, result.x, result.edges.num_edges, p_back, &back,
+                                     &error),
+               error);
+    drag_error[k] = fabs(drag - 5.57953523384);
+    dp_error[k] = fabs(front - back - 0.11752016697);
+    printf("  DFG 2D-1, %d levels (%zu unknowns): c_D %.5f c_L %.5f dp %.5f\n", options.levels,
+           result.unknowns, drag, lift, front - back);
+    clmg_flow_result_free(&result);
+  }
+  assert_true(drag_error[1] < drag_error[0] && dp_error[1] < dp_error[0]);
+  assert_true(drag_error[1] < 0.05 * 5.58 && dp_error[1] < 0.1 * 0.1175);
+  clmg_mesh_free(&coarse);
+}
+
+/* Time steps of the channel: every step's linear solve meets 1e-8, the
+ * monitor sees each, and the result holds the last. */
+static void test_flow_time_steps(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
+  dfg_data data = {1.5};
+  const int32_t dirichlet[3] = {CLMG_DFG_INFLOW, CLMG_DFG_WALLS, CLMG_DFG_CYLINDER};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 1e-3;
+  problem.boundary_velocity = dfg_inflow;
+  problem.boundary_data = &data;
+  problem.dirichlet_tags = dirichlet;
+  problem.num_dirichlet_tags = 3;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = 2;
+  options.steady = 0;
+  options.time_step = 0.01;
+  options.steps = 3;
+  int steps = 0;
+  clmg_flow_result result;
+  CHECK_OK(clmg_flow_solve(ctx, &coarse, &problem, &options, count_steps, &steps, &result));
+  assert_int_equal(steps, 3);
+  assert_int_equal(result.steps, 3);
+  assert_true(result.converged);
+  clmg_flow_result_free(&result);
+  clmg_mesh_free(&coarse);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(2016);
@@ -324,10 +470,10 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_stokes_cycles),
-      cmocka_unit_test(test_stokes_variable_v),
-      cmocka_unit_test(test_stokes_three_colours),
-      cmocka_unit_test(test_stokes_gmres_time_step),
+      cmocka_unit_test(test_stokes_cycles),        cmocka_unit_test(test_stokes_variable_v),
+      cmocka_unit_test(test_stokes_three_colours), cmocka_unit_test(test_stokes_gmres_time_step),
+      cmocka_unit_test(test_flow_cavity),          cmocka_unit_test(test_flow_dfg1),
+      cmocka_unit_test(test_flow_time_steps),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("flow", tests, setup, teardown);

@@ -1005,6 +1005,76 @@ static void check_simplex_vtu(const clmg_mesh *mesh, int degree, const char *nam
   free(coords);
 }
 
+/* A 2-vector node field and a scalar cell field (clmg_mesh_write_vtu_fields)
+ * in both encodings: the vector becomes 3 components with z = 0 and is
+ * named as the point data's Vectors, the cell field comes as cell data
+ * before the cell index, both with the values given; and a .pvd lists its
+ * files and times. */
+static void test_write_vtu_vector_and_cell_fields(void **state) {
+  (void)state;
+  clmg_mesh mesh = {0};
+  clmg_error error = {{0}};
+  CHECK_OK(error, clmg_mesh_box_simplices(2, 3, 0.1, 5, &mesh, &error));
+  size_t nodes = mesh.num_vertices, cells = mesh.num_cells;
+  double *velocity = malloc(2 * nodes * sizeof *velocity),
+         *pressure = malloc(cells * sizeof *pressure);
+  assert_true(velocity && pressure);
+  for (size_t i = 0; i < 2 * nodes; ++i)
+    velocity[i] = 2 * rng_uniform() - 1;
+  for (size_t c = 0; c < cells; ++c)
+    pressure[c] = rng_uniform() * 1e3;
+  const clmg_vtu_field fields[2] = {{"pressure", pressure, 1, 1}, {"velocity", velocity, 2, 0}};
+  char *binary = scratch_path("fields.vtu"), *ascii = scratch_path("fields-ascii.vtu");
+  CHECK_OK(error, clmg_mesh_write_vtu_fields(binary, &mesh, 1, fields, 2, CLMG_VTU_BINARY, &error));
+  CHECK_OK(error, clmg_mesh_write_vtu_fields(ascii, &mesh, 1, fields, 2, CLMG_VTU_ASCII, &error));
+  size_t size = 0;
+  unsigned char *file = read_bytes(binary, &size);
+  const char *xml = (const char *)file;
+  assert_non_null(strstr(xml, "<PointData Vectors=\"velocity\">"));
+  const char *point_data = strstr(xml, "<PointData"), *cell_data = strstr(xml, "<CellData");
+  const char *v_tag = strstr(xml, "Name=\"velocity\""), *p_tag = strstr(xml, "Name=\"pressure\"");
+  const char *cell_tag = strstr(xml, "Name=\"cell\"");
+  assert_true(point_data && cell_data && v_tag && p_tag && cell_tag);
+  assert_true(point_data < v_tag && v_tag < cell_data && cell_data < p_tag && p_tag < cell_tag);
+  appended_array v = find_appended(file, size, "Name=\"velocity\"");
+  appended_array p = find_appended(file, size, "Name=\"pressure\"");
+  assert_int_equal(v.bytes, 3 * nodes * sizeof(double));
+  assert_int_equal(p.bytes, cells * sizeof(double));
+  for (size_t i = 0; i < nodes; ++i) {
+    double xyz[3];
+    memcpy(xyz, v.values + 24 * i, sizeof xyz);
+    assert_true(xyz[0] == velocity[2 * i] && xyz[1] == velocity[2 * i + 1] && xyz[2] == 0.0);
+  }
+  assert_memory_equal(p.values, pressure, cells * sizeof(double));
+  /* the ASCII file: the same numbers, three to a line for the vector */
+  char *text = read_text(ascii);
+  const char *values = strstr(strstr(text, "Name=\"velocity\""), ">\n") + 2;
+  for (size_t i = 0; i < nodes; ++i) {
+    char *end = NULL;
+    double x = strtod(values, &end), y = strtod(end, &end), z = strtod(end, &end);
+    assert_true(x == velocity[2 * i] && y == velocity[2 * i + 1] && z == 0.0);
+    values = end;
+  }
+  /* a .pvd of two files */
+  char *pvd = scratch_path("series.pvd");
+  const char *files[2] = {"a_0001.vtu", "a&b_0002.vtu"};
+  const double times[2] = {0.5, 1.25};
+  CHECK_OK(error, clmg_write_pvd(pvd, files, times, 2, &error));
+  char *series = read_text(pvd);
+  assert_non_null(strstr(series, "<VTKFile type=\"Collection\""));
+  assert_non_null(strstr(series, "timestep=\"0.5\" part=\"0\" file=\"a_0001.vtu\""));
+  assert_non_null(strstr(series, "timestep=\"1.25\" part=\"0\" file=\"a&amp;b_0002.vtu\""));
+  free(series);
+  free(pvd);
+  free(text);
+  free(file);
+  free(binary);
+  free(ascii);
+  free(velocity);
+  free(pressure);
+  clmg_mesh_free(&mesh);
+}
+
 static void test_write_vtu_simplices(void **state) {
   (void)state;
   clmg_error error = {{0}};
@@ -1237,6 +1307,7 @@ int main(void) {
       cmocka_unit_test(test_write_vtu),
       cmocka_unit_test(test_write_vtu_binary),
       cmocka_unit_test(test_write_vtu_simplices),
+      cmocka_unit_test(test_write_vtu_vector_and_cell_fields),
       cmocka_unit_test(test_read_simplices_data),
   };
   test_apply_filters();

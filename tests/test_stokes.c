@@ -1,10 +1,14 @@
 /* Tests of the Crouzeix-Raviart P1nc/P0 Stokes discretisation
  * (include/clmg/stokes.h): the edges of triangle meshes, the host assembly
  * (symmetry, signs and scales of every block against closed forms,
- * Dirichlet elimination), the grid transfers between refined levels
- * (linear velocity and constant pressure reproduced exactly), the L2
- * errors and the convergence orders of a manufactured Stokes solution,
- * solved directly (a band LU). Needs no OpenCL device. */
+ * Dirichlet elimination), the upwind convection (constants in its kernel,
+ * the signs of full upwind, weak consistency, nonsymmetric elimination),
+ * the refill of a time step (bit for bit a fresh assembly), free-slip
+ * walls (marks, identity rows of the normal component, a half channel),
+ * the grid transfers between refined levels (linear velocity and constant
+ * pressure reproduced exactly, with Dirichlet and free-slip marks), the L2
+ * errors and the convergence orders of manufactured Stokes and Oseen
+ * solutions, solved directly (a band LU). Needs no OpenCL device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -476,6 +480,58 @@ static void test_assembly(void **state) {
 
 /* ---- transfers ---- */
 
+/* The prolongation with the Dirichlet marks of problem against p, the one
+ * without: fine Dirichlet rows empty, coarse Dirichlet columns dropped,
+ * every other entry p's; field (if any, vanishing on the Dirichlet
+ * unknowns) is still reproduced exactly. */
+static void check_dirichlet_prolongation(const clmg_mesh *coarse,
+                                         const clmg_triangle_edges *coarse_edges,
+                                         const clmg_mesh *fine,
+                                         const clmg_triangle_edges *fine_edges, const clmg_csr *p,
+                                         const clmg_stokes_problem *problem, linear_field *field) {
+  clmg_error error;
+  const size_t rows = p->rows, cols = p->cols;
+  uint8_t *fine_mask = NULL, *coarse_mask = NULL;
+  CHECK_OK(error, clmg_stokes_dirichlet_mask(fine, fine_edges, problem, &fine_mask, &error));
+  CHECK_OK(error, clmg_stokes_dirichlet_mask(coarse, coarse_edges, problem, &coarse_mask, &error));
+  clmg_csr pd = {0};
+  CHECK_OK(error, clmg_stokes_prolongation_host(coarse, coarse_edges, fine, fine_edges, problem,
+                                                &pd, &error));
+  assert_int_equal(pd.rows, rows);
+  assert_int_equal(pd.cols, cols);
+  size_t kept = 0, marked = 0;
+  for (size_t i = 0; i < rows; i++) {
+    marked += fine_mask[i];
+    if (fine_mask[i])
+      assert_int_equal(pd.row_ptr[i + 1], pd.row_ptr[i]);
+    for (int64_t k = pd.row_ptr[i]; k < pd.row_ptr[i + 1]; k++) {
+      assert_int_equal(coarse_mask[pd.col[k]], 0);
+      assert_true(pd.val[k] == entry(p, i, (size_t)pd.col[k]));
+    }
+    for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; k++)
+      kept += !fine_mask[i] && !coarse_mask[p->col[k]];
+  }
+  assert_true(marked > 0);
+  assert_int_equal(kept, clmg_csr_nnz(&pd));
+  if (field) {
+    double *xc = interpolant(coarse, coarse_edges, linear_velocity, constant_pressure, field);
+    double *xf = interpolant(fine, fine_edges, linear_velocity, constant_pressure, field);
+    for (size_t j = 0; j < cols; j++)
+      if (coarse_mask[j])
+        CHECK_NEAR(xc[j], 0.0, 1e-15);
+    double *pxc = spmv(&pd, xc);
+    for (size_t i = 0; i < rows; i++)
+      if (!(fabs(pxc[i] - xf[i]) <= 1e-13))
+        fail_msg("row %zu of P x_coarse is %.17g, the fine interpolant %.17g", i, pxc[i], xf[i]);
+    free(xc);
+    free(xf);
+    free(pxc);
+  }
+  free(fine_mask);
+  free(coarse_mask);
+  clmg_csr_free(&pd);
+}
+
 static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
   clmg_error error;
   clmg_triangle_edges coarse_edges = edges_of(coarse), fine_edges = edges_of(fine);
@@ -508,30 +564,24 @@ static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
   const int32_t tags[2] = {2, 4};
   problem.dirichlet_tags = tags;
   problem.num_dirichlet_tags = 2;
-  uint8_t *fine_mask = NULL, *coarse_mask = NULL;
-  CHECK_OK(error, clmg_stokes_dirichlet_mask(fine, &fine_edges, &problem, &fine_mask, &error));
-  CHECK_OK(error,
-           clmg_stokes_dirichlet_mask(coarse, &coarse_edges, &problem, &coarse_mask, &error));
-  clmg_csr pd = {0};
-  CHECK_OK(error, clmg_stokes_prolongation_host(coarse, &coarse_edges, fine, &fine_edges, &problem,
-                                                &pd, &error));
-  assert_int_equal(pd.rows, rows);
-  assert_int_equal(pd.cols, cols);
-  size_t kept = 0;
-  for (size_t i = 0; i < rows; i++) {
-    if (fine_mask[i])
-      assert_int_equal(pd.row_ptr[i + 1], pd.row_ptr[i]);
-    for (int64_t k = pd.row_ptr[i]; k < pd.row_ptr[i + 1]; k++) {
-      assert_int_equal(coarse_mask[pd.col[k]], 0);
-      assert_true(pd.val[k] == entry(&p, i, (size_t)pd.col[k]));
-    }
-    for (int64_t k = p.row_ptr[i]; k < p.row_ptr[i + 1]; k++)
-      kept += !fine_mask[i] && !coarse_mask[p.col[k]];
-  }
-  assert_int_equal(kept, clmg_csr_nnz(&pd));
-  free(fine_mask);
-  free(coarse_mask);
-  clmg_csr_free(&pd);
+  check_dirichlet_prolongation(coarse, &coarse_edges, fine, &fine_edges, &p, &problem, NULL);
+  /* free slip on the right and the top (the normal components u_x and u_y
+   * Dirichlet there), natural elsewhere: per component, and still exact
+   * for the linear fields of zero normal component there,
+   * u = (alpha (x - 1), beta (y - 1)) */
+  const int32_t no_tag = 99, slip[2] = {2, 3};
+  problem.dirichlet_tags = &no_tag;
+  problem.num_dirichlet_tags = 1;
+  problem.slip_tags = slip;
+  problem.num_slip_tags = 2;
+  linear_field field = {{0.0}, 0.0};
+  double alpha = rng_uniform(), beta = rng_uniform();
+  field.c[0] = -alpha;
+  field.c[1] = alpha;
+  field.c[3] = -beta;
+  field.c[5] = beta;
+  field.p = rng_uniform();
+  check_dirichlet_prolongation(coarse, &coarse_edges, fine, &fine_edges, &p, &problem, &field);
   clmg_csr_free(&p);
 
   /* not a refinement */
@@ -714,13 +764,13 @@ static int by_location(const void *a, const void *b) {
   return p->index < q->index ? -1 : p->index > q->index;
 }
 
-/* Solves a x = b with the pressure of cell 0 pinned to 0 (its row and
+/* Solves a x = b, unknowns ordered by their location (y, then x) for a
+ * narrow band; with pin, the pressure of cell 0 is pinned to 0 (its row and
  * column replaced by the identity: with all-Dirichlet velocity that
- * equation is the negative sum of the others), unknowns ordered by their
- * location (y, then x) for a narrow band. Returns the band width. */
-static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
-                           const clmg_csr *a, const double *b, double *x) {
-  const size_t num_edges = edges->num_edges, n = a->rows, pinned = 2 * num_edges;
+ * equation is the negative sum of the others). Returns the band width. */
+static size_t direct_solve_pinned(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const clmg_csr *a, const double *b, double *x, int pin) {
+  const size_t num_edges = edges->num_edges, n = a->rows, pinned = pin ? 2 * num_edges : n;
   located *order = malloc(n * sizeof *order);
   size_t *position = malloc(n * sizeof *position);
   assert_true(order && position);
@@ -761,7 +811,8 @@ static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edg
         *band_at(&m, position[i], position[a->col[k]]) = a->val[k];
     x[position[i]] = i == pinned ? 0.0 : b[i];
   }
-  *band_at(&m, position[pinned], position[pinned]) = 1.0;
+  if (pin)
+    *band_at(&m, position[pinned], position[pinned]) = 1.0;
   band_solve(&m, x);
   double *solution = malloc(n * sizeof *solution);
   assert_non_null(solution);
@@ -773,6 +824,11 @@ static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edg
   free(order);
   free(position);
   return width;
+}
+
+static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                           const clmg_csr *a, const double *b, double *x) {
+  return direct_solve_pinned(mesh, edges, a, b, x, 1);
 }
 
 static void test_manufactured_solution(void **state) {
@@ -835,6 +891,721 @@ static void test_manufactured_solution(void **state) {
   }
 }
 
+/* ---- convection ---- */
+
+static const double PI = 3.14159265358979323846;
+
+static double *random_wind(size_t num_edges) {
+  double *wind = malloc(2 * num_edges * sizeof *wind);
+  assert_non_null(wind);
+  for (size_t i = 0; i < 2 * num_edges; i++)
+    wind[i] = 2.0 * rng_uniform();
+  return wind;
+}
+
+/* The velocity block of a minus that of a0 (same pattern): the convection
+ * matrix N at entry k of a. */
+static double convection_entry(const clmg_csr *a, const clmg_csr *a0, int64_t k) {
+  return a->val[k] - a0->val[k];
+}
+
+static double sine_bump(const double *x) {
+  return sin(PI * x[0]) * sin(PI * x[1]);
+}
+
+/* n_h(w; u, v_h) = sum_i (N u)_i v(m_i) on the u_x rows for a constant
+ * wind w, a linear u and v = sin(pi x) sin(pi y), against the integral of
+ * (w . grad u_x) v = (w . grad u_x) 4 / pi^2; also the range of the row
+ * ratios (N u)_i / (|Omega_i| w . grad u_x) on interior edges. */
+static double weak_convection_error(const clmg_mesh *mesh, int upwind, const double w[2],
+                                    linear_field *field, double *ratio_min, double *ratio_max) {
+  clmg_error error;
+  clmg_triangle_edges edges = edges_of(mesh);
+  const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(mesh, &edges);
+  const int32_t no_tag = 99;
+  double *wind = malloc(2 * num_edges * sizeof *wind), *b = malloc(n * sizeof *b);
+  double *mass = calloc(num_edges, sizeof *mass);
+  assert_true(wind && b && mass);
+  for (size_t e = 0; e < num_edges; e++) {
+    wind[e] = w[0];
+    wind[num_edges + e] = w[1];
+  }
+  for (size_t k = 0; k < mesh->num_cells; k++)
+    for (size_t i = 0; i < 3; i++)
+      mass[edges.cell_edges[3 * k + i]] += cell_area(mesh, k) / 3.0;
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.dirichlet_tags = &no_tag;
+  problem.num_dirichlet_tags = 1;
+  problem.upwind = upwind;
+  clmg_csr a0 = {0}, a = {0};
+  CHECK_OK(error, clmg_stokes_assemble_host(mesh, &edges, &problem, &a0, b, &error));
+  problem.wind = wind;
+  CHECK_OK(error, clmg_stokes_assemble_host(mesh, &edges, &problem, &a, b, &error));
+  double *x = interpolant(mesh, &edges, linear_velocity, NULL, field);
+  const double derivative = w[0] * field->c[1] + w[1] * field->c[2]; /* w . grad u_x */
+  double weak = 0.0;
+  *ratio_min = INFINITY;
+  *ratio_max = -INFINITY;
+  for (size_t i = 0; i < num_edges; i++) {
+    double nu = 0.0;
+    for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++)
+      nu += convection_entry(&a, &a0, k) * x[a.col[k]];
+    double m[2];
+    const double *p0 = mesh->coords + 2 * (size_t)edges.edge_vertices[2 * i];
+    const double *p1 = mesh->coords + 2 * (size_t)edges.edge_vertices[2 * i + 1];
+    m[0] = 0.5 * (p0[0] + p1[0]);
+    m[1] = 0.5 * (p0[1] + p1[1]);
+    weak += nu * sine_bump(m);
+    if (edges.edge_tag[i] == 0) {
+      double ratio = nu / (mass[i] * derivative);
+      *ratio_min = fmin(*ratio_min, ratio);
+      *ratio_max = fmax(*ratio_max, ratio);
+    }
+  }
+  free(x);
+  free(wind);
+  free(b);
+  free(mass);
+  clmg_csr_free(&a0);
+  clmg_csr_free(&a);
+  clmg_triangle_edges_free(&edges);
+  return fabs(weak - derivative * 4.0 / ((PI * PI)));
+}
+
+static void test_convection(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh = side_tagged_box(4, 0.2, 29);
+  clmg_triangle_edges edges = edges_of(&mesh);
+  const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
+  const int32_t no_tag = 99;
+  double *b = malloc(n * sizeof *b), *b0 = malloc(n * sizeof *b0);
+  assert_true(b && b0);
+  double *wind = random_wind(num_edges);
+
+  for (int upwind = CLMG_STOKES_UPWIND_FULL; upwind <= CLMG_STOKES_UPWIND_SAMARSKIJ; upwind++) {
+    /* natural boundary: every row present */
+    clmg_stokes_problem problem;
+    clmg_stokes_problem_defaults(&problem);
+    problem.viscosity = 0.05 + 0.01 * rng_uniform();
+    problem.dirichlet_tags = &no_tag;
+    problem.num_dirichlet_tags = 1;
+    problem.upwind = upwind;
+    clmg_csr a0 = {0}, a = {0};
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a0, b0, &error));
+    problem.wind = wind;
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+    /* the same pattern, b unchanged, the same block for u_x and u_y, the
+     * B blocks unchanged */
+    assert_int_equal(clmg_csr_nnz(&a), clmg_csr_nnz(&a0));
+    assert_memory_equal(a.row_ptr, a0.row_ptr, (n + 1) * sizeof *a.row_ptr);
+    assert_memory_equal(a.col, a0.col, clmg_csr_nnz(&a) * sizeof *a.col);
+    for (size_t i = 0; i < n; i++)
+      assert_true(b[i] == b0[i]);
+    double largest = 0.0;
+    size_t positive_off_diagonal = 0;
+    for (size_t i = 0; i < n; i++)
+      for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++) {
+        size_t j = (size_t)a.col[k];
+        double value = convection_entry(&a, &a0, k);
+        if (i >= 2 * num_edges || j >= 2 * num_edges) {
+          assert_true(value == 0.0);
+          continue;
+        }
+        if (i < num_edges)
+          assert_true(a.val[k] == entry(&a, num_edges + i, num_edges + j));
+        largest = fmax(largest, fabs(value));
+        /* full upwind: a nonnegative diagonal, nonpositive off-diagonals;
+         * Samarskij's weights give positive off-diagonals where the flux
+         * leaves the region (and so may give a negative diagonal) */
+        if (upwind == CLMG_STOKES_UPWIND_FULL)
+          assert_true(i == j ? value >= 0.0 : value <= 0.0);
+        else
+          positive_off_diagonal += i != j && value > 0.0;
+      }
+    assert_true(largest > 0.0);
+    if (upwind == CLMG_STOKES_UPWIND_SAMARSKIJ)
+      assert_true(positive_off_diagonal > 0); /* the central part */
+    /* constants are in the kernel: N's row sums vanish */
+    linear_field constant = {{rng_uniform(), 0, 0, rng_uniform(), 0, 0}, 0.0};
+    double *x = interpolant(&mesh, &edges, linear_velocity, NULL, &constant);
+    double *ax = spmv(&a, x), *a0x = spmv(&a0, x);
+    for (size_t i = 0; i < 2 * num_edges; i++)
+      CHECK_NEAR(ax[i] - a0x[i], 0.0, 1e-14 * largest);
+    free(x);
+    free(ax);
+    free(a0x);
+    /* nonsymmetric now: some entry differs from its transpose */
+    assert_false(clmg_csr_is_symmetric(&a, 1e-12));
+    size_t asymmetric = 0;
+    for (size_t i = 0; i < 2 * num_edges; i++)
+      for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++)
+        asymmetric += fabs(a.val[k] - entry(&a, (size_t)a.col[k], i)) > 1e-3 * largest;
+    assert_true(asymmetric > 0);
+    clmg_csr_free(&a0);
+    clmg_csr_free(&a);
+  }
+
+  /* nu = 0 (with a mass term): Samarskij's weights are full upwind */
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 0.0;
+  problem.reaction = 1.0;
+  problem.wind = wind;
+  clmg_csr full = {0}, samarskij = {0};
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &full, b, &error));
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &samarskij, b, &error));
+  assert_memory_equal(full.val, samarskij.val, clmg_csr_nnz(&full) * sizeof *full.val);
+  clmg_csr_free(&full);
+  clmg_csr_free(&samarskij);
+
+  /* Dirichlet elimination of the nonsymmetric block: identity rows, no
+   * Dirichlet columns, the other entries those of the natural problem and
+   * the eliminated columns times the boundary values moved to b (free slip
+   * on the top: u_y only, value 0) */
+  linear_field field = random_linear_field(0);
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 0.05;
+  problem.wind = wind;
+  problem.force = quadratic_force;
+  problem.boundary_velocity = linear_boundary_velocity;
+  problem.boundary_data = &field;
+  problem.dirichlet_tags = &no_tag;
+  problem.num_dirichlet_tags = 1;
+  clmg_csr natural = {0}, a = {0};
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &natural, b0, &error));
+  const int32_t tags[3] = {1, 2, 4}, slip = 3;
+  problem.dirichlet_tags = tags;
+  problem.num_dirichlet_tags = 3;
+  problem.slip_tags = &slip;
+  problem.num_slip_tags = 1;
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+  uint8_t *mask = NULL;
+  CHECK_OK(error, clmg_stokes_dirichlet_mask(&mesh, &edges, &problem, &mask, &error));
+  double *value = interpolant(&mesh, &edges, linear_velocity, NULL, &field);
+  for (size_t i = 0; i < 2 * num_edges; i++)
+    if (mask[i] && edges.edge_tag[i % num_edges] == 3)
+      value[i] = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    if (mask[i]) {
+      assert_int_equal(a.row_ptr[i + 1] - a.row_ptr[i], 1);
+      assert_true(a.col[a.row_ptr[i]] == (int32_t)i && a.val[a.row_ptr[i]] == 1.0);
+      CHECK_NEAR(b[i], value[i], 1e-15);
+      continue;
+    }
+    double expected = b0[i], scale = fabs(b0[i]);
+    for (int64_t k = natural.row_ptr[i]; k < natural.row_ptr[i + 1]; k++) {
+      size_t j = (size_t)natural.col[k];
+      if (mask[j]) {
+        expected -= natural.val[k] * value[j];
+        scale += fabs(natural.val[k] * value[j]);
+      } else {
+        assert_true(entry(&a, i, j) == natural.val[k]);
+      }
+    }
+    for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++)
+      assert_int_equal(mask[a.col[k]], 0);
+    CHECK_NEAR(b[i], expected, 1e-14 * scale);
+  }
+  free(value);
+  free(mask);
+  clmg_csr_free(&natural);
+  clmg_csr_free(&a);
+
+  /* refused: a non-finite wind, an unknown scheme */
+  wind[num_edges + 3] = NAN;
+  problem.wind = wind;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+  CHECK_CONTAINS(error.message, "y component on edge 3");
+  assert_null(a.row_ptr);
+  wind[num_edges + 3] = 0.0;
+  problem.upwind = 7;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+  CHECK_CONTAINS(error.message, "upwind scheme 7");
+
+  free(wind);
+  free(b);
+  free(b0);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+
+  /* weak consistency for a constant wind and a linear u on a uniform
+   * mesh refined twice: n_h(w; u, v_h) against the integral of
+   * (w . grad u) v (second order there: the region of an edge is
+   * point-symmetric about its midpoint, so the upwind part vanishes on
+   * linear fields and both schemes agree); then on a distorted one (first
+   * order: the upwind diffusion acts). Row by row the scheme is not
+   * consistent: the ratios depend on the edge's direction, not on h. */
+  const double w[2] = {0.7, -0.4};
+  linear_field linear = random_linear_field(0);
+  for (int distorted = 0; distorted < 2; distorted++)
+    for (int upwind = CLMG_STOKES_UPWIND_FULL; upwind <= CLMG_STOKES_UPWIND_SAMARSKIJ; upwind++) {
+      enum { LEVELS = 3 };
+      double weak[LEVELS];
+      clmg_mesh level = side_tagged_box(4, distorted ? 0.2 : 0.0, 1);
+      for (int l = 0; l < LEVELS; l++) {
+        if (l > 0) {
+          clmg_mesh finer = refined(&level);
+          clmg_mesh_free(&level);
+          level = finer;
+        }
+        double low, high;
+        weak[l] = weak_convection_error(&level, upwind, w, &linear, &low, &high);
+        print_message("%s upwind, %s, %zu triangles: weak error %.3e, row ratios %.4f to %.4f",
+                      upwind == CLMG_STOKES_UPWIND_FULL ? "full" : "Samarskij",
+                      distorted ? "distorted" : "uniform", level.num_cells, weak[l], low, high);
+        if (l > 0)
+          print_message(", order %.3f", log2(weak[l - 1] / weak[l]));
+        print_message("\n");
+      }
+      clmg_mesh_free(&level);
+      for (int l = 1; l < LEVELS; l++) {
+        double order = log2(weak[l - 1] / weak[l]);
+        if (!(order >= (distorted ? 0.9 : 1.8)))
+          fail_msg("weak consistency order %.3f at level %d (>= %g expected)", order, l,
+                   distorted ? 0.9 : 1.8);
+      }
+    }
+}
+
+/* ---- a manufactured Oseen step ---- */
+
+/* The velocity of the manufactured solution times `amplitude` (order 1
+ * speeds), wind = that velocity, nu, a reaction c and
+ * f = c u + (u . grad) u - nu Laplace u + grad p. */
+typedef struct oseen {
+  double amplitude, viscosity, reaction;
+} oseen;
+
+static void oseen_velocity(const double *x, double *u, void *data) {
+  const oseen *o = data;
+  exact_velocity(x, u, NULL);
+  u[0] *= o->amplitude;
+  u[1] *= o->amplitude;
+}
+
+static void oseen_force(const double *x, double *f, void *data) {
+  const oseen *o = data;
+  const double X = x[0], Y = x[1], s = o->amplitude;
+  double u[2];
+  oseen_velocity(x, u, data);
+  /* the gradient of u: d u_x/dx, d u_x/dy, d u_y/dx, d u_y/dy */
+  const double uxx = s * g1(X) * g1(Y), uxy = s * g0(X) * g2(Y);
+  const double uyx = -s * g2(X) * g0(Y), uyy = -s * g1(X) * g1(Y);
+  double laplace_u = s * (g2(X) * g1(Y) + g0(X) * g3(Y));
+  double laplace_v = -s * (g3(X) * g0(Y) + g1(X) * g2(Y));
+  f[0] = o->reaction * u[0] + u[0] * uxx + u[1] * uxy - o->viscosity * laplace_u + 3 * X * X;
+  f[1] = o->reaction * u[1] + u[0] * uyx + u[1] * uyy - o->viscosity * laplace_v + 2 * Y;
+}
+
+static void run_oseen(int upwind, double reaction, double *u_order_min) {
+  clmg_error error;
+  oseen data = {40.0, 0.01, reaction};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = data.viscosity;
+  problem.reaction = data.reaction;
+  problem.force = oseen_force;
+  problem.force_data = &data;
+  problem.upwind = upwind;
+  enum { LEVELS = 3 };
+  double u_error[LEVELS], p_error[LEVELS];
+  clmg_mesh base = side_tagged_box(4, 0.15, 5);
+  clmg_mesh mesh = refined(&base);
+  clmg_mesh_free(&base);
+  for (int level = 0; level < LEVELS; level++) {
+    if (level > 0) {
+      clmg_mesh finer = refined(&mesh);
+      clmg_mesh_free(&mesh);
+      mesh = finer;
+    }
+    clmg_triangle_edges edges = edges_of(&mesh);
+    const size_t n = clmg_stokes_num_unknowns(&mesh, &edges);
+    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
+    assert_true(b && x);
+    double *wind = interpolant(&mesh, &edges, oseen_velocity, NULL, &data);
+    problem.wind = wind;
+    clmg_csr a = {0};
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+    assert_false(clmg_csr_is_symmetric(&a, 0.0));
+    direct_solve(&mesh, &edges, &a, b, x);
+    double *ax = spmv(&a, x), residual = 0.0, norm = 0.0;
+    for (size_t i = 0; i < n; i++) {
+      residual = fmax(residual, fabs(ax[i] - b[i]));
+      norm = fmax(norm, fabs(b[i]));
+    }
+    if (!(residual <= 1e-10 * norm))
+      fail_msg("level %d: residual %g of |b| %g", level, residual, norm);
+    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, exact_pressure, &data,
+                                          &u_error[level], &p_error[level], &error));
+    /* |u| in L2 (against x = 0) */
+    double u_norm = 0.0, p_norm = 0.0;
+    for (size_t i = 0; i < n; i++)
+      x[i] = 0.0;
+    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, NULL, &data, &u_norm,
+                                          &p_norm, &error));
+    print_message("Oseen, %s upwind, c = %g, level %d: %zu triangles: |u - u_h| = %.4e "
+                  "(%.1f%% of |u|), |p - p_h| = %.4e",
+                  upwind == CLMG_STOKES_UPWIND_FULL ? "full" : "Samarskij", reaction, level,
+                  mesh.num_cells, u_error[level], 100.0 * u_error[level] / u_norm, p_error[level]);
+    if (level > 0)
+      print_message(", orders %.3f and %.3f", log2(u_error[level - 1] / u_error[level]),
+                    log2(p_error[level - 1] / p_error[level]));
+    print_message("\n");
+    free(ax);
+    free(b);
+    free(x);
+    free(wind);
+    clmg_csr_free(&a);
+    clmg_triangle_edges_free(&edges);
+  }
+  clmg_mesh_free(&mesh);
+  *u_order_min = INFINITY;
+  for (int level = 1; level < LEVELS; level++)
+    *u_order_min = fmin(*u_order_min, log2(u_error[level - 1] / u_error[level]));
+}
+
+static void test_oseen_manufactured(void **state) {
+  (void)state;
+  const double reactions[2] = {0.0, 1.0};
+  for (int upwind = CLMG_STOKES_UPWIND_FULL; upwind <= CLMG_STOKES_UPWIND_SAMARSKIJ; upwind++)
+    for (int r = 0; r < 2; r++) {
+      double order;
+      run_oseen(upwind, reactions[r], &order);
+      if (!(order >= 0.9))
+        fail_msg("%s upwind, c = %g: velocity order %.3f (>= 0.9 expected)",
+                 upwind == CLMG_STOKES_UPWIND_FULL ? "full" : "Samarskij", reactions[r], order);
+    }
+}
+
+/* ---- the refill of a time step ---- */
+
+static void shifted_force(const double *x, double *f, void *data) {
+  const double *shift = data;
+  f[0] = sin(x[0] + shift[0]) * x[1];
+  f[1] = cos(x[1] * shift[0]) - x[0];
+}
+
+static void test_update_values(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh = side_tagged_box(5, 0.2, 31);
+  clmg_triangle_edges edges = edges_of(&mesh);
+  const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
+  const int32_t tags[2] = {1, 4}, slip = 3;
+  double *b = malloc(n * sizeof *b), *fresh_b = malloc(n * sizeof *fresh_b);
+  double *previous = random_wind(num_edges), *wind = random_wind(num_edges);
+  assert_true(b && fresh_b);
+  linear_field field = random_linear_field(0);
+  double shift = 0.3;
+
+  for (int upwind = CLMG_STOKES_UPWIND_FULL; upwind <= CLMG_STOKES_UPWIND_SAMARSKIJ; upwind++) {
+    /* step 0: no wind yet */
+    clmg_stokes_problem problem;
+    clmg_stokes_problem_defaults(&problem);
+    problem.viscosity = 0.02;
+    problem.reaction = 10.0;
+    problem.dirichlet_tags = tags;
+    problem.num_dirichlet_tags = 2;
+    problem.slip_tags = &slip;
+    problem.num_slip_tags = 1;
+    problem.boundary_velocity = linear_boundary_velocity;
+    problem.boundary_data = &field;
+    problem.upwind = upwind;
+    clmg_csr a = {0};
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+    const size_t nnz = clmg_csr_nnz(&a);
+    for (int step = 1; step <= 3; step++) {
+      /* new wind, previous velocity, coefficients, force and boundary
+       * values */
+      for (size_t i = 0; i < 2 * num_edges; i++) {
+        wind[i] = 2.0 * rng_uniform();
+        previous[i] = rng_uniform();
+      }
+      field = random_linear_field(0);
+      shift += 0.1;
+      problem.wind = step == 2 ? NULL : wind;
+      problem.previous = previous;
+      problem.viscosity = 0.01 * step;
+      problem.reaction = 5.0 / step;
+      problem.force = shifted_force;
+      problem.force_data = &shift;
+      CHECK_OK(error,
+               clmg_stokes_update_values_host(&mesh, &edges, &problem, &a, a.val, b, &error));
+      clmg_csr fresh = {0};
+      CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &fresh, fresh_b, &error));
+      assert_int_equal(clmg_csr_nnz(&fresh), nnz);
+      assert_memory_equal(fresh.row_ptr, a.row_ptr, (n + 1) * sizeof *a.row_ptr);
+      assert_memory_equal(fresh.col, a.col, nnz * sizeof *a.col);
+      assert_memory_equal(fresh.val, a.val, nnz * sizeof *a.val);
+      assert_memory_equal(fresh_b, b, n * sizeof *b);
+      clmg_csr_free(&fresh);
+    }
+
+    /* a matrix of other tags: a missing entry, then one too many */
+    double *values = malloc(nnz * sizeof *values);
+    assert_non_null(values);
+    const int32_t fewer[1] = {1};
+    problem.dirichlet_tags = fewer;
+    problem.num_dirichlet_tags = 1;
+    CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+                 clmg_stokes_update_values_host(&mesh, &edges, &problem, &a, values, b, &error));
+    CHECK_CONTAINS(error.message, "has no entry");
+    const int32_t more[3] = {1, 2, 4};
+    problem.dirichlet_tags = more;
+    problem.num_dirichlet_tags = 3;
+    CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+                 clmg_stokes_update_values_host(&mesh, &edges, &problem, &a, values, b, &error));
+    CHECK_CONTAINS(error.message, "is no coupling");
+    problem.num_slip_tags = 0; /* slip -> natural: the top's u_y entries are missing */
+    problem.dirichlet_tags = tags;
+    problem.num_dirichlet_tags = 2;
+    CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+                 clmg_stokes_update_values_host(&mesh, &edges, &problem, &a, values, b, &error));
+    CHECK_CONTAINS(error.message, "pattern");
+    free(values);
+    /* another mesh's matrix */
+    clmg_mesh other = side_tagged_box(4, 0.2, 31);
+    clmg_triangle_edges other_edges = edges_of(&other);
+    CHECK_STATUS(
+        CLMG_ERROR_INVALID_ARGUMENT,
+        clmg_stokes_update_values_host(&other, &other_edges, &problem, &a, a.val, b, &error));
+    CHECK_CONTAINS(error.message, "not a Stokes matrix of this mesh");
+    CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+                 clmg_stokes_update_values_host(&mesh, &edges, &problem, &a, NULL, b, &error));
+    CHECK_CONTAINS(error.message, "values");
+    clmg_triangle_edges_free(&other_edges);
+    clmg_mesh_free(&other);
+    clmg_csr_free(&a);
+  }
+  free(previous);
+  free(wind);
+  free(b);
+  free(fresh_b);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
+/* ---- free slip ---- */
+
+static void no_slip_velocity(const double *x, int32_t tag, double *u, void *data) {
+  (void)x;
+  (void)data;
+  assert_true(tag != 3); /* never called on the slip edges */
+  u[0] = 5.0;
+  u[1] = -5.0;
+}
+
+/* A half channel with a free-slip top: u = (y (2 - y), 0),
+ * p = 2 nu (1 - x) on the unit square solve the Stokes equations with
+ * u = 0 on the bottom, the profile on the left (Dirichlet), u_y = 0 and
+ * du_x/dy = 0 on the top (free slip), do-nothing on the right (there
+ * du/dx = 0 and p = 0). */
+static void channel_velocity(const double *x, double *u, void *data) {
+  (void)data;
+  u[0] = x[1] * (2.0 - x[1]);
+  u[1] = 0.0;
+}
+
+static void channel_boundary(const double *x, int32_t tag, double *u, void *data) {
+  assert_true(tag == 1 || tag == 4);
+  channel_velocity(x, u, data);
+}
+
+static double channel_pressure(const double *x, void *data) {
+  const double *nu = data;
+  return 2.0 * *nu * (1.0 - x[0]);
+}
+
+static void test_slip(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh = side_tagged_box(4, 0.2, 43);
+  clmg_triangle_edges edges = edges_of(&mesh);
+  const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
+  double *b = malloc(n * sizeof *b);
+  assert_non_null(b);
+  double *wind = random_wind(num_edges);
+
+  /* the marks: both components on Dirichlet sides, the normal one on slip
+   * sides (the top: u_y; the right: u_x); no Dirichlet tags listed: every
+   * side that is not slip */
+  const int32_t dirichlet[2] = {1, 4}, slip_top[1] = {3}, slip_right[1] = {2}, no_tag = 99;
+  struct {
+    const int32_t *dirichlet;
+    size_t num_dirichlet;
+    const int32_t *slip;
+    int32_t normal_of[5]; /* per tag: 0 natural, 1 u_x, 2 u_y, 3 both */
+  } cases[4] = {{dirichlet, 2, slip_top, {0, 3, 0, 2, 3}},
+                {NULL, 0, slip_top, {0, 3, 3, 2, 3}},
+                {dirichlet, 2, slip_right, {0, 3, 1, 0, 3}},
+                {&no_tag, 1, slip_right, {0, 0, 1, 0, 0}}};
+  for (size_t c = 0; c < 4; c++) {
+    clmg_stokes_problem problem;
+    clmg_stokes_problem_defaults(&problem);
+    problem.dirichlet_tags = cases[c].dirichlet;
+    problem.num_dirichlet_tags = cases[c].num_dirichlet;
+    problem.slip_tags = cases[c].slip;
+    problem.num_slip_tags = 1;
+    problem.boundary_velocity = no_slip_velocity;
+    problem.wind = c % 2 ? wind : NULL;
+    uint8_t *mask = NULL;
+    CHECK_OK(error, clmg_stokes_dirichlet_mask(&mesh, &edges, &problem, &mask, &error));
+    clmg_csr a = {0};
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+    size_t marked = 0;
+    for (size_t i = 0; i < n; i++) {
+      int expected = 0;
+      if (i < 2 * num_edges) {
+        int32_t marks = cases[c].normal_of[edges.edge_tag[i % num_edges]];
+        expected = (marks >> (i < num_edges ? 0 : 1)) & 1;
+      }
+      if (mask[i] != expected)
+        fail_msg("case %zu: unknown %zu (tag %d) marked %d, expected %d", c, i,
+                 i < 2 * num_edges ? (int)edges.edge_tag[i % num_edges] : -1, mask[i], expected);
+      marked += mask[i];
+      if (mask[i]) { /* identity rows; the slip value 0, the others 5 and -5 */
+        assert_int_equal(a.row_ptr[i + 1] - a.row_ptr[i], 1);
+        assert_true(a.col[a.row_ptr[i]] == (int32_t)i && a.val[a.row_ptr[i]] == 1.0);
+        int slipping = edges.edge_tag[i % num_edges] == cases[c].slip[0];
+        assert_true(b[i] == (slipping ? 0.0 : i < num_edges ? 5.0 : -5.0));
+      } else {
+        for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++)
+          assert_int_equal(mask[a.col[k]], 0);
+        if (i < 2 * num_edges)
+          assert_true(a.row_ptr[i + 1] - a.row_ptr[i] > 1);
+      }
+    }
+    assert_true(marked > 0);
+    free(mask);
+    clmg_csr_free(&a);
+  }
+
+  /* refused: a tag both Dirichlet and slip, a missing array, a slip edge
+   * off the axes */
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  const int32_t both[2] = {1, 3};
+  problem.dirichlet_tags = both;
+  problem.num_dirichlet_tags = 2;
+  problem.slip_tags = slip_top;
+  problem.num_slip_tags = 1;
+  clmg_csr a = {0};
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+  CHECK_CONTAINS(error.message, "tag 3 is both");
+  uint8_t *mask = NULL;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_dirichlet_mask(&mesh, &edges, &problem, &mask, &error));
+  assert_null(mask);
+  problem.num_dirichlet_tags = 1;
+  problem.slip_tags = NULL;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
+  CHECK_CONTAINS(error.message, "slip_tags");
+  problem.slip_tags = slip_top;
+  clmg_mesh tilted = {0};
+  CHECK_OK(error, clmg_mesh_copy(&mesh, &tilted, &error));
+  for (size_t v = 0; v < tilted.num_vertices; v++) {
+    double *x = tilted.coords + 2 * v;
+    double rotated[2] = {0.8 * x[0] - 0.6 * x[1], 0.6 * x[0] + 0.8 * x[1]};
+    x[0] = rotated[0];
+    x[1] = rotated[1];
+  }
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assemble_host(&tilted, &edges, &problem, &a, b, &error));
+  CHECK_CONTAINS(error.message, "free-slip edge");
+  CHECK_CONTAINS(error.message, "not axis-parallel");
+  assert_null(a.row_ptr);
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_dirichlet_mask(&tilted, &edges, &problem, &mask, &error));
+  CHECK_CONTAINS(error.message, "not axis-parallel");
+  clmg_mesh tilted_fine = refined(&tilted);
+  clmg_triangle_edges tilted_fine_edges = edges_of(&tilted_fine);
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_prolongation_host(&tilted, &edges, &tilted_fine, &tilted_fine_edges,
+                                             &problem, &a, &error));
+  CHECK_CONTAINS(error.message, "not axis-parallel");
+  clmg_triangle_edges_free(&tilted_fine_edges);
+  clmg_mesh_free(&tilted_fine);
+  clmg_mesh_free(&tilted);
+  free(wind);
+  free(b);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+
+  /* the half channel: the pressure is fixed by the outflow (no pinning) */
+  double nu = 0.5;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = nu;
+  problem.dirichlet_tags = dirichlet;
+  problem.num_dirichlet_tags = 2;
+  problem.slip_tags = slip_top;
+  problem.num_slip_tags = 1;
+  problem.boundary_velocity = channel_boundary;
+  enum { LEVELS = 3 };
+  double u_error[LEVELS], p_error[LEVELS], p_raw[LEVELS];
+  clmg_mesh level = side_tagged_box(4, 0.15, 47);
+  for (int l = 0; l < LEVELS; l++) {
+    if (l > 0) {
+      clmg_mesh finer = refined(&level);
+      clmg_mesh_free(&level);
+      level = finer;
+    }
+    clmg_triangle_edges level_edges = edges_of(&level);
+    const size_t size = clmg_stokes_num_unknowns(&level, &level_edges);
+    double *rhs = malloc(size * sizeof *rhs), *x = malloc(size * sizeof *x);
+    assert_true(rhs && x);
+    CHECK_OK(error, clmg_stokes_assemble_host(&level, &level_edges, &problem, &a, rhs, &error));
+    direct_solve_pinned(&level, &level_edges, &a, rhs, x, 0);
+    double *ax = spmv(&a, x), residual = 0.0, norm = 0.0;
+    for (size_t i = 0; i < size; i++) {
+      residual = fmax(residual, fabs(ax[i] - rhs[i]));
+      norm = fmax(norm, fabs(rhs[i]));
+    }
+    if (!(residual <= 1e-10 * norm))
+      fail_msg("channel level %d: residual %g of |b| %g", l, residual, norm);
+    CHECK_OK(error, clmg_stokes_l2_errors(&level, &level_edges, x, channel_velocity,
+                                          channel_pressure, &nu, &u_error[l], &p_error[l], &error));
+    /* the pressure itself, not only up to a constant: cell means */
+    double sum = 0.0;
+    for (size_t k = 0; k < level.num_cells; k++) {
+      const int32_t *cell = level.cells + 3 * k;
+      double centroid[2] = {0.0, 0.0};
+      for (size_t v = 0; v < 3; v++)
+        for (size_t d = 0; d < 2; d++)
+          centroid[d] += level.coords[2 * (size_t)cell[v] + d] / 3.0;
+      double d = x[2 * level_edges.num_edges + k] - channel_pressure(centroid, &nu);
+      sum += cell_area(&level, k) * d * d;
+    }
+    p_raw[l] = sqrt(sum);
+    print_message("slip channel level %d: %zu triangles: |u - u_h| = %.4e, |p - p_h| = %.4e "
+                  "(%.4e without the mean)",
+                  l, level.num_cells, u_error[l], p_raw[l], p_error[l]);
+    if (l > 0)
+      print_message(", orders %.3f and %.3f", log2(u_error[l - 1] / u_error[l]),
+                    log2(p_raw[l - 1] / p_raw[l]));
+    print_message("\n");
+    free(ax);
+    free(rhs);
+    free(x);
+    clmg_csr_free(&a);
+    clmg_triangle_edges_free(&level_edges);
+  }
+  clmg_mesh_free(&level);
+  for (int l = 1; l < LEVELS; l++) {
+    double u_order = log2(u_error[l - 1] / u_error[l]), p_order = log2(p_raw[l - 1] / p_raw[l]);
+    if (!(u_order >= 1.8) || !(p_order >= 0.9))
+      fail_msg("slip channel level %d: velocity order %.3f (>= 1.8 expected), pressure order "
+               "%.3f (>= 0.9)",
+               l, u_order, p_order);
+  }
+}
+
 int main(void) {
   rng_seed(0x73746f6bu);
   test_apply_filters();
@@ -844,6 +1615,10 @@ int main(void) {
       cmocka_unit_test(test_transfers),
       cmocka_unit_test(test_l2_errors),
       cmocka_unit_test(test_manufactured_solution),
+      cmocka_unit_test(test_convection),
+      cmocka_unit_test(test_oseen_manufactured),
+      cmocka_unit_test(test_update_values),
+      cmocka_unit_test(test_slip),
   };
   return cmocka_run_group_tests_name("stokes", tests, NULL, NULL);
 }

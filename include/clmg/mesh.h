@@ -256,6 +256,17 @@ typedef struct clmg_mesh_field {
   const double *values; /* one per node */
 } clmg_mesh_field;
 
+/* The same, or (on_cells) one per cell, scalar (components 0 or 1) or a
+ * vector of 2 or 3 components per node or cell (2 are written as 3 with
+ * z = 0, so ParaView draws them as vectors): for
+ * clmg_mesh_write_vtu_fields. */
+typedef struct clmg_vtu_field {
+  const char *name;
+  const double *values; /* one (or `components`) per node, or per cell */
+  int components;       /* 0 or 1: scalar; 2 or 3: a vector */
+  int on_cells;         /* nonzero: cell data */
+} clmg_vtu_field;
+
 /* How a .vtu file stores its arrays. */
 typedef enum clmg_vtu_encoding {
   CLMG_VTU_BINARY = 0, /* raw appended data (UInt64 block headers): compact, fast to open */
@@ -278,6 +289,20 @@ CLMG_API clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_me
                                                  int degree, const clmg_mesh_field *fields,
                                                  size_t num_fields, clmg_vtu_encoding encoding,
                                                  clmg_error *error);
+
+/* clmg_mesh_write_vtu_encoded with node and cell fields, scalars or
+ * vectors; node fields are point data, cell fields cell data (before the
+ * cell's index and material). */
+CLMG_API clmg_status clmg_mesh_write_vtu_fields(const char *path, const clmg_mesh *mesh, int degree,
+                                                const clmg_vtu_field *fields, size_t num_fields,
+                                                clmg_vtu_encoding encoding, clmg_error *error);
+
+/* A ParaView collection (.pvd) of .vtu files (named as the .pvd should
+ * refer to them: relative to its folder) with their times: a time series
+ * ParaView opens as one. Written like the .vtu files (a failed write
+ * leaves an earlier file untouched). */
+CLMG_API clmg_status clmg_write_pvd(const char *path, const char *const *files, const double *times,
+                                    size_t count, clmg_error *error);
 
 /* clmg_mesh_write_vtu_encoded with CLMG_VTU_BINARY. */
 CLMG_API clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int degree,

@@ -53,19 +53,47 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * triangle containing e (on a triangle, the one of the edge opposite
  * vertex i is 1 - 2 lambda_i, lambda the barycentric coordinates).
  * Equations, for all test functions v (velocity) and q (pressure):
- *   nu (grad u, grad v) + c (u, v)_lumped - (p, div v)
+ *   nu (grad u, grad v) + c (u, v)_lumped + n_h(w; u, v) - (p, div v)
  *       = (f, v) + c (u_old, v)_lumped,
  *   -(div u, q) = 0,
- * i.e. the symmetric saddle-point matrix
+ * i.e. the saddle-point matrix
  *   [A 0 B_x^T; 0 A B_y^T; B_x B_y 0]
- * with A_{ee'} = nu (grad phi_e, grad phi_e') + c M_e delta_{ee'} and
- * B_{K,e} = -integral over K of dphi_e/dx (resp. /dy)
- *        = -(length of e) * (outward normal component of e w.r.t. K).
+ * with A_{ee'} = nu (grad phi_e, grad phi_e') + c M_e delta_{ee'} + N_{ee'}
+ * and B_{K,e} = -integral over K of dphi_e/dx (resp. /dy)
+ *             = -(length of e) * (outward normal component of e w.r.t. K).
  * The lumped P1nc mass M_e gets |K|/3 from each triangle K of e (for P1nc
  * the edge-midpoint rule is exact for products of basis functions, so
- * this is the exact mass matrix). Edges of tags without Dirichlet
- * velocity get the natural ("do-nothing") condition
- * nu du/dn - p n = 0. */
+ * this is the exact mass matrix). N is the convection by the wind w
+ * (Bauer, Klement, Oberhuber and Zabka's eq. 4: u^{n-1} . grad u^n), by
+ * the upwind scheme of Schieweck and Tobiska, "An optimal order error
+ * estimate for an upwind discretization of the Navier-Stokes equations"
+ * (1996), on the lumping regions: Omega_e is the union, over the
+ * triangles K of e, of the subtriangle of K spanned by e and K's
+ * barycentre; Gamma_ee' (e, e' edges of K) the segment from K's barycentre
+ * to the vertex e and e' share, n_ee' its unit normal out of Omega_e,
+ * F_ee' = integral over Gamma_ee' of w_h . n_ee' (w_h the P1nc wind on K,
+ * exact by the midpoint rule), and
+ *   (N u)_e = sum over K of e, sum over the other edges e' of K of
+ *             F_ee' (1 - lambda_ee') (u_e' - u_e),
+ * lambda_ee' = 1 for F_ee' >= 0 and 0 otherwise (full upwind:
+ * coefficients min(F_ee', 0); N has zero row sums, a nonnegative diagonal
+ * and nonpositive off-diagonals) or Samarskij's weighting (1/2 + r)/(1 + r)
+ * for r = F_ee' / nu >= 0, 1/(2 (1 - r)) for r < 0 (close to central
+ * differences where the local Peclet number is small). A boundary edge
+ * adds no flux term of its own. N is consistent with the integral of
+ * (w . grad u) v in the weak sense only (row by row it is not, even for a
+ * linear u: lib/fem/stokes.c). The matrix is symmetric without wind, and
+ * not with one.
+ * Edges of tags without Dirichlet velocity or free slip get the natural
+ * ("do-nothing") condition nu du/dn - p n = 0; free-slip edges (the
+ * paper's eq. 2e: u . n = 0 and (nu grad u . n) . t = 0) must be parallel
+ * to an axis: the normal component is a Dirichlet unknown of value 0, the
+ * tangential one natural. */
+enum {
+  CLMG_STOKES_UPWIND_FULL = 0,     /* first-order full upwind (the default) */
+  CLMG_STOKES_UPWIND_SAMARSKIJ = 1 /* Samarskij's weighting by the local Peclet number */
+};
+
 typedef struct clmg_stokes_problem {
   double viscosity; /* nu >= 0, finite (nu = 0 only with c > 0: a pure mass problem) */
   double reaction;  /* c >= 0, finite: the mass term (e.g. 1/tau of a time step) */
@@ -75,19 +103,32 @@ typedef struct clmg_stokes_problem {
    * c * lumped mass * previous to the right-hand side */
   const double *previous;
   /* Dirichlet value u (2 values) at point x of the boundary part `tag`;
-   * NULL: zero */
+   * NULL: zero. Not called on free-slip edges. */
   void (*boundary_velocity)(const double *x, int32_t tag, double *u, void *data);
   void *boundary_data;
   /* Boundary tags with Dirichlet velocity; 0 tags (the array may then be
-   * NULL): every boundary edge. Edges of other tags get the natural
-   * condition; a list of tags that no edge carries (e.g. {0}: tags are
-   * >= 1) makes the whole boundary natural. */
+   * NULL): every boundary edge whose tag is not a free-slip tag. Edges of
+   * other tags get the natural condition; a list of tags that no edge
+   * carries (e.g. {0}: tags are >= 1) makes the whole boundary natural
+   * (but for free-slip tags). */
   const int32_t *dirichlet_tags;
   size_t num_dirichlet_tags;
+  /* The convecting velocity w (e.g. the previous time step's or Picard
+   * iterate's velocity): NULL (no convection: the Stokes problem) or
+   * 2*num_edges finite values, w_x then w_y on the edges. */
+  const double *wind;
+  /* The upwind scheme of the convection: CLMG_STOKES_UPWIND_FULL or
+   * CLMG_STOKES_UPWIND_SAMARSKIJ. */
+  int upwind;
+  /* Boundary tags with free slip (no tag in dirichlet_tags too; the array
+   * may be NULL when there are none). Their edges must be horizontal or
+   * vertical (relative tolerance 1e-12). */
+  const int32_t *slip_tags;
+  size_t num_slip_tags;
 } clmg_stokes_problem;
 
-/* nu = 1, c = 0, no force, no previous velocity, Dirichlet velocity 0 on
- * the whole boundary. */
+/* nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
+ * selected), Dirichlet velocity 0 on the whole boundary, no free slip. */
 CLMG_API void clmg_stokes_problem_defaults(clmg_stokes_problem *problem);
 
 /* 2 * num_edges + num_cells. */
@@ -99,26 +140,48 @@ static inline size_t clmg_stokes_num_unknowns(const clmg_mesh *mesh,
 /* Host assembly (the test oracle): a is (2E+T) x (2E+T) CSR with sorted
  * columns (malloc'ed; overwritten without being freed, zeroed on failure),
  * b (2E+T doubles) is caller-allocated. problem NULL: the defaults.
- * Dirichlet velocity DOFs (edge midpoints on Dirichlet tags, both
- * components; value = boundary_velocity at the edge midpoint): their row
- * is the identity row (diagonal 1, nothing else), b = the value, and their
- * column entries in other rows are removed with the value moved to those
- * rows' right-hand sides, so a stays symmetric. Every other row keeps the
- * pattern of the couplings (entries that happen to be 0, such as B entries
- * of an axis-parallel edge, stay as explicit zeros).
+ * Dirichlet velocity unknowns (edge midpoints on Dirichlet tags, both
+ * components, value = boundary_velocity at the edge midpoint; the normal
+ * component on free-slip tags, value 0): their row is the identity row
+ * (diagonal 1, nothing else), b = the value, and their column entries in
+ * other rows are removed with the value moved to those rows' right-hand
+ * sides (so a stays symmetric when there is no wind). Every other row
+ * keeps the pattern of the couplings (entries that happen to be 0, such as
+ * B entries of an axis-parallel edge or convection couplings without flux,
+ * stay as explicit zeros): the pattern depends on the mesh and the
+ * Dirichlet and free-slip tags only, not on the wind, the coefficients or
+ * the data, so clmg_stokes_update_values_host can refill it.
  * The force is integrated with the edge-midpoint rule per triangle (exact
  * for quadratics: (f, phi_e)_K = |K|/3 f(m_e)).
  * With every boundary edge Dirichlet (the default) the pressure is
  * determined only up to a constant: a is singular, with the constant
  * pressure (0 velocity) in its kernel; b is compatible when the boundary
- * data has zero net flux. edges must be clmg_triangle_edges_create(mesh). */
+ * data has zero net flux. edges must be clmg_triangle_edges_create(mesh).
+ * A free-slip edge that is not axis-parallel fails, naming the edge. */
 CLMG_API clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh,
                                                const clmg_triangle_edges *edges,
                                                const clmg_stokes_problem *problem, clmg_csr *a,
                                                double *b, clmg_error *error);
 
+/* The per-time-step refill: the values (clmg_csr_nnz(a) doubles, in the
+ * order of a->val; values may be a->val itself) and b (2E+T doubles) of
+ * the matrix that clmg_stokes_assemble_host gives problem, for a matrix a
+ * it assembled on the same mesh and edges with the same Dirichlet and
+ * free-slip tags (the wind, previous velocity, coefficients, force and
+ * boundary values may differ, a wind may come or go). Equal bit for bit to
+ * a fresh assembly, without rebuilding the pattern. a's pattern is checked:
+ * an entry missing or one that is no coupling of problem fails, naming the
+ * entry. On failure values and b are left partly written. */
+CLMG_API clmg_status clmg_stokes_update_values_host(const clmg_mesh *mesh,
+                                                    const clmg_triangle_edges *edges,
+                                                    const clmg_stokes_problem *problem,
+                                                    const clmg_csr *a, double *values, double *b,
+                                                    clmg_error *error);
+
 /* Which unknowns are Dirichlet (1) or free (0): 2E+T flags in *mask
- * (malloc'ed; pressures are never Dirichlet). problem NULL: the defaults. */
+ * (malloc'ed; pressures are never Dirichlet): both components on Dirichlet
+ * tags, the normal component on free-slip tags. problem NULL: the
+ * defaults. */
 CLMG_API clmg_status clmg_stokes_dirichlet_mask(const clmg_mesh *mesh,
                                                 const clmg_triangle_edges *edges,
                                                 const clmg_stokes_problem *problem, uint8_t **mask,
@@ -152,8 +215,11 @@ CLMG_API clmg_status clmg_stokes_interpolate(
  * exactly). The weights are exact multiples of 1/4; zero weights are not
  * stored. Pressure: injection (child triangle takes its parent's value).
  * problem may be NULL (no Dirichlet DOFs); otherwise (only its Dirichlet
- * tags are read) rows of fine Dirichlet DOFs are empty and columns of
- * coarse Dirichlet DOFs are dropped (corrections vanish there).
+ * and free-slip tags are read) rows of fine Dirichlet unknowns are empty
+ * and columns of coarse Dirichlet unknowns are dropped (corrections vanish
+ * there), component by component as clmg_stokes_dirichlet_mask marks
+ * them (free slip: the normal component only; a free-slip edge off the
+ * axes fails as in clmg_stokes_assemble_host).
  * Restriction is its transpose (clmg_csr_transpose). */
 CLMG_API clmg_status clmg_stokes_prolongation_host(const clmg_mesh *coarse,
                                                    const clmg_triangle_edges *coarse_edges,
@@ -184,7 +250,9 @@ CLMG_API clmg_status clmg_stokes_l2_errors(const clmg_mesh *mesh, const clmg_tri
  * a[l] its matrix, p[l] (l >= 1) the prolongation from level l - 1 (p[0]
  * empty), cell_unknowns[l] the 7 unknowns of each triangle, b the finest
  * right-hand side. problem's previous velocity, if any, is the finest
- * level's (coarse levels assemble without it); NULL: the defaults. */
+ * level's (coarse levels assemble without it); its wind, if any, is the
+ * finest level's, restricted to the coarser ones
+ * (clmg_stokes_restrict_velocity); NULL: the defaults. */
 typedef struct clmg_stokes_hierarchy {
   int num_levels;
   clmg_mesh *meshes;
@@ -194,6 +262,14 @@ typedef struct clmg_stokes_hierarchy {
   int32_t **cell_unknowns;
   double *b;
 } clmg_stokes_hierarchy;
+
+/* The velocity (2 E_c values: x then y components) of the coarse mesh from
+ * that of its refinement (2 E_f values): each coarse edge takes the mean
+ * of its two halves (exact for linear fields). The coarse levels' winds. */
+CLMG_API void clmg_stokes_restrict_velocity(const clmg_mesh *coarse,
+                                            const clmg_triangle_edges *coarse_edges,
+                                            const clmg_triangle_edges *fine_edges,
+                                            const double *fine, double *coarse_velocity);
 
 CLMG_API clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
                                                  const clmg_stokes_problem *problem,

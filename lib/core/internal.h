@@ -92,6 +92,9 @@ clmg_status clmg_get_kernel(clmg_context *context, const char *family, const cha
  * -DREAL=... and the device switches. */
 const char *clmg_real_options(const clmg_context *context, clmg_dtype type);
 
+/* Monotonic wall-clock seconds (for the timings setups report). */
+double clmg_seconds_now(void);
+
 /* Launch geometry for a 1-D kernel over n items that walks them with
  * GRID_LOOP (cl/prelude.cl): the local and global sizes. Reductions get few
  * work-groups (their partial sums are read back), streaming kernels enough

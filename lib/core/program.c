@@ -272,7 +272,7 @@ static void store_cached(clmg_context *context, const char *family, const char *
 
 /* ---- building ---- */
 
-static double seconds_now(void) {
+double clmg_seconds_now(void) {
   struct timespec now;
   if (clock_gettime(CLOCK_MONOTONIC, &now) != 0)
     return 0.0;
@@ -446,9 +446,9 @@ static clmg_status get_program(clmg_context *context, const char *family, const 
   }
   if (!program) {
     notify(context, CLMG_PROGRAM_COMPILE_START, family, options, 0.0, CLMG_SUCCESS);
-    double start = seconds_now();
+    double start = clmg_seconds_now();
     status = build_from_source(context, family, source, options, &program);
-    notify(context, CLMG_PROGRAM_COMPILE_DONE, family, options, seconds_now() - start, status);
+    notify(context, CLMG_PROGRAM_COMPILE_DONE, family, options, clmg_seconds_now() - start, status);
     if (status == CLMG_SUCCESS) {
       context->programs_built++;
       if (context->cache_dir)

@@ -103,8 +103,9 @@ static size_t vtk_order(const clmg_mesh *mesh, int degree, int32_t *order, int *
 /* What one file needs: the nodes, the cells in VTK order and the fields. */
 typedef struct vtu_data {
   const clmg_mesh *mesh;
-  const clmg_mesh_field *fields;
-  size_t num_fields;
+  /* the fields in file order: the node fields, then the cell fields */
+  const clmg_vtu_field **fields;
+  size_t num_fields, num_point_fields;
   int32_t *cell_nodes;
   double *coords;
   size_t num_nodes;
@@ -120,6 +121,16 @@ static const char *host_byte_order(void) {
   return first == 1 ? "LittleEndian" : "BigEndian";
 }
 
+/* Values a node or cell of field f has in the file: 1 or 3. */
+static size_t field_width(const clmg_vtu_field *f) {
+  return f->components >= 2 ? 3 : 1;
+}
+
+/* Nodes or cells field f has values on. */
+static size_t field_tuples(const vtu_data *d, const clmg_vtu_field *f) {
+  return f->on_cells ? d->mesh->num_cells : d->num_nodes;
+}
+
 /* The XML up to the opening <PointData ...> tag. */
 static void write_header(FILE *out, const vtu_data *d) {
   fprintf(out,
@@ -130,12 +141,28 @@ static void write_header(FILE *out, const vtu_data *d) {
   fprintf(out, "<Piece NumberOfPoints=\"%zu\" NumberOfCells=\"%zu\">\n", d->num_nodes,
           d->mesh->num_cells);
   fputs("<PointData", out);
-  if (d->num_fields > 0) { /* the first field is the one ParaView colours by */
-    fputs(" Scalars=\"", out);
-    write_escaped(out, d->fields[0].name);
+  if (d->num_point_fields > 0) { /* the first field is the one ParaView colours by */
+    fputs(field_width(d->fields[0]) == 1 ? " Scalars=\"" : " Vectors=\"", out);
+    write_escaped(out, d->fields[0]->name);
     fputc('"', out);
   }
   fputs(">\n", out);
+}
+
+/* The DataArray tag of field f up to its format. */
+static void open_field(FILE *out, const clmg_vtu_field *f) {
+  fputs("<DataArray type=\"Float64\" Name=\"", out);
+  write_escaped(out, f->name);
+  fputc('"', out);
+  if (field_width(f) == 3)
+    fputs(" NumberOfComponents=\"3\"", out);
+}
+
+/* Value k (of field_tuples * field_width) as written: 2-vectors get z = 0. */
+static double field_value(const clmg_vtu_field *f, size_t k) {
+  if (f->components != 2)
+    return f->values[k];
+  return k % 3 == 2 ? 0.0 : f->values[(k / 3) * 2 + k % 3];
 }
 
 /* ---- ASCII ---- */
@@ -147,16 +174,19 @@ static void write_ascii(FILE *out, const vtu_data *d) {
   clmg_enter_c_numeric_locale(&locale);
   write_header(out, d);
   for (size_t f = 0; f < d->num_fields; ++f) {
-    fputs("<DataArray type=\"Float64\" Name=\"", out);
-    write_escaped(out, d->fields[f].name);
-    fputs("\" format=\"ascii\">\n", out);
-    for (size_t i = 0; i < d->num_nodes; ++i)
-      fprintf(out, "%.17g\n", d->fields[f].values[i]);
+    const clmg_vtu_field *field = d->fields[f];
+    if (f == d->num_point_fields)
+      fputs("</PointData>\n<CellData Scalars=\"cell\">\n", out);
+    open_field(out, field);
+    fputs(" format=\"ascii\">\n", out);
+    size_t width = field_width(field), count = field_tuples(d, field) * width;
+    for (size_t k = 0; k < count; ++k)
+      fprintf(out, "%.17g%c", field_value(field, k), (k + 1) % width == 0 ? '\n' : ' ');
     fputs("</DataArray>\n", out);
   }
-  fputs("</PointData>\n<CellData Scalars=\"cell\">\n"
-        "<DataArray type=\"Int32\" Name=\"cell\" format=\"ascii\">\n",
-        out);
+  if (d->num_fields == d->num_point_fields)
+    fputs("</PointData>\n<CellData Scalars=\"cell\">\n", out);
+  fputs("<DataArray type=\"Int32\" Name=\"cell\" format=\"ascii\">\n", out);
   for (size_t c = 0; c < mesh->num_cells; ++c)
     fprintf(out, "%zu\n", c);
   if (mesh->cell_material) {
@@ -214,7 +244,7 @@ static unsigned offset_bytes(const vtu_data *d) {
 static uint64_t block_bytes(const vtu_data *d, size_t array) {
   size_t cells = d->mesh->num_cells;
   if (array < d->num_fields)
-    return (uint64_t)d->num_nodes * 8u;
+    return (uint64_t)field_tuples(d, d->fields[array]) * field_width(d->fields[array]) * 8u;
   size_t kind = array - d->num_fields;
   if (kind >= 1 && !d->mesh->cell_material)
     kind++; /* no material block */
@@ -251,13 +281,14 @@ static void write_binary(FILE *out, const vtu_data *d) {
   size_t array = 0;
   write_header(out, d);
   for (size_t f = 0; f < d->num_fields; ++f) {
-    fputs("<DataArray type=\"Float64\" Name=\"", out);
-    write_escaped(out, d->fields[f].name);
-    fprintf(out, "\" format=\"appended\" offset=\"%llu\"/>\n", next_offset(d, &array, &offset));
+    if (f == d->num_point_fields)
+      fputs("</PointData>\n<CellData Scalars=\"cell\">\n", out);
+    open_field(out, d->fields[f]);
+    fprintf(out, " format=\"appended\" offset=\"%llu\"/>\n", next_offset(d, &array, &offset));
   }
-  fprintf(out,
-          "</PointData>\n<CellData Scalars=\"cell\">\n"
-          "<DataArray type=\"Int32\" Name=\"cell\" format=\"appended\" offset=\"%llu\"/>\n",
+  if (d->num_fields == d->num_point_fields)
+    fputs("</PointData>\n<CellData Scalars=\"cell\">\n", out);
+  fprintf(out, "<DataArray type=\"Int32\" Name=\"cell\" format=\"appended\" offset=\"%llu\"/>\n",
           next_offset(d, &array, &offset));
   if (mesh->cell_material)
     fprintf(out,
@@ -281,8 +312,20 @@ static void write_binary(FILE *out, const vtu_data *d) {
   fputs("</Cells>\n</Piece>\n</UnstructuredGrid>\n<AppendedData encoding=\"raw\">\n_", out);
 
   for (size_t f = 0; f < d->num_fields; ++f) {
+    const clmg_vtu_field *field = d->fields[f];
     write_block_header(out, block_bytes(d, f));
-    fwrite(d->fields[f].values, sizeof(double), d->num_nodes, out);
+    size_t count = field_tuples(d, field) * field_width(field);
+    if (field->components != 2) {
+      fwrite(field->values, sizeof(double), count, out);
+      continue;
+    }
+    double chunk[3 * CHUNK];
+    for (size_t k0 = 0; k0 < count; k0 += 3 * CHUNK) {
+      size_t n = count - k0 < 3 * CHUNK ? count - k0 : 3 * CHUNK;
+      for (size_t k = 0; k < n; ++k)
+        chunk[k] = field_value(field, k0 + k);
+      fwrite(chunk, sizeof chunk[0], n, out);
+    }
   }
   size_t block = d->num_fields; /* the next block, in block_bytes' order */
   int32_t index[CHUNK];
@@ -358,6 +401,24 @@ clmg_status clmg_mesh_write_vtu(const char *path, const clmg_mesh *mesh, int deg
 clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh, int degree,
                                         const clmg_mesh_field *fields, size_t num_fields,
                                         clmg_vtu_encoding encoding, clmg_error *error) {
+  clmg_vtu_field *all = calloc(num_fields ? num_fields : 1, sizeof *all);
+  if (!all) {
+    set_error(error, path ? path : "(null)", "write vtu: no host memory");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t f = 0; fields && f < num_fields; ++f) {
+    all[f].name = fields[f].name;
+    all[f].values = fields[f].values;
+  }
+  clmg_status status = clmg_mesh_write_vtu_fields(path, mesh, degree, fields ? all : NULL,
+                                                  num_fields, encoding, error);
+  free(all);
+  return status;
+}
+
+clmg_status clmg_mesh_write_vtu_fields(const char *path, const clmg_mesh *mesh, int degree,
+                                       const clmg_vtu_field *fields, size_t num_fields,
+                                       clmg_vtu_encoding encoding, clmg_error *error) {
   if (error)
     error->message[0] = '\0';
   if (!path || !mesh || (mesh->dim != 2 && mesh->dim != 3) || (degree != 1 && degree != 2) ||
@@ -368,19 +429,32 @@ clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
     return CLMG_ERROR_INVALID_ARGUMENT;
   }
   for (size_t f = 0; f < num_fields; ++f)
-    if (!fields[f].name || !fields[f].values) {
-      set_error(error, path, "write vtu: a field has no name or no values");
+    if (!fields[f].name || !fields[f].values || fields[f].components < 0 ||
+        fields[f].components > 3) {
+      set_error(error, path,
+                "write vtu: a field has no name, no values or other than 0 to 3 components");
       return CLMG_ERROR_INVALID_ARGUMENT;
     }
   vtu_data d;
   memset(&d, 0, sizeof d);
   d.mesh = mesh;
-  d.fields = fields;
   d.num_fields = num_fields;
+  d.fields = malloc((num_fields ? num_fields : 1) * sizeof *d.fields);
+  if (!d.fields) {
+    set_error(error, path, "write vtu: no host memory");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t f = 0; f < num_fields; ++f)
+    if (!fields[f].on_cells)
+      d.fields[d.num_point_fields++] = &fields[f];
+  for (size_t f = 0, k = d.num_point_fields; f < num_fields; ++f)
+    if (fields[f].on_cells)
+      d.fields[k++] = &fields[f];
   clmg_error inner = {{0}};
   clmg_status status =
       clmg_mesh_lagrange_nodes(mesh, degree, &d.cell_nodes, &d.num_nodes, &d.coords, NULL, &inner);
   if (status != CLMG_SUCCESS) {
+    free(d.fields);
     set_error(error, path, inner.message);
     return status;
   }
@@ -394,6 +468,7 @@ clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
   if (status != CLMG_SUCCESS) {
     free(d.cell_nodes);
     free(d.coords);
+    free(d.fields);
     return status;
   }
   if (encoding == CLMG_VTU_ASCII)
@@ -405,6 +480,34 @@ clmg_status clmg_mesh_write_vtu_encoded(const char *path, const clmg_mesh *mesh,
   int saved_errno = errno;
   free(d.cell_nodes);
   free(d.coords);
+  free(d.fields);
   errno = saved_errno;
+  return clmg_output_file_commit(file, error);
+}
+
+clmg_status clmg_write_pvd(const char *path, const char *const *files, const double *times,
+                           size_t count, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || (count > 0 && (!files || !times))) {
+    set_error(error, path ? path : "(null)", "write pvd: needs a path, the files and times");
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  clmg_output_file *file;
+  FILE *out;
+  clmg_status status = clmg_output_file_open(path, "w", &file, &out, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  fputs("<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\">\n<Collection>\n",
+        out);
+  for (size_t k = 0; k < count; ++k) {
+    fprintf(out, "<DataSet timestep=\"%.17g\" part=\"0\" file=\"", times[k]);
+    write_escaped(out, files[k]);
+    fputs("\"/>\n", out);
+  }
+  fputs("</Collection>\n</VTKFile>\n", out);
+  clmg_leave_c_numeric_locale(&locale);
   return clmg_output_file_commit(file, error);
 }

@@ -399,6 +399,23 @@ static void check_poisson(const poisson_options *o) {
   check_range((double)o->seed, 0, INT_MAX, "--seed");
 }
 
+static void check_flow(const flow_options *o) {
+  if ((unsigned)o->flow > FLOW_GMSH || !o->case_spec)
+    fail_with_input("flow: not a case", "");
+  check_range(o->level, 0, 10, "--level");
+  check_range(o->re, 1e-6, 1e9, "--re");
+  check_range(o->dt, 1e-12, 1e6, "--dt");
+  check_range(o->steps, 1, 100000000, "--steps");
+  check_range(o->tol, 1e-300, 1.0, "--tol");
+  check_range(o->max_iterations, 1, 100000, "--max-iterations");
+  if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag < 1))
+    fail_with_input("flow: a .msh case without --walls and --inflow", "");
+  if (o->profile_path && o->flow != FLOW_CAVITY)
+    fail_with_input("flow: --profile accepted for another case", o->case_spec);
+  for (size_t k = 0; k < o->num_walls; ++k)
+    check_range(o->walls[k], 1, INT32_MAX, "--walls");
+}
+
 static void check_homg(const homg_options *o) {
   check_range((double)o->n, 3, 32769, "--n");
   clmg_homg_method method;
@@ -456,6 +473,7 @@ static void fuzz_command_line(void) {
     poisson_options poisson;
     homg_options homg;
     helmholtz_options helmholtz;
+    flow_options flow;
   } o;
   if (strcmp(name, "info") == 0) {
     exit_code = info_parse_options(argc, argv, defaults, &o.info);
@@ -477,6 +495,11 @@ static void fuzz_command_line(void) {
     common = &o.helmholtz.solver.common;
     if (!exit_code && !common->help)
       check_helmholtz(&o.helmholtz);
+  } else if (strcmp(name, "flow") == 0) {
+    exit_code = flow_parse_options(argc, argv, defaults, &o.flow);
+    common = &o.flow.common;
+    if (!exit_code && !common->help)
+      check_flow(&o.flow);
   } else if (strcmp(name, "homg") == 0) {
     exit_code = homg_parse_options(argc, argv, defaults, &o.homg);
     common = &o.homg.common;

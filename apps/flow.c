@@ -1,0 +1,657 @@
+/* clmg flow: incompressible Navier-Stokes on triangle meshes with
+ * Crouzeix-Raviart P1nc/P0 elements, semi-implicit Oseen steps and a Vanka
+ * multigrid (Bauer, Klement, Oberhuber and Zabka 2016): the DFG cylinder
+ * benchmarks, the lid-driven cavity, an urban canopy, or a Gmsh mesh. It
+ * prints a line per step, the quantities of interest, and writes .vtu/.pvd,
+ * CSV and JSON. */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apputil.h"
+#include "cli.h"
+#include "subcommands.h"
+
+/* The DFG benchmarks (Schaefer and Turek 1996): channel height, cylinder
+ * diameter, and their inflow peaks and mean velocities. */
+#define DFG_HEIGHT 0.41
+#define DFG_DIAMETER 0.1
+enum { DFG_INFLOW = 1, DFG_OUTFLOW = 2, DFG_WALLS = 3, DFG_CYLINDER = 4 };
+enum { CAVITY_LID = 1, CAVITY_WALLS = 2 };
+enum { CANOPY_INFLOW = 1, CANOPY_OUTFLOW = 2, CANOPY_TOP = 3, CANOPY_TERRAIN = 5 };
+/* the canopy's power-law inflow (eq. 3): u_ref at the building height, alpha */
+#define CANOPY_ALPHA 0.25
+
+enum {
+  OPTION_CASE = OPTION_FIRST_OWN,
+  OPTION_LEVEL,
+  OPTION_RE,
+  OPTION_DT,
+  OPTION_STEPS,
+  OPTION_STEADY,
+  OPTION_SMOOTHER,
+  OPTION_VTK,
+  OPTION_VTK_EVERY,
+  OPTION_CSV,
+  OPTION_PROFILE,
+  OPTION_TOL,
+  OPTION_MAX_ITERATIONS,
+  OPTION_WALLS,
+  OPTION_INFLOW,
+  OPTION_UPWIND
+};
+
+static void print_flow_usage(FILE *out) {
+  fputs("Usage: clmg flow [OPTIONS]\n"
+        "\n"
+        "Incompressible Navier-Stokes, du/dt + u.grad u - nu Laplace u + grad p = 0,\n"
+        "div u = 0, on a triangle mesh with Crouzeix-Raviart P1nc/P0 elements and\n"
+        "semi-implicit Oseen steps (u^{n-1}.grad u^n, upwinded) as in Bauer, Klement,\n"
+        "Oberhuber and Zabka 2016; each linear system by GMRES with one F-cycle of a\n"
+        "multigrid with Vanka smoothing (red-black where the mesh allows) on every\n"
+        "level. Steady flows by Oseen (Picard) iteration.\n"
+        "\n"
+        "Problem options:\n"
+        "      --case C          dfg1    DFG 2D-1 (Schaefer and Turek 1996): channel\n"
+        "                                [0,2.2]x[0,0.41], cylinder r = 0.05 at (0.2,0.2),\n"
+        "                                parabolic inflow of peak 0.3, Re = 20, steady;\n"
+        "                                reports c_D, c_L and the pressure difference\n"
+        "                        dfg2    DFG 2D-2: peak 1.5, Re = 100, time steps\n"
+        "                        cavity  the lid-driven unit square, lid speed 1\n"
+        "                                (default; Re = 100, steady)\n"
+        "                        canopy  two buildings and a street canyon (the paper's\n"
+        "                                Fig. 1): power-law inflow (eq. 3, alpha 0.25),\n"
+        "                                free-slip top, do-nothing outflow; time steps\n"
+        "                        FILE.msh a Gmsh triangle mesh: no-slip on the --walls\n"
+        "                                tags, u = (1, 0) on the --inflow tag,\n"
+        "                                do-nothing on the others\n"
+        "      --level L         refinements of the coarse mesh (default: 3; the\n"
+        "                        multigrid uses every level from the coarse mesh up)\n"
+        "      --re R            Reynolds number (nu = U L / R with the case's velocity\n"
+        "                        and length: DFG mean inflow and diameter, cavity lid\n"
+        "                        and side, canopy inflow at and building height)\n"
+        "      --steady          Oseen iteration to a steady flow (default for dfg1,\n"
+        "                        cavity, a .msh)\n"
+        "      --dt T            time step (default 0.01); with --steps, an unsteady run\n"
+        "      --steps N         time steps (default 100; dfg2 and canopy are unsteady)\n"
+        "      --tol T           steady: the nonlinear relative residual to reach\n"
+        "                        (default 1e-8)\n"
+        "      --max-iterations N  steady: Oseen iterations at most (default 50)\n"
+        "      --smoother S      vanka-si (stored local inverses, default) or vanka-nsi\n"
+        "                        (recomputed in every visit: less memory)\n"
+        "      --upwind U        the convection's upwinding: samarskij (default; weighted\n"
+        "                        by the local Peclet number, more accurate) or full\n"
+        "                        (first order, the most robust)\n"
+        "      --walls T,...     FILE.msh: the no-slip boundary tags\n"
+        "      --inflow T        FILE.msh: the inflow tag (u = (1, 0))\n"
+        "\n"
+        "Output options:\n"
+        "      --vtk PREFIX      PREFIX_NNNN.vtu per written step and PREFIX.pvd (the\n"
+        "                        series for ParaView): velocity (point data, vector)\n"
+        "                        and pressure (cell data)\n"
+        "      --vtk-every K     write every K-th time step (default: the last only)\n"
+        "      --csv FILE        the steps as CSV: step, time, nonlinear_residual,\n"
+        "                        linear_iterations, drag, lift, pressure_difference,\n"
+        "                        assemble_s, setup_s, solve_s\n"
+        "      --profile FILE    cavity: the centreline velocities as CSV (line = x=0.5\n"
+        "                        with s = y and the u column, or y=0.5 with s = x and\n"
+        "                        v), 129 points per line\n"
+        "  -q, --quiet           no line per step\n" COMMON_OPTIONS_HELP "\n"
+        "Output: the mesh and unknowns, a line per step (nonlinear residual, GMRES\n"
+        "iterations, times; the DFG cases c_D, c_L, delta p), then the result. --json\n"
+        "prints one object with unknowns, levels, drag_coefficient, lift_coefficient,\n"
+        "pressure_difference (DFG; null elsewhere), nonlinear_iterations,\n"
+        "linear_iterations, converged, nonlinear_residual and the times.\n"
+        "\n"
+        "Examples:\n"
+        "  clmg flow --case cavity --re 100 --level 4 --profile cavity.csv\n"
+        "  clmg flow --case dfg1 --level 3 --json\n"
+        "  clmg flow --case dfg2 --dt 0.005 --steps 400 --csv dfg2.csv --vtk out/dfg2 \\\n"
+        "            --vtk-every 20\n"
+        "\n"
+        "Exit status: 0 converged (steady) or every step solved, 1 failure, 2 bad usage.\n",
+        out);
+}
+
+static int parse_tag_list(const char *command, const char *text, flow_options *o) {
+  o->num_walls = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    long tag = strtol(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE || tag < 1 ||
+        tag > INT32_MAX || o->num_walls == FLOW_MAX_TAGS) {
+      cli_usage_note(command, "--walls needs up to %d tags >= 1 separated by commas, not '%s'",
+                     FLOW_MAX_TAGS, text);
+      return 0;
+    }
+    o->walls[o->num_walls++] = (int32_t)tag;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return o->num_walls > 0 || (cli_usage_note(command, "--walls needs at least one tag"), 0);
+}
+
+static int parse_case(const char *command, const char *text, flow_options *o) {
+  static const struct {
+    const char *name;
+    flow_case flow;
+  } cases[] = {
+      {"cavity", FLOW_CAVITY}, {"dfg1", FLOW_DFG1}, {"dfg2", FLOW_DFG2}, {"canopy", FLOW_CANOPY}};
+  o->case_spec = text;
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+    if (strcmp(text, cases[k].name) == 0) {
+      o->flow = cases[k].flow;
+      return 1;
+    }
+  size_t length = strlen(text);
+  if (length > 4 && strcmp(text + length - 4, ".msh") == 0) {
+    o->flow = FLOW_GMSH;
+    return 1;
+  }
+  cli_usage_note(command, "unknown case '%s' (there are: dfg1, dfg2, cavity, canopy, FILE.msh)",
+                 text);
+  return 0;
+}
+
+static int flow_apply_option(const char *command, int option, const char *arg, flow_options *o) {
+  long value = 0;
+  switch (option) {
+  case OPTION_CASE:
+    return parse_case(command, arg, o) ? 1 : -1;
+  case OPTION_LEVEL:
+    o->level_given = 1;
+    return cli_parse_int(command, "--level", arg, 0, 10, &o->level) ? 1 : -1;
+  case OPTION_RE:
+    o->re_given = 1;
+    return cli_parse_double(command, "--re", arg, 1e-6, 1e9, &o->re) ? 1 : -1;
+  case OPTION_DT:
+    o->steady_given = 1;
+    o->steady = 0;
+    return cli_parse_double(command, "--dt", arg, 1e-12, 1e6, &o->dt) ? 1 : -1;
+  case OPTION_STEPS:
+    o->steady_given = 1;
+    o->steady = 0;
+    return cli_parse_int(command, "--steps", arg, 1, 100000000, &o->steps) ? 1 : -1;
+  case OPTION_STEADY:
+    o->steady_given = 1;
+    o->steady = 1;
+    return 1;
+  case OPTION_SMOOTHER:
+    if (strcmp(arg, "vanka-si") == 0 || strcmp(arg, "vanka-nsi") == 0) {
+      o->store_inverses = strcmp(arg, "vanka-si") == 0;
+      return 1;
+    }
+    cli_usage_note(command, "unknown smoother '%s' (there are: vanka-si, vanka-nsi)", arg);
+    return -1;
+  case OPTION_VTK:
+    o->vtk_prefix = arg;
+    return 1;
+  case OPTION_VTK_EVERY:
+    return cli_parse_int(command, "--vtk-every", arg, 1, 100000000, &o->vtk_every) ? 1 : -1;
+  case OPTION_CSV:
+    o->csv_path = arg;
+    return 1;
+  case OPTION_PROFILE:
+    o->profile_path = arg;
+    return 1;
+  case OPTION_TOL:
+    return cli_parse_double(command, "--tol", arg, 1e-300, 1.0, &o->tol) ? 1 : -1;
+  case OPTION_MAX_ITERATIONS:
+    return cli_parse_int(command, "--max-iterations", arg, 1, 100000, &o->max_iterations) ? 1 : -1;
+  case OPTION_WALLS:
+    return parse_tag_list(command, arg, o) ? 1 : -1;
+  case OPTION_UPWIND:
+    if (strcmp(arg, "samarskij") == 0 || strcmp(arg, "full") == 0) {
+      o->full_upwind = strcmp(arg, "full") == 0;
+      return 1;
+    }
+    cli_usage_note(command, "unknown upwinding '%s' (there are: samarskij, full)", arg);
+    return -1;
+  case OPTION_INFLOW:
+    if (!cli_parse_long(command, "--inflow", arg, 1, INT32_MAX, &value))
+      return -1;
+    o->inflow_tag = (int32_t)value;
+    return 1;
+  case 'q':
+    o->quiet = 1;
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_options *o) {
+  static const struct option long_options[] = {
+      COMMON_LONG_OPTIONS,
+      {"case", required_argument, NULL, OPTION_CASE},
+      {"level", required_argument, NULL, OPTION_LEVEL},
+      {"re", required_argument, NULL, OPTION_RE},
+      {"dt", required_argument, NULL, OPTION_DT},
+      {"steps", required_argument, NULL, OPTION_STEPS},
+      {"steady", no_argument, NULL, OPTION_STEADY},
+      {"smoother", required_argument, NULL, OPTION_SMOOTHER},
+      {"vtk", required_argument, NULL, OPTION_VTK},
+      {"vtk-every", required_argument, NULL, OPTION_VTK_EVERY},
+      {"csv", required_argument, NULL, OPTION_CSV},
+      {"profile", required_argument, NULL, OPTION_PROFILE},
+      {"tol", required_argument, NULL, OPTION_TOL},
+      {"max-iterations", required_argument, NULL, OPTION_MAX_ITERATIONS},
+      {"walls", required_argument, NULL, OPTION_WALLS},
+      {"inflow", required_argument, NULL, OPTION_INFLOW},
+      {"upwind", required_argument, NULL, OPTION_UPWIND},
+      {"quiet", no_argument, NULL, 'q'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *command = argv[0];
+  memset(o, 0, sizeof *o);
+  o->common = *defaults;
+  o->flow = FLOW_CAVITY;
+  o->case_spec = "cavity";
+  o->level = 3;
+  o->dt = 0.01;
+  o->steps = 100;
+  o->tol = 1e-8;
+  o->max_iterations = 50;
+  o->store_inverses = 1;
+  int option;
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
+    int applied = cli_apply_common_option(command, option, &o->common);
+    if (applied == 0)
+      applied = flow_apply_option(command, option, optarg, o);
+    if (applied <= 0)
+      return cli_usage_error(command);
+  }
+  if (o->common.help)
+    return 0;
+  if (optind < argc)
+    return cli_usage(command, "unexpected argument '%s' (the case is given with --case)",
+                     argv[optind]);
+  if (!o->steady_given)
+    o->steady = !(o->flow == FLOW_DFG2 || o->flow == FLOW_CANOPY);
+  if (!o->re_given)
+    o->re = o->flow == FLOW_DFG1 ? 20.0 : o->flow == FLOW_DFG2 ? 100.0 : 100.0;
+  if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
+    return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
+  if (o->profile_path && o->flow != FLOW_CAVITY)
+    return cli_usage(command, "--profile is for --case cavity");
+  return 0;
+}
+
+/* ---- the run ---- */
+
+typedef struct flow_setup {
+  flow_case flow;
+  double u_peak; /* DFG: the inflow's peak; canopy: u_ref */
+  double mean_velocity, length;
+  int32_t inflow_tag;
+} flow_setup;
+
+static void boundary_velocity(const double *x, int32_t tag, double *u, void *data) {
+  const flow_setup *s = data;
+  u[0] = u[1] = 0.0;
+  switch (s->flow) {
+  case FLOW_DFG1:
+  case FLOW_DFG2:
+    if (tag == DFG_INFLOW)
+      u[0] = clmg_dfg_inflow_u(x[1], s->u_peak);
+    break;
+  case FLOW_CAVITY:
+    if (tag == CAVITY_LID)
+      u[0] = 1.0;
+    break;
+  case FLOW_CANOPY:
+    if (tag == CANOPY_INFLOW)
+      u[0] = clmg_canopy_inflow_u(x[1], s->u_peak, 1.0, CANOPY_ALPHA);
+    break;
+  case FLOW_GMSH:
+    if (tag == s->inflow_tag)
+      u[0] = 1.0;
+    break;
+  }
+}
+
+typedef struct flow_monitor_state {
+  const flow_options *o;
+  const flow_setup *setup;
+  double viscosity;
+  FILE *csv;
+  char **vtu_names;
+  double *vtu_times;
+  size_t vtu_count, vtu_capacity;
+  double drag, lift, dp;
+  int have_quantities;
+  double assemble_s, setup_s, solve_s;
+  clmg_status failure;
+  char message[1200];
+} flow_monitor_state;
+
+static int is_dfg(flow_case flow) {
+  return flow == FLOW_DFG1 || flow == FLOW_DFG2;
+}
+
+static clmg_status quantities(flow_monitor_state *m, const clmg_mesh *mesh,
+                              const clmg_triangle_edges *edges, const double *x,
+                              clmg_error *error) {
+  if (!is_dfg(m->setup->flow))
+    return CLMG_SUCCESS;
+  clmg_status status =
+      clmg_flow_drag_lift(mesh, edges, x, m->viscosity, DFG_CYLINDER, m->setup->mean_velocity,
+                          DFG_DIAMETER, &m->drag, &m->lift, error);
+  const double front[2] = {0.15, 0.2}, back[2] = {0.25, 0.2};
+  double p_front = 0, p_back = 0;
+  if (status == CLMG_SUCCESS)
+    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, front, &p_front, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, back, &p_back, error);
+  m->dp = p_front - p_back;
+  m->have_quantities = status == CLMG_SUCCESS;
+  return status;
+}
+
+/* PREFIX_NNNN.vtu, remembered (as the .pvd names it: without the folder)
+ * for the .pvd. */
+static clmg_status write_step_vtu(flow_monitor_state *m, int step, double time,
+                                  const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const double *x, clmg_error *error) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s_%04d.vtu", m->o->vtk_prefix, step);
+  clmg_status status = clmg_flow_write_vtu(path, mesh, edges, x, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (m->vtu_count == m->vtu_capacity) {
+    size_t capacity = m->vtu_capacity ? 2 * m->vtu_capacity : 16;
+    char **names = realloc(m->vtu_names, capacity * sizeof *names);
+    double *times = names ? realloc(m->vtu_times, capacity * sizeof *times) : NULL;
+    if (names)
+      m->vtu_names = names;
+    if (!names || !times) {
+      snprintf(error->message, sizeof error->message, "no host memory for the .pvd list");
+      return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+    m->vtu_times = times;
+    m->vtu_capacity = capacity;
+  }
+  const char *slash = strrchr(path, '/');
+  const char *name = slash ? slash + 1 : path;
+  m->vtu_names[m->vtu_count] = malloc(strlen(name) + 1);
+  if (!m->vtu_names[m->vtu_count]) {
+    snprintf(error->message, sizeof error->message, "no host memory for the .pvd list");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  strcpy(m->vtu_names[m->vtu_count], name);
+  m->vtu_times[m->vtu_count++] = time;
+  return CLMG_SUCCESS;
+}
+
+static int monitor(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                   const clmg_triangle_edges *edges, const double *x) {
+  flow_monitor_state *m = data;
+  const flow_options *o = m->o;
+  clmg_error error = {{0}};
+  m->assemble_s += step->assemble_seconds;
+  m->setup_s += step->setup_seconds;
+  m->solve_s += step->solve_seconds;
+  clmg_status status = quantities(m, mesh, edges, x, &error);
+  if (status == CLMG_SUCCESS && o->vtk_prefix && !o->steady && o->vtk_every > 0 &&
+      step->step % o->vtk_every == 0)
+    status = write_step_vtu(m, step->step, step->time, mesh, edges, x, &error);
+  if (status != CLMG_SUCCESS) {
+    m->failure = status;
+    snprintf(m->message, sizeof m->message, "step %d: %s", step->step, error.message);
+    return 1;
+  }
+  if (m->csv)
+    fprintf(m->csv, "%d,%.9g,%.6e,%d,%.12g,%.12g,%.12g,%.6f,%.6f,%.6f\n", step->step, step->time,
+            step->nonlinear_residual, step->linear_iterations, m->have_quantities ? m->drag : NAN,
+            m->have_quantities ? m->lift : NAN, m->have_quantities ? m->dp : NAN,
+            step->assemble_seconds, step->setup_seconds, step->solve_seconds);
+  if (!o->quiet && !o->common.json) {
+    printf("%s %5d", o->steady ? "iteration" : "step", step->step);
+    if (o->steady)
+      printf("  residual %.3e", step->nonlinear_residual);
+    else
+      printf("  t %.5g", step->time);
+    printf("  GMRES %3d (%.1e)", step->linear_iterations, step->linear_residual);
+    if (m->have_quantities)
+      printf("  c_D %.6f  c_L %.6f  dp %.6f", m->drag, m->lift, m->dp);
+    printf("  [%.3f + %.3f + %.3f s]\n", step->assemble_seconds, step->setup_seconds,
+           step->solve_seconds);
+    fflush(stdout);
+  }
+  return 0;
+}
+
+static clmg_status make_mesh(const flow_options *o, clmg_mesh *mesh, clmg_error *error) {
+  switch (o->flow) {
+  case FLOW_DFG1:
+  case FLOW_DFG2:
+    return clmg_mesh_dfg_channel(mesh, error);
+  case FLOW_CAVITY:
+    return clmg_mesh_cavity(4, mesh, error);
+  case FLOW_CANOPY:
+    return clmg_mesh_canopy(mesh, error);
+  default:
+    return clmg_mesh_read_gmsh(o->case_spec, mesh, error);
+  }
+}
+
+/* The cavity's centrelines (Ghia, Ghia and Shin 1982 tabulate u on x = 0.5
+ * and v on y = 0.5). */
+static clmg_status write_profile(const char *path, const clmg_flow_result *r, clmg_error *error) {
+  clmg_output_file *file;
+  FILE *out;
+  clmg_status status = clmg_output_file_open(path, "w", &file, &out, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  fputs("line,s,u,v\n", out);
+  enum { POINTS = 129 };
+  for (int line = 0; line < 2 && status == CLMG_SUCCESS; line++)
+    for (int k = 0; k < POINTS && status == CLMG_SUCCESS; k++) {
+      double s = (double)k / (POINTS - 1), point[2] = {0.5, s}, u[2];
+      if (line == 1) {
+        point[0] = s;
+        point[1] = 0.5;
+      }
+      status = clmg_flow_sample_velocity(&r->mesh, &r->edges, r->x, point, u, error);
+      if (status == CLMG_SUCCESS)
+        fprintf(out, "%s,%.9g,%.12g,%.12g\n", line == 0 ? "x=0.5" : "y=0.5", s, u[0], u[1]);
+    }
+  if (status != CLMG_SUCCESS) {
+    clmg_output_file_discard(file);
+    return status;
+  }
+  return clmg_output_file_commit(file, error);
+}
+
+static void print_json(const flow_options *o, const clmg_flow_result *r,
+                       const flow_monitor_state *m, clmg_status status, const char *message,
+                       const clmg_context *context, double total_s) {
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "status", clmg_status_string(status));
+  json_string(&w, "message", message);
+  json_string(&w, "case", o->case_spec);
+  json_number(&w, "reynolds", o->re);
+  json_number(&w, "viscosity", m->viscosity);
+  json_bool(&w, "steady", o->steady);
+  json_integer(&w, "unknowns", (long long)r->unknowns);
+  json_integer(&w, "levels", r->levels);
+  json_integer(&w, "triangles", (long long)r->mesh.num_cells);
+  json_string(&w, "smoother", o->store_inverses ? "vanka-si" : "vanka-nsi");
+  json_string(&w, "upwind", o->full_upwind ? "full" : "samarskij");
+  /* non-finite numbers are written as null: the cases without a body */
+  json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);
+  json_number(&w, "lift_coefficient", m->have_quantities ? m->lift : NAN);
+  json_number(&w, "pressure_difference", m->have_quantities ? m->dp : NAN);
+  json_integer(&w, o->steady ? "nonlinear_iterations" : "time_steps", r->steps);
+  if (!o->steady)
+    json_integer(&w, "nonlinear_iterations", r->steps);
+  json_integer(&w, "linear_iterations", r->linear_iterations);
+  json_bool(&w, "converged", r->converged);
+  json_number(&w, "nonlinear_residual", o->steady ? r->nonlinear_residual : 0.0);
+  json_number(&w, "assemble_s", m->assemble_s);
+  json_number(&w, "setup_s", m->setup_s);
+  json_number(&w, "solve_s", m->solve_s);
+  json_number(&w, "total_s", total_s);
+  if (context)
+    json_device(&w, clmg_context_device(context));
+  json_object_end(&w);
+  json_end(&w);
+  cli_json_done();
+}
+
+int run_flow(int argc, char **argv, const cli_options *defaults) {
+  const char *command = argv[0];
+  flow_options o;
+  int code = flow_parse_options(argc, argv, defaults, &o);
+  if (code != 0)
+    return code;
+  if (o.common.help) {
+    print_flow_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  cli_progress_begin(o.quiet);
+  code = EXIT_LIBRARY_FAILURE;
+  clmg_mesh coarse = {0};
+  clmg_context *context = NULL;
+  clmg_flow_result result = {0};
+  flow_monitor_state m = {0};
+  m.o = &o;
+  clmg_error error = {{0}};
+  double start = apputil_now();
+  clmg_status status = make_mesh(&o, &coarse, &error);
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "cannot make the mesh: %s", error.message);
+    goto done;
+  }
+  /* velocity and length scales of the Reynolds number */
+  flow_setup setup = {o.flow, 0, 1.0, 1.0, o.inflow_tag};
+  if (o.flow == FLOW_DFG1 || o.flow == FLOW_DFG2) {
+    setup.u_peak = o.flow == FLOW_DFG1 ? 0.3 : 1.5;
+    setup.mean_velocity = 2.0 / 3.0 * setup.u_peak;
+    setup.length = DFG_DIAMETER;
+  } else if (o.flow == FLOW_CANOPY) {
+    setup.u_peak = 1.0;
+  }
+  m.setup = &setup;
+  m.viscosity = setup.mean_velocity * setup.length / o.re;
+  int32_t dirichlet[FLOW_MAX_TAGS + 1];
+  size_t num_dirichlet = 0;
+  int32_t slip[1] = {CANOPY_TOP};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = m.viscosity;
+  problem.boundary_velocity = boundary_velocity;
+  problem.boundary_data = &setup;
+  problem.upwind = o.full_upwind ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
+  switch (o.flow) {
+  case FLOW_DFG1:
+  case FLOW_DFG2:
+    dirichlet[num_dirichlet++] = DFG_INFLOW;
+    dirichlet[num_dirichlet++] = DFG_WALLS;
+    dirichlet[num_dirichlet++] = DFG_CYLINDER;
+    break;
+  case FLOW_CAVITY:
+    break; /* every wall: the defaults */
+  case FLOW_CANOPY:
+    dirichlet[num_dirichlet++] = CANOPY_INFLOW;
+    dirichlet[num_dirichlet++] = CANOPY_TERRAIN;
+    problem.slip_tags = slip;
+    problem.num_slip_tags = 1;
+    break;
+  case FLOW_GMSH:
+    memcpy(dirichlet, o.walls, o.num_walls * sizeof *dirichlet);
+    num_dirichlet = o.num_walls;
+    dirichlet[num_dirichlet++] = o.inflow_tag;
+    break;
+  }
+  problem.dirichlet_tags = num_dirichlet ? dirichlet : NULL;
+  problem.num_dirichlet_tags = num_dirichlet;
+
+  if (o.csv_path) {
+    m.csv = fopen(o.csv_path, "w");
+    if (!m.csv) {
+      cli_failure(command, CLMG_ERROR_IO, "cannot write %s: %s", o.csv_path, strerror(errno));
+      goto done;
+    }
+    fputs("step,time,nonlinear_residual,linear_iterations,drag,lift,pressure_difference,"
+          "assemble_s,setup_s,solve_s\n",
+          m.csv);
+  }
+  context = cli_open_context(command, &o.common, o.quiet);
+  if (!context)
+    goto done;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = o.level + 1;
+  options.steady = o.steady;
+  options.time_step = o.dt;
+  options.steps = o.steps;
+  options.nonlinear_tolerance = o.tol;
+  options.max_nonlinear = o.max_iterations;
+  options.vanka.store_inverses = o.store_inverses;
+  if (!o.common.json) {
+    printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s\n", "flow",
+           o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
+           o.steady ? "steady (Oseen iteration)" : "time steps");
+    fflush(stdout);
+  }
+  cli_progress("%s: %d levels", o.case_spec, options.levels);
+  status = clmg_flow_solve(context, &coarse, &problem, &options, monitor, &m, &result);
+  if (m.failure != CLMG_SUCCESS) {
+    status = m.failure;
+    cli_failure(command, status, "%s", m.message);
+    goto done;
+  }
+  const char *message = status == CLMG_SUCCESS ? "" : clmg_context_message(context);
+  /* the outputs of what was reached, also when it did not converge */
+  if (result.x && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
+    clmg_status written = CLMG_SUCCESS;
+    if (o.vtk_prefix && (o.steady || o.vtk_every == 0 || result.steps % o.vtk_every != 0))
+      written = write_step_vtu(&m, result.steps, o.steady ? 0.0 : result.steps * o.dt, &result.mesh,
+                               &result.edges, result.x, &error);
+    if (written == CLMG_SUCCESS && o.vtk_prefix) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s.pvd", o.vtk_prefix);
+      written =
+          clmg_write_pvd(path, (const char *const *)m.vtu_names, m.vtu_times, m.vtu_count, &error);
+    }
+    if (written == CLMG_SUCCESS && o.profile_path)
+      written = write_profile(o.profile_path, &result, &error);
+    if (written != CLMG_SUCCESS) {
+      cli_failure(command, written, "cannot write the output: %s", error.message);
+      goto done;
+    }
+  }
+  if (o.common.json) {
+    print_json(&o, &result, &m, status, message, context, apputil_now() - start);
+  } else {
+    printf("%-10s %zu unknowns on %zu triangles, %d levels; %d %s, %d GMRES iterations\n", "result",
+           result.unknowns, result.mesh.num_cells, result.levels, result.steps,
+           o.steady ? "Oseen iterations" : "time steps", result.linear_iterations);
+    if (m.have_quantities)
+      printf("%-10s c_D %.8f  c_L %.8f  delta p %.8f\n", "dfg", m.drag, m.lift, m.dp);
+    printf("%-10s %s (assembly %.3f s, multigrid setup %.3f s, solves %.3f s, total %.3f s)\n",
+           "status", status == CLMG_SUCCESS ? "converged" : message, m.assemble_s, m.setup_s,
+           m.solve_s, apputil_now() - start);
+  }
+  if (status != CLMG_SUCCESS && !o.common.json)
+    fprintf(stderr, "%s: %s\n", command, message);
+  code = status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+done:
+  if (m.csv && fclose(m.csv) != 0 && code == EXIT_SUCCESS)
+    code = cli_failure(command, CLMG_ERROR_IO, "cannot write %s", o.csv_path);
+  for (size_t k = 0; k < m.vtu_count; k++)
+    free(m.vtu_names[k]);
+  free(m.vtu_names);
+  free(m.vtu_times);
+  clmg_flow_result_free(&result);
+  clmg_mesh_free(&coarse);
+  clmg_context_destroy(context);
+  return code;
+}
