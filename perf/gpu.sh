@@ -32,7 +32,8 @@
 # the repository root):
 # setup.log (machine, build, clmg info, ctest), bench.log (every benchmark's
 # output) and one JSON file per benchmark and device (blas1-, spmv-, gmg-,
-# homg-, assembly-, amg- gpu/pocl.json, cusparse.json, amg-baselines.json). Skip
+# homg-, assembly-, amg-, flow- gpu/pocl.json, cusparse.json, amg-baselines.json,
+# dfg1-levelL.json, cavity-reR.csv/.json/-ghia.json/.png). Skip
 # what is not needed (SKIP_*).
 #
 # Environment knobs (all optional):
@@ -69,6 +70,12 @@
 #   AMG_MTX_DIR        where the GPU run writes its matrices for the baselines
 #                      (pyamg when importable, hypre when clmg_hypre_pcg was
 #                      built); default /tmp/clmg-amg-mtx
+#   SKIP_FLOW=1        skip the Navier-Stokes benchmark (clmg_perf_flow), the DFG
+#                      2D-1 runs of clmg flow and the cavity profiles against Ghia
+#   FLOW_GPU_ARGS      arguments for clmg_perf_flow on the GPU (default "--levels 3:7")
+#   FLOW_POCL_ARGS     ... on pocl (default "--levels 3:5")
+#   DFG_LEVELS         the DFG 2D-1 levels of clmg flow (default "1 2 3 4 5")
+#   CAVITY_LEVEL       the cavity's level for the Ghia comparison (default 6)
 #   GPU_DEVICE         device string of the GPU (default nvidia)
 #
 # Each step's outcome is recorded and the script carries on, so one failing
@@ -334,6 +341,30 @@ if [[ ${build_status} -eq 0 ]]; then
       --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
     record "amg baselines" $?
     rm -rf "${amg_mtx_dir}"
+  fi
+  if [[ "${SKIP_FLOW:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_flow" ]]; then
+    run_json_benchmark flow gpu "${gpu_device}" "${FLOW_GPU_ARGS:---levels 3:7}"
+    run_json_benchmark flow pocl pocl "${FLOW_POCL_ARGS:---levels 3:5}"
+    for level in ${DFG_LEVELS:-1 2 3 4 5}; do
+      section "clmg flow: DFG 2D-1 level ${level} on ${gpu_device}" | tee -a "${bench_log}"
+      start_step
+      "${build_dir}/apps/clmg" --device "${gpu_device}" flow --case dfg1 --level "${level}" \
+        --quiet --json >"${results_dir}/dfg1-level${level}.json" 2>>"${bench_log}"
+      record "flow dfg1 level ${level}" $?
+      cat "${results_dir}/dfg1-level${level}.json" >>"${bench_log}"
+    done
+    for re in 100 1000; do
+      section "clmg flow: cavity Re ${re} level ${CAVITY_LEVEL:-6} on ${gpu_device}" |
+        tee -a "${bench_log}"
+      start_step
+      "${build_dir}/apps/clmg" --device "${gpu_device}" flow --case cavity --re "${re}" \
+        --level "${CAVITY_LEVEL:-6}" --quiet --profile "${results_dir}/cavity-re${re}.csv" \
+        --json >"${results_dir}/cavity-re${re}.json" 2>>"${bench_log}" &&
+        python3 perf/cavity_ghia.py "${results_dir}/cavity-re${re}.csv" --re "${re}" \
+          --json "${results_dir}/cavity-re${re}-ghia.json" \
+          --png "${results_dir}/cavity-re${re}.png" 2>&1 | tee -a "${bench_log}"
+      record "flow cavity re ${re}" $?
+    done
   fi
 fi
 
