@@ -5,7 +5,9 @@
 
 /* count[c] += 1 for every entry of column c. */
 kernel void csr_count_columns(ulong nnz, global const int *col, global uint *count) {
-  GRID_LOOP(k, nnz) { atomic_inc(&count[col[k]]); }
+  GRID_LOOP(k, nnz) {
+    atomic_inc(&count[col[k]]);
+  }
 }
 
 /* Entry (i, c) of a goes to row c of the transpose, at a free place of it. */
@@ -30,7 +32,9 @@ kernel void csr_transpose_scatter(ulong rows, global const long *row_ptr, global
 #define SORT_SHORT 32
 #define SORT_GROUP 2048
 
-inline int sort_by_group(long length) { return length > SORT_SHORT && length <= SORT_GROUP; }
+inline int sort_by_group(long length) {
+  return length > SORT_SHORT && length <= SORT_GROUP;
+}
 
 kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *col,
                           global real *val) {
@@ -53,45 +57,44 @@ kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *co
   }
 }
 
-kernel void csr_sort_rows_group(ulong rows, global const long *row_ptr, global int *col,
-                                global real *val) {
+/* One work-group per row of `rows_list` (rows of SORT_SHORT + 1 to
+ * SORT_GROUP entries, listed by the host): no loop or early exit around the
+ * barriers, which some OpenCL CPU compilers refuse. */
+kernel void csr_sort_rows_group(global const uint *rows_list, global const long *row_ptr,
+                                global int *col, global real *val) {
   local int keys[SORT_GROUP];
   local real values[SORT_GROUP];
   const uint lid = get_local_id(0), size = get_local_size(0);
-  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
-    const long begin = row_ptr[i], length = row_ptr[i + 1] - begin;
-    if (!sort_by_group(length))
-      continue; /* the same for the whole group */
-    uint slots = 2 * SORT_SHORT;
-    while (slots < length)
-      slots *= 2;
-    for (uint s = lid; s < slots; s += size) {
-      keys[s] = s < length ? col[begin + s] : INT_MAX;
-      values[s] = s < length ? val[begin + s] : 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint block = 2; block <= slots; block *= 2)
-      for (uint stride = block / 2; stride > 0; stride /= 2) {
-        for (uint t = lid; t < slots; t += size) {
-          const uint partner = t ^ stride;
-          if (partner > t) {
-            const int x = keys[t], y = keys[partner];
-            if ((x > y) == ((t & block) == 0)) {
-              const real v = values[t];
-              keys[t] = y;
-              keys[partner] = x;
-              values[t] = values[partner];
-              values[partner] = v;
-            }
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = row_ptr[i], length = row_ptr[i + 1] - begin;
+  uint slots = 2 * SORT_SHORT;
+  while (slots < length)
+    slots *= 2;
+  for (uint s = lid; s < slots; s += size) {
+    keys[s] = s < length ? col[begin + s] : INT_MAX;
+    values[s] = s < length ? val[begin + s] : 0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint block = 2; block <= slots; block *= 2)
+    for (uint stride = block / 2; stride > 0; stride /= 2) {
+      for (uint t = lid; t < slots; t += size) {
+        const uint partner = t ^ stride;
+        if (partner > t) {
+          const int x = keys[t], y = keys[partner];
+          if ((x > y) == ((t & block) == 0)) {
+            const real v = values[t];
+            keys[t] = y;
+            keys[partner] = x;
+            values[t] = values[partner];
+            values[partner] = v;
           }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
       }
-    for (uint s = lid; s < length; s += size) {
-      col[begin + s] = keys[s];
-      val[begin + s] = values[s];
+      barrier(CLK_LOCAL_MEM_FENCE);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint s = lid; s < length; s += size) {
+    col[begin + s] = keys[s];
+    val[begin + s] = values[s];
   }
 }
 
@@ -128,6 +131,16 @@ inline ulong spgemm_products(long begin, long end, global const int *a_col,
  * fill == 1: also its column count, known by then, within their tables). */
 inline int spgemm_group_row(ulong products, uint fill, global const long *c_ptr, ulong i) {
   return products > SPGEMM_LONG && (!fill || c_ptr[i + 1] - c_ptr[i] <= SPGEMM_GROUP_COLUMNS);
+}
+
+/* products[i]: the products row i of A makes with B (capped at UINT_MAX),
+ * from which the host lists the work-group kernels' rows. */
+kernel void csr_multiply_products(ulong rows, global const long *a_ptr, global const int *a_col,
+                                  global const long *b_ptr, global uint *products) {
+  GRID_LOOP(i, rows) {
+    const ulong p = spgemm_products(a_ptr[i], a_ptr[i + 1], a_col, b_ptr);
+    products[i] = p > UINT_MAX ? UINT_MAX : (uint)p;
+  }
 }
 
 /* The smallest column above `last` in the rows of B that row i of A names
@@ -196,75 +209,70 @@ kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global co
   }
 }
 
-/* The same for rows with more than SPGEMM_LONG products, a work-group a
- * row: each column goes into a hash table in local memory (open
- * addressing, slots at least twice the products up to SPGEMM_TABLE); the
- * count is the row's length, or SPGEMM_OVERFLOW when the row has more than
- * SPGEMM_GROUP_COLUMNS columns; filling sorts the table (bitonic, the empty
- * slots INT_MAX and so last) and writes its head. */
-kernel void csr_multiply_pattern_group(ulong rows, global const long *a_ptr,
+/* The same for rows with more than SPGEMM_LONG products, a work-group per
+ * row of `rows_list` (listed by the host; no loop or early exit around the
+ * barriers, which some OpenCL CPU compilers refuse): each column goes into a hash table in local
+ * memory (open addressing, slots at least twice the products up to SPGEMM_TABLE); the count is the
+ * row's length, or SPGEMM_OVERFLOW when the row has more than SPGEMM_GROUP_COLUMNS columns; filling
+ * sorts the table (bitonic, the empty slots INT_MAX and so last) and writes its head. */
+kernel void csr_multiply_pattern_group(global const uint *rows_list, global const long *a_ptr,
                                        global const int *a_col, global const long *b_ptr,
                                        global const int *b_col, uint fill, global uint *length,
                                        global const long *c_ptr, global int *c_col) {
   local int table[SPGEMM_TABLE];
   local uint count, full;
   const uint lid = get_local_id(0), size = get_local_size(0);
-  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
-    const long begin = a_ptr[i], end = a_ptr[i + 1];
-    const ulong products = spgemm_products(begin, end, a_col, b_ptr);
-    if (!spgemm_group_row(products, fill, c_ptr, i))
-      continue; /* the same for the whole group */
-    uint slots = 2 * SPGEMM_LONG;
-    while (slots < 2 * products && slots < SPGEMM_TABLE)
-      slots *= 2;
-    for (uint s = lid; s < slots; s += size)
-      table[s] = SPGEMM_EMPTY;
-    if (lid == 0) {
-      count = 0;
-      full = 0;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (long k = begin; k < end; ++k) {
-      const int m = a_col[k];
-      for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
-        const int c = b_col[l];
-        uint h = ((uint)c * 0x9e3779b1u) & (slots - 1), probe = 0;
-        for (; probe < slots; ++probe) {
-          const int seen = atomic_cmpxchg(&table[h], SPGEMM_EMPTY, c);
-          if (seen == SPGEMM_EMPTY)
-            atomic_inc(&count);
-          if (seen == SPGEMM_EMPTY || seen == c)
-            break;
-          h = (h + 1) & (slots - 1);
-        }
-        if (probe == slots)
-          full = 1;
-      }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (!fill) {
-      if (lid == 0)
-        length[i] = full || count > SPGEMM_GROUP_COLUMNS ? SPGEMM_OVERFLOW : count;
-    } else {
-      for (uint block = 2; block <= slots; block *= 2)
-        for (uint stride = block / 2; stride > 0; stride /= 2) {
-          for (uint t = lid; t < slots; t += size) {
-            const uint partner = t ^ stride;
-            if (partner > t) {
-              const int x = table[t], y = table[partner];
-              if ((x > y) == ((t & block) == 0)) {
-                table[t] = y;
-                table[partner] = x;
-              }
-            }
-          }
-          barrier(CLK_LOCAL_MEM_FENCE);
-        }
-      for (uint s = lid; s < count; s += size)
-        c_col[c_ptr[i] + s] = table[s];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE); /* the table and count are the next row's */
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = a_ptr[i], end = a_ptr[i + 1];
+  const ulong products = spgemm_products(begin, end, a_col, b_ptr);
+  uint slots = 2 * SPGEMM_LONG;
+  while (slots < 2 * products && slots < SPGEMM_TABLE)
+    slots *= 2;
+  for (uint s = lid; s < slots; s += size)
+    table[s] = SPGEMM_EMPTY;
+  if (lid == 0) {
+    count = 0;
+    full = 0;
   }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (long k = begin; k < end; ++k) {
+    const int m = a_col[k];
+    for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+      const int c = b_col[l];
+      uint h = ((uint)c * 0x9e3779b1u) & (slots - 1), probe = 0;
+      for (; probe < slots; ++probe) {
+        const int seen = atomic_cmpxchg(&table[h], SPGEMM_EMPTY, c);
+        if (seen == SPGEMM_EMPTY)
+          atomic_inc(&count);
+        if (seen == SPGEMM_EMPTY || seen == c)
+          break;
+        h = (h + 1) & (slots - 1);
+      }
+      if (probe == slots)
+        full = 1;
+    }
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!fill && lid == 0)
+    length[i] = full || count > SPGEMM_GROUP_COLUMNS ? SPGEMM_OVERFLOW : count;
+  /* counting sorts nothing: no branch around the barriers */
+  const uint sorted = fill ? slots : 1;
+  for (uint block = 2; block <= sorted; block *= 2)
+    for (uint stride = block / 2; stride > 0; stride /= 2) {
+      for (uint t = lid; t < slots; t += size) {
+        const uint partner = t ^ stride;
+        if (partner > t) {
+          const int x = table[t], y = table[partner];
+          if ((x > y) == ((t & block) == 0)) {
+            table[t] = y;
+            table[partner] = x;
+          }
+        }
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+  for (uint s = lid; fill && s < count; s += size)
+    c_col[c_ptr[i] + s] = table[s];
 }
 
 /* The place of column c in a sorted row (c is there). */
@@ -306,12 +314,12 @@ kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global con
   }
 }
 
-/* The same for the work-group kernel's rows, a work-group a row, the row's
- * columns and sums in local memory: the group takes A's entries in order
+/* The same for the work-group kernel's rows (rows_list), a work-group a
+ * row, the row's columns and sums in local memory: the group takes A's entries in order
  * and shares out the entries of each B row, whose columns are distinct, so
  * no two work-items add to one sum at once and every sum is formed in the
  * order of the work-item kernel. */
-kernel void csr_multiply_values_group(ulong rows, global const long *a_ptr,
+kernel void csr_multiply_values_group(global const uint *rows_list, global const long *a_ptr,
                                       global const int *a_col, global const real *a_val,
                                       global const long *b_ptr, global const int *b_col,
                                       global const real *b_val, global const long *c_ptr,
@@ -319,29 +327,25 @@ kernel void csr_multiply_values_group(ulong rows, global const long *a_ptr,
   local int columns[SPGEMM_GROUP_COLUMNS];
   local real sums[SPGEMM_GROUP_COLUMNS];
   const uint lid = get_local_id(0), size = get_local_size(0);
-  for (ulong i = get_group_id(0); i < rows; i += get_num_groups(0)) {
-    const long begin = a_ptr[i], end = a_ptr[i + 1];
-    if (!spgemm_group_row(spgemm_products(begin, end, a_col, b_ptr), 1, c_ptr, i))
-      continue; /* the same for the whole group */
-    const long c_begin = c_ptr[i];
-    const uint length = (uint)(c_ptr[i + 1] - c_begin);
-    for (uint s = lid; s < length; s += size) {
-      columns[s] = c_col[c_begin + s];
-      sums[s] = 0;
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = a_ptr[i], end = a_ptr[i + 1];
+  const long c_begin = c_ptr[i];
+  const uint length = (uint)(c_ptr[i + 1] - c_begin);
+  for (uint s = lid; s < length; s += size) {
+    columns[s] = c_col[c_begin + s];
+    sums[s] = 0;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (long k = begin; k < end; ++k) {
+    const int m = a_col[k];
+    const real scale = a_val[k];
+    for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+      long place;
+      SPGEMM_FIND(columns, 0, (long)length, b_col[l], place);
+      sums[place] += scale * b_val[l];
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (long k = begin; k < end; ++k) {
-      const int m = a_col[k];
-      const real scale = a_val[k];
-      for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
-        long place;
-        SPGEMM_FIND(columns, 0, (long)length, b_col[l], place);
-        sums[place] += scale * b_val[l];
-      }
-      barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    for (uint s = lid; s < length; s += size)
-      c_val[c_begin + s] = sums[s];
     barrier(CLK_LOCAL_MEM_FENCE);
   }
+  for (uint s = lid; s < length; s += size)
+    c_val[c_begin + s] = sums[s];
 }

@@ -24,35 +24,76 @@ void clmg_csr_device_free(clmg_csr_device *a) {
   memset(a, 0, sizeof *a);
 }
 
+/* The offsets of counts that the host already has: uploaded to *offsets,
+ * the sum in *total. */
+static clmg_status offsets_of_host_counts(clmg_context *context, const uint32_t *counts, size_t n,
+                                          clmg_vector **offsets, size_t *total) {
+  *offsets = NULL;
+  *total = 0;
+  int64_t *host_offsets = clmg_alloc_array(n + 1, sizeof *host_offsets);
+  if (!host_offsets)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the offsets of %zu rows", n);
+  host_offsets[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    host_offsets[i + 1] = host_offsets[i] + counts[i];
+  clmg_status status = clmg_vector_create(context, CLMG_INT64, n + 1, offsets);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(*offsets, host_offsets);
+  if (status == CLMG_SUCCESS) {
+    *total = (size_t)host_offsets[n];
+  } else {
+    clmg_vector_destroy(*offsets);
+    *offsets = NULL;
+  }
+  free(host_offsets);
+  return status;
+}
+
+/* The counts on the host (malloc'ed into *host, freed by the caller). */
+static clmg_status download_counts(clmg_context *context, const clmg_vector *counts,
+                                   uint32_t **host) {
+  size_t n = clmg_vector_length(counts);
+  *host = clmg_alloc_array(n ? n : 1, sizeof **host);
+  if (!*host)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the counts of %zu rows", n);
+  return clmg_vector_download(counts, *host);
+}
+
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total) {
   *offsets = NULL;
   *total = 0;
-  size_t n = clmg_vector_length(counts);
-  uint32_t *host_counts = clmg_alloc_array(n ? n : 1, sizeof *host_counts);
-  int64_t *host_offsets = clmg_alloc_array(n + 1, sizeof *host_offsets);
-  clmg_status status = CLMG_SUCCESS;
-  if (!host_counts || !host_offsets)
-    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "no host memory for the offsets of %zu rows", n);
+  uint32_t *host = NULL;
+  clmg_status status = download_counts(context, counts, &host);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counts, host_counts);
-  if (status == CLMG_SUCCESS) {
-    host_offsets[0] = 0;
-    for (size_t i = 0; i < n; i++)
-      host_offsets[i + 1] = host_offsets[i] + host_counts[i];
-    *total = (size_t)host_offsets[n];
-    status = clmg_vector_create(context, CLMG_INT64, n + 1, offsets);
-  }
+    status = offsets_of_host_counts(context, host, clmg_vector_length(counts), offsets, total);
+  free(host);
+  return status;
+}
+
+/* The rows i < n with low < value[i] <= high (and, when `also` is given,
+ * also[i] <= also_high) as a device list; *list stays NULL when there are
+ * none. */
+static clmg_status row_list(clmg_context *context, const uint32_t *value, size_t n, uint32_t low,
+                            uint32_t high, const uint32_t *also, uint32_t also_high,
+                            clmg_vector **list, size_t *count) {
+  *list = NULL;
+  *count = 0;
+  uint32_t *rows = clmg_alloc_array(n ? n : 1, sizeof *rows);
+  if (!rows)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for a list of %zu rows", n);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (value[i] > low && value[i] <= high && (!also || also[i] <= also_high))
+      rows[k++] = (uint32_t)i;
+  clmg_status status =
+      k ? clmg_vector_create_from_host(context, CLMG_UINT32, k, rows, list) : CLMG_SUCCESS;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload(*offsets, host_offsets);
-  if (status != CLMG_SUCCESS) {
-    clmg_vector_destroy(*offsets);
-    *offsets = NULL;
-    *total = 0;
-  }
-  free(host_counts);
-  free(host_offsets);
+    *count = k;
+  free(rows);
   return status;
 }
 
@@ -105,8 +146,15 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
  * entries). */
 enum { ROW_GROUP_SIZE = 64 };
 
-/* Launches a kernel (arguments set) over `rows` rows: a work-item a row, or
- * (by_group) a work-group a row. */
+/* cl/csr_device.cl's row classes: rows of SORT_SHORT + 1 to SORT_GROUP
+ * entries are sorted by a work-group; product rows of more than
+ * SPGEMM_LONG products take a work-group while they have at most
+ * SPGEMM_GROUP_COLUMNS columns. */
+enum { SORT_SHORT = 32, SORT_GROUP = 2048, SPGEMM_LONG = 128, SPGEMM_GROUP_COLUMNS = 1024 };
+
+/* Launches a kernel (arguments set) over `rows` rows: a work-item a row
+ * (walked with GRID_LOOP), or (by_group) a work-group for each of `rows`
+ * listed rows. */
 static clmg_status launch_by_rows(clmg_kernel_args *args, size_t rows, int by_group) {
   if (!by_group)
     return clmg_launch_args(args, rows);
@@ -120,10 +168,7 @@ static clmg_status launch_by_rows(clmg_kernel_args *args, size_t rows, int by_gr
                                sizeof kernel_limit, &kernel_limit, NULL) == CL_SUCCESS &&
       kernel_limit > 0 && kernel_limit < group)
     group = kernel_limit;
-  /* a grid of groups that walks the rows: most rows are short and left to
-   * the work-item kernels at once */
-  size_t groups = rows < 65536 ? rows : 65536;
-  return clmg_enqueue_1d(args->context, args->kernel, args->name, groups * group, group, NULL);
+  return clmg_enqueue_1d(args->context, args->kernel, args->name, rows * group, group, NULL);
 }
 
 static int well_formed(const clmg_csr_device *a) {
@@ -158,8 +203,19 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, count->buffer);
     status = clmg_launch_args(&args, nnz);
   }
+  /* the row lengths on the host: the offsets, and the rows the work-group
+   * sort takes (cl/csr_device.cl's SORT_SHORT and SORT_GROUP) */
+  uint32_t *lengths = NULL;
+  clmg_vector *long_rows = NULL;
+  size_t long_count = 0;
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, count, &t.row_ptr, &total);
+    status = download_counts(context, count, &lengths);
+  if (status == CLMG_SUCCESS)
+    status = offsets_of_host_counts(context, lengths, a->cols, &t.row_ptr, &total);
+  if (status == CLMG_SUCCESS)
+    status = row_list(context, lengths, a->cols, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows,
+                      &long_count);
+  free(lengths);
   /* the counts become the cursors of the scatter */
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(count, 0.0);
@@ -180,17 +236,25 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, t.val->buffer);
     status = clmg_launch_args(&args, a->rows);
   }
-  static const char *const sorts[2] = {"csr_sort_rows_group", "csr_sort_rows"};
-  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
-    status = kernel(context, precision, sorts[pass], &args);
-    if (status == CLMG_SUCCESS) {
-      clmg_arg_ulong(&args, t.rows);
-      clmg_arg_buffer(&args, t.row_ptr->buffer);
-      clmg_arg_buffer(&args, t.col->buffer);
-      clmg_arg_buffer(&args, t.val->buffer);
-      status = launch_by_rows(&args, t.rows, pass == 0);
-    }
+  if (status == CLMG_SUCCESS && long_count > 0)
+    status = kernel(context, precision, "csr_sort_rows_group", &args);
+  if (status == CLMG_SUCCESS && long_count > 0) {
+    clmg_arg_buffer(&args, long_rows->buffer);
+    clmg_arg_buffer(&args, t.row_ptr->buffer);
+    clmg_arg_buffer(&args, t.col->buffer);
+    clmg_arg_buffer(&args, t.val->buffer);
+    status = launch_by_rows(&args, long_count, 1);
   }
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_sort_rows", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, t.rows);
+    clmg_arg_buffer(&args, t.row_ptr->buffer);
+    clmg_arg_buffer(&args, t.col->buffer);
+    clmg_arg_buffer(&args, t.val->buffer);
+    status = launch_by_rows(&args, t.rows, 0);
+  }
+  clmg_vector_destroy(long_rows);
   clmg_vector_destroy(count);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&t);
@@ -235,21 +299,26 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
 }
 
 /* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
- * writes the sorted columns at c_ptr; the work-group kernel first, the
- * work-item kernel then takes the other rows (and those the first found too
- * long for its tables). */
+ * writes the sorted columns at c_ptr; the work-group kernel first on its
+ * listed rows, the work-item kernel then takes the other rows (and those
+ * the first found too long for its tables). */
 static clmg_status product_pattern(clmg_context *context, const char *options,
                                    const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
+                                   const clmg_vector *group_rows, size_t group_count,
                                    clmg_vector *length, clmg_csr_device *c) {
-  static const char *const names[2] = {"csr_multiply_pattern_group", "csr_multiply_pattern"};
   clmg_status status = CLMG_SUCCESS;
-  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
+  cl_mem stand_in = length->buffer; /* never written while counting */
+  for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
-    status = clmg_args_for_kernel(context, "csr_device", options, names[pass], &args);
+    status = clmg_args_for_kernel(context, "csr_device", options,
+                                  pass == 0 ? "csr_multiply_pattern_group" : "csr_multiply_pattern",
+                                  &args);
     if (status != CLMG_SUCCESS)
       break;
-    cl_mem stand_in = length->buffer; /* never written while counting */
-    clmg_arg_ulong(&args, a->rows);
+    if (pass == 0)
+      clmg_arg_buffer(&args, group_rows->buffer);
+    else
+      clmg_arg_ulong(&args, a->rows);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, b->row_ptr->buffer);
@@ -258,23 +327,29 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     clmg_arg_buffer(&args, length->buffer);
     clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
     clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
-    status = launch_by_rows(&args, a->rows, pass == 0);
+    status = launch_by_rows(&args, pass == 0 ? group_count : a->rows, pass == 0);
   }
   return status;
 }
 
-/* C's values on its pattern, the work-group kernel's rows and the others. */
+/* C's values on its pattern, the work-group kernel's listed rows and the
+ * others. */
 static clmg_status product_values(clmg_context *context, const char *options,
                                   const clmg_csr_device *a, const clmg_csr_device *b,
+                                  const clmg_vector *group_rows, size_t group_count,
                                   const clmg_csr_device *c) {
-  static const char *const names[2] = {"csr_multiply_values_group", "csr_multiply_values"};
   clmg_status status = CLMG_SUCCESS;
-  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
+  for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
-    status = clmg_args_for_kernel(context, "csr_device", options, names[pass], &args);
+    status = clmg_args_for_kernel(context, "csr_device", options,
+                                  pass == 0 ? "csr_multiply_values_group" : "csr_multiply_values",
+                                  &args);
     if (status != CLMG_SUCCESS)
       break;
-    clmg_arg_ulong(&args, a->rows);
+    if (pass == 0)
+      clmg_arg_buffer(&args, group_rows->buffer);
+    else
+      clmg_arg_ulong(&args, a->rows);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, a->val->buffer);
@@ -284,7 +359,7 @@ static clmg_status product_values(clmg_context *context, const char *options,
     clmg_arg_buffer(&args, c->row_ptr->buffer);
     clmg_arg_buffer(&args, c->col->buffer);
     clmg_arg_buffer(&args, c->val->buffer);
-    status = launch_by_rows(&args, a->rows, pass == 0);
+    status = launch_by_rows(&args, pass == 0 ? group_count : a->rows, pass == 0);
   }
   return status;
 }
@@ -312,21 +387,52 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
                      clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
   const char *options = clmg_real_options(context, precision);
   clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
-  clmg_vector *length = NULL;
-  size_t nnz = 0;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
+  clmg_vector *length = NULL, *products = NULL, *counting_rows = NULL, *filling_rows = NULL;
+  uint32_t *host_products = NULL, *host_lengths = NULL;
+  size_t nnz = 0, counting = 0, filling = 0;
+  /* the products per row, on the host: the rows the work-group kernels take */
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &products);
   if (status == CLMG_SUCCESS)
-    status = product_pattern(context, options, a, b, 0, length, &c);
+    status = clmg_args_for_kernel(context, "csr_device", options, "csr_multiply_products", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, b->row_ptr->buffer);
+    clmg_arg_buffer(&args, products->buffer);
+    status = clmg_launch_args(&args, a->rows);
+  }
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
+    status = download_counts(context, products, &host_products);
+  if (status == CLMG_SUCCESS)
+    status = row_list(context, host_products, a->rows, SPGEMM_LONG, UINT32_MAX, NULL, 0,
+                      &counting_rows, &counting);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
+  if (status == CLMG_SUCCESS)
+    status = product_pattern(context, options, a, b, 0, counting_rows, counting, length, &c);
+  if (status == CLMG_SUCCESS)
+    status = download_counts(context, length, &host_lengths);
+  if (status == CLMG_SUCCESS)
+    status = offsets_of_host_counts(context, host_lengths, a->rows, &c.row_ptr, &nnz);
+  /* filling: the counted rows that fit the work-group's tables */
+  if (status == CLMG_SUCCESS)
+    status = row_list(context, host_products, a->rows, SPGEMM_LONG, UINT32_MAX, host_lengths,
+                      SPGEMM_GROUP_COLUMNS, &filling_rows, &filling);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, precision, nnz, &c.val);
   if (status == CLMG_SUCCESS)
-    status = product_pattern(context, options, a, b, 1, length, &c);
+    status = product_pattern(context, options, a, b, 1, filling_rows, filling, length, &c);
   if (status == CLMG_SUCCESS)
-    status = product_values(context, options, a, b, &c);
+    status = product_values(context, options, a, b, filling_rows, filling, &c);
+  free(host_products);
+  free(host_lengths);
+  clmg_vector_destroy(products);
+  clmg_vector_destroy(counting_rows);
+  clmg_vector_destroy(filling_rows);
   clmg_vector_destroy(length);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&c);
