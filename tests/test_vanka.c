@@ -30,7 +30,8 @@ static clmg_context *ctx;
  * c+2 (three cells share c+2: a triangle in the sharing graph). Values are
  * assembled cell by cell: a random nonsymmetric velocity block (as
  * convection makes it) made diagonally dominant, and random
- * velocity-pressure couplings, symmetric; no pressure diagonal. With `lonely`, cell 0's pressure couples to nothing. */
+ * velocity-pressure couplings, symmetric; no pressure diagonal. With `lonely`, cell 0's pressure
+ * couples to nothing. */
 typedef struct saddle {
   clmg_csr a;
   size_t n, cells;
