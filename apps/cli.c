@@ -311,3 +311,27 @@ int cli_parse_count(const char *command, const char *option, const char *text,
   *value = parsed;
   return 1;
 }
+
+int cli_parse_tags(const char *command, const char *option, const char *text, int32_t *tags,
+                   size_t max, size_t *count) {
+  *count = 0;
+  const char *p = text;
+  while (*p) {
+    char *end = NULL;
+    errno = 0;
+    long tag = strtol(p, &end, 10);
+    if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE || tag < 1 ||
+        tag > INT32_MAX || *count == max) {
+      cli_usage_note(command, "%s needs up to %zu tags >= 1 separated by commas, not '%s'", option,
+                     max, text);
+      return 0;
+    }
+    tags[(*count)++] = (int32_t)tag;
+    p = *end == ',' ? end + 1 : end;
+  }
+  if (*count == 0) {
+    cli_usage_note(command, "%s needs at least one tag", option);
+    return 0;
+  }
+  return 1;
+}

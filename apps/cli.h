@@ -149,6 +149,11 @@ int cli_parse_count(const char *command, const char *option, const char *text,
                     unsigned long long max, unsigned long long *value);
 
 /* The subcommands (argv[0] is "clmg NAME"). */
+/* "1,3,7": up to max boundary tags >= 1 into tags (*count of them; at least
+ * one); 0 after a usage note naming `option`. */
+int cli_parse_tags(const char *command, const char *option, const char *text, int32_t *tags,
+                   size_t max, size_t *count);
+
 int run_solve(int argc, char **argv, const cli_options *defaults);     /* solve.c */
 int run_poisson(int argc, char **argv, const cli_options *defaults);   /* poisson.c */
 int run_homg(int argc, char **argv, const cli_options *defaults);      /* homg.c */

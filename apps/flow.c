@@ -116,25 +116,6 @@ static void print_flow_usage(FILE *out) {
         out);
 }
 
-static int parse_tag_list(const char *command, const char *text, flow_options *o) {
-  o->num_walls = 0;
-  const char *p = text;
-  while (*p) {
-    char *end = NULL;
-    errno = 0;
-    long tag = strtol(p, &end, 10);
-    if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE || tag < 1 ||
-        tag > INT32_MAX || o->num_walls == FLOW_MAX_TAGS) {
-      cli_usage_note(command, "--walls needs up to %d tags >= 1 separated by commas, not '%s'",
-                     FLOW_MAX_TAGS, text);
-      return 0;
-    }
-    o->walls[o->num_walls++] = (int32_t)tag;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return o->num_walls > 0 || (cli_usage_note(command, "--walls needs at least one tag"), 0);
-}
-
 static int parse_case(const char *command, const char *text, flow_options *o) {
   static const struct {
     const char *name;
@@ -203,7 +184,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_MAX_ITERATIONS:
     return cli_parse_int(command, "--max-iterations", arg, 1, 100000, &o->max_iterations) ? 1 : -1;
   case OPTION_WALLS:
-    return parse_tag_list(command, arg, o) ? 1 : -1;
+    return cli_parse_tags(command, "--walls", arg, o->walls, FLOW_MAX_TAGS, &o->num_walls) ? 1 : -1;
   case OPTION_UPWIND:
     if (strcmp(arg, "samarskij") == 0 || strcmp(arg, "full") == 0) {
       o->full_upwind = strcmp(arg, "full") == 0;

@@ -141,27 +141,6 @@ static int parse_sigma(const char *command, const char *text, helmholtz_options 
   return 1;
 }
 
-/* "1,3": boundary tags. */
-static int parse_tags(const char *command, const char *text, helmholtz_options *o) {
-  o->num_dirichlet_tags = 0;
-  const char *p = text;
-  while (*p) {
-    char *end = NULL;
-    errno = 0;
-    long tag = strtol(p, &end, 10);
-    if (end == p || (*end != ',' && *end != '\0') || errno == ERANGE || tag < 1 ||
-        tag > INT32_MAX || o->num_dirichlet_tags == HELMHOLTZ_MAX_DIRICHLET_TAGS) {
-      cli_usage_note(command, "--dirichlet needs up to %d tags >= 1 separated by commas, not '%s'",
-                     HELMHOLTZ_MAX_DIRICHLET_TAGS, text);
-      return 0;
-    }
-    o->dirichlet_tags[o->num_dirichlet_tags++] = (int32_t)tag;
-    p = *end == ',' ? end + 1 : end;
-  }
-  return o->num_dirichlet_tags > 0 ||
-         (cli_usage_note(command, "--dirichlet needs at least one tag"), 0);
-}
-
 static int helmholtz_apply_option(const char *command, int option, const char *arg,
                                   helmholtz_options *o) {
   switch (option) {
@@ -182,7 +161,10 @@ static int helmholtz_apply_option(const char *command, int option, const char *a
     }
     return 1;
   case OPTION_DIRICHLET:
-    return parse_tags(command, arg, o) ? 1 : -1;
+    return cli_parse_tags(command, "--dirichlet", arg, o->dirichlet_tags,
+                          HELMHOLTZ_MAX_DIRICHLET_TAGS, &o->num_dirichlet_tags)
+               ? 1
+               : -1;
   case OPTION_ASSEMBLY:
     if (strcmp(arg, "device") == 0 || strcmp(arg, "host") == 0) {
       o->host_assembly = strcmp(arg, "host") == 0;

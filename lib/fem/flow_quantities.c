@@ -15,20 +15,6 @@
 #include <math.h>
 #include <string.h>
 
-/* Area and barycentric gradients of triangle k (coords: 6 values); an
- * inverted or degenerate triangle is an error. */
-static clmg_status cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6], double *area,
-                                 double grad[4][3], clmg_error *error) {
-  clmg_p1_cell_coords(mesh, k, coords);
-  *area = clmg_p1_simplex(2, coords, grad);
-  if (!(*area > 0.0))
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "cell %zu is inverted or degenerate (signed area %g): triangles must "
-                          "list their vertices counter-clockwise",
-                          k, *area);
-  return CLMG_SUCCESS;
-}
-
 /* ---- drag and lift ---- */
 
 clmg_status clmg_flow_drag_lift(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
@@ -75,7 +61,7 @@ clmg_status clmg_flow_drag_lift(const clmg_mesh *mesh, const clmg_triangle_edges
     if (!any)
       continue; /* v_d and v_l vanish on the triangle */
     double coords[6], area, grad[4][3];
-    status = cell_geometry(mesh, k, coords, &area, grad, error);
+    status = clmg_stokes_cell_geometry(mesh, k, coords, &area, grad, error);
     if (status != CLMG_SUCCESS)
       return status;
     /* The P1nc function of edge i (opposite vertex i) is 1 - 2 lambda_i:

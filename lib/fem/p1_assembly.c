@@ -238,20 +238,6 @@ clmg_status clmg_p1_pattern(const clmg_mesh *mesh, clmg_csr *pattern, clmg_error
   return CLMG_SUCCESS;
 }
 
-/* Index of column j in row i of a (always present: the pattern comes from
- * the same cells). */
-static int64_t find_entry(const clmg_csr *a, int32_t i, int32_t j) {
-  int64_t low = a->row_ptr[i], high = a->row_ptr[i + 1];
-  while (low < high) {
-    int64_t middle = low + (high - low) / 2;
-    if (a->col[middle] < j)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low;
-}
-
 clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh, const clmg_helmholtz_problem *problem,
                                   clmg_csr *a, double *b, clmg_error *error) {
   clmg_error_clear(error);
@@ -288,7 +274,7 @@ clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh, const clmg_helmholtz_pr
     const int32_t *v = mesh->cells + cell * corners;
     for (size_t k = 0; k < corners; k++) {
       for (size_t l = 0; l < corners; l++)
-        a->val[find_entry(a, v[k], v[l])] += element[k][l];
+        a->val[clmg_csr_find_entry(a, (size_t)v[k], v[l])] += element[k][l];
       if (problem->rhs == CLMG_RHS_SOURCE_ONE)
         b[v[k]] += load[k];
     }

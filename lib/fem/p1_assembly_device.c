@@ -213,19 +213,6 @@ static int cut_patches(const clmg_csr *pattern, size_t budget, size_t real_size,
   return 1;
 }
 
-/* Index of column j in row i (present: the pattern comes from the cells). */
-static int64_t find_entry(const clmg_csr *pattern, int32_t i, int32_t j) {
-  int64_t low = pattern->row_ptr[i], high = pattern->row_ptr[i + 1];
-  while (low < high) {
-    int64_t middle = low + (high - low) / 2;
-    if (pattern->col[middle] < j)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low;
-}
-
 /* Groups (target, slot) pairs by target (a counting sort over the targets
  * 0..targets-1) and uploads the list. */
 static clmg_status build_gather_list(clmg_context *context, size_t targets, size_t pairs,
@@ -359,7 +346,7 @@ static clmg_status lay_out_cells(clmg_p1_assembler *a, const clmg_mesh *mesh,
       if (!gather && patch_of_row[v[k]] == patch)
         continue;
       for (size_t j = 0; j < corners; j++) {
-        matrix_target[m] = find_entry(pattern, v[k], v[j]);
+        matrix_target[m] = clmg_csr_find_entry(pattern, (size_t)v[k], v[j]);
         matrix_slot[m++] = slot + (uint32_t)j;
       }
       load_target[l] = v[k];

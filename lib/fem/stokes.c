@@ -162,10 +162,8 @@ static void edge_midpoint(const clmg_mesh *mesh, const clmg_triangle_edges *edge
   x[1] = 0.5 * (a[1] + b[1]);
 }
 
-/* Area and barycentric gradients of cell k; an inverted or degenerate cell
- * is an error. */
-static clmg_status cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6], double *area,
-                                 double grad[4][3], clmg_error *error) {
+clmg_status clmg_stokes_cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6],
+                                      double *area, double grad[4][3], clmg_error *error) {
   clmg_p1_cell_coords(mesh, k, coords);
   *area = clmg_p1_simplex(2, coords, grad);
   if (!(*area > 0.0))
@@ -330,25 +328,12 @@ static inline int unknown_is_dirichlet(const stokes_sink *s, size_t i) {
   return i < 2 * s->num_edges && s->dirichlet[i];
 }
 
-/* The position of (row, col) in the sorted row of a, or -1. */
-static int64_t find_entry(const clmg_csr *a, size_t row, size_t col) {
-  int64_t low = a->row_ptr[row], high = a->row_ptr[row + 1];
-  while (low < high) {
-    int64_t middle = low + (high - low) / 2;
-    if ((size_t)a->col[middle] < col)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low < a->row_ptr[row + 1] && (size_t)a->col[low] == col ? low : -1;
-}
-
 static inline void store_entry(stokes_sink *s, size_t row, size_t col, double value) {
   if (s->entries) {
     triplets_add(s->entries, row, col, 0.0);
     return;
   }
-  int64_t k = find_entry(s->pattern, row, col);
+  int64_t k = clmg_csr_find_entry(s->pattern, row, (int32_t)col);
   if (k < 0) {
     if (!s->missing) {
       s->missing = 1;
@@ -379,7 +364,7 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
                                  clmg_error *error) {
   const size_t num_edges = edges->num_edges, pressure = 2 * num_edges + k;
   double coords[6], area, grad[4][3];
-  clmg_status status = cell_geometry(mesh, k, coords, &area, grad, error);
+  clmg_status status = clmg_stokes_cell_geometry(mesh, k, coords, &area, grad, error);
   if (status != CLMG_SUCCESS)
     return status;
   const int32_t *e = edges->cell_edges + 3 * k;
@@ -890,7 +875,7 @@ clmg_status clmg_stokes_l2_errors(const clmg_mesh *mesh, const clmg_triangle_edg
   double u_sum = 0.0, volume = 0.0, discrete_mean = 0.0, exact_mean = 0.0;
   for (size_t k = 0; k < mesh->num_cells; k++) {
     double coords[6], area, grad[4][3];
-    status = cell_geometry(mesh, k, coords, &area, grad, error);
+    status = clmg_stokes_cell_geometry(mesh, k, coords, &area, grad, error);
     if (status != CLMG_SUCCESS)
       return status;
     const int32_t *e = edges->cell_edges + 3 * k;

@@ -1,5 +1,6 @@
-/* What the triangle edges (triangle_edges.c) and the Crouzeix-Raviart
- * Stokes code (stokes.c) share. Not installed. */
+/* What the triangle edges (triangle_edges.c), the Crouzeix-Raviart Stokes
+ * code (stokes.c) and the flow quantities (flow_quantities.c) share. Not
+ * installed. */
 #ifndef CLMG_STOKES_INTERNAL_H
 #define CLMG_STOKES_INTERNAL_H
 
@@ -13,5 +14,10 @@
  * the orientation and boundary checks of clmg_triangle_edges_create. */
 clmg_status clmg_triangle_edges_check(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
                                       const char *name, clmg_error *error);
+
+/* Area and barycentric gradients of triangle k (coords: its 6 vertex
+ * coordinates); an inverted or degenerate triangle is an error naming it. */
+clmg_status clmg_stokes_cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6],
+                                      double *area, double grad[4][3], clmg_error *error);
 
 #endif

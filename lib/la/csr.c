@@ -89,9 +89,7 @@ static clmg_status check_csr(const clmg_csr *a, clmg_error *error) {
   return CLMG_SUCCESS;
 }
 
-/* Index of column j in row i of a, or -1. Binary search: rows are sorted,
- * and a dense row must not make this linear. */
-static int64_t find_entry(const clmg_csr *a, size_t i, int32_t j) {
+int64_t clmg_csr_find_entry(const clmg_csr *a, size_t i, int32_t j) {
   int64_t low = a->row_ptr[i], high = a->row_ptr[i + 1];
   while (low < high) {
     int64_t middle = low + (high - low) / 2;
@@ -489,7 +487,7 @@ clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *e
   if (n > 0 && !diagonal)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "diagonal is NULL");
   for (size_t i = 0; i < n; i++) {
-    int64_t k = find_entry(a, i, (int32_t)i);
+    int64_t k = clmg_csr_find_entry(a, i, (int32_t)i);
     diagonal[i] = k >= 0 ? a->val[k] : 0.0;
   }
   return CLMG_SUCCESS;
@@ -575,7 +573,7 @@ int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
       size_t j = (size_t)a->col[k];
       if (j == i)
         continue;
-      int64_t mirror = find_entry(a, j, (int32_t)i);
+      int64_t mirror = clmg_csr_find_entry(a, j, (int32_t)i);
       double value = a->val[k], mirrored = mirror >= 0 ? a->val[mirror] : 0.0;
       double scale = fmax(fabs(value), fabs(mirrored));
       /* Written so that NaN compares as not symmetric. */

@@ -32,6 +32,10 @@ void clmg_sort_int32(int32_t *values, size_t count);
 
 /* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
  * that a kernel wrote, and their sum; see lib/la/csr_device.c. */
+/* Index of column j in row i of host CSR a (sorted rows), or -1: a binary
+ * search, so a dense row does not make it linear. */
+int64_t clmg_csr_find_entry(const clmg_csr *a, size_t i, int32_t j);
+
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total);
 

@@ -187,15 +187,8 @@ clmg_status clmg_vanka_colour_cells(size_t n, size_t num_cells, int block,
 
 /* a_ij of the host CSR (sorted columns), 0 when not stored. */
 static double entry(const clmg_csr *a, int32_t i, int32_t j) {
-  int64_t low = a->row_ptr[i], high = a->row_ptr[i + 1];
-  while (low < high) {
-    int64_t middle = low + (high - low) / 2;
-    if (a->col[middle] < j)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low < a->row_ptr[i + 1] && a->col[low] == j ? a->val[low] : 0.0;
+  int64_t k = clmg_csr_find_entry(a, (size_t)i, j);
+  return k >= 0 ? a->val[k] : 0.0;
 }
 
 /* d = A_KK^-1 r (r is overwritten). */
