@@ -109,8 +109,10 @@ CLMG_API clmg_status clmg_smoother_patch_jacobi(clmg_context *context, const clm
  * device. A_KK^-1 by Gaussian elimination with partial pivoting, stored at
  * setup (SI) or recomputed in every visit (NSI); an unknown whose pivot
  * vanishes (relative 1e-12) is left unmoved. Unknowns of no cell are not
- * smoothed. a: host CSR with sorted columns (copied); the smoother's
- * operator must be a's. */
+ * smoothed. a: host CSR with sorted columns, borrowed: it must outlive the
+ * smoother, whose every setup reads its values (new values of the same
+ * pattern, then clmg_multigrid_refresh); the smoother's operator must be
+ * a's. */
 typedef struct clmg_vanka_options {
   double omega;       /* in (0, 2); default 1 */
   int store_inverses; /* 1: SI (default), 0: NSI */
@@ -271,6 +273,11 @@ CLMG_API clmg_status clmg_multigrid_create_from_levels(clmg_context *context, in
  * iteration). The pattern and sizes must be those of the setup. */
 CLMG_API clmg_status clmg_multigrid_refresh(clmg_multigrid *multigrid);
 
+/* New values for level `level`'s matrix (0 the coarsest), in the CSR order
+ * it was made from (clmg_matrix_update_values: a hierarchy made from device
+ * arrays); then clmg_multigrid_refresh. */
+CLMG_API clmg_status clmg_multigrid_update_values(clmg_multigrid *multigrid, int level,
+                                                  const double *values);
 CLMG_API int clmg_multigrid_levels(const clmg_multigrid *multigrid);
 /* A level's device matrix, when its operator is one (NULL otherwise). */
 CLMG_API const clmg_matrix *clmg_multigrid_matrix(const clmg_multigrid *multigrid, int level);

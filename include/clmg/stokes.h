@@ -278,19 +278,32 @@ CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
 
 /* The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
  * defaults) on every level but the coarsest, the smoother_factory of
- * mg_options replaced. mg_options NULL: the engine's defaults (a direct
- * coarse solve up to 2048 unknowns) with F(2,2)-cycles, whose rate per
- * cycle holds as levels are added where V-cycles' does not with these
- * transfers (lib/fem/stokes_multigrid.c gives the figures). The coarsest matrix given to the engine
- * has 1e-8 times an estimate of the pressure Schur complement's diagonal added to its pressure
- * diagonal, so that a flow enclosed by Dirichlet walls (pressure fixed only up to a constant) still
- * has a coarse solve. The hierarchy must outlive the call only. A failure's message is the
+ * mg_options replaced. mg_options NULL: the engine's defaults with
+ * F(2,2)-cycles, whose rate per cycle holds as levels are added where
+ * V-cycles' does not with these transfers (lib/fem/stokes_multigrid.c
+ * gives the figures). The coarsest level is solved directly up to 1,000
+ * unknowns, beyond by 16 Vanka steps; its matrix gets 1e-8 times an
+ * estimate of the pressure Schur complement's diagonal on its pressure
+ * diagonal, so that a flow enclosed by Dirichlet walls (pressure fixed only
+ * up to a constant) still has a direct solve. The matrices are made from
+ * device arrays, so clmg_stokes_multigrid_update can give them new values.
+ * The hierarchy must outlive the multigrid: its Vanka smoothers read the
+ * hierarchy's matrices at every setup. A failure's message is the
  * context's. */
 CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
                                                   const clmg_stokes_hierarchy *hierarchy,
                                                   const clmg_vanka_options *vanka,
                                                   const clmg_multigrid_options *mg_options,
                                                   clmg_multigrid **multigrid);
+
+/* New values in the hierarchy's matrices, the patterns kept (a new time
+ * step or Oseen iteration: clmg_stokes_update_values_host on every level),
+ * into the multigrid made from it: every level's matrix updated on the
+ * device, then clmg_multigrid_refresh (the Vanka smoothers' values and
+ * stored inverses, the coarse solve). Much cheaper than a new
+ * clmg_stokes_multigrid_create: no colouring, no layout, no new patterns. */
+CLMG_API clmg_status clmg_stokes_multigrid_update(clmg_multigrid *multigrid,
+                                                  const clmg_stokes_hierarchy *hierarchy);
 
 #ifdef __cplusplus
 }

@@ -1,12 +1,13 @@
 /* Navier-Stokes by Oseen steps (clmg/navier_stokes.h): each time step or
- * steady (Picard) iteration assembles every level's Oseen system on the
- * host with its wind, builds the Vanka multigrid on it and solves the
- * finest system by GMRES with one cycle as preconditioner.
+ * steady (Picard) iteration refills every level's Oseen system on the host
+ * with its wind (the patterns made once), updates the Vanka multigrid's
+ * matrices on the device and refreshes it (values, stored inverses, coarse
+ * solve; the colours and layouts made once) and solves the finest system
+ * by GMRES with one cycle as preconditioner.
  *
- * What stays on the host for now: the assembly of every level per step and
- * the multigrid's setup (uploads, local inverses), which the paper does on
- * the device (its section 5.3); the step reports their times apart from
- * the solve's. */
+ * What stays on the host for now: the values of every level per step and
+ * the stored inverses, which the paper computes on the device (its section
+ * 5.3); the step reports their times apart from the solve's. */
 #include "fem/fe_internal.h"
 
 #include "clmg/navier_stokes.h"
@@ -65,6 +66,15 @@ typedef struct flow_run {
   double **wind; /* per level, 2 E_l values */
   double *x, *previous, *work;
   size_t n;
+  int assembled; /* the hierarchy's patterns are made */
+  /* made at the first step, then updated: the multigrid, its
+   * preconditioner, b and x on the device, and (a one-level hierarchy,
+   * whose matrix carries the coarse shift) the finest matrix apart */
+  clmg_multigrid *mg;
+  clmg_preconditioner cycle;
+  clmg_vector *b, *x_device;
+  clmg_matrix *finest_matrix;
+  clmg_operator finest;
 } flow_run;
 
 /* Every level's system with the winds from the finest velocity x; the
@@ -87,36 +97,70 @@ static clmg_status assemble_levels(flow_run *run, clmg_error *error) {
     double *b = l == finest ? h->b : clmg_alloc_array(n ? n : 1, sizeof *b);
     if (!b)
       return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "flow: no host memory");
-    clmg_csr_free(&h->a[l]);
-    status = clmg_stokes_assemble_host(&h->meshes[l], &h->edges[l], &p, &h->a[l], b, error);
+    /* the patterns stay: after the first, the values are refilled in place */
+    if (run->assembled) {
+      status = clmg_stokes_update_values_host(&h->meshes[l], &h->edges[l], &p, &h->a[l],
+                                              h->a[l].val, b, error);
+    } else {
+      clmg_csr_free(&h->a[l]);
+      status = clmg_stokes_assemble_host(&h->meshes[l], &h->edges[l], &p, &h->a[l], b, error);
+    }
     if (l != finest)
       free(b);
+  }
+  run->assembled = status == CLMG_SUCCESS;
+  return status;
+}
+
+/* The multigrid on the hierarchy (made at the first step, its values
+ * updated and refreshed after), b and x on the device. */
+static clmg_status prepare_solve(flow_run *run) {
+  clmg_context *context = run->context;
+  clmg_stokes_hierarchy *h = &run->h;
+  int finest = h->num_levels - 1;
+  if (run->mg) {
+    clmg_status status = clmg_stokes_multigrid_update(run->mg, h);
+    if (status == CLMG_SUCCESS && run->finest_matrix)
+      status = clmg_matrix_update_values(run->finest_matrix, h->a[finest].val);
+    return status;
+  }
+  clmg_status status =
+      clmg_stokes_multigrid_create(context, h, &run->o->vanka, &run->o->multigrid, &run->mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_preconditioner(run->mg, &run->cycle);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->x_device);
+  /* GMRES works on the engine's finest operator, unless it is its only
+   * level, whose matrix carries the coarse pressure shift
+   * (clmg_stokes_multigrid_create): then on a matrix of its own, from
+   * device arrays so that it too takes new values */
+  if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1) {
+    clmg_csr_device arrays = {0};
+    status = clmg_csr_device_upload(context, &h->a[finest], CLMG_DOUBLE, &arrays);
+    if (status == CLMG_SUCCESS)
+      status = clmg_matrix_create_from_device(context, arrays.rows, arrays.cols, arrays.row_ptr,
+                                              arrays.col, arrays.val, NULL, &run->finest_matrix);
+    clmg_csr_device_free(&arrays);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_from_matrix(run->finest_matrix, 0, &run->finest);
   }
   return status;
 }
 
-/* One linear solve of the finest system from run->x; *iterations and
- * *residual (true, relative to b) are the solve's. */
+/* One linear solve of the finest system from run->x: the step's
+ * iterations, its true residual (relative to b) and times. */
 static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *step) {
   clmg_context *context = run->context;
   clmg_stokes_hierarchy *h = &run->h;
   int finest = h->num_levels - 1;
   double start = clmg_seconds_now();
-  clmg_multigrid *mg = NULL;
-  clmg_status status =
-      clmg_stokes_multigrid_create(context, h, &run->o->vanka, &run->o->multigrid, &mg);
-  clmg_preconditioner cycle = {0};
+  clmg_status status = prepare_solve(run);
   if (status == CLMG_SUCCESS)
-    status = clmg_multigrid_preconditioner(mg, &cycle);
-  clmg_vector *b = NULL, *x = NULL;
+    status = clmg_vector_upload_doubles(run->b, h->b);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &x);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(b, h->b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(x, run->x);
+    status = clmg_vector_upload_doubles(run->x_device, run->x);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   step->setup_seconds = clmg_seconds_now() - start;
@@ -127,40 +171,30 @@ static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *s
     clmg_krylov_options_defaults(&krylov);
     krylov.relative_tolerance = tolerance;
     krylov.max_iterations = run->o->max_linear;
-    /* the engine's finest operator, unless it is its only level, whose
-     * matrix carries the coarse pressure shift (clmg_stokes_multigrid_create) */
-    const clmg_operator *op = clmg_multigrid_operator(mg, clmg_multigrid_levels(mg) - 1);
-    clmg_matrix *own = NULL;
-    clmg_operator unshifted = {0};
-    if (clmg_multigrid_levels(mg) == 1) {
-      status = clmg_matrix_create(context, &h->a[finest], NULL, &own);
-      if (status == CLMG_SUCCESS)
-        status = clmg_operator_from_matrix(own, 1, &unshifted);
-      if (status == CLMG_SUCCESS)
-        op = &unshifted;
-      else
-        clmg_matrix_destroy(own);
-    }
-    if (status == CLMG_SUCCESS)
-      status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, op, b, x, &cycle, &krylov, &result);
-    clmg_operator_destroy(&unshifted);
+    const clmg_operator *op =
+        run->finest_matrix ? &run->finest
+                           : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
+    status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, op, run->b, run->x_device, &run->cycle, &krylov,
+                               &result);
     step->linear_iterations = result.iterations;
     /* not converged: x still holds the iterate, which the caller reports */
-    clmg_status download = clmg_vector_download_doubles(x, run->x);
+    clmg_status download = clmg_vector_download_doubles(run->x_device, run->x);
     if (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)
       status = download != CLMG_SUCCESS ? download : status;
   }
   step->solve_seconds = clmg_seconds_now() - start;
   step->linear_residual = relative_residual(&h->a[finest], h->b, run->x, run->work);
   clmg_krylov_result_free(&result);
-  clmg_preconditioner_destroy(&cycle);
-  clmg_vector_destroy(b);
-  clmg_vector_destroy(x);
-  clmg_multigrid_destroy(mg);
   return status;
 }
 
 static void free_run(flow_run *run) {
+  clmg_preconditioner_destroy(&run->cycle);
+  clmg_multigrid_destroy(run->mg);
+  clmg_operator_destroy(&run->finest);
+  clmg_matrix_destroy(run->finest_matrix);
+  clmg_vector_destroy(run->b);
+  clmg_vector_destroy(run->x_device);
   for (int l = 0; run->wind && l < run->h.num_levels; l++)
     free(run->wind[l]);
   free(run->wind);

@@ -209,7 +209,9 @@ static clmg_status shifted_coarse(const clmg_stokes_hierarchy *h, int level, clm
       if (j < first_pressure && diagonal[j] != 0)
         shift += COARSE_PRESSURE_SHIFT * a->val[e] * a->val[e] / fabs(diagonal[j]);
     }
-    int placed = shift == 0;
+    /* a pressure row always gets its diagonal entry, 0 or not, so the
+     * pattern stays that of the first setup for value updates */
+    int placed = i < first_pressure;
     for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; e++) {
       if (!placed && (size_t)a->col[e] > i) {
         s.col[k] = (int32_t)i;
@@ -333,8 +335,65 @@ clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stoke
   for (int l = 0; l < h->num_levels; l++)
     if (l != coarsest)
       a[l] = h->a[l]; /* borrowed */
-  status = clmg_multigrid_create(context, h->num_levels, a, h->p, NULL, &options, multigrid);
+  /* from device arrays: the engine's matrices then take new values
+   * (clmg_stokes_multigrid_update) */
+  clmg_dtype precision = options.matrix.precision == CLMG_FLOAT ? CLMG_FLOAT : CLMG_DOUBLE;
+  clmg_csr_device *device_a = calloc((size_t)h->num_levels, sizeof *device_a);
+  clmg_csr_device *device_p = calloc((size_t)h->num_levels, sizeof *device_p);
+  if (!device_a || !device_p)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes multigrid: no memory");
+  for (int l = 0; status == CLMG_SUCCESS && l < h->num_levels; l++) {
+    status = clmg_csr_device_upload(context, &a[l], precision, &device_a[l]);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_csr_device_upload(context, &h->p[l], precision, &device_p[l]);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_create_from_csr_device(context, h->num_levels, device_a, device_p, NULL,
+                                                   &options, multigrid);
+  else
+    clmg_coarse_solver_destroy(&options.coarse_solver);
+  for (int l = 0; l < h->num_levels; l++) {
+    if (device_a)
+      clmg_csr_device_free(&device_a[l]);
+    if (device_p)
+      clmg_csr_device_free(&device_p[l]);
+  }
+  free(device_a);
+  free(device_p);
   clmg_csr_free(&a[coarsest]);
   free(a);
+  return status;
+}
+
+clmg_status clmg_stokes_multigrid_update(clmg_multigrid *mg, const clmg_stokes_hierarchy *h) {
+  if (!mg || !h || h->num_levels < 1)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  const clmg_operator *finest = clmg_multigrid_operator(mg, clmg_multigrid_levels(mg) - 1);
+  clmg_context *context = finest->context;
+  clmg_status status = CLMG_SUCCESS;
+  for (int l = 0; status == CLMG_SUCCESS && l < clmg_multigrid_levels(mg); l++) {
+    size_t rows = clmg_multigrid_operator(mg, l)->rows;
+    int level = -1;
+    for (int k = 0; k < h->num_levels && level < 0; k++)
+      if (h->a[k].rows == rows)
+        level = k;
+    if (level < 0)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "Stokes multigrid update: no level of the hierarchy has %zu unknowns", rows);
+    if (l > 0) {
+      status = clmg_multigrid_update_values(mg, l, h->a[level].val);
+      continue;
+    }
+    /* the coarsest: shifted again (see the top) */
+    clmg_csr shifted = {0};
+    clmg_error error = {{0}};
+    status = shifted_coarse(h, level, &shifted, &error);
+    if (status != CLMG_SUCCESS)
+      return clmg_fail(context, status, "%s", error.message);
+    status = clmg_multigrid_update_values(mg, 0, shifted.val);
+    clmg_csr_free(&shifted);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_refresh(mg);
   return status;
 }

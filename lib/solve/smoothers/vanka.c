@@ -191,16 +191,21 @@ static double entry(const clmg_csr *a, int32_t i, int32_t j) {
   return k >= 0 ? a->val[k] : 0.0;
 }
 
-/* d = A_KK^-1 r (r is overwritten). */
-static void local_solve(const clmg_csr *a, const int32_t *unknowns, int block, double *r,
+/* A_KK: the block of a on the cell's unknowns. */
+static void local_block(const clmg_csr *a, const int32_t *unknowns, int block,
+                        double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK]) {
+  for (int i = 0; i < block; i++)
+    for (int j = 0; j < block; j++)
+      m[i][j] = entry(a, unknowns[i], unknowns[j]);
+}
+
+/* d = A_KK^-1 r for the block m (m and r are overwritten). */
+static void solve_block(double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK], int block, double *r,
                         double *d) {
-  double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK];
   double largest = 0;
   for (int i = 0; i < block; i++)
-    for (int j = 0; j < block; j++) {
-      m[i][j] = entry(a, unknowns[i], unknowns[j]);
+    for (int j = 0; j < block; j++)
       largest = fmax(largest, fabs(m[i][j]));
-    }
   const double tiny = VANKA_TINY * largest;
   int skipped[VANKA_MAX_BLOCK];
   for (int c = 0; c < block; c++) {
@@ -238,6 +243,14 @@ static void local_solve(const clmg_csr *a, const int32_t *unknowns, int block, d
       sum -= m[c][j] * d[j];
     d[c] = sum / m[c][c];
   }
+}
+
+/* d = A_KK^-1 r (r is overwritten). */
+static void local_solve(const clmg_csr *a, const int32_t *unknowns, int block, double *r,
+                        double *d) {
+  double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK];
+  local_block(a, unknowns, block, m);
+  solve_block(m, block, r, d);
 }
 
 /* The cells in colour order (colour_start[k] is colour k's first) and
@@ -305,16 +318,6 @@ static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
         const int32_t *u = cell_unknowns + c * b;
         for (size_t j = 0; j < b; j++)
           l->unknowns[first * b + j * count + position] = u[j];
-        if (with_inverse) {
-          /* column i of A_KK^-1 is the local solve of e_i */
-          for (size_t i = 0; i < b; i++) {
-            double r[VANKA_MAX_BLOCK] = {0}, d[VANKA_MAX_BLOCK];
-            r[i] = 1.0;
-            local_solve(a, u, block, r, d);
-            for (size_t row = 0; row < b; row++)
-              l->inverse[first * b * b + (row * b + i) * count + position] = d[row];
-          }
-        }
       }
       free(next);
     }
@@ -323,6 +326,31 @@ static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
   if (status != CLMG_SUCCESS)
     layout_free(l);
   return status;
+}
+
+/* The stored inverses from a's current values, in the layout's order:
+ * column i of A_KK^-1 is the local solve of e_i. */
+static void compute_inverses(const clmg_csr *a, vanka_layout *l) {
+  size_t b = (size_t)l->block;
+  for (int k = 0; k < l->num_colours; k++) {
+    size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+    for (size_t p = 0; p < count; p++) {
+      int32_t u[VANKA_MAX_BLOCK];
+      for (size_t j = 0; j < b; j++)
+        u[j] = l->unknowns[first * b + j * count + p];
+      /* the block once, then a solve per column */
+      double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK], work[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK];
+      local_block(a, u, l->block, m);
+      for (size_t i = 0; i < b; i++) {
+        double r[VANKA_MAX_BLOCK] = {0}, d[VANKA_MAX_BLOCK];
+        r[i] = 1.0;
+        memcpy(work, m, sizeof work);
+        solve_block(work, l->block, r, d);
+        for (size_t row = 0; row < b; row++)
+          l->inverse[first * b * b + (row * b + i) * count + p] = d[row];
+      }
+    }
+  }
 }
 
 /* ---- the host reference ---- */
@@ -378,14 +406,13 @@ typedef struct vanka_smoother {
   double omega;
   int stored;
   vanka_layout layout;
-  int64_t *row_ptr; /* host copies of the matrix, uploaded at setup */
-  int32_t *col;
-  double *val;
+  const clmg_csr *a; /* borrowed: its values are read at every setup */
   clmg_vector *d_row_ptr, *d_col, *d_val, *d_unknowns, *d_inverse, *correction;
   cl_kernel correction_kernel, update_kernel;
 } vanka_smoother;
 
 static void free_device(vanka_smoother *s) {
+  s->correction_kernel = s->update_kernel = NULL; /* owned by the program manager */
   clmg_vector_destroy(s->d_row_ptr);
   clmg_vector_destroy(s->d_col);
   clmg_vector_destroy(s->d_val);
@@ -401,49 +428,62 @@ static void vanka_destroy(void *data) {
     return;
   free_device(s);
   layout_free(&s->layout);
-  free(s->row_ptr);
-  free(s->col);
-  free(s->val);
   free(s);
 }
 
+/* The first setup uploads the pattern, the cells and makes the kernels;
+ * every setup uploads a's current values and (SI) the inverses made from
+ * them, so clmg_multigrid_refresh takes new values of the same pattern. */
 static clmg_status vanka_setup(void *data, const clmg_operator *a) {
   vanka_smoother *s = data;
   if (a->rows != s->n || a->cols != s->n)
     return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "Vanka smoother: made for %zu unknowns, the operator is %zu x %zu", s->n,
                      a->rows, a->cols);
-  free_device(s);
+  if (clmg_csr_nnz(s->a) != s->nnz)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: its matrix has %zu entries, it was made with %zu (new values "
+                     "must keep the pattern)",
+                     clmg_csr_nnz(s->a), s->nnz);
   clmg_dtype real = a->precision;
-  const vanka_layout *l = &s->layout;
+  if (s->d_val && clmg_vector_type(s->d_val) != real)
+    free_device(s);
+  vanka_layout *l = &s->layout;
   size_t bs = (size_t)l->block, cells = l->num_cells;
-  clmg_status status =
-      clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->row_ptr, &s->d_row_ptr);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, CLMG_INT32, s->nnz, s->col, &s->d_col);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s->context, real, s->nnz, &s->d_val);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(s->d_val, s->val);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, CLMG_INT32, cells * bs, l->unknowns,
-                                          &s->d_unknowns);
-  /* NSI keeps a one-word stand-in, never read */
-  size_t inverse_length = s->stored ? cells * bs * bs : 1;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s->context, real, inverse_length, &s->d_inverse);
-  if (status == CLMG_SUCCESS && s->stored)
+  clmg_status status = CLMG_SUCCESS;
+  if (!s->d_row_ptr) {
+    status = clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->a->row_ptr,
+                                          &s->d_row_ptr);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create_from_host(s->context, CLMG_INT32, s->nnz, s->a->col, &s->d_col);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(s->context, real, s->nnz, &s->d_val);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create_from_host(s->context, CLMG_INT32, cells * bs, l->unknowns,
+                                            &s->d_unknowns);
+    /* NSI keeps a one-word stand-in, never read */
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(s->context, real, s->stored ? cells * bs * bs : 1, &s->d_inverse);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(s->context, real, l->largest_colour * bs + 1, &s->correction);
+    char options[256];
+    snprintf(options, sizeof options, "%s -DVANKA_BLOCK=%d -DVANKA_TINY=%.17g",
+             clmg_real_options(s->context, real), l->block, VANKA_TINY);
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_get_kernel(s->context, "vanka", options, "vanka_correction", &s->correction_kernel);
+    if (status == CLMG_SUCCESS)
+      status = clmg_get_kernel(s->context, "vanka", options, "vanka_update", &s->update_kernel);
+    if (status != CLMG_SUCCESS) {
+      free_device(s);
+      return status;
+    }
+  }
+  status = clmg_vector_upload_doubles(s->d_val, s->a->val);
+  if (status == CLMG_SUCCESS && s->stored) {
+    compute_inverses(s->a, l);
     status = clmg_vector_upload_doubles(s->d_inverse, l->inverse);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s->context, real, l->largest_colour * bs + 1, &s->correction);
-  char options[256];
-  snprintf(options, sizeof options, "%s -DVANKA_BLOCK=%d -DVANKA_TINY=%.17g",
-           clmg_real_options(s->context, real), l->block, VANKA_TINY);
-  if (status == CLMG_SUCCESS)
-    status =
-        clmg_get_kernel(s->context, "vanka", options, "vanka_correction", &s->correction_kernel);
-  if (status == CLMG_SUCCESS)
-    status = clmg_get_kernel(s->context, "vanka", options, "vanka_update", &s->update_kernel);
+  }
   return status;
 }
 
@@ -504,7 +544,7 @@ static double vanka_bytes(void *data, const clmg_operator *a, int steps, int x_i
   for (size_t c = 0; c < l->num_cells; c++)
     for (int j = 0; j < l->block; j++) {
       int32_t u = l->unknowns[c * (size_t)l->block + (size_t)j];
-      rows += (double)(s->row_ptr[u + 1] - s->row_ptr[u]) * (4.0 + real) + 16.0 + real;
+      rows += (double)(s->a->row_ptr[u + 1] - s->a->row_ptr[u]) * (4.0 + real) + 16.0 + real;
     }
   double cells = (double)l->num_cells;
   double per_cell =
@@ -541,24 +581,14 @@ clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t
   s->nnz = clmg_csr_nnz(a);
   s->omega = o->omega;
   s->stored = o->store_inverses != 0;
+  s->a = a;
   clmg_error error = {{0}};
   clmg_status status =
       make_layout(a, num_cells, block, cell_unknowns, s->stored, &s->layout, &error);
-  if (status == CLMG_SUCCESS) {
-    s->row_ptr = clmg_alloc_array(s->n + 1, sizeof *s->row_ptr);
-    s->col = clmg_alloc_array(s->nnz ? s->nnz : 1, sizeof *s->col);
-    s->val = clmg_alloc_array(s->nnz ? s->nnz : 1, sizeof *s->val);
-    if (!s->row_ptr || !s->col || !s->val)
-      status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "Vanka: no host memory for a copy of %zu entries", s->nnz);
-  }
   if (status != CLMG_SUCCESS) {
     vanka_destroy(s);
     return clmg_fail(context, status, "Vanka smoother: %s", error.message);
   }
-  memcpy(s->row_ptr, a->row_ptr, (s->n + 1) * sizeof *s->row_ptr);
-  memcpy(s->col, a->col, s->nnz * sizeof *s->col);
-  memcpy(s->val, a->val, s->nnz * sizeof *s->val);
   smoother->data = s;
   smoother->name = s->stored ? "vanka-si" : "vanka-nsi";
   smoother->setup = vanka_setup;
