@@ -13,9 +13,10 @@
  * out by colour and, within a colour, entry-major (entry j of cell c at
  * j * count + c): work-items of neighbouring cells read neighbouring words.
  * The global matrix is CSR with sorted columns. Stored inverses (SI) are
- * read; without them (NSI) each work-item extracts A_KK from the CSR rows
- * and solves by Gaussian elimination with partial pivoting, skipping a pivot
- * that the host would have skipped (an unknown the cell cannot move). */
+ * made by vanka_inverses at every setup and read; without them (NSI) each
+ * work-item extracts A_KK from the CSR rows and solves by Gaussian
+ * elimination with partial pivoting, skipping a pivot that the host would
+ * have skipped (an unknown the cell cannot move). */
 
 #ifndef VANKA_BLOCK
 #define VANKA_BLOCK 7
@@ -30,14 +31,9 @@ inline real vanka_defect(int row, global const long *row_ptr, global const int *
   return sum;
 }
 
-/* d = A_KK^-1 r by elimination with partial pivoting on the block
- * extracted from the rows of the cell's unknowns; a column whose best pivot
- * is at most `tiny` times the block's largest entry leaves its unknown
- * unchanged (d = 0 there), as the host's inverse does. */
-inline void vanka_solve(const int *unknowns, global const long *row_ptr, global const int *col,
-                        global const real *val, real *r, real *d) {
-  real m[VANKA_BLOCK][VANKA_BLOCK];
-  real largest = 0;
+/* The block A_KK from the rows of the cell's unknowns (CSR, sorted). */
+inline void vanka_block(const int *unknowns, global const long *row_ptr, global const int *col,
+                        global const real *val, real m[VANKA_BLOCK][VANKA_BLOCK]) {
   for (int i = 0; i < VANKA_BLOCK; ++i) {
     for (int j = 0; j < VANKA_BLOCK; ++j)
       m[i][j] = 0;
@@ -45,9 +41,17 @@ inline void vanka_solve(const int *unknowns, global const long *row_ptr, global 
       for (int j = 0; j < VANKA_BLOCK; ++j)
         if (col[k] == unknowns[j])
           m[i][j] = val[k];
+  }
+}
+
+/* d = m^-1 r by elimination with partial pivoting (m and r overwritten); a
+ * column whose best pivot is at most VANKA_TINY times the block's largest
+ * entry leaves its unknown unchanged (d = 0 there), as the host does. */
+inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d) {
+  real largest = 0;
+  for (int i = 0; i < VANKA_BLOCK; ++i)
     for (int j = 0; j < VANKA_BLOCK; ++j)
       largest = fmax(largest, fabs(m[i][j]));
-  }
   const real tiny = (real)VANKA_TINY * largest;
   int skipped[VANKA_BLOCK];
   for (int c = 0; c < VANKA_BLOCK; ++c) {
@@ -87,6 +91,33 @@ inline void vanka_solve(const int *unknowns, global const long *row_ptr, global 
   }
 }
 
+/* The stored inverses of the `count` cells of one colour (Algorithm 1 of
+ * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i. */
+kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unknowns,
+                           global const long *row_ptr, global const int *col,
+                           global const real *val, global real *inverse) {
+  cell_unknowns += first * VANKA_BLOCK;
+  inverse += first * VANKA_BLOCK * VANKA_BLOCK;
+  GRID_LOOP(cell, count) {
+    int unknowns[VANKA_BLOCK];
+    for (int j = 0; j < VANKA_BLOCK; ++j)
+      unknowns[j] = cell_unknowns[j * count + cell];
+    real block[VANKA_BLOCK][VANKA_BLOCK];
+    vanka_block(unknowns, row_ptr, col, val, block);
+    for (int i = 0; i < VANKA_BLOCK; ++i) {
+      real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK], d[VANKA_BLOCK];
+      for (int a = 0; a < VANKA_BLOCK; ++a) {
+        r[a] = a == i ? (real)1 : (real)0;
+        for (int b = 0; b < VANKA_BLOCK; ++b)
+          m[a][b] = block[a][b];
+      }
+      vanka_solve_block(m, r, d);
+      for (int row = 0; row < VANKA_BLOCK; ++row)
+        inverse[(row * VANKA_BLOCK + i) * count + cell] = d[row];
+    }
+  }
+}
+
 /* The corrections of the `count` cells of one colour, which starts at cell
  * `first` of the colour order (stored == 0: NSI, inverse is not read). */
 kernel void vanka_correction(ulong first, ulong count, global const int *cell_unknowns,
@@ -113,7 +144,9 @@ kernel void vanka_correction(ulong first, ulong count, global const int *cell_un
         d[i] = sum;
       }
     } else {
-      vanka_solve(unknowns, row_ptr, col, val, r, d);
+      real m[VANKA_BLOCK][VANKA_BLOCK];
+      vanka_block(unknowns, row_ptr, col, val, m);
+      vanka_solve_block(m, r, d);
     }
     for (int j = 0; j < VANKA_BLOCK; ++j)
       correction[j * count + cell] = d[j];

@@ -15,8 +15,9 @@
  * greedy colouring in cell order, so no mesh is refused.
  *
  * Local solves: Gaussian elimination with partial pivoting on A_KK, once
- * per setup into stored inverses (the paper's SI, the default) or in every
- * visit from the matrix rows (NSI: less memory, more arithmetic). A column
+ * per setup into stored inverses on the device (the paper's SI and its
+ * Algorithm 1, the default) or in every visit from the matrix rows (NSI:
+ * less memory, more arithmetic). A column
  * whose best pivot is at most VANKA_TINY times the block's largest entry
  * leaves its unknown unmoved (a cell whose pressure couples to no free
  * velocity, say) rather than failing or dividing by zero.
@@ -254,28 +255,25 @@ static void local_solve(const clmg_csr *a, const int32_t *unknowns, int block, d
 }
 
 /* The cells in colour order (colour_start[k] is colour k's first) and
- * each cell's unknowns (and, if `inverse`, its stored inverse) laid out by
- * colour, entry-major within a colour, as cl/vanka.cl reads them. */
+ * each cell's unknowns laid out by colour, entry-major within a colour, as
+ * cl/vanka.cl reads them. */
 typedef struct vanka_layout {
   int block, num_colours;
   size_t num_cells, largest_colour;
   size_t *colour_start;
   int32_t *order; /* cell of each position */
   int32_t *unknowns;
-  double *inverse;
 } vanka_layout;
 
 static void layout_free(vanka_layout *l) {
   free(l->colour_start);
   free(l->order);
   free(l->unknowns);
-  free(l->inverse);
   memset(l, 0, sizeof *l);
 }
 
 static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
-                               const int32_t *cell_unknowns, int with_inverse, vanka_layout *l,
-                               clmg_error *error) {
+                               const int32_t *cell_unknowns, vanka_layout *l, clmg_error *error) {
   memset(l, 0, sizeof *l);
   l->block = block;
   l->num_cells = num_cells;
@@ -283,10 +281,9 @@ static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
   int32_t *colour = clmg_alloc_array(cells, sizeof *colour);
   l->order = clmg_alloc_array(cells, sizeof *l->order);
   l->unknowns = clmg_alloc_array(cells * b, sizeof *l->unknowns);
-  if (with_inverse)
-    l->inverse = clmg_alloc_array(cells * b * b, sizeof *l->inverse);
+
   clmg_status status = CLMG_SUCCESS;
-  if (!colour || !l->order || !l->unknowns || (with_inverse && !l->inverse))
+  if (!colour || !l->order || !l->unknowns)
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "Vanka: no host memory for the layout of %zu cells", num_cells);
   if (status == CLMG_SUCCESS)
@@ -328,31 +325,6 @@ static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
   return status;
 }
 
-/* The stored inverses from a's current values, in the layout's order:
- * column i of A_KK^-1 is the local solve of e_i. */
-static void compute_inverses(const clmg_csr *a, vanka_layout *l) {
-  size_t b = (size_t)l->block;
-  for (int k = 0; k < l->num_colours; k++) {
-    size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
-    for (size_t p = 0; p < count; p++) {
-      int32_t u[VANKA_MAX_BLOCK];
-      for (size_t j = 0; j < b; j++)
-        u[j] = l->unknowns[first * b + j * count + p];
-      /* the block once, then a solve per column */
-      double m[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK], work[VANKA_MAX_BLOCK][VANKA_MAX_BLOCK];
-      local_block(a, u, l->block, m);
-      for (size_t i = 0; i < b; i++) {
-        double r[VANKA_MAX_BLOCK] = {0}, d[VANKA_MAX_BLOCK];
-        r[i] = 1.0;
-        memcpy(work, m, sizeof work);
-        solve_block(work, l->block, r, d);
-        for (size_t row = 0; row < b; row++)
-          l->inverse[first * b * b + (row * b + i) * count + p] = d[row];
-      }
-    }
-  }
-}
-
 /* ---- the host reference ---- */
 
 clmg_status clmg_vanka_smooth_host(const clmg_csr *a, size_t num_cells, int block,
@@ -363,7 +335,7 @@ clmg_status clmg_vanka_smooth_host(const clmg_csr *a, size_t num_cells, int bloc
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "Vanka: a square host matrix, b and x are needed");
   vanka_layout l;
-  clmg_status status = make_layout(a, num_cells, block, cell_unknowns, 0, &l, error);
+  clmg_status status = make_layout(a, num_cells, block, cell_unknowns, &l, error);
   size_t bs = (size_t)block;
   double *correction = NULL;
   if (status == CLMG_SUCCESS) {
@@ -408,11 +380,12 @@ typedef struct vanka_smoother {
   vanka_layout layout;
   const clmg_csr *a; /* borrowed: its values are read at every setup */
   clmg_vector *d_row_ptr, *d_col, *d_val, *d_unknowns, *d_inverse, *correction;
-  cl_kernel correction_kernel, update_kernel;
+  cl_kernel correction_kernel, update_kernel, inverse_kernel;
 } vanka_smoother;
 
 static void free_device(vanka_smoother *s) {
-  s->correction_kernel = s->update_kernel = NULL; /* owned by the program manager */
+  /* the kernels are the program manager's */
+  s->correction_kernel = s->update_kernel = s->inverse_kernel = NULL;
   clmg_vector_destroy(s->d_row_ptr);
   clmg_vector_destroy(s->d_col);
   clmg_vector_destroy(s->d_val);
@@ -474,15 +447,29 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
           clmg_get_kernel(s->context, "vanka", options, "vanka_correction", &s->correction_kernel);
     if (status == CLMG_SUCCESS)
       status = clmg_get_kernel(s->context, "vanka", options, "vanka_update", &s->update_kernel);
+    if (status == CLMG_SUCCESS)
+      status = clmg_get_kernel(s->context, "vanka", options, "vanka_inverses", &s->inverse_kernel);
     if (status != CLMG_SUCCESS) {
       free_device(s);
       return status;
     }
   }
   status = clmg_vector_upload_doubles(s->d_val, s->a->val);
-  if (status == CLMG_SUCCESS && s->stored) {
-    compute_inverses(s->a, l);
-    status = clmg_vector_upload_doubles(s->d_inverse, l->inverse);
+  /* the stored inverses on the device, colour by colour (Algorithm 1) */
+  for (int k = 0; s->stored && k < l->num_colours && status == CLMG_SUCCESS; k++) {
+    uint64_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+    if (count == 0)
+      continue;
+    clmg_kernel_args args;
+    clmg_args_begin(&args, s->context, s->inverse_kernel, "vanka_inverses");
+    clmg_arg_ulong(&args, first);
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, s->d_unknowns->buffer);
+    clmg_arg_buffer(&args, s->d_row_ptr->buffer);
+    clmg_arg_buffer(&args, s->d_col->buffer);
+    clmg_arg_buffer(&args, s->d_val->buffer);
+    clmg_arg_buffer(&args, s->d_inverse->buffer);
+    status = clmg_launch_args(&args, count);
   }
   return status;
 }
@@ -583,8 +570,7 @@ clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t
   s->stored = o->store_inverses != 0;
   s->a = a;
   clmg_error error = {{0}};
-  clmg_status status =
-      make_layout(a, num_cells, block, cell_unknowns, s->stored, &s->layout, &error);
+  clmg_status status = make_layout(a, num_cells, block, cell_unknowns, &s->layout, &error);
   if (status != CLMG_SUCCESS) {
     vanka_destroy(s);
     return clmg_fail(context, status, "Vanka smoother: %s", error.message);
