@@ -109,8 +109,8 @@ static void print_flow_usage(FILE *out) {
         "Examples:\n"
         "  clmg flow --case cavity --re 100 --level 4 --profile cavity.csv\n"
         "  clmg flow --case dfg1 --level 3 --json\n"
-        "  clmg flow --case dfg2 --dt 0.005 --steps 400 --csv dfg2.csv --vtk out/dfg2 \\\n"
-        "            --vtk-every 20\n"
+        "  clmg flow --case dfg2 --dt 0.005 --steps 400 --csv dfg2.csv --vtk dfg2 \\\n"
+        "            --vtk-every 20   (dfg2_0020.vtu, ..., dfg2.pvd)\n"
         "\n"
         "Exit status: 0 converged (steady) or every step solved, 1 failure, 2 bad usage.\n",
         out);
