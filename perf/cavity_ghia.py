@@ -52,11 +52,13 @@ def read_profile(path):
 
 
 def interpolate(points, s, column):
+    """The profile's column (0: u, 1: v) at position s, linearly between its
+    points; the end value outside them."""
     for (s0, *v0), (s1, *v1) in zip(points, points[1:]):
         if s0 <= s <= s1:
             t = 0.0 if s1 == s0 else (s - s0) / (s1 - s0)
             return v0[column] + t * (v1[column] - v0[column])
-    return points[-1][1 + column - 1] if s > points[-1][0] else points[0][column + 1 - 1]
+    return points[-1][1 + column] if s > points[-1][0] else points[0][1 + column]
 
 
 def main():
