@@ -6,9 +6,10 @@
  * recomputed ones (NSI, the paper's Table 3), their bytes and ratio to the
  * copy bandwidth measured in the same run, the F(2,2)-cycle and the GMRES
  * solve to 1e-8 of the finest system (iterations, time, unknowns per
- * second per cycle) and the host parts of a step (assembly, multigrid
- * setup). Run it on the GPU and on pocl to compare devices (the paper's
- * Table 2); the per-level sweep times give its Table 4. */
+ * second per cycle), the device time of a cycle by part (smoother,
+ * residuals and transfers, coarse solve, vector operations: the paper's
+ * Table 1) and the host parts of a step (assembly, multigrid setup). Run it on the GPU and on pocl
+ * to compare devices (the paper's Table 2); the per-level sweep times give its Table 4. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,13 @@ typedef struct level_row {
   double si_s, nsi_s, si_bytes, nsi_bytes;
 } level_row;
 
+/* The paper's Table 1: where a cycle's device time goes. */
+enum { PART_SMOOTHER, PART_SPMV, PART_COARSE, PART_VECTOR, PARTS };
+static const char *const part_names[PARTS] = {"smoother", "residual+transfers", "coarse solve",
+                                              "vector ops"};
+
 typedef struct finest_row {
+  double part_s[PARTS]; /* device seconds per cycle, by part */
   int level;
   size_t unknowns;
   double assemble_s, setup_s, cycle_s, cycle_bytes, solve_s;
@@ -295,6 +302,30 @@ int main(int argc, char **argv) {
       f->cycle_bytes = clmg_multigrid_cycle_bytes(mg, 0);
     }
     if (ok && status == CLMG_SUCCESS) {
+      /* three cycles under the kernel profile, by part: Vanka kernels, the
+       * sparse products (residuals and transfers alike), the coarse solve's
+       * kernels, the rest */
+      enum { PROFILED = 3 };
+      clmg_kernel_time *times = NULL;
+      size_t count = 0;
+      status = clmg_profile_start(context);
+      for (int k = 0; k < PROFILED && status == CLMG_SUCCESS; k++)
+        status = clmg_multigrid_cycle(mg, b, x);
+      clmg_status stopped = clmg_profile_stop(context, &times, &count);
+      if (status == CLMG_SUCCESS)
+        status = stopped;
+      for (size_t k = 0; status == CLMG_SUCCESS && k < count; k++) {
+        const char *name = times[k].name;
+        int part = strncmp(name, "vanka", 5) == 0 ? PART_SMOOTHER
+                   : strstr(name, "spmv") || strstr(name, "defect") || strstr(name, "long")
+                       ? PART_SPMV
+                   : strstr(name, "dense") ? PART_COARSE
+                                           : PART_VECTOR;
+        f->part_s[part] += times[k].seconds / PROFILED;
+      }
+      free(times);
+    }
+    if (ok && status == CLMG_SUCCESS) {
       clmg_preconditioner cycle;
       status = clmg_multigrid_preconditioner(mg, &cycle);
       clmg_krylov_options krylov;
@@ -365,6 +396,22 @@ int main(int argc, char **argv) {
            f->unknowns / f->cycle_s / 1e6, f->gmres_iterations, f->solve_s, f->relative_residual,
            f->assemble_s, f->setup_s);
   }
+  printf("\nDevice time per cycle by part (kernel profile of 3 cycles; the paper's Table 1)\n");
+  printf("%5s %10s", "level", "unknowns");
+  for (int p = 0; p < PARTS; p++)
+    printf(" %19s", part_names[p]);
+  printf("\n");
+  for (size_t k = 0; k < finest_count; k++) {
+    const finest_row *f = &finest[k];
+    double total = 0;
+    for (int p = 0; p < PARTS; p++)
+      total += f->part_s[p];
+    printf("%5d %10zu", f->level, f->unknowns);
+    for (int p = 0; p < PARTS; p++)
+      printf("   %8.3f ms (%3.0f%%)", 1e3 * f->part_s[p],
+             total > 0 ? 100 * f->part_s[p] / total : 0);
+    printf("\n");
+  }
   if (s.json_path && ok) {
     clmg_output_file *file = NULL;
     FILE *out = perf_json_open(PROGRAM, s.json_path, &file);
@@ -405,6 +452,10 @@ int main(int argc, char **argv) {
         json_number(&w, "relative_residual", f->relative_residual);
         json_number(&w, "assemble_s", f->assemble_s);
         json_number(&w, "setup_s", f->setup_s);
+        json_object_begin(&w, "device_s_per_cycle");
+        for (int p = 0; p < PARTS; p++)
+          json_number(&w, part_names[p], f->part_s[p]);
+        json_object_end(&w);
         json_object_end(&w);
       }
       json_array_end(&w);
