@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""The DFG 2D-2 benchmark values from `clmg flow --case dfg2 --csv FILE`:
+over the last --periods periods of the lift (found from its upward zero
+crossings), the largest drag and lift coefficients and the Strouhal number
+St = D f / U_mean (D = 0.1, U_mean = 1, f the lift's frequency). Reference intervals of Schaefer and Turek, "Benchmark
+computations of laminar flow around a cylinder" (1996): c_D,max in
+[3.22, 3.24], c_L,max in [0.99, 1.01], St in [0.295, 0.305].
+
+Usage: dfg2_analysis.py FILE.csv [--periods N] [--json OUT]
+"""
+import argparse
+import csv
+import json
+import sys
+
+REFERENCE = {"drag_max": (3.22, 3.24), "lift_max": (0.99, 1.01), "strouhal": (0.295, 0.305)}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("csv")
+    parser.add_argument("--periods", type=int, default=3)
+    parser.add_argument("--json")
+    args = parser.parse_args()
+    t, drag, lift = [], [], []
+    with open(args.csv, newline="") as f:
+        for row in csv.DictReader(f):
+            t.append(float(row["time"]))
+            drag.append(float(row["drag"]))
+            lift.append(float(row["lift"]))
+    ups = [t[k - 1] + (t[k] - t[k - 1]) * (-lift[k - 1]) / (lift[k] - lift[k - 1])
+           for k in range(1, len(t)) if lift[k - 1] < 0 <= lift[k]]
+    if len(ups) < args.periods + 1:
+        sys.exit(f"{args.csv}: {len(ups) - 1 if ups else 0} lift periods, need {args.periods}: "
+                 "run longer (the shedding starts after t of about 3)")
+    start = ups[-1 - args.periods]
+    period = (ups[-1] - start) / args.periods
+    window = [k for k in range(len(t)) if t[k] >= start]
+    result = {
+        "drag_max": max(drag[k] for k in window),
+        "lift_max": max(lift[k] for k in window),
+        "strouhal": 0.1 / period,
+        "period": period,
+        "time_window": [start, ups[-1]],
+    }
+    print(f"DFG 2D-2 over t in [{start:.4f}, {ups[-1]:.4f}] ({args.periods} periods):")
+    for key in ("drag_max", "lift_max", "strouhal"):
+        low, high = REFERENCE[key]
+        inside = "inside" if low <= result[key] <= high else "outside"
+        print(f"  {key:<9} {result[key]:.4f}   reference [{low}, {high}]: {inside}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(result, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
