@@ -55,7 +55,9 @@ typedef struct clmg_flow_step {
 
 /* Called after every step with the finest level's mesh, edges and
  * solution (2E + T values, clmg/stokes.h's layout); a nonzero return stops
- * the run (clmg_flow_solve then returns CLMG_SUCCESS with what it has). */
+ * the run: clmg_flow_solve then returns with what it has, CLMG_SUCCESS for
+ * time steps, CLMG_ERROR_NOT_CONVERGED for a steady run stopped before its
+ * tolerance. */
 typedef int (*clmg_flow_monitor)(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
                                  const clmg_triangle_edges *edges, const double *x);
 
