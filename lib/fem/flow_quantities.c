@@ -112,20 +112,6 @@ typedef struct point_sum {
   double u[2];
 } point_sum;
 
-static clmg_status check_triangle_mesh(const clmg_mesh *mesh, clmg_error *error) {
-  if (!mesh)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
-  if (mesh->cell_type != CLMG_CELL_SIMPLEX || mesh->dim != 2)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "Crouzeix-Raviart elements need a 2D triangle mesh (got %s cells in "
-                          "dimension %d)",
-                          mesh->cell_type == CLMG_CELL_SIMPLEX ? "simplex" : "tensor", mesh->dim);
-  if ((mesh->num_cells > 0 && !mesh->cells) || (mesh->num_vertices > 0 && !mesh->coords))
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "the mesh has a count without its array");
-  return CLMG_SUCCESS;
-}
-
 /* Adds up, over the triangles containing point, their pressure (where
  * pressure, one value per triangle, is not NULL) and their P1nc velocity
  * there (where edges is not NULL; x in the layout of clmg/stokes.h). */
@@ -198,7 +184,7 @@ clmg_status clmg_flow_pressure_at(const clmg_mesh *mesh, const double *x, size_t
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "x, point and pressure must not be NULL");
   *pressure = 0.0;
-  clmg_status status = check_triangle_mesh(mesh, error);
+  clmg_status status = clmg_triangle_mesh_check(mesh, error);
   if (status != CLMG_SUCCESS)
     return status;
   point_sum sum;

@@ -7,6 +7,10 @@
 #include "clmg/stokes.h"
 #include "fem/p1_internal.h"
 
+/* Checks that mesh is a 2D triangle mesh with its arrays (the first check
+ * of every Crouzeix-Raviart function). */
+clmg_status clmg_triangle_mesh_check(const clmg_mesh *mesh, clmg_error *error);
+
 /* Checks that mesh is a 2D triangle mesh whose cells' vertex indices are in
  * range and that edges (named `name` in messages) are its edges: arrays
  * present, each cell's edges in range with the vertices opposite the right

@@ -18,7 +18,7 @@ void clmg_triangle_edges_free(clmg_triangle_edges *edges) {
   memset(edges, 0, sizeof *edges);
 }
 
-static clmg_status check_triangle_mesh(const clmg_mesh *mesh, clmg_error *error) {
+clmg_status clmg_triangle_mesh_check(const clmg_mesh *mesh, clmg_error *error) {
   if (!mesh)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the mesh is NULL");
   if (mesh->cell_type != CLMG_CELL_SIMPLEX || mesh->dim != 2)
@@ -26,12 +26,15 @@ static clmg_status check_triangle_mesh(const clmg_mesh *mesh, clmg_error *error)
                           "Crouzeix-Raviart elements need a 2D triangle mesh (got %s cells in "
                           "dimension %d)",
                           mesh->cell_type == CLMG_CELL_SIMPLEX ? "simplex" : "tensor", mesh->dim);
+  if ((mesh->num_cells > 0 && !mesh->cells) || (mesh->num_vertices > 0 && !mesh->coords))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh has a count without its array");
   return CLMG_SUCCESS;
 }
 
 clmg_status clmg_triangle_edges_check(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
                                       const char *name, clmg_error *error) {
-  clmg_status status = check_triangle_mesh(mesh, error);
+  clmg_status status = clmg_triangle_mesh_check(mesh, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (!edges)
@@ -117,7 +120,7 @@ clmg_status clmg_triangle_edges_create(const clmg_mesh *mesh, clmg_triangle_edge
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output edges are NULL");
   memset(out, 0, sizeof *out);
-  clmg_status status = check_triangle_mesh(mesh, error);
+  clmg_status status = clmg_triangle_mesh_check(mesh, error);
   if (status == CLMG_SUCCESS)
     status = clmg_p1_check_mesh(mesh, error); /* indices, orientation, unused vertices */
   if (status != CLMG_SUCCESS)
