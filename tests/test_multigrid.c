@@ -231,6 +231,17 @@ static void test_coarse_solvers_agree(void **state) {
   int pcg = solve_checked(4, &options, 1e-10, 1e-6, "PCG coarse solve");
   /* a coarse solve to two digits costs at most a few extra cycles */
   assert_true(pcg >= direct - 1 && pcg <= direct + 3);
+  /* smoother steps from zero as the coarse solve (clmg_coarse_solver_smoother):
+   * 40 Jacobi steps on the coarsest level's few rows, also close to exact */
+  clmg_multigrid_options_defaults(&options);
+  clmg_smoother jacobi;
+  CHECK_OK(clmg_smoother_jacobi(ctx, 0.7, &jacobi));
+  CHECK_OK(clmg_coarse_solver_smoother(&jacobi, 40, &options.coarse_solver));
+  assert_null(jacobi.apply); /* taken over */
+  int steps = solve_checked(4, &options, 1e-10, 1e-6, "Jacobi steps as the coarse solve");
+  assert_true(steps >= direct - 1 && steps <= direct + 3);
+  assert_int_equal(clmg_coarse_solver_smoother(&jacobi, 4, &options.coarse_solver),
+                   CLMG_ERROR_INVALID_ARGUMENT); /* no smoother left */
   /* pre-smoothing 0 and an unbalanced cycle still converge */
   clmg_multigrid_options_defaults(&options);
   options.pre_smoothing = 0;

@@ -166,6 +166,11 @@ CLMG_API clmg_status clmg_coarse_solver_direct(clmg_context *context, clmg_coars
 CLMG_API clmg_status clmg_coarse_solver_krylov(clmg_context *context, clmg_krylov_method method,
                                                double relative_tolerance, int max_iterations,
                                                clmg_coarse_solver *solver);
+/* `steps` steps of a smoother from zero as the coarse solve (a level too
+ * large for the dense inverse, where an approximate correction will do);
+ * takes ownership of the smoother, whose setup becomes the solver's. */
+CLMG_API clmg_status clmg_coarse_solver_smoother(clmg_smoother *smoother, int steps,
+                                                 clmg_coarse_solver *solver);
 /* Any preconditioner as the coarse solve (x = M^-1 b); takes ownership of it. */
 CLMG_API clmg_status clmg_coarse_solver_preconditioner(clmg_preconditioner *preconditioner,
                                                        clmg_coarse_solver *solver);

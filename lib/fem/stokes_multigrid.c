@@ -240,46 +240,22 @@ static clmg_status shifted_coarse(const clmg_stokes_hierarchy *h, int level, clm
 /* The coarse solve on a coarse mesh too large for the dense inverse (its
  * setup, per Oseen step, grows with the cube of the unknowns: 0.75 s on the
  * DFG mesh's 1,470 where a cycle takes milliseconds): Vanka steps from
- * zero, a fixed number, on the coarsest level. */
+ * zero, a fixed number, on the coarsest level (clmg_coarse_solver_smoother). */
 enum { COARSE_DIRECT_MAX = 1000, COARSE_VANKA_STEPS = 16 };
-
-typedef struct vanka_coarse {
-  clmg_smoother smoother;
-} vanka_coarse;
-
-static clmg_status vanka_coarse_setup(void *data, const clmg_operator *a) {
-  vanka_coarse *c = data;
-  return c->smoother.setup(c->smoother.data, a);
-}
-
-static clmg_status vanka_coarse_solve(void *data, const clmg_operator *a, const clmg_vector *b,
-                                      clmg_vector *x) {
-  vanka_coarse *c = data;
-  return c->smoother.apply(c->smoother.data, a, b, x, COARSE_VANKA_STEPS, 1);
-}
-
-static void vanka_coarse_destroy(void *data) {
-  vanka_coarse *c = data;
-  if (!c)
-    return;
-  clmg_smoother_destroy(&c->smoother);
-  free(c);
-}
 
 static clmg_status vanka_coarse_solver(clmg_context *context, const clmg_stokes_hierarchy *h,
                                        int level, const clmg_vanka_options *vanka,
                                        clmg_coarse_solver *solver) {
-  vanka_coarse *c = calloc(1, sizeof *c);
-  if (!c)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes multigrid: no memory");
+  clmg_smoother smoother;
   clmg_status status = clmg_smoother_vanka(context, &h->a[level], h->meshes[level].num_cells, 7,
-                                           h->cell_unknowns[level], vanka, &c->smoother);
+                                           h->cell_unknowns[level], vanka, &smoother);
+  if (status != CLMG_SUCCESS)
+    return status; /* its message is the context's */
+  status = clmg_coarse_solver_smoother(&smoother, COARSE_VANKA_STEPS, solver);
   if (status != CLMG_SUCCESS) {
-    free(c);
-    return status;
+    clmg_smoother_destroy(&smoother);
+    return clmg_fail(context, status, "Stokes multigrid: no memory for the coarse solve");
   }
-  *solver = (clmg_coarse_solver){c,    "vanka-steps",       vanka_coarse_setup, vanka_coarse_solve,
-                                 NULL, vanka_coarse_destroy};
   return CLMG_SUCCESS;
 }
 
