@@ -461,6 +461,19 @@ static void dfg_inflow(const double *x, int32_t tag, double *u, void *data) {
   u[1] = 0.0;
 }
 
+static const int32_t dfg_dirichlet[3] = {CLMG_DFG_INFLOW, CLMG_DFG_WALLS, CLMG_DFG_CYLINDER};
+
+/* The DFG channel's flow (nu 1e-3, the inflow of data, no-slip walls and
+ * cylinder, do-nothing outflow). */
+static void dfg_problem(dfg_data *data, clmg_stokes_problem *problem) {
+  clmg_stokes_problem_defaults(problem);
+  problem->viscosity = 1e-3;
+  problem->boundary_velocity = dfg_inflow;
+  problem->boundary_data = data;
+  problem->dirichlet_tags = dfg_dirichlet;
+  problem->num_dirichlet_tags = 3;
+}
+
 /* DFG 2D-1 (Schaefer and Turek 1996: Re 20, c_D = 5.57953523384,
  * delta p = 0.11752016697) on 2 and 3 levels: the drag and the pressure
  * difference approach the reference as the level rises. */
@@ -470,15 +483,9 @@ static void test_flow_dfg1(void **state) {
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
   dfg_data data = {0.3};
-  const int32_t dirichlet[3] = {CLMG_DFG_INFLOW, CLMG_DFG_WALLS, CLMG_DFG_CYLINDER};
   clmg_stokes_problem problem;
-  clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = 1e-3;
+  dfg_problem(&data, &problem);
   problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
-  problem.boundary_velocity = dfg_inflow;
-  problem.boundary_data = &data;
-  problem.dirichlet_tags = dirichlet;
-  problem.num_dirichlet_tags = 3;
   double drag_error[2], dp_error[2];
   for (int k = 0; k < 2; ++k) {
     clmg_flow_options options;
@@ -516,14 +523,8 @@ static void test_flow_time_steps(void **state) {
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
   dfg_data data = {1.5};
-  const int32_t dirichlet[3] = {CLMG_DFG_INFLOW, CLMG_DFG_WALLS, CLMG_DFG_CYLINDER};
   clmg_stokes_problem problem;
-  clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = 1e-3;
-  problem.boundary_velocity = dfg_inflow;
-  problem.boundary_data = &data;
-  problem.dirichlet_tags = dirichlet;
-  problem.num_dirichlet_tags = 3;
+  dfg_problem(&data, &problem);
   clmg_flow_options options;
   clmg_flow_options_defaults(&options);
   options.levels = 2;

@@ -404,6 +404,16 @@ static void vanka_destroy(void *data) {
   free(s);
 }
 
+/* Starts the arguments every cell kernel of cl/vanka.cl takes first: the
+ * colour's first cell and count, the cells' unknowns. */
+static void cell_kernel_args(const vanka_smoother *s, cl_kernel kernel, const char *name,
+                             uint64_t first, uint64_t count, clmg_kernel_args *args) {
+  clmg_args_begin(args, s->context, kernel, name);
+  clmg_arg_ulong(args, first);
+  clmg_arg_ulong(args, count);
+  clmg_arg_buffer(args, s->d_unknowns->buffer);
+}
+
 /* The first setup uploads the pattern, the cells and makes the kernels;
  * every setup uploads a's current values and (SI) the inverses made from
  * them, so clmg_multigrid_refresh takes new values of the same pattern. */
@@ -461,10 +471,7 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
     if (count == 0)
       continue;
     clmg_kernel_args args;
-    clmg_args_begin(&args, s->context, s->inverse_kernel, "vanka_inverses");
-    clmg_arg_ulong(&args, first);
-    clmg_arg_ulong(&args, count);
-    clmg_arg_buffer(&args, s->d_unknowns->buffer);
+    cell_kernel_args(s, s->inverse_kernel, "vanka_inverses", first, count, &args);
     clmg_arg_buffer(&args, s->d_row_ptr->buffer);
     clmg_arg_buffer(&args, s->d_col->buffer);
     clmg_arg_buffer(&args, s->d_val->buffer);
@@ -491,10 +498,7 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
       if (count == 0)
         continue;
       clmg_kernel_args args;
-      clmg_args_begin(&args, s->context, s->correction_kernel, "vanka_correction");
-      clmg_arg_ulong(&args, first);
-      clmg_arg_ulong(&args, count);
-      clmg_arg_buffer(&args, s->d_unknowns->buffer);
+      cell_kernel_args(s, s->correction_kernel, "vanka_correction", first, count, &args);
       clmg_arg_buffer(&args, s->d_row_ptr->buffer);
       clmg_arg_buffer(&args, s->d_col->buffer);
       clmg_arg_buffer(&args, s->d_val->buffer);
@@ -506,10 +510,7 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
       status = clmg_launch_args(&args, count);
       if (status != CLMG_SUCCESS)
         break;
-      clmg_args_begin(&args, s->context, s->update_kernel, "vanka_update");
-      clmg_arg_ulong(&args, first);
-      clmg_arg_ulong(&args, count);
-      clmg_arg_buffer(&args, s->d_unknowns->buffer);
+      cell_kernel_args(s, s->update_kernel, "vanka_update", first, count, &args);
       clmg_arg_buffer(&args, s->correction->buffer);
       clmg_arg_real(&args, a->precision, s->omega);
       clmg_arg_vector(&args, x);
