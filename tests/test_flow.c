@@ -28,40 +28,6 @@ static clmg_context *ctx;
 #define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
 #define CHECK_HOST(call, error) CHECK_ERROR_OK(error, call)
 
-/* u = curl(psi), psi = x^2 (1-x)^2 y^2 (1-y)^2, p = x^3 + y^2 - 7/12 on the
- * unit square, nu = 1: f = -Laplace(u) + grad(p). */
-static double g(double t) {
-  return t * t * (1 - t) * (1 - t);
-}
-static double g1(double t) {
-  return 2 * t * (1 - t) * (1 - 2 * t);
-}
-static double g2(double t) {
-  return 2 - 12 * t + 12 * t * t;
-}
-static double g3(double t) {
-  return -12 + 24 * t;
-}
-
-static void exact_velocity(const double *x, double *u, void *data) {
-  (void)data;
-  u[0] = g(x[0]) * g1(x[1]);
-  u[1] = -g1(x[0]) * g(x[1]);
-}
-
-static double exact_pressure(const double *x, void *data) {
-  (void)data;
-  return x[0] * x[0] * x[0] + x[1] * x[1] - 7.0 / 12.0;
-}
-
-static void force(const double *x, double *f, void *data) {
-  (void)data;
-  double X = x[0], Y = x[1];
-  /* -Laplace of u_x = g(x) g1(y): -(g2(x) g1(y) + g(x) g3(y)) */
-  f[0] = -(g2(X) * g1(Y) + g(X) * g3(Y)) + 3 * X * X;
-  f[1] = (g3(X) * g(Y) + g1(X) * g2(Y)) + 2 * Y;
-}
-
 static double host_relative_residual(const clmg_csr *a, const double *b, const double *x) {
   double *r = malloc(a->rows * sizeof *r);
   assert_non_null(r);
@@ -89,7 +55,7 @@ static solve_outcome solve_stokes_with(const clmg_mesh *coarse, int levels, int 
                                        clmg_cycle_type type, double growth) {
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
-  problem.force = force;
+  problem.force = stokes_manufactured_force;
   clmg_stokes_hierarchy h;
   clmg_error error = {{0}};
   CHECK_HOST(clmg_stokes_hierarchy_build(coarse, levels, &problem, &h, &error), error);
@@ -122,8 +88,9 @@ static solve_outcome solve_stokes_with(const clmg_mesh *coarse, int levels, int 
   assert_true(host_relative_residual(a, h.b, xh) <= 1e-8);
   solve_outcome out = {result.iterations, pow(result.relative_residual, 1.0 / result.iterations), 0,
                        0};
-  CHECK_HOST(clmg_stokes_l2_errors(&h.meshes[levels - 1], &h.edges[levels - 1], xh, exact_velocity,
-                                   exact_pressure, NULL, &out.u_error, &out.p_error, &error),
+  CHECK_HOST(clmg_stokes_l2_errors(&h.meshes[levels - 1], &h.edges[levels - 1], xh,
+                                   stokes_exact_velocity, stokes_exact_pressure, NULL, &out.u_error,
+                                   &out.p_error, &error),
              error);
   clmg_krylov_result_free(&result);
   free(xh);
@@ -351,7 +318,7 @@ static void test_stokes_multigrid_update(void **state) {
   clmg_stokes_problem_defaults(&problem);
   problem.viscosity = 0.01;
   problem.reaction = 5.0;
-  problem.force = force;
+  problem.force = stokes_manufactured_force;
   clmg_stokes_hierarchy first, second;
   CHECK_HOST(clmg_stokes_hierarchy_build(&coarse, 4, &problem, &first, &error), error);
   size_t edges = first.edges[3].num_edges, n = first.a[3].rows;

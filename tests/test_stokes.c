@@ -649,46 +649,7 @@ static void test_l2_errors(void **state) {
   clmg_mesh_free(&mesh);
 }
 
-/* ---- a manufactured solution ---- */
-
-/* u = curl psi, psi = g(x) g(y), g(t) = t^2 (1 - t)^2 (zero on the
- * boundary, divergence-free); p = x^3 + y^2 - 7/12 (mean 0);
- * f = -nu Laplace u + grad p. */
-typedef struct manufactured {
-  double viscosity;
-} manufactured;
-
-static double g0(double t) {
-  return t * t * (1 - t) * (1 - t);
-}
-static double g1(double t) {
-  return 2 * t * (1 - t) * (1 - 2 * t);
-}
-static double g2(double t) {
-  return 2 - 12 * t + 12 * t * t;
-}
-static double g3(double t) {
-  return -12 + 24 * t;
-}
-
-static void exact_velocity(const double *x, double *u, void *data) {
-  (void)data;
-  u[0] = g0(x[0]) * g1(x[1]);
-  u[1] = -g1(x[0]) * g0(x[1]);
-}
-
-static double exact_pressure(const double *x, void *data) {
-  (void)data;
-  return x[0] * x[0] * x[0] + x[1] * x[1] - 7.0 / 12.0;
-}
-
-static void manufactured_force(const double *x, double *f, void *data) {
-  const manufactured *m = data;
-  double laplace_u = g2(x[0]) * g1(x[1]) + g0(x[0]) * g3(x[1]);
-  double laplace_v = -(g3(x[0]) * g0(x[1]) + g1(x[0]) * g2(x[1]));
-  f[0] = -m->viscosity * laplace_u + 3 * x[0] * x[0];
-  f[1] = -m->viscosity * laplace_v + 2 * x[1];
-}
+/* ---- a manufactured solution (test_util.h's Stokes flow) ---- */
 
 /* A band LU with partial pivoting (the layout of LAPACK's dgbtrf: A(i, j)
  * at ab[j * ld + kl + ku + i - j], U gets kl + ku superdiagonals). */
@@ -834,11 +795,11 @@ static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edg
 static void test_manufactured_solution(void **state) {
   (void)state;
   clmg_error error;
-  manufactured data = {0.5};
+  double data = 0.5; /* the viscosity */
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = data.viscosity;
-  problem.force = manufactured_force;
+  problem.viscosity = data;
+  problem.force = stokes_manufactured_force;
   problem.force_data = &data;
   enum { LEVELS = 3 };
   double u_error[LEVELS], p_error[LEVELS];
@@ -866,8 +827,9 @@ static void test_manufactured_solution(void **state) {
     }
     if (!(residual <= 1e-10 * norm))
       fail_msg("level %d: residual %g of |b| %g", level, residual, norm);
-    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, exact_velocity, exact_pressure, NULL,
-                                          &u_error[level], &p_error[level], &error));
+    CHECK_OK(error,
+             clmg_stokes_l2_errors(&mesh, &edges, x, stokes_exact_velocity, stokes_exact_pressure,
+                                   NULL, &u_error[level], &p_error[level], &error));
     print_message("level %d: %zu triangles, %zu unknowns (band %zu): |u - u_h| = %.4e, "
                   "|p - p_h| = %.4e",
                   level, mesh.num_cells, n, width, u_error[level], p_error[level]);
@@ -1183,7 +1145,7 @@ typedef struct oseen {
 
 static void oseen_velocity(const double *x, double *u, void *data) {
   const oseen *o = data;
-  exact_velocity(x, u, NULL);
+  stokes_exact_velocity(x, u, NULL);
   u[0] *= o->amplitude;
   u[1] *= o->amplitude;
 }
@@ -1194,10 +1156,10 @@ static void oseen_force(const double *x, double *f, void *data) {
   double u[2];
   oseen_velocity(x, u, data);
   /* the gradient of u: d u_x/dx, d u_x/dy, d u_y/dx, d u_y/dy */
-  const double uxx = s * g1(X) * g1(Y), uxy = s * g0(X) * g2(Y);
-  const double uyx = -s * g2(X) * g0(Y), uyy = -s * g1(X) * g1(Y);
-  double laplace_u = s * (g2(X) * g1(Y) + g0(X) * g3(Y));
-  double laplace_v = -s * (g3(X) * g0(Y) + g1(X) * g2(Y));
+  const double uxx = s * psi_g1(X) * psi_g1(Y), uxy = s * psi_g0(X) * psi_g2(Y);
+  const double uyx = -s * psi_g2(X) * psi_g0(Y), uyy = -s * psi_g1(X) * psi_g1(Y);
+  double laplace_u = s * (psi_g2(X) * psi_g1(Y) + psi_g0(X) * psi_g3(Y));
+  double laplace_v = -s * (psi_g3(X) * psi_g0(Y) + psi_g1(X) * psi_g2(Y));
   f[0] = o->reaction * u[0] + u[0] * uxx + u[1] * uxy - o->viscosity * laplace_u + 3 * X * X;
   f[1] = o->reaction * u[1] + u[0] * uyx + u[1] * uyy - o->viscosity * laplace_v + 2 * Y;
 }
@@ -1240,8 +1202,8 @@ static void run_oseen(int upwind, double reaction, double *u_order_min) {
     }
     if (!(residual <= 1e-10 * norm))
       fail_msg("level %d: residual %g of |b| %g", level, residual, norm);
-    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, exact_pressure, &data,
-                                          &u_error[level], &p_error[level], &error));
+    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, stokes_exact_pressure,
+                                          &data, &u_error[level], &p_error[level], &error));
     /* |u| in L2 (against x = 0) */
     double u_norm = 0.0, p_norm = 0.0;
     for (size_t i = 0; i < n; i++)

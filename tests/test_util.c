@@ -207,3 +207,37 @@ clmg_csr upwind_convection_diffusion(size_t n, double peclet) {
     }
   return triplets_to_csr(&t, n * n);
 }
+
+/* ---- the manufactured Stokes flow ---- */
+
+double psi_g0(double t) {
+  return t * t * (1 - t) * (1 - t);
+}
+double psi_g1(double t) {
+  return 2 * t * (1 - t) * (1 - 2 * t);
+}
+double psi_g2(double t) {
+  return 2 - 12 * t + 12 * t * t;
+}
+double psi_g3(double t) {
+  return -12 + 24 * t;
+}
+
+void stokes_exact_velocity(const double *x, double *u, void *data) {
+  (void)data;
+  u[0] = psi_g0(x[0]) * psi_g1(x[1]);
+  u[1] = -psi_g1(x[0]) * psi_g0(x[1]);
+}
+
+double stokes_exact_pressure(const double *x, void *data) {
+  (void)data;
+  return x[0] * x[0] * x[0] + x[1] * x[1] - 7.0 / 12.0;
+}
+
+void stokes_manufactured_force(const double *x, double *f, void *data) {
+  double nu = data ? *(const double *)data : 1.0;
+  double laplace_u = psi_g2(x[0]) * psi_g1(x[1]) + psi_g0(x[0]) * psi_g3(x[1]);
+  double laplace_v = -(psi_g3(x[0]) * psi_g0(x[1]) + psi_g1(x[0]) * psi_g2(x[1]));
+  f[0] = -nu * laplace_u + 3 * x[0] * x[0];
+  f[1] = -nu * laplace_v + 2 * x[1];
+}

@@ -96,6 +96,19 @@ clmg_csr upwind_convection_diffusion(size_t n, double peclet);
  * fails the test on a zero pivot. The host reference for direct solves. */
 void dense_solve_in_place(double *m, double *rhs, size_t n);
 
+/* ---- a manufactured Stokes flow on the unit square ----
+ * u = curl(psi), psi = g0(x) g0(y) with g0(t) = t^2 (1-t)^2 (zero with its
+ * normal derivative on the boundary, divergence-free); p = x^3 + y^2 - 7/12
+ * (mean 0); f = -nu Laplace u + grad p. g1, g2, g3 are g0's derivatives. */
+double psi_g0(double t);
+double psi_g1(double t);
+double psi_g2(double t);
+double psi_g3(double t);
+void stokes_exact_velocity(const double *x, double *u, void *data); /* data unused */
+double stokes_exact_pressure(const double *x, void *data);          /* data unused */
+/* f for the viscosity *(const double *)data (NULL: 1). */
+void stokes_manufactured_force(const double *x, double *f, void *data);
+
 /* ---- checks with the library's own message ---- */
 
 /* A call that must succeed; the failure shows the context's message. */
