@@ -8,7 +8,8 @@
  * solve to 1e-8 of the finest system (iterations, time, unknowns per
  * second per cycle), the device time of a cycle by part (smoother,
  * residuals and transfers, coarse solve, vector operations: the paper's
- * Table 1) and the host parts of a step (assembly, multigrid setup). Run it on the GPU and on pocl
+ * Table 1), the host parts of a step (assembly, multigrid setup) and the
+ * rate per V-, variable V- and F-cycle as levels are added. Run it on the GPU and on pocl
  * to compare devices (the paper's Table 2); the per-level sweep times give its Table 4. */
 #include <math.h>
 #include <stdio.h>
@@ -36,8 +37,22 @@ enum { PART_SMOOTHER, PART_SPMV, PART_COARSE, PART_VECTOR, PARTS };
 static const char *const part_names[PARTS] = {"smoother", "residual+transfers", "coarse solve",
                                               "vector ops"};
 
+/* Cycles whose rate per cycle is measured as levels are added: the plain
+ * V-cycle, the variable V-cycle (smoothing doubled per coarser level) and
+ * the F-cycle, each with 2 + 2 Vanka steps on the finest level. */
+enum { RATE_CASES = 3, RATE_MAX_CYCLES = 100 };
+static const struct {
+  const char *name;
+  clmg_cycle_type cycle;
+  double growth;
+} rate_cases[RATE_CASES] = {
+    {"V", CLMG_CYCLE_V, 1.0}, {"variable V", CLMG_CYCLE_V, 2.0}, {"F", CLMG_CYCLE_F, 1.0}};
+
 typedef struct finest_row {
-  double part_s[PARTS]; /* device seconds per cycle, by part */
+  double part_s[PARTS];        /* device seconds per cycle, by part */
+  int rate_cycles[RATE_CASES]; /* cycles to 1e-8 from x = 0 (RATE_MAX_CYCLES at most) */
+  double rate[RATE_CASES];     /* geometric mean of the residual reduction per cycle */
+  int rate_converged[RATE_CASES];
   int level;
   size_t unknowns;
   double assemble_s, setup_s, cycle_s, cycle_bytes, solve_s;
@@ -85,6 +100,40 @@ static clmg_status one_sweep(const void *data, long iteration) {
   (void)iteration;
   const sweep_operands *s = data;
   return s->smoother->apply(s->smoother->data, s->op, s->b, s->x, 1, 0);
+}
+
+/* The multigrid with rate case k as a solver from x = 0 to a relative
+ * residual of 1e-8: its cycles and mean rate per cycle. */
+static clmg_status measure_rate(clmg_context *context, const clmg_stokes_hierarchy *h, int k,
+                                const clmg_vector *b, clmg_vector *x, finest_row *f) {
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.cycle = rate_cases[k].cycle;
+  options.smoothing_growth = rate_cases[k].growth;
+  options.pre_smoothing = options.post_smoothing = 2;
+  clmg_multigrid *mg = NULL;
+  clmg_status status = clmg_stokes_multigrid_create(context, h, NULL, &options, &mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(x, 0.0);
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = 1e-8;
+  krylov.max_iterations = RATE_MAX_CYCLES;
+  clmg_krylov_result result = {0};
+  if (status == CLMG_SUCCESS) {
+    status = clmg_multigrid_solve(mg, b, x, &krylov, &result);
+    if (status == CLMG_ERROR_NOT_CONVERGED) /* a result: the rate says how far it got */
+      status = CLMG_SUCCESS;
+  }
+  if (status == CLMG_SUCCESS) {
+    f->rate_cycles[k] = result.iterations;
+    f->rate_converged[k] = result.converged;
+    f->rate[k] =
+        result.iterations > 0 ? pow(result.relative_residual, 1.0 / result.iterations) : 0.0;
+  }
+  clmg_krylov_result_free(&result);
+  clmg_multigrid_destroy(mg);
+  return status;
 }
 
 typedef struct cycle_operands {
@@ -363,6 +412,8 @@ int main(int argc, char **argv) {
       free(r);
       clmg_preconditioner_destroy(&cycle);
     }
+    for (int k = 0; k < RATE_CASES && ok && status == CLMG_SUCCESS; k++)
+      status = measure_rate(context, &h, k, b, x, f);
     if (ok && status != CLMG_SUCCESS) {
       apputil_report(context, status, "multigrid");
       ok = 0;
@@ -396,6 +447,22 @@ int main(int argc, char **argv) {
            f->unknowns / f->cycle_s / 1e6, f->gmres_iterations, f->solve_s, f->relative_residual,
            f->assemble_s, f->setup_s);
   }
+  printf("\nRate per cycle as levels are added: cycles from x = 0 to a residual of 1e-8 (at "
+         "most %d) and their mean rate\n",
+         RATE_MAX_CYCLES);
+  printf("%5s %7s %10s", "level", "levels", "unknowns");
+  for (int k = 0; k < RATE_CASES; k++)
+    printf(" %18s", rate_cases[k].name);
+  printf("\n");
+  for (size_t j = 0; j < finest_count; j++) {
+    const finest_row *f = &finest[j];
+    printf("%5d %7d %10zu", f->level, f->level + 1, f->unknowns);
+    for (int k = 0; k < RATE_CASES; k++)
+      printf(" %4d%s cycles %5.3f", f->rate_cycles[k], f->rate_converged[k] ? " " : "!",
+             f->rate[k]);
+    printf("\n");
+  }
+  printf("(! : not converged within the limit)\n");
   printf("\nDevice time per cycle by part (kernel profile of 3 cycles; the paper's Table 1)\n");
   printf("%5s %10s", "level", "unknowns");
   for (int p = 0; p < PARTS; p++)
@@ -456,6 +523,16 @@ int main(int argc, char **argv) {
         for (int p = 0; p < PARTS; p++)
           json_number(&w, part_names[p], f->part_s[p]);
         json_object_end(&w);
+        json_array_begin(&w, "rates");
+        for (int c = 0; c < RATE_CASES; c++) {
+          json_object_begin(&w, NULL);
+          json_string(&w, "cycle", rate_cases[c].name);
+          json_integer(&w, "cycles", f->rate_cycles[c]);
+          json_number(&w, "rate", f->rate[c]);
+          json_bool(&w, "converged", f->rate_converged[c]);
+          json_object_end(&w);
+        }
+        json_array_end(&w);
         json_object_end(&w);
       }
       json_array_end(&w);

@@ -120,25 +120,31 @@ static void test_stokes_cycles(void **state) {
            o[k].rate, o[k].u_error, o[k].p_error);
   }
   for (int k = 0; k < 3; ++k)
-    assert_true(o[k].rate < 0.35);
-  assert_true(o[2].rate <= o[0].rate + 0.1);
+    assert_true(o[k].rate < 0.3);
+  assert_true(o[2].rate <= o[0].rate + 0.05);
   assert_true(o[1].u_error < o[0].u_error / 3.0 && o[2].u_error < o[1].u_error / 3.0);
   assert_true(o[1].p_error < o[0].p_error / 1.7 && o[2].p_error < o[1].p_error / 1.7);
   clmg_mesh_free(&coarse);
 }
 
 /* The variable V-cycle (smoothing_growth 2: 2, 4, 8, ... steps from the
- * finest level down) converges on 5 levels at a rate plain V-cycles lose
- * there (lib/fem/stokes_multigrid.c: 0.98), and the engine refuses a
- * growth outside [1, 4]. */
+ * finest level down, at most twice the smoothing work of a V(2,2)-cycle on
+ * triangles) converges at a rate that stays bounded from 3 to 6 levels,
+ * where plain V-cycles lose speed (lib/fem/stokes_multigrid.c), and the
+ * engine refuses a growth outside [1, 4]. */
 static void test_stokes_variable_v(void **state) {
   (void)state;
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_box_simplices(2, 2, 0.0, 1, &coarse, &error), error);
-  solve_outcome o = solve_stokes_with(&coarse, 5, 1, CLMG_CYCLE_V, 2.0);
-  printf("  variable V, 5 levels: %d cycles, rate %.3f\n", o.cycles, o.rate);
-  assert_true(o.rate < 0.45);
+  double rate[4];
+  for (int k = 0; k < 4; ++k) {
+    solve_outcome o = solve_stokes_with(&coarse, 3 + k, 1, CLMG_CYCLE_V, 2.0);
+    rate[k] = o.rate;
+    printf("  variable V, %d levels: %d cycles, rate %.3f\n", 3 + k, o.cycles, o.rate);
+    assert_true(o.rate < 0.35);
+  }
+  assert_true(rate[3] <= rate[0] + 0.1);
   clmg_stokes_hierarchy h;
   CHECK_HOST(clmg_stokes_hierarchy_build(&coarse, 2, NULL, &h, &error), error);
   clmg_multigrid_options options;

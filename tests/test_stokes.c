@@ -480,10 +480,63 @@ static void test_assembly(void **state) {
 
 /* ---- transfers ---- */
 
+/* Fine edge f lies inside a coarse cell (both its cells are children of
+ * one coarse cell): the rows that carry the flux corrections. */
+static int inner_edge(const clmg_triangle_edges *fine_edges, size_t f) {
+  const int32_t *sides = fine_edges->edge_cells + 2 * f;
+  return sides[1] >= 0 && sides[0] / 4 == sides[1] / 4;
+}
+
+/* The divergence of P x in each fine cell is a quarter of the divergence of
+ * x in its coarse parent, for random coarse velocities x (zero on the
+ * Dirichlet unknowns of problem, as p expects): the pressure rows of the
+ * assembled matrices (B, with Dirichlet columns removed) give both. */
+static void check_divergence_kept(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_edges,
+                                  const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
+                                  const clmg_csr *p, const clmg_stokes_problem *problem) {
+  clmg_error error;
+  clmg_csr ac = {0}, af = {0};
+  double *bc = malloc(p->cols * sizeof *bc), *bf = malloc(p->rows * sizeof *bf);
+  uint8_t *coarse_mask = NULL;
+  assert_non_null(bc);
+  assert_non_null(bf);
+  CHECK_OK(error, clmg_stokes_assemble_host(coarse, coarse_edges, problem, &ac, bc, &error));
+  CHECK_OK(error, clmg_stokes_assemble_host(fine, fine_edges, problem, &af, bf, &error));
+  CHECK_OK(error, clmg_stokes_dirichlet_mask(coarse, coarse_edges, problem, &coarse_mask, &error));
+  double *xc = malloc(p->cols * sizeof *xc);
+  assert_non_null(xc);
+  for (size_t j = 0; j < p->cols; j++)
+    xc[j] = j < 2 * coarse_edges->num_edges && !coarse_mask[j] ? rng_uniform() - 0.5 : 0.0;
+  double *xf = spmv(p, xc), *div_c = spmv(&ac, xc), *div_f = spmv(&af, xf);
+  const size_t fine_pressure = 2 * fine_edges->num_edges,
+               coarse_pressure = 2 * coarse_edges->num_edges;
+  double largest = 0.0;
+  for (size_t k = 0; k < coarse->num_cells; k++)
+    largest = fmax(largest, fabs(div_c[coarse_pressure + k]));
+  assert_true(largest > 0.0);
+  for (size_t t = 0; t < fine->num_cells; t++) {
+    double expected = 0.25 * div_c[coarse_pressure + t / 4];
+    if (!(fabs(div_f[fine_pressure + t] - expected) <= 1e-12 * largest))
+      fail_msg("fine cell %zu: divergence of P x %.17g, a quarter of its parent's %.17g", t,
+               div_f[fine_pressure + t], expected);
+  }
+  free(xc);
+  free(xf);
+  free(div_c);
+  free(div_f);
+  free(bc);
+  free(bf);
+  free(coarse_mask);
+  clmg_csr_free(&ac);
+  clmg_csr_free(&af);
+}
+
 /* The prolongation with the Dirichlet marks of problem against p, the one
  * without: fine Dirichlet rows empty, coarse Dirichlet columns dropped,
- * every other entry p's; field (if any, vanishing on the Dirichlet
- * unknowns) is still reproduced exactly. */
+ * every other entry p's but in the rows of inner edges, whose flux
+ * corrections see the Dirichlet marks (the divergence is still kept);
+ * field (if any, vanishing on the Dirichlet unknowns) is still reproduced
+ * exactly. */
 static void check_dirichlet_prolongation(const clmg_mesh *coarse,
                                          const clmg_triangle_edges *coarse_edges,
                                          const clmg_mesh *fine,
@@ -499,20 +552,28 @@ static void check_dirichlet_prolongation(const clmg_mesh *coarse,
                                                 &pd, &error));
   assert_int_equal(pd.rows, rows);
   assert_int_equal(pd.cols, cols);
-  size_t kept = 0, marked = 0;
+  size_t kept = 0, marked = 0, inner = 0, outer = 0;
   for (size_t i = 0; i < rows; i++) {
     marked += fine_mask[i];
     if (fine_mask[i])
       assert_int_equal(pd.row_ptr[i + 1], pd.row_ptr[i]);
+    const int corrected =
+        i < 2 * fine_edges->num_edges && inner_edge(fine_edges, i % fine_edges->num_edges);
     for (int64_t k = pd.row_ptr[i]; k < pd.row_ptr[i + 1]; k++) {
       assert_int_equal(coarse_mask[pd.col[k]], 0);
-      assert_true(pd.val[k] == entry(p, i, (size_t)pd.col[k]));
+      assert_true(corrected || pd.val[k] == entry(p, i, (size_t)pd.col[k]));
     }
-    for (int64_t k = p->row_ptr[i]; k < p->row_ptr[i + 1]; k++)
+    for (int64_t k = p->row_ptr[i]; corrected && k < p->row_ptr[i + 1]; k++)
+      inner += !coarse_mask[p->col[k]];
+    for (int64_t k = p->row_ptr[i]; !corrected && k < p->row_ptr[i + 1]; k++)
       kept += !fine_mask[i] && !coarse_mask[p->col[k]];
+    if (!corrected)
+      outer += (size_t)(pd.row_ptr[i + 1] - pd.row_ptr[i]);
   }
   assert_true(marked > 0);
-  assert_int_equal(kept, clmg_csr_nnz(&pd));
+  assert_true(inner > 0);
+  assert_int_equal(kept, outer);
+  check_divergence_kept(coarse, coarse_edges, fine, fine_edges, &pd, problem);
   if (field) {
     double *xc = interpolant(coarse, coarse_edges, linear_velocity, constant_pressure, field);
     double *xf = interpolant(fine, fine_edges, linear_velocity, constant_pressure, field);
@@ -542,8 +603,12 @@ static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
                                                 &error));
   assert_int_equal(p.rows, rows);
   assert_int_equal(p.cols, cols);
-  for (size_t k = 0; k < clmg_csr_nnz(&p); k++) /* weights are quarters */
-    assert_true(p.val[k] != 0.0 && p.val[k] * 4.0 == nearbyint(p.val[k] * 4.0));
+  /* rows of edges on coarse edges or at the boundary: the coarse P1nc
+   * functions at quarter points, so weights are quarters */
+  for (size_t i = 0; i < 2 * fine_edges.num_edges; i++)
+    for (int64_t k = p.row_ptr[i];
+         !inner_edge(&fine_edges, i % fine_edges.num_edges) && k < p.row_ptr[i + 1]; k++)
+      assert_true(p.val[k] != 0.0 && p.val[k] * 4.0 == nearbyint(p.val[k] * 4.0));
   for (int trial = 0; trial < 3; trial++) {
     linear_field field = random_linear_field(0);
     double *xc = interpolant(coarse, &coarse_edges, linear_velocity, constant_pressure, &field);
@@ -557,10 +622,15 @@ static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
     free(pxc);
   }
 
-  /* with Dirichlet DOFs: their fine rows are empty, their coarse columns
-   * dropped, everything else as without */
+  /* the whole boundary natural: every coarse velocity is free */
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
+  const int32_t natural = 99;
+  problem.dirichlet_tags = &natural;
+  problem.num_dirichlet_tags = 1;
+  check_divergence_kept(coarse, &coarse_edges, fine, &fine_edges, &p, &problem);
+  /* with Dirichlet DOFs: their fine rows are empty, their coarse columns
+   * dropped, everything else as without */
   const int32_t tags[2] = {2, 4};
   problem.dirichlet_tags = tags;
   problem.num_dirichlet_tags = 2;

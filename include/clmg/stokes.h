@@ -212,8 +212,17 @@ CLMG_API clmg_status clmg_stokes_interpolate(
  * edge takes the average of the values of the (one or two) coarse
  * triangles adjacent to that coarse edge at the fine midpoint (both equal
  * for a globally linear field, so linear velocity fields are reproduced
- * exactly). The weights are exact multiples of 1/4; zero weights are not
- * stored. Pressure: injection (child triangle takes its parent's value).
+ * exactly); then each corner child's inner edge (the edge it shares with
+ * the middle child) gets a velocity along its normal that makes the
+ * child's divergence (its flux) a quarter of the coarse cell's, so every
+ * child has the divergence of its parent and a discretely
+ * divergence-free coarse velocity stays so on the fine mesh (the middle
+ * child follows from the others). The averaging alone keeps only the
+ * coarse cell's total flux; with the correction V-cycles lose much less
+ * speed as levels are added (lib/fem/stokes_multigrid.c). Linear fields
+ * need no correction. Rows of edges not inside a coarse cell have weights
+ * that are exact multiples of 1/4. Pressure: injection (child triangle
+ * takes its parent's value).
  * problem may be NULL (no Dirichlet DOFs); otherwise (only its Dirichlet
  * and free-slip tags are read) rows of fine Dirichlet unknowns are empty
  * and columns of coarse Dirichlet unknowns are dropped (corrections vanish
@@ -279,13 +288,12 @@ CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
 /* The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
  * defaults) on every level but the coarsest, the smoother_factory of
  * mg_options replaced. mg_options NULL: the engine's defaults with
- * F(2,2)-cycles, whose rate per cycle holds as levels are added where
- * V-cycles' does not with these transfers (lib/fem/stokes_multigrid.c
- * gives the figures). The coarsest level is solved directly up to 1,000
- * unknowns, beyond by 16 Vanka steps; its matrix gets 1e-8 times an
- * estimate of the pressure Schur complement's diagonal on its pressure
- * diagonal, so that a flow enclosed by Dirichlet walls (pressure fixed only
- * up to a constant) still has a direct solve. The matrices are made from
+ * F(2,2)-cycles, whose rate per cycle holds as levels are added, as does
+ * the variable V-cycle's (smoothing_growth 2), where plain V-cycles' does
+ * not (lib/fem/stokes_multigrid.c gives the figures). The coarsest level is solved directly up to
+ * 1,000 unknowns, beyond by 16 Vanka steps; its matrix gets 1e-8 times an estimate of the pressure
+ * Schur complement's diagonal on its pressure diagonal, so that a flow enclosed by Dirichlet walls
+ * (pressure fixed only up to a constant) still has a direct solve. The matrices are made from
  * device arrays, so clmg_stokes_multigrid_update can give them new values.
  * The hierarchy must outlive the multigrid: its Vanka smoothers read the
  * hierarchy's matrices at every setup. A failure's message is the

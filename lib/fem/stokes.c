@@ -767,6 +767,102 @@ add_from_coarse_cell(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_
   return CLMG_SUCCESS;
 }
 
+/* The fine flux out of corner child t (= 4 k + c) of coarse cell k under
+ * the averaging prolongation p, minus a quarter of the coarse cell's flux
+ * (both as rows over the coarse velocity unknowns, the coarse Dirichlet
+ * ones left out as p leaves them out), then made up on the child's inner
+ * edge (the one opposite its corner c) by a velocity along the edge's
+ * normal: after it the divergence of every child is the coarse cell's. The
+ * deficit has at most 2 x 9 columns (the edges of k and of its three
+ * neighbours). */
+enum { DEFICIT_MAX = 2 * 9 };
+
+static clmg_status add_flux_correction(const clmg_mesh *coarse,
+                                       const clmg_triangle_edges *coarse_edges,
+                                       const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
+                                       size_t k, size_t c, const clmg_csr *p,
+                                       const uint8_t *coarse_dirichlet, triplet_list *out,
+                                       clmg_error *error) {
+  double coords[6], coarse_area, fine_area, coarse_grad[4][3], fine_grad[4][3];
+  clmg_status status =
+      clmg_stokes_cell_geometry(coarse, k, coords, &coarse_area, coarse_grad, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_cell_geometry(fine, 4 * k + c, coords, &fine_area, fine_grad, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  const size_t fine_count = fine_edges->num_edges, coarse_count = coarse_edges->num_edges;
+  int32_t column[DEFICIT_MAX];
+  double deficit[DEFICIT_MAX];
+  size_t used = 0;
+  /* B_{K,e_i} = 2 |K| grad lambda_i per component (a quarter of it per child) */
+  for (size_t i = 0; i < 3; i++)
+    for (size_t component = 0; component < 2; component++) {
+      size_t col = component * coarse_count + (size_t)coarse_edges->cell_edges[3 * k + i];
+      if (coarse_dirichlet && coarse_dirichlet[col])
+        continue;
+      column[used] = (int32_t)col;
+      deficit[used++] = 0.5 * coarse_area * coarse_grad[i][component];
+    }
+  const int32_t *child_edges = fine_edges->cell_edges + 3 * (4 * k + c);
+  for (size_t i = 0; i < 3; i++)
+    for (size_t component = 0; component < 2; component++) {
+      size_t row = component * fine_count + (size_t)child_edges[i];
+      double b = 2.0 * fine_area * fine_grad[i][component];
+      for (int64_t q = p->row_ptr[row]; q < p->row_ptr[row + 1]; q++) {
+        size_t j = 0;
+        while (j < used && column[j] != p->col[q])
+          j++;
+        if (j == used) {
+          if (used == DEFICIT_MAX)
+            return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                  "child %zu of coarse cell %zu: its edges reach more than %d "
+                                  "coarse velocity unknowns",
+                                  c, k, DEFICIT_MAX);
+          column[used] = p->col[q];
+          deficit[used++] = 0.0;
+        }
+        deficit[j] -= b * p->val[q];
+      }
+    }
+  /* a velocity s grad lambda_c on the inner edge adds 2 |t| s |grad lambda_c|^2 */
+  const double *normal = fine_grad[c];
+  const double scale = 1.0 / (2.0 * fine_area * (normal[0] * normal[0] + normal[1] * normal[1]));
+  const size_t inner = (size_t)child_edges[c];
+  for (size_t j = 0; j < used; j++)
+    for (size_t component = 0; component < 2; component++)
+      if (deficit[j] != 0.0 && normal[component] != 0.0)
+        triplets_add(out, component * fine_count + inner, (size_t)column[j],
+                     deficit[j] * scale * normal[component]);
+  return CLMG_SUCCESS;
+}
+
+/* p with the flux corrections of every corner child added. */
+static clmg_status correct_fluxes(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_edges,
+                                  const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
+                                  const uint8_t *coarse_dirichlet, clmg_csr *p, clmg_error *error) {
+  const size_t nnz = clmg_csr_nnz(p);
+  triplet_list entries;
+  clmg_status status =
+      triplets_allocate(&entries, nnz + 3 * coarse->num_cells * 2 * DEFICIT_MAX, error);
+  for (size_t row = 0; row < p->rows && status == CLMG_SUCCESS; row++)
+    for (int64_t q = p->row_ptr[row]; q < p->row_ptr[row + 1]; q++)
+      triplets_add(&entries, row, (size_t)p->col[q], p->val[q]);
+  for (size_t k = 0; k < coarse->num_cells && status == CLMG_SUCCESS; k++)
+    for (size_t c = 0; c < 3 && status == CLMG_SUCCESS; c++)
+      status = add_flux_correction(coarse, coarse_edges, fine, fine_edges, k, c, p,
+                                   coarse_dirichlet, &entries, error);
+  clmg_csr corrected = {0};
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_from_triplets(p->rows, p->cols, entries.count, entries.row, entries.col,
+                                    entries.val, &corrected, error);
+  triplets_free(&entries);
+  if (status == CLMG_SUCCESS) {
+    clmg_csr_free(p);
+    *p = corrected;
+  }
+  return status;
+}
+
 clmg_status
 clmg_stokes_prolongation_host(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_edges,
                               const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
@@ -823,6 +919,10 @@ clmg_stokes_prolongation_host(const clmg_mesh *coarse, const clmg_triangle_edges
   if (status == CLMG_SUCCESS)
     status = clmg_csr_from_triplets(rows, cols, entries.count, entries.row, entries.col,
                                     entries.val, p, error);
+  if (status == CLMG_SUCCESS)
+    status = correct_fluxes(coarse, coarse_edges, fine, fine_edges, coarse_dirichlet, p, error);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_free(p);
   triplets_free(&entries);
   free(fine_dirichlet);
   free(coarse_dirichlet);

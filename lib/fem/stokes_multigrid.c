@@ -4,13 +4,25 @@
  * them, and the engine with a Vanka smoother on every level and the dense
  * direct solve on the coarsest.
  *
- * Cycles: with these averaging transfers and rediscretised coarse levels,
- * V(2,2)-cycles lose speed as levels are added (the manufactured flow of
- * tests/test_flow.c from a 2 x 2 box: 0.36, 0.66, 0.98 per cycle on 3, 4, 5
- * levels); the variable V-cycle (smoothing_growth 2) slows the loss (0.22,
- * 0.37, 0.36, 0.47 on 3 to 6 levels), while F- and W-cycles hold (F: 0.21,
- * 0.29, 0.29, 0.28), as the theory of multigrid for nonconforming elements
- * leads one to expect (Brenner). The default is therefore the F(2,2)-cycle.
+ * Cycles (the manufactured flow of tests/test_flow.c from a 2 x 2 box,
+ * rates per cycle on 3, 4, 5, ... levels, 2 + 2 Vanka steps): the
+ * two-grid method (an exact solve one level down) holds its rate (0.20,
+ * 0.21, 0.21), and so do F-cycles (0.20, 0.21, 0.23) and the variable
+ * V-cycle of smoothing_growth 2 (0.20, 0.23, 0.24, 0.27, 0.27 on 3 to 7
+ * levels; on the DFG channel 0.18, 0.25, 0.23, 0.23 on 2 to 5), whose
+ * smoothing on triangles costs at most twice a V-cycle's. Plain V-cycles
+ * lose speed (0.21, 0.41, 0.63), with 8 + 8 steps as well (0.03, 0.09,
+ * 0.18, 0.26 on 3 to 6 levels): the coarse problems are not nested in the
+ * fine ones (nonconforming elements, rediscretised), and the error an
+ * inexact inner cycle leaves is carried up through every level, which
+ * more smoothing does not remove (Brenner's analysis of nonconforming
+ * multigrid leads one to expect it). The prolongation keeps each child's
+ * divergence (clmg_stokes_prolongation_host); with the averaging alone the
+ * rates were 0.36, 0.66, 0.98 (V) and 0.21, 0.29, 0.29 (F). Tried and
+ * dropped: scaling the coarse correction by the defect-minimising step
+ * (it chose 0.1-0.3 and slowed every cycle), Galerkin coarse matrices
+ * (wider stencils the 7-unknown Vanka blocks do not cover), damped or
+ * reversed-colour Vanka. The default is therefore the F(2,2)-cycle.
  *
  * A flow enclosed by Dirichlet walls fixes its pressure only up to a
  * constant: the coarsest matrix is then singular, and the direct solve
