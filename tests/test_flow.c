@@ -158,42 +158,10 @@ static void test_stokes_variable_v(void **state) {
   clmg_mesh_free(&coarse);
 }
 
-/* Five triangles around a vertex: their sharing graph is a 5-cycle, so the
- * Vanka smoother needs three colours on every level. */
-static void pentagon(clmg_mesh *m) {
-  memset(m, 0, sizeof *m);
-  m->dim = 2;
-  m->cell_type = CLMG_CELL_SIMPLEX;
-  m->num_vertices = 6;
-  m->num_cells = 5;
-  m->num_boundary_faces = 5;
-  m->coords = malloc(12 * sizeof *m->coords);
-  m->cells = malloc(15 * sizeof *m->cells);
-  m->boundary_faces = malloc(10 * sizeof *m->boundary_faces);
-  m->boundary_face_tag = malloc(5 * sizeof *m->boundary_face_tag);
-  assert_non_null(m->coords);
-  assert_non_null(m->cells);
-  assert_non_null(m->boundary_faces);
-  assert_non_null(m->boundary_face_tag);
-  m->coords[0] = 0.5;
-  m->coords[1] = 0.5;
-  for (int k = 0; k < 5; ++k) {
-    double angle = 2 * 3.14159265358979323846 * k / 5;
-    m->coords[2 + 2 * k] = 0.5 + 0.5 * cos(angle);
-    m->coords[3 + 2 * k] = 0.5 + 0.5 * sin(angle);
-    m->cells[3 * k] = 0;
-    m->cells[3 * k + 1] = 1 + k;
-    m->cells[3 * k + 2] = 1 + (k + 1) % 5;
-    m->boundary_faces[2 * k] = 1 + k;
-    m->boundary_faces[2 * k + 1] = 1 + (k + 1) % 5;
-    m->boundary_face_tag[k] = 1;
-  }
-}
-
 static void test_stokes_three_colours(void **state) {
   (void)state;
   clmg_mesh coarse;
-  pentagon(&coarse);
+  test_pentagon_mesh(&coarse);
   clmg_error error = {{0}};
   CHECK_HOST(clmg_mesh_check(&coarse, &error), error);
   clmg_triangle_edges edges;

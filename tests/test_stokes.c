@@ -37,21 +37,6 @@
 
 /* clmg_mesh_box_simplices(2, n, distortion) with the sides of the unit
  * square tagged apart: bottom 1, right 2, top 3, left 4. */
-static clmg_mesh side_tagged_box(int n, double distortion, uint64_t seed) {
-  clmg_mesh mesh = {0};
-  clmg_error error;
-  CHECK_OK(error, clmg_mesh_box_simplices(2, n, distortion, seed, &mesh, &error));
-  for (size_t f = 0; f < mesh.num_boundary_faces; f++) {
-    const double *a = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f];
-    const double *b = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f + 1];
-    double x = 0.5 * (a[0] + b[0]), y = 0.5 * (a[1] + b[1]);
-    int32_t tag = y < 1e-12 ? 1 : x > 1.0 - 1e-12 ? 2 : y > 1.0 - 1e-12 ? 3 : 4;
-    assert_true(tag != 4 || x < 1e-12);
-    mesh.boundary_face_tag[f] = tag;
-  }
-  return mesh;
-}
-
 static clmg_mesh refined(const clmg_mesh *coarse) {
   clmg_mesh fine = {0};
   clmg_error error;
@@ -202,7 +187,7 @@ static void check_edges(const clmg_mesh *mesh, const clmg_triangle_edges *edges)
 static void test_edges(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh coarse = side_tagged_box(3, 0.2, 11);
+  clmg_mesh coarse = test_side_tagged_box(3, 0.2, 11);
   clmg_mesh fine = refined(&coarse);
   clmg_triangle_edges coarse_edges = edges_of(&coarse), fine_edges = edges_of(&fine);
   /* 3 x 3 squares: 16 vertices, 18 triangles, 33 edges, 12 on the boundary */
@@ -279,7 +264,7 @@ static void quadratic_force(const double *x, double *f, void *data) {
 static void test_assembly(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh mesh = side_tagged_box(4, 0.2, 23);
+  clmg_mesh mesh = test_side_tagged_box(4, 0.2, 23);
   clmg_triangle_edges edges = edges_of(&mesh);
   const size_t num_edges = edges.num_edges, num_cells = mesh.num_cells,
                n = clmg_stokes_num_unknowns(&mesh, &edges);
@@ -666,7 +651,7 @@ static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
 
 static void test_transfers(void **state) {
   (void)state;
-  clmg_mesh level0 = side_tagged_box(3, 0.25, 37);
+  clmg_mesh level0 = test_side_tagged_box(3, 0.25, 37);
   clmg_mesh level1 = refined(&level0);
   clmg_mesh level2 = refined(&level1);
   check_prolongation(&level0, &level1);
@@ -686,7 +671,7 @@ static double x_pressure(const double *x, void *data) {
 static void test_l2_errors(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh mesh = side_tagged_box(3, 0.25, 41);
+  clmg_mesh mesh = test_side_tagged_box(3, 0.25, 41);
   clmg_triangle_edges edges = edges_of(&mesh);
   linear_field field = random_linear_field(0);
   double u_error = -1.0, p_error = -1.0;
@@ -873,7 +858,7 @@ static void test_manufactured_solution(void **state) {
   problem.force_data = &data;
   enum { LEVELS = 3 };
   double u_error[LEVELS], p_error[LEVELS];
-  clmg_mesh base = side_tagged_box(4, 0.15, 5);
+  clmg_mesh base = test_side_tagged_box(4, 0.15, 5);
   clmg_mesh mesh = refined(&base);
   clmg_mesh_free(&base);
   for (int level = 0; level < LEVELS; level++) {
@@ -1008,7 +993,7 @@ static double weak_convection_error(const clmg_mesh *mesh, int upwind, const dou
 static void test_convection(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh mesh = side_tagged_box(4, 0.2, 29);
+  clmg_mesh mesh = test_side_tagged_box(4, 0.2, 29);
   clmg_triangle_edges edges = edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   const int32_t no_tag = 99;
@@ -1178,7 +1163,7 @@ static void test_convection(void **state) {
     for (int upwind = CLMG_STOKES_UPWIND_FULL; upwind <= CLMG_STOKES_UPWIND_SAMARSKIJ; upwind++) {
       enum { LEVELS = 3 };
       double weak[LEVELS];
-      clmg_mesh level = side_tagged_box(4, distorted ? 0.2 : 0.0, 1);
+      clmg_mesh level = test_side_tagged_box(4, distorted ? 0.2 : 0.0, 1);
       for (int l = 0; l < LEVELS; l++) {
         if (l > 0) {
           clmg_mesh finer = refined(&level);
@@ -1246,7 +1231,7 @@ static void run_oseen(int upwind, double reaction, double *u_order_min) {
   problem.upwind = upwind;
   enum { LEVELS = 3 };
   double u_error[LEVELS], p_error[LEVELS];
-  clmg_mesh base = side_tagged_box(4, 0.15, 5);
+  clmg_mesh base = test_side_tagged_box(4, 0.15, 5);
   clmg_mesh mesh = refined(&base);
   clmg_mesh_free(&base);
   for (int level = 0; level < LEVELS; level++) {
@@ -1325,7 +1310,7 @@ static void shifted_force(const double *x, double *f, void *data) {
 static void test_update_values(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh mesh = side_tagged_box(5, 0.2, 31);
+  clmg_mesh mesh = test_side_tagged_box(5, 0.2, 31);
   clmg_triangle_edges edges = edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   const int32_t tags[2] = {1, 4}, slip = 3;
@@ -1401,7 +1386,7 @@ static void test_update_values(void **state) {
     CHECK_CONTAINS(error.message, "pattern");
     free(values);
     /* another mesh's matrix */
-    clmg_mesh other = side_tagged_box(4, 0.2, 31);
+    clmg_mesh other = test_side_tagged_box(4, 0.2, 31);
     clmg_triangle_edges other_edges = edges_of(&other);
     CHECK_STATUS(
         CLMG_ERROR_INVALID_ARGUMENT,
@@ -1456,7 +1441,7 @@ static double channel_pressure(const double *x, void *data) {
 static void test_slip(void **state) {
   (void)state;
   clmg_error error;
-  clmg_mesh mesh = side_tagged_box(4, 0.2, 43);
+  clmg_mesh mesh = test_side_tagged_box(4, 0.2, 43);
   clmg_triangle_edges edges = edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   double *b = malloc(n * sizeof *b);
@@ -1581,7 +1566,7 @@ static void test_slip(void **state) {
   problem.boundary_velocity = channel_boundary;
   enum { LEVELS = 3 };
   double u_error[LEVELS], p_error[LEVELS], p_raw[LEVELS];
-  clmg_mesh level = side_tagged_box(4, 0.15, 47);
+  clmg_mesh level = test_side_tagged_box(4, 0.15, 47);
   for (int l = 0; l < LEVELS; l++) {
     if (l > 0) {
       clmg_mesh finer = refined(&level);

@@ -241,3 +241,53 @@ void stokes_manufactured_force(const double *x, double *f, void *data) {
   f[0] = -nu * laplace_u + 3 * x[0] * x[0];
   f[1] = -nu * laplace_v + 2 * x[1];
 }
+
+/* Five triangles around a vertex: their sharing graph is a 5-cycle, so the
+ * Vanka smoother needs three colours on every level. */
+void test_pentagon_mesh(clmg_mesh *m) {
+  memset(m, 0, sizeof *m);
+  m->dim = 2;
+  m->cell_type = CLMG_CELL_SIMPLEX;
+  m->num_vertices = 6;
+  m->num_cells = 5;
+  m->num_boundary_faces = 5;
+  m->coords = malloc(12 * sizeof *m->coords);
+  m->cells = malloc(15 * sizeof *m->cells);
+  m->boundary_faces = malloc(10 * sizeof *m->boundary_faces);
+  m->boundary_face_tag = malloc(5 * sizeof *m->boundary_face_tag);
+  assert_non_null(m->coords);
+  assert_non_null(m->cells);
+  assert_non_null(m->boundary_faces);
+  assert_non_null(m->boundary_face_tag);
+  m->coords[0] = 0.5;
+  m->coords[1] = 0.5;
+  for (int k = 0; k < 5; ++k) {
+    double angle = 2 * 3.14159265358979323846 * k / 5;
+    m->coords[2 + 2 * k] = 0.5 + 0.5 * cos(angle);
+    m->coords[3 + 2 * k] = 0.5 + 0.5 * sin(angle);
+    m->cells[3 * k] = 0;
+    m->cells[3 * k + 1] = 1 + k;
+    m->cells[3 * k + 2] = 1 + (k + 1) % 5;
+    m->boundary_faces[2 * k] = 1 + k;
+    m->boundary_faces[2 * k + 1] = 1 + (k + 1) % 5;
+    m->boundary_face_tag[k] = 1;
+  }
+}
+
+/* The unit square in n x n squares cut into triangles (distorted by
+ * `distortion`, seeded), its sides tagged 1 (y = 0), 2 (x = 1), 3 (y = 1)
+ * and 4 (x = 0). */
+clmg_mesh test_side_tagged_box(int n, double distortion, uint64_t seed) {
+  clmg_mesh mesh = {0};
+  clmg_error error;
+  CHECK_ERROR_OK(error, clmg_mesh_box_simplices(2, n, distortion, seed, &mesh, &error));
+  for (size_t f = 0; f < mesh.num_boundary_faces; f++) {
+    const double *a = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f];
+    const double *b = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f + 1];
+    double x = 0.5 * (a[0] + b[0]), y = 0.5 * (a[1] + b[1]);
+    int32_t tag = y < 1e-12 ? 1 : x > 1.0 - 1e-12 ? 2 : y > 1.0 - 1e-12 ? 3 : 4;
+    assert_true(tag != 4 || x < 1e-12);
+    mesh.boundary_face_tag[f] = tag;
+  }
+  return mesh;
+}

@@ -109,6 +109,13 @@ double stokes_exact_pressure(const double *x, void *data);          /* data unus
 /* f for the viscosity *(const double *)data (NULL: 1). */
 void stokes_manufactured_force(const double *x, double *f, void *data);
 
+/* Triangle meshes of the Stokes tests: five triangles around a vertex
+ * (their sharing graph a 5-cycle: three colours on every level, all
+ * boundary tag 1), and the unit square with its sides tagged 1 (y = 0),
+ * 2 (x = 1), 3 (y = 1), 4 (x = 0). */
+void test_pentagon_mesh(clmg_mesh *mesh);
+clmg_mesh test_side_tagged_box(int n, double distortion, uint64_t seed);
+
 /* ---- checks with the library's own message ---- */
 
 /* A call that must succeed; the failure shows the context's message. */

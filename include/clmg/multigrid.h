@@ -122,6 +122,15 @@ CLMG_API clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *
                                          int block, const int32_t *cell_unknowns,
                                          const clmg_vanka_options *options,
                                          clmg_smoother *smoother);
+/* The same with the values on the device (assembled there, e.g. by
+ * clmg_stokes_assembler): every setup copies `values` (clmg_csr_nnz(a)
+ * doubles or floats in a's CSR order, borrowed: it must outlive the
+ * smoother) instead of reading a's host values; a gives the pattern. */
+CLMG_API clmg_status clmg_smoother_vanka_device(clmg_context *context, const clmg_csr *a,
+                                                const clmg_vector *values, size_t num_cells,
+                                                int block, const int32_t *cell_unknowns,
+                                                const clmg_vanka_options *options,
+                                                clmg_smoother *smoother);
 /* The colours the smoother uses: colour[c] in [0, *num_colours) for each
  * cell (n: the number of unknowns). */
 CLMG_API clmg_status clmg_vanka_colour_cells(size_t n, size_t num_cells, int block,
@@ -283,6 +292,9 @@ CLMG_API clmg_status clmg_multigrid_refresh(clmg_multigrid *multigrid);
  * arrays); then clmg_multigrid_refresh. */
 CLMG_API clmg_status clmg_multigrid_update_values(clmg_multigrid *multigrid, int level,
                                                   const double *values);
+/* The same from a device vector (clmg_matrix_update_values_device). */
+CLMG_API clmg_status clmg_multigrid_update_values_device(clmg_multigrid *multigrid, int level,
+                                                         const clmg_vector *values);
 CLMG_API int clmg_multigrid_levels(const clmg_multigrid *multigrid);
 /* A level's device matrix, when its operator is one (NULL otherwise). */
 CLMG_API const clmg_matrix *clmg_multigrid_matrix(const clmg_multigrid *multigrid, int level);

@@ -313,6 +313,63 @@ CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_multigrid_update(clmg_multigrid *multigrid,
                                                   const clmg_stokes_hierarchy *hierarchy);
 
+/* ---- the systems refilled on the device (Bauer, Klement, Oberhuber and
+ * Zabka, section 5.3) ----
+ * Every level's matrix values, and the finest right-hand side, for a new
+ * wind and previous velocity, made on the device: the parts that do not
+ * change (viscosity, mass, pressure coupling, Dirichlet rows and their
+ * loads, the force) are the hierarchy's assembly, stored once; an update
+ * copies them and adds the upwinded convection of the wind, triangle by
+ * triangle in colours that share no edge, the coarser levels' winds
+ * restricted on the device as clmg_stokes_restrict_velocity does, and the
+ * time term c M u_old. The results equal clmg_stokes_update_values_host's
+ * up to rounding (the sums run in another order). Needs double precision
+ * on the device. */
+typedef struct clmg_stokes_assembler clmg_stokes_assembler;
+
+/* h: as clmg_stokes_hierarchy_build made it with `problem` (its matrices
+ * and b not refilled since; they are read here, not kept), whose wind and
+ * previous velocity must be NULL: each update gives them. The Dirichlet
+ * values are those of the build (boundary data fixed for the run). A
+ * failure's message is the context's. */
+CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
+                                                  const clmg_stokes_hierarchy *h,
+                                                  const clmg_stokes_problem *problem,
+                                                  clmg_stokes_assembler **assembler);
+/* Refills every level: wind (the convecting velocity on the finest edges,
+ * u_x then u_y: a double device vector of at least 2 E entries, e.g. a view
+ * of a solution's velocity; NULL: no convection) and previous (the same
+ * shape, the time term's velocity; NULL: none). Queued on the context's
+ * queue: no host synchronisation. */
+CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembler,
+                                                  const clmg_vector *wind,
+                                                  const clmg_vector *previous);
+/* The values of level `level` (0 the coarsest) in the CSR order of the
+ * hierarchy's matrix (doubles), and the finest right-hand side; owned by
+ * the assembler (NULL for a level out of range). */
+CLMG_API const clmg_vector *clmg_stokes_assembler_values(const clmg_stokes_assembler *assembler,
+                                                         int level);
+CLMG_API const clmg_vector *clmg_stokes_assembler_rhs(const clmg_stokes_assembler *assembler);
+CLMG_API void clmg_stokes_assembler_destroy(clmg_stokes_assembler *assembler);
+
+/* clmg_stokes_multigrid_create on the assembler's values: the Vanka
+ * smoothers copy them at every setup (clmg_smoother_vanka_device), and
+ * clmg_stokes_multigrid_update_device passes new ones on without the host.
+ * The assembler and the hierarchy must outlive the multigrid. */
+CLMG_API clmg_status clmg_stokes_multigrid_create_device(clmg_context *context,
+                                                         const clmg_stokes_hierarchy *hierarchy,
+                                                         const clmg_stokes_assembler *assembler,
+                                                         const clmg_vanka_options *vanka,
+                                                         const clmg_multigrid_options *mg_options,
+                                                         clmg_multigrid **multigrid);
+/* After clmg_stokes_assembler_update: every level's matrix takes the
+ * assembler's values on the device (the coarsest, which carries the
+ * pressure shift, through the host: it is small), then
+ * clmg_multigrid_refresh. */
+CLMG_API clmg_status clmg_stokes_multigrid_update_device(clmg_multigrid *multigrid,
+                                                         const clmg_stokes_hierarchy *hierarchy,
+                                                         const clmg_stokes_assembler *assembler);
+
 #ifdef __cplusplus
 }
 #endif

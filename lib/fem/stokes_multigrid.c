@@ -175,8 +175,19 @@ clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
 
 typedef struct vanka_levels {
   const clmg_stokes_hierarchy *hierarchy;
+  const clmg_stokes_assembler *assembler; /* NULL: the hierarchy's host values */
   clmg_vanka_options options;
 } vanka_levels;
+
+/* The Vanka smoother of hierarchy level l, on the assembler's device
+ * values when there is one. */
+static clmg_status level_vanka(clmg_context *context, const vanka_levels *v, int l,
+                               clmg_smoother *smoother) {
+  const clmg_stokes_hierarchy *h = v->hierarchy;
+  const clmg_vector *values = v->assembler ? clmg_stokes_assembler_values(v->assembler, l) : NULL;
+  return clmg_smoother_vanka_device(context, &h->a[l], values, h->meshes[l].num_cells, 7,
+                                    h->cell_unknowns[l], &v->options, smoother);
+}
 
 /* The engine's level is found by its size: levels under coarse_max_rows
  * may have been dropped, which shifts the engine's numbers. */
@@ -187,8 +198,7 @@ static clmg_status vanka_factory(void *data, clmg_context *context, int level,
   const clmg_stokes_hierarchy *h = v->hierarchy;
   for (int l = 0; l < h->num_levels; l++)
     if (h->a[l].rows == a->rows)
-      return clmg_smoother_vanka(context, &h->a[l], h->meshes[l].num_cells, 7, h->cell_unknowns[l],
-                                 &v->options, smoother);
+      return level_vanka(context, v, l, smoother);
   memset(smoother, 0, sizeof *smoother);
   return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                    "Stokes multigrid: no level of the hierarchy has %zu unknowns", a->rows);
@@ -196,11 +206,11 @@ static clmg_status vanka_factory(void *data, clmg_context *context, int level,
 
 /* a with COARSE_PRESSURE_SHIFT times the estimate sum_e B_Ke^2 / |A_ee| of
  * the Schur complement's diagonal added on the pressure rows (a pressure
- * row stores no diagonal entry: it is put in, in column order). */
-static clmg_status shifted_coarse(const clmg_stokes_hierarchy *h, int level, clmg_csr *out,
+ * row stores no diagonal entry: it is put in, in column order); the
+ * pressures start at first_pressure. */
+static clmg_status shifted_coarse(const clmg_csr *a, size_t first_pressure, clmg_csr *out,
                                   clmg_error *error) {
-  const clmg_csr *a = &h->a[level];
-  size_t first_pressure = 2 * h->edges[level].num_edges, n = a->rows, nnz = clmg_csr_nnz(a);
+  size_t n = a->rows, nnz = clmg_csr_nnz(a);
   clmg_csr s = {n, n, clmg_alloc_array(n + 1, sizeof(int64_t)),
                 clmg_alloc_array(nnz + n + 1, sizeof(int32_t)),
                 clmg_alloc_array(nnz + n + 1, sizeof(double))};
@@ -255,12 +265,10 @@ static clmg_status shifted_coarse(const clmg_stokes_hierarchy *h, int level, clm
  * zero, a fixed number, on the coarsest level (clmg_coarse_solver_smoother). */
 enum { COARSE_DIRECT_MAX = 1000, COARSE_VANKA_STEPS = 16 };
 
-static clmg_status vanka_coarse_solver(clmg_context *context, const clmg_stokes_hierarchy *h,
-                                       int level, const clmg_vanka_options *vanka,
+static clmg_status vanka_coarse_solver(clmg_context *context, const vanka_levels *v, int level,
                                        clmg_coarse_solver *solver) {
   clmg_smoother smoother;
-  clmg_status status = clmg_smoother_vanka(context, &h->a[level], h->meshes[level].num_cells, 7,
-                                           h->cell_unknowns[level], vanka, &smoother);
+  clmg_status status = level_vanka(context, v, level, &smoother);
   if (status != CLMG_SUCCESS)
     return status; /* its message is the context's */
   status = clmg_coarse_solver_smoother(&smoother, COARSE_VANKA_STEPS, solver);
@@ -271,10 +279,11 @@ static clmg_status vanka_coarse_solver(clmg_context *context, const clmg_stokes_
   return CLMG_SUCCESS;
 }
 
-clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stokes_hierarchy *h,
-                                         const clmg_vanka_options *vanka,
-                                         const clmg_multigrid_options *mg_options,
-                                         clmg_multigrid **multigrid) {
+static clmg_status create_multigrid(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                    const clmg_stokes_assembler *assembler,
+                                    const clmg_vanka_options *vanka,
+                                    const clmg_multigrid_options *mg_options,
+                                    clmg_multigrid **multigrid) {
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
@@ -289,7 +298,7 @@ clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stoke
     options.cycle = CLMG_CYCLE_F;
     options.pre_smoothing = options.post_smoothing = 2;
   }
-  vanka_levels levels = {.hierarchy = h};
+  vanka_levels levels = {.hierarchy = h, .assembler = assembler};
   if (vanka)
     levels.options = *vanka;
   else
@@ -307,14 +316,14 @@ clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stoke
   clmg_status status = CLMG_SUCCESS;
   if (!options.coarse_solver.solve && options.coarse == CLMG_COARSE_AUTO &&
       h->a[coarsest].rows > COARSE_DIRECT_MAX) {
-    status = vanka_coarse_solver(context, h, coarsest, &levels.options, &options.coarse_solver);
+    status = vanka_coarse_solver(context, &levels, coarsest, &options.coarse_solver);
     if (status != CLMG_SUCCESS) {
       free(a);
       return status;
     }
   }
   clmg_error error = {{0}};
-  status = shifted_coarse(h, coarsest, &a[coarsest], &error);
+  status = shifted_coarse(&h->a[coarsest], 2 * h->edges[coarsest].num_edges, &a[coarsest], &error);
   if (status != CLMG_SUCCESS) {
     free(a);
     clmg_coarse_solver_destroy(&options.coarse_solver);
@@ -353,7 +362,47 @@ clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stoke
   return status;
 }
 
-clmg_status clmg_stokes_multigrid_update(clmg_multigrid *mg, const clmg_stokes_hierarchy *h) {
+clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                         const clmg_vanka_options *vanka,
+                                         const clmg_multigrid_options *mg_options,
+                                         clmg_multigrid **multigrid) {
+  return create_multigrid(context, h, NULL, vanka, mg_options, multigrid);
+}
+
+clmg_status clmg_stokes_multigrid_create_device(clmg_context *context,
+                                                const clmg_stokes_hierarchy *h,
+                                                const clmg_stokes_assembler *assembler,
+                                                const clmg_vanka_options *vanka,
+                                                const clmg_multigrid_options *mg_options,
+                                                clmg_multigrid **multigrid) {
+  if (context && multigrid && !assembler) {
+    *multigrid = NULL;
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "Stokes multigrid: no assembler");
+  }
+  return create_multigrid(context, h, assembler, vanka, mg_options, multigrid);
+}
+
+/* The coarsest engine level's new values: level `level`'s values (host, in
+ * its CSR order), shifted (see the top). */
+static clmg_status update_coarsest(clmg_multigrid *mg, const clmg_stokes_hierarchy *h, int level,
+                                   const double *values) {
+  clmg_context *context = clmg_multigrid_operator(mg, 0)->context;
+  clmg_csr a = h->a[level];
+  a.val = (double *)values; /* the pattern borrowed, not freed */
+  clmg_csr shifted = {0};
+  clmg_error error = {{0}};
+  clmg_status status = shifted_coarse(&a, 2 * h->edges[level].num_edges, &shifted, &error);
+  if (status != CLMG_SUCCESS)
+    return clmg_fail(context, status, "%s", error.message);
+  status = clmg_multigrid_update_values(mg, 0, shifted.val);
+  clmg_csr_free(&shifted);
+  return status;
+}
+
+/* Every engine level's new values, from the hierarchy's host matrices or,
+ * with an assembler, its device values; then the refresh. */
+static clmg_status update_levels(clmg_multigrid *mg, const clmg_stokes_hierarchy *h,
+                                 const clmg_stokes_assembler *assembler) {
   if (!mg || !h || h->num_levels < 1)
     return CLMG_ERROR_INVALID_ARGUMENT;
   const clmg_operator *finest = clmg_multigrid_operator(mg, clmg_multigrid_levels(mg) - 1);
@@ -368,20 +417,37 @@ clmg_status clmg_stokes_multigrid_update(clmg_multigrid *mg, const clmg_stokes_h
     if (level < 0)
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "Stokes multigrid update: no level of the hierarchy has %zu unknowns", rows);
+    const clmg_vector *values = assembler ? clmg_stokes_assembler_values(assembler, level) : NULL;
     if (l > 0) {
-      status = clmg_multigrid_update_values(mg, l, h->a[level].val);
+      status = values ? clmg_multigrid_update_values_device(mg, l, values)
+                      : clmg_multigrid_update_values(mg, l, h->a[level].val);
       continue;
     }
-    /* the coarsest: shifted again (see the top) */
-    clmg_csr shifted = {0};
-    clmg_error error = {{0}};
-    status = shifted_coarse(h, level, &shifted, &error);
-    if (status != CLMG_SUCCESS)
-      return clmg_fail(context, status, "%s", error.message);
-    status = clmg_multigrid_update_values(mg, 0, shifted.val);
-    clmg_csr_free(&shifted);
+    if (!values) {
+      status = update_coarsest(mg, h, level, h->a[level].val);
+      continue;
+    }
+    double *host = clmg_alloc_array(clmg_csr_nnz(&h->a[level]) + 1, sizeof *host);
+    if (!host)
+      return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes multigrid: no memory");
+    status = clmg_vector_download_doubles(values, host);
+    if (status == CLMG_SUCCESS)
+      status = update_coarsest(mg, h, level, host);
+    free(host);
   }
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_refresh(mg);
   return status;
+}
+
+clmg_status clmg_stokes_multigrid_update(clmg_multigrid *mg, const clmg_stokes_hierarchy *h) {
+  return update_levels(mg, h, NULL);
+}
+
+clmg_status clmg_stokes_multigrid_update_device(clmg_multigrid *mg, const clmg_stokes_hierarchy *h,
+                                                const clmg_stokes_assembler *assembler) {
+  if (mg && !assembler)
+    return clmg_fail(clmg_multigrid_operator(mg, 0)->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Stokes multigrid update: no assembler");
+  return update_levels(mg, h, assembler);
 }

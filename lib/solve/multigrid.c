@@ -502,17 +502,36 @@ static const mg_level *level_of(const clmg_multigrid *mg, int level) {
   return mg && level >= 0 && level < mg->num_levels ? &mg->levels[level] : NULL;
 }
 
+/* The device matrix of `level` to take new values, or NULL with the
+ * context's message set. */
+static clmg_matrix *matrix_to_update(clmg_multigrid *mg, int level, int have_values) {
+  const mg_level *lv = level_of(mg, level);
+  clmg_matrix *matrix = lv ? clmg_operator_matrix(&lv->a) : NULL;
+  if (!matrix || !have_values) {
+    clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
+              "multigrid: level %d has no device matrix to update (or no values given)", level);
+    return NULL;
+  }
+  return matrix;
+}
+
 clmg_status clmg_multigrid_update_values(clmg_multigrid *mg, int level, const double *values) {
   if (!mg)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(mg->context);
-  const mg_level *lv = level_of(mg, level);
-  clmg_matrix *matrix = lv ? clmg_operator_matrix(&lv->a) : NULL;
-  if (!matrix || !values)
-    return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "multigrid: level %d has no device matrix to update (or no values given)",
-                     level);
-  return at_level(mg->context, clmg_matrix_update_values(matrix, values), level);
+  clmg_matrix *matrix = matrix_to_update(mg, level, values != NULL);
+  return matrix ? at_level(mg->context, clmg_matrix_update_values(matrix, values), level)
+                : CLMG_ERROR_INVALID_ARGUMENT;
+}
+
+clmg_status clmg_multigrid_update_values_device(clmg_multigrid *mg, int level,
+                                                const clmg_vector *values) {
+  if (!mg)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(mg->context);
+  clmg_matrix *matrix = matrix_to_update(mg, level, values != NULL);
+  return matrix ? at_level(mg->context, clmg_matrix_update_values_device(matrix, values), level)
+                : CLMG_ERROR_INVALID_ARGUMENT;
 }
 
 const clmg_matrix *clmg_multigrid_matrix(const clmg_multigrid *mg, int level) {

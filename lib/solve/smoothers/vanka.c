@@ -378,7 +378,10 @@ typedef struct vanka_smoother {
   double omega;
   int stored;
   vanka_layout layout;
-  const clmg_csr *a; /* borrowed: its values are read at every setup */
+  const clmg_csr *a; /* borrowed: its pattern, and its values at every setup */
+  /* borrowed, or NULL: the values in a's CSR order on the device, copied at
+   * every setup instead of a's host values */
+  const clmg_vector *device_values;
   clmg_vector *d_row_ptr, *d_col, *d_val, *d_unknowns, *d_inverse, *correction;
   cl_kernel correction_kernel, update_kernel, inverse_kernel;
 } vanka_smoother;
@@ -464,7 +467,8 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
       return status;
     }
   }
-  status = clmg_vector_upload_doubles(s->d_val, s->a->val);
+  status = s->device_values ? clmg_vector_convert(s->device_values, s->d_val)
+                            : clmg_vector_upload_doubles(s->d_val, s->a->val);
   /* the stored inverses on the device, colour by colour (Algorithm 1) */
   for (int k = 0; s->stored && k < l->num_colours && status == CLMG_SUCCESS; k++) {
     uint64_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
@@ -548,6 +552,14 @@ static double vanka_damping(void *data) {
 clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t num_cells,
                                 int block, const int32_t *cell_unknowns,
                                 const clmg_vanka_options *options, clmg_smoother *smoother) {
+  return clmg_smoother_vanka_device(context, a, NULL, num_cells, block, cell_unknowns, options,
+                                    smoother);
+}
+
+clmg_status clmg_smoother_vanka_device(clmg_context *context, const clmg_csr *a,
+                                       const clmg_vector *values, size_t num_cells, int block,
+                                       const int32_t *cell_unknowns,
+                                       const clmg_vanka_options *options, clmg_smoother *smoother) {
   if (!context || !smoother)
     return CLMG_ERROR_INVALID_ARGUMENT;
   memset(smoother, 0, sizeof *smoother);
@@ -555,6 +567,14 @@ clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t
   if (!a || !a->row_ptr || a->rows != a->cols)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "Vanka smoother: a square host matrix is needed");
+  if (values &&
+      (clmg_vector_context(values) != context || clmg_vector_length(values) != clmg_csr_nnz(a) ||
+       (clmg_vector_type(values) != CLMG_DOUBLE && clmg_vector_type(values) != CLMG_FLOAT)))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Vanka smoother: the device values must be %zu doubles or floats in the "
+                     "smoother's context (they are %zu %s)",
+                     clmg_csr_nnz(a), clmg_vector_length(values),
+                     clmg_dtype_name(clmg_vector_type(values)));
   clmg_vanka_options defaults;
   clmg_vanka_options_defaults(&defaults);
   const clmg_vanka_options *o = options ? options : &defaults;
@@ -570,6 +590,7 @@ clmg_status clmg_smoother_vanka(clmg_context *context, const clmg_csr *a, size_t
   s->omega = o->omega;
   s->stored = o->store_inverses != 0;
   s->a = a;
+  s->device_values = values;
   clmg_error error = {{0}};
   clmg_status status = make_layout(a, num_cells, block, cell_unknowns, &s->layout, &error);
   if (status != CLMG_SUCCESS) {
