@@ -48,7 +48,7 @@ typedef struct clmg_flow_step {
   int linear_iterations;     /* GMRES iterations of this step */
   double nonlinear_residual; /* steady: relative residual of the iterate before the step */
   double linear_residual;    /* the step's true relative residual after the solve */
-  double assemble_seconds;   /* the levels' systems on the host */
+  double assemble_seconds;   /* the levels' systems refilled on the device */
   double setup_seconds;      /* the multigrid (uploads, smoother setup, coarse solve) */
   double solve_seconds;      /* GMRES */
 } clmg_flow_step;

@@ -1,18 +1,18 @@
 /* Navier-Stokes by Oseen steps (clmg/navier_stokes.h): each time step or
- * steady (Picard) iteration refills every level's Oseen system on the host
- * with its wind (the patterns made once), updates the Vanka multigrid's
- * matrices on the device and refreshes it (values, stored inverses, coarse
- * solve; the colours and layouts made once) and solves the finest system
- * by GMRES with one cycle as preconditioner.
- *
- * What stays on the host for now: the values of every level per step and
- * the stored inverses, which the paper computes on the device (its section
- * 5.3); the step reports their times apart from the solve's. */
+ * steady (Picard) iteration refills every level's Oseen system on the
+ * device with its wind (clmg_stokes_assembler: the stored parts copied,
+ * the convection added; Bauer, Klement, Oberhuber and Zabka, section 5.3),
+ * refreshes the Vanka multigrid on those values (stored inverses, coarse
+ * solve; the colours and layouts made once) and solves the finest system by
+ * GMRES with one cycle as preconditioner. The iterate stays on the device;
+ * the host gets a copy per step only for the monitor and at the end. The
+ * host assembly runs once, to build the hierarchy. */
 #include "fem/fe_internal.h"
 
 #include "clmg/navier_stokes.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -41,101 +41,52 @@ void clmg_flow_result_free(clmg_flow_result *r) {
   memset(r, 0, sizeof *r);
 }
 
-static double norm2(const double *v, size_t n) {
-  double s = 0;
-  for (size_t i = 0; i < n; i++)
-    s += v[i] * v[i];
-  return sqrt(s);
-}
-
-/* ||b - A x|| / ||b|| on the host (1 when b = 0 and x solves nothing). */
-static double relative_residual(const clmg_csr *a, const double *b, const double *x, double *work) {
-  clmg_csr_spmv_host(1.0, a, x, 0.0, work);
-  for (size_t i = 0; i < a->rows; i++)
-    work[i] = b[i] - work[i];
-  double nb = norm2(b, a->rows), nr = norm2(work, a->rows);
-  return nb > 0 ? nr / nb : nr;
-}
-
-/* The run's state: the hierarchy and, per level, the wind. */
+/* The run's state: the hierarchy, its device assembler and multigrid, and
+ * the iterate on the device (its velocity part viewed as the wind). */
 typedef struct flow_run {
   clmg_context *context;
   const clmg_flow_options *o;
   clmg_stokes_problem problem;
   clmg_stokes_hierarchy h;
-  double **wind; /* per level, 2 E_l values */
-  double *x, *previous, *work;
-  size_t n;
-  int assembled; /* the hierarchy's patterns are made */
-  /* made at the first step, then updated: the multigrid, its
-   * preconditioner, b and x on the device, and (a one-level hierarchy,
-   * whose matrix carries the coarse shift) the finest matrix apart */
+  size_t n, velocities;
+  double *x; /* the host copy */
+  clmg_stokes_assembler *assembler;
   clmg_multigrid *mg;
   clmg_preconditioner cycle;
-  clmg_vector *b, *x_device;
+  clmg_vector *x_device, *wind, *previous, *residual;
+  /* a one-level hierarchy: its matrix carries the coarse shift, so GMRES
+   * gets the finest matrix apart */
   clmg_matrix *finest_matrix;
   clmg_operator finest;
 } flow_run;
 
-/* Every level's system with the winds from the finest velocity x; the
- * time term (reaction 1/tau, previous velocity) on the finest level's
- * right-hand side only: the coarse levels see defects, not data. */
-static clmg_status assemble_levels(flow_run *run, clmg_error *error) {
-  clmg_stokes_hierarchy *h = &run->h;
-  int finest = h->num_levels - 1;
-  size_t ef = h->edges[finest].num_edges;
-  memcpy(run->wind[finest], run->x, 2 * ef * sizeof(double));
-  for (int l = finest - 1; l >= 0; l--)
-    clmg_stokes_restrict_velocity(&h->meshes[l], &h->edges[l], &h->edges[l + 1], run->wind[l + 1],
-                                  run->wind[l]);
-  clmg_status status = CLMG_SUCCESS;
-  for (int l = 0; l <= finest && status == CLMG_SUCCESS; l++) {
-    clmg_stokes_problem p = run->problem;
-    p.wind = run->wind[l];
-    p.previous = l == finest ? run->previous : NULL;
-    size_t n = clmg_stokes_num_unknowns(&h->meshes[l], &h->edges[l]);
-    double *b = l == finest ? h->b : clmg_alloc_array(n ? n : 1, sizeof *b);
-    if (!b)
-      return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "flow: no host memory");
-    /* the patterns stay: after the first, the values are refilled in place */
-    if (run->assembled) {
-      status = clmg_stokes_update_values_host(&h->meshes[l], &h->edges[l], &p, &h->a[l],
-                                              h->a[l].val, b, error);
-    } else {
-      clmg_csr_free(&h->a[l]);
-      status = clmg_stokes_assemble_host(&h->meshes[l], &h->edges[l], &p, &h->a[l], b, error);
-    }
-    if (l != finest)
-      free(b);
-  }
-  run->assembled = status == CLMG_SUCCESS;
-  return status;
+/* The operator GMRES and the residuals use. */
+static const clmg_operator *finest_operator(const flow_run *run) {
+  return run->finest_matrix ? &run->finest
+                            : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
 }
 
-/* The multigrid on the hierarchy (made at the first step, its values
- * updated and refreshed after), b and x on the device. */
-static clmg_status prepare_solve(flow_run *run) {
+/* The device objects: assembler, multigrid, vectors (made once). */
+static clmg_status prepare_run(flow_run *run) {
   clmg_context *context = run->context;
   clmg_stokes_hierarchy *h = &run->h;
   int finest = h->num_levels - 1;
-  if (run->mg) {
-    clmg_status status = clmg_stokes_multigrid_update(run->mg, h);
-    if (status == CLMG_SUCCESS && run->finest_matrix)
-      status = clmg_matrix_update_values(run->finest_matrix, h->a[finest].val);
-    return status;
-  }
-  clmg_status status =
-      clmg_stokes_multigrid_create(context, h, &run->o->vanka, &run->o->multigrid, &run->mg);
+  clmg_status status = clmg_stokes_assembler_create(context, h, &run->problem, &run->assembler);
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_multigrid_create_device(context, h, run->assembler, &run->o->vanka,
+                                                 &run->o->multigrid, &run->mg);
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_preconditioner(run->mg, &run->cycle);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->b);
-  if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->x_device);
-  /* GMRES works on the engine's finest operator, unless it is its only
-   * level, whose matrix carries the coarse pressure shift
-   * (clmg_stokes_multigrid_create): then on a matrix of its own, from
-   * device arrays so that it too takes new values */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->residual);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->velocities, &run->previous);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_view(run->x_device, 0, run->velocities, &run->wind);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(run->x_device, run->x);
   if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1) {
     clmg_csr_device arrays = {0};
     status = clmg_csr_device_upload(context, &h->a[finest], CLMG_DOUBLE, &arrays);
@@ -149,42 +100,63 @@ static clmg_status prepare_solve(flow_run *run) {
   return status;
 }
 
-/* One linear solve of the finest system from run->x: the step's
- * iterations, its true residual (relative to b) and times. */
-static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *step) {
-  clmg_context *context = run->context;
-  clmg_stokes_hierarchy *h = &run->h;
-  int finest = h->num_levels - 1;
+/* The step's systems on the device (wind: the iterate's velocity), then
+ * the multigrid refreshed on them. */
+static clmg_status assemble_step(flow_run *run, clmg_flow_step *step) {
   double start = clmg_seconds_now();
-  clmg_status status = prepare_solve(run);
+  int unsteady = !run->o->steady;
+  clmg_status status = unsteady ? clmg_copy(run->wind, run->previous) : CLMG_SUCCESS;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(run->b, h->b);
+    status =
+        clmg_stokes_assembler_update(run->assembler, run->wind, unsteady ? run->previous : NULL);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(run->x_device, run->x);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(context);
-  step->setup_seconds = clmg_seconds_now() - start;
+    status = clmg_finish(run->context);
+  step->assemble_seconds = clmg_seconds_now() - start;
   start = clmg_seconds_now();
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_multigrid_update_device(run->mg, &run->h, run->assembler);
+  if (status == CLMG_SUCCESS && run->finest_matrix)
+    status = clmg_matrix_update_values_device(
+        run->finest_matrix, clmg_stokes_assembler_values(run->assembler, run->h.num_levels - 1));
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(run->context);
+  step->setup_seconds = clmg_seconds_now() - start;
+  return status;
+}
+
+/* ||b - A x|| / ||b|| on the device (||b - A x|| when b = 0). */
+static clmg_status relative_residual(flow_run *run, double *value) {
+  const clmg_vector *b = clmg_stokes_assembler_rhs(run->assembler);
+  double rr = 0, bb = 0;
+  clmg_status status = clmg_operator_defect(finest_operator(run), b, run->x_device, run->residual);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(run->residual, &rr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(b, &bb);
+  *value = bb > 0 ? rr / bb : rr;
+  return status;
+}
+
+/* One linear solve of the finest system from the current iterate: the
+ * step's iterations, its true residual (relative to b) and time. */
+static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = tolerance;
+  krylov.max_iterations = run->o->max_linear;
   clmg_krylov_result result = {0};
-  if (status == CLMG_SUCCESS) {
-    clmg_krylov_options krylov;
-    clmg_krylov_options_defaults(&krylov);
-    krylov.relative_tolerance = tolerance;
-    krylov.max_iterations = run->o->max_linear;
-    const clmg_operator *op =
-        run->finest_matrix ? &run->finest
-                           : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
-    status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, op, run->b, run->x_device, &run->cycle, &krylov,
-                               &result);
-    step->linear_iterations = result.iterations;
-    /* not converged: x still holds the iterate, which the caller reports */
-    clmg_status download = clmg_vector_download_doubles(run->x_device, run->x);
-    if (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)
-      status = download != CLMG_SUCCESS ? download : status;
+  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, finest_operator(run),
+                                         clmg_stokes_assembler_rhs(run->assembler), run->x_device,
+                                         &run->cycle, &krylov, &result);
+  step->linear_iterations = result.iterations;
+  clmg_krylov_result_free(&result);
+  /* not converged: x still holds the iterate, which the caller reports */
+  if (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) {
+    clmg_status measured = relative_residual(run, &step->linear_residual);
+    status = measured != CLMG_SUCCESS ? measured : status;
   }
   step->solve_seconds = clmg_seconds_now() - start;
-  step->linear_residual = relative_residual(&h->a[finest], h->b, run->x, run->work);
-  clmg_krylov_result_free(&result);
   return status;
 }
 
@@ -193,15 +165,13 @@ static void free_run(flow_run *run) {
   clmg_multigrid_destroy(run->mg);
   clmg_operator_destroy(&run->finest);
   clmg_matrix_destroy(run->finest_matrix);
-  clmg_vector_destroy(run->b);
+  clmg_vector_destroy(run->wind); /* a view: before its base */
   clmg_vector_destroy(run->x_device);
-  for (int l = 0; run->wind && l < run->h.num_levels; l++)
-    free(run->wind[l]);
-  free(run->wind);
+  clmg_vector_destroy(run->previous);
+  clmg_vector_destroy(run->residual);
+  clmg_stokes_assembler_destroy(run->assembler);
   clmg_stokes_hierarchy_free(&run->h);
   free(run->x);
-  free(run->previous);
-  free(run->work);
 }
 
 static clmg_status check_options(clmg_context *context, const clmg_flow_options *o) {
@@ -258,16 +228,9 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
   int finest = o->levels - 1;
   if (status == CLMG_SUCCESS) {
     run.n = clmg_stokes_num_unknowns(&run.h.meshes[finest], &run.h.edges[finest]);
-    run.wind = calloc((size_t)o->levels, sizeof *run.wind);
+    run.velocities = 2 * run.h.edges[finest].num_edges;
     run.x = calloc(run.n, sizeof *run.x);
-    run.previous = calloc(2 * run.h.edges[finest].num_edges, sizeof *run.previous);
-    run.work = clmg_alloc_array(run.n, sizeof *run.work);
-    int ok = run.wind && run.x && run.previous && run.work;
-    for (int l = 0; ok && l < o->levels; l++) {
-      run.wind[l] = calloc(2 * run.h.edges[l].num_edges + 1, sizeof(double));
-      ok = run.wind[l] != NULL;
-    }
-    if (!ok)
+    if (!run.x)
       status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                               "flow: no host memory for %zu unknowns", run.n);
   }
@@ -284,7 +247,13 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     free_run(&run);
     return clmg_fail(context, status, "flow: %s", error.message);
   }
-  size_t velocities = 2 * run.h.edges[finest].num_edges;
+  status = prepare_run(&run);
+  if (status != CLMG_SUCCESS) {
+    char inner[CLMG_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", clmg_context_message(context));
+    free_run(&run);
+    return clmg_fail(context, status, "flow: %s", inner);
+  }
   /* steady: one assembly more than solves, to judge the last iterate */
   int steps = o->steady ? o->max_nonlinear + 1 : o->steps;
   int converged = !o->steady;
@@ -292,20 +261,12 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     clmg_flow_step step = {0};
     step.step = k;
     step.time = o->steady ? 0.0 : k * o->time_step;
-    double start = clmg_seconds_now();
-    if (!o->steady)
-      memcpy(run.previous, run.x, velocities * sizeof *run.previous);
-    status = assemble_levels(&run, &error);
-    step.assemble_seconds = clmg_seconds_now() - start;
-    if (status != CLMG_SUCCESS) {
-      status = clmg_fail(context, status, "flow: step %d: %s", k, error.message);
-      break;
-    }
+    status = assemble_step(&run, &step);
     double tolerance = o->linear_tolerance > 0 ? o->linear_tolerance : 1e-8;
-    if (o->steady) {
-      step.nonlinear_residual = relative_residual(&run.h.a[finest], run.h.b, run.x, run.work);
+    if (status == CLMG_SUCCESS && o->steady) {
+      status = relative_residual(&run, &step.nonlinear_residual);
       result->nonlinear_residual = step.nonlinear_residual;
-      if (step.nonlinear_residual <= o->nonlinear_tolerance) {
+      if (status == CLMG_SUCCESS && step.nonlinear_residual <= o->nonlinear_tolerance) {
         converged = 1;
         break;
       }
@@ -315,6 +276,12 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
       if (!(o->linear_tolerance > 0))
         tolerance = fmax(1e-2 * step.nonlinear_residual, 0.5 * o->nonlinear_tolerance);
     }
+    if (status != CLMG_SUCCESS) {
+      char inner[CLMG_MESSAGE_SIZE];
+      snprintf(inner, sizeof inner, "%s", clmg_context_message(context));
+      status = clmg_fail(context, status, "flow: step %d: %s", k, inner);
+      break;
+    }
     status = solve_step(&run, tolerance, &step);
     result->steps = k;
     result->linear_iterations += step.linear_iterations;
@@ -323,9 +290,15 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
                          "flow: step %d: the linear solve reached a relative residual of %.3e "
                          "in %d GMRES iterations, not %.3e",
                          k, step.linear_residual, step.linear_iterations, tolerance);
-    if (monitor &&
-        monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
-      break;
+    if (monitor && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
+      clmg_status copied = clmg_vector_download_doubles(run.x_device, run.x);
+      if (copied != CLMG_SUCCESS) {
+        status = copied;
+        break;
+      }
+      if (monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
+        break;
+    }
   }
   if (status == CLMG_SUCCESS && o->steady && !converged) {
     status = clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
@@ -334,6 +307,9 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
                        result->nonlinear_residual, result->steps, o->nonlinear_tolerance);
   }
   result->converged = status == CLMG_SUCCESS && converged;
+  clmg_status copied = clmg_vector_download_doubles(run.x_device, run.x);
+  if (copied != CLMG_SUCCESS && status == CLMG_SUCCESS)
+    status = copied;
   clmg_status kept = keep_result(&run, result, &error);
   if (kept != CLMG_SUCCESS && status == CLMG_SUCCESS)
     status = clmg_fail(context, kept, "flow: %s", error.message);
