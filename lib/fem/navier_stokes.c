@@ -160,6 +160,18 @@ static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *s
   return status;
 }
 
+/* The iterate into the host copy. A failure `status` already carries
+ * stays, with its message (each library call starts with a clean one);
+ * else the download's status. */
+static clmg_status download_iterate(flow_run *run, clmg_status status) {
+  char kept[CLMG_MESSAGE_SIZE];
+  snprintf(kept, sizeof kept, "%s", clmg_context_message(run->context));
+  clmg_status copied = clmg_vector_download_doubles(run->x_device, run->x);
+  if (status == CLMG_SUCCESS)
+    return copied;
+  return clmg_fail(run->context, status, "%s", kept);
+}
+
 static void free_run(flow_run *run) {
   clmg_preconditioner_destroy(&run->cycle);
   clmg_multigrid_destroy(run->mg);
@@ -291,15 +303,14 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
                          "in %d GMRES iterations, not %.3e",
                          k, step.linear_residual, step.linear_iterations, tolerance);
     if (monitor && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
-      clmg_status copied = clmg_vector_download_doubles(run.x_device, run.x);
-      if (copied != CLMG_SUCCESS) {
-        status = copied;
+      status = download_iterate(&run, status);
+      if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED)
         break;
-      }
       if (monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
         break;
     }
   }
+  status = download_iterate(&run, status);
   if (status == CLMG_SUCCESS && o->steady && !converged) {
     status = clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
                        "flow: the Oseen iteration reached a relative residual of %.3e after %d "
@@ -307,9 +318,6 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
                        result->nonlinear_residual, result->steps, o->nonlinear_tolerance);
   }
   result->converged = status == CLMG_SUCCESS && converged;
-  clmg_status copied = clmg_vector_download_doubles(run.x_device, run.x);
-  if (copied != CLMG_SUCCESS && status == CLMG_SUCCESS)
-    status = copied;
   clmg_status kept = keep_result(&run, result, &error);
   if (kept != CLMG_SUCCESS && status == CLMG_SUCCESS)
     status = clmg_fail(context, kept, "flow: %s", error.message);
