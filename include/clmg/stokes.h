@@ -350,6 +350,11 @@ CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembl
 CLMG_API const clmg_vector *clmg_stokes_assembler_values(const clmg_stokes_assembler *assembler,
                                                          int level);
 CLMG_API const clmg_vector *clmg_stokes_assembler_rhs(const clmg_stokes_assembler *assembler);
+/* The fewest bytes an update must move (the stored values and right-hand
+ * side copied, the tables, the wind once, each convection term read and
+ * written), for the benchmark's ratio to the copy bandwidth. */
+CLMG_API double clmg_stokes_assembler_bytes(const clmg_stokes_assembler *assembler, int with_wind,
+                                            int with_previous);
 CLMG_API void clmg_stokes_assembler_destroy(clmg_stokes_assembler *assembler);
 
 /* clmg_stokes_multigrid_create on the assembler's values: the Vanka

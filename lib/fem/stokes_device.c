@@ -29,7 +29,8 @@
 enum { ROW_DIRICHLET = -1, COLUMN_DIRICHLET = -2 };
 
 typedef struct assembler_level {
-  size_t num_edges, num_cells;
+  size_t num_edges, num_cells, nnz;
+  size_t added, moved; /* convection terms added to values, and moved to b */
   int num_colours;
   size_t *colour_start; /* host: colour k's triangles are order[colour_start[k] ...] */
   clmg_vector *order, *cell_edges, *normals, *positions;
@@ -111,7 +112,8 @@ static clmg_status colour_order(const clmg_stokes_hierarchy *h, int l, assembler
  * lib/fem/stokes.c computes them, and the positions of its 18 velocity
  * couplings in the level's matrix. */
 static clmg_status cell_tables(const clmg_stokes_hierarchy *h, int l, const uint8_t *dirichlet,
-                               double *normals, int32_t *positions, clmg_error *error) {
+                               double *normals, int32_t *positions, assembler_level *lv,
+                               clmg_error *error) {
   const clmg_mesh *mesh = &h->meshes[l];
   const clmg_triangle_edges *edges = &h->edges[l];
   const clmg_csr *a = &h->a[l];
@@ -141,6 +143,8 @@ static clmg_status cell_tables(const clmg_stokes_hierarchy *h, int l, const uint
                                   "%zu: it is not the hierarchy's assembly",
                                   l, row, col, k);
           positions[18 * k + 9 * component + 3 * i + j] = (int32_t)position;
+          lv->added += position >= 0;
+          lv->moved += position == COLUMN_DIRICHLET;
         }
   }
   return CLMG_SUCCESS;
@@ -182,6 +186,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   lv->num_edges = h->edges[l].num_edges;
   lv->num_cells = h->meshes[l].num_cells;
   const size_t cells = lv->num_cells ? lv->num_cells : 1, nnz = clmg_csr_nnz(&h->a[l]);
+  lv->nnz = nnz;
   if (h->a[l].rows != clmg_stokes_num_unknowns(&h->meshes[l], &h->edges[l]) || !h->a[l].val)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "level %d: the matrix is not the level's Stokes system", l);
@@ -200,7 +205,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   if (status == CLMG_SUCCESS)
     status = colour_order(h, l, lv, order, error);
   if (status == CLMG_SUCCESS)
-    status = cell_tables(h, l, dirichlet, normals, positions, error);
+    status = cell_tables(h, l, dirichlet, normals, positions, lv, error);
   if (status == CLMG_SUCCESS && halves)
     status = edge_halves(h, l, halves, error);
   /* the device tables; their failures are the context's */
@@ -408,6 +413,37 @@ clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *as, const clmg_v
       status = add_convection(as, l, level_wind, l == finest ? as->rhs : NULL);
   }
   return status;
+}
+
+double clmg_stokes_assembler_bytes(const clmg_stokes_assembler *as, int with_wind,
+                                   int with_previous) {
+  if (!as)
+    return 0;
+  const int finest = as->num_levels - 1;
+  const double word = sizeof(double), index = sizeof(int32_t);
+  const assembler_level *top = &as->levels[finest];
+  const double n = (double)(2 * top->num_edges + top->num_cells);
+  double bytes = 2 * n * word; /* the stored right-hand side copied */
+  if (with_previous)           /* weight, previous, b read and written */
+    bytes += 2.0 * (double)top->num_edges * 4 * word;
+  for (int l = 0; l <= finest; l++) {
+    const assembler_level *lv = &as->levels[l];
+    const double edges = (double)lv->num_edges, cells = (double)lv->num_cells;
+    bytes += 2 * (double)lv->nnz * word; /* the stored values copied */
+    if (!with_wind)
+      continue;
+    /* per triangle: order, edges, positions, normals; the wind once per
+     * edge; each added term read and written; each moved one a b entry
+     * read and written and a Dirichlet value read */
+    bytes += cells * (index * (1 + 3 + 18) + 6 * word) + 2 * edges * word;
+    bytes += 2 * (double)lv->added * word;
+    if (l == finest)
+      bytes += 3 * (double)lv->moved * word;
+    if (l < finest) /* the restriction: halves, the fine wind, the coarse written */
+      bytes +=
+          edges * 2 * index + 2 * (double)as->levels[l + 1].num_edges * word + 2 * edges * word;
+  }
+  return bytes;
 }
 
 const clmg_vector *clmg_stokes_assembler_values(const clmg_stokes_assembler *as, int level) {
