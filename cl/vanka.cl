@@ -12,35 +12,50 @@
  * A cell's VANKA_BLOCK unknowns, stored inverses and corrections are laid
  * out by colour and, within a colour, entry-major (entry j of cell c at
  * j * count + c): work-items of neighbouring cells read neighbouring words.
- * The global matrix is CSR with sorted columns. Stored inverses (SI) are
- * made by vanka_inverses at every setup and read; without them (NSI) each
- * work-item extracts A_KK from the CSR rows and solves by Gaussian
- * elimination with partial pivoting, skipping a pivot that the host would
- * have skipped (an unknown the cell cannot move). */
+ * The matrix rows of a cell's unknowns are packed per cell the same way
+ * (the paper's "GPU specific redundant data ... to achieve coalesced
+ * accesses"): row j of cell c has VANKA_ROW_SLOTS slots, slot s of it at
+ * (j * VANKA_ROW_SLOTS + s) * count + c, a column and a value, short rows
+ * padded with value 0 at the row's own unknown; vanka_pack refills the
+ * values from the CSR values at every setup. A work-item's loads of one
+ * slot then sit next to its neighbours' instead of in scattered CSR rows.
+ * Stored inverses (SI) are made by vanka_inverses at every setup and read;
+ * without them (NSI) each work-item extracts A_KK from its packed rows and
+ * solves by Gaussian elimination with partial pivoting, skipping a pivot
+ * that the host would have skipped (an unknown the cell cannot move). */
 
 #ifndef VANKA_BLOCK
 #define VANKA_BLOCK 7
 #endif
+#ifndef VANKA_ROW_SLOTS
+#define VANKA_ROW_SLOTS 7
+#endif
 
-/* (b - A x) on row `row`. */
-inline real vanka_defect(int row, global const long *row_ptr, global const int *col,
-                         global const real *val, global const real *b, global const real *x) {
-  real sum = b[row];
-  for (long k = row_ptr[row]; k < row_ptr[row + 1]; ++k)
-    sum -= val[k] * x[col[k]];
-  return sum;
+/* Slot s of row j of the cell at position `cell` of a colour of `count`. */
+#define VANKA_SLOT(j, s, cell, count) (((j)*VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+
+/* The packed values from the CSR values: slot k takes val[source[k]], a
+ * padding slot (source -1) 0. */
+kernel void vanka_pack(ulong n, global const long *source, global const real *val,
+                       global real *packed) {
+  GRID_LOOP(k, n) {
+    const long from = source[k];
+    packed[k] = from >= 0 ? val[from] : (real)0;
+  }
 }
 
-/* The block A_KK from the rows of the cell's unknowns (CSR, sorted). */
-inline void vanka_block(const int *unknowns, global const long *row_ptr, global const int *col,
+/* The block A_KK from the cell's packed rows (a padding slot adds 0). */
+inline void vanka_block(const int *unknowns, ulong cell, ulong count, global const int *col,
                         global const real *val, real m[VANKA_BLOCK][VANKA_BLOCK]) {
   for (int i = 0; i < VANKA_BLOCK; ++i) {
     for (int j = 0; j < VANKA_BLOCK; ++j)
       m[i][j] = 0;
-    for (long k = row_ptr[unknowns[i]]; k < row_ptr[unknowns[i] + 1]; ++k)
+    for (int s = 0; s < VANKA_ROW_SLOTS; ++s) {
+      const ulong k = VANKA_SLOT(i, s, cell, count);
       for (int j = 0; j < VANKA_BLOCK; ++j)
         if (col[k] == unknowns[j])
-          m[i][j] = val[k];
+          m[i][j] += val[k];
+    }
   }
 }
 
@@ -94,16 +109,17 @@ inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d
 /* The stored inverses of the `count` cells of one colour (Algorithm 1 of
  * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i. */
 kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unknowns,
-                           global const long *row_ptr, global const int *col,
-                           global const real *val, global real *inverse) {
+                           global const int *col, global const real *val, global real *inverse) {
   cell_unknowns += first * VANKA_BLOCK;
+  col += first * VANKA_BLOCK * VANKA_ROW_SLOTS;
+  val += first * VANKA_BLOCK * VANKA_ROW_SLOTS;
   inverse += first * VANKA_BLOCK * VANKA_BLOCK;
   GRID_LOOP(cell, count) {
     int unknowns[VANKA_BLOCK];
     for (int j = 0; j < VANKA_BLOCK; ++j)
       unknowns[j] = cell_unknowns[j * count + cell];
     real block[VANKA_BLOCK][VANKA_BLOCK];
-    vanka_block(unknowns, row_ptr, col, val, block);
+    vanka_block(unknowns, cell, count, col, val, block);
     for (int i = 0; i < VANKA_BLOCK; ++i) {
       real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK], d[VANKA_BLOCK];
       for (int a = 0; a < VANKA_BLOCK; ++a) {
@@ -121,20 +137,27 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
 /* The corrections of the `count` cells of one colour, which starts at cell
  * `first` of the colour order (stored == 0: NSI, inverse is not read). */
 kernel void vanka_correction(ulong first, ulong count, global const int *cell_unknowns,
-                             global const long *row_ptr, global const int *col,
-                             global const real *val, global const real *inverse, uint stored,
-                             global const real *b, ulong b_offset, global const real *x,
-                             ulong x_offset, global real *correction) {
+                             global const int *col, global const real *val,
+                             global const real *inverse, uint stored, global const real *b,
+                             ulong b_offset, global const real *x, ulong x_offset,
+                             global real *correction) {
   b += b_offset;
   x += x_offset;
   cell_unknowns += first * VANKA_BLOCK;
+  col += first * VANKA_BLOCK * VANKA_ROW_SLOTS;
+  val += first * VANKA_BLOCK * VANKA_ROW_SLOTS;
   inverse += first * VANKA_BLOCK * VANKA_BLOCK;
   GRID_LOOP(cell, count) {
     int unknowns[VANKA_BLOCK];
     real r[VANKA_BLOCK], d[VANKA_BLOCK];
     for (int j = 0; j < VANKA_BLOCK; ++j) {
       unknowns[j] = cell_unknowns[j * count + cell];
-      r[j] = vanka_defect(unknowns[j], row_ptr, col, val, b, x);
+      real sum = b[unknowns[j]];
+      for (int s = 0; s < VANKA_ROW_SLOTS; ++s) {
+        const ulong k = VANKA_SLOT(j, s, cell, count);
+        sum -= val[k] * x[col[k]];
+      }
+      r[j] = sum;
     }
     if (stored) {
       for (int i = 0; i < VANKA_BLOCK; ++i) {
@@ -145,7 +168,7 @@ kernel void vanka_correction(ulong first, ulong count, global const int *cell_un
       }
     } else {
       real m[VANKA_BLOCK][VANKA_BLOCK];
-      vanka_block(unknowns, row_ptr, col, val, m);
+      vanka_block(unknowns, cell, count, col, val, m);
       vanka_solve_block(m, r, d);
     }
     for (int j = 0; j < VANKA_BLOCK; ++j)

@@ -382,20 +382,70 @@ typedef struct vanka_smoother {
   /* borrowed, or NULL: the values in a's CSR order on the device, copied at
    * every setup instead of a's host values */
   const clmg_vector *device_values;
-  clmg_vector *d_row_ptr, *d_col, *d_val, *d_unknowns, *d_inverse, *correction;
-  cl_kernel correction_kernel, update_kernel, inverse_kernel;
+  int row_slots; /* the longest row of a cell's unknown: the packed rows' width */
+  clmg_vector *d_val, *d_unknowns, *d_inverse, *correction;
+  /* the cells' rows packed (cl/vanka.cl): columns, CSR positions of the
+   * values (-1: padding), values */
+  clmg_vector *d_packed_col, *d_packed_source, *d_packed_val;
+  cl_kernel correction_kernel, update_kernel, inverse_kernel, pack_kernel;
 } vanka_smoother;
 
 static void free_device(vanka_smoother *s) {
   /* the kernels are the program manager's */
-  s->correction_kernel = s->update_kernel = s->inverse_kernel = NULL;
-  clmg_vector_destroy(s->d_row_ptr);
-  clmg_vector_destroy(s->d_col);
+  s->correction_kernel = s->update_kernel = s->inverse_kernel = s->pack_kernel = NULL;
   clmg_vector_destroy(s->d_val);
   clmg_vector_destroy(s->d_unknowns);
   clmg_vector_destroy(s->d_inverse);
   clmg_vector_destroy(s->correction);
-  s->d_row_ptr = s->d_col = s->d_val = s->d_unknowns = s->d_inverse = s->correction = NULL;
+  clmg_vector_destroy(s->d_packed_col);
+  clmg_vector_destroy(s->d_packed_source);
+  clmg_vector_destroy(s->d_packed_val);
+  s->d_val = s->d_unknowns = s->d_inverse = s->correction = NULL;
+  s->d_packed_col = s->d_packed_source = s->d_packed_val = NULL;
+}
+
+/* The packed rows' slots: block * row_slots per cell. */
+static size_t packed_slots(const vanka_smoother *s) {
+  return s->layout.num_cells * (size_t)s->layout.block * (size_t)s->row_slots;
+}
+
+/* The cells' rows packed as cl/vanka.cl reads them: slot (j, r) of the
+ * cell at position p of the colour starting at `first` with `count` cells
+ * at first * block * slots + (j * slots + r) * count + p; columns and CSR
+ * positions, padding the own unknown with position -1. Uploaded, then the
+ * host arrays freed (they are the size of the packed matrix). */
+static clmg_status upload_packed_rows(vanka_smoother *s) {
+  const vanka_layout *l = &s->layout;
+  const size_t bs = (size_t)l->block, slots = (size_t)s->row_slots, total = packed_slots(s);
+  int32_t *col = clmg_alloc_array(total ? total : 1, sizeof *col);
+  int64_t *source = clmg_alloc_array(total ? total : 1, sizeof *source);
+  if (!col || !source) {
+    free(col);
+    free(source);
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "Vanka smoother: no host memory to pack %zu row slots", total);
+  }
+  for (int k = 0; k < l->num_colours; k++) {
+    const size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+    for (size_t p = 0; p < count; p++)
+      for (size_t j = 0; j < bs; j++) {
+        const int32_t u = l->unknowns[first * bs + j * count + p];
+        const int64_t begin = s->a->row_ptr[u], length = s->a->row_ptr[u + 1] - begin;
+        for (size_t r = 0; r < slots; r++) {
+          const size_t at = first * bs * slots + (j * slots + r) * count + p;
+          col[at] = (int64_t)r < length ? s->a->col[begin + (int64_t)r] : u;
+          source[at] = (int64_t)r < length ? begin + (int64_t)r : -1;
+        }
+      }
+  }
+  clmg_status status = clmg_vector_create_from_host(s->context, CLMG_INT32, total ? total : 1, col,
+                                                    &s->d_packed_col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_from_host(s->context, CLMG_INT64, total ? total : 1, source,
+                                          &s->d_packed_source);
+  free(col);
+  free(source);
+  return status;
 }
 
 static void vanka_destroy(void *data) {
@@ -437,13 +487,12 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
   vanka_layout *l = &s->layout;
   size_t bs = (size_t)l->block, cells = l->num_cells;
   clmg_status status = CLMG_SUCCESS;
-  if (!s->d_row_ptr) {
-    status = clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->a->row_ptr,
-                                          &s->d_row_ptr);
+  if (!s->d_val) {
+    status = upload_packed_rows(s);
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_create_from_host(s->context, CLMG_INT32, s->nnz, s->a->col, &s->d_col);
+      status = clmg_vector_create(s->context, real, packed_slots(s) + 1, &s->d_packed_val);
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_create(s->context, real, s->nnz, &s->d_val);
+      status = clmg_vector_create(s->context, real, s->nnz ? s->nnz : 1, &s->d_val);
     if (status == CLMG_SUCCESS)
       status = clmg_vector_create_from_host(s->context, CLMG_INT32, cells * bs, l->unknowns,
                                             &s->d_unknowns);
@@ -453,8 +502,8 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
     if (status == CLMG_SUCCESS)
       status = clmg_vector_create(s->context, real, l->largest_colour * bs + 1, &s->correction);
     char options[256];
-    snprintf(options, sizeof options, "%s -DVANKA_BLOCK=%d -DVANKA_TINY=%.17g",
-             clmg_real_options(s->context, real), l->block, VANKA_TINY);
+    snprintf(options, sizeof options, "%s -DVANKA_BLOCK=%d -DVANKA_ROW_SLOTS=%d -DVANKA_TINY=%.17g",
+             clmg_real_options(s->context, real), l->block, s->row_slots, VANKA_TINY);
     if (status == CLMG_SUCCESS)
       status =
           clmg_get_kernel(s->context, "vanka", options, "vanka_correction", &s->correction_kernel);
@@ -462,6 +511,8 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
       status = clmg_get_kernel(s->context, "vanka", options, "vanka_update", &s->update_kernel);
     if (status == CLMG_SUCCESS)
       status = clmg_get_kernel(s->context, "vanka", options, "vanka_inverses", &s->inverse_kernel);
+    if (status == CLMG_SUCCESS)
+      status = clmg_get_kernel(s->context, "vanka", options, "vanka_pack", &s->pack_kernel);
     if (status != CLMG_SUCCESS) {
       free_device(s);
       return status;
@@ -469,6 +520,15 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
   }
   status = s->device_values ? clmg_vector_convert(s->device_values, s->d_val)
                             : clmg_vector_upload_doubles(s->d_val, s->a->val);
+  if (status == CLMG_SUCCESS) {
+    clmg_kernel_args args;
+    clmg_args_begin(&args, s->context, s->pack_kernel, "vanka_pack");
+    clmg_arg_ulong(&args, packed_slots(s));
+    clmg_arg_buffer(&args, s->d_packed_source->buffer);
+    clmg_arg_buffer(&args, s->d_val->buffer);
+    clmg_arg_buffer(&args, s->d_packed_val->buffer);
+    status = clmg_launch_args(&args, packed_slots(s));
+  }
   /* the stored inverses on the device, colour by colour (Algorithm 1) */
   for (int k = 0; s->stored && k < l->num_colours && status == CLMG_SUCCESS; k++) {
     uint64_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
@@ -476,9 +536,8 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
       continue;
     clmg_kernel_args args;
     cell_kernel_args(s, s->inverse_kernel, "vanka_inverses", first, count, &args);
-    clmg_arg_buffer(&args, s->d_row_ptr->buffer);
-    clmg_arg_buffer(&args, s->d_col->buffer);
-    clmg_arg_buffer(&args, s->d_val->buffer);
+    clmg_arg_buffer(&args, s->d_packed_col->buffer);
+    clmg_arg_buffer(&args, s->d_packed_val->buffer);
     clmg_arg_buffer(&args, s->d_inverse->buffer);
     status = clmg_launch_args(&args, count);
   }
@@ -490,7 +549,7 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
   vanka_smoother *s = data;
   const vanka_layout *l = &s->layout;
   clmg_status status = CLMG_SUCCESS;
-  if (!s->d_row_ptr)
+  if (!s->d_val)
     return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "Vanka smoother: applied before its setup");
   if (x_is_zero)
@@ -503,9 +562,8 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
         continue;
       clmg_kernel_args args;
       cell_kernel_args(s, s->correction_kernel, "vanka_correction", first, count, &args);
-      clmg_arg_buffer(&args, s->d_row_ptr->buffer);
-      clmg_arg_buffer(&args, s->d_col->buffer);
-      clmg_arg_buffer(&args, s->d_val->buffer);
+      clmg_arg_buffer(&args, s->d_packed_col->buffer);
+      clmg_arg_buffer(&args, s->d_packed_val->buffer);
       clmg_arg_buffer(&args, s->d_inverse->buffer);
       clmg_arg_raw(&args, sizeof stored, &stored);
       clmg_arg_vector(&args, b);
@@ -523,8 +581,8 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
   return status;
 }
 
-/* A step, colour by colour: each cell reads its unknowns' matrix rows
- * (columns, values and two row offsets each), b and x on them, and x at
+/* A step, colour by colour: each cell reads its unknowns' matrix entries
+ * (column and value each, padding not counted), b and x on them, and x at
  * their columns (counted once a colour: x stays in cache within a pass at
  * best), its stored inverse (SI), and writes, then reads, its correction,
  * and reads and writes x on its unknowns; from a zero guess, the fill of x. */
@@ -536,7 +594,7 @@ static double vanka_bytes(void *data, const clmg_operator *a, int steps, int x_i
   for (size_t c = 0; c < l->num_cells; c++)
     for (int j = 0; j < l->block; j++) {
       int32_t u = l->unknowns[c * (size_t)l->block + (size_t)j];
-      rows += (double)(s->a->row_ptr[u + 1] - s->a->row_ptr[u]) * (4.0 + real) + 16.0 + real;
+      rows += (double)(s->a->row_ptr[u + 1] - s->a->row_ptr[u]) * (4.0 + real) + real;
     }
   double cells = (double)l->num_cells;
   double per_cell =
@@ -597,6 +655,14 @@ clmg_status clmg_smoother_vanka_device(clmg_context *context, const clmg_csr *a,
     vanka_destroy(s);
     return clmg_fail(context, status, "Vanka smoother: %s", error.message);
   }
+  for (size_t k = 0; k < s->layout.num_cells * (size_t)block; k++) {
+    int32_t u = s->layout.unknowns[k];
+    int64_t length = a->row_ptr[u + 1] - a->row_ptr[u];
+    if (length > s->row_slots)
+      s->row_slots = (int)length;
+  }
+  if (s->row_slots < 1)
+    s->row_slots = 1;
   smoother->data = s;
   smoother->name = s->stored ? "vanka-si" : "vanka-nsi";
   smoother->setup = vanka_setup;
