@@ -14,8 +14,8 @@
  * j * count + c): work-items of neighbouring cells read neighbouring words.
  * The matrix rows of a cell's unknowns are packed per cell the same way
  * (the paper's "GPU specific redundant data ... to achieve coalesced
- * accesses"): row j of cell c has VANKA_ROW_SLOTS slots, slot s of it at
- * (j * VANKA_ROW_SLOTS + s) * count + c, a column and a value, short rows
+ * accesses"): row j of cell c has VANKA_ROW_SLOTS slots (VANKA_SLOT), a
+ * column and a value each, short rows
  * padded with value 0 at the row's own unknown; vanka_pack refills the
  * values from the CSR values at every setup. A work-item's loads of one
  * slot then sit next to its neighbours' instead of in scattered CSR rows.
@@ -31,8 +31,16 @@
 #define VANKA_ROW_SLOTS 7
 #endif
 
-/* Slot s of row j of the cell at position `cell` of a colour of `count`. */
-#define VANKA_SLOT(j, s, cell, count) (((j)*VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+/* Slot s of row j of the cell at position `cell` of a colour of `count`:
+ * entry-major on GPUs (neighbouring work-items, neighbouring words), a
+ * cell's slots together on CPUs (-DCLMG_CPU: a work-item walks a run of
+ * cells, so its reads stream; entry-major ran the sweep 1.6x slower on
+ * pocl). lib/solve/smoothers/vanka.c packs by the same rule. */
+#ifdef CLMG_CPU
+#define VANKA_SLOT(j, s, cell, count) (((cell) * VANKA_BLOCK + (j)) * VANKA_ROW_SLOTS + (s))
+#else
+#define VANKA_SLOT(j, s, cell, count) (((j) * VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+#endif
 
 /* The packed values from the CSR values: slot k takes val[source[k]], a
  * padding slot (source -1) 0. */

@@ -409,14 +409,16 @@ static size_t packed_slots(const vanka_smoother *s) {
   return s->layout.num_cells * (size_t)s->layout.block * (size_t)s->row_slots;
 }
 
-/* The cells' rows packed as cl/vanka.cl reads them: slot (j, r) of the
- * cell at position p of the colour starting at `first` with `count` cells
- * at first * block * slots + (j * slots + r) * count + p; columns and CSR
- * positions, padding the own unknown with position -1. Uploaded, then the
- * host arrays freed (they are the size of the packed matrix). */
+/* The cells' rows packed as cl/vanka.cl reads them (VANKA_SLOT): slot
+ * (j, r) of the cell at position p of the colour starting at `first` with
+ * `count` cells at first * block * slots + (j * slots + r) * count + p on
+ * a GPU, + (p * block + j) * slots + r on a CPU; columns and CSR positions,
+ * padding the own unknown with position -1. Uploaded, then the host arrays
+ * freed (they are the size of the packed matrix). */
 static clmg_status upload_packed_rows(vanka_smoother *s) {
   const vanka_layout *l = &s->layout;
   const size_t bs = (size_t)l->block, slots = (size_t)s->row_slots, total = packed_slots(s);
+  const int cpu = clmg_context_device(s->context)->is_cpu;
   int32_t *col = clmg_alloc_array(total ? total : 1, sizeof *col);
   int64_t *source = clmg_alloc_array(total ? total : 1, sizeof *source);
   if (!col || !source) {
@@ -432,7 +434,8 @@ static clmg_status upload_packed_rows(vanka_smoother *s) {
         const int32_t u = l->unknowns[first * bs + j * count + p];
         const int64_t begin = s->a->row_ptr[u], length = s->a->row_ptr[u + 1] - begin;
         for (size_t r = 0; r < slots; r++) {
-          const size_t at = first * bs * slots + (j * slots + r) * count + p;
+          const size_t at =
+              first * bs * slots + (cpu ? (p * bs + j) * slots + r : (j * slots + r) * count + p);
           col[at] = (int64_t)r < length ? s->a->col[begin + (int64_t)r] : u;
           source[at] = (int64_t)r < length ? begin + (int64_t)r : -1;
         }
