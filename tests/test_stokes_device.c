@@ -132,22 +132,29 @@ static void check_against_host(const clmg_mesh *coarse, int levels,
   clmg_stokes_hierarchy_free(&h);
 }
 
-/* Dirichlet on the inflow (x = 0) and the lid (y = 1), free slip at the
- * bottom, do-nothing at the right; both upwind schemes; a time term. */
-static void test_assembler_matches_host(void **state) {
-  (void)state;
-  clmg_mesh coarse = test_side_tagged_box(3, 0.2, 7);
+/* On test_side_tagged_box: Dirichlet on the inflow (x = 0) and the lid
+ * (y = 1), free slip at the bottom, do-nothing at the right; nu 0.01 and a
+ * time term c. */
+static clmg_stokes_problem mixed_boundaries(double reaction) {
   static const int32_t dirichlet[2] = {3, 4}, slip[1] = {1};
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
   problem.viscosity = 0.01;
-  problem.reaction = 20.0;
-  problem.force = force;
+  problem.reaction = reaction;
   problem.boundary_velocity = lid_and_inflow;
   problem.dirichlet_tags = dirichlet;
   problem.num_dirichlet_tags = 2;
   problem.slip_tags = slip;
   problem.num_slip_tags = 1;
+  return problem;
+}
+
+/* Mixed boundaries with a force; both upwind schemes. */
+static void test_assembler_matches_host(void **state) {
+  (void)state;
+  clmg_mesh coarse = test_side_tagged_box(3, 0.2, 7);
+  clmg_stokes_problem problem = mixed_boundaries(20.0);
+  problem.force = force;
   for (int upwind = 0; upwind < 2; upwind++) {
     problem.upwind = upwind ? CLMG_STOKES_UPWIND_SAMARSKIJ : CLMG_STOKES_UPWIND_FULL;
     check_against_host(&coarse, 3, &problem);
@@ -174,17 +181,8 @@ static void test_assembler_three_colours(void **state) {
 static void test_multigrid_on_device_values(void **state) {
   (void)state;
   clmg_mesh coarse = test_side_tagged_box(2, 0.1, 3);
-  static const int32_t dirichlet[2] = {3, 4}, slip[1] = {1};
-  clmg_stokes_problem problem;
-  clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = 0.01;
-  problem.reaction = 10.0;
+  clmg_stokes_problem problem = mixed_boundaries(10.0);
   problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
-  problem.boundary_velocity = lid_and_inflow;
-  problem.dirichlet_tags = dirichlet;
-  problem.num_dirichlet_tags = 2;
-  problem.slip_tags = slip;
-  problem.num_slip_tags = 1;
   clmg_error error = {{0}};
   clmg_stokes_hierarchy h;
   const int levels = 4, finest = levels - 1;

@@ -18,6 +18,7 @@
  * copy of the matrix. */
 #include "fem/fe_internal.h"
 #include "fem/stokes_internal.h"
+#include "solve/internal.h"
 
 #include "clmg/stokes.h"
 
@@ -72,40 +73,6 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
   clmg_vector_destroy(as->dirichlet_value);
   clmg_vector_destroy(as->previous_weight);
   free(as);
-}
-
-/* The triangles by colour (cells sharing an edge differ in colour). */
-static clmg_status colour_order(const clmg_stokes_hierarchy *h, int l, assembler_level *lv,
-                                int32_t *order, clmg_error *error) {
-  size_t cells = lv->num_cells;
-  int32_t *colour = clmg_alloc_array(cells ? cells : 1, sizeof *colour);
-  if (!colour)
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory for %zu colours",
-                          cells);
-  clmg_status status = clmg_vanka_colour_cells(h->a[l].rows, cells, 7, h->cell_unknowns[l], colour,
-                                               &lv->num_colours, error);
-  if (status == CLMG_SUCCESS) {
-    lv->colour_start = calloc((size_t)lv->num_colours + 1, sizeof *lv->colour_start);
-    if (!lv->colour_start)
-      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory");
-  }
-  if (status == CLMG_SUCCESS) {
-    for (size_t c = 0; c < cells; c++)
-      lv->colour_start[colour[c] + 1]++;
-    for (int k = 0; k < lv->num_colours; k++)
-      lv->colour_start[k + 1] += lv->colour_start[k];
-    size_t *next = clmg_alloc_array((size_t)lv->num_colours + 1, sizeof *next);
-    if (!next) {
-      free(colour);
-      return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory");
-    }
-    memcpy(next, lv->colour_start, (size_t)lv->num_colours * sizeof *next);
-    for (size_t c = 0; c < cells; c++)
-      order[next[colour[c]]++] = (int32_t)c;
-    free(next);
-  }
-  free(colour);
-  return status;
 }
 
 /* Per triangle: |Gamma| n for its three vertices, as cell_convection in
@@ -203,7 +170,8 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   if (status == CLMG_SUCCESS)
     status = clmg_stokes_dirichlet_mask(&h->meshes[l], &h->edges[l], problem, &dirichlet, error);
   if (status == CLMG_SUCCESS)
-    status = colour_order(h, l, lv, order, error);
+    status = clmg_cells_by_colour(h->a[l].rows, lv->num_cells, 7, h->cell_unknowns[l],
+                                  &lv->num_colours, &lv->colour_start, order, error);
   if (status == CLMG_SUCCESS)
     status = cell_tables(h, l, dirichlet, normals, positions, lv, error);
   if (status == CLMG_SUCCESS && halves)

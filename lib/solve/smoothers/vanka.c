@@ -184,6 +184,40 @@ clmg_status clmg_vanka_colour_cells(size_t n, size_t num_cells, int block,
   return CLMG_SUCCESS;
 }
 
+clmg_status clmg_cells_by_colour(size_t n, size_t num_cells, int block,
+                                 const int32_t *cell_unknowns, int *num_colours,
+                                 size_t **colour_start, int32_t *order, clmg_error *error) {
+  *colour_start = NULL;
+  int32_t *colour = clmg_alloc_array(num_cells ? num_cells : 1, sizeof *colour);
+  if (!colour)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "no host memory to colour %zu cells", num_cells);
+  clmg_status status =
+      clmg_vanka_colour_cells(n, num_cells, block, cell_unknowns, colour, num_colours, error);
+  size_t *start = NULL, *next = NULL;
+  if (status == CLMG_SUCCESS) {
+    start = calloc((size_t)*num_colours + 1, sizeof *start);
+    next = calloc((size_t)*num_colours + 1, sizeof *next);
+    if (!start || !next)
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory");
+  }
+  if (status == CLMG_SUCCESS) {
+    for (size_t c = 0; c < num_cells; c++)
+      start[colour[c] + 1]++;
+    for (int k = 0; k < *num_colours; k++)
+      start[k + 1] += start[k];
+    memcpy(next, start, (size_t)*num_colours * sizeof *next);
+    for (size_t c = 0; c < num_cells; c++)
+      order[next[colour[c]]++] = (int32_t)c;
+    *colour_start = start;
+  } else {
+    free(start);
+  }
+  free(next);
+  free(colour);
+  return status;
+}
+
 /* ---- the local solve (cl/vanka.cl's vanka_solve, the same steps) ---- */
 
 /* a_ij of the host CSR (sorted columns), 0 when not stored. */
@@ -278,48 +312,25 @@ static clmg_status make_layout(const clmg_csr *a, size_t num_cells, int block,
   l->block = block;
   l->num_cells = num_cells;
   size_t b = (size_t)block, cells = num_cells ? num_cells : 1;
-  int32_t *colour = clmg_alloc_array(cells, sizeof *colour);
   l->order = clmg_alloc_array(cells, sizeof *l->order);
   l->unknowns = clmg_alloc_array(cells * b, sizeof *l->unknowns);
-
   clmg_status status = CLMG_SUCCESS;
-  if (!colour || !l->order || !l->unknowns)
+  if (!l->order || !l->unknowns)
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "Vanka: no host memory for the layout of %zu cells", num_cells);
   if (status == CLMG_SUCCESS)
-    status = clmg_vanka_colour_cells(a->rows, num_cells, block, cell_unknowns, colour,
-                                     &l->num_colours, error);
-  if (status == CLMG_SUCCESS) {
-    l->colour_start = calloc((size_t)l->num_colours + 1, sizeof *l->colour_start);
-    if (!l->colour_start)
-      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka: no host memory");
-  }
-  if (status == CLMG_SUCCESS) {
-    for (size_t c = 0; c < num_cells; c++)
-      l->colour_start[colour[c] + 1]++;
-    for (int k = 0; k < l->num_colours; k++) {
-      size_t count = l->colour_start[k + 1];
-      if (count > l->largest_colour)
-        l->largest_colour = count;
-      l->colour_start[k + 1] += l->colour_start[k];
-    }
-    size_t *next = calloc((size_t)l->num_colours, sizeof *next);
-    if (!next) {
-      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Vanka: no host memory");
-    } else {
-      for (size_t c = 0; c < num_cells; c++) {
-        int k = colour[c];
-        size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
-        size_t position = next[k]++;
-        l->order[first + position] = (int32_t)c;
-        const int32_t *u = cell_unknowns + c * b;
-        for (size_t j = 0; j < b; j++)
-          l->unknowns[first * b + j * count + position] = u[j];
-      }
-      free(next);
+    status = clmg_cells_by_colour(a->rows, num_cells, block, cell_unknowns, &l->num_colours,
+                                  &l->colour_start, l->order, error);
+  for (int k = 0; status == CLMG_SUCCESS && k < l->num_colours; k++) {
+    size_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
+    if (count > l->largest_colour)
+      l->largest_colour = count;
+    for (size_t p = 0; p < count; p++) {
+      const int32_t *u = cell_unknowns + (size_t)l->order[first + p] * b;
+      for (size_t j = 0; j < b; j++)
+        l->unknowns[first * b + j * count + p] = u[j];
     }
   }
-  free(colour);
   if (status != CLMG_SUCCESS)
     layout_free(l);
   return status;
