@@ -19,6 +19,7 @@ enum {
   OPTION_N = OPTION_FIRST_OWN,
   OPTION_METHOD,
   OPTION_MAXI,
+  OPTION_SCHEDULE,
   OPTION_CYCLES,
   OPTION_TOL,
   OPTION_ERROR_TOL,
@@ -55,6 +56,14 @@ static void print_homg_usage(FILE *out) {
         "                         or 2^k for homg (the paper's four-subdomain strategy)\n"
         "      --method M         homg (default), vcycle or fmg\n"
         "      --maxi M           MaxI, the most steps per level of an MFMG cycle (default 32)\n"
+        "      --schedule S       the order of the levels in an MFMG cycle (the paper's Fig. 1\n"
+        "                         is not in its text; README.md compares the readings):\n"
+        "                         sawtooth (default: each new finer level k, then k-1 and k\n"
+        "                         again, steps off the level adding interpolated variations;\n"
+        "                         one cycle reaches the paper's 5% / 1.6% errors), ascent\n"
+        "                         (coarsest to finest once, interpolated values: the first\n"
+        "                         reading) or vshape (a V back to the coarsest after each new\n"
+        "                         level)\n"
         "      --cycles K         at most K cycles (default 50); given without --tol,\n"
         "                         exactly K cycles\n"
         "      --tol T            stop when ||f - A x|| <= T ||f|| (default 1e-10, float 1e-6)\n"
@@ -106,6 +115,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       {"n", required_argument, NULL, OPTION_N},
       {"method", required_argument, NULL, OPTION_METHOD},
       {"maxi", required_argument, NULL, OPTION_MAXI},
+      {"schedule", required_argument, NULL, OPTION_SCHEDULE},
       {"cycles", required_argument, NULL, OPTION_CYCLES},
       {"tol", required_argument, NULL, OPTION_TOL},
       {"error-tol", required_argument, NULL, OPTION_ERROR_TOL},
@@ -126,6 +136,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
   o->common = *defaults;
   o->n = 129;
   o->method = CLMG_HOMG_MFMG;
+  o->schedule = CLMG_HOMG_SCHEDULE_SAWTOOTH;
   o->precision = CLMG_DOUBLE;
   o->maxi = 32;
   o->cycles = 50;
@@ -155,6 +166,12 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
     case OPTION_METHOD:
       if (!clmg_homg_method_parse(optarg, &o->method)) {
         return cli_usage(command, "unknown method '%s' (there are: homg, vcycle, fmg)", optarg);
+      }
+      break;
+    case OPTION_SCHEDULE:
+      if (!clmg_homg_schedule_parse(optarg, &o->schedule)) {
+        return cli_usage(command, "unknown schedule '%s' (there are: sawtooth, ascent, vshape)",
+                         optarg);
       }
       break;
     case OPTION_MAXI:
@@ -366,8 +383,8 @@ typedef struct homg_report {
 static const char *method_description(const homg_options *o, const homg_report *r, char *text,
                                       size_t size) {
   if (o->method == CLMG_HOMG_MFMG) {
-    snprintf(text, size, "homg: MFMG cycles, MaxI %d (%d steps per cycle), omega %g", o->maxi,
-             r->info.steps_per_cycle, o->omega);
+    snprintf(text, size, "homg: MFMG cycles (%s), MaxI %d (%d steps per cycle), omega %g",
+             clmg_homg_schedule_name(o->schedule), o->maxi, r->info.steps_per_cycle, o->omega);
   } else {
     snprintf(text, size, "%s: V(%d,%d) cycles, damped Jacobi omega %g",
              o->method == CLMG_HOMG_FMG ? "fmg then V-cycles" : "vcycle", o->pre, o->post,
@@ -437,6 +454,7 @@ static void print_json(const homg_options *o, const homg_report *r) {
   json_integer(&w, "levels", r->info.levels);
   json_string(&w, "method", clmg_homg_method_name(o->method));
   json_integer(&w, "maxi", o->maxi);
+  json_string(&w, "schedule", clmg_homg_schedule_name(o->schedule));
   json_integer(&w, "steps_per_cycle", r->info.steps_per_cycle);
   json_string(&w, "precision", clmg_dtype_name(o->precision));
   json_number(&w, "omega", o->omega);
@@ -509,6 +527,7 @@ static void solver_options(const homg_options *o, clmg_homg_options *options) {
   options->method = o->method;
   options->precision = o->precision;
   options->max_iterations_per_level = o->maxi;
+  options->schedule = o->schedule;
   options->omega = o->omega;
   options->pre_smoothing = o->pre;
   options->post_smoothing = o->post;

@@ -284,6 +284,7 @@ typedef struct homg_options {
   cli_options common;
   size_t n;
   clmg_homg_method method;
+  clmg_homg_schedule_type schedule;
   clmg_dtype precision;
   const char *precision_asked; /* --precision double; NULL: the default */
   int maxi, cycles, cycles_given, tol_given, pre, post, steps, quiet;

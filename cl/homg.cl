@@ -490,3 +490,63 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
   (void)weight;
 #endif
 }
+
+/* ---- the step with variations (returning schedules) ----
+ *
+ * A schedule that goes back to a coarser level after a finer one (the
+ * paper's section 2: "go back to a coarser level or descend to a finer
+ * level in a chosen pattern") must not overwrite the finer points with
+ * interpolated coarse values, which would undo the finer relaxations: the
+ * non-marked points take the interpolated variation of the marked points
+ * instead, e += P (relax(e) - e), in two passes. Phase 0 writes
+ * d = relax(in) - in at the marked points (0 on the boundary; other points
+ * are not written), phase 1 adds d to out at the marked points and the
+ * bilinear interpolation of d (from the own quadrant's marked points, as
+ * homg_step interpolates) at the others; zero_input (phase 0: in = 0,
+ * phase 1: out = 0) skips the reads of a zero iterate. The axis entries are
+ * homg_step's: tables on CPUs, computed on GPUs. */
+inline uint4 variation_axis(uint i, uint l, uint n, global const uint4 *axis,
+                            global const real *weight, real *w) {
+#ifdef CLMG_CPU
+  *w = weight[i];
+  return axis[i];
+#else
+  (void)axis;
+  (void)weight;
+  return axis_at(i, l, 31 - clz(l), n, (real)1 / (real)l, w);
+#endif
+}
+
+kernel void homg_variation_step(uint phase, uint n, uint l, real hl2, real omega_quarter,
+                                uint zero_input, global const real *in, ulong in_offset,
+                                global real *out, ulong out_offset, global const real *sources,
+                                ulong sources_offset, uint nv, global const uint4 *axis,
+                                ulong axis_offset, global const real *weight,
+                                ulong weight_offset) {
+  in += in_offset;
+  out += out_offset;
+  sources += sources_offset;
+  axis += axis_offset;
+  weight += weight_offset;
+  const uint row = l * n;
+  FOR_EACH_POINT(n, p, i, j) {
+    real tx, ty;
+    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
+    const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
+    const uint boundary = ((ax.x | ay.x) & AXIS_BOUNDARY) != 0;
+    const uint marked = (ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0;
+    if (phase == 0) {
+      if (boundary)
+        out[p] = 0;
+      else if (marked)
+        out[p] = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input) -
+                 (zero_input ? 0 : in[p]);
+    } else if (boundary) {
+      out[p] = 0;
+    } else {
+      const real variation =
+          marked ? in[p] : interpolate_point(in, ax, tx, ay.y * n, ay.z * n, ty);
+      out[p] = (zero_input ? 0 : out[p]) + variation;
+    }
+  }
+}

@@ -11,10 +11,15 @@
  *  2. cycles: one MFMG cycle per MaxI inside a solve: time per work unit
  *     (WU, one whole-grid pass) and x_floor of the whole cycle (its steps,
  *     the restriction pyramid and the residual, at their floors).
- *  3. solves (double): the discretisation error e_d (V-cycles to the rounding
+ *  3. schedules (double, N up to 1024): one MFMG cycle from x = 0 for each
+ *     reading of the cycle (sawtooth, ascent, vshape) and MaxI 2, 4, 32:
+ *     steps, work units and the L1 error (the paper's Fig. 4, and its 31
+ *     steps at 128^2 with MaxI = 2).
+ *  4. solves (double): the discretisation error e_d (V-cycles to the rounding
  *     floor), then the time, cycles and WU each method needs to reach an L1
- *     error of --error-factor x e_d from x = 0: HOMG for each MaxI, the
- *     V-cycle and FMG on nested grids, HOMG on four-subdomain grids.
+ *     error of --error-factor x e_d from x = 0: HOMG for each MaxI (the
+ *     default schedule; the others at the largest MaxI), the V-cycle and FMG
+ *     on nested grids, HOMG on four-subdomain grids.
  * Prints tables and, with --json FILE, writes every row.
  *
  *   clmg_perf_homg [--device DEV] [--json FILE] [--size small|large]
@@ -194,11 +199,20 @@ typedef struct solve_row {
   size_t n;
   int four;
   clmg_homg_method method;
+  clmg_homg_schedule_type schedule; /* MFMG */
   int maxi;
   double discretisation_error, target;
   int converged, cycles, iterations;
   double work_units, seconds, l1_error;
 } solve_row;
+
+/* One MFMG cycle from x = 0 with a schedule (section 4). */
+typedef struct schedule_row {
+  clmg_homg_schedule_type schedule;
+  size_t n;
+  int four, maxi, steps;
+  double work_units, l1_error, seconds;
+} schedule_row;
 
 typedef struct results {
   clmg_device_info device;
@@ -207,6 +221,8 @@ typedef struct results {
   size_t step_count, step_capacity;
   cycle_row *cycles;
   size_t cycle_count, cycle_capacity;
+  schedule_row *schedules;
+  size_t schedule_count, schedule_capacity;
   solve_row *solves;
   size_t solve_count, solve_capacity;
   int failures;
@@ -310,12 +326,14 @@ static clmg_status run_step(const void *data, long iteration) {
                             : clmg_homg_step(t->solver, t->level, t->b, t->a);
 }
 
-static clmg_homg *create_solver(clmg_context *context, size_t n, clmg_dtype precision,
-                                clmg_homg_method method, int maxi, int cycles, double tol,
-                                double error_tol, double stagnation, results *r) {
+static clmg_homg *create_scheduled_solver(clmg_context *context, size_t n, clmg_dtype precision,
+                                          clmg_homg_method method, clmg_homg_schedule_type schedule,
+                                          int maxi, int cycles, double tol, double error_tol,
+                                          double stagnation, results *r) {
   clmg_homg_options options;
   clmg_homg_options_defaults(&options);
   options.method = method;
+  options.schedule = schedule;
   options.precision = precision;
   options.max_iterations_per_level = maxi;
   options.max_cycles = cycles;
@@ -335,6 +353,14 @@ static clmg_homg *create_solver(clmg_context *context, size_t n, clmg_dtype prec
     return NULL;
   }
   return solver;
+}
+
+/* The same with the default (sawtooth) schedule. */
+static clmg_homg *create_solver(clmg_context *context, size_t n, clmg_dtype precision,
+                                clmg_homg_method method, int maxi, int cycles, double tol,
+                                double error_tol, double stagnation, results *r) {
+  return create_scheduled_solver(context, n, precision, method, CLMG_HOMG_SCHEDULE_SAWTOOTH, maxi,
+                                 cycles, tol, error_tol, stagnation, r);
 }
 
 /* The floor time of level `level`'s step. */
@@ -397,7 +423,8 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
  * reads the grid and writes its levels) and the residual (reads x and f,
  * writes r). */
 static double cycle_floor_seconds(const clmg_homg *solver, const clmg_homg_info *info,
-                                  double element, double copy_gb_per_s) {
+                                  clmg_homg_schedule_type schedule, double element,
+                                  double copy_gb_per_s) {
   size_t count = 0;
   clmg_homg_schedule(solver, NULL, 0, &count);
   int *levels = malloc((count ? count : 1) * sizeof *levels);
@@ -405,9 +432,17 @@ static double cycle_floor_seconds(const clmg_homg *solver, const clmg_homg_info 
     return NAN;
   }
   clmg_homg_schedule(solver, levels, count, &count);
+  /* the returning schedules' coarse steps are variation steps */
+  const int variations = schedule != CLMG_HOMG_SCHEDULE_ASCENT;
   double seconds = 0;
   for (size_t k = 0; k < count; ++k) {
-    seconds += step_floor_seconds(solver, levels[k], copy_gb_per_s);
+    uint64_t bytes = 0;
+    if (variations && levels[k] < info->levels - 1) {
+      clmg_homg_variation_step_bytes(solver, levels[k], &bytes);
+      seconds += (double)bytes / (copy_gb_per_s * 1e9);
+    } else {
+      seconds += step_floor_seconds(solver, levels[k], copy_gb_per_s);
+    }
   }
   free(levels);
   double n = (double)info->n, frames = info->four_subdomains ? 4 : 1, pyramid = 0;
@@ -459,8 +494,8 @@ static void time_cycles(clmg_context *context, const settings *s, clmg_dtype pre
     row.work_units = work;
     row.seconds = best;
     row.seconds_per_wu = best / work;
-    row.floor_seconds =
-        cycle_floor_seconds(solver, &info, (double)clmg_dtype_size(precision), r->copy_gb_per_s);
+    row.floor_seconds = cycle_floor_seconds(solver, &info, CLMG_HOMG_SCHEDULE_SAWTOOTH,
+                                            (double)clmg_dtype_size(precision), r->copy_gb_per_s);
     row.x_floor = row.seconds / row.floor_seconds;
     printf("%-6s %-6s %6zu %5d %6d %9.2f %12.3f %12.4f %9.2f\n", clmg_dtype_name(precision),
            four ? "four" : "nested", p->n, row.maxi, row.steps, row.work_units, row.seconds * 1e3,
@@ -502,9 +537,11 @@ static clmg_status timed_solve(clmg_homg *solver, grid_problem *p, long trials,
 }
 
 static void print_solve(const solve_row *row) {
-  printf("%-6s %6zu %-7s %5d %10.4e %4s %6d %9.1f %10.4f %10.4e\n", row->four ? "four" : "nested",
-         row->n, clmg_homg_method_name(row->method), row->maxi, row->target,
-         row->converged ? "yes" : "no", row->cycles, row->work_units, row->seconds, row->l1_error);
+  printf("%-6s %6zu %-7s %-9s %5d %10.4e %4s %6d %9.1f %10.4f %10.4e\n",
+         row->four ? "four" : "nested", row->n, clmg_homg_method_name(row->method),
+         row->method == CLMG_HOMG_MFMG ? clmg_homg_schedule_name(row->schedule) : "-", row->maxi,
+         row->target, row->converged ? "yes" : "no", row->cycles, row->work_units, row->seconds,
+         row->l1_error);
   fflush(stdout);
 }
 
@@ -529,12 +566,21 @@ static void run_solves(clmg_context *context, const settings *s, grid_problem *p
   double discretisation = result.l1_error, target = s->error_factor * discretisation;
   clmg_homg_result_free(&result);
 
-  clmg_homg_method methods[MAX_MAXI + 2];
-  int maxis[MAX_MAXI + 2];
+  clmg_homg_method methods[MAX_MAXI + 4];
+  clmg_homg_schedule_type schedules[MAX_MAXI + 4] = {CLMG_HOMG_SCHEDULE_SAWTOOTH};
+  int maxis[MAX_MAXI + 4];
   size_t count = 0;
   for (size_t k = 0; k < s->maxi_count; ++k) {
     methods[count] = CLMG_HOMG_MFMG;
+    schedules[count] = CLMG_HOMG_SCHEDULE_SAWTOOTH;
     maxis[count++] = s->maxi[k];
+  }
+  /* the other readings of the cycle at the largest MaxI */
+  const clmg_homg_schedule_type others[2] = {CLMG_HOMG_SCHEDULE_ASCENT, CLMG_HOMG_SCHEDULE_VSHAPE};
+  for (int k = 0; k < 2 && s->maxi_count > 0; ++k) {
+    methods[count] = CLMG_HOMG_MFMG;
+    schedules[count] = others[k];
+    maxis[count++] = s->maxi[s->maxi_count - 1];
   }
   if (!four) {
     methods[count] = CLMG_HOMG_VCYCLE;
@@ -543,8 +589,8 @@ static void run_solves(clmg_context *context, const settings *s, grid_problem *p
     maxis[count++] = 0;
   }
   for (size_t k = 0; k < count; ++k) {
-    solver = create_solver(context, p->n, CLMG_DOUBLE, methods[k], maxis[k] ? maxis[k] : 32, 500, 0,
-                           target, 0, r);
+    solver = create_scheduled_solver(context, p->n, CLMG_DOUBLE, methods[k], schedules[k],
+                                     maxis[k] ? maxis[k] : 32, 500, 0, target, 0, r);
     if (!solver) {
       continue;
     }
@@ -560,6 +606,7 @@ static void run_solves(clmg_context *context, const settings *s, grid_problem *p
     row.n = p->n;
     row.four = four;
     row.method = methods[k];
+    row.schedule = schedules[k];
     row.maxi = maxis[k];
     row.discretisation_error = discretisation;
     row.target = target;
@@ -573,6 +620,48 @@ static void run_solves(clmg_context *context, const settings *s, grid_problem *p
     print_solve(&row);
     APPEND(r, solves, solve_count, solve_capacity, row);
   }
+}
+
+/* Section 4: one cycle from x = 0 per schedule and MaxI (2, 4, 32): steps,
+ * work units, the L1 error after it (the paper's Fig. 4 and its 31 steps at
+ * 128^2 with MaxI = 2). */
+static void run_schedules(clmg_context *context, const settings *s, grid_problem *p, int four,
+                          results *r) {
+  const clmg_homg_schedule_type schedules[3] = {
+      CLMG_HOMG_SCHEDULE_SAWTOOTH, CLMG_HOMG_SCHEDULE_ASCENT, CLMG_HOMG_SCHEDULE_VSHAPE};
+  const int maxis[3] = {2, 4, 32};
+  for (int k = 0; k < 3; ++k) {
+    schedule_row row = {schedules[k], p->n, four, 0, 0, 0, 0, 0};
+    printf("%-9s %-6s %6zu", clmg_homg_schedule_name(schedules[k]), four ? "four" : "nested", p->n);
+    for (int m = 0; m < 3; ++m) {
+      clmg_homg *solver = create_scheduled_solver(context, p->n, CLMG_DOUBLE, CLMG_HOMG_MFMG,
+                                                  schedules[k], maxis[m], 1, 0, 0, 0, r);
+      if (!solver)
+        continue;
+      clmg_homg_info info;
+      clmg_homg_get_info(solver, &info);
+      clmg_homg_result result;
+      clmg_status status = timed_solve(solver, p, s->timing.trials, &result);
+      clmg_homg_destroy(solver);
+      if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED) {
+        apputil_report(context, status, "one cycle");
+        r->failures++;
+        clmg_homg_result_free(&result);
+        continue;
+      }
+      row.maxi = maxis[m];
+      row.steps = info.steps_per_cycle;
+      row.work_units = result.work_units;
+      row.l1_error = result.l1_error;
+      row.seconds = result.time_s;
+      clmg_homg_result_free(&result);
+      printf("  %5d %9.1f %8.4f", row.steps, row.work_units, row.l1_error);
+      APPEND(r, schedules, schedule_count, schedule_capacity, row);
+    }
+    printf("\n");
+    fflush(stdout);
+  }
+  (void)s;
 }
 
 /* ---- the run ---- */
@@ -671,6 +760,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_string(&w, "method", clmg_homg_method_name(row->method));
     if (row->method == CLMG_HOMG_MFMG) {
       json_integer(&w, "maxi", row->maxi);
+      json_string(&w, "schedule", clmg_homg_schedule_name(row->schedule));
     }
     json_number(&w, "discretisation_error", row->discretisation_error);
     json_number(&w, "target_l1_error", row->target);
@@ -680,6 +770,21 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_number(&w, "work_units", row->work_units);
     json_number(&w, "solve_s", row->seconds);
     json_number(&w, "l1_error", row->l1_error);
+    json_object_end(&w);
+  }
+  json_array_end(&w);
+  json_array_begin(&w, "schedules");
+  for (size_t k = 0; k < r->schedule_count; ++k) {
+    const schedule_row *row = &r->schedules[k];
+    json_object_begin(&w, NULL);
+    json_string(&w, "schedule", clmg_homg_schedule_name(row->schedule));
+    json_string(&w, "grid", row->four ? "four-subdomain" : "nested");
+    json_integer(&w, "n", (long long)row->n);
+    json_integer(&w, "maxi", row->maxi);
+    json_integer(&w, "steps", row->steps);
+    json_number(&w, "work_units", row->work_units);
+    json_number(&w, "l1_error", row->l1_error);
+    json_number(&w, "seconds", row->seconds);
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -786,10 +891,27 @@ int main(int argc, char **argv) {
   }
 
   if (!s.skip_solves && s.run_double) {
+    printf("\nSchedules: one MFMG cycle from x = 0 (double); per MaxI 2, 4, 32 the steps, work "
+           "units and L1 error\n(the paper: 31 steps at 128^2 with MaxI 2; errors 5%% at MaxI "
+           "4, 1.6%% at MaxI 32)\n");
+    printf("%-9s %-6s %6s  %5s %9s %8s  %5s %9s %8s  %5s %9s %8s\n", "schedule", "grid", "n",
+           "steps", "WU", "MaxI2", "steps", "WU", "MaxI4", "steps", "WU", "MaxI32");
+    for (size_t N = s.n_min; N <= s.n_max && N <= 1024; N *= 2) {
+      for (int four = 0; four < 2; ++four) {
+        size_t n = four ? N : N + 1;
+        grid_problem p;
+        if (make_problem(context, CLMG_DOUBLE, n, &p) != CLMG_SUCCESS) {
+          skip(&r, "schedules n = %zu", n, clmg_context_message(context));
+          continue;
+        }
+        run_schedules(context, &s, &p, four, &r);
+        free_problem(&p);
+      }
+    }
     printf("\nTime to an L1 error of %.3g x the discretisation error, from x = 0 (double)\n",
            s.error_factor);
-    printf("%-6s %6s %-7s %5s %10s %4s %6s %9s %10s %10s\n", "grid", "n", "method", "maxi",
-           "target", "met", "cycles", "WU", "solve_s", "L1 error");
+    printf("%-6s %6s %-7s %-9s %5s %10s %4s %6s %9s %10s %10s\n", "grid", "n", "method", "schedule",
+           "maxi", "target", "met", "cycles", "WU", "solve_s", "L1 error");
     for (size_t N = s.n_min; N <= s.n_max; N *= 2) {
       for (int four = 0; four < 2; ++four) {
         size_t n = four ? N : N + 1;
@@ -827,6 +949,7 @@ int main(int argc, char **argv) {
   free(r.steps);
   free(r.cycles);
   free(r.solves);
+  free(r.schedules);
   clmg_context_destroy(context);
   return exit_code;
 }

@@ -115,6 +115,21 @@ const char *clmg_homg_method_name(clmg_homg_method method) {
   return "unknown";
 }
 
+static const char *const schedule_names[] = {"sawtooth", "ascent", "vshape"};
+
+const char *clmg_homg_schedule_name(clmg_homg_schedule_type schedule) {
+  return (unsigned)schedule < 3 ? schedule_names[schedule] : "unknown";
+}
+
+int clmg_homg_schedule_parse(const char *name, clmg_homg_schedule_type *schedule) {
+  for (int k = 0; name && schedule && k < 3; k++)
+    if (strcmp(name, schedule_names[k]) == 0) {
+      *schedule = (clmg_homg_schedule_type)k;
+      return 1;
+    }
+  return 0;
+}
+
 int clmg_homg_method_parse(const char *name, clmg_homg_method *method) {
   if (!name || !method)
     return 0;
@@ -144,6 +159,7 @@ void clmg_homg_options_defaults(clmg_homg_options *options) {
   options->post_smoothing = 2;
   options->max_cycles = 50;
   options->relative_tolerance = 1e-10;
+  options->schedule = CLMG_HOMG_SCHEDULE_SAWTOOTH;
 }
 
 void clmg_homg_result_free(clmg_homg_result *result) {
@@ -199,6 +215,9 @@ static clmg_status check_options(clmg_context *context, const clmg_homg_options 
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "HOMG: MaxI (max_iterations_per_level) must be at least 1, not %d",
                      o->max_iterations_per_level);
+  if ((unsigned)o->schedule > (unsigned)CLMG_HOMG_SCHEDULE_VSHAPE)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "HOMG: unknown schedule %d",
+                     (int)o->schedule);
   if (!(o->omega > 0 && o->omega <= 1))
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "HOMG: omega = %g; damped Jacobi needs 0 < omega <= 1", o->omega);
@@ -233,17 +252,53 @@ static size_t level_steps(const clmg_homg *h, int m) {
   return doubling >= 30 || maxi < ((size_t)1 << doubling) ? maxi : (size_t)1 << doubling;
 }
 
+/* The visits of one cycle (spacing exponents m, coarsest first) by the
+ * schedule's pattern (include/clmg/homg.h); visits == NULL counts them. */
+static size_t schedule_visits(const clmg_homg *h, int *visits) {
+  const int coarsest = h->levels - 1;
+  size_t count = 0;
+#define VISIT(m)                                                                                   \
+  do {                                                                                             \
+    if (visits)                                                                                    \
+      visits[count] = (m);                                                                         \
+    count++;                                                                                       \
+  } while (0)
+  VISIT(coarsest);
+  for (int k = coarsest - 1; k >= 0; --k) {
+    VISIT(k);
+    if (h->options.schedule == CLMG_HOMG_SCHEDULE_SAWTOOTH && k > 0) {
+      VISIT(k + 1);
+      VISIT(k);
+    } else if (h->options.schedule == CLMG_HOMG_SCHEDULE_VSHAPE) {
+      for (int m = k + 1; m <= coarsest; ++m)
+        VISIT(m);
+      for (int m = coarsest - 1; m >= k; --m)
+        VISIT(m);
+    }
+  }
+#undef VISIT
+  return count;
+}
+
+/* The cycle's steps: each visit of level m repeated level_steps(m) times. */
 static clmg_status make_schedule(clmg_homg *h) {
-  size_t length = 0;
-  for (int m = h->levels - 1; m >= 0; --m)
-    length += level_steps(h, m);
-  h->schedule = malloc(length * sizeof *h->schedule);
-  if (!h->schedule)
+  size_t visits = schedule_visits(h, NULL), length = 0;
+  int *visit = malloc(visits * sizeof *visit);
+  if (!visit)
     return clmg_fail(h->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "HOMG schedule");
+  schedule_visits(h, visit);
+  for (size_t v = 0; v < visits; ++v)
+    length += level_steps(h, visit[v]);
+  h->schedule = malloc(length * sizeof *h->schedule);
+  if (!h->schedule) {
+    free(visit);
+    return clmg_fail(h->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "HOMG schedule");
+  }
   size_t s = 0;
-  for (int m = h->levels - 1; m >= 0; --m)
-    for (size_t c = level_steps(h, m); c > 0; --c)
-      h->schedule[s++] = m;
+  for (size_t v = 0; v < visits; ++v)
+    for (size_t c = level_steps(h, visit[v]); c > 0; --c)
+      h->schedule[s++] = visit[v];
+  free(visit);
   h->schedule_length = length;
   return CLMG_SUCCESS;
 }
@@ -621,15 +676,10 @@ static clmg_status build_pyramid(clmg_homg *h) {
   return status;
 }
 
-/* One step at spacing 2^m h from `in` (NULL: zero) to `out`; accumulate
- * (m = 0 only) adds the result to out instead. */
-static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_vector *out,
-                             int accumulate) {
-  if (m == 0) {
-    unsigned flags = (in ? 0 : GRID_JACOBI_ZERO_INPUT) | (accumulate ? GRID_JACOBI_ACCUMULATE : 0);
-    return grid_jacobi(&h->kernels, h->n, h->h, h->options.omega, flags,
-                       grid_ref_of(in ? in : h->r), grid_ref_of(h->r), grid_ref_of(out));
-  }
+/* The arguments of a step at spacing 2^m h (m >= 1) from `in` (NULL:
+ * zero) to `out`. */
+static homg_step_args step_args(const clmg_homg *h, int m, const clmg_vector *in,
+                                clmg_vector *out) {
   homg_step_args a;
   memset(&a, 0, sizeof a);
   a.n = h->n;
@@ -647,7 +697,34 @@ static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_ve
   grid_ref weight = {h->weights->buffer, h->weights->offset + table};
   a.axis = axis;
   a.weight = weight;
+  return a;
+}
+
+/* One step at spacing 2^m h from `in` (NULL: zero) to `out`; accumulate
+ * (m = 0 only) adds the result to out instead. */
+static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_vector *out,
+                             int accumulate) {
+  if (m == 0) {
+    unsigned flags = (in ? 0 : GRID_JACOBI_ZERO_INPUT) | (accumulate ? GRID_JACOBI_ACCUMULATE : 0);
+    return grid_jacobi(&h->kernels, h->n, h->h, h->options.omega, flags,
+                       grid_ref_of(in ? in : h->r), grid_ref_of(h->r), grid_ref_of(out));
+  }
+  homg_step_args a = step_args(h, m, in, out);
   return grid_homg_step(&h->kernels, &a);
+}
+
+/* e += P (relax(e) - e) at spacing 2^m h (m >= 1), in place; e_is_zero:
+ * e holds 0 (not read). scratch takes the variations. */
+static clmg_status variation_step(clmg_homg *h, int m, clmg_vector *e, int e_is_zero,
+                                  clmg_vector *scratch) {
+  homg_step_args a = step_args(h, m, e_is_zero ? NULL : e, scratch);
+  clmg_status status = grid_homg_variation_step(&h->kernels, 0, &a);
+  if (status != CLMG_SUCCESS)
+    return status;
+  a.zero_input = e_is_zero;
+  a.in = grid_ref_of(scratch);
+  a.out = grid_ref_of(e);
+  return grid_homg_variation_step(&h->kernels, 1, &a);
 }
 
 static clmg_status check_grid_vector(const clmg_homg *h, const clmg_vector *v, const char *what) {
@@ -702,19 +779,51 @@ clmg_status clmg_homg_step(clmg_homg *h, int level, const clmg_vector *in, clmg_
   return homg_step(h, spacing_exponent(h, level), in, out, 0);
 }
 
+clmg_status clmg_homg_variation_step(clmg_homg *h, int level, const clmg_vector *in,
+                                     clmg_vector *out) {
+  if (!h)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(h->context);
+  if (level < 0 || level >= h->levels - 1)
+    return clmg_fail(h->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_homg_variation_step: level %d; this grid's coarse levels are 0 to %d",
+                     level, h->levels - 2);
+  if (!h->have_source)
+    return clmg_fail(h->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_homg_variation_step: no source yet (clmg_homg_set_source)");
+  clmg_status status = in ? check_grid_vector(h, in, "the input") : CLMG_SUCCESS;
+  if (status == CLMG_SUCCESS)
+    status = check_grid_vector(h, out, "the output");
+  if (status == CLMG_SUCCESS && in)
+    status = clmg_copy(in, out);
+  if (status == CLMG_SUCCESS)
+    status = variation_step(h, spacing_exponent(h, level), out, in == NULL, h->e[1]);
+  return status;
+}
+
+/* Interior points of level m (spacing 2^m h): (n/l)^2 with four
+ * subdomains (n/(2l) per frame and side, two frames per side), (side - 2)^2
+ * on nested grids. */
+static uint64_t level_points(const clmg_homg *h, int m) {
+  uint64_t per_side = h->four ? (uint64_t)(h->n >> m) : (uint64_t)h->source_side[m] - 2;
+  return per_side * per_side;
+}
+
 clmg_status clmg_homg_step_bytes(const clmg_homg *h, int level, uint64_t *bytes) {
   if (!h || !bytes || level < 0 || level >= h->levels)
     return CLMG_ERROR_INVALID_ARGUMENT;
   int m = spacing_exponent(h, level);
   uint64_t points = (uint64_t)h->n * h->n, element = clmg_dtype_size(h->type);
-  if (m == 0) {
-    *bytes = 3 * points * element;
-    return CLMG_SUCCESS;
-  }
-  /* Marked interior points: (n/l)^2 with four subdomains (n/(2l) per frame
-   * and side, two frames per side), (side - 2)^2 on nested grids. */
-  uint64_t per_side = h->four ? (uint64_t)(h->n >> m) : (uint64_t)h->source_side[m] - 2;
-  *bytes = (points + 2 * per_side * per_side) * element;
+  *bytes = m == 0 ? 3 * points * element : (points + 2 * level_points(h, m)) * element;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_homg_variation_step_bytes(const clmg_homg *h, int level, uint64_t *bytes) {
+  if (!h || !bytes || level < 0 || level >= h->levels - 1)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  int m = spacing_exponent(h, level);
+  uint64_t points = (uint64_t)h->n * h->n, element = clmg_dtype_size(h->type);
+  *bytes = (2 * points + 4 * level_points(h, m)) * element;
   return CLMG_SUCCESS;
 }
 
@@ -746,9 +855,9 @@ static void record_step(clmg_homg *h, solve_state *s, int step, int m,
   r->seconds = NAN;
 }
 
-static clmg_status mfmg_cycle(clmg_homg *h, solve_state *s) {
-  clmg_status status = build_pyramid(h);
-  s->work_units += h->pyramid_work_units;
+/* A cycle of value steps (the ascent): ping-pong between e[0] and e[1]. */
+static clmg_status value_cycle(clmg_homg *h, solve_state *s) {
+  clmg_status status = CLMG_SUCCESS;
   int current = 0;
   for (size_t step = 0; step < h->schedule_length && status == CLMG_SUCCESS; ++step) {
     int m = h->schedule[step];
@@ -765,6 +874,46 @@ static clmg_status mfmg_cycle(clmg_homg *h, solve_state *s) {
       record_step(h, s, (int)step + 1, m, last ? NULL : h->e[current], &status);
   }
   return status;
+}
+
+static double level_work(const clmg_homg *h, size_t nc);
+
+/* A cycle of variation steps (returning schedules): a step on a coarser
+ * level updates e[current] in place (the other array takes the
+ * variations: a pass over the level's points, then one over the grid); a
+ * step on the finest level is a Jacobi sweep into the other array, the
+ * last one into x. */
+static clmg_status variation_cycle(clmg_homg *h, solve_state *s) {
+  clmg_status status = CLMG_SUCCESS;
+  int current = 0, zero = 1;
+  for (size_t step = 0; step < h->schedule_length && status == CLMG_SUCCESS; ++step) {
+    int m = h->schedule[step];
+    int last = step + 1 == h->schedule_length;
+    if (m == 0) {
+      clmg_vector *out = last ? s->x : h->e[1 - current];
+      status = homg_step(h, 0, zero ? NULL : h->e[current], out, last);
+      if (!last)
+        current = 1 - current;
+      s->work_units += 1;
+    } else {
+      status = variation_step(h, m, h->e[current], zero, h->e[1 - current]);
+      s->work_units += 1 + level_work(h, h->source_side[m]);
+    }
+    zero = 0;
+    s->iterations++;
+    if (status == CLMG_SUCCESS)
+      record_step(h, s, (int)step + 1, m, last ? NULL : h->e[current], &status);
+  }
+  return status;
+}
+
+static clmg_status mfmg_cycle(clmg_homg *h, solve_state *s) {
+  clmg_status status = build_pyramid(h);
+  s->work_units += h->pyramid_work_units;
+  if (status != CLMG_SUCCESS)
+    return status;
+  return h->options.schedule == CLMG_HOMG_SCHEDULE_ASCENT ? value_cycle(h, s)
+                                                          : variation_cycle(h, s);
 }
 
 /* The fraction of a whole-grid pass that a kernel on an nc x nc grid is. */

@@ -24,6 +24,7 @@ typedef enum grid_kernel_id {
   GRID_K_STENCIL_DEFECT,
   GRID_K_STENCIL_WEIGHTED_STEP,
   GRID_K_STENCIL_DIAGONAL,
+  GRID_K_HOMG_VARIATION_STEP,
   GRID_KERNEL_COUNT
 } grid_kernel_id;
 
@@ -90,6 +91,11 @@ typedef struct homg_step_args {
 } homg_step_args;
 
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a);
+/* One phase of the step with variations (cl/homg.cl, homg_variation_step):
+ * phase 0 writes relax(in) - in at the level's points into a->out, phase 1
+ * adds a->in (those variations) there and their interpolation elsewhere
+ * to a->out; zero_input: in (phase 0) or out (phase 1) is 0. */
+clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const homg_step_args *a);
 
 /* Largest n: n^2 must stay below 2^31 for the kernels' 32-bit indices. */
 #define GRID_MAX_N ((size_t)32769)
