@@ -517,33 +517,82 @@ inline uint4 variation_axis(uint i, uint l, uint n, global const uint4 *axis,
 #endif
 }
 
-kernel void homg_variation_step(uint phase, uint n, uint l, real hl2, real omega_quarter,
-                                uint zero_input, global const real *in, ulong in_offset,
-                                global real *out, ulong out_offset, global const real *sources,
-                                ulong sources_offset, uint nv, global const uint4 *axis,
-                                ulong axis_offset, global const real *weight,
-                                ulong weight_offset) {
+/* The index along one axis of the k-th point of level spacing l marked by
+ * some frame (low frame: 0, l, ... up to split; high frame, four
+ * subdomains: last, last - l, ... down to split - 1), and how many there are
+ * (variation_marked_count): phase 0 runs over those points only. */
+inline uint variation_marked_count(uint l, uint n) {
+  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
+  return split / l + 1 + (four ? (last - (split - 1)) / l + 1 : 0);
+}
+
+inline uint variation_marked_index(uint k, uint l, uint n) {
+  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
+  const uint low = split / l + 1;
+  return k < low ? k * l : last - (k - low) * l;
+}
+
+/* Phase 0 over the level's points: d = relax(in) - in there, 0 on the
+ * boundary (launched over variation_marked_count^2 work-items). */
+kernel void homg_variation_relax(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                                 global const real *in, ulong in_offset, global real *out,
+                                 ulong out_offset, global const real *sources,
+                                 ulong sources_offset, uint nv, global const uint4 *axis,
+                                 ulong axis_offset, global const real *weight,
+                                 ulong weight_offset) {
   in += in_offset;
   out += out_offset;
   sources += sources_offset;
   axis += axis_offset;
   weight += weight_offset;
-  const uint row = l * n;
+  const uint row = l * n, count = variation_marked_count(l, n);
+  FOR_EACH_POINT(count, q, a, b) {
+    const uint i = variation_marked_index(a, l, n), j = variation_marked_index(b, l, n);
+    real tx, ty;
+    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
+    const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
+    const uint p = j * n + i;
+    if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
+      out[p] = 0;
+    else
+      out[p] = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input) -
+               (zero_input ? 0 : in[p]);
+  }
+}
+
+/* Phase 1 over the grid: out += d at the level's points, += P d elsewhere
+ * (out = ... when zero_input), 0 on the boundary. On GPUs a work-item takes
+ * HOMG_STEP_POINTS points of a row and works out the row's axis entry once,
+ * as homg_step does. */
+kernel void homg_variation_add(uint n, uint l, uint zero_input, global const real *in,
+                               ulong in_offset, global real *out, ulong out_offset,
+                               global const uint4 *axis, ulong axis_offset,
+                               global const real *weight, ulong weight_offset) {
+  in += in_offset;
+  out += out_offset;
+  axis += axis_offset;
+  weight += weight_offset;
+#ifdef CLMG_CPU
   FOR_EACH_POINT(n, p, i, j) {
     real tx, ty;
     const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
     const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
-    const uint boundary = ((ax.x | ay.x) & AXIS_BOUNDARY) != 0;
-    const uint marked = (ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0;
-    if (phase == 0) {
-      if (boundary)
-        out[p] = 0;
-      else if (marked)
-        out[p] = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input) -
-                 (zero_input ? 0 : in[p]);
-    } else if (boundary) {
+#else
+  const uint j = get_global_id(1);
+  if (j >= n)
+    return;
+  const uint stride = get_global_size(0);
+  real ty;
+  const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
+  for (uint k = 0, i = get_global_id(0); k < HOMG_STEP_POINTS && i < n; ++k, i += stride) {
+    const uint p = j * n + i;
+    real tx;
+    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
+#endif
+    if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0) {
       out[p] = 0;
     } else {
+      const uint marked = (ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0;
       const real variation =
           marked ? in[p] : interpolate_point(in, ax, tx, ay.y * n, ay.z * n, ty);
       out[p] = (zero_input ? 0 : out[p]) + variation;

@@ -9,7 +9,8 @@
 static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
     "grid_jacobi",       "grid_residual_sums",    "grid_error_sums",  "restrict_full_weighting",
     "restrict_residual", "interpolate",           "homg_step",        "stencil_apply",
-    "stencil_defect",    "stencil_weighted_step", "stencil_diagonal", "homg_variation_step"};
+    "stencil_defect",    "stencil_weighted_step", "stencil_diagonal", "homg_variation_relax",
+    "homg_variation_add"};
 
 clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kernels *kernels) {
   memset(kernels, 0, sizeof *kernels);
@@ -243,22 +244,41 @@ clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
   return launch_2d(&args, a->n, (a->n + 3) / 4);
 }
 
+/* Points of spacing `spacing` along one axis that some frame marks
+ * (cl/homg.cl, variation_marked_count). */
+static size_t marked_count(size_t spacing, size_t n) {
+  size_t last = n - 1, four = (n & 1) == 0, split = four ? n / 2 : last;
+  return split / spacing + 1 + (four ? (last - (split - 1)) / spacing + 1 : 0);
+}
+
 clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const homg_step_args *a) {
   clmg_kernel_args args;
-  begin(k, GRID_K_HOMG_VARIATION_STEP, &args);
-  arg_uint(&args, (size_t)phase);
+  if (phase == 0) {
+    begin(k, GRID_K_HOMG_VARIATION_RELAX, &args);
+    arg_uint(&args, a->n);
+    arg_uint(&args, a->spacing);
+    clmg_arg_real(&args, k->type, a->hl2);
+    clmg_arg_real(&args, k->type, 0.25 * a->omega);
+    arg_uint(&args, a->zero_input != 0);
+    arg_grid(&args, a->in);
+    arg_grid(&args, a->out);
+    arg_grid(&args, a->sources);
+    arg_uint(&args, a->nv);
+    arg_grid(&args, a->axis);
+    arg_grid(&args, a->weight);
+    size_t count = marked_count(a->spacing, a->n);
+    return launch_2d(&args, count, count);
+  }
+  begin(k, GRID_K_HOMG_VARIATION_ADD, &args);
   arg_uint(&args, a->n);
   arg_uint(&args, a->spacing);
-  clmg_arg_real(&args, k->type, a->hl2);
-  clmg_arg_real(&args, k->type, 0.25 * a->omega);
   arg_uint(&args, a->zero_input != 0);
   arg_grid(&args, a->in);
   arg_grid(&args, a->out);
-  arg_grid(&args, a->sources);
-  arg_uint(&args, a->nv);
   arg_grid(&args, a->axis);
   arg_grid(&args, a->weight);
-  return launch(&args, a->n);
+  /* on GPUs each work-item takes HOMG_STEP_POINTS (4) points of a row */
+  return launch_2d(&args, a->n, (a->n + 3) / 4);
 }
 
 /* ---- the public functions ---- */
