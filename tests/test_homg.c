@@ -1027,6 +1027,26 @@ static void test_one_cycle_error_and_maxi(void **state) {
   }
 }
 
+/* Stagnation is judged from the second cycle on: the default schedule's
+ * first cycle cuts the error 30-fold but the residual only 5-fold at n =
+ * 256 (hardly at all at n = 1024), which a factor of 6 would have taken for
+ * the rounding floor. */
+static void test_stagnation_after_the_first_cycle(void **state) {
+  (void)state;
+  problem p = paper_problem(256, CLMG_DOUBLE);
+  solve_setup setup = {CLMG_HOMG_MFMG, CLMG_DOUBLE, 8, 30, 1e-9, 0, 6.0};
+  clmg_homg_result result;
+  double *x = solve(&p, setup, &result, CLMG_SUCCESS);
+  assert_true(result.history_length >= 2);
+  assert_true(result.history[1].relative_residual > 1.0 / 6.0);
+  assert_true(result.cycles > 1);
+  assert_false(result.stagnated);
+  assert_true(host_relative_residual(p.n, x, p.f) <= 1e-9);
+  clmg_homg_result_free(&result);
+  free(x);
+  free_problem(&p);
+}
+
 /* Observed order of the discretisation error over three resolutions, with
  * cycles restarted to convergence. */
 static void check_order(const size_t sizes[3], clmg_homg_method method) {
@@ -1415,6 +1435,7 @@ int main(void) {
       cmocka_unit_test(test_float),
       cmocka_unit_test(test_dirichlet_values),
       cmocka_unit_test(test_schedule_and_steps),
+      cmocka_unit_test(test_stagnation_after_the_first_cycle),
       cmocka_unit_test(test_bad_arguments),
   };
   return cmocka_run_group_tests_name("homg", tests, open_context, close_context);

@@ -169,8 +169,9 @@ typedef struct clmg_homg_options {
    * the solve runs max_cycles cycles. */
   double relative_tolerance;
   double error_tolerance;
-  /* > 1: also stop, counted as converged, when a cycle cuts the residual by
-   * less than this factor: the rounding floor of the precision is reached
+  /* > 1: also stop, counted as converged, when a cycle after the first cuts
+   * the residual by less than this factor (the first may cut the error and
+   * hardly the residual): the rounding floor of the precision is reached
    * (in float it is about 1e-5 at n = 65 and grows as n^2). 0: off (default). */
   double stagnation_factor;
   /* MFMG: record the L1 error after every step of the first cycle (needs the

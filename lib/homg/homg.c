@@ -1069,7 +1069,10 @@ clmg_status clmg_homg_solve(clmg_homg *h, const clmg_vector *f, clmg_vector *x,
       break;
     }
     converged = tolerance_met(o, last);
-    if (!converged && o->stagnation_factor > 1 &&
+    /* from the second cycle on: a first cycle from the initial guess may
+     * cut the error thirtyfold and hardly the residual (the interpolations'
+     * high frequencies, which its last steps only begin to smooth) */
+    if (!converged && o->stagnation_factor > 1 && s.cycle >= 2 &&
         last->relative_residual * o->stagnation_factor > last[-1].relative_residual) {
       converged = 1;
       result->stagnated = 1;
