@@ -50,6 +50,7 @@ typedef struct settings {
   size_t maxi_count;
   double error_factor;
   int skip_solves;
+  clmg_homg_schedule_type schedule; /* of the cycle table (default sawtooth) */
   perf_timing timing;
 } settings;
 
@@ -69,6 +70,8 @@ static void print_usage(FILE *out) {
           "  --error-factor F    target L1 error of the solves: F x the discretisation error\n"
           "                      (default 1.1)\n"
           "  --skip-solves 1     only the step and cycle timings\n"
+          "  --schedule S        the MFMG schedule of the cycle table: sawtooth (default),\n"
+          "                      ascent or vshape\n"
           "  --reps R            exactly R timed repetitions per step (default: adaptive)\n"
           "  --min-time S        seconds per adaptive step measurement (default 0.2)\n"
           "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
@@ -115,9 +118,10 @@ static int parse_arguments(int argc, char **argv, settings *s) {
   s->timing.trials = 2;
   s->timing.max_adaptive_reps = 100000;
   static const char *const value_options[] = {
-      "--device", "--json",         "--size",        "--n-min", "--n-max",    "--precision",
-      "--maxi",   "--error-factor", "--skip-solves", "--reps",  "--min-time", "--trials",
-      NULL};
+      "--device",      "--json",      "--size",     "--n-min",
+      "--n-max",       "--precision", "--maxi",     "--error-factor",
+      "--skip-solves", "--reps",      "--min-time", "--trials",
+      "--schedule",    NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -171,6 +175,11 @@ static int parse_arguments(int argc, char **argv, settings *s) {
       s->error_factor = number;
     } else if (strcmp(name, "--skip-solves") == 0) {
       s->skip_solves = strcmp(value, "0") != 0;
+    } else if (strcmp(name, "--schedule") == 0) {
+      if (!clmg_homg_schedule_parse(value, &s->schedule)) {
+        fprintf(stderr, PROGRAM ": --schedule wants sawtooth, ascent or vshape, not %s\n", value);
+        return 0;
+      }
     } else if (perf_parse_timing_option(PROGRAM, name, value, &s->timing) == 0) {
       return 0;
     }
@@ -458,8 +467,8 @@ static void time_cycles(clmg_context *context, const settings *s, clmg_dtype pre
                         grid_problem *p, int four, results *r) {
   for (size_t k = 0; k < s->maxi_count; ++k) {
     /* Two cycles; the second is timed (the first warms up) from its record. */
-    clmg_homg *solver =
-        create_solver(context, p->n, precision, CLMG_HOMG_MFMG, s->maxi[k], 2, 0, 0, 0, r);
+    clmg_homg *solver = create_scheduled_solver(context, p->n, precision, CLMG_HOMG_MFMG,
+                                                s->schedule, s->maxi[k], 2, 0, 0, 0, r);
     if (!solver) {
       continue;
     }
@@ -708,6 +717,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
   json_integer(&w, "n_min", (long long)s->n_min);
   json_integer(&w, "n_max", (long long)s->n_max);
   json_number(&w, "error_factor", s->error_factor);
+  json_string(&w, "cycle_schedule", clmg_homg_schedule_name(s->schedule));
   json_array_begin(&w, "maxi");
   for (size_t k = 0; k < s->maxi_count; ++k) {
     json_integer(&w, NULL, s->maxi[k]);
@@ -868,8 +878,9 @@ int main(int argc, char **argv) {
     }
   }
 
-  printf("\nMFMG cycles (one restarted cycle inside a solve: steps, pyramid, residual);\n"
-         "x_floor = time / (the cycle's bytes at their floors / copy bandwidth)\n");
+  printf("\nMFMG cycles, schedule %s (one restarted cycle inside a solve: steps, pyramid, "
+         "residual);\nx_floor = time / (the cycle's bytes at their floors / copy bandwidth)\n",
+         clmg_homg_schedule_name(s.schedule));
   printf("%-6s %-6s %6s %5s %6s %9s %12s %12s %9s\n", "prec", "grid", "n", "maxi", "steps", "WU",
          "ms/cycle", "ms/WU", "x_floor");
   for (size_t k = 0; k < precision_count; ++k) {
