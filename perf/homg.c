@@ -503,7 +503,7 @@ static void time_cycles(clmg_context *context, const settings *s, clmg_dtype pre
     row.work_units = work;
     row.seconds = best;
     row.seconds_per_wu = best / work;
-    row.floor_seconds = cycle_floor_seconds(solver, &info, CLMG_HOMG_SCHEDULE_SAWTOOTH,
+    row.floor_seconds = cycle_floor_seconds(solver, &info, s->schedule,
                                             (double)clmg_dtype_size(precision), r->copy_gb_per_s);
     row.x_floor = row.seconds / row.floor_seconds;
     printf("%-6s %-6s %6zu %5d %6d %9.2f %12.3f %12.4f %9.2f\n", clmg_dtype_name(precision),
