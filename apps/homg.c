@@ -173,6 +173,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
         return cli_usage(command, "unknown schedule '%s' (there are: sawtooth, ascent, vshape)",
                          optarg);
       }
+      o->schedule_given = 1;
       break;
     case OPTION_MAXI:
       if (!cli_parse_long(command, "--maxi", optarg, 1, 1 << 20, &whole)) {
@@ -280,6 +281,10 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
     if (o->cycles_given) {
       o->stagnation = 0;
     }
+  }
+  if (o->schedule_given && o->method != CLMG_HOMG_MFMG) {
+    return cli_usage(command, "--schedule orders the steps of the homg method, not of %s",
+                     clmg_homg_method_name(o->method));
   }
   if ((o->steps || o->snapshot_prefix) && o->method != CLMG_HOMG_MFMG) {
     return cli_usage(command, "--steps and --snapshots follow the steps of the homg method");

@@ -287,7 +287,7 @@ typedef struct homg_options {
   clmg_homg_schedule_type schedule;
   clmg_dtype precision;
   const char *precision_asked; /* --precision double; NULL: the default */
-  int maxi, cycles, cycles_given, tol_given, pre, post, steps, quiet;
+  int maxi, cycles, cycles_given, tol_given, schedule_given, pre, post, steps, quiet;
   double tol, error_tol, omega, stagnation;
   const char *vtk_path, *png_path, *snapshot_prefix, *snapshot_format;
 } homg_options;

@@ -338,12 +338,16 @@ def main():
 
     # ---- homg
     homg_keys = (("setup_s", NUMBER), ("kernels_s", NUMBER), ("solve_s", NUMBER),
-                 ("converged", bool), ("cycles", int), ("history", list))
+                 ("converged", bool), ("cycles", int), ("history", list), ("schedule", str))
     check(clmg, "homg", ["homg", "--n", "17", "--json"], 0, "success", homg_keys)
     check(clmg, "homg: not converged", ["homg", "--n", "17", "--cycles", "1", "--tol", "1e-12",
                                         "--json"], 1, "not converged", homg_keys)
     check(clmg, "homg: bad method", ["homg", "--json", "--method", "nope"], 2, "usage_error",
           error_keys())
+    check(clmg, "homg: bad schedule", ["homg", "--json", "--schedule", "nope"], 2, "usage_error",
+          error_keys())
+    check(clmg, "homg: schedule of fmg", ["homg", "--json", "--method", "fmg", "--schedule",
+                                          "ascent"], 2, "usage_error", error_keys())
     check(clmg, "homg: unwritable png", ["homg", "--n", "17", "--json", "--png",
                                          unwritable + ".png"], 1, "input/output error", homg_keys)
 
