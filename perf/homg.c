@@ -195,6 +195,8 @@ typedef struct step_row {
   int four, level, spacing; /* level 0 is the coarsest; spacing in grid points */
   long reps;
   double seconds, bytes, gb_per_s, ratio_to_copy, x_floor;
+  /* the variation step at the same level (not the finest; 0 there) */
+  double variation_seconds, variation_bytes, variation_x_floor;
 } step_row;
 
 typedef struct cycle_row {
@@ -335,6 +337,13 @@ static clmg_status run_step(const void *data, long iteration) {
                             : clmg_homg_step(t->solver, t->level, t->b, t->a);
 }
 
+/* The returning schedules' step, in place as a cycle runs it. */
+static clmg_status run_variation_step(const void *data, long iteration) {
+  (void)iteration;
+  const timed_step *t = data;
+  return clmg_homg_variation_step(t->solver, t->level, t->a, t->a);
+}
+
 static clmg_homg *create_scheduled_solver(clmg_context *context, size_t n, clmg_dtype precision,
                                           clmg_homg_method method, clmg_homg_schedule_type schedule,
                                           int maxi, int cycles, double tol, double error_tol,
@@ -419,9 +428,24 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
     row.gb_per_s = row.bytes / row.seconds * 1e-9;
     row.ratio_to_copy = row.gb_per_s / r->copy_gb_per_s;
     row.x_floor = row.seconds / step_floor_seconds(solver, level, r->copy_gb_per_s);
-    printf("%-6s %-6s %6zu %5d %7d %10.2f %12.0f %9.2f %7.3f %7.2f\n", clmg_dtype_name(precision),
-           four ? "four" : "nested", p->n, level, row.spacing, row.seconds * 1e6, row.bytes,
-           row.gb_per_s, row.ratio_to_copy, row.x_floor);
+    if (level < info.levels - 1) {
+      long reps = 0;
+      status = perf_time_adaptive(context, &s->timing, run_variation_step, &t, &reps,
+                                  &row.variation_seconds);
+      if (status != CLMG_SUCCESS) {
+        apputil_report(context, status, "timing a variation step");
+        r->failures++;
+        continue;
+      }
+      clmg_homg_variation_step_bytes(solver, level, &bytes);
+      row.variation_bytes = (double)bytes;
+      row.variation_x_floor =
+          row.variation_seconds / (row.variation_bytes / (r->copy_gb_per_s * 1e9));
+    }
+    printf("%-6s %-6s %6zu %5d %7d %10.2f %12.0f %9.2f %7.3f %7.2f %10.2f %7.2f\n",
+           clmg_dtype_name(precision), four ? "four" : "nested", p->n, level, row.spacing,
+           row.seconds * 1e6, row.bytes, row.gb_per_s, row.ratio_to_copy, row.x_floor,
+           row.variation_seconds * 1e6, row.variation_x_floor);
     fflush(stdout);
     APPEND(r, steps, step_count, step_capacity, row);
   }
@@ -741,6 +765,11 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_number(&w, "gb_per_s", row->gb_per_s);
     json_number(&w, "ratio_to_copy", row->ratio_to_copy);
     json_number(&w, "x_floor", row->x_floor);
+    if (row->variation_bytes > 0) {
+      json_number(&w, "variation_seconds", row->variation_seconds);
+      json_number(&w, "variation_floor_bytes", row->variation_bytes);
+      json_number(&w, "variation_x_floor", row->variation_x_floor);
+    }
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -856,8 +885,8 @@ int main(int argc, char **argv) {
   printf("\nHOMG steps: one fused step per level (0 the coarsest; the finest, spacing 1, is a\n"
          "damped Jacobi sweep);\n"
          "floor = clmg_homg_step_bytes / copy bandwidth; x_floor = time / floor\n");
-  printf("%-6s %-6s %6s %5s %7s %10s %12s %9s %7s %7s\n", "prec", "grid", "n", "level", "spacing",
-         "us/step", "floor_bytes", "GB/s", "ratio", "x_floor");
+  printf("%-6s %-6s %6s %5s %7s %10s %12s %9s %7s %7s %10s %7s\n", "prec", "grid", "n", "level",
+         "spacing", "us/step", "floor_bytes", "GB/s", "ratio", "x_floor", "us/var", "x_floor");
   for (size_t k = 0; k < precision_count; ++k) {
     for (size_t N = s.n_min; N <= s.n_max; N *= 2) {
       for (int four = 0; four < 2; ++four) {

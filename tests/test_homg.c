@@ -466,6 +466,15 @@ static void run_homg_step(clmg_dtype type) {
                  zero ? ", from zero" : "");
         expect_close(what, got, want, N, tolerance(type) * 10);
         free(got);
+        if (!zero) { /* in place, as a cycle runs it */
+          clmg_vector *inout = make_vector(type, N, in);
+          assert_int_equal(clmg_homg_variation_step(h, level, inout, inout), CLMG_SUCCESS);
+          got = read_vector(inout);
+          snprintf(what, sizeof what, "homg variation step in place, n = %zu, level %d", n, level);
+          expect_close(what, got, want, N, tolerance(type) * 10);
+          free(got);
+          clmg_vector_destroy(inout);
+        }
         free(relaxed);
         free(change);
       }

@@ -279,7 +279,8 @@ CLMG_API clmg_status clmg_homg_step(clmg_homg *homg, int level, const clmg_vecto
  * 2): out = in + P (relax(in) - in) at interior points, 0 on the boundary,
  * where relax is the fused step's relaxation of the level's points and P
  * its interpolation from them (so out = relax(in) at the level's points).
- * in NULL stands for 0. out must not be in. */
+ * in NULL stands for 0; out may be in (the step in place, as a cycle runs
+ * it; otherwise in is first copied to out). */
 CLMG_API clmg_status clmg_homg_variation_step(clmg_homg *homg, int level, const clmg_vector *in,
                                               clmg_vector *out);
 

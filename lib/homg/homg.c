@@ -794,7 +794,8 @@ clmg_status clmg_homg_variation_step(clmg_homg *h, int level, const clmg_vector 
   clmg_status status = in ? check_grid_vector(h, in, "the input") : CLMG_SUCCESS;
   if (status == CLMG_SUCCESS)
     status = check_grid_vector(h, out, "the output");
-  if (status == CLMG_SUCCESS && in)
+  int in_place = in && in->buffer == out->buffer && in->offset == out->offset;
+  if (status == CLMG_SUCCESS && in && !in_place)
     status = clmg_copy(in, out);
   if (status == CLMG_SUCCESS)
     status = variation_step(h, spacing_exponent(h, level), out, in == NULL, h->e[1]);
