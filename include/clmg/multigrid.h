@@ -112,7 +112,11 @@ CLMG_API clmg_status clmg_smoother_patch_jacobi(clmg_context *context, const clm
  * smoothed. a: host CSR with sorted columns, borrowed: it must outlive the
  * smoother, whose every setup reads its values (new values of the same
  * pattern, then clmg_multigrid_refresh); the smoother's operator must be
- * a's. */
+ * a's. On the device each cell's rows are packed to the length of the
+ * longest row among the cells' unknowns (num_cells x block x that many
+ * column-value slots, refilled at every setup): right for cells of short
+ * rows such as Crouzeix-Raviart's (7), costly when one unknown couples to
+ * very many. */
 typedef struct clmg_vanka_options {
   double omega;       /* in (0, 2); default 1 */
   int store_inverses; /* 1: SI (default), 0: NSI */
