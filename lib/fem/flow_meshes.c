@@ -6,11 +6,12 @@
  * approximation of the Navier-Stokes equations on GPU" (2016), Fig. 1; and
  * the inflow profiles of those benchmarks.
  *
- * The channel and the canopy are built as in mesh_generators.c: vertices
- * glued by position, quadrilaterals cut into two triangles along the
- * diagonal that keeps the larger smallest angle, the boundary edges found
- * as the edges of one triangle only and tagged by where they lie; the
- * result passes clmg_mesh_check before it is handed over. Host code only. */
+ * The channel and the canopy are built on the generators' builder
+ * (lib/fem/mesh_builder.c): vertices glued by position, quadrilaterals cut
+ * into two triangles along the diagonal that keeps the larger smallest
+ * angle, the boundary edges found as the edges of one triangle only and
+ * tagged by where they lie; the result passes clmg_mesh_check before it is
+ * handed over. Host code only. */
 #include "fem/mesh_internal.h"
 #include "clmg/flow.h"
 
@@ -20,72 +21,24 @@
 
 #define PI 3.14159265358979323846
 
-/* ---- the builder ---- */
-
-typedef struct triangle_builder {
-  double *coords; /* 2 per vertex */
-  size_t num_vertices, vertex_capacity;
-  int32_t *cells; /* 3 per triangle, counter-clockwise */
-  size_t num_cells, cell_capacity;
-  int out_of_memory; /* set by a failed add; checked once at the end */
-} triangle_builder;
-
-static void builder_free(triangle_builder *builder) {
-  free(builder->coords);
-  free(builder->cells);
-  memset(builder, 0, sizeof *builder);
-}
-
-/* Room for one more item of item_bytes in *array (capacity doubles). */
-static int reserve_one(void **array, size_t *capacity, size_t used, size_t item_bytes) {
-  if (used < *capacity)
-    return 1;
-  size_t wanted = *capacity ? 2 * *capacity : 64;
-  void *grown = realloc(*array, wanted * item_bytes);
-  if (!grown)
-    return 0;
-  *array = grown;
-  *capacity = wanted;
-  return 1;
-}
-
-/* The vertex at x, reused when one lies within 1e-9 (the meshes have a few
- * hundred vertices, so a linear search is fine). */
-static int32_t add_vertex(triangle_builder *builder, const double *x) {
-  for (size_t v = 0; v < builder->num_vertices; v++)
-    if (fabs(builder->coords[2 * v] - x[0]) < 1e-9 &&
-        fabs(builder->coords[2 * v + 1] - x[1]) < 1e-9)
-      return (int32_t)v;
-  if (builder->out_of_memory || !reserve_one((void **)&builder->coords, &builder->vertex_capacity,
-                                             builder->num_vertices, 2 * sizeof(double))) {
-    builder->out_of_memory = 1;
-    return 0;
-  }
-  builder->coords[2 * builder->num_vertices] = x[0];
-  builder->coords[2 * builder->num_vertices + 1] = x[1];
-  return (int32_t)builder->num_vertices++;
-}
+/* ---- triangles on the shared builder (lib/fem/mesh_builder.c) ---- */
 
 static double signed_area(const double *a, const double *b, const double *c) {
   return 0.5 * ((b[0] - a[0]) * (c[1] - a[1]) - (b[1] - a[1]) * (c[0] - a[0]));
 }
 
 /* A triangle, listed counter-clockwise whatever the order of a, b, c. */
-static void add_triangle(triangle_builder *builder, const double *a, const double *b,
+static void add_triangle(clmg_mesh_builder *builder, const double *a, const double *b,
                          const double *c) {
   if (signed_area(a, b, c) < 0.0) {
     const double *swap = b;
     b = c;
     c = swap;
   }
-  int32_t corners[3] = {add_vertex(builder, a), add_vertex(builder, b), add_vertex(builder, c)};
-  if (builder->out_of_memory || !reserve_one((void **)&builder->cells, &builder->cell_capacity,
-                                             builder->num_cells, 3 * sizeof(int32_t))) {
-    builder->out_of_memory = 1;
-    return;
-  }
-  memcpy(builder->cells + 3 * builder->num_cells, corners, sizeof corners);
-  builder->num_cells++;
+  int32_t corners[3] = {clmg_mesh_builder_add_vertex_merged(builder, a),
+                        clmg_mesh_builder_add_vertex_merged(builder, b),
+                        clmg_mesh_builder_add_vertex_merged(builder, c)};
+  clmg_mesh_builder_add_cell(builder, corners);
 }
 
 /* The smallest angle (radians) of the triangle a, b, c. */
@@ -103,7 +56,7 @@ static double smallest_angle(const double *a, const double *b, const double *c) 
 /* The quadrilateral with corners p0, p1, p2, p3 in cyclic order (either
  * sense) as two triangles, cut along the diagonal p0-p2 unless p1-p3 gives
  * a larger smallest angle (by more than rounding: rectangles take p0-p2). */
-static void add_quad(triangle_builder *builder, const double *p0, const double *p1,
+static void add_quad(clmg_mesh_builder *builder, const double *p0, const double *p1,
                      const double *p2, const double *p3) {
   double along_02 = fmin(smallest_angle(p0, p1, p2), smallest_angle(p0, p2, p3));
   double along_13 = fmin(smallest_angle(p0, p1, p3), smallest_angle(p1, p2, p3));
@@ -118,7 +71,7 @@ static void add_quad(triangle_builder *builder, const double *p0, const double *
 
 /* The rectangles between the vertical lines xs[0..nx] and the horizontal
  * lines ys[0..ny], each cut along its diagonal from the lower left corner. */
-static void add_grid(triangle_builder *builder, const double *xs, int nx, const double *ys,
+static void add_grid(clmg_mesh_builder *builder, const double *xs, int nx, const double *ys,
                      int ny) {
   for (int j = 0; j < ny; j++)
     for (int i = 0; i < nx; i++) {
@@ -126,123 +79,6 @@ static void add_grid(triangle_builder *builder, const double *xs, int nx, const 
       double p2[2] = {xs[i + 1], ys[j + 1]}, p3[2] = {xs[i], ys[j + 1]};
       add_quad(builder, p0, p1, p2, p3);
     }
-}
-
-/* ---- boundary edges ---- */
-
-/* The tag of a boundary edge from its ends, 0 where it fits no part. */
-typedef int32_t (*edge_tagger)(const double *a, const double *b);
-
-typedef struct edge_record {
-  int32_t low, high; /* sorted ends */
-  size_t slot;       /* 3 * cell + local edge */
-} edge_record;
-
-static int compare_edge_records(const void *a, const void *b) {
-  const edge_record *x = a, *y = b;
-  if (x->low != y->low)
-    return x->low < y->low ? -1 : 1;
-  if (x->high != y->high)
-    return x->high < y->high ? -1 : 1;
-  return 0;
-}
-
-/* Finds the edges of one triangle only, in the order of the triangles
- * (local edge i: from vertex i to vertex i + 1), tags them and hands
- * everything to out, then checks it. The builder is emptied either way. */
-static clmg_status finish_mesh(triangle_builder *builder, edge_tagger tag_edge,
-                               const clmg_boundary_shape *shape, const char *name, clmg_mesh *out,
-                               clmg_error *error) {
-  const size_t num_slots = 3 * builder->num_cells;
-  edge_record *records = NULL;
-  unsigned char *on_boundary = NULL;
-  clmg_mesh mesh = {0};
-  clmg_status status = CLMG_SUCCESS;
-  if (builder->out_of_memory) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the %s mesh being generated", name);
-    goto done;
-  }
-  records = clmg_alloc_array(num_slots, sizeof *records);
-  on_boundary = clmg_alloc_zeroed_array(num_slots, 1);
-  if (!records || !on_boundary) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the edges of %zu generated triangles (%s)",
-                            builder->num_cells, name);
-    goto done;
-  }
-  for (size_t slot = 0; slot < num_slots; slot++) {
-    const int32_t *cell = builder->cells + 3 * (slot / 3);
-    int32_t a = cell[slot % 3], b = cell[(slot + 1) % 3];
-    records[slot] = (edge_record){a < b ? a : b, a < b ? b : a, slot};
-  }
-  qsort(records, num_slots, sizeof *records, compare_edge_records);
-  size_t num_faces = 0;
-  for (size_t i = 0; i < num_slots;) {
-    size_t run = 1;
-    while (i + run < num_slots && compare_edge_records(&records[i], &records[i + run]) == 0)
-      run++;
-    if (run == 1) {
-      on_boundary[records[i].slot] = 1;
-      num_faces++;
-    }
-    i += run;
-  }
-  mesh.dim = 2;
-  mesh.cell_type = CLMG_CELL_SIMPLEX;
-  mesh.num_vertices = builder->num_vertices;
-  mesh.num_cells = builder->num_cells;
-  mesh.num_boundary_faces = num_faces;
-  mesh.boundary_faces = clmg_alloc_array(num_faces, 2 * sizeof *mesh.boundary_faces);
-  mesh.boundary_face_tag = clmg_alloc_array(num_faces, sizeof *mesh.boundary_face_tag);
-  mesh.num_shapes = shape ? 1 : 0;
-  mesh.shapes = shape ? malloc(sizeof *shape) : NULL;
-  if (!mesh.boundary_faces || !mesh.boundary_face_tag || (shape && !mesh.shapes)) {
-    status =
-        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "cannot allocate the %zu boundary edges of the %s mesh", num_faces, name);
-    goto done;
-  }
-  if (shape)
-    *mesh.shapes = *shape;
-  size_t face = 0;
-  for (size_t slot = 0; slot < num_slots; slot++) {
-    if (!on_boundary[slot])
-      continue;
-    const int32_t *cell = builder->cells + 3 * (slot / 3);
-    int32_t a = cell[slot % 3], b = cell[(slot + 1) % 3];
-    const double *xa = builder->coords + 2 * (size_t)a, *xb = builder->coords + 2 * (size_t)b;
-    int32_t tag = tag_edge(xa, xb);
-    if (tag < 1) {
-      /* a bug of the construction, not of the caller */
-      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                              "generating the %s mesh: boundary edge (%g, %g)-(%g, %g) lies on "
-                              "no part of the domain's boundary",
-                              name, xa[0], xa[1], xb[0], xb[1]);
-      goto done;
-    }
-    mesh.boundary_faces[2 * face] = a;
-    mesh.boundary_faces[2 * face + 1] = b;
-    mesh.boundary_face_tag[face] = tag;
-    face++;
-  }
-  /* The builder's arrays become the mesh's. */
-  mesh.coords = builder->coords;
-  mesh.cells = builder->cells;
-  builder->coords = NULL;
-  builder->cells = NULL;
-  status = clmg_mesh_check(&mesh, error);
-
-done:
-  free(records);
-  free(on_boundary);
-  builder_free(builder);
-  if (status != CLMG_SUCCESS) {
-    clmg_mesh_free(&mesh);
-    return status;
-  }
-  *out = mesh;
-  return CLMG_SUCCESS;
 }
 
 /* ---- the DFG channel ---- */
@@ -261,7 +97,10 @@ static int on_cylinder(const double *x) {
   return near(hypot(x[0] - DFG_CENTER_X, x[1] - DFG_CENTER_Y), DFG_RADIUS);
 }
 
-static int32_t tag_dfg(const double *a, const double *b) {
+static int32_t tag_dfg(const void *context, const double *const *ends, int count) {
+  (void)context;
+  (void)count;
+  const double *a = ends[0], *b = ends[1];
   if (on_cylinder(a) && on_cylinder(b))
     return CLMG_DFG_CYLINDER;
   if (near(a[0], 0.0) && near(b[0], 0.0))
@@ -303,7 +142,8 @@ clmg_status clmg_mesh_dfg_channel(clmg_mesh *out, clmg_error *error) {
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
-  triangle_builder builder = {0};
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, 2, CLMG_CELL_SIMPLEX);
 
   /* The O-grid: rings at the circle, 0.4 of the way to the square (so the
    * cells at the circle are about as thick as they are wide), and at the
@@ -374,7 +214,7 @@ clmg_status clmg_mesh_dfg_channel(clmg_mesh *out, clmg_error *error) {
                                         .kind = CLMG_SHAPE_CIRCLE,
                                         .center = {DFG_CENTER_X, DFG_CENTER_Y, 0.0},
                                         .radius = DFG_RADIUS};
-  return finish_mesh(&builder, tag_dfg, &cylinder, "DFG channel", out, error);
+  return clmg_mesh_builder_finish(&builder, tag_dfg, NULL, &cylinder, 1, "DFG channel", out, error);
 }
 
 /* ---- the cavity ---- */
@@ -420,7 +260,10 @@ static int canopy_building(int i, int j) {
   return j == 0 && (i == 4 || i == 6);
 }
 
-static int32_t tag_canopy(const double *a, const double *b) {
+static int32_t tag_canopy(const void *context, const double *const *ends, int count) {
+  (void)context;
+  (void)count;
+  const double *a = ends[0], *b = ends[1];
   if (a[0] == 0.0 && b[0] == 0.0)
     return CLMG_CANOPY_INFLOW;
   if (a[0] == CANOPY_LENGTH && b[0] == CANOPY_LENGTH)
@@ -442,7 +285,8 @@ clmg_status clmg_mesh_canopy(clmg_mesh *out, clmg_error *error) {
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
-  triangle_builder builder = {0};
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, 2, CLMG_CELL_SIMPLEX);
   for (int j = 0; j < CANOPY_HEIGHT; j++)
     for (int i = 0; i < CANOPY_LENGTH; i++) {
       if (canopy_building(i, j))
@@ -450,7 +294,7 @@ clmg_status clmg_mesh_canopy(clmg_mesh *out, clmg_error *error) {
       double p0[2] = {i, j}, p1[2] = {i + 1, j}, p2[2] = {i + 1, j + 1}, p3[2] = {i, j + 1};
       add_quad(&builder, p0, p1, p2, p3);
     }
-  return finish_mesh(&builder, tag_canopy, NULL, "canopy", out, error);
+  return clmg_mesh_builder_finish(&builder, tag_canopy, NULL, NULL, 0, "canopy", out, error);
 }
 
 /* ---- inflow profiles ---- */

@@ -1,9 +1,8 @@
 /* Generators of the benchmark domains: CIRCLE, BLOOD, the box and the pipe.
  *
- * Each generator adds vertices and cells to a builder, then the boundary
- * faces are found as the cell faces that no other cell has, and tagged by
- * where they lie. The result passes clmg_mesh_check before it is handed
- * over. Host code only. */
+ * Each generator adds vertices and cells to a builder (lib/fem/mesh_builder.c),
+ * which finds the boundary faces as the cell faces that no other cell has,
+ * tags them by where they lie and checks the mesh. Host code only. */
 #include "fem/mesh_internal.h"
 
 #include <math.h>
@@ -17,89 +16,17 @@
 
 /* ---- the builder ---- */
 
-typedef struct mesh_builder {
-  int dim;
-  double *coords;
-  size_t num_vertices, vertex_capacity;
-  int32_t *cells;
-  size_t num_cells, cell_capacity;
-  int out_of_memory; /* set by a failed add; checked once at the end */
-} mesh_builder;
-
-static void builder_init(mesh_builder *builder, int dim) {
-  memset(builder, 0, sizeof *builder);
-  builder->dim = dim;
-}
-
-static void builder_free(mesh_builder *builder) {
-  free(builder->coords);
-  free(builder->cells);
-  memset(builder, 0, sizeof *builder);
-}
-
-/* Makes room for `extra` more items of `item_bytes` in *array. */
-static int reserve(void **array, size_t *capacity, size_t used, size_t extra, size_t item_bytes) {
-  if (used + extra <= *capacity)
-    return 1;
-  size_t wanted = *capacity ? *capacity : 64;
-  while (wanted < used + extra)
-    wanted *= 2;
-  if (wanted > SIZE_MAX / item_bytes)
-    return 0;
-  void *grown = realloc(*array, wanted * item_bytes);
-  if (!grown)
-    return 0;
-  *array = grown;
-  *capacity = wanted;
-  return 1;
-}
-
-static int32_t add_vertex(mesh_builder *builder, const double *x) {
-  const size_t dim = (size_t)builder->dim;
-  if (builder->out_of_memory || builder->num_vertices >= INT32_MAX ||
-      !reserve((void **)&builder->coords, &builder->vertex_capacity, builder->num_vertices, 1,
-               dim * sizeof(double))) {
-    builder->out_of_memory = 1;
-    return 0;
-  }
-  memcpy(builder->coords + builder->num_vertices * dim, x, dim * sizeof(double));
-  return (int32_t)builder->num_vertices++;
-}
-
-/* The vertex at x, reused when one lies within 1e-9: how the blocks of the
- * small multi-block meshes (a few hundred vertices) are glued together. */
-static int32_t add_vertex_merged(mesh_builder *builder, const double *x) {
-  const size_t dim = (size_t)builder->dim;
-  for (size_t v = 0; v < builder->num_vertices; v++) {
-    double distance = 0.0;
-    for (size_t d = 0; d < dim; d++)
-      distance = fmax(distance, fabs(builder->coords[v * dim + d] - x[d]));
-    if (distance < 1e-9)
-      return (int32_t)v;
-  }
-  return add_vertex(builder, x);
-}
-
-static void add_cell(mesh_builder *builder, const int32_t *corners) {
-  const size_t count = (size_t)1 << builder->dim;
-  if (builder->out_of_memory || !reserve((void **)&builder->cells, &builder->cell_capacity,
-                                         builder->num_cells, 1, count * sizeof(int32_t))) {
-    builder->out_of_memory = 1;
-    return;
-  }
-  memcpy(builder->cells + builder->num_cells * count, corners, count * sizeof(int32_t));
-  builder->num_cells++;
-}
-
 /* A 2D cell from four corners in tensor order, mirrored (corners 0<->1,
  * 2<->3) when they come left-handed, so blocks can be laid out in whichever
  * direction is convenient. */
-static void add_quad(mesh_builder *builder, const double *x00, const double *x10, const double *x01,
-                     const double *x11) {
+static void add_quad(clmg_mesh_builder *builder, const double *x00, const double *x10,
+                     const double *x01, const double *x11) {
   double ax = x10[0] - x00[0], ay = x10[1] - x00[1];
   double bx = x01[0] - x00[0], by = x01[1] - x00[1];
-  int32_t corners[4] = {add_vertex_merged(builder, x00), add_vertex_merged(builder, x10),
-                        add_vertex_merged(builder, x01), add_vertex_merged(builder, x11)};
+  int32_t corners[4] = {clmg_mesh_builder_add_vertex_merged(builder, x00),
+                        clmg_mesh_builder_add_vertex_merged(builder, x10),
+                        clmg_mesh_builder_add_vertex_merged(builder, x01),
+                        clmg_mesh_builder_add_vertex_merged(builder, x11)};
   if (ax * by - ay * bx < 0.0) {
     int32_t swap = corners[0];
     corners[0] = corners[1];
@@ -108,14 +35,15 @@ static void add_quad(mesh_builder *builder, const double *x00, const double *x10
     corners[2] = corners[3];
     corners[3] = swap;
   }
-  add_cell(builder, corners);
+  clmg_mesh_builder_add_cell(builder, corners);
 }
 
 /* A structured 2D block of ni x nj cells whose vertex (i, j) is
  * point(i, j). */
 typedef void (*block_map)(const void *context, int i, int j, double *x);
 
-static void add_block(mesh_builder *builder, int ni, int nj, block_map point, const void *context) {
+static void add_block(clmg_mesh_builder *builder, int ni, int nj, block_map point,
+                      const void *context) {
   for (int j = 0; j < nj; j++)
     for (int i = 0; i < ni; i++) {
       double x00[2], x10[2], x01[2], x11[2];
@@ -125,141 +53,6 @@ static void add_block(mesh_builder *builder, int ni, int nj, block_map point, co
       point(context, i + 1, j + 1, x11);
       add_quad(builder, x00, x10, x01, x11);
     }
-}
-
-/* ---- boundary faces ---- */
-
-static int face_corner_in_cell(int dim, int fixed_axis, int side, int face_corner) {
-  int local = side << fixed_axis;
-  int face_bit = 0;
-  for (int axis = 0; axis < dim; axis++) {
-    if (axis == fixed_axis)
-      continue;
-    if (face_corner & (1 << face_bit))
-      local |= 1 << axis;
-    face_bit++;
-  }
-  return local;
-}
-
-typedef struct face_record {
-  int32_t key[4]; /* sorted corners, unused -1 */
-  size_t slot;    /* cell * 2 dim + local face */
-} face_record;
-
-static int compare_face_records(const void *a, const void *b) {
-  const face_record *x = a, *y = b;
-  for (int i = 0; i < 4; i++)
-    if (x->key[i] != y->key[i])
-      return x->key[i] < y->key[i] ? -1 : 1;
-  return 0;
-}
-
-/* The tag of a boundary face from its corners' coordinates. */
-typedef int32_t (*face_tagger)(const void *context, const double *const *corners, int count);
-
-/* Finds the faces of one cell, in cell order, as boundary faces (in the
- * cell's tensor order), tags them and hands everything to out, then checks
- * it. The builder is emptied either way. */
-static clmg_status finish_mesh(mesh_builder *builder, face_tagger tag_face, const void *context,
-                               const clmg_boundary_shape *shapes, size_t num_shapes, clmg_mesh *out,
-                               clmg_error *error) {
-  const int dim = builder->dim;
-  const int corners = 1 << dim, face_corners = 1 << (dim - 1), faces_per_cell = 2 * dim;
-  const size_t num_slots = builder->num_cells * (size_t)faces_per_cell;
-  face_record *records = NULL;
-  unsigned char *on_boundary = NULL;
-  clmg_mesh mesh = {0};
-  clmg_status status = CLMG_SUCCESS;
-  if (builder->out_of_memory) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the mesh being generated");
-    goto done;
-  }
-  records = malloc((num_slots ? num_slots : 1) * sizeof *records);
-  on_boundary = calloc(num_slots ? num_slots : 1, 1);
-  if (!records || !on_boundary) {
-    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "cannot allocate the faces of %zu generated cells", builder->num_cells);
-    goto done;
-  }
-  for (size_t slot = 0; slot < num_slots; slot++) {
-    const int32_t *cell = builder->cells + slot / (size_t)faces_per_cell * (size_t)corners;
-    int local_face = (int)(slot % (size_t)faces_per_cell);
-    face_record *record = &records[slot];
-    for (int m = 0; m < 4; m++)
-      record->key[m] =
-          m < face_corners ? cell[face_corner_in_cell(dim, local_face / 2, local_face % 2, m)] : -1;
-    for (int i = 1; i < face_corners; i++)
-      for (int j = i; j > 0 && record->key[j - 1] > record->key[j]; j--) {
-        int32_t swap = record->key[j];
-        record->key[j] = record->key[j - 1];
-        record->key[j - 1] = swap;
-      }
-    record->slot = slot;
-  }
-  qsort(records, num_slots, sizeof *records, compare_face_records);
-  size_t num_faces = 0;
-  for (size_t i = 0; i < num_slots;) {
-    size_t run = 1;
-    while (i + run < num_slots && compare_face_records(&records[i], &records[i + run]) == 0)
-      run++;
-    if (run == 1) {
-      on_boundary[records[i].slot] = 1;
-      num_faces++;
-    }
-    i += run;
-  }
-
-  mesh.dim = dim;
-  mesh.num_vertices = builder->num_vertices;
-  mesh.num_cells = builder->num_cells;
-  mesh.num_boundary_faces = num_faces;
-  mesh.boundary_faces =
-      malloc((num_faces ? num_faces : 1) * (size_t)face_corners * sizeof(int32_t));
-  mesh.boundary_face_tag = malloc((num_faces ? num_faces : 1) * sizeof(int32_t));
-  mesh.num_shapes = num_shapes;
-  mesh.shapes = num_shapes ? malloc(num_shapes * sizeof *shapes) : NULL;
-  if (!mesh.boundary_faces || !mesh.boundary_face_tag || (num_shapes && !mesh.shapes)) {
-    status =
-        clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "cannot allocate the %zu boundary faces of a generated mesh", num_faces);
-    goto done;
-  }
-  if (num_shapes)
-    memcpy(mesh.shapes, shapes, num_shapes * sizeof *shapes);
-  size_t face = 0;
-  for (size_t slot = 0; slot < num_slots; slot++) {
-    if (!on_boundary[slot])
-      continue;
-    const int32_t *cell = builder->cells + slot / (size_t)faces_per_cell * (size_t)corners;
-    int local_face = (int)(slot % (size_t)faces_per_cell);
-    int32_t *vertices = mesh.boundary_faces + face * (size_t)face_corners;
-    const double *positions[4];
-    for (int m = 0; m < face_corners; m++) {
-      vertices[m] = cell[face_corner_in_cell(dim, local_face / 2, local_face % 2, m)];
-      positions[m] = builder->coords + (size_t)vertices[m] * (size_t)dim;
-    }
-    mesh.boundary_face_tag[face] = tag_face(context, positions, face_corners);
-    face++;
-  }
-  /* The builder's arrays become the mesh's. */
-  mesh.coords = builder->coords;
-  mesh.cells = builder->cells;
-  builder->coords = NULL;
-  builder->cells = NULL;
-  status = clmg_mesh_check(&mesh, error);
-
-done:
-  free(records);
-  free(on_boundary);
-  builder_free(builder);
-  if (status != CLMG_SUCCESS) {
-    clmg_mesh_free(&mesh);
-    return status;
-  }
-  *out = mesh;
-  return CLMG_SUCCESS;
 }
 
 static double distance_2d(const double *x, const double *center) {
@@ -282,8 +75,8 @@ clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error) {
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
-  mesh_builder builder;
-  builder_init(&builder, 2);
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, 2, CLMG_CELL_TENSOR);
   /* Ray r at angle r * 45 degrees meets the circle and the square (a corner
    * or an edge midpoint); cell r spans rays r and r + 1. */
   double inner[9][2], outer[9][2];
@@ -299,7 +92,7 @@ clmg_status clmg_mesh_circle(clmg_mesh *out, clmg_error *error) {
   for (int ray = 0; ray < 8; ray++) /* radial axis first: right-handed */
     add_quad(&builder, inner[ray], outer[ray], inner[ray + 1], outer[ray + 1]);
   clmg_boundary_shape circle = {.tag = 2, .kind = CLMG_SHAPE_CIRCLE, .radius = 0.5};
-  return finish_mesh(&builder, tag_circle, NULL, &circle, 1, out, error);
+  return clmg_mesh_builder_finish(&builder, tag_circle, NULL, &circle, 1, "CIRCLE", out, error);
 }
 
 /* ---- BLOOD ---- */
@@ -413,8 +206,8 @@ clmg_status clmg_mesh_blood(clmg_mesh *out, clmg_error *error) {
                       .cells_radial = 3};
   g.center[0] = 0.5 * g.length;
   g.center[1] = 1.0 + blood_neck_half_width(&g);
-  mesh_builder builder;
-  builder_init(&builder, 2);
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, 2, CLMG_CELL_TENSOR);
 
   /* the lumen: channel and aneurysm */
   const int columns = 2 * g.cells_left + g.cells_neck;
@@ -462,7 +255,7 @@ clmg_status clmg_mesh_blood(clmg_mesh *out, clmg_error *error) {
                                   .kind = CLMG_SHAPE_CIRCLE,
                                   .center = {g.center[0], g.center[1], 0.0},
                                   .radius = g.radius + g.wall};
-  return finish_mesh(&builder, tag_blood, &g, &aneurysm, 1, out, error);
+  return clmg_mesh_builder_finish(&builder, tag_blood, &g, &aneurysm, 1, "BLOOD", out, error);
 }
 
 /* ---- box ---- */
@@ -503,18 +296,14 @@ clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg
   const size_t num_cells = dim == 2 ? (size_t)n * (size_t)n : (size_t)n * (size_t)n * (size_t)n;
   const size_t corners = (size_t)1 << dim;
   const double width = 1.0 / n;
-  mesh_builder builder;
-  builder_init(&builder, dim);
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, dim, CLMG_CELL_TENSOR);
   double *shift = calloc(num_vertices * (size_t)dim, sizeof *shift);
   int32_t *bad_vertex = calloc(num_vertices, sizeof *bad_vertex);
-  if (!shift || !bad_vertex ||
-      !reserve((void **)&builder.coords, &builder.vertex_capacity, 0, num_vertices,
-               (size_t)dim * sizeof(double)) ||
-      !reserve((void **)&builder.cells, &builder.cell_capacity, 0, num_cells,
-               corners * sizeof(int32_t))) {
+  if (!shift || !bad_vertex || !clmg_mesh_builder_reserve(&builder, num_vertices, num_cells)) {
     free(shift);
     free(bad_vertex);
-    builder_free(&builder);
+    clmg_mesh_builder_free(&builder);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot allocate a %dD box of %d^%d cells", dim, n, dim);
   }
@@ -532,14 +321,14 @@ clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg
       if (interior)
         shift[v * (size_t)dim + (size_t)d] = distortion * width * uniform;
     }
-    add_vertex(&builder, x);
+    clmg_mesh_builder_add_vertex(&builder, x);
   }
   for (size_t k = 0; k < num_cells; k++) {
     size_t i = k % (size_t)n, j = k / (size_t)n % (size_t)n, l = k / (size_t)n / (size_t)n;
     int32_t cell[8];
     for (size_t c = 0; c < corners; c++)
       cell[c] = (int32_t)((i + (c & 1)) + (j + (c >> 1 & 1)) * side + (l + (c >> 2)) * side * side);
-    add_cell(&builder, cell);
+    clmg_mesh_builder_add_cell(&builder, cell);
   }
   /* Independent random shifts can still fold a cell; halve the shifts of a
    * too-skewed cell's corners until every corner angle keeps a sine of at
@@ -573,7 +362,7 @@ clmg_status clmg_mesh_box(int dim, int n, double distortion, uint64_t seed, clmg
   }
   free(shift);
   free(bad_vertex);
-  return finish_mesh(&builder, tag_everything_1, NULL, NULL, 0, out, error);
+  return clmg_mesh_builder_finish(&builder, tag_everything_1, NULL, NULL, 0, "box", out, error);
 }
 
 /* ---- pipe ---- */
@@ -594,8 +383,8 @@ clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error) {
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mesh is NULL");
   memset(out, 0, sizeof *out);
-  mesh_builder builder;
-  builder_init(&builder, 3);
+  clmg_mesh_builder builder;
+  clmg_mesh_builder_init(&builder, 3, CLMG_CELL_TENSOR);
   /* vertex (ray, ring, level): ray 0..7 at 45-degree steps, ring 0 at
    * r = 0.5 and 1 at r = 1, level z = 0 or 1 */
   int32_t vertex[8][2][2];
@@ -604,17 +393,17 @@ clmg_status clmg_mesh_pipe(clmg_mesh *out, clmg_error *error) {
       for (int ray = 0; ray < 8; ray++) {
         double angle = ray * PI / 4.0, r = ring ? 1.0 : 0.5;
         double x[3] = {r * cos(angle), r * sin(angle), level};
-        vertex[ray][ring][level] = add_vertex(&builder, x);
+        vertex[ray][ring][level] = clmg_mesh_builder_add_vertex(&builder, x);
       }
   /* reference axes: radial, then counter-clockwise, then z (right-handed) */
   for (int ray = 0; ray < 8; ray++) {
     int32_t cell[8];
     for (int c = 0; c < 8; c++)
       cell[c] = vertex[(ray + (c >> 1 & 1)) % 8][c & 1][c >> 2];
-    add_cell(&builder, cell);
+    clmg_mesh_builder_add_cell(&builder, cell);
   }
   clmg_boundary_shape cylinders[2] = {
       {.tag = 1, .kind = CLMG_SHAPE_CYLINDER, .axis = {0.0, 0.0, 1.0}, .radius = 1.0},
       {.tag = 2, .kind = CLMG_SHAPE_CYLINDER, .axis = {0.0, 0.0, 1.0}, .radius = 0.5}};
-  return finish_mesh(&builder, tag_pipe, NULL, cylinders, 2, out, error);
+  return clmg_mesh_builder_finish(&builder, tag_pipe, NULL, cylinders, 2, "pipe", out, error);
 }

@@ -109,4 +109,45 @@ clmg_status clmg_mesh_quadratic_nodes(const clmg_mesh *mesh, const clmg_vertex_c
 clmg_status clmg_mesh_refine_checked_input(const clmg_mesh *coarse, clmg_mesh *fine,
                                            clmg_error *error);
 
+/* ---- a mesh under construction (lib/fem/mesh_builder.c) ----
+ * The generators (mesh_generators.c: quadrilaterals and hexahedra;
+ * flow_meshes.c: triangles) add vertices and cells; finishing finds the
+ * boundary faces as the cell faces no other cell has, tags them by where
+ * they lie and checks the mesh. A failed addition only marks the builder
+ * out of memory, which finishing reports. */
+typedef struct clmg_mesh_builder {
+  int dim;
+  clmg_cell_type cell_type;
+  size_t corners; /* per cell */
+  double *coords;
+  size_t num_vertices, vertex_capacity;
+  int32_t *cells;
+  size_t num_cells, cell_capacity;
+  int out_of_memory;
+} clmg_mesh_builder;
+
+void clmg_mesh_builder_init(clmg_mesh_builder *builder, int dim, clmg_cell_type cell_type);
+void clmg_mesh_builder_free(clmg_mesh_builder *builder);
+/* Room for this many more vertices and cells at once; 0 when out of memory. */
+int clmg_mesh_builder_reserve(clmg_mesh_builder *builder, size_t vertices, size_t cells);
+/* A new vertex at x; its number. */
+int32_t clmg_mesh_builder_add_vertex(clmg_mesh_builder *builder, const double *x);
+/* The vertex at x, reused when one lies within 1e-9 (a linear search: how
+ * the blocks of the small multi-block meshes are glued together). */
+int32_t clmg_mesh_builder_add_vertex_merged(clmg_mesh_builder *builder, const double *x);
+void clmg_mesh_builder_add_cell(clmg_mesh_builder *builder, const int32_t *corners);
+
+/* The tag (>= 1) of a boundary face from its corners' coordinates; below 1
+ * where it lies on no part of the domain's boundary (a generator's bug). */
+typedef int32_t (*clmg_face_tagger)(const void *context, const double *const *corners, int count);
+
+/* Finds the faces of one cell only, in cell order (tensor cells: their
+ * tensor-order faces; triangles: local edge i from corner i to i + 1), tags
+ * them and hands everything to out (shapes copied), then checks it; `name`
+ * names the mesh in messages. The builder is emptied either way. */
+clmg_status clmg_mesh_builder_finish(clmg_mesh_builder *builder, clmg_face_tagger tag_face,
+                                     const void *context, const clmg_boundary_shape *shapes,
+                                     size_t num_shapes, const char *name, clmg_mesh *out,
+                                     clmg_error *error);
+
 #endif
