@@ -36,20 +36,6 @@
 
 /* ---- helpers ---- */
 
-static clmg_mesh refined(const clmg_mesh *coarse) {
-  clmg_mesh fine = {0};
-  clmg_error error;
-  CHECK_OK(error, clmg_mesh_refine(coarse, &fine, &error));
-  return fine;
-}
-
-static clmg_triangle_edges edges_of(const clmg_mesh *mesh) {
-  clmg_triangle_edges edges = {0};
-  clmg_error error;
-  CHECK_OK(error, clmg_triangle_edges_create(mesh, &edges, &error));
-  return edges;
-}
-
 static const double *vertex(const clmg_mesh *mesh, int32_t v) {
   return mesh->coords + 2 * (size_t)v;
 }
@@ -174,7 +160,7 @@ static void test_dfg_channel(void **state) {
       fail_msg("level %d: smallest angle %.2f degrees, expected > 20", level, angle);
     if (level == 3)
       break;
-    clmg_mesh fine = refined(&mesh);
+    clmg_mesh fine = test_refined(&mesh);
     clmg_mesh_free(&mesh);
     mesh = fine;
   }
@@ -273,7 +259,7 @@ static void test_canopy(void **state) {
       assert_int_equal(mesh.num_cells, 92);
       assert_int_equal(mesh.num_vertices, 65);
     }
-    clmg_mesh fine = refined(&mesh);
+    clmg_mesh fine = test_refined(&mesh);
     clmg_mesh_free(&mesh);
     mesh = fine;
   }
@@ -281,7 +267,7 @@ static void test_canopy(void **state) {
   /* no vertex inside a building: the point in the canyon's middle is in
    * the domain, the buildings' centres are not */
   CHECK_OK(error, clmg_mesh_canopy(&mesh, &error));
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   double *x = calloc(clmg_stokes_num_unknowns(&mesh, &edges), sizeof *x);
   assert_non_null(x);
   double p, canyon[2] = {5.5, 0.5}, building[2] = {4.5, 0.5};
@@ -354,7 +340,7 @@ static void test_drag_lift_exact(void **state) {
     const double h = 1.0 / n;
     clmg_mesh mesh = {0};
     CHECK_OK(error, clmg_mesh_cavity(n, &mesh, &error));
-    clmg_triangle_edges edges = edges_of(&mesh);
+    clmg_triangle_edges edges = test_edges_of(&mesh);
     double *x = malloc(clmg_stokes_num_unknowns(&mesh, &edges) * sizeof *x);
     assert_non_null(x);
     CHECK_OK(error, clmg_stokes_interpolate(&mesh, &edges, linear_velocity, linear_pressure, k, x,
@@ -408,7 +394,7 @@ static void test_drag_lift_pressure(void **state) {
   double previous_drag_error = 0.0, previous_lift_error = 0.0;
   const double expected_drag = 2.0 * -PI * 0.05 * 0.05;
   for (int level = 0; level <= 3; level++) {
-    clmg_triangle_edges edges = edges_of(&mesh);
+    clmg_triangle_edges edges = test_edges_of(&mesh);
     double *x = malloc(clmg_stokes_num_unknowns(&mesh, &edges) * sizeof *x);
     assert_non_null(x);
     double p0 = 3.25, cd, cl;
@@ -438,7 +424,7 @@ static void test_drag_lift_pressure(void **state) {
     clmg_triangle_edges_free(&edges);
     if (level == 3)
       break;
-    clmg_mesh fine = refined(&mesh);
+    clmg_mesh fine = test_refined(&mesh);
     clmg_mesh_free(&mesh);
     mesh = fine;
   }
@@ -462,7 +448,7 @@ static void test_drag_sign_stokes(void **state) {
   clmg_error error;
   clmg_mesh mesh = {0};
   CHECK_OK(error, clmg_mesh_dfg_channel(&mesh, &error));
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
   problem.viscosity = 1e-3;
@@ -505,7 +491,7 @@ static void test_drag_lift_errors(void **state) {
   clmg_error error;
   clmg_mesh mesh = {0};
   CHECK_OK(error, clmg_mesh_cavity(2, &mesh, &error));
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   double *x = calloc(clmg_stokes_num_unknowns(&mesh, &edges), sizeof *x);
   assert_non_null(x);
   double cd, cl;
@@ -545,7 +531,7 @@ static void test_point_values(void **state) {
   clmg_error error;
   clmg_mesh mesh = {0};
   CHECK_OK(error, clmg_mesh_cavity(4, &mesh, &error));
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   const size_t num_edges = edges.num_edges;
   double *x = malloc(clmg_stokes_num_unknowns(&mesh, &edges) * sizeof *x);
   double *cell_u = malloc(2 * mesh.num_cells * sizeof *cell_u);
@@ -616,7 +602,7 @@ static void test_point_values(void **state) {
 
   /* the DFG cylinder is a hole; its pressure points are on its boundary */
   CHECK_OK(error, clmg_mesh_dfg_channel(&mesh, &error));
-  edges = edges_of(&mesh);
+  edges = test_edges_of(&mesh);
   x = malloc(clmg_stokes_num_unknowns(&mesh, &edges) * sizeof *x);
   assert_non_null(x);
   CHECK_OK(error, clmg_stokes_interpolate(&mesh, &edges, NULL, pressure_x, NULL, x, &error));

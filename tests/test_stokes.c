@@ -37,20 +37,6 @@
 
 /* clmg_mesh_box_simplices(2, n, distortion) with the sides of the unit
  * square tagged apart: bottom 1, right 2, top 3, left 4. */
-static clmg_mesh refined(const clmg_mesh *coarse) {
-  clmg_mesh fine = {0};
-  clmg_error error;
-  CHECK_OK(error, clmg_mesh_refine(coarse, &fine, &error));
-  return fine;
-}
-
-static clmg_triangle_edges edges_of(const clmg_mesh *mesh) {
-  clmg_triangle_edges edges = {0};
-  clmg_error error;
-  CHECK_OK(error, clmg_triangle_edges_create(mesh, &edges, &error));
-  return edges;
-}
-
 /* The outward unit normal of the unit square on side `tag`. */
 static void side_normal(int32_t tag, double *n) {
   static const double normals[4][2] = {{0, -1}, {1, 0}, {0, 1}, {-1, 0}};
@@ -188,8 +174,8 @@ static void test_edges(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh coarse = test_side_tagged_box(3, 0.2, 11);
-  clmg_mesh fine = refined(&coarse);
-  clmg_triangle_edges coarse_edges = edges_of(&coarse), fine_edges = edges_of(&fine);
+  clmg_mesh fine = test_refined(&coarse);
+  clmg_triangle_edges coarse_edges = test_edges_of(&coarse), fine_edges = test_edges_of(&fine);
   /* 3 x 3 squares: 16 vertices, 18 triangles, 33 edges, 12 on the boundary */
   assert_int_equal(coarse_edges.num_edges, 33);
   check_edges(&coarse, &coarse_edges);
@@ -265,7 +251,7 @@ static void test_assembly(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh mesh = test_side_tagged_box(4, 0.2, 23);
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   const size_t num_edges = edges.num_edges, num_cells = mesh.num_cells,
                n = clmg_stokes_num_unknowns(&mesh, &edges);
   double *b = malloc(n * sizeof *b);
@@ -580,7 +566,7 @@ static void check_dirichlet_prolongation(const clmg_mesh *coarse,
 
 static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
   clmg_error error;
-  clmg_triangle_edges coarse_edges = edges_of(coarse), fine_edges = edges_of(fine);
+  clmg_triangle_edges coarse_edges = test_edges_of(coarse), fine_edges = test_edges_of(fine);
   const size_t rows = clmg_stokes_num_unknowns(fine, &fine_edges),
                cols = clmg_stokes_num_unknowns(coarse, &coarse_edges);
   clmg_csr p = {0};
@@ -652,8 +638,8 @@ static void check_prolongation(const clmg_mesh *coarse, const clmg_mesh *fine) {
 static void test_transfers(void **state) {
   (void)state;
   clmg_mesh level0 = test_side_tagged_box(3, 0.25, 37);
-  clmg_mesh level1 = refined(&level0);
-  clmg_mesh level2 = refined(&level1);
+  clmg_mesh level1 = test_refined(&level0);
+  clmg_mesh level2 = test_refined(&level1);
   check_prolongation(&level0, &level1);
   check_prolongation(&level1, &level2);
   clmg_mesh_free(&level0);
@@ -672,7 +658,7 @@ static void test_l2_errors(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh mesh = test_side_tagged_box(3, 0.25, 41);
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   linear_field field = random_linear_field(0);
   double u_error = -1.0, p_error = -1.0;
   /* the interpolant of a linear velocity and a constant pressure is exact
@@ -847,34 +833,46 @@ static size_t direct_solve(const clmg_mesh *mesh, const clmg_triangle_edges *edg
   return direct_solve_pinned(mesh, edges, a, b, x, 1);
 }
 
-static void test_manufactured_solution(void **state) {
-  (void)state;
+/* Errors of the host system of `problem` on three levels of refinement
+ * of the 4 x 4 side-tagged box (the first refined once), each assembled and
+ * solved directly; the solution must satisfy every equation (the pinned one
+ * included). wind (NULL: none) is interpolated as the level's wind, and the
+ * matrix is then not symmetric. Per level: the L2 errors against exact_u
+ * and exact_p (data for both), |u| in L2 where u_norm is not NULL, the
+ * triangles, unknowns and the direct solve's band. */
+enum { CONVERGENCE_LEVELS = 3 };
+
+typedef struct level_errors {
+  double u[CONVERGENCE_LEVELS], p[CONVERGENCE_LEVELS], u_norm[CONVERGENCE_LEVELS];
+  size_t triangles[CONVERGENCE_LEVELS], unknowns[CONVERGENCE_LEVELS], band[CONVERGENCE_LEVELS];
+} level_errors;
+
+static level_errors errors_on_levels(clmg_stokes_problem problem,
+                                     void (*wind)(const double *x, double *u, void *data),
+                                     void (*exact_u)(const double *x, double *u, void *data),
+                                     double (*exact_p)(const double *x, void *data), void *data) {
   clmg_error error;
-  double data = 0.5; /* the viscosity */
-  clmg_stokes_problem problem;
-  clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = data;
-  problem.force = stokes_manufactured_force;
-  problem.force_data = &data;
-  enum { LEVELS = 3 };
-  double u_error[LEVELS], p_error[LEVELS];
+  level_errors out;
   clmg_mesh base = test_side_tagged_box(4, 0.15, 5);
-  clmg_mesh mesh = refined(&base);
+  clmg_mesh mesh = test_refined(&base);
   clmg_mesh_free(&base);
-  for (int level = 0; level < LEVELS; level++) {
+  for (int level = 0; level < CONVERGENCE_LEVELS; level++) {
     if (level > 0) {
-      clmg_mesh finer = refined(&mesh);
+      clmg_mesh finer = test_refined(&mesh);
       clmg_mesh_free(&mesh);
       mesh = finer;
     }
-    clmg_triangle_edges edges = edges_of(&mesh);
+    clmg_triangle_edges edges = test_edges_of(&mesh);
     const size_t n = clmg_stokes_num_unknowns(&mesh, &edges);
     double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
     assert_true(b && x);
+    double *level_wind = wind ? interpolant(&mesh, &edges, wind, NULL, data) : NULL;
+    problem.wind = level_wind;
     clmg_csr a = {0};
     CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
-    size_t width = direct_solve(&mesh, &edges, &a, b, x);
-    /* the solution satisfies every equation, the pinned one included */
+    if (wind)
+      assert_false(clmg_csr_is_symmetric(&a, 0.0));
+    out.band[level] = direct_solve(&mesh, &edges, &a, b, x);
     double *ax = spmv(&a, x), residual = 0.0, norm = 0.0;
     for (size_t i = 0; i < n; i++) {
       residual = fmax(residual, fabs(ax[i] - b[i]));
@@ -882,26 +880,55 @@ static void test_manufactured_solution(void **state) {
     }
     if (!(residual <= 1e-10 * norm))
       fail_msg("level %d: residual %g of |b| %g", level, residual, norm);
-    CHECK_OK(error,
-             clmg_stokes_l2_errors(&mesh, &edges, x, stokes_exact_velocity, stokes_exact_pressure,
-                                   NULL, &u_error[level], &p_error[level], &error));
-    print_message("level %d: %zu triangles, %zu unknowns (band %zu): |u - u_h| = %.4e, "
-                  "|p - p_h| = %.4e",
-                  level, mesh.num_cells, n, width, u_error[level], p_error[level]);
-    if (level > 0)
-      print_message(", orders %.3f and %.3f", log2(u_error[level - 1] / u_error[level]),
-                    log2(p_error[level - 1] / p_error[level]));
-    print_message("\n");
+    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, exact_u, exact_p, data, &out.u[level],
+                                          &out.p[level], &error));
+    /* |u| in L2 (against x = 0) */
+    double p_norm = 0.0;
+    for (size_t i = 0; i < n; i++)
+      x[i] = 0.0;
+    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, exact_u, NULL, data, &out.u_norm[level],
+                                          &p_norm, &error));
+    out.triangles[level] = mesh.num_cells;
+    out.unknowns[level] = n;
     free(ax);
     free(b);
     free(x);
+    free(level_wind);
     clmg_csr_free(&a);
     clmg_triangle_edges_free(&edges);
   }
   clmg_mesh_free(&mesh);
-  for (int level = 1; level < LEVELS; level++) {
-    double u_order = log2(u_error[level - 1] / u_error[level]);
-    double p_order = log2(p_error[level - 1] / p_error[level]);
+  return out;
+}
+
+/* Print "orders" of levels l - 1 and l after a level's line. */
+static void print_orders(const level_errors *e, int level) {
+  if (level > 0)
+    print_message(", orders %.3f and %.3f", log2(e->u[level - 1] / e->u[level]),
+                  log2(e->p[level - 1] / e->p[level]));
+  print_message("\n");
+}
+
+static void test_manufactured_solution(void **state) {
+  (void)state;
+  double data = 0.5; /* the viscosity */
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = data;
+  problem.force = stokes_manufactured_force;
+  problem.force_data = &data;
+  level_errors e =
+      errors_on_levels(problem, NULL, stokes_exact_velocity, stokes_exact_pressure, NULL);
+  for (int level = 0; level < CONVERGENCE_LEVELS; level++) {
+    print_message("level %d: %zu triangles, %zu unknowns (band %zu): |u - u_h| = %.4e, "
+                  "|p - p_h| = %.4e",
+                  level, e.triangles[level], e.unknowns[level], e.band[level], e.u[level],
+                  e.p[level]);
+    print_orders(&e, level);
+  }
+  for (int level = 1; level < CONVERGENCE_LEVELS; level++) {
+    double u_order = log2(e.u[level - 1] / e.u[level]);
+    double p_order = log2(e.p[level - 1] / e.p[level]);
     if (!(u_order >= 1.8) || !(p_order >= 0.9))
       fail_msg("level %d: velocity order %.3f (>= 1.8 expected), pressure order %.3f (>= 0.9)",
                level, u_order, p_order);
@@ -937,7 +964,7 @@ static double sine_bump(const double *x) {
 static double weak_convection_error(const clmg_mesh *mesh, int upwind, const double w[2],
                                     linear_field *field, double *ratio_min, double *ratio_max) {
   clmg_error error;
-  clmg_triangle_edges edges = edges_of(mesh);
+  clmg_triangle_edges edges = test_edges_of(mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(mesh, &edges);
   const int32_t no_tag = 99;
   double *wind = malloc(2 * num_edges * sizeof *wind), *b = malloc(n * sizeof *b);
@@ -994,7 +1021,7 @@ static void test_convection(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh mesh = test_side_tagged_box(4, 0.2, 29);
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   const int32_t no_tag = 99;
   double *b = malloc(n * sizeof *b), *b0 = malloc(n * sizeof *b0);
@@ -1166,7 +1193,7 @@ static void test_convection(void **state) {
       clmg_mesh level = test_side_tagged_box(4, distorted ? 0.2 : 0.0, 1);
       for (int l = 0; l < LEVELS; l++) {
         if (l > 0) {
-          clmg_mesh finer = refined(&level);
+          clmg_mesh finer = test_refined(&level);
           clmg_mesh_free(&level);
           level = finer;
         }
@@ -1220,7 +1247,6 @@ static void oseen_force(const double *x, double *f, void *data) {
 }
 
 static void run_oseen(int upwind, double reaction, double *u_order_min) {
-  clmg_error error;
   oseen data = {40.0, 0.01, reaction};
   clmg_stokes_problem problem;
   clmg_stokes_problem_defaults(&problem);
@@ -1229,61 +1255,18 @@ static void run_oseen(int upwind, double reaction, double *u_order_min) {
   problem.force = oseen_force;
   problem.force_data = &data;
   problem.upwind = upwind;
-  enum { LEVELS = 3 };
-  double u_error[LEVELS], p_error[LEVELS];
-  clmg_mesh base = test_side_tagged_box(4, 0.15, 5);
-  clmg_mesh mesh = refined(&base);
-  clmg_mesh_free(&base);
-  for (int level = 0; level < LEVELS; level++) {
-    if (level > 0) {
-      clmg_mesh finer = refined(&mesh);
-      clmg_mesh_free(&mesh);
-      mesh = finer;
-    }
-    clmg_triangle_edges edges = edges_of(&mesh);
-    const size_t n = clmg_stokes_num_unknowns(&mesh, &edges);
-    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
-    assert_true(b && x);
-    double *wind = interpolant(&mesh, &edges, oseen_velocity, NULL, &data);
-    problem.wind = wind;
-    clmg_csr a = {0};
-    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error));
-    assert_false(clmg_csr_is_symmetric(&a, 0.0));
-    direct_solve(&mesh, &edges, &a, b, x);
-    double *ax = spmv(&a, x), residual = 0.0, norm = 0.0;
-    for (size_t i = 0; i < n; i++) {
-      residual = fmax(residual, fabs(ax[i] - b[i]));
-      norm = fmax(norm, fabs(b[i]));
-    }
-    if (!(residual <= 1e-10 * norm))
-      fail_msg("level %d: residual %g of |b| %g", level, residual, norm);
-    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, stokes_exact_pressure,
-                                          &data, &u_error[level], &p_error[level], &error));
-    /* |u| in L2 (against x = 0) */
-    double u_norm = 0.0, p_norm = 0.0;
-    for (size_t i = 0; i < n; i++)
-      x[i] = 0.0;
-    CHECK_OK(error, clmg_stokes_l2_errors(&mesh, &edges, x, oseen_velocity, NULL, &data, &u_norm,
-                                          &p_norm, &error));
+  level_errors e =
+      errors_on_levels(problem, oseen_velocity, oseen_velocity, stokes_exact_pressure, &data);
+  for (int level = 0; level < CONVERGENCE_LEVELS; level++) {
     print_message("Oseen, %s upwind, c = %g, level %d: %zu triangles: |u - u_h| = %.4e "
                   "(%.1f%% of |u|), |p - p_h| = %.4e",
                   upwind == CLMG_STOKES_UPWIND_FULL ? "full" : "Samarskij", reaction, level,
-                  mesh.num_cells, u_error[level], 100.0 * u_error[level] / u_norm, p_error[level]);
-    if (level > 0)
-      print_message(", orders %.3f and %.3f", log2(u_error[level - 1] / u_error[level]),
-                    log2(p_error[level - 1] / p_error[level]));
-    print_message("\n");
-    free(ax);
-    free(b);
-    free(x);
-    free(wind);
-    clmg_csr_free(&a);
-    clmg_triangle_edges_free(&edges);
+                  e.triangles[level], e.u[level], 100.0 * e.u[level] / e.u_norm[level], e.p[level]);
+    print_orders(&e, level);
   }
-  clmg_mesh_free(&mesh);
   *u_order_min = INFINITY;
-  for (int level = 1; level < LEVELS; level++)
-    *u_order_min = fmin(*u_order_min, log2(u_error[level - 1] / u_error[level]));
+  for (int level = 1; level < CONVERGENCE_LEVELS; level++)
+    *u_order_min = fmin(*u_order_min, log2(e.u[level - 1] / e.u[level]));
 }
 
 static void test_oseen_manufactured(void **state) {
@@ -1311,7 +1294,7 @@ static void test_update_values(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh mesh = test_side_tagged_box(5, 0.2, 31);
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   const int32_t tags[2] = {1, 4}, slip = 3;
   double *b = malloc(n * sizeof *b), *fresh_b = malloc(n * sizeof *fresh_b);
@@ -1387,7 +1370,7 @@ static void test_update_values(void **state) {
     free(values);
     /* another mesh's matrix */
     clmg_mesh other = test_side_tagged_box(4, 0.2, 31);
-    clmg_triangle_edges other_edges = edges_of(&other);
+    clmg_triangle_edges other_edges = test_edges_of(&other);
     CHECK_STATUS(
         CLMG_ERROR_INVALID_ARGUMENT,
         clmg_stokes_update_values_host(&other, &other_edges, &problem, &a, a.val, b, &error));
@@ -1442,7 +1425,7 @@ static void test_slip(void **state) {
   (void)state;
   clmg_error error;
   clmg_mesh mesh = test_side_tagged_box(4, 0.2, 43);
-  clmg_triangle_edges edges = edges_of(&mesh);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
   const size_t num_edges = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
   double *b = malloc(n * sizeof *b);
   assert_non_null(b);
@@ -1541,8 +1524,8 @@ static void test_slip(void **state) {
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_stokes_dirichlet_mask(&tilted, &edges, &problem, &mask, &error));
   CHECK_CONTAINS(error.message, "not axis-parallel");
-  clmg_mesh tilted_fine = refined(&tilted);
-  clmg_triangle_edges tilted_fine_edges = edges_of(&tilted_fine);
+  clmg_mesh tilted_fine = test_refined(&tilted);
+  clmg_triangle_edges tilted_fine_edges = test_edges_of(&tilted_fine);
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_stokes_prolongation_host(&tilted, &edges, &tilted_fine, &tilted_fine_edges,
                                              &problem, &a, &error));
@@ -1569,11 +1552,11 @@ static void test_slip(void **state) {
   clmg_mesh level = test_side_tagged_box(4, 0.15, 47);
   for (int l = 0; l < LEVELS; l++) {
     if (l > 0) {
-      clmg_mesh finer = refined(&level);
+      clmg_mesh finer = test_refined(&level);
       clmg_mesh_free(&level);
       level = finer;
     }
-    clmg_triangle_edges level_edges = edges_of(&level);
+    clmg_triangle_edges level_edges = test_edges_of(&level);
     const size_t size = clmg_stokes_num_unknowns(&level, &level_edges);
     double *rhs = malloc(size * sizeof *rhs), *x = malloc(size * sizeof *x);
     assert_true(rhs && x);

@@ -291,3 +291,17 @@ clmg_mesh test_side_tagged_box(int n, double distortion, uint64_t seed) {
   }
   return mesh;
 }
+
+clmg_mesh test_refined(const clmg_mesh *coarse) {
+  clmg_mesh fine = {0};
+  clmg_error error;
+  CHECK_ERROR_OK(error, clmg_mesh_refine(coarse, &fine, &error));
+  return fine;
+}
+
+clmg_triangle_edges test_edges_of(const clmg_mesh *mesh) {
+  clmg_triangle_edges edges = {0};
+  clmg_error error;
+  CHECK_ERROR_OK(error, clmg_triangle_edges_create(mesh, &edges, &error));
+  return edges;
+}

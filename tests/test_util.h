@@ -115,6 +115,10 @@ void stokes_manufactured_force(const double *x, double *f, void *data);
  * 2 (x = 1), 3 (y = 1), 4 (x = 0). */
 void test_pentagon_mesh(clmg_mesh *mesh);
 clmg_mesh test_side_tagged_box(int n, double distortion, uint64_t seed);
+/* clmg_mesh_refine and clmg_triangle_edges_create, failing the test on an
+ * error. */
+clmg_mesh test_refined(const clmg_mesh *coarse);
+clmg_triangle_edges test_edges_of(const clmg_mesh *mesh);
 
 /* ---- checks with the library's own message ---- */
 
