@@ -8,6 +8,7 @@
  * themselves hold, and the sum is needed on the host anyway to size them. */
 #include "la/internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -298,6 +299,24 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
   return CLMG_SUCCESS;
 }
 
+/* Starts pass `pass` of a product kernel `name` over A's rows: pass 0 the
+ * work-group kernel (name_group) on its listed rows, pass 1 the work-item
+ * kernel on all rows (it skips those the first took). */
+static clmg_status product_pass_begin(clmg_context *context, const char *options, const char *name,
+                                      int pass, const clmg_vector *group_rows, size_t rows,
+                                      clmg_kernel_args *args) {
+  char kernel[64];
+  snprintf(kernel, sizeof kernel, "%s%s", name, pass == 0 ? "_group" : "");
+  clmg_status status = clmg_args_for_kernel(context, "csr_device", options, kernel, args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (pass == 0)
+    clmg_arg_buffer(args, group_rows->buffer);
+  else
+    clmg_arg_ulong(args, rows);
+  return CLMG_SUCCESS;
+}
+
 /* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
  * writes the sorted columns at c_ptr; the work-group kernel first on its
  * listed rows, the work-item kernel then takes the other rows (and those
@@ -310,15 +329,10 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
   cl_mem stand_in = length->buffer; /* never written while counting */
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
-    status = clmg_args_for_kernel(context, "csr_device", options,
-                                  pass == 0 ? "csr_multiply_pattern_group" : "csr_multiply_pattern",
-                                  &args);
+    status = product_pass_begin(context, options, "csr_multiply_pattern", pass, group_rows, a->rows,
+                                &args);
     if (status != CLMG_SUCCESS)
       break;
-    if (pass == 0)
-      clmg_arg_buffer(&args, group_rows->buffer);
-    else
-      clmg_arg_ulong(&args, a->rows);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, b->row_ptr->buffer);
@@ -341,15 +355,10 @@ static clmg_status product_values(clmg_context *context, const char *options,
   clmg_status status = CLMG_SUCCESS;
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
-    status = clmg_args_for_kernel(context, "csr_device", options,
-                                  pass == 0 ? "csr_multiply_values_group" : "csr_multiply_values",
-                                  &args);
+    status = product_pass_begin(context, options, "csr_multiply_values", pass, group_rows, a->rows,
+                                &args);
     if (status != CLMG_SUCCESS)
       break;
-    if (pass == 0)
-      clmg_arg_buffer(&args, group_rows->buffer);
-    else
-      clmg_arg_ulong(&args, a->rows);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, a->val->buffer);
