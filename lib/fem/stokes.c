@@ -68,14 +68,6 @@ static clmg_status check_problem(const clmg_stokes_problem *problem, clmg_error 
 }
 
 /* The problem or, when NULL, the defaults (in *defaults), checked. */
-static clmg_status problem_or_defaults(const clmg_stokes_problem **problem,
-                                       clmg_stokes_problem *defaults, clmg_error *error) {
-  clmg_stokes_problem_defaults(defaults);
-  if (!*problem)
-    *problem = defaults;
-  return check_problem(*problem, error);
-}
-
 /* The wind, when given, must be finite (2 * num_edges values). */
 static clmg_status check_wind(const clmg_stokes_problem *problem, size_t num_edges,
                               clmg_error *error) {
@@ -85,6 +77,22 @@ static clmg_status check_wind(const clmg_stokes_problem *problem, size_t num_edg
                             "the wind's %s component on edge %zu is %g; it must be finite",
                             i < num_edges ? "x" : "y", i % num_edges, problem->wind[i]);
   return CLMG_SUCCESS;
+}
+
+/* The checks every entry point makes: problem (NULL: the defaults, into
+ * *defaults), the edges of the mesh, and, with_wind, a finite wind. */
+static clmg_status checked_inputs(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const clmg_stokes_problem **problem,
+                                  clmg_stokes_problem *defaults, int with_wind, clmg_error *error) {
+  clmg_stokes_problem_defaults(defaults);
+  if (!*problem)
+    *problem = defaults;
+  clmg_status status = check_problem(*problem, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_triangle_edges_check(mesh, edges, "the edges", error);
+  if (status == CLMG_SUCCESS && with_wind)
+    status = check_wind(*problem, edges->num_edges, error);
+  return status;
 }
 
 static int is_slip_tag(const clmg_stokes_problem *problem, int32_t tag) {
@@ -476,11 +484,7 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
                           !a ? "matrix" : "right-hand side b");
   memset(a, 0, sizeof *a);
   clmg_stokes_problem defaults;
-  clmg_status status = problem_or_defaults(&problem, &defaults, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_triangle_edges_check(mesh, edges, "the edges", error);
-  if (status == CLMG_SUCCESS)
-    status = check_wind(problem, edges->num_edges, error);
+  clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 1, error);
   if (status != CLMG_SUCCESS)
     return status;
   const size_t num_edges = edges->num_edges, n = 2 * num_edges + mesh->num_cells;
@@ -538,11 +542,7 @@ clmg_status clmg_stokes_update_values_host(const clmg_mesh *mesh, const clmg_tri
                           : !values ? "output values"
                                     : "right-hand side b");
   clmg_stokes_problem defaults;
-  clmg_status status = problem_or_defaults(&problem, &defaults, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_triangle_edges_check(mesh, edges, "the edges", error);
-  if (status == CLMG_SUCCESS)
-    status = check_wind(problem, edges->num_edges, error);
+  clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 1, error);
   if (status != CLMG_SUCCESS)
     return status;
   const size_t num_edges = edges->num_edges, n = 2 * num_edges + mesh->num_cells;
@@ -614,9 +614,7 @@ clmg_status clmg_stokes_dirichlet_mask(const clmg_mesh *mesh, const clmg_triangl
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output mask is NULL");
   *mask = NULL;
   clmg_stokes_problem defaults;
-  clmg_status status = problem_or_defaults(&problem, &defaults, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_triangle_edges_check(mesh, edges, "the edges", error);
+  clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 0, error);
   if (status != CLMG_SUCCESS)
     return status;
   const size_t num_edges = edges->num_edges, n = 2 * num_edges + mesh->num_cells;
