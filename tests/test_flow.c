@@ -41,6 +41,14 @@ static double host_relative_residual(const clmg_csr *a, const double *b, const d
   return sqrt(rr / bb);
 }
 
+/* b (n values of b_host) and x = 0 on the device. */
+static void device_system(const double *b_host, size_t n, clmg_vector **b, clmg_vector **x) {
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, b));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, x));
+  CHECK_OK(clmg_vector_upload_doubles(*b, b_host));
+  CHECK_OK(clmg_vector_fill(*x, 0.0));
+}
+
 typedef struct solve_outcome {
   int cycles;
   double rate; /* geometric mean of the residual reduction per cycle */
@@ -72,10 +80,7 @@ static solve_outcome solve_stokes_with(const clmg_mesh *coarse, int levels, int 
   const clmg_csr *a = &h.a[levels - 1];
   size_t n = a->rows;
   clmg_vector *b = NULL, *x = NULL;
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b));
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
-  CHECK_OK(clmg_vector_upload_doubles(b, h.b));
-  CHECK_OK(clmg_vector_fill(x, 0.0));
+  device_system(h.b, n, &b, &x);
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = 1e-8;
@@ -228,10 +233,7 @@ static void test_stokes_gmres_time_step(void **state) {
   clmg_operator op;
   CHECK_OK(clmg_operator_from_matrix(matrix, 1, &op));
   clmg_vector *b = NULL, *x = NULL;
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b));
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
-  CHECK_OK(clmg_vector_upload_doubles(b, h.b));
-  CHECK_OK(clmg_vector_fill(x, 0.0));
+  device_system(h.b, n, &b, &x);
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = 1e-8;
