@@ -88,21 +88,6 @@ void clmg_mesh_builder_add_cell(clmg_mesh_builder *builder, const int32_t *corne
 
 /* ---- boundary faces ---- */
 
-/* Corner `face_corner` of the tensor cell's face normal to `fixed_axis` on
- * `side`, as a local corner number. */
-static int face_corner_in_cell(int dim, int fixed_axis, int side, int face_corner) {
-  int local = side << fixed_axis;
-  int face_bit = 0;
-  for (int axis = 0; axis < dim; axis++) {
-    if (axis == fixed_axis)
-      continue;
-    if (face_corner & (1 << face_bit))
-      local |= 1 << axis;
-    face_bit++;
-  }
-  return local;
-}
-
 /* The faces per cell and corners per face the builder's cells have. */
 static void face_shape(const clmg_mesh_builder *builder, int *faces_per_cell, int *face_corners) {
   if (builder->cell_type == CLMG_CELL_SIMPLEX) {
@@ -114,13 +99,14 @@ static void face_shape(const clmg_mesh_builder *builder, int *faces_per_cell, in
   }
 }
 
-/* The corners of local face `face` of `cell`. */
+/* The corners of local face `face` of `cell` (clmg_mesh_cell_face's
+ * numbering and order). */
 static void face_vertices(const clmg_mesh_builder *builder, const int32_t *cell, int face,
-                          int face_corners, int32_t *vertices) {
-  for (int m = 0; m < face_corners; m++)
-    vertices[m] = builder->cell_type == CLMG_CELL_SIMPLEX
-                      ? cell[(face + m) % (builder->dim + 1)]
-                      : cell[face_corner_in_cell(builder->dim, face / 2, face % 2, m)];
+                          int32_t *vertices) {
+  clmg_mesh shape = {0};
+  shape.dim = builder->dim;
+  shape.cell_type = builder->cell_type;
+  clmg_mesh_cell_face(&shape, cell, face, vertices);
 }
 
 typedef struct face_record {
@@ -166,7 +152,7 @@ clmg_status clmg_mesh_builder_finish(clmg_mesh_builder *builder, clmg_face_tagge
     face_record *record = &records[slot];
     for (int m = 0; m < 4; m++)
       record->key[m] = -1;
-    face_vertices(builder, cell, (int)(slot % (size_t)faces_per_cell), face_corners, record->key);
+    face_vertices(builder, cell, (int)(slot % (size_t)faces_per_cell), record->key);
     for (int i = 1; i < face_corners; i++)
       for (int j = i; j > 0 && record->key[j - 1] > record->key[j]; j--) {
         int32_t swap = record->key[j];
@@ -212,7 +198,7 @@ clmg_status clmg_mesh_builder_finish(clmg_mesh_builder *builder, clmg_face_tagge
       continue;
     const int32_t *cell = builder->cells + slot / (size_t)faces_per_cell * builder->corners;
     int32_t *vertices = mesh.boundary_faces + face * (size_t)face_corners;
-    face_vertices(builder, cell, (int)(slot % (size_t)faces_per_cell), face_corners, vertices);
+    face_vertices(builder, cell, (int)(slot % (size_t)faces_per_cell), vertices);
     const double *positions[4];
     for (int m = 0; m < face_corners; m++)
       positions[m] = builder->coords + (size_t)vertices[m] * (size_t)dim;

@@ -141,8 +141,8 @@ void clmg_mesh_builder_add_cell(clmg_mesh_builder *builder, const int32_t *corne
  * where it lies on no part of the domain's boundary (a generator's bug). */
 typedef int32_t (*clmg_face_tagger)(const void *context, const double *const *corners, int count);
 
-/* Finds the faces of one cell only, in cell order (tensor cells: their
- * tensor-order faces; triangles: local edge i from corner i to i + 1), tags
+/* Finds the faces of one cell only, in cell order (clmg_mesh_cell_face's
+ * local faces), tags
  * them and hands everything to out (shapes copied), then checks it; `name`
  * names the mesh in messages. The builder is emptied either way. */
 clmg_status clmg_mesh_builder_finish(clmg_mesh_builder *builder, clmg_face_tagger tag_face,
