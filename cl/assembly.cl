@@ -56,30 +56,88 @@ inline real p1_geometry(const real x[P1_CORNERS][P1_DIM], real g[P1_CORNERS][P1_
 #endif
 }
 
-/* Cell e's vertices, element matrix A^e = sigma S^e + lambda M^e and load
- * b^e of f = 1 (the host's clmg_p1_element). */
-inline void p1_element(ulong e, ulong num_cells, global const int *cell_vertex,
-                       global const int *cell_material, uint has_material,
-                       global const real *sigma_table, real lambda, global const real *coords,
-                       ulong num_vertices, int v[P1_CORNERS], real a[P1_CORNERS][P1_CORNERS],
-                       real load[P1_CORNERS]) {
-  real x[P1_CORNERS][P1_DIM], g[P1_CORNERS][P1_DIM];
+/* Cell e's vertices, the gradients of its barycentric coordinates, its
+ * volume and sigma: what every entry of its element matrix needs. */
+inline real p1_cell(ulong e, ulong num_cells, global const int *cell_vertex,
+                    global const int *cell_material, uint has_material,
+                    global const real *sigma_table, global const real *coords, ulong num_vertices,
+                    int v[P1_CORNERS], real g[P1_CORNERS][P1_DIM], real *sigma) {
+  real x[P1_CORNERS][P1_DIM];
   for (int k = 0; k < P1_CORNERS; ++k) {
     v[k] = cell_vertex[k * num_cells + e];
     for (int c = 0; c < P1_DIM; ++c)
       x[k][c] = coords[c * num_vertices + v[k]];
   }
-  const real volume = p1_geometry(x, g);
-  const real sigma = sigma_table[has_material ? cell_material[e] : 0];
+  *sigma = sigma_table[has_material ? cell_material[e] : 0];
+  return p1_geometry(x, g);
+}
+
+/* Entry (k, l) of A^e = sigma S^e + lambda M^e (the host's clmg_p1_element). */
+inline real p1_entry(const real g[P1_CORNERS][P1_DIM], real volume, real sigma, real lambda, int k,
+                     int l) {
   const real mass = volume / ((P1_DIM + 1) * (P1_DIM + 2));
+  real dot = 0;
+  for (int c = 0; c < P1_DIM; ++c)
+    dot += g[k][c] * g[l][c];
+  return sigma * volume * dot + lambda * mass * (k == l ? 2 : 1);
+}
+
+/* Cell e's vertices, element matrix A^e and load b^e of f = 1. */
+inline void p1_element(ulong e, ulong num_cells, global const int *cell_vertex,
+                       global const int *cell_material, uint has_material,
+                       global const real *sigma_table, real lambda, global const real *coords,
+                       ulong num_vertices, int v[P1_CORNERS], real a[P1_CORNERS][P1_CORNERS],
+                       real load[P1_CORNERS]) {
+  real g[P1_CORNERS][P1_DIM], sigma;
+  const real volume = p1_cell(e, num_cells, cell_vertex, cell_material, has_material, sigma_table,
+                              coords, num_vertices, v, g, &sigma);
   for (int k = 0; k < P1_CORNERS; ++k) {
-    for (int l = 0; l < P1_CORNERS; ++l) {
-      real dot = 0;
-      for (int c = 0; c < P1_DIM; ++c)
-        dot += g[k][c] * g[l][c];
-      a[k][l] = sigma * volume * dot + lambda * mass * (k == l ? 2 : 1);
-    }
+    for (int l = 0; l < P1_CORNERS; ++l)
+      a[k][l] = p1_entry(g, volume, sigma, lambda, k, l);
     load[k] = volume / P1_CORNERS;
+  }
+}
+
+/* The rows path: work-item i owns row i and sums, cell by cell in the
+ * order of row_cells (increasing cell), that cell's row of A^e into its
+ * CSR entries (found by binary search in the sorted row) and its load into
+ * b[i]. Each entry has one writer and a fixed order of terms: no atomics,
+ * no slots, and the same sums on every run. row_cells[t] = cell *
+ * P1_CORNERS + the row's local vertex in the cell. */
+kernel void p1_rows(ulong num_rows, global const uint *row_cells_start,
+                    global const uint *row_cells, ulong num_cells, global const int *cell_vertex,
+                    global const int *cell_material, uint has_material,
+                    global const real *sigma_table, real lambda, global const real *coords,
+                    global const long *row_ptr, global const int *col, global real *values,
+                    global real *b, ulong b_offset, uint with_b) {
+  GRID_LOOP(i, num_rows) {
+    const long begin = row_ptr[i], end = row_ptr[i + 1];
+    for (long k = begin; k < end; ++k)
+      values[k] = 0;
+    real load = 0;
+    for (uint t = row_cells_start[i]; t < row_cells_start[i + 1]; ++t) {
+      const uint entry = row_cells[t];
+      const ulong e = entry / P1_CORNERS;
+      const int place = (int)(entry % P1_CORNERS);
+      int v[P1_CORNERS];
+      real g[P1_CORNERS][P1_DIM], sigma;
+      const real volume = p1_cell(e, num_cells, cell_vertex, cell_material, has_material,
+                                  sigma_table, coords, num_rows, v, g, &sigma);
+      for (int l = 0; l < P1_CORNERS; ++l) {
+        long low = begin, high = end - 1;
+        while (low < high) {
+          const long middle = (low + high) / 2;
+          if (col[middle] < v[l])
+            low = middle + 1;
+          else
+            high = middle;
+        }
+        values[low] += p1_entry(g, volume, sigma, lambda, place, l);
+      }
+      load += volume / P1_CORNERS;
+    }
+    if (with_b)
+      b[b_offset + i] = load;
   }
 }
 

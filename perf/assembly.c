@@ -3,7 +3,7 @@
  *
  * For each mesh (Fu et al.'s Regular levels, the two-material blobs, an
  * irregular distorted box or a Gmsh file), vertex order (the generator's,
- * Morton), precision and path (patch, gather): the assembler's setup, the
+ * Morton), precision and path (patch, gather, rows): the assembler's setup, the
  * first assembly (kernel build included, and shown on its own), the warm
  * assembly (best of trials), the serial host assembly, the speed-up, the
  * achieved bandwidth under a minimal-traffic model and its ratio to the
@@ -36,7 +36,7 @@ typedef struct benchmark_settings {
   int run_regular, run_blobs, run_irregular;
   int orders[2]; /* native, morton */
   int precisions[2];
-  int paths[2]; /* patch, gather */
+  int paths[3]; /* patch, gather, rows */
   int host_trials;
   int no_cache;
   int quick;
@@ -65,8 +65,9 @@ static void print_usage(FILE *out) {
       "  --orders LIST         native (the generator's numbering) and/or morton\n"
       "                        (clmg_mesh_reorder_vertices, Z-order); default native,morton\n"
       "  --precisions LIST     double and/or float (default double,float)\n"
-      "  --paths LIST          patch and/or gather (default patch,gather); the patch path in\n"
-      "                        double needs cl_khr_int64_base_atomics, else it is skipped\n"
+      "  --paths LIST          patch, gather and/or rows (default all three); the patch path\n"
+      "                        in double needs cl_khr_int64_base_atomics, else it is skipped;\n"
+      "                        rows: a work-item per row sums its cells (no slots, no atomics)\n"
       "  --trials T            warm timed batches, the fastest counts (default 3)\n"
       "  --min-time S          seconds each warm batch lasts at least (default 0.2)\n"
       "  --reps R              exactly R assemblies per warm batch (default: adaptive)\n"
@@ -86,7 +87,7 @@ static void print_usage(FILE *out) {
       "the existing matrix (values updated in place), ended by clmg_finish, best of the\n"
       "trials; host = clmg_p1_assemble_host into a ready pattern, serial, best of\n"
       "--host-trials; x = host / warm; bnd%% = cells with a vertex outside their patch (every\n"
-      "cell goes through slots on the gather path: 100).\n"
+      "cell goes through slots on the gather path: 100; rows has no patches: 0).\n"
       "Byte model (the least any assembly must move): per cell its d+1 vertex indices (4 B\n"
       "each) and, with several materials, its material index (4 B); per vertex its d\n"
       "coordinates once (in the precision); per CSR entry its column index read (4 B) and its\n"
@@ -159,7 +160,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *s) {
   s->run_regular = s->run_blobs = s->run_irregular = 1;
   s->orders[0] = s->orders[1] = 1;
   s->precisions[0] = s->precisions[1] = 1;
-  s->paths[0] = s->paths[1] = 1;
+  s->paths[0] = s->paths[1] = s->paths[2] = 1;
   s->host_trials = 3;
   s->timing.min_time_s = 0.2;
   s->timing.trials = 3;
@@ -238,9 +239,9 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *s) {
         return 0;
       }
     } else if (strcmp(name, "--paths") == 0) {
-      static const char *const names[] = {"patch", "gather"};
-      if (!parse_list(value, names, s->paths, 2)) {
-        fprintf(stderr, PROGRAM ": --paths wants a list of patch, gather, not %s\n", value);
+      static const char *const names[] = {"patch", "gather", "rows"};
+      if (!parse_list(value, names, s->paths, 3)) {
+        fprintf(stderr, PROGRAM ": --paths wants a list of patch, gather, rows, not %s\n", value);
         return 0;
       }
     } else if (strcmp(name, "--host-trials") == 0) {
@@ -548,7 +549,9 @@ static int check_result(clmg_context *context, const bench_mesh *m, const clmg_m
 static void run_configuration(clmg_context *context, const benchmark_settings *s,
                               const bench_mesh *m, clmg_dtype precision, clmg_p1_path path,
                               benchmark_results *results) {
-  const char *path_name = path == CLMG_P1_PATH_PATCH ? "patch" : "gather";
+  const char *path_name = path == CLMG_P1_PATH_PATCH    ? "patch"
+                          : path == CLMG_P1_PATH_GATHER ? "gather"
+                                                        : "rows";
   clmg_p1_assembler_options options;
   clmg_p1_assembler_options_defaults(&options);
   options.matrix.precision = precision;
@@ -594,6 +597,7 @@ static void run_configuration(clmg_context *context, const benchmark_settings *s
   clmg_p1_assembler_get_info(assembler, &info);
   row.patches = info.num_patches;
   row.boundary_fraction = info.path == CLMG_P1_PATH_GATHER ? 1.0
+                          : info.path == CLMG_P1_PATH_ROWS ? 0.0
                           : m->mesh.num_cells > 0
                               ? (double)info.boundary_cells / (double)m->mesh.num_cells
                               : 0.0;
@@ -818,10 +822,10 @@ int main(int argc, char **argv) {
           note_skipped(&results, "double", "the device has no double precision");
         continue;
       }
-      for (int path = 0; path < 2; path++)
+      const clmg_p1_path paths[3] = {CLMG_P1_PATH_PATCH, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
+      for (int path = 0; path < 3; path++)
         if (s.paths[path])
-          run_configuration(context, &s, &meshes[i], precision,
-                            path ? CLMG_P1_PATH_GATHER : CLMG_P1_PATH_PATCH, &results);
+          run_configuration(context, &s, &meshes[i], precision, paths[path], &results);
     }
 
   int json_ok = 1;

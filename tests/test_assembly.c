@@ -511,15 +511,17 @@ static clmg_p1_assembler_options options_for(clmg_dtype type, clmg_p1_path path)
 
 static void run_device_matches_host(clmg_dtype type) {
   clmg_p1_assembler_info info;
-  for (int path = 0; path < 2; path++) {
-    clmg_p1_assembler_options o = options_for(type, path ? CLMG_P1_PATH_GATHER : CLMG_P1_PATH_AUTO);
+  const clmg_p1_path paths[3] = {CLMG_P1_PATH_AUTO, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
+  const clmg_p1_path taken[3] = {CLMG_P1_PATH_PATCH, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
+  for (int path = 0; path < 3; path++) {
+    clmg_p1_assembler_options o = options_for(type, paths[path]);
     clmg_helmholtz_problem p;
     clmg_helmholtz_problem_defaults(&p);
     p.lambda = 1.5;
 
     clmg_mesh m = kuhn_cube(4, 4.0);
     compare_device(&m, &p, &o, &info, "Kuhn cube 4^3");
-    assert_int_equal(info.path, path ? CLMG_P1_PATH_GATHER : CLMG_P1_PATH_PATCH);
+    assert_int_equal(info.path, taken[path]);
     renumber(&m);
     compare_device(&m, &p, &o, &info, "Kuhn cube 4^3 renumbered");
 
@@ -573,9 +575,9 @@ static void run_dirichlet(clmg_dtype type) {
     }
     assert_int_equal(fixed, dim == 2 ? 7 : 16);
     clmg_p1_assembler_info info;
-    for (int path = 0; path < 2; path++) {
-      clmg_p1_assembler_options o =
-          options_for(type, path ? CLMG_P1_PATH_GATHER : CLMG_P1_PATH_PATCH);
+    const clmg_p1_path paths[3] = {CLMG_P1_PATH_PATCH, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
+    for (int path = 0; path < 3; path++) {
+      clmg_p1_assembler_options o = options_for(type, paths[path]);
       o.patch_local_bytes = 2048;
       compare_device(&m, &p, &o, &info, dim == 2 ? "triangles, Dirichlet" : "Kuhn, Dirichlet");
     }
@@ -640,9 +642,9 @@ static void run_small_patches(clmg_dtype type) {
 }
 TYPED_TESTS(small_patches)
 
-/* Every format through the same call: y = A x against the host, after the
- * first assembly and after an in-place update with other coefficients;
- * RHS_ONES gives b = 1. */
+/* Every format through the same call, on the patch and the rows paths: y =
+ * A x against the host, after the first assembly and after an in-place
+ * update with other coefficients (lambda and sigma); RHS_ONES gives b = 1. */
 static void run_formats_and_update(clmg_dtype type) {
   double tol = type == CLMG_DOUBLE ? 1e-12 : 1e-5;
   clmg_mesh m = kuhn_cube(3, 1.0);
@@ -659,8 +661,10 @@ static void run_formats_and_update(clmg_dtype type) {
   CHECK_OK(clmg_vector_create(ctx, type, n, &yd));
   CHECK_OK(clmg_vector_create(ctx, type, n, &b));
   CHECK_OK(clmg_vector_upload_doubles(xd, x));
-  for (size_t f = 0; f < 3; f++) {
-    clmg_p1_assembler_options o = options_for(type, CLMG_P1_PATH_AUTO);
+  for (size_t run = 0; run < 6; run++) {
+    size_t f = run % 3;
+    clmg_p1_assembler_options o =
+        options_for(type, run < 3 ? CLMG_P1_PATH_AUTO : CLMG_P1_PATH_ROWS);
     o.matrix.format = formats[f];
     o.patch_local_bytes = 2048;
     clmg_p1_assembler *assembler = NULL;
@@ -671,6 +675,13 @@ static void run_formats_and_update(clmg_dtype type) {
       clmg_helmholtz_problem_defaults(&p);
       p.lambda = round ? 0.25 : 1.0;
       p.rhs = CLMG_RHS_ONES;
+      const int32_t material = 1; /* kuhn_cube's cells' material id */
+      const double sigma = 3.0;
+      if (round) {
+        p.material_ids = &material;
+        p.sigma = &sigma;
+        p.num_materials = 1;
+      }
       clmg_matrix *before = matrix;
       CHECK_OK(clmg_p1_assemble_device(assembler, &p, &matrix, b));
       if (round)

@@ -102,7 +102,10 @@ CLMG_API clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh,
 typedef enum clmg_p1_path {
   CLMG_P1_PATH_AUTO = 0, /* patches where the device has the local atomics, else gather */
   CLMG_P1_PATH_PATCH,    /* patches (CLMG_ERROR_UNSUPPORTED without the atomics) */
-  CLMG_P1_PATH_GATHER    /* every entry through slots and a gather per CSR entry */
+  CLMG_P1_PATH_GATHER,   /* every entry through slots and a gather per CSR entry */
+  /* one work-item per row sums its cells' rows of the element matrices
+   * (vertex-to-cell lists; no slots, no atomics, a fixed order of terms) */
+  CLMG_P1_PATH_ROWS
 } clmg_p1_path;
 
 typedef struct clmg_p1_assembler_options {
@@ -125,7 +128,7 @@ typedef struct clmg_p1_assembler clmg_p1_assembler;
 
 /* Facts about an assembler (for tests and performance reports). */
 typedef struct clmg_p1_assembler_info {
-  clmg_p1_path path; /* PATCH or GATHER: the path it takes */
+  clmg_p1_path path; /* PATCH, GATHER or ROWS: the path it takes */
   size_t num_patches;
   size_t max_patch_rows;
   size_t max_patch_local_bytes; /* local memory of the largest patch */

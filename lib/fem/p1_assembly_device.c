@@ -48,6 +48,7 @@ struct clmg_p1_assembler {
 
   /* materials: the distinct ids (sorted) and the first cell of each */
   size_t num_materials;
+  double *sigma_uploaded; /* the sigma table on the device, NULL before the first */
   int32_t *material_ids;
   size_t *material_first_cell;
 
@@ -67,6 +68,10 @@ struct clmg_p1_assembler {
   clmg_vector *slots;         /* real, slots_count */
   clmg_vector *sigma_table;   /* real, num_materials */
   clmg_vector *dirichlet;     /* uint32, num_vertices: made on first use */
+  /* rows path: row v's cells, row_cells[row_cells_start[v] ..
+   * row_cells_start[v + 1]) = cell * corners + v's place in the cell */
+  clmg_vector *row_cells_start; /* uint32, num_vertices + 1 */
+  clmg_vector *row_cells;       /* uint32, corners * num_cells */
   gather_list matrix_list, load_list;
 };
 
@@ -89,9 +94,10 @@ static void gather_list_free(gather_list *list) {
 void clmg_p1_assembler_destroy(clmg_p1_assembler *a) {
   if (!a)
     return;
-  clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,   a->cell_material,
-                            a->first_row, a->first_cell,  a->row_ptr,     a->col,
-                            a->values,    a->slots,       a->sigma_table, a->dirichlet};
+  clmg_vector *vectors[] = {a->coords,          a->cell_vertex, a->cell_slot,   a->cell_material,
+                            a->first_row,       a->first_cell,  a->row_ptr,     a->col,
+                            a->values,          a->slots,       a->sigma_table, a->dirichlet,
+                            a->row_cells_start, a->row_cells};
   for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; k++)
     clmg_vector_destroy(vectors[k]);
   gather_list_free(&a->matrix_list);
@@ -100,6 +106,7 @@ void clmg_p1_assembler_destroy(clmg_p1_assembler *a) {
   free(a->face_tags);
   free(a->material_ids);
   free(a->material_first_cell);
+  free(a->sigma_uploaded);
   free(a);
 }
 
@@ -383,6 +390,51 @@ done:
   return status;
 }
 
+/* The rows path's arrays: the cells (structure of arrays, in the mesh's
+ * order), their material indices and each vertex's list of (cell, place),
+ * in increasing cell order: the order the host reference adds them in. */
+static clmg_status lay_out_rows(clmg_p1_assembler *a, const clmg_mesh *mesh,
+                                const int32_t *material_of_cell) {
+  size_t n = a->num_cells, corners = (size_t)a->dim + 1, vertices = a->num_vertices;
+  if (n * corners > UINT32_MAX)
+    return clmg_fail(a->context, CLMG_ERROR_UNSUPPORTED,
+                     "P1 assembler: %zu cells; the rows path indexes up to 2^32 (cell, corner) "
+                     "pairs",
+                     n);
+  int32_t *cell_vertex = clmg_alloc_array(n * corners, sizeof *cell_vertex);
+  uint32_t *start = calloc(vertices + 1, sizeof *start);
+  uint32_t *fill = clmg_alloc_array(vertices + 1, sizeof *fill);
+  uint32_t *row_cells = clmg_alloc_array(n * corners, sizeof *row_cells);
+  clmg_status status = CLMG_SUCCESS;
+  if (!cell_vertex || !start || !fill || !row_cells)
+    status = clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "P1 assembler: row lists");
+  if (status == CLMG_SUCCESS) {
+    for (size_t k = 0; k < n * corners; k++)
+      start[mesh->cells[k] + 1]++;
+    for (size_t v = 0; v < vertices; v++)
+      start[v + 1] += start[v];
+    memcpy(fill, start, (vertices + 1) * sizeof *fill);
+    for (size_t e = 0; e < n; e++)
+      for (size_t k = 0; k < corners; k++) {
+        int32_t v = mesh->cells[e * corners + k];
+        cell_vertex[k * n + e] = v;
+        row_cells[fill[v]++] = (uint32_t)(e * corners + k);
+      }
+    status = upload(a->context, CLMG_INT32, n * corners, cell_vertex, &a->cell_vertex);
+  }
+  if (status == CLMG_SUCCESS)
+    status = upload(a->context, CLMG_UINT32, vertices + 1, start, &a->row_cells_start);
+  if (status == CLMG_SUCCESS)
+    status = upload(a->context, CLMG_UINT32, n * corners, row_cells, &a->row_cells);
+  if (status == CLMG_SUCCESS && material_of_cell)
+    status = upload(a->context, CLMG_INT32, n, material_of_cell, &a->cell_material);
+  free(cell_vertex);
+  free(start);
+  free(fill);
+  free(row_cells);
+  return status;
+}
+
 /* Chooses the path and cuts the patches (*first_row, malloc'ed). */
 static clmg_status plan_patches(clmg_p1_assembler *a, const clmg_csr *pattern,
                                 uint32_t **first_row) {
@@ -397,6 +449,8 @@ static clmg_status plan_patches(clmg_p1_assembler *a, const clmg_csr *pattern,
                      a->context->info.name);
   if (a->path == CLMG_P1_PATH_AUTO)
     a->path = atomics ? CLMG_P1_PATH_PATCH : CLMG_P1_PATH_GATHER;
+  if (a->path == CLMG_P1_PATH_ROWS)
+    return CLMG_SUCCESS; /* no patches */
   *first_row = clmg_alloc_array(a->num_vertices + 1, sizeof **first_row);
   if (!*first_row)
     return clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "P1 assembler: patches");
@@ -461,7 +515,7 @@ clmg_status clmg_p1_assembler_create(clmg_context *context, const clmg_mesh *mes
                      "P1 assembler: precision %s (double or float expected)",
                      clmg_dtype_name(o->matrix.precision));
   if (o->path != CLMG_P1_PATH_AUTO && o->path != CLMG_P1_PATH_PATCH &&
-      o->path != CLMG_P1_PATH_GATHER)
+      o->path != CLMG_P1_PATH_GATHER && o->path != CLMG_P1_PATH_ROWS)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "P1 assembler: unknown path %d",
                      (int)o->path);
   clmg_error error;
@@ -492,9 +546,11 @@ clmg_status clmg_p1_assembler_create(clmg_context *context, const clmg_mesh *mes
     status = find_materials(a, mesh, &material_of_cell);
   if (status == CLMG_SUCCESS)
     status = plan_patches(a, &pattern, &first_row);
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && a->path == CLMG_P1_PATH_ROWS)
+    status = lay_out_rows(a, mesh, material_of_cell);
+  else if (status == CLMG_SUCCESS)
     status = lay_out_cells(a, mesh, &pattern, first_row, material_of_cell);
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && first_row)
     status = upload(context, CLMG_UINT32, a->num_patches + 1, first_row, &a->first_row);
   if (status == CLMG_SUCCESS)
     status = upload(context, CLMG_INT64, a->num_vertices + 1, pattern.row_ptr, &a->row_ptr);
@@ -552,9 +608,11 @@ clmg_status clmg_p1_assembler_get_info(const clmg_p1_assembler *a, clmg_p1_assem
   info->boundary_cells = a->boundary_cells;
   info->slots = a->slots_count;
   info->gathered_entries = a->matrix_list.count + a->load_list.count;
-  const clmg_vector *vectors[] = {a->coords,    a->cell_vertex, a->cell_slot,   a->cell_material,
-                                  a->first_row, a->first_cell,  a->row_ptr,     a->col,
-                                  a->values,    a->slots,       a->sigma_table, a->dirichlet};
+  const clmg_vector *vectors[] = {a->coords,          a->cell_vertex, a->cell_slot,
+                                  a->cell_material,   a->first_row,   a->first_cell,
+                                  a->row_ptr,         a->col,         a->values,
+                                  a->slots,           a->sigma_table, a->dirichlet,
+                                  a->row_cells_start, a->row_cells};
   const gather_list *lists[] = {&a->matrix_list, &a->load_list};
   for (size_t k = 0; k < sizeof vectors / sizeof vectors[0]; k++)
     if (vectors[k])
@@ -625,6 +683,37 @@ static void cell_arguments(clmg_p1_assembler *a, clmg_kernel_args *args, double 
 static clmg_status run_cells(clmg_p1_assembler *a, double lambda, clmg_vector *b, int compute_b) {
   clmg_kernel_args args;
   clmg_status status;
+  if (a->path == CLMG_P1_PATH_ROWS) {
+    if (a->num_vertices == 0)
+      return CLMG_SUCCESS;
+    status = get_assembly_kernel(a, "p1_rows", &args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    cl_uint has_material = a->cell_material != NULL, with_b = (cl_uint)compute_b;
+    clmg_arg_ulong(&args, a->num_vertices);
+    clmg_arg_buffer(&args, a->row_cells_start->buffer);
+    clmg_arg_buffer(&args, a->row_cells->buffer);
+    clmg_arg_ulong(&args, a->num_cells);
+    clmg_arg_buffer(&args, a->cell_vertex->buffer);
+    /* one material: the index array is never read, any buffer will do */
+    clmg_arg_buffer(&args, (a->cell_material ? a->cell_material : a->cell_vertex)->buffer);
+    clmg_arg_raw(&args, sizeof has_material, &has_material);
+    clmg_arg_buffer(&args, a->sigma_table->buffer);
+    clmg_arg_real(&args, a->precision, lambda);
+    clmg_arg_buffer(&args, a->coords->buffer);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->values->buffer);
+    /* without b: the load argument is never written, any buffer will do */
+    clmg_arg_vector(&args, compute_b ? b : a->values);
+    clmg_arg_raw(&args, sizeof with_b, &with_b);
+    status = clmg_args_end(&args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    size_t global, local;
+    clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
+    return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+  }
   if (a->path == CLMG_P1_PATH_GATHER) {
     if (a->num_cells == 0)
       return CLMG_SUCCESS;
@@ -683,9 +772,18 @@ static clmg_status upload_sigma(clmg_p1_assembler *a, const clmg_helmholtz_probl
                          "P1 assembly: cell %zu has material id %d, for which the problem gives "
                          "no sigma",
                          a->material_first_cell[k], (int)a->material_ids[k]);
+  /* unchanged sigma (the common repeated assembly): no blocking upload */
+  if (status == CLMG_SUCCESS && a->sigma_uploaded &&
+      memcmp(a->sigma_uploaded, table, a->num_materials * sizeof *table) == 0) {
+    free(table);
+    return CLMG_SUCCESS;
+  }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(a->sigma_table, table);
-  free(table);
+  free(a->sigma_uploaded);
+  a->sigma_uploaded = status == CLMG_SUCCESS ? table : NULL;
+  if (status != CLMG_SUCCESS)
+    free(table);
   return status;
 }
 
