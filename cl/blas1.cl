@@ -76,6 +76,23 @@ kernel void pointwise_multiply(ulong n, global const real *a, ulong a_offset,
   GRID_LOOP(i, n) { z[i] = a[i] * b[i]; }
 }
 
+/* z = alpha .* a ./ d, or alpha ./ d without a (has_a 0; z may be a or d);
+ * first_zero gets the least index of a zero d (it starts at UINT_MAX). The
+ * products come first, as the host's alpha * a[i] / d[i]. */
+kernel void quotient(ulong n, real alpha, global const real *a, ulong a_offset, uint has_a,
+                     global const real *d, ulong d_offset, global real *z, ulong z_offset,
+                     global uint *first_zero) {
+  a += a_offset;
+  d += d_offset;
+  z += z_offset;
+  GRID_LOOP(i, n) {
+    const real divisor = d[i];
+    if (divisor == 0)
+      atomic_min(first_zero, (uint)i);
+    z[i] = (has_a ? alpha * a[i] : alpha) / divisor;
+  }
+}
+
 kernel void dot_partials(ulong n, global const real *x, ulong x_offset,
                          global const real *y, ulong y_offset,
                          global real *restrict partials, local real *scratch) {

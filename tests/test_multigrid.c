@@ -446,6 +446,110 @@ static void test_bad_arguments(void **state) {
   hierarchy_free(&h);
 }
 
+/* The diagonal smoothers' weights, made on the device: one step from a
+ * zero guess is x = W b, against the host's W on a random matrix (random
+ * diagonal and off-diagonal values, rows of 1 to 9 entries), for a matrix
+ * built from host CSR and one built from device arrays; a zero diagonal
+ * entry is named by its row (the first such row). */
+static void test_diagonal_smoother_weights(void **state) {
+  (void)state;
+  const size_t n = 700;
+  triplets t = {0};
+  for (size_t i = 0; i < n; ++i) {
+    triplets_add(&t, i, i, 0.5 + rng_uniform());
+    for (size_t k = rng_below(9); k > 0; --k)
+      triplets_add(&t, i, rng_below(n), rng_uniform() * 2.0 - 1.0);
+  }
+  clmg_csr a = triplets_to_csr(&t, n);
+  double *diagonal = calloc(n, sizeof *diagonal), *squares = calloc(n, sizeof *squares);
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x);
+  assert_non_null(diagonal);
+  assert_non_null(squares);
+  assert_non_null(b);
+  assert_non_null(x);
+  for (size_t i = 0; i < n; ++i) {
+    b[i] = rng_uniform() * 2.0 - 1.0;
+    for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k) {
+      diagonal[i] += (size_t)a.col[k] == i ? a.val[k] : 0.0;
+      squares[i] += a.val[k] * a.val[k];
+    }
+  }
+  clmg_vector *row_ptr = NULL, *col = NULL, *val = NULL, *bd = NULL, *xd = NULL;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_INT64, n + 1, &row_ptr));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_INT32, a.row_ptr[n], &col));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, a.row_ptr[n], &val));
+  CHECK_OK(clmg_vector_upload(row_ptr, a.row_ptr));
+  CHECK_OK(clmg_vector_upload(col, a.col));
+  CHECK_OK(clmg_vector_upload_doubles(val, a.val));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &bd));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &xd));
+  CHECK_OK(clmg_vector_upload_doubles(bd, b));
+  for (int built = 0; built < 2; ++built)
+    for (int kind = 0; kind < 3; ++kind) {
+      clmg_matrix *m = NULL;
+      if (built == 0)
+        CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &m));
+      else
+        CHECK_OK(clmg_matrix_create_from_device(ctx, n, n, row_ptr, col, val, NULL, &m));
+      clmg_operator op;
+      CHECK_OK(clmg_operator_from_matrix(m, 1, &op));
+      clmg_smoother smoother;
+      const double omega = 0.6;
+      if (kind == 0)
+        CHECK_OK(clmg_smoother_jacobi(ctx, omega, &smoother));
+      else if (kind == 1)
+        CHECK_OK(clmg_smoother_spai0(ctx, omega, &smoother));
+      else
+        CHECK_OK(clmg_smoother_chebyshev(ctx, 0.3, 10, &smoother));
+      CHECK_OK(smoother.setup(smoother.data, &op));
+      if (kind < 2) { /* Chebyshev's first step also scales by its bounds */
+        CHECK_OK(smoother.apply(smoother.data, &op, bd, xd, 1, 1));
+        CHECK_OK(clmg_vector_download_doubles(xd, x));
+        for (size_t i = 0; i < n; ++i) {
+          double w = kind == 0 ? omega / diagonal[i] : omega * diagonal[i] / squares[i];
+          if (!(fabs(x[i] - w * b[i]) <= 1e-14 * fabs(w * b[i])))
+            fail_msg("%s smoother from %s, row %zu: x = %.17g, W b = %.17g",
+                     kind ? "spai0" : "jacobi", built ? "device arrays" : "host CSR", i, x[i],
+                     w * b[i]);
+        }
+      }
+      clmg_smoother_destroy(&smoother);
+      clmg_operator_destroy(&op);
+    }
+  /* zero diagonal entries in rows 41 and 300: the message names row 42 (1-based) */
+  for (size_t z = 0; z < 2; ++z)
+    for (int64_t k = a.row_ptr[z ? 300 : 41]; k < a.row_ptr[(z ? 300 : 41) + 1]; ++k)
+      if ((size_t)a.col[k] == (z ? 300 : 41))
+        a.val[k] = 0.0;
+  for (int kind = 0; kind < 3; ++kind) {
+    clmg_matrix *m = NULL;
+    CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &m));
+    clmg_operator op;
+    CHECK_OK(clmg_operator_from_matrix(m, 1, &op));
+    clmg_smoother smoother;
+    if (kind == 0)
+      CHECK_OK(clmg_smoother_jacobi(ctx, 0.6, &smoother));
+    else if (kind == 1)
+      CHECK_OK(clmg_smoother_spai0(ctx, 0.6, &smoother));
+    else
+      CHECK_OK(clmg_smoother_chebyshev(ctx, 0.3, 10, &smoother));
+    assert_int_equal(smoother.setup(smoother.data, &op), CLMG_ERROR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(clmg_context_message(ctx), "row 42 has a zero diagonal entry");
+    clmg_smoother_destroy(&smoother);
+    clmg_operator_destroy(&op);
+  }
+  clmg_vector_destroy(row_ptr);
+  clmg_vector_destroy(col);
+  clmg_vector_destroy(val);
+  clmg_vector_destroy(bd);
+  clmg_vector_destroy(xd);
+  clmg_csr_free(&a);
+  free(diagonal);
+  free(squares);
+  free(b);
+  free(x);
+}
+
 /* ---- the open engine ---- */
 
 /* A smoother written outside the library: damped Jacobi composed from the
@@ -970,6 +1074,7 @@ int main(void) {
       cmocka_unit_test(test_stall_and_divergence_are_reported),
       cmocka_unit_test(test_coarse_max_rows),
       cmocka_unit_test(test_user_smoother),
+      cmocka_unit_test(test_diagonal_smoother_weights),
       cmocka_unit_test(test_levels_from_device_objects),
       cmocka_unit_test(test_saddle_point_hierarchy),
       cmocka_unit_test(test_direct_coarse_solver_random),

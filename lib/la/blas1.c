@@ -117,6 +117,7 @@ typedef enum blas1_kernel_id {
   K_MULTI_DOT_PARTIALS,
   K_MULTI_AXPY,
   K_SCALED_SUMSQ_PARTIALS,
+  K_QUOTIENT,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -137,7 +138,8 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "float_to_double",
                                                  "multi_dot_partials",
                                                  "multi_axpy",
-                                                 "scaled_sumsq_partials"};
+                                                 "scaled_sumsq_partials",
+                                                 "quotient"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -326,6 +328,42 @@ clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, 
   clmg_arg_vector(&args, b);
   clmg_arg_vector(&args, z);
   return launch_streaming(&args, a->length);
+}
+
+clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,
+                          size_t *first_zero) {
+  *first_zero = SIZE_MAX;
+  const clmg_vector *v[] = {d, z, a};
+  clmg_status status = check_vectors("quotient", a ? 3 : 2, v);
+  if (status != CLMG_SUCCESS || d->length == 0)
+    return status;
+  if (d->length > UINT32_MAX)
+    return clmg_fail(d->context, CLMG_ERROR_UNSUPPORTED,
+                     "quotient: %zu elements (the zero search indexes up to 2^32)", d->length);
+  clmg_vector *flag = NULL;
+  status = clmg_vector_create(d->context, CLMG_UINT32, 1, &flag);
+  cl_uint none = UINT32_MAX, found = UINT32_MAX, has_a = a != NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(flag, &none);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(d->context, d->type, K_QUOTIENT, &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, d->length);
+    clmg_arg_real(&args, d->type, alpha);
+    clmg_arg_vector(&args, a ? a : d); /* without a: never read */
+    clmg_arg_raw(&args, sizeof has_a, &has_a);
+    clmg_arg_vector(&args, d);
+    clmg_arg_vector(&args, z);
+    clmg_arg_buffer(&args, flag->buffer);
+    status = launch_streaming(&args, d->length);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(flag, &found);
+  if (status == CLMG_SUCCESS && found != UINT32_MAX)
+    *first_zero = found;
+  clmg_vector_destroy(flag);
+  return status;
 }
 
 /* dot (y != NULL) or sum of squares (y == NULL) through CLBlast. */

@@ -26,6 +26,12 @@ void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
                                          const void *host, clmg_vector **out);
 
+/* z = alpha a ./ d (alpha ./ d when a is NULL), elementwise on the device;
+ * *first_zero is the least index where d is 0, SIZE_MAX when none (z is
+ * then inf or nan there: callers report the row). Blocks for the search. */
+clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,
+                          size_t *first_zero);
+
 /* Sorts a short array of indices ascending (insertion sort: rows of at
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);

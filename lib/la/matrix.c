@@ -43,8 +43,10 @@ struct clmg_matrix {
   size_t offsets_bytes, row_lengths_bytes, permutation_bytes, long_rows_bytes, columns_bytes,
       values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
-  double *diagonal;    /* host, min(rows, cols) entries */
-  double *row_squares; /* host, rows entries: sum_j a_ij^2 */
+  /* On the device, in the matrix's precision, rows entries each: the
+   * diagonal (0 in rows beyond the columns) and sum_j a_ij^2 (smoother
+   * weights and checks read them there; nothing per row comes back). */
+  clmg_vector *diagonal, *row_squares;
 
   /* Matrices made from device arrays (clmg_matrix_create_from_device) keep
    * what a value update needs: the map of stored entry -> CSR entry + 1
@@ -247,8 +249,8 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   clmg_device_free(m->context, m->map, m->map_bytes);
   clmg_device_free(m->context, m->pattern_row_ptr, m->pattern_row_ptr_bytes);
   clmg_device_free(m->context, m->pattern_col, m->pattern_col_bytes);
-  free(m->diagonal);
-  free(m->row_squares);
+  clmg_vector_destroy(m->diagonal);
+  clmg_vector_destroy(m->row_squares);
   free(m);
 }
 
@@ -575,6 +577,30 @@ clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
   return create_matrix(context, a, options, out);
 }
 
+/* The diagonal and row sums of squares of host CSR a, to the device. */
+static clmg_status upload_row_statistics(clmg_matrix *m, const clmg_csr *a) {
+  double *diagonal = calloc(a->rows ? a->rows : 1, sizeof *diagonal);
+  double *squares = calloc(a->rows ? a->rows : 1, sizeof *squares);
+  clmg_status status = CLMG_SUCCESS;
+  if (!diagonal || !squares)
+    status = clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix diagonal");
+  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+      if ((size_t)a->col[k] == i)
+        diagonal[i] += a->val[k];
+      squares[i] += a->val[k] * a->val[k];
+    }
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_from_host(m->context, m->precision, a->rows, diagonal, &m->diagonal);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_from_host(m->context, m->precision, a->rows, squares, &m->row_squares);
+  free(diagonal);
+  free(squares);
+  return status;
+}
+
 /* clmg_matrix_create after its checks; a may be layout-only (no columns
  * or values: clmg_matrix_create_from_device). */
 static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
@@ -605,30 +631,20 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
                      options->sell_slice);
 
   clmg_matrix *m = calloc(1, sizeof *m);
-  size_t diagonal_count = a->rows < a->cols ? a->rows : a->cols;
-  if (m)
-    m->diagonal = calloc(diagonal_count ? diagonal_count : 1, sizeof *m->diagonal);
-  if (m)
-    m->row_squares = calloc(a->rows ? a->rows : 1, sizeof *m->row_squares);
-  if (!m || !m->diagonal || !m->row_squares) {
-    if (m)
-      free(m->diagonal);
-    free(m);
+  if (!m)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix handle");
-  }
   m->context = context;
   m->precision = options->precision;
   m->rows = a->rows;
   m->cols = a->cols;
   m->nnz = clmg_csr_nnz(a);
   /* (layout only: gather_from_csr computes them on the device) */
-  for (size_t i = 0; i < diagonal_count && !layout_only(a); ++i)
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-      if ((size_t)a->col[k] == i)
-        m->diagonal[i] += a->val[k];
-  for (size_t i = 0; i < a->rows && !layout_only(a); ++i)
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
-      m->row_squares[i] += a->val[k] * a->val[k];
+  if (!layout_only(a))
+    status = upload_row_statistics(m, a);
+  if (status != CLMG_SUCCESS) {
+    clmg_matrix_destroy(m);
+    return status;
+  }
 
   row_stats stats = compute_row_stats(a);
   m->format = options->format;
@@ -956,44 +972,36 @@ clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_
   if (a->rows != a->cols)
     return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "inverse diagonal: the matrix is %zu x %zu, not square", a->rows, a->cols);
-  clmg_status status = check_vector(a, inv_diagonal, a->rows, "inverse diagonal",
-                                    "inverse "
-                                    "diagonal");
+  clmg_status status =
+      check_vector(a, inv_diagonal, a->rows, "inverse diagonal", "inverse diagonal");
   if (status != CLMG_SUCCESS || a->rows == 0)
     return status;
-  value_array host;
-  if (!value_array_init(&host, a->precision, a->rows))
-    return clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "inverse diagonal");
-  for (size_t i = 0; i < a->rows; ++i) {
-    if (a->diagonal[i] == 0) {
-      free(host.data);
-      return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "inverse diagonal: row %zu has a zero diagonal entry", i + 1);
-    }
-    value_array_set(&host, i, 1.0 / a->diagonal[i]);
-  }
-  status = clmg_vector_upload(inv_diagonal, host.data);
-  free(host.data);
+  size_t zero_row = SIZE_MAX;
+  status = clmg_quotient(1.0, NULL, a->diagonal, inv_diagonal, &zero_row);
+  if (status == CLMG_SUCCESS && zero_row != SIZE_MAX)
+    return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "inverse diagonal: row %zu has a zero diagonal entry", zero_row + 1);
   return status;
 }
 
-static clmg_status upload_host_doubles(const clmg_matrix *a, const double *values, clmg_vector *out,
-                                       const char *what) {
+/* A copy of one of the matrix's per-row device vectors. */
+static clmg_status copy_row_statistic(const clmg_matrix *a, const clmg_vector *statistic,
+                                      clmg_vector *out, const char *what) {
   if (!a)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(a->context);
   if (a->rows != a->cols)
     return clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "%s: the matrix is not square", what);
   clmg_status status = check_vector(a, out, a->rows, what, what);
-  return status == CLMG_SUCCESS ? clmg_vector_upload_doubles(out, values) : status;
+  return status == CLMG_SUCCESS && a->rows > 0 ? clmg_copy(statistic, out) : status;
 }
 
 clmg_status clmg_matrix_diagonal(const clmg_matrix *a, clmg_vector *diagonal) {
-  return upload_host_doubles(a, a ? a->diagonal : NULL, diagonal, "diagonal");
+  return copy_row_statistic(a, a ? a->diagonal : NULL, diagonal, "diagonal");
 }
 
 clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out) {
-  return upload_host_doubles(a, a ? a->row_squares : NULL, out, "row sum of squares");
+  return copy_row_statistic(a, a ? a->row_squares : NULL, out, "row sum of squares");
 }
 
 /* ---- matrices from device arrays ---- */
@@ -1024,7 +1032,7 @@ static clmg_status values_in_precision(const clmg_matrix *m, const clmg_vector *
 static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_ptr_offset,
                                    cl_mem col, size_t col_offset, const clmg_vector *values,
                                    int write_columns) {
-  clmg_vector *converted = NULL, *diagonal = NULL, *squares = NULL;
+  clmg_vector *converted = NULL;
   const clmg_vector *use = NULL;
   clmg_status status = values_in_precision(m, values, &converted, &use);
   clmg_kernel_args args;
@@ -1043,10 +1051,10 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
       status = clmg_launch_args(&args, m->stored);
     }
   }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(m->context, m->precision, m->rows, &diagonal);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(m->context, m->precision, m->rows, &squares);
+  if (status == CLMG_SUCCESS && !m->diagonal)
+    status = clmg_vector_create(m->context, m->precision, m->rows, &m->diagonal);
+  if (status == CLMG_SUCCESS && !m->row_squares)
+    status = clmg_vector_create(m->context, m->precision, m->rows, &m->row_squares);
   if (status == CLMG_SUCCESS && m->rows > 0) {
     status = device_kernel(m->context, m->precision, "csr_diagonal_and_row_squares", &args);
     if (status == CLMG_SUCCESS) {
@@ -1056,25 +1064,12 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
       clmg_arg_buffer(&args, col);
       clmg_arg_ulong(&args, col_offset);
       clmg_arg_vector(&args, use);
-      clmg_arg_vector(&args, diagonal);
-      clmg_arg_vector(&args, squares);
+      clmg_arg_vector(&args, m->diagonal);
+      clmg_arg_vector(&args, m->row_squares);
       status = clmg_launch_args(&args, m->rows);
     }
   }
-  /* min(rows, cols) diagonal entries are kept; rows beyond cols have none */
-  double *host_diagonal = status == CLMG_SUCCESS ? clmg_alloc_array(m->rows, sizeof(double)) : NULL;
-  if (status == CLMG_SUCCESS && !host_diagonal)
-    status = clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix diagonal");
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_download_doubles(diagonal, host_diagonal);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_download_doubles(squares, m->row_squares);
-  if (status == CLMG_SUCCESS)
-    memcpy(m->diagonal, host_diagonal, (m->rows < m->cols ? m->rows : m->cols) * sizeof(double));
-  free(host_diagonal);
   clmg_vector_destroy(converted);
-  clmg_vector_destroy(diagonal);
-  clmg_vector_destroy(squares);
   return status;
 }
 

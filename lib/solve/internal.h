@@ -55,12 +55,18 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
 clmg_smoother_factory clmg_builtin_smoother_factory(clmg_smoother_type type);
 
 /* A diagonal smoother, x <- x + W (b - A x) with W from `weights`, shared by
- * Jacobi and SPAI-0 (smoothers/diagonal.c). weights fills w (n doubles on
- * the host) from the operator or fails with a message. */
+ * Jacobi and SPAI-0 (smoothers/diagonal.c). weights fills the device vector
+ * w (the operator's rows and precision) or fails with a message. */
 typedef clmg_status (*clmg_diagonal_weights)(clmg_context *context, const clmg_operator *a,
-                                             double omega, double *w);
+                                             double omega, clmg_vector *w);
 clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, double omega,
                                    clmg_diagonal_weights weights, clmg_smoother *smoother);
+/* w = alpha / a_ii, or alpha a_ii / sum_j a_ij^2 with row_squares, on the
+ * device (w: the operator's rows and precision); fails naming `smoother`
+ * when the operator has no diagonal (or row norms) or a diagonal entry is 0. */
+clmg_status clmg_operator_diagonal_weights(clmg_context *context, const clmg_operator *a,
+                                           const char *smoother, double alpha, int row_squares,
+                                           clmg_vector *w);
 /* a's diagonal (and, when row_squares is not NULL, sum_j a_ij^2) on the
  * host; fails naming `smoother` when the operator has none or one is 0. */
 clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,

@@ -77,18 +77,9 @@ static clmg_status estimate_lambda_max(chebyshev_smoother *s, const clmg_operato
 
 static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
   chebyshev_smoother *s = data;
-  double *w = clmg_alloc_array(a->rows, sizeof *w);
-  if (!w)
-    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "chebyshev smoother: no host memory for %zu weights", a->rows);
-  clmg_status status = clmg_operator_host_diagonal(s->context, a, "chebyshev", w, NULL);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
-    w[i] = 1.0 / w[i];
+  clmg_status status = remake(s->context, a, &s->w);
   if (status == CLMG_SUCCESS)
-    status = remake(s->context, a, &s->w);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(s->w, w);
-  free(w);
+    status = clmg_operator_diagonal_weights(s->context, a, "chebyshev", 1.0, 0, s->w);
   if (status == CLMG_SUCCESS)
     status = remake(s->context, a, &s->d);
   if (status == CLMG_SUCCESS && !a->scaled_defect)

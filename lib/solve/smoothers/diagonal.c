@@ -25,15 +25,59 @@ static void diagonal_destroy(void *data) {
   free(s);
 }
 
+/* The operator's missing diagonal (or row norms), as a message. */
+static clmg_status no_diagonal(clmg_context *context, const clmg_operator *a, const char *smoother,
+                               int row_squares) {
+  return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "the %s smoother needs the diagonal%s of a square operator; the %s operator "
+                   "(%zu x %zu) has none",
+                   smoother, row_squares ? " and the row norms" : "", a->name ? a->name : "given",
+                   a->rows, a->cols);
+}
+
+static clmg_status zero_diagonal(clmg_context *context, size_t row, const char *smoother) {
+  return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "row %zu has a zero diagonal entry; the %s smoother needs a nonzero diagonal",
+                   row + 1, smoother);
+}
+
+clmg_status clmg_operator_diagonal_weights(clmg_context *context, const clmg_operator *a,
+                                           const char *smoother, double alpha, int row_squares,
+                                           clmg_vector *w) {
+  if (!a->diagonal || (row_squares && !a->row_sum_squares) || a->rows != a->cols)
+    return no_diagonal(context, a, smoother, row_squares);
+  clmg_status status = a->diagonal(a->data, w);
+  size_t zero_row = SIZE_MAX;
+  if (!row_squares) {
+    if (status == CLMG_SUCCESS)
+      status = clmg_quotient(alpha, NULL, w, w, &zero_row);
+    return status == CLMG_SUCCESS && zero_row != SIZE_MAX
+               ? zero_diagonal(context, zero_row, smoother)
+               : status;
+  }
+  clmg_vector *squares = NULL, *inverse = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, a->precision, a->rows, &squares);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, a->precision, a->rows, &inverse);
+  if (status == CLMG_SUCCESS) /* only for its search of a zero diagonal entry */
+    status = clmg_quotient(1.0, NULL, w, inverse, &zero_row);
+  if (status == CLMG_SUCCESS && zero_row != SIZE_MAX)
+    status = zero_diagonal(context, zero_row, smoother);
+  if (status == CLMG_SUCCESS)
+    status = a->row_sum_squares(a->data, squares);
+  if (status == CLMG_SUCCESS) /* a nonzero diagonal entry makes its row norm nonzero */
+    status = clmg_quotient(alpha, w, squares, w, &zero_row);
+  clmg_vector_destroy(squares);
+  clmg_vector_destroy(inverse);
+  return status;
+}
+
 clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,
                                         const char *smoother, double *diagonal,
                                         double *row_squares) {
   if (!a->diagonal || (row_squares && !a->row_sum_squares) || a->rows != a->cols)
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "the %s smoother needs the diagonal%s of a square operator; the %s operator "
-                     "(%zu x %zu) has none",
-                     smoother, row_squares ? " and the row norms" : "", a->name ? a->name : "given",
-                     a->rows, a->cols);
+    return no_diagonal(context, a, smoother, row_squares != NULL);
   clmg_vector *device = NULL;
   clmg_status status = clmg_vector_create(context, a->precision, a->rows, &device);
   if (status == CLMG_SUCCESS)
@@ -49,10 +93,7 @@ clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operat
     return status;
   for (size_t i = 0; i < a->rows; ++i)
     if (diagonal[i] == 0)
-      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "row %zu has a zero diagonal entry; the %s smoother needs a nonzero "
-                       "diagonal",
-                       i + 1, smoother);
+      return zero_diagonal(context, i, smoother);
   return CLMG_SUCCESS;
 }
 
@@ -66,20 +107,13 @@ static clmg_status make_or_keep(clmg_context *context, const clmg_operator *a, c
 
 static clmg_status diagonal_setup(void *data, const clmg_operator *a) {
   diagonal_smoother *s = data;
-  double *w = clmg_alloc_array(a->rows, sizeof *w);
-  if (!w)
-    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "no host memory for %zu smoother weights", a->rows);
-  clmg_status status = s->weights(s->context, a, s->omega, w);
+  clmg_status status = make_or_keep(s->context, a, &s->w);
   if (status == CLMG_SUCCESS)
-    status = make_or_keep(s->context, a, &s->w);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(s->w, w);
+    status = s->weights(s->context, a, s->omega, s->w);
   if (status == CLMG_SUCCESS)
     status = make_or_keep(s->context, a, &s->next);
   if (status == CLMG_SUCCESS && !a->weighted_step)
     status = make_or_keep(s->context, a, &s->work);
-  free(w);
   s->n = a->rows;
   return status;
 }

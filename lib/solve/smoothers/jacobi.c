@@ -5,11 +5,8 @@
 #include <stdlib.h>
 
 static clmg_status jacobi_weights(clmg_context *context, const clmg_operator *a, double omega,
-                                  double *w) {
-  clmg_status status = clmg_operator_host_diagonal(context, a, "jacobi", w, NULL);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
-    w[i] = omega / w[i];
-  return status;
+                                  clmg_vector *w) {
+  return clmg_operator_diagonal_weights(context, a, "jacobi", omega, 0, w);
 }
 
 clmg_status clmg_smoother_jacobi(clmg_context *context, double omega, clmg_smoother *smoother) {

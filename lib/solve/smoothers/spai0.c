@@ -6,15 +6,8 @@
 #include <stdlib.h>
 
 static clmg_status spai0_weights(clmg_context *context, const clmg_operator *a, double omega,
-                                 double *w) {
-  double *row_squares = clmg_alloc_array(a->rows, sizeof *row_squares);
-  if (!row_squares)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "spai0 smoother: row norms");
-  clmg_status status = clmg_operator_host_diagonal(context, a, "spai0", w, row_squares);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < a->rows; ++i)
-    w[i] = omega * w[i] / row_squares[i];
-  free(row_squares);
-  return status;
+                                 clmg_vector *w) {
+  return clmg_operator_diagonal_weights(context, a, "spai0", omega, 1, w);
 }
 
 clmg_status clmg_smoother_spai0(clmg_context *context, double omega, clmg_smoother *smoother) {
