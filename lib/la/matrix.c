@@ -132,7 +132,8 @@ static unsigned default_slice_height(const clmg_context *context) {
   return 32;
 }
 
-/* Entries SELL-C-sigma stores for a, and the sorted order it would use. */
+/* Entries SELL-C-sigma stores for a, and the sorted order it would use
+ * (order may be NULL). */
 static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
                           uint32_t *order);
 
@@ -148,7 +149,7 @@ static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sig
  *    CSR, whose very long rows get a work-group each. */
 static clmg_matrix_format choose_format(const clmg_context *context, const clmg_csr *a,
                                         const row_stats *stats, unsigned slice_height,
-                                        unsigned sigma) {
+                                        unsigned sigma, uint32_t *sell_order) {
   size_t nnz = clmg_csr_nnz(a);
   if (nnz == 0)
     return CLMG_FORMAT_CSR;
@@ -157,7 +158,7 @@ static clmg_matrix_format choose_format(const clmg_context *context, const clmg_
     return stats->max_length <= 8 && ellr_padding <= 1.25 ? CLMG_FORMAT_ELLR : CLMG_FORMAT_CSR;
   if (ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
-  double sell_padding = (double)sell_layout(a, slice_height, sigma, NULL) / (double)nnz;
+  double sell_padding = (double)sell_layout(a, slice_height, sigma, sell_order) / (double)nnz;
   if (sell_padding <= 1.5)
     return CLMG_FORMAT_SELL;
   return CLMG_FORMAT_CSR;
@@ -168,6 +169,26 @@ static clmg_matrix_format choose_format(const clmg_context *context, const clmg_
 static void sort_window(uint32_t *order, size_t count, const int64_t *row_ptr, uint32_t *buffer) {
   if (count < 2)
     return;
+  /* FE prolongations and stencils: a few distinct lengths, a counting sort
+   * (linear) instead of the merge sort */
+  enum { NARROW = 64 };
+  int64_t shortest = INT64_MAX, longest = 0;
+  for (size_t i = 0; i < count; ++i) {
+    int64_t length = row_ptr[order[i] + 1] - row_ptr[order[i]];
+    shortest = length < shortest ? length : shortest;
+    longest = length > longest ? length : longest;
+  }
+  if (longest - shortest < NARROW) {
+    size_t start[NARROW + 1] = {0};
+    for (size_t i = 0; i < count; ++i) /* bucket 0 holds the longest rows */
+      start[longest - (row_ptr[order[i] + 1] - row_ptr[order[i]]) + 1]++;
+    for (int b = 0; b < NARROW; ++b)
+      start[b + 1] += start[b];
+    for (size_t i = 0; i < count; ++i)
+      buffer[start[longest - (row_ptr[order[i] + 1] - row_ptr[order[i]])]++] = order[i];
+    memcpy(order, buffer, count * sizeof *order);
+    return;
+  }
   if (count <= 32) {
     for (size_t i = 1; i < count; ++i) {
       uint32_t row = order[i];
@@ -197,6 +218,21 @@ static void sort_window(uint32_t *order, size_t count, const int64_t *row_ptr, u
   memcpy(order, buffer, count * sizeof *order);
 }
 
+/* Entries SELL-C stores for a with its rows in `order`. */
+static size_t sell_stored(const clmg_csr *a, unsigned slice_height, const uint32_t *order) {
+  size_t stored = 0;
+  for (size_t begin = 0; begin < a->rows; begin += slice_height) {
+    size_t width = 0;
+    for (size_t i = begin; i < begin + slice_height && i < a->rows; ++i) {
+      size_t length = (size_t)(a->row_ptr[order[i] + 1] - a->row_ptr[order[i]]);
+      if (length > width)
+        width = length;
+    }
+    stored += width * slice_height;
+  }
+  return stored;
+}
+
 static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
                           uint32_t *order) {
   uint32_t *own = NULL, *buffer = NULL;
@@ -219,16 +255,7 @@ static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sig
       sort_window(order + begin, count, a->row_ptr, buffer);
     }
   }
-  size_t stored = 0;
-  for (size_t begin = 0; begin < a->rows; begin += slice_height) {
-    size_t width = 0;
-    for (size_t i = begin; i < begin + slice_height && i < a->rows; ++i) {
-      size_t length = (size_t)(a->row_ptr[order[i] + 1] - a->row_ptr[order[i]]);
-      if (length > width)
-        width = length;
-    }
-    stored += width * slice_height;
-  }
+  size_t stored = sell_stored(a, slice_height, order);
   free(buffer);
   free(own);
   return stored;
@@ -471,17 +498,19 @@ static unsigned default_sigma(const row_stats *stats, unsigned slice_height) {
   return stats->max_length <= stats->mean_length + 1 ? 1 : 8 * slice_height;
 }
 
+/* sorted: the row order sell_layout made for these options (the automatic
+ * choice computes it), taken over; NULL: computed here. */
 static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
-                              const clmg_matrix_options *options) {
+                              const clmg_matrix_options *options, uint32_t *sorted) {
   unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
   unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, height);
   m->slice_height = height;
   m->sigma = sigma;
   m->lanes = 1; /* one work-item per row */
-  uint32_t *order = malloc((m->rows ? m->rows : 1) * sizeof *order);
+  uint32_t *order = sorted ? sorted : malloc((m->rows ? m->rows : 1) * sizeof *order);
   if (!order)
     return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "SELL row order");
-  size_t stored = sell_layout(a, height, sigma, order);
+  size_t stored = sorted ? sell_stored(a, height, order) : sell_layout(a, height, sigma, order);
   clmg_status status = check_padded_size(m, stored, "SELL-C-sigma");
   if (status != CLMG_SUCCESS) {
     free(order);
@@ -648,17 +677,23 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
 
   row_stats stats = compute_row_stats(a);
   m->format = options->format;
+  uint32_t *sell_order = NULL; /* what the automatic choice sorted, for build_sell */
   if (m->format == CLMG_FORMAT_AUTO) {
     unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
     unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(&stats, height);
-    m->format = choose_format(context, a, &stats, height, sigma);
+    sell_order = malloc((a->rows ? a->rows : 1) * sizeof *sell_order);
+    m->format = choose_format(context, a, &stats, height, sigma, sell_order);
+    if (m->format != CLMG_FORMAT_SELL) {
+      free(sell_order);
+      sell_order = NULL;
+    }
   }
   switch (m->format) {
   case CLMG_FORMAT_ELLR:
     status = build_ellr(m, a, &stats, options);
     break;
   case CLMG_FORMAT_SELL:
-    status = build_sell(m, a, &stats, options);
+    status = build_sell(m, a, &stats, options, sell_order);
     break;
   case CLMG_FORMAT_CSR:
   case CLMG_FORMAT_AUTO:
