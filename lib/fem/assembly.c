@@ -177,17 +177,27 @@ clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisso
   }
 
   int dim = mesh->dim, per_axis = space->degree + 1;
+  /* face_corners[axis][side]: the bits of the corners on that face */
+  unsigned face_corners[3][2] = {{0}};
+  for (int axis = 0; axis < dim; axis++)
+    for (size_t v = 0; v < corners; v++)
+      face_corners[axis][(v >> axis) & 1] |= 1u << v;
   for (size_t cell = 0; cell < mesh->num_cells; cell++) {
     const int32_t *vertices = mesh->cells + cell * corners;
+    unsigned marked = 0; /* the corners on a Dirichlet face */
+    for (size_t v = 0; v < corners; v++)
+      marked |= (unsigned)on_face[vertices[v]] << v;
+    if (!marked)
+      continue; /* the common case: an interior cell */
     for (int axis = 0; axis < dim; axis++)
       for (int side = 0; side < 2; side++) {
+        if ((marked & face_corners[axis][side]) != face_corners[axis][side])
+          continue; /* not all corners of this face on a Dirichlet face */
         int32_t key[4];
         size_t found = 0;
         for (size_t v = 0; v < corners; v++)
-          if ((int)((v >> axis) & 1) == side && on_face[vertices[v]])
+          if ((int)((v >> axis) & 1) == side)
             key[found++] = vertices[v];
-        if (found < per_face)
-          continue; /* the cheap common case: not all corners on a Dirichlet face */
         clmg_sort_int32(key, per_face);
         size_t slot = hash_face(key, per_face) & (table_size - 1);
         int32_t face = -1;

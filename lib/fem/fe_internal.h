@@ -38,6 +38,10 @@ clmg_fe_reference_cell *clmg_fe_tabulate(int dim, int degree, int points_per_axi
 
 /* mask[dof] = 1 for the DOFs on boundary faces with a Dirichlet tag of the
  * problem, tag_of[dof] = the tag of one such face (g is evaluated with it). */
+/* clmg_fe_space_create for a mesh that passed clmg_mesh_check or came from
+ * clmg_mesh_refine (the hierarchies' refined levels): no second check. */
+clmg_status clmg_fe_space_create_checked_input(const clmg_mesh *mesh, int degree,
+                                               clmg_fe_space *out, clmg_error *error);
 clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisson_problem *problem,
                                    uint8_t *mask, int32_t *tag_of, clmg_error *error);
 

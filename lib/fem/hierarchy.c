@@ -118,7 +118,8 @@ clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_levels, i
         goto fail;
     }
     clmg_fe_space *space = &h.spaces[level];
-    status = clmg_fe_space_create(&h.meshes[level], degree, space, error);
+    status = level > 0 ? clmg_fe_space_create_checked_input(&h.meshes[level], degree, space, error)
+                       : clmg_fe_space_create(&h.meshes[level], degree, space, error);
     if (status != CLMG_SUCCESS)
       goto fail;
     size_t n = space->num_dofs;

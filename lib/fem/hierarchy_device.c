@@ -442,7 +442,8 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
       }
     }
     clmg_fe_space *space = &h.spaces[level];
-    status = clmg_fe_space_create(&h.meshes[level], degree, space, &error);
+    status = level > 0 ? clmg_fe_space_create_checked_input(&h.meshes[level], degree, space, &error)
+                       : clmg_fe_space_create(&h.meshes[level], degree, space, &error);
     size_t n = status == CLMG_SUCCESS ? space->num_dofs : 0;
     free(mask);
     free(tag_of);

@@ -1189,9 +1189,11 @@ clmg_status clmg_mesh_quadratic_nodes(const clmg_mesh *mesh, const clmg_vertex_c
   return CLMG_SUCCESS;
 }
 
-clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
-                                     size_t *num_nodes, double **node_coords,
-                                     int32_t **node_boundary_tag, clmg_error *error) {
+/* clmg_mesh_lagrange_nodes; check 0 skips the structure check of a mesh
+ * that passed it or came from clmg_mesh_refine. */
+static clmg_status lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
+                                  size_t *num_nodes, double **node_coords,
+                                  int32_t **node_boundary_tag, int check, clmg_error *error) {
   clmg_error_clear(error);
   if (cell_nodes)
     *cell_nodes = NULL;
@@ -1207,7 +1209,7 @@ clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t 
   if (degree != 1 && degree != 2)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "Lagrange nodes of degree %d requested, expected 1 or 2", degree);
-  clmg_status status = check_structure(mesh, error);
+  clmg_status status = check ? check_structure(mesh, error) : CLMG_SUCCESS;
   if (status != CLMG_SUCCESS)
     return status;
 
@@ -1275,4 +1277,19 @@ done:
   if (node_boundary_tag)
     *node_boundary_tag = tags;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mesh_lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **cell_nodes,
+                                     size_t *num_nodes, double **node_coords,
+                                     int32_t **node_boundary_tag, clmg_error *error) {
+  return lagrange_nodes(mesh, degree, cell_nodes, num_nodes, node_coords, node_boundary_tag, 1,
+                        error);
+}
+
+clmg_status clmg_mesh_lagrange_nodes_checked_input(const clmg_mesh *mesh, int degree,
+                                                   int32_t **cell_nodes, size_t *num_nodes,
+                                                   double **node_coords,
+                                                   int32_t **node_boundary_tag, clmg_error *error) {
+  return lagrange_nodes(mesh, degree, cell_nodes, num_nodes, node_coords, node_boundary_tag, 0,
+                        error);
 }

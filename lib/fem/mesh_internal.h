@@ -104,6 +104,14 @@ clmg_status clmg_mesh_quadratic_nodes(const clmg_mesh *mesh, const clmg_vertex_c
                                       int32_t **cell_nodes, size_t *num_nodes, double **node_coords,
                                       clmg_error *error);
 
+/* clmg_mesh_lagrange_nodes without the structure check: the caller
+ * guarantees that the mesh passed clmg_mesh_check or came from
+ * clmg_mesh_refine. */
+clmg_status clmg_mesh_lagrange_nodes_checked_input(const clmg_mesh *mesh, int degree,
+                                                   int32_t **cell_nodes, size_t *num_nodes,
+                                                   double **node_coords,
+                                                   int32_t **node_boundary_tag, clmg_error *error);
+
 /* clmg_mesh_refine without its clmg_mesh_check of the coarse mesh: the caller
  * guarantees that coarse passed it or came from clmg_mesh_refine. */
 clmg_status clmg_mesh_refine_checked_input(const clmg_mesh *coarse, clmg_mesh *fine,

@@ -2,6 +2,7 @@
  * rest of the module shares (lib/fem/fe_internal.h): error reporting, the
  * tensor-product basis, Gauss-Legendre rules and the DOF coupling graph. */
 #include "fem/fe_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -229,8 +230,10 @@ out_of_memory:
 
 /* ---- public functions ---- */
 
-clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_space *out,
-                                 clmg_error *error) {
+/* clmg_fe_space_create; checked: the mesh passed clmg_mesh_check or came
+ * from clmg_mesh_refine, so its structure is not checked again. */
+static clmg_status space_create(const clmg_mesh *mesh, int degree, int checked, clmg_fe_space *out,
+                                clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -250,8 +253,12 @@ clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_spac
   space.degree = degree;
   size_t per_axis = (size_t)degree + 1;
   space.dofs_per_cell = mesh->dim == 2 ? per_axis * per_axis : per_axis * per_axis * per_axis;
-  clmg_status status = clmg_mesh_lagrange_nodes(mesh, degree, &space.cell_dofs, &space.num_dofs,
-                                                &space.dof_coords, &space.dof_boundary, error);
+  clmg_status status =
+      checked
+          ? clmg_mesh_lagrange_nodes_checked_input(mesh, degree, &space.cell_dofs, &space.num_dofs,
+                                                   &space.dof_coords, &space.dof_boundary, error)
+          : clmg_mesh_lagrange_nodes(mesh, degree, &space.cell_dofs, &space.num_dofs,
+                                     &space.dof_coords, &space.dof_boundary, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (space.num_dofs > INT32_MAX) {
@@ -261,6 +268,16 @@ clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_spac
   }
   *out = space;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_fe_space_create(const clmg_mesh *mesh, int degree, clmg_fe_space *out,
+                                 clmg_error *error) {
+  return space_create(mesh, degree, 0, out, error);
+}
+
+clmg_status clmg_fe_space_create_checked_input(const clmg_mesh *mesh, int degree,
+                                               clmg_fe_space *out, clmg_error *error) {
+  return space_create(mesh, degree, 1, out, error);
 }
 
 void clmg_fe_space_free(clmg_fe_space *space) {
