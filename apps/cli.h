@@ -159,5 +159,6 @@ int run_poisson(int argc, char **argv, const cli_options *defaults);   /* poisso
 int run_homg(int argc, char **argv, const cli_options *defaults);      /* homg.c */
 int run_helmholtz(int argc, char **argv, const cli_options *defaults); /* helmholtz.c */
 int run_flow(int argc, char **argv, const cli_options *defaults);      /* flow.c */
+int run_bench(int argc, char **argv, const cli_options *defaults);     /* bench.c */
 
 #endif

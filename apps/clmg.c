@@ -295,6 +295,7 @@ static const subcommand subcommands[] = {
      run_helmholtz},
     {"homg", "high-occupancy multigrid (Becerra-Sagredo et al. 2011), V-cycle, FMG", run_homg},
     {"flow", "Navier-Stokes (Crouzeix-Raviart, Vanka multigrid; Bauer et al. 2016)", run_flow},
+    {"bench", "benchmark every kernel family against the device's copy bandwidth", run_bench},
 };
 enum { SUBCOMMAND_COUNT = sizeof subcommands / sizeof subcommands[0] };
 

@@ -294,4 +294,19 @@ typedef struct homg_options {
 
 int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_options *options);
 
+/* ---- clmg bench (bench.c) ---- */
+
+typedef struct bench_options {
+  cli_options common;
+  const char *size;  /* small, medium, large, auto */
+  const char *stage; /* NULL: all */
+  const char *json_path, *html_path;
+  int quick, compare, inject_fault, trials;
+  double min_time; /* 0: the default */
+  char **files;    /* --compare's reports */
+  int file_count;
+} bench_options;
+
+int bench_parse_options(int argc, char **argv, const cli_options *defaults, bench_options *options);
+
 #endif

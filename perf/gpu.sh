@@ -56,6 +56,10 @@
 #   GMG_GPU_ARGS       arguments for clmg_perf_gmg on the GPU (default "--size large
 #                      --coarse-rows 2048")
 #   GMG_POCL_ARGS      ... on pocl (default "--size small")
+#   SKIP_BENCH=1       skip `clmg bench` (GPU, pocl, --compare and bench.html)
+#   BENCH_GPU_ARGS     extra arguments for clmg bench on the GPU (default: none,
+#                      sizes from the device's memory)
+#   BENCH_POCL_ARGS    ... on pocl (default "--size small")
 #   SKIP_HOMG=1        skip the HOMG benchmark
 #   HOMG_GPU_ARGS      arguments for clmg_perf_homg on the GPU (default "--size large")
 #   HOMG_POCL_ARGS     ... on pocl (default "--size small")
@@ -341,6 +345,25 @@ if [[ ${build_status} -eq 0 ]]; then
       --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
     record "amg baselines" $?
     rm -rf "${amg_mtx_dir}"
+  fi
+  if [[ "${SKIP_BENCH:-0}" != 1 ]]; then
+    run_clmg_bench() { # run_clmg_bench LABEL DEVICE EXTRA_ARGS
+      local label="$1" device="$2" extra="$3"
+      section "clmg bench on ${device} (${extra})" | tee -a "${bench_log}"
+      start_step
+      # shellcheck disable=SC2086 # extra holds several arguments
+      "${build_dir}/apps/clmg" bench --device "${device}" \
+        --json "${results_dir}/bench-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+      record "clmg bench (${label})" $?
+    }
+    run_clmg_bench gpu "${gpu_device}" "${BENCH_GPU_ARGS:-}"
+    run_clmg_bench pocl pocl "${BENCH_POCL_ARGS:---size small}"
+    section "clmg bench --compare" | tee -a "${bench_log}"
+    start_step
+    "${build_dir}/apps/clmg" bench --compare "${results_dir}/bench-gpu.json" \
+      "${results_dir}/bench-pocl.json" --html "${results_dir}/bench.html" 2>&1 |
+      tee -a "${bench_log}"
+    record "clmg bench --compare" $?
   fi
   if [[ "${SKIP_FLOW:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_flow" ]]; then
     run_json_benchmark flow gpu "${gpu_device}" "${FLOW_GPU_ARGS:---levels 3:7}"

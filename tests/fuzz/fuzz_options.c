@@ -416,6 +416,25 @@ static void check_flow(const flow_options *o) {
     check_range(o->walls[k], 1, INT32_MAX, "--walls");
 }
 
+static void check_bench(const bench_options *o) {
+  check_range(o->trials, 1, 100, "--trials");
+  if (o->min_time != 0)
+    check_range(o->min_time, 1e-300, 60, "--min-time");
+  const char *sizes[] = {"small", "medium", "large", "auto"};
+  int known = 0;
+  for (size_t k = 0; k < 4; k++)
+    known |= strcmp(o->size, sizes[k]) == 0;
+  if (!known)
+    fail_with_input("bench: not a size", o->size);
+  if (o->compare != (o->file_count > 0))
+    fail_with_input("bench: reports without --compare, or --compare without reports", "");
+  if (!o->compare && o->html_path && (!o->json_path || strcmp(o->json_path, "-") == 0))
+    fail_with_input("bench: --html with a run but no --json FILE", "");
+  check_from_input(o->json_path, "--json");
+  check_from_input(o->html_path, "--html");
+  check_from_input(o->stage, "--stage");
+}
+
 static void check_homg(const homg_options *o) {
   check_range((double)o->n, 3, 32769, "--n");
   clmg_homg_method method;
@@ -474,6 +493,7 @@ static void fuzz_command_line(void) {
     homg_options homg;
     helmholtz_options helmholtz;
     flow_options flow;
+    bench_options bench;
   } o;
   if (strcmp(name, "info") == 0) {
     exit_code = info_parse_options(argc, argv, defaults, &o.info);
@@ -505,6 +525,11 @@ static void fuzz_command_line(void) {
     common = &o.homg.common;
     if (!exit_code && !common->help)
       check_homg(&o.homg);
+  } else if (strcmp(name, "bench") == 0) {
+    exit_code = bench_parse_options(argc, argv, defaults, &o.bench);
+    common = &o.bench.common;
+    if (!exit_code && !common->help)
+      check_bench(&o.bench);
   } else {
     fail_with_input("cli_parse_main found a subcommand this target does not know", name);
   }
