@@ -1287,9 +1287,14 @@ static int usable_time(const bench_result *r) {
   return r != NULL && r->verified && isfinite(r->time_s) && r->time_s > 0;
 }
 
-/* time_A / time_X as "1.83x", or "" when either is not a valid time. */
+/* time_A / time_X as "1.83x", or "" when either is not a valid time or
+ * the two solved problems of different sizes (reports of other --size). */
 static void format_speedup(char *dst, size_t size, const bench_result *a, const bench_result *x) {
   dst[0] = '\0';
+  if (usable_time(a) && usable_time(x) && isfinite(a->rows) && a->rows != x->rows) {
+    snprintf(dst, size, "(size)");
+    return;
+  }
   if (usable_time(a) && usable_time(x)) {
     char number[24];
     format_number(number, sizeof number, a->time_s / x->time_s);
@@ -1715,11 +1720,12 @@ void bench_compare_print(FILE *out, const bench_report *reports, size_t count) {
     print_block(out, reports, &t, columns, n, with_iterations);
   }
   result_table_free(&t);
-  fprintf(out, "\ntime: per operation (kernel call, cycle, step; a solver's solve); ratio: "
-               "bandwidth / copy bandwidth.\n");
+  fprintf(out, "\ntime: per operation (kernel call, step; a solver's iteration or cycle); "
+               "ratio: bandwidth / copy bandwidth.\n");
   if (count > 1) {
-    fprintf(out, "speed-up: time A / time X; figures of merit: X / A (above 1: X does better); "
-                 "\xE2\x80\x94: not in that report\n");
+    fprintf(out, "speed-up: time A / time X, \"(size)\" where the problems differ in size; "
+                 "figures of merit: X / A (above 1: X does better); \xE2\x80\x94: not in that "
+                 "report\n");
   }
 }
 
@@ -2171,9 +2177,10 @@ static void html_page(FILE *out, const bench_report *reports, size_t count, cons
           "<h1>clmg bench</h1>\n",
           html_style);
   fprintf(out,
-          "<p>%zu report%s. Time is per operation (kernel call, cycle, step; a solver's solve); "
-          "ratio to copy is a result's bandwidth over the copy bandwidth of its device; speed-up "
-          "is time A / time X. Results whose check failed read <span class=\"failed\">FAILED"
+          "<p>%zu report%s. Time is per operation (kernel call, step; a solver's iteration or "
+          "cycle); ratio to copy is a result's bandwidth over the copy bandwidth of its device; "
+          "speed-up is time A / time X, only between problems of one size. Results whose check "
+          "failed read <span class=\"failed\">FAILED"
           "</span> and are never drawn.</p>\n",
           count, count == 1 ? "" : "s");
   fprintf(out, "<section id=\"reports\">\n<h2>Reports</h2>\n");

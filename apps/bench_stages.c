@@ -348,7 +348,7 @@ static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, in
       difference = fmax(difference, fabs(device_x[i] - host_x[i]));
       scale = fmax(scale, fabs(host_x[i]));
     }
-    bench_entry e = bench_entry_start("flow", "vanka si sweep level %d", level);
+    bench_entry e = bench_entry_start("flow", "vanka si sweep");
     snprintf(e.problem, sizeof e.problem, "%s", problem);
     e.rows = (double)n;
     e.nonzeros = (double)clmg_csr_nnz(a);
@@ -434,7 +434,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   STEP(clmg_vector_download_doubles(x, host_x), "downloading the cycle's iterate");
   if (status == CLMG_SUCCESS) {
     double rate = host_defect_norm(a, h->b, host_x, work) / before;
-    bench_entry e = bench_entry_start("flow", "v(2,2)-cycle level %d", level);
+    bench_entry e = bench_entry_start("flow", "v(2,2)-cycle");
     snprintf(e.problem, sizeof e.problem, "%s", problem);
     e.rows = (double)n;
     e.nonzeros = (double)clmg_csr_nnz(a);
@@ -475,7 +475,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   STEP(clmg_vector_download_doubles(x, host_x), "downloading the solution");
   if (status == CLMG_SUCCESS) {
     double residual = host_defect_norm(a, h->b, host_x, work) / norm2(h->b, n);
-    bench_entry e = bench_entry_start("flow", "v(2,2) solve level %d", level);
+    bench_entry e = bench_entry_start("flow", "v(2,2) solve");
     snprintf(e.problem, sizeof e.problem, "%.100s, to %.0e", problem, FLOW_TOLERANCE);
     e.rows = (double)n;
     e.nonzeros = (double)clmg_csr_nnz(a);
@@ -829,7 +829,7 @@ void bench_stage_homg(bench_run *run) {
       difference = fmax(difference, fabs(out[i] - expected[i]));
       scale = fmax(scale, fabs(expected[i]));
     }
-    bench_entry e = bench_entry_start("homg", "jacobi step level %d", finest);
+    bench_entry e = bench_entry_start("homg", "jacobi step (finest)");
     snprintf(e.problem, sizeof e.problem, "%s", text);
     e.rows = (double)points;
     e.time_s = step_s;
