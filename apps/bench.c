@@ -528,9 +528,7 @@ static void stage_gmg(bench_run *run) {
  * box (Q1 Poisson, u = 0 on the boundary, f = 1). GFLOP/s counts, per
  * iteration, CG's 2 nnz + 10 n and the cycle's flops (cycle_flops). */
 static void stage_hpcg(bench_run *run, double *gflops, char *problem_text, size_t problem_size) {
-  /* large as medium: level 7 (17M unknowns) ended in CL_INVALID_COMMAND_QUEUE
-   * on the H200 during its setup, not yet understood */
-  int level = (int)pick(run->size, 4, 5, 6, 6);
+  int level = (int)pick(run->size, 4, 5, 6, 7);
   bench_progress(run, "hpcg-like: CG + GMG V-cycle on a 3D box, Q1 level %d", level);
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};

@@ -295,9 +295,15 @@ static clmg_status upload_array(clmg_matrix *m, const void *host, size_t bytes, 
 static clmg_status zero_array(clmg_matrix *m, cl_mem buffer, size_t bytes, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
-  const cl_uchar zero = 0;
+  /* The widest pattern that divides the size: NVIDIA's driver ran a fill of
+   * 3.8 GB with a 1-byte pattern (more than 2^31 pattern copies) for 90 s
+   * and then lost its queue; 128-byte patterns keep the count small. */
+  static const cl_uchar zeros[128] = {0};
+  size_t pattern = sizeof zeros;
+  while (bytes % pattern != 0)
+    pattern /= 2;
   cl_int error =
-      clEnqueueFillBuffer(m->context->queue, buffer, &zero, sizeof zero, 0, bytes, 0, NULL, NULL);
+      clEnqueueFillBuffer(m->context->queue, buffer, zeros, pattern, 0, bytes, 0, NULL, NULL);
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(m->context, error, what);
 }
 
