@@ -76,16 +76,21 @@ void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status
   bench_add(run, &e);
 }
 
-/* Uniform in [-1, 1): a fixed sequence, so runs on two machines compare. */
-static double next_random(uint64_t *state) {
-  *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-  return (double)(*state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+void bench_random_fill(double *v, size_t n, uint64_t seed) {
+  uint64_t state = seed;
+  for (size_t i = 0; i < n; i++) { /* splitmix64 */
+    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    v[i] = 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
+  }
 }
 
 static double *random_array(size_t n, uint64_t seed) {
   double *v = malloc((n ? n : 1) * sizeof *v);
-  for (size_t i = 0; v && i < n; ++i)
-    v[i] = next_random(&seed);
+  if (v)
+    bench_random_fill(v, n, seed);
   return v;
 }
 
@@ -934,7 +939,8 @@ static void print_bench_usage(FILE *out) {
         "Benchmarks every kernel family of clmg on one OpenCL device and says how close\n"
         "to its own memory bandwidth the device runs them: the copy bandwidth is measured\n"
         "first, and every result is given as achieved GB/s (from the bytes it must move at\n"
-        "least) over that copy bandwidth. Stages, each with a progress line on stderr:\n"
+        "least) over that copy bandwidth, and GFLOP/s where flops are counted (not for\n"
+        "AMG, the assembly and the HOMG solve). Stages, each with a progress line on stderr:\n"
         "  copy      the copy bandwidth (the reference of every ratio)\n"
         "  blas1     dot and axpy, double and float\n"
         "  spmv      CSR, ELLPACK-R and SELL-C-sigma on an FE (Q1), a 3D stencil and an\n"

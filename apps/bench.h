@@ -7,6 +7,7 @@
 #define CLMG_BENCH_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "clmg.h"
 #include "perf_common.h"
@@ -68,6 +69,10 @@ void bench_progress(const bench_run *run, const char *format, ...)
 /* Records a failure of the library (status with the context's message) in
  * an unverified entry named after what failed. */
 void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status status);
+
+/* n uniform numbers in [-1, 1) from seed: the same on every host, so the
+ * checks and the work are the same on every device. */
+void bench_random_fill(double *v, size_t n, uint64_t seed);
 
 /* The stages in bench_stages.c (Navier-Stokes and HOMG). */
 void bench_stage_flow(bench_run *run);

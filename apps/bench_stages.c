@@ -44,18 +44,6 @@
 
 /* ---- shared ---- */
 
-/* splitmix64 mapped to [-1, 1]: the same values on every host. */
-static void random_fill(double *v, size_t n, uint64_t seed) {
-  uint64_t state = seed;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z ^= z >> 31;
-    v[i] = 2.0 * ((double)(z >> 11) * 0x1.0p-53) - 1.0;
-  }
-}
-
 static clmg_status no_host_memory(clmg_error *error, const char *what) {
   snprintf(error->message, sizeof error->message, "out of host memory for %s", what);
   return CLMG_ERROR_OUT_OF_HOST_MEMORY;
@@ -320,7 +308,7 @@ static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, in
   STEP(clmg_vector_create(context, CLMG_DOUBLE, n, &r), "the sweep's vectors");
   STEP(clmg_vector_upload_doubles(b, h->b), "uploading the right-hand side");
   if (x0)
-    random_fill(x0, n, 1);
+    bench_random_fill(x0, n, 1);
   STEP(clmg_vector_upload_doubles(x, x0), "uploading the iterate");
   sweep_operands operands = {&smoother, &op, b, x};
   double seconds = NAN;
@@ -426,7 +414,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
    * the residual, and the first cycle fixes them) */
   double before = NAN;
   if (status == CLMG_SUCCESS) {
-    random_fill(host_x, n, 3);
+    bench_random_fill(host_x, n, 3);
     before = host_defect_norm(a, h->b, host_x, work);
   }
   STEP(clmg_vector_upload_doubles(x, host_x), "uploading the iterate");
@@ -761,7 +749,7 @@ void bench_stage_homg(bench_run *run) {
   STEP(homg_warm_up(context, what, &error), "the warm-up");
   if (status == CLMG_SUCCESS) {
     clmg_homg_paper_problem(n, f, u);
-    random_fill(in, points, 2);
+    bench_random_fill(in, points, 2);
   }
   STEP(homg_upload(context, n, f, u, &df, &du), "the problem's grids");
   STEP(clmg_vector_create(context, CLMG_DOUBLE, points, &x), "the solution grid");
