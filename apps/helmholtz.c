@@ -317,6 +317,7 @@ static void helmholtz_json_keys(json_writer *w, void *data) {
   json_number(w, "assembly_first_s", run->assembly_first_s);
   json_number(w, "assembly_s", run->assembly_s);
   if (!o->host_assembly) {
+    json_string(w, "assembly_path", clmg_p1_path_name(run->info.path));
     json_integer(w, "patches", (long long)run->info.num_patches);
     json_integer(w, "patch_boundary_cells", (long long)run->info.boundary_cells);
   }
@@ -433,10 +434,17 @@ static void print_assembly(const helmholtz_run *run, size_t nonzeros) {
     printf("%-18s host (serial reference), %zu nonzeros, %.4f s\n", "assembly", nonzeros,
            run->assembly_s);
   } else {
+    char path[96];
+    if (run->info.path == CLMG_P1_PATH_PATCH)
+      snprintf(path, sizeof path,
+               "patch path: %zu patches, %zu of the cells cross a patch boundary",
+               run->info.num_patches, run->info.boundary_cells);
+    else
+      snprintf(path, sizeof path, "%s path", clmg_p1_path_name(run->info.path));
     printf("%-18s device, %zu nonzeros, %.4f s (first run, with kernel compilation: %.4f s; "
-           "setup %.4f s; %zu patches, %zu of the cells cross a patch boundary)\n",
+           "setup %.4f s; %s)\n",
            "assembly", nonzeros, run->assembly_s, run->assembly_first_s, run->assembler_setup_s,
-           run->info.num_patches, run->info.boundary_cells);
+           path);
   }
   fflush(stdout);
 }

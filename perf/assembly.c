@@ -549,9 +549,7 @@ static int check_result(clmg_context *context, const bench_mesh *m, const clmg_m
 static void run_configuration(clmg_context *context, const benchmark_settings *s,
                               const bench_mesh *m, clmg_dtype precision, clmg_p1_path path,
                               benchmark_results *results) {
-  const char *path_name = path == CLMG_P1_PATH_PATCH    ? "patch"
-                          : path == CLMG_P1_PATH_GATHER ? "gather"
-                                                        : "rows";
+  const char *path_name = clmg_p1_path_name(path);
   clmg_p1_assembler_options options;
   clmg_p1_assembler_options_defaults(&options);
   options.matrix.precision = precision;

@@ -512,7 +512,10 @@ static clmg_p1_assembler_options options_for(clmg_dtype type, clmg_p1_path path)
 static void run_device_matches_host(clmg_dtype type) {
   clmg_p1_assembler_info info;
   const clmg_p1_path paths[3] = {CLMG_P1_PATH_AUTO, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
-  const clmg_p1_path taken[3] = {CLMG_P1_PATH_PATCH, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
+  /* automatic: rows on GPUs, patches on CPUs (pocl has the local atomics) */
+  const clmg_p1_path automatic =
+      clmg_context_device(ctx)->is_gpu ? CLMG_P1_PATH_ROWS : CLMG_P1_PATH_PATCH;
+  const clmg_p1_path taken[3] = {automatic, CLMG_P1_PATH_GATHER, CLMG_P1_PATH_ROWS};
   for (int path = 0; path < 3; path++) {
     clmg_p1_assembler_options o = options_for(type, paths[path]);
     clmg_helmholtz_problem p;
@@ -522,6 +525,9 @@ static void run_device_matches_host(clmg_dtype type) {
     clmg_mesh m = kuhn_cube(4, 4.0);
     compare_device(&m, &p, &o, &info, "Kuhn cube 4^3");
     assert_int_equal(info.path, taken[path]);
+    static const char *const names[] = {"auto", "patch", "gather", "rows"};
+    assert_string_equal(clmg_p1_path_name(info.path), names[info.path]);
+    assert_string_equal(clmg_p1_path_name((clmg_p1_path)99), "unknown");
     renumber(&m);
     compare_device(&m, &p, &o, &info, "Kuhn cube 4^3 renumbered");
 

@@ -100,13 +100,17 @@ CLMG_API clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh,
  * each CSR entry gathers its slots, atomic-free (also selectable). */
 
 typedef enum clmg_p1_path {
-  CLMG_P1_PATH_AUTO = 0, /* patches where the device has the local atomics, else gather */
+  CLMG_P1_PATH_AUTO = 0, /* rows on GPUs; elsewhere patches where the device has the local
+                            atomics, else gather */
   CLMG_P1_PATH_PATCH,    /* patches (CLMG_ERROR_UNSUPPORTED without the atomics) */
   CLMG_P1_PATH_GATHER,   /* every entry through slots and a gather per CSR entry */
   /* one work-item per row sums its cells' rows of the element matrices
    * (vertex-to-cell lists; no slots, no atomics, a fixed order of terms) */
   CLMG_P1_PATH_ROWS
 } clmg_p1_path;
+
+/* "auto", "patch", "gather", "rows" ("unknown" for another value). */
+CLMG_API const char *clmg_p1_path_name(clmg_p1_path path);
 
 typedef struct clmg_p1_assembler_options {
   /* Layout and precision of the device matrix (and of b): precision
