@@ -876,11 +876,13 @@ static int write_json(const char *path, const bench_run *run, const char *size_n
   json_integer(&w, "schema_version", 1);
   json_string(&w, "clmg_version", CLMG_VERSION_STRING);
   json_object_begin(&w, "build");
-#ifdef NDEBUG
-  json_string(&w, "build_type", "release (NDEBUG)");
-#else
-  json_string(&w, "build_type", "debug (assertions on)");
+#ifdef CLMG_BUILD_TYPE /* set by apps/CMakeLists.txt */
+  json_string(&w, "build_type", CLMG_BUILD_TYPE);
+  json_string(&w, "c_flags", CLMG_BUILD_C_FLAGS);
+  json_bool(&w, "sanitizers", CLMG_BUILD_SANITIZE);
+  json_string(&w, "commit", CLMG_BUILD_COMMIT);
 #endif
+  json_string(&w, "library_version", clmg_version_string());
 #if defined(__clang__)
   json_string(&w, "compiler", "clang " __clang_version__);
 #elif defined(__GNUC__)
