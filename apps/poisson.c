@@ -109,7 +109,9 @@ static void print_poisson_usage(FILE *out) {
         "residual per cycle, the convergence rate (the mean residual reduction per\n"
         "cycle; after a stall, over the cycles before it: rate_iterations), iterations,\n"
         "and the times: setup_s (mesh, assembly, upload; mesh_s,\n"
-        "assembly_s, upload_s), kernels_s (compiling the kernels or loading them from\n"
+        "assembly_s, upload_s; with device assembly, assembly_s's parts: refine_s,\n"
+        "numbering_s and dirichlet_s on the host, device_assembly_s), kernels_s\n"
+        "(compiling the kernels or loading them from\n"
         "the cache, in one warm-up cycle), solve_s, and cycle_s = solve_s / iterations.\n"
         "A setup of more than about a second reports its steps on stderr; the first run\n"
         "on a device says that it compiles the kernels, and where they are cached.\n"
@@ -390,6 +392,8 @@ typedef struct poisson_report {
   double rate;
   int rate_cycles; /* the cycles the rate is averaged over (fewer than all after a stall) */
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
+  /* the device assembly's parts (clmg_fe_device_hierarchy); NaN with host assembly */
+  double refine_s, numbering_s, dirichlet_s, device_s;
   double iteration_bytes;
   double omega; /* the damping the finest smoother uses (0: none) */
 } poisson_report;
@@ -443,6 +447,9 @@ static void print_text_summary(const poisson_options *o, const poisson_report *r
     printf("%-18s %.4f (mean residual reduction per %s)\n", "rate", r->rate, unit);
   printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f)\n", "setup_s", setup_seconds(r),
          r->mesh_s, r->assembly_s, r->upload_s);
+  if (isfinite(r->device_s))
+    printf("%-18s refinement %.4f, numbering %.4f, Dirichlet DOFs %.4f (host); device %.4f\n",
+           "assembly_s", r->refine_s, r->numbering_s, r->dirichlet_s, r->device_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f\n", "solve_s", r->solve_s);
   if (result->iterations > 0)
@@ -487,6 +494,10 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_number(&w, "mesh_s", r->mesh_s);
   json_number(&w, "assembly_s", r->assembly_s);
   json_number(&w, "upload_s", r->upload_s);
+  json_number(&w, "refine_s", r->refine_s);
+  json_number(&w, "numbering_s", r->numbering_s);
+  json_number(&w, "dirichlet_s", r->dirichlet_s);
+  json_number(&w, "device_assembly_s", r->device_s);
   json_number(&w, "kernels_s", r->kernels_s);
   json_number(&w, "setup_s", setup_seconds(r));
   json_number(&w, "solve_s", r->solve_s);
@@ -579,6 +590,10 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
     }
     r->unknowns = h->a[h->num_levels - 1].rows;
     r->nonzeros = clmg_csr_device_nnz(&h->a[h->num_levels - 1]);
+    r->refine_s = h->refine_s;
+    r->numbering_s = h->number_s;
+    r->dirichlet_s = h->dirichlet_s;
+    r->device_s = h->device_s;
     r->coarse_unknowns = h->a[0].rows;
     r->levels = h->num_levels;
   } else {
@@ -783,6 +798,7 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   memset(&s, 0, sizeof s);
   poisson_report r;
   memset(&r, 0, sizeof r);
+  r.refine_s = r.numbering_s = r.dirichlet_s = r.device_s = NAN; /* host assembly: none */
   cli_progress_begin(o.quiet);
   /* The device first: a precision it lacks fails before the host work. */
   s.context = cli_open_context(command, &o.common, o.quiet);

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -458,8 +459,18 @@ static void check_device_hierarchy(const clmg_mesh *coarse, const clmg_poisson_p
                                        &host, &error),
              error);
   clmg_fe_device_hierarchy device = {0};
+  struct timespec before, after;
+  timespec_get(&before, TIME_UTC);
   CHECK_OK(clmg_fe_poisson_hierarchy_device(ctx, coarse, levels, degree, problem, &device));
+  timespec_get(&after, TIME_UTC);
   assert_int_equal(device.num_levels, levels);
+  /* the setup's parts: none negative, the device's never free, and
+   * together within the call's wall time */
+  double wall = (double)(after.tv_sec - before.tv_sec) + 1e-9 * (after.tv_nsec - before.tv_nsec);
+  assert_true(device.refine_s >= 0 && device.number_s >= 0 && device.dirichlet_s >= 0);
+  assert_true(device.device_s > 0);
+  assert_true(device.refine_s + device.number_s + device.dirichlet_s + device.device_s <=
+              wall + 1e-6);
   for (int l = 0; l < levels; ++l) {
     check_same_matrix(&device.a[l], &host.a[l], what, l, 'A');
     if (l > 0) {

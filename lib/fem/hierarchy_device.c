@@ -49,6 +49,14 @@ static void device_level_free(device_level *level) {
   memset(level, 0, sizeof *level);
 }
 
+/* Seconds since *mark, which moves to now. */
+static double lap(double *mark) {
+  double now = clmg_seconds_now();
+  double seconds = now - *mark;
+  *mark = now;
+  return seconds;
+}
+
 /* A host function's failure, as the context's status and message. */
 static clmg_status host_failure(clmg_context *context, clmg_status status,
                                 const clmg_error *error) {
@@ -430,6 +438,7 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
     if (status != CLMG_SUCCESS)
       status = host_failure(context, status, &error);
   }
+  double mark = clmg_seconds_now(); /* the end of the last phase timed */
   for (size_t level = 0; level < levels && status == CLMG_SUCCESS; level++) {
     if (level > 0) {
       /* a mesh from clmg_mesh_refine needs no second check */
@@ -441,6 +450,7 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
         break;
       }
     }
+    h.refine_s += lap(&mark);
     clmg_fe_space *space = &h.spaces[level];
     status = level > 0 ? clmg_fe_space_create_checked_input(&h.meshes[level], degree, space, &error)
                        : clmg_fe_space_create(&h.meshes[level], degree, space, &error);
@@ -452,8 +462,10 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
     if (status == CLMG_SUCCESS && (!mask || !tag_of))
       status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                               "cannot allocate level %zu with %zu DOFs", level, n);
+    h.number_s += lap(&mark);
     if (status == CLMG_SUCCESS)
       status = clmg_fe_mark_dirichlet(space, problem, mask, tag_of, &error);
+    h.dirichlet_s += lap(&mark);
     if (status != CLMG_SUCCESS) {
       status = host_failure(context, status, &error);
       break;
@@ -476,6 +488,9 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
     device_level_free(&previous);
     previous = current;
     memset(&current, 0, sizeof current);
+    if (status == CLMG_SUCCESS) /* the level's kernels, before the next refinement */
+      status = clmg_finish(context);
+    h.device_s += lap(&mark);
   }
   device_level_free(&previous);
   device_level_free(&current);
