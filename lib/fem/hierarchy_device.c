@@ -211,16 +211,22 @@ static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint 
 
 /* Every cell's element stiffness matrix (upper triangle) and load vector,
  * and whether a cell has a non-positive Jacobian determinant. */
-static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh, double source,
+static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh,
+                                    const device_level *level, double source,
                                     clmg_vector **stiffness, clmg_vector **element_load) {
   clmg_context *context = b->context;
   size_t cells = mesh->num_cells, dofs = b->dofs_per_cell, upper = dofs * (dofs + 1) / 2;
-  clmg_vector *coords = NULL, *cell_vertices = NULL, *bad = NULL;
+  clmg_vector *coords = NULL, *own_vertices = NULL, *bad = NULL;
   clmg_status status = clmg_vector_create_from_host(
       context, b->precision, mesh->num_vertices * (size_t)mesh->dim, mesh->coords, &coords);
-  if (status == CLMG_SUCCESS)
+  /* Q1's DOFs are the vertices (the space copies the cells): the cells'
+   * DOFs already on the device serve; Q2 uploads the corners */
+  const clmg_vector *cell_vertices = level->cell_dofs;
+  if (status == CLMG_SUCCESS && b->degree != 1) {
     status = clmg_vector_create_from_host(context, CLMG_INT32, cells * b->children, mesh->cells,
-                                          &cell_vertices);
+                                          &own_vertices);
+    cell_vertices = own_vertices;
+  }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
   if (status == CLMG_SUCCESS)
@@ -250,7 +256,7 @@ static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh, dou
                        "quadrature point: inverted or degenerate cell",
                        cells);
   clmg_vector_destroy(coords);
-  clmg_vector_destroy(cell_vertices);
+  clmg_vector_destroy(own_vertices);
   clmg_vector_destroy(bad);
   return status;
 }
@@ -268,7 +274,7 @@ static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
   clmg_status status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_pattern",
                                                   n, n, b->precision, pattern_arguments, level, a);
   if (status == CLMG_SUCCESS)
-    status = element_matrices(b, space->mesh, source, &stiffness, &element_load);
+    status = element_matrices(b, space->mesh, level, source, &stiffness, &element_load);
   if (status == CLMG_SUCCESS && g)
     status = clmg_vector_create_from_host(context, b->precision, n, g, &g_device);
   if (status == CLMG_SUCCESS && load)
