@@ -26,7 +26,8 @@
 #                         that does not exist stops the script with a message.
 #
 # A machine without network access: run perf/fetch-deps.sh on a Debian 12 (or
-# compatible) machine that has it and copy the repository with .deps/ over.
+# compatible) machine that has it and copy the repository with .deps/ over;
+# Python wheels in .whl/ (e.g. pyamg for the AMG baselines) are installed too.
 #
 # Logs and JSON land in an output directory (OUT, default ./perf-results in
 # the repository root):
@@ -196,6 +197,19 @@ section() { printf '\n===== %s =====\n' "$*"; }
   }
   install_from_deps libclblast1 libclblast-dev
   install_from_deps libcmocka0 libcmocka-dev
+  # Python wheels carried in .whl/ (pyamg for the AMG baselines), where the
+  # module is missing; the machine has no network, so nothing else is fetched.
+  for wheel in .whl/*.whl; do
+    [[ -e "${wheel}" ]] || continue
+    module="$(basename "${wheel}" | cut -d- -f1)"
+    if python3 -c "import ${module}" 2>/dev/null; then
+      echo "${module}: already importable"
+    else
+      python3 -m pip install --no-index --no-deps --break-system-packages "${wheel}" ||
+        python3 -m pip install --no-index --no-deps "${wheel}" ||
+        echo "WARNING: could not install ${wheel}"
+    fi
+  done
   if ! command -v pkg-config >/dev/null; then
     install_from_deps libpkgconf3 pkgconf-bin pkgconf pkg-config
   fi
