@@ -95,6 +95,19 @@ const char *clmg_real_options(const clmg_context *context, clmg_dtype type);
 /* Monotonic wall-clock seconds (for the timings setups report). */
 double clmg_seconds_now(void);
 
+/* ---- host loops on several cores (lib/core/parallel.c) ----
+ * body(data, range, begin, end) runs the items [begin, end) of range
+ * number `range` (< CLMG_MAX_HOST_THREADS); the ranges split [0, n) in
+ * order, at least `grain` items each, one per thread (the host's cores, at
+ * most CLMG_MAX_HOST_THREADS; $CLMG_HOST_THREADS overrides, 1 keeps it
+ * serial).
+ * Bodies must only write what their own items own. A thread that cannot
+ * start leaves its range to the caller: the loop always completes. */
+enum { CLMG_MAX_HOST_THREADS = 32 };
+typedef void (*clmg_host_loop_body)(void *data, size_t range, size_t begin, size_t end);
+size_t clmg_host_threads(void);
+void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, void *data);
+
 /* Launch geometry for a 1-D kernel over n items that walks them with
  * GRID_LOOP (cl/prelude.cl): the local and global sizes. Reductions get few
  * work-groups (their partial sums are read back), streaming kernels enough

@@ -54,6 +54,27 @@ static int project(const clmg_boundary_shape *shape, int dim, double *x) {
 
 /* ---- what both cell types share ---- */
 
+/* The parallel screen of project_and_check: each range records the first
+ * parent whose children the screen does not clear (SIZE_MAX: none). */
+enum { SCREEN_GRAIN = 4096 };
+typedef struct screen_job {
+  int dim;
+  const clmg_mesh *fine;
+  const int32_t *tensor_nodes;
+  size_t first_unclear[CLMG_MAX_HOST_THREADS]; /* per range */
+} screen_job;
+
+static void screen_range(void *data, size_t range, size_t begin, size_t end) {
+  screen_job *job = data;
+  const size_t nodes_per_cell = job->dim == 2 ? 9 : 27;
+  for (size_t parent = begin; parent < end; parent++)
+    if (!clmg_tensor_children_certainly_valid(job->dim, job->fine->coords,
+                                              job->tensor_nodes + parent * nodes_per_cell)) {
+      job->first_unclear[range] = parent;
+      return;
+    }
+}
+
 /* Moves the new vertices marked in projection (indexed from the first new
  * vertex; 1 + index of their shape, 0 none; NULL when the mesh has no
  * shapes) onto their shapes, then checks every fine cell: the fine mesh is
@@ -78,8 +99,20 @@ static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
           "new vertex %zu lies on the %s of the shape of tag %d and cannot be projected onto it", v,
           shape->kind == CLMG_SHAPE_CIRCLE ? "centre" : "axis", (int)shape->tag);
   }
+  /* the screen on all cores; the detailed check, serial, from the first
+   * parent it does not clear (almost never reached) */
+  screen_job job = {dim, fine, tensor_nodes, {0}};
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
+    job.first_unclear[t] = SIZE_MAX;
+  size_t first = 0;
+  if (tensor_nodes) {
+    clmg_host_parallel_for(coarse->num_cells, SCREEN_GRAIN, screen_range, &job);
+    first = coarse->num_cells;
+    for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
+      first = job.first_unclear[t] < first ? job.first_unclear[t] : first;
+  }
   const size_t nodes_per_cell = dim == 2 ? 9 : 27;
-  for (size_t parent = 0; parent < coarse->num_cells; parent++) {
+  for (size_t parent = first; parent < coarse->num_cells; parent++) {
     if (tensor_nodes && clmg_tensor_children_certainly_valid(
                             dim, fine->coords, tensor_nodes + parent * nodes_per_cell))
       continue; /* all its children pass */
@@ -316,6 +349,28 @@ done:
 
 /* ---- quadrilaterals and hexahedra ---- */
 
+/* Child (cx, cy, cz) of a tensor cell takes its parent's nodes (cx + i,
+ * cy + j, cz + l): child_node[c * children + corner]. */
+enum { CHILDREN_GRAIN = 16384 };
+typedef struct children_job {
+  const int32_t *nodes;
+  int32_t *cells;
+  size_t nodes_per_cell, children;
+  const int *child_node;
+} children_job;
+
+static void children_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const children_job *job = data;
+  const size_t corners = job->children * job->children;
+  for (size_t k = begin; k < end; k++) {
+    const int32_t *parent = job->nodes + k * job->nodes_per_cell;
+    int32_t *child = job->cells + k * corners;
+    for (size_t i = 0; i < corners; i++)
+      child[i] = parent[job->child_node[i]];
+  }
+}
+
 static clmg_status refine_tensor_cells(const clmg_mesh *coarse, clmg_mesh *fine,
                                        clmg_error *error) {
   const int dim = coarse->dim;
@@ -330,8 +385,7 @@ static clmg_status refine_tensor_cells(const clmg_mesh *coarse, clmg_mesh *fine,
   if (status != CLMG_SUCCESS)
     goto done;
 
-  /* Child (cx, cy, cz) takes the parent's nodes (cx + i, cy + j, cz + l). */
-  int child_node[8 * 8];
+  int child_node[8 * 8]; /* children_job */
   for (size_t c = 0; c < children; c++)
     for (size_t corner = 0; corner < children; corner++) {
       int node = 0, stride = 1;
@@ -339,12 +393,8 @@ static clmg_status refine_tensor_cells(const clmg_mesh *coarse, clmg_mesh *fine,
         node += (int)((c >> axis & 1) + (corner >> axis & 1)) * stride;
       child_node[c * children + corner] = node;
     }
-  for (size_t k = 0; k < coarse->num_cells; k++) {
-    const int32_t *parent = nodes + k * (size_t)nodes_per_cell;
-    int32_t *child = result.cells + k * children * children;
-    for (size_t i = 0; i < children * children; i++)
-      child[i] = parent[child_node[i]];
-  }
+  children_job job = {nodes, result.cells, (size_t)nodes_per_cell, children, child_node};
+  clmg_host_parallel_for(coarse->num_cells, CHILDREN_GRAIN, children_range, &job);
 
   /* Boundary faces: the face's degree-2 nodes come from its cell; face node
    * (a, b) sits at the cell's reference point interpolated between the face

@@ -1,0 +1,57 @@
+/* Host loops over many independent items (refining a mesh's cells,
+ * screening their children) on the host's cores: each thread takes one
+ * contiguous range and writes only what its items own, so the result is
+ * the serial loop's, bit for bit, on any number of threads. */
+#define _POSIX_C_SOURCE 200809L /* sysconf under -std=c11 */
+#include "core/internal.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct host_range {
+  clmg_host_loop_body body;
+  void *data;
+  size_t index, begin, end;
+} host_range;
+
+static void *run_range(void *argument) {
+  const host_range *r = argument;
+  r->body(r->data, r->index, r->begin, r->end);
+  return NULL;
+}
+
+size_t clmg_host_threads(void) {
+  const char *forced = getenv("CLMG_HOST_THREADS");
+  long count = forced && *forced ? strtol(forced, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  if (count < 1)
+    count = 1;
+  return count > CLMG_MAX_HOST_THREADS ? CLMG_MAX_HOST_THREADS : (size_t)count;
+}
+
+void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, void *data) {
+  size_t threads = clmg_host_threads();
+  if (grain < 1)
+    grain = 1;
+  if (threads > n / grain)
+    threads = n / grain;
+  if (threads <= 1) {
+    body(data, 0, 0, n);
+    return;
+  }
+  host_range ranges[CLMG_MAX_HOST_THREADS];
+  pthread_t ids[CLMG_MAX_HOST_THREADS];
+  int started[CLMG_MAX_HOST_THREADS] = {0};
+  for (size_t t = 0; t < threads; ++t)
+    ranges[t] = (host_range){body, data, t, n / threads * t + (t < n % threads ? t : n % threads),
+                             n / threads * (t + 1) + (t + 1 < n % threads ? t + 1 : n % threads)};
+  for (size_t t = 1; t < threads; ++t) /* a thread that cannot start runs here below */
+    started[t] = pthread_create(&ids[t], NULL, run_range, &ranges[t]) == 0;
+  run_range(&ranges[0]);
+  for (size_t t = 1; t < threads; ++t) {
+    if (started[t])
+      pthread_join(ids[t], NULL);
+    else
+      run_range(&ranges[t]);
+  }
+}
