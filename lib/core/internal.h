@@ -107,6 +107,9 @@ enum { CLMG_MAX_HOST_THREADS = 32 };
 typedef void (*clmg_host_loop_body)(void *data, size_t range, size_t begin, size_t end);
 size_t clmg_host_threads(void);
 void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, void *data);
+/* memcpy of a large array on several threads (into fresh memory, the first
+ * touch of its pages is most of the time). */
+void clmg_host_copy(void *dst, const void *src, size_t bytes);
 
 /* Launch geometry for a 1-D kernel over n items that walks them with
  * GRID_LOOP (cl/prelude.cl): the local and global sizes. Reductions get few

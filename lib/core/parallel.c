@@ -7,6 +7,7 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 typedef struct host_range {
@@ -54,4 +55,28 @@ void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, vo
     else
       run_range(&ranges[t]);
   }
+}
+
+/* Blocks of a large copy: into fresh memory, most of a copy's time is the
+ * first touch of its pages, which threads take in parallel. */
+enum { COPY_BLOCK = 1 << 20 };
+typedef struct copy_job {
+  char *dst;
+  const char *src;
+  size_t bytes;
+} copy_job;
+
+static void copy_blocks(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const copy_job *job = data;
+  size_t first = begin * COPY_BLOCK, last = end * COPY_BLOCK;
+  if (last > job->bytes)
+    last = job->bytes;
+  if (last > first) /* (never a NULL array, not even with nothing to copy) */
+    memcpy(job->dst + first, job->src + first, last - first);
+}
+
+void clmg_host_copy(void *dst, const void *src, size_t bytes) {
+  copy_job job = {dst, src, bytes};
+  clmg_host_parallel_for((bytes + COPY_BLOCK - 1) / COPY_BLOCK, 4, copy_blocks, &job);
 }

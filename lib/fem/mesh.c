@@ -1113,7 +1113,7 @@ static inline void tensor_node_coords_of_dim(const int dim, const clmg_mesh *mes
   const int corners = 1 << dim, nodes_per_cell = dim == 2 ? 9 : 27;
   tensor_node_corners table;
   tensor_node_corners_init(dim, &table);
-  memcpy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
+  clmg_host_copy(node_coords, mesh->coords, mesh->num_vertices * (size_t)dim * sizeof *node_coords);
   size_t next_edge = mesh->num_vertices, next_face = mesh->num_vertices + num_edges;
   for (size_t k = 0; k < mesh->num_cells; k++) {
     const int32_t *cell = mesh->cells + k * (size_t)corners;
@@ -1227,7 +1227,7 @@ static clmg_status lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **c
                               "cannot allocate the degree-1 nodes of %zu cells", mesh->num_cells);
       goto done;
     }
-    memcpy(nodes, mesh->cells, mesh->num_cells * corners * sizeof *nodes);
+    clmg_host_copy(nodes, mesh->cells, mesh->num_cells * corners * sizeof *nodes);
     if (node_coords) {
       coords = clmg_alloc_array(count, (size_t)dim * sizeof *coords);
       if (!coords) {
@@ -1235,7 +1235,7 @@ static clmg_status lagrange_nodes(const clmg_mesh *mesh, int degree, int32_t **c
                                 "cannot allocate the coordinates of %zu nodes", count);
         goto done;
       }
-      memcpy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
+      clmg_host_copy(coords, mesh->coords, count * (size_t)dim * sizeof *coords);
     }
   } else {
     if (!clmg_vertex_cells_build(mesh, &adjacency)) {
