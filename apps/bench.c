@@ -272,18 +272,6 @@ static void stage_blas1(bench_run *run) {
 
 /* ---- SpMV ---- */
 
-typedef struct spmv_operands {
-  const clmg_matrix *a;
-  const clmg_vector *x;
-  clmg_vector *y;
-} spmv_operands;
-
-static clmg_status run_spmv(const void *data, long iteration) {
-  (void)iteration;
-  const spmv_operands *o = data;
-  return clmg_spmv(1.0, o->a, o->x, 0.0, o->y);
-}
-
 static void spmv_matrix(bench_run *run, const char *kind, const char *description,
                         const clmg_csr *a) {
   static const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL};
@@ -314,10 +302,10 @@ static void spmv_matrix(bench_run *run, const char *kind, const char *descriptio
     options.precision = type;
     clmg_matrix *m = NULL;
     status = clmg_matrix_create(run->context, a, &options, &m);
-    spmv_operands o = {m, xd, yd};
+    perf_spmv_operands o = {m, xd, yd};
     long reps = 0;
     if (status == CLMG_SUCCESS)
-      status = perf_time_adaptive(run->context, &run->timing, run_spmv, &o, &reps, &e.time_s);
+      status = perf_time_adaptive(run->context, &run->timing, perf_run_spmv, &o, &reps, &e.time_s);
     if (status == CLMG_SUCCESS)
       status = clmg_vector_download_doubles(yd, got);
     if (status == CLMG_SUCCESS) {

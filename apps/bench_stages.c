@@ -262,19 +262,6 @@ static clmg_status flow_warm_up(clmg_context *context, const clmg_mesh *coarse,
   return status;
 }
 
-typedef struct sweep_operands {
-  clmg_smoother *smoother;
-  const clmg_operator *op;
-  const clmg_vector *b;
-  clmg_vector *x;
-} sweep_operands;
-
-static clmg_status one_sweep(const void *data, long iteration) {
-  (void)iteration;
-  const sweep_operands *s = data;
-  return s->smoother->apply(s->smoother->data, s->op, s->b, s->x, 1, 0);
-}
-
 /* One SI Vanka sweep on the finest level: timed, then one sweep from a
  * random iterate compared with the host's step from it, and its defect. */
 static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, int level,
@@ -310,17 +297,17 @@ static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, in
   if (x0)
     bench_random_fill(x0, n, 1);
   STEP(clmg_vector_upload_doubles(x, x0), "uploading the iterate");
-  sweep_operands operands = {&smoother, &op, b, x};
+  perf_sweep_operands operands = {&smoother, &op, b, x};
   double seconds = NAN;
   long reps = 0;
-  STEP(perf_time_adaptive(context, &run->timing, one_sweep, &operands, &reps, &seconds),
+  STEP(perf_time_adaptive(context, &run->timing, perf_run_sweep, &operands, &reps, &seconds),
        "timing the Vanka sweep");
   /* the check, from x0 again (the timed sweeps moved x) */
   double before = NAN, after = NAN;
   STEP(clmg_vector_upload_doubles(x, x0), "uploading the iterate");
   STEP(clmg_defect(matrix, b, x, r), "the defect before the sweep");
   STEP(clmg_nrm2(r, &before), "the defect before the sweep");
-  STEP(one_sweep(&operands, 0), "the checked Vanka sweep");
+  STEP(perf_run_sweep(&operands, 0), "the checked Vanka sweep");
   STEP(clmg_defect(matrix, b, x, r), "the defect after the sweep");
   STEP(clmg_nrm2(r, &after), "the defect after the sweep");
   STEP(clmg_vector_download_doubles(x, device_x), "downloading the swept iterate");
@@ -365,18 +352,6 @@ static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, in
   return status;
 }
 
-typedef struct cycle_operands {
-  clmg_multigrid *mg;
-  const clmg_vector *b;
-  clmg_vector *x;
-} cycle_operands;
-
-static clmg_status one_cycle(const void *data, long iteration) {
-  (void)iteration;
-  const cycle_operands *c = data;
-  return clmg_multigrid_cycle(c->mg, c->b, c->x);
-}
-
 /* The Stokes multigrid on the hierarchy: its setup, one cycle (timed, and
  * one from a random iterate checked) and the solve to 1e-8 (checked on the host). */
 static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h, int level,
@@ -404,10 +379,10 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   STEP(clmg_vector_fill(x, 0.0), "clearing the iterate");
 
   /* one cycle */
-  cycle_operands operands = {mg, b, x};
+  perf_cycle_operands operands = {mg, b, x};
   double cycle_s = NAN;
   long reps = 0;
-  STEP(perf_time_adaptive(context, &run->timing, one_cycle, &operands, &reps, &cycle_s),
+  STEP(perf_time_adaptive(context, &run->timing, perf_run_cycle, &operands, &reps, &cycle_s),
        "timing the V(2,2)-cycle");
   /* the check: one cycle from a random iterate, where every error
    * component is present (from x = 0 the Dirichlet rows alone make most of
@@ -418,7 +393,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
     before = host_defect_norm(a, h->b, host_x, work);
   }
   STEP(clmg_vector_upload_doubles(x, host_x), "uploading the iterate");
-  STEP(one_cycle(&operands, 0), "the checked V(2,2)-cycle");
+  STEP(perf_run_cycle(&operands, 0), "the checked V(2,2)-cycle");
   STEP(clmg_vector_download_doubles(x, host_x), "downloading the cycle's iterate");
   if (status == CLMG_SUCCESS) {
     double rate = host_defect_norm(a, h->b, host_x, work) / before;

@@ -90,19 +90,6 @@ static void lid(const double *x, int32_t tag, double *u, void *data) {
   u[1] = 0.0;
 }
 
-typedef struct sweep_operands {
-  clmg_smoother *smoother;
-  const clmg_operator *op;
-  const clmg_vector *b;
-  clmg_vector *x;
-} sweep_operands;
-
-static clmg_status one_sweep(const void *data, long iteration) {
-  (void)iteration;
-  const sweep_operands *s = data;
-  return s->smoother->apply(s->smoother->data, s->op, s->b, s->x, 1, 0);
-}
-
 /* The multigrid with rate case k as a solver from x = 0 to a relative
  * residual of 1e-8: its cycles and mean rate per cycle. */
 static clmg_status measure_rate(clmg_context *context, const clmg_stokes_hierarchy *h, int k,
@@ -176,18 +163,6 @@ static clmg_status time_device_assembly(clmg_context *context, const settings *s
   return status;
 }
 
-typedef struct cycle_operands {
-  clmg_multigrid *mg;
-  const clmg_vector *b;
-  clmg_vector *x;
-} cycle_operands;
-
-static clmg_status one_cycle(const void *data, long iteration) {
-  (void)iteration;
-  const cycle_operands *c = data;
-  return clmg_multigrid_cycle(c->mg, c->b, c->x);
-}
-
 /* One Vanka sweep on hierarchy level l, SI or NSI: time and bytes. */
 static clmg_status time_sweep(clmg_context *context, const settings *s,
                               const clmg_stokes_hierarchy *h, int l, int stored, double *seconds,
@@ -221,9 +196,9 @@ static clmg_status time_sweep(clmg_context *context, const settings *s,
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(x, 0.0);
   if (status == CLMG_SUCCESS) {
-    sweep_operands operands = {&smoother, &op, b, x};
+    perf_sweep_operands operands = {&smoother, &op, b, x};
     long reps = 0;
-    status = perf_time_adaptive(context, &s->timing, one_sweep, &operands, &reps, seconds);
+    status = perf_time_adaptive(context, &s->timing, perf_run_sweep, &operands, &reps, seconds);
     *bytes = smoother.bytes(smoother.data, &op, 1, 0);
   }
   if (status == CLMG_SUCCESS) {
@@ -394,9 +369,10 @@ int main(int argc, char **argv) {
     if (ok && status == CLMG_SUCCESS)
       status = clmg_vector_fill(x, 0.0);
     if (ok && status == CLMG_SUCCESS) {
-      cycle_operands operands = {mg, b, x};
+      perf_cycle_operands operands = {mg, b, x};
       long reps = 0;
-      status = perf_time_adaptive(context, &s.timing, one_cycle, &operands, &reps, &f->cycle_s);
+      status =
+          perf_time_adaptive(context, &s.timing, perf_run_cycle, &operands, &reps, &f->cycle_s);
       f->cycle_bytes = clmg_multigrid_cycle_bytes(mg, 0);
     }
     if (ok && status == CLMG_SUCCESS) {

@@ -236,18 +236,6 @@ static void apply_size(settings *s, const char *size, const clmg_device_info *de
 
 /* ---- measurements ---- */
 
-typedef struct spmv_operands {
-  const clmg_matrix *a;
-  const clmg_vector *x;
-  clmg_vector *y;
-} spmv_operands;
-
-static clmg_status spmv_once(const void *data, long iteration) {
-  (void)iteration;
-  const spmv_operands *o = data;
-  return clmg_spmv(1.0, o->a, o->x, 0.0, o->y);
-}
-
 static clmg_status measure_spmv(clmg_context *context, const settings *s, const clmg_csr *a,
                                 double copy_gb_per_s, spmv_row *row) {
   clmg_matrix_options options;
@@ -263,8 +251,9 @@ static clmg_status measure_spmv(clmg_context *context, const settings *s, const 
     status = clmg_vector_fill(x, 1.0);
   long reps = 0;
   if (status == CLMG_SUCCESS) {
-    spmv_operands operands = {matrix, x, y};
-    status = perf_time_adaptive(context, &s->timing, spmv_once, &operands, &reps, &row->seconds);
+    perf_spmv_operands operands = {matrix, x, y};
+    status =
+        perf_time_adaptive(context, &s->timing, perf_run_spmv, &operands, &reps, &row->seconds);
   }
   if (status == CLMG_SUCCESS) {
     double bytes = (double)clmg_matrix_device_bytes(matrix) + 8.0 * (double)(a->rows + a->cols);

@@ -357,19 +357,6 @@ static const char *const model_text =
 
 /* ---- measuring ---- */
 
-typedef struct spmv_operands {
-  const clmg_matrix *matrix;
-  clmg_vector *x;
-  clmg_vector *y;
-} spmv_operands;
-
-/* One y = A x, for perf_time_adaptive. */
-static clmg_status run_spmv_once(const void *data, long iteration) {
-  const spmv_operands *op = data;
-  (void)iteration;
-  return clmg_spmv(1.0, op->matrix, op->x, 0.0, op->y);
-}
-
 /* ---- the host side of one matrix ---- */
 
 typedef struct host_problem {
@@ -513,7 +500,7 @@ static void run_case(clmg_context *context, const benchmark_settings *settings,
 
   size_t rows = entry->rows, cols = entry->cols;
   size_t value_size = clmg_dtype_size(precision);
-  spmv_operands op = {matrix, NULL, NULL};
+  perf_spmv_operands op = {matrix, NULL, NULL};
   double *y_host = malloc((rows ? rows : 1) * sizeof *y_host);
   void *y_download = malloc((rows ? rows : 1) * value_size);
   status = y_host && y_download ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
@@ -529,7 +516,7 @@ static void run_case(clmg_context *context, const benchmark_settings *settings,
   long reps = 0;
   double seconds = 0;
   if (status == CLMG_SUCCESS) {
-    status = perf_time_adaptive(context, &settings->timing, run_spmv_once, &op, &reps, &seconds);
+    status = perf_time_adaptive(context, &settings->timing, perf_run_spmv, &op, &reps, &seconds);
   }
   /* Verify once, after the timing: y starts as NaN, so a row the kernel
    * never writes shows. */

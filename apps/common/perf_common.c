@@ -175,6 +175,24 @@ clmg_status perf_time_adaptive(clmg_context *context, const perf_timing *timing,
   return CLMG_SUCCESS;
 }
 
+clmg_status perf_run_spmv(const void *operands, long iteration) {
+  (void)iteration;
+  const perf_spmv_operands *o = operands;
+  return clmg_spmv(1.0, o->a, o->x, 0.0, o->y);
+}
+
+clmg_status perf_run_sweep(const void *operands, long iteration) {
+  (void)iteration;
+  const perf_sweep_operands *o = operands;
+  return o->smoother->apply(o->smoother->data, o->op, o->b, o->x, 1, 0);
+}
+
+clmg_status perf_run_cycle(const void *operands, long iteration) {
+  (void)iteration;
+  const perf_cycle_operands *o = operands;
+  return clmg_multigrid_cycle(o->mg, o->b, o->x);
+}
+
 void perf_print_device(const clmg_device_info *device) {
   printf("device: %s / %s (%s, %u compute units, %.1f GiB, max alloc %.1f GiB, fp64 %s)\n",
          device->platform_name, device->name,

@@ -55,6 +55,30 @@ clmg_status perf_time_adaptive(clmg_context *context, const perf_timing *timing,
                                perf_run_once run_once, const void *operands, long *reps_used,
                                double *seconds_per_call);
 
+/* The operations the benchmarks time most, as perf_run_once functions over
+ * their operands: y = A x; one smoother step from x (not from zero); one
+ * multigrid cycle on x. */
+typedef struct perf_spmv_operands {
+  const clmg_matrix *a;
+  clmg_vector *x, *y;
+} perf_spmv_operands;
+clmg_status perf_run_spmv(const void *operands, long iteration);
+
+typedef struct perf_sweep_operands {
+  clmg_smoother *smoother;
+  const clmg_operator *op;
+  const clmg_vector *b;
+  clmg_vector *x;
+} perf_sweep_operands;
+clmg_status perf_run_sweep(const void *operands, long iteration);
+
+typedef struct perf_cycle_operands {
+  clmg_multigrid *mg;
+  const clmg_vector *b;
+  clmg_vector *x;
+} perf_cycle_operands;
+clmg_status perf_run_cycle(const void *operands, long iteration);
+
 /* Prints "device: platform / name (type, units, memory, fp64)". */
 void perf_print_device(const clmg_device_info *device);
 
