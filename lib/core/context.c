@@ -550,6 +550,16 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
   return CLMG_SUCCESS;
 }
 
+clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
+                             size_t pattern_size, size_t offset, size_t bytes, const char *what) {
+  const size_t chunk = pattern_size << 30;
+  cl_int error = CL_SUCCESS;
+  for (size_t done = 0; done < bytes && error == CL_SUCCESS; done += chunk)
+    error = clEnqueueFillBuffer(context->queue, buffer, pattern, pattern_size, offset + done,
+                                bytes - done < chunk ? bytes - done : chunk, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
 void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes) {
   if (!buffer)
     return;

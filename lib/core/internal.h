@@ -128,6 +128,14 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
 /* Releases a buffer from clmg_device_alloc (NULL is fine). */
 void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
 
+/* Fills `bytes` bytes of buffer from byte `offset` with a pattern of
+ * pattern_size bytes (a power of two up to 128 that divides both), at most
+ * 2^30 copies of it per enqueued fill: NVIDIA's driver ran a fill of more
+ * than 2^31 copies (3.8 GB with a 1-byte pattern) for 90 s and then lost
+ * its queue. `what` names the fill in a failure's message. */
+clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
+                             size_t pattern_size, size_t offset, size_t bytes, const char *what);
+
 /* The checks of clmg_device_alloc and clmg_context_check_memory
  * (lib/core/memory.c): `bytes` more device bytes, `largest` of them in one
  * allocation, `host_bytes` of host memory besides; the host memory is read

@@ -293,18 +293,12 @@ static clmg_status upload_array(clmg_matrix *m, const void *host, size_t bytes, 
 /* A device buffer of the matrix set to zero bytes (padding of a layout
  * whose entries a kernel fills in). */
 static clmg_status zero_array(clmg_matrix *m, cl_mem buffer, size_t bytes, const char *what) {
-  if (bytes == 0)
-    return CLMG_SUCCESS;
-  /* The widest pattern that divides the size: NVIDIA's driver ran a fill of
-   * 3.8 GB with a 1-byte pattern (more than 2^31 pattern copies) for 90 s
-   * and then lost its queue; 128-byte patterns keep the count small. */
+  /* the widest pattern that divides the size: the fewest copies of it */
   static const cl_uchar zeros[128] = {0};
   size_t pattern = sizeof zeros;
   while (bytes % pattern != 0)
     pattern /= 2;
-  cl_int error =
-      clEnqueueFillBuffer(m->context->queue, buffer, zeros, pattern, 0, bytes, 0, NULL, NULL);
-  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(m->context, error, what);
+  return clmg_fill_buffer(m->context, buffer, zeros, pattern, 0, bytes, what);
 }
 
 /* A layout-only build (clmg_matrix_create_from_device): the host CSR has

@@ -35,17 +35,8 @@ static clmg_status fill_range(clmg_vector *vector, double value) {
   unsigned char pattern[8];
   size_t size = clmg_dtype_size(vector->type);
   encode_element(vector->type, value, pattern);
-  /* at most 2^30 pattern copies a call: NVIDIA's driver lost its queue on a
-   * fill of more than 2^31 (lib/la/matrix.c: zero_array) */
-  const size_t chunk = (size_t)1 << 30;
-  cl_int error = CL_SUCCESS;
-  for (size_t first = 0; first < vector->length && error == CL_SUCCESS; first += chunk) {
-    size_t count = vector->length - first < chunk ? vector->length - first : chunk;
-    error = clEnqueueFillBuffer(vector->context->queue, vector->buffer, pattern, size,
-                                (vector->offset + first) * size, count * size, 0, NULL, NULL);
-  }
-  return error == CL_SUCCESS ? CLMG_SUCCESS
-                             : clmg_fail_cl(vector->context, error, "filling a vector");
+  return clmg_fill_buffer(vector->context, vector->buffer, pattern, size, vector->offset * size,
+                          vector->length * size, "filling a vector");
 }
 
 clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
