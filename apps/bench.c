@@ -270,6 +270,14 @@ static void stage_blas1(bench_run *run) {
   free(y);
 }
 
+/* A generator's failure, as an unverified entry of the stage. */
+static void generator_failure(bench_run *run, const char *stage, const char *what,
+                              const clmg_error *error) {
+  bench_entry e = bench_entry_start(stage, "%s", what);
+  snprintf(e.check, sizeof e.check, "%.190s", error->message);
+  bench_add(run, &e);
+}
+
 /* ---- SpMV ---- */
 
 static void spmv_matrix(bench_run *run, const char *kind, const char *description,
@@ -350,9 +358,9 @@ static void stage_spmv(bench_run *run) {
                          : kind == 1 ? perf_laplace3d_7pt(side3, 5, &a, &error)
                                      : perf_irregular(rows, 0, 5, &a, &error);
     if (status != CLMG_SUCCESS) {
-      bench_entry e = bench_entry_start("spmv", "%s matrix", name);
-      snprintf(e.check, sizeof e.check, "generating the matrix: %.160s", error.message);
-      bench_add(run, &e);
+      char what[64];
+      snprintf(what, sizeof what, "%s matrix", name);
+      generator_failure(run, "spmv", what, &error);
       continue;
     }
     spmv_matrix(run, name, description, &a);
@@ -484,131 +492,143 @@ static void finish_solver_entry(bench_run *run, bench_entry *e, const clmg_matri
   bench_add(run, e);
 }
 
-static void stage_gmg(bench_run *run) {
-  int level = (int)pick(run->size, 6, 8, 10, 11);
-  bench_progress(run, "gmg: CIRCLE Q1 level %d, V-cycle, Jacobi 4+4 (Geveler et al. 2011)", level);
-  clmg_mesh coarse = {0};
-  clmg_error error = {{0}};
-  if (clmg_mesh_circle(&coarse, &error) != CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("gmg", "circle mesh");
-    snprintf(e.check, sizeof e.check, "%.190s", error.message);
-    bench_add(run, &e);
-    return;
-  }
-  clmg_poisson_problem problem;
-  clmg_poisson_problem_circle(&problem);
-  clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options);
-  options.matrix.precision = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-  fe_problem p;
-  clmg_vector *x = NULL;
-  clmg_status status = fe_problem_build(run, &coarse, level, &problem, &options, &p);
-  const clmg_matrix *a =
-      status == CLMG_SUCCESS ? clmg_multigrid_matrix(p.mg, clmg_multigrid_levels(p.mg) - 1) : NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(run->context, options.matrix.precision, clmg_matrix_rows(a), &x);
-  solve_timing t;
-  if (status == CLMG_SUCCESS)
-    status = time_solves(run, p.mg, NULL, a, p.h.b, p.h.x0, x, &t);
-  if (status == CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("gmg", "circle q1 v-cycle");
-    snprintf(e.problem, sizeof e.problem, "CIRCLE, Q1, level %d, %zu unknowns, to 1e-8", level,
-             clmg_matrix_rows(a));
-    e.rows = (double)clmg_matrix_rows(a);
-    e.nonzeros = (double)clmg_matrix_nnz(a);
-    e.bytes = clmg_multigrid_iteration_bytes(p.mg);
-    e.flops = cycle_flops(p.mg, &p.h, options.pre_smoothing + options.post_smoothing) +
-              2.0 * e.nonzeros + 3.0 * e.rows; /* the defect and its norm after each cycle */
-    finish_solver_entry(run, &e, a, p.h.b, x, &t, p.setup_s);
-  } else {
-    bench_fail(run, "gmg", "CIRCLE multigrid", status);
-  }
-  clmg_vector_destroy(x);
-  fe_problem_free(&p);
-  clmg_mesh_free(&coarse);
-}
+/* A multigrid solve on a device-assembled Q1 hierarchy, to 1e-8: the
+ * cycle as the solver from the problem's x0, or (krylov) CG preconditioned
+ * by one cycle from 0. Per iteration, bytes and flops are the cycle's and
+ * the defect's (solver) or CG's (perf_cg_iteration_bytes, 2 nnz + 10 n).
+ * Returns the entry it added when verified, else NULL. */
+typedef struct fe_case {
+  const char *stage, *name, *problem;
+  int level, smoothing; /* pre- and post-smoothing steps; 0: the defaults */
+  int krylov;
+} fe_case;
 
-/* HPCG-like: CG preconditioned by one geometric multigrid V-cycle on a 3D
- * box (Q1 Poisson, u = 0 on the boundary, f = 1). GFLOP/s counts, per
- * iteration, CG's 2 nnz + 10 n and the cycle's flops (cycle_flops). */
-static void stage_hpcg(bench_run *run, double *gflops, char *problem_text, size_t problem_size) {
-  int level = (int)pick(run->size, 4, 5, 6, 7);
-  bench_progress(run, "hpcg-like: CG + GMG V-cycle on a 3D box, Q1 level %d", level);
-  clmg_mesh coarse = {0};
-  clmg_error error = {{0}};
-  if (clmg_mesh_box(3, 4, 0.0, 1, &coarse, &error) != CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("hpcg", "box mesh");
-    snprintf(e.check, sizeof e.check, "%.190s", error.message);
-    bench_add(run, &e);
-    return;
-  }
-  clmg_poisson_problem problem;
-  clmg_poisson_problem_unit_source(&problem);
+static const bench_entry *run_fe_case(bench_run *run, const fe_case *c, const clmg_mesh *coarse,
+                                      const clmg_poisson_problem *problem) {
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);
   options.matrix.precision = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-  options.pre_smoothing = options.post_smoothing = 2;
+  if (c->smoothing > 0)
+    options.pre_smoothing = options.post_smoothing = c->smoothing;
   fe_problem p;
   clmg_vector *x = NULL;
   clmg_preconditioner pc = {0};
-  clmg_status status = fe_problem_build(run, &coarse, level, &problem, &options, &p);
+  const bench_entry *added = NULL;
+  clmg_status status = fe_problem_build(run, coarse, c->level, problem, &options, &p);
   const clmg_matrix *a =
       status == CLMG_SUCCESS ? clmg_multigrid_matrix(p.mg, clmg_multigrid_levels(p.mg) - 1) : NULL;
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(run->context, options.matrix.precision, clmg_matrix_rows(a), &x);
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && c->krylov)
     status = clmg_multigrid_preconditioner(p.mg, &pc);
   solve_timing t;
   if (status == CLMG_SUCCESS)
-    status = time_solves(run, p.mg, &pc, a, p.h.b, NULL, x, &t);
+    status =
+        time_solves(run, p.mg, c->krylov ? &pc : NULL, a, p.h.b, c->krylov ? NULL : p.h.x0, x, &t);
   if (status == CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("hpcg", "box q1 cg+v-cycle");
-    snprintf(e.problem, sizeof e.problem, "3D box, Q1 Poisson, level %d, %zu unknowns, to 1e-8",
-             level, clmg_matrix_rows(a));
+    bench_entry e = bench_entry_start(c->stage, "%s", c->name);
+    snprintf(e.problem, sizeof e.problem, "%s, level %d, %zu unknowns, to 1e-8", c->problem,
+             c->level, clmg_matrix_rows(a));
     e.rows = (double)clmg_matrix_rows(a);
     e.nonzeros = (double)clmg_matrix_nnz(a);
-    e.bytes = perf_cg_iteration_bytes(a, clmg_multigrid_cycle_bytes(p.mg, 1), 0);
-    e.flops = 2.0 * e.nonzeros + 10.0 * e.rows +
-              cycle_flops(p.mg, &p.h, options.pre_smoothing + options.post_smoothing);
-    finish_solver_entry(run, &e, a, p.h.b, x, &t, p.setup_s);
-    const bench_entry *added = &run->entries[run->count - 1];
-    if (added->verified && strcmp(added->name, e.name) == 0) {
-      *gflops = added->flops / added->time_s * 1e-9;
-      snprintf(problem_text, problem_size, "%s (CG + V(2,2) Jacobi GMG, %d iterations)", e.problem,
-               added->iterations);
+    double cycle = cycle_flops(p.mg, &p.h, options.pre_smoothing + options.post_smoothing);
+    if (c->krylov) {
+      e.bytes = perf_cg_iteration_bytes(a, clmg_multigrid_cycle_bytes(p.mg, 1), 0);
+      e.flops = 2.0 * e.nonzeros + 10.0 * e.rows + cycle;
+    } else { /* the defect and its norm after each cycle */
+      e.bytes = clmg_multigrid_iteration_bytes(p.mg);
+      e.flops = cycle + 2.0 * e.nonzeros + 3.0 * e.rows;
     }
+    finish_solver_entry(run, &e, a, p.h.b, x, &t, p.setup_s);
+    const bench_entry *last = &run->entries[run->count - 1];
+    if (last->verified && strcmp(last->name, e.name) == 0)
+      added = last;
   } else {
-    bench_fail(run, "hpcg", "3D box multigrid", status);
+    bench_fail(run, c->stage, c->problem, status);
   }
   clmg_preconditioner_destroy(&pc);
   clmg_vector_destroy(x);
   fe_problem_free(&p);
+  return added;
+}
+
+static void stage_gmg(bench_run *run) {
+  fe_case c = {"gmg", "circle q1 v-cycle", "CIRCLE, Q1", (int)pick(run->size, 6, 8, 10, 11), 0, 0};
+  bench_progress(run, "gmg: CIRCLE Q1 level %d, V-cycle, Jacobi 4+4 (Geveler et al. 2011)",
+                 c.level);
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  if (clmg_mesh_circle(&coarse, &error) != CLMG_SUCCESS) {
+    generator_failure(run, "gmg", "circle mesh", &error);
+    return;
+  }
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_circle(&problem);
+  run_fe_case(run, &c, &coarse, &problem);
+  clmg_mesh_free(&coarse);
+}
+
+/* HPCG-like: CG preconditioned by one V(2,2) cycle on a 3D box (Q1
+ * Poisson, u = 0 on the boundary, f = 1); its GFLOP/s is the figure. */
+static void stage_hpcg(bench_run *run, double *gflops, char *problem_text, size_t problem_size) {
+  fe_case c = {
+      "hpcg", "box q1 cg+v-cycle", "3D box, Q1 Poisson", (int)pick(run->size, 4, 5, 6, 7), 2, 1};
+  bench_progress(run, "hpcg-like: CG + GMG V-cycle on a 3D box, Q1 level %d", c.level);
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  if (clmg_mesh_box(3, 4, 0.0, 1, &coarse, &error) != CLMG_SUCCESS) {
+    generator_failure(run, "hpcg", "box mesh", &error);
+    return;
+  }
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_unit_source(&problem);
+  const bench_entry *added = run_fe_case(run, &c, &coarse, &problem);
+  if (added) {
+    *gflops = added->flops / added->time_s * 1e-9;
+    snprintf(problem_text, problem_size, "%s (CG + V(2,2) Jacobi GMG, %d iterations)",
+             added->problem, added->iterations);
+  }
   clmg_mesh_free(&coarse);
 }
 
 /* ---- AMG-PCG and P1 assembly on Fu et al.'s Regular mesh ---- */
+
+/* Fu et al.'s Regular mesh of `level` and its P1 Helmholtz system
+ * assembled on the host (lambda 1, b = (phi_i, 1)): the AMG stage solves
+ * it, the assembly stage checks the device's against it. Returns 0 after
+ * adding the stage's failure. */
+static int regular_system(bench_run *run, const char *stage, int level, clmg_mesh *mesh,
+                          clmg_csr *a, double **b) {
+  clmg_error error = {{0}};
+  *b = NULL;
+  clmg_status status = clmg_mesh_regular_tetrahedra(level, mesh, &error);
+  if (status == CLMG_SUCCESS) {
+    *b = malloc(mesh->num_vertices * sizeof **b);
+    if (!*b)
+      snprintf(error.message, sizeof error.message, "no host memory for b");
+    status = *b ? clmg_p1_assemble_host(mesh, NULL, a, *b, &error) : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  if (status == CLMG_SUCCESS)
+    return 1;
+  char what[64];
+  snprintf(what, sizeof what, "regular mesh level %d", level);
+  generator_failure(run, stage, what, &error);
+  clmg_mesh_free(mesh);
+  free(*b);
+  *b = NULL;
+  return 0;
+}
 
 static void stage_amg(bench_run *run) {
   int level = (int)pick(run->size, 1, 2, 3, 4);
   bench_progress(run, "amg: SA-AMG-PCG on P1 Helmholtz, Regular mesh level %d (Fu et al. 2014)",
                  level);
   clmg_mesh mesh = {0};
-  clmg_error error = {{0}};
   clmg_csr a = {0};
   double *b = NULL;
-  clmg_status status = clmg_mesh_regular_tetrahedra(level, &mesh, &error);
-  if (status == CLMG_SUCCESS) {
-    b = malloc(mesh.num_vertices * sizeof *b);
-    status = b ? clmg_p1_assemble_host(&mesh, NULL, &a, b, &error) : CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  if (status != CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("amg", "regular mesh level %d", level);
-    snprintf(e.check, sizeof e.check, "%.190s", error.message);
-    bench_add(run, &e);
-    clmg_mesh_free(&mesh);
-    free(b);
+  if (!regular_system(run, "amg", level, &mesh, &a, &b))
     return;
-  }
+  clmg_status status = CLMG_SUCCESS;
   for (size_t i = 0; i < a.rows; ++i)
     b[i] = 1.0; /* the seed's right-hand side */
   clmg_dtype type = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
@@ -682,23 +702,11 @@ static void stage_assembly(bench_run *run) {
   int level = (int)pick(run->size, 1, 2, 3, 4);
   bench_progress(run, "assembly: P1 Helmholtz on the device, Regular mesh level %d", level);
   clmg_mesh mesh = {0};
-  clmg_error error = {{0}};
   clmg_csr reference = {0};
   double *b_host = NULL, *x = NULL, *want = NULL, *got = NULL;
-  clmg_status status = clmg_mesh_regular_tetrahedra(level, &mesh, &error);
-  if (status == CLMG_SUCCESS) {
-    b_host = malloc(mesh.num_vertices * sizeof *b_host);
-    status = b_host ? clmg_p1_assemble_host(&mesh, NULL, &reference, b_host, &error)
-                    : CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  if (status != CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("assembly", "regular mesh level %d", level);
-    snprintf(e.check, sizeof e.check, "%.190s", error.message);
-    bench_add(run, &e);
-    clmg_mesh_free(&mesh);
-    free(b_host);
+  if (!regular_system(run, "assembly", level, &mesh, &reference, &b_host))
     return;
-  }
+  clmg_status status = CLMG_SUCCESS;
   size_t n = mesh.num_vertices;
   clmg_dtype type = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
   clmg_p1_assembler_options options;
