@@ -103,13 +103,16 @@ inline void p1_element(ulong e, ulong num_cells, global const int *cell_vertex,
  * CSR entries (found by binary search in the sorted row) and its load into
  * b[i]. Each entry has one writer and a fixed order of terms: no atomics,
  * no slots, and the same sums on every run. row_cells[t] = cell *
- * P1_CORNERS + the row's local vertex in the cell. */
-kernel void p1_rows(ulong num_rows, global const uint *row_cells_start,
-                    global const uint *row_cells, ulong num_cells, global const int *cell_vertex,
+ * P1_CORNERS + the row's local vertex in the cell. The rows are the
+ * vertices (num_rows = num_vertices). */
+kernel void p1_rows(ulong num_cells, global const int *cell_vertex, global const uint *cell_slot,
                     global const int *cell_material, uint has_material,
                     global const real *sigma_table, real lambda, global const real *coords,
-                    global const long *row_ptr, global const int *col, global real *values,
-                    global real *b, ulong b_offset, uint with_b) {
+                    ulong num_rows, global const uint *row_cells_start,
+                    global const uint *row_cells, global const long *row_ptr,
+                    global const int *col, global real *values, global real *b, ulong b_offset,
+                    uint with_b) {
+  (void)cell_slot; /* the element kernels' common arguments; rows use no slots */
   GRID_LOOP(i, num_rows) {
     const long begin = row_ptr[i], end = row_ptr[i + 1];
     for (long k = begin; k < end; ++k)

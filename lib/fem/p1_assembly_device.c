@@ -684,14 +684,15 @@ static clmg_status gather(clmg_p1_assembler *a, const gather_list *list, const c
   return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
 }
 
-/* The cell arguments common to both element kernels. */
+/* The cell arguments every element kernel starts with. */
 static void cell_arguments(clmg_p1_assembler *a, clmg_kernel_args *args, double lambda) {
   cl_uint has_material = a->cell_material != NULL;
   clmg_arg_ulong(args, a->num_cells);
   clmg_arg_buffer(args, a->cell_vertex->buffer);
-  clmg_arg_buffer(args, a->cell_slot->buffer);
-  /* one material: the index array is never read, any buffer will do */
-  clmg_arg_buffer(args, (a->cell_material ? a->cell_material : a->cell_slot)->buffer);
+  /* the rows path has no slots, one material no index array: never read
+   * then, any buffer will do */
+  clmg_arg_buffer(args, (a->cell_slot ? a->cell_slot : a->cell_vertex)->buffer);
+  clmg_arg_buffer(args, (a->cell_material ? a->cell_material : a->cell_vertex)->buffer);
   clmg_arg_raw(args, sizeof has_material, &has_material);
   clmg_arg_buffer(args, a->sigma_table->buffer);
   clmg_arg_real(args, a->precision, lambda);
@@ -708,18 +709,10 @@ static clmg_status run_cells(clmg_p1_assembler *a, double lambda, clmg_vector *b
     status = get_assembly_kernel(a, "p1_rows", &args);
     if (status != CLMG_SUCCESS)
       return status;
-    cl_uint has_material = a->cell_material != NULL, with_b = (cl_uint)compute_b;
-    clmg_arg_ulong(&args, a->num_vertices);
+    cl_uint with_b = (cl_uint)compute_b;
+    cell_arguments(a, &args, lambda);
     clmg_arg_buffer(&args, a->row_cells_start->buffer);
     clmg_arg_buffer(&args, a->row_cells->buffer);
-    clmg_arg_ulong(&args, a->num_cells);
-    clmg_arg_buffer(&args, a->cell_vertex->buffer);
-    /* one material: the index array is never read, any buffer will do */
-    clmg_arg_buffer(&args, (a->cell_material ? a->cell_material : a->cell_vertex)->buffer);
-    clmg_arg_raw(&args, sizeof has_material, &has_material);
-    clmg_arg_buffer(&args, a->sigma_table->buffer);
-    clmg_arg_real(&args, a->precision, lambda);
-    clmg_arg_buffer(&args, a->coords->buffer);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, a->values->buffer);
