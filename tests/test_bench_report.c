@@ -549,6 +549,43 @@ static void compares_two_reports(void **state) {
   bench_report_free(&reports[1]);
 }
 
+/* Reports of two --size values: a result's speed-up is shown only where
+ * both solved a problem of one size; otherwise "(size)". */
+static void compare_marks_different_sizes(void **state) {
+  (void)state;
+  static const char *const texts[2] = {
+      "{\"program\": \"clmg bench\", \"schema_version\": 1, \"device\": {\"name\": \"A\"},\n"
+      " \"results\": [{\"stage\": \"spmv\", \"name\": \"same\", \"rows\": 100, \"time_s\": 2e-3,\n"
+      "  \"verified\": true}, {\"stage\": \"spmv\", \"name\": \"grown\", \"rows\": 100,\n"
+      "  \"time_s\": 3e-3, \"verified\": true}], \"verified\": true}\n",
+      "{\"program\": \"clmg bench\", \"schema_version\": 1, \"device\": {\"name\": \"B\"},\n"
+      " \"results\": [{\"stage\": \"spmv\", \"name\": \"same\", \"rows\": 100, \"time_s\": 1e-3,\n"
+      "  \"verified\": true}, {\"stage\": \"spmv\", \"name\": \"grown\", \"rows\": 800,\n"
+      "  \"time_s\": 1e-3, \"verified\": true}], \"verified\": true}\n"};
+  bench_report reports[2];
+  for (int k = 0; k < 2; k++) {
+    char *path = write_text(k ? "sizes_b.json" : "sizes_a.json", texts[k]);
+    char message[256] = "";
+    if (!bench_report_read(path, &reports[k], message, sizeof message))
+      fail_msg("%s", message);
+    free(path);
+  }
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  assert_non_null(out);
+  bench_compare_print(out, reports, 2);
+  assert_int_equal(fclose(out), 0);
+  const char *line = line_with(text, "  same ");
+  assert_contains(line, "2.00x");
+  line = line_with(text, "  grown ");
+  assert_contains(line, "(size)");
+  assert_null(strstr(line, "3.00x"));
+  free(text);
+  bench_report_free(&reports[0]);
+  bench_report_free(&reports[1]);
+}
+
 static void compares_many_reports_in_blocks(void **state) {
   (void)state;
   enum { COUNT = 6 };
@@ -679,6 +716,7 @@ int main(void) {
       cmocka_unit_test(refuses_files_over_64_mib),
       cmocka_unit_test(compares_two_reports),
       cmocka_unit_test(compares_many_reports_in_blocks),
+      cmocka_unit_test(compare_marks_different_sizes),
       cmocka_unit_test(compare_neutralises_control_characters),
       cmocka_unit_test(writes_html),
   };
