@@ -342,9 +342,9 @@ clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector 
                      "quotient: %zu elements (the zero search indexes up to 2^32)", d->length);
   clmg_vector *flag = NULL;
   status = clmg_vector_create(d->context, CLMG_UINT32, 1, &flag);
-  cl_uint none = UINT32_MAX, found = UINT32_MAX, has_a = a != NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload(flag, &none);
+  cl_uint found = UINT32_MAX, has_a = a != NULL;
+  if (status == CLMG_SUCCESS) /* enqueued: the search's one wait is its result */
+    status = clmg_vector_fill(flag, (double)UINT32_MAX);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(d->context, d->type, K_QUOTIENT, &args);
