@@ -76,6 +76,10 @@ void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status
   bench_add(run, &e);
 }
 
+double bench_worse(double worst, double error) {
+  return isnan(worst) || isnan(error) ? NAN : fmax(worst, error);
+}
+
 void bench_random_fill(double *v, size_t n, uint64_t seed) {
   uint64_t state = seed;
   for (size_t i = 0; i < n; i++) { /* splitmix64 */
@@ -240,7 +244,7 @@ static void blas1_precision(bench_run *run, clmg_dtype type, size_t n, const dou
   for (size_t i = 0; i < n; ++i) {
     double yi = type == CLMG_FLOAT ? (float)y[i] : y[i];
     double axi = o.alpha * (type == CLMG_FLOAT ? (float)x[i] : x[i]);
-    worst = fmax(worst, fabs(got[i] - (yi + axi)) / fmax(fabs(yi) + fabs(axi), 1e-300));
+    worst = bench_worse(worst, fabs(got[i] - (yi + axi)) / fmax(fabs(yi) + fabs(axi), 1e-300));
   }
   e.flops = 2.0 * n;
   e.bytes = 3.0 * n * real;
@@ -319,7 +323,7 @@ static void spmv_matrix(bench_run *run, const char *kind, const char *descriptio
     if (status == CLMG_SUCCESS) {
       double worst = 0, limit = type == CLMG_DOUBLE ? 1e-13 : 1e-5;
       for (size_t i = 0; i < a->rows; ++i)
-        worst = fmax(worst, fabs(got[i] - want[i]) / fmax(scale[i], 1e-300));
+        worst = bench_worse(worst, fabs(got[i] - want[i]) / fmax(scale[i], 1e-300));
       /* the matrix once, x and y once: the floor of any format */
       double real = (double)clmg_dtype_size(type);
       e.bytes = (double)clmg_matrix_device_bytes(m) + real * (double)(a->rows + a->cols);
@@ -743,10 +747,10 @@ static void stage_assembly(bench_run *run) {
     for (size_t i = 0; i < n; ++i)
       scale = fmax(scale, fabs(want[i]));
     for (size_t i = 0; i < n; ++i)
-      worst = fmax(worst, fabs(got[i] - want[i]) / scale);
+      worst = bench_worse(worst, fabs(got[i] - want[i]) / scale);
     status = clmg_vector_download_doubles(b, got);
     for (size_t i = 0; status == CLMG_SUCCESS && i < n; ++i)
-      b_worst = fmax(b_worst, fabs(got[i] - b_host[i]) / fabs(b_host[i]));
+      b_worst = bench_worse(b_worst, fabs(got[i] - b_host[i]) / fabs(b_host[i]));
     double limit = type == CLMG_DOUBLE ? 1e-12 : 1e-5;
     snprintf(e.problem, sizeof e.problem, "Regular level %d, %zu nodes, %zu tetrahedra", level, n,
              mesh.num_cells);

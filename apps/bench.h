@@ -70,6 +70,10 @@ void bench_progress(const bench_run *run, const char *format, ...)
  * an unverified entry named after what failed. */
 void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status status);
 
+/* The larger of a check's running maximum error and one more error, NaN
+ * sticking (fmax would drop it): a result that holds NaN fails its check. */
+double bench_worse(double worst, double error);
+
 /* n uniform numbers in [-1, 1) from seed: the same on every host, so the
  * checks and the work are the same on every device. */
 void bench_random_fill(double *v, size_t n, uint64_t seed);
