@@ -3,6 +3,7 @@
  * is ever stored), the comparison table and the HTML page. See
  * bench_report.h. */
 #include "bench_report.h"
+#include "perf_common.h"
 
 #include <errno.h>
 #include <locale.h>
@@ -917,14 +918,10 @@ static void read_results(parser *p, bench_report *report) {
       skip_value(p);
       continue;
     }
-    if (report->count == capacity) {
-      capacity = capacity > 0 ? 2 * capacity : 32;
-      bench_result *grown = realloc(report->results, capacity * sizeof *grown);
-      if (grown == NULL) {
-        out_of_memory(p);
-        return;
-      }
-      report->results = grown;
+    if (!perf_grow_array((void **)&report->results, &capacity, report->count,
+                         sizeof *report->results)) {
+      out_of_memory(p);
+      return;
     }
     bench_result *r = &report->results[report->count];
     result_init(r);
@@ -965,14 +962,10 @@ static void read_failures(parser *p, bench_report *report) {
       schema_error(p, "more than %d failures", BENCH_REPORT_MAX_ENTRIES);
       continue;
     }
-    if (report->failure_count == capacity) {
-      capacity = capacity > 0 ? 2 * capacity : 16;
-      char(*grown)[192] = realloc(report->failures, capacity * sizeof *grown);
-      if (grown == NULL) {
-        out_of_memory(p);
-        return;
-      }
-      report->failures = grown;
+    if (!perf_grow_array((void **)&report->failures, &capacity, report->failure_count,
+                         sizeof *report->failures)) {
+      out_of_memory(p);
+      return;
     }
     copy_text(report->failures[report->failure_count], sizeof report->failures[0], p->scratch,
               p->scratch_length);
