@@ -596,6 +596,57 @@ static void run_dirichlet(clmg_dtype type) {
 }
 TYPED_TESTS(dirichlet)
 
+/* One assembler, the Dirichlet tags changing between assemblies (1, 2, 1:
+ * the left face, the rest, the left face again): each assembly equals the
+ * host's for its tags, so the marks the device keeps follow the tags. */
+static void test_dirichlet_tags_change(void **state) {
+  (void)state;
+  clmg_mesh m = kuhn_cube(3, 1.0);
+  add_boundary_faces(&m);
+  const clmg_p1_path paths[2] = {CLMG_P1_PATH_PATCH, CLMG_P1_PATH_ROWS};
+  for (int path = 0; path < 2; path++) {
+    clmg_p1_assembler_options o = options_for(CLMG_DOUBLE, paths[path]);
+    clmg_p1_assembler *assembler = NULL;
+    CHECK_OK(clmg_p1_assembler_create(ctx, &m, &o, &assembler));
+    clmg_matrix *matrix = NULL;
+    clmg_vector *b = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, m.num_vertices, &b));
+    double *values =
+        malloc(clmg_vector_length(clmg_p1_assembler_values(assembler)) * sizeof *values);
+    double *b_device = malloc(m.num_vertices * sizeof *b_device);
+    assert_non_null(values);
+    assert_non_null(b_device);
+    const int32_t order[3] = {1, 2, 1};
+    for (int round = 0; round < 3; round++) {
+      clmg_helmholtz_problem p;
+      clmg_helmholtz_problem_defaults(&p);
+      p.dirichlet_tags = &order[round];
+      p.num_dirichlet_tags = 1;
+      double *b_host;
+      clmg_csr a = host_assemble(&m, &p, &b_host);
+      CHECK_OK(clmg_p1_assemble_device(assembler, &p, &matrix, b));
+      CHECK_OK(clmg_vector_download_doubles(clmg_p1_assembler_values(assembler), values));
+      CHECK_OK(clmg_vector_download_doubles(b, b_device));
+      for (size_t k = 0; k < clmg_csr_nnz(&a); k++)
+        if (!(fabs(values[k] - a.val[k]) <= 1e-12 * (1.0 + fabs(a.val[k]))))
+          fail_msg("path %d, tag %d: entry %zu = %.17g on the device, %.17g on the host", path,
+                   order[round], k, values[k], a.val[k]);
+      for (size_t i = 0; i < m.num_vertices; i++)
+        if (!(fabs(b_device[i] - b_host[i]) <= 1e-12 * (1.0 + fabs(b_host[i]))))
+          fail_msg("path %d, tag %d: b(%zu) = %.17g on the device, %.17g on the host", path,
+                   order[round], i, b_device[i], b_host[i]);
+      clmg_csr_free(&a);
+      free(b_host);
+    }
+    free(values);
+    free(b_device);
+    clmg_vector_destroy(b);
+    clmg_matrix_destroy(matrix);
+    clmg_p1_assembler_destroy(assembler);
+  }
+  clmg_mesh_free(&m);
+}
+
 /* Fu et al.'s Regular mesh before refinement: [0,4]^3, 8^3 cubes. */
 static void test_device_regular_mesh(void **state) {
   (void)state;
@@ -776,6 +827,7 @@ int main(void) {
       BOTH(small_patches),
       BOTH(formats_and_update),
       BOTH(dirichlet),
+      cmocka_unit_test(test_dirichlet_tags_change),
       cmocka_unit_test(test_device_errors),
   };
   test_apply_filters();

@@ -68,6 +68,9 @@ struct clmg_p1_assembler {
   clmg_vector *slots;         /* real, slots_count */
   clmg_vector *sigma_table;   /* real, num_materials */
   clmg_vector *dirichlet;     /* uint32, num_vertices: made on first use */
+  int32_t *marked_tags;       /* the Dirichlet tags a->dirichlet marks (NULL: none yet) */
+  size_t num_marked_tags;
+  int any_marked;
   /* rows path: row v's cells, row_cells[row_cells_start[v] ..
    * row_cells_start[v + 1]) = cell * corners + v's place in the cell */
   clmg_vector *row_cells_start; /* uint32, num_vertices + 1 */
@@ -121,6 +124,7 @@ void clmg_p1_assembler_destroy(clmg_p1_assembler *a) {
   free(a->material_ids);
   free(a->material_first_cell);
   free(a->sigma_uploaded);
+  free(a->marked_tags);
   free(a);
 }
 
@@ -799,15 +803,27 @@ static clmg_status upload_sigma(clmg_p1_assembler *a, const clmg_helmholtz_probl
   return status;
 }
 
-/* Symmetric elimination of u = 0 on the Dirichlet vertices, on the device. */
-static clmg_status eliminate_dirichlet(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
-                                       clmg_vector *b) {
+/* The Dirichlet marks of the problem's tags on the device (a->dirichlet),
+ * made once per set of tags: a time step that assembles again with the same
+ * tags finds them there, with no host pass over the vertices and no
+ * blocking upload. *any: some vertex is marked. */
+static clmg_status dirichlet_marks(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
+                                   int *any) {
+  size_t tags = problem->num_dirichlet_tags;
+  if (a->marked_tags && a->num_marked_tags == tags &&
+      memcmp(a->marked_tags, problem->dirichlet_tags, tags * sizeof *a->marked_tags) == 0) {
+    *any = a->any_marked;
+    return CLMG_SUCCESS;
+  }
+  free(a->marked_tags);
+  a->marked_tags = NULL;
   uint8_t *mask = clmg_alloc_array(a->num_vertices, 1);
   uint32_t *words = clmg_alloc_array(a->num_vertices, sizeof *words);
+  int32_t *kept = clmg_alloc_array(tags, sizeof *kept);
   size_t count = 0;
   clmg_error error;
   clmg_status status = CLMG_SUCCESS;
-  if (!mask || !words)
+  if (!mask || !words || !kept)
     status = clmg_fail(a->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "P1 assembly: Dirichlet marks");
   else if ((status = clmg_p1_dirichlet_mask(problem, a->num_vertices, (size_t)a->dim, a->num_faces,
                                             a->faces, a->face_tags, mask, &count, &error)) !=
@@ -820,29 +836,46 @@ static clmg_status eliminate_dirichlet(clmg_p1_assembler *a, const clmg_helmholt
       status = clmg_vector_create(a->context, CLMG_UINT32, a->num_vertices, &a->dirichlet);
     if (status == CLMG_SUCCESS) /* blocking: words may be freed afterwards */
       status = clmg_vector_upload(a->dirichlet, words);
-    clmg_kernel_args args;
-    if (status == CLMG_SUCCESS)
-      status = get_assembly_kernel(a, "p1_dirichlet", &args);
-    if (status == CLMG_SUCCESS) {
-      cl_uint has_b = b != NULL;
-      clmg_arg_ulong(&args, a->num_vertices);
-      clmg_arg_buffer(&args, a->row_ptr->buffer);
-      clmg_arg_buffer(&args, a->col->buffer);
-      clmg_arg_buffer(&args, a->dirichlet->buffer);
-      clmg_arg_buffer(&args, a->values->buffer);
-      clmg_arg_vector(&args, b ? b : a->values); /* without b: never written */
-      clmg_arg_raw(&args, sizeof has_b, &has_b);
-      status = clmg_args_end(&args);
-    }
-    if (status == CLMG_SUCCESS) {
-      size_t global, local;
-      clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
-      status = clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
-    }
   }
+  if (status == CLMG_SUCCESS) {
+    memcpy(kept, problem->dirichlet_tags, tags * sizeof *kept);
+    a->marked_tags = kept;
+    a->num_marked_tags = tags;
+    a->any_marked = count > 0;
+    kept = NULL;
+  }
+  *any = count > 0;
   free(mask);
   free(words);
+  free(kept);
   return status;
+}
+
+/* Symmetric elimination of u = 0 on the Dirichlet vertices, on the device. */
+static clmg_status eliminate_dirichlet(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
+                                       clmg_vector *b) {
+  int any = 0;
+  clmg_status status = dirichlet_marks(a, problem, &any);
+  if (status != CLMG_SUCCESS || !any)
+    return status;
+  clmg_kernel_args args;
+  status = get_assembly_kernel(a, "p1_dirichlet", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint has_b = b != NULL;
+  clmg_arg_ulong(&args, a->num_vertices);
+  clmg_arg_buffer(&args, a->row_ptr->buffer);
+  clmg_arg_buffer(&args, a->col->buffer);
+  clmg_arg_buffer(&args, a->dirichlet->buffer);
+  clmg_arg_buffer(&args, a->values->buffer);
+  clmg_arg_vector(&args, b ? b : a->values); /* without b: never written */
+  clmg_arg_raw(&args, sizeof has_b, &has_b);
+  status = clmg_args_end(&args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t global, local;
+  clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
+  return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
 }
 
 clmg_status clmg_p1_assemble_device(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
