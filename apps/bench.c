@@ -68,6 +68,19 @@ void bench_progress(const bench_run *run, const char *format, ...) {
   va_end(args);
 }
 
+void bench_fail_error(bench_run *run, const char *stage, const char *what, clmg_status status,
+                      const clmg_error *error) {
+  if (error->message[0] == '\0') { /* the failure is the context's */
+    bench_fail(run, stage, what, status);
+    return;
+  }
+  bench_entry e = bench_entry_start(stage, "%s", what);
+  snprintf(e.check, sizeof e.check, "failed: %s: %.160s", clmg_status_string(status),
+           error->message);
+  e.in_mean = 0;
+  bench_add(run, &e);
+}
+
 void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status status) {
   bench_entry e = bench_entry_start(stage, "%s", what);
   snprintf(e.check, sizeof e.check, "%s: %s", clmg_status_string(status),
@@ -274,14 +287,6 @@ static void stage_blas1(bench_run *run) {
   free(y);
 }
 
-/* A generator's failure, as an unverified entry of the stage. */
-static void generator_failure(bench_run *run, const char *stage, const char *what,
-                              const clmg_error *error) {
-  bench_entry e = bench_entry_start(stage, "%s", what);
-  snprintf(e.check, sizeof e.check, "%.190s", error->message);
-  bench_add(run, &e);
-}
-
 /* ---- SpMV ---- */
 
 static void spmv_matrix(bench_run *run, const char *kind, const char *description,
@@ -364,7 +369,7 @@ static void stage_spmv(bench_run *run) {
     if (status != CLMG_SUCCESS) {
       char what[64];
       snprintf(what, sizeof what, "%s matrix", name);
-      generator_failure(run, "spmv", what, &error);
+      bench_fail_error(run, "spmv", what, status, &error);
       continue;
     }
     spmv_matrix(run, name, description, &a);
@@ -562,8 +567,9 @@ static void stage_gmg(bench_run *run) {
                  c.level);
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
-  if (clmg_mesh_circle(&coarse, &error) != CLMG_SUCCESS) {
-    generator_failure(run, "gmg", "circle mesh", &error);
+  clmg_status status = clmg_mesh_circle(&coarse, &error);
+  if (status != CLMG_SUCCESS) {
+    bench_fail_error(run, "gmg", "circle mesh", status, &error);
     return;
   }
   clmg_poisson_problem problem;
@@ -580,8 +586,9 @@ static void stage_hpcg(bench_run *run, double *gflops, char *problem_text, size_
   bench_progress(run, "hpcg-like: CG + GMG V-cycle on a 3D box, Q1 level %d", c.level);
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
-  if (clmg_mesh_box(3, 4, 0.0, 1, &coarse, &error) != CLMG_SUCCESS) {
-    generator_failure(run, "hpcg", "box mesh", &error);
+  clmg_status status = clmg_mesh_box(3, 4, 0.0, 1, &coarse, &error);
+  if (status != CLMG_SUCCESS) {
+    bench_fail_error(run, "hpcg", "box mesh", status, &error);
     return;
   }
   clmg_poisson_problem problem;
@@ -616,7 +623,7 @@ static int regular_system(bench_run *run, const char *stage, int level, clmg_mes
     return 1;
   char what[64];
   snprintf(what, sizeof what, "regular mesh level %d", level);
-  generator_failure(run, stage, what, &error);
+  bench_fail_error(run, stage, what, status, &error);
   clmg_mesh_free(mesh);
   free(*b);
   *b = NULL;

@@ -69,6 +69,10 @@ void bench_progress(const bench_run *run, const char *format, ...)
 /* Records a failure of the library (status with the context's message) in
  * an unverified entry named after what failed. */
 void bench_fail(bench_run *run, const char *stage, const char *what, clmg_status status);
+/* The same for a failure a host function reported through error (a
+ * generator, a host assembly); an empty message means the context's. */
+void bench_fail_error(bench_run *run, const char *stage, const char *what, clmg_status status,
+                      const clmg_error *error);
 
 /* The larger of a check's running maximum error and one more error, NaN
  * sticking (fmax would drop it): a result that holds NaN fails its check. */

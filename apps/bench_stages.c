@@ -49,21 +49,6 @@ static clmg_status no_host_memory(clmg_error *error, const char *what) {
   return CLMG_ERROR_OUT_OF_HOST_MEMORY;
 }
 
-/* A failed step: host functions report through a clmg_error (its message
- * set), the device ones through the context (bench_fail takes it there). */
-static void report_failure(bench_run *run, const char *stage, const char *what, clmg_status status,
-                           const clmg_error *error) {
-  if (error->message[0] == '\0') {
-    bench_fail(run, stage, what, status);
-    return;
-  }
-  bench_entry e = bench_entry_start(stage, "%s", what);
-  snprintf(e.check, sizeof e.check, "failed: %s: %.160s", clmg_status_string(status),
-           error->message);
-  e.in_mean = 0; /* as bench_fail's */
-  bench_add(run, &e);
-}
-
 /* "<=" when value is within limit, else ">" (NaN too). */
 static const char *within(double value, double limit) {
   return value <= limit ? "<=" : ">";
@@ -509,7 +494,7 @@ void bench_stage_flow(bench_run *run) {
   STEP(flow_sweep(run, &h, level, text, what, &error), "the Vanka sweep");
   STEP(flow_multigrid(run, &h, level, &options, text, what, &error), "the multigrid");
   if (status != CLMG_SUCCESS)
-    report_failure(run, "flow", failed, status, &error);
+    bench_fail_error(run, "flow", failed, status, &error);
   clmg_stokes_hierarchy_free(&h);
   clmg_mesh_free(&coarse);
   free(wind);
@@ -855,7 +840,7 @@ void bench_stage_homg(bench_run *run) {
     bench_add(run, &e);
   }
   if (status != CLMG_SUCCESS)
-    report_failure(run, "homg", failed, status, &error);
+    bench_fail_error(run, "homg", failed, status, &error);
   clmg_homg_result_free(&result);
   clmg_homg_destroy(homg);
   clmg_vector_destroy(df);
