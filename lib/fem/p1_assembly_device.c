@@ -680,12 +680,7 @@ static clmg_status gather(clmg_p1_assembler *a, const gather_list *list, const c
   clmg_arg_buffer(&args, a->slots->buffer);
   clmg_arg_vector(&args, target);
   clmg_arg_raw(&args, sizeof add, &add);
-  status = clmg_args_end(&args);
-  if (status != CLMG_SUCCESS)
-    return status;
-  size_t global, local;
-  clmg_launch_1d(a->context, list->count, 0, &global, &local);
-  return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+  return clmg_launch_args(&args, list->count);
 }
 
 /* The cell arguments every element kernel starts with. */
@@ -723,12 +718,7 @@ static clmg_status run_cells(clmg_p1_assembler *a, double lambda, clmg_vector *b
     /* without b: the load argument is never written, any buffer will do */
     clmg_arg_vector(&args, compute_b ? b : a->values);
     clmg_arg_raw(&args, sizeof with_b, &with_b);
-    status = clmg_args_end(&args);
-    if (status != CLMG_SUCCESS)
-      return status;
-    size_t global, local;
-    clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
-    return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+    return clmg_launch_args(&args, a->num_vertices);
   }
   if (a->path == CLMG_P1_PATH_GATHER) {
     if (a->num_cells == 0)
@@ -738,12 +728,7 @@ static clmg_status run_cells(clmg_p1_assembler *a, double lambda, clmg_vector *b
       return status;
     cell_arguments(a, &args, lambda);
     clmg_arg_buffer(&args, a->slots->buffer);
-    status = clmg_args_end(&args);
-    if (status != CLMG_SUCCESS)
-      return status;
-    size_t global, local;
-    clmg_launch_1d(a->context, a->num_cells, 0, &global, &local);
-    return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+    return clmg_launch_args(&args, a->num_cells);
   }
   if (a->num_patches == 0)
     return CLMG_SUCCESS;
@@ -870,12 +855,7 @@ static clmg_status eliminate_dirichlet(clmg_p1_assembler *a, const clmg_helmholt
   clmg_arg_buffer(&args, a->values->buffer);
   clmg_arg_vector(&args, b ? b : a->values); /* without b: never written */
   clmg_arg_raw(&args, sizeof has_b, &has_b);
-  status = clmg_args_end(&args);
-  if (status != CLMG_SUCCESS)
-    return status;
-  size_t global, local;
-  clmg_launch_1d(a->context, a->num_vertices, 0, &global, &local);
-  return clmg_enqueue_1d(a->context, args.kernel, args.name, global, local, NULL);
+  return clmg_launch_args(&args, a->num_vertices);
 }
 
 clmg_status clmg_p1_assemble_device(clmg_p1_assembler *a, const clmg_helmholtz_problem *problem,
