@@ -48,9 +48,10 @@ static void print_poisson_usage(FILE *out) {
         "elements (Q1 or Q2) on an unstructured quadrilateral or hexahedral mesh with\n"
         "geometric multigrid (Geveler et al. 2011): the mesh is refined uniformly L - 1\n"
         "times (new boundary vertices on curved boundaries are projected onto them),\n"
-        "every level's matrix, prolongation and restriction is assembled on the OpenCL\n"
-        "device (the host only refines the mesh and numbers the DOFs), and the whole\n"
-        "hierarchy runs there as sparse matrix-vector products.\n"
+        "every level's mesh is refined and every level's matrix, prolongation and\n"
+        "restriction is assembled on the OpenCL device (only the coarse mesh goes up\n"
+        "and only the finest comes back), and the whole hierarchy runs there as sparse\n"
+        "matrix-vector products.\n"
         "\n"
         "Problems:\n"
         "  circle   the CIRCLE benchmark of Geveler et al. 2011: the square [-1,1]^2\n"
@@ -110,7 +111,8 @@ static void print_poisson_usage(FILE *out) {
         "cycle; after a stall, over the cycles before it: rate_iterations), iterations,\n"
         "and the times: setup_s (mesh, assembly, upload; mesh_s,\n"
         "assembly_s, upload_s; with device assembly, assembly_s's parts: refine_s,\n"
-        "numbering_s and dirichlet_s on the host, device_assembly_s), kernels_s\n"
+        "numbering_s (with the finest mesh and space brought to the host),\n"
+        "dirichlet_s (with g), device_assembly_s), kernels_s\n"
         "(compiling the kernels or loading them from\n"
         "the cache, in one warm-up cycle), solve_s, and cycle_s = solve_s / iterations.\n"
         "A setup of more than about a second reports its steps on stderr; the first run\n"
@@ -448,7 +450,7 @@ static void print_text_summary(const poisson_options *o, const poisson_report *r
   printf("%-18s %.4f (mesh %.4f, assembly %.4f, upload %.4f)\n", "setup_s", setup_seconds(r),
          r->mesh_s, r->assembly_s, r->upload_s);
   if (isfinite(r->device_s))
-    printf("%-18s refinement %.4f, numbering %.4f, Dirichlet DOFs %.4f (host); device %.4f\n",
+    printf("%-18s refinement %.4f, numbering %.4f, Dirichlet DOFs %.4f, assembly %.4f\n",
            "assembly_s", r->refine_s, r->numbering_s, r->dirichlet_s, r->device_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f\n", "solve_s", r->solve_s);

@@ -1,7 +1,6 @@
 /* Geometric multigrid hierarchies of Q1/Q2 finite elements assembled on the
- * device (lib/fem/hierarchy_device.c): per level the DOF-to-cell adjacency,
- * the CSR pattern of the Poisson matrix after symmetric Dirichlet
- * elimination, its values and right-hand side, and the prolongation from
+ * device (lib/fem/hierarchy_device.c): per level the CSR pattern of the
+ * Poisson matrix after symmetric Dirichlet elimination, its values and right-hand side, and the prolongation from
  * nodal interpolation (Geveler et al. 2011, sections 2.3 and 3).
  *
  * The element matrices are computed once per cell (fe_element_matrices);
@@ -33,36 +32,6 @@
 #define TABLE_DPHI(q, i, r) (FE_POINTS * (1 + FE_DOFS) + ((q) * FE_DOFS + (i)) * FE_DIM + (r))
 #define TABLE_CORNER_DPHI(q, v, r)                                                                 \
   (FE_POINTS * (1 + FE_DOFS + FE_DOFS * FE_DIM) + ((q) * FE_CORNERS + (v)) * FE_DIM + (r))
-
-/* ---- DOF -> cells adjacency: entries cell * FE_DOFS + node ---- */
-
-kernel void fe_dof_cells_count(ulong entries, global const int *cell_dofs, global uint *count) {
-  GRID_LOOP(k, entries) { atomic_inc(&count[cell_dofs[k]]); }
-}
-
-kernel void fe_dof_cells_fill(ulong entries, global const int *cell_dofs, global const long *start,
-                              global uint *cursor, global long *list) {
-  GRID_LOOP(k, entries) {
-    const int dof = cell_dofs[k];
-    list[start[dof] + (long)atomic_inc(&cursor[dof])] = (long)k;
-  }
-}
-
-/* Increasing order: the order the atomics served the cells in is lost. */
-kernel void fe_dof_cells_sort(ulong n, global const long *start, global long *list) {
-  GRID_LOOP(i, n) {
-    const long begin = start[i], end = start[i + 1];
-    for (long k = begin + 1; k < end; ++k) {
-      const long value = list[k];
-      long p = k;
-      while (p > begin && list[p - 1] > value) {
-        list[p] = list[p - 1];
-        --p;
-      }
-      list[p] = value;
-    }
-  }
-}
 
 /* ---- the pattern ---- */
 

@@ -503,7 +503,8 @@ static void print_setup_header(void) {
          "hierarchy = refinement and assembly of every level's A, P, R; multigrid =\n"
          "device matrices, smoothers, coarse solver), then the solve to 1e-8 (V-cycle,\n"
          "Jacobi 4+4, omega 0.7) from the device-built hierarchy; the device hierarchy's\n"
-         "parts: refine, number (the spaces), Dirichlet (host) and device\n");
+         "parts: refine, number (with the finest mesh and space to the host),\n"
+         "Dirichlet DOFs and the device assembly\n");
   printf("%-4s %5s %10s | %9s %9s %9s | %9s %9s %9s | %7s | %9s %6s | %7s %7s %7s %7s\n", "elem",
          "level", "unknowns", "host hier", "multigrid", "total s", "dev hier", "multigrid",
          "total s", "speedup", "solve s", "cycles", "refine", "number", "Dirich", "device");

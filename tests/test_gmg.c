@@ -451,6 +451,28 @@ static void check_same_matrix(const clmg_csr_device *device, const clmg_csr *hos
 /* Builds both hierarchies (2LV) and compares every level's A, P and R, b and
  * x0; then solves with the device one and checks the true residual of the
  * host system, and that the cycle count equals the host hierarchy's. */
+/* The same mesh: counts, cells, boundary faces and tags, materials and
+ * shapes exactly, coordinates bit for bit. */
+static void assert_same_mesh(const clmg_mesh *a, const clmg_mesh *b, const char *what) {
+  assert_int_equal(a->dim, b->dim);
+  assert_int_equal(a->cell_type, b->cell_type);
+  assert_int_equal(a->num_vertices, b->num_vertices);
+  assert_int_equal(a->num_cells, b->num_cells);
+  assert_int_equal(a->num_boundary_faces, b->num_boundary_faces);
+  assert_int_equal(a->num_shapes, b->num_shapes);
+  if (memcmp(a->coords, b->coords, a->num_vertices * (size_t)a->dim * sizeof *a->coords) != 0)
+    fail_msg("%s: the coordinates differ", what);
+  assert_memory_equal(a->cells, b->cells, a->num_cells * clmg_mesh_vertices_per_cell(a) * 4);
+  assert_memory_equal(a->boundary_faces, b->boundary_faces,
+                      a->num_boundary_faces * clmg_mesh_vertices_per_face(a) * 4);
+  assert_memory_equal(a->boundary_face_tag, b->boundary_face_tag, a->num_boundary_faces * 4);
+  if (a->num_shapes)
+    assert_memory_equal(a->shapes, b->shapes, a->num_shapes * sizeof *a->shapes);
+  assert_int_equal(a->cell_material == NULL, b->cell_material == NULL);
+  if (a->cell_material)
+    assert_memory_equal(a->cell_material, b->cell_material, a->num_cells * 4);
+}
+
 static void check_device_hierarchy(const clmg_mesh *coarse, const clmg_poisson_problem *problem,
                                    int levels, int degree, const char *what) {
   clmg_error error = {{0}};
@@ -471,6 +493,9 @@ static void check_device_hierarchy(const clmg_mesh *coarse, const clmg_poisson_p
   assert_true(device.device_s > 0);
   assert_true(device.refine_s + device.number_s + device.dirichlet_s + device.device_s <=
               wall + 1e-6);
+  /* the finest mesh, refined on the device, comes back as the host's */
+  assert_same_mesh(&device.meshes[levels - 1], &host.meshes[levels - 1], what);
+  assert_int_equal(device.spaces[levels - 1].num_dofs, host.spaces[levels - 1].num_dofs);
   for (int l = 0; l < levels; ++l) {
     check_same_matrix(&device.a[l], &host.a[l], what, l, 'A');
     if (l > 0) {
@@ -628,10 +653,130 @@ static void test_device_hierarchy_refuses(void **state) {
   box.cells[1] = swap;
   assert_int_equal(clmg_fe_poisson_hierarchy_device(ctx, &box, 1, 1, NULL, &h),
                    CLMG_ERROR_INVALID_ARGUMENT);
-  assert_non_null(strstr(clmg_context_message(ctx), "non-positive Jacobian"));
+  assert_non_null(strstr(clmg_context_message(ctx), "cell 0 is inverted or degenerate"));
   assert_null(h.a);
   clmg_mesh_free(&tets);
   clmg_mesh_free(&box);
+}
+
+/* One quadrilateral with corners xy (tensor order) and its four boundary
+ * faces of tag 1, with a circle of tag 1 when radius > 0. */
+static void one_quadrilateral(const double xy[8], double centre_x, double centre_y, double radius,
+                              clmg_mesh *mesh) {
+  static const int32_t faces[8] = {0, 1, 2, 3, 0, 2, 1, 3};
+  memset(mesh, 0, sizeof *mesh);
+  mesh->dim = 2;
+  mesh->num_vertices = 4;
+  mesh->num_cells = 1;
+  mesh->num_boundary_faces = 4;
+  mesh->coords = malloc(8 * sizeof *mesh->coords);
+  mesh->cells = malloc(4 * sizeof *mesh->cells);
+  mesh->boundary_faces = malloc(sizeof faces);
+  mesh->boundary_face_tag = malloc(4 * sizeof *mesh->boundary_face_tag);
+  assert_non_null(mesh->coords);
+  assert_non_null(mesh->cells);
+  assert_non_null(mesh->boundary_faces);
+  assert_non_null(mesh->boundary_face_tag);
+  memcpy(mesh->coords, xy, 8 * sizeof *mesh->coords);
+  memcpy(mesh->boundary_faces, faces, sizeof faces);
+  for (int i = 0; i < 4; i++) {
+    mesh->cells[i] = i;
+    mesh->boundary_face_tag[i] = 1;
+  }
+  if (radius > 0.0) {
+    mesh->shapes = calloc(1, sizeof *mesh->shapes);
+    assert_non_null(mesh->shapes);
+    mesh->num_shapes = 1;
+    mesh->shapes[0].tag = 1;
+    mesh->shapes[0].kind = CLMG_SHAPE_CIRCLE;
+    mesh->shapes[0].center[0] = centre_x;
+    mesh->shapes[0].center[1] = centre_y;
+    mesh->shapes[0].radius = radius;
+  }
+}
+
+/* clmg_mesh_refine_on_device gives clmg_mesh_refine's mesh, bit for bit,
+ * and its messages. */
+static void check_refined_on_device(const clmg_mesh *coarse, int times, const char *what) {
+  clmg_error error = {{0}};
+  clmg_mesh host = {0}, device = {0};
+  CHECK_HOST(clmg_mesh_copy(coarse, &host, &error), error);
+  for (int k = 0; k < times; ++k) {
+    clmg_mesh fine = {0};
+    CHECK_HOST(clmg_mesh_refine(&host, &fine, &error), error);
+    clmg_mesh_free(&host);
+    host = fine;
+  }
+  CHECK_OK(clmg_mesh_refine_on_device(ctx, coarse, times, &device));
+  assert_same_mesh(&device, &host, what);
+  print_message("%s refined %d times on the device: %zu cells, %zu vertices, as on the host\n",
+                what, times, device.num_cells, device.num_vertices);
+  clmg_mesh_free(&host);
+  clmg_mesh_free(&device);
+}
+
+static void test_refine_on_device(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh mesh = {0};
+  CHECK_HOST(clmg_mesh_circle(&mesh, &error), error);
+  check_refined_on_device(&mesh, 4, "CIRCLE");
+  clmg_mesh_free(&mesh);
+  CHECK_HOST(clmg_mesh_blood(&mesh, &error), error);
+  check_refined_on_device(&mesh, 2, "BLOOD");
+  clmg_mesh_free(&mesh);
+  CHECK_HOST(clmg_mesh_box(2, 5, 0.25, 3, &mesh, &error), error);
+  check_refined_on_device(&mesh, 3, "distorted square");
+  clmg_mesh_free(&mesh);
+  CHECK_HOST(clmg_mesh_box(3, 3, 0.2, 7, &mesh, &error), error);
+  check_refined_on_device(&mesh, 2, "distorted box");
+  /* materials go to the children */
+  mesh.cell_material = malloc(mesh.num_cells * sizeof *mesh.cell_material);
+  assert_non_null(mesh.cell_material);
+  for (size_t k = 0; k < mesh.num_cells; ++k)
+    mesh.cell_material[k] = 1 + (int32_t)(k % 3);
+  check_refined_on_device(&mesh, 2, "distorted box with materials");
+  clmg_mesh_free(&mesh);
+  CHECK_HOST(clmg_mesh_pipe(&mesh, &error), error);
+  check_refined_on_device(&mesh, 2, "pipe");
+  clmg_mesh_free(&mesh);
+  star_mesh(10, &mesh);
+  check_refined_on_device(&mesh, 3, "star of 10 cells");
+  check_refined_on_device(&mesh, 0, "star of 10 cells");
+  clmg_mesh_free(&mesh);
+
+  /* a thin parallelogram (quality 1.5e-12): the device's screen leaves it
+   * to the host's full check, which passes it */
+  const double slanted[8] = {0, 0, 1, 0, 1, 1.5e-12, 2, 1.5e-12};
+  one_quadrilateral(slanted, 0.0, 0.0, 0.0, &mesh);
+  check_refined_on_device(&mesh, 1, "thin parallelogram");
+  clmg_mesh_free(&mesh);
+
+  /* the host's messages: a midpoint on the circle's centre, a cell folded
+   * by the projection */
+  clmg_mesh fine = {0};
+  const double strip[8] = {-1, 0, 1, 0, -1, 1, 1, 1};
+  one_quadrilateral(strip, 0.0, 0.0, 1.0, &mesh);
+  assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &fine), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(clmg_context_message(ctx),
+                 "new vertex 4 lies on the centre of the shape of tag 1");
+  assert_null(fine.cells);
+  clmg_mesh_free(&mesh);
+  const double square[8] = {0, 0, 1, 0, 0, 1, 1, 1};
+  one_quadrilateral(square, 0.5, 5.0, 0.5, &mesh);
+  assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &fine), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(clmg_context_message(ctx),
+                 "refinement folds fine cell 0 (child 0 of coarse cell 0)");
+  CHECK_CONTAINS(clmg_context_message(ctx), "after boundary projection");
+  clmg_mesh_free(&mesh);
+
+  /* simplices are the host's; bad arguments */
+  CHECK_HOST(clmg_mesh_regular_tetrahedra(0, &mesh, &error), error);
+  assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &fine), CLMG_ERROR_UNSUPPORTED);
+  CHECK_CONTAINS(clmg_context_message(ctx), "tetrahedra");
+  assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, -1, &fine), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &mesh), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_mesh_free(&mesh);
 }
 
 static int setup(void **state) {
@@ -651,7 +796,7 @@ int main(void) {
       cmocka_unit_test(test_numberings_agree),         cmocka_unit_test(test_manufactured_orders),
       cmocka_unit_test(test_smoothers_and_cycles_q2),  cmocka_unit_test(test_blood),
       cmocka_unit_test(test_mixed_precision_circle),   cmocka_unit_test(test_device_hierarchy),
-      cmocka_unit_test(test_device_hierarchy_refuses),
+      cmocka_unit_test(test_device_hierarchy_refuses), cmocka_unit_test(test_refine_on_device),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("gmg", tests, setup, teardown);

@@ -143,12 +143,14 @@ CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
  * own numbering (for output and error norms). */
 /* ---- the same hierarchy assembled on the device ----
  * The levels of clmg_fe_poisson_hierarchy in the 2LV numbering (the mesh's
- * own, so no permutation), with every level's matrix, prolongation and
- * restriction built by kernels as CSR arrays on the device: the host
- * refines the meshes, numbers the DOFs and finds the Dirichlet DOFs (work
- * in proportion to the cells, not to the matrix entries); nothing of the
- * matrices' size crosses the bus. The arrays equal those of
- * clmg_fe_poisson_hierarchy to rounding and are meant for
+ * own, so no permutation), built on the device: only the coarse mesh goes
+ * up; every level's mesh is refined there (clmg_mesh_refine_on_device), its
+ * DOFs numbered and its Dirichlet DOFs found there, and kernels build every
+ * level's matrix, prolongation and restriction as CSR arrays; the finest
+ * mesh and its space come back to the host. On a device without fp64 the
+ * host refines and numbers (coordinates need doubles) and uploads each
+ * level. Nothing of the matrices' size crosses the bus. The arrays equal
+ * those of clmg_fe_poisson_hierarchy to rounding and are meant for
  * clmg_multigrid_create_from_csr_device. Values, b and x0 (the finest
  * level's right-hand side and initial guess, g on Dirichlet DOFs) are
  * double, or float on a device without fp64. A constant source
@@ -158,8 +160,11 @@ CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
 typedef struct clmg_fe_device_hierarchy {
   int num_levels;
   int degree;
-  clmg_mesh *meshes;     /* num_levels; meshes[0] is a copy of the coarse mesh */
-  clmg_fe_space *spaces; /* num_levels */
+  /* num_levels: meshes[0] is a copy of the coarse mesh and the finest
+   * level has its mesh and space; the levels between are empty (zeroed)
+   * where the device refined them (fp64), filled where the host did */
+  clmg_mesh *meshes;
+  clmg_fe_space *spaces;
   clmg_csr_device *a;    /* num_levels */
   clmg_csr_device *p;    /* num_levels; p[0] empty */
   clmg_csr_device *r;    /* num_levels; r[0] empty: r[l] = p[l]^T */
@@ -167,9 +172,10 @@ typedef struct clmg_fe_device_hierarchy {
   clmg_vector *x0;       /* finest level */
   uint8_t *is_dirichlet; /* finest level, on the host */
   /* Where the setup's time went (wall seconds, all levels): refining the
-   * meshes, numbering the DOFs (the spaces), finding the Dirichlet DOFs, all
-   * on the host; and the device's part (uploads, adjacency, pattern,
-   * element matrices, rows, P and R), each level's ended by a wait. */
+   * meshes, numbering the DOFs (with the finest mesh and space brought to
+   * the host), finding the Dirichlet DOFs (with g on the finest level), and
+   * the assembly (element matrices, pattern, rows, P and R); each level's
+   * work ends with a wait. */
   double refine_s, number_s, dirichlet_s, device_s;
 } clmg_fe_device_hierarchy;
 
@@ -179,6 +185,15 @@ CLMG_API clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context,
                                                       const clmg_poisson_problem *problem,
                                                       clmg_fe_device_hierarchy *out);
 CLMG_API void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *hierarchy);
+
+/* clmg_mesh_refine applied `times` times, on the device: the same fine mesh
+ * (vertices in the same order with bit-identical coordinates, cells,
+ * boundary faces and tags, materials, shapes), with only the coarse mesh
+ * going up and the fine mesh coming back. Quadrilaterals and hexahedra, on
+ * a device with fp64 (coordinates are doubles). Failures (a bad coarse
+ * mesh, a cell folded by projection) give clmg_mesh_refine's messages. */
+CLMG_API clmg_status clmg_mesh_refine_on_device(clmg_context *context, const clmg_mesh *coarse,
+                                                int times, clmg_mesh *fine);
 
 CLMG_API void clmg_fe_hierarchy_unpermute(const clmg_fe_hierarchy *hierarchy,
                                           const double *u_numbered, double *u_mesh);

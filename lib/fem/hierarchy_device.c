@@ -1,20 +1,22 @@
 /* Geometric multigrid hierarchies assembled on the device
- * (clmg_fe_poisson_hierarchy_device; kernels in cl/fe_hierarchy.cl).
+ * (clmg_fe_poisson_hierarchy_device; kernels in cl/fe_hierarchy.cl and
+ * cl/mesh_device.cl).
  *
- * The host keeps what is proportional to the cells and cheap there: it
- * refines the meshes, numbers each level's DOFs and finds the Dirichlet
- * DOFs. Per level it uploads the cells' DOFs and vertices, the coordinates
- * and the Dirichlet mask (about 4 (dofs + 2^dim) + 8 dim + 4 bytes per
- * cell); the kernels then build the DOF-to-cell adjacency, the pattern, the
+ * Only the coarse mesh goes up: each level's mesh is refined on the device
+ * (lib/fem/mesh_device.c), its DOFs numbered and its Dirichlet DOFs found
+ * there, and the kernels build the DOF-to-cell adjacency, the pattern, the
  * values, the prolongation from the coarser level and its transpose. Row
- * offsets are summed on the host from counts (clmg_offsets_from_counts), so
- * what crosses the bus is a few bytes per row, never per matrix entry; the
- * host assembly (lib/fem/hierarchy.c) moves every entry of every matrix.
+ * offsets come from device scans (clmg_offsets_from_counts); what crosses
+ * the bus per level is a few totals and flags, and at the end the finest
+ * mesh, which the caller gets on the host with its space. On a device
+ * without fp64 the host refines and numbers (coordinates need doubles) and
+ * each level goes up as before.
  *
  * The values use the host assembly's quadrature tables and sum each entry's
  * cells in the same order, so they agree with clmg_fe_poisson_hierarchy to
  * rounding (tests/test_gmg.c compares them). */
 #include "fem/fe_internal.h"
+#include "fem/mesh_device.h"
 #include "fem/mesh_internal.h"
 
 #include <math.h>
@@ -24,11 +26,14 @@
 
 /* A level's device data that the next level's prolongation reads too. */
 typedef struct device_level {
+  clmg_device_mesh mesh;
   size_t num_dofs;
-  clmg_vector *cell_dofs;  /* int32, cells x dofs per cell */
-  clmg_vector *eliminated; /* uint32, num_dofs: 1 on Dirichlet DOFs */
-  clmg_vector *start;      /* int64, num_dofs + 1: DOF -> cells */
-  clmg_vector *list;       /* int64: cell * dofs per cell + local, increasing per DOF */
+  const clmg_vector *cell_dofs; /* int32, cells x dofs per cell: the mesh's cells (Q1) or
+                                   nodes (Q2), or own_dofs */
+  const clmg_vector *start;     /* int64, num_dofs + 1: DOF -> cells */
+  const clmg_vector *list;      /* int64: cell * dofs per cell + local, increasing per DOF */
+  clmg_vector *own_dofs, *own_start, *own_list; /* where not the mesh's */
+  clmg_vector *eliminated;                      /* uint32, num_dofs: 1 on Dirichlet DOFs */
 } device_level;
 
 typedef struct builder {
@@ -42,10 +47,11 @@ typedef struct builder {
 } builder;
 
 static void device_level_free(device_level *level) {
-  clmg_vector_destroy(level->cell_dofs);
+  clmg_device_mesh_free(&level->mesh);
+  clmg_vector_destroy(level->own_dofs);
+  clmg_vector_destroy(level->own_start);
+  clmg_vector_destroy(level->own_list);
   clmg_vector_destroy(level->eliminated);
-  clmg_vector_destroy(level->start);
-  clmg_vector_destroy(level->list);
   memset(level, 0, sizeof *level);
 }
 
@@ -133,14 +139,43 @@ static void builder_free(builder *b) {
   clmg_vector_destroy(b->transfer);
 }
 
-/* The level's cells' DOFs and Dirichlet mask on the device, and its DOF ->
- * cells adjacency built there (counts, offsets, an unordered fill, a sort
- * per DOF). */
-static clmg_status upload_level(const builder *b, const clmg_fe_space *space, const uint8_t *mask,
-                                device_level *level) {
+/* The level's DOFs: Q1's are the mesh's vertices, whose cells the mesh's
+ * adjacency lists; Q2's the mesh's degree-2 nodes, numbered on the device
+ * (cell_dofs given: uploaded from the host's space instead). */
+static clmg_status number_level(const builder *b, const int32_t *host_cell_dofs,
+                                size_t host_num_dofs, device_level *level) {
   clmg_context *context = b->context;
-  size_t n = space->num_dofs, entries = space->mesh->num_cells * space->dofs_per_cell, total = 0;
-  level->num_dofs = n;
+  clmg_device_mesh *mesh = &level->mesh;
+  clmg_status status = CLMG_SUCCESS;
+  if (b->degree == 1) {
+    status = clmg_device_mesh_adjacency(context, mesh);
+    level->num_dofs = mesh->num_vertices;
+    level->cell_dofs = mesh->cells;
+    level->start = mesh->start;
+    level->list = mesh->list;
+    return status;
+  }
+  if (host_cell_dofs) {
+    level->num_dofs = host_num_dofs;
+    status = clmg_vector_create_from_host(context, CLMG_INT32, mesh->num_cells * b->dofs_per_cell,
+                                          host_cell_dofs, &level->own_dofs);
+    level->cell_dofs = level->own_dofs;
+  } else {
+    status = clmg_device_mesh_number_nodes(context, mesh);
+    level->num_dofs = mesh->num_nodes;
+    level->cell_dofs = mesh->nodes;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_device_adjacency(context, level->cell_dofs, level->num_dofs, &level->own_start,
+                                   &level->own_list);
+  level->start = level->own_start;
+  level->list = level->own_list;
+  return status;
+}
+
+/* The host's Dirichlet mask on the device. */
+static clmg_status upload_mask(clmg_context *context, const uint8_t *mask, device_level *level) {
+  size_t n = level->num_dofs;
   uint32_t *eliminated = clmg_alloc_array(n ? n : 1, sizeof *eliminated);
   if (!eliminated)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
@@ -150,47 +185,6 @@ static clmg_status upload_level(const builder *b, const clmg_fe_space *space, co
   clmg_status status =
       clmg_vector_create_from_host(context, CLMG_UINT32, n, eliminated, &level->eliminated);
   free(eliminated);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(context, CLMG_INT32, entries, space->cell_dofs,
-                                          &level->cell_dofs);
-
-  clmg_vector *count = NULL;
-  clmg_kernel_args args;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, n, &count);
-  if (status == CLMG_SUCCESS)
-    status = get_kernel(b, "fe_dof_cells_count", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, entries);
-    clmg_arg_buffer(&args, level->cell_dofs->buffer);
-    clmg_arg_buffer(&args, count->buffer);
-    status = clmg_launch_args(&args, entries);
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, count, &level->start, &total);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(count, 0.0); /* the cursors of the fill */
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT64, total, &level->list);
-  if (status == CLMG_SUCCESS)
-    status = get_kernel(b, "fe_dof_cells_fill", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, entries);
-    clmg_arg_buffer(&args, level->cell_dofs->buffer);
-    clmg_arg_buffer(&args, level->start->buffer);
-    clmg_arg_buffer(&args, count->buffer);
-    clmg_arg_buffer(&args, level->list->buffer);
-    status = clmg_launch_args(&args, entries);
-  }
-  if (status == CLMG_SUCCESS)
-    status = get_kernel(b, "fe_dof_cells_sort", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, level->start->buffer);
-    clmg_arg_buffer(&args, level->list->buffer);
-    status = clmg_launch_args(&args, n);
-  }
-  clmg_vector_destroy(count);
   return status;
 }
 
@@ -211,35 +205,26 @@ static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint 
 
 /* Every cell's element stiffness matrix (upper triangle) and load vector,
  * and whether a cell has a non-positive Jacobian determinant. */
-static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh,
-                                    const device_level *level, double source,
+static clmg_status element_matrices(const builder *b, const device_level *level, double source,
                                     clmg_vector **stiffness, clmg_vector **element_load) {
   clmg_context *context = b->context;
+  const clmg_device_mesh *mesh = &level->mesh;
   size_t cells = mesh->num_cells, dofs = b->dofs_per_cell, upper = dofs * (dofs + 1) / 2;
-  clmg_vector *coords = NULL, *own_vertices = NULL, *bad = NULL;
-  clmg_status status = clmg_vector_create_from_host(
-      context, b->precision, mesh->num_vertices * (size_t)mesh->dim, mesh->coords, &coords);
-  /* Q1's DOFs are the vertices (the space copies the cells): the cells'
-   * DOFs already on the device serve; Q2 uploads the corners */
-  const clmg_vector *cell_vertices = level->cell_dofs;
-  if (status == CLMG_SUCCESS && b->degree != 1) {
-    status = clmg_vector_create_from_host(context, CLMG_INT32, cells * b->children, mesh->cells,
-                                          &own_vertices);
-    cell_vertices = own_vertices;
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
+  clmg_vector *bad = NULL;
+  clmg_status status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, b->precision, cells * dofs, element_load);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_INT32, 1, &bad);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(bad, 0.0);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS)
     status = get_kernel(b, "fe_element_matrices", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, cells);
-    clmg_arg_buffer(&args, cell_vertices->buffer);
-    clmg_arg_buffer(&args, coords->buffer);
+    clmg_arg_buffer(&args, mesh->cells->buffer);
+    clmg_arg_buffer(&args, mesh->coords->buffer);
     clmg_arg_buffer(&args, b->table->buffer);
     clmg_arg_real(&args, b->precision, source);
     clmg_arg_buffer(&args, (*stiffness)->buffer);
@@ -255,8 +240,6 @@ static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh,
                        "a cell of the %zu-cell mesh has a non-positive Jacobian determinant at a "
                        "quadrature point: inverted or degenerate cell",
                        cells);
-  clmg_vector_destroy(coords);
-  clmg_vector_destroy(own_vertices);
   clmg_vector_destroy(bad);
   return status;
 }
@@ -264,17 +247,16 @@ static clmg_status element_matrices(const builder *b, const clmg_mesh *mesh,
 /* The level's matrix (pattern, element matrices, then the rows' values)
  * and, for the finest level (g given), b and x0. load: the source
  * function's integrals, or NULL. */
-static clmg_status assemble_level(const builder *b, const clmg_fe_space *space,
-                                  const device_level *level, double source, const double *g,
-                                  const double *load, clmg_csr_device *a, clmg_vector **rhs,
-                                  clmg_vector **x0) {
+static clmg_status assemble_level(const builder *b, const device_level *level, double source,
+                                  const double *g, const double *load, clmg_csr_device *a,
+                                  clmg_vector **rhs, clmg_vector **x0) {
   clmg_context *context = b->context;
-  size_t n = space->num_dofs;
+  size_t n = level->num_dofs;
   clmg_vector *stiffness = NULL, *element_load = NULL, *g_device = NULL, *load_device = NULL;
   clmg_status status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_pattern",
                                                   n, n, b->precision, pattern_arguments, level, a);
   if (status == CLMG_SUCCESS)
-    status = element_matrices(b, space->mesh, level, source, &stiffness, &element_load);
+    status = element_matrices(b, level, source, &stiffness, &element_load);
   if (status == CLMG_SUCCESS && g)
     status = clmg_vector_create_from_host(context, b->precision, n, g, &g_device);
   if (status == CLMG_SUCCESS && load)
@@ -390,6 +372,114 @@ void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *h) {
   memset(h, 0, sizeof *h);
 }
 
+/* The level's mesh on the device: the coarse mesh uploaded, or the
+ * previous level's refined there (no fp64: refined on the host into
+ * h->meshes[level] and uploaded). */
+static clmg_status level_mesh(const builder *b, clmg_fe_device_hierarchy *h, size_t level,
+                              int on_device, device_level *previous, device_level *current) {
+  clmg_context *context = b->context;
+  clmg_error error = {{0}};
+  if (level == 0) {
+    clmg_status status = clmg_mesh_check(&h->meshes[0], &error);
+    return status != CLMG_SUCCESS
+               ? host_failure(context, status, &error)
+               : clmg_device_mesh_upload(context, &h->meshes[0], b->precision, &current->mesh);
+  }
+  if (on_device)
+    return clmg_device_mesh_refine(context, &previous->mesh, &current->mesh);
+  /* a mesh from clmg_mesh_refine needs no second check */
+  clmg_status status =
+      clmg_mesh_refine_checked_input(&h->meshes[level - 1], &h->meshes[level], &error);
+  if (status != CLMG_SUCCESS)
+    return host_failure(context, status, &error);
+  return clmg_device_mesh_upload(context, &h->meshes[level], b->precision, &current->mesh);
+}
+
+/* The level's DOFs numbered on the device; the finest level's mesh and
+ * space come to the host. */
+static clmg_status device_numbering(const builder *b, clmg_fe_device_hierarchy *h, size_t level,
+                                    int finest, device_level *current) {
+  clmg_context *context = b->context;
+  clmg_status status = number_level(b, NULL, 0, current);
+  if (status != CLMG_SUCCESS || !finest)
+    return status;
+  if (level > 0)
+    status = clmg_device_mesh_download(context, &current->mesh, &h->meshes[0], (int)level,
+                                       &h->meshes[level]);
+  clmg_error error = {{0}};
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_fe_space_create_checked_input(&h->meshes[level], b->degree, &h->spaces[level], &error);
+  if (status == CLMG_SUCCESS && h->spaces[level].num_dofs != current->num_dofs)
+    status = clmg_error_set(&error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "the device numbered %zu DOFs, the host %zu", current->num_dofs,
+                            h->spaces[level].num_dofs);
+  return status == CLMG_SUCCESS || error.message[0] == 0 ? status
+                                                         : host_failure(context, status, &error);
+}
+
+/* The level's space on the host (h->meshes[level]) and its DOFs uploaded. */
+static clmg_status host_numbering(const builder *b, clmg_fe_device_hierarchy *h, size_t level,
+                                  device_level *current) {
+  clmg_error error = {{0}};
+  clmg_fe_space *space = &h->spaces[level];
+  clmg_status status =
+      level > 0 ? clmg_fe_space_create_checked_input(&h->meshes[level], b->degree, space, &error)
+                : clmg_fe_space_create(&h->meshes[level], b->degree, space, &error);
+  if (status != CLMG_SUCCESS)
+    return host_failure(b->context, status, &error);
+  return number_level(b, space->cell_dofs, space->num_dofs, current);
+}
+
+/* The level's Dirichlet DOFs on the device; the finest level's mask and
+ * tags come to the host (*mask, *tag_of). */
+static clmg_status device_dirichlet(const builder *b, const clmg_poisson_problem *problem,
+                                    int finest, device_level *current, uint8_t **mask,
+                                    int32_t **tag_of) {
+  clmg_context *context = b->context;
+  size_t n = current->num_dofs;
+  clmg_vector *tags = NULL;
+  clmg_status status =
+      clmg_device_mesh_dirichlet(context, &current->mesh, current->cell_dofs, b->degree, n, problem,
+                                 &current->eliminated, finest ? &tags : NULL);
+  if (status != CLMG_SUCCESS || !finest)
+    return status;
+  uint32_t *eliminated = clmg_alloc_array(n ? n : 1, sizeof *eliminated);
+  *mask = clmg_alloc_array(n ? n : 1, 1);
+  *tag_of = clmg_alloc_array(n ? n : 1, sizeof **tag_of);
+  if (!eliminated || !*mask || !*tag_of)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "no host memory for the Dirichlet DOFs of %zu DOFs", n);
+  if (status == CLMG_SUCCESS && n)
+    status = clmg_vector_download(current->eliminated, eliminated);
+  if (status == CLMG_SUCCESS && n)
+    status = clmg_vector_download(tags, *tag_of);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++)
+    (*mask)[i] = (uint8_t)eliminated[i];
+  free(eliminated);
+  clmg_vector_destroy(tags);
+  return status;
+}
+
+/* The level's Dirichlet DOFs on the host and the mask uploaded. */
+static clmg_status host_dirichlet(const builder *b, const clmg_fe_space *space,
+                                  const clmg_poisson_problem *problem, device_level *current,
+                                  uint8_t **mask, int32_t **tag_of) {
+  size_t n = space->num_dofs;
+  free(*mask);
+  free(*tag_of);
+  *mask = clmg_alloc_array(n ? n : 1, 1);
+  *tag_of = clmg_alloc_array(n ? n : 1, sizeof **tag_of);
+  if (!*mask || !*tag_of)
+    return clmg_fail(b->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the Dirichlet DOFs of %zu DOFs", n);
+  clmg_error error = {{0}};
+  clmg_status status = clmg_fe_mark_dirichlet(space, problem, *mask, *tag_of, &error);
+  if (status != CLMG_SUCCESS)
+    return host_failure(b->context, status, &error);
+  return upload_mask(b->context, *mask, current);
+}
+
 clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_mesh *coarse,
                                              int num_levels, int degree,
                                              const clmg_poisson_problem *problem,
@@ -432,6 +522,8 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
   h.r = calloc(levels, sizeof *h.r);
   builder b;
   clmg_status status = builder_init(&b, context, coarse->dim, degree);
+  /* doubles for the coordinates, or the host refines and numbers */
+  const int on_device = clmg_device_mesh_can_refine(context);
   device_level previous = {0}, current = {0};
   uint8_t *mask = NULL;
   int32_t *tag_of = NULL;
@@ -446,48 +538,27 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
   }
   double mark = clmg_seconds_now(); /* the end of the last phase timed */
   for (size_t level = 0; level < levels && status == CLMG_SUCCESS; level++) {
-    if (level > 0) {
-      /* a mesh from clmg_mesh_refine needs no second check */
-      status = level == 1
-                   ? clmg_mesh_refine(&h.meshes[0], &h.meshes[1], &error)
-                   : clmg_mesh_refine_checked_input(&h.meshes[level - 1], &h.meshes[level], &error);
-      if (status != CLMG_SUCCESS) {
-        status = host_failure(context, status, &error);
-        break;
-      }
-    }
+    const int finest = level + 1 == levels;
+    status = level_mesh(&b, &h, level, on_device, &previous, &current);
     h.refine_s += lap(&mark);
-    clmg_fe_space *space = &h.spaces[level];
-    status = level > 0 ? clmg_fe_space_create_checked_input(&h.meshes[level], degree, space, &error)
-                       : clmg_fe_space_create(&h.meshes[level], degree, space, &error);
-    size_t n = status == CLMG_SUCCESS ? space->num_dofs : 0;
-    free(mask);
-    free(tag_of);
-    mask = status == CLMG_SUCCESS ? clmg_alloc_array(n ? n : 1, 1) : NULL;
-    tag_of = status == CLMG_SUCCESS ? clmg_alloc_array(n ? n : 1, sizeof *tag_of) : NULL;
-    if (status == CLMG_SUCCESS && (!mask || !tag_of))
-      status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                              "cannot allocate level %zu with %zu DOFs", level, n);
+    if (status == CLMG_SUCCESS)
+      status = on_device ? device_numbering(&b, &h, level, finest, &current)
+                         : host_numbering(&b, &h, level, &current);
     h.number_s += lap(&mark);
     if (status == CLMG_SUCCESS)
-      status = clmg_fe_mark_dirichlet(space, problem, mask, tag_of, &error);
-    h.dirichlet_s += lap(&mark);
-    if (status != CLMG_SUCCESS) {
-      status = host_failure(context, status, &error);
-      break;
-    }
-    status = upload_level(&b, space, mask, &current);
-    int finest = level + 1 == levels;
+      status = on_device ? device_dirichlet(&b, problem, finest, &current, &mask, &tag_of)
+                         : host_dirichlet(&b, &h.spaces[level], problem, &current, &mask, &tag_of);
     if (status == CLMG_SUCCESS && finest)
-      status = finest_level_data(context, space, problem, mask, tag_of, &g, &load);
+      status = finest_level_data(context, &h.spaces[level], problem, mask, tag_of, &g, &load);
+    h.dirichlet_s += lap(&mark);
     if (status == CLMG_SUCCESS)
-      status = assemble_level(&b, space, &current, problem->source ? 0.0 : problem->source_constant,
+      status = assemble_level(&b, &current, problem->source ? 0.0 : problem->source_constant,
                               finest ? g : NULL, load, &h.a[level], &h.b, &h.x0);
     if (status == CLMG_SUCCESS && level > 0) {
       transfer_levels t = {&b, &previous, &current};
-      status = clmg_csr_device_build_rows(context, "fe_hierarchy", b.options, "fe_prolongation", n,
-                                          previous.num_dofs, b.precision, prolongation_arguments,
-                                          &t, &h.p[level]);
+      status = clmg_csr_device_build_rows(context, "fe_hierarchy", b.options, "fe_prolongation",
+                                          current.num_dofs, previous.num_dofs, b.precision,
+                                          prolongation_arguments, &t, &h.p[level]);
       if (status == CLMG_SUCCESS)
         status = clmg_csr_device_transpose(context, &h.p[level], &h.r[level]);
     }

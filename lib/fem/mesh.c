@@ -827,6 +827,37 @@ static void tensor_node_corners_init(int dim, tensor_node_corners *table) {
   }
 }
 
+size_t clmg_tensor_node_table(int dim, int32_t *table) {
+  tensor_node_corners corners;
+  tensor_node_corners_init(dim, &corners);
+  const int count = 1 << dim;
+  size_t n = 0;
+  for (int i = 0; i < corners.num_on[1]; i++) {
+    table[n++] = corners.node_on[1][i];
+    for (int m = 0; m < 2; m++)
+      table[n++] = corners.local_on[1][i][m];
+  }
+  for (int i = 0; i < corners.num_on[2] && dim == 3; i++) {
+    table[n++] = corners.node_on[2][i];
+    for (int m = 0; m < 4; m++)
+      table[n++] = corners.local_on[2][i][m];
+  }
+  table[n++] = corners.node_on[dim][0];
+  for (int m = 0; m < count; m++)
+    table[n++] = corners.local_on[dim][0][m];
+  for (int i = 0; i < count; i++)
+    table[n++] = corners.node_on[0][i];
+  /* child c's corner q: parent node (c + q) as digits */
+  for (int c = 0; c < count; c++)
+    for (int q = 0; q < count; q++) {
+      int node = 0, stride = 1;
+      for (int axis = 0; axis < dim; axis++, stride *= 3)
+        node += ((c >> axis & 1) + (q >> axis & 1)) * stride;
+      table[n++] = node;
+    }
+  return n;
+}
+
 /* Sorts count (1, 2, 4 or 8, a constant at each call) values with a fixed
  * network of compare-exchanges: no data-dependent branches. */
 static inline void sort_network(int32_t *values, int count) {

@@ -112,6 +112,24 @@ clmg_status clmg_mesh_lagrange_nodes_checked_input(const clmg_mesh *mesh, int de
                                                    double **node_coords,
                                                    int32_t **node_boundary_tag, clmg_error *error);
 
+/* The node table of cl/mesh_device.cl (its T_* layout) for tensor cells of
+ * dimension dim: per edge its degree-2 node and 2 local corners, per face
+ * (3D) its node and 4 local corners, the centre's node and local corners,
+ * the corners' nodes, and each child's corners as parent nodes, in the
+ * order the host's numbering and refinement use. Returns the number of
+ * entries written (at most CLMG_TENSOR_NODE_TABLE_SIZE). */
+enum { CLMG_TENSOR_NODE_TABLE_SIZE = 12 * 3 + 6 * 5 + 9 + 8 + 64 };
+size_t clmg_tensor_node_table(int dim, int32_t *table);
+
+/* The full check of the children of coarse cells first .. coarse_cells - 1
+ * (clmg_mesh_refine's, after the quality screen stopped at `first`): fine
+ * is the refined tensor mesh, tensor_nodes the coarse cells' 3^dim
+ * degree-2 nodes; projected says that boundary vertices were projected
+ * (for the message). */
+clmg_status clmg_mesh_check_refined_cells(size_t coarse_cells, int projected, const clmg_mesh *fine,
+                                          const int32_t *tensor_nodes, size_t first,
+                                          clmg_error *error);
+
 /* clmg_mesh_refine without its clmg_mesh_check of the coarse mesh: the caller
  * guarantees that coarse passed it or came from clmg_mesh_refine. */
 clmg_status clmg_mesh_refine_checked_input(const clmg_mesh *coarse, clmg_mesh *fine,

@@ -87,7 +87,6 @@ static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
                                      const int32_t *projection, const int32_t *tensor_nodes,
                                      clmg_error *error) {
   const int dim = coarse->dim;
-  const size_t children = (size_t)1 << dim;
   for (size_t v = coarse->num_vertices; v < fine->num_vertices && projection; v++) {
     const int32_t mark = projection[v - coarse->num_vertices];
     if (!mark)
@@ -111,8 +110,16 @@ static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
     for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
       first = job.first_unclear[t] < first ? job.first_unclear[t] : first;
   }
-  const size_t nodes_per_cell = dim == 2 ? 9 : 27;
-  for (size_t parent = first; parent < coarse->num_cells; parent++) {
+  return clmg_mesh_check_refined_cells(coarse->num_cells, coarse->num_shapes > 0, fine,
+                                       tensor_nodes, first, error);
+}
+
+clmg_status clmg_mesh_check_refined_cells(size_t coarse_cells, int projected, const clmg_mesh *fine,
+                                          const int32_t *tensor_nodes, size_t first,
+                                          clmg_error *error) {
+  const int dim = fine->dim;
+  const size_t children = (size_t)1 << dim, nodes_per_cell = dim == 2 ? 9 : 27;
+  for (size_t parent = first; parent < coarse_cells; parent++) {
     if (tensor_nodes && clmg_tensor_children_certainly_valid(
                             dim, fine->coords, tensor_nodes + parent * nodes_per_cell))
       continue; /* all its children pass */
@@ -125,7 +132,7 @@ static clmg_status project_and_check(const clmg_mesh *coarse, clmg_mesh *fine,
       double quality = clmg_mesh_quality_of_cell(fine, k, &corner, &det);
       if (quality > CLMG_MESH_MIN_CELL_QUALITY)
         continue;
-      const char *after = coarse->num_shapes ? " after boundary projection" : "";
+      const char *after = projected ? " after boundary projection" : "";
       if (fine->cell_type == CLMG_CELL_SIMPLEX)
         return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                               "refinement folds fine cell %zu (child %zu of coarse cell %zu): its "
