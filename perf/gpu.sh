@@ -28,6 +28,9 @@
 # A machine without network access: run perf/fetch-deps.sh on a Debian 12 (or
 # compatible) machine that has it and copy the repository with .deps/ over;
 # Python wheels in .whl/ (e.g. pyamg for the AMG baselines) are installed too.
+# .hypre/clmg_hypre_pcg (perf/build-hypre-baseline.sh: a static build against
+# a sequential hypre, no MPI needed) is the hypre AMG baseline where this
+# build has no clmg_hypre_pcg of its own (no hypre or MPI here).
 #
 # Logs and JSON land in an output directory (OUT, default ./perf-results in
 # the repository root):
@@ -74,7 +77,7 @@
 #   AMG_POCL_ARGS      ... on pocl (default "--regular-levels 1:2 --blobs-level 2")
 #   AMG_MTX_DIR        where the GPU run writes its matrices for the baselines
 #                      (pyamg when importable, hypre when clmg_hypre_pcg was
-#                      built); default /tmp/clmg-amg-mtx
+#                      built or .hypre/ carries it); default /tmp/clmg-amg-mtx
 #   SKIP_FLOW=1        skip the Navier-Stokes benchmark (clmg_perf_flow), the DFG
 #                      2D-1 runs of clmg flow and the cavity profiles against Ghia
 #   FLOW_GPU_ARGS      arguments for clmg_perf_flow on the GPU (default "--levels 3:7")
@@ -354,7 +357,13 @@ if [[ ${build_status} -eq 0 ]]; then
     section "AMG baselines on the same matrices (this machine's CPU)" | tee -a "${bench_log}"
     start_step
     hypre_args=()
-    [[ -x "${build_dir}/perf/clmg_hypre_pcg" ]] && hypre_args=(--hypre "${build_dir}/perf/clmg_hypre_pcg")
+    if [[ -x "${build_dir}/perf/clmg_hypre_pcg" ]]; then
+      hypre_args=(--hypre "${build_dir}/perf/clmg_hypre_pcg")
+    elif [[ -f .hypre/clmg_hypre_pcg ]]; then # carried (perf/build-hypre-baseline.sh)
+      [[ -x .hypre/clmg_hypre_pcg ]] || chmod +x .hypre/clmg_hypre_pcg # a copy may drop the mode
+      hypre_args=(--hypre "${repo_root}/.hypre/clmg_hypre_pcg")
+      [[ -f .hypre/VERSION ]] && tee -a "${bench_log}" <.hypre/VERSION
+    fi
     PYTHONUNBUFFERED=1 python3 perf/amg_baselines.py "${amg_mtx_dir}" "${hypre_args[@]}" \
       --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
     record "amg baselines" $?

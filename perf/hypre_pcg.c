@@ -18,6 +18,12 @@
  * expanded here), square; duplicate entries are summed. b: array real or
  * integer with one column (default: all ones). It is a standalone program:
  * it does not use clmg.
+ *
+ * It builds against an MPI hypre (Debian's libhypre-dev) or a sequential one
+ * (configure --without-MPI, which defines HYPRE_SEQUENTIAL): there hypre's
+ * own MPI stand-ins (_hypre_utilities.h) replace MPI's calls, one process.
+ * perf/build-hypre-baseline.sh links it statically against a sequential
+ * hypre, for a machine that has neither hypre nor MPI.
  */
 #define _POSIX_C_SOURCE 200809L /* getline, strcasecmp, clock_gettime */
 
@@ -34,14 +40,26 @@
 #include <strings.h>
 #include <time.h>
 
+#include <HYPRE_config.h>
+
+#ifndef HYPRE_SEQUENTIAL
 #include <mpi.h>
+#endif
 
 #include <HYPRE.h>
-#include <HYPRE_config.h>
 #include <HYPRE_IJ_mv.h>
 #include <HYPRE_krylov.h>
 #include <HYPRE_parcsr_ls.h>
 #include <HYPRE_utilities.h>
+
+#ifdef HYPRE_SEQUENTIAL
+/* hypre without MPI: its stand-ins map MPI_Init, MPI_Finalize, MPI_Comm,
+ * MPI_COMM_WORLD and MPI_SUCCESS to hypre_MPI_* (one process). */
+#include <_hypre_utilities.h>
+#define HYPRE_MPI_BUILD "none (sequential hypre)"
+#else
+#define HYPRE_MPI_BUILD "MPI"
+#endif
 
 #if defined(HYPRE_USING_OPENMP) && defined(_OPENMP)
 #include <omp.h>
@@ -784,8 +802,9 @@ static void print_result_json(const options *o, const csr *a, const result *r) {
   } else {
     printf("\"ones\"");
   }
-  printf(", \"rows\": %d, \"nonzeros\": %zu, \"mpi_ranks\": 1, \"threads\": %d", (int)a->n, a->nnz,
-         r->threads);
+  printf(", \"rows\": %d, \"nonzeros\": %zu, \"mpi\": ", (int)a->n, a->nnz);
+  json_string(HYPRE_MPI_BUILD);
+  printf(", \"mpi_ranks\": 1, \"threads\": %d", r->threads);
   printf(", \"tol\": %g, \"maxit\": %ld, \"setup_s\": ", o->tol, o->maxit);
   json_number("%.6f", r->setup_s);
   printf(", \"solve_s\": ");
@@ -820,9 +839,13 @@ int main(int argc, char **argv) {
     goto out;
   }
   mpi = true;
+#ifdef HYPRE_SEQUENTIAL
+  int nranks = 1, rank = 0; /* no MPI: one process */
+#else
   int nranks = 0, rank = 0;
   MPI_Comm_size(MPI_COMM_WORLD, &nranks);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+#endif
   quiet = rank != 0;
   if (nranks != 1) {
     fail("run on one MPI rank (got %d): the baseline builds the whole matrix on rank 0", nranks);
