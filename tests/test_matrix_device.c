@@ -1,9 +1,12 @@
 /* Device matrices made from CSR arrays on the device
  * (clmg_matrix_create_from_device) and their in-place value updates: every
  * format and precision must act exactly as the matrix made from the same
- * host CSR (the same layout and kernels, so bit for bit), on random
- * matrices with empty rows and very long rows; diagonals follow updates; a
- * hierarchy refreshed after an update gives the iterates of one built anew. */
+ * host CSR (the same layout, made on the device, and the same kernels, so
+ * bit for bit), on random matrices with empty rows and very long rows, on
+ * prolongation-like and FE-like rows, for slice heights and windows that do
+ * not divide the rows; bad offsets are reported by row; diagonals follow
+ * updates; a hierarchy refreshed after an update gives the iterates of one
+ * built anew. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -158,6 +161,220 @@ static void test_every_format_and_update(void **state) {
   clmg_csr_free(&a);
 }
 
+/* y = A x of two matrices of any shape agree bit for bit; for square ones
+ * also the Jacobi step and the diagonal, and the row sums of squares to
+ * rounding (the host sums them in double, the device in the precision). */
+static void expect_same_products(clmg_matrix *from_host, clmg_matrix *from_device, clmg_dtype type,
+                                 size_t rows, size_t cols, const char *what) {
+  if (rows == cols && rows > 0) {
+    expect_same(from_host, from_device, type, rows, what);
+    clmg_vector *s1 = NULL, *s2 = NULL;
+    CHECK_OK(clmg_vector_create(ctx, type, rows, &s1));
+    CHECK_OK(clmg_vector_create(ctx, type, rows, &s2));
+    CHECK_OK(clmg_matrix_row_sum_squares(from_host, s1));
+    CHECK_OK(clmg_matrix_row_sum_squares(from_device, s2));
+    double *h1 = malloc(rows * sizeof *h1), *h2 = malloc(rows * sizeof *h2);
+    assert_non_null(h1);
+    assert_non_null(h2);
+    CHECK_OK(clmg_vector_download_doubles(s1, h1));
+    CHECK_OK(clmg_vector_download_doubles(s2, h2));
+    double tolerance = type == CLMG_FLOAT ? 1e-5 : 1e-13;
+    for (size_t i = 0; i < rows; ++i)
+      if (fabs(h1[i] - h2[i]) > tolerance * h1[i])
+        fail_msg("%s, row sums of squares, row %zu: %.17g from host CSR, %.17g from device "
+                 "arrays",
+                 what, i, h1[i], h2[i]);
+    free(h1);
+    free(h2);
+    clmg_vector_destroy(s1);
+    clmg_vector_destroy(s2);
+    return;
+  }
+  clmg_vector *x = NULL, *y1 = NULL, *y2 = NULL;
+  CHECK_OK(clmg_vector_create(ctx, type, cols, &x));
+  CHECK_OK(clmg_vector_create(ctx, type, rows, &y1));
+  CHECK_OK(clmg_vector_create(ctx, type, rows, &y2));
+  double *host = malloc((cols ? cols : 1) * sizeof *host);
+  double *h1 = malloc((rows ? rows : 1) * sizeof *h1), *h2 = malloc((rows ? rows : 1) * sizeof *h2);
+  assert_non_null(host);
+  assert_non_null(h1);
+  assert_non_null(h2);
+  for (size_t j = 0; j < cols; ++j)
+    host[j] = rng_uniform();
+  if (cols > 0)
+    CHECK_OK(clmg_vector_upload_doubles(x, host));
+  CHECK_OK(clmg_spmv(1.0, from_host, x, 0.0, y1));
+  CHECK_OK(clmg_spmv(1.0, from_device, x, 0.0, y2));
+  if (rows > 0) {
+    CHECK_OK(clmg_vector_download_doubles(y1, h1));
+    CHECK_OK(clmg_vector_download_doubles(y2, h2));
+  }
+  for (size_t i = 0; i < rows; ++i)
+    if (h1[i] != h2[i])
+      fail_msg("%s, spmv, row %zu: %.17g from host CSR, %.17g from device arrays", what, i, h1[i],
+               h2[i]);
+  free(host);
+  free(h1);
+  free(h2);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(y1);
+  clmg_vector_destroy(y2);
+}
+
+/* A rows x cols matrix whose row i has length(i) entries on consecutive
+ * columns (mod cols) from a random one, values random. */
+typedef size_t (*row_length_fn)(size_t i, size_t rows);
+
+static clmg_csr matrix_of_lengths(size_t rows, size_t cols, row_length_fn length) {
+  triplets t = {0};
+  for (size_t i = 0; i < rows; ++i) {
+    size_t count = length(i, rows), first = rng_below(cols);
+    for (size_t k = 0; k < count && k < cols; ++k)
+      triplets_add(&t, i, (first + k) % cols, rng_uniform() + (k == 0 ? 3.0 : 0.0));
+  }
+  clmg_csr a = triplets_to_csr(&t, rows > cols ? rows : cols);
+  a.rows = rows; /* triplets_to_csr makes it square; the rows beyond are empty */
+  a.cols = cols;
+  return a;
+}
+
+/* Empty rows, three very long rows, and lengths spread over 0..69 (within a
+ * window of the sort, more than the counting sort of matrix.c handles). */
+static size_t irregular_length(size_t i, size_t rows) {
+  if (i == 7 || i == rows / 2 || i == rows - 1)
+    return 1500;
+  return i % 11 == 5 ? 0 : rng_below(70);
+}
+
+/* A prolongation: rows of 1, 2 or 4 entries (vertices, edges, cells). */
+static size_t prolongation_length(size_t i, size_t rows) {
+  (void)i;
+  (void)rows;
+  static const size_t lengths[4] = {1, 2, 2, 4};
+  return lengths[rng_below(4)];
+}
+
+/* FE-like: 9 entries a row, fewer on the first and last rows. */
+static size_t uniform_length(size_t i, size_t rows) {
+  return i < 5 || i + 5 >= rows ? 4 + i % 3 : 9;
+}
+
+/* A few distinct lengths, none short. */
+static size_t few_lengths(size_t i, size_t rows) {
+  (void)i;
+  (void)rows;
+  static const size_t lengths[5] = {3, 5, 7, 12, 27};
+  return lengths[rng_below(5)];
+}
+
+static size_t tiny_length(size_t i, size_t rows) {
+  (void)rows;
+  return (size_t[]){0, 2, 1}[i % 3];
+}
+
+static size_t no_entries(size_t i, size_t rows) {
+  (void)i;
+  (void)rows;
+  return 0;
+}
+
+/* The same layout from host CSR and from device arrays, for every format
+ * and the shapes its options give: the same format, description, stored
+ * entries and device bytes, and the same products bit for bit. */
+static void test_same_layout_as_host(void **state) {
+  (void)state;
+  const struct {
+    const char *name;
+    size_t rows, cols;
+    row_length_fn length;
+  } kinds[] = {
+      {"irregular", 2501, 2501, irregular_length},
+      {"prolongation", 1003, 251, prolongation_length},
+      {"uniform", 777, 777, uniform_length},
+      {"few lengths", 1500, 1500, few_lengths},
+      {"tiny", 3, 3, tiny_length},
+      {"empty", 5, 5, no_entries},
+  };
+  /* format, csr_vector_min, csr_lanes, ellr_threads, sell_slice, sell_sigma */
+  const unsigned shapes[][6] = {
+      {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},     {CLMG_FORMAT_CSR, 0, 0, 0, 0, 0},
+      {CLMG_FORMAT_CSR, 100, 0, 0, 0, 0},    {CLMG_FORMAT_CSR, 10, 4, 0, 0, 0},
+      {CLMG_FORMAT_ELLR, 0, 0, 0, 0, 0},     {CLMG_FORMAT_ELLR, 0, 0, 2, 0, 0},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 0, 0},     {CLMG_FORMAT_SELL, 0, 0, 0, 1, 0},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 4, 5},     {CLMG_FORMAT_SELL, 0, 0, 0, 8, 1},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 8, 64},    {CLMG_FORMAT_SELL, 0, 0, 0, 32, 100},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 16, 4096},
+  };
+  for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
+    clmg_csr a = matrix_of_lengths(kinds[k].rows, kinds[k].cols, kinds[k].length);
+    device_arrays d = upload_arrays(&a, CLMG_DOUBLE);
+    for (int p = 0; p < 2; ++p)
+      for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+        clmg_dtype type = p ? CLMG_FLOAT : CLMG_DOUBLE;
+        clmg_matrix_options o;
+        clmg_matrix_options_defaults(&o);
+        o.format = (clmg_matrix_format)shapes[s][0];
+        o.csr_vector_min = shapes[s][1];
+        o.csr_lanes = shapes[s][2];
+        o.ellr_threads = shapes[s][3];
+        o.sell_slice = shapes[s][4];
+        o.sell_sigma = shapes[s][5];
+        o.precision = type;
+        char what[128];
+        snprintf(what, sizeof what, "%s %s %s (shape %zu)", kinds[k].name,
+                 clmg_matrix_format_name(o.format), clmg_dtype_name(type), s);
+        clmg_matrix *host = NULL, *device = NULL;
+        CHECK_OK(clmg_matrix_create(ctx, &a, &o, &host));
+        CHECK_OK(clmg_matrix_create_from_device(ctx, a.rows, a.cols, d.row_ptr, d.col, d.val, &o,
+                                                &device));
+        if (clmg_matrix_format_of(host) != clmg_matrix_format_of(device) ||
+            strcmp(clmg_matrix_describe(host), clmg_matrix_describe(device)) != 0 ||
+            clmg_matrix_stored_entries(host) != clmg_matrix_stored_entries(device) ||
+            clmg_matrix_nnz(host) != clmg_matrix_nnz(device))
+          fail_msg("%s: \"%s\" storing %zu of %zu from host CSR, \"%s\" storing %zu of %zu from "
+                   "device arrays",
+                   what, clmg_matrix_describe(host), clmg_matrix_stored_entries(host),
+                   clmg_matrix_nnz(host), clmg_matrix_describe(device),
+                   clmg_matrix_stored_entries(device), clmg_matrix_nnz(device));
+        assert_int_equal(clmg_matrix_device_bytes(host), clmg_matrix_device_bytes(device));
+        expect_same_products(host, device, type, a.rows, a.cols, what);
+        clmg_matrix_destroy(host);
+        clmg_matrix_destroy(device);
+      }
+    free_arrays(&d);
+    clmg_csr_free(&a);
+  }
+}
+
+/* Offsets made on the device (the transpose's, from its column counts)
+ * over many scan blocks and more blocks than a work-group has work-items:
+ * the same as the host transpose's. */
+static void test_device_offsets(void **state) {
+  (void)state;
+  const size_t rows = 3000, cols = 700001;
+  triplets t = {0};
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t k = 0; k < 400; ++k)
+      triplets_add(&t, i, rng_below(cols), 1.0);
+  clmg_csr a = triplets_to_csr(&t, cols);
+  a.rows = rows;
+  clmg_csr expected = {0}, copy = {0};
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_csr_transpose(&a, &expected, &error));
+  clmg_csr_device da = {0}, dt = {0};
+  CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &da));
+  CHECK_OK(clmg_csr_device_transpose(ctx, &da, &dt));
+  CHECK_ERROR_OK(error, clmg_csr_device_download(&dt, &copy, &error));
+  assert_int_equal(clmg_csr_device_nnz(&dt), clmg_csr_nnz(&expected));
+  assert_memory_equal(copy.row_ptr, expected.row_ptr, (cols + 1) * sizeof *copy.row_ptr);
+  assert_memory_equal(copy.col, expected.col, clmg_csr_nnz(&expected) * sizeof *copy.col);
+  clmg_csr_device_free(&da);
+  clmg_csr_device_free(&dt);
+  clmg_csr_free(&a);
+  clmg_csr_free(&expected);
+  clmg_csr_free(&copy);
+}
+
 static void test_bad_arrays(void **state) {
   (void)state;
   const size_t n = 50;
@@ -182,6 +399,26 @@ static void test_bad_arrays(void **state) {
                clmg_matrix_create_from_device(ctx, n, n, d.row_ptr, d.col, d.val, NULL, &m));
   CHECK_CONTAINS(clmg_context_message(ctx), "row offsets run from");
   a.row_ptr[n] = end;
+  /* offsets that decrease: the first bad row is named, with its length */
+  int64_t *bad = malloc((n + 1) * sizeof *bad);
+  assert_non_null(bad);
+  memcpy(bad, a.row_ptr, (n + 1) * sizeof *bad);
+  bad[20] = bad[21] + 3;
+  bad[30] = bad[29] - 1;
+  CHECK_OK(clmg_vector_upload(d.row_ptr, bad));
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_matrix_create_from_device(ctx, n, n, d.row_ptr, d.col, d.val, NULL, &m));
+  CHECK_CONTAINS(clmg_context_message(ctx), "row 21 has -3 entries; a row holds 0 to 50");
+  /* a row longer than the columns */
+  memcpy(bad, a.row_ptr, (n + 1) * sizeof *bad);
+  bad[40] = bad[39] + 51;
+  bad[41] = bad[40];
+  CHECK_OK(clmg_vector_upload(d.row_ptr, bad));
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_matrix_create_from_device(ctx, n, n, d.row_ptr, d.col, d.val, NULL, &m));
+  CHECK_CONTAINS(clmg_context_message(ctx), "row 40 has 51 entries");
+  assert_null(m);
+  free(bad);
   CHECK_OK(clmg_vector_upload(d.row_ptr, a.row_ptr));
   /* wrong types */
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
@@ -319,8 +556,8 @@ static int teardown(void **state) {
 int main(void) {
   rng_seed(20261124);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_format_and_update),
-      cmocka_unit_test(test_bad_arrays),
+      cmocka_unit_test(test_every_format_and_update), cmocka_unit_test(test_same_layout_as_host),
+      cmocka_unit_test(test_device_offsets),          cmocka_unit_test(test_bad_arrays),
       cmocka_unit_test(test_refresh_after_update),
   };
   test_apply_filters();

@@ -114,11 +114,13 @@ CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a
  * multiplied there): row_ptr holds rows + 1 int64 offsets, col int32 column
  * indices (sorted and unique within each row: the caller's contract; their
  * range is checked), values doubles or floats (converted to
- * options->precision on the device). Only the row offsets come to the host,
- * to lay the format out; columns and values move on the device. The matrix
- * copies what it needs: the arrays stay the caller's. It keeps the pattern
- * and a map of its layout on the device (about 12 bytes per entry more than
- * a matrix from host CSR), so that its values can be updated in place. */
+ * options->precision on the device). The format is chosen, checked and laid
+ * out on the device from the row offsets: a few counts come to the host
+ * (the longest row, the stored entries of a SELL layout), never an array.
+ * The matrix copies what it needs: the arrays stay the caller's. It keeps
+ * the pattern and a map of its layout on the device (about 12 bytes per
+ * entry more than a matrix from host CSR), so that its values can be
+ * updated in place. */
 CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, size_t cols,
                                                     const clmg_vector *row_ptr,
                                                     const clmg_vector *col,
@@ -154,16 +156,16 @@ typedef struct clmg_csr_device {
 CLMG_API size_t clmg_csr_device_nnz(const clmg_csr_device *a);
 /* Destroys the three vectors and zeroes a (a may be NULL or empty). */
 CLMG_API void clmg_csr_device_free(clmg_csr_device *a);
-/* out = a^T, on the device: column counts, their offsets (read back and
- * summed on the host, one pass over cols integers), a scatter and a sort
- * of each row, so the result is the same on every run. out is overwritten
+/* out = a^T, on the device: column counts, their offsets (a prefix sum on
+ * the device; only the entry count comes back), a scatter and a sort of
+ * each row, so the result is the same on every run. out is overwritten
  * without being freed and is zero after a failure. */
 CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
                                                clmg_csr_device *out);
 /* out = a b on the device (Gustavson's product, a row of C per work-item:
- * a count pass, the offsets on the host, the sorted columns, then the
- * values summed in the order of clmg_csr_multiply, so both give the same
- * sums). Both value arrays must be of one precision. */
+ * a count pass, the offsets (a prefix sum on the device), the sorted
+ * columns, then the values summed in the order of clmg_csr_multiply, so
+ * both give the same sums). Both value arrays must be of one precision. */
 CLMG_API clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
                                               const clmg_csr_device *b, clmg_csr_device *out);
 /* The device arrays of a host CSR matrix, values in `precision`. */

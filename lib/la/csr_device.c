@@ -2,10 +2,11 @@
  * and the row offsets of arrays whose row lengths a kernel has counted
  * (kernels in cl/csr_device.cl).
  *
- * Offsets are summed on the host: the counts come back (4 bytes a row), one
- * pass sums them and the offsets go up (8 bytes a row). A device scan would
- * save those two transfers, but they move a twelfth of what the arrays
- * themselves hold, and the sum is needed on the host anyway to size them. */
+ * Offsets and the lists of rows that take other kernels are made on the
+ * device (cl/scan.cl): a prefix sum of the counts and a compaction, with
+ * one read of 8 bytes for the total. Downloading the counts and uploading
+ * the offsets moved 12 bytes a row over the bus, milliseconds on a GPU for
+ * every matrix of a hierarchy. */
 #include "la/internal.h"
 
 #include <stdio.h>
@@ -25,77 +26,170 @@ void clmg_csr_device_free(clmg_csr_device *a) {
   memset(a, 0, sizeof *a);
 }
 
-/* The offsets of counts that the host already has: uploaded to *offsets,
- * the sum in *total. */
-static clmg_status offsets_of_host_counts(clmg_context *context, const uint32_t *counts, size_t n,
-                                          clmg_vector **offsets, size_t *total) {
-  *offsets = NULL;
-  *total = 0;
-  int64_t *host_offsets = clmg_alloc_array(n + 1, sizeof *host_offsets);
-  if (!host_offsets)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "no host memory for the offsets of %zu rows", n);
-  host_offsets[0] = 0;
-  for (size_t i = 0; i < n; i++)
-    host_offsets[i + 1] = host_offsets[i] + counts[i];
-  clmg_status status = clmg_vector_create(context, CLMG_INT64, n + 1, offsets);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload(*offsets, host_offsets);
-  if (status == CLMG_SUCCESS) {
-    *total = (size_t)host_offsets[n];
-  } else {
-    clmg_vector_destroy(*offsets);
-    *offsets = NULL;
-  }
-  free(host_offsets);
-  return status;
+/* The work-group size for `kernel`: `wanted`, or less where the device or
+ * the kernel (its registers, its local memory) allows less. */
+static size_t group_size_for(const clmg_context *context, cl_kernel kernel, size_t wanted) {
+  size_t group = wanted, kernel_limit = 0;
+  if (group > context->info.max_work_group_size)
+    group = context->info.max_work_group_size;
+  if (clGetKernelWorkGroupInfo(kernel, context->device, CL_KERNEL_WORK_GROUP_SIZE,
+                               sizeof kernel_limit, &kernel_limit, NULL) == CL_SUCCESS &&
+      kernel_limit > 0 && kernel_limit < group)
+    group = kernel_limit;
+  return group;
 }
 
-/* The counts on the host (malloc'ed into *host, freed by the caller). */
-static clmg_status download_counts(clmg_context *context, const clmg_vector *counts,
-                                   uint32_t **host) {
-  size_t n = clmg_vector_length(counts);
-  *host = clmg_alloc_array(n ? n : 1, sizeof **host);
-  if (!*host)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "no host memory for the counts of %zu rows", n);
-  return clmg_vector_download(counts, *host);
+/* cl/scan.cl's counts per work-item of a block, and the work-group size its
+ * kernels ask for. */
+enum { SCAN_ITEMS = 8, SCAN_GROUP = 256 };
+
+static clmg_status scan_kernel(clmg_context *context, const char *name, cl_kernel *kernel) {
+  return clmg_get_kernel(context, "scan", clmg_real_options(context, CLMG_FLOAT), name, kernel);
+}
+
+clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts_offset, size_t n,
+                             uint64_t scale, cl_mem offsets, size_t *total) {
+  *total = 0;
+  cl_kernel totals_kernel = NULL, offsets_kernel = NULL, blocks_kernel = NULL;
+  clmg_status status = scan_kernel(context, "scan_block_totals", &totals_kernel);
+  if (status == CLMG_SUCCESS)
+    status = scan_kernel(context, "scan_block_offsets", &offsets_kernel);
+  if (status == CLMG_SUCCESS)
+    status = scan_kernel(context, "scan_blocks", &blocks_kernel);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* the first and the last pass must cut the same blocks */
+  size_t local =
+      group_size_for(context, blocks_kernel, group_size_for(context, totals_kernel, SCAN_GROUP));
+  size_t offsets_local = group_size_for(context, offsets_kernel, SCAN_GROUP);
+  size_t block = local * SCAN_ITEMS, blocks = (n + block - 1) / block;
+  cl_mem block_sums = NULL;
+  status =
+      clmg_device_alloc(context, blocks * sizeof(cl_ulong), NULL, "scan block sums", &block_sums);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS && blocks > 0) {
+    clmg_args_begin(&args, context, totals_kernel, "scan_block_totals");
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, counts);
+    clmg_arg_ulong(&args, counts_offset);
+    clmg_arg_buffer(&args, block_sums);
+    clmg_arg_local(&args, local * sizeof(cl_ulong));
+    status = clmg_args_end(&args);
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_enqueue_1d(context, totals_kernel, "scan_block_totals", blocks * local, local, NULL);
+  }
+  if (status == CLMG_SUCCESS) {
+    clmg_args_begin(&args, context, offsets_kernel, "scan_block_offsets");
+    clmg_arg_ulong(&args, blocks);
+    clmg_arg_buffer(&args, block_sums);
+    clmg_arg_ulong(&args, n);
+    clmg_arg_ulong(&args, scale);
+    clmg_arg_buffer(&args, offsets);
+    clmg_arg_local(&args, offsets_local * sizeof(cl_ulong));
+    status = clmg_args_end(&args);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, offsets_kernel, "scan_block_offsets", offsets_local,
+                               offsets_local, NULL);
+  }
+  if (status == CLMG_SUCCESS && blocks > 0) {
+    clmg_args_begin(&args, context, blocks_kernel, "scan_blocks");
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, counts);
+    clmg_arg_ulong(&args, counts_offset);
+    clmg_arg_buffer(&args, block_sums);
+    clmg_arg_ulong(&args, scale);
+    clmg_arg_buffer(&args, offsets);
+    clmg_arg_local(&args, local * sizeof(cl_ulong));
+    status = clmg_args_end(&args);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, blocks_kernel, "scan_blocks", blocks * local, local, NULL);
+  }
+  if (status == CLMG_SUCCESS) {
+    cl_long last = 0;
+    cl_int error = clEnqueueReadBuffer(context->queue, offsets, CL_TRUE, n * sizeof last,
+                                       sizeof last, &last, 0, NULL, NULL);
+    if (error != CL_SUCCESS)
+      status = clmg_fail_cl(context, error, "reading the sum of the counts");
+    else
+      *total = (size_t)last;
+  }
+  clmg_device_free(context, block_sums, blocks * sizeof(cl_ulong));
+  return status;
 }
 
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total) {
   *offsets = NULL;
   *total = 0;
-  uint32_t *host = NULL;
-  clmg_status status = download_counts(context, counts, &host);
+  if (clmg_vector_type(counts) != CLMG_UINT32)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "offsets from counts: the counts must be uint32, not %s",
+                     clmg_dtype_name(clmg_vector_type(counts)));
+  size_t n = clmg_vector_length(counts);
+  clmg_vector *result = NULL;
+  clmg_status status = clmg_vector_create(context, CLMG_INT64, n + 1, &result);
   if (status == CLMG_SUCCESS)
-    status = offsets_of_host_counts(context, host, clmg_vector_length(counts), offsets, total);
-  free(host);
-  return status;
+    status = clmg_scan_counts(context, counts->buffer, counts->offset, n, 1, result->buffer, total);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(result);
+    return status;
+  }
+  *offsets = result;
+  return CLMG_SUCCESS;
 }
 
-/* The rows i < n with low < value[i] <= high (and, when `also` is given,
- * also[i] <= also_high) as a device list; *list stays NULL when there are
- * none. */
-static clmg_status row_list(clmg_context *context, const uint32_t *value, size_t n, uint32_t low,
-                            uint32_t high, const uint32_t *also, uint32_t also_high,
-                            clmg_vector **list, size_t *count) {
+clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
+                          uint32_t high, const clmg_vector *also, uint32_t also_high,
+                          clmg_vector **list, size_t *count) {
   *list = NULL;
   *count = 0;
-  uint32_t *rows = clmg_alloc_array(n ? n : 1, sizeof *rows);
-  if (!rows)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "no host memory for a list of %zu rows", n);
-  size_t k = 0;
-  for (size_t i = 0; i < n; i++)
-    if (value[i] > low && value[i] <= high && (!also || also[i] <= also_high))
-      rows[k++] = (uint32_t)i;
-  clmg_status status =
-      k ? clmg_vector_create_from_host(context, CLMG_UINT32, k, rows, list) : CLMG_SUCCESS;
+  size_t n = clmg_vector_length(value);
+  const char *options = clmg_real_options(context, CLMG_FLOAT);
+  /* plain buffers, which the kernels fill whole: a vector's zeroing would
+   * wait for the queue */
+  size_t flag_bytes = n * sizeof(cl_uint), place_bytes = (n + 1) * sizeof(cl_long);
+  cl_mem flags = NULL, places = NULL;
+  size_t listed = 0;
+  clmg_kernel_args args;
+  clmg_status status = clmg_device_alloc(context, flag_bytes, NULL, "row list flags", &flags);
   if (status == CLMG_SUCCESS)
-    *count = k;
-  free(rows);
-  return status;
+    status = clmg_device_alloc(context, place_bytes, NULL, "row list places", &places);
+  if (status == CLMG_SUCCESS)
+    status = clmg_args_for_kernel(context, "scan", options, "row_list_flags", &args);
+  if (status == CLMG_SUCCESS) {
+    cl_uint use_also = also != NULL;
+    clmg_arg_ulong(&args, n);
+    clmg_arg_vector(&args, value);
+    clmg_arg_raw(&args, sizeof low, &low);
+    clmg_arg_raw(&args, sizeof high, &high);
+    clmg_arg_vector(&args, also ? also : value); /* a stand-in when unused */
+    clmg_arg_raw(&args, sizeof also_high, &also_high);
+    clmg_arg_raw(&args, sizeof use_also, &use_also);
+    clmg_arg_buffer(&args, flags);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_scan_counts(context, flags, 0, n, 1, places, &listed);
+  if (status == CLMG_SUCCESS && listed > 0)
+    status = clmg_vector_create(context, CLMG_UINT32, listed, list);
+  if (status == CLMG_SUCCESS && listed > 0)
+    status = clmg_args_for_kernel(context, "scan", options, "row_list_scatter", &args);
+  if (status == CLMG_SUCCESS && listed > 0) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, places);
+    clmg_arg_buffer(&args, (*list)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_device_free(context, flags, flag_bytes);
+  clmg_device_free(context, places, place_bytes);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(*list);
+    *list = NULL;
+    return status;
+  }
+  *count = listed;
+  return CLMG_SUCCESS;
 }
 
 static clmg_status kernel(clmg_context *context, clmg_dtype precision, const char *name,
@@ -162,13 +256,7 @@ static clmg_status launch_by_rows(clmg_kernel_args *args, size_t rows, int by_gr
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS || rows == 0)
     return status;
-  size_t group = ROW_GROUP_SIZE, kernel_limit = 0;
-  if (group > args->context->info.max_work_group_size)
-    group = args->context->info.max_work_group_size;
-  if (clGetKernelWorkGroupInfo(args->kernel, args->context->device, CL_KERNEL_WORK_GROUP_SIZE,
-                               sizeof kernel_limit, &kernel_limit, NULL) == CL_SUCCESS &&
-      kernel_limit > 0 && kernel_limit < group)
-    group = kernel_limit;
+  size_t group = group_size_for(args->context, args->kernel, ROW_GROUP_SIZE);
   return clmg_enqueue_1d(args->context, args->kernel, args->name, rows * group, group, NULL);
 }
 
@@ -204,19 +292,15 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, count->buffer);
     status = clmg_launch_args(&args, nnz);
   }
-  /* the row lengths on the host: the offsets, and the rows the work-group
-   * sort takes (cl/csr_device.cl's SORT_SHORT and SORT_GROUP) */
-  uint32_t *lengths = NULL;
+  /* from the row lengths: the offsets, and the rows the work-group sort
+   * takes (cl/csr_device.cl's SORT_SHORT and SORT_GROUP) */
   clmg_vector *long_rows = NULL;
   size_t long_count = 0;
   if (status == CLMG_SUCCESS)
-    status = download_counts(context, count, &lengths);
+    status = clmg_offsets_from_counts(context, count, &t.row_ptr, &total);
   if (status == CLMG_SUCCESS)
-    status = offsets_of_host_counts(context, lengths, a->cols, &t.row_ptr, &total);
-  if (status == CLMG_SUCCESS)
-    status = row_list(context, lengths, a->cols, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows,
-                      &long_count);
-  free(lengths);
+    status =
+        clmg_row_list(context, count, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows, &long_count);
   /* the counts become the cursors of the scatter */
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(count, 0.0);
@@ -397,9 +481,8 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
   const char *options = clmg_real_options(context, precision);
   clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
   clmg_vector *length = NULL, *products = NULL, *counting_rows = NULL, *filling_rows = NULL;
-  uint32_t *host_products = NULL, *host_lengths = NULL;
   size_t nnz = 0, counting = 0, filling = 0;
-  /* the products per row, on the host: the rows the work-group kernels take */
+  /* the products per row: the rows the work-group kernels take */
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &products);
   if (status == CLMG_SUCCESS)
@@ -413,22 +496,18 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     status = clmg_launch_args(&args, a->rows);
   }
   if (status == CLMG_SUCCESS)
-    status = download_counts(context, products, &host_products);
-  if (status == CLMG_SUCCESS)
-    status = row_list(context, host_products, a->rows, SPGEMM_LONG, UINT32_MAX, NULL, 0,
-                      &counting_rows, &counting);
+    status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, NULL, 0, &counting_rows,
+                           &counting);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
   if (status == CLMG_SUCCESS)
     status = product_pattern(context, options, a, b, 0, counting_rows, counting, length, &c);
   if (status == CLMG_SUCCESS)
-    status = download_counts(context, length, &host_lengths);
-  if (status == CLMG_SUCCESS)
-    status = offsets_of_host_counts(context, host_lengths, a->rows, &c.row_ptr, &nnz);
+    status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
   /* filling: the counted rows that fit the work-group's tables */
   if (status == CLMG_SUCCESS)
-    status = row_list(context, host_products, a->rows, SPGEMM_LONG, UINT32_MAX, host_lengths,
-                      SPGEMM_GROUP_COLUMNS, &filling_rows, &filling);
+    status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, length, SPGEMM_GROUP_COLUMNS,
+                           &filling_rows, &filling);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
   if (status == CLMG_SUCCESS)
@@ -437,8 +516,6 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     status = product_pattern(context, options, a, b, 1, filling_rows, filling, length, &c);
   if (status == CLMG_SUCCESS)
     status = product_values(context, options, a, b, filling_rows, filling, &c);
-  free(host_products);
-  free(host_lengths);
   clmg_vector_destroy(products);
   clmg_vector_destroy(counting_rows);
   clmg_vector_destroy(filling_rows);

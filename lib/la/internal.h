@@ -36,14 +36,30 @@ clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector 
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);
 
-/* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
- * that a kernel wrote, and their sum; see lib/la/csr_device.c. */
 /* Index of column j in row i of host CSR a (sorted rows), or -1: a binary
  * search, so a dense row does not make it linear. */
 int64_t clmg_csr_find_entry(const clmg_csr *a, size_t i, int32_t j);
 
+/* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
+ * that a kernel wrote, and their sum, computed on the device: only the sum
+ * comes back (lib/la/csr_device.c, cl/scan.cl). */
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total);
+
+/* The same from n uint32 counts at element counts_offset of a buffer into
+ * an existing one: offsets[i] = scale * (counts[0] + ... + counts[i - 1])
+ * for i <= n (n + 1 int64s from its start), and *total = offsets[n], read
+ * back. */
+clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts_offset, size_t n,
+                             uint64_t scale, cl_mem offsets, size_t *total);
+
+/* The rows i with low < value[i] <= high (and, when `also` is not NULL,
+ * also[i] <= also_high), ascending, as a new device list of uint32 made on
+ * the device (value and also: uint32 vectors of one length); *list stays
+ * NULL when there are none, and *count comes back. */
+clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
+                          uint32_t high, const clmg_vector *also, uint32_t also_high,
+                          clmg_vector **list, size_t *count);
 
 /* A CSR matrix that a row kernel builds in two passes: with fill 0 it
  * writes each row's length, with fill 1 (after the offsets) its columns

@@ -1,15 +1,15 @@
 /* Device sparse matrices (CSR, ELLPACK-R, SELL-C-sigma) and the SpMV family.
  *
- * Every format is built from a host CSR matrix and keeps host copies of the
- * diagonal and of the row sums of squares, taken from that CSR (what Jacobi
- * and SPAI-0 need; clmg_matrix_diagonal uploads them). A matrix built from
- * device arrays, or whose values change in place, will need them computed on
- * the device instead. The kernels are in cl/spmv.cl; each operation is
- * one launch (two for CSR with very long rows). */
+ * A matrix is laid out on the host from host CSR and uploaded, or laid out
+ * on the device from CSR arrays that live there (cl/matrix_device.cl), into
+ * the same arrays. Either keeps on the device the diagonal and the row sums
+ * of squares (what Jacobi and SPAI-0 need). The kernels are in cl/spmv.cl;
+ * each operation is one launch (two for CSR with very long rows). */
 #include "la/internal.h"
 
 #include <float.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +103,9 @@ static int is_power_of_two(unsigned v) {
   return v && !(v & (v - 1));
 }
 
-/* Row-length statistics of a host CSR matrix. */
+/* Row-length statistics: what the format choice and the layouts depend on
+ * besides the row lengths themselves. From host CSR (compute_row_stats) or
+ * from the device's offsets summary (clmg_matrix_create_from_device). */
 typedef struct row_stats {
   size_t max_length;
   double mean_length;
@@ -132,10 +134,18 @@ static unsigned default_slice_height(const clmg_context *context) {
   return 32;
 }
 
-/* Entries SELL-C-sigma stores for a, and the sorted order it would use
- * (order may be NULL). */
-static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
-                          uint32_t *order);
+static unsigned default_sigma(const row_stats *stats, unsigned slice_height) {
+  /* Uniform rows gain nothing from sorting; otherwise sort within windows
+   * of a few slices, which keeps y's writes local. */
+  return stats->max_length <= stats->mean_length + 1 ? 1 : 8 * slice_height;
+}
+
+/* SELL's slice height C and sorting window sigma for these options. */
+static void sell_shape(const clmg_context *context, const row_stats *stats,
+                       const clmg_matrix_options *options, unsigned *height, unsigned *sigma) {
+  *height = options->sell_slice ? options->sell_slice : default_slice_height(context);
+  *sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, *height);
+}
 
 /* The automatic format rule (documented in README "Formats"), from
  * perf/spmv measurements:
@@ -146,22 +156,23 @@ static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sig
  *  - GPUs: ELLPACK-R when its padding costs at most 25% (regular FE and
  *    stencil matrices: one work-item per row, fully coalesced, no row
  *    pointers); else SELL-C-sigma when its padding costs at most 50%; else
- *    CSR, whose very long rows get a work-group each. */
-static clmg_matrix_format choose_format(const clmg_context *context, const clmg_csr *a,
-                                        const row_stats *stats, unsigned slice_height,
-                                        unsigned sigma, uint32_t *sell_order) {
-  size_t nnz = clmg_csr_nnz(a);
+ *    CSR, whose very long rows get a work-group each.
+ * CLMG_FORMAT_SELL here means "SELL if sell_padding_fits, else CSR": the
+ * SELL layout is made only when the choice needs it. */
+static clmg_matrix_format automatic_format(const clmg_context *context, size_t rows, size_t nnz,
+                                           const row_stats *stats) {
   if (nnz == 0)
     return CLMG_FORMAT_CSR;
-  double ellr_padding = (double)stats->max_length * (double)a->rows / (double)nnz;
+  double ellr_padding = (double)stats->max_length * (double)rows / (double)nnz;
   if (!context->info.is_gpu)
     return stats->max_length <= 8 && ellr_padding <= 1.25 ? CLMG_FORMAT_ELLR : CLMG_FORMAT_CSR;
   if (ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
-  double sell_padding = (double)sell_layout(a, slice_height, sigma, sell_order) / (double)nnz;
-  if (sell_padding <= 1.5)
-    return CLMG_FORMAT_SELL;
-  return CLMG_FORMAT_CSR;
+  return CLMG_FORMAT_SELL;
+}
+
+static int sell_padding_fits(size_t stored, size_t nnz) {
+  return (double)stored / (double)nnz <= 1.5;
 }
 
 /* Sorts order[begin, end) by decreasing row length, stable (insertion sort
@@ -233,6 +244,8 @@ static size_t sell_stored(const clmg_csr *a, unsigned slice_height, const uint32
   return stored;
 }
 
+/* Entries SELL-C-sigma stores for a, and the sorted order it would use
+ * (order may be NULL). */
 static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sigma,
                           uint32_t *order) {
   uint32_t *own = NULL, *buffer = NULL;
@@ -281,7 +294,8 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   free(m);
 }
 
-/* Uploads one host array into a device buffer of the matrix. */
+/* Uploads one host array into a device buffer of the matrix (host NULL: a
+ * buffer that kernels fill). */
 static clmg_status upload_array(clmg_matrix *m, const void *host, size_t bytes, const char *what,
                                 cl_mem *buffer, size_t *stored_bytes) {
   clmg_status status = clmg_device_alloc(m->context, bytes, host, what, buffer);
@@ -299,13 +313,6 @@ static clmg_status zero_array(clmg_matrix *m, cl_mem buffer, size_t bytes, const
   while (bytes % pattern != 0)
     pattern /= 2;
   return clmg_fill_buffer(m->context, buffer, zeros, pattern, 0, bytes, what);
-}
-
-/* A layout-only build (clmg_matrix_create_from_device): the host CSR has
- * its row offsets but no columns or values; the builders lay the format out
- * from the row lengths and leave the entries to the device. */
-static int layout_only(const clmg_csr *a) {
-  return a->col == NULL && a->val == NULL;
 }
 
 /* Host value array in the matrix precision; values[k] from index map. */
@@ -327,29 +334,48 @@ static void value_array_set(value_array *v, size_t index, double value) {
     ((cl_double *)v->data)[index] = value;
 }
 
-static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+/* Long CSR rows are cut into segments of this many entries, one work-group
+ * each (cl/spmv.cl: csr_long_segments). */
+enum { CSR_SEGMENT_LENGTH = 8192 };
+
+/* CSR rows longer than this are cut into segments: on GPUs 64 times the
+ * mean row, at least 512; on CPUs none (a core walks a whole row fast;
+ * splitting rows only adds barriers). */
+static uint64_t csr_long_row_threshold(const clmg_context *context,
+                                       const clmg_matrix_options *options, double mean_length) {
+  if (options->csr_vector_min)
+    return options->csr_vector_min;
+  if (!context->info.is_gpu)
+    return UINT64_MAX;
+  return (uint64_t)(64.0 * mean_length > 512 ? 64.0 * mean_length : 512);
+}
+
+/* CSR's work-items per row and long-row threshold, whatever builds it. */
+static clmg_status csr_shape(clmg_matrix *m, const row_stats *stats,
                              const clmg_matrix_options *options) {
-  const clmg_context *context = m->context;
-  size_t nnz = m->nnz;
   if (options->csr_lanes && (!is_power_of_two(options->csr_lanes) || options->csr_lanes > 32))
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "CSR lanes per row must be 1, 2, 4, 8, 16 or 32 (got %u)", options->csr_lanes);
-  if (context->info.is_gpu) {
-    m->lanes = power_of_two_at_most(stats->mean_length, 1, 32);
-    m->long_row_threshold =
-        options->csr_vector_min
-            ? options->csr_vector_min
-            : (uint64_t)(64.0 * stats->mean_length > 512 ? 64.0 * stats->mean_length : 512);
-  } else {
-    /* A CPU core walks a whole row fast; splitting rows only adds barriers. */
-    m->lanes = 1;
-    m->long_row_threshold = options->csr_vector_min ? options->csr_vector_min : UINT64_MAX;
-  }
+  m->lanes = m->context->info.is_gpu ? power_of_two_at_most(stats->mean_length, 1, 32) : 1;
   if (options->csr_lanes)
     m->lanes = options->csr_lanes;
-  /* Long rows are cut into segments of this many entries, one work-group
-   * each (cl/spmv.cl: csr_long_segments). */
-  const size_t segment_length = 8192;
+  m->long_row_threshold = csr_long_row_threshold(m->context, options, stats->mean_length);
+  m->stored = m->nnz;
+  return CLMG_SUCCESS;
+}
+
+static void describe_csr(clmg_matrix *m) {
+  snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
+           m->long_row_count);
+}
+
+static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+                             const clmg_matrix_options *options) {
+  size_t nnz = m->nnz;
+  clmg_status status = csr_shape(m, stats, options);
+  if (status != CLMG_SUCCESS)
+    return status;
+  const size_t segment_length = CSR_SEGMENT_LENGTH;
   size_t long_count = 0, segment_count = 0;
   for (size_t i = 0; i < m->rows; ++i) {
     uint64_t length = (uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]);
@@ -363,8 +389,7 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   int64_t *bounds = malloc((segment_count ? 2 * segment_count : 1) * sizeof *bounds);
   value_array values;
   values.data = NULL;
-  if (!long_rows || !first_segment || !bounds ||
-      !value_array_init(&values, m->precision, layout_only(a) ? 0 : nnz)) {
+  if (!long_rows || !first_segment || !bounds || !value_array_init(&values, m->precision, nnz)) {
     free(long_rows);
     free(first_segment);
     free(bounds);
@@ -385,20 +410,18 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     }
   }
   first_segment[long_count] = (uint32_t)segment_count;
-  for (size_t k = 0; k < nnz && !layout_only(a); ++k)
+  for (size_t k = 0; k < nnz; ++k)
     value_array_set(&values, k, a->val[k]);
   m->long_row_count = long_count;
   m->segment_count = segment_count;
-  m->stored = nnz;
-  clmg_status status = upload_array(m, a->row_ptr, (m->rows + 1) * sizeof(int64_t),
-                                    "CSR row offsets", &m->offsets, &m->offsets_bytes);
+  status = upload_array(m, a->row_ptr, (m->rows + 1) * sizeof(int64_t), "CSR row offsets",
+                        &m->offsets, &m->offsets_bytes);
   if (status == CLMG_SUCCESS)
     status = upload_array(m, a->col, nnz * sizeof(int32_t), "CSR column indices", &m->columns,
                           &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status =
-        upload_array(m, layout_only(a) ? NULL : values.data, nnz * clmg_dtype_size(m->precision),
-                     "CSR values", &m->values, &m->values_bytes);
+    status = upload_array(m, values.data, nnz * clmg_dtype_size(m->precision), "CSR values",
+                          &m->values, &m->values_bytes);
   if (status == CLMG_SUCCESS)
     status = upload_array(m, long_rows, long_count * sizeof(uint32_t), "CSR long-row list",
                           &m->long_rows, &m->long_rows_bytes);
@@ -416,8 +439,7 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   free(bounds);
   free(long_rows);
   free(values.data);
-  snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
-           m->long_row_count);
+  describe_csr(m);
   return status;
 }
 
@@ -432,8 +454,10 @@ static clmg_status check_padded_size(clmg_matrix *m, size_t stored, const char *
   return CLMG_SUCCESS;
 }
 
-static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
-                              const clmg_matrix_options *options) {
+/* ELLPACK-R's threads per row, width (entries per row, padded), column
+ * block stride and stored entries, whatever builds it. */
+static clmg_status ellr_shape(clmg_matrix *m, const row_stats *stats,
+                              const clmg_matrix_options *options, size_t *width) {
   unsigned lanes = options->ellr_threads;
   if (lanes == 0)
     lanes = m->context->info.is_gpu ? power_of_two_at_most(stats->mean_length / 12.0, 1, 8) : 1;
@@ -441,22 +465,30 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "ELLR-T needs T in 1, 2, 4, 8, 16, 32 (got %u)", lanes);
   m->lanes = lanes;
-  size_t width = (stats->max_length + lanes - 1) / lanes * lanes;
+  *width = (stats->max_length + lanes - 1) / lanes * lanes;
   m->ellr_stride = (m->rows + 31) / 32 * 32; /* aligned column blocks */
-  size_t stored = width * m->ellr_stride;
-  if (width && stored / width != m->ellr_stride)
+  size_t stored = *width * m->ellr_stride;
+  if (*width && stored / *width != m->ellr_stride)
     stored = SIZE_MAX;
   clmg_status status = check_padded_size(m, stored, "ELLPACK-R");
+  if (status == CLMG_SUCCESS)
+    m->stored = stored;
+  snprintf(m->description, sizeof m->description, "ellr T=%u width=%zu", lanes, *width);
+  return status;
+}
+
+static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
+                              const clmg_matrix_options *options) {
+  size_t width = 0;
+  clmg_status status = ellr_shape(m, stats, options, &width);
   if (status != CLMG_SUCCESS)
     return status;
-  m->stored = stored;
-  /* layout only: no entries on the host, zeroed buffers on the device */
-  size_t staged = layout_only(a) ? 0 : stored;
-  int32_t *columns = calloc(staged ? staged : 1, sizeof *columns);
+  size_t stored = m->stored, lanes = m->lanes;
+  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
   int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
   value_array values;
   values.data = NULL;
-  if (!columns || !lengths || !value_array_init(&values, m->precision, staged)) {
+  if (!columns || !lengths || !value_array_init(&values, m->precision, stored)) {
     free(columns);
     free(lengths);
     free(values.data);
@@ -466,7 +498,7 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
     int64_t begin = a->row_ptr[r];
     size_t length = (size_t)(a->row_ptr[r + 1] - begin);
     lengths[r] = (int32_t)length;
-    for (size_t k = 0; k < length && staged; ++k) {
+    for (size_t k = 0; k < length; ++k) {
       size_t index = ((k / lanes) * m->ellr_stride + r) * lanes + k % lanes;
       columns[index] = a->col[begin + (int64_t)k];
       value_array_set(&values, index, a->val[begin + (int64_t)k]);
@@ -475,57 +507,48 @@ static clmg_status build_ellr(clmg_matrix *m, const clmg_csr *a, const row_stats
   status = upload_array(m, lengths, m->rows * sizeof(int32_t), "ELLPACK-R row lengths",
                         &m->row_lengths, &m->row_lengths_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, staged ? columns : NULL, stored * sizeof(int32_t),
-                          "ELLPACK-R column indices", &m->columns, &m->columns_bytes);
+    status = upload_array(m, columns, stored * sizeof(int32_t), "ELLPACK-R column indices",
+                          &m->columns, &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, staged ? values.data : NULL, stored * clmg_dtype_size(m->precision),
+    status = upload_array(m, values.data, stored * clmg_dtype_size(m->precision),
                           "ELLPACK-R values", &m->values, &m->values_bytes);
-  if (status == CLMG_SUCCESS && !staged)
-    status = zero_array(m, m->columns, stored * sizeof(int32_t), "zeroing ELLPACK-R columns");
-  if (status == CLMG_SUCCESS && !staged)
-    status = zero_array(m, m->values, stored * clmg_dtype_size(m->precision),
-                        "zeroing ELLPACK-R values");
   free(columns);
   free(lengths);
   free(values.data);
-  snprintf(m->description, sizeof m->description, "ellr T=%u width=%zu", lanes, width);
   return status;
 }
 
-static unsigned default_sigma(const row_stats *stats, unsigned slice_height) {
-  /* Uniform rows gain nothing from sorting; otherwise sort within windows
-   * of a few slices, which keeps y's writes local. */
-  return stats->max_length <= stats->mean_length + 1 ? 1 : 8 * slice_height;
+/* SELL's slice height, window and threads per row, whatever builds it. */
+static void sell_set_shape(clmg_matrix *m, const row_stats *stats,
+                           const clmg_matrix_options *options) {
+  sell_shape(m->context, stats, options, &m->slice_height, &m->sigma);
+  m->lanes = 1; /* one work-item per row */
+  snprintf(m->description, sizeof m->description, "sell C=%u sigma=%u", m->slice_height, m->sigma);
 }
 
 /* sorted: the row order sell_layout made for these options (the automatic
  * choice computes it), taken over; NULL: computed here. */
 static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
                               const clmg_matrix_options *options, uint32_t *sorted) {
-  unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
-  unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, height);
-  m->slice_height = height;
-  m->sigma = sigma;
-  m->lanes = 1; /* one work-item per row */
+  sell_set_shape(m, stats, options);
+  unsigned height = m->slice_height;
   uint32_t *order = sorted ? sorted : malloc((m->rows ? m->rows : 1) * sizeof *order);
   if (!order)
     return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "SELL row order");
-  size_t stored = sorted ? sell_stored(a, height, order) : sell_layout(a, height, sigma, order);
+  size_t stored = sorted ? sell_stored(a, height, order) : sell_layout(a, height, m->sigma, order);
   clmg_status status = check_padded_size(m, stored, "SELL-C-sigma");
   if (status != CLMG_SUCCESS) {
     free(order);
     return status;
   }
   m->stored = stored;
-  /* layout only: no entries on the host, zeroed buffers on the device */
-  size_t staged = layout_only(a) ? 0 : stored;
   size_t slices = (m->rows + height - 1) / height;
   int64_t *slice_ptr = malloc((slices + 1) * sizeof *slice_ptr);
-  int32_t *columns = calloc(staged ? staged : 1, sizeof *columns);
+  int32_t *columns = calloc(stored ? stored : 1, sizeof *columns);
   int32_t *lengths = calloc(m->rows ? m->rows : 1, sizeof *lengths);
   value_array values;
   values.data = NULL;
-  if (!slice_ptr || !columns || !lengths || !value_array_init(&values, m->precision, staged)) {
+  if (!slice_ptr || !columns || !lengths || !value_array_init(&values, m->precision, stored)) {
     free(order);
     free(slice_ptr);
     free(columns);
@@ -542,7 +565,7 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
       lengths[i] = (int32_t)length;
       if (length > width)
         width = length;
-      for (size_t k = 0; k < length && staged; ++k) {
+      for (size_t k = 0; k < length; ++k) {
         size_t index = (size_t)slice_ptr[s] + k * height + (i - s * height);
         columns[index] = a->col[a->row_ptr[row] + (int64_t)k];
         value_array_set(&values, index, a->val[a->row_ptr[row] + (int64_t)k]);
@@ -559,22 +582,16 @@ static clmg_status build_sell(clmg_matrix *m, const clmg_csr *a, const row_stats
     status = upload_array(m, order, m->rows * sizeof(uint32_t), "SELL row permutation",
                           &m->permutation, &m->permutation_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, staged ? columns : NULL, stored * sizeof(int32_t),
-                          "SELL column indices", &m->columns, &m->columns_bytes);
+    status = upload_array(m, columns, stored * sizeof(int32_t), "SELL column indices", &m->columns,
+                          &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, staged ? values.data : NULL, stored * clmg_dtype_size(m->precision),
-                          "SELL values", &m->values, &m->values_bytes);
-  if (status == CLMG_SUCCESS && !staged)
-    status = zero_array(m, m->columns, stored * sizeof(int32_t), "zeroing SELL columns");
-  if (status == CLMG_SUCCESS && !staged)
-    status =
-        zero_array(m, m->values, stored * clmg_dtype_size(m->precision), "zeroing SELL values");
+    status = upload_array(m, values.data, stored * clmg_dtype_size(m->precision), "SELL values",
+                          &m->values, &m->values_bytes);
   free(order);
   free(slice_ptr);
   free(columns);
   free(lengths);
   free(values.data);
-  snprintf(m->description, sizeof m->description, "sell C=%u sigma=%u", height, sigma);
   return status;
 }
 
@@ -630,23 +647,52 @@ static clmg_status upload_row_statistics(clmg_matrix *m, const clmg_csr *a) {
   return status;
 }
 
-/* clmg_matrix_create after its checks; a may be layout-only (no columns
- * or values: clmg_matrix_create_from_device). */
-static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
-                                 const clmg_matrix_options *options, clmg_matrix **out) {
-  clmg_status status = CLMG_SUCCESS;
-  clmg_matrix_options defaults;
-  if (!options) {
-    clmg_matrix_options_defaults(&defaults);
-    options = &defaults;
-  }
+/* The precision checks of both constructors. */
+static clmg_status check_precision_option(clmg_context *context,
+                                          const clmg_matrix_options *options) {
   if (options->precision != CLMG_DOUBLE && options->precision != CLMG_FLOAT)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "matrix precision must be double or float, not %s",
                      clmg_dtype_name(options->precision));
   if (options->precision == CLMG_DOUBLE && !context->info.has_fp64)
     return clmg_fail_no_fp64(context, "a double matrix");
-  if (options->precision == CLMG_FLOAT && !layout_only(a))
+  return CLMG_SUCCESS;
+}
+
+/* A matrix handle without arrays, after the checks of the remaining
+ * options (both constructors). */
+static clmg_status new_matrix(clmg_context *context, size_t rows, size_t cols, size_t nnz,
+                              const clmg_matrix_options *options, clmg_matrix **out) {
+  *out = NULL;
+  if (options->sell_slice && (!is_power_of_two(options->sell_slice) || options->sell_slice > 256))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "SELL slice height C must be a power of two up to 256 (got %u)",
+                     options->sell_slice);
+  clmg_matrix *m = calloc(1, sizeof *m);
+  if (!m)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix handle");
+  m->context = context;
+  m->precision = options->precision;
+  m->rows = rows;
+  m->cols = cols;
+  m->nnz = nnz;
+  m->format = options->format;
+  *out = m;
+  return CLMG_SUCCESS;
+}
+
+/* clmg_matrix_create after its checks. */
+static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
+                                 const clmg_matrix_options *options, clmg_matrix **out) {
+  clmg_matrix_options defaults;
+  if (!options) {
+    clmg_matrix_options_defaults(&defaults);
+    options = &defaults;
+  }
+  clmg_status status = check_precision_option(context, options);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (options->precision == CLMG_FLOAT)
     for (size_t i = 0; i < a->rows; ++i)
       for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
         if (isfinite(a->val[k]) && fabs(a->val[k]) > FLT_MAX)
@@ -654,21 +700,9 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
                            "float matrix: entry (%zu, %lld) is %g, beyond float's range (+-%g); "
                            "use double precision or scale the matrix",
                            i, (long long)a->col[k], a->val[k], (double)FLT_MAX);
-  if (options->sell_slice && (!is_power_of_two(options->sell_slice) || options->sell_slice > 256))
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "SELL slice height C must be a power of two up to 256 (got %u)",
-                     options->sell_slice);
-
-  clmg_matrix *m = calloc(1, sizeof *m);
-  if (!m)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix handle");
-  m->context = context;
-  m->precision = options->precision;
-  m->rows = a->rows;
-  m->cols = a->cols;
-  m->nnz = clmg_csr_nnz(a);
-  /* (layout only: gather_from_csr computes them on the device) */
-  if (!layout_only(a))
+  clmg_matrix *m = NULL;
+  status = new_matrix(context, a->rows, a->cols, clmg_csr_nnz(a), options, &m);
+  if (status == CLMG_SUCCESS)
     status = upload_row_statistics(m, a);
   if (status != CLMG_SUCCESS) {
     clmg_matrix_destroy(m);
@@ -676,16 +710,18 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
   }
 
   row_stats stats = compute_row_stats(a);
-  m->format = options->format;
   uint32_t *sell_order = NULL; /* what the automatic choice sorted, for build_sell */
   if (m->format == CLMG_FORMAT_AUTO) {
-    unsigned height = options->sell_slice ? options->sell_slice : default_slice_height(m->context);
-    unsigned sigma = options->sell_sigma ? options->sell_sigma : default_sigma(&stats, height);
-    sell_order = malloc((a->rows ? a->rows : 1) * sizeof *sell_order);
-    m->format = choose_format(context, a, &stats, height, sigma, sell_order);
-    if (m->format != CLMG_FORMAT_SELL) {
-      free(sell_order);
-      sell_order = NULL;
+    m->format = automatic_format(context, m->rows, m->nnz, &stats);
+    if (m->format == CLMG_FORMAT_SELL) {
+      unsigned height, sigma;
+      sell_shape(context, &stats, options, &height, &sigma);
+      sell_order = malloc((a->rows ? a->rows : 1) * sizeof *sell_order);
+      if (!sell_padding_fits(sell_layout(a, height, sigma, sell_order), m->nnz)) {
+        m->format = CLMG_FORMAT_CSR;
+        free(sell_order);
+        sell_order = NULL;
+      }
     }
   }
   switch (m->format) {
@@ -696,11 +732,10 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
     status = build_sell(m, a, &stats, options, sell_order);
     break;
   case CLMG_FORMAT_CSR:
-  case CLMG_FORMAT_AUTO:
-    m->format = CLMG_FORMAT_CSR;
     status = build_csr(m, a, &stats, options);
     break;
   default:
+    free(sell_order);
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
                        (int)options->format);
   }
@@ -1140,26 +1175,104 @@ static clmg_status check_device_arrays(clmg_context *context, size_t rows, size_
   return CLMG_SUCCESS;
 }
 
-/* Checks the downloaded row offsets: from 0 to nnz, no row longer than
- * the columns. */
-static clmg_status check_offsets(clmg_context *context, size_t rows, size_t cols,
-                                 const int64_t *offsets, size_t nnz) {
-  if (offsets[0] != 0 || (size_t)offsets[rows] != nnz)
+/* What csr_offsets_summary and csr_check_columns find out about the arrays
+ * (cl/matrix_device.cl's SUMMARY_*), read back in one piece: the checks,
+ * and the row statistics the format choice and the layouts need. */
+typedef struct offsets_summary {
+  cl_uint first_bad_row; /* UINT32_MAX: none */
+  cl_uint longest_row;
+  cl_uint long_rows; /* longer than CSR's long-row threshold */
+  cl_uint long_segments;
+  cl_uint bad_column;
+  cl_uint unused[3];
+  cl_long first_offset, last_offset;
+} offsets_summary;
+
+_Static_assert(offsetof(offsets_summary, first_offset) == 8 * sizeof(cl_uint),
+               "cl/matrix_device.cl's SUMMARY_ENDS");
+
+/* The summary of the arrays: two kernels and a read of 48 bytes. */
+static clmg_status summarize_arrays(clmg_context *context, size_t rows, size_t cols,
+                                    const clmg_vector *row_ptr, const clmg_vector *col,
+                                    uint64_t long_row_threshold, offsets_summary *summary) {
+  memset(summary, 0, sizeof *summary);
+  summary->first_bad_row = UINT32_MAX;
+  cl_mem buffer = NULL;
+  clmg_status status =
+      clmg_device_alloc(context, sizeof *summary, summary, "matrix offsets summary", &buffer);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "csr_offsets_summary", &args);
+  if (status == CLMG_SUCCESS) {
+    size_t offset, global, local;
+    clmg_arg_ulong(&args, rows);
+    clmg_arg_buffer(&args, clmg_vector_cl_buffer(row_ptr, &offset));
+    clmg_arg_ulong(&args, offset);
+    clmg_arg_ulong(&args, cols);
+    clmg_arg_ulong(&args, long_row_threshold);
+    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_buffer(&args, buffer);
+    status = clmg_args_end(&args);
+    /* at least one work-group, without rows too: it reads the end offsets */
+    clmg_launch_1d(context, rows, 1, &global, &local);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, args.kernel, args.name, global, local, NULL);
+  }
+  size_t nnz = clmg_vector_length(col);
+  if (status == CLMG_SUCCESS && nnz > 0)
+    status = device_kernel(context, CLMG_FLOAT, "csr_check_columns", &args);
+  if (status == CLMG_SUCCESS && nnz > 0) {
+    cl_int limit = (cl_int)cols;
+    size_t offset;
+    clmg_arg_ulong(&args, nnz);
+    clmg_arg_buffer(&args, clmg_vector_cl_buffer(col, &offset));
+    clmg_arg_ulong(&args, offset);
+    clmg_arg_raw(&args, sizeof limit, &limit);
+    clmg_arg_buffer(&args, buffer);
+    status = clmg_launch_args(&args, nnz);
+  }
+  if (status == CLMG_SUCCESS) {
+    cl_int error = clEnqueueReadBuffer(context->queue, buffer, CL_TRUE, 0, sizeof *summary, summary,
+                                       0, NULL, NULL);
+    if (error != CL_SUCCESS)
+      status = clmg_fail_cl(context, error, "reading the matrix offsets summary");
+  }
+  clmg_device_free(context, buffer, sizeof *summary);
+  return status;
+}
+
+/* The checks of the summary: offsets from 0 to nnz, no row longer than the
+ * columns (the first bad row's offsets are read back for the message),
+ * columns in range. */
+static clmg_status check_summary(clmg_context *context, size_t cols, size_t nnz,
+                                 const clmg_vector *row_ptr, const offsets_summary *summary) {
+  if (summary->first_offset != 0 || (size_t)summary->last_offset != nnz)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "matrix from device arrays: row offsets run from %lld to %lld; they must run "
                      "from 0 to the %zu entries",
-                     (long long)offsets[0], (long long)offsets[rows], nnz);
-  for (size_t i = 0; i < rows; ++i)
-    if (offsets[i + 1] < offsets[i] || (size_t)(offsets[i + 1] - offsets[i]) > cols)
-      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "matrix from device arrays: row %zu has %lld entries; a row holds 0 to "
-                       "%zu (one per column)",
-                       i + 1, (long long)(offsets[i + 1] - offsets[i]), cols);
+                     (long long)summary->first_offset, (long long)summary->last_offset, nnz);
+  if (summary->first_bad_row != UINT32_MAX) {
+    size_t row = summary->first_bad_row, offset;
+    cl_long ends[2] = {0, 0};
+    cl_mem buffer = clmg_vector_cl_buffer(row_ptr, &offset);
+    cl_int error =
+        clEnqueueReadBuffer(context->queue, buffer, CL_TRUE, (offset + row) * sizeof(cl_long),
+                            sizeof ends, ends, 0, NULL, NULL);
+    if (error != CL_SUCCESS)
+      return clmg_fail_cl(context, error, "reading the offsets of a bad row");
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: row %zu has %lld entries; a row holds 0 to "
+                     "%zu (one per column)",
+                     row + 1, (long long)(ends[1] - ends[0]), cols);
+  }
+  if (summary->bad_column)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "matrix from device arrays: a column index lies outside [0, %zu)", cols);
   return CLMG_SUCCESS;
 }
 
-/* The map of a layout-only matrix, written by the format's kernel from the
- * row offsets: map[stored entry] = CSR entry + 1, 0 on padding. */
+/* The map of the layout, written by the format's kernel from the row
+ * offsets: map[stored entry] = CSR entry + 1, 0 on padding. */
 static clmg_status build_map(clmg_matrix *m) {
   clmg_status status =
       clmg_device_alloc(m->context, m->stored * sizeof(cl_long), NULL, "matrix map", &m->map);
@@ -1190,38 +1303,6 @@ static clmg_status build_map(clmg_matrix *m) {
   return clmg_launch_args(&args, m->rows);
 }
 
-static clmg_status columns_in_range(clmg_context *context, const clmg_vector *col, size_t cols) {
-  if (clmg_vector_length(col) == 0)
-    return CLMG_SUCCESS;
-  cl_int bad = 0;
-  cl_mem flag = NULL;
-  clmg_status status = clmg_device_alloc(context, sizeof bad, &bad, "column check flag", &flag);
-  clmg_kernel_args args;
-  if (status == CLMG_SUCCESS)
-    status = device_kernel(context, CLMG_FLOAT, "csr_check_columns", &args);
-  if (status == CLMG_SUCCESS) {
-    cl_int limit = (cl_int)cols;
-    size_t offset;
-    clmg_arg_ulong(&args, clmg_vector_length(col));
-    clmg_arg_buffer(&args, clmg_vector_cl_buffer(col, &offset));
-    clmg_arg_ulong(&args, offset);
-    clmg_arg_raw(&args, sizeof limit, &limit);
-    clmg_arg_buffer(&args, flag);
-    status = clmg_launch_args(&args, clmg_vector_length(col));
-  }
-  if (status == CLMG_SUCCESS) {
-    cl_int error =
-        clEnqueueReadBuffer(context->queue, flag, CL_TRUE, 0, sizeof bad, &bad, 0, NULL, NULL);
-    if (error != CL_SUCCESS)
-      status = clmg_fail_cl(context, error, "reading the column check");
-  }
-  clmg_device_free(context, flag, sizeof bad);
-  if (status == CLMG_SUCCESS && bad)
-    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "matrix from device arrays: a column index lies outside [0, %zu)", cols);
-  return status;
-}
-
 /* A device copy of part of a vector's buffer, kept by the matrix. */
 static clmg_status keep_copy(clmg_context *context, const clmg_vector *v, const char *what,
                              cl_mem *copy, size_t *bytes) {
@@ -1239,6 +1320,322 @@ static clmg_status keep_copy(clmg_context *context, const clmg_vector *v, const 
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
 }
 
+/* ---- layouts made on the device, from the pattern's row offsets ----
+ * The arrays equal those the host builders above make from the same
+ * offsets, so that results do not depend on where a matrix was made: the
+ * shapes come from the same functions, and the kernels place every row as
+ * the host loops do (tests/test_matrix_device.c compares the two matrices
+ * through all that the API shows of them). */
+
+/* length[i] = the length of row i of the pattern (uint32). */
+static clmg_status pattern_row_lengths(clmg_matrix *m, cl_mem length) {
+  clmg_kernel_args args;
+  clmg_status status = device_kernel(m->context, CLMG_FLOAT, "csr_row_lengths", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_uint rows = (cl_uint)m->rows;
+  clmg_arg_raw(&args, sizeof rows, &rows);
+  clmg_arg_buffer(&args, m->pattern_row_ptr);
+  clmg_arg_buffer(&args, length);
+  return clmg_launch_args(&args, m->rows);
+}
+
+/* The columns and values of a padded layout, zero where the map leaves
+ * padding. */
+static clmg_status zeroed_entries(clmg_matrix *m, const char *format) {
+  size_t column_bytes = m->stored * sizeof(int32_t);
+  size_t value_bytes = m->stored * clmg_dtype_size(m->precision);
+  char what[64];
+  snprintf(what, sizeof what, "%s column indices", format);
+  clmg_status status = upload_array(m, NULL, column_bytes, what, &m->columns, &m->columns_bytes);
+  if (status == CLMG_SUCCESS) {
+    snprintf(what, sizeof what, "%s values", format);
+    status = upload_array(m, NULL, value_bytes, what, &m->values, &m->values_bytes);
+  }
+  if (status == CLMG_SUCCESS) {
+    snprintf(what, sizeof what, "zeroing %s columns", format);
+    status = zero_array(m, m->columns, column_bytes, what);
+  }
+  if (status == CLMG_SUCCESS) {
+    snprintf(what, sizeof what, "zeroing %s values", format);
+    status = zero_array(m, m->values, value_bytes, what);
+  }
+  return status;
+}
+
+static clmg_status device_ellr(clmg_matrix *m, const row_stats *stats,
+                               const clmg_matrix_options *options) {
+  size_t width = 0;
+  clmg_status status = ellr_shape(m, stats, options, &width);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, m->rows * sizeof(int32_t), "ELLPACK-R row lengths",
+                          &m->row_lengths, &m->row_lengths_bytes);
+  if (status == CLMG_SUCCESS)
+    status = pattern_row_lengths(m, m->row_lengths);
+  if (status == CLMG_SUCCESS)
+    status = zeroed_entries(m, "ELLPACK-R");
+  return status;
+}
+
+/* SELL-C-sigma's arrays as the device sorts them (sell_layout's order):
+ * the sorted row lengths, the order (sorted row -> row), the slice offsets,
+ * and the entries they store. */
+typedef struct sell_arrays {
+  cl_mem lengths, order, slice_ptr;
+  size_t lengths_bytes, order_bytes, slice_ptr_bytes, stored;
+} sell_arrays;
+
+static void sell_arrays_free(clmg_context *context, sell_arrays *s) {
+  clmg_device_free(context, s->lengths, s->lengths_bytes);
+  clmg_device_free(context, s->order, s->order_bytes);
+  clmg_device_free(context, s->slice_ptr, s->slice_ptr_bytes);
+  memset(s, 0, sizeof *s);
+}
+
+/* cl/matrix_device.cl's rows per run that one work-item sorts. */
+enum { SELL_RUN = 16 };
+
+/* Runs of SELL_RUN rows sorted, pairs of runs merged until a run is a
+ * window (ping-pong between two pairs of buffers), the slice widths, and
+ * their scan times the slice height: the slice offsets and, read back, the
+ * stored entries. */
+static clmg_status sell_arrays_make(clmg_matrix *m, unsigned height, unsigned sigma,
+                                    sell_arrays *out) {
+  clmg_context *context = m->context;
+  memset(out, 0, sizeof *out);
+  size_t rows = m->rows, row_bytes = rows * sizeof(cl_uint);
+  /* a window of all the rows sorts as a longer one does */
+  cl_uint rows_arg = (cl_uint)rows, height_arg = height;
+  cl_uint window = sigma < rows ? sigma : (cl_uint)(rows > 0 ? rows : 1);
+  cl_mem lengths[2] = {NULL, NULL}, order[2] = {NULL, NULL};
+  clmg_status status = CLMG_SUCCESS;
+  for (int k = 0; k < 2 && status == CLMG_SUCCESS; ++k) {
+    status = clmg_device_alloc(context, row_bytes, NULL, "SELL row lengths", &lengths[k]);
+    if (status == CLMG_SUCCESS)
+      status = clmg_device_alloc(context, row_bytes, NULL, "SELL row permutation", &order[k]);
+  }
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "sell_sort_runs", &args);
+  if (status == CLMG_SUCCESS) {
+    size_t runs = (rows + window - 1) / window * ((window + SELL_RUN - 1) / SELL_RUN);
+    clmg_arg_raw(&args, sizeof rows_arg, &rows_arg);
+    clmg_arg_raw(&args, sizeof window, &window);
+    clmg_arg_buffer(&args, m->pattern_row_ptr);
+    clmg_arg_buffer(&args, lengths[0]);
+    clmg_arg_buffer(&args, order[0]);
+    status = clmg_launch_args(&args, runs);
+  }
+  int current = 0;
+  for (cl_uint run = SELL_RUN; status == CLMG_SUCCESS && run < window; run *= 2) {
+    status = device_kernel(context, CLMG_FLOAT, "sell_merge_runs", &args);
+    if (status != CLMG_SUCCESS)
+      break;
+    clmg_arg_raw(&args, sizeof rows_arg, &rows_arg);
+    clmg_arg_raw(&args, sizeof window, &window);
+    clmg_arg_raw(&args, sizeof run, &run);
+    clmg_arg_buffer(&args, lengths[current]);
+    clmg_arg_buffer(&args, order[current]);
+    clmg_arg_buffer(&args, lengths[1 - current]);
+    clmg_arg_buffer(&args, order[1 - current]);
+    status = clmg_launch_args(&args, rows);
+    current = 1 - current;
+  }
+  /* the widths in a plain buffer: a vector's zeroing would wait for the
+   * queue, and the kernel writes every width */
+  size_t slices = (rows + height - 1) / height;
+  cl_mem widths = NULL;
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_device_alloc(context, slices * sizeof(cl_uint), NULL, "SELL slice widths", &widths);
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "sell_slice_widths", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_raw(&args, sizeof rows_arg, &rows_arg);
+    clmg_arg_raw(&args, sizeof height_arg, &height_arg);
+    clmg_arg_buffer(&args, lengths[current]);
+    clmg_arg_buffer(&args, widths);
+    status = clmg_launch_args(&args, slices);
+  }
+  if (status == CLMG_SUCCESS) {
+    out->slice_ptr_bytes = (slices + 1) * sizeof(cl_long);
+    status = clmg_device_alloc(context, out->slice_ptr_bytes, NULL, "SELL slice offsets",
+                               &out->slice_ptr);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_scan_counts(context, widths, 0, slices, height, out->slice_ptr, &out->stored);
+  clmg_device_free(context, widths, slices * sizeof(cl_uint));
+  out->lengths = lengths[current];
+  out->order = order[current];
+  out->lengths_bytes = out->order_bytes = row_bytes ? row_bytes : 1;
+  clmg_device_free(context, lengths[1 - current], row_bytes);
+  clmg_device_free(context, order[1 - current], row_bytes);
+  if (status != CLMG_SUCCESS)
+    sell_arrays_free(context, out);
+  return status;
+}
+
+/* made: the arrays the automatic choice sorted for these options, taken
+ * over; NULL: made here. */
+static clmg_status device_sell(clmg_matrix *m, const row_stats *stats,
+                               const clmg_matrix_options *options, sell_arrays *made) {
+  sell_set_shape(m, stats, options);
+  sell_arrays arrays;
+  clmg_status status = CLMG_SUCCESS;
+  if (made) {
+    arrays = *made;
+    memset(made, 0, sizeof *made);
+  } else {
+    status = sell_arrays_make(m, m->slice_height, m->sigma, &arrays);
+  }
+  if (status != CLMG_SUCCESS)
+    return status;
+  m->offsets = arrays.slice_ptr;
+  m->offsets_bytes = arrays.slice_ptr_bytes;
+  m->row_lengths = arrays.lengths;
+  m->row_lengths_bytes = arrays.lengths_bytes;
+  m->permutation = arrays.order;
+  m->permutation_bytes = arrays.order_bytes;
+  status = check_padded_size(m, arrays.stored, "SELL-C-sigma");
+  if (status != CLMG_SUCCESS)
+    return status;
+  m->stored = arrays.stored;
+  return zeroed_entries(m, "SELL");
+}
+
+/* CSR's long-row list, first segments and segment bounds (build_csr's),
+ * on the device: the list from the row lengths, the segments' offsets from
+ * their counts. */
+static clmg_status device_long_rows(clmg_matrix *m) {
+  clmg_context *context = m->context;
+  clmg_vector *lengths = NULL, *list = NULL, *segments = NULL, *segment_offsets = NULL;
+  size_t listed = 0, segment_total = 0;
+  uint32_t threshold =
+      m->long_row_threshold < UINT32_MAX ? (uint32_t)m->long_row_threshold : UINT32_MAX;
+  cl_uint count = (cl_uint)m->long_row_count;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, m->rows, &lengths);
+  if (status == CLMG_SUCCESS)
+    status = pattern_row_lengths(m, lengths->buffer);
+  if (status == CLMG_SUCCESS)
+    status = clmg_row_list(context, lengths, threshold, UINT32_MAX, NULL, 0, &list, &listed);
+  if (status == CLMG_SUCCESS && listed != m->long_row_count)
+    status = clmg_fail(context, CLMG_ERROR_OPENCL,
+                       "CSR long rows: the device listed %zu but counted %zu", listed,
+                       m->long_row_count);
+  if (status == CLMG_SUCCESS)
+    status = keep_copy(context, list, "CSR long-row list", &m->long_rows, &m->long_rows_bytes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_UINT32, count, &segments);
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "csr_long_row_segment_counts", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_raw(&args, sizeof count, &count);
+    clmg_arg_buffer(&args, list->buffer);
+    clmg_arg_buffer(&args, m->pattern_row_ptr);
+    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_buffer(&args, segments->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, segments, &segment_offsets, &segment_total);
+  if (status == CLMG_SUCCESS && segment_total != m->segment_count)
+    status = clmg_fail(context, CLMG_ERROR_OPENCL,
+                       "CSR long rows: the device made %zu segments but counted %zu", segment_total,
+                       m->segment_count);
+  if (status == CLMG_SUCCESS)
+    status = device_kernel(context, CLMG_FLOAT, "csr_long_row_segments", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_raw(&args, sizeof count, &count);
+    clmg_arg_buffer(&args, list->buffer);
+    clmg_arg_buffer(&args, m->pattern_row_ptr);
+    clmg_arg_buffer(&args, segment_offsets->buffer);
+    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_buffer(&args, m->long_first_segment);
+    clmg_arg_buffer(&args, m->segment_bounds);
+    status = clmg_launch_args(&args, (size_t)count + 1);
+  }
+  clmg_vector_destroy(lengths);
+  clmg_vector_destroy(list);
+  clmg_vector_destroy(segments);
+  clmg_vector_destroy(segment_offsets);
+  return status;
+}
+
+static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
+                              const clmg_matrix_options *options, const offsets_summary *summary,
+                              const clmg_vector *row_ptr) {
+  clmg_status status = csr_shape(m, stats, options);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* the summary counted the rows longer than this threshold */
+  m->long_row_count = summary->long_rows;
+  m->segment_count = summary->long_segments;
+  size_t long_count = m->long_row_count, segment_count = m->segment_count;
+  size_t element = clmg_dtype_size(m->precision);
+  const cl_uint no_segments = 0;
+  status = keep_copy(m->context, row_ptr, "CSR row offsets", &m->offsets, &m->offsets_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, m->nnz * sizeof(int32_t), "CSR column indices", &m->columns,
+                          &m->columns_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, m->nnz * element, "CSR values", &m->values, &m->values_bytes);
+  if (status == CLMG_SUCCESS && long_count == 0)
+    status = upload_array(m, NULL, 0, "CSR long-row list", &m->long_rows, &m->long_rows_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, long_count ? NULL : &no_segments, (long_count + 1) * sizeof(cl_uint),
+                          "CSR long-row segment index", &m->long_first_segment,
+                          &m->long_first_segment_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, 2 * segment_count * sizeof(int64_t), "CSR segment bounds",
+                          &m->segment_bounds, &m->segment_bounds_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, segment_count * element, "CSR segment sums", &m->segment_sums,
+                          &m->segment_sums_bytes);
+  if (status == CLMG_SUCCESS && long_count > 0)
+    status = device_long_rows(m);
+  describe_csr(m);
+  return status;
+}
+
+/* The format (the automatic choice as create_matrix makes it, the SELL
+ * candidate sorted on the device) and its arrays, from the summary and the
+ * pattern's row offsets. */
+static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summary,
+                                     const clmg_vector *row_ptr,
+                                     const clmg_matrix_options *options) {
+  row_stats stats = {summary->longest_row, m->rows ? (double)m->nnz / (double)m->rows : 0};
+  sell_arrays sell;
+  memset(&sell, 0, sizeof sell);
+  int sorted = 0;
+  if (m->format == CLMG_FORMAT_AUTO) {
+    m->format = automatic_format(m->context, m->rows, m->nnz, &stats);
+    if (m->format == CLMG_FORMAT_SELL) {
+      unsigned height, sigma;
+      sell_shape(m->context, &stats, options, &height, &sigma);
+      clmg_status status = sell_arrays_make(m, height, sigma, &sell);
+      if (status != CLMG_SUCCESS)
+        return status;
+      sorted = sell_padding_fits(sell.stored, m->nnz);
+      if (!sorted) {
+        sell_arrays_free(m->context, &sell);
+        m->format = CLMG_FORMAT_CSR;
+      }
+    }
+  }
+  switch (m->format) {
+  case CLMG_FORMAT_ELLR:
+    return device_ellr(m, &stats, options);
+  case CLMG_FORMAT_SELL:
+    return device_sell(m, &stats, options, sorted ? &sell : NULL);
+  case CLMG_FORMAT_CSR:
+    return device_csr(m, &stats, options, summary, row_ptr);
+  default:
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
+                     (int)options->format);
+  }
+}
+
 clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, size_t cols,
                                            const clmg_vector *row_ptr, const clmg_vector *col,
                                            const clmg_vector *values,
@@ -1254,26 +1651,25 @@ clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, s
   clmg_status status = check_device_arrays(context, rows, cols, row_ptr, col, values);
   if (status != CLMG_SUCCESS)
     return status;
+  /* a summary of a few numbers comes to the host: the checks and what the
+   * format choice needs; the offsets, columns and values stay */
   size_t nnz = clmg_vector_length(col);
-  /* O(rows) comes to the host for the layout; columns and values stay */
-  int64_t *offsets = clmg_alloc_array(rows + 1, sizeof *offsets);
-  if (!offsets)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix from device arrays");
-  status = clmg_vector_download(row_ptr, offsets);
+  double mean_length = rows ? (double)nnz / (double)rows : 0;
+  offsets_summary summary;
+  status = summarize_arrays(context, rows, cols, row_ptr, col,
+                            csr_long_row_threshold(context, o, mean_length), &summary);
   if (status == CLMG_SUCCESS)
-    status = check_offsets(context, rows, cols, offsets, nnz);
+    status = check_summary(context, cols, nnz, row_ptr, &summary);
   if (status == CLMG_SUCCESS)
-    status = columns_in_range(context, col, cols);
-  /* the format laid out from the row lengths alone, its entries left to
-   * the map and the gather */
-  clmg_csr layout = {rows, cols, offsets, NULL, NULL};
+    status = check_precision_option(context, o);
   clmg_matrix *m = NULL;
   if (status == CLMG_SUCCESS)
-    status = create_matrix(context, &layout, o, &m);
-  free(offsets);
+    status = new_matrix(context, rows, cols, nnz, o, &m);
   if (status == CLMG_SUCCESS)
     status = keep_copy(context, row_ptr, "matrix pattern (row offsets)", &m->pattern_row_ptr,
                        &m->pattern_row_ptr_bytes);
+  if (status == CLMG_SUCCESS)
+    status = lay_out_on_device(m, &summary, row_ptr, o);
   if (status == CLMG_SUCCESS)
     status = build_map(m);
   if (status == CLMG_SUCCESS)
