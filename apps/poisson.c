@@ -754,7 +754,15 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
 static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, char *message,
                              size_t message_size) {
   const clmg_fe_hierarchy *h = &s->hierarchy;
-  const clmg_fe_device_hierarchy *dh = &s->device_hierarchy;
+  clmg_fe_device_hierarchy *dh = &s->device_hierarchy;
+  if (o->assembly_on_device) {
+    clmg_status fetched = clmg_fe_device_hierarchy_fetch_finest(s->context, dh);
+    if (fetched != CLMG_SUCCESS) {
+      snprintf(message, message_size, "bringing the finest mesh to the host: %s",
+               clmg_context_message(s->context));
+      return fetched;
+    }
+  }
   int finest = (o->assembly_on_device ? dh->num_levels : h->num_levels) - 1;
   const clmg_mesh *mesh = o->assembly_on_device ? &dh->meshes[finest] : &h->meshes[finest];
   size_t n = clmg_vector_length(s->x);

@@ -520,3 +520,24 @@ kernel void mesh_dirichlet_dofs(uint pass, ulong num_faces, global const int *fa
     }
   }
 }
+
+#ifdef REAL_IS_DOUBLE /* coordinates */
+/* The listed DOFs' points (their coordinates, from the vertices or the
+ * degree-2 nodes) and tags, MESH_DIM + 1 doubles each: what the host needs
+ * to evaluate g there. */
+kernel void mesh_dof_points(ulong count, global const uint *list, global const double *coords,
+                            global const int *tag_of, global double *points) {
+  GRID_LOOP(k, count) {
+    const long dof = list[k];
+    for (int d = 0; d < MESH_DIM; ++d)
+      points[k * (MESH_DIM + 1) + d] = coords[dof * MESH_DIM + d];
+    points[k * (MESH_DIM + 1) + MESH_DIM] = tag_of[dof];
+  }
+}
+
+/* values[k] into dense[list[k]]. */
+kernel void mesh_scatter(ulong count, global const uint *list, global const double *values,
+                         global double *dense) {
+  GRID_LOOP(k, count) { dense[list[k]] = values[k]; }
+}
+#endif

@@ -160,9 +160,11 @@ CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
 typedef struct clmg_fe_device_hierarchy {
   int num_levels;
   int degree;
-  /* num_levels: meshes[0] is a copy of the coarse mesh and the finest
-   * level has its mesh and space; the levels between are empty (zeroed)
-   * where the device refined them (fp64), filled where the host did */
+  /* num_levels: meshes[0] is a copy of the coarse mesh. Where the device
+   * refined the meshes (fp64), the finer levels are empty (zeroed) until
+   * clmg_fe_device_hierarchy_fetch_finest brings the finest level's mesh
+   * and space to the host (a source function needs them at setup, so they
+   * are there then); where the host refined them, every level is filled. */
   clmg_mesh *meshes;
   clmg_fe_space *spaces;
   clmg_csr_device *a;    /* num_levels */
@@ -170,13 +172,16 @@ typedef struct clmg_fe_device_hierarchy {
   clmg_csr_device *r;    /* num_levels; r[0] empty: r[l] = p[l]^T */
   clmg_vector *b;        /* finest level */
   clmg_vector *x0;       /* finest level */
-  uint8_t *is_dirichlet; /* finest level, on the host */
+  uint8_t *is_dirichlet; /* finest level, on the host (with the finest mesh) */
   /* Where the setup's time went (wall seconds, all levels): refining the
    * meshes, numbering the DOFs (with the finest mesh and space brought to
    * the host), finding the Dirichlet DOFs (with g on the finest level), and
    * the assembly (element matrices, pattern, rows, P and R); each level's
    * work ends with a wait. */
   double refine_s, number_s, dirichlet_s, device_s;
+  /* the finest level's mesh and mask on the device until
+   * clmg_fe_device_hierarchy_fetch_finest brings them to the host */
+  struct clmg_fe_device_finest *device_finest;
 } clmg_fe_device_hierarchy;
 
 CLMG_API clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context,
@@ -185,6 +190,14 @@ CLMG_API clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context,
                                                       const clmg_poisson_problem *problem,
                                                       clmg_fe_device_hierarchy *out);
 CLMG_API void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *hierarchy);
+
+/* Brings the finest level's mesh, space and Dirichlet mask to the host
+ * (meshes[num_levels - 1], spaces[num_levels - 1], is_dirichlet), for
+ * output and error norms: a download and the host's space, tens of
+ * milliseconds for millions of cells, which the setup does not pay for a
+ * solver that needs none of them. Later calls return at once. */
+CLMG_API clmg_status clmg_fe_device_hierarchy_fetch_finest(clmg_context *context,
+                                                           clmg_fe_device_hierarchy *hierarchy);
 
 /* clmg_mesh_refine applied `times` times, on the device: the same fine mesh
  * (vertices in the same order with bit-identical coordinates, cells,

@@ -55,6 +55,20 @@ static void device_level_free(device_level *level) {
   memset(level, 0, sizeof *level);
 }
 
+/* The finest level on the device until it is fetched. */
+struct clmg_fe_device_finest {
+  clmg_device_mesh mesh;
+  clmg_vector *eliminated;
+};
+
+static void device_finest_free(struct clmg_fe_device_finest *f) {
+  if (!f)
+    return;
+  clmg_device_mesh_free(&f->mesh);
+  clmg_vector_destroy(f->eliminated);
+  free(f);
+}
+
 /* Seconds since *mark, which moves to now. */
 static double lap(double *mark) {
   double now = clmg_seconds_now();
@@ -245,20 +259,18 @@ static clmg_status element_matrices(const builder *b, const device_level *level,
 }
 
 /* The level's matrix (pattern, element matrices, then the rows' values)
- * and, for the finest level (g given), b and x0. load: the source
- * function's integrals, or NULL. */
+ * and, for the finest level (g given: g on Dirichlet DOFs, 0 elsewhere, on
+ * the device), b and x0. load: the source function's integrals, or NULL. */
 static clmg_status assemble_level(const builder *b, const device_level *level, double source,
-                                  const double *g, const double *load, clmg_csr_device *a,
+                                  const clmg_vector *g, const double *load, clmg_csr_device *a,
                                   clmg_vector **rhs, clmg_vector **x0) {
   clmg_context *context = b->context;
   size_t n = level->num_dofs;
-  clmg_vector *stiffness = NULL, *element_load = NULL, *g_device = NULL, *load_device = NULL;
+  clmg_vector *stiffness = NULL, *element_load = NULL, *load_device = NULL;
   clmg_status status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_pattern",
                                                   n, n, b->precision, pattern_arguments, level, a);
   if (status == CLMG_SUCCESS)
     status = element_matrices(b, level, source, &stiffness, &element_load);
-  if (status == CLMG_SUCCESS && g)
-    status = clmg_vector_create_from_host(context, b->precision, n, g, &g_device);
   if (status == CLMG_SUCCESS && load)
     status = clmg_vector_create_from_host(context, b->precision, n, load, &load_device);
   if (status == CLMG_SUCCESS && g)
@@ -279,7 +291,7 @@ static clmg_status assemble_level(const builder *b, const device_level *level, d
     clmg_arg_buffer(&args, stiffness->buffer);
     clmg_arg_buffer(&args, element_load->buffer);
     clmg_arg_buffer(&args, level->eliminated->buffer);
-    clmg_arg_buffer(&args, g_device ? g_device->buffer : unused);
+    clmg_arg_buffer(&args, g ? g->buffer : unused);
     clmg_arg_buffer(&args, a->row_ptr->buffer);
     clmg_arg_buffer(&args, a->col->buffer);
     clmg_arg_buffer(&args, a->val->buffer);
@@ -295,7 +307,6 @@ static clmg_status assemble_level(const builder *b, const device_level *level, d
     status = clmg_finish(context);
   clmg_vector_destroy(stiffness);
   clmg_vector_destroy(element_load);
-  clmg_vector_destroy(g_device);
   clmg_vector_destroy(load_device);
   if (status != CLMG_SUCCESS)
     clmg_csr_device_free(a);
@@ -324,25 +335,32 @@ static void prolongation_arguments(clmg_kernel_args *args, const void *data, cl_
   clmg_arg_buffer(args, val);
 }
 
-/* g on the finest level's Dirichlet DOFs (0 elsewhere) and, for a source
- * function, its load vector: host work over the boundary and, for the
- * load, the cells of the finest level only. */
-static clmg_status finest_level_data(clmg_context *context, const clmg_fe_space *space,
+/* g on the finest level's Dirichlet DOFs (0 elsewhere), uploaded, and, for
+ * a source function, its load vector: host work over the boundary and, for
+ * the load, the cells of the finest level only (the host path, without
+ * fp64). */
+static clmg_status finest_level_data(const builder *b, const clmg_fe_space *space,
                                      const clmg_poisson_problem *problem, const uint8_t *mask,
-                                     const int32_t *tag_of, double **g, double **load) {
+                                     const int32_t *tag_of, clmg_vector **g, double **load) {
+  clmg_context *context = b->context;
   size_t n = space->num_dofs, dim = (size_t)space->mesh->dim;
-  *g = calloc(n ? n : 1, sizeof **g);
+  double *host_g = calloc(n ? n : 1, sizeof *host_g);
   *load = problem->source ? clmg_alloc_array(n ? n : 1, sizeof **load) : NULL;
-  if (!*g || (problem->source && !*load))
+  if (!host_g || (problem->source && !*load)) {
+    free(host_g);
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                      "no host memory for the right-hand side of %zu DOFs", n);
+  }
   for (size_t i = 0; i < n && problem->dirichlet; i++)
     if (mask[i])
-      (*g)[i] = problem->dirichlet(space->dof_coords + i * dim, tag_of[i], problem->dirichlet_data);
-  if (!problem->source)
-    return CLMG_SUCCESS;
+      host_g[i] =
+          problem->dirichlet(space->dof_coords + i * dim, tag_of[i], problem->dirichlet_data);
+  clmg_status status = clmg_vector_create_from_host(context, b->precision, n, host_g, g);
+  free(host_g);
+  if (status != CLMG_SUCCESS || !problem->source)
+    return status;
   clmg_error error = {{0}};
-  clmg_status status = clmg_fe_load_vector(space, problem, *load, &error);
+  status = clmg_fe_load_vector(space, problem, *load, &error);
   return status == CLMG_SUCCESS ? status : host_failure(context, status, &error);
 }
 
@@ -369,6 +387,7 @@ void clmg_fe_device_hierarchy_free(clmg_fe_device_hierarchy *h) {
   clmg_vector_destroy(h->b);
   clmg_vector_destroy(h->x0);
   free(h->is_dirichlet);
+  device_finest_free(h->device_finest);
   memset(h, 0, sizeof *h);
 }
 
@@ -395,27 +414,60 @@ static clmg_status level_mesh(const builder *b, clmg_fe_device_hierarchy *h, siz
   return clmg_device_mesh_upload(context, &h->meshes[level], b->precision, &current->mesh);
 }
 
-/* The level's DOFs numbered on the device; the finest level's mesh and
- * space come to the host. */
-static clmg_status device_numbering(const builder *b, clmg_fe_device_hierarchy *h, size_t level,
-                                    int finest, device_level *current) {
-  clmg_context *context = b->context;
-  clmg_status status = number_level(b, NULL, 0, current);
-  if (status != CLMG_SUCCESS || !finest)
-    return status;
-  if (level > 0)
-    status = clmg_device_mesh_download(context, &current->mesh, &h->meshes[0], (int)level,
-                                       &h->meshes[level]);
+/* The finest level's mesh, space and mask on the host, from its device
+ * mesh and mask (whatever of them is not there yet). */
+static clmg_status host_finest(clmg_context *context, clmg_fe_device_hierarchy *h,
+                               const clmg_device_mesh *mesh, const clmg_vector *eliminated) {
+  const int finest = h->num_levels - 1;
+  clmg_status status = CLMG_SUCCESS;
+  if (finest > 0 && h->meshes[finest].num_cells == 0)
+    status = clmg_device_mesh_download(context, mesh, &h->meshes[0], finest, &h->meshes[finest]);
   clmg_error error = {{0}};
+  clmg_fe_space *space = &h->spaces[finest];
+  const size_t n = clmg_vector_length(eliminated);
+  if (status == CLMG_SUCCESS && !space->cell_dofs) {
+    status = clmg_fe_space_create_checked_input(&h->meshes[finest], h->degree, space, &error);
+    if (status != CLMG_SUCCESS)
+      return host_failure(context, status, &error);
+    if (space->num_dofs != n)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "the device numbered %zu DOFs, the host %zu", n, space->num_dofs);
+  }
+  if (status != CLMG_SUCCESS || h->is_dirichlet)
+    return status;
+  uint32_t *mask = clmg_alloc_array(n ? n : 1, sizeof *mask);
+  uint8_t *is_dirichlet = clmg_alloc_array(n ? n : 1, 1);
+  if (!mask || !is_dirichlet)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "no host memory for the Dirichlet mask of %zu DOFs", n);
+  if (status == CLMG_SUCCESS && n)
+    status = clmg_vector_download(eliminated, mask);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++)
+    is_dirichlet[i] = (uint8_t)mask[i];
+  free(mask);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_fe_space_create_checked_input(&h->meshes[level], b->degree, &h->spaces[level], &error);
-  if (status == CLMG_SUCCESS && h->spaces[level].num_dofs != current->num_dofs)
-    status = clmg_error_set(&error, CLMG_ERROR_INVALID_ARGUMENT,
-                            "the device numbered %zu DOFs, the host %zu", current->num_dofs,
-                            h->spaces[level].num_dofs);
-  return status == CLMG_SUCCESS || error.message[0] == 0 ? status
-                                                         : host_failure(context, status, &error);
+    h->is_dirichlet = is_dirichlet;
+  else
+    free(is_dirichlet);
+  return status;
+}
+
+clmg_status clmg_fe_device_hierarchy_fetch_finest(clmg_context *context,
+                                                  clmg_fe_device_hierarchy *h) {
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(context);
+  if (!h || h->num_levels < 1)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "no device hierarchy to fetch from");
+  if (!h->device_finest)
+    return CLMG_SUCCESS;
+  clmg_status status =
+      host_finest(context, h, &h->device_finest->mesh, h->device_finest->eliminated);
+  if (status == CLMG_SUCCESS) {
+    device_finest_free(h->device_finest);
+    h->device_finest = NULL;
+  }
+  return status;
 }
 
 /* The level's space on the host (h->meshes[level]) and its DOFs uploaded. */
@@ -431,34 +483,38 @@ static clmg_status host_numbering(const builder *b, clmg_fe_device_hierarchy *h,
   return number_level(b, space->cell_dofs, space->num_dofs, current);
 }
 
-/* The level's Dirichlet DOFs on the device; the finest level's mask and
- * tags come to the host (*mask, *tag_of). */
-static clmg_status device_dirichlet(const builder *b, const clmg_poisson_problem *problem,
-                                    int finest, device_level *current, uint8_t **mask,
-                                    int32_t **tag_of) {
+/* The level's Dirichlet DOFs on the device and, on the finest level, g
+ * there (*g) and, for a source function, the finest mesh and space on the
+ * host and the load vector (*load). */
+static clmg_status device_dirichlet(const builder *b, clmg_fe_device_hierarchy *h,
+                                    const clmg_poisson_problem *problem, int finest,
+                                    device_level *current, clmg_vector **g, double **load) {
   clmg_context *context = b->context;
-  size_t n = current->num_dofs;
   clmg_vector *tags = NULL;
-  clmg_status status =
-      clmg_device_mesh_dirichlet(context, &current->mesh, current->cell_dofs, b->degree, n, problem,
-                                 &current->eliminated, finest ? &tags : NULL);
+  clmg_status status = clmg_device_mesh_dirichlet(context, &current->mesh, current->cell_dofs,
+                                                  b->degree, current->num_dofs, problem,
+                                                  &current->eliminated, finest ? &tags : NULL);
   if (status != CLMG_SUCCESS || !finest)
     return status;
-  uint32_t *eliminated = clmg_alloc_array(n ? n : 1, sizeof *eliminated);
-  *mask = clmg_alloc_array(n ? n : 1, 1);
-  *tag_of = clmg_alloc_array(n ? n : 1, sizeof **tag_of);
-  if (!eliminated || !*mask || !*tag_of)
-    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                       "no host memory for the Dirichlet DOFs of %zu DOFs", n);
-  if (status == CLMG_SUCCESS && n)
-    status = clmg_vector_download(current->eliminated, eliminated);
-  if (status == CLMG_SUCCESS && n)
-    status = clmg_vector_download(tags, *tag_of);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++)
-    (*mask)[i] = (uint8_t)eliminated[i];
-  free(eliminated);
+  const clmg_vector *dof_coords = b->degree == 1 ? current->mesh.coords : current->mesh.node_coords;
+  status = clmg_device_mesh_boundary_values(context, &current->mesh, dof_coords,
+                                            current->eliminated, tags, problem, g);
   clmg_vector_destroy(tags);
-  return status;
+  if (status != CLMG_SUCCESS || !problem->source)
+    return status;
+  status = host_finest(context, h, &current->mesh, current->eliminated);
+  const clmg_fe_space *space = &h->spaces[h->num_levels - 1];
+  *load = status == CLMG_SUCCESS
+              ? clmg_alloc_array(space->num_dofs ? space->num_dofs : 1, sizeof **load)
+              : NULL;
+  if (status == CLMG_SUCCESS && !*load)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the load vector of %zu DOFs", space->num_dofs);
+  clmg_error error = {{0}};
+  if (status == CLMG_SUCCESS)
+    status = clmg_fe_load_vector(space, problem, *load, &error);
+  return status == CLMG_SUCCESS || error.message[0] == 0 ? status
+                                                         : host_failure(context, status, &error);
 }
 
 /* The level's Dirichlet DOFs on the host and the mask uploaded. */
@@ -527,7 +583,8 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
   device_level previous = {0}, current = {0};
   uint8_t *mask = NULL;
   int32_t *tag_of = NULL;
-  double *g = NULL, *load = NULL;
+  clmg_vector *g = NULL; /* on the finest level's DOFs */
+  double *load = NULL;
   if (status == CLMG_SUCCESS && (!h.meshes || !h.spaces || !h.a || !h.p || !h.r))
     status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                        "cannot allocate a hierarchy of %d levels", num_levels);
@@ -542,14 +599,15 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
     status = level_mesh(&b, &h, level, on_device, &previous, &current);
     h.refine_s += lap(&mark);
     if (status == CLMG_SUCCESS)
-      status = on_device ? device_numbering(&b, &h, level, finest, &current)
-                         : host_numbering(&b, &h, level, &current);
+      status =
+          on_device ? number_level(&b, NULL, 0, &current) : host_numbering(&b, &h, level, &current);
     h.number_s += lap(&mark);
-    if (status == CLMG_SUCCESS)
-      status = on_device ? device_dirichlet(&b, problem, finest, &current, &mask, &tag_of)
-                         : host_dirichlet(&b, &h.spaces[level], problem, &current, &mask, &tag_of);
-    if (status == CLMG_SUCCESS && finest)
-      status = finest_level_data(context, &h.spaces[level], problem, mask, tag_of, &g, &load);
+    if (status == CLMG_SUCCESS && on_device)
+      status = device_dirichlet(&b, &h, problem, finest, &current, &g, &load);
+    if (status == CLMG_SUCCESS && !on_device)
+      status = host_dirichlet(&b, &h.spaces[level], problem, &current, &mask, &tag_of);
+    if (status == CLMG_SUCCESS && !on_device && finest)
+      status = finest_level_data(&b, &h.spaces[level], problem, mask, tag_of, &g, &load);
     h.dirichlet_s += lap(&mark);
     if (status == CLMG_SUCCESS)
       status = assemble_level(&b, &current, problem->source ? 0.0 : problem->source_constant,
@@ -569,11 +627,23 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
       status = clmg_finish(context);
     h.device_s += lap(&mark);
   }
+  /* the finest level stays on the device until it is fetched */
+  if (status == CLMG_SUCCESS && on_device) {
+    h.device_finest = calloc(1, sizeof *h.device_finest);
+    if (!h.device_finest) {
+      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory");
+    } else {
+      h.device_finest->mesh = previous.mesh;
+      h.device_finest->eliminated = previous.eliminated;
+      memset(&previous.mesh, 0, sizeof previous.mesh);
+      previous.eliminated = NULL;
+    }
+  }
   device_level_free(&previous);
   device_level_free(&current);
   builder_free(&b);
   free(tag_of);
-  free(g);
+  clmg_vector_destroy(g);
   free(load);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
@@ -582,7 +652,10 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
     clmg_fe_device_hierarchy_free(&h);
     return status;
   }
-  h.is_dirichlet = mask;
+  if (!on_device)
+    h.is_dirichlet = mask;
+  else
+    free(mask);
   *out = h;
   return CLMG_SUCCESS;
 }

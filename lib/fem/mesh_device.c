@@ -591,6 +591,68 @@ clmg_status clmg_device_mesh_dirichlet(clmg_context *context, clmg_device_mesh *
   return status;
 }
 
+clmg_status clmg_device_mesh_boundary_values(clmg_context *context, const clmg_device_mesh *mesh,
+                                             const clmg_vector *dof_coords, const clmg_vector *mask,
+                                             const clmg_vector *tag_of,
+                                             const clmg_poisson_problem *problem, clmg_vector **g) {
+  const int dim = mesh->dim;
+  const size_t n = clmg_vector_length(mask);
+  clmg_vector *list = NULL, *points = NULL, *values = NULL;
+  size_t count = 0;
+  double *host = NULL;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create(context, CLMG_DOUBLE, n, g);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(*g, 0.0);
+  if (status == CLMG_SUCCESS && problem->dirichlet)
+    status = clmg_row_list(context, mask, 0, 1, NULL, 0, &list, &count);
+  if (status == CLMG_SUCCESS && count > 0)
+    status = clmg_vector_create(context, CLMG_DOUBLE, count * (size_t)(dim + 1), &points);
+  if (status == CLMG_SUCCESS && count > 0)
+    status = get_kernel(context, dim, "mesh_dof_points", &args);
+  if (status == CLMG_SUCCESS && count > 0) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, list->buffer);
+    clmg_arg_buffer(&args, dof_coords->buffer);
+    clmg_arg_buffer(&args, tag_of->buffer);
+    clmg_arg_buffer(&args, points->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  if (status == CLMG_SUCCESS && count > 0) {
+    host = clmg_alloc_array(count, (size_t)(dim + 1) * sizeof *host);
+    if (!host)
+      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                         "no host memory for %zu Dirichlet DOFs", count);
+  }
+  if (status == CLMG_SUCCESS && count > 0)
+    status = clmg_vector_download(points, host);
+  /* g at each point, in place: the point's first value becomes g */
+  for (size_t k = 0; status == CLMG_SUCCESS && k < count; k++) {
+    const double *point = host + k * (size_t)(dim + 1);
+    host[k] = problem->dirichlet(point, (int32_t)point[dim], problem->dirichlet_data);
+  }
+  if (status == CLMG_SUCCESS && count > 0)
+    status = clmg_vector_create_from_host(context, CLMG_DOUBLE, count, host, &values);
+  if (status == CLMG_SUCCESS && count > 0)
+    status = get_kernel(context, dim, "mesh_scatter", &args);
+  if (status == CLMG_SUCCESS && count > 0) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, list->buffer);
+    clmg_arg_buffer(&args, values->buffer);
+    clmg_arg_buffer(&args, (*g)->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  free(host);
+  clmg_vector_destroy(list);
+  clmg_vector_destroy(points);
+  clmg_vector_destroy(values);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(*g);
+    *g = NULL;
+  }
+  return status;
+}
+
 clmg_status clmg_mesh_refine_on_device(clmg_context *context, const clmg_mesh *coarse, int times,
                                        clmg_mesh *fine) {
   if (!context)

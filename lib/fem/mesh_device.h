@@ -71,4 +71,14 @@ clmg_status clmg_device_mesh_dirichlet(clmg_context *context, clmg_device_mesh *
                                        const clmg_poisson_problem *problem, clmg_vector **mask,
                                        clmg_vector **tag_of);
 
+/* g on the Dirichlet DOFs (mask, tag_of: clmg_device_mesh_dirichlet's),
+ * 0 elsewhere, as a new double vector: the DOFs' points (dof_coords:
+ * double, dim per DOF) and tags come to the host, which evaluates
+ * problem->dirichlet there (g = 0 without one), and the values go back;
+ * O(boundary) bytes cross the bus. */
+clmg_status clmg_device_mesh_boundary_values(clmg_context *context, const clmg_device_mesh *mesh,
+                                             const clmg_vector *dof_coords, const clmg_vector *mask,
+                                             const clmg_vector *tag_of,
+                                             const clmg_poisson_problem *problem, clmg_vector **g);
+
 #endif
