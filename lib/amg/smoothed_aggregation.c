@@ -8,6 +8,7 @@
  * The joining sweeps decide every node from the previous sweep's state, as
  * a parallel implementation would, so the aggregates do not depend on the
  * order a sweep visits the nodes in; ties go to the lower aggregate. */
+#include "core/internal.h"
 #include "la/internal.h"
 
 #include "clmg/amg.h"
@@ -95,29 +96,72 @@ static void graph_free(graph *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* The strength test of entry k of row i (a_ii and a_jj in diagonal). */
+static int is_strong(const clmg_csr *a, const double *diagonal, double theta, size_t i, int64_t k) {
+  size_t j = (size_t)a->col[k];
+  double value = fabs(a->val[k]);
+  return j != i && value > 0 && value >= theta * sqrt(fabs(diagonal[i] * diagonal[j]));
+}
+
+/* The strong graph is built by rows on all host cores: a pass counts each
+ * row's strong entries, a serial sum makes the offsets, a second pass
+ * writes them (each row's own range: the serial result, bit for bit). */
+enum { STRONG_GRAIN = 8192 };
+typedef struct strong_job {
+  const clmg_csr *a;
+  const double *diagonal;
+  double theta;
+  graph *g;
+} strong_job;
+
+static void strong_count_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const strong_job *job = data;
+  for (size_t i = begin; i < end; i++) {
+    int64_t count = 0;
+    for (int64_t k = job->a->row_ptr[i]; k < job->a->row_ptr[i + 1]; k++)
+      count += is_strong(job->a, job->diagonal, job->theta, i, k);
+    job->g->start[i + 1] = count;
+  }
+}
+
+static void strong_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const strong_job *job = data;
+  for (size_t i = begin; i < end; i++) {
+    int64_t next = job->g->start[i];
+    for (int64_t k = job->a->row_ptr[i]; k < job->a->row_ptr[i + 1]; k++)
+      if (is_strong(job->a, job->diagonal, job->theta, i, k))
+        job->g->neighbour[next++] = job->a->col[k];
+  }
+}
+
 static clmg_status strong_graph(const clmg_csr *a, double theta, graph *g, clmg_error *error) {
-  size_t n = a->rows, nnz = clmg_csr_nnz(a);
+  size_t n = a->rows;
   double *diagonal = clmg_alloc_array(n ? n : 1, sizeof *diagonal);
   g->n = n;
-  g->start = clmg_alloc_zeroed_array(n + 1, sizeof *g->start);
-  g->neighbour = clmg_alloc_array(nnz ? nnz : 1, sizeof *g->neighbour);
-  if (!diagonal || !g->start || !g->neighbour) {
+  g->start = clmg_alloc_array(n + 1, sizeof *g->start);
+  if (!diagonal || !g->start) {
     free(diagonal);
     graph_free(g);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "AMG: cannot allocate the strength graph of %zu entries", nnz);
+                          "AMG: cannot allocate the strength graph of %zu rows", n);
   }
   clmg_csr_diagonal(a, diagonal, NULL);
-  int64_t count = 0;
-  for (size_t i = 0; i < n; i++) {
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      size_t j = (size_t)a->col[k];
-      double value = fabs(a->val[k]);
-      if (j != i && value > 0 && value >= theta * sqrt(fabs(diagonal[i] * diagonal[j])))
-        g->neighbour[count++] = (int32_t)j;
-    }
-    g->start[i + 1] = count;
+  strong_job job = {a, diagonal, theta, g};
+  clmg_host_parallel_for(n, STRONG_GRAIN, strong_count_range, &job);
+  g->start[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    g->start[i + 1] += g->start[i];
+  size_t entries = (size_t)g->start[n];
+  g->neighbour = clmg_alloc_array(entries ? entries : 1, sizeof *g->neighbour);
+  if (!g->neighbour) {
+    free(diagonal);
+    graph_free(g);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate the strength graph of %zu entries", entries);
   }
+  clmg_host_parallel_for(n, STRONG_GRAIN, strong_fill_range, &job);
   free(diagonal);
   return CLMG_SUCCESS;
 }
@@ -627,8 +671,12 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
 
 /* The levels from fine to coarse, on the host or (context given) with the
  * products on the device, then reversed: level 0 is the coarsest. */
+/* borrow_finest: the hierarchy's finest host matrix is `a` itself (not a
+ * copy), for a caller that drops the hierarchy before `a` and zeroes that
+ * level before clmg_amg_hierarchy_free (clmg_amg_multigrid_create: a copy
+ * of a matrix of millions of entries is a sizeable part of the setup). */
 static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_amg_options *options,
-                         clmg_amg_hierarchy *out, clmg_error *error) {
+                         int borrow_finest, clmg_amg_hierarchy *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -657,7 +705,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   }
   clmg_csr *levels_a = h.a, *levels_p = h.p;
   size_t built = 1;
-  status = clmg_csr_copy(a, &levels_a[0], error);
+  if (borrow_finest)
+    levels_a[0] = *a;
+  else
+    status = clmg_csr_copy(a, &levels_a[0], error);
   if (status == CLMG_SUCCESS && context) {
     clmg_dtype precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
     clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
@@ -695,6 +746,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   }
   free(aggregate);
   if (status != CLMG_SUCCESS) {
+    if (borrow_finest)
+      memset(&levels_a[0], 0, sizeof levels_a[0]);
     clmg_amg_hierarchy_free(&h);
     return status;
   }
@@ -719,7 +772,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, options, out, error);
+  return build(NULL, a, options, 0, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -727,7 +780,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, options, out, error);
+  return build(context, a, options, 0, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -758,9 +811,9 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   int on_device = clmg_context_device(context)->is_gpu;
   clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
-  clmg_status status = on_device
-                           ? clmg_amg_hierarchy_build_device(context, a, amg_options, &h, &error)
-                           : clmg_amg_hierarchy_build(a, amg_options, &h, &error);
+  /* the hierarchy borrows a as its finest level: it is dropped before we
+   * return, and that level zeroed first */
+  clmg_status status = build(on_device ? context : NULL, a, amg_options, 1, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
   clmg_multigrid_options options;
@@ -779,6 +832,7 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
                                                        h.device_p, NULL, &options, multigrid)
                : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
+  memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
   return status;
 }
