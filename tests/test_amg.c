@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 /* Smoothed-aggregation AMG (clmg/amg.h) and the host sparse product it
  * forms its Galerkin matrices with: the product against a dense one on
  * random matrices; the aggregates' invariants (every connected node in one
@@ -285,6 +286,36 @@ static void test_aggregation(void **state) {
       fail_msg("aggregate %zu has %zu nodes despite min_aggregate_size 5", c, size[c]);
   check_connected(&a, aggregate, count);
   free(size);
+  /* the host's threads split the strength graph and the joining sweeps by
+   * rows: the aggregates do not depend on how many there are (a grid large
+   * enough for several ranges of 8192 rows) */
+  {
+    clmg_csr big = diffusion(160, 160, 1, 1.0, unit_coefficient);
+    int32_t *one = malloc(big.rows * sizeof *one), *many = malloc(big.rows * sizeof *many);
+    assert_non_null(one);
+    assert_non_null(many);
+    size_t count_one = 0, count_many = 0;
+    clmg_amg_options sized;
+    clmg_amg_options_defaults(&sized);
+    sized.min_aggregate_size = 5;
+    const char *was = getenv("CLMG_HOST_THREADS");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("CLMG_HOST_THREADS", "1", 1);
+    CHECK_HOST(clmg_amg_aggregate(&big, &sized, one, &count_one, &error), error);
+    setenv("CLMG_HOST_THREADS", "3", 1);
+    CHECK_HOST(clmg_amg_aggregate(&big, &sized, many, &count_many, &error), error);
+    if (saved)
+      setenv("CLMG_HOST_THREADS", saved, 1);
+    else
+      unsetenv("CLMG_HOST_THREADS");
+    free(saved);
+    assert_int_equal(count_one, count_many);
+    assert_memory_equal(one, many, big.rows * sizeof *one);
+    check_connected(&big, many, count_many);
+    free(one);
+    free(many);
+    clmg_csr_free(&big);
+  }
   /* bad input */
   clmg_csr rectangular = random_matrix(5, 7, 2);
   assert_int_equal(clmg_amg_aggregate(&rectangular, NULL, aggregate, &count, &error),

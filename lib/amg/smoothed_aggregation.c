@@ -203,42 +203,82 @@ static void choose_roots(const graph *g, int distance, uint8_t *is_root, int32_t
 }
 
 /* Joins unallocated nodes to the neighbouring aggregate they share the most
- * strong edges with, sweep after sweep (each from the state before it),
- * until a sweep changes nothing. */
-static void join_neighbours(const graph *g, int32_t *aggregate, int32_t *next, int32_t *seen,
-                            int32_t *weight) {
-  size_t n = g->n;
-  for (;;) {
-    size_t changed = 0;
-    memcpy(next, aggregate, n * sizeof *next);
-    for (size_t i = 0; i < n; i++) {
-      if (aggregate[i] >= 0)
+ * strong edges with (ties: the lower aggregate), sweep after sweep (each
+ * from the state before it, so the nodes of a sweep are independent and
+ * run on all host cores), until a sweep changes nothing. */
+enum { JOIN_GRAIN = 8192 };
+typedef struct join_job {
+  const graph *g;
+  const int32_t *aggregate;
+  int32_t *next;
+  /* per range: counters by aggregate (seen[c] holds the node that counted
+   * last), and how many nodes the range joined */
+  int32_t *seen[CLMG_MAX_HOST_THREADS], *weight[CLMG_MAX_HOST_THREADS];
+  size_t changed[CLMG_MAX_HOST_THREADS];
+} join_job;
+
+static void join_range(void *data, size_t range, size_t begin, size_t end) {
+  join_job *job = data;
+  const graph *g = job->g;
+  int32_t *seen = job->seen[range], *weight = job->weight[range];
+  size_t changed = 0;
+  for (size_t i = begin; i < end; i++) {
+    job->next[i] = job->aggregate[i];
+    if (job->aggregate[i] >= 0)
+      continue;
+    int32_t best = -1, best_weight = 0;
+    for (int64_t k = g->start[i]; k < g->start[i + 1]; k++) {
+      int32_t c = job->aggregate[g->neighbour[k]];
+      if (c < 0)
         continue;
-      int32_t best = -1, best_weight = 0;
-      /* count per neighbouring aggregate (seen[] holds who counted last) */
-      for (int64_t k = g->start[i]; k < g->start[i + 1]; k++) {
-        int32_t c = aggregate[g->neighbour[k]];
-        if (c < 0)
-          continue;
-        if (seen[c] != (int32_t)i) {
-          seen[c] = (int32_t)i;
-          weight[c] = 0;
-        }
-        weight[c]++;
-        if (weight[c] > best_weight || (weight[c] == best_weight && c < best)) {
-          best = c;
-          best_weight = weight[c];
-        }
+      if (seen[c] != (int32_t)i) {
+        seen[c] = (int32_t)i;
+        weight[c] = 0;
       }
-      if (best >= 0) {
-        next[i] = best;
-        changed++;
+      weight[c]++;
+      if (weight[c] > best_weight || (weight[c] == best_weight && c < best)) {
+        best = c;
+        best_weight = weight[c];
       }
     }
+    if (best >= 0) {
+      job->next[i] = best;
+      changed++;
+    }
+  }
+  job->changed[range] = changed;
+}
+
+/* aggregates: the number of aggregate ids (counters per range). Returns 0
+ * without memory for the counters. */
+static int join_neighbours(const graph *g, size_t aggregates, int32_t *aggregate, int32_t *next) {
+  size_t n = g->n, ranges = clmg_host_threads();
+  join_job job = {g, aggregate, next, {0}, {0}, {0}};
+  int ok = 1;
+  for (size_t r = 0; r < ranges && ok; r++) {
+    job.seen[r] = clmg_alloc_array(aggregates ? aggregates : 1, sizeof *job.seen[r]);
+    job.weight[r] = clmg_alloc_array(aggregates ? aggregates : 1, sizeof *job.weight[r]);
+    ok = job.seen[r] && job.weight[r];
+    for (size_t c = 0; ok && c < aggregates; c++)
+      job.seen[r][c] = -1;
+  }
+  for (;;) {
+    if (!ok)
+      break;
+    memset(job.changed, 0, sizeof job.changed);
+    clmg_host_parallel_for(n, JOIN_GRAIN, join_range, &job);
+    size_t changed = 0;
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      changed += job.changed[r];
     memcpy(aggregate, next, n * sizeof *aggregate);
     if (changed == 0)
-      return;
+      break;
   }
+  for (size_t r = 0; r < ranges; r++) {
+    free(job.seen[r]);
+    free(job.weight[r]);
+  }
+  return ok;
 }
 
 /* Renumbers aggregates 0, 1, ... in order of first appearance among the
@@ -262,28 +302,25 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
                                    size_t *count, clmg_error *error) {
   size_t n = g->n;
   uint8_t *is_root = clmg_alloc_array(n ? n : 1, 1);
-  int32_t *work[4];
+  int32_t *work[3];
   int ok = is_root != NULL;
-  for (int w = 0; w < 4; w++) {
+  for (int w = 0; w < 3; w++) {
     work[w] = clmg_alloc_array(n ? n : 1, sizeof *work[w]);
     ok = ok && work[w] != NULL;
   }
   if (!ok) {
     free(is_root);
-    for (int w = 0; w < 4; w++)
+    for (int w = 0; w < 3; w++)
       free(work[w]);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "AMG: cannot allocate the aggregation of %zu nodes", n);
   }
-  int32_t *depth = work[0], *queue = work[1], *next = work[2], *seen = work[3];
+  int32_t *depth = work[0], *queue = work[1], *next = work[2];
   choose_roots(g, o->root_distance, is_root, depth, queue);
   int32_t roots = 0;
   for (size_t i = 0; i < n; i++)
     aggregate[i] = is_root[i] ? roots++ : -1;
-  /* depth and queue are free again: counters of join_neighbours */
-  for (size_t i = 0; i < n; i++)
-    seen[i] = -1;
-  join_neighbours(g, aggregate, next, seen, queue);
+  ok = join_neighbours(g, (size_t)roots, aggregate, next);
   *count = renumber(aggregate, n, depth);
 
   if (o->min_aggregate_size > 1 && *count > 1) {
@@ -300,16 +337,16 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
       for (size_t i = 0; i < n; i++)
         if (aggregate[i] >= 0 && (size_t)depth[aggregate[i]] < o->min_aggregate_size)
           aggregate[i] = -1;
-      for (size_t i = 0; i < n; i++)
-        seen[i] = -1;
-      join_neighbours(g, aggregate, next, seen, queue);
+      ok = ok && join_neighbours(g, *count, aggregate, next);
       *count = renumber(aggregate, n, depth);
     }
   }
   free(is_root);
-  for (int w = 0; w < 4; w++)
+  for (int w = 0; w < 3; w++)
     free(work[w]);
-  return CLMG_SUCCESS;
+  return ok ? CLMG_SUCCESS
+            : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                             "AMG: cannot allocate the aggregation's counters for %zu nodes", n);
 }
 
 clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *options,
