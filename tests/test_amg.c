@@ -461,6 +461,176 @@ static void test_patch_smoother_step(void **state) {
   clmg_csr_free(&a);
 }
 
+/* Two patch block-Jacobi steps (4 inner iterations, omega 0.9, inner 0.7)
+ * on the device in `precision` from x, built on `threads` host threads
+ * ("1", "3"); the result in x. */
+static void device_patch_steps(const clmg_csr *a, const int32_t *patch, clmg_dtype precision,
+                               const char *threads, const double *b, double *x) {
+  size_t n = a->rows;
+  const char *was = getenv("CLMG_HOST_THREADS");
+  char *saved = was ? strdup(was) : NULL;
+  setenv("CLMG_HOST_THREADS", threads, 1);
+  clmg_smoother smoother;
+  clmg_status made = clmg_smoother_patch_jacobi(ctx, a, patch, 4, 0.9, 0.7, &smoother);
+  if (saved)
+    setenv("CLMG_HOST_THREADS", saved, 1);
+  else
+    unsetenv("CLMG_HOST_THREADS");
+  free(saved);
+  CHECK_OK(made);
+  clmg_matrix_options options;
+  clmg_matrix_options_defaults(&options);
+  options.precision = precision;
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(ctx, a, &options, &matrix));
+  clmg_operator op;
+  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
+  CHECK_OK(smoother.setup(smoother.data, &op));
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_OK(clmg_vector_create(ctx, precision, n, &db));
+  CHECK_OK(clmg_vector_create(ctx, precision, n, &dx));
+  CHECK_OK(clmg_vector_upload_doubles(db, b));
+  CHECK_OK(clmg_vector_upload_doubles(dx, x));
+  CHECK_OK(smoother.apply(smoother.data, &op, db, dx, 2, 0));
+  CHECK_OK(clmg_vector_download_doubles(dx, x));
+  clmg_smoother_destroy(&smoother);
+  clmg_operator_destroy(&op);
+  clmg_matrix_destroy(matrix);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+}
+
+/* The patch smoother's blocks are taken on the host's threads: on a matrix
+ * of several ranges of rows, with a patch of about 1,180 rows spread over
+ * it (cut into three pieces) among short runs with unused ids between
+ * them, two steps are the same on 1 and 3 threads, bit for bit, and the
+ * host reference's in double and in float; the zero diagonal reported is
+ * the first in patch order, and an inverse diagonal beyond float's range
+ * fails a float setup. */
+static void test_patch_smoother_threads(void **state) {
+  (void)state;
+  size_t n = 20000;
+  triplets t = {0};
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (int k = 0; k < 8; ++k) { /* two couplings inside the spread patch */
+      size_t j = k < 6 ? (i + 1 + rng_below(60)) % n : (i + 17 * (1 + rng_below(3))) % n;
+      double v = 2 * rng_uniform() - 1;
+      triplets_add(&t, i, j, v);
+      sum += fabs(v);
+    }
+    triplets_add(&t, i, i, sum + 1 + rng_uniform());
+  }
+  clmg_csr a = triplets_to_csr(&t, n);
+  int32_t *patch = malloc(n * sizeof *patch), *piece = malloc(n * sizeof *piece);
+  assert_non_null(patch);
+  assert_non_null(piece);
+  const int32_t spread = (int32_t)n - 1; /* the last id: last in patch order */
+  int32_t id = 0, in_spread = 0;
+  size_t run = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (i % 17 == 5) { /* pieces of 512 in row order */
+      patch[i] = spread;
+      piece[i] = -1 - in_spread++ / 512;
+      continue;
+    }
+    if (run == 0) {
+      id += 1 + (int32_t)rng_below(3);
+      run = 1 + rng_below(40);
+    }
+    patch[i] = piece[i] = id;
+    run--;
+  }
+  assert_true(in_spread > 2 * 512 && id < spread);
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *host = malloc(n * sizeof *x);
+  double *one = malloc(n * sizeof *one), *three = malloc(n * sizeof *three);
+  assert_non_null(b);
+  assert_non_null(x);
+  assert_non_null(host);
+  assert_non_null(one);
+  assert_non_null(three);
+  for (size_t k = 0; k < n; ++k) {
+    b[k] = 2 * rng_uniform() - 1;
+    x[k] = 2 * rng_uniform() - 1;
+  }
+  memcpy(host, x, n * sizeof *x);
+  host_patch_step(&a, piece, 4, 0.9, 0.7, b, host);
+  host_patch_step(&a, piece, 4, 0.9, 0.7, b, host);
+  double scale = 0;
+  for (size_t k = 0; k < n; ++k)
+    scale = fmax(scale, fabs(host[k]));
+  for (int single = 0; single <= 1; ++single) {
+    clmg_dtype precision = single ? CLMG_FLOAT : CLMG_DOUBLE;
+    memcpy(one, x, n * sizeof *x);
+    memcpy(three, x, n * sizeof *x);
+    device_patch_steps(&a, patch, precision, "1", b, one);
+    device_patch_steps(&a, patch, precision, "3", b, three);
+    assert_memory_equal(one, three, n * sizeof *one);
+    double worst = 0;
+    for (size_t k = 0; k < n; ++k)
+      worst = fmax(worst, fabs(three[k] - host[k]));
+    if (!(worst <= (single ? 1e-5 : 1e-12) * scale))
+      fail_msg("two patch block-Jacobi steps in %s differ from the host by %.3e (largest %.3e)",
+               single ? "float" : "double", worst, scale);
+  }
+  /* zero diagonals in rows 5 (the spread patch, last) and n - 50 (a run) */
+  size_t late = n - 50;
+  assert_true(late % 17 != 5);
+  double *diagonal_of[2] = {NULL, NULL};
+  size_t zero_rows[2] = {5, late};
+  for (int z = 0; z < 2; ++z)
+    for (int64_t k = a.row_ptr[zero_rows[z]]; k < a.row_ptr[zero_rows[z] + 1]; ++k)
+      if ((size_t)a.col[k] == zero_rows[z])
+        diagonal_of[z] = &a.val[k];
+  assert_non_null(diagonal_of[0]);
+  assert_non_null(diagonal_of[1]);
+  double kept[2] = {*diagonal_of[0], *diagonal_of[1]};
+  *diagonal_of[0] = *diagonal_of[1] = 0;
+  char expected[64];
+  snprintf(expected, sizeof expected, "row %zu has a zero diagonal entry", late + 1);
+  clmg_smoother bad;
+  for (int threads = 1; threads <= 3; threads += 2) {
+    const char *was = getenv("CLMG_HOST_THREADS");
+    char *saved = was ? strdup(was) : NULL;
+    setenv("CLMG_HOST_THREADS", threads == 1 ? "1" : "3", 1);
+    clmg_status status = clmg_smoother_patch_jacobi(ctx, &a, patch, 0, 0, 0, &bad);
+    if (saved)
+      setenv("CLMG_HOST_THREADS", saved, 1);
+    else
+      unsetenv("CLMG_HOST_THREADS");
+    free(saved);
+    assert_int_equal(status, CLMG_ERROR_INVALID_ARGUMENT);
+    if (!strstr(clmg_context_message(ctx), expected))
+      fail_msg("on %d threads: \"%s\", not \"%s\"", threads, clmg_context_message(ctx), expected);
+  }
+  /* a diagonal of 1e-39 (a float, if subnormal) whose inverse is not one */
+  *diagonal_of[0] = kept[0];
+  *diagonal_of[1] = 1e-39;
+  clmg_matrix_options options;
+  clmg_matrix_options_defaults(&options);
+  options.precision = CLMG_FLOAT;
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(ctx, &a, &options, &matrix));
+  clmg_operator op;
+  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
+  clmg_smoother smoother;
+  CHECK_OK(clmg_smoother_patch_jacobi(ctx, &a, patch, 0, 0, 0, &smoother));
+  assert_int_equal(smoother.setup(smoother.data, &op), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "beyond float's range"));
+  *diagonal_of[1] = kept[1];
+  clmg_smoother_destroy(&smoother);
+  clmg_operator_destroy(&op);
+  clmg_matrix_destroy(matrix);
+  free(patch);
+  free(piece);
+  free(b);
+  free(x);
+  free(host);
+  free(one);
+  free(three);
+  clmg_csr_free(&a);
+}
+
 /* ---- the hierarchy with its products on the device ---- */
 
 static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
@@ -841,6 +1011,7 @@ int main(void) {
       cmocka_unit_test(test_device_transpose),
       cmocka_unit_test(test_aggregation),
       cmocka_unit_test(test_patch_smoother_step),
+      cmocka_unit_test(test_patch_smoother_threads),
       cmocka_unit_test(test_amg_device_build),
       cmocka_unit_test(test_amg_pcg),
       cmocka_unit_test(test_amg_patch_smoother),

@@ -6,11 +6,14 @@
  *
  * The patches come from the caller (clmg_amg_hierarchy_build makes them
  * from aggregates of aggregates, so that no patch cuts an aggregate); the
- * blocks A_kk are taken from the host matrix when the smoother is made and
- * uploaded at setup in the operator's precision. */
+ * blocks A_kk are taken from the host matrix when the smoother is made
+ * (on all host cores) and uploaded at setup in the operator's precision
+ * (converted to float on all host cores where the operator is float). */
 #include "solve/internal.h"
 
+#include <float.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +22,17 @@
  * are cut into pieces of at most this many rows. */
 #define PATCH_MAX 512
 #define PATCH_GROUP_SIZE 128
+
+/* The layout's device arrays, in the kernel's order of arguments. */
+enum {
+  D_PATCH_START,
+  D_PATCH_ROWS,
+  D_BLOCK_PTR,
+  D_BLOCK_COL,
+  D_BLOCK_VAL,
+  D_INVERSE_DIAGONAL,
+  DEVICE_ARRAYS
+};
 
 typedef struct patch_smoother {
   clmg_context *context;
@@ -29,22 +43,22 @@ typedef struct patch_smoother {
   uint32_t *patch_start, *patch_rows, *block_col;
   int64_t *block_ptr;
   double *block_val, *inverse_diagonal;
-  /* device copies (setup) and the defect */
-  clmg_vector *d_patch_start, *d_patch_rows, *d_block_ptr, *d_block_col, *d_block_val,
-      *d_inverse_diagonal, *r;
+  /* device copies (setup: buffers made from the host arrays, never zeroed
+   * first) and the defect */
+  cl_mem device[DEVICE_ARRAYS];
+  size_t device_bytes[DEVICE_ARRAYS];
+  clmg_vector *r;
   cl_kernel kernel;
 } patch_smoother;
 
 static void free_device(patch_smoother *s) {
-  clmg_vector_destroy(s->d_patch_start);
-  clmg_vector_destroy(s->d_patch_rows);
-  clmg_vector_destroy(s->d_block_ptr);
-  clmg_vector_destroy(s->d_block_col);
-  clmg_vector_destroy(s->d_block_val);
-  clmg_vector_destroy(s->d_inverse_diagonal);
+  for (int k = 0; k < DEVICE_ARRAYS; ++k) {
+    clmg_device_free(s->context, s->device[k], s->device_bytes[k]);
+    s->device[k] = NULL;
+    s->device_bytes[k] = 0;
+  }
   clmg_vector_destroy(s->r);
-  s->d_patch_start = s->d_patch_rows = s->d_block_ptr = s->d_block_col = NULL;
-  s->d_block_val = s->d_inverse_diagonal = s->r = NULL;
+  s->r = NULL;
 }
 
 static void patch_destroy(void *data) {
@@ -61,6 +75,93 @@ static void patch_destroy(void *data) {
   free(s);
 }
 
+/* Double to float on all host cores, refusing what a float vector's upload
+ * of doubles refuses (lib/la/vector.c, with its messages): a finite value
+ * beyond float's range, or an array whose every nonzero would become 0. */
+enum { CONVERT_GRAIN = 1 << 14 };
+typedef struct convert_job {
+  const double *from;
+  float *to;
+  /* per range: the first finite value that becomes infinite (else
+   * SIZE_MAX); whether a value is nonzero, whether one stays nonzero */
+  size_t first_overflow[CLMG_MAX_HOST_THREADS];
+  int nonzero[CLMG_MAX_HOST_THREADS], kept[CLMG_MAX_HOST_THREADS];
+} convert_job;
+
+static void convert_range(void *data, size_t range, size_t begin, size_t end) {
+  convert_job *job = data;
+  const double *from = job->from;
+  float *to = job->to;
+  size_t first_overflow = SIZE_MAX;
+  int nonzero = 0, kept = 0;
+  for (size_t i = begin; i < end; ++i) {
+    double value = from[i];
+    float converted = (float)value;
+    to[i] = converted;
+    nonzero |= value != 0;
+    kept |= converted != 0;
+    if (isinf(converted) && !isinf(value) && first_overflow == SIZE_MAX)
+      first_overflow = i;
+  }
+  job->first_overflow[range] = first_overflow;
+  job->nonzero[range] = nonzero;
+  job->kept[range] = kept;
+}
+
+/* One of the layout's device arrays: count elements of `type` copied from
+ * host (named as a vector of them in a failure's message). A buffer made
+ * from the host array is not zeroed first, as a vector would be. */
+static clmg_status upload(patch_smoother *s, int array, clmg_dtype type, size_t count,
+                          const void *host) {
+  char what[96];
+  snprintf(what, sizeof what, "a vector of %zu %s elements", count, clmg_dtype_name(type));
+  size_t bytes = count * clmg_dtype_size(type);
+  clmg_status status =
+      clmg_device_alloc(s->context, bytes, count ? host : NULL, what, &s->device[array]);
+  if (status == CLMG_SUCCESS)
+    s->device_bytes[array] = bytes;
+  return status;
+}
+
+/* The same for count doubles of host in `real`: float ones converted on all
+ * host cores first. */
+static clmg_status upload_real(patch_smoother *s, int array, clmg_dtype real, size_t count,
+                               const double *host) {
+  if (real != CLMG_FLOAT)
+    return upload(s, array, real, count, host);
+  float *converted = clmg_alloc_array(count ? count : 1, sizeof *converted);
+  if (!converted)
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory to convert %zu values between double and float", count);
+  convert_job job = {.from = host, .to = converted};
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; ++r) /* (ranges that do not run find none) */
+    job.first_overflow[r] = SIZE_MAX;
+  clmg_host_parallel_for(count, CONVERT_GRAIN, convert_range, &job);
+  size_t first_overflow = SIZE_MAX;
+  int nonzero = 0, kept = 0;
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; ++r) {
+    if (job.first_overflow[r] < first_overflow)
+      first_overflow = job.first_overflow[r];
+    nonzero |= job.nonzero[r];
+    kept |= job.kept[r];
+  }
+  clmg_status status = CLMG_SUCCESS;
+  if (first_overflow != SIZE_MAX)
+    status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "vector upload to float: element %zu is %g, beyond float's range "
+                       "(+-%g); use double precision or scale the data",
+                       first_overflow, host[first_overflow], (double)FLT_MAX);
+  else if (nonzero && !kept)
+    status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "vector upload to float: every nonzero element is below float's smallest "
+                       "value (%g) and would become 0; use double precision or scale the data",
+                       (double)FLT_TRUE_MIN);
+  else
+    status = upload(s, array, real, count, converted);
+  free(converted);
+  return status;
+}
+
 static clmg_status patch_setup(void *data, const clmg_operator *a) {
   patch_smoother *s = data;
   if (a->rows != s->n || a->cols != s->n)
@@ -69,23 +170,19 @@ static clmg_status patch_setup(void *data, const clmg_operator *a) {
                      s->n, a->rows, a->cols);
   free_device(s);
   clmg_dtype real = a->precision;
-  clmg_status status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->num_patches + 1,
-                                                    s->patch_start, &s->d_patch_start);
+  if (real == CLMG_DOUBLE && !s->context->info.has_fp64)
+    return clmg_fail_no_fp64(s->context, "a double vector");
+  clmg_status status = upload(s, D_PATCH_START, CLMG_UINT32, s->num_patches + 1, s->patch_start);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->n, s->patch_rows,
-                                          &s->d_patch_rows);
+    status = upload(s, D_PATCH_ROWS, CLMG_UINT32, s->n, s->patch_rows);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, CLMG_INT64, s->n + 1, s->block_ptr,
-                                          &s->d_block_ptr);
+    status = upload(s, D_BLOCK_PTR, CLMG_INT64, s->n + 1, s->block_ptr);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, CLMG_UINT32, s->block_nnz, s->block_col,
-                                          &s->d_block_col);
+    status = upload(s, D_BLOCK_COL, CLMG_UINT32, s->block_nnz, s->block_col);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_vector_create_from_host(s->context, real, s->block_nnz, s->block_val, &s->d_block_val);
+    status = upload_real(s, D_BLOCK_VAL, real, s->block_nnz, s->block_val);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_from_host(s->context, real, s->n, s->inverse_diagonal,
-                                          &s->d_inverse_diagonal);
+    status = upload_real(s, D_INVERSE_DIAGONAL, real, s->n, s->inverse_diagonal);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(s->context, real, s->n, &s->r);
   if (status == CLMG_SUCCESS) {
@@ -113,12 +210,8 @@ static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_ve
     clmg_args_begin(&args, s->context, s->kernel, "patch_jacobi");
     cl_uint inner = (cl_uint)s->inner;
     /* the smoother's own arrays are whole buffers; r and x may be views */
-    clmg_arg_buffer(&args, s->d_patch_start->buffer);
-    clmg_arg_buffer(&args, s->d_patch_rows->buffer);
-    clmg_arg_buffer(&args, s->d_block_ptr->buffer);
-    clmg_arg_buffer(&args, s->d_block_col->buffer);
-    clmg_arg_buffer(&args, s->d_block_val->buffer);
-    clmg_arg_buffer(&args, s->d_inverse_diagonal->buffer);
+    for (int k = 0; k < DEVICE_ARRAYS; ++k)
+      clmg_arg_buffer(&args, s->device[k]);
     clmg_arg_vector(&args, from_zero ? b : s->r);
     clmg_arg_vector(&args, x);
     clmg_arg_real(&args, a->precision, s->omega);
@@ -151,6 +244,70 @@ static double patch_damping(void *data) {
   return ((patch_smoother *)data)->omega;
 }
 
+/* The blocks are taken from the rows in patch order on all host cores: a
+ * pass counts each row's block entries, a serial sum makes block_ptr, a
+ * second pass copies the entries and inverts the diagonal (each row writes
+ * only its own part: the serial layout, bit for bit, on any number of
+ * threads; the fill is the first to touch the fresh block arrays). */
+enum { LAYOUT_GRAIN = 4096 };
+typedef struct layout_job {
+  const clmg_csr *a;
+  const uint32_t *patch_rows;
+  const int32_t *piece;  /* per row: its piece */
+  const uint32_t *local; /* per row: its place in its piece */
+  int64_t *block_ptr;
+  uint32_t *block_col;
+  double *block_val, *inverse_diagonal;
+  /* per range: the first place in patch order whose row has a zero
+   * diagonal, else SIZE_MAX */
+  size_t first_zero[CLMG_MAX_HOST_THREADS];
+} layout_job;
+
+static void layout_count_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const layout_job *job = data;
+  const int64_t *row_ptr = job->a->row_ptr;
+  const int32_t *col = job->a->col, *piece = job->piece;
+  for (size_t k = begin; k < end; ++k) {
+    size_t i = job->patch_rows[k];
+    int32_t own = piece[i];
+    int64_t count = 0;
+    for (int64_t e = row_ptr[i]; e < row_ptr[i + 1]; ++e)
+      count += piece[col[e]] == own;
+    job->block_ptr[k + 1] = count;
+  }
+}
+
+static void layout_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  layout_job *job = data;
+  const int64_t *row_ptr = job->a->row_ptr;
+  const int32_t *col = job->a->col, *piece = job->piece;
+  const double *val = job->a->val;
+  const uint32_t *local = job->local;
+  uint32_t *block_col = job->block_col;
+  double *block_val = job->block_val;
+  size_t first_zero = SIZE_MAX;
+  for (size_t k = begin; k < end; ++k) {
+    size_t i = job->patch_rows[k];
+    int32_t own = piece[i];
+    int64_t next = job->block_ptr[k];
+    double diagonal = 0;
+    for (int64_t e = row_ptr[i]; e < row_ptr[i + 1]; ++e) {
+      int32_t j = col[e];
+      if ((size_t)j == i)
+        diagonal += val[e];
+      if (piece[j] != own)
+        continue;
+      block_col[next] = local[j];
+      block_val[next++] = val[e];
+    }
+    if (diagonal == 0 && first_zero == SIZE_MAX)
+      first_zero = k;
+    job->inverse_diagonal[k] = 1.0 / diagonal;
+  }
+  job->first_zero[range] = first_zero;
+}
+
 /* The rows grouped by patch (pieces of at most PATCH_MAX rows) and each
  * piece's block in local columns. */
 static clmg_status build_layout(patch_smoother *s, const clmg_csr *a, const int32_t *patch) {
@@ -170,7 +327,7 @@ static clmg_status build_layout(patch_smoother *s, const clmg_csr *a, const int3
                        "patch block-Jacobi smoother: no host memory for %zu rows", n);
     goto done;
   }
-  /* counting sort of the rows by patch id */
+  /* counting sort of the rows by patch id (serial: O(rows), not O(nnz)) */
   for (size_t i = 0; i < n; ++i)
     count[patch[i] + 1]++;
   size_t pieces = 0;
@@ -202,13 +359,18 @@ static clmg_status build_layout(patch_smoother *s, const clmg_csr *a, const int3
   s->patch_start[made] = (uint32_t)n;
   s->num_patches = made;
   /* the blocks: entries whose column is in the row's piece */
+  layout_job job = {.a = a,
+                    .patch_rows = s->patch_rows,
+                    .piece = piece,
+                    .local = local,
+                    .block_ptr = s->block_ptr,
+                    .inverse_diagonal = s->inverse_diagonal};
+  clmg_host_parallel_for(n, LAYOUT_GRAIN, layout_count_range, &job);
   s->block_ptr[0] = 0;
-  size_t nnz = 0;
-  for (size_t k = 0; k < n; ++k) {
-    size_t i = s->patch_rows[k];
-    for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e)
-      nnz += piece[a->col[e]] == piece[i];
-  }
+  for (size_t k = 0; k < n; ++k)
+    s->block_ptr[k + 1] += s->block_ptr[k];
+  size_t nnz = (size_t)s->block_ptr[n];
+  /* (fresh, not zeroed: the fill's threads touch their own parts first) */
   s->block_col = clmg_alloc_array(nnz ? nnz : 1, sizeof *s->block_col);
   s->block_val = clmg_alloc_array(nnz ? nnz : 1, sizeof *s->block_val);
   if (!s->block_col || !s->block_val) {
@@ -216,27 +378,22 @@ static clmg_status build_layout(patch_smoother *s, const clmg_csr *a, const int3
                        "patch block-Jacobi smoother: no host memory for %zu block entries", nnz);
     goto done;
   }
-  nnz = 0;
-  for (size_t k = 0; k < n; ++k) {
-    size_t i = s->patch_rows[k];
-    double diagonal = 0;
-    for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e) {
-      if ((size_t)a->col[e] == i)
-        diagonal += a->val[e];
-      if (piece[a->col[e]] != piece[i])
-        continue;
-      s->block_col[nnz] = local[a->col[e]];
-      s->block_val[nnz++] = a->val[e];
-    }
-    if (diagonal == 0) {
-      status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
-                         "row %zu has a zero diagonal entry; the patch block-Jacobi smoother "
-                         "needs a nonzero diagonal",
-                         i + 1);
-      goto done;
-    }
-    s->inverse_diagonal[k] = 1.0 / diagonal;
-    s->block_ptr[k + 1] = (int64_t)nnz;
+  job.block_col = s->block_col;
+  job.block_val = s->block_val;
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; ++r) /* (ranges that do not run find none) */
+    job.first_zero[r] = SIZE_MAX;
+  clmg_host_parallel_for(n, LAYOUT_GRAIN, layout_fill_range, &job);
+  /* the first row in patch order with a zero diagonal, as a serial pass meets it */
+  size_t first_zero = SIZE_MAX;
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; ++r)
+    if (job.first_zero[r] < first_zero)
+      first_zero = job.first_zero[r];
+  if (first_zero != SIZE_MAX) {
+    status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "row %zu has a zero diagonal entry; the patch block-Jacobi smoother "
+                       "needs a nonzero diagonal",
+                       (size_t)s->patch_rows[first_zero] + 1);
+    goto done;
   }
   s->block_nnz = nnz;
 done:
