@@ -665,42 +665,6 @@ static void test_device_hierarchy_refuses(void **state) {
   clmg_mesh_free(&box);
 }
 
-/* One quadrilateral with corners xy (tensor order) and its four boundary
- * faces of tag 1, with a circle of tag 1 when radius > 0. */
-static void one_quadrilateral(const double xy[8], double centre_x, double centre_y, double radius,
-                              clmg_mesh *mesh) {
-  static const int32_t faces[8] = {0, 1, 2, 3, 0, 2, 1, 3};
-  memset(mesh, 0, sizeof *mesh);
-  mesh->dim = 2;
-  mesh->num_vertices = 4;
-  mesh->num_cells = 1;
-  mesh->num_boundary_faces = 4;
-  mesh->coords = malloc(8 * sizeof *mesh->coords);
-  mesh->cells = malloc(4 * sizeof *mesh->cells);
-  mesh->boundary_faces = malloc(sizeof faces);
-  mesh->boundary_face_tag = malloc(4 * sizeof *mesh->boundary_face_tag);
-  assert_non_null(mesh->coords);
-  assert_non_null(mesh->cells);
-  assert_non_null(mesh->boundary_faces);
-  assert_non_null(mesh->boundary_face_tag);
-  memcpy(mesh->coords, xy, 8 * sizeof *mesh->coords);
-  memcpy(mesh->boundary_faces, faces, sizeof faces);
-  for (int i = 0; i < 4; i++) {
-    mesh->cells[i] = i;
-    mesh->boundary_face_tag[i] = 1;
-  }
-  if (radius > 0.0) {
-    mesh->shapes = calloc(1, sizeof *mesh->shapes);
-    assert_non_null(mesh->shapes);
-    mesh->num_shapes = 1;
-    mesh->shapes[0].tag = 1;
-    mesh->shapes[0].kind = CLMG_SHAPE_CIRCLE;
-    mesh->shapes[0].center[0] = centre_x;
-    mesh->shapes[0].center[1] = centre_y;
-    mesh->shapes[0].radius = radius;
-  }
-}
-
 /* clmg_mesh_refine_on_device gives clmg_mesh_refine's mesh, bit for bit,
  * and its messages. */
 static void check_refined_on_device(const clmg_mesh *coarse, int times, const char *what) {
@@ -754,7 +718,7 @@ static void test_refine_on_device(void **state) {
   /* a thin parallelogram (quality 1.5e-12): the device's screen leaves it
    * to the host's full check, which passes it */
   const double slanted[8] = {0, 0, 1, 0, 1, 1.5e-12, 2, 1.5e-12};
-  one_quadrilateral(slanted, 0.0, 0.0, 0.0, &mesh);
+  test_one_quadrilateral(slanted, 1, 1, 0.0, 0.0, 0.0, &mesh);
   check_refined_on_device(&mesh, 1, "thin parallelogram");
   clmg_mesh_free(&mesh);
 
@@ -762,14 +726,14 @@ static void test_refine_on_device(void **state) {
    * by the projection */
   clmg_mesh fine = {0};
   const double strip[8] = {-1, 0, 1, 0, -1, 1, 1, 1};
-  one_quadrilateral(strip, 0.0, 0.0, 1.0, &mesh);
+  test_one_quadrilateral(strip, 1, 1, 0.0, 0.0, 1.0, &mesh);
   assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &fine), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(clmg_context_message(ctx),
                  "new vertex 4 lies on the centre of the shape of tag 1");
   assert_null(fine.cells);
   clmg_mesh_free(&mesh);
   const double square[8] = {0, 0, 1, 0, 0, 1, 1, 1};
-  one_quadrilateral(square, 0.5, 5.0, 0.5, &mesh);
+  test_one_quadrilateral(square, 1, 1, 0.5, 5.0, 0.5, &mesh);
   assert_int_equal(clmg_mesh_refine_on_device(ctx, &mesh, 1, &fine), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(clmg_context_message(ctx),
                  "refinement folds fine cell 0 (child 0 of coarse cell 0)");

@@ -750,43 +750,6 @@ static void test_check_errors(void **state) {
   clmg_mesh_free(&good); /* a zeroed mesh is fine */
 }
 
-/* One quadrilateral with corners xy (tensor order) and its four boundary
- * faces, the bottom one of tag bottom_tag, the others of tag 1; with a
- * circle for tag shape_tag when radius > 0. */
-static void one_quadrilateral(const double xy[8], int32_t bottom_tag, int32_t shape_tag,
-                              double centre_x, double centre_y, double radius, clmg_mesh *mesh) {
-  static const int32_t faces[8] = {0, 1, 2, 3, 0, 2, 1, 3}; /* bottom, top, left, right */
-  memset(mesh, 0, sizeof *mesh);
-  mesh->dim = 2;
-  mesh->num_vertices = 4;
-  mesh->num_cells = 1;
-  mesh->num_boundary_faces = 4;
-  mesh->coords = malloc(8 * sizeof *mesh->coords);
-  mesh->cells = malloc(4 * sizeof *mesh->cells);
-  mesh->boundary_faces = malloc(sizeof faces);
-  mesh->boundary_face_tag = malloc(4 * sizeof *mesh->boundary_face_tag);
-  assert_non_null(mesh->coords);
-  assert_non_null(mesh->cells);
-  assert_non_null(mesh->boundary_faces);
-  assert_non_null(mesh->boundary_face_tag);
-  memcpy(mesh->coords, xy, 8 * sizeof *mesh->coords);
-  memcpy(mesh->boundary_faces, faces, sizeof faces);
-  for (int i = 0; i < 4; i++) {
-    mesh->cells[i] = i;
-    mesh->boundary_face_tag[i] = i == 0 ? bottom_tag : 1;
-  }
-  if (radius > 0.0) {
-    mesh->shapes = calloc(1, sizeof *mesh->shapes);
-    assert_non_null(mesh->shapes);
-    mesh->num_shapes = 1;
-    mesh->shapes[0].tag = shape_tag;
-    mesh->shapes[0].kind = CLMG_SHAPE_CIRCLE;
-    mesh->shapes[0].center[0] = centre_x;
-    mesh->shapes[0].center[1] = centre_y;
-    mesh->shapes[0].radius = radius;
-  }
-}
-
 /* What refinement refuses after projection, and thin cells on either side
  * of CLMG_MESH_MIN_CELL_QUALITY (1e-12), where the quick quality screen
  * leaves the decision to the full computation. */
@@ -796,7 +759,7 @@ static void test_refine_errors(void **state) {
   clmg_mesh mesh, fine;
   /* the bottom edge's midpoint is the circle's centre */
   const double strip[8] = {-1, 0, 1, 0, -1, 1, 1, 1};
-  one_quadrilateral(strip, 2, 2, 0.0, 0.0, 1.0, &mesh);
+  test_one_quadrilateral(strip, 2, 2, 0.0, 0.0, 1.0, &mesh);
   CHECK_OK(error, clmg_mesh_check(&mesh, &error));
   assert_int_equal(clmg_mesh_refine(&mesh, &fine, &error), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(error.message, "new vertex 4 lies on the centre of the shape of tag 2");
@@ -805,7 +768,7 @@ static void test_refine_errors(void **state) {
 
   /* a small circle far below pulls the bottom midpoint through the cell */
   const double square[8] = {0, 0, 1, 0, 0, 1, 1, 1};
-  one_quadrilateral(square, 1, 1, 0.5, 5.0, 0.5, &mesh);
+  test_one_quadrilateral(square, 1, 1, 0.5, 5.0, 0.5, &mesh);
   assert_int_equal(clmg_mesh_refine(&mesh, &fine, &error), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(error.message, "refinement folds fine cell 0 (child 0 of coarse cell 0)");
   CHECK_CONTAINS(error.message, "after boundary projection");
@@ -819,7 +782,7 @@ static void test_refine_errors(void **state) {
     for (int s = 0; s < 3; s++) {
       const double h = heights[i], x = scales[s];
       const double slanted[8] = {0, 0, x, 0, x, h * x, 2 * x, h * x};
-      one_quadrilateral(slanted, 1, 1, 0.0, 0.0, 0.0, &mesh);
+      test_one_quadrilateral(slanted, 1, 1, 0.0, 0.0, 0.0, &mesh);
       if (h < 1e-12) {
         expect_invalid(&mesh, "cell 0 is inverted or degenerate", NULL);
         assert_int_equal(clmg_mesh_refine(&mesh, &fine, &error), CLMG_ERROR_INVALID_ARGUMENT);

@@ -305,3 +305,42 @@ clmg_triangle_edges test_edges_of(const clmg_mesh *mesh) {
   CHECK_ERROR_OK(error, clmg_triangle_edges_create(mesh, &edges, &error));
   return edges;
 }
+
+/* ---- meshes ---- */
+
+/* One quadrilateral with corners xy (tensor order) and its four boundary
+ * faces, the bottom one of tag bottom_tag, the others of tag 1; with a
+ * circle for tag shape_tag when radius > 0. */
+void test_one_quadrilateral(const double xy[8], int32_t bottom_tag, int32_t shape_tag,
+                            double centre_x, double centre_y, double radius, clmg_mesh *mesh) {
+  static const int32_t faces[8] = {0, 1, 2, 3, 0, 2, 1, 3}; /* bottom, top, left, right */
+  memset(mesh, 0, sizeof *mesh);
+  mesh->dim = 2;
+  mesh->num_vertices = 4;
+  mesh->num_cells = 1;
+  mesh->num_boundary_faces = 4;
+  mesh->coords = malloc(8 * sizeof *mesh->coords);
+  mesh->cells = malloc(4 * sizeof *mesh->cells);
+  mesh->boundary_faces = malloc(sizeof faces);
+  mesh->boundary_face_tag = malloc(4 * sizeof *mesh->boundary_face_tag);
+  assert_non_null(mesh->coords);
+  assert_non_null(mesh->cells);
+  assert_non_null(mesh->boundary_faces);
+  assert_non_null(mesh->boundary_face_tag);
+  memcpy(mesh->coords, xy, 8 * sizeof *mesh->coords);
+  memcpy(mesh->boundary_faces, faces, sizeof faces);
+  for (int i = 0; i < 4; i++) {
+    mesh->cells[i] = i;
+    mesh->boundary_face_tag[i] = i == 0 ? bottom_tag : 1;
+  }
+  if (radius > 0.0) {
+    mesh->shapes = calloc(1, sizeof *mesh->shapes);
+    assert_non_null(mesh->shapes);
+    mesh->num_shapes = 1;
+    mesh->shapes[0].tag = shape_tag;
+    mesh->shapes[0].kind = CLMG_SHAPE_CIRCLE;
+    mesh->shapes[0].center[0] = centre_x;
+    mesh->shapes[0].center[1] = centre_y;
+    mesh->shapes[0].radius = radius;
+  }
+}

@@ -114,6 +114,11 @@ void stokes_manufactured_force(const double *x, double *f, void *data);
  * boundary tag 1), and the unit square with its sides tagged 1 (y = 0),
  * 2 (x = 1), 3 (y = 1), 4 (x = 0). */
 void test_pentagon_mesh(clmg_mesh *mesh);
+/* One quadrilateral with corners xy (tensor order) and its four boundary
+ * faces, the bottom one of tag bottom_tag, the others of tag 1; with a
+ * circle of tag shape_tag, centre (centre_x, centre_y), when radius > 0. */
+void test_one_quadrilateral(const double xy[8], int32_t bottom_tag, int32_t shape_tag,
+                            double centre_x, double centre_y, double radius, clmg_mesh *mesh);
 clmg_mesh test_side_tagged_box(int n, double distortion, uint64_t seed);
 /* clmg_mesh_refine and clmg_triangle_edges_create, failing the test on an
  * error. */
