@@ -182,8 +182,11 @@ static clmg_status count_offsets(clmg_context *context, const clmg_vector *count
 }
 
 clmg_status clmg_device_mesh_number_nodes(clmg_context *context, clmg_device_mesh *mesh) {
-  if (mesh->nodes)
+  if (mesh->nodes && mesh->node_coords)
     return CLMG_SUCCESS;
+  /* (a refinement moved the coordinates to its fine mesh: number again) */
+  clmg_vector_destroy(mesh->nodes);
+  mesh->nodes = NULL;
   const int dim = mesh->dim;
   const size_t cells = mesh->num_cells, per_cell = nodes_per_cell(dim);
   clmg_vector *table = NULL, *owned = NULL, *edge_count = NULL, *face_count = NULL,
