@@ -139,8 +139,6 @@ CLMG_API clmg_status clmg_fe_poisson_hierarchy(const clmg_mesh *coarse, int num_
                                                clmg_fe_hierarchy *out, clmg_error *error);
 CLMG_API void clmg_fe_hierarchy_free(clmg_fe_hierarchy *hierarchy);
 
-/* u_mesh[perm[i]] = u_numbered[i] for the finest level: back to the mesh's
- * own numbering (for output and error norms). */
 /* ---- the same hierarchy assembled on the device ----
  * The levels of clmg_fe_poisson_hierarchy in the 2LV numbering (the mesh's
  * own, so no permutation), built on the device: only the coarse mesh goes
@@ -208,6 +206,8 @@ CLMG_API clmg_status clmg_fe_device_hierarchy_fetch_finest(clmg_context *context
 CLMG_API clmg_status clmg_mesh_refine_on_device(clmg_context *context, const clmg_mesh *coarse,
                                                 int times, clmg_mesh *fine);
 
+/* u_mesh[perm[i]] = u_numbered[i] for the finest level of a host hierarchy:
+ * back to the mesh's own numbering (for output and error norms). */
 CLMG_API void clmg_fe_hierarchy_unpermute(const clmg_fe_hierarchy *hierarchy,
                                           const double *u_numbered, double *u_mesh);
 
