@@ -60,19 +60,30 @@ static int invert_dense(double *m, size_t n, double *work) {
         work[pivot * n + k] = t;
       }
     }
+    /* The pivot row of m is 0 left of col (earlier pivots cleared it), and
+     * that of work is 0 outside [first, last]: the loops skip what would
+     * subtract zeros, which leaves every value as the full loops would
+     * (about half the work for a matrix that pivots little). */
+    size_t first = n, last = 0;
+    for (size_t k = 0; k < n; ++k)
+      if (work[col * n + k] != 0) {
+        first = k < first ? k : first;
+        last = k;
+      }
     double inverse_pivot = 1.0 / m[col * n + col];
-    for (size_t k = 0; k < n; ++k) {
+    for (size_t k = col; k < n; ++k)
       m[col * n + k] *= inverse_pivot;
+    for (size_t k = first; k <= last && first < n; ++k)
       work[col * n + k] *= inverse_pivot;
-    }
     for (size_t row = 0; row < n; ++row) {
       double factor = m[row * n + col];
       if (row == col || factor == 0)
         continue;
-      for (size_t k = 0; k < n; ++k) {
+      m[row * n + col] = 0; /* factor - factor * 1 */
+      for (size_t k = col + 1; k < n; ++k)
         m[row * n + k] -= factor * m[col * n + k];
+      for (size_t k = first; k <= last && first < n; ++k)
         work[row * n + k] -= factor * work[col * n + k];
-      }
     }
   }
   memcpy(m, work, n * n * sizeof *m);
