@@ -180,8 +180,8 @@ static clmg_status number_level(const builder *b, const int32_t *host_cell_dofs,
     level->cell_dofs = mesh->nodes;
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_device_adjacency(context, level->cell_dofs, level->num_dofs, &level->own_start,
-                                   &level->own_list);
+    status = clmg_device_adjacency(context, mesh->dim, level->cell_dofs, level->num_dofs,
+                                   &level->own_start, &level->own_list);
   level->start = level->own_start;
   level->list = level->own_list;
   return status;

@@ -35,7 +35,7 @@ int clmg_device_mesh_can_refine(const clmg_context *context) {
   return clmg_context_device((clmg_context *)context)->has_fp64;
 }
 
-clmg_status clmg_device_adjacency(clmg_context *context, const clmg_vector *targets,
+clmg_status clmg_device_adjacency(clmg_context *context, int dim, const clmg_vector *targets,
                                   size_t num_targets, clmg_vector **start, clmg_vector **list) {
   *start = *list = NULL;
   size_t entries = clmg_vector_length(targets), total = 0;
@@ -45,7 +45,7 @@ clmg_status clmg_device_adjacency(clmg_context *context, const clmg_vector *targ
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(count, 0.0);
   if (status == CLMG_SUCCESS)
-    status = get_kernel(context, 2, "adjacency_count", &args);
+    status = get_kernel(context, dim, "adjacency_count", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, entries);
     clmg_arg_buffer(&args, targets->buffer);
@@ -59,7 +59,7 @@ clmg_status clmg_device_adjacency(clmg_context *context, const clmg_vector *targ
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_INT64, total, list);
   if (status == CLMG_SUCCESS)
-    status = get_kernel(context, 2, "adjacency_fill", &args);
+    status = get_kernel(context, dim, "adjacency_fill", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, entries);
     clmg_arg_buffer(&args, targets->buffer);
@@ -69,7 +69,7 @@ clmg_status clmg_device_adjacency(clmg_context *context, const clmg_vector *targ
     status = clmg_launch_args(&args, entries);
   }
   if (status == CLMG_SUCCESS)
-    status = get_kernel(context, 2, "adjacency_sort", &args);
+    status = get_kernel(context, dim, "adjacency_sort", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, num_targets);
     clmg_arg_buffer(&args, (*start)->buffer);
@@ -163,7 +163,8 @@ void clmg_device_mesh_free(clmg_device_mesh *mesh) {
 clmg_status clmg_device_mesh_adjacency(clmg_context *context, clmg_device_mesh *mesh) {
   if (mesh->start)
     return CLMG_SUCCESS;
-  return clmg_device_adjacency(context, mesh->cells, mesh->num_vertices, &mesh->start, &mesh->list);
+  return clmg_device_adjacency(context, mesh->dim, mesh->cells, mesh->num_vertices, &mesh->start,
+                               &mesh->list);
 }
 
 static clmg_status upload_node_table(clmg_context *context, int dim, clmg_vector **table) {

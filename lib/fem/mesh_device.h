@@ -34,8 +34,10 @@ typedef struct clmg_device_mesh {
 
 /* The adjacency of a flat array of entries k = owner * per_owner + local
  * that each name a target in [0, num_targets): start (int64, num_targets +
- * 1) and list (int64, the entries k of each target in increasing order). */
-clmg_status clmg_device_adjacency(clmg_context *context, const clmg_vector *targets,
+ * 1) and list (int64, the entries k of each target in increasing order).
+ * dim: the mesh's, so that its kernels come from the one program build the
+ * mesh's other kernels use (MESH_DIM is a build option). */
+clmg_status clmg_device_adjacency(clmg_context *context, int dim, const clmg_vector *targets,
                                   size_t num_targets, clmg_vector **start, clmg_vector **list);
 
 /* The mesh on the device, its coordinates in `precision`; the mesh must
