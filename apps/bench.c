@@ -93,6 +93,16 @@ double bench_worse(double worst, double error) {
   return isnan(worst) || isnan(error) ? NAN : fmax(worst, error);
 }
 
+double bench_relative_difference(const double *got, const double *want, size_t n, double *scale) {
+  double difference = 0, largest = 0;
+  for (size_t i = 0; i < n; i++) {
+    difference = bench_worse(difference, fabs(got[i] - want[i]));
+    largest = fmax(largest, fabs(want[i]));
+  }
+  *scale = largest;
+  return largest > 0 ? difference / largest : difference;
+}
+
 void bench_random_fill(double *v, size_t n, uint64_t seed) {
   uint64_t state = seed;
   for (size_t i = 0; i < n; i++) { /* splitmix64 */
@@ -750,11 +760,8 @@ static void stage_assembly(bench_run *run) {
     status = clmg_vector_download_doubles(yd, got);
   if (status == CLMG_SUCCESS) {
     clmg_csr_spmv_host(1.0, &reference, x, 0.0, want);
-    double worst = 0, scale = 0, b_worst = 0;
-    for (size_t i = 0; i < n; ++i)
-      scale = fmax(scale, fabs(want[i]));
-    for (size_t i = 0; i < n; ++i)
-      worst = bench_worse(worst, fabs(got[i] - want[i]) / scale);
+    double scale, b_worst = 0;
+    const double worst = bench_relative_difference(got, want, n, &scale);
     status = clmg_vector_download_doubles(b, got);
     for (size_t i = 0; status == CLMG_SUCCESS && i < n; ++i)
       b_worst = bench_worse(b_worst, fabs(got[i] - b_host[i]) / fabs(b_host[i]));

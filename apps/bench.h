@@ -78,6 +78,10 @@ void bench_fail_error(bench_run *run, const char *stage, const char *what, clmg_
  * sticking (fmax would drop it): a result that holds NaN fails its check. */
 double bench_worse(double worst, double error);
 
+/* max |got - want| over max |want| (max |got - want| when want is all
+ * zero; NaN sticking), with max |want| in *scale: the checks' measure. */
+double bench_relative_difference(const double *got, const double *want, size_t n, double *scale);
+
 /* n uniform numbers in [-1, 1) from seed: the same on every host, so the
  * checks and the work are the same on every device. */
 void bench_random_fill(double *v, size_t n, uint64_t seed);
