@@ -119,25 +119,6 @@ static void expect_refused(const char *name, const char *text, ...) {
   free(path);
 }
 
-static char *read_all(const char *path) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  size_t capacity = 1 << 16, length = 0;
-  char *data = malloc(capacity);
-  assert_non_null(data);
-  for (size_t got; (got = fread(data + length, 1, capacity - length - 1, f)) > 0;) {
-    length += got;
-    if (capacity - length < 2) {
-      capacity *= 2;
-      data = realloc(data, capacity);
-      assert_non_null(data);
-    }
-  }
-  fclose(f);
-  data[length] = '\0';
-  return data;
-}
-
 static size_t occurrences(const char *text, const char *pattern) {
   size_t n = 0;
   for (const char *s = strstr(text, pattern); s != NULL; s = strstr(s + 1, pattern)) {
@@ -658,7 +639,7 @@ static void writes_html(void **state) {
   if (!bench_html_write(path, reports, 2, message, sizeof message)) {
     fail_msg("%s", message);
   }
-  char *html = read_all(path);
+  char *html = test_read_file(path, NULL);
   assert_contains(html, "<!DOCTYPE html>");
   assert_contains(html, "<title>clmg bench</title>");
   assert_contains(html, "<svg");

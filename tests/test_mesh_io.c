@@ -733,22 +733,6 @@ static void check_vtu(const clmg_mesh *mesh, int degree, const char *name) {
 
 /* ---- binary VTU ---- */
 
-static unsigned char *read_bytes(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  assert_non_null(f);
-  assert_int_equal(fseek(f, 0, SEEK_END), 0);
-  long length = ftell(f);
-  assert_true(length >= 0);
-  assert_int_equal(fseek(f, 0, SEEK_SET), 0);
-  unsigned char *bytes = malloc((size_t)length + 1);
-  assert_non_null(bytes);
-  assert_int_equal(fread(bytes, 1, (size_t)length, f), (size_t)length);
-  bytes[length] = '\0';
-  fclose(f);
-  *size = (size_t)length;
-  return bytes;
-}
-
 /* An appended array of a binary file: its type, its offset attribute and the
  * block it points to (UInt64 byte count, then the values). */
 typedef struct appended_array {
@@ -815,7 +799,7 @@ static void check_binary_vtu(const clmg_mesh *mesh, int degree, const char *name
   CHECK_OK(error, clmg_mesh_write_vtu_encoded(ascii_path, mesh, degree, fields, 2, CLMG_VTU_ASCII,
                                               &error));
   size_t size = 0;
-  unsigned char *file = read_bytes(binary_path, &size);
+  unsigned char *file = (unsigned char *)test_read_file(binary_path, &size);
   char *text = read_text(ascii_path);
 
   const char *xml = (const char *)file;
@@ -941,7 +925,7 @@ static void check_failed_write_keeps_file(const clmg_mesh *mesh) {
   /* and a write that works replaces it */
   CHECK_OK(error, clmg_mesh_write_vtu(path, mesh, 2, NULL, 0, &error));
   size_t size = 0;
-  unsigned char *bytes = read_bytes(path, &size);
+  unsigned char *bytes = (unsigned char *)test_read_file(path, &size);
   assert_true(size > 2048);
   assert_non_null(strstr((const char *)bytes, "<VTKFile"));
   free(bytes);
@@ -1028,7 +1012,7 @@ static void test_write_vtu_vector_and_cell_fields(void **state) {
   CHECK_OK(error, clmg_mesh_write_vtu_fields(binary, &mesh, 1, fields, 2, CLMG_VTU_BINARY, &error));
   CHECK_OK(error, clmg_mesh_write_vtu_fields(ascii, &mesh, 1, fields, 2, CLMG_VTU_ASCII, &error));
   size_t size = 0;
-  unsigned char *file = read_bytes(binary, &size);
+  unsigned char *file = (unsigned char *)test_read_file(binary, &size);
   const char *xml = (const char *)file;
   assert_non_null(strstr(xml, "<PointData Vectors=\"velocity\">"));
   const char *point_data = strstr(xml, "<PointData"), *cell_data = strstr(xml, "<CellData");
@@ -1253,7 +1237,7 @@ static void test_write_vtu(void **state) {
   path = scratch_path("nofields-binary.vtu");
   CHECK_OK(error, clmg_mesh_write_vtu(path, &square, 1, NULL, 0, &error));
   size_t size = 0;
-  unsigned char *bytes = read_bytes(path, &size);
+  unsigned char *bytes = (unsigned char *)test_read_file(path, &size);
   assert_non_null(strstr((const char *)bytes, "<PointData>")); /* in the XML, before the data */
   assert_true(size > 12 && memcmp(bytes + size - 11, "</VTKFile>\n", 11) == 0);
   free(bytes);

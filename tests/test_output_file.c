@@ -48,32 +48,9 @@ static void write_bytes(const char *path, const char *bytes, size_t length) {
   assert_int_equal(fclose(f), 0);
 }
 
-/* The whole file (malloc'ed, NUL-terminated); *size its length. */
-static char *read_bytes(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
-    fail_msg("cannot read %s: %s", path, strerror(errno));
-  size_t capacity = 4096, length = 0;
-  char *data = malloc(capacity);
-  assert_non_null(data);
-  for (size_t got; (got = fread(data + length, 1, capacity - length - 1, f)) > 0;) {
-    length += got;
-    if (capacity - length < 2) {
-      capacity *= 2;
-      data = realloc(data, capacity);
-      assert_non_null(data);
-    }
-  }
-  fclose(f);
-  data[length] = '\0';
-  if (size)
-    *size = length;
-  return data;
-}
-
 static void check_contents(const char *path, const char *expected, size_t length) {
   size_t size = 0;
-  char *data = read_bytes(path, &size);
+  char *data = test_read_file(path, &size);
   assert_int_equal(size, length);
   assert_memory_equal(data, expected, length);
   free(data);
@@ -236,7 +213,7 @@ static void test_vtu_full_disk(void **state) {
   }
   CHECK_ERROR_OK(error, clmg_mesh_write_vtu(path, &cube, 2, NULL, 0, &error));
   size_t size = 0;
-  char *data = read_bytes(path, &size);
+  char *data = test_read_file(path, &size);
   assert_true(size > 2048);
   assert_non_null(strstr(data, "<VTKFile"));
   free(data);

@@ -344,3 +344,27 @@ void test_one_quadrilateral(const double xy[8], int32_t bottom_tag, int32_t shap
     mesh->shapes[0].radius = radius;
   }
 }
+
+/* ---- files ---- */
+
+char *test_read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    fail_msg("cannot read %s: %s", path, strerror(errno));
+  size_t capacity = 4096, length = 0;
+  char *data = malloc(capacity);
+  assert_non_null(data);
+  for (size_t got; (got = fread(data + length, 1, capacity - length - 1, f)) > 0;) {
+    length += got;
+    if (capacity - length < 2) {
+      capacity *= 2;
+      data = realloc(data, capacity);
+      assert_non_null(data);
+    }
+  }
+  fclose(f);
+  data[length] = '\0';
+  if (size)
+    *size = length;
+  return data;
+}

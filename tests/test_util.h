@@ -72,6 +72,9 @@ char *make_tmpdir(const char *tag);
 
 /* Removes the tree at path (if not NULL) and frees path. */
 void remove_tree(char *path);
+/* The whole file (malloc'ed, NUL-terminated; the test fails when it cannot
+ * be read); *size its length where size is not NULL. */
+char *test_read_file(const char *path, size_t *size);
 
 /* ---- host matrices ---- */
 
