@@ -26,6 +26,26 @@ void clmg_mesh_free(clmg_mesh *mesh) {
   memset(mesh, 0, sizeof *mesh);
 }
 
+int clmg_mesh_allocate_arrays(clmg_mesh *mesh, int with_materials) {
+  const size_t dim = (size_t)mesh->dim, corners = clmg_mesh_vertices_per_cell(mesh),
+               per_face = clmg_mesh_vertices_per_face(mesh);
+  /* clmg_alloc_array refuses overflowing sizes; zero counts still allocate */
+  mesh->coords = clmg_alloc_array(mesh->num_vertices, dim * sizeof *mesh->coords);
+  mesh->cells = clmg_alloc_array(mesh->num_cells, corners * sizeof *mesh->cells);
+  mesh->boundary_faces =
+      clmg_alloc_array(mesh->num_boundary_faces, per_face * sizeof *mesh->boundary_faces);
+  mesh->boundary_face_tag =
+      clmg_alloc_array(mesh->num_boundary_faces, sizeof *mesh->boundary_face_tag);
+  mesh->shapes = mesh->num_shapes ? clmg_alloc_array(mesh->num_shapes, sizeof *mesh->shapes) : NULL;
+  mesh->cell_material =
+      with_materials ? clmg_alloc_array(mesh->num_cells, sizeof *mesh->cell_material) : NULL;
+  if (mesh->coords && mesh->cells && mesh->boundary_faces && mesh->boundary_face_tag &&
+      (!mesh->num_shapes || mesh->shapes) && (!with_materials || mesh->cell_material))
+    return 1;
+  clmg_mesh_free(mesh);
+  return 0;
+}
+
 clmg_status clmg_mesh_copy(const clmg_mesh *in, clmg_mesh *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
@@ -48,22 +68,10 @@ clmg_status clmg_mesh_copy(const clmg_mesh *in, clmg_mesh *out, clmg_error *erro
   const size_t dim = (size_t)in->dim, corners = clmg_mesh_vertices_per_cell(in),
                per_face = clmg_mesh_vertices_per_face(in);
   clmg_mesh copy = *in;
-  /* clmg_alloc_array refuses overflowing sizes; zero counts still allocate */
-  copy.coords = clmg_alloc_array(in->num_vertices, dim * sizeof *copy.coords);
-  copy.cells = clmg_alloc_array(in->num_cells, corners * sizeof *copy.cells);
-  copy.boundary_faces =
-      clmg_alloc_array(in->num_boundary_faces, per_face * sizeof *copy.boundary_faces);
-  copy.boundary_face_tag = clmg_alloc_array(in->num_boundary_faces, sizeof *copy.boundary_face_tag);
-  copy.shapes = in->num_shapes ? clmg_alloc_array(in->num_shapes, sizeof *copy.shapes) : NULL;
-  copy.cell_material =
-      in->cell_material ? clmg_alloc_array(in->num_cells, sizeof *copy.cell_material) : NULL;
-  if (!copy.coords || !copy.cells || !copy.boundary_faces || !copy.boundary_face_tag ||
-      (in->num_shapes && !copy.shapes) || (in->cell_material && !copy.cell_material)) {
-    clmg_mesh_free(&copy);
+  if (!clmg_mesh_allocate_arrays(&copy, in->cell_material != NULL))
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot copy a mesh with %zu vertices and %zu cells", in->num_vertices,
                           in->num_cells);
-  }
   if (in->num_vertices)
     memcpy(copy.coords, in->coords, in->num_vertices * dim * sizeof *copy.coords);
   if (in->num_cells)

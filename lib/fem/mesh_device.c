@@ -486,28 +486,15 @@ clmg_status clmg_device_mesh_download(clmg_context *context, const clmg_device_m
                                       const clmg_mesh *origin, int refinements, clmg_mesh *out) {
   memset(out, 0, sizeof *out);
   const int dim = mesh->dim;
-  const size_t corners = (size_t)1 << dim, face_corners = (size_t)1 << (dim - 1);
   out->dim = dim;
   out->cell_type = CLMG_CELL_TENSOR;
   out->num_vertices = mesh->num_vertices;
   out->num_cells = mesh->num_cells;
   out->num_boundary_faces = mesh->num_boundary_faces;
-  out->coords = clmg_alloc_array(mesh->num_vertices, (size_t)dim * sizeof *out->coords);
-  out->cells = clmg_alloc_array(mesh->num_cells, corners * sizeof *out->cells);
-  out->boundary_faces =
-      clmg_alloc_array(mesh->num_boundary_faces, face_corners * sizeof *out->boundary_faces);
-  out->boundary_face_tag =
-      clmg_alloc_array(mesh->num_boundary_faces, sizeof *out->boundary_face_tag);
+  out->num_shapes = origin ? origin->num_shapes : 0;
   const int materials = origin && origin->cell_material;
-  if (materials)
-    out->cell_material = clmg_alloc_array(mesh->num_cells, sizeof *out->cell_material);
-  if (origin && origin->num_shapes) {
-    out->shapes = clmg_alloc_array(origin->num_shapes, sizeof *out->shapes);
-    out->num_shapes = out->shapes ? origin->num_shapes : 0;
-  }
   clmg_status status = CLMG_SUCCESS;
-  if (!out->coords || !out->cells || !out->boundary_faces || !out->boundary_face_tag ||
-      (materials && !out->cell_material) || (origin && origin->num_shapes && !out->shapes))
+  if (!clmg_mesh_allocate_arrays(out, materials))
     status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                        "no host memory for a mesh of %zu cells and %zu vertices", mesh->num_cells,
                        mesh->num_vertices);

@@ -112,6 +112,12 @@ clmg_status clmg_mesh_lagrange_nodes_checked_input(const clmg_mesh *mesh, int de
                                                    double **node_coords,
                                                    int32_t **node_boundary_tag, clmg_error *error);
 
+/* Allocates a mesh's arrays for its counts (dim, cell type, num_vertices,
+ * num_cells, num_boundary_faces, num_shapes set; the pointers are
+ * overwritten), cell_material too when with_materials; 0 without memory,
+ * the mesh then freed. */
+int clmg_mesh_allocate_arrays(clmg_mesh *mesh, int with_materials);
+
 /* The node table of cl/mesh_device.cl (its T_* layout) for tensor cells of
  * dimension dim: per edge its degree-2 node and 2 local corners, per face
  * (3D) its node and 4 local corners, the centre's node and local corners,
