@@ -15,6 +15,15 @@ kernel void copy_vector(ulong n, global const real *x, ulong x_offset,
   GRID_LOOP(i, n) { y[i] = x[i]; }
 }
 
+/* y[i] = x[index[i]]: packs the entries a halo exchange sends (clmg_mpi). */
+kernel void gather(ulong n, global const real *x, ulong x_offset, global const uint *index,
+                   ulong index_offset, global real *y, ulong y_offset) {
+  x += x_offset;
+  index += index_offset;
+  y += y_offset;
+  GRID_LOOP(i, n) { y[i] = x[index[i]]; }
+}
+
 kernel void scale_vector(ulong n, real alpha, global real *x, ulong x_offset) {
   x += x_offset;
   GRID_LOOP(i, n) { x[i] *= alpha; }

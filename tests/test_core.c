@@ -247,7 +247,7 @@ static clmg_context *open_device(const char *device) {
 
 static void test_status_strings(void **state) {
   (void)state;
-  const clmg_status last = CLMG_ERROR_NOT_CONVERGED;
+  const clmg_status last = CLMG_ERROR_COMMUNICATION;
   for (int a = CLMG_SUCCESS; a <= (int)last; a++) {
     const char *sa = clmg_status_string((clmg_status)a);
     assert_non_null(sa);

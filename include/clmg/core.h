@@ -83,7 +83,8 @@ typedef enum clmg_status {
   CLMG_ERROR_BLAS,                 /* CLBlast returned an error */
   CLMG_ERROR_IO,                   /* a file could not be read or written */
   CLMG_ERROR_PARSE,                /* malformed input file */
-  CLMG_ERROR_NOT_CONVERGED         /* an iterative method hit its iteration limit */
+  CLMG_ERROR_NOT_CONVERGED,        /* an iterative method hit its iteration limit */
+  CLMG_ERROR_COMMUNICATION         /* a message between processes failed (clmg_mpi) */
 } clmg_status;
 
 /* Element types of device data (vectors, matrix values, index arrays). */
@@ -265,6 +266,42 @@ CLMG_API clmg_status clmg_context_set_program_callback(clmg_context *context,
 /* The directory of the program-binary cache this context uses, or NULL when
  * the cache is disabled. */
 CLMG_API const char *clmg_context_cache_dir(const clmg_context *context);
+
+/* ---- reductions across processes ----
+ * A context whose vectors are the local parts of distributed vectors (one
+ * process per part, e.g. one MPI rank each) combines every host scalar that
+ * BLAS-1 computes (dot products, norms, the Krylov methods' fused
+ * reductions) across the processes through a reducer, so that the Krylov
+ * methods and the multigrid engine run unchanged on distributed operators.
+ * Every process must then make the same sequence of such calls, a process
+ * with no local elements included (it contributes zeros). clmg_mpi
+ * (clmg/mpi.h) installs an MPI reducer; any other transport fits the same
+ * way. */
+typedef enum clmg_reduce_op { CLMG_REDUCE_SUM = 0, CLMG_REDUCE_MAX } clmg_reduce_op;
+
+typedef struct clmg_reducer {
+  void *data;
+  /* Replaces values[0..count) by their sums (or maxima) over all processes,
+   * in place. A failure returns a status and, where it can, a message in
+   * the context (clmg_context_fail). */
+  clmg_status (*reduce)(void *data, clmg_reduce_op op, double *values, int count);
+} clmg_reducer;
+
+/* Installs a copy of *reducer (NULL or reduce == NULL: back to local
+ * reductions). The reducer's data must outlive its use. */
+CLMG_API clmg_status clmg_context_set_reducer(clmg_context *context, const clmg_reducer *reducer);
+/* 1 when a reducer is installed. */
+CLMG_API int clmg_context_is_distributed(const clmg_context *context);
+
+/* Records a message for clmg_context_message() and returns status: for the
+ * interfaces a caller implements (operators, smoothers, preconditioners,
+ * reducers), whose failures then read like the library's own. */
+CLMG_API clmg_status clmg_context_fail(clmg_context *context, clmg_status status,
+                                       const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
 
 /* Waits until every command queued in this context has finished. */
 CLMG_API clmg_status clmg_finish(clmg_context *context);

@@ -70,6 +70,10 @@ CLMG_API clmg_status clmg_waxpby(double alpha, const clmg_vector *x, double beta
 /* z = a .* b, element by element (z may be a or b) */
 CLMG_API clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b,
                                              clmg_vector *z);
+/* y[i] = x[index[i]] for i < length(y): index is a CLMG_UINT32 vector of
+ * y's length whose entries are below length(x) (the device does not check
+ * them); x and y of one floating type, y not aliasing x. Packs a halo. */
+CLMG_API clmg_status clmg_gather(const clmg_vector *x, const clmg_vector *index, clmg_vector *y);
 /* *result = x . y */
 CLMG_API clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result);
 /* *result = ||x||_2 */

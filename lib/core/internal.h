@@ -54,6 +54,8 @@ struct clmg_context {
    * owned by the program manager, like every kernel. */
   cl_kernel blas1_kernels[2][CLMG_BLAS1_KERNEL_SLOTS]; /* result slot for CLBlast dot/nrm2 */
 
+  clmg_reducer reducer; /* reduce == NULL: reductions stay local */
+
   clmg_profile *profile; /* NULL unless clmg_profile_start ran (lib/core/profile.c) */
 };
 
@@ -157,6 +159,11 @@ clmg_status clmg_fail_no_fp64(clmg_context *context, const char *what);
  * read the same. */
 void clmg_format_bytes(uint64_t bytes, char *text, size_t size);
 void clmg_format_byte_pair(uint64_t a, uint64_t b, char *text_a, char *text_b, size_t size);
+
+/* Combines values across processes with the context's reducer (nothing
+ * without one); a failure carries a message. */
+clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double *values,
+                                int count);
 
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);

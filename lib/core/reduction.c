@@ -4,6 +4,8 @@
  * (lib/la/blas1.c) and the structured-grid norms (lib/homg/grid.c). */
 #include "core/internal.h"
 
+#include <string.h>
+
 clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t n, unsigned results,
                                  clmg_reduction *r) {
   clmg_launch_1d(context, n, 1, &r->global, &r->local);
@@ -53,4 +55,29 @@ clmg_status clmg_reduction_finish(clmg_kernel_args *args, clmg_dtype type, const
     sums[k] = sum;
   }
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_context_set_reducer(clmg_context *context, const clmg_reducer *reducer) {
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  if (reducer && reducer->reduce)
+    context->reducer = *reducer;
+  else
+    memset(&context->reducer, 0, sizeof context->reducer);
+  return CLMG_SUCCESS;
+}
+
+int clmg_context_is_distributed(const clmg_context *context) {
+  return context && context->reducer.reduce != NULL;
+}
+
+clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double *values,
+                                int count) {
+  if (!context->reducer.reduce || count <= 0)
+    return CLMG_SUCCESS;
+  clmg_status status = context->reducer.reduce(context->reducer.data, op, values, count);
+  if (status != CLMG_SUCCESS && context->message[0] == '\0')
+    clmg_fail(context, status, "combining %d value%s across processes failed (%s)", count,
+              count == 1 ? "" : "s", clmg_status_string(status));
+  return status;
 }

@@ -32,6 +32,8 @@ const char *clmg_status_string(clmg_status status) {
     return "malformed input";
   case CLMG_ERROR_NOT_CONVERGED:
     return "not converged";
+  case CLMG_ERROR_COMMUNICATION:
+    return "communication between processes failed";
   }
   return "unknown status";
 }
@@ -116,14 +118,28 @@ void clmg_clear_message(clmg_context *context) {
     context->message[0] = '\0';
 }
 
+static void record_message(clmg_context *context, const char *format, va_list args) {
+  vsnprintf(context->message, sizeof context->message, format, args);
+  clmg_message_sanitize(context->message, sizeof context->message);
+}
+
 clmg_status clmg_fail(clmg_context *context, clmg_status status, const char *format, ...) {
   if (!context)
     return status;
   va_list args;
   va_start(args, format);
-  vsnprintf(context->message, sizeof context->message, format, args);
+  record_message(context, format, args);
   va_end(args);
-  clmg_message_sanitize(context->message, sizeof context->message);
+  return status;
+}
+
+clmg_status clmg_context_fail(clmg_context *context, clmg_status status, const char *format, ...) {
+  if (!context || !format)
+    return status;
+  va_list args;
+  va_start(args, format);
+  record_message(context, format, args);
+  va_end(args);
   return status;
 }
 

@@ -118,6 +118,7 @@ typedef enum blas1_kernel_id {
   K_MULTI_AXPY,
   K_SCALED_SUMSQ_PARTIALS,
   K_QUOTIENT,
+  K_GATHER,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -139,7 +140,8 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "multi_dot_partials",
                                                  "multi_axpy",
                                                  "scaled_sumsq_partials",
-                                                 "quotient"};
+                                                 "quotient",
+                                                 "gather"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -330,6 +332,35 @@ clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, 
   return launch_streaming(&args, a->length);
 }
 
+clmg_status clmg_gather(const clmg_vector *x, const clmg_vector *index, clmg_vector *y) {
+  const clmg_vector *v[] = {x, y};
+  clmg_status status = check_vectors("gather", 1, v);
+  if (status == CLMG_SUCCESS && (!y || y->context != x->context || y->type != x->type))
+    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "gather: y must be a %s vector of x's context", clmg_dtype_name(x->type));
+  if (status == CLMG_SUCCESS && !index)
+    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "gather: NULL index vector");
+  if (status == CLMG_SUCCESS && index->type != CLMG_UINT32)
+    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "gather: the index vector is %s, not uint32", clmg_dtype_name(index->type));
+  if (status == CLMG_SUCCESS && (index->context != x->context || index->length != y->length))
+    status =
+        clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
+                  "gather: the index vector has %zu entries in %s context; y has %zu",
+                  index->length, index->context == x->context ? "the same" : "another", y->length);
+  if (status != CLMG_SUCCESS || y->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(x->context, x->type, K_GATHER, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, y->length);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, index);
+  clmg_arg_vector(&args, y);
+  return launch_streaming(&args, y->length);
+}
+
 clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,
                           size_t *first_zero) {
   *first_zero = SIZE_MAX;
@@ -395,6 +426,24 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
   return status;
 }
 
+/* The partial sums of a reduction launch added up, then combined across
+ * processes when the context is distributed (clmg_context_set_reducer). */
+static clmg_status finish_sums(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
+                               double *sums) {
+  clmg_status status = clmg_reduction_finish(args, type, r, sums);
+  return status == CLMG_SUCCESS
+             ? clmg_context_reduce(args->context, CLMG_REDUCE_SUM, sums, (int)r->results)
+             : status;
+}
+
+/* The sums of an operation on empty local parts: zeros, combined with the
+ * other processes' sums when the context is distributed. */
+static clmg_status empty_sums(clmg_context *context, double *sums, int count) {
+  for (int k = 0; k < count; ++k)
+    sums[k] = 0;
+  return clmg_context_reduce(context, CLMG_REDUCE_SUM, sums, count);
+}
+
 clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result) {
   const clmg_vector *v[] = {x, y};
   clmg_status status = check_vectors("dot", 2, v);
@@ -403,22 +452,23 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
   if (!result)
     return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "dot: NULL result pointer");
   *result = 0;
-  if (x->length == 0)
-    return CLMG_SUCCESS;
   clmg_context *context = x->context;
-  if (use_clblast(context, OP_DOT))
-    return clblast_dot_or_nrm2(x, y, result);
-  clmg_reduction r;
-  clmg_kernel_args args;
-  status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
-  if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, x->type, K_DOT_PARTIALS, &args);
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_arg_ulong(&args, x->length);
-  clmg_arg_vector(&args, x);
-  clmg_arg_vector(&args, y);
-  return clmg_reduction_finish(&args, x->type, &r, result);
+  if (x->length > 0 && use_clblast(context, OP_DOT)) {
+    status = clblast_dot_or_nrm2(x, y, result);
+  } else if (x->length > 0) {
+    clmg_reduction r;
+    clmg_kernel_args args;
+    status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
+    if (status == CLMG_SUCCESS)
+      status = blas1_kernel(context, x->type, K_DOT_PARTIALS, &args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_arg_ulong(&args, x->length);
+    clmg_arg_vector(&args, x);
+    clmg_arg_vector(&args, y);
+    return finish_sums(&args, x->type, &r, result);
+  }
+  return status == CLMG_SUCCESS ? clmg_context_reduce(context, CLMG_REDUCE_SUM, result, 1) : status;
 }
 
 /* ||x|| from its sum of squares, or, when that sum lost its range, again
@@ -436,22 +486,31 @@ static clmg_status finish_nrm2(const clmg_vector *x, double sum_of_squares, doub
     *norm = sqrt(sum_of_squares);
     return CLMG_SUCCESS;
   }
+  /* Across processes (clmg_context_set_reducer) every one takes this path
+   * together, since the sum tested above is the global one; a process
+   * without elements contributes zeros. */
   clmg_context *context = x->context;
-  clmg_reduction r;
-  clmg_kernel_args args;
-  clmg_status status = clmg_reduction_begin(context, x->type, x->length, 2, &r);
-  if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, x->type, K_SCALED_SUMSQ_PARTIALS, &args);
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_arg_ulong(&args, x->length);
-  clmg_arg_vector(&args, x);
-  status = clmg_reduction_run(&args, x->type, &r);
-  if (status != CLMG_SUCCESS)
-    return status;
+  clmg_reduction r = {0, 0, 0, 2};
+  clmg_status status = CLMG_SUCCESS;
+  if (x->length > 0) {
+    clmg_kernel_args args;
+    status = clmg_reduction_begin(context, x->type, x->length, 2, &r);
+    if (status == CLMG_SUCCESS)
+      status = blas1_kernel(context, x->type, K_SCALED_SUMSQ_PARTIALS, &args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_arg_ulong(&args, x->length);
+    clmg_arg_vector(&args, x);
+    status = clmg_reduction_run(&args, x->type, &r);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
   double largest = 0;
   for (size_t g = 0; g < r.groups; ++g)
     largest = fmax(largest, clmg_reduction_partial(context, x->type, &r, 0, g));
+  status = clmg_context_reduce(context, CLMG_REDUCE_MAX, &largest, 1);
+  if (status != CLMG_SUCCESS)
+    return status;
   if (!(largest > 0) || isinf(largest)) {
     *norm = largest; /* 0 for a zero vector, Inf when x holds Inf */
     return CLMG_SUCCESS;
@@ -462,8 +521,9 @@ static clmg_status finish_nrm2(const clmg_vector *x, double sum_of_squares, doub
     double ratio = group_largest / largest;
     sum += clmg_reduction_partial(context, x->type, &r, 1, g) * ratio * ratio;
   }
+  status = clmg_context_reduce(context, CLMG_REDUCE_SUM, &sum, 1);
   *norm = largest * sqrt(sum);
-  return CLMG_SUCCESS;
+  return status;
 }
 
 clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
@@ -474,11 +534,11 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
   if (!result)
     return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "nrm2: NULL result pointer");
   *result = 0;
-  if (x->length == 0)
-    return CLMG_SUCCESS;
   clmg_context *context = x->context;
   double sum = 0;
-  if (use_clblast(context, OP_NRM2)) {
+  if (x->length == 0) {
+    /* nothing local; a distributed context still takes part */
+  } else if (use_clblast(context, OP_NRM2)) {
     double norm = 0;
     status = clblast_dot_or_nrm2(x, NULL, &norm);
     sum = norm * norm;
@@ -494,6 +554,8 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
     clmg_arg_vector(&args, x);
     status = clmg_reduction_finish(&args, x->type, &r, &sum);
   }
+  if (status == CLMG_SUCCESS)
+    status = clmg_context_reduce(context, CLMG_REDUCE_SUM, &sum, 1);
   if (status != CLMG_SUCCESS)
     return status;
   return finish_nrm2(x, sum, result);
@@ -506,9 +568,13 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
     return status;
   if (!xy || !xx)
     return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "dot2: NULL result pointer");
-  *xy = *xx = 0;
-  if (x->length == 0)
-    return CLMG_SUCCESS;
+  double sums[2] = {0, 0};
+  if (x->length == 0) {
+    status = empty_sums(x->context, sums, 2);
+    *xy = sums[0];
+    *xx = sums[1];
+    return status;
+  }
   clmg_reduction r;
   clmg_kernel_args args;
   status = clmg_reduction_begin(x->context, x->type, x->length, 2, &r);
@@ -519,8 +585,7 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
   clmg_arg_ulong(&args, x->length);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
-  double sums[2] = {0, 0};
-  status = clmg_reduction_finish(&args, x->type, &r, sums);
+  status = finish_sums(&args, x->type, &r, sums);
   *xy = sums[0];
   *xx = sums[1];
   return status;
@@ -534,8 +599,11 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   if (!norm)
     return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "axpy_nrm2: NULL result pointer");
   *norm = 0;
-  if (x->length == 0)
-    return CLMG_SUCCESS;
+  double sum = 0;
+  if (x->length == 0) {
+    status = empty_sums(x->context, &sum, 1);
+    return status == CLMG_SUCCESS ? finish_nrm2(y, sum, norm) : status;
+  }
   clmg_reduction r;
   clmg_kernel_args args;
   status = clmg_reduction_begin(x->context, x->type, x->length, 1, &r);
@@ -547,8 +615,7 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   clmg_arg_real(&args, x->type, alpha);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
-  double sum = 0;
-  status = clmg_reduction_finish(&args, x->type, &r, &sum);
+  status = finish_sums(&args, x->type, &r, &sum);
   if (status != CLMG_SUCCESS)
     return status;
   return finish_nrm2(y, sum, norm);
@@ -564,7 +631,7 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
     return clmg_fail(p->context, CLMG_ERROR_INVALID_ARGUMENT, "cg_update: NULL result pointer");
   *rr = 0;
   if (p->length == 0)
-    return CLMG_SUCCESS;
+    return empty_sums(p->context, rr, 1);
   clmg_reduction red;
   clmg_kernel_args args;
   status = clmg_reduction_begin(p->context, p->type, p->length, 1, &red);
@@ -578,7 +645,7 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   clmg_arg_vector(&args, q);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, r);
-  return clmg_reduction_finish(&args, p->type, &red, rr);
+  return finish_sums(&args, p->type, &red, rr);
 }
 
 clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w, double *ru,
@@ -589,9 +656,14 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
     return status;
   if (!ru || !wu || !rr)
     return clmg_fail(r->context, CLMG_ERROR_INVALID_ARGUMENT, "dot3: NULL result pointer");
-  *ru = *wu = *rr = 0;
-  if (r->length == 0)
-    return CLMG_SUCCESS;
+  double sums[3] = {0, 0, 0};
+  if (r->length == 0) {
+    status = empty_sums(r->context, sums, 3);
+    *ru = sums[0];
+    *wu = sums[1];
+    *rr = sums[2];
+    return status;
+  }
   clmg_reduction red;
   clmg_kernel_args args;
   status = clmg_reduction_begin(r->context, r->type, r->length, 3, &red);
@@ -603,8 +675,7 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   clmg_arg_vector(&args, r);
   clmg_arg_vector(&args, u);
   clmg_arg_vector(&args, w);
-  double sums[3] = {0, 0, 0};
-  status = clmg_reduction_finish(&args, r->type, &red, sums);
+  status = finish_sums(&args, r->type, &red, sums);
   *ru = sums[0];
   *wu = sums[1];
   *rr = sums[2];
@@ -660,10 +731,8 @@ clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const
   clmg_status status = check_basis("multi_dot", basis, stride, k, w);
   if (status != CLMG_SUCCESS)
     return status;
-  for (int j = 0; j <= k; ++j)
-    results[j] = 0;
   if (w->length == 0)
-    return CLMG_SUCCESS;
+    return empty_sums(w->context, results, k + 1);
   clmg_reduction r;
   clmg_kernel_args args;
   status = clmg_reduction_begin(w->context, w->type, w->length, (unsigned)k + 1, &r);
@@ -677,7 +746,7 @@ clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const
   clmg_arg_vector(&args, basis);
   clmg_arg_ulong(&args, stride);
   clmg_arg_vector(&args, w);
-  return clmg_reduction_finish(&args, w->type, &r, results);
+  return finish_sums(&args, w->type, &r, results);
 }
 
 clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,

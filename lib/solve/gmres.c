@@ -167,8 +167,15 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
   if (mcap > GMRES_MAX_RESTART)
     return clmg_fail(run.context, CLMG_ERROR_INVALID_ARGUMENT,
                      "gmres: restart length %d; at most %d", mcap, GMRES_MAX_RESTART);
-  if ((size_t)mcap > a->rows)
-    mcap = a->rows > 0 ? (int)a->rows : 1;
+  /* never more basis vectors than unknowns: all of them, when the operator
+   * is distributed (each process holds a->rows; every one must restart
+   * alike) */
+  double unknowns = (double)a->rows;
+  status = clmg_context_reduce(run.context, CLMG_REDUCE_SUM, &unknowns, 1);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if ((double)mcap > unknowns)
+    mcap = unknowns >= 1 ? (int)unknowns : 1;
   if (run.b_norm == 0) { /* A x = 0: x = 0 exactly */
     int stop;
     result->converged = 1;

@@ -192,7 +192,9 @@ static clmg_status check_level_operators(clmg_context *context, int num_levels,
   clmg_dtype precision = levels[num_levels - 1].a.precision;
   for (int l = 0; l < num_levels; ++l) {
     const clmg_multigrid_level *lv = &levels[l];
-    if (!lv->a.apply || lv->a.context != context || lv->a.rows == 0 || lv->a.rows != lv->a.cols ||
+    /* a process of a distributed hierarchy may own no rows of a level */
+    const int empty = lv->a.rows == 0 && !clmg_context_is_distributed(context);
+    if (!lv->a.apply || lv->a.context != context || empty || lv->a.rows != lv->a.cols ||
         lv->a.precision != precision)
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "multigrid level %d: A is %zu x %zu %s; every level needs a nonempty square "

@@ -1,0 +1,158 @@
+/* clmg_mpi: distributed sparse operators over MPI (a separate library,
+ * libclmg_mpi, so that libclmg never needs MPI).
+ *
+ * One OpenCL device per rank, one clmg context per rank. A clmg_mpi binds a
+ * context to a communicator and installs a reducer on it
+ * (clmg_context_set_reducer): from then on every dot product and norm on
+ * that context is a global one, so the Krylov methods of clmg/krylov.h run
+ * unchanged on distributed operators and on vectors that hold each rank's
+ * rows. A distributed matrix owns a contiguous block of global rows per rank
+ * (rank order); its operator does the halo exchange inside apply: the
+ * entries other ranks need are packed on the device, sent with non-blocking
+ * MPI while the local block's product runs, and the received ghost values
+ * are uploaded for the off-process block's product.
+ *
+ * Collective calls: every rank of the communicator calls them in the same
+ * order. When one rank fails (a bad file, an out-of-range column, out of
+ * memory), every rank returns that status, and every rank's context message
+ * says "rank R: " and the failing rank's message: nothing hangs. A device
+ * failure inside a solve on one rank is not agreed this way (the other
+ * ranks would wait for its messages); it does not occur in normal
+ * operation, and a program should then call MPI_Abort. */
+#ifndef CLMG_MPI_H
+#define CLMG_MPI_H
+
+#include <mpi.h>
+
+#include "clmg/krylov.h"
+#include "clmg/multigrid.h"
+#include "clmg/operator.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct clmg_mpi clmg_mpi;
+
+/* Collective. Binds context to a duplicate of comm and installs the MPI
+ * reducer on it (until clmg_mpi_destroy). */
+CLMG_API clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **mpi);
+/* Collective. Removes the reducer (the context is local again) and frees
+ * the duplicate communicator. NULL is fine. */
+CLMG_API void clmg_mpi_destroy(clmg_mpi *mpi);
+CLMG_API int clmg_mpi_rank(const clmg_mpi *mpi);
+CLMG_API int clmg_mpi_size(const clmg_mpi *mpi);
+CLMG_API clmg_context *clmg_mpi_context(const clmg_mpi *mpi);
+
+/* Collective. Every rank passes the status of its own part of a step; all
+ * return CLMG_SUCCESS when every rank succeeded, else the status of the
+ * lowest failing rank, whose message then becomes every rank's context
+ * message ("rank R: ..."). For a program's own steps between clmg_mpi
+ * calls (reading its input, say). */
+CLMG_API clmg_status clmg_mpi_agree(clmg_mpi *mpi, clmg_status status);
+
+/* The even split of `rows` rows: rank r owns rows [first, first + count)
+ * with the first rows % size ranks owning one row more. */
+CLMG_API void clmg_mpi_even_rows(const clmg_mpi *mpi, uint64_t rows, uint64_t *first,
+                                 uint64_t *count);
+
+typedef struct clmg_mpi_matrix clmg_mpi_matrix;
+
+/* Collective. A square distributed matrix from each rank's rows:
+ * local_rows->rows rows starting at global row first_row, with global
+ * column indices (local_rows->cols is the global size, the same on every
+ * rank). The ranks' blocks must follow each other in rank order from row 0
+ * and cover every row; a rank may own none. The local block goes to the
+ * device in options' format (NULL: defaults), the off-process block in CSR.
+ * The matrix copies what it needs. */
+CLMG_API clmg_status clmg_mpi_matrix_create(clmg_mpi *mpi, uint64_t first_row,
+                                            const clmg_csr *local_rows,
+                                            const clmg_matrix_options *options,
+                                            clmg_mpi_matrix **matrix);
+/* Collective. The same for a rectangular matrix (a grid transfer): this
+ * rank's rows and, of the vectors it multiplies, the entries [first_col,
+ * first_col + local_cols); the ranks' column blocks follow each other in
+ * rank order too and cover every column. A matrix whose two partitions
+ * agree has a diagonal (and Jacobi); others do not. */
+CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row,
+                                                        const clmg_csr *local_rows,
+                                                        uint64_t first_col, size_t local_cols,
+                                                        const clmg_matrix_options *options,
+                                                        clmg_mpi_matrix **matrix);
+/* Collective. Rank `root` reads a Matrix Market file (clmg's reader: a bad
+ * line is "FILE:LINE: ..." on every rank), splits its rows evenly
+ * (clmg_mpi_even_rows) and sends each rank its rows; then as
+ * clmg_mpi_matrix_create. The matrix must be square. */
+CLMG_API clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
+                                                        const clmg_matrix_options *options,
+                                                        clmg_mpi_matrix **matrix);
+CLMG_API void clmg_mpi_matrix_destroy(clmg_mpi_matrix *matrix);
+
+/* What a rank holds of a distributed matrix, and what its halo moves. */
+typedef struct clmg_mpi_matrix_info {
+  uint64_t global_rows, global_cols;
+  uint64_t global_nonzeros;
+  uint64_t first_row;     /* this rank's first global row */
+  uint64_t first_col;     /* ... and first entry of the vectors it multiplies */
+  size_t local_rows;      /* rows this rank owns */
+  size_t local_cols;      /* entries of x this rank owns */
+  size_t local_nonzeros;  /* of its rows, in the local and off-process blocks */
+  size_t ghosts;          /* values it receives per product */
+  size_t sends;           /* values it sends per product */
+  int receive_neighbours; /* ranks it receives from */
+  int send_neighbours;    /* ranks it sends to */
+} clmg_mpi_matrix_info;
+
+CLMG_API void clmg_mpi_matrix_get_info(const clmg_mpi_matrix *matrix, clmg_mpi_matrix_info *info);
+
+/* The matrix as an operator on vectors of its local rows and columns
+ * (apply, defect, diagonal when square, bytes): Krylov methods and the
+ * multigrid engine take it. The operator borrows the matrix, which must
+ * outlive it; with take_ownership nonzero, destroying the operator
+ * destroys the matrix. */
+CLMG_API clmg_status clmg_mpi_matrix_operator(clmg_mpi_matrix *matrix, int take_ownership,
+                                              clmg_operator *op);
+/* Jacobi (z = D^-1 r) on the local rows: the diagonal is in the local block. */
+CLMG_API clmg_status clmg_mpi_preconditioner_jacobi(const clmg_mpi_matrix *matrix,
+                                                    clmg_preconditioner *preconditioner);
+
+/* ---- multigrid on distributed levels ---- */
+
+/* What one rank holds of one level of a hierarchy (level 0 the coarsest):
+ * its rows of A (starting at global row first_row; global columns), and on
+ * levels >= 1 its rows of P (the level's partition; global columns of level
+ * - 1) and of R (the rows of level - 1 it owns; global columns of this
+ * level). The arrays stay the caller's. */
+typedef struct clmg_mpi_level_rows {
+  uint64_t first_row;
+  clmg_csr a, p, r;
+} clmg_mpi_level_rows;
+
+/* Collective. The multigrid engine of clmg/multigrid.h on distributed
+ * levels: A, P and R become distributed matrices in options->matrix's
+ * format, the smoothers are the engine's (they see operators only). The
+ * coarsest level is solved redundantly on every rank with the dense
+ * inverse of the whole coarse matrix (gathered once) when it has at most
+ * options->direct_max_rows rows (or options->coarse is DIRECT), else by the
+ * engine's Krylov solve on the distributed operator. options->
+ * coarse_max_rows is not used. Solve with clmg_multigrid_solve or
+ * precondition a Krylov method on the finest level's operator
+ * (clmg_multigrid_operator) with vectors of this rank's rows. */
+CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
+                                               const clmg_mpi_level_rows *levels,
+                                               const clmg_multigrid_options *options,
+                                               clmg_multigrid **multigrid);
+
+/* Collective. Between a global vector of global_rows doubles on rank root
+ * (ignored elsewhere; NULL there is fine) and each rank's local vector of
+ * its rows (of the matrix's precision). */
+CLMG_API clmg_status clmg_mpi_vector_scatter(const clmg_mpi_matrix *matrix, int root,
+                                             const double *global, clmg_vector *local);
+CLMG_API clmg_status clmg_mpi_vector_gather(const clmg_mpi_matrix *matrix, int root,
+                                            const clmg_vector *local, double *global);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

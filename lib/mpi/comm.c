@@ -1,0 +1,126 @@
+/* A clmg context bound to an MPI communicator: the reducer that makes every
+ * BLAS-1 reduction on the context a global one, and the agreement on a
+ * status that lets every rank fail together. */
+#include "mpi/mpi_internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Messages travel with a failure up to this length. */
+enum { AGREED_MESSAGE_BYTES = 1024 };
+
+MPI_Datatype clmg_mpi_real_type(clmg_dtype type) {
+  return type == CLMG_FLOAT ? MPI_FLOAT : MPI_DOUBLE;
+}
+
+clmg_status clmg_mpi_failed(clmg_mpi *mpi, int code, const char *call) {
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS)
+    snprintf(text, sizeof text, "MPI error %d", code);
+  return clmg_context_fail(mpi->context, CLMG_ERROR_COMMUNICATION, "rank %d: %s failed: %s",
+                           mpi->rank, call, text);
+}
+
+static clmg_status mpi_reduce(void *data, clmg_reduce_op op, double *values, int count) {
+  clmg_mpi *mpi = data;
+  int code = MPI_Allreduce(MPI_IN_PLACE, values, count, MPI_DOUBLE,
+                           op == CLMG_REDUCE_MAX ? MPI_MAX : MPI_SUM, mpi->comm);
+  return code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Allreduce");
+}
+
+clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out) {
+  if (!out)
+    return clmg_context_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_mpi_create: NULL output");
+  *out = NULL;
+  if (!context)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized)
+    return clmg_context_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "clmg_mpi_create: MPI is not initialized (call MPI_Init first)");
+  clmg_mpi *mpi = calloc(1, sizeof *mpi);
+  if (!mpi)
+    return clmg_context_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "clmg_mpi_create: no memory");
+  mpi->context = context;
+  int code = MPI_Comm_dup(comm, &mpi->comm);
+  if (code != MPI_SUCCESS) {
+    clmg_status status = clmg_mpi_failed(mpi, code, "MPI_Comm_dup");
+    free(mpi);
+    return status;
+  }
+  /* failures come back as codes, which become messages, never aborts */
+  MPI_Comm_set_errhandler(mpi->comm, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(mpi->comm, &mpi->rank);
+  MPI_Comm_size(mpi->comm, &mpi->size);
+  clmg_reducer reducer = {mpi, mpi_reduce};
+  clmg_context_set_reducer(context, &reducer);
+  *out = mpi;
+  return CLMG_SUCCESS;
+}
+
+void clmg_mpi_destroy(clmg_mpi *mpi) {
+  if (!mpi)
+    return;
+  clmg_context_set_reducer(mpi->context, NULL);
+  MPI_Comm_free(&mpi->comm);
+  free(mpi);
+}
+
+int clmg_mpi_rank(const clmg_mpi *mpi) {
+  return mpi ? mpi->rank : 0;
+}
+int clmg_mpi_size(const clmg_mpi *mpi) {
+  return mpi ? mpi->size : 1;
+}
+clmg_context *clmg_mpi_context(const clmg_mpi *mpi) {
+  return mpi ? mpi->context : NULL;
+}
+
+/* 1 when message starts "rank N: ". */
+static int names_a_rank(const char *message) {
+  if (strncmp(message, "rank ", 5) != 0 || !isdigit((unsigned char)message[5]))
+    return 0;
+  const char *p = message + 5;
+  while (isdigit((unsigned char)*p))
+    ++p;
+  return p[0] == ':' && p[1] == ' ';
+}
+
+clmg_status clmg_mpi_agree(clmg_mpi *mpi, clmg_status status) {
+  if (!mpi)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  int mine = status == CLMG_SUCCESS ? mpi->size : mpi->rank, first = mpi->size;
+  int code = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, mpi->comm);
+  if (code != MPI_SUCCESS)
+    return clmg_mpi_failed(mpi, code, "MPI_Allreduce (agreeing on a status)");
+  if (first == mpi->size)
+    return CLMG_SUCCESS;
+  /* the lowest failing rank tells the others what failed */
+  int agreed = (int)status;
+  char message[AGREED_MESSAGE_BYTES] = "";
+  if (mpi->rank == first)
+    snprintf(message, sizeof message, "%s", clmg_context_message(mpi->context));
+  code = MPI_Bcast(&agreed, 1, MPI_INT, first, mpi->comm);
+  if (code == MPI_SUCCESS)
+    code = MPI_Bcast(message, (int)sizeof message, MPI_CHAR, first, mpi->comm);
+  if (code != MPI_SUCCESS)
+    return clmg_mpi_failed(mpi, code, "MPI_Bcast (a failure's message)");
+  message[sizeof message - 1] = '\0';
+  if (agreed == CLMG_SUCCESS) /* a rank that failed without a status: keep it a failure */
+    agreed = CLMG_ERROR_INVALID_ARGUMENT;
+  if (names_a_rank(message)) /* clmg_mpi's own, or a failure agreed on before */
+    return clmg_context_fail(mpi->context, (clmg_status)agreed, "%s", message);
+  return clmg_context_fail(mpi->context, (clmg_status)agreed, "rank %d: %s", first,
+                           message[0] ? message : clmg_status_string((clmg_status)agreed));
+}
+
+void clmg_mpi_even_rows(const clmg_mpi *mpi, uint64_t rows, uint64_t *first, uint64_t *count) {
+  uint64_t size = (uint64_t)clmg_mpi_size(mpi), rank = (uint64_t)clmg_mpi_rank(mpi);
+  uint64_t base = rows / size, extra = rows % size;
+  *count = base + (rank < extra ? 1 : 0);
+  *first = rank * base + (rank < extra ? rank : extra);
+}

@@ -1,0 +1,20 @@
+/* Internal interface of clmg_mpi (lib/mpi/). It sees libclmg through its
+ * public API only, like any program that links both. */
+#ifndef CLMG_MPI_INTERNAL_H
+#define CLMG_MPI_INTERNAL_H
+
+#include "clmg/mpi.h"
+
+struct clmg_mpi {
+  clmg_context *context;
+  MPI_Comm comm; /* a duplicate, so clmg's messages never meet the caller's */
+  int rank, size;
+};
+
+/* The MPI datatype of vectors of `type` (double or float). */
+MPI_Datatype clmg_mpi_real_type(clmg_dtype type);
+/* Records a failed MPI call (with MPI's error string) in the context's
+ * message and returns CLMG_ERROR_COMMUNICATION. */
+clmg_status clmg_mpi_failed(clmg_mpi *mpi, int code, const char *call);
+
+#endif

@@ -1,0 +1,278 @@
+/* The multigrid engine on distributed levels: every level's A, P and R are
+ * distributed matrices (their apply exchanges the halo), the smoothers are
+ * the engine's own (they see operators only), and the coarsest level is
+ * solved redundantly: each rank gathers the coarse right-hand side, applies
+ * the dense inverse of the whole coarse matrix (clmg_coarse_solver_direct
+ * on a local copy) and keeps its own rows. A coarse level too large for the
+ * dense inverse gets a distributed Krylov solve instead. */
+#include "mpi/mpi_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gathered_direct {
+  clmg_mpi *mpi;
+  clmg_matrix *matrix;       /* the whole coarse matrix, on this rank's device */
+  clmg_operator whole;       /* ... as an operator */
+  clmg_coarse_solver direct; /* its dense inverse */
+  clmg_vector *b, *x;        /* whole coarse vectors */
+  clmg_vector *own_x;        /* view: this rank's rows of x */
+  double *host;              /* the whole right-hand side on the host */
+  int *counts, *starts;      /* every rank's rows, for MPI_Allgatherv */
+  size_t rows;               /* this rank's */
+} gathered_direct;
+
+static void gathered_destroy(void *data) {
+  gathered_direct *g = data;
+  if (!g)
+    return;
+  clmg_coarse_solver_destroy(&g->direct);
+  clmg_operator_destroy(&g->whole);
+  clmg_matrix_destroy(g->matrix);
+  clmg_vector_destroy(g->own_x);
+  clmg_vector_destroy(g->b);
+  clmg_vector_destroy(g->x);
+  free(g->host);
+  free(g->counts);
+  free(g->starts);
+  free(g);
+}
+
+static clmg_status gathered_setup(void *data, const clmg_operator *a) {
+  (void)a; /* the whole matrix was gathered when the solver was made */
+  gathered_direct *g = data;
+  return g->direct.setup ? g->direct.setup(g->direct.data, &g->whole) : CLMG_SUCCESS;
+}
+
+static clmg_status gathered_solve(void *data, const clmg_operator *a, const clmg_vector *b,
+                                  clmg_vector *x) {
+  (void)a;
+  gathered_direct *g = data;
+  int rank = g->mpi->rank;
+  double *mine = g->host + g->starts[rank];
+  clmg_status status = g->rows > 0 ? clmg_vector_download_doubles(b, mine) : CLMG_SUCCESS;
+  /* in place: every rank's part lands where MPI_Allgatherv puts it */
+  int code = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, g->host, g->counts, g->starts, MPI_DOUBLE,
+                            g->mpi->comm);
+  if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
+    status = clmg_mpi_failed(g->mpi, code, "MPI_Allgatherv (coarse right-hand side)");
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(g->b, g->host);
+  if (status == CLMG_SUCCESS)
+    status = g->direct.solve(g->direct.data, &g->whole, g->b, g->x);
+  if (status == CLMG_SUCCESS && g->rows > 0)
+    status = clmg_copy(g->own_x, x);
+  return status;
+}
+
+/* Every rank's rows of the coarse matrix, gathered into the whole matrix on
+ * every rank. */
+static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *counts, int *starts,
+                                 clmg_csr *whole) {
+  const int size = mpi->size;
+  int my_rows = (int)mine->rows, my_entries = (int)clmg_csr_nnz(mine);
+  int *entry_counts = malloc((size_t)size * sizeof *entry_counts);
+  int *entry_starts = malloc((size_t)size * sizeof *entry_starts);
+  int64_t *lengths = NULL;
+  clmg_status status = CLMG_SUCCESS;
+  if (!entry_counts || !entry_starts)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                               "rank %d: no memory to gather the coarse matrix", mpi->rank);
+  status = clmg_mpi_agree(mpi, status);
+  int code = MPI_SUCCESS;
+  if (status == CLMG_SUCCESS) {
+    code = MPI_Allgather(&my_rows, 1, MPI_INT, counts, 1, MPI_INT, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Allgather(&my_entries, 1, MPI_INT, entry_counts, 1, MPI_INT, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Allgather (coarse matrix sizes)");
+  }
+  size_t rows = 0, entries = 0;
+  for (int r = 0; status == CLMG_SUCCESS && r < size; ++r) {
+    starts[r] = (int)rows;
+    entry_starts[r] = (int)entries;
+    rows += (size_t)counts[r];
+    entries += (size_t)entry_counts[r];
+  }
+  if (status == CLMG_SUCCESS) {
+    whole->rows = whole->cols = rows;
+    whole->row_ptr = calloc(rows + 1, sizeof *whole->row_ptr);
+    whole->col = malloc((entries + 1) * sizeof *whole->col);
+    whole->val = malloc((entries + 1) * sizeof *whole->val);
+    lengths = malloc((mine->rows + 1) * sizeof *lengths);
+    if (!whole->row_ptr || !whole->col || !whole->val || !lengths)
+      status =
+          clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "rank %d: no memory for the coarse matrix (%zu rows)", mpi->rank, rows);
+    for (size_t i = 0; status == CLMG_SUCCESS && i < mine->rows; ++i)
+      lengths[i] = mine->row_ptr[i + 1] - mine->row_ptr[i];
+    status = clmg_mpi_agree(mpi, status);
+  }
+  if (status == CLMG_SUCCESS) {
+    code = MPI_Allgatherv(lengths, my_rows, MPI_INT64_T, whole->row_ptr + 1, counts, starts,
+                          MPI_INT64_T, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Allgatherv(mine->col, my_entries, MPI_INT32_T, whole->col, entry_counts,
+                            entry_starts, MPI_INT32_T, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Allgatherv(mine->val, my_entries, MPI_DOUBLE, whole->val, entry_counts,
+                            entry_starts, MPI_DOUBLE, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Allgatherv (coarse matrix)");
+    for (size_t i = 0; status == CLMG_SUCCESS && i < rows; ++i)
+      whole->row_ptr[i + 1] += whole->row_ptr[i];
+  }
+  free(entry_counts);
+  free(entry_starts);
+  free(lengths);
+  return status;
+}
+
+/* The redundant direct coarse solver of a level whose rows this rank holds
+ * in `mine` (global columns), first row first_row. Collective. */
+static clmg_status gathered_direct_create(clmg_mpi *mpi, const clmg_csr *mine,
+                                          const clmg_matrix_options *matrix_options,
+                                          clmg_coarse_solver *solver) {
+  memset(solver, 0, sizeof *solver);
+  gathered_direct *g = calloc(1, sizeof *g);
+  clmg_status status = CLMG_SUCCESS;
+  if (g) {
+    g->mpi = mpi;
+    g->rows = mine->rows;
+    g->counts = malloc((size_t)mpi->size * sizeof *g->counts);
+    g->starts = malloc((size_t)mpi->size * sizeof *g->starts);
+  }
+  if (!g || !g->counts || !g->starts)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                               "rank %d: no memory for the coarse solver", mpi->rank);
+  clmg_csr whole = {0};
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS)
+    status = gather_matrix(mpi, mine, g->counts, g->starts, &whole);
+  clmg_context *context = mpi->context;
+  if (status == CLMG_SUCCESS) {
+    g->host = malloc((whole.rows + 1) * sizeof *g->host);
+    status = g->host ? clmg_matrix_create(context, &whole, matrix_options, &g->matrix)
+                     : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_from_matrix(g->matrix, 0, &g->whole);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, matrix_options->precision, whole.rows, &g->b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, matrix_options->precision, whole.rows, &g->x);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(g->x, (size_t)g->starts[mpi->rank], g->rows, &g->own_x);
+    if (status == CLMG_SUCCESS)
+      status = clmg_coarse_solver_direct(context, &g->direct);
+    status = clmg_mpi_agree(mpi, status);
+  }
+  clmg_csr_free(&whole);
+  if (status != CLMG_SUCCESS) {
+    gathered_destroy(g);
+    return status;
+  }
+  solver->data = g;
+  solver->name = "direct (gathered)";
+  solver->setup = gathered_setup;
+  solver->solve = gathered_solve;
+  solver->destroy = gathered_destroy;
+  return CLMG_SUCCESS;
+}
+
+/* Checks that the levels' sizes fit each other on this rank. */
+static clmg_status check_levels(clmg_mpi *mpi, int num_levels, const clmg_mpi_level_rows *levels) {
+  if (num_levels < 1 || !levels)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "clmg_mpi_multigrid_create: %d levels", num_levels);
+  for (int l = 1; l < num_levels; ++l) {
+    const clmg_mpi_level_rows *fine = &levels[l], *coarse = &levels[l - 1];
+    if (fine->p.rows != fine->a.rows || fine->p.cols != coarse->a.cols ||
+        fine->r.rows != coarse->a.rows || fine->r.cols != fine->a.cols)
+      return clmg_context_fail(
+          mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+          "rank %d: multigrid level %d: this rank's rows of P (%zu x %zu) and R (%zu x %zu) do "
+          "not fit its rows of A on levels %d (%zu x %zu) and %d (%zu x %zu)",
+          mpi->rank, l, fine->p.rows, fine->p.cols, fine->r.rows, fine->r.cols, l, fine->a.rows,
+          fine->a.cols, l - 1, coarse->a.rows, coarse->a.cols);
+  }
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
+                                      const clmg_mpi_level_rows *levels,
+                                      const clmg_multigrid_options *options,
+                                      clmg_multigrid **multigrid) {
+  if (!mpi || !multigrid)
+    return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                   "clmg_mpi_multigrid_create: NULL output")
+               : CLMG_ERROR_INVALID_ARGUMENT;
+  *multigrid = NULL;
+  clmg_multigrid_options o;
+  if (options)
+    o = *options;
+  else
+    clmg_multigrid_options_defaults(&o);
+  o.coarse_max_rows = 0; /* a per-rank count cannot choose a level for all ranks */
+  clmg_status status = clmg_mpi_agree(mpi, check_levels(mpi, num_levels, levels));
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_multigrid_level *built = calloc((size_t)num_levels, sizeof *built);
+  status = clmg_mpi_agree(
+      mpi, built ? CLMG_SUCCESS
+                 : clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                     "rank %d: no memory for the levels", mpi->rank));
+  for (int l = 0; status == CLMG_SUCCESS && l < num_levels; ++l) {
+    clmg_mpi_matrix *a = NULL, *p = NULL, *r = NULL;
+    status = clmg_mpi_matrix_create(mpi, levels[l].first_row, &levels[l].a, &o.matrix, &a);
+    if (status == CLMG_SUCCESS)
+      status = clmg_mpi_matrix_operator(a, 1, &built[l].a);
+    if (status == CLMG_SUCCESS && l > 0) {
+      status = clmg_mpi_matrix_create_rectangular(mpi, levels[l].first_row, &levels[l].p,
+                                                  levels[l - 1].first_row, levels[l - 1].a.rows,
+                                                  &o.matrix, &p);
+      if (status == CLMG_SUCCESS)
+        status = clmg_mpi_matrix_operator(p, 1, &built[l].p);
+      if (status == CLMG_SUCCESS)
+        status = clmg_mpi_matrix_create_rectangular(mpi, levels[l - 1].first_row, &levels[l].r,
+                                                    levels[l].first_row, levels[l].a.rows,
+                                                    &o.matrix, &r);
+      if (status == CLMG_SUCCESS)
+        status = clmg_mpi_matrix_operator(r, 1, &built[l].r);
+    }
+  }
+  if (status == CLMG_SUCCESS && !o.coarse_solver.solve) {
+    uint64_t coarse_rows = 0, mine = levels[0].a.rows;
+    int code = MPI_Allreduce(&mine, &coarse_rows, 1, MPI_UINT64_T, MPI_SUM, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Allreduce (coarse rows)");
+    int direct = o.coarse == CLMG_COARSE_DIRECT ||
+                 (o.coarse == CLMG_COARSE_AUTO && coarse_rows <= o.direct_max_rows);
+    if (status == CLMG_SUCCESS && direct && coarse_rows > (uint64_t)INT_MAX / 2)
+      status =
+          clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                            "a direct coarse solve of %llu rows", (unsigned long long)coarse_rows);
+    if (status == CLMG_SUCCESS && direct)
+      status = gathered_direct_create(mpi, &levels[0].a, &o.matrix, &o.coarse_solver);
+    /* otherwise the engine's Krylov coarse solve, on the distributed operator */
+    if (status == CLMG_SUCCESS && !direct)
+      o.coarse = CLMG_COARSE_PCG;
+  }
+  if (status != CLMG_SUCCESS) {
+    for (int l = 0; built && l < num_levels; ++l) {
+      clmg_operator_destroy(&built[l].a);
+      clmg_operator_destroy(&built[l].p);
+      clmg_operator_destroy(&built[l].r);
+    }
+    free(built);
+    return status;
+  }
+  status = clmg_multigrid_create_from_levels(mpi->context, num_levels, built, &o, multigrid);
+  free(built);
+  status = clmg_mpi_agree(mpi, status);
+  if (status != CLMG_SUCCESS) { /* another rank failed: this one's hierarchy goes too */
+    clmg_multigrid_destroy(*multigrid);
+    *multigrid = NULL;
+  }
+  return status;
+}

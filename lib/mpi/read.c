@@ -1,0 +1,126 @@
+/* A distributed matrix from one Matrix Market file: one rank reads it with
+ * clmg's reader and sends every rank its block of rows. */
+#include "mpi/mpi_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* On the root: the file, square and within MPI's int counts. */
+static clmg_status read_on_root(clmg_mpi *mpi, const char *path, clmg_csr *global) {
+  if (!path)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "clmg_mpi_matrix_read_matrix_market: NULL path on the root");
+  clmg_error error;
+  clmg_status status = clmg_csr_read_matrix_market(path, global, &error);
+  if (status != CLMG_SUCCESS)
+    return clmg_context_fail(mpi->context, status, "%s", error.message);
+  if (global->rows != global->cols)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "%s: the matrix is %zu x %zu; a distributed matrix must be square",
+                             path, global->rows, global->cols);
+  if (clmg_csr_nnz(global) > (size_t)INT_MAX)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                             "%s: %zu nonzeros; reading on one rank and sending the rows stops "
+                             "at %d (build the ranks' rows with clmg_mpi_matrix_create instead)",
+                             path, clmg_csr_nnz(global), INT_MAX);
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
+                                               const clmg_matrix_options *options,
+                                               clmg_mpi_matrix **out) {
+  if (!mpi || !out)
+    return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                   "clmg_mpi_matrix_read_matrix_market: NULL output")
+               : CLMG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (root < 0 || root >= mpi->size)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "clmg_mpi_matrix_read_matrix_market: root %d is not a rank of %d",
+                             root, mpi->size);
+  const int is_root = mpi->rank == root, size = mpi->size;
+  clmg_csr global = {0};
+  clmg_status status = is_root ? read_on_root(mpi, path, &global) : CLMG_SUCCESS;
+  status = clmg_mpi_agree(mpi, status);
+  uint64_t rows = global.rows;
+  if (status == CLMG_SUCCESS) {
+    int code = MPI_Bcast(&rows, 1, MPI_UINT64_T, root, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Bcast (matrix size)");
+  }
+  /* the root's table of every rank's rows and entries, as MPI counts */
+  int *row_counts = NULL, *row_starts = NULL, *entry_counts = NULL, *entry_starts = NULL;
+  int64_t *lengths = NULL;
+  if (status == CLMG_SUCCESS && is_root) {
+    row_counts = malloc((size_t)size * sizeof *row_counts);
+    row_starts = malloc((size_t)size * sizeof *row_starts);
+    entry_counts = malloc((size_t)size * sizeof *entry_counts);
+    entry_starts = malloc((size_t)size * sizeof *entry_starts);
+    lengths = malloc((rows + 1) * sizeof *lengths);
+    if (!row_counts || !row_starts || !entry_counts || !entry_starts || !lengths) {
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                 "rank %d: no memory to send the matrix's rows", mpi->rank);
+    } else {
+      uint64_t base = rows / (uint64_t)size, extra = rows % (uint64_t)size, first = 0;
+      for (int r = 0; r < size; ++r) {
+        uint64_t count = base + ((uint64_t)r < extra ? 1 : 0);
+        row_counts[r] = (int)count;
+        row_starts[r] = (int)first;
+        entry_starts[r] = (int)global.row_ptr[first];
+        entry_counts[r] = (int)(global.row_ptr[first + count] - global.row_ptr[first]);
+        first += count;
+      }
+      for (uint64_t i = 0; i < rows; ++i)
+        lengths[i] = global.row_ptr[i + 1] - global.row_ptr[i];
+    }
+  }
+  status = clmg_mpi_agree(mpi, status);
+  int my_entries = 0;
+  if (status == CLMG_SUCCESS) {
+    int code = MPI_Scatter(entry_counts, 1, MPI_INT, &my_entries, 1, MPI_INT, root, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Scatter (entries per rank)");
+  }
+  uint64_t first = 0, count = 0;
+  clmg_mpi_even_rows(mpi, rows, &first, &count);
+  clmg_csr local = {0};
+  if (status == CLMG_SUCCESS) {
+    local.rows = count;
+    local.cols = rows;
+    local.row_ptr = calloc(count + 1, sizeof *local.row_ptr);
+    local.col = malloc(((size_t)my_entries + 1) * sizeof *local.col);
+    local.val = malloc(((size_t)my_entries + 1) * sizeof *local.val);
+    if (!local.row_ptr || !local.col || !local.val)
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                 "rank %d: no memory for %llu rows of %d entries", mpi->rank,
+                                 (unsigned long long)count, my_entries);
+    status = clmg_mpi_agree(mpi, status);
+  }
+  if (status == CLMG_SUCCESS) {
+    /* row lengths land in row_ptr[1..]; the prefix sum makes them offsets */
+    int code = MPI_Scatterv(lengths, row_counts, row_starts, MPI_INT64_T, local.row_ptr + 1,
+                            (int)count, MPI_INT64_T, root, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Scatterv(global.col, entry_counts, entry_starts, MPI_INT32_T, local.col,
+                          my_entries, MPI_INT32_T, root, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Scatterv(global.val, entry_counts, entry_starts, MPI_DOUBLE, local.val, my_entries,
+                          MPI_DOUBLE, root, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Scatterv (the matrix's rows)");
+    for (uint64_t i = 0; i < count; ++i)
+      local.row_ptr[i + 1] += local.row_ptr[i];
+    status = clmg_mpi_agree(mpi, status);
+  }
+  free(row_counts);
+  free(row_starts);
+  free(entry_counts);
+  free(entry_starts);
+  free(lengths);
+  clmg_csr_free(&global);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_matrix_create(mpi, first, &local, options, out);
+  clmg_csr_free(&local);
+  return status;
+}

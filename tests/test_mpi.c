@@ -1,0 +1,627 @@
+/* clmg_mpi under mpirun (ctest runs it with 1, 2 and 4 ranks): distributed
+ * products, reductions and Krylov solves against the serial library on the
+ * same matrices, and failures of one rank reported on every rank.
+ *
+ * Not cmocka: a failed check must stop every rank (MPI_Abort), or the
+ * others would wait in a collective for the one that left. Every rank
+ * builds the same global matrices from the same seed and checks its share. */
+#define _POSIX_C_SOURCE 200809L
+#include "clmg/fem.h"
+#include "clmg/mesh.h"
+#include "clmg/mpi.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int world_rank, world_size;
+
+#define CHECK(condition, ...)                                                                      \
+  do {                                                                                             \
+    if (!(condition)) {                                                                            \
+      fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", world_rank, __FILE__, __LINE__,        \
+              #condition);                                                                         \
+      fprintf(stderr, __VA_ARGS__);                                                                \
+      fputc('\n', stderr);                                                                         \
+      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
+    }                                                                                              \
+  } while (0)
+#define CHECK_OK(status, context)                                                                  \
+  CHECK((status) == CLMG_SUCCESS, "%s: %s", clmg_status_string(status),                            \
+        clmg_context_message(context))
+
+static uint64_t random_state = 0x9e3779b97f4a7c15ull;
+static double random_uniform(void) { /* xorshift64*, in [0, 1): the same sequence on every rank */
+  random_state ^= random_state >> 12;
+  random_state ^= random_state << 25;
+  random_state ^= random_state >> 27;
+  return (double)((random_state * 2685821657736338717ull) >> 11) / 9007199254740992.0;
+}
+
+/* A random nonsymmetric matrix whose rows reach far: most products cross
+ * every partition. Diagonally dominant, so GMRES and BiCGStab converge. */
+static void random_matrix(size_t n, clmg_csr *a) {
+  size_t capacity = n * 10, count = 0;
+  int32_t *rows = malloc(capacity * sizeof *rows), *cols = malloc(capacity * sizeof *cols);
+  double *values = malloc(capacity * sizeof *values);
+  double *row_sum = calloc(n, sizeof *row_sum);
+  CHECK(rows && cols && values && row_sum, "no memory");
+  for (size_t i = 0; i < n; ++i) {
+    int entries = (int)(random_uniform() * 9);
+    for (int k = 0; k < entries; ++k) {
+      rows[count] = (int32_t)i;
+      cols[count] = (int32_t)(random_uniform() * (double)n);
+      values[count] = 2 * random_uniform() - 1;
+      row_sum[i] += fabs(values[count++]);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    rows[count] = cols[count] = (int32_t)i;
+    values[count++] = row_sum[i] + 1 + random_uniform();
+  }
+  clmg_error error;
+  CHECK(clmg_csr_from_triplets(n, n, count, rows, cols, values, a, &error) == CLMG_SUCCESS, "%s",
+        error.message);
+  free(rows);
+  free(cols);
+  free(values);
+  free(row_sum);
+}
+
+/* The 5-point Laplacian on an m x m grid, its unknowns randomly renumbered
+ * so that neighbours land on other ranks. */
+static void renumbered_laplacian(size_t m, clmg_csr *a) {
+  size_t n = m * m, count = 0;
+  int32_t *rows = malloc(5 * n * sizeof *rows), *cols = malloc(5 * n * sizeof *cols);
+  double *values = malloc(5 * n * sizeof *values);
+  int32_t *permutation = malloc(n * sizeof *permutation);
+  CHECK(rows && cols && values && permutation, "no memory");
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) {
+      int32_t row = (int32_t)(i * m + j);
+      const long di[] = {0, -1, 1, 0, 0}, dj[] = {0, 0, 0, -1, 1};
+      for (int k = 0; k < 5; ++k) {
+        long ii = (long)i + di[k], jj = (long)j + dj[k];
+        if (ii < 0 || jj < 0 || ii >= (long)m || jj >= (long)m)
+          continue;
+        rows[count] = row;
+        cols[count] = (int32_t)(ii * (long)m + jj);
+        values[count++] = k == 0 ? 4.0 : -1.0;
+      }
+    }
+  for (size_t i = 0; i < n; ++i)
+    permutation[i] = (int32_t)i;
+  for (size_t i = n - 1; i > 0; --i) {
+    size_t j = (size_t)(random_uniform() * (double)(i + 1));
+    int32_t t = permutation[i];
+    permutation[i] = permutation[j];
+    permutation[j] = t;
+  }
+  clmg_csr natural = {0};
+  clmg_error error;
+  CHECK(clmg_csr_from_triplets(n, n, count, rows, cols, values, &natural, &error) == CLMG_SUCCESS,
+        "%s", error.message);
+  CHECK(clmg_csr_permute(&natural, permutation, permutation, a, &error) == CLMG_SUCCESS, "%s",
+        error.message);
+  clmg_csr_free(&natural);
+  free(rows);
+  free(cols);
+  free(values);
+  free(permutation);
+}
+
+/* An uneven split: random shares, and with 3 or more ranks rank 1 owns no
+ * rows (it must still take part in every reduction). */
+static void uneven_rows(size_t n, uint64_t *first, uint64_t *count) {
+  double *weights = malloc((size_t)world_size * sizeof *weights), total = 0;
+  CHECK(weights, "no memory");
+  for (int r = 0; r < world_size; ++r) {
+    weights[r] = (world_size >= 3 && r == 1) ? 0 : 0.5 + random_uniform();
+    total += weights[r];
+  }
+  uint64_t begin = 0;
+  for (int r = 0; r < world_size; ++r) {
+    uint64_t end = r == world_size - 1 ? n : begin + (uint64_t)(weights[r] / total * (double)n);
+    if (r == world_rank) {
+      *first = begin;
+      *count = end - begin;
+    }
+    begin = end;
+  }
+  free(weights);
+}
+
+/* Rows [first, first + count) of a, with global columns. */
+static void slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
+  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
+  out->rows = count;
+  out->cols = a->cols;
+  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
+  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
+  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
+  CHECK(out->row_ptr && out->col && out->val, "no memory");
+  for (uint64_t i = 0; i <= count; ++i)
+    out->row_ptr[i] = a->row_ptr[first + i] - begin;
+  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
+  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
+}
+
+static double *random_vector(size_t n) {
+  double *v = malloc((n + 1) * sizeof *v);
+  CHECK(v, "no memory");
+  for (size_t i = 0; i < n; ++i)
+    v[i] = 2 * random_uniform() - 1;
+  return v;
+}
+
+static double max_relative_difference(const double *a, const double *b, size_t n) {
+  double largest = 0, difference = 0;
+  for (size_t i = 0; i < n; ++i) {
+    largest = fmax(largest, fabs(b[i]));
+    difference = fmax(difference, fabs(a[i] - b[i]));
+  }
+  return largest > 0 ? difference / largest : difference;
+}
+
+static clmg_vector *local_vector(clmg_context *context, clmg_dtype type, size_t n) {
+  clmg_vector *v = NULL;
+  clmg_status status = clmg_vector_create(context, type, n, &v);
+  CHECK_OK(status, context);
+  return v;
+}
+
+/* The distributed product, defect and reductions equal the host's. */
+static void test_products_and_reductions(clmg_mpi *mpi, clmg_dtype precision) {
+  clmg_context *context = clmg_mpi_context(mpi);
+  const size_t n = 301;
+  const double tolerance = precision == CLMG_DOUBLE ? 1e-12 : 2e-5;
+  clmg_csr a = {0}, mine = {0};
+  random_matrix(n, &a);
+  uint64_t first = 0, count = 0;
+  uneven_rows(n, &first, &count);
+  slice_rows(&a, first, count, &mine);
+  clmg_matrix_options options;
+  clmg_matrix_options_defaults(&options);
+  options.precision = precision;
+  clmg_mpi_matrix *matrix = NULL;
+  clmg_status status = clmg_mpi_matrix_create(mpi, first, &mine, &options, &matrix);
+  CHECK_OK(status, context);
+  clmg_mpi_matrix_info info;
+  clmg_mpi_matrix_get_info(matrix, &info);
+  CHECK(info.global_rows == n && info.local_rows == count && info.first_row == first,
+        "info: %llu rows, %zu local from %llu", (unsigned long long)info.global_rows,
+        info.local_rows, (unsigned long long)info.first_row);
+  CHECK(info.global_nonzeros == clmg_csr_nnz(&a), "nonzeros %llu of %zu",
+        (unsigned long long)info.global_nonzeros, clmg_csr_nnz(&a));
+  unsigned long long ghosts = info.ghosts, all_ghosts = 0, sends = info.sends, all_sends = 0;
+  MPI_Allreduce(&ghosts, &all_ghosts, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&sends, &all_sends, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(all_ghosts == all_sends, "%llu ghosts received, %llu sent", all_ghosts, all_sends);
+  CHECK(world_size == 1 ? all_ghosts == 0 : all_ghosts > n / 4,
+        "%llu ghosts: the partition should cut many rows", all_ghosts);
+
+  double *x = random_vector(n), *y = random_vector(n), *b = random_vector(n);
+  double *expected = malloc(n * sizeof *expected), *got = malloc(n * sizeof *got);
+  CHECK(expected && got, "no memory");
+  clmg_vector *local_x = local_vector(context, precision, count);
+  clmg_vector *local_y = local_vector(context, precision, count);
+  clmg_vector *local_b = local_vector(context, precision, count);
+  const int root = world_size - 1; /* not always rank 0 */
+  CHECK_OK(clmg_mpi_vector_scatter(matrix, root, x, local_x), context);
+  CHECK_OK(clmg_mpi_vector_scatter(matrix, root, y, local_y), context);
+  CHECK_OK(clmg_mpi_vector_scatter(matrix, 0, b, local_b), context);
+  clmg_operator op;
+  CHECK_OK(clmg_mpi_matrix_operator(matrix, 0, &op), context);
+
+  /* y = 0.7 A x - 1.3 y, twice in a row (the second reuses the halo buffers) */
+  memcpy(expected, y, n * sizeof *y);
+  for (int repeat = 0; repeat < 2; ++repeat) {
+    clmg_csr_spmv_host(0.7, &a, x, -1.3, expected);
+    CHECK_OK(clmg_operator_apply(&op, 0.7, local_x, -1.3, local_y), context);
+  }
+  CHECK_OK(clmg_mpi_vector_gather(matrix, 0, local_y, got), context);
+  if (world_rank == 0) {
+    double difference = max_relative_difference(got, expected, n);
+    CHECK(difference <= tolerance, "apply: relative difference %.3e", difference);
+  }
+  /* r = b - A x */
+  memcpy(expected, b, n * sizeof *b);
+  clmg_csr_spmv_host(-1.0, &a, x, 1.0, expected);
+  CHECK_OK(clmg_operator_defect(&op, local_b, local_x, local_y), context);
+  CHECK_OK(clmg_mpi_vector_gather(matrix, root, local_y, got), context);
+  if (world_rank == root) {
+    double difference = max_relative_difference(got, expected, n);
+    CHECK(difference <= tolerance, "defect: relative difference %.3e", difference);
+  }
+
+  /* dot, nrm2 and the fused reductions are global */
+  double host_xb = 0, host_xx = 0, host_bb = 0;
+  for (size_t i = 0; i < n; ++i) {
+    host_xb += x[i] * b[i];
+    host_xx += x[i] * x[i];
+    host_bb += b[i] * b[i];
+  }
+  double dot = 0, norm = 0, xy = 0, xx = 0, ru = 0, wu = 0, rr = 0;
+  CHECK_OK(clmg_dot(local_x, local_b, &dot), context);
+  CHECK_OK(clmg_nrm2(local_x, &norm), context);
+  CHECK_OK(clmg_dot2(local_x, local_b, &xy, &xx), context);
+  CHECK_OK(clmg_dot3(local_x, local_b, local_b, &ru, &wu, &rr), context);
+  const double checks[][2] = {{dot, host_xb}, {norm, sqrt(host_xx)}, {xy, host_xb}, {xx, host_xx},
+                              {ru, host_xb},  {wu, host_bb},         {rr, host_xx}};
+  for (size_t k = 0; k < sizeof checks / sizeof checks[0]; ++k)
+    CHECK(fabs(checks[k][0] - checks[k][1]) <= tolerance * 10 * fmax(1, fabs(checks[k][1])),
+          "reduction %zu: %.17g, the host %.17g", k, checks[k][0], checks[k][1]);
+  /* a norm whose squares underflow takes the scaled path on every rank */
+  CHECK_OK(clmg_scal(precision == CLMG_DOUBLE ? 1e-170 : 1e-25, local_x), context);
+  CHECK_OK(clmg_nrm2(local_x, &norm), context);
+  double scaled_expected = sqrt(host_xx) * (precision == CLMG_DOUBLE ? 1e-170 : 1e-25);
+  CHECK(fabs(norm - scaled_expected) <= 1e-4 * scaled_expected, "tiny norm %.6g, expected %.6g",
+        norm, scaled_expected);
+
+  clmg_operator_destroy(&op);
+  clmg_vector_destroy(local_x);
+  clmg_vector_destroy(local_y);
+  clmg_vector_destroy(local_b);
+  clmg_mpi_matrix_destroy(matrix);
+  clmg_csr_free(&a);
+  clmg_csr_free(&mine);
+  free(x);
+  free(y);
+  free(b);
+  free(expected);
+  free(got);
+}
+
+typedef struct solve_case {
+  clmg_krylov_method method;
+  int jacobi;
+  const char *name;
+} solve_case;
+
+/* Solves on one rank's context without MPI: the reference. */
+static int serial_solve(clmg_context *context, const clmg_csr *a, const double *b,
+                        const solve_case *c, double *x) {
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(context, a, NULL, &matrix), context);
+  clmg_operator op;
+  CHECK_OK(clmg_operator_from_matrix(matrix, 1, &op), context);
+  clmg_vector *vb = local_vector(context, CLMG_DOUBLE, a->rows);
+  clmg_vector *vx = local_vector(context, CLMG_DOUBLE, a->rows);
+  CHECK_OK(clmg_vector_upload_doubles(vb, b), context);
+  clmg_preconditioner jacobi = {0};
+  if (c->jacobi)
+    CHECK_OK(clmg_preconditioner_jacobi(matrix, &jacobi), context);
+  clmg_krylov_result result;
+  clmg_status status =
+      clmg_krylov_solve(c->method, &op, vb, vx, c->jacobi ? &jacobi : NULL, NULL, &result);
+  CHECK_OK(status, context);
+  CHECK_OK(clmg_vector_download_doubles(vx, x), context);
+  clmg_preconditioner_destroy(&jacobi);
+  clmg_vector_destroy(vb);
+  clmg_vector_destroy(vx);
+  clmg_operator_destroy(&op);
+  clmg_krylov_result_free(&result);
+  return result.iterations;
+}
+
+/* Distributed Krylov solves: the serial iteration count (+-1), the
+ * tolerance met by the residual of the gathered solution, and the serial
+ * solution within what the tolerance allows. */
+static void test_krylov(clmg_context *context) {
+  clmg_csr laplacian = {0}, nonsymmetric = {0};
+  renumbered_laplacian(20, &laplacian);
+  random_matrix(257, &nonsymmetric);
+  const solve_case cases[] = {{CLMG_KRYLOV_CG, 0, "cg"},
+                              {CLMG_KRYLOV_CG, 1, "cg + jacobi"},
+                              {CLMG_KRYLOV_GMRES, 1, "gmres + jacobi"},
+                              {CLMG_KRYLOV_BICGSTAB, 0, "bicgstab"}};
+  const int count = (int)(sizeof cases / sizeof cases[0]);
+  for (int k = 0; k < count; ++k) {
+    const clmg_csr *a = cases[k].method == CLMG_KRYLOV_CG ? &laplacian : &nonsymmetric;
+    const size_t n = a->rows;
+    double *b = random_vector(n), *x_serial = malloc(n * sizeof(double));
+    double *x = malloc(n * sizeof(double)), *residual = malloc(n * sizeof(double));
+    CHECK(x_serial && x && residual, "no memory");
+    int serial_iterations = serial_solve(context, a, b, &cases[k], x_serial);
+
+    clmg_mpi *mpi = NULL;
+    CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+    uint64_t first = 0, rows = 0;
+    uneven_rows(n, &first, &rows);
+    clmg_csr mine = {0};
+    slice_rows(a, first, rows, &mine);
+    clmg_mpi_matrix *matrix = NULL;
+    CHECK_OK(clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix), context);
+    clmg_operator op;
+    CHECK_OK(clmg_mpi_matrix_operator(matrix, 0, &op), context);
+    clmg_vector *vb = local_vector(context, CLMG_DOUBLE, rows);
+    clmg_vector *vx = local_vector(context, CLMG_DOUBLE, rows);
+    CHECK_OK(clmg_mpi_vector_scatter(matrix, 0, b, vb), context);
+    clmg_preconditioner jacobi = {0};
+    if (cases[k].jacobi)
+      CHECK_OK(clmg_mpi_preconditioner_jacobi(matrix, &jacobi), context);
+    clmg_krylov_result result;
+    clmg_status status = clmg_krylov_solve(cases[k].method, &op, vb, vx,
+                                           cases[k].jacobi ? &jacobi : NULL, NULL, &result);
+    CHECK_OK(status, context);
+    CHECK(result.converged, "%s did not converge", cases[k].name);
+    CHECK(abs(result.iterations - serial_iterations) <= 1, "%s: %d iterations, serial %d",
+          cases[k].name, result.iterations, serial_iterations);
+    CHECK_OK(clmg_mpi_vector_gather(matrix, 0, vx, x), context);
+    if (world_rank == 0) {
+      memcpy(residual, b, n * sizeof *b);
+      clmg_csr_spmv_host(-1.0, a, x, 1.0, residual);
+      double r2 = 0, b2 = 0, d2 = 0, s2 = 0;
+      for (size_t i = 0; i < n; ++i) {
+        r2 += residual[i] * residual[i];
+        b2 += b[i] * b[i];
+        d2 += (x[i] - x_serial[i]) * (x[i] - x_serial[i]);
+        s2 += x_serial[i] * x_serial[i];
+      }
+      CHECK(sqrt(r2 / b2) <= 1.001e-8, "%s: relative residual %.3e of the gathered x",
+            cases[k].name, sqrt(r2 / b2));
+      CHECK(sqrt(d2 / s2) <= 1e-5, "%s: x differs from the serial x by %.3e", cases[k].name,
+            sqrt(d2 / s2));
+    }
+    clmg_krylov_result_free(&result);
+    clmg_preconditioner_destroy(&jacobi);
+    clmg_vector_destroy(vb);
+    clmg_vector_destroy(vx);
+    clmg_operator_destroy(&op);
+    clmg_mpi_matrix_destroy(matrix);
+    clmg_mpi_destroy(mpi);
+    clmg_csr_free(&mine);
+    free(b);
+    free(x_serial);
+    free(x);
+    free(residual);
+  }
+  clmg_csr_free(&laplacian);
+  clmg_csr_free(&nonsymmetric);
+}
+
+/* Geometric multigrid on CIRCLE (Q1 and Q2): the serial hierarchy's levels
+ * split evenly over the ranks (every level cut: P and R exchange halos
+ * too) solve in the serial number of cycles (+-1), to the tolerance, with
+ * the serial solution. Also as a CG preconditioner. */
+static void test_multigrid(clmg_context *context) {
+  for (int degree = 1; degree <= 2; ++degree) {
+    clmg_mesh circle;
+    clmg_error error;
+    CHECK(clmg_mesh_circle(&circle, &error) == CLMG_SUCCESS, "%s", error.message);
+    clmg_poisson_problem problem;
+    clmg_poisson_problem_circle(&problem);
+    clmg_fe_hierarchy h;
+    const int levels = degree == 1 ? 4 : 3;
+    CHECK(clmg_fe_poisson_hierarchy(&circle, levels, degree, &problem, CLMG_NUMBERING_2LV, 1, &h,
+                                    &error) == CLMG_SUCCESS,
+          "%s", error.message);
+    const size_t n = h.a[levels - 1].rows;
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    clmg_krylov_options solve_options;
+    clmg_krylov_options_defaults(&solve_options);
+    solve_options.relative_tolerance = 1e-8;
+
+    /* serial */
+    clmg_multigrid *serial = NULL;
+    CHECK_OK(clmg_multigrid_create(context, levels, h.a, h.p, h.r, &options, &serial), context);
+    clmg_vector *b = local_vector(context, CLMG_DOUBLE, n),
+                *x = local_vector(context, CLMG_DOUBLE, n);
+    CHECK_OK(clmg_vector_upload_doubles(b, h.b), context);
+    CHECK_OK(clmg_vector_upload_doubles(x, h.x0), context);
+    clmg_krylov_result serial_result;
+    CHECK_OK(clmg_multigrid_solve(serial, b, x, &solve_options, &serial_result), context);
+    double *x_serial = malloc(n * sizeof *x_serial), *x_mpi = malloc(n * sizeof *x_mpi);
+    CHECK(x_serial && x_mpi, "no memory");
+    CHECK_OK(clmg_vector_download_doubles(x, x_serial), context);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(x);
+    clmg_multigrid_destroy(serial);
+
+    /* distributed */
+    clmg_mpi *mpi = NULL;
+    CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+    clmg_mpi_level_rows rows[4];
+    memset(rows, 0, sizeof rows);
+    uint64_t first[4], count[4];
+    for (int l = 0; l < levels; ++l) {
+      clmg_mpi_even_rows(mpi, h.a[l].rows, &first[l], &count[l]);
+      rows[l].first_row = first[l];
+      slice_rows(&h.a[l], first[l], count[l], &rows[l].a);
+      if (l > 0) {
+        slice_rows(&h.p[l], first[l], count[l], &rows[l].p);
+        slice_rows(&h.r[l], first[l - 1], count[l - 1], &rows[l].r);
+      }
+    }
+    clmg_multigrid *multigrid = NULL;
+    CHECK_OK(clmg_mpi_multigrid_create(mpi, levels, rows, &options, &multigrid), context);
+    CHECK(strcmp(clmg_multigrid_coarse_solver(multigrid), "direct (gathered)") == 0,
+          "coarse solver %s", clmg_multigrid_coarse_solver(multigrid));
+    const size_t mine = count[levels - 1];
+    b = local_vector(context, CLMG_DOUBLE, mine);
+    x = local_vector(context, CLMG_DOUBLE, mine);
+    clmg_mpi_matrix *finest = NULL; /* for scatter and gather of the finest level's vectors */
+    CHECK_OK(clmg_mpi_matrix_create(mpi, first[levels - 1], &rows[levels - 1].a, NULL, &finest),
+             context);
+    CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.b, b), context);
+    CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.x0, x), context);
+    clmg_krylov_result result;
+    CHECK_OK(clmg_multigrid_solve(multigrid, b, x, &solve_options, &result), context);
+    CHECK(result.converged && abs(result.iterations - serial_result.iterations) <= 1,
+          "Q%d multigrid: %d cycles, serial %d", degree, result.iterations,
+          serial_result.iterations);
+    CHECK_OK(clmg_mpi_vector_gather(finest, 0, x, x_mpi), context);
+    if (world_rank == 0) {
+      double *residual = malloc(n * sizeof *residual), r2 = 0, b2 = 0;
+      CHECK(residual, "no memory");
+      memcpy(residual, h.b, n * sizeof *residual);
+      clmg_csr_spmv_host(-1.0, &h.a[levels - 1], x_mpi, 1.0, residual);
+      for (size_t i = 0; i < n; ++i) {
+        r2 += residual[i] * residual[i];
+        b2 += h.b[i] * h.b[i];
+      }
+      CHECK(sqrt(r2 / b2) <= 1.001e-8, "Q%d multigrid: relative residual %.3e", degree,
+            sqrt(r2 / b2));
+      double difference = max_relative_difference(x_mpi, x_serial, n);
+      CHECK(difference <= 1e-6, "Q%d multigrid: x differs from the serial x by %.3e", degree,
+            difference);
+      free(residual);
+    }
+    /* as a CG preconditioner: one cycle per iteration */
+    clmg_preconditioner cycle;
+    CHECK_OK(clmg_multigrid_preconditioner(multigrid, &cycle), context);
+    CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.x0, x), context);
+    clmg_krylov_result pcg;
+    CHECK_OK(clmg_krylov_solve(CLMG_KRYLOV_CG, clmg_multigrid_operator(multigrid, levels - 1), b, x,
+                               &cycle, &solve_options, &pcg),
+             context);
+    CHECK(pcg.converged && pcg.iterations <= result.iterations, "Q%d MG-CG: %d iterations", degree,
+          pcg.iterations);
+
+    clmg_preconditioner_destroy(&cycle);
+    clmg_krylov_result_free(&pcg);
+    clmg_krylov_result_free(&result);
+    clmg_krylov_result_free(&serial_result);
+    clmg_mpi_matrix_destroy(finest);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(x);
+    clmg_multigrid_destroy(multigrid);
+    clmg_mpi_destroy(mpi);
+    for (int l = 0; l < levels; ++l) {
+      clmg_csr_free(&rows[l].a);
+      clmg_csr_free(&rows[l].p);
+      clmg_csr_free(&rows[l].r);
+    }
+    free(x_serial);
+    free(x_mpi);
+    clmg_fe_hierarchy_free(&h);
+    clmg_mesh_free(&circle);
+  }
+}
+
+/* Every rank returns `expected` with the failing rank's message. */
+static void check_agreed_failure(clmg_status status, clmg_status expected, clmg_context *context,
+                                 int failing_rank, const char *needle) {
+  const char *message = clmg_context_message(context);
+  CHECK(status == expected, "status %s, expected %s (%s)", clmg_status_string(status),
+        clmg_status_string(expected), message);
+  char prefix[32];
+  snprintf(prefix, sizeof prefix, "rank %d: ", failing_rank);
+  CHECK(strncmp(message, prefix, strlen(prefix)) == 0, "message \"%s\" should start \"%s\"",
+        message, prefix);
+  CHECK(strstr(message, needle) != NULL, "message \"%s\" should name \"%s\"", message, needle);
+}
+
+static void test_failures(clmg_context *context, const char *scratch) {
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  const int last = world_size - 1;
+
+  /* a malformed file, read by the last rank: line 5 has a row past 3 */
+  char path[512];
+  snprintf(path, sizeof path, "%s/bad.mtx", scratch);
+  if (world_rank == last) {
+    FILE *file = fopen(path, "w");
+    CHECK(file, "cannot write %s", path);
+    fputs("%%MatrixMarket matrix coordinate real general\n%\n3 3 2\n1 1 1.0\n9 1 2.0\n", file);
+    fclose(file);
+  }
+  clmg_mpi_matrix *matrix = NULL;
+  clmg_status status = clmg_mpi_matrix_read_matrix_market(mpi, last, path, NULL, &matrix);
+  check_agreed_failure(status, CLMG_ERROR_PARSE, context, last, "bad.mtx:5");
+  CHECK(matrix == NULL, "no matrix after a failure");
+
+  /* a missing file */
+  snprintf(path, sizeof path, "%s/missing.mtx", scratch);
+  status = clmg_mpi_matrix_read_matrix_market(mpi, 0, path, NULL, &matrix);
+  check_agreed_failure(status, CLMG_ERROR_IO, context, 0, "missing.mtx");
+
+  /* one rank's column outside the matrix */
+  clmg_csr a = {0}, mine = {0};
+  random_matrix(40, &a);
+  uint64_t first = 0, count = 0;
+  clmg_mpi_even_rows(mpi, 40, &first, &count);
+  slice_rows(&a, first, count, &mine);
+  if (world_rank == last && clmg_csr_nnz(&mine) > 0)
+    mine.col[clmg_csr_nnz(&mine) - 1] = 40;
+  status = clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix);
+  check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, "column 40");
+  clmg_csr_free(&mine);
+
+  /* blocks that do not tile the rows */
+  slice_rows(&a, first, count, &mine);
+  status =
+      clmg_mpi_matrix_create(mpi, world_rank == last ? first + 1 : first, &mine, NULL, &matrix);
+  CHECK(status == CLMG_ERROR_INVALID_ARGUMENT &&
+            strstr(clmg_context_message(context), "do not tile"),
+        "tiling: %s: %s", clmg_status_string(status), clmg_context_message(context));
+  clmg_mpi_destroy(mpi);
+
+  /* out of memory on the last rank only: a context with a 4 KiB limit and
+   * a matrix of about 100 KiB per rank */
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  if (world_rank == last)
+    options.memory_limit_bytes = 4096;
+  clmg_context *small = NULL;
+  status = clmg_context_create(&options, &small);
+  CHECK_OK(status, small);
+  CHECK_OK(clmg_mpi_create(small, MPI_COMM_WORLD, &mpi), small);
+  clmg_csr_free(&a);
+  clmg_csr_free(&mine);
+  const size_t n = 2000 * (size_t)world_size;
+  random_matrix(n, &a);
+  clmg_mpi_even_rows(mpi, n, &first, &count);
+  slice_rows(&a, first, count, &mine);
+  status = clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix);
+  check_agreed_failure(status, CLMG_ERROR_OUT_OF_DEVICE_MEMORY, small, last, "limit");
+  clmg_mpi_destroy(mpi);
+  clmg_context_destroy(small);
+  clmg_csr_free(&a);
+  clmg_csr_free(&mine);
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  /* pocl builds its kernels under POCL_CACHE_DIR by the program's name:
+   * ranks that compile the same kernel at once need their own directory */
+  const char *pocl_cache = getenv("POCL_CACHE_DIR");
+  if (pocl_cache) {
+    char directory[4096];
+    snprintf(directory, sizeof directory, "%s/rank%d", pocl_cache, world_rank);
+    mkdir(directory, 0777);
+    setenv("POCL_CACHE_DIR", directory, 1);
+  }
+  clmg_context *context = NULL;
+  clmg_status status = clmg_context_create(NULL, &context);
+  CHECK_OK(status, context);
+  const char *scratch = getenv("CLMG_TEST_TMPDIR");
+#ifdef CLMG_TEST_TMPDIR
+  if (!scratch)
+    scratch = CLMG_TEST_TMPDIR;
+#endif
+  if (!scratch)
+    scratch = "/tmp";
+
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  CHECK(clmg_context_is_distributed(context), "the context has no reducer");
+  test_products_and_reductions(mpi, CLMG_DOUBLE);
+  test_products_and_reductions(mpi, CLMG_FLOAT);
+  clmg_mpi_destroy(mpi);
+  CHECK(!clmg_context_is_distributed(context), "the reducer outlived clmg_mpi_destroy");
+  test_krylov(context);
+  test_multigrid(context);
+  test_failures(context, scratch);
+
+  clmg_context_destroy(context);
+  if (world_rank == 0)
+    printf("test_mpi: all checks passed on %d rank%s\n", world_size, world_size == 1 ? "" : "s");
+  MPI_Finalize();
+  return 0;
+}
