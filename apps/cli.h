@@ -154,6 +154,15 @@ int cli_parse_count(const char *command, const char *option, const char *text,
 int cli_parse_tags(const char *command, const char *option, const char *text, int32_t *tags,
                    size_t max, size_t *count);
 
+/* Under mpirun with several ranks (main.c, distributed.c): the commands
+ * that run distributed, and a usage error for the others. */
+typedef int (*cli_runner)(int argc, char **argv, const cli_options *defaults);
+typedef struct cli_distributed {
+  int ranks;
+  cli_runner solve, poisson;
+} cli_distributed;
+void cli_set_distributed(const cli_distributed *runners);
+
 int run_solve(int argc, char **argv, const cli_options *defaults);     /* solve.c */
 int run_poisson(int argc, char **argv, const cli_options *defaults);   /* poisson.c */
 int run_homg(int argc, char **argv, const cli_options *defaults);      /* homg.c */

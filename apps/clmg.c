@@ -452,6 +452,12 @@ int cli_parse_main(int argc, char **argv, cli_invocation *invocation) {
   return 0;
 }
 
+static cli_distributed distributed; /* ranks 0: one process, as without mpirun */
+
+void cli_set_distributed(const cli_distributed *runners) {
+  distributed = *runners;
+}
+
 int cli_main(int argc, char **argv) {
   cli_invocation invocation;
   int exit_code = cli_parse_main(argc, argv, &invocation);
@@ -465,6 +471,16 @@ int cli_main(int argc, char **argv) {
       return EXIT_SUCCESS;
     }
     return print_version(&invocation.options);
+  }
+  if (distributed.ranks > 1) {
+    if (strcmp(invocation.command, "solve") == 0)
+      return distributed.solve(invocation.argc, invocation.argv, &invocation.options);
+    if (strcmp(invocation.command, "poisson") == 0)
+      return distributed.poisson(invocation.argc, invocation.argv, &invocation.options);
+    return cli_usage(invocation.argv[0],
+                     "runs on one process, but was started on %d (mpirun); the commands that "
+                     "run distributed are solve and poisson",
+                     distributed.ranks);
   }
   return find_subcommand(invocation.command)
       ->run(invocation.argc, invocation.argv, &invocation.options);

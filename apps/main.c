@@ -4,9 +4,16 @@
 #include <stdlib.h>
 
 #include "subcommands.h"
+#ifdef CLMG_CLI_MPI
+#include "distributed.h"
+#endif
 
 int main(int argc, char **argv) {
+#ifdef CLMG_CLI_MPI
+  int code = distributed_cli_main(argc, argv);
+#else
   int code = cli_main(argc, argv);
+#endif
   /* A full disk or a closed pipe must not look like success. */
   if (fflush(stdout) != 0 || ferror(stdout)) {
     fputs("clmg: error writing to standard output\n", stderr);

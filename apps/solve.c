@@ -25,7 +25,7 @@ static const double SYMMETRY_TOLERANCE = 1e-8;
 /* Iterations up to which the whole residual history is printed. */
 enum { FULL_HISTORY_ITERATIONS = 50, SAMPLED_HISTORY_LINES = 25 };
 
-static void print_solve_usage(FILE *out) {
+void solve_print_usage(FILE *out) {
   fputs("Usage: clmg solve [OPTIONS] A.mtx [b.mtx]\n"
         "\n"
         "Solves A x = b with a Krylov method on an OpenCL device: conjugate gradients\n"
@@ -66,12 +66,20 @@ static void print_solve_usage(FILE *out) {
         "still prints one object with status (\"usage_error\" or the library's status,\n"
         "e.g. \"not converged\") and message.\n"
         "\n"
+        "Distributed (a build with MPI): mpirun -np N clmg solve A.mtx ... reads A (and\n"
+        "b) on rank 0 and gives every rank an even block of rows; each rank uses one\n"
+        "OpenCL device (the GPUs of its host in turn, or the one --device names, e.g.\n"
+        "pocl, shared). The methods and Jacobi run unchanged; --precond amg and\n"
+        "--precision mixed run on one process only. Rank 0 prints the summary and the\n"
+        "partition (rows, nonzeros and halo values per rank; JSON: ranks, partition).\n"
+        "\n"
         "Examples:\n"
         "  clmg solve A.mtx                           b = A*1, CG or GMRES with Jacobi\n"
         "  clmg solve convection.mtx --method bicgstab --tol 1e-10\n"
         "  clmg solve A.mtx b.mtx -o x.mtx --tol 1e-10\n"
         "  clmg solve A.mtx --precond none --format ellr --precision float --device pocl\n"
         "  clmg solve A.mtx --json --quiet > result.json\n"
+        "  mpirun -np 4 clmg solve A.mtx --device pocl   four ranks sharing the CPU\n"
         "\n"
         "Exit status: 0 converged, 1 failure (unreadable or unsuitable input, a device\n"
         "error, a breakdown, or not converged within --maxit), 2 bad usage.\n",
@@ -244,7 +252,7 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
 /* Decides the method of --method auto (CG when A looks SPD: symmetric with a
  * positive diagonal; GMRES otherwise). For CG, prints why A is unsuitable
  * and refuses (returns 0) unless the checks are skipped, then only warns. */
-static int check_matrix(const char *command, solve_options *options, const clmg_csr *a) {
+int solve_check_matrix(const char *command, solve_options *options, const clmg_csr *a) {
   if (a->rows != a->cols) {
     cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
                 "%s is a %zu x %zu matrix; Krylov methods solve square systems only",
@@ -318,16 +326,11 @@ static int check_matrix(const char *command, solve_options *options, const clmg_
 
 /* ---- progress while solving ---- */
 
-typedef struct progress {
-  int enabled;
-  double start, last_print;
-} progress;
-
 static const double PROGRESS_INTERVAL_S = 1.0;
 
 /* A line on stderr about once a second, so a long solve shows it is alive. */
-static int print_progress(void *data, int iteration, double relative_residual) {
-  progress *p = data;
+int solve_print_progress(void *data, int iteration, double relative_residual) {
+  solve_progress *p = data;
   double now = apputil_now();
   if (p->enabled && now - p->last_print >= PROGRESS_INTERVAL_S) {
     fprintf(stderr, "  ... iteration %d, relative residual %.3e (%.1f s)\n", iteration,
@@ -343,7 +346,7 @@ static void print_history_line(int iteration, double relative_residual) {
   printf("  %9d  %.6e\n", iteration, relative_residual);
 }
 
-static void print_history(const clmg_krylov_result *result) {
+void solve_print_history(const clmg_krylov_result *result) {
   size_t length = result->history_length;
   if (length == 0) {
     return;
@@ -369,7 +372,7 @@ static void print_history(const clmg_krylov_result *result) {
 static void print_text(const solve_options *options, const solve_report *r) {
   const clmg_krylov_result *result = &r->result;
   if (!options->quiet) {
-    print_history(result);
+    solve_print_history(result);
   }
   printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
   printf("%-18s %d\n", "iterations", result->iterations);
@@ -493,7 +496,7 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
                 error.message);
     return 0;
   }
-  if (!check_matrix(command, options, &s->a)) {
+  if (!solve_check_matrix(command, options, &s->a)) {
     return 0;
   }
   size_t n = s->a.rows;
@@ -745,8 +748,8 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   krylov.max_iterations = options->max_iterations;
   krylov.gmres_restart = options->restart;
   krylov.keep_history = 1;
-  progress live = {!options->quiet, apputil_now(), apputil_now()};
-  krylov.monitor = print_progress;
+  solve_progress live = {!options->quiet, apputil_now(), apputil_now()};
+  krylov.monitor = solve_print_progress;
   krylov.monitor_data = &live;
   start = apputil_now();
   report->status = clmg_krylov_solve(options->method, &s->op, s->device_b, s->device_x,
@@ -815,7 +818,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
     return exit_code;
   }
   if (options.common.help) {
-    print_solve_usage(stdout);
+    solve_print_usage(stdout);
     return EXIT_SUCCESS;
   }
 

@@ -8,6 +8,7 @@
 #define CLMG_SUBCOMMANDS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "apputil.h"
 #include "cli.h"
@@ -161,6 +162,23 @@ typedef struct solve_resources {
 
 void solve_release(solve_resources *s);
 
+/* Checks that A is square and, for CG, symmetric with a positive diagonal
+ * (messages on stderr; --skip-checks makes them warnings), and settles
+ * options->method when it is AUTO: CG for such matrices, else GMRES.
+ * Returns 0 after reporting when A does not fit. */
+int solve_check_matrix(const char *command, solve_options *options, const clmg_csr *a);
+/* The --help text of clmg solve. */
+void solve_print_usage(FILE *out);
+/* The residual history, all of it or a sample (text report). */
+void solve_print_history(const clmg_krylov_result *result);
+/* A Krylov monitor that prints a progress line on stderr about once a
+ * second while enabled. */
+typedef struct solve_progress {
+  int enabled;
+  double start, last_print;
+} solve_progress;
+int solve_print_progress(void *data, int iteration, double relative_residual);
+
 /* Everything measured, for the text and the JSON report. */
 typedef struct solve_report {
   const clmg_matrix *matrix;
@@ -202,6 +220,7 @@ typedef struct poisson_options {
   int degree;
   int level;
   clmg_numbering numbering;
+  int numbering_given;
   /* The hierarchy assembled on the device (2LV only), or on the host. */
   int assembly_on_device;
   clmg_multigrid_options multigrid;
@@ -220,6 +239,11 @@ typedef struct poisson_options {
 
 int poisson_parse_options(int argc, char **argv, const cli_options *defaults,
                           poisson_options *options);
+/* The --help text of clmg poisson. */
+void poisson_print_usage(FILE *out);
+/* The problem and the coarse mesh the options name. */
+void poisson_problem_of(const poisson_options *o, clmg_poisson_problem *problem);
+clmg_status poisson_load_coarse_mesh(const poisson_options *o, clmg_mesh *mesh, clmg_error *error);
 
 /* ---- clmg helmholtz (helmholtz.c) ---- */
 

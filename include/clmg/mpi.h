@@ -79,6 +79,12 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         uint64_t first_col, size_t local_cols,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/* Collective. Rank root's whole square matrix (global; ignored on the
+ * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
+ * it; then as clmg_mpi_matrix_create. */
+CLMG_API clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                             const clmg_matrix_options *options,
+                                             clmg_mpi_matrix **matrix);
 /* Collective. Rank `root` reads a Matrix Market file (clmg's reader: a bad
  * line is "FILE:LINE: ..." on every rank), splits its rows evenly
  * (clmg_mpi_even_rows) and sends each rank its rows; then as

@@ -1,49 +1,40 @@
-/* A distributed matrix from one Matrix Market file: one rank reads it with
- * clmg's reader and sends every rank its block of rows. */
+/* A distributed matrix from one rank's whole matrix (read from a Matrix
+ * Market file there, or made there): every rank gets its block of rows. */
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* On the root: the file, square and within MPI's int counts. */
-static clmg_status read_on_root(clmg_mpi *mpi, const char *path, clmg_csr *global) {
-  if (!path)
-    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                             "clmg_mpi_matrix_read_matrix_market: NULL path on the root");
-  clmg_error error;
-  clmg_status status = clmg_csr_read_matrix_market(path, global, &error);
-  if (status != CLMG_SUCCESS)
-    return clmg_context_fail(mpi->context, status, "%s", error.message);
-  if (global->rows != global->cols)
-    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                             "%s: the matrix is %zu x %zu; a distributed matrix must be square",
-                             path, global->rows, global->cols);
-  if (clmg_csr_nnz(global) > (size_t)INT_MAX)
-    return clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
-                             "%s: %zu nonzeros; reading on one rank and sending the rows stops "
-                             "at %d (build the ranks' rows with clmg_mpi_matrix_create instead)",
-                             path, clmg_csr_nnz(global), INT_MAX);
-  return CLMG_SUCCESS;
-}
-
-clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
-                                               const clmg_matrix_options *options,
-                                               clmg_mpi_matrix **out) {
+/* Collective: root's whole matrix `global` (ignored elsewhere) split into
+ * even row blocks, each rank's block sent to it. */
+clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                    const clmg_matrix_options *options, clmg_mpi_matrix **out) {
   if (!mpi || !out)
     return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                                   "clmg_mpi_matrix_read_matrix_market: NULL output")
+                                   "clmg_mpi_matrix_scatter: NULL output")
                : CLMG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
   if (root < 0 || root >= mpi->size)
     return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                             "clmg_mpi_matrix_read_matrix_market: root %d is not a rank of %d",
-                             root, mpi->size);
+                             "clmg_mpi_matrix_scatter: root %d is not a rank of %d", root,
+                             mpi->size);
   const int is_root = mpi->rank == root, size = mpi->size;
-  clmg_csr global = {0};
-  clmg_status status = is_root ? read_on_root(mpi, path, &global) : CLMG_SUCCESS;
+  clmg_status status = CLMG_SUCCESS;
+  if (is_root && (!global || !global->row_ptr))
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                               "clmg_mpi_matrix_scatter: no matrix on the root");
+  else if (is_root && global->rows != global->cols)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                               "the matrix is %zu x %zu; a distributed matrix must be square",
+                               global->rows, global->cols);
+  else if (is_root && clmg_csr_nnz(global) > (size_t)INT_MAX)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                               "%zu nonzeros; sending the rows from one rank stops at %d (build "
+                               "the ranks' rows with clmg_mpi_matrix_create instead)",
+                               clmg_csr_nnz(global), INT_MAX);
   status = clmg_mpi_agree(mpi, status);
-  uint64_t rows = global.rows;
+  uint64_t rows = is_root ? global->rows : 0;
   if (status == CLMG_SUCCESS) {
     int code = MPI_Bcast(&rows, 1, MPI_UINT64_T, root, mpi->comm);
     if (code != MPI_SUCCESS)
@@ -67,12 +58,12 @@ clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const ch
         uint64_t count = base + ((uint64_t)r < extra ? 1 : 0);
         row_counts[r] = (int)count;
         row_starts[r] = (int)first;
-        entry_starts[r] = (int)global.row_ptr[first];
-        entry_counts[r] = (int)(global.row_ptr[first + count] - global.row_ptr[first]);
+        entry_starts[r] = (int)global->row_ptr[first];
+        entry_counts[r] = (int)(global->row_ptr[first + count] - global->row_ptr[first]);
         first += count;
       }
       for (uint64_t i = 0; i < rows; ++i)
-        lengths[i] = global.row_ptr[i + 1] - global.row_ptr[i];
+        lengths[i] = global->row_ptr[i + 1] - global->row_ptr[i];
     }
   }
   status = clmg_mpi_agree(mpi, status);
@@ -102,11 +93,11 @@ clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const ch
     int code = MPI_Scatterv(lengths, row_counts, row_starts, MPI_INT64_T, local.row_ptr + 1,
                             (int)count, MPI_INT64_T, root, mpi->comm);
     if (code == MPI_SUCCESS)
-      code = MPI_Scatterv(global.col, entry_counts, entry_starts, MPI_INT32_T, local.col,
-                          my_entries, MPI_INT32_T, root, mpi->comm);
+      code = MPI_Scatterv(is_root ? global->col : NULL, entry_counts, entry_starts, MPI_INT32_T,
+                          local.col, my_entries, MPI_INT32_T, root, mpi->comm);
     if (code == MPI_SUCCESS)
-      code = MPI_Scatterv(global.val, entry_counts, entry_starts, MPI_DOUBLE, local.val, my_entries,
-                          MPI_DOUBLE, root, mpi->comm);
+      code = MPI_Scatterv(is_root ? global->val : NULL, entry_counts, entry_starts, MPI_DOUBLE,
+                          local.val, my_entries, MPI_DOUBLE, root, mpi->comm);
     if (code != MPI_SUCCESS)
       status = clmg_mpi_failed(mpi, code, "MPI_Scatterv (the matrix's rows)");
     for (uint64_t i = 0; i < count; ++i)
@@ -118,9 +109,36 @@ clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const ch
   free(entry_counts);
   free(entry_starts);
   free(lengths);
-  clmg_csr_free(&global);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_matrix_create(mpi, first, &local, options, out);
   clmg_csr_free(&local);
+  return status;
+}
+
+clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
+                                               const clmg_matrix_options *options,
+                                               clmg_mpi_matrix **out) {
+  if (!mpi || !out)
+    return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                   "clmg_mpi_matrix_read_matrix_market: NULL output")
+               : CLMG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  if (root < 0 || root >= mpi->size)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "clmg_mpi_matrix_read_matrix_market: root %d is not a rank of %d",
+                             root, mpi->size);
+  clmg_csr global = {0};
+  clmg_status status = CLMG_SUCCESS;
+  if (mpi->rank == root) {
+    clmg_error error;
+    status =
+        path ? clmg_csr_read_matrix_market(path, &global, &error) : CLMG_ERROR_INVALID_ARGUMENT;
+    if (status != CLMG_SUCCESS)
+      clmg_context_fail(mpi->context, status, "%s", path ? error.message : "NULL path on the root");
+  }
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_matrix_scatter(mpi, root, &global, options, out);
+  clmg_csr_free(&global);
   return status;
 }

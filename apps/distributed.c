@@ -1,0 +1,770 @@
+/* clmg under mpirun (a build with MPI): `mpirun -np N clmg solve ...` and
+ * `mpirun -np N clmg poisson ...` split the rows over N ranks, one OpenCL
+ * device per rank (distinct GPUs by the rank's place on its host when no
+ * device is named, else the named one, e.g. pocl, shared), and print the
+ * serial commands' summaries from rank 0 with the partition's balance.
+ * The other commands refuse to run on several ranks.
+ *
+ * Only rank 0 writes to stdout and stderr; a failure on any rank is agreed
+ * (clmg_mpi_agree, or agree_failure before a context exists), so rank 0
+ * reports it and every rank exits with the same status. */
+#include "distributed.h"
+
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clmg/mpi.h"
+#include "subcommands.h"
+
+static int world_rank, world_size;
+
+/* Environment variables that Open MPI's, MPICH's and PMIx launchers set. */
+static int launched_by_mpirun(void) {
+  const char *names[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i)
+    if (getenv(names[i]))
+      return 1;
+  return 0;
+}
+
+/* Before a context exists: every rank learns whether all succeeded; the
+ * lowest failing rank's message reaches rank 0, which prints it. */
+static int agree_failure(const char *command, int ok, const char *message) {
+  int mine = ok ? world_size : world_rank, first = world_size;
+  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (first == world_size)
+    return 1;
+  char text[1024] = "";
+  if (world_rank == first)
+    snprintf(text, sizeof text, "%s", message ? message : "failed");
+  MPI_Bcast(text, (int)sizeof text, MPI_CHAR, first, MPI_COMM_WORLD);
+  text[sizeof text - 1] = '\0';
+  cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT, "rank %d: %s", first, text);
+  return 0;
+}
+
+/* The device of this rank: the one named (--device, CLMG_DEVICE), shared
+ * by every rank; else the GPUs of the first GPU's platform, one per rank of
+ * this host in turn; else the library's default. */
+static clmg_context *open_rank_context(const char *command, const cli_options *common, int quiet) {
+  cli_options options = *common;
+  char chosen[32];
+  if (!options.device && !getenv("CLMG_DEVICE")) {
+    MPI_Comm host;
+    int local_rank = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_rank(host, &local_rank);
+    MPI_Comm_free(&host);
+    clmg_device_info *devices = NULL;
+    size_t count = 0;
+    if (clmg_list_devices(&devices, &count, NULL, 0) == CLMG_SUCCESS) {
+      size_t gpus = 0, first = count;
+      for (size_t i = 0; i < count; ++i)
+        if (devices[i].is_gpu &&
+            (first == count || devices[i].platform_index == devices[first].platform_index)) {
+          first = first == count ? i : first;
+          ++gpus;
+        }
+      if (gpus > 0) {
+        size_t pick = (size_t)local_rank % gpus;
+        snprintf(chosen, sizeof chosen, "%u:%u", devices[first].platform_index,
+                 devices[first + pick].device_index);
+        options.device = chosen;
+      }
+      free(devices);
+    }
+  }
+  return cli_open_context(command, &options, quiet || world_rank != 0);
+}
+
+/* Every rank's share of a distributed matrix, on rank 0. */
+typedef struct rank_share {
+  unsigned long long rows, nonzeros, ghosts, sends, neighbours;
+} rank_share;
+
+static rank_share *gather_shares(const clmg_mpi_matrix *matrix) {
+  clmg_mpi_matrix_info info;
+  clmg_mpi_matrix_get_info(matrix, &info);
+  rank_share mine = {info.local_rows, info.local_nonzeros, info.ghosts, info.sends,
+                     (unsigned long long)info.receive_neighbours};
+  rank_share *all = world_rank == 0 ? calloc((size_t)world_size, sizeof *all) : NULL;
+  MPI_Gather(&mine, 5, MPI_UNSIGNED_LONG_LONG, all, 5, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+/* "min / max" of one field over the ranks. */
+static void share_range(const rank_share *shares, size_t field, unsigned long long *low,
+                        unsigned long long *high) {
+  *low = ~0ull;
+  *high = 0;
+  for (int r = 0; r < world_size; ++r) {
+    unsigned long long value = ((const unsigned long long *)&shares[r])[field];
+    *low = value < *low ? value : *low;
+    *high = value > *high ? value : *high;
+  }
+}
+
+static void print_partition(const rank_share *shares) {
+  const char *names[] = {"rows", "nonzeros", "halo in", "halo out", "neighbours"};
+  printf("%-18s %d ranks (min / max per rank):", "partition", world_size);
+  for (size_t f = 0; f < 5; ++f) {
+    unsigned long long low, high;
+    share_range(shares, f, &low, &high);
+    printf("%s %s %llu / %llu", f ? "," : "", names[f], low, high);
+  }
+  printf("\n");
+}
+
+static void json_partition(json_writer *w, const rank_share *shares) {
+  json_integer(w, "ranks", world_size);
+  json_array_begin(w, "partition");
+  for (int r = 0; r < world_size; ++r) {
+    json_object_begin(w, NULL);
+    json_integer(w, "rank", r);
+    json_integer(w, "rows", (long long)shares[r].rows);
+    json_integer(w, "nonzeros", (long long)shares[r].nonzeros);
+    json_integer(w, "halo_in", (long long)shares[r].ghosts);
+    json_integer(w, "halo_out", (long long)shares[r].sends);
+    json_integer(w, "neighbours", (long long)shares[r].neighbours);
+    json_object_end(w);
+  }
+  json_array_end(w);
+}
+
+/* The exit status every rank returns: the worst. */
+static int agree_exit(int code) {
+  int worst = code;
+  MPI_Allreduce(&code, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  return worst;
+}
+
+/* ---- clmg solve ---- */
+
+typedef struct distributed_solve {
+  clmg_csr a;      /* rank 0: the whole matrix until it is sent */
+  double *b_whole; /* rank 0 */
+  double *x_whole; /* rank 0 */
+  clmg_context *context;
+  clmg_mpi *mpi;
+  clmg_mpi_matrix *matrix;
+  clmg_operator op;
+  clmg_vector *b, *x, *residual;
+  clmg_preconditioner preconditioner;
+  rank_share *shares;
+} distributed_solve;
+
+static void release_solve(distributed_solve *s) {
+  clmg_preconditioner_destroy(&s->preconditioner);
+  clmg_operator_destroy(&s->op);
+  clmg_vector_destroy(s->b);
+  clmg_vector_destroy(s->x);
+  clmg_vector_destroy(s->residual);
+  clmg_mpi_matrix_destroy(s->matrix);
+  clmg_mpi_destroy(s->mpi);
+  clmg_context_destroy(s->context);
+  clmg_csr_free(&s->a);
+  free(s->b_whole);
+  free(s->x_whole);
+  free(s->shares);
+}
+
+/* Rank 0 reads A and b and checks A (the serial command's checks, which
+ * also settle the method); every rank learns the outcome and the method. */
+static int read_on_rank0(const char *command, solve_options *options, distributed_solve *s) {
+  int ok = 1;
+  if (world_rank == 0) {
+    clmg_error error;
+    clmg_status status = clmg_csr_read_matrix_market(options->matrix_path, &s->a, &error);
+    if (status != CLMG_SUCCESS) {
+      cli_failure(command, status, "cannot read the matrix: %s: %s", clmg_status_string(status),
+                  error.message);
+      ok = 0;
+    }
+    ok = ok && solve_check_matrix(command, options, &s->a);
+    if (ok && options->rhs_path) {
+      size_t length = 0;
+      status = clmg_read_matrix_market_vector(options->rhs_path, &s->b_whole, &length, &error);
+      if (status != CLMG_SUCCESS)
+        ok = !cli_failure(command, status, "cannot read the right-hand side: %s: %s",
+                          clmg_status_string(status), error.message);
+      else if (length != s->a.rows)
+        ok = !cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%s has %zu entries but %s has %zu rows", options->rhs_path, length,
+                          options->matrix_path, s->a.rows);
+    }
+    if (ok) {
+      s->x_whole = calloc(s->a.rows + 1, sizeof *s->x_whole);
+      if (!s->x_whole)
+        ok = !cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for x");
+    }
+  }
+  int method = (int)options->method;
+  MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Bcast(&method, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  options->method = (clmg_krylov_method)method;
+  return ok;
+}
+
+/* The distributed matrix, b (scattered, or A*1), x = 0 and the
+ * preconditioner. */
+static clmg_status build_solve(const solve_options *options, distributed_solve *s,
+                               const char **step) {
+  clmg_matrix_options matrix_options;
+  clmg_matrix_options_defaults(&matrix_options);
+  matrix_options.format = options->format;
+  matrix_options.precision = options->precision;
+  *step = "splitting the matrix over the ranks";
+  clmg_status status = clmg_mpi_matrix_scatter(s->mpi, 0, &s->a, &matrix_options, &s->matrix);
+  clmg_csr_free(&s->a); /* every rank has its rows now */
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_matrix_operator(s->matrix, 0, &s->op);
+  if (status != CLMG_SUCCESS)
+    return status;
+  *step = "creating the vectors";
+  clmg_vector **vectors[] = {&s->b, &s->x, &s->residual};
+  for (int i = 0; i < 3 && status == CLMG_SUCCESS; ++i)
+    status = clmg_vector_create(s->context, options->precision, s->op.rows, vectors[i]);
+  status = clmg_mpi_agree(s->mpi, status);
+  if (status == CLMG_SUCCESS && options->rhs_path) {
+    *step = "sending b";
+    status = clmg_mpi_vector_scatter(s->matrix, 0, s->b_whole, s->b);
+  } else if (status == CLMG_SUCCESS) {
+    *step = "b = A*1";
+    status = clmg_vector_fill(s->x, 1.0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_apply(&s->op, 1.0, s->x, 0.0, s->b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_fill(s->x, 0.0);
+    status = clmg_mpi_agree(s->mpi, status);
+  }
+  if (status == CLMG_SUCCESS && options->preconditioner == PRECONDITIONER_JACOBI) {
+    *step = "setting up the Jacobi preconditioner";
+    status = clmg_mpi_agree(s->mpi, clmg_mpi_preconditioner_jacobi(s->matrix, &s->preconditioner));
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_agree(s->mpi, clmg_finish(s->context));
+  return status;
+}
+
+static void print_solve_text(const solve_options *options, const distributed_solve *s,
+                             const solve_report *r) {
+  const clmg_krylov_result *result = &r->result;
+  if (!options->quiet)
+    solve_print_history(result);
+  printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
+  printf("%-18s %d\n", "iterations", result->iterations);
+  printf("%-18s %.3e (recomputed ||b - A x||/||b||: %.3e)\n", "relative residual",
+         result->relative_residual, r->true_relative_residual);
+  if (r->have_error_vs_ones)
+    printf("%-18s max %.3e, relative 2-norm %.3e\n", "error vs ones", r->error_max,
+           r->error_relative);
+  print_partition(s->shares);
+  printf("%-18s %.4f (read on rank 0 %.4f, split and build %.4f)\n", "setup_s",
+         r->read_s + r->build_s, r->read_s, r->build_s);
+  printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
+  printf("%-18s %.4f", "solve_s", r->solve_s);
+  if (result->iterations > 0)
+    printf(" (%.3f ms per iteration)", 1e3 * r->solve_s / result->iterations);
+  printf("\n");
+}
+
+static void print_solve_json(const solve_options *options, const distributed_solve *s,
+                             const solve_report *r, const clmg_mpi_matrix_info *info) {
+  const clmg_krylov_result *result = &r->result;
+  json_writer w;
+  json_begin(&w, stdout);
+  json_object_begin(&w, NULL);
+  json_string(&w, "matrix", options->matrix_path);
+  json_string(&w, "rhs", options->rhs_path ? options->rhs_path : "A*ones");
+  json_integer(&w, "rows", (long long)info->global_rows);
+  json_integer(&w, "nonzeros", (long long)info->global_nonzeros);
+  json_string(&w, "format", clmg_matrix_format_name(options->format));
+  json_string(&w, "precision", clmg_dtype_name(options->precision));
+  json_string(&w, "method", clmg_krylov_method_name(options->method));
+  json_integer(&w, "restart", options->method == CLMG_KRYLOV_GMRES ? options->restart : 0);
+  json_string(&w, "preconditioner", preconditioner_name(options->preconditioner));
+  json_device(&w, r->device);
+  json_partition(&w, s->shares);
+  json_number(&w, "relative_tolerance", options->tolerance);
+  json_integer(&w, "max_iterations", options->max_iterations);
+  json_bool(&w, "converged", result->converged);
+  json_string(&w, "status", clmg_status_string(r->status));
+  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
+  json_integer(&w, "iterations", result->iterations);
+  json_number(&w, "relative_residual", result->relative_residual);
+  json_number(&w, "true_relative_residual", r->true_relative_residual);
+  if (r->have_error_vs_ones) {
+    json_object_begin(&w, "error_vs_ones");
+    json_number(&w, "max_abs", r->error_max);
+    json_number(&w, "relative_2norm", r->error_relative);
+    json_object_end(&w);
+  }
+  json_number(&w, "read_s", r->read_s);
+  json_number(&w, "build_s", r->build_s);
+  json_number(&w, "setup_s", r->read_s + r->build_s);
+  json_number(&w, "kernels_s", r->kernels_s);
+  json_number(&w, "solve_s", r->solve_s);
+  json_array_begin(&w, "history");
+  for (size_t k = 0; k < result->history_length; k++)
+    json_number(&w, NULL, result->history[k]);
+  json_array_end(&w);
+  json_object_end(&w);
+  json_end(&w);
+}
+
+/* The true residual, x on rank 0 and its error against ones. */
+static clmg_status evaluate_solve(const solve_options *options, distributed_solve *s,
+                                  solve_report *r) {
+  double residual_norm = 0, b_norm = 0;
+  clmg_status status = clmg_operator_defect(&s->op, s->b, s->x, s->residual);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(s->residual, &residual_norm);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(s->b, &b_norm);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_vector_gather(s->matrix, 0, s->x, s->x_whole);
+  if (status != CLMG_SUCCESS)
+    return status;
+  r->true_relative_residual = b_norm > 0 ? residual_norm / b_norm : residual_norm;
+  if (!options->rhs_path && world_rank == 0) {
+    clmg_mpi_matrix_info info;
+    clmg_mpi_matrix_get_info(s->matrix, &info);
+    double max_error = 0, sum_squares = 0;
+    for (uint64_t i = 0; i < info.global_rows; ++i) {
+      double e = fabs(s->x_whole[i] - 1.0);
+      max_error = e > max_error || isnan(e) ? e : max_error;
+      sum_squares += e * e;
+    }
+    r->have_error_vs_ones = 1;
+    r->error_max = max_error;
+    r->error_relative = info.global_rows > 0 ? sqrt(sum_squares / (double)info.global_rows) : 0;
+  }
+  return CLMG_SUCCESS;
+}
+
+static int solve_command(int argc, char **argv, const cli_options *defaults) {
+  const char *command = argv[0];
+  solve_options options;
+  int code = solve_parse_options(argc, argv, defaults, &options);
+  if (code != 0)
+    return code;
+  if (options.common.help) {
+    solve_print_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (options.preconditioner == PRECONDITIONER_AMG || options.mixed)
+    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
+                     options.mixed ? "--precision mixed" : "--precond amg", world_size);
+  distributed_solve s = {0};
+  solve_report report = {0};
+  cli_progress_begin(options.quiet || world_rank != 0);
+  double start = apputil_now();
+  if (!read_on_rank0(command, &options, &s)) {
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.read_s = apputil_now() - start;
+  s.context = open_rank_context(command, &options.common, options.quiet);
+  char message[512] = "";
+  if (!s.context)
+    snprintf(message, sizeof message, "cannot open the OpenCL device");
+  else if (options.precision == CLMG_DOUBLE &&
+           clmg_context_check_precision(s.context, CLMG_DOUBLE) != CLMG_SUCCESS)
+    snprintf(message, sizeof message, "%s (try --precision float)",
+             clmg_context_message(s.context));
+  if (!agree_failure(command, message[0] == '\0', message)) {
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  clmg_status status = clmg_mpi_create(s.context, MPI_COMM_WORLD, &s.mpi);
+  if (!agree_failure(command, status == CLMG_SUCCESS, clmg_context_message(s.context))) {
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.device = clmg_context_device(s.context);
+  start = apputil_now();
+  const char *step = "";
+  status = build_solve(&options, &s, &step);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, step);
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.build_s = apputil_now() - start;
+  s.shares = gather_shares(s.matrix);
+  clmg_mpi_matrix_info info;
+  clmg_mpi_matrix_get_info(s.matrix, &info);
+  const clmg_preconditioner *preconditioner =
+      options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
+  if (!options.common.json && world_rank == 0) {
+    printf("%-18s %s\n", "matrix", options.matrix_path);
+    printf("%-18s %llu\n", "rows", (unsigned long long)info.global_rows);
+    printf("%-18s %llu\n", "nonzeros", (unsigned long long)info.global_nonzeros);
+    printf("%-18s %s\n", "right-hand side",
+           options.rhs_path ? options.rhs_path : "b = A*1 (the exact solution is all ones)");
+    printf("%-18s rank 0: %s (%s), %d ranks\n", "device", report.device->name,
+           report.device->platform_name, world_size);
+    printf("%-18s %s, %s\n", "format", clmg_matrix_format_name(options.format),
+           clmg_dtype_name(options.precision));
+    printf("%-18s %s, preconditioner %s, tolerance %g, at most %d iterations\n", "method",
+           clmg_krylov_method_name(options.method), preconditioner_name(options.preconditioner),
+           options.tolerance, options.max_iterations);
+    fflush(stdout);
+  }
+  /* one iteration compiles the kernels, so that solve_s is the solve alone */
+  start = apputil_now();
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.max_iterations = 1;
+  krylov.gmres_restart = options.restart;
+  (void)clmg_krylov_solve(options.method, &s.op, s.b, s.x, preconditioner, &krylov, NULL);
+  status = clmg_mpi_agree(s.mpi, clmg_vector_fill(s.x, 0.0));
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_agree(s.mpi, clmg_finish(s.context));
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, "compiling the kernels");
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.kernels_s = apputil_now() - start;
+
+  krylov.relative_tolerance = options.tolerance;
+  krylov.max_iterations = options.max_iterations;
+  krylov.keep_history = 1;
+  solve_progress live = {!options.quiet && world_rank == 0, apputil_now(), apputil_now()};
+  krylov.monitor = solve_print_progress;
+  krylov.monitor_data = &live;
+  start = apputil_now();
+  report.status =
+      clmg_krylov_solve(options.method, &s.op, s.b, s.x, preconditioner, &krylov, &report.result);
+  report.solve_s = apputil_now() - start;
+  char solver_message[1024];
+  snprintf(solver_message, sizeof solver_message, "%s", clmg_context_message(s.context));
+  report.message = solver_message;
+  status = evaluate_solve(&options, &s, &report);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, "reading back the solution");
+    clmg_krylov_result_free(&report.result);
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  code = report.status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
+  if (world_rank == 0) {
+    int x_is_useful = report.status == CLMG_SUCCESS || report.status == CLMG_ERROR_NOT_CONVERGED;
+    char output_message[1200] = "";
+    if (options.output_path && x_is_useful) {
+      clmg_error error;
+      clmg_status written =
+          clmg_write_matrix_market_vector(options.output_path, s.x_whole, info.global_rows, &error);
+      if (written != CLMG_SUCCESS) {
+        snprintf(output_message, sizeof output_message, "cannot write the solution: %s: %s",
+                 clmg_status_string(written), error.message);
+        if (report.status == CLMG_SUCCESS) {
+          report.status = written;
+          report.message = output_message;
+        }
+        code = EXIT_LIBRARY_FAILURE;
+      }
+    }
+    if (options.common.json) {
+      print_solve_json(&options, &s, &report, &info);
+      cli_json_done();
+    } else {
+      print_solve_text(&options, &s, &report);
+      if (options.output_path && !output_message[0] && x_is_useful && !options.quiet)
+        printf("%-18s %s\n", "solution written", options.output_path);
+    }
+    fflush(stdout);
+    if (report.status != CLMG_SUCCESS)
+      fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(report.status), report.message);
+  }
+  clmg_krylov_result_free(&report.result);
+  release_solve(&s);
+  return agree_exit(code);
+}
+
+/* ---- clmg poisson ---- */
+
+typedef struct distributed_poisson {
+  clmg_mesh coarse;
+  clmg_fe_hierarchy hierarchy; /* the whole, on every rank: the rows are split after */
+  clmg_mpi_level_rows *levels;
+  clmg_context *context;
+  clmg_mpi *mpi;
+  clmg_multigrid *multigrid;
+  clmg_mpi_matrix *finest; /* the finest A again, for its partition and halo figures */
+  clmg_vector *b, *x;
+  rank_share *shares;
+} distributed_poisson;
+
+static void release_poisson(distributed_poisson *s) {
+  clmg_vector_destroy(s->b);
+  clmg_vector_destroy(s->x);
+  clmg_mpi_matrix_destroy(s->finest);
+  clmg_multigrid_destroy(s->multigrid);
+  clmg_mpi_destroy(s->mpi);
+  clmg_context_destroy(s->context);
+  for (int l = 0; s->levels && l < s->hierarchy.num_levels; ++l) {
+    clmg_csr_free(&s->levels[l].a);
+    clmg_csr_free(&s->levels[l].p);
+    clmg_csr_free(&s->levels[l].r);
+  }
+  free(s->levels);
+  clmg_fe_hierarchy_free(&s->hierarchy);
+  clmg_mesh_free(&s->coarse);
+  free(s->shares);
+}
+
+/* Rows [first, first + count) of a, with global columns. */
+static clmg_status slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
+  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
+  out->rows = count;
+  out->cols = a->cols;
+  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
+  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
+  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
+  if (!out->row_ptr || !out->col || !out->val)
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint64_t i = 0; i <= count; ++i)
+    out->row_ptr[i] = a->row_ptr[first + i] - begin;
+  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
+  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
+  return CLMG_SUCCESS;
+}
+
+/* Every level's rows split evenly; this rank's rows of A, P and R. */
+static clmg_status split_levels(distributed_poisson *s) {
+  const clmg_fe_hierarchy *h = &s->hierarchy;
+  s->levels = calloc((size_t)h->num_levels, sizeof *s->levels);
+  if (!s->levels)
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  clmg_status status = CLMG_SUCCESS;
+  uint64_t previous_first = 0, previous_count = 0;
+  for (int l = 0; l < h->num_levels && status == CLMG_SUCCESS; ++l) {
+    uint64_t first = 0, count = 0;
+    clmg_mpi_even_rows(s->mpi, h->a[l].rows, &first, &count);
+    s->levels[l].first_row = first;
+    status = slice_rows(&h->a[l], first, count, &s->levels[l].a);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = slice_rows(&h->p[l], first, count, &s->levels[l].p);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = slice_rows(&h->r[l], previous_first, previous_count, &s->levels[l].r);
+    previous_first = first;
+    previous_count = count;
+  }
+  return status == CLMG_SUCCESS
+             ? status
+             : clmg_context_fail(s->context, status, "no host memory to split the levels");
+}
+
+static int poisson_command(int argc, char **argv, const cli_options *defaults) {
+  const char *command = argv[0];
+  poisson_options o;
+  int code = poisson_parse_options(argc, argv, defaults, &o);
+  if (code != 0)
+    return code;
+  if (o.common.help) {
+    poisson_print_usage(stdout);
+    return EXIT_SUCCESS;
+  }
+  if (o.mixed || o.vtk_path)
+    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
+                     o.mixed ? "--precision mixed" : "--vtk", world_size);
+  /* contiguous blocks of a banded numbering are compact pieces of the
+   * domain: small halos (2LV's blocks are scattered over it) */
+  if (!o.numbering_given)
+    o.numbering = CLMG_NUMBERING_CM;
+  distributed_poisson s = {0};
+  cli_progress_begin(o.quiet || world_rank != 0);
+  s.context = open_rank_context(command, &o.common, o.quiet);
+  char message[512] = "";
+  if (!s.context)
+    snprintf(message, sizeof message, "cannot open the OpenCL device");
+  if (!agree_failure(command, s.context != NULL, message) ||
+      !agree_failure(command, clmg_mpi_create(s.context, MPI_COMM_WORLD, &s.mpi) == CLMG_SUCCESS,
+                     clmg_context_message(s.context))) {
+    release_poisson(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  /* every rank refines and assembles the whole hierarchy on its host, then
+   * keeps its rows: the same hierarchy, bit for bit, as one process builds */
+  double start = apputil_now();
+  clmg_error error = {{0}};
+  clmg_status status = poisson_load_coarse_mesh(&o, &s.coarse, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mesh_check(&s.coarse, &error);
+  clmg_poisson_problem problem;
+  poisson_problem_of(&o, &problem);
+  if (status == CLMG_SUCCESS)
+    status = clmg_fe_poisson_hierarchy(&s.coarse, o.level, o.degree, &problem, o.numbering, o.seed,
+                                       &s.hierarchy, &error);
+  if (status != CLMG_SUCCESS)
+    clmg_context_fail(s.context, status, "the level-%d hierarchy of '%s': %s", o.level, o.mesh_name,
+                      error.message);
+  if (status == CLMG_SUCCESS)
+    status = split_levels(&s);
+  status = clmg_mpi_agree(s.mpi, status);
+  double assembly_s = apputil_now() - start;
+  const clmg_fe_hierarchy *h = &s.hierarchy;
+  const int levels = h->num_levels;
+  start = apputil_now();
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_multigrid_create(s.mpi, levels, s.levels, &o.multigrid, &s.multigrid);
+  const clmg_mpi_level_rows *finest = status == CLMG_SUCCESS ? &s.levels[levels - 1] : NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_matrix_create(s.mpi, finest->first_row, &finest->a, &o.multigrid.matrix,
+                                    &s.finest);
+  clmg_dtype precision = o.multigrid.matrix.precision;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s.context, precision, finest->a.rows, &s.b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s.context, precision, finest->a.rows, &s.x);
+  /* b and x0 of every rank's rows: each rank has the whole vectors */
+  if (status == CLMG_SUCCESS && finest->a.rows > 0)
+    status = clmg_vector_upload_doubles(s.b, h->b + finest->first_row);
+  if (status == CLMG_SUCCESS && finest->a.rows > 0)
+    status = clmg_vector_upload_doubles(s.x, h->x0 + finest->first_row);
+  if (s.mpi)
+    status = clmg_mpi_agree(s.mpi, status);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, "building the distributed hierarchy");
+    release_poisson(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  double build_s = apputil_now() - start;
+  s.shares = gather_shares(s.finest);
+  clmg_mpi_matrix_info info;
+  clmg_mpi_matrix_get_info(s.finest, &info);
+  if (!o.common.json && world_rank == 0) {
+    const clmg_device_info *device = clmg_context_device(s.context);
+    printf("%-18s %s, Q%d, level %d (%d levels)\n", "problem", o.mesh_name, o.degree, o.level,
+           levels);
+    printf("%-18s %llu\n", "unknowns", (unsigned long long)info.global_rows);
+    printf("%-18s %llu\n", "nonzeros", (unsigned long long)info.global_nonzeros);
+    printf("%-18s %s, rows of every level split evenly over %d ranks\n", "numbering",
+           clmg_numbering_name(o.numbering), world_size);
+    printf("%-18s rank 0: %s (%s)\n", "device", device->name, device->platform_name);
+    printf("%-18s %s-cycle, %s %d+%d, coarse %s (%zu unknowns)%s\n", "multigrid",
+           clmg_cycle_type_name(o.multigrid.cycle), clmg_smoother_type_name(o.multigrid.smoother),
+           o.multigrid.pre_smoothing, o.multigrid.post_smoothing,
+           clmg_multigrid_coarse_solver(s.multigrid), h->a[0].rows,
+           o.use_cg ? ", as a CG preconditioner" : "");
+    printf("%-18s %g\n", "tolerance", o.tolerance);
+    fflush(stdout);
+  }
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = o.tolerance;
+  krylov.max_iterations = o.max_iterations;
+  krylov.keep_history = 1;
+  clmg_preconditioner cycle = {0};
+  const clmg_operator *a = clmg_multigrid_operator(s.multigrid, levels - 1);
+  status = o.use_cg ? clmg_multigrid_preconditioner(s.multigrid, &cycle) : CLMG_SUCCESS;
+  /* one cycle compiles the kernels, so that solve_s is the solve alone */
+  start = apputil_now();
+  clmg_vector *warm = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s.context, precision, finest->a.rows, &warm);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(s.x, warm);
+  clmg_krylov_options one = krylov;
+  one.max_iterations = 1;
+  one.keep_history = 0;
+  if (status == CLMG_SUCCESS && o.use_cg) /* its outcome does not matter */
+    (void)clmg_krylov_solve(CLMG_KRYLOV_CG, a, s.b, warm, &cycle, &one, NULL);
+  else if (status == CLMG_SUCCESS)
+    (void)clmg_multigrid_solve(s.multigrid, s.b, warm, &one, NULL);
+  clmg_vector_destroy(warm);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(s.context);
+  status = clmg_mpi_agree(s.mpi, status);
+  double kernels_s = apputil_now() - start;
+  clmg_krylov_result result = {0};
+  clmg_status solved = status;
+  start = apputil_now();
+  if (status == CLMG_SUCCESS)
+    solved = o.use_cg ? clmg_krylov_solve(CLMG_KRYLOV_CG, a, s.b, s.x, &cycle, &krylov, &result)
+                      : clmg_multigrid_solve(s.multigrid, s.b, s.x, &krylov, &result);
+  double solve_s = apputil_now() - start;
+  clmg_preconditioner_destroy(&cycle);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, "compiling the kernels");
+    release_poisson(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  if (world_rank == 0) {
+    const char *unit = o.use_cg ? "CG iterations" : "cycles";
+    if (o.common.json) {
+      json_writer w;
+      json_begin(&w, stdout);
+      json_object_begin(&w, NULL);
+      json_string(&w, "mesh", o.mesh_name);
+      json_string(&w, "element", o.degree == 1 ? "q1" : "q2");
+      json_integer(&w, "level", o.level);
+      json_integer(&w, "levels", levels);
+      json_integer(&w, "unknowns", (long long)info.global_rows);
+      json_integer(&w, "nonzeros", (long long)info.global_nonzeros);
+      json_device(&w, clmg_context_device(s.context));
+      json_partition(&w, s.shares);
+      json_string(&w, "coarse_solver", clmg_multigrid_coarse_solver(s.multigrid));
+      json_bool(&w, "converged", result.converged);
+      json_string(&w, "status", clmg_status_string(solved));
+      json_string(&w, "message", solved != CLMG_SUCCESS ? clmg_context_message(s.context) : "");
+      json_integer(&w, "iterations", result.iterations);
+      json_number(&w, "relative_residual", result.relative_residual);
+      json_number(&w, "assembly_s", assembly_s);
+      json_number(&w, "build_s", build_s);
+      json_number(&w, "setup_s", assembly_s + build_s);
+      json_number(&w, "kernels_s", kernels_s);
+      json_number(&w, "solve_s", solve_s);
+      json_number(&w, "cycle_s", result.iterations > 0 ? solve_s / result.iterations : 0);
+      json_array_begin(&w, "history");
+      for (size_t k = 0; k < result.history_length; k++)
+        json_number(&w, NULL, result.history[k]);
+      json_array_end(&w);
+      json_object_end(&w);
+      json_end(&w);
+      cli_json_done();
+    } else {
+      printf("%-18s %s\n", "converged", result.converged ? "yes" : "no");
+      printf("%-18s %d %s\n", "iterations", result.iterations, unit);
+      printf("%-18s %.3e\n", "relative residual", result.relative_residual);
+      print_partition(s.shares);
+      printf("%-18s %.4f (the whole hierarchy on every rank's host %.4f, split and upload %.4f)\n",
+             "setup_s", assembly_s + build_s, assembly_s, build_s);
+      printf("%-18s %.4f\n", "kernels_s", kernels_s);
+      printf("%-18s %.4f\n", "solve_s", solve_s);
+      if (result.iterations > 0)
+        printf("%-18s %.6f (%.3f ms)\n", o.use_cg ? "iteration_s" : "cycle_s",
+               solve_s / result.iterations, 1e3 * solve_s / result.iterations);
+    }
+    fflush(stdout);
+    if (solved != CLMG_SUCCESS)
+      fprintf(stderr, "%s: %s: %s\n", command, clmg_status_string(solved),
+              clmg_context_message(s.context));
+  }
+  clmg_krylov_result_free(&result);
+  release_poisson(&s);
+  return agree_exit(solved == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE);
+}
+
+int distributed_cli_main(int argc, char **argv) {
+  if (!launched_by_mpirun())
+    return cli_main(argc, argv);
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  if (world_rank != 0) { /* rank 0 speaks for all */
+    if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
+      MPI_Abort(MPI_COMM_WORLD, EXIT_LIBRARY_FAILURE);
+  }
+  cli_distributed runners = {world_size, solve_command, poisson_command};
+  cli_set_distributed(&runners);
+  int code = cli_main(argc, argv);
+  fflush(stdout);
+  MPI_Finalize();
+  return code;
+}
