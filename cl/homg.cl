@@ -22,7 +22,16 @@
  *   homg_step, spacing l = 2^m, m >= 1: s (N + 2 M) where M ~ N / l^2 is
  *     the number of points of that level (the "marked" points): every point is
  *     written once; only the marked points of the previous iterate and their
- *     restricted source are read. A step on the finest level is grid_jacobi (3 s N). */
+ *     restricted source are read. A step on the finest level is grid_jacobi (3 s N).
+ *   the variation step (returning schedules), s (2 N + 4 M): every point read
+ *     and written, the level's points read with their source and their
+ *     variations written and read back (the CPU kernels' two passes); the
+ *     GPU kernel (homg_tile_variation) moves s (2 N + M). */
+
+/* The GPU kernels on a CPU device, for the tests (lib/homg/grid.c). */
+#ifdef CLMG_HOMG_GPU_KERNELS
+#undef CLMG_CPU
+#endif
 
 #ifdef CLMG_CPU
 /* Each work-item walks a contiguous run of points; (i, j) is updated
@@ -338,7 +347,9 @@ kernel void stencil_diagonal(uint n, real inv_h2, global real *d, ulong d_offset
  * lie in the grid; lo and hi are the indices of the own quadrant's level-m
  * points around i and weight[i] that of hi; source index = frame coordinate
  * / l. A point then costs two cached table reads instead of the integer
- * logic above (which made the step compute-bound on CPUs).
+ * logic above (which made the step compute-bound on CPUs). GPUs work the
+ * entries out (axis_at) once per work-item column and per tile instead:
+ * homg_tile below.
  *
  * The sources: level m of frame f (0..3 = low/high x + 2 low/high y) is an
  * nv x nv grid at sources + f nv^2. zero_input: the previous iterate is 0
@@ -347,10 +358,6 @@ kernel void stencil_diagonal(uint n, real inv_h2, global real *d, ulong d_offset
 #define AXIS_BOUNDARY 4u
 #define AXIS_MINUS 8u
 #define AXIS_PLUS 16u
-
-/* Points per work-item of homg_step on GPUs (lib/homg/grid.c launches
- * ceil(n / HOMG_STEP_POINTS) work-items per row). */
-#define HOMG_STEP_POINTS 4u
 
 /* Bilinear interpolation at a point whose axes are ax (column) and rows r0,
  * r1 (= lo, hi of its row's axis entry, times n), with weights tx, ty. The
@@ -377,36 +384,8 @@ inline real relax_point(global const real *in, uint p, uint l, uint row, uint4 a
   return c + omega_quarter * (hl2 * f + around - 4 * c);
 }
 
-#ifndef CLMG_CPU
-/* The axis entry of index i at spacing l = 2^m on an n-point side, as
- * lib/homg/homg.c's axis_entry tabulates it (inv_l = 1 / l): nested grids
- * (n odd) have one frame; four-subdomain grids (n even) split at n/2. Shifts
- * and masks only: a division per point made the step compute-bound. */
-inline uint4 axis_at(uint i, uint l, uint m, uint n, real inv_l, real *weight) {
-  const uint last = n - 1, mask = l - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
-  uint code = 0;
-  if (i <= split && (i & mask) == 0)
-    code = 1;
-  else if (four && i + 1 >= split && ((last - i) & mask) == 0)
-    code = 2;
-  if (i == 0 || i == last)
-    code |= AXIS_BOUNDARY;
-  if (i >= l)
-    code |= AXIS_MINUS;
-  if (i + l <= last)
-    code |= AXIS_PLUS;
-  const uint high = four && i >= split;
-  const uint d = high ? last - i : i, c = d & ~mask;
-  const uint lo = high ? last - c : c;
-  uint hi = high ? last - c - l : c + l;
-  if (high ? c + l > last : hi > last)
-    hi = lo;
-  const uint marked = (code & AXIS_FRAME) == 2 ? last - i : i;
-  *weight = (real)(d & mask) * inv_l;
-  return (uint4)(code, lo, hi, marked >> m);
-}
-#endif
-
+#ifdef CLMG_CPU
+/* The steps on CPUs, with the tables (on GPUs: homg_tile below). */
 kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
                       global const real *in, ulong in_offset, global real *out, ulong out_offset,
                       global const real *sources, ulong sources_offset, uint nv,
@@ -418,7 +397,6 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
   axis += axis_offset;
   weight += weight_offset;
   const uint row = l * n;
-#ifdef CLMG_CPU
   /* Row by row: a row's axis entry is read once, and the rows without level
    * points (all but every l-th) interpolate in a branch-free inner loop. */
   const uint total = n * n;
@@ -456,39 +434,6 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
       out[p] = value;
     }
   }
-#else
-  /* GPUs compute the axis entries (the host's axis_entry, a few integer
-   * operations on powers of two) instead of reading the tables: the two
-   * 16-byte entries and two weights per point were more cache traffic than
-   * the step's own 8 to 12 bytes of memory traffic, and the float step
-   * measured 2.5-3x its floor with them. */
-  /* A work-item takes HOMG_STEP_POINTS points of one row, get_global_size(0)
-   * apart (so each store instruction of a warp is contiguous), and works
-   * out the row's axis entry once. */
-  const uint j = get_global_id(1);
-  if (j >= n)
-    return;
-  const uint m = 31 - clz(l), stride = get_global_size(0);
-  const real inv_l = (real)1 / (real)l;
-  real ty;
-  const uint4 ay = axis_at(j, l, m, n, inv_l, &ty);
-  const uint r0 = ay.y * n, r1 = ay.z * n;
-  for (uint k = 0, i = get_global_id(0); k < HOMG_STEP_POINTS && i < n; ++k, i += stride) {
-    const uint p = j * n + i;
-    real tx;
-    const uint4 ax = axis_at(i, l, m, n, inv_l, &tx);
-    real value = 0; /* the correction is 0 on the Dirichlet boundary */
-    if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
-      value = 0;
-    else if ((ax.x & AXIS_FRAME) != 0 && (ay.x & AXIS_FRAME) != 0)
-      value = relax_point(in, p, l, row, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
-    else if (!zero_input)
-      value = interpolate_point(in, ax, tx, r0, r1, ty);
-    out[p] = value;
-  }
-  (void)axis;
-  (void)weight;
-#endif
 }
 
 /* ---- the step with variations (returning schedules) ----
@@ -504,17 +449,11 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
  * bilinear interpolation of d (from the own quadrant's marked points, as
  * homg_step interpolates) at the others; zero_input (phase 0: in = 0,
  * phase 1: out = 0) skips the reads of a zero iterate. The axis entries are
- * homg_step's: tables on CPUs, computed on GPUs. */
-inline uint4 variation_axis(uint i, uint l, uint n, global const uint4 *axis,
-                            global const real *weight, real *w) {
-#ifdef CLMG_CPU
+ * homg_step's tables. GPUs run this step in one pass out of place instead
+ * (homg_tile below). */
+inline uint4 variation_axis(uint i, global const uint4 *axis, global const real *weight, real *w) {
   *w = weight[i];
   return axis[i];
-#else
-  (void)axis;
-  (void)weight;
-  return axis_at(i, l, 31 - clz(l), n, (real)1 / (real)l, w);
-#endif
 }
 
 /* The index along one axis of the k-th point of level spacing l marked by
@@ -549,8 +488,8 @@ kernel void homg_variation_relax(uint n, uint l, real hl2, real omega_quarter, u
   FOR_EACH_POINT(count, q, a, b) {
     const uint i = variation_marked_index(a, l, n), j = variation_marked_index(b, l, n);
     real tx, ty;
-    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
-    const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
+    const uint4 ax = variation_axis(i, axis, weight, &tx);
+    const uint4 ay = variation_axis(j, axis, weight, &ty);
     const uint p = j * n + i;
     if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0)
       out[p] = 0;
@@ -561,9 +500,7 @@ kernel void homg_variation_relax(uint n, uint l, real hl2, real omega_quarter, u
 }
 
 /* Phase 1 over the grid: out += d at the level's points, += P d elsewhere
- * (out = ... when zero_input), 0 on the boundary. On GPUs a work-item takes
- * HOMG_STEP_POINTS points of a row and works out the row's axis entry once,
- * as homg_step does. */
+ * (out = ... when zero_input), 0 on the boundary. */
 kernel void homg_variation_add(uint n, uint l, uint zero_input, global const real *in,
                                ulong in_offset, global real *out, ulong out_offset,
                                global const uint4 *axis, ulong axis_offset,
@@ -572,23 +509,10 @@ kernel void homg_variation_add(uint n, uint l, uint zero_input, global const rea
   out += out_offset;
   axis += axis_offset;
   weight += weight_offset;
-#ifdef CLMG_CPU
   FOR_EACH_POINT(n, p, i, j) {
     real tx, ty;
-    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
-    const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
-#else
-  const uint j = get_global_id(1);
-  if (j >= n)
-    return;
-  const uint stride = get_global_size(0);
-  real ty;
-  const uint4 ay = variation_axis(j, l, n, axis, weight, &ty);
-  for (uint k = 0, i = get_global_id(0); k < HOMG_STEP_POINTS && i < n; ++k, i += stride) {
-    const uint p = j * n + i;
-    real tx;
-    const uint4 ax = variation_axis(i, l, n, axis, weight, &tx);
-#endif
+    const uint4 ax = variation_axis(i, axis, weight, &tx);
+    const uint4 ay = variation_axis(j, axis, weight, &ty);
     if (((ax.x | ay.x) & AXIS_BOUNDARY) != 0) {
       out[p] = 0;
     } else {
@@ -599,3 +523,364 @@ kernel void homg_variation_add(uint n, uint l, uint zero_input, global const rea
     }
   }
 }
+
+#else
+/* The axis entry of index i at spacing l = 2^m on an n-point side, as
+ * lib/homg/homg.c's axis_entry tabulates it (inv_l = 1 / l): nested grids
+ * (n odd) have one frame; four-subdomain grids (n even) split at n/2. Shifts
+ * and masks only: a division per point made the step compute-bound. */
+inline uint4 axis_at(uint i, uint l, uint m, uint n, real inv_l, real *weight) {
+  const uint last = n - 1, mask = l - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
+  uint code = 0;
+  if (i <= split && (i & mask) == 0)
+    code = 1;
+  else if (four && i + 1 >= split && ((last - i) & mask) == 0)
+    code = 2;
+  if (i == 0 || i == last)
+    code |= AXIS_BOUNDARY;
+  if (i >= l)
+    code |= AXIS_MINUS;
+  if (i + l <= last)
+    code |= AXIS_PLUS;
+  const uint high = four && i >= split;
+  const uint d = high ? last - i : i, c = d & ~mask;
+  const uint lo = high ? last - c : c;
+  uint hi = high ? last - c - l : c + l;
+  if (high ? c + l > last : hi > last)
+    hi = lo;
+  const uint marked = (code & AXIS_FRAME) == 2 ? last - i : i;
+  *weight = (real)(d & mask) * inv_l;
+  return (uint4)(code, lo, hi, marked >> m);
+}
+
+/* ---- the steps on GPUs ----
+ *
+ * Both steps run in one pass over the grid, a work-group per tile of
+ * HOMG_TILE_X columns and HOMG_TILE_Y * R rows, each work-item one column
+ * of R consecutive rows (R = HOMG_VALUE_ROWS or HOMG_VARIATION_ROWS; a warp
+ * stores 32 columns of a row, 256 contiguous bytes):
+ *   homg_tile_step       the value step (homg_step's): out = relax(in) at
+ *                        the level's points, P(in at the level's points)
+ *                        elsewhere;
+ *   homg_tile_variation  the variation step out of place: out = in + P d,
+ *                        d = relax(in) - in at the level's points (0 on the
+ *                        boundary), where homg_variation_relax/add take two
+ *                        passes in place and move d through memory.
+ * The level points a tile interpolates from (its own and the next ones
+ * out) are worked out once per work-group into local memory: the
+ * variations d, or the values of in and their relaxations. Each is relaxed
+ * by one work-item, not by each of its neighbours, and a point costs its
+ * own read (variation step), a few local reads and its store. Along a
+ * column the x axis entry is fixed (worked out once per work-item) and the
+ * rows between two level rows share their interpolation along x (the `low`
+ * and `high` of interpolate_point), so a row costs one FMA. The arithmetic
+ * is homg_step's and homg_variation_relax/add's: results agree to rounding.
+ *
+ * Bytes (s = sizeof(real), N = n^2, M level points; the floors
+ * clmg_homg_step_bytes and clmg_homg_variation_step_bytes count s (N + 2 M)
+ * and s (2 N + 4 M)): the value step writes N and reads the level points
+ * and their sources (whole 32-byte sectors of the level rows at l = 2, 4:
+ * s N/2, s N/4); the variation step reads and writes N and reads the
+ * sources (M), its level points coming from caches.
+ *
+ * Level points are indexed by their quadrant coordinate q (i, or n - 1 - i
+ * in the high quadrant of a four-subdomain grid): slot (q >> m) - base. A
+ * tile that straddles the split of a four-subdomain grid (n < 128 only)
+ * runs homg_columns instead, which works out the corners of each work-item
+ * itself. The level points next to the split that the other quadrant's
+ * frame marks (q & mask != 0) are relaxed where they are needed.
+ *
+ * Measured on the H200 at n = 8193 (perf/homg.c), as x its floor per level
+ * from spacing 2 to 4096: the variation step 1.08-1.51 with R = 4 (1.19-1.62
+ * with R = 8, 1.39-2.0 with R = 2), the value step 1.18-1.90 with R = 8
+ * (1.65-2.38 with R = 4: the barrier stalls a tile that has no reads of its
+ * own in flight). Corners worked out per work-item without tiles
+ * (homg_columns alone): variation 1.20-2.78, value 1.04-2.73, worst on the
+ * fine levels, where neighbours relaxed the same level points again. */
+#define HOMG_TILE_X 64u
+#define HOMG_TILE_Y 4u
+#define HOMG_VALUE_ROWS 8u
+#define HOMG_VARIATION_ROWS 4u
+#define HOMG_TILE_ROWS_MAX 8u
+
+/* The row loops unrolled (own[k] in registers). The GPU kernels built on a
+ * CPU for the tests (CLMG_HOMG_GPU_KERNELS): pocl cannot fully unroll them
+ * and warns. */
+#ifdef CLMG_HOMG_GPU_KERNELS
+#define HOMG_UNROLL
+#else
+#define HOMG_UNROLL _Pragma("unroll")
+#endif
+
+/* The variation d = relax(in) - in at level point (x, y) whose axis entries
+ * are axx, axy (0 on the boundary). */
+inline real column_variation(global const real *in, uint n, uint l, uint x, uint y, uint4 axx,
+                             uint4 axy, global const real *sources, uint nv, real hl2,
+                             real omega_quarter, uint zero_input) {
+  if (((axx.x | axy.x) & AXIS_BOUNDARY) != 0)
+    return 0;
+  const uint p = y * n + x;
+  return relax_point(in, p, l, l * n, axx, axy, sources, nv, hl2, omega_quarter, zero_input) -
+         (zero_input ? 0 : in[p]);
+}
+
+/* The column's value at level row y, interpolated along x between the
+ * level columns x0 and x1 (entries ax0, ax1) with weight tx: of in (the
+ * value step) or of d (the variation step). */
+inline real column_corner_row(global const real *in, uint n, uint l, uint m, real inv_l, uint y,
+                              uint x0, uint x1, uint4 ax0, uint4 ax1, real tx,
+                              global const real *sources, uint nv, real hl2, real omega_quarter,
+                              uint zero_input, const uint variation) {
+  real a, b;
+  if (variation) {
+    real unused;
+    const uint4 ay = axis_at(y, l, m, n, inv_l, &unused);
+    a = column_variation(in, n, l, x0, y, ax0, ay, sources, nv, hl2, omega_quarter, zero_input);
+    b = column_variation(in, n, l, x1, y, ax1, ay, sources, nv, hl2, omega_quarter, zero_input);
+  } else {
+    a = in[y * n + x0];
+    b = in[y * n + x1];
+  }
+  return a + tx * (b - a);
+}
+
+/* The value at level point (i, j) of the column: relax(in) (the value
+ * step) or d (the variation step). */
+inline real column_level_point(global const real *in, uint n, uint l, uint m, real inv_l, uint i,
+                               uint j, uint4 ax, global const real *sources, uint nv, real hl2,
+                               real omega_quarter, uint zero_input, const uint variation) {
+  real unused;
+  const uint4 ay = axis_at(j, l, m, n, inv_l, &unused);
+  if (variation)
+    return column_variation(in, n, l, i, j, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+  return relax_point(in, j * n + i, l, l * n, ax, ay, sources, nv, hl2, omega_quarter, zero_input);
+}
+
+/* A step without a tile (the work-items of a tile that straddles the split):
+ * each work-item works out the corners it interpolates from itself, per
+ * chunk of min(l, R) rows. */
+inline void homg_columns(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                         global const real *restrict in, global real *restrict out,
+                         global const real *restrict sources, uint nv, const uint variation,
+                         const uint R) {
+  const uint i = get_global_id(0), j0 = get_global_id(1) * R;
+  if (i >= n || j0 >= n)
+    return;
+  const uint rows = min(R, n - j0);
+  const uint last = n - 1, mask = l - 1, m = 31 - clz(l), four = (n & 1u) == 0;
+  const uint split = four ? n >> 1 : last;
+  const real inv_l = (real)1 / (real)l;
+  global real *column = out + j0 * n + i;
+  real tx;
+  const uint4 ax = axis_at(i, l, m, n, inv_l, &tx);
+  if ((ax.x & AXIS_BOUNDARY) != 0) {
+    for (uint k = 0; k < rows; ++k)
+      column[k * n] = 0; /* the correction is 0 on the Dirichlet boundary */
+    return;
+  }
+  /* The variation step reads every point: all loads first, so a work-item
+   * has its rows in flight at once, as a copy has. */
+  real own[HOMG_TILE_ROWS_MAX];
+  const int reads_own = variation && !zero_input;
+  HOMG_UNROLL
+  for (uint k = 0; k < R; ++k)
+    own[k] = reads_own && k < rows ? in[(j0 + k) * n + i] : 0;
+  real unused;
+  const uint x0 = ax.y, x1 = ax.z, x_level = (ax.x & AXIS_FRAME) != 0;
+  uint4 ax0 = (uint4)(0), ax1 = (uint4)(0);
+  if (variation) {
+    ax0 = axis_at(x0, l, m, n, inv_l, &unused);
+    ax1 = axis_at(x1, l, m, n, inv_l, &unused);
+  }
+  const int interpolates = variation || !zero_input;
+  uint y0 = UINT_MAX, y1 = UINT_MAX; /* the level rows `low` and `high` belong to */
+  real low = 0, high = 0;
+  /* Chunks of min(l, R) rows, aligned, share one interval between level
+   * rows (in either quadrant), whose level rows can only be a chunk's first
+   * or last row; the corners and level points are worked out per chunk, so
+   * the unrolled row loop holds no relaxation. */
+  const uint chunk = min(l, R);
+  for (uint k0 = 0; k0 < rows; k0 += chunk) {
+    const uint ja = j0 + k0, jb = j0 + min(rows, k0 + chunk) - 1;
+    const uint high_half = four && ja >= split, mirror = high_half ? last : 0;
+    if (interpolates && ja != last) {
+      const uint d = high_half ? last - ja : ja, c = d & ~mask;
+      const uint lo = high_half ? last - c : c, hi = high_half ? lo - l : lo + l;
+      if (lo != y0 || hi != y1) {
+        const real new_low =
+            lo == y0   ? low
+            : lo == y1 ? high
+                       : column_corner_row(in, n, l, m, inv_l, lo, x0, x1, ax0, ax1, tx, sources,
+                                           nv, hl2, omega_quarter, zero_input, variation);
+        const real new_high =
+            hi == y1   ? high
+            : hi == y0 ? low
+                       : column_corner_row(in, n, l, m, inv_l, hi, x0, x1, ax0, ax1, tx, sources,
+                                           nv, hl2, omega_quarter, zero_input, variation);
+        low = new_low;
+        high = new_high;
+        y0 = lo;
+        y1 = hi;
+      }
+    }
+    /* level rows: quadrant coordinate a multiple of l, or the rows either
+     * side of the split (four subdomains), marked by the other frame */
+    const uint da = high_half ? last - ja : ja, db = high_half ? last - jb : jb;
+    const int level_a = x_level && ja != 0 && ja != last &&
+                        ((da & mask) == 0 || (four && (ja == split || ja + 1 == split)));
+    const int level_b = x_level && jb != ja && jb != last &&
+                        ((db & mask) == 0 || (four && (jb == split || jb + 1 == split)));
+    real value_a = 0, value_b = 0;
+    if (level_a)
+      value_a = column_level_point(in, n, l, m, inv_l, i, ja, ax, sources, nv, hl2, omega_quarter,
+                                   zero_input, variation);
+    if (level_b)
+      value_b = column_level_point(in, n, l, m, inv_l, i, jb, ax, sources, nv, hl2, omega_quarter,
+                                   zero_input, variation);
+    HOMG_UNROLL
+    for (uint k = 0; k < R; ++k) {
+      const uint j = j0 + k;
+      if (k < k0 || j > jb)
+        continue;
+      real value = 0;
+      if (j == 0 || j == last)
+        value = 0;
+      else if (j == ja && level_a)
+        value = own[k] + value_a;
+      else if (j == jb && level_b)
+        value = own[k] + value_b;
+      else if (interpolates) {
+        const real ty = (real)((mirror ? mirror - j : j) & mask) * inv_l;
+        value = own[k] + (low + ty * (high - low));
+      }
+      column[k * n] = value;
+    }
+  }
+}
+
+
+/* Local memory per tile: level points per axis at most (extent / 2 + 2). */
+#define HOMG_TILE_SLOTS ((HOMG_TILE_X / 2 + 2) * (HOMG_TILE_Y * HOMG_TILE_ROWS_MAX / 2 + 2))
+
+inline void homg_tile(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                      global const real *restrict in, global real *restrict out,
+                      global const real *restrict sources, uint nv, const uint variation,
+                      local real *tile, local real *tile_relaxed, const uint R) {
+  const uint last = n - 1, mask = l - 1, m = 31 - clz(l), four = (n & 1u) == 0;
+  const uint split = four ? n >> 1 : last;
+  const uint gx0 = get_group_id(0) * HOMG_TILE_X, gy0 = get_group_id(1) * HOMG_TILE_Y * R;
+  const uint gx1 = min(last, gx0 + HOMG_TILE_X - 1), gy1 = min(last, gy0 + HOMG_TILE_Y * R - 1);
+  if (four && ((gx0 < split && gx1 >= split) || (gy0 < split && gy1 >= split))) {
+    homg_columns(n, l, hl2, omega_quarter, zero_input, in, out, sources, nv, variation, R);
+    return; /* the whole work-group: no barrier below is reached */
+  }
+  const real inv_l = (real)1 / (real)l;
+  const uint i = get_global_id(0), j0 = get_global_id(1) * R;
+  const uint rows = j0 < n ? min(R, n - j0) : 0;
+  const uint active = i < n && rows > 0;
+  /* The variation step reads every point: all loads first. */
+  real own[HOMG_TILE_ROWS_MAX];
+  const int reads_own = variation && !zero_input && active;
+  HOMG_UNROLL
+  for (uint k = 0; k < R; ++k)
+    own[k] = reads_own && k < rows ? in[(j0 + k) * n + i] : 0;
+
+  /* the tile's level points: slots 0 .. cx - 1 (x) and 0 .. cy - 1 (y) */
+  const uint high_x = four && gx0 >= split, high_y = four && gy0 >= split;
+  const uint qx_min = high_x ? last - gx1 : gx0, qx_max = high_x ? last - gx0 : gx1;
+  const uint qy_min = high_y ? last - gy1 : gy0, qy_max = high_y ? last - gy0 : gy1;
+  const uint bx = qx_min >> m, by = qy_min >> m;
+  const uint cx = (qx_max >> m) - bx + 2, cy = (qy_max >> m) - by + 2;
+  const uint lid = get_local_id(1) * HOMG_TILE_X + get_local_id(0);
+  for (uint t = lid; t < cx * cy; t += HOMG_TILE_X * HOMG_TILE_Y) {
+    const uint sy = t / cx, sx = t - sy * cx;
+    const uint qx = (bx + sx) << m, qy = (by + sy) << m;
+    real value = 0, relaxed = 0;
+    if (qx <= last && qy <= last) { /* beyond the grid: never interpolated from */
+      const uint x = high_x ? last - qx : qx, y = high_y ? last - qy : qy;
+      real unused;
+      const uint4 axx = axis_at(x, l, m, n, inv_l, &unused);
+      const uint4 axy = axis_at(y, l, m, n, inv_l, &unused);
+      if (variation) {
+        value = column_variation(in, n, l, x, y, axx, axy, sources, nv, hl2, omega_quarter,
+                                 zero_input);
+      } else {
+        const uint p = y * n + x;
+        value = zero_input ? 0 : in[p];
+        if (((axx.x | axy.x) & AXIS_BOUNDARY) == 0)
+          relaxed = relax_point(in, p, l, l * n, axx, axy, sources, nv, hl2, omega_quarter,
+                                zero_input);
+      }
+    }
+    tile[t] = value;
+    if (!variation)
+      tile_relaxed[t] = relaxed;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  if (!active)
+    return;
+
+  global real *column = out + j0 * n + i;
+  if (i == 0 || i == last) {
+    for (uint k = 0; k < rows; ++k)
+      column[k * n] = 0; /* the correction is 0 on the Dirichlet boundary */
+    return;
+  }
+  const uint qx = high_x ? last - i : i, sx = (qx >> m) - bx;
+  const real tx = (real)(qx & mask) * inv_l;
+  /* level columns: q a multiple of l, or next to the split (marked by the
+   * other quadrant's frame, not in the tile) */
+  const uint x_special = four && (i == split || i + 1 == split);
+  const uint x_level = (qx & mask) == 0 || x_special;
+  real tx_unused;
+  const uint4 ax = x_level ? axis_at(i, l, m, n, inv_l, &tx_unused) : (uint4)(0);
+  uint sy_cached = UINT_MAX;
+  real low = 0, high = 0;
+  HOMG_UNROLL
+  for (uint k = 0; k < R; ++k) {
+    if (k >= rows)
+      break;
+    const uint j = j0 + k;
+    real value = 0;
+    if (j != 0 && j != last) {
+      const uint qy = high_y ? last - j : j, sy = (qy >> m) - by;
+      const uint y_special = four && (j == split || j + 1 == split);
+      const uint y_level = (qy & mask) == 0 || y_special;
+      if (x_level && y_level && (x_special || y_special)) {
+        value = own[k] + column_level_point(in, n, l, m, inv_l, i, j, ax, sources, nv, hl2,
+                                            omega_quarter, zero_input, variation);
+      } else if (!variation && x_level && y_level) {
+        value = tile_relaxed[sy * cx + sx];
+      } else if (variation || !zero_input) {
+        if (sy != sy_cached) {
+          const local real *r0 = tile + sy * cx + sx;
+          low = r0[0] + tx * (r0[1] - r0[0]);
+          high = r0[cx] + tx * (r0[cx + 1] - r0[cx]);
+          sy_cached = sy;
+        }
+        const real ty = (real)(qy & mask) * inv_l;
+        value = own[k] + (low + ty * (high - low));
+      }
+    }
+    column[k * n] = value;
+  }
+}
+
+__attribute__((reqd_work_group_size(HOMG_TILE_X, HOMG_TILE_Y, 1))) kernel void
+homg_tile_step(uint n, uint l, real hl2, real omega_quarter, uint zero_input, global const real *in,
+               ulong in_offset, global real *out, ulong out_offset, global const real *sources,
+               ulong sources_offset, uint nv) {
+  local real tile[HOMG_TILE_SLOTS], tile_relaxed[HOMG_TILE_SLOTS];
+  homg_tile(n, l, hl2, omega_quarter, zero_input, in + in_offset, out + out_offset,
+            sources + sources_offset, nv, 0, tile, tile_relaxed, HOMG_VALUE_ROWS);
+}
+
+__attribute__((reqd_work_group_size(HOMG_TILE_X, HOMG_TILE_Y, 1))) kernel void
+homg_tile_variation(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                    global const real *in, ulong in_offset, global real *out, ulong out_offset,
+                    global const real *sources, ulong sources_offset, uint nv) {
+  local real tile[HOMG_TILE_SLOTS];
+  homg_tile(n, l, hl2, omega_quarter, zero_input, in + in_offset, out + out_offset,
+            sources + sources_offset, nv, 1, tile, tile, HOMG_VARIATION_ROWS);
+}
+#endif

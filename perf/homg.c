@@ -8,9 +8,12 @@
  *     every point written; the level's points and their source read; three
  *     grids at level 0) over the copy bandwidth measured in the same run.
  *     x_floor = time / floor time (1 is the floor; the H100 target is 1.5).
- *  2. cycles: one MFMG cycle per MaxI inside a solve: time per work unit
- *     (WU, one whole-grid pass) and x_floor of the whole cycle (its steps,
- *     the restriction pyramid and the residual, at their floors).
+ *     The variation step (clmg_homg_variation_step_bytes) is timed as a
+ *     cycle runs it: out of place on GPUs, in place on CPUs.
+ *  2. cycles: one MFMG cycle per schedule (--schedule, default sawtooth)
+ *     and MaxI inside a solve: time per work unit (WU, one whole-grid pass)
+ *     and x_floor of the whole cycle (its steps, the restriction pyramid and
+ *     the residual, at their floors).
  *  3. schedules (double, N up to 1024): one MFMG cycle from x = 0 for each
  *     reading of the cycle (sawtooth, ascent, vshape) and MaxI 2, 4, 32:
  *     steps, work units and the L1 error (the paper's Fig. 4, and its 31
@@ -24,7 +27,7 @@
  *
  *   clmg_perf_homg [--device DEV] [--json FILE] [--size small|large]
  *                  [--n-min N] [--n-max N] [--precision double|float|both]
- *                  [--maxi LIST] [--error-factor F] [--skip-solves 1]
+ *                  [--maxi LIST] [--error-factor F] [--skip-solves 1] [--schedule LIST]
  *                  [--reps R] [--min-time S] [--trials T] */
 #include <errno.h>
 #include <math.h>
@@ -50,7 +53,8 @@ typedef struct settings {
   size_t maxi_count;
   double error_factor;
   int skip_solves;
-  clmg_homg_schedule_type schedule; /* of the cycle table (default sawtooth) */
+  clmg_homg_schedule_type schedules[3]; /* of the cycle table (default sawtooth) */
+  size_t schedule_count;
   perf_timing timing;
 } settings;
 
@@ -70,8 +74,8 @@ static void print_usage(FILE *out) {
           "  --error-factor F    target L1 error of the solves: F x the discretisation error\n"
           "                      (default 1.1)\n"
           "  --skip-solves 1     only the step and cycle timings\n"
-          "  --schedule S        the MFMG schedule of the cycle table: sawtooth (default),\n"
-          "                      ascent or vshape\n"
+          "  --schedule LIST     the MFMG schedules of the cycle table, comma-separated:\n"
+          "                      sawtooth (default), ascent, vshape\n"
           "  --reps R            exactly R timed repetitions per step (default: adaptive)\n"
           "  --min-time S        seconds per adaptive step measurement (default 0.2)\n"
           "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
@@ -97,6 +101,27 @@ static int parse_maxi_list(const char *value, settings *s) {
   return s->maxi_count > 0;
 }
 
+/* A comma-separated list of schedule names. */
+static int parse_schedule_list(const char *value, settings *s) {
+  s->schedule_count = 0;
+  const char *p = value;
+  while (*p) {
+    const char *end = strchr(p, ',');
+    size_t length = end ? (size_t)(end - p) : strlen(p);
+    char name[16];
+    if (length == 0 || length >= sizeof name || s->schedule_count == 3) {
+      return 0;
+    }
+    memcpy(name, p, length);
+    name[length] = '\0';
+    if (!clmg_homg_schedule_parse(name, &s->schedules[s->schedule_count++])) {
+      return 0;
+    }
+    p = end ? end + 1 : p + length;
+  }
+  return s->schedule_count > 0;
+}
+
 static size_t round_up_power_of_two(double v) {
   size_t p = 4;
   while ((double)p < v)
@@ -113,6 +138,8 @@ static int parse_arguments(int argc, char **argv, settings *s) {
   s->maxi[0] = 4;
   s->maxi[1] = 32;
   s->maxi_count = 2;
+  s->schedules[0] = CLMG_HOMG_SCHEDULE_SAWTOOTH;
+  s->schedule_count = 1;
   s->error_factor = 1.1;
   s->timing.min_time_s = 0.2;
   s->timing.trials = 2;
@@ -176,8 +203,9 @@ static int parse_arguments(int argc, char **argv, settings *s) {
     } else if (strcmp(name, "--skip-solves") == 0) {
       s->skip_solves = strcmp(value, "0") != 0;
     } else if (strcmp(name, "--schedule") == 0) {
-      if (!clmg_homg_schedule_parse(value, &s->schedule)) {
-        fprintf(stderr, PROGRAM ": --schedule wants sawtooth, ascent or vshape, not %s\n", value);
+      if (!parse_schedule_list(value, s)) {
+        fprintf(stderr, PROGRAM ": --schedule wants up to 3 of sawtooth, ascent, vshape, not %s\n",
+                value);
         return 0;
       }
     } else if (perf_parse_timing_option(PROGRAM, name, value, &s->timing) == 0) {
@@ -201,6 +229,7 @@ typedef struct step_row {
 
 typedef struct cycle_row {
   clmg_dtype precision;
+  clmg_homg_schedule_type schedule;
   size_t n;
   int four, maxi, steps;
   double work_units, seconds, seconds_per_wu, floor_seconds, x_floor;
@@ -328,6 +357,7 @@ typedef struct timed_step {
   clmg_homg *solver;
   int level;
   clmg_vector *a, *b;
+  int out_of_place; /* the variation step (run_variation_step) */
 } timed_step;
 
 /* Alternates a -> b and b -> a, like the steps of a cycle. */
@@ -337,11 +367,15 @@ static clmg_status run_step(const void *data, long iteration) {
                             : clmg_homg_step(t->solver, t->level, t->b, t->a);
 }
 
-/* The returning schedules' step, in place as a cycle runs it. */
+/* The returning schedules' step as a cycle runs it: on GPUs out of place,
+ * alternating a -> b and b -> a (one pass); on CPUs in place. */
 static clmg_status run_variation_step(const void *data, long iteration) {
-  (void)iteration;
   const timed_step *t = data;
-  return clmg_homg_variation_step(t->solver, t->level, t->a, t->a);
+  if (!t->out_of_place) {
+    return clmg_homg_variation_step(t->solver, t->level, t->a, t->a);
+  }
+  return iteration % 2 == 0 ? clmg_homg_variation_step(t->solver, t->level, t->a, t->b)
+                            : clmg_homg_variation_step(t->solver, t->level, t->b, t->a);
 }
 
 static clmg_homg *create_scheduled_solver(clmg_context *context, size_t n, clmg_dtype precision,
@@ -408,7 +442,7 @@ static void time_steps(clmg_context *context, const settings *s, clmg_dtype prec
   }
   /* finest first, as the table always ran */
   for (int level = info.levels - 1; level >= 0; --level) {
-    timed_step t = {solver, level, p->a, p->b};
+    timed_step t = {solver, level, p->a, p->b, clmg_context_device(context)->is_gpu};
     step_row row;
     memset(&row, 0, sizeof row);
     row.precision = precision;
@@ -489,10 +523,12 @@ static double cycle_floor_seconds(const clmg_homg *solver, const clmg_homg_info 
 
 static void time_cycles(clmg_context *context, const settings *s, clmg_dtype precision,
                         grid_problem *p, int four, results *r) {
-  for (size_t k = 0; k < s->maxi_count; ++k) {
+  for (size_t c = 0; c < s->schedule_count * s->maxi_count; ++c) {
+    const clmg_homg_schedule_type schedule = s->schedules[c / s->maxi_count];
+    const size_t k = c % s->maxi_count;
     /* Two cycles; the second is timed (the first warms up) from its record. */
-    clmg_homg *solver = create_scheduled_solver(context, p->n, precision, CLMG_HOMG_MFMG,
-                                                s->schedule, s->maxi[k], 2, 0, 0, 0, r);
+    clmg_homg *solver = create_scheduled_solver(context, p->n, precision, CLMG_HOMG_MFMG, schedule,
+                                                s->maxi[k], 2, 0, 0, 0, r);
     if (!solver) {
       continue;
     }
@@ -520,6 +556,7 @@ static void time_cycles(clmg_context *context, const settings *s, clmg_dtype pre
     }
     cycle_row row;
     row.precision = precision;
+    row.schedule = schedule;
     row.n = p->n;
     row.four = four;
     row.maxi = s->maxi[k];
@@ -527,12 +564,12 @@ static void time_cycles(clmg_context *context, const settings *s, clmg_dtype pre
     row.work_units = work;
     row.seconds = best;
     row.seconds_per_wu = best / work;
-    row.floor_seconds = cycle_floor_seconds(solver, &info, s->schedule,
+    row.floor_seconds = cycle_floor_seconds(solver, &info, schedule,
                                             (double)clmg_dtype_size(precision), r->copy_gb_per_s);
     row.x_floor = row.seconds / row.floor_seconds;
-    printf("%-6s %-6s %6zu %5d %6d %9.2f %12.3f %12.4f %9.2f\n", clmg_dtype_name(precision),
-           four ? "four" : "nested", p->n, row.maxi, row.steps, row.work_units, row.seconds * 1e3,
-           row.seconds_per_wu * 1e3, row.x_floor);
+    printf("%-6s %-6s %6zu %-9s %5d %6d %9.2f %12.3f %12.4f %9.2f\n", clmg_dtype_name(precision),
+           four ? "four" : "nested", p->n, clmg_homg_schedule_name(schedule), row.maxi, row.steps,
+           row.work_units, row.seconds * 1e3, row.seconds_per_wu * 1e3, row.x_floor);
     fflush(stdout);
     APPEND(r, cycles, cycle_count, cycle_capacity, row);
     clmg_homg_destroy(solver);
@@ -741,7 +778,11 @@ static void write_json(FILE *out, const settings *s, const results *r) {
   json_integer(&w, "n_min", (long long)s->n_min);
   json_integer(&w, "n_max", (long long)s->n_max);
   json_number(&w, "error_factor", s->error_factor);
-  json_string(&w, "cycle_schedule", clmg_homg_schedule_name(s->schedule));
+  json_array_begin(&w, "cycle_schedules");
+  for (size_t k = 0; k < s->schedule_count; ++k) {
+    json_string(&w, NULL, clmg_homg_schedule_name(s->schedules[k]));
+  }
+  json_array_end(&w);
   json_array_begin(&w, "maxi");
   for (size_t k = 0; k < s->maxi_count; ++k) {
     json_integer(&w, NULL, s->maxi[k]);
@@ -780,6 +821,7 @@ static void write_json(FILE *out, const settings *s, const results *r) {
     json_string(&w, "precision", clmg_dtype_name(row->precision));
     json_string(&w, "grid", row->four ? "four-subdomain" : "nested");
     json_integer(&w, "n", (long long)row->n);
+    json_string(&w, "schedule", clmg_homg_schedule_name(row->schedule));
     json_integer(&w, "maxi", row->maxi);
     json_integer(&w, "steps", row->steps);
     json_number(&w, "work_units", row->work_units);
@@ -907,11 +949,10 @@ int main(int argc, char **argv) {
     }
   }
 
-  printf("\nMFMG cycles, schedule %s (one restarted cycle inside a solve: steps, pyramid, "
-         "residual);\nx_floor = time / (the cycle's bytes at their floors / copy bandwidth)\n",
-         clmg_homg_schedule_name(s.schedule));
-  printf("%-6s %-6s %6s %5s %6s %9s %12s %12s %9s\n", "prec", "grid", "n", "maxi", "steps", "WU",
-         "ms/cycle", "ms/WU", "x_floor");
+  printf("\nMFMG cycles (one restarted cycle inside a solve: steps, pyramid, residual);\n"
+         "x_floor = time / (the cycle's bytes at their floors / copy bandwidth)\n");
+  printf("%-6s %-6s %6s %-9s %5s %6s %9s %12s %12s %9s\n", "prec", "grid", "n", "schedule", "maxi",
+         "steps", "WU", "ms/cycle", "ms/WU", "x_floor");
   for (size_t k = 0; k < precision_count; ++k) {
     for (size_t N = s.n_min; N <= s.n_max; N *= 2) {
       for (int four = 0; four < 2; ++four) {

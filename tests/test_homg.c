@@ -7,7 +7,10 @@
  * MaxI and follows the same path at two resolutions, the discretisation
  * error falls as h^2 on nested and four-subdomain grids, Dirichlet data are
  * kept, float works, and bad arguments are refused with a message. Grids
- * stay at n <= 129 (pocl, 2 cores). */
+ * stay at n <= 129 (pocl, 2 cores, and n = 256 for one test). The GPU
+ * kernels of HOMG's steps are checked on this device too
+ * (CLMG_HOMG_GPU_KERNELS). */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -400,9 +403,11 @@ static clmg_homg *make_solver(size_t n, clmg_dtype type, clmg_homg_method method
 }
 
 /* Every level of the fused step, nested and four-subdomain, from a random
- * iterate and from zero, against host_homg_step. */
+ * iterate and from zero, against host_homg_step. (The GPU kernels run
+ * 64-column tiles, whole on a side from n = 128 on, and straddle the split
+ * of four-subdomain grids below.) */
 static void run_homg_step(clmg_dtype type) {
-  const size_t sizes[] = {33, 32, 17, 16};
+  const size_t sizes[] = {33, 32, 17, 16, 129, 128};
   for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
     size_t n = sizes[s], N = n * n;
     double scale = (double)(n - 1) * (double)(n - 1); /* h^2 f ~ 1, so the source matters */
@@ -1411,6 +1416,64 @@ static void test_bad_arguments(void **state) {
   assert_string_equal(clmg_homg_method_name(CLMG_HOMG_VCYCLE), "vcycle");
 }
 
+/* The GPU kernels (lib/homg/internal.h: CLMG_HOMG_GPU_KERNELS=1 gives
+ * solvers created meanwhile cl/homg.cl's GPU side on any device, 2-D
+ * launches and homg_tile_*, the variation step out of place): every step
+ * against the host, and one cycle of every schedule equal to the CPU
+ * kernels' to rounding. On a GPU both sides are the GPU kernels. */
+static int gpu_kernels_off(void **state) {
+  (void)state;
+  return unsetenv("CLMG_HOMG_GPU_KERNELS");
+}
+
+static double *one_cycle(const problem *p, clmg_homg_schedule_type schedule,
+                         clmg_homg_result *result) {
+  clmg_homg_options options;
+  clmg_homg_options_defaults(&options);
+  options.schedule = schedule;
+  options.max_iterations_per_level = 8;
+  options.max_cycles = 1;
+  options.relative_tolerance = 0;
+  clmg_homg *h = NULL;
+  assert_int_equal(clmg_homg_create(context, p->n, &options, &h), CLMG_SUCCESS);
+  clmg_vector *x = make_vector(CLMG_DOUBLE, p->n * p->n, NULL);
+  assert_int_equal(clmg_homg_solve(h, p->df, x, p->du, result), CLMG_SUCCESS);
+  double *out = read_vector(x);
+  clmg_vector_destroy(x);
+  clmg_homg_destroy(h);
+  return out;
+}
+
+static void test_gpu_kernels(void **state) {
+  (void)state;
+  const size_t sizes[] = {129, 128, 256};
+  const clmg_homg_schedule_type schedules[] = {
+      CLMG_HOMG_SCHEDULE_SAWTOOTH, CLMG_HOMG_SCHEDULE_ASCENT, CLMG_HOMG_SCHEDULE_VSHAPE};
+  for (size_t s = 0; s < 3; ++s) {
+    problem p = paper_problem(sizes[s], CLMG_DOUBLE);
+    for (int k = 0; k < 3; ++k) {
+      clmg_homg_result cpu, gpu;
+      assert_int_equal(unsetenv("CLMG_HOMG_GPU_KERNELS"), 0);
+      double *want = one_cycle(&p, schedules[k], &cpu);
+      assert_int_equal(setenv("CLMG_HOMG_GPU_KERNELS", "1", 1), 0);
+      double *got = one_cycle(&p, schedules[k], &gpu);
+      char what[96];
+      snprintf(what, sizeof what, "one %s cycle with the GPU kernels, n = %zu",
+               clmg_homg_schedule_name(schedules[k]), sizes[s]);
+      expect_close(what, got, want, sizes[s] * sizes[s], 1e-12);
+      if (!(fabs(gpu.l1_error - cpu.l1_error) <= 1e-9 * cpu.l1_error))
+        fail_msg("%s: L1 error %.12g, the CPU kernels' %.12g", what, gpu.l1_error, cpu.l1_error);
+      clmg_homg_result_free(&cpu);
+      clmg_homg_result_free(&gpu);
+      free(want);
+      free(got);
+    }
+    free_problem(&p);
+  }
+  run_homg_step(CLMG_DOUBLE);
+  run_homg_step(CLMG_FLOAT);
+}
+
 static int open_context(void **state) {
   (void)state;
   rng_seed(0x5eed004ULL);
@@ -1446,6 +1509,7 @@ int main(void) {
       cmocka_unit_test(test_schedule_and_steps),
       cmocka_unit_test(test_stagnation_after_the_first_cycle),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test_teardown(test_gpu_kernels, gpu_kernels_off),
   };
   return cmocka_run_group_tests_name("homg", tests, open_context, close_context);
 }

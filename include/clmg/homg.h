@@ -279,8 +279,9 @@ CLMG_API clmg_status clmg_homg_step(clmg_homg *homg, int level, const clmg_vecto
  * 2): out = in + P (relax(in) - in) at interior points, 0 on the boundary,
  * where relax is the fused step's relaxation of the level's points and P
  * its interpolation from them (so out = relax(in) at the level's points).
- * in NULL stands for 0; out may be in (the step in place, as a cycle runs
- * it; otherwise in is first copied to out). */
+ * in NULL stands for 0; out may be in (then the step goes through a work
+ * array on GPUs, which run it out of place in one pass; CPUs run it in
+ * place, in is first copied to out otherwise). */
 CLMG_API clmg_status clmg_homg_variation_step(clmg_homg *homg, int level, const clmg_vector *in,
                                               clmg_vector *out);
 
@@ -289,9 +290,11 @@ CLMG_API clmg_status clmg_homg_variation_step(clmg_homg *homg, int level, const 
  * source read; 3 n^2 values on the finest level. */
 CLMG_API clmg_status clmg_homg_step_bytes(const clmg_homg *homg, int level, uint64_t *bytes);
 /* The same for clmg_homg_variation_step (the returning schedules' steps on
- * coarse levels): the level's points read, with their source, and their
- * variations written, then every point read and written and the
- * variations read: 2 n^2 values plus 4 per level point. */
+ * coarse levels): every point read and written, and the source of the
+ * level's points read: 2 n^2 values plus 1 per level point. GPUs run the
+ * step in that one pass (out of place); the CPU kernels take two passes
+ * and move 3 values more per level point (the variations written and read
+ * back, the level's points read again). */
 CLMG_API clmg_status clmg_homg_variation_step_bytes(const clmg_homg *homg, int level,
                                                     uint64_t *bytes);
 

@@ -4,21 +4,44 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
-    "grid_jacobi",       "grid_residual_sums",    "grid_error_sums",  "restrict_full_weighting",
-    "restrict_residual", "interpolate",           "homg_step",        "stencil_apply",
-    "stencil_defect",    "stencil_weighted_step", "stencil_diagonal", "homg_variation_relax",
-    "homg_variation_add"};
+    "grid_jacobi",        "grid_residual_sums",    "grid_error_sums",    "restrict_full_weighting",
+    "restrict_residual",  "interpolate",           "homg_step",          "stencil_apply",
+    "stencil_defect",     "stencil_weighted_step", "stencil_diagonal",   "homg_variation_relax",
+    "homg_variation_add", "homg_tile_step",        "homg_tile_variation"};
+
+/* Kernels of one side only (cl/homg.cl builds the others for CPUs). */
+static int kernel_wanted(int id, int gpu) {
+  int cpu_only = id == GRID_K_HOMG_STEP || id == GRID_K_HOMG_VARIATION_RELAX ||
+                 id == GRID_K_HOMG_VARIATION_ADD;
+  int gpu_only = id == GRID_K_HOMG_TILE_STEP || id == GRID_K_HOMG_TILE_VARIATION;
+  return gpu ? !cpu_only : !gpu_only;
+}
 
 clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kernels *kernels) {
   memset(kernels, 0, sizeof *kernels);
   kernels->context = context;
   kernels->type = type;
+  const char *forced = getenv("CLMG_HOMG_GPU_KERNELS");
+  int is_cpu = context->info.is_cpu;
+  /* the tile kernels' work-groups are 64 x 4 */
+  kernels->gpu = (context->info.is_gpu && context->info.max_work_group_size >= 256) ||
+                 (forced && strcmp(forced, "1") == 0);
+  /* CLMG_CPU (set for CPU devices) picks the CPU side of cl/homg.cl; the
+   * launches follow kernels->gpu, so the program must too. */
+  char options[192];
+  snprintf(options, sizeof options, "%s%s", clmg_real_options(context, type),
+           kernels->gpu && is_cpu     ? " -DCLMG_HOMG_GPU_KERNELS=1"
+           : !kernels->gpu && !is_cpu ? " -DCLMG_CPU=1"
+                                      : "");
   for (int id = 0; id < GRID_KERNEL_COUNT; ++id) {
-    clmg_status status = clmg_get_kernel(context, "homg", clmg_real_options(context, type),
-                                         grid_kernel_names[id], &kernels->kernel[id]);
+    if (!kernel_wanted(id, kernels->gpu))
+      continue;
+    clmg_status status =
+        clmg_get_kernel(context, "homg", options, grid_kernel_names[id], &kernels->kernel[id]);
     if (status != CLMG_SUCCESS)
       return status;
   }
@@ -45,25 +68,23 @@ static void arg_grid(clmg_kernel_args *args, grid_ref ref) {
 }
 
 /* A streaming launch over an n x n grid (FOR_EACH_POINT in cl/homg.cl): on
- * CPUs a 1-D range of contiguous chunks; on GPUs one work-item per point in
- * 2-D work-groups of 64 x 4 (rows of 64 for coalescing), rounded up. */
-static clmg_status launch_2d(clmg_kernel_args *args, size_t n, size_t items_per_row) {
+ * CPUs a 1-D range of contiguous chunks; on GPUs (k->gpu) a 2-D range of
+ * items_per_row x rows work-items in work-groups of 64 x 4 (rows of 64 for
+ * coalescing; the tile kernels require that size), rounded up. */
+static clmg_status launch_2d(const grid_kernels *k, clmg_kernel_args *args, size_t n,
+                             size_t items_per_row, size_t rows) {
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_context *context = args->context;
-  if (!context->info.is_gpu) {
+  if (!k->gpu) {
     size_t global, local;
     clmg_launch_1d(context, n * n, 0, &global, &local);
     return clmg_enqueue_1d(context, args->kernel, args->name, global, local, NULL);
   }
   size_t local[2] = {64, 4};
-  if (context->info.max_work_group_size < 256) {
-    local[0] = context->info.max_work_group_size < 64 ? context->info.max_work_group_size : 64;
-    local[1] = 1;
-  }
   size_t global[2] = {(items_per_row + local[0] - 1) / local[0] * local[0],
-                      (n + local[1] - 1) / local[1] * local[1]};
+                      (rows + local[1] - 1) / local[1] * local[1]};
   cl_event *profiled = clmg_profile_event_slot(context, args->name, global[0] * global[1]);
   cl_int error = clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0,
                                         NULL, profiled);
@@ -76,8 +97,8 @@ static clmg_status launch_2d(clmg_kernel_args *args, size_t n, size_t items_per_
   return clmg_fail_cl(context, error, what);
 }
 
-static clmg_status launch(clmg_kernel_args *args, size_t n) {
-  return launch_2d(args, n, n);
+static clmg_status launch(const grid_kernels *k, clmg_kernel_args *args, size_t n) {
+  return launch_2d(k, args, n, n, n);
 }
 
 /* A reduction launch: `results` partial sums per work-group, added on the
@@ -101,7 +122,7 @@ clmg_status grid_jacobi(const grid_kernels *k, size_t n, double h, double omega,
   arg_grid(&args, (flags & GRID_JACOBI_ZERO_INPUT) ? b : u);
   arg_grid(&args, b);
   arg_grid(&args, out);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 clmg_status grid_residual_sums(const grid_kernels *k, size_t n, grid_ref u, grid_ref b,
@@ -143,7 +164,7 @@ clmg_status grid_restrict(const grid_kernels *k, size_t nc, size_t n_in, unsigne
   clmg_arg_real(&args, k->type, beta);
   arg_grid(&args, in);
   arg_grid(&args, out);
-  return launch(&args, nc);
+  return launch(k, &args, nc);
 }
 
 clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u, grid_ref b,
@@ -158,7 +179,7 @@ clmg_status grid_restrict_residual(const grid_kernels *k, size_t nc, grid_ref u,
   arg_grid(&args, u);
   arg_grid(&args, b);
   arg_grid(&args, out);
-  return launch(&args, nc);
+  return launch(k, &args, nc);
 }
 
 clmg_status grid_interpolate(const grid_kernels *k, size_t nc, double alpha, double beta,
@@ -172,7 +193,7 @@ clmg_status grid_interpolate(const grid_kernels *k, size_t nc, double alpha, dou
   clmg_arg_real(&args, k->type, beta);
   arg_grid(&args, coarse);
   arg_grid(&args, fine);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 static double inverse_h2(size_t n) {
@@ -189,7 +210,7 @@ clmg_status grid_stencil_apply(const grid_kernels *k, size_t n, double alpha, gr
   clmg_arg_real(&args, k->type, beta);
   arg_grid(&args, x);
   arg_grid(&args, y);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 clmg_status grid_stencil_defect(const grid_kernels *k, size_t n, grid_ref b, grid_ref x,
@@ -201,7 +222,7 @@ clmg_status grid_stencil_defect(const grid_kernels *k, size_t n, grid_ref b, gri
   arg_grid(&args, b);
   arg_grid(&args, x);
   arg_grid(&args, r);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 clmg_status grid_stencil_weighted_step(const grid_kernels *k, size_t n, grid_ref w, grid_ref b,
@@ -214,7 +235,7 @@ clmg_status grid_stencil_weighted_step(const grid_kernels *k, size_t n, grid_ref
   arg_grid(&args, b);
   arg_grid(&args, x);
   arg_grid(&args, x_new);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 clmg_status grid_stencil_diagonal(const grid_kernels *k, size_t n, grid_ref d) {
@@ -223,7 +244,7 @@ clmg_status grid_stencil_diagonal(const grid_kernels *k, size_t n, grid_ref d) {
   arg_uint(&args, n);
   clmg_arg_real(&args, k->type, inverse_h2(n));
   arg_grid(&args, d);
-  return launch(&args, n);
+  return launch(k, &args, n);
 }
 
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
@@ -240,8 +261,7 @@ clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
   arg_uint(&args, a->nv);
   arg_grid(&args, a->axis);
   arg_grid(&args, a->weight);
-  /* on GPUs each work-item takes HOMG_STEP_POINTS (4) points of a row */
-  return launch_2d(&args, a->n, (a->n + 3) / 4);
+  return launch(k, &args, a->n);
 }
 
 /* Points of spacing `spacing` along one axis that some frame marks
@@ -267,7 +287,7 @@ clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const hom
     arg_grid(&args, a->axis);
     arg_grid(&args, a->weight);
     size_t count = marked_count(a->spacing, a->n);
-    return launch_2d(&args, count, count);
+    return launch(k, &args, count);
   }
   begin(k, GRID_K_HOMG_VARIATION_ADD, &args);
   arg_uint(&args, a->n);
@@ -277,8 +297,28 @@ clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const hom
   arg_grid(&args, a->out);
   arg_grid(&args, a->axis);
   arg_grid(&args, a->weight);
-  /* on GPUs each work-item takes HOMG_STEP_POINTS (4) points of a row */
-  return launch_2d(&args, a->n, (a->n + 3) / 4);
+  return launch(k, &args, a->n);
+}
+
+/* cl/homg.cl: rows per work-item of homg_tile_step and homg_tile_variation */
+#define HOMG_VALUE_ROWS 8
+#define HOMG_VARIATION_ROWS 4
+
+clmg_status grid_homg_tile_step(const grid_kernels *k, int variation, const homg_step_args *a) {
+  clmg_kernel_args args;
+  begin(k, variation ? GRID_K_HOMG_TILE_VARIATION : GRID_K_HOMG_TILE_STEP, &args);
+  arg_uint(&args, a->n);
+  arg_uint(&args, a->spacing);
+  clmg_arg_real(&args, k->type, a->hl2);
+  clmg_arg_real(&args, k->type, 0.25 * a->omega);
+  arg_uint(&args, a->zero_input != 0);
+  arg_grid(&args, a->zero_input ? a->out : a->in);
+  arg_grid(&args, a->out);
+  arg_grid(&args, a->sources);
+  arg_uint(&args, a->nv);
+  /* one work-item per column and `rows` rows */
+  size_t rows = variation ? HOMG_VARIATION_ROWS : HOMG_VALUE_ROWS;
+  return launch_2d(k, &args, a->n, a->n, (a->n + rows - 1) / rows);
 }
 
 /* ---- the public functions ---- */

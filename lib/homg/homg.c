@@ -700,6 +700,12 @@ static homg_step_args step_args(const clmg_homg *h, int m, const clmg_vector *in
   return a;
 }
 
+/* GPUs run the tile kernels: the value step, and the variation step in
+ * one pass out of place (cl/homg.cl, homg_tile_*). */
+static int fused_steps(const clmg_homg *h) {
+  return h->kernels.gpu;
+}
+
 /* One step at spacing 2^m h from `in` (NULL: zero) to `out`; accumulate
  * (m = 0 only) adds the result to out instead. */
 static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_vector *out,
@@ -710,6 +716,8 @@ static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_ve
                        grid_ref_of(in ? in : h->r), grid_ref_of(h->r), grid_ref_of(out));
   }
   homg_step_args a = step_args(h, m, in, out);
+  if (fused_steps(h))
+    return grid_homg_tile_step(&h->kernels, 0, &a);
   return grid_homg_step(&h->kernels, &a);
 }
 
@@ -795,10 +803,19 @@ clmg_status clmg_homg_variation_step(clmg_homg *h, int level, const clmg_vector 
   if (status == CLMG_SUCCESS)
     status = check_grid_vector(h, out, "the output");
   int in_place = in && in->buffer == out->buffer && in->offset == out->offset;
-  if (status == CLMG_SUCCESS && in && !in_place)
+  if (status != CLMG_SUCCESS)
+    return status;
+  int m = spacing_exponent(h, level);
+  if (fused_steps(h)) {
+    /* out of place: in place goes through e[1] */
+    homg_step_args a = step_args(h, m, in, in_place ? h->e[1] : out);
+    status = grid_homg_tile_step(&h->kernels, 1, &a);
+    return status == CLMG_SUCCESS && in_place ? clmg_copy(h->e[1], out) : status;
+  }
+  if (in && !in_place)
     status = clmg_copy(in, out);
   if (status == CLMG_SUCCESS)
-    status = variation_step(h, spacing_exponent(h, level), out, in == NULL, h->e[1]);
+    status = variation_step(h, m, out, in == NULL, h->e[1]);
   return status;
 }
 
@@ -824,7 +841,7 @@ clmg_status clmg_homg_variation_step_bytes(const clmg_homg *h, int level, uint64
     return CLMG_ERROR_INVALID_ARGUMENT;
   int m = spacing_exponent(h, level);
   uint64_t points = (uint64_t)h->n * h->n, element = clmg_dtype_size(h->type);
-  *bytes = (2 * points + 4 * level_points(h, m)) * element;
+  *bytes = (2 * points + level_points(h, m)) * element;
   return CLMG_SUCCESS;
 }
 
@@ -880,10 +897,11 @@ static clmg_status value_cycle(clmg_homg *h, solve_state *s) {
 static double level_work(const clmg_homg *h, size_t nc);
 
 /* A cycle of variation steps (returning schedules): a step on a coarser
- * level updates e[current] in place (the other array takes the
- * variations: a pass over the level's points, then one over the grid); a
- * step on the finest level is a Jacobi sweep into the other array, the
- * last one into x. */
+ * level goes from e[current] to the other array in one pass on GPUs
+ * (fused_steps), or updates e[current] in place on CPUs (the other array
+ * takes the variations: a pass over the level's points, then one over the
+ * grid); a step on the finest level is a Jacobi sweep into the other
+ * array, the last one into x. */
 static clmg_status variation_cycle(clmg_homg *h, solve_state *s) {
   clmg_status status = CLMG_SUCCESS;
   int current = 0, zero = 1;
@@ -896,6 +914,11 @@ static clmg_status variation_cycle(clmg_homg *h, solve_state *s) {
       if (!last)
         current = 1 - current;
       s->work_units += 1;
+    } else if (fused_steps(h)) {
+      homg_step_args a = step_args(h, m, zero ? NULL : h->e[current], h->e[1 - current]);
+      status = grid_homg_tile_step(&h->kernels, 1, &a);
+      current = 1 - current;
+      s->work_units += 1 + level_work(h, h->source_side[m]);
     } else {
       status = variation_step(h, m, h->e[current], zero, h->e[1 - current]);
       s->work_units += 1 + level_work(h, h->source_side[m]);

@@ -26,14 +26,21 @@ typedef enum grid_kernel_id {
   GRID_K_STENCIL_DIAGONAL,
   GRID_K_HOMG_VARIATION_RELAX,
   GRID_K_HOMG_VARIATION_ADD,
+  GRID_K_HOMG_TILE_STEP, /* the GPU kernels (k->gpu) of HOMG's steps */
+  GRID_K_HOMG_TILE_VARIATION,
   GRID_KERNEL_COUNT
 } grid_kernel_id;
 
 /* The kernels of one precision, looked up once (by a solver at creation, so
- * a step costs no table search). */
+ * a step costs no table search). gpu: the GPU kernels and launches (2-D
+ * ranges; cl/homg.cl without CLMG_CPU; HOMG's steps in homg_tile_*, the
+ * CPU ones in homg_step and homg_variation_*): on GPUs that take
+ * work-groups of 256, and on any device when the environment sets
+ * CLMG_HOMG_GPU_KERNELS=1, so that the tests check them on pocl too. */
 typedef struct grid_kernels {
   clmg_context *context;
   clmg_dtype type;
+  int gpu;
   cl_kernel kernel[GRID_KERNEL_COUNT];
 } grid_kernels;
 
@@ -91,12 +98,17 @@ typedef struct homg_step_args {
   grid_ref in, out, sources, axis, weight;
 } homg_step_args;
 
+/* CPUs (!k->gpu): */
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a);
 /* One phase of the step with variations (cl/homg.cl, homg_variation_step):
  * phase 0 writes relax(in) - in at the level's points into a->out, phase 1
  * adds a->in (those variations) there and their interpolation elsewhere
  * to a->out; zero_input: in (phase 0) or out (phase 1) is 0. */
 clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const homg_step_args *a);
+/* GPUs (k->gpu): the value step (homg_step's), or with variation the
+ * variation step in one pass out of place, a->out = a->in + P (relax(a->in)
+ * - a->in) (cl/homg.cl, homg_tile_*); a->in must not be a->out. */
+clmg_status grid_homg_tile_step(const grid_kernels *k, int variation, const homg_step_args *a);
 
 /* Largest n: n^2 must stay below 2^31 for the kernels' 32-bit indices. */
 #define GRID_MAX_N ((size_t)32769)
