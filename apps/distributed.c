@@ -8,6 +8,7 @@
  * Only rank 0 writes to stdout and stderr; a failure on any rank is agreed
  * (clmg_mpi_agree, or agree_failure before a context exists), so rank 0
  * reports it and every rank exits with the same status. */
+#define _POSIX_C_SOURCE 200809L
 #include "distributed.h"
 
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "clmg/mpi.h"
 #include "subcommands.h"
@@ -757,6 +759,16 @@ int distributed_cli_main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &world_size);
+  /* pocl builds kernels in files under POCL_CACHE_DIR named by the
+   * program; with its kernel cache off, ranks compiling one program at
+   * once remove each other's files (pocl then aborts): one directory each */
+  const char *pocl_cache = getenv("POCL_CACHE_DIR");
+  if (pocl_cache && *pocl_cache) {
+    char directory[4096];
+    snprintf(directory, sizeof directory, "%s/rank%d", pocl_cache, world_rank);
+    mkdir(directory, 0777);
+    setenv("POCL_CACHE_DIR", directory, 1);
+  }
   if (world_rank != 0) { /* rank 0 speaks for all */
     if (!freopen("/dev/null", "w", stdout) || !freopen("/dev/null", "w", stderr))
       MPI_Abort(MPI_COMM_WORLD, EXIT_LIBRARY_FAILURE);

@@ -24,6 +24,17 @@ kernel void gather(ulong n, global const real *x, ulong x_offset, global const u
   GRID_LOOP(i, n) { y[i] = x[index[i]]; }
 }
 
+/* y[index[i]] += alpha x[i] with distinct indices: adds the off-process
+ * block's product into the rows that have one (clmg_mpi). */
+kernel void scatter_add(ulong n, real alpha, global const real *x, ulong x_offset,
+                        global const uint *index, ulong index_offset, global real *y,
+                        ulong y_offset) {
+  x += x_offset;
+  index += index_offset;
+  y += y_offset;
+  GRID_LOOP(i, n) { y[index[i]] += alpha * x[i]; }
+}
+
 kernel void scale_vector(ulong n, real alpha, global real *x, ulong x_offset) {
   x += x_offset;
   GRID_LOOP(i, n) { x[i] *= alpha; }

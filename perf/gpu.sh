@@ -78,6 +78,13 @@
 #   AMG_MTX_DIR        where the GPU run writes its matrices for the baselines
 #                      (pyamg when importable, hypre when clmg_hypre_pcg was
 #                      built or .hypre/ carries it); default /tmp/clmg-amg-mtx
+#   SKIP_SCALING=1     skip perf/scaling.sh (clmg_mpi: needs an MPI, the
+#                      machine's or MPICH carried as a wheel in .whl/)
+#   SCALING_GPU_RANKS, SCALING_GPU_STRONG, SCALING_GPU_WEAK_2D, _WEAK_3D,
+#   _WEAK_CIRCLE and SCALING_POCL_...: perf/scaling.sh's RANKS, STRONG, ...
+#                      (defaults: GPU 1 2 ranks, circle:10 box3:8:4, "32 5",
+#                      "6 4", 9; pocl 1 2 4 ranks, circle:8 box3:4:4, "24 6",
+#                      "3 4", 7)
 #   SKIP_FLOW=1        skip the Navier-Stokes benchmark (clmg_perf_flow), the DFG
 #                      2D-1 runs of clmg flow and the cavity profiles against Ghia
 #   FLOW_GPU_ARGS      arguments for clmg_perf_flow on the GPU (default "--levels 3:7")
@@ -205,6 +212,7 @@ section() { printf '\n===== %s =====\n' "$*"; }
   for wheel in .whl/*.whl; do
     [[ -e "${wheel}" ]] || continue
     module="$(basename "${wheel}" | cut -d- -f1)"
+    [[ "${module}" == mpich ]] && continue # unpacked below, for clmg_mpi
     if python3 -c "import ${module}" 2>/dev/null; then
       echo "${module}: already importable"
     else
@@ -250,6 +258,24 @@ if ! ldconfig -p | grep -q 'libOpenCL\.so '; then
   if [[ -n "${opencl_runtime}" ]]; then
     cmake_args+=("-DOpenCL_LIBRARY=${opencl_runtime}")
   fi
+fi
+
+# MPI for clmg_mpi and the scaling benchmark: the machine's, else MPICH
+# carried as PyPI's wheel in .whl/ (relocatable, with mpicc and mpiexec),
+# unpacked to /tmp/clmg-mpich.
+mpiexec_path="$(command -v mpiexec || true)"
+if [[ -z "${mpiexec_path}" ]]; then
+  for wheel in .whl/mpich-*.whl; do
+    [[ -e "${wheel}" ]] || continue
+    rm -rf /tmp/clmg-mpich && mkdir -p /tmp/clmg-mpich &&
+      python3 -m zipfile -e "${wheel}" /tmp/clmg-mpich || continue
+    mpi_prefix="$(echo /tmp/clmg-mpich/mpich-*.data/data)"
+    chmod +x "${mpi_prefix}"/bin/*
+    cmake_args+=("-DMPI_C_COMPILER=${mpi_prefix}/bin/mpicc"
+      "-DMPIEXEC_EXECUTABLE=${mpi_prefix}/bin/mpiexec")
+    mpiexec_path="${mpi_prefix}/bin/mpiexec"
+    echo "MPI: ${wheel} unpacked to ${mpi_prefix}" | tee -a "${setup_log}"
+  done
 fi
 
 section "configure and build (Release, ${build_dir})" | tee -a "${setup_log}"
@@ -387,6 +413,28 @@ if [[ ${build_status} -eq 0 ]]; then
       "${results_dir}/bench-pocl.json" --html "${results_dir}/bench.html" 2>&1 |
       tee -a "${bench_log}"
     record "clmg bench --compare" $?
+  fi
+  if [[ "${SKIP_SCALING:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_scaling" ]]; then
+    for where in gpu pocl; do
+      section "scaling (perf/scaling.sh): ranks on ${where}" | tee -a "${bench_log}"
+      start_step
+      rm -f "${results_dir}/scaling-${where}.jsonl"
+      if [[ "${where}" == gpu ]]; then
+        # the ranks share the one GPU unless the machine has more
+        BUILD="${build_dir}" MPIEXEC="${mpiexec_path}" DEVICE=gpu \
+          RANKS="${SCALING_GPU_RANKS:-1 2}" STRONG="${SCALING_GPU_STRONG:-circle:10 box3:8:4}" \
+          WEAK_2D="${SCALING_GPU_WEAK_2D:-32 5}" WEAK_3D="${SCALING_GPU_WEAK_3D:-6 4}" \
+          WEAK_CIRCLE="${SCALING_GPU_WEAK_CIRCLE:-9}" OUT="${results_dir}/scaling-gpu.jsonl" \
+          perf/scaling.sh 2>&1 | tee -a "${bench_log}"
+      else
+        BUILD="${build_dir}" MPIEXEC="${mpiexec_path}" DEVICE=pocl RANKS="1 2 4" \
+          STRONG="${SCALING_POCL_STRONG:-circle:8 box3:4:4}" \
+          WEAK_2D="${SCALING_POCL_WEAK_2D:-24 6}" WEAK_3D="${SCALING_POCL_WEAK_3D:-3 4}" \
+          WEAK_CIRCLE="${SCALING_POCL_WEAK_CIRCLE:-7}" OUT="${results_dir}/scaling-pocl.jsonl" \
+          perf/scaling.sh 2>&1 | tee -a "${bench_log}"
+      fi
+      record "scaling ${where}" "${PIPESTATUS[0]}"
+    done
   fi
   if [[ "${SKIP_FLOW:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_flow" ]]; then
     run_json_benchmark flow gpu "${gpu_device}" "${FLOW_GPU_ARGS:---levels 3:7}"

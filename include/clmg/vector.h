@@ -74,6 +74,10 @@ CLMG_API clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_ve
  * y's length whose entries are below length(x) (the device does not check
  * them); x and y of one floating type, y not aliasing x. Packs a halo. */
 CLMG_API clmg_status clmg_gather(const clmg_vector *x, const clmg_vector *index, clmg_vector *y);
+/* y[index[i]] += alpha x[i] for i < length(x): the reverse of gather, for
+ * distinct indices below length(y) (a repeated index races). */
+CLMG_API clmg_status clmg_scatter_add(double alpha, const clmg_vector *x, const clmg_vector *index,
+                                      clmg_vector *y);
 /* *result = x . y */
 CLMG_API clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result);
 /* *result = ||x||_2 */

@@ -119,6 +119,7 @@ typedef enum blas1_kernel_id {
   K_SCALED_SUMSQ_PARTIALS,
   K_QUOTIENT,
   K_GATHER,
+  K_SCATTER_ADD,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -141,7 +142,8 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "multi_axpy",
                                                  "scaled_sumsq_partials",
                                                  "quotient",
-                                                 "gather"};
+                                                 "gather",
+                                                 "scatter_add"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -332,22 +334,30 @@ clmg_status clmg_pointwise_multiply(const clmg_vector *a, const clmg_vector *b, 
   return launch_streaming(&args, a->length);
 }
 
+/* The checks of gather and scatter_add: `dense` (the one indexed) and
+ * `packed` (length(index) entries) of one floating type, index uint32. */
+static clmg_status check_indexed(const char *op, const clmg_vector *dense, const clmg_vector *index,
+                                 const clmg_vector *packed) {
+  const clmg_vector *v[] = {dense};
+  clmg_status status = check_vectors(op, 1, v);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_context *context = dense->context;
+  if (!packed || packed->context != context || packed->type != dense->type)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: the vectors must be %s vectors of "
+                     "one context",
+                     op, clmg_dtype_name(dense->type));
+  if (!index || index->type != CLMG_UINT32 || index->context != context ||
+      index->length != packed->length)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: the index must be a uint32 vector of %zu entries in the same context", op,
+                     packed->length);
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_gather(const clmg_vector *x, const clmg_vector *index, clmg_vector *y) {
-  const clmg_vector *v[] = {x, y};
-  clmg_status status = check_vectors("gather", 1, v);
-  if (status == CLMG_SUCCESS && (!y || y->context != x->context || y->type != x->type))
-    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "gather: y must be a %s vector of x's context", clmg_dtype_name(x->type));
-  if (status == CLMG_SUCCESS && !index)
-    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT, "gather: NULL index vector");
-  if (status == CLMG_SUCCESS && index->type != CLMG_UINT32)
-    status = clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
-                       "gather: the index vector is %s, not uint32", clmg_dtype_name(index->type));
-  if (status == CLMG_SUCCESS && (index->context != x->context || index->length != y->length))
-    status =
-        clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
-                  "gather: the index vector has %zu entries in %s context; y has %zu",
-                  index->length, index->context == x->context ? "the same" : "another", y->length);
+  clmg_status status = check_indexed("gather", x, index, y);
   if (status != CLMG_SUCCESS || y->length == 0)
     return status;
   clmg_kernel_args args;
@@ -359,6 +369,23 @@ clmg_status clmg_gather(const clmg_vector *x, const clmg_vector *index, clmg_vec
   clmg_arg_vector(&args, index);
   clmg_arg_vector(&args, y);
   return launch_streaming(&args, y->length);
+}
+
+clmg_status clmg_scatter_add(double alpha, const clmg_vector *x, const clmg_vector *index,
+                             clmg_vector *y) {
+  clmg_status status = check_indexed("scatter_add", y, index, x);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_kernel_args args;
+  status = blas1_kernel(y->context, y->type, K_SCATTER_ADD, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_real(&args, x->type, alpha);
+  clmg_arg_vector(&args, x);
+  clmg_arg_vector(&args, index);
+  clmg_arg_vector(&args, y);
+  return launch_streaming(&args, x->length);
 }
 
 clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,

@@ -27,7 +27,11 @@ struct clmg_mpi_matrix {
   size_t local_rows, local_cols, local_nonzeros, ghosts, sends;
   int square; /* one partition for rows and columns: the diagonal is in the local block */
   clmg_matrix *local_block;
+  /* the off-process block on the rows that have entries there (the
+   * boundary rows): its product goes to ghost_product, then into y */
   clmg_matrix *ghost_block; /* NULL without ghosts */
+  clmg_vector *ghost_rows;  /* uint32: which local row each of its rows is */
+  clmg_vector *ghost_product;
   /* receives: from rank receive_rank[k], ghosts [receive_offset[k], receive_offset[k + 1]) */
   int receive_count, send_count;
   int *receive_rank, *receive_offset, *send_rank, *send_offset;
@@ -161,7 +165,8 @@ static clmg_status gather_blocks(clmg_mpi_matrix *m, clmg_status status, const c
 /* Splits the rows into the local and ghost CSR blocks and lists the ghosts'
  * global columns (sorted). */
 static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *local_block,
-                              clmg_csr *ghost_block, int32_t **ghost_columns) {
+                              clmg_csr *ghost_block, uint32_t **ghost_rows,
+                              int32_t **ghost_columns) {
   clmg_mpi *mpi = m->mpi;
   const uint64_t begin = m->first_col, end = m->first_col + m->local_cols;
   size_t nnz = clmg_csr_nnz(a), off = 0;
@@ -177,8 +182,9 @@ static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *l
   ghost_block->row_ptr = calloc(a->rows + 1, sizeof(int64_t));
   ghost_block->col = malloc((off + 1) * sizeof(int32_t));
   ghost_block->val = malloc((off + 1) * sizeof(double));
+  *ghost_rows = malloc((a->rows + 1) * sizeof **ghost_rows);
   if (!ghosts || !local_block->row_ptr || !local_block->col || !local_block->val ||
-      !ghost_block->row_ptr || !ghost_block->col || !ghost_block->val) {
+      !ghost_block->row_ptr || !ghost_block->col || !ghost_block->val || !*ghost_rows) {
     free(ghosts);
     return no_memory(mpi, "the local and off-process blocks");
   }
@@ -208,6 +214,14 @@ static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *l
     local_block->row_ptr[i + 1] = local_next;
     ghost_block->row_ptr[i + 1] = ghost_next;
   }
+  /* keep only the rows with off-process entries; the list remembers them */
+  size_t kept = 0;
+  for (size_t i = 0; i < a->rows; ++i)
+    if (ghost_block->row_ptr[i + 1] > ghost_block->row_ptr[i]) {
+      (*ghost_rows)[kept] = (uint32_t)i;
+      ghost_block->row_ptr[++kept] = ghost_block->row_ptr[i + 1];
+    }
+  ghost_block->rows = kept;
   m->ghosts = unique;
   *ghost_columns = ghosts;
   return CLMG_SUCCESS;
@@ -305,7 +319,8 @@ static clmg_status plan_exchange(clmg_mpi_matrix *m, const int32_t *ghost_column
 
 /* The device side: both blocks, the pack list, the staging buffers. */
 static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local_block,
-                                       const clmg_csr *ghost_block, const uint32_t *send_rows,
+                                       const clmg_csr *ghost_block, const uint32_t *ghost_rows,
+                                       const uint32_t *send_rows,
                                        const clmg_matrix_options *options) {
   clmg_context *context = m->mpi->context;
   clmg_status status = clmg_matrix_create(context, local_block, options, &m->local_block);
@@ -315,6 +330,12 @@ static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local
     status = clmg_matrix_create(context, ghost_block, &ghost_options, &m->ghost_block);
     if (status == CLMG_SUCCESS)
       status = clmg_vector_create(context, m->precision, m->ghosts, &m->ghost_values);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, CLMG_UINT32, ghost_block->rows, &m->ghost_rows);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_upload(m->ghost_rows, ghost_rows);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, m->precision, ghost_block->rows, &m->ghost_product);
   }
   if (status == CLMG_SUCCESS && m->sends > 0) {
     status = clmg_vector_create(context, CLMG_UINT32, m->sends, &m->send_index);
@@ -363,15 +384,15 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   }
   clmg_csr local_block = {0}, ghost_block = {0};
   int32_t *ghost_columns = NULL;
-  uint32_t *send_rows = NULL;
+  uint32_t *send_rows = NULL, *ghost_rows = NULL;
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_mpi_agree(mpi, split_rows(m, local_rows, &local_block, &ghost_block, &ghost_columns));
+    status = clmg_mpi_agree(
+        mpi, split_rows(m, local_rows, &local_block, &ghost_block, &ghost_rows, &ghost_columns));
   if (status == CLMG_SUCCESS)
     status = plan_exchange(m, ghost_columns, &send_rows);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_mpi_agree(mpi, create_device_parts(m, &local_block, &ghost_block, send_rows, options));
+    status = clmg_mpi_agree(
+        mpi, create_device_parts(m, &local_block, &ghost_block, ghost_rows, send_rows, options));
   if (status == CLMG_SUCCESS) {
     uint64_t nonzeros = m->local_nonzeros;
     int code = MPI_Allreduce(&nonzeros, &m->global_nonzeros, 1, MPI_UINT64_T, MPI_SUM, mpi->comm);
@@ -382,6 +403,7 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_csr_free(&ghost_block);
   free(ghost_columns);
   free(send_rows);
+  free(ghost_rows);
   if (status != CLMG_SUCCESS) {
     clmg_mpi_matrix_destroy(m);
     return status;
@@ -417,6 +439,8 @@ void clmg_mpi_matrix_destroy(clmg_mpi_matrix *m) {
   clmg_vector_destroy(m->send_index);
   clmg_vector_destroy(m->send_values);
   clmg_vector_destroy(m->ghost_values);
+  clmg_vector_destroy(m->ghost_rows);
+  clmg_vector_destroy(m->ghost_product);
   free(m->send_host);
   free(m->receive_host);
   free(m->requests);
@@ -494,7 +518,8 @@ static clmg_status exchange_begin(clmg_mpi_matrix *m, const clmg_vector *x, cl_e
  * in between. */
 static clmg_status exchange_end(clmg_mpi_matrix *m, cl_event packed, clmg_status status) {
   clmg_context *context = m->mpi->context;
-  clFlush(clmg_context_cl_queue(context)); /* the local product starts now */
+  if (m->receive_count + m->send_count > 0) /* the local product starts while messages go */
+    clFlush(clmg_context_cl_queue(context));
   if (packed) {
     cl_int error = clWaitForEvents(1, &packed);
     clReleaseEvent(packed);
@@ -531,6 +556,15 @@ static clmg_status exchange_end(clmg_mpi_matrix *m, cl_event packed, clmg_status
   return status;
 }
 
+/* y += alpha (off-process block) ghosts, on the boundary rows only. */
+static clmg_status add_ghost_product(clmg_mpi_matrix *m, double alpha, clmg_vector *y) {
+  if (!m->ghost_block)
+    return CLMG_SUCCESS;
+  clmg_status status = clmg_spmv(1.0, m->ghost_block, m->ghost_values, 0.0, m->ghost_product);
+  return status == CLMG_SUCCESS ? clmg_scatter_add(alpha, m->ghost_product, m->ghost_rows, y)
+                                : status;
+}
+
 static clmg_status distributed_apply(void *data, double alpha, const clmg_vector *x, double beta,
                                      clmg_vector *y) {
   clmg_mpi_matrix *m = data;
@@ -539,9 +573,7 @@ static clmg_status distributed_apply(void *data, double alpha, const clmg_vector
   if (status == CLMG_SUCCESS && m->local_rows > 0)
     status = clmg_spmv(alpha, m->local_block, x, beta, y);
   status = exchange_end(m, packed, status);
-  if (status == CLMG_SUCCESS && m->ghost_block)
-    status = clmg_spmv(alpha, m->ghost_block, m->ghost_values, 1.0, y);
-  return status;
+  return status == CLMG_SUCCESS ? add_ghost_product(m, alpha, y) : status;
 }
 
 static clmg_status distributed_defect(void *data, const clmg_vector *b, const clmg_vector *x,
@@ -552,9 +584,7 @@ static clmg_status distributed_defect(void *data, const clmg_vector *b, const cl
   if (status == CLMG_SUCCESS && m->local_rows > 0)
     status = clmg_defect(m->local_block, b, x, r);
   status = exchange_end(m, packed, status);
-  if (status == CLMG_SUCCESS && m->ghost_block)
-    status = clmg_spmv(-1.0, m->ghost_block, m->ghost_values, 1.0, r);
-  return status;
+  return status == CLMG_SUCCESS ? add_ghost_product(m, -1.0, r) : status;
 }
 
 static clmg_status distributed_diagonal(void *data, clmg_vector *diagonal) {

@@ -1,0 +1,453 @@
+/* clmg_perf_scaling: what distribution costs, under mpirun -np N.
+ *
+ * One problem per run (perf/scaling.sh runs 1, 2, 4 ranks, weak and strong,
+ * and perf/scaling_table.py makes the tables): the FE Poisson hierarchy of
+ * CIRCLE or a 2D/3D box (Q1), every level's rows split evenly over the ranks
+ * (CM numbering: compact blocks), and on the finest level
+ *   - the distributed SpMV against the local SpMV of the same rows (the
+ *     rank's rows with its ghost columns appended, no exchange): their ratio
+ *     is the price of the halo exchange that the local product did not hide;
+ *   - one global reduction (MPI_Allreduce of 3 doubles, CG's per iteration);
+ *   - Jacobi-PCG and the multigrid V(4,4) cycle to a relative residual of
+ *     1e-8: iterations, time per iteration, time to solution;
+ *   - the halo: values and bytes each SpMV and each cycle exchange (a cycle
+ *     applies every level's A pre + post + 1 times, P and R once, and
+ *     gathers the coarse right-hand side), and communication / computation:
+ *     the exchange's extra time per SpMV and the reductions per iteration
+ *     against the time of the iteration.
+ * Times are the slowest rank's (every timed loop starts at a barrier).
+ * Bandwidth: the SpMV's bytes of all ranks over its time, against the
+ * copy bandwidth that rank 0 measured alone on its device (ranks sharing
+ * one device share that bandwidth).
+ *
+ * Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]
+ *            [--device D] [--min-time S] [--json FILE]
+ * --json appends one JSON object (one line) to FILE. */
+#include <math.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clmg/fem.h"
+#include "clmg/mesh.h"
+#include "clmg/mpi.h"
+
+static int rank, ranks;
+
+#define DIE(...)                                                                                   \
+  do {                                                                                             \
+    fprintf(stderr, "clmg_perf_scaling: rank %d: ", rank);                                         \
+    fprintf(stderr, __VA_ARGS__);                                                                  \
+    fputc('\n', stderr);                                                                           \
+    MPI_Abort(MPI_COMM_WORLD, 1);                                                                  \
+  } while (0)
+#define OK(call, context)                                                                          \
+  do {                                                                                             \
+    clmg_status ok_status = (call);                                                                \
+    if (ok_status != CLMG_SUCCESS)                                                                 \
+      DIE("%s: %s: %s", #call, clmg_status_string(ok_status), clmg_context_message(context));      \
+  } while (0)
+
+typedef struct problem {
+  char name[64];
+  int dim, coarse_cells, levels; /* a box: coarse_cells per direction */
+  int circle;
+} problem;
+
+static void parse_problem(const char *text, problem *p) {
+  memset(p, 0, sizeof *p);
+  snprintf(p->name, sizeof p->name, "%s", text);
+  if (sscanf(text, "circle:%d", &p->levels) == 1) {
+    p->circle = 1;
+    p->dim = 2;
+  } else if (sscanf(text, "box2:%d:%d", &p->coarse_cells, &p->levels) == 2) {
+    p->dim = 2;
+  } else if (sscanf(text, "box3:%d:%d", &p->coarse_cells, &p->levels) == 2) {
+    p->dim = 3;
+  } else {
+    DIE("--problem %s: expected circle:LEVELS, box2:N:LEVELS or box3:N:LEVELS", text);
+  }
+  if (p->levels < 1 || p->levels > 12 || (!p->circle && p->coarse_cells < 1))
+    DIE("--problem %s: 1 to 12 levels and at least one coarse cell", text);
+}
+
+static double now(void) {
+  return MPI_Wtime();
+}
+
+/* The slowest rank's mean time of `run` over enough repetitions. */
+typedef void (*timed_run)(void *data);
+static double time_loop(clmg_context *context, timed_run run, void *data, double min_time) {
+  run(data); /* warm-up */
+  OK(clmg_finish(context), context);
+  long repeats = 1;
+  for (;;) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    double start = now();
+    for (long k = 0; k < repeats; ++k)
+      run(data);
+    OK(clmg_finish(context), context);
+    double mine = now() - start, slowest = 0;
+    MPI_Allreduce(&mine, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    if (slowest >= min_time || repeats >= (1L << 20))
+      return slowest / (double)repeats;
+    repeats *= slowest > 0 ? (long)fmin(16.0, ceil(1.5 * min_time / slowest)) : 16;
+  }
+}
+
+static clmg_status slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
+  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
+  out->rows = count;
+  out->cols = a->cols;
+  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
+  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
+  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
+  if (!out->row_ptr || !out->col || !out->val)
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  for (uint64_t i = 0; i <= count; ++i)
+    out->row_ptr[i] = a->row_ptr[first + i] - begin;
+  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
+  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
+  return CLMG_SUCCESS;
+}
+
+static int compare_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The rank's rows with its columns renumbered: its own entries first
+ * (first_col ... first_col + local_cols - 1), then its ghosts in global
+ * order: the local SpMV of the same rows, which needs no exchange.
+ * Returns the ghost count. */
+static size_t rows_without_exchange(const clmg_csr *mine, uint64_t first_col, size_t local_cols,
+                                    clmg_csr *out) {
+  size_t nnz = clmg_csr_nnz(mine), count = 0;
+  int32_t *ghosts = malloc((nnz + 1) * sizeof *ghosts);
+  if (!ghosts || clmg_csr_copy(mine, out, NULL) != CLMG_SUCCESS)
+    DIE("no memory for the local rows");
+  for (size_t k = 0; k < nnz; ++k)
+    if ((uint64_t)mine->col[k] < first_col || (uint64_t)mine->col[k] >= first_col + local_cols)
+      ghosts[count++] = mine->col[k];
+  qsort(ghosts, count, sizeof *ghosts, compare_int32);
+  size_t unique = 0;
+  for (size_t k = 0; k < count; ++k)
+    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
+      ghosts[unique++] = ghosts[k];
+  for (size_t k = 0; k < nnz; ++k) {
+    uint64_t column = (uint64_t)mine->col[k];
+    if (column >= first_col && column < first_col + local_cols) {
+      out->col[k] = (int32_t)(column - first_col);
+    } else {
+      const int32_t *found = bsearch(&mine->col[k], ghosts, unique, sizeof *ghosts, compare_int32);
+      out->col[k] = (int32_t)(local_cols + (size_t)(found - ghosts));
+    }
+  }
+  /* the renumbering keeps each row sorted: own columns stay in order and
+   * below the ghosts, ghosts keep their global order */
+  for (size_t i = 0; i < out->rows; ++i) {
+    int64_t begin = out->row_ptr[i], end = out->row_ptr[i + 1];
+    for (int64_t k = begin + 1; k < end; ++k) { /* insertion sort: rows are short */
+      int32_t c = out->col[k];
+      double v = out->val[k];
+      int64_t j = k - 1;
+      while (j >= begin && out->col[j] > c) {
+        out->col[j + 1] = out->col[j];
+        out->val[j + 1] = out->val[j];
+        --j;
+      }
+      out->col[j + 1] = c;
+      out->val[j + 1] = v;
+    }
+  }
+  out->cols = local_cols + unique;
+  free(ghosts);
+  return unique;
+}
+
+typedef struct spmv_run {
+  const clmg_operator *op;
+  const clmg_matrix *matrix;
+  clmg_vector *x, *y;
+} spmv_run;
+
+static void run_operator(void *data) {
+  spmv_run *r = data;
+  if (clmg_operator_apply(r->op, 1.0, r->x, 0.0, r->y) != CLMG_SUCCESS)
+    DIE("distributed SpMV failed");
+}
+
+static void run_matrix(void *data) {
+  spmv_run *r = data;
+  if (clmg_spmv(1.0, r->matrix, r->x, 0.0, r->y) != CLMG_SUCCESS)
+    DIE("local SpMV failed");
+}
+
+static void run_allreduce(void *data) {
+  double values[3] = {1, 2, 3};
+  (void)data;
+  MPI_Allreduce(MPI_IN_PLACE, values, 3, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+}
+
+/* Sum over ranks of an unsigned count. */
+static unsigned long long sum_over_ranks(unsigned long long value) {
+  unsigned long long total = 0;
+  MPI_Allreduce(&value, &total, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  return total;
+}
+
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const char *problem_text = "circle:6", *device = NULL, *json_path = NULL;
+  double min_time = 0.2;
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc)
+      problem_text = argv[++i];
+    else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
+      device = argv[++i];
+    else if (strcmp(argv[i], "--min-time") == 0 && i + 1 < argc)
+      min_time = atof(argv[++i]);
+    else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
+      json_path = argv[++i];
+    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      if (rank == 0)
+        printf("Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]\n"
+               "         [--device D] [--min-time S] [--json FILE]\n"
+               "The FE Poisson hierarchy (Q1) split over the ranks: distributed SpMV against\n"
+               "the local SpMV of the same rows, a global reduction, Jacobi-PCG and V(4,4)\n"
+               "multigrid to 1e-8, and the halo they exchange. --json appends one line.\n");
+      MPI_Finalize();
+      return 0;
+    } else
+      DIE("unknown argument '%s' (see --help)", argv[i]);
+  }
+  problem p;
+  parse_problem(problem_text, &p);
+
+  /* one device per rank: the GPUs of the host in turn unless one is named */
+  clmg_context_options context_options;
+  clmg_context_options_defaults(&context_options);
+  char chosen[32];
+  if (!device && !getenv("CLMG_DEVICE")) {
+    MPI_Comm host;
+    int local_rank = 0;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
+    MPI_Comm_rank(host, &local_rank);
+    MPI_Comm_free(&host);
+    clmg_device_info *devices = NULL;
+    size_t count = 0, gpus = 0, first = 0;
+    if (clmg_list_devices(&devices, &count, NULL, 0) == CLMG_SUCCESS) {
+      for (size_t i = 0; i < count; ++i)
+        if (devices[i].is_gpu &&
+            (gpus == 0 || devices[i].platform_index == devices[first].platform_index)) {
+          first = gpus == 0 ? i : first;
+          ++gpus;
+        }
+      if (gpus > 0) {
+        snprintf(chosen, sizeof chosen, "%u:%u", devices[first].platform_index,
+                 devices[first + (size_t)local_rank % gpus].device_index);
+        device = chosen;
+      }
+      free(devices);
+    }
+  }
+  context_options.device = device;
+  clmg_context *context = NULL;
+  clmg_status status = clmg_context_create(&context_options, &context);
+  if (status != CLMG_SUCCESS)
+    DIE("no device: %s", context ? clmg_context_message(context) : clmg_status_string(status));
+  double copy_gb_s = 0;
+  if (rank == 0) /* alone on its device: the others wait */
+    OK(clmg_measure_copy_bandwidth(context, 0, &copy_gb_s), context);
+  MPI_Bcast(&copy_gb_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+
+  /* the hierarchy on every rank's host, then each rank's rows */
+  double start = now();
+  clmg_mesh coarse;
+  clmg_error error;
+  status = p.circle ? clmg_mesh_circle(&coarse, &error)
+                    : clmg_mesh_box(p.dim, p.coarse_cells, 0.0, 1, &coarse, &error);
+  if (status != CLMG_SUCCESS)
+    DIE("mesh: %s", error.message);
+  clmg_poisson_problem poisson;
+  if (p.circle)
+    clmg_poisson_problem_circle(&poisson);
+  else
+    clmg_poisson_problem_unit_source(&poisson);
+  clmg_fe_hierarchy h;
+  if (clmg_fe_poisson_hierarchy(&coarse, p.levels, 1, &poisson, CLMG_NUMBERING_CM, 1, &h, &error) !=
+      CLMG_SUCCESS)
+    DIE("hierarchy: %s", error.message);
+  double hierarchy_s = now() - start;
+  clmg_mpi *mpi = NULL;
+  OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  const int levels = h.num_levels;
+  clmg_mpi_level_rows *rows = calloc((size_t)levels, sizeof *rows);
+  uint64_t *first = calloc((size_t)levels, sizeof *first), *count = calloc((size_t)levels, 8);
+  if (!rows || !first || !count)
+    DIE("no memory");
+  for (int l = 0; l < levels; ++l) {
+    clmg_mpi_even_rows(mpi, h.a[l].rows, &first[l], &count[l]);
+    rows[l].first_row = first[l];
+    OK(slice_rows(&h.a[l], first[l], count[l], &rows[l].a), context);
+    if (l > 0) {
+      OK(slice_rows(&h.p[l], first[l], count[l], &rows[l].p), context);
+      OK(slice_rows(&h.r[l], first[l - 1], count[l - 1], &rows[l].r), context);
+    }
+  }
+  clmg_multigrid_options mg_options;
+  clmg_multigrid_options_defaults(&mg_options);
+  start = now();
+  clmg_multigrid *multigrid = NULL;
+  OK(clmg_mpi_multigrid_create(mpi, levels, rows, &mg_options, &multigrid), context);
+  double build_s = now() - start;
+
+  /* the finest level's halo, per level for the cycle's */
+  const int finest = levels - 1;
+  const size_t n = count[finest];
+  unsigned long long cycle_halo = 0, spmv_halo = 0;
+  for (int l = 0; l < levels; ++l) {
+    clmg_csr scratch = {0};
+    size_t a_ghosts = rows_without_exchange(&rows[l].a, first[l], count[l], &scratch);
+    clmg_csr_free(&scratch);
+    size_t applications =
+        l == 0 ? 0 : (size_t)(mg_options.pre_smoothing + mg_options.post_smoothing + 1);
+    cycle_halo += applications * a_ghosts;
+    if (l == finest)
+      spmv_halo = a_ghosts;
+    if (l > 0) {
+      cycle_halo += rows_without_exchange(&rows[l].p, first[l - 1], count[l - 1], &scratch);
+      clmg_csr_free(&scratch);
+      cycle_halo += rows_without_exchange(&rows[l].r, first[l], count[l], &scratch);
+      clmg_csr_free(&scratch);
+    }
+  }
+  spmv_halo = sum_over_ranks(spmv_halo);
+  /* the coarse right-hand side gathered to every rank */
+  cycle_halo = sum_over_ranks(cycle_halo) + (unsigned long long)h.a[0].rows * (ranks - 1);
+
+  /* distributed SpMV and the local SpMV of the same rows */
+  const clmg_operator *a = clmg_multigrid_operator(multigrid, finest);
+  clmg_csr local_rows = {0};
+  size_t ghosts = rows_without_exchange(&rows[finest].a, first[finest], n, &local_rows);
+  clmg_matrix *local = NULL;
+  OK(clmg_matrix_create(context, &local_rows, NULL, &local), context);
+  clmg_vector *x = NULL, *y = NULL, *x_local = NULL, *b = NULL;
+  OK(clmg_vector_create(context, CLMG_DOUBLE, n, &x), context);
+  OK(clmg_vector_create(context, CLMG_DOUBLE, n, &y), context);
+  OK(clmg_vector_create(context, CLMG_DOUBLE, n + ghosts, &x_local), context);
+  OK(clmg_vector_create(context, CLMG_DOUBLE, n, &b), context);
+  OK(clmg_vector_fill(x, 1.0), context);
+  OK(clmg_vector_fill(x_local, 1.0), context);
+  spmv_run distributed_spmv = {a, NULL, x, y}, local_spmv = {NULL, local, x_local, y};
+  double t_spmv = time_loop(context, run_operator, &distributed_spmv, min_time);
+  double t_local = time_loop(context, run_matrix, &local_spmv, min_time);
+  double t_allreduce = time_loop(context, run_allreduce, NULL, min_time / 4);
+  /* bytes of every rank's SpMV: values and columns, row offsets, x and y */
+  unsigned long long nonzeros = sum_over_ranks(clmg_csr_nnz(&local_rows));
+  double spmv_bytes = 12.0 * (double)nonzeros + 8.0 * (double)h.a[finest].rows * 3.0;
+
+  /* Jacobi-PCG and multigrid to 1e-8 */
+  clmg_mpi_matrix *finest_matrix = NULL;
+  OK(clmg_mpi_matrix_create(mpi, first[finest], &rows[finest].a, NULL, &finest_matrix), context);
+  clmg_preconditioner jacobi;
+  OK(clmg_mpi_preconditioner_jacobi(finest_matrix, &jacobi), context);
+  if (n > 0)
+    OK(clmg_vector_upload_doubles(b, h.b + first[finest]), context);
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = 1e-8;
+  krylov.max_iterations = 20000;
+  clmg_krylov_result cg_result, mg_result;
+  /* warm-ups: compile everything once */
+  clmg_krylov_options one = krylov;
+  one.max_iterations = 1;
+  OK(clmg_vector_fill(x, 0.0), context);
+  (void)clmg_krylov_solve(CLMG_KRYLOV_CG, a, b, x, &jacobi, &one, NULL);
+  OK(clmg_vector_fill(x, 0.0), context);
+  (void)clmg_multigrid_solve(multigrid, b, x, &one, NULL);
+  OK(clmg_vector_fill(x, 0.0), context);
+  OK(clmg_finish(context), context);
+  MPI_Barrier(MPI_COMM_WORLD);
+  start = now();
+  OK(clmg_krylov_solve(CLMG_KRYLOV_CG, a, b, x, &jacobi, &krylov, &cg_result), context);
+  double t_cg = now() - start;
+  OK(clmg_vector_fill(x, 0.0), context);
+  OK(clmg_finish(context), context);
+  MPI_Barrier(MPI_COMM_WORLD);
+  start = now();
+  OK(clmg_multigrid_solve(multigrid, b, x, &krylov, &mg_result), context);
+  double t_mg = now() - start;
+  double slowest[2] = {t_cg, t_mg};
+  MPI_Allreduce(MPI_IN_PLACE, slowest, 2, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  t_cg = slowest[0];
+  t_mg = slowest[1];
+
+  if (rank == 0) {
+    const clmg_device_info *info = clmg_context_device(context);
+    double cg_iteration = t_cg / fmax(1, cg_result.iterations);
+    double cycle = t_mg / fmax(1, mg_result.iterations);
+    printf("%-10s ranks %d, %zu unknowns (%.0f per rank), %d levels, device %s\n", p.name, ranks,
+           h.a[finest].rows, (double)h.a[finest].rows / ranks, levels, info->name);
+    printf("  setup      hierarchy on each host %.3f s, distributed build %.3f s\n", hierarchy_s,
+           build_s);
+    printf("  SpMV       distributed %.3f ms, local rows %.3f ms: ratio %.3f; %.3f of copy "
+           "(%.1f GB/s)\n",
+           1e3 * t_spmv, 1e3 * t_local, t_spmv / t_local, spmv_bytes / t_spmv / 1e9 / copy_gb_s,
+           copy_gb_s);
+    printf("  halo       %llu values (%.1f KB) per SpMV, %llu (%.1f KB) per cycle\n", spmv_halo,
+           8e-3 * (double)spmv_halo, cycle_halo, 8e-3 * (double)cycle_halo);
+    printf("  reduction  %.1f us (MPI_Allreduce of 3 doubles)\n", 1e6 * t_allreduce);
+    printf("  PCG        %d iterations, %.3f ms each, %.3f s to 1e-8; communication / computation "
+           "%.3f\n",
+           cg_result.iterations, 1e3 * cg_iteration, t_cg,
+           (fmax(0, t_spmv - t_local) + t_allreduce) /
+               fmax(1e-12, cg_iteration - fmax(0, t_spmv - t_local) - t_allreduce));
+    printf("  multigrid  %d cycles, %.3f ms each, %.3f s to 1e-8\n", mg_result.iterations,
+           1e3 * cycle, t_mg);
+    if (json_path) {
+      FILE *file = fopen(json_path, "a");
+      if (!file)
+        DIE("cannot append to %s", json_path);
+      fprintf(file,
+              "{\"problem\": \"%s\", \"ranks\": %d, \"unknowns\": %zu, \"levels\": %d, "
+              "\"device\": \"%s\", \"copy_gb_s\": %.6g, \"hierarchy_s\": %.6g, "
+              "\"build_s\": %.6g, \"spmv_s\": %.6g, \"local_spmv_s\": %.6g, "
+              "\"spmv_bytes\": %.6g, \"halo_values_spmv\": %llu, \"halo_values_cycle\": %llu, "
+              "\"allreduce_s\": %.6g, \"cg_iterations\": %d, \"cg_s\": %.6g, "
+              "\"cg_converged\": %d, \"mg_cycles\": %d, \"mg_s\": %.6g, \"mg_converged\": %d}\n",
+              p.name, ranks, h.a[finest].rows, levels, info->name, copy_gb_s, hierarchy_s, build_s,
+              t_spmv, t_local, spmv_bytes, spmv_halo, cycle_halo, t_allreduce, cg_result.iterations,
+              t_cg, cg_result.converged, mg_result.iterations, t_mg, mg_result.converged);
+      fclose(file);
+    }
+  }
+  clmg_krylov_result_free(&cg_result);
+  clmg_krylov_result_free(&mg_result);
+  clmg_preconditioner_destroy(&jacobi);
+  clmg_mpi_matrix_destroy(finest_matrix);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(y);
+  clmg_vector_destroy(x_local);
+  clmg_vector_destroy(b);
+  clmg_matrix_destroy(local);
+  clmg_csr_free(&local_rows);
+  clmg_multigrid_destroy(multigrid);
+  for (int l = 0; l < levels; ++l) {
+    clmg_csr_free(&rows[l].a);
+    clmg_csr_free(&rows[l].p);
+    clmg_csr_free(&rows[l].r);
+  }
+  free(rows);
+  free(first);
+  free(count);
+  clmg_mpi_destroy(mpi);
+  clmg_fe_hierarchy_free(&h);
+  clmg_mesh_free(&coarse);
+  clmg_context_destroy(context);
+  MPI_Finalize();
+  return 0;
+}
