@@ -80,6 +80,7 @@
 #                      built or .hypre/ carries it); default /tmp/clmg-amg-mtx
 #   SKIP_SCALING=1     skip perf/scaling.sh (clmg_mpi: needs an MPI, the
 #                      machine's or MPICH carried as a wheel in .whl/)
+#   SCALING_WHERE      where its ranks run: "gpu pocl" (default), "gpu" or "pocl"
 #   SCALING_GPU_RANKS, SCALING_GPU_STRONG, SCALING_GPU_WEAK_2D, _WEAK_3D,
 #   _WEAK_CIRCLE and SCALING_POCL_...: perf/scaling.sh's RANKS, STRONG, ...
 #                      (defaults: GPU 1 2 ranks, circle:10 box3:8:4, "32 5",
@@ -415,7 +416,7 @@ if [[ ${build_status} -eq 0 ]]; then
     record "clmg bench --compare" $?
   fi
   if [[ "${SKIP_SCALING:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_scaling" ]]; then
-    for where in gpu pocl; do
+    for where in ${SCALING_WHERE:-gpu pocl}; do
       section "scaling (perf/scaling.sh): ranks on ${where}" | tee -a "${bench_log}"
       start_step
       rm -f "${results_dir}/scaling-${where}.jsonl"
