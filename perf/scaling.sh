@@ -19,7 +19,8 @@
 #
 # Environment knobs: BUILD (default build), MPIEXEC (default mpiexec),
 # RANKS ("1 2 4"), DEVICE (pocl), STRONG, WEAK_2D ("24 6"), WEAK_3D ("3 4"),
-# WEAK_CIRCLE (7), MIN_TIME (0.2 s per timed loop), OUT (the JSON lines,
+# WEAK_CIRCLE (7), MIN_TIME (0.2 s per timed loop), CG_MAX (PCG's iteration cap,
+# default 20000: to 1e-8), OUT (the JSON lines,
 # default scaling.jsonl in the current directory; appended to).
 # Usage: perf/scaling.sh
 set -uo pipefail
@@ -55,7 +56,8 @@ run() { # run RANKS PROBLEM
   export POCL_MAX_PTHREAD_COUNT=$((cores / ranks > 0 ? cores / ranks : 1))
   echo "--- ${problem} on ${ranks} rank(s)"
   "${mpiexec}" -n "${ranks}" "${flags[@]}" "${program}" --problem "${problem}" \
-    "${device_args[@]}" --min-time "${min_time}" --json "${out}" || failed=1
+    "${device_args[@]}" --min-time "${min_time}" --cg-max "${CG_MAX:-20000}" --json "${out}" ||
+    failed=1
 }
 
 round() { python3 -c "import sys; print(max(1, round(float(sys.argv[1]))))" "$1"; }

@@ -47,6 +47,7 @@ def row(run):
         "per_rank": run["unknowns"] / run["ranks"],
         "spmv_ms": 1e3 * run["spmv_s"],
         "spmv_ratio": run["spmv_s"] / run["local_spmv_s"],
+        "wait_ms": 1e3 * run.get("local_spmv_wait_s", float("nan")),
         "spmv_of_copy": run["spmv_bytes"] / run["spmv_s"] / 1e9 / run["copy_gb_s"],
         "halo_kb_spmv": 8e-3 * run["halo_values_spmv"],
         "halo_kb_cycle": 8e-3 * run["halo_values_cycle"],
@@ -56,7 +57,8 @@ def row(run):
         "mg_cycles": run["mg_cycles"],
         "cycle_ms": 1e3 * cycle,
         "mg_s": run["mg_s"],
-        "converged": bool(run["cg_converged"] and run["mg_converged"]),
+        "mg_converged": bool(run["mg_converged"]),
+        "cg_converged": bool(run["cg_converged"]),
         # what communication adds to an SpMV, and a PCG iteration's reduction
         "exchange_fraction": max(0.0, run["spmv_s"] - run["local_spmv_s"]) / run["spmv_s"],
         "reduction_fraction": run["allreduce_s"] / iteration if iteration > 0 else 0.0,
@@ -65,19 +67,21 @@ def row(run):
 
 def print_runs(title, rows, extra):
     print(f"\n{title}")
-    header = ("problem", "ranks", "unknowns/rank", "SpMV ms", "dist/local", "of copy",
+    header = ("problem", "ranks", "unknowns/rank", "SpMV ms", "dist/local", "local+wait ms", "of copy",
               "halo KB/SpMV", "halo KB/cycle", "reduce us", "PCG its", "ms/it",
               "cycles", "ms/cycle", "MG s") + tuple(name for name, _ in extra)
     print(" | ".join(header))
     print(" | ".join("---" for _ in header))
     for r in rows:
         cells = [r["problem"], str(r["ranks"]), f"{r['per_rank']:.0f}", f"{r['spmv_ms']:.3f}",
-                 f"{r['spmv_ratio']:.3f}", f"{r['spmv_of_copy']:.2f}", f"{r['halo_kb_spmv']:.1f}",
+                 f"{r['spmv_ratio']:.3f}", f"{r['wait_ms']:.3f}", f"{r['spmv_of_copy']:.2f}", f"{r['halo_kb_spmv']:.1f}",
                  f"{r['halo_kb_cycle']:.1f}", f"{r['allreduce_us']:.1f}", str(r["cg_iterations"]),
                  f"{r['cg_ms']:.3f}", str(r["mg_cycles"]), f"{r['cycle_ms']:.3f}",
                  f"{r['mg_s']:.3f}"] + [fn(r) for _, fn in extra]
-        if not r["converged"]:
-            cells[0] += " (NOT converged)"
+        if not r["mg_converged"]:
+            cells[0] += " (MG NOT converged)"
+        if not r["cg_converged"]:
+            cells[9] += " (capped)"
         print(" | ".join(cells))
 
 
