@@ -520,23 +520,6 @@ static void release_poisson(distributed_poisson *s) {
   free(s->shares);
 }
 
-/* Rows [first, first + count) of a, with global columns. */
-static clmg_status slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
-  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
-  out->rows = count;
-  out->cols = a->cols;
-  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
-  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
-  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
-  if (!out->row_ptr || !out->col || !out->val)
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  for (uint64_t i = 0; i <= count; ++i)
-    out->row_ptr[i] = a->row_ptr[first + i] - begin;
-  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
-  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
-  return CLMG_SUCCESS;
-}
-
 /* Every level's rows split evenly; this rank's rows of A, P and R. */
 static clmg_status split_levels(distributed_poisson *s) {
   const clmg_fe_hierarchy *h = &s->hierarchy;
@@ -549,11 +532,11 @@ static clmg_status split_levels(distributed_poisson *s) {
     uint64_t first = 0, count = 0;
     clmg_mpi_even_rows(s->mpi, h->a[l].rows, &first, &count);
     s->levels[l].first_row = first;
-    status = slice_rows(&h->a[l], first, count, &s->levels[l].a);
+    status = clmg_csr_row_block(&h->a[l], first, count, &s->levels[l].a, NULL);
     if (status == CLMG_SUCCESS && l > 0)
-      status = slice_rows(&h->p[l], first, count, &s->levels[l].p);
+      status = clmg_csr_row_block(&h->p[l], first, count, &s->levels[l].p, NULL);
     if (status == CLMG_SUCCESS && l > 0)
-      status = slice_rows(&h->r[l], previous_first, previous_count, &s->levels[l].r);
+      status = clmg_csr_row_block(&h->r[l], previous_first, previous_count, &s->levels[l].r, NULL);
     previous_first = first;
     previous_count = count;
   }

@@ -98,22 +98,6 @@ static double time_loop(clmg_context *context, timed_run run, void *data, double
   }
 }
 
-static clmg_status slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
-  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
-  out->rows = count;
-  out->cols = a->cols;
-  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
-  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
-  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
-  if (!out->row_ptr || !out->col || !out->val)
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  for (uint64_t i = 0; i <= count; ++i)
-    out->row_ptr[i] = a->row_ptr[first + i] - begin;
-  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
-  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
-  return CLMG_SUCCESS;
-}
-
 static int compare_int32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
@@ -308,10 +292,10 @@ int main(int argc, char **argv) {
   for (int l = 0; l < levels; ++l) {
     clmg_mpi_even_rows(mpi, h.a[l].rows, &first[l], &count[l]);
     rows[l].first_row = first[l];
-    OK(slice_rows(&h.a[l], first[l], count[l], &rows[l].a), context);
+    OK(clmg_csr_row_block(&h.a[l], first[l], count[l], &rows[l].a, NULL), context);
     if (l > 0) {
-      OK(slice_rows(&h.p[l], first[l], count[l], &rows[l].p), context);
-      OK(slice_rows(&h.r[l], first[l - 1], count[l - 1], &rows[l].r), context);
+      OK(clmg_csr_row_block(&h.p[l], first[l], count[l], &rows[l].p, NULL), context);
+      OK(clmg_csr_row_block(&h.r[l], first[l - 1], count[l - 1], &rows[l].r, NULL), context);
     }
   }
   clmg_multigrid_options mg_options;

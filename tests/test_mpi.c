@@ -135,17 +135,8 @@ static void uneven_rows(size_t n, uint64_t *first, uint64_t *count) {
 
 /* Rows [first, first + count) of a, with global columns. */
 static void slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_csr *out) {
-  int64_t begin = a->row_ptr[first], end = a->row_ptr[first + count];
-  out->rows = count;
-  out->cols = a->cols;
-  out->row_ptr = malloc((count + 1) * sizeof *out->row_ptr);
-  out->col = malloc(((size_t)(end - begin) + 1) * sizeof *out->col);
-  out->val = malloc(((size_t)(end - begin) + 1) * sizeof *out->val);
-  CHECK(out->row_ptr && out->col && out->val, "no memory");
-  for (uint64_t i = 0; i <= count; ++i)
-    out->row_ptr[i] = a->row_ptr[first + i] - begin;
-  memcpy(out->col, a->col + begin, (size_t)(end - begin) * sizeof *out->col);
-  memcpy(out->val, a->val + begin, (size_t)(end - begin) * sizeof *out->val);
+  clmg_error error;
+  CHECK(clmg_csr_row_block(a, first, count, out, &error) == CLMG_SUCCESS, "%s", error.message);
 }
 
 static double *random_vector(size_t n) {

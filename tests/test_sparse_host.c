@@ -379,6 +379,41 @@ static void test_copy_and_transpose(void **state) {
   }
 }
 
+/* Blocks of rows, as a process of a distributed matrix holds them: every
+ * entry of the block equals the whole matrix's, blocks that tile the rows
+ * add up to it, and a block past the end is refused. */
+static void test_row_block(void **state) {
+  (void)state;
+  for (size_t s = 0; s < SHAPE_COUNT; s++) {
+    clmg_csr a, block;
+    clmg_error error;
+    random_csr(shapes[s].rows, shapes[s].cols, shapes[s].count, shapes[s].where, &a);
+    double *dense = to_dense(&a);
+    size_t cut = a.rows / 3, nnz = 0;
+    const size_t firsts[] = {0, cut, a.rows};
+    const size_t counts[] = {cut, a.rows - cut, 0};
+    for (int b = 0; b < 3; b++) {
+      CHECK_OK(error, clmg_csr_row_block(&a, firsts[b], counts[b], &block, &error));
+      assert_valid_csr(&block);
+      assert_int_equal(block.rows, counts[b]);
+      assert_int_equal(block.cols, a.cols);
+      double *dense_block = to_dense(&block);
+      for (size_t i = 0; i < block.rows; i++)
+        for (size_t j = 0; j < a.cols; j++)
+          assert_true(dense_block[i * a.cols + j] == dense[(firsts[b] + i) * a.cols + j]);
+      nnz += clmg_csr_nnz(&block);
+      free(dense_block);
+      clmg_csr_free(&block);
+    }
+    assert_int_equal(nnz, clmg_csr_nnz(&a));
+    CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_csr_row_block(&a, 1, a.rows, &block, &error));
+    assert_non_null(strstr(error.message, "rows"));
+    assert_null(block.row_ptr);
+    free(dense);
+    clmg_csr_free(&a);
+  }
+}
+
 static void test_invalid_csr_input(void **state) {
   (void)state;
   int64_t row_ptr[3] = {0, 2, 3};
@@ -1195,6 +1230,7 @@ int main(void) {
       cmocka_unit_test(test_from_triplets),
       cmocka_unit_test(test_from_triplets_errors),
       cmocka_unit_test(test_copy_and_transpose),
+      cmocka_unit_test(test_row_block),
       cmocka_unit_test(test_invalid_csr_input),
       cmocka_unit_test(test_diagonal),
       cmocka_unit_test(test_permute),

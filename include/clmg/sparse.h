@@ -38,6 +38,10 @@ CLMG_API clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t cou
                                             const int32_t *row_index, const int32_t *col_index,
                                             const double *values, clmg_csr *out, clmg_error *error);
 CLMG_API clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error);
+/* out = rows [first, first + count) of a, with all of a's columns (one
+ * process's block of rows of a distributed matrix). */
+CLMG_API clmg_status clmg_csr_row_block(const clmg_csr *a, size_t first, size_t count,
+                                        clmg_csr *out, clmg_error *error);
 /* out = a^T */
 CLMG_API clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error);
 /* out = a b (Gustavson's row-by-row product; rows sorted; entries that

@@ -331,6 +331,30 @@ clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
   return CLMG_SUCCESS;
 }
 
+clmg_status clmg_csr_row_block(const clmg_csr *a, size_t first, size_t count, clmg_csr *out,
+                               clmg_error *error) {
+  clmg_status status = begin_output(a, out, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (first > a->rows || count > a->rows - first)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "rows %zu to %zu of a matrix of %zu rows", first, first + count, a->rows);
+  int64_t begin = a->row_ptr[first];
+  size_t nnz = (size_t)(a->row_ptr[first + count] - begin);
+  clmg_csr result;
+  status = allocate_csr(count, a->cols, nnz, &result, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (size_t i = 0; i <= count; ++i)
+    result.row_ptr[i] = a->row_ptr[first + i] - begin;
+  if (nnz > 0) {
+    memcpy(result.col, a->col + begin, nnz * sizeof *a->col);
+    memcpy(result.val, a->val + begin, nnz * sizeof *a->val);
+  }
+  *out = result;
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
   clmg_status status = begin_output(a, out, error);
   if (status != CLMG_SUCCESS)
