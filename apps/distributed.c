@@ -256,13 +256,7 @@ static void print_solve_text(const solve_options *options, const distributed_sol
   const clmg_krylov_result *result = &r->result;
   if (!options->quiet)
     solve_print_history(result);
-  printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
-  printf("%-18s %d\n", "iterations", result->iterations);
-  printf("%-18s %.3e (recomputed ||b - A x||/||b||: %.3e)\n", "relative residual",
-         result->relative_residual, r->true_relative_residual);
-  if (r->have_error_vs_ones)
-    printf("%-18s max %.3e, relative 2-norm %.3e\n", "error vs ones", r->error_max,
-           r->error_relative);
+  solve_print_outcome(r);
   print_partition(s->shares);
   printf("%-18s %.4f (read on rank 0 %.4f, split and build %.4f)\n", "setup_s",
          r->read_s + r->build_s, r->read_s, r->build_s);
@@ -275,7 +269,6 @@ static void print_solve_text(const solve_options *options, const distributed_sol
 
 static void print_solve_json(const solve_options *options, const distributed_solve *s,
                              const solve_report *r, const clmg_mpi_matrix_info *info) {
-  const clmg_krylov_result *result = &r->result;
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -292,27 +285,7 @@ static void print_solve_json(const solve_options *options, const distributed_sol
   json_partition(&w, s->shares);
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
-  json_bool(&w, "converged", result->converged);
-  json_string(&w, "status", clmg_status_string(r->status));
-  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
-  json_integer(&w, "iterations", result->iterations);
-  json_number(&w, "relative_residual", result->relative_residual);
-  json_number(&w, "true_relative_residual", r->true_relative_residual);
-  if (r->have_error_vs_ones) {
-    json_object_begin(&w, "error_vs_ones");
-    json_number(&w, "max_abs", r->error_max);
-    json_number(&w, "relative_2norm", r->error_relative);
-    json_object_end(&w);
-  }
-  json_number(&w, "read_s", r->read_s);
-  json_number(&w, "build_s", r->build_s);
-  json_number(&w, "setup_s", r->read_s + r->build_s);
-  json_number(&w, "kernels_s", r->kernels_s);
-  json_number(&w, "solve_s", r->solve_s);
-  json_array_begin(&w, "history");
-  for (size_t k = 0; k < result->history_length; k++)
-    json_number(&w, NULL, result->history[k]);
-  json_array_end(&w);
+  solve_json_outcome(&w, r);
   json_object_end(&w);
   json_end(&w);
 }

@@ -369,11 +369,8 @@ void solve_print_history(const clmg_krylov_result *result) {
   printf("\n");
 }
 
-static void print_text(const solve_options *options, const solve_report *r) {
+void solve_print_outcome(const solve_report *r) {
   const clmg_krylov_result *result = &r->result;
-  if (!options->quiet) {
-    solve_print_history(result);
-  }
   printf("%-18s %s\n", "converged", result->converged ? "yes" : "no");
   printf("%-18s %d\n", "iterations", result->iterations);
   printf("%-18s %.3e (recomputed ||b - A x||/||b||: %.3e)\n", "relative residual",
@@ -382,6 +379,14 @@ static void print_text(const solve_options *options, const solve_report *r) {
     printf("%-18s max %.3e, relative 2-norm %.3e\n", "error vs ones", r->error_max,
            r->error_relative);
   }
+}
+
+static void print_text(const solve_options *options, const solve_report *r) {
+  const clmg_krylov_result *result = &r->result;
+  if (!options->quiet) {
+    solve_print_history(result);
+  }
+  solve_print_outcome(r);
   printf("%-18s %.4f (%s %.4f, upload and build %.4f)\n", "setup_s", r->read_s + r->build_s,
          r->read_label ? r->read_label : "read", r->read_s, r->build_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
@@ -415,8 +420,35 @@ static void show_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix
     free(levels);
 }
 
-static void print_json(const solve_options *options, const solve_report *r) {
+void solve_json_outcome(json_writer *w, const solve_report *r) {
   const clmg_krylov_result *result = &r->result;
+  json_bool(w, "converged", result->converged);
+  json_string(w, "status", clmg_status_string(r->status));
+  json_string(w, "message", r->status != CLMG_SUCCESS ? r->message : "");
+  json_integer(w, "iterations", result->iterations);
+  json_number(w, "initial_residual", result->initial_residual);
+  json_number(w, "final_residual", result->final_residual);
+  json_number(w, "relative_residual", result->relative_residual);
+  json_number(w, "true_relative_residual", r->true_relative_residual);
+  if (r->have_error_vs_ones) {
+    json_object_begin(w, "error_vs_ones");
+    json_number(w, "max_abs", r->error_max);
+    json_number(w, "relative_2norm", r->error_relative);
+    json_object_end(w);
+  }
+  json_number(w, "read_s", r->read_s);
+  json_number(w, "build_s", r->build_s);
+  json_number(w, "setup_s", r->read_s + r->build_s);
+  json_number(w, "kernels_s", r->kernels_s);
+  json_number(w, "solve_s", r->solve_s);
+  json_array_begin(w, "history");
+  for (size_t k = 0; k < result->history_length; k++) {
+    json_number(w, NULL, result->history[k]);
+  }
+  json_array_end(w);
+}
+
+static void print_json(const solve_options *options, const solve_report *r) {
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -442,30 +474,7 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_integer(&w, "max_iterations", options->max_iterations);
   if (options->view)
     show_view(r->multigrid, r->matrix, &w);
-  json_bool(&w, "converged", result->converged);
-  json_string(&w, "status", clmg_status_string(r->status));
-  json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
-  json_integer(&w, "iterations", result->iterations);
-  json_number(&w, "initial_residual", result->initial_residual);
-  json_number(&w, "final_residual", result->final_residual);
-  json_number(&w, "relative_residual", result->relative_residual);
-  json_number(&w, "true_relative_residual", r->true_relative_residual);
-  if (r->have_error_vs_ones) {
-    json_object_begin(&w, "error_vs_ones");
-    json_number(&w, "max_abs", r->error_max);
-    json_number(&w, "relative_2norm", r->error_relative);
-    json_object_end(&w);
-  }
-  json_number(&w, "read_s", r->read_s);
-  json_number(&w, "build_s", r->build_s);
-  json_number(&w, "setup_s", r->read_s + r->build_s);
-  json_number(&w, "kernels_s", r->kernels_s);
-  json_number(&w, "solve_s", r->solve_s);
-  json_array_begin(&w, "history");
-  for (size_t k = 0; k < result->history_length; k++) {
-    json_number(&w, NULL, result->history[k]);
-  }
-  json_array_end(&w);
+  solve_json_outcome(&w, r);
   json_object_end(&w);
   json_end(&w);
 }

@@ -199,6 +199,12 @@ typedef struct solve_report {
   void *extra_data;
 } solve_report;
 
+/* The outcome of a solve in the report: converged, iterations, residuals,
+ * the error against ones; as text lines, or as JSON keys (through the
+ * timings and the history). */
+void solve_print_outcome(const solve_report *r);
+void solve_json_outcome(json_writer *w, const solve_report *r);
+
 /* With the context open and s->n, s->b, s->x set: builds what is missing
  * on the device, solves, writes x (-o) and prints the report (text or one
  * JSON object); returns the exit status. The caller releases s. */

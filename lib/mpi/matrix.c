@@ -677,30 +677,47 @@ static clmg_status check_vector_call(const clmg_mpi_matrix *m, int root, const c
   return CLMG_SUCCESS;
 }
 
+/* What a scatter or gather needs: every rank's rows as MPI counts and this
+ * rank's values on the host; the checks made. */
+typedef struct vector_transfer {
+  int *counts, *displacements;
+  double *mine;
+} vector_transfer;
+
+static clmg_status transfer_begin(const clmg_mpi_matrix *m, int root, const clmg_vector *local,
+                                  const double *global, const char *who, vector_transfer *t) {
+  clmg_mpi *mpi = m->mpi;
+  t->counts = malloc((size_t)mpi->size * sizeof *t->counts);
+  t->displacements = malloc((size_t)mpi->size * sizeof *t->displacements);
+  t->mine = malloc((m->local_rows + 1) * sizeof *t->mine);
+  clmg_status status = t->counts && t->displacements && t->mine
+                           ? check_vector_call(m, root, local, global, who)
+                           : no_memory(mpi, who);
+  return status == CLMG_SUCCESS ? block_counts(m, t->counts, t->displacements) : status;
+}
+
+static void transfer_end(vector_transfer *t) {
+  free(t->counts);
+  free(t->displacements);
+  free(t->mine);
+}
+
 clmg_status clmg_mpi_vector_scatter(const clmg_mpi_matrix *m, int root, const double *global,
                                     clmg_vector *local) {
   if (!m)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_mpi *mpi = m->mpi;
-  int *counts = malloc((size_t)mpi->size * sizeof *counts);
-  int *displacements = malloc((size_t)mpi->size * sizeof *displacements);
-  double *mine = malloc((m->local_rows + 1) * sizeof *mine);
-  clmg_status status = counts && displacements && mine
-                           ? check_vector_call(m, root, local, global, "clmg_mpi_vector_scatter")
-                           : no_memory(mpi, "a scatter");
-  if (status == CLMG_SUCCESS)
-    status = block_counts(m, counts, displacements);
-  status = clmg_mpi_agree(mpi, status);
+  vector_transfer t;
+  clmg_status status =
+      clmg_mpi_agree(mpi, transfer_begin(m, root, local, global, "clmg_mpi_vector_scatter", &t));
   if (status == CLMG_SUCCESS) {
-    int code = MPI_Scatterv(global, counts, displacements, MPI_DOUBLE, mine, (int)m->local_rows,
-                            MPI_DOUBLE, root, mpi->comm);
+    int code = MPI_Scatterv(global, t.counts, t.displacements, MPI_DOUBLE, t.mine,
+                            (int)m->local_rows, MPI_DOUBLE, root, mpi->comm);
     status = code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Scatterv");
   }
   if (status == CLMG_SUCCESS && m->local_rows > 0)
-    status = clmg_vector_upload_doubles(local, mine);
-  free(counts);
-  free(displacements);
-  free(mine);
+    status = clmg_vector_upload_doubles(local, t.mine);
+  transfer_end(&t);
   return status;
 }
 
@@ -709,24 +726,16 @@ clmg_status clmg_mpi_vector_gather(const clmg_mpi_matrix *m, int root, const clm
   if (!m)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_mpi *mpi = m->mpi;
-  int *counts = malloc((size_t)mpi->size * sizeof *counts);
-  int *displacements = malloc((size_t)mpi->size * sizeof *displacements);
-  double *mine = malloc((m->local_rows + 1) * sizeof *mine);
-  clmg_status status = counts && displacements && mine
-                           ? check_vector_call(m, root, local, global, "clmg_mpi_vector_gather")
-                           : no_memory(mpi, "a gather");
-  if (status == CLMG_SUCCESS)
-    status = block_counts(m, counts, displacements);
+  vector_transfer t;
+  clmg_status status = transfer_begin(m, root, local, global, "clmg_mpi_vector_gather", &t);
   if (status == CLMG_SUCCESS && m->local_rows > 0)
-    status = clmg_vector_download_doubles(local, mine);
+    status = clmg_vector_download_doubles(local, t.mine);
   status = clmg_mpi_agree(mpi, status);
   if (status == CLMG_SUCCESS) {
-    int code = MPI_Gatherv(mine, (int)m->local_rows, MPI_DOUBLE, global, counts, displacements,
-                           MPI_DOUBLE, root, mpi->comm);
+    int code = MPI_Gatherv(t.mine, (int)m->local_rows, MPI_DOUBLE, global, t.counts,
+                           t.displacements, MPI_DOUBLE, root, mpi->comm);
     status = code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Gatherv");
   }
-  free(counts);
-  free(displacements);
-  free(mine);
+  transfer_end(&t);
   return status;
 }
