@@ -10,14 +10,16 @@ kernel void csr_count_columns(ulong nnz, global const int *col, global uint *cou
   }
 }
 
-/* Entry (i, c) of a goes to row c of the transpose, at a free place of it. */
+/* Entry (i, c) of a goes to row c of the transpose, at a free place of it:
+ * cursor holds the column counts, taken down to 0 (no second zeroing), and
+ * a place counts back from the end of the row. */
 kernel void csr_transpose_scatter(ulong rows, global const long *row_ptr, global const int *col,
                                   global const real *val, global const long *out_ptr,
                                   global uint *cursor, global int *out_col, global real *out_val) {
   GRID_LOOP(i, rows) {
     for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
       const int c = col[k];
-      const long place = out_ptr[c] + (long)atomic_inc(&cursor[c]);
+      const long place = out_ptr[c + 1] - (long)atomic_dec(&cursor[c]);
       out_col[place] = (int)i;
       out_val[place] = val[k];
     }

@@ -6,7 +6,7 @@
  * lib/la/matrix.c lays out from host CSR. The *_map kernels write the map
  * once: map[p] = k + 1 when stored entry p holds CSR entry k, 0 for
  * padding. Columns and values then move on the device only, through the
- * map. */
+ * map; CSR, whose map would be the identity, copies them. */
 
 /* The summary of the row offsets (matrix.c's offsets_summary): uints, then
  * at SUMMARY_ENDS the first and the last offsets as two longs. */
@@ -181,14 +181,6 @@ kernel void sell_slice_widths(uint rows, uint height, global const uint *keys,
   }
 }
 
-/* CSR stores the entries in their own order. */
-kernel void csr_map(uint rows, global const long *row_ptr, global long *map) {
-  GRID_LOOP(i, rows) {
-    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
-      map[k] = k + 1;
-  }
-}
-
 /* ELLPACK-R(-T): entry j of row r at ((j / lanes) * stride + r) * lanes +
  * j % lanes (lib/la/matrix.c: build_ellr). */
 kernel void ellr_map(uint rows, global const long *row_ptr, ulong stride, uint lanes,
@@ -228,6 +220,20 @@ kernel void csr_gather_stored(ulong stored, global const long *map, global const
         columns[p] = csr_col[k];
       values[p] = csr_val[k];
     }
+  }
+}
+
+/* The same for CSR, whose map is the identity: a copy without the map's
+ * reads (8 bytes an entry). */
+kernel void csr_copy_stored(ulong stored, global const int *csr_col, ulong csr_col_offset,
+                            global const real *csr_val, ulong csr_val_offset, global int *columns,
+                            global real *values, uint write_columns) {
+  csr_col += csr_col_offset;
+  csr_val += csr_val_offset;
+  GRID_LOOP(p, stored) {
+    if (write_columns)
+      columns[p] = csr_col[p];
+    values[p] = csr_val[p];
   }
 }
 

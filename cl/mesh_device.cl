@@ -44,11 +44,14 @@ kernel void adjacency_count(ulong entries, global const int *targets, global uin
   GRID_LOOP(k, entries) { atomic_inc(&count[targets[k]]); }
 }
 
+/* cursor: the counts, taken down to 0, so that they need no second zeroing
+ * (an entry's place counts back from the end of its target's list: the
+ * first served goes first). */
 kernel void adjacency_fill(ulong entries, global const int *targets, global const long *start,
                            global uint *cursor, global long *list) {
   GRID_LOOP(k, entries) {
     const int target = targets[k];
-    list[start[target] + (long)atomic_inc(&cursor[target])] = (long)k;
+    list[start[target + 1] - (long)atomic_dec(&cursor[target])] = (long)k;
   }
 }
 
@@ -391,11 +394,35 @@ kernel void mesh_project(ulong num_new, ulong num_vertices, global const int *ma
 #define SCREEN_SMALLEST_SQUARE 0x1p-300
 #define SCREEN_LARGEST_SQUARE 0x1p300
 
-inline int square_in_screen_range(double squared) {
-  return (squared >= SCREEN_SMALLEST_SQUARE) & (squared <= SCREEN_LARGEST_SQUARE);
-}
+/* Parents a work-item screens at once: on CPUs (-DCLMG_CPU) a vector of
+ * SCREEN_LANES, so that each operation is one SIMD instruction (pocl does
+ * not vectorise the work-items' loops over their runs); on GPUs one, the
+ * work-items being the lanes. Each lane computes what the scalar code
+ * does, operation for operation (no contraction): the same screen. A
+ * comparison gives a mask: -1 or 0 per lane of a vector, 1 or 0 for a
+ * scalar. */
+#ifdef CLMG_CPU
+#define SCREEN_LANES 8
+typedef double8 screen_real;
+typedef long8 screen_mask;
+typedef long screen_mask_lane;
+#define SCREEN_ALL ((screen_mask)-1)
+#define SCREEN_VLOAD(p) vload8(0, p)
+#define SCREEN_VSTORE_MASK(m, p) vstore8(m, 0, p)
+#else
+#define SCREEN_LANES 1
+typedef double screen_real;
+typedef int screen_mask;
+typedef int screen_mask_lane;
+#define SCREEN_ALL 1
+#define SCREEN_VLOAD(p) (*(p))
+#define SCREEN_VSTORE_MASK(m, p) (*(p) = (m))
+#endif
 
-inline double determinant(double columns[3][3]) {
+#define SQUARE_IN_SCREEN_RANGE(squared)                                                            \
+  (((squared) >= SCREEN_SMALLEST_SQUARE) & ((squared) <= SCREEN_LARGEST_SQUARE))
+
+inline screen_real determinant(screen_real columns[3][3]) {
 #if MESH_DIM == 2
   return columns[0][0] * columns[1][1] - columns[0][1] * columns[1][0];
 #else
@@ -405,56 +432,82 @@ inline double determinant(double columns[3][3]) {
 #endif
 }
 
-inline int determinant_passes(double det, const double *squared) {
-  double product = SCREEN_QUALITY * SCREEN_QUALITY;
+inline screen_mask determinant_passes(screen_real det, const screen_real *squared) {
+  screen_real product = SCREEN_QUALITY * SCREEN_QUALITY;
   for (int axis = 0; axis < MESH_DIM; ++axis)
     product *= squared[axis];
   return (det > 0.0) & (det * det > product);
+}
+
+/* The first of parents first .. first + count - 1 (count <= SCREEN_LANES;
+ * the lanes past count repeat the last parent) whose children the screen
+ * does not clear, or INT_MAX. */
+inline int screen_block(ulong first, uint count, global const int *nodes,
+                        global const double *coords) {
+  const int stride[3] = {1, 3, 9}, layers = MESH_DIM == 2 ? 1 : 3;
+  screen_real edges[MESH_DIM][NODES][MESH_DIM], squared[MESH_DIM][NODES];
+  screen_mask passes = SCREEN_ALL;
+  for (int axis = 0; axis < MESH_DIM; ++axis)
+    for (int l = 0; l < layers; ++l)
+      for (int j = 0; j < 3; ++j)
+        for (int i = 0; i < 3; ++i) {
+          const int digit[3] = {i, j, l}, node = i + 3 * j + 9 * l;
+          if (digit[axis] == 2)
+            continue;
+          screen_real sum = 0.0;
+          for (int d = 0; d < MESH_DIM; ++d) {
+            double from[SCREEN_LANES], to[SCREEN_LANES];
+            for (uint lane = 0; lane < SCREEN_LANES; ++lane) {
+              global const int *parent = nodes + (first + min(lane, count - 1)) * NODES;
+              from[lane] = coords[(long)parent[node] * MESH_DIM + d];
+              to[lane] = coords[(long)parent[node + stride[axis]] * MESH_DIM + d];
+            }
+            edges[axis][node][d] = SCREEN_VLOAD(to) - SCREEN_VLOAD(from);
+            sum += edges[axis][node][d] * edges[axis][node][d];
+          }
+          squared[axis][node] = sum;
+          passes &= SQUARE_IN_SCREEN_RANGE(sum);
+        }
+  for (int child = 0; child < CORNERS; ++child)
+    for (int corner = 0; corner < CORNERS; ++corner) {
+      int node = 0;
+      for (int axis = 0; axis < MESH_DIM; ++axis)
+        node += (((child >> axis) & 1) + ((corner >> axis) & 1)) * stride[axis];
+      screen_real columns[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, corner_squared[3];
+      for (int axis = 0; axis < MESH_DIM; ++axis) {
+        const int from = node - ((corner >> axis) & 1) * stride[axis];
+        for (int d = 0; d < MESH_DIM; ++d)
+          columns[axis][d] = edges[axis][from][d];
+        corner_squared[axis] = squared[axis][from];
+      }
+      passes &= determinant_passes(determinant(columns), corner_squared);
+    }
+  screen_mask_lane lanes[SCREEN_LANES];
+  SCREEN_VSTORE_MASK(passes, lanes);
+  for (uint lane = 0; lane < count; ++lane)
+    if (!lanes[lane])
+      return (int)(first + lane);
+  return INT_MAX;
 }
 
 /* flags[2] gets the first parent whose children the screen does not clear
  * (they may still be valid: the host then checks them in full). */
 kernel void mesh_screen_children(ulong num_cells, global const int *nodes,
                                  global const double *coords, global int *flags) {
+  int first_unclear = INT_MAX;
+#ifdef CLMG_CPU
+  WORK_ITEM_RANGE(num_cells);
+  for (ulong first = begin_; first < end_ && first_unclear == INT_MAX; first += SCREEN_LANES)
+    first_unclear =
+        screen_block(first, (uint)min((ulong)SCREEN_LANES, end_ - first), nodes, coords);
+#else
   GRID_LOOP(k, num_cells) {
-    global const int *parent = nodes + k * NODES;
-    const int stride[3] = {1, 3, 9}, layers = MESH_DIM == 2 ? 1 : 3;
-    double edges[MESH_DIM][NODES][MESH_DIM], squared[MESH_DIM][NODES];
-    int passes = 1;
-    for (int axis = 0; axis < MESH_DIM; ++axis)
-      for (int l = 0; l < layers; ++l)
-        for (int j = 0; j < 3; ++j)
-          for (int i = 0; i < 3; ++i) {
-            const int digit[3] = {i, j, l}, node = i + 3 * j + 9 * l;
-            if (digit[axis] == 2)
-              continue;
-            global const double *from = coords + (long)parent[node] * MESH_DIM;
-            global const double *to = coords + (long)parent[node + stride[axis]] * MESH_DIM;
-            double sum = 0.0;
-            for (int d = 0; d < MESH_DIM; ++d) {
-              edges[axis][node][d] = to[d] - from[d];
-              sum += edges[axis][node][d] * edges[axis][node][d];
-            }
-            squared[axis][node] = sum;
-            passes &= square_in_screen_range(sum);
-          }
-    for (int child = 0; child < CORNERS; ++child)
-      for (int corner = 0; corner < CORNERS; ++corner) {
-        int node = 0;
-        for (int axis = 0; axis < MESH_DIM; ++axis)
-          node += (((child >> axis) & 1) + ((corner >> axis) & 1)) * stride[axis];
-        double columns[3][3] = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}, corner_squared[3];
-        for (int axis = 0; axis < MESH_DIM; ++axis) {
-          const int from = node - ((corner >> axis) & 1) * stride[axis];
-          for (int d = 0; d < MESH_DIM; ++d)
-            columns[axis][d] = edges[axis][from][d];
-          corner_squared[axis] = squared[axis][from];
-        }
-        passes &= determinant_passes(determinant(columns), corner_squared);
-      }
-    if (!passes)
-      atomic_min(&flags[2], (int)k);
+    if (first_unclear == INT_MAX)
+      first_unclear = screen_block(k, 1, nodes, coords);
   }
+#endif
+  if (first_unclear != INT_MAX)
+    atomic_min(&flags[2], first_unclear);
 }
 
 #endif

@@ -121,10 +121,11 @@ CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a
  * options->precision on the device). The format is chosen, checked and laid
  * out on the device from the row offsets: a few counts come to the host
  * (the longest row, the stored entries of a SELL layout), never an array.
- * The matrix copies what it needs: the arrays stay the caller's. It keeps
- * the pattern and a map of its layout on the device (about 12 bytes per
- * entry more than a matrix from host CSR), so that its values can be
- * updated in place. */
+ * The matrix copies what it needs: the arrays stay the caller's. An
+ * ELLPACK-R or SELL-C-sigma matrix keeps the pattern and a map of its
+ * layout on the device (about 12 bytes per entry more than a matrix from
+ * host CSR), so that its values can be updated in place; a CSR matrix is
+ * its own pattern and needs none. */
 CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, size_t cols,
                                                     const clmg_vector *row_ptr,
                                                     const clmg_vector *col,

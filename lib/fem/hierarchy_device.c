@@ -202,10 +202,21 @@ static clmg_status upload_mask(clmg_context *context, const uint8_t *mask, devic
   return status;
 }
 
-static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
-                              cl_mem row_ptr, cl_mem col, cl_mem val) {
-  (void)val;
-  const device_level *level = data;
+/* What fe_poisson_rows reads besides the level: the element matrices and,
+ * on the finest level (g not NULL), what b and x0 are made of. */
+typedef struct rows_input {
+  const device_level *level;
+  const clmg_vector *elements, *g, *load;
+  clmg_vector *b, *x0;
+} rows_input;
+
+static void rows_arguments(clmg_kernel_args *args, const void *data, cl_uint fill, cl_mem length,
+                           cl_mem row_ptr, cl_mem col, cl_mem val) {
+  const rows_input *in = data;
+  const device_level *level = in->level;
+  /* vectors a level does not use: any buffer stands in */
+  cl_mem unused = in->elements->buffer;
+  cl_uint want_b = in->g != NULL, has_load = in->load != NULL;
   clmg_arg_ulong(args, level->num_dofs);
   clmg_arg_buffer(args, level->start->buffer);
   clmg_arg_buffer(args, level->list->buffer);
@@ -215,21 +226,30 @@ static void pattern_arguments(clmg_kernel_args *args, const void *data, cl_uint 
   clmg_arg_buffer(args, length);
   clmg_arg_buffer(args, row_ptr);
   clmg_arg_buffer(args, col);
+  clmg_arg_buffer(args, val);
+  clmg_arg_buffer(args, in->elements->buffer);
+  clmg_arg_buffer(args, in->g ? in->g->buffer : unused);
+  clmg_arg_raw(args, sizeof want_b, &want_b);
+  clmg_arg_raw(args, sizeof has_load, &has_load);
+  clmg_arg_buffer(args, in->load ? in->load->buffer : unused);
+  clmg_arg_buffer(args, in->b ? in->b->buffer : unused);
+  clmg_arg_buffer(args, in->x0 ? in->x0->buffer : unused);
 }
 
 /* Every cell's element stiffness matrix (upper triangle) and load vector,
- * and whether a cell has a non-positive Jacobian determinant. */
+ * FE_RECORD reals a cell (cl/fe_hierarchy.cl), and whether a cell has a
+ * non-positive Jacobian determinant. */
 static clmg_status element_matrices(const builder *b, const device_level *level, double source,
-                                    clmg_vector **stiffness, clmg_vector **element_load) {
+                                    clmg_vector **elements) {
   clmg_context *context = b->context;
   const clmg_device_mesh *mesh = &level->mesh;
-  size_t cells = mesh->num_cells, dofs = b->dofs_per_cell, upper = dofs * (dofs + 1) / 2;
+  size_t cells = mesh->num_cells, dofs = b->dofs_per_cell;
+  size_t record = dofs * (dofs + 1) / 2 + dofs;
   clmg_vector *bad = NULL;
-  clmg_status status = clmg_vector_create(context, b->precision, cells * upper, stiffness);
+  /* the kernel writes every record */
+  clmg_status status = clmg_vector_create_unset(context, b->precision, cells * record, elements);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, b->precision, cells * dofs, element_load);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, 1, &bad);
+    status = clmg_vector_create_unset(context, CLMG_INT32, 1, &bad);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(bad, 0.0);
   clmg_kernel_args args;
@@ -241,8 +261,7 @@ static clmg_status element_matrices(const builder *b, const device_level *level,
     clmg_arg_buffer(&args, mesh->coords->buffer);
     clmg_arg_buffer(&args, b->table->buffer);
     clmg_arg_real(&args, b->precision, source);
-    clmg_arg_buffer(&args, (*stiffness)->buffer);
-    clmg_arg_buffer(&args, (*element_load)->buffer);
+    clmg_arg_buffer(&args, (*elements)->buffer);
     clmg_arg_buffer(&args, bad->buffer);
     status = clmg_launch_args(&args, cells);
   }
@@ -258,55 +277,38 @@ static clmg_status element_matrices(const builder *b, const device_level *level,
   return status;
 }
 
-/* The level's matrix (pattern, element matrices, then the rows' values)
- * and, for the finest level (g given: g on Dirichlet DOFs, 0 elsewhere, on
- * the device), b and x0. load: the source function's integrals, or NULL. */
+/* The level's matrix (element matrices, then the rows: lengths, then
+ * columns and values) and, for the finest level (g given: g on Dirichlet
+ * DOFs, 0 elsewhere, on the device), b and x0. load: the source function's
+ * integrals, or NULL. */
 static clmg_status assemble_level(const builder *b, const device_level *level, double source,
                                   const clmg_vector *g, const double *load, clmg_csr_device *a,
                                   clmg_vector **rhs, clmg_vector **x0) {
   clmg_context *context = b->context;
   size_t n = level->num_dofs;
-  clmg_vector *stiffness = NULL, *element_load = NULL, *load_device = NULL;
-  clmg_status status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_pattern",
-                                                  n, n, b->precision, pattern_arguments, level, a);
-  if (status == CLMG_SUCCESS)
-    status = element_matrices(b, level, source, &stiffness, &element_load);
+  clmg_vector *elements = NULL, *load_device = NULL;
+  clmg_status status = element_matrices(b, level, source, &elements);
   if (status == CLMG_SUCCESS && load)
     status = clmg_vector_create_from_host(context, b->precision, n, load, &load_device);
+  /* the rows' kernel writes every element of b and x0 */
   if (status == CLMG_SUCCESS && g)
-    status = clmg_vector_create(context, b->precision, n, rhs);
+    status = clmg_vector_create_unset(context, b->precision, n, rhs);
   if (status == CLMG_SUCCESS && g)
-    status = clmg_vector_create(context, b->precision, n, x0);
-  clmg_kernel_args args;
-  if (status == CLMG_SUCCESS)
-    status = get_kernel(b, "fe_poisson_rows", &args);
+    status = clmg_vector_create_unset(context, b->precision, n, x0);
   if (status == CLMG_SUCCESS) {
-    /* vectors a level does not use: any buffer stands in */
-    cl_mem unused = element_load->buffer;
-    cl_uint want_b = g != NULL, has_load = load != NULL;
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, level->start->buffer);
-    clmg_arg_buffer(&args, level->list->buffer);
-    clmg_arg_buffer(&args, level->cell_dofs->buffer);
-    clmg_arg_buffer(&args, stiffness->buffer);
-    clmg_arg_buffer(&args, element_load->buffer);
-    clmg_arg_buffer(&args, level->eliminated->buffer);
-    clmg_arg_buffer(&args, g ? g->buffer : unused);
-    clmg_arg_buffer(&args, a->row_ptr->buffer);
-    clmg_arg_buffer(&args, a->col->buffer);
-    clmg_arg_buffer(&args, a->val->buffer);
-    clmg_arg_raw(&args, sizeof want_b, &want_b);
-    clmg_arg_raw(&args, sizeof has_load, &has_load);
-    clmg_arg_buffer(&args, load_device ? load_device->buffer : unused);
-    clmg_arg_buffer(&args, g ? (*rhs)->buffer : unused);
-    clmg_arg_buffer(&args, g ? (*x0)->buffer : unused);
-    status = clmg_launch_args(&args, n);
+    const rows_input in = {.level = level,
+                           .elements = elements,
+                           .g = g,
+                           .load = load_device,
+                           .b = g ? *rhs : NULL,
+                           .x0 = g ? *x0 : NULL};
+    status = clmg_csr_device_build_rows(context, "fe_hierarchy", b->options, "fe_poisson_rows", n,
+                                        n, b->precision, rows_arguments, &in, a);
   }
   /* the element arrays are freed once the rows have read them */
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
-  clmg_vector_destroy(stiffness);
-  clmg_vector_destroy(element_load);
+  clmg_vector_destroy(elements);
   clmg_vector_destroy(load_device);
   if (status != CLMG_SUCCESS)
     clmg_csr_device_free(a);

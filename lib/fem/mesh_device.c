@@ -41,7 +41,7 @@ clmg_status clmg_device_adjacency(clmg_context *context, int dim, const clmg_vec
   size_t entries = clmg_vector_length(targets), total = 0;
   clmg_vector *count = NULL;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, num_targets, &count);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, num_targets, &count);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(count, 0.0);
   if (status == CLMG_SUCCESS)
@@ -54,10 +54,9 @@ clmg_status clmg_device_adjacency(clmg_context *context, int dim, const clmg_vec
   }
   if (status == CLMG_SUCCESS)
     status = clmg_offsets_from_counts(context, count, start, &total);
+  /* the counts are the fill's cursors, taken down to 0 */
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(count, 0.0); /* the cursors of the fill */
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT64, total, list);
+    status = clmg_vector_create_unset(context, CLMG_INT64, total, list);
   if (status == CLMG_SUCCESS)
     status = get_kernel(context, dim, "adjacency_fill", &args);
   if (status == CLMG_SUCCESS) {
@@ -198,11 +197,11 @@ clmg_status clmg_device_mesh_number_nodes(clmg_context *context, clmg_device_mes
   if (status == CLMG_SUCCESS)
     status = upload_node_table(context, dim, &table);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, cells, &owned);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, cells, &owned);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, cells, &edge_count);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, cells, &edge_count);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, cells, &face_count);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, cells, &face_count);
   if (status == CLMG_SUCCESS)
     status = get_kernel(context, dim, "mesh_own_entities", &args);
   if (status == CLMG_SUCCESS) {
@@ -226,9 +225,10 @@ clmg_status clmg_device_mesh_number_nodes(clmg_context *context, clmg_device_mes
                        "the degree-2 nodes of a mesh with %zu cells pass the 32-bit index limit %d",
                        cells, INT32_MAX);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, cells * per_cell, &mesh->nodes);
+    status = clmg_vector_create_unset(context, CLMG_INT32, cells * per_cell, &mesh->nodes);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_DOUBLE, total * (size_t)dim, &mesh->node_coords);
+    status =
+        clmg_vector_create_unset(context, CLMG_DOUBLE, total * (size_t)dim, &mesh->node_coords);
   clmg_vector *head = NULL; /* the vertices keep their coordinates */
   if (status == CLMG_SUCCESS && mesh->num_vertices > 0)
     status = clmg_vector_view(mesh->node_coords, 0, mesh->num_vertices * (size_t)dim, &head);
@@ -285,7 +285,7 @@ clmg_status clmg_device_mesh_number_nodes(clmg_context *context, clmg_device_mes
 /* One int32 on the device, set to INT32_MAX: a kernel's "first bad index"
  * (atomic_min). */
 static clmg_status create_flags(clmg_context *context, size_t count, clmg_vector **flags) {
-  clmg_status status = clmg_vector_create(context, CLMG_INT32, count, flags);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_INT32, count, flags);
   return status == CLMG_SUCCESS ? clmg_vector_fill(*flags, (double)INT32_MAX) : status;
 }
 
@@ -440,7 +440,8 @@ clmg_status clmg_device_mesh_refine(clmg_context *context, clmg_device_mesh *coa
   clmg_kernel_args args;
   status = upload_node_table(context, dim, &table);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, fine->num_cells * children, &fine->cells);
+    status =
+        clmg_vector_create_unset(context, CLMG_INT32, fine->num_cells * children, &fine->cells);
   if (status == CLMG_SUCCESS)
     status = get_kernel(context, dim, "mesh_children", &args);
   if (status == CLMG_SUCCESS) {
@@ -453,12 +454,13 @@ clmg_status clmg_device_mesh_refine(clmg_context *context, clmg_device_mesh *coa
   const size_t face_corners = (size_t)1 << (dim - 1),
                new_vertices = fine->num_vertices - coarse->num_vertices;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, fine->num_boundary_faces * face_corners,
-                                &fine->faces);
+    status = clmg_vector_create_unset(context, CLMG_INT32, fine->num_boundary_faces * face_corners,
+                                      &fine->faces);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, fine->num_boundary_faces, &fine->face_tags);
+    status =
+        clmg_vector_create_unset(context, CLMG_INT32, fine->num_boundary_faces, &fine->face_tags);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, new_vertices ? new_vertices : 1, &marks);
+    status = clmg_vector_create_unset(context, CLMG_INT32, new_vertices ? new_vertices : 1, &marks);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(marks, 0.0);
   if (status == CLMG_SUCCESS)
@@ -534,7 +536,7 @@ clmg_status clmg_device_mesh_dirichlet(clmg_context *context, clmg_device_mesh *
     status = clmg_vector_create_from_host(context, CLMG_INT32, num_tags ? num_tags : 1,
                                           num_tags ? problem->dirichlet_tags : &every_tag, &tags);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, num_dofs, mask);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, num_dofs, mask);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(*mask, 0.0);
   if (status == CLMG_SUCCESS)
@@ -542,7 +544,7 @@ clmg_status clmg_device_mesh_dirichlet(clmg_context *context, clmg_device_mesh *
   if (status == CLMG_SUCCESS && tag_of)
     status = create_flags(context, num_dofs ? num_dofs : 1, &first_side);
   if (status == CLMG_SUCCESS && tag_of)
-    status = clmg_vector_create(context, CLMG_INT32, num_dofs, tag_of);
+    status = clmg_vector_create_unset(context, CLMG_INT32, num_dofs, tag_of);
   if (status == CLMG_SUCCESS && tag_of)
     status = clmg_vector_fill(*tag_of, 0.0);
   for (cl_uint pass = 0;
@@ -592,13 +594,13 @@ clmg_status clmg_device_mesh_boundary_values(clmg_context *context, const clmg_d
   size_t count = 0;
   double *host = NULL;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_DOUBLE, n, g);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_DOUBLE, n, g);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(*g, 0.0);
   if (status == CLMG_SUCCESS && problem->dirichlet)
     status = clmg_row_list(context, mask, 0, 1, NULL, 0, &list, &count);
   if (status == CLMG_SUCCESS && count > 0)
-    status = clmg_vector_create(context, CLMG_DOUBLE, count * (size_t)(dim + 1), &points);
+    status = clmg_vector_create_unset(context, CLMG_DOUBLE, count * (size_t)(dim + 1), &points);
   if (status == CLMG_SUCCESS && count > 0)
     status = get_kernel(context, dim, "mesh_dof_points", &args);
   if (status == CLMG_SUCCESS && count > 0) {

@@ -128,7 +128,7 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
                      clmg_dtype_name(clmg_vector_type(counts)));
   size_t n = clmg_vector_length(counts);
   clmg_vector *result = NULL;
-  clmg_status status = clmg_vector_create(context, CLMG_INT64, n + 1, &result);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_INT64, n + 1, &result);
   if (status == CLMG_SUCCESS)
     status = clmg_scan_counts(context, counts->buffer, counts->offset, n, 1, result->buffer, total);
   if (status != CLMG_SUCCESS) {
@@ -172,7 +172,7 @@ clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint3
   if (status == CLMG_SUCCESS)
     status = clmg_scan_counts(context, flags, 0, n, 1, places, &listed);
   if (status == CLMG_SUCCESS && listed > 0)
-    status = clmg_vector_create(context, CLMG_UINT32, listed, list);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, listed, list);
   if (status == CLMG_SUCCESS && listed > 0)
     status = clmg_args_for_kernel(context, "scan", options, "row_list_scatter", &args);
   if (status == CLMG_SUCCESS && listed > 0) {
@@ -207,7 +207,7 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
   clmg_vector *length = NULL;
   size_t nnz = 0;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, rows, &length);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, rows, &length);
   if (status == CLMG_SUCCESS)
     status = clmg_args_for_kernel(context, family, options, kernel_name, &args);
   if (status == CLMG_SUCCESS) {
@@ -218,9 +218,9 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
   if (status == CLMG_SUCCESS)
     status = clmg_offsets_from_counts(context, length, &m.row_ptr, &nnz);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, nnz, &m.col);
+    status = clmg_vector_create_unset(context, CLMG_INT32, nnz, &m.col);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, nnz, &m.val);
+    status = clmg_vector_create_unset(context, precision, nnz, &m.val);
   if (status == CLMG_SUCCESS)
     status = clmg_args_for_kernel(context, family, options, kernel_name, &args);
   if (status == CLMG_SUCCESS) {
@@ -283,7 +283,9 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
   clmg_csr_device t = {a->cols, a->rows, NULL, NULL, NULL};
   clmg_vector *count = NULL;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->cols, &count);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, a->cols, &count);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(count, 0.0);
   if (status == CLMG_SUCCESS)
     status = kernel(context, precision, "csr_count_columns", &args);
   if (status == CLMG_SUCCESS) {
@@ -301,13 +303,11 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
   if (status == CLMG_SUCCESS)
     status =
         clmg_row_list(context, count, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows, &long_count);
-  /* the counts become the cursors of the scatter */
+  /* the counts are the scatter's cursors, taken down to 0 */
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(count, 0.0);
+    status = clmg_vector_create_unset(context, CLMG_INT32, total, &t.col);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, total, &t.col);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, total, &t.val);
+    status = clmg_vector_create_unset(context, precision, total, &t.val);
   if (status == CLMG_SUCCESS)
     status = kernel(context, precision, "csr_transpose_scatter", &args);
   if (status == CLMG_SUCCESS) {
@@ -484,7 +484,7 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
   size_t nnz = 0, counting = 0, filling = 0;
   /* the products per row: the rows the work-group kernels take */
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, a->rows, &products);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &products);
   if (status == CLMG_SUCCESS)
     status = clmg_args_for_kernel(context, "csr_device", options, "csr_multiply_products", &args);
   if (status == CLMG_SUCCESS) {
@@ -499,7 +499,7 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, NULL, 0, &counting_rows,
                            &counting);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, a->rows, &length);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &length);
   if (status == CLMG_SUCCESS)
     status = product_pattern(context, options, a, b, 0, counting_rows, counting, length, &c);
   if (status == CLMG_SUCCESS)
@@ -509,9 +509,9 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, length, SPGEMM_GROUP_COLUMNS,
                            &filling_rows, &filling);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, nnz, &c.col);
+    status = clmg_vector_create_unset(context, CLMG_INT32, nnz, &c.col);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, nnz, &c.val);
+    status = clmg_vector_create_unset(context, precision, nnz, &c.val);
   if (status == CLMG_SUCCESS)
     status = product_pattern(context, options, a, b, 1, filling_rows, filling, length, &c);
   if (status == CLMG_SUCCESS)

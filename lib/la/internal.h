@@ -23,6 +23,11 @@ void clmg_arg_vector(clmg_kernel_args *args, const clmg_vector *vector);
 
 /* A new vector of n elements of `type` holding the host array (doubles for
  * double and float vectors, converted; the type's own elements otherwise). */
+/* clmg_vector_create for a vector whose every element the next commands
+ * overwrite: not zeroed (lib/la/vector.c says what a CPU device still
+ * needs). */
+clmg_status clmg_vector_create_unset(clmg_context *context, clmg_dtype type, size_t n,
+                                     clmg_vector **out);
 clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
                                          const void *host, clmg_vector **out);
 

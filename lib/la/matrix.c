@@ -50,7 +50,10 @@ struct clmg_matrix {
 
   /* Matrices made from device arrays (clmg_matrix_create_from_device) keep
    * what a value update needs: the map of stored entry -> CSR entry + 1
-   * (int64, 0 for padding) and the CSR pattern, all on the device. */
+   * (int64, 0 for padding) and the CSR pattern, all on the device. CSR
+   * stores the entries in their own order: no map (NULL), and its offsets
+   * and columns are the pattern (pattern_row_ptr and pattern_col NULL). */
+  int from_device;
   cl_mem map, pattern_row_ptr, pattern_col;
   size_t map_bytes, pattern_row_ptr_bytes, pattern_col_bytes;
 
@@ -1090,7 +1093,8 @@ static clmg_status values_in_precision(const clmg_matrix *m, const clmg_vector *
   *use = values;
   if (values->type == m->precision)
     return CLMG_SUCCESS;
-  clmg_status status = clmg_vector_create(m->context, m->precision, values->length, converted);
+  clmg_status status =
+      clmg_vector_create_unset(m->context, m->precision, values->length, converted);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_convert(values, *converted);
   *use = *converted;
@@ -1107,11 +1111,13 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
   clmg_status status = values_in_precision(m, values, &converted, &use);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS && m->stored > 0) {
-    status = device_kernel(m->context, m->precision, "csr_gather_stored", &args);
+    status = device_kernel(m->context, m->precision,
+                           m->map ? "csr_gather_stored" : "csr_copy_stored", &args);
     if (status == CLMG_SUCCESS) {
       cl_uint write = (cl_uint)write_columns;
       clmg_arg_ulong(&args, m->stored);
-      clmg_arg_buffer(&args, m->map);
+      if (m->map)
+        clmg_arg_buffer(&args, m->map);
       clmg_arg_buffer(&args, col);
       clmg_arg_ulong(&args, col_offset);
       clmg_arg_vector(&args, use);
@@ -1121,10 +1127,11 @@ static clmg_status gather_from_csr(clmg_matrix *m, cl_mem row_ptr, size_t row_pt
       status = clmg_launch_args(&args, m->stored);
     }
   }
+  /* the next kernel writes every row of both */
   if (status == CLMG_SUCCESS && !m->diagonal)
-    status = clmg_vector_create(m->context, m->precision, m->rows, &m->diagonal);
+    status = clmg_vector_create_unset(m->context, m->precision, m->rows, &m->diagonal);
   if (status == CLMG_SUCCESS && !m->row_squares)
-    status = clmg_vector_create(m->context, m->precision, m->rows, &m->row_squares);
+    status = clmg_vector_create_unset(m->context, m->precision, m->rows, &m->row_squares);
   if (status == CLMG_SUCCESS && m->rows > 0) {
     status = device_kernel(m->context, m->precision, "csr_diagonal_and_row_squares", &args);
     if (status == CLMG_SUCCESS) {
@@ -1271,8 +1278,9 @@ static clmg_status check_summary(clmg_context *context, size_t cols, size_t nnz,
   return CLMG_SUCCESS;
 }
 
-/* The map of the layout, written by the format's kernel from the row
- * offsets: map[stored entry] = CSR entry + 1, 0 on padding. */
+/* The map of a padded layout (ELLPACK-R, SELL), written by the format's
+ * kernel from the row offsets: map[stored entry] = CSR entry + 1, 0 on
+ * padding. */
 static clmg_status build_map(clmg_matrix *m) {
   clmg_status status =
       clmg_device_alloc(m->context, m->stored * sizeof(cl_long), NULL, "matrix map", &m->map);
@@ -1280,9 +1288,7 @@ static clmg_status build_map(clmg_matrix *m) {
     return status;
   m->map_bytes = m->stored * sizeof(cl_long);
   status = zero_array(m, m->map, m->map_bytes, "zeroing the matrix map");
-  const char *name = m->format == CLMG_FORMAT_CSR    ? "csr_map"
-                     : m->format == CLMG_FORMAT_ELLR ? "ellr_map"
-                                                     : "sell_map";
+  const char *name = m->format == CLMG_FORMAT_ELLR ? "ellr_map" : "sell_map";
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS)
     status = device_kernel(m->context, CLMG_FLOAT, name, &args);
@@ -1327,6 +1333,11 @@ static clmg_status keep_copy(clmg_context *context, const clmg_vector *v, const 
  * the host loops do (tests/test_matrix_device.c compares the two matrices
  * through all that the API shows of them). */
 
+/* The pattern's row offsets: CSR's own once it has taken them over. */
+static cl_mem pattern_offsets(const clmg_matrix *m) {
+  return m->pattern_row_ptr ? m->pattern_row_ptr : m->offsets;
+}
+
 /* length[i] = the length of row i of the pattern (uint32). */
 static clmg_status pattern_row_lengths(clmg_matrix *m, cl_mem length) {
   clmg_kernel_args args;
@@ -1335,7 +1346,7 @@ static clmg_status pattern_row_lengths(clmg_matrix *m, cl_mem length) {
     return status;
   cl_uint rows = (cl_uint)m->rows;
   clmg_arg_raw(&args, sizeof rows, &rows);
-  clmg_arg_buffer(&args, m->pattern_row_ptr);
+  clmg_arg_buffer(&args, pattern_offsets(m));
   clmg_arg_buffer(&args, length);
   return clmg_launch_args(&args, m->rows);
 }
@@ -1514,7 +1525,7 @@ static clmg_status device_long_rows(clmg_matrix *m) {
       m->long_row_threshold < UINT32_MAX ? (uint32_t)m->long_row_threshold : UINT32_MAX;
   cl_uint count = (cl_uint)m->long_row_count;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, CLMG_UINT32, m->rows, &lengths);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, m->rows, &lengths);
   if (status == CLMG_SUCCESS)
     status = pattern_row_lengths(m, lengths->buffer);
   if (status == CLMG_SUCCESS)
@@ -1526,13 +1537,13 @@ static clmg_status device_long_rows(clmg_matrix *m) {
   if (status == CLMG_SUCCESS)
     status = keep_copy(context, list, "CSR long-row list", &m->long_rows, &m->long_rows_bytes);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_UINT32, count, &segments);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, count, &segments);
   if (status == CLMG_SUCCESS)
     status = device_kernel(context, CLMG_FLOAT, "csr_long_row_segment_counts", &args);
   if (status == CLMG_SUCCESS) {
     clmg_arg_raw(&args, sizeof count, &count);
     clmg_arg_buffer(&args, list->buffer);
-    clmg_arg_buffer(&args, m->pattern_row_ptr);
+    clmg_arg_buffer(&args, m->offsets);
     clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
     clmg_arg_buffer(&args, segments->buffer);
     status = clmg_launch_args(&args, count);
@@ -1548,7 +1559,7 @@ static clmg_status device_long_rows(clmg_matrix *m) {
   if (status == CLMG_SUCCESS) {
     clmg_arg_raw(&args, sizeof count, &count);
     clmg_arg_buffer(&args, list->buffer);
-    clmg_arg_buffer(&args, m->pattern_row_ptr);
+    clmg_arg_buffer(&args, m->offsets);
     clmg_arg_buffer(&args, segment_offsets->buffer);
     clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
     clmg_arg_buffer(&args, m->long_first_segment);
@@ -1563,8 +1574,7 @@ static clmg_status device_long_rows(clmg_matrix *m) {
 }
 
 static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
-                              const clmg_matrix_options *options, const offsets_summary *summary,
-                              const clmg_vector *row_ptr) {
+                              const clmg_matrix_options *options, const offsets_summary *summary) {
   clmg_status status = csr_shape(m, stats, options);
   if (status != CLMG_SUCCESS)
     return status;
@@ -1574,10 +1584,13 @@ static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
   size_t long_count = m->long_row_count, segment_count = m->segment_count;
   size_t element = clmg_dtype_size(m->precision);
   const cl_uint no_segments = 0;
-  status = keep_copy(m->context, row_ptr, "CSR row offsets", &m->offsets, &m->offsets_bytes);
-  if (status == CLMG_SUCCESS)
-    status = upload_array(m, NULL, m->nnz * sizeof(int32_t), "CSR column indices", &m->columns,
-                          &m->columns_bytes);
+  /* the pattern's copy of the offsets becomes CSR's own */
+  m->offsets = m->pattern_row_ptr;
+  m->offsets_bytes = m->pattern_row_ptr_bytes;
+  m->pattern_row_ptr = NULL;
+  m->pattern_row_ptr_bytes = 0;
+  status = upload_array(m, NULL, m->nnz * sizeof(int32_t), "CSR column indices", &m->columns,
+                        &m->columns_bytes);
   if (status == CLMG_SUCCESS)
     status = upload_array(m, NULL, m->nnz * element, "CSR values", &m->values, &m->values_bytes);
   if (status == CLMG_SUCCESS && long_count == 0)
@@ -1602,7 +1615,6 @@ static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
  * candidate sorted on the device) and its arrays, from the summary and the
  * pattern's row offsets. */
 static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summary,
-                                     const clmg_vector *row_ptr,
                                      const clmg_matrix_options *options) {
   row_stats stats = {summary->longest_row, m->rows ? (double)m->nnz / (double)m->rows : 0};
   sell_arrays sell;
@@ -1629,7 +1641,7 @@ static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summ
   case CLMG_FORMAT_SELL:
     return device_sell(m, &stats, options, sorted ? &sell : NULL);
   case CLMG_FORMAT_CSR:
-    return device_csr(m, &stats, options, summary, row_ptr);
+    return device_csr(m, &stats, options, summary);
   default:
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
                      (int)options->format);
@@ -1669,14 +1681,23 @@ clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, s
     status = keep_copy(context, row_ptr, "matrix pattern (row offsets)", &m->pattern_row_ptr,
                        &m->pattern_row_ptr_bytes);
   if (status == CLMG_SUCCESS)
-    status = lay_out_on_device(m, &summary, row_ptr, o);
-  if (status == CLMG_SUCCESS)
+    status = lay_out_on_device(m, &summary, o);
+  /* CSR copies the arrays as they are; the other layouts gather them
+   * through a map from a copy of the pattern */
+  const int csr = status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR;
+  if (status == CLMG_SUCCESS && !csr)
     status = build_map(m);
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && !csr)
     status =
         keep_copy(context, col, "matrix pattern (columns)", &m->pattern_col, &m->pattern_col_bytes);
+  if (status == CLMG_SUCCESS) {
+    size_t col_offset;
+    cl_mem col_buffer = clmg_vector_cl_buffer(col, &col_offset);
+    status = csr ? gather_from_csr(m, m->offsets, 0, col_buffer, col_offset, values, 1)
+                 : gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 1);
+  }
   if (status == CLMG_SUCCESS)
-    status = gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 1);
+    m->from_device = 1;
   if (status != CLMG_SUCCESS) {
     clmg_matrix_destroy(m);
     return status;
@@ -1689,7 +1710,7 @@ clmg_status clmg_matrix_update_values_device(clmg_matrix *m, const clmg_vector *
   if (!m)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(m->context);
-  if (!m->map)
+  if (!m->from_device)
     return clmg_fail(m->context, CLMG_ERROR_UNSUPPORTED,
                      "matrix value update: this matrix was built from host CSR; build it with "
                      "clmg_matrix_create_from_device to update its values in place");
@@ -1701,7 +1722,8 @@ clmg_status clmg_matrix_update_values_device(clmg_matrix *m, const clmg_vector *
                      "matrix's context (got %zu %s)",
                      m->nnz, values ? clmg_vector_length(values) : 0,
                      values ? clmg_dtype_name(clmg_vector_type(values)) : "none");
-  return gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 0);
+  return m->map ? gather_from_csr(m, m->pattern_row_ptr, 0, m->pattern_col, 0, values, 0)
+                : gather_from_csr(m, m->offsets, 0, m->columns, 0, values, 0);
 }
 
 clmg_status clmg_matrix_update_values(clmg_matrix *m, const double *values) {
