@@ -23,10 +23,12 @@
  *     the number of points of that level (the "marked" points): every point is
  *     written once; only the marked points of the previous iterate and their
  *     restricted source are read. A step on the finest level is grid_jacobi (3 s N).
- *   the variation step (returning schedules), s (2 N + 4 M): every point read
- *     and written, the level's points read with their source and their
- *     variations written and read back (the CPU kernels' two passes); the
- *     GPU kernel (homg_tile_variation) moves s (2 N + M). */
+ *   the variation step (returning schedules), s (2 N + M): every point read
+ *     and written, the level's sources read. The CPU kernels' two passes
+ *     move s (2 N + 4 M) (the variations written and read back); on GPUs
+ *     homg_tile_variation (spacing 2) moves s (2 N + M), the two passes of
+ *     homg_compact and homg_stream_variation (spacing 4 and up) about
+ *     s (2 N + 3 M) and the level rows' sectors (below). */
 
 /* The GPU kernels on a CPU device, for the tests (lib/homg/grid.c). */
 #ifdef CLMG_HOMG_GPU_KERNELS
@@ -384,6 +386,22 @@ inline real relax_point(global const real *in, uint p, uint l, uint row, uint4 a
   return c + omega_quarter * (hl2 * f + around - 4 * c);
 }
 
+/* The index along one axis of the k-th point of level spacing l marked by
+ * some frame (low frame: 0, l, ... up to split; high frame, four
+ * subdomains: last, last - l, ... down to split - 1), and how many there are
+ * (variation_marked_count): phase 0 (CPUs) and the compact arrays (GPUs,
+ * homg_compact) run over those points only. */
+inline uint variation_marked_count(uint l, uint n) {
+  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
+  return split / l + 1 + (four ? (last - (split - 1)) / l + 1 : 0);
+}
+
+inline uint variation_marked_index(uint k, uint l, uint n) {
+  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
+  const uint low = split / l + 1;
+  return k < low ? k * l : last - (k - low) * l;
+}
+
 #ifdef CLMG_CPU
 /* The steps on CPUs, with the tables (on GPUs: homg_tile below). */
 kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
@@ -454,21 +472,6 @@ kernel void homg_step(uint n, uint l, real hl2, real omega_quarter, uint zero_in
 inline uint4 variation_axis(uint i, global const uint4 *axis, global const real *weight, real *w) {
   *w = weight[i];
   return axis[i];
-}
-
-/* The index along one axis of the k-th point of level spacing l marked by
- * some frame (low frame: 0, l, ... up to split; high frame, four
- * subdomains: last, last - l, ... down to split - 1), and how many there are
- * (variation_marked_count): phase 0 runs over those points only. */
-inline uint variation_marked_count(uint l, uint n) {
-  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
-  return split / l + 1 + (four ? (last - (split - 1)) / l + 1 : 0);
-}
-
-inline uint variation_marked_index(uint k, uint l, uint n) {
-  const uint last = n - 1, four = (n & 1u) == 0, split = four ? n >> 1 : last;
-  const uint low = split / l + 1;
-  return k < low ? k * l : last - (k - low) * l;
 }
 
 /* Phase 0 over the level's points: d = relax(in) - in there, 0 on the
@@ -555,10 +558,12 @@ inline uint4 axis_at(uint i, uint l, uint m, uint n, real inv_l, real *weight) {
 
 /* ---- the steps on GPUs ----
  *
- * Both steps run in one pass over the grid, a work-group per tile of
- * HOMG_TILE_X columns and HOMG_TILE_Y * R rows, each work-item one column
- * of R consecutive rows (R = HOMG_VALUE_ROWS or HOMG_VARIATION_ROWS; a warp
- * stores 32 columns of a row, 256 contiguous bytes):
+ * At spacing 2 (lib/homg/homg.c; from 4 up: homg_compact and
+ * homg_stream_* below) both steps run in one pass over the grid, a
+ * work-group per tile of HOMG_TILE_X columns and HOMG_TILE_Y * R rows,
+ * each work-item one column of R consecutive rows (R = HOMG_VALUE_ROWS or
+ * HOMG_VARIATION_ROWS; a warp stores 32 columns of a row, 256 contiguous
+ * bytes):
  *   homg_tile_step       the value step (homg_step's): out = relax(in) at
  *                        the level's points, P(in at the level's points)
  *                        elsewhere;
@@ -883,4 +888,159 @@ homg_tile_variation(uint n, uint l, real hl2, real omega_quarter, uint zero_inpu
   homg_tile(n, l, hl2, omega_quarter, zero_input, in + in_offset, out + out_offset,
             sources + sources_offset, nv, 1, tile, tile, HOMG_VARIATION_ROWS);
 }
+/* ---- the steps in two passes through compact arrays (spacing >= 4) ----
+ *
+ * homg_compact works out, per level point (a, b) (the points of
+ * variation_marked_index, K = variation_marked_count per axis), what the
+ * grid's points need from it, into K x K arrays d (index b K + a): for the
+ * variation step d = relax(in) - in (0 on the boundary); for the value step
+ * d = in and d[K^2 + ...] = relax(in) (0 on the boundary). homg_stream
+ * then streams the grid, each work-item one column of R rows, its corners
+ * read from d: K^2 ~ N / l^2 values, which the caches hold and neighbouring
+ * work-items share. The streaming pass has no barrier and no relaxation
+ * (the tile kernels hold a tile's stores behind its relaxations, whose
+ * neighbours lie l rows away): a work-item's reads are all in flight at
+ * once, as in a copy
+ * (variation step: out = in + P d) or a fill (value step: out = relax(in)
+ * at the level's points, P in elsewhere).
+ *
+ * Bytes (s = sizeof(real), N = n^2, M ~ N / l^2 level points): the compact
+ * pass reads the level rows in whole 32-byte sectors (s N / 4 at l = 4,
+ * s N / 16 at l = 8 in double, less above) and the sources (s M), and
+ * writes s M (value step: 2 s M); the streaming pass reads in (variation
+ * step) and d once more, and writes out. At l = 2 the arrays would be a
+ * quarter of the grid and the compact pass half a grid's reads: the tile
+ * kernels move less there (and measured 1.52 against 1.55-1.62 streamed).
+ *
+ * Measured on the H200 at n = 8193 (nested; four subdomains alike or
+ * lower), x the floor, spacing 4 8 16 32 64 ... 4096:
+ *   variation step  1.19 1.07 1.02 0.99 0.99 0.98 ... 0.98
+ *                   (homg_tile_variation: 1.51 1.40 1.45 1.52 1.40 1.35 1.21 1.18 1.12 1.10 1.10)
+ *   value step      1.78 1.43 1.25 1.15 1.09 1.08 1.06 ... 1.06
+ *                   (homg_tile_step: 1.77 1.75 1.61 1.57 1.49 1.45 1.38 1.27 1.24 1.22 1.22)
+ * The variation step with R = 4 rows: 0.02-0.06 more, R = 2: 0.09-0.12
+ * more, R = 16: 0.02-0.10 more. Rows shifted by j n mod 4 columns, so that
+ * on rows of 2^k + 1 points a warp's accesses cover whole sectors: 0.02-0.04
+ * less at spacing 16-128 with R = 8, more elsewhere and on four-subdomain
+ * grids (its axis terms worked out per row). */
+#define HOMG_STREAM_ROWS 8u
+
+kernel void homg_compact(uint n, uint l, real hl2, real omega_quarter, uint zero_input,
+                         uint variation, global const real *in, ulong in_offset, global real *d,
+                         ulong d_offset, global const real *sources, ulong sources_offset,
+                         uint nv) {
+  in += in_offset;
+  d += d_offset;
+  sources += sources_offset;
+  const uint count = variation_marked_count(l, n), m = 31 - clz(l);
+  const real inv_l = (real)1 / (real)l;
+  FOR_EACH_POINT(count, q, a, b) {
+    const uint x = variation_marked_index(a, l, n), y = variation_marked_index(b, l, n);
+    real unused;
+    const uint4 axx = axis_at(x, l, m, n, inv_l, &unused);
+    const uint4 axy = axis_at(y, l, m, n, inv_l, &unused);
+    if (variation) {
+      d[q] =
+          column_variation(in, n, l, x, y, axx, axy, sources, nv, hl2, omega_quarter, zero_input);
+    } else {
+      const uint p = y * n + x;
+      d[q] = zero_input ? 0 : in[p];
+      d[count * count + q] =
+          ((axx.x | axy.x) & AXIS_BOUNDARY) != 0
+              ? 0
+              : relax_point(in, p, l, l * n, axx, axy, sources, nv, hl2, omega_quarter, zero_input);
+    }
+  }
+}
+
+/* The compact index of coordinate c (quadrant coordinate qc) at a level
+ * point: its own frame's, or for the points next to the split, the other
+ * frame's, which marks them. */
+inline uint compact_index(uint c, uint qc, uint m, uint n, uint low_count, uint count) {
+  const uint four = (n & 1u) == 0, split = n >> 1;
+  if (four && c == split)
+    return low_count - 1; /* the low frame's point at split */
+  if (four && c + 1 == split)
+    return count - 1; /* the high frame's point at n - 1 - split */
+  return (four && c >= split ? low_count : 0) + (qc >> m);
+}
+
+inline void homg_stream(uint n, uint l, uint zero_input, global const real *restrict in,
+                        global const real *restrict d, global real *restrict out,
+                        const uint variation) {
+  const uint R = HOMG_STREAM_ROWS;
+  const uint i = get_global_id(0), j0 = get_global_id(1) * R;
+  if (i >= n || j0 >= n)
+    return;
+  const uint rows = min(R, n - j0);
+  const uint last = n - 1, mask = l - 1, m = 31 - clz(l), four = (n & 1u) == 0;
+  const uint split = four ? n >> 1 : last;
+  const uint low_count = (split >> m) + 1, count = four ? 2 * low_count : low_count;
+  const real inv_l = (real)1 / (real)l;
+  global real *column = out + j0 * n + i;
+  if (i == 0 || i == last) {
+    for (uint k = 0; k < rows; ++k)
+      column[k * n] = 0; /* the correction is 0 on the Dirichlet boundary */
+    return;
+  }
+  /* all loads of in first, so a work-item has its rows in flight at once */
+  real own[HOMG_STREAM_ROWS];
+  const int reads_own = variation && !zero_input;
+  HOMG_UNROLL
+  for (uint k = 0; k < R; ++k)
+    own[k] = reads_own && k < rows ? in[(j0 + k) * n + i] : 0;
+  const global real *level_values = variation ? d : d + count * count;
+  const int interpolates = variation || !zero_input;
+  const uint high_x = four && i >= split, qx = high_x ? last - i : i;
+  const uint x_level = (qx & mask) == 0 || (four && (i == split || i + 1 == split));
+  const uint kx = compact_index(i, qx, m, n, low_count, count);
+  const uint kx0 = (high_x ? low_count : 0) + (qx >> m);
+  const real tx = (real)(qx & mask) * inv_l;
+  /* Chunks of min(l, R) rows, aligned, lie between the same two level rows
+   * (in either quadrant): one pair of corners per chunk. The loop runs over
+   * constant k, so own[] stays in registers. */
+  const uint chunk = min(l, R);
+  uint high_y = 0;
+  real low = 0, high = 0;
+  HOMG_UNROLL
+  for (uint k = 0; k < R; ++k) {
+    if (k >= rows)
+      break;
+    const uint j = j0 + k;
+    if ((k & (chunk - 1)) == 0) {
+      high_y = four && j >= split;
+      const uint qa = high_y ? last - j : j;
+      if (interpolates && j != last) { /* the last row of a nested grid has no level row above */
+        const global real *r0 = d + ((high_y ? low_count : 0) + (qa >> m)) * count + kx0;
+        low = r0[0] + tx * (r0[1] - r0[0]);
+        high = r0[count] + tx * (r0[count + 1] - r0[count]);
+      }
+    }
+    real value = 0;
+    if (j != 0 && j != last) {
+      const uint qy = high_y ? last - j : j;
+      const uint y_level = (qy & mask) == 0 || (four && (j == split || j + 1 == split));
+      if (x_level && y_level) {
+        value = own[k] + level_values[compact_index(j, qy, m, n, low_count, count) * count + kx];
+      } else if (interpolates) {
+        const real ty = (real)(qy & mask) * inv_l;
+        value = own[k] + (low + ty * (high - low));
+      }
+    }
+    column[k * n] = value;
+  }
+}
+
+kernel void homg_stream_step(uint n, uint l, uint zero_input, global const real *in,
+                             ulong in_offset, global const real *d, ulong d_offset,
+                             global real *out, ulong out_offset) {
+  homg_stream(n, l, zero_input, in + in_offset, d + d_offset, out + out_offset, 0);
+}
+
+kernel void homg_stream_variation(uint n, uint l, uint zero_input, global const real *in,
+                                  ulong in_offset, global const real *d, ulong d_offset,
+                                  global real *out, ulong out_offset) {
+  homg_stream(n, l, zero_input, in + in_offset, d + d_offset, out + out_offset, 1);
+}
+
 #endif

@@ -8,16 +8,26 @@
 #include <string.h>
 
 static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
-    "grid_jacobi",        "grid_residual_sums",    "grid_error_sums",    "restrict_full_weighting",
-    "restrict_residual",  "interpolate",           "homg_step",          "stencil_apply",
-    "stencil_defect",     "stencil_weighted_step", "stencil_diagonal",   "homg_variation_relax",
-    "homg_variation_add", "homg_tile_step",        "homg_tile_variation"};
+    "grid_jacobi",        "grid_residual_sums",    "grid_error_sums",     "restrict_full_weighting",
+    "restrict_residual",  "interpolate",           "homg_step",           "stencil_apply",
+    "stencil_defect",     "stencil_weighted_step", "stencil_diagonal",    "homg_variation_relax",
+    "homg_variation_add", "homg_tile_step",        "homg_tile_variation", "homg_compact",
+    "homg_stream_step",   "homg_stream_variation"};
 
 /* Kernels of one side only (cl/homg.cl builds the others for CPUs). */
+int grid_uses_gpu_kernels(const clmg_context *context) {
+  const char *forced = getenv("CLMG_HOMG_GPU_KERNELS");
+  /* the tile kernels' work-groups are 64 x 4 */
+  return (context->info.is_gpu && context->info.max_work_group_size >= 256) ||
+         (forced && strcmp(forced, "1") == 0);
+}
+
 static int kernel_wanted(int id, int gpu) {
   int cpu_only = id == GRID_K_HOMG_STEP || id == GRID_K_HOMG_VARIATION_RELAX ||
                  id == GRID_K_HOMG_VARIATION_ADD;
-  int gpu_only = id == GRID_K_HOMG_TILE_STEP || id == GRID_K_HOMG_TILE_VARIATION;
+  int gpu_only = id == GRID_K_HOMG_TILE_STEP || id == GRID_K_HOMG_TILE_VARIATION ||
+                 id == GRID_K_HOMG_COMPACT || id == GRID_K_HOMG_STREAM_STEP ||
+                 id == GRID_K_HOMG_STREAM_VARIATION;
   return gpu ? !cpu_only : !gpu_only;
 }
 
@@ -25,11 +35,8 @@ clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kerne
   memset(kernels, 0, sizeof *kernels);
   kernels->context = context;
   kernels->type = type;
-  const char *forced = getenv("CLMG_HOMG_GPU_KERNELS");
   int is_cpu = context->info.is_cpu;
-  /* the tile kernels' work-groups are 64 x 4 */
-  kernels->gpu = (context->info.is_gpu && context->info.max_work_group_size >= 256) ||
-                 (forced && strcmp(forced, "1") == 0);
+  kernels->gpu = grid_uses_gpu_kernels(context);
   /* CLMG_CPU (set for CPU devices) picks the CPU side of cl/homg.cl; the
    * launches follow kernels->gpu, so the program must too. */
   char options[192];
@@ -319,6 +326,41 @@ clmg_status grid_homg_tile_step(const grid_kernels *k, int variation, const homg
   /* one work-item per column and `rows` rows */
   size_t rows = variation ? HOMG_VARIATION_ROWS : HOMG_VALUE_ROWS;
   return launch_2d(k, &args, a->n, a->n, (a->n + rows - 1) / rows);
+}
+
+size_t grid_homg_compact_count(size_t spacing, size_t n) {
+  return marked_count(spacing, n);
+}
+
+/* cl/homg.cl: rows per work-item of homg_stream_* */
+#define HOMG_STREAM_ROWS 8
+
+clmg_status grid_homg_stream_step(const grid_kernels *k, int variation, const homg_step_args *a,
+                                  grid_ref d) {
+  clmg_kernel_args args;
+  begin(k, GRID_K_HOMG_COMPACT, &args);
+  arg_uint(&args, a->n);
+  arg_uint(&args, a->spacing);
+  clmg_arg_real(&args, k->type, a->hl2);
+  clmg_arg_real(&args, k->type, 0.25 * a->omega);
+  arg_uint(&args, a->zero_input != 0);
+  arg_uint(&args, variation != 0);
+  arg_grid(&args, a->zero_input ? a->out : a->in);
+  arg_grid(&args, d);
+  arg_grid(&args, a->sources);
+  arg_uint(&args, a->nv);
+  clmg_status status = launch(k, &args, marked_count(a->spacing, a->n));
+  if (status != CLMG_SUCCESS)
+    return status;
+  begin(k, variation ? GRID_K_HOMG_STREAM_VARIATION : GRID_K_HOMG_STREAM_STEP, &args);
+  arg_uint(&args, a->n);
+  arg_uint(&args, a->spacing);
+  arg_uint(&args, a->zero_input != 0);
+  arg_grid(&args, a->zero_input ? a->out : a->in);
+  arg_grid(&args, d);
+  arg_grid(&args, a->out);
+  /* one work-item per column and HOMG_STREAM_ROWS rows */
+  return launch_2d(k, &args, a->n, a->n, (a->n + HOMG_STREAM_ROWS - 1) / HOMG_STREAM_ROWS);
 }
 
 /* ---- the public functions ---- */

@@ -61,11 +61,12 @@ struct clmg_homg {
   double h;
   grid_kernels kernels;
 
-  clmg_vector *r;       /* level-0 source: the residual of the current cycle */
-  clmg_vector *e[2];    /* level-0 correction and its partner */
-  clmg_vector *sources; /* the pyramid: m = 1..L-1, frames 0..frames-1 */
-  clmg_vector *axes;    /* step tables: m = 1..L-1, n uint4 each (cl/homg.cl) */
-  clmg_vector *weights; /* ... and n interpolation weights each */
+  clmg_vector *r;          /* level-0 source: the residual of the current cycle */
+  clmg_vector *e[2];       /* level-0 correction and its partner */
+  clmg_vector *sources;    /* the pyramid: m = 1..L-1, frames 0..frames-1 */
+  clmg_vector *axes;       /* step tables: m = 1..L-1, n uint4 each (cl/homg.cl) */
+  clmg_vector *weights;    /* ... and n interpolation weights each */
+  clmg_vector *variations; /* GPUs: a level's compact arrays (HOMG_STREAM_SPACING) */
   size_t source_offset[HOMG_MAX_LEVELS][4];
   size_t source_side[HOMG_MAX_LEVELS]; /* points per side of a level's source */
   double pyramid_work_units;
@@ -484,6 +485,17 @@ static clmg_status check_size(clmg_context *context, size_t n, const clmg_homg_o
   return CLMG_SUCCESS;
 }
 
+/* From this spacing up the steps stream through compact arrays of the
+ * level's points (cl/homg.cl, homg_compact); at spacing 2 the arrays would
+ * be a quarter of the grid, and the tile kernels move less. */
+#define HOMG_STREAM_SPACING 4
+
+/* The compact arrays' length: two of the finest level that streams. */
+static size_t compact_points(size_t n) {
+  size_t count = grid_homg_compact_count(HOMG_STREAM_SPACING, n);
+  return 2 * count * count;
+}
+
 typedef struct memory_need {
   uint64_t device, largest, host;
 } memory_need;
@@ -500,7 +512,7 @@ static void need_buffer(memory_need *need, uint64_t count, size_t element) {
  * most three vectors a level) and direct coarse solve (two probes and the
  * inverse) at their peak. */
 static memory_need homg_memory_need(size_t n, const clmg_homg_options *options, int levels,
-                                    int four) {
+                                    int four, int gpu) {
   memory_need need = {0, 0, 0};
   size_t element = clmg_dtype_size(options->precision), points = n * n;
   int mfmg = options->method == CLMG_HOMG_MFMG;
@@ -512,6 +524,9 @@ static memory_need homg_memory_need(size_t n, const clmg_homg_options *options, 
   size_t table_levels = (size_t)(levels > 1 ? levels - 1 : 1);
   need_buffer(&need, 4 * n * table_levels, sizeof(cl_uint));
   need_buffer(&need, n * table_levels, element);
+  /* the streamed steps' compact arrays (the GPU kernels only) */
+  if (gpu && levels > 1)
+    need_buffer(&need, compact_points(n), element);
   need.host = n * table_levels * (4 * sizeof(cl_uint) + sizeof(double) + sizeof(float));
   if (mfmg)
     return need;
@@ -544,7 +559,7 @@ clmg_status clmg_homg_memory_need(clmg_context *context, size_t n, const clmg_ho
   clmg_status status = check_size(context, n, options, &levels, &four);
   if (status != CLMG_SUCCESS)
     return status;
-  memory_need need = homg_memory_need(n, options, levels, four);
+  memory_need need = homg_memory_need(n, options, levels, four, grid_uses_gpu_kernels(context));
   *device_bytes = need.device;
   if (largest_allocation)
     *largest_allocation = need.largest;
@@ -571,7 +586,7 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
     return status;
   /* All of it, once, before the first allocation: a grid that does not fit
    * fails here with the total, not after gigabytes were allocated. */
-  memory_need need = homg_memory_need(n, options, levels, four);
+  memory_need need = homg_memory_need(n, options, levels, four, grid_uses_gpu_kernels(context));
   char what[128];
   snprintf(what, sizeof what, "HOMG on an n = %zu grid (%s, %s)", n,
            clmg_homg_method_name(options->method), clmg_dtype_name(options->precision));
@@ -596,6 +611,8 @@ clmg_status clmg_homg_create(clmg_context *context, size_t n, const clmg_homg_op
     status = allocate(h);
   if (status == CLMG_SUCCESS)
     status = grid_kernels_load(context, h->type, &h->kernels);
+  if (status == CLMG_SUCCESS && h->kernels.gpu && levels > 1)
+    status = clmg_vector_create(context, h->type, compact_points(n), &h->variations);
   if (status == CLMG_SUCCESS && options->method != CLMG_HOMG_MFMG)
     status = build_engine(h);
   if (status != CLMG_SUCCESS) {
@@ -616,6 +633,7 @@ void clmg_homg_destroy(clmg_homg *h) {
   clmg_vector_destroy(h->sources);
   clmg_vector_destroy(h->axes);
   clmg_vector_destroy(h->weights);
+  clmg_vector_destroy(h->variations);
   clmg_vector_destroy(h->r);
   clmg_vector_destroy(h->e[0]);
   clmg_vector_destroy(h->e[1]);
@@ -634,7 +652,7 @@ clmg_status clmg_homg_get_info(const clmg_homg *h, clmg_homg_info *info) {
   info->steps_per_cycle = h->options.method == CLMG_HOMG_MFMG ? (int)h->schedule_length : 0;
   size_t element = clmg_dtype_size(h->type);
   const clmg_vector *owned[] = {h->r,       h->e[0],        h->e[1], h->sources,
-                                h->weights, h->corrections, h->axes};
+                                h->weights, h->corrections, h->axes, h->variations};
   for (size_t i = 0; i < sizeof owned / sizeof owned[0]; ++i)
     if (owned[i])
       info->device_bytes +=
@@ -706,6 +724,17 @@ static int fused_steps(const clmg_homg *h) {
   return h->kernels.gpu;
 }
 
+/* A step on GPUs at spacing 2^m h (m >= 1), out of place: the value step
+ * or the variation step; from spacing HOMG_STREAM_SPACING up in two passes
+ * through the compact arrays, below in one tile pass (cl/homg.cl). */
+static clmg_status fused_step(clmg_homg *h, int m, int variation, const clmg_vector *in,
+                              clmg_vector *out) {
+  homg_step_args a = step_args(h, m, in, out);
+  if (((size_t)1 << m) < HOMG_STREAM_SPACING)
+    return grid_homg_tile_step(&h->kernels, variation, &a);
+  return grid_homg_stream_step(&h->kernels, variation, &a, grid_ref_of(h->variations));
+}
+
 /* One step at spacing 2^m h from `in` (NULL: zero) to `out`; accumulate
  * (m = 0 only) adds the result to out instead. */
 static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_vector *out,
@@ -715,9 +744,9 @@ static clmg_status homg_step(clmg_homg *h, int m, const clmg_vector *in, clmg_ve
     return grid_jacobi(&h->kernels, h->n, h->h, h->options.omega, flags,
                        grid_ref_of(in ? in : h->r), grid_ref_of(h->r), grid_ref_of(out));
   }
-  homg_step_args a = step_args(h, m, in, out);
   if (fused_steps(h))
-    return grid_homg_tile_step(&h->kernels, 0, &a);
+    return fused_step(h, m, 0, in, out);
+  homg_step_args a = step_args(h, m, in, out);
   return grid_homg_step(&h->kernels, &a);
 }
 
@@ -808,8 +837,7 @@ clmg_status clmg_homg_variation_step(clmg_homg *h, int level, const clmg_vector 
   int m = spacing_exponent(h, level);
   if (fused_steps(h)) {
     /* out of place: in place goes through e[1] */
-    homg_step_args a = step_args(h, m, in, in_place ? h->e[1] : out);
-    status = grid_homg_tile_step(&h->kernels, 1, &a);
+    status = fused_step(h, m, 1, in, in_place ? h->e[1] : out);
     return status == CLMG_SUCCESS && in_place ? clmg_copy(h->e[1], out) : status;
   }
   if (in && !in_place)
@@ -915,8 +943,7 @@ static clmg_status variation_cycle(clmg_homg *h, solve_state *s) {
         current = 1 - current;
       s->work_units += 1;
     } else if (fused_steps(h)) {
-      homg_step_args a = step_args(h, m, zero ? NULL : h->e[current], h->e[1 - current]);
-      status = grid_homg_tile_step(&h->kernels, 1, &a);
+      status = fused_step(h, m, 1, zero ? NULL : h->e[current], h->e[1 - current]);
       current = 1 - current;
       s->work_units += 1 + level_work(h, h->source_side[m]);
     } else {

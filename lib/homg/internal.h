@@ -28,6 +28,9 @@ typedef enum grid_kernel_id {
   GRID_K_HOMG_VARIATION_ADD,
   GRID_K_HOMG_TILE_STEP, /* the GPU kernels (k->gpu) of HOMG's steps */
   GRID_K_HOMG_TILE_VARIATION,
+  GRID_K_HOMG_COMPACT,
+  GRID_K_HOMG_STREAM_STEP,
+  GRID_K_HOMG_STREAM_VARIATION,
   GRID_KERNEL_COUNT
 } grid_kernel_id;
 
@@ -37,6 +40,10 @@ typedef enum grid_kernel_id {
  * CPU ones in homg_step and homg_variation_*): on GPUs that take
  * work-groups of 256, and on any device when the environment sets
  * CLMG_HOMG_GPU_KERNELS=1, so that the tests check them on pocl too. */
+/* Whether grid_kernels_load picks the GPU kernels on this context (GPUs
+ * that take work-groups of 256, or CLMG_HOMG_GPU_KERNELS=1). */
+int grid_uses_gpu_kernels(const clmg_context *context);
+
 typedef struct grid_kernels {
   clmg_context *context;
   clmg_dtype type;
@@ -105,10 +112,19 @@ clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a);
  * adds a->in (those variations) there and their interpolation elsewhere
  * to a->out; zero_input: in (phase 0) or out (phase 1) is 0. */
 clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const homg_step_args *a);
-/* GPUs (k->gpu): the value step (homg_step's), or with variation the
- * variation step in one pass out of place, a->out = a->in + P (relax(a->in)
- * - a->in) (cl/homg.cl, homg_tile_*); a->in must not be a->out. */
+/* GPUs (k->gpu), spacing 2 (lib/homg/homg.c): the value step (homg_step's),
+ * or with variation the variation step in one pass out of place, a->out =
+ * a->in + P (relax(a->in) - a->in) (cl/homg.cl, homg_tile_*); a->in must not
+ * be a->out. */
 clmg_status grid_homg_tile_step(const grid_kernels *k, int variation, const homg_step_args *a);
+/* GPUs (k->gpu), spacing >= 4: the value step (variation 0) or the
+ * variation step (1, out of place) in two passes through d, compact arrays
+ * of what the level's points give the grid (grid_homg_compact_count^2
+ * values each, two for the value step; cl/homg.cl, homg_compact and
+ * homg_stream_*); a->in must not be a->out. */
+size_t grid_homg_compact_count(size_t spacing, size_t n);
+clmg_status grid_homg_stream_step(const grid_kernels *k, int variation, const homg_step_args *a,
+                                  grid_ref d);
 
 /* Largest n: n^2 must stay below 2^31 for the kernels' 32-bit indices. */
 #define GRID_MAX_N ((size_t)32769)
