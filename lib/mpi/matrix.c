@@ -8,7 +8,9 @@
  * waiting, receives are posted; (2) the local block's product is queued and
  * the queue flushed, so the device computes it while (3) the host waits
  * for the packed values, sends them and waits for the ghosts; (4) the
- * ghosts are uploaded and the off-process block adds its product. Ghosts
+ * ghosts are uploaded (from one of two host buffers in turn, so that the
+ * next exchange need not wait for this upload) and the off-process block
+ * adds its product. Ghosts
  * are sorted by global column, so each neighbour's ghosts are one
  * contiguous run of the ghost vector and one message. */
 #include "mpi/mpi_internal.h"
@@ -38,9 +40,14 @@ struct clmg_mpi_matrix {
   clmg_vector *send_index;  /* uint32 local rows to pack, grouped by destination */
   clmg_vector *send_values; /* packed on the device */
   clmg_vector *ghost_values;
-  void *send_host, *receive_host; /* staging, precision-typed */
-  MPI_Request *requests;          /* receive_count + send_count */
-  cl_event upload;                /* the last ghost upload (receive_host busy until it ends) */
+  /* Host staging, precision-typed. The ghosts alternate between two
+   * buffers: an upload from one may still run while the next exchange
+   * receives into the other, so consecutive products (smoothing steps)
+   * need not wait for it. */
+  void *send_host, *receive_host[2];
+  MPI_Request *requests; /* receive_count + send_count */
+  cl_event upload[2];    /* the last upload from each receive buffer (busy until it ends) */
+  int current;           /* the receive buffer of the next exchange */
 };
 
 static clmg_status no_memory(clmg_mpi *mpi, const char *what) {
@@ -346,8 +353,9 @@ static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local
   }
   size_t element = clmg_dtype_size(m->precision);
   m->send_host = malloc((m->sends + 1) * element);
-  m->receive_host = malloc((m->ghosts + 1) * element);
-  if (status == CLMG_SUCCESS && (!m->send_host || !m->receive_host))
+  m->receive_host[0] = malloc((m->ghosts + 1) * element);
+  m->receive_host[1] = malloc((m->ghosts + 1) * element);
+  if (status == CLMG_SUCCESS && (!m->send_host || !m->receive_host[0] || !m->receive_host[1]))
     status = no_memory(m->mpi, "the halo's staging buffers");
   return status; /* clmg_mpi_agree names the rank */
 }
@@ -430,10 +438,11 @@ clmg_status clmg_mpi_matrix_create(clmg_mpi *mpi, uint64_t first_row, const clmg
 void clmg_mpi_matrix_destroy(clmg_mpi_matrix *m) {
   if (!m)
     return;
-  if (m->upload) {
-    clWaitForEvents(1, &m->upload);
-    clReleaseEvent(m->upload);
-  }
+  for (int k = 0; k < 2; ++k)
+    if (m->upload[k]) {
+      clWaitForEvents(1, &m->upload[k]);
+      clReleaseEvent(m->upload[k]);
+    }
   clmg_matrix_destroy(m->local_block);
   clmg_matrix_destroy(m->ghost_block);
   clmg_vector_destroy(m->send_index);
@@ -442,7 +451,8 @@ void clmg_mpi_matrix_destroy(clmg_mpi_matrix *m) {
   clmg_vector_destroy(m->ghost_rows);
   clmg_vector_destroy(m->ghost_product);
   free(m->send_host);
-  free(m->receive_host);
+  free(m->receive_host[0]);
+  free(m->receive_host[1]);
   free(m->requests);
   free(m->receive_rank);
   free(m->receive_offset);
@@ -482,10 +492,11 @@ static clmg_status exchange_begin(clmg_mpi_matrix *m, const clmg_vector *x, cl_e
   clmg_context *context = m->mpi->context;
   clmg_status status = CLMG_SUCCESS;
   *packed = NULL;
-  if (m->upload) { /* receive_host is the last upload's source until it ends */
-    clWaitForEvents(1, &m->upload);
-    clReleaseEvent(m->upload);
-    m->upload = NULL;
+  cl_event *upload = &m->upload[m->current];
+  if (*upload) { /* this buffer is the source of the upload two exchanges ago */
+    clWaitForEvents(1, upload);
+    clReleaseEvent(*upload);
+    *upload = NULL;
   }
   size_t element = clmg_dtype_size(m->precision);
   if (m->sends > 0) {
@@ -504,9 +515,10 @@ static clmg_status exchange_begin(clmg_mpi_matrix *m, const clmg_vector *x, cl_e
   }
   MPI_Datatype type = clmg_mpi_real_type(m->precision);
   for (int k = 0; k < m->receive_count; ++k) {
-    int code = MPI_Irecv((char *)m->receive_host + (size_t)m->receive_offset[k] * element,
-                         m->receive_offset[k + 1] - m->receive_offset[k], type, m->receive_rank[k],
-                         0, m->mpi->comm, &m->requests[k]);
+    int code =
+        MPI_Irecv((char *)m->receive_host[m->current] + (size_t)m->receive_offset[k] * element,
+                  m->receive_offset[k + 1] - m->receive_offset[k], type, m->receive_rank[k], 0,
+                  m->mpi->comm, &m->requests[k]);
     if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
       status = clmg_mpi_failed(m->mpi, code, "MPI_Irecv (halo)");
   }
@@ -543,16 +555,17 @@ static clmg_status exchange_end(clmg_mpi_matrix *m, cl_event packed, clmg_status
   if (status == CLMG_SUCCESS && m->ghosts > 0) {
     size_t offset = 0;
     cl_mem buffer = clmg_vector_cl_buffer(m->ghost_values, &offset);
-    cl_int error =
-        clEnqueueWriteBuffer(clmg_context_cl_queue(context), buffer, CL_FALSE, offset * element,
-                             m->ghosts * element, m->receive_host, 0, NULL, &m->upload);
+    cl_int error = clEnqueueWriteBuffer(
+        clmg_context_cl_queue(context), buffer, CL_FALSE, offset * element, m->ghosts * element,
+        m->receive_host[m->current], 0, NULL, &m->upload[m->current]);
     if (error != CL_SUCCESS) {
-      m->upload = NULL;
+      m->upload[m->current] = NULL;
       status = clmg_context_fail(context, CLMG_ERROR_OPENCL,
                                  "rank %d: uploading the halo failed (OpenCL error %d)",
                                  m->mpi->rank, (int)error);
     }
   }
+  m->current = 1 - m->current;
   return status;
 }
 
