@@ -551,6 +551,57 @@ static void test_failures(clmg_context *context, const char *scratch) {
         "tiling: %s: %s", clmg_status_string(status), clmg_context_message(context));
   clmg_mpi_destroy(mpi);
 
+  /* a zero diagonal on the last rank's rows of the finest level, under the
+   * Chebyshev smoother whose setup then estimates an eigenvalue
+   * collectively: that rank fails before the estimate, and every rank must
+   * stop with its message instead of waiting in the estimate's reductions */
+  {
+    clmg_mesh circle;
+    clmg_poisson_problem problem;
+    clmg_fe_hierarchy h;
+    clmg_error mesh_error;
+    CHECK(clmg_mesh_circle(&circle, &mesh_error) == CLMG_SUCCESS, "%s", mesh_error.message);
+    clmg_poisson_problem_circle(&problem);
+    CHECK(clmg_fe_poisson_hierarchy(&circle, 3, 1, &problem, CLMG_NUMBERING_CM, 1, &h,
+                                    &mesh_error) == CLMG_SUCCESS,
+          "%s", mesh_error.message);
+    CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+    clmg_mpi_level_rows rows[3];
+    memset(rows, 0, sizeof rows);
+    uint64_t level_first[3], level_count[3];
+    for (int l = 0; l < 3; ++l) {
+      clmg_mpi_even_rows(mpi, h.a[l].rows, &level_first[l], &level_count[l]);
+      rows[l].first_row = level_first[l];
+      slice_rows(&h.a[l], level_first[l], level_count[l], &rows[l].a);
+      if (l > 0) {
+        slice_rows(&h.p[l], level_first[l], level_count[l], &rows[l].p);
+        slice_rows(&h.r[l], level_first[l - 1], level_count[l - 1], &rows[l].r);
+      }
+    }
+    if (world_rank == last) { /* the diagonal entry of this rank's last finest row */
+      clmg_csr *finest = &rows[2].a;
+      size_t row = finest->rows - 1;
+      for (int64_t k = finest->row_ptr[row]; k < finest->row_ptr[row + 1]; ++k)
+        if ((uint64_t)finest->col[k] == level_first[2] + row)
+          finest->val[k] = 0.0;
+    }
+    clmg_multigrid_options options;
+    clmg_multigrid_options_defaults(&options);
+    options.smoother = CLMG_SMOOTHER_CHEBYSHEV;
+    clmg_multigrid *multigrid = NULL;
+    status = clmg_mpi_multigrid_create(mpi, 3, rows, &options, &multigrid);
+    check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, "zero diagonal");
+    CHECK(multigrid == NULL, "no hierarchy after a failure");
+    for (int l = 0; l < 3; ++l) {
+      clmg_csr_free(&rows[l].a);
+      clmg_csr_free(&rows[l].p);
+      clmg_csr_free(&rows[l].r);
+    }
+    clmg_mpi_destroy(mpi);
+    clmg_fe_hierarchy_free(&h);
+    clmg_mesh_free(&circle);
+  }
+
   /* out of memory on the last rank only: a context with a 4 KiB limit and
    * a matrix of about 100 KiB per rank */
   clmg_context_options options;

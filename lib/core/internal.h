@@ -165,6 +165,15 @@ void clmg_format_byte_pair(uint64_t a, uint64_t b, char *text_a, char *text_b, s
 clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double *values,
                                 int count);
 
+/* Where a distributed setup may fail on one process only and collective
+ * work follows: every process calls this with its own status, and all
+ * continue only if all succeeded. A process that did not fail itself
+ * returns CLMG_ERROR_COMMUNICATION with the message
+ * CLMG_ANOTHER_PROCESS_FAILED (clmg_mpi_agree then prefers the real
+ * failure's message). Without a reducer it returns status. */
+#define CLMG_ANOTHER_PROCESS_FAILED "another process failed"
+clmg_status clmg_context_agree_local(clmg_context *context, clmg_status status);
+
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);
 

@@ -67,6 +67,19 @@ clmg_status clmg_context_set_reducer(clmg_context *context, const clmg_reducer *
   return CLMG_SUCCESS;
 }
 
+clmg_status clmg_context_agree_local(clmg_context *context, clmg_status status) {
+  if (!context->reducer.reduce)
+    return status;
+  double failed = status != CLMG_SUCCESS;
+  clmg_status reduced = context->reducer.reduce(context->reducer.data, CLMG_REDUCE_MAX, &failed, 1);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (reduced != CLMG_SUCCESS)
+    return clmg_fail(context, reduced, "combining a failure flag across processes failed");
+  return failed > 0 ? clmg_fail(context, CLMG_ERROR_COMMUNICATION, CLMG_ANOTHER_PROCESS_FAILED)
+                    : CLMG_SUCCESS;
+}
+
 int clmg_context_is_distributed(const clmg_context *context) {
   return context && context->reducer.reduce != NULL;
 }

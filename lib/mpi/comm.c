@@ -93,12 +93,19 @@ static int names_a_rank(const char *message) {
 clmg_status clmg_mpi_agree(clmg_mpi *mpi, clmg_status status) {
   if (!mpi)
     return CLMG_ERROR_INVALID_ARGUMENT;
-  int mine = status == CLMG_SUCCESS ? mpi->size : mpi->rank, first = mpi->size;
-  int code = MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, mpi->comm);
+  /* the lowest rank with a failure of its own speaks; a rank that only
+   * stopped because another failed (clmg_context_agree_local's "another
+   * process failed") speaks only when no rank has more to say */
+  int induced = status == CLMG_ERROR_COMMUNICATION &&
+                strstr(clmg_context_message(mpi->context), "another process failed") != NULL;
+  int mine = status == CLMG_SUCCESS ? 2 * mpi->size : induced ? mpi->size + mpi->rank : mpi->rank;
+  int best = 2 * mpi->size;
+  int code = MPI_Allreduce(&mine, &best, 1, MPI_INT, MPI_MIN, mpi->comm);
   if (code != MPI_SUCCESS)
     return clmg_mpi_failed(mpi, code, "MPI_Allreduce (agreeing on a status)");
-  if (first == mpi->size)
+  if (best == 2 * mpi->size)
     return CLMG_SUCCESS;
+  int first = best % mpi->size;
   /* the lowest failing rank tells the others what failed */
   int agreed = (int)status;
   char message[AGREED_MESSAGE_BYTES] = "";

@@ -276,6 +276,7 @@ static clmg_status plan_exchange(clmg_mpi_matrix *m, const int32_t *ghost_column
       status = no_memory(mpi, "the rows to send");
     status = clmg_mpi_agree(mpi, status);
   }
+  const int exchanged = status == CLMG_SUCCESS; /* the same on every rank */
   if (status == CLMG_SUCCESS) {
     code = MPI_Alltoallv(ghost_columns, wanted, wanted_at, MPI_INT32_T, asked_rows, asked, asked_at,
                          MPI_INT32_T, mpi->comm);
@@ -316,6 +317,8 @@ static clmg_status plan_exchange(clmg_mpi_matrix *m, const int32_t *ghost_column
       m->send_offset[sends] = asked_at[size];
     }
   }
+  if (exchanged) /* a failure after the last agreement reaches every rank */
+    status = clmg_mpi_agree(mpi, status);
   free(asked_rows);
   free(wanted);
   free(asked);
@@ -519,6 +522,8 @@ static clmg_status exchange_begin(clmg_mpi_matrix *m, const clmg_vector *x, cl_e
         MPI_Irecv((char *)m->receive_host[m->current] + (size_t)m->receive_offset[k] * element,
                   m->receive_offset[k + 1] - m->receive_offset[k], type, m->receive_rank[k], 0,
                   m->mpi->comm, &m->requests[k]);
+    if (code != MPI_SUCCESS) /* MPI_Waitall skips it */
+      m->requests[k] = MPI_REQUEST_NULL;
     if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
       status = clmg_mpi_failed(m->mpi, code, "MPI_Irecv (halo)");
   }
@@ -546,6 +551,8 @@ static clmg_status exchange_end(clmg_mpi_matrix *m, cl_event packed, clmg_status
     int code = MPI_Isend((char *)m->send_host + (size_t)m->send_offset[k] * element,
                          m->send_offset[k + 1] - m->send_offset[k], type, m->send_rank[k], 0,
                          m->mpi->comm, &m->requests[m->receive_count + k]);
+    if (code != MPI_SUCCESS)
+      m->requests[m->receive_count + k] = MPI_REQUEST_NULL;
     if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
       status = clmg_mpi_failed(m->mpi, code, "MPI_Isend (halo)");
   }

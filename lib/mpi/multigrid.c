@@ -153,8 +153,10 @@ static clmg_status gathered_direct_create(clmg_mpi *mpi, const clmg_csr *mine,
   clmg_context *context = mpi->context;
   if (status == CLMG_SUCCESS) {
     g->host = malloc((whole.rows + 1) * sizeof *g->host);
-    status = g->host ? clmg_matrix_create(context, &whole, matrix_options, &g->matrix)
-                     : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    status =
+        g->host ? clmg_matrix_create(context, &whole, matrix_options, &g->matrix)
+                : clmg_context_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                    "rank %d: no memory for the coarse right-hand side", mpi->rank);
     if (status == CLMG_SUCCESS)
       status = clmg_operator_from_matrix(g->matrix, 0, &g->whole);
     if (status == CLMG_SUCCESS)

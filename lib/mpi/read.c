@@ -34,7 +34,7 @@ clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *glo
                                "the ranks' rows with clmg_mpi_matrix_create instead)",
                                clmg_csr_nnz(global), INT_MAX);
   status = clmg_mpi_agree(mpi, status);
-  uint64_t rows = is_root ? global->rows : 0;
+  uint64_t rows = status == CLMG_SUCCESS && is_root ? global->rows : 0;
   if (status == CLMG_SUCCESS) {
     int code = MPI_Bcast(&rows, 1, MPI_UINT64_T, root, mpi->comm);
     if (code != MPI_SUCCESS)

@@ -244,7 +244,11 @@ static clmg_status make_vector(clmg_multigrid *mg, size_t n, clmg_vector **vecto
  * coarse solver and the work vectors, and runs every setup. */
 static clmg_status build(clmg_context *context, int num_levels, clmg_multigrid_level *given,
                          const clmg_multigrid_options *o, clmg_multigrid **multigrid) {
-  clmg_status status = check_level_operators(context, num_levels, given);
+  /* A distributed hierarchy's processes agree after each step that may
+   * fail on one of them (clmg_context_agree_local), so that none goes on
+   * to collective work (halo exchanges, global norms) alone. */
+  clmg_status status =
+      clmg_context_agree_local(context, check_level_operators(context, num_levels, given));
   clmg_multigrid *mg = NULL;
   mg_level *levels = NULL;
   if (status == CLMG_SUCCESS) {
@@ -258,6 +262,8 @@ static clmg_status build(clmg_context *context, int num_levels, clmg_multigrid_l
     free(levels);
     destroy_levels(given, num_levels);
     memset(given, 0, (size_t)num_levels * sizeof *given);
+    clmg_coarse_solver taken = o->coarse_solver; /* taken over, as on success */
+    clmg_coarse_solver_destroy(&taken);
     return status;
   }
   mg->context = context;
@@ -283,22 +289,27 @@ static clmg_status build(clmg_context *context, int num_levels, clmg_multigrid_l
       status = make_vector(mg, lv->n, &lv->x);
     if (status == CLMG_SUCCESS && l < num_levels - 1)
       status = make_vector(mg, lv->n, &lv->b);
+    status = clmg_context_agree_local(context, status);
     if (status == CLMG_SUCCESS && l > 0 && !lv->smoother.apply) {
       status = factory(factory_data, context, l, &lv->a, &lv->smoother);
       if (status == CLMG_SUCCESS && !lv->smoother.apply)
         status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                            "the smoother factory made a smoother without apply");
     }
+    status = clmg_context_agree_local(context, status);
     if (status == CLMG_SUCCESS && l > 0 && lv->smoother.setup)
       status = lv->smoother.setup(lv->smoother.data, &lv->a);
-    status = at_level(context, status, l);
+    status = clmg_context_agree_local(context, at_level(context, status, l));
   }
   if (status == CLMG_SUCCESS)
-    status = at_level(context, make_coarse_solver(mg), 0);
+    status = clmg_context_agree_local(context, at_level(context, make_coarse_solver(mg), 0));
+  const int coarse_agreed = status == CLMG_SUCCESS; /* the same on every process */
   if (status == CLMG_SUCCESS && mg->coarse.setup)
     status = at_level(context, mg->coarse.setup(mg->coarse.data, &levels[0].a), 0);
   if (status == CLMG_SUCCESS)
     status = make_vector(mg, levels[num_levels - 1].n, &mg->residual);
+  if (coarse_agreed)
+    status = clmg_context_agree_local(context, status);
   if (status != CLMG_SUCCESS) {
     clmg_multigrid_destroy(mg);
     return status;
@@ -325,6 +336,8 @@ clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_lev
   if (status == CLMG_SUCCESS)
     status = check_options(context, o);
   if (status != CLMG_SUCCESS) {
+    clmg_coarse_solver taken = o->coarse_solver; /* taken over, as on success */
+    clmg_coarse_solver_destroy(&taken);
     if (levels && num_levels > 0) {
       destroy_levels(levels, num_levels);
       memset(levels, 0, (size_t)num_levels * sizeof *levels);

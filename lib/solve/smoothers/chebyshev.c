@@ -84,6 +84,8 @@ static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
     status = remake(s->context, a, &s->d);
   if (status == CLMG_SUCCESS && !a->scaled_defect)
     status = remake(s->context, a, &s->work);
+  /* the estimate is collective where the operator is distributed */
+  status = clmg_context_agree_local(s->context, status);
   return status == CLMG_SUCCESS ? estimate_lambda_max(s, a) : status;
 }
 
