@@ -53,31 +53,11 @@ static int agree_failure(const char *command, int ok, const char *message) {
  * this host in turn; else the library's default. */
 static clmg_context *open_rank_context(const char *command, const cli_options *common, int quiet) {
   cli_options options = *common;
-  char chosen[32];
+  char chosen[32] = "";
   if (!options.device && !getenv("CLMG_DEVICE")) {
-    MPI_Comm host;
-    int local_rank = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-    MPI_Comm_rank(host, &local_rank);
-    MPI_Comm_free(&host);
-    clmg_device_info *devices = NULL;
-    size_t count = 0;
-    if (clmg_list_devices(&devices, &count, NULL, 0) == CLMG_SUCCESS) {
-      size_t gpus = 0, first = count;
-      for (size_t i = 0; i < count; ++i)
-        if (devices[i].is_gpu &&
-            (first == count || devices[i].platform_index == devices[first].platform_index)) {
-          first = first == count ? i : first;
-          ++gpus;
-        }
-      if (gpus > 0) {
-        size_t pick = (size_t)local_rank % gpus;
-        snprintf(chosen, sizeof chosen, "%u:%u", devices[first].platform_index,
-                 devices[first + pick].device_index);
-        options.device = chosen;
-      }
-      free(devices);
-    }
+    clmg_mpi_host_device(MPI_COMM_WORLD, chosen, sizeof chosen);
+    if (chosen[0])
+      options.device = chosen;
   }
   return cli_open_context(command, &options, quiet || world_rank != 0);
 }

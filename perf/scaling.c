@@ -230,29 +230,11 @@ int main(int argc, char **argv) {
   /* one device per rank: the GPUs of the host in turn unless one is named */
   clmg_context_options context_options;
   clmg_context_options_defaults(&context_options);
-  char chosen[32];
+  char chosen[32] = "";
   if (!device && !getenv("CLMG_DEVICE")) {
-    MPI_Comm host;
-    int local_rank = 0;
-    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host);
-    MPI_Comm_rank(host, &local_rank);
-    MPI_Comm_free(&host);
-    clmg_device_info *devices = NULL;
-    size_t count = 0, gpus = 0, first = 0;
-    if (clmg_list_devices(&devices, &count, NULL, 0) == CLMG_SUCCESS) {
-      for (size_t i = 0; i < count; ++i)
-        if (devices[i].is_gpu &&
-            (gpus == 0 || devices[i].platform_index == devices[first].platform_index)) {
-          first = gpus == 0 ? i : first;
-          ++gpus;
-        }
-      if (gpus > 0) {
-        snprintf(chosen, sizeof chosen, "%u:%u", devices[first].platform_index,
-                 devices[first + (size_t)local_rank % gpus].device_index);
-        device = chosen;
-      }
-      free(devices);
-    }
+    clmg_mpi_host_device(MPI_COMM_WORLD, chosen, sizeof chosen);
+    if (chosen[0])
+      device = chosen;
   }
   context_options.device = device;
   clmg_context *context = NULL;

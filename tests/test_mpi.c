@@ -650,6 +650,28 @@ int main(int argc, char **argv) {
   if (!scratch)
     scratch = "/tmp";
 
+  /* the host's device for this rank: none without a GPU, else a GPU */
+  char device[32];
+  clmg_mpi_host_device(MPI_COMM_WORLD, device, sizeof device);
+  clmg_device_info *devices = NULL;
+  size_t device_count = 0;
+  CHECK(clmg_list_devices(&devices, &device_count, NULL, 0) == CLMG_SUCCESS, "no device list");
+  int has_gpu = 0;
+  for (size_t i = 0; i < device_count; ++i)
+    has_gpu |= devices[i].is_gpu;
+  free(devices);
+  if (!has_gpu) {
+    CHECK(device[0] == '\0', "host device '%s' on a host without a GPU", device);
+  } else {
+    clmg_context_options gpu_options;
+    clmg_context_options_defaults(&gpu_options);
+    gpu_options.device = device;
+    clmg_context *gpu = NULL;
+    CHECK_OK(clmg_context_create(&gpu_options, &gpu), gpu);
+    CHECK(clmg_context_device(gpu)->is_gpu, "host device '%s' is not a GPU", device);
+    clmg_context_destroy(gpu);
+  }
+
   clmg_mpi *mpi = NULL;
   CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
   CHECK(clmg_context_is_distributed(context), "the context has no reducer");

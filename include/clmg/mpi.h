@@ -34,6 +34,14 @@ extern "C" {
 
 typedef struct clmg_mpi clmg_mpi;
 
+/* Collective over comm, before any context exists: the device string
+ * ("P:D") for this rank when the caller names none: the GPUs of the first
+ * platform that has one, taken in turn by the ranks of one host (by their
+ * place among comm's ranks on it; several share a GPU when the host has
+ * fewer). device[0] is '\0' when the host has no GPU: the library's
+ * default device then applies. */
+CLMG_API void clmg_mpi_host_device(MPI_Comm comm, char *device, size_t size);
+
 /* Collective. Binds context to a duplicate of comm and installs the MPI
  * reducer on it (until clmg_mpi_destroy). */
 CLMG_API clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **mpi);

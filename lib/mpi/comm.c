@@ -70,6 +70,37 @@ void clmg_mpi_destroy(clmg_mpi *mpi) {
   free(mpi);
 }
 
+void clmg_mpi_host_device(MPI_Comm comm, char *device, size_t size) {
+  if (!device || size == 0)
+    return;
+  device[0] = '\0';
+  MPI_Comm host;
+  int local_rank = 0;
+  if (MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &host) != MPI_SUCCESS)
+    return;
+  MPI_Comm_rank(host, &local_rank);
+  MPI_Comm_free(&host);
+  clmg_device_info *devices = NULL;
+  size_t count = 0;
+  if (clmg_list_devices(&devices, &count, NULL, 0) != CLMG_SUCCESS)
+    return;
+  size_t gpus = 0, first = count, pick = count;
+  for (size_t i = 0; i < count; ++i)
+    if (devices[i].is_gpu &&
+        (first == count || devices[i].platform_index == devices[first].platform_index)) {
+      first = first == count ? i : first;
+      ++gpus;
+    }
+  /* the platform's GPUs need not follow each other in the list */
+  for (size_t i = first, seen = 0; gpus > 0 && i < count; ++i)
+    if (devices[i].is_gpu && devices[i].platform_index == devices[first].platform_index &&
+        seen++ == (size_t)local_rank % gpus)
+      pick = i;
+  if (pick < count)
+    snprintf(device, size, "%u:%u", devices[pick].platform_index, devices[pick].device_index);
+  free(devices);
+}
+
 int clmg_mpi_rank(const clmg_mpi *mpi) {
   return mpi ? mpi->rank : 0;
 }
