@@ -242,6 +242,73 @@ static void run_copy(clmg_dtype type) {
   }
 }
 
+/* gather (packed[i] = dense[index[i]]) and scatter_add (dense[index[i]] +=
+ * alpha packed[i]) with a random, shuffled choice of distinct indices: the
+ * halo packing and the off-process rows of clmg_mpi. */
+static void run_gather_scatter(clmg_dtype type) {
+  require_type(type);
+  FOR_EACH_CASE(c, "gather_scatter", type) {
+    size_t m = c.n / 2 + 1;
+    uint32_t *index = malloc(c.n * sizeof *index);
+    assert_non_null(index);
+    for (size_t i = 0; i < c.n; i++)
+      index[i] = (uint32_t)i;
+    for (size_t i = c.n - 1; i > 0; i--) {
+      size_t j = rng_below(i + 1);
+      uint32_t t = index[i];
+      index[i] = index[j];
+      index[j] = t;
+    }
+    clmg_vector *vindex = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_UINT32, m, &vindex));
+    CHECK_OK(clmg_vector_upload(vindex, index));
+    double *dense = random_values(type, c.n), *packed = random_values(type, m);
+    double *got = malloc((c.n + 1) * sizeof *got), *ref = malloc((c.n + 1) * sizeof *ref);
+    double *scale = malloc((c.n + 1) * sizeof *scale);
+    assert_non_null(got);
+    assert_non_null(ref);
+    assert_non_null(scale);
+    tvec td, tp;
+    tvec_make(&td, type, c.n, view_offset(c.views, 0), dense);
+    tvec_make(&tp, type, m, view_offset(c.views, 1), packed);
+
+    CHECK_OK(clmg_gather(td.v, vindex, tp.v));
+    tvec_read(&tp, got, "packed");
+    for (size_t i = 0; i < m; i++)
+      ref[i] = dense[index[i]];
+    ccase packed_case = c;
+    packed_case.n = m;
+    check_elements(&packed_case, "packed", got, ref, NULL);
+    check_unchanged(&c, "dense", &td, dense);
+
+    CHECK_OK(clmg_scatter_add(c.alpha, tp.v, vindex, td.v));
+    tvec_read(&td, got, "dense");
+    for (size_t i = 0; i < c.n; i++) {
+      ref[i] = dense[i];
+      scale[i] = fabs(dense[i]) + 1;
+    }
+    for (size_t i = 0; i < m; i++)
+      ref[index[i]] += c.alpha * dense[index[i]];
+    check_elements(&c, "dense", got, ref, scale);
+
+    /* an index vector of another type is refused */
+    clmg_vector *wrong = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_INT32, m, &wrong));
+    assert_int_equal(clmg_gather(td.v, wrong, tp.v), CLMG_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(clmg_scatter_add(1.0, tp.v, wrong, td.v), CLMG_ERROR_INVALID_ARGUMENT);
+    clmg_vector_destroy(wrong);
+    clmg_vector_destroy(vindex);
+    tvec_free(&td);
+    tvec_free(&tp);
+    free(index);
+    free(dense);
+    free(packed);
+    free(got);
+    free(ref);
+    free(scale);
+  }
+}
+
 static void scal_case(const ccase *c) {
   double *x = random_values(c->type, c->n);
   double *ref = malloc((c->n + 1) * sizeof *ref), *scale = malloc((c->n + 1) * sizeof *scale);
@@ -838,6 +905,7 @@ TYPED_TESTS(aliasing)
 TYPED_TESTS(empty)
 TYPED_TESTS(repeat)
 TYPED_TESTS(extreme_norms)
+TYPED_TESTS(gather_scatter)
 
 int main(void) {
   rng_seed(0x452821e638d01377u);
@@ -860,6 +928,7 @@ int main(void) {
       BOTH(empty),
       BOTH(repeat),
       BOTH(extreme_norms),
+      BOTH(gather_scatter),
   };
   int failures = cmocka_run_group_tests_name("blas1-native", tests, setup_native, teardown);
   failures += cmocka_run_group_tests_name("blas1-clblast", tests, setup_clblast, teardown);
