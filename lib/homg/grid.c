@@ -254,14 +254,20 @@ clmg_status grid_stencil_diagonal(const grid_kernels *k, size_t n, grid_ref d) {
   return launch(k, &args, n);
 }
 
+/* The arguments every kernel that relaxes a level's points starts with (cl/homg.cl:
+ * n, spacing, h_l^2, omega / 4, zero_input). */
+static void arg_relaxation(clmg_kernel_args *args, const grid_kernels *k, const homg_step_args *a) {
+  arg_uint(args, a->n);
+  arg_uint(args, a->spacing);
+  clmg_arg_real(args, k->type, a->hl2);
+  clmg_arg_real(args, k->type, 0.25 * a->omega);
+  arg_uint(args, a->zero_input != 0);
+}
+
 clmg_status grid_homg_step(const grid_kernels *k, const homg_step_args *a) {
   clmg_kernel_args args;
   begin(k, GRID_K_HOMG_STEP, &args);
-  arg_uint(&args, a->n);
-  arg_uint(&args, a->spacing);
-  clmg_arg_real(&args, k->type, a->hl2);
-  clmg_arg_real(&args, k->type, 0.25 * a->omega);
-  arg_uint(&args, a->zero_input != 0);
+  arg_relaxation(&args, k, a);
   arg_grid(&args, a->zero_input ? a->out : a->in);
   arg_grid(&args, a->out);
   arg_grid(&args, a->sources);
@@ -282,11 +288,7 @@ clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const hom
   clmg_kernel_args args;
   if (phase == 0) {
     begin(k, GRID_K_HOMG_VARIATION_RELAX, &args);
-    arg_uint(&args, a->n);
-    arg_uint(&args, a->spacing);
-    clmg_arg_real(&args, k->type, a->hl2);
-    clmg_arg_real(&args, k->type, 0.25 * a->omega);
-    arg_uint(&args, a->zero_input != 0);
+    arg_relaxation(&args, k, a);
     arg_grid(&args, a->in);
     arg_grid(&args, a->out);
     arg_grid(&args, a->sources);
@@ -314,11 +316,7 @@ clmg_status grid_homg_variation_step(const grid_kernels *k, int phase, const hom
 clmg_status grid_homg_tile_step(const grid_kernels *k, int variation, const homg_step_args *a) {
   clmg_kernel_args args;
   begin(k, variation ? GRID_K_HOMG_TILE_VARIATION : GRID_K_HOMG_TILE_STEP, &args);
-  arg_uint(&args, a->n);
-  arg_uint(&args, a->spacing);
-  clmg_arg_real(&args, k->type, a->hl2);
-  clmg_arg_real(&args, k->type, 0.25 * a->omega);
-  arg_uint(&args, a->zero_input != 0);
+  arg_relaxation(&args, k, a);
   arg_grid(&args, a->zero_input ? a->out : a->in);
   arg_grid(&args, a->out);
   arg_grid(&args, a->sources);
@@ -339,11 +337,7 @@ clmg_status grid_homg_stream_step(const grid_kernels *k, int variation, const ho
                                   grid_ref d) {
   clmg_kernel_args args;
   begin(k, GRID_K_HOMG_COMPACT, &args);
-  arg_uint(&args, a->n);
-  arg_uint(&args, a->spacing);
-  clmg_arg_real(&args, k->type, a->hl2);
-  clmg_arg_real(&args, k->type, 0.25 * a->omega);
-  arg_uint(&args, a->zero_input != 0);
+  arg_relaxation(&args, k, a);
   arg_uint(&args, variation != 0);
   arg_grid(&args, a->zero_input ? a->out : a->in);
   arg_grid(&args, d);
