@@ -287,6 +287,11 @@ typedef struct clmg_reducer {
   clmg_status (*reduce)(void *data, clmg_reduce_op op, double *values, int count);
 } clmg_reducer;
 
+/* The message (CLMG_ERROR_COMMUNICATION) of a process that stopped a
+ * distributed setup because another process failed there; that process
+ * has the reason (clmg_mpi_agree passes it to all). */
+#define CLMG_ANOTHER_PROCESS_FAILED "another process failed"
+
 /* Installs a copy of *reducer (NULL or reduce == NULL: back to local
  * reductions). The reducer's data must outlive its use. */
 CLMG_API clmg_status clmg_context_set_reducer(clmg_context *context, const clmg_reducer *reducer);

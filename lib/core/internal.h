@@ -171,7 +171,6 @@ clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double
  * returns CLMG_ERROR_COMMUNICATION with the message
  * CLMG_ANOTHER_PROCESS_FAILED (clmg_mpi_agree then prefers the real
  * failure's message). Without a reducer it returns status. */
-#define CLMG_ANOTHER_PROCESS_FAILED "another process failed"
 clmg_status clmg_context_agree_local(clmg_context *context, clmg_status status);
 
 /* Makes the context's reduction scratch hold at least `bytes`. */

@@ -128,7 +128,7 @@ clmg_status clmg_mpi_agree(clmg_mpi *mpi, clmg_status status) {
    * stopped because another failed (clmg_context_agree_local's "another
    * process failed") speaks only when no rank has more to say */
   int induced = status == CLMG_ERROR_COMMUNICATION &&
-                strstr(clmg_context_message(mpi->context), "another process failed") != NULL;
+                strstr(clmg_context_message(mpi->context), CLMG_ANOTHER_PROCESS_FAILED) != NULL;
   int mine = status == CLMG_SUCCESS ? 2 * mpi->size : induced ? mpi->size + mpi->rank : mpi->rank;
   int best = 2 * mpi->size;
   int code = MPI_Allreduce(&mine, &best, 1, MPI_INT, MPI_MIN, mpi->comm);
