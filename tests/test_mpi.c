@@ -493,6 +493,273 @@ static void test_multigrid(clmg_context *context) {
   }
 }
 
+/* ---- the hierarchy built in parts (clmg_mpi_poisson_levels_create) ---- */
+
+typedef struct point_key {
+  long long q[3];
+  size_t index;
+} point_key;
+
+static int compare_points(const void *a, const void *b) {
+  const point_key *x = a, *y = b;
+  for (int k = 0; k < 3; ++k)
+    if (x->q[k] != y->q[k])
+      return x->q[k] < y->q[k] ? -1 : 1;
+  return 0;
+}
+
+/* serial_of[i]: the row of the whole hierarchy's finest level at the point
+ * of distributed row i (points compared on a 1e-9 grid). */
+static size_t *match_points(const double *dist, const double *serial, size_t n, int dim) {
+  point_key *a = calloc(n + 1, sizeof *a), *b = calloc(n + 1, sizeof *b);
+  size_t *serial_of = malloc((n + 1) * sizeof *serial_of);
+  CHECK(a && b && serial_of, "no memory");
+  for (size_t i = 0; i < n; ++i) {
+    for (int k = 0; k < dim; ++k) {
+      a[i].q[k] = llround(dist[i * (size_t)dim + (size_t)k] * 1e9);
+      b[i].q[k] = llround(serial[i * (size_t)dim + (size_t)k] * 1e9);
+    }
+    a[i].index = b[i].index = i;
+  }
+  qsort(a, n, sizeof *a, compare_points);
+  qsort(b, n, sizeof *b, compare_points);
+  for (size_t i = 0; i < n; ++i) {
+    CHECK(compare_points(&a[i], &b[i]) == 0, "distributed row %zu has no serial DOF at its point",
+          a[i].index);
+    serial_of[a[i].index] = b[i].index;
+  }
+  free(a);
+  free(b);
+  return serial_of;
+}
+
+/* Every rank's rows of a local array (count values per row) on rank 0. */
+static double *gather_rows(const double *mine, size_t rows, size_t per_row, size_t total) {
+  int *counts = calloc((size_t)world_size, sizeof *counts);
+  int *starts = calloc((size_t)world_size, sizeof *starts);
+  double *all = world_rank == 0 ? malloc((total * per_row + 1) * sizeof *all) : NULL;
+  CHECK(counts && starts && (world_rank != 0 || all), "no memory");
+  int my_count = (int)(rows * per_row);
+  MPI_Gather(&my_count, 1, MPI_INT, counts, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  for (int r = 1; r < world_size; ++r)
+    starts[r] = starts[r - 1] + counts[r - 1];
+  MPI_Gatherv(mine, my_count, MPI_DOUBLE, all, counts, starts, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  free(counts);
+  free(starts);
+  return all;
+}
+
+typedef struct partition_case {
+  const char *name;
+  int dim, degree, finest;
+  size_t cells_per_process;
+} partition_case;
+
+/* One case: the distributed rows against the whole hierarchy built by one
+ * process (finest A and b entry by entry, one V-cycle on a random vector,
+ * which reaches A, P and R of every level), then a solve. */
+static void check_partitioned_case(clmg_context *context, const partition_case *c) {
+  clmg_mesh coarse;
+  clmg_error error;
+  clmg_poisson_problem problem;
+  if (c->dim == 2) {
+    CHECK(clmg_mesh_circle(&coarse, &error) == CLMG_SUCCESS, "%s", error.message);
+    clmg_poisson_problem_circle(&problem);
+  } else {
+    CHECK(clmg_mesh_box(3, 4, 0.1, 7, &coarse, &error) == CLMG_SUCCESS, "%s", error.message);
+    clmg_poisson_problem_unit_source(&problem);
+  }
+  clmg_multigrid_options mg;
+  clmg_multigrid_options_defaults(&mg);
+  clmg_krylov_options solve_options;
+  clmg_krylov_options_defaults(&solve_options);
+  solve_options.relative_tolerance = 1e-8;
+
+  /* distributed */
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  clmg_mpi_poisson_options options;
+  clmg_mpi_poisson_options_defaults(&options);
+  options.degree = c->degree;
+  options.cells_per_process = c->cells_per_process;
+  clmg_mpi_poisson_levels levels;
+  CHECK_OK(clmg_mpi_poisson_levels_create(mpi, &coarse, c->finest, &problem, &options, &levels),
+           context);
+  const int finest = c->finest;
+  const clmg_mpi_level_rows *top = &levels.levels[finest];
+  const size_t mine = top->a.rows, dim = (size_t)c->dim;
+  uint64_t n = 0, owned_cells = 0, my_owned = levels.owned_cells;
+  MPI_Allreduce(&(uint64_t){mine}, &n, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&my_owned, &owned_cells, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  if (levels.partition_level < finest) {
+    CHECK(owned_cells == levels.global_cells, "%s: parts own %llu of %zu cells", c->name,
+          (unsigned long long)owned_cells, levels.global_cells);
+    CHECK(world_size == 1 || levels.piece_dofs < n,
+          "%s: a piece of %zu finest DOFs on %d ranks, the whole has %llu", c->name,
+          levels.piece_dofs, world_size, (unsigned long long)n);
+  }
+  clmg_multigrid *multigrid = NULL;
+  CHECK_OK(clmg_mpi_multigrid_create(mpi, levels.num_levels, levels.levels, &mg, &multigrid),
+           context);
+  /* one cycle on a random vector, the same global vector on every rank */
+  double *r_global = random_vector(n);
+  clmg_vector *r = local_vector(context, CLMG_DOUBLE, mine),
+              *z = local_vector(context, CLMG_DOUBLE, mine),
+              *b = local_vector(context, CLMG_DOUBLE, mine),
+              *x = local_vector(context, CLMG_DOUBLE, mine);
+  if (mine > 0) {
+    CHECK_OK(clmg_vector_upload_doubles(r, r_global + top->first_row), context);
+    CHECK_OK(clmg_vector_upload_doubles(b, levels.b), context);
+    CHECK_OK(clmg_vector_upload_doubles(x, levels.x0), context);
+  }
+  clmg_preconditioner cycle;
+  CHECK_OK(clmg_multigrid_preconditioner(multigrid, &cycle), context);
+  CHECK_OK(cycle.apply(cycle.data, r, z), context);
+  clmg_krylov_result result;
+  CHECK_OK(clmg_multigrid_solve(multigrid, b, x, &solve_options, &result), context);
+  double *z_mine = malloc((mine + 1) * sizeof *z_mine),
+         *x_mine = malloc((mine + 1) * sizeof *x_mine);
+  CHECK(z_mine && x_mine, "no memory");
+  if (mine > 0) {
+    CHECK_OK(clmg_vector_download_doubles(z, z_mine), context);
+    CHECK_OK(clmg_vector_download_doubles(x, x_mine), context);
+  }
+  /* the finest A as rows of (row, column, value) triplets on rank 0 */
+  size_t my_entries = clmg_csr_nnz(&top->a), entries = 0;
+  double *triplets = malloc((3 * my_entries + 1) * sizeof *triplets);
+  CHECK(triplets, "no memory");
+  for (size_t i = 0; i < mine; ++i)
+    for (int64_t e = top->a.row_ptr[i]; e < top->a.row_ptr[i + 1]; ++e) {
+      triplets[3 * e] = (double)(top->first_row + i);
+      triplets[3 * e + 1] = top->a.col[e];
+      triplets[3 * e + 2] = top->a.val[e];
+    }
+  MPI_Allreduce(&my_entries, &entries, 1, MPI_UNSIGNED_LONG, MPI_SUM, MPI_COMM_WORLD);
+  double *all_triplets = gather_rows(triplets, my_entries, 3, entries);
+  double *all_coords = gather_rows(levels.coords, mine, dim, n);
+  double *all_b = gather_rows(levels.b, mine, 1, n);
+  double *all_z = gather_rows(z_mine, mine, 1, n);
+  double *all_x = gather_rows(x_mine, mine, 1, n);
+  int distributed_cycles = result.iterations;
+  clmg_preconditioner_destroy(&cycle);
+  clmg_krylov_result_free(&result);
+  clmg_vector_destroy(r);
+  clmg_vector_destroy(z);
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(x);
+  clmg_multigrid_destroy(multigrid);
+  int partition_level = levels.partition_level;
+  clmg_mpi_poisson_levels_free(&levels);
+  clmg_mpi_destroy(mpi); /* rank 0's serial run below must not reduce over ranks */
+
+  if (world_rank == 0) {
+    clmg_fe_hierarchy h;
+    CHECK(clmg_fe_poisson_hierarchy(&coarse, finest + 1, c->degree, &problem, CLMG_NUMBERING_2LV, 1,
+                                    &h, &error) == CLMG_SUCCESS,
+          "%s", error.message);
+    const clmg_csr *a = &h.a[finest];
+    CHECK(a->rows == n, "%s: %llu distributed rows, the whole hierarchy has %zu", c->name,
+          (unsigned long long)n, a->rows);
+    double *serial_coords = malloc((n * dim + 1) * sizeof *serial_coords);
+    CHECK(serial_coords, "no memory");
+    for (size_t i = 0; i < n; ++i)
+      memcpy(serial_coords + i * dim, h.spaces[finest].dof_coords + (size_t)h.perm[finest][i] * dim,
+             dim * sizeof *serial_coords);
+    size_t *serial_of = match_points(all_coords, serial_coords, n, c->dim);
+    /* A and b entry by entry */
+    CHECK(clmg_csr_nnz(a) == entries, "%s: %zu entries, the whole A has %zu", c->name, entries,
+          clmg_csr_nnz(a));
+    double a_scale = 0, worst = 0;
+    for (size_t e = 0; e < clmg_csr_nnz(a); ++e)
+      a_scale = fmax(a_scale, fabs(a->val[e]));
+    for (size_t t = 0; t < entries; ++t) {
+      size_t i = serial_of[(size_t)all_triplets[3 * t]],
+             j = serial_of[(size_t)all_triplets[3 * t + 1]];
+      double value = NAN;
+      for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e)
+        if ((size_t)a->col[e] == j)
+          value = a->val[e];
+      worst = fmax(worst, isnan(value) ? INFINITY : fabs(value - all_triplets[3 * t + 2]));
+    }
+    CHECK(worst <= 1e-12 * a_scale, "%s: A differs from the whole A by %.3e (scale %.3e)", c->name,
+          worst, a_scale);
+    double *permuted = malloc((n + 1) * sizeof *permuted);
+    CHECK(permuted, "no memory");
+    for (size_t i = 0; i < n; ++i)
+      permuted[i] = h.b[serial_of[i]];
+    double difference = max_relative_difference(all_b, permuted, n);
+    CHECK(difference <= 1e-12, "%s: b differs from the whole b by %.3e", c->name, difference);
+
+    /* one cycle and a solve of the whole hierarchy, in its numbering */
+    clmg_multigrid *serial = NULL;
+    CHECK_OK(clmg_multigrid_create(context, finest + 1, h.a, h.p, h.r, &mg, &serial), context);
+    clmg_vector *rs = local_vector(context, CLMG_DOUBLE, n),
+                *zs = local_vector(context, CLMG_DOUBLE, n);
+    for (size_t i = 0; i < n; ++i)
+      permuted[serial_of[i]] = r_global[i];
+    CHECK_OK(clmg_vector_upload_doubles(rs, permuted), context);
+    CHECK_OK(clmg_multigrid_preconditioner(serial, &cycle), context);
+    CHECK_OK(cycle.apply(cycle.data, rs, zs), context);
+    double *zs_host = malloc((n + 1) * sizeof *zs_host);
+    CHECK(zs_host, "no memory");
+    CHECK_OK(clmg_vector_download_doubles(zs, zs_host), context);
+    for (size_t i = 0; i < n; ++i)
+      permuted[i] = zs_host[serial_of[i]];
+    difference = max_relative_difference(all_z, permuted, n);
+    CHECK(difference <= 1e-10, "%s: one V-cycle differs from the whole hierarchy's by %.3e",
+          c->name, difference);
+    CHECK_OK(clmg_vector_upload_doubles(rs, h.b), context);
+    CHECK_OK(clmg_vector_upload_doubles(zs, h.x0), context);
+    clmg_krylov_result serial_result;
+    CHECK_OK(clmg_multigrid_solve(serial, rs, zs, &solve_options, &serial_result), context);
+    CHECK(abs(distributed_cycles - serial_result.iterations) <= 1,
+          "%s: %d cycles distributed, %d whole", c->name, distributed_cycles,
+          serial_result.iterations);
+    CHECK_OK(clmg_vector_download_doubles(zs, zs_host), context);
+    for (size_t i = 0; i < n; ++i)
+      permuted[i] = zs_host[serial_of[i]];
+    difference = max_relative_difference(all_x, permuted, n);
+    CHECK(difference <= 1e-6, "%s: x differs from the whole hierarchy's by %.3e", c->name,
+          difference);
+    printf("test_mpi: %s on %d ranks: partition level %d, %llu unknowns, %d cycles (whole: %d)\n",
+           c->name, world_size, partition_level, (unsigned long long)n, distributed_cycles,
+           serial_result.iterations);
+    clmg_preconditioner_destroy(&cycle);
+    clmg_krylov_result_free(&serial_result);
+    clmg_vector_destroy(rs);
+    clmg_vector_destroy(zs);
+    clmg_multigrid_destroy(serial);
+    free(zs_host);
+    free(permuted);
+    free(serial_of);
+    free(serial_coords);
+    clmg_fe_hierarchy_free(&h);
+  }
+  free(r_global);
+  free(z_mine);
+  free(x_mine);
+  free(triplets);
+  free(all_triplets);
+  free(all_coords);
+  free(all_b);
+  free(all_z);
+  free(all_x);
+  clmg_mesh_free(&coarse);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+static void test_partitioned_hierarchy(clmg_context *context) {
+  const partition_case cases[] = {
+      {"CIRCLE Q1 level 4, partitioned on level 0", 2, 1, 4, 1},
+      {"CIRCLE Q2 level 3, partitioned on level 0 or 1", 2, 2, 3, 8},
+      {"3D box Q1 level 2, partitioned on level 0", 3, 1, 2, 1},
+      {"3D box Q2 level 1, partitioned on level 0", 3, 2, 1, 1},
+      {"CIRCLE Q1 level 3, built whole (partition level = finest)", 2, 1, 3, 1000000},
+  };
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k)
+    check_partitioned_case(context, &cases[k]);
+}
+
 /* Every rank returns `expected` with the failing rank's message. */
 static void check_agreed_failure(clmg_status status, clmg_status expected, clmg_context *context,
                                  int failing_rank, const char *needle) {
@@ -681,6 +948,7 @@ int main(int argc, char **argv) {
   CHECK(!clmg_context_is_distributed(context), "the reducer outlived clmg_mpi_destroy");
   test_krylov(context);
   test_multigrid(context);
+  test_partitioned_hierarchy(context);
   test_failures(context, scratch);
 
   clmg_context_destroy(context);

@@ -196,6 +196,40 @@ CLMG_API clmg_status clmg_mesh_regular_tetrahedra(int level, clmg_mesh *out, clm
  * same without z). Tag 1: the whole boundary. Deterministic. */
 CLMG_API clmg_status clmg_mesh_blobs(int dim, int level, clmg_mesh *out, clmg_error *error);
 
+/* ---- parts of a mesh (distributed runs) ---- */
+
+/* Splits the cells (either cell type) into `parts` parts (1 to the number of
+ * cells) of sizes that differ by at most one, by recursive coordinate
+ * bisection of the cells' centroids: each step sorts its cells along the
+ * axis where their centroids spread widest (ties by cell index) and gives
+ * each half as many cells as its parts get, so parts are compact pieces of
+ * the domain. Deterministic: every process computes the same parts.
+ * part_of_cell (num_cells entries, caller-allocated) gets each cell's part,
+ * 0 to parts - 1. (A graph partitioner such as METIS cuts fewer faces on
+ * irregular meshes; bisection needs nothing and its parts are good on the
+ * meshes refinement makes.) */
+CLMG_API clmg_status clmg_mesh_partition(const clmg_mesh *mesh, int parts, int32_t *part_of_cell,
+                                         clmg_error *error);
+
+/* Cuts out the cells of part `part` (part_of_cell as clmg_mesh_partition
+ * gives it) with `layers` layers of cells around them (a cell joins the
+ * next layer when it shares a vertex with the cells before) as a mesh of
+ * its own, which passes clmg_mesh_check: its cells in increasing order of
+ * their index in mesh (*cell_map, malloc'ed: cell_map[local] = index in
+ * mesh), its vertices in increasing order of theirs (same coordinates), the
+ * cells' vertex order, materials and the mesh's shapes kept, the mesh's
+ * boundary faces on its cells with their tags, and the faces where it was
+ * cut out as boundary faces of a tag of their own, *cut_tag (1 + the
+ * largest tag of the mesh's faces and shapes). So clmg_mesh_refine gives it
+ * the children of its cells, numbered as clmg_mesh_refine numbers them on
+ * mesh (local cell k's children are local cells k * 2^dim + c), at the same
+ * places; a problem on it names its Dirichlet tags, so that the cut faces
+ * are not Dirichlet boundaries. The mesh must pass clmg_mesh_check. */
+CLMG_API clmg_status clmg_mesh_extract_part(const clmg_mesh *mesh, const int32_t *part_of_cell,
+                                            int32_t part, int layers, clmg_mesh *out,
+                                            int32_t **cell_map, int32_t *cut_tag,
+                                            clmg_error *error);
+
 /* ---- vertex orderings ---- */
 
 /* How clmg_mesh_reorder_vertices numbers the vertices. */

@@ -24,6 +24,7 @@
 
 #include <mpi.h>
 
+#include "clmg/fem.h"
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
 #include "clmg/operator.h"
@@ -156,6 +157,65 @@ CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                                const clmg_mpi_level_rows *levels,
                                                const clmg_multigrid_options *options,
                                                clmg_multigrid **multigrid);
+
+/* ---- a finite-element Poisson hierarchy built in parts ---- */
+
+typedef struct clmg_mpi_poisson_options {
+  int degree;               /* 1 (Q1, the default) or 2 (Q2) */
+  clmg_numbering numbering; /* of each process's piece and of the levels built whole
+                               (default CLMG_NUMBERING_CM) */
+  uint64_t seed;            /* for CLMG_NUMBERING_STO */
+  /* The partition level is the finest level whose mesh has at most this
+   * many cells per process (default 4096), and at least one cell per
+   * process; the levels up to it are built whole by every process. */
+  size_t cells_per_process;
+  int overlap_layers; /* layers of cells around a part that its process refines too (default 1) */
+} clmg_mpi_poisson_options;
+
+CLMG_API void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options);
+
+/* What clmg_mpi_poisson_levels_create gives one process. */
+typedef struct clmg_mpi_poisson_levels {
+  int num_levels;              /* finest_level + 1 */
+  int partition_level;         /* the levels up to it were built whole */
+  int dim;                     /* of the mesh */
+  clmg_mpi_level_rows *levels; /* num_levels: for clmg_mpi_multigrid_create */
+  /* the finest level, this process's rows (levels[num_levels - 1]) */
+  double *b;             /* right-hand side */
+  double *x0;            /* initial guess: g on Dirichlet DOFs, 0 elsewhere */
+  double *coords;        /* each row's DOF position, dim numbers per row */
+  uint8_t *is_dirichlet; /* 1 on Dirichlet DOFs */
+  /* what this process built */
+  size_t global_cells; /* cells of the partition level */
+  size_t owned_cells;  /* of them, this process's part */
+  size_t piece_cells;  /* its part and the layers around it, which it refined */
+  size_t piece_dofs;   /* the DOFs of its piece on the finest level (its rows and the layer's) */
+  double setup_s;      /* wall seconds in clmg_mpi_poisson_levels_create */
+} clmg_mpi_poisson_levels;
+
+/* Collective. The hierarchy of clmg_fe_poisson_hierarchy (levels 0 to
+ * finest_level of `coarse`, the same problem and degree) built in parts:
+ * every process refines the coarse mesh up to the partition level (small:
+ * options->cells_per_process cells per process) and builds those levels
+ * whole; the partition level's cells are split by recursive coordinate
+ * bisection (clmg_mesh_partition); each process cuts out its part with a
+ * layer of cells around it (clmg_mesh_extract_part), refines that piece to
+ * the finest level and assembles it, so that what it holds shrinks with
+ * the number of processes. A DOF belongs to the part of the lowest-numbered
+ * cell around it; the processes own contiguous blocks of each level's
+ * rows in rank order (the levels below the partition level split evenly),
+ * and their rows equal those of the whole hierarchy, renumbered, to
+ * rounding. Every process passes the same coarse mesh (which must pass
+ * clmg_mesh_check), level, problem and options (NULL: defaults). Failures
+ * are agreed: every process returns the status with the failing process's
+ * message. clmg_mpi_poisson_levels_free releases *out. */
+CLMG_API clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coarse,
+                                                    int finest_level,
+                                                    const clmg_poisson_problem *problem,
+                                                    const clmg_mpi_poisson_options *options,
+                                                    clmg_mpi_poisson_levels *out);
+/* NULL and the zeroed struct are fine. */
+CLMG_API void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels);
 
 /* Collective. Between a global vector of global_rows doubles on rank root
  * (ignored elsewhere; NULL there is fine) and each rank's local vector of

@@ -1,0 +1,718 @@
+/* A finite-element Poisson hierarchy built in parts: each process refines
+ * and assembles its own piece of the domain, so what a process holds
+ * shrinks with the number of processes.
+ *
+ * Levels 0..p (p, the partition level, small) are built whole by every
+ * process, as one process builds them. The cells of level p are split by
+ * recursive coordinate bisection; each process cuts out its part with one
+ * layer of cells around it (clmg_mesh_extract_part) and builds the levels
+ * p..finest of that piece with the serial code. Rows of the DOFs in the
+ * closure of its part are then complete: every cell around such a DOF, and
+ * around the DOFs its rows of A, P and R reach, is in the piece on levels
+ * above p (a fine cell near the part descends from a coarse cell sharing a
+ * vertex with it). On level p itself the piece's fringe may miss a
+ * Dirichlet face, so level p comes from the whole build, and the
+ * Dirichlet columns of level p+1's P are dropped by the whole level's mask.
+ *
+ * A DOF's owner is the part of the lowest-numbered cell around it (cells of
+ * level p + l are numbered from their level-p ancestor: child c of cell k is
+ * k 2^dim + c, as refinement numbers them), and every process computes the
+ * same owner from its own cells. A process numbers the DOFs it owns after
+ * those of the processes before it; the numbers of the DOFs it needs from
+ * others are asked of their owners by that cell and the DOF's place in it. */
+#include "mpi/mpi_internal.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options) {
+  memset(options, 0, sizeof *options);
+  options->degree = 1;
+  options->numbering = CLMG_NUMBERING_CM;
+  options->seed = 1;
+  options->cells_per_process = 4096;
+  options->overlap_layers = 1;
+}
+
+void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels) {
+  if (!levels)
+    return;
+  for (int l = 0; levels->levels && l < levels->num_levels; ++l) {
+    clmg_csr_free(&levels->levels[l].a);
+    clmg_csr_free(&levels->levels[l].p);
+    clmg_csr_free(&levels->levels[l].r);
+  }
+  free(levels->levels);
+  free(levels->b);
+  free(levels->x0);
+  free(levels->coords);
+  free(levels->is_dirichlet);
+  memset(levels, 0, sizeof *levels);
+}
+
+/* One level of this process's piece: its DOFs in the piece hierarchy's
+ * numbering (index i), their owners and, once known, global numbers. */
+typedef struct piece_level {
+  size_t n;
+  int32_t *index_of_dof; /* the space's DOF -> i */
+  int32_t *owner;        /* per i */
+  uint64_t *key;         /* per i: lowest cell around it * dofs per cell + place in it */
+  int64_t *global;       /* per i: the global number, -1 until known */
+  int32_t *owned;        /* the i this process owns, in global order */
+  size_t num_owned;
+  uint64_t first_row;
+} piece_level;
+
+static void piece_level_free(piece_level *level) {
+  free(level->index_of_dof);
+  free(level->owner);
+  free(level->key);
+  free(level->global);
+  free(level->owned);
+}
+
+typedef struct builder {
+  clmg_mpi *mpi;
+  const clmg_mpi_poisson_options *options;
+  int finest, p, dim;
+  size_t dofs_per_cell;
+  clmg_fe_hierarchy whole; /* levels 0..p, on every process */
+  int32_t *part_of_cell;   /* level p's cells */
+  int parts;
+  int32_t *owner_p;          /* level p: per DOF of the whole space */
+  int64_t *global_p;         /* level p: per DOF of the whole space */
+  int32_t *numbered_of_dist; /* level p: global number -> the whole build's row */
+  uint64_t *first_p;         /* level p: every process's first row (size + 1) */
+  clmg_mesh piece_mesh;      /* the part and its layer, on level p */
+  int32_t *cell_map;         /* piece cell -> level p cell */
+  clmg_fe_hierarchy piece;   /* levels p..finest of the piece */
+  piece_level *levels;       /* finest - p + 1 */
+} builder;
+
+static clmg_status fail(builder *b, clmg_status status, const char *what) {
+  return clmg_context_fail(b->mpi->context, status, "rank %d: %s", b->mpi->rank, what);
+}
+
+static clmg_status out_of_memory(builder *b) {
+  return fail(b, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory for the partitioned hierarchy");
+}
+
+/* The finest level whose mesh has at most cells_per_process cells per
+ * process, or the first with a cell per process; at most the finest. */
+static int partition_level(const clmg_mesh *coarse, int finest, size_t cells_per_process,
+                           int size) {
+  int p = 0;
+  double cells = (double)coarse->num_cells, grow = (double)((size_t)1 << coarse->dim);
+  while (p < finest && cells * grow <= (double)cells_per_process * size) {
+    cells *= grow;
+    ++p;
+  }
+  while (p < finest && cells < size) {
+    cells *= grow;
+    ++p;
+  }
+  return p;
+}
+
+/* Level p's owners (the part of the lowest cell around a DOF) and global
+ * numbers (by owner, then the whole build's order). */
+static clmg_status number_partition_level(builder *b) {
+  const clmg_fe_space *space = &b->whole.spaces[b->p];
+  const size_t n = space->num_dofs, size = (size_t)b->mpi->size;
+  const int32_t *perm = b->whole.perm[b->p];
+  b->owner_p = malloc((n + 1) * sizeof *b->owner_p);
+  b->global_p = malloc((n + 1) * sizeof *b->global_p);
+  b->numbered_of_dist = malloc((n + 1) * sizeof *b->numbered_of_dist);
+  b->first_p = calloc(size + 1, sizeof *b->first_p);
+  if (!b->owner_p || !b->global_p || !b->numbered_of_dist || !b->first_p)
+    return out_of_memory(b);
+  for (size_t d = 0; d < n; ++d)
+    b->owner_p[d] = -1;
+  for (size_t k = 0; k < space->mesh->num_cells; ++k)
+    for (size_t m = 0; m < b->dofs_per_cell; ++m) {
+      int32_t d = space->cell_dofs[k * b->dofs_per_cell + m];
+      if (b->owner_p[d] < 0)
+        b->owner_p[d] = b->part_of_cell[k];
+    }
+  for (size_t d = 0; d < n; ++d)
+    b->first_p[b->owner_p[d] + 1]++;
+  for (size_t r = 0; r < size; ++r)
+    b->first_p[r + 1] += b->first_p[r];
+  uint64_t *next = malloc((size + 1) * sizeof *next);
+  if (!next)
+    return out_of_memory(b);
+  memcpy(next, b->first_p, (size + 1) * sizeof *next);
+  for (size_t i = 0; i < n; ++i) { /* the whole build's rows in order */
+    int32_t d = perm[i];
+    uint64_t g = next[b->owner_p[d]]++;
+    b->global_p[d] = (int64_t)g;
+    b->numbered_of_dist[g] = (int32_t)i;
+  }
+  free(next);
+  return CLMG_SUCCESS;
+}
+
+/* Rows [first, first + count) of the whole build's level l after its
+ * numbering became the distributed one on level p. */
+static clmg_status whole_rows(builder *b, int l, const uint64_t *first, const uint64_t *count,
+                              clmg_mpi_level_rows *out) {
+  const clmg_fe_hierarchy *h = &b->whole;
+  const int32_t *dist_p = b->numbered_of_dist;
+  clmg_csr a = {0}, p = {0}, r = {0};
+  const int32_t *rows = l == b->p ? dist_p : NULL;
+  const int32_t *cols_p = l == b->p ? dist_p : NULL;
+  clmg_status status = clmg_csr_permute(&h->a[l], rows, rows, &a, NULL);
+  if (status == CLMG_SUCCESS && l > 0)
+    status = clmg_csr_permute(&h->p[l], rows, NULL, &p, NULL);
+  if (status == CLMG_SUCCESS && l > 0)
+    status = clmg_csr_permute(&h->r[l], NULL, cols_p, &r, NULL);
+  out->first_row = first[l];
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_row_block(&a, first[l], count[l], &out->a, NULL);
+  if (status == CLMG_SUCCESS && l > 0)
+    status = clmg_csr_row_block(&p, first[l], count[l], &out->p, NULL);
+  if (status == CLMG_SUCCESS && l > 0)
+    status = clmg_csr_row_block(&r, first[l - 1], count[l - 1], &out->r, NULL);
+  clmg_csr_free(&a);
+  clmg_csr_free(&p);
+  clmg_csr_free(&r);
+  return status == CLMG_SUCCESS ? status : out_of_memory(b);
+}
+
+/* The piece's level l (0: level p): which DOF is which, and who owns it. */
+static clmg_status describe_piece_level(builder *b, int l) {
+  piece_level *level = &b->levels[l];
+  const clmg_fe_space *space = &b->piece.spaces[l];
+  const int32_t *perm = b->piece.perm[l];
+  const size_t n = space->num_dofs, per_cell = b->dofs_per_cell;
+  const int shift = b->dim * l;
+  level->n = n;
+  level->index_of_dof = malloc((n + 1) * sizeof *level->index_of_dof);
+  level->owner = malloc((n + 1) * sizeof *level->owner);
+  level->key = malloc((n + 1) * sizeof *level->key);
+  level->global = malloc((n + 1) * sizeof *level->global);
+  level->owned = malloc((n + 1) * sizeof *level->owned);
+  if (!level->index_of_dof || !level->owner || !level->key || !level->global || !level->owned)
+    return out_of_memory(b);
+  for (size_t i = 0; i < n; ++i) {
+    level->index_of_dof[perm[i]] = (int32_t)i;
+    level->owner[i] = -1;
+    level->global[i] = -1;
+  }
+  const clmg_fe_space *whole = &b->whole.spaces[b->p];
+  /* cells in increasing order: the first to meet a DOF is the lowest
+   * numbered around it (the piece keeps level p's cell order, and children
+   * follow their parents) */
+  for (size_t k = 0; k < space->mesh->num_cells; ++k) {
+    size_t ancestor = (size_t)b->cell_map[k >> shift];
+    uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
+    for (size_t m = 0; m < per_cell; ++m) {
+      int32_t i = level->index_of_dof[space->cell_dofs[k * per_cell + m]];
+      if (level->owner[i] >= 0)
+        continue;
+      if (l == 0) { /* level p: numbered by the whole build */
+        int32_t d = whole->cell_dofs[ancestor * per_cell + m];
+        level->owner[i] = b->owner_p[d];
+        level->global[i] = b->global_p[d];
+      } else {
+        level->owner[i] = b->part_of_cell[ancestor];
+      }
+      level->key[i] = cell * per_cell + m;
+    }
+  }
+  const int rank = b->mpi->rank;
+  level->num_owned = 0;
+  if (l == 0) {
+    level->first_row = b->first_p[rank];
+    level->num_owned = (size_t)(b->first_p[rank + 1] - b->first_p[rank]);
+    for (size_t i = 0; i < n; ++i)
+      if (level->owner[i] == rank)
+        level->owned[level->global[i] - (int64_t)level->first_row] = (int32_t)i;
+    return CLMG_SUCCESS;
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (level->owner[i] == rank)
+      level->owned[level->num_owned++] = (int32_t)i;
+  uint64_t mine = level->num_owned, first = 0;
+  int code = MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
+  if (code != MPI_SUCCESS)
+    return clmg_mpi_failed(b->mpi, code, "MPI_Exscan (first rows)");
+  level->first_row = rank == 0 ? 0 : first;
+  for (size_t k = 0; k < level->num_owned; ++k)
+    level->global[level->owned[k]] = (int64_t)(level->first_row + k);
+  return CLMG_SUCCESS;
+}
+
+/* needed[l][i] = 1 for the DOFs of level l that this process's rows reach. */
+static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *needed) {
+  for (size_t k = 0; k < rows->num_owned; ++k) {
+    int32_t i = rows->owned[k];
+    for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e)
+      needed[m->col[e]] = 1;
+  }
+}
+
+typedef struct keyed_number {
+  uint64_t key;
+  int64_t global;
+} keyed_number;
+
+static int compare_key(const void *a, const void *b) {
+  uint64_t x = ((const keyed_number *)a)->key, y = ((const keyed_number *)b)->key;
+  return (x > y) - (x < y);
+}
+
+/* The global numbers of the DOFs this process's rows reach but others own,
+ * asked of their owners by key: one all-to-all of questions, one of
+ * answers. */
+static clmg_status exchange_numbers(builder *b) {
+  const int levels = b->finest - b->p + 1, size = b->mpi->size, rank = b->mpi->rank;
+  uint8_t **needed = calloc((size_t)levels, sizeof *needed);
+  keyed_number **table = calloc((size_t)levels, sizeof *table);
+  int *send_counts = calloc((size_t)size, sizeof *send_counts);
+  int *receive_counts = calloc((size_t)size, sizeof *receive_counts);
+  int *send_starts = calloc((size_t)size + 1, sizeof *send_starts);
+  int *receive_starts = calloc((size_t)size + 1, sizeof *receive_starts);
+  uint64_t *questions = NULL, *asked = NULL;
+  int64_t *answers = NULL, *replies = NULL;
+  int32_t *question_index = NULL;
+  clmg_status status = CLMG_SUCCESS;
+  if (!needed || !table || !send_counts || !receive_counts || !send_starts || !receive_starts)
+    status = out_of_memory(b);
+  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
+    needed[l] = calloc(b->levels[l].n + 1, 1);
+    if (!needed[l]) {
+      status = out_of_memory(b);
+      break;
+    }
+    mark_columns(&b->piece.a[l], &b->levels[l], needed[l]);
+    if (l + 1 < levels)
+      mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
+    mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
+  }
+  size_t total = 0;
+  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l)
+    for (size_t i = 0; i < b->levels[l].n; ++i)
+      if (needed[l][i] && b->levels[l].owner[i] != rank) {
+        send_counts[b->levels[l].owner[i]] += 2;
+        ++total;
+      }
+  if (status == CLMG_SUCCESS && total > (size_t)INT_MAX / 2)
+    status = fail(b, CLMG_ERROR_UNSUPPORTED, "more than 2^30 DOFs to number from other processes");
+  status = clmg_mpi_agree(b->mpi, status);
+  if (status != CLMG_SUCCESS)
+    goto done;
+  int code = MPI_Alltoall(send_counts, 1, MPI_INT, receive_counts, 1, MPI_INT, b->mpi->comm);
+  if (code != MPI_SUCCESS) {
+    status = clmg_mpi_failed(b->mpi, code, "MPI_Alltoall (DOF questions)");
+    goto done;
+  }
+  size_t received = 0;
+  for (int r = 0; r < size; ++r) {
+    send_starts[r + 1] = send_starts[r] + send_counts[r];
+    receive_starts[r + 1] = receive_starts[r] + receive_counts[r];
+    received += (size_t)receive_counts[r];
+  }
+  questions = malloc((2 * total + 1) * sizeof *questions);
+  question_index = malloc((2 * total + 1) * sizeof *question_index);
+  asked = malloc((received + 1) * sizeof *asked);
+  replies = malloc((received / 2 + 1) * sizeof *replies);
+  answers = malloc((total + 1) * sizeof *answers);
+  if (!questions || !question_index || !asked || !replies || !answers)
+    status = out_of_memory(b);
+  /* the owned DOFs of each level by key, to answer with */
+  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
+    const piece_level *level = &b->levels[l];
+    table[l] = malloc((level->num_owned + 1) * sizeof *table[l]);
+    if (!table[l]) {
+      status = out_of_memory(b);
+      break;
+    }
+    for (size_t k = 0; k < level->num_owned; ++k) {
+      table[l][k].key = level->key[level->owned[k]];
+      table[l][k].global = level->global[level->owned[k]];
+    }
+    qsort(table[l], level->num_owned, sizeof *table[l], compare_key);
+  }
+  status = clmg_mpi_agree(b->mpi, status);
+  if (status != CLMG_SUCCESS)
+    goto done;
+  {
+    int *fill = malloc(((size_t)size + 1) * sizeof *fill);
+    if (!fill) {
+      status = clmg_mpi_agree(b->mpi, out_of_memory(b));
+      goto done;
+    }
+    memcpy(fill, send_starts, (size_t)size * sizeof *fill);
+    for (int l = 1; l < levels; ++l)
+      for (size_t i = 0; i < b->levels[l].n; ++i)
+        if (needed[l][i] && b->levels[l].owner[i] != rank) {
+          int at = fill[b->levels[l].owner[i]];
+          fill[b->levels[l].owner[i]] += 2;
+          questions[at] = (uint64_t)l;
+          questions[at + 1] = b->levels[l].key[i];
+          question_index[at] = (int32_t)i;
+        }
+    free(fill);
+  }
+  code = MPI_Alltoallv(questions, send_counts, send_starts, MPI_UINT64_T, asked, receive_counts,
+                       receive_starts, MPI_UINT64_T, b->mpi->comm);
+  if (code != MPI_SUCCESS) {
+    status = clmg_mpi_failed(b->mpi, code, "MPI_Alltoallv (DOF questions)");
+    goto done;
+  }
+  for (size_t q = 0; q < received / 2; ++q) {
+    uint64_t l = asked[2 * q];
+    keyed_number wanted = {asked[2 * q + 1], 0}, *found = NULL;
+    if (l >= 1 && l < (uint64_t)levels)
+      found = bsearch(&wanted, table[l], b->levels[l].num_owned, sizeof wanted, compare_key);
+    replies[q] = found ? found->global : -1;
+  }
+  /* the answers travel as one int64 per question: counts halved */
+  for (int r = 0; r < size; ++r) {
+    send_counts[r] /= 2;
+    receive_counts[r] /= 2;
+    send_starts[r] /= 2;
+    receive_starts[r] /= 2;
+  }
+  code = MPI_Alltoallv(replies, receive_counts, receive_starts, MPI_INT64_T, answers, send_counts,
+                       send_starts, MPI_INT64_T, b->mpi->comm);
+  if (code != MPI_SUCCESS) {
+    status = clmg_mpi_failed(b->mpi, code, "MPI_Alltoallv (DOF answers)");
+    goto done;
+  }
+  for (size_t q = 0; q < total && status == CLMG_SUCCESS; ++q) {
+    int l = (int)questions[2 * q];
+    int32_t i = question_index[2 * q];
+    if (answers[q] < 0)
+      status = clmg_context_fail(b->mpi->context, CLMG_ERROR_UNSUPPORTED,
+                                 "rank %d: level %d: DOF %d (key %llu) is unknown to its owner, "
+                                 "rank %d",
+                                 rank, b->p + l, (int)i, (unsigned long long)questions[2 * q + 1],
+                                 (int)b->levels[l].owner[i]);
+    b->levels[l].global[i] = answers[q];
+  }
+  status = clmg_mpi_agree(b->mpi, status);
+
+done:
+  for (int l = 0; needed && l < levels; ++l)
+    free(needed[l]);
+  for (int l = 0; table && l < levels; ++l)
+    free(table[l]);
+  free(needed);
+  free(table);
+  free(send_counts);
+  free(receive_counts);
+  free(send_starts);
+  free(receive_starts);
+  free(questions);
+  free(question_index);
+  free(asked);
+  free(replies);
+  free(answers);
+  return status;
+}
+
+/* This process's rows of m (rows->owned, in global order) with global
+ * column numbers (columns->global); columns with drop[c] set are left out.
+ * Each row's columns sorted. */
+static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
+                               const piece_level *columns, uint64_t global_cols,
+                               const uint8_t *drop, clmg_csr *out) {
+  memset(out, 0, sizeof *out);
+  size_t entries = 0;
+  for (size_t k = 0; k < rows->num_owned; ++k)
+    entries += (size_t)(m->row_ptr[rows->owned[k] + 1] - m->row_ptr[rows->owned[k]]);
+  out->rows = rows->num_owned;
+  out->cols = (size_t)global_cols;
+  out->row_ptr = malloc((out->rows + 1) * sizeof *out->row_ptr);
+  out->col = malloc((entries + 1) * sizeof *out->col);
+  out->val = malloc((entries + 1) * sizeof *out->val);
+  if (!out->row_ptr || !out->col || !out->val) {
+    clmg_csr_free(out);
+    return out_of_memory(b);
+  }
+  int64_t at = 0;
+  out->row_ptr[0] = 0;
+  for (size_t k = 0; k < rows->num_owned; ++k) {
+    int32_t i = rows->owned[k];
+    int64_t start = at;
+    for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e) {
+      int32_t c = m->col[e];
+      if (drop && drop[c])
+        continue;
+      int64_t g = columns->global[c];
+      if (g < 0 || (uint64_t)g >= global_cols) {
+        clmg_csr_free(out);
+        return fail(b, CLMG_ERROR_UNSUPPORTED, "a row reaches a DOF without a global number");
+      }
+      /* insertion into the row, sorted by global column */
+      int64_t place = at++;
+      while (place > start && out->col[place - 1] > (int32_t)g) {
+        out->col[place] = out->col[place - 1];
+        out->val[place] = out->val[place - 1];
+        --place;
+      }
+      out->col[place] = (int32_t)g;
+      out->val[place] = m->val[e];
+    }
+    out->row_ptr[k + 1] = at;
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The levels above p from the piece, and the finest level's vectors. */
+static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
+  const int levels = b->finest - b->p + 1;
+  uint64_t *global_rows_of = calloc((size_t)levels, sizeof *global_rows_of);
+  uint8_t *dirichlet_p = NULL;
+  clmg_status status = global_rows_of ? CLMG_SUCCESS : out_of_memory(b);
+  for (int l = 0; status == CLMG_SUCCESS && l < levels; ++l) {
+    uint64_t mine = b->levels[l].num_owned;
+    int code = MPI_Allreduce(&mine, &global_rows_of[l], 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(b->mpi, code, "MPI_Allreduce (rows per level)");
+  }
+  /* level p's Dirichlet DOFs by the whole build (the piece's fringe may miss
+   * a Dirichlet face), as the piece's level-0 DOFs */
+  if (status == CLMG_SUCCESS) {
+    const piece_level *coarse = &b->levels[0];
+    dirichlet_p = calloc(coarse->n + 1, 1);
+    if (!dirichlet_p)
+      status = out_of_memory(b);
+    for (size_t i = 0; status == CLMG_SUCCESS && i < coarse->n; ++i)
+      dirichlet_p[i] = b->whole.is_dirichlet[b->numbered_of_dist[coarse->global[i]]];
+  }
+  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
+    clmg_mpi_level_rows *rows = &out->levels[b->p + l];
+    rows->first_row = b->levels[l].first_row;
+    status = global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l], NULL,
+                         &rows->a);
+    if (status == CLMG_SUCCESS)
+      status = global_rows(b, &b->piece.p[l], &b->levels[l], &b->levels[l - 1],
+                           global_rows_of[l - 1], l == 1 ? dirichlet_p : NULL, &rows->p);
+    if (status == CLMG_SUCCESS)
+      status = global_rows(b, &b->piece.r[l], &b->levels[l - 1], &b->levels[l], global_rows_of[l],
+                           NULL, &rows->r);
+  }
+  /* the finest level's vectors and points, this process's rows */
+  const piece_level *finest = &b->levels[levels - 1];
+  const clmg_fe_space *space = &b->piece.spaces[levels - 1];
+  const size_t n = finest->num_owned, dim = (size_t)b->dim;
+  if (status == CLMG_SUCCESS) {
+    out->b = malloc((n + 1) * sizeof *out->b);
+    out->x0 = malloc((n + 1) * sizeof *out->x0);
+    out->coords = malloc((n + 1) * dim * sizeof *out->coords);
+    out->is_dirichlet = malloc(n + 1);
+    if (!out->b || !out->x0 || !out->coords || !out->is_dirichlet)
+      status = out_of_memory(b);
+  }
+  for (size_t k = 0; status == CLMG_SUCCESS && k < n; ++k) {
+    int32_t i = finest->owned[k];
+    out->b[k] = b->piece.b[i];
+    out->x0[k] = b->piece.x0[i];
+    out->is_dirichlet[k] = b->piece.is_dirichlet[i];
+    memcpy(out->coords + k * dim, space->dof_coords + (size_t)b->piece.perm[levels - 1][i] * dim,
+           dim * sizeof *out->coords);
+  }
+  free(global_rows_of);
+  free(dirichlet_p);
+  return status;
+}
+
+/* The finest level's vectors when it is level p (no piece). */
+static clmg_status whole_vectors(builder *b, clmg_mpi_poisson_levels *out) {
+  const uint64_t first = b->first_p[b->mpi->rank];
+  const size_t n = (size_t)(b->first_p[b->mpi->rank + 1] - first), dim = (size_t)b->dim;
+  out->b = malloc((n + 1) * sizeof *out->b);
+  out->x0 = malloc((n + 1) * sizeof *out->x0);
+  out->coords = malloc((n + 1) * dim * sizeof *out->coords);
+  out->is_dirichlet = malloc(n + 1);
+  if (!out->b || !out->x0 || !out->coords || !out->is_dirichlet)
+    return out_of_memory(b);
+  const clmg_fe_space *space = &b->whole.spaces[b->p];
+  for (size_t k = 0; k < n; ++k) {
+    int32_t i = b->numbered_of_dist[first + k];
+    out->b[k] = b->whole.b[i];
+    out->x0[k] = b->whole.x0[i];
+    out->is_dirichlet[k] = b->whole.is_dirichlet[i];
+    memcpy(out->coords + k * dim, space->dof_coords + (size_t)b->whole.perm[b->p][i] * dim,
+           dim * sizeof *out->coords);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The tags a problem on the piece must name: the problem's own, or every
+ * tag of the mesh where the problem names none (the whole boundary), never
+ * the cut faces'. At least one entry (0, which no face has, for none). */
+static int32_t *dirichlet_tags_of(const clmg_poisson_problem *problem, const clmg_mesh *mesh,
+                                  size_t *count) {
+  if (problem->dirichlet_tags && problem->num_dirichlet_tags > 0) {
+    int32_t *tags = malloc(problem->num_dirichlet_tags * sizeof *tags);
+    if (tags)
+      memcpy(tags, problem->dirichlet_tags, problem->num_dirichlet_tags * sizeof *tags);
+    *count = problem->num_dirichlet_tags;
+    return tags;
+  }
+  int32_t *tags = malloc((mesh->num_boundary_faces + 1) * sizeof *tags);
+  if (!tags)
+    return NULL;
+  size_t n = 0;
+  for (size_t f = 0; f < mesh->num_boundary_faces; ++f) {
+    size_t t = 0;
+    while (t < n && tags[t] != mesh->boundary_face_tag[f])
+      ++t;
+    if (t == n)
+      tags[n++] = mesh->boundary_face_tag[f];
+  }
+  if (n == 0)
+    tags[n++] = 0;
+  *count = n;
+  return tags;
+}
+
+static void builder_free(builder *b) {
+  clmg_fe_hierarchy_free(&b->whole);
+  clmg_fe_hierarchy_free(&b->piece);
+  clmg_mesh_free(&b->piece_mesh);
+  free(b->part_of_cell);
+  free(b->owner_p);
+  free(b->global_p);
+  free(b->numbered_of_dist);
+  free(b->first_p);
+  free(b->cell_map);
+  for (int l = 0; b->levels && l <= b->finest - b->p; ++l)
+    piece_level_free(&b->levels[l]);
+  free(b->levels);
+}
+
+clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coarse, int finest_level,
+                                           const clmg_poisson_problem *problem,
+                                           const clmg_mpi_poisson_options *options,
+                                           clmg_mpi_poisson_levels *out) {
+  if (!mpi)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_mpi_poisson_options defaults;
+  if (!options) {
+    clmg_mpi_poisson_options_defaults(&defaults);
+    options = &defaults;
+  }
+  clmg_status status = CLMG_SUCCESS;
+  if (!out || !coarse || !problem)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                               "clmg_mpi_poisson_levels_create: a NULL mesh, problem or output");
+  else if (finest_level < 0 || finest_level > 30 ||
+           (options->degree != 1 && options->degree != 2) || options->overlap_layers < 1 ||
+           options->cells_per_process < 1)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                               "clmg_mpi_poisson_levels_create: level %d, degree %d, %d overlap "
+                               "layers, %zu cells per process (levels 0 to 30, degree 1 or 2, "
+                               "at least one layer and one cell)",
+                               finest_level, options->degree, options->overlap_layers,
+                               options->cells_per_process);
+  if (out)
+    memset(out, 0, sizeof *out);
+  status = clmg_mpi_agree(mpi, status);
+  if (status != CLMG_SUCCESS)
+    return status;
+  const double start = MPI_Wtime();
+  builder b = {0};
+  b.mpi = mpi;
+  b.options = options;
+  b.finest = finest_level;
+  b.dim = coarse->dim;
+  b.dofs_per_cell = (size_t)1;
+  for (int a = 0; a < coarse->dim; ++a)
+    b.dofs_per_cell *= (size_t)options->degree + 1;
+  b.p = partition_level(coarse, finest_level, options->cells_per_process, mpi->size);
+  out->num_levels = finest_level + 1;
+  out->partition_level = b.p;
+  out->dim = coarse->dim;
+
+  /* levels 0..p, whole, on every process (the same input gives the same
+   * result everywhere) */
+  clmg_error error = {{0}};
+  status = clmg_fe_poisson_hierarchy(coarse, b.p + 1, options->degree, problem, options->numbering,
+                                     options->seed, &b.whole, &error);
+  if (status != CLMG_SUCCESS)
+    clmg_context_fail(mpi->context, status, "rank %d: levels 0 to %d: %s", mpi->rank, b.p,
+                      error.message);
+  const clmg_mesh *level_p = status == CLMG_SUCCESS ? &b.whole.meshes[b.p] : NULL;
+  if (status == CLMG_SUCCESS) {
+    b.parts = level_p->num_cells < (size_t)mpi->size ? (int)level_p->num_cells : mpi->size;
+    b.part_of_cell = malloc((level_p->num_cells + 1) * sizeof *b.part_of_cell);
+    out->levels = calloc((size_t)finest_level + 1, sizeof *out->levels);
+    status = b.part_of_cell && out->levels
+                 ? clmg_mesh_partition(level_p, b.parts, b.part_of_cell, &error)
+                 : (error.message[0] = '\0', out_of_memory(&b));
+    if (status != CLMG_SUCCESS && error.message[0])
+      clmg_context_fail(mpi->context, status, "rank %d: partition: %s", mpi->rank, error.message);
+  }
+  if (status == CLMG_SUCCESS)
+    status = number_partition_level(&b);
+  status = clmg_mpi_agree(mpi, status);
+  /* the levels below p split evenly, level p by owner */
+  uint64_t first_of[32] = {0}, count_of[32] = {0};
+  for (int l = 0; status == CLMG_SUCCESS && l <= b.p; ++l) {
+    if (l == b.p) {
+      first_of[l] = b.first_p[mpi->rank];
+      count_of[l] = b.first_p[mpi->rank + 1] - first_of[l];
+    } else {
+      clmg_mpi_even_rows(mpi, b.whole.a[l].rows, &first_of[l], &count_of[l]);
+    }
+  }
+  for (int l = 0; status == CLMG_SUCCESS && l <= b.p; ++l)
+    status = whole_rows(&b, l, first_of, count_of, &out->levels[l]);
+  status = clmg_mpi_agree(mpi, status);
+  out->global_cells = level_p ? level_p->num_cells : 0;
+  if (status == CLMG_SUCCESS && b.p == finest_level) {
+    status = clmg_mpi_agree(mpi, whole_vectors(&b, out));
+  } else if (status == CLMG_SUCCESS) {
+    /* the piece: this process's part and the layer around it */
+    int32_t cut_tag = 0;
+    size_t num_tags = 0;
+    int32_t *tags = dirichlet_tags_of(problem, level_p, &num_tags);
+    clmg_poisson_problem on_piece = *problem;
+    on_piece.dirichlet_tags = tags;
+    on_piece.num_dirichlet_tags = num_tags;
+    status =
+        tags ? clmg_mesh_extract_part(level_p, b.part_of_cell, mpi->rank, options->overlap_layers,
+                                      &b.piece_mesh, &b.cell_map, &cut_tag, &error)
+             : (error.message[0] = '\0', out_of_memory(&b));
+    if (status == CLMG_SUCCESS && b.piece_mesh.num_cells == 0)
+      status = fail(&b, CLMG_ERROR_UNSUPPORTED, "its part of the partition level has no cells");
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_fe_poisson_hierarchy(&b.piece_mesh, finest_level - b.p + 1, options->degree,
+                                    &on_piece, options->numbering, options->seed, &b.piece, &error);
+    if (status != CLMG_SUCCESS && error.message[0])
+      clmg_context_fail(mpi->context, status, "rank %d: its piece of levels %d to %d: %s",
+                        mpi->rank, b.p, finest_level, error.message);
+    free(tags);
+    for (size_t k = 0; status == CLMG_SUCCESS && k < b.piece_mesh.num_cells; ++k)
+      out->owned_cells += b.part_of_cell[b.cell_map[k]] == mpi->rank;
+    out->piece_cells = b.piece_mesh.num_cells;
+    if (status == CLMG_SUCCESS) {
+      b.levels = calloc((size_t)(finest_level - b.p + 1), sizeof *b.levels);
+      if (!b.levels)
+        status = out_of_memory(&b);
+    }
+    status = clmg_mpi_agree(mpi, status);
+    for (int l = 0; status == CLMG_SUCCESS && l <= finest_level - b.p; ++l)
+      status = clmg_mpi_agree(mpi, describe_piece_level(&b, l));
+    if (status == CLMG_SUCCESS)
+      status = exchange_numbers(&b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_mpi_agree(mpi, piece_rows(&b, out));
+    if (status == CLMG_SUCCESS)
+      out->piece_dofs = b.levels[finest_level - b.p].n;
+  }
+  builder_free(&b);
+  if (status != CLMG_SUCCESS) {
+    clmg_mpi_poisson_levels_free(out);
+    return status;
+  }
+  out->setup_s = MPI_Wtime() - start;
+  return CLMG_SUCCESS;
+}
