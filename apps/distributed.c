@@ -445,14 +445,14 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
 
 typedef struct distributed_poisson {
   clmg_mesh coarse;
-  clmg_fe_hierarchy hierarchy; /* the whole, on every rank: the rows are split after */
-  clmg_mpi_level_rows *levels;
+  clmg_mpi_poisson_levels levels; /* this rank's rows of every level */
   clmg_context *context;
   clmg_mpi *mpi;
   clmg_multigrid *multigrid;
   clmg_mpi_matrix *finest; /* the finest A again, for its partition and halo figures */
   clmg_vector *b, *x;
   rank_share *shares;
+  struct piece_share *pieces;
 } distributed_poisson;
 
 static void release_poisson(distributed_poisson *s) {
@@ -462,40 +462,55 @@ static void release_poisson(distributed_poisson *s) {
   clmg_multigrid_destroy(s->multigrid);
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
-  for (int l = 0; s->levels && l < s->hierarchy.num_levels; ++l) {
-    clmg_csr_free(&s->levels[l].a);
-    clmg_csr_free(&s->levels[l].p);
-    clmg_csr_free(&s->levels[l].r);
-  }
-  free(s->levels);
-  clmg_fe_hierarchy_free(&s->hierarchy);
+  clmg_mpi_poisson_levels_free(&s->levels);
   clmg_mesh_free(&s->coarse);
   free(s->shares);
+  free(s->pieces);
 }
 
-/* Every level's rows split evenly; this rank's rows of A, P and R. */
-static clmg_status split_levels(distributed_poisson *s) {
-  const clmg_fe_hierarchy *h = &s->hierarchy;
-  s->levels = calloc((size_t)h->num_levels, sizeof *s->levels);
-  if (!s->levels)
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  clmg_status status = CLMG_SUCCESS;
-  uint64_t previous_first = 0, previous_count = 0;
-  for (int l = 0; l < h->num_levels && status == CLMG_SUCCESS; ++l) {
-    uint64_t first = 0, count = 0;
-    clmg_mpi_even_rows(s->mpi, h->a[l].rows, &first, &count);
-    s->levels[l].first_row = first;
-    status = clmg_csr_row_block(&h->a[l], first, count, &s->levels[l].a, NULL);
-    if (status == CLMG_SUCCESS && l > 0)
-      status = clmg_csr_row_block(&h->p[l], first, count, &s->levels[l].p, NULL);
-    if (status == CLMG_SUCCESS && l > 0)
-      status = clmg_csr_row_block(&h->r[l], previous_first, previous_count, &s->levels[l].r, NULL);
-    previous_first = first;
-    previous_count = count;
+/* What every rank built of the hierarchy, on rank 0: its cells of the
+ * partition level, the cells it refined (with the layer around them) and
+ * its DOFs on the finest level. */
+typedef struct piece_share {
+  unsigned long long owned_cells, piece_cells, piece_dofs;
+} piece_share;
+
+static void print_pieces(const piece_share *pieces) {
+  const char *names[] = {"cells of the partition level", "cells refined", "finest DOFs assembled"};
+  printf("%-18s min / max per rank:", "pieces");
+  for (size_t f = 0; f < 3; ++f) {
+    unsigned long long low = ~0ull, high = 0;
+    for (int r = 0; r < world_size; ++r) {
+      unsigned long long value = ((const unsigned long long *)&pieces[r])[f];
+      low = value < low ? value : low;
+      high = value > high ? value : high;
+    }
+    printf("%s %s %llu / %llu", f ? "," : "", names[f], low, high);
   }
-  return status == CLMG_SUCCESS
-             ? status
-             : clmg_context_fail(s->context, status, "no host memory to split the levels");
+  printf("\n");
+}
+
+static void json_pieces(json_writer *w, int partition_level, size_t global_cells,
+                        const piece_share *pieces) {
+  json_integer(w, "partition_level", partition_level);
+  json_integer(w, "partition_cells", (long long)global_cells);
+  json_array_begin(w, "pieces");
+  for (int r = 0; r < world_size; ++r) {
+    json_object_begin(w, NULL);
+    json_integer(w, "rank", r);
+    json_integer(w, "owned_cells", (long long)pieces[r].owned_cells);
+    json_integer(w, "piece_cells", (long long)pieces[r].piece_cells);
+    json_integer(w, "piece_dofs", (long long)pieces[r].piece_dofs);
+    json_object_end(w);
+  }
+  json_array_end(w);
+}
+
+static piece_share *gather_pieces(const clmg_mpi_poisson_levels *levels) {
+  piece_share mine = {levels->owned_cells, levels->piece_cells, levels->piece_dofs};
+  piece_share *all = world_rank == 0 ? calloc((size_t)world_size, sizeof *all) : NULL;
+  MPI_Gather(&mine, 3, MPI_UNSIGNED_LONG_LONG, all, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
+  return all;
 }
 
 static int poisson_command(int argc, char **argv, const cli_options *defaults) {
@@ -527,31 +542,33 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     release_poisson(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  /* every rank refines and assembles the whole hierarchy on its host, then
-   * keeps its rows: the same hierarchy, bit for bit, as one process builds */
+  /* the levels up to the partition level whole on every rank, the finer
+   * ones from each rank's part of the domain */
   double start = apputil_now();
   clmg_error error = {{0}};
   clmg_status status = poisson_load_coarse_mesh(&o, &s.coarse, &error);
   if (status == CLMG_SUCCESS)
     status = clmg_mesh_check(&s.coarse, &error);
+  if (status != CLMG_SUCCESS)
+    clmg_context_fail(s.context, status, "the coarse mesh '%s': %s", o.mesh_name, error.message);
+  status = clmg_mpi_agree(s.mpi, status);
   clmg_poisson_problem problem;
   poisson_problem_of(&o, &problem);
+  clmg_mpi_poisson_options piece_options;
+  clmg_mpi_poisson_options_defaults(&piece_options);
+  piece_options.degree = o.degree;
+  piece_options.numbering = o.numbering;
+  piece_options.seed = o.seed;
+  piece_options.cells_per_process = o.cells_per_rank;
   if (status == CLMG_SUCCESS)
-    status = clmg_fe_poisson_hierarchy(&s.coarse, o.level, o.degree, &problem, o.numbering, o.seed,
-                                       &s.hierarchy, &error);
-  if (status != CLMG_SUCCESS)
-    clmg_context_fail(s.context, status, "the level-%d hierarchy of '%s': %s", o.level, o.mesh_name,
-                      error.message);
-  if (status == CLMG_SUCCESS)
-    status = split_levels(&s);
-  status = clmg_mpi_agree(s.mpi, status);
+    status = clmg_mpi_poisson_levels_create(s.mpi, &s.coarse, o.level - 1, &problem, &piece_options,
+                                            &s.levels);
   double assembly_s = apputil_now() - start;
-  const clmg_fe_hierarchy *h = &s.hierarchy;
-  const int levels = h->num_levels;
+  const int levels = o.level;
   start = apputil_now();
   if (status == CLMG_SUCCESS)
-    status = clmg_mpi_multigrid_create(s.mpi, levels, s.levels, &o.multigrid, &s.multigrid);
-  const clmg_mpi_level_rows *finest = status == CLMG_SUCCESS ? &s.levels[levels - 1] : NULL;
+    status = clmg_mpi_multigrid_create(s.mpi, levels, s.levels.levels, &o.multigrid, &s.multigrid);
+  const clmg_mpi_level_rows *finest = status == CLMG_SUCCESS ? &s.levels.levels[levels - 1] : NULL;
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_matrix_create(s.mpi, finest->first_row, &finest->a, &o.multigrid.matrix,
                                     &s.finest);
@@ -560,11 +577,10 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     status = clmg_vector_create(s.context, precision, finest->a.rows, &s.b);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(s.context, precision, finest->a.rows, &s.x);
-  /* b and x0 of every rank's rows: each rank has the whole vectors */
   if (status == CLMG_SUCCESS && finest->a.rows > 0)
-    status = clmg_vector_upload_doubles(s.b, h->b + finest->first_row);
+    status = clmg_vector_upload_doubles(s.b, s.levels.b);
   if (status == CLMG_SUCCESS && finest->a.rows > 0)
-    status = clmg_vector_upload_doubles(s.x, h->x0 + finest->first_row);
+    status = clmg_vector_upload_doubles(s.x, s.levels.x0);
   if (s.mpi)
     status = clmg_mpi_agree(s.mpi, status);
   if (status != CLMG_SUCCESS) {
@@ -574,21 +590,27 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   }
   double build_s = apputil_now() - start;
   s.shares = gather_shares(s.finest);
+  s.pieces = gather_pieces(&s.levels);
   clmg_mpi_matrix_info info;
   clmg_mpi_matrix_get_info(s.finest, &info);
+  unsigned long long coarse_rows = 0, my_coarse_rows = s.levels.levels[0].a.rows;
+  MPI_Allreduce(&my_coarse_rows, &coarse_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  const int partition_level = s.levels.partition_level + 1; /* as --level counts */
   if (!o.common.json && world_rank == 0) {
     const clmg_device_info *device = clmg_context_device(s.context);
     printf("%-18s %s, Q%d, level %d (%d levels)\n", "problem", o.mesh_name, o.degree, o.level,
            levels);
     printf("%-18s %llu\n", "unknowns", (unsigned long long)info.global_rows);
     printf("%-18s %llu\n", "nonzeros", (unsigned long long)info.global_nonzeros);
-    printf("%-18s %s, rows of every level split evenly over %d ranks\n", "numbering",
-           clmg_numbering_name(o.numbering), world_size);
+    printf("%-18s %s; levels 1 to %d built whole on every rank, level %d's %zu cells split "
+           "into %d parts\n",
+           "numbering", clmg_numbering_name(o.numbering), partition_level, partition_level,
+           s.levels.global_cells, world_size);
     printf("%-18s rank 0: %s (%s)\n", "device", device->name, device->platform_name);
-    printf("%-18s %s-cycle, %s %d+%d, coarse %s (%zu unknowns)%s\n", "multigrid",
+    printf("%-18s %s-cycle, %s %d+%d, coarse %s (%llu unknowns)%s\n", "multigrid",
            clmg_cycle_type_name(o.multigrid.cycle), clmg_smoother_type_name(o.multigrid.smoother),
            o.multigrid.pre_smoothing, o.multigrid.post_smoothing,
-           clmg_multigrid_coarse_solver(s.multigrid), h->a[0].rows,
+           clmg_multigrid_coarse_solver(s.multigrid), coarse_rows,
            o.use_cg ? ", as a CG preconditioner" : "");
     printf("%-18s %g\n", "tolerance", o.tolerance);
     fflush(stdout);
@@ -647,6 +669,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       json_integer(&w, "nonzeros", (long long)info.global_nonzeros);
       json_device(&w, clmg_context_device(s.context));
       json_partition(&w, s.shares);
+      json_pieces(&w, partition_level, s.levels.global_cells, s.pieces);
       json_string(&w, "coarse_solver", clmg_multigrid_coarse_solver(s.multigrid));
       json_bool(&w, "converged", result.converged);
       json_string(&w, "status", clmg_status_string(solved));
@@ -671,7 +694,8 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       printf("%-18s %d %s\n", "iterations", result.iterations, unit);
       printf("%-18s %.3e\n", "relative residual", result.relative_residual);
       print_partition(s.shares);
-      printf("%-18s %.4f (the whole hierarchy on every rank's host %.4f, split and upload %.4f)\n",
+      print_pieces(s.pieces);
+      printf("%-18s %.4f (the hierarchy in parts on the hosts %.4f, distributed matrices %.4f)\n",
              "setup_s", assembly_s + build_s, assembly_s, build_s);
       printf("%-18s %.4f\n", "kernels_s", kernels_s);
       printf("%-18s %.4f\n", "solve_s", solve_s);

@@ -34,6 +34,7 @@ enum {
   OPTION_COARSE,
   OPTION_VTK,
   OPTION_SEED,
+  OPTION_CELLS_PER_RANK,
   OPTION_COARSE_ROWS,
   OPTION_VTK_FORMAT,
   OPTION_VTK_ASCII,
@@ -105,6 +106,8 @@ void poisson_print_usage(FILE *out) {
         "                          format, smoother and coarse solver, and the operator\n"
         "                          complexity (nonzeros of all levels / of the finest)\n"
         "      --seed N            seed of the random STO numbering (default 1)\n"
+        "      --cells-per-rank N  under mpirun: the partition level (below) is the finest\n"
+        "                          level with at most N cells per rank (default 4096)\n"
         "  -q, --quiet             no per-cycle lines, no progress or first-run lines on\n"
         "                          stderr\n" COMMON_OPTIONS_HELP "\n"
         "Output: unknowns and nonzeros of the finest level, the levels, the relative\n"
@@ -126,13 +129,19 @@ void poisson_print_usage(FILE *out) {
         "failure, bad usage included, one object with status (\"usage_error\" or the\n"
         "library's status, e.g. \"not converged\") and message.\n"
         "\n"
-        "Distributed (a build with MPI): mpirun -np N clmg poisson ... builds the whole\n"
-        "hierarchy on every rank's host (so far: its memory does not shrink with N),\n"
-        "gives every rank an even block of each level's rows (CM numbering unless\n"
-        "--numbering says otherwise: compact blocks, small halos) and runs the same\n"
-        "cycles on distributed matrices, the coarsest level solved redundantly on every\n"
-        "rank; one OpenCL device per rank. --vtk and --precision mixed run on one\n"
-        "process only. Rank 0 prints the summary and the partition of the finest level.\n"
+        "Distributed (a build with MPI): mpirun -np N clmg poisson ... builds the\n"
+        "hierarchy in parts. Every rank refines the coarse mesh up to the partition\n"
+        "level (at most --cells-per-rank cells per rank) and builds those small levels\n"
+        "whole; the partition level's cells are split into N compact parts (recursive\n"
+        "coordinate bisection), and each rank refines and assembles only its part and\n"
+        "one layer of cells around it up to the finest level, so its memory shrinks\n"
+        "with N. Each rank owns the DOFs of its part (a DOF on a cut belongs to the\n"
+        "part of its lowest-numbered cell); the levels below the partition level are\n"
+        "split evenly (CM numbering unless --numbering says otherwise, which also\n"
+        "numbers each rank's piece). The cycles run on distributed matrices, the\n"
+        "coarsest level solved redundantly on every rank; one OpenCL device per rank.\n"
+        "--vtk and --precision mixed run on one process only. Rank 0 prints the\n"
+        "summary, the partition of the finest level and what each rank built.\n"
         "\n"
         "Examples:\n"
         "  clmg poisson --mesh circle --level 7 --vtk circle.vtu --view\n"
@@ -169,6 +178,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"vtk-ascii", no_argument, NULL, OPTION_VTK_ASCII},
       {"view", no_argument, NULL, OPTION_VIEW},
       {"seed", required_argument, NULL, OPTION_SEED},
+      {"cells-per-rank", required_argument, NULL, OPTION_CELLS_PER_RANK},
       {"assembly", required_argument, NULL, OPTION_ASSEMBLY},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
@@ -185,6 +195,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
   o->tolerance = 0; /* unset: the default of the precision */
   o->max_iterations = 200;
   o->seed = 1;
+  o->cells_per_rank = 4096;
   o->vtk_encoding = CLMG_VTU_BINARY;
   const char *assembly = NULL; /* --assembly as given */
   int option, steps;
@@ -318,6 +329,13 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       if (!cli_parse_int(command, "--seed", optarg, 0, 2147483647, &seed))
         return cli_usage_error(command);
       o->seed = (unsigned long long)seed;
+      break;
+    }
+    case OPTION_CELLS_PER_RANK: {
+      int cells;
+      if (!cli_parse_int(command, "--cells-per-rank", optarg, 1, 2147483647, &cells))
+        return cli_usage_error(command);
+      o->cells_per_rank = (size_t)cells;
       break;
     }
     case 'q':

@@ -241,6 +241,7 @@ typedef struct poisson_options {
   clmg_vtu_encoding vtk_encoding;
   int quiet, view;
   unsigned long long seed;
+  size_t cells_per_rank; /* under mpirun: the partition level (clmg_mpi_poisson_options) */
 } poisson_options;
 
 int poisson_parse_options(int argc, char **argv, const cli_options *defaults,

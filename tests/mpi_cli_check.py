@@ -83,11 +83,23 @@ def main():
                 if result["error_vs_ones"]["max_abs"] > 1e-5:
                     fail(case, f"error vs ones {result['error_vs_ones']}")
 
+        # --cells-per-rank 8: the coarse mesh (8 cells) is split, levels 2 to 5 built in parts
         args = ["poisson", "--level", "5", "--json", "--quiet"]
         serial = solve_json("poisson serial", [clmg] + args + ["--assembly", "host"])
         for ranks in (2, 3):
             case = f"poisson on {ranks} ranks"
-            result = solve_json(case, [mpiexec, "-n", str(ranks)] + flags + [clmg] + args)
+            result = solve_json(case, [mpiexec, "-n", str(ranks)] + flags + [clmg] + args +
+                                ["--cells-per-rank", "8"])
+            if result:
+                pieces = result.get("pieces", [])
+                owned = sum(piece["owned_cells"] for piece in pieces)
+                if (result.get("partition_level") != 1 or len(pieces) != ranks
+                        or owned != result.get("partition_cells")):
+                    fail(case, f"partition level {result.get('partition_level')}, pieces {pieces}")
+                for piece in pieces:  # each rank assembled only a part of the finest level
+                    if not 0 < piece["piece_dofs"] < result["unknowns"]:
+                        fail(case, f"rank {piece['rank']} assembled {piece['piece_dofs']} of "
+                             f"{result['unknowns']} DOFs")
             if serial and result:
                 if not result["converged"] or result["relative_residual"] > 1e-8:
                     fail(case, f"converged {result['converged']}, residual "

@@ -798,6 +798,575 @@ static void test_refine_errors(void **state) {
     }
 }
 
+/* ---- parts of a mesh ---- */
+
+/* The meshes the part tests split: a distorted square of 81 cells, a
+ * distorted cube of 125, CIRCLE refined twice (128 cells, a curved
+ * boundary), the two-material triangles of clmg_mesh_blobs (128) and, for
+ * refinement, distorted Kuhn tetrahedra (162). */
+enum { PART_MESHES = 4, PART_MESHES_WITH_TETRAHEDRA = 5 };
+
+static void part_test_mesh(int which, clmg_mesh *mesh) {
+  clmg_error error;
+  switch (which) {
+  case 0:
+    CHECK_OK(error, clmg_mesh_box(2, 9, 0.2, 17, mesh, &error));
+    break;
+  case 1:
+    CHECK_OK(error, clmg_mesh_box(3, 5, 0.2, 29, mesh, &error));
+    break;
+  case 2:
+    CHECK_OK(error, clmg_mesh_circle(mesh, &error));
+    refine_in_place(mesh);
+    refine_in_place(mesh);
+    break;
+  case 3:
+    CHECK_OK(error, clmg_mesh_blobs(2, 1, mesh, &error));
+    break;
+  default:
+    CHECK_OK(error, clmg_mesh_box_simplices(3, 3, 0.1, 5, mesh, &error));
+    break;
+  }
+}
+
+/* The centroids of the cells (num_cells * dim, malloc'ed). */
+static double *cell_centroids(const clmg_mesh *mesh) {
+  const size_t dim = (size_t)mesh->dim, corners = clmg_mesh_vertices_per_cell(mesh);
+  double *centroid = calloc(mesh->num_cells * dim, sizeof *centroid);
+  assert_non_null(centroid);
+  for (size_t k = 0; k < mesh->num_cells; k++)
+    for (size_t v = 0; v < corners; v++)
+      for (size_t d = 0; d < dim; d++)
+        centroid[k * dim + d] +=
+            mesh->coords[(size_t)mesh->cells[k * corners + v] * dim + d] / (double)corners;
+  return centroid;
+}
+
+/* Whether an axis-aligned plane has the centroids of part p on one side
+ * and those of part q on the other (lowest and highest: parts * dim). */
+static int parts_separated(const double *lowest, const double *highest, int dim, int p, int q) {
+  for (int d = 0; d < dim; d++)
+    if (highest[p * dim + d] <= lowest[q * dim + d] || highest[q * dim + d] <= lowest[p * dim + d])
+      return 1;
+  return 0;
+}
+
+/* A partition into `parts`: every cell in a part, sizes within one of each
+ * other, every two parts on either side of an axis-aligned plane (what
+ * recursive coordinate bisection gives: the cut where they were split),
+ * and the same array from a second call and from a copy of the mesh. */
+static void check_partition(const clmg_mesh *mesh, int parts) {
+  clmg_error error;
+  const size_t n = mesh->num_cells;
+  const int dim = mesh->dim;
+  int32_t *part = malloc(n * sizeof *part), *again = malloc(n * sizeof *again);
+  assert_non_null(part);
+  assert_non_null(again);
+  for (size_t k = 0; k < n; k++) {
+    part[k] = -7;
+    again[k] = (int32_t)k;
+  }
+  CHECK_OK(error, clmg_mesh_partition(mesh, parts, part, &error));
+  size_t *size = calloc((size_t)parts, sizeof *size);
+  assert_non_null(size);
+  for (size_t k = 0; k < n; k++) {
+    if (part[k] < 0 || part[k] >= parts)
+      fail_msg("cell %zu is in part %d of %d", k, (int)part[k], parts);
+    size[part[k]]++;
+  }
+  size_t smallest = n, largest = 0;
+  for (int p = 0; p < parts; p++) {
+    smallest = size[p] < smallest ? size[p] : smallest;
+    largest = size[p] > largest ? size[p] : largest;
+  }
+  if (smallest == 0 || largest - smallest > 1)
+    fail_msg("%d parts of %zu cells have sizes from %zu to %zu", parts, n, smallest, largest);
+
+  double *centroid = cell_centroids(mesh);
+  double *lowest = malloc((size_t)parts * (size_t)dim * sizeof *lowest);
+  double *highest = malloc((size_t)parts * (size_t)dim * sizeof *highest);
+  assert_non_null(lowest);
+  assert_non_null(highest);
+  for (size_t i = 0; i < (size_t)parts * (size_t)dim; i++) {
+    lowest[i] = INFINITY;
+    highest[i] = -INFINITY;
+  }
+  for (size_t k = 0; k < n; k++)
+    for (int d = 0; d < dim; d++) {
+      size_t i = (size_t)part[k] * (size_t)dim + (size_t)d;
+      lowest[i] = fmin(lowest[i], centroid[k * (size_t)dim + (size_t)d]);
+      highest[i] = fmax(highest[i], centroid[k * (size_t)dim + (size_t)d]);
+    }
+  for (int p = 0; p < parts; p++)
+    for (int q = 0; q < p; q++)
+      if (!parts_separated(lowest, highest, dim, p, q))
+        fail_msg("parts %d and %d of %d (%zu cells) overlap along every axis", q, p, parts, n);
+
+  CHECK_OK(error, clmg_mesh_partition(mesh, parts, again, &error));
+  assert_memory_equal(again, part, n * sizeof *part);
+  clmg_mesh copy;
+  CHECK_OK(error, clmg_mesh_copy(mesh, &copy, &error));
+  for (size_t k = 0; k < n; k++)
+    again[k] = -1;
+  CHECK_OK(error, clmg_mesh_partition(&copy, parts, again, &error));
+  assert_memory_equal(again, part, n * sizeof *part);
+  clmg_mesh_free(&copy);
+  free(lowest);
+  free(highest);
+  free(centroid);
+  free(size);
+  free(part);
+  free(again);
+}
+
+static void test_partition(void **state) {
+  (void)state;
+  clmg_error error;
+  const int counts[] = {1, 2, 3, 4, 7};
+  for (int which = 0; which < PART_MESHES_WITH_TETRAHEDRA; which++) {
+    clmg_mesh mesh;
+    part_test_mesh(which, &mesh);
+    for (size_t i = 0; i < sizeof counts / sizeof *counts; i++)
+      check_partition(&mesh, counts[i]);
+    check_partition(&mesh, (int)mesh.num_cells); /* a cell per part */
+    clmg_mesh_free(&mesh);
+  }
+
+  /* the cut goes across the widest extent: the square stretched 3 times
+   * along y is cut along y, and its halves overlap along x */
+  clmg_mesh mesh;
+  part_test_mesh(0, &mesh);
+  for (size_t v = 0; v < mesh.num_vertices; v++)
+    mesh.coords[2 * v + 1] *= 3.0;
+  int32_t part[81];
+  assert_int_equal(mesh.num_cells, 81);
+  CHECK_OK(error, clmg_mesh_partition(&mesh, 2, part, &error));
+  double *centroid = cell_centroids(&mesh);
+  double lowest[2][2] = {{INFINITY, INFINITY}, {INFINITY, INFINITY}};
+  double highest[2][2] = {{-INFINITY, -INFINITY}, {-INFINITY, -INFINITY}};
+  for (size_t k = 0; k < 81; k++)
+    for (int d = 0; d < 2; d++) {
+      lowest[part[k]][d] = fmin(lowest[part[k]][d], centroid[2 * k + (size_t)d]);
+      highest[part[k]][d] = fmax(highest[part[k]][d], centroid[2 * k + (size_t)d]);
+    }
+  assert_true(highest[0][1] <= lowest[1][1] || highest[1][1] <= lowest[0][1]);
+  assert_true(highest[0][0] > lowest[1][0] && highest[1][0] > lowest[0][0]);
+  free(centroid);
+  clmg_mesh_free(&mesh);
+}
+
+static void test_partition_errors(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh;
+  part_test_mesh(0, &mesh);
+  int32_t part[82];
+  assert_int_equal(clmg_mesh_partition(&mesh, 0, part, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "0 parts");
+  assert_int_equal(clmg_mesh_partition(&mesh, -2, part, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "-2 parts");
+  assert_int_equal(clmg_mesh_partition(&mesh, 82, part, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "82 parts");
+  CHECK_CONTAINS(error.message, "81 cells");
+  CHECK_OK(error, clmg_mesh_partition(&mesh, 81, part, &error)); /* the most there can be */
+  assert_int_equal(clmg_mesh_partition(NULL, 2, part, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_true(error.message[0] != '\0');
+  assert_int_equal(clmg_mesh_partition(&mesh, 2, NULL, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_true(error.message[0] != '\0');
+  clmg_mesh_free(&mesh);
+}
+
+/* The faces of every cell with their vertices sorted (up to 6 faces of up
+ * to 4 vertices: tensor cells' sides, simplices without one vertex) and
+ * the cell across each face (-1 on the boundary), found by comparing every
+ * pair; and whether two cells share a vertex. Computed here without the
+ * library's adjacency. */
+typedef struct cell_faces {
+  size_t faces_per_cell, per_face;
+  int32_t (*face)[6][4]; /* num_cells */
+  int32_t (*across)[6];  /* num_cells */
+  unsigned char *touch;  /* num_cells^2 */
+} cell_faces;
+
+static void sort_small(int32_t *v, size_t n) {
+  for (size_t i = 1; i < n; i++)
+    for (size_t j = i; j > 0 && v[j - 1] > v[j]; j--) {
+      int32_t swap = v[j];
+      v[j] = v[j - 1];
+      v[j - 1] = swap;
+    }
+}
+
+static cell_faces cell_faces_of(const clmg_mesh *mesh) {
+  const size_t n = mesh->num_cells, corners = clmg_mesh_vertices_per_cell(mesh);
+  const int simplex = mesh->cell_type == CLMG_CELL_SIMPLEX;
+  cell_faces f = {.faces_per_cell = simplex ? (size_t)mesh->dim + 1 : 2 * (size_t)mesh->dim,
+                  .per_face = clmg_mesh_vertices_per_face(mesh)};
+  f.face = malloc(n * sizeof *f.face);
+  f.across = malloc(n * sizeof *f.across);
+  f.touch = calloc(n * n, 1);
+  assert_non_null(f.face);
+  assert_non_null(f.across);
+  assert_non_null(f.touch);
+  for (size_t k = 0; k < n; k++) {
+    const int32_t *cell = mesh->cells + k * corners;
+    for (size_t i = 0; i < f.faces_per_cell; i++) {
+      size_t m = 0;
+      for (size_t c = 0; c < corners; c++)
+        if (simplex ? c != i : (c >> (i / 2) & 1) == (i & 1))
+          f.face[k][i][m++] = cell[c];
+      assert_int_equal(m, f.per_face);
+      sort_small(f.face[k][i], m);
+      f.across[k][i] = -1;
+    }
+  }
+  for (size_t k = 0; k < n; k++)
+    for (size_t j = 0; j < n; j++) {
+      for (size_t a = 0; a < corners; a++)
+        for (size_t b = 0; b < corners; b++)
+          if (mesh->cells[k * corners + a] == mesh->cells[j * corners + b])
+            f.touch[k * n + j] = 1;
+      if (j == k)
+        continue;
+      for (size_t i = 0; i < f.faces_per_cell; i++)
+        for (size_t l = 0; l < f.faces_per_cell; l++)
+          if (memcmp(f.face[k][i], f.face[j][l], f.per_face * sizeof(int32_t)) == 0)
+            f.across[k][i] = (int32_t)j;
+    }
+  return f;
+}
+
+static void cell_faces_free(cell_faces *f) {
+  free(f->face);
+  free(f->across);
+  free(f->touch);
+}
+
+/* The cells of part `part` and `layers` layers around it: a cell joins a
+ * layer when it shares a vertex with a cell selected before. Returns how
+ * many. */
+static size_t expected_selection(const clmg_mesh *mesh, const cell_faces *f,
+                                 const int32_t *part_of_cell, int32_t part, int layers,
+                                 unsigned char *selected) {
+  const size_t n = mesh->num_cells;
+  unsigned char *before = malloc(n);
+  assert_non_null(before);
+  for (size_t k = 0; k < n; k++)
+    selected[k] = part_of_cell[k] == part;
+  for (int layer = 0; layer < layers; layer++) {
+    memcpy(before, selected, n);
+    for (size_t k = 0; k < n; k++)
+      for (size_t j = 0; j < n && !selected[k]; j++)
+        selected[k] = before[j] && f->touch[k * n + j];
+  }
+  free(before);
+  size_t count = 0;
+  for (size_t k = 0; k < n; k++)
+    count += selected[k];
+  return count;
+}
+
+/* Extracts the part and checks it against the mesh; returns the number of
+ * cells (*out and *map are the caller's to free where wanted, else NULL). */
+static size_t check_extract(const clmg_mesh *mesh, const cell_faces *f, const int32_t *part_of_cell,
+                            int32_t part, int layers, clmg_mesh *out_wanted, int32_t **map_wanted) {
+  clmg_error error;
+  clmg_mesh out;
+  int32_t *map = NULL, cut_tag = -1;
+  CHECK_OK(error,
+           clmg_mesh_extract_part(mesh, part_of_cell, part, layers, &out, &map, &cut_tag, &error));
+  CHECK_OK(error, clmg_mesh_check(&out, &error));
+  assert_int_equal(out.dim, mesh->dim);
+  assert_int_equal(out.cell_type, mesh->cell_type);
+  const size_t n = mesh->num_cells, dim = (size_t)mesh->dim,
+               corners = clmg_mesh_vertices_per_cell(mesh), per_face = f->per_face;
+
+  /* the cells: the part and its layers, in increasing order */
+  unsigned char *selected = malloc(n);
+  assert_non_null(selected);
+  const size_t count = expected_selection(mesh, f, part_of_cell, part, layers, selected);
+  if (out.num_cells != count)
+    fail_msg("part %d with %d layers: %zu cells, expected %zu", (int)part, layers, out.num_cells,
+             count);
+  assert_non_null(map);
+  for (size_t k = 0; k < out.num_cells; k++) {
+    assert_true(map[k] >= 0 && (size_t)map[k] < n);
+    if (k > 0 && map[k] <= map[k - 1])
+      fail_msg("cell_map[%zu] = %d after %d", k, (int)map[k], (int)map[k - 1]);
+    if (!selected[map[k]])
+      fail_msg("part %d with %d layers has cell %d, which it should not", (int)part, layers,
+               (int)map[k]);
+  }
+
+  /* the vertices: each local one an original one, in increasing order,
+   * where the original cell has it, at the same place */
+  int32_t *original = malloc((out.num_vertices ? out.num_vertices : 1) * sizeof *original);
+  assert_non_null(original);
+  for (size_t v = 0; v < out.num_vertices; v++)
+    original[v] = -1;
+  for (size_t k = 0; k < out.num_cells; k++)
+    for (size_t c = 0; c < corners; c++) {
+      int32_t local = out.cells[k * corners + c];
+      int32_t global = mesh->cells[(size_t)map[k] * corners + c];
+      assert_true(local >= 0 && (size_t)local < out.num_vertices);
+      if (original[local] < 0)
+        original[local] = global;
+      assert_int_equal(original[local], global);
+      for (size_t d = 0; d < dim; d++)
+        if (out.coords[(size_t)local * dim + d] != mesh->coords[(size_t)global * dim + d])
+          fail_msg("local cell %zu corner %zu: coordinate %zu is %.17g, expected %.17g", k, c, d,
+                   out.coords[(size_t)local * dim + d], mesh->coords[(size_t)global * dim + d]);
+    }
+  for (size_t v = 0; v < out.num_vertices; v++) {
+    if (original[v] < 0)
+      fail_msg("local vertex %zu is of no cell", v);
+    if (v > 0 && original[v] <= original[v - 1])
+      fail_msg("local vertex %zu is vertex %d, after %d", v, (int)original[v],
+               (int)original[v - 1]);
+  }
+
+  /* materials and shapes kept */
+  for (size_t k = 0; k < out.num_cells; k++)
+    assert_int_equal(clmg_mesh_cell_material(&out, k), clmg_mesh_cell_material(mesh, map[k]));
+  if (!mesh->cell_material)
+    assert_null(out.cell_material);
+  assert_int_equal(out.num_shapes, mesh->num_shapes);
+  if (mesh->num_shapes)
+    assert_memory_equal(out.shapes, mesh->shapes, mesh->num_shapes * sizeof *mesh->shapes);
+
+  /* the cut tag: 1 + the largest tag of faces and shapes */
+  int32_t largest = 0;
+  for (size_t b = 0; b < mesh->num_boundary_faces; b++)
+    largest = mesh->boundary_face_tag[b] > largest ? mesh->boundary_face_tag[b] : largest;
+  for (size_t s = 0; s < mesh->num_shapes; s++)
+    largest = mesh->shapes[s].tag > largest ? mesh->shapes[s].tag : largest;
+  assert_int_equal(cut_tag, largest + 1);
+
+  /* the faces: a cut face where a selected cell's neighbour was left out,
+   * the mesh's own boundary faces of selected cells with their tags */
+  size_t expected_cut = 0, expected_own = 0, cut = 0, own = 0;
+  for (size_t k = 0; k < n; k++)
+    for (size_t i = 0; selected[k] && i < f->faces_per_cell; i++)
+      expected_cut += f->across[k][i] >= 0 && !selected[f->across[k][i]];
+  int32_t *own_cell = malloc((mesh->num_boundary_faces + 1) * sizeof *own_cell);
+  assert_non_null(own_cell);
+  for (size_t b = 0; b < mesh->num_boundary_faces; b++) {
+    int32_t face[4];
+    memcpy(face, mesh->boundary_faces + b * per_face, per_face * sizeof *face);
+    sort_small(face, per_face);
+    own_cell[b] = -1;
+    for (size_t k = 0; k < n; k++)
+      for (size_t i = 0; i < f->faces_per_cell; i++)
+        if (memcmp(face, f->face[k][i], per_face * sizeof *face) == 0)
+          own_cell[b] = (int32_t)k;
+    assert_true(own_cell[b] >= 0);
+    expected_own += selected[own_cell[b]];
+  }
+  for (size_t b = 0; b < out.num_boundary_faces; b++) {
+    int32_t face[4];
+    for (size_t m = 0; m < per_face; m++)
+      face[m] = original[out.boundary_faces[b * per_face + m]];
+    sort_small(face, per_face);
+    int found = 0;
+    if (out.boundary_face_tag[b] == cut_tag) {
+      cut++;
+      for (size_t k = 0; k < n && !found; k++)
+        for (size_t i = 0; selected[k] && i < f->faces_per_cell; i++)
+          found |= f->across[k][i] >= 0 && !selected[f->across[k][i]] &&
+                   memcmp(face, f->face[k][i], per_face * sizeof *face) == 0;
+      if (!found)
+        fail_msg("face %zu has the cut tag %d but is no cut face", b, (int)cut_tag);
+    } else {
+      own++;
+      for (size_t g = 0; g < mesh->num_boundary_faces && !found; g++) {
+        int32_t other[4];
+        memcpy(other, mesh->boundary_faces + g * per_face, per_face * sizeof *other);
+        sort_small(other, per_face);
+        found = memcmp(face, other, per_face * sizeof *face) == 0 &&
+                mesh->boundary_face_tag[g] == out.boundary_face_tag[b];
+      }
+      if (!found)
+        fail_msg("face %zu (tag %d) is no boundary face of that tag in the mesh", b,
+                 (int)out.boundary_face_tag[b]);
+    }
+  }
+  if (cut != expected_cut || own != expected_own)
+    fail_msg("part %d with %d layers: %zu cut faces and %zu of the mesh's, expected %zu and %zu",
+             (int)part, layers, cut, own, expected_cut, expected_own);
+
+  free(own_cell);
+  free(original);
+  free(selected);
+  if (out_wanted)
+    *out_wanted = out;
+  else
+    clmg_mesh_free(&out);
+  if (map_wanted)
+    *map_wanted = map;
+  else
+    free(map);
+  return count;
+}
+
+static void test_extract_part(void **state) {
+  (void)state;
+  clmg_error error;
+  for (int which = 0; which < PART_MESHES; which++) {
+    clmg_mesh mesh;
+    part_test_mesh(which, &mesh);
+    cell_faces f = cell_faces_of(&mesh);
+    int32_t *part = malloc(mesh.num_cells * sizeof *part);
+    assert_non_null(part);
+    CHECK_OK(error, clmg_mesh_partition(&mesh, 3, part, &error));
+    size_t cut_somewhere = 0;
+    for (int32_t p = 0; p < 3; p++) {
+      size_t before = 0;
+      for (int layers = 0; layers <= 2; layers++) {
+        size_t count = check_extract(&mesh, &f, part, p, layers, NULL, NULL);
+        /* each layer adds cells until the whole mesh is taken */
+        if (layers > 0 && before < mesh.num_cells && count <= before)
+          fail_msg("mesh %d part %d: %zu cells with %d layers, %zu with one fewer", which, (int)p,
+                   count, layers, before);
+        cut_somewhere += count < mesh.num_cells;
+        before = count;
+      }
+    }
+    assert_true(cut_somewhere > 0);
+    /* enough layers take every cell, with no cut faces */
+    clmg_mesh whole;
+    int32_t *map;
+    assert_int_equal(check_extract(&mesh, &f, part, 1, 1000, &whole, &map), mesh.num_cells);
+    assert_int_equal(whole.num_boundary_faces, mesh.num_boundary_faces);
+    assert_int_equal(whole.num_vertices, mesh.num_vertices);
+    clmg_mesh_free(&whole);
+    free(map);
+    /* one part of everything: the mesh itself */
+    for (size_t k = 0; k < mesh.num_cells; k++)
+      part[k] = 0;
+    assert_int_equal(check_extract(&mesh, &f, part, 0, 0, &whole, &map), mesh.num_cells);
+    assert_memory_equal(whole.cells, mesh.cells,
+                        mesh.num_cells * clmg_mesh_vertices_per_cell(&mesh) * sizeof(int32_t));
+    assert_memory_equal(whole.coords, mesh.coords,
+                        mesh.num_vertices * (size_t)mesh.dim * sizeof(double));
+    clmg_mesh_free(&whole);
+    free(map);
+    free(part);
+    cell_faces_free(&f);
+    clmg_mesh_free(&mesh);
+  }
+
+  /* a shape's tag above every face's counts for the cut tag */
+  clmg_mesh mesh;
+  part_test_mesh(0, &mesh);
+  mesh.shapes = malloc(sizeof *mesh.shapes);
+  assert_non_null(mesh.shapes);
+  mesh.shapes[0] = (clmg_boundary_shape){
+      .tag = 7, .kind = CLMG_SHAPE_CIRCLE, .center = {5.0, 5.0, 0.0}, .radius = 1.0};
+  mesh.num_shapes = 1;
+  CHECK_OK(error, clmg_mesh_check(&mesh, &error));
+  cell_faces f = cell_faces_of(&mesh);
+  int32_t part[81];
+  CHECK_OK(error, clmg_mesh_partition(&mesh, 2, part, &error));
+  for (int layers = 0; layers <= 1; layers++)
+    check_extract(&mesh, &f, part, 1, layers, NULL, NULL);
+  clmg_mesh out;
+  int32_t *map, cut_tag;
+  CHECK_OK(error, clmg_mesh_extract_part(&mesh, part, 0, 1, &out, &map, &cut_tag, &error));
+  assert_int_equal(cut_tag, 8);
+  clmg_mesh_free(&out);
+  free(map);
+  cell_faces_free(&f);
+  clmg_mesh_free(&mesh);
+}
+
+/* Refining a part gives the children of its cells where refining the
+ * whole mesh puts them: local cell k's child c is cell_map[k]'s child c,
+ * corner by corner, new vertices on curved boundaries projected alike. */
+static void test_extract_part_refines(void **state) {
+  (void)state;
+  clmg_error error;
+  const int meshes[] = {2, 1, 3, 4}; /* CIRCLE, cube, triangles, tetrahedra */
+  for (size_t m = 0; m < sizeof meshes / sizeof *meshes; m++) {
+    clmg_mesh mesh, fine;
+    part_test_mesh(meshes[m], &mesh);
+    CHECK_OK(error, clmg_mesh_refine(&mesh, &fine, &error));
+    cell_faces f = cell_faces_of(&mesh);
+    int32_t *part = malloc(mesh.num_cells * sizeof *part);
+    assert_non_null(part);
+    CHECK_OK(error, clmg_mesh_partition(&mesh, 3, part, &error));
+    const size_t dim = (size_t)mesh.dim, corners = clmg_mesh_vertices_per_cell(&mesh),
+                 children = (size_t)1 << dim;
+    size_t curved_faces = 0;
+    for (int32_t p = 0; p < 3; p++)
+      for (int layers = 0; layers <= 2; layers++) {
+        clmg_mesh local, local_fine;
+        int32_t *map;
+        check_extract(&mesh, &f, part, p, layers, &local, &map);
+        for (size_t b = 0; b < local.num_boundary_faces; b++)
+          curved_faces += local.num_shapes > 0 && local.boundary_face_tag[b] == 2;
+        CHECK_OK(error, clmg_mesh_refine(&local, &local_fine, &error));
+        assert_int_equal(local_fine.num_cells, local.num_cells * children);
+        for (size_t k = 0; k < local.num_cells; k++)
+          for (size_t c = 0; c < children; c++) {
+            const size_t mine = k * children + c, theirs = (size_t)map[k] * children + c;
+            for (size_t v = 0; v < corners; v++) {
+              const double *x =
+                  local_fine.coords + (size_t)local_fine.cells[mine * corners + v] * dim;
+              const double *y = fine.coords + (size_t)fine.cells[theirs * corners + v] * dim;
+              for (size_t d = 0; d < dim; d++)
+                if (!(fabs(x[d] - y[d]) <= 1e-14))
+                  fail_msg("mesh %d part %d, %d layers: fine cell %zu corner %zu coordinate %zu "
+                           "is %.17g, fine cell %zu of the whole mesh has %.17g",
+                           meshes[m], (int)p, layers, mine, v, d, x[d], theirs, y[d]);
+            }
+          }
+        clmg_mesh_free(&local_fine);
+        clmg_mesh_free(&local);
+        free(map);
+      }
+    if (meshes[m] == 2)
+      assert_true(curved_faces > 0); /* the projection was exercised */
+    free(part);
+    cell_faces_free(&f);
+    clmg_mesh_free(&fine);
+    clmg_mesh_free(&mesh);
+  }
+}
+
+static void test_extract_part_errors(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh, out;
+  int32_t part[81], *map, cut_tag;
+  part_test_mesh(0, &mesh);
+  CHECK_OK(error, clmg_mesh_partition(&mesh, 3, part, &error));
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, 1, NULL, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_true(error.message[0] != '\0');
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, 1, &out, NULL, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, 1, &out, &map, NULL, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, -1, &out, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "-1 layers");
+  assert_int_equal(clmg_mesh_extract_part(&mesh, NULL, 0, 1, &out, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_mesh_extract_part(NULL, part, 0, 1, &out, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* a mesh that fails clmg_mesh_check: an inverted cell */
+  int32_t *cell = mesh.cells + 4 * 40, swap = cell[0];
+  cell[0] = cell[1];
+  cell[1] = swap;
+  swap = cell[2];
+  cell[2] = cell[3];
+  cell[3] = swap;
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, 1, &out, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "cell 40");
+  clmg_mesh_free(&mesh);
+}
+
 int main(void) {
   rng_seed(0x6d657368u);
   test_apply_filters();
@@ -813,6 +1382,11 @@ int main(void) {
       cmocka_unit_test(test_box_and_pipe),
       cmocka_unit_test(test_check_errors),
       cmocka_unit_test(test_refine_errors),
+      cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_partition_errors),
+      cmocka_unit_test(test_extract_part),
+      cmocka_unit_test(test_extract_part_refines),
+      cmocka_unit_test(test_extract_part_errors),
   };
   return cmocka_run_group_tests_name("mesh", tests, NULL, NULL);
 }
