@@ -2,8 +2,9 @@
  *
  * One problem per run (perf/scaling.sh runs 1, 2, 4 ranks, weak and strong,
  * and perf/scaling_table.py makes the tables): the FE Poisson hierarchy of
- * CIRCLE or a 2D/3D box (Q1), every level's rows split evenly over the ranks
- * (CM numbering: compact blocks), and on the finest level
+ * CIRCLE or a 2D/3D box (Q1) built in parts (clmg_mpi_poisson_levels_create:
+ * each rank refines and assembles its piece of the domain), and on the
+ * finest level
  *   - the distributed SpMV against the local SpMV of the same rows (the
  *     rank's rows with its ghost columns appended, no exchange): their ratio
  *     is the price of the halo exchange that the local product did not hide;
@@ -193,6 +194,12 @@ static unsigned long long sum_over_ranks(unsigned long long value) {
   return total;
 }
 
+static unsigned long long max_over_ranks(unsigned long long value) {
+  unsigned long long largest = 0;
+  MPI_Allreduce(&value, &largest, 1, MPI_UNSIGNED_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  return largest;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -246,8 +253,7 @@ int main(int argc, char **argv) {
     OK(clmg_measure_copy_bandwidth(context, 0, &copy_gb_s), context);
   MPI_Bcast(&copy_gb_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
-  /* the hierarchy on every rank's host, then each rank's rows */
-  double start = now();
+  /* the hierarchy in parts: each rank refines and assembles its piece */
   clmg_mesh coarse;
   clmg_error error;
   status = p.circle ? clmg_mesh_circle(&coarse, &error)
@@ -259,27 +265,26 @@ int main(int argc, char **argv) {
     clmg_poisson_problem_circle(&poisson);
   else
     clmg_poisson_problem_unit_source(&poisson);
-  clmg_fe_hierarchy h;
-  if (clmg_fe_poisson_hierarchy(&coarse, p.levels, 1, &poisson, CLMG_NUMBERING_CM, 1, &h, &error) !=
-      CLMG_SUCCESS)
-    DIE("hierarchy: %s", error.message);
-  double hierarchy_s = now() - start;
   clmg_mpi *mpi = NULL;
   OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
-  const int levels = h.num_levels;
-  clmg_mpi_level_rows *rows = calloc((size_t)levels, sizeof *rows);
+  MPI_Barrier(MPI_COMM_WORLD);
+  double start = now();
+  clmg_mpi_poisson_levels pieces;
+  OK(clmg_mpi_poisson_levels_create(mpi, &coarse, p.levels - 1, &poisson, NULL, &pieces), context);
+  double hierarchy_s = now() - start;
+  MPI_Allreduce(MPI_IN_PLACE, &hierarchy_s, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+  const int levels = pieces.num_levels;
+  clmg_mpi_level_rows *rows = pieces.levels;
   uint64_t *first = calloc((size_t)levels, sizeof *first), *count = calloc((size_t)levels, 8);
-  if (!rows || !first || !count)
+  if (!first || !count)
     DIE("no memory");
   for (int l = 0; l < levels; ++l) {
-    clmg_mpi_even_rows(mpi, h.a[l].rows, &first[l], &count[l]);
-    rows[l].first_row = first[l];
-    OK(clmg_csr_row_block(&h.a[l], first[l], count[l], &rows[l].a, NULL), context);
-    if (l > 0) {
-      OK(clmg_csr_row_block(&h.p[l], first[l], count[l], &rows[l].p, NULL), context);
-      OK(clmg_csr_row_block(&h.r[l], first[l - 1], count[l - 1], &rows[l].r, NULL), context);
-    }
+    first[l] = rows[l].first_row;
+    count[l] = rows[l].a.rows;
   }
+  const unsigned long long coarse_rows = sum_over_ranks(count[0]),
+                           unknowns = sum_over_ranks(count[levels - 1]),
+                           piece_dofs_max = max_over_ranks(pieces.piece_dofs);
   clmg_multigrid_options mg_options;
   clmg_multigrid_options_defaults(&mg_options);
   start = now();
@@ -309,7 +314,7 @@ int main(int argc, char **argv) {
   }
   spmv_halo = sum_over_ranks(spmv_halo);
   /* the coarse right-hand side gathered to every rank */
-  cycle_halo = sum_over_ranks(cycle_halo) + (unsigned long long)h.a[0].rows * (ranks - 1);
+  cycle_halo = sum_over_ranks(cycle_halo) + coarse_rows * (unsigned long long)(ranks - 1);
 
   /* distributed SpMV and the local SpMV of the same rows */
   const clmg_operator *a = clmg_multigrid_operator(multigrid, finest);
@@ -331,7 +336,7 @@ int main(int argc, char **argv) {
   double t_allreduce = time_loop(context, run_allreduce, NULL, min_time / 4);
   /* bytes of every rank's SpMV: values and columns, row offsets, x and y */
   unsigned long long nonzeros = sum_over_ranks(clmg_csr_nnz(&local_rows));
-  double spmv_bytes = 12.0 * (double)nonzeros + 8.0 * (double)h.a[finest].rows * 3.0;
+  double spmv_bytes = 12.0 * (double)nonzeros + 8.0 * (double)unknowns * 3.0;
 
   /* Jacobi-PCG and multigrid to 1e-8 */
   clmg_mpi_matrix *finest_matrix = NULL;
@@ -339,7 +344,7 @@ int main(int argc, char **argv) {
   clmg_preconditioner jacobi;
   OK(clmg_mpi_preconditioner_jacobi(finest_matrix, &jacobi), context);
   if (n > 0)
-    OK(clmg_vector_upload_doubles(b, h.b + first[finest]), context);
+    OK(clmg_vector_upload_doubles(b, pieces.b), context);
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = 1e-8;
@@ -386,10 +391,11 @@ int main(int argc, char **argv) {
     const clmg_device_info *info = clmg_context_device(context);
     double cg_iteration = t_cg / fmax(1, cg_result.iterations);
     double cycle = t_mg / fmax(1, mg_result.iterations);
-    printf("%-10s ranks %d, %zu unknowns (%.0f per rank), %d levels, device %s\n", p.name, ranks,
-           h.a[finest].rows, (double)h.a[finest].rows / ranks, levels, info->name);
-    printf("  setup      hierarchy on each host %.3f s, distributed build %.3f s\n", hierarchy_s,
-           build_s);
+    printf("%-10s ranks %d, %llu unknowns (%.0f per rank), %d levels, device %s\n", p.name, ranks,
+           unknowns, (double)unknowns / ranks, levels, info->name);
+    printf("  setup      hierarchy in parts %.3f s (partition level %d, at most %llu finest DOFs "
+           "assembled per rank), distributed build %.3f s\n",
+           hierarchy_s, pieces.partition_level, piece_dofs_max, build_s);
     printf("  SpMV       distributed %.3f ms, local rows %.3f ms: ratio %.3f; %.3f of copy "
            "(%.1f GB/s)\n",
            1e3 * t_spmv, 1e3 * t_local, t_spmv / t_local, spmv_bytes / t_spmv / 1e9 / copy_gb_s,
@@ -412,17 +418,18 @@ int main(int argc, char **argv) {
       if (!file)
         DIE("cannot append to %s", json_path);
       fprintf(file,
-              "{\"problem\": \"%s\", \"ranks\": %d, \"unknowns\": %zu, \"levels\": %d, "
+              "{\"problem\": \"%s\", \"ranks\": %d, \"unknowns\": %llu, \"levels\": %d, "
+              "\"partition_level\": %d, \"piece_dofs_max\": %llu, "
               "\"device\": \"%s\", \"copy_gb_s\": %.6g, \"hierarchy_s\": %.6g, "
               "\"build_s\": %.6g, \"spmv_s\": %.6g, \"local_spmv_s\": %.6g, \"local_spmv_wait_s\": "
               "%.6g, "
               "\"spmv_bytes\": %.6g, \"halo_values_spmv\": %llu, \"halo_values_cycle\": %llu, "
               "\"allreduce_s\": %.6g, \"cg_iterations\": %d, \"cg_s\": %.6g, "
               "\"cg_converged\": %d, \"mg_cycles\": %d, \"mg_s\": %.6g, \"mg_converged\": %d}\n",
-              p.name, ranks, h.a[finest].rows, levels, info->name, copy_gb_s, hierarchy_s, build_s,
-              t_spmv, t_local, t_local_wait, spmv_bytes, spmv_halo, cycle_halo, t_allreduce,
-              cg_result.iterations, t_cg, cg_result.converged, mg_result.iterations, t_mg,
-              mg_result.converged);
+              p.name, ranks, unknowns, levels, pieces.partition_level, piece_dofs_max, info->name,
+              copy_gb_s, hierarchy_s, build_s, t_spmv, t_local, t_local_wait, spmv_bytes, spmv_halo,
+              cycle_halo, t_allreduce, cg_result.iterations, t_cg, cg_result.converged,
+              mg_result.iterations, t_mg, mg_result.converged);
       fclose(file);
     }
   }
@@ -437,16 +444,10 @@ int main(int argc, char **argv) {
   clmg_matrix_destroy(local);
   clmg_csr_free(&local_rows);
   clmg_multigrid_destroy(multigrid);
-  for (int l = 0; l < levels; ++l) {
-    clmg_csr_free(&rows[l].a);
-    clmg_csr_free(&rows[l].p);
-    clmg_csr_free(&rows[l].r);
-  }
-  free(rows);
+  clmg_mpi_poisson_levels_free(&pieces);
   free(first);
   free(count);
   clmg_mpi_destroy(mpi);
-  clmg_fe_hierarchy_free(&h);
   clmg_mesh_free(&coarse);
   clmg_context_destroy(context);
   MPI_Finalize();

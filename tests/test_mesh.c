@@ -955,6 +955,52 @@ static void test_partition(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* Ties go by cell index, whatever order an earlier cut left the cells in:
+ * an undistorted 5 x 5 square stretched 3.7 times along x, its cells listed
+ * backwards, into 5 parts of 5 cells. The first cut takes columns 0-1, then
+ * 2, then 3-4; columns 0-1 (and 3-4) are then cut along y through row 2,
+ * whose two cells have the same centroid y: the one of lower index goes
+ * with rows 0-1 (here the cell of the right column, while the cut along x
+ * listed the left one first). */
+static void test_partition_ties(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh;
+  CHECK_OK(error, clmg_mesh_box(2, 5, 0.0, 1, &mesh, &error));
+  assert_int_equal(mesh.num_cells, 25);
+  for (size_t v = 0; v < mesh.num_vertices; v++)
+    mesh.coords[2 * v] *= 3.7;
+  for (size_t k = 0; k < 12; k++)
+    for (size_t c = 0; c < 4; c++) {
+      int32_t swap = mesh.cells[4 * k + c];
+      mesh.cells[4 * k + c] = mesh.cells[4 * (24 - k) + c];
+      mesh.cells[4 * (24 - k) + c] = swap;
+    }
+  int32_t part[25], at[5][5]; /* at[row][column]: the cell there */
+  double *centroid = cell_centroids(&mesh);
+  for (size_t k = 0; k < 25; k++)
+    at[(int)(centroid[2 * k + 1] * 5.0)][(int)(centroid[2 * k] / 3.7 * 5.0)] = (int32_t)k;
+  free(centroid);
+  CHECK_OK(error, clmg_mesh_partition(&mesh, 5, part, &error));
+  for (int block = 0; block < 2; block++) {
+    const int left = 3 * block, right = left + 1; /* columns 0, 1 or 3, 4 */
+    const int32_t low = part[at[0][left]], high = part[at[4][left]];
+    assert_int_not_equal(low, high);
+    for (int row = 0; row < 5; row++)
+      for (int column = left; column <= right; column++)
+        if (row != 2)
+          assert_int_equal(part[at[row][column]], row < 2 ? low : high);
+    const int32_t first = at[2][left] < at[2][right] ? at[2][left] : at[2][right];
+    const int32_t second = at[2][left] < at[2][right] ? at[2][right] : at[2][left];
+    assert_true(at[2][right] < at[2][left]); /* the listing put the right one first */
+    assert_int_equal(part[first], low);
+    assert_int_equal(part[second], high);
+  }
+  for (int row = 0; row < 5; row++) /* column 2: a part of its own */
+    assert_int_equal(part[at[row][2]], part[at[0][2]]);
+  clmg_mesh_free(&mesh);
+}
+
 static void test_partition_errors(void **state) {
   (void)state;
   clmg_error error;
@@ -1383,6 +1429,7 @@ int main(void) {
       cmocka_unit_test(test_check_errors),
       cmocka_unit_test(test_refine_errors),
       cmocka_unit_test(test_partition),
+      cmocka_unit_test(test_partition_ties),
       cmocka_unit_test(test_partition_errors),
       cmocka_unit_test(test_extract_part),
       cmocka_unit_test(test_extract_part_refines),
