@@ -1,8 +1,10 @@
 /* Tests of meshes: Lagrange nodes of degree 1 and 2 (counts, sharing
  * between cells, positions, boundary tags), uniform refinement (counts,
  * child numbering and geometry, boundary projection), the generators
- * (CIRCLE against Table 1 of Geveler et al. 2011, BLOOD, box, pipe) and clmg_mesh_check
- * on broken meshes. Needs no OpenCL device. */
+ * (CIRCLE against Table 1 of Geveler et al. 2011, BLOOD, box, pipe), clmg_mesh_check
+ * on broken meshes, and parts for distributed runs (clmg_mesh_partition's
+ * bisection, clmg_mesh_extract_part's cells, vertices, cut faces, and its
+ * refinement against the whole mesh's). Needs no OpenCL device. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -990,11 +992,9 @@ static void test_partition_ties(void **state) {
       for (int column = left; column <= right; column++)
         if (row != 2)
           assert_int_equal(part[at[row][column]], row < 2 ? low : high);
-    const int32_t first = at[2][left] < at[2][right] ? at[2][left] : at[2][right];
-    const int32_t second = at[2][left] < at[2][right] ? at[2][right] : at[2][left];
     assert_true(at[2][right] < at[2][left]); /* the listing put the right one first */
-    assert_int_equal(part[first], low);
-    assert_int_equal(part[second], high);
+    assert_int_equal(part[at[2][right]], low);
+    assert_int_equal(part[at[2][left]], high);
   }
   for (int row = 0; row < 5; row++) /* column 2: a part of its own */
     assert_int_equal(part[at[row][2]], part[at[0][2]]);
@@ -1400,6 +1400,18 @@ static void test_extract_part_errors(void **state) {
                    CLMG_ERROR_INVALID_ARGUMENT);
   assert_int_equal(clmg_mesh_extract_part(NULL, part, 0, 1, &out, &map, &cut_tag, &error),
                    CLMG_ERROR_INVALID_ARGUMENT);
+  /* written over itself: refused, the mesh untouched */
+  assert_int_equal(clmg_mesh_extract_part(&mesh, part, 0, 1, &mesh, &map, &cut_tag, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(mesh.num_cells, 81);
+  CHECK_OK(error, clmg_mesh_check(&mesh, &error));
+  /* more layers than the mesh has: the whole mesh, no cut faces */
+  CHECK_OK(error, clmg_mesh_extract_part(&mesh, part, 0, 2147483647, &out, &map, &cut_tag, &error));
+  assert_int_equal(out.num_cells, 81);
+  for (size_t f = 0; f < out.num_boundary_faces; f++)
+    assert_true(out.boundary_face_tag[f] != cut_tag);
+  clmg_mesh_free(&out);
+  free(map);
   /* a mesh that fails clmg_mesh_check: an inverted cell */
   int32_t *cell = mesh.cells + 4 * 40, swap = cell[0];
   cell[0] = cell[1];

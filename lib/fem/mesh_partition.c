@@ -121,13 +121,15 @@ static int select_cells(const clmg_mesh *mesh, const int32_t *part_of_cell, int3
     return 0;
   for (size_t k = 0; k < mesh->num_cells; k++)
     selected[k] = part_of_cell[k] == part;
-  for (int layer = 0; layer < layers; layer++) {
+  int grew = 1; /* no more passes once a layer adds nothing */
+  for (int layer = 0; layer < layers && grew; layer++) {
     for (size_t k = 0; k < mesh->num_cells; k++)
       for (size_t v = 0; selected[k] && v < corners; v++)
         touched[mesh->cells[k * corners + v]] = 1;
+    grew = 0;
     for (size_t k = 0; k < mesh->num_cells; k++)
       for (size_t v = 0; !selected[k] && v < corners; v++)
-        selected[k] = touched[mesh->cells[k * corners + v]];
+        grew |= selected[k] = touched[mesh->cells[k * corners + v]];
   }
   free(touched);
   return 1;
@@ -140,6 +142,9 @@ clmg_status clmg_mesh_extract_part(const clmg_mesh *mesh, const int32_t *part_of
   if (!out || !cell_map || !cut_tag)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "clmg_mesh_extract_part: a NULL output");
+  if (out == mesh) /* checked first: zeroing out would wipe the input */
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the part must not be written over the mesh itself");
   memset(out, 0, sizeof *out);
   *cell_map = NULL;
   if (!mesh || !part_of_cell)
