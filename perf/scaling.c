@@ -17,9 +17,9 @@
  *     the exchange's extra time per SpMV and the reductions per iteration
  *     against the time of the iteration.
  * Times are the slowest rank's (every timed loop starts at a barrier).
- * Bandwidth: the SpMV's bytes of all ranks over its time, against the
- * copy bandwidth that rank 0 measured alone on its device (ranks sharing
- * one device share that bandwidth).
+ * Bandwidth: the SpMV's bytes of all ranks over its time, against the sum
+ * of the copy bandwidths the ranks measured at the same time (ranks sharing
+ * one device share its bandwidth; ranks on devices of their own add theirs).
  *
  * Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]
  *            [--device D] [--min-time S] [--cg-max K] [--json FILE]
@@ -248,10 +248,12 @@ int main(int argc, char **argv) {
   clmg_status status = clmg_context_create(&context_options, &context);
   if (status != CLMG_SUCCESS)
     DIE("no device: %s", context ? clmg_context_message(context) : clmg_status_string(status));
+  /* every rank at once: ranks on one device share its bandwidth, ranks on
+   * devices of their own add theirs */
   double copy_gb_s = 0;
-  if (rank == 0) /* alone on its device: the others wait */
-    OK(clmg_measure_copy_bandwidth(context, 0, &copy_gb_s), context);
-  MPI_Bcast(&copy_gb_s, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  MPI_Barrier(MPI_COMM_WORLD);
+  OK(clmg_measure_copy_bandwidth(context, 0, &copy_gb_s), context);
+  MPI_Allreduce(MPI_IN_PLACE, &copy_gb_s, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 
   /* the hierarchy in parts: each rank refines and assembles its piece */
   clmg_mesh coarse;

@@ -44,10 +44,12 @@ typedef struct clmg_mpi clmg_mpi;
 CLMG_API void clmg_mpi_host_device(MPI_Comm comm, char *device, size_t size);
 
 /* Collective. Binds context to a duplicate of comm and installs the MPI
- * reducer on it (until clmg_mpi_destroy). */
+ * reducer on it (until clmg_mpi_destroy); makes a second command queue on
+ * the context's device, on which the halos travel. */
 CLMG_API clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **mpi);
 /* Collective. Removes the reducer (the context is local again) and frees
- * the duplicate communicator. NULL is fine. */
+ * the duplicate communicator and the halos' queue. Destroy the distributed
+ * matrices and hierarchies made with it first. NULL is fine. */
 CLMG_API void clmg_mpi_destroy(clmg_mpi *mpi);
 CLMG_API int clmg_mpi_rank(const clmg_mpi *mpi);
 CLMG_API int clmg_mpi_size(const clmg_mpi *mpi);

@@ -56,6 +56,17 @@ clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out
   MPI_Comm_set_errhandler(mpi->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(mpi->comm, &mpi->rank);
   MPI_Comm_size(mpi->comm, &mpi->size);
+  cl_int error = CL_SUCCESS;
+  mpi->transfer = clCreateCommandQueue(clmg_context_cl_context(context),
+                                       clmg_context_cl_device(context), 0, &error);
+  if (error != CL_SUCCESS) {
+    MPI_Comm_free(&mpi->comm);
+    free(mpi);
+    return clmg_context_fail(context, CLMG_ERROR_OPENCL,
+                             "clmg_mpi_create: no second command queue for the halos "
+                             "(clCreateCommandQueue: OpenCL error %d)",
+                             (int)error);
+  }
   clmg_reducer reducer = {mpi, mpi_reduce};
   clmg_context_set_reducer(context, &reducer);
   *out = mpi;
@@ -66,6 +77,10 @@ void clmg_mpi_destroy(clmg_mpi *mpi) {
   if (!mpi)
     return;
   clmg_context_set_reducer(mpi->context, NULL);
+  if (mpi->transfer) {
+    clFinish(mpi->transfer);
+    clReleaseCommandQueue(mpi->transfer);
+  }
   MPI_Comm_free(&mpi->comm);
   free(mpi);
 }

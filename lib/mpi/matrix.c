@@ -4,13 +4,16 @@
  * halo exchange of their product.
  *
  * The exchange of y = alpha A x + beta y: (1) the entries of x other ranks
- * need are packed on the device (clmg_gather) and read back without
- * waiting, receives are posted; (2) the local block's product is queued and
- * the queue flushed, so the device computes it while (3) the host waits
- * for the packed values, sends them and waits for the ghosts; (4) the
- * ghosts are uploaded (from one of two host buffers in turn, so that the
- * next exchange need not wait for this upload) and the off-process block
- * adds its product. Ghosts
+ * need are packed on the device (clmg_gather) and read back on the
+ * transfer queue (clmg_mpi's second queue) once packed, receives are
+ * posted; (2) the local block's product is queued behind the packing alone,
+ * so the device computes it while the packed values travel and (3) the host
+ * waits for them, sends them and waits for the ghosts; (4) the ghosts are
+ * uploaded on the transfer queue (from one of two host buffers in turn, so
+ * that the next exchange need not wait for this upload) and the
+ * off-process block adds its product once they are there. The host
+ * buffers are pinned (CL_MEM_ALLOC_HOST_PTR, mapped), so both transfers
+ * are direct copies that need not wait for the host. Ghosts
  * are sorted by global column, so each neighbour's ghosts are one
  * contiguous run of the ghost vector and one message. */
 #include "mpi/mpi_internal.h"
@@ -45,10 +48,39 @@ struct clmg_mpi_matrix {
    * receives into the other, so consecutive products (smoothing steps)
    * need not wait for it. */
   void *send_host, *receive_host[2];
-  MPI_Request *requests; /* receive_count + send_count */
-  cl_event upload[2];    /* the last upload from each receive buffer (busy until it ends) */
-  int current;           /* the receive buffer of the next exchange */
+  cl_mem send_pinned, receive_pinned[2]; /* the buffers the host pointers map */
+  MPI_Request *requests;                 /* receive_count + send_count */
+  cl_event upload[2];   /* the last upload from each receive buffer (busy until it ends) */
+  cl_event ghosts_read; /* the last off-process product: ghost_values is free after it */
+  int current;          /* the receive buffer of the next exchange */
 };
+
+/* A pinned host buffer of `bytes` (at least one element), mapped for the
+ * host; NULL with *mapped NULL when OpenCL refuses. */
+static cl_mem pinned_buffer(clmg_mpi *mpi, size_t bytes, void **mapped) {
+  cl_int error = CL_SUCCESS;
+  *mapped = NULL;
+  cl_mem buffer = clCreateBuffer(clmg_context_cl_context(mpi->context),
+                                 CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &error);
+  if (error != CL_SUCCESS)
+    return NULL;
+  *mapped = clEnqueueMapBuffer(mpi->transfer, buffer, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, bytes,
+                               0, NULL, NULL, &error);
+  if (error != CL_SUCCESS) {
+    clReleaseMemObject(buffer);
+    *mapped = NULL;
+    return NULL;
+  }
+  return buffer;
+}
+
+static void release_pinned(clmg_mpi *mpi, cl_mem buffer, void *mapped) {
+  if (!buffer)
+    return;
+  clEnqueueUnmapMemObject(mpi->transfer, buffer, mapped, 0, NULL, NULL);
+  clFinish(mpi->transfer);
+  clReleaseMemObject(buffer);
+}
 
 static clmg_status no_memory(clmg_mpi *mpi, const char *what) {
   return clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "rank %d: no memory for %s",
@@ -355,11 +387,14 @@ static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local
       status = clmg_vector_create(context, m->precision, m->sends, &m->send_values);
   }
   size_t element = clmg_dtype_size(m->precision);
-  m->send_host = malloc((m->sends + 1) * element);
-  m->receive_host[0] = malloc((m->ghosts + 1) * element);
-  m->receive_host[1] = malloc((m->ghosts + 1) * element);
+  m->send_pinned = pinned_buffer(m->mpi, (m->sends + 1) * element, &m->send_host);
+  for (int k = 0; k < 2; ++k)
+    m->receive_pinned[k] = pinned_buffer(m->mpi, (m->ghosts + 1) * element, &m->receive_host[k]);
   if (status == CLMG_SUCCESS && (!m->send_host || !m->receive_host[0] || !m->receive_host[1]))
-    status = no_memory(m->mpi, "the halo's staging buffers");
+    status = clmg_context_fail(m->mpi->context, CLMG_ERROR_OPENCL,
+                               "rank %d: no pinned host memory for the halo's staging buffers "
+                               "(%zu and 2 x %zu values)",
+                               m->mpi->rank, m->sends, m->ghosts);
   return status; /* clmg_mpi_agree names the rank */
 }
 
@@ -446,6 +481,10 @@ void clmg_mpi_matrix_destroy(clmg_mpi_matrix *m) {
       clWaitForEvents(1, &m->upload[k]);
       clReleaseEvent(m->upload[k]);
     }
+  if (m->ghosts_read) {
+    clWaitForEvents(1, &m->ghosts_read);
+    clReleaseEvent(m->ghosts_read);
+  }
   clmg_matrix_destroy(m->local_block);
   clmg_matrix_destroy(m->ghost_block);
   clmg_vector_destroy(m->send_index);
@@ -453,9 +492,9 @@ void clmg_mpi_matrix_destroy(clmg_mpi_matrix *m) {
   clmg_vector_destroy(m->ghost_values);
   clmg_vector_destroy(m->ghost_rows);
   clmg_vector_destroy(m->ghost_product);
-  free(m->send_host);
-  free(m->receive_host[0]);
-  free(m->receive_host[1]);
+  release_pinned(m->mpi, m->send_pinned, m->send_host);
+  release_pinned(m->mpi, m->receive_pinned[0], m->receive_host[0]);
+  release_pinned(m->mpi, m->receive_pinned[1], m->receive_host[1]);
   free(m->requests);
   free(m->receive_rank);
   free(m->receive_offset);
@@ -504,17 +543,28 @@ static clmg_status exchange_begin(clmg_mpi_matrix *m, const clmg_vector *x, cl_e
   size_t element = clmg_dtype_size(m->precision);
   if (m->sends > 0) {
     status = clmg_gather(x, m->send_index, m->send_values);
+    cl_event gathered = NULL;
+    cl_int error = CL_SUCCESS;
     if (status == CLMG_SUCCESS) {
+      cl_command_queue queue = clmg_context_cl_queue(context);
+      error = clEnqueueMarkerWithWaitList(queue, 0, NULL, &gathered);
+      if (error == CL_SUCCESS)
+        error = clFlush(queue);
+    }
+    if (status == CLMG_SUCCESS && error == CL_SUCCESS) {
       size_t offset = 0;
       cl_mem buffer = clmg_vector_cl_buffer(m->send_values, &offset);
-      cl_int error =
-          clEnqueueReadBuffer(clmg_context_cl_queue(context), buffer, CL_FALSE, offset * element,
-                              m->sends * element, m->send_host, 0, NULL, packed);
-      if (error != CL_SUCCESS)
-        status = clmg_context_fail(context, CLMG_ERROR_OPENCL,
-                                   "rank %d: reading the halo back failed (OpenCL error %d)",
-                                   m->mpi->rank, (int)error);
+      error = clEnqueueReadBuffer(m->mpi->transfer, buffer, CL_FALSE, offset * element,
+                                  m->sends * element, m->send_host, 1, &gathered, packed);
+      if (error == CL_SUCCESS)
+        error = clFlush(m->mpi->transfer);
     }
+    if (gathered)
+      clReleaseEvent(gathered);
+    if (status == CLMG_SUCCESS && error != CL_SUCCESS)
+      status = clmg_context_fail(context, CLMG_ERROR_OPENCL,
+                                 "rank %d: reading the halo back failed (OpenCL error %d)",
+                                 m->mpi->rank, (int)error);
   }
   MPI_Datatype type = clmg_mpi_real_type(m->precision);
   for (int k = 0; k < m->receive_count; ++k) {
@@ -560,17 +610,29 @@ static clmg_status exchange_end(clmg_mpi_matrix *m, cl_event packed, clmg_status
   if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
     status = clmg_mpi_failed(m->mpi, code, "MPI_Waitall (halo)");
   if (status == CLMG_SUCCESS && m->ghosts > 0) {
+    /* after the last off-process product has read the ghosts; the context's
+     * queue waits for the upload before the next one */
     size_t offset = 0;
     cl_mem buffer = clmg_vector_cl_buffer(m->ghost_values, &offset);
     cl_int error = clEnqueueWriteBuffer(
-        clmg_context_cl_queue(context), buffer, CL_FALSE, offset * element, m->ghosts * element,
-        m->receive_host[m->current], 0, NULL, &m->upload[m->current]);
-    if (error != CL_SUCCESS) {
+        m->mpi->transfer, buffer, CL_FALSE, offset * element, m->ghosts * element,
+        m->receive_host[m->current], m->ghosts_read ? 1 : 0,
+        m->ghosts_read ? &m->ghosts_read : NULL, &m->upload[m->current]);
+    if (error != CL_SUCCESS)
       m->upload[m->current] = NULL;
+    if (error == CL_SUCCESS)
+      error = clFlush(m->mpi->transfer);
+    if (error == CL_SUCCESS)
+      error = clEnqueueBarrierWithWaitList(clmg_context_cl_queue(context), 1,
+                                           &m->upload[m->current], NULL);
+    if (m->ghosts_read) {
+      clReleaseEvent(m->ghosts_read);
+      m->ghosts_read = NULL;
+    }
+    if (error != CL_SUCCESS)
       status = clmg_context_fail(context, CLMG_ERROR_OPENCL,
                                  "rank %d: uploading the halo failed (OpenCL error %d)",
                                  m->mpi->rank, (int)error);
-    }
   }
   m->current = 1 - m->current;
   return status;
@@ -581,6 +643,13 @@ static clmg_status add_ghost_product(clmg_mpi_matrix *m, double alpha, clmg_vect
   if (!m->ghost_block)
     return CLMG_SUCCESS;
   clmg_status status = clmg_spmv(1.0, m->ghost_block, m->ghost_values, 0.0, m->ghost_product);
+  if (status == CLMG_SUCCESS) /* the next upload may overwrite the ghosts after this */
+    status =
+        clEnqueueMarkerWithWaitList(clmg_context_cl_queue(m->mpi->context), 0, NULL,
+                                    &m->ghosts_read) == CL_SUCCESS
+            ? CLMG_SUCCESS
+            : clmg_context_fail(m->mpi->context, CLMG_ERROR_OPENCL,
+                                "rank %d: marking the off-process product failed", m->mpi->rank);
   return status == CLMG_SUCCESS ? clmg_scatter_add(alpha, m->ghost_product, m->ghost_rows, y)
                                 : status;
 }

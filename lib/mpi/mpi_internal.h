@@ -9,6 +9,10 @@ struct clmg_mpi {
   clmg_context *context;
   MPI_Comm comm; /* a duplicate, so clmg's messages never meet the caller's */
   int rank, size;
+  /* A second queue on the context's device for the halos' transfers, so
+   * that a read-back or an upload never holds up the context's queue: the
+   * local product runs while the packed values travel. */
+  cl_command_queue transfer;
 };
 
 /* The MPI datatype of vectors of `type` (double or float). */
