@@ -593,7 +593,9 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   s.pieces = gather_pieces(&s.levels);
   clmg_mpi_matrix_info info;
   clmg_mpi_matrix_get_info(s.finest, &info);
-  unsigned long long coarse_rows = 0, my_coarse_rows = s.levels.levels[0].a.rows;
+  /* the engine's coarsest level: level 0, or the finest of the levels gathered */
+  const int engine_coarsest = levels - clmg_multigrid_levels(s.multigrid);
+  unsigned long long coarse_rows = 0, my_coarse_rows = s.levels.levels[engine_coarsest].a.rows;
   MPI_Allreduce(&my_coarse_rows, &coarse_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   const int partition_level = s.levels.partition_level + 1; /* as --level counts */
   if (!o.common.json && world_rank == 0) {
@@ -621,7 +623,9 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   krylov.max_iterations = o.max_iterations;
   krylov.keep_history = 1;
   clmg_preconditioner cycle = {0};
-  const clmg_operator *a = clmg_multigrid_operator(s.multigrid, levels - 1);
+  /* the engine's finest level (--coarse-rows gathers some coarse levels) */
+  const clmg_operator *a =
+      clmg_multigrid_operator(s.multigrid, clmg_multigrid_levels(s.multigrid) - 1);
   status = o.use_cg ? clmg_multigrid_preconditioner(s.multigrid, &cycle) : CLMG_SUCCESS;
   /* one cycle compiles the kernels, so that solve_s is the solve alone */
   start = apputil_now();

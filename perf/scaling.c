@@ -22,7 +22,7 @@
  * one device share its bandwidth; ranks on devices of their own add theirs).
  *
  * Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]
- *            [--device D] [--min-time S] [--cg-max K] [--json FILE]
+ *            [--device D] [--min-time S] [--cg-max K] [--gather-rows R] [--json FILE]
  * --json appends one JSON object (one line) to FILE; --cg-max stops PCG
  * after K iterations (its time per iteration still counts; large problems
  * need thousands to 1e-8). Each solve runs three times: the best counts. */
@@ -207,6 +207,7 @@ int main(int argc, char **argv) {
   const char *problem_text = "circle:6", *device = NULL, *json_path = NULL;
   double min_time = 0.2;
   int cg_max = 20000;
+  size_t gather_rows = 0;
   for (int i = 1; i < argc; ++i) {
     if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc)
       problem_text = argv[++i];
@@ -214,6 +215,8 @@ int main(int argc, char **argv) {
       device = argv[++i];
     else if (strcmp(argv[i], "--cg-max") == 0 && i + 1 < argc)
       cg_max = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 20000;
+    else if (strcmp(argv[i], "--gather-rows") == 0 && i + 1 < argc)
+      gather_rows = (size_t)atol(argv[++i]);
     else if (strcmp(argv[i], "--min-time") == 0 && i + 1 < argc)
       min_time = atof(argv[++i]);
     else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
@@ -221,7 +224,9 @@ int main(int argc, char **argv) {
     else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       if (rank == 0)
         printf("Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]\n"
-               "         [--device D] [--min-time S] [--cg-max K] [--json FILE]\n"
+               "         [--device D] [--min-time S] [--cg-max K] [--gather-rows R] [--json FILE]\n"
+               "--gather-rows R: the levels with at most R rows run whole on every rank\n"
+               "(coarse_max_rows of clmg_mpi_multigrid_create; default 0: none).\n"
                "The FE Poisson hierarchy (Q1) split over the ranks: distributed SpMV against\n"
                "the local SpMV of the same rows, a global reduction, Jacobi-PCG and V(4,4)\n"
                "multigrid to 1e-8 (PCG at most K iterations), and the halo they exchange.\n"
@@ -284,30 +289,32 @@ int main(int argc, char **argv) {
     first[l] = rows[l].first_row;
     count[l] = rows[l].a.rows;
   }
-  const unsigned long long coarse_rows = sum_over_ranks(count[0]),
-                           unknowns = sum_over_ranks(count[levels - 1]),
+  const unsigned long long unknowns = sum_over_ranks(count[levels - 1]),
                            piece_dofs_max = max_over_ranks(pieces.piece_dofs);
   clmg_multigrid_options mg_options;
   clmg_multigrid_options_defaults(&mg_options);
+  mg_options.coarse_max_rows = gather_rows;
   start = now();
   clmg_multigrid *multigrid = NULL;
   OK(clmg_mpi_multigrid_create(mpi, levels, rows, &mg_options, &multigrid), context);
   double build_s = now() - start;
 
-  /* the finest level's halo, per level for the cycle's */
-  const int finest = levels - 1;
+  /* the finest level's halo, per level for the cycle's: the engine's
+   * levels, the coarsest of them solved by gathering its right-hand side */
+  const int finest = levels - 1, engine_levels = clmg_multigrid_levels(multigrid);
+  const int coarsest = levels - engine_levels;
   const size_t n = count[finest];
   unsigned long long cycle_halo = 0, spmv_halo = 0;
-  for (int l = 0; l < levels; ++l) {
+  for (int l = coarsest; l < levels; ++l) {
     clmg_csr scratch = {0};
     size_t a_ghosts = rows_without_exchange(&rows[l].a, first[l], count[l], &scratch);
     clmg_csr_free(&scratch);
     size_t applications =
-        l == 0 ? 0 : (size_t)(mg_options.pre_smoothing + mg_options.post_smoothing + 1);
+        l == coarsest ? 0 : (size_t)(mg_options.pre_smoothing + mg_options.post_smoothing + 1);
     cycle_halo += applications * a_ghosts;
     if (l == finest)
       spmv_halo = a_ghosts;
-    if (l > 0) {
+    if (l > coarsest) {
       cycle_halo += rows_without_exchange(&rows[l].p, first[l - 1], count[l - 1], &scratch);
       clmg_csr_free(&scratch);
       cycle_halo += rows_without_exchange(&rows[l].r, first[l], count[l], &scratch);
@@ -316,10 +323,11 @@ int main(int argc, char **argv) {
   }
   spmv_halo = sum_over_ranks(spmv_halo);
   /* the coarse right-hand side gathered to every rank */
-  cycle_halo = sum_over_ranks(cycle_halo) + coarse_rows * (unsigned long long)(ranks - 1);
+  cycle_halo = sum_over_ranks(cycle_halo) +
+               sum_over_ranks(count[coarsest]) * (unsigned long long)(ranks - 1);
 
   /* distributed SpMV and the local SpMV of the same rows */
-  const clmg_operator *a = clmg_multigrid_operator(multigrid, finest);
+  const clmg_operator *a = clmg_multigrid_operator(multigrid, engine_levels - 1);
   clmg_csr local_rows = {0};
   size_t ghosts = rows_without_exchange(&rows[finest].a, first[finest], n, &local_rows);
   clmg_matrix *local = NULL;
@@ -413,25 +421,28 @@ int main(int argc, char **argv) {
            cg_result.converged ? "to 1e-8" : "(stopped by --cg-max)",
            100 * fmin(1, fmax(0, t_spmv - t_local) / cg_iteration),
            100 * fmin(1, t_allreduce / cg_iteration));
-    printf("  multigrid  %d cycles, %.3f ms each, %.3f s to 1e-8\n", mg_result.iterations,
-           1e3 * cycle, t_mg);
+    printf("  multigrid  %d cycles, %.3f ms each, %.3f s to 1e-8 (%d distributed levels, "
+           "coarse solve %s)\n",
+           mg_result.iterations, 1e3 * cycle, t_mg, engine_levels,
+           clmg_multigrid_coarse_solver(multigrid));
     if (json_path) {
       FILE *file = fopen(json_path, "a");
       if (!file)
         DIE("cannot append to %s", json_path);
       fprintf(file,
               "{\"problem\": \"%s\", \"ranks\": %d, \"unknowns\": %llu, \"levels\": %d, "
-              "\"partition_level\": %d, \"piece_dofs_max\": %llu, "
+              "\"partition_level\": %d, \"piece_dofs_max\": %llu, \"gather_rows\": %zu, "
+              "\"engine_levels\": %d, "
               "\"device\": \"%s\", \"copy_gb_s\": %.6g, \"hierarchy_s\": %.6g, "
               "\"build_s\": %.6g, \"spmv_s\": %.6g, \"local_spmv_s\": %.6g, \"local_spmv_wait_s\": "
               "%.6g, "
               "\"spmv_bytes\": %.6g, \"halo_values_spmv\": %llu, \"halo_values_cycle\": %llu, "
               "\"allreduce_s\": %.6g, \"cg_iterations\": %d, \"cg_s\": %.6g, "
               "\"cg_converged\": %d, \"mg_cycles\": %d, \"mg_s\": %.6g, \"mg_converged\": %d}\n",
-              p.name, ranks, unknowns, levels, pieces.partition_level, piece_dofs_max, info->name,
-              copy_gb_s, hierarchy_s, build_s, t_spmv, t_local, t_local_wait, spmv_bytes, spmv_halo,
-              cycle_halo, t_allreduce, cg_result.iterations, t_cg, cg_result.converged,
-              mg_result.iterations, t_mg, mg_result.converged);
+              p.name, ranks, unknowns, levels, pieces.partition_level, piece_dofs_max, gather_rows,
+              engine_levels, info->name, copy_gb_s, hierarchy_s, build_s, t_spmv, t_local,
+              t_local_wait, spmv_bytes, spmv_halo, cycle_halo, t_allreduce, cg_result.iterations,
+              t_cg, cg_result.converged, mg_result.iterations, t_mg, mg_result.converged);
       fclose(file);
     }
   }

@@ -760,6 +760,90 @@ static void test_partitioned_hierarchy(clmg_context *context) {
     check_partitioned_case(context, &cases[k]);
 }
 
+/* The levels below coarse_max_rows gathered onto every rank: the same cycle
+ * (mathematically; to rounding) as the distributed levels all the way down,
+ * with some levels gathered and with all but the finest. */
+static void test_gathered_levels(clmg_context *context) {
+  clmg_mesh coarse;
+  clmg_error error;
+  CHECK(clmg_mesh_circle(&coarse, &error) == CLMG_SUCCESS, "%s", error.message);
+  clmg_poisson_problem problem;
+  clmg_poisson_problem_circle(&problem);
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  clmg_mpi_poisson_options options;
+  clmg_mpi_poisson_options_defaults(&options);
+  options.cells_per_process = 1;
+  clmg_mpi_poisson_levels levels; /* rows 16, 48, 160, 576, 2176 */
+  CHECK_OK(clmg_mpi_poisson_levels_create(mpi, &coarse, 4, &problem, &options, &levels), context);
+  const size_t mine = levels.levels[4].a.rows;
+  uint64_t n = 0;
+  MPI_Allreduce(&(uint64_t){mine}, &n, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+  double *r_global = random_vector(n);
+  const size_t limits[] = {0, 600, 1000000};
+  const char *names[] = {"direct (gathered)", "multigrid (gathered levels)",
+                         "multigrid (gathered levels)"};
+  const int engine_levels[] = {5, 2, 2}; /* the finest level is never gathered */
+  double *z_first = malloc((mine + 1) * sizeof *z_first), *z = malloc((mine + 1) * sizeof *z);
+  CHECK(z_first && z, "no memory");
+  int first_cycles = 0;
+  for (int k = 0; k < 3; ++k) {
+    clmg_multigrid_options mg;
+    clmg_multigrid_options_defaults(&mg);
+    mg.coarse_max_rows = limits[k];
+    clmg_multigrid *multigrid = NULL;
+    CHECK_OK(clmg_mpi_multigrid_create(mpi, levels.num_levels, levels.levels, &mg, &multigrid),
+             context);
+    CHECK(strcmp(clmg_multigrid_coarse_solver(multigrid), names[k]) == 0,
+          "coarse_max_rows %zu: coarse solver %s", limits[k],
+          clmg_multigrid_coarse_solver(multigrid));
+    CHECK(clmg_multigrid_levels(multigrid) == engine_levels[k],
+          "coarse_max_rows %zu: %d levels in the engine", limits[k],
+          clmg_multigrid_levels(multigrid));
+    clmg_vector *r = local_vector(context, CLMG_DOUBLE, mine),
+                *zv = local_vector(context, CLMG_DOUBLE, mine),
+                *b = local_vector(context, CLMG_DOUBLE, mine),
+                *x = local_vector(context, CLMG_DOUBLE, mine);
+    if (mine > 0) {
+      CHECK_OK(clmg_vector_upload_doubles(r, r_global + levels.levels[4].first_row), context);
+      CHECK_OK(clmg_vector_upload_doubles(b, levels.b), context);
+      CHECK_OK(clmg_vector_upload_doubles(x, levels.x0), context);
+    }
+    clmg_preconditioner cycle;
+    CHECK_OK(clmg_multigrid_preconditioner(multigrid, &cycle), context);
+    CHECK_OK(cycle.apply(cycle.data, r, zv), context);
+    if (mine > 0)
+      CHECK_OK(clmg_vector_download_doubles(zv, k == 0 ? z_first : z), context);
+    if (k > 0) {
+      double difference = max_relative_difference(z, z_first, mine), worst = 0;
+      MPI_Allreduce(&difference, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+      CHECK(worst <= 1e-10, "coarse_max_rows %zu: the cycle differs by %.3e", limits[k], worst);
+    }
+    clmg_krylov_options solve_options;
+    clmg_krylov_options_defaults(&solve_options);
+    solve_options.relative_tolerance = 1e-8;
+    clmg_krylov_result result;
+    CHECK_OK(clmg_multigrid_solve(multigrid, b, x, &solve_options, &result), context);
+    if (k == 0)
+      first_cycles = result.iterations;
+    CHECK(result.iterations == first_cycles, "coarse_max_rows %zu: %d cycles, %d without",
+          limits[k], result.iterations, first_cycles);
+    clmg_preconditioner_destroy(&cycle);
+    clmg_krylov_result_free(&result);
+    clmg_vector_destroy(r);
+    clmg_vector_destroy(zv);
+    clmg_vector_destroy(b);
+    clmg_vector_destroy(x);
+    clmg_multigrid_destroy(multigrid);
+  }
+  free(z_first);
+  free(z);
+  free(r_global);
+  clmg_mpi_poisson_levels_free(&levels);
+  clmg_mpi_destroy(mpi);
+  clmg_mesh_free(&coarse);
+}
+
 /* Every rank returns `expected` with the failing rank's message. */
 static void check_agreed_failure(clmg_status status, clmg_status expected, clmg_context *context,
                                  int failing_rank, const char *needle) {
@@ -949,6 +1033,7 @@ int main(int argc, char **argv) {
   test_krylov(context);
   test_multigrid(context);
   test_partitioned_hierarchy(context);
+  test_gathered_levels(context);
   test_failures(context, scratch);
 
   clmg_context_destroy(context);

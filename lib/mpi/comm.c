@@ -31,6 +31,15 @@ static clmg_status mpi_reduce(void *data, clmg_reduce_op op, double *values, int
   return code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Allreduce");
 }
 
+void clmg_mpi_local_begin(clmg_mpi *mpi) {
+  clmg_context_set_reducer(mpi->context, NULL);
+}
+
+void clmg_mpi_local_end(clmg_mpi *mpi) {
+  clmg_reducer reducer = {mpi, mpi_reduce};
+  clmg_context_set_reducer(mpi->context, &reducer);
+}
+
 clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out) {
   if (!out)
     return clmg_context_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_mpi_create: NULL output");

@@ -15,6 +15,11 @@ struct clmg_mpi {
   cl_command_queue transfer;
 };
 
+/* Between these two calls the context is local (its reducer removed):
+ * for work every rank repeats on whole, replicated vectors. */
+void clmg_mpi_local_begin(clmg_mpi *mpi);
+void clmg_mpi_local_end(clmg_mpi *mpi);
+
 /* The MPI datatype of vectors of `type` (double or float). */
 MPI_Datatype clmg_mpi_real_type(clmg_dtype type);
 /* Records a failed MPI call (with MPI's error string) in the context's

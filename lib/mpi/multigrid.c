@@ -4,7 +4,14 @@
  * solved redundantly: each rank gathers the coarse right-hand side, applies
  * the dense inverse of the whole coarse matrix (clmg_coarse_solver_direct
  * on a local copy) and keeps its own rows. A coarse level too large for the
- * dense inverse gets a distributed Krylov solve instead. */
+ * dense inverse gets a distributed Krylov solve instead.
+ *
+ * With coarse_max_rows set, the levels with at most that many rows (of all
+ * ranks) are gathered whole onto every rank, and the finest of them becomes
+ * the distributed hierarchy's coarse level, whose solve is one cycle of the
+ * serial engine on the gathered levels: one gather of a right-hand side per
+ * cycle instead of a halo exchange for every product on every small level,
+ * where the exchanges are all latency. */
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
@@ -16,11 +23,14 @@ typedef struct gathered_direct {
   clmg_matrix *matrix;       /* the whole coarse matrix, on this rank's device */
   clmg_operator whole;       /* ... as an operator */
   clmg_coarse_solver direct; /* its dense inverse */
-  clmg_vector *b, *x;        /* whole coarse vectors */
-  clmg_vector *own_x;        /* view: this rank's rows of x */
-  double *host;              /* the whole right-hand side on the host */
-  int *counts, *starts;      /* every rank's rows, for MPI_Allgatherv */
-  size_t rows;               /* this rank's */
+  /* or, for gathered levels: the serial hierarchy of them and its cycle */
+  clmg_multigrid *levels;
+  clmg_preconditioner cycle;
+  clmg_vector *b, *x;   /* whole coarse vectors */
+  clmg_vector *own_x;   /* view: this rank's rows of x */
+  double *host;         /* the whole right-hand side on the host */
+  int *counts, *starts; /* every rank's rows, for MPI_Allgatherv */
+  size_t rows;          /* this rank's */
 } gathered_direct;
 
 static void gathered_destroy(void *data) {
@@ -28,6 +38,8 @@ static void gathered_destroy(void *data) {
   if (!g)
     return;
   clmg_coarse_solver_destroy(&g->direct);
+  clmg_preconditioner_destroy(&g->cycle);
+  clmg_multigrid_destroy(g->levels);
   clmg_operator_destroy(&g->whole);
   clmg_matrix_destroy(g->matrix);
   clmg_vector_destroy(g->own_x);
@@ -42,7 +54,7 @@ static void gathered_destroy(void *data) {
 static clmg_status gathered_setup(void *data, const clmg_operator *a) {
   (void)a; /* the whole matrix was gathered when the solver was made */
   gathered_direct *g = data;
-  return g->direct.setup ? g->direct.setup(g->direct.data, &g->whole) : CLMG_SUCCESS;
+  return !g->levels && g->direct.setup ? g->direct.setup(g->direct.data, &g->whole) : CLMG_SUCCESS;
 }
 
 static clmg_status gathered_solve(void *data, const clmg_operator *a, const clmg_vector *b,
@@ -59,17 +71,25 @@ static clmg_status gathered_solve(void *data, const clmg_operator *a, const clmg
     status = clmg_mpi_failed(g->mpi, code, "MPI_Allgatherv (coarse right-hand side)");
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(g->b, g->host);
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && g->levels) {
+    /* every rank repeats the same cycle on whole vectors: no reductions */
+    clmg_mpi_local_begin(g->mpi);
+    status = g->cycle.apply(g->cycle.data, g->b, g->x);
+    clmg_mpi_local_end(g->mpi);
+  } else if (status == CLMG_SUCCESS) {
     status = g->direct.solve(g->direct.data, &g->whole, g->b, g->x);
+  }
   if (status == CLMG_SUCCESS && g->rows > 0)
     status = clmg_copy(g->own_x, x);
   return status;
 }
 
-/* Every rank's rows of the coarse matrix, gathered into the whole matrix on
- * every rank. */
+/* Every rank's rows of a distributed matrix (global columns), gathered into
+ * the whole matrix on every rank; counts and starts (size entries) get the
+ * ranks' rows. */
 static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *counts, int *starts,
                                  clmg_csr *whole) {
+  whole->cols = mine->cols; /* global columns, the same on every rank */
   const int size = mpi->size;
   int my_rows = (int)mine->rows, my_entries = (int)clmg_csr_nnz(mine);
   int *entry_counts = malloc((size_t)size * sizeof *entry_counts);
@@ -96,7 +116,7 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *count
     entries += (size_t)entry_counts[r];
   }
   if (status == CLMG_SUCCESS) {
-    whole->rows = whole->cols = rows;
+    whole->rows = rows;
     whole->row_ptr = calloc(rows + 1, sizeof *whole->row_ptr);
     whole->col = malloc((entries + 1) * sizeof *whole->col);
     whole->val = malloc((entries + 1) * sizeof *whole->val);
@@ -129,13 +149,19 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *count
   return status;
 }
 
-/* The redundant direct coarse solver of a level whose rows this rank holds
- * in `mine` (global columns), first row first_row. Collective. */
-static clmg_status gathered_direct_create(clmg_mpi *mpi, const clmg_csr *mine,
-                                          const clmg_matrix_options *matrix_options,
-                                          clmg_coarse_solver *solver) {
+/* The redundant coarse solver of levels[0 .. count): with one level, the
+ * dense inverse of the whole coarse matrix; with more, the levels gathered
+ * whole onto every rank and one cycle of the serial engine on them (inner:
+ * its options). Collective. */
+static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *levels, int count,
+                                   const clmg_multigrid_options *inner,
+                                   clmg_coarse_solver *solver) {
   memset(solver, 0, sizeof *solver);
   gathered_direct *g = calloc(1, sizeof *g);
+  clmg_csr *a = calloc((size_t)count, sizeof *a), *p = calloc((size_t)count, sizeof *p),
+           *r = calloc((size_t)count, sizeof *r);
+  int *scratch = malloc(2 * (size_t)mpi->size * sizeof *scratch);
+  const clmg_csr *mine = &levels[count - 1].a;
   clmg_status status = CLMG_SUCCESS;
   if (g) {
     g->mpi = mpi;
@@ -143,39 +169,64 @@ static clmg_status gathered_direct_create(clmg_mpi *mpi, const clmg_csr *mine,
     g->counts = malloc((size_t)mpi->size * sizeof *g->counts);
     g->starts = malloc((size_t)mpi->size * sizeof *g->starts);
   }
-  if (!g || !g->counts || !g->starts)
+  if (!g || !g->counts || !g->starts || !a || !p || !r || !scratch)
     status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                                "rank %d: no memory for the coarse solver", mpi->rank);
-  clmg_csr whole = {0};
   status = clmg_mpi_agree(mpi, status);
-  if (status == CLMG_SUCCESS)
-    status = gather_matrix(mpi, mine, g->counts, g->starts, &whole);
+  for (int l = 0; status == CLMG_SUCCESS && l < count; ++l) {
+    int *counts = l == count - 1 ? g->counts : scratch,
+        *starts = l == count - 1 ? g->starts : scratch + mpi->size;
+    status = gather_matrix(mpi, &levels[l].a, counts, starts, &a[l]);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = gather_matrix(mpi, &levels[l].p, scratch, scratch + mpi->size, &p[l]);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = gather_matrix(mpi, &levels[l].r, scratch, scratch + mpi->size, &r[l]);
+  }
   clmg_context *context = mpi->context;
+  const clmg_matrix_options *matrix_options = &inner->matrix;
+  const size_t rows = status == CLMG_SUCCESS ? a[count - 1].rows : 0;
   if (status == CLMG_SUCCESS) {
-    g->host = malloc((whole.rows + 1) * sizeof *g->host);
-    status =
-        g->host ? clmg_matrix_create(context, &whole, matrix_options, &g->matrix)
-                : clmg_context_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                                    "rank %d: no memory for the coarse right-hand side", mpi->rank);
+    g->host = malloc((rows + 1) * sizeof *g->host);
+    if (!g->host)
+      status = clmg_context_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                 "rank %d: no memory for the coarse right-hand side", mpi->rank);
     if (status == CLMG_SUCCESS)
-      status = clmg_operator_from_matrix(g->matrix, 0, &g->whole);
+      status = clmg_vector_create(context, matrix_options->precision, rows, &g->b);
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_create(context, matrix_options->precision, whole.rows, &g->b);
-    if (status == CLMG_SUCCESS)
-      status = clmg_vector_create(context, matrix_options->precision, whole.rows, &g->x);
+      status = clmg_vector_create(context, matrix_options->precision, rows, &g->x);
     if (status == CLMG_SUCCESS)
       status = clmg_vector_view(g->x, (size_t)g->starts[mpi->rank], g->rows, &g->own_x);
-    if (status == CLMG_SUCCESS)
-      status = clmg_coarse_solver_direct(context, &g->direct);
+    if (status == CLMG_SUCCESS && count == 1) {
+      status = clmg_matrix_create(context, &a[0], matrix_options, &g->matrix);
+      if (status == CLMG_SUCCESS)
+        status = clmg_operator_from_matrix(g->matrix, 0, &g->whole);
+      if (status == CLMG_SUCCESS)
+        status = clmg_coarse_solver_direct(context, &g->direct);
+    } else if (status == CLMG_SUCCESS) {
+      /* every rank builds the same serial hierarchy: no reductions */
+      clmg_mpi_local_begin(mpi);
+      status = clmg_multigrid_create(context, count, a, p, r, inner, &g->levels);
+      if (status == CLMG_SUCCESS)
+        status = clmg_multigrid_preconditioner(g->levels, &g->cycle);
+      clmg_mpi_local_end(mpi);
+    }
     status = clmg_mpi_agree(mpi, status);
   }
-  clmg_csr_free(&whole);
+  for (int l = 0; l < count && a && p && r; ++l) {
+    clmg_csr_free(&a[l]);
+    clmg_csr_free(&p[l]);
+    clmg_csr_free(&r[l]);
+  }
+  free(a);
+  free(p);
+  free(r);
+  free(scratch);
   if (status != CLMG_SUCCESS) {
     gathered_destroy(g);
     return status;
   }
   solver->data = g;
-  solver->name = "direct (gathered)";
+  solver->name = count == 1 ? "direct (gathered)" : "multigrid (gathered levels)";
   solver->setup = gathered_setup;
   solver->solve = gathered_solve;
   solver->destroy = gathered_destroy;
@@ -215,53 +266,76 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
     o = *options;
   else
     clmg_multigrid_options_defaults(&o);
-  o.coarse_max_rows = 0; /* a per-rank count cannot choose a level for all ranks */
   clmg_status status = clmg_mpi_agree(mpi, check_levels(mpi, num_levels, levels));
   if (status != CLMG_SUCCESS)
     return status;
-  clmg_multigrid_level *built = calloc((size_t)num_levels, sizeof *built);
+  /* every level's rows over all ranks: the levels to gather, the coarse solve */
+  uint64_t *global_rows = calloc((size_t)num_levels, sizeof *global_rows);
   status = clmg_mpi_agree(
-      mpi, built ? CLMG_SUCCESS
-                 : clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                                     "rank %d: no memory for the levels", mpi->rank));
-  for (int l = 0; status == CLMG_SUCCESS && l < num_levels; ++l) {
+      mpi, global_rows ? CLMG_SUCCESS
+                       : clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                           "rank %d: no memory for the levels", mpi->rank));
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (int l = 0; l < num_levels; ++l)
+    global_rows[l] = levels[l].a.rows;
+  int code = MPI_Allreduce(MPI_IN_PLACE, global_rows, num_levels, MPI_UINT64_T, MPI_SUM, mpi->comm);
+  status = code == MPI_SUCCESS ? CLMG_SUCCESS
+                               : clmg_mpi_failed(mpi, code, "MPI_Allreduce (rows per level)");
+  /* the levels gathered whole: those up to the finest with at most
+   * coarse_max_rows rows, the finest level never (the engine's cycles need a
+   * level above the coarse solve, which solves from zero) */
+  int gathered = 1;
+  while (o.coarse_max_rows > 0 && !o.coarse_solver.solve && gathered < num_levels - 1 &&
+         global_rows[gathered] <= o.coarse_max_rows)
+    ++gathered;
+  const uint64_t coarse_rows = global_rows[gathered - 1];
+  free(global_rows);
+  clmg_multigrid_options inner = o;
+  inner.coarse_max_rows = 0;
+  const int distributed = num_levels - gathered + 1; /* the engine's levels */
+  const clmg_mpi_level_rows *top = levels + gathered - 1;
+  clmg_multigrid_level *built = NULL;
+  if (status == CLMG_SUCCESS) {
+    built = calloc((size_t)distributed, sizeof *built);
+    status = clmg_mpi_agree(
+        mpi, built ? CLMG_SUCCESS
+                   : clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                       "rank %d: no memory for the levels", mpi->rank));
+  }
+  for (int l = 0; status == CLMG_SUCCESS && l < distributed; ++l) {
     clmg_mpi_matrix *a = NULL, *p = NULL, *r = NULL;
-    status = clmg_mpi_matrix_create(mpi, levels[l].first_row, &levels[l].a, &o.matrix, &a);
+    status = clmg_mpi_matrix_create(mpi, top[l].first_row, &top[l].a, &o.matrix, &a);
     if (status == CLMG_SUCCESS)
       status = clmg_mpi_matrix_operator(a, 1, &built[l].a);
     if (status == CLMG_SUCCESS && l > 0) {
-      status = clmg_mpi_matrix_create_rectangular(mpi, levels[l].first_row, &levels[l].p,
-                                                  levels[l - 1].first_row, levels[l - 1].a.rows,
-                                                  &o.matrix, &p);
+      status = clmg_mpi_matrix_create_rectangular(
+          mpi, top[l].first_row, &top[l].p, top[l - 1].first_row, top[l - 1].a.rows, &o.matrix, &p);
       if (status == CLMG_SUCCESS)
         status = clmg_mpi_matrix_operator(p, 1, &built[l].p);
       if (status == CLMG_SUCCESS)
-        status = clmg_mpi_matrix_create_rectangular(mpi, levels[l - 1].first_row, &levels[l].r,
-                                                    levels[l].first_row, levels[l].a.rows,
-                                                    &o.matrix, &r);
+        status = clmg_mpi_matrix_create_rectangular(mpi, top[l - 1].first_row, &top[l].r,
+                                                    top[l].first_row, top[l].a.rows, &o.matrix, &r);
       if (status == CLMG_SUCCESS)
         status = clmg_mpi_matrix_operator(r, 1, &built[l].r);
     }
   }
   if (status == CLMG_SUCCESS && !o.coarse_solver.solve) {
-    uint64_t coarse_rows = 0, mine = levels[0].a.rows;
-    int code = MPI_Allreduce(&mine, &coarse_rows, 1, MPI_UINT64_T, MPI_SUM, mpi->comm);
-    if (code != MPI_SUCCESS)
-      status = clmg_mpi_failed(mpi, code, "MPI_Allreduce (coarse rows)");
-    int direct = o.coarse == CLMG_COARSE_DIRECT ||
+    int direct = gathered > 1 || o.coarse == CLMG_COARSE_DIRECT ||
                  (o.coarse == CLMG_COARSE_AUTO && coarse_rows <= o.direct_max_rows);
-    if (status == CLMG_SUCCESS && direct && coarse_rows > (uint64_t)INT_MAX / 2)
+    if (direct && (coarse_rows > (uint64_t)INT_MAX / 2))
       status =
           clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
                             "a direct coarse solve of %llu rows", (unsigned long long)coarse_rows);
     if (status == CLMG_SUCCESS && direct)
-      status = gathered_direct_create(mpi, &levels[0].a, &o.matrix, &o.coarse_solver);
+      status = gathered_create(mpi, levels, gathered, &inner, &o.coarse_solver);
     /* otherwise the engine's Krylov coarse solve, on the distributed operator */
     if (status == CLMG_SUCCESS && !direct)
       o.coarse = CLMG_COARSE_PCG;
   }
+  o.coarse_max_rows = 0; /* the engine's levels are all used */
   if (status != CLMG_SUCCESS) {
-    for (int l = 0; built && l < num_levels; ++l) {
+    for (int l = 0; built && l < distributed; ++l) {
       clmg_operator_destroy(&built[l].a);
       clmg_operator_destroy(&built[l].p);
       clmg_operator_destroy(&built[l].r);
@@ -269,7 +343,7 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
     free(built);
     return status;
   }
-  status = clmg_multigrid_create_from_levels(mpi->context, num_levels, built, &o, multigrid);
+  status = clmg_multigrid_create_from_levels(mpi->context, distributed, built, &o, multigrid);
   free(built);
   status = clmg_mpi_agree(mpi, status);
   if (status != CLMG_SUCCESS) { /* another rank failed: this one's hierarchy goes too */
