@@ -151,10 +151,18 @@ typedef struct clmg_mpi_level_rows {
  * coarsest level is solved redundantly on every rank with the dense
  * inverse of the whole coarse matrix (gathered once) when it has at most
  * options->direct_max_rows rows (or options->coarse is DIRECT), else by the
- * engine's Krylov solve on the distributed operator. options->
- * coarse_max_rows is not used. Solve with clmg_multigrid_solve or
+ * engine's Krylov solve on the distributed operator. With
+ * options->coarse_max_rows > 0 (and no coarse_solver of the caller's), the
+ * levels with at most that many rows over all ranks (never the finest) are
+ * gathered whole onto every rank instead: the finest of them becomes the
+ * engine's coarse level, solved by one cycle of the serial engine on the
+ * gathered levels (same options), its right-hand side gathered once per
+ * cycle. The cycle is the same, to rounding, but its small levels, whose
+ * halo exchanges are all latency, cost one gather. The engine then has
+ * fewer levels (clmg_multigrid_levels). Solve with clmg_multigrid_solve or
  * precondition a Krylov method on the finest level's operator
- * (clmg_multigrid_operator) with vectors of this rank's rows. */
+ * (clmg_multigrid_operator at clmg_multigrid_levels - 1) with vectors of
+ * this rank's rows. */
 CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                                const clmg_mpi_level_rows *levels,
                                                const clmg_multigrid_options *options,
