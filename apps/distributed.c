@@ -78,26 +78,25 @@ static rank_share *gather_shares(const clmg_mpi_matrix *matrix) {
 }
 
 /* "min / max" of one field over the ranks. */
-static void share_range(const rank_share *shares, size_t field, unsigned long long *low,
-                        unsigned long long *high) {
-  *low = ~0ull;
-  *high = 0;
-  for (int r = 0; r < world_size; ++r) {
-    unsigned long long value = ((const unsigned long long *)&shares[r])[field];
-    *low = value < *low ? value : *low;
-    *high = value > *high ? value : *high;
+/* Prints "name min / max" over the ranks for each field of records of
+ * `fields` unsigned long longs (one record per rank, on rank 0). */
+static void print_ranges(const unsigned long long *records, size_t fields, const char **names) {
+  for (size_t f = 0; f < fields; ++f) {
+    unsigned long long low = ~0ull, high = 0;
+    for (int r = 0; r < world_size; ++r) {
+      unsigned long long value = records[(size_t)r * fields + f];
+      low = value < low ? value : low;
+      high = value > high ? value : high;
+    }
+    printf("%s %s %llu / %llu", f ? "," : "", names[f], low, high);
   }
+  printf("\n");
 }
 
 static void print_partition(const rank_share *shares) {
   const char *names[] = {"rows", "nonzeros", "halo in", "halo out", "neighbours"};
   printf("%-18s %d ranks (min / max per rank):", "partition", world_size);
-  for (size_t f = 0; f < 5; ++f) {
-    unsigned long long low, high;
-    share_range(shares, f, &low, &high);
-    printf("%s %s %llu / %llu", f ? "," : "", names[f], low, high);
-  }
-  printf("\n");
+  print_ranges((const unsigned long long *)shares, 5, names);
 }
 
 static void json_partition(json_writer *w, const rank_share *shares) {
@@ -478,16 +477,7 @@ typedef struct piece_share {
 static void print_pieces(const piece_share *pieces) {
   const char *names[] = {"cells of the partition level", "cells refined", "finest DOFs assembled"};
   printf("%-18s min / max per rank:", "pieces");
-  for (size_t f = 0; f < 3; ++f) {
-    unsigned long long low = ~0ull, high = 0;
-    for (int r = 0; r < world_size; ++r) {
-      unsigned long long value = ((const unsigned long long *)&pieces[r])[f];
-      low = value < low ? value : low;
-      high = value > high ? value : high;
-    }
-    printf("%s %s %llu / %llu", f ? "," : "", names[f], low, high);
-  }
-  printf("\n");
+  print_ranges((const unsigned long long *)pieces, 3, names);
 }
 
 static void json_pieces(json_writer *w, int partition_level, size_t global_cells,
@@ -698,7 +688,12 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       printf("%-18s %d %s\n", "iterations", result.iterations, unit);
       printf("%-18s %.3e\n", "relative residual", result.relative_residual);
       print_partition(s.shares);
-      print_pieces(s.pieces);
+      if (s.levels.partition_level < levels - 1)
+        print_pieces(s.pieces);
+      else
+        printf("%-18s none: the finest level is the partition level, every level was built "
+               "whole on every rank\n",
+               "pieces");
       printf("%-18s %.4f (the hierarchy in parts on the hosts %.4f, distributed matrices %.4f)\n",
              "setup_s", assembly_s + build_s, assembly_s, build_s);
       printf("%-18s %.4f\n", "kernels_s", kernels_s);

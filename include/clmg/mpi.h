@@ -198,8 +198,10 @@ typedef struct clmg_mpi_poisson_levels {
   /* what this process built */
   size_t global_cells; /* cells of the partition level */
   size_t owned_cells;  /* of them, this process's part */
-  size_t piece_cells;  /* its part and the layers around it, which it refined */
-  size_t piece_dofs;   /* the DOFs of its piece on the finest level (its rows and the layer's) */
+  size_t piece_cells;  /* its part and the layers around it, which it refined (0 when the
+                          partition level is the finest: no pieces) */
+  size_t piece_dofs;   /* the DOFs of its piece on the finest level (its rows and the
+                          layer's; 0 without pieces) */
   double setup_s;      /* wall seconds in clmg_mpi_poisson_levels_create */
 } clmg_mpi_poisson_levels;
 

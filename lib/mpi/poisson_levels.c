@@ -666,6 +666,8 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     status = whole_rows(&b, l, first_of, count_of, &out->levels[l]);
   status = clmg_mpi_agree(mpi, status);
   out->global_cells = level_p ? level_p->num_cells : 0;
+  for (size_t k = 0; status == CLMG_SUCCESS && k < out->global_cells; ++k)
+    out->owned_cells += b.part_of_cell[k] == mpi->rank;
   if (status == CLMG_SUCCESS && b.p == finest_level) {
     status = clmg_mpi_agree(mpi, whole_vectors(&b, out));
   } else if (status == CLMG_SUCCESS) {
@@ -690,8 +692,6 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
       clmg_context_fail(mpi->context, status, "rank %d: its piece of levels %d to %d: %s",
                         mpi->rank, b.p, finest_level, error.message);
     free(tags);
-    for (size_t k = 0; status == CLMG_SUCCESS && k < b.piece_mesh.num_cells; ++k)
-      out->owned_cells += b.part_of_cell[b.cell_map[k]] == mpi->rank;
     out->piece_cells = b.piece_mesh.num_cells;
     if (status == CLMG_SUCCESS) {
       b.levels = calloc((size_t)(finest_level - b.p + 1), sizeof *b.levels);
