@@ -20,6 +20,7 @@
 
 #include "clmg/mpi.h"
 #include "subcommands.h"
+#include "view.h"
 
 static int world_rank, world_size;
 
@@ -442,6 +443,12 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
 
 /* ---- clmg poisson ---- */
 
+typedef struct distributed_view {
+  view_level *levels;
+  unsigned long long *halo; /* per level, over all ranks; 0 where gathered */
+  int count;
+} distributed_view;
+
 typedef struct distributed_poisson {
   clmg_mesh coarse;
   clmg_mpi_poisson_levels levels; /* this rank's rows of every level */
@@ -452,6 +459,7 @@ typedef struct distributed_poisson {
   clmg_vector *b, *x;
   rank_share *shares;
   struct piece_share *pieces;
+  distributed_view *view; /* --view */
 } distributed_poisson;
 
 static void release_poisson(distributed_poisson *s) {
@@ -465,6 +473,11 @@ static void release_poisson(distributed_poisson *s) {
   clmg_mesh_free(&s->coarse);
   free(s->shares);
   free(s->pieces);
+  if (s->view) {
+    free(s->view->levels);
+    free(s->view->halo);
+    free(s->view);
+  }
 }
 
 /* What every rank built of the hierarchy, on rank 0: its cells of the
@@ -501,6 +514,70 @@ static piece_share *gather_pieces(const clmg_mpi_poisson_levels *levels) {
   piece_share *all = world_rank == 0 ? calloc((size_t)world_size, sizeof *all) : NULL;
   MPI_Gather(&mine, 3, MPI_UNSIGNED_LONG_LONG, all, 3, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD);
   return all;
+}
+
+/* --view under mpirun: every level of the hierarchy with its rows and
+ * nonzeros over all ranks and the values its products exchange (the
+ * columns of a rank's rows that other ranks own); the levels gathered onto
+ * every rank run whole there. Collective; rank 0 gets the table. */
+static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int count,
+                                          const clmg_multigrid *multigrid,
+                                          const clmg_matrix_options *matrix) {
+  distributed_view *view = calloc(1, sizeof *view);
+  distributed_view v = {calloc((size_t)count, sizeof *v.levels),
+                        calloc((size_t)count, sizeof *v.halo), count};
+  unsigned long long *sums = calloc(3 * (size_t)count + 1, sizeof *sums);
+  const int engine_coarsest = count - clmg_multigrid_levels(multigrid);
+  for (int l = 0; sums && l < count; ++l) {
+    const clmg_csr *a = &rows[l].a;
+    sums[3 * l] = a->rows;
+    sums[3 * l + 1] = clmg_csr_nnz(a);
+    if (l < engine_coarsest)
+      continue;
+    uint8_t *seen = calloc(a->cols + 1, 1); /* a few MB at most per level */
+    for (size_t e = 0; seen && e < clmg_csr_nnz(a); ++e) {
+      uint64_t c = (uint64_t)a->col[e];
+      if ((c < rows[l].first_row || c >= rows[l].first_row + a->rows) && !seen[c]) {
+        seen[c] = 1;
+        sums[3 * l + 2]++;
+      }
+    }
+    free(seen);
+  }
+  if (sums)
+    MPI_Allreduce(MPI_IN_PLACE, sums, 3 * count, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int l = 0; sums && v.levels && v.halo && l < count; ++l) {
+    view_level *level = &v.levels[l];
+    level->rows = (size_t)sums[3 * l];
+    level->nonzeros = (size_t)sums[3 * l + 1];
+    v.halo[l] = sums[3 * l + 2];
+    level->format = clmg_matrix_format_name(matrix->format);
+    level->format_description = l < engine_coarsest ? "gathered: whole on every rank"
+                                                    : "distributed: local + off-process blocks";
+    if (l < engine_coarsest) /* the serial engine's cycle, on every rank */
+      level->smoother = "(gathered)";
+    if (l == engine_coarsest)
+      level->coarse_solver = clmg_multigrid_coarse_solver(multigrid);
+    else if (l > engine_coarsest)
+      level->smoother = clmg_multigrid_smoother_name(multigrid, l - engine_coarsest);
+  }
+  free(sums);
+  if (!view || !sums || !v.levels || !v.halo) { /* no table, nothing else lost */
+    free(v.levels);
+    free(v.halo);
+    free(view);
+    return NULL;
+  }
+  *view = v;
+  return view;
+}
+
+static void print_halos(const distributed_view *v) {
+  printf("%-18s", "halo per product");
+  for (int l = 0; l < v->count; ++l)
+    if (v->halo[l] > 0)
+      printf(" L%d %llu", l, v->halo[l]);
+  printf(" (values over all ranks; gathered levels exchange none)\n");
 }
 
 static int poisson_command(int argc, char **argv, const cli_options *defaults) {
@@ -588,6 +665,8 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   unsigned long long coarse_rows = 0, my_coarse_rows = s.levels.levels[engine_coarsest].a.rows;
   MPI_Allreduce(&my_coarse_rows, &coarse_rows, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   const int partition_level = s.levels.partition_level + 1; /* as --level counts */
+  if (o.view)
+    s.view = view_distributed(s.levels.levels, levels, s.multigrid, &o.multigrid.matrix);
   if (!o.common.json && world_rank == 0) {
     const clmg_device_info *device = clmg_context_device(s.context);
     printf("%-18s %s, Q%d, level %d (%d levels)\n", "problem", o.mesh_name, o.degree, o.level,
@@ -663,6 +742,13 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       json_integer(&w, "nonzeros", (long long)info.global_nonzeros);
       json_device(&w, clmg_context_device(s.context));
       json_partition(&w, s.shares);
+      if (s.view) {
+        view_json(&w, s.view->levels, s.view->count);
+        json_array_begin(&w, "halo_per_level");
+        for (int l = 0; l < s.view->count; ++l)
+          json_integer(&w, NULL, (long long)s.view->halo[l]);
+        json_array_end(&w);
+      }
       json_pieces(&w, partition_level, s.levels.global_cells, s.pieces);
       json_string(&w, "coarse_solver", clmg_multigrid_coarse_solver(s.multigrid));
       json_bool(&w, "converged", result.converged);
@@ -688,6 +774,10 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       printf("%-18s %d %s\n", "iterations", result.iterations, unit);
       printf("%-18s %.3e\n", "relative residual", result.relative_residual);
       print_partition(s.shares);
+      if (s.view) {
+        view_print(s.view->levels, s.view->count);
+        print_halos(s.view);
+      }
       if (s.levels.partition_level < levels - 1)
         print_pieces(s.pieces);
       else

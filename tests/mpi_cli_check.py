@@ -89,8 +89,12 @@ def main():
         for ranks in (2, 3):
             case = f"poisson on {ranks} ranks"
             result = solve_json(case, [mpiexec, "-n", str(ranks)] + flags + [clmg] + args +
-                                ["--cells-per-rank", "8"])
+                                ["--cells-per-rank", "8", "--view"])
             if result:
+                hierarchy, halo = result.get("hierarchy", []), result.get("halo_per_level", [])
+                if (len(hierarchy) != result["levels"] or len(halo) != result["levels"]
+                        or hierarchy[-1]["rows"] != result["unknowns"] or halo[-1] <= 0):
+                    fail(case, f"--view: hierarchy {hierarchy}, halo per level {halo}")
                 pieces = result.get("pieces", [])
                 owned = sum(piece["owned_cells"] for piece in pieces)
                 if (result.get("partition_level") != 1 or len(pieces) != ranks
