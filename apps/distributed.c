@@ -526,9 +526,11 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
   distributed_view *view = calloc(1, sizeof *view);
   distributed_view v = {calloc((size_t)count, sizeof *v.levels),
                         calloc((size_t)count, sizeof *v.halo), count};
-  unsigned long long *sums = calloc(3 * (size_t)count + 1, sizeof *sums);
+  /* on the stack: every rank must reach the reduction below */
+  unsigned long long sums[3 * POISSON_MAX_LEVEL + 3] = {0};
+  count = count < POISSON_MAX_LEVEL + 1 ? count : POISSON_MAX_LEVEL + 1;
   const int engine_coarsest = count - clmg_multigrid_levels(multigrid);
-  for (int l = 0; sums && l < count; ++l) {
+  for (int l = 0; l < count; ++l) {
     const clmg_csr *a = &rows[l].a;
     sums[3 * l] = a->rows;
     sums[3 * l + 1] = clmg_csr_nnz(a);
@@ -544,9 +546,8 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
     }
     free(seen);
   }
-  if (sums)
-    MPI_Allreduce(MPI_IN_PLACE, sums, 3 * count, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-  for (int l = 0; sums && v.levels && v.halo && l < count; ++l) {
+  MPI_Allreduce(MPI_IN_PLACE, sums, 3 * count, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+  for (int l = 0; v.levels && v.halo && l < count; ++l) {
     view_level *level = &v.levels[l];
     level->rows = (size_t)sums[3 * l];
     level->nonzeros = (size_t)sums[3 * l + 1];
@@ -561,8 +562,7 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
     else if (l > engine_coarsest)
       level->smoother = clmg_multigrid_smoother_name(multigrid, l - engine_coarsest);
   }
-  free(sums);
-  if (!view || !sums || !v.levels || !v.halo) { /* no table, nothing else lost */
+  if (!view || !v.levels || !v.halo) { /* no table, nothing else lost */
     free(v.levels);
     free(v.halo);
     free(view);
@@ -676,7 +676,8 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     printf("%-18s %s; levels 1 to %d built whole on every rank, level %d's %zu cells split "
            "into %d parts\n",
            "numbering", clmg_numbering_name(o.numbering), partition_level, partition_level,
-           s.levels.global_cells, world_size);
+           s.levels.global_cells,
+           s.levels.global_cells < (size_t)world_size ? (int)s.levels.global_cells : world_size);
     printf("%-18s rank 0: %s (%s)\n", "device", device->name, device->platform_name);
     printf("%-18s %s-cycle, %s %d+%d, coarse %s (%llu unknowns)%s\n", "multigrid",
            clmg_cycle_type_name(o.multigrid.cycle), clmg_smoother_type_name(o.multigrid.smoother),

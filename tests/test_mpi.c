@@ -836,6 +836,18 @@ static void test_gathered_levels(clmg_context *context) {
     clmg_vector_destroy(x);
     clmg_multigrid_destroy(multigrid);
   }
+  /* a W-cycle visits its coarse level twice: nothing is gathered */
+  clmg_multigrid_options w;
+  clmg_multigrid_options_defaults(&w);
+  w.cycle = CLMG_CYCLE_W;
+  w.coarse_max_rows = 600;
+  clmg_multigrid *w_cycle = NULL;
+  CHECK_OK(clmg_mpi_multigrid_create(mpi, levels.num_levels, levels.levels, &w, &w_cycle), context);
+  CHECK(clmg_multigrid_levels(w_cycle) == 5 &&
+            strcmp(clmg_multigrid_coarse_solver(w_cycle), "direct (gathered)") == 0,
+        "a W-cycle with coarse_max_rows 600: %d levels in the engine, coarse solver %s",
+        clmg_multigrid_levels(w_cycle), clmg_multigrid_coarse_solver(w_cycle));
+  clmg_multigrid_destroy(w_cycle);
   free(z_first);
   free(z);
   free(r_global);

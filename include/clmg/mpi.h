@@ -152,8 +152,10 @@ typedef struct clmg_mpi_level_rows {
  * inverse of the whole coarse matrix (gathered once) when it has at most
  * options->direct_max_rows rows (or options->coarse is DIRECT), else by the
  * engine's Krylov solve on the distributed operator. With
- * options->coarse_max_rows > 0 (and no coarse_solver of the caller's), the
- * levels with at most that many rows over all ranks (never the finest) are
+ * options->coarse_max_rows > 0 (and no coarse_solver of the caller's), for
+ * a V-cycle without smoothing growth (other cycles visit their coarse level
+ * differently, and keep every level distributed), the levels with at most
+ * that many rows over all ranks (never the finest) are
  * gathered whole onto every rank instead: the finest of them becomes the
  * engine's coarse level, solved by one cycle of the serial engine on the
  * gathered levels (same options), its right-hand side gathered once per

@@ -68,13 +68,24 @@ clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out
   cl_int error = CL_SUCCESS;
   mpi->transfer = clCreateCommandQueue(clmg_context_cl_context(context),
                                        clmg_context_cl_device(context), 0, &error);
-  if (error != CL_SUCCESS) {
+  /* every rank learns whether every rank has its queue, so that none goes
+   * on alone into a collective call */
+  int made = error == CL_SUCCESS, all_made = 0;
+  code = MPI_Allreduce(&made, &all_made, 1, MPI_INT, MPI_MIN, mpi->comm);
+  if (code != MPI_SUCCESS || !all_made) {
+    if (mpi->transfer && error == CL_SUCCESS)
+      clReleaseCommandQueue(mpi->transfer);
     MPI_Comm_free(&mpi->comm);
     free(mpi);
-    return clmg_context_fail(context, CLMG_ERROR_OPENCL,
-                             "clmg_mpi_create: no second command queue for the halos "
-                             "(clCreateCommandQueue: OpenCL error %d)",
-                             (int)error);
+    if (!made)
+      return clmg_context_fail(context, CLMG_ERROR_OPENCL,
+                               "clmg_mpi_create: no second command queue for the halos "
+                               "(clCreateCommandQueue: OpenCL error %d)",
+                               (int)error);
+    return clmg_context_fail(context, CLMG_ERROR_COMMUNICATION, "clmg_mpi_create: %s",
+                             code != MPI_SUCCESS ? "MPI_Allreduce failed"
+                                                 : "another rank has no command queue for the "
+                                                   "halos");
   }
   clmg_reducer reducer = {mpi, mpi_reduce};
   clmg_context_set_reducer(context, &reducer);

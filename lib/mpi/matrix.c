@@ -643,13 +643,16 @@ static clmg_status add_ghost_product(clmg_mpi_matrix *m, double alpha, clmg_vect
   if (!m->ghost_block)
     return CLMG_SUCCESS;
   clmg_status status = clmg_spmv(1.0, m->ghost_block, m->ghost_values, 0.0, m->ghost_product);
-  if (status == CLMG_SUCCESS) /* the next upload may overwrite the ghosts after this */
-    status =
-        clEnqueueMarkerWithWaitList(clmg_context_cl_queue(m->mpi->context), 0, NULL,
-                                    &m->ghosts_read) == CL_SUCCESS
-            ? CLMG_SUCCESS
-            : clmg_context_fail(m->mpi->context, CLMG_ERROR_OPENCL,
-                                "rank %d: marking the off-process product failed", m->mpi->rank);
+  cl_command_queue queue = clmg_context_cl_queue(m->mpi->context);
+  /* the next upload may overwrite the ghosts after this marker; without
+   * one, the ghosts are free once the queue is done */
+  if (status == CLMG_SUCCESS &&
+      clEnqueueMarkerWithWaitList(queue, 0, NULL, &m->ghosts_read) != CL_SUCCESS) {
+    m->ghosts_read = NULL;
+    clFinish(queue);
+    status = clmg_context_fail(m->mpi->context, CLMG_ERROR_OPENCL,
+                               "rank %d: marking the off-process product failed", m->mpi->rank);
+  }
   return status == CLMG_SUCCESS ? clmg_scatter_add(alpha, m->ghost_product, m->ghost_rows, y)
                                 : status;
 }

@@ -87,8 +87,8 @@ static clmg_status gathered_solve(void *data, const clmg_operator *a, const clmg
 /* Every rank's rows of a distributed matrix (global columns), gathered into
  * the whole matrix on every rank; counts and starts (size entries) get the
  * ranks' rows. */
-static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *counts, int *starts,
-                                 clmg_csr *whole) {
+static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, uint64_t first_row,
+                                 int *counts, int *starts, clmg_csr *whole) {
   whole->cols = mine->cols; /* global columns, the same on every rank */
   const int size = mpi->size;
   int my_rows = (int)mine->rows, my_entries = (int)clmg_csr_nnz(mine);
@@ -99,6 +99,10 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *count
   if (!entry_counts || !entry_starts)
     status = clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                                "rank %d: no memory to gather the coarse matrix", mpi->rank);
+  else if (mine->rows > INT_MAX || clmg_csr_nnz(mine) > INT_MAX)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                               "rank %d: %zu rows and %zu entries to gather: more than 2^31",
+                               mpi->rank, mine->rows, clmg_csr_nnz(mine));
   status = clmg_mpi_agree(mpi, status);
   int code = MPI_SUCCESS;
   if (status == CLMG_SUCCESS) {
@@ -115,6 +119,17 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *count
     rows += (size_t)counts[r];
     entries += (size_t)entry_counts[r];
   }
+  /* the same on every rank */
+  if (status == CLMG_SUCCESS && (rows > INT_MAX || entries > INT_MAX))
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                               "a gathered level of %zu rows and %zu entries: more than 2^31", rows,
+                               entries);
+  if (status == CLMG_SUCCESS && (uint64_t)starts[mpi->rank] != first_row)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                               "rank %d: its rows of a gathered level start at row %llu, but the "
+                               "ranks before it hold %d rows (the blocks must follow each other "
+                               "in rank order)",
+                               mpi->rank, (unsigned long long)first_row, starts[mpi->rank]);
   if (status == CLMG_SUCCESS) {
     whole->rows = rows;
     whole->row_ptr = calloc(rows + 1, sizeof *whole->row_ptr);
@@ -127,8 +142,8 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, int *count
                             "rank %d: no memory for the coarse matrix (%zu rows)", mpi->rank, rows);
     for (size_t i = 0; status == CLMG_SUCCESS && i < mine->rows; ++i)
       lengths[i] = mine->row_ptr[i + 1] - mine->row_ptr[i];
-    status = clmg_mpi_agree(mpi, status);
   }
+  status = clmg_mpi_agree(mpi, status);
   if (status == CLMG_SUCCESS) {
     code = MPI_Allgatherv(lengths, my_rows, MPI_INT64_T, whole->row_ptr + 1, counts, starts,
                           MPI_INT64_T, mpi->comm);
@@ -176,11 +191,13 @@ static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *lev
   for (int l = 0; status == CLMG_SUCCESS && l < count; ++l) {
     int *counts = l == count - 1 ? g->counts : scratch,
         *starts = l == count - 1 ? g->starts : scratch + mpi->size;
-    status = gather_matrix(mpi, &levels[l].a, counts, starts, &a[l]);
+    status = gather_matrix(mpi, &levels[l].a, levels[l].first_row, counts, starts, &a[l]);
     if (status == CLMG_SUCCESS && l > 0)
-      status = gather_matrix(mpi, &levels[l].p, scratch, scratch + mpi->size, &p[l]);
+      status = gather_matrix(mpi, &levels[l].p, levels[l].first_row, scratch, scratch + mpi->size,
+                             &p[l]);
     if (status == CLMG_SUCCESS && l > 0)
-      status = gather_matrix(mpi, &levels[l].r, scratch, scratch + mpi->size, &r[l]);
+      status = gather_matrix(mpi, &levels[l].r, levels[l - 1].first_row, scratch,
+                             scratch + mpi->size, &r[l]);
   }
   clmg_context *context = mpi->context;
   const clmg_matrix_options *matrix_options = &inner->matrix;
@@ -275,8 +292,10 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
       mpi, global_rows ? CLMG_SUCCESS
                        : clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                                            "rank %d: no memory for the levels", mpi->rank));
-  if (status != CLMG_SUCCESS)
+  if (status != CLMG_SUCCESS) {
+    free(global_rows);
     return status;
+  }
   for (int l = 0; l < num_levels; ++l)
     global_rows[l] = levels[l].a.rows;
   int code = MPI_Allreduce(MPI_IN_PLACE, global_rows, num_levels, MPI_UINT64_T, MPI_SUM, mpi->comm);
@@ -284,10 +303,14 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                : clmg_mpi_failed(mpi, code, "MPI_Allreduce (rows per level)");
   /* the levels gathered whole: those up to the finest with at most
    * coarse_max_rows rows, the finest level never (the engine's cycles need a
-   * level above the coarse solve, which solves from zero) */
+   * level above the coarse solve, which solves from zero). Only for V-cycles
+   * with the same smoothing on every level: a W- or F-cycle visits its
+   * coarse level twice, and growing smoothing counts levels from the
+   * coarsest, which one inner cycle would not reproduce. */
+  const int same_cycle = o.cycle == CLMG_CYCLE_V && o.smoothing_growth <= 1;
   int gathered = 1;
-  while (o.coarse_max_rows > 0 && !o.coarse_solver.solve && gathered < num_levels - 1 &&
-         global_rows[gathered] <= o.coarse_max_rows)
+  while (same_cycle && o.coarse_max_rows > 0 && !o.coarse_solver.solve &&
+         gathered < num_levels - 1 && global_rows[gathered] <= o.coarse_max_rows)
     ++gathered;
   const uint64_t coarse_rows = global_rows[gathered - 1];
   free(global_rows);

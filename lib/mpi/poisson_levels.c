@@ -10,9 +10,12 @@
  * closure of its part are then complete: every cell around such a DOF, and
  * around the DOFs its rows of A, P and R reach, is in the piece on levels
  * above p (a fine cell near the part descends from a coarse cell sharing a
- * vertex with it). On level p itself the piece's fringe may miss a
- * Dirichlet face, so level p comes from the whole build, and the
- * Dirichlet columns of level p+1's P are dropped by the whole level's mask.
+ * vertex with it), and so are their boundary faces, so the piece finds the
+ * same Dirichlet DOFs there as the whole build. (A row of P on level p + 1
+ * reaches the coarse DOFs of one cell of the part or of a cell sharing a
+ * vertex with it.) On level p itself the piece's fringe may miss a
+ * Dirichlet face of a DOF no owned row needs; level p comes from the whole
+ * build.
  *
  * A DOF's owner is the part of the lowest-numbered cell around it (cells of
  * level p + l are numbered from their level-p ancestor: child c of cell k is
@@ -234,6 +237,14 @@ static clmg_status describe_piece_level(builder *b, int l) {
   for (size_t i = 0; i < n; ++i)
     if (level->owner[i] == rank)
       level->owned[level->num_owned++] = (int32_t)i;
+  return CLMG_SUCCESS;
+}
+
+/* Collective: the global numbers of the DOFs this process owns on the
+ * piece's level l >= 1, after those of the processes before it. */
+static clmg_status number_piece_level(builder *b, int l) {
+  piece_level *level = &b->levels[l];
+  const int rank = b->mpi->rank;
   uint64_t mine = level->num_owned, first = 0;
   int code = MPI_Exscan(&mine, &first, 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
   if (code != MPI_SUCCESS)
@@ -277,6 +288,7 @@ static clmg_status exchange_numbers(builder *b) {
   uint64_t *questions = NULL, *asked = NULL;
   int64_t *answers = NULL, *replies = NULL;
   int32_t *question_index = NULL;
+  int *fill = NULL; /* where the next question to each rank goes */
   clmg_status status = CLMG_SUCCESS;
   if (!needed || !table || !send_counts || !receive_counts || !send_starts || !receive_starts)
     status = out_of_memory(b);
@@ -319,7 +331,8 @@ static clmg_status exchange_numbers(builder *b) {
   asked = malloc((received + 1) * sizeof *asked);
   replies = malloc((received / 2 + 1) * sizeof *replies);
   answers = malloc((total + 1) * sizeof *answers);
-  if (!questions || !question_index || !asked || !replies || !answers)
+  fill = malloc(((size_t)size + 1) * sizeof *fill);
+  if (!questions || !question_index || !asked || !replies || !answers || !fill)
     status = out_of_memory(b);
   /* the owned DOFs of each level by key, to answer with */
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
@@ -338,24 +351,16 @@ static clmg_status exchange_numbers(builder *b) {
   status = clmg_mpi_agree(b->mpi, status);
   if (status != CLMG_SUCCESS)
     goto done;
-  {
-    int *fill = malloc(((size_t)size + 1) * sizeof *fill);
-    if (!fill) {
-      status = clmg_mpi_agree(b->mpi, out_of_memory(b));
-      goto done;
-    }
-    memcpy(fill, send_starts, (size_t)size * sizeof *fill);
-    for (int l = 1; l < levels; ++l)
-      for (size_t i = 0; i < b->levels[l].n; ++i)
-        if (needed[l][i] && b->levels[l].owner[i] != rank) {
-          int at = fill[b->levels[l].owner[i]];
-          fill[b->levels[l].owner[i]] += 2;
-          questions[at] = (uint64_t)l;
-          questions[at + 1] = b->levels[l].key[i];
-          question_index[at] = (int32_t)i;
-        }
-    free(fill);
-  }
+  memcpy(fill, send_starts, (size_t)size * sizeof *fill);
+  for (int l = 1; l < levels; ++l)
+    for (size_t i = 0; i < b->levels[l].n; ++i)
+      if (needed[l][i] && b->levels[l].owner[i] != rank) {
+        int at = fill[b->levels[l].owner[i]];
+        fill[b->levels[l].owner[i]] += 2;
+        questions[at] = (uint64_t)l;
+        questions[at + 1] = b->levels[l].key[i];
+        question_index[at] = (int32_t)i;
+      }
   code = MPI_Alltoallv(questions, send_counts, send_starts, MPI_UINT64_T, asked, receive_counts,
                        receive_starts, MPI_UINT64_T, b->mpi->comm);
   if (code != MPI_SUCCESS) {
@@ -411,15 +416,14 @@ done:
   free(asked);
   free(replies);
   free(answers);
+  free(fill);
   return status;
 }
 
 /* This process's rows of m (rows->owned, in global order) with global
- * column numbers (columns->global); columns with drop[c] set are left out.
- * Each row's columns sorted. */
+ * column numbers (columns->global), each row's columns sorted. */
 static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
-                               const piece_level *columns, uint64_t global_cols,
-                               const uint8_t *drop, clmg_csr *out) {
+                               const piece_level *columns, uint64_t global_cols, clmg_csr *out) {
   memset(out, 0, sizeof *out);
   size_t entries = 0;
   for (size_t k = 0; k < rows->num_owned; ++k)
@@ -440,8 +444,6 @@ static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level 
     int64_t start = at;
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e) {
       int32_t c = m->col[e];
-      if (drop && drop[c])
-        continue;
       int64_t g = columns->global[c];
       if (g < 0 || (uint64_t)g >= global_cols) {
         clmg_csr_free(out);
@@ -466,35 +468,24 @@ static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level 
 static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   const int levels = b->finest - b->p + 1;
   uint64_t *global_rows_of = calloc((size_t)levels, sizeof *global_rows_of);
-  uint8_t *dirichlet_p = NULL;
-  clmg_status status = global_rows_of ? CLMG_SUCCESS : out_of_memory(b);
+  clmg_status status = clmg_mpi_agree(b->mpi, global_rows_of ? CLMG_SUCCESS : out_of_memory(b));
   for (int l = 0; status == CLMG_SUCCESS && l < levels; ++l) {
     uint64_t mine = b->levels[l].num_owned;
     int code = MPI_Allreduce(&mine, &global_rows_of[l], 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
     if (code != MPI_SUCCESS)
       status = clmg_mpi_failed(b->mpi, code, "MPI_Allreduce (rows per level)");
   }
-  /* level p's Dirichlet DOFs by the whole build (the piece's fringe may miss
-   * a Dirichlet face), as the piece's level-0 DOFs */
-  if (status == CLMG_SUCCESS) {
-    const piece_level *coarse = &b->levels[0];
-    dirichlet_p = calloc(coarse->n + 1, 1);
-    if (!dirichlet_p)
-      status = out_of_memory(b);
-    for (size_t i = 0; status == CLMG_SUCCESS && i < coarse->n; ++i)
-      dirichlet_p[i] = b->whole.is_dirichlet[b->numbered_of_dist[coarse->global[i]]];
-  }
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
     clmg_mpi_level_rows *rows = &out->levels[b->p + l];
     rows->first_row = b->levels[l].first_row;
-    status = global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l], NULL,
-                         &rows->a);
+    status =
+        global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l], &rows->a);
     if (status == CLMG_SUCCESS)
       status = global_rows(b, &b->piece.p[l], &b->levels[l], &b->levels[l - 1],
-                           global_rows_of[l - 1], l == 1 ? dirichlet_p : NULL, &rows->p);
+                           global_rows_of[l - 1], &rows->p);
     if (status == CLMG_SUCCESS)
       status = global_rows(b, &b->piece.r[l], &b->levels[l - 1], &b->levels[l], global_rows_of[l],
-                           NULL, &rows->r);
+                           &rows->r);
   }
   /* the finest level's vectors and points, this process's rows */
   const piece_level *finest = &b->levels[levels - 1];
@@ -517,7 +508,6 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
            dim * sizeof *out->coords);
   }
   free(global_rows_of);
-  free(dirichlet_p);
   return status;
 }
 
@@ -699,8 +689,11 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
         status = out_of_memory(&b);
     }
     status = clmg_mpi_agree(mpi, status);
-    for (int l = 0; status == CLMG_SUCCESS && l <= finest_level - b.p; ++l)
+    for (int l = 0; status == CLMG_SUCCESS && l <= finest_level - b.p; ++l) {
       status = clmg_mpi_agree(mpi, describe_piece_level(&b, l));
+      if (status == CLMG_SUCCESS && l > 0)
+        status = clmg_mpi_agree(mpi, number_piece_level(&b, l));
+    }
     if (status == CLMG_SUCCESS)
       status = exchange_numbers(&b);
     if (status == CLMG_SUCCESS)
