@@ -58,17 +58,15 @@ void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels) {
  * numbering (index i), their owners and, once known, global numbers. */
 typedef struct piece_level {
   size_t n;
-  int32_t *index_of_dof; /* the space's DOF -> i */
-  int32_t *owner;        /* per i */
-  uint64_t *key;         /* per i: lowest cell around it * dofs per cell + place in it */
-  int64_t *global;       /* per i: the global number, -1 until known */
-  int32_t *owned;        /* the i this process owns, in global order */
+  int32_t *owner;  /* per i */
+  uint64_t *key;   /* per i: lowest cell around it * dofs per cell + place in it */
+  int64_t *global; /* per i: the global number, -1 until known */
+  int32_t *owned;  /* the i this process owns, in global order */
   size_t num_owned;
   uint64_t first_row;
 } piece_level;
 
 static void piece_level_free(piece_level *level) {
-  free(level->index_of_dof);
   free(level->owner);
   free(level->key);
   free(level->global);
@@ -77,7 +75,6 @@ static void piece_level_free(piece_level *level) {
 
 typedef struct builder {
   clmg_mpi *mpi;
-  const clmg_mpi_poisson_options *options;
   int finest, p, dim;
   size_t dofs_per_cell;
   clmg_fe_hierarchy whole; /* levels 0..p, on every process */
@@ -118,6 +115,24 @@ static int partition_level(const clmg_mesh *coarse, int finest, size_t cells_per
   return p;
 }
 
+/* For every DOF of a space, the lowest-numbered cell around it and the
+ * DOF's place in that cell: the first cell, in increasing order, to meet it.
+ * This decides a DOF's owner and names it to other processes. cell_of and
+ * place_of (num_dofs entries) are the caller's. */
+static void lowest_cells(const clmg_fe_space *space, int32_t *cell_of, uint8_t *place_of) {
+  const size_t per_cell = space->dofs_per_cell;
+  for (size_t d = 0; d < space->num_dofs; ++d)
+    cell_of[d] = -1;
+  for (size_t k = 0; k < space->mesh->num_cells; ++k)
+    for (size_t m = 0; m < per_cell; ++m) {
+      int32_t d = space->cell_dofs[k * per_cell + m];
+      if (cell_of[d] < 0) {
+        cell_of[d] = (int32_t)k;
+        place_of[d] = (uint8_t)m;
+      }
+    }
+}
+
 /* Level p's owners (the part of the lowest cell around a DOF) and global
  * numbers (by owner, then the whole build's order). */
 static clmg_status number_partition_level(builder *b) {
@@ -128,16 +143,15 @@ static clmg_status number_partition_level(builder *b) {
   b->global_p = malloc((n + 1) * sizeof *b->global_p);
   b->numbered_of_dist = malloc((n + 1) * sizeof *b->numbered_of_dist);
   b->first_p = calloc(size + 1, sizeof *b->first_p);
-  if (!b->owner_p || !b->global_p || !b->numbered_of_dist || !b->first_p)
+  uint8_t *place = malloc(n + 1);
+  if (!b->owner_p || !b->global_p || !b->numbered_of_dist || !b->first_p || !place) {
+    free(place);
     return out_of_memory(b);
+  }
+  lowest_cells(space, b->owner_p, place); /* the cells first, then their parts */
+  free(place);
   for (size_t d = 0; d < n; ++d)
-    b->owner_p[d] = -1;
-  for (size_t k = 0; k < space->mesh->num_cells; ++k)
-    for (size_t m = 0; m < b->dofs_per_cell; ++m) {
-      int32_t d = space->cell_dofs[k * b->dofs_per_cell + m];
-      if (b->owner_p[d] < 0)
-        b->owner_p[d] = b->part_of_cell[k];
-    }
+    b->owner_p[d] = b->part_of_cell[b->owner_p[d]];
   for (size_t d = 0; d < n; ++d)
     b->first_p[b->owner_p[d] + 1]++;
   for (size_t r = 0; r < size; ++r)
@@ -161,15 +175,21 @@ static clmg_status number_partition_level(builder *b) {
 static clmg_status whole_rows(builder *b, int l, const uint64_t *first, const uint64_t *count,
                               clmg_mpi_level_rows *out) {
   const clmg_fe_hierarchy *h = &b->whole;
-  const int32_t *dist_p = b->numbered_of_dist;
-  clmg_csr a = {0}, p = {0}, r = {0};
-  const int32_t *rows = l == b->p ? dist_p : NULL;
-  const int32_t *cols_p = l == b->p ? dist_p : NULL;
-  clmg_status status = clmg_csr_permute(&h->a[l], rows, rows, &a, NULL);
-  if (status == CLMG_SUCCESS && l > 0)
-    status = clmg_csr_permute(&h->p[l], rows, NULL, &p, NULL);
-  if (status == CLMG_SUCCESS && l > 0)
-    status = clmg_csr_permute(&h->r[l], NULL, cols_p, &r, NULL);
+  /* level p's rows (A, P) and columns (A, the R above) take the distributed
+   * numbering; the levels below keep the whole build's */
+  clmg_csr a = h->a[l], p = l > 0 ? h->p[l] : (clmg_csr){0}, r = l > 0 ? h->r[l] : (clmg_csr){0};
+  clmg_status status = CLMG_SUCCESS;
+  if (l == b->p) {
+    const int32_t *dist = b->numbered_of_dist;
+    memset(&a, 0, sizeof a);
+    memset(&p, 0, sizeof p);
+    memset(&r, 0, sizeof r);
+    status = clmg_csr_permute(&h->a[l], dist, dist, &a, NULL);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_csr_permute(&h->p[l], dist, NULL, &p, NULL);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_csr_permute(&h->r[l], NULL, dist, &r, NULL);
+  }
   out->first_row = first[l];
   if (status == CLMG_SUCCESS)
     status = clmg_csr_row_block(&a, first[l], count[l], &out->a, NULL);
@@ -177,9 +197,11 @@ static clmg_status whole_rows(builder *b, int l, const uint64_t *first, const ui
     status = clmg_csr_row_block(&p, first[l], count[l], &out->p, NULL);
   if (status == CLMG_SUCCESS && l > 0)
     status = clmg_csr_row_block(&r, first[l - 1], count[l - 1], &out->r, NULL);
-  clmg_csr_free(&a);
-  clmg_csr_free(&p);
-  clmg_csr_free(&r);
+  if (l == b->p) { /* the permuted copies */
+    clmg_csr_free(&a);
+    clmg_csr_free(&p);
+    clmg_csr_free(&r);
+  }
   return status == CLMG_SUCCESS ? status : out_of_memory(b);
 }
 
@@ -191,39 +213,38 @@ static clmg_status describe_piece_level(builder *b, int l) {
   const size_t n = space->num_dofs, per_cell = b->dofs_per_cell;
   const int shift = b->dim * l;
   level->n = n;
-  level->index_of_dof = malloc((n + 1) * sizeof *level->index_of_dof);
   level->owner = malloc((n + 1) * sizeof *level->owner);
   level->key = malloc((n + 1) * sizeof *level->key);
   level->global = malloc((n + 1) * sizeof *level->global);
   level->owned = malloc((n + 1) * sizeof *level->owned);
-  if (!level->index_of_dof || !level->owner || !level->key || !level->global || !level->owned)
+  int32_t *cell_of = malloc((n + 1) * sizeof *cell_of);
+  uint8_t *place_of = malloc(n + 1);
+  if (!level->owner || !level->key || !level->global || !level->owned || !cell_of || !place_of) {
+    free(cell_of);
+    free(place_of);
     return out_of_memory(b);
-  for (size_t i = 0; i < n; ++i) {
-    level->index_of_dof[perm[i]] = (int32_t)i;
-    level->owner[i] = -1;
-    level->global[i] = -1;
   }
+  /* the piece keeps level p's cell order and children follow their
+   * parents, so its lowest cell around a DOF is the lowest of all */
+  lowest_cells(space, cell_of, place_of);
   const clmg_fe_space *whole = &b->whole.spaces[b->p];
-  /* cells in increasing order: the first to meet a DOF is the lowest
-   * numbered around it (the piece keeps level p's cell order, and children
-   * follow their parents) */
-  for (size_t k = 0; k < space->mesh->num_cells; ++k) {
+  for (size_t i = 0; i < n; ++i) {
+    int32_t dof = perm[i];
+    size_t k = (size_t)cell_of[dof], m = place_of[dof];
     size_t ancestor = (size_t)b->cell_map[k >> shift];
     uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
-    for (size_t m = 0; m < per_cell; ++m) {
-      int32_t i = level->index_of_dof[space->cell_dofs[k * per_cell + m]];
-      if (level->owner[i] >= 0)
-        continue;
-      if (l == 0) { /* level p: numbered by the whole build */
-        int32_t d = whole->cell_dofs[ancestor * per_cell + m];
-        level->owner[i] = b->owner_p[d];
-        level->global[i] = b->global_p[d];
-      } else {
-        level->owner[i] = b->part_of_cell[ancestor];
-      }
-      level->key[i] = cell * per_cell + m;
+    level->key[i] = cell * per_cell + m;
+    level->global[i] = -1;
+    if (l == 0) { /* level p: numbered by the whole build */
+      int32_t d = whole->cell_dofs[ancestor * per_cell + m];
+      level->owner[i] = b->owner_p[d];
+      level->global[i] = b->global_p[d];
+    } else {
+      level->owner[i] = b->part_of_cell[ancestor];
     }
   }
+  free(cell_of);
+  free(place_of);
   const int rank = b->mpi->rank;
   level->num_owned = 0;
   if (l == 0) {
@@ -464,6 +485,31 @@ static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level 
   return CLMG_SUCCESS;
 }
 
+/* The finest level's vectors and DOF positions for this process's rows:
+ * rows[k] is its k-th row in the numbering of h, whose finest level it is
+ * (the piece's, or the whole build's when that reaches the finest). */
+static clmg_status finest_vectors(builder *b, const clmg_fe_hierarchy *h, const int32_t *rows,
+                                  size_t n, clmg_mpi_poisson_levels *out) {
+  const int top = h->num_levels - 1;
+  const size_t dim = (size_t)b->dim;
+  const clmg_fe_space *space = &h->spaces[top];
+  out->b = malloc((n + 1) * sizeof *out->b);
+  out->x0 = malloc((n + 1) * sizeof *out->x0);
+  out->coords = malloc((n + 1) * dim * sizeof *out->coords);
+  out->is_dirichlet = malloc(n + 1);
+  if (!out->b || !out->x0 || !out->coords || !out->is_dirichlet)
+    return out_of_memory(b);
+  for (size_t k = 0; k < n; ++k) {
+    int32_t i = rows[k];
+    out->b[k] = h->b[i];
+    out->x0[k] = h->x0[i];
+    out->is_dirichlet[k] = h->is_dirichlet[i];
+    memcpy(out->coords + k * dim, space->dof_coords + (size_t)h->perm[top][i] * dim,
+           dim * sizeof *out->coords);
+  }
+  return CLMG_SUCCESS;
+}
+
 /* The levels above p from the piece, and the finest level's vectors. */
 static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   const int levels = b->finest - b->p + 1;
@@ -487,50 +533,11 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
       status = global_rows(b, &b->piece.r[l], &b->levels[l - 1], &b->levels[l], global_rows_of[l],
                            &rows->r);
   }
-  /* the finest level's vectors and points, this process's rows */
   const piece_level *finest = &b->levels[levels - 1];
-  const clmg_fe_space *space = &b->piece.spaces[levels - 1];
-  const size_t n = finest->num_owned, dim = (size_t)b->dim;
-  if (status == CLMG_SUCCESS) {
-    out->b = malloc((n + 1) * sizeof *out->b);
-    out->x0 = malloc((n + 1) * sizeof *out->x0);
-    out->coords = malloc((n + 1) * dim * sizeof *out->coords);
-    out->is_dirichlet = malloc(n + 1);
-    if (!out->b || !out->x0 || !out->coords || !out->is_dirichlet)
-      status = out_of_memory(b);
-  }
-  for (size_t k = 0; status == CLMG_SUCCESS && k < n; ++k) {
-    int32_t i = finest->owned[k];
-    out->b[k] = b->piece.b[i];
-    out->x0[k] = b->piece.x0[i];
-    out->is_dirichlet[k] = b->piece.is_dirichlet[i];
-    memcpy(out->coords + k * dim, space->dof_coords + (size_t)b->piece.perm[levels - 1][i] * dim,
-           dim * sizeof *out->coords);
-  }
+  if (status == CLMG_SUCCESS)
+    status = finest_vectors(b, &b->piece, finest->owned, finest->num_owned, out);
   free(global_rows_of);
   return status;
-}
-
-/* The finest level's vectors when it is level p (no piece). */
-static clmg_status whole_vectors(builder *b, clmg_mpi_poisson_levels *out) {
-  const uint64_t first = b->first_p[b->mpi->rank];
-  const size_t n = (size_t)(b->first_p[b->mpi->rank + 1] - first), dim = (size_t)b->dim;
-  out->b = malloc((n + 1) * sizeof *out->b);
-  out->x0 = malloc((n + 1) * sizeof *out->x0);
-  out->coords = malloc((n + 1) * dim * sizeof *out->coords);
-  out->is_dirichlet = malloc(n + 1);
-  if (!out->b || !out->x0 || !out->coords || !out->is_dirichlet)
-    return out_of_memory(b);
-  const clmg_fe_space *space = &b->whole.spaces[b->p];
-  for (size_t k = 0; k < n; ++k) {
-    int32_t i = b->numbered_of_dist[first + k];
-    out->b[k] = b->whole.b[i];
-    out->x0[k] = b->whole.x0[i];
-    out->is_dirichlet[k] = b->whole.is_dirichlet[i];
-    memcpy(out->coords + k * dim, space->dof_coords + (size_t)b->whole.perm[b->p][i] * dim,
-           dim * sizeof *out->coords);
-  }
-  return CLMG_SUCCESS;
 }
 
 /* The tags a problem on the piece must name: the problem's own, or every
@@ -609,7 +616,6 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
   const double start = MPI_Wtime();
   builder b = {0};
   b.mpi = mpi;
-  b.options = options;
   b.finest = finest_level;
   b.dim = coarse->dim;
   b.dofs_per_cell = (size_t)1;
@@ -659,7 +665,9 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
   for (size_t k = 0; status == CLMG_SUCCESS && k < out->global_cells; ++k)
     out->owned_cells += b.part_of_cell[k] == mpi->rank;
   if (status == CLMG_SUCCESS && b.p == finest_level) {
-    status = clmg_mpi_agree(mpi, whole_vectors(&b, out));
+    const uint64_t first = b.first_p[mpi->rank];
+    status = clmg_mpi_agree(mpi, finest_vectors(&b, &b.whole, b.numbered_of_dist + first,
+                                                (size_t)(b.first_p[mpi->rank + 1] - first), out));
   } else if (status == CLMG_SUCCESS) {
     /* the piece: this process's part and the layer around it */
     int32_t cut_tag = 0;
