@@ -536,15 +536,12 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
     sums[3 * l + 1] = clmg_csr_nnz(a);
     if (l < engine_coarsest)
       continue;
-    uint8_t *seen = calloc(a->cols + 1, 1); /* a few MB at most per level */
-    for (size_t e = 0; seen && e < clmg_csr_nnz(a); ++e) {
-      uint64_t c = (uint64_t)a->col[e];
-      if ((c < rows[l].first_row || c >= rows[l].first_row + a->rows) && !seen[c]) {
-        seen[c] = 1;
-        sums[3 * l + 2]++;
-      }
-    }
-    free(seen);
+    int32_t *ghosts = NULL;
+    size_t ghost_count = 0;
+    if (clmg_mpi_ghost_columns(a, rows[l].first_row, a->rows, &ghosts, &ghost_count) ==
+        CLMG_SUCCESS)
+      sums[3 * l + 2] = ghost_count;
+    free(ghosts);
   }
   MPI_Allreduce(MPI_IN_PLACE, sums, 3 * count, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
   for (int l = 0; v.levels && v.halo && l < count; ++l) {

@@ -110,18 +110,11 @@ static int compare_int32(const void *a, const void *b) {
  * Returns the ghost count. */
 static size_t rows_without_exchange(const clmg_csr *mine, uint64_t first_col, size_t local_cols,
                                     clmg_csr *out) {
-  size_t nnz = clmg_csr_nnz(mine), count = 0;
-  int32_t *ghosts = malloc((nnz + 1) * sizeof *ghosts);
-  if (!ghosts || clmg_csr_copy(mine, out, NULL) != CLMG_SUCCESS)
+  size_t nnz = clmg_csr_nnz(mine), unique = 0;
+  int32_t *ghosts = NULL;
+  if (clmg_mpi_ghost_columns(mine, first_col, local_cols, &ghosts, &unique) != CLMG_SUCCESS ||
+      clmg_csr_copy(mine, out, NULL) != CLMG_SUCCESS)
     DIE("no memory for the local rows");
-  for (size_t k = 0; k < nnz; ++k)
-    if ((uint64_t)mine->col[k] < first_col || (uint64_t)mine->col[k] >= first_col + local_cols)
-      ghosts[count++] = mine->col[k];
-  qsort(ghosts, count, sizeof *ghosts, compare_int32);
-  size_t unique = 0;
-  for (size_t k = 0; k < count; ++k)
-    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
-      ghosts[unique++] = ghosts[k];
   for (size_t k = 0; k < nnz; ++k) {
     uint64_t column = (uint64_t)mine->col[k];
     if (column >= first_col && column < first_col + local_cols) {

@@ -139,6 +139,11 @@ static void slice_rows(const clmg_csr *a, uint64_t first, uint64_t count, clmg_c
   CHECK(clmg_csr_row_block(a, first, count, out, &error) == CLMG_SUCCESS, "%s", error.message);
 }
 
+static int compare_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
 static double *random_vector(size_t n) {
   double *v = malloc((n + 1) * sizeof *v);
   CHECK(v, "no memory");
@@ -192,6 +197,25 @@ static void test_products_and_reductions(clmg_mpi *mpi, clmg_dtype precision) {
   CHECK(all_ghosts == all_sends, "%llu ghosts received, %llu sent", all_ghosts, all_sends);
   CHECK(world_size == 1 ? all_ghosts == 0 : all_ghosts > n / 4,
         "%llu ghosts: the partition should cut many rows", all_ghosts);
+  /* clmg_mpi_ghost_columns: the same count, sorted, each once, outside this
+   * rank's block, and every off-block column of its rows among them */
+  int32_t *ghost_columns = NULL;
+  size_t ghost_count = 0;
+  CHECK(clmg_mpi_ghost_columns(&mine, first, count, &ghost_columns, &ghost_count) == CLMG_SUCCESS,
+        "clmg_mpi_ghost_columns failed");
+  CHECK(ghost_count == info.ghosts, "%zu ghost columns, the matrix receives %zu", ghost_count,
+        info.ghosts);
+  for (size_t k = 0; k < ghost_count; ++k)
+    CHECK(((uint64_t)ghost_columns[k] < first || (uint64_t)ghost_columns[k] >= first + count) &&
+              (k == 0 || ghost_columns[k] > ghost_columns[k - 1]),
+          "ghost column %zu: %d", k, (int)ghost_columns[k]);
+  for (size_t e = 0; e < clmg_csr_nnz(&mine); ++e) {
+    int32_t column = mine.col[e];
+    int inside = (uint64_t)column >= first && (uint64_t)column < first + count;
+    CHECK(inside || bsearch(&column, ghost_columns, ghost_count, sizeof column, compare_int32),
+          "column %d of this rank's rows is not among its ghost columns", (int)column);
+  }
+  free(ghost_columns);
 
   double *x = random_vector(n), *y = random_vector(n), *b = random_vector(n);
   double *expected = malloc(n * sizeof *expected), *got = malloc(n * sizeof *got);

@@ -122,6 +122,14 @@ typedef struct clmg_mpi_matrix_info {
 
 CLMG_API void clmg_mpi_matrix_get_info(const clmg_mpi_matrix *matrix, clmg_mpi_matrix_info *info);
 
+/* Not collective. The columns of a process's rows (global indices) that lie
+ * outside its own block [first_col, first_col + local_cols): the values
+ * its products receive, sorted, each once (*columns malloc'ed, *count of
+ * them; the caller frees). What a distributed matrix built from these rows
+ * receives per product (clmg_mpi_matrix_info.ghosts) is *count. */
+CLMG_API clmg_status clmg_mpi_ghost_columns(const clmg_csr *rows, uint64_t first_col,
+                                            size_t local_cols, int32_t **columns, size_t *count);
+
 /* The matrix as an operator on vectors of its local rows and columns
  * (apply, defect, diagonal when square, bytes): Krylov methods and the
  * multigrid engine take it. The operator borrows the matrix, which must

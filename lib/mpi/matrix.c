@@ -92,6 +92,34 @@ static int compare_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+clmg_status clmg_mpi_ghost_columns(const clmg_csr *rows, uint64_t first_col, size_t local_cols,
+                                   int32_t **columns, size_t *count) {
+  if (!rows || !columns || !count)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *columns = NULL;
+  *count = 0;
+  const size_t nnz = clmg_csr_nnz(rows);
+  const uint64_t end = first_col + local_cols;
+  size_t off = 0;
+  for (size_t k = 0; k < nnz; ++k)
+    off += (uint64_t)rows->col[k] < first_col || (uint64_t)rows->col[k] >= end;
+  int32_t *ghosts = malloc((off + 1) * sizeof *ghosts);
+  if (!ghosts)
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  off = 0;
+  for (size_t k = 0; k < nnz; ++k)
+    if ((uint64_t)rows->col[k] < first_col || (uint64_t)rows->col[k] >= end)
+      ghosts[off++] = rows->col[k];
+  qsort(ghosts, off, sizeof *ghosts, compare_int32);
+  size_t unique = 0;
+  for (size_t k = 0; k < off; ++k)
+    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
+      ghosts[unique++] = ghosts[k];
+  *columns = ghosts;
+  *count = unique;
+  return CLMG_SUCCESS;
+}
+
 /* The rank that owns global index `index` of a partition (begin is sorted). */
 static int owner_of(const uint64_t *begin, int size, uint64_t index) {
   int low = 0, high = size - 1;
@@ -211,7 +239,9 @@ static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *l
   size_t nnz = clmg_csr_nnz(a), off = 0;
   for (size_t k = 0; k < nnz; ++k)
     off += (uint64_t)a->col[k] < begin || (uint64_t)a->col[k] >= end;
-  int32_t *ghosts = malloc((off ? off : 1) * sizeof *ghosts);
+  int32_t *ghosts = NULL;
+  size_t unique = 0;
+  clmg_status found_ghosts = clmg_mpi_ghost_columns(a, begin, m->local_cols, &ghosts, &unique);
   local_block->rows = a->rows;
   local_block->cols = m->local_cols;
   local_block->row_ptr = calloc(a->rows + 1, sizeof(int64_t));
@@ -222,20 +252,12 @@ static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *l
   ghost_block->col = malloc((off + 1) * sizeof(int32_t));
   ghost_block->val = malloc((off + 1) * sizeof(double));
   *ghost_rows = malloc((a->rows + 1) * sizeof **ghost_rows);
-  if (!ghosts || !local_block->row_ptr || !local_block->col || !local_block->val ||
-      !ghost_block->row_ptr || !ghost_block->col || !ghost_block->val || !*ghost_rows) {
+  if (found_ghosts != CLMG_SUCCESS || !local_block->row_ptr || !local_block->col ||
+      !local_block->val || !ghost_block->row_ptr || !ghost_block->col || !ghost_block->val ||
+      !*ghost_rows) {
     free(ghosts);
     return no_memory(mpi, "the local and off-process blocks");
   }
-  size_t count = 0;
-  for (size_t k = 0; k < nnz; ++k)
-    if ((uint64_t)a->col[k] < begin || (uint64_t)a->col[k] >= end)
-      ghosts[count++] = a->col[k];
-  qsort(ghosts, count, sizeof *ghosts, compare_int32);
-  size_t unique = 0;
-  for (size_t k = 0; k < count; ++k)
-    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
-      ghosts[unique++] = ghosts[k];
   ghost_block->cols = unique;
   int64_t local_next = 0, ghost_next = 0;
   for (size_t i = 0; i < a->rows; ++i) {
