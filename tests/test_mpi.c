@@ -144,6 +144,13 @@ static int compare_int32(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
+/* CIRCLE's coarse mesh and problem (Geveler et al. 2011). */
+static void circle_problem(clmg_mesh *mesh, clmg_poisson_problem *problem) {
+  clmg_error error;
+  CHECK(clmg_mesh_circle(mesh, &error) == CLMG_SUCCESS, "%s", error.message);
+  clmg_poisson_problem_circle(problem);
+}
+
 static double *random_vector(size_t n) {
   double *v = malloc((n + 1) * sizeof *v);
   CHECK(v, "no memory");
@@ -405,9 +412,8 @@ static void test_multigrid(clmg_context *context) {
   for (int degree = 1; degree <= 2; ++degree) {
     clmg_mesh circle;
     clmg_error error;
-    CHECK(clmg_mesh_circle(&circle, &error) == CLMG_SUCCESS, "%s", error.message);
     clmg_poisson_problem problem;
-    clmg_poisson_problem_circle(&problem);
+    circle_problem(&circle, &problem);
     clmg_fe_hierarchy h;
     const int levels = degree == 1 ? 4 : 3;
     CHECK(clmg_fe_poisson_hierarchy(&circle, levels, degree, &problem, CLMG_NUMBERING_2LV, 1, &h,
@@ -587,8 +593,7 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
   clmg_error error;
   clmg_poisson_problem problem;
   if (c->dim == 2) {
-    CHECK(clmg_mesh_circle(&coarse, &error) == CLMG_SUCCESS, "%s", error.message);
-    clmg_poisson_problem_circle(&problem);
+    circle_problem(&coarse, &problem);
   } else {
     CHECK(clmg_mesh_box(3, 4, 0.1, 7, &coarse, &error) == CLMG_SUCCESS, "%s", error.message);
     clmg_poisson_problem_unit_source(&problem);
@@ -789,10 +794,8 @@ static void test_partitioned_hierarchy(clmg_context *context) {
  * with some levels gathered and with all but the finest. */
 static void test_gathered_levels(clmg_context *context) {
   clmg_mesh coarse;
-  clmg_error error;
-  CHECK(clmg_mesh_circle(&coarse, &error) == CLMG_SUCCESS, "%s", error.message);
   clmg_poisson_problem problem;
-  clmg_poisson_problem_circle(&problem);
+  circle_problem(&coarse, &problem);
   clmg_mpi *mpi = NULL;
   CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
   clmg_mpi_poisson_options options;
@@ -947,8 +950,7 @@ static void test_failures(clmg_context *context, const char *scratch) {
     clmg_poisson_problem problem;
     clmg_fe_hierarchy h;
     clmg_error mesh_error;
-    CHECK(clmg_mesh_circle(&circle, &mesh_error) == CLMG_SUCCESS, "%s", mesh_error.message);
-    clmg_poisson_problem_circle(&problem);
+    circle_problem(&circle, &problem);
     CHECK(clmg_fe_poisson_hierarchy(&circle, 3, 1, &problem, CLMG_NUMBERING_CM, 1, &h,
                                     &mesh_error) == CLMG_SUCCESS,
           "%s", mesh_error.message);
