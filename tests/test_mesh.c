@@ -1333,9 +1333,9 @@ static void test_extract_part_refines(void **state) {
   clmg_error error;
   const int meshes[] = {2, 1, 3, 4}; /* CIRCLE, cube, triangles, tetrahedra */
   for (size_t m = 0; m < sizeof meshes / sizeof *meshes; m++) {
-    clmg_mesh mesh, fine;
+    clmg_mesh mesh;
     part_test_mesh(meshes[m], &mesh);
-    CHECK_OK(error, clmg_mesh_refine(&mesh, &fine, &error));
+    clmg_mesh fine = test_refined(&mesh);
     cell_faces f = cell_faces_of(&mesh);
     int32_t *part = malloc(mesh.num_cells * sizeof *part);
     assert_non_null(part);
@@ -1345,12 +1345,12 @@ static void test_extract_part_refines(void **state) {
     size_t curved_faces = 0;
     for (int32_t p = 0; p < 3; p++)
       for (int layers = 0; layers <= 2; layers++) {
-        clmg_mesh local, local_fine;
+        clmg_mesh local;
         int32_t *map;
         check_extract(&mesh, &f, part, p, layers, &local, &map);
         for (size_t b = 0; b < local.num_boundary_faces; b++)
           curved_faces += local.num_shapes > 0 && local.boundary_face_tag[b] == 2;
-        CHECK_OK(error, clmg_mesh_refine(&local, &local_fine, &error));
+        clmg_mesh local_fine = test_refined(&local);
         assert_int_equal(local_fine.num_cells, local.num_cells * children);
         for (size_t k = 0; k < local.num_cells; k++)
           for (size_t c = 0; c < children; c++) {
