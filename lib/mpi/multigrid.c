@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct gathered_direct {
+typedef struct gathered_coarse {
   clmg_mpi *mpi;
   clmg_matrix *matrix;       /* the whole coarse matrix, on this rank's device */
   clmg_operator whole;       /* ... as an operator */
@@ -26,15 +26,16 @@ typedef struct gathered_direct {
   /* or, for gathered levels: the serial hierarchy of them and its cycle */
   clmg_multigrid *levels;
   clmg_preconditioner cycle;
-  clmg_vector *b, *x;   /* whole coarse vectors */
-  clmg_vector *own_x;   /* view: this rank's rows of x */
-  double *host;         /* the whole right-hand side on the host */
+  clmg_vector *b, *x; /* whole coarse vectors */
+  clmg_vector *own_x; /* view: this rank's rows of x */
+  void *host;         /* the whole right-hand side on the host, in its precision */
+  clmg_dtype precision;
   int *counts, *starts; /* every rank's rows, for MPI_Allgatherv */
   size_t rows;          /* this rank's */
-} gathered_direct;
+} gathered_coarse;
 
 static void gathered_destroy(void *data) {
-  gathered_direct *g = data;
+  gathered_coarse *g = data;
   if (!g)
     return;
   clmg_coarse_solver_destroy(&g->direct);
@@ -53,24 +54,26 @@ static void gathered_destroy(void *data) {
 
 static clmg_status gathered_setup(void *data, const clmg_operator *a) {
   (void)a; /* the whole matrix was gathered when the solver was made */
-  gathered_direct *g = data;
+  gathered_coarse *g = data;
   return !g->levels && g->direct.setup ? g->direct.setup(g->direct.data, &g->whole) : CLMG_SUCCESS;
 }
 
 static clmg_status gathered_solve(void *data, const clmg_operator *a, const clmg_vector *b,
                                   clmg_vector *x) {
   (void)a;
-  gathered_direct *g = data;
+  gathered_coarse *g = data;
   int rank = g->mpi->rank;
-  double *mine = g->host + g->starts[rank];
-  clmg_status status = g->rows > 0 ? clmg_vector_download_doubles(b, mine) : CLMG_SUCCESS;
+  /* in the vectors' own precision: no conversion, no allocation per cycle */
+  void *mine = (char *)g->host + (size_t)g->starts[rank] * clmg_dtype_size(g->precision);
+  clmg_status status = g->rows > 0 ? clmg_vector_download(b, mine) : CLMG_SUCCESS;
   /* in place: every rank's part lands where MPI_Allgatherv puts it */
-  int code = MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DOUBLE, g->host, g->counts, g->starts, MPI_DOUBLE,
-                            g->mpi->comm);
+  MPI_Datatype type = clmg_mpi_real_type(g->precision);
+  int code =
+      MPI_Allgatherv(MPI_IN_PLACE, 0, type, g->host, g->counts, g->starts, type, g->mpi->comm);
   if (code != MPI_SUCCESS && status == CLMG_SUCCESS)
     status = clmg_mpi_failed(g->mpi, code, "MPI_Allgatherv (coarse right-hand side)");
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(g->b, g->host);
+    status = clmg_vector_upload(g->b, g->host);
   if (status == CLMG_SUCCESS && g->levels) {
     /* every rank repeats the same cycle on whole vectors: no reductions */
     clmg_mpi_local_begin(g->mpi);
@@ -172,7 +175,7 @@ static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *lev
                                    const clmg_multigrid_options *inner,
                                    clmg_coarse_solver *solver) {
   memset(solver, 0, sizeof *solver);
-  gathered_direct *g = calloc(1, sizeof *g);
+  gathered_coarse *g = calloc(1, sizeof *g);
   clmg_csr *a = calloc((size_t)count, sizeof *a), *p = calloc((size_t)count, sizeof *p),
            *r = calloc((size_t)count, sizeof *r);
   int *scratch = malloc(2 * (size_t)mpi->size * sizeof *scratch);
@@ -203,7 +206,8 @@ static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *lev
   const clmg_matrix_options *matrix_options = &inner->matrix;
   const size_t rows = status == CLMG_SUCCESS ? a[count - 1].rows : 0;
   if (status == CLMG_SUCCESS) {
-    g->host = malloc((rows + 1) * sizeof *g->host);
+    g->precision = matrix_options->precision;
+    g->host = malloc((rows + 1) * clmg_dtype_size(g->precision));
     if (!g->host)
       status = clmg_context_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                                  "rank %d: no memory for the coarse right-hand side", mpi->rank);
