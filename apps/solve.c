@@ -124,9 +124,17 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
-  options->amg_smoother = "patch";
+  options->amg_smoother = "gauss-seidel";
   options->inner = 3;
+  clmg_amg_options_defaults(&options->amg);
+  options->amg.block_size = 0;          /* unset: 1, or the coordinates' dimension */
+  options->amg.strength_threshold = -1; /* unset: the coarsening's default */
 }
+
+/* --smoother's names: the engine's (clmg_smoother_type_parse) and two that
+ * need the levels' host matrices. */
+static const char *const AMG_SMOOTHERS[] = {"gauss-seidel", "jacobi-rho", "chebyshev",
+                                            "patch",        "jacobi",     "spai0"};
 
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
@@ -137,13 +145,40 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
     }
     return 1;
   case SOLVE_OPTION_SMOOTHER:
-    if (strcmp(arg, "patch") != 0 && strcmp(arg, "jacobi") != 0 && strcmp(arg, "chebyshev") != 0) {
-      cli_usage_note(command, "unknown smoother '%s' (there are: patch, jacobi, chebyshev)", arg);
+    for (size_t i = 0; i < sizeof AMG_SMOOTHERS / sizeof AMG_SMOOTHERS[0]; i++)
+      if (strcmp(arg, AMG_SMOOTHERS[i]) == 0) {
+        options->amg_smoother = AMG_SMOOTHERS[i];
+        return 1;
+      }
+    cli_usage_note(command,
+                   "unknown smoother '%s' (there are: gauss-seidel, jacobi-rho, chebyshev, "
+                   "patch, jacobi, spai0)",
+                   arg);
+    return -1;
+  case SOLVE_OPTION_SMOOTHING_STEPS:
+    return cli_parse_int(command, "--smoothing-steps", arg, 1, 16, &options->smoothing_steps) ? 1
+                                                                                              : -1;
+  case SOLVE_OPTION_BLOCK_SIZE:
+    return cli_parse_int(command, "--block-size", arg, 1, 16, &options->amg.block_size) ? 1 : -1;
+  case SOLVE_OPTION_NULLSPACE:
+    options->nullspace_path = arg;
+    return 1;
+  case SOLVE_OPTION_COORDINATES:
+    options->coordinates_path = arg;
+    return 1;
+  case SOLVE_OPTION_STRENGTH:
+    return cli_parse_double(command, "--strength", arg, 0, 0.999, &options->amg.strength_threshold)
+               ? 1
+               : -1;
+  case SOLVE_OPTION_COARSENING:
+    if (strcmp(arg, "sa") == 0) {
+      options->amg.coarsening = CLMG_AMG_SMOOTHED_AGGREGATION;
+    } else if (strcmp(arg, "classical") == 0) {
+      options->amg.coarsening = CLMG_AMG_CLASSICAL;
+    } else {
+      cli_usage_note(command, "unknown coarsening '%s' (there are: sa, classical)", arg);
       return -1;
     }
-    options->amg_smoother = strcmp(arg, "patch") == 0    ? "patch"
-                            : strcmp(arg, "jacobi") == 0 ? "jacobi"
-                                                         : "chebyshev";
     return 1;
   case SOLVE_OPTION_INNER:
     return cli_parse_int(command, "--inner", arg, 1, 64, &options->inner) ? 1 : -1;
@@ -544,28 +579,148 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
   return 1;
 }
 
-/* One V-cycle of smoothed-aggregation AMG (hierarchy from the host matrix)
- * as the preconditioner, in float inside the double Krylov method with
+/* A dense Matrix Market array (or coordinate) file as rows x cols
+ * column-major values (malloc'ed), for the near-nullspace and the
+ * coordinates; fails with the message in `why`. */
+static clmg_status read_dense(const char *path, size_t *rows, size_t *cols, double **values,
+                              char *why, size_t why_size) {
+  clmg_csr m = {0};
+  clmg_error error = {{0}};
+  *values = NULL;
+  clmg_status status = clmg_csr_read_matrix_market(path, &m, &error);
+  if (status != CLMG_SUCCESS) {
+    snprintf(why, why_size, "%.1200s", error.message);
+    return status;
+  }
+  *rows = m.rows;
+  *cols = m.cols;
+  if (m.cols == 0 || m.cols > 16) {
+    snprintf(why, why_size, "%s has %zu columns; it should have 1 to 16", path, m.cols);
+    clmg_csr_free(&m);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  *values = calloc(m.rows * m.cols > 0 ? m.rows * m.cols : 1, sizeof **values);
+  if (!*values) {
+    snprintf(why, why_size, "no host memory for the %zu x %zu values of %s", m.rows, m.cols, path);
+    clmg_csr_free(&m);
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  for (size_t i = 0; i < m.rows; i++)
+    for (int64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++)
+      (*values)[(size_t)m.col[k] * m.rows + i] = m.val[k];
+  clmg_csr_free(&m);
+  return CLMG_SUCCESS;
+}
+
+/* The near-nullspace of --near-nullspace or --coordinates (rigid-body
+ * modes) into amg (candidates malloc'ed in *candidates), and the block size
+ * the coordinates imply. */
+static clmg_status amg_candidates(const solve_options *options, size_t n, clmg_amg_options *amg,
+                                  double **candidates, char *why, size_t why_size) {
+  size_t rows = 0, cols = 0;
+  double *values = NULL;
+  *candidates = NULL;
+  if (options->nullspace_path) {
+    clmg_status status = read_dense(options->nullspace_path, &rows, &cols, &values, why, why_size);
+    if (status == CLMG_SUCCESS && rows != n) {
+      snprintf(why, why_size, "%s has %zu rows; the near-nullspace needs one per row of A (%zu)",
+               options->nullspace_path, rows, n);
+      status = CLMG_ERROR_INVALID_ARGUMENT;
+    }
+    if (status != CLMG_SUCCESS) {
+      free(values);
+      return status;
+    }
+    *candidates = values;
+    amg->candidates = values;
+    amg->num_candidates = (int)cols;
+    return CLMG_SUCCESS;
+  }
+  if (!options->coordinates_path)
+    return CLMG_SUCCESS;
+  clmg_status status = read_dense(options->coordinates_path, &rows, &cols, &values, why, why_size);
+  if (status == CLMG_SUCCESS && ((cols != 2 && cols != 3) || rows * cols != n ||
+                                 (amg->block_size > 1 && (size_t)amg->block_size != cols))) {
+    snprintf(why, why_size,
+             "%s holds %zu nodes of %zu coordinates; the rigid-body modes need 2 or 3 "
+             "coordinates per node and as many unknowns per node (A has %zu rows%s)",
+             options->coordinates_path, rows, cols, n,
+             amg->block_size > 1 ? ", and --block-size says otherwise" : "");
+    status = CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  double *coordinates = NULL, *modes = NULL;
+  if (status == CLMG_SUCCESS) {
+    coordinates = malloc(rows * cols * sizeof *coordinates);
+    modes = malloc(6 * n * sizeof *modes);
+    if (!coordinates || !modes) {
+      snprintf(why, why_size, "no host memory for the rigid-body modes of %zu nodes", rows);
+      status = CLMG_ERROR_OUT_OF_HOST_MEMORY;
+    }
+  }
+  if (status == CLMG_SUCCESS) {
+    for (size_t i = 0; i < rows; i++)
+      for (size_t d = 0; d < cols; d++)
+        coordinates[i * cols + d] = values[d * rows + i];
+    int count = 0;
+    clmg_error error = {{0}};
+    status = clmg_amg_rigid_body_modes(rows, (int)cols, coordinates, modes, &count, &error);
+    if (status != CLMG_SUCCESS)
+      snprintf(why, why_size, "%.200s: %.1200s", options->coordinates_path, error.message);
+    amg->candidates = modes;
+    amg->num_candidates = count;
+    amg->block_size = (int)cols;
+  }
+  free(values);
+  free(coordinates);
+  if (status != CLMG_SUCCESS) {
+    free(modes);
+    amg->candidates = NULL;
+    amg->num_candidates = 0;
+    return status;
+  }
+  *candidates = modes;
+  return CLMG_SUCCESS;
+}
+
+/* One V-cycle of AMG (hierarchy from the host matrix) as the
+ * preconditioner, in float inside the double Krylov method with
  * --precision mixed. */
 static clmg_status setup_amg(const solve_options *options, solve_resources *s,
                              const clmg_matrix_options *matrix_options, const char **failed_step) {
+  static char why[1536];
   if (!s->a.row_ptr) {
     *failed_step = "--precond amg builds its hierarchy from the matrix on the host, which "
                    "is not there";
     return CLMG_ERROR_UNSUPPORTED;
   }
+  *failed_step = "reading the AMG near-nullspace";
+  clmg_amg_options amg = options->amg;
+  if (amg.strength_threshold < 0) /* unset */
+    amg.strength_threshold = 0;
+  if (amg.coarsening == CLMG_AMG_CLASSICAL && options->amg.strength_threshold >= 0)
+    amg.classical_threshold = options->amg.strength_threshold;
+  double *candidates = NULL;
+  clmg_status status = amg_candidates(options, s->n, &amg, &candidates, why, sizeof why);
+  if (status != CLMG_SUCCESS) {
+    *failed_step = why;
+    return status;
+  }
   *failed_step = "setting up the AMG preconditioner";
   clmg_multigrid_options mg;
   clmg_multigrid_options_defaults(&mg);
-  mg.pre_smoothing = mg.post_smoothing = 2;
+  int gauss_seidel = strcmp(options->amg_smoother, "gauss-seidel") == 0;
+  mg.pre_smoothing = mg.post_smoothing = options->smoothing_steps > 0 ? options->smoothing_steps
+                                         : gauss_seidel               ? 1
+                                                                      : 2;
   mg.matrix = *matrix_options;
   mg.matrix.precision = options->mixed ? CLMG_FLOAT : options->precision;
-  clmg_amg_patch_smoothing patches = {NULL, options->inner, 0, 0};
   int patch = strcmp(options->amg_smoother, "patch") == 0;
-  if (!patch)
+  clmg_amg_patch_smoothing patches = {NULL, options->inner, 0, 0, gauss_seidel};
+  if (!patch && !gauss_seidel)
     clmg_smoother_type_parse(options->amg_smoother, &mg.smoother);
-  clmg_status status = clmg_amg_multigrid_create(s->context, &s->a, NULL, &mg,
-                                                 patch ? &patches : NULL, &s->multigrid);
+  status = clmg_amg_multigrid_create(s->context, &s->a, &amg, &mg,
+                                     patch || gauss_seidel ? &patches : NULL, &s->multigrid);
+  free(candidates);
   clmg_preconditioner cycle;
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_preconditioner(s->multigrid, &cycle);

@@ -71,8 +71,14 @@ typedef struct solve_options {
   int mixed;                 /* Jacobi in float inside a double Krylov method */
   /* --precond amg: the smoother on every level but the coarsest, and the
    * inner iterations of the patch smoother */
-  const char *amg_smoother; /* "patch" (default), "jacobi", "chebyshev" */
+  const char *amg_smoother; /* see SOLVE_OPTIONS_HELP's --smoother */
   int inner;
+  int smoothing_steps; /* 0: the smoother's default */
+  /* --precond amg's hierarchy: the options of clmg_amg_options, and the
+   * files of its near-nullspace (--near-nullspace) or of the nodes'
+   * coordinates (--coordinates: rigid-body modes) */
+  clmg_amg_options amg;
+  const char *nullspace_path, *coordinates_path;
 } solve_options;
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
@@ -91,6 +97,12 @@ enum {
   SOLVE_OPTION_VIEW,
   SOLVE_OPTION_SMOOTHER,
   SOLVE_OPTION_INNER,
+  SOLVE_OPTION_BLOCK_SIZE,
+  SOLVE_OPTION_NULLSPACE,
+  SOLVE_OPTION_COORDINATES,
+  SOLVE_OPTION_STRENGTH,
+  SOLVE_OPTION_COARSENING,
+  SOLVE_OPTION_SMOOTHING_STEPS,
   SOLVE_OPTION_END
 };
 #define SOLVE_SHORT_OPTIONS "o:q"
@@ -105,7 +117,13 @@ enum {
       {"skip-checks", no_argument, NULL, SOLVE_OPTION_SKIP_CHECKS},                                \
       {"restart", required_argument, NULL, SOLVE_OPTION_RESTART},                                  \
       {"smoother", required_argument, NULL, SOLVE_OPTION_SMOOTHER},                                \
-      {"inner", required_argument, NULL, SOLVE_OPTION_INNER}, {                                    \
+      {"inner", required_argument, NULL, SOLVE_OPTION_INNER},                                      \
+      {"block-size", required_argument, NULL, SOLVE_OPTION_BLOCK_SIZE},                            \
+      {"near-nullspace", required_argument, NULL, SOLVE_OPTION_NULLSPACE},                         \
+      {"coordinates", required_argument, NULL, SOLVE_OPTION_COORDINATES},                          \
+      {"strength", required_argument, NULL, SOLVE_OPTION_STRENGTH},                                \
+      {"coarsening", required_argument, NULL, SOLVE_OPTION_COARSENING},                            \
+      {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS}, {                \
     "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
   }
 #define SOLVE_OPTIONS_HELP                                                                         \
@@ -113,9 +131,36 @@ enum {
   "                           diagonal, else gmres), cg, gmres, bicgstab\n"                        \
   "      --restart M          GMRES(M): Krylov vectors kept before a restart (30)\n"               \
   "      --precond P          preconditioner: none, jacobi (default; z = D^-1 r), or\n"            \
-  "                           amg: one V-cycle of smoothed-aggregation AMG (Jacobi\n"              \
-  "                           2+2; aggregates from the matrix alone, built on the\n"               \
-  "                           host; Fu et al. 2014, section 5)\n"                                  \
+  "                           amg: one V-cycle of algebraic multigrid built from\n"                \
+  "                           the matrix alone (smoothed aggregation after Fu et\n"                \
+  "                           al. 2014, section 5, by default)\n"                                  \
+  "  AMG (with --precond amg):\n"                                                                  \
+  "      --smoother S         the smoother on every level: gauss-seidel (default:\n"               \
+  "                           symmetric, multicolour), jacobi-rho (Jacobi with\n"                  \
+  "                           omega = 4/3 / rho(D^-1 A) estimated per level),\n"                   \
+  "                           chebyshev (on D^-1 A), patch (Fu et al.'s patch\n"                   \
+  "                           block-Jacobi, --inner iterations per patch), jacobi\n"               \
+  "                           (omega 0.7), spai0. All but patch, jacobi and spai0\n"               \
+  "                           keep the cycle SPD for CG on any SPD matrix\n"                       \
+  "      --smoothing-steps N  smoothing steps before and after the coarse correction\n"            \
+  "                           (default 1 for gauss-seidel, whose step is a forward\n"              \
+  "                           and a backward sweep, 2 for the others)\n"                           \
+  "      --inner N            patch smoother: inner Jacobi iterations (default 3)\n"               \
+  "      --coarsening C       sa (default): smoothed aggregation; classical: PMIS\n"               \
+  "                           C/F splitting and direct interpolation, as hypre's\n"                \
+  "                           BoomerAMG\n"                                                         \
+  "      --block-size N       unknowns per node, numbered together (3 for 3D\n"                    \
+  "                           elasticity): a node's unknowns are aggregated as one\n"              \
+  "                           (default 1; with --coordinates the dimension)\n"                     \
+  "      --coordinates FILE   Matrix Market array, one row per node with its 2 or 3\n"             \
+  "                           coordinates: the near-nullspace becomes the rigid-body\n"            \
+  "                           modes of elasticity (3 in 2D, 6 in 3D)\n"                            \
+  "      --near-nullspace FILE  Matrix Market array of rows x k: k vectors A nearly\n"             \
+  "                           annihilates, which the coarse levels reproduce\n"                    \
+  "                           (default: the constant per unknown of a node)\n"                     \
+  "      --strength T         aggregation: j is strong for i when |a_ij| >=\n"                     \
+  "                           T sqrt(|a_ii a_jj|) (default 0: every entry);\n"                     \
+  "                           classical: |a_ij| >= T max_k |a_ik| (default 0.25)\n"                \
   "      --format F           device matrix format: auto (default), csr, ellr, sell\n"             \
   "      --precision P        double (default) or float, for matrix and vectors, or\n"             \
   "                           mixed: the Krylov method in double, the\n"                           \

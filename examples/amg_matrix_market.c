@@ -77,7 +77,7 @@ int main(int argc, char **argv) {
   /* The engine runs the levels; every level but the coarsest is smoothed by
    * patch block Jacobi over the hierarchy's patches (2 steps before and
    * after the coarse correction). */
-  clmg_amg_patch_smoothing smoothing = {&hierarchy, 0, 0, 0}; /* 0: the defaults */
+  clmg_amg_patch_smoothing smoothing = {&hierarchy, 0, 0, 0, 0}; /* 0: the defaults */
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);
   options.pre_smoothing = options.post_smoothing = 2;

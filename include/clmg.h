@@ -11,6 +11,7 @@
 #include "clmg/amg.h"
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
+#include "clmg/spd_problems.h"
 #include "clmg/homg.h"
 #include "clmg/assembly.h"
 #include "clmg/stokes.h"

@@ -676,7 +676,7 @@ static void test_amg_device_build(void **state) {
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);
   options.pre_smoothing = options.post_smoothing = 2;
-  clmg_amg_patch_smoothing smoothing = {&device, 0, 0, 0};
+  clmg_amg_patch_smoothing smoothing = {&device, 0, 0, 0, 0};
   options.smoother_factory = clmg_amg_patch_smoother_factory;
   options.smoother_factory_data = &smoothing;
   clmg_multigrid *mg = NULL;
@@ -759,7 +759,7 @@ static amg_run solve_with_amg_how(const clmg_csr *a, clmg_krylov_method method, 
   clmg_multigrid_options_defaults(&options);
   options.pre_smoothing = options.post_smoothing = 2;
   options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
-  clmg_amg_patch_smoothing smoothing = {&h, 0, 0, 0};
+  clmg_amg_patch_smoothing smoothing = {&h, 0, 0, 0, 0};
   if (patches) {
     options.smoother_factory = clmg_amg_patch_smoother_factory;
     options.smoother_factory_data = &smoothing;
@@ -767,7 +767,7 @@ static amg_run solve_with_amg_how(const clmg_csr *a, clmg_krylov_method method, 
   clmg_multigrid *mg = NULL;
   if (one_call) {
     /* its hierarchy field is ignored: NULL here */
-    clmg_amg_patch_smoothing patch_options = {NULL, 0, 0, 0};
+    clmg_amg_patch_smoothing patch_options = {NULL, 0, 0, 0, 0};
     options.smoother_factory = NULL;
     options.smoother_factory_data = NULL;
     CHECK_OK(

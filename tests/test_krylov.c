@@ -397,7 +397,7 @@ static void run_bad_preconditioner(clmg_dtype type) {
   clmg_csr a = poisson_2d(10, 1.0);
   problem p = problem_make("negating preconditioner", &a, CLMG_FORMAT_CSR, type);
   int calls = 0;
-  clmg_preconditioner preconditioner = {negate, &calls, NULL, "negate"};
+  clmg_preconditioner preconditioner = {negate, &calls, NULL, "negate", NULL};
   expect_breakdown(&p, &preconditioner, "preconditioner (negate)");
   assert_int_equal(calls, 1);
   clmg_preconditioner_destroy(&preconditioner); /* no destroy function: just clears */
@@ -418,7 +418,7 @@ static void run_errors_propagate(clmg_dtype type) {
   require_type(type);
   clmg_csr a = poisson_2d(6, 1.0);
   problem p = problem_make("failing preconditioner", &a, CLMG_FORMAT_CSR, type);
-  clmg_preconditioner preconditioner = {failing, NULL, NULL, "failing"};
+  clmg_preconditioner preconditioner = {failing, NULL, NULL, "failing", NULL};
   clmg_krylov_result result;
   assert_int_equal(clmg_cg(p.a, p.b, p.x, &preconditioner, NULL, &result),
                    CLMG_ERROR_OUT_OF_DEVICE_MEMORY);

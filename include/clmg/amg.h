@@ -1,8 +1,12 @@
-/* clmg smoothed-aggregation algebraic multigrid (Vanek, Mandel and Brezina
+/* clmg algebraic multigrid. Smoothed aggregation (Vanek, Mandel and Brezina
  * 1996, as Fu et al. 2014, section 5, use it): aggregates grown from the
- * roots of a k-maximal independent set of the matrix graph, a piecewise
- * constant tentative prolongator smoothed by one damped Jacobi step,
+ * roots of a k-maximal independent set of the strength graph (of nodes, for
+ * vector problems with a block size), a tentative prolongator fitted per
+ * aggregate to the near-nullspace (the constant, the rigid-body modes of
+ * elasticity, or the caller's vectors) smoothed by one damped Jacobi step,
  * P = (I - omega D^-1 A) P~, and Galerkin coarse matrices A_c = P^T A P.
+ * Classical AMG (PMIS C/F splitting and direct interpolation) is the other
+ * coarsening.
  * The hierarchy is built from the matrix alone (no mesh), on the host or
  * with its products on the device, and runs in the multigrid engine like
  * any other, as a solver or a Krylov preconditioner:
@@ -17,10 +21,42 @@
 extern "C" {
 #endif
 
+/* How a level is coarsened. */
+typedef enum clmg_amg_coarsening {
+  /* smoothed aggregation (default): aggregates of strongly connected nodes,
+   * a tentative prolongator fitted to the near-nullspace vectors per
+   * aggregate, smoothed by one damped Jacobi step */
+  CLMG_AMG_SMOOTHED_AGGREGATION = 0,
+  /* classical (Ruge-Stueben) AMG as hypre's BoomerAMG does it: a PMIS C/F
+   * splitting of the strength graph (De Sterck, Yang and Heys 2006) and
+   * direct interpolation; block_size and the near-nullspace are not used */
+  CLMG_AMG_CLASSICAL
+} clmg_amg_coarsening;
+
 typedef struct clmg_amg_options {
-  /* j is a strong neighbour of i when |a_ij| >= theta sqrt(|a_ii a_jj|);
-   * default 0: every stored off-diagonal entry that is not zero */
+  clmg_amg_coarsening coarsening;
+  /* j is a strong neighbour of i when |a_ij| >= theta sqrt(|a_ii a_jj|)
+   * (with blocks: the Frobenius norms of the node blocks); default 0: every
+   * stored off-diagonal entry that is not zero */
   double strength_threshold;
+  /* classical coarsening: j is a strong neighbour of i when |a_ij| >= theta
+   * max_{k != i} |a_ik| (0: 0.25, hypre's default for 2D; 0.5 for 3D) */
+  double classical_threshold;
+  /* Vector PDEs: the matrix's unknowns come in nodes of block_size
+   * consecutive rows (3 for 3D elasticity numbered x, y, z per node), and a
+   * node's rows are aggregated together; 0 or 1: scalar. The rows must be a
+   * multiple of it. */
+  int block_size;
+  /* The near-nullspace: num_candidates vectors of rows entries each,
+   * candidate k at candidates + k * rows (borrowed; only read while the
+   * hierarchy is built), which the tentative prolongator reproduces exactly
+   * on every aggregate (a QR factorisation per aggregate, as pyamg's
+   * fit_candidates). NULL: the constant per component of a node (block_size
+   * vectors). For elasticity pass the rigid-body modes
+   * (clmg_amg_rigid_body_modes). Each coarse level has num_candidates
+   * unknowns per aggregate. At most 16 candidates. */
+  const double *candidates;
+  int num_candidates;
   /* the roots of the aggregates are at least this many strong edges apart
    * plus one (a k-MIS): 2 (default; Fu et al. 2014's choice on tetrahedra)
    * gives larger aggregates than 1 */
@@ -46,6 +82,15 @@ typedef struct clmg_amg_options {
 } clmg_amg_options;
 
 CLMG_API void clmg_amg_options_defaults(clmg_amg_options *options);
+
+/* The rigid-body modes of linear elasticity at `nodes` nodes of dimension
+ * dim (2 or 3), coordinates[node * dim + d], for unknowns numbered dim per
+ * node: dim translations and 1 (2D) or 3 (3D) rotations about the nodes'
+ * centroid, *count (3 or 6) vectors of nodes * dim entries, mode k at
+ * modes + k * nodes * dim (caller-allocated: 6 * nodes * dim doubles is
+ * always enough). The near-nullspace for clmg_amg_options.candidates. */
+CLMG_API clmg_status clmg_amg_rigid_body_modes(size_t nodes, int dim, const double *coordinates,
+                                               double *modes, int *count, clmg_error *error);
 
 /* The aggregates of one level: aggregate[i] in [0, *count), or -1 for a
  * node with no strong neighbour (an identity row, say), which no aggregate
@@ -96,6 +141,11 @@ typedef struct clmg_amg_patch_smoothing {
   int inner;          /* inner Jacobi iterations per patch (0: 3, Fu et al. 2014) */
   double omega;       /* outer damping (0: 1) */
   double inner_omega; /* inner damping (0: 0.8) */
+  /* 1: symmetric multicolour Gauss-Seidel (clmg_smoother_gauss_seidel) on
+   * every level instead of the patches, damped by omega; inner and
+   * inner_omega unused. Like the patches it needs the levels' host
+   * matrices, which is why it is made here. */
+  int gauss_seidel;
 } clmg_amg_patch_smoothing;
 
 CLMG_API clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context,
@@ -105,11 +155,16 @@ CLMG_API clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_conte
 /* The AMG hierarchy of a as a multigrid engine in one call: built with the
  * Galerkin products on the device where the context's device is a GPU
  * (clmg_amg_hierarchy_build_device) and on the host elsewhere, handed to
- * the engine with mg_options (NULL: defaults; its matrix options give the
- * levels' format and precision), then freed. patch given: patch
- * block-Jacobi smoothing with its inner, omega and inner_omega (its
- * hierarchy is ignored: this one's is used); NULL: mg_options' smoother.
- * NULL amg_options: defaults. A failure's message is the context's. */
+ * the engine with mg_options (its matrix options give the levels' format
+ * and precision), then freed. patch given: patch block-Jacobi smoothing
+ * with its inner, omega and inner_omega, or with its gauss_seidel
+ * symmetric multicolour Gauss-Seidel (its hierarchy is ignored: this one's
+ * is used); NULL: mg_options' smoother. mg_options and patch both NULL: the
+ * robust default, symmetric Gauss-Seidel with one step before and after
+ * the coarse correction (a cycle that stays SPD for CG on any SPD matrix;
+ * within 1.3 x + 2 of pyamg's iterations on the test set of
+ * clmg/spd_problems.h). NULL amg_options: defaults. A failure's message is
+ * the context's. */
 CLMG_API clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                                                const clmg_amg_options *amg_options,
                                                const clmg_multigrid_options *mg_options,

@@ -21,6 +21,10 @@ typedef struct clmg_preconditioner {
   void *data;
   void (*destroy)(void *data); /* may be NULL */
   const char *name;            /* for reports, e.g. "jacobi" */
+  /* Optional: after a Krylov method found the preconditioner not SPD (a
+   * breakdown), writes what in it is to blame and what to try (a
+   * multigrid cycle names the level whose smoother diverges). */
+  void (*explain)(void *data, char *text, size_t size);
 } clmg_preconditioner;
 
 /* Jacobi: z = D^-1 r. The preconditioner keeps its own copy of D^-1 on the

@@ -74,6 +74,11 @@ CLMG_API void clmg_smoother_destroy(clmg_smoother *smoother);
 /* x += omega D^-1 (b - A x), one fused pass per step (default omega 0.7) */
 CLMG_API clmg_status clmg_smoother_jacobi(clmg_context *context, double omega,
                                           clmg_smoother *smoother);
+/* Jacobi with omega = scale / lambda_max(D^-1 A), lambda_max estimated on
+ * the level (12 power steps, raised by 10%; default scale 4/3): convergent,
+ * and a cycle with it SPD, whatever the diagonal; its name "jacobi-rho" */
+CLMG_API clmg_status clmg_smoother_jacobi_estimated(clmg_context *context, double scale,
+                                                    clmg_smoother *smoother);
 /* x += omega M (b - A x), M = diag(a_ii / sum_j a_ij^2) (default omega 1) */
 CLMG_API clmg_status clmg_smoother_spai0(clmg_context *context, double omega,
                                          clmg_smoother *smoother);
@@ -94,6 +99,38 @@ CLMG_API clmg_status clmg_smoother_chebyshev(clmg_context *context, double lower
 CLMG_API clmg_status clmg_smoother_patch_jacobi(clmg_context *context, const clmg_csr *a,
                                                 const int32_t *patch, int inner, double omega,
                                                 double inner_omega, clmg_smoother *smoother);
+
+/* Multicolour Gauss-Seidel (Adams, "A distributed memory unstructured
+ * Gauss-Seidel algorithm for multigrid smoothers", 2001): the rows are
+ * coloured so that no two rows of a colour couple (a_ij or a_ji stored),
+ * and a step visits the colours in order 0..k-1, every row i of a colour
+ * taking x_i += omega (b_i - sum_j a_ij x_j) / a_ii from the current x: a
+ * true Gauss-Seidel sweep in colour order, one launch per colour. With
+ * `symmetric` the colours are then visited backward (k-1..0), which makes
+ * the smoother's iteration A-symmetric, as CG needs of a multigrid
+ * preconditioner on SPD matrices that are not diagonally dominant. omega 0
+ * means 1; it must lie in (0, 2). A zero or non-finite diagonal entry is
+ * refused, naming the row. a: square host CSR, borrowed: it must outlive
+ * the smoother, whose every setup reads its values (new values of the same
+ * pattern, then clmg_multigrid_refresh); the smoother's operator must be
+ * a's (its rows and precision, double or float). */
+CLMG_API clmg_status clmg_smoother_gauss_seidel(clmg_context *context, const clmg_csr *a,
+                                                int symmetric, double omega,
+                                                clmg_smoother *smoother);
+/* The smoother's colours (Jones and Plassmann, "A parallel graph colouring
+ * heuristic", 1993, on the symmetrised pattern of a; deterministic: a fixed
+ * hash of the row index is its weight; then iterated greedy recolouring,
+ * class by class): colour[i] in [0, *num_colours) for each row, no two
+ * coupled rows alike, every colour used. */
+CLMG_API clmg_status clmg_gauss_seidel_colour(const clmg_csr *a, int32_t *colour, int *num_colours,
+                                              clmg_error *error);
+/* `steps` Gauss-Seidel steps on the host in the colours' order (colour:
+ * a valid colouring of a, e.g. clmg_gauss_seidel_colour's), the same as the
+ * smoother's: the reference its kernel is tested against. */
+CLMG_API clmg_status clmg_gauss_seidel_smooth_host(const clmg_csr *a, const int32_t *colour,
+                                                   int num_colours, int symmetric, double omega,
+                                                   int steps, const double *b, double *x,
+                                                   clmg_error *error);
 
 /* Vanka smoothing (Vanka 1986) in the red-black form of Bauer, Klement,
  * Oberhuber and Zabka, "Implementation of the Vanka-type multigrid solver
@@ -150,7 +187,8 @@ CLMG_API clmg_status clmg_vanka_smooth_host(const clmg_csr *a, size_t num_cells,
 typedef enum clmg_smoother_type {
   CLMG_SMOOTHER_JACOBI = 0, /* clmg_smoother_jacobi */
   CLMG_SMOOTHER_CHEBYSHEV,  /* clmg_smoother_chebyshev */
-  CLMG_SMOOTHER_SPAI0       /* clmg_smoother_spai0 */
+  CLMG_SMOOTHER_SPAI0,      /* clmg_smoother_spai0 */
+  CLMG_SMOOTHER_JACOBI_RHO  /* clmg_smoother_jacobi_estimated (omega: its scale) */
 } clmg_smoother_type;
 
 /* ---- coarse solvers ---- */
@@ -199,7 +237,7 @@ typedef enum clmg_coarse_solver_type {
 CLMG_API const char *clmg_cycle_type_name(clmg_cycle_type type);
 CLMG_API int clmg_cycle_type_parse(const char *name, clmg_cycle_type *type); /* "v", "w", "f" */
 CLMG_API const char *clmg_smoother_type_name(clmg_smoother_type type);
-/* "jacobi", "chebyshev", "spai0"; returns 0 if unknown. */
+/* "jacobi", "chebyshev", "spai0", "jacobi-rho"; returns 0 if unknown. */
 CLMG_API int clmg_smoother_type_parse(const char *name, clmg_smoother_type *type);
 
 typedef struct clmg_multigrid_options {
@@ -212,7 +250,8 @@ typedef struct clmg_multigrid_options {
    * default) or 0: the same steps on every level. */
   double smoothing_growth;
   clmg_smoother_type smoother; /* default Jacobi */
-  double omega; /* Jacobi / SPAI-0 damping; 0 (default): 0.7 for Jacobi, 1 for SPAI-0 */
+  double omega; /* Jacobi / SPAI-0 damping; 0 (default): 0.7 for Jacobi, 1 for SPAI-0; jacobi-rho:
+                   the scale over lambda_max (0: 4/3) */
   double chebyshev_lower_ratio;   /* Chebyshev interval [lambda_max * ratio, lambda_max] (default
                                      1/30) */
   int eigen_iterations;           /* power steps for lambda_max(D^-1 A) (default 12) */

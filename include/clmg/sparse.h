@@ -82,6 +82,11 @@ CLMG_API clmg_status clmg_read_matrix_market_vector(const char *path, double **v
                                                     clmg_error *error);
 CLMG_API clmg_status clmg_write_matrix_market_vector(const char *path, const double *values,
                                                      size_t n, clmg_error *error);
+/* A dense rows x cols matrix, values row-major (values[i * cols + j]), as a
+ * Matrix Market array file (real general, column by column as the format
+ * lists them); the vector writer is its cols = 1 case. */
+CLMG_API clmg_status clmg_write_matrix_market_array(const char *path, const double *values,
+                                                    size_t rows, size_t cols, clmg_error *error);
 
 /* ---- device matrices ---- */
 

@@ -11,7 +11,7 @@
 #include "core/internal.h"
 #include "la/internal.h"
 
-#include "clmg/amg.h"
+#include "amg/amg_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,7 +33,10 @@ void clmg_amg_options_defaults(clmg_amg_options *options) {
   options->patch_root_distance = 1;
   options->coarse_rows = 256;
   options->max_levels = 20;
+  options->block_size = 1;
 }
+
+enum { MAX_CANDIDATES = 16, MAX_BLOCK = 16 };
 
 static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
   if (!(o->strength_threshold >= 0 && o->strength_threshold <= 1))
@@ -54,7 +57,29 @@ static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
   if (!(o->prolongator_damping >= 0 && o->prolongator_damping < 2))
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG prolongator damping %g is outside [0, 2)", o->prolongator_damping);
+  if (o->coarsening != CLMG_AMG_SMOOTHED_AGGREGATION && o->coarsening != CLMG_AMG_CLASSICAL)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "AMG coarsening %d is unknown",
+                          (int)o->coarsening);
+  if (!(o->classical_threshold >= 0 && o->classical_threshold < 1))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG classical strength threshold %g is outside [0, 1)",
+                          o->classical_threshold);
+  if (o->block_size < 0 || o->block_size > MAX_BLOCK)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG block size %d is outside [1, %d]", o->block_size, MAX_BLOCK);
+  if (o->num_candidates < 0 || o->num_candidates > MAX_CANDIDATES ||
+      (o->num_candidates > 0) != (o->candidates != NULL))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG near-nullspace: %d candidates %s (give 1 to %d vectors, or none "
+                          "for the constant)",
+                          o->num_candidates, o->candidates ? "given" : "without their values",
+                          MAX_CANDIDATES);
   return CLMG_SUCCESS;
+}
+
+/* Unknowns per node (block_size 0 means 1). */
+static size_t block_of(const clmg_amg_options *o) {
+  return o->block_size > 1 ? (size_t)o->block_size : 1;
 }
 
 static clmg_status check_square(const clmg_csr *a, clmg_error *error) {
@@ -78,7 +103,13 @@ static clmg_status check_input(const clmg_csr *a, const clmg_amg_options *option
   else
     clmg_amg_options_defaults(resolved);
   clmg_status status = check_square(a, error);
-  return status == CLMG_SUCCESS ? check_options(resolved, error) : status;
+  if (status == CLMG_SUCCESS)
+    status = check_options(resolved, error);
+  if (status == CLMG_SUCCESS && a->rows % block_of(resolved) != 0)
+    status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "AMG block size %d does not divide the %zu rows", resolved->block_size,
+                            a->rows);
+  return status;
 }
 
 /* ---- strength of connection ---- */
@@ -298,8 +329,11 @@ static size_t renumber(int32_t *aggregate, size_t n, int32_t *map) {
   return count;
 }
 
-static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, int32_t *aggregate,
-                                   size_t *count, clmg_error *error) {
+/* min_fit: aggregates of fewer nodes than this, once joined and dissolved,
+ * are given up (their nodes get -1, left to the smoother): the
+ * near-nullspace fit needs as many unknowns in an aggregate as candidates. */
+static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, size_t min_fit,
+                                   int32_t *aggregate, size_t *count, clmg_error *error) {
   size_t n = g->n;
   uint8_t *is_root = clmg_alloc_array(n ? n : 1, 1);
   int32_t *work[3];
@@ -323,7 +357,8 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
   ok = join_neighbours(g, (size_t)roots, aggregate, next);
   *count = renumber(aggregate, n, depth);
 
-  if (o->min_aggregate_size > 1 && *count > 1) {
+  size_t min_size = o->min_aggregate_size > min_fit ? o->min_aggregate_size : min_fit;
+  if (min_size > 1 && *count > 0) {
     /* sizes in depth[]; dissolve the small ones (unless all are small) */
     for (size_t c = 0; c < *count; c++)
       depth[c] = 0;
@@ -332,14 +367,25 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
         depth[aggregate[i]]++;
     size_t kept = 0;
     for (size_t c = 0; c < *count; c++)
-      kept += (size_t)depth[c] >= o->min_aggregate_size;
-    if (kept > 0) {
+      kept += (size_t)depth[c] >= min_size;
+    if (kept > 0 && kept < *count) {
       for (size_t i = 0; i < n; i++)
-        if (aggregate[i] >= 0 && (size_t)depth[aggregate[i]] < o->min_aggregate_size)
+        if (aggregate[i] >= 0 && (size_t)depth[aggregate[i]] < min_size)
           aggregate[i] = -1;
       ok = ok && join_neighbours(g, *count, aggregate, next);
       *count = renumber(aggregate, n, depth);
     }
+  }
+  if (min_fit > 1 && *count > 0) {
+    for (size_t c = 0; c < *count; c++)
+      depth[c] = 0;
+    for (size_t i = 0; i < n; i++)
+      if (aggregate[i] >= 0)
+        depth[aggregate[i]]++;
+    for (size_t i = 0; i < n; i++)
+      if (aggregate[i] >= 0 && (size_t)depth[aggregate[i]] < min_fit)
+        aggregate[i] = -1;
+    *count = renumber(aggregate, n, depth);
   }
   free(is_root);
   for (int w = 0; w < 3; w++)
@@ -347,6 +393,67 @@ static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, in
   return ok ? CLMG_SUCCESS
             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                              "AMG: cannot allocate the aggregation's counters for %zu nodes", n);
+}
+
+/* The node matrix of a with `block` unknowns per node: entry (I, J) is the
+ * Frobenius norm of the block of rows of node I and columns of node J (the
+ * amalgamation pyamg's and hypre's strength measures use for systems). */
+static clmg_status node_matrix(const clmg_csr *a, size_t block, clmg_csr *nodes,
+                               clmg_error *error) {
+  size_t n = a->rows, nnz = clmg_csr_nnz(a);
+  int32_t *row = clmg_alloc_array(nnz ? nnz : 1, sizeof *row);
+  int32_t *col = clmg_alloc_array(nnz ? nnz : 1, sizeof *col);
+  double *val = clmg_alloc_array(nnz ? nnz : 1, sizeof *val);
+  clmg_status status = CLMG_SUCCESS;
+  if (!row || !col || !val)
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "AMG: cannot allocate the node matrix of %zu entries", nnz);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++)
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      row[k] = (int32_t)(i / block);
+      col[k] = (int32_t)((size_t)a->col[k] / block);
+      val[k] = a->val[k] * a->val[k];
+    }
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_from_triplets(n / block, a->cols / block, nnz, row, col, val, nodes, error);
+  for (size_t k = 0; status == CLMG_SUCCESS && k < clmg_csr_nnz(nodes); k++)
+    nodes->val[k] = sqrt(nodes->val[k]);
+  free(row);
+  free(col);
+  free(val);
+  return status;
+}
+
+/* The aggregates of a's nodes (block unknowns each), written per row: the
+ * rows of a node share its aggregate. min_fit as for aggregate_graph. */
+static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, size_t block,
+                                  size_t min_fit, int32_t *aggregate, size_t *count,
+                                  clmg_error *error) {
+  clmg_csr nodes = {0};
+  const clmg_csr *strength_of = a;
+  clmg_status status = CLMG_SUCCESS;
+  if (block > 1) {
+    status = node_matrix(a, block, &nodes, error);
+    strength_of = &nodes;
+  }
+  graph g = {0};
+  if (status == CLMG_SUCCESS)
+    status = strong_graph(strength_of, o->strength_threshold, &g, error);
+  if (status == CLMG_SUCCESS)
+    status = aggregate_graph(&g, o, min_fit, aggregate, count, error);
+  /* spread the nodes' aggregates over their rows, from the last row down
+   * (row i reads entry i / block <= i, not yet overwritten) */
+  for (size_t i = a->rows; status == CLMG_SUCCESS && block > 1 && i-- > 0;)
+    aggregate[i] = aggregate[i / block];
+  graph_free(&g);
+  clmg_csr_free(&nodes);
+  return status;
+}
+
+/* The unknowns per aggregate the near-nullspace fit needs: an aggregate of
+ * `candidates` vectors needs at least as many unknowns. */
+static size_t fit_nodes(size_t candidates, size_t block) {
+  return (candidates + block - 1) / block;
 }
 
 clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *options,
@@ -359,12 +466,208 @@ clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *option
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "aggregate or count is NULL");
   if (status != CLMG_SUCCESS)
     return status;
-  graph g = {0};
-  status = strong_graph(a, o->strength_threshold, &g, error);
-  if (status == CLMG_SUCCESS)
-    status = aggregate_graph(&g, o, aggregate, count, error);
-  graph_free(&g);
-  return status;
+  size_t block = block_of(o);
+  size_t candidates = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
+  return aggregate_rows(a, o, block, fit_nodes(candidates, block), aggregate, count, error);
+}
+
+/* ---- near-nullspace ---- */
+
+clmg_status clmg_amg_rigid_body_modes(size_t nodes, int dim, const double *coordinates,
+                                      double *modes, int *count, clmg_error *error) {
+  clmg_error_clear(error);
+  if ((dim != 2 && dim != 3) || (nodes > 0 && (!coordinates || !modes)) || !count)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "rigid-body modes need dimension 2 or 3 (not %d), the coordinates, the "
+                          "modes' memory and the count",
+                          dim);
+  size_t d = (size_t)dim, n = nodes * d;
+  int modes_count = dim == 2 ? 3 : 6;
+  double centre[3] = {0, 0, 0};
+  for (size_t i = 0; i < nodes; i++)
+    for (size_t c = 0; c < d; c++) {
+      if (!isfinite(coordinates[i * d + c]))
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "rigid-body modes: node %zu has a coordinate that is not finite",
+                              i + 1);
+      centre[c] += coordinates[i * d + c] / (double)nodes;
+    }
+  for (size_t k = 0; k < (size_t)modes_count * n; k++)
+    modes[k] = 0;
+  for (size_t i = 0; i < nodes; i++) {
+    double x = coordinates[i * d] - centre[0], y = coordinates[i * d + 1] - centre[1];
+    double z = dim == 3 ? coordinates[i * d + 2] - centre[2] : 0;
+    for (size_t c = 0; c < d; c++)
+      modes[c * n + i * d + c] = 1; /* translations */
+    double *rotation = modes + d * n + i * d;
+    if (dim == 2) {
+      rotation[0] = -y;
+      rotation[1] = x;
+    } else {
+      rotation[0] = -y; /* about z */
+      rotation[1] = x;
+      rotation[n + 1] = -z; /* about x */
+      rotation[n + 2] = y;
+      rotation[2 * n + 0] = z; /* about y */
+      rotation[2 * n + 2] = -x;
+    }
+  }
+  *count = modes_count;
+  return CLMG_SUCCESS;
+}
+
+/* The tentative prolongator fitted to the candidates (pyamg's
+ * fit_candidates): for each aggregate, the rows B_j of the candidates B (n x
+ * k, column-major) on its unknowns are factored B_j = Q_j R_j by modified
+ * Gram-Schmidt (twice, for orthogonality); P~ holds Q_j in the aggregate's k
+ * columns [j k, j k + k), and the coarse candidates are the R_j (count k x
+ * k, column-major). A candidate dependent on the earlier ones within an
+ * aggregate (rank deficiency: two nodes cannot carry six rigid-body modes)
+ * gets a unit vector orthogonal to the others instead, so P~ keeps
+ * orthonormal columns and the coarse level no empty row. Unknowns without an
+ * aggregate have an empty row. *coarse_candidates is malloc'ed. */
+static clmg_status fit_candidates(size_t n, const int32_t *aggregate, size_t count, const double *b,
+                                  size_t k, clmg_csr *tentative, double **coarse_candidates,
+                                  clmg_error *error) {
+  size_t nc = count * k;
+  *tentative = (clmg_csr){n, nc, NULL, NULL, NULL};
+  *coarse_candidates = NULL;
+  int64_t *start = clmg_alloc_zeroed_array(count + 1, sizeof *start);
+  int32_t *members = clmg_alloc_array(n ? n : 1, sizeof *members);
+  double *r = clmg_alloc_zeroed_array(nc * k > 0 ? nc * k : 1, sizeof *r);
+  double *q = NULL;
+  tentative->row_ptr = clmg_alloc_array(n + 1, sizeof *tentative->row_ptr);
+  size_t entries = 0, largest = 0;
+  for (size_t i = 0; i < n; i++)
+    entries += aggregate[i] >= 0 ? k : 0;
+  tentative->col = clmg_alloc_array(entries ? entries : 1, sizeof *tentative->col);
+  tentative->val = clmg_alloc_array(entries ? entries : 1, sizeof *tentative->val);
+  if (start && members) {
+    for (size_t i = 0; i < n; i++)
+      if (aggregate[i] >= 0)
+        start[aggregate[i] + 1]++;
+    for (size_t j = 0; j < count; j++) {
+      largest = (size_t)start[j + 1] > largest ? (size_t)start[j + 1] : largest;
+      start[j + 1] += start[j];
+    }
+    q = clmg_alloc_array(largest * k > 0 ? largest * k : 1, sizeof *q);
+  }
+  if (!start || !members || !r || !q || !tentative->row_ptr || !tentative->col || !tentative->val) {
+    free(start);
+    free(members);
+    free(r);
+    free(q);
+    clmg_csr_free(tentative);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate the tentative prolongator of %zu rows and %zu "
+                          "candidates",
+                          n, k);
+  }
+  /* the members of each aggregate in row order (start[] advances, then is
+   * restored) */
+  for (size_t i = 0; i < n; i++)
+    if (aggregate[i] >= 0)
+      members[start[aggregate[i]]++] = (int32_t)i;
+  for (size_t j = count; j > 0; j--)
+    start[j] = start[j - 1];
+  start[0] = 0;
+  /* P~'s rows: unknown i of aggregate j has entries in columns j k .. j k +
+   * k - 1 (filled below) */
+  tentative->row_ptr[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    tentative->row_ptr[i + 1] = tentative->row_ptr[i] + (aggregate[i] >= 0 ? (int64_t)k : 0);
+  for (size_t j = 0; j < count; j++) {
+    size_t m = (size_t)(start[j + 1] - start[j]);
+    const int32_t *rows = members + start[j];
+    double *rj = r + j * k; /* R_j(a, c) at r[c * nc + j k + a] */
+    size_t unit = 0;        /* the next unit vector to try for a deficient column */
+    for (size_t c = 0; c < k; c++) {
+      double *qc = q + c * m;
+      double norm0 = 0;
+      for (size_t t = 0; t < m; t++) {
+        qc[t] = b[c * n + (size_t)rows[t]];
+        norm0 += qc[t] * qc[t];
+      }
+      norm0 = sqrt(norm0);
+      int replaced = 0;
+      for (;;) {
+        for (int pass = 0; pass < 2; pass++)
+          for (size_t e = 0; e < c; e++) {
+            const double *qe = q + e * m;
+            double dot = 0;
+            for (size_t t = 0; t < m; t++)
+              dot += qe[t] * qc[t];
+            for (size_t t = 0; t < m; t++)
+              qc[t] -= dot * qe[t];
+            if (!replaced)
+              rj[c * nc + e] += dot;
+          }
+        double norm = 0;
+        for (size_t t = 0; t < m; t++)
+          norm += qc[t] * qc[t];
+        norm = sqrt(norm);
+        if (norm > 1e-10 * norm0 && norm > 1e-300) {
+          if (!replaced)
+            rj[c * nc + c] = norm;
+          for (size_t t = 0; t < m; t++)
+            qc[t] /= norm;
+          break;
+        }
+        /* dependent (or zero on this aggregate): R keeps a zero there; try
+         * the next unit vector (m >= k: the aggregation saw to it) */
+        replaced = 1;
+        if (unit >= m) {
+          for (size_t t = 0; t < m; t++)
+            qc[t] = 0;
+          break;
+        }
+        for (size_t t = 0; t < m; t++)
+          qc[t] = t == unit ? 1 : 0;
+        norm0 = 1;
+        unit++;
+      }
+    }
+    for (size_t t = 0; t < m; t++) {
+      int64_t at = tentative->row_ptr[rows[t]];
+      for (size_t c = 0; c < k; c++) {
+        tentative->col[at + (int64_t)c] = (int32_t)(j * k + c);
+        tentative->val[at + (int64_t)c] = q[c * m + t];
+      }
+    }
+  }
+  free(start);
+  free(members);
+  free(q);
+  *coarse_candidates = r;
+  return CLMG_SUCCESS;
+}
+
+/* The candidates of the finest level: the given ones, or the constant per
+ * component of a node (malloc'ed, n x k column-major). */
+static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t block, double **b,
+                                     size_t *k, clmg_error *error) {
+  *k = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
+  *b = clmg_alloc_array(n * *k > 0 ? n * *k : 1, sizeof **b);
+  if (!*b)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "AMG: cannot allocate %zu near-nullspace vectors of %zu rows", *k, n);
+  if (o->num_candidates > 0) {
+    for (size_t i = 0; i < n * *k; i++)
+      if (!isfinite(o->candidates[i])) {
+        free(*b);
+        *b = NULL;
+        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "AMG near-nullspace vector %zu has a value that is not finite "
+                              "in row %zu",
+                              i / n + 1, i % n + 1);
+      }
+    memcpy(*b, o->candidates, n * *k * sizeof **b);
+  } else {
+    for (size_t c = 0; c < *k; c++)
+      for (size_t i = 0; i < n; i++)
+        (*b)[c * n + i] = i % block == c ? 1 : 0;
+  }
+  return CLMG_SUCCESS;
 }
 
 /* ---- prolongator and Galerkin product ---- */
@@ -406,31 +709,6 @@ static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, doub
   return estimate;
 }
 
-/* P~: one entry 1 in the column of each node's aggregate (none for a node
- * without one). */
-static clmg_status tentative_prolongator(size_t n, const int32_t *aggregate, size_t count,
-                                         clmg_csr *tentative, clmg_error *error) {
-  *tentative = (clmg_csr){n, count, NULL, NULL, NULL};
-  tentative->row_ptr = clmg_alloc_array(n + 1, sizeof *tentative->row_ptr);
-  tentative->col = clmg_alloc_array(n ? n : 1, sizeof *tentative->col);
-  tentative->val = clmg_alloc_array(n ? n : 1, sizeof *tentative->val);
-  if (!tentative->row_ptr || !tentative->col || !tentative->val) {
-    clmg_csr_free(tentative);
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "AMG: cannot allocate the prolongator of %zu rows", n);
-  }
-  tentative->row_ptr[0] = 0;
-  for (size_t i = 0; i < n; i++) {
-    int64_t k = tentative->row_ptr[i];
-    if (aggregate[i] >= 0) {
-      tentative->col[k] = aggregate[i];
-      tentative->val[k++] = 1.0;
-    }
-    tentative->row_ptr[i + 1] = k;
-  }
-  return CLMG_SUCCESS;
-}
-
 /* omega / a_ii per row (0 where a_ii is 0) for P = (I - omega D^-1 A) P~,
  * omega = damping or 4/3 over lambda_max(D^-1 A); `scale` has a->rows
  * entries. */
@@ -457,42 +735,39 @@ static clmg_status prolongator_scale(const clmg_csr *a, double damping, double *
   return CLMG_SUCCESS;
 }
 
-/* What both prolongator smoothings start from: P~ and the row scales
- * omega / a_ii (malloc'ed; freed by the caller also on failure). */
-static clmg_status prolongator_inputs(const clmg_csr *a, const int32_t *aggregate, size_t count,
-                                      double damping, clmg_csr *tentative, double **scale,
-                                      clmg_error *error) {
-  size_t n = a->rows;
-  *scale = clmg_alloc_array(n ? n : 1, sizeof **scale);
-  if (!*scale)
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "AMG: cannot allocate %zu row scales", n);
-  clmg_status status = tentative_prolongator(n, aggregate, count, tentative, error);
-  if (status == CLMG_SUCCESS)
-    status = prolongator_scale(a, damping, *scale, error);
-  return status;
-}
-
-/* P = (I - omega D^-1 A) P~ for the aggregates of a, on the host; P has
- * a->rows rows and `count` columns. */
-static clmg_status smoothed_prolongator(const clmg_csr *a, const int32_t *aggregate, size_t count,
+/* P = (I - omega D^-1 A) P~ on the host, from the tentative P~ (P~'s
+ * entries lie in the product A P~'s pattern where a_ii is stored: each is
+ * found in its sorted row). */
+static clmg_status smoothed_prolongator(const clmg_csr *a, const clmg_csr *tentative,
                                         double damping, clmg_csr *p, clmg_error *error) {
   size_t n = a->rows;
-  clmg_csr tentative = {0}, product = {0};
-  double *scale = NULL;
-  clmg_status status = prolongator_inputs(a, aggregate, count, damping, &tentative, &scale, error);
+  clmg_csr product = {0};
+  double *scale = clmg_alloc_array(n ? n : 1, sizeof *scale);
+  clmg_status status = scale ? prolongator_scale(a, damping, scale, error)
+                             : clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                              "AMG: cannot allocate %zu row scales", n);
   if (status == CLMG_SUCCESS)
-    status = clmg_csr_multiply(a, &tentative, &product, error);
+    status = clmg_csr_multiply(a, tentative, &product, error);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++) {
+    for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
+      product.val[k] *= -scale[i];
+    int64_t k = product.row_ptr[i];
+    for (int64_t t = tentative->row_ptr[i]; t < tentative->row_ptr[i + 1]; t++) {
+      while (k < product.row_ptr[i + 1] && product.col[k] < tentative->col[t])
+        k++;
+      if (k == product.row_ptr[i + 1] || product.col[k] != tentative->col[t])
+        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                "AMG: row %zu of the matrix does not store its diagonal entry, "
+                                "which the prolongator smoothing needs",
+                                i + 1);
+      else
+        product.val[k] += tentative->val[t];
+    }
+  }
   if (status == CLMG_SUCCESS) {
-    /* P_ij = P~_ij - omega / a_ii (A P~)_ij; P~'s entry is in the product's
-     * pattern when a_ii is stored (cl/amg.cl does the same on the device) */
-    for (size_t i = 0; i < n; i++)
-      for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
-        product.val[k] = (product.col[k] == aggregate[i] ? 1.0 : 0.0) - scale[i] * product.val[k];
     *p = product;
     product = (clmg_csr){0};
   }
-  clmg_csr_free(&tentative);
   clmg_csr_free(&product);
   free(scale);
   return status;
@@ -517,10 +792,15 @@ static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coar
  * apart), so no patch cuts an aggregate; a node outside every aggregate is
  * a patch of its own. */
 static clmg_status make_patches(const clmg_csr *coarse, const int32_t *aggregate, size_t n,
-                                const clmg_amg_options *o, int32_t **patch, clmg_error *error) {
+                                size_t k, const clmg_amg_options *o, int32_t **patch,
+                                clmg_error *error) {
+  /* the coarse graph's nodes are the aggregates (k unknowns each) */
   clmg_amg_options coarse_options = *o;
   coarse_options.root_distance = o->patch_root_distance;
   coarse_options.min_aggregate_size = 0;
+  coarse_options.block_size = (int)k;
+  coarse_options.candidates = NULL;
+  coarse_options.num_candidates = 0;
   int32_t *group = clmg_alloc_array(coarse->rows ? coarse->rows : 1, sizeof *group);
   *patch = clmg_alloc_array(n ? n : 1, sizeof **patch);
   if (!group || !*patch) {
@@ -540,7 +820,7 @@ static clmg_status make_patches(const clmg_csr *coarse, const int32_t *aggregate
       if (group[c] < 0)
         group[c] = (int32_t)next++;
     for (size_t i = 0; i < n; i++)
-      (*patch)[i] = aggregate[i] >= 0 ? group[aggregate[i]] : (int32_t)next++;
+      (*patch)[i] = aggregate[i] >= 0 ? group[(size_t)aggregate[i] * k] : (int32_t)next++;
   }
   free(group);
   if (status != CLMG_SUCCESS) {
@@ -627,60 +907,75 @@ static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device
 }
 
 /* One coarsening on the device: the row scales (device_row_scale), P =
- * (I - omega D^-1 A) P~ from the product A P~ (cl/amg.cl), then A_c = P^T (A P) with the device
- * transpose and products; A_c also comes back to the host, where the next aggregation and the
- * patches are made. fine_device holds the fine matrix. */
+ * (I - omega D^-1 A) P~ from the product A P~ (cl/amg.cl), then A_c = P^T
+ * (A P) with the device transpose and products; A_c also comes back to the
+ * host, where the next aggregation and the patches are made. fine_device
+ * holds the fine matrix, tentative P~ (fit_candidates). */
 static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
-                                  const clmg_csr_device *fine_device, const int32_t *aggregate,
-                                  size_t count, double damping, clmg_csr_device *p_device,
+                                  const clmg_csr_device *fine_device, const clmg_csr *tentative,
+                                  double damping, clmg_csr_device *p_device,
                                   clmg_csr_device *coarse_device, clmg_csr *coarse,
                                   clmg_error *error) {
   size_t n = fine->rows;
   clmg_dtype precision = clmg_vector_type(fine_device->val);
-  clmg_csr tentative = {0};
   clmg_csr_device tentative_device = {0}, r = {0}, ap = {0};
-  clmg_vector *aggregate_device = NULL, *scale_device = NULL;
-  clmg_status status = tentative_prolongator(n, aggregate, count, &tentative, error);
-  clmg_status device = CLMG_SUCCESS;
-  if (status == CLMG_SUCCESS) {
-    device = device_row_scale(context, fine_device, damping, &scale_device);
-    if (device == CLMG_SUCCESS)
-      device = clmg_csr_device_upload(context, &tentative, precision, &tentative_device);
-    if (device == CLMG_SUCCESS)
-      device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
-    if (device == CLMG_SUCCESS)
-      device = clmg_vector_create_from_host(context, CLMG_INT32, n, aggregate, &aggregate_device);
-    clmg_kernel_args args;
-    if (device == CLMG_SUCCESS)
-      device = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
-                                    "amg_smooth_prolongator", &args);
-    if (device == CLMG_SUCCESS) {
-      clmg_arg_ulong(&args, n);
-      clmg_arg_buffer(&args, p_device->row_ptr->buffer);
-      clmg_arg_buffer(&args, p_device->col->buffer);
-      clmg_arg_buffer(&args, p_device->val->buffer);
-      clmg_arg_buffer(&args, aggregate_device->buffer);
-      clmg_arg_buffer(&args, scale_device->buffer);
-      device = clmg_launch_args(&args, n);
-    }
-    if (device == CLMG_SUCCESS)
-      device = clmg_csr_device_transpose(context, p_device, &r);
-    if (device == CLMG_SUCCESS)
-      device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
-    if (device == CLMG_SUCCESS)
-      device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
-    if (device != CLMG_SUCCESS)
-      status = device_failure(context, device, error);
+  clmg_vector *scale_device = NULL;
+  clmg_status status = CLMG_SUCCESS;
+  clmg_status device = device_row_scale(context, fine_device, damping, &scale_device);
+  if (device == CLMG_SUCCESS)
+    device = clmg_csr_device_upload(context, tentative, precision, &tentative_device);
+  if (device == CLMG_SUCCESS)
+    device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
+  clmg_kernel_args args;
+  if (device == CLMG_SUCCESS)
+    device = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
+                                  "amg_smooth_prolongator", &args);
+  if (device == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, p_device->row_ptr->buffer);
+    clmg_arg_buffer(&args, p_device->col->buffer);
+    clmg_arg_buffer(&args, p_device->val->buffer);
+    clmg_arg_buffer(&args, tentative_device.row_ptr->buffer);
+    clmg_arg_buffer(&args, tentative_device.col->buffer);
+    clmg_arg_buffer(&args, tentative_device.val->buffer);
+    clmg_arg_buffer(&args, scale_device->buffer);
+    device = clmg_launch_args(&args, n);
   }
+  if (device == CLMG_SUCCESS)
+    device = clmg_csr_device_transpose(context, p_device, &r);
+  if (device == CLMG_SUCCESS)
+    device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
+  if (device == CLMG_SUCCESS)
+    device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
+  if (device != CLMG_SUCCESS)
+    status = device_failure(context, device, error);
   if (status == CLMG_SUCCESS)
     status = clmg_csr_device_download(coarse_device, coarse, error);
-  clmg_csr_free(&tentative);
   clmg_csr_device_free(&tentative_device);
   clmg_csr_device_free(&r);
   clmg_csr_device_free(&ap);
-  clmg_vector_destroy(aggregate_device);
   clmg_vector_destroy(scale_device);
   return status;
+}
+
+/* Every row of an aggregate stores its diagonal entry: P~'s entries of the
+ * row then lie in the pattern of A P~, which the prolongator smoothing
+ * (host and device alike) adds them into. */
+static clmg_status check_aggregated_diagonals(const clmg_csr *a, const int32_t *aggregate,
+                                              clmg_error *error) {
+  for (size_t i = 0; i < a->rows; i++) {
+    if (aggregate[i] < 0)
+      continue;
+    int stored = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !stored; k++)
+      stored = (size_t)a->col[k] == i;
+    if (!stored)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "AMG: row %zu does not store its diagonal entry, which the "
+                            "prolongator smoothing needs",
+                            i + 1);
+  }
+  return CLMG_SUCCESS;
 }
 
 void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
@@ -755,35 +1050,92 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     if (uploaded != CLMG_SUCCESS)
       status = device_failure(context, uploaded, error);
   }
+  /* the near-nullspace of the level being coarsened (n x k) and its
+   * unknowns per node */
+  size_t block = block_of(o), k = 0;
+  double *candidates = NULL;
+  if (status == CLMG_SUCCESS && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
+    status = finest_candidates(o, a->rows, block, &candidates, &k, error);
   while (status == CLMG_SUCCESS && built < capacity && levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr *fine = &levels_a[built - 1];
-    size_t count = 0;
-    /* the finest level's roots root_distance apart, the coarser (denser
-     * Galerkin) levels' coarse_root_distance apart */
-    clmg_amg_options level_options = *o;
-    if (built > 1 && o->coarse_root_distance > 0)
-      level_options.root_distance = o->coarse_root_distance;
-    status = clmg_amg_aggregate(fine, &level_options, aggregate, &count, error);
+    size_t count = 0, coarse_rows = 0;
+    clmg_csr tentative = {0}, classical = {0};
+    double *coarse_candidates = NULL;
+    if (o->coarsening == CLMG_AMG_CLASSICAL) {
+      status = clmg_amg_classical_prolongator(
+          fine, o->classical_threshold > 0 ? o->classical_threshold : 0.25, &classical,
+          &coarse_rows, error);
+    } else {
+      /* the finest level's roots root_distance apart, the coarser (denser
+       * Galerkin) levels' coarse_root_distance apart */
+      clmg_amg_options level_options = *o;
+      if (built > 1 && o->coarse_root_distance > 0)
+        level_options.root_distance = o->coarse_root_distance;
+      status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
+                              error);
+      coarse_rows = count * k;
+    }
     /* no aggregate, or too little coarsening to pay for a level: stop */
-    if (status != CLMG_SUCCESS || count == 0 || count * 10 > fine->rows * 9)
+    if (status != CLMG_SUCCESS || coarse_rows == 0 || coarse_rows * 10 > fine->rows * 9) {
+      clmg_csr_free(&classical);
       break;
+    }
+    if (o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION) {
+      status = check_aggregated_diagonals(fine, aggregate, error);
+      if (status == CLMG_SUCCESS)
+        status = fit_candidates(fine->rows, aggregate, count, candidates, k, &tentative,
+                                &coarse_candidates, error);
+    }
     /* p[built] maps level built to built - 1 (fine), as the engine wants
      * after the reversal */
-    if (context) {
-      status = device_coarsen(context, fine, &h.device_a[built - 1], aggregate, count,
-                              o->prolongator_damping, &h.device_p[built], &h.device_a[built],
-                              &levels_a[built], error);
-    } else {
-      status = smoothed_prolongator(fine, aggregate, count, o->prolongator_damping,
-                                    &levels_p[built], error);
+    if (status == CLMG_SUCCESS && context && o->coarsening == CLMG_AMG_CLASSICAL) {
+      clmg_dtype precision = clmg_vector_type(h.device_a[built - 1].val);
+      clmg_status device =
+          clmg_csr_device_upload(context, &classical, precision, &h.device_p[built]);
+      clmg_csr_device r = {0}, ap = {0};
+      if (device == CLMG_SUCCESS)
+        device = clmg_csr_device_transpose(context, &h.device_p[built], &r);
+      if (device == CLMG_SUCCESS)
+        device = clmg_csr_device_multiply(context, &h.device_a[built - 1], &h.device_p[built], &ap);
+      if (device == CLMG_SUCCESS)
+        device = clmg_csr_device_multiply(context, &r, &ap, &h.device_a[built]);
+      clmg_csr_device_free(&r);
+      clmg_csr_device_free(&ap);
+      status = device == CLMG_SUCCESS
+                   ? clmg_csr_device_download(&h.device_a[built], &levels_a[built], error)
+                   : device_failure(context, device, error);
+    } else if (status == CLMG_SUCCESS && context) {
+      status =
+          device_coarsen(context, fine, &h.device_a[built - 1], &tentative, o->prolongator_damping,
+                         &h.device_p[built], &h.device_a[built], &levels_a[built], error);
+    } else if (status == CLMG_SUCCESS) {
+      if (o->coarsening == CLMG_AMG_CLASSICAL) {
+        levels_p[built] = classical;
+        classical = (clmg_csr){0};
+      } else {
+        status =
+            smoothed_prolongator(fine, &tentative, o->prolongator_damping, &levels_p[built], error);
+      }
       if (status == CLMG_SUCCESS)
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
     }
-    if (status == CLMG_SUCCESS && with_patches)
-      status = make_patches(&levels_a[built], aggregate, fine->rows, o, &h.patch[built - 1], error);
-    if (status == CLMG_SUCCESS)
+    /* the patches group whole aggregates (classical levels: none) */
+    if (status == CLMG_SUCCESS && with_patches && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
+      status =
+          make_patches(&levels_a[built], aggregate, fine->rows, k, o, &h.patch[built - 1], error);
+    clmg_csr_free(&tentative);
+    clmg_csr_free(&classical);
+    if (status == CLMG_SUCCESS) {
       built++;
+      /* the coarse level has k unknowns per aggregate: its nodes */
+      free(candidates);
+      candidates = coarse_candidates;
+      block = k;
+    } else {
+      free(coarse_candidates);
+    }
   }
+  free(candidates);
   free(aggregate);
   if (status != CLMG_SUCCESS) {
     if (borrow_finest)
@@ -828,14 +1180,21 @@ clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *conte
   (void)level;
   const clmg_amg_patch_smoothing *ps = smoothing;
   const clmg_amg_hierarchy *h = ps ? ps->hierarchy : NULL;
-  for (int l = 0; h && l < h->num_levels; l++)
-    if (h->a[l].rows == a->rows && h->patch[l])
+  int gauss_seidel = ps && ps->gauss_seidel;
+  for (int l = 0; h && l < h->num_levels; l++) {
+    if (h->a[l].rows != a->rows)
+      continue;
+    if (gauss_seidel)
+      return clmg_smoother_gauss_seidel(context, &h->a[l], 1, ps->omega, smoother);
+    if (h->patch[l])
       return clmg_smoother_patch_jacobi(context, &h->a[l], h->patch[l], ps->inner, ps->omega,
                                         ps->inner_omega, smoother);
+  }
   memset(smoother, 0, sizeof *smoother);
   return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                   "AMG patch smoother: no level of the hierarchy has %zu rows and patches",
-                   a->rows);
+                   "AMG %s smoother: no level of the hierarchy has %zu rows%s",
+                   gauss_seidel ? "Gauss-Seidel" : "patch", a->rows,
+                   gauss_seidel ? "" : " and patches");
 }
 
 clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
@@ -849,19 +1208,26 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   /* on a CPU the host products are as fast, and device arrays would be one
    * more copy of every level */
   int on_device = clmg_context_device(context)->is_gpu;
+  /* no options at all: the robust default, symmetric Gauss-Seidel 1 + 1 */
+  clmg_amg_patch_smoothing robust = {NULL, 0, 0, 0, 1};
+  if (!mg_options && !patch)
+    patch = &robust;
   clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
   /* the hierarchy borrows a as its finest level: it is dropped before we
    * return, and that level zeroed first */
-  clmg_status status =
-      build(on_device ? context : NULL, a, amg_options, 1, patch != NULL, &h, &error);
+  clmg_status status = build(on_device ? context : NULL, a, amg_options, 1,
+                             patch != NULL && !patch->gauss_seidel, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
   clmg_multigrid_options options;
-  if (mg_options)
+  if (mg_options) {
     options = *mg_options;
-  else
+  } else {
     clmg_multigrid_options_defaults(&options);
+    if (patch == &robust)
+      options.pre_smoothing = options.post_smoothing = 1;
+  }
   clmg_amg_patch_smoothing patches = {0};
   if (patch) {
     patches = *patch;

@@ -1,5 +1,7 @@
 /* Host assembly of the Poisson problem on Q1/Q2 spaces with symmetric
- * Dirichlet elimination, and the L2 error of a discrete solution.
+ * Dirichlet elimination (also with a coefficient constant on each cell,
+ * for the q2-jump problem of spd_problems.c), and the L2 error of a
+ * discrete solution.
  *
  * The CSR pattern is built directly from the cells' DOF lists (already
  * without the eliminated couplings), and element matrices are scattered into
@@ -251,6 +253,13 @@ static int64_t find_column(const int64_t *row_ptr, const int32_t *col, size_t i,
 clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
                                      const clmg_poisson_problem *problem, clmg_csr *a, double *b,
                                      uint8_t *is_dirichlet, clmg_error *error) {
+  return clmg_fe_assemble_diffusion(space, problem, NULL, a, b, is_dirichlet, error);
+}
+
+clmg_status clmg_fe_assemble_diffusion(const clmg_fe_space *space,
+                                       const clmg_poisson_problem *problem,
+                                       const double *cell_coefficient, clmg_csr *a, double *b,
+                                       uint8_t *is_dirichlet, clmg_error *error) {
   clmg_error_clear(error);
   if (!a)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
@@ -342,13 +351,14 @@ clmg_status clmg_fe_assemble_poisson(const clmg_fe_space *space,
       }
     }
     const int32_t *dofs = space->cell_dofs + cell * per_cell;
+    double coefficient = cell_coefficient ? cell_coefficient[cell] : 1.0;
     for (size_t i = 0; i < per_cell; i++) {
       size_t row = (size_t)dofs[i];
       if (mask[row])
         continue;
       b[row] += load[i];
       for (size_t j = 0; j < per_cell; j++) {
-        double value = j >= i ? stiffness[i][j] : stiffness[j][i];
+        double value = coefficient * (j >= i ? stiffness[i][j] : stiffness[j][i]);
         int32_t column = dofs[j];
         if (mask[column]) {
           b[row] -= value * b[column];

@@ -50,6 +50,16 @@ clmg_status clmg_fe_mark_dirichlet(const clmg_fe_space *space, const clmg_poisso
 clmg_status clmg_fe_load_vector(const clmg_fe_space *space, const clmg_poisson_problem *problem,
                                 double *load, clmg_error *error);
 
+/* clmg_fe_assemble_poisson for -div(k grad u) = f with k constant on each
+ * cell: cell_coefficient[cell] (num_cells entries, > 0; NULL: k = 1, which
+ * is clmg_fe_assemble_poisson) scales the cell's stiffness matrix before it
+ * is scattered and before its Dirichlet columns are eliminated; the load
+ * (f, phi_i) is not scaled. */
+clmg_status clmg_fe_assemble_diffusion(const clmg_fe_space *space,
+                                       const clmg_poisson_problem *problem,
+                                       const double *cell_coefficient, clmg_csr *a, double *b,
+                                       uint8_t *is_dirichlet, clmg_error *error);
+
 /* Checks that space is a usable space (non-NULL arrays, degree 1 or 2,
  * dimension 2 or 3, DOF indices in range). `name` names it in the message. */
 clmg_status clmg_fe_check_space(const clmg_fe_space *space, const char *name, clmg_error *error);

@@ -709,9 +709,14 @@ clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a, cl
 
 clmg_status clmg_write_matrix_market_vector(const char *path, const double *values, size_t n,
                                             clmg_error *error) {
+  return clmg_write_matrix_market_array(path, values, n, 1, error);
+}
+
+clmg_status clmg_write_matrix_market_array(const char *path, const double *values, size_t rows,
+                                           size_t cols, clmg_error *error) {
   if (error)
     error->message[0] = '\0';
-  if (!path || (n > 0 && !values))
+  if (!path || (rows > 0 && cols > 0 && !values))
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or values is NULL");
   clmg_output_file *output;
   FILE *file;
@@ -723,10 +728,12 @@ clmg_status clmg_write_matrix_market_vector(const char *path, const double *valu
   clmg_enter_c_numeric_locale(&locale);
   int failed = fprintf(file,
                        "%%%%MatrixMarket matrix array real general\n"
-                       "%% written by clmg %s\n%zu 1\n",
-                       clmg_version_string(), n) < 0;
-  for (size_t i = 0; i < n && !failed; i++)
-    failed = fprintf(file, "%.17g\n", values[i]) < 0;
+                       "%% written by clmg %s\n%zu %zu\n",
+                       clmg_version_string(), rows, cols) < 0;
+  /* Array files list the entries column by column; values are row-major. */
+  for (size_t j = 0; j < cols && !failed; j++)
+    for (size_t i = 0; i < rows && !failed; i++)
+      failed = fprintf(file, "%.17g\n", values[i * cols + j]) < 0;
   int saved_errno = errno;
   clmg_leave_c_numeric_locale(&locale);
   return finish_output(output, file, path, failed, saved_errno, error);

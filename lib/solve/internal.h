@@ -56,9 +56,11 @@ clmg_smoother_factory clmg_builtin_smoother_factory(clmg_smoother_type type);
 
 /* A diagonal smoother, x <- x + W (b - A x) with W from `weights`, shared by
  * Jacobi and SPAI-0 (smoothers/diagonal.c). weights fills the device vector
- * w (the operator's rows and precision) or fails with a message. */
+ * w (the operator's rows and precision) from the smoother's parameter (the
+ * damping, or its scale when the damping comes from an estimate) and says
+ * the damping in use in *omega, or fails with a message. */
 typedef clmg_status (*clmg_diagonal_weights)(clmg_context *context, const clmg_operator *a,
-                                             double omega, clmg_vector *w);
+                                             double parameter, clmg_vector *w, double *omega);
 clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, double omega,
                                    clmg_diagonal_weights weights, clmg_smoother *smoother);
 /* w = alpha / a_ii, or alpha a_ii / sum_j a_ij^2 with row_squares, on the
@@ -67,6 +69,15 @@ clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, doub
 clmg_status clmg_operator_diagonal_weights(clmg_context *context, const clmg_operator *a,
                                            const char *smoother, double alpha, int row_squares,
                                            clmg_vector *w);
+/* An upper estimate of lambda_max(W A) for a diagonal W (w): `iterations`
+ * power steps from a fixed pseudo-random start, raised by 10% (the power
+ * method approaches it from below). Fails naming `smoother` when the
+ * estimate is not positive and finite (W A not positive definite). The
+ * Chebyshev smoother's interval and the Jacobi damping omega = scale /
+ * lambda_max (clmg_smoother_jacobi_estimated) come from it. */
+clmg_status clmg_operator_lambda_max(clmg_context *context, const clmg_operator *a,
+                                     const clmg_vector *w, int iterations, const char *smoother,
+                                     double *lambda_max);
 /* a's diagonal (and, when row_squares is not NULL, sum_j a_ij^2) on the
  * host; fails naming `smoother` when the operator has none or one is 0. */
 clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,

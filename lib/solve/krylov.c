@@ -280,10 +280,13 @@ static clmg_status precondition_and_multiply(const clmg_operator *a, cg_state *s
 
 static clmg_status not_spd_preconditioner(cg_state *s, int iteration, double rz) {
   const char *name = s->preconditioner->name ? s->preconditioner->name : "the preconditioner";
+  char why[640] = "";
+  if (s->preconditioner->explain)
+    s->preconditioner->explain(s->preconditioner->data, why, sizeof why);
   return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
                    "cg breakdown at iteration %d: r.z = %g with r != 0; the preconditioner (%s) "
-                   "is not symmetric positive definite",
-                   iteration, rz, name);
+                   "is not symmetric positive definite%s%s",
+                   iteration, rz, name, why[0] ? ": " : "", why);
 }
 
 static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,

@@ -31,6 +31,11 @@ static void mixed_destroy(void *data) {
   free(m);
 }
 
+static void mixed_explain(void *data, char *text, size_t size) {
+  mixed_preconditioner *m = data;
+  m->inner.explain(m->inner.data, text, size);
+}
+
 clmg_status clmg_preconditioner_in_precision(clmg_context *context, size_t n, clmg_dtype outer_type,
                                              clmg_dtype inner_type, clmg_preconditioner *inner,
                                              clmg_preconditioner *preconditioner) {
@@ -71,5 +76,6 @@ clmg_status clmg_preconditioner_in_precision(clmg_context *context, size_t n, cl
   preconditioner->data = m;
   preconditioner->destroy = mixed_destroy;
   preconditioner->name = m->inner.name ? m->inner.name : "mixed precision";
+  preconditioner->explain = m->inner.explain ? mixed_explain : NULL;
   return CLMG_SUCCESS;
 }

@@ -810,6 +810,112 @@ static clmg_status multigrid_apply(void *data, const clmg_vector *r, clmg_vector
   return run_cycle(mg, r, z, 1, "multigrid preconditioner");
 }
 
+/* The A-energy x.(A x) of x (work: a vector of the level). */
+static clmg_status energy(const mg_level *level, const clmg_vector *x, clmg_vector *work,
+                          double *value) {
+  clmg_status status = clmg_operator_apply(&level->a, 1.0, x, 0.0, work);
+  return status == CLMG_SUCCESS ? clmg_dot(x, work, value) : status;
+}
+
+enum { GROWTH_ROUNDS = 12 };
+
+/* One level's smoothing as an error propagator: from a pseudo-random
+ * error e (b = 0), rounds of the pre- and post-smoothing steps of a cycle;
+ * *growth is sqrt(e'.A e' / e.A e) of the last round, which a convergent
+ * smoother keeps below 1, and
+ * *before the energy e.A e (not positive: the level's matrix is not
+ * positive definite). */
+static clmg_status smoother_growth(clmg_multigrid *mg, int l, double *before, double *growth) {
+  mg_level *level = &mg->levels[l];
+  size_t n = level->n;
+  clmg_vector *e = NULL, *zero = NULL, *work = NULL;
+  double *start = clmg_alloc_array(n ? n : 1, sizeof *start);
+  clmg_status status = start ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  uint64_t state = 0x2545f4914f6cdd1dull + (uint64_t)n;
+  for (size_t i = 0; start && i < n; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    start[i] = (double)(state >> 11) / 4503599627370496.0 - 1.0;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(mg->context, mg->precision, n, &e);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(mg->context, mg->precision, n, &zero);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(mg->context, mg->precision, n, &work);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(e, start);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(zero, 0.0);
+  double energy_now = 0, after = 0;
+  if (status == CLMG_SUCCESS)
+    status = energy(level, e, work, before);
+  energy_now = *before;
+  *growth = 0;
+  /* power steps on the propagator: the growth of the last round
+   * approaches that of its dominant mode (a single round of a random e
+   * hides a few diverging modes among many damped ones) */
+  int steps[2] = {mg->options.pre_smoothing, mg->options.post_smoothing};
+  for (int round = 0; round < GROWTH_ROUNDS && status == CLMG_SUCCESS && energy_now > 0; ++round) {
+    for (int k = 0; k < 2 && status == CLMG_SUCCESS; ++k)
+      if (steps[k] > 0)
+        status = level->smoother.apply(level->smoother.data, &level->a, zero, e, steps[k], 0);
+    if (status == CLMG_SUCCESS)
+      status = energy(level, e, work, &after);
+    if (status != CLMG_SUCCESS)
+      break;
+    *growth = after >= 0 && isfinite(after) ? sqrt(after / energy_now) : NAN;
+    if (!(*growth < 1) || !(after > 0))
+      break;
+    status = clmg_scal(1.0 / sqrt(after), e);
+    energy_now = 1;
+  }
+  free(start);
+  clmg_vector_destroy(e);
+  clmg_vector_destroy(zero);
+  clmg_vector_destroy(work);
+  return status;
+}
+
+/* The preconditioner's explain: the first level, from the finest down,
+ * whose matrix is not positive definite or whose smoothing does not
+ * contract the error in the energy norm; else what else breaks symmetry. */
+static void multigrid_explain(void *data, char *text, size_t size) {
+  clmg_multigrid *mg = data;
+  const char *advice = "try a smoother that keeps the cycle SPD on any SPD matrix: jacobi-rho "
+                       "(omega from an estimate of rho(D^-1 A)), chebyshev or gauss-seidel";
+  for (int l = mg->num_levels - 1; l >= 1; --l) {
+    double before = 0, growth = 0;
+    const char *name = mg->levels[l].smoother.name ? mg->levels[l].smoother.name : "smoother";
+    if (smoother_growth(mg, l, &before, &growth) != CLMG_SUCCESS) {
+      clmg_clear_message(mg->context);
+      break;
+    }
+    if (!(before > 0)) {
+      snprintf(text, size,
+               "level %d (%zu rows, 0 the coarsest) has a matrix that is not positive definite "
+               "(e.(A e) = %g for a random e)",
+               l, mg->levels[l].n, before);
+      return;
+    }
+    if (!(growth < 1)) {
+      snprintf(text, size,
+               "the %s smoother on level %d (%zu rows, 0 the coarsest) does not converge: %d + "
+               "%d steps multiply the error's energy norm by %.3g; %s",
+               name, l, mg->levels[l].n, mg->options.pre_smoothing, mg->options.post_smoothing,
+               growth, advice);
+      return;
+    }
+  }
+  if (mg->options.pre_smoothing != mg->options.post_smoothing)
+    snprintf(text, size, "%d pre- against %d post-smoothing steps make the cycle nonsymmetric",
+             mg->options.pre_smoothing, mg->options.post_smoothing);
+  else
+    snprintf(text, size,
+             "every level's smoothing contracts the error, so a nonsymmetric smoother or coarse "
+             "solve (an inexact Krylov one) is the likely cause; %s, or a direct coarse solve",
+             advice);
+}
+
 clmg_status clmg_multigrid_preconditioner(clmg_multigrid *mg, clmg_preconditioner *preconditioner) {
   if (!mg || !preconditioner)
     return CLMG_ERROR_INVALID_ARGUMENT;
@@ -818,6 +924,7 @@ clmg_status clmg_multigrid_preconditioner(clmg_multigrid *mg, clmg_preconditione
   preconditioner->data = mg;
   preconditioner->destroy = NULL;
   preconditioner->name = "multigrid";
+  preconditioner->explain = multigrid_explain;
   return CLMG_SUCCESS;
 }
 

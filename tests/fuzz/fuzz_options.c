@@ -313,9 +313,22 @@ static void check_solve_settings(const solve_options *o, const char *command) {
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
   check_range(o->inner, 1, 64, "--inner");
-  if (strcmp(o->amg_smoother, "patch") != 0 && strcmp(o->amg_smoother, "jacobi") != 0 &&
-      strcmp(o->amg_smoother, "chebyshev") != 0)
+  static const char *const smoothers[] = {"gauss-seidel", "jacobi-rho", "chebyshev",
+                                          "patch",        "jacobi",     "spai0"};
+  int known = 0;
+  for (size_t i = 0; i < sizeof smoothers / sizeof smoothers[0]; i++)
+    known |= strcmp(o->amg_smoother, smoothers[i]) == 0;
+  if (!known)
     fail_with_input("solve: not an AMG smoother", o->amg_smoother);
+  check_range(o->smoothing_steps, 0, 16, "--smoothing-steps");
+  check_range(o->amg.block_size, 0, 16, "--block-size");
+  if (o->amg.strength_threshold != -1 &&
+      !(o->amg.strength_threshold >= 0 && o->amg.strength_threshold < 1))
+    fail_with_input("solve: --strength outside [0, 1)", "");
+  if (o->amg.coarsening != CLMG_AMG_SMOOTHED_AGGREGATION && o->amg.coarsening != CLMG_AMG_CLASSICAL)
+    fail_with_input("solve: not a coarsening", "");
+  check_from_input(o->nullspace_path, "--near-nullspace");
+  check_from_input(o->coordinates_path, "--coordinates");
 }
 
 static void check_solve(const solve_options *o) {

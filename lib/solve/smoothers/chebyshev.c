@@ -3,7 +3,8 @@
  * for Sparse Linear Systems, Alg. 12.1), two launches per step (the fused
  * scaled defect d = beta d + alpha W (b - A x), then x += d). lambda_max
  * comes from power steps at setup, raised by 10%: the interval must cover
- * the spectrum's top, and the power method approaches it from below. */
+ * the spectrum's top, and the power method approaches it from below
+ * (clmg_operator_lambda_max). */
 #include "solve/internal.h"
 
 #include <math.h>
@@ -34,47 +35,6 @@ static clmg_status remake(clmg_context *context, const clmg_operator *a, clmg_ve
   return clmg_vector_create(context, a->precision, a->rows, v);
 }
 
-/* lambda_max(W A) by power iteration from a fixed pseudo-random start. */
-static clmg_status estimate_lambda_max(chebyshev_smoother *s, const clmg_operator *a) {
-  double *start = clmg_alloc_array(a->rows, sizeof *start);
-  if (!start)
-    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "chebyshev smoother: no host memory for the eigenvalue estimate");
-  uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)a->rows;
-  for (size_t i = 0; i < a->rows; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    start[i] = 0.5 + (double)(state >> 11) / 9007199254740992.0;
-  }
-  clmg_status status = clmg_vector_upload_doubles(s->d, start);
-  free(start);
-  clmg_vector *product = NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s->context, a->precision, a->rows, &product);
-  double norm = 0, lambda = 0;
-  if (status == CLMG_SUCCESS)
-    status = clmg_nrm2(s->d, &norm);
-  for (int k = 0; status == CLMG_SUCCESS && k < s->eigen_iterations && norm > 0; ++k) {
-    status = clmg_scal(1.0 / norm, s->d);
-    if (status == CLMG_SUCCESS)
-      status = clmg_operator_apply(a, 1.0, s->d, 0.0, product);
-    if (status == CLMG_SUCCESS)
-      status = clmg_pointwise_multiply(s->w, product, s->d);
-    if (status == CLMG_SUCCESS)
-      status = clmg_nrm2(s->d, &norm);
-    lambda = norm;
-  }
-  clmg_vector_destroy(product);
-  if (status != CLMG_SUCCESS)
-    return status;
-  if (!(lambda > 0) || !isfinite(lambda))
-    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "chebyshev smoother: the eigenvalue estimate of D^-1 A is %g; Chebyshev "
-                     "needs a positive definite operator",
-                     lambda);
-  s->lambda_max = 1.1 * lambda;
-  return CLMG_SUCCESS;
-}
-
 static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
   chebyshev_smoother *s = data;
   clmg_status status = remake(s->context, a, &s->w);
@@ -86,7 +46,9 @@ static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
     status = remake(s->context, a, &s->work);
   /* the estimate is collective where the operator is distributed */
   status = clmg_context_agree_local(s->context, status);
-  return status == CLMG_SUCCESS ? estimate_lambda_max(s, a) : status;
+  return status == CLMG_SUCCESS ? clmg_operator_lambda_max(s->context, a, s->w, s->eigen_iterations,
+                                                           "chebyshev", &s->lambda_max)
+                                : status;
 }
 
 static clmg_status chebyshev_apply(void *data, const clmg_operator *a, const clmg_vector *b,

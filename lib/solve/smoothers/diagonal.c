@@ -9,7 +9,8 @@
 
 typedef struct diagonal_smoother {
   clmg_context *context;
-  double omega;
+  double parameter; /* what weights() takes: omega, or its scale */
+  double omega;     /* the damping in use (after setup) */
   clmg_diagonal_weights weights;
   size_t n;
   clmg_vector *w, *next, *work; /* work: only when the operator has no fused step */
@@ -73,6 +74,51 @@ clmg_status clmg_operator_diagonal_weights(clmg_context *context, const clmg_ope
   return status;
 }
 
+clmg_status clmg_operator_lambda_max(clmg_context *context, const clmg_operator *a,
+                                     const clmg_vector *w, int iterations, const char *smoother,
+                                     double *lambda_max) {
+  double *start = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *start);
+  if (!start)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "%s smoother: no host memory for the eigenvalue estimate", smoother);
+  uint64_t state = 0x9e3779b97f4a7c15ull + (uint64_t)a->rows;
+  for (size_t i = 0; i < a->rows; ++i) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    start[i] = 0.5 + (double)(state >> 11) / 9007199254740992.0;
+  }
+  clmg_vector *x = NULL, *product = NULL;
+  clmg_status status = clmg_vector_create(context, a->precision, a->rows, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(x, start);
+  free(start);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, a->precision, a->rows, &product);
+  double norm = 0, lambda = 0;
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(x, &norm);
+  for (int k = 0; status == CLMG_SUCCESS && k < iterations && norm > 0; ++k) {
+    status = clmg_scal(1.0 / norm, x);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_apply(a, 1.0, x, 0.0, product);
+    if (status == CLMG_SUCCESS)
+      status = clmg_pointwise_multiply(w, product, x);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(x, &norm);
+    lambda = norm;
+  }
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(product);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (!(lambda > 0) || !isfinite(lambda))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s smoother: the eigenvalue estimate of D^-1 A is %g; the smoother needs a "
+                     "positive definite operator",
+                     smoother, lambda);
+  *lambda_max = 1.1 * lambda;
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operator *a,
                                         const char *smoother, double *diagonal,
                                         double *row_squares) {
@@ -109,7 +155,7 @@ static clmg_status diagonal_setup(void *data, const clmg_operator *a) {
   diagonal_smoother *s = data;
   clmg_status status = make_or_keep(s->context, a, &s->w);
   if (status == CLMG_SUCCESS)
-    status = s->weights(s->context, a, s->omega, s->w);
+    status = s->weights(s->context, a, s->parameter, s->w, &s->omega);
   if (status == CLMG_SUCCESS)
     status = make_or_keep(s->context, a, &s->next);
   if (status == CLMG_SUCCESS && !a->weighted_step)
@@ -188,7 +234,7 @@ clmg_status clmg_diagonal_smoother(clmg_context *context, const char *name, doub
   if (!s)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "%s smoother", name);
   s->context = context;
-  s->omega = omega;
+  s->parameter = s->omega = omega;
   s->weights = weights;
   smoother->data = s;
   smoother->name = name;

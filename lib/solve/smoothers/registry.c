@@ -26,6 +26,14 @@ static clmg_status make_chebyshev(void *data, clmg_context *context, int level,
   return clmg_smoother_chebyshev(context, o->chebyshev_lower_ratio, o->eigen_iterations, smoother);
 }
 
+static clmg_status make_jacobi_rho(void *data, clmg_context *context, int level,
+                                   const clmg_operator *a, clmg_smoother *smoother) {
+  (void)level;
+  (void)a;
+  return clmg_smoother_jacobi_estimated(context, ((const clmg_multigrid_options *)data)->omega,
+                                        smoother);
+}
+
 static const struct {
   const char *name;
   clmg_smoother_factory factory;
@@ -33,6 +41,7 @@ static const struct {
     [CLMG_SMOOTHER_JACOBI] = {"jacobi", make_jacobi},
     [CLMG_SMOOTHER_CHEBYSHEV] = {"chebyshev", make_chebyshev},
     [CLMG_SMOOTHER_SPAI0] = {"spai0", make_spai0},
+    [CLMG_SMOOTHER_JACOBI_RHO] = {"jacobi-rho", make_jacobi_rho},
 };
 
 enum { BUILTIN_COUNT = sizeof builtin / sizeof builtin[0] };

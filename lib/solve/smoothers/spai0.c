@@ -6,7 +6,8 @@
 #include <stdlib.h>
 
 static clmg_status spai0_weights(clmg_context *context, const clmg_operator *a, double omega,
-                                 clmg_vector *w) {
+                                 clmg_vector *w, double *in_use) {
+  *in_use = omega;
   return clmg_operator_diagonal_weights(context, a, "spai0", omega, 1, w);
 }
 

@@ -1,0 +1,657 @@
+/* Classical (Ruge-Stueben type) coarsening of one AMG level on the host
+ * (lib/amg/amg_internal.h): strength of connection, a PMIS C/F splitting
+ * and direct interpolation, for hypre (BoomerAMG) users.
+ *
+ * Strength. j != i is a strong neighbour of i (i strongly depends on j,
+ * j in S_i) when |a_ij| > 0 and |a_ij| >= theta max_{k != i} |a_ik|: the
+ * absolute-value variant (hypre_BoomerAMGCreateSabs), not hypre's default
+ * test that only counts couplings of the sign opposite to the diagonal, so
+ * SPD matrices that are not M-matrices (elasticity) keep their positive
+ * couplings. A row whose off-diagonals are all zero has no strong neighbour.
+ * S need not be symmetric; S^T_i lists the points that depend on i.
+ *
+ * Splitting: PMIS after De Sterck, Yang and Heys, "Reducing complexity in
+ * parallel algebraic multigrid preconditioners", SIAM J. Matrix Anal. Appl.
+ * 27 (2006). The measure of i is |S^T_i| plus a number in [0, 1) from a
+ * hash of i (splitmix64's finaliser, 53 bits): compared exactly as the pair
+ * (|S^T_i|, hash), ties (equal hashes) going to the higher index, so the
+ * order is total and the same on every run, thread count and device. Points
+ * with no strong connection in either direction are F-points at once.
+ * Then sweeps: an undecided point whose measure exceeds that of every
+ * undecided neighbour in the symmetrised graph S + S^T becomes C; an
+ * undecided point next to a new C-point becomes F. Each sweep decides from
+ * the previous sweep's state (the sweeps run on all host cores, the result
+ * does not depend on their number). One departure from the paper, which
+ * turns F only the points that depend on a new C-point: here a point that a
+ * new C-point depends on becomes F as well, so no two C-points are strongly
+ * connected in either direction (C is a maximal independent set of the
+ * symmetrised graph, and every F-point with a strong connection has a
+ * C-point as a neighbour in it). Such an F-point may depend on no C-point;
+ * the second interpolation pass below serves it.
+ *
+ * Interpolation: C-points by identity (column = rank of the C-point in row
+ * order). An F-point i with strong C-neighbours C_i = C n S_i gets direct
+ * interpolation (Stueben, "A review of algebraic multigrid", J. Comput.
+ * Appl. Math. 128 (2001); hypre's "direct" with positive and negative
+ * couplings separated):
+ *   w_ij = -alpha a_ij / a_ii  (a_ij < 0),  -beta a_ij / a_ii  (a_ij > 0),
+ *   alpha = sum_{k != i, a_ik < 0} a_ik / sum_{j in C_i, a_ij < 0} a_ij,
+ *   beta  = sum_{k != i, a_ik > 0} a_ik / sum_{j in C_i, a_ij > 0} a_ij;
+ * when C_i has no positive coupling the positive couplings are added to the
+ * diagonal instead (Stueben); when it has no negative one (possible only
+ * with the absolute strength) one factor for all couplings is used,
+ *   w_ij = -(sum_{k != i} a_ik / sum_{j in C_i} a_ij) a_ij / a_ii.
+ * Each form makes the weights of a zero-row-sum row sum to 1, so P
+ * reproduces constants there.
+ * An F-point i with no strong C-neighbour gets a second, "extended" direct
+ * pass (a one-step form of Stueben's standard interpolation): its row is
+ * first rewritten by eliminating each strong F-neighbour k (those with
+ * a_kk > 0) through k's own row, a^_i = a_i - sum_k (a_ik / a_kk) a_k (so
+ * a^_ik = 0, and a^_ii gets -(a_ik / a_kk) a_ki), and the direct formulas
+ * above are applied to a^_i with the interpolatory set of the C-points that
+ * those k strongly depend on (distance two). When a_i and the a_k have zero
+ * row sums so has a^_i: constants are still reproduced. A row whose
+ * (rewritten) diagonal is not positive, or whose interpolatory set is empty
+ * or has only couplings that cancel, stays empty, as do the rows of points
+ * with no strong connection.
+ *
+ * Every parallel pass over the rows writes only its own rows, from arrays
+ * the pass does not change (a GPU version maps each to a kernel); S^T and
+ * the prefix sums are serial. */
+#include "core/internal.h"
+
+#include "amg/amg_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ROW_GRAIN = 8192 };
+
+enum { UNDECIDED = 0, C_POINT = 1, F_POINT = 2 };
+
+/* A graph in CSR form: row i lists its neighbours, sorted. */
+typedef struct graph {
+  int64_t *start; /* n + 1 */
+  int32_t *neighbour;
+} graph;
+
+static void graph_free(graph *g) {
+  free(g->start);
+  free(g->neighbour);
+  memset(g, 0, sizeof *g);
+}
+
+/* splitmix64's finaliser of i: 53 random bits, the fraction of the PMIS
+ * measure (hash / 2^53 in [0, 1)). */
+static uint64_t point_hash(size_t i) {
+  uint64_t z = (uint64_t)i + 0x9e3779b97f4a7c15u;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  z ^= z >> 31;
+  return z >> 11;
+}
+
+/* One entry of a row being interpolated: its column, value, whether it is
+ * in the interpolatory set, and its place in the row (sorting key after
+ * the column, so merged sums are added in one fixed order). */
+typedef struct entry {
+  double value;
+  int64_t order;
+  int32_t col;
+  int32_t interpolatory;
+} entry;
+
+typedef struct classical {
+  const clmg_csr *a;
+  size_t n;
+  double theta;
+  double *threshold; /* per row: theta max_{k != i} |a_ik| */
+  double *diagonal;
+  int64_t *bad_row; /* per range: the first row with a value that is not finite, or -1 */
+  graph s, st, sym;
+  uint8_t *state, *next;
+  size_t undecided[CLMG_MAX_HOST_THREADS];
+  int32_t *coarse; /* the C-points' columns in P, -1 for F-points */
+  int64_t *bound;  /* per row: entries of its work row (an upper bound of its P row) */
+  entry *work[CLMG_MAX_HOST_THREADS];
+  int32_t *p_col;    /* rows written at bound's offsets */
+  double *p_val;     /* the same */
+  int64_t *p_length; /* the entries each row wrote */
+} classical;
+
+static int is_strong(const classical *c, size_t i, int64_t k) {
+  double value = fabs(c->a->val[k]);
+  return (size_t)c->a->col[k] != i && value > 0 && value >= c->threshold[i];
+}
+
+/* ---- strength ---- */
+
+static void threshold_range(void *data, size_t range, size_t begin, size_t end) {
+  classical *c = data;
+  const clmg_csr *a = c->a;
+  c->bad_row[range] = -1;
+  for (size_t i = begin; i < end; i++) {
+    double largest = 0, diagonal = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      if (!isfinite(a->val[k]) && c->bad_row[range] < 0)
+        c->bad_row[range] = (int64_t)i;
+      if ((size_t)a->col[k] == i)
+        diagonal = a->val[k];
+      else if (fabs(a->val[k]) > largest)
+        largest = fabs(a->val[k]);
+    }
+    c->threshold[i] = c->theta * largest;
+    c->diagonal[i] = diagonal;
+  }
+}
+
+static void strong_count_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  for (size_t i = begin; i < end; i++) {
+    int64_t count = 0;
+    for (int64_t k = c->a->row_ptr[i]; k < c->a->row_ptr[i + 1]; k++)
+      count += is_strong(c, i, k);
+    c->s.start[i + 1] = count;
+  }
+}
+
+static void strong_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  for (size_t i = begin; i < end; i++) {
+    int64_t next = c->s.start[i];
+    for (int64_t k = c->a->row_ptr[i]; k < c->a->row_ptr[i + 1]; k++)
+      if (is_strong(c, i, k))
+        c->s.neighbour[next++] = c->a->col[k];
+  }
+}
+
+/* Row i of S + S^T: the merge of two sorted lists, written to out unless
+ * it is NULL; returns its length. */
+static int64_t merge_row(const classical *c, size_t i, int32_t *out) {
+  int64_t p = c->s.start[i], p_end = c->s.start[i + 1];
+  int64_t q = c->st.start[i], q_end = c->st.start[i + 1];
+  int64_t count = 0;
+  while (p < p_end || q < q_end) {
+    int32_t value;
+    if (q == q_end || (p < p_end && c->s.neighbour[p] < c->st.neighbour[q]))
+      value = c->s.neighbour[p++];
+    else if (p == p_end || c->st.neighbour[q] < c->s.neighbour[p])
+      value = c->st.neighbour[q++];
+    else {
+      value = c->s.neighbour[p++];
+      q++;
+    }
+    if (out)
+      out[count] = value;
+    count++;
+  }
+  return count;
+}
+
+static void sym_count_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  for (size_t i = begin; i < end; i++)
+    c->sym.start[i + 1] = merge_row(c, i, NULL);
+}
+
+static void sym_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  for (size_t i = begin; i < end; i++)
+    merge_row(c, i, c->sym.neighbour + c->sym.start[i]);
+}
+
+/* start[1..n] holds counts: make them offsets; returns the total. */
+static size_t prefix_sum(int64_t *start, size_t n) {
+  start[0] = 0;
+  for (size_t i = 0; i < n; i++)
+    start[i + 1] += start[i];
+  return (size_t)start[n];
+}
+
+static clmg_status allocate_graph(graph *g, size_t entries, const char *what, clmg_error *error) {
+  g->neighbour = clmg_alloc_array(entries ? entries : 1, sizeof *g->neighbour);
+  if (!g->neighbour)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "classical AMG: cannot allocate %s of %zu entries", what, entries);
+  return CLMG_SUCCESS;
+}
+
+/* S, S^T and S + S^T. */
+static clmg_status strength(classical *c, clmg_error *error) {
+  size_t n = c->n;
+  clmg_host_parallel_for(n, ROW_GRAIN, threshold_range, c);
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+    if (c->bad_row[r] >= 0)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "classical AMG: row %lld of the matrix holds a value that is not "
+                            "finite",
+                            (long long)c->bad_row[r]);
+  clmg_host_parallel_for(n, ROW_GRAIN, strong_count_range, c);
+  clmg_status status =
+      allocate_graph(&c->s, prefix_sum(c->s.start, n), "the strength graph", error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_host_parallel_for(n, ROW_GRAIN, strong_fill_range, c);
+
+  /* S^T by a scatter in row order: its rows come out sorted */
+  size_t entries = (size_t)c->s.start[n];
+  memset(c->st.start, 0, (n + 1) * sizeof *c->st.start);
+  for (size_t k = 0; k < entries; k++)
+    c->st.start[c->s.neighbour[k] + 1]++;
+  prefix_sum(c->st.start, n);
+  status = allocate_graph(&c->st, entries, "the transposed strength graph", error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (size_t i = 0; i < n; i++)
+    for (int64_t k = c->s.start[i]; k < c->s.start[i + 1]; k++)
+      c->st.neighbour[c->st.start[c->s.neighbour[k]]++] = (int32_t)i;
+  for (size_t i = n; i > 0; i--) /* the scatter moved each start to the next row's */
+    c->st.start[i] = c->st.start[i - 1];
+  c->st.start[0] = 0;
+
+  clmg_host_parallel_for(n, ROW_GRAIN, sym_count_range, c);
+  status =
+      allocate_graph(&c->sym, prefix_sum(c->sym.start, n), "the symmetrised strength graph", error);
+  if (status == CLMG_SUCCESS)
+    clmg_host_parallel_for(n, ROW_GRAIN, sym_fill_range, c);
+  return status;
+}
+
+/* ---- PMIS ---- */
+
+/* 1 when the measure of i exceeds that of j. */
+static int beats(const classical *c, size_t i, size_t j) {
+  int64_t influence_i = c->st.start[i + 1] - c->st.start[i];
+  int64_t influence_j = c->st.start[j + 1] - c->st.start[j];
+  if (influence_i != influence_j)
+    return influence_i > influence_j;
+  uint64_t hash_i = point_hash(i), hash_j = point_hash(j);
+  if (hash_i != hash_j)
+    return hash_i > hash_j;
+  return i > j;
+}
+
+/* next = state with the new C-points. */
+static void select_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  for (size_t i = begin; i < end; i++) {
+    uint8_t decision = c->state[i];
+    if (decision == UNDECIDED) {
+      decision = C_POINT;
+      for (int64_t k = c->sym.start[i]; k < c->sym.start[i + 1] && decision == C_POINT; k++) {
+        size_t j = (size_t)c->sym.neighbour[k];
+        if (c->state[j] == C_POINT || (c->state[j] == UNDECIDED && !beats(c, i, j)))
+          decision = UNDECIDED;
+      }
+    }
+    c->next[i] = decision;
+  }
+}
+
+/* state = next with the neighbours of the new C-points made F. */
+static void settle_range(void *data, size_t range, size_t begin, size_t end) {
+  classical *c = data;
+  size_t undecided = 0;
+  for (size_t i = begin; i < end; i++) {
+    uint8_t decision = c->next[i];
+    for (int64_t k = c->sym.start[i]; k < c->sym.start[i + 1] && decision == UNDECIDED; k++)
+      if (c->next[c->sym.neighbour[k]] == C_POINT)
+        decision = F_POINT;
+    c->state[i] = decision;
+    undecided += decision == UNDECIDED;
+  }
+  c->undecided[range] = undecided;
+}
+
+/* The splitting into c->state, the C-points' columns into c->coarse;
+ * returns the number of C-points. Every sweep turns at least the undecided
+ * point of the largest measure into a C-point, so the loop ends. */
+static size_t pmis(classical *c) {
+  size_t n = c->n, undecided = 0;
+  for (size_t i = 0; i < n; i++) {
+    c->state[i] = c->sym.start[i] == c->sym.start[i + 1] ? F_POINT : UNDECIDED;
+    undecided += c->state[i] == UNDECIDED;
+  }
+  while (undecided > 0) {
+    memset(c->undecided, 0, sizeof c->undecided);
+    clmg_host_parallel_for(n, ROW_GRAIN, select_range, c);
+    clmg_host_parallel_for(n, ROW_GRAIN, settle_range, c);
+    undecided = 0;
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      undecided += c->undecided[r];
+  }
+  size_t coarse = 0;
+  for (size_t i = 0; i < n; i++)
+    c->coarse[i] = c->state[i] == C_POINT ? (int32_t)coarse++ : -1;
+  return coarse;
+}
+
+/* ---- interpolation ---- */
+
+/* 1 when F-point i depends strongly on a C-point. */
+static int has_strong_c(const classical *c, size_t i) {
+  for (int64_t k = c->s.start[i]; k < c->s.start[i + 1]; k++)
+    if (c->state[c->s.neighbour[k]] == C_POINT)
+      return 1;
+  return 0;
+}
+
+static int64_t row_length(const clmg_csr *a, size_t i) {
+  return a->row_ptr[i + 1] - a->row_ptr[i];
+}
+
+/* The entries of row i's work row (its row of A, plus the rows of its
+ * strong F-neighbours when it has no strong C-neighbour): an upper bound
+ * of its row of P. */
+static void bound_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  const clmg_csr *a = c->a;
+  for (size_t i = begin; i < end; i++) {
+    int64_t bound = 1;
+    if (c->state[i] == F_POINT) {
+      bound = row_length(a, i);
+      if (!has_strong_c(c, i))
+        for (int64_t k = c->s.start[i]; k < c->s.start[i + 1]; k++)
+          bound += row_length(a, (size_t)c->s.neighbour[k]);
+    }
+    c->bound[i + 1] = bound;
+  }
+}
+
+static int entry_compare(const void *x, const void *y) {
+  const entry *e = x, *f = y;
+  if (e->col != f->col)
+    return e->col < f->col ? -1 : 1;
+  return e->order < f->order ? -1 : e->order > f->order;
+}
+
+/* The row of A for direct interpolation (diagonal left out, in *diagonal);
+ * returns the entries. */
+static size_t direct_row(const classical *c, size_t i, entry *work) {
+  const clmg_csr *a = c->a;
+  size_t count = 0;
+  for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+    size_t j = (size_t)a->col[k];
+    if (j == i)
+      continue;
+    entry e = {a->val[k], (int64_t)count, (int32_t)j, c->state[j] == C_POINT && is_strong(c, i, k)};
+    work[count++] = e;
+  }
+  return count;
+}
+
+/* The rewritten row a^_i = a_i - sum_k (a_ik / a_kk) a_k over the strong
+ * F-neighbours k of i (a_kk > 0), merged by column; the interpolatory set:
+ * the C-points that those k strongly depend on. *diagonal becomes a^_ii;
+ * returns the entries (diagonal left out). */
+static size_t extended_row(const classical *c, size_t i, entry *work, double *diagonal) {
+  const clmg_csr *a = c->a;
+  size_t count = 0;
+  for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+    entry e = {a->val[k], (int64_t)count, a->col[k], 0};
+    work[count++] = e;
+  }
+  for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+    size_t m = (size_t)a->col[k];
+    if (m == i || !is_strong(c, i, k) || c->diagonal[m] <= 0)
+      continue;
+    double factor = a->val[k] / c->diagonal[m];
+    entry cancel = {-a->val[k], (int64_t)count, (int32_t)m, 0}; /* a^_im is exactly 0 */
+    work[count++] = cancel;
+    for (int64_t q = a->row_ptr[m]; q < a->row_ptr[m + 1]; q++) {
+      size_t j = (size_t)a->col[q];
+      if (j == m)
+        continue;
+      entry e = {-factor * a->val[q], (int64_t)count, (int32_t)j,
+                 c->state[j] == C_POINT && is_strong(c, m, q)};
+      work[count++] = e;
+    }
+  }
+  qsort(work, count, sizeof *work, entry_compare);
+  size_t merged = 0;
+  *diagonal = 0;
+  for (size_t k = 0; k < count;) {
+    entry sum = work[k];
+    for (k++; k < count && work[k].col == sum.col; k++) {
+      sum.value += work[k].value;
+      sum.interpolatory |= work[k].interpolatory;
+    }
+    if ((size_t)sum.col == i)
+      *diagonal = sum.value;
+    else
+      work[merged++] = sum;
+  }
+  return merged;
+}
+
+/* The direct-interpolation weights of a row (entries sorted by column,
+ * diagonal apart) written to col/val; returns their number (0: an empty
+ * row). */
+static size_t weights(const classical *c, const entry *row, size_t count, double diagonal,
+                      int32_t *col, double *val) {
+  double negative = 0, positive = 0, c_negative = 0, c_positive = 0;
+  for (size_t k = 0; k < count; k++) {
+    double v = row[k].value;
+    if (v < 0)
+      negative += v;
+    else
+      positive += v;
+    if (row[k].interpolatory && v < 0)
+      c_negative += v;
+    else if (row[k].interpolatory && v > 0)
+      c_positive += v;
+  }
+  double alpha, beta;
+  if (c_negative < 0) {
+    if (c_positive > 0) {
+      beta = positive / c_positive;
+    } else {
+      diagonal += positive; /* Stueben: positive couplings to the diagonal */
+      beta = 0;
+    }
+    alpha = negative / c_negative;
+  } else if (c_positive > 0) {
+    alpha = beta = (negative + positive) / c_positive;
+  } else {
+    return 0;
+  }
+  if (!(diagonal > 0) || !isfinite(alpha) || !isfinite(beta))
+    return 0;
+  size_t written = 0;
+  for (size_t k = 0; k < count; k++) {
+    double v = row[k].value;
+    if (!row[k].interpolatory || v == 0)
+      continue;
+    double w = -(v < 0 ? alpha : beta) * v / diagonal;
+    if (w == 0 || !isfinite(w))
+      continue;
+    col[written] = c->coarse[row[k].col];
+    val[written++] = w;
+  }
+  return written;
+}
+
+static void interpolate_range(void *data, size_t range, size_t begin, size_t end) {
+  classical *c = data;
+  entry *work = c->work[range];
+  for (size_t i = begin; i < end; i++) {
+    int32_t *col = c->p_col + c->bound[i];
+    double *val = c->p_val + c->bound[i];
+    size_t written = 0;
+    if (c->state[i] == C_POINT) {
+      col[0] = c->coarse[i];
+      val[0] = 1.0;
+      written = 1;
+    } else {
+      double diagonal = c->diagonal[i];
+      size_t count =
+          has_strong_c(c, i) ? direct_row(c, i, work) : extended_row(c, i, work, &diagonal);
+      written = weights(c, work, count, diagonal, col, val);
+    }
+    c->p_length[i + 1] = (int64_t)written;
+  }
+}
+
+/* P from the splitting: rows written at their bounds' offsets, then packed
+ * into p. */
+static clmg_status interpolation(classical *c, size_t coarse, clmg_csr *p, clmg_error *error) {
+  size_t n = c->n;
+  clmg_host_parallel_for(n, ROW_GRAIN, bound_range, c);
+  int64_t largest = 0;
+  for (size_t i = 0; i < n; i++)
+    if (c->bound[i + 1] > largest)
+      largest = c->bound[i + 1];
+  size_t total = prefix_sum(c->bound, n);
+  c->p_col = clmg_alloc_array(total ? total : 1, sizeof *c->p_col);
+  c->p_val = clmg_alloc_array(total ? total : 1, sizeof *c->p_val);
+  size_t ranges = clmg_host_threads();
+  int ok = c->p_col && c->p_val;
+  for (size_t r = 0; r < ranges && ok; r++) {
+    c->work[r] = clmg_alloc_array(largest ? (size_t)largest : 1, sizeof *c->work[r]);
+    ok = c->work[r] != NULL;
+  }
+  if (!ok)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "classical AMG: cannot allocate the interpolation's %zu entries", total);
+  clmg_host_parallel_for(n, ROW_GRAIN, interpolate_range, c);
+
+  size_t entries = prefix_sum(c->p_length, n);
+  p->row_ptr = clmg_alloc_array(n + 1, sizeof *p->row_ptr);
+  p->col = clmg_alloc_array(entries ? entries : 1, sizeof *p->col);
+  p->val = clmg_alloc_array(entries ? entries : 1, sizeof *p->val);
+  if (!p->row_ptr || !p->col || !p->val) {
+    clmg_csr_free(p);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "classical AMG: cannot allocate a prolongator of %zu entries", entries);
+  }
+  p->rows = n;
+  p->cols = coarse;
+  memcpy(p->row_ptr, c->p_length, (n + 1) * sizeof *p->row_ptr);
+  for (size_t i = 0; i < n; i++) {
+    size_t length = (size_t)(c->p_length[i + 1] - c->p_length[i]);
+    memcpy(p->col + p->row_ptr[i], c->p_col + c->bound[i], length * sizeof *p->col);
+    memcpy(p->val + p->row_ptr[i], c->p_val + c->bound[i], length * sizeof *p->val);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* ---- entry point ---- */
+
+/* output: the prolongator or the splitting array */
+static clmg_status check_input(const clmg_csr *a, double theta, const void *output,
+                               const size_t *coarse_count, clmg_error *error) {
+  if (!output || !coarse_count)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "classical AMG: an output (prolongator, splitting or coarse count) "
+                          "is NULL");
+  if (!a || !a->row_ptr || (clmg_csr_nnz(a) > 0 && (!a->col || !a->val)))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "classical AMG: the matrix is missing");
+  if (a->rows != a->cols)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "classical AMG needs a square matrix, not %zu x %zu", a->rows, a->cols);
+  if (a->rows > INT32_MAX)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "classical AMG: %zu rows exceed the 32-bit index range", a->rows);
+  if (!(theta >= 0 && theta <= 1))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "classical AMG: strength threshold %g is outside [0, 1]", theta);
+  return CLMG_SUCCESS;
+}
+
+static void classical_free(classical *c) {
+  free(c->threshold);
+  free(c->diagonal);
+  free(c->bad_row);
+  graph_free(&c->s);
+  graph_free(&c->st);
+  graph_free(&c->sym);
+  free(c->state);
+  free(c->next);
+  free(c->coarse);
+  free(c->bound);
+  free(c->p_length);
+  free(c->p_col);
+  free(c->p_val);
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+    free(c->work[r]);
+  memset(c, 0, sizeof *c);
+}
+
+/* The strength graphs and the splitting of a (checked) into c; *coarse the
+ * number of C-points. */
+static clmg_status split(const clmg_csr *a, double theta, classical *c, size_t *coarse,
+                         clmg_error *error) {
+  size_t n = a->rows, slots = n ? n : 1;
+  clmg_status status = CLMG_SUCCESS;
+  c->a = a;
+  c->n = n;
+  c->theta = theta;
+  c->threshold = clmg_alloc_array(slots, sizeof *c->threshold);
+  c->diagonal = clmg_alloc_array(slots, sizeof *c->diagonal);
+  c->bad_row = clmg_alloc_array(CLMG_MAX_HOST_THREADS, sizeof *c->bad_row);
+  c->s.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->s.start);
+  c->st.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->st.start);
+  c->sym.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->sym.start);
+  c->state = clmg_alloc_array(slots, sizeof *c->state);
+  c->next = clmg_alloc_array(slots, sizeof *c->next);
+  c->coarse = clmg_alloc_array(slots, sizeof *c->coarse);
+  c->bound = clmg_alloc_zeroed_array(n + 1, sizeof *c->bound);
+  c->p_length = clmg_alloc_zeroed_array(n + 1, sizeof *c->p_length);
+  if (!c->threshold || !c->diagonal || !c->bad_row || !c->s.start || !c->st.start ||
+      !c->sym.start || !c->state || !c->next || !c->coarse || !c->bound || !c->p_length)
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "classical AMG: cannot allocate the coarsening of %zu rows", n);
+  for (size_t r = 0; status == CLMG_SUCCESS && r < CLMG_MAX_HOST_THREADS; r++)
+    c->bad_row[r] = -1;
+  if (status == CLMG_SUCCESS)
+    status = strength(c, error);
+  if (status == CLMG_SUCCESS)
+    *coarse = pmis(c);
+  return status;
+}
+
+clmg_status clmg_amg_classical_splitting(const clmg_csr *a, double theta, uint8_t *is_coarse,
+                                         size_t *coarse_count, clmg_error *error) {
+  clmg_error_clear(error);
+  clmg_status status = check_input(a, theta, is_coarse, coarse_count, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  *coarse_count = 0;
+  classical c = {0};
+  size_t coarse = 0;
+  status = split(a, theta, &c, &coarse, error);
+  if (status == CLMG_SUCCESS) {
+    for (size_t i = 0; i < a->rows; i++)
+      is_coarse[i] = c.state[i] == C_POINT;
+    *coarse_count = coarse;
+  }
+  classical_free(&c);
+  return status;
+}
+
+clmg_status clmg_amg_classical_prolongator(const clmg_csr *a, double theta, clmg_csr *p,
+                                           size_t *coarse_count, clmg_error *error) {
+  clmg_error_clear(error);
+  clmg_status status = check_input(a, theta, p, coarse_count, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  memset(p, 0, sizeof *p);
+  *coarse_count = 0;
+  classical c = {0};
+  size_t coarse = 0;
+  status = split(a, theta, &c, &coarse, error);
+  if (status == CLMG_SUCCESS)
+    status = interpolation(&c, coarse, p, error);
+  if (status == CLMG_SUCCESS)
+    *coarse_count = coarse;
+  classical_free(&c);
+  return status;
+}
