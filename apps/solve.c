@@ -124,7 +124,7 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
-  options->amg_smoother = "gauss-seidel";
+  options->amg_smoother = "chebyshev";
   options->inner = 3;
   clmg_amg_options_defaults(&options->amg);
   options->amg.block_size = 0;          /* unset: 1, or the coordinates' dimension */
@@ -133,8 +133,8 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
 
 /* --smoother's names: the engine's (clmg_smoother_type_parse) and two that
  * need the levels' host matrices. */
-static const char *const AMG_SMOOTHERS[] = {"gauss-seidel", "jacobi-rho", "chebyshev",
-                                            "patch",        "jacobi",     "spai0"};
+static const char *const AMG_SMOOTHERS[] = {"chebyshev", "gauss-seidel", "jacobi-rho",
+                                            "patch",     "jacobi",       "spai0"};
 
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
@@ -151,7 +151,7 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
         return 1;
       }
     cli_usage_note(command,
-                   "unknown smoother '%s' (there are: gauss-seidel, jacobi-rho, chebyshev, "
+                   "unknown smoother '%s' (there are: chebyshev, gauss-seidel, jacobi-rho, "
                    "patch, jacobi, spai0)",
                    arg);
     return -1;
@@ -709,8 +709,10 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
   clmg_multigrid_options mg;
   clmg_multigrid_options_defaults(&mg);
   int gauss_seidel = strcmp(options->amg_smoother, "gauss-seidel") == 0;
+  int chebyshev = strcmp(options->amg_smoother, "chebyshev") == 0;
   mg.pre_smoothing = mg.post_smoothing = options->smoothing_steps > 0 ? options->smoothing_steps
                                          : gauss_seidel               ? 1
+                                         : chebyshev                  ? 3
                                                                       : 2;
   mg.matrix = *matrix_options;
   mg.matrix.precision = options->mixed ? CLMG_FLOAT : options->precision;

@@ -135,16 +135,18 @@ enum {
   "                           the matrix alone (smoothed aggregation after Fu et\n"                \
   "                           al. 2014, section 5, by default)\n"                                  \
   "  AMG (with --precond amg):\n"                                                                  \
-  "      --smoother S         the smoother on every level: gauss-seidel (default:\n"               \
-  "                           symmetric, multicolour), jacobi-rho (Jacobi with\n"                  \
+  "      --smoother S         the smoother on every level: chebyshev (default;\n"                  \
+  "                           Chebyshev on D^-1 A), gauss-seidel (symmetric,\n"                    \
+  "                           multicolour; fewest iterations, but two launches\n"                  \
+  "                           per colour: slow on GPUs), jacobi-rho (Jacobi with\n"                \
   "                           omega = 4/3 / rho(D^-1 A) estimated per level),\n"                   \
-  "                           chebyshev (on D^-1 A), patch (Fu et al.'s patch\n"                   \
-  "                           block-Jacobi, --inner iterations per patch), jacobi\n"               \
-  "                           (omega 0.7), spai0. All but patch, jacobi and spai0\n"               \
-  "                           keep the cycle SPD for CG on any SPD matrix\n"                       \
+  "                           patch (Fu et al.'s patch block-Jacobi, --inner\n"                    \
+  "                           iterations per patch), jacobi (omega 0.7), spai0.\n"                 \
+  "                           All but patch, jacobi and spai0 keep the cycle SPD\n"                \
+  "                           for CG on any SPD matrix\n"                                          \
   "      --smoothing-steps N  smoothing steps before and after the coarse correction\n"            \
-  "                           (default 1 for gauss-seidel, whose step is a forward\n"              \
-  "                           and a backward sweep, 2 for the others)\n"                           \
+  "                           (default 3 for chebyshev, 1 for gauss-seidel, whose\n"               \
+  "                           step is a forward and a backward sweep, 2 for others)\n"             \
   "      --inner N            patch smoother: inner Jacobi iterations (default 3)\n"               \
   "      --coarsening C       sa (default): smoothed aggregation; classical: PMIS\n"               \
   "                           C/F splitting and direct interpolation, as hypre's\n"                \

@@ -160,11 +160,12 @@ CLMG_API clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_conte
  * with its inner, omega and inner_omega, or with its gauss_seidel
  * symmetric multicolour Gauss-Seidel (its hierarchy is ignored: this one's
  * is used); NULL: mg_options' smoother. mg_options and patch both NULL: the
- * robust default, symmetric Gauss-Seidel with one step before and after
- * the coarse correction (a cycle that stays SPD for CG on any SPD matrix;
- * within 1.3 x + 2 of pyamg's iterations on the test set of
- * clmg/spd_problems.h). NULL amg_options: defaults. A failure's message is
- * the context's. */
+ * robust default, Chebyshev smoothing on D^-1 A with three steps before
+ * and after the coarse correction (a cycle that stays SPD for CG on any SPD
+ * matrix, within 1.3 x + 2 of pyamg's iterations on the test set of
+ * clmg/spd_problems.h, and two launches a step on a GPU, where multicolour
+ * Gauss-Seidel needs two per colour). NULL amg_options: defaults. A
+ * failure's message is the context's. */
 CLMG_API clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                                                const clmg_amg_options *amg_options,
                                                const clmg_multigrid_options *mg_options,

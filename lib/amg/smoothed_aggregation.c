@@ -1208,10 +1208,6 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   /* on a CPU the host products are as fast, and device arrays would be one
    * more copy of every level */
   int on_device = clmg_context_device(context)->is_gpu;
-  /* no options at all: the robust default, symmetric Gauss-Seidel 1 + 1 */
-  clmg_amg_patch_smoothing robust = {NULL, 0, 0, 0, 1};
-  if (!mg_options && !patch)
-    patch = &robust;
   clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
   /* the hierarchy borrows a as its finest level: it is dropped before we
@@ -1225,8 +1221,11 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
     options = *mg_options;
   } else {
     clmg_multigrid_options_defaults(&options);
-    if (patch == &robust)
-      options.pre_smoothing = options.post_smoothing = 1;
+    /* no options at all: the robust default, Chebyshev 3 + 3 */
+    if (!patch) {
+      options.smoother = CLMG_SMOOTHER_CHEBYSHEV;
+      options.pre_smoothing = options.post_smoothing = 3;
+    }
   }
   clmg_amg_patch_smoothing patches = {0};
   if (patch) {
