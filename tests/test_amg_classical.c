@@ -1,5 +1,5 @@
-/* Classical AMG coarsening (lib/amg/classical.c, declared in the internal
- * lib/amg/amg_internal.h): the PMIS splitting's invariants (C-points
+/* Classical AMG coarsening (clmg_amg_classical_splitting and
+ * clmg_amg_classical_prolongator in clmg/amg.h): the PMIS splitting's invariants (C-points
  * independent in the strength graph, every F-point with a strong
  * connection next to a C-point, the same splitting on every run and thread
  * count) on 2D and 3D Poisson, anisotropic and random SPD matrices; the
@@ -8,11 +8,7 @@
  * built with P^T A P handed to clmg_multigrid_create as a CG
  * preconditioner on 2D / 3D Poisson and a 2D Q1 elasticity matrix (not an
  * M-matrix), checked with the true residual on the host; and the refused
- * inputs.
- *
- * The library hides its internal symbols, so this suite compiles
- * classical.c (with the host helpers it calls, lib/core/host_errors.c and
- * lib/core/parallel.c) into its own executable (tests/CMakeLists.txt). */
+ * inputs. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include <math.h>
 #include <stdio.h>
@@ -27,8 +23,6 @@
 
 #include "clmg.h"
 #include "test_util.h"
-
-#include "amg/amg_internal.h"
 
 static clmg_context *ctx;
 

@@ -92,6 +92,22 @@ CLMG_API void clmg_amg_options_defaults(clmg_amg_options *options);
 CLMG_API clmg_status clmg_amg_rigid_body_modes(size_t nodes, int dim, const double *coordinates,
                                                double *modes, int *count, clmg_error *error);
 
+/* One classical coarsening of the square matrix a (lib/amg/classical.c):
+ * the strength graph with threshold theta (|a_ij| >= theta max_{k != i}
+ * |a_ik|), a PMIS C/F splitting of it and direct interpolation. P gets
+ * a->rows rows and one column per C-point (numbered in row order); a row
+ * with no strong neighbour (an identity row, say) is an F-point whose row
+ * of P is zero. *coarse_count 0 means no coarsening was possible. The
+ * classical counterpart of clmg_amg_aggregate, for one level. */
+CLMG_API clmg_status clmg_amg_classical_prolongator(const clmg_csr *a, double theta, clmg_csr *p,
+                                                    size_t *coarse_count, clmg_error *error);
+/* The C/F splitting the prolongator above is built on: is_coarse[i] 1 for
+ * a C-point, 0 for an F-point (caller-allocated, a->rows); *coarse_count
+ * the number of C-points. */
+CLMG_API clmg_status clmg_amg_classical_splitting(const clmg_csr *a, double theta,
+                                                  uint8_t *is_coarse, size_t *coarse_count,
+                                                  clmg_error *error);
+
 /* The aggregates of one level: aggregate[i] in [0, *count), or -1 for a
  * node with no strong neighbour (an identity row, say), which no aggregate
  * takes (its row of P is zero). aggregate is caller-allocated (rows). NULL

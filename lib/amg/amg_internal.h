@@ -4,18 +4,20 @@
 
 #include "clmg/amg.h"
 
-/* One classical coarsening of the square matrix a (lib/amg/classical.c):
- * the strength graph with threshold theta (|a_ij| >= theta max_{k != i}
- * |a_ik|), a PMIS C/F splitting of it and direct interpolation. P gets
- * a->rows rows and one column per C-point (numbered in row order); a row
- * with no strong neighbour (an identity row, say) is an F-point whose row
- * of P is zero. *coarse_count 0 means no coarsening was possible. */
-clmg_status clmg_amg_classical_prolongator(const clmg_csr *a, double theta, clmg_csr *p,
-                                           size_t *coarse_count, clmg_error *error);
-/* The C/F splitting the prolongator above is built on: is_coarse[i] 1 for
- * a C-point, 0 for an F-point (caller-allocated, a->rows); *coarse_count
- * the number of C-points. For tests and diagnostics. */
-clmg_status clmg_amg_classical_splitting(const clmg_csr *a, double theta, uint8_t *is_coarse,
-                                         size_t *coarse_count, clmg_error *error);
+/* A graph in CSR form: row i lists its neighbours
+ * neighbour[start[i] .. start[i + 1]). */
+typedef struct clmg_amg_graph {
+  size_t n;
+  int64_t *start; /* n + 1 */
+  int32_t *neighbour;
+} clmg_amg_graph;
+
+void clmg_amg_graph_free(clmg_amg_graph *g);
+
+/* The strength graph of the square matrix a (lib/amg/strength.c): row i
+ * lists, in a's order, the columns j != i with |a_ij| > 0 and |a_ij| >=
+ * row_scale[i] col_scale[j] (col_scale NULL: 1), built on all host cores. */
+clmg_status clmg_amg_strength_graph(const clmg_csr *a, const double *row_scale,
+                                    const double *col_scale, clmg_amg_graph *g, clmg_error *error);
 
 #endif

@@ -70,18 +70,6 @@ enum { ROW_GRAIN = 8192 };
 
 enum { UNDECIDED = 0, C_POINT = 1, F_POINT = 2 };
 
-/* A graph in CSR form: row i lists its neighbours, sorted. */
-typedef struct graph {
-  int64_t *start; /* n + 1 */
-  int32_t *neighbour;
-} graph;
-
-static void graph_free(graph *g) {
-  free(g->start);
-  free(g->neighbour);
-  memset(g, 0, sizeof *g);
-}
-
 /* splitmix64's finaliser of i: 53 random bits, the fraction of the PMIS
  * measure (hash / 2^53 in [0, 1)). */
 static uint64_t point_hash(size_t i) {
@@ -108,8 +96,8 @@ typedef struct classical {
   double theta;
   double *threshold; /* per row: theta max_{k != i} |a_ik| */
   double *diagonal;
-  int64_t *bad_row; /* per range: the first row with a value that is not finite, or -1 */
-  graph s, st, sym;
+  int64_t *bad_row;          /* per range: the first row with a value that is not finite, or -1 */
+  clmg_amg_graph s, st, sym; /* S (rows sorted), S^T and S + S^T */
   uint8_t *state, *next;
   size_t undecided[CLMG_MAX_HOST_THREADS];
   int32_t *coarse; /* the C-points' columns in P, -1 for F-points */
@@ -120,12 +108,21 @@ typedef struct classical {
   int64_t *p_length; /* the entries each row wrote */
 } classical;
 
-static int is_strong(const classical *c, size_t i, int64_t k) {
-  double value = fabs(c->a->val[k]);
-  return (size_t)c->a->col[k] != i && value > 0 && value >= c->threshold[i];
-}
-
 /* ---- strength ---- */
+
+/* Whether entry k of row i is strong: its column in the sorted row S_i. */
+static int is_strong(const classical *c, size_t i, int64_t k) {
+  int32_t j = c->a->col[k];
+  int64_t low = c->s.start[i], high = c->s.start[i + 1];
+  while (low < high) {
+    int64_t middle = low + (high - low) / 2;
+    if (c->s.neighbour[middle] < j)
+      low = middle + 1;
+    else
+      high = middle;
+  }
+  return low < c->s.start[i + 1] && c->s.neighbour[low] == j;
+}
 
 static void threshold_range(void *data, size_t range, size_t begin, size_t end) {
   classical *c = data;
@@ -143,28 +140,6 @@ static void threshold_range(void *data, size_t range, size_t begin, size_t end) 
     }
     c->threshold[i] = c->theta * largest;
     c->diagonal[i] = diagonal;
-  }
-}
-
-static void strong_count_range(void *data, size_t range, size_t begin, size_t end) {
-  (void)range;
-  classical *c = data;
-  for (size_t i = begin; i < end; i++) {
-    int64_t count = 0;
-    for (int64_t k = c->a->row_ptr[i]; k < c->a->row_ptr[i + 1]; k++)
-      count += is_strong(c, i, k);
-    c->s.start[i + 1] = count;
-  }
-}
-
-static void strong_fill_range(void *data, size_t range, size_t begin, size_t end) {
-  (void)range;
-  classical *c = data;
-  for (size_t i = begin; i < end; i++) {
-    int64_t next = c->s.start[i];
-    for (int64_t k = c->a->row_ptr[i]; k < c->a->row_ptr[i + 1]; k++)
-      if (is_strong(c, i, k))
-        c->s.neighbour[next++] = c->a->col[k];
   }
 }
 
@@ -213,7 +188,8 @@ static size_t prefix_sum(int64_t *start, size_t n) {
   return (size_t)start[n];
 }
 
-static clmg_status allocate_graph(graph *g, size_t entries, const char *what, clmg_error *error) {
+static clmg_status allocate_graph(clmg_amg_graph *g, size_t entries, const char *what,
+                                  clmg_error *error) {
   g->neighbour = clmg_alloc_array(entries ? entries : 1, sizeof *g->neighbour);
   if (!g->neighbour)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
@@ -231,12 +207,9 @@ static clmg_status strength(classical *c, clmg_error *error) {
                             "classical AMG: row %lld of the matrix holds a value that is not "
                             "finite",
                             (long long)c->bad_row[r]);
-  clmg_host_parallel_for(n, ROW_GRAIN, strong_count_range, c);
-  clmg_status status =
-      allocate_graph(&c->s, prefix_sum(c->s.start, n), "the strength graph", error);
+  clmg_status status = clmg_amg_strength_graph(c->a, c->threshold, NULL, &c->s, error);
   if (status != CLMG_SUCCESS)
     return status;
-  clmg_host_parallel_for(n, ROW_GRAIN, strong_fill_range, c);
 
   /* S^T by a scatter in row order: its rows come out sorted */
   size_t entries = (size_t)c->s.start[n];
@@ -570,9 +543,9 @@ static void classical_free(classical *c) {
   free(c->threshold);
   free(c->diagonal);
   free(c->bad_row);
-  graph_free(&c->s);
-  graph_free(&c->st);
-  graph_free(&c->sym);
+  clmg_amg_graph_free(&c->s);
+  clmg_amg_graph_free(&c->st);
+  clmg_amg_graph_free(&c->sym);
   free(c->state);
   free(c->next);
   free(c->coarse);
@@ -597,7 +570,6 @@ static clmg_status split(const clmg_csr *a, double theta, classical *c, size_t *
   c->threshold = clmg_alloc_array(slots, sizeof *c->threshold);
   c->diagonal = clmg_alloc_array(slots, sizeof *c->diagonal);
   c->bad_row = clmg_alloc_array(CLMG_MAX_HOST_THREADS, sizeof *c->bad_row);
-  c->s.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->s.start);
   c->st.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->st.start);
   c->sym.start = clmg_alloc_zeroed_array(n + 1, sizeof *c->sym.start);
   c->state = clmg_alloc_array(slots, sizeof *c->state);
@@ -605,8 +577,8 @@ static clmg_status split(const clmg_csr *a, double theta, classical *c, size_t *
   c->coarse = clmg_alloc_array(slots, sizeof *c->coarse);
   c->bound = clmg_alloc_zeroed_array(n + 1, sizeof *c->bound);
   c->p_length = clmg_alloc_zeroed_array(n + 1, sizeof *c->p_length);
-  if (!c->threshold || !c->diagonal || !c->bad_row || !c->s.start || !c->st.start ||
-      !c->sym.start || !c->state || !c->next || !c->coarse || !c->bound || !c->p_length)
+  if (!c->threshold || !c->diagonal || !c->bad_row || !c->st.start || !c->sym.start || !c->state ||
+      !c->next || !c->coarse || !c->bound || !c->p_length)
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "classical AMG: cannot allocate the coarsening of %zu rows", n);
   for (size_t r = 0; status == CLMG_SUCCESS && r < CLMG_MAX_HOST_THREADS; r++)

@@ -114,87 +114,29 @@ static clmg_status check_input(const clmg_csr *a, const clmg_amg_options *option
 
 /* ---- strength of connection ---- */
 
-/* The strong graph: row i lists its strong neighbours (no diagonal). */
-typedef struct graph {
-  size_t n;
-  int64_t *start; /* n + 1 */
-  int32_t *neighbour;
-} graph;
-
-static void graph_free(graph *g) {
-  free(g->start);
-  free(g->neighbour);
-  memset(g, 0, sizeof *g);
-}
-
-/* The strength test of entry k of row i (a_ii and a_jj in diagonal). */
-static int is_strong(const clmg_csr *a, const double *diagonal, double theta, size_t i, int64_t k) {
-  size_t j = (size_t)a->col[k];
-  double value = fabs(a->val[k]);
-  return j != i && value > 0 && value >= theta * sqrt(fabs(diagonal[i] * diagonal[j]));
-}
-
-/* The strong graph is built by rows on all host cores: a pass counts each
- * row's strong entries, a serial sum makes the offsets, a second pass
- * writes them (each row's own range: the serial result, bit for bit). */
-enum { STRONG_GRAIN = 8192 };
-typedef struct strong_job {
-  const clmg_csr *a;
-  const double *diagonal;
-  double theta;
-  graph *g;
-} strong_job;
-
-static void strong_count_range(void *data, size_t range, size_t begin, size_t end) {
-  (void)range;
-  const strong_job *job = data;
-  for (size_t i = begin; i < end; i++) {
-    int64_t count = 0;
-    for (int64_t k = job->a->row_ptr[i]; k < job->a->row_ptr[i + 1]; k++)
-      count += is_strong(job->a, job->diagonal, job->theta, i, k);
-    job->g->start[i + 1] = count;
-  }
-}
-
-static void strong_fill_range(void *data, size_t range, size_t begin, size_t end) {
-  (void)range;
-  const strong_job *job = data;
-  for (size_t i = begin; i < end; i++) {
-    int64_t next = job->g->start[i];
-    for (int64_t k = job->a->row_ptr[i]; k < job->a->row_ptr[i + 1]; k++)
-      if (is_strong(job->a, job->diagonal, job->theta, i, k))
-        job->g->neighbour[next++] = job->a->col[k];
-  }
-}
-
-static clmg_status strong_graph(const clmg_csr *a, double theta, graph *g, clmg_error *error) {
+/* The symmetric measure: j is strong for i when |a_ij| >= theta
+ * sqrt(|a_ii a_jj|) (clmg_amg_strength_graph with row scales theta
+ * sqrt(|a_ii|) and column scales sqrt(|a_jj|)). */
+static clmg_status strong_graph(const clmg_csr *a, double theta, clmg_amg_graph *g,
+                                clmg_error *error) {
   size_t n = a->rows;
-  double *diagonal = clmg_alloc_array(n ? n : 1, sizeof *diagonal);
-  g->n = n;
-  g->start = clmg_alloc_array(n + 1, sizeof *g->start);
-  if (!diagonal || !g->start) {
-    free(diagonal);
-    graph_free(g);
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "AMG: cannot allocate the strength graph of %zu rows", n);
+  double *row_scale = clmg_alloc_array(n ? n : 1, sizeof *row_scale);
+  double *col_scale = clmg_alloc_array(n ? n : 1, sizeof *col_scale);
+  clmg_status status = CLMG_SUCCESS;
+  if (!row_scale || !col_scale)
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "AMG: cannot allocate the strength graph of %zu rows", n);
+  if (status == CLMG_SUCCESS) {
+    clmg_csr_diagonal(a, col_scale, NULL);
+    for (size_t i = 0; i < n; i++) {
+      col_scale[i] = sqrt(fabs(col_scale[i]));
+      row_scale[i] = theta * col_scale[i];
+    }
+    status = clmg_amg_strength_graph(a, row_scale, col_scale, g, error);
   }
-  clmg_csr_diagonal(a, diagonal, NULL);
-  strong_job job = {a, diagonal, theta, g};
-  clmg_host_parallel_for(n, STRONG_GRAIN, strong_count_range, &job);
-  g->start[0] = 0;
-  for (size_t i = 0; i < n; i++)
-    g->start[i + 1] += g->start[i];
-  size_t entries = (size_t)g->start[n];
-  g->neighbour = clmg_alloc_array(entries ? entries : 1, sizeof *g->neighbour);
-  if (!g->neighbour) {
-    free(diagonal);
-    graph_free(g);
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "AMG: cannot allocate the strength graph of %zu entries", entries);
-  }
-  clmg_host_parallel_for(n, STRONG_GRAIN, strong_fill_range, &job);
-  free(diagonal);
-  return CLMG_SUCCESS;
+  free(row_scale);
+  free(col_scale);
+  return status;
 }
 
 /* ---- aggregation ---- */
@@ -203,7 +145,7 @@ static clmg_status strong_graph(const clmg_csr *a, double theta, graph *g, clmg_
  * `distance` strong edges; each root excludes its distance-neighbourhood
  * (a breadth-first walk with `depth` as the visited mark). Isolated nodes
  * are never roots. */
-static void choose_roots(const graph *g, int distance, uint8_t *is_root, int32_t *depth,
+static void choose_roots(const clmg_amg_graph *g, int distance, uint8_t *is_root, int32_t *depth,
                          int32_t *queue) {
   size_t n = g->n;
   memset(is_root, 0, n);
@@ -239,7 +181,7 @@ static void choose_roots(const graph *g, int distance, uint8_t *is_root, int32_t
  * run on all host cores), until a sweep changes nothing. */
 enum { JOIN_GRAIN = 8192 };
 typedef struct join_job {
-  const graph *g;
+  const clmg_amg_graph *g;
   const int32_t *aggregate;
   int32_t *next;
   /* per range: counters by aggregate (seen[c] holds the node that counted
@@ -250,7 +192,7 @@ typedef struct join_job {
 
 static void join_range(void *data, size_t range, size_t begin, size_t end) {
   join_job *job = data;
-  const graph *g = job->g;
+  const clmg_amg_graph *g = job->g;
   int32_t *seen = job->seen[range], *weight = job->weight[range];
   size_t changed = 0;
   for (size_t i = begin; i < end; i++) {
@@ -282,7 +224,8 @@ static void join_range(void *data, size_t range, size_t begin, size_t end) {
 
 /* aggregates: the number of aggregate ids (counters per range). Returns 0
  * without memory for the counters. */
-static int join_neighbours(const graph *g, size_t aggregates, int32_t *aggregate, int32_t *next) {
+static int join_neighbours(const clmg_amg_graph *g, size_t aggregates, int32_t *aggregate,
+                           int32_t *next) {
   size_t n = g->n, ranges = clmg_host_threads();
   join_job job = {g, aggregate, next, {0}, {0}, {0}};
   int ok = 1;
@@ -332,8 +275,9 @@ static size_t renumber(int32_t *aggregate, size_t n, int32_t *map) {
 /* min_fit: aggregates of fewer nodes than this, once joined and dissolved,
  * are given up (their nodes get -1, left to the smoother): the
  * near-nullspace fit needs as many unknowns in an aggregate as candidates. */
-static clmg_status aggregate_graph(const graph *g, const clmg_amg_options *o, size_t min_fit,
-                                   int32_t *aggregate, size_t *count, clmg_error *error) {
+static clmg_status aggregate_graph(const clmg_amg_graph *g, const clmg_amg_options *o,
+                                   size_t min_fit, int32_t *aggregate, size_t *count,
+                                   clmg_error *error) {
   size_t n = g->n;
   uint8_t *is_root = clmg_alloc_array(n ? n : 1, 1);
   int32_t *work[3];
@@ -436,7 +380,7 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
     status = node_matrix(a, block, &nodes, error);
     strength_of = &nodes;
   }
-  graph g = {0};
+  clmg_amg_graph g = {0};
   if (status == CLMG_SUCCESS)
     status = strong_graph(strength_of, o->strength_threshold, &g, error);
   if (status == CLMG_SUCCESS)
@@ -445,7 +389,7 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
    * (row i reads entry i / block <= i, not yet overwritten) */
   for (size_t i = a->rows; status == CLMG_SUCCESS && block > 1 && i-- > 0;)
     aggregate[i] = aggregate[i / block];
-  graph_free(&g);
+  clmg_amg_graph_free(&g);
   clmg_csr_free(&nodes);
   return status;
 }
@@ -906,31 +850,28 @@ static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device
   return status;
 }
 
-/* One coarsening on the device: the row scales (device_row_scale), P =
- * (I - omega D^-1 A) P~ from the product A P~ (cl/amg.cl), then A_c = P^T
- * (A P) with the device transpose and products; A_c also comes back to the
- * host, where the next aggregation and the patches are made. fine_device
- * holds the fine matrix, tentative P~ (fit_candidates). */
-static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
-                                  const clmg_csr_device *fine_device, const clmg_csr *tentative,
-                                  double damping, clmg_csr_device *p_device,
-                                  clmg_csr_device *coarse_device, clmg_csr *coarse,
-                                  clmg_error *error) {
-  size_t n = fine->rows;
+/* P = (I - omega D^-1 A) P~ on the device (into p_device): the row scales
+ * (device_row_scale), the product A P~, then P~ added in place
+ * (cl/amg.cl). fine_device holds the fine matrix, tentative P~
+ * (fit_candidates). */
+static clmg_status device_smoothed_prolongator(clmg_context *context,
+                                               const clmg_csr_device *fine_device,
+                                               const clmg_csr *tentative, double damping,
+                                               clmg_csr_device *p_device) {
+  size_t n = tentative->rows;
   clmg_dtype precision = clmg_vector_type(fine_device->val);
-  clmg_csr_device tentative_device = {0}, r = {0}, ap = {0};
+  clmg_csr_device tentative_device = {0};
   clmg_vector *scale_device = NULL;
-  clmg_status status = CLMG_SUCCESS;
-  clmg_status device = device_row_scale(context, fine_device, damping, &scale_device);
-  if (device == CLMG_SUCCESS)
-    device = clmg_csr_device_upload(context, tentative, precision, &tentative_device);
-  if (device == CLMG_SUCCESS)
-    device = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
+  clmg_status status = device_row_scale(context, fine_device, damping, &scale_device);
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_device_upload(context, tentative, precision, &tentative_device);
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
   clmg_kernel_args args;
-  if (device == CLMG_SUCCESS)
-    device = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
+  if (status == CLMG_SUCCESS)
+    status = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
                                   "amg_smooth_prolongator", &args);
-  if (device == CLMG_SUCCESS) {
+  if (status == CLMG_SUCCESS) {
     clmg_arg_ulong(&args, n);
     clmg_arg_buffer(&args, p_device->row_ptr->buffer);
     clmg_arg_buffer(&args, p_device->col->buffer);
@@ -939,23 +880,29 @@ static clmg_status device_coarsen(clmg_context *context, const clmg_csr *fine,
     clmg_arg_buffer(&args, tentative_device.col->buffer);
     clmg_arg_buffer(&args, tentative_device.val->buffer);
     clmg_arg_buffer(&args, scale_device->buffer);
-    device = clmg_launch_args(&args, n);
+    status = clmg_launch_args(&args, n);
   }
-  if (device == CLMG_SUCCESS)
-    device = clmg_csr_device_transpose(context, p_device, &r);
+  clmg_csr_device_free(&tentative_device);
+  clmg_vector_destroy(scale_device);
+  return status;
+}
+
+/* A_c = P^T (A P) with the device transpose and products, and A_c back on
+ * the host, where the next level's coarsening is made. A device failure
+ * is a status with the context's message in error. */
+static clmg_status device_galerkin(clmg_context *context, const clmg_csr_device *fine_device,
+                                   const clmg_csr_device *p_device, clmg_csr_device *coarse_device,
+                                   clmg_csr *coarse, clmg_error *error) {
+  clmg_csr_device r = {0}, ap = {0};
+  clmg_status device = clmg_csr_device_transpose(context, p_device, &r);
   if (device == CLMG_SUCCESS)
     device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
   if (device == CLMG_SUCCESS)
     device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
-  if (device != CLMG_SUCCESS)
-    status = device_failure(context, device, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_device_download(coarse_device, coarse, error);
-  clmg_csr_device_free(&tentative_device);
   clmg_csr_device_free(&r);
   clmg_csr_device_free(&ap);
-  clmg_vector_destroy(scale_device);
-  return status;
+  return device == CLMG_SUCCESS ? clmg_csr_device_download(coarse_device, coarse, error)
+                                : device_failure(context, device, error);
 }
 
 /* Every row of an aggregate stores its diagonal entry: P~'s entries of the
@@ -1061,7 +1008,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     size_t count = 0, coarse_rows = 0;
     clmg_csr tentative = {0}, classical = {0};
     double *coarse_candidates = NULL;
-    if (o->coarsening == CLMG_AMG_CLASSICAL) {
+    int smoothed = o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION;
+    if (!smoothed) {
       status = clmg_amg_classical_prolongator(
           fine, o->classical_threshold > 0 ? o->classical_threshold : 0.25, &classical,
           &coarse_rows, error);
@@ -1080,47 +1028,39 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       clmg_csr_free(&classical);
       break;
     }
-    if (o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION) {
+    if (smoothed) {
       status = check_aggregated_diagonals(fine, aggregate, error);
       if (status == CLMG_SUCCESS)
         status = fit_candidates(fine->rows, aggregate, count, candidates, k, &tentative,
                                 &coarse_candidates, error);
     }
     /* p[built] maps level built to built - 1 (fine), as the engine wants
-     * after the reversal */
-    if (status == CLMG_SUCCESS && context && o->coarsening == CLMG_AMG_CLASSICAL) {
+     * after the reversal: classical P as it is, smoothed aggregation's
+     * smoothed, on the device (context given) or the host; then A_c =
+     * P^T A P where P is */
+    if (status == CLMG_SUCCESS && context) {
       clmg_dtype precision = clmg_vector_type(h.device_a[built - 1].val);
       clmg_status device =
-          clmg_csr_device_upload(context, &classical, precision, &h.device_p[built]);
-      clmg_csr_device r = {0}, ap = {0};
-      if (device == CLMG_SUCCESS)
-        device = clmg_csr_device_transpose(context, &h.device_p[built], &r);
-      if (device == CLMG_SUCCESS)
-        device = clmg_csr_device_multiply(context, &h.device_a[built - 1], &h.device_p[built], &ap);
-      if (device == CLMG_SUCCESS)
-        device = clmg_csr_device_multiply(context, &r, &ap, &h.device_a[built]);
-      clmg_csr_device_free(&r);
-      clmg_csr_device_free(&ap);
+          smoothed ? device_smoothed_prolongator(context, &h.device_a[built - 1], &tentative,
+                                                 o->prolongator_damping, &h.device_p[built])
+                   : clmg_csr_device_upload(context, &classical, precision, &h.device_p[built]);
       status = device == CLMG_SUCCESS
-                   ? clmg_csr_device_download(&h.device_a[built], &levels_a[built], error)
+                   ? device_galerkin(context, &h.device_a[built - 1], &h.device_p[built],
+                                     &h.device_a[built], &levels_a[built], error)
                    : device_failure(context, device, error);
-    } else if (status == CLMG_SUCCESS && context) {
-      status =
-          device_coarsen(context, fine, &h.device_a[built - 1], &tentative, o->prolongator_damping,
-                         &h.device_p[built], &h.device_a[built], &levels_a[built], error);
     } else if (status == CLMG_SUCCESS) {
-      if (o->coarsening == CLMG_AMG_CLASSICAL) {
-        levels_p[built] = classical;
-        classical = (clmg_csr){0};
-      } else {
+      if (smoothed) {
         status =
             smoothed_prolongator(fine, &tentative, o->prolongator_damping, &levels_p[built], error);
+      } else {
+        levels_p[built] = classical;
+        classical = (clmg_csr){0};
       }
       if (status == CLMG_SUCCESS)
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
     }
     /* the patches group whole aggregates (classical levels: none) */
-    if (status == CLMG_SUCCESS && with_patches && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
+    if (status == CLMG_SUCCESS && with_patches && smoothed)
       status =
           make_patches(&levels_a[built], aggregate, fine->rows, k, o, &h.patch[built - 1], error);
     clmg_csr_free(&tentative);
