@@ -50,7 +50,7 @@ static clmg_status check_dimensions(size_t rows, size_t cols, clmg_error *error)
 
 /* Checks that a is a well-formed CSR matrix: the invariants every function
  * here relies on. O(nnz), cheap next to the operations that call it. */
-static clmg_status check_csr(const clmg_csr *a, clmg_error *error) {
+clmg_status clmg_csr_check(const clmg_csr *a, clmg_error *error) {
   if (!a)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the matrix is NULL");
   clmg_status status = check_dimensions(a->rows, a->cols, error);
@@ -310,7 +310,7 @@ static clmg_status begin_output(const clmg_csr *a, clmg_csr *out, clmg_error *er
   if (out == a)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be the input matrix");
   memset(out, 0, sizeof *out);
-  return check_csr(a, error);
+  return clmg_csr_check(a, error);
 }
 
 clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error) {
@@ -412,7 +412,7 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
   if (status == CLMG_SUCCESS && out == b)
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out must not be an input matrix");
   if (status == CLMG_SUCCESS)
-    status = check_csr(b, error);
+    status = clmg_csr_check(b, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (a->cols != b->rows)
@@ -504,7 +504,7 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
 
 clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error) {
   clmg_error_clear(error);
-  clmg_status status = check_csr(a, error);
+  clmg_status status = clmg_csr_check(a, error);
   if (status != CLMG_SUCCESS)
     return status;
   size_t n = a->rows < a->cols ? a->rows : a->cols;
@@ -587,7 +587,7 @@ clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const i
 }
 
 int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
-  if (check_csr(a, NULL) != CLMG_SUCCESS || a->rows != a->cols)
+  if (clmg_csr_check(a, NULL) != CLMG_SUCCESS || a->rows != a->cols)
     return 0;
   /* Each entry is compared with its mirror (0 where absent), so an entry
    * missing on one side counts unless it is zero; no allocation, so this

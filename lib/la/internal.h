@@ -44,6 +44,10 @@ void clmg_sort_int32(int32_t *values, size_t count);
 /* Index of column j in row i of host CSR a (sorted rows), or -1: a binary
  * search, so a dense row does not make it linear. */
 int64_t clmg_csr_find_entry(const clmg_csr *a, size_t i, int32_t j);
+/* Checks that a is well-formed host CSR (dimensions within the 32-bit
+ * limit, row_ptr from 0 and not decreasing, the arrays there, columns in
+ * range, sorted and unique): the invariants the CSR functions rely on. */
+clmg_status clmg_csr_check(const clmg_csr *a, clmg_error *error);
 
 /* Row offsets (int64, n + 1, made here) from per-row counts (uint32, n)
  * that a kernel wrote, and their sum, computed on the device: only the sum

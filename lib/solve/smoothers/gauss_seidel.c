@@ -57,26 +57,16 @@ static int beats(uint32_t i, uint32_t wi, uint32_t j) {
   return wi > wj || (wi == wj && i > j);
 }
 
-/* A square host CSR with columns in range; the failure says which. */
+/* A well-formed square host CSR (clmg_csr_check); the failure says which
+ * part is wrong, after `what`. */
 static clmg_status check_matrix(const clmg_csr *a, const char *what, clmg_error *error) {
-  if (!a || !a->row_ptr || (a->row_ptr[a->rows] > 0 && !a->col) || a->rows != a->cols)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "%s: a square host matrix is needed (it is %zu x %zu)", what,
-                          a ? a->rows : 0, a ? a->cols : 0);
-  if (a->rows > (size_t)INT32_MAX)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "%s: %zu rows; 32-bit column indices allow %d", what, a->rows, INT32_MAX);
-  for (size_t i = 0; i < a->rows; ++i) {
-    if (a->row_ptr[i + 1] < a->row_ptr[i])
-      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "%s: row %zu has a negative length",
-                            what, i + 1);
-    for (int64_t e = a->row_ptr[i]; e < a->row_ptr[i + 1]; ++e)
-      if (a->col[e] < 0 || (size_t)a->col[e] >= a->cols)
-        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                              "%s: row %zu has column %d, outside [0, %zu)", what, i + 1,
-                              (int)a->col[e], a->cols);
-  }
-  return CLMG_SUCCESS;
+  clmg_error why = {{0}};
+  clmg_status status = clmg_csr_check(a, &why);
+  if (status == CLMG_SUCCESS && a->rows != a->cols)
+    status = clmg_error_set(&why, CLMG_ERROR_INVALID_ARGUMENT,
+                            "a square host matrix is needed (it is %zu x %zu)", a->rows, a->cols);
+  return status == CLMG_SUCCESS ? status
+                                : clmg_error_set(error, status, "%s: %s", what, why.message);
 }
 
 /* The symmetrised pattern without the diagonal, each neighbour once:
@@ -724,9 +714,6 @@ clmg_status clmg_smoother_gauss_seidel(clmg_context *context, const clmg_csr *a,
   clmg_status status = check_matrix(a, "Gauss-Seidel smoother", &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "%s", error.message);
-  if (clmg_csr_nnz(a) > 0 && !a->val)
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "Gauss-Seidel smoother: the host matrix has no values");
   omega = omega == 0 ? 1.0 : omega;
   if (!(omega > 0 && omega < 2))
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
