@@ -12,6 +12,7 @@
 
 #include "apputil.h"
 #include "cli.h"
+#include "perf_common.h"
 #include "subcommands.h"
 #include "view.h"
 
@@ -62,7 +63,9 @@ void solve_print_usage(FILE *out) {
         "ellr, sell: the name) and format_description, precision, method, device,\n"
         "status and message, converged, iterations, relative_residual,\n"
         "true_relative_residual, setup_s, kernels_s, solve_s, history (with --view also\n"
-        "hierarchy and operator_complexity). On any failure, bad usage included, it\n"
+        "hierarchy and operator_complexity; with CG, iteration_bytes: the fewest bytes an\n"
+        "iteration moves, whose time at the copy bandwidth is its floor). On any failure, bad "
+        "usage included, it\n"
         "still prints one object with status (\"usage_error\" or the library's status,\n"
         "e.g. \"not converged\") and message.\n"
         "\n"
@@ -509,6 +512,17 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_integer(&w, "max_iterations", options->max_iterations);
   if (options->view)
     show_view(r->multigrid, r->matrix, &w);
+  if (options->method == CLMG_KRYLOV_CG) {
+    /* the floor of an iteration, for its time against the copy bandwidth */
+    size_t n = clmg_matrix_rows(r->matrix);
+    double preconditioner = options->preconditioner == PRECONDITIONER_AMG && r->multigrid
+                                ? clmg_multigrid_cycle_bytes(r->multigrid, 1)
+                            : options->preconditioner == PRECONDITIONER_JACOBI
+                                ? perf_jacobi_bytes(n, options->mixed)
+                                : 0.0;
+    json_number(&w, "iteration_bytes",
+                perf_cg_iteration_bytes(r->matrix, preconditioner, options->mixed));
+  }
   solve_json_outcome(&w, r);
   json_object_end(&w);
   json_end(&w);

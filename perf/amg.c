@@ -225,12 +225,10 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
     row->relative_residual = result.relative_residual;
     row->converged = solved == CLMG_SUCCESS;
     status = solved == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : solved;
-    /* the preconditioner's bytes: Jacobi reads w and r and writes z, in
-     * its precision; AMG one cycle from a zero guess */
-    double preconditioner_bytes = solver == SOLVER_CG ? 0.0
-                                  : solver == SOLVER_JACOBI
-                                      ? 3.0 * (double)n * (mixed ? sizeof(float) : sizeof(double))
-                                      : clmg_multigrid_cycle_bytes(mg, 1);
+    /* the preconditioner's bytes: AMG one cycle from a zero guess */
+    double preconditioner_bytes = solver == SOLVER_CG       ? 0.0
+                                  : solver == SOLVER_JACOBI ? perf_jacobi_bytes(n, mixed)
+                                                            : clmg_multigrid_cycle_bytes(mg, 1);
     double bytes = perf_cg_iteration_bytes(matrix, preconditioner_bytes, mixed);
     row->floor_s = bytes / (copy_gb_per_s * 1e9);
     row->ratio =

@@ -22,7 +22,10 @@ It prints a table with clmg's iterations against the issue's bound, 1.3 x
 pyamg's + 2 ("ok" or "MISSED"), and writes the rows as JSON. Setup and
 solve times are wall-clock on the machine it runs on (pyamg on the CPU,
 clmg on the device it selects); clmg's setup includes reading the files,
-pyamg's does not.
+pyamg's does not. For clmg each iteration's time is also given against its
+floor ("x floor"): the bytes a CG iteration with the AMG cycle must move
+(clmg solve's iteration_bytes) at the copy bandwidth `clmg info` measures
+on the same device at the start of the run.
 """
 import argparse
 import json
@@ -57,34 +60,52 @@ def rigid_body_modes(coords):
     return b
 
 
-def pyamg_run(prefix, elasticity):
+def pyamg_solve(a, b, candidates=None, block=1):
+    """pyamg's smoothed aggregation with its defaults (B: the candidates,
+    the matrix as block x block blocks) as a CG preconditioner to 1e-8:
+    setup and solve times, iterations, the true residual."""
     import numpy as np
     import pyamg
-    import scipy.io
-    import scipy.sparse as sp
-    a = sp.csr_matrix(scipy.io.mmread(prefix + ".mtx"))
-    b = np.asarray(scipy.io.mmread(prefix + "_b.mtx")).ravel()
     start = time.perf_counter()
-    if elasticity:
-        coords = np.asarray(scipy.io.mmread(prefix + "_coords.mtx"))
-        solver = pyamg.smoothed_aggregation_solver(a.tobsr(blocksize=(3, 3)),
-                                                   B=rigid_body_modes(coords))
-    else:
-        solver = pyamg.smoothed_aggregation_solver(a)
+    matrix = a.tobsr(blocksize=(block, block)) if block > 1 else a
+    solver = pyamg.smoothed_aggregation_solver(matrix, B=candidates)
     setup = time.perf_counter() - start
     residuals = []
     start = time.perf_counter()
-    x = solver.solve(b, tol=1e-8, accel="cg", maxiter=2000, residuals=residuals)
+    x = solver.solve(b, tol=1e-8, accel="cg", maxiter=5000, residuals=residuals)
     solve = time.perf_counter() - start
     relative = float(np.linalg.norm(b - a @ x) / np.linalg.norm(b))
     return {"solver": "pyamg", "version": pyamg.__version__, "rows": a.shape[0],
             "nonzeros": int(a.nnz), "setup_s": setup, "solve_s": solve,
             "iterations": len(residuals) - 1, "true_relative_residual": relative,
+            "levels": len(solver.levels),
             "operator_complexity": float(solver.operator_complexity()),
             "converged": relative <= 1e-8}
 
 
-def clmg_run(clmg, prefix, elasticity, smoother, device):
+def pyamg_run(prefix, elasticity):
+    import numpy as np
+    import scipy.io
+    import scipy.sparse as sp
+    a = sp.csr_matrix(scipy.io.mmread(prefix + ".mtx"))
+    b = np.asarray(scipy.io.mmread(prefix + "_b.mtx")).ravel()
+    if not elasticity:
+        return pyamg_solve(a, b)
+    coords = np.asarray(scipy.io.mmread(prefix + "_coords.mtx"))
+    return pyamg_solve(a, b, rigid_body_modes(coords), 3)
+
+
+def copy_bandwidth(clmg, device):
+    """The device's copy bandwidth in GB/s, measured by `clmg info` now."""
+    command = [clmg, "info", "--json"] + (["--device", device] if device else [])
+    completed = subprocess.run(command, capture_output=True, text=True, check=False)
+    try:
+        return float(json.loads(completed.stdout)["copy_bandwidth_gb_s"])
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+
+
+def clmg_run(clmg, prefix, elasticity, smoother, device, bandwidth):
     command = [clmg, "solve", prefix + ".mtx", prefix + "_b.mtx", "--precond", "amg",
                "--smoother", smoother, "--tol", "1e-8", "--maxit", "2000", "--json", "--quiet",
                "--view"]
@@ -98,7 +119,14 @@ def clmg_run(clmg, prefix, elasticity, smoother, device):
     except json.JSONDecodeError:
         return {"solver": f"clmg {smoother}", "status": "error",
                 "message": (completed.stderr or completed.stdout).strip()[:300]}
+    floor_s = ratio = None
+    its, solve_s = result.get("iterations"), result.get("solve_s")
+    if bandwidth and result.get("iteration_bytes") and its and solve_s:
+        floor_s = result["iteration_bytes"] / (bandwidth * 1e9)
+        ratio = solve_s / its / floor_s
     return {"solver": f"clmg {smoother}", "status": result.get("status"),
+            "iteration_bytes": result.get("iteration_bytes"), "floor_s": floor_s,
+            "ratio_to_floor": ratio,
             "message": result.get("message", ""), "iterations": result.get("iterations"),
             "setup_s": result.get("setup_s"), "solve_s": result.get("solve_s"),
             "true_relative_residual": result.get("true_relative_residual"),
@@ -129,8 +157,12 @@ def main():
             return 1
     rows = []
     missed = 0
+    bandwidth = copy_bandwidth(options.clmg, options.device)
+    print(f"copy bandwidth (clmg info): "
+          f"{f'{bandwidth:.2f} GB/s' if bandwidth else 'not measured'}")
     print(f"{'problem':28s} {'rows':>8s} {'solver':18s} {'its':>5s} {'bound':>5s} "
-          f"{'setup s':>8s} {'solve s':>8s} {'op.cx':>6s} {'residual':>9s}  verdict")
+          f"{'setup s':>8s} {'solve s':>8s} {'x floor':>7s} {'op.cx':>6s} {'residual':>9s}  "
+          f"verdict")
     with tempfile.TemporaryDirectory(prefix="clmg-amg-testset-") as work:
         for problem, level, extra in SIZES[options.size]:
             name = f"{problem} L{level}" + (f" nu {extra[1]}" if extra else "")
@@ -140,7 +172,8 @@ def main():
             elasticity = problem.startswith("elasticity")
             reference = pyamg_run(prefix, elasticity)
             bound = 1.3 * reference["iterations"] + 2
-            results = [reference] + [clmg_run(options.clmg, prefix, elasticity, s, options.device)
+            results = [reference] + [clmg_run(options.clmg, prefix, elasticity, s, options.device,
+                                              bandwidth)
                                      for s in options.smoothers.split(",")]
             for result in results:
                 result.update({"problem": problem, "level": level, "options": " ".join(extra),
@@ -158,16 +191,18 @@ def main():
                 result["verdict"] = verdict
                 rows.append(result)
                 its = result.get("iterations")
+                ratio = f"{result['ratio_to_floor']:.2f}" if result.get("ratio_to_floor") else "-"
                 print(f"{name:28s} {reference['rows']:8d} {result['solver']:18s} "
                       f"{its if its is not None else -1:5d} {bound:5.0f} "
                       f"{result.get('setup_s') or 0:8.3f} {result.get('solve_s') or 0:8.3f} "
+                      f"{ratio:>7s} "
                       f"{result.get('operator_complexity') or 0:6.2f} "
                       f"{result.get('true_relative_residual') or float('nan'):9.2e}  {verdict}")
                 sys.stdout.flush()
     if options.json:
         with open(options.json + ".tmp", "w", encoding="utf-8") as out:
-            json.dump({"benchmark": "amg_testset", "size": options.size, "rows": rows}, out,
-                      indent=1)
+            json.dump({"benchmark": "amg_testset", "size": options.size,
+                       "copy_bandwidth_gb_s": bandwidth, "rows": rows}, out, indent=1)
         os.replace(options.json + ".tmp", options.json)
     print(f"{missed} clmg run(s) over the bound or failed")
     return 0

@@ -210,6 +210,10 @@ double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes
          (mixed ? 24.0 * n : 0.0);
 }
 
+double perf_jacobi_bytes(size_t n, int mixed) {
+  return 3.0 * (double)n * (double)(mixed ? sizeof(float) : sizeof(double));
+}
+
 int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
   clmg_status status = clmg_measure_copy_bandwidth(context, 0, gb_per_s);
   if (status != CLMG_SUCCESS) {

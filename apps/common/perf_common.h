@@ -93,6 +93,9 @@ int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s);
  * preconditioner in float inside double CG the two conversions (12 bytes
  * per element each). */
 double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes, int mixed);
+/* Jacobi's bytes as a preconditioner of n rows: it reads w and r and
+ * writes z, in float when mixed, else double. */
+double perf_jacobi_bytes(size_t n, int mixed);
 
 /* Opens path for the JSON results (clmg/output_file.h: an earlier file is
  * replaced only once the new one is complete); returns the stream and sets
