@@ -552,112 +552,55 @@ typedef struct amg_run {
   double operator_complexity, grid_complexity;
 } amg_run;
 
-/* Levels by classical coarsening down to at most 300 rows (or until it
- * stops), A_c = P^T A P, handed to clmg_multigrid_create with Jacobi 2+2;
- * one V-cycle preconditions CG on A x = b, b = A x* for a random x*; the
- * true residual is checked on the host. */
+/* The library's classical hierarchy (clmg_amg_hierarchy_build with
+ * CLMG_AMG_CLASSICAL: P by clmg_amg_classical_prolongator, A_c = P^T A P)
+ * down to at most 300 rows, handed to clmg_multigrid_create with Jacobi
+ * 2+2; one V-cycle preconditions CG on A x = b, b = A x* for a random x*;
+ * the true residual is checked on the host. */
 static amg_run solve_classical(const clmg_csr *a, double theta, const char *what) {
-  enum { MAX_LEVELS = 12 };
-  clmg_csr levels[MAX_LEVELS] = {{0}}, prolongators[MAX_LEVELS] = {{0}};
+  clmg_amg_options o;
+  clmg_amg_options_defaults(&o);
+  o.coarsening = CLMG_AMG_CLASSICAL;
+  o.classical_threshold = theta;
+  o.coarse_rows = 300;
+  clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
-  CHECK_HOST(clmg_csr_copy(a, &levels[0], &error), error);
-  int count = 1;
-  size_t total = clmg_csr_nnz(a), rows_total = a->rows;
-  while (count < MAX_LEVELS && levels[count - 1].rows > 300) {
-    const clmg_csr *fine = &levels[count - 1];
-    clmg_csr p = {0}, pt = {0}, ap = {0}, coarse = {0};
-    size_t coarse_count = 0;
-    CHECK_HOST(clmg_amg_classical_prolongator(fine, theta, &p, &coarse_count, &error), error);
-    if (coarse_count == 0 || coarse_count >= fine->rows) {
-      clmg_csr_free(&p);
-      break;
-    }
-    CHECK_HOST(clmg_csr_transpose(&p, &pt, &error), error);
-    CHECK_HOST(clmg_csr_multiply(fine, &p, &ap, &error), error);
-    CHECK_HOST(clmg_csr_multiply(&pt, &ap, &coarse, &error), error);
-    clmg_csr_free(&pt);
-    clmg_csr_free(&ap);
-    prolongators[count] = p; /* maps level count to level count - 1 */
-    levels[count] = coarse;
-    total += clmg_csr_nnz(&coarse);
-    rows_total += coarse.rows;
-    count++;
+  CHECK_HOST(clmg_amg_hierarchy_build(a, &o, &h, &error), error);
+  size_t total = 0, rows_total = 0;
+  for (int l = 0; l < h.num_levels; ++l) {
+    total += clmg_csr_nnz(&h.a[l]);
+    rows_total += h.a[l].rows;
   }
-  /* the engine's order: level 0 the coarsest, p[l] from l - 1 to l */
-  clmg_csr a_levels[MAX_LEVELS], p_levels[MAX_LEVELS];
-  for (int l = 0; l < count; ++l) {
-    a_levels[l] = levels[count - 1 - l];
-    p_levels[l] = l > 0 ? prolongators[count - l] : prolongators[0];
-  }
-  amg_run run = {0, count, (double)total / (double)clmg_csr_nnz(a),
+  amg_run run = {0, h.num_levels, (double)total / (double)clmg_csr_nnz(a),
                  (double)rows_total / (double)a->rows};
-
   size_t n = a->rows;
   double *x_star = malloc(n * sizeof *x_star), *b = malloc(n * sizeof *b);
-  double *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
   assert_non_null(x_star);
   assert_non_null(b);
-  assert_non_null(x);
-  assert_non_null(r);
   for (size_t i = 0; i < n; ++i)
     x_star[i] = rng_uniform();
   clmg_csr_spmv_host(1.0, a, x_star, 0.0, b);
-
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);
   options.pre_smoothing = options.post_smoothing = 2;
   clmg_multigrid *mg = NULL;
-  CHECK_OK(clmg_multigrid_create(ctx, count, a_levels, p_levels, NULL, &options, &mg));
-  clmg_matrix *matrix = NULL;
-  CHECK_OK(clmg_matrix_create(ctx, a, NULL, &matrix));
-  clmg_vector *db = NULL, *dx = NULL;
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &db));
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &dx));
-  CHECK_OK(clmg_vector_upload_doubles(db, b));
+  CHECK_OK(clmg_multigrid_create(ctx, h.num_levels, h.a, h.p, NULL, &options, &mg));
   clmg_preconditioner cycle;
   CHECK_OK(clmg_multigrid_preconditioner(mg, &cycle));
-  clmg_operator op;
-  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
-  clmg_krylov_options ko;
-  clmg_krylov_options_defaults(&ko);
-  ko.relative_tolerance = 1e-8;
-  ko.max_iterations = 300;
-  clmg_krylov_result result;
-  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, db, dx, &cycle, &ko, &result);
+  double relative_error = 0;
+  clmg_status status = test_solve_checked(ctx, a, b, x_star, CLMG_KRYLOV_CG, &cycle, 1e-8, 300,
+                                          what, &run.iterations, &relative_error);
   if (status != CLMG_SUCCESS)
     fail_msg("%s: %s: %s", what, clmg_status_string(status), clmg_context_message(ctx));
-  run.iterations = result.iterations;
-  CHECK_OK(clmg_vector_download_doubles(dx, x));
-  memcpy(r, b, n * sizeof *r);
-  clmg_csr_spmv_host(-1.0, a, x, 1.0, r);
-  double rr = 0, bb = 0, ee = 0, ss = 0;
-  for (size_t i = 0; i < n; ++i) {
-    rr += r[i] * r[i];
-    bb += b[i] * b[i];
-    ee += (x[i] - x_star[i]) * (x[i] - x_star[i]);
-    ss += x_star[i] * x_star[i];
-  }
-  if (!(sqrt(rr / bb) <= 1e-8))
-    fail_msg("%s: true relative residual %.3e", what, sqrt(rr / bb));
   print_message("%-36s n %6zu: %d levels, complexity %.2f (grid %.2f), %3d CG iterations, "
                 "error %.1e\n",
                 what, n, run.levels, run.operator_complexity, run.grid_complexity, run.iterations,
-                sqrt(ee / ss));
-  clmg_krylov_result_free(&result);
-  clmg_operator_destroy(&op);
+                relative_error);
   clmg_preconditioner_destroy(&cycle);
-  clmg_vector_destroy(db);
-  clmg_vector_destroy(dx);
-  clmg_matrix_destroy(matrix);
   clmg_multigrid_destroy(mg);
-  for (int l = 0; l < count; ++l) {
-    clmg_csr_free(&levels[l]);
-    clmg_csr_free(&prolongators[l]);
-  }
+  clmg_amg_hierarchy_free(&h);
   free(x_star);
   free(b);
-  free(x);
-  free(r);
   return run;
 }
 

@@ -259,7 +259,6 @@ typedef struct amg_cg {
  * on success, checks the true residual on the host). */
 static clmg_status solve(const clmg_spd_problem *p, const amg_cg *how, const char *what,
                          int *iterations) {
-  size_t n = p->a.rows;
   int count = 0;
   double *modes = how->rigid_body_modes ? modes_of(p, &count) : NULL;
   clmg_amg_options amg;
@@ -287,47 +286,12 @@ static clmg_status solve(const clmg_spd_problem *p, const amg_cg *how, const cha
     assert_string_equal(clmg_multigrid_smoother_name(multigrid, finest), "chebyshev");
   }
   free(modes);
-  clmg_matrix *matrix = NULL;
-  CHECK_OK(clmg_matrix_create(ctx, &p->a, NULL, &matrix));
-  clmg_operator op;
-  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
-  clmg_vector *b = NULL, *x = NULL;
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &b));
-  CHECK_OK(clmg_vector_upload_doubles(b, p->b));
-  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &x));
-  CHECK_OK(clmg_vector_fill(x, 0.0));
   clmg_preconditioner cycle;
   CHECK_OK(clmg_multigrid_preconditioner(multigrid, &cycle));
-  clmg_krylov_options ko;
-  clmg_krylov_options_defaults(&ko);
-  ko.relative_tolerance = 1e-8;
-  ko.max_iterations = 400;
-  clmg_krylov_result result;
-  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, b, x, &cycle, &ko, &result);
-  *iterations = result.iterations;
-  if (status == CLMG_SUCCESS) {
-    double *xh = malloc(n * sizeof *xh), *r = malloc(n * sizeof *r);
-    assert_non_null(xh);
-    assert_non_null(r);
-    CHECK_OK(clmg_vector_download_doubles(x, xh));
-    memcpy(r, p->b, n * sizeof *r);
-    clmg_csr_spmv_host(-1.0, &p->a, xh, 1.0, r);
-    double rr = 0, bb = 0;
-    for (size_t i = 0; i < n; ++i) {
-      rr += r[i] * r[i];
-      bb += p->b[i] * p->b[i];
-    }
-    if (!(sqrt(rr / bb) <= 1e-8))
-      fail_msg("%s: true relative residual %.3e", what, sqrt(rr / bb));
-    free(xh);
-    free(r);
-    print_message("%-44s n %6zu: %3d iterations\n", what, n, *iterations);
-  }
-  clmg_krylov_result_free(&result);
-  clmg_vector_destroy(b);
-  clmg_vector_destroy(x);
-  clmg_operator_destroy(&op);
-  clmg_matrix_destroy(matrix);
+  clmg_status status = test_solve_checked(ctx, &p->a, p->b, NULL, CLMG_KRYLOV_CG, &cycle, 1e-8, 400,
+                                          what, iterations, NULL);
+  if (status == CLMG_SUCCESS)
+    print_message("%-44s n %6zu: %3d iterations\n", what, p->a.rows, *iterations);
   clmg_multigrid_destroy(multigrid);
   return status;
 }

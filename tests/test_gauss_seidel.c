@@ -379,57 +379,7 @@ static void test_symmetric_operator(void **state) {
   clmg_csr_free(&five);
 }
 
-/* ---- multigrid on 2D Poisson (tests/test_multigrid.c's hierarchy) ---- */
-
-/* The 5-point Laplacian (4, -1) on (2^(l+1) + 1)^2 grids with Dirichlet
- * nodes as identity rows, and bilinear interpolation zero on the boundary. */
-static size_t side(int level) {
-  return ((size_t)1 << (level + 1)) + 1;
-}
-
-static int on_boundary(size_t i, size_t j, size_t m) {
-  return i == 0 || j == 0 || i + 1 == m || j + 1 == m;
-}
-
-static clmg_csr laplacian(int level) {
-  size_t m = side(level);
-  triplets t = {0};
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < m; ++j) {
-      size_t row = i * m + j;
-      if (on_boundary(i, j, m)) {
-        triplets_add(&t, row, row, 1.0);
-        continue;
-      }
-      triplets_add(&t, row, row, 4.0);
-      const long di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
-      for (int k = 0; k < 4; ++k) {
-        size_t ni = (size_t)((long)i + di[k]), nj = (size_t)((long)j + dj[k]);
-        if (!on_boundary(ni, nj, m))
-          triplets_add(&t, row, ni * m + nj, -1.0);
-      }
-    }
-  return triplets_to_csr(&t, m * m);
-}
-
-static clmg_csr prolongation(int level) {
-  size_t m = side(level), mc = side(level - 1);
-  triplets t = {0};
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < m; ++j) {
-      if (on_boundary(i, j, m))
-        continue;
-      size_t ci[2] = {i / 2, (i + 1) / 2}, cj[2] = {j / 2, (j + 1) / 2};
-      size_t ni = i % 2 ? 2 : 1, nj = j % 2 ? 2 : 1;
-      for (size_t p = 0; p < ni; ++p)
-        for (size_t q = 0; q < nj; ++q)
-          if (!on_boundary(ci[p], cj[q], mc))
-            triplets_add(&t, i * m + j, ci[p] * mc + cj[q], 1.0 / (double)(ni * nj));
-    }
-  clmg_csr p = triplets_to_csr(&t, m * m);
-  p.cols = mc * mc;
-  return p;
-}
+/* ---- multigrid on 2D Poisson (test_util's hand-made hierarchy) ---- */
 
 enum { LEVELS = 6 };
 
@@ -451,9 +401,9 @@ static void test_multigrid_pcg(void **state) {
   hierarchy h;
   memset(&h, 0, sizeof h);
   for (int l = 0; l < LEVELS; ++l) {
-    h.a[l] = laplacian(l);
+    h.a[l] = test_grid_laplacian(l);
     if (l > 0)
-      h.p[l] = prolongation(l);
+      h.p[l] = test_grid_prolongation(l);
   }
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);

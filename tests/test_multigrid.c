@@ -31,54 +31,9 @@ static const double PI = 3.14159265358979323846;
 
 /* ---- the hierarchy ---- */
 
+/* The side of the hand-made grid of test_grid_laplacian at `level`. */
 static size_t side(int level) {
   return ((size_t)1 << (level + 1)) + 1;
-}
-
-static int on_boundary(size_t i, size_t j, size_t m) {
-  return i == 0 || j == 0 || i + 1 == m || j + 1 == m;
-}
-
-static clmg_csr laplacian(int level) {
-  size_t m = side(level);
-  triplets t = {0};
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < m; ++j) {
-      size_t row = i * m + j;
-      if (on_boundary(i, j, m)) {
-        triplets_add(&t, row, row, 1.0);
-        continue;
-      }
-      triplets_add(&t, row, row, 4.0);
-      const long di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
-      for (int k = 0; k < 4; ++k) {
-        size_t ni = (size_t)((long)i + di[k]), nj = (size_t)((long)j + dj[k]);
-        if (!on_boundary(ni, nj, m))
-          triplets_add(&t, row, ni * m + nj, -1.0);
-      }
-    }
-  return triplets_to_csr(&t, m * m);
-}
-
-/* Bilinear interpolation from level - 1 to level; zero on boundary rows and
- * columns so corrections keep the Dirichlet values. */
-static clmg_csr prolongation(int level) {
-  size_t m = side(level), mc = side(level - 1);
-  triplets t = {0};
-  for (size_t i = 0; i < m; ++i)
-    for (size_t j = 0; j < m; ++j) {
-      if (on_boundary(i, j, m))
-        continue;
-      size_t ci[2] = {i / 2, (i + 1) / 2}, cj[2] = {j / 2, (j + 1) / 2};
-      size_t ni = i % 2 ? 2 : 1, nj = j % 2 ? 2 : 1;
-      for (size_t a = 0; a < ni; ++a)
-        for (size_t b = 0; b < nj; ++b)
-          if (!on_boundary(ci[a], cj[b], mc))
-            triplets_add(&t, i * m + j, ci[a] * mc + cj[b], 1.0 / (double)(ni * nj));
-    }
-  clmg_csr p = triplets_to_csr(&t, m * m); /* square m^2 x m^2; cut the columns */
-  p.cols = mc * mc;
-  return p;
 }
 
 typedef struct hierarchy {
@@ -90,9 +45,9 @@ static void hierarchy_build(hierarchy *h, int levels) {
   memset(h, 0, sizeof *h);
   h->levels = levels;
   for (int l = 0; l < levels; ++l) {
-    h->a[l] = laplacian(l);
+    h->a[l] = test_grid_laplacian(l);
     if (l > 0)
-      h->p[l] = prolongation(l);
+      h->p[l] = test_grid_prolongation(l);
   }
 }
 

@@ -368,3 +368,108 @@ char *test_read_file(const char *path, size_t *size) {
     *size = length;
   return data;
 }
+
+/* ---- a hand-made 2D Poisson hierarchy ---- */
+
+static size_t grid_side(int level) {
+  return ((size_t)1 << (level + 1)) + 1;
+}
+
+static int grid_boundary(size_t i, size_t j, size_t m) {
+  return i == 0 || j == 0 || i + 1 == m || j + 1 == m;
+}
+
+clmg_csr test_grid_laplacian(int level) {
+  size_t m = grid_side(level);
+  triplets t = {0};
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) {
+      size_t row = i * m + j;
+      if (grid_boundary(i, j, m)) {
+        triplets_add(&t, row, row, 1.0);
+        continue;
+      }
+      triplets_add(&t, row, row, 4.0);
+      const long di[4] = {-1, 1, 0, 0}, dj[4] = {0, 0, -1, 1};
+      for (int k = 0; k < 4; ++k) {
+        size_t ni = (size_t)((long)i + di[k]), nj = (size_t)((long)j + dj[k]);
+        if (!grid_boundary(ni, nj, m))
+          triplets_add(&t, row, ni * m + nj, -1.0);
+      }
+    }
+  return triplets_to_csr(&t, m * m);
+}
+
+clmg_csr test_grid_prolongation(int level) {
+  size_t m = grid_side(level), mc = grid_side(level - 1);
+  triplets t = {0};
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) {
+      if (grid_boundary(i, j, m))
+        continue;
+      size_t ci[2] = {i / 2, (i + 1) / 2}, cj[2] = {j / 2, (j + 1) / 2};
+      size_t ni = i % 2 ? 2 : 1, nj = j % 2 ? 2 : 1;
+      for (size_t a = 0; a < ni; ++a)
+        for (size_t b = 0; b < nj; ++b)
+          if (!grid_boundary(ci[a], cj[b], mc))
+            triplets_add(&t, i * m + j, ci[a] * mc + cj[b], 1.0 / (double)(ni * nj));
+    }
+  clmg_csr p = triplets_to_csr(&t, m * m); /* square m^2 x m^2; cut the columns */
+  p.cols = mc * mc;
+  return p;
+}
+
+/* ---- a checked Krylov solve ---- */
+
+clmg_status test_solve_checked(clmg_context *ctx, const clmg_csr *a, const double *b,
+                               const double *x_star, clmg_krylov_method method,
+                               const clmg_preconditioner *preconditioner, double tolerance,
+                               int max_iterations, const char *what, int *iterations,
+                               double *error) {
+  size_t n = a->rows;
+  clmg_matrix *matrix = NULL;
+  clmg_vector *db = NULL, *dx = NULL;
+  clmg_operator op = {0};
+  CHECK_CONTEXT_OK(ctx, clmg_matrix_create(ctx, a, NULL, &matrix));
+  CHECK_CONTEXT_OK(ctx, clmg_operator_from_matrix(matrix, 0, &op));
+  CHECK_CONTEXT_OK(ctx, clmg_vector_create(ctx, CLMG_DOUBLE, n, &db));
+  CHECK_CONTEXT_OK(ctx, clmg_vector_create(ctx, CLMG_DOUBLE, n, &dx));
+  CHECK_CONTEXT_OK(ctx, clmg_vector_upload_doubles(db, b));
+  CHECK_CONTEXT_OK(ctx, clmg_vector_fill(dx, 0.0));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = tolerance;
+  ko.max_iterations = max_iterations;
+  clmg_krylov_result result = {0};
+  clmg_status status = clmg_krylov_solve(method, &op, db, dx, preconditioner, &ko, &result);
+  *iterations = result.iterations;
+  if (status == CLMG_SUCCESS) {
+    double *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
+    assert_non_null(x);
+    assert_non_null(r);
+    CHECK_CONTEXT_OK(ctx, clmg_vector_download_doubles(dx, x));
+    memcpy(r, b, n * sizeof *r);
+    clmg_csr_spmv_host(-1.0, a, x, 1.0, r);
+    double rr = 0, bb = 0, ee = 0, ss = 0;
+    for (size_t i = 0; i < n; ++i) {
+      rr += r[i] * r[i];
+      bb += b[i] * b[i];
+      if (x_star) {
+        ee += (x[i] - x_star[i]) * (x[i] - x_star[i]);
+        ss += x_star[i] * x_star[i];
+      }
+    }
+    if (!(sqrt(rr / bb) <= tolerance))
+      fail_msg("%s: true relative residual %.3e above %.1e", what, sqrt(rr / bb), tolerance);
+    if (error)
+      *error = x_star && ss > 0 ? sqrt(ee / ss) : 0;
+    free(x);
+    free(r);
+  }
+  clmg_krylov_result_free(&result);
+  clmg_operator_destroy(&op);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_matrix_destroy(matrix);
+  return status;
+}

@@ -94,6 +94,27 @@ clmg_csr triplets_to_csr(triplets *t, size_t n);
  * Peclet number `peclet`: the nonsymmetric test matrix (n^2 rows). */
 clmg_csr upwind_convection_diffusion(size_t n, double peclet);
 
+/* The 5-point Laplacian (4, -1) on the (2^(level+1) + 1)^2 grid of the
+ * unit square with its boundary nodes as identity rows, and the bilinear
+ * interpolation from level - 1 to level, zero on boundary rows and columns
+ * (so corrections keep the Dirichlet values): a geometric hierarchy made
+ * by hand, independent of the library's FE layer. */
+clmg_csr test_grid_laplacian(int level);
+clmg_csr test_grid_prolongation(int level);
+
+/* A x = b on ctx's device (double matrix and vectors) by `method` with
+ * `preconditioner` (NULL: none), from x = 0 to the relative tolerance in
+ * at most max_iterations. Returns the solver's status (the context's
+ * message says why) and its iterations in *iterations. On success the
+ * true residual is recomputed on the host and fails the test above the
+ * tolerance; with x_star (the known solution) *error gets the relative
+ * 2-norm error (error may be NULL). `what` names the case in messages. */
+clmg_status test_solve_checked(clmg_context *ctx, const clmg_csr *a, const double *b,
+                               const double *x_star, clmg_krylov_method method,
+                               const clmg_preconditioner *preconditioner, double tolerance,
+                               int max_iterations, const char *what, int *iterations,
+                               double *error);
+
 /* Solves the dense n x n system m x = rhs in place (row-major m is
  * destroyed, rhs becomes x) by Gaussian elimination with partial pivoting;
  * fails the test on a zero pivot. The host reference for direct solves. */
