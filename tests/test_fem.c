@@ -40,63 +40,6 @@ static void *checked_malloc(size_t bytes) {
   return p;
 }
 
-/* Jacobi-preconditioned CG for SPD a from the initial x; fails the test
- * when the relative residual does not reach rtol. Returns the iterations. */
-static int host_cg(const clmg_csr *a, const double *b, double *x, double rtol) {
-  size_t n = a->rows;
-  double *r = checked_malloc(n * sizeof *r), *z = checked_malloc(n * sizeof *z);
-  double *p = checked_malloc(n * sizeof *p), *q = checked_malloc(n * sizeof *q);
-  double *inverse_diagonal = checked_malloc(n * sizeof *inverse_diagonal);
-  clmg_error error;
-  CHECK_OK(error, clmg_csr_diagonal(a, inverse_diagonal, &error));
-  for (size_t i = 0; i < n; i++) {
-    assert_true(inverse_diagonal[i] > 0.0);
-    inverse_diagonal[i] = 1.0 / inverse_diagonal[i];
-  }
-  double b_norm = 0.0;
-  for (size_t i = 0; i < n; i++)
-    b_norm += b[i] * b[i];
-  b_norm = sqrt(b_norm);
-  clmg_csr_spmv_host(1.0, a, x, 0.0, r);
-  double rz = 0.0, r_norm = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    r[i] = b[i] - r[i];
-    z[i] = inverse_diagonal[i] * r[i];
-    p[i] = z[i];
-    rz += r[i] * z[i];
-    r_norm += r[i] * r[i];
-  }
-  int iteration = 0, max_iterations = 20 * (int)n + 100;
-  while (sqrt(r_norm) > rtol * b_norm && iteration < max_iterations) {
-    clmg_csr_spmv_host(1.0, a, p, 0.0, q);
-    double pq = 0.0;
-    for (size_t i = 0; i < n; i++)
-      pq += p[i] * q[i];
-    double alpha = rz / pq, rz_new = 0.0;
-    r_norm = 0.0;
-    for (size_t i = 0; i < n; i++) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
-      z[i] = inverse_diagonal[i] * r[i];
-      rz_new += r[i] * z[i];
-      r_norm += r[i] * r[i];
-    }
-    for (size_t i = 0; i < n; i++)
-      p[i] = z[i] + rz_new / rz * p[i];
-    rz = rz_new;
-    iteration++;
-  }
-  if (sqrt(r_norm) > rtol * b_norm)
-    fail_msg("host CG: residual %g > %g x %g after %d iterations", sqrt(r_norm), rtol, b_norm,
-             iteration);
-  free(r);
-  free(z);
-  free(p);
-  free(q);
-  free(inverse_diagonal);
-  return iteration;
-}
-
 /* The dense n x m copy of a small matrix (row-major). */
 static double *to_dense(const clmg_csr *a) {
   double *dense = calloc(a->rows * a->cols + 1, sizeof *dense);
@@ -340,7 +283,7 @@ static void test_patch(void **state) {
       assert_non_null(x);
       clmg_csr a;
       CHECK_OK(error, clmg_fe_assemble_poisson(&space, &problem, &a, b, mask, &error));
-      host_cg(&a, b, x, 1e-14);
+      test_host_cg(&a, b, x, 1e-14);
       for (size_t i = 0; i < n; i++) {
         double expected = exact(space.dof_coords + i * (size_t)dim, &dim);
         if (mask[i])
@@ -393,7 +336,7 @@ static double sine_error(const clmg_mesh *mesh, int degree) {
   assert_non_null(x);
   clmg_csr a;
   CHECK_OK(error, clmg_fe_assemble_poisson(&space, &problem, &a, b, NULL, &error));
-  host_cg(&a, b, x, 1e-13);
+  test_host_cg(&a, b, x, 1e-13);
   double l2;
   CHECK_OK(error, clmg_fe_l2_error(&space, x, sine_solution, &dim, &l2, &error));
   clmg_csr_free(&a);
@@ -841,7 +784,7 @@ static void test_hierarchy_numberings_agree(void **state) {
       n = h.spaces[2].num_dofs;
       double *x = checked_malloc(n * sizeof *x), *u = checked_malloc(n * sizeof *u);
       memcpy(x, h.x0, n * sizeof *x);
-      host_cg(&h.a[2], h.b, x, 1e-13);
+      test_host_cg(&h.a[2], h.b, x, 1e-13);
       clmg_fe_hierarchy_unpermute(&h, x, u);
       if (k == 0) {
         reference = u;

@@ -51,60 +51,6 @@ static clmg_spd_problem make(clmg_spd_problem_kind kind, int level,
   return problem;
 }
 
-/* Jacobi-preconditioned CG from x = 0; fails the test when the relative
- * residual does not reach rtol. Returns the iterations. */
-static int host_cg(const clmg_csr *a, const double *b, double *x, double rtol) {
-  size_t n = a->rows;
-  double *r = checked_calloc(n, sizeof *r), *z = checked_calloc(n, sizeof *z);
-  double *p = checked_calloc(n, sizeof *p), *q = checked_calloc(n, sizeof *q);
-  double *inverse_diagonal = checked_calloc(n, sizeof *inverse_diagonal);
-  clmg_error error;
-  CHECK_OK(error, clmg_csr_diagonal(a, inverse_diagonal, &error));
-  double b_norm = 0.0, rz = 0.0, r_norm = 0.0;
-  for (size_t i = 0; i < n; i++) {
-    assert_true(inverse_diagonal[i] > 0.0);
-    inverse_diagonal[i] = 1.0 / inverse_diagonal[i];
-    x[i] = 0.0;
-    r[i] = b[i];
-    z[i] = inverse_diagonal[i] * r[i];
-    p[i] = z[i];
-    rz += r[i] * z[i];
-    b_norm += b[i] * b[i];
-  }
-  b_norm = sqrt(b_norm);
-  r_norm = b_norm * b_norm;
-  int iteration = 0, max_iterations = 20 * (int)n + 100;
-  while (sqrt(r_norm) > rtol * b_norm && iteration < max_iterations) {
-    clmg_csr_spmv_host(1.0, a, p, 0.0, q);
-    double pq = 0.0;
-    for (size_t i = 0; i < n; i++)
-      pq += p[i] * q[i];
-    assert_true(pq > 0.0);
-    double alpha = rz / pq, rz_new = 0.0;
-    r_norm = 0.0;
-    for (size_t i = 0; i < n; i++) {
-      x[i] += alpha * p[i];
-      r[i] -= alpha * q[i];
-      z[i] = inverse_diagonal[i] * r[i];
-      rz_new += r[i] * z[i];
-      r_norm += r[i] * r[i];
-    }
-    for (size_t i = 0; i < n; i++)
-      p[i] = z[i] + rz_new / rz * p[i];
-    rz = rz_new;
-    iteration++;
-  }
-  if (sqrt(r_norm) > rtol * b_norm)
-    fail_msg("host CG: residual %g > %g x %g after %d iterations", sqrt(r_norm), rtol, b_norm,
-             iteration);
-  free(r);
-  free(z);
-  free(p);
-  free(q);
-  free(inverse_diagonal);
-  return iteration;
-}
-
 /* Dense Cholesky of a (small); fails the test unless every pivot is
  * positive. Returns the smallest pivot over the largest diagonal entry. */
 static double cholesky_min_pivot(const clmg_csr *a) {
@@ -238,7 +184,7 @@ static void test_symmetric_positive_definite(void **state) {
     check_structure(&p, rows[k], kinds[k] == CLMG_SPD_DG_DIFFUSION ? 2 : 3,
                     kinds[k] <= CLMG_SPD_ELASTICITY_P2 ? 3 : 1);
     double *x = checked_calloc(p.a.rows, sizeof *x);
-    host_cg(&p.a, p.b, x, 1e-8);
+    test_host_cg(&p.a, p.b, x, 1e-8);
     free(x);
     clmg_spd_problem_free(&p);
   }
@@ -368,7 +314,7 @@ static double patch_error(clmg_spd_problem_kind kind, int level, patch *setup) {
   setup->fields.mu = 1.0 / (2.0 * (1.0 + setup->nu));
   clmg_spd_problem p = make(kind, level, set_patch, setup);
   double *x = checked_calloc(p.a.rows, sizeof *x);
-  host_cg(&p.a, p.b, x, 1e-13);
+  test_host_cg(&p.a, p.b, x, 1e-13);
   double worst = 0.0;
   for (size_t i = 0; i < p.num_nodes; i++) {
     double u[3];
@@ -468,7 +414,7 @@ static void test_dg(void **state) {
       .u = linear_scalar, .f = zero_scalar, .g = linear_scalar, .distortion = 0.2};
   clmg_spd_problem p = make(CLMG_SPD_DG_DIFFUSION, 6, set_scalar, &linear);
   double *x = checked_calloc(p.a.rows, sizeof *x);
-  host_cg(&p.a, p.b, x, 1e-13);
+  test_host_cg(&p.a, p.b, x, 1e-13);
   for (size_t i = 0; i < p.num_nodes; i++) {
     double u;
     linear_scalar(p.coordinates + 2 * i, &u, NULL);
@@ -485,7 +431,7 @@ static void test_dg(void **state) {
   for (int l = 0; l < 3; l++) {
     p = make(CLMG_SPD_DG_DIFFUSION, levels[l], set_scalar, &sine);
     x = checked_calloc(p.a.rows, sizeof *x);
-    host_cg(&p.a, p.b, x, 1e-11);
+    test_host_cg(&p.a, p.b, x, 1e-11);
     errors[l] = dg_l2_error(&p, x, sine_solution);
     free(x);
     clmg_spd_problem_free(&p);
@@ -561,7 +507,7 @@ static void coarse_node_values(int level, const scalar_setup *setup, double *val
                                size_t *count) {
   clmg_spd_problem p = make(CLMG_SPD_Q2_JUMP, level, set_scalar, (void *)setup);
   double *x = checked_calloc(p.a.rows, sizeof *x);
-  host_cg(&p.a, p.b, x, 1e-11);
+  test_host_cg(&p.a, p.b, x, 1e-11);
   *count = 0;
   for (size_t i = 0; i < p.num_nodes; i++) {
     const double *c = p.coordinates + 3 * i;

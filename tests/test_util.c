@@ -473,3 +473,62 @@ clmg_status test_solve_checked(clmg_context *ctx, const clmg_csr *a, const doubl
   clmg_matrix_destroy(matrix);
   return status;
 }
+
+/* ---- host CG ---- */
+
+int test_host_cg(const clmg_csr *a, const double *b, double *x, double rtol) {
+  size_t n = a->rows;
+  double *r = malloc((n ? n : 1) * sizeof *r), *z = malloc((n ? n : 1) * sizeof *z);
+  double *p = malloc((n ? n : 1) * sizeof *p), *q = malloc((n ? n : 1) * sizeof *q);
+  double *inverse_diagonal = malloc((n ? n : 1) * sizeof *inverse_diagonal);
+  assert_true(r && z && p && q && inverse_diagonal);
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_csr_diagonal(a, inverse_diagonal, &error));
+  for (size_t i = 0; i < n; i++) {
+    assert_true(inverse_diagonal[i] > 0.0);
+    inverse_diagonal[i] = 1.0 / inverse_diagonal[i];
+  }
+  double b_norm = 0.0;
+  for (size_t i = 0; i < n; i++)
+    b_norm += b[i] * b[i];
+  b_norm = sqrt(b_norm);
+  clmg_csr_spmv_host(1.0, a, x, 0.0, r);
+  double rz = 0.0, r_norm = 0.0;
+  for (size_t i = 0; i < n; i++) {
+    r[i] = b[i] - r[i];
+    z[i] = inverse_diagonal[i] * r[i];
+    p[i] = z[i];
+    rz += r[i] * z[i];
+    r_norm += r[i] * r[i];
+  }
+  int iteration = 0, max_iterations = 20 * (int)n + 100;
+  while (sqrt(r_norm) > rtol * b_norm && iteration < max_iterations) {
+    clmg_csr_spmv_host(1.0, a, p, 0.0, q);
+    double pq = 0.0;
+    for (size_t i = 0; i < n; i++)
+      pq += p[i] * q[i];
+    assert_true(pq > 0.0);
+    double alpha = rz / pq, rz_new = 0.0;
+    r_norm = 0.0;
+    for (size_t i = 0; i < n; i++) {
+      x[i] += alpha * p[i];
+      r[i] -= alpha * q[i];
+      z[i] = inverse_diagonal[i] * r[i];
+      rz_new += r[i] * z[i];
+      r_norm += r[i] * r[i];
+    }
+    for (size_t i = 0; i < n; i++)
+      p[i] = z[i] + rz_new / rz * p[i];
+    rz = rz_new;
+    iteration++;
+  }
+  if (sqrt(r_norm) > rtol * b_norm)
+    fail_msg("host CG: residual %g > %g x %g after %d iterations", sqrt(r_norm), rtol, b_norm,
+             iteration);
+  free(r);
+  free(z);
+  free(p);
+  free(q);
+  free(inverse_diagonal);
+  return iteration;
+}

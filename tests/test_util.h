@@ -102,6 +102,12 @@ clmg_csr upwind_convection_diffusion(size_t n, double peclet);
 clmg_csr test_grid_laplacian(int level);
 clmg_csr test_grid_prolongation(int level);
 
+/* Jacobi-preconditioned CG on the host for SPD a from the initial x (the
+ * reference for assembled systems): fails the test on a diagonal entry
+ * that is not positive, a direction of non-positive curvature, or a
+ * relative residual that does not reach rtol. Returns the iterations. */
+int test_host_cg(const clmg_csr *a, const double *b, double *x, double rtol);
+
 /* A x = b on ctx's device (double matrix and vectors) by `method` with
  * `preconditioner` (NULL: none), from x = 0 to the relative tolerance in
  * at most max_iterations. Returns the solver's status (the context's
