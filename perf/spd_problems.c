@@ -13,6 +13,7 @@
 
 #include "apputil.h"
 #include "clmg.h"
+#include "perf_common.h"
 
 #define PROGRAM "clmg_perf_spd_problems"
 
@@ -75,50 +76,46 @@ int main(int argc, char **argv) {
   clmg_spd_problem_options_defaults(&options);
   const char *prefix = NULL, *problem_name = NULL;
   int level_given = 0;
+  static const char *const value_options[] = {
+      "--level", "--poisson-ratio", "--jump", "--distortion", "--seed", "--output", "-o", NULL};
   for (int i = 1; i < argc; i++) {
-    const char *arg = argv[i];
-    if (strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0) {
+    if (argv[i][0] != '-') { /* the problem, the one positional argument */
+      if (problem_name) {
+        fprintf(stderr, PROGRAM ": one problem only (got '%s' and '%s')\n", problem_name, argv[i]);
+        return 2;
+      }
+      problem_name = argv[i];
+      continue;
+    }
+    char arg[32];
+    const char *value = NULL;
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, arg, &value);
+    if (read < 0) {
       print_usage(stdout);
       return 0;
     }
-    if (arg[0] != '-') {
-      if (problem_name) {
-        fprintf(stderr, PROGRAM ": one problem only (got '%s' and '%s')\n", problem_name, arg);
-        return 2;
-      }
-      problem_name = arg;
-      continue;
-    }
-    if (i + 1 >= argc) {
-      fprintf(stderr, PROGRAM ": %s needs a value (see --help)\n", arg);
+    if (read == 0)
       return 2;
-    }
-    const char *value = argv[++i];
     long long integer = 0;
+    int ok = 1;
     if (strcmp(arg, "--level") == 0) {
-      if (!parse_integer(arg, value, 1, 1 << 30, &integer))
-        return 2;
+      ok = parse_integer(arg, value, 1, 1 << 30, &integer);
       options.level = (int)integer;
       level_given = 1;
     } else if (strcmp(arg, "--poisson-ratio") == 0) {
-      if (!parse_double(arg, value, &options.poisson_ratio))
-        return 2;
+      ok = parse_double(arg, value, &options.poisson_ratio);
     } else if (strcmp(arg, "--jump") == 0) {
-      if (!parse_double(arg, value, &options.jump))
-        return 2;
+      ok = parse_double(arg, value, &options.jump);
     } else if (strcmp(arg, "--distortion") == 0) {
-      if (!parse_double(arg, value, &options.distortion))
-        return 2;
+      ok = parse_double(arg, value, &options.distortion);
     } else if (strcmp(arg, "--seed") == 0) {
-      if (!parse_integer(arg, value, 0, (long long)(~0ull >> 1), &integer))
-        return 2;
+      ok = parse_integer(arg, value, 0, (long long)(~0ull >> 1), &integer);
       options.seed = (uint64_t)integer;
-    } else if (strcmp(arg, "-o") == 0 || strcmp(arg, "--output") == 0) {
-      prefix = value;
     } else {
-      fprintf(stderr, PROGRAM ": unknown option %s (see --help)\n", arg);
-      return 2;
+      prefix = value; /* -o, --output */
     }
+    if (!ok)
+      return 2;
   }
   if (!problem_name || !clmg_spd_problem_parse(problem_name, &options.kind)) {
     fprintf(stderr,
