@@ -139,6 +139,13 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
 static const char *const AMG_SMOOTHERS[] = {"chebyshev", "gauss-seidel", "jacobi-rho",
                                             "patch",     "jacobi",       "spai0"};
 
+int solve_amg_smoother_known(const char *name) {
+  for (size_t i = 0; name && i < sizeof AMG_SMOOTHERS / sizeof AMG_SMOOTHERS[0]; i++)
+    if (strcmp(name, AMG_SMOOTHERS[i]) == 0)
+      return 1;
+  return 0;
+}
+
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
   case SOLVE_OPTION_METHOD:
@@ -150,7 +157,7 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
   case SOLVE_OPTION_SMOOTHER:
     for (size_t i = 0; i < sizeof AMG_SMOOTHERS / sizeof AMG_SMOOTHERS[0]; i++)
       if (strcmp(arg, AMG_SMOOTHERS[i]) == 0) {
-        options->amg_smoother = AMG_SMOOTHERS[i];
+        options->amg_smoother = AMG_SMOOTHERS[i]; /* solve_amg_smoother_known holds */
         return 1;
       }
     cli_usage_note(command,

@@ -183,6 +183,8 @@ enum {
 
 /* The defaults of the solver options (common options from `defaults`). */
 void solve_options_defaults(const cli_options *defaults, solve_options *options);
+/* 1 when name is one of --smoother's (for --precond amg). */
+int solve_amg_smoother_known(const char *name);
 /* Applies a solver option returned by getopt_long: 1 applied, 0 not a solver
  * option, -1 a bad value (the note for cli_usage_error is printed). */
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options);

@@ -313,12 +313,7 @@ static void check_solve_settings(const solve_options *o, const char *command) {
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
   check_range(o->inner, 1, 64, "--inner");
-  static const char *const smoothers[] = {"gauss-seidel", "jacobi-rho", "chebyshev",
-                                          "patch",        "jacobi",     "spai0"};
-  int known = 0;
-  for (size_t i = 0; i < sizeof smoothers / sizeof smoothers[0]; i++)
-    known |= strcmp(o->amg_smoother, smoothers[i]) == 0;
-  if (!known)
+  if (!solve_amg_smoother_known(o->amg_smoother))
     fail_with_input("solve: not an AMG smoother", o->amg_smoother);
   check_range(o->smoothing_steps, 0, 16, "--smoothing-steps");
   check_range(o->amg.block_size, 0, 16, "--block-size");
