@@ -408,3 +408,11 @@ clmg_status clmg_context_check_memory(clmg_context *context, uint64_t device_byt
 uint64_t clmg_context_memory_limit(const clmg_context *context) {
   return context ? context->memory_limit : 0;
 }
+
+void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, double low, double high) {
+  uint64_t state = seed;
+  for (size_t i = 0; i < n; i++) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    x[i] = low + (high - low) * ((double)(state >> 11) / 9007199254740992.0);
+  }
+}

@@ -831,11 +831,8 @@ static clmg_status smoother_growth(clmg_multigrid *mg, int l, double *before, do
   clmg_vector *e = NULL, *zero = NULL, *work = NULL;
   double *start = clmg_alloc_array(n ? n : 1, sizeof *start);
   clmg_status status = start ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  uint64_t state = 0x2545f4914f6cdd1dull + (uint64_t)n;
-  for (size_t i = 0; start && i < n; ++i) {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    start[i] = (double)(state >> 11) / 4503599627370496.0 - 1.0;
-  }
+  if (start)
+    clmg_fill_pseudo_random(start, n, 0x2545f4914f6cdd1dull + (uint64_t)n, -1.0, 1.0);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(mg->context, mg->precision, n, &e);
   if (status == CLMG_SUCCESS)
