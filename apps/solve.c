@@ -63,7 +63,8 @@ void solve_print_usage(FILE *out) {
         "ellr, sell: the name) and format_description, precision, method, device,\n"
         "status and message, converged, iterations, relative_residual,\n"
         "true_relative_residual, setup_s, kernels_s, solve_s, history (with --view also\n"
-        "hierarchy and operator_complexity; with CG, iteration_bytes: the fewest bytes an\n"
+        "hierarchy, operator_complexity, grid_complexity and, for AMG, amg_setup: the\n"
+        "seconds of each setup phase; with CG, iteration_bytes: the fewest bytes an\n"
         "iteration moves, whose time at the copy bandwidth is its floor). On any failure, bad "
         "usage included, it\n"
         "still prints one object with status (\"usage_error\" or the library's status,\n"
@@ -445,7 +446,8 @@ static void print_text(const solve_options *options, const solve_report *r) {
 /* --view: the levels of the AMG preconditioner, or, without multigrid, the
  * one level of A; as JSON into w, or as text where w is NULL. Nothing when
  * out of memory. */
-static void show_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix, json_writer *w) {
+static void show_view(const clmg_multigrid *multigrid, const clmg_amg_setup_times *amg_times,
+                      const clmg_matrix *matrix, json_writer *w) {
   view_level single = {0};
   view_level *levels = &single;
   int count = 1;
@@ -463,6 +465,10 @@ static void show_view(const clmg_multigrid *multigrid, const clmg_matrix *matrix
     view_print(levels, count);
   if (levels != &single)
     free(levels);
+  if (amg_times && w)
+    view_amg_times_json(w, amg_times);
+  else if (amg_times)
+    view_amg_times_print(amg_times);
 }
 
 void solve_json_outcome(json_writer *w, const solve_report *r) {
@@ -518,7 +524,7 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_number(&w, "relative_tolerance", options->tolerance);
   json_integer(&w, "max_iterations", options->max_iterations);
   if (options->view)
-    show_view(r->multigrid, r->matrix, &w);
+    show_view(r->multigrid, r->amg_times, r->matrix, &w);
   if (options->method == CLMG_KRYLOV_CG) {
     /* the floor of an iteration, for its time against the copy bandwidth */
     size_t n = clmg_matrix_rows(r->matrix);
@@ -727,6 +733,8 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
     return status;
   }
   *failed_step = "setting up the AMG preconditioner";
+  if (options->view)
+    amg.times = &s->amg_times;
   clmg_multigrid_options mg;
   clmg_multigrid_options_defaults(&mg);
   int gauss_seidel = strcmp(options->amg_smoother, "gauss-seidel") == 0;
@@ -744,6 +752,7 @@ static clmg_status setup_amg(const solve_options *options, solve_resources *s,
   status = clmg_amg_multigrid_create(s->context, &s->a, &amg, &mg,
                                      patch || gauss_seidel ? &patches : NULL, &s->multigrid);
   free(candidates);
+  s->have_amg_times = status == CLMG_SUCCESS && options->view;
   clmg_preconditioner cycle;
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_preconditioner(s->multigrid, &cycle);
@@ -912,13 +921,14 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   cli_progress("matrix built and uploaded to the device");
   report->matrix = s->matrix;
   report->multigrid = s->multigrid;
+  report->amg_times = s->have_amg_times ? &s->amg_times : NULL;
   const clmg_preconditioner *preconditioner =
       options->preconditioner != PRECONDITIONER_NONE ? &s->preconditioner : NULL;
 
   if (!options->common.json) {
     print_header(options, s);
     if (options->view)
-      show_view(s->multigrid, s->matrix, NULL);
+      show_view(s->multigrid, s->have_amg_times ? &s->amg_times : NULL, s->matrix, NULL);
   }
   start = apputil_now();
   status = warm_up(options, s, preconditioner);

@@ -175,9 +175,9 @@ enum {
   "                           solve stopped without converging)\n"                                 \
   "  -q, --quiet              no residual history and no progress lines\n"                         \
   "      --view               show the levels the method works on: rows, nonzeros,\n"              \
-  "                           device format, smoother, coarse solver and operator\n"               \
-  "                           complexity (with --precond amg its levels, else one\n"               \
-  "                           level, A)\n"                                                         \
+  "                           device format, smoother, coarse solver, operator and\n"              \
+  "                           grid complexity (with --precond amg its levels and\n"                \
+  "                           the seconds of each setup phase, else one level, A)\n"               \
   "      --skip-checks        with --method cg: warn about a nonsymmetric matrix or\n"             \
   "                           a diagonal that is not positive instead of refusing it\n"
 
@@ -206,7 +206,9 @@ typedef struct solve_resources {
   clmg_operator op;          /* the operator the Krylov method sees: matrix */
   clmg_vector *device_b, *device_x, *residual;
   clmg_preconditioner preconditioner;
-  clmg_multigrid *multigrid; /* --precond amg */
+  clmg_multigrid *multigrid;      /* --precond amg */
+  clmg_amg_setup_times amg_times; /* --precond amg with --view: the setup's phases */
+  int have_amg_times;
 } solve_resources;
 
 void solve_release(solve_resources *s);
@@ -231,7 +233,8 @@ int solve_print_progress(void *data, int iteration, double relative_residual);
 /* Everything measured, for the text and the JSON report. */
 typedef struct solve_report {
   const clmg_matrix *matrix;
-  const clmg_multigrid *multigrid; /* --precond amg: its levels for --view */
+  const clmg_multigrid *multigrid;       /* --precond amg: its levels for --view */
+  const clmg_amg_setup_times *amg_times; /* --precond amg with --view, or NULL */
   const clmg_device_info *device;
   const char *preconditioner_name;
   const char *rhs_description; /* JSON "rhs" when there is no b file */

@@ -46,6 +46,17 @@ double view_operator_complexity(const view_level *levels, int count) {
   return total / (double)levels[count - 1].nonzeros;
 }
 
+double view_grid_complexity(const view_level *levels, int count) {
+  if (count < 1 || levels[count - 1].rows == 0) {
+    return 0.0;
+  }
+  double total = 0.0;
+  for (int l = 0; l < count; l++) {
+    total += (double)levels[l].rows;
+  }
+  return total / (double)levels[count - 1].rows;
+}
+
 static const char *or_dash(const char *text) {
   return text != NULL && text[0] != '\0' ? text : "-";
 }
@@ -66,11 +77,43 @@ void view_print(const view_level *levels, int count) {
   }
   double complexity = view_operator_complexity(levels, count);
   if (complexity > 0) {
-    printf("  operator complexity %.4f (nonzeros of all levels / of the finest)\n\n", complexity);
+    printf("  operator complexity %.4f (nonzeros of all levels / of the finest)\n", complexity);
   } else {
-    printf("  operator complexity unknown (a level is not a stored matrix)\n\n");
+    printf("  operator complexity unknown (a level is not a stored matrix)\n");
   }
+  if (count > 1) {
+    printf("  grid complexity %.4f (rows of all levels / of the finest)\n",
+           view_grid_complexity(levels, count));
+  }
+  printf("\n");
   fflush(stdout);
+}
+
+/* The phases in the order the setup runs them. */
+#define AMG_PHASES(X)                                                                              \
+  X(strength_s, "strength graph")                                                                  \
+  X(aggregate_s, "aggregation or C/F splitting")                                                   \
+  X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \
+  X(prolongator_s, "prolongator smoothing")                                                        \
+  X(galerkin_s, "Galerkin product P^T A P")                                                        \
+  X(patches_s, "smoother patches")                                                                 \
+  X(engine_s, "levels, smoothers, coarse solver")
+
+void view_amg_times_print(const clmg_amg_setup_times *t) {
+  printf("  AMG setup, %.4f s, where it went:\n", t->total_s);
+#define PRINT_PHASE(field, label) printf("  %10.4f s  %s\n", t->field, label);
+  AMG_PHASES(PRINT_PHASE)
+#undef PRINT_PHASE
+  fflush(stdout);
+}
+
+void view_amg_times_json(json_writer *w, const clmg_amg_setup_times *t) {
+  json_object_begin(w, "amg_setup");
+#define JSON_PHASE(field, label) json_number(w, #field, t->field);
+  AMG_PHASES(JSON_PHASE)
+#undef JSON_PHASE
+  json_number(w, "total_s", t->total_s);
+  json_object_end(w);
 }
 
 void view_json(json_writer *w, const view_level *levels, int count) {
@@ -97,5 +140,8 @@ void view_json(json_writer *w, const view_level *levels, int count) {
     json_number(w, "operator_complexity", complexity);
   } else {
     json_string(w, "operator_complexity", NULL);
+  }
+  if (count > 1) {
+    json_number(w, "grid_complexity", view_grid_complexity(levels, count));
   }
 }

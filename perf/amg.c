@@ -46,7 +46,8 @@ typedef struct result_row {
   solver_kind solver;
   int mixed, converged, iterations, levels;
   double operator_complexity, setup_s, solve_s, relative_residual;
-  double floor_s, ratio; /* per iteration: the bandwidth floor and the time's ratio to it */
+  clmg_amg_setup_times phases; /* AMG: where setup_s went */
+  double floor_s, ratio;       /* per iteration: the bandwidth floor and the time's ratio to it */
 } result_row;
 
 static void print_usage(FILE *out) {
@@ -177,7 +178,10 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
     options.pre_smoothing = options.post_smoothing = 2;
     options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
     clmg_amg_patch_smoothing patches = {0};
-    status = clmg_amg_multigrid_create(context, a, NULL, &options,
+    clmg_amg_options amg;
+    clmg_amg_options_defaults(&amg);
+    amg.times = &row->phases;
+    status = clmg_amg_multigrid_create(context, a, &amg, &options,
                                        solver == SOLVER_AMG_PATCH ? &patches : NULL, &mg);
     clmg_preconditioner cycle;
     if (status == CLMG_SUCCESS)
@@ -355,6 +359,19 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
     json_integer(&w, "levels", r->levels);
     json_number(&w, "operator_complexity", r->operator_complexity);
     json_number(&w, "setup_s", r->setup_s);
+    if (r->solver == SOLVER_AMG_JACOBI || r->solver == SOLVER_AMG_PATCH) {
+      const clmg_amg_setup_times *t = &r->phases;
+      json_object_begin(&w, "setup_phases");
+      json_number(&w, "strength_s", t->strength_s);
+      json_number(&w, "aggregate_s", t->aggregate_s);
+      json_number(&w, "fit_s", t->fit_s);
+      json_number(&w, "prolongator_s", t->prolongator_s);
+      json_number(&w, "galerkin_s", t->galerkin_s);
+      json_number(&w, "patches_s", t->patches_s);
+      json_number(&w, "engine_s", t->engine_s);
+      json_number(&w, "total_s", t->total_s);
+      json_object_end(&w);
+    }
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "solve_s", r->solve_s);
     json_number(&w, "relative_residual", r->relative_residual);

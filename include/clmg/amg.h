@@ -33,6 +33,23 @@ typedef enum clmg_amg_coarsening {
   CLMG_AMG_CLASSICAL
 } clmg_amg_coarsening;
 
+/* Where the setup's time goes (clmg_amg_options.times): seconds per
+ * phase, added up over the levels, each phase ended by a clmg_finish when
+ * a context is given (so the device's work is counted where it is
+ * queued). */
+typedef struct clmg_amg_setup_times {
+  double strength_s;    /* strength graph (with the node matrix for blocks) */
+  double aggregate_s;   /* aggregation (smoothed aggregation) or C/F splitting and
+                           interpolation (classical) */
+  double fit_s;         /* tentative prolongator: the near-nullspace fit */
+  double prolongator_s; /* its smoothing: lambda_max estimate and A P~ */
+  double galerkin_s;    /* R = P^T and A_c = R A P (and A_c to the host) */
+  double patches_s;     /* the patch smoother's patches */
+  double engine_s;      /* clmg_amg_multigrid_create: levels' formats, smoothers
+                           (their lambda_max estimates), coarse solver */
+  double total_s;       /* all of it, from the call to its return */
+} clmg_amg_setup_times;
+
 typedef struct clmg_amg_options {
   clmg_amg_coarsening coarsening;
   /* j is a strong neighbour of i when |a_ij| >= theta sqrt(|a_ii a_jj|)
@@ -79,6 +96,9 @@ typedef struct clmg_amg_options {
    * roots (on the graph of the aggregates) are at least this many edges
    * apart plus one: 1 (default; Fu et al. 2014's choice) */
   int patch_root_distance;
+  /* NULL (default), or where the setup writes its phases' seconds
+   * (zeroed first); a few clmg_finish calls more on the device */
+  clmg_amg_setup_times *times;
 } clmg_amg_options;
 
 CLMG_API void clmg_amg_options_defaults(clmg_amg_options *options);

@@ -368,11 +368,25 @@ static clmg_status node_matrix(const clmg_csr *a, size_t block, clmg_csr *nodes,
   return status;
 }
 
+/* A setup phase's seconds: with o->times given, the time since *mark is
+ * added to the phase (after the context's queue is drained, where there is
+ * one) and *mark moves to now. */
+static void lap(clmg_context *context, const clmg_amg_options *o, double *phase, double *mark) {
+  if (!o->times)
+    return;
+  if (context)
+    clmg_finish(context);
+  double now = clmg_seconds_now();
+  *phase += now - *mark;
+  *mark = now;
+}
+
 /* The aggregates of a's nodes (block unknowns each), written per row: the
  * rows of a node share its aggregate. min_fit as for aggregate_graph. */
 static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, size_t block,
                                   size_t min_fit, int32_t *aggregate, size_t *count,
                                   clmg_error *error) {
+  double mark = clmg_seconds_now();
   clmg_csr nodes = {0};
   const clmg_csr *strength_of = a;
   clmg_status status = CLMG_SUCCESS;
@@ -383,6 +397,8 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
   clmg_amg_graph g = {0};
   if (status == CLMG_SUCCESS)
     status = strong_graph(strength_of, o->strength_threshold, &g, error);
+  if (o->times)
+    lap(NULL, o, &o->times->strength_s, &mark);
   if (status == CLMG_SUCCESS)
     status = aggregate_graph(&g, o, min_fit, aggregate, count, error);
   /* spread the nodes' aggregates over their rows, from the last row down
@@ -391,6 +407,8 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
     aggregate[i] = aggregate[i / block];
   clmg_amg_graph_free(&g);
   clmg_csr_free(&nodes);
+  if (o->times)
+    lap(NULL, o, &o->times->aggregate_s, &mark);
   return status;
 }
 
@@ -410,6 +428,7 @@ clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *option
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "aggregate or count is NULL");
   if (status != CLMG_SUCCESS)
     return status;
+  resolved.times = NULL;
   size_t block = block_of(o);
   size_t candidates = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
   return aggregate_rows(a, o, block, fit_nodes(candidates, block), aggregate, count, error);
@@ -964,6 +983,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   clmg_status status = check_input(a, options, &resolved, error);
   if (status != CLMG_SUCCESS)
     return status;
+  clmg_amg_setup_times *times = o->times;
+  double mark = clmg_seconds_now();
+  if (times)
+    memset(times, 0, sizeof *times);
   size_t capacity = (size_t)o->max_levels;
   /* the hierarchy's arrays, filled from the finest level on and reversed at
    * the end */
@@ -1009,6 +1032,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       status = clmg_amg_classical_prolongator(
           fine, o->classical_threshold > 0 ? o->classical_threshold : 0.25, &classical,
           &coarse_rows, error);
+      if (times)
+        lap(NULL, o, &times->aggregate_s, &mark);
     } else {
       /* the finest level's roots root_distance apart, the coarser (denser
        * Galerkin) levels' coarse_root_distance apart */
@@ -1018,6 +1043,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
                               error);
       coarse_rows = count * k;
+      mark = clmg_seconds_now(); /* aggregate_rows timed itself */
     }
     /* no aggregate, or too little coarsening to pay for a level: stop */
     if (status != CLMG_SUCCESS || coarse_rows == 0 || coarse_rows * 10 > fine->rows * 9) {
@@ -1029,6 +1055,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       if (status == CLMG_SUCCESS)
         status = fit_candidates(fine->rows, aggregate, count, candidates, k, &tentative,
                                 &coarse_candidates, error);
+      if (times)
+        lap(NULL, o, &times->fit_s, &mark);
     }
     /* p[built] maps level built to built - 1 (fine), as the engine wants
      * after the reversal: classical P as it is, smoothed aggregation's
@@ -1040,6 +1068,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
           smoothed ? device_smoothed_prolongator(context, &h.device_a[built - 1], &tentative,
                                                  o->prolongator_damping, &h.device_p[built])
                    : clmg_csr_device_upload(context, &classical, precision, &h.device_p[built]);
+      if (times)
+        lap(context, o, &times->prolongator_s, &mark);
       status = device == CLMG_SUCCESS
                    ? device_galerkin(context, &h.device_a[built - 1], &h.device_p[built],
                                      &h.device_a[built], &levels_a[built], error)
@@ -1052,13 +1082,19 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
         levels_p[built] = classical;
         classical = (clmg_csr){0};
       }
+      if (times)
+        lap(NULL, o, &times->prolongator_s, &mark);
       if (status == CLMG_SUCCESS)
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
     }
+    if (times)
+      lap(context, o, &times->galerkin_s, &mark);
     /* the patches group whole aggregates (classical levels: none) */
     if (status == CLMG_SUCCESS && with_patches && smoothed)
       status =
           make_patches(&levels_a[built], aggregate, fine->rows, k, o, &h.patch[built - 1], error);
+    if (times)
+      lap(NULL, o, &times->patches_s, &mark);
     clmg_csr_free(&tentative);
     clmg_csr_free(&classical);
     if (status == CLMG_SUCCESS) {
@@ -1095,6 +1131,12 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   }
   h.num_levels = (int)built;
   *out = h;
+  if (times) {
+    double total = 0;
+    lap(context, o, &total, &mark);
+    times->total_s = times->strength_s + times->aggregate_s + times->fit_s + times->prolongator_s +
+                     times->galerkin_s + times->patches_s + total;
+  }
   return CLMG_SUCCESS;
 }
 
@@ -1141,6 +1183,7 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
+  double start = clmg_seconds_now();
   /* on a CPU the host products are as fast, and device arrays would be one
    * more copy of every level */
   int on_device = clmg_context_device(context)->is_gpu;
@@ -1176,5 +1219,12 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
+  clmg_amg_setup_times *times = amg_options ? amg_options->times : NULL;
+  if (times && status == CLMG_SUCCESS) {
+    clmg_finish(context);
+    double total = clmg_seconds_now() - start;
+    times->engine_s = total - times->total_s;
+    times->total_s = total;
+  }
   return status;
 }
