@@ -191,6 +191,18 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
       return -1;
     }
     return 1;
+  case SOLVE_OPTION_ROOTS:
+    if (strcmp(arg, "auto") == 0) {
+      options->amg.roots = CLMG_AMG_ROOTS_AUTO;
+    } else if (strcmp(arg, "ordered") == 0) {
+      options->amg.roots = CLMG_AMG_ROOTS_ORDERED;
+    } else if (strcmp(arg, "parallel") == 0) {
+      options->amg.roots = CLMG_AMG_ROOTS_PARALLEL;
+    } else {
+      cli_usage_note(command, "unknown --roots '%s' (there are: auto, ordered, parallel)", arg);
+      return -1;
+    }
+    return 1;
   case SOLVE_OPTION_INNER:
     return cli_parse_int(command, "--inner", arg, 1, 64, &options->inner) ? 1 : -1;
   case SOLVE_OPTION_RESTART:

@@ -102,6 +102,7 @@ enum {
   SOLVE_OPTION_COORDINATES,
   SOLVE_OPTION_STRENGTH,
   SOLVE_OPTION_COARSENING,
+  SOLVE_OPTION_ROOTS,
   SOLVE_OPTION_SMOOTHING_STEPS,
   SOLVE_OPTION_END
 };
@@ -123,6 +124,7 @@ enum {
       {"coordinates", required_argument, NULL, SOLVE_OPTION_COORDINATES},                          \
       {"strength", required_argument, NULL, SOLVE_OPTION_STRENGTH},                                \
       {"coarsening", required_argument, NULL, SOLVE_OPTION_COARSENING},                            \
+      {"roots", required_argument, NULL, SOLVE_OPTION_ROOTS},                                      \
       {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS}, {                \
     "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
   }
@@ -151,6 +153,13 @@ enum {
   "      --coarsening C       sa (default): smoothed aggregation; classical: PMIS\n"               \
   "                           C/F splitting and direct interpolation, as hypre's\n"                \
   "                           BoomerAMG\n"                                                         \
+  "      --roots R            how smoothed aggregation picks its aggregates' roots:\n"             \
+  "                           ordered (greedy in row order; smaller aggregates,\n"                 \
+  "                           fewer iterations, on the host), parallel (a maximal\n"               \
+  "                           independent set by rounds with hashed priorities, the\n"             \
+  "                           same on every device, pyamg's aggregate sizes; on a\n"               \
+  "                           GPU the scalar setup then runs there) or auto\n"                     \
+  "                           (default: parallel on a GPU, else ordered)\n"                        \
   "      --block-size N       unknowns per node, numbered together (3 for 3D\n"                    \
   "                           elasticity): a node's unknowns are aggregated as one\n"              \
   "                           (default 1; with --coordinates the dimension)\n"                     \

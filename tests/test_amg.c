@@ -648,12 +648,19 @@ static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *wha
     fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
 }
 
+/* The device hierarchy (by default with parallel roots: aggregation, fit,
+ * smoothing and products all on the device) against the host's with
+ * parallel roots: the same levels, entry for entry, and the same patches;
+ * then as a preconditioner. */
 static void test_amg_device_build(void **state) {
   (void)state;
-  clmg_csr a = diffusion(40, 40, 1, 1.0, jumping_coefficient);
+  clmg_csr a = diffusion(60, 60, 1, 1.0, jumping_coefficient);
   clmg_error error = {{0}};
   clmg_amg_hierarchy host = {0}, device = {0};
-  CHECK_HOST(clmg_amg_hierarchy_build(&a, NULL, &host, &error), error);
+  clmg_amg_options parallel;
+  clmg_amg_options_defaults(&parallel);
+  parallel.roots = CLMG_AMG_ROOTS_PARALLEL;
+  CHECK_HOST(clmg_amg_hierarchy_build(&a, &parallel, &host, &error), error);
   CHECK_HOST(clmg_amg_hierarchy_build_device(ctx, &a, NULL, &device, &error), error);
   assert_int_equal(device.num_levels, host.num_levels);
   assert_true(host.num_levels >= 3);
@@ -699,13 +706,17 @@ static void test_amg_device_build(void **state) {
   clmg_krylov_result result;
   CHECK_OK(clmg_cg(clmg_multigrid_matrix(mg, device.num_levels - 1), db, dx, &cycle, &ko, &result));
   CHECK_OK(clmg_vector_download_doubles(dx, x));
+  double bb = 0, rr = 0;
+  for (size_t i = 0; i < n; ++i)
+    bb += b[i] * b[i];
   clmg_csr_spmv_host(-1.0, &a, x, 1.0, b);
-  double rr = 0;
   for (size_t i = 0; i < n; ++i)
     rr += b[i] * b[i];
-  print_message("device-built hierarchy: %d levels, %d CG iterations, ||r|| %.2e\n",
-                device.num_levels, result.iterations, sqrt(rr));
-  assert_true(result.iterations <= 40);
+  print_message("device-built hierarchy: %d levels, %d CG iterations, ||r||/||b|| %.2e\n",
+                device.num_levels, result.iterations, sqrt(rr / bb));
+  assert_true(sqrt(rr / bb) <= 1.01 * ko.relative_tolerance);
+  /* coefficient jumps of 1e3, patches 2+2, pyamg's aggregate sizes: 50 */
+  assert_true(result.iterations <= 60);
   clmg_krylov_result_free(&result);
   clmg_preconditioner_destroy(&cycle);
   clmg_multigrid_destroy(mg);

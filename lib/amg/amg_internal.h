@@ -20,4 +20,31 @@ void clmg_amg_graph_free(clmg_amg_graph *g);
 clmg_status clmg_amg_strength_graph(const clmg_csr *a, const double *row_scale,
                                     const double *col_scale, clmg_amg_graph *g, clmg_error *error);
 
+/* The priority of node i in the parallel choice of roots: a hash of i that
+ * is a bijection on 32 bits (lib/amg/mis.c). */
+uint32_t clmg_amg_priority(uint32_t i);
+
+/* The roots of the aggregates (is_root[i] 1 or 0, caller-allocated, g->n):
+ * a distance-`distance` maximal independent set of g by rounds with the
+ * fixed priorities above, nodes without neighbours never roots; *rounds
+ * (may be NULL) gets the rounds it took. The same set as the device's
+ * (lib/amg/device_aggregation.c). */
+clmg_status clmg_amg_mis_roots(const clmg_amg_graph *g, int distance, uint8_t *is_root,
+                               int *rounds, clmg_error *error);
+
+/* Smoothed aggregation's tentative prolongator on the device for one
+ * unknown per node and one near-nullspace vector b (a's precision, a->rows
+ * entries): the strength test with threshold theta, the parallel roots
+ * `distance` apart (the set clmg_amg_mis_roots chooses), the joining
+ * sweeps and the numbering of aggregates by first row, as the host's, then
+ * P~ (a->rows x *count, one entry per aggregated row) and the coarse
+ * candidate (*count entries). *count 0: no aggregate (nothing made).
+ * *rounds (may be NULL): the independent set's rounds; aggregate (may be
+ * NULL; a->rows entries): each row's aggregate or -1, downloaded. Failures
+ * through the context (lib/amg/device_aggregation.c). */
+clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_device *a, double theta,
+                                      int distance, const clmg_vector *b,
+                                      clmg_csr_device *tentative, clmg_vector **coarse_b,
+                                      size_t *count, int *rounds, int32_t *aggregate);
+
 #endif

@@ -42,6 +42,10 @@ static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
   if (!(o->strength_threshold >= 0 && o->strength_threshold <= 1))
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG strength threshold %g is outside [0, 1]", o->strength_threshold);
+  if (o->roots != CLMG_AMG_ROOTS_AUTO && o->roots != CLMG_AMG_ROOTS_ORDERED &&
+      o->roots != CLMG_AMG_ROOTS_PARALLEL)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG roots %d is not a clmg_amg_roots", (int)o->roots);
   if (o->root_distance < 1 || o->root_distance > 4)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG root distance %d is outside [1, 4]", o->root_distance);
@@ -294,7 +298,17 @@ static clmg_status aggregate_graph(const clmg_amg_graph *g, const clmg_amg_optio
                           "AMG: cannot allocate the aggregation of %zu nodes", n);
   }
   int32_t *depth = work[0], *queue = work[1], *next = work[2];
-  choose_roots(g, o->root_distance, is_root, depth, queue);
+  clmg_status status = CLMG_SUCCESS;
+  if (o->roots == CLMG_AMG_ROOTS_PARALLEL)
+    status = clmg_amg_mis_roots(g, o->root_distance, is_root, NULL, error);
+  else
+    choose_roots(g, o->root_distance, is_root, depth, queue);
+  if (status != CLMG_SUCCESS) {
+    free(is_root);
+    for (int w = 0; w < 3; w++)
+      free(work[w]);
+    return status;
+  }
   int32_t roots = 0;
   for (size_t i = 0; i < n; i++)
     aggregate[i] = is_root[i] ? roots++ : -1;
@@ -429,6 +443,8 @@ clmg_status clmg_amg_aggregate(const clmg_csr *a, const clmg_amg_options *option
   if (status != CLMG_SUCCESS)
     return status;
   resolved.times = NULL;
+  if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
+    resolved.roots = CLMG_AMG_ROOTS_ORDERED; /* on the host */
   size_t block = block_of(o);
   size_t candidates = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
   return aggregate_rows(a, o, block, fit_nodes(candidates, block), aggregate, count, error);
@@ -871,17 +887,14 @@ static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device
  * (fit_candidates). */
 static clmg_status device_smoothed_prolongator(clmg_context *context,
                                                const clmg_csr_device *fine_device,
-                                               const clmg_csr *tentative, double damping,
+                                               const clmg_csr_device *tentative, double damping,
                                                clmg_csr_device *p_device) {
   size_t n = tentative->rows;
   clmg_dtype precision = clmg_vector_type(fine_device->val);
-  clmg_csr_device tentative_device = {0};
   clmg_vector *scale_device = NULL;
   clmg_status status = device_row_scale(context, fine_device, damping, &scale_device);
   if (status == CLMG_SUCCESS)
-    status = clmg_csr_device_upload(context, tentative, precision, &tentative_device);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_device_multiply(context, fine_device, &tentative_device, p_device);
+    status = clmg_csr_device_multiply(context, fine_device, tentative, p_device);
   clmg_kernel_args args;
   if (status == CLMG_SUCCESS)
     status = clmg_args_for_kernel(context, "amg", clmg_real_options(context, precision),
@@ -891,23 +904,24 @@ static clmg_status device_smoothed_prolongator(clmg_context *context,
     clmg_arg_buffer(&args, p_device->row_ptr->buffer);
     clmg_arg_buffer(&args, p_device->col->buffer);
     clmg_arg_buffer(&args, p_device->val->buffer);
-    clmg_arg_buffer(&args, tentative_device.row_ptr->buffer);
-    clmg_arg_buffer(&args, tentative_device.col->buffer);
-    clmg_arg_buffer(&args, tentative_device.val->buffer);
+    clmg_arg_buffer(&args, tentative->row_ptr->buffer);
+    clmg_arg_buffer(&args, tentative->col->buffer);
+    clmg_arg_buffer(&args, tentative->val->buffer);
     clmg_arg_buffer(&args, scale_device->buffer);
     status = clmg_launch_args(&args, n);
   }
-  clmg_csr_device_free(&tentative_device);
   clmg_vector_destroy(scale_device);
   return status;
 }
 
-/* A_c = P^T (A P) with the device transpose and products, and A_c back on
- * the host, where the next level's coarsening is made. A device failure
- * is a status with the context's message in error. */
+/* A_c = P^T (A P) with the device transpose and products; A_c back on the
+ * host where download is 1 (the next level's coarsening is made there, or
+ * a smoother needs it), else only its size there. A device failure is a
+ * status with the context's message in error. */
 static clmg_status device_galerkin(clmg_context *context, const clmg_csr_device *fine_device,
-                                   const clmg_csr_device *p_device, clmg_csr_device *coarse_device,
-                                   clmg_csr *coarse, clmg_error *error) {
+                                   const clmg_csr_device *p_device, int download,
+                                   clmg_csr_device *coarse_device, clmg_csr *coarse,
+                                   clmg_error *error) {
   clmg_csr_device r = {0}, ap = {0};
   clmg_status device = clmg_csr_device_transpose(context, p_device, &r);
   if (device == CLMG_SUCCESS)
@@ -916,8 +930,12 @@ static clmg_status device_galerkin(clmg_context *context, const clmg_csr_device 
     device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
   clmg_csr_device_free(&r);
   clmg_csr_device_free(&ap);
-  return device == CLMG_SUCCESS ? clmg_csr_device_download(coarse_device, coarse, error)
-                                : device_failure(context, device, error);
+  if (device != CLMG_SUCCESS)
+    return device_failure(context, device, error);
+  if (download)
+    return clmg_csr_device_download(coarse_device, coarse, error);
+  *coarse = (clmg_csr){coarse_device->rows, coarse_device->cols, NULL, NULL, NULL};
+  return CLMG_SUCCESS;
 }
 
 /* Every row of an aggregate stores its diagonal entry: P~'s entries of the
@@ -970,10 +988,13 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
  * level before clmg_amg_hierarchy_free (clmg_amg_multigrid_create: a copy
  * of a matrix of millions of entries is a sizeable part of the setup). */
 /* with_patches 0 skips the patches (a caller that smooths with Jacobi):
- * their aggregation of each coarse graph is a tenth of the setup. */
+ * their aggregation of each coarse graph is a tenth of the setup.
+ * host_levels 0: where a level is made on the device from start to end,
+ * its host matrix holds only its size (a caller that hands the engine the
+ * device arrays and needs no host matrix). */
 static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_amg_options *options,
-                         int borrow_finest, int with_patches, clmg_amg_hierarchy *out,
-                         clmg_error *error) {
+                         int borrow_finest, int with_patches, int host_levels,
+                         clmg_amg_hierarchy *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -983,6 +1004,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   clmg_status status = check_input(a, options, &resolved, error);
   if (status != CLMG_SUCCESS)
     return status;
+  if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
+    resolved.roots = context ? CLMG_AMG_ROOTS_PARALLEL : CLMG_AMG_ROOTS_ORDERED;
   clmg_amg_setup_times *times = o->times;
   double mark = clmg_seconds_now();
   if (times)
@@ -1022,7 +1045,66 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   double *candidates = NULL;
   if (status == CLMG_SUCCESS && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
     status = finest_candidates(o, a->rows, block, &candidates, &k, error);
-  while (status == CLMG_SUCCESS && built < capacity && levels_a[built - 1].rows > o->coarse_rows) {
+  /* every level made on the device (clmg_amg_device_tentative): parallel
+   * roots, one unknown per node and one candidate, no aggregates to
+   * dissolve (the patches, where wanted, from the aggregates and the coarse
+   * matrices brought back); its candidate in device_b */
+  int all_on_device = status == CLMG_SUCCESS && context &&
+                      o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION &&
+                      o->roots == CLMG_AMG_ROOTS_PARALLEL && block == 1 && k == 1 &&
+                      o->min_aggregate_size <= 1 && (host_levels || !with_patches);
+  clmg_vector *device_b = NULL;
+  if (all_on_device) {
+    clmg_status device =
+        clmg_vector_create(context, clmg_vector_type(h.device_a[0].val), a->rows, &device_b);
+    if (device == CLMG_SUCCESS)
+      device = clmg_vector_upload_doubles(device_b, candidates);
+    if (device != CLMG_SUCCESS)
+      status = device_failure(context, device, error);
+  }
+  while (status == CLMG_SUCCESS && all_on_device && built < capacity &&
+         levels_a[built - 1].rows > o->coarse_rows) {
+    const clmg_csr_device *fine_device = &h.device_a[built - 1];
+    int distance =
+        built > 1 && o->coarse_root_distance > 0 ? o->coarse_root_distance : o->root_distance;
+    clmg_csr_device tentative = {0};
+    clmg_vector *coarse_b = NULL;
+    size_t count = 0;
+    clmg_status device = clmg_amg_device_tentative(context, fine_device, o->strength_threshold,
+                                                   distance, device_b, &tentative, &coarse_b,
+                                                   &count, NULL, with_patches ? aggregate : NULL);
+    if (times)
+      lap(context, o, &times->aggregate_s, &mark);
+    /* no aggregate, or too little coarsening to pay for a level: stop */
+    int stop = device == CLMG_SUCCESS && (count == 0 || count * 10 > fine_device->rows * 9);
+    if (device == CLMG_SUCCESS && !stop)
+      device = device_smoothed_prolongator(context, fine_device, &tentative, o->prolongator_damping,
+                                           &h.device_p[built]);
+    if (times)
+      lap(context, o, &times->prolongator_s, &mark);
+    if (device != CLMG_SUCCESS)
+      status = device_failure(context, device, error);
+    else if (!stop)
+      status = device_galerkin(context, fine_device, &h.device_p[built], host_levels,
+                               &h.device_a[built], &levels_a[built], error);
+    if (times)
+      lap(context, o, &times->galerkin_s, &mark);
+    if (status == CLMG_SUCCESS && !stop && with_patches)
+      status = make_patches(&levels_a[built], aggregate, fine_device->rows, 1, o,
+                            &h.patch[built - 1], error);
+    if (times)
+      lap(NULL, o, &times->patches_s, &mark);
+    clmg_csr_device_free(&tentative);
+    clmg_vector_destroy(device_b);
+    device_b = coarse_b;
+    if (stop)
+      break;
+    if (status == CLMG_SUCCESS)
+      built++;
+  }
+  clmg_vector_destroy(device_b);
+  while (status == CLMG_SUCCESS && !all_on_device && built < capacity &&
+         levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr *fine = &levels_a[built - 1];
     size_t count = 0, coarse_rows = 0;
     clmg_csr tentative = {0}, classical = {0};
@@ -1064,14 +1146,19 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
      * P^T A P where P is */
     if (status == CLMG_SUCCESS && context) {
       clmg_dtype precision = clmg_vector_type(h.device_a[built - 1].val);
+      clmg_csr_device tentative_device = {0};
       clmg_status device =
-          smoothed ? device_smoothed_prolongator(context, &h.device_a[built - 1], &tentative,
-                                                 o->prolongator_damping, &h.device_p[built])
-                   : clmg_csr_device_upload(context, &classical, precision, &h.device_p[built]);
+          clmg_csr_device_upload(context, smoothed ? &tentative : &classical, precision,
+                                 smoothed ? &tentative_device : &h.device_p[built]);
+      if (device == CLMG_SUCCESS && smoothed)
+        device = device_smoothed_prolongator(context, &h.device_a[built - 1], &tentative_device,
+                                             o->prolongator_damping, &h.device_p[built]);
+      clmg_csr_device_free(&tentative_device);
       if (times)
         lap(context, o, &times->prolongator_s, &mark);
+      /* the next level is aggregated on the host: A_c comes back */
       status = device == CLMG_SUCCESS
-                   ? device_galerkin(context, &h.device_a[built - 1], &h.device_p[built],
+                   ? device_galerkin(context, &h.device_a[built - 1], &h.device_p[built], 1,
                                      &h.device_a[built], &levels_a[built], error)
                    : device_failure(context, device, error);
     } else if (status == CLMG_SUCCESS) {
@@ -1142,7 +1229,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, options, 0, 1, out, error);
+  return build(NULL, a, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -1150,7 +1237,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, options, 0, 1, out, error);
+  return build(context, a, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -1191,8 +1278,10 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   clmg_error error = {{0}};
   /* the hierarchy borrows a as its finest level: it is dropped before we
    * return, and that level zeroed first */
+  /* the patch and Gauss-Seidel smoothers are made from the levels' host
+   * matrices */
   clmg_status status = build(on_device ? context : NULL, a, amg_options, 1,
-                             patch != NULL && !patch->gauss_seidel, &h, &error);
+                             patch != NULL && !patch->gauss_seidel, patch != NULL, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
   clmg_multigrid_options options;

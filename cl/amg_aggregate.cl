@@ -1,0 +1,227 @@
+/* Smoothed aggregation's aggregates and tentative prolongator on the device
+ * (lib/amg/device_aggregation.c), the same as the host's (lib/amg/mis.c and
+ * smoothed_aggregation.c) for one unknown per node and one near-nullspace
+ * vector: the strength test, the roots as a distance-k maximal independent
+ * set by rounds with hashed priorities, the joining sweeps, the numbering
+ * of the aggregates by their first row, and the fit of the candidate per
+ * aggregate. Every result is independent of the order the work-items run
+ * in: atomics only count or take the minimum, and what they scatter is
+ * sorted before it is used. */
+
+#define AGG_OUT 0u
+#define AGG_UNDECIDED 1u
+#define AGG_IN 2u
+
+/* MurmurHash3's finaliser, as clmg_amg_priority. */
+inline uint agg_priority(uint i) {
+  i ^= i >> 16;
+  i *= 0x85ebca6bu;
+  i ^= i >> 13;
+  i *= 0xc2b2ae35u;
+  i ^= i >> 16;
+  return i;
+}
+
+inline ulong agg_tuple(uint state, ulong i) {
+  return (ulong)state << 32 | (ulong)agg_priority((uint)i);
+}
+
+/* j != i is a strong neighbour of i when |a_ij| > 0 and |a_ij| >= (theta
+ * s_i) s_j, s = sqrt(|diag|): the host's symmetric measure, operation for
+ * operation. */
+inline int agg_strong(ulong i, int j, real value, real theta_si, global const real *s) {
+  const real v = fabs(value);
+  return (ulong)j != i && v > 0 && v >= theta_si * s[j];
+}
+
+/* s_i = sqrt(|a_ii|) (0 where no diagonal is stored), and *missing the
+ * first row with an entry off the diagonal but none on it (it would be
+ * aggregated: every entry is strong against a zero diagonal), which the
+ * prolongator smoothing cannot take. */
+kernel void agg_diagonal_root(ulong rows, global const long *row_ptr, global const int *col,
+                              global const real *val, global real *s, global uint *missing) {
+  GRID_LOOP(i, rows) {
+    real d = 0;
+    int stored = 0, off = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      if (col[k] == (int)i) {
+        d = val[k];
+        stored = 1;
+      } else {
+        off |= val[k] != 0;
+      }
+    }
+    s[i] = sqrt(fabs(d));
+    if (off && !stored)
+      atomic_min(missing, (uint)i);
+  }
+}
+
+/* The first tuples: undecided, or out for a node without strong
+ * neighbours (never a root). */
+kernel void agg_start(ulong rows, global const long *row_ptr, global const int *col,
+                      global const real *val, global const real *s, real theta,
+                      global ulong *tuple) {
+  GRID_LOOP(i, rows) {
+    const real theta_si = theta * s[i];
+    int strong = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1] && !strong; ++k)
+      strong = agg_strong(i, col[k], val[k], theta_si, s);
+    tuple[i] = agg_tuple(strong ? AGG_UNDECIDED : AGG_OUT, i);
+  }
+}
+
+/* out_i = the largest of in_i and in_j over i's strong neighbours j. */
+kernel void agg_max_step(ulong rows, global const long *row_ptr, global const int *col,
+                         global const real *val, global const real *s, real theta,
+                         global const ulong *in, global ulong *out) {
+  GRID_LOOP(i, rows) {
+    const real theta_si = theta * s[i];
+    ulong m = in[i];
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      if (agg_strong(i, col[k], val[k], theta_si, s)) {
+        const ulong t = in[col[k]];
+        m = t > m ? t : m;
+      }
+    out[i] = m;
+  }
+}
+
+/* One round's decisions from the largest tuple within k edges: an
+ * undecided node that is its own largest becomes a root, one that sees a
+ * root goes out; *undecided counts those left. */
+kernel void agg_decide(ulong rows, global ulong *tuple, global const ulong *largest,
+                       global uint *undecided) {
+  GRID_LOOP(i, rows) {
+    const ulong own = tuple[i];
+    if ((uint)(own >> 32) != AGG_UNDECIDED)
+      continue;
+    const ulong m = largest[i];
+    if (m == own)
+      tuple[i] = agg_tuple(AGG_IN, i);
+    else if ((uint)(m >> 32) == AGG_IN)
+      tuple[i] = agg_tuple(AGG_OUT, i);
+    else
+      atomic_inc(undecided);
+  }
+}
+
+/* The roots open an aggregate each, named by the root's row (ordered as
+ * the host's count of roots in row order, so ties break alike). */
+kernel void agg_open(ulong rows, global const ulong *tuple, global int *aggregate) {
+  GRID_LOOP(i, rows) {
+    aggregate[i] = (uint)(tuple[i] >> 32) == AGG_IN ? (int)i : -1;
+  }
+}
+
+/* One joining sweep, from the state before it: a node in no aggregate
+ * joins the neighbouring aggregate it has the most strong edges to (ties:
+ * the lower one); *changed counts the nodes that joined. */
+kernel void agg_join(ulong rows, global const long *row_ptr, global const int *col,
+                     global const real *val, global const real *s, real theta,
+                     global const int *aggregate, global int *next, global uint *changed) {
+  GRID_LOOP(i, rows) {
+    next[i] = aggregate[i];
+    if (aggregate[i] >= 0)
+      continue;
+    const real theta_si = theta * s[i];
+    int best = -1, best_weight = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      if (!agg_strong(i, col[k], val[k], theta_si, s))
+        continue;
+      const int c = aggregate[col[k]];
+      if (c < 0 || c == best)
+        continue;
+      int weight = 0;
+      for (long m = row_ptr[i]; m < row_ptr[i + 1]; ++m)
+        weight += agg_strong(i, col[m], val[m], theta_si, s) && aggregate[col[m]] == c;
+      if (weight > best_weight || (weight == best_weight && c < best)) {
+        best = c;
+        best_weight = weight;
+      }
+    }
+    if (best >= 0) {
+      next[i] = best;
+      atomic_inc(changed);
+    }
+  }
+}
+
+/* first[c]: the first row of aggregate c (first holds rows beforehand). */
+kernel void agg_first_row(ulong rows, global const int *aggregate, global int *first) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0)
+      atomic_min(&first[aggregate[i]], (int)i);
+  }
+}
+
+/* flag_i = 1 where row i is its aggregate's first: their running count
+ * numbers the aggregates in order of first rows, as the host's. */
+kernel void agg_first_flags(ulong rows, global const int *aggregate, global const int *first,
+                            global uint *flag) {
+  GRID_LOOP(i, rows) {
+    flag[i] = aggregate[i] >= 0 && first[aggregate[i]] == (int)i;
+  }
+}
+
+kernel void agg_renumber(ulong rows, global int *aggregate, global const int *first,
+                         global const long *number) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0)
+      aggregate[i] = (int)number[first[aggregate[i]]];
+  }
+}
+
+/* size[c] += 1 per member; member_row: one entry per aggregated row. */
+kernel void agg_sizes(ulong rows, global const int *aggregate, global uint *size,
+                      global uint *member_row) {
+  GRID_LOOP(i, rows) {
+    const int c = aggregate[i];
+    member_row[i] = c >= 0;
+    if (c >= 0)
+      atomic_inc(&size[c]);
+  }
+}
+
+/* The members of each aggregate, in no order yet: cursor holds the sizes,
+ * taken down to 0. */
+kernel void agg_scatter(ulong rows, global const int *aggregate, global const long *start,
+                        global uint *cursor, global int *members) {
+  GRID_LOOP(i, rows) {
+    const int c = aggregate[i];
+    if (c >= 0)
+      members[start[c + 1] - (long)atomic_dec(&cursor[c])] = (int)i;
+  }
+}
+
+/* Per aggregate: its members sorted by row, then the fit of the candidate b
+ * (fit_candidates with one vector): q_i = b_i / ||b_c||, the coarse
+ * candidate ||b_c||; an aggregate where b vanishes gets the unit vector of
+ * its first row and 0. q goes to P~'s value of each member's row. */
+kernel void agg_fit(ulong count, global const long *start, global int *members,
+                    global const real *b, global const long *p_ptr, global real *p_val,
+                    global int *p_col, global real *coarse_b) {
+  GRID_LOOP(c, count) {
+    const long begin = start[c], end = start[c + 1];
+    for (long t = begin + 1; t < end; ++t) {
+      const int row = members[t];
+      long u = t;
+      while (u > begin && members[u - 1] > row) {
+        members[u] = members[u - 1];
+        --u;
+      }
+      members[u] = row;
+    }
+    real norm = 0;
+    for (long t = begin; t < end; ++t)
+      norm += b[members[t]] * b[members[t]];
+    norm = sqrt(norm);
+    const int fitted = norm > (real)1e-10 * norm && norm > (real)1e-300;
+    for (long t = begin; t < end; ++t) {
+      const int row = members[t];
+      p_col[p_ptr[row]] = (int)c;
+      p_val[p_ptr[row]] = fitted ? b[row] / norm : (t == begin ? 1 : 0);
+    }
+    coarse_b[c] = fitted ? norm : 0;
+  }
+}

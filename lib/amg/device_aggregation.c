@@ -1,0 +1,324 @@
+/* Smoothed aggregation's aggregates and tentative prolongator on the device
+ * (lib/amg/amg_internal.h, cl/amg_aggregate.cl), for one unknown per node
+ * and one near-nullspace vector: the host only launches, and reads back a
+ * count per round and per sweep. The result is the host's with parallel
+ * roots (lib/amg/mis.c, smoothed_aggregation.c), aggregate for aggregate.
+ *
+ * Work: the rounds of the independent set read A k + 1 times each (k the
+ * root distance; about log n rounds), a joining sweep reads it once and
+ * each row's strong entries again per neighbouring aggregate; the fit reads
+ * the aggregates' members once. Launches: (k + 1) per round, 1 per sweep
+ * and 9 more, each round and sweep with a 4-byte read back. */
+#include "core/internal.h"
+#include "la/internal.h"
+
+#include "amg/amg_internal.h"
+
+#include <stdint.h>
+#include <string.h>
+
+typedef struct device_level {
+  clmg_context *context;
+  const clmg_csr_device *a;
+  const char *options;
+  clmg_dtype precision;
+  double theta;
+} device_level;
+
+static clmg_status get(const device_level *d, const char *name, clmg_kernel_args *args) {
+  return clmg_args_for_kernel(d->context, "amg_aggregate", d->options, name, args);
+}
+
+/* The arguments every strength-testing kernel starts with. */
+static void matrix_args(const device_level *d, const clmg_vector *s, clmg_kernel_args *args) {
+  clmg_arg_ulong(args, d->a->rows);
+  clmg_arg_buffer(args, d->a->row_ptr->buffer);
+  clmg_arg_buffer(args, d->a->col->buffer);
+  clmg_arg_buffer(args, d->a->val->buffer);
+  clmg_arg_buffer(args, s->buffer);
+  clmg_arg_real(args, d->precision, d->theta);
+}
+
+static clmg_status read_count(clmg_vector *counter, uint32_t *value) {
+  return clmg_vector_download(counter, value);
+}
+
+/* The roots: tuple[i] ends in state 2 (in) or 0 (out). */
+static clmg_status choose_roots(const device_level *d, const clmg_vector *s, int distance,
+                                clmg_vector *tuple, clmg_vector *counter, int *rounds) {
+  size_t n = d->a->rows;
+  clmg_vector *m[2] = {NULL, NULL};
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT64, n, &m[0]);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_INT64, n, &m[1]);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_start", &args);
+  if (status == CLMG_SUCCESS) {
+    matrix_args(d, s, &args);
+    clmg_arg_buffer(&args, tuple->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  uint32_t undecided = 1;
+  *rounds = 0;
+  /* every round decides at least the undecided node of the largest tuple */
+  while (status == CLMG_SUCCESS && undecided > 0 && (size_t)*rounds <= n) {
+    ++*rounds;
+    const clmg_vector *from = tuple;
+    int to = 0;
+    for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
+      status = get(d, "agg_max_step", &args);
+      if (status == CLMG_SUCCESS) {
+        matrix_args(d, s, &args);
+        clmg_arg_buffer(&args, from->buffer);
+        clmg_arg_buffer(&args, m[to]->buffer);
+        status = clmg_launch_args(&args, n);
+      }
+      from = m[to];
+      to ^= 1;
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_fill(counter, 0.0);
+    if (status == CLMG_SUCCESS)
+      status = get(d, "agg_decide", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, n);
+      clmg_arg_buffer(&args, tuple->buffer);
+      clmg_arg_buffer(&args, from->buffer);
+      clmg_arg_buffer(&args, counter->buffer);
+      status = clmg_launch_args(&args, n);
+    }
+    if (status == CLMG_SUCCESS)
+      status = read_count(counter, &undecided);
+  }
+  clmg_vector_destroy(m[0]);
+  clmg_vector_destroy(m[1]);
+  return status;
+}
+
+/* Aggregates named by their roots' rows, joined sweep after sweep, then
+ * numbered in order of their first rows: *count of them, -1 for rows in
+ * none. */
+static clmg_status form_aggregates(const device_level *d, const clmg_vector *s,
+                                   const clmg_vector *tuple, clmg_vector *counter,
+                                   clmg_vector **aggregate_out, size_t *count) {
+  size_t n = d->a->rows;
+  clmg_vector *aggregate = *aggregate_out;
+  clmg_vector *next = NULL, *first = NULL, *flag = NULL, *number = NULL;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &next);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_open", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, tuple->buffer);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_vector *current = aggregate, *other = next;
+  uint32_t changed = 1;
+  for (size_t sweep = 0; status == CLMG_SUCCESS && changed > 0 && sweep <= n; sweep++) {
+    status = clmg_vector_fill(counter, 0.0);
+    if (status == CLMG_SUCCESS)
+      status = get(d, "agg_join", &args);
+    if (status == CLMG_SUCCESS) {
+      matrix_args(d, s, &args);
+      clmg_arg_buffer(&args, current->buffer);
+      clmg_arg_buffer(&args, other->buffer);
+      clmg_arg_buffer(&args, counter->buffer);
+      status = clmg_launch_args(&args, n);
+    }
+    if (status == CLMG_SUCCESS)
+      status = read_count(counter, &changed);
+    clmg_vector *swap = current;
+    current = other;
+    other = swap;
+  }
+  /* the last sweep's output is the aggregates */
+  aggregate = current;
+  next = other;
+  *aggregate_out = aggregate;
+  /* the number of an aggregate: how many aggregates start before its first
+   * row */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &first);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(first, (double)n);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_first_row", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, first->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_UINT32, n, &flag);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_first_flags", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, first->buffer);
+    clmg_arg_buffer(&args, flag->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(d->context, flag, &number, count);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_renumber", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, first->buffer);
+    clmg_arg_buffer(&args, number->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_vector_destroy(next);
+  clmg_vector_destroy(first);
+  clmg_vector_destroy(flag);
+  clmg_vector_destroy(number);
+  return status;
+}
+
+/* P~ (one entry per aggregated row) and the coarse candidate from the
+ * aggregates and the candidate b. */
+static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size_t count,
+                       const clmg_vector *b, clmg_csr_device *tentative, clmg_vector **coarse_b) {
+  size_t n = d->a->rows;
+  clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL;
+  size_t aggregated = 0, total = 0;
+  clmg_kernel_args args;
+  *tentative = (clmg_csr_device){n, count, NULL, NULL, NULL};
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_UINT32, count ? count : 1, &size);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(size, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_UINT32, n, &member_row);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_sizes", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, member_row->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(d->context, member_row, &tentative->row_ptr, &aggregated);
+  clmg_vector *sizes = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_view(size, 0, count, &sizes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(d->context, sizes, &start, &total);
+  clmg_vector_destroy(sizes);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(d->context, CLMG_INT32, aggregated ? aggregated : 1, &members);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_scatter", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_INT32, aggregated, &tentative->col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, d->precision, aggregated, &tentative->val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, d->precision, count, coarse_b);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_fit", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    clmg_arg_buffer(&args, b->buffer);
+    clmg_arg_buffer(&args, tentative->row_ptr->buffer);
+    clmg_arg_buffer(&args, tentative->val->buffer);
+    clmg_arg_buffer(&args, tentative->col->buffer);
+    clmg_arg_buffer(&args, (*coarse_b)->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  clmg_vector_destroy(size);
+  clmg_vector_destroy(member_row);
+  clmg_vector_destroy(start);
+  clmg_vector_destroy(members);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(tentative);
+    clmg_vector_destroy(*coarse_b);
+    *coarse_b = NULL;
+  }
+  return status;
+}
+
+clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_device *a, double theta,
+                                      int distance, const clmg_vector *b,
+                                      clmg_csr_device *tentative, clmg_vector **coarse_b,
+                                      size_t *count, int *rounds, int32_t *aggregate_host) {
+  memset(tentative, 0, sizeof *tentative);
+  *coarse_b = NULL;
+  *count = 0;
+  size_t n = a->rows;
+  clmg_dtype precision = clmg_vector_type(a->val);
+  if (a->rows != a->cols || clmg_vector_length(b) != n || clmg_vector_type(b) != precision ||
+      n > (size_t)INT32_MAX - 1)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "AMG on the device: a %zu x %zu matrix and a candidate of %zu %s entries "
+                     "(a square matrix of at most 2^31 - 2 rows and one candidate entry per "
+                     "row, in the matrix's precision)",
+                     a->rows, a->cols, clmg_vector_length(b), clmg_dtype_name(clmg_vector_type(b)));
+  device_level d = {context, a, clmg_real_options(context, precision), precision, theta};
+  clmg_vector *s = NULL, *tuple = NULL, *counter = NULL, *aggregate = NULL;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(context, precision, n ? n : 1, &s);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT64, n ? n : 1, &tuple);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, n ? n : 1, &aggregate);
+  /* s = sqrt|diag|, and the first row that would be aggregated without a
+   * stored diagonal (the prolongator smoothing needs one) */
+  uint32_t missing = (uint32_t)n;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(counter, (double)n);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_diagonal_root", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_buffer(&args, s->buffer);
+    clmg_arg_buffer(&args, counter->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = read_count(counter, &missing);
+  if (status == CLMG_SUCCESS && missing < n)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "AMG: row %u does not store its diagonal entry, which the prolongator "
+                       "smoothing needs",
+                       missing + 1);
+  int taken = 0;
+  if (status == CLMG_SUCCESS && n > 0)
+    status = choose_roots(&d, s, distance, tuple, counter, &taken);
+  if (status == CLMG_SUCCESS && n > 0)
+    status = form_aggregates(&d, s, tuple, counter, &aggregate, count);
+  if (status == CLMG_SUCCESS && *count > 0)
+    status = fit(&d, aggregate, *count, b, tentative, coarse_b);
+  if (status == CLMG_SUCCESS && aggregate_host && n > 0)
+    status = clmg_vector_download(aggregate, aggregate_host);
+  if (rounds)
+    *rounds = taken;
+  clmg_vector_destroy(s);
+  clmg_vector_destroy(tuple);
+  clmg_vector_destroy(counter);
+  clmg_vector_destroy(aggregate);
+  return status;
+}

@@ -1,0 +1,381 @@
+/* Smoothed aggregation with parallel roots (CLMG_AMG_ROOTS_PARALLEL) and
+ * its setup on the device: the aggregates against a reference written here
+ * from the definition (the greedy distance-k independent set in descending
+ * hashed priority, joined to the neighbouring aggregate of most strong
+ * edges, numbered by first row), the independent set's invariants, the
+ * device hierarchy (aggregation, fit, smoothing and products on the device)
+ * entry for entry against the host's on random SPD matrices with and
+ * without a strength threshold, a row without its diagonal refused on the
+ * device as on the host, and the setup's phase times. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "clmg.h"
+#include "test_util.h"
+
+static clmg_context *ctx;
+
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
+#define CHECK_HOST(call, error) CHECK_ERROR_OK(error, call)
+
+/* ---- matrices ---- */
+
+/* A random symmetric matrix with about per_row entries a row, negative and
+ * (a share `positive`) positive couplings of varied size, a dominant
+ * diagonal (SPD), and rows `identity` (if < n) reduced to 1 on the
+ * diagonal. */
+static clmg_csr random_spd(size_t n, size_t per_row, double positive, size_t identity) {
+  triplets t = {0};
+  double *diagonal = calloc(n, sizeof *diagonal);
+  assert_non_null(diagonal);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t k = 0; k < per_row / 2; ++k) {
+      /* mostly near neighbours (a mesh-like graph), some far */
+      size_t j = rng_uniform() < 0.8 ? (i + 1 + rng_below(8)) % n : rng_below(n);
+      if (j == i || i == identity || j == identity)
+        continue;
+      double u = 0.5 * (rng_uniform() + 1);
+      double size = 0.01 + (0.5 * (rng_uniform() + 1));
+      double v = u < positive ? 0.3 * size : -size;
+      triplets_add(&t, i, j, v);
+      triplets_add(&t, j, i, v);
+      diagonal[i] += fabs(v);
+      diagonal[j] += fabs(v);
+    }
+  for (size_t i = 0; i < n; ++i)
+    triplets_add(&t, i, i, i == identity ? 1.0 : diagonal[i] + 0.1);
+  free(diagonal);
+  return triplets_to_csr(&t, n);
+}
+
+/* ---- the reference ---- */
+
+static uint32_t priority(uint32_t i) {
+  i ^= i >> 16;
+  i *= 0x85ebca6bu;
+  i ^= i >> 13;
+  i *= 0xc2b2ae35u;
+  i ^= i >> 16;
+  return i;
+}
+
+static int strong(const clmg_csr *a, const double *s, double theta, size_t i, int64_t k) {
+  double v = fabs(a->val[k]);
+  return (size_t)a->col[k] != i && v > 0 && v >= theta * s[i] * s[a->col[k]];
+}
+
+/* Nodes within `distance` strong edges of i (a breadth-first walk),
+ * marked with mark in seen; the walk's nodes in list, *count of them. */
+static void neighbourhood(const clmg_csr *a, const double *s, double theta, size_t i, int distance,
+                          int32_t *seen, int32_t mark, int32_t *list, size_t *count) {
+  size_t head = 0, tail = 0;
+  list[tail++] = (int32_t)i;
+  seen[i] = mark;
+  for (int d = 0; d < distance; ++d) {
+    size_t end = tail;
+    for (; head < end; ++head) {
+      size_t v = (size_t)list[head];
+      for (int64_t k = a->row_ptr[v]; k < a->row_ptr[v + 1]; ++k)
+        if (strong(a, s, theta, v, k) && seen[a->col[k]] != mark) {
+          seen[a->col[k]] = mark;
+          list[tail++] = a->col[k];
+        }
+    }
+  }
+  *count = tail;
+}
+
+static int by_priority(const void *x, const void *y) {
+  uint32_t p = priority((uint32_t) * (const int32_t *)x),
+           q = priority((uint32_t) * (const int32_t *)y);
+  return p < q ? 1 : p > q ? -1 : 0;
+}
+
+/* The aggregates by the definition; returns their count. Checks on the way
+ * that the roots are independent and maximal at `distance`. */
+static size_t reference(const clmg_csr *a, double theta, int distance, int32_t *aggregate) {
+  size_t n = a->rows;
+  double *s = malloc(n * sizeof *s);
+  int32_t *order = malloc(n * sizeof *order), *seen = malloc(n * sizeof *seen);
+  int32_t *list = malloc(n * sizeof *list), *next = malloc(n * sizeof *next);
+  int32_t *excluded = calloc(n, sizeof *excluded), *number = malloc(n * sizeof *number);
+  assert_true(s && order && seen && list && next && excluded && number);
+  for (size_t i = 0; i < n; ++i) {
+    s[i] = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+      if ((size_t)a->col[k] == i)
+        s[i] = sqrt(fabs(a->val[k]));
+    order[i] = (int32_t)i;
+    seen[i] = -1;
+    aggregate[i] = -1;
+  }
+  qsort(order, n, sizeof *order, by_priority);
+  /* greedy in descending priority; nodes without strong edges are never
+   * roots */
+  for (size_t t = 0; t < n; ++t) {
+    size_t i = (size_t)order[t], count = 0;
+    int isolated = 1;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && isolated; ++k)
+      isolated = !strong(a, s, theta, i, k);
+    if (excluded[i] || isolated)
+      continue;
+    aggregate[i] = (int32_t)i;
+    neighbourhood(a, s, theta, i, distance, seen, (int32_t)i, list, &count);
+    for (size_t m = 0; m < count; ++m) {
+      if (list[m] != (int32_t)i && aggregate[list[m]] == list[m])
+        fail_msg("roots %d and %zu lie within %d strong edges", list[m], i, distance);
+      excluded[list[m]] = 1;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    int isolated = 1;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && isolated; ++k)
+      isolated = !strong(a, s, theta, i, k);
+    if (!isolated && !excluded[i])
+      fail_msg("node %zu is further than %d strong edges from every root", i, distance);
+  }
+  /* joining sweeps, each from the state before it */
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (size_t i = 0; i < n; ++i) {
+      next[i] = aggregate[i];
+      if (aggregate[i] >= 0)
+        continue;
+      int32_t best = -1;
+      int best_weight = 0;
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+        int32_t c = strong(a, s, theta, i, k) ? aggregate[a->col[k]] : -1;
+        if (c < 0)
+          continue;
+        int weight = 0;
+        for (int64_t m = a->row_ptr[i]; m < a->row_ptr[i + 1]; ++m)
+          weight += strong(a, s, theta, i, m) && aggregate[a->col[m]] == c;
+        if (weight > best_weight || (weight == best_weight && c < best)) {
+          best = c;
+          best_weight = weight;
+        }
+      }
+      if (best >= 0) {
+        next[i] = best;
+        changed = 1;
+      }
+    }
+    memcpy(aggregate, next, n * sizeof *aggregate);
+  }
+  size_t count = 0;
+  for (size_t i = 0; i < n; ++i)
+    number[i] = -1;
+  for (size_t i = 0; i < n; ++i)
+    if (aggregate[i] >= 0) {
+      if (number[aggregate[i]] < 0)
+        number[aggregate[i]] = (int32_t)count++;
+      aggregate[i] = number[aggregate[i]];
+    }
+  free(s);
+  free(order);
+  free(seen);
+  free(list);
+  free(next);
+  free(excluded);
+  free(number);
+  return count;
+}
+
+/* ---- tests ---- */
+
+static void test_parallel_roots_reference(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  for (int trial = 0; trial < 6; ++trial) {
+    size_t n = trial < 3 ? 300 : 5000;
+    clmg_csr a = random_spd(n, 10, trial % 2 ? 0.3 : 0.0, n / 3);
+    for (int distance = 1; distance <= 3; ++distance)
+      for (int t = 0; t < 2; ++t) {
+        double theta = t ? 0.25 : 0.0;
+        clmg_amg_options options;
+        clmg_amg_options_defaults(&options);
+        options.roots = CLMG_AMG_ROOTS_PARALLEL;
+        options.root_distance = distance;
+        options.strength_threshold = theta;
+        int32_t *got = malloc(n * sizeof *got), *want = malloc(n * sizeof *want);
+        assert_non_null(got);
+        assert_non_null(want);
+        size_t count = 0;
+        CHECK_HOST(clmg_amg_aggregate(&a, &options, got, &count, &error), error);
+        size_t expected = reference(&a, theta, distance, want);
+        if (count != expected)
+          fail_msg("n %zu distance %d theta %g: %zu aggregates, the reference %zu", n, distance,
+                   theta, count, expected);
+        for (size_t i = 0; i < n; ++i)
+          if (got[i] != want[i])
+            fail_msg("n %zu distance %d theta %g: row %zu in aggregate %d, the reference %d", n,
+                     distance, theta, i, got[i], want[i]);
+        assert_int_equal(got[n / 3], -1); /* the identity row */
+        free(got);
+        free(want);
+      }
+    clmg_csr_free(&a);
+  }
+}
+
+static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
+  if (x->rows != y->rows || x->cols != y->cols || clmg_csr_nnz(x) != clmg_csr_nnz(y))
+    fail_msg("%s level %d: %zu x %zu, %zu entries against %zu x %zu, %zu", what, level, x->rows,
+             x->cols, clmg_csr_nnz(x), y->rows, y->cols, clmg_csr_nnz(y));
+  assert_memory_equal(x->row_ptr, y->row_ptr, (x->rows + 1) * sizeof *x->row_ptr);
+  assert_memory_equal(x->col, y->col, clmg_csr_nnz(x) * sizeof *x->col);
+  double largest = 0, worst = 0;
+  for (size_t k = 0; k < clmg_csr_nnz(x); ++k) {
+    largest = fmax(largest, fabs(y->val[k]));
+    worst = fmax(worst, fabs(x->val[k] - y->val[k]));
+  }
+  if (!(worst <= 1e-11 * largest))
+    fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
+}
+
+/* The device hierarchy against the host's, level by level: A (the copy on
+ * the host and the device arrays), P and the patches. */
+static void compare_hierarchies(const clmg_csr *a, const clmg_amg_options *options,
+                                const char *what) {
+  clmg_error error = {{0}};
+  clmg_amg_hierarchy host = {0}, device = {0};
+  CHECK_HOST(clmg_amg_hierarchy_build(a, options, &host, &error), error);
+  CHECK_HOST(clmg_amg_hierarchy_build_device(ctx, a, options, &device, &error), error);
+  print_message("%-36s n %6zu: %d levels, coarsest %zu rows\n", what, a->rows, host.num_levels,
+                host.a[0].rows);
+  assert_int_equal(device.num_levels, host.num_levels);
+  assert_true(host.num_levels >= 2);
+  for (int l = 0; l < host.num_levels; ++l) {
+    check_same_csr(&device.a[l], &host.a[l], what, l);
+    clmg_csr copy = {0};
+    CHECK_HOST(clmg_csr_device_download(&device.device_a[l], &copy, &error), error);
+    check_same_csr(&copy, &host.a[l], what, l);
+    clmg_csr_free(&copy);
+    if (l > 0) {
+      CHECK_HOST(clmg_csr_device_download(&device.device_p[l], &copy, &error), error);
+      check_same_csr(&copy, &host.p[l], what, l);
+      clmg_csr_free(&copy);
+      assert_memory_equal(device.patch[l], host.patch[l], host.a[l].rows * sizeof(int32_t));
+    }
+  }
+  clmg_amg_hierarchy_free(&host);
+  clmg_amg_hierarchy_free(&device);
+}
+
+static void test_device_hierarchy(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip(); /* entry for entry needs the host's precision */
+  for (int trial = 0; trial < 4; ++trial) {
+    size_t n = trial < 2 ? 4000 : 12000;
+    clmg_csr a = random_spd(n, 12, trial % 2 ? 0.25 : 0.0, 17);
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = CLMG_AMG_ROOTS_PARALLEL;
+    options.strength_threshold = trial >= 2 ? 0.1 : 0.0;
+    options.coarse_rows = 50;
+    char what[64];
+    snprintf(what, sizeof what, "random SPD, theta %.2f, %s", options.strength_threshold,
+             trial % 2 ? "positive entries" : "M-matrix");
+    compare_hierarchies(&a, &options, what);
+    clmg_csr_free(&a);
+  }
+}
+
+/* A row with couplings but no stored diagonal: the prolongator smoothing
+ * divides by it, so the setup refuses it, on the device too. */
+static void test_missing_diagonal(void **state) {
+  (void)state;
+  clmg_csr a = random_spd(500, 8, 0.0, 500);
+  size_t row = 123;
+  /* drop row 123's diagonal entry */
+  int64_t at = -1;
+  for (int64_t k = a.row_ptr[row]; k < a.row_ptr[row + 1]; ++k)
+    if ((size_t)a.col[k] == row)
+      at = k;
+  assert_true(at >= 0);
+  size_t nnz = clmg_csr_nnz(&a);
+  memmove(&a.col[at], &a.col[at + 1], (nnz - (size_t)at - 1) * sizeof *a.col);
+  memmove(&a.val[at], &a.val[at + 1], (nnz - (size_t)at - 1) * sizeof *a.val);
+  for (size_t i = row + 1; i <= a.rows; ++i)
+    a.row_ptr[i]--;
+  clmg_amg_options options;
+  clmg_amg_options_defaults(&options);
+  options.roots = CLMG_AMG_ROOTS_PARALLEL;
+  clmg_amg_hierarchy h = {0};
+  clmg_error error = {{0}};
+  assert_int_equal(clmg_amg_hierarchy_build_device(ctx, &a, &options, &h, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "row 124 does not store its diagonal entry");
+  assert_int_equal(clmg_amg_hierarchy_build(&a, &options, &h, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "does not store its diagonal entry");
+  clmg_csr_free(&a);
+}
+
+/* clmg_amg_options.times: every phase counted, none negative, the total at
+ * least their sum, and the engine the same as without it. */
+static void test_setup_times(void **state) {
+  (void)state;
+  clmg_csr a = random_spd(6000, 10, 0.0, 6000);
+  for (int roots = CLMG_AMG_ROOTS_ORDERED; roots <= CLMG_AMG_ROOTS_PARALLEL; ++roots) {
+    clmg_amg_setup_times times;
+    memset(&times, 0xff, sizeof times); /* zeroed by the setup */
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = (clmg_amg_roots)roots;
+    clmg_multigrid *plain = NULL, *timed = NULL;
+    CHECK_OK(clmg_amg_multigrid_create(ctx, &a, &options, NULL, NULL, &plain));
+    options.times = &times;
+    CHECK_OK(clmg_amg_multigrid_create(ctx, &a, &options, NULL, NULL, &timed));
+    assert_int_equal(clmg_multigrid_levels(plain), clmg_multigrid_levels(timed));
+    for (int l = 0; l < clmg_multigrid_levels(plain); ++l)
+      assert_int_equal(clmg_matrix_nnz(clmg_multigrid_matrix(plain, l)),
+                       clmg_matrix_nnz(clmg_multigrid_matrix(timed, l)));
+    const double phases[] = {times.strength_s,    times.aggregate_s, times.fit_s,
+                             times.prolongator_s, times.galerkin_s,  times.patches_s,
+                             times.engine_s};
+    double sum = 0;
+    for (size_t p = 0; p < sizeof phases / sizeof *phases; ++p) {
+      assert_true(phases[p] >= 0 && phases[p] < 60);
+      sum += phases[p];
+    }
+    assert_true(times.aggregate_s > 0 && times.galerkin_s > 0 && times.engine_s > 0);
+    assert_true(times.total_s >= sum * (1 - 1e-9) && times.total_s < 60);
+    print_message("%s roots: setup %.4f s (aggregation %.4f, Galerkin %.4f, engine %.4f)\n",
+                  roots == CLMG_AMG_ROOTS_PARALLEL ? "parallel" : "ordered", times.total_s,
+                  times.aggregate_s, times.galerkin_s, times.engine_s);
+    clmg_multigrid_destroy(plain);
+    clmg_multigrid_destroy(timed);
+  }
+  clmg_csr_free(&a);
+}
+
+static int setup(void **state) {
+  (void)state;
+  rng_seed(2012);
+  return test_open_context(&ctx, NULL, "amg_parallel", 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return test_close_context(&ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_parallel_roots_reference),
+      cmocka_unit_test(test_device_hierarchy),
+      cmocka_unit_test(test_missing_diagonal),
+      cmocka_unit_test(test_setup_times),
+  };
+  test_apply_filters();
+  return cmocka_run_group_tests_name("amg_parallel", tests, setup, teardown);
+}
