@@ -159,7 +159,8 @@ enum {
   "                           independent set by rounds with hashed priorities, the\n"             \
   "                           same on every device, pyamg's aggregate sizes; on a\n"               \
   "                           GPU the scalar setup then runs there) or auto\n"                     \
-  "                           (default: parallel on a GPU, else ordered)\n"                        \
+  "                           (default: parallel on a GPU with one unknown per\n"                  \
+  "                           node and no near-nullspace, else ordered)\n"                         \
   "      --block-size N       unknowns per node, numbered together (3 for 3D\n"                    \
   "                           elasticity): a node's unknowns are aggregated as one\n"              \
   "                           (default 1; with --coordinates the dimension)\n"                     \

@@ -736,6 +736,9 @@ typedef struct amg_run {
   double operator_complexity;
 } amg_run;
 
+/* the roots solve_with_amg_how asks for */
+static clmg_amg_roots solve_roots = CLMG_AMG_ROOTS_AUTO;
+
 /* A x = b with b = A x* for a random x*, by `method` preconditioned with
  * one AMG V-cycle (Jacobi 2+2, or patch block-Jacobi 2+2 with `patches`;
  * in float when mixed; strength threshold theta); checks the true residual
@@ -757,6 +760,7 @@ static amg_run solve_with_amg_how(const clmg_csr *a, clmg_krylov_method method, 
   clmg_amg_options amg;
   clmg_amg_options_defaults(&amg);
   amg.strength_threshold = theta;
+  amg.roots = solve_roots;
   CHECK_HOST(clmg_amg_hierarchy_build(a, &amg, &h, &error), error);
   amg_run run = {0, h.num_levels, 0};
   size_t total = 0;
@@ -817,11 +821,13 @@ static amg_run solve_with_amg(const clmg_csr *a, clmg_krylov_method method, int 
 }
 
 /* clmg_amg_multigrid_create: the same engine in one call (on a CPU from the
- * host build, on a GPU from the device one), so the same iterations with
- * Jacobi and with patch smoothing, in double and in float; a matrix that
- * is not square fails with the reason in the context. */
+ * host build, on a GPU from the device one; parallel roots, the same on
+ * both), so the same iterations with Jacobi and with patch smoothing, in
+ * double and in float; a matrix that is not square fails with the reason
+ * in the context. */
 static void test_amg_multigrid_create(void **state) {
   (void)state;
+  solve_roots = CLMG_AMG_ROOTS_PARALLEL;
   clmg_csr jumps = diffusion(48, 48, 1, 1.0, jumping_coefficient);
   for (int patches = 0; patches <= 1; ++patches) {
     for (int mixed = 0; mixed <= 1; ++mixed) {
@@ -840,6 +846,7 @@ static void test_amg_multigrid_create(void **state) {
     }
   }
   clmg_csr_free(&jumps);
+  solve_roots = CLMG_AMG_ROOTS_AUTO;
   clmg_csr rectangle = {0};
   clmg_error error = {{0}};
   const int32_t rows[2] = {0, 1}, cols[2] = {0, 2};

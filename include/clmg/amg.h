@@ -52,8 +52,10 @@ typedef struct clmg_amg_setup_times {
 
 /* How smoothed aggregation chooses the roots of its aggregates. */
 typedef enum clmg_amg_roots {
-  /* parallel where the setup runs on a GPU (clmg_amg_hierarchy_build_device,
-   * clmg_amg_multigrid_create on a GPU), ordered on the host: the default */
+  /* the default: parallel where that puts the whole setup on the device
+   * (clmg_amg_hierarchy_build_device, or clmg_amg_multigrid_create on a
+   * GPU, with one unknown per node and one near-nullspace vector), else
+   * ordered */
   CLMG_AMG_ROOTS_AUTO = 0,
   /* greedily in row order: a root excludes the nodes within root_distance
    * strong edges as its breadth-first walk first reaches them, which leaves

@@ -1004,8 +1004,6 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   clmg_status status = check_input(a, options, &resolved, error);
   if (status != CLMG_SUCCESS)
     return status;
-  if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
-    resolved.roots = context ? CLMG_AMG_ROOTS_PARALLEL : CLMG_AMG_ROOTS_ORDERED;
   clmg_amg_setup_times *times = o->times;
   double mark = clmg_seconds_now();
   if (times)
@@ -1048,11 +1046,13 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   /* every level made on the device (clmg_amg_device_tentative): parallel
    * roots, one unknown per node and one candidate, no aggregates to
    * dissolve (the patches, where wanted, from the aggregates and the coarse
-   * matrices brought back); its candidate in device_b */
-  int all_on_device = status == CLMG_SUCCESS && context &&
-                      o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION &&
-                      o->roots == CLMG_AMG_ROOTS_PARALLEL && block == 1 && k == 1 &&
-                      o->min_aggregate_size <= 1 && (host_levels || !with_patches);
+   * matrices brought back); its candidate in device_b. The automatic
+   * choice of roots takes parallel ones where that puts the setup there. */
+  int device_level = context && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION && block == 1 &&
+                     k == 1 && o->min_aggregate_size <= 1 && (host_levels || !with_patches);
+  if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
+    resolved.roots = device_level ? CLMG_AMG_ROOTS_PARALLEL : CLMG_AMG_ROOTS_ORDERED;
+  int all_on_device = status == CLMG_SUCCESS && device_level && o->roots == CLMG_AMG_ROOTS_PARALLEL;
   clmg_vector *device_b = NULL;
   if (all_on_device) {
     clmg_status device =
