@@ -57,29 +57,32 @@ kernel void agg_diagonal_root(ulong rows, global const long *row_ptr, global con
   }
 }
 
-/* The first tuples: undecided, or out for a node without strong
- * neighbours (never a root). */
+/* The strength of every entry (strong[k] 1 or 0, once, for the rounds and
+ * sweeps after), and the first tuples: undecided, or out for a node
+ * without strong neighbours (never a root). */
 kernel void agg_start(ulong rows, global const long *row_ptr, global const int *col,
                       global const real *val, global const real *s, real theta,
-                      global ulong *tuple) {
+                      global uchar *strong, global ulong *tuple) {
   GRID_LOOP(i, rows) {
     const real theta_si = theta * s[i];
-    int strong = 0;
-    for (long k = row_ptr[i]; k < row_ptr[i + 1] && !strong; ++k)
-      strong = agg_strong(i, col[k], val[k], theta_si, s);
-    tuple[i] = agg_tuple(strong ? AGG_UNDECIDED : AGG_OUT, i);
+    int any = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const int is = agg_strong(i, col[k], val[k], theta_si, s);
+      strong[k] = (uchar)is;
+      any |= is;
+    }
+    tuple[i] = agg_tuple(any ? AGG_UNDECIDED : AGG_OUT, i);
   }
 }
 
 /* out_i = the largest of in_i and in_j over i's strong neighbours j. */
 kernel void agg_max_step(ulong rows, global const long *row_ptr, global const int *col,
-                         global const real *val, global const real *s, real theta,
-                         global const ulong *in, global ulong *out) {
+                         global const uchar *strong, global const ulong *in,
+                         global ulong *out) {
   GRID_LOOP(i, rows) {
-    const real theta_si = theta * s[i];
     ulong m = in[i];
     for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
-      if (agg_strong(i, col[k], val[k], theta_si, s)) {
+      if (strong[k]) {
         const ulong t = in[col[k]];
         m = t > m ? t : m;
       }
@@ -89,7 +92,8 @@ kernel void agg_max_step(ulong rows, global const long *row_ptr, global const in
 
 /* One round's decisions from the largest tuple within k edges: an
  * undecided node that is its own largest becomes a root, one that sees a
- * root goes out; *undecided counts those left. */
+ * root goes out; *undecided becomes 1 while any is left (a plain store of
+ * one value: no atomic on one address from millions of work-items). */
 kernel void agg_decide(ulong rows, global ulong *tuple, global const ulong *largest,
                        global uint *undecided) {
   GRID_LOOP(i, rows) {
@@ -102,7 +106,7 @@ kernel void agg_decide(ulong rows, global ulong *tuple, global const ulong *larg
     else if ((uint)(m >> 32) == AGG_IN)
       tuple[i] = agg_tuple(AGG_OUT, i);
     else
-      atomic_inc(undecided);
+      *undecided = 1u;
   }
 }
 
@@ -116,33 +120,55 @@ kernel void agg_open(ulong rows, global const ulong *tuple, global int *aggregat
 
 /* One joining sweep, from the state before it: a node in no aggregate
  * joins the neighbouring aggregate it has the most strong edges to (ties:
- * the lower one); *changed counts the nodes that joined. */
+ * the lower one); *changed becomes 1 when one joins. The weights are
+ * counted in a table of AGG_TABLE aggregates (a node rarely borders more),
+ * by a second pass over the row per aggregate where it does. */
+#define AGG_TABLE 8
 kernel void agg_join(ulong rows, global const long *row_ptr, global const int *col,
-                     global const real *val, global const real *s, real theta,
-                     global const int *aggregate, global int *next, global uint *changed) {
+                     global const uchar *strong, global const int *aggregate, global int *next,
+                     global uint *changed) {
   GRID_LOOP(i, rows) {
     next[i] = aggregate[i];
     if (aggregate[i] >= 0)
       continue;
-    const real theta_si = theta * s[i];
-    int best = -1, best_weight = 0;
+    int id[AGG_TABLE], weight[AGG_TABLE], used = 0, overflow = 0;
     for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
-      if (!agg_strong(i, col[k], val[k], theta_si, s))
+      const int c = strong[k] ? aggregate[col[k]] : -1;
+      if (c < 0)
         continue;
-      const int c = aggregate[col[k]];
+      int t = 0;
+      while (t < used && id[t] != c)
+        ++t;
+      if (t < used) {
+        ++weight[t];
+      } else if (used < AGG_TABLE) {
+        id[used] = c;
+        weight[used++] = 1;
+      } else {
+        overflow = 1;
+      }
+    }
+    int best = -1, best_weight = 0;
+    for (int t = 0; t < used; ++t)
+      if (weight[t] > best_weight || (weight[t] == best_weight && id[t] < best)) {
+        best = id[t];
+        best_weight = weight[t];
+      }
+    for (long k = row_ptr[i]; overflow && k < row_ptr[i + 1]; ++k) {
+      const int c = strong[k] ? aggregate[col[k]] : -1;
       if (c < 0 || c == best)
         continue;
-      int weight = 0;
+      int w = 0;
       for (long m = row_ptr[i]; m < row_ptr[i + 1]; ++m)
-        weight += agg_strong(i, col[m], val[m], theta_si, s) && aggregate[col[m]] == c;
-      if (weight > best_weight || (weight == best_weight && c < best)) {
+        w += strong[m] && aggregate[col[m]] == c;
+      if (w > best_weight || (w == best_weight && c < best)) {
         best = c;
-        best_weight = weight;
+        best_weight = w;
       }
     }
     if (best >= 0) {
       next[i] = best;
-      atomic_inc(changed);
+      *changed = 1u;
     }
   }
 }

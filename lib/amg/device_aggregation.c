@@ -29,23 +29,24 @@ static clmg_status get(const device_level *d, const char *name, clmg_kernel_args
   return clmg_args_for_kernel(d->context, "amg_aggregate", d->options, name, args);
 }
 
-/* The arguments every strength-testing kernel starts with. */
-static void matrix_args(const device_level *d, const clmg_vector *s, clmg_kernel_args *args) {
+/* The arguments the kernels on the strength graph start with: A's
+ * pattern and the strength of each entry (a byte per entry). */
+static void graph_args(const device_level *d, const clmg_vector *strong, clmg_kernel_args *args) {
   clmg_arg_ulong(args, d->a->rows);
   clmg_arg_buffer(args, d->a->row_ptr->buffer);
   clmg_arg_buffer(args, d->a->col->buffer);
-  clmg_arg_buffer(args, d->a->val->buffer);
-  clmg_arg_buffer(args, s->buffer);
-  clmg_arg_real(args, d->precision, d->theta);
+  clmg_arg_buffer(args, strong->buffer);
 }
 
 static clmg_status read_count(clmg_vector *counter, uint32_t *value) {
   return clmg_vector_download(counter, value);
 }
 
-/* The roots: tuple[i] ends in state 2 (in) or 0 (out). */
-static clmg_status choose_roots(const device_level *d, const clmg_vector *s, int distance,
-                                clmg_vector *tuple, clmg_vector *counter, int *rounds) {
+/* The strength of every entry (strong), then the roots: tuple[i] ends in
+ * state 2 (in) or 0 (out). */
+static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clmg_vector *strong,
+                                int distance, clmg_vector *tuple, clmg_vector *counter,
+                                int *rounds) {
   size_t n = d->a->rows;
   clmg_vector *m[2] = {NULL, NULL};
   clmg_kernel_args args;
@@ -55,7 +56,13 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, int
   if (status == CLMG_SUCCESS)
     status = get(d, "agg_start", &args);
   if (status == CLMG_SUCCESS) {
-    matrix_args(d, s, &args);
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, d->a->row_ptr->buffer);
+    clmg_arg_buffer(&args, d->a->col->buffer);
+    clmg_arg_buffer(&args, d->a->val->buffer);
+    clmg_arg_buffer(&args, s->buffer);
+    clmg_arg_real(&args, d->precision, d->theta);
+    clmg_arg_buffer(&args, strong->buffer);
     clmg_arg_buffer(&args, tuple->buffer);
     status = clmg_launch_args(&args, n);
   }
@@ -69,7 +76,7 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, int
     for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
       status = get(d, "agg_max_step", &args);
       if (status == CLMG_SUCCESS) {
-        matrix_args(d, s, &args);
+        graph_args(d, strong, &args);
         clmg_arg_buffer(&args, from->buffer);
         clmg_arg_buffer(&args, m[to]->buffer);
         status = clmg_launch_args(&args, n);
@@ -99,7 +106,7 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, int
 /* Aggregates named by their roots' rows, joined sweep after sweep, then
  * numbered in order of their first rows: *count of them, -1 for rows in
  * none. */
-static clmg_status form_aggregates(const device_level *d, const clmg_vector *s,
+static clmg_status form_aggregates(const device_level *d, const clmg_vector *strong,
                                    const clmg_vector *tuple, clmg_vector *counter,
                                    clmg_vector **aggregate_out, size_t *count) {
   size_t n = d->a->rows;
@@ -122,7 +129,7 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *s,
     if (status == CLMG_SUCCESS)
       status = get(d, "agg_join", &args);
     if (status == CLMG_SUCCESS) {
-      matrix_args(d, s, &args);
+      graph_args(d, strong, &args);
       clmg_arg_buffer(&args, current->buffer);
       clmg_arg_buffer(&args, other->buffer);
       clmg_arg_buffer(&args, counter->buffer);
@@ -273,9 +280,12 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                      "row, in the matrix's precision)",
                      a->rows, a->cols, clmg_vector_length(b), clmg_dtype_name(clmg_vector_type(b)));
   device_level d = {context, a, clmg_real_options(context, precision), precision, theta};
-  clmg_vector *s = NULL, *tuple = NULL, *counter = NULL, *aggregate = NULL;
+  clmg_vector *s = NULL, *tuple = NULL, *counter = NULL, *aggregate = NULL, *strong = NULL;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(context, precision, n ? n : 1, &s);
+  /* a byte per entry, in a buffer of 4-byte elements */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, clmg_csr_device_nnz(a) / 4 + 1, &strong);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT64, n ? n : 1, &tuple);
   if (status == CLMG_SUCCESS)
@@ -307,9 +317,9 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                        missing + 1);
   int taken = 0;
   if (status == CLMG_SUCCESS && n > 0)
-    status = choose_roots(&d, s, distance, tuple, counter, &taken);
+    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
   if (status == CLMG_SUCCESS && n > 0)
-    status = form_aggregates(&d, s, tuple, counter, &aggregate, count);
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
   if (status == CLMG_SUCCESS && *count > 0)
     status = fit(&d, aggregate, *count, b, tentative, coarse_b);
   if (status == CLMG_SUCCESS && aggregate_host && n > 0)
@@ -317,6 +327,7 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
   if (rounds)
     *rounds = taken;
   clmg_vector_destroy(s);
+  clmg_vector_destroy(strong);
   clmg_vector_destroy(tuple);
   clmg_vector_destroy(counter);
   clmg_vector_destroy(aggregate);
