@@ -30,6 +30,7 @@ typedef struct settings {
   const char *device, *json_path, *mtx_dir;
   int regular_min, regular_max, blobs_level, irregular_n;
   int run_double, run_mixed;
+  int profile; /* --profile N: the N kernels of most device time in an AMG setup */
 } settings;
 
 typedef enum solver_kind {
@@ -69,6 +70,10 @@ static void print_usage(FILE *out) {
         "  --irregular-n N       a distorted box of 6 N^3 tetrahedra (default 24; 0: none)\n"
         "  --precisions LIST     double,mixed (default both; mixed: the AMG cycle in float\n"
         "                        inside double CG)\n"
+        "  --profile N           after each AMG setup, a second one under the kernel\n"
+        "                        profile: its N kernels of most device time, and their\n"
+        "                        sum against the setup's wall time (the rest is the host\n"
+        "                        and waiting); not part of the measured setup\n"
         "  --write-mtx DIR       write each A and b as Matrix Market files (A-NAME.mtx,\n"
         "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n"
         "  --json FILE           write the results as JSON\n"
@@ -83,9 +88,9 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
   s->blobs_level = 3;
   s->irregular_n = 24;
   s->run_double = s->run_mixed = 1;
-  static const char *const value_options[] = {
-      "--device",      "--json",       "--regular-levels", "--blobs-level",
-      "--irregular-n", "--precisions", "--write-mtx",      NULL};
+  static const char *const value_options[] = {"--device",      "--json",        "--regular-levels",
+                                              "--blobs-level", "--irregular-n", "--precisions",
+                                              "--write-mtx",   "--profile",     NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -121,6 +126,11 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
         fprintf(stderr, PROGRAM ": --irregular-n wants 0 to 200, not %s\n", value);
         return 0;
       }
+    } else if (strcmp(name, "--profile") == 0) {
+      if (sscanf(value, "%d%c", &s->profile, &extra) != 1 || s->profile < 0 || s->profile > 100) {
+        fprintf(stderr, PROGRAM ": --profile wants 0 to 100 kernels, not %s\n", value);
+        return 0;
+      }
     } else if (strcmp(name, "--precisions") == 0) {
       s->run_double = strstr(value, "double") != NULL;
       s->run_mixed = strstr(value, "mixed") != NULL;
@@ -133,10 +143,51 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
   return 1;
 }
 
+/* A second AMG setup like the one of mg (its options: Jacobi, or patches
+ * where mg smooths with them) under the kernel profile: the `top` kernels
+ * of most device time on stdout, and all kernels' sum against the wall
+ * time. */
+static clmg_status profile_setup(clmg_context *context, const clmg_csr *a, const clmg_multigrid *mg,
+                                 int top) {
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  options.pre_smoothing = options.post_smoothing = 2;
+  int finest = clmg_multigrid_levels(mg) - 1;
+  int patches = strcmp(clmg_multigrid_smoother_name(mg, finest), "patch-jacobi") == 0;
+  clmg_amg_patch_smoothing smoothing = {0};
+  clmg_multigrid *again = NULL;
+  clmg_kernel_time *times = NULL;
+  size_t count = 0;
+  clmg_status status = clmg_profile_start(context);
+  double start = apputil_now();
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_amg_multigrid_create(context, a, NULL, &options, patches ? &smoothing : NULL, &again);
+  clmg_status stopped = clmg_profile_stop(context, &times, &count);
+  double wall = apputil_now() - start;
+  if (status == CLMG_SUCCESS)
+    status = stopped;
+  double sum = 0;
+  for (size_t k = 0; k < count; k++)
+    sum += times[k].seconds;
+  if (status == CLMG_SUCCESS) {
+    printf("  profiled setup: %.4f s wall, %.4f s in %zu kernels' launches by name and size\n",
+           wall, sum, count);
+    for (size_t k = 0; k < count && k < (size_t)top; k++)
+      printf("  %10.4f s %7llu x %-28s %llu items\n", times[k].seconds,
+             (unsigned long long)times[k].launches, times[k].name,
+             (unsigned long long)times[k].work_items);
+  }
+  free(times);
+  clmg_multigrid_destroy(again);
+  return status;
+}
+
 /* One solve of A x = b (x from 0) with `solver`; the row gets what it
  * measured. */
 static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
-                           solver_kind solver, int mixed, double copy_gb_per_s, result_row *row) {
+                           solver_kind solver, int mixed, double copy_gb_per_s, int profile,
+                           result_row *row) {
   size_t n = a->rows;
   clmg_matrix *matrix = NULL, *float_matrix = NULL;
   clmg_multigrid *mg = NULL;
@@ -202,6 +253,8 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   row->setup_s = apputil_now() - start;
+  if (status == CLMG_SUCCESS && profile > 0 && mg)
+    status = profile_setup(context, a, mg, profile);
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = 1e-8;
@@ -318,9 +371,10 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
        * its coarse levels choose), which the warm-up may have missed */
       clmg_status status = CLMG_SUCCESS;
       if (!warm_up && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH))
-        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s, row);
+        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s, 0, row);
       if (status == CLMG_SUCCESS)
-        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s, row);
+        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s,
+                         warm_up ? 0 : s->profile, row);
       if (status != CLMG_SUCCESS) {
         apputil_report(context, status, name);
         ok = 0;
