@@ -91,6 +91,7 @@ void view_print(const view_level *levels, int count) {
 
 /* The phases in the order the setup runs them. */
 #define AMG_PHASES(X)                                                                              \
+  X(upload_s, "the matrix to the device")                                                          \
   X(strength_s, "strength graph")                                                                  \
   X(aggregate_s, "aggregation or C/F splitting")                                                   \
   X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \

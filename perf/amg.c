@@ -416,6 +416,7 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
     if (r->solver == SOLVER_AMG_JACOBI || r->solver == SOLVER_AMG_PATCH) {
       const clmg_amg_setup_times *t = &r->phases;
       json_object_begin(&w, "setup_phases");
+      json_number(&w, "upload_s", t->upload_s);
       json_number(&w, "strength_s", t->strength_s);
       json_number(&w, "aggregate_s", t->aggregate_s);
       json_number(&w, "fit_s", t->fit_s);

@@ -38,9 +38,11 @@ typedef enum clmg_amg_coarsening {
  * a context is given (so the device's work is counted where it is
  * queued). */
 typedef struct clmg_amg_setup_times {
-  double strength_s;    /* strength graph (with the node matrix for blocks) */
+  double upload_s;      /* the finest matrix and the candidates to the device */
+  double strength_s;    /* strength graph (with the node matrix for blocks; on
+                           the device part of the aggregation) */
   double aggregate_s;   /* aggregation (smoothed aggregation) or C/F splitting and
-                           interpolation (classical) */
+                           interpolation (classical); on the device with the fit */
   double fit_s;         /* tentative prolongator: the near-nullspace fit */
   double prolongator_s; /* its smoothing: lambda_max estimate and A P~ */
   double galerkin_s;    /* R = P^T and A_c = R A P (and A_c to the host) */

@@ -1037,6 +1037,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     if (uploaded != CLMG_SUCCESS)
       status = device_failure(context, uploaded, error);
   }
+  if (times)
+    lap(context, o, &times->upload_s, &mark);
   /* the near-nullspace of the level being coarsened (n x k) and its
    * unknowns per node */
   size_t block = block_of(o), k = 0;
@@ -1061,6 +1063,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       device = clmg_vector_upload_doubles(device_b, candidates);
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
+    if (times)
+      lap(context, o, &times->upload_s, &mark);
   }
   while (status == CLMG_SUCCESS && all_on_device && built < capacity &&
          levels_a[built - 1].rows > o->coarse_rows) {
@@ -1221,8 +1225,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   if (times) {
     double total = 0;
     lap(context, o, &total, &mark);
-    times->total_s = times->strength_s + times->aggregate_s + times->fit_s + times->prolongator_s +
-                     times->galerkin_s + times->patches_s + total;
+    times->total_s = times->upload_s + times->strength_s + times->aggregate_s + times->fit_s +
+                     times->prolongator_s + times->galerkin_s + times->patches_s + total;
   }
   return CLMG_SUCCESS;
 }
