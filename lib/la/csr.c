@@ -406,6 +406,107 @@ static int compare_int32(const void *x, const void *y) {
   return (a > b) - (a < b);
 }
 
+/* The product by rows on all host cores (Gustavson's method): a pass
+ * counts each row's columns, a serial sum makes the offsets, a second pass
+ * fills the rows; each range has its own column markers (made on its first
+ * row), so every row comes out as the serial loop makes it. */
+enum { MULTIPLY_GRAIN = 4096 };
+/* the most marker bytes the ranges may hold together before the product
+ * runs on one core */
+#define MULTIPLY_MARKER_BYTES ((size_t)512 << 20)
+
+typedef struct multiply_job {
+  const clmg_csr *a, *b;
+  clmg_csr *result; /* NULL in the counting pass, whose counts go to row_ptr */
+  int64_t *row_ptr;
+  size_t longest;
+  int64_t *marker[CLMG_MAX_HOST_THREADS];
+  double *unsorted[CLMG_MAX_HOST_THREADS];
+  int failed[CLMG_MAX_HOST_THREADS];
+} multiply_job;
+
+static void multiply_range(void *data, size_t range, size_t begin_row, size_t end_row) {
+  multiply_job *job = data;
+  const clmg_csr *a = job->a, *b = job->b;
+  if (!job->marker[range])
+    job->marker[range] = clmg_alloc_array(b->cols ? b->cols : 1, sizeof *job->marker[range]);
+  if (job->result && !job->unsorted[range])
+    job->unsorted[range] =
+        clmg_alloc_array(job->longest ? job->longest : 1, sizeof *job->unsorted[range]);
+  int64_t *marker = job->marker[range];
+  double *unsorted = job->unsorted[range];
+  if (!marker || (job->result && !unsorted)) {
+    job->failed[range] = 1;
+    return;
+  }
+  for (size_t j = 0; j < b->cols; j++)
+    marker[j] = -1;
+  clmg_csr *result = job->result;
+  for (size_t i = begin_row; i < end_row; i++) {
+    if (!result) {
+      int64_t count = 0;
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+        int32_t middle = a->col[k];
+        for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++)
+          if (marker[b->col[l]] != (int64_t)i) {
+            marker[b->col[l]] = (int64_t)i;
+            count++;
+          }
+      }
+      job->row_ptr[i + 1] = count;
+      continue;
+    }
+    /* marker[j]: the place of column j in the current row */
+    int64_t begin = result->row_ptr[i], end = begin;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      int32_t middle = a->col[k];
+      double scale = a->val[k];
+      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++) {
+        int32_t j = b->col[l];
+        if (marker[j] < begin) {
+          marker[j] = end;
+          result->col[end] = j;
+          result->val[end++] = scale * b->val[l];
+        } else {
+          result->val[marker[j]] += scale * b->val[l];
+        }
+      }
+    }
+    /* sort the row's columns, then put each value where its column went
+     * (marker still holds the column's place before the sort) */
+    size_t length = (size_t)(end - begin);
+    memcpy(unsorted, result->val + begin, length * sizeof *unsorted);
+    if (length <= 32)
+      clmg_sort_int32(result->col + begin, length);
+    else
+      qsort(result->col + begin, length, sizeof *result->col, compare_int32);
+    for (int64_t k = begin; k < end; k++)
+      result->val[k] = unsorted[marker[result->col[k]] - begin];
+  }
+}
+
+/* One pass over a's rows: on all cores, or on one where the ranges'
+ * markers would take too much memory. Returns 0 when a range could not
+ * allocate its markers. */
+static int multiply_pass(multiply_job *job) {
+  size_t marker_bytes = (job->b->cols ? job->b->cols : 1) * sizeof(int64_t);
+  if (marker_bytes <= MULTIPLY_MARKER_BYTES / clmg_host_threads())
+    clmg_host_parallel_for(job->a->rows, MULTIPLY_GRAIN, multiply_range, job);
+  else
+    multiply_range(job, 0, 0, job->a->rows);
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+    if (job->failed[r])
+      return 0;
+  return 1;
+}
+
+static void multiply_job_free(multiply_job *job) {
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++) {
+    free(job->marker[r]);
+    free(job->unsorted[r]);
+  }
+}
+
 clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *out,
                               clmg_error *error) {
   clmg_status status = begin_output(a, out, error);
@@ -419,85 +520,41 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "cannot multiply a %zu x %zu matrix by a %zu x %zu one", a->rows, a->cols,
                           b->rows, b->cols);
-  int64_t *marker = clmg_alloc_array(b->cols ? b->cols : 1, sizeof *marker);
-  int64_t *row_ptr = clmg_alloc_zeroed_array(a->rows + 1, sizeof *row_ptr);
-  if (!marker || !row_ptr) {
-    free(marker);
-    free(row_ptr);
+  multiply_job job = {.a = a, .b = b};
+  job.row_ptr = clmg_alloc_zeroed_array(a->rows + 1, sizeof *job.row_ptr);
+  if (!job.row_ptr)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot allocate the product's %zu row offsets", a->rows);
-  }
-  for (size_t j = 0; j < b->cols; j++)
-    marker[j] = -1;
-  size_t longest = 0;
-  for (size_t i = 0; i < a->rows; i++) {
-    int64_t count = 0;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      int32_t middle = a->col[k];
-      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++)
-        if (marker[b->col[l]] != (int64_t)i) {
-          marker[b->col[l]] = (int64_t)i;
-          count++;
-        }
-    }
-    if (row_ptr[i] > INT64_MAX - count) {
-      free(marker);
-      free(row_ptr);
+  int ok = multiply_pass(&job);
+  for (size_t i = 0; ok && i < a->rows; i++) {
+    int64_t count = job.row_ptr[i + 1];
+    if (job.row_ptr[i] > INT64_MAX - count) {
+      multiply_job_free(&job);
+      free(job.row_ptr);
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the product has too many entries");
     }
-    row_ptr[i + 1] = row_ptr[i] + count;
-    if ((size_t)count > longest)
-      longest = (size_t)count;
+    job.row_ptr[i + 1] = job.row_ptr[i] + count;
+    if ((size_t)count > job.longest)
+      job.longest = (size_t)count;
   }
-  clmg_csr result;
-  status = allocate_csr(a->rows, b->cols, (size_t)row_ptr[a->rows], &result, error);
-  if (status != CLMG_SUCCESS) {
-    free(marker);
-    free(row_ptr);
-    return status;
+  clmg_csr result = {0};
+  if (ok)
+    status = allocate_csr(a->rows, b->cols, (size_t)job.row_ptr[a->rows], &result, error);
+  if (ok && status == CLMG_SUCCESS) {
+    memcpy(result.row_ptr, job.row_ptr, (a->rows + 1) * sizeof *job.row_ptr);
+    job.result = &result;
+    ok = multiply_pass(&job);
   }
-  memcpy(result.row_ptr, row_ptr, (a->rows + 1) * sizeof *row_ptr);
-  free(row_ptr);
-  /* the values of one row before its sort */
-  double *unsorted = clmg_alloc_array(longest ? longest : 1, sizeof *unsorted);
-  if (!unsorted) {
-    free(marker);
+  multiply_job_free(&job);
+  free(job.row_ptr);
+  if (!ok) {
     clmg_csr_free(&result);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate a row of %zu product entries", longest);
+                          "cannot allocate the column markers of a product with %zu columns",
+                          b->cols);
   }
-  /* marker[j] now holds the place of column j in the current row */
-  for (size_t j = 0; j < b->cols; j++)
-    marker[j] = -1;
-  for (size_t i = 0; i < a->rows; i++) {
-    int64_t begin = result.row_ptr[i], end = begin;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      int32_t middle = a->col[k];
-      double scale = a->val[k];
-      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++) {
-        int32_t j = b->col[l];
-        if (marker[j] < begin) {
-          marker[j] = end;
-          result.col[end] = j;
-          result.val[end++] = scale * b->val[l];
-        } else {
-          result.val[marker[j]] += scale * b->val[l];
-        }
-      }
-    }
-    /* sort the row's columns, then put each value where its column went
-     * (marker still holds the column's place before the sort) */
-    size_t length = (size_t)(end - begin);
-    memcpy(unsorted, result.val + begin, length * sizeof *unsorted);
-    if (length <= 32)
-      clmg_sort_int32(result.col + begin, length);
-    else
-      qsort(result.col + begin, length, sizeof *result.col, compare_int32);
-    for (int64_t k = begin; k < end; k++)
-      result.val[k] = unsorted[marker[result.col[k]] - begin];
-  }
-  free(marker);
-  free(unsorted);
+  if (status != CLMG_SUCCESS)
+    return status;
   *out = result;
   return CLMG_SUCCESS;
 }
@@ -517,16 +574,32 @@ clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *e
   return CLMG_SUCCESS;
 }
 
+typedef struct spmv_job {
+  double alpha, beta;
+  const clmg_csr *a;
+  const double *x;
+  double *y;
+} spmv_job;
+
+static void spmv_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const spmv_job *job = data;
+  const clmg_csr *a = job->a;
+  for (size_t i = begin; i < end; i++) {
+    double sum = 0.0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
+      sum += a->val[k] * job->x[a->col[k]];
+    /* beta == 0 must not read y: it may hold garbage such as NaN. */
+    job->y[i] = job->beta == 0.0 ? job->alpha * sum : job->alpha * sum + job->beta * job->y[i];
+  }
+}
+
+/* By rows on all host cores: each row's sum in the serial order. */
 void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double beta, double *y) {
   if (!a || !a->row_ptr)
     return;
-  for (size_t i = 0; i < a->rows; i++) {
-    double sum = 0.0;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
-      sum += a->val[k] * x[a->col[k]];
-    /* beta == 0 must not read y: it may hold garbage such as NaN. */
-    y[i] = beta == 0.0 ? alpha * sum : alpha * sum + beta * y[i];
-  }
+  spmv_job job = {alpha, beta, a, x, y};
+  clmg_host_parallel_for(a->rows, 16384, spmv_range, &job);
 }
 
 clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const int32_t *col_perm,
