@@ -18,6 +18,8 @@
 #include <string.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -494,6 +496,70 @@ static void test_malformed_files(void **state) {
   assert_int_equal(clmg_mesh_read_gmsh("/nonexistent/mesh.msh", &mesh, &error), CLMG_ERROR_IO);
   assert_non_null(strstr(error.message, "/nonexistent/mesh.msh"));
   assert_int_equal(clmg_mesh_read_gmsh(NULL, &mesh, &error), CLMG_ERROR_INVALID_ARGUMENT);
+}
+
+/* The reader streams: a file of a header and a gigabyte of NUL bytes (a
+ * sparse file), and /dev/zero, fail at their first NUL in a child whose
+ * address space is 64 MB (the whole file was read first, 4.2 GB for
+ * /dev/zero); a token of 300 bytes is refused at its line. The child is
+ * skipped under AddressSanitizer, which reserves far more address space. */
+static void test_read_bounded(void **state) {
+  (void)state;
+  char *big = scratch_path("nul-gigabyte.msh");
+  FILE *f = fopen(big, "wb");
+  assert_non_null(f);
+  fputs("$MeshFormat\n2.2 0 8\n$EndMeshFormat\n", f);
+  assert_int_equal(fclose(f), 0);
+  assert_int_equal(truncate(big, (off_t)1 << 30), 0);
+  int sanitized = 0;
+#if defined(__SANITIZE_ADDRESS__)
+  sanitized = 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  sanitized = 1;
+#endif
+#endif
+  if (!sanitized) {
+    fflush(NULL);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+      struct rlimit limit = {64u << 20, 64u << 20};
+      if (setrlimit(RLIMIT_AS, &limit) != 0)
+        _exit(3);
+      clmg_mesh mesh;
+      clmg_error error;
+      clmg_status status = clmg_mesh_read_gmsh(big, &mesh, &error);
+      if (status != CLMG_ERROR_PARSE || !strstr(error.message, "nul-gigabyte.msh:4: expected "
+                                                               "ASCII text, found a NUL byte"))
+        _exit(1);
+      if (access("/dev/zero", R_OK) == 0) {
+        status = clmg_mesh_read_gmsh("/dev/zero", &mesh, &error);
+        if (status != CLMG_ERROR_PARSE || !strstr(error.message, "/dev/zero:1: expected ASCII"))
+          _exit(2);
+      }
+      _exit(0);
+    }
+    int child_status = 0;
+    assert_int_equal(waitpid(child, &child_status, 0), child);
+    assert_true(WIFEXITED(child_status));
+    assert_int_equal(WEXITSTATUS(child_status), 0);
+  }
+  remove(big);
+  free(big);
+  char text[512];
+  int at = snprintf(text, sizeof text, "$MeshFormat\n2.2 0 8\n$EndMeshFormat\n$Nodes\n");
+  for (int k = 0; k < 300; ++k)
+    text[at++] = '7';
+  text[at++] = '\n';
+  char *path = write_file("longtoken.msh", text, (size_t)at);
+  clmg_mesh mesh;
+  clmg_error error = {{0}};
+  assert_int_equal(clmg_mesh_read_gmsh(path, &mesh, &error), CLMG_ERROR_PARSE);
+  if (!strstr(error.message, "longtoken.msh:5: expected a number, a tag or a section name, found "
+                             "a token of more than 255 bytes"))
+    fail_msg("message '%s'", error.message);
+  free(path);
 }
 
 /* Interface lines (faces of two cells) are accepted and ignored; a face
@@ -1286,6 +1352,7 @@ int main(void) {
       cmocka_unit_test(test_read_left_handed_hex),
       cmocka_unit_test(test_read_hex_and_refine),
       cmocka_unit_test(test_malformed_files),
+      cmocka_unit_test(test_read_bounded),
       cmocka_unit_test(test_read_interface_and_repeated_faces),
       cmocka_unit_test(test_decimal_comma_locale),
       cmocka_unit_test(test_write_vtu),

@@ -27,9 +27,12 @@
  *   (Gmsh files may list either orientation).
  * - Numbers are parsed in the "C" numeric locale.
  *
- * The file is read whole and split into tokens that remember their line, so
- * every error says FILE:LINE, what was expected and what was found; on any
- * error the output mesh is left empty. */
+ * The file is streamed token by token (a token of at most GMSH_TOKEN bytes;
+ * a NUL byte is binary data and stops the reading where it is met), each
+ * token remembering its line, so every error says FILE:LINE, what was
+ * expected and what was found, and nothing but the parsed data is held:
+ * /dev/zero or a header followed by a gigabyte of NUL bytes fails at once.
+ * On any error the output mesh is left empty. */
 #define _POSIX_C_SOURCE 200809L /* locale_t (core/textio.h) */
 
 #include "core/textio.h"
@@ -53,12 +56,18 @@ enum {
 
 /* ---- tokens ---- */
 
+/* The longest token: numbers, tags and section names are far shorter. */
+#define GMSH_TOKEN 255
+
 typedef struct reader {
   const char *path;
-  char *text; /* the whole file, NUL-terminated; tokens are cut in place */
-  char *cursor;
-  long line;           /* line of the last token read */
-  int newline_pending; /* the last token ended a line */
+  FILE *file;
+  char token[GMSH_TOKEN + 1]; /* the last token read */
+  long line;                  /* line of the last token read */
+  int newline_pending;        /* the last token ended a line */
+  /* a failure of the stream itself (a NUL byte, an overlong token, a read
+   * error), with its message in error: it stands over later messages */
+  clmg_status stream;
   clmg_error *error;
 } reader;
 
@@ -69,6 +78,8 @@ static clmg_status fail_line(const reader *r, long line, const char *format, ...
     ;
 
 static clmg_status fail_line(const reader *r, long line, const char *format, ...) {
+  if (r->stream != CLMG_SUCCESS)
+    return r->stream;
   if (r->error) {
     char *message = r->error->message;
     size_t size = sizeof r->error->message;
@@ -83,32 +94,71 @@ static clmg_status fail_line(const reader *r, long line, const char *format, ...
   return CLMG_ERROR_PARSE;
 }
 
-/* The next white-space separated token (NUL-terminated in place), NULL at
- * the end of the text. r->line becomes the token's line (the newline that
- * ends a token is counted when the next one is read); at the end, the line
- * after the file's last line break, where more was expected. */
+static void stream_failure(reader *r, clmg_status status, const char *format, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void stream_failure(reader *r, clmg_status status, const char *format, ...) {
+  if (r->error) {
+    char *message = r->error->message;
+    size_t size = sizeof r->error->message;
+    int prefix = snprintf(message, size, "%s:%ld: ", r->path, r->line);
+    if (prefix >= 0 && (size_t)prefix < size) {
+      va_list args;
+      va_start(args, format);
+      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
+      va_end(args);
+    }
+  }
+  r->stream = status;
+}
+
+static int is_space(int c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
+/* The next white-space separated token (in r->token), NULL at the end of
+ * the file or where the stream failed (r->stream). r->line becomes the
+ * token's line (the newline that ends a token is counted when the next one
+ * is read); at the end, the line after the file's last line break, where
+ * more was expected. */
 static char *next_token(reader *r) {
-  char *c = r->cursor;
+  if (r->stream != CLMG_SUCCESS)
+    return NULL;
   r->line += r->newline_pending;
   r->newline_pending = 0;
-  while (*c == ' ' || *c == '\t' || *c == '\r' || *c == '\n') {
-    if (*c == '\n')
+  int c = getc_unlocked(r->file);
+  while (is_space(c)) {
+    if (c == '\n')
       r->line++;
-    c++;
+    c = getc_unlocked(r->file);
   }
-  if (*c == '\0') {
-    r->cursor = c;
+  size_t length = 0;
+  while (c != EOF && !is_space(c) && c != '\0') {
+    if (length == GMSH_TOKEN) {
+      stream_failure(r, CLMG_ERROR_PARSE,
+                     "expected a number, a tag or a section name, found a token of more than "
+                     "%d bytes",
+                     GMSH_TOKEN);
+      return NULL;
+    }
+    r->token[length++] = (char)c;
+    c = getc_unlocked(r->file);
+  }
+  r->token[length] = '\0';
+  if (c == '\0') {
+    stream_failure(r, CLMG_ERROR_PARSE, "expected ASCII text, found a NUL byte (binary data)");
     return NULL;
   }
-  char *start = c;
-  while (*c && *c != ' ' && *c != '\t' && *c != '\r' && *c != '\n')
-    c++;
-  if (*c == '\n')
+  if (c == EOF && ferror(r->file)) {
+    stream_failure(r, CLMG_ERROR_IO, "cannot read the file: %s", strerror(errno));
+    return NULL;
+  }
+  if (c == '\n')
     r->newline_pending = 1;
-  if (*c)
-    *c++ = '\0';
-  r->cursor = c;
-  return start;
+  return length > 0 ? r->token : NULL;
 }
 
 /* "'TOKEN'" (shortened) or "the end of the file", for messages. */
@@ -871,43 +921,6 @@ static clmg_status build_mesh(const reader *r, const msh_data *data, long elemen
 
 /* ---- the file ---- */
 
-static clmg_status read_text(const char *path, char **text, size_t *size, clmg_error *error) {
-  *text = NULL;
-  *size = 0;
-  FILE *file = fopen(path, "rb");
-  if (!file) {
-    if (error)
-      snprintf(error->message, sizeof error->message, "cannot open %s: %s", path, strerror(errno));
-    return CLMG_ERROR_IO;
-  }
-  size_t capacity = 0;
-  for (;;) {
-    if (!grow((void **)text, &capacity, *size + 65536, 1)) {
-      fclose(file);
-      free(*text);
-      *text = NULL;
-      if (error)
-        snprintf(error->message, sizeof error->message, "%s: no host memory for the file", path);
-      return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-    }
-    size_t got = fread(*text + *size, 1, capacity - *size - 1, file);
-    *size += got;
-    if (got == 0)
-      break;
-  }
-  int code = errno, failed = ferror(file);
-  fclose(file);
-  if (failed) {
-    free(*text);
-    *text = NULL;
-    if (error)
-      snprintf(error->message, sizeof error->message, "cannot read %s: %s", path, strerror(code));
-    return CLMG_ERROR_IO;
-  }
-  (*text)[*size] = '\0';
-  return CLMG_SUCCESS;
-}
-
 /* $MeshFormat: version 2.2 or 4.1, ASCII. */
 static clmg_status read_header(reader *r, int *version) {
   clmg_status status = expect_word(r, "$MeshFormat");
@@ -932,19 +945,11 @@ static clmg_status read_header(reader *r, int *version) {
   return status == CLMG_SUCCESS ? expect_word(r, "$EndMeshFormat") : status;
 }
 
-static clmg_status parse(reader *r, size_t size, clmg_mesh *out) {
+static clmg_status parse(reader *r, clmg_mesh *out) {
   int version = 0;
   clmg_status status = read_header(r, &version);
   if (status != CLMG_SUCCESS)
     return status;
-  /* binary data after an ASCII header: the tokens would stop at a NUL */
-  const char *nul = memchr(r->cursor, '\0', size - (size_t)(r->cursor - r->text));
-  if (nul) {
-    long line = r->line + r->newline_pending;
-    for (const char *c = r->cursor; c < nul; ++c)
-      line += *c == '\n';
-    return fail_line(r, line, "expected ASCII text, found a NUL byte (binary data)");
-  }
   msh_data data;
   memset(&data, 0, sizeof data);
   int have_nodes = 0, have_elements = 0, have_entities = 0;
@@ -984,6 +989,8 @@ static clmg_status parse(reader *r, size_t size, clmg_mesh *out) {
                          describe(token, buffer, sizeof buffer));
     }
   }
+  if (status == CLMG_SUCCESS)
+    status = r->stream; /* the loop ends at the end of the file or where the stream failed */
   if (status == CLMG_SUCCESS && !have_elements)
     status = expected(r, have_nodes ? "$Elements" : "$Nodes", NULL);
   if (status == CLMG_SUCCESS)
@@ -1003,20 +1010,20 @@ clmg_status clmg_mesh_read_gmsh(const char *path, clmg_mesh *out, clmg_error *er
                path ? "output mesh" : "path");
     return CLMG_ERROR_INVALID_ARGUMENT;
   }
-  char *text = NULL;
-  size_t size = 0;
-  clmg_status status = read_text(path, &text, &size, error);
-  if (status != CLMG_SUCCESS) {
-    if (error)
+  FILE *file = fopen(path, "rb");
+  if (!file) {
+    if (error) {
+      snprintf(error->message, sizeof error->message, "cannot open %s: %s", path, strerror(errno));
       clmg_message_sanitize(error->message, sizeof error->message);
-    return status;
+    }
+    return CLMG_ERROR_IO;
   }
-  reader r = {path, text, text, 1, 0, error};
+  reader r = {.path = path, .file = file, .line = 1, .error = error};
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
-  status = parse(&r, size, out);
+  clmg_status status = parse(&r, out);
   clmg_leave_c_numeric_locale(&locale);
-  free(text);
+  fclose(file);
   if (status == CLMG_SUCCESS) { /* a last guard: what is returned is a valid mesh */
     clmg_error check = {{0}};
     if (clmg_mesh_check(out, &check) != CLMG_SUCCESS) {

@@ -85,33 +85,69 @@ static char *skip_blanks(char *text) {
   return text;
 }
 
-/* Reads the next line into reader->line, line end and trailing blanks
- * removed. Sets *got to 0 at the end of the file. */
-static clmg_status read_line(mm_reader *reader, int *got) {
+/* The longest line read: Matrix Market lines hold a few numbers (comments
+ * may be longer), so a line past this is no Matrix Market (/dev/zero, a
+ * binary file); the banner must fit in far less. */
+enum { MM_LINE_LIMIT = 1 << 20, MM_BANNER_LIMIT = 1024 };
+
+/* Reads the next line, of at most `limit` bytes, into reader->line, line
+ * end and trailing blanks removed (a last line without a line end counts).
+ * Sets *got to 0 at the end of the file. Never holds more than the limit:
+ * a longer line is an error as soon as it passes it. */
+static clmg_status read_line_within(mm_reader *reader, size_t limit, int *got) {
+  *got = 0;
+  size_t length = 0;
+  int c = EOF;
   errno = 0;
-  ssize_t length = getline(&reader->line, &reader->capacity, reader->file);
-  if (length < 0) {
-    /* getline fails with ENOMEM without setting the stream's error flag:
-     * only feof, with no error, is the end of the file. */
+  while ((c = getc_unlocked(reader->file)) != EOF && c != '\n') {
+    if (length == limit)
+      return clmg_error_set(reader->error, CLMG_ERROR_PARSE,
+                            "%s:%zu: expected %s of at most %zu bytes, found a longer one (no "
+                            "line end: not a Matrix Market file?)",
+                            reader->path, reader->line_number + 1,
+                            limit == MM_BANNER_LIMIT ? "the %MatrixMarket banner line" : "a line",
+                            limit);
+    if (length + 1 >= reader->capacity) {
+      size_t capacity = reader->capacity ? 2 * reader->capacity : 256;
+      if (capacity > limit + 1)
+        capacity = limit + 1;
+      char *bigger = realloc(reader->line, capacity);
+      if (!bigger)
+        return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "%s:%zu: cannot hold the next line in memory", reader->path,
+                              reader->line_number + 1);
+      reader->line = bigger;
+      reader->capacity = capacity;
+    }
+    reader->line[length++] = (char)c;
+  }
+  if (c == EOF && ferror(reader->file)) {
     int code = errno;
-    *got = 0;
-    if (code == ENOMEM || code == EOVERFLOW)
+    return clmg_error_set(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s",
+                          reader->path, reader->line_number,
+                          code ? strerror(code) : "unknown error");
+  }
+  if (c == EOF && length == 0)
+    return CLMG_SUCCESS; /* the end of the file */
+  if (!reader->line) {   /* an empty line before any other */
+    reader->line = malloc(1);
+    if (!reader->line)
       return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "%s:%zu: cannot hold the next line in memory", reader->path,
                             reader->line_number + 1);
-    if (ferror(reader->file) || !feof(reader->file))
-      return clmg_error_set(reader->error, CLMG_ERROR_IO, "%s: read error after line %zu: %s",
-                            reader->path, reader->line_number,
-                            code ? strerror(code) : "unknown error");
-    return CLMG_SUCCESS;
+    reader->capacity = 1;
   }
   reader->line_number++;
   while (length > 0 && is_blank(reader->line[length - 1]))
     length--;
   reader->line[length] = '\0';
-  reader->length = (size_t)length;
+  reader->length = length;
   *got = 1;
   return CLMG_SUCCESS;
+}
+
+static clmg_status read_line(mm_reader *reader, int *got) {
+  return read_line_within(reader, MM_LINE_LIMIT, got);
 }
 
 /* Reads up to the next line that is neither blank nor a comment; *text is
@@ -219,7 +255,7 @@ static const char *const banner_form =
 
 static clmg_status read_banner(mm_reader *reader, mm_header *header) {
   int got = 0;
-  clmg_status status = read_line(reader, &got);
+  clmg_status status = read_line_within(reader, MM_BANNER_LIMIT, &got);
   if (status != CLMG_SUCCESS)
     return status;
   if (!got) {
