@@ -975,6 +975,24 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
     clmg_krylov_result_free(&report->result);
     return EXIT_LIBRARY_FAILURE;
   }
+  /* success only with a finite x whose recomputed residual is finite */
+  size_t not_finite = s->n;
+  for (size_t i = 0; i < s->n && not_finite == s->n; i++)
+    if (!isfinite(s->x[i]))
+      not_finite = i;
+  if (report->status == CLMG_SUCCESS &&
+      (not_finite < s->n || !isfinite(report->true_relative_residual))) {
+    report->status = CLMG_ERROR_NOT_CONVERGED;
+    report->result.converged = 0;
+    if (not_finite < s->n)
+      snprintf(solver_message, sizeof solver_message,
+               "the method reported convergence, but x[%zu] = %g is not finite", not_finite + 1,
+               s->x[not_finite]);
+    else
+      snprintf(solver_message, sizeof solver_message,
+               "the method reported convergence, but the residual recomputed from x is not "
+               "finite (A x overflows)");
+  }
 
   /* x of a breakdown is meaningless; the last iterate of an unfinished solve
    * is still the best there is. It is written before the report, so that the

@@ -181,8 +181,9 @@ enum {
   "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"                \
   "                           float 1e-5: float's rounding floor lies near 1e-7)\n"                \
   "      --maxit N            at most N iterations (default 1000)\n"                               \
-  "  -o, --output FILE        write x as a Matrix Market array (also when the\n"                   \
-  "                           solve stopped without converging)\n"                                 \
+  "  -o, --output FILE        write x as a Matrix Market array (also the last\n"                   \
+  "                           iterate when --maxit stopped the solve; not after a\n"               \
+  "                           breakdown or a failure, whose x approximates nothing)\n"             \
   "  -q, --quiet              no residual history and no progress lines\n"                         \
   "      --view               show the levels the method works on: rows, nonzeros,\n"              \
   "                           device format, smoother, coarse solver, operator and\n"              \

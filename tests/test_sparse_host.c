@@ -995,6 +995,10 @@ static const malformed malformed_matrices[] = {
     {BANNER "3 3 2\n1.5 1 0.5\n", 3, "row index (an integer), found '1.5'"},
     {BANNER "3 3 2\n99999999999999999999 1 0.5\n", 3, "found '99999999999999999999'"},
     {BANNER "3 3 2\n1 1 0.5\n2 2 1e999\n", 4, "double range"},
+    /* non-finite values and a total underflow, refused at their line */
+    {BANNER "3 3 2\n1 1 0.5\n2 2 nan\n", 4, "expected a finite real value, found 'nan'"},
+    {BANNER "3 3 2\n1 1 -Inf\n2 2 1\n", 3, "expected a finite real value, found '-Inf'"},
+    {BANNER "3 3 2\n1 1 0.5\n2 2 2.5e-400\n", 4, "which underflows to 0"},
     {BANNER "3 3 1\n1 2 0.5 7\n", 3, "found '7'"},
     {BANNER "3 3 1\n1 2 0.5x\n", 3, "found '0.5x'"},
     {"%%MatrixMarket matrix coordinate integer general\n3 3 1\n1 2 2.5\n", 3,

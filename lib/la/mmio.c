@@ -486,10 +486,21 @@ static clmg_status parse_value(mm_reader *reader, char **cursor, mm_field field,
     if (end != word.start + word.length)
       return parse_error(reader, "expected a real value, found %s",
                          describe_token(word, shown, sizeof shown));
-    /* ERANGE on underflow gives a denormal or zero, which is fine; an
-     * overflow to infinity is not what the file meant. */
+    /* strtod takes "nan" and "inf", which no solver can use: refuse them
+     * here, where the file and line are known, not later under another
+     * name. ERANGE on underflow gives a denormal, which is kept, or zero: a
+     * nonzero number that became 0 changes the matrix, so it is refused
+     * too; an overflow to infinity is not what the file meant. */
+    if (!isfinite(*value) && errno != ERANGE)
+      return parse_error(reader, "expected a finite real value, found %s",
+                         describe_token(word, shown, sizeof shown));
     if (errno == ERANGE && isinf(*value))
       return parse_error(reader, "expected a real value within double range, found %s",
+                         describe_token(word, shown, sizeof shown));
+    if (errno == ERANGE && *value == 0)
+      return parse_error(reader,
+                         "expected a real value within double range, found %s, which underflows "
+                         "to 0 (the smallest double is about 4.9e-324)",
                          describe_token(word, shown, sizeof shown));
   }
   token extra = next_token(cursor);

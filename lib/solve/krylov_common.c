@@ -105,6 +105,46 @@ clmg_status krylov_not_converged(krylov_run *run, const char *why) {
                    run->options.relative_tolerance);
 }
 
+/* *overflows 1 when an entry of x times 2^exponent is not finite (x read
+ * back: the rare case of a solution near the largest double). */
+static clmg_status any_overflow(const clmg_vector *x, int exponent, int *overflows) {
+  size_t n = clmg_vector_length(x);
+  double *host = clmg_alloc_array(n ? n : 1, sizeof *host);
+  if (!host)
+    return clmg_fail(clmg_vector_context(x), CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory to check %zu solution entries", n);
+  clmg_status status = clmg_vector_download_doubles(x, host);
+  *overflows = 0;
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n && !*overflows; i++)
+    *overflows = !isfinite(ldexp(host[i], exponent));
+  free(host);
+  return status;
+}
+
+/* The binary exponent of ||b|| where the norm itself exceeds the largest
+ * double though b may be finite (entries near it): measured on b 2^-512;
+ * 0 where b holds Inf or NaN (the method reports it). */
+static int beyond_largest_exponent(const clmg_vector *b) {
+  enum { SHIFT = 512 };
+  clmg_vector *copy = NULL;
+  double norm = 0;
+  int exponent = 0;
+  clmg_status status =
+      clmg_vector_create(clmg_vector_context(b), clmg_vector_type(b), clmg_vector_length(b), &copy);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(b, copy);
+  if (status == CLMG_SUCCESS)
+    status = clmg_scal(ldexp(1.0, -SHIFT), copy);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(copy, &norm);
+  clmg_vector_destroy(copy);
+  if (status == CLMG_SUCCESS && isfinite(norm) && norm > 0) {
+    frexp(norm, &exponent);
+    exponent += SHIFT;
+  }
+  return exponent;
+}
+
 clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
                                 const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                 const clmg_preconditioner *preconditioner,
@@ -119,10 +159,15 @@ clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
       clmg_vector_length(b) == clmg_vector_length(x) && clmg_nrm2(b, &b_norm) == CLMG_SUCCESS &&
       isfinite(b_norm) && b_norm > 0)
     frexp(b_norm, &exponent);
+  else if (a && context && x && isinf(b_norm))
+    exponent = beyond_largest_exponent(b);
   if (abs(exponent) <= LARGEST_UNSCALED_EXPONENT)
     return solve(a, b, x, preconditioner, options, result, method_data);
 
-  const double down = ldexp(1.0, -exponent), up = ldexp(1.0, exponent);
+  /* 2^e itself overflows for ||b|| near DBL_MAX (e = 1024): x goes back up
+   * in two halves */
+  const double down = ldexp(1.0, -exponent);
+  const double up_first = ldexp(1.0, exponent / 2), up_second = ldexp(1.0, exponent - exponent / 2);
   clmg_vector *b_scaled = NULL;
   clmg_status status =
       clmg_vector_create(context, clmg_vector_type(b), clmg_vector_length(b), &b_scaled);
@@ -148,14 +193,34 @@ clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
   clmg_vector_destroy(b_scaled);
   char message[CLMG_MESSAGE_SIZE];
   snprintf(message, sizeof message, "%s", clmg_context_message(context));
-  clmg_status scale_back = clmg_scal(up, x); /* x holds the last iterate even on failure */
+  /* a solution that overflows once scaled back is no success: |x_i| <=
+   * ||x||, so a finite ||x|| 2^e clears every entry; else each is looked at */
+  double x_norm = 0;
+  clmg_status scale_back = CLMG_SUCCESS;
+  int overflows = 0;
+  if (status == CLMG_SUCCESS)
+    scale_back = clmg_nrm2(x, &x_norm);
+  if (status == CLMG_SUCCESS && scale_back == CLMG_SUCCESS && !isfinite(ldexp(x_norm, exponent)))
+    scale_back = any_overflow(x, exponent, &overflows);
+  if (scale_back == CLMG_SUCCESS) /* x holds the last iterate even on failure */
+    scale_back = clmg_scal(up_first, x);
+  if (scale_back == CLMG_SUCCESS)
+    scale_back = clmg_scal(up_second, x);
   if (result) {
-    result->initial_residual *= up;
-    result->final_residual *= up;
+    result->initial_residual = ldexp(result->initial_residual, exponent);
+    result->final_residual = ldexp(result->final_residual, exponent);
   }
   if (scale_back != CLMG_SUCCESS)
     return scale_back;
   if (status != CLMG_SUCCESS) /* the method's message, not clmg_scal's cleared one */
     return clmg_fail(context, status, "%s", message);
+  if (overflows) {
+    if (result)
+      result->converged = 0;
+    return clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
+                     "the solution does not fit in %s: the method converged on b scaled by "
+                     "2^%d, but an entry of x overflows once scaled back",
+                     clmg_dtype_name(clmg_vector_type(x)), -exponent);
+  }
   return status;
 }
