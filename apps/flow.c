@@ -567,6 +567,18 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   context = cli_open_context(command, &o.common, o.quiet);
   if (!context)
     goto done;
+  {
+    /* what the finest level will take, before the work: 4 unknowns per
+     * triangle (two velocity components per edge, the pressure), 2,200
+     * bytes per unknown (measured on pocl: levels, Vanka blocks, vectors) */
+    char what[160];
+    snprintf(what, sizeof what, "clmg flow --level %d", o.level);
+    status = apputil_check_refined_size(context, &coarse, o.level, 4, 2200, 12, what);
+    if (status != CLMG_SUCCESS) {
+      cli_failure(command, status, "%s", clmg_context_message(context));
+      goto done;
+    }
+  }
   clmg_flow_options options;
   clmg_flow_options_defaults(&options);
   options.levels = o.level + 1;

@@ -468,6 +468,44 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   clmg_error error = {{0}};
   code = EXIT_LIBRARY_FAILURE;
 
+  s.context = cli_open_context(command, &o.solver.common, o.solver.quiet);
+  if (!s.context) {
+    goto done;
+  }
+  if (o.solver.precision == CLMG_DOUBLE) {
+    int fp64 = cli_double_precision(command, s.context, o.solver.precision_asked, o.solver.quiet);
+    if (fp64 < 0) {
+      goto done;
+    }
+    if (fp64 == 0) {
+      o.solver.precision = CLMG_FLOAT;
+      if (!o.solver.tolerance_given) {
+        o.solver.tolerance = clmg_default_tolerance(CLMG_FLOAT);
+      }
+    }
+  }
+  /* a generated mesh's size is known from its level: what it will take is
+   * checked before it is made (1,840 bytes per node, measured on pocl with
+   * the Regular mesh: mesh, matrix, solver) */
+  if (o.mesh != MESH_GMSH && o.level > 0) {
+    helmholtz_options coarse = o;
+    coarse.level = 0;
+    clmg_mesh level0 = {0};
+    clmg_status made = make_mesh(&coarse, &level0, &error);
+    if (made == CLMG_SUCCESS) {
+      char what[160];
+      snprintf(what, sizeof what, "clmg helmholtz --mesh %s", o.mesh_spec);
+      /* nodes per cell: 1 / 5.7 for the tetrahedra, 1 / 2 for triangles */
+      made = apputil_check_refined_size(s.context, &level0, o.level,
+                                        level0.dim == 3 ? 1 / 5.7 : 0.5, 1840, 15, what);
+      if (made != CLMG_SUCCESS) {
+        cli_report(command, s.context, made, "checking the memory the mesh will take");
+        clmg_mesh_free(&level0);
+        goto done;
+      }
+    }
+    clmg_mesh_free(&level0);
+  }
   double start = apputil_now();
   clmg_status status = make_mesh(&o, &run.mesh, &error);
   if (status == CLMG_SUCCESS && run.mesh.cell_type != CLMG_CELL_SIMPLEX) {
@@ -493,23 +531,6 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
     cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory for b and u (%zu nodes)",
                 s.n);
     goto done;
-  }
-
-  s.context = cli_open_context(command, &o.solver.common, o.solver.quiet);
-  if (!s.context) {
-    goto done;
-  }
-  if (o.solver.precision == CLMG_DOUBLE) {
-    int fp64 = cli_double_precision(command, s.context, o.solver.precision_asked, o.solver.quiet);
-    if (fp64 < 0) {
-      goto done;
-    }
-    if (fp64 == 0) {
-      o.solver.precision = CLMG_FLOAT;
-      if (!o.solver.tolerance_given) {
-        o.solver.tolerance = clmg_default_tolerance(CLMG_FLOAT);
-      }
-    }
   }
 
   clmg_helmholtz_problem problem;

@@ -611,6 +611,21 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   }
   r->mesh_s = apputil_now() - start;
   cli_progress("coarse mesh ready: %zu cells", s->coarse_mesh.num_cells);
+  /* what the finest level will take, before the work (55 bytes per matrix
+   * entry a row and 200 per unknown, measured on pocl: 700 bytes per Q1
+   * unknown in 2D, 950 per Q2 unknown) */
+  int dim = s->coarse_mesh.dim;
+  double per_cell = o->degree == 1 ? 1 : dim == 2 ? 4 : 8;
+  double entries = o->degree == 1 ? (dim == 2 ? 9 : 27) : (dim == 2 ? 16 : 64);
+  char what[160];
+  snprintf(what, sizeof what, "clmg poisson --level %d with %s elements", o->level,
+           o->degree == 1 ? "Q1" : "Q2");
+  status = apputil_check_refined_size(s->context, &s->coarse_mesh, o->level - 1, per_cell,
+                                      55 * entries + 200, entries, what);
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "%s", clmg_context_message(s->context));
+    return 0;
+  }
   start = apputil_now();
   clmg_poisson_problem problem;
   poisson_problem_of(o, &problem);

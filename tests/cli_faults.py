@@ -111,9 +111,10 @@ def main():
     expect("homg over CLMG_MEMORY_LIMIT", clmg, ["homg", "--n", "4097"], 1,
            ["CLMG_MEMORY_LIMIT=64M", exact(64 << 20)], env_extra={"CLMG_MEMORY_LIMIT": "64M"},
            seconds=20)
+    # refused before the work, from the estimate of the finest level
     expect("poisson over --memory-limit", clmg,
            ["poisson", "--level", "4", "--memory-limit", "16K"], 1,
-           ["memory limit", exact(16 << 10), "already holds"], seconds=60)
+           ["memory limit", exact(16 << 10), "unknowns on the finest level"], seconds=60)
     expect("poisson (level 6) over --memory-limit 1M", clmg,
            ["poisson", "--memory-limit", "1M"], 1, ["memory limit", exact(1 << 20)], seconds=60)
     expect("poisson within --memory-limit", clmg,

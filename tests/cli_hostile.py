@@ -10,7 +10,9 @@ is given (where the sanitizers do not reserve more):
   file:line;
 - a right-hand side near the largest double is solved, and x is finite and
   right (it was Inf, reported as converged);
-- a solution that overflows double is reported as not converged.
+- a solution that overflows double is reported as not converged;
+- a run whose finest level cannot fit is refused before the work, with the
+  estimate and the limit.
 
 Usage: cli_hostile.py PATH/TO/clmg   (the device comes from CLMG_DEVICE)
 """
@@ -135,6 +137,12 @@ def main():
                      "1 1 1e-10\n2 2 1e-10\n3 3 1e-10\n")
         expect("solve, x beyond the largest double", clmg, ["solve", small, big, "--quiet"], 1,
                ["does not fit in double"])
+    # sizes known before the work: refused at once with the estimate
+    for args in (["poisson", "--level", "12"], ["poisson", "--level", "9", "--element", "q2"],
+                 ["helmholtz", "--mesh", "regular:5"], ["flow", "--level", "10"]):
+        expect(" ".join(args) + " --memory-limit 256M", clmg,
+               args + ["--memory-limit", "256M", "--quiet"], 1,
+               ["unknowns on the finest level", "needs"], seconds=10)
     if failures:
         print(f"{len(failures)} case(s) failed")
         return 1

@@ -245,3 +245,19 @@ void json_device(json_writer *w, const clmg_device_info *device) {
   json_integer(w, "max_alloc_bytes", (long long)device->max_alloc_bytes);
   json_object_end(w);
 }
+
+clmg_status apputil_check_refined_size(clmg_context *context, const clmg_mesh *coarse,
+                                       int refinements, double unknowns_per_cell,
+                                       double bytes_per_unknown, double entries_per_unknown,
+                                       const char *what) {
+  double unknowns =
+      (double)coarse->num_cells * ldexp(1.0, coarse->dim * refinements) * unknowns_per_cell;
+  double total = unknowns * bytes_per_unknown, largest = unknowns * entries_per_unknown * 8;
+  /* clamped where they pass 2^63: no machine has that */
+  const double cap = ldexp(1.0, 63);
+  uint64_t half = (uint64_t)(fmin(total, cap) / 2), biggest = (uint64_t)fmin(largest, cap);
+  char described[256];
+  snprintf(described, sizeof described, "%s (about %.3g unknowns on the finest level)", what,
+           unknowns);
+  return clmg_context_check_memory(context, half, biggest, half, described);
+}

@@ -19,6 +19,21 @@ void apputil_report(const clmg_context *context, clmg_status status, const char 
  * compilation on stderr (apputil_announce_compiling). */
 clmg_context *apputil_open_context(const char *device);
 
+/* Before a command refines `coarse` `refinements` times (each splitting a
+ * cell into 2^dim), the memory its finest level will take is checked, so
+ * that a run that cannot fit fails at once instead of after minutes and
+ * gigabytes: the finest cells times unknowns_per_cell, times
+ * bytes_per_unknown (measured per command on pocl, where device memory is
+ * host memory: all levels, matrices, vectors and the mesh together), half
+ * counted as device and half as host memory, the largest allocation the
+ * finest matrix's values (entries_per_unknown doubles a row), through
+ * clmg_context_check_memory. `what` names the run in the message. The
+ * status (the context has the message). */
+clmg_status apputil_check_refined_size(clmg_context *context, const clmg_mesh *coarse,
+                                       int refinements, double unknowns_per_cell,
+                                       double bytes_per_unknown, double entries_per_unknown,
+                                       const char *what);
+
 /* A program callback (clmg_context_set_program_callback) that prints, once
  * per process and only when kernels are compiled rather than loaded from the
  * cache, "clmg: compiling OpenCL kernels for DEVICE (first run; cached in
