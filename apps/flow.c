@@ -299,7 +299,8 @@ typedef struct flow_monitor_state {
   const flow_options *o;
   const flow_setup *setup;
   double viscosity;
-  FILE *csv;
+  FILE *csv;                  /* the stream of csv_file */
+  clmg_output_file *csv_file; /* --csv: renamed into place once the run is done */
   char **vtu_names;
   double *vtu_times;
   size_t vtu_count, vtu_capacity;
@@ -555,9 +556,9 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   problem.num_dirichlet_tags = num_dirichlet;
 
   if (o.csv_path) {
-    m.csv = fopen(o.csv_path, "w");
-    if (!m.csv) {
-      cli_failure(command, CLMG_ERROR_IO, "cannot write %s: %s", o.csv_path, strerror(errno));
+    clmg_status opened = clmg_output_file_open(o.csv_path, "w", &m.csv_file, &m.csv, &error);
+    if (opened != CLMG_SUCCESS) {
+      cli_failure(command, opened, "%s", error.message);
       goto done;
     }
     fputs("step,time,nonlinear_residual,linear_iterations,drag,lift,pressure_difference,"
@@ -605,7 +606,13 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   /* the outputs of what was reached, also when it did not converge */
   if (result.x && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
     clmg_status written = CLMG_SUCCESS;
-    if (o.vtk_prefix && (o.steady || o.vtk_every == 0 || result.steps % o.vtk_every != 0))
+    if (m.csv_file) { /* the steps done, complete lines, in place of the old file */
+      written = clmg_output_file_commit(m.csv_file, &error);
+      m.csv_file = NULL;
+      m.csv = NULL;
+    }
+    if (written == CLMG_SUCCESS && o.vtk_prefix &&
+        (o.steady || o.vtk_every == 0 || result.steps % o.vtk_every != 0))
       written = write_step_vtu(&m, result.steps, o.steady ? 0.0 : result.steps * o.dt, &result.mesh,
                                &result.edges, result.x, &error);
     if (written == CLMG_SUCCESS && o.vtk_prefix) {
@@ -637,8 +644,8 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
     fprintf(stderr, "%s: %s\n", command, message);
   code = status == CLMG_SUCCESS ? EXIT_SUCCESS : EXIT_LIBRARY_FAILURE;
 done:
-  if (m.csv && fclose(m.csv) != 0 && code == EXIT_SUCCESS)
-    code = cli_failure(command, CLMG_ERROR_IO, "cannot write %s", o.csv_path);
+  /* a run that ended before its outputs leaves the earlier --csv file */
+  clmg_output_file_discard(m.csv_file);
   for (size_t k = 0; k < m.vtu_count; k++)
     free(m.vtu_names[k]);
   free(m.vtu_names);

@@ -12,12 +12,14 @@ is given (where the sanitizers do not reserve more):
   right (it was Inf, reported as converged);
 - a solution that overflows double is reported as not converged;
 - a run whose finest level cannot fit is refused before the work, with the
-  estimate and the limit.
+  estimate and the limit;
+- a run ended by SIGTERM leaves the earlier output file and no temporary.
 
 Usage: cli_hostile.py PATH/TO/clmg   (the device comes from CLMG_DEVICE)
 """
 import os
 import resource
+import signal
 import subprocess
 import sys
 import tempfile
@@ -137,6 +139,23 @@ def main():
                      "1 1 1e-10\n2 2 1e-10\n3 3 1e-10\n")
         expect("solve, x beyond the largest double", clmg, ["solve", small, big, "--quiet"], 1,
                ["does not fit in double"])
+    # an interrupted run leaves the earlier output and no temporary
+    with tempfile.TemporaryDirectory(prefix="clmg-hostile-") as work:
+        csv = os.path.join(work, "steps.csv")
+        write(csv, "the earlier file\n")
+        process = subprocess.Popen([clmg, "flow", "--case", "dfg2", "--level", "2", "--dt",
+                                    "0.005", "--steps", "100000", "--csv", csv, "--quiet"],
+                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(3)
+        process.send_signal(signal.SIGTERM)
+        code = process.wait(timeout=60)
+        left = sorted(os.listdir(work))
+        with open(csv, encoding="ascii") as f:
+            kept = f.read()
+        if code != -signal.SIGTERM or left != ["steps.csv"] or kept != "the earlier file\n":
+            fail("flow --csv, SIGTERM", f"exit {code}, files {left}, contents {kept[:60]!r}")
+        else:
+            print("ok   flow --csv, SIGTERM: the earlier file, no temporary", flush=True)
     # sizes known before the work: refused at once with the estimate
     for args in (["poisson", "--level", "12"], ["poisson", "--level", "9", "--element", "q2"],
                  ["helmholtz", "--mesh", "regular:5"], ["flow", "--level", "10"]):

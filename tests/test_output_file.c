@@ -320,6 +320,43 @@ static void test_discard(void **state) {
   free(new_path);
 }
 
+/* What a signal handler calls: the temporaries of the files being written
+ * go, their targets stay as they were (one replaced, one new); the handles
+ * are still discarded or committed as usual afterwards (a commit then fails
+ * with the reason), and the registry's slots are given back: more files
+ * than it holds can be written one after another. */
+static void test_remove_temporaries(void **state) {
+  (void)state;
+  clear_scratch();
+  char *old_path = scratch_path("old.txt"), *new_path = scratch_path("new.txt");
+  write_bytes(old_path, old_text, sizeof old_text - 1);
+  clmg_output_file *first = NULL, *second = NULL;
+  FILE *a = NULL, *b = NULL;
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_output_file_open(old_path, "w", &first, &a, &error));
+  CHECK_ERROR_OK(error, clmg_output_file_open(new_path, "w", &second, &b, &error));
+  fputs("interrupted", a);
+  fputs("interrupted", b);
+  fflush(a);
+  fflush(b);
+  clmg_output_file_remove_temporaries();
+  const char *names[] = {"old.txt", NULL};
+  assert_int_equal(check_only(names), 1); /* no temporary, no new.txt */
+  check_contents(old_path, old_text, sizeof old_text - 1);
+  clmg_output_file_discard(first);
+  assert_int_equal(clmg_output_file_commit(second, &error), CLMG_ERROR_IO);
+  CHECK_CONTAINS(error.message, "new.txt");
+  assert_int_equal(access(new_path, F_OK), -1);
+  for (int k = 0; k < 100; ++k) {
+    CHECK_ERROR_OK(error, clmg_output_file_open(new_path, "w", &first, &a, &error));
+    fprintf(a, "%d", k);
+    CHECK_ERROR_OK(error, clmg_output_file_commit(first, &error));
+  }
+  check_contents(new_path, "99", 2);
+  free(old_path);
+  free(new_path);
+}
+
 /* Two writers of one path at once get temporaries of their own; the last
  * commit wins and nothing is left behind. */
 static void test_two_writers(void **state) {
@@ -483,6 +520,7 @@ int main(void) {
       cmocka_unit_test(test_commit_new_file),
       cmocka_unit_test(test_replace_keeps_mode),
       cmocka_unit_test(test_discard),
+      cmocka_unit_test(test_remove_temporaries),
       cmocka_unit_test(test_two_writers),
       cmocka_unit_test(test_symbolic_link),
       cmocka_unit_test(test_long_name),

@@ -61,6 +61,13 @@ CLMG_API clmg_status clmg_output_file_commit(clmg_output_file *file, clmg_error 
  * errno is preserved, so the caller may still report it. */
 CLMG_API void clmg_output_file_discard(clmg_output_file *file);
 
+/* Removes the temporaries of every output file not yet committed or
+ * discarded; their targets stay as they were. Async-signal-safe (unlink
+ * only): for a program's SIGINT / SIGTERM handler, which then ends the
+ * program, so that an interrupted write leaves no PATH.PID.XXXXXX.tmp
+ * behind (the clmg command does this). */
+CLMG_API void clmg_output_file_remove_temporaries(void);
+
 #ifdef __cplusplus
 }
 #endif

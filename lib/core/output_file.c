@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +23,48 @@ struct clmg_output_file {
   char *path;      /* as the caller gave it, for messages */
   char *target;    /* what the temporary is renamed to (a symbolic link resolved) */
   char *temporary; /* NULL: the path is written directly */
+  int slot;        /* its place in the registry below, -1 for none */
 };
+
+/* The temporaries being written, for clmg_output_file_remove_temporaries
+ * (a signal handler's call, so plain arrays: no allocation, no lock
+ * there). A slot is taken under the lock once the temporary exists and
+ * given back before it is renamed or removed. */
+enum { TEMPORARY_SLOTS = 64, TEMPORARY_PATH = 4096 };
+static char registry_path[TEMPORARY_SLOTS][TEMPORARY_PATH];
+static volatile sig_atomic_t registry_used[TEMPORARY_SLOTS];
+static pthread_mutex_t registry_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int register_temporary(const char *name) {
+  size_t length = strlen(name);
+  if (length >= TEMPORARY_PATH)
+    return -1;
+  int slot = -1;
+  pthread_mutex_lock(&registry_lock);
+  for (int k = 0; k < TEMPORARY_SLOTS && slot < 0; ++k)
+    if (!registry_used[k])
+      slot = k;
+  if (slot >= 0) {
+    memcpy(registry_path[slot], name, length + 1);
+    registry_used[slot] = 1;
+  }
+  pthread_mutex_unlock(&registry_lock);
+  return slot;
+}
+
+static void unregister_temporary(int slot) {
+  if (slot < 0)
+    return;
+  pthread_mutex_lock(&registry_lock);
+  registry_used[slot] = 0;
+  pthread_mutex_unlock(&registry_lock);
+}
+
+void clmg_output_file_remove_temporaries(void) {
+  for (int k = 0; k < TEMPORARY_SLOTS; ++k)
+    if (registry_used[k])
+      unlink(registry_path[k]);
+}
 
 static char *copy_string(const char *text) {
   size_t size = strlen(text) + 1;
@@ -32,6 +75,7 @@ static char *copy_string(const char *text) {
 }
 
 static void release(clmg_output_file *file) {
+  unregister_temporary(file->slot);
   free(file->path);
   free(file->target);
   free(file->temporary);
@@ -114,6 +158,8 @@ clmg_status clmg_output_file_open(const char *path, const char *mode, clmg_outpu
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "open output file %s: mode \"%s\" is not \"w\" or \"wb\"", path, mode);
   clmg_output_file *out = calloc(1, sizeof *out);
+  if (out)
+    out->slot = -1;
   if (!out || !(out->path = copy_string(path))) {
     free(out);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
@@ -152,6 +198,7 @@ clmg_status clmg_output_file_open(const char *path, const char *mode, clmg_outpu
   int fd = create_temporary(out->target, out, &out->temporary);
   if (fd < 0)
     return open_failed(out, path, errno, error);
+  out->slot = register_temporary(out->temporary);
   /* The replaced file's permissions, as fopen would have kept them; best
    * effort (a set-group-ID bit may not be ours to set). */
   if (exists)
@@ -187,6 +234,8 @@ clmg_status clmg_output_file_commit(clmg_output_file *file, clmg_error *error) {
     failed = 1;
     reason = errno;
   }
+  unregister_temporary(file->slot); /* it is renamed or removed next */
+  file->slot = -1;
   if (!failed && file->temporary && rename(file->temporary, file->target) != 0) {
     failed = 1;
     reason = errno;
@@ -205,6 +254,8 @@ void clmg_output_file_discard(clmg_output_file *file) {
     return;
   int saved = errno;
   fclose(file->stream);
+  unregister_temporary(file->slot);
+  file->slot = -1;
   if (file->temporary)
     remove(file->temporary);
   release(file);
