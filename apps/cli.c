@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "apputil.h"
 
@@ -309,6 +310,48 @@ int cli_parse_count(const char *command, const char *option, const char *text,
     return 0;
   }
   *value = parsed;
+  return 1;
+}
+
+int cli_same_file(const char *a, const char *b) {
+  struct stat x, y;
+  return a && b && stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev &&
+         x.st_ino == y.st_ino;
+}
+
+int cli_check_tags(const char *command, const char *option, const char *mesh_name,
+                   const clmg_mesh *mesh, const int32_t *tags, size_t count) {
+  for (size_t t = 0; t < count; t++) {
+    int found = 0;
+    for (size_t f = 0; f < mesh->num_boundary_faces && !found; f++)
+      found = mesh->boundary_face_tag[f] == tags[t];
+    if (found)
+      continue;
+    /* the tags there are, smallest first, a few of them */
+    char list[160] = "";
+    size_t used = 0, shown = 0;
+    int32_t last = 0;
+    for (;;) {
+      int32_t next = INT32_MAX;
+      int any = 0;
+      for (size_t f = 0; f < mesh->num_boundary_faces; f++)
+        if (mesh->boundary_face_tag[f] > last && mesh->boundary_face_tag[f] <= next) {
+          next = mesh->boundary_face_tag[f];
+          any = 1;
+        }
+      if (!any || shown == 12)
+        break;
+      int wrote = snprintf(list + used, sizeof list - used, "%s%d", shown ? ", " : "", (int)next);
+      if (wrote < 0 || (size_t)wrote >= sizeof list - used)
+        break;
+      used += (size_t)wrote;
+      shown++;
+      last = next;
+    }
+    cli_usage_note(command, "%s %d: no boundary face of %s has that tag (its tags: %s)", option,
+                   (int)tags[t], mesh_name, shown ? list : "none");
+    return 0;
+  }
   return 1;
 }
 

@@ -154,6 +154,18 @@ int cli_parse_count(const char *command, const char *option, const char *text,
 int cli_parse_tags(const char *command, const char *option, const char *text, int32_t *tags,
                    size_t max, size_t *count);
 
+/* 1 when both paths name one existing file (the same device and inode: a
+ * link or another spelling included), for an output that would overwrite
+ * an input. */
+int cli_same_file(const char *a, const char *b);
+
+/* Every tag an option named must be the tag of a boundary face of the mesh
+ * (a tag that matches none would silently do nothing: no wall, no inflow,
+ * no Dirichlet condition). Prints "OPTION TAG: no boundary face of MESH has
+ * that tag (its tags: ...)" and returns 0 otherwise (exit status 2). */
+int cli_check_tags(const char *command, const char *option, const char *mesh_name,
+                   const clmg_mesh *mesh, const int32_t *tags, size_t count);
+
 /* Under mpirun with several ranks (main.c, distributed.c): the commands
  * that run distributed, and a usage error for the others. */
 typedef int (*cli_runner)(int argc, char **argv, const cli_options *defaults);

@@ -152,14 +152,17 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_DT:
     o->steady_given = 1;
     o->steady = 0;
+    o->time_options = 1;
     return cli_parse_double(command, "--dt", arg, 1e-12, 1e6, &o->dt) ? 1 : -1;
   case OPTION_STEPS:
     o->steady_given = 1;
     o->steady = 0;
+    o->time_options = 1;
     return cli_parse_int(command, "--steps", arg, 1, 100000000, &o->steps) ? 1 : -1;
   case OPTION_STEADY:
     o->steady_given = 1;
     o->steady = 1;
+    o->steady_option = 1;
     return 1;
   case OPTION_SMOOTHER:
     if (strcmp(arg, "vanka-si") == 0 || strcmp(arg, "vanka-nsi") == 0) {
@@ -251,6 +254,9 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
   if (optind < argc)
     return cli_usage(command, "unexpected argument '%s' (the case is given with --case)",
                      argv[optind]);
+  if (o->steady_option && o->time_options)
+    return cli_usage(command, "--steady runs Oseen iterations to the steady state; --dt and "
+                              "--steps are for time steps: give one or the other");
   if (!o->steady_given)
     o->steady = !(o->flow == FLOW_DFG2 || o->flow == FLOW_CANOPY);
   if (!o->re_given)
@@ -509,6 +515,12 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   clmg_status status = make_mesh(&o, &coarse, &error);
   if (status != CLMG_SUCCESS) {
     cli_failure(command, status, "cannot make the mesh: %s", error.message);
+    goto done;
+  }
+  if (o.flow == FLOW_GMSH &&
+      (!cli_check_tags(command, "--walls", o.case_spec, &coarse, o.walls, o.num_walls) ||
+       !cli_check_tags(command, "--inflow", o.case_spec, &coarse, &o.inflow_tag, 1))) {
+    code = cli_usage_error(command);
     goto done;
   }
   /* velocity and length scales of the Reynolds number */

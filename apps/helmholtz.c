@@ -240,6 +240,10 @@ int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
     return cli_usage(command, "unexpected argument '%s' (the mesh is given with --mesh)",
                      argv[optind]);
   }
+  if (o->no_solve && o->solver.output_path) {
+    return cli_usage(command, "-o writes u, which --no-solve does not compute (--write-matrix "
+                              "and --write-rhs write A and b)");
+  }
   return 0;
 }
 
@@ -520,6 +524,11 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
     goto done;
   }
   run.mesh_s = apputil_now() - start;
+  if (o.num_dirichlet_tags > 0 && !cli_check_tags(command, "--dirichlet", o.mesh_spec, &run.mesh,
+                                                  o.dirichlet_tags, o.num_dirichlet_tags)) {
+    code = cli_usage_error(command);
+    goto done;
+  }
   run.materials_present = count_materials(&run.mesh);
   cli_progress("mesh %s: %zu nodes, %zu %s", o.mesh_spec, run.mesh.num_vertices, run.mesh.num_cells,
                cell_name(&run.mesh));

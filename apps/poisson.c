@@ -262,6 +262,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
         return cli_usage(command, "unknown Krylov method '%s' (there are: none, cg)", optarg);
       }
       o->use_cg = strcmp(optarg, "cg") == 0;
+      o->krylov_given = 1;
       break;
     case OPTION_COARSE_ROWS: {
       int rows = 0;
@@ -361,6 +362,10 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
                      "--assembly device builds the 2lv numbering only; use --assembly host "
                      "for --numbering %s",
                      clmg_numbering_name(o->numbering));
+  if (o->mixed && o->krylov_given && !o->use_cg)
+    return cli_usage(command, "--precision mixed runs the float cycle inside double CG; "
+                              "--krylov none has no CG: use --krylov cg, or --precision float "
+                              "for the cycle alone");
   if (o->mixed)
     o->use_cg = 1;
   o->tolerance_given = o->tolerance != 0;

@@ -302,6 +302,14 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
   }
   options->matrix_path = argv[optind];
   options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
+  const char *inputs[] = {options->matrix_path, options->rhs_path, options->nullspace_path,
+                          options->coordinates_path};
+  const char *names[] = {"the matrix file", "the right-hand side", "the --near-nullspace file",
+                         "the --coordinates file"};
+  for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; ++k)
+    if (cli_same_file(options->output_path, inputs[k]))
+      return cli_usage(command, "-o %s is %s: the solution would overwrite its input",
+                       options->output_path, names[k]);
   return 0;
 }
 

@@ -295,6 +295,7 @@ typedef struct poisson_options {
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;
+  int krylov_given;            /* --krylov on the command line */
   int mixed;                   /* float hierarchy inside double CG */
   const char *precision_asked; /* --precision double or mixed; NULL: the default */
   int tolerance_given;
@@ -356,6 +357,7 @@ typedef struct flow_options {
   double re;
   int re_given;
   int steady, steady_given;
+  int steady_option, time_options; /* --steady; --dt or --steps: not both */
   double dt;
   int steps;
   double tol;

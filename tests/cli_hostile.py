@@ -13,7 +13,9 @@ is given (where the sanitizers do not reserve more):
 - a solution that overflows double is reported as not converged;
 - a run whose finest level cannot fit is refused before the work, with the
   estimate and the limit;
-- a run ended by SIGTERM leaves the earlier output file and no temporary.
+- a run ended by SIGTERM leaves the earlier output file and no temporary;
+- boundary tags that match no face, contradicting options and an output
+  over its own input are bad usage, named.
 
 Usage: cli_hostile.py PATH/TO/clmg   (the device comes from CLMG_DEVICE)
 """
@@ -139,6 +141,28 @@ def main():
                      "1 1 1e-10\n2 2 1e-10\n3 3 1e-10\n")
         expect("solve, x beyond the largest double", clmg, ["solve", small, big, "--quiet"], 1,
                ["does not fit in double"])
+    # silent nonsense: tags that match no face, options that contradict each
+    # other, an output over its own input (bad usage, exit status 2)
+    with tempfile.TemporaryDirectory(prefix="clmg-hostile-") as work:
+        matrix = os.path.join(work, "A.mtx")
+        write(matrix, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 2\n")
+        data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tris_22.msh")
+        for args, words in (
+                (["helmholtz", "--mesh", "regular:1", "--dirichlet", "1,999"],
+                 ["--dirichlet 999: no boundary face of regular:1 has that tag (its tags: 1)"]),
+                (["flow", "--case", data, "--walls", "1", "--inflow", "99"],
+                 ["--inflow 99: no boundary face", "its tags: 1, 11, 12, 13"]),
+                (["flow", "--steady", "--steps", "5"], ["--steady", "give one or the other"]),
+                (["poisson", "--precision", "mixed", "--krylov", "none"], ["--krylov none"]),
+                (["helmholtz", "--no-solve", "-o", os.path.join(work, "u.mtx")],
+                 ["--no-solve does not compute"]),
+                (["solve", matrix, "-o", os.path.join(work, ".", "A.mtx")],
+                 ["is the matrix file: the solution would overwrite its input"])):
+            expect(" ".join(a if not a.startswith("/") else os.path.basename(a) for a in args),
+                   clmg, args, 2, words)
+        with open(matrix, encoding="ascii") as f:
+            if "2 2 2" not in f.read():
+                fail("solve -o over its input", "the matrix file changed")
     # an interrupted run leaves the earlier output and no temporary
     with tempfile.TemporaryDirectory(prefix="clmg-hostile-") as work:
         csv = os.path.join(work, "steps.csv")
