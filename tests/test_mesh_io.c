@@ -111,18 +111,75 @@ static int face_on_plane(const clmg_mesh *mesh, size_t f, int axis, double value
   return 1;
 }
 
+/* The vertex of b at a's vertex v's coordinates (exactly), -1 if none. */
+static int32_t vertex_at(const clmg_mesh *b, const double *x) {
+  for (size_t v = 0; v < b->num_vertices; ++v)
+    if (memcmp(b->coords + v * (size_t)b->dim, x, (size_t)b->dim * sizeof *x) == 0)
+      return (int32_t)v;
+  return -1;
+}
+
+/* The same mesh up to the numbering of the vertices (each file's node
+ * order): every vertex of a is one of b at the same point, and the cells
+ * and boundary faces are the same through that map. */
 static void assert_same_mesh(const clmg_mesh *a, const clmg_mesh *b) {
   assert_int_equal(a->dim, b->dim);
   assert_int_equal(a->num_vertices, b->num_vertices);
   assert_int_equal(a->num_cells, b->num_cells);
   assert_int_equal(a->num_boundary_faces, b->num_boundary_faces);
-  assert_memory_equal(a->coords, b->coords, a->num_vertices * (size_t)a->dim * sizeof(double));
-  assert_memory_equal(a->cells, b->cells,
-                      a->num_cells * clmg_mesh_vertices_per_cell(a) * sizeof(int32_t));
-  assert_memory_equal(a->boundary_faces, b->boundary_faces,
-                      a->num_boundary_faces * clmg_mesh_vertices_per_face(a) * sizeof(int32_t));
-  assert_memory_equal(a->boundary_face_tag, b->boundary_face_tag,
-                      a->num_boundary_faces * sizeof(int32_t));
+  int32_t *map = malloc((a->num_vertices + 1) * sizeof *map);
+  assert_non_null(map);
+  for (size_t v = 0; v < a->num_vertices; ++v) {
+    map[v] = vertex_at(b, a->coords + v * (size_t)a->dim);
+    assert_true(map[v] >= 0);
+  }
+  size_t per_cell = clmg_mesh_vertices_per_cell(a), per_face = clmg_mesh_vertices_per_face(a);
+  for (size_t k = 0; k < a->num_cells * per_cell; ++k)
+    assert_int_equal(map[a->cells[k]], b->cells[k]);
+  /* faces as sets of vertices with their tags (the unlisted ones come in an
+   * order that follows the numbering) */
+  for (size_t f = 0; f < a->num_boundary_faces; ++f) {
+    int found = 0;
+    for (size_t g = 0; g < b->num_boundary_faces && !found; ++g) {
+      int all = a->boundary_face_tag[f] == b->boundary_face_tag[g];
+      for (size_t k = 0; k < per_face && all; ++k) {
+        int32_t v = map[a->boundary_faces[f * per_face + k]], in = 0;
+        for (size_t l = 0; l < per_face; ++l)
+          in |= b->boundary_faces[g * per_face + l] == v;
+        all = in;
+      }
+      found = all;
+    }
+    if (!found)
+      fail_msg("boundary face %zu (tag %d) of one file is not in the other", f,
+               (int)a->boundary_face_tag[f]);
+  }
+  free(map);
+}
+
+/* Vertex k is the k-th node of $Nodes (a 2.2 file whose nodes are all
+ * used, listed in an order cells do not first use them): values per vertex
+ * map back to the file's nodes (they once came in the order of first use). */
+static void assert_file_order(const char *name, const clmg_mesh *mesh) {
+  char path[4096];
+  data_path(name, path, sizeof path);
+  FILE *f = fopen(path, "r");
+  assert_non_null(f);
+  char line[256];
+  while (fgets(line, sizeof line, f) && strncmp(line, "$Nodes", 6) != 0) {
+  }
+  size_t count = 0;
+  assert_int_equal(fscanf(f, "%zu", &count), 1);
+  assert_int_equal(count, mesh->num_vertices);
+  for (size_t k = 0; k < count; ++k) {
+    long long tag = 0;
+    double x[3] = {0, 0, 0};
+    assert_int_equal(fscanf(f, "%lld %lf %lf %lf", &tag, &x[0], &x[1], &x[2]), 4);
+    for (int d = 0; d < mesh->dim; ++d)
+      if (mesh->coords[k * (size_t)mesh->dim + (size_t)d] != x[d])
+        fail_msg("%s: vertex %zu is not node %lld, the %zu-th of $Nodes", name, k, tag, k + 1);
+  }
+  fclose(f);
 }
 
 /* ---- reading ---- */
@@ -136,6 +193,7 @@ static void test_read_quads_data(void **state) {
   read_data_ok("quads_22.msh", &a);
   read_data_ok("quads_41.msh", &b);
   assert_same_mesh(&a, &b);
+  assert_file_order("quads_22.msh", &a);
   assert_int_equal(a.dim, 2);
   assert_int_equal(a.num_vertices, 12);
   assert_int_equal(a.num_cells, 6);

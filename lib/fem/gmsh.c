@@ -20,7 +20,9 @@
  * - Boundary faces (faces of exactly one cell) the file does not list get
  *   tag 1. Lines in 3D and points are ignored.
  * - Node tags may be sparse and in any order; nodes no cell uses are
- *   dropped, the others numbered in the order cells first use them.
+ *   dropped, the others keep the file's order (vertex k is the k-th used
+ *   node as $Nodes lists them), so that values written per vertex map back
+ *   to the file's nodes.
  * - Cells are converted from Gmsh's counter-clockwise corner order to clmg's
  *   tensor order and mirrored where that gives a negative Jacobian;
  *   simplices with a negative volume get their first two vertices swapped
@@ -706,7 +708,7 @@ static clmg_status orient_simplex(const reader *r, const element_list *cells, si
   return CLMG_SUCCESS;
 }
 
-/* Vertices and cells: nodes that cells use, in the order of first use;
+/* Vertices and cells: nodes that cells use, in the file's order;
  * corners to tensor order, mirrored where the Jacobian is negative
  * (simplices: reoriented); materials from the cells' tags. mesh->dim and
  * mesh->cell_type are set. */
@@ -716,11 +718,14 @@ static clmg_status build_cells(const reader *r, const msh_data *data, const elem
   const node_table *nodes = &data->nodes;
   const size_t per_cell = clmg_mesh_vertices_per_cell(mesh);
   size_t used = 0;
+  /* the nodes cells use (marked -2), numbered in the file's order */
   for (size_t k = 0; k < nodes->count; ++k)
     new_index[k] = -1;
   for (size_t k = 0; k < cells->count * per_cell; ++k)
-    if (new_index[cells->nodes[k]] < 0)
-      new_index[cells->nodes[k]] = (int32_t)used++;
+    new_index[cells->nodes[k]] = -2;
+  for (size_t k = 0; k < nodes->count; ++k)
+    if (new_index[k] == -2)
+      new_index[k] = (int32_t)used++;
   if (dim == 2) {
     size_t first = (size_t)cells->nodes[0];
     double z0 = nodes->xyz[3 * first + 2];
