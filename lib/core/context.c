@@ -393,6 +393,9 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
                       NULL) != CL_SUCCESS)
     unified = CL_FALSE;
   context->shares_host_memory = context->info.is_cpu || unified;
+  /* Oclgrind does not count what clEnqueueFillBuffer wrote as initialised
+   * (cl/fill.cl): fills run as a kernel there */
+  context->fill_by_kernel = strstr(context->info.platform_name, "Oclgrind") != NULL;
 
   cl_int error;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
@@ -552,6 +555,22 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
 
 clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t bytes, const char *what) {
+  if (context->fill_by_kernel && pattern_size <= 8) {
+    /* Oclgrind: see cl/fill.cl (offset is a multiple of pattern_size) */
+    uint64_t bits = 0;
+    memcpy(&bits, pattern, pattern_size);
+    clmg_kernel_args args;
+    clmg_status status = clmg_args_for_kernel(context, "fill", "", "fill_pattern", &args);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_arg_buffer(&args, buffer);
+    clmg_arg_ulong(&args, offset);
+    clmg_arg_ulong(&args, bytes);
+    clmg_arg_ulong(&args, bits);
+    cl_uint size = (cl_uint)pattern_size;
+    clmg_arg_raw(&args, sizeof size, &size);
+    return clmg_launch_args(&args, bytes);
+  }
   const size_t chunk = pattern_size << 30;
   cl_int error = CL_SUCCESS;
   for (size_t done = 0; done < bytes && error == CL_SUCCESS; done += chunk)

@@ -28,6 +28,7 @@ struct clmg_context {
   uint64_t memory_limit;        /* 0: none */
   char memory_limit_origin[64]; /* where the limit came from, for messages */
   int shares_host_memory;       /* CPU device, or unified host memory */
+  int fill_by_kernel;           /* clmg_fill_buffer by a kernel (Oclgrind) */
   const char *fp64_disabled_by; /* static; NULL unless disable_fp64 */
 
   /* program manager */
