@@ -659,6 +659,7 @@ typedef struct compile_log {
   int wrong_dir;
   const char *expected_dir;
   char last_program[64];
+  char reason[400]; /* the last event's cache_off_reason */
 } compile_log;
 
 static void log_compile(const clmg_program_event *event, void *data) {
@@ -740,6 +741,13 @@ static void count_failed_builds(const clmg_program_event *event, void *data) {
     ++*(unsigned *)data;
 }
 
+/* The last compile event's cache_off_reason. */
+static void note_reason(const clmg_program_event *event, void *data) {
+  compile_log *log = data;
+  snprintf(log->reason, sizeof log->reason, "%s",
+           event->cache_off_reason ? event->cache_off_reason : "(none)");
+}
+
 /* A cache directory that does not exist yet is created; one that cannot be
  * created costs the cache, never the results. */
 static void test_binary_cache_dirs(void **state) {
@@ -762,6 +770,24 @@ static void test_binary_cache_dirs(void **state) {
   cached_run(blocked, &built, &cached);
   assert_true(built > 0);
   assert_int_equal(cached, 0);
+  /* a cache that cannot be used is off, and the compile events say why (it
+   * once said "cached in /dev/null" and compiled every run) */
+  const char *unusable[] = {blocked, "/dev/null"};
+  const char *why[] = {"cannot be made", "is not a directory"};
+  for (int k = 0; k < 2; ++k) {
+    compile_log log = {0};
+    clmg_context_options options;
+    clmg_context_options_defaults(&options);
+    options.cache_dir = unusable[k];
+    clmg_context *ctx = NULL;
+    CHECK_CONTEXT_OK(ctx, clmg_context_create(&options, &ctx));
+    assert_null(clmg_context_cache_dir(ctx));
+    clmg_context_set_program_callback(ctx, note_reason, &log);
+    blas1_workload(ctx);
+    if (!strstr(log.reason, unusable[k]) || !strstr(log.reason, why[k]))
+      fail_msg("cache dir %s: the compile events say '%s'", unusable[k], log.reason);
+    clmg_context_destroy(ctx);
+  }
   remove_tree(dir);
 }
 
@@ -830,6 +856,20 @@ static void test_kernel_dir(void **state) {
 
 /* A kernel dir overrides the embedded sources family by family: families it
  * does not hold come from the library. */
+/* A kernel directory that is not one fails the context with the reason
+ * (it was ignored: the embedded kernels ran instead). */
+static void test_kernel_dir_missing(void **state) {
+  (void)state;
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.kernel_dir = "/nonexistent/clmg-kernels";
+  clmg_context *ctx = NULL;
+  assert_int_equal(clmg_context_create(&options, &ctx), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(clmg_context_message(ctx), "/nonexistent/clmg-kernels");
+  CHECK_CONTAINS(clmg_context_message(ctx), "is not a directory");
+  clmg_context_destroy(ctx);
+}
+
 static void test_kernel_dir_partial(void **state) {
   (void)state;
   char *dir = make_tmpdir("nokernels");
@@ -999,6 +1039,7 @@ int main(void) {
       cmocka_unit_test(test_binary_cache_dirs),
       cmocka_unit_test_teardown(test_cache_dir_environment, restore_environment),
       cmocka_unit_test(test_kernel_dir),
+      cmocka_unit_test(test_kernel_dir_missing),
       cmocka_unit_test(test_kernel_dir_partial),
       cmocka_unit_test(test_build_failure),
       cmocka_unit_test_teardown(test_kernel_dir_environment, restore_environment),

@@ -36,6 +36,9 @@ void apputil_announce_compiling(const clmg_program_event *event, void *data) {
   if (event->cache_dir != NULL) {
     fprintf(stderr, "clmg: compiling OpenCL kernels for %s (first run; cached in %s)...\n",
             event->device, event->cache_dir);
+  } else if (event->cache_off_reason != NULL) {
+    fprintf(stderr, "clmg: compiling OpenCL kernels for %s (not cached: %s)...\n", event->device,
+            event->cache_off_reason);
   } else {
     fprintf(stderr, "clmg: compiling OpenCL kernels for %s (the binary cache is off)...\n",
             event->device);

@@ -248,8 +248,11 @@ typedef struct clmg_program_event {
   const char *options;   /* its build options */
   const char *device;    /* the device's name */
   const char *cache_dir; /* where the binary is cached; NULL: the cache is off */
-  double seconds;        /* DONE: wall-clock seconds of the compilation; START: 0 */
-  clmg_status status;    /* DONE: CLMG_SUCCESS or why it failed; START: CLMG_SUCCESS */
+  /* cache_dir NULL: why, where a directory was named but cannot be used
+   * ("/dev/null is not a directory"); NULL when the cache was turned off */
+  const char *cache_off_reason;
+  double seconds;     /* DONE: wall-clock seconds of the compilation; START: 0 */
+  clmg_status status; /* DONE: CLMG_SUCCESS or why it failed; START: CLMG_SUCCESS */
 } clmg_program_event;
 
 /* Called on the thread that made the library call which needs the program.

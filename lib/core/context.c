@@ -12,6 +12,8 @@
 #if defined(__unix__) || defined(__APPLE__)
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 #include <unistd.h>
 #define CLMG_HAVE_RLIMIT_AS 1
 #endif
@@ -344,6 +346,29 @@ static char *default_cache_dir(void) {
   return duplicate_string(path);
 }
 
+/* NULL when dir is (or can be made) a directory this process may write,
+ * else what is wrong with it. */
+static const char *cache_dir_problem(const char *dir) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s", dir);
+  for (char *p = path + 1; *p; ++p) { /* mkdir -p */
+    if (*p == '/') {
+      *p = '\0';
+      mkdir(path, 0755);
+      *p = '/';
+    }
+  }
+  mkdir(path, 0755);
+  struct stat info;
+  if (stat(dir, &info) != 0)
+    return "cannot be made (its parent is not writable)";
+  if (!S_ISDIR(info.st_mode))
+    return "is not a directory";
+  if (access(dir, W_OK | X_OK) != 0)
+    return "is not writable";
+  return NULL;
+}
+
 clmg_status clmg_context_create(const clmg_context_options *options, clmg_context **out) {
   if (!out)
     return CLMG_ERROR_INVALID_ARGUMENT;
@@ -417,10 +442,27 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
   if (!options->disable_binary_cache) {
     context->cache_dir =
         options->cache_dir ? duplicate_string(options->cache_dir) : default_cache_dir();
+    /* a cache that cannot be written is off, and says why (it once said
+     * "cached in /dev/null" and compiled every run) */
+    const char *unusable = context->cache_dir ? cache_dir_problem(context->cache_dir) : NULL;
+    if (unusable) {
+      snprintf(context->cache_off_reason, sizeof context->cache_off_reason, "%.200s %s",
+               context->cache_dir, unusable);
+      free(context->cache_dir);
+      context->cache_dir = NULL;
+    }
   }
   const char *kernel_dir = options->kernel_dir;
   if (!kernel_dir)
     kernel_dir = getenv("CLMG_KERNEL_DIR");
+  struct stat kernel_dir_info;
+  if (kernel_dir && *kernel_dir &&
+      (stat(kernel_dir, &kernel_dir_info) != 0 || !S_ISDIR(kernel_dir_info.st_mode)))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "the kernel directory %s (%s) is not a directory: unset it to use the "
+                     "kernels built into the library",
+                     kernel_dir,
+                     options->kernel_dir ? "clmg_context_options.kernel_dir" : "CLMG_KERNEL_DIR");
   if (kernel_dir && *kernel_dir) {
     context->kernel_dir = duplicate_string(kernel_dir);
     if (!context->kernel_dir)

@@ -32,8 +32,9 @@ struct clmg_context {
   const char *fp64_disabled_by; /* static; NULL unless disable_fp64 */
 
   /* program manager */
-  char *cache_dir;  /* NULL: binary cache disabled */
-  char *kernel_dir; /* NULL: embedded sources */
+  char *cache_dir;            /* NULL: binary cache disabled */
+  char cache_off_reason[320]; /* why the cache is off where a directory was named */
+  char *kernel_dir;           /* NULL: embedded sources */
   clmg_program_entry *programs;
   unsigned programs_built;
   unsigned programs_cached;

@@ -290,6 +290,7 @@ static void notify(const clmg_context *context, clmg_program_event_kind kind, co
   event.options = options;
   event.device = context->info.name;
   event.cache_dir = context->cache_dir;
+  event.cache_off_reason = context->cache_off_reason[0] ? context->cache_off_reason : NULL;
   event.seconds = seconds;
   event.status = status;
   context->program_callback(&event, context->program_callback_data);
