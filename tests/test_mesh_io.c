@@ -509,6 +509,10 @@ static void test_malformed_files(void **state) {
        HEADER22 SQUARE_NODES "$Elements\n2\n1 1 2 3 1 1 3\n2 3 0 1 2 3 4\n$EndElements\n",
        ":13:", "expected a line that is a face of a quadrilateral, found one on nodes 1 3"},
       {"nul.msh", HEADER22 "$Nodes\n\0", ":5:", "NUL byte"},
+      /* an element line one node short: the error at that line, not the next */
+      {"shortelement.msh",
+       HEADER22 SQUARE_NODES "$Elements\n2\n1 3 0 1 2 3\n2 3 0 1 2 3 4\n$EndElements\n",
+       ":13:", "expected 4 node tags after the element's tags, found 3"},
       {"nodecount41.msh", HEADER41 "$Nodes\n1 3 1 3\n2 1 0 2\n1\n2\n0 0 0\n1 0 0\n$EndNodes\n",
        ":10:", "expected 3 nodes (as announced on line 5), found 2"},
       {"parametric41.msh", HEADER41 "$Nodes\n1 1 1 1\n1 1 1 1\n1\n0 0 0 0.5\n$EndNodes\n",
@@ -517,6 +521,10 @@ static void test_malformed_files(void **state) {
        HEADER41 "$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes\n"
                 "$Elements\n1 2 1 2\n2 1 3 1\n1 1 2 3 4\n$EndElements\n",
        ":19:", "expected 2 elements (as announced on line 17), found 1"},
+      {"blockcount41.msh",
+       HEADER41 "$Nodes\n1 4 1 4\n2 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n1 1 0\n0 1 0\n$EndNodes\n"
+                "$Elements\n1 1 1 2\n2 1 3 2\n1 1 2 3 4\n2 1 2 3 4\n$EndElements\n",
+       ":18:", "expected at most 1 elements in this block (the total on line 17 is 1"},
       {"quadface41.msh",
        HEADER41 "$Nodes\n1 4 1 4\n3 1 0 4\n1\n2\n3\n4\n0 0 0\n1 0 0\n0 1 0\n0 0 1\n$EndNodes\n"
                 "$Elements\n2 2 1 2\n2 1 3 1\n1 1 2 3 4\n3 1 4 1\n2 1 2 3 4\n$EndElements\n",

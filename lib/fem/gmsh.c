@@ -408,6 +408,9 @@ static clmg_status add_element(reader *r, msh_data *data, long long type, long l
   for (size_t k = 0; k < per; ++k) {
     tag_index key = {0, 0};
     clmg_status status = read_integer(r, "a node tag", 1, INT64_MAX, &key.tag);
+    if (status == CLMG_SUCCESS && r->line != line) /* the tokens of an element share its line */
+      status =
+          fail_line(r, line, "expected %zu node tags after the element's tags, found %zu", per, k);
     if (status != CLMG_SUCCESS)
       return status;
     const tag_index *hit = bsearch(&key, nodes->sorted, nodes->count, sizeof key, compare_tags);
@@ -451,11 +454,15 @@ static clmg_status read_elements_22(reader *r, msh_data *data) {
       status = read_integer(r, "an element type", 1, INT32_MAX, &type);
     if (status == CLMG_SUCCESS)
       status = read_integer(r, "the number of tags", 0, 1000, &num_tags);
-    for (long long t = 0; status == CLMG_SUCCESS && t < num_tags; ++t)
+    for (long long t = 0; status == CLMG_SUCCESS && t < num_tags; ++t) {
       status = read_integer(r, "a tag", INT32_MIN, INT32_MAX,
                             t == 0   ? &physical
                             : t == 1 ? &entity
                                      : &other);
+      if (status == CLMG_SUCCESS && r->line != line)
+        status =
+            fail_line(r, line, "expected %lld tags on the element's line, found %lld", num_tags, t);
+    }
     if (status == CLMG_SUCCESS)
       status = add_element(r, data, type, physical > 0 ? physical : entity, line);
   }
@@ -592,7 +599,12 @@ static clmg_status read_elements_41(reader *r, msh_data *data) {
     if (status == CLMG_SUCCESS && !is_supported_type(type))
       status = unsupported_type(r, type);
     if (status == CLMG_SUCCESS)
-      status = read_integer(r, "the number of elements in the block", 0, total - found, &count);
+      status = read_integer(r, "the number of elements in the block", 0, INT64_MAX, &count);
+    if (status == CLMG_SUCCESS && count > total - found)
+      status = fail_line(r, r->line,
+                         "expected at most %lld elements in this block (the total on line %ld "
+                         "is %lld, and %lld came before), found %lld",
+                         total - found, announced, total, found, count);
     long long physical = entity_physical_tag(data, dim, tag);
     for (long long k = 0; status == CLMG_SUCCESS && k < count; ++k) {
       long long element_tag;
