@@ -12,6 +12,7 @@
  * multilinear map of the cell's corners, so the Jacobian varies inside a
  * cell and is evaluated at every point. */
 #include "fem/fe_internal.h"
+#include "fem/mesh_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -265,6 +266,8 @@ clmg_status clmg_fe_assemble_diffusion(const clmg_fe_space *space,
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the output matrix is NULL");
   memset(a, 0, sizeof *a);
   clmg_status status = clmg_fe_check_space(space, "finite-element", error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mesh_check_scale(space->mesh, error);
   if (status != CLMG_SUCCESS)
     return status;
   if (!b)

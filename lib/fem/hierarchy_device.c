@@ -559,6 +559,9 @@ clmg_status clmg_fe_poisson_hierarchy_device(clmg_context *context, const clmg_m
   if (num_levels < 1)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "num_levels is %d (at least 1 expected)",
                      num_levels);
+  clmg_status scale = clmg_mesh_check_scale(coarse, &error);
+  if (scale != CLMG_SUCCESS)
+    return host_failure(context, scale, &error);
   if (degree != 1 && degree != 2)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "degree %d is not supported (1 or 2 expected)", degree);

@@ -7,6 +7,7 @@
  * whatever the cells' orientations. Host code only. */
 #include "fem/mesh_internal.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -777,6 +778,33 @@ static clmg_status check_faces(const clmg_mesh *mesh, clmg_error *error) {
   clmg_vertex_cells_free(&adjacency);
   free(listed);
   return status;
+}
+
+/* See mesh_internal.h. 1e6 keeps a margin for the products of assembly. */
+clmg_status clmg_mesh_check_scale(const clmg_mesh *mesh, clmg_error *error) {
+  double largest = 0, low[3] = {INFINITY, INFINITY, INFINITY},
+         high[3] = {-INFINITY, -INFINITY, -INFINITY};
+  for (size_t v = 0; v < mesh->num_vertices; v++)
+    for (int d = 0; d < mesh->dim; d++) {
+      double x = mesh->coords[v * (size_t)mesh->dim + (size_t)d];
+      largest = fmax(largest, fabs(x));
+      low[d] = fmin(low[d], x);
+      high[d] = fmax(high[d], x);
+    }
+  double extent = 0;
+  for (int d = 0; d < mesh->dim; d++)
+    extent = fmax(extent, high[d] - low[d]);
+  if (mesh->num_vertices > 0 && !(pow(largest, mesh->dim) < DBL_MAX / 1e6))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the coordinates reach %g: a cell's %s (a length to the power %d) and "
+                          "its element matrices overflow double; give the mesh in other units",
+                          largest, mesh->dim == 2 ? "area" : "volume", mesh->dim);
+  if (mesh->num_vertices > 0 && extent > 0 && !(pow(extent, mesh->dim) > DBL_MIN * 1e6))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the mesh spans only %g: a cell's %s (a length to the power %d) "
+                          "underflows double; give the mesh in other units",
+                          extent, mesh->dim == 2 ? "area" : "volume", mesh->dim);
+  return CLMG_SUCCESS;
 }
 
 clmg_status clmg_mesh_check(const clmg_mesh *mesh, clmg_error *error) {

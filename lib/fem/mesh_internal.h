@@ -34,6 +34,13 @@ double clmg_mesh_simplex_quality(int dim, const double *coords, const int32_t *c
 double clmg_mesh_quality_of_cell(const clmg_mesh *mesh, size_t k, int *worst_corner,
                                  double *determinant);
 
+/* Coordinates whose cell measures (a length to the power dim, and the
+ * products of element matrices) leave double's range: an error that says
+ * so. The mesh itself is fine (refinement is scale-free); assembly calls
+ * this where a Jacobian came out non-positive, so that a mesh scaled by
+ * 1e300 is not reported as an inverted cell. */
+clmg_status clmg_mesh_check_scale(const clmg_mesh *mesh, clmg_error *error);
+
 /* Cells with at most this quality are reported as inverted or degenerate. */
 #define CLMG_MESH_MIN_CELL_QUALITY 1e-12
 

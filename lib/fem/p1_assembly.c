@@ -3,6 +3,7 @@
  * element matrices and the serial assembly of Algorithm 3.1, which is the
  * reference for the device assembly (p1_assembly_device.c) and the serial
  * CPU baseline. */
+#include "fem/mesh_internal.h"
 #include "fem/p1_internal.h"
 
 #include <math.h>
@@ -250,6 +251,8 @@ clmg_status clmg_p1_assemble_host(const clmg_mesh *mesh, const clmg_helmholtz_pr
   if (!problem)
     problem = &defaults;
   clmg_status status = clmg_p1_check_problem(problem, error);
+  if (status == CLMG_SUCCESS && mesh)
+    status = clmg_mesh_check_scale(mesh, error);
   if (status == CLMG_SUCCESS)
     status = clmg_p1_pattern(mesh, a, error);
   if (status != CLMG_SUCCESS)

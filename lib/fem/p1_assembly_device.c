@@ -16,6 +16,7 @@
  * of them: the second kernel then sums each entry's slots into place, one
  * work-item per entry, so neither kernel needs global atomics. The gather
  * path (no local atomics) is the same with every row "outside". */
+#include "fem/mesh_internal.h"
 #include "fem/p1_internal.h"
 
 #include <stdio.h>
@@ -543,6 +544,8 @@ clmg_status clmg_p1_assembler_create(clmg_context *context, const clmg_mesh *mes
                      (int)o->path);
   clmg_error error;
   clmg_csr pattern = {0};
+  if (mesh && clmg_mesh_check_scale(mesh, &error) != CLMG_SUCCESS)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "%s", error.message);
   clmg_status status = clmg_p1_pattern(mesh, &pattern, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "P1 assembler: %s", error.message);
