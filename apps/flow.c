@@ -580,6 +580,15 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   context = cli_open_context(command, &o.common, o.quiet);
   if (!context)
     goto done;
+  if (!clmg_context_device(context)->has_fp64) {
+    /* the Navier-Stokes solver is double only (its float path is open work) */
+    cli_failure(command, CLMG_ERROR_UNSUPPORTED,
+                "clmg flow computes in double precision, which %s does not have (cl_khr_fp64%s): "
+                "run it on a device that has it (clmg info lists them)",
+                clmg_context_device(context)->name,
+                getenv("CLMG_DISABLE_FP64") ? ", turned off by CLMG_DISABLE_FP64" : "");
+    goto done;
+  }
   {
     /* what the finest level will take, before the work: 4 unknowns per
      * triangle (two velocity components per edge, the pressure), 2,200

@@ -325,6 +325,19 @@ int solve_check_matrix(const char *command, solve_options *options, const clmg_c
                 options->matrix_path, a->rows, a->cols);
     return 0;
   }
+  /* a row without a nonzero entry makes A singular: no method can solve it
+   * (GMRES once stalled at 0.88 and blamed the rounding floor) */
+  for (size_t i = 0; i < a->rows; i++) {
+    int nonzero = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !nonzero; k++)
+      nonzero = a->val[k] != 0;
+    if (!nonzero) {
+      cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                  "row %zu of %s has no nonzero entry: the matrix is singular", i + 1,
+                  options->matrix_path);
+      return 0;
+    }
+  }
   if (options->method == CLMG_KRYLOV_AUTO) {
     int spd_like = clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE);
     for (size_t i = 0; spd_like && i < a->rows; i++) {
@@ -930,6 +943,20 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
  * reports; returns the exit status. s is released by the caller. */
 int solve_on_device(const char *command, solve_options *options, solve_resources *s,
                     solve_report *report, int b_is_a_ones) {
+  /* an output that cannot be written fails now, not after the solve: a
+   * temporary beside it is made and removed (the target is not touched) */
+  if (options->output_path) {
+    clmg_output_file *probe = NULL;
+    FILE *stream = NULL;
+    clmg_error error = {{0}};
+    clmg_status writable =
+        clmg_output_file_open(options->output_path, "w", &probe, &stream, &error);
+    if (writable != CLMG_SUCCESS) {
+      cli_failure(command, writable, "%s", error.message);
+      return EXIT_LIBRARY_FAILURE;
+    }
+    clmg_output_file_discard(probe);
+  }
   double start = apputil_now();
   const char *failed_step = "";
   clmg_status status = build_on_device(options, s, &failed_step);

@@ -180,6 +180,18 @@ def main():
             fail("flow --csv, SIGTERM", f"exit {code}, files {left}, contents {kept[:60]!r}")
         else:
             print("ok   flow --csv, SIGTERM: the earlier file, no temporary", flush=True)
+    # an empty row (singular), and an output that cannot be written: said
+    # before any solve
+    with tempfile.TemporaryDirectory(prefix="clmg-hostile-") as work:
+        empty = os.path.join(work, "empty.mtx")
+        write(empty, "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 1\n2 2 1\n3 1 0\n")
+        expect("solve, a row without a nonzero entry", clmg, ["solve", empty, "--quiet"], 1,
+               ["row 3 of", "has no nonzero entry: the matrix is singular"])
+        poisson = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                               "data", "poisson2d_32.mtx")
+        expect("solve -o into a missing directory", clmg,
+               ["solve", poisson, "-o", os.path.join(work, "missing", "x.mtx"), "--quiet"], 1,
+               ["cannot open", "for writing: No such file or directory"], seconds=5)
     # a mesh scaled to the ends of double's range: said as such, not as an
     # inverted cell
     here = os.path.dirname(os.path.abspath(__file__))
