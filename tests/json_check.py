@@ -217,8 +217,9 @@ def main():
     check(clmg, "solve: no matrix", ["solve", "--json"], 2, "usage_error", error_keys())
     check(clmg, "solve: not SPD for CG", ["solve", nonsym, "--json", "--method", "cg"], 1,
           "invalid argument", error_keys())
+    # refused before the solve (the output is checked first): an error object
     check(clmg, "solve: unwritable output", ["solve", spd, "--json", "-o", unwritable], 1,
-          "input/output error", REPORT + FORMAT)
+          "input/output error", error_keys())
 
     # ---- poisson
     def levels_of(obj):
