@@ -179,7 +179,9 @@ enum {
   "                           preconditioner in float. On a device without fp64\n"                 \
   "                           the default is float, and double or mixed fail\n"                    \
   "      --tol T              stop when ||b - A x|| <= T ||b|| (default 1e-8, in\n"                \
-  "                           float 1e-5: float's rounding floor lies near 1e-7)\n"                \
+  "                           float 1e-5: float's rounding floor is 1e-7 times the\n"              \
+  "                           condition number or so, and a solve that reaches it\n"               \
+  "                           first stops there and says so)\n"                                    \
   "      --maxit N            at most N iterations (default 1000)\n"                               \
   "  -o, --output FILE        write x as a Matrix Market array (also the last\n"                   \
   "                           iterate when --maxit stopped the solve; not after a\n"               \
