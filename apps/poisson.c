@@ -670,6 +670,21 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   r->assembly_s = apputil_now() - start;
   cli_progress("mesh refined and %d levels assembled on the %s: %zu unknowns, %zu nonzeros",
                r->levels, o->assembly_on_device ? "device" : "host", r->unknowns, r->nonzeros);
+  /* a forced direct solve of a large coarse level factors a dense matrix:
+   * say what that costs before the wait (8,448 rows ran a minute unsaid) */
+  size_t coarse_rows = r->coarse_unknowns; /* --coarse-rows: the finest level within it */
+  for (int l = 0; l < r->levels && o->multigrid.coarse_max_rows > 0; l++) {
+    size_t rows = o->assembly_on_device ? s->device_hierarchy.a[l].rows : s->hierarchy.a[l].rows;
+    if (rows <= o->multigrid.coarse_max_rows)
+      coarse_rows = rows;
+  }
+  if (o->multigrid.coarse == CLMG_COARSE_DIRECT && coarse_rows > 2048 && !o->quiet) {
+    double n = (double)coarse_rows;
+    fprintf(stderr,
+            "%s: --coarse direct factors the %zu-row coarse level as a dense matrix: %.3g GB "
+            "and about %.3g GFLOP; --coarse pcg or a smaller --coarse-rows take less\n",
+            command, coarse_rows, n * n * 8 / 1e9, 2 * n * n * n / 3 / 1e9);
+  }
   return 1;
 }
 

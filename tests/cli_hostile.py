@@ -199,6 +199,23 @@ def main():
         mesh = os.path.join(here, "fuzz", "regressions", "gmsh", f"scaled-{scale}.msh")
         expect(f"poisson --mesh scaled-{scale}.msh", clmg,
                ["poisson", "--mesh", mesh, "--level", "2", "--quiet"], 1, [words])
+    # a long wait announced: a forced direct solve of a large coarse level
+    process = subprocess.Popen([clmg, "poisson", "--level", "6", "--coarse", "direct",
+                                "--coarse-rows", "9000"], stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, text=True)
+    said = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and "dense matrix" not in said:
+        line = process.stderr.readline()
+        if not line:
+            break
+        said += line
+    process.kill()
+    process.wait()
+    if "factors the 8448-row coarse level as a dense matrix" not in said:
+        fail("poisson --coarse direct, 8,448 coarse rows", f"not announced: {said[-300:]!r}")
+    else:
+        print("ok   poisson --coarse direct, 8,448 coarse rows: announced", flush=True)
     # sizes known before the work: refused at once with the estimate
     for args in (["poisson", "--level", "12"], ["poisson", "--level", "9", "--element", "q2"],
                  ["helmholtz", "--mesh", "regular:5"], ["flow", "--level", "10"]):
