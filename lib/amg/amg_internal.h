@@ -29,8 +29,8 @@ uint32_t clmg_amg_priority(uint32_t i);
  * fixed priorities above, nodes without neighbours never roots; *rounds
  * (may be NULL) gets the rounds it took. The same set as the device's
  * (lib/amg/device_aggregation.c). */
-clmg_status clmg_amg_mis_roots(const clmg_amg_graph *g, int distance, uint8_t *is_root,
-                               int *rounds, clmg_error *error);
+clmg_status clmg_amg_mis_roots(const clmg_amg_graph *g, int distance, uint8_t *is_root, int *rounds,
+                               clmg_error *error);
 
 /* Smoothed aggregation's tentative prolongator on the device for one
  * unknown per node and one near-nullspace vector b (a's precision, a->rows
