@@ -12,7 +12,7 @@
 #define AGG_UNDECIDED 1u
 #define AGG_IN 2u
 
-/* MurmurHash3's finaliser, as clmg_amg_priority. */
+/* MurmurHash3's finaliser, as clmg_index_priority (lib/core/parallel.c). */
 inline uint agg_priority(uint i) {
   i ^= i >> 16;
   i *= 0x85ebca6bu;

@@ -20,10 +20,6 @@ void clmg_amg_graph_free(clmg_amg_graph *g);
 clmg_status clmg_amg_strength_graph(const clmg_csr *a, const double *row_scale,
                                     const double *col_scale, clmg_amg_graph *g, clmg_error *error);
 
-/* The priority of node i in the parallel choice of roots: a hash of i that
- * is a bijection on 32 bits (lib/amg/mis.c). */
-uint32_t clmg_amg_priority(uint32_t i);
-
 /* The roots of the aggregates (is_root[i] 1 or 0, caller-allocated, g->n):
  * a distance-`distance` maximal independent set of g by rounds with the
  * fixed priorities above, nodes without neighbours never roots; *rounds

@@ -4,8 +4,8 @@
  * own choice where parallel roots are asked for.
  *
  * Every node holds a tuple (state, priority): state 0 out, 1 undecided, 2
- * in (a root); the priority is a hash of the node's number (a bijection on
- * 32 bits, so no two nodes tie). A round takes each tuple's maximum over
+ * in (a root); the priority is clmg_index_priority of the node's number
+ * (a bijection on 32 bits, so no two nodes tie). A round takes each tuple's maximum over
  * the distance-k neighbourhood (k max steps over the strong edges); an
  * undecided node whose maximum is its own tuple becomes a root, one that
  * sees a root within k edges goes out. With fixed priorities the result is
@@ -23,18 +23,8 @@
 enum { MIS_GRAIN = 16384 };
 enum { STATE_OUT = 0, STATE_UNDECIDED = 1, STATE_IN = 2 };
 
-uint32_t clmg_amg_priority(uint32_t i) {
-  /* MurmurHash3's finaliser: every step is invertible */
-  i ^= i >> 16;
-  i *= 0x85ebca6bu;
-  i ^= i >> 13;
-  i *= 0xc2b2ae35u;
-  i ^= i >> 16;
-  return i;
-}
-
 static uint64_t tuple(uint32_t state, size_t i) {
-  return (uint64_t)state << 32 | clmg_amg_priority((uint32_t)i);
+  return (uint64_t)state << 32 | clmg_index_priority((uint32_t)i);
 }
 
 static uint32_t state_of(uint64_t t) {

@@ -108,6 +108,12 @@ double clmg_seconds_now(void);
  * Bodies must only write what their own items own. A thread that cannot
  * start leaves its range to the caller: the loop always completes. */
 enum { CLMG_MAX_HOST_THREADS = 32 };
+/* The fixed priority of index i in the parallel choices that rank items by
+ * one (the Gauss-Seidel colouring's weights, the aggregation's roots): a
+ * hash that is a bijection on 32 bits (MurmurHash3's finaliser), so no two
+ * indices tie, the same on every run and device (cl/amg_aggregate.cl has
+ * its device copy). */
+uint32_t clmg_index_priority(uint32_t i);
 typedef void (*clmg_host_loop_body)(void *data, size_t range, size_t begin, size_t end);
 size_t clmg_host_threads(void);
 void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, void *data);

@@ -10,6 +10,16 @@
 #include <string.h>
 #include <unistd.h>
 
+uint32_t clmg_index_priority(uint32_t i) {
+  /* every step is invertible */
+  i ^= i >> 16;
+  i *= 0x85ebca6bu;
+  i ^= i >> 13;
+  i *= 0xc2b2ae35u;
+  i ^= i >> 16;
+  return i;
+}
+
 typedef struct host_range {
   clmg_host_loop_body body;
   void *data;

@@ -40,15 +40,10 @@
 
 /* ---- colours ---- */
 
-/* The row's weight: a fixed bijective 32-bit hash of its index (C.
- * Wellons' "lowbias32"), the same on every device. */
+/* The row's weight: clmg_index_priority of its index, the same on every
+ * device. */
 static uint32_t row_weight(uint32_t i) {
-  i ^= i >> 16;
-  i *= 0x7feb352dU;
-  i ^= i >> 15;
-  i *= 0x846ca68bU;
-  i ^= i >> 16;
-  return i;
+  return clmg_index_priority(i);
 }
 
 /* Whether row i comes before row j in Jones-Plassmann's order. */
