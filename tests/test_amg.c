@@ -635,21 +635,6 @@ static void test_patch_smoother_threads(void **state) {
 
 /* ---- the hierarchy with its products on the device ---- */
 
-static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
-  if (x->rows != y->rows || x->cols != y->cols || clmg_csr_nnz(x) != clmg_csr_nnz(y))
-    fail_msg("%s level %d: %zu x %zu, %zu entries against %zu x %zu, %zu", what, level, x->rows,
-             x->cols, clmg_csr_nnz(x), y->rows, y->cols, clmg_csr_nnz(y));
-  assert_memory_equal(x->row_ptr, y->row_ptr, (x->rows + 1) * sizeof *x->row_ptr);
-  assert_memory_equal(x->col, y->col, clmg_csr_nnz(x) * sizeof *x->col);
-  double largest = 0, worst = 0;
-  for (size_t k = 0; k < clmg_csr_nnz(x); ++k) {
-    largest = fmax(largest, fabs(y->val[k]));
-    worst = fmax(worst, fabs(x->val[k] - y->val[k]));
-  }
-  if (!(worst <= 1e-12 * largest))
-    fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
-}
-
 /* The device hierarchy (by default with parallel roots: aggregation, fit,
  * smoothing and products all on the device) against the host's with
  * parallel roots: the same levels, entry for entry, and the same patches;
@@ -669,14 +654,14 @@ static void test_amg_device_build(void **state) {
   assert_null(host.device_a);
   assert_non_null(device.device_a);
   for (int l = 0; l < host.num_levels; ++l) {
-    check_same_csr(&device.a[l], &host.a[l], "A on the host", l);
+    test_check_same_csr(&device.a[l], &host.a[l], 1e-12, "A on the host", l);
     clmg_csr copy = {0};
     CHECK_HOST(clmg_csr_device_download(&device.device_a[l], &copy, &error), error);
-    check_same_csr(&copy, &host.a[l], "A on the device", l);
+    test_check_same_csr(&copy, &host.a[l], 1e-12, "A on the device", l);
     clmg_csr_free(&copy);
     if (l > 0) {
       CHECK_HOST(clmg_csr_device_download(&device.device_p[l], &copy, &error), error);
-      check_same_csr(&copy, &host.p[l], "P", l);
+      test_check_same_csr(&copy, &host.p[l], 1e-12, "P", l);
       clmg_csr_free(&copy);
       assert_memory_equal(device.patch[l], host.patch[l], host.a[l].rows * sizeof(int32_t));
     }

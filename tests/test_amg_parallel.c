@@ -226,21 +226,6 @@ static void test_parallel_roots_reference(void **state) {
   }
 }
 
-static void check_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
-  if (x->rows != y->rows || x->cols != y->cols || clmg_csr_nnz(x) != clmg_csr_nnz(y))
-    fail_msg("%s level %d: %zu x %zu, %zu entries against %zu x %zu, %zu", what, level, x->rows,
-             x->cols, clmg_csr_nnz(x), y->rows, y->cols, clmg_csr_nnz(y));
-  assert_memory_equal(x->row_ptr, y->row_ptr, (x->rows + 1) * sizeof *x->row_ptr);
-  assert_memory_equal(x->col, y->col, clmg_csr_nnz(x) * sizeof *x->col);
-  double largest = 0, worst = 0;
-  for (size_t k = 0; k < clmg_csr_nnz(x); ++k) {
-    largest = fmax(largest, fabs(y->val[k]));
-    worst = fmax(worst, fabs(x->val[k] - y->val[k]));
-  }
-  if (!(worst <= 1e-11 * largest))
-    fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
-}
-
 /* The device hierarchy against the host's, level by level: A (the copy on
  * the host and the device arrays), P and the patches. */
 static void compare_hierarchies(const clmg_csr *a, const clmg_amg_options *options,
@@ -254,14 +239,14 @@ static void compare_hierarchies(const clmg_csr *a, const clmg_amg_options *optio
   assert_int_equal(device.num_levels, host.num_levels);
   assert_true(host.num_levels >= 2);
   for (int l = 0; l < host.num_levels; ++l) {
-    check_same_csr(&device.a[l], &host.a[l], what, l);
+    test_check_same_csr(&device.a[l], &host.a[l], 1e-11, what, l);
     clmg_csr copy = {0};
     CHECK_HOST(clmg_csr_device_download(&device.device_a[l], &copy, &error), error);
-    check_same_csr(&copy, &host.a[l], what, l);
+    test_check_same_csr(&copy, &host.a[l], 1e-11, what, l);
     clmg_csr_free(&copy);
     if (l > 0) {
       CHECK_HOST(clmg_csr_device_download(&device.device_p[l], &copy, &error), error);
-      check_same_csr(&copy, &host.p[l], what, l);
+      test_check_same_csr(&copy, &host.p[l], 1e-11, what, l);
       clmg_csr_free(&copy);
       assert_memory_equal(device.patch[l], host.patch[l], host.a[l].rows * sizeof(int32_t));
     }

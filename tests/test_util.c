@@ -7,8 +7,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -531,4 +534,43 @@ int test_host_cg(const clmg_csr *a, const double *b, double *x, double rtol) {
   free(q);
   free(inverse_diagonal);
   return iteration;
+}
+
+void test_check_same_csr(const clmg_csr *x, const clmg_csr *y, double relative_tolerance,
+                         const char *what, int level) {
+  if (x->rows != y->rows || x->cols != y->cols || clmg_csr_nnz(x) != clmg_csr_nnz(y))
+    fail_msg("%s level %d: %zu x %zu, %zu entries against %zu x %zu, %zu", what, level, x->rows,
+             x->cols, clmg_csr_nnz(x), y->rows, y->cols, clmg_csr_nnz(y));
+  assert_memory_equal(x->row_ptr, y->row_ptr, (x->rows + 1) * sizeof *x->row_ptr);
+  assert_memory_equal(x->col, y->col, clmg_csr_nnz(x) * sizeof *x->col);
+  double largest = 0, worst = 0;
+  for (size_t k = 0; k < clmg_csr_nnz(x); ++k) {
+    largest = fmax(largest, fabs(y->val[k]));
+    worst = fmax(worst, fabs(x->val[k] - y->val[k]));
+  }
+  if (!(worst <= relative_tolerance * largest))
+    fail_msg("%s level %d: values differ by %.3e (largest %.3e)", what, level, worst, largest);
+}
+
+int test_in_limited_child(size_t bytes, int (*body)(void *data), void *data) {
+#if defined(__SANITIZE_ADDRESS__)
+  return 0;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return 0;
+#endif
+#endif
+  fflush(NULL);
+  pid_t child = fork();
+  assert_true(child >= 0);
+  if (child == 0) {
+    struct rlimit limit = {bytes, bytes};
+    _exit(setrlimit(RLIMIT_AS, &limit) != 0 ? 3 : body(data));
+  }
+  int status = 0;
+  assert_int_equal(waitpid(child, &status, 0), child);
+  assert_true(WIFEXITED(status));
+  if (WEXITSTATUS(status) != 0)
+    fail_msg("the child in %zu bytes of address space exited with %d", bytes, WEXITSTATUS(status));
+  return 1;
 }

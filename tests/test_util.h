@@ -174,6 +174,20 @@ clmg_triangle_edges test_edges_of(const clmg_mesh *mesh);
       fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_), (error).message);         \
   } while (0)
 
+/* ---- shared checks ---- */
+
+/* x and y are the same CSR matrix: the same dimensions and pattern, values
+ * within relative_tolerance of y's largest (fails naming what and level). */
+void test_check_same_csr(const clmg_csr *x, const clmg_csr *y, double relative_tolerance,
+                         const char *what, int level);
+
+/* Runs body(data) in a child process whose address space is limited to
+ * `bytes` (RLIMIT_AS) and fails the test unless it returns 0 (its value is
+ * the child's exit status; 3: the limit could not be set). Does nothing
+ * under AddressSanitizer, which reserves far more address space than any
+ * such limit; returns whether it ran. */
+int test_in_limited_child(size_t bytes, int (*body)(void *data), void *data);
+
 /* A call that must return exactly `expected`. */
 #define CHECK_STATUS(expected, call)                                                               \
   do {                                                                                             \
