@@ -9,7 +9,13 @@
 #include "clmg/core.h"
 
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
+
+/* A reader's error "PATH:LINE: MESSAGE" into error (may be NULL), the
+ * file's contents in it made printable (clmg_message_sanitize). */
+void clmg_error_vset_at(clmg_error *error, const char *path, long line, const char *format,
+                        va_list args);
 
 /* The "C" numeric locale for the duration of a call, so that strtod and
  * printf use a decimal point whatever locale the application set. */

@@ -82,17 +82,10 @@ static clmg_status fail_line(const reader *r, long line, const char *format, ...
 static clmg_status fail_line(const reader *r, long line, const char *format, ...) {
   if (r->stream != CLMG_SUCCESS)
     return r->stream;
-  if (r->error) {
-    char *message = r->error->message;
-    size_t size = sizeof r->error->message;
-    int prefix = snprintf(message, size, "%s:%ld: ", r->path, line);
-    if (prefix >= 0 && (size_t)prefix < size) {
-      va_list args;
-      va_start(args, format);
-      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
-      va_end(args);
-    }
-  }
+  va_list args;
+  va_start(args, format);
+  clmg_error_vset_at(r->error, r->path, line, format, args);
+  va_end(args);
   return CLMG_ERROR_PARSE;
 }
 
@@ -103,17 +96,10 @@ static void stream_failure(reader *r, clmg_status status, const char *format, ..
     ;
 
 static void stream_failure(reader *r, clmg_status status, const char *format, ...) {
-  if (r->error) {
-    char *message = r->error->message;
-    size_t size = sizeof r->error->message;
-    int prefix = snprintf(message, size, "%s:%ld: ", r->path, r->line);
-    if (prefix >= 0 && (size_t)prefix < size) {
-      va_list args;
-      va_start(args, format);
-      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
-      va_end(args);
-    }
-  }
+  va_list args;
+  va_start(args, format);
+  clmg_error_vset_at(r->error, r->path, r->line, format, args);
+  va_end(args);
   r->stream = status;
 }
 

@@ -60,18 +60,10 @@ static clmg_status parse_error(const mm_reader *reader, const char *format, ...)
     ;
 
 static clmg_status parse_error(const mm_reader *reader, const char *format, ...) {
-  if (reader->error) {
-    char *message = reader->error->message;
-    size_t size = sizeof reader->error->message;
-    int prefix = snprintf(message, size, "%s:%zu: ", reader->path, reader->line_number);
-    if (prefix >= 0 && (size_t)prefix < size) {
-      va_list args;
-      va_start(args, format);
-      vsnprintf(message + prefix, size - (size_t)prefix, format, args);
-      va_end(args);
-    }
-    clmg_message_sanitize(message, size);
-  }
+  va_list args;
+  va_start(args, format);
+  clmg_error_vset_at(reader->error, reader->path, (long)reader->line_number, format, args);
+  va_end(args);
   return CLMG_ERROR_PARSE;
 }
 
