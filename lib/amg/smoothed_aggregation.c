@@ -958,6 +958,39 @@ static clmg_status check_aggregated_diagonals(const clmg_csr *a, const int32_t *
   return CLMG_SUCCESS;
 }
 
+/* The roots of built level `built` (1: the finest) are root_distance apart,
+ * those of the coarser (denser Galerkin) levels coarse_root_distance. */
+static int level_root_distance(const clmg_amg_options *o, size_t built) {
+  return built > 1 && o->coarse_root_distance > 0 ? o->coarse_root_distance : o->root_distance;
+}
+
+/* A coarse level of coarse_rows pays for itself (something coarsened, by
+ * more than a tenth). */
+static int worth_a_level(size_t coarse_rows, size_t fine_rows) {
+  return coarse_rows > 0 && coarse_rows * 10 <= fine_rows * 9;
+}
+
+/* The device products of one level: P = (I - omega D^-1 A) P~ from the
+ * tentative P~ into *p (tentative NULL: *p is given, classical), then A_c
+ * = P^T A P, back on the host where download is 1; the phases timed. */
+static clmg_status device_level_products(clmg_context *context, const clmg_amg_options *o,
+                                         const clmg_csr_device *fine,
+                                         const clmg_csr_device *tentative, int download,
+                                         clmg_csr_device *p, clmg_csr_device *coarse_device,
+                                         clmg_csr *coarse, double *mark, clmg_error *error) {
+  clmg_status device = CLMG_SUCCESS;
+  if (tentative)
+    device = device_smoothed_prolongator(context, fine, tentative, o->prolongator_damping, p);
+  if (o->times)
+    lap(context, o, &o->times->prolongator_s, mark);
+  clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download,
+                                                                coarse_device, coarse, error)
+                                              : device_failure(context, device, error);
+  if (o->times)
+    lap(context, o, &o->times->galerkin_s, mark);
+  return status;
+}
+
 void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
   if (!h)
     return;
@@ -1069,30 +1102,21 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   while (status == CLMG_SUCCESS && all_on_device && built < capacity &&
          levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr_device *fine_device = &h.device_a[built - 1];
-    int distance =
-        built > 1 && o->coarse_root_distance > 0 ? o->coarse_root_distance : o->root_distance;
     clmg_csr_device tentative = {0};
     clmg_vector *coarse_b = NULL;
     size_t count = 0;
-    clmg_status device = clmg_amg_device_tentative(context, fine_device, o->strength_threshold,
-                                                   distance, device_b, &tentative, &coarse_b,
-                                                   &count, NULL, with_patches ? aggregate : NULL);
+    clmg_status device = clmg_amg_device_tentative(
+        context, fine_device, o->strength_threshold, level_root_distance(o, built), device_b,
+        &tentative, &coarse_b, &count, NULL, with_patches ? aggregate : NULL);
     if (times)
       lap(context, o, &times->aggregate_s, &mark);
-    /* no aggregate, or too little coarsening to pay for a level: stop */
-    int stop = device == CLMG_SUCCESS && (count == 0 || count * 10 > fine_device->rows * 9);
-    if (device == CLMG_SUCCESS && !stop)
-      device = device_smoothed_prolongator(context, fine_device, &tentative, o->prolongator_damping,
-                                           &h.device_p[built]);
-    if (times)
-      lap(context, o, &times->prolongator_s, &mark);
+    int stop = device == CLMG_SUCCESS && !worth_a_level(count, fine_device->rows);
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
     else if (!stop)
-      status = device_galerkin(context, fine_device, &h.device_p[built], host_levels,
-                               &h.device_a[built], &levels_a[built], error);
-    if (times)
-      lap(context, o, &times->galerkin_s, &mark);
+      status = device_level_products(context, o, fine_device, &tentative, host_levels,
+                                     &h.device_p[built], &h.device_a[built], &levels_a[built],
+                                     &mark, error);
     if (status == CLMG_SUCCESS && !stop && with_patches)
       status = make_patches(&levels_a[built], aggregate, fine_device->rows, 1, o,
                             &h.patch[built - 1], error);
@@ -1124,15 +1148,14 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       /* the finest level's roots root_distance apart, the coarser (denser
        * Galerkin) levels' coarse_root_distance apart */
       clmg_amg_options level_options = *o;
-      if (built > 1 && o->coarse_root_distance > 0)
-        level_options.root_distance = o->coarse_root_distance;
+      level_options.root_distance = level_root_distance(o, built);
       status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
                               error);
       coarse_rows = count * k;
       mark = clmg_seconds_now(); /* aggregate_rows timed itself */
     }
     /* no aggregate, or too little coarsening to pay for a level: stop */
-    if (status != CLMG_SUCCESS || coarse_rows == 0 || coarse_rows * 10 > fine->rows * 9) {
+    if (status != CLMG_SUCCESS || !worth_a_level(coarse_rows, fine->rows)) {
       clmg_csr_free(&classical);
       break;
     }
@@ -1154,17 +1177,13 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       clmg_status device =
           clmg_csr_device_upload(context, smoothed ? &tentative : &classical, precision,
                                  smoothed ? &tentative_device : &h.device_p[built]);
-      if (device == CLMG_SUCCESS && smoothed)
-        device = device_smoothed_prolongator(context, &h.device_a[built - 1], &tentative_device,
-                                             o->prolongator_damping, &h.device_p[built]);
-      clmg_csr_device_free(&tentative_device);
-      if (times)
-        lap(context, o, &times->prolongator_s, &mark);
       /* the next level is aggregated on the host: A_c comes back */
       status = device == CLMG_SUCCESS
-                   ? device_galerkin(context, &h.device_a[built - 1], &h.device_p[built], 1,
-                                     &h.device_a[built], &levels_a[built], error)
+                   ? device_level_products(
+                         context, o, &h.device_a[built - 1], smoothed ? &tentative_device : NULL, 1,
+                         &h.device_p[built], &h.device_a[built], &levels_a[built], &mark, error)
                    : device_failure(context, device, error);
+      clmg_csr_device_free(&tentative_device);
     } else if (status == CLMG_SUCCESS) {
       if (smoothed) {
         status =
@@ -1177,9 +1196,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
         lap(NULL, o, &times->prolongator_s, &mark);
       if (status == CLMG_SUCCESS)
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
+      if (times)
+        lap(NULL, o, &times->galerkin_s, &mark);
     }
-    if (times)
-      lap(context, o, &times->galerkin_s, &mark);
     /* the patches group whole aggregates (classical levels: none) */
     if (status == CLMG_SUCCESS && with_patches && smoothed)
       status =
