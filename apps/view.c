@@ -89,32 +89,16 @@ void view_print(const view_level *levels, int count) {
   fflush(stdout);
 }
 
-/* The phases in the order the setup runs them. */
-#define AMG_PHASES(X)                                                                              \
-  X(upload_s, "the matrix to the device")                                                          \
-  X(strength_s, "strength graph")                                                                  \
-  X(aggregate_s, "aggregation or C/F splitting")                                                   \
-  X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \
-  X(prolongator_s, "prolongator smoothing")                                                        \
-  X(galerkin_s, "Galerkin product P^T A P")                                                        \
-  X(patches_s, "smoother patches")                                                                 \
-  X(engine_s, "levels, smoothers, coarse solver")
-
 void view_amg_times_print(const clmg_amg_setup_times *t) {
   printf("  AMG setup, %.4f s, where it went:\n", t->total_s);
 #define PRINT_PHASE(field, label) printf("  %10.4f s  %s\n", t->field, label);
-  AMG_PHASES(PRINT_PHASE)
+  APPUTIL_AMG_PHASES(PRINT_PHASE)
 #undef PRINT_PHASE
   fflush(stdout);
 }
 
 void view_amg_times_json(json_writer *w, const clmg_amg_setup_times *t) {
-  json_object_begin(w, "amg_setup");
-#define JSON_PHASE(field, label) json_number(w, #field, t->field);
-  AMG_PHASES(JSON_PHASE)
-#undef JSON_PHASE
-  json_number(w, "total_s", t->total_s);
-  json_object_end(w);
+  json_amg_setup_times(w, "amg_setup", t);
 }
 
 void view_json(json_writer *w, const view_level *levels, int count) {

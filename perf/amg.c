@@ -414,18 +414,7 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
     json_number(&w, "operator_complexity", r->operator_complexity);
     json_number(&w, "setup_s", r->setup_s);
     if (r->solver == SOLVER_AMG_JACOBI || r->solver == SOLVER_AMG_PATCH) {
-      const clmg_amg_setup_times *t = &r->phases;
-      json_object_begin(&w, "setup_phases");
-      json_number(&w, "upload_s", t->upload_s);
-      json_number(&w, "strength_s", t->strength_s);
-      json_number(&w, "aggregate_s", t->aggregate_s);
-      json_number(&w, "fit_s", t->fit_s);
-      json_number(&w, "prolongator_s", t->prolongator_s);
-      json_number(&w, "galerkin_s", t->galerkin_s);
-      json_number(&w, "patches_s", t->patches_s);
-      json_number(&w, "engine_s", t->engine_s);
-      json_number(&w, "total_s", t->total_s);
-      json_object_end(&w);
+      json_amg_setup_times(&w, "setup_phases", &r->phases);
     }
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "solve_s", r->solve_s);

@@ -229,6 +229,15 @@ void json_bool(json_writer *w, const char *key, int value) {
   fputs(value ? "true" : "false", w->out);
 }
 
+void json_amg_setup_times(json_writer *w, const char *key, const clmg_amg_setup_times *t) {
+  json_object_begin(w, key);
+#define JSON_PHASE(field, label) json_number(w, #field, t->field);
+  APPUTIL_AMG_PHASES(JSON_PHASE)
+#undef JSON_PHASE
+  json_number(w, "total_s", t->total_s);
+  json_object_end(w);
+}
+
 void json_device(json_writer *w, const clmg_device_info *device) {
   char id[32];
   snprintf(id, sizeof id, "%u:%u", device->platform_index, device->device_index);
