@@ -38,10 +38,6 @@ static void graph_args(const device_level *d, const clmg_vector *strong, clmg_ke
   clmg_arg_buffer(args, strong->buffer);
 }
 
-static clmg_status read_count(clmg_vector *counter, uint32_t *value) {
-  return clmg_vector_download(counter, value);
-}
-
 /* The strength of every entry (strong), then the roots: tuple[i] ends in
  * state 2 (in) or 0 (out). */
 static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clmg_vector *strong,
@@ -96,7 +92,7 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clm
       status = clmg_launch_args(&args, n);
     }
     if (status == CLMG_SUCCESS)
-      status = read_count(counter, &undecided);
+      status = clmg_vector_download(counter, &undecided);
   }
   clmg_vector_destroy(m[0]);
   clmg_vector_destroy(m[1]);
@@ -136,7 +132,7 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
       status = clmg_launch_args(&args, n);
     }
     if (status == CLMG_SUCCESS)
-      status = read_count(counter, &changed);
+      status = clmg_vector_download(counter, &changed);
     clmg_vector *swap = current;
     current = other;
     other = swap;
@@ -309,7 +305,7 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
     status = clmg_launch_args(&args, n);
   }
   if (status == CLMG_SUCCESS)
-    status = read_count(counter, &missing);
+    status = clmg_vector_download(counter, &missing);
   if (status == CLMG_SUCCESS && missing < n)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
