@@ -100,6 +100,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
     if (read == 0)
       return 0;
     char extra;
+    long long integer = 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
     } else if (strcmp(name, "--json") == 0) {
@@ -114,23 +115,18 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
       }
       *levels_given = 1;
     } else if (strcmp(name, "--blobs-level") == 0) {
-      if (sscanf(value, "%d%c", &s->blobs_level, &extra) != 1 || s->blobs_level < -1 ||
-          s->blobs_level > 5) {
-        fprintf(stderr, PROGRAM ": --blobs-level wants -1 to 5, not %s\n", value);
+      if (!perf_parse_integer(PROGRAM, name, value, -1, 5, &integer))
         return 0;
-      }
+      s->blobs_level = (int)integer;
       *blobs_given = 1;
     } else if (strcmp(name, "--irregular-n") == 0) {
-      if (sscanf(value, "%d%c", &s->irregular_n, &extra) != 1 || s->irregular_n < 0 ||
-          s->irregular_n > 200) {
-        fprintf(stderr, PROGRAM ": --irregular-n wants 0 to 200, not %s\n", value);
+      if (!perf_parse_integer(PROGRAM, name, value, 0, 200, &integer))
         return 0;
-      }
+      s->irregular_n = (int)integer;
     } else if (strcmp(name, "--profile") == 0) {
-      if (sscanf(value, "%d%c", &s->profile, &extra) != 1 || s->profile < 0 || s->profile > 100) {
-        fprintf(stderr, PROGRAM ": --profile wants 0 to 100 kernels, not %s\n", value);
+      if (!perf_parse_integer(PROGRAM, name, value, 0, 100, &integer))
         return 0;
-      }
+      s->profile = (int)integer;
     } else if (strcmp(name, "--precisions") == 0) {
       s->run_double = strstr(value, "double") != NULL;
       s->run_mixed = strstr(value, "mixed") != NULL;

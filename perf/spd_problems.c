@@ -6,7 +6,6 @@
  * for rigid-body modes), all through the library's Matrix Market writers;
  * files that scipy.io.mmread reads. Prints the rows, nonzeros, block size
  * and the assembly time. Runs on the host only (no OpenCL device). */
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,30 +46,6 @@ static void print_usage(FILE *out) {
         out);
 }
 
-static int parse_double(const char *option, const char *text, double *value) {
-  char *end = NULL;
-  errno = 0;
-  *value = strtod(text, &end);
-  if (end == text || *end != '\0' || errno == ERANGE) {
-    fprintf(stderr, PROGRAM ": %s expects a number, got '%s'\n", option, text);
-    return 0;
-  }
-  return 1;
-}
-
-static int parse_integer(const char *option, const char *text, long long min, long long max,
-                         long long *value) {
-  char *end = NULL;
-  errno = 0;
-  *value = strtoll(text, &end, 10);
-  if (end == text || *end != '\0' || errno == ERANGE || *value < min || *value > max) {
-    fprintf(stderr, PROGRAM ": %s expects an integer in [%lld, %lld], got '%s'\n", option, min, max,
-            text);
-    return 0;
-  }
-  return 1;
-}
-
 int main(int argc, char **argv) {
   clmg_spd_problem_options options;
   clmg_spd_problem_options_defaults(&options);
@@ -99,17 +74,17 @@ int main(int argc, char **argv) {
     long long integer = 0;
     int ok = 1;
     if (strcmp(arg, "--level") == 0) {
-      ok = parse_integer(arg, value, 1, 1 << 30, &integer);
+      ok = perf_parse_integer(PROGRAM, arg, value, 1, 1 << 30, &integer);
       options.level = (int)integer;
       level_given = 1;
     } else if (strcmp(arg, "--poisson-ratio") == 0) {
-      ok = parse_double(arg, value, &options.poisson_ratio);
+      ok = perf_parse_number(PROGRAM, arg, value, -1e300, 1e300, &options.poisson_ratio);
     } else if (strcmp(arg, "--jump") == 0) {
-      ok = parse_double(arg, value, &options.jump);
+      ok = perf_parse_number(PROGRAM, arg, value, -1e300, 1e300, &options.jump);
     } else if (strcmp(arg, "--distortion") == 0) {
-      ok = parse_double(arg, value, &options.distortion);
+      ok = perf_parse_number(PROGRAM, arg, value, -1e300, 1e300, &options.distortion);
     } else if (strcmp(arg, "--seed") == 0) {
-      ok = parse_integer(arg, value, 0, (long long)(~0ull >> 1), &integer);
+      ok = perf_parse_integer(PROGRAM, arg, value, 0, (long long)(~0ull >> 1), &integer);
       options.seed = (uint64_t)integer;
     } else {
       prefix = value; /* -o, --output */

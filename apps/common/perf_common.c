@@ -16,6 +16,34 @@ int perf_parse_positive_number(const char *text, double *value) {
   return 1;
 }
 
+int perf_parse_integer(const char *program, const char *option, const char *text, long long min,
+                       long long max, long long *value) {
+  char *end = NULL;
+  errno = 0;
+  long long parsed = strtoll(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || parsed < min || parsed > max) {
+    fprintf(stderr, "%s: %s wants an integer from %lld to %lld, not '%s'\n", program, option, min,
+            max, text);
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
+int perf_parse_number(const char *program, const char *option, const char *text, double min,
+                      double max, double *value) {
+  char *end = NULL;
+  errno = 0;
+  double parsed = strtod(text, &end);
+  if (errno != 0 || end == text || *end != '\0' || !(parsed >= min && parsed <= max)) {
+    fprintf(stderr, "%s: %s wants a number from %g to %g, not '%s'\n", program, option, min, max,
+            text);
+    return 0;
+  }
+  *value = parsed;
+  return 1;
+}
+
 static int is_listed(const char *name, const char *const *list) {
   for (size_t i = 0; list[i] != NULL; ++i) {
     if (strcmp(name, list[i]) == 0) {

@@ -21,6 +21,14 @@ typedef struct perf_timing {
 /* Parses a finite number > 0 filling all of text; returns 0 if it is not one. */
 int perf_parse_positive_number(const char *text, double *value);
 
+/* An option's value that must be an integer (a number) in [min, max],
+ * filling all of text; returns 0 after printing "PROGRAM: OPTION wants ...,
+ * not TEXT". */
+int perf_parse_integer(const char *program, const char *option, const char *text, long long min,
+                       long long max, long long *value);
+int perf_parse_number(const char *program, const char *option, const char *text, double min,
+                      double max, double *value);
+
 /* Reads the option at argv[*index], "--opt VALUE" or "--opt=VALUE", where
  * every option but --help/-h takes a value and must be one of value_options
  * (a NULL-ended list). Returns 1 with its name and value (advancing *index
