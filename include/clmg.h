@@ -9,6 +9,7 @@
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
 #include "clmg/amg.h"
+#include "clmg/solver.h"
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
 #include "clmg/spd_problems.h"

@@ -229,6 +229,11 @@ CLMG_API clmg_status clmg_context_check_precision(clmg_context *context, clmg_dt
  * for anything else (negative, empty, trailing text, over 2^64 - 1). */
 CLMG_API clmg_status clmg_parse_memory_size(const char *text, uint64_t *bytes);
 
+/* Seconds the context has spent making programs: compiling kernels from
+ * source and loading them from the binary cache. A setup's time without
+ * compilation is its wall time less the growth of this. */
+CLMG_API double clmg_context_program_seconds(const clmg_context *context);
+
 /* Program-manager counters: programs compiled from source and programs loaded
  * from the binary cache during this context's life. */
 CLMG_API void clmg_context_program_counts(const clmg_context *context, unsigned *built_from_source,

@@ -492,6 +492,7 @@ void clmg_context_destroy(clmg_context *context) {
     clReleaseContext(context->cl);
   free(context->cache_dir);
   free(context->kernel_dir);
+  clmg_registry_free(context->registry);
   free(context);
 }
 
@@ -501,6 +502,10 @@ const clmg_device_info *clmg_context_device(const clmg_context *context) {
 
 uint64_t clmg_context_device_bytes(const clmg_context *context) {
   return context ? context->device_bytes : 0;
+}
+
+double clmg_context_program_seconds(const clmg_context *context) {
+  return context ? context->program_seconds : 0.0;
 }
 
 void clmg_context_program_counts(const clmg_context *context, unsigned *built_from_source,

@@ -40,6 +40,11 @@ struct clmg_context {
   unsigned programs_cached;
   clmg_program_callback program_callback; /* NULL: none */
   void *program_callback_data;
+  double program_seconds; /* building and loading programs, all told */
+
+  /* the names registered for the options layer (lib/solver/registry.c);
+   * NULL: none */
+  struct clmg_registry *registry;
 
   /* reductions: one partial sum per work-group and per result */
   cl_mem partials;
@@ -239,6 +244,9 @@ clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op)
  * unmapping that much (context.c). OpenCL CPU drivers abort rather than fail
  * when they run out, so clmg tests first where it can. */
 int clmg_address_space_has_room(size_t bytes);
+
+/* Frees a context's registrations (lib/solver/registry.c). */
+void clmg_registry_free(struct clmg_registry *registry);
 
 /* ---- host-only helpers (lib/core/host_errors.c) ---- */
 

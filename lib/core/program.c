@@ -439,6 +439,7 @@ static clmg_status get_program(clmg_context *context, const char *family, const 
 
   cl_program program = NULL;
   char key[33];
+  double start_all = clmg_seconds_now(); /* loading from the cache counts too */
   cache_key(context, source, options, key);
   if (context->cache_dir) {
     program = load_cached(context, family, key, options);
@@ -457,6 +458,7 @@ static clmg_status get_program(clmg_context *context, const char *family, const 
     }
   }
   free(source);
+  context->program_seconds += clmg_seconds_now() - start_all;
   if (status != CLMG_SUCCESS)
     return status;
 

@@ -1,0 +1,220 @@
+/* clmg solvers as data: an options database and a solver composed from it.
+ *
+ * A solver is named, not wired: "krylov=cg precond=amg mg.smoother=chebyshev
+ * tol=1e-8" (a string, as PETSc's options database takes them) or the same
+ * as a JSON document ({"krylov": "cg", "precond": "amg", "mg": {"smoother":
+ * "chebyshev"}, "tol": 1e-8}, as AmgX's configurations are) becomes a
+ * Krylov method, a preconditioner, a multigrid hierarchy and its smoothers
+ * and coarse solver, built by clmg_solver_create from a matrix. Every key
+ * and every value is checked: an unknown one is refused with the list of
+ * the valid ones. AUTO choices are resolved in one place
+ * (clmg_solver_create, documented at each key), and the solver reports the
+ * options it resolved (clmg_solver_view_json), so a run can be repeated
+ * from its output.
+ *
+ * The keys (clmg_options_key_info lists them with their defaults and
+ * values):
+ *   krylov     auto (CG when A is symmetric with a positive diagonal, else
+ *              GMRES), cg, bicgstab, gmres, or none (the preconditioner's
+ *              own iteration: multigrid cycles, or Jacobi steps)
+ *   precond    none, jacobi (default), amg, or a name registered with
+ *              clmg_register_preconditioner
+ *   precision  double (default), float, or mixed (the preconditioner in
+ *              float inside a double Krylov method)
+ *   format     the device matrices' format: auto (default), csr, ellr, sell
+ *   tol, atol, maxit, restart   relative and absolute tolerance (tol 0:
+ *              the precision's default, 1e-8 in double, 1e-5 in float),
+ *              iteration limit, GMRES(m)
+ *   mg.*       the multigrid cycle of any hierarchy: cycle, smoother,
+ *              steps, omega, inner, coarse, direct_rows
+ *   amg.*      how AMG coarsens: coarsening, strength, roots, block_size,
+ *              root_distance, coarse_root_distance, min_aggregate_size,
+ *              coarse_rows, max_levels, near_nullspace (a Matrix Market
+ *              file of vectors), coordinates (a file of node coordinates:
+ *              the rigid-body modes of elasticity)
+ * The library's own reports never print: a failure is a status with the
+ * context's message, or the clmg_error given. */
+#ifndef CLMG_SOLVER_H
+#define CLMG_SOLVER_H
+
+#include "clmg/amg.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- the options database ---- */
+
+typedef struct clmg_options clmg_options;
+
+/* An empty database: every key has its default. */
+CLMG_API clmg_status clmg_options_create(clmg_options **options, clmg_error *error);
+CLMG_API void clmg_options_destroy(clmg_options *options);
+
+/* Sets one key (e.g. "mg.smoother") to a value given as text ("chebyshev",
+ * "1e-8", "true"). An unknown key, or a value of the wrong kind or outside
+ * the key's range, is refused with CLMG_ERROR_INVALID_ARGUMENT and a message
+ * that lists what is valid; the database is then unchanged. A later set of
+ * the same key replaces the earlier one. Names that users may register
+ * (precond, mg.smoother) are checked by clmg_solver_create, which knows the
+ * context's registrations. */
+CLMG_API clmg_status clmg_options_set(clmg_options *options, const char *key, const char *value,
+                                      clmg_error *error);
+
+/* Sets every "key=value" of a whitespace-separated list, in order, e.g.
+ * "krylov=cg precond=amg tol=1e-8". A word without '=' is
+ * CLMG_ERROR_PARSE, naming it. On any error nothing of the text is kept. */
+CLMG_API clmg_status clmg_options_parse(clmg_options *options, const char *text, clmg_error *error);
+
+/* Sets the keys of a JSON object: {"krylov": "cg", "tol": 1e-8, "mg":
+ * {"smoother": "chebyshev"}}; a nested object's keys are prefixed with its
+ * name and a dot, so {"mg": {"steps": 2}} is "mg.steps=2". Values are
+ * strings, numbers or booleans. Malformed JSON is CLMG_ERROR_PARSE; on any
+ * error nothing of the document is kept. */
+CLMG_API clmg_status clmg_options_parse_json(clmg_options *options, const char *json,
+                                             clmg_error *error);
+
+/* clmg_options_parse_json on a file's contents (at most 1 MiB, read with
+ * that bound): a file that cannot be read is CLMG_ERROR_IO, a larger one
+ * CLMG_ERROR_INVALID_ARGUMENT; JSON errors name the file and the line. */
+CLMG_API clmg_status clmg_options_read_file(clmg_options *options, const char *path,
+                                            clmg_error *error);
+
+/* The value of a key as text: the one set, else the default ("" for a key
+ * without one, e.g. amg.coordinates). NULL for an unknown key. The pointer
+ * stays valid until the key is set again or the database destroyed. */
+CLMG_API const char *clmg_options_get(const clmg_options *options, const char *key);
+
+/* 1 when the key was set (by any of the calls above), else 0. */
+CLMG_API int clmg_options_is_set(const clmg_options *options, const char *key);
+
+/* The options as a JSON object with nested groups ({"krylov": "cg", "mg":
+ * {...}}): every key with all_keys nonzero, else only those set; numbers as
+ * numbers. malloc'ed; free() it. NULL when out of memory. */
+CLMG_API char *clmg_options_to_json(const clmg_options *options, int all_keys);
+
+/* What a key is, for help texts: its name, kind ("string", "number",
+ * "integer", "boolean", "name"), default, the valid values of a name ("cg,
+ * gmres, ..."; "" otherwise) and a sentence. */
+typedef struct clmg_option_info {
+  const char *key;
+  const char *kind;
+  const char *default_value;
+  const char *values;
+  const char *description;
+} clmg_option_info;
+/* The number of keys; clmg_options_key_info(i, ...) for i below it fills info
+ * and returns 1 (0 past the end). */
+CLMG_API size_t clmg_options_key_count(void);
+CLMG_API int clmg_options_key_info(size_t index, clmg_option_info *info);
+
+/* The multigrid cycle options of the database (mg.*) as the engine's
+ * options, for a hierarchy the caller builds (a geometric one from a mesh):
+ * cycle, smoother (a built-in one, or one registered on the context, whose
+ * factory it sets), steps, omega, coarse solver. The smoothers that need a
+ * host matrix per level (patch, gauss-seidel) exist only for AMG
+ * hierarchies and are refused here. A failure's message is the
+ * context's. */
+CLMG_API clmg_status clmg_options_multigrid(const clmg_options *options, clmg_context *context,
+                                            clmg_multigrid_options *multigrid);
+
+/* ---- registrations: a caller's components under a name ---- */
+
+/* Makes a preconditioner for the matrix a (on the host) whose device copy is
+ * `matrix` (in the solver's precision: float for precision=mixed). */
+typedef clmg_status (*clmg_preconditioner_factory)(void *data, clmg_context *context,
+                                                   const clmg_csr *a, const clmg_matrix *matrix,
+                                                   clmg_preconditioner *preconditioner);
+
+/* Registers a preconditioner (precond=NAME) or a smoother (mg.smoother=NAME,
+ * made per level by the factory as clmg_multigrid_options.smoother_factory
+ * would) on a context, for every solver made on it afterwards. A name is
+ * letters, digits, '-' and '_' (at most 31), and may not be a built-in
+ * one's or one already registered; at most 16 of each kind. data is
+ * borrowed: it must outlive the solvers. */
+CLMG_API clmg_status clmg_register_preconditioner(clmg_context *context, const char *name,
+                                                  clmg_preconditioner_factory factory, void *data);
+CLMG_API clmg_status clmg_register_smoother(clmg_context *context, const char *name,
+                                            clmg_smoother_factory factory, void *data);
+
+/* ---- the solver ---- */
+
+typedef struct clmg_solver clmg_solver;
+
+/* Builds the solver the options describe for the square host matrix a
+ * (borrowed: only read here): its device matrix, the preconditioner
+ * (hierarchy, smoothers, coarse solver) and the Krylov method, resolving
+ * every AUTO. A matrix with an empty or all-zero row is refused (it is
+ * singular). NULL options: the defaults. A failure's message is the
+ * context's. */
+CLMG_API clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
+                                        const clmg_options *options, clmg_solver **solver);
+
+/* The same around an operator and a multigrid hierarchy the caller built
+ * (a geometric one, say): precond must be "multigrid" (its default here),
+ * "jacobi" or "none"; the solver borrows both (they must outlive it), and
+ * krylov=auto means CG when symmetric is nonzero, else GMRES. mg.* and
+ * amg.* are not read (clmg_options_multigrid gives the hierarchy's). */
+CLMG_API clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
+                                                  clmg_multigrid *multigrid, int symmetric,
+                                                  const clmg_options *options,
+                                                  clmg_solver **solver);
+
+CLMG_API void clmg_solver_destroy(clmg_solver *solver);
+
+/* Called after every iteration (cycle) with its relative residual;
+ * returning nonzero stops the solve. NULL: none. */
+CLMG_API void clmg_solver_set_monitor(clmg_solver *solver, clmg_krylov_monitor monitor, void *data);
+
+/* Solves A x = b on the device, x holding the initial guess (vectors of the
+ * solver's precision: double for precision=mixed). CLMG_SUCCESS only when x
+ * is finite and the residual recomputed from it is finite and meets the
+ * tolerance; CLMG_ERROR_NOT_CONVERGED otherwise (x is then the last iterate)
+ * or as clmg_krylov_solve says. result (may be NULL) gets the iterations and
+ * residuals, and the history (free it with clmg_krylov_result_free). */
+CLMG_API clmg_status clmg_solver_solve(clmg_solver *solver, const clmg_vector *b, clmg_vector *x,
+                                       clmg_krylov_result *result);
+
+/* The same with host arrays of doubles (rows entries each; x holds the
+ * initial guess and gets the solution): uploads, solves, downloads. */
+CLMG_API clmg_status clmg_solver_solve_host(clmg_solver *solver, const double *b, double *x,
+                                            clmg_krylov_result *result);
+
+/* The composed solver: the resolved options (every key, AUTO replaced by
+ * what was chosen), the device matrix, and for multigrid its levels (rows,
+ * nonzeros, smoother, damping), operator and grid complexity, and the AMG
+ * setup's phases; as text for people or a JSON object. malloc'ed; free()
+ * it. NULL when out of memory. */
+CLMG_API char *clmg_solver_view(const clmg_solver *solver);
+CLMG_API char *clmg_solver_view_json(const clmg_solver *solver);
+
+/* The view of any multigrid hierarchy (one made without a clmg_solver, say),
+ * with the AMG setup's phases when times is not NULL: as text (a table, the
+ * finest level first) or as a JSON object {"hierarchy": [{level, rows,
+ * nonzeros, format, format_description, smoother, damping, coarse_solver},
+ * ...], "operator_complexity", "grid_complexity", "amg_setup": {...}}.
+ * malloc'ed; free() it. NULL when out of memory. */
+CLMG_API char *clmg_multigrid_view(const clmg_multigrid *multigrid,
+                                   const clmg_amg_setup_times *times);
+CLMG_API char *clmg_multigrid_view_json(const clmg_multigrid *multigrid,
+                                        const clmg_amg_setup_times *times);
+
+/* What the solver is made of (borrowed from it). */
+CLMG_API const clmg_operator *clmg_solver_operator(const clmg_solver *solver);
+CLMG_API const clmg_matrix *clmg_solver_matrix(const clmg_solver *solver); /* NULL: an operator */
+CLMG_API clmg_multigrid *clmg_solver_multigrid(const clmg_solver *solver); /* NULL: none */
+CLMG_API clmg_krylov_method clmg_solver_method(const clmg_solver *solver); /* AUTO: none */
+CLMG_API clmg_dtype clmg_solver_precision(const clmg_solver *solver);
+CLMG_API const clmg_options *clmg_solver_options(const clmg_solver *solver); /* resolved */
+/* Seconds clmg_solver_create took, kernel compilation excluded where the
+ * context counts it (clmg_context_program_stats). */
+CLMG_API double clmg_solver_setup_seconds(const clmg_solver *solver);
+/* Seconds clmg_solver_create spent compiling kernels or loading them from
+ * the cache (more kernels come with the first solve). */
+CLMG_API double clmg_solver_compile_seconds(const clmg_solver *solver);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

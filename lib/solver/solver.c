@@ -1,0 +1,638 @@
+/* The solver an options database describes (clmg/solver.h): the one place
+ * where AUTO choices are resolved and where a Krylov method, a
+ * preconditioner and a multigrid hierarchy are put together. */
+#include "solver/solver_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/internal.h"
+
+/* A matrix is taken for symmetric when every |a_ij - a_ji| is at most this
+ * much of the larger (clmg_csr_is_symmetric). */
+static const double SYMMETRY_TOLERANCE = 1e-8;
+
+/* ---- AUTO, resolved ---- */
+
+/* krylov=auto: CG when A is symmetric with a positive diagonal, else GMRES
+ * (CG on anything else may break down or diverge; GMRES assumes nothing). */
+static int looks_spd(const clmg_csr *a) {
+  if (!clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE))
+    return 0;
+  for (size_t i = 0; i < a->rows; i++) {
+    double diagonal = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
+      if ((size_t)a->col[k] == i)
+        diagonal = a->val[k];
+    if (!(diagonal > 0))
+      return 0;
+  }
+  return 1;
+}
+
+static clmg_status fail_error(clmg_context *context, clmg_status status, const clmg_error *error) {
+  return clmg_fail(context, status, "%s", error->message);
+}
+
+/* Resolves krylov, precision and tol in s->options; symmetric: what is known
+ * of A (1: symmetric with a positive diagonal). */
+static clmg_status resolve_common(clmg_solver *s, int symmetric) {
+  clmg_error error = {{0}};
+  clmg_options *o = s->options;
+  clmg_status status = CLMG_SUCCESS;
+  if (clmg_options_is_auto(o, "krylov"))
+    status = clmg_options_resolve(o, "krylov", symmetric ? "cg" : "gmres", &error);
+  s->cycles_only = clmg_options_is(o, "krylov", "none");
+  if (!s->cycles_only)
+    clmg_krylov_method_parse(clmg_options_get(o, "krylov"), &s->method);
+  s->mixed = clmg_options_is(o, "precision", "mixed");
+  s->precision = clmg_options_is(o, "precision", "float") ? CLMG_FLOAT : CLMG_DOUBLE;
+  if (status == CLMG_SUCCESS && clmg_options_is_auto(o, "tol")) {
+    char text[32];
+    snprintf(text, sizeof text, "%g", clmg_default_tolerance(s->precision));
+    status = clmg_options_resolve(o, "tol", text, &error);
+  }
+  if (status != CLMG_SUCCESS)
+    return fail_error(s->context, status, &error);
+  status = clmg_context_check_precision(s->context, s->precision);
+  if (status == CLMG_SUCCESS && s->mixed)
+    status = clmg_context_check_precision(s->context, CLMG_FLOAT);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_krylov_options_defaults(&s->krylov);
+  s->krylov.relative_tolerance = clmg_options_number(o, "tol", 1e-8);
+  s->krylov.absolute_tolerance = clmg_options_number(o, "atol", 0);
+  s->krylov.max_iterations = (int)clmg_options_integer(o, "maxit", 1000);
+  s->krylov.gmres_restart = (int)clmg_options_integer(o, "restart", 30);
+  s->krylov.keep_history = 1;
+  return CLMG_SUCCESS;
+}
+
+/* precond names a built-in one or one registered on the context. */
+static clmg_status check_preconditioner_name(clmg_solver *s, const char *allowed) {
+  const char *name = clmg_options_get(s->options, "precond");
+  void *data = NULL;
+  if (clmg_option_list_has(allowed, name) ||
+      clmg_registered_preconditioner(s->context, name, &data))
+    return CLMG_SUCCESS;
+  char registered[600];
+  clmg_registered_names(s->context, 0, registered, sizeof registered);
+  return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                   "precond: unknown preconditioner '%s' (valid here: %s%s%s)", name, allowed,
+                   registered[0] ? "; registered: " : "", registered);
+}
+
+/* ---- the near-nullspace of amg.near_nullspace or amg.coordinates ---- */
+
+/* A Matrix Market file as rows x cols column-major values (malloc'ed). */
+static clmg_status read_dense(clmg_context *context, const char *path, size_t *rows, size_t *cols,
+                              double **values) {
+  clmg_csr m = {0};
+  clmg_error error = {{0}};
+  *values = NULL;
+  clmg_status status = clmg_csr_read_matrix_market(path, &m, &error);
+  if (status != CLMG_SUCCESS)
+    return fail_error(context, status, &error);
+  *rows = m.rows;
+  *cols = m.cols;
+  if (m.cols == 0 || m.cols > 16) {
+    clmg_csr_free(&m);
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%.1000s has %zu columns; it should have 1 to 16", path, *cols);
+  }
+  *values = clmg_alloc_zeroed_array(m.rows * m.cols, sizeof **values);
+  if (!*values) {
+    clmg_csr_free(&m);
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "no host memory for the %zu x %zu values of %.1000s", *rows, *cols, path);
+  }
+  for (size_t i = 0; i < m.rows; i++)
+    for (int64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++)
+      (*values)[(size_t)m.col[k] * m.rows + i] = m.val[k];
+  clmg_csr_free(&m);
+  return CLMG_SUCCESS;
+}
+
+/* Fills amg's candidates (malloc'ed into *owned) and block size from the
+ * files the options name. */
+static clmg_status near_nullspace(clmg_solver *s, clmg_amg_options *amg, double **owned) {
+  const char *nullspace = clmg_options_get(s->options, "amg.near_nullspace");
+  const char *coordinates_path = clmg_options_get(s->options, "amg.coordinates");
+  size_t n = s->rows, rows = 0, cols = 0;
+  double *values = NULL;
+  *owned = NULL;
+  if (nullspace[0] && coordinates_path[0])
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "amg.near_nullspace and amg.coordinates both give the near-nullspace: "
+                     "name one");
+  if (nullspace[0]) {
+    clmg_status status = read_dense(s->context, nullspace, &rows, &cols, &values);
+    if (status == CLMG_SUCCESS && rows != n)
+      status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                         "%.1000s has %zu rows; the near-nullspace needs one per row of A (%zu)",
+                         nullspace, rows, n);
+    if (status != CLMG_SUCCESS) {
+      free(values);
+      return status;
+    }
+    *owned = values;
+    amg->candidates = values;
+    amg->num_candidates = (int)cols;
+    return CLMG_SUCCESS;
+  }
+  if (!coordinates_path[0])
+    return CLMG_SUCCESS;
+  clmg_status status = read_dense(s->context, coordinates_path, &rows, &cols, &values);
+  if (status == CLMG_SUCCESS && ((cols != 2 && cols != 3) || rows * cols != n ||
+                                 (amg->block_size > 1 && (size_t)amg->block_size != cols)))
+    status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "%.1000s holds %zu nodes of %zu coordinates; the rigid-body modes need 2 "
+                       "or 3 coordinates per node and as many unknowns per node (A has %zu "
+                       "rows%s)",
+                       coordinates_path, rows, cols, n,
+                       amg->block_size > 1 ? ", and amg.block_size says otherwise" : "");
+  double *coordinates = NULL, *modes = NULL;
+  if (status == CLMG_SUCCESS) {
+    coordinates = clmg_alloc_array(rows * cols, sizeof *coordinates);
+    modes = clmg_alloc_array(6 * n, sizeof *modes);
+    if (!coordinates || !modes)
+      status = clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                         "no host memory for the rigid-body modes of %zu nodes", rows);
+  }
+  if (status == CLMG_SUCCESS) {
+    for (size_t i = 0; i < rows; i++)
+      for (size_t d = 0; d < cols; d++)
+        coordinates[i * cols + d] = values[d * rows + i];
+    int count = 0;
+    clmg_error error = {{0}};
+    status = clmg_amg_rigid_body_modes(rows, (int)cols, coordinates, modes, &count, &error);
+    if (status != CLMG_SUCCESS)
+      status = clmg_fail(s->context, status, "%.1000s: %s", coordinates_path, error.message);
+    amg->candidates = modes;
+    amg->num_candidates = count;
+    amg->block_size = (int)cols;
+  }
+  free(values);
+  free(coordinates);
+  if (status != CLMG_SUCCESS) {
+    free(modes);
+    amg->candidates = NULL;
+    amg->num_candidates = 0;
+    return status;
+  }
+  *owned = modes;
+  return CLMG_SUCCESS;
+}
+
+/* ---- multigrid options ---- */
+
+/* The smoother named by mg.smoother into mg (built-in or registered); amg:
+ * for an AMG hierarchy, whose auto is chebyshev and which also offers the
+ * host-matrix smoothers (patch, gauss-seidel: *patch filled). Resolves
+ * mg.smoother and mg.steps in options. */
+static clmg_status smoother_options(clmg_context *context, clmg_options *options, int amg,
+                                    clmg_multigrid_options *mg, clmg_amg_patch_smoothing *patch,
+                                    int *use_patch) {
+  clmg_error error = {{0}};
+  clmg_status status = CLMG_SUCCESS;
+  if (clmg_options_is_auto(options, "mg.smoother"))
+    status = clmg_options_resolve(options, "mg.smoother", amg ? "chebyshev" : "jacobi", &error);
+  const char *name = clmg_options_get(options, "mg.smoother");
+  int gauss_seidel = strcmp(name, "gauss-seidel") == 0;
+  int patches = strcmp(name, "patch") == 0;
+  void *data = NULL;
+  clmg_smoother_factory factory = clmg_registered_smoother(context, name, &data);
+  if (status == CLMG_SUCCESS && (gauss_seidel || patches) && !amg)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "mg.smoother: %s needs every level's host matrix, which only an AMG "
+                     "hierarchy has (precond=amg)",
+                     name);
+  if (status == CLMG_SUCCESS && !gauss_seidel && !patches && !factory &&
+      !clmg_smoother_type_parse(name, &mg->smoother)) {
+    char registered[600];
+    clmg_registered_names(context, 1, registered, sizeof registered);
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "mg.smoother: unknown smoother '%s' (valid: chebyshev, jacobi, jacobi-rho, "
+                     "spai0%s%s%s)",
+                     name, amg ? ", gauss-seidel, patch" : "",
+                     registered[0] ? "; registered: " : "", registered);
+  }
+  if (factory) {
+    mg->smoother_factory = factory;
+    mg->smoother_factory_data = data;
+  }
+  if (status == CLMG_SUCCESS && clmg_options_is_auto(options, "mg.steps")) {
+    const char *steps = !amg                             ? "4"
+                        : gauss_seidel                   ? "1"
+                        : strcmp(name, "chebyshev") == 0 ? "3"
+                                                         : "2";
+    status = clmg_options_resolve(options, "mg.steps", steps, &error);
+  }
+  if (status != CLMG_SUCCESS)
+    return fail_error(context, status, &error);
+  mg->pre_smoothing = mg->post_smoothing = (int)clmg_options_integer(options, "mg.steps", 2);
+  mg->omega = clmg_options_number(options, "mg.omega", 0);
+  *use_patch = gauss_seidel || patches;
+  if (patch) {
+    memset(patch, 0, sizeof *patch);
+    patch->inner = (int)clmg_options_integer(options, "mg.inner", 3);
+    patch->omega = clmg_options_number(options, "mg.omega", 0);
+    patch->gauss_seidel = gauss_seidel;
+  }
+  return CLMG_SUCCESS;
+}
+
+static void cycle_options(const clmg_options *options, clmg_multigrid_options *mg) {
+  clmg_cycle_type_parse(clmg_options_get(options, "mg.cycle"), &mg->cycle);
+  mg->coarse = clmg_options_is(options, "mg.coarse", "direct") ? CLMG_COARSE_DIRECT
+               : clmg_options_is(options, "mg.coarse", "pcg")  ? CLMG_COARSE_PCG
+                                                               : CLMG_COARSE_AUTO;
+  mg->direct_max_rows = (size_t)clmg_options_integer(options, "mg.direct_rows", 2048);
+}
+
+clmg_status clmg_options_multigrid(const clmg_options *options, clmg_context *context,
+                                   clmg_multigrid_options *multigrid) {
+  if (!context || !multigrid)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_error error = {{0}};
+  clmg_options *copy = NULL;
+  clmg_status status = clmg_options_copy(options, &copy, &error);
+  if (status != CLMG_SUCCESS)
+    return fail_error(context, status, &error);
+  clmg_multigrid_options_defaults(multigrid);
+  cycle_options(copy, multigrid);
+  int use_patch = 0;
+  status = smoother_options(context, copy, 0, multigrid, NULL, &use_patch);
+  clmg_options_destroy(copy);
+  return status;
+}
+
+/* ---- building ---- */
+
+static clmg_status wrap_mixed(clmg_solver *s, clmg_preconditioner *inner) {
+  if (!s->mixed) {
+    s->preconditioner = *inner;
+    return CLMG_SUCCESS;
+  }
+  return clmg_preconditioner_in_precision(s->context, s->rows, CLMG_DOUBLE, CLMG_FLOAT, inner,
+                                          &s->preconditioner);
+}
+
+static clmg_status amg_options_of(clmg_solver *s, clmg_amg_options *amg) {
+  const clmg_options *o = s->options;
+  clmg_amg_options_defaults(amg);
+  int classical = clmg_options_is(o, "amg.coarsening", "classical");
+  amg->coarsening = classical ? CLMG_AMG_CLASSICAL : CLMG_AMG_SMOOTHED_AGGREGATION;
+  if (classical)
+    amg->classical_threshold = clmg_options_number(o, "amg.strength", 0.25);
+  else
+    amg->strength_threshold = clmg_options_number(o, "amg.strength", 0);
+  amg->roots = clmg_options_is(o, "amg.roots", "ordered")    ? CLMG_AMG_ROOTS_ORDERED
+               : clmg_options_is(o, "amg.roots", "parallel") ? CLMG_AMG_ROOTS_PARALLEL
+                                                             : CLMG_AMG_ROOTS_AUTO;
+  amg->block_size = (int)clmg_options_integer(o, "amg.block_size", 1);
+  amg->root_distance = (int)clmg_options_integer(o, "amg.root_distance", 2);
+  amg->coarse_root_distance = (int)clmg_options_integer(o, "amg.coarse_root_distance", 1);
+  amg->min_aggregate_size = (size_t)clmg_options_integer(o, "amg.min_aggregate_size", 0);
+  amg->coarse_rows = (size_t)clmg_options_integer(o, "amg.coarse_rows", 256);
+  amg->max_levels = (int)clmg_options_integer(o, "amg.max_levels", 20);
+  amg->times = &s->amg_times;
+  return CLMG_SUCCESS;
+}
+
+static clmg_status build_amg(clmg_solver *s, const clmg_csr *a, const clmg_matrix_options *matrix) {
+  clmg_amg_options amg;
+  amg_options_of(s, &amg);
+  double *candidates = NULL;
+  clmg_status status = near_nullspace(s, &amg, &candidates);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_error error = {{0}};
+  char text[32];
+  snprintf(text, sizeof text, "%g",
+           amg.coarsening == CLMG_AMG_CLASSICAL ? amg.classical_threshold : amg.strength_threshold);
+  status = clmg_options_resolve(s->options, "amg.strength", text, &error);
+  snprintf(text, sizeof text, "%d", amg.block_size > 0 ? amg.block_size : 1);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_resolve(s->options, "amg.block_size", text, &error);
+  if (status != CLMG_SUCCESS) {
+    free(candidates);
+    return fail_error(s->context, status, &error);
+  }
+  clmg_multigrid_options mg;
+  clmg_multigrid_options_defaults(&mg);
+  cycle_options(s->options, &mg);
+  clmg_amg_patch_smoothing patch;
+  int use_patch = 0;
+  status = smoother_options(s->context, s->options, 1, &mg, &patch, &use_patch);
+  if (status == CLMG_SUCCESS) {
+    mg.matrix = *matrix;
+    mg.matrix.precision = s->mixed ? CLMG_FLOAT : s->precision;
+    status = clmg_amg_multigrid_create(s->context, a, &amg, &mg, use_patch ? &patch : NULL,
+                                       &s->multigrid);
+  }
+  free(candidates);
+  if (status != CLMG_SUCCESS)
+    return status;
+  s->owns_multigrid = 1;
+  s->have_amg_times = 1;
+  return CLMG_SUCCESS;
+}
+
+static clmg_status build_preconditioner(clmg_solver *s, const clmg_csr *a,
+                                        const clmg_matrix_options *matrix) {
+  const char *name = clmg_options_get(s->options, "precond");
+  snprintf(s->preconditioner_name, sizeof s->preconditioner_name, "%s", name);
+  const clmg_matrix *in_precision = s->mixed ? s->float_matrix : s->matrix;
+  clmg_preconditioner inner = {0};
+  clmg_status status = CLMG_SUCCESS;
+  if (strcmp(name, "none") == 0)
+    return CLMG_SUCCESS;
+  if (strcmp(name, "jacobi") == 0) {
+    status = clmg_preconditioner_jacobi(in_precision, &inner);
+  } else if (strcmp(name, "amg") == 0) {
+    status = build_amg(s, a, matrix);
+    if (status == CLMG_SUCCESS)
+      status = clmg_multigrid_preconditioner(s->multigrid, &inner);
+  } else {
+    void *data = NULL;
+    clmg_preconditioner_factory factory = clmg_registered_preconditioner(s->context, name, &data);
+    status = factory(data, s->context, a, in_precision, &inner);
+    if (status == CLMG_SUCCESS && !inner.apply)
+      status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                         "the registered preconditioner '%s' made no apply function", name);
+  }
+  if (status == CLMG_SUCCESS)
+    status = wrap_mixed(s, &inner);
+  if (status != CLMG_SUCCESS)
+    clmg_preconditioner_destroy(&inner);
+  return status;
+}
+
+/* krylov=none runs cycles of a hierarchy; other combinations are refused
+ * here, naming the options. */
+static clmg_status check_combination(clmg_solver *s) {
+  if (!s->cycles_only)
+    return CLMG_SUCCESS;
+  const char *precond = clmg_options_get(s->options, "precond");
+  if (strcmp(precond, "amg") != 0 && strcmp(precond, "multigrid") != 0)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "krylov=none iterates a multigrid cycle alone: it needs precond=amg or "
+                     "multigrid, not %s",
+                     precond);
+  if (s->mixed)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "precision=mixed runs the cycle in float inside a double Krylov method: it "
+                     "needs a Krylov method, not krylov=none (precision=float cycles in float)");
+  return CLMG_SUCCESS;
+}
+
+static clmg_status new_solver(clmg_context *context, const clmg_options *options,
+                              clmg_solver **out) {
+  clmg_solver *s = calloc(1, sizeof *s);
+  if (!s)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory for a solver");
+  s->context = context;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_copy(options, &s->options, &error);
+  if (status != CLMG_SUCCESS) {
+    free(s);
+    return fail_error(context, status, &error);
+  }
+  *out = s;
+  return CLMG_SUCCESS;
+}
+
+static void finish_timing(clmg_solver *s, double start, double program_start) {
+  s->compile_s = clmg_context_program_seconds(s->context) - program_start;
+  s->setup_s = clmg_seconds_now() - start - s->compile_s;
+  if (s->setup_s < 0)
+    s->setup_s = 0;
+}
+
+clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
+                               const clmg_options *options, clmg_solver **solver) {
+  if (!context || !solver)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *solver = NULL;
+  if (!a || !a->row_ptr)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_solver_create: no matrix");
+  if (a->rows != a->cols)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "a %zu x %zu matrix: Krylov methods solve square systems only", a->rows,
+                     a->cols);
+  /* a row without a nonzero entry makes A singular: no method can solve it */
+  for (size_t i = 0; i < a->rows; i++) {
+    int nonzero = 0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !nonzero; k++)
+      nonzero = a->val[k] != 0;
+    if (!nonzero)
+      return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "row %zu of the matrix has no nonzero entry: the matrix is singular", i + 1);
+  }
+  double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
+  clmg_solver *s = NULL;
+  clmg_status status = new_solver(context, options, &s);
+  if (status != CLMG_SUCCESS)
+    return status;
+  s->rows = a->rows;
+  int symmetric = clmg_options_is_auto(s->options, "krylov") ? looks_spd(a) : 0;
+  status = resolve_common(s, symmetric);
+  if (status == CLMG_SUCCESS)
+    status = check_preconditioner_name(s, "none,jacobi,amg");
+  if (status == CLMG_SUCCESS)
+    status = check_combination(s);
+  clmg_matrix_options matrix;
+  clmg_matrix_options_defaults(&matrix);
+  clmg_matrix_format_parse(clmg_options_get(s->options, "format"), &matrix.format);
+  matrix.precision = s->precision;
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_create(context, a, &matrix, &s->matrix);
+  if (status == CLMG_SUCCESS)
+    status = clmg_operator_from_matrix(s->matrix, 0, &s->op);
+  if (status == CLMG_SUCCESS && s->mixed && !clmg_options_is(s->options, "precond", "none") &&
+      !clmg_options_is(s->options, "precond", "amg")) {
+    clmg_matrix_options in_float = matrix;
+    in_float.precision = CLMG_FLOAT;
+    status = clmg_matrix_create(context, a, &in_float, &s->float_matrix);
+  }
+  if (status == CLMG_SUCCESS)
+    status = build_preconditioner(s, a, &matrix);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  if (status != CLMG_SUCCESS) {
+    clmg_solver_destroy(s);
+    return status;
+  }
+  finish_timing(s, start, program_start);
+  *solver = s;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
+                                         clmg_multigrid *multigrid, int symmetric,
+                                         const clmg_options *options, clmg_solver **solver) {
+  if (!context || !solver)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *solver = NULL;
+  if (!a || !a->apply || !multigrid)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_solver_create_multigrid: no operator or no hierarchy");
+  double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
+  clmg_solver *s = NULL;
+  clmg_status status = new_solver(context, options, &s);
+  if (status != CLMG_SUCCESS)
+    return status;
+  s->rows = a->rows;
+  s->op = *a;
+  s->op.destroy = NULL; /* borrowed */
+  s->multigrid = multigrid;
+  clmg_error error = {{0}};
+  if (!clmg_options_is_set(s->options, "precond"))
+    status = clmg_options_resolve(s->options, "precond", "multigrid", &error);
+  if (status != CLMG_SUCCESS)
+    status = fail_error(context, status, &error);
+  if (status == CLMG_SUCCESS)
+    status = resolve_common(s, symmetric);
+  if (status == CLMG_SUCCESS)
+    status = check_preconditioner_name(s, "none,multigrid");
+  if (status == CLMG_SUCCESS)
+    status = check_combination(s);
+  if (status == CLMG_SUCCESS && s->precision != a->precision)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "precision=%s, but the operator works in %s",
+                       clmg_options_get(s->options, "precision"), clmg_dtype_name(a->precision));
+  const char *name = clmg_options_get(s->options, "precond");
+  if (status == CLMG_SUCCESS)
+    snprintf(s->preconditioner_name, sizeof s->preconditioner_name, "%s", name);
+  if (status == CLMG_SUCCESS && strcmp(name, "multigrid") == 0) {
+    clmg_preconditioner cycle;
+    const clmg_operator *fine =
+        clmg_multigrid_operator(multigrid, clmg_multigrid_levels(multigrid) - 1);
+    int mixed_cycle = s->mixed && fine && fine->precision == CLMG_FLOAT;
+    status = clmg_multigrid_preconditioner(multigrid, &cycle);
+    if (status == CLMG_SUCCESS && mixed_cycle)
+      status = clmg_preconditioner_in_precision(context, s->rows, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
+                                                &s->preconditioner);
+    else if (status == CLMG_SUCCESS)
+      s->preconditioner = cycle;
+  }
+  if (status != CLMG_SUCCESS) {
+    clmg_solver_destroy(s);
+    return status;
+  }
+  finish_timing(s, start, program_start);
+  *solver = s;
+  return CLMG_SUCCESS;
+}
+
+void clmg_solver_destroy(clmg_solver *s) {
+  if (!s)
+    return;
+  clmg_preconditioner_destroy(&s->preconditioner);
+  if (s->owns_multigrid)
+    clmg_multigrid_destroy(s->multigrid);
+  if (s->matrix)
+    clmg_operator_destroy(&s->op);
+  clmg_matrix_destroy(s->float_matrix);
+  clmg_matrix_destroy(s->matrix);
+  clmg_options_destroy(s->options);
+  free(s);
+}
+
+void clmg_solver_set_monitor(clmg_solver *s, clmg_krylov_monitor monitor, void *data) {
+  if (!s)
+    return;
+  s->krylov.monitor = monitor;
+  s->krylov.monitor_data = data;
+}
+
+/* ---- solving ---- */
+
+clmg_status clmg_solver_solve(clmg_solver *s, const clmg_vector *b, clmg_vector *x,
+                              clmg_krylov_result *result) {
+  if (!s)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_krylov_result local = {0};
+  clmg_krylov_result *r = result ? result : &local;
+  memset(r, 0, sizeof *r);
+  const clmg_preconditioner *preconditioner = s->preconditioner.apply ? &s->preconditioner : NULL;
+  clmg_status status =
+      s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &s->krylov, r)
+                     : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &s->krylov, r);
+  /* success only with a finite x whose recomputed residual is finite: an x
+   * of Inf can leave a residual the method read as small */
+  if (status == CLMG_SUCCESS) {
+    double x_norm = 0;
+    clmg_status checked = clmg_nrm2(x, &x_norm);
+    if (checked != CLMG_SUCCESS)
+      status = checked;
+    else if (!isfinite(x_norm) || !isfinite(r->final_residual)) {
+      r->converged = 0;
+      status = clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                         isfinite(x_norm) ? "the method reported convergence, but the residual "
+                                            "recomputed from x is not finite (A x overflows)"
+                                          : "the method reported convergence, but x is not "
+                                            "finite");
+    }
+  }
+  if (!result)
+    clmg_krylov_result_free(&local);
+  return status;
+}
+
+clmg_status clmg_solver_solve_host(clmg_solver *s, const double *b, double *x,
+                                   clmg_krylov_result *result) {
+  if (!s || !b || !x)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_vector *device_b = NULL, *device_x = NULL;
+  clmg_status status = clmg_vector_create(s->context, s->precision, s->rows, &device_b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, s->precision, s->rows, &device_x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(device_b, b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(device_x, x);
+  clmg_status solved =
+      status == CLMG_SUCCESS ? clmg_solver_solve(s, device_b, device_x, result) : status;
+  /* the last iterate of an unfinished solve is still the best there is */
+  if (status == CLMG_SUCCESS && (solved == CLMG_SUCCESS || solved == CLMG_ERROR_NOT_CONVERGED)) {
+    char message[CLMG_MESSAGE_SIZE];
+    snprintf(message, sizeof message, "%s", clmg_context_message(s->context));
+    status = clmg_vector_download_doubles(device_x, x);
+    if (status == CLMG_SUCCESS && solved != CLMG_SUCCESS)
+      clmg_fail(s->context, solved, "%s", message);
+  }
+  clmg_vector_destroy(device_x);
+  clmg_vector_destroy(device_b);
+  return status != CLMG_SUCCESS ? status : solved;
+}
+
+/* ---- what it is made of ---- */
+
+const clmg_operator *clmg_solver_operator(const clmg_solver *s) {
+  return s ? &s->op : NULL;
+}
+const clmg_matrix *clmg_solver_matrix(const clmg_solver *s) {
+  return s ? s->matrix : NULL;
+}
+clmg_multigrid *clmg_solver_multigrid(const clmg_solver *s) {
+  return s ? s->multigrid : NULL;
+}
+clmg_krylov_method clmg_solver_method(const clmg_solver *s) {
+  return s && !s->cycles_only ? s->method : CLMG_KRYLOV_AUTO;
+}
+clmg_dtype clmg_solver_precision(const clmg_solver *s) {
+  return s ? s->precision : CLMG_DOUBLE;
+}
+const clmg_options *clmg_solver_options(const clmg_solver *s) {
+  return s ? s->options : NULL;
+}
+double clmg_solver_setup_seconds(const clmg_solver *s) {
+  return s ? s->setup_s : 0.0;
+}
+double clmg_solver_compile_seconds(const clmg_solver *s) {
+  return s ? s->compile_s : 0.0;
+}

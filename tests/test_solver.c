@@ -1,0 +1,443 @@
+/* The options layer (clmg/solver.h): the database's checks and parsers,
+ * solvers composed from options, checked against known solutions with the
+ * residual recomputed on the host, AUTO's resolution, registered
+ * components, and the view. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "clmg.h"
+#include "test_util.h"
+
+static clmg_context *ctx;
+
+#define CHECK_OK(call) CHECK_CONTEXT_OK(ctx, call)
+#define CHECK_HOST(call, error) CHECK_ERROR_OK(error, call)
+
+static clmg_options *options_of(const char *text) {
+  clmg_options *options = NULL;
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_options_create(&options, &error), error);
+  CHECK_HOST(clmg_options_parse(options, text, &error), error);
+  return options;
+}
+
+/* ---- the database ---- */
+
+static void test_options_checked(void **state) {
+  (void)state;
+  clmg_options *options = options_of("krylov=cg precond=amg mg.smoother=chebyshev tol=1e-8");
+  clmg_error error = {{0}};
+  assert_string_equal(clmg_options_get(options, "krylov"), "cg");
+  assert_string_equal(clmg_options_get(options, "tol"), "1e-8");
+  assert_string_equal(clmg_options_get(options, "maxit"), "1000"); /* the default */
+  assert_true(clmg_options_is_set(options, "precond"));
+  assert_false(clmg_options_is_set(options, "maxit"));
+  assert_null(clmg_options_get(options, "no.such.key"));
+
+  /* an unknown key lists the valid ones (of its group when it names one) */
+  assert_int_equal(clmg_options_set(options, "mg.smooth", "jacobi", &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "unknown option 'mg.smooth'"));
+  assert_non_null(strstr(error.message, "mg.smoother"));
+  assert_null(strstr(error.message, "amg.roots"));
+  assert_int_equal(clmg_options_set(options, "solver", "cg", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "krylov"));
+  assert_non_null(strstr(error.message, "amg.roots"));
+  /* values: names from their list, numbers in range, integers whole */
+  assert_int_equal(clmg_options_set(options, "krylov", "minres", &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "auto,cg,bicgstab,gmres,none"));
+  assert_int_equal(clmg_options_set(options, "tol", "2", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "tol", "nan", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "tol", "1e-8x", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "maxit", "2.5", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "maxit", "0", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "maxit", "auto", &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_options_set(options, "mg.smoother", "no way", &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* a refused value leaves the old one */
+  assert_string_equal(clmg_options_get(options, "krylov"), "cg");
+  assert_string_equal(clmg_options_get(options, "tol"), "1e-8");
+
+  /* a text with one bad word changes nothing */
+  assert_int_equal(clmg_options_parse(options, "krylov=gmres maxit=7 tol", &error),
+                   CLMG_ERROR_PARSE);
+  assert_non_null(strstr(error.message, "'tol' is not key=value"));
+  assert_int_equal(clmg_options_parse(options, "krylov=gmres maxit=-7", &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_string_equal(clmg_options_get(options, "krylov"), "cg");
+  assert_string_equal(clmg_options_get(options, "maxit"), "1000");
+  CHECK_HOST(clmg_options_parse(options, "  krylov=gmres\tmaxit=7\n", &error), error);
+  assert_string_equal(clmg_options_get(options, "krylov"), "gmres");
+  assert_string_equal(clmg_options_get(options, "maxit"), "7");
+
+  /* every key is described */
+  clmg_option_info info;
+  size_t count = clmg_options_key_count();
+  assert_true(count > 20);
+  for (size_t i = 0; i < count; i++) {
+    assert_true(clmg_options_key_info(i, &info));
+    assert_true(strlen(info.description) > 10);
+    assert_non_null(clmg_options_get(NULL, info.key));
+  }
+  assert_false(clmg_options_key_info(count, &info));
+  clmg_options_destroy(options);
+}
+
+static void test_options_json(void **state) {
+  (void)state;
+  clmg_options *options = options_of("");
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_options_parse_json(options,
+                                     "{\"krylov\": \"cg\", \"tol\": 1e-9, \"maxit\": 50,\n"
+                                     " \"mg\": {\"smoother\": \"jacobi\", \"steps\": 2},\n"
+                                     " \"amg\": {\"strength\": 0.25}}",
+                                     &error),
+             error);
+  assert_string_equal(clmg_options_get(options, "mg.smoother"), "jacobi");
+  assert_string_equal(clmg_options_get(options, "mg.steps"), "2");
+  assert_true(fabs(strtod(clmg_options_get(options, "tol"), NULL) - 1e-9) < 1e-24);
+  /* malformed JSON names its line; an array is not a value; an unknown key
+   * in a group is refused; nothing of a refused document is kept */
+  assert_int_equal(clmg_options_parse_json(options, "{\"krylov\": \"gmres\",\n\"tol\": }", &error),
+                   CLMG_ERROR_PARSE);
+  assert_non_null(strstr(error.message, ":2:"));
+  assert_int_equal(
+      clmg_options_parse_json(options, "{\"krylov\": \"gmres\", \"tol\": [1]}", &error),
+      CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(
+      clmg_options_parse_json(options, "{\"krylov\": \"gmres\", \"mg\": {\"x\": 1}}", &error),
+      CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "mg.x"));
+  assert_int_equal(clmg_options_parse_json(options, "[\"krylov\"]", &error), CLMG_ERROR_PARSE);
+  assert_string_equal(clmg_options_get(options, "krylov"), "cg");
+
+  /* to_json and back gives the same database */
+  char *json = clmg_options_to_json(options, 1);
+  assert_non_null(json);
+  clmg_options *again = options_of("");
+  CHECK_HOST(clmg_options_parse_json(again, json, &error), error);
+  for (size_t i = 0; i < clmg_options_key_count(); i++) {
+    clmg_option_info info;
+    clmg_options_key_info(i, &info);
+    const char *a = clmg_options_get(options, info.key), *b = clmg_options_get(again, info.key);
+    if (strcmp(info.kind, "number") == 0 && strcmp(a, "auto") != 0)
+      assert_true(strtod(a, NULL) == strtod(b, NULL));
+    else
+      assert_string_equal(a, b);
+  }
+  free(json);
+  /* only what was set */
+  json = clmg_options_to_json(options, 0);
+  assert_non_null(strstr(json, "\"krylov\""));
+  assert_null(strstr(json, "\"restart\""));
+  free(json);
+  clmg_options_destroy(again);
+
+  /* files: read with a bound, errors named */
+  char *dir = make_tmpdir("solver-options");
+  char path[1024];
+  snprintf(path, sizeof path, "%s/o.json", dir);
+  FILE *file = fopen(path, "w");
+  assert_non_null(file);
+  fputs("{\"precond\": \"amg\",\n \"amg\": {\"coarsening\": \"classica\"}}\n", file);
+  fclose(file);
+  assert_int_equal(clmg_options_read_file(options, path, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "o.json"));
+  assert_non_null(strstr(error.message, "sa,classical"));
+  file = fopen(path, "w");
+  assert_non_null(file);
+  for (int i = 0; i < (1 << 20) / 8 + 2; i++)
+    fputs("        ", file);
+  fclose(file);
+  assert_int_equal(clmg_options_read_file(options, path, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "1 MiB"));
+  snprintf(path, sizeof path, "%s/missing.json", dir);
+  assert_int_equal(clmg_options_read_file(options, path, &error), CLMG_ERROR_IO);
+  assert_string_equal(clmg_options_get(options, "precond"), "jacobi");
+  remove_tree(dir);
+  clmg_options_destroy(options);
+}
+
+/* ---- solvers ---- */
+
+/* Solves A x = b with b = A x*, x* random, through the options; checks the
+ * status, the error against x* and the residual recomputed on the host;
+ * returns the iterations. */
+static int solve_known(const clmg_csr *a, const char *text, double tolerance, clmg_solver **keep) {
+  clmg_options *options = options_of(text);
+  clmg_solver *solver = NULL;
+  CHECK_OK(clmg_solver_create(ctx, a, options, &solver));
+  clmg_options_destroy(options);
+  size_t n = a->rows;
+  double *x_star = malloc(n * sizeof *x_star), *b = malloc(n * sizeof *b);
+  double *x = calloc(n, sizeof *x), *r = malloc(n * sizeof *r);
+  for (size_t i = 0; i < n; i++)
+    x_star[i] = rng_uniform();
+  clmg_csr_spmv_host(1.0, a, x_star, 0.0, b);
+  clmg_krylov_result result = {0};
+  CHECK_OK(clmg_solver_solve_host(solver, b, x, &result));
+  assert_true(result.converged);
+  memcpy(r, b, n * sizeof *r);
+  clmg_csr_spmv_host(-1.0, a, x, 1.0, r);
+  double r_norm = 0, b_norm = 0, e_norm = 0, x_norm = 0;
+  for (size_t i = 0; i < n; i++) {
+    r_norm += r[i] * r[i];
+    b_norm += b[i] * b[i];
+    e_norm += (x[i] - x_star[i]) * (x[i] - x_star[i]);
+    x_norm += x_star[i] * x_star[i];
+  }
+  assert_true(sqrt(r_norm) <= 1.5 * tolerance * sqrt(b_norm));
+  assert_true(sqrt(e_norm) <= 1e4 * tolerance * sqrt(x_norm));
+  int iterations = result.iterations;
+  clmg_krylov_result_free(&result);
+  free(x_star);
+  free(b);
+  free(x);
+  free(r);
+  if (keep)
+    *keep = solver;
+  else
+    clmg_solver_destroy(solver);
+  return iterations;
+}
+
+static void test_solver_compositions(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(4); /* 33^2 rows, identity boundary rows */
+  clmg_solver *solver = NULL;
+  /* auto: CG on the symmetric matrix with a positive diagonal */
+  int amg = solve_known(&a, "precond=amg tol=1e-9", 1e-9, &solver);
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "krylov"), "cg");
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "mg.smoother"), "chebyshev");
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "mg.steps"), "3");
+  assert_non_null(clmg_solver_multigrid(solver));
+  clmg_solver_destroy(solver);
+  int jacobi = solve_known(&a, "tol=1e-9", 1e-9, NULL);
+  assert_true(amg < jacobi / 3);
+  solve_known(&a, "krylov=gmres precond=amg mg.smoother=jacobi-rho mg.steps=2 tol=1e-9", 1e-9,
+              NULL);
+  solve_known(&a, "krylov=bicgstab precond=none format=csr tol=1e-9", 1e-9, NULL);
+  solve_known(&a, "krylov=none precond=amg mg.cycle=w tol=1e-8 maxit=200", 1e-8, NULL);
+  solve_known(&a, "precond=amg amg.coarsening=classical mg.smoother=gauss-seidel tol=1e-9", 1e-9,
+              NULL);
+  if (clmg_context_device(ctx)->has_fp64) {
+    /* the cycle in float inside double CG reaches double's tolerance */
+    solve_known(&a, "precision=mixed precond=amg tol=1e-10", 1e-10, NULL);
+    solve_known(&a, "precision=mixed precond=jacobi tol=1e-10", 1e-10, NULL);
+  }
+  solve_known(&a, "precision=float precond=amg", 1e-5, &solver);
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "tol"), "1e-05");
+  clmg_solver_destroy(solver);
+  clmg_csr_free(&a);
+
+  /* a nonsymmetric matrix: auto is GMRES */
+  clmg_csr c = upwind_convection_diffusion(24, 50);
+  solve_known(&c, "precond=jacobi tol=1e-9", 1e-9, &solver);
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_GMRES);
+  clmg_solver_destroy(solver);
+  clmg_csr_free(&c);
+}
+
+static void test_solver_refusals(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(2);
+  clmg_solver *solver = NULL;
+  const char *refused[][2] = {
+      {"krylov=none precond=jacobi", "krylov=none"},
+      {"krylov=none precond=amg precision=mixed", "precision=mixed"},
+      {"precond=multigrid", "unknown preconditioner 'multigrid'"},
+      {"precond=mine", "unknown preconditioner 'mine'"},
+      {"precond=amg mg.smoother=mine", "unknown smoother 'mine'"},
+      {"precond=amg amg.near_nullspace=/nonexistent.mtx", "nonexistent"},
+  };
+  for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+    clmg_options *options = options_of(refused[i][0]);
+    assert_int_not_equal(clmg_solver_create(ctx, &a, options, &solver), CLMG_SUCCESS);
+    assert_null(solver);
+    if (!strstr(clmg_context_message(ctx), refused[i][1]))
+      fail_msg("%s: the message '%s' does not name '%s'", refused[i][0], clmg_context_message(ctx),
+               refused[i][1]);
+    clmg_options_destroy(options);
+  }
+  /* a row of zeros is singular */
+  for (int64_t k = a.row_ptr[5]; k < a.row_ptr[6]; k++)
+    a.val[k] = 0;
+  assert_int_equal(clmg_solver_create(ctx, &a, NULL, &solver), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "row 6"));
+  clmg_csr_free(&a);
+
+  /* an x of Inf is never a success */
+  clmg_csr t = test_grid_laplacian(1);
+  CHECK_OK(clmg_solver_create(ctx, &t, NULL, &solver));
+  double *b = calloc(t.rows, sizeof *b), *x = calloc(t.rows, sizeof *x);
+  for (size_t i = 0; i < t.rows; i++)
+    b[i] = 1e308;
+  clmg_status status = clmg_solver_solve_host(solver, b, x, NULL);
+  if (status == CLMG_SUCCESS) {
+    for (size_t i = 0; i < t.rows; i++)
+      assert_true(isfinite(x[i]));
+  }
+  free(b);
+  free(x);
+  clmg_solver_destroy(solver);
+  clmg_csr_free(&t);
+}
+
+/* ---- registrations ---- */
+
+static int factory_calls;
+
+static clmg_status my_jacobi(void *data, clmg_context *context, const clmg_csr *a,
+                             const clmg_matrix *matrix, clmg_preconditioner *preconditioner) {
+  (void)context;
+  (void)a;
+  factory_calls += *(int *)data;
+  return clmg_preconditioner_jacobi(matrix, preconditioner);
+}
+
+static clmg_status my_smoother(void *data, clmg_context *context, int level, const clmg_operator *a,
+                               clmg_smoother *smoother) {
+  (void)level;
+  (void)a;
+  factory_calls += *(int *)data;
+  return clmg_smoother_jacobi(context, 0.6, smoother);
+}
+
+static void test_registered(void **state) {
+  (void)state;
+  static int one = 1;
+  factory_calls = 0;
+  CHECK_OK(clmg_register_preconditioner(ctx, "my-jacobi", my_jacobi, &one));
+  CHECK_OK(clmg_register_smoother(ctx, "my_smoother", my_smoother, &one));
+  assert_int_equal(clmg_register_preconditioner(ctx, "my-jacobi", my_jacobi, &one),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_register_preconditioner(ctx, "amg", my_jacobi, &one),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_register_smoother(ctx, "bad name", my_smoother, &one),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_register_smoother(ctx, "x", NULL, &one), CLMG_ERROR_INVALID_ARGUMENT);
+
+  clmg_csr a = test_grid_laplacian(3);
+  uint64_t seed = rng_state; /* the same x* for both */
+  int builtin = solve_known(&a, "precond=jacobi tol=1e-9", 1e-9, NULL);
+  rng_state = seed;
+  int mine = solve_known(&a, "precond=my-jacobi tol=1e-9", 1e-9, NULL);
+  assert_int_equal(builtin, mine);
+  assert_int_equal(factory_calls, 1);
+  clmg_solver *solver = NULL;
+  solve_known(&a, "precond=amg mg.smoother=my_smoother tol=1e-9", 1e-9, &solver);
+  int levels = clmg_multigrid_levels(clmg_solver_multigrid(solver));
+  assert_int_equal(factory_calls, 1 + levels - 1); /* every level but the coarsest */
+  assert_string_equal(clmg_multigrid_smoother_name(clmg_solver_multigrid(solver), levels - 1),
+                      "jacobi");
+  clmg_solver_destroy(solver);
+  /* the refusal names what is registered */
+  clmg_options *options = options_of("precond=yours");
+  assert_int_equal(clmg_solver_create(ctx, &a, options, &solver), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "registered: my-jacobi"));
+  clmg_options_destroy(options);
+  clmg_csr_free(&a);
+}
+
+/* A caller's geometric hierarchy with the cycle from the options. */
+static void test_caller_hierarchy(void **state) {
+  (void)state;
+  enum { LEVELS = 4 };
+  clmg_csr a[LEVELS], p[LEVELS];
+  for (int l = 0; l < LEVELS; l++) {
+    a[l] = test_grid_laplacian(l + 1);
+    p[l] = l > 0 ? test_grid_prolongation(l + 1) : (clmg_csr){0};
+  }
+  clmg_options *options = options_of("mg.smoother=chebyshev mg.steps=2 mg.cycle=v tol=1e-9");
+  clmg_multigrid_options mg;
+  CHECK_OK(clmg_options_multigrid(options, ctx, &mg));
+  assert_int_equal(mg.smoother, CLMG_SMOOTHER_CHEBYSHEV);
+  assert_int_equal(mg.pre_smoothing, 2);
+  clmg_multigrid *multigrid = NULL;
+  CHECK_OK(clmg_multigrid_create(ctx, LEVELS, a, p, NULL, &mg, &multigrid));
+  clmg_solver *solver = NULL;
+  const clmg_operator *fine = clmg_multigrid_operator(multigrid, LEVELS - 1);
+  CHECK_OK(clmg_solver_create_multigrid(ctx, fine, multigrid, 1, options, &solver));
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+  size_t n = a[LEVELS - 1].rows;
+  double *b = malloc(n * sizeof *b), *x = calloc(n, sizeof *x), *x_star = malloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++)
+    x_star[i] = rng_uniform();
+  clmg_csr_spmv_host(1.0, &a[LEVELS - 1], x_star, 0.0, b);
+  clmg_krylov_result result = {0};
+  CHECK_OK(clmg_solver_solve_host(solver, b, x, &result));
+  assert_true(result.iterations < 20);
+  double e = 0, s = 0;
+  for (size_t i = 0; i < n; i++) {
+    e += (x[i] - x_star[i]) * (x[i] - x_star[i]);
+    s += x_star[i] * x_star[i];
+  }
+  assert_true(sqrt(e / s) < 1e-6);
+  clmg_krylov_result_free(&result);
+
+  /* the view: resolved options, the hierarchy, complexities */
+  char *json = clmg_solver_view_json(solver);
+  assert_non_null(json);
+  cJSON *view = cJSON_Parse(json);
+  assert_non_null(view);
+  cJSON *options_used = cJSON_GetObjectItem(view, "options");
+  assert_string_equal(cJSON_GetObjectItem(options_used, "krylov")->valuestring, "cg");
+  assert_string_equal(cJSON_GetObjectItem(options_used, "precond")->valuestring, "multigrid");
+  assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(view, "hierarchy")), LEVELS);
+  assert_true(cJSON_GetObjectItem(view, "operator_complexity")->valuedouble > 1.0);
+  cJSON_Delete(view);
+  free(json);
+  char *text = clmg_solver_view(solver);
+  assert_non_null(strstr(text, "krylov=cg"));
+  assert_non_null(strstr(text, "grid complexity"));
+  free(text);
+  clmg_solver_destroy(solver);
+
+  /* the host-matrix smoothers belong to AMG */
+  clmg_options *patch = options_of("mg.smoother=patch");
+  assert_int_equal(clmg_options_multigrid(patch, ctx, &mg), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "precond=amg"));
+  clmg_options_destroy(patch);
+  clmg_multigrid_destroy(multigrid);
+  free(b);
+  free(x);
+  free(x_star);
+  clmg_options_destroy(options);
+  for (int l = 0; l < LEVELS; l++) {
+    clmg_csr_free(&a[l]);
+    clmg_csr_free(&p[l]);
+  }
+}
+
+static int setup(void **state) {
+  (void)state;
+  rng_seed(3232);
+  return test_open_context(&ctx, NULL, "solver", 1);
+}
+
+static int teardown(void **state) {
+  (void)state;
+  return test_close_context(&ctx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_options_checked),     cmocka_unit_test(test_options_json),
+      cmocka_unit_test(test_solver_compositions), cmocka_unit_test(test_solver_refusals),
+      cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
+  };
+  test_apply_filters();
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
