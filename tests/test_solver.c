@@ -295,6 +295,46 @@ static void test_solver_refusals(void **state) {
   clmg_csr_free(&t);
 }
 
+/* A matrix already on the device, borrowed; the host copy optional. */
+static void test_device_matrix(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(3);
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &matrix));
+  clmg_solver *solver = NULL;
+  clmg_options *options = options_of("precond=jacobi tol=1e-9");
+  CHECK_OK(clmg_solver_create_device(ctx, matrix, NULL, NULL, 1, options, &solver));
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+  assert_ptr_equal(clmg_solver_matrix(solver), matrix);
+  size_t n = a.rows;
+  double *b = malloc(n * sizeof *b), *x = calloc(n, sizeof *x), *ones = malloc(n * sizeof *b);
+  for (size_t i = 0; i < n; i++)
+    ones[i] = 1.0;
+  clmg_csr_spmv_host(1.0, &a, ones, 0.0, b);
+  CHECK_OK(clmg_solver_solve_host(solver, b, x, NULL));
+  for (size_t i = 0; i < n; i++)
+    assert_true(fabs(x[i] - 1.0) < 1e-6);
+  clmg_solver_destroy(solver); /* the matrix stays */
+  assert_int_equal(clmg_matrix_rows(matrix), n);
+  /* without the host copy auto trusts `symmetric`; AMG needs the host copy */
+  CHECK_OK(clmg_solver_create_device(ctx, matrix, NULL, NULL, 0, options, &solver));
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_GMRES);
+  clmg_solver_destroy(solver);
+  CHECK_HOST(clmg_options_parse(options, "precond=amg", &(clmg_error){{0}}), (clmg_error){{0}});
+  assert_int_equal(clmg_solver_create_device(ctx, matrix, NULL, NULL, 1, options, &solver),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "host"));
+  CHECK_OK(clmg_solver_create_device(ctx, matrix, NULL, &a, 0, options, &solver));
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG); /* a was tested */
+  clmg_solver_destroy(solver);
+  clmg_options_destroy(options);
+  clmg_matrix_destroy(matrix);
+  clmg_csr_free(&a);
+  free(b);
+  free(x);
+  free(ones);
+}
+
 /* ---- registrations ---- */
 
 static int factory_calls;
@@ -437,6 +477,7 @@ int main(void) {
       cmocka_unit_test(test_options_checked),     cmocka_unit_test(test_options_json),
       cmocka_unit_test(test_solver_compositions), cmocka_unit_test(test_solver_refusals),
       cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
+      cmocka_unit_test(test_device_matrix),
   };
   test_apply_filters();
   return cmocka_run_group_tests(tests, setup, teardown);

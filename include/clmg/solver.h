@@ -150,6 +150,18 @@ typedef struct clmg_solver clmg_solver;
 CLMG_API clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
                                         const clmg_options *options, clmg_solver **solver);
 
+/* The same for a matrix already on the device (assembled there): the
+ * solver borrows `matrix` (it must outlive the solver) and, for
+ * precision=mixed, `float_matrix` (the preconditioner's copy in float;
+ * NULL: made from a). a is the same matrix on the host, which precond=amg
+ * and registered preconditioners need; NULL: not at hand, and krylov=auto
+ * is then CG when symmetric is nonzero, else GMRES (with a, a is tested).
+ * format is not read. */
+CLMG_API clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix,
+                                               clmg_matrix *float_matrix, const clmg_csr *a,
+                                               int symmetric, const clmg_options *options,
+                                               clmg_solver **solver);
+
 /* The same around an operator and a multigrid hierarchy the caller built
  * (a geometric one, say): precond must be "multigrid" (its default here),
  * "jacobi" or "none"; the solver borrows both (they must outlive it), and
@@ -206,11 +218,14 @@ CLMG_API clmg_multigrid *clmg_solver_multigrid(const clmg_solver *solver); /* NU
 CLMG_API clmg_krylov_method clmg_solver_method(const clmg_solver *solver); /* AUTO: none */
 CLMG_API clmg_dtype clmg_solver_precision(const clmg_solver *solver);
 CLMG_API const clmg_options *clmg_solver_options(const clmg_solver *solver); /* resolved */
-/* Seconds clmg_solver_create took, kernel compilation excluded where the
- * context counts it (clmg_context_program_stats). */
+/* Seconds clmg_solver_create took, kernel compilation and loading
+ * excluded (clmg_context_program_seconds). A solver is made ready to run:
+ * its create runs one iteration on scratch vectors, so the kernels of a
+ * solve are compiled (or loaded from the cache) there, not in the first
+ * solve. */
 CLMG_API double clmg_solver_setup_seconds(const clmg_solver *solver);
 /* Seconds clmg_solver_create spent compiling kernels or loading them from
- * the cache (more kernels come with the first solve). */
+ * the cache. */
 CLMG_API double clmg_solver_compile_seconds(const clmg_solver *solver);
 
 #ifdef __cplusplus

@@ -412,18 +412,45 @@ static void finish_timing(clmg_solver *s, double start, double program_start) {
     s->setup_s = 0;
 }
 
-clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
-                               const clmg_options *options, clmg_solver **solver) {
-  if (!context || !solver)
-    return CLMG_ERROR_INVALID_ARGUMENT;
-  *solver = NULL;
+/* One iteration from x = 0 on scratch vectors, so that the kernels of the
+ * solve are compiled (or loaded) in the setup and a solve's time is the
+ * solve's; its outcome does not matter (a breakdown recurs in the solve). */
+static clmg_status prepare_kernels(clmg_solver *s) {
+  clmg_vector *b = NULL, *x = NULL;
+  clmg_status status = clmg_vector_create(s->context, s->precision, s->rows, &b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, s->precision, s->rows, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(b, 1.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(x, 0.0);
+  if (status == CLMG_SUCCESS) {
+    clmg_krylov_options once = s->krylov;
+    once.max_iterations = 1;
+    once.keep_history = 0;
+    once.monitor = NULL;
+    const clmg_preconditioner *preconditioner = s->preconditioner.apply ? &s->preconditioner : NULL;
+    clmg_status ran = s->cycles_only
+                          ? clmg_multigrid_solve(s->multigrid, b, x, &once, NULL)
+                          : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &once, NULL);
+    status =
+        ran == CLMG_ERROR_NOT_CONVERGED || ran == CLMG_ERROR_INVALID_ARGUMENT ? CLMG_SUCCESS : ran;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(s->context);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(b);
+  return status;
+}
+
+/* A square matrix without a row of zeros (such a row makes it singular). */
+static clmg_status check_matrix(clmg_context *context, const clmg_csr *a) {
   if (!a || !a->row_ptr)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_solver_create: no matrix");
   if (a->rows != a->cols)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "a %zu x %zu matrix: Krylov methods solve square systems only", a->rows,
                      a->cols);
-  /* a row without a nonzero entry makes A singular: no method can solve it */
   for (size_t i = 0; i < a->rows; i++) {
     int nonzero = 0;
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !nonzero; k++)
@@ -432,36 +459,62 @@ clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
       return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "row %zu of the matrix has no nonzero entry: the matrix is singular", i + 1);
   }
+  return CLMG_SUCCESS;
+}
+
+/* Both entry points from a matrix: a on the host (may be NULL with a device
+ * matrix given), the device matrices borrowed when given. */
+static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, clmg_matrix *matrix,
+                                      clmg_matrix *float_matrix, int symmetric,
+                                      const clmg_options *options, clmg_solver **solver) {
   double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
   clmg_solver *s = NULL;
   clmg_status status = new_solver(context, options, &s);
   if (status != CLMG_SUCCESS)
     return status;
-  s->rows = a->rows;
-  int symmetric = clmg_options_is_auto(s->options, "krylov") ? looks_spd(a) : 0;
+  s->rows = a ? a->rows : clmg_matrix_rows(matrix);
+  s->borrows_matrix = matrix != NULL;
+  s->matrix = matrix;
+  s->float_matrix = float_matrix;
+  if (a && clmg_options_is_auto(s->options, "krylov"))
+    symmetric = looks_spd(a);
   status = resolve_common(s, symmetric);
   if (status == CLMG_SUCCESS)
     status = check_preconditioner_name(s, "none,jacobi,amg");
   if (status == CLMG_SUCCESS)
     status = check_combination(s);
-  clmg_matrix_options matrix;
-  clmg_matrix_options_defaults(&matrix);
-  clmg_matrix_format_parse(clmg_options_get(s->options, "format"), &matrix.format);
-  matrix.precision = s->precision;
-  if (status == CLMG_SUCCESS)
-    status = clmg_matrix_create(context, a, &matrix, &s->matrix);
+  const char *precond = clmg_options_get(s->options, "precond");
+  if (status == CLMG_SUCCESS && !a && strcmp(precond, "none") != 0 &&
+      strcmp(precond, "jacobi") != 0)
+    status =
+        clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                  "precond=%s builds from the matrix on the host, which was not given", precond);
+  if (status == CLMG_SUCCESS && matrix && clmg_matrix_precision(matrix) != s->precision)
+    status = clmg_fail(
+        context, CLMG_ERROR_INVALID_ARGUMENT, "precision=%s, but the device matrix is in %s",
+        clmg_options_get(s->options, "precision"), clmg_dtype_name(clmg_matrix_precision(matrix)));
+  clmg_matrix_options matrix_options;
+  clmg_matrix_options_defaults(&matrix_options);
+  clmg_matrix_format_parse(clmg_options_get(s->options, "format"), &matrix_options.format);
+  matrix_options.precision = s->precision;
+  if (status == CLMG_SUCCESS && !s->matrix)
+    status = clmg_matrix_create(context, a, &matrix_options, &s->matrix);
   if (status == CLMG_SUCCESS)
     status = clmg_operator_from_matrix(s->matrix, 0, &s->op);
-  if (status == CLMG_SUCCESS && s->mixed && !clmg_options_is(s->options, "precond", "none") &&
-      !clmg_options_is(s->options, "precond", "amg")) {
-    clmg_matrix_options in_float = matrix;
+  int needs_float = s->mixed && strcmp(precond, "none") != 0 && strcmp(precond, "amg") != 0;
+  if (status == CLMG_SUCCESS && needs_float && !s->float_matrix) {
+    clmg_matrix_options in_float = matrix_options;
     in_float.precision = CLMG_FLOAT;
-    status = clmg_matrix_create(context, a, &in_float, &s->float_matrix);
+    status = a ? clmg_matrix_create(context, a, &in_float, &s->float_matrix)
+               : clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                           "precision=mixed needs the preconditioner's matrix in float, or the "
+                           "matrix on the host to make it");
+    s->owns_float_matrix = status == CLMG_SUCCESS;
   }
   if (status == CLMG_SUCCESS)
-    status = build_preconditioner(s, a, &matrix);
+    status = build_preconditioner(s, a, &matrix_options);
   if (status == CLMG_SUCCESS)
-    status = clmg_finish(context);
+    status = prepare_kernels(s);
   if (status != CLMG_SUCCESS) {
     clmg_solver_destroy(s);
     return status;
@@ -469,6 +522,36 @@ clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
   finish_timing(s, start, program_start);
   *solver = s;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
+                               const clmg_options *options, clmg_solver **solver) {
+  if (!context || !solver)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *solver = NULL;
+  clmg_status status = check_matrix(context, a);
+  return status == CLMG_SUCCESS ? create_from_matrix(context, a, NULL, NULL, 0, options, solver)
+                                : status;
+}
+
+clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix,
+                                      clmg_matrix *float_matrix, const clmg_csr *a, int symmetric,
+                                      const clmg_options *options, clmg_solver **solver) {
+  if (!context || !solver)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *solver = NULL;
+  if (!matrix)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_solver_create_device: no matrix");
+  if (clmg_matrix_rows(matrix) != clmg_matrix_cols(matrix) ||
+      (a && (a->rows != clmg_matrix_rows(matrix) || a->cols != clmg_matrix_cols(matrix))))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_solver_create_device: a %zu x %zu device matrix%s",
+                     clmg_matrix_rows(matrix), clmg_matrix_cols(matrix),
+                     a ? " and a host matrix of other sizes" : " is not square");
+  clmg_status status = a ? check_matrix(context, a) : CLMG_SUCCESS;
+  return status == CLMG_SUCCESS
+             ? create_from_matrix(context, a, matrix, float_matrix, symmetric, options, solver)
+             : status;
 }
 
 clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
@@ -519,6 +602,8 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     else if (status == CLMG_SUCCESS)
       s->preconditioner = cycle;
   }
+  if (status == CLMG_SUCCESS)
+    status = prepare_kernels(s);
   if (status != CLMG_SUCCESS) {
     clmg_solver_destroy(s);
     return status;
@@ -536,8 +621,10 @@ void clmg_solver_destroy(clmg_solver *s) {
     clmg_multigrid_destroy(s->multigrid);
   if (s->matrix)
     clmg_operator_destroy(&s->op);
-  clmg_matrix_destroy(s->float_matrix);
-  clmg_matrix_destroy(s->matrix);
+  if (s->owns_float_matrix)
+    clmg_matrix_destroy(s->float_matrix);
+  if (!s->borrows_matrix)
+    clmg_matrix_destroy(s->matrix);
   clmg_options_destroy(s->options);
   free(s);
 }

@@ -56,8 +56,9 @@ struct clmg_solver {
   clmg_dtype precision;
   int mixed;
   size_t rows;
-  clmg_matrix *matrix, *float_matrix; /* owned; NULL around a caller's operator */
-  clmg_operator op;                   /* borrows matrix, or a copy of the caller's */
+  clmg_matrix *matrix, *float_matrix; /* NULL around a caller's operator */
+  int borrows_matrix, owns_float_matrix;
+  clmg_operator op; /* borrows matrix, or a copy of the caller's */
   clmg_multigrid *multigrid;
   int owns_multigrid;
   clmg_preconditioner preconditioner; /* apply NULL: none */
