@@ -165,7 +165,12 @@ static int read_on_rank0(const char *command, solve_options *options, distribute
                   error.message);
       ok = 0;
     }
-    ok = ok && solve_check_matrix(command, options, &s->a);
+    clmg_options *db = NULL;
+    ok = ok && solve_make_options(command, options, &db);
+    ok = ok && solve_check_matrix(command, options, db, &s->a);
+    clmg_options_destroy(db);
+    if (ok && options->method == CLMG_KRYLOV_AUTO)
+      options->method = clmg_solver_auto_method(&s->a);
     if (ok && options->rhs_path) {
       size_t length = 0;
       status = clmg_read_matrix_market_vector(options->rhs_path, &s->b_whole, &length, &error);
@@ -313,6 +318,23 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
   if (options.preconditioner == PRECONDITIONER_AMG || options.mixed)
     return cli_usage(command, "%s runs on one process only (started on %d ranks)",
                      options.mixed ? "--precision mixed" : "--precond amg", world_size);
+  /* the distributed solve composes its own solver (none or Jacobi): the
+   * options layer's other keys do not reach it yet */
+  for (int k = 0; k < options.num_settings; k++) {
+    const char *key = options.settings[k].key;
+    if (!key ||
+        (strcmp(key, "krylov") != 0 && strcmp(key, "precond") != 0 && strcmp(key, "format") != 0 &&
+         strcmp(key, "precision") != 0 && strcmp(key, "tol") != 0 && strcmp(key, "maxit") != 0 &&
+         strcmp(key, "restart") != 0))
+      return cli_usage(command, "%s runs on one process only (started on %d ranks)",
+                       key ? key : "--set", world_size);
+    if (strcmp(key, "krylov") == 0 && strcmp(options.settings[k].value, "none") == 0)
+      return cli_usage(command, "--method none runs on one process only (started on %d ranks)",
+                       world_size);
+  }
+  if (options.options_path || options.preconditioner == PRECONDITIONER_OTHER)
+    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
+                     options.options_path ? "--options" : "this --precond", world_size);
   distributed_solve s = {0};
   solve_report report = {0};
   cli_progress_begin(options.quiet || world_rank != 0);

@@ -332,19 +332,23 @@ static void helmholtz_json_keys(json_writer *w, void *data) {
  * warm. */
 static clmg_status assemble_on_device(helmholtz_run *run, solve_resources *s,
                                       const clmg_helmholtz_problem *problem) {
-  const solve_options *so = &run->options->solver;
   clmg_p1_assembler_options options;
   clmg_p1_assembler_options_defaults(&options);
-  options.matrix.format = so->format == CLMG_FORMAT_AUTO ? CLMG_FORMAT_CSR : so->format;
-  options.matrix.precision = so->precision;
+  clmg_matrix_format format = CLMG_FORMAT_AUTO;
+  clmg_matrix_format_parse(clmg_options_get(s->options, "format"), &format);
+  options.matrix.format = format == CLMG_FORMAT_AUTO ? CLMG_FORMAT_CSR : format;
+  int mixed = strcmp(clmg_options_get(s->options, "precision"), "mixed") == 0;
+  clmg_dtype precision =
+      strcmp(clmg_options_get(s->options, "precision"), "float") == 0 ? CLMG_FLOAT : CLMG_DOUBLE;
+  options.matrix.precision = precision;
   double start = apputil_now();
   clmg_status status = clmg_p1_assembler_create(s->context, &run->mesh, &options, &run->assembler);
-  if (status == CLMG_SUCCESS && so->mixed) {
+  if (status == CLMG_SUCCESS && mixed) {
     options.matrix.precision = CLMG_FLOAT;
     status = clmg_p1_assembler_create(s->context, &run->mesh, &options, &run->float_assembler);
   }
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(s->context, so->precision, s->n, &s->device_b);
+    status = clmg_vector_create(s->context, precision, s->n, &s->device_b);
   }
   if (status == CLMG_SUCCESS) {
     status = clmg_finish(s->context);
@@ -476,17 +480,9 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   if (!s.context) {
     goto done;
   }
-  if (o.solver.precision == CLMG_DOUBLE) {
-    int fp64 = cli_double_precision(command, s.context, o.solver.precision_asked, o.solver.quiet);
-    if (fp64 < 0) {
-      goto done;
-    }
-    if (fp64 == 0) {
-      o.solver.precision = CLMG_FLOAT;
-      if (!o.solver.tolerance_given) {
-        o.solver.tolerance = clmg_default_tolerance(CLMG_FLOAT);
-      }
-    }
+  if (!solve_make_options(command, &o.solver, &s.options) ||
+      !solve_choose_precision(command, s.options, s.context, o.solver.quiet)) {
+    goto done;
   }
   /* a generated mesh's size is known from its level: what it will take is
    * checked before it is made (1,840 bytes per node, measured on pocl with
@@ -586,7 +582,6 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   }
 
   report.device = clmg_context_device(s.context);
-  report.preconditioner_name = preconditioner_name(o.solver.preconditioner);
   report.rhs_description = s.rhs_description;
   report.read_label = "mesh and assembly";
   report.read_s = run.mesh_s + run.assembler_setup_s + run.assembly_first_s;
@@ -599,11 +594,12 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   if (!write_outputs(command, &run, &s, NULL)) {
     goto done;
   }
-  if (o.solver.preconditioner == PRECONDITIONER_AMG && !o.host_assembly) {
+  const char *precond = clmg_options_get(s.options, "precond");
+  if (strcmp(precond, "none") != 0 && strcmp(precond, "jacobi") != 0 && !o.host_assembly) {
     /* the AMG hierarchy is built from the matrix on the host */
     if (device_matrix_to_csr(&run, &s.a, &error) != CLMG_SUCCESS) {
       cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
-                  "cannot bring the matrix to the host for --precond amg: %s", error.message);
+                  "cannot bring the matrix to the host for precond=%s: %s", precond, error.message);
       goto done;
     }
   }

@@ -16,6 +16,8 @@
 #include "subcommands.h"
 #include "view.h"
 
+#include <cjson/cJSON.h>
+
 /* ---- options ---- */
 
 /* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
@@ -128,124 +130,106 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
   options->max_iterations = 1000;
   options->method = CLMG_KRYLOV_AUTO;
   options->restart = 30;
-  options->amg_smoother = "chebyshev";
-  options->inner = 3;
-  clmg_amg_options_defaults(&options->amg);
-  options->amg.block_size = 0;          /* unset: 1, or the coordinates' dimension */
-  options->amg.strength_threshold = -1; /* unset: the coarsening's default */
 }
 
-/* --smoother's names: the engine's (clmg_smoother_type_parse) and two that
- * need the levels' host matrices. */
-static const char *const AMG_SMOOTHERS[] = {"chebyshev", "gauss-seidel", "jacobi-rho",
-                                            "patch",     "jacobi",       "spai0"};
-
-int solve_amg_smoother_known(const char *name) {
-  for (size_t i = 0; name && i < sizeof AMG_SMOOTHERS / sizeof AMG_SMOOTHERS[0]; i++)
-    if (strcmp(name, AMG_SMOOTHERS[i]) == 0)
-      return 1;
-  return 0;
+/* A flag's value as the options layer's key=value (checked by the library,
+ * whose message lists the valid values), kept in command-line order; a
+ * --set text when key is NULL. Returns 1, or -1 after a usage note. */
+static int record(const char *command, const char *flag, const char *key, const char *value,
+                  solve_options *options) {
+  clmg_options *scratch = NULL;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_create(&scratch, &error);
+  if (status == CLMG_SUCCESS)
+    status = key ? clmg_options_set(scratch, key, value, &error)
+                 : clmg_options_parse(scratch, value, &error);
+  /* names that a caller may register in the library are the built-in
+   * ones here: the command registers none */
+  clmg_option_info info;
+  for (size_t k = 0; status == CLMG_SUCCESS && clmg_options_key_info(k, &info); k++) {
+    const char *given = clmg_options_get(scratch, info.key);
+    if (clmg_options_is_set(scratch, info.key) && !clmg_options_builtin(info.key, given)) {
+      snprintf(error.message, sizeof error.message, "%s: unknown value '%s' (valid: %s)", info.key,
+               given, info.values);
+      status = CLMG_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  clmg_options_destroy(scratch);
+  if (status != CLMG_SUCCESS) {
+    cli_usage_note(command, "%s: %s", flag, error.message);
+    return -1;
+  }
+  if (options->num_settings >= SOLVE_MAX_SETTINGS) {
+    cli_usage_note(command, "more than %d solver options", SOLVE_MAX_SETTINGS);
+    return -1;
+  }
+  options->settings[options->num_settings++] = (solve_setting){key, value};
+  return 1;
 }
 
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
   case SOLVE_OPTION_METHOD:
-    if (!clmg_krylov_method_parse(arg, &options->method)) {
-      cli_usage_note(command, "unknown method '%s' (there are: auto, cg, gmres, bicgstab)", arg);
+    if (record(command, "--method", "krylov", arg, options) < 0)
       return -1;
-    }
+    clmg_krylov_method_parse(arg, &options->method); /* "none": the library refuses it alone */
     return 1;
   case SOLVE_OPTION_SMOOTHER:
-    for (size_t i = 0; i < sizeof AMG_SMOOTHERS / sizeof AMG_SMOOTHERS[0]; i++)
-      if (strcmp(arg, AMG_SMOOTHERS[i]) == 0) {
-        options->amg_smoother = AMG_SMOOTHERS[i]; /* solve_amg_smoother_known holds */
-        return 1;
-      }
-    cli_usage_note(command,
-                   "unknown smoother '%s' (there are: chebyshev, gauss-seidel, jacobi-rho, "
-                   "patch, jacobi, spai0)",
-                   arg);
-    return -1;
+    return record(command, "--smoother", "mg.smoother", arg, options);
   case SOLVE_OPTION_SMOOTHING_STEPS:
-    return cli_parse_int(command, "--smoothing-steps", arg, 1, 16, &options->smoothing_steps) ? 1
-                                                                                              : -1;
+    return record(command, "--smoothing-steps", "mg.steps", arg, options);
   case SOLVE_OPTION_BLOCK_SIZE:
-    return cli_parse_int(command, "--block-size", arg, 1, 16, &options->amg.block_size) ? 1 : -1;
+    return record(command, "--block-size", "amg.block_size", arg, options);
   case SOLVE_OPTION_NULLSPACE:
-    options->nullspace_path = arg;
-    return 1;
+    return record(command, "--near-nullspace", "amg.near_nullspace", arg, options);
   case SOLVE_OPTION_COORDINATES:
-    options->coordinates_path = arg;
-    return 1;
+    return record(command, "--coordinates", "amg.coordinates", arg, options);
   case SOLVE_OPTION_STRENGTH:
-    return cli_parse_double(command, "--strength", arg, 0, 0.999, &options->amg.strength_threshold)
-               ? 1
-               : -1;
+    return record(command, "--strength", "amg.strength", arg, options);
   case SOLVE_OPTION_COARSENING:
-    if (strcmp(arg, "sa") == 0) {
-      options->amg.coarsening = CLMG_AMG_SMOOTHED_AGGREGATION;
-    } else if (strcmp(arg, "classical") == 0) {
-      options->amg.coarsening = CLMG_AMG_CLASSICAL;
-    } else {
-      cli_usage_note(command, "unknown coarsening '%s' (there are: sa, classical)", arg);
-      return -1;
-    }
-    return 1;
+    return record(command, "--coarsening", "amg.coarsening", arg, options);
   case SOLVE_OPTION_ROOTS:
-    if (strcmp(arg, "auto") == 0) {
-      options->amg.roots = CLMG_AMG_ROOTS_AUTO;
-    } else if (strcmp(arg, "ordered") == 0) {
-      options->amg.roots = CLMG_AMG_ROOTS_ORDERED;
-    } else if (strcmp(arg, "parallel") == 0) {
-      options->amg.roots = CLMG_AMG_ROOTS_PARALLEL;
-    } else {
-      cli_usage_note(command, "unknown --roots '%s' (there are: auto, ordered, parallel)", arg);
-      return -1;
-    }
-    return 1;
+    return record(command, "--roots", "amg.roots", arg, options);
   case SOLVE_OPTION_INNER:
-    return cli_parse_int(command, "--inner", arg, 1, 64, &options->inner) ? 1 : -1;
+    return record(command, "--inner", "mg.inner", arg, options);
+  case SOLVE_OPTION_OPTIONS_FILE:
+    options->options_path = arg;
+    return 1;
+  case SOLVE_OPTION_SET:
+    return record(command, "--set", NULL, arg, options);
   case SOLVE_OPTION_RESTART:
-    return cli_parse_int(command, "--restart", arg, 1, 200, &options->restart) ? 1 : -1;
-  case SOLVE_OPTION_PRECONDITIONER:
-    if (strcmp(arg, "none") == 0) {
-      options->preconditioner = PRECONDITIONER_NONE;
-    } else if (strcmp(arg, "jacobi") == 0) {
-      options->preconditioner = PRECONDITIONER_JACOBI;
-    } else if (strcmp(arg, "amg") == 0) {
-      options->preconditioner = PRECONDITIONER_AMG;
-    } else {
-      cli_usage_note(command, "unknown preconditioner '%s' (there are: none, jacobi, amg)", arg);
+    if (record(command, "--restart", "restart", arg, options) < 0)
       return -1;
-    }
+    options->restart = atoi(arg);
+    return 1;
+  case SOLVE_OPTION_PRECONDITIONER:
+    if (record(command, "--precond", "precond", arg, options) < 0)
+      return -1;
+    options->preconditioner = strcmp(arg, "none") == 0     ? PRECONDITIONER_NONE
+                              : strcmp(arg, "amg") == 0    ? PRECONDITIONER_AMG
+                              : strcmp(arg, "jacobi") == 0 ? PRECONDITIONER_JACOBI
+                                                           : PRECONDITIONER_OTHER;
     return 1;
   case SOLVE_OPTION_FORMAT:
-    if (!clmg_matrix_format_parse(arg, &options->format)) {
-      cli_usage_note(command, "unknown format '%s' (there are: auto, csr, ellr, sell)", arg);
+    if (record(command, "--format", "format", arg, options) < 0)
       return -1;
-    }
+    clmg_matrix_format_parse(arg, &options->format);
     return 1;
   case SOLVE_OPTION_PRECISION:
-    options->precision_asked = NULL;
-    options->mixed = 0;
-    if (strcmp(arg, "double") == 0) {
-      options->precision = CLMG_DOUBLE;
-      options->precision_asked = arg;
-    } else if (strcmp(arg, "float") == 0) {
-      options->precision = CLMG_FLOAT;
-    } else if (strcmp(arg, "mixed") == 0) {
-      options->precision = CLMG_DOUBLE;
-      options->precision_asked = arg;
-      options->mixed = 1;
-    } else {
-      cli_usage_note(command, "unknown precision '%s' (there are: double, float, mixed)", arg);
+    if (record(command, "--precision", "precision", arg, options) < 0)
       return -1;
-    }
+    options->mixed = strcmp(arg, "mixed") == 0;
+    options->precision = strcmp(arg, "float") == 0 ? CLMG_FLOAT : CLMG_DOUBLE;
+    options->precision_asked = strcmp(arg, "float") == 0 ? NULL : arg;
     return 1;
   case SOLVE_OPTION_TOLERANCE:
-    return parse_tolerance(command, arg, &options->tolerance) ? 1 : -1;
+    if (!parse_tolerance(command, arg, &options->tolerance))
+      return -1;
+    return record(command, "--tol", "tol", arg, options);
   case SOLVE_OPTION_MAX_ITERATIONS:
-    return parse_iterations(command, arg, &options->max_iterations) ? 1 : -1;
+    if (!parse_iterations(command, arg, &options->max_iterations))
+      return -1;
+    return record(command, "--maxit", "maxit", arg, options);
   case 'o':
     options->output_path = arg;
     return 1;
@@ -302,56 +286,63 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
   }
   options->matrix_path = argv[optind];
   options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
-  const char *inputs[] = {options->matrix_path, options->rhs_path, options->nullspace_path,
-                          options->coordinates_path};
-  const char *names[] = {"the matrix file", "the right-hand side", "the --near-nullspace file",
-                         "the --coordinates file"};
+  const char *inputs[] = {options->matrix_path, options->rhs_path, options->options_path};
+  const char *names[] = {"the matrix file", "the right-hand side", "the --options file"};
   for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; ++k)
     if (cli_same_file(options->output_path, inputs[k]))
       return cli_usage(command, "-o %s is %s: the solution would overwrite its input",
                        options->output_path, names[k]);
+  for (int k = 0; k < options->num_settings; ++k)
+    if (options->settings[k].key && strncmp(options->settings[k].key, "amg.", 4) == 0 &&
+        cli_same_file(options->output_path, options->settings[k].value))
+      return cli_usage(command, "-o %s is the %s file: the solution would overwrite its input",
+                       options->output_path, options->settings[k].key);
   return 0;
 }
 
-/* ---- checks of the matrix ---- */
+/* ---- the options and the matrix ---- */
 
-/* Decides the method of --method auto (CG when A looks SPD: symmetric with a
- * positive diagonal; GMRES otherwise). For CG, prints why A is unsuitable
- * and refuses (returns 0) unless the checks are skipped, then only warns. */
-int solve_check_matrix(const char *command, solve_options *options, const clmg_csr *a) {
-  if (a->rows != a->cols) {
-    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
-                "%s is a %zu x %zu matrix; Krylov methods solve square systems only",
-                options->matrix_path, a->rows, a->cols);
+int solve_make_options(const char *command, const solve_options *options, clmg_options **db) {
+  clmg_error error = {{0}};
+  *db = NULL;
+  clmg_options *made = NULL;
+  clmg_status status = clmg_options_create(&made, &error);
+  if (status == CLMG_SUCCESS && options->options_path)
+    status = clmg_options_read_file(made, options->options_path, &error);
+  for (int i = 0; status == CLMG_SUCCESS && i < options->num_settings; i++) {
+    const solve_setting *setting = &options->settings[i];
+    status = setting->key ? clmg_options_set(made, setting->key, setting->value, &error)
+                          : clmg_options_parse(made, setting->value, &error);
+  }
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "%s", error.message);
+    clmg_options_destroy(made);
     return 0;
   }
-  /* a row without a nonzero entry makes A singular: no method can solve it
-   * (GMRES once stalled at 0.88 and blamed the rounding floor) */
-  for (size_t i = 0; i < a->rows; i++) {
-    int nonzero = 0;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1] && !nonzero; k++)
-      nonzero = a->val[k] != 0;
-    if (!nonzero) {
-      cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
-                  "row %zu of %s has no nonzero entry: the matrix is singular", i + 1,
-                  options->matrix_path);
-      return 0;
-    }
-  }
-  if (options->method == CLMG_KRYLOV_AUTO) {
-    int spd_like = clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE);
-    for (size_t i = 0; spd_like && i < a->rows; i++) {
-      double diagonal = 0;
-      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-        if ((size_t)a->col[k] == i) {
-          diagonal = a->val[k];
-        }
-      }
-      spd_like = diagonal > 0;
-    }
-    options->method = spd_like ? CLMG_KRYLOV_CG : CLMG_KRYLOV_GMRES;
-  }
-  if (options->method != CLMG_KRYLOV_CG) {
+  *db = made;
+  return 1;
+}
+
+int solve_choose_precision(const char *command, clmg_options *db, clmg_context *context,
+                           int quiet) {
+  if (clmg_options_is_set(db, "precision") &&
+      strcmp(clmg_options_get(db, "precision"), "float") == 0)
+    return 1;
+  const char *asked =
+      clmg_options_is_set(db, "precision") ? clmg_options_get(db, "precision") : NULL;
+  int fp64 = cli_double_precision(command, context, asked, quiet);
+  if (fp64 < 0)
+    return 0;
+  if (fp64 == 0)
+    clmg_options_set(db, "precision", "float", NULL); /* a valid value: cannot fail */
+  return 1;
+}
+
+/* Where CG was asked for, prints why A is unsuitable and refuses (returns
+ * 0) unless the checks are skipped, then only warns. */
+int solve_check_matrix(const char *command, const solve_options *options, const clmg_options *db,
+                       const clmg_csr *a) {
+  if (strcmp(clmg_options_get(db, "krylov"), "cg") != 0) {
     return 1;
   }
   const char *verdict = options->skip_checks ? "warning" : "error";
@@ -466,42 +457,14 @@ static void print_text(const solve_options *options, const solve_report *r) {
     solve_print_history(result);
   }
   solve_print_outcome(r);
-  printf("%-18s %.4f (%s %.4f, upload and build %.4f)\n", "setup_s", r->read_s + r->build_s,
-         r->read_label ? r->read_label : "read", r->read_s, r->build_s);
+  printf("%-18s %.4f (%s %.4f, upload and build %.4f; compilation not counted)\n", "setup_s",
+         r->read_s + r->build_s, r->read_label ? r->read_label : "read", r->read_s, r->build_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f", "solve_s", r->solve_s);
   if (result->iterations > 0) {
     printf(" (%.3f ms per iteration)", 1e3 * r->solve_s / result->iterations);
   }
   printf("\n");
-}
-
-/* --view: the levels of the AMG preconditioner, or, without multigrid, the
- * one level of A; as JSON into w, or as text where w is NULL. Nothing when
- * out of memory. */
-static void show_view(const clmg_multigrid *multigrid, const clmg_amg_setup_times *amg_times,
-                      const clmg_matrix *matrix, json_writer *w) {
-  view_level single = {0};
-  view_level *levels = &single;
-  int count = 1;
-  if (multigrid) {
-    levels = view_multigrid_levels(multigrid, &count);
-  } else {
-    single.rows = clmg_matrix_rows(matrix);
-    single.nonzeros = clmg_matrix_nnz(matrix);
-    single.format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
-    single.format_description = clmg_matrix_describe(matrix);
-  }
-  if (levels && w)
-    view_json(w, levels, count);
-  else if (levels)
-    view_print(levels, count);
-  if (levels != &single)
-    free(levels);
-  if (amg_times && w)
-    view_amg_times_json(w, amg_times);
-  else if (amg_times)
-    view_amg_times_print(amg_times);
 }
 
 void solve_json_outcome(json_writer *w, const solve_report *r) {
@@ -532,7 +495,36 @@ void solve_json_outcome(json_writer *w, const solve_report *r) {
   json_array_end(w);
 }
 
+/* The keys of the solver's view (clmg_solver_view_json) that a report
+ * shows: the resolved options always, the hierarchy with --view. */
+static void json_solver_view(json_writer *w, const clmg_solver *solver, int view) {
+  char *text = clmg_solver_view_json(solver);
+  cJSON *root = text ? cJSON_Parse(text) : NULL;
+  free(text);
+  static const char *const always[] = {"options"};
+  static const char *const with_view[] = {"hierarchy", "operator_complexity", "grid_complexity",
+                                          "amg_setup"};
+  for (size_t k = 0; root && k < sizeof always / sizeof always[0]; k++) {
+    char *member = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, always[k]));
+    json_raw(w, always[k], member);
+    free(member);
+  }
+  for (size_t k = 0; root && view && k < sizeof with_view / sizeof with_view[0]; k++) {
+    const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, with_view[k]);
+    char *member = item ? cJSON_PrintUnformatted(item) : NULL;
+    if (member)
+      json_raw(w, with_view[k], member);
+    free(member);
+  }
+  cJSON_Delete(root);
+}
+
 static void print_json(const solve_options *options, const solve_report *r) {
+  const clmg_options *db = clmg_solver_options(r->solver);
+  clmg_krylov_method method = clmg_solver_method(r->solver);
+  const char *precision = clmg_options_get(db, "precision");
+  const char *preconditioner = clmg_options_get(db, "precond");
+  int mixed = strcmp(precision, "mixed") == 0;
   json_writer w;
   json_begin(&w, stdout);
   json_object_begin(&w, NULL);
@@ -549,25 +541,23 @@ static void print_json(const solve_options *options, const solve_report *r) {
   json_string(&w, "format", clmg_matrix_format_name(clmg_matrix_format_of(r->matrix)));
   json_string(&w, "format_description", clmg_matrix_describe(r->matrix));
   json_integer(&w, "stored_entries", (long long)clmg_matrix_stored_entries(r->matrix));
-  json_string(&w, "precision", options->mixed ? "mixed" : clmg_dtype_name(options->precision));
-  json_string(&w, "method", clmg_krylov_method_name(options->method));
-  json_integer(&w, "restart", options->method == CLMG_KRYLOV_GMRES ? options->restart : 0);
-  json_string(&w, "preconditioner", r->preconditioner_name);
+  json_string(&w, "precision", precision);
+  json_string(&w, "method", method == CLMG_KRYLOV_AUTO ? "none" : clmg_krylov_method_name(method));
+  json_integer(&w, "restart",
+               method == CLMG_KRYLOV_GMRES ? (long long)atoi(clmg_options_get(db, "restart")) : 0);
+  json_string(&w, "preconditioner", preconditioner);
   json_device(&w, r->device);
-  json_number(&w, "relative_tolerance", options->tolerance);
-  json_integer(&w, "max_iterations", options->max_iterations);
-  if (options->view)
-    show_view(r->multigrid, r->amg_times, r->matrix, &w);
-  if (options->method == CLMG_KRYLOV_CG) {
+  json_number(&w, "relative_tolerance", strtod(clmg_options_get(db, "tol"), NULL));
+  json_integer(&w, "max_iterations", atoi(clmg_options_get(db, "maxit")));
+  json_solver_view(&w, r->solver, options->view);
+  if (method == CLMG_KRYLOV_CG) {
     /* the floor of an iteration, for its time against the copy bandwidth */
     size_t n = clmg_matrix_rows(r->matrix);
-    double preconditioner = options->preconditioner == PRECONDITIONER_AMG && r->multigrid
-                                ? clmg_multigrid_cycle_bytes(r->multigrid, 1)
-                            : options->preconditioner == PRECONDITIONER_JACOBI
-                                ? perf_jacobi_bytes(n, options->mixed)
-                                : 0.0;
-    json_number(&w, "iteration_bytes",
-                perf_cg_iteration_bytes(r->matrix, preconditioner, options->mixed));
+    const clmg_multigrid *multigrid = clmg_solver_multigrid(r->solver);
+    double bytes = multigrid ? clmg_multigrid_cycle_bytes(multigrid, 1)
+                   : strcmp(preconditioner, "jacobi") == 0 ? perf_jacobi_bytes(n, mixed)
+                                                           : 0.0;
+    json_number(&w, "iteration_bytes", perf_cg_iteration_bytes(r->matrix, bytes, mixed));
   }
   solve_json_outcome(&w, r);
   json_object_end(&w);
@@ -577,9 +567,8 @@ static void print_json(const solve_options *options, const solve_report *r) {
 /* ---- the command ---- */
 
 void solve_release(solve_resources *s) {
-  clmg_preconditioner_destroy(&s->preconditioner);
-  clmg_multigrid_destroy(s->multigrid);
-  clmg_operator_destroy(&s->op);
+  clmg_solver_destroy(s->solver);
+  clmg_options_destroy(s->options);
   clmg_matrix_destroy(s->float_matrix);
   clmg_vector_destroy(s->residual);
   clmg_vector_destroy(s->device_x);
@@ -600,7 +589,13 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
                 error.message);
     return 0;
   }
-  if (!solve_check_matrix(command, options, &s->a)) {
+  if (s->a.rows != s->a.cols) {
+    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                "%s is a %zu x %zu matrix; Krylov methods solve square systems only",
+                options->matrix_path, s->a.rows, s->a.cols);
+    return 0;
+  }
+  if (!solve_check_matrix(command, options, s->options, &s->a)) {
     return 0;
   }
   size_t n = s->a.rows;
@@ -639,277 +634,75 @@ static int read_inputs(const char *command, solve_options *options, solve_resour
   return 1;
 }
 
-/* A dense Matrix Market array (or coordinate) file as rows x cols
- * column-major values (malloc'ed), for the near-nullspace and the
- * coordinates; fails with the message in `why`. */
-static clmg_status read_dense(const char *path, size_t *rows, size_t *cols, double **values,
-                              char *why, size_t why_size) {
-  clmg_csr m = {0};
-  clmg_error error = {{0}};
-  *values = NULL;
-  clmg_status status = clmg_csr_read_matrix_market(path, &m, &error);
-  if (status != CLMG_SUCCESS) {
-    snprintf(why, why_size, "%.1200s", error.message);
-    return status;
-  }
-  *rows = m.rows;
-  *cols = m.cols;
-  if (m.cols == 0 || m.cols > 16) {
-    snprintf(why, why_size, "%s has %zu columns; it should have 1 to 16", path, m.cols);
-    clmg_csr_free(&m);
-    return CLMG_ERROR_INVALID_ARGUMENT;
-  }
-  *values = calloc(m.rows * m.cols > 0 ? m.rows * m.cols : 1, sizeof **values);
-  if (!*values) {
-    snprintf(why, why_size, "no host memory for the %zu x %zu values of %s", m.rows, m.cols, path);
-    clmg_csr_free(&m);
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  for (size_t i = 0; i < m.rows; i++)
-    for (int64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++)
-      (*values)[(size_t)m.col[k] * m.rows + i] = m.val[k];
-  clmg_csr_free(&m);
-  return CLMG_SUCCESS;
-}
-
-/* The near-nullspace of --near-nullspace or --coordinates (rigid-body
- * modes) into amg (candidates malloc'ed in *candidates), and the block size
- * the coordinates imply. */
-static clmg_status amg_candidates(const solve_options *options, size_t n, clmg_amg_options *amg,
-                                  double **candidates, char *why, size_t why_size) {
-  size_t rows = 0, cols = 0;
-  double *values = NULL;
-  *candidates = NULL;
-  if (options->nullspace_path) {
-    clmg_status status = read_dense(options->nullspace_path, &rows, &cols, &values, why, why_size);
-    if (status == CLMG_SUCCESS && rows != n) {
-      snprintf(why, why_size, "%s has %zu rows; the near-nullspace needs one per row of A (%zu)",
-               options->nullspace_path, rows, n);
-      status = CLMG_ERROR_INVALID_ARGUMENT;
-    }
-    if (status != CLMG_SUCCESS) {
-      free(values);
-      return status;
-    }
-    *candidates = values;
-    amg->candidates = values;
-    amg->num_candidates = (int)cols;
-    return CLMG_SUCCESS;
-  }
-  if (!options->coordinates_path)
-    return CLMG_SUCCESS;
-  clmg_status status = read_dense(options->coordinates_path, &rows, &cols, &values, why, why_size);
-  if (status == CLMG_SUCCESS && ((cols != 2 && cols != 3) || rows * cols != n ||
-                                 (amg->block_size > 1 && (size_t)amg->block_size != cols))) {
-    snprintf(why, why_size,
-             "%s holds %zu nodes of %zu coordinates; the rigid-body modes need 2 or 3 "
-             "coordinates per node and as many unknowns per node (A has %zu rows%s)",
-             options->coordinates_path, rows, cols, n,
-             amg->block_size > 1 ? ", and --block-size says otherwise" : "");
-    status = CLMG_ERROR_INVALID_ARGUMENT;
-  }
-  double *coordinates = NULL, *modes = NULL;
-  if (status == CLMG_SUCCESS) {
-    coordinates = malloc(rows * cols * sizeof *coordinates);
-    modes = malloc(6 * n * sizeof *modes);
-    if (!coordinates || !modes) {
-      snprintf(why, why_size, "no host memory for the rigid-body modes of %zu nodes", rows);
-      status = CLMG_ERROR_OUT_OF_HOST_MEMORY;
-    }
-  }
-  if (status == CLMG_SUCCESS) {
-    for (size_t i = 0; i < rows; i++)
-      for (size_t d = 0; d < cols; d++)
-        coordinates[i * cols + d] = values[d * rows + i];
-    int count = 0;
-    clmg_error error = {{0}};
-    status = clmg_amg_rigid_body_modes(rows, (int)cols, coordinates, modes, &count, &error);
-    if (status != CLMG_SUCCESS)
-      snprintf(why, why_size, "%.200s: %.1200s", options->coordinates_path, error.message);
-    amg->candidates = modes;
-    amg->num_candidates = count;
-    amg->block_size = (int)cols;
-  }
-  free(values);
-  free(coordinates);
-  if (status != CLMG_SUCCESS) {
-    free(modes);
-    amg->candidates = NULL;
-    amg->num_candidates = 0;
-    return status;
-  }
-  *candidates = modes;
-  return CLMG_SUCCESS;
-}
-
-/* One V-cycle of AMG (hierarchy from the host matrix) as the
- * preconditioner, in float inside the double Krylov method with
- * --precision mixed. */
-static clmg_status setup_amg(const solve_options *options, solve_resources *s,
-                             const clmg_matrix_options *matrix_options, const char **failed_step) {
-  static char why[1536];
-  if (!s->a.row_ptr) {
-    *failed_step = "--precond amg builds its hierarchy from the matrix on the host, which "
-                   "is not there";
-    return CLMG_ERROR_UNSUPPORTED;
-  }
-  *failed_step = "reading the AMG near-nullspace";
-  clmg_amg_options amg = options->amg;
-  if (amg.strength_threshold < 0) /* unset */
-    amg.strength_threshold = 0;
-  if (amg.coarsening == CLMG_AMG_CLASSICAL && options->amg.strength_threshold >= 0)
-    amg.classical_threshold = options->amg.strength_threshold;
-  double *candidates = NULL;
-  clmg_status status = amg_candidates(options, s->n, &amg, &candidates, why, sizeof why);
-  if (status != CLMG_SUCCESS) {
-    *failed_step = why;
-    return status;
-  }
-  *failed_step = "setting up the AMG preconditioner";
-  if (options->view)
-    amg.times = &s->amg_times;
-  clmg_multigrid_options mg;
-  clmg_multigrid_options_defaults(&mg);
-  int gauss_seidel = strcmp(options->amg_smoother, "gauss-seidel") == 0;
-  int chebyshev = strcmp(options->amg_smoother, "chebyshev") == 0;
-  mg.pre_smoothing = mg.post_smoothing = options->smoothing_steps > 0 ? options->smoothing_steps
-                                         : gauss_seidel               ? 1
-                                         : chebyshev                  ? 3
-                                                                      : 2;
-  mg.matrix = *matrix_options;
-  mg.matrix.precision = options->mixed ? CLMG_FLOAT : options->precision;
-  int patch = strcmp(options->amg_smoother, "patch") == 0;
-  clmg_amg_patch_smoothing patches = {NULL, options->inner, 0, 0, gauss_seidel};
-  if (!patch && !gauss_seidel)
-    clmg_smoother_type_parse(options->amg_smoother, &mg.smoother);
-  status = clmg_amg_multigrid_create(s->context, &s->a, &amg, &mg,
-                                     patch || gauss_seidel ? &patches : NULL, &s->multigrid);
-  free(candidates);
-  s->have_amg_times = status == CLMG_SUCCESS && options->view;
-  clmg_preconditioner cycle;
-  if (status == CLMG_SUCCESS)
-    status = clmg_multigrid_preconditioner(s->multigrid, &cycle);
-  if (status == CLMG_SUCCESS && options->mixed)
-    status = clmg_preconditioner_in_precision(s->context, s->n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
-                                              &s->preconditioner);
-  else if (status == CLMG_SUCCESS)
-    s->preconditioner = cycle;
-  return status;
-}
-
-/* Uploads A and b and sets up the preconditioner. */
-static clmg_status build_on_device(const solve_options *options, solve_resources *s,
-                                   const char **failed_step) {
-  size_t n = s->n;
-  clmg_matrix_options matrix_options;
-  clmg_matrix_options_defaults(&matrix_options);
-  matrix_options.format = options->format;
-  matrix_options.precision = options->precision;
-  *failed_step = "building the device matrix";
-  /* A matrix made on the device (clmg helmholtz) is already there */
-  clmg_status status =
-      s->matrix ? CLMG_SUCCESS : clmg_matrix_create(s->context, &s->a, &matrix_options, &s->matrix);
-  if (status == CLMG_SUCCESS) {
-    status = clmg_operator_from_matrix(s->matrix, 0, &s->op);
-  }
-  if (status == CLMG_SUCCESS && options->mixed && !s->float_matrix) {
-    matrix_options.precision = CLMG_FLOAT;
-    status = clmg_matrix_create(s->context, &s->a, &matrix_options, &s->float_matrix);
-  }
+/* The solver from the options (the library composes it: clmg_solver.h),
+ * then the vectors and b on the device. */
+static clmg_status build_on_device(solve_resources *s, const char **failed_step) {
+  *failed_step = "setting up the solver";
+  const clmg_csr *host = s->a.row_ptr ? &s->a : NULL;
+  /* A matrix made on the device (clmg helmholtz: SPD) is there already */
+  clmg_status status = s->matrix ? clmg_solver_create_device(s->context, s->matrix, s->float_matrix,
+                                                             host, 1, s->options, &s->solver)
+                                 : clmg_solver_create(s->context, &s->a, s->options, &s->solver);
   if (status != CLMG_SUCCESS) {
     return status;
   }
+  clmg_dtype precision = clmg_solver_precision(s->solver);
   *failed_step = "creating the vectors";
-  status = clmg_vector_create(s->context, options->precision, n, &s->device_x);
+  status = clmg_vector_create(s->context, precision, s->n, &s->device_x);
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(s->context, options->precision, n, &s->residual);
+    status = clmg_vector_create(s->context, precision, s->n, &s->residual);
   }
   /* b assembled on the device (clmg helmholtz) is there already */
   if (status == CLMG_SUCCESS && !s->device_b) {
-    status = clmg_vector_create(s->context, options->precision, n, &s->device_b);
+    status = clmg_vector_create(s->context, precision, s->n, &s->device_b);
     if (status == CLMG_SUCCESS) {
       *failed_step = "uploading b";
       status = clmg_vector_upload_doubles(s->device_b, s->b);
     }
   }
-  if (status != CLMG_SUCCESS) {
-    return status;
-  }
-  if (options->preconditioner == PRECONDITIONER_AMG) {
-    status = setup_amg(options, s, &matrix_options, failed_step);
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-  }
-  if (options->preconditioner == PRECONDITIONER_JACOBI) {
-    *failed_step = "setting up the Jacobi preconditioner";
-    if (options->mixed) {
-      clmg_preconditioner in_float;
-      status = clmg_preconditioner_jacobi(s->float_matrix, &in_float);
-      if (status == CLMG_SUCCESS) {
-        status = clmg_preconditioner_in_precision(s->context, n, CLMG_DOUBLE, CLMG_FLOAT, &in_float,
-                                                  &s->preconditioner);
-      }
-    } else {
-      status = clmg_preconditioner_jacobi(s->matrix, &s->preconditioner);
-    }
-    if (status != CLMG_SUCCESS) {
-      return status;
-    }
-  }
-  *failed_step = "uploading";
-  return clmg_finish(s->context);
-}
-
-/* One iteration from x = 0, to compile the kernels (or load them from the
- * binary cache) before the timed solve. Its outcome does not matter: the
- * real solve meets any breakdown again and reports it. */
-static clmg_status warm_up(const solve_options *o, const solve_resources *s,
-                           const clmg_preconditioner *preconditioner) {
-  clmg_krylov_options options;
-  clmg_krylov_options_defaults(&options);
-  options.max_iterations = 1;
-  options.gmres_restart = o->restart;
-  clmg_status status = clmg_krylov_solve(o->method, &s->op, s->device_b, s->device_x,
-                                         preconditioner, &options, NULL);
-  if (status == CLMG_ERROR_NOT_CONVERGED || status == CLMG_ERROR_INVALID_ARGUMENT) {
-    status = CLMG_SUCCESS;
-  }
   if (status == CLMG_SUCCESS) {
     status = clmg_vector_fill(s->device_x, 0.0);
   }
+  *failed_step = "uploading";
   return status == CLMG_SUCCESS ? clmg_finish(s->context) : status;
 }
 
 static void print_header(const solve_options *options, const solve_resources *s) {
   const clmg_device_info *device = clmg_context_device(s->context);
+  const clmg_matrix *matrix = clmg_solver_matrix(s->solver);
   if (options->matrix_path) {
     printf("%-18s %s\n", "matrix", options->matrix_path);
   }
   printf("%-18s %zu\n", "rows", s->n);
-  printf("%-18s %zu\n", "nonzeros", clmg_matrix_nnz(s->matrix));
+  printf("%-18s %zu\n", "nonzeros", clmg_matrix_nnz(matrix));
   printf("%-18s %s\n", "right-hand side",
          options->rhs_path ? options->rhs_path : s->rhs_description);
   printf("%-18s %u:%u %s (%s)\n", "device", device->platform_index, device->device_index,
          device->name, device->platform_name);
-  printf("%-18s %s\n", "format", clmg_matrix_describe(s->matrix));
-  printf("%-18s %s\n", "precision", clmg_dtype_name(options->precision));
-  char method[32];
-  if (options->method == CLMG_KRYLOV_GMRES) {
-    snprintf(method, sizeof method, "gmres(%d)", options->restart);
+  printf("%-18s %s\n", "format", clmg_matrix_describe(matrix));
+  const clmg_options *db = clmg_solver_options(s->solver);
+  printf("%-18s %s\n", "precision", clmg_options_get(db, "precision"));
+  clmg_krylov_method method = clmg_solver_method(s->solver);
+  char name[48];
+  if (method == CLMG_KRYLOV_GMRES) {
+    snprintf(name, sizeof name, "gmres(%s)", clmg_options_get(db, "restart"));
+  } else if (method == CLMG_KRYLOV_AUTO) {
+    snprintf(name, sizeof name, "%s-cycles alone", clmg_options_get(db, "mg.cycle"));
   } else {
-    snprintf(method, sizeof method, "%s", clmg_krylov_method_name(options->method));
+    snprintf(name, sizeof name, "%s", clmg_krylov_method_name(method));
   }
-  printf("%-18s %s, preconditioner %s%s, tolerance %g, at most %d iterations\n", "method", method,
-         preconditioner_name(options->preconditioner), options->mixed ? " in float" : "",
-         options->tolerance, options->max_iterations);
+  printf("%-18s %s, preconditioner %s%s, tolerance %s, at most %s iterations\n", "method", name,
+         clmg_options_get(db, "precond"),
+         strcmp(clmg_options_get(db, "precision"), "mixed") == 0 ? " in float" : "",
+         clmg_options_get(db, "tol"), clmg_options_get(db, "maxit"));
   fflush(stdout); /* the solve may take a while: show what is known */
 }
 
 /* After the solve: x on the host, the true residual and the error vs ones. */
 static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a_ones) {
   double residual_norm = 0, b_norm = 0;
-  clmg_status status = clmg_defect(s->matrix, s->device_b, s->device_x, s->residual);
+  clmg_status status =
+      clmg_defect(clmg_solver_matrix(s->solver), s->device_b, s->device_x, s->residual);
   if (status == CLMG_SUCCESS) {
     status = clmg_nrm2(s->residual, &residual_norm);
   }
@@ -938,9 +731,9 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
   return CLMG_SUCCESS;
 }
 
-/* From the context on: builds what is missing on the device (the matrix
- * from host CSR unless the caller made it there), solves, writes x and
- * reports; returns the exit status. s is released by the caller. */
+/* From the context on: builds the solver (and the matrix from host CSR
+ * unless the caller made it on the device), solves, writes x and reports;
+ * returns the exit status. s is released by the caller. */
 int solve_on_device(const char *command, solve_options *options, solve_resources *s,
                     solve_report *report, int b_is_a_ones) {
   /* an output that cannot be written fails now, not after the solve: a
@@ -959,45 +752,39 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   }
   double start = apputil_now();
   const char *failed_step = "";
-  clmg_status status = build_on_device(options, s, &failed_step);
+  clmg_status status = build_on_device(s, &failed_step);
   if (status != CLMG_SUCCESS) {
     cli_report(command, s->context, status, failed_step);
     return EXIT_LIBRARY_FAILURE;
   }
-  report->build_s = apputil_now() - start;
-  cli_progress("matrix built and uploaded to the device");
-  report->matrix = s->matrix;
-  report->multigrid = s->multigrid;
-  report->amg_times = s->have_amg_times ? &s->amg_times : NULL;
-  const clmg_preconditioner *preconditioner =
-      options->preconditioner != PRECONDITIONER_NONE ? &s->preconditioner : NULL;
+  /* the solver's setup without compilation; the vectors and b are a small rest */
+  report->kernels_s = clmg_solver_compile_seconds(s->solver);
+  report->build_s = apputil_now() - start - report->kernels_s;
+  cli_progress("solver set up on the device");
+  if (clmg_solver_unused_options(s->solver)[0]) {
+    fprintf(stderr, "%s: warning: %s: set, but precond=%s and krylov=%s do not read %s\n", command,
+            clmg_solver_unused_options(s->solver),
+            clmg_options_get(clmg_solver_options(s->solver), "precond"),
+            clmg_options_get(clmg_solver_options(s->solver), "krylov"),
+            strchr(clmg_solver_unused_options(s->solver), ',') ? "them" : "it");
+  }
+  report->solver = s->solver;
+  report->matrix = clmg_solver_matrix(s->solver);
 
   if (!options->common.json) {
     print_header(options, s);
-    if (options->view)
-      show_view(s->multigrid, s->have_amg_times ? &s->amg_times : NULL, s->matrix, NULL);
+    if (options->view) {
+      char *view = clmg_solver_view(s->solver);
+      if (view)
+        printf("\n%s\n", view);
+      free(view);
+    }
   }
-  start = apputil_now();
-  status = warm_up(options, s, preconditioner);
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s->context, status, "compiling the kernels");
-    return EXIT_LIBRARY_FAILURE;
-  }
-  report->kernels_s = apputil_now() - start;
-  cli_progress("kernels ready");
 
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = options->tolerance;
-  krylov.max_iterations = options->max_iterations;
-  krylov.gmres_restart = options->restart;
-  krylov.keep_history = 1;
   solve_progress live = {!options->quiet, apputil_now(), apputil_now()};
-  krylov.monitor = solve_print_progress;
-  krylov.monitor_data = &live;
+  clmg_solver_set_monitor(s->solver, solve_print_progress, &live);
   start = apputil_now();
-  report->status = clmg_krylov_solve(options->method, &s->op, s->device_b, s->device_x,
-                                     preconditioner, &krylov, &report->result);
+  report->status = clmg_solver_solve(s->solver, s->device_b, s->device_x, &report->result);
   report->solve_s = apputil_now() - start;
 
   /* Keep the solver's message: evaluate() makes library calls that clear it. */
@@ -1009,24 +796,6 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
     cli_report(command, s->context, status, "reading back the solution");
     clmg_krylov_result_free(&report->result);
     return EXIT_LIBRARY_FAILURE;
-  }
-  /* success only with a finite x whose recomputed residual is finite */
-  size_t not_finite = s->n;
-  for (size_t i = 0; i < s->n && not_finite == s->n; i++)
-    if (!isfinite(s->x[i]))
-      not_finite = i;
-  if (report->status == CLMG_SUCCESS &&
-      (not_finite < s->n || !isfinite(report->true_relative_residual))) {
-    report->status = CLMG_ERROR_NOT_CONVERGED;
-    report->result.converged = 0;
-    if (not_finite < s->n)
-      snprintf(solver_message, sizeof solver_message,
-               "the method reported convergence, but x[%zu] = %g is not finite", not_finite + 1,
-               s->x[not_finite]);
-    else
-      snprintf(solver_message, sizeof solver_message,
-               "the method reported convergence, but the residual recomputed from x is not "
-               "finite (A x overflows)");
   }
 
   /* x of a breakdown is meaningless; the last iterate of an unfinished solve
@@ -1086,7 +855,9 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
 
   solve_resources s = {0};
   solve_report report = {0};
-  report.preconditioner_name = preconditioner_name(options.preconditioner);
+  if (!solve_make_options(command, &options, &s.options)) {
+    return EXIT_LIBRARY_FAILURE;
+  }
 
   cli_progress_begin(options.quiet);
   double start = apputil_now();
@@ -1102,25 +873,11 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
                clmg_csr_nnz(&s.a));
 
   s.context = cli_open_context(command, &options.common, options.quiet);
-  if (!s.context) {
+  if (!s.context || !solve_choose_precision(command, s.options, s.context, options.quiet)) {
     solve_release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.device = clmg_context_device(s.context);
-  if (options.precision == CLMG_DOUBLE) {
-    int fp64 = cli_double_precision(command, s.context, options.precision_asked, options.quiet);
-    if (fp64 < 0) {
-      solve_release(&s);
-      return EXIT_LIBRARY_FAILURE;
-    }
-    if (fp64 == 0) {
-      options.precision = CLMG_FLOAT;
-      if (!options.tolerance_given) {
-        options.tolerance = clmg_default_tolerance(CLMG_FLOAT);
-      }
-    }
-  }
-
   int code = solve_on_device(command, &options, &s, &report, options.rhs_path == NULL);
   solve_release(&s);
   return code;

@@ -49,12 +49,18 @@ int info_parse_options(int argc, char **argv, const cli_options *defaults, info_
 typedef enum preconditioner_kind {
   PRECONDITIONER_NONE,
   PRECONDITIONER_JACOBI,
-  PRECONDITIONER_AMG
+  PRECONDITIONER_AMG,
+  PRECONDITIONER_OTHER /* a name for the options layer (multigrid, a registered one) */
 } preconditioner_kind;
 
 /* "none", "jacobi", "amg" */
 const char *preconditioner_name(preconditioner_kind kind);
 
+typedef struct solve_setting {
+  const char *key; /* NULL: value is a --set text */
+  const char *value;
+} solve_setting;
+enum { SOLVE_MAX_SETTINGS = 64 };
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
   int quiet, skip_checks, view;
@@ -69,16 +75,13 @@ typedef struct solve_options {
   clmg_krylov_method method; /* AUTO until the matrix is read */
   int restart;               /* GMRES(m) */
   int mixed;                 /* Jacobi in float inside a double Krylov method */
-  /* --precond amg: the smoother on every level but the coarsest, and the
-   * inner iterations of the patch smoother */
-  const char *amg_smoother; /* see SOLVE_OPTIONS_HELP's --smoother */
-  int inner;
-  int smoothing_steps; /* 0: the smoother's default */
-  /* --precond amg's hierarchy: the options of clmg_amg_options, and the
-   * files of its near-nullspace (--near-nullspace) or of the nodes'
-   * coordinates (--coordinates: rigid-body modes) */
-  clmg_amg_options amg;
-  const char *nullspace_path, *coordinates_path;
+  /* The options layer's settings (clmg/solver.h), in command-line order:
+   * every solver flag as its key (--smoother S is mg.smoother=S), and each
+   * --set TEXT (key NULL: TEXT holds key=value words). They apply after
+   * the --options file, so a flag overrides the file. */
+  const char *options_path;
+  int num_settings;
+  solve_setting settings[SOLVE_MAX_SETTINGS];
 } solve_options;
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
@@ -104,6 +107,8 @@ enum {
   SOLVE_OPTION_COARSENING,
   SOLVE_OPTION_ROOTS,
   SOLVE_OPTION_SMOOTHING_STEPS,
+  SOLVE_OPTION_OPTIONS_FILE,
+  SOLVE_OPTION_SET,
   SOLVE_OPTION_END
 };
 #define SOLVE_SHORT_OPTIONS "o:q"
@@ -125,7 +130,9 @@ enum {
       {"strength", required_argument, NULL, SOLVE_OPTION_STRENGTH},                                \
       {"coarsening", required_argument, NULL, SOLVE_OPTION_COARSENING},                            \
       {"roots", required_argument, NULL, SOLVE_OPTION_ROOTS},                                      \
-      {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS}, {                \
+      {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS},                  \
+      {"options", required_argument, NULL, SOLVE_OPTION_OPTIONS_FILE},                             \
+      {"set", required_argument, NULL, SOLVE_OPTION_SET}, {                                        \
     "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
   }
 #define SOLVE_OPTIONS_HELP                                                                         \
@@ -183,6 +190,14 @@ enum {
   "                           condition number or so, and a solve that reaches it\n"               \
   "                           first stops there and says so)\n"                                    \
   "      --maxit N            at most N iterations (default 1000)\n"                               \
+  "      --options FILE       solver options from a JSON file ({\"krylov\": \"cg\",\n"             \
+  "                           \"precond\": \"amg\", \"mg\": {\"smoother\": \"jacobi\"}});\n"       \
+  "                           the flags above and --set override it. The --json\n"                 \
+  "                           result's \"options\" object is such a file: it repeats\n"            \
+  "                           the run. `clmg help options` lists every key\n"                      \
+  "      --set \"K=V ...\"      options by key (e.g. --set \"mg.cycle=w amg.max_levels=4\");\n"    \
+  "                           each flag above is one key (--smoother S is\n"                       \
+  "                           mg.smoother=S; --method M is krylov=M)\n"                            \
   "  -o, --output FILE        write x as a Matrix Market array (also the last\n"                   \
   "                           iterate when --maxit stopped the solve; not after a\n"               \
   "                           breakdown or a failure, whose x approximates nothing)\n"             \
@@ -196,8 +211,6 @@ enum {
 
 /* The defaults of the solver options (common options from `defaults`). */
 void solve_options_defaults(const cli_options *defaults, solve_options *options);
-/* 1 when name is one of --smoother's (for --precond amg). */
-int solve_amg_smoother_known(const char *name);
 /* Applies a solver option returned by getopt_long: 1 applied, 0 not a solver
  * option, -1 a bad value (the note for cli_usage_error is printed). */
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options);
@@ -214,23 +227,27 @@ typedef struct solve_resources {
   double *b, *x;
   const char *rhs_description; /* for the report when there is no b file */
   clmg_context *context;
-  clmg_matrix *matrix;
-  clmg_matrix *float_matrix; /* --precision mixed: the preconditioner's copy */
-  clmg_operator op;          /* the operator the Krylov method sees: matrix */
+  clmg_options *options;     /* the solver's options (solve_make_options) */
+  clmg_matrix *matrix;       /* made on the device by the command (clmg helmholtz), or NULL */
+  clmg_matrix *float_matrix; /* precision=mixed: the preconditioner's copy, or NULL */
+  clmg_solver *solver;
   clmg_vector *device_b, *device_x, *residual;
-  clmg_preconditioner preconditioner;
-  clmg_multigrid *multigrid;      /* --precond amg */
-  clmg_amg_setup_times amg_times; /* --precond amg with --view: the setup's phases */
-  int have_amg_times;
 } solve_resources;
 
 void solve_release(solve_resources *s);
 
-/* Checks that A is square and, for CG, symmetric with a positive diagonal
- * (messages on stderr; --skip-checks makes them warnings), and settles
- * options->method when it is AUTO: CG for such matrices, else GMRES.
- * Returns 0 after reporting when A does not fit. */
-int solve_check_matrix(const char *command, solve_options *options, const clmg_csr *a);
+/* The solver's options: the --options file, then the flags and --set texts
+ * in order (solve_options.settings). Returns 0 after reporting a failure. */
+int solve_make_options(const char *command, const solve_options *options, clmg_options **db);
+/* On a device without fp64: precision=float where precision was not given
+ * (double and mixed given are refused). Returns 0 after reporting. */
+int solve_choose_precision(const char *command, clmg_options *db, clmg_context *context, int quiet);
+/* Where krylov=cg was asked for: checks that A is symmetric with a
+ * positive diagonal (messages on stderr; --skip-checks makes them
+ * warnings). krylov=auto is the library's (clmg_solver_create). Returns 0
+ * after reporting when A does not fit. */
+int solve_check_matrix(const char *command, const solve_options *options, const clmg_options *db,
+                       const clmg_csr *a);
 /* The --help text of clmg solve. */
 void solve_print_usage(FILE *out);
 /* The residual history, all of it or a sample (text report). */
@@ -245,11 +262,9 @@ int solve_print_progress(void *data, int iteration, double relative_residual);
 
 /* Everything measured, for the text and the JSON report. */
 typedef struct solve_report {
+  const clmg_solver *solver;
   const clmg_matrix *matrix;
-  const clmg_multigrid *multigrid;       /* --precond amg: its levels for --view */
-  const clmg_amg_setup_times *amg_times; /* --precond amg with --view, or NULL */
   const clmg_device_info *device;
-  const char *preconditioner_name;
   const char *rhs_description; /* JSON "rhs" when there is no b file */
   const char *read_label;      /* what read_s measured (NULL: "read") */
   clmg_status status;
@@ -258,6 +273,8 @@ typedef struct solve_report {
   double true_relative_residual;
   int have_error_vs_ones;
   double error_max, error_relative;
+  /* read_s: the files (or mesh and assembly); build_s: the solver's setup,
+   * compilation excluded; kernels_s: compiling or loading the kernels */
   double read_s, build_s, kernels_s, solve_s;
   /* a caller's own keys at the start of the JSON object (may be NULL) */
   void (*extra_json)(json_writer *w, void *data);

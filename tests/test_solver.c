@@ -91,6 +91,12 @@ static void test_options_checked(void **state) {
     assert_non_null(clmg_options_get(NULL, info.key));
   }
   assert_false(clmg_options_key_info(count, &info));
+  assert_true(clmg_options_builtin("mg.smoother", "gauss-seidel"));
+  assert_true(clmg_options_builtin("mg.smoother", "auto"));
+  assert_false(clmg_options_builtin("mg.smoother", "mine"));
+  assert_true(clmg_options_builtin("tol", "1e-3"));
+  assert_false(clmg_options_builtin("tol", "3"));
+  assert_false(clmg_options_builtin("nokey", "3"));
   clmg_options_destroy(options);
 }
 
@@ -224,7 +230,10 @@ static void test_solver_compositions(void **state) {
   assert_string_equal(clmg_options_get(clmg_solver_options(solver), "mg.steps"), "3");
   assert_non_null(clmg_solver_multigrid(solver));
   clmg_solver_destroy(solver);
-  int jacobi = solve_known(&a, "tol=1e-9", 1e-9, NULL);
+  int jacobi = solve_known(&a, "tol=1e-9 mg.smoother=spai0 restart=5", 1e-9, &solver);
+  /* what precond=jacobi and CG do not read is named */
+  assert_string_equal(clmg_solver_unused_options(solver), "restart, mg.smoother");
+  clmg_solver_destroy(solver);
   assert_true(amg < jacobi / 3);
   solve_known(&a, "krylov=gmres precond=amg mg.smoother=jacobi-rho mg.steps=2 tol=1e-9", 1e-9,
               NULL);

@@ -3,6 +3,8 @@
 
 #include "apputil.h"
 
+#include <cjson/cJSON.h>
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,6 +200,29 @@ void json_string(json_writer *w, const char *key, const char *value) {
   } else {
     json_write_string(w->out, value);
   }
+}
+
+void json_raw(json_writer *w, const char *key, const char *value) {
+  json_value_prefix(w, key);
+  fputs(value != NULL ? value : "null", w->out);
+}
+
+int json_members(json_writer *w, const char *object) {
+  cJSON *root = object ? cJSON_Parse(object) : NULL;
+  if (!cJSON_IsObject(root)) {
+    cJSON_Delete(root);
+    return 0;
+  }
+  int ok = 1;
+  for (const cJSON *item = root->child; item && ok; item = item->next) {
+    char *text = cJSON_PrintUnformatted(item);
+    ok = text != NULL;
+    if (ok)
+      json_raw(w, item->string, text);
+    free(text);
+  }
+  cJSON_Delete(root);
+  return ok;
 }
 
 void json_number(json_writer *w, const char *key, double value) {

@@ -62,6 +62,12 @@ void json_string(json_writer *w, const char *key, const char *value);
 void json_number(json_writer *w, const char *key, double value);
 void json_integer(json_writer *w, const char *key, long long value);
 void json_bool(json_writer *w, const char *key, int value);
+/* A value written verbatim: JSON text the library made (a view, the
+ * options); NULL writes null. */
+void json_raw(json_writer *w, const char *key, const char *value);
+/* Every member of the JSON object text `object` into the open object; 0
+ * (nothing written) when it is not an object. */
+int json_members(json_writer *w, const char *object);
 /* The "device" object: id (P:D), platform, name, vendor, versions, type,
  * fp64, compute units and memory. */
 void json_device(json_writer *w, const clmg_device_info *device);

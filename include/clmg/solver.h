@@ -80,6 +80,11 @@ CLMG_API clmg_status clmg_options_parse_json(clmg_options *options, const char *
 CLMG_API clmg_status clmg_options_read_file(clmg_options *options, const char *path,
                                             clmg_error *error);
 
+/* 1 when value is valid for key without registrations: a built-in name
+ * (or auto where the key takes it) for the keys that take names, any
+ * value that clmg_options_set accepts for the others; else 0. */
+CLMG_API int clmg_options_builtin(const char *key, const char *value);
+
 /* The value of a key as text: the one set, else the default ("" for a key
  * without one, e.g. amg.coordinates). NULL for an unknown key. The pointer
  * stays valid until the key is set again or the database destroyed. */
@@ -174,6 +179,11 @@ CLMG_API clmg_status clmg_solver_create_multigrid(clmg_context *context, const c
 
 CLMG_API void clmg_solver_destroy(clmg_solver *solver);
 
+/* What krylov=auto means for the host matrix a: CG when a is symmetric
+ * (every |a_ij - a_ji| within 1e-8 of the larger) with a positive
+ * diagonal, else GMRES. clmg_solver_create resolves it so. */
+CLMG_API clmg_krylov_method clmg_solver_auto_method(const clmg_csr *a);
+
 /* Called after every iteration (cycle) with its relative residual;
  * returning nonzero stops the solve. NULL: none. */
 CLMG_API void clmg_solver_set_monitor(clmg_solver *solver, clmg_krylov_monitor monitor, void *data);
@@ -224,6 +234,10 @@ CLMG_API const clmg_options *clmg_solver_options(const clmg_solver *solver); /* 
  * solve are compiled (or loaded from the cache) there, not in the first
  * solve. */
 CLMG_API double clmg_solver_setup_seconds(const clmg_solver *solver);
+/* The keys the options set that this solver does not read, e.g.
+ * "mg.smoother, mg.steps" with precond=jacobi, or restart with CG; ""
+ * when every key set is used (a report may warn of them). */
+CLMG_API const char *clmg_solver_unused_options(const clmg_solver *solver);
 /* Seconds clmg_solver_create spent compiling kernels or loading them from
  * the cache. */
 CLMG_API double clmg_solver_compile_seconds(const clmg_solver *solver);

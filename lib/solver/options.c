@@ -446,6 +446,16 @@ clmg_status clmg_options_read_file(clmg_options *options, const char *path, clmg
   return status;
 }
 
+int clmg_options_builtin(const char *key, const char *value) {
+  long index = find_key(key);
+  if (index < 0 || !value || check_value(&SPECS[index], value, NULL) != CLMG_SUCCESS)
+    return 0;
+  const clmg_option_spec *spec = &SPECS[index];
+  return spec->kind != CLMG_OPTION_OPEN_NAME ||
+         (spec->accepts_auto && strcmp(value, "auto") == 0) ||
+         clmg_option_list_has(spec->values, value);
+}
+
 const char *clmg_options_get(const clmg_options *options, const char *key) {
   long index = find_key(key);
   if (index < 0)

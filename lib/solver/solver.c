@@ -32,6 +32,10 @@ static int looks_spd(const clmg_csr *a) {
   return 1;
 }
 
+clmg_krylov_method clmg_solver_auto_method(const clmg_csr *a) {
+  return a && a->row_ptr && looks_spd(a) ? CLMG_KRYLOV_CG : CLMG_KRYLOV_GMRES;
+}
+
 static clmg_status fail_error(clmg_context *context, clmg_status status, const clmg_error *error) {
   return clmg_fail(context, status, "%s", error->message);
 }
@@ -405,6 +409,29 @@ static clmg_status new_solver(clmg_context *context, const clmg_options *options
   return CLMG_SUCCESS;
 }
 
+/* The keys the caller set that this solver does not read (it says so in
+ * its view): the hierarchy's without one, AMG's around a caller's
+ * hierarchy, GMRES's restart for another method. After resolve_common. */
+static void find_unused(clmg_solver *s, const clmg_options *given) {
+  const char *precond = clmg_options_get(s->options, "precond");
+  int amg = strcmp(precond, "amg") == 0, caller = strcmp(precond, "multigrid") == 0;
+  size_t used = 0;
+  s->unused[0] = '\0';
+  for (size_t i = 0; clmg_option_spec_at(i); i++) {
+    const char *key = clmg_option_spec_at(i)->key;
+    if (!clmg_options_is_set(given, key))
+      continue;
+    int unused =
+        (strncmp(key, "mg.", 3) == 0 && !amg && !caller) ||
+        (strncmp(key, "amg.", 4) == 0 && !amg) ||
+        (strcmp(key, "restart") == 0 && (s->cycles_only || s->method != CLMG_KRYLOV_GMRES));
+    if (unused && used < sizeof s->unused) {
+      int n = snprintf(s->unused + used, sizeof s->unused - used, "%s%s", used ? ", " : "", key);
+      used += n > 0 ? (size_t)n : 0;
+    }
+  }
+}
+
 static void finish_timing(clmg_solver *s, double start, double program_start) {
   s->compile_s = clmg_context_program_seconds(s->context) - program_start;
   s->setup_s = clmg_seconds_now() - start - s->compile_s;
@@ -479,6 +506,8 @@ static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, 
   if (a && clmg_options_is_auto(s->options, "krylov"))
     symmetric = looks_spd(a);
   status = resolve_common(s, symmetric);
+  if (status == CLMG_SUCCESS)
+    find_unused(s, options);
   if (status == CLMG_SUCCESS)
     status = check_preconditioner_name(s, "none,jacobi,amg");
   if (status == CLMG_SUCCESS)
@@ -579,6 +608,8 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     status = fail_error(context, status, &error);
   if (status == CLMG_SUCCESS)
     status = resolve_common(s, symmetric);
+  if (status == CLMG_SUCCESS)
+    find_unused(s, options);
   if (status == CLMG_SUCCESS)
     status = check_preconditioner_name(s, "none,multigrid");
   if (status == CLMG_SUCCESS)
@@ -722,4 +753,8 @@ double clmg_solver_setup_seconds(const clmg_solver *s) {
 }
 double clmg_solver_compile_seconds(const clmg_solver *s) {
   return s ? s->compile_s : 0.0;
+}
+
+const char *clmg_solver_unused_options(const clmg_solver *s) {
+  return s ? s->unused : "";
 }

@@ -67,6 +67,7 @@ struct clmg_solver {
   clmg_amg_setup_times amg_times;
   int have_amg_times;
   double setup_s, compile_s;
+  char unused[512]; /* keys set but not read: "mg.smoother, mg.steps" */
 };
 
 /* The hierarchy's view into an object (lib/solver/view.c). */

@@ -257,6 +257,8 @@ char *clmg_solver_view(const clmg_solver *s) {
                      strcmp(s->preconditioner_name, "amg") == 0))
       append(&b, " %s=%s", key, value);
   }
+  if (s->unused[0])
+    append(&b, "\n%-12s %s (set, but this solver does not read them)", "unused", s->unused);
   append(&b, "\n%-12s %.4f s (kernels compiled or loaded: %.4f s more)\n", "setup", s->setup_s,
          s->compile_s);
   if (s->multigrid)
@@ -290,10 +292,28 @@ char *clmg_solver_view_json(const clmg_solver *s) {
     ok = ok &&
          cJSON_AddStringToObject(object, "format_description", clmg_matrix_describe(s->matrix));
   }
+  ok = ok && cJSON_AddStringToObject(object, "unused_options", s->unused);
   ok = ok && cJSON_AddNumberToObject(object, "setup_s", s->setup_s);
   ok = ok && cJSON_AddNumberToObject(object, "compile_s", s->compile_s);
   ok =
       ok && clmg_multigrid_view_add(object, s->multigrid, s->have_amg_times ? &s->amg_times : NULL);
+  if (ok && !s->multigrid && s->matrix) {
+    /* one level: what the method works on is A */
+    cJSON *array = cJSON_AddArrayToObject(object, "hierarchy"), *level = cJSON_CreateObject();
+    ok = array && level && cJSON_AddItemToArray(array, level);
+    ok = ok && cJSON_AddNumberToObject(level, "level", 0);
+    ok = ok && cJSON_AddNumberToObject(level, "rows", (double)s->rows);
+    ok = ok && cJSON_AddNumberToObject(level, "nonzeros", (double)clmg_matrix_nnz(s->matrix));
+    ok = ok && cJSON_AddStringToObject(level, "format",
+                                       clmg_matrix_format_name(clmg_matrix_format_of(s->matrix)));
+    ok =
+        ok && cJSON_AddStringToObject(level, "format_description", clmg_matrix_describe(s->matrix));
+    ok = ok && cJSON_AddNullToObject(level, "smoother");
+    ok = ok && cJSON_AddNullToObject(level, "damping");
+    ok = ok && cJSON_AddNullToObject(level, "coarse_solver");
+    ok = ok && cJSON_AddNumberToObject(object, "operator_complexity", 1.0);
+    ok = ok && cJSON_AddNumberToObject(object, "grid_complexity", 1.0);
+  }
   char *text = ok ? cJSON_Print(object) : NULL;
   cJSON_Delete(object);
   return text;

@@ -312,18 +312,28 @@ static void check_solve_settings(const solve_options *o, const char *command) {
       !(o->tolerance > 0 && o->tolerance < 1))
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
-  check_range(o->inner, 1, 64, "--inner");
-  if (!solve_amg_smoother_known(o->amg_smoother))
-    fail_with_input("solve: not an AMG smoother", o->amg_smoother);
-  check_range(o->smoothing_steps, 0, 16, "--smoothing-steps");
-  check_range(o->amg.block_size, 0, 16, "--block-size");
-  if (o->amg.strength_threshold != -1 &&
-      !(o->amg.strength_threshold >= 0 && o->amg.strength_threshold < 1))
-    fail_with_input("solve: --strength outside [0, 1)", "");
-  if (o->amg.coarsening != CLMG_AMG_SMOOTHED_AGGREGATION && o->amg.coarsening != CLMG_AMG_CLASSICAL)
-    fail_with_input("solve: not a coarsening", "");
-  check_from_input(o->nullspace_path, "--near-nullspace");
-  check_from_input(o->coordinates_path, "--coordinates");
+  /* every recorded option is one the library takes, with built-in names */
+  if (o->num_settings < 0 || o->num_settings > SOLVE_MAX_SETTINGS)
+    fail_with_input("solve: settings out of range", "");
+  for (int k = 0; k < o->num_settings; k++) {
+    const solve_setting *setting = &o->settings[k];
+    check_from_input(setting->value, "a solver option");
+    clmg_options *scratch = NULL;
+    clmg_error error = {{0}};
+    clmg_status status = clmg_options_create(&scratch, &error);
+    if (status == CLMG_SUCCESS)
+      status = setting->key ? clmg_options_set(scratch, setting->key, setting->value, &error)
+                            : clmg_options_parse(scratch, setting->value, &error);
+    clmg_option_info info;
+    for (size_t i = 0; status == CLMG_SUCCESS && clmg_options_key_info(i, &info); i++)
+      if (clmg_options_is_set(scratch, info.key) &&
+          !clmg_options_builtin(info.key, clmg_options_get(scratch, info.key)))
+        status = CLMG_ERROR_INVALID_ARGUMENT;
+    clmg_options_destroy(scratch);
+    if (status != CLMG_SUCCESS)
+      fail_with_input("solve: a recorded option the library refuses", setting->value);
+  }
+  check_from_input(o->options_path, "--options");
 }
 
 static void check_solve(const solve_options *o) {
