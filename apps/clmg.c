@@ -308,6 +308,39 @@ static const subcommand *find_subcommand(const char *name) {
   return NULL;
 }
 
+/* clmg help options: every key of the options layer (clmg/solver.h), the
+ * same for --set, --options files and the library. */
+static void print_options_help(FILE *out) {
+  fputs("The solver options (clmg solve and clmg helmholtz: --set \"KEY=VALUE ...\" or a\n"
+        "JSON file with --options; in C, clmg_options_parse and clmg_solver_create).\n"
+        "A JSON file nests the groups: {\"krylov\": \"cg\", \"mg\": {\"smoother\": \"jacobi\"}}.\n"
+        "\n",
+        out);
+  clmg_option_info info;
+  for (size_t k = 0; clmg_options_key_info(k, &info); k++) {
+    fprintf(out, "  %-26s %s, default %s\n", info.key, info.kind,
+            info.default_value[0] ? info.default_value : "none");
+    if (info.values[0])
+      fprintf(out, "  %-26s values: %s\n", "", info.values);
+    /* the sentence, wrapped at 50 columns */
+    const char *text = info.description;
+    while (*text) {
+      size_t n = strlen(text);
+      if (n > 50) {
+        n = 50;
+        while (n > 0 && text[n] != ' ')
+          n--;
+        if (n == 0)
+          n = 50;
+      }
+      fprintf(out, "  %-26s %.*s\n", "", (int)n, text);
+      text += n;
+      while (*text == ' ')
+        text++;
+    }
+  }
+}
+
 static void print_usage(FILE *out) {
   fprintf(out,
           "Usage: clmg [GLOBAL OPTIONS] COMMAND [OPTIONS]\n"
@@ -320,6 +353,7 @@ static void print_usage(FILE *out) {
     fprintf(out, "  %-12s %s\n", subcommands[i].name, subcommands[i].summary);
   }
   fputs("  help CMD     show the options of command CMD\n"
+        "  help options list the solver options (keys of --set and --options files)\n"
         "\n"
         "Global options (every command accepts them too):\n" COMMON_OPTIONS_HELP
         "  -V, --version           print the versions of clmg and of the library\n"
@@ -432,6 +466,10 @@ int cli_parse_main(int argc, char **argv, cli_invocation *invocation) {
       options->help = 1;
       return 0;
     }
+    if (strcmp(invocation->argv[1], "options") == 0) {
+      invocation->help_options = 1;
+      return 0;
+    }
     /* "clmg help CMD" is "clmg CMD --help". */
     invocation->help_argv[0] = invocation->argv[1];
     invocation->help_argv[1] = help_option;
@@ -465,6 +503,10 @@ int cli_main(int argc, char **argv) {
     return exit_code;
   }
   if (invocation.command == NULL) {
+    if (invocation.help_options) {
+      print_options_help(stdout);
+      return EXIT_SUCCESS;
+    }
     /* --help comes before -V, as it always did */
     if (invocation.options.help) {
       print_usage(stdout);

@@ -19,6 +19,7 @@
 typedef struct cli_invocation {
   cli_options options; /* the global options: the subcommand's defaults */
   int version;         /* -V, --version */
+  int help_options;    /* clmg help options: the options layer's keys */
   /* The subcommand's name; NULL for --help, "help" alone or -V. */
   const char *command;
   int argc; /* the subcommand's arguments, argv[0] "clmg NAME" */

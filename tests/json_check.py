@@ -161,6 +161,15 @@ def main():
     data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
     unwritable = os.path.join(missing, "dir", "out")
 
+    def says(*words):
+        def checker(case, obj):
+            message = obj.get("message", "")
+            for word in words:
+                if word not in message:
+                    fail(case, f'message does not say "{word}": {message!r}')
+        return checker
+
+
     # ---- the top level and info
     code, out, err = run(clmg, ["--version", "--json"])
     obj = parse_one("--version", out)
@@ -217,6 +226,41 @@ def main():
     check(clmg, "solve: no matrix", ["solve", "--json"], 2, "usage_error", error_keys())
     check(clmg, "solve: not SPD for CG", ["solve", nonsym, "--json", "--method", "cg"], 1,
           "invalid argument", error_keys())
+    # the options layer: --set and flags become keys; the result echoes the
+    # resolved options, which repeat the run from a file
+    def resolved(case, obj):
+        options = obj.get("options", {})
+        if options.get("krylov") != "cg" or options.get("mg", {}).get("cycle") != "w" or \
+                options.get("mg", {}).get("smoother") != "jacobi-rho":
+            fail(case, f"the echoed options are not the resolved ones: {options}")
+    first = check(clmg, "solve --set",
+                  ["solve", spd, "--json", "--quiet", "--precond", "amg", "--set",
+                   "mg.cycle=w mg.smoother=jacobi-rho"], 0, "success",
+                  REPORT + (("options", dict),), resolved)
+    if first is not None:
+        options_file = os.path.join(scratch, "options.json")
+        with open(options_file, "w") as f:
+            json.dump(first["options"], f)
+        again = check(clmg, "solve --options (the echoed options)",
+                      ["solve", spd, "--json", "--quiet", "--options", options_file], 0,
+                      "success", REPORT, resolved)
+        if again is not None and again["iterations"] != first["iterations"]:
+            fail("solve --options", f'{again["iterations"]} iterations, the run it repeats '
+                 f'took {first["iterations"]}')
+        # a flag overrides the file
+        check(clmg, "solve --options then a flag",
+              ["solve", spd, "--json", "--quiet", "--options", options_file, "--precond", "jacobi"],
+              0, "success", REPORT,
+              lambda case, obj: obj["preconditioner"] == "jacobi" or fail(case, "the flag lost"))
+        with open(options_file, "w") as f:
+            f.write('{"mg": {"smother": "jacobi"}}')
+        check(clmg, "solve --options: unknown key", ["solve", spd, "--json", "--options",
+                                                     options_file], 1, "invalid argument",
+              error_keys(), says("mg.smother", "mg.smoother"))
+    check(clmg, "solve --set: unknown value", ["solve", spd, "--json", "--set", "krylov=minres"], 2,
+          "usage_error", error_keys(), says("minres", "gmres"))
+    check(clmg, "solve --smoother: unknown", ["solve", spd, "--json", "--smoother", "foo"], 2,
+          "usage_error", error_keys(), says("foo", "chebyshev"))
     # refused before the solve (the output is checked first): an error object
     check(clmg, "solve: unwritable output", ["solve", spd, "--json", "-o", unwritable], 1,
           "input/output error", error_keys())
@@ -260,14 +304,6 @@ def main():
 
     # ---- honest results: a failure names its reason, success means the true
     # residual meets the tolerance, and the rate is not diluted by a stall
-    def says(*words):
-        def checker(case, obj):
-            message = obj.get("message", "")
-            for word in words:
-                if word not in message:
-                    fail(case, f'message does not say "{word}": {message!r}')
-        return checker
-
     def true_residual_meets(case, obj):
         true = obj.get("true_relative_residual")
         tolerance = obj.get("relative_tolerance")

@@ -23,7 +23,7 @@
 static const clmg_option_spec SPECS[] = {
     {"krylov", CLMG_OPTION_NAME, 0, "auto", "auto,cg,bicgstab,gmres,none", 0, 0,
      "Krylov method: auto is CG when A is symmetric with a positive diagonal, else GMRES; none "
-     "iterates the preconditioner alone (multigrid cycles, Jacobi steps)"},
+     "runs the multigrid cycle alone (precond=amg or multigrid)"},
     {"precond", CLMG_OPTION_OPEN_NAME, 0, "jacobi", "none,jacobi,amg,multigrid", 0, 0,
      "preconditioner: none, jacobi (z = D^-1 r), amg (one cycle of algebraic multigrid built "
      "from the matrix), multigrid (a hierarchy the caller built), or a registered name"},
