@@ -16,7 +16,7 @@
  * clmg/homg.h), checked point by point against the host's sweep; the solve
  * with the default method and schedule to 1.1 x the discretisation error
  * (the V-cycle's error at its rounding floor, itself checked against the
- * h^2 law README.md reports), its L1 error recomputed on the host. */
+ * h^2 law docs/homg.md reports), its L1 error recomputed on the host. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -74,7 +74,7 @@ static void set_check(bench_entry *e, const char *format, ...) {
 enum { FLOW_CAVITY_SQUARES = 4, FLOW_BLOCK = 7, FLOW_MAX_CYCLES = 100 };
 #define FLOW_TOLERANCE 1e-8
 /* One V(2,2)-cycle from a random iterate must cut the defect at least
- * this much (README.md: 0.07-0.21 per cycle on this problem as levels are
+ * this much (docs/flow.md: 0.07-0.21 per cycle on this problem as levels are
  * added, from x = 0). */
 #define FLOW_CYCLE_LIMIT 0.5
 /* The device's Vanka step against the host's: the same arithmetic in
@@ -460,7 +460,7 @@ void bench_stage_flow(bench_run *run) {
   clmg_stokes_problem problem;
   flow_problem(&problem);
   /* V(2,2): the Oseen systems hold their rate per V-cycle as levels are
-   * added (README.md), unlike the steady Stokes problem */
+   * added (docs/flow.md), unlike the steady Stokes problem */
   clmg_multigrid_options options;
   clmg_multigrid_options_defaults(&options);
   options.cycle = CLMG_CYCLE_V;
@@ -501,7 +501,7 @@ void bench_stage_flow(bench_run *run) {
 /* The solve's target: this factor times the discretisation error (the
  * factor perf/homg.c uses). */
 #define HOMG_ERROR_FACTOR 1.1
-/* README.md: the discretisation error (L1, normalised) falls as h^2,
+/* docs/homg.md: the discretisation error (L1, normalised) falls as h^2,
  * 1.23 h^2 from n = 129 to 1025; the reference must lie within 10% of it. */
 #define HOMG_ERROR_CONSTANT 1.23
 #define HOMG_LAW_TOLERANCE 0.1
@@ -823,7 +823,7 @@ void bench_stage_homg(bench_run *run) {
     const int lawful = fabs(ratio - 1) <= HOMG_LAW_TOLERANCE;
     e.verified = converged && l1 <= HOMG_ERROR_FACTOR * discretisation && lawful;
     set_check(&e,
-              "%sL1 error %.4g %s %.1fx discretisation error %.4g (V-cycle: %.3g h^2, README %.2f "
+              "%sL1 error %.4g %s %.1fx discretisation error %.4g (V-cycle: %.3g h^2, docs %.2f "
               "h^2 +-%.0f%%), host-recomputed; %d cycles, MaxI %d",
               converged ? "" : "NOT converged: ", l1,
               within(l1, HOMG_ERROR_FACTOR * discretisation), HOMG_ERROR_FACTOR, discretisation,

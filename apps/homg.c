@@ -57,7 +57,7 @@ static void print_homg_usage(FILE *out) {
         "      --method M         homg (default), vcycle or fmg\n"
         "      --maxi M           MaxI, the most steps per level of an MFMG cycle (default 32)\n"
         "      --schedule S       the order of the levels in an MFMG cycle (the paper's Fig. 1\n"
-        "                         is not in its text; README.md compares the readings):\n"
+        "                         is not in its text; docs/homg.md compares the readings):\n"
         "                         sawtooth (default: each new finer level k, then k-1 and k\n"
         "                         again, steps off the level adding interpolated variations;\n"
         "                         one cycle reaches the paper's 5% / 1.6% errors), ascent\n"

@@ -1,4 +1,5 @@
-/* clmg: a vendor-neutral OpenCL multigrid and sparse solver library.
+/** @file
+ * clmg: a vendor-neutral OpenCL multigrid and sparse solver library.
  * This umbrella header includes the whole public C API. */
 #ifndef CLMG_H
 #define CLMG_H

@@ -1,4 +1,5 @@
-/* clmg flow benchmarks on triangle meshes: coarse meshes of the domains of
+/** @file
+ * clmg flow benchmarks on triangle meshes: coarse meshes of the domains of
  * the Navier-Stokes applications of Bauer, Klement, Oberhuber and Zabka,
  * "Implementation of the Vanka-type multigrid solver for the finite element
  * approximation of the Navier-Stokes equations on GPU" (Comput. Phys.
@@ -26,15 +27,15 @@ extern "C" {
 
 /* ---- meshes ---- */
 
-/* Boundary tags of clmg_mesh_dfg_channel. */
+/** Boundary tags of clmg_mesh_dfg_channel. */
 enum {
-  CLMG_DFG_INFLOW = 1,  /* x = 0 */
-  CLMG_DFG_OUTFLOW = 2, /* x = 2.2 */
-  CLMG_DFG_WALLS = 3,   /* y = 0 and y = 0.41 */
-  CLMG_DFG_CYLINDER = 4 /* the circle, a CIRCLE shape */
+  CLMG_DFG_INFLOW = 1,  /**< x = 0 */
+  CLMG_DFG_OUTFLOW = 2, /**< x = 2.2 */
+  CLMG_DFG_WALLS = 3,   /**< y = 0 and y = 0.41 */
+  CLMG_DFG_CYLINDER = 4 /**< the circle, a CIRCLE shape */
 };
 
-/* The DFG 2D channel (Schaefer and Turek 1996): [0, 2.2] x [0, 0.41] minus
+/** The DFG 2D channel (Schaefer and Turek 1996): [0, 2.2] x [0, 0.41] minus
  * the disk of radius 0.05 centred at (0.2, 0.2). 348 triangles and 213
  * vertices, every quadrilateral below cut into two along the diagonal that
  * gives the larger smallest angle:
@@ -56,13 +57,13 @@ enum {
  * at the corners of the channel belong to the side they lie along). */
 CLMG_API clmg_status clmg_mesh_dfg_channel(clmg_mesh *out, clmg_error *error);
 
-/* Boundary tags of clmg_mesh_cavity. */
+/** Boundary tags of clmg_mesh_cavity. */
 enum {
-  CLMG_CAVITY_LID = 1,  /* y = 1: both ends at y = 1 */
-  CLMG_CAVITY_WALLS = 2 /* x = 0, x = 1, y = 0 */
+  CLMG_CAVITY_LID = 1,  /**< y = 1: both ends at y = 1 */
+  CLMG_CAVITY_WALLS = 2 /**< x = 0, x = 1, y = 0 */
 };
 
-/* The lid-driven cavity: the unit square in n x n squares (1 <= n <=
+/** The lid-driven cavity: the unit square in n x n squares (1 <= n <=
  * 46339), each cut into 2 triangles along its diagonal from the lower
  * left to the upper right corner (clmg_mesh_box_simplices(2, n, 0)):
  * 2 n^2 triangles, (n + 1)^2 vertices at exactly (i / n, j / n). Tags:
@@ -70,15 +71,15 @@ enum {
  * parts. */
 CLMG_API clmg_status clmg_mesh_cavity(int n, clmg_mesh *out, clmg_error *error);
 
-/* Boundary tags of clmg_mesh_canopy. */
+/** Boundary tags of clmg_mesh_canopy. */
 enum {
-  CLMG_CANOPY_INFLOW = 1,  /* x = 0 */
-  CLMG_CANOPY_OUTFLOW = 2, /* x = 12 */
-  CLMG_CANOPY_TOP = 3,     /* y = 4 (free slip) */
-  CLMG_CANOPY_TERRAIN = 5  /* the ground y = 0 and the buildings' walls and roofs */
+  CLMG_CANOPY_INFLOW = 1,  /**< x = 0 */
+  CLMG_CANOPY_OUTFLOW = 2, /**< x = 12 */
+  CLMG_CANOPY_TOP = 3,     /**< y = 4 (free slip) */
+  CLMG_CANOPY_TERRAIN = 5  /**< the ground y = 0 and the buildings' walls and roofs */
 };
 
-/* An urban canopy like Fig. 1 of Bauer, Klement, Oberhuber and Zabka, in
+/** An urban canopy like Fig. 1 of Bauer, Klement, Oberhuber and Zabka, in
  * units of the building height H = 1: the channel [0, 12] x [0, 4] with
  * two buildings on the ground, [4, 5] x [0, 1] and [6, 7] x [0, 1], as
  * holes (a street canyon of width 1 between them). The 46 unit squares of
@@ -91,12 +92,12 @@ CLMG_API clmg_status clmg_mesh_canopy(clmg_mesh *out, clmg_error *error);
 
 /* ---- inflow profiles ---- */
 
-/* The DFG inflow: 4 u_max y (0.41 - y) / 0.41^2 (the mean over the inflow
+/** The DFG inflow: 4 u_max y (0.41 - y) / 0.41^2 (the mean over the inflow
  * is 2/3 u_max; u_max = 0.3 gives the steady benchmark at Re = 20 with
  * viscosity 1e-3, 1.5 the unsteady one at Re = 100). */
 CLMG_API double clmg_dfg_inflow_u(double y, double u_max);
 
-/* The power law of the canopy's inflow (Bauer, Klement, Oberhuber and
+/** The power law of the canopy's inflow (Bauer, Klement, Oberhuber and
  * Zabka, eq. 3): u_ref (y / y_ref)^alpha for y > 0, 0 for y <= 0; y_ref
  * must be > 0 (NaN otherwise). */
 CLMG_API double clmg_canopy_inflow_u(double y, double u_ref, double y_ref, double alpha);
@@ -106,7 +107,7 @@ CLMG_API double clmg_canopy_inflow_u(double y, double u_ref, double y_ref, doubl
  * edges, u_y on the edges, p on the T triangles); edges must be
  * clmg_triangle_edges_create(mesh). */
 
-/* Steady drag and lift coefficients of the boundary part body_tag (>= 1,
+/** Steady drag and lift coefficients of the boundary part body_tag (>= 1,
  * carried by at least one edge) by the volume integral (John, "Reference
  * values for drag and lift of a two-dimensional time-dependent flow around
  * a cylinder", 2004; Braack and Richter, "Solutions of 3D Navier-Stokes
@@ -134,7 +135,7 @@ CLMG_API clmg_status clmg_flow_drag_lift(const clmg_mesh *mesh, const clmg_trian
                                          double *drag_coefficient, double *lift_coefficient,
                                          clmg_error *error);
 
-/* The P0 pressure (x[2 num_edges + k]) at point (2 values) of the triangle
+/** The P0 pressure (x[2 num_edges + k]) at point (2 values) of the triangle
  * k that contains it (barycentric coordinates >= -1e-10); on an edge or a
  * vertex shared by several triangles, the mean of their pressures (so that
  * a vertex on the cylinder, such as the DFG points (0.15, 0.2) and (0.25,
@@ -145,7 +146,7 @@ CLMG_API clmg_status clmg_flow_pressure_at(const clmg_mesh *mesh, const double *
                                            const double *point, double *pressure,
                                            clmg_error *error);
 
-/* The P1nc velocity u (2 values) at point (2 values): the linear function
+/** The P1nc velocity u (2 values) at point (2 values): the linear function
  * of the triangle that contains it, found as for clmg_flow_pressure_at;
  * on an edge or vertex shared by several triangles, the mean of their
  * values (which differ there: P1nc functions are continuous at edge
@@ -154,7 +155,7 @@ CLMG_API clmg_status clmg_flow_sample_velocity(const clmg_mesh *mesh,
                                                const clmg_triangle_edges *edges, const double *x,
                                                const double *point, double *u, clmg_error *error);
 
-/* The velocity of each triangle, 2 values per triangle (u_x, u_y) in
+/** The velocity of each triangle, 2 values per triangle (u_x, u_y) in
  * cell_u (caller-allocated, 2 num_cells): the mean of its 3 edge values,
  * which is the value of the P1nc function at the centroid (and its mean
  * over the triangle), for cell data in VTU output. */

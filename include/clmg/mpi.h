@@ -1,4 +1,5 @@
-/* clmg_mpi: distributed sparse operators over MPI (a separate library,
+/** @file
+ * clmg_mpi: distributed sparse operators over MPI (a separate library,
  * libclmg_mpi, so that libclmg never needs MPI).
  *
  * One OpenCL device per rank, one clmg context per rank. A clmg_mpi binds a
@@ -33,9 +34,11 @@
 extern "C" {
 #endif
 
+/** A context bound to an MPI communicator, with its reducer and the halos' second queue
+ * (opaque). */
 typedef struct clmg_mpi clmg_mpi;
 
-/* Collective over comm, before any context exists: the device string
+/** Collective over comm, before any context exists: the device string
  * ("P:D") for this rank when the caller names none: the GPUs of the first
  * platform that has one, taken in turn by the ranks of one host (by their
  * place among comm's ranks on it; several share a GPU when the host has
@@ -43,33 +46,37 @@ typedef struct clmg_mpi clmg_mpi;
  * default device then applies. */
 CLMG_API void clmg_mpi_host_device(MPI_Comm comm, char *device, size_t size);
 
-/* Collective. Binds context to a duplicate of comm and installs the MPI
+/** Collective. Binds context to a duplicate of comm and installs the MPI
  * reducer on it (until clmg_mpi_destroy); makes a second command queue on
  * the context's device, on which the halos travel. */
 CLMG_API clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **mpi);
-/* Collective. Removes the reducer (the context is local again) and frees
+/** Collective. Removes the reducer (the context is local again) and frees
  * the duplicate communicator and the halos' queue. Destroy the distributed
  * matrices and hierarchies made with it first. NULL is fine. */
 CLMG_API void clmg_mpi_destroy(clmg_mpi *mpi);
+/** This process's rank in the communicator (0 for NULL). */
 CLMG_API int clmg_mpi_rank(const clmg_mpi *mpi);
+/** The number of ranks in the communicator (1 for NULL). */
 CLMG_API int clmg_mpi_size(const clmg_mpi *mpi);
+/** The context it is bound to (NULL for NULL). */
 CLMG_API clmg_context *clmg_mpi_context(const clmg_mpi *mpi);
 
-/* Collective. Every rank passes the status of its own part of a step; all
+/** Collective. Every rank passes the status of its own part of a step; all
  * return CLMG_SUCCESS when every rank succeeded, else the status of the
  * lowest failing rank, whose message then becomes every rank's context
  * message ("rank R: ..."). For a program's own steps between clmg_mpi
  * calls (reading its input, say). */
 CLMG_API clmg_status clmg_mpi_agree(clmg_mpi *mpi, clmg_status status);
 
-/* The even split of `rows` rows: rank r owns rows [first, first + count)
+/** The even split of `rows` rows: rank r owns rows [first, first + count)
  * with the first rows % size ranks owning one row more. */
 CLMG_API void clmg_mpi_even_rows(const clmg_mpi *mpi, uint64_t rows, uint64_t *first,
                                  uint64_t *count);
 
+/** A sparse matrix distributed over the ranks by blocks of rows (opaque). */
 typedef struct clmg_mpi_matrix clmg_mpi_matrix;
 
-/* Collective. A square distributed matrix from each rank's rows:
+/** Collective. A square distributed matrix from each rank's rows:
  * local_rows->rows rows starting at global row first_row, with global
  * column indices (local_rows->cols is the global size, the same on every
  * rank). The ranks' blocks must follow each other in rank order from row 0
@@ -80,7 +87,7 @@ CLMG_API clmg_status clmg_mpi_matrix_create(clmg_mpi *mpi, uint64_t first_row,
                                             const clmg_csr *local_rows,
                                             const clmg_matrix_options *options,
                                             clmg_mpi_matrix **matrix);
-/* Collective. The same for a rectangular matrix (a grid transfer): this
+/** Collective. The same for a rectangular matrix (a grid transfer): this
  * rank's rows and, of the vectors it multiplies, the entries [first_col,
  * first_col + local_cols); the ranks' column blocks follow each other in
  * rank order too and cover every column. A matrix whose two partitions
@@ -90,39 +97,44 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         uint64_t first_col, size_t local_cols,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
-/* Collective. Rank root's whole square matrix (global; ignored on the
+/** Collective. Rank root's whole square matrix (global; ignored on the
  * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
  * it; then as clmg_mpi_matrix_create. */
 CLMG_API clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
                                              const clmg_matrix_options *options,
                                              clmg_mpi_matrix **matrix);
-/* Collective. Rank `root` reads a Matrix Market file (clmg's reader: a bad
+/** Collective. Rank `root` reads a Matrix Market file (clmg's reader: a bad
  * line is "FILE:LINE: ..." on every rank), splits its rows evenly
  * (clmg_mpi_even_rows) and sends each rank its rows; then as
  * clmg_mpi_matrix_create. The matrix must be square. */
 CLMG_API clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/** Waits for the matrix's transfers, then frees its device blocks, halo buffers and
+ * events. NULL does nothing. */
 CLMG_API void clmg_mpi_matrix_destroy(clmg_mpi_matrix *matrix);
 
-/* What a rank holds of a distributed matrix, and what its halo moves. */
+/** What a rank holds of a distributed matrix, and what its halo moves. */
 typedef struct clmg_mpi_matrix_info {
-  uint64_t global_rows, global_cols;
-  uint64_t global_nonzeros;
-  uint64_t first_row;     /* this rank's first global row */
-  uint64_t first_col;     /* ... and first entry of the vectors it multiplies */
-  size_t local_rows;      /* rows this rank owns */
-  size_t local_cols;      /* entries of x this rank owns */
-  size_t local_nonzeros;  /* of its rows, in the local and off-process blocks */
-  size_t ghosts;          /* values it receives per product */
-  size_t sends;           /* values it sends per product */
-  int receive_neighbours; /* ranks it receives from */
-  int send_neighbours;    /* ranks it sends to */
+  uint64_t global_rows;     /**< rows over all ranks */
+  uint64_t global_cols;     /**< columns over all ranks */
+  uint64_t global_nonzeros; /**< nonzero entries over all ranks */
+  uint64_t first_row;       /**< this rank's first global row */
+  uint64_t first_col;       /**< ... and first entry of the vectors it multiplies */
+  size_t local_rows;        /**< rows this rank owns */
+  size_t local_cols;        /**< entries of x this rank owns */
+  size_t local_nonzeros;    /**< of its rows, in the local and off-process blocks */
+  size_t ghosts;            /**< values it receives per product */
+  size_t sends;             /**< values it sends per product */
+  int receive_neighbours;   /**< ranks it receives from */
+  int send_neighbours;      /**< ranks it sends to */
 } clmg_mpi_matrix_info;
 
+/** Not collective. Fills *info with what this rank holds of the matrix (all zero for a
+ * NULL matrix; a NULL info does nothing). */
 CLMG_API void clmg_mpi_matrix_get_info(const clmg_mpi_matrix *matrix, clmg_mpi_matrix_info *info);
 
-/* Not collective. The columns of a process's rows (global indices) that lie
+/** Not collective. The columns of a process's rows (global indices) that lie
  * outside its own block [first_col, first_col + local_cols): the values
  * its products receive, sorted, each once (*columns malloc'ed, *count of
  * them; the caller frees). What a distributed matrix built from these rows
@@ -130,30 +142,32 @@ CLMG_API void clmg_mpi_matrix_get_info(const clmg_mpi_matrix *matrix, clmg_mpi_m
 CLMG_API clmg_status clmg_mpi_ghost_columns(const clmg_csr *rows, uint64_t first_col,
                                             size_t local_cols, int32_t **columns, size_t *count);
 
-/* The matrix as an operator on vectors of its local rows and columns
+/** The matrix as an operator on vectors of its local rows and columns
  * (apply, defect, diagonal when square, bytes): Krylov methods and the
  * multigrid engine take it. The operator borrows the matrix, which must
  * outlive it; with take_ownership nonzero, destroying the operator
  * destroys the matrix. */
 CLMG_API clmg_status clmg_mpi_matrix_operator(clmg_mpi_matrix *matrix, int take_ownership,
                                               clmg_operator *op);
-/* Jacobi (z = D^-1 r) on the local rows: the diagonal is in the local block. */
+/** Jacobi (z = D^-1 r) on the local rows: the diagonal is in the local block. */
 CLMG_API clmg_status clmg_mpi_preconditioner_jacobi(const clmg_mpi_matrix *matrix,
                                                     clmg_preconditioner *preconditioner);
 
 /* ---- multigrid on distributed levels ---- */
 
-/* What one rank holds of one level of a hierarchy (level 0 the coarsest):
+/** What one rank holds of one level of a hierarchy (level 0 the coarsest):
  * its rows of A (starting at global row first_row; global columns), and on
  * levels >= 1 its rows of P (the level's partition; global columns of level
  * - 1) and of R (the rows of level - 1 it owns; global columns of this
  * level). The arrays stay the caller's. */
 typedef struct clmg_mpi_level_rows {
-  uint64_t first_row;
-  clmg_csr a, p, r;
+  uint64_t first_row; /**< the global row of this rank's first row of A (and P) */
+  clmg_csr a;         /**< this rank's rows of A */
+  clmg_csr p;         /**< level >= 1: this rank's rows of P */
+  clmg_csr r;         /**< level >= 1: this rank's rows of R */
 } clmg_mpi_level_rows;
 
-/* Collective. The multigrid engine of clmg/multigrid.h on distributed
+/** Collective. The multigrid engine of clmg/multigrid.h on distributed
  * levels: A, P and R become distributed matrices in options->matrix's
  * format, the smoothers are the engine's (they see operators only). The
  * coarsest level is solved redundantly on every rank with the dense
@@ -180,42 +194,46 @@ CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
 
 /* ---- a finite-element Poisson hierarchy built in parts ---- */
 
+/** How clmg_mpi_poisson_levels_create builds its hierarchy; fill it with
+ * clmg_mpi_poisson_options_defaults. */
 typedef struct clmg_mpi_poisson_options {
-  int degree;               /* 1 (Q1, the default) or 2 (Q2) */
-  clmg_numbering numbering; /* of each process's piece and of the levels built whole
+  int degree;               /**< 1 (Q1, the default) or 2 (Q2) */
+  clmg_numbering numbering; /**< of each process's piece and of the levels built whole
                                (default CLMG_NUMBERING_CM) */
-  uint64_t seed;            /* for CLMG_NUMBERING_STO */
-  /* The partition level is the finest level whose mesh has at most this
+  uint64_t seed;            /**< for CLMG_NUMBERING_STO */
+  /** The partition level is the finest level whose mesh has at most this
    * many cells per process (default 4096), and at least one cell per
    * process; the levels up to it are built whole by every process. */
   size_t cells_per_process;
-  int overlap_layers; /* layers of cells around a part that its process refines too (default 1) */
+  int overlap_layers; /**< layers of cells around a part that its process refines too (default 1) */
 } clmg_mpi_poisson_options;
 
+/** The defaults given with each field: Q1, CM numbering, seed 1, 4096 cells per process,
+ * one layer of cells. options must not be NULL. */
 CLMG_API void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options);
 
-/* What clmg_mpi_poisson_levels_create gives one process. */
+/** What clmg_mpi_poisson_levels_create gives one process. */
 typedef struct clmg_mpi_poisson_levels {
-  int num_levels;              /* finest_level + 1 */
-  int partition_level;         /* the levels up to it were built whole */
-  int dim;                     /* of the mesh */
-  clmg_mpi_level_rows *levels; /* num_levels: for clmg_mpi_multigrid_create */
-  /* the finest level, this process's rows (levels[num_levels - 1]) */
-  double *b;             /* right-hand side */
-  double *x0;            /* initial guess: g on Dirichlet DOFs, 0 elsewhere */
-  double *coords;        /* each row's DOF position, dim numbers per row */
-  uint8_t *is_dirichlet; /* 1 on Dirichlet DOFs */
-  /* what this process built */
-  size_t global_cells; /* cells of the partition level */
-  size_t owned_cells;  /* of them, this process's part */
-  size_t piece_cells;  /* its part and the layers around it, which it refined (0 when the
+  int num_levels;              /**< finest_level + 1 */
+  int partition_level;         /**< the levels up to it were built whole */
+  int dim;                     /**< of the mesh */
+  clmg_mpi_level_rows *levels; /**< num_levels: for clmg_mpi_multigrid_create */
+  /** the finest level, this process's rows (levels[num_levels - 1]) */
+  double *b;             /**< right-hand side */
+  double *x0;            /**< initial guess: g on Dirichlet DOFs, 0 elsewhere */
+  double *coords;        /**< each row's DOF position, dim numbers per row */
+  uint8_t *is_dirichlet; /**< 1 on Dirichlet DOFs */
+  /** what this process built */
+  size_t global_cells; /**< cells of the partition level */
+  size_t owned_cells;  /**< of them, this process's part */
+  size_t piece_cells;  /**< its part and the layers around it, which it refined (0 when the
                           partition level is the finest: no pieces) */
-  size_t piece_dofs;   /* the DOFs of its piece on the finest level (its rows and the
+  size_t piece_dofs;   /**< the DOFs of its piece on the finest level (its rows and the
                           layer's; 0 without pieces) */
-  double setup_s;      /* wall seconds in clmg_mpi_poisson_levels_create */
+  double setup_s;      /**< wall seconds in clmg_mpi_poisson_levels_create */
 } clmg_mpi_poisson_levels;
 
-/* Collective. The hierarchy of clmg_fe_poisson_hierarchy (levels 0 to
+/** Collective. The hierarchy of clmg_fe_poisson_hierarchy (levels 0 to
  * finest_level of `coarse`, the same problem and degree) built in parts:
  * every process refines the coarse mesh up to the partition level (small:
  * options->cells_per_process cells per process) and builds those levels
@@ -236,14 +254,16 @@ CLMG_API clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_me
                                                     const clmg_poisson_problem *problem,
                                                     const clmg_mpi_poisson_options *options,
                                                     clmg_mpi_poisson_levels *out);
-/* NULL and the zeroed struct are fine. */
+/** NULL and the zeroed struct are fine. */
 CLMG_API void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels);
 
-/* Collective. Between a global vector of global_rows doubles on rank root
+/** Collective. Between a global vector of global_rows doubles on rank root
  * (ignored elsewhere; NULL there is fine) and each rank's local vector of
  * its rows (of the matrix's precision). */
 CLMG_API clmg_status clmg_mpi_vector_scatter(const clmg_mpi_matrix *matrix, int root,
                                              const double *global, clmg_vector *local);
+/** Collective. The reverse of clmg_mpi_vector_scatter: each rank's local vector into the
+ * global vector of global_rows doubles on rank root (global is not read elsewhere). */
 CLMG_API clmg_status clmg_mpi_vector_gather(const clmg_mpi_matrix *matrix, int root,
                                             const clmg_vector *local, double *global);
 

@@ -1,4 +1,5 @@
-/* clmg incompressible Navier-Stokes on triangle meshes: the semi-implicit
+/** @file
+ * clmg incompressible Navier-Stokes on triangle meshes: the semi-implicit
  * Oseen scheme of Bauer, Klement, Oberhuber and Zabka, "Implementation of
  * the Vanka-type multigrid solver for the finite element approximation of
  * the Navier-Stokes equations on GPU" (eq. 4), with Crouzeix-Raviart
@@ -24,36 +25,39 @@
 extern "C" {
 #endif
 
+/** How clmg_flow_solve runs; fill it with clmg_flow_options_defaults. */
 typedef struct clmg_flow_options {
-  int levels;       /* mesh levels: the coarse mesh refined levels - 1 times (default 4) */
-  int steady;       /* 1: Oseen iteration to a steady flow (default); 0: time steps */
-  double time_step; /* tau (unsteady; default 0.01) */
-  int steps;        /* time steps (unsteady; default 100) */
-  double nonlinear_tolerance; /* steady: ||b(u) - A(u) x|| <= tol ||b(u)|| (default 1e-8) */
-  int max_nonlinear;          /* steady: Oseen iterations at most (default 50) */
-  double linear_tolerance;    /* each linear solve (default 1e-8 unsteady; steady: 1e-2
-                                 relative to the step's initial residual, at least the
-                                 nonlinear tolerance) */
-  int max_linear;             /* GMRES iterations per linear solve at most (default 100) */
-  clmg_vanka_options vanka;
-  clmg_multigrid_options multigrid; /* defaults: F(2,2)-cycles, as clmg_stokes_multigrid_create */
+  int levels;       /**< mesh levels: the coarse mesh refined levels - 1 times (default 4) */
+  int steady;       /**< 1: Oseen iteration to a steady flow (default); 0: time steps */
+  double time_step; /**< tau (unsteady; default 0.01) */
+  int steps;        /**< time steps (unsteady; default 100) */
+  double nonlinear_tolerance;       /**< steady: ||b(u) - A(u) x|| <= tol ||b(u)|| (default 1e-8) */
+  int max_nonlinear;                /**< steady: Oseen iterations at most (default 50) */
+  double linear_tolerance;          /**< each linear solve (default 1e-8 unsteady; steady: 1e-2
+                                       relative to the step's initial residual, at least the
+                                       nonlinear tolerance) */
+  int max_linear;                   /**< GMRES iterations per linear solve at most (default 100) */
+  clmg_vanka_options vanka;         /**< the Vanka smoother on every level (default SI, omega 1) */
+  clmg_multigrid_options multigrid; /**< defaults: F(2,2)-cycles, as clmg_stokes_multigrid_create */
 } clmg_flow_options;
 
+/** The defaults given with each field: 4 levels, steady, the Vanka and multigrid
+ * defaults with F(2,2)-cycles. options must not be NULL. */
 CLMG_API void clmg_flow_options_defaults(clmg_flow_options *options);
 
-/* What one time step or Oseen iteration did. */
+/** What one time step or Oseen iteration did. */
 typedef struct clmg_flow_step {
-  int step;                  /* 1, 2, ... */
-  double time;               /* unsteady: step * tau */
-  int linear_iterations;     /* GMRES iterations of this step */
-  double nonlinear_residual; /* steady: relative residual of the iterate before the step */
-  double linear_residual;    /* the step's true relative residual after the solve */
-  double assemble_seconds;   /* the levels' systems refilled on the device */
-  double setup_seconds;      /* the multigrid (uploads, smoother setup, coarse solve) */
-  double solve_seconds;      /* GMRES */
+  int step;                  /**< 1, 2, ... */
+  double time;               /**< unsteady: step * tau */
+  int linear_iterations;     /**< GMRES iterations of this step */
+  double nonlinear_residual; /**< steady: relative residual of the iterate before the step */
+  double linear_residual;    /**< the step's true relative residual after the solve */
+  double assemble_seconds;   /**< the levels' systems refilled on the device */
+  double setup_seconds;      /**< the multigrid (uploads, smoother setup, coarse solve) */
+  double solve_seconds;      /**< GMRES */
 } clmg_flow_step;
 
-/* Called after every step with the finest level's mesh, edges and
+/** Called after every step with the finest level's mesh, edges and
  * solution (2E + T values, clmg/stokes.h's layout); a nonzero return stops
  * the run: clmg_flow_solve then returns with what it has, CLMG_SUCCESS for
  * time steps, CLMG_ERROR_NOT_CONVERGED for a steady run stopped before its
@@ -61,22 +65,25 @@ typedef struct clmg_flow_step {
 typedef int (*clmg_flow_monitor)(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
                                  const clmg_triangle_edges *edges, const double *x);
 
+/** What clmg_flow_solve leaves: the finest level's mesh, edges and solution, and how the
+ * run went. */
 typedef struct clmg_flow_result {
-  clmg_mesh mesh; /* the finest level's mesh and edges, and the solution on it */
-  clmg_triangle_edges edges;
-  double *x;
-  size_t unknowns;
-  int levels;
-  int steps;                 /* time steps or Oseen iterations done */
-  int linear_iterations;     /* summed over the steps */
-  int converged;             /* steady: the nonlinear residual met the tolerance; unsteady:
+  clmg_mesh mesh;            /**< the finest level's mesh */
+  clmg_triangle_edges edges; /**< its edges */
+  double *x;                 /**< the solution on it: 2E + T values (clmg/stokes.h's layout) */
+  size_t unknowns;           /**< entries of x */
+  int levels;                /**< levels of the hierarchy */
+  int steps;                 /**< time steps or Oseen iterations done */
+  int linear_iterations;     /**< summed over the steps */
+  int converged;             /**< steady: the nonlinear residual met the tolerance; unsteady:
                                 every linear solve met its tolerance */
-  double nonlinear_residual; /* steady: the last iterate's, recomputed */
+  double nonlinear_residual; /**< steady: the last iterate's, recomputed */
 } clmg_flow_result;
 
+/** Frees the result's mesh, edges and solution and zeroes it; NULL is fine. */
 CLMG_API void clmg_flow_result_free(clmg_flow_result *result);
 
-/* Runs the flow on the hierarchy refined from `coarse`: problem gives the
+/** Runs the flow on the hierarchy refined from `coarse`: problem gives the
  * viscosity, force, boundary conditions (its wind, previous and reaction
  * are the run's own and are not read); monitor may be NULL. A linear solve
  * that misses its tolerance ends the run with CLMG_ERROR_NOT_CONVERGED
@@ -88,7 +95,7 @@ CLMG_API clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coa
                                      const clmg_flow_options *options, clmg_flow_monitor monitor,
                                      void *monitor_data, clmg_flow_result *result);
 
-/* A .vtu of a solution (2E + T values) for ParaView: the triangles as
+/** A .vtu of a solution (2E + T values) for ParaView: the triangles as
  * quadratic triangles whose nodes carry the velocity (a vector; at an edge
  * midpoint its unknown, at a vertex the mean of its cells' linear
  * velocities there, P1nc being discontinuous at vertices) and the pressure

@@ -1,4 +1,5 @@
-/* clmg output files: a file is written under a temporary name beside its
+/** @file
+ * clmg output files: a file is written under a temporary name beside its
  * target and renamed over the target only once it is complete, so a failed
  * write (a full disk, a file size limit, a crash) never leaves a truncated
  * file and never destroys the file that was there before. Every file the
@@ -33,9 +34,10 @@
 extern "C" {
 #endif
 
+/** A file being written under a temporary name beside its target (opaque). */
 typedef struct clmg_output_file clmg_output_file;
 
-/* Starts writing path; mode is "w" or "wb" (the same on POSIX). On success
+/** Starts writing path; mode is "w" or "wb" (the same on POSIX). On success
  * *stream is the stream to write to (until commit or discard, which close
  * it) and *file the handle to finish with. On failure both are NULL, nothing
  * was created, and error (may be NULL) reads "cannot open PATH for writing:
@@ -46,7 +48,7 @@ CLMG_API clmg_status clmg_output_file_open(const char *path, const char *mode,
                                            clmg_output_file **file, FILE **stream,
                                            clmg_error *error);
 
-/* Finishes the file: flushes and closes the stream and renames the
+/** Finishes the file: flushes and closes the stream and renames the
  * temporary over the target. Fails with CLMG_ERROR_IO and "cannot write
  * PATH: REASON" when any write failed (the stream's error flag), or the
  * flush, close or rename did; then the temporary is removed and the target
@@ -55,13 +57,13 @@ CLMG_API clmg_status clmg_output_file_open(const char *path, const char *mode,
  * Always releases file (NULL: CLMG_ERROR_INVALID_ARGUMENT). */
 CLMG_API clmg_status clmg_output_file_commit(clmg_output_file *file, clmg_error *error);
 
-/* Abandons the file (the writer failed on its own account): closes the
+/** Abandons the file (the writer failed on its own account): closes the
  * stream, removes the temporary and releases file; the target is untouched
  * (a directly written path keeps what was written). NULL does nothing;
  * errno is preserved, so the caller may still report it. */
 CLMG_API void clmg_output_file_discard(clmg_output_file *file);
 
-/* Removes the temporaries of every output file not yet committed or
+/** Removes the temporaries of every output file not yet committed or
  * discarded; their targets stay as they were. Async-signal-safe (unlink
  * only): for a program's SIGINT / SIGTERM handler, which then ends the
  * program, so that an interrupted write leaves no PATH.PID.XXXXXX.tmp

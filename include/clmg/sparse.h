@@ -1,4 +1,5 @@
-/* clmg sparse matrices: host CSR (building, transpose, permutation, Matrix
+/** @file
+ * clmg sparse matrices: host CSR (building, transpose, permutation, Matrix
  * Market I/O) and device matrices (CSR, ELLPACK-R, SELL-C-sigma) with the
  * SpMV family: y = alpha A x + beta y, the defect r = b - A x and the fused
  * damped-Jacobi step. */
@@ -11,78 +12,81 @@
 extern "C" {
 #endif
 
-/* ---- host CSR ----
+/** A sparse matrix in compressed sparse row form on the host.
  * Row offsets are 64-bit (nonzero counts may pass 2^31); column indices are
  * 32-bit, so rows and columns are limited to INT32_MAX; columns are sorted
  * and unique within each row.
  * Functions with an `out` matrix overwrite it without freeing what it held
  * (out must not be an input) and leave it all zero after a failure. */
 typedef struct clmg_csr {
-  size_t rows;
-  size_t cols;
-  int64_t *row_ptr; /* rows + 1 entries */
-  int32_t *col;     /* row_ptr[rows] entries */
-  double *val;      /* row_ptr[rows] entries */
+  size_t rows;      /**< number of rows (at most INT32_MAX) */
+  size_t cols;      /**< number of columns (at most INT32_MAX) */
+  int64_t *row_ptr; /**< rows + 1 entries */
+  int32_t *col;     /**< row_ptr[rows] entries */
+  double *val;      /**< row_ptr[rows] entries */
 } clmg_csr;
 
+/** The stored entries of a: row_ptr[rows], or 0 when it has no arrays. */
 static inline size_t clmg_csr_nnz(const clmg_csr *a) {
   return a->row_ptr ? (size_t)a->row_ptr[a->rows] : 0;
 }
 
-/* Frees the arrays of a and zeroes it. */
+/** Frees the arrays of a and zeroes it. */
 CLMG_API void clmg_csr_free(clmg_csr *a);
 
-/* Builds CSR from count (row, col, value) triplets (0-based): duplicates are
+/** Builds CSR from count (row, col, value) triplets (0-based): duplicates are
  * summed, columns sorted. Out-of-range indices are rejected. */
 CLMG_API clmg_status clmg_csr_from_triplets(size_t rows, size_t cols, size_t count,
                                             const int32_t *row_index, const int32_t *col_index,
                                             const double *values, clmg_csr *out, clmg_error *error);
+/** out = a, a copy of its arrays. */
 CLMG_API clmg_status clmg_csr_copy(const clmg_csr *a, clmg_csr *out, clmg_error *error);
-/* out = rows [first, first + count) of a, with all of a's columns (one
+/** out = rows [first, first + count) of a, with all of a's columns (one
  * process's block of rows of a distributed matrix). */
 CLMG_API clmg_status clmg_csr_row_block(const clmg_csr *a, size_t first, size_t count,
                                         clmg_csr *out, clmg_error *error);
-/* out = a^T */
+/** out = a^T */
 CLMG_API clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *error);
-/* out = a b (Gustavson's row-by-row product; rows sorted; entries that
+/** out = a b (Gustavson's row-by-row product; rows sorted; entries that
  * cancel to 0 are kept). */
 CLMG_API clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *out,
                                        clmg_error *error);
-/* diagonal[i] = a(i,i) (0 where absent), for i < min(rows, cols). */
+/** diagonal[i] = a(i,i) (0 where absent), for i < min(rows, cols). */
 CLMG_API clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error);
-/* y = alpha a x + beta y on the host (the reference for the device kernels);
+/** y = alpha a x + beta y on the host (the reference for the device kernels);
  * beta == 0: y is not read. */
 CLMG_API void clmg_csr_spmv_host(double alpha, const clmg_csr *a, const double *x, double beta,
                                  double *y);
-/* out(i, j) = a(row_perm[i], col_perm[j]): row_perm[new] = old. Either
+/** out(i, j) = a(row_perm[i], col_perm[j]): row_perm[new] = old. Either
  * permutation may be NULL (identity). Permutations are checked. */
 CLMG_API clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm,
                                       const int32_t *col_perm, clmg_csr *out, clmg_error *error);
-/* 1 when |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|) for all entries (a
+/** 1 when |a_ij - a_ji| <= tol * max(|a_ij|, |a_ji|) for all entries (a
  * missing mirror counts as 0); 0 otherwise, and for non-square or malformed
  * matrices. */
 CLMG_API int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance);
 
-/* ---- Matrix Market ----
- * Reads coordinate and array files (real, integer, pattern; general,
- * symmetric, skew-symmetric) into CSR, symmetric ones expanded to both
- * triangles (an entry above the diagonal is mirrored like one below). A
- * malformed file is rejected with "FILE:LINE: what was expected"; out is then
- * left empty. Numbers are read and written in the "C" locale whatever the
- * application's locale is. The writers replace an earlier file at path only
- * once the new one is complete (clmg/output_file.h): a failed write leaves
- * it as it was. */
+/** Reads a Matrix Market file into out. Reads coordinate and array files (real, integer, pattern;
+ * general, symmetric, skew-symmetric) into CSR, symmetric ones expanded to both triangles (an entry
+ * above the diagonal is mirrored like one below). A malformed file is rejected with "FILE:LINE:
+ * what was expected"; out is then left empty. Numbers are read and written in the "C" locale
+ * whatever the application's locale is. The writers replace an earlier file at path only once the
+ * new one is complete (clmg/output_file.h): a failed write leaves it as it was. */
 CLMG_API clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out,
                                                  clmg_error *error);
+/** Writes a as a Matrix Market coordinate real general file (1-based indices, values
+ * with 17 significant digits, so that they read back bit for bit); a matrix without
+ * arrays is CLMG_ERROR_INVALID_ARGUMENT, a failed write CLMG_ERROR_IO. */
 CLMG_API clmg_status clmg_csr_write_matrix_market(const char *path, const clmg_csr *a,
                                                   clmg_error *error);
-/* Dense vectors as Matrix Market array files (n x 1 or 1 x n, real or
+/** Dense vectors as Matrix Market array files (n x 1 or 1 x n, real or
  * integer; n x 1 coordinate files are read too). *values is malloc'ed. */
 CLMG_API clmg_status clmg_read_matrix_market_vector(const char *path, double **values, size_t *n,
                                                     clmg_error *error);
+/** Writes n values as an n x 1 Matrix Market array file (real general). */
 CLMG_API clmg_status clmg_write_matrix_market_vector(const char *path, const double *values,
                                                      size_t n, clmg_error *error);
-/* A dense rows x cols matrix, values row-major (values[i * cols + j]), as a
+/** A dense rows x cols matrix, values row-major (values[i * cols + j]), as a
  * Matrix Market array file (real general, column by column as the format
  * lists them); the vector writer is its cols = 1 case. */
 CLMG_API clmg_status clmg_write_matrix_market_array(const char *path, const double *values,
@@ -90,36 +94,42 @@ CLMG_API clmg_status clmg_write_matrix_market_array(const char *path, const doub
 
 /* ---- device matrices ---- */
 
+/** The storage of a device matrix (docs/algorithms.md compares them). */
 typedef enum clmg_matrix_format {
-  CLMG_FORMAT_AUTO = 0, /* chosen per device and matrix (see clmg_matrix_create) */
-  CLMG_FORMAT_CSR,      /* CSR with a vector kernel for long rows */
-  CLMG_FORMAT_ELLR,     /* ELLPACK-R (column-major, row lengths), T threads per row */
-  CLMG_FORMAT_SELL      /* SELL-C-sigma: slices of C rows sorted within windows of sigma */
+  CLMG_FORMAT_AUTO = 0, /**< chosen per device and matrix (see clmg_matrix_create) */
+  CLMG_FORMAT_CSR,      /**< CSR with a vector kernel for long rows */
+  CLMG_FORMAT_ELLR,     /**< ELLPACK-R (column-major, row lengths), T threads per row */
+  CLMG_FORMAT_SELL      /**< SELL-C-sigma: slices of C rows sorted within windows of sigma */
 } clmg_matrix_format;
 
+/** The format's name: "auto", "csr", "ellr" or "sell" (a static string). */
 CLMG_API const char *clmg_matrix_format_name(clmg_matrix_format format);
-/* Parses "auto", "csr", "ellr", "sell"; returns 0 on an unknown name. */
+/** Parses "auto", "csr", "ellr", "sell"; returns 0 on an unknown name. */
 CLMG_API int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format);
 
+/** How clmg_matrix_create lays out a matrix; 0 in a field means the automatic choice. */
 typedef struct clmg_matrix_options {
-  clmg_matrix_format format;
-  clmg_dtype precision;    /* CLMG_DOUBLE (default) or CLMG_FLOAT */
-  unsigned ellr_threads;   /* ELLR-T threads per row: 1, 2, 4, 8, 16 or 32; 0 = auto */
-  unsigned sell_slice;     /* SELL C; 0 = the device's SIMD/warp width */
-  unsigned sell_sigma;     /* SELL sorting window in rows; 0 = auto, 1 = no sorting */
-  unsigned csr_vector_min; /* CSR rows longer than this are cut into segments; 0 = auto */
-  unsigned csr_lanes;      /* CSR work-items per row: 1, 2, ..., 32; 0 = auto */
+  clmg_matrix_format format; /**< CLMG_FORMAT_AUTO (default): chosen per device and matrix */
+  clmg_dtype precision;      /**< CLMG_DOUBLE (default) or CLMG_FLOAT */
+  unsigned ellr_threads;     /**< ELLR-T threads per row: 1, 2, 4, 8, 16 or 32; 0 = auto */
+  unsigned sell_slice;       /**< SELL C; 0 = the device's SIMD/warp width */
+  unsigned sell_sigma;       /**< SELL sorting window in rows; 0 = auto, 1 = no sorting */
+  unsigned csr_vector_min;   /**< CSR rows longer than this are cut into segments; 0 = auto */
+  unsigned csr_lanes;        /**< CSR work-items per row: 1, 2, ..., 32; 0 = auto */
 } clmg_matrix_options;
 
+/** The defaults: the automatic format in double precision, every tuning field 0 (auto).
+ * A NULL options does nothing. */
 CLMG_API void clmg_matrix_options_defaults(clmg_matrix_options *options);
 
+/** A sparse matrix on the device in one of the formats, with the SpMV family (opaque). */
 typedef struct clmg_matrix clmg_matrix;
 
-/* Uploads a host CSR matrix to the device in the requested format. The
+/** Uploads a host CSR matrix to the device in the requested format. The
  * device copy is independent of a. */
 CLMG_API clmg_status clmg_matrix_create(clmg_context *context, const clmg_csr *a,
                                         const clmg_matrix_options *options, clmg_matrix **matrix);
-/* A matrix from CSR arrays that already live on the device (assembled or
+/** A matrix from CSR arrays that already live on the device (assembled or
  * multiplied there): row_ptr holds rows + 1 int64 offsets, col int32 column
  * indices (sorted and unique within each row: the caller's contract; their
  * range is checked), values doubles or floats (converted to
@@ -137,80 +147,87 @@ CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_
                                                     const clmg_vector *values,
                                                     const clmg_matrix_options *options,
                                                     clmg_matrix **matrix);
-/* New values for a matrix from clmg_matrix_create_from_device, in the CSR
+/** New values for a matrix from clmg_matrix_create_from_device, in the CSR
  * order it was made from, keeping its pattern: nnz host doubles, or a device
  * vector of nnz doubles or floats. A matrix from host CSR is refused
  * (CLMG_ERROR_UNSUPPORTED). Afterwards call clmg_multigrid_refresh on a
  * hierarchy that uses the matrix. */
 CLMG_API clmg_status clmg_matrix_update_values(clmg_matrix *matrix, const double *values);
+/** The same from a device vector of nnz doubles or floats in the matrix's context
+ * (CLMG_ERROR_INVALID_ARGUMENT otherwise), moved into the layout on the device. */
 CLMG_API clmg_status clmg_matrix_update_values_device(clmg_matrix *matrix,
                                                       const clmg_vector *values);
+/** Frees the matrix's device arrays. NULL does nothing. */
 CLMG_API void clmg_matrix_destroy(clmg_matrix *matrix);
 
-/* ---- CSR arrays on the device ----
- * A matrix made or multiplied on the device (assembly, transfers, Galerkin
- * products) before it becomes a clmg_matrix: row_ptr holds rows + 1 int64
- * offsets, col int32 columns (sorted and unique within each row), val the
- * values (double, or float on devices without fp64). Pass the arrays to
- * clmg_matrix_create_from_device for any format. */
+/** CSR arrays on the device: a matrix made or multiplied on the device (assembly, transfers,
+ * Galerkin products) before it becomes a clmg_matrix: row_ptr holds rows + 1 int64 offsets, col
+ * int32 columns (sorted and unique within each row), val the values (double, or float on devices
+ * without fp64). Pass the arrays to clmg_matrix_create_from_device for any format. */
 typedef struct clmg_csr_device {
-  size_t rows;
-  size_t cols;
-  clmg_vector *row_ptr;
-  clmg_vector *col;
-  clmg_vector *val;
+  size_t rows;          /**< number of rows */
+  size_t cols;          /**< number of columns */
+  clmg_vector *row_ptr; /**< rows + 1 offsets (CLMG_INT64) */
+  clmg_vector *col;     /**< the column of each entry (CLMG_INT32) */
+  clmg_vector *val;     /**< the value of each entry (CLMG_DOUBLE or CLMG_FLOAT) */
 } clmg_csr_device;
 
-/* Entries (row_ptr's last offset, kept on the host when the arrays are
+/** Entries (row_ptr's last offset, kept on the host when the arrays are
  * made); 0 for an empty struct. */
 CLMG_API size_t clmg_csr_device_nnz(const clmg_csr_device *a);
-/* Destroys the three vectors and zeroes a (a may be NULL or empty). */
+/** Destroys the three vectors and zeroes a (a may be NULL or empty). */
 CLMG_API void clmg_csr_device_free(clmg_csr_device *a);
-/* out = a^T, on the device: column counts, their offsets (a prefix sum on
+/** out = a^T, on the device: column counts, their offsets (a prefix sum on
  * the device; only the entry count comes back), a scatter and a sort of
  * each row, so the result is the same on every run. out is overwritten
  * without being freed and is zero after a failure. */
 CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
                                                clmg_csr_device *out);
-/* out = a b on the device (Gustavson's product, a row of C per work-item:
+/** out = a b on the device (Gustavson's product, a row of C per work-item:
  * a count pass, the offsets (a prefix sum on the device), the sorted
  * columns, then the values summed in the order of clmg_csr_multiply, so
  * both give the same sums). Both value arrays must be of one precision. */
 CLMG_API clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
                                               const clmg_csr_device *b, clmg_csr_device *out);
-/* The device arrays of a host CSR matrix, values in `precision`. */
+/** The device arrays of a host CSR matrix, values in `precision`. */
 CLMG_API clmg_status clmg_csr_device_upload(clmg_context *context, const clmg_csr *a,
                                             clmg_dtype precision, clmg_csr_device *out);
-/* A host copy (values as doubles), for checks and output. */
+/** A host copy (values as doubles), for checks and output. */
 CLMG_API clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out,
                                               clmg_error *error);
 
+/** The context the matrix was made in (NULL for NULL). */
 CLMG_API clmg_context *clmg_matrix_context(const clmg_matrix *matrix);
+/** The number of rows (0 for NULL). */
 CLMG_API size_t clmg_matrix_rows(const clmg_matrix *matrix);
+/** The number of columns (0 for NULL). */
 CLMG_API size_t clmg_matrix_cols(const clmg_matrix *matrix);
+/** The number of nonzero entries, padding not counted (0 for NULL). */
 CLMG_API size_t clmg_matrix_nnz(const clmg_matrix *matrix);
-/* Stored entries including padding (ELLR, SELL); equals nnz for CSR. */
+/** Stored entries including padding (ELLR, SELL); equals nnz for CSR. */
 CLMG_API size_t clmg_matrix_stored_entries(const clmg_matrix *matrix);
+/** The format the matrix was laid out in (never CLMG_FORMAT_AUTO but for NULL). */
 CLMG_API clmg_matrix_format clmg_matrix_format_of(const clmg_matrix *matrix);
+/** The precision of its values, CLMG_DOUBLE or CLMG_FLOAT (CLMG_DOUBLE for NULL). */
 CLMG_API clmg_dtype clmg_matrix_precision(const clmg_matrix *matrix);
-/* Device bytes of the matrix arrays (what one SpMV must read at least). */
+/** Device bytes of the matrix arrays (what one SpMV must read at least). */
 CLMG_API size_t clmg_matrix_device_bytes(const clmg_matrix *matrix);
-/* A one-line description, e.g. "sell C=32 sigma=256". */
+/** A one-line description, e.g. "sell C=32 sigma=256". */
 CLMG_API const char *clmg_matrix_describe(const clmg_matrix *matrix);
 
-/* y = alpha A x + beta y (beta == 0: y is not read). Vectors have the
+/** y = alpha A x + beta y (beta == 0: y is not read). Vectors have the
  * matrix's precision; x has cols elements, y rows. */
 CLMG_API clmg_status clmg_spmv(double alpha, const clmg_matrix *a, const clmg_vector *x,
                                double beta, clmg_vector *y);
-/* r = b - A x */
+/** r = b - A x */
 CLMG_API clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
                                  clmg_vector *r);
-/* x_new = x + omega D^-1 (b - A x), with inv_diagonal = 1 / diag(A).
+/** x_new = x + omega D^-1 (b - A x), with inv_diagonal = 1 / diag(A).
  * x_new must not alias x (every row reads the old x). */
 CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
                                       const clmg_vector *inv_diagonal, const clmg_vector *b,
                                       const clmg_vector *x, clmg_vector *x_new);
-/* The first two damped Jacobi sweeps from x = 0 in one pass:
+/** The first two damped Jacobi sweeps from x = 0 in one pass:
  * x_new = y + omega D^-1 (b - A y) with y = omega D^-1 b, formed where it is
  * read and never stored (a pass and a launch fewer than a pointwise product
  * then clmg_jacobi_step, with the same result bit for bit). x_new must not
@@ -219,16 +236,16 @@ CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
 CLMG_API clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
                                                 const clmg_vector *inv_diagonal,
                                                 const clmg_vector *b, clmg_vector *x_new);
-/* d = beta d + alpha w .* (b - A x): the step of polynomial (Chebyshev)
+/** d = beta d + alpha w .* (b - A x): the step of polynomial (Chebyshev)
  * smoothers, one pass (beta == 0: d is not read). d must not alias x. */
 CLMG_API clmg_status clmg_scaled_defect(const clmg_matrix *a, double alpha,
                                         const clmg_vector *weights, const clmg_vector *b,
                                         const clmg_vector *x, double beta, clmg_vector *d);
-/* diagonal[i] = a_ii (0 where absent), square matrices. */
+/** diagonal[i] = a_ii (0 where absent), square matrices. */
 CLMG_API clmg_status clmg_matrix_diagonal(const clmg_matrix *a, clmg_vector *diagonal);
-/* out[i] = sum_j a_ij^2, square matrices. */
+/** out[i] = sum_j a_ij^2, square matrices. */
 CLMG_API clmg_status clmg_matrix_row_sum_squares(const clmg_matrix *a, clmg_vector *out);
-/* inv_diagonal = 1 / diag(A) (square matrices). A zero diagonal entry fails. */
+/** inv_diagonal = 1 / diag(A) (square matrices). A zero diagonal entry fails. */
 CLMG_API clmg_status clmg_matrix_inverse_diagonal(const clmg_matrix *a, clmg_vector *inv_diagonal);
 
 #ifdef __cplusplus

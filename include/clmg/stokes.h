@@ -1,4 +1,5 @@
-/* clmg Stokes (Oseen-step) discretisation on triangle meshes: the
+/** @file
+ * clmg Stokes (Oseen-step) discretisation on triangle meshes: the
  * nonconforming Crouzeix-Raviart P1nc velocity / P0 pressure pair
  * (Crouzeix and Raviart, "Conforming and nonconforming finite element
  * methods for solving the stationary Stokes equations", 1973), as used by
@@ -22,30 +23,30 @@
 extern "C" {
 #endif
 
-/* Edges of a 2D triangle mesh. They are numbered like the degree-2 nodes
+/** Edges of a 2D triangle mesh. They are numbered like the degree-2 nodes
  * of clmg_mesh_lagrange_nodes (edge e is node num_vertices + e), so the
  * midpoint of edge e is vertex num_vertices + e of clmg_mesh_refine(mesh).
  * Every array is malloc'ed; clmg_triangle_edges_free releases them. */
 typedef struct clmg_triangle_edges {
-  size_t num_edges;
-  int32_t *edge_vertices; /* 2 per edge, the smaller vertex number first */
-  int32_t *edge_cells;    /* 2 per edge: the triangles on its two sides (the smaller number
+  size_t num_edges;       /**< edges of the mesh */
+  int32_t *edge_vertices; /**< 2 per edge, the smaller vertex number first */
+  int32_t *edge_cells;    /**< 2 per edge: the triangles on its two sides (the smaller number
                              first); the second is -1 on the boundary */
-  int32_t *cell_edges;    /* 3 per triangle: entry k is the edge opposite vertex k */
-  int32_t *edge_tag; /* per edge: the boundary tag (from the mesh's boundary faces), 0 inside */
+  int32_t *cell_edges;    /**< 3 per triangle: entry k is the edge opposite vertex k */
+  int32_t *edge_tag; /**< per edge: the boundary tag (from the mesh's boundary faces), 0 inside */
 } clmg_triangle_edges;
 
-/* The edges of mesh. Fails (CLMG_ERROR_INVALID_ARGUMENT, naming the cell
+/** The edges of mesh. Fails (CLMG_ERROR_INVALID_ARGUMENT, naming the cell
  * or edge) unless mesh is a 2D triangle mesh with vertex indices in range,
  * positive orientation, every vertex in a cell, at most two triangles per
  * edge, and the boundary faces exactly the edges of one triangle. On
  * failure *out is zeroed. */
 CLMG_API clmg_status clmg_triangle_edges_create(const clmg_mesh *mesh, clmg_triangle_edges *out,
                                                 clmg_error *error);
-/* Frees the arrays and zeroes edges (NULL and zeroed structs are fine). */
+/** Frees the arrays and zeroes edges (NULL and zeroed structs are fine). */
 CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
 
-/* The Crouzeix-Raviart P1nc/P0 system. Unknowns in this order:
+/** The Crouzeix-Raviart P1nc/P0 system. Unknowns in this order:
  * u_x on the edges (num_edges), u_y on the edges (num_edges), p on the
  * triangles (num_cells): 2 * num_edges + num_cells of them
  * (clmg_stokes_num_unknowns). The P1nc basis function phi_e of edge e is 1
@@ -90,54 +91,56 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * to an axis: the normal component is a Dirichlet unknown of value 0, the
  * tangential one natural. */
 enum {
-  CLMG_STOKES_UPWIND_FULL = 0,     /* first-order full upwind (the default) */
-  CLMG_STOKES_UPWIND_SAMARSKIJ = 1 /* Samarskij's weighting by the local Peclet number */
+  CLMG_STOKES_UPWIND_FULL = 0,     /**< first-order full upwind (the default) */
+  CLMG_STOKES_UPWIND_SAMARSKIJ = 1 /**< Samarskij's weighting by the local Peclet number */
 };
 
+/** The Oseen-step problem on a triangle mesh (the system is described above); fill it
+ * with clmg_stokes_problem_defaults. */
 typedef struct clmg_stokes_problem {
-  double viscosity; /* nu >= 0, finite (nu = 0 only with c > 0: a pure mass problem) */
-  double reaction;  /* c >= 0, finite: the mass term (e.g. 1/tau of a time step) */
-  void (*force)(const double *x, double *f, void *data); /* f(x) (2 values); NULL: zero */
-  void *force_data;
-  /* NULL or 2*num_edges values (u_x then u_y on edges): adds
+  double viscosity; /**< nu >= 0, finite (nu = 0 only with c > 0: a pure mass problem) */
+  double reaction;  /**< c >= 0, finite: the mass term (e.g. 1/tau of a time step) */
+  void (*force)(const double *x, double *f, void *data); /**< f(x) (2 values); NULL: zero */
+  void *force_data;                                      /**< passed to force */
+  /** NULL or 2*num_edges values (u_x then u_y on edges): adds
    * c * lumped mass * previous to the right-hand side */
   const double *previous;
-  /* Dirichlet value u (2 values) at point x of the boundary part `tag`;
+  /** Dirichlet value u (2 values) at point x of the boundary part `tag`;
    * NULL: zero. Not called on free-slip edges. */
   void (*boundary_velocity)(const double *x, int32_t tag, double *u, void *data);
-  void *boundary_data;
-  /* Boundary tags with Dirichlet velocity; 0 tags (the array may then be
+  void *boundary_data; /**< passed to boundary_velocity */
+  /** Boundary tags with Dirichlet velocity; 0 tags (the array may then be
    * NULL): every boundary edge whose tag is not a free-slip tag. Edges of
    * other tags get the natural condition; a list of tags that no edge
    * carries (e.g. {0}: tags are >= 1) makes the whole boundary natural
    * (but for free-slip tags). */
   const int32_t *dirichlet_tags;
-  size_t num_dirichlet_tags;
-  /* The convecting velocity w (e.g. the previous time step's or Picard
+  size_t num_dirichlet_tags; /**< entries of dirichlet_tags */
+  /** The convecting velocity w (e.g. the previous time step's or Picard
    * iterate's velocity): NULL (no convection: the Stokes problem) or
    * 2*num_edges finite values, w_x then w_y on the edges. */
   const double *wind;
-  /* The upwind scheme of the convection: CLMG_STOKES_UPWIND_FULL or
+  /** The upwind scheme of the convection: CLMG_STOKES_UPWIND_FULL or
    * CLMG_STOKES_UPWIND_SAMARSKIJ. */
   int upwind;
-  /* Boundary tags with free slip (no tag in dirichlet_tags too; the array
+  /** Boundary tags with free slip (no tag in dirichlet_tags too; the array
    * may be NULL when there are none). Their edges must be horizontal or
    * vertical (relative tolerance 1e-12). */
   const int32_t *slip_tags;
-  size_t num_slip_tags;
+  size_t num_slip_tags; /**< entries of slip_tags */
 } clmg_stokes_problem;
 
-/* nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
+/** nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
  * selected), Dirichlet velocity 0 on the whole boundary, no free slip. */
 CLMG_API void clmg_stokes_problem_defaults(clmg_stokes_problem *problem);
 
-/* 2 * num_edges + num_cells. */
+/** 2 * num_edges + num_cells. */
 static inline size_t clmg_stokes_num_unknowns(const clmg_mesh *mesh,
                                               const clmg_triangle_edges *edges) {
   return 2 * edges->num_edges + mesh->num_cells;
 }
 
-/* Host assembly (the test oracle): a is (2E+T) x (2E+T) CSR with sorted
+/** Host assembly (the test oracle): a is (2E+T) x (2E+T) CSR with sorted
  * columns (malloc'ed; overwritten without being freed, zeroed on failure),
  * b (2E+T doubles) is caller-allocated. problem NULL: the defaults.
  * Dirichlet velocity unknowns (edge midpoints on Dirichlet tags, both
@@ -163,7 +166,7 @@ CLMG_API clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh,
                                                const clmg_stokes_problem *problem, clmg_csr *a,
                                                double *b, clmg_error *error);
 
-/* The per-time-step refill: the values (clmg_csr_nnz(a) doubles, in the
+/** The per-time-step refill: the values (clmg_csr_nnz(a) doubles, in the
  * order of a->val; values may be a->val itself) and b (2E+T doubles) of
  * the matrix that clmg_stokes_assemble_host gives problem, for a matrix a
  * it assembled on the same mesh and edges with the same Dirichlet and
@@ -178,7 +181,7 @@ CLMG_API clmg_status clmg_stokes_update_values_host(const clmg_mesh *mesh,
                                                     const clmg_csr *a, double *values, double *b,
                                                     clmg_error *error);
 
-/* Which unknowns are Dirichlet (1) or free (0): 2E+T flags in *mask
+/** Which unknowns are Dirichlet (1) or free (0): 2E+T flags in *mask
  * (malloc'ed; pressures are never Dirichlet): both components on Dirichlet
  * tags, the normal component on free-slip tags. problem NULL: the
  * defaults. */
@@ -187,14 +190,14 @@ CLMG_API clmg_status clmg_stokes_dirichlet_mask(const clmg_mesh *mesh,
                                                 const clmg_stokes_problem *problem, uint8_t **mask,
                                                 clmg_error *error);
 
-/* The 7 unknowns of each triangle for Vanka smoothing: u_x of its 3 edges
+/** The 7 unknowns of each triangle for Vanka smoothing: u_x of its 3 edges
  * (in cell_edges order), u_y of its 3 edges, its pressure: 7 * num_cells
  * int32 indices into the system's unknowns (malloc'ed). */
 CLMG_API clmg_status clmg_stokes_cell_unknowns(const clmg_mesh *mesh,
                                                const clmg_triangle_edges *edges,
                                                int32_t **cell_unknowns, clmg_error *error);
 
-/* The interpolant of a velocity u(x) (2 values) and pressure p(x) into x
+/** The interpolant of a velocity u(x) (2 values) and pressure p(x) into x
  * (2E+T values, caller-allocated): velocity at the edge midpoints (exact
  * for P1nc on linear fields), pressure at the centroids (the cell mean of a
  * linear pressure). exact_p NULL: pressure 0; exact_u NULL: velocity 0. */
@@ -203,7 +206,7 @@ CLMG_API clmg_status clmg_stokes_interpolate(
     void (*exact_u)(const double *x, double *u, void *data),
     double (*exact_p)(const double *x, void *data), void *data, double *x, clmg_error *error);
 
-/* Prolongation from the system on `coarse` to the system on `fine` =
+/** Prolongation from the system on `coarse` to the system on `fine` =
  * clmg_mesh_refine(coarse) (the child numbering of clmg_mesh_refine is what
  * it relies on; it is checked): block-diagonal (u_x, u_y, p),
  * (2E_f+T_f) x (2E_c+T_c), malloc'ed (zeroed on failure).
@@ -237,7 +240,7 @@ CLMG_API clmg_status clmg_stokes_prolongation_host(const clmg_mesh *coarse,
                                                    const clmg_stokes_problem *problem, clmg_csr *p,
                                                    clmg_error *error);
 
-/* L2 errors of a discrete solution x (2E+T values) against exact velocity
+/** L2 errors of a discrete solution x (2E+T values) against exact velocity
  * u(x) (2 values) and pressure p(x): velocity by the 7-point rule of
  * Radon on each triangle (exact for polynomials of degree 5: for the
  * square of the error of a P1nc field against a linear or quadratic exact
@@ -252,9 +255,8 @@ CLMG_API clmg_status clmg_stokes_l2_errors(const clmg_mesh *mesh, const clmg_tri
                                            void *data, double *u_error, double *p_error,
                                            clmg_error *error);
 
-/* ---- the multigrid hierarchy (Bauer, Klement, Oberhuber and Zabka,
- * section 3) ----
- * Levels 0 (a copy of the coarse mesh) to num_levels - 1 (the finest),
+/** The multigrid hierarchy (Bauer, Klement, Oberhuber and Zabka, section 3):
+ * levels 0 (a copy of the coarse mesh) to num_levels - 1 (the finest),
  * each refined from the one before, the system rediscretised on each:
  * a[l] its matrix, p[l] (l >= 1) the prolongation from level l - 1 (p[0]
  * empty), cell_unknowns[l] the 7 unknowns of each triangle, b the finest
@@ -263,16 +265,16 @@ CLMG_API clmg_status clmg_stokes_l2_errors(const clmg_mesh *mesh, const clmg_tri
  * finest level's, restricted to the coarser ones
  * (clmg_stokes_restrict_velocity); NULL: the defaults. */
 typedef struct clmg_stokes_hierarchy {
-  int num_levels;
-  clmg_mesh *meshes;
-  clmg_triangle_edges *edges;
-  clmg_csr *a;
-  clmg_csr *p;
-  int32_t **cell_unknowns;
-  double *b;
+  int num_levels;             /**< levels, the coarse mesh's included */
+  clmg_mesh *meshes;          /**< num_levels meshes; meshes[0] a copy of the coarse one */
+  clmg_triangle_edges *edges; /**< num_levels: each mesh's edges */
+  clmg_csr *a;                /**< num_levels: each level's system matrix */
+  clmg_csr *p;                /**< num_levels: p[l] from level l - 1 to l; p[0] empty */
+  int32_t **cell_unknowns;    /**< num_levels arrays: the 7 unknowns of each triangle */
+  double *b;                  /**< the finest level's right-hand side */
 } clmg_stokes_hierarchy;
 
-/* The velocity (2 E_c values: x then y components) of the coarse mesh from
+/** The velocity (2 E_c values: x then y components) of the coarse mesh from
  * that of its refinement (2 E_f values): each coarse edge takes the mean
  * of its two halves (exact for linear fields). The coarse levels' winds. */
 CLMG_API void clmg_stokes_restrict_velocity(const clmg_mesh *coarse,
@@ -280,12 +282,17 @@ CLMG_API void clmg_stokes_restrict_velocity(const clmg_mesh *coarse,
                                             const clmg_triangle_edges *fine_edges,
                                             const double *fine, double *coarse_velocity);
 
+/** Builds the hierarchy described at clmg_stokes_hierarchy on the host: num_levels (1 to
+ * 16) levels refined from the coarse triangle mesh, problem NULL: the defaults. out is
+ * overwritten; on failure it is zero and error says why. */
 CLMG_API clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
                                                  const clmg_stokes_problem *problem,
                                                  clmg_stokes_hierarchy *out, clmg_error *error);
+/** Frees every level's mesh, edges, matrices and cell unknowns and the right-hand side,
+ * and zeroes the hierarchy; NULL is fine. */
 CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
 
-/* The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
+/** The engine on the hierarchy: a Vanka smoother (vanka options; NULL:
  * defaults) on every level but the coarsest, the smoother_factory of
  * mg_options replaced. mg_options NULL: the engine's defaults with
  * F(2,2)-cycles, whose rate per cycle holds as levels are added, as does
@@ -304,7 +311,7 @@ CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
                                                   const clmg_multigrid_options *mg_options,
                                                   clmg_multigrid **multigrid);
 
-/* New values in the hierarchy's matrices, the patterns kept (a new time
+/** New values in the hierarchy's matrices, the patterns kept (a new time
  * step or Oseen iteration: clmg_stokes_update_values_host on every level),
  * into the multigrid made from it: every level's matrix updated on the
  * device, then clmg_multigrid_refresh (the Vanka smoothers' values and
@@ -313,9 +320,8 @@ CLMG_API clmg_status clmg_stokes_multigrid_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_multigrid_update(clmg_multigrid *multigrid,
                                                   const clmg_stokes_hierarchy *hierarchy);
 
-/* ---- the systems refilled on the device (Bauer, Klement, Oberhuber and
- * Zabka, section 5.3) ----
- * Every level's matrix values, and the finest right-hand side, for a new
+/** The systems refilled on the device (Bauer, Klement, Oberhuber and Zabka, section
+ * 5.3): every level's matrix values, and the finest right-hand side, for a new
  * wind and previous velocity, made on the device: the parts that do not
  * change (viscosity, mass, pressure coupling, Dirichlet rows and their
  * loads, the force) are the hierarchy's assembly, stored once; an update
@@ -327,7 +333,7 @@ CLMG_API clmg_status clmg_stokes_multigrid_update(clmg_multigrid *multigrid,
  * on the device. */
 typedef struct clmg_stokes_assembler clmg_stokes_assembler;
 
-/* h: as clmg_stokes_hierarchy_build made it with `problem` (its matrices
+/** h: as clmg_stokes_hierarchy_build made it with `problem` (its matrices
  * and b not refilled since; they are read here, not kept), whose wind and
  * previous velocity must be NULL: each update gives them. The Dirichlet
  * values are those of the build (boundary data fixed for the run). A
@@ -336,7 +342,7 @@ CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
                                                   const clmg_stokes_hierarchy *h,
                                                   const clmg_stokes_problem *problem,
                                                   clmg_stokes_assembler **assembler);
-/* Refills every level: wind (the convecting velocity on the finest edges,
+/** Refills every level: wind (the convecting velocity on the finest edges,
  * u_x then u_y: a double device vector of at least 2 E entries, e.g. a view
  * of a solution's velocity; NULL: no convection) and previous (the same
  * shape, the time term's velocity; NULL: none). Queued on the context's
@@ -344,20 +350,24 @@ CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembler,
                                                   const clmg_vector *wind,
                                                   const clmg_vector *previous);
-/* The values of level `level` (0 the coarsest) in the CSR order of the
+/** The values of level `level` (0 the coarsest) in the CSR order of the
  * hierarchy's matrix (doubles), and the finest right-hand side; owned by
  * the assembler (NULL for a level out of range). */
 CLMG_API const clmg_vector *clmg_stokes_assembler_values(const clmg_stokes_assembler *assembler,
                                                          int level);
+/** The finest level's right-hand side after the last update (doubles, the hierarchy's b
+ * refilled); owned by the assembler. NULL for NULL. */
 CLMG_API const clmg_vector *clmg_stokes_assembler_rhs(const clmg_stokes_assembler *assembler);
-/* The fewest bytes an update must move (the stored values and right-hand
+/** The fewest bytes an update must move (the stored values and right-hand
  * side copied, the tables, the wind once, each convection term read and
  * written), for the benchmark's ratio to the copy bandwidth. */
 CLMG_API double clmg_stokes_assembler_bytes(const clmg_stokes_assembler *assembler, int with_wind,
                                             int with_previous);
+/** Frees the assembler's device arrays (a multigrid made on its values must be destroyed
+ * first). NULL does nothing. */
 CLMG_API void clmg_stokes_assembler_destroy(clmg_stokes_assembler *assembler);
 
-/* clmg_stokes_multigrid_create on the assembler's values: the Vanka
+/** clmg_stokes_multigrid_create on the assembler's values: the Vanka
  * smoothers copy them at every setup (clmg_smoother_vanka_device), and
  * clmg_stokes_multigrid_update_device passes new ones on without the host.
  * The assembler and the hierarchy must outlive the multigrid. */
@@ -367,7 +377,7 @@ CLMG_API clmg_status clmg_stokes_multigrid_create_device(clmg_context *context,
                                                          const clmg_vanka_options *vanka,
                                                          const clmg_multigrid_options *mg_options,
                                                          clmg_multigrid **multigrid);
-/* After clmg_stokes_assembler_update: every level's matrix takes the
+/** After clmg_stokes_assembler_update: every level's matrix takes the
  * assembler's values on the device (the coarsest, which carries the
  * pressure shift, through the host: it is small), then
  * clmg_multigrid_refresh. */

@@ -23,7 +23,7 @@ static int use_clblast(const clmg_context *context, blas1_op op) {
   case CLMG_BLAS1_AUTO:
     break;
   }
-  /* Measured with perf/blas1 at n = 1e7 and 1e8 (README, Performance): on the
+  /* Measured with perf/blas1 at n = 1e7 and 1e8 (docs/performance.md): on the
    * H100 both are within 5% for copy/scal/axpy and clmg's dot and nrm2 are
    * up to 20% faster (one launch, no result buffer); on pocl CLBlast's dot
    * and nrm2 are 8-10x slower, but its vectorised axpy is 25-35% faster than

@@ -150,7 +150,7 @@ static void sell_shape(const clmg_context *context, const row_stats *stats,
   *sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, *height);
 }
 
-/* The automatic format rule (documented in README "Formats"), from
+/* The automatic format rule (documented in docs/algorithms.md, "Sparse formats"), from
  * perf/spmv measurements:
  *  - CPUs: CSR, except ELLPACK-R for short uniform rows (at most 8 entries,
  *    padding at most 25%). A core walks a CSR row contiguously, while an
