@@ -1,58 +1,58 @@
-/* The README's example: a Matrix Market system solved by CG preconditioned
- * with smoothed-aggregation AMG, the AMG built from the matrix alone in one
- * call (clmg_amg_multigrid_create with its defaults: Chebyshev smoothing,
- * the products on the device on a GPU).
+/* The README's example: a Matrix Market system solved as the options say,
+ * by default CG preconditioned with smoothed-aggregation AMG (the options
+ * layer, clmg/solver.h, composes the solver from "krylov=cg precond=amg
+ * tol=1e-8" and the options given after the file).
  *
- *   CLMG_DEVICE=pocl quickstart FILE.mtx
+ *   CLMG_DEVICE=pocl quickstart FILE.mtx ["key=value ..."]
  *
  * The device is $CLMG_DEVICE, else the first GPU, else the first CPU.
- * b = 1, x = 0, CG to a relative residual of 1e-8 in double precision (a
- * device without fp64 is refused with a message). Prints the iterations
- * and the residual; exits 0 when CG converged, 1 otherwise.
+ * b = 1, x = 0. Prints the iterations and the relative residual; exits 0
+ * when the solve converged, 1 otherwise. `clmg help options` lists the keys.
  *
- * Try it on examples/data/poisson2d_32.mtx. */
+ * Try it on examples/data/poisson2d_32.mtx, also with "mg.smoother=jacobi-rho". */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include <clmg.h>
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: quickstart FILE.mtx (the device: $CLMG_DEVICE)\n");
+  if (argc < 2 || argc > 3) {
+    fprintf(stderr, "usage: quickstart FILE.mtx [\"key=value ...\"] (the device: $CLMG_DEVICE)\n");
     return 2;
   }
-  clmg_csr csr = {0};
+  clmg_csr a = {0};
   clmg_error error = {{0}};
+  clmg_options *options = NULL;
   clmg_context *context = NULL;
-  clmg_multigrid *amg = NULL;
-  clmg_preconditioner cycle = {0};
-  clmg_matrix *a = NULL;
-  clmg_vector *b = NULL, *x = NULL;
+  clmg_solver *solver = NULL;
   clmg_krylov_result result = {0};
-  clmg_status status = clmg_csr_read_matrix_market(argv[1], &csr, &error);
-  if (status != CLMG_SUCCESS) {
+  double *b = NULL, *x = NULL;
+  clmg_status status = clmg_csr_read_matrix_market(argv[1], &a, &error);
+  if (status == CLMG_SUCCESS && (status = clmg_options_create(&options, &error)) == CLMG_SUCCESS)
+    status = clmg_options_parse(options, "krylov=cg precond=amg tol=1e-8", &error);
+  if (status == CLMG_SUCCESS && argc == 3) /* the caller's options over the defaults */
+    status = clmg_options_parse(options, argv[2], &error);
+  if (status != CLMG_SUCCESS)
     fprintf(stderr, "quickstart: %s\n", error.message);
-    return 1;
-  }
-  if ((status = clmg_context_create(NULL, &context)) != CLMG_SUCCESS ||
-      (status = clmg_amg_multigrid_create(context, &csr, NULL, NULL, NULL, &amg)) != CLMG_SUCCESS ||
-      (status = clmg_multigrid_preconditioner(amg, &cycle)) != CLMG_SUCCESS ||
-      (status = clmg_matrix_create(context, &csr, NULL, &a)) != CLMG_SUCCESS ||
-      (status = clmg_vector_create(context, CLMG_DOUBLE, csr.rows, &b)) != CLMG_SUCCESS ||
-      (status = clmg_vector_create(context, CLMG_DOUBLE, csr.rows, &x)) != CLMG_SUCCESS ||
-      (status = clmg_vector_fill(b, 1.0)) != CLMG_SUCCESS ||
-      (status = clmg_cg(a, b, x, &cycle, NULL, &result)) != CLMG_SUCCESS)
+  else if (!(b = malloc(a.rows * sizeof *b)) || !(x = calloc(a.rows, sizeof *x)))
+    status = CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  for (size_t i = 0; b && i < a.rows; i++)
+    b[i] = 1.0;
+  if (status == CLMG_SUCCESS &&
+      ((status = clmg_context_create(NULL, &context)) != CLMG_SUCCESS ||
+       (status = clmg_solver_create(context, &a, options, &solver)) != CLMG_SUCCESS ||
+       (status = clmg_solver_solve_host(solver, b, x, &result)) != CLMG_SUCCESS))
     fprintf(stderr, "quickstart: %s: %s\n", clmg_status_string(status),
             clmg_context_message(context));
-  else
-    printf("AMG-CG: %d iterations, residual %.2e\n", result.iterations, result.relative_residual);
+  else if (status == CLMG_SUCCESS)
+    printf("%d iterations, residual %.2e\n", result.iterations, result.relative_residual);
 
   clmg_krylov_result_free(&result);
-  clmg_preconditioner_destroy(&cycle); /* before the multigrid it borrows */
-  clmg_vector_destroy(b);
-  clmg_vector_destroy(x);
-  clmg_matrix_destroy(a);
-  clmg_multigrid_destroy(amg);
+  clmg_solver_destroy(solver);
   clmg_context_destroy(context);
-  clmg_csr_free(&csr);
+  clmg_options_destroy(options);
+  clmg_csr_free(&a);
+  free(b);
+  free(x);
   return status == CLMG_SUCCESS ? 0 : 1;
 }

@@ -14,7 +14,7 @@ set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 deps_dir="${repo_root}/.deps"
-packages=(libclblast1 libclblast-dev libcmocka0 libcmocka-dev
+packages=(libclblast1 libclblast-dev libcjson1 libcjson-dev libcmocka0 libcmocka-dev
   pkg-config pkgconf pkgconf-bin libpkgconf3)
 
 mkdir -p "${deps_dir}"

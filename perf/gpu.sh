@@ -208,6 +208,7 @@ section() { printf '\n===== %s =====\n' "$*"; }
   }
   install_from_deps libclblast1 libclblast-dev
   install_from_deps libcmocka0 libcmocka-dev
+  install_from_deps libcjson1 libcjson-dev
   # Python wheels carried in .whl/ (pyamg for the AMG baselines), where the
   # module is missing; the machine has no network, so nothing else is fetched.
   for wheel in .whl/*.whl; do

@@ -1,4 +1,5 @@
-/* clmg solvers as data: an options database and a solver composed from it.
+/** @file
+ * clmg solvers as data: an options database and a solver composed from it.
  *
  * A solver is named, not wired: "krylov=cg precond=amg mg.smoother=chebyshev
  * tol=1e-8" (a string, as PETSc's options database takes them) or the same
@@ -45,13 +46,15 @@ extern "C" {
 
 /* ---- the options database ---- */
 
+/** An options database: a value per key, each key's default where none was set. */
 typedef struct clmg_options clmg_options;
 
-/* An empty database: every key has its default. */
+/** An empty database: every key has its default. */
 CLMG_API clmg_status clmg_options_create(clmg_options **options, clmg_error *error);
+/** Frees the database (NULL is fine). */
 CLMG_API void clmg_options_destroy(clmg_options *options);
 
-/* Sets one key (e.g. "mg.smoother") to a value given as text ("chebyshev",
+/** Sets one key (e.g. "mg.smoother") to a value given as text ("chebyshev",
  * "1e-8", "true"). An unknown key, or a value of the wrong kind or outside
  * the key's range, is refused with CLMG_ERROR_INVALID_ARGUMENT and a message
  * that lists what is valid; the database is then unchanged. A later set of
@@ -61,12 +64,12 @@ CLMG_API void clmg_options_destroy(clmg_options *options);
 CLMG_API clmg_status clmg_options_set(clmg_options *options, const char *key, const char *value,
                                       clmg_error *error);
 
-/* Sets every "key=value" of a whitespace-separated list, in order, e.g.
+/** Sets every "key=value" of a whitespace-separated list, in order, e.g.
  * "krylov=cg precond=amg tol=1e-8". A word without '=' is
  * CLMG_ERROR_PARSE, naming it. On any error nothing of the text is kept. */
 CLMG_API clmg_status clmg_options_parse(clmg_options *options, const char *text, clmg_error *error);
 
-/* Sets the keys of a JSON object: {"krylov": "cg", "tol": 1e-8, "mg":
+/** Sets the keys of a JSON object: {"krylov": "cg", "tol": 1e-8, "mg":
  * {"smoother": "chebyshev"}}; a nested object's keys are prefixed with its
  * name and a dot, so {"mg": {"steps": 2}} is "mg.steps=2". Values are
  * strings, numbers or booleans. Malformed JSON is CLMG_ERROR_PARSE; on any
@@ -74,46 +77,48 @@ CLMG_API clmg_status clmg_options_parse(clmg_options *options, const char *text,
 CLMG_API clmg_status clmg_options_parse_json(clmg_options *options, const char *json,
                                              clmg_error *error);
 
-/* clmg_options_parse_json on a file's contents (at most 1 MiB, read with
+/** clmg_options_parse_json on a file's contents (at most 1 MiB, read with
  * that bound): a file that cannot be read is CLMG_ERROR_IO, a larger one
  * CLMG_ERROR_INVALID_ARGUMENT; JSON errors name the file and the line. */
 CLMG_API clmg_status clmg_options_read_file(clmg_options *options, const char *path,
                                             clmg_error *error);
 
-/* 1 when value is valid for key without registrations: a built-in name
+/** 1 when value is valid for key without registrations: a built-in name
  * (or auto where the key takes it) for the keys that take names, any
  * value that clmg_options_set accepts for the others; else 0. */
 CLMG_API int clmg_options_builtin(const char *key, const char *value);
 
-/* The value of a key as text: the one set, else the default ("" for a key
+/** The value of a key as text: the one set, else the default ("" for a key
  * without one, e.g. amg.coordinates). NULL for an unknown key. The pointer
  * stays valid until the key is set again or the database destroyed. */
 CLMG_API const char *clmg_options_get(const clmg_options *options, const char *key);
 
-/* 1 when the key was set (by any of the calls above), else 0. */
+/** 1 when the key was set (by any of the calls above), else 0. */
 CLMG_API int clmg_options_is_set(const clmg_options *options, const char *key);
 
-/* The options as a JSON object with nested groups ({"krylov": "cg", "mg":
+/** The options as a JSON object with nested groups ({"krylov": "cg", "mg":
  * {...}}): every key with all_keys nonzero, else only those set; numbers as
  * numbers. malloc'ed; free() it. NULL when out of memory. */
 CLMG_API char *clmg_options_to_json(const clmg_options *options, int all_keys);
 
-/* What a key is, for help texts: its name, kind ("string", "number",
+/** What a key is, for help texts: its name, kind ("string", "number",
  * "integer", "boolean", "name"), default, the valid values of a name ("cg,
  * gmres, ..."; "" otherwise) and a sentence. */
 typedef struct clmg_option_info {
-  const char *key;
-  const char *kind;
-  const char *default_value;
-  const char *values;
-  const char *description;
+  const char *key;           /**< e.g. "mg.smoother" */
+  const char *kind;          /**< "name", "number", "integer" or "string" */
+  const char *default_value; /**< as text; "auto" where the solver decides */
+  const char *values;        /**< a name's valid values, "a,b,c"; "" for other kinds */
+  const char *description;   /**< one sentence */
 } clmg_option_info;
-/* The number of keys; clmg_options_key_info(i, ...) for i below it fills info
+/** The number of keys; clmg_options_key_info(i, ...) for i below it fills info
  * and returns 1 (0 past the end). */
 CLMG_API size_t clmg_options_key_count(void);
+/** Fills info for key number index (below clmg_options_key_count) and returns
+ * 1; 0 past the end. */
 CLMG_API int clmg_options_key_info(size_t index, clmg_option_info *info);
 
-/* The multigrid cycle options of the database (mg.*) as the engine's
+/** The multigrid cycle options of the database (mg.*) as the engine's
  * options, for a hierarchy the caller builds (a geometric one from a mesh):
  * cycle, smoother (a built-in one, or one registered on the context, whose
  * factory it sets), steps, omega, coarse solver. The smoothers that need a
@@ -125,13 +130,13 @@ CLMG_API clmg_status clmg_options_multigrid(const clmg_options *options, clmg_co
 
 /* ---- registrations: a caller's components under a name ---- */
 
-/* Makes a preconditioner for the matrix a (on the host) whose device copy is
+/** Makes a preconditioner for the matrix a (on the host) whose device copy is
  * `matrix` (in the solver's precision: float for precision=mixed). */
 typedef clmg_status (*clmg_preconditioner_factory)(void *data, clmg_context *context,
                                                    const clmg_csr *a, const clmg_matrix *matrix,
                                                    clmg_preconditioner *preconditioner);
 
-/* Registers a preconditioner (precond=NAME) or a smoother (mg.smoother=NAME,
+/** Registers a preconditioner (precond=NAME) or a smoother (mg.smoother=NAME,
  * made per level by the factory as clmg_multigrid_options.smoother_factory
  * would) on a context, for every solver made on it afterwards. A name is
  * letters, digits, '-' and '_' (at most 31), and may not be a built-in
@@ -139,14 +144,17 @@ typedef clmg_status (*clmg_preconditioner_factory)(void *data, clmg_context *con
  * borrowed: it must outlive the solvers. */
 CLMG_API clmg_status clmg_register_preconditioner(clmg_context *context, const char *name,
                                                   clmg_preconditioner_factory factory, void *data);
+/** Registers a smoother under a name, as clmg_register_preconditioner does a
+ * preconditioner (mg.smoother=NAME). */
 CLMG_API clmg_status clmg_register_smoother(clmg_context *context, const char *name,
                                             clmg_smoother_factory factory, void *data);
 
 /* ---- the solver ---- */
 
+/** A composed solver: device matrix, preconditioner, Krylov method. */
 typedef struct clmg_solver clmg_solver;
 
-/* Builds the solver the options describe for the square host matrix a
+/** Builds the solver the options describe for the square host matrix a
  * (borrowed: only read here): its device matrix, the preconditioner
  * (hierarchy, smoothers, coarse solver) and the Krylov method, resolving
  * every AUTO. A matrix with an empty or all-zero row is refused (it is
@@ -155,7 +163,7 @@ typedef struct clmg_solver clmg_solver;
 CLMG_API clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
                                         const clmg_options *options, clmg_solver **solver);
 
-/* The same for a matrix already on the device (assembled there): the
+/** The same for a matrix already on the device (assembled there): the
  * solver borrows `matrix` (it must outlive the solver) and, for
  * precision=mixed, `float_matrix` (the preconditioner's copy in float;
  * NULL: made from a). a is the same matrix on the host, which precond=amg
@@ -167,7 +175,7 @@ CLMG_API clmg_status clmg_solver_create_device(clmg_context *context, clmg_matri
                                                int symmetric, const clmg_options *options,
                                                clmg_solver **solver);
 
-/* The same around an operator and a multigrid hierarchy the caller built
+/** The same around an operator and a multigrid hierarchy the caller built
  * (a geometric one, say): precond must be "multigrid" (its default here),
  * "jacobi" or "none"; the solver borrows both (they must outlive it), and
  * krylov=auto means CG when symmetric is nonzero, else GMRES. mg.* and
@@ -177,18 +185,19 @@ CLMG_API clmg_status clmg_solver_create_multigrid(clmg_context *context, const c
                                                   const clmg_options *options,
                                                   clmg_solver **solver);
 
+/** Frees the solver and what it made (not what it borrows); NULL is fine. */
 CLMG_API void clmg_solver_destroy(clmg_solver *solver);
 
-/* What krylov=auto means for the host matrix a: CG when a is symmetric
+/** What krylov=auto means for the host matrix a: CG when a is symmetric
  * (every |a_ij - a_ji| within 1e-8 of the larger) with a positive
  * diagonal, else GMRES. clmg_solver_create resolves it so. */
 CLMG_API clmg_krylov_method clmg_solver_auto_method(const clmg_csr *a);
 
-/* Called after every iteration (cycle) with its relative residual;
+/** Called after every iteration (cycle) with its relative residual;
  * returning nonzero stops the solve. NULL: none. */
 CLMG_API void clmg_solver_set_monitor(clmg_solver *solver, clmg_krylov_monitor monitor, void *data);
 
-/* Solves A x = b on the device, x holding the initial guess (vectors of the
+/** Solves A x = b on the device, x holding the initial guess (vectors of the
  * solver's precision: double for precision=mixed). CLMG_SUCCESS only when x
  * is finite and the residual recomputed from it is finite and meets the
  * tolerance; CLMG_ERROR_NOT_CONVERGED otherwise (x is then the last iterate)
@@ -197,20 +206,23 @@ CLMG_API void clmg_solver_set_monitor(clmg_solver *solver, clmg_krylov_monitor m
 CLMG_API clmg_status clmg_solver_solve(clmg_solver *solver, const clmg_vector *b, clmg_vector *x,
                                        clmg_krylov_result *result);
 
-/* The same with host arrays of doubles (rows entries each; x holds the
+/** The same with host arrays of doubles (rows entries each; x holds the
  * initial guess and gets the solution): uploads, solves, downloads. */
 CLMG_API clmg_status clmg_solver_solve_host(clmg_solver *solver, const double *b, double *x,
                                             clmg_krylov_result *result);
 
-/* The composed solver: the resolved options (every key, AUTO replaced by
+/** The composed solver: the resolved options (every key, AUTO replaced by
  * what was chosen), the device matrix, and for multigrid its levels (rows,
  * nonzeros, smoother, damping), operator and grid complexity, and the AMG
  * setup's phases; as text for people or a JSON object. malloc'ed; free()
  * it. NULL when out of memory. */
 CLMG_API char *clmg_solver_view(const clmg_solver *solver);
+/** The solver's view as a JSON object: "options" (resolved), "method",
+ * "preconditioner", "precision", "rows", "nonzeros", "format",
+ * "unused_options", "setup_s", "compile_s" and the hierarchy's keys. */
 CLMG_API char *clmg_solver_view_json(const clmg_solver *solver);
 
-/* The view of any multigrid hierarchy (one made without a clmg_solver, say),
+/** The view of any multigrid hierarchy (one made without a clmg_solver, say),
  * with the AMG setup's phases when times is not NULL: as text (a table, the
  * finest level first) or as a JSON object {"hierarchy": [{level, rows,
  * nonzeros, format, format_description, smoother, damping, coarse_solver},
@@ -218,27 +230,33 @@ CLMG_API char *clmg_solver_view_json(const clmg_solver *solver);
  * malloc'ed; free() it. NULL when out of memory. */
 CLMG_API char *clmg_multigrid_view(const clmg_multigrid *multigrid,
                                    const clmg_amg_setup_times *times);
+/** The hierarchy's view as a JSON object (see clmg_multigrid_view). */
 CLMG_API char *clmg_multigrid_view_json(const clmg_multigrid *multigrid,
                                         const clmg_amg_setup_times *times);
 
-/* What the solver is made of (borrowed from it). */
+/** What the solver is made of (borrowed from it). */
 CLMG_API const clmg_operator *clmg_solver_operator(const clmg_solver *solver);
-CLMG_API const clmg_matrix *clmg_solver_matrix(const clmg_solver *solver); /* NULL: an operator */
-CLMG_API clmg_multigrid *clmg_solver_multigrid(const clmg_solver *solver); /* NULL: none */
-CLMG_API clmg_krylov_method clmg_solver_method(const clmg_solver *solver); /* AUTO: none */
+/** The device matrix; NULL around a caller's operator. */
+CLMG_API const clmg_matrix *clmg_solver_matrix(const clmg_solver *solver);
+/** The multigrid hierarchy; NULL without one. */
+CLMG_API clmg_multigrid *clmg_solver_multigrid(const clmg_solver *solver);
+/** The Krylov method chosen; CLMG_KRYLOV_AUTO for krylov=none (cycles alone). */
+CLMG_API clmg_krylov_method clmg_solver_method(const clmg_solver *solver);
+/** The precision of the vectors a solve takes (double for precision=mixed). */
 CLMG_API clmg_dtype clmg_solver_precision(const clmg_solver *solver);
-CLMG_API const clmg_options *clmg_solver_options(const clmg_solver *solver); /* resolved */
-/* Seconds clmg_solver_create took, kernel compilation and loading
+/** The options as resolved: every auto replaced by what was chosen. */
+CLMG_API const clmg_options *clmg_solver_options(const clmg_solver *solver);
+/** Seconds clmg_solver_create took, kernel compilation and loading
  * excluded (clmg_context_program_seconds). A solver is made ready to run:
  * its create runs one iteration on scratch vectors, so the kernels of a
  * solve are compiled (or loaded from the cache) there, not in the first
  * solve. */
 CLMG_API double clmg_solver_setup_seconds(const clmg_solver *solver);
-/* The keys the options set that this solver does not read, e.g.
+/** The keys the options set that this solver does not read, e.g.
  * "mg.smoother, mg.steps" with precond=jacobi, or restart with CG; ""
  * when every key set is used (a report may warn of them). */
 CLMG_API const char *clmg_solver_unused_options(const clmg_solver *solver);
-/* Seconds clmg_solver_create spent compiling kernels or loading them from
+/** Seconds clmg_solver_create spent compiling kernels or loading them from
  * the cache. */
 CLMG_API double clmg_solver_compile_seconds(const clmg_solver *solver);
 

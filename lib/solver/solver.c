@@ -419,7 +419,10 @@ static void find_unused(clmg_solver *s, const clmg_options *given) {
   s->unused[0] = '\0';
   for (size_t i = 0; clmg_option_spec_at(i); i++) {
     const char *key = clmg_option_spec_at(i)->key;
-    if (!clmg_options_is_set(given, key))
+    /* a key set to its default changes nothing (an echoed options file
+     * sets them all) */
+    if (!clmg_options_is_set(given, key) ||
+        strcmp(clmg_options_get(given, key), clmg_option_spec_at(i)->default_value) == 0)
       continue;
     int unused =
         (strncmp(key, "mg.", 3) == 0 && !amg && !caller) ||
