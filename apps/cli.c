@@ -93,11 +93,9 @@ static void print_error_object(const char *command, const char *status, const ch
   }
   errors.json_done = 1;
   json_writer w;
-  json_begin(&w, out_stream());
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, out_stream(), command);
   json_string(&w, "status", status);
   json_string(&w, "message", message);
-  json_string(&w, "command", command);
   json_integer(&w, "exit_code", exit_code);
   json_object_end(&w);
   json_end(&w);

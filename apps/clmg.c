@@ -156,8 +156,7 @@ static void print_info_json(const clmg_device_info *devices, size_t count,
                             const clmg_device_info *selected, const char *cache_dir,
                             size_t bandwidth_bytes, double gb_per_s) {
   json_writer w;
-  json_begin(&w, stdout);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, stdout, "info");
   json_string(&w, "version", CLMG_VERSION_STRING);
   json_string(&w, "library_version", clmg_version_string());
   json_array_begin(&w, "devices");
@@ -383,8 +382,9 @@ static void print_usage(FILE *out) {
 static int print_version(const cli_options *options) {
   if (options->json) {
     json_writer w;
-    json_begin(&w, stdout);
-    json_object_begin(&w, NULL);
+    json_result_begin(&w, stdout, "version");
+    json_string(&w, "status", clmg_status_string(CLMG_SUCCESS));
+    json_string(&w, "message", "");
     json_string(&w, "version", CLMG_VERSION_STRING);
     json_string(&w, "library_version", clmg_version_string());
     json_object_end(&w);

@@ -255,12 +255,13 @@ static void print_solve_text(const solve_options *options, const distributed_sol
 static void print_solve_json(const solve_options *options, const distributed_solve *s,
                              const solve_report *r, const clmg_mpi_matrix_info *info) {
   json_writer w;
-  json_begin(&w, stdout);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, stdout, "solve");
   json_string(&w, "matrix", options->matrix_path);
   json_string(&w, "rhs", options->rhs_path ? options->rhs_path : "A*ones");
+  json_integer(&w, "unknowns", (long long)info->global_rows);
   json_integer(&w, "rows", (long long)info->global_rows);
   json_integer(&w, "nonzeros", (long long)info->global_nonzeros);
+  json_string(&w, "iteration_kind", "krylov");
   json_string(&w, "format", clmg_matrix_format_name(options->format));
   json_string(&w, "precision", clmg_dtype_name(options->precision));
   json_string(&w, "method", clmg_krylov_method_name(options->method));
@@ -752,8 +753,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     const char *unit = o.use_cg ? "CG iterations" : "cycles";
     if (o.common.json) {
       json_writer w;
-      json_begin(&w, stdout);
-      json_object_begin(&w, NULL);
+      json_result_begin(&w, stdout, "poisson");
       json_string(&w, "mesh", o.mesh_name);
       json_string(&w, "element", o.degree == 1 ? "q1" : "q2");
       json_integer(&w, "level", o.level);
@@ -775,11 +775,13 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       json_string(&w, "status", clmg_status_string(solved));
       json_string(&w, "message", solved != CLMG_SUCCESS ? clmg_context_message(s.context) : "");
       json_integer(&w, "iterations", result.iterations);
+      json_string(&w, "iteration_kind", o.use_cg ? "krylov" : "cycle");
       json_number(&w, "relative_residual", result.relative_residual);
       json_number(&w, "assembly_s", assembly_s);
       json_number(&w, "build_s", build_s);
       json_number(&w, "setup_s", assembly_s + build_s);
-      json_number(&w, "kernels_s", kernels_s);
+      json_number(&w, "kernels_s", kernels_s); /* compile_s's old name, for one release */
+      json_number(&w, "compile_s", kernels_s);
       json_number(&w, "solve_s", solve_s);
       json_number(&w, "cycle_s", result.iterations > 0 ? solve_s / result.iterations : 0);
       json_array_begin(&w, "history");

@@ -459,8 +459,7 @@ static void print_json(const flow_options *o, const clmg_flow_result *r,
                        const flow_monitor_state *m, clmg_status status, const char *message,
                        const clmg_context *context, double total_s) {
   json_writer w;
-  json_begin(&w, stdout);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, stdout, "flow");
   json_string(&w, "status", clmg_status_string(status));
   json_string(&w, "message", message);
   json_string(&w, "case", o->case_spec);
@@ -480,9 +479,14 @@ static void print_json(const flow_options *o, const clmg_flow_result *r,
   if (!o->steady)
     json_integer(&w, "nonlinear_iterations", r->steps);
   json_integer(&w, "linear_iterations", r->linear_iterations);
+  /* the outer iterations: Newton/Picard steps (steady) or time steps */
+  json_integer(&w, "iterations", r->steps);
+  json_string(&w, "iteration_kind", o->steady ? "nonlinear" : "time_step");
   json_bool(&w, "converged", r->converged);
   json_number(&w, "nonlinear_residual", o->steady ? r->nonlinear_residual : 0.0);
-  json_number(&w, "assemble_s", m->assemble_s);
+  json_number(&w, "assemble_s", m->assemble_s); /* assembly_s's old name, for one release */
+  json_number(&w, "assembly_s", m->assemble_s);
+  json_number(&w, "compile_s", context ? clmg_context_program_seconds(context) : 0.0);
   json_number(&w, "setup_s", m->setup_s);
   json_number(&w, "solve_s", m->solve_s);
   json_number(&w, "total_s", total_s);

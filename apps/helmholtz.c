@@ -566,8 +566,7 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
     }
     if (o.solver.common.json) {
       json_writer w;
-      json_begin(&w, stdout);
-      json_object_begin(&w, NULL);
+      json_result_begin(&w, stdout, "helmholtz");
       json_string(&w, "status", clmg_status_string(CLMG_SUCCESS));
       json_string(&w, "message", "");
       helmholtz_json_keys(&w, &run);

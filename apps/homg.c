@@ -451,9 +451,9 @@ static void json_record(json_writer *w, const clmg_homg_record *h) {
 static void print_json(const homg_options *o, const homg_report *r) {
   const clmg_homg_result *result = &r->result;
   json_writer w;
-  json_begin(&w, stdout);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, stdout, "homg");
   json_integer(&w, "n", (long long)o->n);
+  json_integer(&w, "unknowns", (long long)o->n * (long long)o->n);
   json_number(&w, "h", r->info.h);
   json_string(&w, "grid", r->info.four_subdomains ? "four-subdomain" : "nested");
   json_integer(&w, "levels", r->info.levels);
@@ -475,6 +475,8 @@ static void print_json(const homg_options *o, const homg_report *r) {
   json_bool(&w, "stagnated", result->stagnated);
   json_integer(&w, "cycles", result->cycles);
   json_integer(&w, "iterations", result->iterations);
+  /* relaxation steps of the smoothers, all levels told; cycles are "cycles" */
+  json_string(&w, "iteration_kind", "relaxation");
   json_number(&w, "work_units", result->work_units);
   json_number(&w, "l1_error", result->l1_error);
   json_number(&w, "relative_residual", result->relative_residual);
@@ -483,7 +485,8 @@ static void print_json(const homg_options *o, const homg_report *r) {
   json_number(&w, "solve_per_work_unit_s",
               result->work_units > 0 ? result->time_s / result->work_units : NAN);
   json_number(&w, "setup_s", r->setup_s);
-  json_number(&w, "kernels_s", r->kernels_s);
+  json_number(&w, "kernels_s", r->kernels_s); /* compile_s's old name, for one release */
+  json_number(&w, "compile_s", r->kernels_s);
   json_integer(&w, "device_bytes", (long long)r->info.device_bytes);
   json_array_begin(&w, "history");
   for (size_t k = 0; k < result->history_length; k++) {

@@ -486,7 +486,8 @@ void solve_json_outcome(json_writer *w, const solve_report *r) {
   json_number(w, "read_s", r->read_s);
   json_number(w, "build_s", r->build_s);
   json_number(w, "setup_s", r->read_s + r->build_s);
-  json_number(w, "kernels_s", r->kernels_s);
+  json_number(w, "kernels_s", r->kernels_s); /* compile_s's old name, for one release */
+  json_number(w, "compile_s", r->kernels_s);
   json_number(w, "solve_s", r->solve_s);
   json_array_begin(w, "history");
   for (size_t k = 0; k < result->history_length; k++) {
@@ -519,15 +520,14 @@ static void json_solver_view(json_writer *w, const clmg_solver *solver, int view
   cJSON_Delete(root);
 }
 
-static void print_json(const solve_options *options, const solve_report *r) {
+static void print_json(const char *command, const solve_options *options, const solve_report *r) {
   const clmg_options *db = clmg_solver_options(r->solver);
   clmg_krylov_method method = clmg_solver_method(r->solver);
   const char *precision = clmg_options_get(db, "precision");
   const char *preconditioner = clmg_options_get(db, "precond");
   int mixed = strcmp(precision, "mixed") == 0;
   json_writer w;
-  json_begin(&w, stdout);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, stdout, command);
   if (options->matrix_path) {
     json_string(&w, "matrix", options->matrix_path);
   }
@@ -535,8 +535,10 @@ static void print_json(const solve_options *options, const solve_report *r) {
   if (r->extra_json) {
     r->extra_json(&w, r->extra_data);
   }
+  json_integer(&w, "unknowns", (long long)clmg_matrix_rows(r->matrix));
   json_integer(&w, "rows", (long long)clmg_matrix_rows(r->matrix));
   json_integer(&w, "cols", (long long)clmg_matrix_cols(r->matrix));
+  json_string(&w, "iteration_kind", method == CLMG_KRYLOV_AUTO ? "cycle" : "krylov");
   json_integer(&w, "nonzeros", (long long)clmg_matrix_nnz(r->matrix));
   json_string(&w, "format", clmg_matrix_format_name(clmg_matrix_format_of(r->matrix)));
   json_string(&w, "format_description", clmg_matrix_describe(r->matrix));
@@ -819,7 +821,7 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   }
 
   if (options->common.json) {
-    print_json(options, report);
+    print_json(command, options, report);
     cli_json_done();
   } else {
     print_text(options, report);

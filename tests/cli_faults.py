@@ -17,6 +17,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_schema  # noqa: E402  (docs/result.schema.json)
+
 failures = []
 
 
@@ -75,6 +78,8 @@ def json_object(case, out):
     except json.JSONDecodeError as error:
         fail(case, f"stdout is not one JSON object ({error}): {out[:300]!r}")
         return {}
+    for problem in result_schema.problems(value):
+        fail(case, f"not the result schema {problem}")
     return value if isinstance(value, dict) else {}
 
 

@@ -31,8 +31,13 @@ def run(clmg, args, env=None):
     return result.returncode, result.stdout, result.stderr
 
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_schema  # noqa: E402  (docs/result.schema.json)
+
+
 def parse_one(case, stdout):
-    """The whole of stdout as one JSON object (a second object fails)."""
+    """The whole of stdout as one JSON object (a second object fails), which
+    must follow the result schema (docs/result.schema.json)."""
     try:
         value = json.loads(stdout)
     except json.JSONDecodeError as error:
@@ -41,6 +46,8 @@ def parse_one(case, stdout):
     if not isinstance(value, dict):
         fail(case, f"stdout is JSON but not an object: {stdout[:200]!r}")
         return None
+    for problem in result_schema.problems(value):
+        fail(case, f"not the result schema {problem}")
     return value
 
 

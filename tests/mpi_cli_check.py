@@ -14,6 +14,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_schema  # noqa: E402  (docs/result.schema.json)
+
 failures = []
 
 
@@ -51,10 +54,13 @@ def solve_json(case, command):
         fail(case, f"exit status {code}: {err[-600:]}")
         return None
     try:
-        return json.loads(out)
+        value = json.loads(out)
     except json.JSONDecodeError as error:
         fail(case, f"stdout is not one JSON object ({error}): {out[:300]!r}")
         return None
+    for problem in result_schema.problems(value):
+        fail(case, f"not the result schema {problem}")
+    return value
 
 
 def main():

@@ -202,6 +202,21 @@ void json_string(json_writer *w, const char *key, const char *value) {
   }
 }
 
+void json_result_begin(json_writer *w, FILE *out, const char *command) {
+  json_begin(w, out);
+  json_object_begin(w, NULL);
+  json_integer(w, "schema_version", JSON_RESULT_SCHEMA_VERSION);
+  json_string(w, "clmg_version", clmg_version_string());
+  if (command != NULL && strncmp(command, "clmg ", 5) == 0)
+    command += 5;
+  json_string(w, "command", command);
+}
+
+void json_result_end(json_writer *w) {
+  json_object_end(w);
+  json_end(w);
+}
+
 void json_raw(json_writer *w, const char *key, const char *value) {
   json_value_prefix(w, key);
   fputs(value != NULL ? value : "null", w->out);

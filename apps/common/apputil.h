@@ -68,6 +68,15 @@ void json_raw(json_writer *w, const char *key, const char *value);
 /* Every member of the JSON object text `object` into the open object; 0
  * (nothing written) when it is not an object. */
 int json_members(json_writer *w, const char *object);
+/* The version of the result schema every command's JSON follows
+ * (docs/result.schema.json). */
+enum { JSON_RESULT_SCHEMA_VERSION = 1 };
+/* json_begin, the top-level object, and the keys every result starts with:
+ * schema_version, clmg_version and command ("solve" of "clmg solve"). */
+void json_result_begin(json_writer *w, FILE *out, const char *command);
+/* The object and the writer's end. */
+void json_result_end(json_writer *w);
+
 /* The "device" object: id (P:D), platform, name, vendor, versions, type,
  * fp64, compute units and memory. */
 void json_device(json_writer *w, const clmg_device_info *device);
