@@ -884,11 +884,14 @@ static int write_json(const char *path, const bench_run *run, const char *size_n
   if (strcmp(path, "-") != 0 && !(out = perf_json_open("clmg bench", path, &file)))
     return 0;
   json_writer w;
-  json_begin(&w, out);
-  json_object_begin(&w, NULL);
+  json_result_begin(&w, out, "bench"); /* schema_version, clmg_version, command */
   json_string(&w, "program", "clmg bench");
-  json_integer(&w, "schema_version", 1);
-  json_string(&w, "clmg_version", CLMG_VERSION_STRING);
+  json_string(&w, "status", run->failures ? "verification failed" : "success");
+  char failed[96] = "";
+  if (run->failures)
+    snprintf(failed, sizeof failed, "%d result%s failed %s check", run->failures,
+             run->failures == 1 ? "" : "s", run->failures == 1 ? "its" : "their");
+  json_string(&w, "message", failed);
   json_object_begin(&w, "build");
 #ifdef CLMG_BUILD_TYPE /* set by apps/CMakeLists.txt */
   json_string(&w, "build_type", CLMG_BUILD_TYPE);
@@ -962,6 +965,7 @@ enum {
   OPTION_SIZE = OPTION_FIRST_OWN,
   OPTION_QUICK,
   OPTION_JSON_FILE,
+  OPTION_JSON_STDOUT,
   OPTION_HTML,
   OPTION_COMPARE,
   OPTION_STAGE,
@@ -1012,11 +1016,13 @@ static void print_bench_usage(FILE *out) {
         "      --quick             tiny sizes and short timings: a run of about a minute on\n"
         "                          a laptop CPU (the CI smoke test)\n"
         "      --stage NAME        run only the copy stage and this one\n"
-        "      --json FILE         also write the report as JSON (\"-\": stdout instead of\n"
-        "                          the table); an existing FILE is replaced only once the\n"
-        "                          new one is complete\n"
+        "  -o, --output FILE       also write the report as JSON to FILE; an existing FILE\n"
+        "                          is replaced only once the new one is complete (the old\n"
+        "                          spelling --json FILE still works, with a note)\n"
+        "      --json              print the report as one JSON object on stdout instead\n"
+        "                          of the table, as every command's --json does\n"
         "      --html FILE         also write a self-contained HTML page with bar charts\n"
-        "                          (with a run, needs --json FILE: the page shows that file)\n"
+        "                          (with a run, needs --output FILE: the page shows it)\n"
         "      --compare A.json B.json ...\n"
         "                          print reports side by side (no benchmark is run): time,\n"
         "                          ratio to copy and the speed-up of each against A\n"
@@ -1043,7 +1049,8 @@ int bench_parse_options(int argc, char **argv, const cli_options *defaults,
       {"help", no_argument, NULL, 'h'},
       {"size", required_argument, NULL, OPTION_SIZE},
       {"quick", no_argument, NULL, OPTION_QUICK},
-      {"json", required_argument, NULL, OPTION_JSON_FILE},
+      {"output", required_argument, NULL, OPTION_JSON_FILE},
+      {"json", no_argument, NULL, OPTION_JSON_STDOUT},
       {"html", required_argument, NULL, OPTION_HTML},
       {"compare", no_argument, NULL, OPTION_COMPARE},
       {"stage", required_argument, NULL, OPTION_STAGE},
@@ -1051,8 +1058,17 @@ int bench_parse_options(int argc, char **argv, const cli_options *defaults,
       {"trials", required_argument, NULL, OPTION_TRIALS},
       {"inject-fault", no_argument, NULL, OPTION_FAULT},
       {NULL, 0, NULL, 0}};
+  /* the old spelling --json FILE (before --output): FILE is the word after
+   * --json when it is not an option; found before getopt_long permutes argv */
+  const char *old_json_value = NULL;
+  for (int i = 1; i + 1 < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "--json") == 0 &&
+        (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0)) {
+      old_json_value = argv[i + 1];
+      cli_old_spelling(argv[0], "--json FILE", "--output FILE (and --json alone prints it)");
+    }
   int option;
-  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS, long_options, NULL)) != -1) {
+  while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", long_options, NULL)) != -1) {
     int common = cli_apply_common_option(argv[0], option, &options->common);
     if (common < 0)
       return cli_usage_error(argv[0]);
@@ -1069,7 +1085,11 @@ int bench_parse_options(int argc, char **argv, const cli_options *defaults,
       options->quick = 1;
       break;
     case OPTION_JSON_FILE:
+    case 'o':
       options->json_path = optarg;
+      break;
+    case OPTION_JSON_STDOUT:
+      options->json_stdout = 1;
       break;
     case OPTION_HTML:
       options->html_path = optarg;
@@ -1115,14 +1135,26 @@ int bench_parse_options(int argc, char **argv, const cli_options *defaults,
     return 0;
   options->files = argv + optind;
   options->file_count = argc - optind;
+  if (old_json_value != NULL) {
+    /* the old --json FILE: FILE came out of getopt_long as an argument */
+    for (int k = 0; k < options->file_count; k++)
+      if (options->files[k] == old_json_value) {
+        if (strcmp(old_json_value, "-") != 0) {
+          options->json_path = old_json_value;
+          options->json_stdout = 0; /* that --json named the file */
+        }
+        options->files[k] = options->files[options->file_count - 1];
+        options->file_count--;
+        break;
+      }
+  }
   if (options->compare && options->file_count < 1)
     return cli_usage(argv[0], "--compare wants one or more JSON reports");
   if (!options->compare && options->file_count > 0)
     return cli_usage(argv[0], "unexpected argument '%s' (reports go after --compare)",
                      options->files[0]);
-  if (!options->compare && options->html_path &&
-      (!options->json_path || strcmp(options->json_path, "-") == 0))
-    return cli_usage(argv[0], "--html with a run needs --json FILE (the page shows that file)");
+  if (!options->compare && options->html_path && !options->json_path)
+    return cli_usage(argv[0], "--html with a run needs --output FILE (the page shows that file)");
   return 0;
 }
 
@@ -1185,8 +1217,7 @@ int run_bench(int argc, char **argv, const cli_options *defaults) {
     print_bench_usage(stdout);
     return EXIT_SUCCESS;
   }
-  /* --json names a file here, not the JSON error mode of other commands */
-  cli_set_json_errors(o.json_path && strcmp(o.json_path, "-") == 0);
+  cli_set_json_errors(o.json_stdout);
   if (o.compare)
     return run_compare(&o);
 
@@ -1244,12 +1275,15 @@ int run_bench(int argc, char **argv, const cli_options *defaults) {
   double fom = in_mean && run.failures == 0 ? exp(log_sum / (double)in_mean) : NAN;
   if (run.failures)
     hpcg_gflops = NAN; /* no figure from a run that failed a check */
-  int json_to_stdout = o.json_path && strcmp(o.json_path, "-") == 0;
+  int json_to_stdout = o.json_stdout;
   if (!json_to_stdout)
     print_table(&run, hpcg_problem, fom, in_mean, hpcg_gflops);
   int ok = run.failures == 0;
   if (o.json_path &&
       !write_json(o.json_path, &run, size_name, o.quick, fom, in_mean, hpcg_gflops, hpcg_problem))
+    ok = 0;
+  if (json_to_stdout &&
+      !write_json("-", &run, size_name, o.quick, fom, in_mean, hpcg_gflops, hpcg_problem))
     ok = 0;
   if (ok && o.html_path) {
     bench_report report;

@@ -38,6 +38,12 @@ int cli_apply_common_option(const char *command, int option, cli_options *option
   }
 }
 
+void cli_old_spelling(const char *command, const char *old_name, const char *new_name) {
+  fprintf(stderr,
+          "%s: %s is now %s (every command's name for it); the old spelling goes in 0.3.0\n",
+          command, old_name, new_name);
+}
+
 /* ---- errors ---- */
 
 static struct {

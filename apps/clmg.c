@@ -514,6 +514,15 @@ int cli_main(int argc, char **argv) {
     }
     return print_version(&invocation.options);
   }
+  /* --version (or -V) after any command prints the versions, as before it */
+  for (int i = 1; i < invocation.argc && strcmp(invocation.argv[i], "--") != 0; i++) {
+    if (strcmp(invocation.argv[i], "--version") == 0 || strcmp(invocation.argv[i], "-V") == 0) {
+      cli_options options = invocation.options;
+      for (int k = 1; k < invocation.argc; k++)
+        options.json |= strcmp(invocation.argv[k], "--") != 0 && is_json_option(invocation.argv[k]);
+      return print_version(&options);
+    }
+  }
   if (distributed.ranks > 1) {
     if (strcmp(invocation.command, "solve") == 0)
       return distributed.solve(invocation.argc, invocation.argv, &invocation.options);

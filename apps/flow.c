@@ -39,6 +39,7 @@ enum {
   OPTION_PROFILE,
   OPTION_TOL,
   OPTION_MAX_ITERATIONS,
+  OPTION_MAX_ITERATIONS_OLD,
   OPTION_WALLS,
   OPTION_INFLOW,
   OPTION_UPWIND
@@ -79,7 +80,7 @@ static void print_flow_usage(FILE *out) {
         "      --steps N         time steps (default 100; dfg2 and canopy are unsteady)\n"
         "      --tol T           steady: the nonlinear relative residual to reach\n"
         "                        (default 1e-8)\n"
-        "      --max-iterations N  steady: Oseen iterations at most (default 50)\n"
+        "      --maxit N           steady: Oseen iterations at most (default 50)\n"
         "      --smoother S      vanka-si (stored local inverses, default) or vanka-nsi\n"
         "                        (recomputed in every visit: less memory)\n"
         "      --upwind U        the convection's upwinding: samarskij (default; weighted\n"
@@ -184,8 +185,11 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     return 1;
   case OPTION_TOL:
     return cli_parse_double(command, "--tol", arg, 1e-300, 1.0, &o->tol) ? 1 : -1;
+  case OPTION_MAX_ITERATIONS_OLD:
+    cli_old_spelling(command, "--max-iterations", "--maxit");
+    /* fall through */
   case OPTION_MAX_ITERATIONS:
-    return cli_parse_int(command, "--max-iterations", arg, 1, 100000, &o->max_iterations) ? 1 : -1;
+    return cli_parse_int(command, "--maxit", arg, 1, 100000, &o->max_iterations) ? 1 : -1;
   case OPTION_WALLS:
     return cli_parse_tags(command, "--walls", arg, o->walls, FLOW_MAX_TAGS, &o->num_walls) ? 1 : -1;
   case OPTION_UPWIND:
@@ -223,7 +227,8 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"csv", required_argument, NULL, OPTION_CSV},
       {"profile", required_argument, NULL, OPTION_PROFILE},
       {"tol", required_argument, NULL, OPTION_TOL},
-      {"max-iterations", required_argument, NULL, OPTION_MAX_ITERATIONS},
+      {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
+      {"max-iterations", required_argument, NULL, OPTION_MAX_ITERATIONS_OLD},
       {"walls", required_argument, NULL, OPTION_WALLS},
       {"inflow", required_argument, NULL, OPTION_INFLOW},
       {"upwind", required_argument, NULL, OPTION_UPWIND},

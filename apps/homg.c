@@ -21,6 +21,7 @@ enum {
   OPTION_MAXI,
   OPTION_SCHEDULE,
   OPTION_CYCLES,
+  OPTION_CYCLES_OLD,
   OPTION_TOL,
   OPTION_ERROR_TOL,
   OPTION_STAGNATION,
@@ -64,7 +65,7 @@ static void print_homg_usage(FILE *out) {
         "                         (coarsest to finest once, interpolated values: the first\n"
         "                         reading) or vshape (a V back to the coarsest after each new\n"
         "                         level)\n"
-        "      --cycles K         at most K cycles (default 50); given without --tol,\n"
+        "      --maxit K          at most K cycles (default 50); given without --tol,\n"
         "                         exactly K cycles\n"
         "      --tol T            stop when ||f - A x|| <= T ||f|| (default 1e-10, float 1e-6)\n"
         "      --error-tol E      stop when the L1 error is <= E\n"
@@ -99,12 +100,12 @@ static void print_homg_usage(FILE *out) {
         "library's status) and message.\n"
         "\n"
         "Examples:\n"
-        "  clmg homg --n 129 --maxi 4 --cycles 1          one MFMG cycle (paper: ~5% error)\n"
+        "  clmg homg --n 129 --maxi 4 --maxit 1          one MFMG cycle (paper: ~5% error)\n"
         "  clmg homg --n 1025 --maxi 32                   restarts to the discretisation error\n"
-        "  clmg homg --n 128 --maxi 2 --cycles 1 --snapshots fig3 --snapshot-format png\n"
+        "  clmg homg --n 128 --maxi 2 --maxit 1 --snapshots fig3 --snapshot-format png\n"
         "  clmg homg --n 513 --method fmg --json\n"
         "\n"
-        "Exit status: 0 converged (or ran the --cycles asked for), 1 failure or a\n"
+        "Exit status: 0 converged (or ran the --maxit asked for), 1 failure or a\n"
         "tolerance not met, 2 bad usage.\n",
         out);
 }
@@ -116,7 +117,8 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       {"method", required_argument, NULL, OPTION_METHOD},
       {"maxi", required_argument, NULL, OPTION_MAXI},
       {"schedule", required_argument, NULL, OPTION_SCHEDULE},
-      {"cycles", required_argument, NULL, OPTION_CYCLES},
+      {"maxit", required_argument, NULL, OPTION_CYCLES},
+      {"cycles", required_argument, NULL, OPTION_CYCLES_OLD},
       {"tol", required_argument, NULL, OPTION_TOL},
       {"error-tol", required_argument, NULL, OPTION_ERROR_TOL},
       {"stagnation", required_argument, NULL, OPTION_STAGNATION},
@@ -181,8 +183,11 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       }
       o->maxi = (int)whole;
       break;
+    case OPTION_CYCLES_OLD:
+      cli_old_spelling(command, "--cycles", "--maxit");
+      /* fall through */
     case OPTION_CYCLES:
-      if (!cli_parse_long(command, "--cycles", optarg, 1, 100000, &whole)) {
+      if (!cli_parse_long(command, "--maxit", optarg, 1, 100000, &whole)) {
         return cli_usage_error(command);
       }
       o->cycles = (int)whole;
@@ -276,7 +281,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
     return cli_usage(command, "unexpected argument '%s'", argv[optind]);
   }
   if (!o->tol_given) {
-    /* --cycles alone asks for exactly that many cycles */
+    /* --maxit alone asks for exactly that many cycles */
     o->tol = o->cycles_given ? 0 : o->precision == CLMG_FLOAT ? 1e-6 : 1e-10;
     if (o->cycles_given) {
       o->stagnation = 0;

@@ -27,6 +27,7 @@ enum {
   OPTION_OMEGA,
   OPTION_CYCLE,
   OPTION_KRYLOV,
+  OPTION_KRYLOV_OLD,
   OPTION_TOLERANCE,
   OPTION_MAX_ITERATIONS,
   OPTION_FORMAT,
@@ -88,7 +89,7 @@ void poisson_print_usage(FILE *out) {
         "                          Under mpirun: the levels with at most N rows run whole\n"
         "                          on every rank (one gather per cycle instead of a halo\n"
         "                          exchange per product on each of them)\n"
-        "      --krylov K          none (default: multigrid as the solver) or cg (CG\n"
+        "      --method K          none (default: multigrid as the solver) or cg (CG\n"
         "                          preconditioned by one cycle)\n"
         "      --tol T             stop when ||b - A u|| <= T ||b|| (default 1e-8, in\n"
         "                          float 1e-5: float's rounding floor is 1e-7 times the\n"
@@ -97,7 +98,7 @@ void poisson_print_usage(FILE *out) {
         "      --maxit N           at most N cycles or CG iterations (default 200)\n"
         "      --format F          matrix format: auto (default), csr, ellr, sell\n"
         "      --precision P       double (default), float, or mixed: a float multigrid\n"
-        "                          cycle preconditioning double CG (implies --krylov cg;\n"
+        "                          cycle preconditioning double CG (implies --method cg;\n"
         "                          the residuals reported are double ones). On a device\n"
         "                          without fp64 the default is float, and double or\n"
         "                          mixed fail\n"
@@ -152,7 +153,7 @@ void poisson_print_usage(FILE *out) {
         "Examples:\n"
         "  clmg poisson --mesh circle --level 7 --vtk circle.vtu --view\n"
         "  clmg poisson --element q2 --level 6 --numbering cm --smoother chebyshev\n"
-        "  clmg poisson --mesh blood --level 5 --krylov cg --json\n"
+        "  clmg poisson --mesh blood --level 5 --method cg --json\n"
         "  mpirun -np 4 clmg poisson --level 8 --device pocl\n"
         "\n"
         "Exit status: 0 converged, 1 failure (bad mesh, device error, not converged),\n"
@@ -172,7 +173,8 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"post", required_argument, NULL, OPTION_POST},
       {"omega", required_argument, NULL, OPTION_OMEGA},
       {"cycle", required_argument, NULL, OPTION_CYCLE},
-      {"krylov", required_argument, NULL, OPTION_KRYLOV},
+      {"method", required_argument, NULL, OPTION_KRYLOV},
+      {"krylov", required_argument, NULL, OPTION_KRYLOV_OLD},
       {"tol", required_argument, NULL, OPTION_TOLERANCE},
       {"maxit", required_argument, NULL, OPTION_MAX_ITERATIONS},
       {"format", required_argument, NULL, OPTION_FORMAT},
@@ -259,9 +261,12 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
         return cli_usage(command, "unknown cycle '%s' (there are: v, w, f)", optarg);
       }
       break;
+    case OPTION_KRYLOV_OLD:
+      cli_old_spelling(command, "--krylov", "--method");
+      /* fall through */
     case OPTION_KRYLOV:
       if (strcmp(optarg, "none") != 0 && strcmp(optarg, "cg") != 0) {
-        return cli_usage(command, "unknown Krylov method '%s' (there are: none, cg)", optarg);
+        return cli_usage(command, "--method: unknown method '%s' (there are: none, cg)", optarg);
       }
       o->use_cg = strcmp(optarg, "cg") == 0;
       o->krylov_given = 1;
@@ -366,7 +371,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
                      clmg_numbering_name(o->numbering));
   if (o->mixed && o->krylov_given && !o->use_cg)
     return cli_usage(command, "--precision mixed runs the float cycle inside double CG; "
-                              "--krylov none has no CG: use --krylov cg, or --precision float "
+                              "--method none has no CG: use --method cg, or --precision float "
                               "for the cycle alone");
   if (o->mixed)
     o->use_cg = 1;

@@ -414,9 +414,11 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
 
 typedef struct bench_options {
   cli_options common;
-  const char *size;  /* small, medium, large, auto */
-  const char *stage; /* NULL: all */
-  const char *json_path, *html_path;
+  const char *size;      /* small, medium, large, auto */
+  const char *stage;     /* NULL: all */
+  const char *json_path; /* --output FILE: the report file (NULL: none) */
+  const char *html_path;
+  int json_stdout; /* --json: the report on stdout instead of the table */
   int quick, compare, inject_fault, trials;
   double min_time; /* 0: the default */
   char **files;    /* --compare's reports */

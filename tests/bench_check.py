@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import result_schema  # noqa: E402  (docs/result.schema.json)
+
 STAGES = {"copy", "blas1", "spmv", "gmg", "hpcg", "amg", "assembly", "flow", "homg"}
 failures = []
 
@@ -73,7 +76,7 @@ def main():
     clmg = sys.argv[1]
     with tempfile.TemporaryDirectory() as tmp:
         good, bad, page = (os.path.join(tmp, n) for n in ("a.json", "b.json", "a.html"))
-        code, out, err = run(clmg, ["--quick", "--json", good, "--html", page])
+        code, out, err = run(clmg, ["--quick", "--output", good, "--html", page])
         if code != 0:
             fail("quick run", f"exit {code}: {err[-2000:]}")
         else:
@@ -94,6 +97,23 @@ def main():
                                     "--json", bad])
         if code != 1 or "FAILED" not in out or "FAILED" not in err:
             fail("inject fault", f"exit {code}, stdout {out[-600:]!r}")
+        if "--json FILE is now --output FILE" not in err:  # the old spelling, with its note
+            fail("old spelling --json FILE", f"no note on stderr: {err[-400:]!r}")
+
+        # --json alone: the report on stdout, as one object of the result schema
+        code, out, err = run(clmg, ["--quick", "--stage", "blas1", "--json"])
+        try:
+            report = json.loads(out)
+        except json.JSONDecodeError as error:
+            fail("--json", f"stdout is not one JSON object ({error}): {out[:300]!r}")
+            report = None
+        if report is not None:
+            for problem in result_schema.problems(report):
+                fail("--json", f"not the result schema {problem}")
+            if code != 0 or report.get("command") != "bench" or report.get("status") != "success":
+                fail("--json", f"exit {code}, {str(report)[:300]}")
+            else:
+                print("ok   bench --json on stdout", flush=True)
         if os.path.exists(bad):
             with open(bad, encoding="utf-8") as f:
                 report = json.load(f)

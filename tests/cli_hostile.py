@@ -153,7 +153,7 @@ def main():
                 (["flow", "--case", data, "--walls", "1", "--inflow", "99"],
                  ["--inflow 99: no boundary face", "its tags: 1, 11, 12, 13"]),
                 (["flow", "--steady", "--steps", "5"], ["--steady", "give one or the other"]),
-                (["poisson", "--precision", "mixed", "--krylov", "none"], ["--krylov none"]),
+                (["poisson", "--precision", "mixed", "--method", "none"], ["--method none"]),
                 (["helmholtz", "--no-solve", "-o", os.path.join(work, "u.mtx")],
                  ["--no-solve does not compute"]),
                 (["solve", matrix, "-o", os.path.join(work, ".", "A.mtx")],

@@ -294,7 +294,7 @@ def main():
         text = f.read()
     if b'format="ascii"' not in text or b"AppendedData" in text:
         fail("poisson --vtk-ascii", "the .vtu is not ASCII")
-    check(clmg, "poisson: q2 cg", ["poisson", "--level", "2", "--element", "q2", "--krylov", "cg",
+    check(clmg, "poisson: q2 cg", ["poisson", "--level", "2", "--element", "q2", "--method", "cg",
                                    "--json", "--quiet"], 0, "success", REPORT + FORMAT,
           format_is_name)
     check(clmg, "poisson: not converged", ["poisson", "--level", "3", "--maxit", "1", "--json"], 1,
@@ -308,6 +308,26 @@ def main():
     check(clmg, "poisson: unwritable vtu",
           ["poisson", "--level", "2", "--json", "--vtk", unwritable + ".vtu"], 1,
           "input/output error", REPORT + FORMAT)
+
+    # ---- one vocabulary: the old spellings still run, with a note on stderr;
+    # --version after any command
+    for args, old, new in ((["poisson", "--level", "2", "--krylov", "cg"], "--krylov", "--method"),
+                           (["homg", "--n", "17", "--cycles", "2"], "--cycles", "--maxit"),
+                           (["flow", "--level", "1", "--steady", "--max-iterations", "2"],
+                            "--max-iterations", "--maxit")):
+        code, out, err = run(clmg, args + ["--json", "--quiet"])
+        obj = parse_one(f"old spelling {old}", out)
+        if obj is None or obj.get("command") != args[0] or f"{old} is now {new}" not in err:
+            fail(f"old spelling {old}", f"exit {code}, stderr {err.strip()[:300]!r}")
+        else:
+            print(f"ok   old spelling {old}", flush=True)
+    for command in ("solve", "poisson", "info", "bench"):
+        code, out, err = run(clmg, [command, "--version", "--json"])
+        obj = parse_one(f"{command} --version", out)
+        if code != 0 or obj is None or obj.get("version") is None:
+            fail(f"{command} --version", f"exit {code}: {out[:200]!r} {err[:200]!r}")
+        else:
+            print(f"ok   {command} --version", flush=True)
 
     # ---- honest results: a failure names its reason, success means the true
     # residual meets the tolerance, and the rate is not diluted by a stall
@@ -330,7 +350,7 @@ def main():
     check(clmg, "poisson: no smoothing", ["poisson", "--level", "4", "--pre", "0", "--post", "0",
                                           "--json"], 1, "not converged", REPORT, says("stalled"))
     check(clmg, "poisson cg float: below float's reach",
-          ["poisson", "--level", "5", "--krylov", "cg", "--precision", "float", "--tol", "1e-10",
+          ["poisson", "--level", "5", "--method", "cg", "--precision", "float", "--tol", "1e-10",
            "--json"], 1, "not converged", REPORT, says("rounding floor"))
 
     def rate_before_stall(case, obj):
@@ -413,7 +433,7 @@ def main():
     check(clmg, "flow dfg1", ["flow", "--case", "dfg1", "--level", "0", "--json"], 0, "success",
           flow_keys, dfg_numbers)
     check(clmg, "flow: not converged", ["flow", "--case", "cavity", "--level", "1",
-                                        "--max-iterations", "1", "--json"], 1, "not converged",
+                                        "--maxit", "1", "--json"], 1, "not converged",
           flow_keys)
     check(clmg, "flow: bad case", ["flow", "--case", "nope", "--json"], 2, "usage_error", ())
     check(clmg, "flow: missing mesh", ["flow", "--case", missing + ".msh", "--walls", "1",

@@ -446,7 +446,7 @@ static void check_bench(const bench_options *o) {
     fail_with_input("bench: not a size", o->size);
   if (o->compare != (o->file_count > 0))
     fail_with_input("bench: reports without --compare, or --compare without reports", "");
-  if (!o->compare && o->html_path && (!o->json_path || strcmp(o->json_path, "-") == 0))
+  if (!o->compare && o->html_path && !o->json_path)
     fail_with_input("bench: --html with a run but no --json FILE", "");
   check_from_input(o->json_path, "--json");
   check_from_input(o->html_path, "--html");
