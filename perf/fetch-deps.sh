@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fills .deps/ (ignored by git) with the Debian packages that perf/gpu.sh
 # installs where they are missing, for a GPU machine without network access:
-# CLBlast, cmocka (for the test suites) and pkg-config (tests/ finds cmocka
-# through it). Run it on a machine with network access, then copy the
+# CLBlast, cJSON, cmocka (for the test suites) and pkg-config (tests/ finds
+# cmocka through it); and .whl/ with jsonschema's wheels (the CLI tests check
+# every command's JSON against docs/result.schema.json) for CPython 3.12. Run it on a machine with network access, then copy the
 # repository, .deps/ included, to the GPU machine:
 #
 #   perf/fetch-deps.sh
@@ -25,3 +26,7 @@ done
 apt-get download "${packages[@]}"
 echo "fetch-deps: .deps/ now holds:"
 ls -l "${deps_dir}"
+python3 -m pip download jsonschema --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_17_x86_64 --implementation cp -d "${repo_root}/.whl"
+echo "fetch-deps: .whl/ now holds:"
+ls -l "${repo_root}/.whl"
