@@ -44,6 +44,76 @@ void cli_old_spelling(const char *command, const char *old_name, const char *new
           command, old_name, new_name);
 }
 
+/* A flag's value as the options layer's key=value (checked by the library,
+ * whose message lists the valid values), kept in command-line order; a
+ * --set text when key is NULL. Returns 1, or -1 after a usage note. */
+int cli_record_setting(const char *command, const char *flag, const char *key, const char *value,
+                       cli_settings *settings) {
+  clmg_options *scratch = NULL;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_create(&scratch, &error);
+  if (status == CLMG_SUCCESS)
+    status = key ? clmg_options_set(scratch, key, value, &error)
+                 : clmg_options_parse(scratch, value, &error);
+  /* names that a caller may register in the library are the built-in
+   * ones here: the command registers none */
+  clmg_option_info info;
+  for (size_t k = 0; status == CLMG_SUCCESS && clmg_options_key_info(k, &info); k++) {
+    const char *given = clmg_options_get(scratch, info.key);
+    if (clmg_options_is_set(scratch, info.key) && !clmg_options_builtin(info.key, given)) {
+      snprintf(error.message, sizeof error.message, "%s: unknown value '%s' (valid: %s)", info.key,
+               given, info.values);
+      status = CLMG_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  clmg_options_destroy(scratch);
+  if (status != CLMG_SUCCESS) {
+    cli_usage_note(command, "%s: %s", flag, error.message);
+    return -1;
+  }
+  if (settings->count >= CLI_MAX_SETTINGS) {
+    cli_usage_note(command, "more than %d solver options", CLI_MAX_SETTINGS);
+    return -1;
+  }
+  settings->items[settings->count++] = (cli_setting){key, value};
+  return 1;
+}
+
+int cli_make_options(const char *command, const cli_settings *settings, clmg_options **db) {
+  clmg_error error = {{0}};
+  *db = NULL;
+  clmg_options *made = NULL;
+  clmg_status status = clmg_options_create(&made, &error);
+  if (status == CLMG_SUCCESS && settings->options_path)
+    status = clmg_options_read_file(made, settings->options_path, &error);
+  for (int i = 0; status == CLMG_SUCCESS && i < settings->count; i++) {
+    const cli_setting *setting = &settings->items[i];
+    status = setting->key ? clmg_options_set(made, setting->key, setting->value, &error)
+                          : clmg_options_parse(made, setting->value, &error);
+  }
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "%s", error.message);
+    clmg_options_destroy(made);
+    return 0;
+  }
+  *db = made;
+  return 1;
+}
+
+int cli_choose_precision(const char *command, clmg_options *db, clmg_context *context, int quiet) {
+  if (clmg_options_is_set(db, "precision") &&
+      strcmp(clmg_options_get(db, "precision"), "float") == 0)
+    return 1;
+  const char *asked =
+      clmg_options_is_set(db, "precision") ? clmg_options_get(db, "precision") : NULL;
+  int fp64 = cli_double_precision(command, context, asked, quiet);
+  if (fp64 < 0)
+    return 0;
+  if (fp64 == 0)
+    clmg_options_set(db, "precision", "float", NULL); /* a valid value: cannot fail */
+  return 1;
+}
+
 /* ---- errors ---- */
 
 static struct {

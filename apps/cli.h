@@ -41,6 +41,33 @@ enum { OPTION_JSON = 256, OPTION_MEMORY_LIMIT, OPTION_FIRST_OWN };
   "                          failure too: status and message)\n"                                   \
   "  -h, --help              show this help\n"
 
+/* ---- the options layer's settings (clmg/solver.h) from a command line ---- */
+
+/* A flag as a key ("--smoother S" is mg.smoother=S), or a --set text. */
+typedef struct cli_setting {
+  const char *key; /* NULL: value is a --set text of key=value words */
+  const char *value;
+} cli_setting;
+enum { CLI_MAX_SETTINGS = 64 };
+/* What a command line says of the solver's options, in order; the
+ * --options file comes first when they are made. */
+typedef struct cli_settings {
+  const char *options_path; /* --options FILE.json, or NULL */
+  int count;
+  cli_setting items[CLI_MAX_SETTINGS];
+} cli_settings;
+/* Checks key=value (or a --set text when key is NULL) as the library does,
+ * with the built-in names only (a command registers none), and keeps it:
+ * 1, or -1 after a usage note naming flag. */
+int cli_record_setting(const char *command, const char *flag, const char *key, const char *value,
+                       cli_settings *settings);
+/* The solver's options: the --options file, then the settings in order.
+ * Returns 0 after reporting a failure. */
+int cli_make_options(const char *command, const cli_settings *settings, clmg_options **db);
+/* On a device without fp64: precision=float where precision was not given
+ * (double and mixed given are refused). Returns 0 after reporting. */
+int cli_choose_precision(const char *command, clmg_options *db, clmg_context *context, int quiet);
+
 /* An old spelling of an option, still taken for one release: a note on
  * stderr ("clmg flow: --max-iterations is now --maxit; the old spelling
  * goes in 0.3.0"). */

@@ -166,7 +166,7 @@ static int read_on_rank0(const char *command, solve_options *options, distribute
       ok = 0;
     }
     clmg_options *db = NULL;
-    ok = ok && solve_make_options(command, options, &db);
+    ok = ok && cli_make_options(command, &options->settings, &db);
     ok = ok && solve_check_matrix(command, options, db, &s->a);
     clmg_options_destroy(db);
     if (ok && options->method == CLMG_KRYLOV_AUTO)
@@ -321,21 +321,21 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
                      options.mixed ? "--precision mixed" : "--precond amg", world_size);
   /* the distributed solve composes its own solver (none or Jacobi): the
    * options layer's other keys do not reach it yet */
-  for (int k = 0; k < options.num_settings; k++) {
-    const char *key = options.settings[k].key;
+  for (int k = 0; k < options.settings.count; k++) {
+    const char *key = options.settings.items[k].key;
     if (!key ||
         (strcmp(key, "krylov") != 0 && strcmp(key, "precond") != 0 && strcmp(key, "format") != 0 &&
          strcmp(key, "precision") != 0 && strcmp(key, "tol") != 0 && strcmp(key, "maxit") != 0 &&
          strcmp(key, "restart") != 0))
       return cli_usage(command, "%s runs on one process only (started on %d ranks)",
                        key ? key : "--set", world_size);
-    if (strcmp(key, "krylov") == 0 && strcmp(options.settings[k].value, "none") == 0)
+    if (strcmp(key, "krylov") == 0 && strcmp(options.settings.items[k].value, "none") == 0)
       return cli_usage(command, "--method none runs on one process only (started on %d ranks)",
                        world_size);
   }
-  if (options.options_path || options.preconditioner == PRECONDITIONER_OTHER)
+  if (options.settings.options_path || options.preconditioner == PRECONDITIONER_OTHER)
     return cli_usage(command, "%s runs on one process only (started on %d ranks)",
-                     options.options_path ? "--options" : "this --precond", world_size);
+                     options.settings.options_path ? "--options" : "this --precond", world_size);
   distributed_solve s = {0};
   solve_report report = {0};
   cli_progress_begin(options.quiet || world_rank != 0);

@@ -480,8 +480,8 @@ int run_helmholtz(int argc, char **argv, const cli_options *defaults) {
   if (!s.context) {
     goto done;
   }
-  if (!solve_make_options(command, &o.solver, &s.options) ||
-      !solve_choose_precision(command, s.options, s.context, o.solver.quiet)) {
+  if (!cli_make_options(command, &o.solver.settings, &s.options) ||
+      !cli_choose_precision(command, s.options, s.context, o.solver.quiet)) {
     goto done;
   }
   /* a generated mesh's size is known from its level: what it will take is

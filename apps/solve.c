@@ -132,78 +132,44 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
   options->restart = 30;
 }
 
-/* A flag's value as the options layer's key=value (checked by the library,
- * whose message lists the valid values), kept in command-line order; a
- * --set text when key is NULL. Returns 1, or -1 after a usage note. */
-static int record(const char *command, const char *flag, const char *key, const char *value,
-                  solve_options *options) {
-  clmg_options *scratch = NULL;
-  clmg_error error = {{0}};
-  clmg_status status = clmg_options_create(&scratch, &error);
-  if (status == CLMG_SUCCESS)
-    status = key ? clmg_options_set(scratch, key, value, &error)
-                 : clmg_options_parse(scratch, value, &error);
-  /* names that a caller may register in the library are the built-in
-   * ones here: the command registers none */
-  clmg_option_info info;
-  for (size_t k = 0; status == CLMG_SUCCESS && clmg_options_key_info(k, &info); k++) {
-    const char *given = clmg_options_get(scratch, info.key);
-    if (clmg_options_is_set(scratch, info.key) && !clmg_options_builtin(info.key, given)) {
-      snprintf(error.message, sizeof error.message, "%s: unknown value '%s' (valid: %s)", info.key,
-               given, info.values);
-      status = CLMG_ERROR_INVALID_ARGUMENT;
-    }
-  }
-  clmg_options_destroy(scratch);
-  if (status != CLMG_SUCCESS) {
-    cli_usage_note(command, "%s: %s", flag, error.message);
-    return -1;
-  }
-  if (options->num_settings >= SOLVE_MAX_SETTINGS) {
-    cli_usage_note(command, "more than %d solver options", SOLVE_MAX_SETTINGS);
-    return -1;
-  }
-  options->settings[options->num_settings++] = (solve_setting){key, value};
-  return 1;
-}
-
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
   case SOLVE_OPTION_METHOD:
-    if (record(command, "--method", "krylov", arg, options) < 0)
+    if (cli_record_setting(command, "--method", "krylov", arg, &options->settings) < 0)
       return -1;
     clmg_krylov_method_parse(arg, &options->method); /* "none": the library refuses it alone */
     return 1;
   case SOLVE_OPTION_SMOOTHER:
-    return record(command, "--smoother", "mg.smoother", arg, options);
+    return cli_record_setting(command, "--smoother", "mg.smoother", arg, &options->settings);
   case SOLVE_OPTION_SMOOTHING_STEPS:
-    return record(command, "--smoothing-steps", "mg.steps", arg, options);
+    return cli_record_setting(command, "--smoothing-steps", "mg.steps", arg, &options->settings);
   case SOLVE_OPTION_BLOCK_SIZE:
-    return record(command, "--block-size", "amg.block_size", arg, options);
+    return cli_record_setting(command, "--block-size", "amg.block_size", arg, &options->settings);
   case SOLVE_OPTION_NULLSPACE:
-    return record(command, "--near-nullspace", "amg.near_nullspace", arg, options);
+    return cli_record_setting(command, "--near-nullspace", "amg.near_nullspace", arg,
+                              &options->settings);
   case SOLVE_OPTION_COORDINATES:
-    return record(command, "--coordinates", "amg.coordinates", arg, options);
+    return cli_record_setting(command, "--coordinates", "amg.coordinates", arg, &options->settings);
   case SOLVE_OPTION_STRENGTH:
-    return record(command, "--strength", "amg.strength", arg, options);
+    return cli_record_setting(command, "--strength", "amg.strength", arg, &options->settings);
   case SOLVE_OPTION_COARSENING:
-    return record(command, "--coarsening", "amg.coarsening", arg, options);
+    return cli_record_setting(command, "--coarsening", "amg.coarsening", arg, &options->settings);
   case SOLVE_OPTION_ROOTS:
-    return record(command, "--roots", "amg.roots", arg, options);
+    return cli_record_setting(command, "--roots", "amg.roots", arg, &options->settings);
   case SOLVE_OPTION_INNER:
-    return record(command, "--inner", "mg.inner", arg, options);
+    return cli_record_setting(command, "--inner", "mg.inner", arg, &options->settings);
   case SOLVE_OPTION_OPTIONS_FILE:
-    options->options_path = arg;
+    options->settings.options_path = arg;
     return 1;
   case SOLVE_OPTION_SET:
-    return record(command, "--set", NULL, arg, options);
+    return cli_record_setting(command, "--set", NULL, arg, &options->settings);
   case SOLVE_OPTION_RESTART:
-    if (record(command, "--restart", "restart", arg, options) < 0)
+    if (cli_record_setting(command, "--restart", "restart", arg, &options->settings) < 0)
       return -1;
     options->restart = atoi(arg);
     return 1;
   case SOLVE_OPTION_PRECONDITIONER:
-    if (record(command, "--precond", "precond", arg, options) < 0)
+    if (cli_record_setting(command, "--precond", "precond", arg, &options->settings) < 0)
       return -1;
     options->preconditioner = strcmp(arg, "none") == 0     ? PRECONDITIONER_NONE
                               : strcmp(arg, "amg") == 0    ? PRECONDITIONER_AMG
@@ -211,12 +177,12 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
                                                            : PRECONDITIONER_OTHER;
     return 1;
   case SOLVE_OPTION_FORMAT:
-    if (record(command, "--format", "format", arg, options) < 0)
+    if (cli_record_setting(command, "--format", "format", arg, &options->settings) < 0)
       return -1;
     clmg_matrix_format_parse(arg, &options->format);
     return 1;
   case SOLVE_OPTION_PRECISION:
-    if (record(command, "--precision", "precision", arg, options) < 0)
+    if (cli_record_setting(command, "--precision", "precision", arg, &options->settings) < 0)
       return -1;
     options->mixed = strcmp(arg, "mixed") == 0;
     options->precision = strcmp(arg, "float") == 0 ? CLMG_FLOAT : CLMG_DOUBLE;
@@ -225,11 +191,11 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
   case SOLVE_OPTION_TOLERANCE:
     if (!parse_tolerance(command, arg, &options->tolerance))
       return -1;
-    return record(command, "--tol", "tol", arg, options);
+    return cli_record_setting(command, "--tol", "tol", arg, &options->settings);
   case SOLVE_OPTION_MAX_ITERATIONS:
     if (!parse_iterations(command, arg, &options->max_iterations))
       return -1;
-    return record(command, "--maxit", "maxit", arg, options);
+    return cli_record_setting(command, "--maxit", "maxit", arg, &options->settings);
   case 'o':
     options->output_path = arg;
     return 1;
@@ -286,57 +252,21 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
   }
   options->matrix_path = argv[optind];
   options->rhs_path = positional == 2 ? argv[optind + 1] : NULL;
-  const char *inputs[] = {options->matrix_path, options->rhs_path, options->options_path};
+  const char *inputs[] = {options->matrix_path, options->rhs_path, options->settings.options_path};
   const char *names[] = {"the matrix file", "the right-hand side", "the --options file"};
   for (size_t k = 0; k < sizeof inputs / sizeof inputs[0]; ++k)
     if (cli_same_file(options->output_path, inputs[k]))
       return cli_usage(command, "-o %s is %s: the solution would overwrite its input",
                        options->output_path, names[k]);
-  for (int k = 0; k < options->num_settings; ++k)
-    if (options->settings[k].key && strncmp(options->settings[k].key, "amg.", 4) == 0 &&
-        cli_same_file(options->output_path, options->settings[k].value))
+  for (int k = 0; k < options->settings.count; ++k)
+    if (options->settings.items[k].key && strncmp(options->settings.items[k].key, "amg.", 4) == 0 &&
+        cli_same_file(options->output_path, options->settings.items[k].value))
       return cli_usage(command, "-o %s is the %s file: the solution would overwrite its input",
-                       options->output_path, options->settings[k].key);
+                       options->output_path, options->settings.items[k].key);
   return 0;
 }
 
 /* ---- the options and the matrix ---- */
-
-int solve_make_options(const char *command, const solve_options *options, clmg_options **db) {
-  clmg_error error = {{0}};
-  *db = NULL;
-  clmg_options *made = NULL;
-  clmg_status status = clmg_options_create(&made, &error);
-  if (status == CLMG_SUCCESS && options->options_path)
-    status = clmg_options_read_file(made, options->options_path, &error);
-  for (int i = 0; status == CLMG_SUCCESS && i < options->num_settings; i++) {
-    const solve_setting *setting = &options->settings[i];
-    status = setting->key ? clmg_options_set(made, setting->key, setting->value, &error)
-                          : clmg_options_parse(made, setting->value, &error);
-  }
-  if (status != CLMG_SUCCESS) {
-    cli_failure(command, status, "%s", error.message);
-    clmg_options_destroy(made);
-    return 0;
-  }
-  *db = made;
-  return 1;
-}
-
-int solve_choose_precision(const char *command, clmg_options *db, clmg_context *context,
-                           int quiet) {
-  if (clmg_options_is_set(db, "precision") &&
-      strcmp(clmg_options_get(db, "precision"), "float") == 0)
-    return 1;
-  const char *asked =
-      clmg_options_is_set(db, "precision") ? clmg_options_get(db, "precision") : NULL;
-  int fp64 = cli_double_precision(command, context, asked, quiet);
-  if (fp64 < 0)
-    return 0;
-  if (fp64 == 0)
-    clmg_options_set(db, "precision", "float", NULL); /* a valid value: cannot fail */
-  return 1;
-}
 
 /* Where CG was asked for, prints why A is unsuitable and refuses (returns
  * 0) unless the checks are skipped, then only warns. */
@@ -857,7 +787,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
 
   solve_resources s = {0};
   solve_report report = {0};
-  if (!solve_make_options(command, &options, &s.options)) {
+  if (!cli_make_options(command, &options.settings, &s.options)) {
     return EXIT_LIBRARY_FAILURE;
   }
 
@@ -875,7 +805,7 @@ int run_solve(int argc, char **argv, const cli_options *defaults) {
                clmg_csr_nnz(&s.a));
 
   s.context = cli_open_context(command, &options.common, options.quiet);
-  if (!s.context || !solve_choose_precision(command, s.options, s.context, options.quiet)) {
+  if (!s.context || !cli_choose_precision(command, s.options, s.context, options.quiet)) {
     solve_release(&s);
     return EXIT_LIBRARY_FAILURE;
   }

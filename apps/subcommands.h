@@ -57,11 +57,6 @@ typedef enum preconditioner_kind {
 /* "none", "jacobi", "amg" */
 const char *preconditioner_name(preconditioner_kind kind);
 
-typedef struct solve_setting {
-  const char *key; /* NULL: value is a --set text */
-  const char *value;
-} solve_setting;
-enum { SOLVE_MAX_SETTINGS = 64 };
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
   int quiet, skip_checks, view;
@@ -76,13 +71,11 @@ typedef struct solve_options {
   clmg_krylov_method method; /* AUTO until the matrix is read */
   int restart;               /* GMRES(m) */
   int mixed;                 /* Jacobi in float inside a double Krylov method */
-  /* The options layer's settings (clmg/solver.h), in command-line order:
+  /* The options layer's settings (clmg/solver.h; cli_settings), in order:
    * every solver flag as its key (--smoother S is mg.smoother=S), and each
    * --set TEXT (key NULL: TEXT holds key=value words). They apply after
    * the --options file, so a flag overrides the file. */
-  const char *options_path;
-  int num_settings;
-  solve_setting settings[SOLVE_MAX_SETTINGS];
+  cli_settings settings;
 } solve_options;
 
 int solve_parse_options(int argc, char **argv, const cli_options *defaults, solve_options *options);
@@ -228,7 +221,7 @@ typedef struct solve_resources {
   double *b, *x;
   const char *rhs_description; /* for the report when there is no b file */
   clmg_context *context;
-  clmg_options *options;     /* the solver's options (solve_make_options) */
+  clmg_options *options;     /* the solver's options (cli_make_options) */
   clmg_matrix *matrix;       /* made on the device by the command (clmg helmholtz), or NULL */
   clmg_matrix *float_matrix; /* precision=mixed: the preconditioner's copy, or NULL */
   clmg_solver *solver;
@@ -237,12 +230,6 @@ typedef struct solve_resources {
 
 void solve_release(solve_resources *s);
 
-/* The solver's options: the --options file, then the flags and --set texts
- * in order (solve_options.settings). Returns 0 after reporting a failure. */
-int solve_make_options(const char *command, const solve_options *options, clmg_options **db);
-/* On a device without fp64: precision=float where precision was not given
- * (double and mixed given are refused). Returns 0 after reporting. */
-int solve_choose_precision(const char *command, clmg_options *db, clmg_context *context, int quiet);
 /* Where krylov=cg was asked for: checks that A is symmetric with a
  * positive diagonal (messages on stderr; --skip-checks makes them
  * warnings). krylov=auto is the library's (clmg_solver_create). Returns 0

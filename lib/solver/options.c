@@ -49,6 +49,10 @@ static const clmg_option_spec SPECS[] = {
      "smoothing steps before and after the coarse correction: auto is 3 for chebyshev, 1 for "
      "gauss-seidel (a forward and a backward sweep), 2 for other AMG smoothers, 4 in a caller's "
      "hierarchy"},
+    {"mg.pre", CLMG_OPTION_INTEGER, 1, "auto", "", 0, 1000,
+     "smoothing steps before the coarse correction: auto is mg.steps"},
+    {"mg.post", CLMG_OPTION_INTEGER, 1, "auto", "", 0, 1000,
+     "smoothing steps after the coarse correction: auto is mg.steps"},
     {"mg.omega", CLMG_OPTION_NUMBER, 1, "auto", "", 0.001, 1.999,
      "smoother damping: auto is 0.7 for jacobi, 1 for spai0, patch and gauss-seidel, and the "
      "scale 4/3 over rho(D^-1 A) for jacobi-rho"},

@@ -236,7 +236,9 @@ static clmg_status smoother_options(clmg_context *context, clmg_options *options
   }
   if (status != CLMG_SUCCESS)
     return fail_error(context, status, &error);
-  mg->pre_smoothing = mg->post_smoothing = (int)clmg_options_integer(options, "mg.steps", 2);
+  int steps = (int)clmg_options_integer(options, "mg.steps", 2);
+  mg->pre_smoothing = (int)clmg_options_integer(options, "mg.pre", steps);
+  mg->post_smoothing = (int)clmg_options_integer(options, "mg.post", steps);
   mg->omega = clmg_options_number(options, "mg.omega", 0);
   *use_patch = gauss_seidel || patches;
   if (patch) {

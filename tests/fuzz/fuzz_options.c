@@ -313,10 +313,10 @@ static void check_solve_settings(const solve_options *o, const char *command) {
     fail_with_input("solve: --tol outside (0, 1)", "");
   check_range(o->max_iterations, 1, INT_MAX, "--maxit");
   /* every recorded option is one the library takes, with built-in names */
-  if (o->num_settings < 0 || o->num_settings > SOLVE_MAX_SETTINGS)
+  if (o->settings.count < 0 || o->settings.count > CLI_MAX_SETTINGS)
     fail_with_input("solve: settings out of range", "");
-  for (int k = 0; k < o->num_settings; k++) {
-    const solve_setting *setting = &o->settings[k];
+  for (int k = 0; k < o->settings.count; k++) {
+    const cli_setting *setting = &o->settings.items[k];
     check_from_input(setting->value, "a solver option");
     clmg_options *scratch = NULL;
     clmg_error error = {{0}};
@@ -333,7 +333,7 @@ static void check_solve_settings(const solve_options *o, const char *command) {
     if (status != CLMG_SUCCESS)
       fail_with_input("solve: a recorded option the library refuses", setting->value);
   }
-  check_from_input(o->options_path, "--options");
+  check_from_input(o->settings.options_path, "--options");
 }
 
 static void check_solve(const solve_options *o) {
