@@ -613,6 +613,13 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   if (o.mixed || o.vtk_path)
     return cli_usage(command, "%s runs on one process only (started on %d ranks)",
                      o.mixed ? "--precision mixed" : "--vtk", world_size);
+  /* the distributed solve reads the flags themselves, not the options layer */
+  for (int k = 0; k < o.settings.count; k++)
+    if (!o.settings.items[k].key)
+      return cli_usage(command, "--set runs on one process only (started on %d ranks)", world_size);
+  if (o.settings.options_path)
+    return cli_usage(command, "--options runs on one process only (started on %d ranks)",
+                     world_size);
   /* contiguous blocks of a banded numbering are compact pieces of the
    * domain: small halos (2LV's blocks are scattered over it) */
   if (!o.numbering_given)

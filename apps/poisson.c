@@ -36,6 +36,8 @@ enum {
   OPTION_VTK,
   OPTION_SEED,
   OPTION_CELLS_PER_RANK,
+  OPTION_OPTIONS_FILE,
+  OPTION_SET,
   OPTION_COARSE_ROWS,
   OPTION_VTK_FORMAT,
   OPTION_VTK_ASCII,
@@ -97,6 +99,11 @@ void poisson_print_usage(FILE *out) {
         "                          first stops there and says so)\n"
         "      --maxit N           at most N cycles or CG iterations (default 200)\n"
         "      --format F          matrix format: auto (default), csr, ellr, sell\n"
+        "      --options FILE      solver options from a JSON file (the keys of `clmg\n"
+        "                          help options`: krylov, mg.smoother, mg.pre, ...); the\n"
+        "                          flags and --set override it\n"
+        "      --set \"K=V ...\"     solver options by key (--smoother S is mg.smoother=S,\n"
+        "                          --pre N mg.pre=N, --method M krylov=M)\n"
         "      --precision P       double (default), float, or mixed: a float multigrid\n"
         "                          cycle preconditioning double CG (implies --method cg;\n"
         "                          the residuals reported are double ones). On a device\n"
@@ -187,6 +194,8 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"view", no_argument, NULL, OPTION_VIEW},
       {"seed", required_argument, NULL, OPTION_SEED},
       {"cells-per-rank", required_argument, NULL, OPTION_CELLS_PER_RANK},
+      {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
+      {"set", required_argument, NULL, OPTION_SET},
       {"assembly", required_argument, NULL, OPTION_ASSEMBLY},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
@@ -353,9 +362,36 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
     case 'q':
       o->quiet = 1;
       break;
+    case OPTION_OPTIONS_FILE:
+      o->settings.options_path = optarg;
+      break;
+    case OPTION_SET:
+      if (cli_record_setting(command, "--set", NULL, optarg, &o->settings) < 0)
+        return cli_usage_error(command);
+      break;
     default:
       return cli_usage_error(command);
     }
+    /* the solver flags are the options layer's keys too */
+    static const struct {
+      int option;
+      const char *flag, *key;
+    } keys[] = {{OPTION_SMOOTHER, "--smoother", "mg.smoother"},
+                {OPTION_PRE, "--pre", "mg.pre"},
+                {OPTION_POST, "--post", "mg.post"},
+                {OPTION_OMEGA, "--omega", "mg.omega"},
+                {OPTION_CYCLE, "--cycle", "mg.cycle"},
+                {OPTION_COARSE, "--coarse", "mg.coarse"},
+                {OPTION_KRYLOV, "--method", "krylov"},
+                {OPTION_KRYLOV_OLD, "--krylov", "krylov"},
+                {OPTION_TOLERANCE, "--tol", "tol"},
+                {OPTION_MAX_ITERATIONS, "--maxit", "maxit"},
+                {OPTION_FORMAT, "--format", "format"},
+                {OPTION_PRECISION, "--precision", "precision"}};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+      if (keys[k].option == option &&
+          cli_record_setting(command, keys[k].flag, keys[k].key, optarg, &o->settings) < 0)
+        return cli_usage_error(command);
   }
   if (o->common.help)
     return 0;
@@ -443,6 +479,7 @@ typedef struct poisson_report {
   double refine_s, numbering_s, dirichlet_s, device_s;
   double iteration_bytes;
   double omega; /* the damping the finest smoother uses (0: none) */
+  const clmg_solver *solver;
 } poisson_report;
 
 static const char *problem_label(const poisson_options *o) {
@@ -551,6 +588,11 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_number(&w, "solve_s", r->solve_s);
   json_number(&w, "cycle_s", result->iterations > 0 ? r->solve_s / result->iterations : 0.0);
   json_number(&w, "iteration_bytes", r->iteration_bytes);
+  if (r->solver) { /* the options as resolved: --options takes them back */
+    char *options = clmg_options_to_json(clmg_solver_options(r->solver), 1);
+    json_raw(&w, "options", options);
+    free(options);
+  }
   if (o->view)
     view_json(&w, r->view, r->view_count);
   json_array_begin(&w, "history");
@@ -570,11 +612,17 @@ typedef struct poisson_resources {
   clmg_context *context;
   clmg_multigrid *multigrid;
   clmg_matrix *outer_matrix; /* mixed precision: the finest matrix in double, for CG */
+  clmg_operator outer;       /* ... as the operator of CG */
+  clmg_options *options;     /* the solver's options (clmg/solver.h), resolved by the solver */
+  clmg_solver *solver;       /* CG or cycles around the hierarchy */
   clmg_vector *b, *x;
   double *solution;
 } poisson_resources;
 
 static void release(poisson_resources *s) {
+  clmg_solver_destroy(s->solver);
+  clmg_options_destroy(s->options);
+  clmg_operator_destroy(&s->outer);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
   clmg_multigrid_destroy(s->multigrid);
@@ -586,26 +634,66 @@ static void release(poisson_resources *s) {
   free(s->solution);
 }
 
-/* The solve: multigrid cycles, or CG with one cycle as preconditioner. */
-static clmg_status solve(const poisson_options *o, poisson_resources *s,
-                         const clmg_krylov_options *krylov, clmg_krylov_result *result) {
-  if (!o->use_cg)
-    return clmg_multigrid_solve(s->multigrid, s->b, s->x, krylov, result);
-  clmg_preconditioner preconditioner;
-  clmg_status status = clmg_multigrid_preconditioner(s->multigrid, &preconditioner);
-  if (status == CLMG_SUCCESS && o->mixed) {
-    clmg_preconditioner cycle = preconditioner;
-    status = clmg_preconditioner_in_precision(s->context, clmg_vector_length(s->x), CLMG_DOUBLE,
-                                              CLMG_FLOAT, &cycle, &preconditioner);
+/* The solver's options: the --options file, the flags and --set, then
+ * clmg poisson's own defaults where a key was not given (multigrid cycles
+ * alone, CG for a float cycle in double, 200 iterations, Geveler et al.
+ * 2011's BLOOD smoothing), the fp64 fallback; and the hierarchy's options
+ * from them (o->multigrid, with use_cg, mixed and the tolerance, which the
+ * report prints). Returns 0 after reporting. */
+static int solver_options(const char *command, poisson_options *o, poisson_resources *s) {
+  if (!cli_make_options(command, &o->settings, &s->options))
+    return 0;
+  clmg_options *db = s->options;
+  const char *precision = clmg_options_get(db, "precision");
+  if (!clmg_options_is_set(db, "krylov"))
+    clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
+  if (!clmg_options_is_set(db, "maxit"))
+    clmg_options_set(db, "maxit", "200", NULL);
+  if (o->mesh == MESH_BLOOD) {
+    if (!clmg_options_is_set(db, "mg.steps") && !clmg_options_is_set(db, "mg.pre") &&
+        !clmg_options_is_set(db, "mg.post"))
+      clmg_options_set(db, "mg.steps", "64", NULL);
+    const char *smoother = clmg_options_get(db, "mg.smoother");
+    if (!clmg_options_is_set(db, "mg.omega") &&
+        (strcmp(smoother, "auto") == 0 || strcmp(smoother, "jacobi") == 0))
+      clmg_options_set(db, "mg.omega", "0.5", NULL);
   }
-  if (status != CLMG_SUCCESS)
-    return status;
-  const clmg_matrix *a =
-      o->mixed ? s->outer_matrix
-               : clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
-  status = clmg_cg(a, s->b, s->x, &preconditioner, krylov, result);
-  clmg_preconditioner_destroy(&preconditioner);
-  return status;
+  if (strcmp(clmg_options_get(db, "krylov"), "none") != 0 &&
+      strcmp(clmg_options_get(db, "krylov"), "cg") != 0) {
+    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                "krylov=%s: clmg poisson runs multigrid cycles (none) or CG (cg)",
+                clmg_options_get(db, "krylov"));
+    return 0;
+  }
+  if (!cli_choose_precision(command, db, s->context, o->quiet))
+    return 0;
+  size_t coarse_max_rows = o->multigrid.coarse_max_rows;
+  clmg_multigrid_options mg;
+  clmg_status status = clmg_options_multigrid(db, s->context, &mg);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s->context, status, "the solver's options");
+    return 0;
+  }
+  mg.coarse_max_rows = coarse_max_rows;
+  /* what the cycle's autos became, for the echoed options */
+  char text[32];
+  if (!mg.smoother_factory)
+    clmg_options_set(db, "mg.smoother", clmg_smoother_type_name(mg.smoother), NULL);
+  snprintf(text, sizeof text, "%d", mg.pre_smoothing);
+  clmg_options_set(db, "mg.pre", text, NULL);
+  snprintf(text, sizeof text, "%d", mg.post_smoothing);
+  clmg_options_set(db, "mg.post", text, NULL);
+  clmg_matrix_format_parse(clmg_options_get(db, "format"), &mg.matrix.format);
+  precision = clmg_options_get(db, "precision");
+  o->mixed = strcmp(precision, "mixed") == 0;
+  mg.matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
+  o->multigrid = mg;
+  o->use_cg = strcmp(clmg_options_get(db, "krylov"), "cg") == 0;
+  o->max_iterations = (int)strtol(clmg_options_get(db, "maxit"), NULL, 10);
+  o->tolerance = strcmp(clmg_options_get(db, "tol"), "auto") == 0
+                     ? clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : mg.matrix.precision)
+                     : strtod(clmg_options_get(db, "tol"), NULL);
+  return 1;
 }
 
 /* Builds the hierarchy (on the device, or on the host); prints why and
@@ -694,24 +782,6 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   return 1;
 }
 
-static clmg_status solve(const poisson_options *o, poisson_resources *s,
-                         const clmg_krylov_options *krylov, clmg_krylov_result *result);
-
-/* One cycle (mixed: one CG iteration) compiles every kernel of the solve. */
-static clmg_status warm_up(const poisson_options *o, poisson_resources *s) {
-  if (!o->mixed)
-    return clmg_multigrid_cycle(s->multigrid, s->b, s->x);
-  clmg_krylov_options one;
-  clmg_krylov_options_defaults(&one);
-  one.max_iterations = 1;
-  clmg_krylov_result result = {0};
-  clmg_status status = solve(o, s, &one, &result);
-  clmg_krylov_result_free(&result);
-  if (status == CLMG_ERROR_NOT_CONVERGED)
-    status = CLMG_SUCCESS;
-  return status;
-}
-
 /* x = the initial guess (g on Dirichlet DOFs, 0 elsewhere). */
 static clmg_status set_initial_guess(const poisson_options *o, poisson_resources *s) {
   if (o->assembly_on_device)
@@ -775,13 +845,20 @@ static clmg_status build_on_device(const poisson_options *o, poisson_resources *
   if (status != CLMG_SUCCESS)
     return status;
   cli_progress("multigrid hierarchy built on the device");
-  /* one cycle compiles every kernel (or loads it from the cache), so that
-   * solve_s is the solve alone */
+  /* the solver (CG or cycles around the hierarchy), whose setup runs one
+   * iteration on scratch vectors: every kernel of the solve is compiled (or
+   * loaded from the cache) there, so that solve_s is the solve alone */
   start = apputil_now();
-  *step = "compiling the kernels";
-  status = set_initial_guess(o, s);
+  *step = "setting up the solver and compiling the kernels";
+  const clmg_operator *fine =
+      clmg_multigrid_operator(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
+  if (o->mixed) {
+    status = clmg_operator_from_matrix(s->outer_matrix, 0, &s->outer);
+    fine = &s->outer;
+  }
   if (status == CLMG_SUCCESS)
-    status = warm_up(o, s);
+    status =
+        clmg_solver_create_multigrid(s->context, fine, s->multigrid, 1, s->options, &s->solver);
   if (status == CLMG_SUCCESS)
     status = set_initial_guess(o, s);
   if (status == CLMG_SUCCESS)
@@ -892,17 +969,9 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  if (o.mixed || o.multigrid.matrix.precision == CLMG_DOUBLE) {
-    int fp64 = cli_double_precision(command, s.context, o.precision_asked, o.quiet);
-    if (fp64 < 0) {
-      release(&s);
-      return EXIT_LIBRARY_FAILURE;
-    }
-    if (fp64 == 0) {
-      o.multigrid.matrix.precision = CLMG_FLOAT;
-      if (!o.tolerance_given)
-        o.tolerance = clmg_default_tolerance(CLMG_FLOAT);
-    }
+  if (!solver_options(command, &o, &s)) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
   }
   if (!build_hierarchy(command, &o, &s, &r)) {
     release(&s);
@@ -928,16 +997,11 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
       view_print(r.view, r.view_count);
   }
 
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = o.tolerance;
-  krylov.max_iterations = o.max_iterations;
-  krylov.keep_history = 1;
   cycle_printer printer = {!o.common.json && !o.quiet, o.use_cg ? "iteration" : "cycle"};
-  krylov.monitor = print_cycle;
-  krylov.monitor_data = &printer;
+  clmg_solver_set_monitor(s.solver, print_cycle, &printer);
   double start = apputil_now();
-  r.status = solve(&o, &s, &krylov, &r.result);
+  r.solver = s.solver;
+  r.status = clmg_solver_solve(s.solver, s.b, s.x, &r.result);
   /* the solver's message, before clmg_finish clears it */
   snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
   if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)

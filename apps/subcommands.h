@@ -313,6 +313,9 @@ typedef struct poisson_options {
   int quiet, view;
   unsigned long long seed;
   size_t cells_per_rank; /* under mpirun: the partition level (clmg_mpi_poisson_options) */
+  /* the solver flags as the options layer's keys, with --options and --set
+   * (one process: the solver is built from them, clmg/solver.h) */
+  cli_settings settings;
 } poisson_options;
 
 int poisson_parse_options(int argc, char **argv, const cli_options *defaults,

@@ -309,6 +309,22 @@ def main():
           ["poisson", "--level", "2", "--json", "--vtk", unwritable + ".vtu"], 1,
           "input/output error", REPORT + FORMAT)
 
+    # clmg poisson through the options layer: its echoed options repeat the run
+    first = check(clmg, "poisson --set", ["poisson", "--level", "3", "--json", "--quiet", "--set",
+                                          "mg.smoother=chebyshev mg.pre=2 mg.post=2"], 0,
+                  "success", REPORT + (("options", dict),))
+    if first is not None:
+        options_file = os.path.join(scratch, "poisson-options.json")
+        with open(options_file, "w") as f:
+            json.dump(first["options"], f)
+        again = check(clmg, "poisson --options (the echoed options)",
+                      ["poisson", "--level", "3", "--json", "--quiet", "--options", options_file],
+                      0, "success", REPORT)
+        if again is not None and (again["iterations"] != first["iterations"] or
+                                  again["smoother"] != "chebyshev"):
+            fail("poisson --options", f'{again["iterations"]} iterations with '
+                 f'{again["smoother"]}, the run it repeats: {first["iterations"]}')
+
     # ---- one vocabulary: the old spellings still run, with a note on stderr;
     # --version after any command
     for args, old, new in ((["poisson", "--level", "2", "--krylov", "cg"], "--krylov", "--method"),

@@ -53,7 +53,7 @@ static const clmg_option_spec SPECS[] = {
      "smoothing steps before the coarse correction: auto is mg.steps"},
     {"mg.post", CLMG_OPTION_INTEGER, 1, "auto", "", 0, 1000,
      "smoothing steps after the coarse correction: auto is mg.steps"},
-    {"mg.omega", CLMG_OPTION_NUMBER, 1, "auto", "", 0.001, 1.999,
+    {"mg.omega", CLMG_OPTION_NUMBER, 1, "auto", "", 0.001, 2.0,
      "smoother damping: auto is 0.7 for jacobi, 1 for spai0, patch and gauss-seidel, and the "
      "scale 4/3 over rho(D^-1 A) for jacobi-rho"},
     {"mg.inner", CLMG_OPTION_INTEGER, 0, "3", "", 1, 64,

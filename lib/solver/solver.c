@@ -462,9 +462,11 @@ static clmg_status prepare_kernels(clmg_solver *s) {
     once.keep_history = 0;
     once.monitor = NULL;
     const clmg_preconditioner *preconditioner = s->preconditioner.apply ? &s->preconditioner : NULL;
-    clmg_status ran = s->cycles_only
-                          ? clmg_multigrid_solve(s->multigrid, b, x, &once, NULL)
-                          : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &once, NULL);
+    clmg_krylov_result result = {0};
+    clmg_status ran =
+        s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &once, &result)
+                       : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &once, &result);
+    clmg_krylov_result_free(&result);
     status =
         ran == CLMG_ERROR_NOT_CONVERGED || ran == CLMG_ERROR_INVALID_ARGUMENT ? CLMG_SUCCESS : ran;
   }
