@@ -345,6 +345,12 @@ def main():
         else:
             print(f"ok   {command} --version", flush=True)
 
+    code, out, err = run(clmg, ["help", "options"])
+    if code != 0 or "mg.smoother" not in out or "amg.coarsening" not in out or "default" not in out:
+        fail("help options", f"exit {code}: {out[:300]!r}")
+    else:
+        print("ok   help options", flush=True)
+
     # ---- honest results: a failure names its reason, success means the true
     # residual meets the tolerance, and the rate is not diluted by a stall
     def true_residual_meets(case, obj):
