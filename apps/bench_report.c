@@ -1,15 +1,14 @@
-/* clmg bench reports: reading them (a small recursive-descent JSON parser
- * that checks the schema as it goes, so nothing but the report's own fields
- * is ever stored), the comparison table and the HTML page. See
- * bench_report.h. */
+/* clmg bench reports: reading them (cJSON parses, after a lexical pass for
+ * what cJSON leaves to its caller; the schema is checked on cJSON's tree and
+ * only the report's own fields are kept), the comparison table and the HTML
+ * page. See bench_report.h. */
 #include "bench_report.h"
-#include "perf_common.h"
 
+#include <cjson/cJSON.h>
+#include <ctype.h>
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +16,7 @@
 
 #define MAX_FILE_BYTES ((size_t)64 << 20)
 #define MAX_DEPTH 64
+#define MAX_VALUES 4000000 /* 300 to 450 MB of cJSON's tree: 80 to 110 bytes a value */
 #define REPLACEMENT_CHARACTER "\xEF\xBF\xBD" /* U+FFFD */
 
 /* ---- messages ---- */
@@ -81,40 +81,22 @@ static size_t utf8_sequence_length(const unsigned char *s, size_t available) {
   return length;
 }
 
-static size_t utf8_encode(uint32_t code_point, char bytes[4]) {
-  if (code_point < 0x80) {
-    bytes[0] = (char)code_point;
-    return 1;
-  }
-  if (code_point < 0x800) {
-    bytes[0] = (char)(0xC0 | (code_point >> 6));
-    bytes[1] = (char)(0x80 | (code_point & 0x3F));
-    return 2;
-  }
-  if (code_point < 0x10000) {
-    bytes[0] = (char)(0xE0 | (code_point >> 12));
-    bytes[1] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-    bytes[2] = (char)(0x80 | (code_point & 0x3F));
-    return 3;
-  }
-  bytes[0] = (char)(0xF0 | (code_point >> 18));
-  bytes[1] = (char)(0x80 | ((code_point >> 12) & 0x3F));
-  bytes[2] = (char)(0x80 | ((code_point >> 6) & 0x3F));
-  bytes[3] = (char)(0x80 | (code_point & 0x3F));
-  return 4;
-}
-
-/* Copies length bytes of src into dst (size > 0), cut at a character
- * boundary when they do not fit. */
+/* The length bytes of src as UTF-8 in dst (size > 0): bytes that are not
+ * UTF-8 read as U+FFFD; cut at a character boundary when they do not fit. */
 static void copy_text(char *dst, size_t size, const char *src, size_t length) {
-  if (length >= size) {
-    length = size - 1;
-    while (length > 0 && ((unsigned char)src[length] & 0xC0) == 0x80) {
-      length--;
+  size_t used = 0;
+  for (size_t i = 0; i < length;) {
+    size_t n = utf8_sequence_length((const unsigned char *)src + i, length - i);
+    const char *piece = n > 0 ? src + i : REPLACEMENT_CHARACTER;
+    size_t bytes = n > 0 ? n : 3;
+    if (used + bytes >= size) {
+      break;
     }
+    memcpy(dst + used, piece, bytes);
+    used += bytes;
+    i += n > 0 ? n : 1;
   }
-  memcpy(dst, src, length);
-  dst[length] = '\0';
+  dst[used] = '\0';
 }
 
 /* The next character of the NUL-terminated s as it may be shown: control
@@ -203,69 +185,205 @@ static void fit_text(char *dst, size_t size, const char *src, size_t width, int 
   copy_text(dst, size, fitted, head_bytes + 3 + tail_bytes);
 }
 
-/* ---- the JSON parser ---- */
+/* ---- reading: cJSON, and what it leaves to its caller ---- */
 
-typedef enum json_kind {
-  JSON_END, /* the end of the file where a value should be */
-  JSON_INVALID,
-  JSON_NULL,
-  JSON_BOOL,
-  JSON_NUMBER,
-  JSON_STRING,
-  JSON_ARRAY,
-  JSON_OBJECT
-} json_kind;
+/* A lexical pass over the text before cJSON parses it, for what cJSON does
+ * not check or cannot say: the nesting depth (cJSON allows 1000 levels)
+ * and the number of values (MAX_VALUES); control characters, which cJSON
+ * takes raw in strings and as white space outside them; the place and
+ * nature of a string's errors, which cJSON places a byte off; and, run
+ * again up to where cJSON stopped, what was expected there. It also
+ * rewrites in place, six bytes for six, the escapes \u0000 (cJSON would
+ * end the C string there) and lone surrogates (cJSON refuses them) to
+ * \ufffd: both read as U+FFFD. Numbers and literals are cJSON's, which
+ * reads "76." and "01" as numbers and 1e999 as infinity (refused where a
+ * report's number is read). */
+typedef struct scan {
+  size_t pos, values;
+  int depth;
+  char open[MAX_DEPTH]; /* '{' or '[' of each level */
+  /* the last token: 0 (none yet), a bracket, ',', ':', 'k' (a key) or 'v'
+   * (another value, or where cJSON stopped, a part of one) */
+  char last;
+} scan;
 
-static const char *kind_name(json_kind kind) {
-  switch (kind) {
-  case JSON_NULL:
-    return "null";
-  case JSON_BOOL:
-    return "a boolean";
-  case JSON_NUMBER:
-    return "a number";
-  case JSON_STRING:
-    return "a string";
-  case JSON_ARRAY:
-    return "an array";
-  case JSON_OBJECT:
-    return "an object";
-  default:
-    return "not a JSON value";
+/* JSON's white space. */
+static int is_space(unsigned char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+}
+
+/* "found 'x'" for the byte at pos of text (length bytes). */
+static void found_at(char *found, size_t size, const char *text, size_t length, size_t pos) {
+  unsigned char c = pos < length ? (unsigned char)text[pos] : 0;
+  if (pos >= length) {
+    snprintf(found, size, "found the end of the file");
+  } else if (c >= 0x20 && c < 0x7F) {
+    snprintf(found, size, "found '%c'", c);
+  } else if (c < 0x80) {
+    snprintf(found, size, "found byte 0x%02x", c);
+  } else {
+    snprintf(found, size, "found a non-ASCII character");
   }
 }
 
-typedef struct parser {
-  const char *path;
-  const char *text;
-  size_t length, pos;
-  int depth;
-  /* Malformed JSON or out of memory: parsing stops. */
-  int failed;
-  /* A key of the wrong type or a limit reached: parsing goes on, as a
-   * syntax error or a file that is no report at all says more; the
-   * message keeps the first. */
-  int schema_failed;
-  char *message;
-  size_t message_size;
-  char *scratch; /* the last string or number read, NUL-terminated */
-  size_t scratch_length, scratch_capacity;
-} parser;
-
-static void syntax_error_at(parser *p, size_t pos, const char *format, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-
-static void syntax_error_at(parser *p, size_t pos, const char *format, ...) {
-  if (p->failed) {
-    return;
+static int hex4(const char *text, size_t length, size_t at, unsigned *value) {
+  *value = 0;
+  for (size_t i = at; i < at + 4; i++) {
+    if (i >= length || !isxdigit((unsigned char)text[i])) {
+      return 0;
+    }
+    int c = tolower((unsigned char)text[i]);
+    *value = 16 * *value + (unsigned)(isdigit(c) ? c - '0' : c - 'a' + 10);
   }
-  p->failed = 1;
+  return 1;
+}
+
+/* The string whose quote is at text[*pos]: 1 with *pos past it, or 0 with
+ * *pos at the problem, described in detail. */
+static int scan_string(char *text, size_t length, size_t *pos, char *detail, size_t size) {
+  size_t start = *pos;
+  for (size_t i = start + 1;;) {
+    unsigned char c = i < length ? (unsigned char)text[i] : 0;
+    unsigned unit, low;
+    if (i >= length) {
+      *pos = start;
+      snprintf(detail, size, "string not closed before the end of the file");
+      return 0;
+    } else if (c == '"') {
+      *pos = i + 1;
+      return 1;
+    } else if (c < 0x20) {
+      *pos = i;
+      snprintf(detail, size, "control character 0x%02x in a string (write it as an escape)", c);
+      return 0;
+    } else if (c != '\\') {
+      i++;
+    } else if (i + 1 < length && text[i + 1] == 'u') {
+      if (!hex4(text, length, i + 2, &unit)) {
+        *pos = i;
+        snprintf(detail, size, "expected four hexadecimal digits after \\u");
+        return 0;
+      }
+      if (unit >= 0xD800 && unit <= 0xDBFF && i + 7 < length && text[i + 6] == '\\' &&
+          text[i + 7] == 'u' && hex4(text, length, i + 8, &low) && low >= 0xDC00 && low <= 0xDFFF) {
+        i += 12; /* a surrogate pair */
+        continue;
+      }
+      if (unit == 0 || (unit >= 0xD800 && unit <= 0xDFFF)) {
+        memcpy(text + i + 2, "fffd", 4);
+      }
+      i += 6;
+    } else if (i + 1 < length && text[i + 1] != '\0' && strchr("\"\\/bfnrt", text[i + 1])) {
+      i += 2;
+    } else {
+      char found[48];
+      found_at(found, sizeof found, text, length, i + 1);
+      *pos = i + 1;
+      snprintf(detail, size,
+               "expected an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX), %s", found);
+      return 0;
+    }
+  }
+}
+
+/* Scans from s->pos up to stop: 1, or 0 at the first problem with *token
+ * where its token starts, *at the problem itself and detail what it is. */
+static int scan_text(scan *s, char *text, size_t length, size_t stop, size_t *token, size_t *at,
+                     char *detail, size_t size) {
+  while (s->pos < stop) {
+    size_t i = s->pos;
+    unsigned char c = (unsigned char)text[i];
+    if (is_space(c)) {
+      s->pos++;
+      continue;
+    }
+    *token = *at = i;
+    if (c == '"') {
+      int key = s->depth > 0 && s->open[s->depth - 1] == '{' && (s->last == '{' || s->last == ',');
+      if (!scan_string(text, length, &s->pos, detail, size)) {
+        *at = s->pos;
+        return 0;
+      }
+      s->last = key ? 'k' : 'v';
+      continue;
+    }
+    if (c < 0x20) {
+      snprintf(detail, size, "control character 0x%02x outside a string", c);
+      return 0;
+    }
+    if ((c == '[' || c == '{') && s->depth == MAX_DEPTH) {
+      snprintf(detail, size, "nested deeper than %d levels", MAX_DEPTH);
+      return 0;
+    }
+    if ((c == '[' || c == '{' || c == ',') && ++s->values > MAX_VALUES) {
+      snprintf(detail, size, "more than %d JSON values: not a clmg bench report", MAX_VALUES);
+      return 0;
+    }
+    if (c == '[' || c == '{') {
+      s->open[s->depth++] = (char)c;
+    } else if ((c == ']' || c == '}') && s->depth > 0) {
+      s->depth--;
+    }
+    s->last = strchr("[]{},:", c) != NULL ? (char)c : 'v';
+    s->pos++;
+  }
+  return 1;
+}
+
+/* What the JSON grammar allows after the tokens scanned. */
+static const char *expectation(const scan *s) {
+  char open = s->depth > 0 ? s->open[s->depth - 1] : 0;
+  switch (s->last) {
+  case 0:
+  case ':':
+    return "a JSON value";
+  case '[':
+    return "a JSON value or ']'";
+  case '{':
+    return "a key (a string) or '}'";
+  case ',':
+    return open == '{' ? "a key (a string)" : "a JSON value";
+  case 'k':
+    return "':'";
+  default:
+    return open == '{' ? "',' or '}'" : open == '[' ? "',' or ']'" : "the end of the file";
+  }
+}
+
+/* Whether a key should start at text[pos], after the tokens scanned, and
+ * something else does: cJSON then points one byte past it, whereas it
+ * points at every other thing it stops on. */
+static int past_a_key(const scan *s, const char *text, size_t pos) {
+  unsigned char c = (unsigned char)text[pos];
+  int key_wanted = s->pos == pos && s->depth > 0 && s->open[s->depth - 1] == '{' &&
+                   (s->last == '{' || s->last == ',');
+  return key_wanted && !is_space(c) && c != '"' && !(c == '}' && s->last == '{');
+}
+
+/* Whether c (where a lexical problem's token starts: a quote, a bracket,
+ * a comma or a control character) may come after the tokens scanned: if
+ * not, the syntax error there is the one to report. */
+static int may_follow(const scan *s, unsigned char c) {
+  char open = s->depth > 0 ? s->open[s->depth - 1] : 0;
+  int value = s->last == 0 || s->last == ':' || s->last == '[' || (s->last == ',' && open == '[');
+  int key = s->last == '{' || (s->last == ',' && open == '{');
+  if (c == '"') {
+    return value || key;
+  } else if (c == '[' || c == '{') {
+    return value;
+  } else if (c == ',') {
+    return !value && !key && s->last != 'k' && open != 0;
+  }
+  return 1;
+}
+
+/* "PATH:LINE:COLUMN: DETAIL" for byte pos of text; columns count
+ * characters. */
+static void message_at(char *message, size_t message_size, const char *path, const char *text,
+                       size_t pos, const char *detail) {
   size_t line = 1, column = 1;
-  for (size_t i = 0; i < pos && i < p->length; i++) {
-    unsigned char c = (unsigned char)p->text[i];
+  for (size_t i = 0; i < pos; i++) {
+    unsigned char c = (unsigned char)text[i];
     if (c == '\n') {
       line++;
       column = 1;
@@ -273,55 +391,102 @@ static void syntax_error_at(parser *p, size_t pos, const char *format, ...) {
       column++;
     }
   }
-  char detail[256];
-  va_list args;
-  va_start(args, format);
-  vsnprintf(detail, sizeof detail, format, args);
-  va_end(args);
-  set_message(p->message, p->message_size, "%s:%zu:%zu: %s", p->path, line, column, detail);
+  set_message(message, message_size, "%s:%zu:%zu: %s", path, line, column, detail);
 }
 
-/* "expected WHAT, found X" at the current position. */
-static void expected(parser *p, const char *what) {
-  char found[32];
-  if (p->pos >= p->length) {
-    snprintf(found, sizeof found, "the end of the file");
-  } else {
-    unsigned char c = (unsigned char)p->text[p->pos];
-    if (c >= 0x20 && c < 0x7F) {
-      snprintf(found, sizeof found, "'%c'", c);
-    } else if (c < 0x80) {
-      snprintf(found, sizeof found, "byte 0x%02x", c);
-    } else {
-      snprintf(found, sizeof found, "a non-ASCII character");
-    }
+/* The JSON text (length bytes and a NUL) parsed, or NULL with the message
+ * of its first error. */
+static cJSON *parse_json(const char *path, char *text, size_t length, char *message,
+                         size_t message_size) {
+  scan s = {.values = 1};
+  size_t token = length, at = length;
+  char detail[160] = "";
+  if (scan_text(&s, text, length, length, &token, &at, detail, sizeof detail)) {
+    token = at = length;
   }
-  syntax_error_at(p, p->pos, "expected %s, found %s", what, found);
+  /* cJSON reads up to the first lexical problem, so that a syntax error
+   * before it is the one reported, and never builds more than the limits
+   * allow */
+  char saved = text[token];
+  text[token] = '\0';
+  const char *end = NULL;
+  cJSON *root = cJSON_ParseWithLengthOpts(text, token + 1, &end, 1);
+  text[token] = saved;
+  if (root != NULL && token == length) {
+    return root;
+  }
+  cJSON_Delete(root);
+  /* Where cJSON stopped (or just before, past a key that is no string), and
+   * what was expected there; a lexical problem before it comes first */
+  size_t stop = end != NULL ? (size_t)(end - text) : 0, where = stop > 0 ? stop - 1 : 0, unused;
+  scan context = {.values = 1};
+  char scratch[160];
+  scan_text(&context, text, length, where, &unused, &unused, scratch, sizeof scratch);
+  if (stop == 0 || !past_a_key(&context, text, where)) {
+    scan_text(&context, text, length, stop, &unused, &unused, scratch, sizeof scratch);
+    where = stop;
+  }
+  if (token < length && where == token && may_follow(&context, (unsigned char)text[token])) {
+    message_at(message, message_size, path, text, at, detail);
+    return NULL;
+  }
+  const char *wanted = expectation(&context);
+  if (strncmp(wanted, "a JSON value", 12) == 0 && text[where] == '-') {
+    wanted = "a digit"; /* cJSON refuses a number there only when no digit follows its '-' */
+    where++;
+  }
+  char found[48];
+  found_at(found, sizeof found, text, length, where);
+  snprintf(detail, sizeof detail, "expected %s, %s", wanted, found);
+  message_at(message, message_size, path, text, where, detail);
+  return NULL;
 }
 
-static void schema_error(parser *p, const char *format, ...)
+/* ---- the report's schema ---- */
+
+typedef struct reader {
+  const char *path;
+  /* Out of memory or a number out of range: reading stops. */
+  int failed;
+  /* A key of the wrong type or a limit reached: reading goes on, as a file
+   * that is no report at all says more; the message keeps the first. */
+  int schema_failed;
+  char *message;
+  size_t message_size;
+} reader;
+
+static const char *kind_name(const cJSON *item) {
+  return cJSON_IsNull(item)     ? "null"
+         : cJSON_IsBool(item)   ? "a boolean"
+         : cJSON_IsNumber(item) ? "a number"
+         : cJSON_IsString(item) ? "a string"
+         : cJSON_IsArray(item)  ? "an array"
+                                : "an object";
+}
+
+static void schema_error(reader *r, const char *format, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 2, 3)))
 #endif
     ;
 
-static void schema_error(parser *p, const char *format, ...) {
-  if (p->failed || p->schema_failed) {
+static void schema_error(reader *r, const char *format, ...) {
+  if (r->failed || r->schema_failed) {
     return;
   }
-  p->schema_failed = 1;
+  r->schema_failed = 1;
   char detail[512];
   va_list args;
   va_start(args, format);
   vsnprintf(detail, sizeof detail, format, args);
   va_end(args);
-  set_message(p->message, p->message_size, "%s: %s", p->path, detail);
+  set_message(r->message, r->message_size, "%s: %s", r->path, detail);
 }
 
-static void out_of_memory(parser *p) {
-  if (!p->failed) {
-    p->failed = 1;
-    set_message(p->message, p->message_size, "%s: out of memory", p->path);
+static void out_of_memory(reader *r) {
+  if (!r->failed) {
+    r->failed = 1;
+    set_message(r->message, r->message_size, "%s: out of memory", r->path);
   }
 }
 
@@ -337,427 +502,20 @@ static void location(char *dst, size_t size, const char *prefix, const char *key
   }
 }
 
-static void wrong_type(parser *p, const char *prefix, const char *key, json_kind kind,
+static void wrong_type(reader *r, const char *prefix, const char *key, const cJSON *item,
                        const char *wanted) {
-  if (kind == JSON_END || kind == JSON_INVALID) {
-    return; /* not a value at all: skipping it reports the syntax error */
-  }
   char where[160];
   location(where, sizeof where, prefix, key);
-  schema_error(p, "%s is %s, expected %s", where, kind_name(kind), wanted);
+  schema_error(r, "%s is %s, expected %s", where, kind_name(item), wanted);
 }
 
-static void missing(parser *p, const char *prefix, const char *key) {
+static void missing(reader *r, const char *prefix, const char *key) {
   if (prefix == NULL || prefix[0] == '\0') {
-    schema_error(p, "\"%s\" is missing", key);
+    schema_error(r, "\"%s\" is missing", key);
   } else {
-    schema_error(p, "%s: \"%s\" is missing", prefix, key);
+    schema_error(r, "%s: \"%s\" is missing", prefix, key);
   }
 }
-
-static int at(const parser *p, char c) {
-  return p->pos < p->length && p->text[p->pos] == c;
-}
-
-static int is_digit(char c) {
-  return c >= '0' && c <= '9';
-}
-
-static void skip_space(parser *p) {
-  while (p->pos < p->length) {
-    char c = p->text[p->pos];
-    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') {
-      return;
-    }
-    p->pos++;
-  }
-}
-
-static json_kind peek(parser *p) {
-  skip_space(p);
-  if (p->pos >= p->length) {
-    return JSON_END;
-  }
-  char c = p->text[p->pos];
-  switch (c) {
-  case '{':
-    return JSON_OBJECT;
-  case '[':
-    return JSON_ARRAY;
-  case '"':
-    return JSON_STRING;
-  case 't':
-  case 'f':
-    return JSON_BOOL;
-  case 'n':
-    return JSON_NULL;
-  default:
-    return c == '-' || is_digit(c) ? JSON_NUMBER : JSON_INVALID;
-  }
-}
-
-static int scratch_append(parser *p, const char *bytes, size_t count) {
-  if (p->scratch_capacity - p->scratch_length <= count) { /* keep room for the NUL */
-    size_t capacity = p->scratch_capacity > 0 ? p->scratch_capacity : 256;
-    while (capacity - p->scratch_length <= count) {
-      capacity *= 2;
-    }
-    char *grown = realloc(p->scratch, capacity);
-    if (grown == NULL) {
-      out_of_memory(p);
-      return 0;
-    }
-    p->scratch = grown;
-    p->scratch_capacity = capacity;
-  }
-  memcpy(p->scratch + p->scratch_length, bytes, count);
-  p->scratch_length += count;
-  p->scratch[p->scratch_length] = '\0';
-  return 1;
-}
-
-static int parse_literal(parser *p, const char *word) {
-  size_t length = strlen(word);
-  if (p->length - p->pos < length || memcmp(p->text + p->pos, word, length) != 0) {
-    expected(p, "a JSON value");
-    return 0;
-  }
-  p->pos += length;
-  return 1;
-}
-
-static int read_hex4(const parser *p, size_t start, uint32_t *value) {
-  if (start > p->length || p->length - start < 4) {
-    return 0;
-  }
-  uint32_t v = 0;
-  for (size_t i = 0; i < 4; i++) {
-    char c = p->text[start + i];
-    uint32_t digit;
-    if (is_digit(c)) {
-      digit = (uint32_t)(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-      digit = (uint32_t)(c - 'a' + 10);
-    } else if (c >= 'A' && c <= 'F') {
-      digit = (uint32_t)(c - 'A' + 10);
-    } else {
-      return 0;
-    }
-    v = 16 * v + digit;
-  }
-  *value = v;
-  return 1;
-}
-
-/* The escape at the backslash under p->pos. */
-static int parse_escape(parser *p, int keep) {
-  size_t start = p->pos;
-  const char *simple = NULL;
-  char c = start + 1 < p->length ? p->text[start + 1] : '\0';
-  switch (c) {
-  case '"':
-    simple = "\"";
-    break;
-  case '\\':
-    simple = "\\";
-    break;
-  case '/':
-    simple = "/";
-    break;
-  case 'b':
-    simple = "\b";
-    break;
-  case 'f':
-    simple = "\f";
-    break;
-  case 'n':
-    simple = "\n";
-    break;
-  case 'r':
-    simple = "\r";
-    break;
-  case 't':
-    simple = "\t";
-    break;
-  case 'u':
-    break;
-  default:
-    p->pos = start + 1;
-    expected(p, "an escape (\\\" \\\\ \\/ \\b \\f \\n \\r \\t or \\uXXXX)");
-    return 0;
-  }
-  if (simple != NULL) {
-    p->pos = start + 2;
-    return !keep || scratch_append(p, simple, 1);
-  }
-  uint32_t unit;
-  if (!read_hex4(p, start + 2, &unit)) {
-    syntax_error_at(p, start, "expected four hexadecimal digits after \\u");
-    return 0;
-  }
-  p->pos = start + 6;
-  uint32_t code_point = unit;
-  if (unit >= 0xD800 && unit <= 0xDBFF) {
-    uint32_t low;
-    if (p->pos + 1 < p->length && p->text[p->pos] == '\\' && p->text[p->pos + 1] == 'u' &&
-        read_hex4(p, p->pos + 2, &low) && low >= 0xDC00 && low <= 0xDFFF) {
-      code_point = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00);
-      p->pos += 6;
-    } else {
-      code_point = 0xFFFD; /* a lone surrogate encodes no character */
-    }
-  } else if (unit >= 0xDC00 && unit <= 0xDFFF) {
-    code_point = 0xFFFD;
-  } else if (code_point == 0) {
-    code_point = 0xFFFD; /* a C string would end there */
-  }
-  if (!keep) {
-    return 1;
-  }
-  char bytes[4];
-  return scratch_append(p, bytes, utf8_encode(code_point, bytes));
-}
-
-/* The string at the quote under p->pos, decoded into p->scratch when keep.
- * Bytes that are not UTF-8 read as U+FFFD, so kept strings are UTF-8. */
-static int parse_string(parser *p, int keep) {
-  size_t start = p->pos;
-  p->pos++;
-  p->scratch_length = 0;
-  if (keep && !scratch_append(p, "", 0)) {
-    return 0;
-  }
-  for (;;) {
-    if (p->pos >= p->length) {
-      syntax_error_at(p, start, "string not closed before the end of the file");
-      return 0;
-    }
-    unsigned char c = (unsigned char)p->text[p->pos];
-    if (c == '"') {
-      p->pos++;
-      return 1;
-    }
-    if (c < 0x20) {
-      syntax_error_at(p, p->pos, "control character 0x%02x in a string (write it as an escape)", c);
-      return 0;
-    }
-    if (c == '\\') {
-      if (!parse_escape(p, keep)) {
-        return 0;
-      }
-      continue;
-    }
-    size_t n = utf8_sequence_length((const unsigned char *)p->text + p->pos, p->length - p->pos);
-    if (n == 0) {
-      if (keep && !scratch_append(p, REPLACEMENT_CHARACTER, 3)) {
-        return 0;
-      }
-      p->pos++;
-      continue;
-    }
-    if (keep && !scratch_append(p, p->text + p->pos, n)) {
-      return 0;
-    }
-    p->pos += n;
-  }
-}
-
-static int parse_number(parser *p, double *value) {
-  const char *t = p->text;
-  size_t n = p->length, start = p->pos, i = p->pos;
-  if (i < n && t[i] == '-') {
-    i++;
-  }
-  if (i < n && t[i] == '0') {
-    i++;
-  } else if (i < n && is_digit(t[i])) {
-    while (i < n && is_digit(t[i])) {
-      i++;
-    }
-  } else {
-    p->pos = i;
-    expected(p, "a digit");
-    return 0;
-  }
-  if (i < n && t[i] == '.') {
-    i++;
-    if (!(i < n && is_digit(t[i]))) {
-      p->pos = i;
-      expected(p, "a digit after '.'");
-      return 0;
-    }
-    while (i < n && is_digit(t[i])) {
-      i++;
-    }
-  }
-  if (i < n && (t[i] == 'e' || t[i] == 'E')) {
-    i++;
-    if (i < n && (t[i] == '+' || t[i] == '-')) {
-      i++;
-    }
-    if (!(i < n && is_digit(t[i]))) {
-      p->pos = i;
-      expected(p, "a digit in the exponent");
-      return 0;
-    }
-    while (i < n && is_digit(t[i])) {
-      i++;
-    }
-  }
-  p->scratch_length = 0;
-  if (!scratch_append(p, t + start, i - start)) {
-    return 0;
-  }
-  /* strtod reads the decimal point of the locale, JSON's is always '.' */
-  const char *point = localeconv()->decimal_point;
-  if (point != NULL && point[0] != '\0' && point[0] != '.' && point[1] == '\0') {
-    char *dot = strchr(p->scratch, '.');
-    if (dot != NULL) {
-      *dot = point[0];
-    }
-  }
-  double v = strtod(p->scratch, NULL);
-  if (!isfinite(v)) {
-    syntax_error_at(p, start, "number out of range");
-    return 0;
-  }
-  p->pos = i;
-  *value = v;
-  return 1;
-}
-
-/* Enters the object or array whose bracket is under p->pos. */
-static int container_begin(parser *p) {
-  if (p->depth >= MAX_DEPTH) {
-    syntax_error_at(p, p->pos, "nested deeper than %d levels", MAX_DEPTH);
-    return 0;
-  }
-  p->depth++;
-  p->pos++;
-  return 1;
-}
-
-static void container_end(parser *p) {
-  p->depth--;
-  p->pos++;
-}
-
-/* Moves to the next member of the object being read: returns 1 with its key
- * in key (NULL: not kept; "" when longer than key_size - 1: no key this
- * reader knows is that long) and p->pos at its value, or 0 after the
- * closing brace or on an error (p->failed). */
-static int object_next(parser *p, int *first, char *key, size_t key_size) {
-  if (p->failed) {
-    return 0;
-  }
-  skip_space(p);
-  if (*first) {
-    if (at(p, '}')) {
-      container_end(p);
-      return 0;
-    }
-    if (!at(p, '"')) {
-      expected(p, "a key (a string) or '}'");
-      return 0;
-    }
-  } else if (at(p, ',')) {
-    p->pos++;
-    skip_space(p);
-    if (!at(p, '"')) {
-      expected(p, "a key (a string)");
-      return 0;
-    }
-  } else if (at(p, '}')) {
-    container_end(p);
-    return 0;
-  } else {
-    expected(p, "',' or '}'");
-    return 0;
-  }
-  *first = 0;
-  if (!parse_string(p, key != NULL)) {
-    return 0;
-  }
-  if (key != NULL) {
-    if (p->scratch_length < key_size) {
-      memcpy(key, p->scratch, p->scratch_length + 1);
-    } else {
-      key[0] = '\0';
-    }
-  }
-  skip_space(p);
-  if (!at(p, ':')) {
-    expected(p, "':'");
-    return 0;
-  }
-  p->pos++;
-  return 1;
-}
-
-/* Moves to the next element of the array being read: 1 with p->pos at it,
- * or 0 after the closing bracket or on an error. */
-static int array_next(parser *p, int *first) {
-  if (p->failed) {
-    return 0;
-  }
-  skip_space(p);
-  if (at(p, ']') && *first) {
-    container_end(p);
-    return 0;
-  }
-  if (!*first) {
-    if (at(p, ']')) {
-      container_end(p);
-      return 0;
-    }
-    if (!at(p, ',')) {
-      expected(p, "',' or ']'");
-      return 0;
-    }
-    p->pos++;
-  }
-  *first = 0;
-  return 1;
-}
-
-/* Checks the value at p->pos and moves past it. */
-static void skip_value(parser *p) {
-  int first = 1;
-  double number;
-  switch (peek(p)) {
-  case JSON_OBJECT:
-    if (container_begin(p)) {
-      while (object_next(p, &first, NULL, 0)) {
-        skip_value(p);
-      }
-    }
-    break;
-  case JSON_ARRAY:
-    if (container_begin(p)) {
-      while (array_next(p, &first)) {
-        skip_value(p);
-      }
-    }
-    break;
-  case JSON_STRING:
-    parse_string(p, 0);
-    break;
-  case JSON_NUMBER:
-    parse_number(p, &number);
-    break;
-  case JSON_BOOL:
-    parse_literal(p, p->text[p->pos] == 't' ? "true" : "false");
-    break;
-  case JSON_NULL:
-    parse_literal(p, "null");
-    break;
-  default:
-    expected(p, "a JSON value");
-    break;
-  }
-}
-
-/* ---- the report's schema ---- */
 
 typedef enum field_type { FIELD_STRING, FIELD_STRING_OR_NULL, FIELD_NUMBER, FIELD_BOOL } field_type;
 
@@ -771,48 +529,38 @@ typedef struct field {
   int seen;
 } field;
 
-static void read_field(parser *p, const char *prefix, const field *f) {
-  json_kind kind = peek(p);
-  switch (f->type) {
-  case FIELD_STRING:
-  case FIELD_STRING_OR_NULL:
-    if (kind == JSON_STRING) {
-      if (parse_string(p, 1)) {
-        copy_text(f->target, f->size, p->scratch, p->scratch_length);
-      }
-      return;
-    }
-    if (kind == JSON_NULL && f->type == FIELD_STRING_OR_NULL) {
-      parse_literal(p, "null");
-      ((char *)f->target)[0] = '\0';
-      return;
-    }
-    wrong_type(p, prefix, f->key, kind, f->type == FIELD_STRING ? "a string" : "a string or null");
-    break;
-  case FIELD_NUMBER:
-    if (kind == JSON_NUMBER) {
-      parse_number(p, f->target);
-      return;
-    }
-    if (kind == JSON_NULL) {
-      parse_literal(p, "null");
-      *(double *)f->target = NAN;
-      return;
-    }
-    wrong_type(p, prefix, f->key, kind, "a number or null");
-    break;
-  case FIELD_BOOL:
-    if (kind == JSON_BOOL) {
-      int value = p->text[p->pos] == 't';
-      if (parse_literal(p, value ? "true" : "false")) {
-        *(int *)f->target = value;
-      }
-      return;
-    }
-    wrong_type(p, prefix, f->key, kind, "true or false");
-    break;
+static void out_of_range(reader *r, const char *prefix, const char *key) {
+  if (!r->failed) {
+    r->failed = 1;
+    char where[160];
+    location(where, sizeof where, prefix, key);
+    set_message(r->message, r->message_size, "%s: %s is a number out of range", r->path, where);
   }
-  skip_value(p);
+}
+
+static void read_field(reader *r, const char *prefix, const field *f, const cJSON *item) {
+  if (f->type == FIELD_STRING || f->type == FIELD_STRING_OR_NULL) {
+    if (cJSON_IsString(item)) {
+      copy_text(f->target, f->size, item->valuestring, strlen(item->valuestring));
+    } else if (cJSON_IsNull(item) && f->type == FIELD_STRING_OR_NULL) {
+      ((char *)f->target)[0] = '\0';
+    } else {
+      wrong_type(r, prefix, f->key, item,
+                 f->type == FIELD_STRING ? "a string" : "a string or null");
+    }
+  } else if (f->type == FIELD_NUMBER) {
+    if (cJSON_IsNumber(item) && !isfinite(item->valuedouble)) {
+      out_of_range(r, prefix, f->key); /* cJSON reads 1e999 as infinity */
+    } else if (cJSON_IsNumber(item) || cJSON_IsNull(item)) {
+      *(double *)f->target = cJSON_IsNumber(item) ? item->valuedouble : NAN;
+    } else {
+      wrong_type(r, prefix, f->key, item, "a number or null");
+    }
+  } else if (cJSON_IsBool(item)) {
+    *(int *)f->target = cJSON_IsTrue(item);
+  } else {
+    wrong_type(r, prefix, f->key, item, "true or false");
+  }
 }
 
 /* Among fields, the one named key, or NULL. */
@@ -825,41 +573,33 @@ static field *find_field(field *fields, size_t count, const char *key) {
   return NULL;
 }
 
-/* The object at p->pos into fields (other keys are checked and ignored),
- * then a message for the first required one missing. */
-static void read_fields(parser *p, const char *prefix, field *fields, size_t count) {
-  if (!container_begin(p)) {
-    return;
-  }
-  int first = 1;
-  char key[64];
-  while (object_next(p, &first, key, sizeof key)) {
-    field *f = find_field(fields, count, key);
+/* The members of object into fields (other keys are ignored; of a key
+ * given twice, the last counts), then a message for the first required one
+ * missing. */
+static void read_fields(reader *r, const char *prefix, field *fields, size_t count,
+                        const cJSON *object) {
+  for (const cJSON *item = object->child; item != NULL; item = item->next) {
+    field *f = find_field(fields, count, item->string);
     if (f != NULL) {
       f->seen = 1;
-      read_field(p, prefix, f);
-    } else {
-      skip_value(p);
+      read_field(r, prefix, f, item);
     }
   }
-  for (size_t i = 0; i < count && !p->failed; i++) {
+  for (size_t i = 0; i < count; i++) {
     if (fields[i].required && !fields[i].seen) {
-      missing(p, prefix, fields[i].key);
+      missing(r, prefix, fields[i].key);
     }
   }
 }
 
 /* An object of fields under key, or null when allow_null (fields keep their
  * defaults). */
-static void read_object(parser *p, const char *key, field *fields, size_t count, int allow_null) {
-  json_kind kind = peek(p);
-  if (kind == JSON_OBJECT) {
-    read_fields(p, key, fields, count);
-  } else if (kind == JSON_NULL && allow_null) {
-    parse_literal(p, "null");
-  } else {
-    wrong_type(p, "", key, kind, allow_null ? "an object or null" : "an object");
-    skip_value(p);
+static void read_object(reader *r, const char *key, field *fields, size_t count, int allow_null,
+                        const cJSON *item) {
+  if (cJSON_IsObject(item)) {
+    read_fields(r, key, fields, count, item);
+  } else if (!(cJSON_IsNull(item) && allow_null)) {
+    wrong_type(r, "", key, item, allow_null ? "an object or null" : "an object");
   }
 }
 
@@ -872,104 +612,90 @@ static void result_init(bench_result *r) {
   r->setup_s = r->solve_s = r->iterations = NAN;
 }
 
-static void read_result(parser *p, const char *prefix, bench_result *r) {
+static void read_result(reader *r, const char *prefix, bench_result *x, const cJSON *object) {
   field fields[] = {
-      {"stage", FIELD_STRING, r->stage, sizeof r->stage, 1, 0},
-      {"name", FIELD_STRING, r->name, sizeof r->name, 1, 0},
-      {"problem", FIELD_STRING_OR_NULL, r->problem, sizeof r->problem, 0, 0},
-      {"rows", FIELD_NUMBER, &r->rows, 0, 0, 0},
-      {"nonzeros", FIELD_NUMBER, &r->nonzeros, 0, 0, 0},
-      {"time_s", FIELD_NUMBER, &r->time_s, 0, 1, 0},
-      {"gflops", FIELD_NUMBER, &r->gflops, 0, 0, 0},
-      {"gb_s", FIELD_NUMBER, &r->gb_s, 0, 0, 0},
-      {"ratio_to_copy", FIELD_NUMBER, &r->ratio_to_copy, 0, 0, 0},
-      {"setup_s", FIELD_NUMBER, &r->setup_s, 0, 0, 0},
-      {"solve_s", FIELD_NUMBER, &r->solve_s, 0, 0, 0},
-      {"iterations", FIELD_NUMBER, &r->iterations, 0, 0, 0},
-      {"verified", FIELD_BOOL, &r->verified, 0, 1, 0},
-      {"check", FIELD_STRING_OR_NULL, r->check, sizeof r->check, 0, 0},
+      {"stage", FIELD_STRING, x->stage, sizeof x->stage, 1, 0},
+      {"name", FIELD_STRING, x->name, sizeof x->name, 1, 0},
+      {"problem", FIELD_STRING_OR_NULL, x->problem, sizeof x->problem, 0, 0},
+      {"rows", FIELD_NUMBER, &x->rows, 0, 0, 0},
+      {"nonzeros", FIELD_NUMBER, &x->nonzeros, 0, 0, 0},
+      {"time_s", FIELD_NUMBER, &x->time_s, 0, 1, 0},
+      {"gflops", FIELD_NUMBER, &x->gflops, 0, 0, 0},
+      {"gb_s", FIELD_NUMBER, &x->gb_s, 0, 0, 0},
+      {"ratio_to_copy", FIELD_NUMBER, &x->ratio_to_copy, 0, 0, 0},
+      {"setup_s", FIELD_NUMBER, &x->setup_s, 0, 0, 0},
+      {"solve_s", FIELD_NUMBER, &x->solve_s, 0, 0, 0},
+      {"iterations", FIELD_NUMBER, &x->iterations, 0, 0, 0},
+      {"verified", FIELD_BOOL, &x->verified, 0, 1, 0},
+      {"check", FIELD_STRING_OR_NULL, x->check, sizeof x->check, 0, 0},
   };
-  read_fields(p, prefix, fields, FIELD_COUNT(fields));
+  read_fields(r, prefix, fields, FIELD_COUNT(fields), object);
 }
 
-static void read_results(parser *p, bench_report *report) {
-  json_kind kind = peek(p);
-  if (kind != JSON_ARRAY) {
-    wrong_type(p, "", "results", kind, "an array");
-    skip_value(p);
+/* The length of the array under key, or 0 with a message when it is none
+ * or longer than the limit. */
+static int array_length(reader *r, const char *key, const cJSON *array, const char *wanted,
+                        size_t *length) {
+  if (!cJSON_IsArray(array)) {
+    wrong_type(r, "", key, array, wanted);
+    return 0;
+  }
+  *length = (size_t)cJSON_GetArraySize(array);
+  if (*length > BENCH_REPORT_MAX_ENTRIES) {
+    schema_error(r, "more than %d %s", BENCH_REPORT_MAX_ENTRIES, key);
+    return 0;
+  }
+  return 1;
+}
+
+static void read_results(reader *r, bench_report *report, const cJSON *array) {
+  size_t length;
+  if (!array_length(r, "results", array, "an array", &length)) {
     return;
   }
-  if (!container_begin(p)) {
+  free(report->results); /* a key given twice: the last counts */
+  report->count = 0;
+  report->results = calloc(length > 0 ? length : 1, sizeof *report->results);
+  if (report->results == NULL) {
+    out_of_memory(r);
     return;
   }
-  size_t capacity = 0;
-  int first = 1;
-  for (size_t index = 0; array_next(p, &first); index++) {
+  size_t index = 0;
+  for (const cJSON *item = array->child; item != NULL; item = item->next, index++) {
     char prefix[48];
     snprintf(prefix, sizeof prefix, "results[%zu]", index);
-    kind = peek(p);
-    if (kind != JSON_OBJECT) {
-      wrong_type(p, prefix, NULL, kind, "an object");
-      skip_value(p);
+    if (!cJSON_IsObject(item)) {
+      wrong_type(r, prefix, NULL, item, "an object");
       continue;
     }
-    if (report->count == BENCH_REPORT_MAX_ENTRIES) {
-      schema_error(p, "more than %d results", BENCH_REPORT_MAX_ENTRIES);
-      skip_value(p);
-      continue;
-    }
-    if (!perf_grow_array((void **)&report->results, &capacity, report->count,
-                         sizeof *report->results)) {
-      out_of_memory(p);
-      return;
-    }
-    bench_result *r = &report->results[report->count];
-    result_init(r);
-    read_result(p, prefix, r);
-    report->count++;
+    bench_result *x = &report->results[report->count++];
+    result_init(x);
+    read_result(r, prefix, x, item);
   }
 }
 
-static void read_failures(parser *p, bench_report *report) {
-  json_kind kind = peek(p);
-  if (kind == JSON_NULL) {
-    parse_literal(p, "null");
+static void read_failures(reader *r, bench_report *report, const cJSON *array) {
+  size_t length;
+  if (cJSON_IsNull(array) || !array_length(r, "failures", array, "an array of strings", &length)) {
     return;
   }
-  if (kind != JSON_ARRAY) {
-    wrong_type(p, "", "failures", kind, "an array of strings");
-    skip_value(p);
+  free(report->failures);
+  report->failure_count = 0;
+  report->failures = calloc(length > 0 ? length : 1, sizeof *report->failures);
+  if (report->failures == NULL) {
+    out_of_memory(r);
     return;
   }
-  if (!container_begin(p)) {
-    return;
-  }
-  size_t capacity = 0;
-  int first = 1;
-  for (size_t index = 0; array_next(p, &first); index++) {
-    kind = peek(p);
-    if (kind != JSON_STRING) {
+  size_t index = 0;
+  for (const cJSON *item = array->child; item != NULL; item = item->next, index++) {
+    if (!cJSON_IsString(item)) {
       char prefix[48];
       snprintf(prefix, sizeof prefix, "failures[%zu]", index);
-      wrong_type(p, prefix, NULL, kind, "a string");
-      skip_value(p);
+      wrong_type(r, prefix, NULL, item, "a string");
       continue;
     }
-    if (!parse_string(p, 1)) {
-      return;
-    }
-    if (report->failure_count == BENCH_REPORT_MAX_ENTRIES) {
-      schema_error(p, "more than %d failures", BENCH_REPORT_MAX_ENTRIES);
-      continue;
-    }
-    if (!perf_grow_array((void **)&report->failures, &capacity, report->failure_count,
-                         sizeof *report->failures)) {
-      out_of_memory(p);
-      return;
-    }
-    copy_text(report->failures[report->failure_count], sizeof report->failures[0], p->scratch,
-              p->scratch_length);
-    report->failure_count++;
+    copy_text(report->failures[report->failure_count++], sizeof report->failures[0],
+              item->valuestring, strlen(item->valuestring));
   }
 }
 
@@ -980,95 +706,58 @@ typedef struct report_keys {
   int has_program, has_schema_version, has_device, has_results, has_verified;
 } report_keys;
 
-static void read_report(parser *p, bench_report *r, report_keys *keys) {
+static void read_report(reader *r, bench_report *x, report_keys *keys, const cJSON *root) {
   field device[] = {
-      {"name", FIELD_STRING, r->device_name, sizeof r->device_name, 1, 0},
-      {"platform", FIELD_STRING_OR_NULL, r->platform, sizeof r->platform, 0, 0},
-      {"driver_version", FIELD_STRING_OR_NULL, r->driver_version, sizeof r->driver_version, 0, 0},
-      {"opencl_version", FIELD_STRING_OR_NULL, r->opencl_version, sizeof r->opencl_version, 0, 0},
+      {"name", FIELD_STRING, x->device_name, sizeof x->device_name, 1, 0},
+      {"platform", FIELD_STRING_OR_NULL, x->platform, sizeof x->platform, 0, 0},
+      {"driver_version", FIELD_STRING_OR_NULL, x->driver_version, sizeof x->driver_version, 0, 0},
+      {"opencl_version", FIELD_STRING_OR_NULL, x->opencl_version, sizeof x->opencl_version, 0, 0},
   };
   field machine[] = {
-      {"hostname", FIELD_STRING_OR_NULL, r->hostname, sizeof r->hostname, 0, 0},
-      {"cpu", FIELD_STRING_OR_NULL, r->cpu, sizeof r->cpu, 0, 0},
+      {"hostname", FIELD_STRING_OR_NULL, x->hostname, sizeof x->hostname, 0, 0},
+      {"cpu", FIELD_STRING_OR_NULL, x->cpu, sizeof x->cpu, 0, 0},
   };
   field settings[] = {
-      {"size", FIELD_STRING_OR_NULL, r->size, sizeof r->size, 0, 0},
+      {"size", FIELD_STRING_OR_NULL, x->size, sizeof x->size, 0, 0},
   };
   field merit[] = {
-      {"bandwidth_ratio_geomean", FIELD_NUMBER, &r->fom_bandwidth, 0, 0, 0},
-      {"hpcg_like_gflops", FIELD_NUMBER, &r->fom_hpcg_gflops, 0, 0, 0},
-      {"hpcg_like_problem", FIELD_STRING_OR_NULL, r->fom_hpcg_problem, sizeof r->fom_hpcg_problem,
+      {"bandwidth_ratio_geomean", FIELD_NUMBER, &x->fom_bandwidth, 0, 0, 0},
+      {"hpcg_like_gflops", FIELD_NUMBER, &x->fom_hpcg_gflops, 0, 0, 0},
+      {"hpcg_like_problem", FIELD_STRING_OR_NULL, x->fom_hpcg_problem, sizeof x->fom_hpcg_problem,
        0, 0},
   };
   field top[] = {
       {"program", FIELD_STRING, keys->program, sizeof keys->program, 0, 0},
       {"schema_version", FIELD_NUMBER, &keys->schema_version, 0, 0, 0},
-      {"clmg_version", FIELD_STRING_OR_NULL, r->clmg_version, sizeof r->clmg_version, 0, 0},
-      {"copy_gb_s", FIELD_NUMBER, &r->copy_gb_s, 0, 0, 0},
-      {"verified", FIELD_BOOL, &r->verified, 0, 0, 0},
+      {"clmg_version", FIELD_STRING_OR_NULL, x->clmg_version, sizeof x->clmg_version, 0, 0},
+      {"copy_gb_s", FIELD_NUMBER, &x->copy_gb_s, 0, 0, 0},
+      {"verified", FIELD_BOOL, &x->verified, 0, 0, 0},
   };
-  if (!container_begin(p)) {
-    return;
-  }
-  int first = 1;
-  char key[64];
-  while (object_next(p, &first, key, sizeof key)) {
+  for (const cJSON *item = root->child; item != NULL && !r->failed; item = item->next) {
+    const char *key = item->string;
     field *f;
     if (strcmp(key, "device") == 0) {
       keys->has_device = 1;
-      read_object(p, key, device, FIELD_COUNT(device), 0);
+      read_object(r, key, device, FIELD_COUNT(device), 0, item);
     } else if (strcmp(key, "machine") == 0) {
-      read_object(p, key, machine, FIELD_COUNT(machine), 1);
+      read_object(r, key, machine, FIELD_COUNT(machine), 1, item);
     } else if (strcmp(key, "settings") == 0) {
-      read_object(p, key, settings, FIELD_COUNT(settings), 1);
+      read_object(r, key, settings, FIELD_COUNT(settings), 1, item);
     } else if (strcmp(key, "figure_of_merit") == 0) {
-      read_object(p, key, merit, FIELD_COUNT(merit), 1);
+      read_object(r, key, merit, FIELD_COUNT(merit), 1, item);
     } else if (strcmp(key, "results") == 0) {
       keys->has_results = 1;
-      read_results(p, r);
+      read_results(r, x, item);
     } else if (strcmp(key, "failures") == 0) {
-      read_failures(p, r);
+      read_failures(r, x, item);
     } else if ((f = find_field(top, FIELD_COUNT(top), key)) != NULL) {
       f->seen = 1;
-      read_field(p, "", f);
-    } else {
-      skip_value(p);
+      read_field(r, "", f, item);
     }
   }
   keys->has_program = top[0].seen;
   keys->has_schema_version = top[1].seen;
   keys->has_verified = top[4].seen;
-}
-
-static int compare_by_key(const void *a, const void *b) {
-  const bench_result *x = *(const bench_result *const *)a;
-  const bench_result *y = *(const bench_result *const *)b;
-  int c = strcmp(x->stage, y->stage);
-  if (c == 0) {
-    c = strcmp(x->name, y->name);
-  }
-  if (c == 0) {
-    c = (x > y) - (x < y); /* equal keys keep the report's order */
-  }
-  return c;
-}
-
-/* The report's results sorted by (stage, name), equal keys in file order
- * (malloc'ed), or NULL when out of memory. */
-static const bench_result **sorted_results(const bench_report *report) {
-  const bench_result **sorted = malloc((report->count > 0 ? report->count : 1) * sizeof *sorted);
-  if (sorted == NULL) {
-    return NULL;
-  }
-  for (size_t i = 0; i < report->count; i++) {
-    sorted[i] = &report->results[i];
-  }
-  qsort(sorted, report->count, sizeof *sorted, compare_by_key);
-  return sorted;
-}
-
-static int same_key(const bench_result *a, const bench_result *b) {
-  return strcmp(a->stage, b->stage) == 0 && strcmp(a->name, b->name) == 0;
 }
 
 /* The whole file, NUL-terminated (malloc'ed), grown as it is read: its size
@@ -1148,47 +837,38 @@ int bench_report_read(const char *path, bench_report *report, char *message, siz
     free(data);
     return 0;
   }
-  parser p = {0};
-  p.path = path;
-  p.text = data;
-  p.length = length;
-  p.message = message;
-  p.message_size = message_size;
+  char *text = data;
   if (length >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0) { /* a byte order mark */
-    p.text += 3;
-    p.length -= 3;
+    text += 3;
+    length -= 3;
   }
+  cJSON *root = parse_json(path, text, length, message, message_size);
+  free(data);
+  if (root == NULL) {
+    return 0;
+  }
+  reader r = {.path = path, .message = message, .message_size = message_size};
   report_keys keys = {.schema_version = NAN};
-  json_kind kind = peek(&p);
-  if (kind == JSON_OBJECT) {
-    read_report(&p, report, &keys);
-  } else {
-    skip_value(&p);
+  if (cJSON_IsObject(root)) {
+    read_report(&r, report, &keys, root);
   }
-  if (!p.failed) {
-    skip_space(&p);
-    if (p.pos < p.length) {
-      expected(&p, "the end of the file");
-    }
-  }
-  char text[128];
-  if (p.failed) {
+  char shown[128];
+  int ok = 0;
+  if (r.failed) {
     /* the message is set */
-  } else if (kind != JSON_OBJECT) {
+  } else if (!cJSON_IsObject(root)) {
     set_message(message, message_size, "%s: not a clmg bench report (the file holds %s)", path,
-                kind_name(kind));
-    p.failed = 1;
+                kind_name(root));
   } else if (!keys.has_program || strcmp(keys.program, "clmg bench") != 0) {
-    fit_text(text, sizeof text, keys.program, 40, 0);
+    fit_text(shown, sizeof shown, keys.program, 40, 0);
     if (keys.has_program && keys.program[0] != '\0') {
       set_message(message, message_size,
                   "%s: not a clmg bench report (\"program\" is \"%s\", not \"clmg bench\")", path,
-                  text);
+                  shown);
     } else {
       set_message(message, message_size,
                   "%s: not a clmg bench report (no \"program\": \"clmg bench\")", path);
     }
-    p.failed = 1;
   } else if (!keys.has_schema_version || keys.schema_version != 1) {
     if (isfinite(keys.schema_version)) {
       set_message(message, message_size,
@@ -1197,16 +877,15 @@ int bench_report_read(const char *path, bench_report *report, char *message, siz
     } else {
       set_message(message, message_size, "%s: not a clmg bench report (no schema_version)", path);
     }
-    p.failed = 1;
-  } else if (p.schema_failed) {
-    p.failed = 1; /* the message is set */
+  } else if (r.schema_failed) {
+    /* the message is set */
   } else if (!keys.has_device || !keys.has_results || !keys.has_verified) {
-    missing(&p, "", !keys.has_device ? "device" : !keys.has_results ? "results" : "verified");
-    p.failed = 1;
+    missing(&r, "", !keys.has_device ? "device" : !keys.has_results ? "results" : "verified");
+  } else {
+    ok = 1;
   }
-  free(p.scratch);
-  free(data);
-  if (p.failed) {
+  cJSON_Delete(root);
+  if (!ok) {
     bench_report_free(report);
     return 0;
   }
@@ -1223,6 +902,37 @@ int bench_report_read(const char *path, bench_report *report, char *message, siz
 }
 
 /* ---- what the two renderers share ---- */
+
+static int compare_by_key(const void *a, const void *b) {
+  const bench_result *x = *(const bench_result *const *)a;
+  const bench_result *y = *(const bench_result *const *)b;
+  int c = strcmp(x->stage, y->stage);
+  if (c == 0) {
+    c = strcmp(x->name, y->name);
+  }
+  if (c == 0) {
+    c = (x > y) - (x < y); /* equal keys keep the report's order */
+  }
+  return c;
+}
+
+/* The report's results sorted by (stage, name), equal keys in file order
+ * (malloc'ed), or NULL when out of memory. */
+static const bench_result **sorted_results(const bench_report *report) {
+  const bench_result **sorted = malloc((report->count > 0 ? report->count : 1) * sizeof *sorted);
+  if (sorted == NULL) {
+    return NULL;
+  }
+  for (size_t i = 0; i < report->count; i++) {
+    sorted[i] = &report->results[i];
+  }
+  qsort(sorted, report->count, sizeof *sorted, compare_by_key);
+  return sorted;
+}
+
+static int same_key(const bench_result *a, const bench_result *b) {
+  return strcmp(a->stage, b->stage) == 0 && strcmp(a->name, b->name) == 0;
+}
 
 /* "A", "B", ..., "Z", "AA", ... */
 static void report_letter(char *dst, size_t size, size_t index) {
@@ -1724,40 +1434,11 @@ void bench_compare_print(FILE *out, const bench_report *reports, size_t count) {
 
 /* ---- the HTML page ---- */
 
-/* Text safe inside an element or a quoted attribute. */
-static void html_text(FILE *out, const char *text) {
-  for (const char *s = text; *s != '\0';) {
-    const char *piece;
-    size_t length;
-    s = safe_char(s, &piece, &length);
-    switch (piece[0]) {
-    case '&':
-      fputs("&amp;", out);
-      break;
-    case '<':
-      fputs("&lt;", out);
-      break;
-    case '>':
-      fputs("&gt;", out);
-      break;
-    case '"':
-      fputs("&quot;", out);
-      break;
-    case '\'':
-      fputs("&#39;", out);
-      break;
-    default:
-      fwrite(piece, 1, length, out);
-      break;
-    }
-  }
-}
-
-/* text cut to width characters (safe_char applied), then escaped. */
+/* text cut to width characters, then escaped. */
 static void html_fit(FILE *out, const char *text, size_t width) {
   char fitted[1024];
   fit_text(fitted, sizeof fitted, text, width, 1);
-  html_text(out, fitted);
+  clmg_output_xml_text(out, fitted);
 }
 
 /* The reports' colours: distinct, and none of them the red of FAILED. */
@@ -1831,7 +1512,7 @@ static void html_chart(FILE *out, const char *description, size_t groups, const 
           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
           "viewBox=\"0 0 %d %d\" role=\"img\" aria-label=\"",
           width, height, width, height);
-  html_text(out, description);
+  clmg_output_xml_text(out, description);
   fprintf(out, "\">\n");
   int x0 = CHART_LABEL;
   if (isfinite(reference) && reference > 0) {
@@ -1841,7 +1522,7 @@ static void html_chart(FILE *out, const char *description, size_t groups, const 
             "stroke-dasharray=\"4 3\"/>\n<text class=\"reference\" x=\"%d\" y=\"12\" "
             "text-anchor=\"middle\">",
             x, CHART_TOP - 6, x, height, x);
-    html_text(out, reference_label);
+    clmg_output_xml_text(out, reference_label);
     fprintf(out, "</text>\n");
   }
   fprintf(out, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#333\"/>\n", x0,
@@ -1850,7 +1531,7 @@ static void html_chart(FILE *out, const char *description, size_t groups, const 
     int top = CHART_TOP + (int)g * (group_height + GROUP_GAP);
     fprintf(out, "<text x=\"%d\" y=\"%d\" text-anchor=\"end\"><title>", x0 - 8,
             top + group_height / 2 + 4);
-    html_text(out, tooltips[g]);
+    clmg_output_xml_text(out, tooltips[g]);
     fprintf(out, "</title>");
     html_fit(out, labels[g], 38);
     fprintf(out, "</text>\n");
@@ -1915,7 +1596,7 @@ static void html_reports_table(FILE *out, const bench_report *reports, size_t co
                              r->path};
       fprintf(out, "<td>");
       if (texts[row] != NULL) {
-        html_text(out, texts[row]);
+        clmg_output_xml_text(out, texts[row]);
       } else {
         char number[24];
         format_number(number, sizeof number, r->copy_gb_s);
@@ -1938,7 +1619,7 @@ static void html_reports_table(FILE *out, const bench_report *reports, size_t co
       fprintf(out, "<ul>");
       for (size_t i = 0; i < r->failure_count; i++) {
         fprintf(out, "<li>");
-        html_text(out, r->failures[i]);
+        clmg_output_xml_text(out, r->failures[i]);
         fprintf(out, "</li>");
       }
       fprintf(out, "</ul>");
@@ -2001,7 +1682,7 @@ static void html_merit(FILE *out, const bench_report *reports, size_t count) {
       html_number_cell(out, text);
     }
     fprintf(out, "<td>");
-    html_text(out, r->fom_hpcg_problem);
+    clmg_output_xml_text(out, r->fom_hpcg_problem);
     fprintf(out, "</td></tr>\n");
   }
   fprintf(out, "</table>\n</section>\n");
@@ -2046,7 +1727,7 @@ static int html_stage(FILE *out, const bench_report *reports, const result_table
     }
   }
   fprintf(out, "<section id=\"stage-%zu\">\n<h2>", section);
-  html_text(out, first->stage[0] ? first->stage : "(no stage)");
+  clmg_output_xml_text(out, first->stage[0] ? first->stage : "(no stage)");
   fprintf(out, "</h2>\n<p>Ratio of each result's bandwidth to the copy bandwidth of its "
                "device (higher is better).</p>\n");
   html_legend(out, reports, count);
@@ -2071,10 +1752,10 @@ static int html_stage(FILE *out, const bench_report *reports, const result_table
       fprintf(out, "<tr>");
       if (k == 0) {
         fprintf(out, "<td rowspan=\"%zu\">", count);
-        html_text(out, key->name);
+        clmg_output_xml_text(out, key->name);
         if (key->problem[0] != '\0') {
           fprintf(out, "<br><small>");
-          html_text(out, key->problem);
+          clmg_output_xml_text(out, key->problem);
           fprintf(out, "</small>");
         }
         fprintf(out, "</td>");
@@ -2129,7 +1810,7 @@ static int html_stage(FILE *out, const bench_report *reports, const result_table
         }
       }
       fprintf(out, "<td%s>", r->verified ? "" : " class=\"failed-check\"");
-      html_text(out, r->check);
+      clmg_output_xml_text(out, r->check);
       fprintf(out, "</td></tr>\n");
     }
   }

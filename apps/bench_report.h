@@ -53,11 +53,14 @@ typedef struct bench_report {
  * key ("A.json: \"results\" is missing"; "A.json: results[3].time_s is a
  * string, expected a number or null"). A file that is not a clmg bench
  * report ("program" is not "clmg bench" or schema_version is not 1) is
- * refused with a message. Unknown keys are ignored. A (stage, name) pair
- * that appears twice is refused. Never sizes an allocation by what the file
- * merely claims: arrays grow as elements are actually parsed; the file may
- * be at most 64 MiB and nest at most 64 levels deep. On failure *report is
- * left empty (bench_report_free is harmless on it). */
+ * refused with a message. Unknown keys are ignored; of a key given twice,
+ * the last counts. A (stage, name) pair that appears twice is kept (the
+ * renderers match repeats occurrence by occurrence). The JSON is parsed by
+ * cJSON after a lexical check: the file may be at most 64 MiB, hold at most
+ * 4 million JSON values and nest at most 64 levels deep; a number out of
+ * range is refused where the report's numbers are read (as
+ * "A.json: copy_gb_s is a number out of range"). On failure *report is left
+ * empty (bench_report_free is harmless on it). */
 int bench_report_read(const char *path, bench_report *report, char *message, size_t message_size);
 
 /* Frees what bench_report_read allocated and empties *report. */

@@ -6,7 +6,8 @@
  * byte as it was and leave no temporary behind. Also: the success path
  * (contents, permissions like fopen's, symbolic links followed, names too
  * long for a suffix), discarding, paths written directly (/dev/null,
- * /dev/full, a directory) and bad arguments. Host only: no OpenCL device. */
+ * /dev/full, a directory) and bad arguments; and the XML escaping that the
+ * VTU writer and clmg bench's HTML page share. Host only: no OpenCL device. */
 #define _POSIX_C_SOURCE 200809L /* setrlimit, dirent, symlink, lstat under -std=c11 */
 
 #include <dirent.h>
@@ -498,6 +499,26 @@ static void test_bad_arguments(void **state) {
   assert_int_equal(access("x", F_OK), -1);
 }
 
+/* Markup, quotes, control characters and bytes that are not UTF-8 come out
+ * as well-formed XML; UTF-8 passes through. */
+static void test_xml_text(void **state) {
+  (void)state;
+  char *text = NULL;
+  size_t size = 0;
+  FILE *out = open_memstream(&text, &size);
+  assert_non_null(out);
+  clmg_output_xml_text(out, "<b a=\"1\">&'</b>");
+  clmg_output_xml_text(out, "|tab\tesc\x1b del\x7f c1\xC2\x85|");
+  clmg_output_xml_text(out, "bad\xFF cut\xC3 \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  clmg_output_xml_text(out, NULL);
+  clmg_output_xml_text(NULL, "nothing");
+  assert_int_equal(fclose(out), 0);
+  assert_string_equal(text, "&lt;b a=&quot;1&quot;&gt;&amp;&#39;&lt;/b&gt;"
+                            "|tab esc  del  c1 |"
+                            "bad\xEF\xBF\xBD cut\xEF\xBF\xBD \xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80");
+  free(text);
+}
+
 static int setup(void **state) {
   (void)state;
   scratch = make_tmpdir("output_file");
@@ -527,6 +548,7 @@ int main(void) {
       cmocka_unit_test(test_direct_paths),
       cmocka_unit_test(test_read_only_file),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_xml_text),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("output_file", tests, setup, teardown);

@@ -22,7 +22,10 @@
  * regular files (/dev/stdout, a FIFO, /dev/null, a dangling symbolic link)
  * cannot be replaced and are written directly, as fopen would. Replacing a
  * file needs permission to create one in its directory. No fsync:
- * this guards against failed writes, not against a power cut. */
+ * this guards against failed writes, not against a power cut.
+ *
+ * clmg_output_xml_text is the one XML escaping of the library and the clmg
+ * command (VTU and PVD attributes, the HTML page of clmg bench). */
 #ifndef CLMG_OUTPUT_FILE_H
 #define CLMG_OUTPUT_FILE_H
 
@@ -69,6 +72,13 @@ CLMG_API void clmg_output_file_discard(clmg_output_file *file);
  * program, so that an interrupted write leaves no PATH.PID.XXXXXX.tmp
  * behind (the clmg command does this). */
 CLMG_API void clmg_output_file_remove_temporaries(void);
+
+/** Writes text to out as XML (or HTML) character data that is also safe in a
+ * quoted attribute, whatever the bytes: & < > " ' as entity references,
+ * control characters (C0, DEL, C1; XML 1.0 allows none but tab and newline,
+ * which an attribute reads as spaces anyway) as spaces, and bytes that are
+ * not UTF-8 as U+FFFD. A NULL out or text writes nothing. */
+CLMG_API void clmg_output_xml_text(FILE *out, const char *text);
 
 #ifdef __cplusplus
 }

@@ -9,10 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The length of the valid UTF-8 sequence at text (at most `left` bytes),
- * 0 when the bytes there are not one (RFC 3629: no overlong forms, no
- * surrogates, nothing beyond U+10FFFF). */
-static size_t utf8_sequence_length(const unsigned char *text, size_t left) {
+size_t clmg_utf8_sequence_length(const unsigned char *text, size_t left) {
   unsigned char lead = text[0];
   size_t length = lead < 0x80                    ? 1
                   : lead >= 0xc2 && lead <= 0xdf ? 2
@@ -49,7 +46,7 @@ void clmg_message_sanitize(char *message, size_t size) {
   const unsigned char *in = (const unsigned char *)original;
   size_t out = 0;
   for (size_t i = 0; i < length;) {
-    size_t sequence = utf8_sequence_length(in + i, length - i);
+    size_t sequence = clmg_utf8_sequence_length(in + i, length - i);
     int control =
         sequence == 1 && ((in[i] < 0x20 && in[i] != '\n' && in[i] != '\t') || in[i] == 0x7f);
     if (sequence > 0 && !control) {

@@ -257,6 +257,10 @@ clmg_status clmg_error_set(clmg_error *error, clmg_status status, const char *fo
 #endif
     ;
 void clmg_error_clear(clmg_error *error);
+/* The length of the valid UTF-8 sequence at text (at most `left` bytes, left
+ * > 0), 0 when the bytes there are not one (RFC 3629: no overlong forms, no
+ * surrogates, nothing beyond U+10FFFF). */
+size_t clmg_utf8_sequence_length(const unsigned char *text, size_t left);
 /* Rewrites a message so that it is printable UTF-8: control bytes (but
  * newline and tab, which build logs hold) and bytes that are not valid
  * UTF-8 become \xNN. File contents and paths reach messages verbatim, and

@@ -261,3 +261,33 @@ void clmg_output_file_discard(clmg_output_file *file) {
   release(file);
   errno = saved;
 }
+
+void clmg_output_xml_text(FILE *out, const char *text) {
+  if (!out || !text)
+    return;
+  const unsigned char *s = (const unsigned char *)text;
+  for (size_t left = strlen(text); left > 0;) {
+    size_t n = clmg_utf8_sequence_length(s, left);
+    if (n == 0) {
+      fputs("\xEF\xBF\xBD", out); /* U+FFFD */
+      n = 1;
+    } else if ((n == 1 && (s[0] < 0x20 || s[0] == 0x7f)) ||
+               (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)) {
+      fputc(' ', out);
+    } else if (s[0] == '&') {
+      fputs("&amp;", out);
+    } else if (s[0] == '<') {
+      fputs("&lt;", out);
+    } else if (s[0] == '>') {
+      fputs("&gt;", out);
+    } else if (s[0] == '"') {
+      fputs("&quot;", out);
+    } else if (s[0] == '\'') {
+      fputs("&#39;", out);
+    } else {
+      fwrite(s, 1, n, out);
+    }
+    s += n;
+    left -= n;
+  }
+}

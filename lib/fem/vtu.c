@@ -52,27 +52,6 @@ static void set_error(clmg_error *error, const char *path, const char *what) {
     snprintf(error->message, sizeof error->message, "%.200s: %.800s", path, what);
 }
 
-/* Writes text as an XML attribute value (a field's name). */
-static void write_escaped(FILE *out, const char *text) {
-  for (const char *c = text; *c; ++c)
-    switch (*c) {
-    case '&':
-      fputs("&amp;", out);
-      break;
-    case '<':
-      fputs("&lt;", out);
-      break;
-    case '>':
-      fputs("&gt;", out);
-      break;
-    case '"':
-      fputs("&quot;", out);
-      break;
-    default:
-      fputc(*c, out);
-    }
-}
-
 /* local node indices (tensor order) of a cell in VTK order; returns the count
  */
 static size_t vtk_order(const clmg_mesh *mesh, int degree, int32_t *order, int *cell_type) {
@@ -143,7 +122,7 @@ static void write_header(FILE *out, const vtu_data *d) {
   fputs("<PointData", out);
   if (d->num_point_fields > 0) { /* the first field is the one ParaView colours by */
     fputs(field_width(d->fields[0]) == 1 ? " Scalars=\"" : " Vectors=\"", out);
-    write_escaped(out, d->fields[0]->name);
+    clmg_output_xml_text(out, d->fields[0]->name);
     fputc('"', out);
   }
   fputs(">\n", out);
@@ -152,7 +131,7 @@ static void write_header(FILE *out, const vtu_data *d) {
 /* The DataArray tag of field f up to its format. */
 static void open_field(FILE *out, const clmg_vtu_field *f) {
   fputs("<DataArray type=\"Float64\" Name=\"", out);
-  write_escaped(out, f->name);
+  clmg_output_xml_text(out, f->name);
   fputc('"', out);
   if (field_width(f) == 3)
     fputs(" NumberOfComponents=\"3\"", out);
@@ -504,7 +483,7 @@ clmg_status clmg_write_pvd(const char *path, const char *const *files, const dou
         out);
   for (size_t k = 0; k < count; ++k) {
     fprintf(out, "<DataSet timestep=\"%.17g\" part=\"0\" file=\"", times[k]);
-    write_escaped(out, files[k]);
+    clmg_output_xml_text(out, files[k]);
     fputs("\"/>\n", out);
   }
   fputs("</Collection>\n</VTKFile>\n", out);
