@@ -166,11 +166,10 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     o->steady_option = 1;
     return 1;
   case OPTION_SMOOTHER:
-    if (strcmp(arg, "vanka-si") == 0 || strcmp(arg, "vanka-nsi") == 0) {
-      o->store_inverses = strcmp(arg, "vanka-si") == 0;
+    if (clmg_vanka_name_parse(arg, &o->store_inverses))
       return 1;
-    }
-    cli_usage_note(command, "unknown smoother '%s' (there are: vanka-si, vanka-nsi)", arg);
+    cli_usage_note(command, "unknown smoother '%s' (there are: %s, %s)", arg, clmg_vanka_name(1),
+                   clmg_vanka_name(0));
     return -1;
   case OPTION_VTK:
     o->vtk_prefix = arg;
@@ -474,7 +473,7 @@ static void print_json(const flow_options *o, const clmg_flow_result *r,
   json_integer(&w, "unknowns", (long long)r->unknowns);
   json_integer(&w, "levels", r->levels);
   json_integer(&w, "triangles", (long long)r->mesh.num_cells);
-  json_string(&w, "smoother", o->store_inverses ? "vanka-si" : "vanka-nsi");
+  json_string(&w, "smoother", clmg_vanka_name(o->store_inverses));
   json_string(&w, "upwind", o->full_upwind ? "full" : "samarskij");
   /* non-finite numbers are written as null: the cases without a body */
   json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);

@@ -173,6 +173,12 @@ typedef struct clmg_vanka_options {
 } clmg_vanka_options;
 /** The defaults: omega 1, stored inverses (SI). options must not be NULL. */
 CLMG_API void clmg_vanka_options_defaults(clmg_vanka_options *options);
+/** The Vanka smoother's names, "vanka-si" (stored inverses) and
+ * "vanka-nsi" (recomputed in every visit), as commands and reports spell
+ * them: parse returns 1 and sets store_inverses for a known name, else 0. */
+CLMG_API const char *clmg_vanka_name(int store_inverses);
+/** See clmg_vanka_name. */
+CLMG_API int clmg_vanka_name_parse(const char *name, int *store_inverses);
 /** The Vanka smoother described at clmg_vanka_options on the host matrix a (borrowed),
  * over num_cells cells of `block` unknowns each (cell_unknowns, copied). NULL options:
  * the defaults. */

@@ -34,6 +34,20 @@
 #define VANKA_TINY 1e-12
 #define VANKA_MAX_BLOCK 16
 
+const char *clmg_vanka_name(int store_inverses) {
+  return store_inverses ? "vanka-si" : "vanka-nsi";
+}
+
+int clmg_vanka_name_parse(const char *name, int *store_inverses) {
+  for (int si = 0; name && si <= 1; si++)
+    if (strcmp(name, clmg_vanka_name(si)) == 0) {
+      if (store_inverses)
+        *store_inverses = si;
+      return 1;
+    }
+  return 0;
+}
+
 void clmg_vanka_options_defaults(clmg_vanka_options *options) {
   options->omega = 1.0;
   options->store_inverses = 1;
