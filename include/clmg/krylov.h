@@ -52,11 +52,19 @@ CLMG_API clmg_status clmg_preconditioner_in_precision(clmg_context *context, siz
  * (the result then says not converged). */
 typedef int (*clmg_krylov_monitor)(void *data, int iteration, double relative_residual);
 
-/** The Krylov methods of clmg_krylov_solve. */
+/** The Krylov methods of clmg_krylov_solve.
+ *
+ * CLMG_KRYLOV_AUTO is resolved by what is known of A, in one place: a
+ * solver made by the options layer (clmg/solver.h, krylov=auto) takes CG
+ * when A is symmetric with a positive diagonal and GMRES otherwise
+ * (clmg_solver_auto_method; around a caller's operator, CG where the caller
+ * says it is symmetric). Where nothing is known of A it is GMRES: clmg_krylov_solve
+ * given AUTO directly. A multigrid hierarchy's Krylov coarse solve
+ * (clmg_multigrid_options.coarse_method) takes it as CG, the coarse
+ * operators of clmg's SPD hierarchies; say GMRES there for others. */
 typedef enum clmg_krylov_method {
-  CLMG_KRYLOV_AUTO =
-      0,          /**< chosen by the caller's knowledge (clmg solve: CG if symmetric, else GMRES) */
-  CLMG_KRYLOV_CG, /**< conjugate gradients, for symmetric positive definite A and M */
+  CLMG_KRYLOV_AUTO = 0, /**< resolved as above */
+  CLMG_KRYLOV_CG,       /**< conjugate gradients, for symmetric positive definite A and M */
   CLMG_KRYLOV_BICGSTAB, /**< BiCGStab, for any square A */
   CLMG_KRYLOV_GMRES     /**< restarted (flexible) GMRES(m), for any square A */
 } clmg_krylov_method;
