@@ -1,4 +1,4 @@
-/* P1 assembly of the Helmholtz problem on simplices (lib/fem/p1_assembly_device.c),
+/* P1 assembly of the Helmholtz problem on simplices (lib/fe/p1_assembly_device.c),
  * after the patch scheme of Fu et al. 2014, section 4. Built with
  * -DP1_DIM=2 or 3, and -DP1_LOCAL_ATOMICS where the device can add reals
  * atomically in local memory (always for float, cl_khr_int64_base_atomics

@@ -1,5 +1,5 @@
 /* Geometric multigrid hierarchies of Q1/Q2 finite elements assembled on the
- * device (lib/fem/hierarchy_device.c): per level the CSR pattern of the
+ * device (lib/fe/hierarchy_device.c): per level the CSR pattern of the
  * Poisson matrix after symmetric Dirichlet elimination, its values and right-hand side, and the prolongation from
  * nodal interpolation (Geveler et al. 2011, sections 2.3 and 3).
  *
@@ -9,7 +9,7 @@
  * right-hand side), so no two work-items write the same place and no
  * floating-point atomics are needed. A row's cells come in increasing
  * order, so each entry sums its cells' contributions in the order of the
- * host reference (lib/fem/assembly.c), whose quadrature tables the element
+ * host reference (lib/fe/assembly.c), whose quadrature tables the element
  * matrices use.
  *
  * Build options: FE_DIM (2 or 3), FE_DOFS (DOFs per cell), FE_POINTS

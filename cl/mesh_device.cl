@@ -1,11 +1,11 @@
-/* Quadrilateral and hexahedral meshes on the device (lib/fem/mesh_device.c):
+/* Quadrilateral and hexahedral meshes on the device (lib/mesh/mesh_device.c):
  * the entry-to-owner adjacency (vertex -> cells, DOF -> cells), the
  * degree-2 nodes of a mesh, its uniform refinement with projection of new
  * boundary vertices onto curved boundary parts and the quality screen of
  * the children, and the Dirichlet marks of a level's DOFs.
  *
- * Every kernel reproduces a host function of lib/fem/mesh.c, refine.c or
- * assembly.c exactly: the nodes are numbered as the host numbers them (an
+ * Every kernel reproduces a host function of lib/mesh/mesh.c, refine.c or
+ * lib/fe/assembly.c exactly: the nodes are numbered as the host numbers them (an
  * edge or face belongs to the first cell, in cell order, that has it, and
  * each cell numbers the entities it owns in node order), coordinates are
  * summed in the same order with the same operations (contraction into fused

@@ -1,12 +1,12 @@
 /* The per-step values of the Crouzeix-Raviart Oseen systems on the device
- * (lib/fem/stokes_device.c), as in Bauer, Klement, Oberhuber and Zabka,
+ * (lib/flow/stokes_device.c), as in Bauer, Klement, Oberhuber and Zabka,
  * "Implementation of the Vanka-type multigrid solver for the finite element
  * approximation of the Navier-Stokes equations on GPU" (section 5.3): what
  * does not change from step to step (viscosity, mass, pressure coupling,
  * Dirichlet rows) is copied from a stored matrix, then the upwinded
  * convection of the new wind is added triangle by triangle, colour by
  * colour, so that no two work-items of a launch write the same entry.
- * lib/fem/stokes.c (cell_convection) is the host reference: the same
+ * lib/flow/stokes.c (cell_convection) is the host reference: the same
  * fluxes and weights, in the same order. */
 
 /* Adds the convection of the triangles of one colour (order[first ...

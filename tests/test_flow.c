@@ -135,7 +135,7 @@ static void test_stokes_cycles(void **state) {
 /* The variable V-cycle (smoothing_growth 2: 2, 4, 8, ... steps from the
  * finest level down, at most twice the smoothing work of a V(2,2)-cycle on
  * triangles) converges at a rate that stays bounded from 3 to 6 levels,
- * where plain V-cycles lose speed (lib/fem/stokes_multigrid.c), and the
+ * where plain V-cycles lose speed (lib/flow/stokes_multigrid.c), and the
  * engine refuses a growth outside [1, 4]. */
 static void test_stokes_variable_v(void **state) {
   (void)state;

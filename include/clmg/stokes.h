@@ -83,7 +83,7 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * differences where the local Peclet number is small). A boundary edge
  * adds no flux term of its own. N is consistent with the integral of
  * (w . grad u) v in the weak sense only (row by row it is not, even for a
- * linear u: lib/fem/stokes.c). The matrix is symmetric without wind, and
+ * linear u: lib/flow/stokes.c). The matrix is symmetric without wind, and
  * not with one.
  * Edges of tags without Dirichlet velocity or free slip get the natural
  * ("do-nothing") condition nu du/dn - p n = 0; free-slip edges (the
@@ -222,7 +222,7 @@ CLMG_API clmg_status clmg_stokes_interpolate(
  * divergence-free coarse velocity stays so on the fine mesh (the middle
  * child follows from the others). The averaging alone keeps only the
  * coarse cell's total flux; with the correction V-cycles lose much less
- * speed as levels are added (lib/fem/stokes_multigrid.c). Linear fields
+ * speed as levels are added (lib/flow/stokes_multigrid.c). Linear fields
  * need no correction. Rows of edges not inside a coarse cell have weights
  * that are exact multiples of 1/4. Pressure: injection (child triangle
  * takes its parent's value).
@@ -297,7 +297,7 @@ CLMG_API void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *hierarchy);
  * mg_options replaced. mg_options NULL: the engine's defaults with
  * F(2,2)-cycles, whose rate per cycle holds as levels are added, as does
  * the variable V-cycle's (smoothing_growth 2), where plain V-cycles' does
- * not (lib/fem/stokes_multigrid.c gives the figures). The coarsest level is solved directly up to
+ * not (lib/flow/stokes_multigrid.c gives the figures). The coarsest level is solved directly up to
  * 1,000 unknowns, beyond by 16 Vanka steps; its matrix gets 1e-8 times an estimate of the pressure
  * Schur complement's diagonal on its pressure diagonal, so that a flow enclosed by Dirichlet walls
  * (pressure fixed only up to a constant) still has a direct solve. The matrices are made from

@@ -1,6 +1,6 @@
 /* What the host-only functions (CSR, Matrix Market, meshes, finite
  * elements) share: filling a clmg_error, and array allocation that checks
- * the size product. One copy, used by lib/la and lib/fem. */
+ * the size product. One copy, used by lib/la, lib/mesh, lib/fe and lib/flow. */
 #include "core/internal.h"
 
 #include <stdarg.h>

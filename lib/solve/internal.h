@@ -88,7 +88,7 @@ clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operat
  * unknown differ in colour): order (num_cells, caller-allocated) lists
  * colour k's cells, ascending, from (*colour_start)[k] (malloc'ed,
  * *num_colours + 1 offsets). The Vanka smoother's colours and the Stokes
- * assembler's (lib/fem/stokes_device.c), which adds per cell without
+ * assembler's (lib/flow/stokes_device.c), which adds per cell without
  * conflicts the same way. */
 clmg_status clmg_cells_by_colour(size_t n, size_t num_cells, int block,
                                  const int32_t *cell_unknowns, int *num_colours,

@@ -1,0 +1,376 @@
+/* Navier-Stokes by Oseen steps (clmg/navier_stokes.h): each time step or
+ * steady (Picard) iteration refills every level's Oseen system on the
+ * device with its wind (clmg_stokes_assembler: the stored parts copied,
+ * the convection added; Bauer, Klement, Oberhuber and Zabka, section 5.3),
+ * refreshes the Vanka multigrid on those values (stored inverses, coarse
+ * solve; the colours and layouts made once) and solves the finest system by
+ * GMRES with one cycle as preconditioner. The iterate stays on the device;
+ * the host gets a copy per step only for the monitor and at the end. The
+ * host assembly runs once, to build the hierarchy. */
+#include "fe/fe_internal.h"
+
+#include "clmg/navier_stokes.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void clmg_flow_options_defaults(clmg_flow_options *o) {
+  memset(o, 0, sizeof *o);
+  o->levels = 4;
+  o->steady = 1;
+  o->time_step = 0.01;
+  o->steps = 100;
+  o->nonlinear_tolerance = 1e-8;
+  o->max_nonlinear = 50;
+  o->linear_tolerance = 0; /* 0: the mode's default */
+  o->max_linear = 100;
+  clmg_vanka_options_defaults(&o->vanka);
+  clmg_multigrid_options_defaults(&o->multigrid);
+  o->multigrid.cycle = CLMG_CYCLE_F;
+  o->multigrid.pre_smoothing = o->multigrid.post_smoothing = 2;
+}
+
+void clmg_flow_result_free(clmg_flow_result *r) {
+  if (!r)
+    return;
+  clmg_mesh_free(&r->mesh);
+  clmg_triangle_edges_free(&r->edges);
+  free(r->x);
+  memset(r, 0, sizeof *r);
+}
+
+/* The run's state: the hierarchy, its device assembler and multigrid, and
+ * the iterate on the device (its velocity part viewed as the wind). */
+typedef struct flow_run {
+  clmg_context *context;
+  const clmg_flow_options *o;
+  clmg_stokes_problem problem;
+  clmg_stokes_hierarchy h;
+  size_t n, velocities;
+  double *x; /* the host copy */
+  clmg_stokes_assembler *assembler;
+  clmg_multigrid *mg;
+  clmg_preconditioner cycle;
+  clmg_vector *x_device, *wind, *previous, *residual;
+  /* a one-level hierarchy: its matrix carries the coarse shift, so GMRES
+   * gets the finest matrix apart */
+  clmg_matrix *finest_matrix;
+  clmg_operator finest;
+} flow_run;
+
+/* The operator GMRES and the residuals use. */
+static const clmg_operator *finest_operator(const flow_run *run) {
+  return run->finest_matrix ? &run->finest
+                            : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
+}
+
+/* The device objects: assembler, multigrid, vectors (made once). */
+static clmg_status prepare_run(flow_run *run) {
+  clmg_context *context = run->context;
+  clmg_stokes_hierarchy *h = &run->h;
+  int finest = h->num_levels - 1;
+  clmg_status status = clmg_stokes_assembler_create(context, h, &run->problem, &run->assembler);
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_multigrid_create_device(context, h, run->assembler, &run->o->vanka,
+                                                 &run->o->multigrid, &run->mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_preconditioner(run->mg, &run->cycle);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->x_device);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->residual);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->velocities, &run->previous);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_view(run->x_device, 0, run->velocities, &run->wind);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(run->x_device, run->x);
+  if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1) {
+    clmg_csr_device arrays = {0};
+    status = clmg_csr_device_upload(context, &h->a[finest], CLMG_DOUBLE, &arrays);
+    if (status == CLMG_SUCCESS)
+      status = clmg_matrix_create_from_device(context, arrays.rows, arrays.cols, arrays.row_ptr,
+                                              arrays.col, arrays.val, NULL, &run->finest_matrix);
+    clmg_csr_device_free(&arrays);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_from_matrix(run->finest_matrix, 0, &run->finest);
+  }
+  return status;
+}
+
+/* The step's systems on the device (wind: the iterate's velocity), then
+ * the multigrid refreshed on them. */
+static clmg_status assemble_step(flow_run *run, clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  int unsteady = !run->o->steady;
+  clmg_status status = unsteady ? clmg_copy(run->wind, run->previous) : CLMG_SUCCESS;
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_stokes_assembler_update(run->assembler, run->wind, unsteady ? run->previous : NULL);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(run->context);
+  step->assemble_seconds = clmg_seconds_now() - start;
+  start = clmg_seconds_now();
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_multigrid_update_device(run->mg, &run->h, run->assembler);
+  if (status == CLMG_SUCCESS && run->finest_matrix)
+    status = clmg_matrix_update_values_device(
+        run->finest_matrix, clmg_stokes_assembler_values(run->assembler, run->h.num_levels - 1));
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(run->context);
+  step->setup_seconds = clmg_seconds_now() - start;
+  return status;
+}
+
+/* ||b - A x|| / ||b|| on the device (||b - A x|| when b = 0). */
+static clmg_status relative_residual(flow_run *run, double *value) {
+  const clmg_vector *b = clmg_stokes_assembler_rhs(run->assembler);
+  double rr = 0, bb = 0;
+  clmg_status status = clmg_operator_defect(finest_operator(run), b, run->x_device, run->residual);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(run->residual, &rr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_nrm2(b, &bb);
+  *value = bb > 0 ? rr / bb : rr;
+  return status;
+}
+
+/* One linear solve of the finest system from the current iterate: the
+ * step's iterations, its true residual (relative to b) and time. */
+static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = tolerance;
+  krylov.max_iterations = run->o->max_linear;
+  clmg_krylov_result result = {0};
+  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, finest_operator(run),
+                                         clmg_stokes_assembler_rhs(run->assembler), run->x_device,
+                                         &run->cycle, &krylov, &result);
+  step->linear_iterations = result.iterations;
+  clmg_krylov_result_free(&result);
+  /* not converged: x still holds the iterate, which the caller reports */
+  if (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) {
+    clmg_status measured = relative_residual(run, &step->linear_residual);
+    status = measured != CLMG_SUCCESS ? measured : status;
+  }
+  step->solve_seconds = clmg_seconds_now() - start;
+  return status;
+}
+
+/* The iterate into the host copy. A failure `status` already carries
+ * stays, with its message (each library call starts with a clean one);
+ * else the download's status. */
+static clmg_status download_iterate(flow_run *run, clmg_status status) {
+  char kept[CLMG_MESSAGE_SIZE];
+  snprintf(kept, sizeof kept, "%s", clmg_context_message(run->context));
+  clmg_status copied = clmg_vector_download_doubles(run->x_device, run->x);
+  if (status == CLMG_SUCCESS)
+    return copied;
+  return clmg_fail(run->context, status, "%s", kept);
+}
+
+static void free_run(flow_run *run) {
+  clmg_preconditioner_destroy(&run->cycle);
+  clmg_multigrid_destroy(run->mg);
+  clmg_operator_destroy(&run->finest);
+  clmg_matrix_destroy(run->finest_matrix);
+  clmg_vector_destroy(run->wind); /* a view: before its base */
+  clmg_vector_destroy(run->x_device);
+  clmg_vector_destroy(run->previous);
+  clmg_vector_destroy(run->residual);
+  clmg_stokes_assembler_destroy(run->assembler);
+  clmg_stokes_hierarchy_free(&run->h);
+  free(run->x);
+}
+
+static clmg_status check_options(clmg_context *context, const clmg_flow_options *o) {
+  if (o->levels < 1 || o->levels > 16 || !(o->nonlinear_tolerance > 0) || o->max_nonlinear < 1 ||
+      o->max_linear < 1 || !(o->linear_tolerance >= 0) ||
+      (!o->steady && (!(o->time_step > 0) || o->steps < 1)))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: invalid options (levels 1 to 16; tolerances > 0; at least one "
+                     "nonlinear and linear iteration; unsteady: time step > 0 and steps >= 1)");
+  return CLMG_SUCCESS;
+}
+
+/* The result: the finest mesh, its edges and the solution, copied. */
+static clmg_status keep_result(flow_run *run, clmg_flow_result *result, clmg_error *error) {
+  int finest = run->h.num_levels - 1;
+  clmg_status status = clmg_mesh_copy(&run->h.meshes[finest], &result->mesh, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_triangle_edges_create(&result->mesh, &result->edges, error);
+  if (status == CLMG_SUCCESS) {
+    result->x = clmg_alloc_array(run->n, sizeof *result->x);
+    if (!result->x)
+      return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "flow: no host memory");
+    memcpy(result->x, run->x, run->n * sizeof *result->x);
+    result->unknowns = run->n;
+    result->levels = run->h.num_levels;
+  }
+  return status;
+}
+
+clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
+                            const clmg_stokes_problem *problem, const clmg_flow_options *options,
+                            clmg_flow_monitor monitor, void *monitor_data,
+                            clmg_flow_result *result) {
+  if (!context || !result)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(result, 0, sizeof *result);
+  clmg_clear_message(context);
+  clmg_flow_options defaults;
+  clmg_flow_options_defaults(&defaults);
+  const clmg_flow_options *o = options ? options : &defaults;
+  clmg_status status = check_options(context, o);
+  if (status != CLMG_SUCCESS)
+    return status;
+  flow_run run = {.context = context, .o = o};
+  if (problem)
+    run.problem = *problem;
+  else
+    clmg_stokes_problem_defaults(&run.problem);
+  run.problem.wind = NULL;
+  run.problem.previous = NULL;
+  run.problem.reaction = o->steady ? 0.0 : 1.0 / o->time_step;
+  clmg_error error = {{0}};
+  status = clmg_stokes_hierarchy_build(coarse, o->levels, &run.problem, &run.h, &error);
+  int finest = o->levels - 1;
+  if (status == CLMG_SUCCESS) {
+    run.n = clmg_stokes_num_unknowns(&run.h.meshes[finest], &run.h.edges[finest]);
+    run.velocities = 2 * run.h.edges[finest].num_edges;
+    run.x = calloc(run.n, sizeof *run.x);
+    if (!run.x)
+      status = clmg_error_set(&error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "flow: no host memory for %zu unknowns", run.n);
+  }
+  /* the Dirichlet values from the first assembly: the start of the run */
+  if (status == CLMG_SUCCESS) {
+    uint8_t *mask = NULL;
+    status = clmg_stokes_dirichlet_mask(&run.h.meshes[finest], &run.h.edges[finest], &run.problem,
+                                        &mask, &error);
+    for (size_t i = 0; status == CLMG_SUCCESS && i < run.n; i++)
+      run.x[i] = mask[i] ? run.h.b[i] : 0.0;
+    free(mask);
+  }
+  if (status != CLMG_SUCCESS) {
+    free_run(&run);
+    return clmg_fail(context, status, "flow: %s", error.message);
+  }
+  status = prepare_run(&run);
+  if (status != CLMG_SUCCESS) {
+    char inner[CLMG_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", clmg_context_message(context));
+    free_run(&run);
+    return clmg_fail(context, status, "flow: %s", inner);
+  }
+  /* steady: one assembly more than solves, to judge the last iterate */
+  int steps = o->steady ? o->max_nonlinear + 1 : o->steps;
+  int converged = !o->steady;
+  for (int k = 1; k <= steps && status == CLMG_SUCCESS; k++) {
+    clmg_flow_step step = {0};
+    step.step = k;
+    step.time = o->steady ? 0.0 : k * o->time_step;
+    status = assemble_step(&run, &step);
+    double tolerance = o->linear_tolerance > 0 ? o->linear_tolerance : 1e-8;
+    if (status == CLMG_SUCCESS && o->steady) {
+      status = relative_residual(&run, &step.nonlinear_residual);
+      result->nonlinear_residual = step.nonlinear_residual;
+      if (status == CLMG_SUCCESS && step.nonlinear_residual <= o->nonlinear_tolerance) {
+        converged = 1;
+        break;
+      }
+      if (k > o->max_nonlinear)
+        break;
+      /* inexact Oseen steps: a hundredfold reduction, no further than the goal */
+      if (!(o->linear_tolerance > 0))
+        tolerance = fmax(1e-2 * step.nonlinear_residual, 0.5 * o->nonlinear_tolerance);
+    }
+    if (status != CLMG_SUCCESS) {
+      char inner[CLMG_MESSAGE_SIZE];
+      snprintf(inner, sizeof inner, "%s", clmg_context_message(context));
+      status = clmg_fail(context, status, "flow: step %d: %s", k, inner);
+      break;
+    }
+    status = solve_step(&run, tolerance, &step);
+    result->steps = k;
+    result->linear_iterations += step.linear_iterations;
+    if (status == CLMG_ERROR_NOT_CONVERGED)
+      status = clmg_fail(context, status,
+                         "flow: step %d: the linear solve reached a relative residual of %.3e "
+                         "in %d GMRES iterations, not %.3e",
+                         k, step.linear_residual, step.linear_iterations, tolerance);
+    if (monitor && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
+      status = download_iterate(&run, status);
+      if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED)
+        break;
+      if (monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
+        break;
+    }
+  }
+  status = download_iterate(&run, status);
+  if (status == CLMG_SUCCESS && o->steady && !converged) {
+    status = clmg_fail(context, CLMG_ERROR_NOT_CONVERGED,
+                       "flow: the Oseen iteration reached a relative residual of %.3e after %d "
+                       "iterations, not %.3e",
+                       result->nonlinear_residual, result->steps, o->nonlinear_tolerance);
+  }
+  result->converged = status == CLMG_SUCCESS && converged;
+  clmg_status kept = keep_result(&run, result, &error);
+  if (kept != CLMG_SUCCESS && status == CLMG_SUCCESS)
+    status = clmg_fail(context, kept, "flow: %s", error.message);
+  free_run(&run);
+  return status;
+}
+
+/* ---- output ---- */
+
+clmg_status clmg_flow_write_vtu(const char *path, const clmg_mesh *mesh,
+                                const clmg_triangle_edges *edges, const double *x,
+                                clmg_error *error) {
+  clmg_error_clear(error);
+  if (!path || !mesh || !edges || !x)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "flow vtu: a path, the mesh, its edges and the solution are needed");
+  size_t nv = mesh->num_vertices, ne = edges->num_edges, nc = mesh->num_cells;
+  size_t nodes = nv + ne;
+  double *velocity = calloc(2 * nodes, sizeof *velocity);
+  double *pressure = clmg_alloc_array(nc ? nc : 1, sizeof *pressure);
+  int32_t *count = calloc(nv ? nv : 1, sizeof *count);
+  if (!velocity || !pressure || !count) {
+    free(velocity);
+    free(pressure);
+    free(count);
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "flow vtu: no host memory for %zu nodes", nodes);
+  }
+  /* a vertex: the mean over its cells of the cell's linear velocity there
+   * (at vertex i of a cell, the P1nc function of the edge opposite i is
+   * -1, those of the other two edges 1); an edge midpoint: its unknown */
+  for (size_t c = 0; c < nc; c++) {
+    const int32_t *e = edges->cell_edges + 3 * c;
+    for (int i = 0; i < 3; i++) {
+      size_t v = (size_t)mesh->cells[3 * c + (size_t)i];
+      for (int d = 0; d < 2; d++) {
+        const double *u = x + (size_t)d * ne;
+        velocity[2 * v + (size_t)d] += u[e[(i + 1) % 3]] + u[e[(i + 2) % 3]] - u[e[i]];
+      }
+      count[v]++;
+    }
+    pressure[c] = x[2 * ne + c];
+  }
+  for (size_t v = 0; v < nv; v++)
+    for (int d = 0; d < 2; d++)
+      velocity[2 * v + (size_t)d] /= count[v] ? count[v] : 1;
+  for (size_t e = 0; e < ne; e++)
+    for (int d = 0; d < 2; d++)
+      velocity[2 * (nv + e) + (size_t)d] = x[(size_t)d * ne + e];
+  const clmg_vtu_field fields[2] = {{"velocity", velocity, 2, 0}, {"pressure", pressure, 1, 1}};
+  clmg_status status = clmg_mesh_write_vtu_fields(path, mesh, 2, fields, 2, CLMG_VTU_BINARY, error);
+  free(velocity);
+  free(pressure);
+  free(count);
+  return status;
+}
