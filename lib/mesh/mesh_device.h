@@ -3,8 +3,8 @@
  * its meshes, number its DOFs and find its Dirichlet DOFs without the host,
  * so that only the coarse mesh goes up and only the finest comes back.
  * Not installed. */
-#ifndef CLMG_FEM_MESH_DEVICE_H
-#define CLMG_FEM_MESH_DEVICE_H
+#ifndef CLMG_MESH_DEVICE_H
+#define CLMG_MESH_DEVICE_H
 
 #include "clmg/fem.h"
 #include "clmg/mesh.h"

@@ -1,7 +1,7 @@
 /* Internal helpers shared by the mesh sources (mesh.c, refine.c,
  * mesh_generators.c). Not installed. */
-#ifndef CLMG_FEM_MESH_INTERNAL_H
-#define CLMG_FEM_MESH_INTERNAL_H
+#ifndef CLMG_MESH_INTERNAL_H
+#define CLMG_MESH_INTERNAL_H
 
 #include "clmg/fem.h"
 #include "clmg/mesh.h"
