@@ -418,9 +418,8 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
                       NULL) != CL_SUCCESS)
     unified = CL_FALSE;
   context->shares_host_memory = context->info.is_cpu || unified;
-  /* Oclgrind does not count what clEnqueueFillBuffer wrote as initialised
-   * (cl/fill.cl): fills run as a kernel there */
-  context->fill_by_kernel = strstr(context->info.platform_name, "Oclgrind") != NULL;
+  /* the simulator's shadow memory needs help (lib/core/memory.c) */
+  context->under_oclgrind = strstr(context->info.platform_name, "Oclgrind") != NULL;
 
   cl_int error;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
@@ -597,27 +596,18 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
     return clmg_fail_cl(context, error, message);
   }
   context->device_bytes += bytes;
-  return CLMG_SUCCESS;
+  status = initial ? CLMG_SUCCESS : clmg_oclgrind_fresh_shadow(context, *buffer, bytes, what);
+  if (status != CLMG_SUCCESS) {
+    clmg_device_free(context, *buffer, bytes);
+    *buffer = NULL;
+  }
+  return status;
 }
 
 clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t bytes, const char *what) {
-  if (context->fill_by_kernel && pattern_size <= 8) {
-    /* Oclgrind: see cl/fill.cl (offset is a multiple of pattern_size) */
-    uint64_t bits = 0;
-    memcpy(&bits, pattern, pattern_size);
-    clmg_kernel_args args;
-    clmg_status status = clmg_args_for_kernel(context, "fill", "", "fill_pattern", &args);
-    if (status != CLMG_SUCCESS)
-      return status;
-    clmg_arg_buffer(&args, buffer);
-    clmg_arg_ulong(&args, offset);
-    clmg_arg_ulong(&args, bytes);
-    clmg_arg_ulong(&args, bits);
-    cl_uint size = (cl_uint)pattern_size;
-    clmg_arg_raw(&args, sizeof size, &size);
-    return clmg_launch_args(&args, bytes);
-  }
+  if (context->under_oclgrind) /* lib/core/memory.c says why */
+    return clmg_oclgrind_fill(context, buffer, pattern, pattern_size, offset, bytes, what);
   const size_t chunk = pattern_size << 30;
   cl_int error = CL_SUCCESS;
   for (size_t done = 0; done < bytes && error == CL_SUCCESS; done += chunk)
@@ -650,7 +640,7 @@ clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes) {
   if (!context->partials)
     return clmg_fail_cl(context, error, "allocating the reduction scratch");
   context->partials_capacity = bytes;
-  return CLMG_SUCCESS;
+  return clmg_oclgrind_fresh_shadow(context, context->partials, bytes, "the reduction scratch");
 }
 
 void clmg_args_begin(clmg_kernel_args *args, clmg_context *context, cl_kernel kernel,

@@ -28,7 +28,7 @@ struct clmg_context {
   uint64_t memory_limit;        /* 0: none */
   char memory_limit_origin[64]; /* where the limit came from, for messages */
   int shares_host_memory;       /* CPU device, or unified host memory */
-  int fill_by_kernel;           /* clmg_fill_buffer by a kernel (Oclgrind) */
+  int under_oclgrind;           /* the Oclgrind simulator: see memory.c, its shadow memory */
   const char *fp64_disabled_by; /* static; NULL unless disable_fp64 */
 
   /* program manager */
@@ -150,6 +150,23 @@ void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
  * its queue. `what` names the fill in a failure's message. */
 clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t bytes, const char *what);
+
+/* Oclgrind's uninitialised-value check keeps a wrong shadow of a new
+ * buffer, of part-buffer writes and of copies (lib/core/memory.c says how);
+ * on Oclgrind these functions put it right, elsewhere they are the plain
+ * OpenCL commands. fresh_shadow: a new buffer of `bytes` reads as unwritten
+ * (nothing elsewhere). write_buffer: clEnqueueWriteBuffer of bytes [offset,
+ * offset + bytes), blocking or not. copy_buffer: clEnqueueCopyBuffer. fill:
+ * clmg_fill_buffer's work on Oclgrind. `what` names the operation in a
+ * failure's message. */
+clmg_status clmg_oclgrind_fresh_shadow(clmg_context *context, cl_mem buffer, size_t bytes,
+                                       const char *what);
+clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                              size_t bytes, const void *host, const char *what);
+clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source_offset,
+                             cl_mem target, size_t target_offset, size_t bytes, const char *what);
+clmg_status clmg_oclgrind_fill(clmg_context *context, cl_mem buffer, const void *pattern,
+                               size_t pattern_size, size_t offset, size_t bytes, const char *what);
 
 /* The checks of clmg_device_alloc and clmg_context_check_memory
  * (lib/core/memory.c): `bytes` more device bytes, `largest` of them in one

@@ -4,7 +4,9 @@
  * that cannot get the memory it promised does not always return an error:
  * pocl 3.1 asserts (SIGABRT) when the host allocation behind a buffer fails,
  * and an overcommitted host kills the process instead. So clmg checks first
- * and fails with a message that gives both numbers. */
+ * and fails with a message that gives both numbers. At the end: the
+ * buffer commands that Oclgrind's uninitialised-value check needs done its
+ * way. */
 #define _POSIX_C_SOURCE 200809L
 
 #include "core/internal.h"
@@ -415,4 +417,124 @@ void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, double low, dou
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     x[i] = low + (high - low) * ((double)(state >> 11) / 9007199254740992.0);
   }
+}
+
+/* ---- Oclgrind's shadow memory ----
+ * Oclgrind's uninitialised-value check (--uninitialized; the plugin
+ * src/plugins/Uninitialized.cpp, the same in 21.10 as in 26.03.1) keeps a
+ * shadow of each buffer slot, and two of its rules reported values that
+ * had been written, in every family that allocates as it goes (issue 31:
+ * adjacency_sort, mesh_dirichlet_dofs, the scans, agg_sizes, the mixed-
+ * precision pointwise_multiply, csr_gather_stored, ...):
+ *  - a host store (clEnqueueWriteBuffer, clEnqueueCopyBuffer, each pattern
+ *    of clEnqueueFillBuffer) replaces the slot's whole shadow by one of the
+ *    store's size at the slot's start (hostMemoryStore ->
+ *    allocAndStoreShadowMemory -> ShadowMemory::allocate): after a store
+ *    of part of a buffer the rest reads as unwritten, the stored bytes too
+ *    when the offset is not 0, and kernels' writes past the new size are
+ *    dropped;
+ *  - nothing drops a released buffer's shadow (no memoryDeallocated), and
+ *    the runtime gives the slot to a later buffer (Memory::getNextBuffer);
+ *    a kernel's first use makes a fresh, unwritten shadow only where the
+ *    slot has none (kernelBegin), so a new buffer larger than the old one
+ *    reads as unwritten past the old size whatever kernels write there.
+ * Standalone programs show both: a kernel-written buffer of 16 ints, then a
+ * 4-byte write at offset 0: 15 reported; a buffer of 16 ints that a kernel
+ * wrote in full, in the slot of a released 16-byte one: 12 reported. Only the
+ * simulator's bookkeeping is wrong, not its values, and a real device has
+ * none of it. So on Oclgrind (context->under_oclgrind) each new buffer gets
+ * a fresh shadow, unwritten as a real device's new allocation is, and
+ * writes of part of a buffer (fills among them) and all copies go through
+ * kernels (cl/fill.cl), whose stores the plugin tracks byte by byte; a
+ * write of a whole buffer stays a host store. Elsewhere these are the
+ * plain OpenCL commands. */
+
+clmg_status clmg_oclgrind_fresh_shadow(clmg_context *context, cl_mem buffer, size_t bytes,
+                                       const char *what) {
+  if (!context->under_oclgrind)
+    return CLMG_SUCCESS;
+  /* a store of the whole buffer sizes the shadow (written, zeros), then a
+   * kernel marks it unwritten */
+  void *zeros = calloc(bytes ? bytes : 1, 1);
+  if (!zeros)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "%zu bytes of zeros for a new buffer's shadow on Oclgrind (%s)", bytes, what);
+  cl_int error =
+      clEnqueueWriteBuffer(context->queue, buffer, CL_TRUE, 0, bytes, zeros, 0, NULL, NULL);
+  free(zeros);
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, what);
+  clmg_kernel_args args;
+  clmg_status status = clmg_args_for_kernel(context, "fill", "", "mark_unwritten", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_buffer(&args, buffer);
+  clmg_arg_ulong(&args, bytes);
+  return clmg_launch_args(&args, bytes / 64 + 1);
+}
+
+static size_t buffer_size(cl_mem buffer) {
+  size_t size = 0;
+  return clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof size, &size, NULL) == CL_SUCCESS ? size : 0;
+}
+
+static clmg_status copy_by_kernel(clmg_context *context, cl_mem source, size_t source_offset,
+                                  cl_mem target, size_t target_offset, size_t bytes) {
+  clmg_kernel_args args;
+  clmg_status status = clmg_args_for_kernel(context, "fill", "", "copy_bytes", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_buffer(&args, target);
+  clmg_arg_ulong(&args, target_offset);
+  clmg_arg_buffer(&args, source);
+  clmg_arg_ulong(&args, source_offset);
+  clmg_arg_ulong(&args, bytes);
+  return clmg_launch_args(&args, bytes);
+}
+
+clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                              size_t bytes, const void *host, const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  if (context->under_oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
+    /* a staging buffer takes the bytes in one store of its whole size */
+    cl_int error;
+    cl_mem staging = clCreateBuffer(context->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                                    (void *)host, &error);
+    if (!staging)
+      return clmg_fail_cl(context, error, what);
+    clmg_status status = copy_by_kernel(context, staging, 0, buffer, offset, bytes);
+    if (status == CLMG_SUCCESS && blocking)
+      status = clmg_finish(context);
+    clReleaseMemObject(staging);
+    return status;
+  }
+  cl_int error = clEnqueueWriteBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
+                                      bytes, host, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source_offset,
+                             cl_mem target, size_t target_offset, size_t bytes, const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  if (context->under_oclgrind)
+    return copy_by_kernel(context, source, source_offset, target, target_offset, bytes);
+  cl_int error = clEnqueueCopyBuffer(context->queue, source, target, source_offset, target_offset,
+                                     bytes, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+clmg_status clmg_oclgrind_fill(clmg_context *context, cl_mem buffer, const void *pattern,
+                               size_t pattern_size, size_t offset, size_t bytes, const char *what) {
+  /* the filled bytes made on the host, then written as above */
+  unsigned char *filled = malloc(bytes ? bytes : 1);
+  if (!filled)
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "%zu bytes to fill a buffer from on Oclgrind (%s)", bytes, what);
+  for (size_t done = 0; done < bytes; done += pattern_size)
+    memcpy(filled + done, pattern, bytes - done < pattern_size ? bytes - done : pattern_size);
+  clmg_status status = clmg_write_buffer(context, buffer, 1, offset, bytes, filled, what);
+  free(filled);
+  return status;
 }

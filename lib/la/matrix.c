@@ -1321,9 +1321,7 @@ static clmg_status keep_copy(clmg_context *context, const clmg_vector *v, const 
       *bytes = 0;
     return status;
   }
-  cl_int error =
-      clEnqueueCopyBuffer(context->queue, source, *copy, offset * size, 0, *bytes, 0, NULL, NULL);
-  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+  return clmg_copy_buffer(context, source, offset * size, *copy, 0, *bytes, what);
 }
 
 /* ---- layouts made on the device, from the pattern's row offsets ----

@@ -186,15 +186,13 @@ static clmg_status transfer(const clmg_vector *vector, void *host, int upload, i
   if (vector->length == 0)
     return CLMG_SUCCESS;
   size_t size = clmg_dtype_size(vector->type);
-  cl_bool block = blocking ? CL_TRUE : CL_FALSE;
+  if (upload) /* a view's part of the buffer: see clmg_write_buffer */
+    return clmg_write_buffer(context, vector->buffer, blocking, vector->offset * size,
+                             vector->length * size, host, "uploading a vector");
   cl_int error =
-      upload ? clEnqueueWriteBuffer(context->queue, vector->buffer, block, vector->offset * size,
-                                    vector->length * size, host, 0, NULL, NULL)
-             : clEnqueueReadBuffer(context->queue, vector->buffer, block, vector->offset * size,
-                                   vector->length * size, host, 0, NULL, NULL);
-  return error == CL_SUCCESS
-             ? CLMG_SUCCESS
-             : clmg_fail_cl(context, error, upload ? "uploading a vector" : "downloading a vector");
+      clEnqueueReadBuffer(context->queue, vector->buffer, blocking ? CL_TRUE : CL_FALSE,
+                          vector->offset * size, vector->length * size, host, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, "downloading a vector");
 }
 
 clmg_status clmg_vector_upload(clmg_vector *vector, const void *host) {
