@@ -30,7 +30,10 @@
 # Python wheels in .whl/ (e.g. pyamg for the AMG baselines) are installed too.
 # .hypre/clmg_hypre_pcg (perf/build-hypre-baseline.sh: a static build against
 # a sequential hypre, no MPI needed) is the hypre AMG baseline where this
-# build has no clmg_hypre_pcg of its own (no hypre or MPI here).
+# build has no clmg_hypre_pcg of its own (no hypre or MPI here). The GPU one,
+# hypre built with CUDA, is built here by the AMG stage from the source
+# tarball in .hypre-src/ (perf/build-hypre-baseline.sh --fetch --gpu where
+# there is network, then carry .hypre-src/).
 #
 # Logs and JSON land in an output directory (OUT, default ./perf-results in
 # the repository root):
@@ -73,11 +76,23 @@
 #   ASSEMBLY_POCL_ARGS ... on pocl (default "--regular-levels 1:2")
 #   SKIP_AMG=1         skip the AMG benchmark (clmg_perf_amg) and its baselines
 #   AMG_GPU_ARGS       arguments for clmg_perf_amg on the GPU (default
-#                      "--regular-levels 1:3 --blobs-level 4")
+#                      "--regular-levels 3:4 --blobs-level 4")
 #   AMG_POCL_ARGS      ... on pocl (default "--regular-levels 1:2 --blobs-level 2")
+#   SKIP_AMG_POCL=1    skip clmg_perf_amg on pocl
+#   AMG_SPD_PROBLEMS   the SPD test problems written beside the GPU run's
+#                      matrices for the baselines, PROBLEM:LEVEL for
+#                      clmg_perf_spd_problems (default "elasticity-p1:48
+#                      dg-diffusion:256"; empty: none); clmg's numbers on them
+#                      come from clmg solve --precond amg
 #   AMG_MTX_DIR        where the GPU run writes its matrices for the baselines
 #                      (pyamg when importable, hypre when clmg_hypre_pcg was
-#                      built or .hypre/ carries it); default /tmp/clmg-amg-mtx
+#                      built or .hypre/ carries it, hypre on the GPU); default
+#                      /tmp/clmg-amg-mtx
+#   AMG_CPU_MAX_ROWS   run pyamg and CPU hypre only on matrices up to this many
+#                      rows (default 0: all)
+#   SKIP_HYPRE_GPU=1   no hypre on the GPU: skip building hypre with CUDA
+#                      (perf/build-hypre-baseline.sh --gpu, a few minutes on
+#                      16 cores; needs .hypre-src/ or network) and its column
 #   SKIP_SCALING=1     skip perf/scaling.sh (clmg_mpi: needs an MPI, the
 #                      machine's or MPICH carried as a wheel in .whl/)
 #   SCALING_WHERE      where its ranks run: "gpu pocl" (default), "gpu" or "pocl"
@@ -379,10 +394,42 @@ if [[ ${build_status} -eq 0 ]]; then
   if [[ "${SKIP_AMG:-0}" != 1 && -x "${build_dir}/perf/clmg_perf_amg" ]]; then
     amg_mtx_dir="${AMG_MTX_DIR:-/tmp/clmg-amg-mtx}"
     rm -rf "${amg_mtx_dir}" && mkdir -p "${amg_mtx_dir}"
+    hypre_gpu_dir="${repo_root}/build-hypre-gpu"
+    if [[ "${SKIP_HYPRE_GPU:-0}" != 1 ]]; then
+      section "hypre with CUDA for the GPU baseline (perf/build-hypre-baseline.sh --gpu)" |
+        tee -a "${bench_log}"
+      start_step
+      BUILD_DIR="${hypre_gpu_dir}" JOBS="${jobs}" perf/build-hypre-baseline.sh --gpu 2>&1 |
+        tee -a "${bench_log}"
+      record "hypre gpu build" $?
+    fi
     run_json_benchmark amg gpu "${gpu_device}" \
-      "${AMG_GPU_ARGS:---regular-levels 1:3 --blobs-level 4} --write-mtx ${amg_mtx_dir}"
-    run_json_benchmark amg pocl pocl "${AMG_POCL_ARGS:---regular-levels 1:2 --blobs-level 2}"
-    section "AMG baselines on the same matrices (this machine's CPU)" | tee -a "${bench_log}"
+      "${AMG_GPU_ARGS:---regular-levels 3:4 --blobs-level 4} --write-mtx ${amg_mtx_dir}"
+    if [[ "${SKIP_AMG_POCL:-0}" != 1 ]]; then
+      run_json_benchmark amg pocl pocl "${AMG_POCL_ARGS:---regular-levels 1:2 --blobs-level 2}"
+    fi
+    # The SPD test problems beside them, named as clmg_perf_amg names its
+    # files (coords-NAME.mtx: elasticity's nodes, for its rigid-body modes).
+    start_step
+    spd_status=0
+    for spec in ${AMG_SPD_PROBLEMS-elasticity-p1:48 dg-diffusion:256}; do
+      problem="${spec%%:*}" level="${spec##*:}"
+      prefix="${amg_mtx_dir}/spd-${problem}-${level}"
+      if "${build_dir}/perf/clmg_perf_spd_problems" "${problem}" --level "${level}" \
+        -o "${prefix}" 2>&1 | tee -a "${bench_log}"; then
+        mv "${prefix}.mtx" "${amg_mtx_dir}/A-${problem}-${level}.mtx"
+        mv "${prefix}_b.mtx" "${amg_mtx_dir}/b-${problem}-${level}.mtx"
+        if [[ "${problem}" == elasticity-* ]]; then
+          mv "${prefix}_coords.mtx" "${amg_mtx_dir}/coords-${problem}-${level}.mtx"
+        fi
+        rm -f "${prefix}"*
+      else
+        spd_status=1
+      fi
+    done
+    record "spd problems for the baselines" "${spd_status}"
+    section "AMG baselines on the same matrices (pyamg and hypre on this machine's CPU," \
+      "hypre on the GPU, against clmg)" | tee -a "${bench_log}"
     start_step
     hypre_args=()
     if [[ -x "${build_dir}/perf/clmg_hypre_pcg" ]]; then
@@ -392,7 +439,14 @@ if [[ ${build_status} -eq 0 ]]; then
       hypre_args=(--hypre "${repo_root}/.hypre/clmg_hypre_pcg")
       [[ -f .hypre/VERSION ]] && tee -a "${bench_log}" <.hypre/VERSION
     fi
+    if [[ "${SKIP_HYPRE_GPU:-0}" != 1 && -x "${hypre_gpu_dir}/perf/clmg_hypre_pcg" ]]; then
+      hypre_args+=(--hypre-gpu "${hypre_gpu_dir}/perf/clmg_hypre_pcg")
+      [[ -f "${hypre_gpu_dir}/HYPRE-VERSION" ]] &&
+        tee -a "${bench_log}" <"${hypre_gpu_dir}/HYPRE-VERSION"
+    fi
     PYTHONUNBUFFERED=1 python3 perf/amg_baselines.py "${amg_mtx_dir}" "${hypre_args[@]}" \
+      --clmg-json "${results_dir}/amg-gpu.json" --clmg "${build_dir}/apps/clmg" \
+      --device "${gpu_device}" --cpu-max-rows "${AMG_CPU_MAX_ROWS:-0}" \
       --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
     record "amg baselines" $?
     rm -rf "${amg_mtx_dir}"

@@ -13,6 +13,12 @@
  * exit status 1.
  *
  *   clmg_hypre_pcg A.mtx [b.mtx] [--tol 1e-8] [--maxit 500] [--threads N]
+ *                  [--runs N] [--agg-levels N] [--num-functions N]
+ *
+ * --num-functions N: a vector problem with N unknowns a node, numbered node
+ * by node (DOF i is unknown i mod N of its node, e.g. N = 3 for 3D
+ * elasticity): BoomerAMG's systems AMG, unknown approach (strength only
+ * between equal unknowns). --runs and --agg-levels: see GPU mode below.
  *
  * A: coordinate real or integer, general or symmetric (lower triangle stored,
  * expanded here), square; duplicate entries are summed. b: array real or
@@ -24,6 +30,34 @@
  * own MPI stand-ins (_hypre_utilities.h) replace MPI's calls, one process.
  * perf/build-hypre-baseline.sh links it statically against a sequential
  * hypre, for a machine that has neither hypre nor MPI.
+ *
+ * GPU mode. Against a hypre built with CUDA (configure --with-cuda, which
+ * defines HYPRE_USING_GPU and HYPRE_USING_CUDA; perf/build-hypre-baseline.sh
+ * --gpu) the program runs everything on the GPU, as hypre's user manual
+ * shows it ("GPU-supported Options" in solvers-boomeramg.rst of hypre
+ * 2.32.0): HYPRE_Initialize, HYPRE_SetMemoryLocation(HYPRE_MEMORY_DEVICE),
+ * HYPRE_SetExecutionPolicy(HYPRE_EXEC_DEVICE), hypre's own SpGEMM and the
+ * GPU random numbers, matrix and vectors handed to the IJ interface in
+ * device memory, and BoomerAMG options from the manual's list of
+ * GPU-supported ones: PMIS coarsening (8), extended+i interpolation (6),
+ * which hypre computes on the GPU through matrix-matrix products (the
+ * manual: "a version of this interpolation based on matrix operations for
+ * GPUs", Li, Sjogreen and Yang 2021), l1-Jacobi relaxation (18) in natural
+ * order (the manual: relax order "must be false"), the transposes of P kept
+ * (the manual: "keep transpose to avoid SpMTV"), strong threshold 0.25 and
+ * at most 4 interpolation entries per row as in CPU mode; aggressive
+ * coarsening on the first --agg-levels levels (default none) with the
+ * GPU-supported extended second-stage interpolation (5). l1-Jacobi keeps
+ * the V-cycle symmetric, so CG stays valid. Setup and solve are timed with
+ * cudaDeviceSynchronize before each clock reading; the CUDA context and
+ * HYPRE_Initialize are timed apart ("init_s"), and the whole setup and
+ * solve run --runs times (default 2 here, 1 in CPU mode) on the same
+ * matrix with x = 0 each time: the last run is reported, the first one's
+ * times too ("first_setup_s", "first_solve_s": cuSPARSE and cuRAND handles,
+ * the lazy loading of kernels and the memory pool's growth fall there).
+ * x comes back to the host, where the residual is recomputed as in CPU
+ * mode. JSON: the fields of CPU mode and "device": "gpu" with the GPU's
+ * name.
  */
 #define _POSIX_C_SOURCE 200809L /* getline, strcasecmp, clock_gettime */
 
@@ -68,6 +102,16 @@
 #define HAVE_HYPRE_THREADS 0
 #endif
 
+#if defined(HYPRE_USING_GPU) && !defined(HYPRE_USING_CUDA)
+#error "clmg_hypre_pcg's GPU mode knows CUDA builds of hypre only (HIP or SYCL: not written)"
+#endif
+#if defined(HYPRE_USING_CUDA)
+#include <cuda_runtime_api.h>
+#define GPU_MODE 1
+#else
+#define GPU_MODE 0
+#endif
+
 #if defined(HYPRE_COMPLEX)
 #error "clmg_hypre_pcg needs a real (not complex) hypre build"
 #endif
@@ -80,8 +124,24 @@
 
 #define PROGRAM "clmg_hypre_pcg"
 #define STRONG_THRESHOLD 0.25
+#define COARSEN_TYPE 8 /* PMIS */
+#if GPU_MODE
+#define DEVICE_NAME "gpu"
+#define RELAX_TYPE 18     /* l1-Jacobi */
+#define INTERP_TYPE 6     /* extended+i, by matrix-matrix products on the GPU */
+#define AGG_INTERP_TYPE 5 /* extended, for aggressive coarsening's second stage */
+#define P_MAX_ELMTS 4
+#define DEFAULT_RUNS 2
+#define SETTINGS                                                                                   \
+  "GPU: PMIS coarsening, extended+i interpolation (matrix-based), l1-Jacobi relaxation, "          \
+  "strong threshold 0.25, at most 4 entries per row of P, P^T kept, one V-cycle"
+#else
+#define DEVICE_NAME "cpu"
+#define RELAX_TYPE 6 /* hybrid symmetric Gauss-Seidel */
+#define DEFAULT_RUNS 1
 #define SETTINGS                                                                                   \
   "PMIS coarsening, hybrid symmetric Gauss-Seidel, strong threshold 0.25, one V-cycle"
+#endif
 
 /* ---------------------------------------------------------------- errors */
 
@@ -591,17 +651,31 @@ typedef struct {
   const char *a_path, *b_path;
   double tol;
   long maxit;
-  long threads; /* 0: the default */
+  long threads;    /* 0: the default */
+  long runs;       /* setup and solve this often; the last is reported */
+  long agg_levels; /* GPU mode: levels of aggressive coarsening */
+  long functions;  /* unknowns per node (systems AMG), interleaved */
 } options;
 
-static const char usage[] =
-    "usage: " PROGRAM " A.mtx [b.mtx] [--tol 1e-8] [--maxit 500] [--threads N]";
+static const char usage[] = "usage: " PROGRAM " A.mtx [b.mtx] [--tol 1e-8] [--maxit 500] "
+                            "[--threads N] [--runs N] [--agg-levels N] [--num-functions N]";
+
+static bool value_option(const char *arg) {
+  static const char *const names[] = {"--tol",        "--maxit",         "--threads", "--runs",
+                                      "--agg-levels", "--num-functions", NULL};
+  for (int k = 0; names[k] != NULL; k++) {
+    if (strcmp(arg, names[k]) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
 
 static bool parse_args(int argc, char **argv, options *o) {
-  *o = (options){NULL, NULL, 1e-8, 500, 0};
+  *o = (options){NULL, NULL, 1e-8, 500, 0, DEFAULT_RUNS, 0, 1};
   for (int i = 1; i < argc; i++) {
     const char *arg = argv[i];
-    if (strcmp(arg, "--tol") == 0 || strcmp(arg, "--maxit") == 0 || strcmp(arg, "--threads") == 0) {
+    if (value_option(arg)) {
       if (i + 1 >= argc) {
         fail("%s needs a value; %s", arg, usage);
         return false;
@@ -616,15 +690,22 @@ static bool parse_args(int argc, char **argv, options *o) {
           return false;
         }
       } else {
+        const long lo = strcmp(arg, "--agg-levels") == 0 ? 0 : 1;
         long x = strtol(v, &end, 10);
-        if (end == v || *end != '\0' || errno == ERANGE || x < 1 || x > 1000000) {
-          fail("%s '%s': expected an integer in [1, 1000000]", arg, v);
+        if (end == v || *end != '\0' || errno == ERANGE || x < lo || x > 1000000) {
+          fail("%s '%s': expected an integer in [%ld, 1000000]", arg, v, lo);
           return false;
         }
         if (strcmp(arg, "--maxit") == 0) {
           o->maxit = x;
-        } else {
+        } else if (strcmp(arg, "--threads") == 0) {
           o->threads = x;
+        } else if (strcmp(arg, "--runs") == 0) {
+          o->runs = x;
+        } else if (strcmp(arg, "--num-functions") == 0) {
+          o->functions = x;
+        } else {
+          o->agg_levels = x;
         }
       }
     } else if (arg[0] == '-' && arg[1] != '\0') {
@@ -643,6 +724,10 @@ static bool parse_args(int argc, char **argv, options *o) {
     fail("no matrix given; %s", usage);
     return false;
   }
+  if (!GPU_MODE && o->agg_levels > 0) {
+    fail("--agg-levels is for GPU mode (a hypre built with CUDA); this one runs on the CPU");
+    return false;
+  }
   return true;
 }
 
@@ -650,11 +735,14 @@ static bool parse_args(int argc, char **argv, options *o) {
 
 typedef struct {
   int threads;
-  double setup_s, solve_s;
+  double init_s;                       /* GPU mode: CUDA context and HYPRE_Initialize */
+  double setup_s, solve_s;             /* the last run */
+  double first_setup_s, first_solve_s; /* the first run */
   HYPRE_Int iterations;
   HYPRE_Real hypre_rel_res;
   double true_rel_res;
   bool converged;
+  char gpu_name[256];
 } result;
 
 /* ||b - A x||_2 / ||b||_2 from the CSR arrays, in double. */
@@ -672,42 +760,135 @@ static double relative_residual(const csr *a, const HYPRE_Real *b, const HYPRE_R
   return sqrt(rr) / sqrt(bb);
 }
 
-static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, result *res) {
+#if GPU_MODE
+static bool cuda_ok(cudaError_t err, const char *what) {
+  if (err == cudaSuccess) {
+    return true;
+  }
+  fail("%s failed (CUDA error %d: %s)", what, (int)err, cudaGetErrorString(err));
+  return false;
+}
+
+/* A device copy of bytes at host (NULL and false on failure). */
+static void *to_device(const void *host, size_t bytes, const char *what) {
+  void *dev = NULL;
+  if (!cuda_ok(cudaMalloc(&dev, bytes), what)) {
+    return NULL;
+  }
+  if (!cuda_ok(cudaMemcpy(dev, host, bytes, cudaMemcpyHostToDevice), what)) {
+    cudaFree(dev);
+    return NULL;
+  }
+  return dev;
+}
+#endif
+
+/* Waits for the device (GPU mode), so that a clock reading after it counts
+ * the work queued before it. */
+static bool device_sync(void) {
+#if GPU_MODE
+  return cuda_ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+#else
+  return true;
+#endif
+}
+
+/* The IJ matrix and vectors of the system. The arrays handed to hypre's IJ
+ * interface live where hypre's objects do: on the host in CPU mode, in
+ * device memory in GPU mode (hypre's manual: with HYPRE_MEMORY_DEVICE the
+ * IJ interface takes "GPU pointers"). */
+typedef struct {
+  HYPRE_IJMatrix ij_a;
+  HYPRE_IJVector ij_b, ij_x;
+  HYPRE_ParCSRMatrix par_a;
+  HYPRE_ParVector par_b, par_x;
+  const HYPRE_BigInt *index; /* 0 .. n-1 where the vectors live */
+  HYPRE_Real *x_values;      /* room for x where the vectors live */
+#if GPU_MODE
+  void *dev[6]; /* device memory: row_len, index, col, val, b, x */
+#endif
+} ij_system;
+
+static void system_free(ij_system *s) {
+  if (s->ij_x != NULL) {
+    HYPRE_IJVectorDestroy(s->ij_x);
+  }
+  if (s->ij_b != NULL) {
+    HYPRE_IJVectorDestroy(s->ij_b);
+  }
+  if (s->ij_a != NULL) {
+    HYPRE_IJMatrixDestroy(s->ij_a);
+  }
+#if GPU_MODE
+  for (int k = 0; k < 6; k++) {
+    cudaFree(s->dev[k]);
+  }
+#endif
+  memset(s, 0, sizeof *s);
+}
+
+static bool system_build(const csr *a, HYPRE_Real *b, HYPRE_Real *x, ij_system *s) {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const HYPRE_BigInt last = (HYPRE_BigInt)a->n - 1;
-  HYPRE_IJMatrix ij_a = NULL;
-  HYPRE_IJVector ij_b = NULL, ij_x = NULL;
-  HYPRE_ParCSRMatrix par_a = NULL;
-  HYPRE_ParVector par_b = NULL, par_x = NULL;
-  HYPRE_Solver pcg = NULL, amg = NULL;
-  bool ok = false;
-
-  if (!hypre_ok(HYPRE_IJMatrixCreate(comm, 0, last, 0, last, &ij_a), "HYPRE_IJMatrixCreate") ||
-      !hypre_ok(HYPRE_IJMatrixSetObjectType(ij_a, HYPRE_PARCSR), "HYPRE_IJMatrixSetObjectType") ||
-      !hypre_ok(HYPRE_IJMatrixSetRowSizes(ij_a, a->row_len), "HYPRE_IJMatrixSetRowSizes") ||
-      !hypre_ok(HYPRE_IJMatrixInitialize(ij_a), "HYPRE_IJMatrixInitialize") ||
-      !hypre_ok(HYPRE_IJMatrixSetValues(ij_a, a->n, a->row_len, a->index, a->col, a->val),
-                "HYPRE_IJMatrixSetValues") ||
-      !hypre_ok(HYPRE_IJMatrixAssemble(ij_a), "HYPRE_IJMatrixAssemble") ||
-      !hypre_ok(HYPRE_IJMatrixGetObject(ij_a, (void **)&par_a), "HYPRE_IJMatrixGetObject")) {
-    goto out;
+  HYPRE_Int *row_len = a->row_len;
+  HYPRE_BigInt *index = a->index, *col = a->col;
+  HYPRE_Real *val = a->val, *b_values = b;
+  memset(s, 0, sizeof *s);
+  s->x_values = x;
+#if GPU_MODE
+  const size_t n = (size_t)a->n;
+  if ((row_len = s->dev[0] = to_device(a->row_len, n * sizeof *row_len, "copying A")) == NULL ||
+      (index = s->dev[1] = to_device(a->index, n * sizeof *index, "copying A")) == NULL ||
+      (col = s->dev[2] = to_device(a->col, a->nnz * sizeof *col, "copying A")) == NULL ||
+      (val = s->dev[3] = to_device(a->val, a->nnz * sizeof *val, "copying A")) == NULL ||
+      (b_values = s->dev[4] = to_device(b, n * sizeof *b, "copying b")) == NULL ||
+      !cuda_ok(cudaMalloc(&s->dev[5], n * sizeof *x), "cudaMalloc for x")) {
+    return false;
   }
-  HYPRE_IJVector *vecs[2] = {&ij_b, &ij_x};
-  HYPRE_Real *vals[2] = {b, x};
-  HYPRE_ParVector *pars[2] = {&par_b, &par_x};
+  s->x_values = s->dev[5];
+#endif
+  s->index = index;
+  if (!hypre_ok(HYPRE_IJMatrixCreate(comm, 0, last, 0, last, &s->ij_a), "HYPRE_IJMatrixCreate") ||
+      !hypre_ok(HYPRE_IJMatrixSetObjectType(s->ij_a, HYPRE_PARCSR),
+                "HYPRE_IJMatrixSetObjectType") ||
+      (!GPU_MODE && /* the host path's allocation hint */
+       !hypre_ok(HYPRE_IJMatrixSetRowSizes(s->ij_a, a->row_len), "HYPRE_IJMatrixSetRowSizes")) ||
+      !hypre_ok(HYPRE_IJMatrixInitialize(s->ij_a), "HYPRE_IJMatrixInitialize") ||
+      !hypre_ok(HYPRE_IJMatrixSetValues(s->ij_a, a->n, row_len, index, col, val),
+                "HYPRE_IJMatrixSetValues") ||
+      !hypre_ok(HYPRE_IJMatrixAssemble(s->ij_a), "HYPRE_IJMatrixAssemble") ||
+      !hypre_ok(HYPRE_IJMatrixGetObject(s->ij_a, (void **)&s->par_a), "HYPRE_IJMatrixGetObject")) {
+    return false;
+  }
+  HYPRE_IJVector *vecs[2] = {&s->ij_b, &s->ij_x};
+  HYPRE_Real *vals[2] = {b_values, NULL};
+  HYPRE_ParVector *pars[2] = {&s->par_b, &s->par_x};
   for (int v = 0; v < 2; v++) {
     if (!hypre_ok(HYPRE_IJVectorCreate(comm, 0, last, vecs[v]), "HYPRE_IJVectorCreate") ||
         !hypre_ok(HYPRE_IJVectorSetObjectType(*vecs[v], HYPRE_PARCSR),
                   "HYPRE_IJVectorSetObjectType") ||
         !hypre_ok(HYPRE_IJVectorInitialize(*vecs[v]), "HYPRE_IJVectorInitialize") ||
-        !hypre_ok(HYPRE_IJVectorSetValues(*vecs[v], a->n, a->index, vals[v]),
-                  "HYPRE_IJVectorSetValues") ||
+        (vals[v] != NULL && !hypre_ok(HYPRE_IJVectorSetValues(*vecs[v], a->n, index, vals[v]),
+                                      "HYPRE_IJVectorSetValues")) ||
         !hypre_ok(HYPRE_IJVectorAssemble(*vecs[v]), "HYPRE_IJVectorAssemble") ||
         !hypre_ok(HYPRE_IJVectorGetObject(*vecs[v], (void **)pars[v]), "HYPRE_IJVectorGetObject")) {
-      goto out;
+      return false;
     }
   }
+  return device_sync();
+}
 
+/* One setup and solve from x = 0 with fresh PCG and BoomerAMG objects: the
+ * times, iterations and residuals into *res, x (where the vectors live)
+ * into s->x_values. */
+static bool run_once(const options *o, const ij_system *s, HYPRE_Int n, result *res) {
+  const MPI_Comm comm = MPI_COMM_WORLD;
+  HYPRE_Solver pcg = NULL, amg = NULL;
+  bool ok = false;
+  if (!hypre_ok(HYPRE_ParVectorSetConstantValues(s->par_x, 0.0),
+                "HYPRE_ParVectorSetConstantValues")) {
+    goto out;
+  }
   /* PCG: two-norm, relative tolerance, no absolute floor; quiet. */
   if (!hypre_ok(HYPRE_ParCSRPCGCreate(comm, &pcg), "HYPRE_ParCSRPCGCreate") ||
       !hypre_ok(HYPRE_ParCSRPCGSetTol(pcg, o->tol), "HYPRE_ParCSRPCGSetTol") ||
@@ -719,12 +900,15 @@ static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, 
       !hypre_ok(HYPRE_ParCSRPCGSetPrintLevel(pcg, 0), "HYPRE_ParCSRPCGSetPrintLevel")) {
     goto out;
   }
-  /* BoomerAMG as a preconditioner (Fu et al. 2014): PMIS (8), hybrid
-   * symmetric Gauss-Seidel (6) in natural order, one sweep, one V-cycle,
-   * no tolerance; everything else at hypre's defaults. */
+  /* BoomerAMG as a preconditioner: one V-cycle, no tolerance, one sweep,
+   * PMIS (8), strong threshold 0.25. CPU mode (Fu et al. 2014): hybrid
+   * symmetric Gauss-Seidel (6) in natural order, everything else at
+   * hypre's defaults. GPU mode: the GPU-supported options of the header
+   * comment. */
   if (!hypre_ok(HYPRE_BoomerAMGCreate(&amg), "HYPRE_BoomerAMGCreate") ||
-      !hypre_ok(HYPRE_BoomerAMGSetCoarsenType(amg, 8), "HYPRE_BoomerAMGSetCoarsenType") ||
-      !hypre_ok(HYPRE_BoomerAMGSetRelaxType(amg, 6), "HYPRE_BoomerAMGSetRelaxType") ||
+      !hypre_ok(HYPRE_BoomerAMGSetCoarsenType(amg, COARSEN_TYPE),
+                "HYPRE_BoomerAMGSetCoarsenType") ||
+      !hypre_ok(HYPRE_BoomerAMGSetRelaxType(amg, RELAX_TYPE), "HYPRE_BoomerAMGSetRelaxType") ||
       !hypre_ok(HYPRE_BoomerAMGSetRelaxOrder(amg, 0), "HYPRE_BoomerAMGSetRelaxOrder") ||
       !hypre_ok(HYPRE_BoomerAMGSetNumSweeps(amg, 1), "HYPRE_BoomerAMGSetNumSweeps") ||
       !hypre_ok(HYPRE_BoomerAMGSetStrongThreshold(amg, STRONG_THRESHOLD),
@@ -732,18 +916,44 @@ static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, 
       !hypre_ok(HYPRE_BoomerAMGSetCycleType(amg, 1), "HYPRE_BoomerAMGSetCycleType") ||
       !hypre_ok(HYPRE_BoomerAMGSetMaxIter(amg, 1), "HYPRE_BoomerAMGSetMaxIter") ||
       !hypre_ok(HYPRE_BoomerAMGSetTol(amg, 0.0), "HYPRE_BoomerAMGSetTol") ||
-      !hypre_ok(HYPRE_BoomerAMGSetPrintLevel(amg, 0), "HYPRE_BoomerAMGSetPrintLevel") ||
-      !hypre_ok(HYPRE_ParCSRPCGSetPrecond(pcg, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, amg),
-                "HYPRE_ParCSRPCGSetPrecond")) {
+      !hypre_ok(HYPRE_BoomerAMGSetPrintLevel(amg, 0), "HYPRE_BoomerAMGSetPrintLevel")) {
+    goto out;
+  }
+#if GPU_MODE
+  if (!hypre_ok(HYPRE_BoomerAMGSetInterpType(amg, INTERP_TYPE), "HYPRE_BoomerAMGSetInterpType") ||
+      !hypre_ok(HYPRE_BoomerAMGSetPMaxElmts(amg, P_MAX_ELMTS), "HYPRE_BoomerAMGSetPMaxElmts") ||
+      !hypre_ok(HYPRE_BoomerAMGSetKeepTranspose(amg, 1), "HYPRE_BoomerAMGSetKeepTranspose") ||
+      !hypre_ok(HYPRE_BoomerAMGSetRAP2(amg, 0), "HYPRE_BoomerAMGSetRAP2") ||
+      !hypre_ok(HYPRE_BoomerAMGSetAggNumLevels(amg, (HYPRE_Int)o->agg_levels),
+                "HYPRE_BoomerAMGSetAggNumLevels") ||
+      !hypre_ok(HYPRE_BoomerAMGSetAggInterpType(amg, AGG_INTERP_TYPE),
+                "HYPRE_BoomerAMGSetAggInterpType")) {
+    goto out;
+  }
+#endif
+  /* A vector problem (--num-functions N, e.g. 3 for 3D elasticity): hypre's
+   * systems AMG, unknown approach (DOF i is function i mod N), which its
+   * GPU strength kernels support too. */
+  if (o->functions > 1 && !hypre_ok(HYPRE_BoomerAMGSetNumFunctions(amg, (HYPRE_Int)o->functions),
+                                    "HYPRE_BoomerAMGSetNumFunctions")) {
+    goto out;
+  }
+  if (!hypre_ok(HYPRE_ParCSRPCGSetPrecond(pcg, HYPRE_BoomerAMGSolve, HYPRE_BoomerAMGSetup, amg),
+                "HYPRE_ParCSRPCGSetPrecond") ||
+      !device_sync()) {
     goto out;
   }
 
   double t0 = now_s();
-  if (!hypre_ok(HYPRE_ParCSRPCGSetup(pcg, par_a, par_b, par_x), "HYPRE_ParCSRPCGSetup")) {
+  if (!hypre_ok(HYPRE_ParCSRPCGSetup(pcg, s->par_a, s->par_b, s->par_x), "HYPRE_ParCSRPCGSetup") ||
+      !device_sync()) {
     goto out;
   }
   double t1 = now_s();
-  HYPRE_Int ierr = HYPRE_ParCSRPCGSolve(pcg, par_a, par_b, par_x);
+  HYPRE_Int ierr = HYPRE_ParCSRPCGSolve(pcg, s->par_a, s->par_b, s->par_x);
+  if (!device_sync()) {
+    goto out;
+  }
   double t2 = now_s();
   res->setup_s = t1 - t0;
   res->solve_s = t2 - t1;
@@ -759,7 +969,8 @@ static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, 
                 "HYPRE_ParCSRPCGGetNumIterations") ||
       !hypre_ok(HYPRE_ParCSRPCGGetFinalRelativeResidualNorm(pcg, &res->hypre_rel_res),
                 "HYPRE_ParCSRPCGGetFinalRelativeResidualNorm") ||
-      !hypre_ok(HYPRE_IJVectorGetValues(ij_x, a->n, a->index, x), "HYPRE_IJVectorGetValues")) {
+      !hypre_ok(HYPRE_IJVectorGetValues(s->ij_x, n, s->index, s->x_values),
+                "HYPRE_IJVectorGetValues")) {
     goto out;
   }
   HYPRE_Int converged = 0;
@@ -767,7 +978,6 @@ static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, 
     goto out;
   }
   res->converged = converged != 0 && !conv_error;
-  res->true_rel_res = relative_residual(a, b, x);
   ok = true;
 out:
   if (pcg != NULL) {
@@ -776,25 +986,90 @@ out:
   if (amg != NULL) {
     HYPRE_BoomerAMGDestroy(amg);
   }
-  if (ij_x != NULL) {
-    HYPRE_IJVectorDestroy(ij_x);
-  }
-  if (ij_b != NULL) {
-    HYPRE_IJVectorDestroy(ij_b);
-  }
-  if (ij_a != NULL) {
-    HYPRE_IJMatrixDestroy(ij_a);
-  }
   return ok;
+}
+
+/* Builds the system, runs o->runs setups and solves (the last one is
+ * reported, the first one's times too), and recomputes the residual of the
+ * last x on the host. */
+static bool solve(const options *o, const csr *a, HYPRE_Real *b, HYPRE_Real *x, result *res) {
+  ij_system s;
+  bool ok = false;
+  if (!system_build(a, b, x, &s)) {
+    goto out;
+  }
+  for (long r = 0; r < o->runs; r++) {
+    if (!run_once(o, &s, a->n, res)) {
+      goto out;
+    }
+    if (r == 0) {
+      res->first_setup_s = res->setup_s;
+      res->first_solve_s = res->solve_s;
+    }
+  }
+#if GPU_MODE
+  if (!cuda_ok(cudaMemcpy(x, s.x_values, (size_t)a->n * sizeof *x, cudaMemcpyDeviceToHost),
+               "copying x to the host")) {
+    goto out;
+  }
+#endif
+  res->true_rel_res = relative_residual(a, b, x);
+  ok = true;
+out:
+  system_free(&s);
+  return ok;
+}
+
+/* GPU mode: the CUDA context (cudaSetDevice creates the primary context
+ * since CUDA 12; cudaFree(0) makes sure of it), then hypre, timed together
+ * so that they fall outside setup. hypre's manual: bind the GPU first,
+ * HYPRE_Initialize before any other HYPRE_ call, then the memory location
+ * and execution policy. */
+static bool initialize(result *res) {
+  double t0 = now_s();
+#if GPU_MODE
+  struct cudaDeviceProp prop;
+  if (!cuda_ok(cudaSetDevice(0), "cudaSetDevice(0)") || !cuda_ok(cudaFree(NULL), "cudaFree(0)") ||
+      !cuda_ok(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties")) {
+    return false;
+  }
+  snprintf(res->gpu_name, sizeof res->gpu_name, "%s", prop.name);
+  if (!hypre_ok(HYPRE_Initialize(), "HYPRE_Initialize") ||
+      !hypre_ok(HYPRE_SetMemoryLocation(HYPRE_MEMORY_DEVICE), "HYPRE_SetMemoryLocation") ||
+      !hypre_ok(HYPRE_SetExecutionPolicy(HYPRE_EXEC_DEVICE), "HYPRE_SetExecutionPolicy") ||
+      /* hypre's own SpGEMM and cuRAND, as the manual's GPU example sets them */
+      !hypre_ok(HYPRE_SetSpGemmUseVendor(0), "HYPRE_SetSpGemmUseVendor") ||
+      !hypre_ok(HYPRE_SetUseGpuRand(1), "HYPRE_SetUseGpuRand") || !device_sync()) {
+    return false;
+  }
+#else
+  if (!hypre_ok(HYPRE_Init(), "HYPRE_Init")) {
+    return false;
+  }
+#endif
+  res->init_s = now_s() - t0;
+  return true;
 }
 
 static void print_result_json(const options *o, const csr *a, const result *r) {
   printf("{\"solver\": \"hypre BoomerAMG-PCG\", \"status\": \"ok\", \"hypre_version\": ");
   json_string(HYPRE_VERSION_STRING);
+  printf(", \"device\": \"" DEVICE_NAME "\"");
+#if GPU_MODE
+  printf(", \"gpu_name\": ");
+  json_string(r->gpu_name);
+  printf(", \"cuda_runtime\": %d", (int)CUDART_VERSION);
+#endif
   printf(", \"settings\": ");
   json_string(SETTINGS);
-  printf(", \"strong_threshold\": %g, \"coarsen_type\": 8, \"relax_type\": 6", STRONG_THRESHOLD);
-  printf(", \"matrix\": ");
+  printf(", \"strong_threshold\": %g, \"coarsen_type\": %d, \"relax_type\": %d", STRONG_THRESHOLD,
+         COARSEN_TYPE, RELAX_TYPE);
+#if GPU_MODE
+  printf(", \"interp_type\": %d, \"p_max_elmts\": %d, \"keep_transpose\": 1"
+         ", \"agg_num_levels\": %ld, \"agg_interp_type\": %d",
+         INTERP_TYPE, P_MAX_ELMTS, o->agg_levels, AGG_INTERP_TYPE);
+#endif
+  printf(", \"num_functions\": %ld, \"matrix\": ", o->functions);
   json_string(o->a_path);
   printf(", \"rhs\": ");
   if (o->b_path != NULL) {
@@ -805,7 +1080,13 @@ static void print_result_json(const options *o, const csr *a, const result *r) {
   printf(", \"rows\": %d, \"nonzeros\": %zu, \"mpi\": ", (int)a->n, a->nnz);
   json_string(HYPRE_MPI_BUILD);
   printf(", \"mpi_ranks\": 1, \"threads\": %d", r->threads);
-  printf(", \"tol\": %g, \"maxit\": %ld, \"setup_s\": ", o->tol, o->maxit);
+  printf(", \"tol\": %g, \"maxit\": %ld, \"runs\": %ld, \"init_s\": ", o->tol, o->maxit, o->runs);
+  json_number("%.6f", r->init_s);
+  printf(", \"first_setup_s\": ");
+  json_number("%.6f", r->first_setup_s);
+  printf(", \"first_solve_s\": ");
+  json_number("%.6f", r->first_solve_s);
+  printf(", \"setup_s\": ");
   json_number("%.6f", r->setup_s);
   printf(", \"solve_s\": ");
   json_number("%.6f", r->solve_s);
@@ -863,7 +1144,7 @@ int main(int argc, char **argv) {
   }
   res.threads = 1;
 #endif
-  if (!hypre_ok(HYPRE_Init(), "HYPRE_Init")) {
+  if (!initialize(&res)) {
     goto out;
   }
   hypre = true;
@@ -872,6 +1153,10 @@ int main(int argc, char **argv) {
     goto out;
   }
   const size_t n = (size_t)a.n;
+  if (n % (size_t)o.functions != 0) {
+    fail("--num-functions %ld: A's %zu rows are not a whole number of nodes", o.functions, n);
+    goto out;
+  }
   b = malloc(n * sizeof *b);
   x = calloc(n, sizeof *x);
   if (b == NULL || x == NULL) {
