@@ -698,8 +698,12 @@ static int solver_options(const char *command, poisson_options *o, poisson_resou
 
 /* Builds the hierarchy (on the device, or on the host); prints why and
  * returns 0 on failure. */
-static int build_hierarchy(const char *command, const poisson_options *o, poisson_resources *s,
-                           poisson_report *r) {
+/* The coarse mesh, read (or made) and checked on the host before the
+ * device is opened: a bad mesh file is reported as such whatever the
+ * device (and the address space a driver needs). Prints why and returns 0
+ * on failure. */
+static int load_coarse_mesh(const char *command, const poisson_options *o, poisson_resources *s,
+                            poisson_report *r) {
   clmg_error error = {{0}};
   double start = apputil_now();
   clmg_status status = poisson_load_coarse_mesh(o, &s->coarse_mesh, &error);
@@ -712,6 +716,15 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   }
   r->mesh_s = apputil_now() - start;
   cli_progress("coarse mesh ready: %zu cells", s->coarse_mesh.num_cells);
+  return 1;
+}
+
+/* The hierarchy from the coarse mesh (load_coarse_mesh). */
+static int build_hierarchy(const char *command, const poisson_options *o, poisson_resources *s,
+                           poisson_report *r) {
+  clmg_error error = {{0}};
+  double start;
+  clmg_status status;
   /* what the finest level will take, before the work (55 bytes per matrix
    * entry a row and 200 per unknown, measured on pocl: 700 bytes per Q1
    * unknown in 2D, 950 per Q2 unknown) */
@@ -963,7 +976,11 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   memset(&r, 0, sizeof r);
   r.refine_s = r.numbering_s = r.dirichlet_s = r.device_s = NAN; /* host assembly: none */
   cli_progress_begin(o.quiet);
-  /* The device first: a precision it lacks fails before the host work. */
+  if (!load_coarse_mesh(command, &o, &s, &r)) {
+    release(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  /* Then the device: a precision it lacks fails before the refinement. */
   s.context = cli_open_context(command, &o.common, o.quiet);
   if (!s.context) {
     release(&s);
