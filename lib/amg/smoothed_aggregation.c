@@ -358,28 +358,85 @@ static clmg_status aggregate_graph(const clmg_amg_graph *g, const clmg_amg_optio
  * amalgamation pyamg's and hypre's strength measures use for systems). */
 static clmg_status node_matrix(const clmg_csr *a, size_t block, clmg_csr *nodes,
                                clmg_error *error) {
-  size_t n = a->rows, nnz = clmg_csr_nnz(a);
-  int32_t *row = clmg_alloc_array(nnz ? nnz : 1, sizeof *row);
-  int32_t *col = clmg_alloc_array(nnz ? nnz : 1, sizeof *col);
-  double *val = clmg_alloc_array(nnz ? nnz : 1, sizeof *val);
+  /* a node's rows are consecutive: each node row is the merge of `block`
+   * rows of a, the node columns found with a marker per node column (one
+   * pass to count, one to fill), then sorted within the row: O(nnz), where
+   * triplets sorted as a whole took 2.9 s of an elasticity setup (353k rows) */
+  size_t n = a->rows / block, m = a->cols / block;
+  int64_t *mark = clmg_alloc_array(m ? m : 1, sizeof *mark);
+  int64_t *position = clmg_alloc_array(m ? m : 1, sizeof *position);
+  int64_t *row_ptr = clmg_alloc_zeroed_array(n + 1, sizeof *row_ptr);
+  int32_t *col = NULL;
+  double *val = NULL;
   clmg_status status = CLMG_SUCCESS;
-  if (!row || !col || !val)
+  if (!mark || !position || !row_ptr)
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "AMG: cannot allocate the node matrix of %zu entries", nnz);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++)
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      row[k] = (int32_t)(i / block);
-      col[k] = (int32_t)((size_t)a->col[k] / block);
-      val[k] = a->val[k] * a->val[k];
+                            "AMG: cannot allocate the node matrix of %zu nodes", n);
+  for (size_t j = 0; status == CLMG_SUCCESS && j < m; j++)
+    mark[j] = -1;
+  for (size_t node = 0; status == CLMG_SUCCESS && node < n; node++) {
+    int64_t count = 0;
+    for (size_t i = node * block; i < (node + 1) * block; i++)
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+        size_t j = (size_t)a->col[k] / block;
+        if (mark[j] != (int64_t)node) {
+          mark[j] = (int64_t)node;
+          count++;
+        }
+      }
+    row_ptr[node + 1] = row_ptr[node] + count;
+  }
+  size_t nnz = status == CLMG_SUCCESS ? (size_t)row_ptr[n] : 0;
+  if (status == CLMG_SUCCESS) {
+    col = clmg_alloc_array(nnz ? nnz : 1, sizeof *col);
+    val = clmg_alloc_zeroed_array(nnz ? nnz : 1, sizeof *val);
+    if (!col || !val)
+      status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                              "AMG: cannot allocate the node matrix of %zu entries", nnz);
+  }
+  for (size_t j = 0; status == CLMG_SUCCESS && j < m; j++)
+    mark[j] = -1;
+  for (size_t node = 0; status == CLMG_SUCCESS && node < n; node++) {
+    int64_t next = row_ptr[node];
+    for (size_t i = node * block; i < (node + 1) * block; i++)
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+        size_t j = (size_t)a->col[k] / block;
+        if (mark[j] != (int64_t)node) {
+          mark[j] = (int64_t)node;
+          position[j] = next;
+          col[next++] = (int32_t)j;
+        }
+        val[position[j]] += a->val[k] * a->val[k];
+      }
+    /* the columns in order (insertion sort: a node row holds a few dozen) */
+    for (int64_t k = row_ptr[node] + 1; k < row_ptr[node + 1]; k++) {
+      int32_t c = col[k];
+      double v = val[k];
+      int64_t q = k;
+      for (; q > row_ptr[node] && col[q - 1] > c; q--) {
+        col[q] = col[q - 1];
+        val[q] = val[q - 1];
+      }
+      col[q] = c;
+      val[q] = v;
     }
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_from_triplets(n / block, a->cols / block, nnz, row, col, val, nodes, error);
-  for (size_t k = 0; status == CLMG_SUCCESS && k < clmg_csr_nnz(nodes); k++)
-    nodes->val[k] = sqrt(nodes->val[k]);
-  free(row);
-  free(col);
-  free(val);
-  return status;
+  }
+  for (size_t k = 0; status == CLMG_SUCCESS && k < nnz; k++)
+    val[k] = sqrt(val[k]);
+  free(mark);
+  free(position);
+  if (status != CLMG_SUCCESS) {
+    free(row_ptr);
+    free(col);
+    free(val);
+    return status;
+  }
+  nodes->rows = n;
+  nodes->cols = m;
+  nodes->row_ptr = row_ptr;
+  nodes->col = col;
+  nodes->val = val;
+  return CLMG_SUCCESS;
 }
 
 /* A setup phase's seconds: with o->times given, the time since *mark is
