@@ -8,8 +8,10 @@
  * by 10% (the omega that damps the upper half of the spectrum best). It is
  * made only of public calls: the operator interface (clmg_operator_apply,
  * clmg_operator_defect, the operator's diagonal) and BLAS-1 on device
- * vectors. The engine gets it through clmg_multigrid_options.smoother_factory
- * and calls its setup once per level, its apply in every cycle.
+ * vectors. It is registered on the context under a name
+ * (clmg_register_smoother), so that the options layer (clmg/solver.h) can
+ * ask for it like a built-in one ("mg.smoother=scaled-jacobi"); the engine
+ * calls its setup once per level, its apply in every cycle.
  *
  * The problem: -Laplace(u) = 1 on the unit square, u = 0 on the boundary, Q1
  * elements on a grid of 4 x 4 cells whose interior vertices are moved at
@@ -187,7 +189,8 @@ int main(int argc, char **argv) {
   clmg_fe_hierarchy h = {0};
   clmg_context *context = NULL;
   clmg_multigrid *mg = NULL;
-  clmg_preconditioner cycle = {0};
+  clmg_options *solver_options = NULL;
+  clmg_solver *solver = NULL;
   clmg_vector *b = NULL, *x = NULL;
   clmg_krylov_result result = {0};
   double *u = NULL, *r = NULL;
@@ -218,26 +221,35 @@ int main(int argc, char **argv) {
   const clmg_device_info *device = clmg_context_device(context);
   clmg_dtype precision = device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
 
-  /* The user's smoother on every level, V(2,2) cycles. */
+  /* The user's smoother under a name, asked for by the options: V(2,2)
+   * cycles of it precondition CG (tol=auto: 1e-8, in float 1e-5). */
   int smoothers_made = 0;
+  status = clmg_register_smoother(context, "scaled-jacobi", make_scaled_jacobi, &smoothers_made);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_create(&solver_options, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_parse(solver_options,
+                                precision == CLMG_DOUBLE
+                                    ? "krylov=cg mg.smoother=scaled-jacobi mg.steps=2 maxit=200"
+                                    : "krylov=cg mg.smoother=scaled-jacobi mg.steps=2 maxit=200 "
+                                      "precision=float",
+                                &error);
   clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options);
-  options.smoother_factory = make_scaled_jacobi;
-  options.smoother_factory_data = &smoothers_made;
-  options.pre_smoothing = options.post_smoothing = 2;
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_multigrid(solver_options, context, &options); /* its factory too */
   options.matrix.precision = precision;
-  status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, h.r, &options, &mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, h.r, &options, &mg);
+  if (status == CLMG_SUCCESS) /* CG around the hierarchy: precond=multigrid */
+    status = clmg_solver_create_multigrid(context, clmg_multigrid_operator(mg, finest), mg, 1,
+                                          solver_options, &solver);
   if (status != CLMG_SUCCESS) {
-    exit_code = report(context, status, "clmg_multigrid_create");
+    exit_code = report(context, status, "building the solver");
+    if (status == CLMG_ERROR_INVALID_ARGUMENT && error.message[0])
+      fprintf(stderr, "user_smoother: %s\n", error.message);
     goto done;
   }
 
-  /* One cycle as the preconditioner of CG on the finest matrix. */
-  clmg_krylov_options cg_options;
-  clmg_krylov_options_defaults(&cg_options);
-  cg_options.relative_tolerance = precision == CLMG_DOUBLE ? 1e-8 : 1e-5;
-  cg_options.max_iterations = 200;
-  status = clmg_multigrid_preconditioner(mg, &cycle);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, precision, n, &b);
   if (status == CLMG_SUCCESS)
@@ -250,14 +262,13 @@ int main(int argc, char **argv) {
     exit_code = report(context, status, "setting up the solve");
     goto done;
   }
-  clmg_status solve_status =
-      clmg_cg(clmg_multigrid_matrix(mg, finest), b, x, &cycle, &cg_options, &result);
+  clmg_status solve_status = clmg_solver_solve(solver, b, x, &result);
   if (solve_status != CLMG_SUCCESS && solve_status != CLMG_ERROR_NOT_CONVERGED) {
-    exit_code = report(context, solve_status, "clmg_cg");
+    exit_code = report(context, solve_status, "clmg_solver_solve");
     goto done;
   }
   if (solve_status == CLMG_ERROR_NOT_CONVERGED)
-    report(context, solve_status, "clmg_cg");
+    report(context, solve_status, "clmg_solver_solve");
 
   /* The true residual, recomputed on the host. */
   u = malloc(n * sizeof *u);
@@ -296,7 +307,8 @@ int main(int argc, char **argv) {
   printf("reported residual  %.3e (converged: %s)\n", result.relative_residual,
          result.converged ? "yes" : "no");
   printf("true residual      %.3e (||b - A u|| / ||b||, recomputed on the host)\n", true_residual);
-  if (solve_status == CLMG_SUCCESS && true_residual <= cg_options.relative_tolerance && all_users) {
+  double tolerance = strtod(clmg_options_get(clmg_solver_options(solver), "tol"), NULL);
+  if (solve_status == CLMG_SUCCESS && true_residual <= tolerance && all_users) {
     printf("OK\n");
     exit_code = 0;
   } else {
@@ -308,7 +320,8 @@ done:
   free(u);
   free(r);
   clmg_krylov_result_free(&result);
-  clmg_preconditioner_destroy(&cycle); /* before the hierarchy it borrows */
+  clmg_solver_destroy(solver); /* before the hierarchy it borrows */
+  clmg_options_destroy(solver_options);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
   clmg_multigrid_destroy(mg);
