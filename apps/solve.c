@@ -208,6 +208,8 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
   case SOLVE_OPTION_VIEW:
     options->view = 1;
     return 1;
+  case SOLVE_OPTION_PROFILE:
+    return cli_parse_int(command, "--profile", arg, 1, 1000, &options->profile) ? 1 : -1;
   default:
     return 0;
   }
@@ -482,6 +484,18 @@ static void print_json(const char *command, const solve_options *options, const 
   json_number(&w, "relative_tolerance", strtod(clmg_options_get(db, "tol"), NULL));
   json_integer(&w, "max_iterations", atoi(clmg_options_get(db, "maxit")));
   json_solver_view(&w, r->solver, options->view);
+  if (options->profile > 0) {
+    json_array_begin(&w, "profile");
+    for (size_t k = 0; k < r->profile_count && k < (size_t)options->profile; k++) {
+      json_object_begin(&w, NULL);
+      json_string(&w, "kernel", r->profile[k].name);
+      json_number(&w, "seconds", r->profile[k].seconds);
+      json_integer(&w, "launches", (long long)r->profile[k].launches);
+      json_integer(&w, "work_items", (long long)r->profile[k].work_items);
+      json_object_end(&w);
+    }
+    json_array_end(&w);
+  }
   if (method == CLMG_KRYLOV_CG) {
     /* the floor of an iteration, for its time against the copy bandwidth */
     size_t n = clmg_matrix_rows(r->matrix);
@@ -684,9 +698,18 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   }
   double start = apputil_now();
   const char *failed_step = "";
-  clmg_status status = build_on_device(s, &failed_step);
+  clmg_status status = options->profile > 0 ? clmg_profile_start(s->context) : CLMG_SUCCESS;
+  if (status == CLMG_SUCCESS)
+    status = build_on_device(s, &failed_step);
+  if (options->profile > 0) {
+    clmg_status stopped = clmg_profile_stop(s->context, &report->profile, &report->profile_count);
+    if (status == CLMG_SUCCESS)
+      status = stopped;
+  }
   if (status != CLMG_SUCCESS) {
     cli_report(command, s->context, status, failed_step);
+    free(report->profile);
+    report->profile = NULL;
     return EXIT_LIBRARY_FAILURE;
   }
   /* the solver's setup without compilation; the vectors and b are a small rest */
@@ -711,6 +734,13 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
         printf("\n%s\n", view);
       free(view);
     }
+    if (options->profile > 0) {
+      printf("\n  the setup's %d kernels of most device time:\n", options->profile);
+      for (size_t k = 0; k < report->profile_count && k < (size_t)options->profile; k++)
+        printf("  %10.4f s %7llu x %-28s %llu items\n", report->profile[k].seconds,
+               (unsigned long long)report->profile[k].launches, report->profile[k].name,
+               (unsigned long long)report->profile[k].work_items);
+    }
   }
 
   solve_progress live = {!options->quiet, apputil_now(), apputil_now()};
@@ -727,6 +757,8 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   if (status != CLMG_SUCCESS) {
     cli_report(command, s->context, status, "reading back the solution");
     clmg_krylov_result_free(&report->result);
+    free(report->profile);
+    report->profile = NULL;
     return EXIT_LIBRARY_FAILURE;
   }
 
@@ -770,6 +802,8 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
     exit_code = EXIT_LIBRARY_FAILURE;
   }
   clmg_krylov_result_free(&report->result);
+  free(report->profile);
+  report->profile = NULL;
   return exit_code;
 }
 

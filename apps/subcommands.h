@@ -60,6 +60,7 @@ const char *preconditioner_name(preconditioner_kind kind);
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
   int quiet, skip_checks, view;
+  int profile; /* --profile N: the N kernels of most device time in the setup */
   const char *matrix_path, *rhs_path, *output_path;
   preconditioner_kind preconditioner;
   clmg_matrix_format format;
@@ -103,6 +104,7 @@ enum {
   SOLVE_OPTION_SMOOTHING_STEPS,
   SOLVE_OPTION_OPTIONS_FILE,
   SOLVE_OPTION_SET,
+  SOLVE_OPTION_PROFILE,
   SOLVE_OPTION_END
 };
 #define SOLVE_SHORT_OPTIONS "o:q"
@@ -126,7 +128,8 @@ enum {
       {"roots", required_argument, NULL, SOLVE_OPTION_ROOTS},                                      \
       {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS},                  \
       {"options", required_argument, NULL, SOLVE_OPTION_OPTIONS_FILE},                             \
-      {"set", required_argument, NULL, SOLVE_OPTION_SET}, {                                        \
+      {"set", required_argument, NULL, SOLVE_OPTION_SET},                                          \
+      {"profile", required_argument, NULL, SOLVE_OPTION_PROFILE}, {                                \
     "view", no_argument, NULL, SOLVE_OPTION_VIEW                                                   \
   }
 #define SOLVE_OPTIONS_HELP                                                                         \
@@ -196,6 +199,9 @@ enum {
   "                           iterate when --maxit stopped the solve; not after a\n"               \
   "                           breakdown or a failure, whose x approximates nothing)\n"             \
   "  -q, --quiet              no residual history and no progress lines\n"                         \
+  "      --profile N          the solver's setup under the kernel profile: its N\n"                \
+  "                           kernels of most device time (device clock; a few\n"                  \
+  "                           percent slower setup). With --json: \"profile\"\n"                   \
   "      --view               show the levels the method works on: rows, nonzeros,\n"              \
   "                           device format, smoother, coarse solver, operator and\n"              \
   "                           grid complexity (with --precond amg its levels and\n"                \
@@ -252,6 +258,8 @@ int solve_print_progress(void *data, int iteration, double relative_residual);
 typedef struct solve_report {
   const clmg_solver *solver;
   const clmg_matrix *matrix;
+  clmg_kernel_time *profile; /* --profile: the setup's kernels, most time first */
+  size_t profile_count;
   const clmg_device_info *device;
   const char *rhs_description; /* JSON "rhs" when there is no b file */
   const char *read_label;      /* what read_s measured (NULL: "read") */
