@@ -458,7 +458,7 @@ if [[ ${build_status} -eq 0 ]]; then
       start_step
       # shellcheck disable=SC2086 # extra holds several arguments
       "${build_dir}/apps/clmg" bench --device "${device}" \
-        --json "${results_dir}/bench-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+        --output "${results_dir}/bench-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
       record "clmg bench (${label})" $?
     }
     run_clmg_bench gpu "${gpu_device}" "${BENCH_GPU_ARGS:-}"
