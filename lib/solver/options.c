@@ -352,9 +352,13 @@ static clmg_status set_json(clmg_options *staged, const cJSON *item, const char 
   } else if (cJSON_IsBool(item)) {
     value = cJSON_IsTrue(item) ? "true" : "false";
   } else if (cJSON_IsNumber(item)) {
+    /* the shortest of 15 and 17 digits that reads back the same: 1e-08,
+     * not 1.0000000000000001e-08 */
     clmg_numeric_locale locale;
     clmg_enter_c_numeric_locale(&locale);
-    snprintf(text, sizeof text, "%.17g", item->valuedouble);
+    snprintf(text, sizeof text, "%.15g", item->valuedouble);
+    if (strtod(text, NULL) != item->valuedouble)
+      snprintf(text, sizeof text, "%.17g", item->valuedouble);
     clmg_leave_c_numeric_locale(&locale);
     value = text;
   } else {
