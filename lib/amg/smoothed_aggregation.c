@@ -1351,9 +1351,9 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
   double start = clmg_seconds_now();
-  /* on a CPU the host products are as fast, and device arrays would be one
-   * more copy of every level */
-  int on_device = clmg_context_device(context)->is_gpu;
+  /* the device table's choice: on a CPU the host products are as fast, and
+   * device arrays would be one more copy of every level */
+  int on_device = context->params.amg_setup_on_device;
   clmg_amg_hierarchy h = {0};
   clmg_error error = {{0}};
   /* the hierarchy borrows a as its finest level: it is dropped before we

@@ -412,14 +412,14 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
   status = clmg_memory_options(context, options);
   if (status != CLMG_SUCCESS)
     return status;
-  /* Integrated GPUs share the host's memory as CPU devices do. */
-  cl_bool unified = CL_FALSE;
-  if (clGetDeviceInfo(context->device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified,
-                      NULL) != CL_SUCCESS)
-    unified = CL_FALSE;
-  context->shares_host_memory = context->info.is_cpu || unified;
-  /* the simulator's shadow memory needs help (lib/core/memory.c) */
-  context->under_oclgrind = strstr(context->info.platform_name, "Oclgrind") != NULL;
+  /* every choice made from the device: the table's row for its class */
+  clmg_device_description description;
+  clmg_device_describe(&context->info, context->device, &description);
+  char refused[512];
+  status = clmg_device_params_fill(&description, getenv("CLMG_DEVICE_PARAMS"), &context->params,
+                                   refused, sizeof refused);
+  if (status != CLMG_SUCCESS)
+    return clmg_fail(context, status, "%s", refused);
 
   cl_int error;
   cl_context_properties properties[] = {CL_CONTEXT_PLATFORM,
@@ -432,7 +432,7 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
   if (!context->queue)
     return clmg_fail_cl(context, error, "clCreateCommandQueue");
 
-  const char *device_switch = context->info.is_cpu ? " -DCLMG_CPU=1" : "";
+  const char *device_switch = context->params.cpu_kernels ? " -DCLMG_CPU=1" : "";
   snprintf(context->real_options[0], sizeof context->real_options[0],
            "-DREAL=double -DREAL_IS_DOUBLE=1%s", device_switch);
   snprintf(context->real_options[1], sizeof context->real_options[1], "-DREAL=float%s",
@@ -549,11 +549,10 @@ cl_device_id clmg_context_cl_device(const clmg_context *context) {
 
 void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t *global,
                     size_t *local) {
-  /* Work-groups per compute unit, measured with perf/blas1: on GPUs 8 for
-   * reductions (at most ~1000 partial sums to read) and 64 for streaming; on
-   * CPUs a few contiguous chunks per core. */
-  size_t max_groups_per_unit = context->info.is_gpu ? (reduction ? 8 : 64) : 4;
-  size_t group = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
+  /* the table's work-group size and groups per compute unit */
+  const clmg_device_params *p = &context->params;
+  size_t max_groups_per_unit = reduction ? p->reduction_groups_per_unit : p->stream_groups_per_unit;
+  size_t group = p->work_group_size;
   size_t groups = (n + group - 1) / group;
   size_t cap = (size_t)context->info.compute_units * max_groups_per_unit;
   if (groups > cap)
@@ -581,7 +580,7 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
    * the buffer is first used, and asserts on when that fails: under an
    * address-space limit the room must be there now, with some left for
    * compiling kernels. */
-  if (context->info.is_cpu &&
+  if (context->params.host_buffers &&
       !clmg_address_space_has_room(bytes + ((size_t)CPU_BUFFER_SPARE_MIB << 20)))
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                      "%s needs %zu bytes of host memory (a CPU device), more than the "
@@ -606,7 +605,7 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
 
 clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t bytes, const char *what) {
-  if (context->under_oclgrind) /* lib/core/memory.c says why */
+  if (context->params.oclgrind) /* lib/core/memory.c says why */
     return clmg_oclgrind_fill(context, buffer, pattern, pattern_size, offset, bytes, what);
   const size_t chunk = pattern_size << 30;
   cl_int error = CL_SUCCESS;

@@ -13,6 +13,89 @@
 typedef struct clmg_program_entry clmg_program_entry;
 typedef struct clmg_profile clmg_profile;
 
+/* ---- device parameters (lib/core/device_params.c) ----
+ * Every launch geometry, data layout and algorithm choice the library makes
+ * from the device, filled once per context from the table of device classes
+ * in lib/core/device_params.c (docs/devices.md, "Device parameters"). */
+typedef enum clmg_device_class {
+  CLMG_DEVICE_CLASS_GPU_NVIDIA,
+  CLMG_DEVICE_CLASS_GPU_AMD,
+  CLMG_DEVICE_CLASS_GPU_INTEL,
+  CLMG_DEVICE_CLASS_GPU_OTHER,
+  CLMG_DEVICE_CLASS_CPU_POCL,
+  CLMG_DEVICE_CLASS_CPU_INTEL,
+  CLMG_DEVICE_CLASS_CPU_OTHER,
+  CLMG_DEVICE_CLASS_OCLGRIND,
+  CLMG_DEVICE_CLASS_OTHER,
+  CLMG_DEVICE_CLASS_COUNT
+} clmg_device_class;
+
+/* What the parameters are chosen from. */
+typedef struct clmg_device_description {
+  int is_gpu, is_cpu;         /* CL_DEVICE_TYPE has the GPU / CPU bit (Oclgrind has both) */
+  const char *vendor;         /* CL_DEVICE_VENDOR */
+  const char *platform;       /* CL_PLATFORM_NAME */
+  size_t max_work_group_size; /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  unsigned warp_width;        /* CL_DEVICE_WARP_SIZE_NV / _WAVEFRONT_WIDTH_AMD; 0: not reported */
+  int unified_memory;         /* CL_DEVICE_HOST_UNIFIED_MEMORY */
+} clmg_device_description;
+
+typedef struct clmg_device_params {
+  clmg_device_class device_class;
+  const char *class_name; /* "gpu-nvidia", "cpu-pocl", ... (static) */
+
+  /* Work-group sizes: powers of two, at most the device's largest. */
+  size_t work_group_size;     /* 1-D launches: clmg_launch_1d, SpMV, scans */
+  size_t dense_group_size;    /* the dense coarse GEMV's GPU kernel: a group per row */
+  size_t patch_group_size;    /* the patch-Jacobi smoother: a group per patch */
+  size_t assembly_group_size; /* the P1 assembler's patch and gather paths (default) */
+  size_t row_group_size;      /* the CSR kernels that take a group per row */
+  /* work-groups per compute unit of clmg_launch_1d: streaming, reductions */
+  unsigned stream_groups_per_unit, reduction_groups_per_unit;
+
+  /* Kernel variants. */
+  int cpu_kernels;       /* build with -DCLMG_CPU (contiguous chunks per work-item; the
+                          * CPU sides of dense.cl, vanka.cl and the mesh kernels) */
+  int homg_tile_kernels; /* HOMG's 2-D GPU kernels (64 x 4 groups) */
+
+  /* Sparse matrices (lib/la/matrix.c). */
+  unsigned sell_slice;            /* SELL's default slice height C */
+  unsigned sell_sigma_slices;     /* sigma = this * C where rows are not uniform */
+  unsigned csr_max_lanes;         /* CSR work-items per row: a power of two <= mean row, <= this */
+  double csr_long_row_factor;     /* CSR rows longer than this * mean row ... */
+  uint64_t csr_long_row_min;      /* ... and this are cut into segments; factor 0: never */
+  unsigned ellr_max_threads;      /* ELLR-T: a thread per ellr_entries_per_thread entries of */
+  double ellr_entries_per_thread; /*   the mean row, a power of two, at most ellr_max_threads */
+  size_t auto_ellr_max_length;    /* the automatic format: ELLR for rows up to this long ... */
+  int auto_sell;                  /* ... else SELL (when 1 and its padding fits), else CSR */
+
+  /* Algorithm choices. */
+  int clblast_axpy;        /* CLMG_BLAS1_AUTO takes CLBlast's axpy */
+  int amg_setup_on_device; /* smoothed aggregation's hierarchy on the device */
+  int p1_rows;             /* the P1 assembler's automatic path: rows, else patches */
+
+  /* Memory: these follow the device, never an override. */
+  int host_buffers;       /* buffers are this process's memory, taken on first use (CPUs) */
+  int shares_host_memory; /* host_buffers, or unified host memory (integrated GPUs) */
+  int oclgrind;           /* the Oclgrind simulator: its shadow memory (memory.c) */
+  size_t bandwidth_bytes; /* the copy-bandwidth test's buffer, before the limits */
+} clmg_device_params;
+
+/* The class of a device. */
+clmg_device_class clmg_device_classify(const clmg_device_description *device);
+const char *clmg_device_class_name(clmg_device_class device_class);
+/* The parameters of a device: its class's row of the table, then
+ * `overrides` ("key=value,..."; NULL or "" for none; "class=NAME" takes
+ * that class's row), then the bounds of the device. A pure function of its
+ * arguments. A malformed override fails with CLMG_ERROR_INVALID_ARGUMENT
+ * and a message naming the valid keys or values. */
+clmg_status clmg_device_params_fill(const clmg_device_description *device, const char *overrides,
+                                    clmg_device_params *params, char *message, size_t message_size);
+/* The description of a device from its info and a few queries of its own;
+ * the strings point into info. */
+void clmg_device_describe(const clmg_device_info *info, cl_device_id device,
+                          clmg_device_description *description);
+
 #define CLMG_BLAS1_KERNEL_SLOTS 24
 
 struct clmg_context {
@@ -21,14 +104,13 @@ struct clmg_context {
   cl_context cl;
   cl_command_queue queue;
   clmg_device_info info;
+  clmg_device_params params; /* from the table (lib/core/device_params.c) */
   char message[CLMG_MESSAGE_SIZE];
   uint64_t device_bytes;
 
   /* memory checks (lib/core/memory.c) */
   uint64_t memory_limit;        /* 0: none */
   char memory_limit_origin[64]; /* where the limit came from, for messages */
-  int shares_host_memory;       /* CPU device, or unified host memory */
-  int under_oclgrind;           /* the Oclgrind simulator: see memory.c, its shadow memory */
   const char *fp64_disabled_by; /* static; NULL unless disable_fp64 */
 
   /* program manager */
@@ -52,7 +134,7 @@ struct clmg_context {
   void *partials_host;
 
   /* -D options every kernel is built with, per precision: the REAL type and
-   * what the kernels need to know of the device (CLMG_CPU). */
+   * what the kernels need to know of the device (CLMG_CPU: params.cpu_kernels). */
   char real_options[2][128];
 
   clmg_blas1_backend blas1_backend;

@@ -368,7 +368,7 @@ clmg_status clmg_memory_check(clmg_context *context, uint64_t bytes, uint64_t la
                      "%s this context already holds)",
                      what, need, info->name, have, other, held);
   }
-  uint64_t device_part = context->shares_host_memory ? bytes : 0;
+  uint64_t device_part = context->params.shares_host_memory ? bytes : 0;
   uint64_t host_need = host_bytes + device_part;
   if (host_need == 0 || (!host_check && host_need < HOST_CHECK_MIN_BYTES))
     return CLMG_SUCCESS;
@@ -442,7 +442,7 @@ void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, double low, dou
  * 4-byte write at offset 0: 15 reported; a buffer of 16 ints that a kernel
  * wrote in full, in the slot of a released 16-byte one: 12 reported. Only the
  * simulator's bookkeeping is wrong, not its values, and a real device has
- * none of it. So on Oclgrind (context->under_oclgrind) each new buffer gets
+ * none of it. So on Oclgrind (context->params.oclgrind) each new buffer gets
  * a fresh shadow, unwritten as a real device's new allocation is, and
  * writes of part of a buffer (fills among them) and all copies go through
  * kernels (cl/fill.cl), whose stores the plugin tracks byte by byte; a
@@ -451,7 +451,7 @@ void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, double low, dou
 
 clmg_status clmg_oclgrind_fresh_shadow(clmg_context *context, cl_mem buffer, size_t bytes,
                                        const char *what) {
-  if (!context->under_oclgrind)
+  if (!context->params.oclgrind)
     return CLMG_SUCCESS;
   /* a store of the whole buffer sizes the shadow (written, zeros), then a
    * kernel marks it unwritten */
@@ -496,7 +496,7 @@ clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking
                               size_t bytes, const void *host, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
-  if (context->under_oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
+  if (context->params.oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
     /* a staging buffer takes the bytes in one store of its whole size */
     cl_int error;
     cl_mem staging = clCreateBuffer(context->cl, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
@@ -518,7 +518,7 @@ clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source
                              cl_mem target, size_t target_offset, size_t bytes, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
-  if (context->under_oclgrind)
+  if (context->params.oclgrind)
     return copy_by_kernel(context, source, source_offset, target, target_offset, bytes);
   cl_int error = clEnqueueCopyBuffer(context->queue, source, target, source_offset, target_offset,
                                      bytes, 0, NULL, NULL);

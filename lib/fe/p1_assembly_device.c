@@ -26,7 +26,6 @@
 /* Auto patch budget: half the local memory, at most this (two work-groups
  * per compute unit on GPUs that report 48 KiB). */
 #define PATCH_BYTES_MAX (24u * 1024u)
-#define DEFAULT_GROUP_SIZE 128u
 
 /* Target entries and their slots, grouped by target: target position[j]
  * (all of 0..count-1 when identity) sums slot_index[first[j] .. first[j+1]). */
@@ -466,13 +465,14 @@ static clmg_status plan_patches(clmg_p1_assembler *a, const clmg_csr *pattern,
                      "P1 assembler: the patch path assembles doubles with 64-bit local atomics, "
                      "and %s lacks cl_khr_int64_base_atomics (use the gather path)",
                      a->context->info.name);
-  /* GPUs: rows (on the H200 at Regular level 3, 0.96 ms warm and 0.28 s of
-   * setup against patch's 1.33 ms and 0.79 s); CPUs: patches, where rows'
-   * recomputed element matrices cost most (pocl: 12.3 ms against 7.1 ms) */
+  /* the device table's p1_rows: GPUs rows (on the H200 at Regular level 3,
+   * 0.96 ms warm and 0.28 s of setup against patch's 1.33 ms and 0.79 s);
+   * CPUs patches, where rows' recomputed element matrices cost most (pocl:
+   * 12.3 ms against 7.1 ms), or the gather without the atomics */
   if (a->path == CLMG_P1_PATH_AUTO)
-    a->path = a->context->info.is_gpu ? CLMG_P1_PATH_ROWS
-              : atomics               ? CLMG_P1_PATH_PATCH
-                                      : CLMG_P1_PATH_GATHER;
+    a->path = a->context->params.p1_rows ? CLMG_P1_PATH_ROWS
+              : atomics                  ? CLMG_P1_PATH_PATCH
+                                         : CLMG_P1_PATH_GATHER;
   if (a->path == CLMG_P1_PATH_ROWS)
     return CLMG_SUCCESS; /* no patches */
   *first_row = clmg_alloc_array(a->num_vertices + 1, sizeof **first_row);
@@ -510,7 +510,8 @@ static clmg_status plan_patches(clmg_p1_assembler *a, const clmg_csr *pattern,
     if (bytes > a->max_patch_bytes)
       a->max_patch_bytes = bytes;
   }
-  size_t group = a->options.work_group_size ? a->options.work_group_size : DEFAULT_GROUP_SIZE;
+  size_t group = a->options.work_group_size ? a->options.work_group_size
+                                            : a->context->params.assembly_group_size;
   if (group > a->context->info.max_work_group_size)
     group = a->context->info.max_work_group_size;
   a->group_size = group;

@@ -17,9 +17,8 @@ static const char *const grid_kernel_names[GRID_KERNEL_COUNT] = {
 /* Kernels of one side only (cl/homg.cl builds the others for CPUs). */
 int grid_uses_gpu_kernels(const clmg_context *context) {
   const char *forced = getenv("CLMG_HOMG_GPU_KERNELS");
-  /* the tile kernels' work-groups are 64 x 4 */
-  return (context->info.is_gpu && context->info.max_work_group_size >= 256) ||
-         (forced && strcmp(forced, "1") == 0);
+  /* the table's choice (it needs work-groups of 64 x 4) */
+  return context->params.homg_tile_kernels || (forced && strcmp(forced, "1") == 0);
 }
 
 static int kernel_wanted(int id, int gpu) {
@@ -35,15 +34,15 @@ clmg_status grid_kernels_load(clmg_context *context, clmg_dtype type, grid_kerne
   memset(kernels, 0, sizeof *kernels);
   kernels->context = context;
   kernels->type = type;
-  int is_cpu = context->info.is_cpu;
+  int cpu_kernels = context->params.cpu_kernels;
   kernels->gpu = grid_uses_gpu_kernels(context);
-  /* CLMG_CPU (set for CPU devices) picks the CPU side of cl/homg.cl; the
-   * launches follow kernels->gpu, so the program must too. */
+  /* CLMG_CPU (set where the table says cpu_kernels) picks the CPU side of
+   * cl/homg.cl; the launches follow kernels->gpu, so the program must too. */
   char options[192];
   snprintf(options, sizeof options, "%s%s", clmg_real_options(context, type),
-           kernels->gpu && is_cpu     ? " -DCLMG_HOMG_GPU_KERNELS=1"
-           : !kernels->gpu && !is_cpu ? " -DCLMG_CPU=1"
-                                      : "");
+           kernels->gpu && cpu_kernels     ? " -DCLMG_HOMG_GPU_KERNELS=1"
+           : !kernels->gpu && !cpu_kernels ? " -DCLMG_CPU=1"
+                                           : "");
   for (int id = 0; id < GRID_KERNEL_COUNT; ++id) {
     if (!kernel_wanted(id, kernels->gpu))
       continue;

@@ -37,11 +37,12 @@ typedef enum grid_kernel_id {
 /* The kernels of one precision, looked up once (by a solver at creation, so
  * a step costs no table search). gpu: the GPU kernels and launches (2-D
  * ranges; cl/homg.cl without CLMG_CPU; HOMG's steps in homg_tile_*, the
- * CPU ones in homg_step and homg_variation_*): on GPUs that take
- * work-groups of 256, and on any device when the environment sets
- * CLMG_HOMG_GPU_KERNELS=1, so that the tests check them on pocl too. */
-/* Whether grid_kernels_load picks the GPU kernels on this context (GPUs
- * that take work-groups of 256, or CLMG_HOMG_GPU_KERNELS=1). */
+ * CPU ones in homg_step and homg_variation_*): where the device table says
+ * homg_tile_kernels (GPUs that take work-groups of 256), and on any device
+ * when the environment sets CLMG_HOMG_GPU_KERNELS=1, so that the tests
+ * check them on pocl too. */
+/* Whether grid_kernels_load picks the GPU kernels on this context (the
+ * table's homg_tile_kernels, or CLMG_HOMG_GPU_KERNELS=1). */
 int grid_uses_gpu_kernels(const clmg_context *context);
 
 typedef struct grid_kernels {

@@ -4,17 +4,16 @@
 size_t clmg_copy_bandwidth_default_bytes(const clmg_context *context) {
   if (!context)
     return 0;
-  /* Large enough to defeat caches (hundreds of MB on GPUs), small enough
-   * to fit twice (under the memory limit too) and to take well under a
-   * second on a CPU. */
-  size_t bytes = context->info.is_gpu ? (size_t)1 << 30 : (size_t)256 << 20;
+  /* The table's size (large enough to defeat caches, quick on a CPU),
+   * halved until it fits twice (under the memory limit too). */
+  size_t bytes = context->params.bandwidth_bytes;
   uint64_t room = context->memory_limit ? context->memory_limit : UINT64_MAX;
   while ((bytes > context->info.max_alloc_bytes / 2 || bytes > room / 2) &&
          bytes > ((size_t)1 << 20))
     bytes /= 2;
   /* A CPU device's two buffers are host memory: under an address-space
    * limit they must fit it too (with the room clmg_device_alloc keeps). */
-  while (context->info.is_cpu && bytes > ((size_t)1 << 20) &&
+  while (context->params.host_buffers && bytes > ((size_t)1 << 20) &&
          !clmg_address_space_has_room(2 * bytes + ((size_t)256 << 20)))
     bytes /= 2;
   return bytes;

@@ -27,8 +27,8 @@ static int use_clblast(const clmg_context *context, blas1_op op) {
    * H100 both are within 5% for copy/scal/axpy and clmg's dot and nrm2 are
    * up to 20% faster (one launch, no result buffer); on pocl CLBlast's dot
    * and nrm2 are 8-10x slower, but its vectorised axpy is 25-35% faster than
-   * clmg's per-work-item chunks. */
-  return op == OP_AXPY && !context->info.is_gpu;
+   * clmg's per-work-item chunks: the device table's clblast_axpy. */
+  return op == OP_AXPY && context->params.clblast_axpy;
 }
 
 /* Checks that every vector exists, is double or float, and that all share

@@ -39,9 +39,9 @@ static size_t group_size_for(const clmg_context *context, cl_kernel kernel, size
   return group;
 }
 
-/* cl/scan.cl's counts per work-item of a block, and the work-group size its
- * kernels ask for. */
-enum { SCAN_ITEMS = 8, SCAN_GROUP = 256 };
+/* cl/scan.cl's counts per work-item of a block (its kernels ask for the
+ * device table's work-group size). */
+enum { SCAN_ITEMS = 8 };
 
 static clmg_status scan_kernel(clmg_context *context, const char *name, cl_kernel *kernel) {
   return clmg_get_kernel(context, "scan", clmg_real_options(context, CLMG_FLOAT), name, kernel);
@@ -59,9 +59,10 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
   if (status != CLMG_SUCCESS)
     return status;
   /* the first and the last pass must cut the same blocks */
+  const size_t wanted = context->params.work_group_size;
   size_t local =
-      group_size_for(context, blocks_kernel, group_size_for(context, totals_kernel, SCAN_GROUP));
-  size_t offsets_local = group_size_for(context, offsets_kernel, SCAN_GROUP);
+      group_size_for(context, blocks_kernel, group_size_for(context, totals_kernel, wanted));
+  size_t offsets_local = group_size_for(context, offsets_kernel, wanted);
   size_t block = local * SCAN_ITEMS, blocks = (n + block - 1) / block;
   cl_mem block_sums = NULL;
   status =
@@ -236,11 +237,6 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
   return CLMG_SUCCESS;
 }
 
-/* Work-items a work-group of the row-per-group kernels (sorts, products):
- * enough to share out a B row of a coarse AMG level (tens to hundreds of
- * entries). */
-enum { ROW_GROUP_SIZE = 64 };
-
 /* cl/csr_device.cl's row classes: rows of SORT_SHORT + 1 to SORT_GROUP
  * entries are sorted by a work-group; product rows of more than
  * SPGEMM_LONG products take a work-group while they have at most
@@ -256,7 +252,9 @@ static clmg_status launch_by_rows(clmg_kernel_args *args, size_t rows, int by_gr
   clmg_status status = clmg_args_end(args);
   if (status != CLMG_SUCCESS || rows == 0)
     return status;
-  size_t group = group_size_for(args->context, args->kernel, ROW_GROUP_SIZE);
+  /* the device table's row_group_size: enough to share out a B row of a
+   * coarse AMG level (tens to hundreds of entries) */
+  size_t group = group_size_for(args->context, args->kernel, args->context->params.row_group_size);
   return clmg_enqueue_1d(args->context, args->kernel, args->name, rows * group, group, NULL);
 }
 

@@ -125,33 +125,29 @@ static row_stats compute_row_stats(const clmg_csr *a) {
   return stats;
 }
 
-/* The SIMD/warp width a SELL slice should match: NVIDIA warps are 32, AMD
- * GPU wavefronts 64; on CPUs pocl vectorises across work-items, and 8 lanes
- * cover an AVX-512 register of doubles. */
-static unsigned default_slice_height(const clmg_context *context) {
-  if (!context->info.is_gpu)
-    return 8;
-  const char *vendor = context->info.vendor;
-  if (strstr(vendor, "AMD") || strstr(vendor, "Advanced Micro Devices"))
-    return 64;
-  return 32;
-}
-
-static unsigned default_sigma(const row_stats *stats, unsigned slice_height) {
+static unsigned default_sigma(const clmg_context *context, const row_stats *stats,
+                              unsigned slice_height) {
   /* Uniform rows gain nothing from sorting; otherwise sort within windows
-   * of a few slices, which keeps y's writes local. */
-  return stats->max_length <= stats->mean_length + 1 ? 1 : 8 * slice_height;
+   * of a few slices (the device table's sell_sigma_slices), which keeps y's
+   * writes local. */
+  return stats->max_length <= stats->mean_length + 1
+             ? 1
+             : context->params.sell_sigma_slices * slice_height;
 }
 
-/* SELL's slice height C and sorting window sigma for these options. */
+/* SELL's slice height C and sorting window sigma for these options: by
+ * default the device table's slice (the SIMD/warp width a slice should
+ * match: 32 for NVIDIA warps, 64 for AMD wavefronts, 8 on CPUs, where pocl
+ * vectorises across work-items and 8 lanes cover an AVX-512 register of
+ * doubles). */
 static void sell_shape(const clmg_context *context, const row_stats *stats,
                        const clmg_matrix_options *options, unsigned *height, unsigned *sigma) {
-  *height = options->sell_slice ? options->sell_slice : default_slice_height(context);
-  *sigma = options->sell_sigma ? options->sell_sigma : default_sigma(stats, *height);
+  *height = options->sell_slice ? options->sell_slice : context->params.sell_slice;
+  *sigma = options->sell_sigma ? options->sell_sigma : default_sigma(context, stats, *height);
 }
 
 /* The automatic format rule (documented in docs/algorithms.md, "Sparse formats"), from
- * perf/spmv measurements:
+ * perf/spmv measurements, as the device table gives it (auto_ellr_max_length, auto_sell):
  *  - CPUs: CSR, except ELLPACK-R for short uniform rows (at most 8 entries,
  *    padding at most 25%). A core walks a CSR row contiguously, while an
  *    ELLPACK row is strided; pocl ran ELLR 2-3x slower than CSR at 25-27
@@ -167,11 +163,9 @@ static clmg_matrix_format automatic_format(const clmg_context *context, size_t r
   if (nnz == 0)
     return CLMG_FORMAT_CSR;
   double ellr_padding = (double)stats->max_length * (double)rows / (double)nnz;
-  if (!context->info.is_gpu)
-    return stats->max_length <= 8 && ellr_padding <= 1.25 ? CLMG_FORMAT_ELLR : CLMG_FORMAT_CSR;
-  if (ellr_padding <= 1.25)
+  if (stats->max_length <= context->params.auto_ellr_max_length && ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
-  return CLMG_FORMAT_SELL;
+  return context->params.auto_sell ? CLMG_FORMAT_SELL : CLMG_FORMAT_CSR;
 }
 
 static int sell_padding_fits(size_t stored, size_t nnz) {
@@ -341,16 +335,20 @@ static void value_array_set(value_array *v, size_t index, double value) {
  * each (cl/spmv.cl: csr_long_segments). */
 enum { CSR_SEGMENT_LENGTH = 8192 };
 
-/* CSR rows longer than this are cut into segments: on GPUs 64 times the
- * mean row, at least 512; on CPUs none (a core walks a whole row fast;
- * splitting rows only adds barriers). */
+/* CSR rows longer than this are cut into segments (the device table's
+ * csr_long_row_factor and _min): on GPUs 64 times the mean row, at least
+ * 512; on CPUs none (a core walks a whole row fast; splitting rows only adds
+ * barriers). */
 static uint64_t csr_long_row_threshold(const clmg_context *context,
                                        const clmg_matrix_options *options, double mean_length) {
   if (options->csr_vector_min)
     return options->csr_vector_min;
-  if (!context->info.is_gpu)
+  const clmg_device_params *p = &context->params;
+  if (p->csr_long_row_factor <= 0)
     return UINT64_MAX;
-  return (uint64_t)(64.0 * mean_length > 512 ? 64.0 * mean_length : 512);
+  double threshold = p->csr_long_row_factor * mean_length;
+  double least = (double)p->csr_long_row_min;
+  return (uint64_t)(threshold > least ? threshold : least);
 }
 
 /* CSR's work-items per row and long-row threshold, whatever builds it. */
@@ -359,7 +357,12 @@ static clmg_status csr_shape(clmg_matrix *m, const row_stats *stats,
   if (options->csr_lanes && (!is_power_of_two(options->csr_lanes) || options->csr_lanes > 32))
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "CSR lanes per row must be 1, 2, 4, 8, 16 or 32 (got %u)", options->csr_lanes);
-  m->lanes = m->context->info.is_gpu ? power_of_two_at_most(stats->mean_length, 1, 32) : 1;
+  /* a row's lanes share a work-group (cl/spmv.cl's lanes_sum) */
+  if (options->csr_lanes > m->context->params.work_group_size)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "CSR lanes per row: %u, more than the work-group of %zu on %s",
+                     options->csr_lanes, m->context->params.work_group_size, m->context->info.name);
+  m->lanes = power_of_two_at_most(stats->mean_length, 1, m->context->params.csr_max_lanes);
   if (options->csr_lanes)
     m->lanes = options->csr_lanes;
   m->long_row_threshold = csr_long_row_threshold(m->context, options, stats->mean_length);
@@ -462,11 +465,17 @@ static clmg_status check_padded_size(clmg_matrix *m, size_t stored, const char *
 static clmg_status ellr_shape(clmg_matrix *m, const row_stats *stats,
                               const clmg_matrix_options *options, size_t *width) {
   unsigned lanes = options->ellr_threads;
+  const clmg_device_params *p = &m->context->params;
   if (lanes == 0)
-    lanes = m->context->info.is_gpu ? power_of_two_at_most(stats->mean_length / 12.0, 1, 8) : 1;
+    lanes = power_of_two_at_most(stats->mean_length / p->ellr_entries_per_thread, 1,
+                                 p->ellr_max_threads);
   if (!is_power_of_two(lanes) || lanes > 32)
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "ELLR-T needs T in 1, 2, 4, 8, 16, 32 (got %u)", lanes);
+  if (lanes > p->work_group_size)
+    return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "ELLR-T: T = %u, more than the work-group of %zu on %s", lanes,
+                     p->work_group_size, m->context->info.name);
   m->lanes = lanes;
   *width = (stats->max_length + lanes - 1) / lanes * lanes;
   m->ellr_stride = (m->rows + 31) / 32 * 32; /* aligned column blocks */
@@ -864,7 +873,7 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
   const clmg_vector *in_or_x = in ? in : x;
   const clmg_vector *dinv_or_x = dinv ? dinv : x;
   cl_uint rows = (cl_uint)m->rows;
-  size_t local = context->info.max_work_group_size < 256 ? context->info.max_work_group_size : 256;
+  size_t local = context->params.work_group_size;
   size_t lanes = m->lanes;
   size_t items = m->rows * lanes;
   size_t global = (items + local - 1) / local * local;

@@ -101,7 +101,8 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
 /* A vector whose every element the next commands overwrite, so not zeroed
  * (la/internal.h). Zeroing was a pass over fresh memory on one thread of a CPU driver: in a
  * hierarchy setup on pocl, 440 MB of 600 allocated at CIRCLE level 9. On a
- * CPU device a vector of COMMIT_BYTES or more still gets one element
+ * device of host buffers (the device table's host_buffers: CPUs) a vector
+ * of COMMIT_BYTES or more still gets one element
  * written and waited for: pocl takes a buffer's memory when a command first
  * uses it (and aborts when that fails), so the next allocation's room check
  * must see this one taken; smaller ones not yet used fit in the room that
@@ -113,7 +114,7 @@ clmg_status clmg_vector_create_unset(clmg_context *context, clmg_dtype type, siz
                                      clmg_vector **out) {
   clmg_status status = vector_allocate(context, type, n, out);
   size_t size = clmg_dtype_size(type);
-  if (status != CLMG_SUCCESS || n * size < COMMIT_BYTES || !context->info.is_cpu)
+  if (status != CLMG_SUCCESS || n * size < COMMIT_BYTES || !context->params.host_buffers)
     return status;
   unsigned char zero[8] = {0};
   status = clmg_fill_buffer(context, (*out)->buffer, zero, size, 0, size, "taking a new vector");

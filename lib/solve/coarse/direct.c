@@ -183,11 +183,13 @@ static clmg_status direct_solve(void *data, const clmg_operator *a, const clmg_v
       return status;
     }
   }
+  /* cl/dense.cl's two kernels: whole rows per work-item with -DCLMG_CPU,
+   * else a work-group per row */
   size_t global, local;
-  if (context->info.is_cpu) {
+  if (context->params.cpu_kernels) {
     clmg_launch_1d(context, s->n, 0, &global, &local);
   } else {
-    local = context->info.max_work_group_size < 128 ? context->info.max_work_group_size : 128;
+    local = context->params.dense_group_size;
     global = s->n * local; /* one work-group per row */
   }
   clmg_kernel_args args;

@@ -21,7 +21,6 @@
 /* Rows a patch may have (cl/patch_jacobi.cl's PATCH_MAX); larger patches
  * are cut into pieces of at most this many rows. */
 #define PATCH_MAX 512
-#define PATCH_GROUP_SIZE 128
 
 /* The layout's device arrays, in the kernel's order of arguments. */
 enum {
@@ -219,9 +218,11 @@ static clmg_status patch_apply(void *data, const clmg_operator *a, const clmg_ve
     clmg_arg_raw(&args, sizeof inner, &inner);
     clmg_arg_raw(&args, sizeof from_zero, &from_zero);
     status = clmg_args_end(&args);
+    /* a work-group per patch, of the device table's size (any size works) */
+    size_t group = s->context->params.patch_group_size;
     if (status == CLMG_SUCCESS)
-      status = clmg_enqueue_1d(s->context, s->kernel, "patch_jacobi",
-                               s->num_patches * PATCH_GROUP_SIZE, PATCH_GROUP_SIZE, NULL);
+      status = clmg_enqueue_1d(s->context, s->kernel, "patch_jacobi", s->num_patches * group, group,
+                               NULL);
   }
   return status;
 }

@@ -437,13 +437,14 @@ static size_t packed_slots(const vanka_smoother *s) {
 /* The cells' rows packed as cl/vanka.cl reads them (VANKA_SLOT): slot
  * (j, r) of the cell at position p of the colour starting at `first` with
  * `count` cells at first * block * slots + (j * slots + r) * count + p on
- * a GPU, + (p * block + j) * slots + r on a CPU; columns and CSR positions,
+ * a GPU, + (p * block + j) * slots + r with the CPU kernels (the device
+ * table's cpu_kernels, which build cl/vanka.cl with -DCLMG_CPU); columns and CSR positions,
  * padding the own unknown with position -1. Uploaded, then the host arrays
  * freed (they are the size of the packed matrix). */
 static clmg_status upload_packed_rows(vanka_smoother *s) {
   const vanka_layout *l = &s->layout;
   const size_t bs = (size_t)l->block, slots = (size_t)s->row_slots, total = packed_slots(s);
-  const int cpu = clmg_context_device(s->context)->is_cpu;
+  const int cpu = s->context->params.cpu_kernels;
   int32_t *col = clmg_alloc_array(total ? total : 1, sizeof *col);
   int64_t *source = clmg_alloc_array(total ? total : 1, sizeof *source);
   if (!col || !source) {

@@ -1,0 +1,465 @@
+/* Device parameters: the one table of launch geometries, data layouts and
+ * per-device algorithm choices, in the manner of CLBlast's parameter
+ * database (docs/devices.md, "Device parameters").
+ *
+ * A context fills its clmg_device_params once, at creation, from a
+ * description of its device (clmg_device_describe: type, vendor, platform,
+ * largest work-group, the warp or wavefront width where the driver reports
+ * one, unified memory). clmg_device_params_fill is a pure function of that
+ * description: it picks the device's class, copies the class's row of the
+ * table below, applies the CLMG_DEVICE_PARAMS overrides (experiments only)
+ * and bounds the work-group sizes by the device's largest. Every choice
+ * the library makes from the device reads the context's copy; nothing else
+ * tests the device's type or vendor.
+ *
+ * The classes:
+ *   gpu-nvidia, gpu-amd, gpu-intel, gpu-other  CL_DEVICE_TYPE_GPU, by vendor
+ *   cpu-pocl, cpu-intel, cpu-other             CL_DEVICE_TYPE_CPU, by platform
+ *   oclgrind   the Oclgrind simulator (it reports every device type)
+ *   other      neither a GPU nor a CPU (accelerators, custom devices)
+ *
+ * The rows reproduce the choices the library made before the table, when
+ * they were tests of CL_DEVICE_TYPE spread over the sources: the GPU rows
+ * share every value but AMD's SELL slice, the CPU rows are all alike (pocl
+ * and Intel's CPU runtime were not measured apart), Oclgrind's mixes them
+ * as its two type bits did, and "other" takes what a device with neither
+ * bit took. The measurements behind the values are cited where the macros
+ * below define them. */
+#include "core/internal.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the table ----
+ * Each row is a class's name and values; the macros gather the values that
+ * classes share, each with the reason for its numbers. */
+
+/* Work-group sizes (each bounded by the device's largest and rounded down
+ * to a power of two when the context is made):
+ *  - 256 for 1-D launches (clmg_launch_1d, SpMV, scans): eight 32-wide
+ *    warps or four 64-wide wavefronts, and a size every device of the
+ *    project ran at; the kernels take any size (prelude.cl's group_sum).
+ *  - 128 for the dense coarse GEMV (a group per row), the patch-Jacobi
+ *    smoother and the P1 assembly (a group per patch): a patch's rows and a
+ *    coarse row's columns are hundreds, not thousands.
+ *  - 64 for the CSR kernels that take a work-group per row (sorts,
+ *    products): enough to share out a B row of a coarse AMG level (tens to
+ *    hundreds of entries). */
+#define GROUPS                                                                                     \
+  .work_group_size = 256, .dense_group_size = 128, .patch_group_size = 128,                        \
+  .assembly_group_size = 128, .row_group_size = 64
+
+/* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:
+ * on GPUs 64 for streaming kernels (enough in flight to keep memory busy)
+ * and 8 for reductions (at most ~1000 partial sums to read back); on CPUs
+ * a few contiguous chunks per core. */
+#define LAUNCH_GPU .stream_groups_per_unit = 64, .reduction_groups_per_unit = 8
+#define LAUNCH_CPU .stream_groups_per_unit = 4, .reduction_groups_per_unit = 4
+
+/* Kernel variants. cpu_kernels builds every family with -DCLMG_CPU: a
+ * work-item walks a contiguous chunk (pocl ran a strided walk 10-40x
+ * slower), reductions keep 4 accumulators, the mesh and hierarchy kernels
+ * take 8 lanes of a vector, the dense GEMV takes whole rows, Vanka packs a
+ * cell's slots together (entry-major ran the sweep 1.6x slower on pocl).
+ * homg_tile_kernels: HOMG's 2-D kernels in 64 x 4 work-groups (rows of 64
+ * for coalescing), on devices that take groups of 256. */
+#define KERNELS_GPU .cpu_kernels = 0, .homg_tile_kernels = 1
+#define KERNELS_CPU .cpu_kernels = 1, .homg_tile_kernels = 0
+
+/* Sparse formats (docs/algorithms.md, "Sparse formats"; perf/spmv):
+ *  - GPUs: the automatic format is ELLPACK-R when its padding costs at most
+ *    25% (one work-item per row, fully coalesced), else SELL-C-sigma when
+ *    its padding costs at most 50%, else CSR; CSR takes a power of two of
+ *    work-items per row up to the mean row length, at most 32 (a warp), and
+ *    cuts rows longer than 64 mean rows (at least 512 entries) into
+ *    segments of a work-group each; ELLR-T a thread per 12 entries of the
+ *    mean row, at most 8. The SELL slice is the warp (32) or the
+ *    wavefront (64 on AMD).
+ *  - CPUs: CSR, but ELLPACK-R for short uniform rows (at most 8 entries,
+ *    padding at most 25%): a core walks a CSR row contiguously, an ELLPACK
+ *    row strided (pocl ran ELLR 2-3x slower than CSR at 25-27 entries per
+ *    row, slightly faster at 5). One work-item per row, no long-row
+ *    segments (splitting rows only adds barriers); a SELL slice of 8 covers
+ *    an AVX-512 register of doubles, across which pocl vectorises the
+ *    work-items.
+ *  - SELL's sorting window sigma is 8 slices where rows are not uniform,
+ *    which keeps y's writes local. */
+#define SPARSE_GPU(slice)                                                                          \
+  .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
+  .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
+  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1
+#define SPARSE_CPU                                                                                 \
+  .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
+  .csr_long_row_min = 0, .ellr_max_threads = 1, .ellr_entries_per_thread = 12,                     \
+  .auto_ellr_max_length = 8, .auto_sell = 0
+
+/* Algorithm choices:
+ *  - clblast_axpy: CLBlast's axpy under CLMG_BLAS1_AUTO (perf/blas1 at
+ *    n = 1e7 and 1e8: on pocl its vectorised axpy is 25-35% faster than
+ *    clmg's chunks; on the H100 the two are within 5%, and clmg's dot and
+ *    nrm2 are faster everywhere).
+ *  - amg_setup_on_device: smoothed aggregation's products and levels on
+ *    the device, and parallel roots under CLMG_AMG_ROOTS_AUTO; on a CPU
+ *    the host products are as fast, and device arrays would be one more
+ *    copy of every level.
+ *  - p1_rows: the P1 assembler's automatic path is rows (on the H200 at
+ *    Regular level 3, 0.96 ms warm and 0.28 s of setup against patches'
+ *    1.33 ms and 0.79 s); else patches, where rows' recomputed element
+ *    matrices cost most (pocl: 12.3 ms against 7.1 ms). */
+#define CHOICES_GPU .clblast_axpy = 0, .amg_setup_on_device = 1, .p1_rows = 1
+#define CHOICES_CPU .clblast_axpy = 1, .amg_setup_on_device = 0, .p1_rows = 0
+
+/* Memory. host_buffers: the buffers are host memory of this process that
+ * the driver takes when a command first uses them (pocl aborts when that
+ * fails), so allocations check the address space first and large new
+ * vectors are touched at once. bandwidth_bytes: the copy-bandwidth test's
+ * buffers, large enough to defeat caches (hundreds of MB on GPUs), small
+ * enough to take well under a second on a CPU. */
+#define MEMORY_DEVICE .host_buffers = 0, .bandwidth_bytes = (size_t)1 << 30
+#define MEMORY_HOST .host_buffers = 1, .bandwidth_bytes = (size_t)256 << 20
+
+static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
+    [CLMG_DEVICE_CLASS_GPU_NVIDIA] = {.class_name = "gpu-nvidia",
+                                      GROUPS,
+                                      LAUNCH_GPU,
+                                      KERNELS_GPU,
+                                      SPARSE_GPU(32),
+                                      CHOICES_GPU,
+                                      MEMORY_DEVICE},
+    /* GCN and CDNA wavefronts are 64 wide */
+    [CLMG_DEVICE_CLASS_GPU_AMD] = {.class_name = "gpu-amd",
+                                   GROUPS,
+                                   LAUNCH_GPU,
+                                   KERNELS_GPU,
+                                   SPARSE_GPU(64),
+                                   CHOICES_GPU,
+                                   MEMORY_DEVICE},
+    [CLMG_DEVICE_CLASS_GPU_INTEL] = {.class_name = "gpu-intel",
+                                     GROUPS,
+                                     LAUNCH_GPU,
+                                     KERNELS_GPU,
+                                     SPARSE_GPU(32),
+                                     CHOICES_GPU,
+                                     MEMORY_DEVICE},
+    /* slice 0: the warp or wavefront width the driver reports, else 32 */
+    [CLMG_DEVICE_CLASS_GPU_OTHER] = {.class_name = "gpu-other",
+                                     GROUPS,
+                                     LAUNCH_GPU,
+                                     KERNELS_GPU,
+                                     SPARSE_GPU(0),
+                                     CHOICES_GPU,
+                                     MEMORY_DEVICE},
+    [CLMG_DEVICE_CLASS_CPU_POCL] = {.class_name = "cpu-pocl",
+                                    GROUPS,
+                                    LAUNCH_CPU,
+                                    KERNELS_CPU,
+                                    SPARSE_CPU,
+                                    CHOICES_CPU,
+                                    MEMORY_HOST},
+    /* not measured apart from pocl */
+    [CLMG_DEVICE_CLASS_CPU_INTEL] = {.class_name = "cpu-intel",
+                                     GROUPS,
+                                     LAUNCH_CPU,
+                                     KERNELS_CPU,
+                                     SPARSE_CPU,
+                                     CHOICES_CPU,
+                                     MEMORY_HOST},
+    [CLMG_DEVICE_CLASS_CPU_OTHER] = {.class_name = "cpu-other",
+                                     GROUPS,
+                                     LAUNCH_CPU,
+                                     KERNELS_CPU,
+                                     SPARSE_CPU,
+                                     CHOICES_CPU,
+                                     MEMORY_HOST},
+    /* Oclgrind reports CL_DEVICE_TYPE_CPU and _GPU (and the rest): the GPU
+     * launches, formats and choices with the CPU kernels (-DCLMG_CPU) and
+     * HOMG's tile kernels, host buffers (the simulator's memory is this
+     * process's) and the GPU's bandwidth buffers */
+    [CLMG_DEVICE_CLASS_OCLGRIND] = {.class_name = "oclgrind",
+                                    GROUPS,
+                                    LAUNCH_GPU,
+                                    .cpu_kernels = 1,
+                                    .homg_tile_kernels = 1,
+                                    SPARSE_GPU(32),
+                                    CHOICES_GPU,
+                                    .host_buffers = 1,
+                                    .bandwidth_bytes = (size_t)1 << 30},
+    /* neither a GPU nor a CPU: the GPU kernels (no -DCLMG_CPU) but HOMG's
+     * 1-D ones, the CPU's launches, formats and choices, device memory with
+     * the CPU's bandwidth buffers */
+    [CLMG_DEVICE_CLASS_OTHER] = {.class_name = "other",
+                                 GROUPS,
+                                 LAUNCH_CPU,
+                                 .cpu_kernels = 0,
+                                 .homg_tile_kernels = 0,
+                                 SPARSE_CPU,
+                                 CHOICES_CPU,
+                                 .host_buffers = 0,
+                                 .bandwidth_bytes = (size_t)256 << 20},
+};
+
+/* ---- classes ---- */
+
+static int contains(const char *text, const char *part) {
+  return text && strstr(text, part) != NULL;
+}
+
+clmg_device_class clmg_device_classify(const clmg_device_description *d) {
+  if (contains(d->platform, "Oclgrind"))
+    return CLMG_DEVICE_CLASS_OCLGRIND;
+  if (d->is_gpu) {
+    /* the vendor strings SELL's slice of 64 was chosen by */
+    if (contains(d->vendor, "AMD") || contains(d->vendor, "Advanced Micro Devices"))
+      return CLMG_DEVICE_CLASS_GPU_AMD;
+    if (contains(d->vendor, "NVIDIA"))
+      return CLMG_DEVICE_CLASS_GPU_NVIDIA;
+    if (contains(d->vendor, "Intel"))
+      return CLMG_DEVICE_CLASS_GPU_INTEL;
+    return CLMG_DEVICE_CLASS_GPU_OTHER;
+  }
+  if (d->is_cpu) {
+    if (contains(d->platform, "Portable Computing Language") || contains(d->platform, "PoCL"))
+      return CLMG_DEVICE_CLASS_CPU_POCL;
+    if (contains(d->platform, "Intel"))
+      return CLMG_DEVICE_CLASS_CPU_INTEL;
+    return CLMG_DEVICE_CLASS_CPU_OTHER;
+  }
+  return CLMG_DEVICE_CLASS_OTHER;
+}
+
+const char *clmg_device_class_name(clmg_device_class device_class) {
+  return (int)device_class >= 0 && (int)device_class < CLMG_DEVICE_CLASS_COUNT
+             ? table[device_class].class_name
+             : "?";
+}
+
+/* ---- overrides (CLMG_DEVICE_PARAMS) ---- */
+
+typedef enum field_kind { FIELD_SIZE, FIELD_UNSIGNED, FIELD_FLAG } field_kind;
+
+/* The values an experiment may set, and their ranges. The memory fields
+ * are not among them: they guard against drivers that abort. */
+typedef struct field {
+  const char *name;
+  size_t offset;
+  field_kind kind;
+  unsigned long long low, high;
+  int power_of_two;
+} field;
+
+#define SIZE_FIELD(name, high)                                                                     \
+  { #name, offsetof(clmg_device_params, name), FIELD_SIZE, 1, high, 1 }
+#define UNSIGNED_FIELD(name, low, high, power)                                                     \
+  { #name, offsetof(clmg_device_params, name), FIELD_UNSIGNED, low, high, power }
+#define FLAG_FIELD(name)                                                                           \
+  { #name, offsetof(clmg_device_params, name), FIELD_FLAG, 0, 1, 0 }
+
+static const field fields[] = {
+    SIZE_FIELD(work_group_size, 1u << 16),
+    SIZE_FIELD(dense_group_size, 1u << 16),
+    SIZE_FIELD(patch_group_size, 1u << 16),
+    SIZE_FIELD(assembly_group_size, 1u << 16),
+    SIZE_FIELD(row_group_size, 1u << 16),
+    UNSIGNED_FIELD(stream_groups_per_unit, 1, 1u << 16, 0),
+    UNSIGNED_FIELD(reduction_groups_per_unit, 1, 1u << 16, 0),
+    FLAG_FIELD(cpu_kernels),
+    FLAG_FIELD(homg_tile_kernels),
+    UNSIGNED_FIELD(sell_slice, 1, 256, 1),
+    UNSIGNED_FIELD(sell_sigma_slices, 1, 1u << 16, 0),
+    UNSIGNED_FIELD(csr_max_lanes, 1, 32, 1),
+    UNSIGNED_FIELD(ellr_max_threads, 1, 32, 1),
+    FLAG_FIELD(auto_sell),
+    FLAG_FIELD(clblast_axpy),
+    FLAG_FIELD(amg_setup_on_device),
+    FLAG_FIELD(p1_rows),
+};
+
+static void list_keys(char *text, size_t size) {
+  size_t used = strlen(text);
+  used += (size_t)snprintf(text + used, used < size ? size - used : 0, "class");
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0] && used < size; ++i)
+    used += (size_t)snprintf(text + used, size - used, ", %s", fields[i].name);
+}
+
+/* key=value, separated by commas or spaces; "class=NAME" first takes that
+ * class's row. */
+static clmg_status apply_overrides(const char *overrides, clmg_device_params *p, char *message,
+                                   size_t size) {
+  char item[96];
+  const char *at = overrides;
+  while (*at) {
+    size_t skip = strspn(at, ", \t");
+    at += skip;
+    size_t length = strcspn(at, ", \t");
+    if (length == 0)
+      break;
+    if (length >= sizeof item) {
+      snprintf(message, size, "CLMG_DEVICE_PARAMS: \"%.*s...\" is too long", 40, at);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+    memcpy(item, at, length);
+    item[length] = '\0';
+    at += length;
+    char *value = strchr(item, '=');
+    if (!value || value == item || !value[1]) {
+      snprintf(message, size, "CLMG_DEVICE_PARAMS: \"%s\" is not KEY=VALUE", item);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+    *value++ = '\0';
+    if (strcmp(item, "class") == 0) {
+      int found = 0;
+      for (int c = 0; c < CLMG_DEVICE_CLASS_COUNT && !found; ++c)
+        if (strcmp(value, table[c].class_name) == 0) {
+          *p = table[c];
+          p->device_class = (clmg_device_class)c;
+          found = 1;
+        }
+      if (!found) {
+        int used =
+            snprintf(message, size, "CLMG_DEVICE_PARAMS: unknown class \"%s\"; classes:", value);
+        for (int c = 0; c < CLMG_DEVICE_CLASS_COUNT && used >= 0 && (size_t)used < size; ++c)
+          used += snprintf(message + used, size - (size_t)used, "%s %s", c ? "," : "",
+                           table[c].class_name);
+        return CLMG_ERROR_INVALID_ARGUMENT;
+      }
+      continue;
+    }
+    const field *f = NULL;
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0] && !f; ++i)
+      if (strcmp(item, fields[i].name) == 0)
+        f = &fields[i];
+    if (!f) {
+      snprintf(message, size, "CLMG_DEVICE_PARAMS: unknown key \"%s\"; keys: ", item);
+      list_keys(message, size);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long number = strtoull(value, &end, 10);
+    if (value[0] == '-' || errno != 0 || *end != '\0' || number < f->low || number > f->high ||
+        (f->power_of_two && (number & (number - 1)) != 0)) {
+      snprintf(message, size, "CLMG_DEVICE_PARAMS: %s=%s: want %s%s from %llu to %llu", item, value,
+               f->power_of_two ? "a power of two" : "an integer",
+               f->kind == FIELD_FLAG ? " (0 or 1)" : "", f->low, f->high);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+    char *slot = (char *)p + f->offset;
+    if (f->kind == FIELD_SIZE) {
+      size_t v = (size_t)number;
+      memcpy(slot, &v, sizeof v);
+    } else if (f->kind == FIELD_UNSIGNED) {
+      unsigned v = (unsigned)number;
+      memcpy(slot, &v, sizeof v);
+    } else {
+      int v = (int)number;
+      memcpy(slot, &v, sizeof v);
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* ---- filling ---- */
+
+/* The largest power of two at most `wanted` and at most `limit` (at least 1). */
+static size_t bounded_group(size_t wanted, size_t limit) {
+  size_t bound = wanted < limit ? wanted : limit, group = 1;
+  while (group <= bound / 2)
+    group *= 2;
+  return group;
+}
+
+static unsigned at_most(unsigned value, size_t limit) {
+  return (size_t)value > limit ? (unsigned)limit : value;
+}
+
+clmg_status clmg_device_params_fill(const clmg_device_description *d, const char *overrides,
+                                    clmg_device_params *p, char *message, size_t message_size) {
+  clmg_device_class device_class = clmg_device_classify(d);
+  *p = table[device_class];
+  p->device_class = device_class;
+  if (message && message_size)
+    message[0] = '\0';
+  if (overrides && *overrides) {
+    char scratch[1];
+    clmg_status status = apply_overrides(overrides, p, message_size ? message : scratch,
+                                         message_size ? message_size : sizeof scratch);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
+  size_t max = d->max_work_group_size ? d->max_work_group_size : 1;
+  p->work_group_size = bounded_group(p->work_group_size, max);
+  p->dense_group_size = bounded_group(p->dense_group_size, max);
+  p->patch_group_size = bounded_group(p->patch_group_size, max);
+  p->assembly_group_size = bounded_group(p->assembly_group_size, max);
+  p->row_group_size = bounded_group(p->row_group_size, max);
+  /* a row's lanes lie in one work-group (spmv.cl's lanes_sum) */
+  p->csr_max_lanes = at_most(p->csr_max_lanes, p->work_group_size);
+  p->ellr_max_threads = at_most(p->ellr_max_threads, p->work_group_size);
+  /* the tile kernels require work-groups of 64 x 4 */
+  p->homg_tile_kernels = p->homg_tile_kernels && max >= 256;
+  if (p->sell_slice == 0) {
+    unsigned warp = d->warp_width;
+    p->sell_slice = warp > 0 && warp <= 256 && (warp & (warp - 1)) == 0 ? warp : 32;
+  }
+  /* the memory fields follow the device whatever class an override names */
+  p->host_buffers = table[device_class].host_buffers;
+  p->bandwidth_bytes = table[device_class].bandwidth_bytes;
+  p->shares_host_memory = p->host_buffers || d->unified_memory;
+  p->oclgrind = device_class == CLMG_DEVICE_CLASS_OCLGRIND;
+  return CLMG_SUCCESS;
+}
+
+/* ---- describing a device ---- */
+
+#ifndef CL_DEVICE_WARP_SIZE_NV
+#define CL_DEVICE_WARP_SIZE_NV 0x4003
+#endif
+#ifndef CL_DEVICE_WAVEFRONT_WIDTH_AMD
+#define CL_DEVICE_WAVEFRONT_WIDTH_AMD 0x4043
+#endif
+
+static int has_extension(cl_device_id device, const char *name) {
+  size_t size = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS || size == 0)
+    return 0;
+  char *text = malloc(size + 1);
+  if (!text)
+    return 0;
+  int found = 0;
+  if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, text, NULL) == CL_SUCCESS) {
+    text[size] = '\0';
+    size_t length = strlen(name);
+    for (const char *at = strstr(text, name); at && !found; at = strstr(at + 1, name))
+      found = (at == text || at[-1] == ' ') && (at[length] == ' ' || at[length] == '\0');
+  }
+  free(text);
+  return found;
+}
+
+void clmg_device_describe(const clmg_device_info *info, cl_device_id device,
+                          clmg_device_description *d) {
+  memset(d, 0, sizeof *d);
+  d->is_gpu = info->is_gpu;
+  d->is_cpu = info->is_cpu;
+  d->vendor = info->vendor;
+  d->platform = info->platform_name;
+  d->max_work_group_size = info->max_work_group_size;
+  cl_bool unified = CL_FALSE;
+  if (clGetDeviceInfo(device, CL_DEVICE_HOST_UNIFIED_MEMORY, sizeof unified, &unified, NULL) ==
+      CL_SUCCESS)
+    d->unified_memory = unified == CL_TRUE;
+  /* only where the extension says the query exists (Oclgrind reports a
+   * query it does not know as an error) */
+  cl_uint width = 0;
+  if (has_extension(device, "cl_nv_device_attribute_query") &&
+      clGetDeviceInfo(device, CL_DEVICE_WARP_SIZE_NV, sizeof width, &width, NULL) == CL_SUCCESS)
+    d->warp_width = width;
+  else if (has_extension(device, "cl_amd_device_attribute_query") &&
+           clGetDeviceInfo(device, CL_DEVICE_WAVEFRONT_WIDTH_AMD, sizeof width, &width, NULL) ==
+               CL_SUCCESS)
+    d->warp_width = width;
+}
