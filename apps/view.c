@@ -92,7 +92,7 @@ void view_print(const view_level *levels, int count) {
 void view_amg_times_print(const clmg_amg_setup_times *t) {
   printf("  AMG setup, %.4f s, where it went:\n", t->total_s);
 #define PRINT_PHASE(field, label) printf("  %10.4f s  %s\n", t->field, label);
-  APPUTIL_AMG_PHASES(PRINT_PHASE)
+  CLMG_AMG_SETUP_PHASES(PRINT_PHASE)
 #undef PRINT_PHASE
   fflush(stdout);
 }

@@ -272,7 +272,7 @@ void json_bool(json_writer *w, const char *key, int value) {
 void json_amg_setup_times(json_writer *w, const char *key, const clmg_amg_setup_times *t) {
   json_object_begin(w, key);
 #define JSON_PHASE(field, label) json_number(w, #field, t->field);
-  APPUTIL_AMG_PHASES(JSON_PHASE)
+  CLMG_AMG_SETUP_PHASES(JSON_PHASE)
 #undef JSON_PHASE
   json_number(w, "total_s", t->total_s);
   json_object_end(w);

@@ -81,18 +81,6 @@ void json_result_end(json_writer *w);
  * fp64, compute units and memory. */
 void json_device(json_writer *w, const clmg_device_info *device);
 
-/* The AMG setup's phases (clmg_amg_setup_times) in the order the setup
- * runs them: X(field, label) for each. */
-#define APPUTIL_AMG_PHASES(X)                                                                      \
-  X(upload_s, "the matrix to the device")                                                          \
-  X(strength_s, "strength graph")                                                                  \
-  X(aggregate_s, "aggregation or C/F splitting")                                                   \
-  X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \
-  X(prolongator_s, "prolongator smoothing")                                                        \
-  X(galerkin_s, "Galerkin product P^T A P")                                                        \
-  X(patches_s, "smoother patches")                                                                 \
-  X(engine_s, "levels, smoothers, coarse solver")
-
 /* key: {upload_s, ..., engine_s, total_s} in the open object. */
 void json_amg_setup_times(json_writer *w, const char *key, const clmg_amg_setup_times *times);
 

@@ -53,6 +53,18 @@ typedef struct clmg_amg_setup_times {
   double total_s;       /**< all of it, from the call to its return */
 } clmg_amg_setup_times;
 
+/** The phases of clmg_amg_setup_times in the order the setup runs them, as
+ * X(field, label) for each (total_s apart): for reports that list them. */
+#define CLMG_AMG_SETUP_PHASES(X)                                                                   \
+  X(upload_s, "the matrix to the device")                                                          \
+  X(strength_s, "strength graph")                                                                  \
+  X(aggregate_s, "aggregation or C/F splitting")                                                   \
+  X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \
+  X(prolongator_s, "prolongator smoothing")                                                        \
+  X(galerkin_s, "Galerkin product P^T A P")                                                        \
+  X(patches_s, "smoother patches")                                                                 \
+  X(engine_s, "levels, smoothers, coarse solver")
+
 /** How smoothed aggregation chooses the roots of its aggregates. */
 typedef enum clmg_amg_roots {
   /** the default: parallel where that puts the whole setup on the device

@@ -437,13 +437,6 @@ static void find_unused(clmg_solver *s, const clmg_options *given) {
   }
 }
 
-static void finish_timing(clmg_solver *s, double start, double program_start) {
-  s->compile_s = clmg_context_program_seconds(s->context) - program_start;
-  s->setup_s = clmg_seconds_now() - start - s->compile_s;
-  if (s->setup_s < 0)
-    s->setup_s = 0;
-}
-
 /* One iteration from x = 0 on scratch vectors, so that the kernels of the
  * solve are compiled (or loaded) in the setup and a solve's time is the
  * solve's; its outcome does not matter (a breakdown recurs in the solve). */
@@ -475,6 +468,24 @@ static clmg_status prepare_kernels(clmg_solver *s) {
   clmg_vector_destroy(x);
   clmg_vector_destroy(b);
   return status;
+}
+
+/* The end of every create: the solve's kernels made ready, the times, the
+ * solver handed over, or everything released on a failure. */
+static clmg_status finish_create(clmg_solver *s, clmg_status status, double start,
+                                 double program_start, clmg_solver **solver) {
+  if (status == CLMG_SUCCESS)
+    status = prepare_kernels(s);
+  if (status != CLMG_SUCCESS) {
+    clmg_solver_destroy(s);
+    return status;
+  }
+  s->compile_s = clmg_context_program_seconds(s->context) - program_start;
+  s->setup_s = clmg_seconds_now() - start - s->compile_s;
+  if (s->setup_s < 0)
+    s->setup_s = 0;
+  *solver = s;
+  return CLMG_SUCCESS;
 }
 
 /* A square matrix without a row of zeros (such a row makes it singular). */
@@ -549,15 +560,7 @@ static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, 
   }
   if (status == CLMG_SUCCESS)
     status = build_preconditioner(s, a, &matrix_options);
-  if (status == CLMG_SUCCESS)
-    status = prepare_kernels(s);
-  if (status != CLMG_SUCCESS) {
-    clmg_solver_destroy(s);
-    return status;
-  }
-  finish_timing(s, start, program_start);
-  *solver = s;
-  return CLMG_SUCCESS;
+  return finish_create(s, status, start, program_start, solver);
 }
 
 clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
@@ -640,15 +643,7 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     else if (status == CLMG_SUCCESS)
       s->preconditioner = cycle;
   }
-  if (status == CLMG_SUCCESS)
-    status = prepare_kernels(s);
-  if (status != CLMG_SUCCESS) {
-    clmg_solver_destroy(s);
-    return status;
-  }
-  finish_timing(s, start, program_start);
-  *solver = s;
-  return CLMG_SUCCESS;
+  return finish_create(s, status, start, program_start, solver);
 }
 
 void clmg_solver_destroy(clmg_solver *s) {

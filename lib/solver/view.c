@@ -13,17 +13,6 @@
 
 #include "core/internal.h"
 
-/* The phases of clmg_amg_setup_times, in the order the setup runs them. */
-#define AMG_PHASES(X)                                                                              \
-  X(upload_s, "the matrix to the device")                                                          \
-  X(strength_s, "strength graph")                                                                  \
-  X(aggregate_s, "aggregation or C/F splitting")                                                   \
-  X(fit_s, "tentative prolongator (near-nullspace fit)")                                           \
-  X(prolongator_s, "prolongator smoothing")                                                        \
-  X(galerkin_s, "Galerkin product P^T A P")                                                        \
-  X(patches_s, "smoother patches")                                                                 \
-  X(engine_s, "levels, smoothers, coarse solver")
-
 typedef struct level_view {
   size_t rows, nonzeros; /* nonzeros 0: not a stored matrix */
   const char *format, *format_description, *smoother, *coarse_solver;
@@ -112,7 +101,7 @@ int clmg_multigrid_view_add(cJSON *object, const clmg_multigrid *multigrid,
     cJSON *phases = cJSON_AddObjectToObject(object, "amg_setup");
     ok = phases != NULL;
 #define ADD_PHASE(field, label) ok = ok && cJSON_AddNumberToObject(phases, #field, times->field);
-    AMG_PHASES(ADD_PHASE)
+    CLMG_AMG_SETUP_PHASES(ADD_PHASE)
 #undef ADD_PHASE
     ok = ok && cJSON_AddNumberToObject(phases, "total_s", times->total_s);
   }
@@ -206,7 +195,7 @@ static void append_multigrid(text_buffer *b, const clmg_multigrid *multigrid,
   if (times) {
     append(b, "  AMG setup, %.4f s, where it went:\n", times->total_s);
 #define PRINT_PHASE(field, label) append(b, "  %10.4f s  %s\n", times->field, label);
-    AMG_PHASES(PRINT_PHASE)
+    CLMG_AMG_SETUP_PHASES(PRINT_PHASE)
 #undef PRINT_PHASE
   }
   free(levels);
