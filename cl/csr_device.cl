@@ -108,9 +108,12 @@ kernel void csr_sort_rows_group(global const uint *rows_list, global const long 
  * smallest above the last (no scratch, more reads). Rows with more products
  * (the Galerkin products of AMG's coarse levels: thousands per row) take a
  * work-group each: their columns go into a hash table in local memory, then
- * a bitonic sort; a row with more than SPGEMM_GROUP_COLUMNS columns falls
- * back to the work-item. Values are summed in A's order, then B's, on both
- * paths, as the host product does, so all give the same sums. */
+ * a bitonic sort; a row with more than SPGEMM_GROUP_COLUMNS columns (the
+ * coarse Galerkin products of vector problems: rigid-body modes make rows
+ * of thousands) takes a work-group that walks its columns in windows of
+ * SPGEMM_TABLE (csr_multiply_pattern_wide, _values_wide). Values are summed
+ * in A's order, then B's, on every path, as the host product does, so all
+ * give the same sums. */
 #ifndef SPGEMM_PRIVATE
 #define SPGEMM_PRIVATE 256
 #endif
@@ -169,8 +172,8 @@ kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global co
                                  global uint *length, global const long *c_ptr, global int *c_col) {
   GRID_LOOP(i, rows) {
     const long begin = a_ptr[i], end = a_ptr[i + 1];
-    if (spgemm_group_row(spgemm_products(begin, end, a_col, b_ptr), fill, c_ptr, i) &&
-        (fill || length[i] != SPGEMM_OVERFLOW))
+    /* rows of more products are the work-group kernels' (group or wide) */
+    if (spgemm_products(begin, end, a_col, b_ptr) > SPGEMM_LONG)
       continue;
     int sorted[SPGEMM_PRIVATE];
     uint count = 0, fits = 1;
@@ -299,7 +302,7 @@ kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global con
                                 global const long *c_ptr, global const int *c_col,
                                 global real *c_val) {
   GRID_LOOP(i, rows) {
-    if (spgemm_group_row(spgemm_products(a_ptr[i], a_ptr[i + 1], a_col, b_ptr), 1, c_ptr, i))
+    if (spgemm_products(a_ptr[i], a_ptr[i + 1], a_col, b_ptr) > SPGEMM_LONG)
       continue;
     const long c_begin = c_ptr[i], c_end = c_ptr[i + 1];
     for (long p = c_begin; p < c_end; ++p)
@@ -350,4 +353,144 @@ kernel void csr_multiply_values_group(global const uint *rows_list, global const
   }
   for (uint s = lid; s < length; s += size)
     c_val[c_begin + s] = sums[s];
+}
+
+/* ---- rows of more than SPGEMM_GROUP_COLUMNS columns: windows ----
+ * A work-group a listed row. The pattern: the row's columns are walked in
+ * windows of SPGEMM_TABLE consecutive column numbers, each a table of flags
+ * in local memory that every product in it sets; a window's count is a sum
+ * of the flags, and filling writes them in order (so sorted, with no sort).
+ * Each pass over the products also finds the smallest column beyond the
+ * window, where the next one starts: empty stretches of columns cost
+ * nothing, and a row of W columns in all takes at most W / SPGEMM_TABLE + 1
+ * windows that hold some. The loops run the same number of times on every
+ * work-item (their bounds are in local memory), around their barriers. */
+#define SPGEMM_WIDE_PARTS 1024
+
+kernel void csr_multiply_pattern_wide(global const uint *rows_list, global const long *a_ptr,
+                                      global const int *a_col, global const long *b_ptr,
+                                      global const int *b_col, uint fill, global uint *length,
+                                      global const long *c_ptr, global int *c_col) {
+  local uint flags[SPGEMM_TABLE];
+  local uint part[SPGEMM_WIDE_PARTS];
+  local int base_shared, next_shared, last_shared;
+  local uint total;
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = a_ptr[i], end = a_ptr[i + 1];
+  if (lid == 0) {
+    base_shared = INT_MAX;
+    last_shared = -1;
+  }
+  barrier(CLK_LOCAL_MEM_FENCE);
+  int first = INT_MAX, last = -1;
+  for (long k = begin; k < end; ++k) {
+    const int m = a_col[k];
+    for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+      first = min(first, b_col[l]);
+      last = max(last, b_col[l]);
+    }
+  }
+  atomic_min(&base_shared, first);
+  atomic_max(&last_shared, last);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  /* at most this many windows, whatever the gaps */
+  const uint windows = (uint)((last_shared - base_shared) / (int)SPGEMM_TABLE) + 1;
+  const uint chunk = (SPGEMM_TABLE + size - 1) / size;
+  uint written = 0;
+  for (uint w = 0; w < windows; ++w) {
+    const int base = base_shared; /* INT_MAX: the row is done, the window empty */
+    for (uint s = lid; s < SPGEMM_TABLE; s += size)
+      flags[s] = 0;
+    if (lid == 0)
+      next_shared = INT_MAX;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    int next = INT_MAX;
+    if (base != INT_MAX)
+      for (long k = begin; k < end; ++k) {
+        const int m = a_col[k];
+        for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+          const int c = b_col[l];
+          if (c >= base && c - base < (int)SPGEMM_TABLE)
+            flags[c - base] = 1;
+          else if (c > base && c < next)
+            next = c;
+        }
+      }
+    atomic_min(&next_shared, next);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* a contiguous chunk of flags a work-item: its count, then the offsets */
+    uint count = 0;
+    for (uint s = lid * chunk; s < (lid + 1) * chunk && s < SPGEMM_TABLE; ++s)
+      count += flags[s];
+    part[lid] = count;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+      uint sum = 0;
+      for (uint t = 0; t < size; ++t) {
+        const uint here = part[t];
+        part[t] = sum;
+        sum += here;
+      }
+      total = sum;
+      base_shared = next_shared;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (fill) {
+      uint place = written + part[lid];
+      for (uint s = lid * chunk; s < (lid + 1) * chunk && s < SPGEMM_TABLE; ++s)
+        if (flags[s])
+          c_col[c_ptr[i] + place++] = base + (int)s;
+    }
+    written += total;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (!fill && lid == 0)
+    length[i] = written;
+}
+
+/* The values of those rows: C's columns (known now) in windows of
+ * SPGEMM_GROUP_COLUMNS positions, each a table of columns and sums in local
+ * memory as csr_multiply_values_group keeps them, A's entries taken in
+ * order (a barrier after each): every sum is formed in the order of the
+ * other kernels. */
+kernel void csr_multiply_values_wide(global const uint *rows_list, global const long *a_ptr,
+                                     global const int *a_col, global const real *a_val,
+                                     global const long *b_ptr, global const int *b_col,
+                                     global const real *b_val, global const long *c_ptr,
+                                     global const int *c_col, global real *c_val) {
+  local int columns[SPGEMM_GROUP_COLUMNS];
+  local real sums[SPGEMM_GROUP_COLUMNS];
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = a_ptr[i], end = a_ptr[i + 1];
+  const long c_begin = c_ptr[i];
+  const long length = c_ptr[i + 1] - c_begin;
+  const long windows = (length + SPGEMM_GROUP_COLUMNS - 1) / SPGEMM_GROUP_COLUMNS;
+  for (long w = 0; w < windows; ++w) {
+    const long start = w * SPGEMM_GROUP_COLUMNS;
+    const long n = min((long)SPGEMM_GROUP_COLUMNS, length - start);
+    for (long s = lid; s < n; s += size) {
+      columns[s] = c_col[c_begin + start + s];
+      sums[s] = 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int low = columns[0], high = columns[n - 1];
+    for (long k = begin; k < end; ++k) {
+      const int m = a_col[k];
+      const real scale = a_val[k];
+      for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
+        const int c = b_col[l];
+        if (c < low || c > high)
+          continue;
+        long place;
+        SPGEMM_FIND(columns, 0, n, c, place);
+        sums[place] += scale * b_val[l];
+      }
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (long s = lid; s < n; s += size)
+      c_val[c_begin + start + s] = sums[s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
 }

@@ -242,6 +242,8 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
  * SPGEMM_LONG products take a work-group while they have at most
  * SPGEMM_GROUP_COLUMNS columns. */
 enum { SORT_SHORT = 32, SORT_GROUP = 2048, SPGEMM_LONG = 128, SPGEMM_GROUP_COLUMNS = 1024 };
+/* cl/csr_device.cl's mark of a row too long for the work-group's table */
+static const uint32_t SPGEMM_OVERFLOW = UINT32_MAX;
 
 /* Launches a kernel (arguments set) over `rows` rows: a work-item a row
  * (walked with GRID_LOOP), or (by_group) a work-group for each of `rows`
@@ -399,17 +401,69 @@ static clmg_status product_pass_begin(clmg_context *context, const char *options
   return CLMG_SUCCESS;
 }
 
+/* The rows of more than SPGEMM_GROUP_COLUMNS columns: a work-group each
+ * (csr_multiply_pattern_wide or _values_wide) walks them in windows. */
+static clmg_status product_wide(clmg_context *context, const char *options, const char *kernel,
+                                const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
+                                const clmg_vector *wide_rows, size_t wide_count,
+                                clmg_vector *length, const clmg_csr_device *c) {
+  if (wide_count == 0)
+    return CLMG_SUCCESS;
+  clmg_kernel_args args;
+  clmg_status status = clmg_args_for_kernel(context, "csr_device", options, kernel, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  int values = strcmp(kernel, "csr_multiply_values_wide") == 0;
+  cl_mem stand_in = length ? length->buffer : wide_rows->buffer; /* never written */
+  clmg_arg_buffer(&args, wide_rows->buffer);
+  clmg_arg_buffer(&args, a->row_ptr->buffer);
+  clmg_arg_buffer(&args, a->col->buffer);
+  if (values)
+    clmg_arg_buffer(&args, a->val->buffer);
+  clmg_arg_buffer(&args, b->row_ptr->buffer);
+  clmg_arg_buffer(&args, b->col->buffer);
+  if (values) {
+    clmg_arg_buffer(&args, b->val->buffer);
+    clmg_arg_buffer(&args, c->row_ptr->buffer);
+    clmg_arg_buffer(&args, c->col->buffer);
+    clmg_arg_buffer(&args, c->val->buffer);
+  } else {
+    clmg_arg_raw(&args, sizeof fill, &fill);
+    clmg_arg_buffer(&args, length->buffer);
+    clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
+    clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
+  }
+  return launch_by_rows(&args, wide_count, 1);
+}
+
 /* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
- * writes the sorted columns at c_ptr; the work-group kernel first on its
- * listed rows, the work-item kernel then takes the other rows (and those
- * the first found too long for its tables). */
+ * writes the sorted columns at c_ptr. The work-group kernel first on its
+ * listed rows (group_rows); the rows it finds too long for its tables, or
+ * (filling) the wide_rows, then go to the window kernel; the work-item
+ * kernel takes the rows of few products. */
 static clmg_status product_pattern(clmg_context *context, const char *options,
                                    const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
                                    const clmg_vector *group_rows, size_t group_count,
+                                   const clmg_vector *wide_rows, size_t wide_count,
                                    clmg_vector *length, clmg_csr_device *c) {
   clmg_status status = CLMG_SUCCESS;
   cl_mem stand_in = length->buffer; /* never written while counting */
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
+    if (pass == 1 && !fill) { /* the rows the group kernel marked too long, counted in windows */
+      clmg_vector *overflow = NULL;
+      size_t overflow_count = 0;
+      status = clmg_row_list(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0,
+                             &overflow, &overflow_count);
+      if (status == CLMG_SUCCESS)
+        status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 0, overflow,
+                              overflow_count, length, c);
+      clmg_vector_destroy(overflow);
+    } else if (pass == 1) {
+      status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 1, wide_rows,
+                            wide_count, length, c);
+    }
+    if (status != CLMG_SUCCESS)
+      break;
     clmg_kernel_args args;
     status = product_pass_begin(context, options, "csr_multiply_pattern", pass, group_rows, a->rows,
                                 &args);
@@ -428,13 +482,15 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
   return status;
 }
 
-/* C's values on its pattern, the work-group kernel's listed rows and the
- * others. */
+/* C's values on its pattern: the work-group kernel's listed rows, the wide
+ * rows in windows, and the others. */
 static clmg_status product_values(clmg_context *context, const char *options,
                                   const clmg_csr_device *a, const clmg_csr_device *b,
                                   const clmg_vector *group_rows, size_t group_count,
+                                  const clmg_vector *wide_rows, size_t wide_count,
                                   const clmg_csr_device *c) {
-  clmg_status status = CLMG_SUCCESS;
+  clmg_status status = product_wide(context, options, "csr_multiply_values_wide", a, b, 0,
+                                    wide_rows, wide_count, NULL, c);
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
     status = product_pass_begin(context, options, "csr_multiply_values", pass, group_rows, a->rows,
@@ -479,7 +535,8 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
   const char *options = clmg_real_options(context, precision);
   clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
   clmg_vector *length = NULL, *products = NULL, *counting_rows = NULL, *filling_rows = NULL;
-  size_t nnz = 0, counting = 0, filling = 0;
+  clmg_vector *wide_rows = NULL;
+  size_t nnz = 0, counting = 0, filling = 0, wide = 0;
   /* the products per row: the rows the work-group kernels take */
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &products);
@@ -499,24 +556,31 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &length);
   if (status == CLMG_SUCCESS)
-    status = product_pattern(context, options, a, b, 0, counting_rows, counting, length, &c);
+    status =
+        product_pattern(context, options, a, b, 0, counting_rows, counting, NULL, 0, length, &c);
   if (status == CLMG_SUCCESS)
     status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
   /* filling: the counted rows that fit the work-group's tables */
   if (status == CLMG_SUCCESS)
     status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, length, SPGEMM_GROUP_COLUMNS,
                            &filling_rows, &filling);
+  /* and the wider ones, which the window kernels take */
+  if (status == CLMG_SUCCESS)
+    status = clmg_row_list(context, length, SPGEMM_GROUP_COLUMNS, UINT32_MAX, NULL, 0, &wide_rows,
+                           &wide);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, nnz, &c.col);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, precision, nnz, &c.val);
   if (status == CLMG_SUCCESS)
-    status = product_pattern(context, options, a, b, 1, filling_rows, filling, length, &c);
+    status = product_pattern(context, options, a, b, 1, filling_rows, filling, wide_rows, wide,
+                             length, &c);
   if (status == CLMG_SUCCESS)
-    status = product_values(context, options, a, b, filling_rows, filling, &c);
+    status = product_values(context, options, a, b, filling_rows, filling, wide_rows, wide, &c);
   clmg_vector_destroy(products);
   clmg_vector_destroy(counting_rows);
   clmg_vector_destroy(filling_rows);
+  clmg_vector_destroy(wide_rows);
   clmg_vector_destroy(length);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&c);
