@@ -383,14 +383,15 @@ clmg_status clmg_csr_device_download(const clmg_csr_device *a, clmg_csr *out, cl
   return CLMG_SUCCESS;
 }
 
-/* Starts pass `pass` of a product kernel `name` over A's rows: pass 0 the
- * work-group kernel (name_group) on its listed rows, pass 1 the work-item
- * kernel on all rows (it skips those the first took). */
-static clmg_status product_pass_begin(clmg_context *context, const char *options, const char *name,
-                                      int pass, const clmg_vector *group_rows, size_t rows,
+/* Starts pass `pass` of a product kernel over A's rows: pass 0 the
+ * work-group kernel on its listed rows, pass 1 the work-item kernel on all
+ * rows (it skips those the first took). The names are literals: the
+ * arguments keep the pointer until the launch (and the profile after). */
+static clmg_status product_pass_begin(clmg_context *context, const char *options,
+                                      const char *group_kernel, const char *item_kernel, int pass,
+                                      const clmg_vector *group_rows, size_t rows,
                                       clmg_kernel_args *args) {
-  char kernel[64];
-  snprintf(kernel, sizeof kernel, "%s%s", name, pass == 0 ? "_group" : "");
+  const char *kernel = pass == 0 ? group_kernel : item_kernel;
   clmg_status status = clmg_args_for_kernel(context, "csr_device", options, kernel, args);
   if (status != CLMG_SUCCESS)
     return status;
@@ -465,8 +466,8 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     if (status != CLMG_SUCCESS)
       break;
     clmg_kernel_args args;
-    status = product_pass_begin(context, options, "csr_multiply_pattern", pass, group_rows, a->rows,
-                                &args);
+    status = product_pass_begin(context, options, "csr_multiply_pattern_group",
+                                "csr_multiply_pattern", pass, group_rows, a->rows, &args);
     if (status != CLMG_SUCCESS)
       break;
     clmg_arg_buffer(&args, a->row_ptr->buffer);
@@ -493,8 +494,8 @@ static clmg_status product_values(clmg_context *context, const char *options,
                                     wide_rows, wide_count, NULL, c);
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     clmg_kernel_args args;
-    status = product_pass_begin(context, options, "csr_multiply_values", pass, group_rows, a->rows,
-                                &args);
+    status = product_pass_begin(context, options, "csr_multiply_values_group",
+                                "csr_multiply_values", pass, group_rows, a->rows, &args);
     if (status != CLMG_SUCCESS)
       break;
     clmg_arg_buffer(&args, a->row_ptr->buffer);
