@@ -439,9 +439,9 @@ static clmg_status product_wide(clmg_context *context, const char *options, cons
 
 /* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
  * writes the sorted columns at c_ptr. The work-group kernel first on its
- * listed rows (group_rows); the rows it finds too long for its tables, or
- * (filling) the wide_rows, then go to the window kernel; the work-item
- * kernel takes the rows of few products. */
+ * listed rows (group_rows), the work-item kernel the rows of few products;
+ * then the rows the first found too long for its tables (counting), or the
+ * wide_rows (filling), go to the window kernel. */
 static clmg_status product_pattern(clmg_context *context, const char *options,
                                    const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
                                    const clmg_vector *group_rows, size_t group_count,
@@ -450,19 +450,9 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
   clmg_status status = CLMG_SUCCESS;
   cl_mem stand_in = length->buffer; /* never written while counting */
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
-    if (pass == 1 && !fill) { /* the rows the group kernel marked too long, counted in windows */
-      clmg_vector *overflow = NULL;
-      size_t overflow_count = 0;
-      status = clmg_row_list(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0,
-                             &overflow, &overflow_count);
-      if (status == CLMG_SUCCESS)
-        status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 0, overflow,
-                              overflow_count, length, c);
-      clmg_vector_destroy(overflow);
-    } else if (pass == 1) {
+    if (pass == 1 && fill)
       status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 1, wide_rows,
                             wide_count, length, c);
-    }
     if (status != CLMG_SUCCESS)
       break;
     clmg_kernel_args args;
@@ -479,6 +469,19 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
     clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
     status = launch_by_rows(&args, pass == 0 ? group_count : a->rows, pass == 0);
+  }
+  if (status == CLMG_SUCCESS && !fill && group_count) {
+    /* the rows the group kernel marked too long, counted in windows; every
+     * row's length is written by now (the work-item kernel took the short
+     * rows), so the list reads no unwritten entry */
+    clmg_vector *overflow = NULL;
+    size_t overflow_count = 0;
+    status = clmg_row_list(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0,
+                           &overflow, &overflow_count);
+    if (status == CLMG_SUCCESS)
+      status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 0, overflow,
+                            overflow_count, length, c);
+    clmg_vector_destroy(overflow);
   }
   return status;
 }
