@@ -111,7 +111,8 @@ kernel void csr_sort_rows_group(global const uint *rows_list, global const long 
  * a bitonic sort; a row with more than SPGEMM_GROUP_COLUMNS columns (the
  * coarse Galerkin products of vector problems: rigid-body modes make rows
  * of thousands) takes a work-group that walks its columns in windows of
- * SPGEMM_TABLE (csr_multiply_pattern_wide, _values_wide). Values are summed
+ * SPGEMM_TABLE (csr_multiply_pattern_wide; csr_multiply_values_group takes
+ * them in windows too). Values are summed
  * in A's order, then B's, on every path, as the host product does, so all
  * give the same sums. */
 #ifndef SPGEMM_PRIVATE
@@ -319,42 +320,6 @@ kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global con
   }
 }
 
-/* The same for the work-group kernel's rows (rows_list), a work-group a
- * row, the row's columns and sums in local memory: the group takes A's entries in order
- * and shares out the entries of each B row, whose columns are distinct, so
- * no two work-items add to one sum at once and every sum is formed in the
- * order of the work-item kernel. */
-kernel void csr_multiply_values_group(global const uint *rows_list, global const long *a_ptr,
-                                      global const int *a_col, global const real *a_val,
-                                      global const long *b_ptr, global const int *b_col,
-                                      global const real *b_val, global const long *c_ptr,
-                                      global const int *c_col, global real *c_val) {
-  local int columns[SPGEMM_GROUP_COLUMNS];
-  local real sums[SPGEMM_GROUP_COLUMNS];
-  const uint lid = get_local_id(0), size = get_local_size(0);
-  const ulong i = rows_list[get_group_id(0)];
-  const long begin = a_ptr[i], end = a_ptr[i + 1];
-  const long c_begin = c_ptr[i];
-  const uint length = (uint)(c_ptr[i + 1] - c_begin);
-  for (uint s = lid; s < length; s += size) {
-    columns[s] = c_col[c_begin + s];
-    sums[s] = 0;
-  }
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (long k = begin; k < end; ++k) {
-    const int m = a_col[k];
-    const real scale = a_val[k];
-    for (long l = b_ptr[m] + lid; l < b_ptr[m + 1]; l += size) {
-      long place;
-      SPGEMM_FIND(columns, 0, (long)length, b_col[l], place);
-      sums[place] += scale * b_val[l];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  for (uint s = lid; s < length; s += size)
-    c_val[c_begin + s] = sums[s];
-}
-
 /* ---- rows of more than SPGEMM_GROUP_COLUMNS columns: windows ----
  * A work-group a listed row. The pattern: the row's columns are walked in
  * windows of SPGEMM_TABLE consecutive column numbers, each a table of flags
@@ -449,12 +414,15 @@ kernel void csr_multiply_pattern_wide(global const uint *rows_list, global const
     length[i] = written;
 }
 
-/* The values of those rows: C's columns (known now) in windows of
- * SPGEMM_GROUP_COLUMNS positions, each a table of columns and sums in local
- * memory as csr_multiply_values_group keeps them, A's entries taken in
- * order (a barrier after each): every sum is formed in the order of the
- * other kernels. */
-kernel void csr_multiply_values_wide(global const uint *rows_list, global const long *a_ptr,
+/* The values of the rows of more than SPGEMM_LONG products (rows_list), a
+ * work-group a row: C's columns (known now) in windows of
+ * SPGEMM_GROUP_COLUMNS positions (one window for the rows the hash table
+ * took, several for the wide ones), each a table of columns and sums in
+ * local memory. The group takes A's entries in order (a barrier after each)
+ * and shares out the entries of each B row, whose columns are distinct, so
+ * no two work-items add to one sum at once and every sum is formed in the
+ * order of the work-item kernel. */
+kernel void csr_multiply_values_group(global const uint *rows_list, global const long *a_ptr,
                                      global const int *a_col, global const real *a_val,
                                      global const long *b_ptr, global const int *b_col,
                                      global const real *b_val, global const long *c_ptr,

@@ -402,38 +402,29 @@ static clmg_status product_pass_begin(clmg_context *context, const char *options
   return CLMG_SUCCESS;
 }
 
-/* The rows of more than SPGEMM_GROUP_COLUMNS columns: a work-group each
- * (csr_multiply_pattern_wide or _values_wide) walks them in windows. */
-static clmg_status product_wide(clmg_context *context, const char *options, const char *kernel,
+/* The rows of more than SPGEMM_GROUP_COLUMNS columns' pattern: a work-group
+ * each (csr_multiply_pattern_wide) walks them in windows. */
+static clmg_status pattern_wide(clmg_context *context, const char *options,
                                 const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
                                 const clmg_vector *wide_rows, size_t wide_count,
                                 clmg_vector *length, const clmg_csr_device *c) {
   if (wide_count == 0)
     return CLMG_SUCCESS;
   clmg_kernel_args args;
-  clmg_status status = clmg_args_for_kernel(context, "csr_device", options, kernel, &args);
+  clmg_status status =
+      clmg_args_for_kernel(context, "csr_device", options, "csr_multiply_pattern_wide", &args);
   if (status != CLMG_SUCCESS)
     return status;
-  int values = strcmp(kernel, "csr_multiply_values_wide") == 0;
-  cl_mem stand_in = length ? length->buffer : wide_rows->buffer; /* never written */
+  cl_mem stand_in = length->buffer; /* never written while counting */
   clmg_arg_buffer(&args, wide_rows->buffer);
   clmg_arg_buffer(&args, a->row_ptr->buffer);
   clmg_arg_buffer(&args, a->col->buffer);
-  if (values)
-    clmg_arg_buffer(&args, a->val->buffer);
   clmg_arg_buffer(&args, b->row_ptr->buffer);
   clmg_arg_buffer(&args, b->col->buffer);
-  if (values) {
-    clmg_arg_buffer(&args, b->val->buffer);
-    clmg_arg_buffer(&args, c->row_ptr->buffer);
-    clmg_arg_buffer(&args, c->col->buffer);
-    clmg_arg_buffer(&args, c->val->buffer);
-  } else {
-    clmg_arg_raw(&args, sizeof fill, &fill);
-    clmg_arg_buffer(&args, length->buffer);
-    clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
-    clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
-  }
+  clmg_arg_raw(&args, sizeof fill, &fill);
+  clmg_arg_buffer(&args, length->buffer);
+  clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
+  clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
   return launch_by_rows(&args, wide_count, 1);
 }
 
@@ -451,8 +442,7 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
   cl_mem stand_in = length->buffer; /* never written while counting */
   for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
     if (pass == 1 && fill)
-      status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 1, wide_rows,
-                            wide_count, length, c);
+      status = pattern_wide(context, options, a, b, 1, wide_rows, wide_count, length, c);
     if (status != CLMG_SUCCESS)
       break;
     clmg_kernel_args args;
@@ -479,26 +469,32 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     status = clmg_row_list(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0,
                            &overflow, &overflow_count);
     if (status == CLMG_SUCCESS)
-      status = product_wide(context, options, "csr_multiply_pattern_wide", a, b, 0, overflow,
-                            overflow_count, length, c);
+      status = pattern_wide(context, options, a, b, 0, overflow, overflow_count, length, c);
     clmg_vector_destroy(overflow);
   }
   return status;
 }
 
-/* C's values on its pattern: the work-group kernel's listed rows, the wide
- * rows in windows, and the others. */
+/* C's values on its pattern: the work-group kernel on the rows of many
+ * products (the hash table's, then the wide ones: its windows take both),
+ * the work-item kernel on the others. */
 static clmg_status product_values(clmg_context *context, const char *options,
                                   const clmg_csr_device *a, const clmg_csr_device *b,
                                   const clmg_vector *group_rows, size_t group_count,
                                   const clmg_vector *wide_rows, size_t wide_count,
                                   const clmg_csr_device *c) {
-  clmg_status status = product_wide(context, options, "csr_multiply_values_wide", a, b, 0,
-                                    wide_rows, wide_count, NULL, c);
-  for (int pass = group_count ? 0 : 1; pass < 2 && status == CLMG_SUCCESS; pass++) {
+  clmg_status status = CLMG_SUCCESS;
+  /* lists: 0 the hash table's rows, 1 the wide rows (both the group
+   * kernel), 2 every row (the work-item kernel skips the others') */
+  const clmg_vector *lists[2] = {group_rows, wide_rows};
+  const size_t counts[2] = {group_count, wide_count};
+  for (int list = 0; list < 3 && status == CLMG_SUCCESS; list++) {
+    if (list < 2 && counts[list] == 0)
+      continue;
     clmg_kernel_args args;
-    status = product_pass_begin(context, options, "csr_multiply_values_group",
-                                "csr_multiply_values", pass, group_rows, a->rows, &args);
+    status =
+        product_pass_begin(context, options, "csr_multiply_values_group", "csr_multiply_values",
+                           list < 2 ? 0 : 1, list < 2 ? lists[list] : NULL, a->rows, &args);
     if (status != CLMG_SUCCESS)
       break;
     clmg_arg_buffer(&args, a->row_ptr->buffer);
@@ -510,7 +506,7 @@ static clmg_status product_values(clmg_context *context, const char *options,
     clmg_arg_buffer(&args, c->row_ptr->buffer);
     clmg_arg_buffer(&args, c->col->buffer);
     clmg_arg_buffer(&args, c->val->buffer);
-    status = launch_by_rows(&args, pass == 0 ? group_count : a->rows, pass == 0);
+    status = launch_by_rows(&args, list < 2 ? counts[list] : a->rows, list < 2);
   }
   return status;
 }
