@@ -14,7 +14,6 @@
 #include "apputil.h"
 #include "cli.h"
 #include "subcommands.h"
-#include "view.h"
 
 enum {
   OPTION_MESH = OPTION_FIRST_OWN,
@@ -467,8 +466,7 @@ typedef struct poisson_report {
   int levels;
   const char *format_name, *format_description;
   const char *coarse_solver;
-  view_level *view;
-  int view_count;
+  char *view_json; /* --view: the hierarchy (clmg_multigrid_view_json) */
   clmg_status status;
   char message[2048];
   clmg_krylov_result result;
@@ -594,7 +592,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
     free(options);
   }
   if (o->view)
-    view_json(&w, r->view, r->view_count);
+    json_members(&w, r->view_json);
   json_array_begin(&w, "history");
   for (size_t k = 0; k < result->history_length; k++)
     json_number(&w, NULL, result->history[k]);
@@ -1001,9 +999,13 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
+  char *view_text = NULL;
   if (o.view) {
-    r.view = view_multigrid_levels(s.multigrid, &r.view_count);
-    if (!r.view) {
+    r.view_json = clmg_multigrid_view_json(s.multigrid, NULL);
+    view_text = clmg_multigrid_view(s.multigrid, NULL);
+    if (!r.view_json || !view_text) {
+      free(r.view_json);
+      free(view_text);
       release(&s);
       return cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for --view");
     }
@@ -1011,8 +1013,9 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   if (!o.common.json) {
     print_header(&o, &s, &r);
     if (o.view)
-      view_print(r.view, r.view_count);
+      printf("\n%s\n", view_text);
   }
+  free(view_text);
 
   cycle_printer printer = {!o.common.json && !o.quiet, o.use_cg ? "iteration" : "cycle"};
   clmg_solver_set_monitor(s.solver, print_cycle, &printer);
@@ -1057,7 +1060,7 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
     exit_code = EXIT_LIBRARY_FAILURE;
   }
   clmg_krylov_result_free(&r.result);
-  free(r.view);
+  free(r.view_json);
   release(&s);
   return exit_code;
 }

@@ -14,7 +14,6 @@
 #include "cli.h"
 #include "perf_common.h"
 #include "subcommands.h"
-#include "view.h"
 
 #include <cjson/cJSON.h>
 

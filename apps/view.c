@@ -3,35 +3,6 @@
 
 #include <stdlib.h>
 
-view_level *view_multigrid_levels(const clmg_multigrid *multigrid, int *count) {
-  int n = clmg_multigrid_levels(multigrid);
-  view_level *levels = calloc(n > 0 ? (size_t)n : 1, sizeof *levels);
-  if (levels == NULL) {
-    return NULL;
-  }
-  for (int l = 0; l < n; l++) {
-    const clmg_matrix *matrix = clmg_multigrid_matrix(multigrid, l);
-    const clmg_operator *op = clmg_multigrid_operator(multigrid, l);
-    view_level *v = &levels[l];
-    v->rows = op != NULL ? op->rows : 0;
-    if (matrix != NULL) {
-      v->nonzeros = clmg_matrix_nnz(matrix);
-      v->format = clmg_matrix_format_name(clmg_matrix_format_of(matrix));
-      v->format_description = clmg_matrix_describe(matrix);
-    } else if (op != NULL) {
-      v->format = op->name; /* "block", "stencil5", ...: no stored entries to count */
-      v->format_description = op->name;
-    }
-    if (l > 0) {
-      v->smoother = clmg_multigrid_smoother_name(multigrid, l);
-    } else {
-      v->coarse_solver = clmg_multigrid_coarse_solver(multigrid);
-    }
-  }
-  *count = n;
-  return levels;
-}
-
 double view_operator_complexity(const view_level *levels, int count) {
   if (count < 1 || levels[count - 1].nonzeros == 0) {
     return 0.0;
@@ -87,18 +58,6 @@ void view_print(const view_level *levels, int count) {
   }
   printf("\n");
   fflush(stdout);
-}
-
-void view_amg_times_print(const clmg_amg_setup_times *t) {
-  printf("  AMG setup, %.4f s, where it went:\n", t->total_s);
-#define PRINT_PHASE(field, label) printf("  %10.4f s  %s\n", t->field, label);
-  CLMG_AMG_SETUP_PHASES(PRINT_PHASE)
-#undef PRINT_PHASE
-  fflush(stdout);
-}
-
-void view_amg_times_json(json_writer *w, const clmg_amg_setup_times *t) {
-  json_amg_setup_times(w, "amg_setup", t);
 }
 
 void view_json(json_writer *w, const view_level *levels, int count) {

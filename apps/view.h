@@ -1,8 +1,9 @@
-/* --view: the levels a solver works on, for clmg poisson and clmg solve. Per
- * level: rows, nonzeros, the device format, the smoother and the coarse
- * solver; the operator complexity (the nonzeros of every level over those
- * of the finest) and the grid complexity (the same of the rows); and for
- * AMG where the setup's time went. */
+/* --view of a distributed hierarchy (mpirun clmg poisson), whose levels
+ * the library's view cannot see whole (clmg_multigrid_view shows one
+ * process's hierarchy: clmg solve and clmg poisson use it). Per level: rows,
+ * nonzeros, the device format, the smoother and the coarse solver; the
+ * operator complexity (the nonzeros of every level over those of the
+ * finest) and the grid complexity (the same of the rows). */
 #ifndef CLMG_VIEW_H
 #define CLMG_VIEW_H
 
@@ -18,10 +19,6 @@ typedef struct view_level {
   const char *coarse_solver;
 } view_level;
 
-/* The levels of a multigrid hierarchy, coarsest first (malloc'ed, *count of
- * them); NULL when out of memory. */
-view_level *view_multigrid_levels(const clmg_multigrid *multigrid, int *count);
-
 /* Sum of the levels' nonzeros over the finest level's (the last); 0 when a
  * level's nonzeros are unknown. */
 double view_operator_complexity(const view_level *levels, int count);
@@ -31,11 +28,6 @@ double view_grid_complexity(const view_level *levels, int count);
 
 /* A table on stdout, finest level last. */
 void view_print(const view_level *levels, int count);
-
-/* The AMG setup's phases (clmg_amg_setup_times): a table on stdout, or
- * "amg_setup": {strength_s, ...} in the open object. */
-void view_amg_times_print(const clmg_amg_setup_times *times);
-void view_amg_times_json(json_writer *w, const clmg_amg_setup_times *times);
 
 /* "hierarchy": [{level, rows, nonzeros, format, format_description, smoother,
  * coarse_solver}, ...], "operator_complexity" and "grid_complexity" in the
