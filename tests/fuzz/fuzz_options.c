@@ -294,13 +294,35 @@ static void check_info(const info_options *o) {
   check_range((double)o->bandwidth_mib, 0, (double)(SIZE_MAX >> 20), "--bandwidth-mib");
 }
 
+/* Whether the options layer takes key=value (key NULL: value is "k=v ..."),
+ * with only built-in names. */
+static int library_takes(const char *key, const char *value) {
+  clmg_options *scratch = NULL;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_create(&scratch, &error);
+  if (status == CLMG_SUCCESS)
+    status = key ? clmg_options_set(scratch, key, value, &error)
+                 : clmg_options_parse(scratch, value, &error);
+  clmg_option_info info;
+  for (size_t i = 0; status == CLMG_SUCCESS && clmg_options_key_info(i, &info); i++)
+    if (clmg_options_is_set(scratch, info.key) &&
+        !clmg_options_builtin(info.key, clmg_options_get(scratch, info.key)))
+      status = CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_options_destroy(scratch);
+  return status == CLMG_SUCCESS;
+}
+
 /* The solver settings clmg solve and clmg helmholtz share. */
 static void check_solve_settings(const solve_options *o, const char *command) {
   (void)command;
   clmg_krylov_method method;
   if (!clmg_krylov_method_parse(clmg_krylov_method_name(o->method), &method) || method != o->method)
     fail_with_input("solve: not a Krylov method", "");
-  check_range(o->restart, 1, 200, "--restart");
+  /* the range is the library's (its key table), not a copy of it here */
+  char restart[32];
+  snprintf(restart, sizeof restart, "%d", o->restart);
+  if (!library_takes("restart", restart))
+    fail_with_input("solve: an accepted --restart the library refuses", restart);
   if (o->preconditioner != PRECONDITIONER_NONE && o->preconditioner != PRECONDITIONER_JACOBI &&
       o->preconditioner != PRECONDITIONER_AMG)
     fail_with_input("solve: not a preconditioner", "");
@@ -318,19 +340,7 @@ static void check_solve_settings(const solve_options *o, const char *command) {
   for (int k = 0; k < o->settings.count; k++) {
     const cli_setting *setting = &o->settings.items[k];
     check_from_input(setting->value, "a solver option");
-    clmg_options *scratch = NULL;
-    clmg_error error = {{0}};
-    clmg_status status = clmg_options_create(&scratch, &error);
-    if (status == CLMG_SUCCESS)
-      status = setting->key ? clmg_options_set(scratch, setting->key, setting->value, &error)
-                            : clmg_options_parse(scratch, setting->value, &error);
-    clmg_option_info info;
-    for (size_t i = 0; status == CLMG_SUCCESS && clmg_options_key_info(i, &info); i++)
-      if (clmg_options_is_set(scratch, info.key) &&
-          !clmg_options_builtin(info.key, clmg_options_get(scratch, info.key)))
-        status = CLMG_ERROR_INVALID_ARGUMENT;
-    clmg_options_destroy(scratch);
-    if (status != CLMG_SUCCESS)
+    if (!library_takes(setting->key, setting->value))
       fail_with_input("solve: a recorded option the library refuses", setting->value);
   }
   check_from_input(o->settings.options_path, "--options");
