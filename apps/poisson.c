@@ -473,6 +473,7 @@ typedef struct poisson_report {
   double rate;
   int rate_cycles; /* the cycles the rate is averaged over (fewer than all after a stall) */
   double mesh_s, assembly_s, upload_s, kernels_s, solve_s;
+  clmg_counters solve_counts; /* the solve's device commands and host waits */
   /* the device assembly's parts (clmg_fe_device_hierarchy); NaN with host assembly */
   double refine_s, numbering_s, dirichlet_s, device_s;
   double iteration_bytes;
@@ -537,6 +538,7 @@ static void print_text_summary(const poisson_options *o, const poisson_report *r
   if (result->iterations > 0)
     printf("%-18s %.6f (%.3f ms)\n", "cycle_s", r->solve_s / result->iterations,
            1e3 * r->solve_s / result->iterations);
+  solve_print_counts(&r->solve_counts, result->iterations);
 }
 
 static void print_json(const poisson_options *o, const poisson_report *r,
@@ -585,6 +587,7 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_number(&w, "setup_s", setup_seconds(r));
   json_number(&w, "solve_s", r->solve_s);
   json_number(&w, "cycle_s", result->iterations > 0 ? r->solve_s / result->iterations : 0.0);
+  solve_json_counts(&w, &r->solve_counts, result->iterations);
   json_number(&w, "iteration_bytes", r->iteration_bytes);
   if (r->solver) { /* the options as resolved: --options takes them back */
     char *options = clmg_options_to_json(clmg_solver_options(r->solver), 1);
@@ -1021,7 +1024,10 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   clmg_solver_set_monitor(s.solver, print_cycle, &printer);
   double start = apputil_now();
   r.solver = s.solver;
+  clmg_counters before;
+  clmg_context_counters(s.context, &before);
   r.status = clmg_solver_solve(s.solver, s.b, s.x, &r.result);
+  r.solve_counts = solve_counts_since(s.context, &before);
   /* the solver's message, before clmg_finish clears it */
   snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
   if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)

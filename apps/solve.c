@@ -396,6 +396,33 @@ static void print_text(const solve_options *options, const solve_report *r) {
     printf(" (%.3f ms per iteration)", 1e3 * r->solve_s / result->iterations);
   }
   printf("\n");
+  solve_print_counts(&r->solve_counts, result->iterations);
+}
+
+void solve_print_counts(const clmg_counters *counts, int iterations) {
+  printf("%-18s %llu device commands, %llu host waits", "latency",
+         (unsigned long long)counts->commands, (unsigned long long)counts->host_waits);
+  if (iterations > 0)
+    printf(" (%.1f and %.1f per iteration)", (double)counts->commands / iterations,
+           (double)counts->host_waits / iterations);
+  printf("\n");
+}
+
+void solve_json_counts(json_writer *w, const clmg_counters *counts, int iterations) {
+  json_integer(w, "commands", (long long)counts->commands);
+  json_integer(w, "host_waits", (long long)counts->host_waits);
+  json_number(w, "commands_per_iteration",
+              iterations > 0 ? (double)counts->commands / iterations : 0.0);
+  json_number(w, "host_waits_per_iteration",
+              iterations > 0 ? (double)counts->host_waits / iterations : 0.0);
+}
+
+clmg_counters solve_counts_since(const clmg_context *context, const clmg_counters *before) {
+  clmg_counters now;
+  clmg_context_counters(context, &now);
+  now.commands -= before->commands;
+  now.host_waits -= before->host_waits;
+  return now;
 }
 
 void solve_json_outcome(json_writer *w, const solve_report *r) {
@@ -420,6 +447,7 @@ void solve_json_outcome(json_writer *w, const solve_report *r) {
   json_number(w, "kernels_s", r->kernels_s); /* compile_s's old name, for one release */
   json_number(w, "compile_s", r->kernels_s);
   json_number(w, "solve_s", r->solve_s);
+  solve_json_counts(w, &r->solve_counts, result->iterations);
   json_array_begin(w, "history");
   for (size_t k = 0; k < result->history_length; k++) {
     json_number(w, NULL, result->history[k]);
@@ -745,8 +773,11 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   solve_progress live = {!options->quiet, apputil_now(), apputil_now()};
   clmg_solver_set_monitor(s->solver, solve_print_progress, &live);
   start = apputil_now();
+  clmg_counters before;
+  clmg_context_counters(s->context, &before);
   report->status = clmg_solver_solve(s->solver, s->device_b, s->device_x, &report->result);
   report->solve_s = apputil_now() - start;
+  report->solve_counts = solve_counts_since(s->context, &before);
 
   /* Keep the solver's message: evaluate() makes library calls that clear it. */
   char solver_message[1024];

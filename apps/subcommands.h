@@ -272,6 +272,7 @@ typedef struct solve_report {
   /* read_s: the files (or mesh and assembly); build_s: the solver's setup,
    * compilation excluded; kernels_s: compiling or loading the kernels */
   double read_s, build_s, kernels_s, solve_s;
+  clmg_counters solve_counts; /* the solve's device commands and host waits */
   /* a caller's own keys at the start of the JSON object (may be NULL) */
   void (*extra_json)(json_writer *w, void *data);
   void *extra_data;
@@ -282,6 +283,14 @@ typedef struct solve_report {
  * timings and the history). */
 void solve_print_outcome(const solve_report *r);
 void solve_json_outcome(json_writer *w, const solve_report *r);
+
+/* What latency costs in a solve (the difference of clmg_context_counters
+ * around it), in all and per iteration: a text line, or the JSON keys
+ * commands, host_waits, commands_per_iteration, host_waits_per_iteration. */
+void solve_print_counts(const clmg_counters *counts, int iterations);
+void solve_json_counts(json_writer *w, const clmg_counters *counts, int iterations);
+/* after - before, for the counts of what ran between them */
+clmg_counters solve_counts_since(const clmg_context *context, const clmg_counters *before);
 
 /* With the context open and s->n, s->b, s->x set: builds what is missing
  * on the device, solves, writes x (-o) and prints the report (text or one

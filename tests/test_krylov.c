@@ -244,7 +244,10 @@ static int solve_and_check(problem *p, const char *format_name, int jacobi, doub
   options.keep_history = 1;
   clmg_krylov_result result;
   CHECK_OK(clmg_vector_fill(p->x, 0.0));
+  clmg_counters before, after;
+  clmg_context_counters(ctx, &before);
   CHECK_OK(clmg_cg(p->a, p->b, p->x, jacobi ? &preconditioner : NULL, &options, &result));
+  clmg_context_counters(ctx, &after);
 
   char what[128];
   snprintf(what, sizeof what, "%s %s %s %s", p->name, format_name, clmg_dtype_name(p->type),
@@ -268,6 +271,20 @@ static int solve_and_check(problem *p, const char *format_name, int jacobi, doub
   assert_true(result.history[result.iterations] == result.relative_residual);
   assert_true(fabs(result.final_residual / result.initial_residual - result.relative_residual) <=
               1e-6 * result.relative_residual);
+  /* Latency (clmg_counters): an iteration reads back its one fused pair of
+   * scalars and enqueues at most 5 commands (the SpMV, the reduction, the
+   * fused updates, Jacobi); the norms of b and r0 and the residual
+   * recomputed from x at the end add a few (8, and 9 with Jacobi, on
+   * 2026-11-28). Fewer than one wait and two commands an iteration would be
+   * a count that misses them. */
+  uint64_t waits = after.host_waits - before.host_waits;
+  uint64_t commands = after.commands - before.commands;
+  print_message("%-36s %llu commands, %llu host waits\n", what, (unsigned long long)commands,
+                (unsigned long long)waits);
+  if (waits > (uint64_t)result.iterations + 10 || commands > 5 * (uint64_t)result.iterations + 24 ||
+      waits < (uint64_t)result.iterations || commands < 2 * (uint64_t)result.iterations)
+    fail_msg("%s: %llu commands and %llu host waits in %d iterations", what,
+             (unsigned long long)commands, (unsigned long long)waits, result.iterations);
   int iterations = result.iterations;
   clmg_krylov_result_free(&result);
   assert_null(result.history);

@@ -365,6 +365,20 @@ CLMG_API clmg_status clmg_profile_start(clmg_context *context);
 CLMG_API clmg_status clmg_profile_stop(clmg_context *context, clmg_kernel_time **times,
                                        size_t *count);
 
+/** What latency costs: the device commands clmg enqueued on the context since it was made
+ * (kernel launches, CLBlast calls -- a dot or nrm2 runs two kernels but counts once --,
+ * fills, copies and transfers) and the times the host waited for the queue (blocking
+ * transfers such as a reduction's result, clmg_finish). Read it before and after a cycle
+ * or a solve and subtract: the launches and host synchronisations per cycle or per
+ * iteration, which rule small problems on a GPU (a launch costs several microseconds). */
+typedef struct clmg_counters {
+  uint64_t commands;   /**< device commands enqueued */
+  uint64_t host_waits; /**< host synchronisations with the queue */
+} clmg_counters;
+
+/** Fills *counters with the context's counts (clmg_counters); zeroes for a NULL context. */
+CLMG_API void clmg_context_counters(const clmg_context *context, clmg_counters *counters);
+
 /** The context's raw OpenCL context, for interoperation with other OpenCL code. The
  * clmg context keeps ownership (do not release it); NULL for a NULL context. */
 CLMG_API cl_context clmg_context_cl_context(const clmg_context *context);

@@ -533,8 +533,16 @@ clmg_status clmg_finish(clmg_context *context) {
   if (!context || !context->queue)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(context);
+  context->host_waits++;
   cl_int error = clFinish(context->queue);
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, "clFinish");
+}
+
+void clmg_context_counters(const clmg_context *context, clmg_counters *counters) {
+  if (!counters)
+    return;
+  counters->commands = context ? context->commands : 0;
+  counters->host_waits = context ? context->host_waits : 0;
 }
 
 cl_context clmg_context_cl_context(const clmg_context *context) {
@@ -609,9 +617,11 @@ clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *p
     return clmg_oclgrind_fill(context, buffer, pattern, pattern_size, offset, bytes, what);
   const size_t chunk = pattern_size << 30;
   cl_int error = CL_SUCCESS;
-  for (size_t done = 0; done < bytes && error == CL_SUCCESS; done += chunk)
+  for (size_t done = 0; done < bytes && error == CL_SUCCESS; done += chunk) {
     error = clEnqueueFillBuffer(context->queue, buffer, pattern, pattern_size, offset + done,
                                 bytes - done < chunk ? bytes - done : chunk, 0, NULL, NULL);
+    clmg_count_command(context, 0);
+  }
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
 }
 

@@ -146,7 +146,19 @@ struct clmg_context {
   clmg_reducer reducer; /* reduce == NULL: reductions stay local */
 
   clmg_profile *profile; /* NULL unless clmg_profile_start ran (lib/core/profile.c) */
+
+  /* what latency costs, since the context was made (clmg_context_counters):
+   * commands enqueued (kernels, CLBlast calls, fills, copies, transfers) and
+   * waits of the host for the queue (blocking transfers, clFinish) */
+  uint64_t commands, host_waits;
 };
+
+/* Counts a command enqueued on the queue and, when blocking, the host's
+ * wait for it (and so for everything before it). */
+static inline void clmg_count_command(clmg_context *context, int blocking) {
+  context->commands++;
+  context->host_waits += blocking != 0;
+}
 
 /* Kernel profile hooks for every launch site: slot returns where the
  * launch's event goes (NULL when no profile runs: pass it on as the event

@@ -509,6 +509,7 @@ clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking
     clReleaseMemObject(staging);
     return status;
   }
+  clmg_count_command(context, blocking);
   cl_int error = clEnqueueWriteBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
                                       bytes, host, 0, NULL, NULL);
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
@@ -520,6 +521,7 @@ clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source
     return CLMG_SUCCESS;
   if (context->params.oclgrind)
     return copy_by_kernel(context, source, source_offset, target, target_offset, bytes);
+  clmg_count_command(context, 0);
   cl_int error = clEnqueueCopyBuffer(context->queue, source, target, source_offset, target_offset,
                                      bytes, 0, NULL, NULL);
   return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);

@@ -110,6 +110,8 @@ cl_event *clmg_profile_event_slot(clmg_context *context, const char *name, uint6
 }
 
 void clmg_profile_commit(clmg_context *context, cl_event *slot, int launched) {
+  if (launched)
+    clmg_count_command(context, 0);
   clmg_profile *p = context->profile;
   if (!p || !slot)
     return;

@@ -27,6 +27,7 @@ clmg_status clmg_reduction_run(clmg_kernel_args *args, clmg_dtype type, const cl
   if (status != CLMG_SUCCESS)
     return status;
   size_t count = r->groups * r->results;
+  clmg_count_command(context, 1);
   cl_int error = clEnqueueReadBuffer(context->queue, context->partials, CL_TRUE, 0, count * element,
                                      context->partials_host, 0, NULL, NULL);
   if (error != CL_SUCCESS)

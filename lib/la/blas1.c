@@ -75,6 +75,7 @@ clmg_status clmg_clblast_status(clmg_context *context, int code, const char *op)
 static clmg_status clblast_read_scalar(clmg_context *context, clmg_dtype type, double *result) {
   cl_double d = 0;
   cl_float f = 0;
+  clmg_count_command(context, 1);
   cl_int error = clEnqueueReadBuffer(context->queue, context->clblast_scalar, CL_TRUE, 0,
                                      type == CLMG_FLOAT ? sizeof f : sizeof d,
                                      type == CLMG_FLOAT ? (void *)&f : (void *)&d, 0, NULL, NULL);

@@ -108,6 +108,7 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
   }
   if (status == CLMG_SUCCESS) {
     cl_long last = 0;
+    clmg_count_command(context, 1);
     cl_int error = clEnqueueReadBuffer(context->queue, offsets, CL_TRUE, n * sizeof last,
                                        sizeof last, &last, 0, NULL, NULL);
     if (error != CL_SUCCESS)

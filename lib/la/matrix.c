@@ -1248,6 +1248,7 @@ static clmg_status summarize_arrays(clmg_context *context, size_t rows, size_t c
     status = clmg_launch_args(&args, nnz);
   }
   if (status == CLMG_SUCCESS) {
+    clmg_count_command(context, 1);
     cl_int error = clEnqueueReadBuffer(context->queue, buffer, CL_TRUE, 0, sizeof *summary, summary,
                                        0, NULL, NULL);
     if (error != CL_SUCCESS)

@@ -87,6 +87,7 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
    * an allocation failure surfaces here and not in a later kernel. */
   status = fill_range(*out, 0.0);
   if (status == CLMG_SUCCESS) {
+    context->host_waits++;
     cl_int finish = clFinish(context->queue);
     if (finish != CL_SUCCESS)
       status = clmg_fail_cl(context, finish, "zeroing a new vector");
@@ -119,6 +120,7 @@ clmg_status clmg_vector_create_unset(clmg_context *context, clmg_dtype type, siz
   unsigned char zero[8] = {0};
   status = clmg_fill_buffer(context, (*out)->buffer, zero, size, 0, size, "taking a new vector");
   if (status == CLMG_SUCCESS) {
+    context->host_waits++;
     cl_int finish = clFinish(context->queue);
     if (finish != CL_SUCCESS)
       status = clmg_fail_cl(context, finish, "taking a new vector");
@@ -190,6 +192,7 @@ static clmg_status transfer(const clmg_vector *vector, void *host, int upload, i
   if (upload) /* a view's part of the buffer: see clmg_write_buffer */
     return clmg_write_buffer(context, vector->buffer, blocking, vector->offset * size,
                              vector->length * size, host, "uploading a vector");
+  clmg_count_command(context, blocking);
   cl_int error =
       clEnqueueReadBuffer(context->queue, vector->buffer, blocking ? CL_TRUE : CL_FALSE,
                           vector->offset * size, vector->length * size, host, 0, NULL, NULL);
