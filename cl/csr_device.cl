@@ -30,19 +30,17 @@ kernel void csr_transpose_scatter(ulong rows, global const long *row_ptr, global
  * most SORT_SHORT entries by a work-item each (insertion sort), longer rows
  * up to SORT_GROUP entries by a work-group each (bitonic sort in local
  * memory: the transposes of AMG prolongators have rows of hundreds), and
- * rows longer still by a work-item again. */
+ * rows longer still (a vector problem's coarse columns: tens of thousands)
+ * by a merge sort: their chunks of SORT_GROUP entries sorted by a
+ * work-group each, then passes that merge pairs of sorted runs. */
 #define SORT_SHORT 32
 #define SORT_GROUP 2048
-
-inline int sort_by_group(long length) {
-  return length > SORT_SHORT && length <= SORT_GROUP;
-}
 
 kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *col,
                           global real *val) {
   GRID_LOOP(i, rows) {
     const long begin = row_ptr[i], end = row_ptr[i + 1];
-    if (sort_by_group(end - begin))
+    if (end - begin > SORT_SHORT)
       continue;
     for (long k = begin + 1; k < end; ++k) {
       const int c = col[k];
@@ -59,16 +57,11 @@ kernel void csr_sort_rows(ulong rows, global const long *row_ptr, global int *co
   }
 }
 
-/* One work-group per row of `rows_list` (rows of SORT_SHORT + 1 to
- * SORT_GROUP entries, listed by the host): no loop or early exit around the
- * barriers, which some OpenCL CPU compilers refuse. */
-kernel void csr_sort_rows_group(global const uint *rows_list, global const long *row_ptr,
-                                global int *col, global real *val) {
-  local int keys[SORT_GROUP];
-  local real values[SORT_GROUP];
+/* Sorts the `length` (at most SORT_GROUP) entries from `begin` by a
+ * work-group: bitonic sort in local memory over the next power of two. */
+inline void sort_in_group(long begin, long length, global int *col, global real *val,
+                          local int *keys, local real *values) {
   const uint lid = get_local_id(0), size = get_local_size(0);
-  const ulong i = rows_list[get_group_id(0)];
-  const long begin = row_ptr[i], length = row_ptr[i + 1] - begin;
   uint slots = 2 * SORT_SHORT;
   while (slots < length)
     slots *= 2;
@@ -97,6 +90,72 @@ kernel void csr_sort_rows_group(global const uint *rows_list, global const long 
   for (uint s = lid; s < length; s += size) {
     col[begin + s] = keys[s];
     val[begin + s] = values[s];
+  }
+}
+
+/* One work-group per row of `rows_list` (rows of SORT_SHORT + 1 to
+ * SORT_GROUP entries, listed by the host): no loop or early exit around the
+ * barriers, which some OpenCL CPU compilers refuse. */
+kernel void csr_sort_rows_group(global const uint *rows_list, global const long *row_ptr,
+                                global int *col, global real *val) {
+  local int keys[SORT_GROUP];
+  local real values[SORT_GROUP];
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = row_ptr[i];
+  sort_in_group(begin, row_ptr[i + 1] - begin, col, val, keys, values);
+}
+
+/* The longest of the listed rows, into *longest (0 before). */
+kernel void csr_rows_longest(ulong count, global const uint *rows_list, global const long *row_ptr,
+                             global uint *longest) {
+  GRID_LOOP(k, count) {
+    const uint i = rows_list[k];
+    atomic_max(longest, (uint)(row_ptr[i + 1] - row_ptr[i]));
+  }
+}
+
+/* Work-group g sorts chunk g % chunks (SORT_GROUP entries) of listed row
+ * g / chunks; a chunk past the row's end sorts nothing, without leaving
+ * before the barriers. */
+kernel void csr_sort_chunks(global const uint *rows_list, ulong chunks, global const long *row_ptr,
+                            global int *col, global real *val) {
+  local int keys[SORT_GROUP];
+  local real values[SORT_GROUP];
+  const ulong g = get_group_id(0), i = rows_list[g / chunks];
+  const long first = (long)(g % chunks) * SORT_GROUP;
+  const long length = row_ptr[i + 1] - row_ptr[i];
+  const long count = length - first < 0 ? 0 : min(length - first, (long)SORT_GROUP);
+  sort_in_group(row_ptr[i] + first, count, col, val, keys, values);
+}
+
+/* One merge pass over each listed row: the row is runs of `width` sorted
+ * entries; run r and run r ^ 1 merge into one. An entry's place is its
+ * place in its run plus the entries of the partner run below it (a binary
+ * search; the columns of a row are unique). From (col, val) to (out_col,
+ * out_val), at the same offsets. */
+kernel void csr_merge_runs(global const uint *rows_list, global const long *row_ptr,
+                           global const int *col, global const real *val, ulong width,
+                           global int *out_col, global real *out_val) {
+  const ulong i = rows_list[get_group_id(0)];
+  const long begin = row_ptr[i], length = row_ptr[i + 1] - begin;
+  for (long t = get_local_id(0); t < length; t += get_local_size(0)) {
+    const int key = col[begin + t];
+    const long run = t / (long)width, partner = run ^ 1;
+    long low = partner * (long)width, high = min(low + (long)width, length);
+    const long partner_begin = low;
+    if (low > length)
+      low = high = length;
+    while (low < high) {
+      const long mid = low + (high - low) / 2;
+      if (col[begin + mid] < key)
+        low = mid + 1;
+      else
+        high = mid;
+    }
+    const long below = low - min(partner_begin, length);
+    const long place = min(run, partner) * (long)width + (t - run * (long)width) + below;
+    out_col[begin + place] = key;
+    out_val[begin + place] = val[begin + t];
   }
 }
 

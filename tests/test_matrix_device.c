@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 /* Device matrices made from CSR arrays on the device
  * (clmg_matrix_create_from_device) and their in-place value updates: every
  * format and precision must act exactly as the matrix made from the same
@@ -375,6 +376,74 @@ static void test_device_offsets(void **state) {
   clmg_csr_free(&copy);
 }
 
+/* Columns of very different counts (a vector problem's coarse columns):
+ * rows of the transpose sorted by each of the three sorts, the merge sort's
+ * longest over an odd and an even number of passes; values with the
+ * columns, in double and float. */
+static void test_transpose_long_rows(void **state) {
+  (void)state;
+  const size_t rows = 40000, cols = 600;
+  const size_t dense[] = {33, 2048, 2049, 4096, 4097, 9000, 20000, 40000};
+  const size_t count = sizeof dense / sizeof dense[0];
+  triplets t = {0};
+  for (size_t i = 0; i < rows; ++i) {
+    for (size_t c = 0; c < count; ++c)
+      if (rng_below(rows) < dense[c])
+        triplets_add(&t, i, c, rng_uniform() * 2.0 - 1.0);
+    triplets_add(&t, i, count + rng_below(cols - count), rng_uniform() * 2.0 - 1.0);
+  }
+  clmg_csr a = triplets_to_csr(&t, rows);
+  a.cols = cols; /* triplets_to_csr makes it square; no column is beyond cols */
+  clmg_csr expected = {0};
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_csr_transpose(&a, &expected, &error));
+  size_t longest = 0;
+  for (size_t c = 0; c < cols; ++c) {
+    size_t length = (size_t)(expected.row_ptr[c + 1] - expected.row_ptr[c]);
+    longest = length > longest ? length : longest;
+  }
+  assert_true(longest > 16 * 2048); /* four merge passes at least */
+  /* A CPU's kernels walk rows in contiguous chunks, which on pocl scatters
+   * every column in row order: the sorts would have nothing to do. A
+   * context with the GPU's strided walk scatters them out of order. */
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *saved_copy = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", "cpu_kernels=0", 1);
+  clmg_context *strided = NULL;
+  int opened = test_open_context(&strided, NULL, "strided walk", 0);
+  if (saved_copy)
+    setenv("CLMG_DEVICE_PARAMS", saved_copy, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(saved_copy);
+  assert_int_equal(opened, 0);
+  for (int k = 0; k < 4; ++k) {
+    clmg_context *context = k < 2 ? ctx : strided;
+    clmg_dtype type = k % 2 ? CLMG_FLOAT : CLMG_DOUBLE;
+    if (type == CLMG_DOUBLE && !clmg_context_device(ctx)->has_fp64)
+      continue;
+    clmg_csr_device da = {0}, dt = {0};
+    clmg_csr copy = {0};
+    CHECK_OK(clmg_csr_device_upload(context, &a, type, &da));
+    CHECK_OK(clmg_csr_device_transpose(context, &da, &dt));
+    CHECK_ERROR_OK(error, clmg_csr_device_download(&dt, &copy, &error));
+    size_t nnz = clmg_csr_nnz(&expected);
+    assert_int_equal(clmg_csr_device_nnz(&dt), nnz);
+    assert_memory_equal(copy.row_ptr, expected.row_ptr, (cols + 1) * sizeof *copy.row_ptr);
+    assert_memory_equal(copy.col, expected.col, nnz * sizeof *copy.col);
+    for (size_t e = 0; e < nnz; ++e)
+      if (copy.val[e] != (type == CLMG_FLOAT ? (double)(float)expected.val[e] : expected.val[e]))
+        fail_msg("%s transpose: entry %zu is %g, not %g", clmg_dtype_name(type), e, copy.val[e],
+                 expected.val[e]);
+    clmg_csr_device_free(&da);
+    clmg_csr_device_free(&dt);
+    clmg_csr_free(&copy);
+  }
+  clmg_context_destroy(strided);
+  clmg_csr_free(&a);
+  clmg_csr_free(&expected);
+}
+
 static void test_bad_arrays(void **state) {
   (void)state;
   const size_t n = 50;
@@ -556,8 +625,11 @@ static int teardown(void **state) {
 int main(void) {
   rng_seed(20261124);
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_every_format_and_update), cmocka_unit_test(test_same_layout_as_host),
-      cmocka_unit_test(test_device_offsets),          cmocka_unit_test(test_bad_arrays),
+      cmocka_unit_test(test_every_format_and_update),
+      cmocka_unit_test(test_same_layout_as_host),
+      cmocka_unit_test(test_device_offsets),
+      cmocka_unit_test(test_transpose_long_rows),
+      cmocka_unit_test(test_bad_arrays),
       cmocka_unit_test(test_refresh_after_update),
   };
   test_apply_filters();

@@ -239,7 +239,7 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
 }
 
 /* cl/csr_device.cl's row classes: rows of SORT_SHORT + 1 to SORT_GROUP
- * entries are sorted by a work-group; product rows of more than
+ * entries are sorted by a work-group, longer ones by a merge sort; product rows of more than
  * SPGEMM_LONG products take a work-group while they have at most
  * SPGEMM_GROUP_COLUMNS columns. */
 enum { SORT_SHORT = 32, SORT_GROUP = 2048, SPGEMM_LONG = 128, SPGEMM_GROUP_COLUMNS = 1024 };
@@ -267,6 +267,75 @@ static int well_formed(const clmg_csr_device *a) {
          (clmg_vector_type(a->val) == CLMG_DOUBLE || clmg_vector_type(a->val) == CLMG_FLOAT) &&
          clmg_vector_length(a->val) == clmg_vector_length(a->col) && a->rows <= INT32_MAX &&
          a->cols <= INT32_MAX;
+}
+
+/* Sorts the `count` listed rows of t, each longer than SORT_GROUP, by
+ * column: every chunk of SORT_GROUP entries by a work-group, then merge
+ * passes over runs of SORT_GROUP, 2 SORT_GROUP, ... entries between t's
+ * arrays and a scratch copy of them, ending in t's. Launches: 2 + the passes
+ * (log2 of the longest row over SORT_GROUP, rounded up, made even); one
+ * host wait (the longest row's length). */
+static clmg_status sort_long_rows(clmg_context *context, clmg_dtype precision,
+                                  const clmg_vector *rows_list, size_t count,
+                                  const clmg_csr_device *t, size_t total) {
+  clmg_vector *longest = NULL, *scratch_col = NULL, *scratch_val = NULL;
+  clmg_kernel_args args;
+  uint32_t length = 0;
+  clmg_status status = clmg_vector_create(context, CLMG_UINT32, 1, &longest);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_rows_longest", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, rows_list->buffer);
+    clmg_arg_buffer(&args, t->row_ptr->buffer);
+    clmg_arg_buffer(&args, longest->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(longest, &length);
+  size_t chunks = ((size_t)length + SORT_GROUP - 1) / SORT_GROUP;
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_sort_chunks", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_buffer(&args, rows_list->buffer);
+    clmg_arg_ulong(&args, chunks);
+    clmg_arg_buffer(&args, t->row_ptr->buffer);
+    clmg_arg_buffer(&args, t->col->buffer);
+    clmg_arg_buffer(&args, t->val->buffer);
+    status = launch_by_rows(&args, count * chunks, 1);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, total, &scratch_col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, total, &scratch_val);
+  /* an even number of passes ends in t's arrays: a last pass with runs as
+   * long as the rows copies */
+  int passes = 0;
+  for (size_t width = SORT_GROUP; width < length; width *= 2)
+    passes++;
+  passes += passes % 2;
+  size_t width = SORT_GROUP;
+  for (int pass = 0; status == CLMG_SUCCESS && pass < passes; pass++, width *= 2) {
+    const clmg_vector *from_col = pass % 2 ? scratch_col : t->col;
+    const clmg_vector *from_val = pass % 2 ? scratch_val : t->val;
+    const clmg_vector *to_col = pass % 2 ? t->col : scratch_col;
+    const clmg_vector *to_val = pass % 2 ? t->val : scratch_val;
+    status = kernel(context, precision, "csr_merge_runs", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_buffer(&args, rows_list->buffer);
+      clmg_arg_buffer(&args, t->row_ptr->buffer);
+      clmg_arg_buffer(&args, from_col->buffer);
+      clmg_arg_buffer(&args, from_val->buffer);
+      clmg_arg_ulong(&args, width);
+      clmg_arg_buffer(&args, to_col->buffer);
+      clmg_arg_buffer(&args, to_val->buffer);
+      status = launch_by_rows(&args, count, 1);
+    }
+  }
+  clmg_vector_destroy(longest);
+  clmg_vector_destroy(scratch_col);
+  clmg_vector_destroy(scratch_val);
+  return status;
 }
 
 clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
@@ -297,13 +366,16 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
   }
   /* from the row lengths: the offsets, and the rows the work-group sort
    * takes (cl/csr_device.cl's SORT_SHORT and SORT_GROUP) */
-  clmg_vector *long_rows = NULL;
-  size_t long_count = 0;
+  clmg_vector *long_rows = NULL, *longer_rows = NULL;
+  size_t long_count = 0, longer_count = 0;
   if (status == CLMG_SUCCESS)
     status = clmg_offsets_from_counts(context, count, &t.row_ptr, &total);
   if (status == CLMG_SUCCESS)
     status =
         clmg_row_list(context, count, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows, &long_count);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_row_list(context, count, SORT_GROUP, UINT32_MAX, NULL, 0, &longer_rows, &longer_count);
   /* the counts are the scatter's cursors, taken down to 0 */
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, total, &t.col);
@@ -331,6 +403,8 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, t.val->buffer);
     status = launch_by_rows(&args, long_count, 1);
   }
+  if (status == CLMG_SUCCESS && longer_count > 0)
+    status = sort_long_rows(context, precision, longer_rows, longer_count, &t, total);
   if (status == CLMG_SUCCESS)
     status = kernel(context, precision, "csr_sort_rows", &args);
   if (status == CLMG_SUCCESS) {
@@ -341,6 +415,7 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     status = launch_by_rows(&args, t.rows, 0);
   }
   clmg_vector_destroy(long_rows);
+  clmg_vector_destroy(longer_rows);
   clmg_vector_destroy(count);
   if (status != CLMG_SUCCESS) {
     clmg_csr_device_free(&t);
