@@ -390,6 +390,9 @@ static void print_text(const solve_options *options, const solve_report *r) {
   solve_print_outcome(r);
   printf("%-18s %.4f (%s %.4f, upload and build %.4f; compilation not counted)\n", "setup_s",
          r->read_s + r->build_s, r->read_label ? r->read_label : "read", r->read_s, r->build_s);
+  printf("%-18s %llu device commands, %llu host waits\n", "setup latency",
+         (unsigned long long)r->setup_counts.commands,
+         (unsigned long long)r->setup_counts.host_waits);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f", "solve_s", r->solve_s);
   if (result->iterations > 0) {
@@ -444,6 +447,8 @@ void solve_json_outcome(json_writer *w, const solve_report *r) {
   json_number(w, "read_s", r->read_s);
   json_number(w, "build_s", r->build_s);
   json_number(w, "setup_s", r->read_s + r->build_s);
+  json_integer(w, "setup_commands", (long long)r->setup_counts.commands);
+  json_integer(w, "setup_host_waits", (long long)r->setup_counts.host_waits);
   json_number(w, "kernels_s", r->kernels_s); /* compile_s's old name, for one release */
   json_number(w, "compile_s", r->kernels_s);
   json_number(w, "solve_s", r->solve_s);
@@ -726,8 +731,11 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   double start = apputil_now();
   const char *failed_step = "";
   clmg_status status = options->profile > 0 ? clmg_profile_start(s->context) : CLMG_SUCCESS;
+  clmg_counters before;
+  clmg_context_counters(s->context, &before);
   if (status == CLMG_SUCCESS)
     status = build_on_device(s, &failed_step);
+  report->setup_counts = solve_counts_since(s->context, &before);
   if (options->profile > 0) {
     clmg_status stopped = clmg_profile_stop(s->context, &report->profile, &report->profile_count);
     if (status == CLMG_SUCCESS)
@@ -773,7 +781,6 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   solve_progress live = {!options->quiet, apputil_now(), apputil_now()};
   clmg_solver_set_monitor(s->solver, solve_print_progress, &live);
   start = apputil_now();
-  clmg_counters before;
   clmg_context_counters(s->context, &before);
   report->status = clmg_solver_solve(s->solver, s->device_b, s->device_x, &report->result);
   report->solve_s = apputil_now() - start;

@@ -273,6 +273,7 @@ typedef struct solve_report {
    * compilation excluded; kernels_s: compiling or loading the kernels */
   double read_s, build_s, kernels_s, solve_s;
   clmg_counters solve_counts; /* the solve's device commands and host waits */
+  clmg_counters setup_counts; /* the same of the setup */
   /* a caller's own keys at the start of the JSON object (may be NULL) */
   void (*extra_json)(json_writer *w, void *data);
   void *extra_data;
