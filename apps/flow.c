@@ -42,7 +42,9 @@ enum {
   OPTION_MAX_ITERATIONS_OLD,
   OPTION_WALLS,
   OPTION_INFLOW,
-  OPTION_UPWIND
+  OPTION_UPWIND,
+  OPTION_OPTIONS_FILE,
+  OPTION_SET
 };
 
 static void print_flow_usage(FILE *out) {
@@ -83,6 +85,15 @@ static void print_flow_usage(FILE *out) {
         "      --maxit N           steady: Oseen iterations at most (default 50)\n"
         "      --smoother S      vanka-si (stored local inverses, default) or vanka-nsi\n"
         "                        (recomputed in every visit: less memory)\n"
+        "      --options FILE    solver options from a JSON file ({\"mg\": {\"smoother\":\n"
+        "                        \"vanka-nsi\", \"cycle\": \"v\"}, \"maxit\": 200}); the flags\n"
+        "                        and --set override it. The --json result's \"options\"\n"
+        "                        object is such a file: it repeats the run. `clmg help\n"
+        "                        options` lists every key\n"
+        "      --set \"K=V ...\"   options by key: --smoother is mg.smoother, --tol\n"
+        "                        flow.nonlinear_tol, --maxit flow.nonlinear_maxit; GMRES's\n"
+        "                        tol, maxit (100) and restart, mg.cycle (f), mg.steps (2),\n"
+        "                        mg.omega (1) and mg.coarse (auto, direct) have no flag\n"
         "      --upwind U        the convection's upwinding: samarskij (default; weighted\n"
         "                        by the local Peclet number, more accurate) or full\n"
         "                        (first order, the most robust)\n"
@@ -105,7 +116,8 @@ static void print_flow_usage(FILE *out) {
         "iterations, times; the DFG cases c_D, c_L, delta p), then the result. --json\n"
         "prints one object with unknowns, levels, drag_coefficient, lift_coefficient,\n"
         "pressure_difference (DFG; null elsewhere), nonlinear_iterations,\n"
-        "linear_iterations, converged, nonlinear_residual and the times.\n"
+        "linear_iterations, converged, nonlinear_residual, the times and the solver's\n"
+        "options as resolved.\n"
         "\n"
         "Examples:\n"
         "  clmg flow --case cavity --re 100 --level 4 --profile cavity.csv\n"
@@ -166,11 +178,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     o->steady_option = 1;
     return 1;
   case OPTION_SMOOTHER:
-    if (clmg_vanka_name_parse(arg, &o->store_inverses))
-      return 1;
-    cli_usage_note(command, "unknown smoother '%s' (there are: %s, %s)", arg, clmg_vanka_name(1),
-                   clmg_vanka_name(0));
-    return -1;
+    return cli_record_setting(command, "--smoother", "mg.smoother", arg, &o->settings);
   case OPTION_VTK:
     o->vtk_prefix = arg;
     return 1;
@@ -183,12 +191,17 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     o->profile_path = arg;
     return 1;
   case OPTION_TOL:
-    return cli_parse_double(command, "--tol", arg, 1e-300, 1.0, &o->tol) ? 1 : -1;
+    return cli_record_setting(command, "--tol", "flow.nonlinear_tol", arg, &o->settings);
   case OPTION_MAX_ITERATIONS_OLD:
     cli_old_spelling(command, "--max-iterations", "--maxit");
     /* fall through */
   case OPTION_MAX_ITERATIONS:
-    return cli_parse_int(command, "--maxit", arg, 1, 100000, &o->max_iterations) ? 1 : -1;
+    return cli_record_setting(command, "--maxit", "flow.nonlinear_maxit", arg, &o->settings);
+  case OPTION_OPTIONS_FILE:
+    o->settings.options_path = arg;
+    return 1;
+  case OPTION_SET:
+    return cli_record_setting(command, "--set", NULL, arg, &o->settings);
   case OPTION_WALLS:
     return cli_parse_tags(command, "--walls", arg, o->walls, FLOW_MAX_TAGS, &o->num_walls) ? 1 : -1;
   case OPTION_UPWIND:
@@ -211,6 +224,30 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   }
 }
 
+/* The solver's options (clmg_options_flow) from the flags and --set texts,
+ * and with the --options file when db is not NULL (which then gets them,
+ * resolved, for the report), into o->solver; unused keys into o->unused.
+ * Returns 0, or the exit status after reporting. */
+static int settle_options(const char *command, flow_options *o, clmg_options **db) {
+  cli_settings settings = o->settings;
+  if (!db)
+    settings.options_path = NULL; /* read by run_flow */
+  clmg_options *made = NULL;
+  if (!cli_make_options(command, &settings, &made))
+    return EXIT_LIBRARY_FAILURE;
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_flow(made, &o->solver, o->unused, sizeof o->unused, &error);
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(made);
+    return cli_usage(command, "%s", error.message);
+  }
+  if (db)
+    *db = made;
+  else
+    clmg_options_destroy(made);
+  return 0;
+}
+
 int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_options *o) {
   static const struct option long_options[] = {
       COMMON_LONG_OPTIONS,
@@ -231,6 +268,8 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"walls", required_argument, NULL, OPTION_WALLS},
       {"inflow", required_argument, NULL, OPTION_INFLOW},
       {"upwind", required_argument, NULL, OPTION_UPWIND},
+      {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
+      {"set", required_argument, NULL, OPTION_SET},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
   };
@@ -242,9 +281,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
   o->level = 3;
   o->dt = 0.01;
   o->steps = 100;
-  o->tol = 1e-8;
-  o->max_iterations = 50;
-  o->store_inverses = 1;
+  clmg_flow_options_defaults(&o->solver);
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
     int applied = cli_apply_common_option(command, option, &o->common);
@@ -269,7 +306,9 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
     return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
   if (o->profile_path && o->flow != FLOW_CAVITY)
     return cli_usage(command, "--profile is for --case cavity");
-  return 0;
+  /* the solver flags' values checked now; run_flow settles them again with
+   * the --options file */
+  return settle_options(command, o, NULL);
 }
 
 /* ---- the run ---- */
@@ -459,9 +498,9 @@ static clmg_status write_profile(const char *path, const clmg_flow_result *r, cl
   return clmg_output_file_commit(file, error);
 }
 
-static void print_json(const flow_options *o, const clmg_flow_result *r,
-                       const flow_monitor_state *m, clmg_status status, const char *message,
-                       const clmg_context *context, double total_s) {
+static void print_json(const flow_options *o, const clmg_options *options,
+                       const clmg_flow_result *r, const flow_monitor_state *m, clmg_status status,
+                       const char *message, const clmg_context *context, double total_s) {
   json_writer w;
   json_result_begin(&w, stdout, "flow");
   json_string(&w, "status", clmg_status_string(status));
@@ -473,7 +512,7 @@ static void print_json(const flow_options *o, const clmg_flow_result *r,
   json_integer(&w, "unknowns", (long long)r->unknowns);
   json_integer(&w, "levels", r->levels);
   json_integer(&w, "triangles", (long long)r->mesh.num_cells);
-  json_string(&w, "smoother", clmg_vanka_name(o->store_inverses));
+  json_string(&w, "smoother", clmg_vanka_name(o->solver.vanka.store_inverses));
   json_string(&w, "upwind", o->full_upwind ? "full" : "samarskij");
   /* non-finite numbers are written as null: the cases without a body */
   json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);
@@ -496,6 +535,9 @@ static void print_json(const flow_options *o, const clmg_flow_result *r,
   json_number(&w, "total_s", total_s);
   if (context)
     json_device(&w, clmg_context_device(context));
+  char *echo = clmg_options_to_json(options, 0); /* the keys read, as resolved */
+  json_raw(&w, "options", echo);
+  free(echo);
   json_object_end(&w);
   json_end(&w);
   cli_json_done();
@@ -516,6 +558,7 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   clmg_mesh coarse = {0};
   clmg_context *context = NULL;
   clmg_flow_result result = {0};
+  clmg_options *db = NULL; /* the solver's options, resolved: --options takes them back */
   flow_monitor_state m = {0};
   m.o = &o;
   clmg_error error = {{0}};
@@ -609,15 +652,21 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
       goto done;
     }
   }
-  clmg_flow_options options;
-  clmg_flow_options_defaults(&options);
+  /* the solver's options with the --options file */
+  code = settle_options(command, &o, &db);
+  if (code != 0)
+    goto done;
+  code = EXIT_LIBRARY_FAILURE;
+  if (o.unused[0]) {
+    fflush(stdout);
+    fprintf(stderr, "%s: warning: %s: set, but clmg flow does not read %s\n", command, o.unused,
+            strchr(o.unused, ',') ? "them" : "it");
+  }
+  clmg_flow_options options = o.solver;
   options.levels = o.level + 1;
   options.steady = o.steady;
   options.time_step = o.dt;
   options.steps = o.steps;
-  options.nonlinear_tolerance = o.tol;
-  options.max_nonlinear = o.max_iterations;
-  options.vanka.store_inverses = o.store_inverses;
   if (!o.common.json) {
     printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s\n", "flow",
            o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
@@ -658,7 +707,7 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
     }
   }
   if (o.common.json) {
-    print_json(&o, &result, &m, status, message, context, apputil_now() - start);
+    print_json(&o, db, &result, &m, status, message, context, apputil_now() - start);
   } else {
     printf("%-10s %zu unknowns on %zu triangles, %d levels; %d %s, %d GMRES iterations\n", "result",
            result.unknowns, result.mesh.num_cells, result.levels, result.steps,
@@ -681,6 +730,7 @@ done:
   free(m.vtu_times);
   clmg_flow_result_free(&result);
   clmg_mesh_free(&coarse);
+  clmg_options_destroy(db);
   clmg_context_destroy(context);
   return code;
 }

@@ -32,7 +32,9 @@ enum {
   OPTION_VTK,
   OPTION_PNG,
   OPTION_SNAPSHOTS,
-  OPTION_SNAPSHOT_FORMAT
+  OPTION_SNAPSHOT_FORMAT,
+  OPTION_OPTIONS_FILE,
+  OPTION_SET
 };
 
 static void print_homg_usage(FILE *out) {
@@ -76,7 +78,16 @@ static void print_homg_usage(FILE *out) {
         "                         the default is float, and double fails\n"
         "      --omega W          damped-Jacobi weight, 0 < W <= 1 (default 0.8)\n"
         "      --smoothing A,B    V-cycle sweeps before and after the coarse correction\n"
-        "                         (default 2,2)\n"
+        "                         (default 2,2; 0 to 1000, not both 0)\n"
+        "      --options FILE     solver options from a JSON file ({\"homg\": {\"maxi\": 4},\n"
+        "                         \"maxit\": 1}); the flags above and --set override it. The\n"
+        "                         --json result's \"options\" object is such a file: it\n"
+        "                         repeats the run. `clmg help options` lists every key\n"
+        "      --set \"K=V ...\"    options by key; each flag above is one: --method is\n"
+        "                         homg.method, --maxi homg.maxi, --schedule homg.schedule,\n"
+        "                         --maxit maxit, --tol tol, --error-tol homg.error_tol,\n"
+        "                         --stagnation homg.stagnation, --precision precision,\n"
+        "                         --omega mg.omega, --smoothing A,B mg.pre=A mg.post=B\n"
         "      --steps            also print the L1 error after every step of the first\n"
         "                         MFMG cycle (the paper's Fig. 4)\n"
         "      --vtk FILE         write the solution, u and the error as a legacy VTK file\n"
@@ -95,7 +106,7 @@ static void print_homg_usage(FILE *out) {
         "residual read-back per cycle.\n"
         "--json prints one object on stdout (n, levels, method, status, message,\n"
         "converged, cycles, iterations, work_units, l1_error, relative_residual,\n"
-        "setup_s, kernels_s, solve_s, solve_per_work_unit_s, history, ...); on any\n"
+        "setup_s, kernels_s, solve_s, solve_per_work_unit_s, history, options, ...); on any\n"
         "failure, bad usage included, one object with status (\"usage_error\" or the\n"
         "library's status) and message.\n"
         "\n"
@@ -108,6 +119,38 @@ static void print_homg_usage(FILE *out) {
         "Exit status: 0 converged (or ran the --maxit asked for), 1 failure or a\n"
         "tolerance not met, 2 bad usage.\n",
         out);
+}
+
+/* The solver's options (clmg_options_homg) from the flags and --set texts,
+ * and with the --options file when db is not NULL (which then gets them,
+ * resolved, for the report), into o->solver; unused keys into o->unused.
+ * On a device without fp64 (context not NULL) precision is float where it
+ * was not given. Returns 0, or the exit status after reporting. */
+static int settle_options(const char *command, homg_options *o, clmg_context *context,
+                          clmg_options **db) {
+  cli_settings settings = o->settings;
+  if (!db)
+    settings.options_path = NULL; /* read by run_homg */
+  clmg_options *made = NULL;
+  if (!cli_make_options(command, &settings, &made))
+    return EXIT_LIBRARY_FAILURE;
+  if (context && !cli_choose_precision(command, made, context, o->quiet)) {
+    clmg_options_destroy(made);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_homg(made, &o->solver, o->unused, sizeof o->unused, &error);
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(made);
+    return cli_usage(command, "%s", error.message);
+  }
+  if (db)
+    *db = made;
+  else
+    clmg_options_destroy(made);
+  if ((o->steps || o->snapshot_prefix) && o->solver.method != CLMG_HOMG_MFMG)
+    return cli_usage(command, "--steps and --snapshots follow the steps of the homg method");
+  return 0;
 }
 
 int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_options *o) {
@@ -125,6 +168,8 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       {"precision", required_argument, NULL, OPTION_PRECISION},
       {"omega", required_argument, NULL, OPTION_OMEGA},
       {"smoothing", required_argument, NULL, OPTION_SMOOTHING},
+      {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
+      {"set", required_argument, NULL, OPTION_SET},
       {"steps", no_argument, NULL, OPTION_STEPS},
       {"vtk", required_argument, NULL, OPTION_VTK},
       {"png", required_argument, NULL, OPTION_PNG},
@@ -133,29 +178,50 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
   };
+  /* the solver flags are the options layer's keys */
+  static const struct {
+    int option;
+    const char *flag, *key;
+  } keys[] = {{OPTION_METHOD, "--method", "homg.method"},
+              {OPTION_MAXI, "--maxi", "homg.maxi"},
+              {OPTION_SCHEDULE, "--schedule", "homg.schedule"},
+              {OPTION_CYCLES, "--maxit", "maxit"},
+              {OPTION_CYCLES_OLD, "--cycles", "maxit"},
+              {OPTION_TOL, "--tol", "tol"},
+              {OPTION_ERROR_TOL, "--error-tol", "homg.error_tol"},
+              {OPTION_STAGNATION, "--stagnation", "homg.stagnation"},
+              {OPTION_PRECISION, "--precision", "precision"},
+              {OPTION_OMEGA, "--omega", "mg.omega"}};
   const char *command = argv[0];
   memset(o, 0, sizeof *o);
   o->common = *defaults;
   o->n = 129;
-  o->method = CLMG_HOMG_MFMG;
-  o->schedule = CLMG_HOMG_SCHEDULE_SAWTOOTH;
-  o->precision = CLMG_DOUBLE;
-  o->maxi = 32;
-  o->cycles = 50;
-  o->omega = 0.8;
-  o->stagnation = 1.1;
-  o->pre = o->post = 2;
   o->snapshot_format = "vtk";
+  clmg_homg_options_defaults(&o->solver);
 
   int option;
   long whole = 0;
-  double number = 0;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
     int common = cli_apply_common_option(command, option, &o->common);
     if (common < 0) {
       return cli_usage_error(command);
     }
     if (common) {
+      continue;
+    }
+    int recorded = 0;
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+      if (keys[k].option == option) {
+        if (option == OPTION_CYCLES_OLD) {
+          cli_old_spelling(command, "--cycles", "--maxit");
+        }
+        if (cli_record_setting(command, keys[k].flag, keys[k].key, optarg, &o->settings) < 0) {
+          return cli_usage_error(command);
+        }
+        recorded = 1;
+      }
+    }
+    if (recorded) {
       continue;
     }
     switch (option) {
@@ -165,90 +231,33 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       }
       o->n = (size_t)whole;
       break;
-    case OPTION_METHOD:
-      if (!clmg_homg_method_parse(optarg, &o->method)) {
-        return cli_usage(command, "unknown method '%s' (there are: homg, vcycle, fmg)", optarg);
-      }
-      break;
-    case OPTION_SCHEDULE:
-      if (!clmg_homg_schedule_parse(optarg, &o->schedule)) {
-        return cli_usage(command, "unknown schedule '%s' (there are: sawtooth, ascent, vshape)",
-                         optarg);
-      }
-      o->schedule_given = 1;
-      break;
-    case OPTION_MAXI:
-      if (!cli_parse_long(command, "--maxi", optarg, 1, 1 << 20, &whole)) {
-        return cli_usage_error(command);
-      }
-      o->maxi = (int)whole;
-      break;
-    case OPTION_CYCLES_OLD:
-      cli_old_spelling(command, "--cycles", "--maxit");
-      /* fall through */
-    case OPTION_CYCLES:
-      if (!cli_parse_long(command, "--maxit", optarg, 1, 100000, &whole)) {
-        return cli_usage_error(command);
-      }
-      o->cycles = (int)whole;
-      o->cycles_given = 1;
-      break;
-    case OPTION_TOL:
-      if (!cli_parse_double(command, "--tol", optarg, 0, 1, &o->tol)) {
-        return cli_usage_error(command);
-      }
-      o->tol_given = 1;
-      break;
-    case OPTION_ERROR_TOL:
-      if (!cli_parse_double(command, "--error-tol", optarg, 0, 1e300, &o->error_tol)) {
-        return cli_usage_error(command);
-      }
-      break;
-    case OPTION_STAGNATION:
-      if (!cli_parse_double(command, "--stagnation", optarg, 0, 1e6, &number) ||
-          (number != 0 && number <= 1)) {
-        if (number != 0 && number <= 1) {
-          cli_usage_note(command, "--stagnation needs 0 (off) or a factor above 1, not '%s'",
-                         optarg);
-        }
-        return cli_usage_error(command);
-      }
-      o->stagnation = number;
-      break;
-    case OPTION_PRECISION:
-      if (strcmp(optarg, "double") == 0) {
-        o->precision = CLMG_DOUBLE;
-        o->precision_asked = optarg;
-      } else if (strcmp(optarg, "float") == 0) {
-        o->precision = CLMG_FLOAT;
-        o->precision_asked = NULL;
-      } else {
-        return cli_usage(command, "unknown precision '%s' (there are: double, float)", optarg);
-      }
-      break;
-    case OPTION_OMEGA:
-      if (!cli_parse_double(command, "--omega", optarg, 1e-6, 1, &o->omega)) {
-        return cli_usage_error(command);
-      }
-      break;
     case OPTION_SMOOTHING: {
-      char *end = NULL;
-      long pre = strtol(optarg, &end, 10), post = -1;
-      if (end != optarg && *end == ',') {
-        char *second = end + 1;
-        post = strtol(second, &end, 10);
-        if (end == second || *end != '\0') {
-          post = -1;
-        }
-      }
-      if (pre < 0 || post < 0 || pre > 100 || post > 100 || pre + post < 1) {
-        return cli_usage(command, "--smoothing needs PRE,POST (0 to 100, not both 0), not '%s'",
+      /* PRE,POST: mg.pre and mg.post */
+      const char *comma = strchr(optarg, ',');
+      size_t length = comma ? (size_t)(comma - optarg) : 0;
+      if (!comma || length == 0 || length >= sizeof o->smoothing[0] ||
+          strlen(comma + 1) >= sizeof o->smoothing[1]) {
+        return cli_usage(command, "--smoothing needs PRE,POST (0 to 1000, not both 0), not '%s'",
                          optarg);
       }
-      o->pre = (int)pre;
-      o->post = (int)post;
+      memcpy(o->smoothing[0], optarg, length);
+      o->smoothing[0][length] = '\0';
+      strcpy(o->smoothing[1], comma + 1);
+      if (cli_record_setting(command, "--smoothing", "mg.pre", o->smoothing[0], &o->settings) < 0 ||
+          cli_record_setting(command, "--smoothing", "mg.post", o->smoothing[1], &o->settings) <
+              0) {
+        return cli_usage_error(command);
+      }
       break;
     }
+    case OPTION_OPTIONS_FILE:
+      o->settings.options_path = optarg;
+      break;
+    case OPTION_SET:
+      if (cli_record_setting(command, "--set", NULL, optarg, &o->settings) < 0) {
+        return cli_usage_error(command);
+      }
+      break;
     case OPTION_STEPS:
       o->steps = 1;
       break;
@@ -280,21 +289,9 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
   if (optind < argc) {
     return cli_usage(command, "unexpected argument '%s'", argv[optind]);
   }
-  if (!o->tol_given) {
-    /* --maxit alone asks for exactly that many cycles */
-    o->tol = o->cycles_given ? 0 : o->precision == CLMG_FLOAT ? 1e-6 : 1e-10;
-    if (o->cycles_given) {
-      o->stagnation = 0;
-    }
-  }
-  if (o->schedule_given && o->method != CLMG_HOMG_MFMG) {
-    return cli_usage(command, "--schedule orders the steps of the homg method, not of %s",
-                     clmg_homg_method_name(o->method));
-  }
-  if ((o->steps || o->snapshot_prefix) && o->method != CLMG_HOMG_MFMG) {
-    return cli_usage(command, "--steps and --snapshots follow the steps of the homg method");
-  }
-  return 0;
+  /* the flags' values and combinations checked now; run_homg settles them
+   * again with the --options file and the device's precision */
+  return settle_options(command, o, NULL, NULL);
 }
 
 /* ---- host copies of device grids ---- */
@@ -388,17 +385,19 @@ typedef struct homg_report {
   double setup_s, kernels_s;
   int *levels; /* the level of every MFMG step */
   size_t level_count;
+  const clmg_options *options; /* the solver's, resolved: --options takes them back */
 } homg_report;
 
 static const char *method_description(const homg_options *o, const homg_report *r, char *text,
                                       size_t size) {
-  if (o->method == CLMG_HOMG_MFMG) {
+  if (o->solver.method == CLMG_HOMG_MFMG) {
     snprintf(text, size, "homg: MFMG cycles (%s), MaxI %d (%d steps per cycle), omega %g",
-             clmg_homg_schedule_name(o->schedule), o->maxi, r->info.steps_per_cycle, o->omega);
+             clmg_homg_schedule_name(o->solver.schedule), o->solver.max_iterations_per_level,
+             r->info.steps_per_cycle, o->solver.omega);
   } else {
     snprintf(text, size, "%s: V(%d,%d) cycles, damped Jacobi omega %g",
-             o->method == CLMG_HOMG_FMG ? "fmg then V-cycles" : "vcycle", o->pre, o->post,
-             o->omega);
+             o->solver.method == CLMG_HOMG_FMG ? "fmg then V-cycles" : "vcycle",
+             o->solver.pre_smoothing, o->solver.post_smoothing, o->solver.omega);
   }
   return text;
 }
@@ -424,7 +423,8 @@ static void print_text(const homg_options *o, const homg_report *r) {
     }
     printf("\n");
   }
-  if (o->tol > 0 || o->error_tol > 0 || o->stagnation > 0) {
+  if (o->solver.relative_tolerance > 0 || o->solver.error_tolerance > 0 ||
+      o->solver.stagnation_factor > 0) {
     printf("%-18s %s%s\n", "converged", result->converged ? "yes" : "no",
            result->stagnated ? " (the residual stopped falling: rounding floor)" : "");
   }
@@ -462,18 +462,18 @@ static void print_json(const homg_options *o, const homg_report *r) {
   json_number(&w, "h", r->info.h);
   json_string(&w, "grid", r->info.four_subdomains ? "four-subdomain" : "nested");
   json_integer(&w, "levels", r->info.levels);
-  json_string(&w, "method", clmg_homg_method_name(o->method));
-  json_integer(&w, "maxi", o->maxi);
-  json_string(&w, "schedule", clmg_homg_schedule_name(o->schedule));
+  json_string(&w, "method", clmg_homg_method_name(o->solver.method));
+  json_integer(&w, "maxi", o->solver.max_iterations_per_level);
+  json_string(&w, "schedule", clmg_homg_schedule_name(o->solver.schedule));
   json_integer(&w, "steps_per_cycle", r->info.steps_per_cycle);
-  json_string(&w, "precision", clmg_dtype_name(o->precision));
-  json_number(&w, "omega", o->omega);
-  json_integer(&w, "pre_smoothing", o->pre);
-  json_integer(&w, "post_smoothing", o->post);
+  json_string(&w, "precision", clmg_dtype_name(o->solver.precision));
+  json_number(&w, "omega", o->solver.omega);
+  json_integer(&w, "pre_smoothing", o->solver.pre_smoothing);
+  json_integer(&w, "post_smoothing", o->solver.post_smoothing);
   json_device(&w, r->device);
-  json_number(&w, "relative_tolerance", o->tol);
-  json_number(&w, "error_tolerance", o->error_tol);
-  json_integer(&w, "max_cycles", o->cycles);
+  json_number(&w, "relative_tolerance", o->solver.relative_tolerance);
+  json_number(&w, "error_tolerance", o->solver.error_tolerance);
+  json_integer(&w, "max_cycles", o->solver.max_cycles);
   json_string(&w, "status", clmg_status_string(r->status));
   json_string(&w, "message", r->status != CLMG_SUCCESS ? r->message : "");
   json_bool(&w, "converged", result->converged);
@@ -493,6 +493,9 @@ static void print_json(const homg_options *o, const homg_report *r) {
   json_number(&w, "kernels_s", r->kernels_s); /* compile_s's old name, for one release */
   json_number(&w, "compile_s", r->kernels_s);
   json_integer(&w, "device_bytes", (long long)r->info.device_bytes);
+  char *options = clmg_options_to_json(r->options, 0); /* the keys read, as resolved */
+  json_raw(&w, "options", options);
+  free(options);
   json_array_begin(&w, "history");
   for (size_t k = 0; k < result->history_length; k++) {
     json_record(&w, &result->history[k]);
@@ -519,6 +522,7 @@ static void print_json(const homg_options *o, const homg_report *r) {
 
 typedef struct homg_resources {
   clmg_context *context;
+  clmg_options *options; /* the solver's, resolved (clmg_options_homg) */
   clmg_homg *solver;
   clmg_vector *f, *x, *u;
   double *host_f, *host_u, *host_x;
@@ -529,6 +533,7 @@ static void release(homg_resources *s) {
   clmg_vector_destroy(s->x);
   clmg_vector_destroy(s->u);
   clmg_homg_destroy(s->solver);
+  clmg_options_destroy(s->options);
   clmg_context_destroy(s->context);
   free(s->host_f);
   free(s->host_u);
@@ -536,19 +541,10 @@ static void release(homg_resources *s) {
 }
 
 static void solver_options(const homg_options *o, clmg_homg_options *options) {
-  clmg_homg_options_defaults(options);
-  options->method = o->method;
-  options->precision = o->precision;
-  options->max_iterations_per_level = o->maxi;
-  options->schedule = o->schedule;
-  options->omega = o->omega;
-  options->pre_smoothing = o->pre;
-  options->post_smoothing = o->post;
-  options->max_cycles = o->cycles;
-  options->relative_tolerance = o->tol;
-  options->error_tolerance = o->error_tol;
-  options->stagnation_factor = o->stagnation;
+  *options = o->solver;
   options->record_steps = o->steps;
+  options->monitor = NULL;
+  options->monitor_data = NULL;
 }
 
 /* A two-cycle solve on a small grid of the same kind compiles the kernels
@@ -557,8 +553,8 @@ static void solver_options(const homg_options *o, clmg_homg_options *options) {
 static clmg_status warm_up(clmg_context *context, const homg_options *o) {
   homg_options small = *o;
   small.n = o->n % 2 == 0 ? 16 : 17;
-  small.cycles = 2;
-  small.tol = 0;
+  small.solver.max_cycles = 2;
+  small.solver.relative_tolerance = 0;
   small.steps = 0;
   clmg_homg_options options;
   solver_options(&small, &options);
@@ -567,10 +563,10 @@ static clmg_status warm_up(clmg_context *context, const homg_options *o) {
   clmg_vector *f = NULL, *x = NULL;
   clmg_status status = clmg_homg_create(context, small.n, &options, &solver);
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(context, o->precision, points, &f);
+    status = clmg_vector_create(context, o->solver.precision, points, &f);
   }
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(context, o->precision, points, &x);
+    status = clmg_vector_create(context, o->solver.precision, points, &x);
   }
   if (status == CLMG_SUCCESS) {
     status = clmg_vector_fill(f, 1.0);
@@ -603,18 +599,18 @@ static clmg_status check_memory(clmg_context *context, const homg_options *o) {
   if (status != CLMG_SUCCESS) {
     return status;
   }
-  uint64_t points = (uint64_t)o->n * o->n, element = clmg_dtype_size(o->precision);
+  uint64_t points = (uint64_t)o->n * o->n, element = clmg_dtype_size(o->solver.precision);
   uint64_t grid = points * element;
   device += 3 * grid + warm_up + 2 * (uint64_t)small.n * small.n * element;
   largest = grid > largest ? grid : largest;
   uint64_t per_point = 3 * sizeof(double); /* host f, u and x */
-  per_point += o->precision == CLMG_FLOAT ? sizeof(float) : 0;
+  per_point += o->solver.precision == CLMG_FLOAT ? sizeof(float) : 0;
   per_point += o->snapshot_prefix ? sizeof(double) + sizeof(float) : 0;
   per_point += o->vtk_path || o->png_path ? sizeof(double) : 0;
   host += points * per_point;
   char what[160];
   snprintf(what, sizeof what, "an n = %zu grid (%s method, %s)", o->n,
-           clmg_homg_method_name(o->method), clmg_dtype_name(o->precision));
+           clmg_homg_method_name(o->solver.method), clmg_dtype_name(o->solver.precision));
   return clmg_context_check_memory(context, device, largest, host, what);
 }
 
@@ -639,7 +635,7 @@ static int write_pictures(const homg_options *o, homg_resources *s, char *messag
   if (o->vtk_path) {
     char title[160];
     snprintf(title, sizeof title, "clmg homg, n = %zu, method %s: solution, exact, error", o->n,
-             clmg_homg_method_name(o->method));
+             clmg_homg_method_name(o->solver.method));
     grid_field fields[] = {{"solution", s->host_x}, {"exact", s->host_u}, {"error", difference}};
     if (!write_grid_vtk(o->vtk_path, o->n, title, fields, 3, error, sizeof error)) {
       snprintf(message, message_size, "%s", error);
@@ -676,18 +672,17 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   if (!s.context) {
     return EXIT_LIBRARY_FAILURE;
   }
-  if (o.precision == CLMG_DOUBLE) {
-    int fp64 = cli_double_precision(command, s.context, o.precision_asked, o.quiet);
-    if (fp64 < 0) {
-      release(&s);
-      return EXIT_LIBRARY_FAILURE;
-    }
-    if (fp64 == 0) {
-      o.precision = CLMG_FLOAT;
-      if (!o.tol_given && !o.cycles_given) {
-        o.tol = 1e-6;
-      }
-    }
+  /* the solver's options with the --options file, and float on a device
+   * without fp64 where no precision was given */
+  exit_code = settle_options(command, &o, s.context, &s.options);
+  if (exit_code != 0) {
+    release(&s);
+    return exit_code;
+  }
+  if (o.unused[0]) {
+    fflush(stdout);
+    fprintf(stderr, "%s: warning: %s: set, but clmg homg does not read %s\n", command, o.unused,
+            strchr(o.unused, ',') ? "them" : "it");
   }
   clmg_status status = check_memory(s.context, &o);
   if (status != CLMG_SUCCESS) {
@@ -712,6 +707,7 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   }
   clmg_homg_paper_problem(o.n, s.host_f, s.host_u);
   report.device = clmg_context_device(s.context);
+  report.options = s.options;
 
   snapshots shots = {&o, NULL, 0, 0, ""};
   clmg_homg_options options;
@@ -731,13 +727,13 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
   status = clmg_homg_create(s.context, o.n, &options, &s.solver);
   if (status == CLMG_SUCCESS) {
     step = "uploading the problem";
-    status = clmg_vector_create(s.context, o.precision, points, &s.f);
+    status = clmg_vector_create(s.context, o.solver.precision, points, &s.f);
   }
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(s.context, o.precision, points, &s.x);
+    status = clmg_vector_create(s.context, o.solver.precision, points, &s.x);
   }
   if (status == CLMG_SUCCESS) {
-    status = clmg_vector_create(s.context, o.precision, points, &s.u);
+    status = clmg_vector_create(s.context, o.solver.precision, points, &s.u);
   }
   if (status == CLMG_SUCCESS) {
     status = upload(s.f, s.host_f, points);
@@ -790,12 +786,13 @@ int run_homg(int argc, char **argv, const cli_options *defaults) {
     printf("%-18s %u:%u %s (%s)\n", "device", report.device->platform_index,
            report.device->device_index, report.device->name, report.device->platform_name);
     printf("%-18s %s\n", "method", method_description(&o, &report, text, sizeof text));
-    printf("%-18s %s\n", "precision", clmg_dtype_name(o.precision));
-    if (o.tol > 0 || o.error_tol > 0) {
-      printf("%-18s relative residual %g, L1 error %g, at most %d cycles\n", "tolerance", o.tol,
-             o.error_tol, o.cycles);
+    printf("%-18s %s\n", "precision", clmg_dtype_name(o.solver.precision));
+    if (o.solver.relative_tolerance > 0 || o.solver.error_tolerance > 0) {
+      printf("%-18s relative residual %g, L1 error %g, at most %d cycles\n", "tolerance",
+             o.solver.relative_tolerance, o.solver.error_tolerance, o.solver.max_cycles);
     } else {
-      printf("%-18s none: %d cycle%s\n", "tolerance", o.cycles, o.cycles == 1 ? "" : "s");
+      printf("%-18s none: %d cycle%s\n", "tolerance", o.solver.max_cycles,
+             o.solver.max_cycles == 1 ? "" : "s");
     }
     fflush(stdout);
   }

@@ -388,9 +388,13 @@ typedef struct flow_options {
   int steady_option, time_options; /* --steady; --dt or --steps: not both */
   double dt;
   int steps;
-  double tol;
-  int max_iterations;
-  int store_inverses;
+  /* The solver's options (clmg_options_flow) from the settings: --smoother
+   * is mg.smoother, --tol flow.nonlinear_tol, --maxit flow.nonlinear_maxit,
+   * then --set texts, after the --options file. Its levels, steady,
+   * time_step and steps are the run's (above). */
+  clmg_flow_options solver;
+  cli_settings settings;
+  char unused[512]; /* keys set that clmg flow does not read */
   int full_upwind;
   const char *vtk_prefix, *csv_path, *profile_path;
   int vtk_every;
@@ -407,12 +411,14 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
 typedef struct homg_options {
   cli_options common;
   size_t n;
-  clmg_homg_method method;
-  clmg_homg_schedule_type schedule;
-  clmg_dtype precision;
-  const char *precision_asked; /* --precision double; NULL: the default */
-  int maxi, cycles, cycles_given, tol_given, schedule_given, pre, post, steps, quiet;
-  double tol, error_tol, omega, stagnation;
+  /* The solver's options (clmg_options_homg) from the settings: every
+   * solver flag is a key (--maxi M is homg.maxi=M, --smoothing A,B is
+   * mg.pre=A mg.post=B), then --set texts, after the --options file. */
+  clmg_homg_options solver;
+  cli_settings settings;
+  char smoothing[2][24]; /* --smoothing's PRE and POST, the values of their settings */
+  char unused[512];      /* keys set that clmg homg does not read */
+  int steps, quiet;
   const char *vtk_path, *png_path, *snapshot_prefix, *snapshot_format;
 } homg_options;
 

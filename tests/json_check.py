@@ -437,6 +437,79 @@ def main():
     check(clmg, "homg: unwritable png", ["homg", "--n", "17", "--json", "--png",
                                          unwritable + ".png"], 1, "input/output error", homg_keys)
 
+    # clmg homg through the options layer: a file of keys runs as the flags do,
+    # the echoed options repeat the run, bad keys and values are bad usage
+    def same_run(what, keys):
+        def checker(case, obj):
+            for key in keys:
+                if obj.get(key) != what.get(key):
+                    fail(case, f'{key} is {obj.get(key)!r}, the run it repeats had '
+                               f'{what.get(key)!r}')
+        return checker
+
+    def echoes(expected):
+        def checker(case, obj):
+            options = obj.get("options")
+            if not isinstance(options, dict):
+                fail(case, f"no options object: {options!r}")
+                return
+            for path, value in expected.items():
+                got = options
+                for part in path.split("."):
+                    got = got.get(part) if isinstance(got, dict) else None
+                if got != value:
+                    fail(case, f"options.{path} is {got!r}, expected {value!r}")
+        return checker
+
+    homg_run = ("cycles", "iterations", "work_units", "l1_error", "relative_residual", "method",
+                "maxi", "omega", "pre_smoothing", "post_smoothing", "relative_tolerance")
+    first = check(clmg, "homg flags", ["homg", "--n", "17", "--maxi", "4", "--smoothing", "1,3",
+                                       "--omega", "0.7", "--maxit", "3", "--json", "--quiet"], 0,
+                  "success", homg_keys + (("options", dict),),
+                  echoes({"homg.maxi": 4, "mg.pre": 1, "mg.post": 3, "mg.omega": 0.7, "maxit": 3,
+                          "tol": 0, "homg.method": "homg", "mg.smoother": "jacobi"}))
+    if first is not None:
+        options_file = os.path.join(scratch, "homg-options.json")
+        with open(options_file, "w") as f:
+            json.dump({"homg": {"maxi": 4}, "mg": {"pre": 1, "post": 3, "omega": 0.7},
+                       "maxit": 3}, f)
+        check(clmg, "homg --options (the flags' keys)",
+              ["homg", "--n", "17", "--options", options_file, "--json", "--quiet"], 0, "success",
+              homg_keys, same_run(first, homg_run))
+        with open(options_file, "w") as f:
+            json.dump(first["options"], f)
+        check(clmg, "homg --options (the echoed options)",
+              ["homg", "--n", "17", "--options", options_file, "--json", "--quiet"], 0, "success",
+              homg_keys, same_run(first, homg_run))
+        check(clmg, "homg --options then a flag",
+              ["homg", "--n", "17", "--options", options_file, "--maxi", "2", "--json",
+               "--quiet"], 0, "success", homg_keys,
+              lambda case, obj: obj.get("maxi") == 2 or fail(case, "the flag lost"))
+        check(clmg, "homg --set (the flags' keys)",
+              ["homg", "--n", "17", "--set", "homg.maxi=4 mg.pre=1 mg.post=3 mg.omega=0.7 maxit=3",
+               "--json", "--quiet"], 0, "success", homg_keys, same_run(first, homg_run))
+        with open(options_file, "w") as f:
+            json.dump({"homg": {"method": "vcycle"}}, f)
+        check(clmg, "homg --options: vcycle with --steps",
+              ["homg", "--n", "17", "--options", options_file, "--steps", "--json"], 2,
+              "usage_error", error_keys(), says("--steps"))
+    check(clmg, "homg --set: unknown key", ["homg", "--json", "--set", "homg.maxx=4"], 2,
+          "usage_error", error_keys(), says("homg.maxx", "homg.maxi"))
+    check(clmg, "homg --set: unknown value", ["homg", "--json", "--set", "homg.method=nope"], 2,
+          "usage_error", error_keys(), says("nope", "vcycle"))
+    check(clmg, "homg --set: not its smoother", ["homg", "--json", "--set",
+                                                 "mg.smoother=chebyshev"], 2, "usage_error",
+          error_keys(), says("mg.smoother", "jacobi"))
+    check(clmg, "homg --set: not key=value", ["homg", "--json", "--set", "maxit"], 2,
+          "usage_error", error_keys(), says("key=value"))
+    check(clmg, "homg --omega: above 1", ["homg", "--json", "--omega", "1.5"], 2, "usage_error",
+          error_keys(), says("omega"))
+    code, out, err = run(clmg, ["homg", "--n", "17", "--json", "--quiet", "--set", "krylov=cg"])
+    if code != 0 or "warning: krylov: set, but clmg homg does not read it" not in err:
+        fail("homg: unused key", f"exit {code}, stderr {err.strip()[:300]!r}")
+    else:
+        print("ok   homg: unused key", flush=True)
+
     # ---- flow
     flow_keys = (("unknowns", int), ("levels", int), ("nonlinear_iterations", int),
                  ("linear_iterations", int), ("converged", bool), ("setup_s", NUMBER),
@@ -463,6 +536,53 @@ def main():
     check(clmg, "flow: unwritable vtk", ["flow", "--case", "cavity", "--level", "0", "--vtk",
                                          unwritable + "/out", "--json"], 1, "input/output error",
           ())
+
+    # clmg flow through the options layer, as clmg homg
+    flow_run = ("nonlinear_iterations", "linear_iterations", "nonlinear_residual", "smoother",
+                "unknowns")
+    first = check(clmg, "flow flags", ["flow", "--case", "cavity", "--level", "1", "--smoother",
+                                       "vanka-nsi", "--tol", "1e-6", "--maxit", "30", "--json",
+                                       "--quiet"], 0, "success", flow_keys + (("options", dict),),
+                  echoes({"mg.smoother": "vanka-nsi", "flow.nonlinear_tol": 1e-6,
+                          "flow.nonlinear_maxit": 30, "krylov": "gmres", "mg.cycle": "f",
+                          "maxit": 100}))
+    if first is not None:
+        options_file = os.path.join(scratch, "flow-options.json")
+        with open(options_file, "w") as f:
+            json.dump({"mg": {"smoother": "vanka-nsi"},
+                       "flow": {"nonlinear_tol": 1e-6, "nonlinear_maxit": 30}}, f)
+        check(clmg, "flow --options (the flags' keys)",
+              ["flow", "--case", "cavity", "--level", "1", "--options", options_file, "--json",
+               "--quiet"], 0, "success", flow_keys, same_run(first, flow_run))
+        with open(options_file, "w") as f:
+            json.dump(first["options"], f)
+        check(clmg, "flow --options (the echoed options)",
+              ["flow", "--case", "cavity", "--level", "1", "--options", options_file, "--json",
+               "--quiet"], 0, "success", flow_keys, same_run(first, flow_run))
+        check(clmg, "flow --options then a flag",
+              ["flow", "--case", "cavity", "--level", "1", "--options", options_file, "--smoother",
+               "vanka-si", "--json", "--quiet"], 0, "success", flow_keys,
+              lambda case, obj: obj.get("smoother") == "vanka-si" or fail(case, "the flag lost"))
+        check(clmg, "flow --set (the flags' keys)",
+              ["flow", "--case", "cavity", "--level", "1", "--set",
+               "mg.smoother=vanka-nsi flow.nonlinear_tol=1e-6 flow.nonlinear_maxit=30", "--json",
+               "--quiet"], 0, "success", flow_keys, same_run(first, flow_run))
+        with open(options_file, "w") as f:
+            f.write('{"mg": {"smoother": "chebyshev"}}')
+        check(clmg, "flow --options: not its smoother",
+              ["flow", "--level", "0", "--options", options_file, "--json"], 2, "usage_error",
+              error_keys(), says("chebyshev", "vanka-si"))
+    check(clmg, "flow --set: a key's cycle", ["flow", "--case", "cavity", "--level", "1", "--set",
+                                              "mg.cycle=v mg.steps=1", "--json", "--quiet"], 0,
+          "success", flow_keys, echoes({"mg.cycle": "v", "mg.pre": 1, "mg.post": 1}))
+    check(clmg, "flow --set: unknown key", ["flow", "--json", "--set", "flow.tol=1e-6"], 2,
+          "usage_error", error_keys(), says("flow.tol", "flow.nonlinear_tol"))
+    check(clmg, "flow --set: bad value", ["flow", "--json", "--set", "maxit=many"], 2,
+          "usage_error", error_keys(), says("maxit", "integer"))
+    check(clmg, "flow --set: not its Krylov method", ["flow", "--json", "--set", "krylov=cg"], 2,
+          "usage_error", error_keys(), says("krylov=cg", "gmres"))
+    check(clmg, "flow --smoother: unknown", ["flow", "--json", "--smoother", "foo"], 2,
+          "usage_error", error_keys(), says("foo", "vanka-nsi"))
 
     # ---- the first-run message: stderr only, once, only when compiling
     env = dict(os.environ)

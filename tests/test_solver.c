@@ -470,6 +470,223 @@ static void test_caller_hierarchy(void **state) {
   }
 }
 
+/* ---- the solvers of clmg_flow and clmg_homg from options ---- */
+
+/* clmg_options_homg: its keys as the fields, the autos resolved in the
+ * database, the refusals (which change nothing) and the unused keys; then
+ * a solve with the options it gives, checked on the host against the
+ * five-point equations, and its echo read back into the same options. */
+static void test_options_homg(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  char unused[256];
+  clmg_homg_options h;
+  clmg_homg_options_defaults(&h);
+  h.record_steps = 1; /* not the options' */
+  clmg_options *o = options_of("");
+  CHECK_HOST(clmg_options_homg(o, &h, unused, sizeof unused, &error), error);
+  assert_int_equal(h.method, CLMG_HOMG_MFMG);
+  assert_int_equal(h.precision, CLMG_DOUBLE);
+  assert_int_equal(h.max_iterations_per_level, 32);
+  assert_int_equal(h.schedule, CLMG_HOMG_SCHEDULE_SAWTOOTH);
+  assert_true(h.omega == 0.8 && h.relative_tolerance == 1e-10 && h.stagnation_factor == 1.1);
+  assert_int_equal(h.pre_smoothing, 2);
+  assert_int_equal(h.post_smoothing, 2);
+  assert_int_equal(h.max_cycles, 50);
+  assert_int_equal(h.record_steps, 1);
+  assert_string_equal(unused, "");
+  assert_string_equal(clmg_options_get(o, "tol"), "1e-10");
+  assert_string_equal(clmg_options_get(o, "maxit"), "50");
+  assert_string_equal(clmg_options_get(o, "mg.smoother"), "jacobi");
+  assert_string_equal(clmg_options_get(o, "homg.stagnation"), "1.1");
+  assert_false(clmg_options_is_set(o, "krylov")); /* not read: not resolved */
+  clmg_options_destroy(o);
+
+  /* maxit alone: exactly that many cycles; with tol: a limit */
+  o = options_of("maxit=3 homg.method=mfmg precision=float");
+  CHECK_HOST(clmg_options_homg(o, &h, NULL, 0, &error), error);
+  assert_true(h.max_cycles == 3 && h.relative_tolerance == 0 && h.stagnation_factor == 0);
+  assert_int_equal(h.precision, CLMG_FLOAT);
+  assert_string_equal(clmg_options_get(o, "homg.method"), "homg");
+  clmg_options_destroy(o);
+  o = options_of("maxit=3 tol=1e-7 mg.steps=3 mg.post=1 mg.omega=0.6 homg.maxi=4 "
+                 "homg.schedule=vshape homg.error_tol=0.02 homg.stagnation=2");
+  CHECK_HOST(clmg_options_homg(o, &h, NULL, 0, &error), error);
+  assert_true(h.relative_tolerance == 1e-7 && h.stagnation_factor == 2 && h.omega == 0.6);
+  assert_true(h.error_tolerance == 0.02);
+  assert_int_equal(h.pre_smoothing, 3);
+  assert_int_equal(h.post_smoothing, 1);
+  assert_int_equal(h.max_iterations_per_level, 4);
+  assert_int_equal(h.schedule, CLMG_HOMG_SCHEDULE_VSHAPE);
+  clmg_options_destroy(o);
+
+  /* what it cannot use is refused, naming the key; nothing changes */
+  static const struct {
+    const char *text, *says;
+  } refused[] = {{"homg.method=fmg homg.schedule=ascent", "homg.schedule"},
+                 {"mg.smoother=chebyshev", "damped Jacobi"},
+                 {"mg.omega=1.5", "omega <= 1"},
+                 {"mg.pre=0 mg.post=0", "smoothing step"},
+                 {"precision=mixed", "double or float"},
+                 {"maxit=100001", "100000"},
+                 {"homg.stagnation=1", "above 1"}};
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    o = options_of(refused[k].text);
+    clmg_homg_options before = h;
+    assert_int_equal(clmg_options_homg(o, &h, NULL, 0, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    if (!strstr(error.message, refused[k].says))
+      fail_msg("%s: '%s' does not say '%s'", refused[k].text, error.message, refused[k].says);
+    assert_memory_equal(&before, &h, sizeof h);
+    assert_false(clmg_options_is_set(o, "homg.maxi"));
+    clmg_options_destroy(o);
+  }
+
+  /* keys it does not read are named; a key at its default changes nothing */
+  o = options_of("krylov=cg precond=jacobi amg.coarsening=classical");
+  CHECK_HOST(clmg_options_homg(o, &h, unused, sizeof unused, &error), error);
+  assert_string_equal(unused, "krylov, amg.coarsening");
+  clmg_options_destroy(o);
+
+  /* a V-cycle solve on the paper's problem with the options' solver */
+  enum { N = 17 };
+  o = options_of("homg.method=vcycle mg.pre=1 mg.post=1 tol=1e-9");
+  clmg_homg_options_defaults(&h);
+  CHECK_HOST(clmg_options_homg(o, &h, NULL, 0, &error), error);
+  double *f = malloc(N * N * sizeof *f), *u = malloc(N * N * sizeof *u);
+  double *x = calloc(N * N, sizeof *x);
+  assert_non_null(f);
+  assert_non_null(u);
+  assert_non_null(x);
+  clmg_homg_paper_problem(N, f, u);
+  clmg_homg *homg = NULL;
+  clmg_vector *fd = NULL, *xd = NULL;
+  CHECK_OK(clmg_homg_create(ctx, N, &h, &homg));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, N * N, &fd));
+  CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, N * N, &xd));
+  CHECK_OK(clmg_vector_upload_doubles(fd, f));
+  CHECK_OK(clmg_vector_fill(xd, 0.0));
+  clmg_homg_result result = {0};
+  CHECK_OK(clmg_homg_solve(homg, fd, xd, NULL, &result));
+  assert_true(result.converged);
+  CHECK_OK(clmg_vector_download_doubles(xd, x));
+  /* -laplace(x) = f on the interior (x = 0 on the boundary), h = 1/(n-1) */
+  double hh = 1.0 / (N - 1), rr = 0, ff = 0;
+  for (size_t i = 1; i + 1 < N; i++)
+    for (size_t j = 1; j + 1 < N; j++) {
+      size_t k = i * N + j;
+      double ax = (4 * x[k] - x[k - 1] - x[k + 1] - x[k - N] - x[k + N]) / (hh * hh);
+      rr += (f[k] - ax) * (f[k] - ax);
+      ff += f[k] * f[k];
+    }
+  if (!(sqrt(rr / ff) <= 1e-8))
+    fail_msg("the host residual is %.3g of f, the tolerance 1e-9", sqrt(rr / ff));
+  double e = 0, s = 0;
+  for (size_t k = 0; k < N * N; k++) {
+    e += fabs(x[k] - u[k]);
+    s += fabs(u[k]);
+  }
+  assert_true(e / s < 0.1); /* the discretisation error of a 17 x 17 grid */
+  clmg_homg_result_free(&result);
+  clmg_vector_destroy(fd);
+  clmg_vector_destroy(xd);
+  clmg_homg_destroy(homg);
+  free(f);
+  free(u);
+  free(x);
+
+  /* the resolved options, as JSON, give the same solver again */
+  char *json = clmg_options_to_json(o, 0);
+  assert_non_null(json);
+  clmg_options *again = options_of("");
+  CHECK_HOST(clmg_options_parse_json(again, json, &error), error);
+  clmg_homg_options h2;
+  clmg_homg_options_defaults(&h2);
+  CHECK_HOST(clmg_options_homg(again, &h2, NULL, 0, &error), error);
+  assert_memory_equal(&h, &h2, sizeof h);
+  free(json);
+  clmg_options_destroy(again);
+  clmg_options_destroy(o);
+}
+
+/* clmg_options_flow: the keys as the fields (the problem's fields kept),
+ * flow's defaults where a key is not set, the refusals and unused keys. */
+static void test_options_flow(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  char unused[256];
+  clmg_flow_options f, defaults;
+  clmg_flow_options_defaults(&defaults);
+  f = defaults;
+  f.levels = 3;
+  f.steady = 0;
+  f.time_step = 0.5;
+  clmg_options *o = options_of("");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.levels, 3);
+  assert_int_equal(f.steady, 0);
+  assert_true(f.time_step == 0.5);
+  assert_int_equal(f.multigrid.cycle, CLMG_CYCLE_F);
+  assert_int_equal(f.multigrid.pre_smoothing, 2);
+  assert_int_equal(f.multigrid.post_smoothing, 2);
+  assert_int_equal(f.multigrid.coarse, CLMG_COARSE_AUTO);
+  assert_int_equal(f.vanka.store_inverses, 1);
+  assert_true(f.vanka.omega == 1 && f.linear_tolerance == 0);
+  assert_true(f.nonlinear_tolerance == 1e-8);
+  assert_int_equal(f.max_linear, 100);
+  assert_int_equal(f.max_nonlinear, 50);
+  assert_int_equal(f.restart, 30);
+  assert_string_equal(unused, "");
+  assert_string_equal(clmg_options_get(o, "krylov"), "gmres");
+  assert_string_equal(clmg_options_get(o, "mg.cycle"), "f");
+  assert_string_equal(clmg_options_get(o, "mg.smoother"), "vanka-si");
+  assert_string_equal(clmg_options_get(o, "maxit"), "100");
+  assert_string_equal(clmg_options_get(o, "tol"), "auto");
+  clmg_options_destroy(o);
+
+  o = options_of("mg.smoother=vanka-nsi mg.cycle=v mg.steps=1 mg.pre=3 mg.omega=0.8 "
+                 "mg.coarse=direct tol=1e-6 maxit=7 restart=5 flow.nonlinear_tol=1e-5 "
+                 "flow.nonlinear_maxit=9 atol=1");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.vanka.store_inverses, 0);
+  assert_int_equal(f.multigrid.cycle, CLMG_CYCLE_V);
+  assert_int_equal(f.multigrid.pre_smoothing, 3);
+  assert_int_equal(f.multigrid.post_smoothing, 1);
+  assert_int_equal(f.multigrid.coarse, CLMG_COARSE_DIRECT);
+  assert_true(f.vanka.omega == 0.8 && f.linear_tolerance == 1e-6);
+  assert_true(f.nonlinear_tolerance == 1e-5);
+  assert_int_equal(f.max_linear, 7);
+  assert_int_equal(f.restart, 5);
+  assert_int_equal(f.max_nonlinear, 9);
+  assert_string_equal(unused, "atol");
+  clmg_options_destroy(o);
+
+  static const struct {
+    const char *text, *says;
+  } refused[] = {{"krylov=cg", "GMRES"},
+                 {"precision=float", "double"},
+                 {"mg.smoother=jacobi", "vanka-nsi"},
+                 {"mg.omega=2", "omega < 2"},
+                 {"mg.coarse=pcg", "direct"},
+                 {"tol=0", "above 0"}};
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    o = options_of(refused[k].text);
+    clmg_flow_options before = f;
+    assert_int_equal(clmg_options_flow(o, &f, NULL, 0, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    if (!strstr(error.message, refused[k].says))
+      fail_msg("%s: '%s' does not say '%s'", refused[k].text, error.message, refused[k].says);
+    assert_memory_equal(&before, &f, sizeof f);
+    assert_false(clmg_options_is_set(o, "flow.nonlinear_maxit"));
+    clmg_options_destroy(o);
+  }
+
+  /* the Vanka smoothers are the saddle-point levels' only */
+  o = options_of("mg.smoother=vanka-si");
+  clmg_multigrid_options mg;
+  assert_int_equal(clmg_options_multigrid(o, ctx, &mg), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "saddle-point"));
+  clmg_options_destroy(o);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(3232);
@@ -486,7 +703,8 @@ int main(void) {
       cmocka_unit_test(test_options_checked),     cmocka_unit_test(test_options_json),
       cmocka_unit_test(test_solver_compositions), cmocka_unit_test(test_solver_refusals),
       cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
-      cmocka_unit_test(test_device_matrix),
+      cmocka_unit_test(test_device_matrix),       cmocka_unit_test(test_options_homg),
+      cmocka_unit_test(test_options_flow),
   };
   test_apply_filters();
   return cmocka_run_group_tests(tests, setup, teardown);

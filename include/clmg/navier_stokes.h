@@ -37,6 +37,7 @@ typedef struct clmg_flow_options {
                                        relative to the step's initial residual, at least the
                                        nonlinear tolerance) */
   int max_linear;                   /**< GMRES iterations per linear solve at most (default 100) */
+  int restart;                      /**< GMRES(m): Krylov vectors before a restart (default 30) */
   clmg_vanka_options vanka;         /**< the Vanka smoother on every level (default SI, omega 1) */
   clmg_multigrid_options multigrid; /**< defaults: F(2,2)-cycles, as clmg_stokes_multigrid_create */
 } clmg_flow_options;

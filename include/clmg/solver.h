@@ -33,12 +33,18 @@
  *              coarse_rows, max_levels, near_nullspace (a Matrix Market
  *              file of vectors), coordinates (a file of node coordinates:
  *              the rigid-body modes of elasticity)
+ *   flow.*     the steady flow's Oseen iteration of clmg_flow_solve:
+ *              nonlinear_tol, nonlinear_maxit (clmg_options_flow)
+ *   homg.*     the structured-grid solver of clmg_homg: method, maxi,
+ *              schedule, error_tol, stagnation (clmg_options_homg)
  * The library's own reports never print: a failure is a status with the
  * context's message, or the clmg_error given. */
 #ifndef CLMG_SOLVER_H
 #define CLMG_SOLVER_H
 
 #include "clmg/amg.h"
+#include "clmg/homg.h"
+#include "clmg/navier_stokes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -127,6 +133,40 @@ CLMG_API int clmg_options_key_info(size_t index, clmg_option_info *info);
  * context's. */
 CLMG_API clmg_status clmg_options_multigrid(const clmg_options *options, clmg_context *context,
                                             clmg_multigrid_options *multigrid);
+
+/** The solver of clmg_flow_solve (clmg/navier_stokes.h) the database
+ * describes: GMRES (krylov auto or gmres) with restart, tol (each linear
+ * solve's; auto: the run's default, linear_tolerance 0) and maxit (GMRES
+ * iterations per linear solve; 100 where not set); precision double (the
+ * only one); the multigrid cycle (mg.cycle, F where not set; mg.coarse auto
+ * or direct) with a Vanka smoother (mg.smoother auto or vanka-si: stored
+ * inverses, vanka-nsi: recomputed; mg.omega, 1 at auto; mg.steps, mg.pre,
+ * mg.post, 2 at auto); flow.nonlinear_tol and flow.nonlinear_maxit for a
+ * steady flow. The other fields of flow (levels, steady, time_step, steps:
+ * the problem's) stay as they are. Every key read is then set in options
+ * as resolved (auto replaced by what was chosen, but tol's), so
+ * clmg_options_to_json(options, 0) repeats the run. unused (NULL: not
+ * wanted; unused_size bytes) gets the keys set to other than their default
+ * that it does not read, "a, b" ("" when none). A value it cannot use
+ * (krylov=cg, mg.smoother=chebyshev, precision=float, mg.coarse=pcg) is
+ * CLMG_ERROR_INVALID_ARGUMENT, error's message naming the key and what is
+ * valid; flow and options are then unchanged. */
+CLMG_API clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, char *unused,
+                                       size_t unused_size, clmg_error *error);
+
+/** The options of clmg_homg_create (clmg/homg.h) the database describes:
+ * homg.method, homg.maxi, homg.schedule (the homg method only: set for
+ * another it is refused), precision (double or float), maxit (cycles, 50
+ * where not set, at most 100000), tol (auto: 1e-10 in double, 1e-6 in
+ * float; 0 when maxit is set without it, which asks for exactly maxit
+ * cycles), homg.error_tol, homg.stagnation (auto: 1.1, or 0 as tol),
+ * damped Jacobi (mg.smoother auto or jacobi; mg.omega, 0.8 at auto, at
+ * most 1) with mg.steps, mg.pre and mg.post (2 at auto; not both 0). The
+ * fields record_steps, monitor and monitor_data of homg stay as they are.
+ * Every key read is then set in options as resolved, as clmg_options_flow
+ * does, and unused and the failures are as there. */
+CLMG_API clmg_status clmg_options_homg(clmg_options *options, clmg_homg_options *homg, char *unused,
+                                       size_t unused_size, clmg_error *error);
 
 /* ---- registrations: a caller's components under a name ---- */
 

@@ -26,6 +26,7 @@ void clmg_flow_options_defaults(clmg_flow_options *o) {
   o->max_nonlinear = 50;
   o->linear_tolerance = 0; /* 0: the mode's default */
   o->max_linear = 100;
+  o->restart = 30;
   clmg_vanka_options_defaults(&o->vanka);
   clmg_multigrid_options_defaults(&o->multigrid);
   o->multigrid.cycle = CLMG_CYCLE_F;
@@ -145,6 +146,7 @@ static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *s
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = tolerance;
   krylov.max_iterations = run->o->max_linear;
+  krylov.gmres_restart = run->o->restart;
   clmg_krylov_result result = {0};
   clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, finest_operator(run),
                                          clmg_stokes_assembler_rhs(run->assembler), run->x_device,
@@ -188,11 +190,13 @@ static void free_run(flow_run *run) {
 
 static clmg_status check_options(clmg_context *context, const clmg_flow_options *o) {
   if (o->levels < 1 || o->levels > 16 || !(o->nonlinear_tolerance > 0) || o->max_nonlinear < 1 ||
-      o->max_linear < 1 || !(o->linear_tolerance >= 0) ||
+      o->max_linear < 1 || o->restart < 1 || !(o->linear_tolerance >= 0) ||
       (!o->steady && (!(o->time_step > 0) || o->steps < 1)))
-    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "flow: invalid options (levels 1 to 16; tolerances > 0; at least one "
-                     "nonlinear and linear iteration; unsteady: time step > 0 and steps >= 1)");
+    return clmg_fail(
+        context, CLMG_ERROR_INVALID_ARGUMENT,
+        "flow: invalid options (levels 1 to 16; tolerances > 0; at least one "
+        "nonlinear and linear iteration, a GMRES restart of at least 1; unsteady: time "
+        "step > 0 and steps >= 1)");
   return CLMG_SUCCESS;
 }
 

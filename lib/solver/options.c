@@ -41,21 +41,24 @@ static const clmg_option_spec SPECS[] = {
      "GMRES(m): Krylov vectors before a restart"},
     {"mg.cycle", CLMG_OPTION_NAME, 0, "v", "v,w,f", 0, 0, "multigrid cycle"},
     {"mg.smoother", CLMG_OPTION_OPEN_NAME, 1, "auto",
-     "chebyshev,jacobi,jacobi-rho,spai0,gauss-seidel,patch", 0, 0,
+     "chebyshev,jacobi,jacobi-rho,spai0,gauss-seidel,patch,vanka-si,vanka-nsi", 0, 0,
      "smoother on every level but the coarsest: auto is chebyshev for AMG (keeps the cycle SPD "
-     "for CG on any SPD matrix) and jacobi for a caller's hierarchy; gauss-seidel (symmetric "
-     "multicolour) and patch (Fu et al.'s patch block-Jacobi) for AMG only; or a registered name"},
+     "for CG on any SPD matrix), jacobi for a caller's hierarchy and clmg_homg, vanka-si for "
+     "clmg_flow; gauss-seidel (symmetric multicolour) and patch (Fu et al.'s patch "
+     "block-Jacobi) for AMG only; vanka-si and vanka-nsi (Vanka with stored or recomputed "
+     "local inverses) for clmg_flow's saddle-point levels only; or a registered name"},
     {"mg.steps", CLMG_OPTION_INTEGER, 1, "auto", "", 1, 64,
      "smoothing steps before and after the coarse correction: auto is 3 for chebyshev, 1 for "
-     "gauss-seidel (a forward and a backward sweep), 2 for other AMG smoothers, 4 in a caller's "
-     "hierarchy"},
+     "gauss-seidel (a forward and a backward sweep), 2 for other AMG smoothers, clmg_flow and "
+     "clmg_homg, 4 in a caller's hierarchy"},
     {"mg.pre", CLMG_OPTION_INTEGER, 1, "auto", "", 0, 1000,
      "smoothing steps before the coarse correction: auto is mg.steps"},
     {"mg.post", CLMG_OPTION_INTEGER, 1, "auto", "", 0, 1000,
      "smoothing steps after the coarse correction: auto is mg.steps"},
     {"mg.omega", CLMG_OPTION_NUMBER, 1, "auto", "", 0.001, 2.0,
-     "smoother damping: auto is 0.7 for jacobi, 1 for spai0, patch and gauss-seidel, and the "
-     "scale 4/3 over rho(D^-1 A) for jacobi-rho"},
+     "smoother damping: auto is 0.7 for jacobi (0.8 in clmg_homg, which takes 0 to 1), 1 for "
+     "spai0, patch, gauss-seidel and vanka (below 2), and the scale 4/3 over rho(D^-1 A) for "
+     "jacobi-rho"},
     {"mg.inner", CLMG_OPTION_INTEGER, 0, "3", "", 1, 64,
      "patch smoother: inner Jacobi iterations per patch"},
     {"mg.coarse", CLMG_OPTION_NAME, 0, "auto", "auto,pcg,direct", 0, 0,
@@ -89,6 +92,24 @@ static const clmg_option_spec SPECS[] = {
     {"amg.coordinates", CLMG_OPTION_STRING, 0, "", "", 0, 0,
      "Matrix Market file (array) of node coordinates, 2 or 3 columns: the rigid-body modes "
      "become the near-nullspace"},
+    /* the solvers of clmg_flow (navier_stokes.h) and clmg_homg (homg.h): clmg_options_flow
+     * and clmg_options_homg read them with the keys above */
+    {"flow.nonlinear_tol", CLMG_OPTION_NUMBER, 0, "1e-8", "", 1e-300, 1,
+     "steady flow: the relative residual of the Oseen (Picard) iteration to reach"},
+    {"flow.nonlinear_maxit", CLMG_OPTION_INTEGER, 0, "50", "", 1, 100000,
+     "steady flow: Oseen iterations at most"},
+    {"homg.method", CLMG_OPTION_NAME, 0, "homg", "homg,mfmg,vcycle,fmg", 0, 0,
+     "structured-grid method: homg (MFMG cycles of high-occupancy steps; mfmg is its other "
+     "name), vcycle (classic V-cycles) or fmg (full multigrid, then V-cycles)"},
+    {"homg.maxi", CLMG_OPTION_INTEGER, 0, "32", "", 1, 1048576,
+     "homg method: MaxI, the most relaxation steps per level of an MFMG cycle"},
+    {"homg.schedule", CLMG_OPTION_NAME, 0, "sawtooth", "sawtooth,ascent,vshape", 0, 0,
+     "homg method: the order of the levels in an MFMG cycle (docs/homg.md)"},
+    {"homg.error_tol", CLMG_OPTION_NUMBER, 0, "0", "", 0, 1e300,
+     "stop when the normalised L1 error against the exact solution is at most this (0: off)"},
+    {"homg.stagnation", CLMG_OPTION_NUMBER, 1, "auto", "", 0, 1e6,
+     "stop when a cycle cuts the residual by less than this factor (0: off, else above 1): auto "
+     "is 1.1, or 0 when maxit is set without tol"},
 };
 
 enum { SPEC_COUNT = sizeof SPECS / sizeof SPECS[0] };

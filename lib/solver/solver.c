@@ -1,6 +1,8 @@
 /* The solver an options database describes (clmg/solver.h): the one place
  * where AUTO choices are resolved and where a Krylov method, a
  * preconditioner and a multigrid hierarchy are put together. */
+#define _POSIX_C_SOURCE 200809L /* locale_t, for core/textio.h */
+
 #include "solver/solver_internal.h"
 
 #include <math.h>
@@ -9,6 +11,7 @@
 #include <string.h>
 
 #include "core/internal.h"
+#include "core/textio.h"
 
 /* A matrix is taken for symmetric when every |a_ij - a_ji| is at most this
  * much of the larger (clmg_csr_is_symmetric). */
@@ -208,6 +211,12 @@ static clmg_status smoother_options(clmg_context *context, clmg_options *options
   int patches = strcmp(name, "patch") == 0;
   void *data = NULL;
   clmg_smoother_factory factory = clmg_registered_smoother(context, name, &data);
+  int unused_store = 0;
+  if (status == CLMG_SUCCESS && clmg_vanka_name_parse(name, &unused_store))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "mg.smoother: %s is the Vanka smoother of saddle-point levels "
+                     "(clmg_flow_solve, clmg_options_flow), not of this hierarchy",
+                     name);
   if (status == CLMG_SUCCESS && (gauss_seidel || patches) && !amg)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "mg.smoother: %s needs every level's host matrix, which only an AMG "
@@ -272,6 +281,246 @@ clmg_status clmg_options_multigrid(const clmg_options *options, clmg_context *co
   int use_patch = 0;
   status = smoother_options(context, copy, 0, multigrid, NULL, &use_patch);
   clmg_options_destroy(copy);
+  return status;
+}
+
+/* ---- the solvers of clmg_flow and clmg_homg ---- */
+
+/* The keys set in `given` to other than their defaults (an echoed options
+ * file sets them all) that are not among `read` (NULL-ended), as "a, b"
+ * into list (may be NULL). */
+static void unused_keys(const clmg_options *given, const char *const *read, char *list,
+                        size_t size) {
+  size_t used = 0;
+  if (list && size)
+    list[0] = '\0';
+  for (size_t i = 0; list && size && clmg_option_spec_at(i); i++) {
+    const clmg_option_spec *spec = clmg_option_spec_at(i);
+    if (!clmg_options_is_set(given, spec->key) ||
+        strcmp(clmg_options_get(given, spec->key), spec->default_value) == 0)
+      continue;
+    int is_read = 0;
+    for (size_t k = 0; read[k] && !is_read; k++)
+      is_read = strcmp(read[k], spec->key) == 0;
+    if (!is_read && used < size) {
+      int n = snprintf(list + used, size - used, "%s%s", used ? ", " : "", spec->key);
+      used += n > 0 ? (size_t)n : 0;
+    }
+  }
+}
+
+/* A key's value as read, where it was not set or is auto: the shortest of
+ * 15 and 17 digits that reads back the same (in the C locale). */
+static clmg_status resolve_number(clmg_options *options, const char *key, double value,
+                                  clmg_error *error) {
+  if (clmg_options_is_set(options, key) && !clmg_options_is_auto(options, key))
+    return CLMG_SUCCESS;
+  char text[40];
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  snprintf(text, sizeof text, "%.15g", value);
+  if (strtod(text, NULL) != value)
+    snprintf(text, sizeof text, "%.17g", value);
+  clmg_leave_c_numeric_locale(&locale);
+  return clmg_options_resolve(options, key, text, error);
+}
+
+/* Every name in names[] resolved to values[] (NULL-ended), then the
+ * numbers; the first failure's status. */
+static clmg_status resolve_all(clmg_options *options, const char *const *names,
+                               const char *const *values, const char *const *number_keys,
+                               const double *numbers, clmg_error *error) {
+  clmg_status status = CLMG_SUCCESS;
+  for (size_t k = 0; status == CLMG_SUCCESS && names[k]; k++)
+    status = clmg_options_resolve(options, names[k], values[k], error);
+  for (size_t k = 0; status == CLMG_SUCCESS && number_keys[k]; k++)
+    status = resolve_number(options, number_keys[k], numbers[k], error);
+  return status;
+}
+
+/* An integer key: its value where set (and not auto), else if_unset. */
+static long integer_if_set(const clmg_options *options, const char *key, long if_unset) {
+  return clmg_options_is_set(options, key) ? clmg_options_integer(options, key, if_unset)
+                                           : if_unset;
+}
+
+static const char *const FLOW_KEYS[] = {"krylov",
+                                        "restart",
+                                        "tol",
+                                        "maxit",
+                                        "precision",
+                                        "mg.cycle",
+                                        "mg.smoother",
+                                        "mg.steps",
+                                        "mg.pre",
+                                        "mg.post",
+                                        "mg.omega",
+                                        "mg.coarse",
+                                        "flow.nonlinear_tol",
+                                        "flow.nonlinear_maxit",
+                                        NULL};
+
+clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, char *unused,
+                              size_t unused_size, clmg_error *error) {
+  if (!options || !flow)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "clmg_options_flow: NULL options or flow");
+  const clmg_options *o = options;
+  const char *krylov = clmg_options_get(o, "krylov");
+  if (strcmp(krylov, "auto") != 0 && strcmp(krylov, "gmres") != 0)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "krylov=%s: clmg flow solves its Oseen systems (nonsymmetric saddle "
+                          "points) by GMRES: krylov=gmres (or auto)",
+                          krylov);
+  if (!clmg_options_is(o, "precision", "double"))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "precision=%s: clmg flow computes in double: precision=double",
+                          clmg_options_get(o, "precision"));
+  const char *smoother = clmg_options_get(o, "mg.smoother");
+  int store_inverses = 1;
+  if (strcmp(smoother, "auto") != 0 && !clmg_vanka_name_parse(smoother, &store_inverses))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.smoother=%s: clmg flow's saddle-point levels take a Vanka "
+                          "smoother: %s (default) or %s",
+                          smoother, clmg_vanka_name(1), clmg_vanka_name(0));
+  double omega = clmg_options_number(o, "mg.omega", 1.0);
+  if (!(omega < 2))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.omega=%g: the Vanka smoother needs 0 < omega < 2", omega);
+  if (clmg_options_is(o, "mg.coarse", "pcg"))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.coarse=pcg: the coarse Oseen system is nonsymmetric and indefinite, "
+                          "which CG cannot solve: mg.coarse=auto (direct up to 1,000 unknowns, "
+                          "else Vanka steps) or direct");
+  if (clmg_options_is_set(o, "tol") && !clmg_options_is_auto(o, "tol") &&
+      !(clmg_options_number(o, "tol", 0) > 0))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "tol=0: clmg flow's linear solves need a tolerance above 0 (auto: 1e-8 "
+                          "for time steps, a hundredfold reduction per Oseen iteration)");
+  clmg_flow_options f = *flow;
+  f.vanka.store_inverses = store_inverses;
+  f.vanka.omega = omega;
+  clmg_multigrid_options_defaults(&f.multigrid);
+  f.multigrid.cycle = CLMG_CYCLE_F; /* its rate holds as levels are added (stokes.h) */
+  if (clmg_options_is_set(o, "mg.cycle"))
+    clmg_cycle_type_parse(clmg_options_get(o, "mg.cycle"), &f.multigrid.cycle);
+  f.multigrid.coarse =
+      clmg_options_is(o, "mg.coarse", "direct") ? CLMG_COARSE_DIRECT : CLMG_COARSE_AUTO;
+  int steps = (int)clmg_options_integer(o, "mg.steps", 2);
+  f.multigrid.pre_smoothing = (int)clmg_options_integer(o, "mg.pre", steps);
+  f.multigrid.post_smoothing = (int)clmg_options_integer(o, "mg.post", steps);
+  f.linear_tolerance = clmg_options_number(o, "tol", 0); /* 0: the mode's default */
+  f.max_linear = (int)integer_if_set(o, "maxit", 100);
+  f.restart = (int)clmg_options_integer(o, "restart", 30);
+  f.nonlinear_tolerance = clmg_options_number(o, "flow.nonlinear_tol", 1e-8);
+  f.max_nonlinear = (int)clmg_options_integer(o, "flow.nonlinear_maxit", 50);
+  unused_keys(o, FLOW_KEYS, unused, unused_size);
+  /* what was read, as resolved; tol stays auto: the mode's default */
+  const char *names[] = {"krylov",    "precision", "mg.cycle", "mg.smoother",
+                         "mg.coarse", "tol",       NULL};
+  const char *values[] = {"gmres",
+                          "double",
+                          clmg_cycle_type_name(f.multigrid.cycle),
+                          clmg_vanka_name(store_inverses),
+                          f.multigrid.coarse == CLMG_COARSE_DIRECT ? "direct" : "auto",
+                          clmg_options_get(o, "tol")};
+  const char *number_keys[] = {"restart", "maxit",    "mg.steps",           "mg.pre",
+                               "mg.post", "mg.omega", "flow.nonlinear_tol", "flow.nonlinear_maxit",
+                               NULL};
+  const double numbers[] = {f.restart,
+                            f.max_linear,
+                            steps,
+                            f.multigrid.pre_smoothing,
+                            f.multigrid.post_smoothing,
+                            omega,
+                            f.nonlinear_tolerance,
+                            f.max_nonlinear};
+  clmg_status status = resolve_all(options, names, values, number_keys, numbers, error);
+  if (status == CLMG_SUCCESS)
+    *flow = f;
+  return status;
+}
+
+static const char *const HOMG_KEYS[] = {
+    "precision",       "tol",      "maxit",       "mg.smoother", "mg.steps",      "mg.pre",
+    "mg.post",         "mg.omega", "homg.method", "homg.maxi",   "homg.schedule", "homg.error_tol",
+    "homg.stagnation", NULL};
+
+enum { HOMG_MAX_CYCLES = 100000 };
+
+clmg_status clmg_options_homg(clmg_options *options, clmg_homg_options *homg, char *unused,
+                              size_t unused_size, clmg_error *error) {
+  if (!options || !homg)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "clmg_options_homg: NULL options or homg");
+  const clmg_options *o = options;
+  clmg_homg_options h = *homg;
+  if (clmg_options_is(o, "precision", "mixed"))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "precision=mixed: clmg homg computes in one precision: double or float");
+  h.precision = clmg_options_is(o, "precision", "float") ? CLMG_FLOAT : CLMG_DOUBLE;
+  clmg_homg_method_parse(clmg_options_get(o, "homg.method"), &h.method);
+  if (clmg_options_is_set(o, "homg.schedule") && h.method != CLMG_HOMG_MFMG)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "homg.schedule (--schedule) orders the steps of the homg method, not of "
+                          "%s",
+                          clmg_homg_method_name(h.method));
+  clmg_homg_schedule_parse(clmg_options_get(o, "homg.schedule"), &h.schedule);
+  const char *smoother = clmg_options_get(o, "mg.smoother");
+  if (strcmp(smoother, "auto") != 0 && strcmp(smoother, "jacobi") != 0)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.smoother=%s: clmg homg smooths by damped Jacobi: mg.smoother=jacobi "
+                          "(or auto)",
+                          smoother);
+  h.omega = clmg_options_number(o, "mg.omega", 0.8);
+  if (!(h.omega <= 1))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.omega=%g: clmg homg's damped Jacobi needs 0 < omega <= 1", h.omega);
+  int steps = (int)clmg_options_integer(o, "mg.steps", 2);
+  h.pre_smoothing = (int)clmg_options_integer(o, "mg.pre", steps);
+  h.post_smoothing = (int)clmg_options_integer(o, "mg.post", steps);
+  if (h.pre_smoothing + h.post_smoothing < 1)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "mg.pre=0 and mg.post=0: a V-cycle needs a smoothing step");
+  int cycles_set = clmg_options_is_set(o, "maxit");
+  long cycles = integer_if_set(o, "maxit", 50);
+  if (cycles > HOMG_MAX_CYCLES)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "maxit=%ld: clmg homg runs at most %d cycles", cycles, HOMG_MAX_CYCLES);
+  h.max_cycles = (int)cycles;
+  /* maxit without tol asks for exactly that many cycles */
+  int tol_set = clmg_options_is_set(o, "tol") && !clmg_options_is_auto(o, "tol");
+  h.relative_tolerance = tol_set                     ? clmg_options_number(o, "tol", 0)
+                         : cycles_set                ? 0
+                         : h.precision == CLMG_FLOAT ? 1e-6
+                                                     : 1e-10;
+  h.stagnation_factor =
+      clmg_options_number(o, "homg.stagnation", cycles_set && !tol_set ? 0.0 : 1.1);
+  if (h.stagnation_factor != 0 && !(h.stagnation_factor > 1))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "homg.stagnation=%g: 0 (off) or a factor above 1", h.stagnation_factor);
+  h.max_iterations_per_level = (int)clmg_options_integer(o, "homg.maxi", 32);
+  h.error_tolerance = clmg_options_number(o, "homg.error_tol", 0);
+  unused_keys(o, HOMG_KEYS, unused, unused_size);
+  const char *names[] = {"precision", "homg.method", "mg.smoother",
+                         h.method == CLMG_HOMG_MFMG ? "homg.schedule" : NULL, NULL};
+  const char *values[] = {clmg_dtype_name(h.precision), clmg_homg_method_name(h.method), "jacobi",
+                          clmg_homg_schedule_name(h.schedule)};
+  const char *number_keys[] = {"maxit",           "tol",     "mg.omega",  "mg.steps",
+                               "mg.pre",          "mg.post", "homg.maxi", "homg.error_tol",
+                               "homg.stagnation", NULL};
+  const double numbers[] = {h.max_cycles,
+                            h.relative_tolerance,
+                            h.omega,
+                            steps,
+                            h.pre_smoothing,
+                            h.post_smoothing,
+                            h.max_iterations_per_level,
+                            h.error_tolerance,
+                            h.stagnation_factor};
+  clmg_status status = resolve_all(options, names, values, number_keys, numbers, error);
+  if (status == CLMG_SUCCESS)
+    *homg = h;
   return status;
 }
 

@@ -434,8 +434,15 @@ static void check_flow(const flow_options *o) {
   check_range(o->re, 1e-6, 1e9, "--re");
   check_range(o->dt, 1e-12, 1e6, "--dt");
   check_range(o->steps, 1, 100000000, "--steps");
-  check_range(o->tol, 1e-300, 1.0, "--tol");
-  check_range(o->max_iterations, 1, 100000, "--max-iterations");
+  check_range(o->solver.nonlinear_tolerance, 1e-300, 1.0, "--tol");
+  check_range(o->solver.max_nonlinear, 1, 100000, "--maxit");
+  int store_inverses;
+  if (!clmg_vanka_name_parse(clmg_vanka_name(o->solver.vanka.store_inverses), &store_inverses))
+    fail_with_input("flow: not a Vanka smoother", "");
+  if (!(o->solver.vanka.omega > 0 && o->solver.vanka.omega < 2))
+    fail_with_input("flow: a Vanka omega outside (0, 2)", "");
+  check_range(o->solver.max_linear, 1, 1000000000, "maxit");
+  check_range(o->solver.restart, 1, 1000, "restart");
   if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag < 1))
     fail_with_input("flow: a .msh case without --walls and --inflow", "");
   if (o->profile_path && o->flow != FLOW_CAVITY)
@@ -465,25 +472,26 @@ static void check_bench(const bench_options *o) {
 
 static void check_homg(const homg_options *o) {
   check_range((double)o->n, 3, 32769, "--n");
+  const clmg_homg_options *h = &o->solver;
   clmg_homg_method method;
-  if (!clmg_homg_method_parse(clmg_homg_method_name(o->method), &method) || method != o->method)
+  if (!clmg_homg_method_parse(clmg_homg_method_name(h->method), &method) || method != h->method)
     fail_with_input("homg: not a method", "");
-  if (!valid_precision(o->precision))
+  if (!valid_precision(h->precision))
     fail_with_input("homg: not a precision", "");
-  check_range(o->maxi, 1, 1 << 20, "--maxi");
-  check_range(o->cycles, 1, 100000, "--cycles");
-  check_range(o->tol, 0, 1, "--tol");
-  check_range(o->error_tol, 0, 1e300, "--error-tol");
-  if (o->stagnation != 0)
-    check_range(o->stagnation, nextafter(1.0, 2.0), 1e6, "--stagnation");
-  check_range(o->omega, 1e-6, 1, "--omega");
-  check_range(o->pre, 0, 100, "--smoothing PRE");
-  check_range(o->post, 0, 100, "--smoothing POST");
-  if (o->pre + o->post < 1)
+  check_range(h->max_iterations_per_level, 1, 1 << 20, "--maxi");
+  check_range(h->max_cycles, 1, 100000, "--maxit");
+  check_range(h->relative_tolerance, 0, 1, "--tol");
+  check_range(h->error_tolerance, 0, 1e300, "--error-tol");
+  if (h->stagnation_factor != 0)
+    check_range(h->stagnation_factor, nextafter(1.0, 2.0), 1e6, "--stagnation");
+  check_range(h->omega, 1e-6, 1, "--omega");
+  check_range(h->pre_smoothing, 0, 1000, "--smoothing PRE");
+  check_range(h->post_smoothing, 0, 1000, "--smoothing POST");
+  if (h->pre_smoothing + h->post_smoothing < 1)
     fail_with_input("homg: --smoothing 0,0 accepted", "");
   if (strcmp(o->snapshot_format, "vtk") != 0 && strcmp(o->snapshot_format, "png") != 0)
     fail_with_input("homg: not a snapshot format", o->snapshot_format);
-  if ((o->steps || o->snapshot_prefix) && o->method != CLMG_HOMG_MFMG)
+  if ((o->steps || o->snapshot_prefix) && h->method != CLMG_HOMG_MFMG)
     fail_with_input("homg: --steps or --snapshots with another method than homg", "");
   check_from_input(o->vtk_path, "--vtk");
   check_from_input(o->png_path, "--png");
