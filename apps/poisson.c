@@ -632,16 +632,8 @@ static void release(poisson_resources *s) {
   free(s->solution);
 }
 
-/* The solver's options: the --options file, the flags and --set, then
- * clmg poisson's own defaults where a key was not given (multigrid cycles
- * alone, CG for a float cycle in double, 200 iterations, Geveler et al.
- * 2011's BLOOD smoothing), the fp64 fallback; and the hierarchy's options
- * from them (o->multigrid, with use_cg, mixed and the tolerance, which the
- * report prints). Returns 0 after reporting. */
-static int solver_options(const char *command, poisson_options *o, poisson_resources *s) {
-  if (!cli_make_options(command, &o->settings, &s->options))
-    return 0;
-  clmg_options *db = s->options;
+int poisson_solver_options(const char *command, poisson_options *o, clmg_options *db,
+                           clmg_context *context) {
   const char *precision = clmg_options_get(db, "precision");
   if (!clmg_options_is_set(db, "krylov"))
     clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
@@ -663,13 +655,11 @@ static int solver_options(const char *command, poisson_options *o, poisson_resou
                 clmg_options_get(db, "krylov"));
     return 0;
   }
-  if (!cli_choose_precision(command, db, s->context, o->quiet))
-    return 0;
   size_t coarse_max_rows = o->multigrid.coarse_max_rows;
   clmg_multigrid_options mg;
-  clmg_status status = clmg_options_multigrid(db, s->context, &mg);
+  clmg_status status = clmg_options_multigrid(db, context, &mg);
   if (status != CLMG_SUCCESS) {
-    cli_report(command, s->context, status, "the solver's options");
+    cli_report(command, context, status, "the solver's options");
     return 0;
   }
   mg.coarse_max_rows = coarse_max_rows;
@@ -692,6 +682,15 @@ static int solver_options(const char *command, poisson_options *o, poisson_resou
                      ? clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : mg.matrix.precision)
                      : strtod(clmg_options_get(db, "tol"), NULL);
   return 1;
+}
+
+/* The solver's options: the --options file, the flags and --set, the fp64
+ * fallback, then clmg poisson's own defaults and the hierarchy's options
+ * (poisson_solver_options). Returns 0 after reporting. */
+static int solver_options(const char *command, poisson_options *o, poisson_resources *s) {
+  return cli_make_options(command, &o->settings, &s->options) &&
+         cli_choose_precision(command, s->options, s->context, o->quiet) &&
+         poisson_solver_options(command, o, s->options, s->context);
 }
 
 /* Builds the hierarchy (on the device, or on the host); prints why and
