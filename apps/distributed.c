@@ -123,23 +123,64 @@ static int agree_exit(int code) {
   return worst;
 }
 
+/* ---- the solver's options on every rank ---- */
+
+/* The options database of the command line, made on every rank (the same
+ * arguments, the same --options file) and agreed; then what a distributed
+ * solve cannot honour is refused (exit status 2, as bad usage). Returns 0
+ * and sets *code after reporting. */
+static int make_distributed_options(const char *command, const cli_settings *settings,
+                                    clmg_options **db, int *code) {
+  int ok = cli_make_options(command, settings, db), all = ok;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
+    if (ok)
+      cli_failure(command, CLMG_ERROR_IO, "another rank cannot make the solver's options");
+    clmg_options_destroy(*db);
+    *db = NULL;
+    *code = EXIT_LIBRARY_FAILURE;
+    return 0;
+  }
+  return 1;
+}
+
+/* The keys a distributed solver cannot honour (clmg_mpi_solver_check_options):
+ * a usage error naming them. */
+static int refuse_options(const char *command, const clmg_options *db, int with_hierarchy,
+                          int *code) {
+  clmg_error error = {{0}};
+  if (clmg_mpi_solver_check_options(db, with_hierarchy, &error) == CLMG_SUCCESS)
+    return 1;
+  *code = cli_usage(command, "%s (started on %d ranks)", error.message, world_size);
+  return 0;
+}
+
+/* The device matrices' format and precision the options name. */
+static void matrix_options_of(const clmg_options *db, clmg_matrix_options *matrix) {
+  clmg_matrix_options_defaults(matrix);
+  clmg_matrix_format_parse(clmg_options_get(db, "format"), &matrix->format);
+  matrix->precision =
+      strcmp(clmg_options_get(db, "precision"), "float") == 0 ? CLMG_FLOAT : CLMG_DOUBLE;
+}
+
 /* ---- clmg solve ---- */
 
 typedef struct distributed_solve {
   clmg_csr a;      /* rank 0: the whole matrix until it is sent */
   double *b_whole; /* rank 0 */
   double *x_whole; /* rank 0 */
+  clmg_options *db;
   clmg_context *context;
   clmg_mpi *mpi;
   clmg_mpi_matrix *matrix;
   clmg_operator op;
   clmg_vector *b, *x, *residual;
-  clmg_preconditioner preconditioner;
+  clmg_solver *solver;
   rank_share *shares;
 } distributed_solve;
 
 static void release_solve(distributed_solve *s) {
-  clmg_preconditioner_destroy(&s->preconditioner);
+  clmg_solver_destroy(s->solver);
   clmg_operator_destroy(&s->op);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
@@ -147,15 +188,18 @@ static void release_solve(distributed_solve *s) {
   clmg_mpi_matrix_destroy(s->matrix);
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
+  clmg_options_destroy(s->db);
   clmg_csr_free(&s->a);
   free(s->b_whole);
   free(s->x_whole);
   free(s->shares);
 }
 
-/* Rank 0 reads A and b and checks A (the serial command's checks, which
- * also settle the method); every rank learns the outcome and the method. */
-static int read_on_rank0(const char *command, solve_options *options, distributed_solve *s) {
+/* Rank 0 reads A and b and checks A (the serial command's checks); every
+ * rank learns the outcome and whether A is symmetric with a positive
+ * diagonal (what krylov=auto reads). */
+static int read_on_rank0(const char *command, const solve_options *options, distributed_solve *s,
+                         int *symmetric) {
   int ok = 1;
   if (world_rank == 0) {
     clmg_error error;
@@ -165,12 +209,8 @@ static int read_on_rank0(const char *command, solve_options *options, distribute
                   error.message);
       ok = 0;
     }
-    clmg_options *db = NULL;
-    ok = ok && cli_make_options(command, &options->settings, &db);
-    ok = ok && solve_check_matrix(command, options, db, &s->a);
-    clmg_options_destroy(db);
-    if (ok && options->method == CLMG_KRYLOV_AUTO)
-      options->method = clmg_solver_auto_method(&s->a);
+    ok = ok && solve_check_matrix(command, options, s->db, &s->a);
+    *symmetric = ok && clmg_solver_auto_method(&s->a) == CLMG_KRYLOV_CG;
     if (ok && options->rhs_path) {
       size_t length = 0;
       status = clmg_read_matrix_market_vector(options->rhs_path, &s->b_whole, &length, &error);
@@ -188,21 +228,18 @@ static int read_on_rank0(const char *command, solve_options *options, distribute
         ok = !cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for x");
     }
   }
-  int method = (int)options->method;
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Bcast(&method, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  options->method = (clmg_krylov_method)method;
+  MPI_Bcast(symmetric, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return ok;
 }
 
-/* The distributed matrix, b (scattered, or A*1), x = 0 and the
- * preconditioner. */
-static clmg_status build_solve(const solve_options *options, distributed_solve *s,
+/* The distributed matrix, b (scattered, or A*1), x = 0 and the solver the
+ * options describe (clmg_mpi_solver_create, whose setup compiles the
+ * kernels). */
+static clmg_status build_solve(const solve_options *options, distributed_solve *s, int symmetric,
                                const char **step) {
   clmg_matrix_options matrix_options;
-  clmg_matrix_options_defaults(&matrix_options);
-  matrix_options.format = options->format;
-  matrix_options.precision = options->precision;
+  matrix_options_of(s->db, &matrix_options);
   *step = "splitting the matrix over the ranks";
   clmg_status status = clmg_mpi_matrix_scatter(s->mpi, 0, &s->a, &matrix_options, &s->matrix);
   clmg_csr_free(&s->a); /* every rank has its rows now */
@@ -213,7 +250,7 @@ static clmg_status build_solve(const solve_options *options, distributed_solve *
   *step = "creating the vectors";
   clmg_vector **vectors[] = {&s->b, &s->x, &s->residual};
   for (int i = 0; i < 3 && status == CLMG_SUCCESS; ++i)
-    status = clmg_vector_create(s->context, options->precision, s->op.rows, vectors[i]);
+    status = clmg_vector_create(s->context, matrix_options.precision, s->op.rows, vectors[i]);
   status = clmg_mpi_agree(s->mpi, status);
   if (status == CLMG_SUCCESS && options->rhs_path) {
     *step = "sending b";
@@ -227,9 +264,9 @@ static clmg_status build_solve(const solve_options *options, distributed_solve *
       status = clmg_vector_fill(s->x, 0.0);
     status = clmg_mpi_agree(s->mpi, status);
   }
-  if (status == CLMG_SUCCESS && options->preconditioner == PRECONDITIONER_JACOBI) {
-    *step = "setting up the Jacobi preconditioner";
-    status = clmg_mpi_agree(s->mpi, clmg_mpi_preconditioner_jacobi(s->matrix, &s->preconditioner));
+  if (status == CLMG_SUCCESS) {
+    *step = "setting up the solver";
+    status = clmg_mpi_solver_create(s->mpi, s->matrix, NULL, symmetric, s->db, &s->solver);
   }
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(s->mpi, clmg_finish(s->context));
@@ -254,6 +291,8 @@ static void print_solve_text(const solve_options *options, const distributed_sol
 
 static void print_solve_json(const solve_options *options, const distributed_solve *s,
                              const solve_report *r, const clmg_mpi_matrix_info *info) {
+  const clmg_options *db = clmg_solver_options(s->solver);
+  clmg_krylov_method method = clmg_solver_method(s->solver);
   json_writer w;
   json_result_begin(&w, stdout, "solve");
   json_string(&w, "matrix", options->matrix_path);
@@ -262,15 +301,20 @@ static void print_solve_json(const solve_options *options, const distributed_sol
   json_integer(&w, "rows", (long long)info->global_rows);
   json_integer(&w, "nonzeros", (long long)info->global_nonzeros);
   json_string(&w, "iteration_kind", "krylov");
-  json_string(&w, "format", clmg_matrix_format_name(options->format));
-  json_string(&w, "precision", clmg_dtype_name(options->precision));
-  json_string(&w, "method", clmg_krylov_method_name(options->method));
-  json_integer(&w, "restart", options->method == CLMG_KRYLOV_GMRES ? options->restart : 0);
-  json_string(&w, "preconditioner", preconditioner_name(options->preconditioner));
+  json_string(&w, "format", clmg_options_get(db, "format"));
+  json_string(&w, "precision", clmg_options_get(db, "precision"));
+  json_string(&w, "method", clmg_krylov_method_name(method));
+  json_integer(&w, "restart",
+               method == CLMG_KRYLOV_GMRES ? atoll(clmg_options_get(db, "restart")) : 0);
+  json_string(&w, "preconditioner", clmg_options_get(db, "precond"));
   json_device(&w, r->device);
   json_partition(&w, s->shares);
-  json_number(&w, "relative_tolerance", options->tolerance);
-  json_integer(&w, "max_iterations", options->max_iterations);
+  json_number(&w, "relative_tolerance", strtod(clmg_options_get(db, "tol"), NULL));
+  json_integer(&w, "max_iterations", atoll(clmg_options_get(db, "maxit")));
+  /* the options as resolved: --options takes them back */
+  char *echo = clmg_options_to_json(db, 1);
+  json_raw(&w, "options", echo);
+  free(echo);
   solve_json_outcome(&w, r);
   json_object_end(&w);
   json_end(&w);
@@ -316,40 +360,27 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
     solve_print_usage(stdout);
     return EXIT_SUCCESS;
   }
-  if (options.preconditioner == PRECONDITIONER_AMG || options.mixed)
-    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
-                     options.mixed ? "--precision mixed" : "--precond amg", world_size);
-  /* the distributed solve composes its own solver (none or Jacobi): the
-   * options layer's other keys do not reach it yet */
-  for (int k = 0; k < options.settings.count; k++) {
-    const char *key = options.settings.items[k].key;
-    if (!key ||
-        (strcmp(key, "krylov") != 0 && strcmp(key, "precond") != 0 && strcmp(key, "format") != 0 &&
-         strcmp(key, "precision") != 0 && strcmp(key, "tol") != 0 && strcmp(key, "maxit") != 0 &&
-         strcmp(key, "restart") != 0))
-      return cli_usage(command, "%s runs on one process only (started on %d ranks)",
-                       key ? key : "--set", world_size);
-    if (strcmp(key, "krylov") == 0 && strcmp(options.settings.items[k].value, "none") == 0)
-      return cli_usage(command, "--method none runs on one process only (started on %d ranks)",
-                       world_size);
-  }
-  if (options.settings.options_path || options.preconditioner == PRECONDITIONER_OTHER)
-    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
-                     options.settings.options_path ? "--options" : "this --precond", world_size);
   distributed_solve s = {0};
+  if (!make_distributed_options(command, &options.settings, &s.db, &code) ||
+      !refuse_options(command, s.db, 0, &code)) {
+    release_solve(&s);
+    return code;
+  }
   solve_report report = {0};
   cli_progress_begin(options.quiet || world_rank != 0);
   double start = apputil_now();
-  if (!read_on_rank0(command, &options, &s)) {
+  int symmetric = 0;
+  if (!read_on_rank0(command, &options, &s, &symmetric)) {
     release_solve(&s);
     return EXIT_LIBRARY_FAILURE;
   }
   report.read_s = apputil_now() - start;
   s.context = open_rank_context(command, &options.common, options.quiet);
+  const char *precision = clmg_options_get(s.db, "precision");
   char message[512] = "";
   if (!s.context)
     snprintf(message, sizeof message, "cannot open the OpenCL device");
-  else if (options.precision == CLMG_DOUBLE &&
+  else if (strcmp(precision, "double") == 0 &&
            clmg_context_check_precision(s.context, CLMG_DOUBLE) != CLMG_SUCCESS)
     snprintf(message, sizeof message, "%s (try --precision float)",
              clmg_context_message(s.context));
@@ -365,19 +396,28 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
   report.device = clmg_context_device(s.context);
   start = apputil_now();
   const char *step = "";
-  status = build_solve(&options, &s, &step);
+  status = build_solve(&options, &s, symmetric, &step);
   if (status != CLMG_SUCCESS) {
     cli_report(command, s.context, status, step);
     release_solve(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  report.build_s = apputil_now() - start;
+  /* the solver's setup ran one iteration: the kernels' compilation */
+  report.kernels_s = clmg_solver_compile_seconds(s.solver);
+  report.build_s = apputil_now() - start - report.kernels_s;
+  if (world_rank == 0)
+    solve_warn_unused(command, s.solver);
   s.shares = gather_shares(s.matrix);
   clmg_mpi_matrix_info info;
   clmg_mpi_matrix_get_info(s.matrix, &info);
-  const clmg_preconditioner *preconditioner =
-      options.preconditioner == PRECONDITIONER_JACOBI ? &s.preconditioner : NULL;
+  const clmg_options *db = clmg_solver_options(s.solver);
   if (!options.common.json && world_rank == 0) {
+    clmg_krylov_method method = clmg_solver_method(s.solver);
+    char name[48];
+    if (method == CLMG_KRYLOV_GMRES)
+      snprintf(name, sizeof name, "gmres(%s)", clmg_options_get(db, "restart"));
+    else
+      snprintf(name, sizeof name, "%s", clmg_krylov_method_name(method));
     printf("%-18s %s\n", "matrix", options.matrix_path);
     printf("%-18s %llu\n", "rows", (unsigned long long)info.global_rows);
     printf("%-18s %llu\n", "nonzeros", (unsigned long long)info.global_nonzeros);
@@ -385,39 +425,17 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
            options.rhs_path ? options.rhs_path : "b = A*1 (the exact solution is all ones)");
     printf("%-18s rank 0: %s (%s), %d ranks\n", "device", report.device->name,
            report.device->platform_name, world_size);
-    printf("%-18s %s, %s\n", "format", clmg_matrix_format_name(options.format),
-           clmg_dtype_name(options.precision));
-    printf("%-18s %s, preconditioner %s, tolerance %g, at most %d iterations\n", "method",
-           clmg_krylov_method_name(options.method), preconditioner_name(options.preconditioner),
-           options.tolerance, options.max_iterations);
+    printf("%-18s %s, %s\n", "format", clmg_options_get(db, "format"),
+           clmg_options_get(db, "precision"));
+    printf("%-18s %s, preconditioner %s, tolerance %s, at most %s iterations\n", "method", name,
+           clmg_options_get(db, "precond"), clmg_options_get(db, "tol"),
+           clmg_options_get(db, "maxit"));
     fflush(stdout);
   }
-  /* one iteration compiles the kernels, so that solve_s is the solve alone */
-  start = apputil_now();
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.max_iterations = 1;
-  krylov.gmres_restart = options.restart;
-  (void)clmg_krylov_solve(options.method, &s.op, s.b, s.x, preconditioner, &krylov, NULL);
-  status = clmg_mpi_agree(s.mpi, clmg_vector_fill(s.x, 0.0));
-  if (status == CLMG_SUCCESS)
-    status = clmg_mpi_agree(s.mpi, clmg_finish(s.context));
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, "compiling the kernels");
-    release_solve(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
-  report.kernels_s = apputil_now() - start;
-
-  krylov.relative_tolerance = options.tolerance;
-  krylov.max_iterations = options.max_iterations;
-  krylov.keep_history = 1;
   solve_progress live = {!options.quiet && world_rank == 0, apputil_now(), apputil_now()};
-  krylov.monitor = solve_print_progress;
-  krylov.monitor_data = &live;
+  clmg_solver_set_monitor(s.solver, solve_print_progress, &live);
   start = apputil_now();
-  report.status =
-      clmg_krylov_solve(options.method, &s.op, s.b, s.x, preconditioner, &krylov, &report.result);
+  report.status = clmg_solver_solve(s.solver, s.b, s.x, &report.result);
   report.solve_s = apputil_now() - start;
   char solver_message[1024];
   snprintf(solver_message, sizeof solver_message, "%s", clmg_context_message(s.context));
@@ -477,8 +495,10 @@ typedef struct distributed_poisson {
   clmg_mpi_poisson_levels levels; /* this rank's rows of every level */
   clmg_context *context;
   clmg_mpi *mpi;
+  clmg_options *db;
   clmg_multigrid *multigrid;
-  clmg_mpi_matrix *finest; /* the finest A again, for its partition and halo figures */
+  clmg_mpi_matrix *finest; /* the finest A again: the Krylov method's, and its halo figures */
+  clmg_solver *solver;     /* CG or cycles around the hierarchy */
   clmg_vector *b, *x;
   rank_share *shares;
   struct piece_share *pieces;
@@ -486,12 +506,14 @@ typedef struct distributed_poisson {
 } distributed_poisson;
 
 static void release_poisson(distributed_poisson *s) {
+  clmg_solver_destroy(s->solver);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
   clmg_mpi_matrix_destroy(s->finest);
   clmg_multigrid_destroy(s->multigrid);
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
+  clmg_options_destroy(s->db);
   clmg_mpi_poisson_levels_free(&s->levels);
   clmg_mesh_free(&s->coarse);
   free(s->shares);
@@ -610,29 +632,38 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     poisson_print_usage(stdout);
     return EXIT_SUCCESS;
   }
-  if (o.mixed || o.vtk_path)
-    return cli_usage(command, "%s runs on one process only (started on %d ranks)",
-                     o.mixed ? "--precision mixed" : "--vtk", world_size);
-  /* the distributed solve reads the flags themselves, not the options layer */
-  for (int k = 0; k < o.settings.count; k++)
-    if (!o.settings.items[k].key)
-      return cli_usage(command, "--set runs on one process only (started on %d ranks)", world_size);
-  if (o.settings.options_path)
-    return cli_usage(command, "--options runs on one process only (started on %d ranks)",
-                     world_size);
+  if (o.vtk_path)
+    return cli_usage(command, "--vtk runs on one process only (started on %d ranks)", world_size);
+  distributed_poisson s = {0};
+  if (!make_distributed_options(command, &o.settings, &s.db, &code) ||
+      !refuse_options(command, s.db, 1, &code)) {
+    release_poisson(&s);
+    return code;
+  }
   /* contiguous blocks of a banded numbering are compact pieces of the
    * domain: small halos (2LV's blocks are scattered over it) */
   if (!o.numbering_given)
     o.numbering = CLMG_NUMBERING_CM;
-  distributed_poisson s = {0};
   cli_progress_begin(o.quiet || world_rank != 0);
   s.context = open_rank_context(command, &o.common, o.quiet);
   char message[512] = "";
   if (!s.context)
     snprintf(message, sizeof message, "cannot open the OpenCL device");
-  if (!agree_failure(command, s.context != NULL, message) ||
+  else if (strcmp(clmg_options_get(s.db, "precision"), "float") != 0 &&
+           clmg_context_check_precision(s.context, CLMG_DOUBLE) != CLMG_SUCCESS)
+    snprintf(message, sizeof message, "%s (try --precision float)",
+             clmg_context_message(s.context));
+  if (!agree_failure(command, message[0] == '\0', message) ||
       !agree_failure(command, clmg_mpi_create(s.context, MPI_COMM_WORLD, &s.mpi) == CLMG_SUCCESS,
                      clmg_context_message(s.context))) {
+    release_poisson(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  /* the hierarchy's options and the solver's from the database, as one
+   * process makes them (the same on every rank) */
+  int ok = poisson_solver_options(command, &o, s.db, s.context), all = ok;
+  MPI_Allreduce(&ok, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  if (!all) {
     release_poisson(&s);
     return EXIT_LIBRARY_FAILURE;
   }
@@ -682,7 +713,16 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     release_poisson(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  double build_s = apputil_now() - start;
+  /* CG or cycles around the hierarchy, whose setup runs one iteration:
+   * the kernels' compilation, so that solve_s is the solve alone */
+  status = clmg_mpi_solver_create(s.mpi, s.finest, s.multigrid, 1, s.db, &s.solver);
+  if (status != CLMG_SUCCESS) {
+    cli_report(command, s.context, status, "setting up the solver");
+    release_poisson(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  double kernels_s = clmg_solver_compile_seconds(s.solver);
+  double build_s = apputil_now() - start - kernels_s;
   s.shares = gather_shares(s.finest);
   s.pieces = gather_pieces(&s.levels);
   clmg_mpi_matrix_info info;
@@ -714,48 +754,10 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
     printf("%-18s %g\n", "tolerance", o.tolerance);
     fflush(stdout);
   }
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = o.tolerance;
-  krylov.max_iterations = o.max_iterations;
-  krylov.keep_history = 1;
-  clmg_preconditioner cycle = {0};
-  /* the engine's finest level (--coarse-rows gathers some coarse levels) */
-  const clmg_operator *a =
-      clmg_multigrid_operator(s.multigrid, clmg_multigrid_levels(s.multigrid) - 1);
-  status = o.use_cg ? clmg_multigrid_preconditioner(s.multigrid, &cycle) : CLMG_SUCCESS;
-  /* one cycle compiles the kernels, so that solve_s is the solve alone */
-  start = apputil_now();
-  clmg_vector *warm = NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s.context, precision, finest->a.rows, &warm);
-  if (status == CLMG_SUCCESS)
-    status = clmg_copy(s.x, warm);
-  clmg_krylov_options one = krylov;
-  one.max_iterations = 1;
-  one.keep_history = 0;
-  if (status == CLMG_SUCCESS && o.use_cg) /* its outcome does not matter */
-    (void)clmg_krylov_solve(CLMG_KRYLOV_CG, a, s.b, warm, &cycle, &one, NULL);
-  else if (status == CLMG_SUCCESS)
-    (void)clmg_multigrid_solve(s.multigrid, s.b, warm, &one, NULL);
-  clmg_vector_destroy(warm);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(s.context);
-  status = clmg_mpi_agree(s.mpi, status);
-  double kernels_s = apputil_now() - start;
   clmg_krylov_result result = {0};
-  clmg_status solved = status;
   start = apputil_now();
-  if (status == CLMG_SUCCESS)
-    solved = o.use_cg ? clmg_krylov_solve(CLMG_KRYLOV_CG, a, s.b, s.x, &cycle, &krylov, &result)
-                      : clmg_multigrid_solve(s.multigrid, s.b, s.x, &krylov, &result);
+  clmg_status solved = clmg_solver_solve(s.solver, s.b, s.x, &result);
   double solve_s = apputil_now() - start;
-  clmg_preconditioner_destroy(&cycle);
-  if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, "compiling the kernels");
-    release_poisson(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
   if (world_rank == 0) {
     const char *unit = o.use_cg ? "CG iterations" : "cycles";
     if (o.common.json) {
@@ -791,6 +793,10 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       json_number(&w, "compile_s", kernels_s);
       json_number(&w, "solve_s", solve_s);
       json_number(&w, "cycle_s", result.iterations > 0 ? solve_s / result.iterations : 0);
+      /* the options as resolved: --options takes them back */
+      char *echo = clmg_options_to_json(clmg_solver_options(s.solver), 1);
+      json_raw(&w, "options", echo);
+      free(echo);
       json_array_begin(&w, "history");
       for (size_t k = 0; k < result.history_length; k++)
         json_number(&w, NULL, result.history[k]);

@@ -209,7 +209,6 @@ int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
   const char *command = argv[0];
   memset(o, 0, sizeof *o);
   solve_options_defaults(defaults, &o->solver);
-  o->solver.method = CLMG_KRYLOV_CG; /* A is SPD for lambda > 0 */
   o->mesh_spec = "regular:1";
   o->mesh = MESH_REGULAR;
   o->level = 1;
@@ -231,10 +230,6 @@ int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
   }
   if (o->solver.common.help) {
     return 0;
-  }
-  solve_options_finish(&o->solver);
-  if (o->solver.method == CLMG_KRYLOV_AUTO) {
-    o->solver.method = CLMG_KRYLOV_CG;
   }
   if (optind < argc) {
     return cli_usage(command, "unexpected argument '%s' (the mesh is given with --mesh)",

@@ -152,7 +152,8 @@ void poisson_print_usage(FILE *out) {
         "split evenly (CM numbering unless --numbering says otherwise, which also\n"
         "numbers each rank's piece). The cycles run on distributed matrices, the\n"
         "coarsest level solved redundantly on every rank; one OpenCL device per rank.\n"
-        "--vtk and --precision mixed run on one process only. Rank 0 prints the\n"
+        "The solver comes from the same options (--set, --options; the JSON echoes\n"
+        "them); --vtk and --precision mixed run on one process only. Rank 0 prints the\n"
         "summary, the partition of the finest level and what each rank built; --view\n"
         "adds every level's rows, nonzeros and halo over all ranks.\n"
         "\n"
@@ -635,16 +636,8 @@ static void release(poisson_resources *s) {
   free(s->solution);
 }
 
-/* The solver's options: the --options file, the flags and --set, then
- * clmg poisson's own defaults where a key was not given (multigrid cycles
- * alone, CG for a float cycle in double, 200 iterations, Geveler et al.
- * 2011's BLOOD smoothing), the fp64 fallback; and the hierarchy's options
- * from them (o->multigrid, with use_cg, mixed and the tolerance, which the
- * report prints). Returns 0 after reporting. */
-static int solver_options(const char *command, poisson_options *o, poisson_resources *s) {
-  if (!cli_make_options(command, &o->settings, &s->options))
-    return 0;
-  clmg_options *db = s->options;
+int poisson_solver_options(const char *command, poisson_options *o, clmg_options *db,
+                           clmg_context *context) {
   const char *precision = clmg_options_get(db, "precision");
   if (!clmg_options_is_set(db, "krylov"))
     clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
@@ -666,13 +659,11 @@ static int solver_options(const char *command, poisson_options *o, poisson_resou
                 clmg_options_get(db, "krylov"));
     return 0;
   }
-  if (!cli_choose_precision(command, db, s->context, o->quiet))
-    return 0;
   size_t coarse_max_rows = o->multigrid.coarse_max_rows;
   clmg_multigrid_options mg;
-  clmg_status status = clmg_options_multigrid(db, s->context, &mg);
+  clmg_status status = clmg_options_multigrid(db, context, &mg);
   if (status != CLMG_SUCCESS) {
-    cli_report(command, s->context, status, "the solver's options");
+    cli_report(command, context, status, "the solver's options");
     return 0;
   }
   mg.coarse_max_rows = coarse_max_rows;
@@ -695,6 +686,15 @@ static int solver_options(const char *command, poisson_options *o, poisson_resou
                      ? clmg_default_tolerance(o->mixed ? CLMG_DOUBLE : mg.matrix.precision)
                      : strtod(clmg_options_get(db, "tol"), NULL);
   return 1;
+}
+
+/* The solver's options: the --options file, the flags and --set, the fp64
+ * fallback, then clmg poisson's own defaults and the hierarchy's options
+ * (poisson_solver_options). Returns 0 after reporting. */
+static int solver_options(const char *command, poisson_options *o, poisson_resources *s) {
+  return cli_make_options(command, &o->settings, &s->options) &&
+         cli_choose_precision(command, s->options, s->context, o->quiet) &&
+         poisson_solver_options(command, o, s->options, s->context);
 }
 
 /* Builds the hierarchy (on the device, or on the host); prints why and

@@ -74,8 +74,10 @@ void solve_print_usage(FILE *out) {
         "Distributed (a build with MPI): mpirun -np N clmg solve A.mtx ... reads A (and\n"
         "b) on rank 0 and gives every rank an even block of rows; each rank uses one\n"
         "OpenCL device (the GPUs of its host in turn, or the one --device names, e.g.\n"
-        "pocl, shared). The methods and Jacobi run unchanged; --precond amg and\n"
-        "--precision mixed run on one process only. Rank 0 prints the summary and the\n"
+        "pocl, shared). The solver comes from the same options (flags, --set,\n"
+        "--options; the JSON echoes them): the methods with none or Jacobi run\n"
+        "unchanged; precond=amg, precision=mixed and the amg.* keys run on one process\n"
+        "only and are refused by name (exit 2). Rank 0 prints the summary and the\n"
         "partition (rows, nonzeros and halo values per rank; JSON: ranks, partition).\n"
         "\n"
         "Examples:\n"
@@ -91,7 +93,9 @@ void solve_print_usage(FILE *out) {
         out);
 }
 
-static int parse_tolerance(const char *command, const char *text, double *value) {
+/* --tol and --maxit are checked here for their own messages; the value is
+ * the options layer's (tol, maxit). */
+static int parse_tolerance(const char *command, const char *text) {
   char *end = NULL;
   errno = 0;
   double parsed = strtod(text, &end);
@@ -99,11 +103,10 @@ static int parse_tolerance(const char *command, const char *text, double *value)
     cli_usage_note(command, "--tol needs a number between 0 and 1 (exclusive), not '%s'", text);
     return 0;
   }
-  *value = parsed;
   return 1;
 }
 
-static int parse_iterations(const char *command, const char *text, int *value) {
+static int parse_iterations(const char *command, const char *text) {
   char *end = NULL;
   errno = 0;
   long parsed = strtol(text, &end, 10);
@@ -111,33 +114,18 @@ static int parse_iterations(const char *command, const char *text, int *value) {
     cli_usage_note(command, "--maxit needs a whole number from 1 to %d, not '%s'", INT_MAX, text);
     return 0;
   }
-  *value = (int)parsed;
   return 1;
-}
-
-const char *preconditioner_name(preconditioner_kind kind) {
-  return kind == PRECONDITIONER_JACOBI ? "jacobi" : kind == PRECONDITIONER_AMG ? "amg" : "none";
 }
 
 void solve_options_defaults(const cli_options *defaults, solve_options *options) {
   memset(options, 0, sizeof *options);
   options->common = *defaults;
-  options->preconditioner = PRECONDITIONER_JACOBI;
-  options->format = CLMG_FORMAT_AUTO;
-  options->precision = CLMG_DOUBLE;
-  options->tolerance = 0; /* unset: the default of the precision */
-  options->max_iterations = 1000;
-  options->method = CLMG_KRYLOV_AUTO;
-  options->restart = 30;
 }
 
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options) {
   switch (option) {
   case SOLVE_OPTION_METHOD:
-    if (cli_record_setting(command, "--method", "krylov", arg, &options->settings) < 0)
-      return -1;
-    clmg_krylov_method_parse(arg, &options->method); /* "none": the library refuses it alone */
-    return 1;
+    return cli_record_setting(command, "--method", "krylov", arg, &options->settings);
   case SOLVE_OPTION_SMOOTHER:
     return cli_record_setting(command, "--smoother", "mg.smoother", arg, &options->settings);
   case SOLVE_OPTION_SMOOTHING_STEPS:
@@ -163,36 +151,19 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
   case SOLVE_OPTION_SET:
     return cli_record_setting(command, "--set", NULL, arg, &options->settings);
   case SOLVE_OPTION_RESTART:
-    if (cli_record_setting(command, "--restart", "restart", arg, &options->settings) < 0)
-      return -1;
-    options->restart = atoi(arg);
-    return 1;
+    return cli_record_setting(command, "--restart", "restart", arg, &options->settings);
   case SOLVE_OPTION_PRECONDITIONER:
-    if (cli_record_setting(command, "--precond", "precond", arg, &options->settings) < 0)
-      return -1;
-    options->preconditioner = strcmp(arg, "none") == 0     ? PRECONDITIONER_NONE
-                              : strcmp(arg, "amg") == 0    ? PRECONDITIONER_AMG
-                              : strcmp(arg, "jacobi") == 0 ? PRECONDITIONER_JACOBI
-                                                           : PRECONDITIONER_OTHER;
-    return 1;
+    return cli_record_setting(command, "--precond", "precond", arg, &options->settings);
   case SOLVE_OPTION_FORMAT:
-    if (cli_record_setting(command, "--format", "format", arg, &options->settings) < 0)
-      return -1;
-    clmg_matrix_format_parse(arg, &options->format);
-    return 1;
+    return cli_record_setting(command, "--format", "format", arg, &options->settings);
   case SOLVE_OPTION_PRECISION:
-    if (cli_record_setting(command, "--precision", "precision", arg, &options->settings) < 0)
-      return -1;
-    options->mixed = strcmp(arg, "mixed") == 0;
-    options->precision = strcmp(arg, "float") == 0 ? CLMG_FLOAT : CLMG_DOUBLE;
-    options->precision_asked = strcmp(arg, "float") == 0 ? NULL : arg;
-    return 1;
+    return cli_record_setting(command, "--precision", "precision", arg, &options->settings);
   case SOLVE_OPTION_TOLERANCE:
-    if (!parse_tolerance(command, arg, &options->tolerance))
+    if (!parse_tolerance(command, arg))
       return -1;
     return cli_record_setting(command, "--tol", "tol", arg, &options->settings);
   case SOLVE_OPTION_MAX_ITERATIONS:
-    if (!parse_iterations(command, arg, &options->max_iterations))
+    if (!parse_iterations(command, arg))
       return -1;
     return cli_record_setting(command, "--maxit", "maxit", arg, &options->settings);
   case 'o':
@@ -211,13 +182,6 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
     return cli_parse_int(command, "--profile", arg, 1, 1000, &options->profile) ? 1 : -1;
   default:
     return 0;
-  }
-}
-
-void solve_options_finish(solve_options *options) {
-  options->tolerance_given = options->tolerance != 0;
-  if (options->tolerance == 0) {
-    options->tolerance = clmg_default_tolerance(options->precision);
   }
 }
 
@@ -244,7 +208,6 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
   if (options->common.help) {
     return 0;
   }
-  solve_options_finish(options);
   int positional = argc - optind;
   if (positional < 1 || positional > 2) {
     return cli_usage(command, "%s",
@@ -709,6 +672,15 @@ static clmg_status evaluate(solve_resources *s, solve_report *report, int b_is_a
   return CLMG_SUCCESS;
 }
 
+void solve_warn_unused(const char *command, const clmg_solver *solver) {
+  const char *unused = clmg_solver_unused_options(solver);
+  if (unused[0])
+    fprintf(stderr, "%s: warning: %s: set, but precond=%s and krylov=%s do not read %s\n", command,
+            unused, clmg_options_get(clmg_solver_options(solver), "precond"),
+            clmg_options_get(clmg_solver_options(solver), "krylov"),
+            strchr(unused, ',') ? "them" : "it");
+}
+
 /* From the context on: builds the solver (and the matrix from host CSR
  * unless the caller made it on the device), solves, writes x and reports;
  * returns the exit status. s is released by the caller. */
@@ -751,13 +723,7 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
   report->kernels_s = clmg_solver_compile_seconds(s->solver);
   report->build_s = apputil_now() - start - report->kernels_s;
   cli_progress("solver set up on the device");
-  if (clmg_solver_unused_options(s->solver)[0]) {
-    fprintf(stderr, "%s: warning: %s: set, but precond=%s and krylov=%s do not read %s\n", command,
-            clmg_solver_unused_options(s->solver),
-            clmg_options_get(clmg_solver_options(s->solver), "precond"),
-            clmg_options_get(clmg_solver_options(s->solver), "krylov"),
-            strchr(clmg_solver_unused_options(s->solver), ',') ? "them" : "it");
-  }
+  solve_warn_unused(command, s->solver);
   report->solver = s->solver;
   report->matrix = clmg_solver_matrix(s->solver);
 

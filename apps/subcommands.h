@@ -47,35 +47,16 @@ int info_parse_options(int argc, char **argv, const cli_options *defaults, info_
 
 /* ---- clmg solve (solve.c) ---- */
 
-typedef enum preconditioner_kind {
-  PRECONDITIONER_NONE,
-  PRECONDITIONER_JACOBI,
-  PRECONDITIONER_AMG,
-  PRECONDITIONER_OTHER /* a name for the options layer (multigrid, a registered one) */
-} preconditioner_kind;
-
-/* "none", "jacobi", "amg" */
-const char *preconditioner_name(preconditioner_kind kind);
-
 typedef struct solve_options {
   cli_options common; /* --device, --json, --help */
   int quiet, skip_checks, view;
   int profile; /* --profile N: the N kernels of most device time in the setup */
   const char *matrix_path, *rhs_path, *output_path;
-  preconditioner_kind preconditioner;
-  clmg_matrix_format format;
-  clmg_dtype precision;
-  const char *precision_asked; /* --precision double or mixed; NULL: the default */
-  int tolerance_given;
-  double tolerance;
-  int max_iterations;
-  clmg_krylov_method method; /* AUTO until the matrix is read */
-  int restart;               /* GMRES(m) */
-  int mixed;                 /* Jacobi in float inside a double Krylov method */
-  /* The options layer's settings (clmg/solver.h; cli_settings), in order:
-   * every solver flag as its key (--smoother S is mg.smoother=S), and each
-   * --set TEXT (key NULL: TEXT holds key=value words). They apply after
-   * the --options file, so a flag overrides the file. */
+  /* The solver, all of it: the options layer's settings (clmg/solver.h;
+   * cli_settings), in order: every solver flag as its key (--smoother S is
+   * mg.smoother=S), and each --set TEXT (key NULL: TEXT holds key=value
+   * words). They apply after the --options file, so a flag overrides the
+   * file. */
   cli_settings settings;
 } solve_options;
 
@@ -214,8 +195,6 @@ void solve_options_defaults(const cli_options *defaults, solve_options *options)
 /* Applies a solver option returned by getopt_long: 1 applied, 0 not a solver
  * option, -1 a bad value (the note for cli_usage_error is printed). */
 int solve_apply_option(const char *command, int option, const char *arg, solve_options *options);
-/* After parsing: the tolerance's default for the precision. */
-void solve_options_finish(solve_options *options);
 
 /* What a solve allocates, released in one place (solve_release). clmg solve
  * reads A as host CSR (a) and b; clmg helmholtz may instead put a matrix
@@ -242,6 +221,9 @@ void solve_release(solve_resources *s);
  * after reporting when A does not fit. */
 int solve_check_matrix(const char *command, const solve_options *options, const clmg_options *db,
                        const clmg_csr *a);
+/* The keys set that the solver does not read, as a warning on stderr
+ * (nothing when every key is read). */
+void solve_warn_unused(const char *command, const clmg_solver *solver);
 /* The --help text of clmg solve. */
 void solve_print_usage(FILE *out);
 /* The residual history, all of it or a sample (text report). */
@@ -338,6 +320,15 @@ typedef struct poisson_options {
 
 int poisson_parse_options(int argc, char **argv, const cli_options *defaults,
                           poisson_options *options);
+/* clmg poisson's own defaults where the options database db does not set
+ * a key (multigrid cycles alone, CG for a float cycle in double, 200
+ * iterations, Geveler et al. 2011's BLOOD smoothing), krylov none or cg
+ * checked, and the hierarchy's options from db (o->multigrid, with
+ * --coarse-rows; use_cg, mixed, max_iterations and the tolerance, which
+ * the report prints); the cycle's autos resolved in db for its echo.
+ * Returns 0 after reporting. */
+int poisson_solver_options(const char *command, poisson_options *o, clmg_options *db,
+                           clmg_context *context);
 /* The --help text of clmg poisson. */
 void poisson_print_usage(FILE *out);
 /* The problem and the coarse mesh the options name. */

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """clmg under mpirun: `clmg solve` and `clmg poisson` on 2 and 3 ranks give
 the serial run's iteration counts (+-1) and meet the tolerance, with the
-partition in --json; a bad matrix file fails on every rank with the
-reader's message and exit status 1; a command that runs on one process
-only refuses several ranks with exit status 2.
+partition in --json; the solver from --set or --options (the options
+database) is the one the flags make, and the "options" the JSON echoes
+repeat the run; what a distributed solve cannot honour (precond=amg,
+precision=mixed, amg.*) is refused by name with exit status 2; a bad
+matrix file fails on every rank with the reader's message and exit
+status 1; a command that runs on one process only refuses several ranks
+with exit status 2.
 
 Usage: mpi_cli_check.py MPIEXEC PATH/TO/clmg [MPIEXEC FLAGS...]
 (the device comes from CLMG_DEVICE)
@@ -118,6 +122,98 @@ def main():
                     fail(case, f"{result['iterations']} cycles, serial {serial['iterations']}")
                 if result["unknowns"] != serial["unknowns"]:
                     fail(case, f"{result['unknowns']} unknowns, serial {serial['unknowns']}")
+
+        # the options database: flags, --set, an --options file and the echo
+        # of a run's "options" make the same solver
+        mpi2 = [mpiexec, "-n", "2"] + flags + [clmg]
+        options_file = os.path.join(scratch, "gmres.json")
+        with open(options_file, "w") as f:
+            json.dump({"krylov": "gmres", "restart": 10, "tol": 1e-9}, f)
+        base = ["solve", matrix, "--json", "--quiet"]
+        spellings = {
+            "flags": ["--method", "gmres", "--restart", "10", "--tol", "1e-9"],
+            "--set": ["--set", "krylov=gmres restart=10 tol=1e-9"],
+            "--options": ["--options", options_file],
+        }
+        results = {name: solve_json(f"solve {name} on 2 ranks", mpi2 + base + extra)
+                   for name, extra in spellings.items()}
+        flagged = results["flags"]
+        for name, result in results.items():
+            if not result or not flagged:
+                continue
+            options = result.get("options", {})
+            if (result["method"] != "gmres" or result["restart"] != 10
+                    or options.get("krylov") != "gmres" or options.get("restart") != 10
+                    or options.get("tol") != 1e-9 or options.get("precond") != "jacobi"):
+                fail(f"solve {name} on 2 ranks", f"method {result['method']}, restart "
+                     f"{result['restart']}, options {options}")
+            if (result["iterations"] != flagged["iterations"]
+                    or result["true_relative_residual"] > 1.001e-9):
+                fail(f"solve {name} on 2 ranks", f"{result['iterations']} iterations (flags: "
+                     f"{flagged['iterations']}), true relative residual "
+                     f"{result['true_relative_residual']}")
+        if flagged:
+            echo = os.path.join(scratch, "echo.json")
+            with open(echo, "w") as f:
+                json.dump(flagged["options"], f)
+            again = solve_json("solve --options ECHO on 2 ranks", mpi2 + base + ["--options", echo])
+            if again and again["iterations"] != flagged["iterations"]:
+                fail("solve --options ECHO on 2 ranks",
+                     f"{again['iterations']} iterations, the echoed run {flagged['iterations']}")
+
+        args = ["poisson", "--level", "4", "--json", "--quiet"]
+        by_flags = solve_json("poisson flags on 2 ranks",
+                              mpi2 + args + ["--method", "cg", "--cycle", "w", "--pre", "2"])
+        by_set = solve_json("poisson --set on 2 ranks",
+                            mpi2 + args + ["--set", "krylov=cg mg.cycle=w mg.pre=2"])
+        serial = solve_json("poisson --set serial",
+                            [clmg] + args + ["--assembly", "host", "--set",
+                                             "krylov=cg mg.cycle=w mg.pre=2"])
+        for case, result in (("poisson flags on 2 ranks", by_flags),
+                             ("poisson --set on 2 ranks", by_set)):
+            if not result or not serial:
+                continue
+            options = result.get("options", {})
+            mg = options.get("mg", {})
+            if (result["iteration_kind"] != "krylov" or options.get("krylov") != "cg"
+                    or options.get("precond") != "multigrid" or mg.get("cycle") != "w"
+                    or mg.get("pre") != 2):
+                fail(case, f"iteration kind {result['iteration_kind']}, options {options}")
+            if (not result["converged"] or abs(result["iterations"] - serial["iterations"]) > 1
+                    or result["relative_residual"] > 1e-8):
+                fail(case, f"{result['iterations']} iterations (serial {serial['iterations']}), "
+                     f"residual {result['relative_residual']}")
+
+        # what a distributed solve cannot honour: refused by name, exit status 2
+        amg_file = os.path.join(scratch, "amg.json")
+        with open(amg_file, "w") as f:
+            json.dump({"amg": {"max_levels": 4}}, f)
+        refusals = [
+            (["solve", matrix, "--precond", "amg"], "precond=amg"),
+            (["solve", matrix, "--set", "precond=amg"], "precond=amg"),
+            (["solve", matrix, "--set", "precision=mixed"], "precision=mixed"),
+            (["solve", matrix, "--options", amg_file], "amg.max_levels"),
+            (["solve", matrix, "--set", "precond=multigrid"], "precond=multigrid"),
+            (["poisson", "--level", "3", "--precision", "mixed"], "precision=mixed"),
+            (["poisson", "--level", "3", "--set", "amg.coarsening=classical"],
+             "amg.coarsening"),
+            (["solve", matrix, "--set", "mg.smooth=jacobi"], "unknown option 'mg.smooth'"),
+        ]
+        for command, named in refusals:
+            case = "refused on 2 ranks: " + " ".join(command[2 if command[0] == "solve" else 1:])
+            code, out, err = run(mpi2 + command + ["--json"])
+            if code != 2 or named not in err:
+                fail(case, f"exit status {code}, stderr {err[-400:]!r}")
+                continue
+            try:
+                value = json.loads(out)
+            except json.JSONDecodeError as error:
+                fail(case, f"stdout is not one JSON object ({error}): {out[:300]!r}")
+                continue
+            for problem in result_schema.problems(value):
+                fail(case, f"not the result schema {problem}")
+            if value.get("status") != "usage_error" or named not in value.get("message", ""):
+                fail(case, f"JSON {value}")
 
         bad = os.path.join(scratch, "bad.mtx")
         with open(bad, "w") as f:

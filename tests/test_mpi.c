@@ -404,6 +404,137 @@ static void test_krylov(clmg_context *context) {
   clmg_csr_free(&nonsymmetric);
 }
 
+/* An options database as a distributed solver (clmg_mpi_solver_create):
+ * CG with Jacobi in the serial solver's iterations (+-1) to the tolerance;
+ * krylov=auto for a nonsymmetric matrix is GMRES and converges; what a
+ * distributed solve cannot honour is refused on every rank, naming it; a
+ * zero on one rank's diagonal fails every rank, not only that one. */
+static clmg_options *options_of(const char *text) {
+  clmg_options *db = NULL;
+  clmg_error error = {{0}};
+  CHECK(clmg_options_create(&db, &error) == CLMG_SUCCESS &&
+            clmg_options_parse(db, text, &error) == CLMG_SUCCESS,
+        "%s: %s", text, error.message);
+  return db;
+}
+
+static void test_options_solver(clmg_context *context) {
+  clmg_csr laplacian = {0}, nonsymmetric = {0};
+  renumbered_laplacian(20, &laplacian);
+  random_matrix(257, &nonsymmetric);
+  for (int k = 0; k < 2; ++k) {
+    const clmg_csr *a = k == 0 ? &laplacian : &nonsymmetric;
+    const size_t n = a->rows;
+    double *b = random_vector(n), *x = malloc(n * sizeof(double));
+    double *residual = malloc(n * sizeof(double));
+    CHECK(x && residual, "no memory");
+    solve_case reference = {CLMG_KRYLOV_CG, 1, "cg + jacobi"};
+    /* the reference before the context is bound: its reductions local */
+    int serial_iterations = k == 0 ? serial_solve(context, a, b, &reference, x) : 0;
+    clmg_mpi *mpi = NULL;
+    CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+    uint64_t first = 0, rows = 0;
+    uneven_rows(n, &first, &rows);
+    clmg_csr mine = {0};
+    slice_rows(a, first, rows, &mine);
+    clmg_mpi_matrix *matrix = NULL;
+    CHECK_OK(clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix), context);
+    clmg_options *db = options_of(k == 0 ? "krylov=cg precond=jacobi tol=1e-8" : "tol=1e-8");
+    clmg_solver *solver = NULL;
+    /* symmetric 0: krylov=auto is GMRES */
+    CHECK_OK(clmg_mpi_solver_create(mpi, matrix, NULL, 0, db, &solver), context);
+    CHECK(clmg_solver_method(solver) == (k == 0 ? CLMG_KRYLOV_CG : CLMG_KRYLOV_GMRES), "method %s",
+          clmg_krylov_method_name(clmg_solver_method(solver)));
+    clmg_vector *vb = local_vector(context, CLMG_DOUBLE, rows);
+    clmg_vector *vx = local_vector(context, CLMG_DOUBLE, rows);
+    CHECK_OK(clmg_mpi_vector_scatter(matrix, 0, b, vb), context);
+    CHECK_OK(clmg_vector_fill(vx, 0.0), context);
+    clmg_krylov_result result;
+    CHECK_OK(clmg_solver_solve(solver, vb, vx, &result), context);
+    CHECK(k != 0 || abs(result.iterations - serial_iterations) <= 1,
+          "cg + jacobi from options: %d iterations, serial %d", result.iterations,
+          serial_iterations);
+    CHECK_OK(clmg_mpi_vector_gather(matrix, 0, vx, x), context);
+    if (world_rank == 0) {
+      memcpy(residual, b, n * sizeof *b);
+      clmg_csr_spmv_host(-1.0, a, x, 1.0, residual);
+      double r2 = 0, b2 = 0;
+      for (size_t i = 0; i < n; ++i) {
+        r2 += residual[i] * residual[i];
+        b2 += b[i] * b[i];
+      }
+      CHECK(sqrt(r2 / b2) <= 1.001e-8, "matrix %d from options: relative residual %.3e", k,
+            sqrt(r2 / b2));
+    }
+    clmg_krylov_result_free(&result);
+    clmg_solver_destroy(solver);
+    clmg_options_destroy(db);
+
+    /* refused on every rank, naming the key */
+    const char *refused[][2] = {
+        {"precond=amg", "precond=amg"},
+        {"precond=multigrid", "precond=multigrid"},
+        {"precision=mixed", "precision=mixed"},
+        {"amg.max_levels=4 amg.strength=0.1", "amg.strength, amg.max_levels"}};
+    for (size_t r = 0; k == 0 && r < sizeof refused / sizeof refused[0]; ++r) {
+      db = options_of(refused[r][0]);
+      clmg_error error = {{0}};
+      CHECK(clmg_mpi_solver_check_options(db, 0, &error) == CLMG_ERROR_INVALID_ARGUMENT &&
+                strstr(error.message, refused[r][1]),
+            "%s: %s", refused[r][0], error.message);
+      solver = NULL;
+      clmg_status status = clmg_mpi_solver_create(mpi, matrix, NULL, 1, db, &solver);
+      CHECK(status == CLMG_ERROR_INVALID_ARGUMENT && !solver &&
+                strstr(clmg_context_message(context), refused[r][1]),
+            "%s: %s: %s", refused[r][0], clmg_status_string(status), clmg_context_message(context));
+      clmg_options_destroy(db);
+    }
+    clmg_vector_destroy(vb);
+    clmg_vector_destroy(vx);
+    clmg_mpi_matrix_destroy(matrix);
+    clmg_mpi_destroy(mpi);
+    clmg_csr_free(&mine);
+    free(b);
+    free(x);
+    free(residual);
+  }
+
+  /* a zero on the last rank's diagonal: Jacobi fails there, and every rank
+   * returns its message */
+  clmg_csr zeroed = {0};
+  clmg_error error;
+  CHECK(clmg_csr_copy(&laplacian, &zeroed, &error) == CLMG_SUCCESS, "%s", error.message);
+  const size_t last = zeroed.rows - 1;
+  for (int64_t p = zeroed.row_ptr[last]; p < zeroed.row_ptr[last + 1]; ++p)
+    if ((size_t)zeroed.col[p] == last)
+      zeroed.val[p] = 0;
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  uint64_t first = 0, rows = 0;
+  clmg_mpi_even_rows(mpi, zeroed.rows, &first, &rows);
+  clmg_csr mine = {0};
+  slice_rows(&zeroed, first, rows, &mine);
+  clmg_mpi_matrix *matrix = NULL;
+  CHECK_OK(clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix), context);
+  clmg_options *db = options_of("krylov=cg precond=jacobi");
+  clmg_solver *solver = NULL;
+  clmg_status status = clmg_mpi_solver_create(mpi, matrix, NULL, 1, db, &solver);
+  char expected[32];
+  snprintf(expected, sizeof expected, "rank %d: ", world_size - 1);
+  CHECK(status == CLMG_ERROR_INVALID_ARGUMENT && !solver &&
+            strstr(clmg_context_message(context), expected) &&
+            strstr(clmg_context_message(context), "zero diagonal"),
+        "a zero diagonal on rank %d: %s: %s", world_size - 1, clmg_status_string(status),
+        clmg_context_message(context));
+  clmg_options_destroy(db);
+  clmg_mpi_matrix_destroy(matrix);
+  clmg_csr_free(&mine);
+  clmg_csr_free(&zeroed);
+  clmg_mpi_destroy(mpi);
+  clmg_csr_free(&laplacian);
+  clmg_csr_free(&nonsymmetric);
+}
+
 /* Geometric multigrid on CIRCLE (Q1 and Q2): the serial hierarchy's levels
  * split evenly over the ranks (every level cut: P and R exchange halos
  * too) solve in the serial number of cycles (+-1), to the tolerance, with
@@ -501,6 +632,29 @@ static void test_multigrid(clmg_context *context) {
              context);
     CHECK(pcg.converged && pcg.iterations <= result.iterations, "Q%d MG-CG: %d iterations", degree,
           pcg.iterations);
+    /* the same composed from options (precond=multigrid, the default with a
+     * hierarchy): as many iterations, and cycles alone with krylov=none */
+    const char *texts[] = {"krylov=cg tol=1e-8", "krylov=none tol=1e-8"};
+    for (int t = 0; t < 2; ++t) {
+      clmg_options *db = NULL;
+      CHECK(clmg_options_create(&db, NULL) == CLMG_SUCCESS &&
+                clmg_options_parse(db, texts[t], NULL) == CLMG_SUCCESS,
+            "options");
+      clmg_solver *solver = NULL;
+      CHECK_OK(clmg_mpi_solver_create(mpi, finest, multigrid, 1, db, &solver), context);
+      CHECK(strcmp(clmg_options_get(clmg_solver_options(solver), "precond"), "multigrid") == 0,
+            "precond %s", clmg_options_get(clmg_solver_options(solver), "precond"));
+      CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.x0, x), context);
+      clmg_krylov_result composed;
+      CHECK_OK(clmg_solver_solve(solver, b, x, &composed), context);
+      int expected = t == 0 ? pcg.iterations : result.iterations;
+      CHECK(composed.converged && composed.iterations == expected,
+            "Q%d %s from options: %d iterations, by hand %d", degree, texts[t], composed.iterations,
+            expected);
+      clmg_krylov_result_free(&composed);
+      clmg_solver_destroy(solver);
+      clmg_options_destroy(db);
+    }
 
     clmg_preconditioner_destroy(&cycle);
     clmg_krylov_result_free(&pcg);
@@ -1080,6 +1234,7 @@ int main(int argc, char **argv) {
   clmg_mpi_destroy(mpi);
   CHECK(!clmg_context_is_distributed(context), "the reducer outlived clmg_mpi_destroy");
   test_krylov(context);
+  test_options_solver(context);
   test_multigrid(context);
   test_partitioned_hierarchy(context);
   test_gathered_levels(context);

@@ -400,6 +400,80 @@ static void test_registered(void **state) {
   clmg_csr_free(&a);
 }
 
+/* Around a caller's operator without a hierarchy (a matrix-free or
+ * distributed one): precond=jacobi from the operator's diagonal solves in
+ * the iterations of the same solver made from the matrix; a zero on the
+ * diagonal, precond=multigrid without a hierarchy, AMG and mixed Jacobi are
+ * refused with their names. */
+static void test_operator_alone(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(3);
+  size_t n = a.rows;
+  uint64_t seed = rng_state; /* the same x* for both */
+  int from_matrix = solve_known(&a, "krylov=cg precond=jacobi tol=1e-9", 1e-9, NULL);
+  rng_state = seed;
+  double *x_star = malloc(n * sizeof *x_star), *b = malloc(n * sizeof *b);
+  double *x = calloc(n, sizeof *x), *r = malloc(n * sizeof *r);
+  for (size_t i = 0; i < n; i++)
+    x_star[i] = rng_uniform();
+  clmg_csr_spmv_host(1.0, &a, x_star, 0.0, b);
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &matrix));
+  clmg_operator op;
+  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
+  clmg_options *options = options_of("tol=1e-9"); /* precond: jacobi, its default */
+  clmg_solver *solver = NULL;
+  CHECK_OK(clmg_solver_create_multigrid(ctx, &op, NULL, 1, options, &solver));
+  assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "precond"), "jacobi");
+  clmg_krylov_result result = {0};
+  CHECK_OK(clmg_solver_solve_host(solver, b, x, &result));
+  assert_int_equal(result.iterations, from_matrix);
+  memcpy(r, b, n * sizeof *r);
+  clmg_csr_spmv_host(-1.0, &a, x, 1.0, r);
+  double r_norm = 0, b_norm = 0;
+  for (size_t i = 0; i < n; i++) {
+    r_norm += r[i] * r[i];
+    b_norm += b[i] * b[i];
+  }
+  assert_true(sqrt(r_norm) <= 1.5e-9 * sqrt(b_norm));
+  clmg_krylov_result_free(&result);
+  clmg_solver_destroy(solver);
+  clmg_options_destroy(options);
+  const char *refused[][2] = {{"precond=multigrid", "precond=multigrid"},
+                              {"precond=amg", "precond=amg"},
+                              {"precision=mixed precond=jacobi", "precision=mixed"}};
+  for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
+    options = options_of(refused[k][0]);
+    solver = NULL;
+    assert_int_equal(clmg_solver_create_multigrid(ctx, &op, NULL, 1, options, &solver),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    assert_null(solver);
+    assert_non_null(strstr(clmg_context_message(ctx), refused[k][1]));
+    clmg_options_destroy(options);
+  }
+  clmg_operator_destroy(&op);
+  clmg_matrix_destroy(matrix);
+  /* a zero on the diagonal: the row is named */
+  for (int64_t k = a.row_ptr[5]; k < a.row_ptr[6]; k++)
+    if (a.col[k] == 5)
+      a.val[k] = 0;
+  CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &matrix));
+  CHECK_OK(clmg_operator_from_matrix(matrix, 0, &op));
+  options = options_of("krylov=gmres");
+  assert_int_equal(clmg_solver_create_multigrid(ctx, &op, NULL, 0, options, &solver),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "row 6 of the operator has a zero diagonal"));
+  clmg_options_destroy(options);
+  clmg_operator_destroy(&op);
+  clmg_matrix_destroy(matrix);
+  free(x_star);
+  free(b);
+  free(x);
+  free(r);
+  clmg_csr_free(&a);
+}
+
 /* A caller's geometric hierarchy with the cycle from the options. */
 static void test_caller_hierarchy(void **state) {
   (void)state;
@@ -703,8 +777,8 @@ int main(void) {
       cmocka_unit_test(test_options_checked),     cmocka_unit_test(test_options_json),
       cmocka_unit_test(test_solver_compositions), cmocka_unit_test(test_solver_refusals),
       cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
-      cmocka_unit_test(test_device_matrix),       cmocka_unit_test(test_options_homg),
-      cmocka_unit_test(test_options_flow),
+      cmocka_unit_test(test_operator_alone),      cmocka_unit_test(test_device_matrix),
+      cmocka_unit_test(test_options_homg),        cmocka_unit_test(test_options_flow),
   };
   test_apply_filters();
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -29,6 +29,7 @@
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
 #include "clmg/operator.h"
+#include "clmg/solver.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -191,6 +192,37 @@ CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                                const clmg_mpi_level_rows *levels,
                                                const clmg_multigrid_options *options,
                                                clmg_multigrid **multigrid);
+
+/* ---- the solver an options database describes ---- */
+
+/** Not collective. Whether clmg_mpi_solver_create can honour the options
+ * (clmg/solver.h): CLMG_SUCCESS, or CLMG_ERROR_INVALID_ARGUMENT with a
+ * message in error (may be NULL) naming what it cannot: precond=amg (and
+ * registered preconditioners, which are made from the whole matrix),
+ * precond=multigrid without a hierarchy (with_hierarchy zero),
+ * precision=mixed, and any amg.* key set to other than its default. For a
+ * program that refuses them before its setup. */
+CLMG_API clmg_status clmg_mpi_solver_check_options(const clmg_options *options, int with_hierarchy,
+                                                   clmg_error *error);
+
+/** Collective. The solver the options describe (clmg/solver.h; the same
+ * options on every rank) for a distributed matrix: the Krylov method
+ * (krylov: cg, gmres, bicgstab, auto: CG when symmetric is nonzero, else
+ * GMRES; none with a hierarchy: its cycles alone) on the matrix's operator
+ * (clmg_mpi_matrix_operator), with precond none, jacobi (the local
+ * diagonal) or, given a hierarchy made by clmg_mpi_multigrid_create whose
+ * finest level is this matrix, multigrid (its default then: one cycle);
+ * tol, atol, maxit and restart as in clmg_solver_create_multigrid, which
+ * composes it. The matrix's format and precision are its own (precision
+ * must match it); mg.* are the hierarchy's (clmg_options_multigrid). What
+ * clmg_mpi_solver_check_options refuses is refused, with its message, on
+ * every rank. The solver borrows the matrix and the hierarchy (destroy it
+ * first); clmg_solver_solve takes vectors of this rank's rows and is
+ * collective, as are the solver's setup and its first iteration, which
+ * compiles the kernels. Failures are agreed. */
+CLMG_API clmg_status clmg_mpi_solver_create(clmg_mpi *mpi, clmg_mpi_matrix *matrix,
+                                            clmg_multigrid *multigrid, int symmetric,
+                                            const clmg_options *options, clmg_solver **solver);
 
 /* ---- a finite-element Poisson hierarchy built in parts ---- */
 

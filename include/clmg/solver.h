@@ -216,10 +216,14 @@ CLMG_API clmg_status clmg_solver_create_device(clmg_context *context, clmg_matri
                                                clmg_solver **solver);
 
 /** The same around an operator and a multigrid hierarchy the caller built
- * (a geometric one, say): precond must be "multigrid" (its default here),
- * "jacobi" or "none"; the solver borrows both (they must outlive it), and
- * krylov=auto means CG when symmetric is nonzero, else GMRES. mg.* and
- * amg.* are not read (clmg_options_multigrid gives the hierarchy's). */
+ * (a geometric one, say), or around an operator alone (multigrid NULL: a
+ * matrix-free or distributed one, see clmg_mpi_solver_create): precond
+ * must be "multigrid" (its default with a hierarchy), "jacobi" (z = D^-1 r
+ * with the operator's diagonal entry; a zero there is refused) or "none";
+ * the solver borrows both (they must outlive it), and krylov=auto means CG
+ * when symmetric is nonzero, else GMRES. precision=mixed needs a float
+ * hierarchy's cycle (or precond=none). mg.* and amg.* are not read
+ * (clmg_options_multigrid gives the hierarchy's). */
 CLMG_API clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
                                                   clmg_multigrid *multigrid, int symmetric,
                                                   const clmg_options *options,

@@ -12,6 +12,7 @@
 
 #include "core/internal.h"
 #include "core/textio.h"
+#include "la/internal.h"
 
 /* A matrix is taken for symmetric when every |a_ij - a_ji| is at most this
  * much of the larger (clmg_csr_is_symmetric). */
@@ -842,15 +843,57 @@ clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix
              : status;
 }
 
+/* precond=jacobi around a caller's operator: z = D^-1 r with the
+ * operator's own diagonal. */
+static clmg_status jacobi_apply(void *data, const clmg_vector *r, clmg_vector *z) {
+  return clmg_pointwise_multiply((const clmg_vector *)data, r, z);
+}
+
+static void jacobi_destroy(void *data) {
+  clmg_vector_destroy(data);
+}
+
+static clmg_status operator_jacobi(clmg_solver *s) {
+  const clmg_operator *a = &s->op;
+  if (!a->diagonal || a->rows != a->cols)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "precond=jacobi needs the operator's diagonal, which the operator '%s' "
+                     "does not give",
+                     a->name ? a->name : "of the caller");
+  clmg_vector *diagonal = NULL, *inverse = NULL;
+  clmg_status status = clmg_vector_create(s->context, s->precision, s->rows, &diagonal);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(s->context, s->precision, s->rows, &inverse);
+  if (status == CLMG_SUCCESS)
+    status = a->diagonal(a->data, diagonal);
+  size_t zero_row = SIZE_MAX;
+  if (status == CLMG_SUCCESS && s->rows > 0)
+    status = clmg_quotient(1.0, NULL, diagonal, inverse, &zero_row);
+  if (status == CLMG_SUCCESS && zero_row != SIZE_MAX)
+    status = clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "precond=jacobi: row %zu of the operator has a zero diagonal entry",
+                       zero_row + 1);
+  clmg_vector_destroy(diagonal);
+  if (status != CLMG_SUCCESS) {
+    clmg_vector_destroy(inverse);
+    return status;
+  }
+  s->preconditioner.apply = jacobi_apply;
+  s->preconditioner.data = inverse;
+  s->preconditioner.destroy = jacobi_destroy;
+  s->preconditioner.name = "jacobi";
+  return CLMG_SUCCESS;
+}
+
 clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
                                          clmg_multigrid *multigrid, int symmetric,
                                          const clmg_options *options, clmg_solver **solver) {
   if (!context || !solver)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *solver = NULL;
-  if (!a || !a->apply || !multigrid)
+  if (!a || !a->apply)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "clmg_solver_create_multigrid: no operator or no hierarchy");
+                     "clmg_solver_create_multigrid: no operator");
   double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
   clmg_solver *s = NULL;
   clmg_status status = new_solver(context, options, &s);
@@ -861,7 +904,7 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
   s->op.destroy = NULL; /* borrowed */
   s->multigrid = multigrid;
   clmg_error error = {{0}};
-  if (!clmg_options_is_set(s->options, "precond"))
+  if (multigrid && !clmg_options_is_set(s->options, "precond"))
     status = clmg_options_resolve(s->options, "precond", "multigrid", &error);
   if (status != CLMG_SUCCESS)
     status = fail_error(context, status, &error);
@@ -869,17 +912,29 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     status = resolve_common(s, symmetric);
   if (status == CLMG_SUCCESS)
     find_unused(s, options);
-  if (status == CLMG_SUCCESS)
-    status = check_preconditioner_name(s, "none,multigrid");
+  /* the built-in ones only: a registered preconditioner is made from a
+   * matrix, which a solver around an operator has not */
+  const char *allowed = multigrid ? "none,jacobi,multigrid" : "none,jacobi";
+  const char *name = clmg_options_get(s->options, "precond");
+  if (status == CLMG_SUCCESS && !clmg_option_list_has(allowed, name))
+    status = clmg_fail(
+        context, CLMG_ERROR_INVALID_ARGUMENT, "precond=%s: around %s the preconditioners are %s",
+        name, multigrid ? "an operator and a hierarchy" : "an operator without a hierarchy",
+        allowed);
   if (status == CLMG_SUCCESS)
     status = check_combination(s);
   if (status == CLMG_SUCCESS && s->precision != a->precision)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "precision=%s, but the operator works in %s",
                        clmg_options_get(s->options, "precision"), clmg_dtype_name(a->precision));
-  const char *name = clmg_options_get(s->options, "precond");
+  if (status == CLMG_SUCCESS && s->mixed && strcmp(name, "jacobi") == 0)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "precision=mixed runs the preconditioner in float: around an operator, "
+                       "only a float hierarchy (precond=multigrid) can, not precond=jacobi");
   if (status == CLMG_SUCCESS)
     snprintf(s->preconditioner_name, sizeof s->preconditioner_name, "%s", name);
+  if (status == CLMG_SUCCESS && strcmp(name, "jacobi") == 0)
+    status = operator_jacobi(s);
   if (status == CLMG_SUCCESS && strcmp(name, "multigrid") == 0) {
     clmg_preconditioner cycle;
     const clmg_operator *fine =

@@ -315,25 +315,6 @@ static int library_takes(const char *key, const char *value) {
 /* The solver settings clmg solve and clmg helmholtz share. */
 static void check_solve_settings(const solve_options *o, const char *command) {
   (void)command;
-  clmg_krylov_method method;
-  if (!clmg_krylov_method_parse(clmg_krylov_method_name(o->method), &method) || method != o->method)
-    fail_with_input("solve: not a Krylov method", "");
-  /* the range is the library's (its key table), not a copy of it here */
-  char restart[32];
-  snprintf(restart, sizeof restart, "%d", o->restart);
-  if (!library_takes("restart", restart))
-    fail_with_input("solve: an accepted --restart the library refuses", restart);
-  if (o->preconditioner != PRECONDITIONER_NONE && o->preconditioner != PRECONDITIONER_JACOBI &&
-      o->preconditioner != PRECONDITIONER_AMG)
-    fail_with_input("solve: not a preconditioner", "");
-  if (!valid_format(o->format) || !valid_precision(o->precision))
-    fail_with_input("solve: not a format or precision", "");
-  if (o->mixed && o->precision != CLMG_DOUBLE)
-    fail_with_input("solve: --precision mixed is not double outside", "");
-  if (o->tolerance != clmg_default_tolerance(o->precision) &&
-      !(o->tolerance > 0 && o->tolerance < 1))
-    fail_with_input("solve: --tol outside (0, 1)", "");
-  check_range(o->max_iterations, 1, INT_MAX, "--maxit");
   /* every recorded option is one the library takes, with built-in names */
   if (o->settings.count < 0 || o->settings.count > CLI_MAX_SETTINGS)
     fail_with_input("solve: settings out of range", "");
@@ -344,6 +325,25 @@ static void check_solve_settings(const solve_options *o, const char *command) {
       fail_with_input("solve: a recorded option the library refuses", setting->value);
   }
   check_from_input(o->settings.options_path, "--options");
+  /* the settings in order make the solver's database (as cli_make_options
+   * does after the --options file), with tol and maxit in the library's
+   * ranges (tol 0: the precision's default) */
+  clmg_options *db = NULL;
+  clmg_status status = clmg_options_create(&db, NULL);
+  for (int k = 0; status == CLMG_SUCCESS && k < o->settings.count; k++) {
+    const cli_setting *setting = &o->settings.items[k];
+    status = setting->key ? clmg_options_set(db, setting->key, setting->value, NULL)
+                          : clmg_options_parse(db, setting->value, NULL);
+  }
+  if (status != CLMG_SUCCESS)
+    fail_with_input("solve: the recorded settings do not make an options database", "");
+  if (clmg_options_is_set(db, "tol") && strcmp(clmg_options_get(db, "tol"), "auto") != 0) {
+    double tol = strtod(clmg_options_get(db, "tol"), NULL);
+    if (!(tol >= 0 && tol < 1))
+      fail_with_input("solve: tol outside [0, 1)", clmg_options_get(db, "tol"));
+  }
+  check_range(strtod(clmg_options_get(db, "maxit"), NULL), 1, INT_MAX, "--maxit");
+  clmg_options_destroy(db);
 }
 
 static void check_solve(const solve_options *o) {
