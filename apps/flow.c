@@ -185,7 +185,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_TOL:
     return cli_parse_double(command, "--tol", arg, 1e-300, 1.0, &o->tol) ? 1 : -1;
   case OPTION_MAX_ITERATIONS_OLD:
-    cli_old_spelling(command, "--max-iterations", "--maxit");
+    apputil_old_spelling(command, "--max-iterations", "--maxit");
     /* fall through */
   case OPTION_MAX_ITERATIONS:
     return cli_parse_int(command, "--maxit", arg, 1, 100000, &o->max_iterations) ? 1 : -1;

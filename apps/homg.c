@@ -184,7 +184,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
       o->maxi = (int)whole;
       break;
     case OPTION_CYCLES_OLD:
-      cli_old_spelling(command, "--cycles", "--maxit");
+      apputil_old_spelling(command, "--cycles", "--maxit");
       /* fall through */
     case OPTION_CYCLES:
       if (!cli_parse_long(command, "--maxit", optarg, 1, 100000, &whole)) {

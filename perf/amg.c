@@ -13,7 +13,8 @@
  * --write-mtx DIR writes every matrix and b as Matrix Market files for the
  * baselines on the same matrices: perf/pyamg_baseline.py (pyamg's smoothed
  * aggregation) and clmg_hypre_pcg (hypre's BoomerAMG-PCG, built when hypre
- * is found). Table on stdout, --json for the same as JSON. */
+ * is found). Table on stdout; --output FILE writes the same as JSON, --json
+ * prints it instead of the table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,7 +28,8 @@
 #define MAX_ROWS 256
 
 typedef struct settings {
-  const char *device, *json_path, *mtx_dir;
+  const char *device, *mtx_dir;
+  perf_output output;
   int regular_min, regular_max, blobs_level, irregular_n;
   int run_double, run_mixed;
   int profile; /* --profile N: the N kernels of most device time in an AMG setup */
@@ -75,10 +77,10 @@ static void print_usage(FILE *out) {
         "                        sum against the setup's wall time (the rest is the host\n"
         "                        and waiting); not part of the measured setup\n"
         "  --write-mtx DIR       write each A and b as Matrix Market files (A-NAME.mtx,\n"
-        "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n"
-        "  --json FILE           write the results as JSON\n"
-        "  -h, --help            this text\n",
+        "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n",
         out);
+  perf_output_help(out, 24);
+  fputs("  -h, --help            this text\n", out);
 }
 
 static int parse_settings(int argc, char **argv, settings *s, int *levels_given, int *blobs_given) {
@@ -88,7 +90,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
   s->blobs_level = 3;
   s->irregular_n = 24;
   s->run_double = s->run_mixed = 1;
-  static const char *const value_options[] = {"--device",      "--json",        "--regular-levels",
+  static const char *const value_options[] = {"--device",      "--output",      "--regular-levels",
                                               "--blobs-level", "--irregular-n", "--precisions",
                                               "--write-mtx",   "--profile",     NULL};
   for (int i = 1; i < argc; ++i) {
@@ -103,8 +105,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
     long long integer = 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--write-mtx") == 0) {
       s->mtx_dir = value;
     } else if (strcmp(name, "--regular-levels") == 0) {
@@ -384,12 +385,12 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
   return ok;
 }
 
-static void write_json(const settings *s, const result_row *rows, size_t count,
-                       const clmg_device_info *device, double copy_gb_per_s) {
+static int write_json(const char *path, const result_row *rows, size_t count,
+                      const clmg_device_info *device, double copy_gb_per_s) {
   clmg_output_file *file;
-  FILE *out = perf_json_open(PROGRAM, s->json_path, &file);
+  FILE *out = perf_json_open(PROGRAM, path, &file);
   if (!out)
-    return;
+    return 0;
   json_writer w;
   json_begin(&w, out);
   json_object_begin(&w, NULL);
@@ -423,7 +424,7 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
   json_array_end(&w);
   json_object_end(&w);
   json_end(&w);
-  perf_json_close(PROGRAM, file);
+  return perf_json_close(PROGRAM, file);
 }
 
 int main(int argc, char **argv) {
@@ -436,6 +437,8 @@ int main(int argc, char **argv) {
   }
   if (parsed == 0)
     return 2;
+  if (!perf_output_begin(PROGRAM, &s.output))
+    return 1;
   clmg_context *context = apputil_open_context(s.device);
   if (!context)
     return 1;
@@ -497,8 +500,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);
   }
-  if (s.json_path && rows)
-    write_json(&s, rows, count, device, copy_gb_per_s);
+  const char *paths[2];
+  for (size_t k = 0; rows && k < perf_output_paths(&s.output, paths); ++k)
+    if (!write_json(paths[k], rows, count, device, copy_gb_per_s))
+      ok = 0;
   free(rows);
   clmg_context_destroy(context);
   return ok ? 0 : 1;
