@@ -276,13 +276,14 @@ int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
 static FILE *json_stdout;
 
 void perf_output_help(FILE *out, int column) {
-  fprintf(out, "  %-*s%s\n", column - 2, "--output FILE",
-          "write the results as JSON to FILE (an existing FILE is replaced");
-  fprintf(out, "  %-*s%s\n", column - 2, "", "only once the new one is complete)");
-  fprintf(out, "  %-*s%s\n", column - 2, "--json",
-          "print the results as JSON on stdout instead of the table (the old");
-  fprintf(out, "  %-*s%s\n", column - 2, "",
-          "spelling --json FILE still writes FILE, with a note, until 0.3.0)");
+  static const char *const lines[][2] = {
+      {"--output FILE", "write the results as JSON to FILE (an existing"},
+      {"", "FILE is replaced only once the new one is complete)"},
+      {"--json", "print the results as JSON on stdout instead of the"},
+      {"", "table (the old spelling --json FILE writes FILE,"},
+      {"", "with a note, until 0.3.0)"}};
+  for (size_t k = 0; k < sizeof lines / sizeof lines[0]; ++k)
+    fprintf(out, "  %-*s%s\n", column - 2, lines[k][0], lines[k][1]);
 }
 
 int perf_parse_output_option(const char *name, const char *value, perf_output *output) {
