@@ -79,7 +79,7 @@ def check_program(name, command, args, key, tmp):
     if code != 0 or "--output FILE" not in out or "--json" not in out:
         fail(name, f"--help (exit status {code}) does not explain --output FILE and --json")
     # bad uses: --output without its file, an unknown option
-    for bad in (["--output"], ["--no-such-option"]):
+    for bad in (["--output"], ["--output="], ["--json="], ["--no-such-option"]):
         code, _, err = run(command + bad)
         if code != 2 or not err.strip():
             fail(name, f"{' '.join(bad)}: exit status {code}, stderr {err!r}, expected 2 and a "

@@ -83,6 +83,10 @@ int perf_next_option(const char *program, int argc, char **argv, int *index,
             ? argv[++*index]
             : NULL;
     *value = NULL;
+    if (file != NULL && file[0] == '\0') {
+      fprintf(stderr, "%s: %s needs a file name\n", program, option);
+      return 0;
+    }
     if (file != NULL) {
       apputil_old_spelling(program, "--json FILE", "--output FILE (and --json alone prints it)");
       if (strcmp(file, "-") != 0) {
@@ -102,6 +106,10 @@ int perf_next_option(const char *program, int argc, char **argv, int *index,
       return 0;
     }
     *value = argv[++*index];
+  }
+  if (strcmp(name, "--output") == 0 && (*value)[0] == '\0') {
+    fprintf(stderr, "%s: %s needs a file name\n", program, option);
+    return 0;
   }
   return 1;
 }
