@@ -1065,7 +1065,7 @@ int bench_parse_options(int argc, char **argv, const cli_options *defaults,
     if (strcmp(argv[i], "--json") == 0 &&
         (argv[i + 1][0] != '-' || strcmp(argv[i + 1], "-") == 0)) {
       old_json_value = argv[i + 1];
-      cli_old_spelling(argv[0], "--json FILE", "--output FILE (and --json alone prints it)");
+      apputil_old_spelling(argv[0], "--json FILE", "--output FILE (and --json alone prints it)");
     }
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "o:", long_options, NULL)) != -1) {

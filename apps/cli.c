@@ -38,12 +38,6 @@ int cli_apply_common_option(const char *command, int option, cli_options *option
   }
 }
 
-void cli_old_spelling(const char *command, const char *old_name, const char *new_name) {
-  fprintf(stderr,
-          "%s: %s is now %s (every command's name for it); the old spelling goes in 0.3.0\n",
-          command, old_name, new_name);
-}
-
 /* A flag's value as the options layer's key=value (checked by the library,
  * whose message lists the valid values), kept in command-line order; a
  * --set text when key is NULL. Returns 1, or -1 after a usage note. */

@@ -68,11 +68,6 @@ int cli_make_options(const char *command, const cli_settings *settings, clmg_opt
  * (double and mixed given are refused). Returns 0 after reporting. */
 int cli_choose_precision(const char *command, clmg_options *db, clmg_context *context, int quiet);
 
-/* An old spelling of an option, still taken for one release: a note on
- * stderr ("clmg flow: --max-iterations is now --maxit; the old spelling
- * goes in 0.3.0"). */
-void cli_old_spelling(const char *command, const char *old_name, const char *new_name);
-
 /* Applies a common option returned by getopt_long: 1 when `option` is one
  * of them, 0 when it is not, -1 when its value is bad (the reason is on
  * stderr; answer with cli_usage_error). */

@@ -193,7 +193,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_TOL:
     return cli_record_setting(command, "--tol", "flow.nonlinear_tol", arg, &o->settings);
   case OPTION_MAX_ITERATIONS_OLD:
-    cli_old_spelling(command, "--max-iterations", "--maxit");
+    apputil_old_spelling(command, "--max-iterations", "--maxit");
     /* fall through */
   case OPTION_MAX_ITERATIONS:
     return cli_record_setting(command, "--maxit", "flow.nonlinear_maxit", arg, &o->settings);

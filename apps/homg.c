@@ -213,7 +213,7 @@ int homg_parse_options(int argc, char **argv, const cli_options *defaults, homg_
     for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
       if (keys[k].option == option) {
         if (option == OPTION_CYCLES_OLD) {
-          cli_old_spelling(command, "--cycles", "--maxit");
+          apputil_old_spelling(command, "--cycles", "--maxit");
         }
         if (cli_record_setting(command, keys[k].flag, keys[k].key, optarg, &o->settings) < 0) {
           return cli_usage_error(command);

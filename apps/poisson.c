@@ -271,7 +271,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       }
       break;
     case OPTION_KRYLOV_OLD:
-      cli_old_spelling(command, "--krylov", "--method");
+      apputil_old_spelling(command, "--krylov", "--method");
       /* fall through */
     case OPTION_KRYLOV:
       if (strcmp(optarg, "none") != 0 && strcmp(optarg, "cg") != 0) {

@@ -8,26 +8,33 @@
  * solve to a relative residual of 1e-8 (recomputed from x by the solver),
  * the time per iteration, and, for AMG, the levels and operator
  * complexity. Meshes: the Regular mesh (levels), an irregular distorted
- * box, and the two-material blobs mesh with sigma ratios 1, 10, 100.
+ * box, and the two-material blobs mesh with sigma ratios 1, 10, 100. Every
+ * solver is built through the options layer (clmg/solver.h); each row's
+ * JSON echoes its options string.
  *
  * --write-mtx DIR writes every matrix and b as Matrix Market files for the
  * baselines on the same matrices: perf/pyamg_baseline.py (pyamg's smoothed
  * aggregation) and clmg_hypre_pcg (hypre's BoomerAMG-PCG, built when hypre
- * is found). Table on stdout, --json for the same as JSON. */
+ * is found). Table on stdout; --output FILE writes the same as JSON, --json
+ * prints it instead of the table. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <cjson/cJSON.h>
+
 #include "apputil.h"
 #include "clmg.h"
+#include "clmg/solver.h"
 #include "perf_common.h"
 
 #define PROGRAM "clmg_perf_amg"
 #define MAX_ROWS 256
 
 typedef struct settings {
-  const char *device, *json_path, *mtx_dir;
+  const char *device, *mtx_dir;
+  perf_output output;
   int regular_min, regular_max, blobs_level, irregular_n;
   int run_double, run_mixed;
   int profile; /* --profile N: the N kernels of most device time in an AMG setup */
@@ -47,8 +54,9 @@ typedef struct result_row {
   solver_kind solver;
   int mixed, converged, iterations, levels;
   double operator_complexity, setup_s, solve_s, relative_residual;
-  clmg_amg_setup_times phases; /* AMG: where setup_s went */
-  double floor_s, ratio;       /* per iteration: the bandwidth floor and the time's ratio to it */
+  char phases[1024];     /* AMG: where setup_s went (the view's "amg_setup", JSON) */
+  char options[160];     /* the options string that builds the solver */
+  double floor_s, ratio; /* per iteration: the bandwidth floor and the time's ratio to it */
 } result_row;
 
 static void print_usage(FILE *out) {
@@ -75,10 +83,10 @@ static void print_usage(FILE *out) {
         "                        sum against the setup's wall time (the rest is the host\n"
         "                        and waiting); not part of the measured setup\n"
         "  --write-mtx DIR       write each A and b as Matrix Market files (A-NAME.mtx,\n"
-        "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n"
-        "  --json FILE           write the results as JSON\n"
-        "  -h, --help            this text\n",
+        "                        b-NAME.mtx) for perf/pyamg_baseline.py and clmg_hypre_pcg\n",
         out);
+  perf_output_help(out, 24);
+  fputs("  -h, --help            this text\n", out);
 }
 
 static int parse_settings(int argc, char **argv, settings *s, int *levels_given, int *blobs_given) {
@@ -88,7 +96,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
   s->blobs_level = 3;
   s->irregular_n = 24;
   s->run_double = s->run_mixed = 1;
-  static const char *const value_options[] = {"--device",      "--json",        "--regular-levels",
+  static const char *const value_options[] = {"--device",      "--output",      "--regular-levels",
                                               "--blobs-level", "--irregular-n", "--precisions",
                                               "--write-mtx",   "--profile",     NULL};
   for (int i = 1; i < argc; ++i) {
@@ -103,8 +111,7 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
     long long integer = 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--write-mtx") == 0) {
       s->mtx_dir = value;
     } else if (strcmp(name, "--regular-levels") == 0) {
@@ -179,20 +186,58 @@ static clmg_status profile_setup(clmg_context *context, const clmg_csr *a, const
   return status;
 }
 
-/* One solve of A x = b (x from 0) with `solver`; the row gets what it
- * measured. */
+/* The options string (clmg/solver.h) of a solver of the table: what
+ * `clmg solve A.mtx --set "..."` takes to build the same one. */
+static void solver_options(solver_kind solver, int mixed, char *text, size_t size) {
+  static const char *const preconditioners[] = {
+      "precond=none", "precond=jacobi", "precond=amg mg.smoother=jacobi mg.steps=2",
+      "precond=amg mg.smoother=patch mg.steps=2 mg.inner=3"};
+  snprintf(text, size, "krylov=cg %s precision=%s tol=1e-8 maxit=5000", preconditioners[solver],
+           mixed ? "mixed" : "double");
+}
+
+/* The "amg_setup" object of the solver's view (the setup's phases) as JSON
+ * text into the row; empty without one. */
+static clmg_status setup_phases(const clmg_solver *solver, result_row *row) {
+  char *view = clmg_solver_view_json(solver);
+  if (!view) {
+    fprintf(stderr, PROGRAM ": no host memory for the solver's view\n");
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  cJSON *parsed = cJSON_Parse(view);
+  char *phases = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(parsed, "amg_setup"));
+  snprintf(row->phases, sizeof row->phases, "%s", phases ? phases : "");
+  cJSON_free(phases);
+  cJSON_Delete(parsed);
+  free(view);
+  return CLMG_SUCCESS;
+}
+
+/* One solve of A x = b (x from 0) with `solver`, built through the options
+ * layer (clmg_solver_create_device around the device matrix, which is made
+ * before the setup's clock starts); the row gets what it measured. The
+ * setup is clmg_solver_create's: the preconditioner (for mixed, its float
+ * matrix) and one iteration on scratch vectors that readies the solve's
+ * kernels. */
 static clmg_status measure(clmg_context *context, const clmg_csr *a, const double *b,
                            solver_kind solver, int mixed, double copy_gb_per_s, int profile,
                            result_row *row) {
   size_t n = a->rows;
-  clmg_matrix *matrix = NULL, *float_matrix = NULL;
-  clmg_multigrid *mg = NULL;
+  clmg_matrix *matrix = NULL;
+  clmg_options *options = NULL;
+  clmg_solver *composed = NULL;
   clmg_vector *db = NULL, *dx = NULL;
-  clmg_preconditioner preconditioner = {0};
-  clmg_operator op = {0};
-  clmg_status status = clmg_matrix_create(context, a, NULL, &matrix);
+  clmg_error error = {{0}};
+  solver_options(solver, mixed, row->options, sizeof row->options);
+  clmg_status status = clmg_options_create(&options, &error);
   if (status == CLMG_SUCCESS)
-    status = clmg_operator_from_matrix(matrix, 0, &op);
+    status = clmg_options_parse(options, row->options, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, PROGRAM ": %s: %s\n", row->options, error.message);
+    clmg_options_destroy(options);
+    return status;
+  }
+  status = clmg_matrix_create(context, a, NULL, &matrix);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_DOUBLE, n, &db);
   if (status == CLMG_SUCCESS)
@@ -202,76 +247,30 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   double start = apputil_now();
-  if (status == CLMG_SUCCESS && solver == SOLVER_JACOBI) {
-    if (mixed) {
-      clmg_matrix_options options;
-      clmg_matrix_options_defaults(&options);
-      options.precision = CLMG_FLOAT;
-      clmg_preconditioner in_float;
-      status = clmg_matrix_create(context, a, &options, &float_matrix);
-      if (status == CLMG_SUCCESS)
-        status = clmg_preconditioner_jacobi(float_matrix, &in_float);
-      if (status == CLMG_SUCCESS)
-        status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &in_float,
-                                                  &preconditioner);
-    } else {
-      status = clmg_preconditioner_jacobi(matrix, &preconditioner);
-    }
-  }
-  if (status == CLMG_SUCCESS && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH)) {
-    /* the products on the device on a GPU, as clmg solve --precond amg */
-    clmg_multigrid_options options;
-    clmg_multigrid_options_defaults(&options);
-    options.pre_smoothing = options.post_smoothing = 2;
-    options.matrix.precision = mixed ? CLMG_FLOAT : CLMG_DOUBLE;
-    clmg_amg_patch_smoothing patches = {0};
-    clmg_amg_options amg;
-    clmg_amg_options_defaults(&amg);
-    amg.times = &row->phases;
-    status = clmg_amg_multigrid_create(context, a, &amg, &options,
-                                       solver == SOLVER_AMG_PATCH ? &patches : NULL, &mg);
-    clmg_preconditioner cycle;
-    if (status == CLMG_SUCCESS)
-      status = clmg_multigrid_preconditioner(mg, &cycle);
-    if (status == CLMG_SUCCESS && mixed)
-      status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
-                                                &preconditioner);
-    else if (status == CLMG_SUCCESS)
-      preconditioner = cycle;
-    if (status == CLMG_SUCCESS) {
-      size_t total = 0;
-      row->levels = clmg_multigrid_levels(mg);
-      for (int l = 0; l < row->levels; ++l)
-        total += clmg_matrix_nnz(clmg_multigrid_matrix(mg, l));
-      row->operator_complexity = (double)total / (double)clmg_csr_nnz(a);
-    }
-  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_device(context, matrix, NULL, a, 1, options, &composed);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   row->setup_s = apputil_now() - start;
+  clmg_multigrid *mg = composed ? clmg_solver_multigrid(composed) : NULL;
+  if (status == CLMG_SUCCESS && mg) {
+    size_t total = 0;
+    row->levels = clmg_multigrid_levels(mg);
+    for (int l = 0; l < row->levels; ++l)
+      total += clmg_matrix_nnz(clmg_multigrid_matrix(mg, l));
+    row->operator_complexity = (double)total / (double)clmg_csr_nnz(a);
+    status = setup_phases(composed, row);
+  }
   if (status == CLMG_SUCCESS && profile > 0 && mg)
     status = profile_setup(context, a, mg, profile);
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = 1e-8;
-  krylov.max_iterations = 5000;
   clmg_krylov_result result = {0};
-  const clmg_preconditioner *p = solver == SOLVER_CG ? NULL : &preconditioner;
-  /* one iteration compiles the kernels; then the timed solve from x = 0 */
-  if (status == CLMG_SUCCESS) {
-    clmg_krylov_options one = krylov;
-    one.max_iterations = 1;
-    clmg_status warm = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, db, dx, p, &one, &result);
-    clmg_krylov_result_free(&result);
-    status = warm == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : warm;
-  }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(dx, 0.0);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   if (status == CLMG_SUCCESS) {
     start = apputil_now();
-    clmg_status solved = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, db, dx, p, &krylov, &result);
+    clmg_status solved = clmg_solver_solve(composed, db, dx, &result);
     clmg_finish(context);
     row->solve_s = apputil_now() - start;
     row->iterations = result.iterations;
@@ -288,13 +287,11 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
         row->iterations > 0 && row->floor_s > 0 ? row->solve_s / row->iterations / row->floor_s : 0;
   }
   clmg_krylov_result_free(&result);
-  clmg_preconditioner_destroy(&preconditioner);
-  clmg_multigrid_destroy(mg);
-  clmg_operator_destroy(&op);
+  clmg_solver_destroy(composed);
+  clmg_options_destroy(options);
   clmg_vector_destroy(db);
   clmg_vector_destroy(dx);
   clmg_matrix_destroy(matrix);
-  clmg_matrix_destroy(float_matrix);
   return status;
 }
 
@@ -384,12 +381,12 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
   return ok;
 }
 
-static void write_json(const settings *s, const result_row *rows, size_t count,
-                       const clmg_device_info *device, double copy_gb_per_s) {
+static int write_json(const char *path, const result_row *rows, size_t count,
+                      const clmg_device_info *device, double copy_gb_per_s) {
   clmg_output_file *file;
-  FILE *out = perf_json_open(PROGRAM, s->json_path, &file);
+  FILE *out = perf_json_open(PROGRAM, path, &file);
   if (!out)
-    return;
+    return 0;
   json_writer w;
   json_begin(&w, out);
   json_object_begin(&w, NULL);
@@ -406,12 +403,12 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
     json_integer(&w, "nonzeros", (long long)r->nonzeros);
     json_string(&w, "solver", solver_names[r->solver]);
     json_string(&w, "precision", r->mixed ? "mixed" : "double");
+    json_string(&w, "options", r->options);
     json_integer(&w, "levels", r->levels);
     json_number(&w, "operator_complexity", r->operator_complexity);
     json_number(&w, "setup_s", r->setup_s);
-    if (r->solver == SOLVER_AMG_JACOBI || r->solver == SOLVER_AMG_PATCH) {
-      json_amg_setup_times(&w, "setup_phases", &r->phases);
-    }
+    if (r->phases[0])
+      json_raw(&w, "setup_phases", r->phases);
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "solve_s", r->solve_s);
     json_number(&w, "relative_residual", r->relative_residual);
@@ -423,7 +420,7 @@ static void write_json(const settings *s, const result_row *rows, size_t count,
   json_array_end(&w);
   json_object_end(&w);
   json_end(&w);
-  perf_json_close(PROGRAM, file);
+  return perf_json_close(PROGRAM, file);
 }
 
 int main(int argc, char **argv) {
@@ -436,6 +433,8 @@ int main(int argc, char **argv) {
   }
   if (parsed == 0)
     return 2;
+  if (!perf_output_begin(PROGRAM, &s.output))
+    return 1;
   clmg_context *context = apputil_open_context(s.device);
   if (!context)
     return 1;
@@ -497,8 +496,10 @@ int main(int argc, char **argv) {
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);
   }
-  if (s.json_path && rows)
-    write_json(&s, rows, count, device, copy_gb_per_s);
+  const char *paths[2];
+  for (size_t k = 0; rows && k < perf_output_paths(&s.output, paths); ++k)
+    if (!write_json(paths[k], rows, count, device, copy_gb_per_s))
+      ok = 0;
   free(rows);
   clmg_context_destroy(context);
   return ok ? 0 : 1;

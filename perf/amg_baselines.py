@@ -4,7 +4,7 @@ smoothed aggregation as a CG preconditioner and hypre's BoomerAMG-PCG on
 this machine's CPU, and hypre's BoomerAMG-PCG on the GPU (clmg_hypre_pcg
 built against a CUDA hypre), with clmg's AMG-CG beside them.
 
-    clmg_perf_amg --write-mtx DIR --json amg.json ...
+    clmg_perf_amg --write-mtx DIR --output amg.json ...
     perf/amg_baselines.py DIR [--hypre build/perf/clmg_hypre_pcg]
         [--hypre-gpu build-hypre-gpu/perf/clmg_hypre_pcg] [--clmg-json amg.json]
         [--clmg build/apps/clmg] [--device nvidia] [--cpu-max-rows N] [--json FILE]

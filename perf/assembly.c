@@ -10,7 +10,8 @@
  * copy bandwidth measured in the same run, and the fraction of cells that
  * cross a patch boundary. Every configuration is checked once (y = A x and
  * b against the host) before it is timed: a wrong result prints FAIL and
- * makes the exit status 1. Table on stdout, --json for the same as JSON. */
+ * makes the exit status 1. Table on stdout; --output FILE writes the same as
+ * JSON, --json prints it instead of the table. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,7 +29,7 @@
 
 typedef struct benchmark_settings {
   const char *device;
-  const char *json_path;
+  perf_output output;
   const char *mesh_file;
   int regular_min, regular_max, regular_given;
   int blobs_level;
@@ -50,8 +51,10 @@ static void print_usage(FILE *out) {
       "Times the device P1 Helmholtz assembly (lambda 1, b = (phi_i, 1), sigma 1, 10, 1, ... on\n"
       "the mesh's material ids in increasing order) against the serial host reference.\n"
       "  --device DEV          device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
-      "                        $CLMG_DEVICE, else the first GPU, else the first CPU\n"
-      "  --json FILE           also write the results as JSON to FILE\n"
+      "                        $CLMG_DEVICE, else the first GPU, else the first CPU\n");
+  perf_output_help(out, 24);
+  fprintf(
+      out,
       "  --regular-levels A:B  Fu et al.'s Regular mesh (clmg_mesh_regular_tetrahedra), levels\n"
       "                        A to B (0..5; level 3: 274,625 vertices, 1,572,864 tetrahedra);\n"
       "                        default 1:3 on a GPU, 1:2 on other devices\n"
@@ -168,7 +171,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *s) {
   int blobs_given = 0, irregular_given = 0, min_time_given = 0, trials_given = 0,
       host_trials_given = 0;
   static const char *const value_options[] = {
-      "--device", "--json",     "--regular-levels", "--blobs-level", "--irregular-n",
+      "--device", "--output",   "--regular-levels", "--blobs-level", "--irregular-n",
       "--mesh",   "--meshes",   "--orders",         "--precisions",  "--paths",
       "--trials", "--min-time", "--reps",           "--host-trials", NULL};
   for (int i = 1; i < argc; ++i) {
@@ -192,8 +195,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *s) {
       return 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--mesh") == 0) {
       s->mesh_file = value;
     } else if (strcmp(name, "--regular-levels") == 0) {
@@ -731,6 +733,8 @@ int main(int argc, char **argv) {
     print_usage(stderr);
     return 2;
   }
+  if (!perf_output_begin(PROGRAM, &s.output))
+    return 1;
   clmg_context_options options;
   clmg_context_options_defaults(&options);
   options.device = s.device;
@@ -827,10 +831,12 @@ int main(int argc, char **argv) {
     }
 
   int json_ok = 1;
-  if (s.json_path != NULL) {
-    json_ok = write_json(s.json_path, &s, &results);
-    if (json_ok)
-      printf("\nJSON written to %s\n", s.json_path);
+  const char *paths[2];
+  for (size_t k = 0; k < perf_output_paths(&s.output, paths); ++k) {
+    if (!write_json(paths[k], &s, &results))
+      json_ok = 0;
+    else if (strcmp(paths[k], "-") != 0)
+      printf("\nJSON written to %s\n", paths[k]);
   }
   if (results.failures > 0)
     fprintf(stderr, PROGRAM ": %d failure(s); see the messages above\n", results.failures);

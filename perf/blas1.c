@@ -4,10 +4,10 @@
  * times copy, dot, nrm2, axpy, waxpby and the fused axpy_nrm2, cg_update and
  * dot2 by wall clock, and reports the bandwidth each achieves under the
  * minimal-traffic model, as GB/s and as a ratio to the device's copy bandwidth
- * measured in the same run. Prints a table to stdout and, with --json, writes
- * the same results as a JSON document.
+ * measured in the same run. Prints a table to stdout; --output FILE writes
+ * the same results as a JSON document, --json prints it instead of the table.
  *
- *   clmg_perf_blas1 [--device DEV] [--json FILE] [--min-n N] [--max-n N]
+ *   clmg_perf_blas1 [--device DEV] [--output FILE] [--json] [--min-n N] [--max-n N]
  *                   [--precision double|float|both] [--backend native|clblast|auto|both]
  *                   [--reps R] [--min-time S] [--trials T]
  */
@@ -28,7 +28,7 @@
 
 typedef struct benchmark_settings {
   const char *device;
-  const char *json_path;
+  perf_output output;
   double min_n;
   double max_n;
   int max_n_given;
@@ -40,21 +40,22 @@ typedef struct benchmark_settings {
 } benchmark_settings;
 
 static void print_usage(FILE *out) {
-  fprintf(out,
-          "usage: clmg_perf_blas1 [options]\n"
-          "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
-          "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n"
-          "  --json FILE         also write the results as JSON to FILE\n"
-          "  --min-n N           smallest vector length (default 1e3)\n"
-          "  --max-n N           largest vector length (default 1e8; 1e7 on a CPU device)\n"
-          "                      lengths run in decades from --min-n to --max-n\n"
-          "  --precision P       double, float or both (default both)\n"
-          "  --backend B         native, clblast, auto or both (default both)\n"
-          "  --reps R            exactly R timed repetitions (default: adaptive, so each\n"
-          "                      measurement lasts at least --min-time)\n"
-          "  --min-time S        seconds per adaptive measurement (default 0.2)\n"
-          "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
-          "  --help              this text\n");
+  fputs("usage: clmg_perf_blas1 [options]\n"
+        "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
+        "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n",
+        out);
+  perf_output_help(out, 22);
+  fputs("  --min-n N           smallest vector length (default 1e3)\n"
+        "  --max-n N           largest vector length (default 1e8; 1e7 on a CPU device)\n"
+        "                      lengths run in decades from --min-n to --max-n\n"
+        "  --precision P       double, float or both (default both)\n"
+        "  --backend B         native, clblast, auto or both (default both)\n"
+        "  --reps R            exactly R timed repetitions (default: adaptive, so each\n"
+        "                      measurement lasts at least --min-time)\n"
+        "  --min-time S        seconds per adaptive measurement (default 0.2)\n"
+        "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
+        "  --help              this text\n",
+        out);
 }
 
 static const char *backend_name(clmg_blas1_backend backend) {
@@ -83,7 +84,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
   settings->timing.min_time_s = 0.2;
   settings->timing.trials = 2;
   settings->timing.max_adaptive_reps = 1000000;
-  static const char *const value_options[] = {"--device",    "--json",    "--min-n", "--max-n",
+  static const char *const value_options[] = {"--device",    "--output",  "--min-n", "--max-n",
                                               "--precision", "--backend", "--reps",  "--min-time",
                                               "--trials",    NULL};
 
@@ -102,8 +103,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
     double number = 0;
     if (strcmp(name, "--device") == 0) {
       settings->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      settings->json_path = value;
+    } else if (perf_parse_output_option(name, value, &settings->output) == 1) {
     } else if (strcmp(name, "--min-n") == 0 || strcmp(name, "--max-n") == 0) {
       if (!perf_parse_positive_number(value, &number) || number < 1 || number > 1e12) {
         fprintf(stderr, PROGRAM ": %s wants a length between 1 and 1e12, not %s\n", name, value);
@@ -691,6 +691,10 @@ int main(int argc, char **argv) {
     return 2;
   }
 
+  if (!perf_output_begin(PROGRAM, &settings.output)) {
+    return 1;
+  }
+
   benchmark_results results;
   memset(&results, 0, sizeof results);
   results.copy_gb_per_s = NAN;
@@ -714,10 +718,12 @@ int main(int argc, char **argv) {
   print_decision(&results, decisions, decision_count);
 
   int json_ok = 1;
-  if (settings.json_path != NULL) {
-    json_ok = write_json(settings.json_path, &settings, &results, decisions, decision_count);
-    if (json_ok) {
-      printf("\nJSON written to %s\n", settings.json_path);
+  const char *paths[2];
+  for (size_t k = 0; k < perf_output_paths(&settings.output, paths); ++k) {
+    if (!write_json(paths[k], &settings, &results, decisions, decision_count)) {
+      json_ok = 0;
+    } else if (strcmp(paths[k], "-") != 0) {
+      printf("\nJSON written to %s\n", paths[k]);
     }
   }
   if (results.failures > 0) {

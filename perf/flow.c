@@ -21,7 +21,8 @@
 #define PROGRAM "clmg_perf_flow"
 
 typedef struct settings {
-  const char *device, *json_path;
+  const char *device;
+  perf_output output;
   int min_level, max_level;
   perf_timing timing;
 } settings;
@@ -76,10 +77,10 @@ static void usage(FILE *out) {
         "                    (default 3:7 on a GPU, 3:5 elsewhere; level 7: 2.1M unknowns)\n"
         "  --min-time S      adaptive timing: each measurement lasts at least S seconds\n"
         "  --reps N          exactly N repetitions per measurement\n"
-        "  --trials N        timed batches per measurement; the fastest counts\n"
-        "  --json FILE       write the results as JSON\n"
-        "  -h, --help        this text\n",
+        "  --trials N        timed batches per measurement; the fastest counts\n",
         out);
+  perf_output_help(out, 20);
+  fputs("  -h, --help        this text\n", out);
 }
 
 /* A vortex, for the Oseen wind. */
@@ -222,7 +223,7 @@ static int parse(int argc, char **argv, settings *s, int is_gpu_default) {
   s->max_level = is_gpu_default ? 7 : 5;
   s->timing = (perf_timing){0, 0.2, 3, 1000000};
   static const char *const options[] = {"--device", "--levels", "--min-time", "--reps",
-                                        "--trials", "--json",   NULL};
+                                        "--trials", "--output", NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -235,8 +236,7 @@ static int parse(int argc, char **argv, settings *s, int is_gpu_default) {
       return 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--levels") == 0) {
       if (sscanf(value, "%d:%d", &s->min_level, &s->max_level) != 2 || s->min_level < 0 ||
           s->max_level < s->min_level || s->max_level > 9) {
@@ -263,6 +263,10 @@ int main(int argc, char **argv) {
   if (!parse(argc, argv, &s, device->is_gpu)) {
     clmg_context_destroy(context);
     return 2;
+  }
+  if (!perf_output_begin(PROGRAM, &s.output)) {
+    clmg_context_destroy(context);
+    return 1;
   }
   perf_print_device(device);
   double copy_gb_s = NAN;
@@ -508,9 +512,10 @@ int main(int argc, char **argv) {
              total > 0 ? 100 * f->part_s[p] / total : 0);
     printf("\n");
   }
-  if (s.json_path && ok) {
+  const char *paths[2];
+  for (size_t path = 0; ok && path < perf_output_paths(&s.output, paths); path++) {
     clmg_output_file *file = NULL;
-    FILE *out = perf_json_open(PROGRAM, s.json_path, &file);
+    FILE *out = perf_json_open(PROGRAM, paths[path], &file);
     if (out) {
       json_writer w;
       json_begin(&w, out);

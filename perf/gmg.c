@@ -20,7 +20,7 @@
  * hierarchy assembled on the device (clmg_fe_poisson_hierarchy_device +
  * clmg_multigrid_create_from_csr_device), and the solve that follows.
  *
- *   clmg_perf_gmg [--device DEV] [--json FILE] [--size small|large]
+ *   clmg_perf_gmg [--device DEV] [--output FILE] [--json] [--size small|large]
  *                 [--q1-levels A:B] [--q2-levels A:B] [--numberings LIST]
  *                 [--sweep yes|no] [--setup yes|no] [--coarse-rows N]
  *                 [--min-time S] [--trials T]
@@ -40,7 +40,7 @@ enum { MAX_RESULTS = 512 };
 
 typedef struct settings {
   const char *device;
-  const char *json_path;
+  perf_output output;
   int levels[2][2]; /* [q1, q2][first, last]; first > last: none */
   int numbering_on[5];
   int sweep;
@@ -124,10 +124,10 @@ static void print_usage(FILE *out) {
         "                      (default yes; one trial each, after a warm-up that\n"
         "                      compiles the kernels)\n"
         "  --coarse-rows N     the sweep solves directly on the finest level with at most\n"
-        "                      N rows and drops the coarser ones (default 0: all levels)\n"
-        "  --json FILE         write the results as JSON\n"
-        "  -h, --help          this text\n",
+        "                      N rows and drops the coarser ones (default 0: all levels)\n",
         out);
+  perf_output_help(out, 22);
+  fputs("  -h, --help          this text\n", out);
 }
 
 static int parse_range(const char *text, int range[2]) {
@@ -153,8 +153,8 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
   s->levels[0][0] = -1; /* from --size or the device */
   int q1_given = 0, q2_given = 0;
   static const char *const value_options[] = {
-      "--device", "--json",  "--size",     "--q1-levels", "--q2-levels",   "--numberings",
-      "--sweep",  "--setup", "--min-time", "--trials",    "--coarse-rows", NULL};
+      "--device", "--output", "--size",     "--q1-levels", "--q2-levels",   "--numberings",
+      "--sweep",  "--setup",  "--min-time", "--trials",    "--coarse-rows", NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -165,8 +165,7 @@ static int parse_settings(int argc, char **argv, settings *s, const char **size)
       return 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--size") == 0) {
       if (strcmp(value, "small") != 0 && strcmp(value, "large") != 0) {
         fprintf(stderr, PROGRAM ": --size wants small or large, not %s\n", value);
@@ -581,12 +580,12 @@ static void print_solve_row(const solve_row *r) {
   fflush(stdout);
 }
 
-static void write_json(const settings *s, const results *res, const clmg_device_info *device,
-                       double copy_gb_per_s) {
+static int write_json(const char *path, const results *res, const clmg_device_info *device,
+                      double copy_gb_per_s) {
   clmg_output_file *file;
-  FILE *out = perf_json_open(PROGRAM, s->json_path, &file);
+  FILE *out = perf_json_open(PROGRAM, path, &file);
   if (!out)
-    return;
+    return 0;
   json_writer w;
   json_begin(&w, out);
   json_object_begin(&w, NULL);
@@ -681,7 +680,7 @@ static void write_json(const settings *s, const results *res, const clmg_device_
   }
   json_object_end(&w);
   json_end(&w);
-  perf_json_close(PROGRAM, file);
+  return perf_json_close(PROGRAM, file);
 }
 
 /* The kernels by device time, per iteration; the gap between the wall time
@@ -806,6 +805,8 @@ int main(int argc, char **argv) {
   }
   if (parsed == 0)
     return 2;
+  if (!perf_output_begin(PROGRAM, &s.output))
+    return 1;
   clmg_context *context = apputil_open_context(s.device);
   if (!context)
     return 1;
@@ -894,8 +895,10 @@ int main(int argc, char **argv) {
       !run_sweep(context, &s, &sweep_hierarchy, sweep_level, copy_gb_per_s, res))
     exit_code = 1;
   clmg_fe_hierarchy_free(&sweep_hierarchy);
-  if (s.json_path)
-    write_json(&s, res, device, copy_gb_per_s);
+  const char *paths[2];
+  for (size_t k = 0; k < perf_output_paths(&s.output, paths); ++k)
+    if (!write_json(paths[k], res, device, copy_gb_per_s))
+      exit_code = 1;
   clmg_mesh_free(&coarse);
   free(res->profile.kernels);
   free(res);

@@ -325,7 +325,7 @@ if [[ ${build_status} -eq 0 ]]; then
     start_step
     # shellcheck disable=SC2086 # extra holds several arguments
     "${build_dir}/perf/clmg_perf_blas1" --device "${device}" --max-n "${max_n}" \
-      --json "${results_dir}/blas1-${label}.json" ${extra} 2>&1 |
+      --output "${results_dir}/blas1-${label}.json" ${extra} 2>&1 |
       tee -a "${bench_log}"
     record "blas1 (${label})" $?
   }
@@ -340,7 +340,7 @@ if [[ ${build_status} -eq 0 ]]; then
     start_step
     # shellcheck disable=SC2086 # extra holds several arguments
     "${build_dir}/perf/clmg_perf_spmv" --device "${device}" \
-      --json "${results_dir}/spmv-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+      --output "${results_dir}/spmv-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
     record "spmv (${label})" $?
   }
   if [[ "${SKIP_SPMV:-0}" != 1 ]]; then
@@ -366,7 +366,7 @@ if [[ ${build_status} -eq 0 ]]; then
     start_step
     # shellcheck disable=SC2086 # extra holds several arguments
     "${build_dir}/perf/clmg_perf_${name}" --device "${device}" \
-      --json "${results_dir}/${name}-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
+      --output "${results_dir}/${name}-${label}.json" ${extra} 2>&1 | tee -a "${bench_log}"
     record "${name} (${label})" $?
   }
   if [[ "${SKIP_GMG:-0}" != 1 ]]; then

@@ -23,9 +23,10 @@
  *     error of --error-factor x e_d from x = 0: HOMG for each MaxI (the
  *     default schedule; the others at the largest MaxI), the V-cycle and FMG
  *     on nested grids, HOMG on four-subdomain grids.
- * Prints tables and, with --json FILE, writes every row.
+ * Prints tables; --output FILE writes every row as JSON, --json prints that
+ * instead of the tables.
  *
- *   clmg_perf_homg [--device DEV] [--json FILE] [--size small|large]
+ *   clmg_perf_homg [--device DEV] [--output FILE] [--json] [--size small|large]
  *                  [--n-min N] [--n-max N] [--precision double|float|both]
  *                  [--maxi LIST] [--error-factor F] [--skip-solves 1] [--schedule LIST]
  *                  [--reps R] [--min-time S] [--trials T] */
@@ -45,7 +46,7 @@
 
 typedef struct settings {
   const char *device;
-  const char *json_path;
+  perf_output output;
   size_t n_min, n_max;
   int n_max_given;
   int run_double, run_float;
@@ -59,27 +60,28 @@ typedef struct settings {
 } settings;
 
 static void print_usage(FILE *out) {
-  fprintf(out,
-          "usage: clmg_perf_homg [options]\n"
-          "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
-          "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n"
-          "  --json FILE         also write the results as JSON to FILE\n"
-          "  --size S            small (N up to 512) or large (N up to 8192); default\n"
-          "                      large on a GPU, small on a CPU\n"
-          "  --n-min N           smallest N (default 128); N is rounded up to a power of two\n"
-          "  --n-max N           largest N (overrides --size); grids of N + 1 (nested) and\n"
-          "                      N (four subdomains) points per side\n"
-          "  --precision P       double (default), float or both (solves run in double)\n"
-          "  --maxi LIST         MaxI values, comma-separated (default 4,32)\n"
-          "  --error-factor F    target L1 error of the solves: F x the discretisation error\n"
-          "                      (default 1.1)\n"
-          "  --skip-solves 1     only the step and cycle timings\n"
-          "  --schedule LIST     the MFMG schedules of the cycle table, comma-separated:\n"
-          "                      sawtooth (default), ascent, vshape\n"
-          "  --reps R            exactly R timed repetitions per step (default: adaptive)\n"
-          "  --min-time S        seconds per adaptive step measurement (default 0.2)\n"
-          "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
-          "  --help              this text\n");
+  fputs("usage: clmg_perf_homg [options]\n"
+        "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
+        "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n",
+        out);
+  perf_output_help(out, 22);
+  fputs("  --size S            small (N up to 512) or large (N up to 8192); default\n"
+        "                      large on a GPU, small on a CPU\n"
+        "  --n-min N           smallest N (default 128); N is rounded up to a power of two\n"
+        "  --n-max N           largest N (overrides --size); grids of N + 1 (nested) and\n"
+        "                      N (four subdomains) points per side\n"
+        "  --precision P       double (default), float or both (solves run in double)\n"
+        "  --maxi LIST         MaxI values, comma-separated (default 4,32)\n"
+        "  --error-factor F    target L1 error of the solves: F x the discretisation error\n"
+        "                      (default 1.1)\n"
+        "  --skip-solves 1     only the step and cycle timings\n"
+        "  --schedule LIST     the MFMG schedules of the cycle table, comma-separated:\n"
+        "                      sawtooth (default), ascent, vshape\n"
+        "  --reps R            exactly R timed repetitions per step (default: adaptive)\n"
+        "  --min-time S        seconds per adaptive step measurement (default 0.2)\n"
+        "  --trials T          timed batches per measurement, the fastest counts (default 2)\n"
+        "  --help              this text\n",
+        out);
 }
 
 static int parse_maxi_list(const char *value, settings *s) {
@@ -145,7 +147,7 @@ static int parse_arguments(int argc, char **argv, settings *s) {
   s->timing.trials = 2;
   s->timing.max_adaptive_reps = 100000;
   static const char *const value_options[] = {
-      "--device",      "--json",      "--size",     "--n-min",
+      "--device",      "--output",    "--size",     "--n-min",
       "--n-max",       "--precision", "--maxi",     "--error-factor",
       "--skip-solves", "--reps",      "--min-time", "--trials",
       "--schedule",    NULL};
@@ -163,8 +165,7 @@ static int parse_arguments(int argc, char **argv, settings *s) {
     double number = 0;
     if (strcmp(name, "--device") == 0) {
       s->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      s->json_path = value;
+    } else if (perf_parse_output_option(name, value, &s->output) == 1) {
     } else if (strcmp(name, "--size") == 0) {
       if (strcmp(value, "small") == 0) {
         s->n_max = 512;
@@ -894,6 +895,9 @@ int main(int argc, char **argv) {
   if (parsed == 0) {
     return 2;
   }
+  if (!perf_output_begin(PROGRAM, &s.output)) {
+    return 1;
+  }
   clmg_context *context = apputil_open_context(s.device);
   if (!context) {
     return 1;
@@ -1012,9 +1016,10 @@ int main(int argc, char **argv) {
   }
 
   int exit_code = r.failures ? 1 : 0;
-  if (s.json_path) {
+  const char *paths[2];
+  for (size_t k = 0; k < perf_output_paths(&s.output, paths); ++k) {
     clmg_output_file *file;
-    FILE *out = perf_json_open(PROGRAM, s.json_path, &file);
+    FILE *out = perf_json_open(PROGRAM, paths[k], &file);
     if (!out) {
       exit_code = 1;
     } else {

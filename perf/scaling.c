@@ -22,8 +22,10 @@
  * one device share its bandwidth; ranks on devices of their own add theirs).
  *
  * Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]
- *            [--device D] [--min-time S] [--cg-max K] [--gather-rows R] [--json FILE]
- * --json appends one JSON object (one line) to FILE; --cg-max stops PCG
+ *            [--device D] [--min-time S] [--cg-max K] [--gather-rows R]
+ *            [--output FILE] [--json]
+ * --output appends one JSON object (one line) to FILE, --json prints it on
+ * stdout instead of the report; --cg-max stops PCG
  * after K iterations (its time per iteration still counts; large problems
  * need thousands to 1e-8). Each solve runs three times: the best counts. */
 #include <math.h>
@@ -35,6 +37,9 @@
 #include "clmg/fem.h"
 #include "clmg/mesh.h"
 #include "clmg/mpi.h"
+#include "perf_common.h"
+
+#define PROGRAM "clmg_perf_scaling"
 
 static int rank, ranks;
 
@@ -197,38 +202,67 @@ int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  const char *problem_text = "circle:6", *device = NULL, *json_path = NULL;
+  const char *problem_text = "circle:6", *device = NULL;
+  perf_output output = {0};
   double min_time = 0.2;
   int cg_max = 20000;
   size_t gather_rows = 0;
+  static const char *const value_options[] = {"--problem",     "--device", "--cg-max", "--min-time",
+                                              "--gather-rows", "--output", NULL};
   for (int i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--problem") == 0 && i + 1 < argc)
-      problem_text = argv[++i];
-    else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc)
-      device = argv[++i];
-    else if (strcmp(argv[i], "--cg-max") == 0 && i + 1 < argc)
-      cg_max = atoi(argv[++i]) > 0 ? atoi(argv[i]) : 20000;
-    else if (strcmp(argv[i], "--gather-rows") == 0 && i + 1 < argc)
-      gather_rows = (size_t)atol(argv[++i]);
-    else if (strcmp(argv[i], "--min-time") == 0 && i + 1 < argc)
-      min_time = atof(argv[++i]);
-    else if (strcmp(argv[i], "--json") == 0 && i + 1 < argc)
-      json_path = argv[++i];
-    else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+    char name[32];
+    const char *value = NULL;
+    /* every rank reads the same words: they stop alike */
+    int read = perf_next_option(PROGRAM, argc, argv, &i, value_options, name, &value);
+    long long integer = 0;
+    if (read < 0) {
       if (rank == 0)
-        printf("Usage: mpirun -np N clmg_perf_scaling [--problem circle:L|box2:N:L|box3:N:L]\n"
-               "         [--device D] [--min-time S] [--cg-max K] [--gather-rows R] [--json FILE]\n"
-               "--gather-rows R: the levels with at most R rows run whole on every rank\n"
-               "(coarse_max_rows of clmg_mpi_multigrid_create; default 0: none).\n"
+        printf("Usage: mpirun -np N " PROGRAM " [OPTIONS]\n"
                "The FE Poisson hierarchy (Q1) split over the ranks: distributed SpMV against\n"
                "the local SpMV of the same rows, a global reduction, Jacobi-PCG and V(4,4)\n"
                "multigrid to 1e-8 (PCG at most K iterations), and the halo they exchange.\n"
-               "--json appends one line.\n");
+               "\n"
+               "Options:\n"
+               "  --problem P           circle:L (CIRCLE at level L), box2:N:L or box3:N:L\n"
+               "                        (an N^d box of Q1 cells at level L); default circle:6\n"
+               "  --device D            device string (default: the host's GPUs in turn)\n"
+               "  --min-time S          seconds each SpMV and reduction measurement lasts at\n"
+               "                        least (default 0.2)\n"
+               "  --cg-max K            stop PCG after K iterations (default 20000)\n"
+               "  --gather-rows R       the levels with at most R rows run whole on every rank\n"
+               "                        (coarse_max_rows of clmg_mpi_multigrid_create;\n"
+               "                        default 0: none)\n"
+               "  --output FILE         append the results as one JSON object (one line) to\n"
+               "                        FILE (perf/scaling.sh collects the runs so)\n"
+               "  --json                print that line on stdout instead of the report (the\n"
+               "                        old spelling --json FILE still appends to FILE, with\n"
+               "                        a note, until 0.3.0)\n"
+               "  -h, --help            this text\n");
       MPI_Finalize();
       return 0;
-    } else
-      DIE("unknown argument '%s' (see --help)", argv[i]);
+    }
+    int good = read == 1;
+    if (good && strcmp(name, "--problem") == 0)
+      problem_text = value;
+    else if (good && strcmp(name, "--device") == 0)
+      device = value;
+    else if (good && strcmp(name, "--cg-max") == 0)
+      good = perf_parse_integer(PROGRAM, name, value, 1, 1000000000, &integer) &&
+             (cg_max = (int)integer) > 0;
+    else if (good && strcmp(name, "--gather-rows") == 0)
+      good = perf_parse_integer(PROGRAM, name, value, 0, 1000000000, &integer) &&
+             (gather_rows = (size_t)integer) == (size_t)integer;
+    else if (good && strcmp(name, "--min-time") == 0)
+      good = perf_parse_number(PROGRAM, name, value, 1e-6, 60, &min_time);
+    else if (good)
+      perf_parse_output_option(name, value, &output);
+    if (!good) {
+      MPI_Finalize();
+      return 2;
+    }
   }
+  if (!perf_output_begin(PROGRAM, &output))
+    DIE("--json: stdout cannot be set aside");
   problem p;
   parse_problem(problem_text, &p);
 
@@ -418,10 +452,14 @@ int main(int argc, char **argv) {
            "coarse solve %s)\n",
            mg_result.iterations, 1e3 * cycle, t_mg, engine_levels,
            clmg_multigrid_coarse_solver(multigrid));
-    if (json_path) {
-      FILE *file = fopen(json_path, "a");
+    const char *paths[2];
+    for (size_t k = 0; k < perf_output_paths(&output, paths); k++) {
+      /* the file is appended to: it collects the runs */
+      int to_stdout = strcmp(paths[k], "-") == 0;
+      clmg_output_file *none = NULL;
+      FILE *file = to_stdout ? perf_json_open(PROGRAM, "-", &none) : fopen(paths[k], "a");
       if (!file)
-        DIE("cannot append to %s", json_path);
+        DIE("cannot append to %s", paths[k]);
       fprintf(file,
               "{\"problem\": \"%s\", \"ranks\": %d, \"unknowns\": %llu, \"levels\": %d, "
               "\"partition_level\": %d, \"piece_dofs_max\": %llu, \"gather_rows\": %zu, "
@@ -436,7 +474,8 @@ int main(int argc, char **argv) {
               engine_levels, info->name, copy_gb_s, hierarchy_s, build_s, t_spmv, t_local,
               t_local_wait, spmv_bytes, spmv_halo, cycle_halo, t_allreduce, cg_result.iterations,
               t_cg, cg_result.converged, mg_result.iterations, t_mg, mg_result.converged);
-      fclose(file);
+      if (to_stdout ? !perf_json_close(PROGRAM, NULL) : fclose(file) != 0)
+        DIE("cannot write %s", paths[k]);
     }
   }
   clmg_krylov_result_free(&cg_result);

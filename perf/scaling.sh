@@ -68,7 +68,7 @@ run() { # run RANKS PROBLEM [THREADS]
   echo "--- ${problem} on ${ranks} rank(s)"
   "${mpiexec}" -n "${ranks}" "${flags[@]}" "${program}" --problem "${problem}" \
     "${device_args[@]}" --min-time "${min_time}" --cg-max "${CG_MAX:-20000}" \
-    --gather-rows "${GATHER_ROWS:-0}" --json "${out}" ||
+    --gather-rows "${GATHER_ROWS:-0}" --output "${out}" ||
     failed=1
 }
 

@@ -6,10 +6,11 @@
  * against the host reference, and reports time, GFLOP/s and the bandwidth
  * achieved under a minimal-traffic model, as GB/s and as a ratio to the copy
  * bandwidth measured in the same run. Prints a table and a per-matrix
- * summary; --json writes the same as JSON; --write-mtx writes every matrix
+ * summary; --output FILE writes the same as JSON (--json prints it instead
+ * of the table); --write-mtx writes every matrix
  * and its x as Matrix Market files for perf/cusparse_spmv.py.
  *
- *   clmg_perf_spmv [--device DEV] [--json FILE] [--size small|medium|large | --nnz N]
+ *   clmg_perf_spmv [--device DEV] [--output FILE] [--json] [--size small|medium|large | --nnz N]
  *                  [--formats csr,ellr,sell,auto] [--precision double|float|both]
  *                  [--matrices NAME,...] [--write-mtx DIR] [--min-time S] [--trials T]
  */
@@ -47,7 +48,7 @@ enum { MAX_FORMATS = 4, MAX_MATRICES = 32 };
 
 typedef struct benchmark_settings {
   const char *device;
-  const char *json_path;
+  perf_output output;
   const char *mtx_dir;
   const char *size_name; /* "small", "medium", "large", "nnz" or NULL (device default) */
   double target_nnz;     /* 0: from size_name or the device */
@@ -65,11 +66,11 @@ typedef struct benchmark_settings {
 static void print_usage(FILE *out) {
   size_t kind_count = 0;
   const perf_matrix_kind *kinds = perf_matrix_kinds(&kind_count);
+  fprintf(out, "usage: " PROGRAM " [options]\n"
+               "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
+               "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n");
+  perf_output_help(out, 22);
   fprintf(out,
-          "usage: " PROGRAM " [options]\n"
-          "  --device DEV        device string (nvidia, pocl, gpu, cpu, P:D, name); default:\n"
-          "                      $CLMG_DEVICE, else the first GPU, else the first CPU\n"
-          "  --json FILE         also write the results as JSON to FILE\n"
           "  --size S            small (2e6 nonzeros per matrix), medium (8e6) or large (3e7);\n"
           "                      default: large on a GPU, small otherwise\n"
           "  --nnz N             target nonzeros per matrix (instead of --size)\n"
@@ -164,7 +165,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
   settings->seed = 1;
   int formats_given = 0, matrices_given = 0;
   static const char *const value_options[] = {
-      "--device",      "--json",     "--size",      "--nnz",      "--formats",
+      "--device",      "--output",   "--size",      "--nnz",      "--formats",
       "--precision",   "--matrices", "--write-mtx", "--min-time", "--trials",
       "--max-padding", "--seed",     NULL};
 
@@ -183,8 +184,7 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
     double number = 0;
     if (strcmp(name, "--device") == 0) {
       settings->device = value;
-    } else if (strcmp(name, "--json") == 0) {
-      settings->json_path = value;
+    } else if (perf_parse_output_option(name, value, &settings->output) == 1) {
     } else if (strcmp(name, "--write-mtx") == 0) {
       settings->mtx_dir = value;
     } else if (strcmp(name, "--size") == 0) {
@@ -953,6 +953,9 @@ int main(int argc, char **argv) {
   if (settings.mtx_dir != NULL && !ensure_directory(settings.mtx_dir)) {
     return 2;
   }
+  if (!perf_output_begin(PROGRAM, &settings.output)) {
+    return 1;
+  }
 
   clmg_context *context = apputil_open_context(settings.device);
   if (context == NULL) {
@@ -980,10 +983,12 @@ int main(int argc, char **argv) {
   print_summary(&results);
 
   int json_ok = 1;
-  if (settings.json_path != NULL) {
-    json_ok = write_json(settings.json_path, &settings, &results);
-    if (json_ok) {
-      printf("\nJSON written to %s\n", settings.json_path);
+  const char *paths[2];
+  for (size_t k = 0; k < perf_output_paths(&settings.output, paths); ++k) {
+    if (!write_json(paths[k], &settings, &results)) {
+      json_ok = 0;
+    } else if (strcmp(paths[k], "-") != 0) {
+      printf("\nJSON written to %s\n", paths[k]);
     }
   }
   if (results.failures > 0) {

@@ -27,6 +27,12 @@ void apputil_report(const clmg_context *context, clmg_status status, const char 
   fputc('\n', stderr);
 }
 
+void apputil_old_spelling(const char *command, const char *old_name, const char *new_name) {
+  fprintf(stderr,
+          "%s: %s is now %s (every command's name for it); the old spelling goes in 0.3.0\n",
+          command, old_name, new_name);
+}
+
 void apputil_announce_compiling(const clmg_program_event *event, void *data) {
   static int said = 0;
   (void)data;

@@ -14,6 +14,11 @@ double apputil_now(void);
 /* Prints "clmg: <what>: <status string>: <context message>" to stderr. */
 void apputil_report(const clmg_context *context, clmg_status status, const char *what);
 
+/* An old spelling of an option, still taken for one release (the clmg
+ * command's and the perf programs'): a note on stderr ("clmg flow:
+ * --max-iterations is now --maxit (...); the old spelling goes in 0.3.0"). */
+void apputil_old_spelling(const char *command, const char *old_name, const char *new_name);
+
 /* Creates a context on `device` (NULL: default), printing the reason and
  * returning NULL on failure. The context announces its first kernel
  * compilation on stderr (apputil_announce_compiling). */

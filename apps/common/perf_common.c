@@ -1,9 +1,11 @@
+#define _POSIX_C_SOURCE 200809L /* dup, fdopen under -std=c11 */
 #include "perf_common.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int perf_parse_positive_number(const char *text, double *value) {
   char *end = NULL;
@@ -73,6 +75,27 @@ int perf_next_option(const char *program, int argc, char **argv, int *index,
   } else {
     snprintf(name, 32, "%s", option);
   }
+  if (strcmp(name, "--json") == 0 && is_listed("--output", value_options)) {
+    /* --json alone prints the JSON; the old --json FILE named the file */
+    const char *file =
+        equals != NULL ? *value
+        : *index + 1 < argc && (argv[*index + 1][0] != '-' || strcmp(argv[*index + 1], "-") == 0)
+            ? argv[++*index]
+            : NULL;
+    *value = NULL;
+    if (file != NULL && file[0] == '\0') {
+      fprintf(stderr, "%s: %s needs a file name\n", program, option);
+      return 0;
+    }
+    if (file != NULL) {
+      apputil_old_spelling(program, "--json FILE", "--output FILE (and --json alone prints it)");
+      if (strcmp(file, "-") != 0) {
+        snprintf(name, 32, "--output");
+        *value = file;
+      }
+    }
+    return 1;
+  }
   if (!is_listed(name, value_options)) {
     fprintf(stderr, "%s: unknown option %s (try --help)\n", program, option);
     return 0;
@@ -83,6 +106,10 @@ int perf_next_option(const char *program, int argc, char **argv, int *index,
       return 0;
     }
     *value = argv[++*index];
+  }
+  if (strcmp(name, "--output") == 0 && (*value)[0] == '\0') {
+    fprintf(stderr, "%s: %s needs a file name\n", program, option);
+    return 0;
   }
   return 1;
 }
@@ -253,9 +280,66 @@ int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
   return 1;
 }
 
+/* The real stdout once --json has sent stdout to /dev/null; NULL before. */
+static FILE *json_stdout;
+
+void perf_output_help(FILE *out, int column) {
+  static const char *const lines[][2] = {
+      {"--output FILE", "write the results as JSON to FILE (an existing"},
+      {"", "FILE is replaced only once the new one is complete)"},
+      {"--json", "print the results as JSON on stdout instead of the"},
+      {"", "table (the old spelling --json FILE writes FILE,"},
+      {"", "with a note, until 0.3.0)"}};
+  for (size_t k = 0; k < sizeof lines / sizeof lines[0]; ++k)
+    fprintf(out, "  %-*s%s\n", column - 2, lines[k][0], lines[k][1]);
+}
+
+int perf_parse_output_option(const char *name, const char *value, perf_output *output) {
+  if (strcmp(name, "--output") == 0) {
+    output->path = value;
+    return 1;
+  }
+  if (strcmp(name, "--json") == 0) {
+    output->to_stdout = 1;
+    return 1;
+  }
+  return -1;
+}
+
+int perf_output_begin(const char *program, const perf_output *output) {
+  if (!output->to_stdout || json_stdout != NULL)
+    return 1;
+  fflush(stdout);
+  int fd = dup(STDOUT_FILENO);
+  FILE *real = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (real == NULL || freopen("/dev/null", "w", stdout) == NULL) {
+    fprintf(stderr, "%s: --json: cannot set stdout aside: %s\n", program, strerror(errno));
+    if (real != NULL)
+      fclose(real);
+    else if (fd >= 0)
+      close(fd);
+    return 0;
+  }
+  json_stdout = real;
+  return 1;
+}
+
+size_t perf_output_paths(const perf_output *output, const char *paths[2]) {
+  size_t count = 0;
+  if (output->path != NULL)
+    paths[count++] = output->path;
+  if (output->to_stdout)
+    paths[count++] = "-";
+  return count;
+}
+
 FILE *perf_json_open(const char *program, const char *path, clmg_output_file **file) {
   clmg_error error;
   FILE *out = NULL;
+  if (strcmp(path, "-") == 0) {
+    *file = NULL;
+    return json_stdout != NULL ? json_stdout : stdout;
+  }
   if (clmg_output_file_open(path, "w", file, &out, &error) != CLMG_SUCCESS) {
     fprintf(stderr, "%s: %s\n", program, error.message);
   }
@@ -264,6 +348,14 @@ FILE *perf_json_open(const char *program, const char *path, clmg_output_file **f
 
 int perf_json_close(const char *program, clmg_output_file *file) {
   clmg_error error;
+  if (file == NULL) {
+    FILE *out = json_stdout != NULL ? json_stdout : stdout;
+    if (fflush(out) != 0 || ferror(out)) {
+      fprintf(stderr, "%s: cannot write the JSON to stdout: %s\n", program, strerror(errno));
+      return 0;
+    }
+    return 1;
+  }
   if (clmg_output_file_commit(file, &error) != CLMG_SUCCESS) {
     fprintf(stderr, "%s: %s\n", program, error.message);
     return 0;

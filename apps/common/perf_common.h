@@ -30,9 +30,14 @@ int perf_parse_number(const char *program, const char *option, const char *text,
                       double max, double *value);
 
 /* Reads the option at argv[*index], "--opt VALUE" or "--opt=VALUE", where
- * every option but --help/-h takes a value and must be one of value_options
- * (a NULL-ended list). Returns 1 with its name and value (advancing *index
- * past a separate value), -1 for --help, 0 after printing why it is bad. */
+ * every option but --help/-h and --json takes a value and must be one of
+ * value_options (a NULL-ended list). --json is taken where value_options
+ * lists "--output" (perf_output): alone, it comes back with a NULL value;
+ * its old spelling "--json FILE" (a following word that is not an option)
+ * or "--json=FILE" comes back as "--output" with FILE, after a note on
+ * stderr ("--json -" as --json alone). Returns 1 with its name and value
+ * (advancing *index past a separate value), -1 for --help, 0 after printing
+ * why it is bad. */
 int perf_next_option(const char *program, int argc, char **argv, int *index,
                      const char *const *value_options, char name[32], const char **value);
 
@@ -105,13 +110,42 @@ double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes
  * writes z, in float when mixed, else double. */
 double perf_jacobi_bytes(size_t n, int mixed);
 
+/* Where a benchmark's results go as JSON, the vocabulary of every clmg
+ * command: --output FILE writes them to FILE, --json prints them on stdout
+ * instead of the table (which then goes nowhere, as clmg bench's). Both
+ * may be given. */
+typedef struct perf_output {
+  const char *path; /* --output FILE; NULL: none */
+  int to_stdout;    /* --json */
+} perf_output;
+
+/* The two options' lines of a --help text, their descriptions from column
+ * `column` (the program's other options' column). */
+void perf_output_help(FILE *out, int column);
+
+/* --output and --json (as perf_next_option returns them): returns 1 when
+ * set, -1 when name is neither. */
+int perf_parse_output_option(const char *name, const char *value, perf_output *output);
+
+/* Call once the options are read, before anything is printed: with --json,
+ * stdout from here on goes to /dev/null and the JSON to the real stdout.
+ * Returns 0 after printing why that failed. */
+int perf_output_begin(const char *program, const perf_output *output);
+
+/* The JSON's destinations in order: the --output file, then "-" (stdout)
+ * for --json; returns how many (0 to 2). Write the document to each with
+ * perf_json_open and perf_json_close. */
+size_t perf_output_paths(const perf_output *output, const char *paths[2]);
+
 /* Opens path for the JSON results (clmg/output_file.h: an earlier file is
- * replaced only once the new one is complete); returns the stream and sets
- * *file, or NULL after printing why not. */
+ * replaced only once the new one is complete); "-" is stdout (the real one
+ * with --json, *file then NULL). Returns the stream and sets *file, or NULL
+ * after printing why not. */
 FILE *perf_json_open(const char *program, const char *path, clmg_output_file **file);
 
-/* Finishes the file; returns 0 after printing a message when writing
- * failed (the earlier file, if any, is left as it was). */
+/* Finishes the file (NULL: stdout, flushed); returns 0 after printing a
+ * message when writing failed (the earlier file, if any, is left as it
+ * was). */
 int perf_json_close(const char *program, clmg_output_file *file);
 
 #endif
