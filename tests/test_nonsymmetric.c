@@ -99,10 +99,23 @@ static int solve_and_check(const clmg_csr *a, const double *b, const double *x_d
   if (c->restart)
     ko.gmres_restart = c->restart;
   clmg_krylov_result result;
+  clmg_counters before, after;
+  clmg_context_counters(ctx, &before);
   clmg_status status =
       clmg_krylov_solve(c->method, &op, bd, xd, c->jacobi ? &jacobi : NULL, &ko, &result);
+  clmg_context_counters(ctx, &after);
   if (status != CLMG_SUCCESS)
     fail_msg("%s: %s: %s", c->what, clmg_status_string(status), clmg_context_message(ctx));
+  /* GMRES waits for its two Gram-Schmidt read-backs an iteration (the
+   * coefficient uploads do not wait), and a few times a restart (the
+   * residual recomputed from x). */
+  uint64_t waits = after.host_waits - before.host_waits;
+  int restart = c->restart ? c->restart : 30, restarts = result.iterations / restart + 1;
+  print_message("%-44s %llu host waits\n", c->what, (unsigned long long)waits);
+  if (c->method == CLMG_KRYLOV_GMRES &&
+      waits > 2 * (uint64_t)result.iterations + 4 * (uint64_t)restarts + 8)
+    fail_msg("%s: %llu host waits in %d iterations", c->what, (unsigned long long)waits,
+             result.iterations);
   assert_true(result.converged);
   assert_true(result.relative_residual <= 1e-10);
   assert_int_equal(result.history_length > 0, 1);

@@ -19,12 +19,25 @@
 
 enum { GMRES_MAX_RESTART = 200 };
 
+/* The coefficient uploads do not wait (no host wait inside an iteration but
+ * the two read-backs): each goes from a staging slot of its own, which is
+ * written again only after a later blocking read-back has drained the
+ * queue: slot 0 and 1 the Arnoldi step's two passes, 2 the solution
+ * update. */
+enum { STAGING_SLOTS = 3 };
+
 typedef struct gmres_work {
   clmg_vector *v, *z, *r, *coefficients; /* z: NULL without a preconditioner */
   double *h, *cs, *sn, *g, *y, *dots;    /* host: H is (m + 1) x m, column-major */
+  void *staging;                         /* STAGING_SLOTS x (m + 1) of the precision */
+  size_t slot_bytes;
 } gmres_work;
 
 static void gmres_work_free(gmres_work *w) {
+  /* the uploads from the staging slots have finished before it goes */
+  if (w->coefficients)
+    clFinish(w->coefficients->context->queue);
+  free(w->staging);
   clmg_vector_destroy(w->v);
   clmg_vector_destroy(w->z);
   clmg_vector_destroy(w->r);
@@ -56,7 +69,9 @@ static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int 
   w->g = calloc(mm + 1, sizeof *w->g);
   w->y = calloc(mm, sizeof *w->y);
   w->dots = calloc(mm + 2, sizeof *w->dots);
-  if (!w->h || !w->cs || !w->sn || !w->g || !w->y || !w->dots)
+  w->slot_bytes = (mm + 1) * clmg_dtype_size(a->precision);
+  w->staging = calloc(STAGING_SLOTS, w->slot_bytes);
+  if (!w->h || !w->cs || !w->sn || !w->g || !w->y || !w->dots || !w->staging)
     return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
   return CLMG_SUCCESS;
 }
@@ -68,15 +83,19 @@ static clmg_status basis_vector(clmg_vector *basis, size_t n, int j, clmg_vector
 
 /* Uploads k host coefficients (negated when `negate`) for multi_axpy. */
 static clmg_status upload_coefficients(gmres_work *w, const double *c, int k, int negate,
-                                       double *scratch) {
-  for (int i = 0; i < k; ++i)
-    scratch[i] = negate ? -c[i] : c[i];
-  clmg_vector *head = NULL;
-  clmg_status status = clmg_vector_view(w->coefficients, 0, (size_t)k, &head);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(head, scratch);
-  clmg_vector_destroy(head);
-  return status;
+                                       int slot) {
+  clmg_vector *to = w->coefficients;
+  void *staging = (char *)w->staging + (size_t)slot * w->slot_bytes;
+  for (int i = 0; i < k; ++i) {
+    double value = negate ? -c[i] : c[i];
+    if (to->type == CLMG_FLOAT)
+      ((float *)staging)[i] = (float)value;
+    else
+      ((double *)staging)[i] = value;
+  }
+  return clmg_write_buffer(to->context, to->buffer, 0, to->offset * clmg_dtype_size(to->type),
+                           (size_t)k * clmg_dtype_size(to->type), staging,
+                           "gmres: uploading coefficients");
 }
 
 /* One Arnoldi step: w_{j+1} = A M^-1 v_j orthogonalised against v_0..v_j
@@ -103,7 +122,7 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
   for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
     status = clmg_multi_dot(w->v, n, j + 1, next, w->dots);
     if (status == CLMG_SUCCESS)
-      status = upload_coefficients(w, w->dots, j + 1, 0, w->y);
+      status = upload_coefficients(w, w->dots, j + 1, 0, pass);
     if (status == CLMG_SUCCESS)
       status = clmg_multi_axpy(w->v, n, j + 1, w->coefficients, next);
     double projected = 0;
@@ -151,7 +170,7 @@ static clmg_status update_solution(gmres_work *w, size_t n, int k, int mcap, clm
     double diagonal = w->h[(size_t)i * (size_t)(mcap + 1) + (size_t)i];
     w->y[i] = diagonal != 0 ? sum / diagonal : 0.0;
   }
-  clmg_status status = upload_coefficients(w, w->y, k, 1, w->dots);
+  clmg_status status = upload_coefficients(w, w->y, k, 1, 2);
   return status == CLMG_SUCCESS ? clmg_multi_axpy(w->z ? w->z : w->v, n, k, w->coefficients, x)
                                 : status;
 }
