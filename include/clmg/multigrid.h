@@ -310,11 +310,22 @@ typedef struct clmg_multigrid_options {
   /** The Krylov method of the PCG / AUTO coarse solve: CLMG_KRYLOV_AUTO (the
    * default) means CG, which assumes SPD; say GMRES for other operators. */
   clmg_krylov_method coarse_method;
+  /** The coarse tail: the levels of at most this many rows, from the
+   * coarsest up, run each cycle's sub-cycle over them as ONE kernel launch
+   * of one work-group (on a GPU each launch of a small level costs as much
+   * as a large one). -1 (the default): the device's value (docs/devices.md,
+   * tail_rows: 32768 on GPUs, 0 on CPUs); 0: off. Only where every level
+   * in it has a Jacobi, jacobi-rho, SPAI-0 or Chebyshev smoother and device
+   * matrices, and the coarse solve is direct; otherwise the cycle runs as
+   * it would without (clmg_multigrid_tail_levels says which). V, W and F
+   * cycles. */
+  int64_t tail_rows;
 } clmg_multigrid_options;
 
 /** The defaults: V-cycle, Jacobi 4+4 (omega 0.7), Chebyshev ratio 0.3 and 12 power steps,
  * the AUTO coarse solve (direct up to 2048 rows, else CG with Jacobi to 1e-2, at most 1000
- * iterations), smoothing_growth 1, every level, the matrix defaults. A NULL options does
+ * iterations), smoothing_growth 1, every level, the device's coarse tail (tail_rows -1),
+ * the matrix defaults. A NULL options does
  * nothing. */
 CLMG_API void clmg_multigrid_options_defaults(clmg_multigrid_options *options);
 
@@ -393,6 +404,9 @@ CLMG_API const char *clmg_multigrid_smoother_name(const clmg_multigrid *multigri
 CLMG_API double clmg_multigrid_smoother_damping(const clmg_multigrid *multigrid, int level);
 /** Largest eigenvalue estimate of D^-1 A on a level (0 unless Chebyshev). */
 CLMG_API double clmg_multigrid_lambda_max(const clmg_multigrid *multigrid, int level);
+/** The levels the coarse tail runs in one launch per cycle (levels 0 to
+ * this minus 1; see clmg_multigrid_options.tail_rows); 0: none (or NULL). */
+CLMG_API int clmg_multigrid_tail_levels(const clmg_multigrid *multigrid);
 /** The coarse solver in use: "direct", "pcg" (any Krylov solve) or a caller's name. */
 CLMG_API const char *clmg_multigrid_coarse_solver(const clmg_multigrid *multigrid);
 

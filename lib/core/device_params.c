@@ -51,7 +51,17 @@
  *    hundreds of entries). */
 #define GROUPS                                                                                     \
   .work_group_size = 256, .dense_group_size = 128, .patch_group_size = 128,                        \
-  .assembly_group_size = 128, .row_group_size = 64
+  .assembly_group_size = 128, .row_group_size = 64, .tail_group_size = 1024
+
+/* The coarse tail (lib/solve/coarse_tail.c): the levels of at most
+ * tail_rows rows run their whole sub-cycle as one launch of one
+ * work-group. On a GPU a launch costs 5-7 us whatever its size, and a
+ * level of 32k rows takes about that to stream once, so below it every
+ * kernel of a cycle is launch latency; a work-group of 1024 walks such a
+ * level in a few microseconds per phase. On a CPU a launch costs little
+ * and one work-group runs on one core: off (0) unless measured otherwise. */
+#define TAIL_GPU .tail_rows = 32768
+#define TAIL_CPU .tail_rows = 0
 
 /* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:
  * on GPUs 64 for streaming kernels (enough in flight to keep memory busy)
@@ -129,6 +139,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                       KERNELS_GPU,
                                       SPARSE_GPU(32),
                                       CHOICES_GPU,
+                                      TAIL_GPU,
                                       MEMORY_DEVICE},
     /* GCN and CDNA wavefronts are 64 wide */
     [CLMG_DEVICE_CLASS_GPU_AMD] = {.class_name = "gpu-amd",
@@ -137,6 +148,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                    KERNELS_GPU,
                                    SPARSE_GPU(64),
                                    CHOICES_GPU,
+                                   TAIL_GPU,
                                    MEMORY_DEVICE},
     [CLMG_DEVICE_CLASS_GPU_INTEL] = {.class_name = "gpu-intel",
                                      GROUPS,
@@ -144,6 +156,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      KERNELS_GPU,
                                      SPARSE_GPU(32),
                                      CHOICES_GPU,
+                                     TAIL_GPU,
                                      MEMORY_DEVICE},
     /* slice 0: the warp or wavefront width the driver reports, else 32 */
     [CLMG_DEVICE_CLASS_GPU_OTHER] = {.class_name = "gpu-other",
@@ -152,6 +165,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      KERNELS_GPU,
                                      SPARSE_GPU(0),
                                      CHOICES_GPU,
+                                     TAIL_GPU,
                                      MEMORY_DEVICE},
     [CLMG_DEVICE_CLASS_CPU_POCL] = {.class_name = "cpu-pocl",
                                     GROUPS,
@@ -159,6 +173,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                     KERNELS_CPU,
                                     SPARSE_CPU,
                                     CHOICES_CPU,
+                                    TAIL_CPU,
                                     MEMORY_HOST},
     /* not measured apart from pocl */
     [CLMG_DEVICE_CLASS_CPU_INTEL] = {.class_name = "cpu-intel",
@@ -167,6 +182,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      KERNELS_CPU,
                                      SPARSE_CPU,
                                      CHOICES_CPU,
+                                     TAIL_CPU,
                                      MEMORY_HOST},
     [CLMG_DEVICE_CLASS_CPU_OTHER] = {.class_name = "cpu-other",
                                      GROUPS,
@@ -174,6 +190,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      KERNELS_CPU,
                                      SPARSE_CPU,
                                      CHOICES_CPU,
+                                     TAIL_CPU,
                                      MEMORY_HOST},
     /* Oclgrind reports CL_DEVICE_TYPE_CPU and _GPU (and the rest): the GPU
      * launches, formats and choices with the CPU kernels (-DCLMG_CPU) and
@@ -186,6 +203,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                     .homg_tile_kernels = 1,
                                     SPARSE_GPU(32),
                                     CHOICES_GPU,
+                                    TAIL_CPU,
                                     .host_buffers = 1,
                                     .bandwidth_bytes = (size_t)1 << 30},
     /* neither a GPU nor a CPU: the GPU kernels (no -DCLMG_CPU) but HOMG's
@@ -198,6 +216,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                  .homg_tile_kernels = 0,
                                  SPARSE_CPU,
                                  CHOICES_CPU,
+                                 TAIL_CPU,
                                  .host_buffers = 0,
                                  .bandwidth_bytes = (size_t)256 << 20},
 };
@@ -264,6 +283,9 @@ static const field fields[] = {
     SIZE_FIELD(patch_group_size, 1u << 16),
     SIZE_FIELD(assembly_group_size, 1u << 16),
     SIZE_FIELD(row_group_size, 1u << 16),
+    SIZE_FIELD(tail_group_size, 1u << 16),
+    /* 0 turns the coarse tail off */
+    {"tail_rows", offsetof(clmg_device_params, tail_rows), FIELD_SIZE, 0, 1u << 30, 0},
     UNSIGNED_FIELD(stream_groups_per_unit, 1, 1u << 16, 0),
     UNSIGNED_FIELD(reduction_groups_per_unit, 1, 1u << 16, 0),
     FLAG_FIELD(cpu_kernels),
@@ -396,6 +418,7 @@ clmg_status clmg_device_params_fill(const clmg_device_description *d, const char
   p->patch_group_size = bounded_group(p->patch_group_size, max);
   p->assembly_group_size = bounded_group(p->assembly_group_size, max);
   p->row_group_size = bounded_group(p->row_group_size, max);
+  p->tail_group_size = bounded_group(p->tail_group_size, max);
   /* a row's lanes lie in one work-group (spmv.cl's lanes_sum) */
   p->csr_max_lanes = at_most(p->csr_max_lanes, p->work_group_size);
   p->ellr_max_threads = at_most(p->ellr_max_threads, p->work_group_size);

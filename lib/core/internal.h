@@ -50,6 +50,9 @@ typedef struct clmg_device_params {
   size_t patch_group_size;    /* the patch-Jacobi smoother: a group per patch */
   size_t assembly_group_size; /* the P1 assembler's patch and gather paths (default) */
   size_t row_group_size;      /* the CSR kernels that take a group per row */
+  size_t tail_group_size;     /* the coarse tail's one work-group (lib/solve/coarse_tail.c) */
+  size_t tail_rows; /* the coarse tail: levels of at most this many rows, one launch per cycle;
+                     * 0: off */
   /* work-groups per compute unit of clmg_launch_1d: streaming, reductions */
   unsigned stream_groups_per_unit, reduction_groups_per_unit;
 

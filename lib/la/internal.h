@@ -84,4 +84,9 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
                                        clmg_row_pass_arguments arguments, const void *data,
                                        clmg_csr_device *out);
 
+/* The device matrix m (any format) back as host CSR (doubles; its rows'
+ * entries in their stored order), read with blocking transfers: for setups
+ * that need the entries themselves (the coarse tail's packed levels). */
+clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out);
+
 #endif

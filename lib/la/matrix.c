@@ -1749,3 +1749,107 @@ clmg_status clmg_matrix_update_values(clmg_matrix *m, const double *values) {
   clmg_vector_destroy(uploaded);
   return status;
 }
+
+/* ---- back to CSR ---- */
+
+/* Reads `bytes` of a matrix array into host (blocking); nothing for 0. */
+static clmg_status read_array(const clmg_matrix *m, cl_mem buffer, size_t bytes, void *host,
+                              const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  clmg_count_command(m->context, 1);
+  cl_int error =
+      clEnqueueReadBuffer(m->context->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(m->context, error, what);
+}
+
+clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
+  memset(out, 0, sizeof *out);
+  const size_t rows = m->rows, element = clmg_dtype_size(m->precision);
+  const size_t stored = m->format == CLMG_FORMAT_CSR ? m->nnz : m->stored;
+  int64_t *slice_ptr = NULL;
+  int32_t *lengths = NULL, *columns = malloc((stored ? stored : 1) * sizeof *columns);
+  uint32_t *permutation = NULL;
+  unsigned char *values = malloc((stored ? stored : 1) * element);
+  out->rows = rows;
+  out->cols = m->cols;
+  out->row_ptr = malloc((rows + 1) * sizeof *out->row_ptr);
+  out->col = malloc((m->nnz ? m->nnz : 1) * sizeof *out->col);
+  out->val = malloc((m->nnz ? m->nnz : 1) * sizeof *out->val);
+  int ok = columns && values && out->row_ptr && out->col && out->val;
+  if (ok && m->format != CLMG_FORMAT_CSR) {
+    lengths = malloc((rows ? rows : 1) * sizeof *lengths);
+    ok = lengths != NULL;
+  }
+  if (ok && m->format == CLMG_FORMAT_SELL) {
+    size_t slices = (rows + m->slice_height - 1) / m->slice_height;
+    slice_ptr = malloc((slices + 1) * sizeof *slice_ptr);
+    permutation = malloc((rows ? rows : 1) * sizeof *permutation);
+    ok = slice_ptr && permutation;
+  }
+  clmg_status status = ok ? CLMG_SUCCESS
+                          : clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                                      "matrix to CSR: no host memory for %zu entries", stored);
+  if (status == CLMG_SUCCESS)
+    status = read_array(m, m->columns, stored * sizeof *columns, columns, "reading the columns");
+  if (status == CLMG_SUCCESS)
+    status = read_array(m, m->values, stored * element, values, "reading the values");
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR)
+    status = read_array(m, m->offsets, (rows + 1) * sizeof *out->row_ptr, out->row_ptr,
+                        "reading the row offsets");
+  if (status == CLMG_SUCCESS && lengths)
+    status =
+        read_array(m, m->row_lengths, rows * sizeof *lengths, lengths, "reading the row lengths");
+  if (status == CLMG_SUCCESS && slice_ptr)
+    status = read_array(m, m->offsets,
+                        ((rows + m->slice_height - 1) / m->slice_height + 1) * sizeof *slice_ptr,
+                        slice_ptr, "reading the slice offsets");
+  if (status == CLMG_SUCCESS && permutation)
+    status = read_array(m, m->permutation, rows * sizeof *permutation, permutation,
+                        "reading the row permutation");
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR) {
+    for (size_t k = 0; k < m->nnz; ++k) {
+      out->col[k] = columns[k];
+      out->val[k] =
+          element == sizeof(double) ? ((const double *)values)[k] : ((const float *)values)[k];
+    }
+  } else if (status == CLMG_SUCCESS) {
+    /* the entries' places as build_ellr and build_sell lay them out; a
+     * SELL row's length is at its sorted place */
+    size_t *source_of = malloc((rows ? rows : 1) * sizeof *source_of); /* row -> sorted place */
+    if (!source_of)
+      status = clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "matrix to CSR");
+    for (size_t i = 0; source_of && i < rows; ++i)
+      source_of[i] = i;
+    if (source_of && permutation && m->sigma > 1)
+      for (size_t i = 0; i < rows; ++i)
+        source_of[permutation[i]] = i;
+    out->row_ptr[0] = 0;
+    for (size_t r = 0; source_of && r < rows; ++r) {
+      size_t place = source_of[r], length = (size_t)lengths[place];
+      int64_t begin = out->row_ptr[r];
+      for (size_t k = 0; k < length; ++k) {
+        size_t index;
+        if (m->format == CLMG_FORMAT_ELLR)
+          index = ((k / m->lanes) * m->ellr_stride + r) * m->lanes + k % m->lanes;
+        else {
+          size_t h = m->slice_height, slice = place / h;
+          index = (size_t)slice_ptr[slice] + k * h + (place - slice * h);
+        }
+        out->col[begin + (int64_t)k] = columns[index];
+        out->val[begin + (int64_t)k] = element == sizeof(double) ? ((const double *)values)[index]
+                                                                 : ((const float *)values)[index];
+      }
+      out->row_ptr[r + 1] = begin + (int64_t)length;
+    }
+    free(source_of);
+  }
+  free(columns);
+  free(values);
+  free(lengths);
+  free(slice_ptr);
+  free(permutation);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_free(out);
+  return status;
+}

@@ -84,6 +84,46 @@ clmg_status clmg_operator_host_diagonal(clmg_context *context, const clmg_operat
                                         const char *smoother, double *diagonal,
                                         double *row_squares);
 
+/* ---- what the coarse tail (lib/solve/coarse_tail.c) runs in its kernel ----
+ * A smoother of polynomial form: step k is d = beta[k] d + alpha[k] W (b -
+ * A x), then x += d (from x = 0 the first step is d = alpha[0] W b, x = d),
+ * W the diagonal in the device vector *w. Each returns 1 and fills alpha
+ * and beta for `steps` steps for a smoother of its kind, else 0. The
+ * diagonal smoothers (Jacobi, jacobi-rho, SPAI-0: W holds the damping,
+ * alpha 1, beta 0) and Chebyshev; clmg_smoother_polynomial asks both. */
+int clmg_diagonal_smoother_polynomial(const clmg_smoother *smoother, int steps,
+                                      const clmg_vector **w, double *alpha, double *beta);
+int clmg_chebyshev_smoother_polynomial(const clmg_smoother *smoother, int steps,
+                                       const clmg_vector **w, double *alpha, double *beta);
+int clmg_smoother_polynomial(const clmg_smoother *smoother, int steps, const clmg_vector **w,
+                             double *alpha, double *beta);
+/* The dense direct solver's inverse (n x n, row-major, in the operator's
+ * precision) after its setup: 1, or 0 for another solver. The buffer
+ * changes with every setup: ask again after a refresh. */
+int clmg_coarse_solver_direct_inverse(const clmg_coarse_solver *solver, cl_mem *inverse, size_t *n);
+
+/* The coarse tail: the levels 0..top of a hierarchy whose cycle below top
+ * runs as one launch of one work-group (cl/coarse_tail.c). Made by
+ * clmg_coarse_tail_create when every level's smoother has polynomial form,
+ * the coarse solver is the direct one and every operator is a device
+ * matrix; *tail stays NULL otherwise (the cycle runs as before). */
+typedef struct clmg_coarse_tail clmg_coarse_tail;
+typedef struct clmg_tail_level {
+  const clmg_operator *a, *p, *r; /* p and r: not read on level 0 */
+  const clmg_smoother *smoother;  /* not read on level 0 */
+  int pre, post;                  /* smoothing steps */
+} clmg_tail_level;
+clmg_status clmg_coarse_tail_create(clmg_context *context, clmg_dtype precision, int levels,
+                                    const clmg_tail_level *level, const clmg_coarse_solver *coarse,
+                                    clmg_coarse_tail **tail);
+void clmg_coarse_tail_destroy(clmg_coarse_tail *tail);
+/* The highest level the tail holds. */
+int clmg_coarse_tail_top(const clmg_coarse_tail *tail);
+/* One cycle of `type` on level l (<= top) for A_l x = b, as the engine's
+ * cycle would run it, in one launch; zero_guess: x taken as 0, not read. */
+clmg_status clmg_coarse_tail_cycle(clmg_coarse_tail *tail, int l, clmg_cycle_type type,
+                                   const clmg_vector *b, clmg_vector *x, int zero_guess);
+
 /* The cells in colour order (clmg_vanka_colour_cells: cells sharing an
  * unknown differ in colour): order (num_cells, caller-allocated) lists
  * colour k's cells, ascending, from (*colour_start)[k] (malloc'ed,

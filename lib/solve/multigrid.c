@@ -34,7 +34,8 @@ struct clmg_multigrid {
   int num_levels;
   mg_level *levels;
   clmg_coarse_solver coarse;
-  clmg_vector *residual; /* finest level, for clmg_multigrid_solve */
+  clmg_vector *residual;  /* finest level, for clmg_multigrid_solve */
+  clmg_coarse_tail *tail; /* levels 0..top in one launch per cycle; NULL: none */
 };
 
 /* ---- names and options ---- */
@@ -84,6 +85,7 @@ void clmg_multigrid_options_defaults(clmg_multigrid_options *options) {
   options->direct_max_rows = 2048;
   options->coarse_relative_tolerance = 1e-2;
   options->coarse_max_iterations = 1000;
+  options->tail_rows = -1;
   clmg_matrix_options_defaults(&options->matrix);
 }
 
@@ -236,6 +238,41 @@ static clmg_status make_coarse_solver(clmg_multigrid *mg) {
                                    o->coarse_max_iterations, &mg->coarse);
 }
 
+static int level_steps(const clmg_multigrid *mg, int l, int steps);
+
+/* The coarse tail (lib/solve/coarse_tail.c) over the levels of at most
+ * tail_rows rows (the option, or the device's where it is negative), made
+ * anew (it copies the levels' values). None where tail_rows is 0, the
+ * coarsest level is larger, or the levels' smoothers, operators or coarse
+ * solver are not of the kinds the tail runs. */
+static clmg_status make_tail(clmg_multigrid *mg) {
+  clmg_coarse_tail_destroy(mg->tail);
+  mg->tail = NULL;
+  int64_t option = mg->options.tail_rows;
+  size_t rows = option < 0 ? mg->context->params.tail_rows : (size_t)option;
+  int levels = 0;
+  while (levels < mg->num_levels && mg->levels[levels].n <= rows)
+    levels++;
+  if (levels == 0)
+    return CLMG_SUCCESS;
+  clmg_tail_level *tail = calloc((size_t)levels, sizeof *tail);
+  if (!tail)
+    return clmg_fail(mg->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "multigrid: coarse tail");
+  for (int l = 0; l < levels; ++l) {
+    mg_level *lv = &mg->levels[l];
+    tail[l] = (clmg_tail_level){&lv->a,
+                                &lv->p,
+                                &lv->r,
+                                &lv->smoother,
+                                level_steps(mg, l, mg->options.pre_smoothing),
+                                level_steps(mg, l, mg->options.post_smoothing)};
+  }
+  clmg_status status =
+      clmg_coarse_tail_create(mg->context, mg->precision, levels, tail, &mg->coarse, &mg->tail);
+  free(tail);
+  return status;
+}
+
 static clmg_status make_vector(clmg_multigrid *mg, size_t n, clmg_vector **vector) {
   return clmg_vector_create(mg->context, mg->precision, n, vector);
 }
@@ -308,6 +345,8 @@ static clmg_status build(clmg_context *context, int num_levels, clmg_multigrid_l
     status = at_level(context, mg->coarse.setup(mg->coarse.data, &levels[0].a), 0);
   if (status == CLMG_SUCCESS)
     status = make_vector(mg, levels[num_levels - 1].n, &mg->residual);
+  if (status == CLMG_SUCCESS)
+    status = make_tail(mg);
   if (coarse_agreed)
     status = clmg_context_agree_local(context, status);
   if (status != CLMG_SUCCESS) {
@@ -486,7 +525,7 @@ clmg_status clmg_multigrid_refresh(clmg_multigrid *mg) {
   }
   if (status == CLMG_SUCCESS && mg->coarse.setup)
     status = at_level(mg->context, mg->coarse.setup(mg->coarse.data, &mg->levels[0].a), 0);
-  return status;
+  return status == CLMG_SUCCESS ? make_tail(mg) : status;
 }
 
 void clmg_multigrid_destroy(clmg_multigrid *mg) {
@@ -502,6 +541,7 @@ void clmg_multigrid_destroy(clmg_multigrid *mg) {
     clmg_vector_destroy(lv->b);
     clmg_vector_destroy(lv->work);
   }
+  clmg_coarse_tail_destroy(mg->tail);
   clmg_coarse_solver_destroy(&mg->coarse);
   clmg_coarse_solver_destroy(&mg->options.coarse_solver);
   clmg_vector_destroy(mg->residual);
@@ -574,6 +614,10 @@ double clmg_multigrid_lambda_max(const clmg_multigrid *mg, int level) {
   return lv && lv->smoother.parameter ? lv->smoother.parameter(lv->smoother.data) : 0.0;
 }
 
+int clmg_multigrid_tail_levels(const clmg_multigrid *mg) {
+  return mg && mg->tail ? clmg_coarse_tail_top(mg->tail) + 1 : 0;
+}
+
 const char *clmg_multigrid_coarse_solver(const clmg_multigrid *mg) {
   return mg && mg->coarse.name ? mg->coarse.name : "none";
 }
@@ -612,6 +656,8 @@ static clmg_status smooth_and_defect(clmg_multigrid *mg, int l, mg_level *lv, co
  * and not read. */
 static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const clmg_vector *b,
                          clmg_vector *x, int zero_guess) {
+  if (mg->tail && l <= clmg_coarse_tail_top(mg->tail))
+    return clmg_coarse_tail_cycle(mg->tail, l, type, b, x, zero_guess);
   if (l == 0)
     return mg->coarse.solve(mg->coarse.data, &mg->levels[0].a, b, x);
   mg_level *lv = &mg->levels[l], *coarse = &mg->levels[l - 1];

@@ -210,6 +210,16 @@ static double direct_bytes(void *data, const clmg_operator *a) {
   return (double)s->inverse_bytes + 2.0 * (double)a->rows * (double)clmg_dtype_size(a->precision);
 }
 
+int clmg_coarse_solver_direct_inverse(const clmg_coarse_solver *solver, cl_mem *inverse,
+                                      size_t *n) {
+  if (solver->solve != direct_solve)
+    return 0;
+  const direct_solver *s = solver->data;
+  *inverse = s->inverse;
+  *n = s->n;
+  return s->inverse != NULL;
+}
+
 clmg_status clmg_coarse_solver_direct(clmg_context *context, clmg_coarse_solver *solver) {
   if (!context || !solver)
     return CLMG_ERROR_INVALID_ARGUMENT;

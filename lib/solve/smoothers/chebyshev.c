@@ -51,33 +51,73 @@ static clmg_status chebyshev_setup(void *data, const clmg_operator *a) {
                                 : status;
 }
 
+/* The steps' coefficients: step k is d = beta d + alpha W (b - A x),
+ * x += d. The interval's centre theta and half-width delta and the
+ * recurrence's rho, which chebyshev_coefficient advances: start with
+ * *rho = 0 for step 0 (alpha = 1 / theta, beta = 0). */
+typedef struct chebyshev_interval {
+  double theta, delta, sigma;
+} chebyshev_interval;
+
+static chebyshev_interval interval_of(const chebyshev_smoother *s) {
+  double upper = s->lambda_max, lower = upper * s->lower_ratio;
+  chebyshev_interval c = {0.5 * (upper + lower), 0.5 * (upper - lower), 0};
+  c.sigma = c.theta / c.delta;
+  return c;
+}
+
+static void chebyshev_coefficient(const chebyshev_interval *c, int k, double *rho, double *alpha,
+                                  double *beta) {
+  if (k == 0) {
+    *rho = 1.0 / c->sigma;
+    *alpha = 1.0 / c->theta;
+    *beta = 0.0;
+    return;
+  }
+  double rho_next = 1.0 / (2.0 * c->sigma - *rho);
+  *alpha = 2.0 * rho_next / c->delta;
+  *beta = rho_next * *rho;
+  *rho = rho_next;
+}
+
 static clmg_status chebyshev_apply(void *data, const clmg_operator *a, const clmg_vector *b,
                                    clmg_vector *x, int steps, int x_is_zero) {
   chebyshev_smoother *s = data;
-  double upper = s->lambda_max, lower = upper * s->lower_ratio;
-  double theta = 0.5 * (upper + lower), delta = 0.5 * (upper - lower);
-  double sigma = theta / delta, rho = 1.0 / sigma;
+  chebyshev_interval c = interval_of(s);
+  double rho = 0, alpha = 0, beta = 0;
+  chebyshev_coefficient(&c, 0, &rho, &alpha, &beta);
   clmg_status status;
   if (x_is_zero) { /* d = W b / theta; x = d */
     status = clmg_pointwise_multiply(s->w, b, s->d);
     if (status == CLMG_SUCCESS)
-      status = clmg_scal(1.0 / theta, s->d);
+      status = clmg_scal(alpha, s->d);
     if (status == CLMG_SUCCESS)
       status = clmg_copy(s->d, x);
   } else {
-    status = clmg_operator_scaled_defect(a, 1.0 / theta, s->w, b, x, 0.0, s->d, s->work);
+    status = clmg_operator_scaled_defect(a, alpha, s->w, b, x, 0.0, s->d, s->work);
     if (status == CLMG_SUCCESS)
       status = clmg_axpy(1.0, s->d, x);
   }
   for (int k = 1; k < steps && status == CLMG_SUCCESS; ++k) {
-    double rho_next = 1.0 / (2.0 * sigma - rho);
-    status = clmg_operator_scaled_defect(a, 2.0 * rho_next / delta, s->w, b, x, rho_next * rho,
-                                         s->d, s->work);
+    chebyshev_coefficient(&c, k, &rho, &alpha, &beta);
+    status = clmg_operator_scaled_defect(a, alpha, s->w, b, x, beta, s->d, s->work);
     if (status == CLMG_SUCCESS)
       status = clmg_axpy(1.0, s->d, x);
-    rho = rho_next;
   }
   return status;
+}
+
+int clmg_chebyshev_smoother_polynomial(const clmg_smoother *smoother, int steps,
+                                       const clmg_vector **w, double *alpha, double *beta) {
+  if (smoother->apply != chebyshev_apply)
+    return 0;
+  const chebyshev_smoother *s = smoother->data;
+  chebyshev_interval c = interval_of(s);
+  double rho = 0;
+  for (int k = 0; k < steps; ++k)
+    chebyshev_coefficient(&c, k, &rho, &alpha[k], &beta[k]);
+  *w = s->w;
+  return 1;
 }
 
 /* A step reads x, b, W, d and writes d, then reads d and x and writes x;

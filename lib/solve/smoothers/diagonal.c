@@ -214,6 +214,18 @@ static double diagonal_bytes(void *data, const clmg_operator *a, int steps, int 
   return clmg_operator_bytes(a) + 3.0 * n * real + (steps - 2) * step;
 }
 
+int clmg_diagonal_smoother_polynomial(const clmg_smoother *smoother, int steps,
+                                      const clmg_vector **w, double *alpha, double *beta) {
+  if (smoother->apply != diagonal_apply)
+    return 0;
+  for (int k = 0; k < steps; ++k) {
+    alpha[k] = 1.0; /* W holds the damping */
+    beta[k] = 0.0;
+  }
+  *w = ((const diagonal_smoother *)smoother->data)->w;
+  return 1;
+}
+
 static double diagonal_damping(void *data) {
   return ((diagonal_smoother *)data)->omega;
 }

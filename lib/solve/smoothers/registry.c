@@ -70,3 +70,9 @@ void clmg_smoother_destroy(clmg_smoother *smoother) {
     smoother->destroy(smoother->data);
   memset(smoother, 0, sizeof *smoother);
 }
+
+int clmg_smoother_polynomial(const clmg_smoother *smoother, int steps, const clmg_vector **w,
+                             double *alpha, double *beta) {
+  return clmg_diagonal_smoother_polynomial(smoother, steps, w, alpha, beta) ||
+         clmg_chebyshev_smoother_polynomial(smoother, steps, w, alpha, beta);
+}
