@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Launch latency of the multigrid cycle: `clmg poisson` (CIRCLE, Q1) per
+level with the coarse tail as the device table sets it and switched off
+(CLMG_DEVICE_PARAMS=tail_rows=0), and any other tail sizes asked for.
+
+For each run: the solve's time per cycle, the device commands and host
+waits per cycle (the JSON's commands_per_iteration, host_waits_per_iteration),
+and the cycle against its bandwidth floor: the bytes a cycle must move
+(iteration_bytes) over the copy bandwidth `clmg info` measures on the same
+device in the same run. Each configuration runs --trials times; the fastest
+solve counts.
+
+Usage:
+  perf/latency.py --clmg build/apps/clmg [--device DEV] [--levels 5:10]
+                  [--tails device,0,8192] [--trials 3] [--set "K=V ..."]
+                  [--output FILE] [--json]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+
+def run_json(command, env=None):
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        sys.stderr.write(done.stderr)
+        raise SystemExit(f"{' '.join(command)}: no JSON on stdout (exit {done.returncode})")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--clmg", default="build/apps/clmg", help="the clmg command")
+    parser.add_argument("--device", default=None, help="device string (default: clmg's)")
+    parser.add_argument("--levels", default="5:10", help="CIRCLE levels A:B (default 5:10)")
+    parser.add_argument("--tails", default="device,0",
+                        help="tail sizes in rows, comma-separated: device (the device "
+                             "table's), 0 (off), or a number (default device,0)")
+    parser.add_argument("--trials", type=int, default=3, help="solves per configuration (3)")
+    parser.add_argument("--set", default="", help="solver options for every run (clmg poisson --set)")
+    parser.add_argument("--output", help="write the results as JSON to FILE")
+    parser.add_argument("--json", action="store_true", help="print the JSON on stdout, no table")
+    args = parser.parse_args()
+    first, last = (int(x) for x in args.levels.split(":"))
+    device = ["--device", args.device] if args.device else []
+
+    info = run_json([args.clmg, "info", "--json"] + device)
+    bandwidth = info.get("copy_bandwidth_gb_s") or 0.0
+    rows = []
+    for level in range(first, last + 1):
+        for tail in args.tails.split(","):
+            env = dict(os.environ)
+            if tail != "device":
+                previous = env.get("CLMG_DEVICE_PARAMS", "")
+                env["CLMG_DEVICE_PARAMS"] = ",".join(x for x in (previous, f"tail_rows={tail}") if x)
+            command = [args.clmg, "poisson", "--level", str(level), "--json", "--quiet"] + device
+            if args.set:
+                command += ["--set", args.set]
+            best = None
+            for _ in range(args.trials):
+                result = run_json(command, env)
+                if result.get("status") != "success":
+                    raise SystemExit(f"level {level}, tail {tail}: {result.get('message')}")
+                if best is None or result["solve_s"] < best["solve_s"]:
+                    best = result
+            cycles = max(best["iterations"], 1)
+            cycle_s = best["solve_s"] / cycles
+            floor_s = best.get("iteration_bytes", 0) / (bandwidth * 1e9) if bandwidth else 0.0
+            rows.append({
+                "level": level, "unknowns": best["unknowns"], "tail_rows": tail,
+                "iterations": best["iterations"], "solve_s": best["solve_s"],
+                "cycle_s": cycle_s, "commands_per_iteration": best["commands_per_iteration"],
+                "host_waits_per_iteration": best["host_waits_per_iteration"],
+                "iteration_bytes": best.get("iteration_bytes"),
+                "x_floor": cycle_s / floor_s if floor_s > 0 else None,
+                "options": best.get("options"),
+            })
+    document = {"device": info.get("selected", info.get("devices")),
+                "copy_bandwidth_gb_s": bandwidth, "trials": args.trials, "results": rows}
+    text = json.dumps(document, indent=1)
+    if args.output:
+        with open(args.output + ".part", "w") as out:
+            out.write(text + "\n")
+        os.replace(args.output + ".part", args.output)
+    if args.json:
+        print(text)
+        return
+    print(f"copy bandwidth {bandwidth:.1f} GB/s")
+    print(f"{'level':>5} {'unknowns':>10} {'tail':>7} {'its':>4} {'solve ms':>9} "
+          f"{'cycle ms':>9} {'cmds/it':>8} {'waits/it':>8} {'x floor':>8}")
+    for r in rows:
+        floor = f"{r['x_floor']:8.2f}" if r["x_floor"] else f"{'-':>8}"
+        print(f"{r['level']:>5} {r['unknowns']:>10} {r['tail_rows']:>7} {r['iterations']:>4} "
+              f"{1e3 * r['solve_s']:9.3f} {1e3 * r['cycle_s']:9.4f} "
+              f"{r['commands_per_iteration']:8.1f} {r['host_waits_per_iteration']:8.1f} {floor}")
+
+
+if __name__ == "__main__":
+    main()
