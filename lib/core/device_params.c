@@ -55,12 +55,15 @@
 
 /* The coarse tail (lib/solve/coarse_tail.c): the levels of at most
  * tail_rows rows run their whole sub-cycle as one launch of one
- * work-group. On a GPU a launch costs 5-7 us whatever its size, and a
- * level of 32k rows takes about that to stream once, so below it every
- * kernel of a cycle is launch latency; a work-group of 1024 walks such a
- * level in a few microseconds per phase. On a CPU a launch costs little
- * and one work-group runs on one core: off (0) unless measured otherwise. */
-#define TAIL_GPU .tail_rows = 32768
+ * work-group. On a GPU a launch costs 5-7 us whatever its size, but one
+ * work-group walks a level far slower than the whole device does: on the
+ * H200 (perf/latency.py, CIRCLE Q1 V(4,4), 2026-11-28) the cycle at level 7
+ * (33k unknowns) took 0.65-0.68 ms without the tail, 0.27 ms with
+ * tail_rows 1024, 0.41 ms with 4096 and 0.97 ms with 32768; at level 8 0.58,
+ * 0.42 (1024), 0.49 (2048) and 1.07 ms (32768); at level 10 1.58 and 1.54 ms
+ * (1024 or 2048). On a CPU a launch costs little and one work-group runs on
+ * one core: off (0) unless measured otherwise. */
+#define TAIL_GPU .tail_rows = 1024
 #define TAIL_CPU .tail_rows = 0
 
 /* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:
