@@ -98,7 +98,8 @@
  *    longest, while CSR-Adaptive gives every work-group about the same
  *    entries. perf/spmv's irregular matrix (rows of ~10, 4 of n/10) is at
  *    25,000 mean rows. CPUs keep CSR: a work-item walks a whole row there,
- *    and the row blocks only add barriers (pocl: see docs/performance.md).
+ *    and the row blocks only add barriers (pocl ran CSR-Adaptive 5-9x
+ *    slower than CSR on perf/spmv's matrices: docs/performance.md).
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
  *    local memory in double. */
