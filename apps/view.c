@@ -33,7 +33,7 @@ static const char *or_dash(const char *text) {
 }
 
 void view_print(const view_level *levels, int count) {
-  printf("\n  %5s %12s %14s  %-8s %-12s %s\n", "level", "rows", "nonzeros", "format", "smoother",
+  printf("\n  %5s %12s %14s  %-12s %-12s %s\n", "level", "rows", "nonzeros", "format", "smoother",
          "coarse solver");
   for (int l = count - 1; l >= 0; l--) {
     const view_level *v = &levels[l];
@@ -43,7 +43,7 @@ void view_print(const view_level *levels, int count) {
     } else {
       snprintf(nonzeros, sizeof nonzeros, "-");
     }
-    printf("  %5d %12zu %14s  %-8s %-12s %s\n", l, v->rows, nonzeros, or_dash(v->format),
+    printf("  %5d %12zu %14s  %-12s %-12s %s\n", l, v->rows, nonzeros, or_dash(v->format),
            or_dash(v->smoother), or_dash(v->coarse_solver));
   }
   double complexity = view_operator_complexity(levels, count);

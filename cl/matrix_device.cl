@@ -69,6 +69,21 @@ kernel void csr_row_lengths(uint rows, global const long *row_ptr, global uint *
   }
 }
 
+/* start[i] = 1 where row i starts a CSR-Adaptive row block, else 0: the
+ * rule of matrix.c's adaptive_block_starts (which says why), row by row. */
+kernel void csr_adaptive_block_starts(uint rows, global const long *row_ptr, ulong short_max,
+                                      ulong bin, uint block_rows, global uint *start) {
+  GRID_LOOP(i, rows) {
+    uint starts = i == 0 || i % block_rows == 0;
+    if (!starts) {
+      const long previous = row_ptr[i - 1], here = row_ptr[i], next = row_ptr[i + 1];
+      starts = (ulong)(here - previous) > short_max || (ulong)(next - here) > short_max ||
+               (ulong)previous / bin != (ulong)here / bin;
+    }
+    start[i] = starts;
+  }
+}
+
 /* CSR's long rows (long_rows, ascending), cut into segments of
  * segment_length entries: each row's segment count, then (from their
  * offsets) its first segment and the segments' [begin, end) in the CSR

@@ -1,6 +1,6 @@
-/* Sparse matrix-vector products in three formats, each fused with what the
- * solvers do next (Geveler et al. 2011, section 2.1: "we fuse the SpMV and vector-vector
- * operations into a single kernel"). Build options:
+/* Sparse matrix-vector products (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma), each fused
+ * with what the solvers do next (Geveler et al. 2011, section 2.1: "we fuse the SpMV and
+ * vector-vector operations into a single kernel"). Build options:
  *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
  *   -DOP_JACOBI_FROM_ZERO  the same with x = alpha * dinv .* in, formed where it is read:
  *                    the first two Jacobi sweeps from a zero guess in one pass (x unused)
@@ -120,6 +120,83 @@ kernel void csr_long_finish(uint count, global const uint *long_rows,
     sum += segment_sums[s];
   const uint row = long_rows[i];
   STORE_ROW(row, sum);
+}
+
+/* CSR-Adaptive (Greathouse and Daga, SC14): one work-group per segment of
+ * a very long row (as csr_long_segments; csr_long_finish adds the segments
+ * up), first, since they take longest, then one per row block b, rows
+ * row_blocks[b] to row_blocks[b + 1] - 1 (matrix.c's adaptive_block_starts
+ * makes the blocks).
+ *  - CSR-Stream, a block of several rows (at most the group's size, their
+ *    entries at most the capacity of `products`): the group reads the
+ *    block's products val * x into local memory in one coalesced sweep,
+ *    then each row is summed there by a power of two of work-items, as
+ *    many as the rows leave (a tree in `scratch` when more than one).
+ *  - CSR-Vector, a block of one row: the whole group walks the row and
+ *    reduces (group_sum); a row longer than long_row_threshold is left to
+ *    its segments.
+ * No subgroup functions and no atomics: OpenCL 1.2. Every branch below is
+ * the same for the whole group, so the barriers are reached by all. */
+kernel void csr_adaptive_spmv(uint segment_count, global const uint *row_blocks,
+                              global const long *row_ptr, global const int *col,
+                              global const real *val, ulong long_row_threshold,
+                              global const long *segment_bounds, global real *segment_sums,
+                              OUTPUT_PARAMS, local real *products, local real *scratch) {
+  APPLY_OUTPUT_OFFSETS;
+  const uint group = get_group_id(0);
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  if (group < segment_count) { /* a segment of a very long row */
+    const uint segment = group;
+    const long begin = segment_bounds[2 * segment], end = segment_bounds[2 * segment + 1];
+    real sum = 0;
+    for (long k = begin + lid; k < end; k += size)
+      sum += val[k] * X_AT(col[k]);
+    sum = group_sum(scratch, sum);
+    if (lid == 0)
+      segment_sums[segment] = sum;
+    return;
+  }
+  const uint block = group - segment_count;
+  const uint first = row_blocks[block], last = row_blocks[block + 1];
+  const long begin = row_ptr[first], end = row_ptr[last];
+  if (last - first == 1) { /* CSR-Vector */
+    if ((ulong)(end - begin) > long_row_threshold)
+      return;
+    real sum = 0;
+    for (long k = begin + lid; k < end; k += size)
+      sum += val[k] * X_AT(col[k]);
+    sum = group_sum(scratch, sum);
+    if (lid == 0)
+      STORE_ROW(first, sum);
+    return;
+  }
+  /* CSR-Stream */
+  for (long k = begin + lid; k < end; k += size)
+    products[k - begin] = val[k] * X_AT(col[k]);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint rows = last - first;
+  uint lanes = 1;
+  while (2 * lanes * rows <= size)
+    lanes *= 2;
+  const uint row = first + lid / lanes, lane = lid % lanes;
+  real sum = 0;
+  if (row < last) {
+    const long row_end = row_ptr[row + 1] - begin;
+    for (long k = row_ptr[row] - begin + lane; k < row_end; k += lanes)
+      sum += products[k];
+  }
+  if (lanes > 1) {
+    scratch[lid] = sum;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint stride = lanes / 2; stride > 0; stride /= 2) {
+      if (lane < stride)
+        scratch[lid] += scratch[lid + stride];
+      barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    sum = scratch[lid];
+  }
+  if (row < last && lane == 0)
+    STORE_ROW(row, sum);
 }
 
 /* ELLPACK-R with ROW_LANES threads per row (ELLR-T). Entry k = j * ROW_LANES + t of

@@ -467,14 +467,14 @@ def print_merge(merged, clmg, baseline):
           f"{baseline.get('device', '?')} (copy {baseline.get('copy_gb_per_s') or float('nan'):.0f}"
           f" GB/s)")
     print(f"{'matrix':<10} {'prec':<6} {'nnz':>11} {'clmg best':<28} {'us':>9} {'GB/s':>7} "
-          f"{name + ' alg':<14} {'us':>9} {'GB/s':>7} {'speedup':>8}  {'auto':<5} {'speedup':>8}")
+          f"{name + ' alg':<14} {'us':>9} {'GB/s':>7} {'speedup':>8}  {'auto':<12} {'speedup':>8}")
     for m in merged:
         note = "" if m["same_matrix"] else "  (different sizes!)"
         auto_speedup = f"{m['auto_speedup']:.2f}" if m["auto_speedup"] else "-"
         print(f"{m['matrix']:<10} {m['precision']:<6} {m['nnz']:>11} {m['clmg_format']:<28} "
               f"{m['clmg_us']:>9.1f} {m['clmg_gb_per_s']:>7.0f} {m['baseline_algorithm']:<14} "
               f"{m['baseline_us']:>9.1f} {m['baseline_gb_per_s']:>7.0f} {m['speedup']:>8.2f}  "
-              f"{m['clmg_auto_format'] or '-':<5} {auto_speedup:>8}{note}")
+              f"{m['clmg_auto_format'] or '-':<12} {auto_speedup:>8}{note}")
     if merged:
         geometric = math.exp(sum(math.log(m["speedup"]) for m in merged) / len(merged))
         print(f"geometric mean speed-up (clmg best): {geometric:.2f}")

@@ -11,7 +11,8 @@
  * and its x as Matrix Market files for perf/cusparse_spmv.py.
  *
  *   clmg_perf_spmv [--device DEV] [--output FILE] [--json] [--size small|medium|large | --nnz N]
- *                  [--formats csr,ellr,sell,auto] [--precision double|float|both]
+ *                  [--formats csr,ellr,sell,csr-adaptive,auto]
+ *                  [--precision double|float|both]
  *                  [--matrices NAME,...] [--write-mtx DIR] [--min-time S] [--trials T]
  */
 #define _POSIX_C_SOURCE 200809L /* mkdir, pthreads */
@@ -44,7 +45,7 @@ static const double float_tolerance = 1e-5;
 
 /* ---- settings ---- */
 
-enum { MAX_FORMATS = 4, MAX_MATRICES = 32 };
+enum { MAX_FORMATS = 5, MAX_MATRICES = 32 };
 
 typedef struct benchmark_settings {
   const char *device;
@@ -74,7 +75,8 @@ static void print_usage(FILE *out) {
           "  --size S            small (2e6 nonzeros per matrix), medium (8e6) or large (3e7);\n"
           "                      default: large on a GPU, small otherwise\n"
           "  --nnz N             target nonzeros per matrix (instead of --size)\n"
-          "  --formats LIST      comma-separated: csr, ellr, sell, auto (default all four)\n"
+          "  --formats LIST      comma-separated: csr, ellr, sell, csr-adaptive, auto (default\n"
+          "                      all five)\n"
           "  --precision P       double, float or both (default both)\n"
           "  --matrices LIST     comma-separated matrix names (default all)\n"
           "  --write-mtx DIR     write each matrix as DIR/NAME.mtx and its x as DIR/NAME_x.mtx\n"
@@ -118,7 +120,7 @@ static int add_format(const char *name, void *context) {
   benchmark_settings *settings = context;
   clmg_matrix_format format;
   if (!clmg_matrix_format_parse(name, &format)) {
-    fprintf(stderr, PROGRAM ": unknown format '%s' (csr, ellr, sell, auto)\n", name);
+    fprintf(stderr, PROGRAM ": unknown format '%s' (csr, ellr, sell, csr-adaptive, auto)\n", name);
     return 0;
   }
   for (size_t i = 0; i < settings->format_count; ++i) {
@@ -242,7 +244,8 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
   }
   if (!formats_given) {
     const clmg_matrix_format all[MAX_FORMATS] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR,
-                                                 CLMG_FORMAT_SELL, CLMG_FORMAT_AUTO};
+                                                 CLMG_FORMAT_SELL, CLMG_FORMAT_CSR_ADAPTIVE,
+                                                 CLMG_FORMAT_AUTO};
     memcpy(settings->formats, all, sizeof all);
     settings->format_count = MAX_FORMATS;
   }
@@ -338,22 +341,24 @@ static void add_skipped(benchmark_results *results, size_t matrix, clmg_matrix_f
 /* ---- the traffic model ---- */
 
 /* The fewest bytes one y = A x must move in the given format: values and
- * column indices once (nnz (s + 4)), the row structure once (CSR: the int64
- * row pointers, (rows + 1) 8; ELLR and SELL: the int32 row lengths, rows 4;
- * padding, SELL's permutation and slice offsets are not counted), x once
+ * column indices once (nnz (s + 4)), the row structure once (CSR and
+ * CSR-Adaptive: the int64 row pointers, (rows + 1) 8; ELLR and SELL: the
+ * int32 row lengths, rows 4; padding, SELL's permutation and slice offsets,
+ * CSR-Adaptive's row blocks are not counted), x once
  * (cols s) and y written once (rows s; beta = 0, so y is not read). */
 static double model_bytes(clmg_matrix_format format, size_t rows, size_t cols, size_t nnz,
                           size_t value_size) {
   double s = (double)value_size;
-  double row_structure = format == CLMG_FORMAT_CSR ? (double)(rows + 1) * 8.0 : (double)rows * 4.0;
+  int csr = format == CLMG_FORMAT_CSR || format == CLMG_FORMAT_CSR_ADAPTIVE;
+  double row_structure = csr ? (double)(rows + 1) * 8.0 : (double)rows * 4.0;
   return (double)nnz * (s + 4.0) + row_structure + (double)cols * s + (double)rows * s;
 }
 
 static const char *const model_text =
-    "bytes = nnz*(s+4) [values + int32 column indices] + row structure [CSR: (rows+1)*8, "
-    "int64 row pointers; ELLR/SELL: rows*4, int32 row lengths] + cols*s [x read once] + "
-    "rows*s [y written once, beta=0]; s = 8 (double) or 4 (float); padding, SELL "
-    "permutation and slice offsets not counted";
+    "bytes = nnz*(s+4) [values + int32 column indices] + row structure [CSR, CSR-Adaptive: "
+    "(rows+1)*8, int64 row pointers; ELLR/SELL: rows*4, int32 row lengths] + cols*s [x read "
+    "once] + rows*s [y written once, beta=0]; s = 8 (double) or 4 (float); padding, SELL "
+    "permutation and slice offsets, CSR-Adaptive row blocks not counted";
 
 /* ---- measuring ---- */
 
@@ -760,7 +765,7 @@ static void print_summary(const benchmark_results *results) {
   printf("\nsummary: the fastest format per matrix and precision (ratio = GB/s under the model "
          "/ copy %.1f GB/s); auto/best = time of the auto choice / best time\n",
          results->copy_gb_per_s);
-  printf("%-10s %-6s %-30s %11s %8s %8s %6s  %-6s %9s\n", "matrix", "prec", "best format",
+  printf("%-10s %-6s %-30s %11s %8s %8s %6s  %-12s %9s\n", "matrix", "prec", "best format",
          "us/call", "GFLOP/s", "GB/s", "ratio", "auto", "auto/best");
   const clmg_dtype precisions[2] = {CLMG_DOUBLE, CLMG_FLOAT};
   for (size_t m = 0; m < results->matrix_count; ++m) {
@@ -779,7 +784,7 @@ static void print_summary(const benchmark_results *results) {
         snprintf(auto_ratio, sizeof auto_ratio, "%.2f",
                  automatic->seconds_per_call / best->seconds_per_call);
       }
-      printf("%-10s %-6s %-30s %11.2f %8.2f %8.1f %6.3f  %-6s %9s\n",
+      printf("%-10s %-6s %-30s %11.2f %8.2f %8.1f %6.3f  %-12s %9s\n",
              results->matrices[m].kind->name, clmg_dtype_name(precisions[p]), best->description,
              best->seconds_per_call * 1e6, best->gflops, best->gb_per_s, best->ratio_to_copy,
              auto_text, auto_ratio);

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-FORMATS = {"csr", "ellr", "sell"}
+FORMATS = {"csr", "ellr", "sell", "csr-adaptive"}
 failures = []
 
 

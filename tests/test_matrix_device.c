@@ -114,9 +114,9 @@ static void test_every_format_and_update(void **state) {
   const size_t n = 400;
   clmg_csr a = random_matrix(n);
   const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
-                                        CLMG_FORMAT_AUTO};
+                                        CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR_ADAPTIVE};
   for (int p = 0; p < 2; ++p)
-    for (size_t f = 0; f < 4; ++f) {
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f) {
       clmg_dtype type = p ? CLMG_FLOAT : CLMG_DOUBLE;
       clmg_matrix_options o;
       clmg_matrix_options_defaults(&o);
@@ -298,13 +298,14 @@ static void test_same_layout_as_host(void **state) {
   };
   /* format, csr_vector_min, csr_lanes, ellr_threads, sell_slice, sell_sigma */
   const unsigned shapes[][6] = {
-      {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},     {CLMG_FORMAT_CSR, 0, 0, 0, 0, 0},
-      {CLMG_FORMAT_CSR, 100, 0, 0, 0, 0},    {CLMG_FORMAT_CSR, 10, 4, 0, 0, 0},
-      {CLMG_FORMAT_ELLR, 0, 0, 0, 0, 0},     {CLMG_FORMAT_ELLR, 0, 0, 2, 0, 0},
-      {CLMG_FORMAT_SELL, 0, 0, 0, 0, 0},     {CLMG_FORMAT_SELL, 0, 0, 0, 1, 0},
-      {CLMG_FORMAT_SELL, 0, 0, 0, 4, 5},     {CLMG_FORMAT_SELL, 0, 0, 0, 8, 1},
-      {CLMG_FORMAT_SELL, 0, 0, 0, 8, 64},    {CLMG_FORMAT_SELL, 0, 0, 0, 32, 100},
-      {CLMG_FORMAT_SELL, 0, 0, 0, 16, 4096},
+      {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},           {CLMG_FORMAT_CSR, 0, 0, 0, 0, 0},
+      {CLMG_FORMAT_CSR, 100, 0, 0, 0, 0},          {CLMG_FORMAT_CSR, 10, 4, 0, 0, 0},
+      {CLMG_FORMAT_ELLR, 0, 0, 0, 0, 0},           {CLMG_FORMAT_ELLR, 0, 0, 2, 0, 0},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 0, 0},           {CLMG_FORMAT_SELL, 0, 0, 0, 1, 0},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 4, 5},           {CLMG_FORMAT_SELL, 0, 0, 0, 8, 1},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 8, 64},          {CLMG_FORMAT_SELL, 0, 0, 0, 32, 100},
+      {CLMG_FORMAT_SELL, 0, 0, 0, 16, 4096},       {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
+      {CLMG_FORMAT_CSR_ADAPTIVE, 100, 0, 0, 0, 0}, {CLMG_FORMAT_CSR_ADAPTIVE, 10, 0, 0, 0, 0},
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
     clmg_csr a = matrix_of_lengths(kinds[k].rows, kinds[k].cols, kinds[k].length);

@@ -1,5 +1,6 @@
 /* Device SpMV family against a host reference: every format (and its tuning
  * knobs) x precision x operation, on random matrices with awkward shapes. */
+#define _POSIX_C_SOURCE 200809L /* setenv */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -162,14 +163,17 @@ static const variant variants[] = {
     {CLMG_FORMAT_SELL, 0, 4, 1, 0, 0},
     {CLMG_FORMAT_SELL, 0, 8, 64, 0, 0},
     {CLMG_FORMAT_SELL, 0, 32, 128, 0, 0},
+    {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
+    {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 12, 0}, /* segments, and rows over 12 alone */
     {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},
 };
 
-static void check_all_operations(clmg_dtype type) {
+/* Every operation of every variant on a (its values rounded to the
+ * precision here) against the host. */
+static void check_operations(clmg_csr a, const char *name, clmg_dtype type, const variant *list,
+                             size_t variant_count) {
   double tol = type == CLMG_FLOAT ? 1e-5 : 1e-12;
-  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
-    const shape *sh = &shapes[s];
-    clmg_csr a = random_matrix(sh->rows, sh->cols, sh->max_length, sh->allow_empty, sh->dense_row);
+  {
     size_t rows = a.rows, cols = a.cols, nnz = (size_t)a.row_ptr[rows];
     /* the matrix as the device sees it (rounded to the precision) */
     for (size_t k = 0; k < nnz; ++k)
@@ -192,8 +196,8 @@ static void check_all_operations(clmg_dtype type) {
           diag[r] = a.val[k];
       }
     }
-    for (size_t v = 0; v < sizeof variants / sizeof variants[0]; ++v) {
-      const variant *var = &variants[v];
+    for (size_t v = 0; v < variant_count; ++v) {
+      const variant *var = &list[v];
       clmg_matrix_options options;
       clmg_matrix_options_defaults(&options);
       options.format = var->format;
@@ -206,12 +210,12 @@ static void check_all_operations(clmg_dtype type) {
       clmg_matrix *m = NULL;
       clmg_status status = clmg_matrix_create(context, &a, &options, &m);
       if (status != CLMG_SUCCESS)
-        fail_msg("%s: create %s: %s", sh->name, clmg_matrix_format_name(var->format),
+        fail_msg("%s: create %s: %s", name, clmg_matrix_format_name(var->format),
                  clmg_context_message(context));
       assert_int_equal(clmg_matrix_nnz(m), nnz);
       assert_true(clmg_matrix_stored_entries(m) >= nnz);
       char what[200];
-      snprintf(what, sizeof what, "%s, %s, %s", sh->name, clmg_matrix_describe(m),
+      snprintf(what, sizeof what, "%s, %s, %s", name, clmg_matrix_describe(m),
                clmg_dtype_name(type));
 
       clmg_vector *x_base = make_vector(type, cols + 3, x), *x_view = NULL;
@@ -371,8 +375,151 @@ static void check_all_operations(clmg_dtype type) {
     free(got);
     free(dinv);
     free(diag);
+  }
+}
+
+static void check_all_operations(clmg_dtype type) {
+  for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; ++s) {
+    const shape *sh = &shapes[s];
+    clmg_csr a = random_matrix(sh->rows, sh->cols, sh->max_length, sh->allow_empty, sh->dense_row);
+    check_operations(a, sh->name, type, variants, sizeof variants / sizeof variants[0]);
     free_matrix(&a);
   }
+}
+
+/* ---- CSR-Adaptive on very irregular rows ---- */
+
+static int compare_int32(const void *a, const void *b) {
+  int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* A matrix with the given row lengths (each at most cols): distinct sorted
+ * columns, the diagonal among them on square matrices (4 + noise there, so
+ * Jacobi is defined where no row is empty). */
+static clmg_csr matrix_with_lengths(size_t rows, size_t cols, const size_t *lengths) {
+  size_t nnz = 0;
+  for (size_t r = 0; r < rows; ++r)
+    nnz += lengths[r];
+  clmg_csr a = {rows, cols, calloc(rows + 1, sizeof(int64_t)), malloc((nnz + 1) * sizeof(int32_t)),
+                malloc((nnz + 1) * sizeof(double))};
+  assert_non_null(a.row_ptr);
+  assert_non_null(a.col);
+  assert_non_null(a.val);
+  size_t at = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    size_t length = lengths[r];
+    assert_true(length <= cols);
+    int32_t *row = a.col + at;
+    size_t chosen = 0;
+    if (rows == cols && length > 0)
+      row[chosen++] = (int32_t)r;
+    if (length <= 64) { /* random columns, duplicates drawn again */
+      while (chosen < length) {
+        int32_t c = (int32_t)random_below(cols);
+        int seen = 0;
+        for (size_t k = 0; k < chosen && !seen; ++k)
+          seen = row[k] == c;
+        if (!seen)
+          row[chosen++] = c;
+      }
+    } else { /* selection sampling: each column with the probability still needed */
+      size_t needed = length - chosen;
+      for (size_t c = 0; c < cols && needed > 0; ++c) {
+        if (rows == cols && c == r)
+          continue;
+        size_t left = cols - c - (rows == cols && c < r ? 1 : 0);
+        if (random_below(left) < needed) {
+          row[chosen++] = (int32_t)c;
+          --needed;
+        }
+      }
+    }
+    qsort(row, length, sizeof *row, compare_int32);
+    for (size_t k = 0; k < length; ++k)
+      a.val[at + k] = (size_t)row[k] == r ? 4.0 + random_uniform() : random_uniform();
+    at += length;
+    a.row_ptr[r + 1] = (int64_t)at;
+  }
+  return a;
+}
+
+/* Row lengths: a power law (Pareto, exponent 1.1: most rows 1 to 3, a few
+ * in the thousands), with empty rows mixed in when allow_empty, and the
+ * listed long rows. */
+static void power_law_lengths(size_t rows, size_t cols, int allow_empty, size_t *lengths) {
+  for (size_t r = 0; r < rows; ++r) {
+    double u = (random_uniform() + 1.0) * 0.5 + 1e-12;
+    double length = floor(pow(u, -1.0 / 1.1));
+    lengths[r] = length >= (double)cols ? cols : (size_t)length;
+    if (allow_empty && random_below(5) == 0)
+      lengths[r] = 0;
+  }
+}
+
+typedef struct irregular_case {
+  const char *name;
+  size_t rows, cols;
+  int allow_empty;
+  /* rows set after the power law: every `every`-th row (0: none) gets `length`, `length +
+   * step` or `length + 2 step` in turn, and the rows in `long_rows` get long_length less a
+   * tenth of it per place in the list */
+  size_t every, length, step;
+  size_t long_rows[3], long_count, long_length;
+} irregular_case;
+
+static const irregular_case irregular_cases[] = {
+    {"one row", 1, 1, 0, 0, 0, 0, {0}, 0, 0},
+    {"one empty row", 1, 1, 1, 1, 0, 0, {0}, 0, 0},
+    {"two rows", 2, 2, 0, 0, 0, 0, {0}, 0, 0},
+    {"seven rows, one full", 7, 7, 0, 0, 0, 0, {3}, 1, 7},
+    {"power law", 3000, 3000, 0, 0, 0, 0, {0}, 0, 0},
+    {"power law with empty rows", 3001, 2999, 1, 0, 0, 0, {0}, 0, 0},
+    /* rows just under, at and over a work-group of 256 (alone or not), and
+     * runs of rows that cross the windows of a block's first entries */
+    {"rows of 255 to 257", 2000, 2000, 0, 3, 255, 1, {0}, 0, 0},
+    {"rows of 767 to 1025", 1500, 1500, 0, 7, 767, 129, {0}, 0, 0},
+    {"rows of 100 to 140", 1000, 1000, 0, 1, 100, 20, {0}, 0, 0},
+    /* runs of more empty rows than a block holds */
+    {"mostly empty rows", 5000, 5000, 1, 1, 0, 0, {2500, 4999}, 2, 40},
+    {"rows of 1e4 to 1e5 among short rows", 20000, 100000, 1, 0, 0, 0, {0, 9999, 19999}, 3, 100000},
+    {"rows of 1e4 among rows of 1", 40000, 40000, 0, 1, 1, 0, {1, 20000, 39998}, 3, 10000},
+};
+
+static void check_irregular(clmg_dtype type) {
+  static const variant adaptive[] = {
+      {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
+      {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 5000, 0}, /* rows of 1e4 and more in segments */
+      {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 100, 0},  /* rows over 100 alone or in segments */
+      {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},
+  };
+  for (size_t c = 0; c < sizeof irregular_cases / sizeof irregular_cases[0]; ++c) {
+    const irregular_case *ic = &irregular_cases[c];
+    size_t *lengths = malloc(ic->rows * sizeof *lengths);
+    assert_non_null(lengths);
+    power_law_lengths(ic->rows, ic->cols, ic->allow_empty, lengths);
+    for (size_t r = 0; ic->every && r < ic->rows; r += ic->every)
+      lengths[r] = ic->length + r / ic->every % 3 * ic->step;
+    for (size_t k = 0; k < ic->long_count; ++k)
+      lengths[ic->long_rows[k]] = ic->long_length - k * ic->long_length / 10;
+    for (size_t r = 0; r < ic->rows; ++r)
+      if (lengths[r] > ic->cols)
+        lengths[r] = ic->cols;
+    clmg_csr a = matrix_with_lengths(ic->rows, ic->cols, lengths);
+    check_operations(a, ic->name, type, adaptive, sizeof adaptive / sizeof adaptive[0]);
+    free_matrix(&a);
+    free(lengths);
+  }
+}
+
+static void test_irregular_double(void **state) {
+  (void)state;
+  check_irregular(CLMG_DOUBLE);
+}
+
+static void test_irregular_float(void **state) {
+  (void)state;
+  check_irregular(CLMG_FLOAT);
 }
 
 static void test_double(void **state) {
@@ -427,6 +574,108 @@ static void test_format_names(void **state) {
   assert_int_equal(f, CLMG_FORMAT_ELLR);
   assert_false(clmg_matrix_format_parse("coo", &f));
   assert_string_equal(clmg_matrix_format_name(CLMG_FORMAT_CSR), "csr");
+  assert_true(clmg_matrix_format_parse("csr-adaptive", &f));
+  assert_int_equal(f, CLMG_FORMAT_CSR_ADAPTIVE);
+  assert_string_equal(clmg_matrix_format_name(CLMG_FORMAT_CSR_ADAPTIVE), "csr-adaptive");
+}
+
+/* The format the automatic choice makes for a, from host CSR and from
+ * device arrays (the two must agree). */
+static clmg_matrix_format automatic_choice(clmg_context *ctx, const clmg_csr *a, clmg_dtype type) {
+  clmg_matrix_options options;
+  clmg_matrix_options_defaults(&options);
+  options.precision = type;
+  clmg_matrix *host = NULL, *device = NULL;
+  if (clmg_matrix_create(ctx, a, &options, &host) != CLMG_SUCCESS)
+    fail_msg("automatic format from host CSR: %s", clmg_context_message(ctx));
+  size_t nnz = (size_t)a->row_ptr[a->rows];
+  clmg_vector *row_ptr = NULL, *col = NULL, *val = NULL;
+  assert_int_equal(clmg_vector_create(ctx, CLMG_INT64, a->rows + 1, &row_ptr), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_create(ctx, CLMG_INT32, nnz, &col), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_create(ctx, type, nnz, &val), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_upload(row_ptr, a->row_ptr), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_upload(col, a->col), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_upload_doubles(val, a->val), CLMG_SUCCESS);
+  if (clmg_matrix_create_from_device(ctx, a->rows, a->cols, row_ptr, col, val, &options, &device) !=
+      CLMG_SUCCESS)
+    fail_msg("automatic format from device arrays: %s", clmg_context_message(ctx));
+  clmg_matrix_format format = clmg_matrix_format_of(host);
+  assert_int_equal(clmg_matrix_format_of(device), format);
+  assert_string_equal(clmg_matrix_describe(device), clmg_matrix_describe(host));
+  clmg_matrix_destroy(host);
+  clmg_matrix_destroy(device);
+  clmg_vector_destroy(row_ptr);
+  clmg_vector_destroy(col);
+  clmg_vector_destroy(val);
+  return format;
+}
+
+/* A 9-point stencil on an m x m grid (rows of 4 to 9 entries). */
+static clmg_csr stencil_matrix(size_t m) {
+  size_t rows = m * m;
+  clmg_csr a = {rows, rows, calloc(rows + 1, sizeof(int64_t)), malloc(9 * rows * sizeof(int32_t)),
+                malloc(9 * rows * sizeof(double))};
+  assert_non_null(a.row_ptr);
+  assert_non_null(a.col);
+  assert_non_null(a.val);
+  size_t nnz = 0;
+  for (size_t i = 0; i < m; ++i)
+    for (size_t j = 0; j < m; ++j) {
+      for (int di = -1; di <= 1; ++di)
+        for (int dj = -1; dj <= 1; ++dj) {
+          long ni = (long)i + di, nj = (long)j + dj;
+          if (ni < 0 || nj < 0 || ni >= (long)m || nj >= (long)m)
+            continue;
+          a.col[nnz] = (int32_t)((size_t)ni * m + (size_t)nj);
+          a.val[nnz++] = di == 0 && dj == 0 ? 8.0 : -1.0;
+        }
+      a.row_ptr[i * m + j + 1] = (int64_t)nnz;
+    }
+  return a;
+}
+
+/* The automatic format by device class: GPUs take CSR-Adaptive for rows
+ * of very different lengths (rows of 1 to 8 and two of n/10, as
+ * perf/spmv's irregular matrix) and keep ELLPACK-R for a stencil; with
+ * the ratio at 0, and on CPUs, the irregular matrix stays CSR. */
+static void test_automatic_format(void **state) {
+  (void)state;
+  static const struct {
+    const char *params;
+    clmg_matrix_format regular, irregular;
+  } classes[] = {
+      {"class=gpu-nvidia", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR_ADAPTIVE},
+      {"class=gpu-amd", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR_ADAPTIVE},
+      {"class=gpu-nvidia,auto_csr_adaptive_ratio=0", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR},
+      {"class=cpu-pocl", CLMG_FORMAT_CSR, CLMG_FORMAT_CSR},
+  };
+  clmg_csr regular = stencil_matrix(30);
+  enum { ROWS = 4000 };
+  size_t *lengths = malloc(ROWS * sizeof *lengths);
+  assert_non_null(lengths);
+  for (size_t r = 0; r < ROWS; ++r)
+    lengths[r] = 1 + random_below(8);
+  lengths[1000] = lengths[3000] = ROWS / 10;
+  clmg_csr irregular = matrix_with_lengths(ROWS, ROWS, lengths);
+  free(lengths);
+  for (size_t c = 0; c < sizeof classes / sizeof classes[0]; ++c) {
+    setenv("CLMG_DEVICE_PARAMS", classes[c].params, 1);
+    clmg_context *ctx = NULL;
+    int opened = test_open_context(&ctx, NULL, NULL, 0);
+    unsetenv("CLMG_DEVICE_PARAMS");
+    assert_int_equal(opened, 0);
+    clmg_dtype type = clmg_context_device(ctx)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
+    clmg_matrix_format regular_format = automatic_choice(ctx, &regular, type);
+    clmg_matrix_format irregular_format = automatic_choice(ctx, &irregular, type);
+    if (regular_format != classes[c].regular || irregular_format != classes[c].irregular)
+      fail_msg(
+          "%s: the stencil took %s (want %s), the irregular matrix %s (want %s)", classes[c].params,
+          clmg_matrix_format_name(regular_format), clmg_matrix_format_name(classes[c].regular),
+          clmg_matrix_format_name(irregular_format), clmg_matrix_format_name(classes[c].irregular));
+    test_close_context(&ctx);
+  }
+  free_matrix(&regular);
+  free_matrix(&irregular);
 }
 
 static int open_context(void **state) {
@@ -445,7 +694,10 @@ int main(void) {
       cmocka_unit_test(test_format_names),
       cmocka_unit_test(test_double),
       cmocka_unit_test(test_float),
+      cmocka_unit_test(test_irregular_double),
+      cmocka_unit_test(test_irregular_float),
       cmocka_unit_test(test_bad_arguments),
+      cmocka_unit_test(test_automatic_format),
   };
   return cmocka_run_group_tests_name("spmv", tests, open_context, close_context);
 }

@@ -99,12 +99,15 @@ typedef enum clmg_matrix_format {
   CLMG_FORMAT_AUTO = 0, /**< chosen per device and matrix (see clmg_matrix_create) */
   CLMG_FORMAT_CSR,      /**< CSR with a vector kernel for long rows */
   CLMG_FORMAT_ELLR,     /**< ELLPACK-R (column-major, row lengths), T threads per row */
-  CLMG_FORMAT_SELL      /**< SELL-C-sigma: slices of C rows sorted within windows of sigma */
+  CLMG_FORMAT_SELL,     /**< SELL-C-sigma: slices of C rows sorted within windows of sigma */
+  /** CSR arrays with CSR-Adaptive's kernel (Greathouse and Daga 2014): a work-group per block
+   * of rows of about the same entries, for rows of very different lengths */
+  CLMG_FORMAT_CSR_ADAPTIVE
 } clmg_matrix_format;
 
-/** The format's name: "auto", "csr", "ellr" or "sell" (a static string). */
+/** The format's name: "auto", "csr", "ellr", "sell" or "csr-adaptive" (a static string). */
 CLMG_API const char *clmg_matrix_format_name(clmg_matrix_format format);
-/** Parses "auto", "csr", "ellr", "sell"; returns 0 on an unknown name. */
+/** Parses "auto", "csr", "ellr", "sell", "csr-adaptive"; returns 0 on an unknown name. */
 CLMG_API int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format);
 
 /** How clmg_matrix_create lays out a matrix; 0 in a field means the automatic choice. */
@@ -114,7 +117,8 @@ typedef struct clmg_matrix_options {
   unsigned ellr_threads;     /**< ELLR-T threads per row: 1, 2, 4, 8, 16 or 32; 0 = auto */
   unsigned sell_slice;       /**< SELL C; 0 = the device's SIMD/warp width */
   unsigned sell_sigma;       /**< SELL sorting window in rows; 0 = auto, 1 = no sorting */
-  unsigned csr_vector_min;   /**< CSR rows longer than this are cut into segments; 0 = auto */
+  unsigned csr_vector_min;   /**< CSR (and CSR-Adaptive) rows longer than this are cut into
+                              * segments; 0 = auto */
   unsigned csr_lanes;        /**< CSR work-items per row: 1, 2, ..., 32; 0 = auto */
 } clmg_matrix_options;
 

@@ -100,15 +100,31 @@
  *    an AVX-512 register of doubles, across which pocl vectorises the
  *    work-items.
  *  - SELL's sorting window sigma is 8 slices where rows are not uniform,
- *    which keeps y's writes local. */
+ *    which keeps y's writes local.
+ *  - CSR-Adaptive (Greathouse and Daga 2014) instead of CSR where the
+ *    automatic choice ends at CSR and the longest row is at least 8 mean
+ *    rows, on GPUs only. FE and stencil rows stay within 2-3 mean rows
+ *    (Q2: 25 against 16; boundary rows are shorter) and take ELLPACK-R or
+ *    SELL anyway; a row 8 or more times the mean is a graph's hub, a
+ *    constraint or a dense coupling, where CSR's lanes (a power of two up
+ *    to the mean row) idle on the short rows and a warp waits on its
+ *    longest, while CSR-Adaptive gives every work-group about the same
+ *    entries. perf/spmv's irregular matrix (rows of ~10, 4 of n/10) is at
+ *    25,000 mean rows. CPUs keep CSR: a work-item walks a whole row there,
+ *    and the row blocks only add barriers (pocl ran CSR-Adaptive 5-9x
+ *    slower than CSR on perf/spmv's matrices: docs/performance.md).
+ *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
+ *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
+ *    local memory in double. */
 #define SPARSE_GPU(slice)                                                                          \
   .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
   .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
-  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1
+  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 8,                  \
+  .csr_block_factor = 4
 #define SPARSE_CPU                                                                                 \
   .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
   .csr_long_row_min = 0, .ellr_max_threads = 1, .ellr_entries_per_thread = 12,                     \
-  .auto_ellr_max_length = 8, .auto_sell = 0
+  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .csr_block_factor = 4
 
 /* Algorithm choices:
  *  - clblast_axpy: CLBlast's axpy under CLMG_BLAS1_AUTO (perf/blas1 at
@@ -298,6 +314,8 @@ static const field fields[] = {
     UNSIGNED_FIELD(csr_max_lanes, 1, 32, 1),
     UNSIGNED_FIELD(ellr_max_threads, 1, 32, 1),
     FLAG_FIELD(auto_sell),
+    UNSIGNED_FIELD(auto_csr_adaptive_ratio, 0, 1u << 30, 0),
+    UNSIGNED_FIELD(csr_block_factor, 2, 64, 1),
     FLAG_FIELD(clblast_axpy),
     FLAG_FIELD(amg_setup_on_device),
     FLAG_FIELD(p1_rows),

@@ -70,7 +70,11 @@ typedef struct clmg_device_params {
   unsigned ellr_max_threads;      /* ELLR-T: a thread per ellr_entries_per_thread entries of */
   double ellr_entries_per_thread; /*   the mean row, a power of two, at most ellr_max_threads */
   size_t auto_ellr_max_length;    /* the automatic format: ELLR for rows up to this long ... */
-  int auto_sell;                  /* ... else SELL (when 1 and its padding fits), else CSR */
+  int auto_sell;                  /* ... else SELL (when 1 and its padding fits), else CSR ... */
+  unsigned auto_csr_adaptive_ratio; /* ... or CSR-Adaptive where the longest row is at least
+                                     * this many mean rows (0: never) */
+  unsigned csr_block_factor;        /* CSR-Adaptive's row blocks: up to this many work-groups
+                                     * of entries (a power of two, at least 2) */
 
   /* Algorithm choices. */
   int clblast_axpy;        /* CLMG_BLAS1_AUTO takes CLBlast's axpy */

@@ -1,10 +1,10 @@
-/* Device sparse matrices (CSR, ELLPACK-R, SELL-C-sigma) and the SpMV family.
+/* Device sparse matrices (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma) and the SpMV family.
  *
  * A matrix is laid out on the host from host CSR and uploaded, or laid out
  * on the device from CSR arrays that live there (cl/matrix_device.cl), into
  * the same arrays. Either keeps on the device the diagonal and the row sums
  * of squares (what Jacobi and SPAI-0 need). The kernels are in cl/spmv.cl;
- * each operation is one launch (two for CSR with very long rows). */
+ * each operation is one launch (two or three for CSR with very long rows). */
 #include "la/internal.h"
 
 #include <float.h>
@@ -37,9 +37,13 @@ struct clmg_matrix {
   cl_mem long_first_segment; /* per long row, its first segment (uint32, count + 1) */
   cl_mem segment_bounds;     /* per segment, [begin, end) in the CSR arrays (int64 pairs) */
   cl_mem segment_sums;       /* per segment, its partial sum (matrix precision) */
+  cl_mem row_blocks;         /* CSR-Adaptive: each block's first row, then rows (uint32) */
   cl_mem columns;            /* int32 */
   cl_mem values;             /* double or float */
   size_t segment_count;
+  size_t block_count;     /* CSR-Adaptive's row blocks */
+  unsigned block_entries; /* CSR-Adaptive: the most entries of a block of several rows */
+  size_t row_blocks_bytes;
   size_t offsets_bytes, row_lengths_bytes, permutation_bytes, long_rows_bytes, columns_bytes,
       values_bytes, long_first_segment_bytes, segment_bounds_bytes, segment_sums_bytes;
 
@@ -72,13 +76,15 @@ const char *clmg_matrix_format_name(clmg_matrix_format format) {
     return "ellr";
   case CLMG_FORMAT_SELL:
     return "sell";
+  case CLMG_FORMAT_CSR_ADAPTIVE:
+    return "csr-adaptive";
   }
   return "unknown";
 }
 
 int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format) {
   static const clmg_matrix_format all[] = {CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR,
-                                           CLMG_FORMAT_SELL};
+                                           CLMG_FORMAT_SELL, CLMG_FORMAT_CSR_ADAPTIVE};
   for (size_t i = 0; name && i < sizeof all / sizeof all[0]; ++i)
     if (strcmp(name, clmg_matrix_format_name(all[i])) == 0) {
       *format = all[i];
@@ -104,6 +110,11 @@ static unsigned power_of_two_at_most(double value, unsigned low, unsigned high) 
 
 static int is_power_of_two(unsigned v) {
   return v && !(v & (v - 1));
+}
+
+/* CSR and CSR-Adaptive share their arrays and long-row segments. */
+static int is_csr(clmg_matrix_format format) {
+  return format == CLMG_FORMAT_CSR || format == CLMG_FORMAT_CSR_ADAPTIVE;
 }
 
 /* Row-length statistics: what the format choice and the layouts depend on
@@ -146,8 +157,20 @@ static void sell_shape(const clmg_context *context, const row_stats *stats,
   *sigma = options->sell_sigma ? options->sell_sigma : default_sigma(context, stats, *height);
 }
 
+/* Where the automatic choice ends at CSR: CSR-Adaptive when the longest
+ * row is at least auto_csr_adaptive_ratio mean rows (the device table says
+ * why; 0: never), else CSR. */
+static clmg_matrix_format automatic_csr(const clmg_context *context, const row_stats *stats) {
+  unsigned ratio = context->params.auto_csr_adaptive_ratio;
+  return ratio > 0 && stats->mean_length > 0 &&
+                 (double)stats->max_length >= (double)ratio * stats->mean_length
+             ? CLMG_FORMAT_CSR_ADAPTIVE
+             : CLMG_FORMAT_CSR;
+}
+
 /* The automatic format rule (documented in docs/algorithms.md, "Sparse formats"), from
- * perf/spmv measurements, as the device table gives it (auto_ellr_max_length, auto_sell):
+ * perf/spmv measurements, as the device table gives it (auto_ellr_max_length, auto_sell,
+ * auto_csr_adaptive_ratio):
  *  - CPUs: CSR, except ELLPACK-R for short uniform rows (at most 8 entries,
  *    padding at most 25%). A core walks a CSR row contiguously, while an
  *    ELLPACK row is strided; pocl ran ELLR 2-3x slower than CSR at 25-27
@@ -155,9 +178,10 @@ static void sell_shape(const clmg_context *context, const row_stats *stats,
  *  - GPUs: ELLPACK-R when its padding costs at most 25% (regular FE and
  *    stencil matrices: one work-item per row, fully coalesced, no row
  *    pointers); else SELL-C-sigma when its padding costs at most 50%; else
- *    CSR, whose very long rows get a work-group each.
- * CLMG_FORMAT_SELL here means "SELL if sell_padding_fits, else CSR": the
- * SELL layout is made only when the choice needs it. */
+ *    CSR, whose very long rows get a work-group each; CSR-Adaptive instead
+ *    of CSR where the longest row is many mean rows (automatic_csr).
+ * CLMG_FORMAT_SELL here means "SELL if sell_padding_fits, else
+ * automatic_csr": the SELL layout is made only when the choice needs it. */
 static clmg_matrix_format automatic_format(const clmg_context *context, size_t rows, size_t nnz,
                                            const row_stats *stats) {
   if (nnz == 0)
@@ -165,7 +189,7 @@ static clmg_matrix_format automatic_format(const clmg_context *context, size_t r
   double ellr_padding = (double)stats->max_length * (double)rows / (double)nnz;
   if (stats->max_length <= context->params.auto_ellr_max_length && ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
-  return context->params.auto_sell ? CLMG_FORMAT_SELL : CLMG_FORMAT_CSR;
+  return context->params.auto_sell ? CLMG_FORMAT_SELL : automatic_csr(context, stats);
 }
 
 static int sell_padding_fits(size_t stored, size_t nnz) {
@@ -281,6 +305,7 @@ void clmg_matrix_destroy(clmg_matrix *m) {
   clmg_device_free(m->context, m->long_first_segment, m->long_first_segment_bytes);
   clmg_device_free(m->context, m->segment_bounds, m->segment_bounds_bytes);
   clmg_device_free(m->context, m->segment_sums, m->segment_sums_bytes);
+  clmg_device_free(m->context, m->row_blocks, m->row_blocks_bytes);
   clmg_device_free(m->context, m->columns, m->columns_bytes);
   clmg_device_free(m->context, m->values, m->values_bytes);
   clmg_device_free(m->context, m->map, m->map_bytes);
@@ -367,12 +392,87 @@ static clmg_status csr_shape(clmg_matrix *m, const row_stats *stats,
     m->lanes = options->csr_lanes;
   m->long_row_threshold = csr_long_row_threshold(m->context, options, stats->mean_length);
   m->stored = m->nnz;
+  if (m->format == CLMG_FORMAT_CSR_ADAPTIVE) {
+    /* one row per work-item is csr_spmv's, not the adaptive kernel's */
+    m->lanes = 1;
+    /* the block's products and the group's scratch in local memory */
+    const clmg_device_params *p = &m->context->params;
+    size_t element = clmg_dtype_size(m->precision);
+    unsigned factor = p->csr_block_factor;
+    while (factor > 2 &&
+           (factor + 1) * p->work_group_size * element > m->context->info.local_mem_bytes)
+      factor /= 2;
+    m->block_entries = (unsigned)(factor * p->work_group_size);
+  }
   return CLMG_SUCCESS;
 }
 
 static void describe_csr(clmg_matrix *m) {
-  snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
-           m->long_row_count);
+  if (m->format == CLMG_FORMAT_CSR_ADAPTIVE)
+    snprintf(m->description, sizeof m->description, "csr-adaptive blocks=%zu/%u long_rows=%zu",
+             m->block_count, m->block_entries, m->long_row_count);
+  else
+    snprintf(m->description, sizeof m->description, "csr lanes=%u long_rows=%zu", m->lanes,
+             m->long_row_count);
+}
+
+/* CSR-Adaptive's row blocks (cl/spmv.cl's csr_adaptive_spmv). With G the
+ * work-group size and B = block_entries (a few G), a row is alone in its
+ * block when it is longer than G (or than the long-row threshold: its
+ * segments take it); the other rows run together while they lie in the
+ * same window of B - G entries (by their first entry) and the same run of
+ * G rows. So a block of several rows holds at most B - 1 entries (its last
+ * row starts inside the window and ends at most G entries later) and at
+ * most one row per work-item. Each row's test reads only its own and its
+ * neighbour's offsets, so the device makes the same blocks in parallel
+ * (cl/matrix_device.cl's csr_adaptive_block_starts); a greedy pass, as
+ * Greathouse and Daga's, fills the blocks fuller but is sequential. */
+typedef struct block_rule {
+  uint64_t short_max; /* longer rows are alone */
+  uint64_t bin;       /* B - G: the window of first entries */
+  uint32_t rows;      /* G: the most rows of a block */
+} block_rule;
+
+static block_rule adaptive_block_rule(const clmg_matrix *m) {
+  size_t group = m->context->params.work_group_size;
+  block_rule rule;
+  rule.short_max = group < m->long_row_threshold ? group : m->long_row_threshold;
+  rule.bin = m->block_entries - group;
+  rule.rows = (uint32_t)group;
+  return rule;
+}
+
+/* Whether row i starts a block (i < rows). */
+static int adaptive_block_starts(const block_rule *rule, const int64_t *row_ptr, size_t i) {
+  if (i == 0 || i % rule->rows == 0)
+    return 1;
+  uint64_t previous = (uint64_t)row_ptr[i - 1], here = (uint64_t)row_ptr[i],
+           next = (uint64_t)row_ptr[i + 1];
+  return here - previous > rule->short_max || next - here > rule->short_max ||
+         previous / rule->bin != here / rule->bin;
+}
+
+/* The blocks of host CSR a, to the device: each block's first row, then
+ * the rows. */
+static clmg_status upload_row_blocks(clmg_matrix *m, const clmg_csr *a) {
+  block_rule rule = adaptive_block_rule(m);
+  size_t count = 0;
+  for (size_t i = 0; i < m->rows; ++i)
+    count += (size_t)adaptive_block_starts(&rule, a->row_ptr, i);
+  uint32_t *blocks = malloc((count + 1) * sizeof *blocks);
+  if (!blocks)
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "CSR-Adaptive row blocks");
+  count = 0;
+  for (size_t i = 0; i < m->rows; ++i)
+    if (adaptive_block_starts(&rule, a->row_ptr, i))
+      blocks[count++] = (uint32_t)i;
+  blocks[count] = (uint32_t)m->rows;
+  m->block_count = count;
+  clmg_status status =
+      upload_array(m, blocks, (count + 1) * sizeof *blocks, "CSR-Adaptive row blocks",
+                   &m->row_blocks, &m->row_blocks_bytes);
+  free(blocks);
+  return status;
 }
 
 static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats *stats,
@@ -441,6 +541,8 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   if (status == CLMG_SUCCESS)
     status = upload_array(m, NULL, segment_count * values.element, "CSR segment sums",
                           &m->segment_sums, &m->segment_sums_bytes);
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR_ADAPTIVE)
+    status = upload_row_blocks(m, a);
   free(first_segment);
   free(bounds);
   free(long_rows);
@@ -730,7 +832,7 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
       sell_shape(context, &stats, options, &height, &sigma);
       sell_order = malloc((a->rows ? a->rows : 1) * sizeof *sell_order);
       if (!sell_padding_fits(sell_layout(a, height, sigma, sell_order), m->nnz)) {
-        m->format = CLMG_FORMAT_CSR;
+        m->format = automatic_csr(context, &stats);
         free(sell_order);
         sell_order = NULL;
       }
@@ -744,6 +846,7 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
     status = build_sell(m, a, &stats, options, sell_order);
     break;
   case CLMG_FORMAT_CSR:
+  case CLMG_FORMAT_CSR_ADAPTIVE:
     status = build_csr(m, a, &stats, options);
     break;
   default:
@@ -785,7 +888,7 @@ size_t clmg_matrix_device_bytes(const clmg_matrix *m) {
     return 0;
   return m->offsets_bytes + m->row_lengths_bytes + m->permutation_bytes + m->long_rows_bytes +
          m->columns_bytes + m->values_bytes + m->long_first_segment_bytes +
-         m->segment_bounds_bytes + m->segment_sums_bytes;
+         m->segment_bounds_bytes + m->segment_sums_bytes + m->row_blocks_bytes;
 }
 const char *clmg_matrix_describe(const clmg_matrix *m) {
   return m ? m->description : "";
@@ -816,9 +919,10 @@ static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size
 }
 
 static const char *main_kernel_name(const clmg_matrix *m) {
-  return m->format == CLMG_FORMAT_CSR    ? "csr_spmv"
-         : m->format == CLMG_FORMAT_ELLR ? "ellr_spmv"
-                                         : "sell_spmv";
+  return m->format == CLMG_FORMAT_CSR            ? "csr_spmv"
+         : m->format == CLMG_FORMAT_CSR_ADAPTIVE ? "csr_adaptive_spmv"
+         : m->format == CLMG_FORMAT_ELLR         ? "ellr_spmv"
+                                                 : "sell_spmv";
 }
 
 /* What a kernel does with a row's product ax (cl/spmv.cl's STORE_ROW). */
@@ -844,11 +948,11 @@ static clmg_status matrix_kernels(const clmg_matrix *m, fused_op op, cl_kernel k
            m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
   const char *name = main_kernel_name(m);
   clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
-  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0) {
+  /* CSR-Adaptive's main kernel does the segments too */
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0)
     status = clmg_get_kernel(m->context, "spmv", options, "csr_long_segments", &kernels[1]);
-    if (status == CLMG_SUCCESS)
-      status = clmg_get_kernel(m->context, "spmv", options, "csr_long_finish", &kernels[2]);
-  }
+  if (status == CLMG_SUCCESS && is_csr(m->format) && m->long_row_count > 0)
+    status = clmg_get_kernel(m->context, "spmv", options, "csr_long_finish", &kernels[2]);
   if (status != CLMG_SUCCESS)
     kernels[0] = kernels[1] = kernels[2] = NULL;
   return status;
@@ -877,10 +981,24 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
   size_t lanes = m->lanes;
   size_t items = m->rows * lanes;
   size_t global = (items + local - 1) / local * local;
+  if (m->format == CLMG_FORMAT_CSR_ADAPTIVE) /* a group per segment and per block */
+    global = (m->block_count + m->segment_count) * local;
 
   clmg_kernel_args args;
   clmg_args_begin(&args, context, kernel, name);
-  clmg_arg_raw(&args, sizeof rows, &rows);
+  if (m->format == CLMG_FORMAT_CSR_ADAPTIVE) {
+    cl_uint segments = (cl_uint)m->segment_count;
+    clmg_arg_raw(&args, sizeof segments, &segments);
+    clmg_arg_buffer(&args, m->row_blocks);
+    clmg_arg_buffer(&args, m->offsets);
+    clmg_arg_buffer(&args, m->columns);
+    clmg_arg_buffer(&args, m->values);
+    clmg_arg_ulong(&args, m->long_row_threshold);
+    clmg_arg_buffer(&args, m->segment_bounds);
+    clmg_arg_buffer(&args, m->segment_sums);
+  } else {
+    clmg_arg_raw(&args, sizeof rows, &rows);
+  }
   if (m->format == CLMG_FORMAT_CSR) {
     clmg_arg_buffer(&args, m->offsets);
     clmg_arg_buffer(&args, m->columns);
@@ -891,7 +1009,7 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
     clmg_arg_buffer(&args, m->row_lengths);
     clmg_arg_buffer(&args, m->columns);
     clmg_arg_buffer(&args, m->values);
-  } else {
+  } else if (m->format == CLMG_FORMAT_SELL) {
     cl_uint height = m->slice_height;
     clmg_arg_raw(&args, sizeof height, &height);
     clmg_arg_buffer(&args, m->offsets);
@@ -906,28 +1024,33 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
   clmg_arg_vector(&args, dinv_or_x);
   clmg_arg_real(&args, m->precision, alpha);
   clmg_arg_real(&args, m->precision, in ? beta : 0.0);
+  if (m->format == CLMG_FORMAT_CSR_ADAPTIVE)
+    clmg_arg_local(&args, m->block_entries * clmg_dtype_size(m->precision));
   if (m->format != CLMG_FORMAT_SELL)
     clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
   clmg_status status = clmg_args_end(&args);
   if (status == CLMG_SUCCESS)
     status = clmg_enqueue_1d(context, kernel, name, global, local, NULL);
-  if (status != CLMG_SUCCESS || m->format != CLMG_FORMAT_CSR || m->long_row_count == 0)
+  if (status != CLMG_SUCCESS || !is_csr(m->format) || m->long_row_count == 0)
     return status;
 
-  /* long rows: segment sums, then one work-item per row adds them */
-  clmg_args_begin(&args, context, kernels[1], "csr_long_segments");
-  clmg_arg_buffer(&args, m->segment_bounds);
-  clmg_arg_buffer(&args, m->columns);
-  clmg_arg_buffer(&args, m->values);
-  clmg_arg_vector(&args, x);
-  clmg_arg_buffer(&args, m->segment_sums);
-  clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
-  status = clmg_args_end(&args);
-  if (status == CLMG_SUCCESS)
-    status = clmg_enqueue_1d(context, kernels[1], "csr_long_segments", m->segment_count * local,
-                             local, NULL);
-  if (status != CLMG_SUCCESS)
-    return status;
+  /* long rows: segment sums (CSR-Adaptive's main kernel made them), then
+   * one work-item per row adds them */
+  if (m->format == CLMG_FORMAT_CSR) {
+    clmg_args_begin(&args, context, kernels[1], "csr_long_segments");
+    clmg_arg_buffer(&args, m->segment_bounds);
+    clmg_arg_buffer(&args, m->columns);
+    clmg_arg_buffer(&args, m->values);
+    clmg_arg_vector(&args, x);
+    clmg_arg_buffer(&args, m->segment_sums);
+    clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
+    status = clmg_args_end(&args);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, kernels[1], "csr_long_segments", m->segment_count * local,
+                               local, NULL);
+    if (status != CLMG_SUCCESS)
+      return status;
+  }
   cl_uint long_count = (cl_uint)m->long_row_count;
   clmg_args_begin(&args, context, kernels[2], "csr_long_finish");
   clmg_arg_raw(&args, sizeof long_count, &long_count);
@@ -1032,7 +1155,8 @@ clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
   if (a->format == CLMG_FORMAT_CSR && a->long_row_count > 0)
     return clmg_fail(a->context, CLMG_ERROR_UNSUPPORTED,
                      "jacobi step from zero: not for CSR matrices with long rows (their segment "
-                     "kernel reads a stored x); take the two sweeps separately");
+                     "kernel reads a stored x; csr-adaptive's does not); take the two sweeps "
+                     "separately");
   return apply(a, OP_JACOBI_FROM_ZERO, omega, b, 0.0, b, x_new, inv_diagonal);
 }
 
@@ -1581,6 +1705,46 @@ static clmg_status device_long_rows(clmg_matrix *m) {
   return status;
 }
 
+/* CSR-Adaptive's row blocks (upload_row_blocks's) on the device: each
+ * row's test, the list of the rows that start a block, and the rows after
+ * it. */
+static clmg_status device_row_blocks(clmg_matrix *m) {
+  clmg_context *context = m->context;
+  block_rule rule = adaptive_block_rule(m);
+  clmg_vector *starts = NULL, *list = NULL;
+  size_t count = 0;
+  cl_uint rows = (cl_uint)m->rows;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, m->rows, &starts);
+  if (status == CLMG_SUCCESS && m->rows > 0)
+    status = device_kernel(context, CLMG_FLOAT, "csr_adaptive_block_starts", &args);
+  if (status == CLMG_SUCCESS && m->rows > 0) {
+    clmg_arg_raw(&args, sizeof rows, &rows);
+    clmg_arg_buffer(&args, m->offsets);
+    clmg_arg_ulong(&args, rule.short_max);
+    clmg_arg_ulong(&args, rule.bin);
+    clmg_arg_raw(&args, sizeof rule.rows, &rule.rows);
+    clmg_arg_buffer(&args, starts->buffer);
+    status = clmg_launch_args(&args, m->rows);
+  }
+  if (status == CLMG_SUCCESS && m->rows > 0)
+    status = clmg_row_list(context, starts, 0, 1, NULL, 0, &list, &count);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, (count + 1) * sizeof(cl_uint), "CSR-Adaptive row blocks",
+                          &m->row_blocks, &m->row_blocks_bytes);
+  if (status == CLMG_SUCCESS && count > 0)
+    status = clmg_copy_buffer(context, list->buffer, 0, m->row_blocks, 0, count * sizeof(cl_uint),
+                              "CSR-Adaptive row blocks");
+  if (status == CLMG_SUCCESS)
+    status = clmg_fill_buffer(context, m->row_blocks, &rows, sizeof rows, count * sizeof(cl_uint),
+                              sizeof rows, "CSR-Adaptive row blocks");
+  if (status == CLMG_SUCCESS)
+    m->block_count = count;
+  clmg_vector_destroy(starts);
+  clmg_vector_destroy(list);
+  return status;
+}
+
 static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
                               const clmg_matrix_options *options, const offsets_summary *summary) {
   clmg_status status = csr_shape(m, stats, options);
@@ -1615,6 +1779,8 @@ static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
                           &m->segment_sums_bytes);
   if (status == CLMG_SUCCESS && long_count > 0)
     status = device_long_rows(m);
+  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR_ADAPTIVE)
+    status = device_row_blocks(m);
   describe_csr(m);
   return status;
 }
@@ -1639,7 +1805,7 @@ static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summ
       sorted = sell_padding_fits(sell.stored, m->nnz);
       if (!sorted) {
         sell_arrays_free(m->context, &sell);
-        m->format = CLMG_FORMAT_CSR;
+        m->format = automatic_csr(m->context, &stats);
       }
     }
   }
@@ -1649,6 +1815,7 @@ static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summ
   case CLMG_FORMAT_SELL:
     return device_sell(m, &stats, options, sorted ? &sell : NULL);
   case CLMG_FORMAT_CSR:
+  case CLMG_FORMAT_CSR_ADAPTIVE:
     return device_csr(m, &stats, options, summary);
   default:
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
@@ -1692,7 +1859,7 @@ clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, s
     status = lay_out_on_device(m, &summary, o);
   /* CSR copies the arrays as they are; the other layouts gather them
    * through a map from a copy of the pattern */
-  const int csr = status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR;
+  const int csr = status == CLMG_SUCCESS && is_csr(m->format);
   if (status == CLMG_SUCCESS && !csr)
     status = build_map(m);
   if (status == CLMG_SUCCESS && !csr)

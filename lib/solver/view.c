@@ -170,7 +170,7 @@ static void append_multigrid(text_buffer *b, const clmg_multigrid *multigrid,
     return;
   }
   if (multigrid) {
-    append(b, "  %5s %12s %14s  %-8s %-12s %-7s %s\n", "level", "rows", "nonzeros", "format",
+    append(b, "  %5s %12s %14s  %-12s %-12s %-7s %s\n", "level", "rows", "nonzeros", "format",
            "smoother", "damping", "coarse solver");
     for (int l = count - 1; l >= 0; l--) {
       const level_view *v = &levels[l];
@@ -179,7 +179,7 @@ static void append_multigrid(text_buffer *b, const clmg_multigrid *multigrid,
         snprintf(nonzeros, sizeof nonzeros, "%zu", v->nonzeros);
       if (v->damping > 0)
         snprintf(damping, sizeof damping, "%.3g", v->damping);
-      append(b, "  %5d %12zu %14s  %-8s %-12s %-7s %s\n", l, v->rows, nonzeros, or_dash(v->format),
+      append(b, "  %5d %12zu %14s  %-12s %-12s %-7s %s\n", l, v->rows, nonzeros, or_dash(v->format),
              or_dash(v->smoother), damping, or_dash(v->coarse_solver));
     }
     double complexity = operator_complexity(levels, count);
