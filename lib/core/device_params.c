@@ -102,8 +102,10 @@
  *  - SELL's sorting window sigma is 8 slices where rows are not uniform,
  *    which keeps y's writes local.
  *  - CSR-Adaptive (Greathouse and Daga 2014) instead of CSR where the
- *    automatic choice ends at CSR and the longest row is at least 8 mean
- *    rows, on GPUs only. FE and stencil rows stay within 2-3 mean rows
+ *    automatic choice ends at CSR and the longest row is at least
+ *    auto_csr_adaptive_ratio mean rows (8 is the intended value on GPUs;
+ *    0 until an H200 run has measured it against CSR and cuSPARSE:
+ *    CLMG_DEVICE_PARAMS=auto_csr_adaptive_ratio=8 turns it on). FE and stencil rows stay within 2-3 mean rows
  *    (Q2: 25 against 16; boundary rows are shorter) and take ELLPACK-R or
  *    SELL anyway; a row 8 or more times the mean is a graph's hub, a
  *    constraint or a dense coupling, where CSR's lanes (a power of two up
@@ -119,7 +121,7 @@
 #define SPARSE_GPU(slice)                                                                          \
   .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
   .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
-  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 8,                  \
+  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 0,                  \
   .csr_block_factor = 4
 #define SPARSE_CPU                                                                                 \
   .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
