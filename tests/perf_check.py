@@ -33,6 +33,8 @@ PROGRAMS = {
     "clmg_perf_flow": (["--levels", "1:2", "--min-time", "0.01", "--trials", "1"], "finest"),
 }
 OLD_SPELLING_NOTE = "--json FILE is now --output FILE"
+# programs whose every result row has the "options" string of its solver
+ECHO_OPTIONS = ("clmg_perf_gmg", "clmg_perf_amg")
 
 
 def fail(case, why):
@@ -73,6 +75,11 @@ def check_program(name, command, args, key, tmp):
             fail(name, f"no results under '{key}': {str(printed)[:300]}")
         if OLD_SPELLING_NOTE in err:
             fail(name, "a note on the old spelling without it")
+        # the solvers built through the options layer echo their options string
+        if name in ECHO_OPTIONS and any(not isinstance(r.get("options"), str)
+                                        or "krylov=" not in r["options"]
+                                        for r in results or []):
+            fail(name, f"a row without its solver's options: {str(results)[:300]}")
         print(f"ok   {name}: --json and --output, {len(results or [])} {key}", flush=True)
     # --help explains both
     code, out, _ = run(command + ["--help"])
