@@ -415,20 +415,25 @@ static double cycle_flops(const clmg_multigrid *mg, const clmg_fe_device_hierarc
 typedef struct fe_problem {
   clmg_fe_device_hierarchy h;
   clmg_multigrid *mg;
+  clmg_solver *solver; /* from the options, around mg */
   double setup_s;
 } fe_problem;
 
 static void fe_problem_free(fe_problem *p);
 
-/* Builds the hierarchy and the multigrid; setup_s is the time of a build
- * after a first one of two levels, which compiles (or loads) the kernels:
- * setup times count the work, not the first run's kernel builds. */
+/* Builds the hierarchy, its multigrid (mg_options: the options' cycle) and
+ * the solver the options describe around it, whose setup readies the
+ * solve's kernels with one iteration on scratch vectors; setup_s is the
+ * time of all of it after a first build of two levels, which compiles (or
+ * loads) the kernels: setup times count the work, not the first run's
+ * kernel builds. */
 static clmg_status fe_problem_build(bench_run *run, const clmg_mesh *coarse, int levels,
                                     const clmg_poisson_problem *problem,
-                                    const clmg_multigrid_options *options, fe_problem *p) {
+                                    const clmg_multigrid_options *mg_options,
+                                    const clmg_options *options, fe_problem *p) {
   memset(p, 0, sizeof *p);
   if (levels > 2) {
-    clmg_status warm = fe_problem_build(run, coarse, 2, problem, options, p);
+    clmg_status warm = fe_problem_build(run, coarse, 2, problem, mg_options, options, p);
     fe_problem_free(p);
     if (warm != CLMG_SUCCESS)
       return warm;
@@ -438,7 +443,11 @@ static clmg_status fe_problem_build(bench_run *run, const clmg_mesh *coarse, int
       clmg_fe_poisson_hierarchy_device(run->context, coarse, levels, 1, problem, &p->h);
   if (status == CLMG_SUCCESS)
     status = clmg_multigrid_create_from_csr_device(run->context, p->h.num_levels, p->h.a, p->h.p,
-                                                   p->h.r, options, &p->mg);
+                                                   p->h.r, mg_options, &p->mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(
+        run->context, clmg_multigrid_operator(p->mg, clmg_multigrid_levels(p->mg) - 1), p->mg, 1,
+        options, &p->solver);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(run->context);
   p->setup_s = apputil_now() - start;
@@ -446,6 +455,7 @@ static clmg_status fe_problem_build(bench_run *run, const clmg_mesh *coarse, int
 }
 
 static void fe_problem_free(fe_problem *p) {
+  clmg_solver_destroy(p->solver);
   clmg_multigrid_destroy(p->mg);
   clmg_fe_device_hierarchy_free(&p->h);
 }
@@ -456,18 +466,14 @@ typedef struct solve_timing {
   clmg_krylov_result result;
 } solve_timing;
 
-static clmg_status time_solves(bench_run *run, clmg_multigrid *mg, const clmg_preconditioner *pc,
-                               const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x0,
-                               clmg_vector *x, solve_timing *best) {
+/* The solver's setup compiled (or loaded) the kernels: every trial is timed. */
+static clmg_status time_solves(bench_run *run, clmg_solver *solver, const clmg_vector *b,
+                               const clmg_vector *x0, clmg_vector *x, solve_timing *best) {
   best->seconds = INFINITY;
   memset(&best->result, 0, sizeof best->result);
   clmg_status status = CLMG_SUCCESS;
   long trials = run->timing.trials > 0 ? run->timing.trials : 1;
-  for (long trial = 0; trial <= trials && status == CLMG_SUCCESS; ++trial) {
-    clmg_krylov_options options;
-    clmg_krylov_options_defaults(&options);
-    options.relative_tolerance = 1e-8;
-    options.max_iterations = trial == 0 ? 1 : 300; /* the first compiles the kernels */
+  for (long trial = 0; trial < trials && status == CLMG_SUCCESS; ++trial) {
     clmg_krylov_result result = {0};
     status = x0 ? clmg_copy(x0, x) : clmg_vector_fill(x, 0.0);
     if (status == CLMG_SUCCESS)
@@ -475,12 +481,11 @@ static clmg_status time_solves(bench_run *run, clmg_multigrid *mg, const clmg_pr
     double start = apputil_now();
     clmg_status solved = CLMG_SUCCESS;
     if (status == CLMG_SUCCESS)
-      solved = pc ? clmg_cg(a, b, x, pc, &options, &result)
-                  : clmg_multigrid_solve(mg, b, x, &options, &result);
+      solved = clmg_solver_solve(solver, b, x, &result);
     double seconds = apputil_now() - start;
-    if (solved != CLMG_SUCCESS && !(solved == CLMG_ERROR_NOT_CONVERGED && trial == 0))
+    if (solved != CLMG_SUCCESS)
       status = solved;
-    if (status == CLMG_SUCCESS && trial > 0 && seconds < best->seconds) {
+    if (status == CLMG_SUCCESS && seconds < best->seconds) {
       best->seconds = seconds;
       best->result.iterations = result.iterations;
       best->result.converged = result.converged;
@@ -511,47 +516,64 @@ static void finish_solver_entry(bench_run *run, bench_entry *e, const clmg_matri
   bench_add(run, e);
 }
 
-/* A multigrid solve on a device-assembled Q1 hierarchy, to 1e-8: the
- * cycle as the solver from the problem's x0, or (krylov) CG preconditioned
- * by one cycle from 0. Per iteration, bytes and flops are the cycle's and
- * the defect's (solver) or CG's (perf_cg_iteration_bytes, 2 nnz + 10 n).
- * Returns the entry it added when verified, else NULL. */
+/* A solver's options string: the stage's (tol=1e-8 and an iteration
+ * limit among them) and the run's precision, double where the device has
+ * it, else float. */
+static void solver_text(const bench_run *run, const char *stage_options, char *text, size_t size) {
+  snprintf(text, size, "%s precision=%s", stage_options,
+           run->device->has_fp64 ? "double" : "float");
+}
+
+/* A multigrid solve on a device-assembled Q1 hierarchy, to 1e-8, the
+ * solver built from the options string (clmg_options_multigrid gives the
+ * hierarchy's cycle, clmg_solver_create_multigrid the solver around it):
+ * krylov=none runs the cycle as the solver from the problem's x0,
+ * krylov=cg CG preconditioned by one cycle from 0. Per iteration, bytes
+ * and flops are the cycle's and the defect's (cycles) or CG's
+ * (perf_cg_iteration_bytes, 2 nnz + 10 n). Returns the entry it added
+ * when verified, else NULL. */
 typedef struct fe_case {
   const char *stage, *name, *problem;
-  int level, smoothing; /* pre- and post-smoothing steps; 0: the defaults */
-  int krylov;
+  int level;
+  const char *options; /* clmg/solver.h's keys, but precision */
 } fe_case;
 
 static const bench_entry *run_fe_case(bench_run *run, const fe_case *c, const clmg_mesh *coarse,
                                       const clmg_poisson_problem *problem) {
-  clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options);
-  options.matrix.precision = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-  if (c->smoothing > 0)
-    options.pre_smoothing = options.post_smoothing = c->smoothing;
+  bench_entry e = bench_entry_start(c->stage, "%s", c->name);
+  solver_text(run, c->options, e.options, sizeof e.options);
+  clmg_options *options = NULL;
+  clmg_error error = {{0}};
+  clmg_status status = perf_options_parse(e.options, &options, &error);
+  if (status != CLMG_SUCCESS) {
+    bench_fail_error(run, c->stage, e.options, status, &error);
+    return NULL;
+  }
+  clmg_multigrid_options mg_options;
+  status = clmg_options_multigrid(options, run->context, &mg_options);
+  mg_options.matrix.precision = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
+  clmg_matrix_format_parse(clmg_options_get(options, "format"), &mg_options.matrix.format);
   fe_problem p;
+  memset(&p, 0, sizeof p);
   clmg_vector *x = NULL;
-  clmg_preconditioner pc = {0};
   const bench_entry *added = NULL;
-  clmg_status status = fe_problem_build(run, coarse, c->level, problem, &options, &p);
+  if (status == CLMG_SUCCESS)
+    status = fe_problem_build(run, coarse, c->level, problem, &mg_options, options, &p);
   const clmg_matrix *a =
       status == CLMG_SUCCESS ? clmg_multigrid_matrix(p.mg, clmg_multigrid_levels(p.mg) - 1) : NULL;
+  const int krylov = status == CLMG_SUCCESS && clmg_solver_method(p.solver) != CLMG_KRYLOV_AUTO;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(run->context, options.matrix.precision, clmg_matrix_rows(a), &x);
-  if (status == CLMG_SUCCESS && c->krylov)
-    status = clmg_multigrid_preconditioner(p.mg, &pc);
+    status = clmg_vector_create(run->context, mg_options.matrix.precision, clmg_matrix_rows(a), &x);
   solve_timing t;
   if (status == CLMG_SUCCESS)
-    status =
-        time_solves(run, p.mg, c->krylov ? &pc : NULL, a, p.h.b, c->krylov ? NULL : p.h.x0, x, &t);
+    status = time_solves(run, p.solver, p.h.b, krylov ? NULL : p.h.x0, x, &t);
   if (status == CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start(c->stage, "%s", c->name);
     snprintf(e.problem, sizeof e.problem, "%s, level %d, %zu unknowns, to 1e-8", c->problem,
              c->level, clmg_matrix_rows(a));
     e.rows = (double)clmg_matrix_rows(a);
     e.nonzeros = (double)clmg_matrix_nnz(a);
-    double cycle = cycle_flops(p.mg, &p.h, options.pre_smoothing + options.post_smoothing);
-    if (c->krylov) {
+    double cycle = cycle_flops(p.mg, &p.h, mg_options.pre_smoothing + mg_options.post_smoothing);
+    if (krylov) {
       e.bytes = perf_cg_iteration_bytes(a, clmg_multigrid_cycle_bytes(p.mg, 1), 0);
       e.flops = 2.0 * e.nonzeros + 10.0 * e.rows + cycle;
     } else { /* the defect and its norm after each cycle */
@@ -565,14 +587,17 @@ static const bench_entry *run_fe_case(bench_run *run, const fe_case *c, const cl
   } else {
     bench_fail(run, c->stage, c->problem, status);
   }
-  clmg_preconditioner_destroy(&pc);
   clmg_vector_destroy(x);
   fe_problem_free(&p);
+  clmg_options_destroy(options);
   return added;
 }
 
 static void stage_gmg(bench_run *run) {
-  fe_case c = {"gmg", "circle q1 v-cycle", "CIRCLE, Q1", (int)pick(run->size, 6, 8, 10, 11), 0, 0};
+  /* Geveler et al.'s settings: V-cycles of 4+4 Jacobi steps with omega 0.7 */
+  fe_case c = {"gmg", "circle q1 v-cycle", "CIRCLE, Q1", (int)pick(run->size, 6, 8, 10, 11),
+               "krylov=none precond=multigrid mg.cycle=v mg.smoother=jacobi mg.steps=4 "
+               "mg.omega=0.7 tol=1e-8 maxit=300"};
   bench_progress(run, "gmg: CIRCLE Q1 level %d, V-cycle, Jacobi 4+4 (Geveler et al. 2011)",
                  c.level);
   clmg_mesh coarse = {0};
@@ -591,8 +616,9 @@ static void stage_gmg(bench_run *run) {
 /* HPCG-like: CG preconditioned by one V(2,2) cycle on a 3D box (Q1
  * Poisson, u = 0 on the boundary, f = 1); its GFLOP/s is the figure. */
 static void stage_hpcg(bench_run *run, double *gflops, char *problem_text, size_t problem_size) {
-  fe_case c = {
-      "hpcg", "box q1 cg+v-cycle", "3D box, Q1 Poisson", (int)pick(run->size, 4, 5, 6, 7), 2, 1};
+  fe_case c = {"hpcg", "box q1 cg+v-cycle", "3D box, Q1 Poisson", (int)pick(run->size, 4, 5, 6, 7),
+               "krylov=cg precond=multigrid mg.cycle=v mg.smoother=jacobi mg.steps=2 "
+               "mg.omega=0.7 tol=1e-8 maxit=300"};
   bench_progress(run, "hpcg-like: CG + GMG V-cycle on a 3D box, Q1 level %d", c.level);
   clmg_mesh coarse = {0};
   clmg_error error = {{0}};
@@ -640,6 +666,10 @@ static int regular_system(bench_run *run, const char *stage, int level, clmg_mes
   return 0;
 }
 
+/* SA-AMG-PCG: CG preconditioned by V-cycles of 4+4 Jacobi steps. */
+#define AMG_OPTIONS                                                                                \
+  "krylov=cg precond=amg mg.cycle=v mg.smoother=jacobi mg.steps=4 tol=1e-8 maxit=300"
+
 static void stage_amg(bench_run *run) {
   int level = (int)pick(run->size, 1, 2, 3, 4);
   bench_progress(run, "amg: SA-AMG-PCG on P1 Helmholtz, Regular mesh level %d (Fu et al. 2014)",
@@ -649,45 +679,45 @@ static void stage_amg(bench_run *run) {
   double *b = NULL;
   if (!regular_system(run, "amg", level, &mesh, &a, &b))
     return;
-  clmg_status status = CLMG_SUCCESS;
   for (size_t i = 0; i < a.rows; ++i)
     b[i] = 1.0; /* the seed's right-hand side */
   clmg_dtype type = run->device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-  clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options);
-  options.matrix.precision = type;
-  clmg_multigrid *mg = NULL;
-  clmg_preconditioner pc = {0};
+  bench_entry e = bench_entry_start("amg", "sa-amg-pcg");
+  solver_text(run, AMG_OPTIONS, e.options, sizeof e.options);
+  clmg_options *options = NULL;
+  clmg_error error = {{0}};
+  clmg_status status = perf_options_parse(e.options, &options, &error);
+  if (status != CLMG_SUCCESS)
+    bench_fail_error(run, "amg", e.options, status, &error);
+  clmg_solver *solver = NULL;
   clmg_vector *bd = NULL, *x = NULL;
   /* the same setup on a small matrix first: kernel builds are not setup */
   clmg_csr small = {0};
   clmg_error small_error = {{0}};
-  status = perf_laplace3d_7pt(8, 1, &small, &small_error);
+  if (status == CLMG_SUCCESS)
+    status = perf_laplace3d_7pt(8, 1, &small, &small_error);
   if (status == CLMG_SUCCESS) {
-    status = clmg_amg_multigrid_create(run->context, &small, NULL, &options, NULL, &mg);
-    clmg_multigrid_destroy(mg);
-    mg = NULL;
+    status = clmg_solver_create(run->context, &small, options, &solver);
+    clmg_solver_destroy(solver);
+    solver = NULL;
   }
   clmg_csr_free(&small);
   double start = apputil_now();
   if (status == CLMG_SUCCESS)
-    status = clmg_amg_multigrid_create(run->context, &a, NULL, &options, NULL, &mg);
+    status = clmg_solver_create(run->context, &a, options, &solver);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(run->context);
   double setup_s = apputil_now() - start;
-  const clmg_matrix *m =
-      status == CLMG_SUCCESS ? clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1) : NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_multigrid_preconditioner(mg, &pc);
+  const clmg_matrix *m = status == CLMG_SUCCESS ? clmg_solver_matrix(solver) : NULL;
+  const clmg_multigrid *mg = status == CLMG_SUCCESS ? clmg_solver_multigrid(solver) : NULL;
   if (status == CLMG_SUCCESS)
     status = device_vector(run->context, type, a.rows, b, &bd);
   if (status == CLMG_SUCCESS)
     status = device_vector(run->context, type, a.rows, NULL, &x);
   solve_timing t;
   if (status == CLMG_SUCCESS)
-    status = time_solves(run, mg, &pc, m, bd, NULL, x, &t);
+    status = time_solves(run, solver, bd, NULL, x, &t);
   if (status == CLMG_SUCCESS) {
-    bench_entry e = bench_entry_start("amg", "sa-amg-pcg");
     snprintf(e.problem, sizeof e.problem,
              "P1 Helmholtz, Regular level %d, %zu nodes, %zu tetrahedra", level, mesh.num_vertices,
              mesh.num_cells);
@@ -695,11 +725,11 @@ static void stage_amg(bench_run *run) {
     e.nonzeros = (double)clmg_csr_nnz(&a);
     e.bytes = perf_cg_iteration_bytes(m, clmg_multigrid_cycle_bytes(mg, 1), 0);
     finish_solver_entry(run, &e, m, bd, x, &t, setup_s);
-  } else {
+  } else if (options) {
     bench_fail(run, "amg", "AMG-PCG", status);
   }
-  clmg_preconditioner_destroy(&pc);
-  clmg_multigrid_destroy(mg);
+  clmg_solver_destroy(solver);
+  clmg_options_destroy(options);
   clmg_vector_destroy(bd);
   clmg_vector_destroy(x);
   clmg_csr_free(&a);
@@ -935,6 +965,7 @@ static int write_json(const char *path, const bench_run *run, const char *size_n
     json_number(&w, "iterations", e->iterations >= 0 ? e->iterations : NAN);
     json_bool(&w, "verified", e->verified);
     json_string(&w, "check", e->check);
+    json_string(&w, "options", e->options);
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -1007,7 +1038,9 @@ static void print_bench_usage(FILE *out) {
         "their setup (hierarchy, matrices, smoothers) is reported apart and does not\n"
         "count in the GFLOP/s. Flops are counted by hand (HPCG's way): SpMV 2 nnz, a\n"
         "Jacobi step 2 nnz + 3 n, CG 2 nnz + 10 n per iteration, plus each cycle's\n"
-        "transfers and coarse solve.\n"
+        "transfers and coarse solve. Each solver is built from an options string (the\n"
+        "keys of `clmg help options`), which its JSON result gives as \"options\": `clmg\n"
+        "poisson --set`, `clmg solve --set` or `clmg homg --set` take it back.\n"
         "\n"
         "Options:\n" COMMON_OPTIONS_HELP
         "      --size S            problem sizes: small, medium, large or auto (default:\n"

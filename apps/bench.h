@@ -32,6 +32,9 @@ typedef struct bench_entry {
   int verified;
   int in_mean; /* counts in the figure of merit's geometric mean */
   char check[192];
+  /* a solver's options string (clmg/solver.h) that built it, which `clmg
+   * solve --set` or `clmg poisson --set` takes back; "" for a kernel */
+  char options[192];
 } bench_entry;
 
 typedef struct bench_run {

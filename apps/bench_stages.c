@@ -71,8 +71,16 @@ static void set_check(bench_entry *e, const char *format, ...) {
 
 /* ---- flow ---- */
 
-enum { FLOW_CAVITY_SQUARES = 4, FLOW_BLOCK = 7, FLOW_MAX_CYCLES = 100 };
+enum { FLOW_CAVITY_SQUARES = 4, FLOW_BLOCK = 7 };
 #define FLOW_TOLERANCE 1e-8
+/* The solver (clmg/solver.h's keys): V(2,2)-cycles of Vanka with stored
+ * inverses (omega 1) alone, to FLOW_TOLERANCE in at most 100 cycles. The
+ * Oseen systems hold their rate per V-cycle as levels are added
+ * (docs/flow.md), unlike the steady Stokes problem. clmg_options_flow
+ * reads the cycle's keys into the Stokes multigrid's options,
+ * clmg_solver_create_multigrid the solver's around it. */
+#define FLOW_CYCLE_OPTIONS "mg.cycle=v mg.smoother=vanka-si mg.steps=2 mg.omega=1"
+#define FLOW_OPTIONS "krylov=none precond=multigrid " FLOW_CYCLE_OPTIONS " tol=1e-8 maxit=100"
 /* One V(2,2)-cycle from a random iterate must cut the defect at least
  * this much (docs/flow.md: 0.07-0.21 per cycle on this problem as levels are
  * added, from x = 0). */
@@ -207,41 +215,52 @@ static double flow_cycle_flops(const clmg_multigrid *mg, const clmg_stokes_hiera
   return flops;
 }
 
+/* The Stokes multigrid's options (flow->vanka, flow->multigrid) from
+ * FLOW_CYCLE_OPTIONS, and the solver's options database of FLOW_OPTIONS. */
+static clmg_status flow_options(clmg_flow_options *flow, clmg_options **solver, clmg_error *error) {
+  clmg_flow_options_defaults(flow);
+  clmg_options *cycle = NULL;
+  *solver = NULL;
+  clmg_status status = perf_options_parse(FLOW_CYCLE_OPTIONS, &cycle, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_flow(cycle, flow, NULL, 0, error);
+  clmg_options_destroy(cycle);
+  if (status == CLMG_SUCCESS)
+    status = perf_options_parse(FLOW_OPTIONS, solver, error);
+  return status;
+}
+
+/* The solver of the options around the Stokes multigrid of h. */
+static clmg_status flow_solver(clmg_context *context, const clmg_stokes_hierarchy *h,
+                               const clmg_flow_options *flow, const clmg_options *options,
+                               clmg_multigrid **mg, clmg_solver **solver) {
+  clmg_status status = clmg_stokes_multigrid_create(context, h, &flow->vanka, &flow->multigrid, mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(
+        context, clmg_multigrid_operator(*mg, clmg_multigrid_levels(*mg) - 1), *mg, 0, options,
+        solver);
+  return status;
+}
+
 /* Loads every kernel the measurements use (Vanka, transfers, the direct
  * coarse solve, defects and norms) on a two-level hierarchy of the coarse
- * mesh, so that no compilation lands in a timed setup or solve. */
+ * mesh, so that no compilation lands in a timed setup or solve: the
+ * solver's setup runs a cycle on scratch vectors. */
 static clmg_status flow_warm_up(clmg_context *context, const clmg_mesh *coarse,
-                                const clmg_multigrid_options *options, const char **what,
-                                clmg_error *error) {
+                                const clmg_flow_options *flow, const clmg_options *options,
+                                const char **what, clmg_error *error) {
   clmg_stokes_problem problem;
   flow_problem(&problem); /* without wind: the warm-up's edges are not the finest ones */
   clmg_stokes_hierarchy h;
   memset(&h, 0, sizeof h);
   clmg_multigrid *mg = NULL;
-  clmg_vector *b = NULL, *x = NULL;
+  clmg_solver *solver = NULL;
   clmg_status status = CLMG_SUCCESS;
   STEP(clmg_stokes_hierarchy_build(coarse, 2, &problem, &h, error), "warm-up hierarchy");
   if (status == CLMG_SUCCESS)
     error->message[0] = '\0'; /* from here on the context has the messages */
-  size_t n = status == CLMG_SUCCESS ? h.a[1].rows : 0;
-  STEP(clmg_stokes_multigrid_create(context, &h, NULL, options, &mg), "warm-up multigrid");
-  STEP(clmg_vector_create(context, CLMG_DOUBLE, n, &b), "warm-up vectors");
-  STEP(clmg_vector_create(context, CLMG_DOUBLE, n, &x), "warm-up vectors");
-  STEP(clmg_vector_upload_doubles(b, h.b), "warm-up upload");
-  STEP(clmg_vector_fill(x, 0.0), "warm-up fill");
-  if (status == CLMG_SUCCESS) {
-    clmg_krylov_options krylov;
-    clmg_krylov_options_defaults(&krylov);
-    krylov.max_iterations = 2;
-    clmg_krylov_result result = {0};
-    *what = "warm-up solve";
-    status = clmg_multigrid_solve(mg, b, x, &krylov, &result);
-    if (status == CLMG_ERROR_NOT_CONVERGED) /* two cycles are all it was given */
-      status = CLMG_SUCCESS;
-    clmg_krylov_result_free(&result);
-  }
-  clmg_vector_destroy(b);
-  clmg_vector_destroy(x);
+  STEP(flow_solver(context, &h, flow, options, &mg, &solver), "warm-up solver");
+  clmg_solver_destroy(solver);
   clmg_multigrid_destroy(mg);
   clmg_stokes_hierarchy_free(&h);
   return status;
@@ -336,12 +355,14 @@ static clmg_status flow_sweep(bench_run *run, const clmg_stokes_hierarchy *h, in
 /* The Stokes multigrid on the hierarchy: its setup, one cycle (timed, and
  * one from a random iterate checked) and the solve to 1e-8 (checked on the host). */
 static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h, int level,
-                                  const clmg_multigrid_options *options, const char *problem,
-                                  const char **what, clmg_error *error) {
+                                  const clmg_flow_options *flow, const clmg_options *solver_options,
+                                  const char *problem, const char **what, clmg_error *error) {
+  const clmg_multigrid_options *options = &flow->multigrid;
   clmg_context *context = run->context;
   const clmg_csr *a = &h->a[level];
   const size_t n = a->rows;
   clmg_multigrid *mg = NULL;
+  clmg_solver *solver = NULL;
   clmg_vector *b = NULL, *x = NULL;
   double *host_x = malloc(n * sizeof *host_x), *work = malloc(n * sizeof *work);
   clmg_status status = CLMG_SUCCESS;
@@ -351,8 +372,8 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   }
   STEP(clmg_finish(context), "the queue before the setup");
   double start = apputil_now();
-  STEP(clmg_stokes_multigrid_create(context, h, NULL, options, &mg), "the Stokes multigrid");
-  STEP(clmg_finish(context), "the Stokes multigrid");
+  STEP(flow_solver(context, h, flow, solver_options, &mg, &solver), "the Stokes multigrid solver");
+  STEP(clmg_finish(context), "the Stokes multigrid solver");
   const double setup_s = apputil_now() - start;
   STEP(clmg_vector_create(context, CLMG_DOUBLE, n, &b), "the multigrid's vectors");
   STEP(clmg_vector_create(context, CLMG_DOUBLE, n, &x), "the multigrid's vectors");
@@ -380,6 +401,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
     double rate = host_defect_norm(a, h->b, host_x, work) / before;
     bench_entry e = bench_entry_start("flow", "v(2,2)-cycle");
     snprintf(e.problem, sizeof e.problem, "%s", problem);
+    snprintf(e.options, sizeof e.options, "%s", FLOW_OPTIONS);
     e.rows = (double)n;
     e.nonzeros = (double)clmg_csr_nnz(a);
     e.time_s = cycle_s;
@@ -394,10 +416,6 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   }
 
   /* the solve */
-  clmg_krylov_options krylov;
-  clmg_krylov_options_defaults(&krylov);
-  krylov.relative_tolerance = FLOW_TOLERANCE;
-  krylov.max_iterations = FLOW_MAX_CYCLES;
   clmg_krylov_result result = {0};
   double solve_s = INFINITY;
   for (long trial = 0; trial < run->timing.trials || trial == 0; trial++) {
@@ -407,7 +425,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
     start = apputil_now();
     if (status == CLMG_SUCCESS) {
       *what = "the multigrid solve";
-      status = clmg_multigrid_solve(mg, b, x, &krylov, &result);
+      status = clmg_solver_solve(solver, b, x, &result);
       if (status == CLMG_ERROR_NOT_CONVERGED) /* a result: the check below fails it */
         status = CLMG_SUCCESS;
     }
@@ -421,6 +439,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
     double residual = host_defect_norm(a, h->b, host_x, work) / norm2(h->b, n);
     bench_entry e = bench_entry_start("flow", "v(2,2) solve");
     snprintf(e.problem, sizeof e.problem, "%.100s, to %.0e", problem, FLOW_TOLERANCE);
+    snprintf(e.options, sizeof e.options, "%s", FLOW_OPTIONS);
     e.rows = (double)n;
     e.nonzeros = (double)clmg_csr_nnz(a);
     /* per cycle, as bench.c reports its solvers: a cycle with the defect
@@ -443,6 +462,7 @@ static clmg_status flow_multigrid(bench_run *run, const clmg_stokes_hierarchy *h
   clmg_krylov_result_free(&result);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
+  clmg_solver_destroy(solver);
   clmg_multigrid_destroy(mg);
   free(host_x);
   free(work);
@@ -459,12 +479,8 @@ void bench_stage_flow(bench_run *run) {
   double *wind = NULL;
   clmg_stokes_problem problem;
   flow_problem(&problem);
-  /* V(2,2): the Oseen systems hold their rate per V-cycle as levels are
-   * added (docs/flow.md), unlike the steady Stokes problem */
-  clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options);
-  options.cycle = CLMG_CYCLE_V;
-  options.pre_smoothing = options.post_smoothing = 2;
+  clmg_flow_options flow;
+  clmg_options *options = NULL;
   if (run->device && !run->device->has_fp64) {
     /* the Stokes hierarchy and its checks are double precision */
     bench_progress(run, "flow: skipped: the device has no double precision");
@@ -472,10 +488,11 @@ void bench_stage_flow(bench_run *run) {
   }
   bench_progress(run, "flow: Oseen step of the lid-driven cavity (Re 1000), level %d", level);
 
-  const char *failed = "the cavity mesh", **what = &failed;
-  clmg_status status = clmg_mesh_cavity(FLOW_CAVITY_SQUARES, &coarse, &error);
+  const char *failed = "the solver's options " FLOW_OPTIONS, **what = &failed;
+  clmg_status status = flow_options(&flow, &options, &error);
+  STEP(clmg_mesh_cavity(FLOW_CAVITY_SQUARES, &coarse, &error), "the cavity mesh");
   if (status == CLMG_SUCCESS)
-    status = flow_warm_up(run->context, &coarse, &options, what, &error);
+    status = flow_warm_up(run->context, &coarse, &flow, options, what, &error);
   STEP(cavity_wind(&coarse, level, &wind, &error), "the wind");
   problem.wind = wind;
   STEP(clmg_stokes_hierarchy_build(&coarse, level + 1, &problem, &h, &error), "the hierarchy");
@@ -488,9 +505,10 @@ void bench_stage_flow(bench_run *run) {
     bench_progress(run, "flow: %zu unknowns on %d levels", n, level + 1);
   }
   STEP(flow_sweep(run, &h, level, text, what, &error), "the Vanka sweep");
-  STEP(flow_multigrid(run, &h, level, &options, text, what, &error), "the multigrid");
+  STEP(flow_multigrid(run, &h, level, &flow, options, text, what, &error), "the multigrid");
   if (status != CLMG_SUCCESS)
     bench_fail_error(run, "flow", failed, status, &error);
+  clmg_options_destroy(options);
   clmg_stokes_hierarchy_free(&h);
   clmg_mesh_free(&coarse);
   free(wind);
@@ -508,7 +526,7 @@ void bench_stage_flow(bench_run *run) {
 /* The device's Jacobi sweep against the host's, relative to the largest
  * value: the same arithmetic, perhaps fused or reordered. */
 #define HOMG_STEP_TOLERANCE 1e-12
-enum { HOMG_REFERENCE_CYCLES = 200, HOMG_MAX_CYCLES = 200, HOMG_WARM_UP_N = 17 };
+enum { HOMG_WARM_UP_N = 17 };
 
 /* Points per side (nested grids, 2^k + 1): 4.2k, 263k, 1.05M, 16.8M points. */
 static size_t homg_points_per_side(bench_size size) {
@@ -522,6 +540,28 @@ static size_t homg_points_per_side(bench_size size) {
   default:
     return 4097;
   }
+}
+
+/* The solvers' options strings (clmg/solver.h's keys, as `clmg homg --set`
+ * takes them): the warm-up's single cycle of each method; the reference,
+ * V-cycles until the residual stops falling; the solve with the default
+ * method and schedule to an error (homg.error_tol, appended at run time),
+ * no residual test or stagnation stop. */
+#define HOMG_WARM_UP_OPTIONS "maxit=1 homg.method="
+#define HOMG_REFERENCE_OPTIONS "homg.method=vcycle maxit=200 tol=1e-12 homg.stagnation=1.1"
+#define HOMG_SOLVE_OPTIONS                                                                         \
+  "homg.method=homg homg.schedule=sawtooth maxit=200 tol=0 homg.stagnation=0 homg.error_tol="
+
+/* The options of clmg_homg_create that text describes (clmg_options_homg
+ * from the defaults). */
+static clmg_status homg_options_of(const char *text, clmg_homg_options *homg, clmg_error *error) {
+  clmg_homg_options_defaults(homg);
+  clmg_options *options = NULL;
+  clmg_status status = perf_options_parse(text, &options, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_homg(options, homg, NULL, 0, error);
+  clmg_options_destroy(options);
+  return status;
 }
 
 /* The paper's f and u on the device (f, u: n^2 host values). */
@@ -584,13 +624,15 @@ static clmg_status homg_warm_up(clmg_context *context, const char **what, clmg_e
     clmg_homg_paper_problem(n, f, u);
   STEP(homg_upload(context, n, f, u, &df, &du), "warm-up grids");
   STEP(clmg_vector_create(context, CLMG_DOUBLE, n * n, &x), "warm-up grids");
-  const clmg_homg_method methods[2] = {CLMG_HOMG_MFMG, CLMG_HOMG_VCYCLE};
+  const char *const methods[2] = {"homg", "vcycle"};
   for (int m = 0; m < 2 && status == CLMG_SUCCESS; m++) {
+    char text[64];
+    snprintf(text, sizeof text, HOMG_WARM_UP_OPTIONS "%s", methods[m]);
     clmg_homg_options options;
-    clmg_homg_options_defaults(&options);
-    options.method = methods[m];
-    options.max_cycles = 1;
-    options.relative_tolerance = 0;
+    *what = "the warm-up's options";
+    status = homg_options_of(text, &options, error);
+    if (status != CLMG_SUCCESS)
+      break;
     clmg_homg_result result;
     memset(&result, 0, sizeof result);
     *what = "warm-up solve";
@@ -718,19 +760,16 @@ void bench_stage_homg(bench_run *run) {
   /* The discretisation error: V-cycles until the residual stops falling
    * (perf/homg.c's reference), an independent method from HOMG's steps. */
   double discretisation = NAN;
+  clmg_homg_options reference;
+  memset(&reference, 0, sizeof reference);
+  STEP(homg_options_of(HOMG_REFERENCE_OPTIONS, &reference, &error), "the reference's options");
   if (status == CLMG_SUCCESS) {
-    clmg_homg_options options;
-    clmg_homg_options_defaults(&options);
-    options.method = CLMG_HOMG_VCYCLE;
-    options.max_cycles = HOMG_REFERENCE_CYCLES;
-    options.relative_tolerance = 1e-12;
-    options.stagnation_factor = 1.1;
     *what = "the V-cycle reference solve";
-    status = homg_solve_once(context, n, &options, df, du, x, &result);
+    status = homg_solve_once(context, n, &reference, df, du, x, &result);
     clmg_homg_result_free(&result);
     if (status == CLMG_ERROR_NOT_CONVERGED)
       snprintf(error.message, sizeof error.message,
-               "the V-cycle reached no rounding floor in %d cycles", HOMG_REFERENCE_CYCLES);
+               "the V-cycle reached no rounding floor in %d cycles", reference.max_cycles);
   }
   STEP(clmg_vector_download_doubles(x, out), "downloading the reference solution");
   if (status == CLMG_SUCCESS)
@@ -738,11 +777,12 @@ void bench_stage_homg(bench_run *run) {
   const double h = 1.0 / (double)(n - 1), law = HOMG_ERROR_CONSTANT * h * h;
 
   /* the solver with the default method and schedule, to the target error */
+  char solve_options[192];
+  snprintf(solve_options, sizeof solve_options, HOMG_SOLVE_OPTIONS "%.17g",
+           HOMG_ERROR_FACTOR * discretisation);
   clmg_homg_options options;
-  clmg_homg_options_defaults(&options);
-  options.relative_tolerance = 0;
-  options.error_tolerance = HOMG_ERROR_FACTOR * discretisation;
-  options.max_cycles = HOMG_MAX_CYCLES;
+  memset(&options, 0, sizeof options);
+  STEP(homg_options_of(solve_options, &options, &error), "the solve's options");
   STEP(clmg_finish(context), "the queue before the setup");
   double start = apputil_now();
   STEP(clmg_homg_create(context, n, &options, &homg), "the HOMG solver");
@@ -772,6 +812,7 @@ void bench_stage_homg(bench_run *run) {
     const double relative = bench_relative_difference(out, expected, points, &scale);
     bench_entry e = bench_entry_start("homg", "jacobi step (finest)");
     snprintf(e.problem, sizeof e.problem, "%s", text);
+    snprintf(e.options, sizeof e.options, "%s", solve_options);
     e.rows = (double)points;
     e.time_s = step_s;
     /* the stated formula: h^2 b, four neighbours, 4 u, the difference, omega/4, + u */
@@ -810,6 +851,7 @@ void bench_stage_homg(bench_run *run) {
         bench_entry_start("homg", "mfmg %s solve", clmg_homg_schedule_name(options.schedule));
     snprintf(e.problem, sizeof e.problem, "%.80s, to %.1fx the discretisation error", text,
              HOMG_ERROR_FACTOR);
+    snprintf(e.options, sizeof e.options, "%s", solve_options);
     e.rows = (double)points;
     /* per cycle, as bench.c reports its solvers: the cycle and the fused
      * residual and error pass after it (x, f and u read, r written); the

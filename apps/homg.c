@@ -555,6 +555,10 @@ static clmg_status warm_up(clmg_context *context, const homg_options *o) {
   small.n = o->n % 2 == 0 ? 16 : 17;
   small.solver.max_cycles = 2;
   small.solver.relative_tolerance = 0;
+  /* exactly two cycles: no error target (its u is not the small grid's
+   * solution) or stagnation stop, which would make it "not converged" */
+  small.solver.error_tolerance = 0;
+  small.solver.stagnation_factor = 0;
   small.steps = 0;
   clmg_homg_options options;
   solver_options(&small, &options);

@@ -229,12 +229,9 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
   clmg_vector *db = NULL, *dx = NULL;
   clmg_error error = {{0}};
   solver_options(solver, mixed, row->options, sizeof row->options);
-  clmg_status status = clmg_options_create(&options, &error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_options_parse(options, row->options, &error);
+  clmg_status status = perf_options_parse(row->options, &options, &error);
   if (status != CLMG_SUCCESS) {
     fprintf(stderr, PROGRAM ": %s: %s\n", row->options, error.message);
-    clmg_options_destroy(options);
     return status;
   }
   status = clmg_matrix_create(context, a, NULL, &matrix);

@@ -7,7 +7,7 @@ built against a CUDA hypre), with clmg's AMG-CG beside them.
     clmg_perf_amg --write-mtx DIR --output amg.json ...
     perf/amg_baselines.py DIR [--hypre build/perf/clmg_hypre_pcg]
         [--hypre-gpu build-hypre-gpu/perf/clmg_hypre_pcg] [--clmg-json amg.json]
-        [--clmg build/apps/clmg] [--device nvidia] [--cpu-max-rows N] [--json FILE]
+        [--clmg build/apps/clmg] [--device nvidia] [--cpu-max-rows N] [--output FILE] [--json]
 
 For every A-NAME.mtx with its b-NAME.mtx in DIR (and coords-NAME.mtx, the
 node coordinates of a vector problem with 3 DOFs a node, e.g. elasticity
@@ -46,6 +46,8 @@ import os
 import subprocess
 import sys
 import warnings
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 GOAL = 0.5
 TIMEOUT_S = 900
@@ -190,8 +192,18 @@ def main():
     parser.add_argument("--device", help="clmg's device (default: its own choice)")
     parser.add_argument("--cpu-max-rows", type=int, default=0,
                         help="run pyamg and CPU hypre only up to this many rows (0: all)")
-    parser.add_argument("--json", help="write the results as JSON to this file")
-    options = parser.parse_args()
+    perf_output.add_arguments(parser)
+    options = perf_output.parse(parser, "amg_baselines")
+    with perf_output.table(options):
+        status, results = run(options)
+    if status != 0:
+        return status
+    return perf_output.write("amg_baselines", options, {"benchmark": "amg_baselines",
+                                                         "goal_ratio": GOAL, "results": results})
+
+
+def run(options):
+    """The table on stdout; (exit status, the result rows)."""
     # SciPy's announcement that mmread will return sparse arrays: noise here
     warnings.simplefilter("ignore", DeprecationWarning)
     try:
@@ -209,7 +221,7 @@ def main():
     paths = sorted(glob.glob(os.path.join(options.directory, "A-*.mtx")))
     if not paths:
         print(f"amg_baselines: no A-*.mtx in {options.directory}", file=sys.stderr)
-        return 1
+        return 1, None
     clmg_rows = []
     if options.clmg_json:
         try:
@@ -228,7 +240,7 @@ def main():
         coords_path = os.path.join(options.directory, f"coords-{name}.mtx")
         if not os.path.exists(b_path):
             print(f"amg_baselines: {b_path} is missing", file=sys.stderr)
-            return 1
+            return 1, None
         if not os.path.exists(coords_path):
             coords_path = None
         functions = 3 if coords_path else 1  # elasticity: 3 DOFs a node
@@ -270,12 +282,7 @@ def main():
             compared.append((name, rows, clmg or {}, gpu))
     if compared:
         comparison_table(compared)
-    if options.json:
-        with open(options.json + ".tmp", "w", encoding="utf-8") as out:
-            json.dump({"benchmark": "amg_baselines", "goal_ratio": GOAL, "results": results},
-                      out, indent=1)
-        os.replace(options.json + ".tmp", options.json)
-    return 0
+    return 0, results
 
 
 if __name__ == "__main__":

@@ -3,7 +3,7 @@
 
     perf/amg_testset.py [--size small|medium|large] [--clmg build/apps/clmg]
         [--problems build/perf/clmg_perf_spd_problems] [--device STR]
-        [--smoothers jacobi-rho,chebyshev,gauss-seidel] [--json FILE]
+        [--smoothers jacobi-rho,chebyshev,gauss-seidel] [--output FILE] [--json]
 
 For every problem of the test set (clmg/spd_problems.h: P1 and P2 linear
 elasticity on tetrahedra, Poisson ratio 0.3 and 0.45; interior-penalty DG
@@ -34,6 +34,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 SIZES = {
     # (problem, level, extra generator options)
@@ -142,19 +144,26 @@ def main():
     parser.add_argument("--problems", default="build/perf/clmg_perf_spd_problems")
     parser.add_argument("--device", help="clmg's device (default: its own choice)")
     parser.add_argument("--smoothers", default="jacobi-rho,chebyshev,gauss-seidel")
-    parser.add_argument("--json", help="write the rows as JSON to this file")
-    options = parser.parse_args()
+    perf_output.add_arguments(parser)
+    options = perf_output.parse(parser, "amg_testset")
+    with perf_output.table(options):
+        status, document = run(options)
+    return status or perf_output.write("amg_testset", options, document)
+
+
+def run(options):
+    """The table on stdout; (exit status, the JSON document)."""
     try:
         import pyamg  # noqa: F401
         import scipy  # noqa: F401
     except ImportError as missing:
         print(f"amg_testset: {missing}; pip install pyamg scipy", file=sys.stderr)
-        return 1
+        return 1, None
     for program in (options.clmg, options.problems):
         if not os.access(program, os.X_OK):
             print(f"amg_testset: {program} is not an executable (build clmg first, or pass "
                   "--clmg / --problems)", file=sys.stderr)
-            return 1
+            return 1, None
     rows = []
     missed = 0
     bandwidth = copy_bandwidth(options.clmg, options.device)
@@ -199,13 +208,9 @@ def main():
                       f"{result.get('operator_complexity') or 0:6.2f} "
                       f"{result.get('true_relative_residual') or float('nan'):9.2e}  {verdict}")
                 sys.stdout.flush()
-    if options.json:
-        with open(options.json + ".tmp", "w", encoding="utf-8") as out:
-            json.dump({"benchmark": "amg_testset", "size": options.size,
-                       "copy_bandwidth_gb_s": bandwidth, "rows": rows}, out, indent=1)
-        os.replace(options.json + ".tmp", options.json)
     print(f"{missed} clmg run(s) over the bound or failed")
-    return 0
+    return 0, {"benchmark": "amg_testset", "size": options.size,
+               "copy_bandwidth_gb_s": bandwidth, "rows": rows}
 
 
 if __name__ == "__main__":

@@ -5,14 +5,17 @@ Navier-Stokes equations and a multigrid method" (J. Comput. Phys. 48, 1982),
 Tables I and II: u on the vertical centreline x = 0.5 and v on the
 horizontal one y = 0.5, for Re = 100 and 1000. Prints each reference point
 with the clmg value (linear interpolation of the profile's 129 points) and
-the largest difference; --json FILE writes them.
+the largest difference; --output FILE writes them as JSON, --json prints
+the JSON instead of the table (the old --json FILE still writes FILE, with
+a note, until 0.3.0).
 
-Usage: cavity_ghia.py PROFILE.csv --re 100|1000 [--json FILE] [--png FILE]
+Usage: cavity_ghia.py PROFILE.csv --re 100|1000 [--output FILE] [--json] [--png FILE]
 """
 import argparse
 import csv
-import json
 import sys
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 # y, u on x = 0.5 (Table I)
 GHIA_U = {
@@ -65,9 +68,9 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("profile")
     parser.add_argument("--re", type=int, choices=(100, 1000), required=True)
-    parser.add_argument("--json")
+    perf_output.add_arguments(parser)
     parser.add_argument("--png")
-    args = parser.parse_args()
+    args = perf_output.parse(parser, "cavity_ghia")
     lines = read_profile(args.profile)
     rows = []
     for name, table, line, column in (("u(0.5, y)", GHIA_U, "x=0.5", 0),
@@ -76,16 +79,16 @@ def main():
             value = interpolate(lines[line], s, column)
             rows.append({"quantity": name, "s": s, "ghia": ref, "clmg": value,
                          "difference": value - ref})
-    print(f"Lid-driven cavity, Re = {args.re}: clmg against Ghia, Ghia and Shin (1982)")
-    print(f"{'quantity':<10} {'s':>7} {'Ghia':>9} {'clmg':>9} {'diff':>9}")
-    for r in rows:
-        print(f"{r['quantity']:<10} {r['s']:7.4f} {r['ghia']:9.5f} {r['clmg']:9.5f} "
-              f"{r['difference']:9.5f}")
     worst = max(abs(r["difference"]) for r in rows)
-    print(f"largest difference: {worst:.5f}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"re": args.re, "points": rows, "max_abs_difference": worst}, f, indent=1)
+    with perf_output.table(args):
+        print(f"Lid-driven cavity, Re = {args.re}: clmg against Ghia, Ghia and Shin (1982)")
+        print(f"{'quantity':<10} {'s':>7} {'Ghia':>9} {'clmg':>9} {'diff':>9}")
+        for r in rows:
+            print(f"{r['quantity']:<10} {r['s']:7.4f} {r['ghia']:9.5f} {r['clmg']:9.5f} "
+                  f"{r['difference']:9.5f}")
+        print(f"largest difference: {worst:.5f}")
+    status = perf_output.write("cavity_ghia", args,
+                               {"re": args.re, "points": rows, "max_abs_difference": worst})
     if args.png:
         try:
             import matplotlib
@@ -93,7 +96,7 @@ def main():
             import matplotlib.pyplot as plt
         except ImportError:
             print("matplotlib missing: no PNG", file=sys.stderr)
-            return
+            return status
         fig, axes = plt.subplots(1, 2, figsize=(10, 4.5))
         for ax, (line, table, column, label) in zip(
                 axes, (("x=0.5", GHIA_U, 0, "u on x = 0.5"), ("y=0.5", GHIA_V, 1, "v on y = 0.5"))):
@@ -105,7 +108,8 @@ def main():
             ax.legend()
         fig.tight_layout()
         fig.savefig(args.png, dpi=100)
+    return status
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

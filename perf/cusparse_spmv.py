@@ -21,8 +21,12 @@ pointers): bytes = nnz*(s+4) [values + int32 column indices] + (rows+1)*4
 [cuSPARSE's int32 row pointers; clmg's CSR uses int64, (rows+1)*8] + cols*s
 [x read once] + rows*s [y written once]; s = 8 or 4.
 
-  perf/cusparse_spmv.py --mtx-dir DIR [--json FILE] [--clmg-json FILE]
+  perf/cusparse_spmv.py --mtx-dir DIR [--output FILE] [--json] [--clmg-json FILE]
   perf/cusparse_spmv.py --cusparse-json FILE --clmg-json FILE      (merge only)
+
+--output FILE writes the baseline's results as JSON (with "comparison", the
+merged rows, when --clmg-json is given), --json prints that JSON instead of
+the tables (the old --json FILE still writes FILE, with a note, until 0.3.0).
 """
 
 import argparse
@@ -33,6 +37,8 @@ import os
 import statistics
 import sys
 import time
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 import numpy as np
 
@@ -489,8 +495,9 @@ def parse_arguments(argv):
         description="cuSPARSE SpMV baseline on clmg_perf_spmv's matrices, and a side-by-side "
                     "table with clmg's results.")
     parser.add_argument("--mtx-dir", help="directory written by clmg_perf_spmv --write-mtx")
-    parser.add_argument("--json", help="write the baseline's results here")
-    parser.add_argument("--clmg-json", help="clmg_perf_spmv --json output to compare with")
+    perf_output.add_arguments(parser)
+    parser.add_argument("--clmg-json", help="clmg_perf_spmv's JSON (--output FILE) to compare "
+                        "with")
     parser.add_argument("--cusparse-json",
                         help="merge these saved baseline results instead of timing")
     parser.add_argument("--backend", choices=["cupy", "scipy"], default="cupy",
@@ -502,7 +509,7 @@ def parse_arguments(argv):
     parser.add_argument("--min-reps", type=int, default=50,
                         help="calls per timed batch at least (default 50)")
     parser.add_argument("--trials", type=int, default=3, help="timed batches (default 3)")
-    args = parser.parse_args(argv)
+    args = perf_output.parse(parser, "cusparse_spmv", argv)
     if not args.mtx_dir and not args.cusparse_json:
         parser.error("give --mtx-dir (to time) or --cusparse-json (to merge saved results)")
     if args.cusparse_json and not args.clmg_json:
@@ -512,6 +519,16 @@ def parse_arguments(argv):
 
 def main(argv=None):
     args = parse_arguments(sys.argv[1:] if argv is None else argv)
+    with perf_output.table(args):
+        status, document = run(args)
+    if document is None:
+        return status
+    return perf_output.write("cusparse_spmv", args, document) or status
+
+
+def run(args):
+    """Times (or reads) the baseline and prints the tables; (exit status, the
+    JSON document: the baseline, with the merged rows when compared)."""
     failures = 0
     if args.cusparse_json:
         with open(args.cusparse_json) as f:
@@ -519,20 +536,18 @@ def main(argv=None):
     else:
         baseline = time_all(args)
         failures += baseline["failures"]
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(baseline, f, indent=2)
-                f.write("\n")
-            print(f"JSON written to {args.json}")
+    document = dict(baseline)
     if args.clmg_json:
         try:
             with open(args.clmg_json) as f:
                 clmg = json.load(f)
         except (OSError, ValueError) as error:
             print(f"cannot read {args.clmg_json}: {error}", file=sys.stderr)
-            return 1
-        print_merge(merge(clmg, baseline), clmg, baseline)
-    return 1 if failures else 0
+            return 1, None
+        merged = merge(clmg, baseline)
+        document["comparison"] = merged
+        print_merge(merged, clmg, baseline)
+    return (1 if failures else 0), document
 
 
 if __name__ == "__main__":

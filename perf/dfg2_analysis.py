@@ -6,12 +6,16 @@ St = D f / U_mean (D = 0.1, U_mean = 1, f the lift's frequency). Reference inter
 computations of laminar flow around a cylinder" (1996): c_D,max in
 [3.22, 3.24], c_L,max in [0.99, 1.01], St in [0.295, 0.305].
 
-Usage: dfg2_analysis.py FILE.csv [--periods N] [--json OUT]
+--output FILE writes the values as JSON, --json prints the JSON instead of
+the table (the old --json FILE still writes FILE, with a note, until 0.3.0).
+
+Usage: dfg2_analysis.py FILE.csv [--periods N] [--output FILE] [--json]
 """
 import argparse
 import csv
-import json
 import sys
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 REFERENCE = {"drag_max": (3.22, 3.24), "lift_max": (0.99, 1.01), "strouhal": (0.295, 0.305)}
 
@@ -20,8 +24,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("csv")
     parser.add_argument("--periods", type=int, default=3)
-    parser.add_argument("--json")
-    args = parser.parse_args()
+    perf_output.add_arguments(parser)
+    args = perf_output.parse(parser, "dfg2_analysis")
     t, drag, lift = [], [], []
     with open(args.csv, newline="") as f:
         for row in csv.DictReader(f):
@@ -43,15 +47,14 @@ def main():
         "period": period,
         "time_window": [start, ups[-1]],
     }
-    print(f"DFG 2D-2 over t in [{start:.4f}, {ups[-1]:.4f}] ({args.periods} periods):")
-    for key in ("drag_max", "lift_max", "strouhal"):
-        low, high = REFERENCE[key]
-        inside = "inside" if low <= result[key] <= high else "outside"
-        print(f"  {key:<9} {result[key]:.4f}   reference [{low}, {high}]: {inside}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(result, f, indent=1)
+    with perf_output.table(args):
+        print(f"DFG 2D-2 over t in [{start:.4f}, {ups[-1]:.4f}] ({args.periods} periods):")
+        for key in ("drag_max", "lift_max", "strouhal"):
+            low, high = REFERENCE[key]
+            inside = "inside" if low <= result[key] <= high else "outside"
+            print(f"  {key:<9} {result[key]:.4f}   reference [{low}, {high}]: {inside}")
+    return perf_output.write("dfg2_analysis", args, result)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

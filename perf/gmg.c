@@ -19,6 +19,11 @@
  * (clmg_fe_poisson_hierarchy + clmg_multigrid_create) against the same
  * hierarchy assembled on the device (clmg_fe_poisson_hierarchy_device +
  * clmg_multigrid_create_from_csr_device), and the solve that follows.
+ * Every solver is built through the options layer (clmg/solver.h) from an
+ * options string: clmg_options_multigrid gives the hierarchy's cycle (the
+ * sweep's --coarse-rows, which the options do not have, is set on it),
+ * clmg_solver_create_multigrid the solver around it; each row's JSON
+ * echoes the string as "options".
  *
  *   clmg_perf_gmg [--device DEV] [--output FILE] [--json] [--size small|large]
  *                 [--q1-levels A:B] [--q2-levels A:B] [--numberings LIST]
@@ -61,6 +66,7 @@ typedef struct spmv_row {
 typedef struct solve_row {
   int degree, level;
   clmg_numbering numbering;
+  char options[192]; /* the options string that built the solver */
   char smoother[32], format[64], krylov[16];
   const char *format_name;
   int pre, post;
@@ -88,6 +94,7 @@ typedef struct setup_row {
   double refine_s, number_s, dirichlet_s, device_s;
   int iterations;
   double solve_s;
+  char options[192]; /* the solve's solver */
 } setup_row;
 
 typedef struct results {
@@ -270,86 +277,127 @@ static clmg_status measure_spmv(clmg_context *context, const settings *s, const 
   return status;
 }
 
-/* How the cycle is used: as the solver, as CG's preconditioner, or as a
- * float cycle preconditioning double CG (mixed precision). */
+/* How the cycle is used: as the solver (krylov=none), as CG's
+ * preconditioner (krylov=cg), or as a float cycle preconditioning double
+ * CG (krylov=cg precision=mixed). */
 typedef enum krylov_mode { MODE_NONE = 0, MODE_CG, MODE_CG_MIXED, MODE_COUNT } krylov_mode;
 static const char *const mode_names[MODE_COUNT] = {"none", "cg", "cg-mixed"};
 
-/* Best of `trials` solves from x0 to 1e-8 (after one warm-up cycle). */
-/* profile, when not NULL, receives the kernel profile of one more solve
- * after the timed ones. */
-static clmg_status measure_solve(clmg_context *context, const settings *s,
-                                 const clmg_fe_hierarchy *h,
-                                 const clmg_multigrid_options *given_options, krylov_mode mode,
-                                 double copy_gb_per_s, solve_row *row, kernel_profile *profile) {
-  size_t n = h->a[h->num_levels - 1].rows;
-  clmg_multigrid_options mg_options = *given_options;
-  if (mode == MODE_CG_MIXED)
-    mg_options.matrix.precision = CLMG_FLOAT;
-  clmg_dtype outer = mode == MODE_CG_MIXED ? CLMG_DOUBLE : mg_options.matrix.precision;
-  clmg_multigrid *mg = NULL;
-  clmg_matrix *outer_matrix = NULL; /* mixed: the finest matrix in double, for CG */
-  clmg_vector *b = NULL, *x = NULL;
+/* Geveler et al.'s cycle: V-cycles of 4+4 Jacobi steps with omega 0.7. */
+#define PAPER_CYCLE "mg.cycle=v mg.smoother=jacobi mg.steps=4 mg.omega=0.7"
+/* Table 3's solver: the paper's cycle alone, to 1e-8 in at most 500 cycles. */
+#define PAPER_OPTIONS                                                                              \
+  "krylov=none precond=multigrid " PAPER_CYCLE " tol=1e-8 maxit=500 precision=double"
+
+/* The multigrid options of a solver's options string (clmg_options_multigrid,
+ * the device matrices' format and precision: float for precision=mixed)
+ * and its database; the mode it describes. coarse_max_rows (an engine
+ * setting the options do not have: the finest level of at most that many
+ * rows becomes the coarse one) is set as given. Returns 0 after printing
+ * why the text is refused. */
+static int solver_options(clmg_context *context, const char *text, size_t coarse_max_rows,
+                          clmg_options **options, clmg_multigrid_options *mg, krylov_mode *mode) {
+  clmg_error error = {{0}};
+  clmg_status status = perf_options_parse(text, options, &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, PROGRAM ": %s: %s\n", text, error.message);
+    return 0;
+  }
+  status = clmg_options_multigrid(*options, context, mg);
+  if (status != CLMG_SUCCESS) {
+    apputil_report(context, status, text);
+    clmg_options_destroy(*options);
+    *options = NULL;
+    return 0;
+  }
+  clmg_matrix_format_parse(clmg_options_get(*options, "format"), &mg->matrix.format);
+  const char *precision = clmg_options_get(*options, "precision");
+  mg->matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
+  mg->coarse_max_rows = coarse_max_rows;
+  *mode = strcmp(clmg_options_get(*options, "krylov"), "none") == 0 ? MODE_NONE
+          : strcmp(precision, "mixed") == 0                         ? MODE_CG_MIXED
+                                                                    : MODE_CG;
+  return 1;
+}
+
+/* The multigrid and the solver of the options around it (for mixed
+ * precision CG, around the finest matrix in double: *outer_matrix and
+ * *outer). *setup_s: the hierarchy's setup; *kernels_s: the solver's, which
+ * runs one iteration on scratch vectors that compiles (or loads) the
+ * solve's kernels. */
+static clmg_status build_solver(clmg_context *context, const clmg_fe_hierarchy *h,
+                                const clmg_multigrid_options *mg_options, krylov_mode mode,
+                                const clmg_options *options, clmg_multigrid **mg,
+                                clmg_matrix **outer_matrix, clmg_operator *outer,
+                                clmg_solver **solver, double *setup_s, double *kernels_s) {
   double start = apputil_now();
   clmg_status status =
-      clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, &mg_options, &mg);
+      clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg_options, mg);
+  const clmg_operator *fine =
+      status == CLMG_SUCCESS ? clmg_multigrid_operator(*mg, clmg_multigrid_levels(*mg) - 1) : NULL;
   if (status == CLMG_SUCCESS && mode == MODE_CG_MIXED) {
-    clmg_matrix_options double_options = mg_options.matrix;
+    clmg_matrix_options double_options = mg_options->matrix;
     double_options.precision = CLMG_DOUBLE;
-    status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &double_options, &outer_matrix);
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, outer, n, &b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, outer, n, &x);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(b, h->b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(x, h->x0);
-  clmg_preconditioner preconditioner = {0};
-  if (status == CLMG_SUCCESS && mode != MODE_NONE)
-    status = clmg_multigrid_preconditioner(mg, &preconditioner);
-  if (status == CLMG_SUCCESS && mode == MODE_CG_MIXED) {
-    clmg_preconditioner cycle = preconditioner;
-    status = clmg_preconditioner_in_precision(context, n, CLMG_DOUBLE, CLMG_FLOAT, &cycle,
-                                              &preconditioner);
-  }
-  const clmg_matrix *a = mode == MODE_CG_MIXED
-                             ? outer_matrix
-                             : clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
-  row->setup_s = apputil_now() - start;
-  start = apputil_now();
-  if (status == CLMG_SUCCESS) { /* one iteration compiles the kernels */
-    clmg_krylov_options one;
-    clmg_krylov_options_defaults(&one);
-    one.max_iterations = 1;
-    clmg_krylov_result result = {0};
-    status = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &one, &result)
-                               : clmg_multigrid_solve(mg, b, x, &one, &result);
-    clmg_krylov_result_free(&result);
-    if (status == CLMG_ERROR_NOT_CONVERGED)
-      status = CLMG_SUCCESS;
+    status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &double_options, outer_matrix);
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_from_matrix(*outer_matrix, 0, outer);
+    fine = outer;
   }
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
-  row->kernels_s = apputil_now() - start;
+  *setup_s = apputil_now() - start;
+  start = apputil_now();
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(context, fine, *mg, 1, options, solver);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  *kernels_s = apputil_now() - start;
+  return status;
+}
+
+/* Best of `trials` solves from x0 with the solver the options string
+ * describes (its setup runs one iteration that compiles the kernels);
+ * coarse_max_rows as solver_options sets it. profile, when not NULL,
+ * receives the kernel profile of one more solve after the timed ones.
+ * Returns CLMG_ERROR_INVALID_ARGUMENT after printing why text is refused. */
+static clmg_status measure_solve(clmg_context *context, const settings *s,
+                                 const clmg_fe_hierarchy *h, const char *text,
+                                 size_t coarse_max_rows, double copy_gb_per_s, solve_row *row,
+                                 kernel_profile *profile) {
+  size_t n = h->a[h->num_levels - 1].rows;
+  clmg_options *options = NULL;
+  clmg_multigrid_options mg_options;
+  krylov_mode mode = MODE_NONE;
+  if (!solver_options(context, text, coarse_max_rows, &options, &mg_options, &mode))
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  snprintf(row->options, sizeof row->options, "%s", text);
+  clmg_multigrid *mg = NULL;
+  clmg_matrix *outer_matrix = NULL; /* mixed: the finest matrix in double, for CG */
+  clmg_operator outer;
+  memset(&outer, 0, sizeof outer);
+  clmg_solver *solver = NULL;
+  clmg_vector *b = NULL, *x = NULL;
+  clmg_status status = build_solver(context, h, &mg_options, mode, options, &mg, &outer_matrix,
+                                    &outer, &solver, &row->setup_s, &row->kernels_s);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, n, &b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, n, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(b, h->b);
   row->solve_s = INFINITY;
   for (long trial = 0; status == CLMG_SUCCESS && trial < s->timing.trials; ++trial) {
-    clmg_krylov_options options;
-    clmg_krylov_options_defaults(&options);
-    options.relative_tolerance = 1e-8;
-    options.max_iterations = 500;
-    clmg_krylov_result result;
+    clmg_krylov_result result = {0};
     status = clmg_vector_upload_doubles(x, h->x0);
     if (status == CLMG_SUCCESS)
       status = clmg_finish(context);
     if (status != CLMG_SUCCESS)
       break;
-    start = apputil_now();
-    clmg_status solved = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &options, &result)
-                                           : clmg_multigrid_solve(mg, b, x, &options, &result);
+    double start = apputil_now();
+    clmg_status solved = clmg_solver_solve(solver, b, x, &result);
     double seconds = apputil_now() - start;
     if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED) {
+      clmg_krylov_result_free(&result);
       status = solved;
       break;
     }
@@ -366,20 +414,15 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     clmg_krylov_result_free(&result);
   }
   if (status == CLMG_SUCCESS && profile) {
-    clmg_krylov_options options;
-    clmg_krylov_options_defaults(&options);
-    options.relative_tolerance = 1e-8;
-    options.max_iterations = 500;
     clmg_krylov_result result = {0};
     status = clmg_vector_upload_doubles(x, h->x0);
     if (status == CLMG_SUCCESS)
       status = clmg_finish(context);
     if (status == CLMG_SUCCESS)
       status = clmg_profile_start(context);
-    start = apputil_now();
+    double start = apputil_now();
     if (status == CLMG_SUCCESS) {
-      clmg_status solved = mode != MODE_NONE ? clmg_cg(a, b, x, &preconditioner, &options, &result)
-                                             : clmg_multigrid_solve(mg, b, x, &options, &result);
+      clmg_status solved = clmg_solver_solve(solver, b, x, &result);
       if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED)
         status = solved;
       clmg_status stopped = clmg_profile_stop(context, &profile->kernels, &profile->count);
@@ -391,6 +434,8 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     clmg_krylov_result_free(&result);
   }
   if (status == CLMG_SUCCESS) {
+    const clmg_matrix *finest = clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
+    const clmg_matrix *a = mode == MODE_CG_MIXED ? outer_matrix : finest;
     row->unknowns = n;
     row->cycle_s = row->iterations > 0 ? row->solve_s / row->iterations : 0;
     /* As a solver: a cycle and the defect after it. As CG's preconditioner:
@@ -402,36 +447,45 @@ static clmg_status measure_solve(clmg_context *context, const settings *s,
     row->ratio = row->floor_s > 0 ? row->cycle_s / row->floor_s : 0;
     snprintf(row->smoother, sizeof row->smoother, "%s",
              clmg_smoother_type_name(mg_options.smoother));
-    const clmg_matrix *finest = clmg_multigrid_matrix(mg, clmg_multigrid_levels(mg) - 1);
     snprintf(row->format, sizeof row->format, "%s", clmg_matrix_describe(finest));
     row->format_name = clmg_matrix_format_name(clmg_matrix_format_of(finest));
     snprintf(row->krylov, sizeof row->krylov, "%s", mode_names[mode]);
     row->pre = mg_options.pre_smoothing;
     row->post = mg_options.post_smoothing;
   }
-  clmg_preconditioner_destroy(&preconditioner);
+  clmg_solver_destroy(solver);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
+  if (outer_matrix)
+    clmg_operator_destroy(&outer);
   clmg_matrix_destroy(outer_matrix);
   clmg_multigrid_destroy(mg);
+  clmg_options_destroy(options);
   return status;
 }
 
 /* ---- output ---- */
 
-static void paper_settings(clmg_multigrid_options *options);
+/* The setup table's solve: the paper's cycle alone to 1e-8 (at most 1000 cycles). */
+#define SETUP_OPTIONS                                                                              \
+  "krylov=none precond=multigrid " PAPER_CYCLE " tol=1e-8 maxit=1000 precision=double"
 
-/* One level's setup both ways, then the paper's solve (V-cycle, Jacobi
- * 4+4, omega 0.7, to 1e-8) with the device-assembled hierarchy. */
+/* One level's setup both ways (the multigrid options from SETUP_OPTIONS),
+ * then the paper's solve with the device-assembled hierarchy, by the
+ * solver of SETUP_OPTIONS around it (made after the setup's clocks). */
 static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
                                  const clmg_poisson_problem *problem, int degree, int level,
                                  setup_row *row) {
-  clmg_multigrid_options options;
-  paper_settings(&options);
-  clmg_error error = {{0}};
   memset(row, 0, sizeof *row);
   row->degree = degree;
   row->level = level;
+  snprintf(row->options, sizeof row->options, "%s", SETUP_OPTIONS);
+  clmg_options *solver_db = NULL;
+  clmg_multigrid_options options;
+  krylov_mode mode;
+  if (!solver_options(context, SETUP_OPTIONS, 0, &solver_db, &options, &mode))
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_error error = {{0}};
 
   clmg_fe_hierarchy host = {0};
   clmg_multigrid *mg = NULL;
@@ -440,6 +494,7 @@ static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
                                                  1, &host, &error);
   if (status != CLMG_SUCCESS) {
     fprintf(stderr, PROGRAM ": Q%d level %d on the host: %s\n", degree, level, error.message);
+    clmg_options_destroy(solver_db);
     return status;
   }
   row->host_hierarchy_s = apputil_now() - start;
@@ -452,8 +507,10 @@ static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
   clmg_multigrid_destroy(mg);
   mg = NULL;
   clmg_fe_hierarchy_free(&host);
-  if (status != CLMG_SUCCESS)
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(solver_db);
     return status;
+  }
 
   clmg_fe_device_hierarchy device = {0};
   start = apputil_now();
@@ -471,6 +528,11 @@ static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
       status = clmg_finish(context);
     row->device_multigrid_s = apputil_now() - start;
   }
+  clmg_solver *solver = NULL;
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(
+        context, clmg_multigrid_operator(mg, clmg_multigrid_levels(mg) - 1), mg, 1, solver_db,
+        &solver);
   clmg_vector *x = NULL;
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, CLMG_DOUBLE, row->unknowns, &x);
@@ -479,12 +541,9 @@ static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
   if (status == CLMG_SUCCESS)
     status = clmg_finish(context);
   if (status == CLMG_SUCCESS) {
-    clmg_krylov_options krylov;
-    clmg_krylov_options_defaults(&krylov);
-    krylov.relative_tolerance = 1e-8;
     clmg_krylov_result result = {0};
     start = apputil_now();
-    status = clmg_multigrid_solve(mg, device.b, x, &krylov, &result);
+    status = clmg_solver_solve(solver, device.b, x, &result);
     if (status == CLMG_SUCCESS)
       status = clmg_finish(context);
     row->solve_s = apputil_now() - start;
@@ -492,8 +551,10 @@ static clmg_status measure_setup(clmg_context *context, const clmg_mesh *coarse,
     clmg_krylov_result_free(&result);
   }
   clmg_vector_destroy(x);
+  clmg_solver_destroy(solver);
   clmg_multigrid_destroy(mg);
   clmg_fe_device_hierarchy_free(&device);
+  clmg_options_destroy(solver_db);
   return status;
 }
 
@@ -612,6 +673,7 @@ static int write_json(const char *path, const results *res, const clmg_device_in
     json_number(&w, "setup_s", r->device_hierarchy_s + r->device_multigrid_s);
     json_number(&w, "solve_s", r->solve_s);
     json_integer(&w, "iterations", r->iterations);
+    json_string(&w, "options", r->options);
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -658,6 +720,7 @@ static int write_json(const char *path, const results *res, const clmg_device_in
     json_number(&w, "cycle_s", r->cycle_s);
     json_number(&w, "floor_s", r->floor_s);
     json_number(&w, "ratio_to_floor", r->ratio);
+    json_string(&w, "options", r->options);
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -708,20 +771,26 @@ static void print_profile(const kernel_profile *p) {
 
 /* ---- main ---- */
 
-static void paper_settings(clmg_multigrid_options *options) {
-  clmg_multigrid_options_defaults(options); /* V-cycle, Jacobi 4+4, omega 0.7 */
+/* A sweep's solver: the paper's V-cycle with a smoother and its steps, a
+ * format and a Krylov choice, to 1e-8. */
+static void sweep_options(const char *smoother, int steps, const char *format, krylov_mode mode,
+                          char *text, size_t size) {
+  snprintf(text, size,
+           "krylov=%s precond=multigrid mg.cycle=v mg.smoother=%s mg.steps=%d%s format=%s "
+           "tol=1e-8 maxit=500 precision=%s",
+           mode == MODE_NONE ? "none" : "cg", smoother, steps,
+           strcmp(smoother, "jacobi") == 0 ? " mg.omega=0.7" : "", format,
+           mode == MODE_CG_MIXED ? "mixed" : "double");
 }
 
 static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hierarchy *h,
                      int level, double copy_gb_per_s, results *res) {
   static const struct {
-    clmg_smoother_type smoother;
-    int pre, post;
-  } smoothers[] = {{CLMG_SMOOTHER_JACOBI, 4, 4},    {CLMG_SMOOTHER_JACOBI, 2, 2},
-                   {CLMG_SMOOTHER_JACOBI, 1, 1},    {CLMG_SMOOTHER_JACOBI, 3, 3},
-                   {CLMG_SMOOTHER_CHEBYSHEV, 2, 2}, {CLMG_SMOOTHER_CHEBYSHEV, 3, 3},
-                   {CLMG_SMOOTHER_SPAI0, 4, 4}};
-  static const clmg_matrix_format formats[] = {CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL, CLMG_FORMAT_CSR};
+    const char *smoother;
+    int steps;
+  } smoothers[] = {{"jacobi", 4},    {"jacobi", 2},    {"jacobi", 1}, {"jacobi", 3},
+                   {"chebyshev", 2}, {"chebyshev", 3}, {"spai0", 4}};
+  static const char *const formats[] = {"ellr", "sell", "csr"};
   char title[160];
   snprintf(title, sizeof title,
            "Sweep: the largest Q1 level, every smoother x format x Krylov choice%s%ld%s",
@@ -732,38 +801,28 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
              "Sweep: the largest Q1 level, every smoother x format x Krylov choice");
   print_solve_header(title);
   const solve_row *best = NULL;
-  size_t best_format = 0, best_smoother = 0;
-  int best_mode = 0;
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f)
     for (size_t m = 0; m < sizeof smoothers / sizeof smoothers[0]; ++m)
       for (int mode = 0; mode < MODE_COUNT; ++mode) {
         if (res->solve_count == MAX_RESULTS)
           return 1;
-        clmg_multigrid_options options;
-        paper_settings(&options);
-        options.smoother = smoothers[m].smoother;
-        options.pre_smoothing = smoothers[m].pre;
-        options.post_smoothing = smoothers[m].post;
-        options.matrix.format = formats[f];
-        options.coarse_max_rows = (size_t)s->coarse_rows;
+        char text[192];
+        sweep_options(smoothers[m].smoother, smoothers[m].steps, formats[f], (krylov_mode)mode,
+                      text, sizeof text);
         solve_row *row = &res->solve[res->solve_count];
         memset(row, 0, sizeof *row);
         row->degree = 1;
         row->level = level;
         row->numbering = h->numbering;
         clmg_status status =
-            measure_solve(context, s, h, &options, (krylov_mode)mode, copy_gb_per_s, row, NULL);
+            measure_solve(context, s, h, text, (size_t)s->coarse_rows, copy_gb_per_s, row, NULL);
         if (status != CLMG_SUCCESS) {
           apputil_report(context, status, "sweep solve");
           return 0;
         }
         print_solve_row(row);
-        if (row->converged && (!best || row->solve_s < best->solve_s)) {
+        if (row->converged && (!best || row->solve_s < best->solve_s))
           best = row;
-          best_format = f;
-          best_smoother = m;
-          best_mode = mode;
-        }
         res->solve_count++;
       }
   if (!best)
@@ -772,20 +831,14 @@ static int run_sweep(clmg_context *context, const settings *s, const clmg_fe_hie
          "cycle)\n",
          best->smoother, best->pre, best->post, best->format, best->krylov, 1e3 * best->solve_s,
          best->iterations, best->ratio);
+  printf("  options: %s\n", best->options);
   /* where its time goes: one more solve of it under the kernel profile */
-  clmg_multigrid_options options;
-  paper_settings(&options);
-  options.smoother = smoothers[best_smoother].smoother;
-  options.pre_smoothing = smoothers[best_smoother].pre;
-  options.post_smoothing = smoothers[best_smoother].post;
-  options.matrix.format = formats[best_format];
-  options.coarse_max_rows = (size_t)s->coarse_rows;
   settings once = *s;
   once.timing.trials = 1;
   solve_row scratch;
   memset(&scratch, 0, sizeof scratch);
   res->profile.row = (size_t)(best - res->solve);
-  clmg_status status = measure_solve(context, &once, h, &options, (krylov_mode)best_mode,
+  clmg_status status = measure_solve(context, &once, h, best->options, (size_t)s->coarse_rows,
                                      copy_gb_per_s, &scratch, &res->profile);
   if (status != CLMG_SUCCESS) {
     apputil_report(context, status, "profiled solve");
@@ -865,9 +918,7 @@ int main(int argc, char **argv) {
           srow->degree = degree;
           srow->level = level;
           srow->numbering = (clmg_numbering)k;
-          clmg_multigrid_options options;
-          paper_settings(&options);
-          status = measure_solve(context, &s, &h, &options, MODE_NONE, copy_gb_per_s, srow, NULL);
+          status = measure_solve(context, &s, &h, PAPER_OPTIONS, 0, copy_gb_per_s, srow, NULL);
           if (status == CLMG_SUCCESS)
             res->solve_count++;
         }

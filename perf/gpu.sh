@@ -352,7 +352,7 @@ if [[ ${build_status} -eq 0 ]]; then
     start_step
     # shellcheck disable=SC2086 # CUSPARSE_ARGS holds several arguments
     PYTHONUNBUFFERED=1 python3 perf/cusparse_spmv.py --mtx-dir "${mtx_dir}" \
-      --json "${results_dir}/cusparse.json" --clmg-json "${results_dir}/spmv-gpu.json" \
+      --output "${results_dir}/cusparse.json" --clmg-json "${results_dir}/spmv-gpu.json" \
       ${CUSPARSE_ARGS:-} 2>&1 | tee -a "${bench_log}"
     record "cusparse baseline" $?
     rm -rf "${mtx_dir}" # several GB of text
@@ -447,7 +447,7 @@ if [[ ${build_status} -eq 0 ]]; then
     PYTHONUNBUFFERED=1 python3 perf/amg_baselines.py "${amg_mtx_dir}" "${hypre_args[@]}" \
       --clmg-json "${results_dir}/amg-gpu.json" --clmg "${build_dir}/apps/clmg" \
       --device "${gpu_device}" --cpu-max-rows "${AMG_CPU_MAX_ROWS:-0}" \
-      --json "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
+      --output "${results_dir}/amg-baselines.json" 2>&1 | tee -a "${bench_log}"
     record "amg baselines" $?
     rm -rf "${amg_mtx_dir}"
   fi
@@ -511,7 +511,7 @@ if [[ ${build_status} -eq 0 ]]; then
         --level "${CAVITY_LEVEL:-6}" --quiet --profile "${results_dir}/cavity-re${re}.csv" \
         --json >"${results_dir}/cavity-re${re}.json" 2>>"${bench_log}" &&
         python3 perf/cavity_ghia.py "${results_dir}/cavity-re${re}.csv" --re "${re}" \
-          --json "${results_dir}/cavity-re${re}-ghia.json" \
+          --output "${results_dir}/cavity-re${re}-ghia.json" \
           --png "${results_dir}/cavity-re${re}.png" 2>&1 | tee -a "${bench_log}"
       record "flow cavity re ${re}" $?
     done

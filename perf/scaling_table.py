@@ -12,11 +12,17 @@ Per run: the distributed SpMV against the local SpMV of the same rows
 cycle, one reduction, and the SpMV's bandwidth as a fraction of the copy
 bandwidth rank 0 measured alone.
 
-Usage: scaling_table.py FILE.jsonl [--json OUT.json]
+--output FILE writes both tables as JSON, --json prints the JSON instead of
+the tables (the old --json FILE still writes FILE, with a note, until 0.3.0).
+
+Usage: scaling_table.py FILE.jsonl [--output FILE] [--json]
 """
+import argparse
 import json
 import sys
 from collections import defaultdict
+
+import perf_output  # perf/perf_output.py: --output FILE and --json
 
 
 def load(path):
@@ -86,9 +92,18 @@ def print_runs(title, rows, extra):
 
 
 def main():
-    if len(sys.argv) < 2:
-        sys.exit(__doc__)
-    rows = [row(run) for run in load(sys.argv[1])]
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", metavar="FILE.jsonl", help="clmg_perf_scaling's JSON lines")
+    perf_output.add_arguments(parser)
+    args = perf_output.parse(parser, "scaling_table")
+    rows = [row(run) for run in load(args.runs)]
+    with perf_output.table(args):
+        strong, weak = tables(rows)
+    return perf_output.write("scaling_table", args, {"strong": strong, "weak": weak})
+
+
+def tables(rows):
+    """Prints the strong and the weak scaling tables; returns their rows."""
     by_problem = defaultdict(list)
     for r in rows:
         by_problem[r["problem"]].append(r)
@@ -127,10 +142,7 @@ def main():
             weak.append(r)
     print_runs("Weak scaling (unknowns per rank held about fixed)", weak,
                [("cycle efficiency", lambda r: f"{r['weak_efficiency']:.2f}")])
-    if "--json" in sys.argv:
-        with open(sys.argv[sys.argv.index("--json") + 1], "w") as f:
-            json.dump({"strong": strong, "weak": weak}, f, indent=1)
-    return 0
+    return strong, weak
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ Usage: bench_check.py PATH/TO/clmg   (the device comes from CLMG_DEVICE)
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -64,12 +65,42 @@ def check_report(case, path):
                 fail(case, f"{what}: {key} = {r[key]}")
         if r["iterations"] is not None and (not finite(r["solve_s"]) or r["iterations"] < 1):
             fail(case, f"{what}: a solver without solve time or iterations")
+        if r["iterations"] is not None and not (isinstance(r.get("options"), str)
+                                                and "=" in r["options"]):
+            fail(case, f"{what}: a solver without its options string: {r.get('options')!r}")
     fom = report["figure_of_merit"]
     if not finite(fom["bandwidth_ratio_geomean"]) or not finite(fom["hpcg_like_gflops"]):
         fail(case, f"figure of merit {fom}")
     if fom["results_in_mean"] != len(report["results"]) - 1:  # all but the copy
         fail(case, f"{fom['results_in_mean']} results in the mean of {len(report['results'])}")
     return report
+
+
+def rerun_gmg(clmg, path):
+    """The gmg result's options rerun by `clmg poisson --set` on its level
+    solve the same system in the same cycles to the same residual."""
+    with open(path, encoding="utf-8") as f:
+        report = json.load(f)
+    gmg = [r for r in report["results"] if r["stage"] == "gmg"]
+    match = re.search(r"level (\d+)", gmg[0]["problem"]) if gmg else None
+    if not match or not gmg[0].get("options"):
+        fail("gmg rerun", f"no level or options in {gmg}")
+        return
+    result = subprocess.run([clmg, "poisson", "--level", match.group(1), "--set",
+                             gmg[0]["options"], "--json"], capture_output=True, text=True,
+                            timeout=600)
+    try:
+        poisson = json.loads(result.stdout)
+    except json.JSONDecodeError:
+        fail("gmg rerun", f"exit {result.returncode}: {result.stderr[-600:]}")
+        return
+    if result.returncode != 0 or poisson.get("iterations") != gmg[0]["iterations"]:
+        fail("gmg rerun", f"clmg poisson --set '{gmg[0]['options']}': exit "
+             f"{result.returncode}, {poisson.get('iterations')} cycles, bench "
+             f"{gmg[0]['iterations']}")
+    else:
+        print(f"ok   bench gmg rerun by clmg poisson --set: {poisson['iterations']} cycles",
+              flush=True)
 
 
 def main():
@@ -87,6 +118,7 @@ def main():
             for stage in STAGES - {"copy"}:
                 if f"bench: {stage}" not in err and f"bench: {stage}-like" not in err:
                     fail("quick run", f"no progress line for {stage}")
+            rerun_gmg(clmg, good)
             with open(page, encoding="utf-8") as f:
                 html = f.read()
             if "<svg" not in html or "http://" in html.replace("http://www.w3.org", ""):

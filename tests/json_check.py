@@ -428,6 +428,9 @@ def main():
     check(clmg, "homg", ["homg", "--n", "17", "--json"], 0, "success", homg_keys)
     check(clmg, "homg: not converged", ["homg", "--n", "17", "--cycles", "1", "--tol", "1e-12",
                                         "--json"], 1, "not converged", homg_keys)
+    # an error target alone (the warm-up on a small grid ignores it)
+    check(clmg, "homg: --error-tol", ["homg", "--n", "33", "--error-tol", "2e-3", "--json"], 0,
+          "success", homg_keys)
     check(clmg, "homg: bad method", ["homg", "--json", "--method", "nope"], 2, "usage_error",
           error_keys())
     check(clmg, "homg: bad schedule", ["homg", "--json", "--schedule", "nope"], 2, "usage_error",

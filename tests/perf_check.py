@@ -4,12 +4,16 @@ in CI): with --json --output FILE each prints one JSON document on stdout
 and nothing else (the table goes nowhere) and writes the same document to
 FILE, with its results present; without --json the table is on stdout; the
 old spelling --json FILE still writes FILE, with a note on stderr; --help
-explains both options; bad uses are refused with exit status 2.
+explains both options; bad uses are refused with exit status 2. The Python
+scripts of perf/ (perf/perf_output.py) take the same options: dfg2_analysis.py
+on a lift of known period, cusparse_spmv.py's SciPy backend on clmg_perf_spmv's
+matrix, scaling_table.py on clmg_perf_scaling's line (with MPI).
 
 Usage: perf_check.py PERF_DIR [MPIEXEC [MPIEXEC_FLAGS...]]
 (the device comes from CLMG_DEVICE; with MPIEXEC, clmg_perf_scaling too)
 """
 import json
+import math
 import os
 import subprocess
 import sys
@@ -33,6 +37,8 @@ PROGRAMS = {
     "clmg_perf_flow": (["--levels", "1:2", "--min-time", "0.01", "--trials", "1"], "finest"),
 }
 OLD_SPELLING_NOTE = "--json FILE is now --output FILE"
+# programs whose every result row has the "options" string of its solver
+ECHO_OPTIONS = ("clmg_perf_gmg", "clmg_perf_amg")
 
 
 def fail(case, why):
@@ -73,6 +79,11 @@ def check_program(name, command, args, key, tmp):
             fail(name, f"no results under '{key}': {str(printed)[:300]}")
         if OLD_SPELLING_NOTE in err:
             fail(name, "a note on the old spelling without it")
+        # the solvers built through the options layer echo their options string
+        if name in ECHO_OPTIONS and any(not isinstance(r.get("options"), str)
+                                        or "krylov=" not in r["options"]
+                                        for r in results or []):
+            fail(name, f"a row without its solver's options: {str(results)[:300]}")
         print(f"ok   {name}: --json and --output, {len(results or [])} {key}", flush=True)
     # --help explains both
     code, out, _ = run(command + ["--help"])
@@ -104,6 +115,77 @@ def check_old_spelling(name, command, args, tmp):
     print(f"ok   {name}: the old spelling --json FILE", flush=True)
 
 
+SCRIPTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "perf")
+
+
+def check_script(name, args, tmp, table_word):
+    """A perf/ script (perf/perf_output.py): --json --output FILE prints the
+    document that FILE gets and no table; without --json the table (with
+    table_word) is on stdout; the old --json FILE writes FILE with a note;
+    an empty --output or --json= is refused with exit status 2."""
+    command = [sys.executable, os.path.join(SCRIPTS, name)] + args
+    path = os.path.join(tmp, name + ".json")
+    code, out, err = run(command + ["--json", "--output", path])
+    printed = parses(out)
+    if code != 0 or printed is None or not os.path.exists(path):
+        fail(name, f"--json --output: exit status {code}, stdout {out[:300]!r}, {err[-600:]}")
+        return None
+    with open(path, encoding="utf-8") as f:
+        if json.load(f) != printed:
+            fail(name, "--output's file and --json's stdout differ")
+    code, out, err = run(command + ["--output", path])
+    if code != 0 or table_word not in out or OLD_SPELLING_NOTE in err:
+        fail(name, f"--output alone: exit status {code}, stdout {out[:300]!r}")
+    old = os.path.join(tmp, name + "-old.json")
+    code, out, err = run(command + ["--json", old])
+    if code != 0 or OLD_SPELLING_NOTE not in err or table_word not in out \
+            or not os.path.exists(old):
+        fail(name, f"old --json FILE: exit status {code}, stderr {err[-300:]!r}")
+    for bad in (["--output="], ["--json="]):
+        code, _, err = run(command + bad)
+        if code != 2 or not err.strip():
+            fail(name, f"{bad[0]}: exit status {code}, stderr {err!r}, expected 2 and a message")
+    code, out, _ = run(command[:2] + ["--help"])
+    if code != 0 or "--output FILE" not in out or "--json" not in out:
+        fail(name, f"--help (exit status {code}) does not explain --output FILE and --json")
+    print(f"ok   perf/{name}: --json, --output and the old --json FILE", flush=True)
+    return printed
+
+
+def check_scripts(perf_dir, tmp):
+    # DFG 2D-2 from a lift of period 1/3 (Strouhal 0.1 / period = 0.3)
+    csv_path = os.path.join(tmp, "dfg2.csv")
+    with open(csv_path, "w", encoding="utf-8") as f:
+        f.write("time,drag,lift\n")
+        for k in range(2000):
+            t = 0.005 * k
+            f.write(f"{t},{3.23 + 0.01 * math.sin(6 * math.pi * t)},"
+                    f"{math.sin(6 * math.pi * t + 0.1)}\n")
+    result = check_script("dfg2_analysis.py", [csv_path], tmp, "strouhal")
+    if result is not None and abs(result["strouhal"] - 0.3) > 1e-3:
+        fail("dfg2_analysis.py", f"Strouhal {result['strouhal']} of a lift of period 1/3")
+    # the SciPy backend of the cuSPARSE baseline, merged with clmg_perf_spmv's rows
+    try:
+        import scipy  # noqa: F401
+    except ImportError:
+        print("skip perf/cusparse_spmv.py: no SciPy", flush=True)
+        return
+    mtx = os.path.join(tmp, "mtx")
+    spmv = os.path.join(tmp, "spmv-for-baseline.json")
+    code, _, err = run([os.path.join(perf_dir, "clmg_perf_spmv"), "--nnz", "2000", "--min-time",
+                        "0.01", "--trials", "1", "--precision", "double", "--matrices", "lap2d5",
+                        "--write-mtx", mtx, "--output", spmv])
+    if code != 0:
+        fail("clmg_perf_spmv --write-mtx", f"exit status {code}: {err[-600:]}")
+        return
+    baseline = check_script("cusparse_spmv.py", ["--mtx-dir", mtx, "--backend", "scipy",
+                                                  "--min-time", "0.001", "--min-reps", "1",
+                                                  "--trials", "1", "--precision", "double",
+                                                  "--clmg-json", spmv], tmp, "lap2d5")
+    if baseline is not None and (baseline.get("failures") or not baseline.get("comparison")):
+        fail("cusparse_spmv.py", f"failures or no comparison: {str(baseline)[:300]}")
+
+
 def check_scaling(perf_dir, mpiexec, tmp):
     name = "clmg_perf_scaling"
     command = mpiexec + ["-n", "1", os.path.join(perf_dir, name)]
@@ -126,6 +208,9 @@ def check_scaling(perf_dir, mpiexec, tmp):
     if code != 0 or "--output FILE" not in out or "--json" not in out:
         fail(name, f"--help (exit status {code}) does not explain --output FILE and --json")
     print(f"ok   {name}: --json and --output (appended)", flush=True)
+    tables = check_script("scaling_table.py", [path], tmp, "scaling")
+    if tables is not None and set(tables) != {"strong", "weak"}:
+        fail("scaling_table.py", f"not the strong and weak tables: {str(tables)[:300]}")
 
 
 def main():
@@ -138,6 +223,7 @@ def main():
                            PROGRAMS["clmg_perf_blas1"][0], tmp)
         if mpiexec and os.path.exists(os.path.join(perf_dir, "clmg_perf_scaling")):
             check_scaling(perf_dir, mpiexec, tmp)
+        check_scripts(perf_dir, tmp)
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1

@@ -269,6 +269,17 @@ double perf_jacobi_bytes(size_t n, int mixed) {
   return 3.0 * (double)n * (double)(mixed ? sizeof(float) : sizeof(double));
 }
 
+clmg_status perf_options_parse(const char *text, clmg_options **options, clmg_error *error) {
+  clmg_status status = clmg_options_create(options, error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_parse(*options, text, error);
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(*options);
+    *options = NULL;
+  }
+  return status;
+}
+
 int perf_measure_copy_bandwidth(clmg_context *context, double *gb_per_s) {
   clmg_status status = clmg_measure_copy_bandwidth(context, 0, gb_per_s);
   if (status != CLMG_SUCCESS) {

@@ -110,6 +110,13 @@ double perf_cg_iteration_bytes(const clmg_matrix *a, double preconditioner_bytes
  * writes z, in float when mixed, else double. */
 double perf_jacobi_bytes(size_t n, int mixed);
 
+/* A new options database (clmg/solver.h) holding the options string text
+ * ("krylov=cg precond=amg tol=1e-8"): how a benchmark builds each solver it
+ * measures, the text being what its JSON echoes as "options" (`clmg solve
+ * --set` takes it back). On a failure *options is NULL and error says why;
+ * clmg_options_destroy the database. */
+clmg_status perf_options_parse(const char *text, clmg_options **options, clmg_error *error);
+
 /* Where a benchmark's results go as JSON, the vocabulary of every clmg
  * command: --output FILE writes them to FILE, --json prints them on stdout
  * instead of the table (which then goes nowhere, as clmg bench's). Both
