@@ -7,9 +7,11 @@
  * on the circle. The program refines the 16-vertex coarse mesh LEVEL - 1
  * times (default LEVEL 6: 8,448 unknowns), assembles the Q1 matrices and
  * grid transfers of every level on the host in Cuthill-McKee numbering,
- * uploads them once and solves with V-cycles on the device (the library's
- * defaults: Jacobi 4+4, omega 0.7, direct coarse solve) to a relative
- * residual of 1e-8 (1e-5 on a device without double precision). It
+ * uploads them once and solves with V-cycles on the device, the solver
+ * named by options ("krylov=none precond=multigrid mg.cycle=v
+ * mg.smoother=jacobi mg.steps=4 mg.omega=0.7 tol=1e-8": the same keys as
+ * clmg poisson --set), to a relative residual of 1e-8 (1e-5 and float on a
+ * device without double precision). It
  * recomputes the true residual on the host from the downloaded solution and
  * writes u to OUTPUT.vtu (default circle.vtu; open it in ParaView).
  *
@@ -40,6 +42,8 @@ int main(int argc, char **argv) {
   clmg_fe_hierarchy h = {0};
   clmg_context *context = NULL;
   clmg_multigrid *mg = NULL;
+  clmg_options *db = NULL;
+  clmg_solver *solver = NULL;
   clmg_vector *b = NULL, *x = NULL;
   clmg_krylov_result result = {0};
   double *u = NULL, *u_mesh = NULL, *r = NULL;
@@ -71,10 +75,30 @@ int main(int argc, char **argv) {
   const clmg_device_info *device = clmg_context_device(context);
   clmg_dtype precision = device->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
 
+  /* the solver as data: the hierarchy's cycle from the mg.* keys, the
+   * solve (cycles alone, tolerance, limit) from the rest */
+  status = clmg_options_create(&db, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_parse(db,
+                                "krylov=none precond=multigrid mg.cycle=v mg.smoother=jacobi "
+                                "mg.steps=4 mg.omega=0.7 maxit=100",
+                                &error);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_options_set(db, "precision", precision == CLMG_DOUBLE ? "double" : "float", &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_set(db, "tol", precision == CLMG_DOUBLE ? "1e-8" : "1e-5", &error);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "circle_multigrid: %s: %s\n", clmg_status_string(status), error.message);
+    goto done;
+  }
   clmg_multigrid_options options;
-  clmg_multigrid_options_defaults(&options); /* V-cycle, Jacobi 4+4, omega 0.7 */
-  options.matrix.precision = precision;
-  status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, h.r, &options, &mg);
+  status = clmg_options_multigrid(db, context, &options);
+  if (status == CLMG_SUCCESS)
+    status = clmg_multigrid_create(context, h.num_levels, h.a, h.p, h.r, &options, &mg);
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(context, clmg_multigrid_operator(mg, finest), mg, 1, db,
+                                          &solver);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, precision, n, &b);
   if (status == CLMG_SUCCESS)
@@ -88,17 +112,13 @@ int main(int argc, char **argv) {
     goto done;
   }
 
-  clmg_krylov_options solve_options;
-  clmg_krylov_options_defaults(&solve_options);
-  solve_options.relative_tolerance = precision == CLMG_DOUBLE ? 1e-8 : 1e-5;
-  solve_options.max_iterations = 100;
-  clmg_status solve_status = clmg_multigrid_solve(mg, b, x, &solve_options, &result);
+  clmg_status solve_status = clmg_solver_solve(solver, b, x, &result);
   if (solve_status != CLMG_SUCCESS && solve_status != CLMG_ERROR_NOT_CONVERGED) {
-    exit_code = report(context, solve_status, "clmg_multigrid_solve");
+    exit_code = report(context, solve_status, "clmg_solver_solve");
     goto done;
   }
   if (solve_status == CLMG_ERROR_NOT_CONVERGED)
-    report(context, solve_status, "clmg_multigrid_solve");
+    report(context, solve_status, "clmg_solver_solve");
 
   /* ---- check on the host, then write the solution ---- */
   u = malloc(n * sizeof *u);
@@ -144,8 +164,9 @@ int main(int argc, char **argv) {
   printf("true residual      %.3e (||b - A u|| / ||b||, recomputed on the host)\n", true_residual);
   printf("solution           %.4f <= u <= %.4f, written to %s\n", u_min, u_max, output);
   /* The maximum principle: u lies between its boundary values 0 and 1. */
-  if (solve_status == CLMG_SUCCESS && true_residual <= solve_options.relative_tolerance &&
-      u_min > -1e-6 && u_max < 1 + 1e-6) {
+  double tolerance = strtod(clmg_options_get(db, "tol"), NULL);
+  if (solve_status == CLMG_SUCCESS && true_residual <= tolerance && u_min > -1e-6 &&
+      u_max < 1 + 1e-6) {
     printf("OK\n");
     exit_code = 0;
   } else {
@@ -159,7 +180,9 @@ done:
   clmg_krylov_result_free(&result);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
+  clmg_solver_destroy(solver);
   clmg_multigrid_destroy(mg);
+  clmg_options_destroy(db);
   clmg_context_destroy(context);
   clmg_fe_hierarchy_free(&h);
   clmg_mesh_free(&coarse);

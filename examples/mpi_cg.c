@@ -4,9 +4,11 @@
  *
  * Rank 0 reads A from FILE.mtx; every rank gets an even block of its rows
  * (clmg_mpi_matrix_read_matrix_market). b = A * ones, so the exact solution
- * is known; Jacobi-preconditioned CG solves A x = b with the library's own
- * CG: the distributed matrix's operator exchanges its halo inside apply, and
- * the context's dot products and norms are global ones. Rank 0 gathers x,
+ * is known; Jacobi-preconditioned CG, named by options ("krylov=cg
+ * precond=jacobi", the keys of clmg solve --set) and composed by
+ * clmg_mpi_solver_create, solves A x = b: the distributed matrix's operator
+ * exchanges its halo inside apply, and the context's dot products and norms
+ * are global ones. Rank 0 gathers x,
  * recomputes ||b - A x|| / ||b|| from its own copy of A, and prints it with
  * the iterations and the halo each rank exchanges.
  *
@@ -50,8 +52,10 @@ static int solve(int rank, const char *path, clmg_context *context) {
   clmg_mpi_matrix_info info;
   clmg_mpi_matrix_get_info(a, &info);
   clmg_operator op;
-  clmg_preconditioner jacobi = {0};
+  clmg_options *db = NULL;
+  clmg_solver *solver = NULL;
   clmg_vector *b = NULL, *x = NULL;
+  clmg_error error = {{0}};
   status = clmg_mpi_matrix_operator(a, 0, &op);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, precision, info.local_rows, &b);
@@ -64,11 +68,18 @@ static int solve(int rank, const char *path, clmg_context *context) {
     status = clmg_operator_apply(&op, 1.0, x, 0.0, b);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(x, 0.0);
+  /* the solver as data, the same keys as clmg solve --set (collective) */
   if (status == CLMG_SUCCESS)
-    status = clmg_mpi_preconditioner_jacobi(a, &jacobi);
+    status = clmg_options_create(&db, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_parse(db, "krylov=cg precond=jacobi", &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_set(db, "precision", clmg_dtype_name(precision), &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_solver_create(mpi, a, NULL, 1, db, &solver);
   clmg_krylov_result result = {0};
   if (status == CLMG_SUCCESS)
-    status = clmg_krylov_solve(CLMG_KRYLOV_CG, &op, b, x, &jacobi, NULL, &result);
+    status = clmg_solver_solve(solver, b, x, &result);
   int failed = status != CLMG_SUCCESS ? report(rank, context, status, "solving") : 0;
 
   /* x to rank 0, which checks it against its own copy of A */
@@ -78,7 +89,6 @@ static int solve(int rank, const char *path, clmg_context *context) {
     failed = report(rank, context, status, "gathering x");
   if (!failed && rank == 0) {
     clmg_csr host = {0};
-    clmg_error error;
     double *r = malloc((info.global_rows + 1) * sizeof *r);
     double *ones = malloc((info.global_rows + 1) * sizeof *ones);
     if (r && ones && clmg_csr_read_matrix_market(path, &host, &error) == CLMG_SUCCESS) {
@@ -113,7 +123,8 @@ static int solve(int rank, const char *path, clmg_context *context) {
   MPI_Bcast(&failed, 1, MPI_INT, 0, MPI_COMM_WORLD);
   free(whole);
   clmg_krylov_result_free(&result);
-  clmg_preconditioner_destroy(&jacobi);
+  clmg_solver_destroy(solver);
+  clmg_options_destroy(db);
   clmg_vector_destroy(b);
   clmg_vector_destroy(x);
   clmg_operator_destroy(&op);
