@@ -105,16 +105,14 @@
  *    automatic choice ends at CSR and the longest row is at least
  *    auto_csr_adaptive_ratio mean rows (8 is the intended value on GPUs;
  *    0 until an H200 run has measured it against CSR and cuSPARSE:
- *    CLMG_DEVICE_PARAMS=auto_csr_adaptive_ratio=8 turns it on). FE and stencil rows stay within 2-3 mean rows
- *    (Q2: 25 against 16; boundary rows are shorter) and take ELLPACK-R or
- *    SELL anyway; a row 8 or more times the mean is a graph's hub, a
- *    constraint or a dense coupling, where CSR's lanes (a power of two up
- *    to the mean row) idle on the short rows and a warp waits on its
- *    longest, while CSR-Adaptive gives every work-group about the same
- *    entries. perf/spmv's irregular matrix (rows of ~10, 4 of n/10) is at
- *    25,000 mean rows. CPUs keep CSR: a work-item walks a whole row there,
- *    and the row blocks only add barriers (pocl ran CSR-Adaptive 5-9x
- *    slower than CSR on perf/spmv's matrices: docs/performance.md).
+ *    CLMG_DEVICE_PARAMS=auto_csr_adaptive_ratio=8 turns it on). FE and stencil rows stay within 2-3
+ * mean rows (Q2: 25 against 16; boundary rows are shorter) and take ELLPACK-R or SELL anyway; a row
+ * 8 or more times the mean is a graph's hub, a constraint or a dense coupling, where CSR's lanes (a
+ * power of two up to the mean row) idle on the short rows and a warp waits on its longest, while
+ * CSR-Adaptive gives every work-group about the same entries. perf/spmv's irregular matrix (rows of
+ * ~10, 4 of n/10) is at 25,000 mean rows. CPUs keep CSR: a work-item walks a whole row there, and
+ * the row blocks only add barriers (pocl ran CSR-Adaptive 5-9x slower than CSR on perf/spmv's
+ * matrices: docs/performance.md).
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
  *    local memory in double. */
