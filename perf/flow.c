@@ -404,13 +404,19 @@ int main(int argc, char **argv) {
       free(times);
     }
     if (ok && status == CLMG_SUCCESS) {
-      clmg_preconditioner cycle;
-      status = clmg_multigrid_preconditioner(mg, &cycle);
-      clmg_krylov_options krylov;
-      clmg_krylov_options_defaults(&krylov);
-      krylov.max_iterations = 200;
-      clmg_krylov_result result = {0};
+      /* the solver as data (the keys of clmg solve --set): GMRES(30) to
+       * 1e-8 with one cycle of the hierarchy as its preconditioner */
+      clmg_options *db = NULL;
+      clmg_solver *solver = NULL;
+      clmg_error options_error = {{0}};
       const clmg_operator *op = clmg_multigrid_operator(mg, clmg_multigrid_levels(mg) - 1);
+      status = perf_options_parse("krylov=gmres precond=multigrid restart=30 tol=1e-8 maxit=200",
+                                  &db, &options_error);
+      if (status != CLMG_SUCCESS)
+        fprintf(stderr, "clmg_perf_flow: %s\n", options_error.message);
+      if (status == CLMG_SUCCESS)
+        status = clmg_solver_create_multigrid(context, op, mg, 0, db, &solver);
+      clmg_krylov_result result = {0};
       for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; pass++) {
         /* the second solve is timed: the first loads the GMRES kernels */
         status = clmg_vector_fill(x, 0.0);
@@ -418,7 +424,7 @@ int main(int argc, char **argv) {
           status = clmg_finish(context);
         start = apputil_now();
         if (status == CLMG_SUCCESS)
-          status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, op, b, x, &cycle, &krylov, &result);
+          status = clmg_solver_solve(solver, b, x, &result);
         if (status == CLMG_SUCCESS)
           status = clmg_finish(context);
         f->solve_s = apputil_now() - start;
@@ -439,7 +445,8 @@ int main(int argc, char **argv) {
       }
       free(xh);
       free(r);
-      clmg_preconditioner_destroy(&cycle);
+      clmg_solver_destroy(solver);
+      clmg_options_destroy(db);
     }
     for (int k = 0; k < RATE_CASES && ok && status == CLMG_SUCCESS; k++)
       status = measure_rate(context, &h, k, b, x, f);
