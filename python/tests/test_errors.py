@@ -122,3 +122,32 @@ def test_library_errors_do_not_print(device):
                           env=dict(os.environ), timeout=300)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "" and done.stderr == ""
+
+
+def test_binding_checks_csr_arrays(ctx):
+    """The C module checks the CSR arrays it is given (clmg_csr's contract)
+    before the library reads them: the Python layer always passes canonical
+    ones, but the module is the boundary."""
+    from clmg import _clmg
+
+    def make(indptr, indices, rows=2):
+        return _clmg.Solver(ctx._c, rows, np.array(indptr, np.int64), np.array(indices, np.int32),
+                            np.ones(len(indices)))
+
+    assert make([0, 1, 2], [0, 1]) is not None
+    with pytest.raises(ValueError, match="decreases"):
+        make([0, 2, 1], [0])
+    with pytest.raises(ValueError, match="out of range"):
+        make([0, 1, 2], [0, 7])
+    with pytest.raises(ValueError, match="out of range"):
+        make([0, 1, 2], [-1, 1])
+    with pytest.raises(ValueError, match="sorted and unique"):
+        make([0, 2, 3], [1, 0, 1])
+    with pytest.raises(ValueError, match="sorted and unique"):
+        make([0, 2, 3], [0, 0, 1])
+    with pytest.raises(ValueError, match="start at 0"):
+        make([0, 1, -3], [0, 1])
+    with pytest.raises(ValueError, match="int64"):
+        _clmg.Solver(ctx._c, 2, b"abc", b"", b"")
+    with pytest.raises(ValueError, match="rows"):
+        _clmg.Solver(ctx._c, 2**40, np.zeros(1, np.int64), np.zeros(0, np.int32), np.zeros(0))

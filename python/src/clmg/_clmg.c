@@ -251,7 +251,25 @@ static int Solver_init(SolverObject *self, PyObject *args, PyObject *kwargs) {
     PyBuffer_Release(&ptr_view);
     return -1;
   }
-  clmg_options *options = make_options(text, pairs);
+  /* clmg_csr's contract, which C callers keep and Python's bytes need not:
+   * row offsets that never decrease, columns in range, sorted and unique
+   * within each row */
+  const int32_t *col = col_view.buf;
+  for (Py_ssize_t i = 0; i < rows && !PyErr_Occurred(); i++)
+    if (row_ptr[i + 1] < row_ptr[i])
+      PyErr_Format(PyExc_ValueError, "indptr decreases at row %zd", i);
+  for (Py_ssize_t i = 0; i < rows && !PyErr_Occurred(); i++) {
+    for (int64_t k = row_ptr[i]; k < row_ptr[i + 1]; k++) {
+      if (col[k] < 0 || col[k] >= rows || (k > row_ptr[i] && col[k] <= col[k - 1])) {
+        PyErr_Format(PyExc_ValueError,
+                     "row %zd: column %d is out of range or not sorted and unique (the matrix "
+                     "has %zd columns)",
+                     i, (int)col[k], rows);
+        break;
+      }
+    }
+  }
+  clmg_options *options = PyErr_Occurred() ? NULL : make_options(text, pairs);
   clmg_solver *solver = NULL;
   clmg_status status = CLMG_SUCCESS;
   if (options) {
