@@ -24,6 +24,7 @@ def test_amg_in_scipy_cg(ctx, spd_matrix):
     M = clmg.amg(A, context=ctx)
     assert isinstance(M, spla.LinearOperator) and M.shape == A.shape and M.dtype == np.float64
     assert M.levels >= 2
+    assert repr(M).startswith("<clmg.Multigrid 1024 rows, krylov cg, precond amg")
     x, code, iterations = scipy_solve(spla.cg, A, b, M=M, **scipy_tolerance(1e-10), maxiter=200)
     assert code == 0
     assert np.linalg.norm(b - A @ x) <= 1e-9 * np.linalg.norm(b)

@@ -418,8 +418,9 @@ class Solver:
 
     def __repr__(self) -> str:
         d = self._c.describe()
+        name = "Multigrid" if isinstance(self, Multigrid) else type(self).__name__
         return (
-            f"<clmg.{type(self).__name__} {d['rows']} rows, krylov {d['method']}, "
+            f"<clmg.{name} {d['rows']} rows, krylov {d['method']}, "
             f"precond {d['precond']}, {d['precision']}>"
         )
 
