@@ -145,58 +145,70 @@ kernel void csr_adaptive_spmv(uint segment_count, global const uint *row_blocks,
   APPLY_OUTPUT_OFFSETS;
   const uint group = get_group_id(0);
   const uint lid = get_local_id(0), size = get_local_size(0);
-  if (group < segment_count) { /* a segment of a very long row */
-    const uint segment = group;
-    const long begin = segment_bounds[2 * segment], end = segment_bounds[2 * segment + 1];
-    real sum = 0;
-    for (long k = begin + lid; k < end; k += size)
-      sum += val[k] * X_AT(col[k]);
-    sum = group_sum(scratch, sum);
-    if (lid == 0)
-      segment_sums[segment] = sum;
-    return;
+  /* what the group does: SEGMENT, VECTOR, STREAM, or NOTHING (a one-row
+   * block too long for CSR-Vector: its segments take it) */
+  enum { SEGMENT, VECTOR, STREAM, NOTHING };
+  int mode = SEGMENT;
+  uint first = 0, last = 0;
+  long begin, end;
+  if (group < segment_count) {
+    begin = segment_bounds[2 * group];
+    end = segment_bounds[2 * group + 1];
+  } else {
+    const uint block = group - segment_count;
+    first = row_blocks[block];
+    last = row_blocks[block + 1];
+    begin = row_ptr[first];
+    end = row_ptr[last];
+    mode = last - first > 1                              ? STREAM
+           : (ulong)(end - begin) > long_row_threshold ? NOTHING
+                                                         : VECTOR;
   }
-  const uint block = group - segment_count;
-  const uint first = row_blocks[block], last = row_blocks[block + 1];
-  const long begin = row_ptr[first], end = row_ptr[last];
-  if (last - first == 1) { /* CSR-Vector */
-    if ((ulong)(end - begin) > long_row_threshold)
-      return;
-    real sum = 0;
-    for (long k = begin + lid; k < end; k += size)
-      sum += val[k] * X_AT(col[k]);
-    sum = group_sum(scratch, sum);
-    if (lid == 0)
-      STORE_ROW(first, sum);
-    return;
-  }
-  /* CSR-Stream */
-  for (long k = begin + lid; k < end; k += size)
-    products[k - begin] = val[k] * X_AT(col[k]);
-  barrier(CLK_LOCAL_MEM_FENCE);
-  const uint rows = last - first;
-  uint lanes = 1;
-  while (2 * lanes * rows <= size)
-    lanes *= 2;
-  const uint row = first + lid / lanes, lane = lid % lanes;
+  /* Every barrier below is reached by the whole group, outside any branch
+   * and early exit (Intel's CPU compiler crashed on a kernel that returned
+   * before some of them). The first pass: a share of the entries' products,
+   * summed (SEGMENT, VECTOR) or kept in local memory (STREAM). */
   real sum = 0;
-  if (row < last) {
-    const long row_end = row_ptr[row + 1] - begin;
-    for (long k = row_ptr[row] - begin + lane; k < row_end; k += lanes)
-      sum += products[k];
-  }
-  if (lanes > 1) {
-    scratch[lid] = sum;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint stride = lanes / 2; stride > 0; stride /= 2) {
-      if (lane < stride)
-        scratch[lid] += scratch[lid + stride];
-      barrier(CLK_LOCAL_MEM_FENCE);
+  if (mode == STREAM)
+    for (long k = begin + lid; k < end; k += size)
+      products[k - begin] = val[k] * X_AT(col[k]);
+  else if (mode != NOTHING)
+    for (long k = begin + lid; k < end; k += size)
+      sum += val[k] * X_AT(col[k]);
+  barrier(CLK_LOCAL_MEM_FENCE);
+  /* STREAM: `lanes` work-items a row (a power of two, as many as the rows
+   * leave) add its products; the others reduce over the whole group */
+  uint lanes = size, lane = lid, row = first;
+  if (mode == STREAM) {
+    lanes = 1;
+    while (2 * lanes * (last - first) <= size)
+      lanes *= 2;
+    lane = lid % lanes;
+    row = first + lid / lanes;
+    if (row < last) {
+      const long row_end = row_ptr[row + 1] - begin;
+      for (long k = row_ptr[row] - begin + lane; k < row_end; k += lanes)
+        sum += products[k];
     }
-    sum = scratch[lid];
   }
-  if (row < last && lane == 0)
-    STORE_ROW(row, sum);
+  scratch[lid] = sum;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  uint span = 1; /* the tree over `lanes` (any width): strides from the power of two below */
+  while (2 * span < lanes)
+    span *= 2;
+  for (uint stride = span; stride > 0; stride /= 2) {
+    if (lane < stride && lane + stride < lanes)
+      scratch[lid] += scratch[lid + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  if (lane == 0) {
+    if (mode == SEGMENT)
+      segment_sums[group] = scratch[lid];
+    else if (mode == VECTOR)
+      STORE_ROW(first, scratch[lid]);
+    else if (mode == STREAM && row < last)
+      STORE_ROW(row, scratch[lid]);
+  }
 }
 
 /* ELLPACK-R with ROW_LANES threads per row (ELLR-T). Entry k = j * ROW_LANES + t of
