@@ -169,6 +169,9 @@ def test_helmholtz(ctx, blobs):
     assert r.b.sum() == pytest.approx(1.0, rel=1e-12)
     host = clmg.helmholtz("blobs2d:1", sigma={1: 1.0, 2: 100.0}, assembly="host", context=ctx)
     assert abs(host.A - r.A).max() < 1e-12 and np.abs(host.b - r.b).max() < 1e-14
+    assembled = clmg.helmholtz("blobs2d:1", sigma={1: 1.0, 2: 100.0}, solve=False, context=ctx)
+    assert assembled.u is None and assembled.info is None
+    assert abs(assembled.A - r.A).max() == 0 and np.array_equal(assembled.b, r.b)
     # lambda = 1, sigma = 1, f = 1, natural conditions: u = 1
     ones = clmg.helmholtz("blobs2d:1", tol=1e-10, context=ctx)
     assert np.abs(ones.u - 1).max() < 1e-8

@@ -351,12 +351,12 @@ def poisson(
 class HelmholtzResult:
     """A solved P1 Helmholtz problem: ``u`` on the vertices of the mesh."""
 
-    u: np.ndarray  #: the solution, one value per vertex (``points``)
+    u: np.ndarray | None  #: the solution, one value per vertex (``points``); None: solve=False
     A: sp.csr_array  #: A = S + lambda M (Dirichlet rows and columns eliminated)
     b: np.ndarray  #: the right-hand side
     points: np.ndarray  #: vertices x dim
     material: np.ndarray | None  #: each cell's material id (None: all 1)
-    info: Any  #: the solve's clmg.SolveInfo (true residual included)
+    info: Any  #: the solve's clmg.SolveInfo (true residual included); None: solve=False
     assembly: str  #: "device" or "host"
     assembly_time: float  #: seconds of the assembly (on the device: a second, warm run)
     assembly_first_time: float  #: the first run (device: with the assembler's setup and kernels)
@@ -371,12 +371,12 @@ class HelmholtzResult:
     def mesh(self):
         """The mesh as a meshio.Mesh (triangle or tetra cells) with
         point_data {"u": u} and cell_data {"material": ...}. Needs meshio."""
-        return self._mesh.meshio({"u": self.u})
+        return self._mesh.meshio({} if self.u is None else {"u": self.u})
 
     def to_vtu(self, path: str | os.PathLike, *, ascii: bool = False, **fields: np.ndarray) -> None:
         """Writes the mesh with u (and other per-vertex ``fields``) as a VTK .vtu
         file by the library's writer (no meshio needed)."""
-        self._mesh.write_vtu(path, {"u": self.u, **fields}, ascii)
+        self._mesh.write_vtu(path, ({} if self.u is None else {"u": self.u}) | fields, ascii)
 
 
 _HELMHOLTZ_MESHES = {"regular": ("regular", 5), "blobs": ("blobs", 6), "blobs2d": ("blobs2d", 6)}
@@ -391,6 +391,7 @@ def helmholtz(
     rhs: str = "f1",
     dirichlet: Any = (),
     assembly: str = "device",
+    solve: bool = True,
     context: Any = None,
     device: str | None = None,
     monitor: Callable[[int, float], Any] | None = None,
@@ -407,7 +408,8 @@ def helmholtz(
     "blobs:L" / "blobs2d:L" (two materials: 2 in three balls or discs, L = 0
     to 6) or a Gmsh .msh file of triangles or tetrahedra (cell groups are
     material ids). ``sigma``: {material id: sigma} (default 1 everywhere);
-    ``rhs``: "f1" (b_i = (phi_i, 1)) or "ones" (b_i = 1).
+    ``rhs``: "f1" (b_i = (phi_i, 1)) or "ones" (b_i = 1). ``solve=False``
+    stops after the assembly (``u`` and ``info`` None), as ``--no-solve``.
     """
     if assembly not in ("device", "host"):
         raise ValueError(f"unknown assembly {assembly!r} (there are: device, host)")
@@ -446,8 +448,10 @@ def helmholtz(
     )
     A = _csr(system["matrix"])
     b = np.frombuffer(system["b"], dtype=np.float64).copy()
-    solver = Solver(A, options, context=ctx, **keywords)
-    u, info = solver.solve(b, monitor=monitor)
+    u = info = None
+    if solve:
+        solver = Solver(A, options, context=ctx, **keywords)
+        u, info = solver.solve(b, monitor=monitor)
     fe_mesh = _FEMesh(handle, 1)
     return HelmholtzResult(
         u=u,
