@@ -44,7 +44,10 @@ __all__ = [
     "amg",
     "context",
     "devices",
+    "fe",
+    "helmholtz",
     "option_keys",
+    "poisson",
     "check_options",
     "problems",
     "solve",
@@ -502,3 +505,8 @@ def solve(
     ``x, info = clmg.solve(A, b, precond="amg", mg_smoother="chebyshev")``."""
     solver = Solver(A, options, context=context, device=device, **keywords)
     return solver.solve(b, x0, monitor=monitor)
+
+
+# the finite-element problems (fe.py uses the package's helpers above)
+from . import fe  # noqa: E402
+from .fe import helmholtz, poisson  # noqa: E402

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <clmg.h>
 
@@ -523,6 +524,773 @@ static PyTypeObject SolverType = {
     .tp_methods = Solver_methods,
 };
 
+/* ---- Mesh: a clmg_mesh owned by Python ---- */
+
+typedef struct {
+  PyObject_HEAD clmg_mesh mesh;
+} MeshObject;
+
+static void Mesh_dealloc(MeshObject *self) {
+  clmg_mesh_free(&self->mesh);
+  Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject MeshType;
+
+/* A new Mesh that takes *mesh over (zeroing it); frees it on failure. */
+static PyObject *mesh_take(clmg_mesh *mesh) {
+  MeshObject *object = PyObject_New(MeshObject, &MeshType);
+  if (!object) {
+    clmg_mesh_free(mesh);
+    return NULL;
+  }
+  object->mesh = *mesh;
+  memset(mesh, 0, sizeof *mesh);
+  return (PyObject *)object;
+}
+
+/* A new Mesh holding a copy of *mesh. */
+static PyObject *mesh_copy(const clmg_mesh *mesh) {
+  clmg_mesh copy = {0};
+  clmg_error error = {{0}};
+  clmg_status status = clmg_mesh_copy(mesh, &copy, &error);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  return mesh_take(&copy);
+}
+
+static PyObject *bytes_of(const void *data, size_t bytes) {
+  return PyBytes_FromStringAndSize(data ? (const char *)data : "", (Py_ssize_t)(data ? bytes : 0));
+}
+
+/* arrays() -> dict: dim, simplex, coords (float64 vertices x dim), cells
+ * (int32 cells x per_cell, clmg's local order), material (int32 or None),
+ * boundary_faces (int32 faces x per_face) and boundary_tags (int32). */
+static PyObject *Mesh_arrays(MeshObject *self, PyObject *Py_UNUSED(ignored)) {
+  const clmg_mesh *m = &self->mesh;
+  size_t per_cell = clmg_mesh_vertices_per_cell(m), per_face = clmg_mesh_vertices_per_face(m);
+  PyObject *material = m->cell_material ? bytes_of(m->cell_material, m->num_cells * sizeof(int32_t))
+                                        : (Py_INCREF(Py_None), Py_None);
+  if (!material)
+    return NULL;
+  return Py_BuildValue(
+      "{s:i,s:O,s:n,s:n,s:n,s:n,s:N,s:N,s:N,s:N,s:N}", "dim", m->dim, "simplex",
+      m->cell_type == CLMG_CELL_SIMPLEX ? Py_True : Py_False, "vertices",
+      (Py_ssize_t)m->num_vertices, "cells_count", (Py_ssize_t)m->num_cells, "per_cell",
+      (Py_ssize_t)per_cell, "per_face", (Py_ssize_t)per_face, "coords",
+      bytes_of(m->coords, m->num_vertices * (size_t)m->dim * sizeof(double)), "cells",
+      bytes_of(m->cells, m->num_cells * per_cell * sizeof(int32_t)), "material", material,
+      "boundary_faces",
+      bytes_of(m->boundary_faces, m->num_boundary_faces * per_face * sizeof(int32_t)),
+      "boundary_tags", bytes_of(m->boundary_face_tag, m->num_boundary_faces * sizeof(int32_t)));
+}
+
+/* nodes(degree) -> dict: the Lagrange nodes of clmg_mesh_lagrange_nodes:
+ * count, per_cell, cell_nodes (int32, clmg's tensor or simplex order),
+ * coords (float64 nodes x dim). */
+static PyObject *Mesh_nodes(MeshObject *self, PyObject *args) {
+  int degree = 1;
+  if (!PyArg_ParseTuple(args, "i", &degree))
+    return NULL;
+  int32_t *cell_nodes = NULL;
+  double *coords = NULL;
+  size_t count = 0;
+  clmg_error error = {{0}};
+  clmg_status status =
+      clmg_mesh_lagrange_nodes(&self->mesh, degree, &cell_nodes, &count, &coords, NULL, &error);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  const clmg_mesh *m = &self->mesh;
+  size_t per_cell =
+      m->cell_type == CLMG_CELL_SIMPLEX
+          ? (degree == 1 ? (size_t)m->dim + 1 : (m->dim == 2 ? 6u : 10u))
+          : (m->dim == 2 ? (size_t)(degree + 1) * (size_t)(degree + 1)
+                         : (size_t)(degree + 1) * (size_t)(degree + 1) * (size_t)(degree + 1));
+  PyObject *result = Py_BuildValue(
+      "{s:n,s:n,s:N,s:N}", "count", (Py_ssize_t)count, "per_cell", (Py_ssize_t)per_cell,
+      "cell_nodes", bytes_of(cell_nodes, m->num_cells * per_cell * sizeof(int32_t)), "coords",
+      bytes_of(coords, count * (size_t)m->dim * sizeof(double)));
+  free(cell_nodes);
+  free(coords);
+  return result;
+}
+
+/* write_vtu(path, degree, fields, ascii): clmg_mesh_write_vtu_fields with
+ * fields a sequence of (name, float64 buffer, components, on_cells). */
+static PyObject *Mesh_write_vtu(MeshObject *self, PyObject *args) {
+  const char *path = NULL;
+  int degree = 1, ascii = 0;
+  PyObject *fields = NULL;
+  if (!PyArg_ParseTuple(args, "siOp", &path, &degree, &fields, &ascii))
+    return NULL;
+  PyObject *sequence = PySequence_Fast(fields, "fields must be a sequence");
+  if (!sequence)
+    return NULL;
+  Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+  clmg_vtu_field *list = calloc((size_t)count + 1, sizeof *list);
+  Py_buffer *views = calloc((size_t)count + 1, sizeof *views);
+  Py_ssize_t held = 0;
+  PyObject *result = NULL;
+  if (!list || !views) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (; held < count; held++) {
+    const char *name = NULL;
+    PyObject *values = NULL;
+    int components = 0, on_cells = 0;
+    if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(sequence, held),
+                          "sOip;a field is (name, values, components, on_cells)", &name, &values,
+                          &components, &on_cells))
+      goto done;
+    if (PyObject_GetBuffer(values, &views[held], PyBUF_C_CONTIGUOUS) < 0)
+      goto done;
+    list[held] = (clmg_vtu_field){name, views[held].buf, components, on_cells};
+    /* the library reads one value (or `components`) per node or cell */
+    if (views[held].len % (Py_ssize_t)sizeof(double) != 0) {
+      held++;
+      PyErr_Format(PyExc_ValueError, "field '%s' is not an array of doubles", name);
+      goto done;
+    }
+  }
+  clmg_error error = {{0}};
+  clmg_status status = clmg_mesh_write_vtu_fields(path, &self->mesh, degree, list, (size_t)count,
+                                                  ascii ? CLMG_VTU_ASCII : CLMG_VTU_BINARY, &error);
+  if (status != CLMG_SUCCESS)
+    raise_status(status, error.message);
+  else
+    result = (Py_INCREF(Py_None), Py_None);
+done:
+  for (Py_ssize_t i = 0; views && i < held; i++)
+    PyBuffer_Release(&views[i]);
+  free(views);
+  free(list);
+  Py_DECREF(sequence);
+  return result;
+}
+
+static PyMethodDef Mesh_methods[] = {
+    {"arrays", (PyCFunction)Mesh_arrays, METH_NOARGS, "The mesh's arrays as bytes."},
+    {"nodes", (PyCFunction)Mesh_nodes, METH_VARARGS,
+     "nodes(degree): the Lagrange nodes (clmg_mesh_lagrange_nodes)."},
+    {"write_vtu", (PyCFunction)Mesh_write_vtu, METH_VARARGS,
+     "write_vtu(path, degree, fields, ascii): clmg_mesh_write_vtu_fields."},
+    {NULL, NULL, 0, NULL}};
+
+static PyTypeObject MeshType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "clmg._clmg.Mesh",
+    .tp_basicsize = sizeof(MeshObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "A clmg mesh (made by make_mesh, poisson or helmholtz_system).",
+    .tp_dealloc = (destructor)Mesh_dealloc,
+    .tp_methods = Mesh_methods,
+};
+
+/* make_mesh(kind, level, path): a generated or read coarse mesh. kind:
+ * circle, blood, pipe, box2d, box3d, regular, blobs, blobs2d, cavity, dfg,
+ * canopy, gmsh (path). level: regular/blobs/blobs2d's level, cavity's and
+ * box's cells per side. */
+static PyObject *module_make_mesh(PyObject *Py_UNUSED(module), PyObject *args) {
+  const char *kind = NULL, *path = NULL;
+  int level = 0;
+  if (!PyArg_ParseTuple(args, "si|z", &kind, &level, &path))
+    return NULL;
+  clmg_mesh mesh = {0};
+  clmg_error error = {{0}};
+  clmg_status status;
+  if (strcmp(kind, "circle") == 0)
+    status = clmg_mesh_circle(&mesh, &error);
+  else if (strcmp(kind, "blood") == 0)
+    status = clmg_mesh_blood(&mesh, &error);
+  else if (strcmp(kind, "pipe") == 0)
+    status = clmg_mesh_pipe(&mesh, &error);
+  else if (strcmp(kind, "box2d") == 0 || strcmp(kind, "box3d") == 0)
+    status = clmg_mesh_box(kind[3] - '0', level, 0.0, 1, &mesh, &error);
+  else if (strcmp(kind, "regular") == 0)
+    status = clmg_mesh_regular_tetrahedra(level, &mesh, &error);
+  else if (strcmp(kind, "blobs") == 0 || strcmp(kind, "blobs2d") == 0)
+    status = clmg_mesh_blobs(kind[5] ? 2 : 3, level, &mesh, &error);
+  else if (strcmp(kind, "cavity") == 0)
+    status = clmg_mesh_cavity(level, &mesh, &error);
+  else if (strcmp(kind, "dfg") == 0)
+    status = clmg_mesh_dfg_channel(&mesh, &error);
+  else if (strcmp(kind, "canopy") == 0)
+    status = clmg_mesh_canopy(&mesh, &error);
+  else if (strcmp(kind, "gmsh") == 0 && path) {
+    PyThreadState *released = PyEval_SaveThread();
+    status = clmg_mesh_read_gmsh(path, &mesh, &error);
+    PyEval_RestoreThread(released);
+  } else {
+    PyErr_Format(PyExc_ValueError, "unknown mesh kind '%s'", kind);
+    return NULL;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_mesh_check(&mesh, &error);
+  if (status != CLMG_SUCCESS) {
+    clmg_mesh_free(&mesh);
+    return raise_status(status, error.message);
+  }
+  return mesh_take(&mesh);
+}
+
+/* ---- finite-element problems ---- */
+
+static double seconds_now(void) {
+  struct timespec t;
+  timespec_get(&t, TIME_UTC);
+  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* precision=auto on a device without fp64 becomes float, as the clmg
+ * command chooses it; double or mixed asked there is refused. */
+static int choose_precision(clmg_options *db, clmg_context *context) {
+  if (clmg_context_device(context)->has_fp64)
+    return 1;
+  if (!clmg_options_is_set(db, "precision")) {
+    clmg_options_set(db, "precision", "float", NULL);
+    return 1;
+  }
+  if (strcmp(clmg_options_get(db, "precision"), "float") == 0)
+    return 1;
+  raise_status(CLMG_ERROR_UNSUPPORTED, "the device has no double precision (fp64): use "
+                                       "precision=float");
+  return 0;
+}
+
+/* a dict of the solve's result (the keys of Solver.solve's) */
+static PyObject *result_dict(const clmg_krylov_result *result, clmg_status status,
+                             const char *message) {
+  PyObject *history = PyList_New((Py_ssize_t)result->history_length);
+  for (size_t i = 0; history && i < result->history_length; i++) {
+    PyObject *value = PyFloat_FromDouble(result->history[i]);
+    if (!value) {
+      Py_CLEAR(history);
+      break;
+    }
+    PyList_SET_ITEM(history, (Py_ssize_t)i, value);
+  }
+  if (!history)
+    return NULL;
+  return Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:N,s:s,s:s}", "iterations", result->iterations,
+                       "converged", status == CLMG_SUCCESS ? Py_True : Py_False, "initial_residual",
+                       result->initial_residual, "final_residual", result->final_residual,
+                       "relative_residual", result->relative_residual, "history", history, "status",
+                       clmg_status_string(status), "message",
+                       status == CLMG_SUCCESS ? "" : message);
+}
+
+/* The CSR arrays of a host matrix as a dict of bytes. */
+static PyObject *csr_dict(const clmg_csr *a) {
+  size_t nnz = clmg_csr_nnz(a);
+  return Py_BuildValue("{s:n,s:N,s:N,s:N}", "rows", (Py_ssize_t)a->rows, "indptr",
+                       bytes_of(a->row_ptr, (a->rows + 1) * sizeof(int64_t)), "indices",
+                       bytes_of(a->col, nnz * sizeof(int32_t)), "data",
+                       bytes_of(a->val, nnz * sizeof(double)));
+}
+
+typedef struct poisson_run {
+  clmg_fe_hierarchy hierarchy;     /* host assembly */
+  clmg_fe_device_hierarchy device; /* device assembly */
+  clmg_options *options;
+  clmg_multigrid *multigrid;
+  clmg_matrix *outer_matrix; /* mixed: the finest matrix in double, for CG */
+  clmg_operator outer;
+  clmg_solver *solver;
+  clmg_vector *b, *x;
+  clmg_krylov_result result;
+  double *u, *rhs; /* the solution and b in the mesh's numbering */
+  clmg_csr matrix; /* the finest matrix on the host (want_matrix) */
+  char message[1024];
+} poisson_run;
+
+static void poisson_run_free(poisson_run *r) {
+  clmg_solver_destroy(r->solver);
+  clmg_operator_destroy(&r->outer);
+  clmg_vector_destroy(r->b);
+  clmg_vector_destroy(r->x);
+  clmg_multigrid_destroy(r->multigrid);
+  clmg_matrix_destroy(r->outer_matrix);
+  clmg_fe_device_hierarchy_free(&r->device);
+  clmg_fe_hierarchy_free(&r->hierarchy);
+  clmg_options_destroy(r->options);
+  clmg_krylov_result_free(&r->result);
+  clmg_csr_free(&r->matrix);
+  free(r->u);
+  free(r->rhs);
+}
+
+/* The solver's options with clmg poisson's defaults (krylov none, or cg for
+ * mixed; maxit 200; BLOOD's 64+64 Jacobi steps at omega 0.5), then the
+ * hierarchy's options. Returns 0 with an exception set. */
+static int poisson_options_resolve(poisson_run *r, clmg_context *context, int blood,
+                                   size_t coarse_rows, clmg_multigrid_options *mg, int *mixed) {
+  clmg_options *db = r->options;
+  if (!choose_precision(db, context))
+    return 0;
+  const char *precision = clmg_options_get(db, "precision");
+  if (!clmg_options_is_set(db, "krylov"))
+    clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
+  if (!clmg_options_is_set(db, "maxit"))
+    clmg_options_set(db, "maxit", "200", NULL);
+  if (blood) {
+    if (!clmg_options_is_set(db, "mg.steps") && !clmg_options_is_set(db, "mg.pre") &&
+        !clmg_options_is_set(db, "mg.post"))
+      clmg_options_set(db, "mg.steps", "64", NULL);
+    const char *smoother = clmg_options_get(db, "mg.smoother");
+    if (!clmg_options_is_set(db, "mg.omega") &&
+        (strcmp(smoother, "auto") == 0 || strcmp(smoother, "jacobi") == 0))
+      clmg_options_set(db, "mg.omega", "0.5", NULL);
+  }
+  const char *krylov = clmg_options_get(db, "krylov");
+  if (strcmp(krylov, "none") != 0 && strcmp(krylov, "cg") != 0) {
+    PyErr_Format(PyExc_ValueError,
+                 "krylov=%s: the Poisson problem runs multigrid cycles (none) or CG (cg)", krylov);
+    return 0;
+  }
+  *mixed = strcmp(precision, "mixed") == 0;
+  if (*mixed && strcmp(krylov, "none") == 0) {
+    PyErr_SetString(PyExc_ValueError, "precision=mixed runs the float cycle inside double CG: "
+                                      "krylov=none has no CG (use krylov=cg)");
+    return 0;
+  }
+  clmg_status status = clmg_options_multigrid(db, context, mg);
+  if (status != CLMG_SUCCESS) {
+    raise_status(status, clmg_context_message(context));
+    return 0;
+  }
+  mg->coarse_max_rows = coarse_rows;
+  char text[32];
+  if (!mg->smoother_factory)
+    clmg_options_set(db, "mg.smoother", clmg_smoother_type_name(mg->smoother), NULL);
+  snprintf(text, sizeof text, "%d", mg->pre_smoothing);
+  clmg_options_set(db, "mg.pre", text, NULL);
+  snprintf(text, sizeof text, "%d", mg->post_smoothing);
+  clmg_options_set(db, "mg.post", text, NULL);
+  clmg_matrix_format_parse(clmg_options_get(db, "format"), &mg->matrix.format);
+  mg->matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
+  return 1;
+}
+
+/* Builds the hierarchy, the multigrid and the solver, and solves; the
+ * caller holds the context. step names what failed. */
+static clmg_status poisson_build_and_solve(poisson_run *r, clmg_context *context,
+                                           const clmg_mesh *coarse, int level, int degree,
+                                           const clmg_poisson_problem *problem,
+                                           clmg_numbering numbering, uint64_t seed, int on_device,
+                                           const clmg_multigrid_options *mg, int mixed,
+                                           int want_matrix, double *times, const char **step) {
+  clmg_error error = {{0}};
+  double start = seconds_now();
+  clmg_status status;
+  size_t n = 0;
+  *step = "building the hierarchy";
+  if (on_device) {
+    status = clmg_fe_poisson_hierarchy_device(context, coarse, level, degree, problem, &r->device);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_fe_device_hierarchy *h = &r->device;
+    const clmg_csr_device *finest = &h->a[h->num_levels - 1];
+    n = finest->rows;
+    if (want_matrix) {
+      *step = "downloading the finest matrix";
+      status = clmg_csr_device_download(finest, &r->matrix, &error);
+      if (status != CLMG_SUCCESS) {
+        snprintf(r->message, sizeof r->message, "%s", error.message);
+        return status;
+      }
+    }
+    *step = "building the multigrid hierarchy";
+    status = clmg_multigrid_create_from_csr_device(context, h->num_levels, h->a, h->p, h->r, mg,
+                                                   &r->multigrid);
+    if (status == CLMG_SUCCESS && mixed) {
+      clmg_matrix_options outer = mg->matrix;
+      outer.precision = CLMG_DOUBLE;
+      status = clmg_matrix_create_from_device(context, finest->rows, finest->cols, finest->row_ptr,
+                                              finest->col, finest->val, &outer, &r->outer_matrix);
+    }
+    for (int l = 0; l < h->num_levels; l++) { /* the matrices hold their own copies now */
+      clmg_csr_device_free(&h->a[l]);
+      clmg_csr_device_free(&h->p[l]);
+      clmg_csr_device_free(&h->r[l]);
+    }
+  } else {
+    status = clmg_fe_poisson_hierarchy(coarse, level, degree, problem, numbering, seed,
+                                       &r->hierarchy, &error);
+    if (status != CLMG_SUCCESS) {
+      snprintf(r->message, sizeof r->message, "%s", error.message);
+      return status;
+    }
+    clmg_fe_hierarchy *h = &r->hierarchy;
+    n = h->a[h->num_levels - 1].rows;
+    *step = "building the multigrid hierarchy";
+    status = clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg, &r->multigrid);
+    if (status == CLMG_SUCCESS && mixed) {
+      clmg_matrix_options outer = mg->matrix;
+      outer.precision = CLMG_DOUBLE;
+      status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &outer, &r->outer_matrix);
+    }
+  }
+  times[0] = seconds_now() - start; /* assembly and upload */
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_dtype precision = mixed ? CLMG_DOUBLE : mg->matrix.precision;
+  start = seconds_now();
+  *step = "setting up the solver and compiling the kernels";
+  status = clmg_vector_create(context, precision, n, &r->b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, n, &r->x);
+  if (status == CLMG_SUCCESS)
+    status = on_device ? clmg_vector_convert(r->device.b, r->b)
+                       : clmg_vector_upload_doubles(r->b, r->hierarchy.b);
+  const clmg_operator *fine =
+      clmg_multigrid_operator(r->multigrid, clmg_multigrid_levels(r->multigrid) - 1);
+  if (status == CLMG_SUCCESS && mixed) {
+    status = clmg_operator_from_matrix(r->outer_matrix, 0, &r->outer);
+    fine = &r->outer;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_solver_create_multigrid(context, fine, r->multigrid, 1, r->options, &r->solver);
+  if (status == CLMG_SUCCESS) /* the initial guess: g on Dirichlet DOFs, 0 elsewhere */
+    status = on_device ? clmg_vector_convert(r->device.x0, r->x)
+                       : clmg_vector_upload_doubles(r->x, r->hierarchy.x0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(context);
+  times[1] = seconds_now() - start; /* kernels */
+  if (status != CLMG_SUCCESS)
+    return status;
+  return CLMG_SUCCESS;
+}
+
+/* After the solve: u and b in the mesh's numbering on the host. */
+static clmg_status poisson_fetch(poisson_run *r, clmg_context *context, int on_device,
+                                 const char **step) {
+  size_t n = clmg_vector_length(r->x);
+  double *numbered = malloc(n * sizeof *numbered);
+  r->u = malloc(n * sizeof *r->u);
+  r->rhs = malloc(n * sizeof *r->rhs);
+  if (!numbered || !r->u || !r->rhs) {
+    free(numbered);
+    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  }
+  *step = "reading back the solution";
+  clmg_status status = clmg_vector_download_doubles(r->x, numbered);
+  if (status == CLMG_SUCCESS && on_device) { /* 2LV: the mesh's own numbering */
+    memcpy(r->u, numbered, n * sizeof *numbered);
+    status = clmg_vector_download_doubles(r->b, r->rhs);
+    if (status == CLMG_SUCCESS) {
+      *step = "bringing the finest mesh to the host";
+      status = clmg_fe_device_hierarchy_fetch_finest(context, &r->device);
+    }
+  } else if (status == CLMG_SUCCESS) {
+    clmg_fe_hierarchy_unpermute(&r->hierarchy, numbered, r->u);
+    clmg_fe_hierarchy_unpermute(&r->hierarchy, r->hierarchy.b, r->rhs);
+  }
+  free(numbered);
+  return status;
+}
+
+/* poisson(context, coarse, level, degree, problem, numbering, seed,
+ * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict. The
+ * problem: "circle", "blood" or "unit" (f = 1, u = 0 on the boundary). */
+static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
+  static char *keywords[] = {"context",   "coarse",      "level",     "degree",      "problem",
+                             "numbering", "seed",        "on_device", "coarse_rows", "text",
+                             "options",   "want_matrix", "monitor",   NULL};
+  ContextObject *owner = NULL;
+  MeshObject *coarse = NULL;
+  int level = 1, degree = 1, on_device = 1, want_matrix = 0;
+  const char *problem_name = NULL, *numbering_name = NULL, *text = NULL;
+  unsigned long long seed = 1;
+  Py_ssize_t coarse_rows = 0;
+  PyObject *pairs = Py_None, *callable = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!iissKpnzOpO", keywords, &ContextType, &owner,
+                                   &MeshType, &coarse, &level, &degree, &problem_name,
+                                   &numbering_name, &seed, &on_device, &coarse_rows, &text, &pairs,
+                                   &want_matrix, &callable))
+    return NULL;
+  if (!context_ready(owner))
+    return NULL;
+  if (level < 1 || level > 16) {
+    PyErr_Format(PyExc_ValueError, "level must be 1 to 16, not %d", level);
+    return NULL;
+  }
+  if (degree != 1 && degree != 2) {
+    PyErr_Format(PyExc_ValueError, "the element is Q1 or Q2 (degree 1 or 2), not %d", degree);
+    return NULL;
+  }
+  clmg_numbering numbering;
+  if (!clmg_numbering_parse(numbering_name, &numbering)) {
+    PyErr_Format(PyExc_ValueError, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
+                 numbering_name);
+    return NULL;
+  }
+  if (on_device && numbering != CLMG_NUMBERING_2LV) {
+    PyErr_Format(PyExc_ValueError,
+                 "assembly on the device builds the 2lv numbering only; use assembly='host' for "
+                 "numbering '%s'",
+                 numbering_name);
+    return NULL;
+  }
+  if (coarse_rows < 0) {
+    PyErr_SetString(PyExc_ValueError, "coarse_rows must be >= 0");
+    return NULL;
+  }
+  if (callable != Py_None && !PyCallable_Check(callable)) {
+    PyErr_SetString(PyExc_TypeError, "monitor must be callable(iteration, relative_residual)");
+    return NULL;
+  }
+  clmg_poisson_problem problem;
+  int blood = 0;
+  if (strcmp(problem_name, "circle") == 0)
+    clmg_poisson_problem_circle(&problem);
+  else if (strcmp(problem_name, "blood") == 0) {
+    clmg_poisson_problem_blood(&problem);
+    blood = 1;
+  } else if (strcmp(problem_name, "unit") == 0)
+    clmg_poisson_problem_unit_source(&problem);
+  else {
+    PyErr_Format(PyExc_ValueError, "unknown problem '%s' (circle, blood, unit)", problem_name);
+    return NULL;
+  }
+  clmg_context *context = owner->context;
+  poisson_run r;
+  memset(&r, 0, sizeof r);
+  r.options = make_options(text, pairs);
+  if (!r.options)
+    return NULL;
+  clmg_multigrid_options mg;
+  int mixed = 0;
+  if (!poisson_options_resolve(&r, context, blood, (size_t)coarse_rows, &mg, &mixed)) {
+    poisson_run_free(&r);
+    return NULL;
+  }
+  double times[2] = {0, 0}, solve_s = 0, fetch_s = 0;
+  const char *step = "";
+  monitor_state monitor = {callable == Py_None ? NULL : callable, NULL, NULL, NULL, 0};
+  clmg_status status, solved = CLMG_SUCCESS;
+  char solve_message[1024] = "";
+  owner->busy = 1;
+  PyThreadState *released = PyEval_SaveThread();
+  status = poisson_build_and_solve(&r, context, &coarse->mesh, level, degree, &problem, numbering,
+                                   seed, on_device, &mg, mixed, want_matrix, times, &step);
+  if (status == CLMG_SUCCESS) {
+    clmg_solver_set_monitor(r.solver, monitor_call, &monitor);
+    double start = seconds_now();
+    solved = clmg_solver_solve(r.solver, r.b, r.x, &r.result);
+    snprintf(solve_message, sizeof solve_message, "%s", clmg_context_message(context));
+    if (solved == CLMG_SUCCESS || solved == CLMG_ERROR_NOT_CONVERGED)
+      status = clmg_finish(context);
+    else
+      status = solved, step = "solving";
+    solve_s = seconds_now() - start;
+    clmg_solver_set_monitor(r.solver, NULL, NULL);
+  }
+  if (status == CLMG_SUCCESS) {
+    double start = seconds_now();
+    status = poisson_fetch(&r, context, on_device, &step);
+    fetch_s = seconds_now() - start;
+  }
+  PyEval_RestoreThread(released);
+  owner->busy = 0;
+  if (monitor.failed) {
+    poisson_run_free(&r);
+#if PY_VERSION_HEX >= 0x030C0000
+    PyErr_SetRaisedException(monitor.value);
+#else
+    PyErr_Restore(monitor.type, monitor.value, monitor.traceback);
+#endif
+    return NULL;
+  }
+  if (status != CLMG_SUCCESS) {
+    char message[2048];
+    snprintf(message, sizeof message, "%s: %s", step,
+             r.message[0] ? r.message : clmg_context_message(context));
+    poisson_run_free(&r);
+    return raise_status(status, message);
+  }
+  const clmg_mesh *finest = on_device ? &r.device.meshes[r.device.num_levels - 1]
+                                      : &r.hierarchy.meshes[r.hierarchy.num_levels - 1];
+  size_t n = clmg_vector_length(r.x);
+  clmg_multigrid *multigrid = r.multigrid;
+  PyObject *mesh = mesh_copy(finest);
+  PyObject *result = mesh ? result_dict(&r.result, solved, solve_message) : NULL;
+  PyObject *matrix = NULL;
+  if (result && want_matrix) {
+    if (!on_device) {
+      /* the finest matrix in the mesh's numbering: perm[new] = old */
+      const clmg_fe_hierarchy *h = &r.hierarchy;
+      const clmg_csr *a = &h->a[h->num_levels - 1];
+      matrix = csr_dict(a);
+      if (matrix) {
+        PyObject *perm = bytes_of(h->perm[h->num_levels - 1], n * sizeof(int32_t));
+        if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
+          Py_CLEAR(matrix);
+        Py_XDECREF(perm);
+      }
+    } else
+      matrix = csr_dict(&r.matrix);
+  } else if (result) {
+    matrix = (Py_INCREF(Py_None), Py_None);
+  }
+  char *view = matrix ? clmg_solver_view_json(r.solver) : NULL;
+  char *options = view ? clmg_options_to_json(clmg_solver_options(r.solver), 1) : NULL;
+  PyObject *out = NULL;
+  if (options)
+    out = Py_BuildValue(
+        "{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:d,s:d}", "mesh", mesh, "result",
+        result, "matrix", matrix, "u", bytes_of(r.u, n * sizeof(double)), "b",
+        bytes_of(r.rhs, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
+        (Py_ssize_t)clmg_matrix_nnz(
+            clmg_multigrid_matrix(multigrid, clmg_multigrid_levels(multigrid) - 1)),
+        "levels", clmg_multigrid_levels(multigrid), "coarse_unknowns",
+        (Py_ssize_t)clmg_multigrid_operator(multigrid, 0)->rows, "view", view, "options", options,
+        "assembly_s", times[0], "kernels_s", times[1], "solve_s", solve_s, "fetch_s", fetch_s);
+  else {
+    Py_XDECREF(mesh);
+    Py_XDECREF(result);
+    Py_XDECREF(matrix);
+    if (!PyErr_Occurred())
+      PyErr_NoMemory();
+  }
+  free(view);
+  free(options);
+  poisson_run_free(&r);
+  return out;
+}
+
+/* helmholtz_system(mesh, material_ids, sigma, lambda, rhs, dirichlet_tags,
+ * context or None) -> dict: the P1 Helmholtz system of clmg/assembly.h on
+ * the mesh's vertices, assembled on the host (context None:
+ * clmg_p1_assemble_host) or on the device (clmg_p1_assemble_device, the
+ * pattern from the mesh and the values and b read back), as CSR bytes and
+ * b, with the assembly's seconds. */
+static PyObject *module_helmholtz_system(PyObject *Py_UNUSED(module), PyObject *args) {
+  MeshObject *mesh = NULL;
+  PyObject *ids_object = NULL, *sigma_object = NULL, *tags_object = NULL, *owner_object = NULL;
+  double lambda = 1.0;
+  const char *rhs = NULL;
+  if (!PyArg_ParseTuple(args, "O!OOdsOO", &MeshType, &mesh, &ids_object, &sigma_object, &lambda,
+                        &rhs, &tags_object, &owner_object))
+    return NULL;
+  ContextObject *owner = NULL;
+  if (owner_object != Py_None) {
+    if (!PyObject_TypeCheck(owner_object, &ContextType)) {
+      PyErr_SetString(PyExc_TypeError, "context must be a Context or None");
+      return NULL;
+    }
+    owner = (ContextObject *)owner_object;
+    if (!context_ready(owner))
+      return NULL;
+  }
+  clmg_helmholtz_problem problem;
+  clmg_helmholtz_problem_defaults(&problem);
+  problem.lambda = lambda;
+  if (strcmp(rhs, "f1") == 0)
+    problem.rhs = CLMG_RHS_SOURCE_ONE;
+  else if (strcmp(rhs, "ones") == 0)
+    problem.rhs = CLMG_RHS_ONES;
+  else {
+    PyErr_Format(PyExc_ValueError, "unknown right-hand side '%s' (there are: f1, ones)", rhs);
+    return NULL;
+  }
+  Py_buffer ids = {0}, sigma = {0}, tags = {0};
+  Py_ssize_t materials = PyObject_Length(ids_object);
+  Py_ssize_t num_tags = PyObject_Length(tags_object);
+  if (materials < 0 || num_tags < 0)
+    return NULL;
+  if (get_array(ids_object, &ids, 0, 4, "i", materials, "material_ids (int32)") < 0)
+    return NULL;
+  if (get_array(sigma_object, &sigma, 0, 8, "d", materials, "sigma (float64)") < 0) {
+    PyBuffer_Release(&ids);
+    return NULL;
+  }
+  if (get_array(tags_object, &tags, 0, 4, "i", num_tags, "dirichlet_tags (int32)") < 0) {
+    PyBuffer_Release(&sigma);
+    PyBuffer_Release(&ids);
+    return NULL;
+  }
+  if (materials) {
+    problem.material_ids = ids.buf;
+    problem.sigma = sigma.buf;
+    problem.num_materials = (size_t)materials;
+  }
+  if (num_tags) {
+    problem.dirichlet_tags = tags.buf;
+    problem.num_dirichlet_tags = (size_t)num_tags;
+  }
+  size_t n = mesh->mesh.num_vertices;
+  clmg_csr a = {0};
+  double *b = malloc((n ? n : 1) * sizeof *b);
+  clmg_error error = {{0}};
+  clmg_status status = b ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  const char *message = "out of memory";
+  double first_s = 0, assembly_s = 0;
+  if (owner)
+    owner->busy = 1;
+  PyThreadState *released = PyEval_SaveThread();
+  if (status == CLMG_SUCCESS && !owner) {
+    double start = seconds_now();
+    status = clmg_p1_assemble_host(&mesh->mesh, &problem, &a, b, &error);
+    assembly_s = first_s = seconds_now() - start;
+    message = error.message;
+  } else if (status == CLMG_SUCCESS) {
+    clmg_context *context = owner->context;
+    clmg_p1_assembler_options options;
+    clmg_p1_assembler_options_defaults(&options);
+    clmg_p1_assembler *assembler = NULL;
+    clmg_matrix *matrix = NULL;
+    clmg_vector *device_b = NULL;
+    double start = seconds_now();
+    status = clmg_p1_assembler_create(context, &mesh->mesh, &options, &assembler);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, CLMG_DOUBLE, n, &device_b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_p1_assemble_device(assembler, &problem, &matrix, device_b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    first_s = seconds_now() - start;
+    start = seconds_now(); /* again, warm: the assembly alone */
+    if (status == CLMG_SUCCESS)
+      status = clmg_p1_assemble_device(assembler, &problem, &matrix, device_b);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(context);
+    assembly_s = seconds_now() - start;
+    message = clmg_context_message(context);
+    if (status == CLMG_SUCCESS) {
+      status = clmg_p1_pattern(&mesh->mesh, &a, &error);
+      message = error.message;
+    }
+    if (status == CLMG_SUCCESS) {
+      status = clmg_vector_download_doubles(clmg_p1_assembler_values(assembler), a.val);
+      if (status == CLMG_SUCCESS)
+        status = clmg_vector_download_doubles(device_b, b);
+      message = clmg_context_message(context);
+    }
+    clmg_vector_destroy(device_b);
+    clmg_matrix_destroy(matrix);
+    clmg_p1_assembler_destroy(assembler);
+  }
+  PyEval_RestoreThread(released);
+  if (owner)
+    owner->busy = 0;
+  PyBuffer_Release(&tags);
+  PyBuffer_Release(&sigma);
+  PyBuffer_Release(&ids);
+  PyObject *out = NULL;
+  if (status != CLMG_SUCCESS)
+    raise_status(status, message);
+  else {
+    PyObject *matrix = csr_dict(&a);
+    if (matrix)
+      out =
+          Py_BuildValue("{s:N,s:N,s:d,s:d}", "matrix", matrix, "b", bytes_of(b, n * sizeof(double)),
+                        "assembly_first_s", first_s, "assembly_s", assembly_s);
+  }
+  clmg_csr_free(&a);
+  free(b);
+  return out;
+}
+
 /* ---- module functions ---- */
 
 static PyObject *module_devices(PyObject *Py_UNUSED(module), PyObject *Py_UNUSED(ignored)) {
@@ -661,6 +1429,12 @@ static PyMethodDef module_methods[] = {
      "clmg_spd_problem_create's test problems as bytes."},
     {"write_array", module_write_array, METH_VARARGS,
      "write_array(path, values, rows, cols): a Matrix Market array file."},
+    {"make_mesh", module_make_mesh, METH_VARARGS,
+     "make_mesh(kind, level, path=None): a coarse mesh (generator or Gmsh file)."},
+    {"poisson", (PyCFunction)(void (*)(void))module_poisson, METH_VARARGS | METH_KEYWORDS,
+     "The Q1/Q2 Poisson problem solved by geometric multigrid (clmg poisson)."},
+    {"helmholtz_system", module_helmholtz_system, METH_VARARGS,
+     "The P1 Helmholtz system of a simplex mesh, assembled on the host or the device."},
     {"version", module_version, METH_NOARGS, "clmg_version_string()."},
     {NULL, NULL, 0, NULL}};
 
@@ -675,7 +1449,8 @@ static struct PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
                                         NULL};
 
 PyMODINIT_FUNC PyInit__clmg(void) {
-  if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&SolverType) < 0)
+  if (PyType_Ready(&ContextType) < 0 || PyType_Ready(&SolverType) < 0 ||
+      PyType_Ready(&MeshType) < 0)
     return NULL;
   PyObject *module = PyModule_Create(&module_def);
   if (!module)
@@ -693,6 +1468,9 @@ PyMODINIT_FUNC PyInit__clmg(void) {
     goto fail;
   Py_INCREF(&SolverType);
   if (PyModule_AddObject(module, "Solver", (PyObject *)&SolverType) < 0)
+    goto fail;
+  Py_INCREF(&MeshType);
+  if (PyModule_AddObject(module, "Mesh", (PyObject *)&MeshType) < 0)
     goto fail;
   return module;
 fail:

@@ -1,0 +1,467 @@
+"""clmg's finite-element problems from Python: the solution as a NumPy array,
+the mesh as a meshio.Mesh.
+
+:func:`poisson` is ``clmg poisson`` (Q1/Q2 on CIRCLE, BLOOD or a Gmsh mesh,
+solved by geometric multigrid on the device); :func:`helmholtz` is ``clmg
+helmholtz`` (P1 on triangles or tetrahedra, assembled on the device or the
+host, solved by the options layer's Krylov methods). Solver options are the
+options layer's keys, as for :func:`clmg.solve`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import warnings
+from typing import Any, Callable, Mapping
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _clmg
+
+__all__ = ["HelmholtzResult", "PoissonInfo", "PoissonResult", "helmholtz", "poisson"]
+
+# VTK's node order of a tensor cell as tensor coordinates in units of
+# 1 / degree (lib/mesh/vtu.c's tables, which the library's .vtu writer uses;
+# a test compares the two through meshio): corners counter-clockwise (bottom
+# face, then top), then the edge midpoints, face centres and body centre.
+_VTK_TENSOR = {
+    (2, 1): ("quad", [(0, 0), (1, 0), (1, 1), (0, 1)]),
+    (2, 2): ("quad9", [(0, 0), (2, 0), (2, 2), (0, 2), (1, 0), (2, 1), (1, 2), (0, 1), (1, 1)]),
+    (3, 1): (
+        "hexahedron",
+        [(0, 0, 0), (1, 0, 0), (1, 1, 0), (0, 1, 0), (0, 0, 1), (1, 0, 1), (1, 1, 1), (0, 1, 1)],
+    ),
+    (3, 2): (
+        "hexahedron27",
+        [(0, 0, 0), (2, 0, 0), (2, 2, 0), (0, 2, 0), (0, 0, 2), (2, 0, 2), (2, 2, 2), (0, 2, 2)]
+        + [(1, 0, 0), (2, 1, 0), (1, 2, 0), (0, 1, 0), (1, 0, 2), (2, 1, 2), (1, 2, 2), (0, 1, 2)]
+        + [(0, 0, 1), (2, 0, 1), (2, 2, 1), (0, 2, 1)]
+        + [(0, 1, 1), (2, 1, 1), (1, 0, 1), (1, 2, 1), (1, 1, 0), (1, 1, 2), (1, 1, 1)],
+    ),
+}
+# clmg's P1/P2 simplex order is VTK's
+_VTK_SIMPLEX = {(2, 1): "triangle", (2, 2): "triangle6", (3, 1): "tetra", (3, 2): "tetra10"}
+
+
+def _meshio():
+    try:
+        import meshio
+    except ImportError as error:
+        raise ImportError(
+            "the .mesh of a clmg result is a meshio.Mesh: install meshio (pip install meshio); "
+            "to_vtu() writes the .vtu without it"
+        ) from error
+    return meshio
+
+
+class _FEMesh:
+    """The finest mesh and its degree-`degree` Lagrange nodes, as arrays."""
+
+    def __init__(self, handle: Any, degree: int):
+        self._handle = handle
+        self.degree = degree
+        arrays = handle.arrays()
+        self.dim = arrays["dim"]
+        self.simplex = arrays["simplex"]
+        self.vertices = np.frombuffer(arrays["coords"], dtype=np.float64).reshape(-1, self.dim)
+        self.material = (
+            None
+            if arrays["material"] is None
+            else np.frombuffer(arrays["material"], dtype=np.int32)
+        )
+        nodes = handle.nodes(degree)
+        self.points = np.frombuffer(nodes["coords"], dtype=np.float64).reshape(-1, self.dim)
+        self.cells = np.frombuffer(nodes["cell_nodes"], dtype=np.int32).reshape(
+            -1, nodes["per_cell"]
+        )
+
+    def vtk_cells(self) -> tuple[str, np.ndarray]:
+        """meshio's cell type and the cells' nodes in VTK's order."""
+        if self.simplex:
+            return _VTK_SIMPLEX[(self.dim, self.degree)], self.cells
+        name, coordinates = _VTK_TENSOR[(self.dim, self.degree)]
+        side = self.degree + 1
+        order = [sum(c * side**axis for axis, c in enumerate(coords)) for coords in coordinates]
+        return name, self.cells[:, order]
+
+    def meshio(self, point_data: Mapping[str, np.ndarray]):
+        meshio = _meshio()
+        name, cells = self.vtk_cells()
+        cell_data = {} if self.material is None else {"material": [self.material.copy()]}
+        return meshio.Mesh(
+            self.points.copy(),
+            [(name, cells.astype(np.int64))],
+            point_data={key: np.asarray(value).copy() for key, value in point_data.items()},
+            cell_data=cell_data,
+        )
+
+    def write_vtu(self, path: str | os.PathLike, fields: Mapping[str, np.ndarray], ascii: bool):
+        items = []
+        for name, values in fields.items():
+            array = np.ascontiguousarray(values, dtype=np.float64)
+            if array.shape[0] != self.points.shape[0]:
+                raise ValueError(
+                    f"field {name!r} has {array.shape[0]} values, not one per node "
+                    f"({self.points.shape[0]})"
+                )
+            components = 1 if array.ndim == 1 else array.shape[1]
+            items.append((name, array, components, False))
+        self._handle.write_vtu(os.fspath(path), self.degree, items, bool(ascii))
+
+
+def _resolve(context, device):
+    from . import _resolve_context  # the package's, made after this module loads
+
+    return _resolve_context(context, device)
+
+
+def _parse(options, keywords):
+    from . import _Options
+
+    return _Options(options, keywords)
+
+
+def _csr(matrix: Mapping) -> sp.csr_array:
+    rows = matrix["rows"]
+    return sp.csr_array(
+        (
+            np.frombuffer(matrix["data"], dtype=np.float64).copy(),
+            np.frombuffer(matrix["indices"], dtype=np.int32).copy(),
+            np.frombuffer(matrix["indptr"], dtype=np.int64).copy(),
+        ),
+        shape=(rows, rows),
+    )
+
+
+def _coarse_mesh(mesh: str, generators: Mapping[str, tuple[str, int]]) -> tuple[Any, str]:
+    """The coarse mesh of a name ("circle", "regular:2", ...) or a .msh file."""
+    if not isinstance(mesh, (str, os.PathLike)):
+        raise TypeError(f"mesh must be a name or a Gmsh file's path, not {mesh!r}")
+    text = os.fspath(mesh)
+    for prefix, (kind, max_level) in generators.items():
+        if text == prefix or text.startswith(prefix + ":"):
+            level = 0
+            if ":" in text:
+                try:
+                    level = int(text.split(":", 1)[1])
+                except ValueError:
+                    raise ValueError(
+                        f"mesh {text!r}: the level after ':' must be an integer"
+                    ) from None
+                if not 0 <= level <= max_level:
+                    raise ValueError(f"mesh {text!r}: the level must be 0 to {max_level}")
+            return _clmg.make_mesh(kind, level), prefix
+    if not text.endswith(".msh"):
+        names = ", ".join(generators)
+        raise ValueError(f"unknown mesh {text!r}: {names}, or a Gmsh file (.msh)")
+    if not os.path.isfile(text):
+        raise FileNotFoundError(f"no mesh file {text!r}")
+    return _clmg.make_mesh("gmsh", 0, text), "file"
+
+
+# ---- Poisson ----
+
+
+@dataclasses.dataclass
+class PoissonInfo:
+    """What a Poisson solve reports (the figures of ``clmg poisson --json``)."""
+
+    converged: bool  #: the residual met the tolerance
+    iterations: int  #: multigrid cycles (krylov=none) or CG iterations
+    residuals: np.ndarray  #: relative residual at the start and after each iteration
+    initial_residual: float  #: ||b - A u0||
+    final_residual: float  #: ||b - A u||
+    relative_residual: float  #: final_residual / ||b||
+    unknowns: int  #: rows of the finest level
+    nonzeros: int  #: entries of the finest matrix
+    levels: int  #: levels of the hierarchy
+    coarse_unknowns: int  #: rows of the coarsest level
+    assembly_time: float  #: seconds: the hierarchy assembled and uploaded, multigrid built
+    compile_time: float  #: seconds: the solver's setup, kernels compiled or loaded
+    solve_time: float  #: seconds of the solve
+    status: str  #: the library's status ("success", "not converged", ...)
+    message: str  #: why it did not converge ("" when it did)
+    options: dict  #: the solver's options as resolved (every key)
+    view: dict  #: the solver's view (clmg_solver_view_json)
+
+
+@dataclasses.dataclass
+class PoissonResult:
+    """A solved Poisson problem: ``u`` on the nodes of the finest mesh."""
+
+    u: np.ndarray  #: the solution, one value per node (``points``)
+    b: np.ndarray  #: the right-hand side (g on Dirichlet nodes)
+    points: np.ndarray  #: nodes x dim: the Lagrange nodes of the element
+    element: str  #: "q1" or "q2"
+    info: PoissonInfo  #: iterations, residuals, times
+    A: sp.csr_array | None  #: the finest matrix (return_matrix=True), in the nodes' numbering
+    _mesh: _FEMesh = dataclasses.field(repr=False)
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Cells x nodes per cell: each cell's nodes in VTK's order (meshio's)."""
+        return self._mesh.vtk_cells()[1]
+
+    @property
+    def mesh(self):
+        """The finest mesh as a meshio.Mesh (quad/hexahedron, or quad9/hexahedron27
+        for Q2) with point_data {"u": u}. Needs meshio."""
+        return self._mesh.meshio({"u": self.u})
+
+    def to_vtu(self, path: str | os.PathLike, *, ascii: bool = False, **fields: np.ndarray) -> None:
+        """Writes the mesh with u (and any other per-node ``fields``) as a VTK
+        .vtu file by the library's writer (no meshio needed)."""
+        self._mesh.write_vtu(path, {"u": self.u, **fields}, ascii)
+
+
+_POISSON_MESHES = {"circle": ("circle", 0), "blood": ("blood", 0)}
+
+
+def poisson(
+    level: int = 4,
+    mesh: str | os.PathLike = "circle",
+    element: str = "q1",
+    options: str | Mapping | None = None,
+    *,
+    numbering: str = "2lv",
+    assembly: str | None = None,
+    seed: int = 1,
+    coarse_rows: int | None = None,
+    return_matrix: bool = False,
+    context: Any = None,
+    device: str | None = None,
+    monitor: Callable[[int, float], Any] | None = None,
+    **keywords: Any,
+) -> PoissonResult:
+    """``clmg poisson``: -Laplace(u) = f with Dirichlet conditions, Q1 or Q2
+    finite elements on the coarse mesh refined ``level - 1`` times, solved by
+    geometric multigrid (Geveler et al. 2011) on the device.
+
+    ``mesh``: "circle" (CIRCLE: f = 1, u = 0 on the square, u = 1 on the
+    circle), "blood" (f = 0, u = 1 on the boundary; 64+64 Jacobi steps at
+    omega 0.5 unless given) or a Gmsh .msh file of quadrilaterals or
+    hexahedra (f = 1, u = 0 on the boundary). ``element``: "q1" or "q2".
+    ``numbering``: "2lv" (the default), "cm", "xyz", "sto" (random, ``seed``)
+    or "hie"; ``assembly``: "device" (the default with 2lv) or "host" (the
+    other numberings). ``coarse_rows``: solve directly on the finest level of
+    at most that many rows. Solver options as for :func:`clmg.solve`
+    (``options=`` then keywords: ``krylov`` "none" (cycles, the default) or
+    "cg", ``mg_smoother``, ``mg_pre``, ``mg_cycle``, ``tol``, ``maxit``
+    (default 200), ``precision``, ``format``, ...). ``return_matrix``: the
+    finest matrix as ``result.A`` (in the nodes' numbering).
+    """
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+        raise TypeError(f"level must be an integer, not {level!r}")
+    if not 1 <= level <= 16:
+        raise ValueError(f"level must be 1 to 16, not {level}")
+    if element not in ("q1", "q2"):
+        raise ValueError(f"unknown element {element!r} (there are: q1, q2)")
+    if not isinstance(numbering, str):
+        raise TypeError(f"numbering must be a string, not {numbering!r}")
+    if assembly not in (None, "device", "host"):
+        raise ValueError(f"unknown assembly {assembly!r} (there are: device, host)")
+    if coarse_rows is not None and (
+        isinstance(coarse_rows, bool)
+        or not isinstance(coarse_rows, (int, np.integer))
+        or coarse_rows < 1
+    ):
+        raise ValueError(f"coarse_rows must be a number of rows >= 1, not {coarse_rows!r}")
+    on_device = numbering.lower() == "2lv" if assembly is None else assembly == "device"
+    coarse, kind = _coarse_mesh(mesh, _POISSON_MESHES)
+    problem = "unit" if kind == "file" else kind
+    ctx = _resolve(context, device)
+    parsed = _parse(options, keywords)
+    try:
+        raw = _clmg.poisson(
+            ctx._c,
+            coarse,
+            int(level),
+            1 if element == "q1" else 2,
+            problem,
+            numbering,
+            int(seed),
+            on_device,
+            0 if coarse_rows is None else int(coarse_rows),
+            parsed.text,
+            parsed.pairs,
+            bool(return_matrix),
+            monitor,
+        )
+    finally:
+        parsed.close()
+    degree = 1 if element == "q1" else 2
+    fe_mesh = _FEMesh(raw["mesh"], degree)
+    result = raw["result"]
+    u = np.frombuffer(raw["u"], dtype=np.float64).copy()
+    A = None
+    if raw["matrix"] is not None:
+        A = _csr(raw["matrix"])
+        if "perm" in raw["matrix"]:  # the host numbering's rows back to the nodes'
+            perm = np.frombuffer(raw["matrix"]["perm"], dtype=np.int32)
+            inverse = np.empty_like(perm)
+            inverse[perm] = np.arange(perm.size, dtype=np.int32)
+            A = sp.csr_array(A[inverse][:, inverse])
+            A.sort_indices()
+    info = PoissonInfo(
+        converged=result["converged"],
+        iterations=result["iterations"],
+        residuals=np.array(result["history"], dtype=np.float64),
+        initial_residual=result["initial_residual"],
+        final_residual=result["final_residual"],
+        relative_residual=result["relative_residual"],
+        unknowns=raw["unknowns"],
+        nonzeros=raw["nonzeros"],
+        levels=raw["levels"],
+        coarse_unknowns=raw["coarse_unknowns"],
+        assembly_time=raw["assembly_s"],
+        compile_time=raw["kernels_s"],
+        solve_time=raw["solve_s"],
+        status=result["status"],
+        message=result["message"],
+        options=json.loads(raw["options"]),
+        view=json.loads(raw["view"]),
+    )
+    if not info.converged:
+        from . import ConvergenceWarning
+
+        warnings.warn(
+            f"clmg.poisson: {info.status} after {info.iterations} iterations "
+            f"(relative residual {info.relative_residual:.3e}): {info.message}",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
+    return PoissonResult(
+        u=u,
+        b=np.frombuffer(raw["b"], dtype=np.float64).copy(),
+        points=fe_mesh.points,
+        element=element,
+        info=info,
+        A=A,
+        _mesh=fe_mesh,
+    )
+
+
+# ---- Helmholtz ----
+
+
+@dataclasses.dataclass
+class HelmholtzResult:
+    """A solved P1 Helmholtz problem: ``u`` on the vertices of the mesh."""
+
+    u: np.ndarray | None  #: the solution, one value per vertex (``points``); None: solve=False
+    A: sp.csr_array  #: A = S + lambda M (Dirichlet rows and columns eliminated)
+    b: np.ndarray  #: the right-hand side
+    points: np.ndarray  #: vertices x dim
+    material: np.ndarray | None  #: each cell's material id (None: all 1)
+    info: Any  #: the solve's clmg.SolveInfo (true residual included); None: solve=False
+    assembly: str  #: "device" or "host"
+    assembly_time: float  #: seconds of the assembly (on the device: a second, warm run)
+    assembly_first_time: float  #: the first run (device: with the assembler's setup and kernels)
+    _mesh: _FEMesh = dataclasses.field(repr=False)
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Cells x (dim + 1): each triangle's or tetrahedron's vertices."""
+        return self._mesh.cells
+
+    @property
+    def mesh(self):
+        """The mesh as a meshio.Mesh (triangle or tetra cells) with
+        point_data {"u": u} and cell_data {"material": ...}. Needs meshio."""
+        return self._mesh.meshio({} if self.u is None else {"u": self.u})
+
+    def to_vtu(self, path: str | os.PathLike, *, ascii: bool = False, **fields: np.ndarray) -> None:
+        """Writes the mesh with u (and other per-vertex ``fields``) as a VTK .vtu
+        file by the library's writer (no meshio needed)."""
+        self._mesh.write_vtu(path, ({} if self.u is None else {"u": self.u}) | fields, ascii)
+
+
+_HELMHOLTZ_MESHES = {"regular": ("regular", 5), "blobs": ("blobs", 6), "blobs2d": ("blobs2d", 6)}
+
+
+def helmholtz(
+    mesh: str | os.PathLike = "regular:1",
+    options: str | Mapping | None = None,
+    *,
+    sigma: Mapping[int, float] | None = None,
+    lambda_: float = 1.0,
+    rhs: str = "f1",
+    dirichlet: Any = (),
+    assembly: str = "device",
+    solve: bool = True,
+    context: Any = None,
+    device: str | None = None,
+    monitor: Callable[[int, float], Any] | None = None,
+    **keywords: Any,
+) -> HelmholtzResult:
+    """``clmg helmholtz``: -div(sigma grad u) + lambda u = f with P1 elements on a
+    triangle or tetrahedron mesh (Fu et al. 2014), natural boundary conditions
+    except u = 0 on the ``dirichlet`` tags; A = S + lambda M assembled on the
+    device (patch assembly) or the host, then solved by :class:`clmg.Solver`
+    with the options (``krylov``, ``precond``, ``tol``, ... as for
+    :func:`clmg.solve`; defaults: CG with Jacobi, tol 1e-8).
+
+    ``mesh``: "regular:L" (Fu et al.'s Regular cube, L = 0 to 5),
+    "blobs:L" / "blobs2d:L" (two materials: 2 in three balls or discs, L = 0
+    to 6) or a Gmsh .msh file of triangles or tetrahedra (cell groups are
+    material ids). ``sigma``: {material id: sigma} (default 1 everywhere);
+    ``rhs``: "f1" (b_i = (phi_i, 1)) or "ones" (b_i = 1). ``solve=False``
+    stops after the assembly (``u`` and ``info`` None), as ``--no-solve``.
+    """
+    if assembly not in ("device", "host"):
+        raise ValueError(f"unknown assembly {assembly!r} (there are: device, host)")
+    if rhs not in ("f1", "ones"):
+        raise ValueError(f"unknown right-hand side {rhs!r} (there are: f1, ones)")
+    lam = float(lambda_)
+    if not (np.isfinite(lam) and lam >= 0):
+        raise ValueError(f"lambda_ must be finite and >= 0, not {lambda_!r}")
+    ids = np.zeros(0, dtype=np.int32)
+    values = np.zeros(0, dtype=np.float64)
+    if sigma is not None:
+        if not isinstance(sigma, Mapping) or not sigma:
+            raise TypeError("sigma is a dict {material id: sigma}, with at least one entry")
+        ids = np.array(list(sigma.keys()), dtype=np.int64)
+        values = np.array(list(sigma.values()), dtype=np.float64)
+        if np.any(ids < 1) or np.any(ids > np.iinfo(np.int32).max):
+            raise ValueError(f"material ids are >= 1: {sorted(sigma)}")
+        if not np.all(np.isfinite(values)) or np.any(values < 0):
+            raise ValueError("sigma values must be finite and >= 0")
+        ids = ids.astype(np.int32)
+    tags = np.array(list(dirichlet), dtype=np.int64).reshape(-1)
+    if np.any(tags < 1) or np.any(tags > np.iinfo(np.int32).max):
+        raise ValueError(f"Dirichlet tags are >= 1, not {list(dirichlet)}")
+    tags = tags.astype(np.int32)
+    handle, _ = _coarse_mesh(mesh, _HELMHOLTZ_MESHES)
+    arrays = handle.arrays()
+    if not arrays["simplex"]:
+        raise ValueError(
+            f"mesh {os.fspath(mesh)!r} is not of triangles or tetrahedra (P1 needs simplices)"
+        )
+    from . import Solver
+
+    ctx = _resolve(context, device)
+    system = _clmg.helmholtz_system(
+        handle, ids, values, lam, rhs, tags, ctx._c if assembly == "device" else None
+    )
+    A = _csr(system["matrix"])
+    b = np.frombuffer(system["b"], dtype=np.float64).copy()
+    u = info = None
+    if solve:
+        solver = Solver(A, options, context=ctx, **keywords)
+        u, info = solver.solve(b, monitor=monitor)
+    fe_mesh = _FEMesh(handle, 1)
+    return HelmholtzResult(
+        u=u,
+        A=A,
+        b=b,
+        points=fe_mesh.points,
+        material=fe_mesh.material,
+        info=info,
+        assembly=assembly,
+        assembly_time=system["assembly_s"],
+        assembly_first_time=system["assembly_first_s"],
+        _mesh=fe_mesh,
+    )
