@@ -24,7 +24,10 @@ Python overhead is the call's wall time minus the library's setup, kernel
 and solve seconds (converting and checking the matrix, building the
 options, reading the result). CuPy's setup is the upload of A and b and the
 inverted diagonal, its solve the CG (synchronized). Ratios: clmg's setup +
-solve over each baseline's.
+solve over each baseline's, and clmg's time per iteration over the floor of
+one SpMV of A (12 bytes a nonzero, 8 per row offset, x read and y written:
+the least one CG iteration moves) at the copy bandwidth clmg measures on
+its device in the same run (Context.copy_bandwidth).
 """
 import argparse
 import inspect
@@ -50,6 +53,12 @@ def matrices(clmg, context, size):
 
 def true_residual(a, b, x):
     return float(np.linalg.norm(b - a @ x) / np.linalg.norm(b))
+
+
+def spmv_floor_s(a, gb_per_s):
+    """One SpMV's bytes (values and columns, row offsets, x and y) at gb_per_s."""
+    rows, nnz = a.shape[0], a.nnz
+    return (12.0 * nnz + 8.0 * (rows + 1) + 16.0 * rows) / (gb_per_s * 1e9)
 
 
 def run_clmg(clmg, context, a, b):
@@ -128,7 +137,8 @@ def main():
     import clmg
     context = clmg.context(args.device)
     use_cupy = not args.no_cupy and cupy_available()
-    document = {"program": "python_baselines.py", "size": args.size, "tolerance": TOLERANCE,
+    copy_gb_s = context.copy_bandwidth()
+    document = {"copy_bandwidth_gb_s": copy_gb_s, "program": "python_baselines.py", "size": args.size, "tolerance": TOLERANCE,
                 "clmg_version": clmg.__version__, "device": context.device["name"],
                 "cupy": use_cupy, "matrices": []}
     with perf_output.table(args):
@@ -150,8 +160,12 @@ def main():
                 print(f"{name:28} {run['solver']:15} {a.shape[0]:9d} {run['setup_s']:9.4f} "
                       f"{run['solve_s']:9.4f} {run['iterations']:6d} "
                       f"{run['true_relative_residual']:9.2e} {run['clmg_ratio']:7.3f}")
-            print(f"{'':28} clmg.solve call {entry['runs'][0]['call_s']:.4f} s, Python overhead "
-                  f"{1e3 * entry['runs'][0]['python_overhead_s']:.2f} ms")
+            ours_run = entry["runs"][0]
+            per_iteration = ours_run["solve_s"] / max(ours_run["iterations"], 1)
+            ours_run["x_spmv_floor"] = per_iteration / spmv_floor_s(a, copy_gb_s)
+            print(f"{'':28} clmg.solve call {ours_run['call_s']:.4f} s, Python overhead "
+                  f"{1e3 * ours_run['python_overhead_s']:.2f} ms, an iteration "
+                  f"{ours_run['x_spmv_floor']:.1f}x one SpMV's floor at {copy_gb_s:.1f} GB/s")
             document["matrices"].append(entry)
         print("ratio: clmg's (setup + solve) / the solver's")
     return perf_output.write("python_baselines.py", args, document)

@@ -55,3 +55,10 @@ def test_clmg_device_environment():
                           timeout=300)
     assert done.returncode != 0
     assert "ClmgError" in done.stderr and "no-such-device-anywhere" in done.stderr
+
+
+def test_copy_bandwidth(device):
+    # the library's measurement (clmg_measure_copy_bandwidth): finite and
+    # positive, and below an absurd 100 TB/s
+    gb_per_s = clmg.Context(device).copy_bandwidth()
+    assert np.isfinite(gb_per_s) and 0 < gb_per_s < 1e5

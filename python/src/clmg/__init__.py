@@ -113,6 +113,12 @@ class Context:
         """The device's facts (name, platform, memory, has_fp64, ...)."""
         return self._c.device()
 
+    def copy_bandwidth(self) -> float:
+        """The device's copy bandwidth in GB/s, read and written bytes both
+        counted (clmg_measure_copy_bandwidth): the floor a benchmark's bytes
+        are measured against."""
+        return self._c.copy_bandwidth()
+
     def __repr__(self) -> str:
         d = self.device
         return f"<clmg.Context {d['platform_index']}:{d['device_index']} {d['name']!r}>"

@@ -138,7 +138,19 @@ static PyObject *Context_program_seconds(ContextObject *self, PyObject *Py_UNUSE
   return PyFloat_FromDouble(self->context ? clmg_context_program_seconds(self->context) : 0.0);
 }
 
+static PyObject *Context_copy_bandwidth(ContextObject *self, PyObject *Py_UNUSED(ignored)) {
+  if (!context_ready(self))
+    return NULL;
+  double gb_per_s = 0;
+  clmg_status status = clmg_measure_copy_bandwidth(self->context, 0, &gb_per_s);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, clmg_context_message(self->context));
+  return PyFloat_FromDouble(gb_per_s);
+}
+
 static PyMethodDef Context_methods[] = {
+    {"copy_bandwidth", (PyCFunction)Context_copy_bandwidth, METH_NOARGS,
+     "clmg_measure_copy_bandwidth: the device's copy bandwidth in GB/s (read + written)."},
     {"device", (PyCFunction)Context_device, METH_NOARGS, "The device's facts, as a dict."},
     {"message", (PyCFunction)Context_message, METH_NOARGS, "The last failure's message."},
     {"program_seconds", (PyCFunction)Context_program_seconds, METH_NOARGS,
