@@ -725,7 +725,7 @@ clmg_status clmg_enqueue_1d(clmg_context *context, cl_kernel kernel, const char 
   cl_event *profiled = event ? NULL : clmg_profile_event_slot(context, kernel_name, global);
   cl_int error = clEnqueueNDRangeKernel(context->queue, kernel, 1, NULL, &global, &local, 0, NULL,
                                         event ? event : profiled);
-  clmg_profile_commit(context, profiled, error == CL_SUCCESS);
+  clmg_launch_commit(context, profiled, error == CL_SUCCESS);
   if (error == CL_SUCCESS)
     return CLMG_SUCCESS;
   char what[160];

@@ -167,13 +167,15 @@ static inline void clmg_count_command(clmg_context *context, int blocking) {
   context->host_waits += blocking != 0;
 }
 
-/* Kernel profile hooks for every launch site: slot returns where the
- * launch's event goes (NULL when no profile runs: pass it on as the event
- * pointer), commit records it once the launch succeeded. Launches are summed
- * per (name, work_items): the global size, or the length for CLBlast calls,
- * so that the levels of a hierarchy show apart. */
+/* The hooks of every launch site (kernels and CLBlast calls): slot returns
+ * where the launch's event goes when a kernel profile runs (NULL otherwise:
+ * pass it on as the event pointer); commit, after the launch, counts it
+ * (clmg_context_counters) and, when it succeeded under a profile, records
+ * its event. Profiled launches are summed per (name, work_items): the
+ * global size, or the length for CLBlast calls, so that the levels of a
+ * hierarchy show apart. */
 cl_event *clmg_profile_event_slot(clmg_context *context, const char *name, uint64_t work_items);
-void clmg_profile_commit(clmg_context *context, cl_event *slot, int launched);
+void clmg_launch_commit(clmg_context *context, cl_event *slot, int launched);
 void clmg_profile_destroy(clmg_context *context);
 
 /* Records a formatted message in the context and returns status. Returns

@@ -109,7 +109,7 @@ cl_event *clmg_profile_event_slot(clmg_context *context, const char *name, uint6
   return &p->pending[p->pending_count].event;
 }
 
-void clmg_profile_commit(clmg_context *context, cl_event *slot, int launched) {
+void clmg_launch_commit(clmg_context *context, cl_event *slot, int launched) {
   if (launched)
     clmg_count_command(context, 0);
   clmg_profile *p = context->profile;

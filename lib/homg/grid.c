@@ -94,7 +94,7 @@ static clmg_status launch_2d(const grid_kernels *k, clmg_kernel_args *args, size
   cl_event *profiled = clmg_profile_event_slot(context, args->name, global[0] * global[1]);
   cl_int error = clEnqueueNDRangeKernel(context->queue, args->kernel, 2, NULL, global, local, 0,
                                         NULL, profiled);
-  clmg_profile_commit(context, profiled, error == CL_SUCCESS);
+  clmg_launch_commit(context, profiled, error == CL_SUCCESS);
   if (error == CL_SUCCESS)
     return CLMG_SUCCESS;
   char what[160];

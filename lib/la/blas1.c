@@ -188,7 +188,7 @@ clmg_status clmg_copy(const clmg_vector *src, clmg_vector *dst) {
                                                 dst->offset, 1, &context->queue, profiled)
                                  : CLBlastDcopy(n, src->buffer, src->offset, 1, dst->buffer,
                                                 dst->offset, 1, &context->queue, profiled);
-    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
+    clmg_launch_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "copy");
   }
   clmg_kernel_args args;
@@ -214,7 +214,7 @@ clmg_status clmg_scal(double alpha, clmg_vector *x) {
         x->type == CLMG_FLOAT
             ? CLBlastSscal(n, (float)alpha, x->buffer, x->offset, 1, &context->queue, profiled)
             : CLBlastDscal(n, alpha, x->buffer, x->offset, 1, &context->queue, profiled);
-    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
+    clmg_launch_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "scal");
   }
   clmg_kernel_args args;
@@ -241,7 +241,7 @@ clmg_status clmg_axpy(double alpha, const clmg_vector *x, clmg_vector *y) {
                                                 y->offset, 1, &context->queue, profiled)
                                  : CLBlastDaxpy(n, alpha, x->buffer, x->offset, 1, y->buffer,
                                                 y->offset, 1, &context->queue, profiled);
-    clmg_profile_commit(context, profiled, code == CLBlastSuccess);
+    clmg_launch_commit(context, profiled, code == CLBlastSuccess);
     return clmg_clblast_status(context, code, "axpy");
   }
   clmg_kernel_args args;
@@ -447,7 +447,7 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
     code = x->type == CLMG_FLOAT
                ? CLBlastSnrm2(n, out, 0, x->buffer, x->offset, 1, queue, profiled)
                : CLBlastDnrm2(n, out, 0, x->buffer, x->offset, 1, queue, profiled);
-  clmg_profile_commit(context, profiled, code == CLBlastSuccess);
+  clmg_launch_commit(context, profiled, code == CLBlastSuccess);
   status = clmg_clblast_status(context, code, y ? "dot" : "nrm2");
   if (status == CLMG_SUCCESS)
     status = clblast_read_scalar(context, x->type, result);
