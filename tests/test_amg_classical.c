@@ -1101,6 +1101,29 @@ static void test_errors(void **state) {
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_amg_classical_splitting(&a, -0.1, is_coarse, &coarse, &error));
   assert_null(p.row_ptr);
+  /* clmg_amg_classical_interpolation's settings */
+  clmg_amg_options o;
+  clmg_amg_options_defaults(&o);
+  o.interpolation = (clmg_amg_interpolation)7;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_amg_classical_interpolation(&a, &o, &p, &coarse, &error));
+  CHECK_CONTAINS(error.message, "interpolation 7");
+  clmg_amg_options_defaults(&o);
+  o.interpolation_max_entries = -1;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_amg_classical_interpolation(&a, &o, &p, &coarse, &error));
+  clmg_amg_options_defaults(&o);
+  o.interpolation_truncation = 1;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_amg_classical_interpolation(&a, &o, &p, &coarse, &error));
+  CHECK_CONTAINS(error.message, "truncation");
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_amg_classical_interpolation(&a, NULL, NULL, &coarse, &error));
+  assert_null(p.row_ptr);
+  clmg_amg_hierarchy h = {0};
+  o.coarsening = CLMG_AMG_CLASSICAL;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_amg_hierarchy_build(&a, &o, &h, &error));
+  CHECK_CONTAINS(error.message, "truncation");
 
   /* not square: the rows of a with one column fewer */
   clmg_csr rectangle = a;
