@@ -141,6 +141,9 @@ int solve_apply_option(const char *command, int option, const char *arg, solve_o
     return cli_record_setting(command, "--strength", "amg.strength", arg, &options->settings);
   case SOLVE_OPTION_COARSENING:
     return cli_record_setting(command, "--coarsening", "amg.coarsening", arg, &options->settings);
+  case SOLVE_OPTION_INTERPOLATION:
+    return cli_record_setting(command, "--interpolation", "amg.interpolation", arg,
+                              &options->settings);
   case SOLVE_OPTION_ROOTS:
     return cli_record_setting(command, "--roots", "amg.roots", arg, &options->settings);
   case SOLVE_OPTION_INNER:

@@ -82,6 +82,7 @@ enum {
   SOLVE_OPTION_STRENGTH,
   SOLVE_OPTION_COARSENING,
   SOLVE_OPTION_ROOTS,
+  SOLVE_OPTION_INTERPOLATION,
   SOLVE_OPTION_SMOOTHING_STEPS,
   SOLVE_OPTION_OPTIONS_FILE,
   SOLVE_OPTION_SET,
@@ -107,6 +108,7 @@ enum {
       {"strength", required_argument, NULL, SOLVE_OPTION_STRENGTH},                                \
       {"coarsening", required_argument, NULL, SOLVE_OPTION_COARSENING},                            \
       {"roots", required_argument, NULL, SOLVE_OPTION_ROOTS},                                      \
+      {"interpolation", required_argument, NULL, SOLVE_OPTION_INTERPOLATION},                      \
       {"smoothing-steps", required_argument, NULL, SOLVE_OPTION_SMOOTHING_STEPS},                  \
       {"options", required_argument, NULL, SOLVE_OPTION_OPTIONS_FILE},                             \
       {"set", required_argument, NULL, SOLVE_OPTION_SET},                                          \
@@ -136,8 +138,11 @@ enum {
   "                           step is a forward and a backward sweep, 2 for others)\n"             \
   "      --inner N            patch smoother: inner Jacobi iterations (default 3)\n"               \
   "      --coarsening C       sa (default): smoothed aggregation; classical: PMIS\n"               \
-  "                           C/F splitting and direct interpolation, as hypre's\n"                \
-  "                           BoomerAMG\n"                                                         \
+  "                           C/F splitting and --interpolation, as hypre's\n"                     \
+  "                           BoomerAMG (setup on the host)\n"                                     \
+  "      --interpolation I    classical: extended+i (default; distance two, hypre's\n"             \
+  "                           GPU default) or direct; P's rows keep at most\n"                     \
+  "                           --set amg.p_max=4 entries (0: all)\n"                                \
   "      --roots R            how smoothed aggregation picks its aggregates' roots:\n"             \
   "                           ordered (greedy in row order; smaller aggregates,\n"                 \
   "                           fewer iterations, on the host), parallel (a maximal\n"               \

@@ -8,7 +8,11 @@
  * solve to a relative residual of 1e-8 (recomputed from x by the solver),
  * the time per iteration, and, for AMG, the levels and operator
  * complexity. Meshes: the Regular mesh (levels), an irregular distorted
- * box, and the two-material blobs mesh with sigma ratios 1, 10, 100. Every
+ * box, and the two-material blobs mesh with sigma ratios 1, 10, 100; with
+ * --spd-problems also the SPD test set of clmg/spd_problems.h (elasticity,
+ * DG, Q2 jumps; scalar AMG: no block size or rigid-body modes). Classical
+ * AMG (PMIS) with direct and with extended+i interpolation runs next to
+ * smoothed aggregation, both with the default Chebyshev 3+3 smoothing. Every
  * solver is built through the options layer (clmg/solver.h); each row's
  * JSON echoes its options string.
  *
@@ -37,16 +41,22 @@ typedef struct settings {
   perf_output output;
   int regular_min, regular_max, blobs_level, irregular_n;
   int run_double, run_mixed;
-  int profile; /* --profile N: the N kernels of most device time in an AMG setup */
+  int profile;      /* --profile N: the N kernels of most device time in an AMG setup */
+  int spd_size;     /* --spd-problems: -1 none, 0 small, 1 medium, 2 large */
+  unsigned solvers; /* --solvers: a bit per solver_kind */
 } settings;
 
 typedef enum solver_kind {
   SOLVER_CG,
   SOLVER_JACOBI,
   SOLVER_AMG_JACOBI,
-  SOLVER_AMG_PATCH
+  SOLVER_AMG_PATCH,
+  SOLVER_CLASSICAL_DIRECT,
+  SOLVER_CLASSICAL_EXTENDED_I,
+  SOLVER_COUNT
 } solver_kind;
-static const char *const solver_names[] = {"cg", "jacobi-pcg", "amg-jacobi", "amg-patch"};
+static const char *const solver_names[] = {"cg",        "jacobi-pcg",       "amg-jacobi",
+                                           "amg-patch", "classical-direct", "classical-ext+i"};
 
 typedef struct result_row {
   char matrix[48];
@@ -78,6 +88,12 @@ static void print_usage(FILE *out) {
         "  --irregular-n N       a distorted box of 6 N^3 tetrahedra (default 24; 0: none)\n"
         "  --precisions LIST     double,mixed (default both; mixed: the AMG cycle in float\n"
         "                        inside double CG)\n"
+        "  --solvers LIST        comma-separated, of cg, jacobi-pcg, amg-jacobi, amg-patch,\n"
+        "                        classical-direct, classical-ext+i (default: all)\n"
+        "  --spd-problems SIZE   also the SPD test set (clmg/spd_problems.h) at small\n"
+        "                        (about 10^3 rows), medium (10^4) or large (10^5), as\n"
+        "                        perf/amg_testset.py sizes it; scalar AMG there\n"
+        "                        (default none)\n"
         "  --profile N           after each AMG setup, a second one under the kernel\n"
         "                        profile: its N kernels of most device time, and their\n"
         "                        sum against the setup's wall time (the rest is the host\n"
@@ -96,9 +112,19 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
   s->blobs_level = 3;
   s->irregular_n = 24;
   s->run_double = s->run_mixed = 1;
-  static const char *const value_options[] = {"--device",      "--output",      "--regular-levels",
-                                              "--blobs-level", "--irregular-n", "--precisions",
-                                              "--write-mtx",   "--profile",     NULL};
+  s->spd_size = -1;
+  s->solvers = (1u << SOLVER_COUNT) - 1;
+  static const char *const value_options[] = {"--device",
+                                              "--output",
+                                              "--regular-levels",
+                                              "--blobs-level",
+                                              "--irregular-n",
+                                              "--precisions",
+                                              "--write-mtx",
+                                              "--profile",
+                                              "--solvers",
+                                              "--spd-problems",
+                                              NULL};
   for (int i = 1; i < argc; ++i) {
     char name[32];
     const char *value = NULL;
@@ -134,6 +160,32 @@ static int parse_settings(int argc, char **argv, settings *s, int *levels_given,
       if (!perf_parse_integer(PROGRAM, name, value, 0, 100, &integer))
         return 0;
       s->profile = (int)integer;
+    } else if (strcmp(name, "--solvers") == 0) {
+      s->solvers = 0;
+      char list[256];
+      snprintf(list, sizeof list, "%s", value);
+      for (char *word = strtok(list, ","); word; word = strtok(NULL, ",")) {
+        int found = -1;
+        for (int k = 0; k < SOLVER_COUNT; ++k)
+          if (strcmp(word, solver_names[k]) == 0)
+            found = k;
+        if (found < 0) {
+          fprintf(stderr, PROGRAM ": --solvers: unknown solver '%s'\n", word);
+          return 0;
+        }
+        s->solvers |= 1u << found;
+      }
+    } else if (strcmp(name, "--spd-problems") == 0) {
+      static const char *const sizes[] = {"none", "small", "medium", "large"};
+      s->spd_size = -2;
+      for (int k = 0; k < 4; ++k)
+        if (strcmp(value, sizes[k]) == 0)
+          s->spd_size = k - 1;
+      if (s->spd_size == -2) {
+        fprintf(stderr, PROGRAM ": --spd-problems wants none, small, medium or large, not %s\n",
+                value);
+        return 0;
+      }
     } else if (strcmp(name, "--precisions") == 0) {
       s->run_double = strstr(value, "double") != NULL;
       s->run_mixed = strstr(value, "mixed") != NULL;
@@ -190,8 +242,12 @@ static clmg_status profile_setup(clmg_context *context, const clmg_csr *a, const
  * `clmg solve A.mtx --set "..."` takes to build the same one. */
 static void solver_options(solver_kind solver, int mixed, char *text, size_t size) {
   static const char *const preconditioners[] = {
-      "precond=none", "precond=jacobi", "precond=amg mg.smoother=jacobi mg.steps=2",
-      "precond=amg mg.smoother=patch mg.steps=2 mg.inner=3"};
+      "precond=none",
+      "precond=jacobi",
+      "precond=amg mg.smoother=jacobi mg.steps=2",
+      "precond=amg mg.smoother=patch mg.steps=2 mg.inner=3",
+      "precond=amg amg.coarsening=classical amg.interpolation=direct",
+      "precond=amg amg.coarsening=classical amg.interpolation=extended+i"};
   snprintf(text, size, "krylov=cg %s precision=%s tol=1e-8 maxit=5000", preconditioners[solver],
            mixed ? "mixed" : "double");
 }
@@ -273,7 +329,12 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
     row->iterations = result.iterations;
     row->relative_residual = result.relative_residual;
     row->converged = solved == CLMG_SUCCESS;
-    status = solved == CLMG_ERROR_NOT_CONVERGED ? CLMG_SUCCESS : solved;
+    /* a breakdown (Jacobi-smoothed aggregation on nearly incompressible
+     * elasticity, say) is a row that did not converge, named on stderr */
+    if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED)
+      fprintf(stderr, PROGRAM ": %s, %s: %s %s\n", row->matrix, solver_names[solver],
+              clmg_status_string(solved), clmg_context_message(context));
+    status = CLMG_SUCCESS;
     /* the preconditioner's bytes: AMG one cycle from a zero guess */
     double preconditioner_bytes = solver == SOLVER_CG       ? 0.0
                                   : solver == SOLVER_JACOBI ? perf_jacobi_bytes(n, mixed)
@@ -293,13 +354,13 @@ static clmg_status measure(clmg_context *context, const clmg_csr *a, const doubl
 }
 
 static void print_header(void) {
-  printf("%-22s %9s %10s %-11s %-6s %6s %6s %9s %6s %9s %10s %9s %7s %9s\n", "matrix", "rows",
+  printf("%-22s %9s %10s %-16s %-6s %6s %6s %9s %6s %9s %10s %9s %7s %9s\n", "matrix", "rows",
          "nonzeros", "solver", "prec", "levels", "op.cx", "setup s", "its", "solve s", "per it ms",
          "floor ms", "x floor", "residual");
 }
 
 static void print_row(const result_row *r) {
-  printf("%-22s %9zu %10zu %-11s %-6s %6d %6.2f %9.4f %6d %9.4f %10.3f %9.3f %7.2f %9.2e%s\n",
+  printf("%-22s %9zu %10zu %-16s %-6s %6d %6.2f %9.4f %6d %9.4f %10.3f %9.3f %7.2f %9.2e%s\n",
          r->matrix, r->rows, r->nonzeros, solver_names[r->solver], r->mixed ? "mixed" : "double",
          r->levels, r->operator_complexity, r->setup_s, r->iterations, r->solve_s,
          r->iterations ? 1e3 * r->solve_s / r->iterations : 0.0, 1e3 * r->floor_s, r->ratio,
@@ -307,10 +368,12 @@ static void print_row(const result_row *r) {
   fflush(stdout);
 }
 
+static int run_system(clmg_context *context, const settings *s, const clmg_csr *a, const double *b,
+                      const char *name, int warm_up, double copy_gb_per_s, result_row *rows,
+                      size_t *count);
+
 /* Assembles the Helmholtz system on mesh (sigma per material id 1, 2:
- * 1, ratio), writes it with --write-mtx and runs every solver on it; a
- * warm-up run (compiling every kernel, so that no setup time holds a
- * compilation) records nothing. */
+ * 1, ratio) and runs run_system on it. */
 static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh *mesh,
                       const char *name, double ratio, int warm_up, double copy_gb_per_s,
                       result_row *rows, size_t *count) {
@@ -332,38 +395,52 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
     free(b);
     return 0;
   }
+  int ok = run_system(context, s, &a, b, name, warm_up, copy_gb_per_s, rows, count);
+  free(b);
+  clmg_csr_free(&a);
+  return ok;
+}
+
+/* Writes A x = b with --write-mtx and runs every solver on it; a warm-up
+ * run (compiling every kernel, so that no setup time holds a compilation)
+ * records nothing. */
+static int run_system(clmg_context *context, const settings *s, const clmg_csr *a, const double *b,
+                      const char *name, int warm_up, double copy_gb_per_s, result_row *rows,
+                      size_t *count) {
+  clmg_error error = {{0}};
   if (s->mtx_dir && !warm_up) {
     char path[1024];
     snprintf(path, sizeof path, "%s/A-%s.mtx", s->mtx_dir, name);
-    clmg_status status = clmg_csr_write_matrix_market(path, &a, &error);
+    clmg_status status = clmg_csr_write_matrix_market(path, a, &error);
     snprintf(path, sizeof path, "%s/b-%s.mtx", s->mtx_dir, name);
     if (status == CLMG_SUCCESS)
-      status = clmg_write_matrix_market_vector(path, b, a.rows, &error);
+      status = clmg_write_matrix_market_vector(path, b, a->rows, &error);
     if (status != CLMG_SUCCESS)
       fprintf(stderr, PROGRAM ": writing %s: %s\n", path, error.message);
   }
   int ok = 1;
-  for (int solver = SOLVER_CG; solver <= SOLVER_AMG_PATCH && ok; ++solver)
+  for (int solver = SOLVER_CG; solver < SOLVER_COUNT && ok; ++solver)
     for (int mixed = 0; mixed <= 1 && ok; ++mixed) {
-      if ((mixed && !s->run_mixed) || (!mixed && !s->run_double) || (mixed && solver == SOLVER_CG))
+      if ((mixed && !s->run_mixed) || (!mixed && !s->run_double) ||
+          (mixed && solver == SOLVER_CG) || !(s->solvers & (1u << solver)))
         continue;
       if (*count == MAX_ROWS)
         break;
       result_row *row = &rows[*count];
       memset(row, 0, sizeof *row);
       snprintf(row->matrix, sizeof row->matrix, "%s", name);
-      row->rows = a.rows;
-      row->nonzeros = clmg_csr_nnz(&a);
+      row->rows = a->rows;
+      row->nonzeros = clmg_csr_nnz(a);
       row->solver = (solver_kind)solver;
       row->mixed = mixed;
       /* an AMG setup is timed the second time on each matrix: the first
        * loads the kernels that only this matrix's levels need (the formats
        * its coarse levels choose), which the warm-up may have missed */
       clmg_status status = CLMG_SUCCESS;
-      if (!warm_up && (solver == SOLVER_AMG_JACOBI || solver == SOLVER_AMG_PATCH))
-        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s, 0, row);
+      if (!warm_up && solver >= SOLVER_AMG_JACOBI)
+        status = measure(context, a, b, (solver_kind)solver, mixed, copy_gb_per_s, 0, row);
       if (status == CLMG_SUCCESS)
-        status = measure(context, &a, b, (solver_kind)solver, mixed, copy_gb_per_s,
+        status = measure(context, a, b, (solver_kind)solver, mixed, copy_gb_per_s,
                          warm_up ? 0 : s->profile, row);
       if (status != CLMG_SUCCESS) {
         apputil_report(context, status, name);
@@ -373,8 +450,44 @@ static int run_matrix(clmg_context *context, const settings *s, const clmg_mesh 
         (*count)++;
       }
     }
-  free(b);
-  clmg_csr_free(&a);
+  return ok;
+}
+
+/* The SPD test set at a size (perf/amg_testset.py's levels), each problem
+ * through run_system. */
+static int run_spd_problems(clmg_context *context, const settings *s, double copy_gb_per_s,
+                            result_row *rows, size_t *count) {
+  static const struct {
+    clmg_spd_problem_kind kind;
+    int levels[3];
+    double poisson_ratio;
+    const char *name;
+  } set[] = {
+      {CLMG_SPD_ELASTICITY_P1, {6, 16, 32}, 0, "elasticity-p1"},
+      {CLMG_SPD_ELASTICITY_P1, {6, 16, 32}, 0.45, "elasticity-p1-nu0.45"},
+      {CLMG_SPD_ELASTICITY_P2, {3, 8, 16}, 0, "elasticity-p2"},
+      {CLMG_SPD_DG_DIFFUSION, {16, 64, 128}, 0, "dg-diffusion"},
+      {CLMG_SPD_Q2_JUMP, {4, 12, 24}, 0, "q2-jump"},
+  };
+  int ok = 1;
+  for (size_t k = 0; ok && k < sizeof set / sizeof set[0]; ++k) {
+    clmg_spd_problem_options o;
+    clmg_spd_problem_options_defaults(&o);
+    o.kind = set[k].kind;
+    o.level = set[k].levels[s->spd_size];
+    if (set[k].poisson_ratio > 0)
+      o.poisson_ratio = set[k].poisson_ratio;
+    clmg_spd_problem p = {0};
+    clmg_error error = {{0}};
+    char name[48];
+    snprintf(name, sizeof name, "%s-%d", set[k].name, o.level);
+    ok = clmg_spd_problem_create(&o, &p, &error) == CLMG_SUCCESS;
+    if (ok)
+      ok = run_system(context, s, &p.a, p.b, name, 0, copy_gb_per_s, rows, count);
+    else
+      fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
+    clmg_spd_problem_free(&p);
+  }
   return ok;
 }
 
@@ -447,7 +560,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("P1 Helmholtz (Fu et al. 2014): lambda 1, b = 1, CG to ||r|| <= 1e-8 ||b||; AMG: "
-         "smoothed aggregation, V-cycle, 2+2 smoothing steps (patch: 3 inner iterations)\n\n");
+         "smoothed aggregation, V-cycle, 2+2 smoothing steps (patch: 3 inner iterations); "
+         "classical: PMIS, direct or extended+i interpolation (at most 4 entries a row of P), "
+         "Chebyshev 3+3\n\n");
   result_row *rows = calloc(MAX_ROWS, sizeof *rows);
   size_t count = 0;
   int ok = rows != NULL;
@@ -493,6 +608,8 @@ int main(int argc, char **argv) {
       fprintf(stderr, PROGRAM ": %s: %s\n", name, error.message);
     clmg_mesh_free(&mesh);
   }
+  if (ok && s.spd_size >= 0)
+    ok = run_spd_problems(context, &s, copy_gb_per_s, rows, &count);
   const char *paths[2];
   for (size_t k = 0; rows && k < perf_output_paths(&s.output, paths); ++k)
     if (!write_json(paths[k], rows, count, device, copy_gb_per_s))

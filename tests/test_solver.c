@@ -97,6 +97,10 @@ static void test_options_checked(void **state) {
   assert_true(clmg_options_builtin("tol", "1e-3"));
   assert_false(clmg_options_builtin("tol", "3"));
   assert_false(clmg_options_builtin("nokey", "3"));
+  assert_true(clmg_options_builtin("amg.interpolation", "extended+i"));
+  assert_false(clmg_options_builtin("amg.interpolation", "ext+i"));
+  assert_false(clmg_options_builtin("amg.p_max", "-1"));
+  assert_false(clmg_options_builtin("amg.truncation", "1"));
   clmg_options_destroy(options);
 }
 
@@ -241,6 +245,30 @@ static void test_solver_compositions(void **state) {
   solve_known(&a, "krylov=none precond=amg mg.cycle=w tol=1e-8 maxit=200", 1e-8, NULL);
   solve_known(&a, "precond=amg amg.coarsening=classical mg.smoother=gauss-seidel tol=1e-9", 1e-9,
               NULL);
+  /* classical AMG's interpolations by name, in the view; its keys unused by aggregation */
+  int direct = solve_known(
+      &a, "precond=amg amg.coarsening=classical amg.interpolation=direct amg.p_max=0 tol=1e-9",
+      1e-9, &solver);
+  char *view = clmg_solver_view(solver);
+  assert_non_null(view);
+  assert_non_null(strstr(view, "amg.interpolation=direct amg.p_max=0 amg.truncation=0"));
+  free(view);
+  clmg_solver_destroy(solver);
+  int extended = solve_known(
+      &a, "precond=amg amg.coarsening=classical amg.p_max=3 amg.truncation=0.2 tol=1e-9", 1e-9,
+      &solver);
+  view = clmg_solver_view_json(solver);
+  assert_non_null(view);
+  assert_non_null(strstr(view, "\"interpolation\":\t\"extended+i\""));
+  free(view);
+  assert_string_equal(clmg_solver_unused_options(solver), "");
+  clmg_solver_destroy(solver);
+  print_message("classical AMG-CG: direct %d, extended+i %d iterations\n", direct, extended);
+  assert_true(extended <= direct);
+  solve_known(&a, "precond=amg amg.interpolation=direct amg.truncation=0.1 tol=1e-9", 1e-9,
+              &solver);
+  assert_string_equal(clmg_solver_unused_options(solver), "amg.interpolation, amg.truncation");
+  clmg_solver_destroy(solver);
   if (clmg_context_device(ctx)->has_fp64) {
     /* the cycle in float inside double CG reaches double's tolerance */
     solve_known(&a, "precision=mixed precond=amg tol=1e-10", 1e-10, NULL);

@@ -6,8 +6,8 @@
  * aggregate to the near-nullspace (the constant, the rigid-body modes of
  * elasticity, or the caller's vectors) smoothed by one damped Jacobi step,
  * P = (I - omega D^-1 A) P~, and Galerkin coarse matrices A_c = P^T A P.
- * Classical AMG (PMIS C/F splitting and direct interpolation) is the other
- * coarsening.
+ * Classical AMG (PMIS C/F splitting with extended+i or direct
+ * interpolation) is the other coarsening.
  * The hierarchy is built from the matrix alone (no mesh), on the host or
  * with its products on the device, and runs in the multigrid engine like
  * any other, as a solver or a Krylov preconditioner:
@@ -30,9 +30,26 @@ typedef enum clmg_amg_coarsening {
   CLMG_AMG_SMOOTHED_AGGREGATION = 0,
   /** classical (Ruge-Stueben) AMG as hypre's BoomerAMG does it: a PMIS C/F
    * splitting of the strength graph (De Sterck, Yang and Heys 2006) and
-   * direct interpolation; block_size and the near-nullspace are not used */
+   * the interpolation of clmg_amg_options.interpolation (extended+i by
+   * default, hypre's GPU default); block_size and the near-nullspace are not
+   * used */
   CLMG_AMG_CLASSICAL
 } clmg_amg_coarsening;
+
+/** The interpolation of classical coarsening (lib/amg/classical.c has the
+ * formulas). */
+typedef enum clmg_amg_interpolation {
+  /** extended+i (De Sterck, Falgout, Nolting and Yang 2008; hypre's
+   * interp_type 6, its GPU default): an F-point interpolates from its strong
+   * C-neighbours and theirs of its strong F-neighbours (distance two), the
+   * F-F couplings distributed over them and the point itself; robust on a
+   * PMIS splitting, which leaves F-points without a strong C-neighbour */
+  CLMG_AMG_EXTENDED_I = 0,
+  /** direct (Stueben 2001): from the strong C-neighbours only, with a
+   * distance-two pass for F-points that have none; sparser P, more
+   * iterations */
+  CLMG_AMG_DIRECT
+} clmg_amg_interpolation;
 
 /** Where the setup's time goes (clmg_amg_options.times): seconds per
  * phase, added up over the levels, each phase ended by a clmg_finish when
@@ -98,6 +115,16 @@ typedef struct clmg_amg_options {
   /** classical coarsening: j is a strong neighbour of i when |a_ij| >= theta
    * max_{k != i} |a_ik| (0: 0.25, hypre's default for 2D; 0.5 for 3D) */
   double classical_threshold;
+  /** classical coarsening: how F-points interpolate (default extended+i) */
+  clmg_amg_interpolation interpolation;
+  /** classical coarsening: each row of P keeps at most this many entries,
+   * the largest in magnitude, rescaled to the row's sum before truncation
+   * (hypre's P_max_elmts); default 4 (hypre's GPU default), 0: no limit */
+  int interpolation_max_entries;
+  /** classical coarsening: entries of a row of P smaller in magnitude than
+   * this times the row's largest are dropped and the rest rescaled to the
+   * row's sum (hypre's trunc_factor); default 0: none; in [0, 1) */
+  double interpolation_truncation;
   /** Vector PDEs: the matrix's unknowns come in nodes of block_size
    * consecutive rows (3 for 3D elasticity numbered x, y, z per node), and a
    * node's rows are aggregated together; 0 or 1: scalar. The rows must be a
@@ -142,7 +169,8 @@ typedef struct clmg_amg_options {
   clmg_amg_setup_times *times;
 } clmg_amg_options;
 
-/** The defaults: smoothed aggregation, every stored coupling strong, block size 1, the
+/** The defaults: smoothed aggregation (classical: extended+i interpolation, at most 4
+ * entries a row of P), every stored coupling strong, block size 1, the
  * constant as near-nullspace, roots 2 edges apart on the finest level and 1 on the coarser
  * (CLMG_AMG_ROOTS_AUTO), patches of aggregates 1 apart, coarsening down to 256 rows in at
  * most 20 levels, the estimated prolongator damping, no timing. A NULL options does
@@ -160,14 +188,26 @@ CLMG_API clmg_status clmg_amg_rigid_body_modes(size_t nodes, int dim, const doub
 
 /** One classical coarsening of the square matrix a (lib/amg/classical.c):
  * the strength graph with threshold theta (|a_ij| >= theta max_{k != i}
- * |a_ik|), a PMIS C/F splitting of it and direct interpolation. P gets
+ * |a_ik|), a PMIS C/F splitting of it and direct interpolation, not
+ * truncated (clmg_amg_classical_interpolation chooses). P gets
  * a->rows rows and one column per C-point (numbered in row order); a row
  * with no strong neighbour (an identity row, say) is an F-point whose row
  * of P is zero. *coarse_count 0 means no coarsening was possible. The
  * classical counterpart of clmg_amg_aggregate, for one level. */
 CLMG_API clmg_status clmg_amg_classical_prolongator(const clmg_csr *a, double theta, clmg_csr *p,
                                                     size_t *coarse_count, clmg_error *error);
-/** The C/F splitting the prolongator above is built on: is_coarse[i] 1 for
+/** One classical coarsening as the hierarchy builds it: the strength
+ * threshold (options->classical_threshold, 0: 0.25), the PMIS splitting of
+ * clmg_amg_classical_splitting, the interpolation options->interpolation,
+ * and P's rows truncated by options->interpolation_max_entries and
+ * options->interpolation_truncation with their sums kept (so constants are
+ * still interpolated exactly where the untruncated rows do). P and
+ * *coarse_count as clmg_amg_classical_prolongator; NULL options: defaults.
+ * The other fields of options are not used. */
+CLMG_API clmg_status clmg_amg_classical_interpolation(const clmg_csr *a,
+                                                      const clmg_amg_options *options, clmg_csr *p,
+                                                      size_t *coarse_count, clmg_error *error);
+/** The C/F splitting the prolongators above are built on: is_coarse[i] 1 for
  * a C-point, 0 for an F-point (caller-allocated, a->rows); *coarse_count
  * the number of C-points. */
 CLMG_API clmg_status clmg_amg_classical_splitting(const clmg_csr *a, double theta,

@@ -34,6 +34,8 @@ void clmg_amg_options_defaults(clmg_amg_options *options) {
   options->coarse_rows = 256;
   options->max_levels = 20;
   options->block_size = 1;
+  options->interpolation = CLMG_AMG_EXTENDED_I;
+  options->interpolation_max_entries = 4;
 }
 
 enum { MAX_CANDIDATES = 16, MAX_BLOCK = 16 };
@@ -68,6 +70,18 @@ static clmg_status check_options(const clmg_amg_options *o, clmg_error *error) {
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG classical strength threshold %g is outside [0, 1)",
                           o->classical_threshold);
+  if (o->interpolation != CLMG_AMG_EXTENDED_I && o->interpolation != CLMG_AMG_DIRECT)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG interpolation %d is not a clmg_amg_interpolation",
+                          (int)o->interpolation);
+  if (o->interpolation_max_entries < 0)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG interpolation max entries %d is negative (0: no limit)",
+                          o->interpolation_max_entries);
+  if (!(o->interpolation_truncation >= 0 && o->interpolation_truncation < 1))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "AMG interpolation truncation %g is outside [0, 1)",
+                          o->interpolation_truncation);
   if (o->block_size < 0 || o->block_size > MAX_BLOCK)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "AMG block size %d is outside [1, %d]", o->block_size, MAX_BLOCK);
@@ -1196,9 +1210,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     double *coarse_candidates = NULL;
     int smoothed = o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION;
     if (!smoothed) {
-      status = clmg_amg_classical_prolongator(
-          fine, o->classical_threshold > 0 ? o->classical_threshold : 0.25, &classical,
-          &coarse_rows, error);
+      status = clmg_amg_classical_interpolation(fine, o, &classical, &coarse_rows, error);
       if (times)
         lap(NULL, o, &times->aggregate_s, &mark);
     } else {

@@ -67,7 +67,16 @@ static const clmg_option_spec SPECS[] = {
     {"mg.direct_rows", CLMG_OPTION_INTEGER, 0, "2048", "", 1, 65536,
      "largest coarse level mg.coarse=auto solves directly"},
     {"amg.coarsening", CLMG_OPTION_NAME, 0, "sa", "sa,classical", 0, 0,
-     "sa: smoothed aggregation; classical: PMIS C/F splitting and direct interpolation"},
+     "sa: smoothed aggregation; classical: PMIS C/F splitting and amg.interpolation"},
+    {"amg.interpolation", CLMG_OPTION_NAME, 0, "extended+i", "extended+i,direct", 0, 0,
+     "classical coarsening's interpolation: extended+i (distance two, hypre's interp_type 6) or "
+     "direct (strong C-neighbours only)"},
+    {"amg.p_max", CLMG_OPTION_INTEGER, 0, "4", "", 0, 1000000,
+     "classical coarsening: each row of P keeps at most this many entries, the largest, "
+     "rescaled to the row's sum (hypre's P_max_elmts); 0: no limit"},
+    {"amg.truncation", CLMG_OPTION_NUMBER, 0, "0", "", 0, 0.999,
+     "classical coarsening: P's entries below this times their row's largest are dropped and "
+     "the rest rescaled to the row's sum (hypre's trunc_factor)"},
     {"amg.strength", CLMG_OPTION_NUMBER, 1, "auto", "", 0, 0.999,
      "strength threshold theta: auto is 0 for sa (every nonzero coupling) and 0.25 for "
      "classical"},

@@ -545,6 +545,10 @@ static clmg_status amg_options_of(clmg_solver *s, clmg_amg_options *amg) {
     amg->classical_threshold = clmg_options_number(o, "amg.strength", 0.25);
   else
     amg->strength_threshold = clmg_options_number(o, "amg.strength", 0);
+  amg->interpolation =
+      clmg_options_is(o, "amg.interpolation", "direct") ? CLMG_AMG_DIRECT : CLMG_AMG_EXTENDED_I;
+  amg->interpolation_max_entries = (int)clmg_options_integer(o, "amg.p_max", 4);
+  amg->interpolation_truncation = clmg_options_number(o, "amg.truncation", 0);
   amg->roots = clmg_options_is(o, "amg.roots", "ordered")    ? CLMG_AMG_ROOTS_ORDERED
                : clmg_options_is(o, "amg.roots", "parallel") ? CLMG_AMG_ROOTS_PARALLEL
                                                              : CLMG_AMG_ROOTS_AUTO;
@@ -667,6 +671,7 @@ static clmg_status new_solver(clmg_context *context, const clmg_options *options
 static void find_unused(clmg_solver *s, const clmg_options *given) {
   const char *precond = clmg_options_get(s->options, "precond");
   int amg = strcmp(precond, "amg") == 0, caller = strcmp(precond, "multigrid") == 0;
+  int classical = clmg_options_is(s->options, "amg.coarsening", "classical");
   size_t used = 0;
   s->unused[0] = '\0';
   for (size_t i = 0; clmg_option_spec_at(i); i++) {
@@ -679,6 +684,9 @@ static void find_unused(clmg_solver *s, const clmg_options *given) {
     int unused =
         (strncmp(key, "mg.", 3) == 0 && !amg && !caller) ||
         (strncmp(key, "amg.", 4) == 0 && !amg) ||
+        ((strcmp(key, "amg.interpolation") == 0 || strcmp(key, "amg.p_max") == 0 ||
+          strcmp(key, "amg.truncation") == 0) &&
+         !classical) ||
         (strcmp(key, "restart") == 0 && (s->cycles_only || s->method != CLMG_KRYLOV_GMRES));
     if (unused && used < sizeof s->unused) {
       int n = snprintf(s->unused + used, sizeof s->unused - used, "%s%s", used ? ", " : "", key);
