@@ -971,21 +971,21 @@ static clmg_status device_smoothed_prolongator(clmg_context *context,
   return status;
 }
 
-/* A_c = P^T (A P) with the device transpose and products; A_c back on the
- * host where download is 1 (the next level's coarsening is made there, or
+/* A_c = P^T (A P) with the device transpose (kept in *r_device: the
+ * engine's restriction) and products; A_c back on the host where download
+ * is 1 (the next level's coarsening is made there, or
  * a smoother needs it), else only its size there. A device failure is a
  * status with the context's message in error. */
 static clmg_status device_galerkin(clmg_context *context, const clmg_csr_device *fine_device,
                                    const clmg_csr_device *p_device, int download,
-                                   clmg_csr_device *coarse_device, clmg_csr *coarse,
-                                   clmg_error *error) {
-  clmg_csr_device r = {0}, ap = {0};
-  clmg_status device = clmg_csr_device_transpose(context, p_device, &r);
+                                   clmg_csr_device *r_device, clmg_csr_device *coarse_device,
+                                   clmg_csr *coarse, clmg_error *error) {
+  clmg_csr_device ap = {0};
+  clmg_status device = clmg_csr_device_transpose(context, p_device, r_device);
   if (device == CLMG_SUCCESS)
     device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
   if (device == CLMG_SUCCESS)
-    device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
-  clmg_csr_device_free(&r);
+    device = clmg_csr_device_multiply(context, r_device, &ap, coarse_device);
   clmg_csr_device_free(&ap);
   if (device != CLMG_SUCCESS)
     return device_failure(context, device, error);
@@ -1028,19 +1028,20 @@ static int worth_a_level(size_t coarse_rows, size_t fine_rows) {
 }
 
 /* The device products of one level: P = (I - omega D^-1 A) P~ from the
- * tentative P~ into *p (tentative NULL: *p is given, classical), then A_c
- * = P^T A P, back on the host where download is 1; the phases timed. */
+ * tentative P~ into *p (tentative NULL: *p is given, classical), then R =
+ * P^T into *r and A_c = R A P, back on the host where download is 1; the phases timed. */
 static clmg_status device_level_products(clmg_context *context, const clmg_amg_options *o,
                                          const clmg_csr_device *fine,
                                          const clmg_csr_device *tentative, int download,
-                                         clmg_csr_device *p, clmg_csr_device *coarse_device,
-                                         clmg_csr *coarse, double *mark, clmg_error *error) {
+                                         clmg_csr_device *p, clmg_csr_device *r,
+                                         clmg_csr_device *coarse_device, clmg_csr *coarse,
+                                         double *mark, clmg_error *error) {
   clmg_status device = CLMG_SUCCESS;
   if (tentative)
     device = device_smoothed_prolongator(context, fine, tentative, o->prolongator_damping, p);
   if (o->times)
     lap(context, o, &o->times->prolongator_s, mark);
-  clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download,
+  clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download, r,
                                                                 coarse_device, coarse, error)
                                               : device_failure(context, device, error);
   if (o->times)
@@ -1062,12 +1063,15 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
       clmg_csr_device_free(&h->device_a[l]);
     if (h->device_p)
       clmg_csr_device_free(&h->device_p[l]);
+    if (h->device_r)
+      clmg_csr_device_free(&h->device_r[l]);
   }
   free(h->a);
   free(h->p);
   free(h->patch);
   free(h->device_a);
   free(h->device_p);
+  free(h->device_r);
   memset(h, 0, sizeof *h);
 }
 
@@ -1108,9 +1112,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   if (context) {
     h.device_a = calloc(capacity, sizeof(clmg_csr_device));
     h.device_p = calloc(capacity, sizeof(clmg_csr_device));
+    h.device_r = calloc(capacity, sizeof(clmg_csr_device));
   }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!h.a || !h.p || !h.patch || !aggregate || (context && (!h.device_a || !h.device_p))) {
+  if (!h.a || !h.p || !h.patch || !aggregate ||
+      (context && (!h.device_a || !h.device_p || !h.device_r))) {
     free(aggregate);
     clmg_amg_hierarchy_free(&h);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
@@ -1172,8 +1178,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       status = device_failure(context, device, error);
     else if (!stop)
       status = device_level_products(context, o, fine_device, &tentative, host_levels,
-                                     &h.device_p[built], &h.device_a[built], &levels_a[built],
-                                     &mark, error);
+                                     &h.device_p[built], &h.device_r[built], &h.device_a[built],
+                                     &levels_a[built], &mark, error);
     if (status == CLMG_SUCCESS && !stop && with_patches)
       status = make_patches(&levels_a[built], aggregate, fine_device->rows, 1, o,
                             &h.patch[built - 1], error);
@@ -1236,9 +1242,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
                                  smoothed ? &tentative_device : &h.device_p[built]);
       /* the next level is aggregated on the host: A_c comes back */
       status = device == CLMG_SUCCESS
-                   ? device_level_products(
-                         context, o, &h.device_a[built - 1], smoothed ? &tentative_device : NULL, 1,
-                         &h.device_p[built], &h.device_a[built], &levels_a[built], &mark, error)
+                   ? device_level_products(context, o, &h.device_a[built - 1],
+                                           smoothed ? &tentative_device : NULL, 1,
+                                           &h.device_p[built], &h.device_r[built],
+                                           &h.device_a[built], &levels_a[built], &mark, error)
                    : device_failure(context, device, error);
       clmg_csr_device_free(&tentative_device);
     } else if (status == CLMG_SUCCESS) {
@@ -1293,8 +1300,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   }
   for (size_t l = 1, m = built - 1; l < m; l++, m--) {
     SWAP(clmg_csr, levels_p[l], levels_p[m]);
-    if (context)
+    if (context) {
       SWAP(clmg_csr_device, h.device_p[l], h.device_p[m]);
+      SWAP(clmg_csr_device, h.device_r[l], h.device_r[m]);
+    }
   }
   h.num_levels = (int)built;
   *out = h;
@@ -1384,7 +1393,7 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
   }
   status = on_device
                ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
-                                                       h.device_p, NULL, &options, multigrid)
+                                                       h.device_p, h.device_r, &options, multigrid)
                : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
