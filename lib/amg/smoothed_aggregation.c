@@ -12,6 +12,7 @@
 #include "la/internal.h"
 
 #include "amg/amg_internal.h"
+#include "solve/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -1086,9 +1087,12 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
  * host_levels 0: where a level is made on the device from start to end,
  * its host matrix holds only its size (a caller that hands the engine the
  * device arrays and needs no host matrix). */
-static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_amg_options *options,
-                         int borrow_finest, int with_patches, int host_levels,
-                         clmg_amg_hierarchy *out, clmg_error *error) {
+/* finest (may be NULL): a device matrix of a; where it holds a's CSR arrays
+ * in the hierarchy's precision, the finest level's device arrays are views
+ * of them and nothing is uploaded. */
+static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_matrix *finest,
+                         const clmg_amg_options *options, int borrow_finest, int with_patches,
+                         int host_levels, clmg_amg_hierarchy *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -1129,7 +1133,12 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     status = clmg_csr_copy(a, &levels_a[0], error);
   if (status == CLMG_SUCCESS && context) {
     clmg_dtype precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-    clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
+    int viewed = finest && clmg_matrix_context(finest) == context &&
+                 clmg_matrix_rows(finest) == a->rows && clmg_matrix_cols(finest) == a->cols &&
+                 clmg_matrix_nnz(finest) == clmg_csr_nnz(a) &&
+                 clmg_matrix_csr_views(finest, precision, &h.device_a[0]);
+    clmg_status uploaded =
+        viewed ? CLMG_SUCCESS : clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
     if (uploaded != CLMG_SUCCESS)
       status = device_failure(context, uploaded, error);
   }
@@ -1318,7 +1327,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, options, 0, 1, 1, out, error);
+  return build(NULL, a, NULL, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -1326,7 +1335,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, options, 0, 1, 1, out, error);
+  return build(context, a, NULL, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -1356,6 +1365,14 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                                       const clmg_multigrid_options *mg_options,
                                       const clmg_amg_patch_smoothing *patch,
                                       clmg_multigrid **multigrid) {
+  return clmg_amg_multigrid_create_on(context, a, NULL, amg_options, mg_options, patch, multigrid);
+}
+
+clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *a,
+                                         clmg_matrix *matrix, const clmg_amg_options *amg_options,
+                                         const clmg_multigrid_options *mg_options,
+                                         const clmg_amg_patch_smoothing *patch,
+                                         clmg_multigrid **multigrid) {
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
@@ -1369,7 +1386,7 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
    * return, and that level zeroed first */
   /* the patch and Gauss-Seidel smoothers are made from the levels' host
    * matrices */
-  clmg_status status = build(on_device ? context : NULL, a, amg_options, 1,
+  clmg_status status = build(on_device ? context : NULL, a, matrix, amg_options, 1,
                              patch != NULL && !patch->gauss_seidel, patch != NULL, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
@@ -1392,8 +1409,9 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
     options.smoother_factory_data = &patches;
   }
   status = on_device
-               ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
-                                                       h.device_p, h.device_r, &options, multigrid)
+               ? clmg_multigrid_create_from_csr_device_borrowing(context, h.num_levels, h.device_a,
+                                                                 h.device_p, h.device_r, matrix,
+                                                                 &options, multigrid)
                : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
