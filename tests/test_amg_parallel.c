@@ -1,3 +1,4 @@
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 /* Smoothed aggregation with parallel roots (CLMG_AMG_ROOTS_PARALLEL) and
  * its setup on the device: the aggregates against a reference written here
  * from the definition (the greedy distance-k independent set in descending
@@ -347,6 +348,89 @@ static void test_setup_times(void **state) {
   clmg_csr_free(&a);
 }
 
+/* A solver's AMG on the device path (forced on this CPU) takes the finest
+ * level from the solver's device matrix: its CSR arrays instead of a second
+ * upload, the matrix itself as the engine's finest operator. The hierarchy
+ * is the one clmg_amg_multigrid_create makes from the host matrix alone,
+ * and CG with it solves A x = b. */
+static void test_solver_shares_finest(void **state) {
+  (void)state;
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", "amg_setup_on_device=1,cpu_kernels=0", 1);
+  clmg_context *device_ctx = NULL;
+  int opened = test_open_context(&device_ctx, NULL, "amg_parallel shared finest", 1);
+  if (kept)
+    setenv("CLMG_DEVICE_PARAMS", kept, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(kept);
+  assert_int_equal(opened, 0);
+  clmg_csr a = random_spd(5000, 9, 0.0, 5000);
+  clmg_matrix_options csr;
+  clmg_matrix_options_defaults(&csr);
+  csr.format = CLMG_FORMAT_CSR;
+  clmg_matrix *matrix = NULL;
+  CHECK_OK(clmg_matrix_create(device_ctx, &a, &csr, &matrix));
+  clmg_options *options = NULL;
+  clmg_error error = {{0}};
+  assert_int_equal(clmg_options_create(&options, &error), CLMG_SUCCESS);
+  assert_int_equal(clmg_options_parse(options,
+                                      "krylov=cg precond=amg mg.smoother=jacobi mg.steps=2 "
+                                      "format=csr tol=1e-8 maxit=500",
+                                      &error),
+                   CLMG_SUCCESS);
+  clmg_solver *solver = NULL;
+  CHECK_OK(clmg_solver_create_device(device_ctx, matrix, NULL, &a, 1, options, &solver));
+  clmg_multigrid *shared = clmg_solver_multigrid(solver);
+  assert_non_null(shared);
+  int levels = clmg_multigrid_levels(shared);
+  assert_true(levels >= 2);
+  /* the finest operator is the solver's matrix, not a copy */
+  assert_ptr_equal(clmg_multigrid_matrix(shared, levels - 1), matrix);
+  clmg_multigrid_options mg;
+  clmg_multigrid_options_defaults(&mg);
+  mg.pre_smoothing = mg.post_smoothing = 2;
+  mg.matrix = csr;
+  clmg_multigrid *alone = NULL;
+  CHECK_OK(clmg_amg_multigrid_create(device_ctx, &a, NULL, &mg, NULL, &alone));
+  assert_int_equal(clmg_multigrid_levels(alone), levels);
+  for (int l = 0; l < levels; ++l)
+    assert_int_equal(clmg_matrix_nnz(clmg_multigrid_matrix(alone, l)),
+                     clmg_matrix_nnz(clmg_multigrid_matrix(shared, l)));
+  /* b = A x* for a known x*: the solve reaches it */
+  double *x_true = malloc(a.rows * sizeof *x_true), *b = malloc(a.rows * sizeof *b);
+  double *x = malloc(a.rows * sizeof *x);
+  assert_true(x_true && b && x);
+  for (size_t i = 0; i < a.rows; ++i)
+    x_true[i] = sin(0.01 * (double)i) + 1.0;
+  clmg_csr_spmv_host(1.0, &a, x_true, 0.0, b);
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_OK(clmg_vector_create(device_ctx, CLMG_DOUBLE, a.rows, &db));
+  CHECK_OK(clmg_vector_create(device_ctx, CLMG_DOUBLE, a.rows, &dx));
+  CHECK_OK(clmg_vector_upload_doubles(db, b));
+  clmg_krylov_result result = {0};
+  CHECK_OK(clmg_solver_solve(solver, db, dx, &result));
+  assert_true(result.converged);
+  CHECK_OK(clmg_vector_download_doubles(dx, x));
+  double error_max = 0;
+  for (size_t i = 0; i < a.rows; ++i)
+    error_max = fmax(error_max, fabs(x[i] - x_true[i]));
+  assert_true(error_max < 1e-5);
+  clmg_krylov_result_free(&result);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  free(x_true);
+  free(b);
+  free(x);
+  clmg_multigrid_destroy(alone);
+  clmg_solver_destroy(solver);
+  clmg_options_destroy(options);
+  clmg_matrix_destroy(matrix);
+  clmg_csr_free(&a);
+  assert_int_equal(test_close_context(&device_ctx), 0);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(2012);
@@ -360,10 +444,9 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_roots_reference),
-      cmocka_unit_test(test_device_hierarchy),
-      cmocka_unit_test(test_missing_diagonal),
-      cmocka_unit_test(test_setup_times),
+      cmocka_unit_test(test_parallel_roots_reference), cmocka_unit_test(test_device_hierarchy),
+      cmocka_unit_test(test_missing_diagonal),         cmocka_unit_test(test_setup_times),
+      cmocka_unit_test(test_solver_shares_finest),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("amg_parallel", tests, setup, teardown);

@@ -235,6 +235,11 @@ typedef struct clmg_amg_hierarchy {
    * clmg_multigrid_create_from_csr_device; p on the host then stays empty */
   clmg_csr_device *device_a;
   clmg_csr_device *device_p; /**< the prolongations as device arrays (see device_a) */
+  /** the restrictions R = P^T as device arrays where the device made them
+   * (the Galerkin product's transpose, kept so that the engine need not
+   * transpose P again; pass as r to clmg_multigrid_create_from_csr_device),
+   * else NULL */
+  clmg_csr_device *device_r;
 } clmg_amg_hierarchy;
 
 /** a must be square. NULL options: defaults. */

@@ -43,4 +43,17 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                                       clmg_csr_device *tentative, clmg_vector **coarse_b,
                                       size_t *count, int *rounds, int32_t *aggregate);
 
+/* clmg_amg_multigrid_create for a caller that already holds a as the
+ * device matrix `matrix` (may be NULL; it must outlive the multigrid): on
+ * the device path the finest level's arrays are views of matrix's CSR
+ * arrays where it is stored as CSR in the hierarchy's precision (no second
+ * upload), and the engine's finest operator borrows matrix where it is in
+ * mg_options' precision and format (no second layout of the finest level).
+ * The hierarchy is the same as without it. */
+clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *a,
+                                         clmg_matrix *matrix, const clmg_amg_options *amg_options,
+                                         const clmg_multigrid_options *mg_options,
+                                         const clmg_amg_patch_smoothing *patch,
+                                         clmg_multigrid **multigrid);
+
 #endif

@@ -12,6 +12,7 @@
 #include "la/internal.h"
 
 #include "amg/amg_internal.h"
+#include "solve/internal.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -985,21 +986,21 @@ static clmg_status device_smoothed_prolongator(clmg_context *context,
   return status;
 }
 
-/* A_c = P^T (A P) with the device transpose and products; A_c back on the
- * host where download is 1 (the next level's coarsening is made there, or
+/* A_c = P^T (A P) with the device transpose (kept in *r_device: the
+ * engine's restriction) and products; A_c back on the host where download
+ * is 1 (the next level's coarsening is made there, or
  * a smoother needs it), else only its size there. A device failure is a
  * status with the context's message in error. */
 static clmg_status device_galerkin(clmg_context *context, const clmg_csr_device *fine_device,
                                    const clmg_csr_device *p_device, int download,
-                                   clmg_csr_device *coarse_device, clmg_csr *coarse,
-                                   clmg_error *error) {
-  clmg_csr_device r = {0}, ap = {0};
-  clmg_status device = clmg_csr_device_transpose(context, p_device, &r);
+                                   clmg_csr_device *r_device, clmg_csr_device *coarse_device,
+                                   clmg_csr *coarse, clmg_error *error) {
+  clmg_csr_device ap = {0};
+  clmg_status device = clmg_csr_device_transpose(context, p_device, r_device);
   if (device == CLMG_SUCCESS)
     device = clmg_csr_device_multiply(context, fine_device, p_device, &ap);
   if (device == CLMG_SUCCESS)
-    device = clmg_csr_device_multiply(context, &r, &ap, coarse_device);
-  clmg_csr_device_free(&r);
+    device = clmg_csr_device_multiply(context, r_device, &ap, coarse_device);
   clmg_csr_device_free(&ap);
   if (device != CLMG_SUCCESS)
     return device_failure(context, device, error);
@@ -1042,19 +1043,20 @@ static int worth_a_level(size_t coarse_rows, size_t fine_rows) {
 }
 
 /* The device products of one level: P = (I - omega D^-1 A) P~ from the
- * tentative P~ into *p (tentative NULL: *p is given, classical), then A_c
- * = P^T A P, back on the host where download is 1; the phases timed. */
+ * tentative P~ into *p (tentative NULL: *p is given, classical), then R =
+ * P^T into *r and A_c = R A P, back on the host where download is 1; the phases timed. */
 static clmg_status device_level_products(clmg_context *context, const clmg_amg_options *o,
                                          const clmg_csr_device *fine,
                                          const clmg_csr_device *tentative, int download,
-                                         clmg_csr_device *p, clmg_csr_device *coarse_device,
-                                         clmg_csr *coarse, double *mark, clmg_error *error) {
+                                         clmg_csr_device *p, clmg_csr_device *r,
+                                         clmg_csr_device *coarse_device, clmg_csr *coarse,
+                                         double *mark, clmg_error *error) {
   clmg_status device = CLMG_SUCCESS;
   if (tentative)
     device = device_smoothed_prolongator(context, fine, tentative, o->prolongator_damping, p);
   if (o->times)
     lap(context, o, &o->times->prolongator_s, mark);
-  clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download,
+  clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download, r,
                                                                 coarse_device, coarse, error)
                                               : device_failure(context, device, error);
   if (o->times)
@@ -1076,12 +1078,15 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
       clmg_csr_device_free(&h->device_a[l]);
     if (h->device_p)
       clmg_csr_device_free(&h->device_p[l]);
+    if (h->device_r)
+      clmg_csr_device_free(&h->device_r[l]);
   }
   free(h->a);
   free(h->p);
   free(h->patch);
   free(h->device_a);
   free(h->device_p);
+  free(h->device_r);
   memset(h, 0, sizeof *h);
 }
 
@@ -1096,9 +1101,12 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
  * host_levels 0: where a level is made on the device from start to end,
  * its host matrix holds only its size (a caller that hands the engine the
  * device arrays and needs no host matrix). */
-static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_amg_options *options,
-                         int borrow_finest, int with_patches, int host_levels,
-                         clmg_amg_hierarchy *out, clmg_error *error) {
+/* finest (may be NULL): a device matrix of a; where it holds a's CSR arrays
+ * in the hierarchy's precision, the finest level's device arrays are views
+ * of them and nothing is uploaded. */
+static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_matrix *finest,
+                         const clmg_amg_options *options, int borrow_finest, int with_patches,
+                         int host_levels, clmg_amg_hierarchy *out, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -1122,9 +1130,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   if (context) {
     h.device_a = calloc(capacity, sizeof(clmg_csr_device));
     h.device_p = calloc(capacity, sizeof(clmg_csr_device));
+    h.device_r = calloc(capacity, sizeof(clmg_csr_device));
   }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!h.a || !h.p || !h.patch || !aggregate || (context && (!h.device_a || !h.device_p))) {
+  if (!h.a || !h.p || !h.patch || !aggregate ||
+      (context && (!h.device_a || !h.device_p || !h.device_r))) {
     free(aggregate);
     clmg_amg_hierarchy_free(&h);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
@@ -1137,7 +1147,12 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
     status = clmg_csr_copy(a, &levels_a[0], error);
   if (status == CLMG_SUCCESS && context) {
     clmg_dtype precision = clmg_context_device(context)->has_fp64 ? CLMG_DOUBLE : CLMG_FLOAT;
-    clmg_status uploaded = clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
+    int viewed = finest && clmg_matrix_context(finest) == context &&
+                 clmg_matrix_rows(finest) == a->rows && clmg_matrix_cols(finest) == a->cols &&
+                 clmg_matrix_nnz(finest) == clmg_csr_nnz(a) &&
+                 clmg_matrix_csr_views(finest, precision, &h.device_a[0]);
+    clmg_status uploaded =
+        viewed ? CLMG_SUCCESS : clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
     if (uploaded != CLMG_SUCCESS)
       status = device_failure(context, uploaded, error);
   }
@@ -1186,8 +1201,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
       status = device_failure(context, device, error);
     else if (!stop)
       status = device_level_products(context, o, fine_device, &tentative, host_levels,
-                                     &h.device_p[built], &h.device_a[built], &levels_a[built],
-                                     &mark, error);
+                                     &h.device_p[built], &h.device_r[built], &h.device_a[built],
+                                     &levels_a[built], &mark, error);
     if (status == CLMG_SUCCESS && !stop && with_patches)
       status = make_patches(&levels_a[built], aggregate, fine_device->rows, 1, o,
                             &h.patch[built - 1], error);
@@ -1248,9 +1263,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
                                  smoothed ? &tentative_device : &h.device_p[built]);
       /* the next level is aggregated on the host: A_c comes back */
       status = device == CLMG_SUCCESS
-                   ? device_level_products(
-                         context, o, &h.device_a[built - 1], smoothed ? &tentative_device : NULL, 1,
-                         &h.device_p[built], &h.device_a[built], &levels_a[built], &mark, error)
+                   ? device_level_products(context, o, &h.device_a[built - 1],
+                                           smoothed ? &tentative_device : NULL, 1,
+                                           &h.device_p[built], &h.device_r[built],
+                                           &h.device_a[built], &levels_a[built], &mark, error)
                    : device_failure(context, device, error);
       clmg_csr_device_free(&tentative_device);
     } else if (status == CLMG_SUCCESS) {
@@ -1305,8 +1321,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
   }
   for (size_t l = 1, m = built - 1; l < m; l++, m--) {
     SWAP(clmg_csr, levels_p[l], levels_p[m]);
-    if (context)
+    if (context) {
       SWAP(clmg_csr_device, h.device_p[l], h.device_p[m]);
+      SWAP(clmg_csr_device, h.device_r[l], h.device_r[m]);
+    }
   }
   h.num_levels = (int)built;
   *out = h;
@@ -1321,7 +1339,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_am
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, options, 0, 1, 1, out, error);
+  return build(NULL, a, NULL, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -1329,7 +1347,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, options, 0, 1, 1, out, error);
+  return build(context, a, NULL, options, 0, 1, 1, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -1359,6 +1377,14 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
                                       const clmg_multigrid_options *mg_options,
                                       const clmg_amg_patch_smoothing *patch,
                                       clmg_multigrid **multigrid) {
+  return clmg_amg_multigrid_create_on(context, a, NULL, amg_options, mg_options, patch, multigrid);
+}
+
+clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *a,
+                                         clmg_matrix *matrix, const clmg_amg_options *amg_options,
+                                         const clmg_multigrid_options *mg_options,
+                                         const clmg_amg_patch_smoothing *patch,
+                                         clmg_multigrid **multigrid) {
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
@@ -1372,7 +1398,7 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
    * return, and that level zeroed first */
   /* the patch and Gauss-Seidel smoothers are made from the levels' host
    * matrices */
-  clmg_status status = build(on_device ? context : NULL, a, amg_options, 1,
+  clmg_status status = build(on_device ? context : NULL, a, matrix, amg_options, 1,
                              patch != NULL && !patch->gauss_seidel, patch != NULL, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
@@ -1395,8 +1421,9 @@ clmg_status clmg_amg_multigrid_create(clmg_context *context, const clmg_csr *a,
     options.smoother_factory_data = &patches;
   }
   status = on_device
-               ? clmg_multigrid_create_from_csr_device(context, h.num_levels, h.device_a,
-                                                       h.device_p, NULL, &options, multigrid)
+               ? clmg_multigrid_create_from_csr_device_borrowing(context, h.num_levels, h.device_a,
+                                                                 h.device_p, h.device_r, matrix,
+                                                                 &options, multigrid)
                : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);

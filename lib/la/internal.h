@@ -89,4 +89,12 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
  * that need the entries themselves (the coarse tail's packed levels). */
 clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out);
 
+/* The CSR arrays of m on the device without a copy or a transfer, where m
+ * is stored as CSR (CSR or CSR-Adaptive: its offsets, columns and values
+ * are the CSR arrays, rows in their order) in `precision`: *out gets views
+ * that do not own the buffers (clmg_csr_device_free releases only the
+ * handles; m must outlive them) and 1 is returned. 0 (out zeroed) where m
+ * is in another format or precision, or a handle cannot be allocated. */
+int clmg_matrix_csr_views(const clmg_matrix *m, clmg_dtype precision, clmg_csr_device *out);
+
 #endif

@@ -1919,6 +1919,32 @@ clmg_status clmg_matrix_update_values(clmg_matrix *m, const double *values) {
 
 /* ---- back to CSR ---- */
 
+/* A handle on `length` elements of a matrix buffer that does not own it. */
+static clmg_vector *borrowed_vector(const clmg_matrix *m, cl_mem buffer, clmg_dtype type,
+                                    size_t length) {
+  clmg_vector *v = calloc(1, sizeof *v);
+  if (v)
+    *v = (clmg_vector){m->context, buffer, 0, length, 0, type};
+  return v;
+}
+
+int clmg_matrix_csr_views(const clmg_matrix *m, clmg_dtype precision, clmg_csr_device *out) {
+  memset(out, 0, sizeof *out);
+  if (!m || !is_csr(m->format) || m->precision != precision || !m->offsets || !m->columns ||
+      !m->values)
+    return 0;
+  clmg_csr_device views = {m->rows, m->cols,
+                           borrowed_vector(m, m->offsets, CLMG_INT64, m->rows + 1),
+                           borrowed_vector(m, m->columns, CLMG_INT32, m->nnz),
+                           borrowed_vector(m, m->values, precision, m->nnz)};
+  if (!views.row_ptr || !views.col || !views.val) {
+    clmg_csr_device_free(&views);
+    return 0;
+  }
+  *out = views;
+  return 1;
+}
+
 /* Reads `bytes` of a matrix array into host (blocking); nothing for 0. */
 static clmg_status read_array(const clmg_matrix *m, cl_mem buffer, size_t bytes, void *host,
                               const char *what) {

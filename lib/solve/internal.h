@@ -134,4 +134,14 @@ clmg_status clmg_cells_by_colour(size_t n, size_t num_cells, int block,
                                  const int32_t *cell_unknowns, int *num_colours,
                                  size_t **colour_start, int32_t *order, clmg_error *error);
 
+/* clmg_multigrid_create_from_csr_device whose finest level's operator
+ * borrows `finest` (a device matrix of a[num_levels - 1], which must
+ * outlive the hierarchy) instead of making a second one from the arrays,
+ * where it is in the options' precision and format (CLMG_FORMAT_AUTO: any);
+ * finest NULL or another: the arrays as usual. */
+clmg_status clmg_multigrid_create_from_csr_device_borrowing(
+    clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
+    const clmg_csr_device *r, clmg_matrix *finest, const clmg_multigrid_options *options,
+    clmg_multigrid **multigrid);
+
 #endif

@@ -96,6 +96,9 @@ void clmg_multigrid_options_defaults(clmg_multigrid_options *options) {
 typedef struct level_matrices {
   const clmg_csr *a, *p, *r;
   const clmg_csr_device *device_a, *device_p, *device_r;
+  /* a device matrix of a[finest_index] (the caller's, borrowed), or NULL */
+  clmg_matrix *finest;
+  int finest_index;
 } level_matrices;
 
 typedef struct matrix_shape {
@@ -393,12 +396,15 @@ clmg_status clmg_multigrid_create_from_levels(clmg_context *context, int num_lev
 }
 
 /* The operator of level l's a, p or r: a device matrix in options' format
- * and precision, uploaded from host CSR or made from device arrays. */
+ * and precision, uploaded from host CSR or made from device arrays; the
+ * finest level's a borrows m->finest where given. */
 static clmg_status upload_operator(clmg_context *context, const level_matrices *m, char which,
                                    int l, const clmg_matrix_options *options, clmg_operator *op) {
   const clmg_csr *host;
   const clmg_csr_device *device;
   arrays_of(m, which, &host, &device);
+  if (which == 'a' && m->finest && l == m->finest_index)
+    return clmg_operator_from_matrix(m->finest, 0, op);
   clmg_matrix *matrix = NULL;
   clmg_status status = host
                            ? clmg_matrix_create(context, &host[l], options, &matrix)
@@ -502,14 +508,33 @@ clmg_status clmg_multigrid_create(clmg_context *context, int num_levels, const c
                                   const clmg_csr *p, const clmg_csr *r,
                                   const clmg_multigrid_options *options,
                                   clmg_multigrid **multigrid) {
-  level_matrices m = {a, p, r, NULL, NULL, NULL};
+  level_matrices m = {a, p, r, NULL, NULL, NULL, NULL, 0};
   return create_from_matrices(context, num_levels, &m, options, multigrid);
 }
 
 clmg_status clmg_multigrid_create_from_csr_device(
     clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
     const clmg_csr_device *r, const clmg_multigrid_options *options, clmg_multigrid **multigrid) {
-  level_matrices m = {NULL, NULL, NULL, a, p, r};
+  level_matrices m = {NULL, NULL, NULL, a, p, r, NULL, 0};
+  return create_from_matrices(context, num_levels, &m, options, multigrid);
+}
+
+clmg_status clmg_multigrid_create_from_csr_device_borrowing(
+    clmg_context *context, int num_levels, const clmg_csr_device *a, const clmg_csr_device *p,
+    const clmg_csr_device *r, clmg_matrix *finest, const clmg_multigrid_options *options,
+    clmg_multigrid **multigrid) {
+  clmg_multigrid_options defaults;
+  clmg_multigrid_options_defaults(&defaults);
+  const clmg_matrix_options *wanted = options ? &options->matrix : &defaults.matrix;
+  /* the finest level in the options' precision and format, as the engine
+   * would make it */
+  int borrow =
+      finest && a && num_levels > 0 && clmg_matrix_context(finest) == context &&
+      clmg_matrix_rows(finest) == a[num_levels - 1].rows &&
+      clmg_matrix_cols(finest) == a[num_levels - 1].cols &&
+      clmg_matrix_precision(finest) == wanted->precision &&
+      (wanted->format == CLMG_FORMAT_AUTO || wanted->format == clmg_matrix_format_of(finest));
+  level_matrices m = {NULL, NULL, NULL, a, p, r, borrow ? finest : NULL, num_levels - 1};
   return create_from_matrices(context, num_levels, &m, options, multigrid);
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "amg/amg_internal.h"
 #include "core/internal.h"
 #include "core/textio.h"
 #include "la/internal.h"
@@ -590,8 +591,10 @@ static clmg_status build_amg(clmg_solver *s, const clmg_csr *a, const clmg_matri
   if (status == CLMG_SUCCESS) {
     mg.matrix = *matrix;
     mg.matrix.precision = s->mixed ? CLMG_FLOAT : s->precision;
-    status = clmg_amg_multigrid_create(s->context, a, &amg, &mg, use_patch ? &patch : NULL,
-                                       &s->multigrid);
+    /* the solver's device matrix of a: no second upload, and the finest
+     * level's operator where it suits the cycle */
+    status = clmg_amg_multigrid_create_on(s->context, a, s->matrix, &amg, &mg,
+                                          use_patch ? &patch : NULL, &s->multigrid);
   }
   free(candidates);
   if (status != CLMG_SUCCESS)
