@@ -753,22 +753,6 @@ static double seconds_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* precision=auto on a device without fp64 becomes float, as the clmg
- * command chooses it; double or mixed asked there is refused. */
-static int choose_precision(clmg_options *db, clmg_context *context) {
-  if (clmg_context_device(context)->has_fp64)
-    return 1;
-  if (!clmg_options_is_set(db, "precision")) {
-    clmg_options_set(db, "precision", "float", NULL);
-    return 1;
-  }
-  if (strcmp(clmg_options_get(db, "precision"), "float") == 0)
-    return 1;
-  raise_status(CLMG_ERROR_UNSUPPORTED, "the device has no double precision (fp64): use "
-                                       "precision=float");
-  return 0;
-}
-
 /* a dict of the solve's result (the keys of Solver.solve's) */
 static PyObject *result_dict(const clmg_krylov_result *result, clmg_status status,
                              const char *message) {
@@ -800,210 +784,25 @@ static PyObject *csr_dict(const clmg_csr *a) {
                        bytes_of(a->val, nnz * sizeof(double)));
 }
 
-typedef struct poisson_run {
-  clmg_fe_hierarchy hierarchy;     /* host assembly */
-  clmg_fe_device_hierarchy device; /* device assembly */
-  clmg_options *options;
-  clmg_multigrid *multigrid;
-  clmg_matrix *outer_matrix; /* mixed: the finest matrix in double, for CG */
-  clmg_operator outer;
-  clmg_solver *solver;
-  clmg_vector *b, *x;
-  clmg_krylov_result result;
-  double *u, *rhs; /* the solution and b in the mesh's numbering */
-  clmg_csr matrix; /* the finest matrix on the host (want_matrix) */
-  char message[1024];
-} poisson_run;
-
-static void poisson_run_free(poisson_run *r) {
-  clmg_solver_destroy(r->solver);
-  clmg_operator_destroy(&r->outer);
-  clmg_vector_destroy(r->b);
-  clmg_vector_destroy(r->x);
-  clmg_multigrid_destroy(r->multigrid);
-  clmg_matrix_destroy(r->outer_matrix);
-  clmg_fe_device_hierarchy_free(&r->device);
-  clmg_fe_hierarchy_free(&r->hierarchy);
-  clmg_options_destroy(r->options);
-  clmg_krylov_result_free(&r->result);
-  clmg_csr_free(&r->matrix);
-  free(r->u);
-  free(r->rhs);
-}
-
-/* The solver's options with clmg poisson's defaults (krylov none, or cg for
- * mixed; maxit 200; BLOOD's 64+64 Jacobi steps at omega 0.5), then the
- * hierarchy's options. Returns 0 with an exception set. */
-static int poisson_options_resolve(poisson_run *r, clmg_context *context, int blood,
-                                   size_t coarse_rows, clmg_multigrid_options *mg, int *mixed) {
-  clmg_options *db = r->options;
-  if (!choose_precision(db, context))
-    return 0;
-  const char *precision = clmg_options_get(db, "precision");
-  if (!clmg_options_is_set(db, "krylov"))
-    clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
-  if (!clmg_options_is_set(db, "maxit"))
-    clmg_options_set(db, "maxit", "200", NULL);
-  if (blood) {
-    if (!clmg_options_is_set(db, "mg.steps") && !clmg_options_is_set(db, "mg.pre") &&
-        !clmg_options_is_set(db, "mg.post"))
-      clmg_options_set(db, "mg.steps", "64", NULL);
-    const char *smoother = clmg_options_get(db, "mg.smoother");
-    if (!clmg_options_is_set(db, "mg.omega") &&
-        (strcmp(smoother, "auto") == 0 || strcmp(smoother, "jacobi") == 0))
-      clmg_options_set(db, "mg.omega", "0.5", NULL);
+/* A failure of clmg_fe_poisson_*: the options' krylov and mixed-precision
+ * conflicts and device assembly of another numbering are bad arguments
+ * (ValueError), the rest ClmgError with the library's status. */
+static PyObject *raise_poisson(clmg_status status, const char *step, const char *message) {
+  if (status == CLMG_ERROR_INVALID_ARGUMENT &&
+      (strncmp(message, "krylov=", 7) == 0 || strncmp(message, "precision=mixed", 15) == 0 ||
+       strstr(message, "2lv numbering only"))) {
+    PyErr_SetString(PyExc_ValueError, message);
+    return NULL;
   }
-  const char *krylov = clmg_options_get(db, "krylov");
-  if (strcmp(krylov, "none") != 0 && strcmp(krylov, "cg") != 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "krylov=%s: the Poisson problem runs multigrid cycles (none) or CG (cg)", krylov);
-    return 0;
-  }
-  *mixed = strcmp(precision, "mixed") == 0;
-  if (*mixed && strcmp(krylov, "none") == 0) {
-    PyErr_SetString(PyExc_ValueError, "precision=mixed runs the float cycle inside double CG: "
-                                      "krylov=none has no CG (use krylov=cg)");
-    return 0;
-  }
-  clmg_status status = clmg_options_multigrid(db, context, mg);
-  if (status != CLMG_SUCCESS) {
-    raise_status(status, clmg_context_message(context));
-    return 0;
-  }
-  mg->coarse_max_rows = coarse_rows;
-  char text[32];
-  if (!mg->smoother_factory)
-    clmg_options_set(db, "mg.smoother", clmg_smoother_type_name(mg->smoother), NULL);
-  snprintf(text, sizeof text, "%d", mg->pre_smoothing);
-  clmg_options_set(db, "mg.pre", text, NULL);
-  snprintf(text, sizeof text, "%d", mg->post_smoothing);
-  clmg_options_set(db, "mg.post", text, NULL);
-  clmg_matrix_format_parse(clmg_options_get(db, "format"), &mg->matrix.format);
-  mg->matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
-  return 1;
-}
-
-/* Builds the hierarchy, the multigrid and the solver, and solves; the
- * caller holds the context. step names what failed. */
-static clmg_status poisson_build_and_solve(poisson_run *r, clmg_context *context,
-                                           const clmg_mesh *coarse, int level, int degree,
-                                           const clmg_poisson_problem *problem,
-                                           clmg_numbering numbering, uint64_t seed, int on_device,
-                                           const clmg_multigrid_options *mg, int mixed,
-                                           int want_matrix, double *times, const char **step) {
-  clmg_error error = {{0}};
-  double start = seconds_now();
-  clmg_status status;
-  size_t n = 0;
-  *step = "building the hierarchy";
-  if (on_device) {
-    status = clmg_fe_poisson_hierarchy_device(context, coarse, level, degree, problem, &r->device);
-    if (status != CLMG_SUCCESS)
-      return status;
-    clmg_fe_device_hierarchy *h = &r->device;
-    const clmg_csr_device *finest = &h->a[h->num_levels - 1];
-    n = finest->rows;
-    if (want_matrix) {
-      *step = "downloading the finest matrix";
-      status = clmg_csr_device_download(finest, &r->matrix, &error);
-      if (status != CLMG_SUCCESS) {
-        snprintf(r->message, sizeof r->message, "%s", error.message);
-        return status;
-      }
-    }
-    *step = "building the multigrid hierarchy";
-    status = clmg_multigrid_create_from_csr_device(context, h->num_levels, h->a, h->p, h->r, mg,
-                                                   &r->multigrid);
-    if (status == CLMG_SUCCESS && mixed) {
-      clmg_matrix_options outer = mg->matrix;
-      outer.precision = CLMG_DOUBLE;
-      status = clmg_matrix_create_from_device(context, finest->rows, finest->cols, finest->row_ptr,
-                                              finest->col, finest->val, &outer, &r->outer_matrix);
-    }
-    for (int l = 0; l < h->num_levels; l++) { /* the matrices hold their own copies now */
-      clmg_csr_device_free(&h->a[l]);
-      clmg_csr_device_free(&h->p[l]);
-      clmg_csr_device_free(&h->r[l]);
-    }
-  } else {
-    status = clmg_fe_poisson_hierarchy(coarse, level, degree, problem, numbering, seed,
-                                       &r->hierarchy, &error);
-    if (status != CLMG_SUCCESS) {
-      snprintf(r->message, sizeof r->message, "%s", error.message);
-      return status;
-    }
-    clmg_fe_hierarchy *h = &r->hierarchy;
-    n = h->a[h->num_levels - 1].rows;
-    *step = "building the multigrid hierarchy";
-    status = clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg, &r->multigrid);
-    if (status == CLMG_SUCCESS && mixed) {
-      clmg_matrix_options outer = mg->matrix;
-      outer.precision = CLMG_DOUBLE;
-      status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &outer, &r->outer_matrix);
-    }
-  }
-  times[0] = seconds_now() - start; /* assembly and upload */
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_dtype precision = mixed ? CLMG_DOUBLE : mg->matrix.precision;
-  start = seconds_now();
-  *step = "setting up the solver and compiling the kernels";
-  status = clmg_vector_create(context, precision, n, &r->b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, n, &r->x);
-  if (status == CLMG_SUCCESS)
-    status = on_device ? clmg_vector_convert(r->device.b, r->b)
-                       : clmg_vector_upload_doubles(r->b, r->hierarchy.b);
-  const clmg_operator *fine =
-      clmg_multigrid_operator(r->multigrid, clmg_multigrid_levels(r->multigrid) - 1);
-  if (status == CLMG_SUCCESS && mixed) {
-    status = clmg_operator_from_matrix(r->outer_matrix, 0, &r->outer);
-    fine = &r->outer;
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_solver_create_multigrid(context, fine, r->multigrid, 1, r->options, &r->solver);
-  if (status == CLMG_SUCCESS) /* the initial guess: g on Dirichlet DOFs, 0 elsewhere */
-    status = on_device ? clmg_vector_convert(r->device.x0, r->x)
-                       : clmg_vector_upload_doubles(r->x, r->hierarchy.x0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(context);
-  times[1] = seconds_now() - start; /* kernels */
-  if (status != CLMG_SUCCESS)
-    return status;
-  return CLMG_SUCCESS;
-}
-
-/* After the solve: u and b in the mesh's numbering on the host. */
-static clmg_status poisson_fetch(poisson_run *r, clmg_context *context, int on_device,
-                                 const char **step) {
-  size_t n = clmg_vector_length(r->x);
-  double *numbered = malloc(n * sizeof *numbered);
-  r->u = malloc(n * sizeof *r->u);
-  r->rhs = malloc(n * sizeof *r->rhs);
-  if (!numbered || !r->u || !r->rhs) {
-    free(numbered);
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  *step = "reading back the solution";
-  clmg_status status = clmg_vector_download_doubles(r->x, numbered);
-  if (status == CLMG_SUCCESS && on_device) { /* 2LV: the mesh's own numbering */
-    memcpy(r->u, numbered, n * sizeof *numbered);
-    status = clmg_vector_download_doubles(r->b, r->rhs);
-    if (status == CLMG_SUCCESS) {
-      *step = "bringing the finest mesh to the host";
-      status = clmg_fe_device_hierarchy_fetch_finest(context, &r->device);
-    }
-  } else if (status == CLMG_SUCCESS) {
-    clmg_fe_hierarchy_unpermute(&r->hierarchy, numbered, r->u);
-    clmg_fe_hierarchy_unpermute(&r->hierarchy, r->hierarchy.b, r->rhs);
-  }
-  free(numbered);
-  return status;
+  char text[2048];
+  snprintf(text, sizeof text, "%s: %s", step, message);
+  return raise_status(status, text);
 }
 
 /* poisson(context, coarse, level, degree, problem, numbering, seed,
- * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict. The
- * problem: "circle", "blood" or "unit" (f = 1, u = 0 on the boundary). */
+ * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict: the
+ * run of clmg/fe_solve.h's stages. The problem: "circle", "blood" or
+ * "unit" (f = 1, u = 0 on the boundary). */
 static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
   static char *keywords[] = {"context",   "coarse",      "level",     "degree",      "problem",
                              "numbering", "seed",        "on_device", "coarse_rows", "text",
@@ -1022,24 +821,16 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
     return NULL;
   if (!context_ready(owner))
     return NULL;
-  if (level < 1 || level > 16) {
-    PyErr_Format(PyExc_ValueError, "level must be 1 to 16, not %d", level);
-    return NULL;
-  }
-  if (degree != 1 && degree != 2) {
-    PyErr_Format(PyExc_ValueError, "the element is Q1 or Q2 (degree 1 or 2), not %d", degree);
-    return NULL;
-  }
-  clmg_numbering numbering;
-  if (!clmg_numbering_parse(numbering_name, &numbering)) {
+  clmg_fe_poisson_spec spec;
+  clmg_fe_poisson_spec_defaults(&spec);
+  spec.coarse = &coarse->mesh;
+  spec.level = level;
+  spec.degree = degree;
+  spec.seed = seed;
+  spec.assembly = on_device ? CLMG_FE_ASSEMBLY_DEVICE : CLMG_FE_ASSEMBLY_HOST;
+  spec.keep_matrix = want_matrix;
+  if (!clmg_numbering_parse(numbering_name, &spec.numbering)) {
     PyErr_Format(PyExc_ValueError, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
-                 numbering_name);
-    return NULL;
-  }
-  if (on_device && numbering != CLMG_NUMBERING_2LV) {
-    PyErr_Format(PyExc_ValueError,
-                 "assembly on the device builds the 2lv numbering only; use assembly='host' for "
-                 "numbering '%s'",
                  numbering_name);
     return NULL;
   }
@@ -1047,116 +838,94 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
     PyErr_SetString(PyExc_ValueError, "coarse_rows must be >= 0");
     return NULL;
   }
+  spec.coarse_max_rows = (size_t)coarse_rows;
   if (callable != Py_None && !PyCallable_Check(callable)) {
     PyErr_SetString(PyExc_TypeError, "monitor must be callable(iteration, relative_residual)");
     return NULL;
   }
-  clmg_poisson_problem problem;
-  int blood = 0;
   if (strcmp(problem_name, "circle") == 0)
-    clmg_poisson_problem_circle(&problem);
+    clmg_poisson_problem_circle(&spec.problem);
   else if (strcmp(problem_name, "blood") == 0) {
-    clmg_poisson_problem_blood(&problem);
-    blood = 1;
+    clmg_poisson_problem_blood(&spec.problem);
+    spec.paper_smoothing = 1;
   } else if (strcmp(problem_name, "unit") == 0)
-    clmg_poisson_problem_unit_source(&problem);
+    clmg_poisson_problem_unit_source(&spec.problem);
   else {
     PyErr_Format(PyExc_ValueError, "unknown problem '%s' (circle, blood, unit)", problem_name);
     return NULL;
   }
   clmg_context *context = owner->context;
-  poisson_run r;
+  clmg_options *options = make_options(text, pairs);
+  if (!options)
+    return NULL;
+  clmg_fe_poisson *problem = NULL;
+  clmg_fe_poisson_result r;
   memset(&r, 0, sizeof r);
-  r.options = make_options(text, pairs);
-  if (!r.options)
-    return NULL;
-  clmg_multigrid_options mg;
-  int mixed = 0;
-  if (!poisson_options_resolve(&r, context, blood, (size_t)coarse_rows, &mg, &mixed)) {
-    poisson_run_free(&r);
-    return NULL;
-  }
-  double times[2] = {0, 0}, solve_s = 0, fetch_s = 0;
-  const char *step = "";
+  double fetch_s = 0;
+  const char *step = "building the hierarchy";
   monitor_state monitor = {callable == Py_None ? NULL : callable, NULL, NULL, NULL, 0};
-  clmg_status status, solved = CLMG_SUCCESS;
-  char solve_message[1024] = "";
   owner->busy = 1;
   PyThreadState *released = PyEval_SaveThread();
-  status = poisson_build_and_solve(&r, context, &coarse->mesh, level, degree, &problem, numbering,
-                                   seed, on_device, &mg, mixed, want_matrix, times, &step);
+  clmg_status status = clmg_fe_poisson_create(context, &spec, options, &problem);
   if (status == CLMG_SUCCESS) {
-    clmg_solver_set_monitor(r.solver, monitor_call, &monitor);
-    double start = seconds_now();
-    solved = clmg_solver_solve(r.solver, r.b, r.x, &r.result);
-    snprintf(solve_message, sizeof solve_message, "%s", clmg_context_message(context));
-    if (solved == CLMG_SUCCESS || solved == CLMG_ERROR_NOT_CONVERGED)
-      status = clmg_finish(context);
-    else
-      status = solved, step = "solving";
-    solve_s = seconds_now() - start;
-    clmg_solver_set_monitor(r.solver, NULL, NULL);
+    step = "setting up the multigrid and the solver";
+    status = clmg_fe_poisson_setup(problem);
   }
   if (status == CLMG_SUCCESS) {
+    step = "solving";
+    status = clmg_fe_poisson_solve(problem, monitor_call, &monitor, &r);
+    if (status == CLMG_ERROR_NOT_CONVERGED)
+      status = CLMG_SUCCESS; /* the result says so */
+  }
+  if (status == CLMG_SUCCESS) {
+    step = "reading back the solution";
     double start = seconds_now();
-    status = poisson_fetch(&r, context, on_device, &step);
+    status = clmg_fe_poisson_fetch(problem, &r);
     fetch_s = seconds_now() - start;
   }
   PyEval_RestoreThread(released);
   owner->busy = 0;
+  clmg_options_destroy(options);
+  PyObject *out = NULL;
   if (monitor.failed) {
-    poisson_run_free(&r);
 #if PY_VERSION_HEX >= 0x030C0000
     PyErr_SetRaisedException(monitor.value);
 #else
     PyErr_Restore(monitor.type, monitor.value, monitor.traceback);
 #endif
-    return NULL;
+    goto done;
   }
   if (status != CLMG_SUCCESS) {
-    char message[2048];
-    snprintf(message, sizeof message, "%s: %s", step,
-             r.message[0] ? r.message : clmg_context_message(context));
-    poisson_run_free(&r);
-    return raise_status(status, message);
+    raise_poisson(status, step, clmg_context_message(context));
+    goto done;
   }
-  const clmg_mesh *finest = on_device ? &r.device.meshes[r.device.num_levels - 1]
-                                      : &r.hierarchy.meshes[r.hierarchy.num_levels - 1];
-  size_t n = clmg_vector_length(r.x);
-  clmg_multigrid *multigrid = r.multigrid;
-  PyObject *mesh = mesh_copy(finest);
-  PyObject *result = mesh ? result_dict(&r.result, solved, solve_message) : NULL;
+  size_t n = r.n;
+  PyObject *mesh = mesh_copy(&r.mesh);
+  PyObject *result = mesh ? result_dict(&r.solve, r.status, r.message) : NULL;
   PyObject *matrix = NULL;
   if (result && want_matrix) {
-    if (!on_device) {
-      /* the finest matrix in the mesh's numbering: perm[new] = old */
-      const clmg_fe_hierarchy *h = &r.hierarchy;
-      const clmg_csr *a = &h->a[h->num_levels - 1];
-      matrix = csr_dict(a);
-      if (matrix) {
-        PyObject *perm = bytes_of(h->perm[h->num_levels - 1], n * sizeof(int32_t));
-        if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
-          Py_CLEAR(matrix);
-        Py_XDECREF(perm);
-      }
-    } else
-      matrix = csr_dict(&r.matrix);
+    matrix = csr_dict(&r.matrix);
+    if (matrix && r.perm) { /* the host numbering: perm[new] = old */
+      PyObject *perm = bytes_of(r.perm, n * sizeof(int32_t));
+      if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
+        Py_CLEAR(matrix);
+      Py_XDECREF(perm);
+    }
   } else if (result) {
     matrix = (Py_INCREF(Py_None), Py_None);
   }
-  char *view = matrix ? clmg_solver_view_json(r.solver) : NULL;
-  char *options = view ? clmg_options_to_json(clmg_solver_options(r.solver), 1) : NULL;
-  PyObject *out = NULL;
-  if (options)
-    out = Py_BuildValue(
-        "{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:d,s:d}", "mesh", mesh, "result",
-        result, "matrix", matrix, "u", bytes_of(r.u, n * sizeof(double)), "b",
-        bytes_of(r.rhs, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
-        (Py_ssize_t)clmg_matrix_nnz(
-            clmg_multigrid_matrix(multigrid, clmg_multigrid_levels(multigrid) - 1)),
-        "levels", clmg_multigrid_levels(multigrid), "coarse_unknowns",
-        (Py_ssize_t)clmg_multigrid_operator(multigrid, 0)->rows, "view", view, "options", options,
-        "assembly_s", times[0], "kernels_s", times[1], "solve_s", solve_s, "fetch_s", fetch_s);
+  clmg_solver *solver = clmg_fe_poisson_solver(problem);
+  char *view = matrix ? clmg_solver_view_json(solver) : NULL;
+  char *resolved = view ? clmg_options_to_json(clmg_solver_options(solver), 1) : NULL;
+  if (resolved)
+    out =
+        Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:d,s:d}", "mesh", mesh,
+                      "result", result, "matrix", matrix, "u", bytes_of(r.u, n * sizeof(double)),
+                      "b", bytes_of(r.b, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
+                      (Py_ssize_t)r.info.nonzeros, "levels", r.info.levels, "coarse_unknowns",
+                      (Py_ssize_t)r.info.coarse_unknowns, "view", view, "options", resolved,
+                      "assembly_s", r.info.assembly_s + r.info.upload_s, "kernels_s",
+                      r.info.kernels_s, "solve_s", r.solve_s, "fetch_s", fetch_s);
   else {
     Py_XDECREF(mesh);
     Py_XDECREF(result);
@@ -1165,8 +934,10 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
       PyErr_NoMemory();
   }
   free(view);
-  free(options);
-  poisson_run_free(&r);
+  free(resolved);
+done:
+  clmg_fe_poisson_result_free(&r);
+  clmg_fe_poisson_destroy(problem);
   return out;
 }
 
