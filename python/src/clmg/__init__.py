@@ -45,6 +45,7 @@ __all__ = [
     "context",
     "devices",
     "fe",
+    "flow",
     "helmholtz",
     "option_keys",
     "poisson",
@@ -515,4 +516,4 @@ def solve(
 
 # the finite-element problems (fe.py uses the package's helpers above)
 from . import fe  # noqa: E402
-from .fe import helmholtz, poisson  # noqa: E402
+from .fe import flow, helmholtz, poisson  # noqa: E402

@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1174,6 +1175,260 @@ static PyObject *module_spd_problem(PyObject *Py_UNUSED(module), PyObject *args,
   return result;
 }
 
+/* ---- the Navier-Stokes flow (clmg/navier_stokes.h, clmg/flow.h) ---- */
+
+/* Per step (the monitor's record): the step, its time, GMRES iterations,
+ * residuals, seconds and the DFG quantities (NaN for the other cases). */
+enum { FLOW_STEP_VALUES = 11 };
+
+typedef struct flow_record {
+  const clmg_flow_case_setup *setup;
+  double *values; /* FLOW_STEP_VALUES per step */
+  size_t count, capacity;
+  clmg_status failure;
+  char message[1100];
+} flow_record;
+
+static int flow_record_step(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                            const clmg_triangle_edges *edges, const double *x) {
+  flow_record *r = data;
+  if (r->count == r->capacity) {
+    size_t capacity = r->capacity ? 2 * r->capacity : 64;
+    double *values = realloc(r->values, capacity * FLOW_STEP_VALUES * sizeof *values);
+    if (!values) {
+      r->failure = CLMG_ERROR_OUT_OF_HOST_MEMORY;
+      snprintf(r->message, sizeof r->message, "no host memory for the step history");
+      return 1;
+    }
+    r->values = values;
+    r->capacity = capacity;
+  }
+  double drag = NAN, lift = NAN, dp = NAN;
+  if (clmg_flow_case_has_quantities(r->setup->flow)) {
+    clmg_error error = {{0}};
+    clmg_status status =
+        clmg_flow_case_quantities(r->setup, mesh, edges, x, &drag, &lift, &dp, &error);
+    if (status != CLMG_SUCCESS) {
+      r->failure = status;
+      snprintf(r->message, sizeof r->message, "step %d: %s", step->step, error.message);
+      return 1;
+    }
+  }
+  double *v = r->values + r->count++ * FLOW_STEP_VALUES;
+  const double values[FLOW_STEP_VALUES] = {step->step,
+                                           step->time,
+                                           step->linear_iterations,
+                                           step->nonlinear_residual,
+                                           step->linear_residual,
+                                           step->assemble_seconds,
+                                           step->setup_seconds,
+                                           step->solve_seconds,
+                                           drag,
+                                           lift,
+                                           dp};
+  memcpy(v, values, sizeof values);
+  return 0;
+}
+
+/* flow(context, case, path, walls, inflow, re, level, steady, steps, dt,
+ * upwind_full, text, pairs) -> dict: clmg_flow_solve on the case's mesh
+ * refined `level` times (level + 1 levels, as clmg flow --level), the
+ * options through clmg_options_flow. case: "cavity", "dfg1", "dfg2",
+ * "canopy" or "gmsh" (path, walls and inflow then name the mesh and its
+ * tags); re <= 0, steady < 0: the case's defaults. */
+static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
+  static char *keywords[] = {"context",     "case",  "path",    "walls", "inflow",
+                             "re",          "level", "steady",  "steps", "dt",
+                             "upwind_full", "text",  "options", NULL};
+  ContextObject *owner = NULL;
+  const char *case_name = NULL, *path = NULL, *text = NULL;
+  PyObject *walls_object = Py_None, *pairs = Py_None;
+  int inflow = 0, level = 3, steady = -1, steps = 100, upwind_full = 0;
+  double re = 0, dt = 0.01;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!szOidiiidpzO", keywords, &ContextType, &owner,
+                                   &case_name, &path, &walls_object, &inflow, &re, &level, &steady,
+                                   &steps, &dt, &upwind_full, &text, &pairs))
+    return NULL;
+  if (!context_ready(owner))
+    return NULL;
+  clmg_flow_case flow;
+  if (strcmp(case_name, "gmsh") == 0)
+    flow = CLMG_FLOW_GMSH;
+  else if (!clmg_flow_case_parse(case_name, &flow)) {
+    PyErr_Format(PyExc_ValueError,
+                 "unknown case '%s' (there are: cavity, dfg1, dfg2, canopy, or a .msh file)",
+                 case_name);
+    return NULL;
+  }
+  int32_t walls[CLMG_FLOW_MAX_TAGS];
+  size_t num_walls = 0;
+  if (walls_object != Py_None) {
+    PyObject *sequence = PySequence_Fast(walls_object, "walls must be a sequence of tags");
+    if (!sequence)
+      return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+    if (count > CLMG_FLOW_MAX_TAGS) {
+      Py_DECREF(sequence);
+      PyErr_Format(PyExc_ValueError, "at most %d wall tags", CLMG_FLOW_MAX_TAGS);
+      return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+      long tag = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, k));
+      if (tag == -1 && PyErr_Occurred()) {
+        Py_DECREF(sequence);
+        return NULL;
+      }
+      walls[num_walls++] = (int32_t)tag;
+    }
+    Py_DECREF(sequence);
+  }
+  if (level < 0 || level > 12) {
+    PyErr_Format(PyExc_ValueError, "level must be 0 to 12, not %d", level);
+    return NULL;
+  }
+  if (steps < 1) {
+    PyErr_Format(PyExc_ValueError, "steps must be >= 1, not %d", steps);
+    return NULL;
+  }
+  if (!(isfinite(dt) && dt > 0)) {
+    PyErr_Format(PyExc_ValueError, "dt must be finite and > 0, not %g", dt);
+    return NULL;
+  }
+  clmg_error error = {{0}};
+  clmg_flow_case_setup setup;
+  clmg_status status = clmg_flow_case_create(flow, re > 0 ? re : clmg_flow_case_reynolds(flow),
+                                             walls, num_walls, inflow, &setup, &error);
+  if (status != CLMG_SUCCESS) {
+    PyErr_SetString(PyExc_ValueError, error.message);
+    return NULL;
+  }
+  clmg_context *context = owner->context;
+  if (!clmg_context_device(context)->has_fp64)
+    return raise_status(CLMG_ERROR_UNSUPPORTED,
+                        "the Navier-Stokes solver computes in double precision, which the "
+                        "device does not have (fp64)");
+  clmg_options *db = make_options(text, pairs);
+  if (!db)
+    return NULL;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  char unused[512] = "";
+  status = clmg_options_flow(db, &options, unused, sizeof unused, &error);
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(db);
+    return raise_status(status, error.message);
+  }
+  if (unused[0]) {
+    char warning[700];
+    snprintf(warning, sizeof warning, "clmg.flow does not read %s", unused);
+    if (PyErr_WarnEx(PyExc_UserWarning, warning, 1) < 0) {
+      clmg_options_destroy(db);
+      return NULL;
+    }
+  }
+  options.levels = level + 1;
+  options.steady = steady < 0 ? clmg_flow_case_steady(flow) : steady;
+  options.time_step = dt;
+  options.steps = steps;
+  clmg_stokes_problem problem;
+  clmg_flow_case_problem(&setup, &problem);
+  problem.upwind = upwind_full ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
+  clmg_mesh coarse = {0};
+  flow_record record = {&setup, NULL, 0, 0, CLMG_SUCCESS, ""};
+  clmg_flow_result result = {0};
+  char message[1100] = "";
+  double start = seconds_now(), total_s = 0;
+  owner->busy = 1;
+  PyThreadState *released = PyEval_SaveThread();
+  status = clmg_flow_case_mesh(flow, path, &coarse, &error);
+  int mesh_failed = status != CLMG_SUCCESS;
+  if (!mesh_failed) {
+    status =
+        clmg_flow_solve(context, &coarse, &problem, &options, flow_record_step, &record, &result);
+    snprintf(message, sizeof message, "%s",
+             status == CLMG_SUCCESS ? "" : clmg_context_message(context));
+  }
+  total_s = seconds_now() - start;
+  PyEval_RestoreThread(released);
+  owner->busy = 0;
+  clmg_mesh_free(&coarse);
+  PyObject *out = NULL;
+  if (mesh_failed) {
+    raise_status(status, error.message);
+    goto done;
+  }
+  if (record.failure != CLMG_SUCCESS) {
+    raise_status(record.failure, record.message);
+    goto done;
+  }
+  if (status != CLMG_SUCCESS && !(status == CLMG_ERROR_NOT_CONVERGED && result.x)) {
+    raise_status(status, message);
+    goto done;
+  }
+  char *echo = clmg_options_to_json(db, 0);
+  if (!echo) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  size_t num_edges = result.edges.num_edges, num_cells = result.mesh.num_cells;
+  PyObject *history = bytes_of(record.values, record.count * FLOW_STEP_VALUES * sizeof(double));
+  PyObject *x = bytes_of(result.x, result.unknowns * sizeof(double));
+  PyObject *edge_vertices = bytes_of(result.edges.edge_vertices, 2 * num_edges * sizeof(int32_t));
+  PyObject *cell_edges = bytes_of(result.edges.cell_edges, 3 * num_cells * sizeof(int32_t));
+  PyObject *mesh = (history && x && edge_vertices && cell_edges) ? mesh_take(&result.mesh) : NULL;
+  if (mesh)
+    out = Py_BuildValue(
+        "{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:i,s:i,s:O,s:d,s:O,s:s,s:s,s:d,s:d,s:s,s:d,s:O}", "mesh",
+        mesh, "x", x, "edge_vertices", edge_vertices, "cell_edges", cell_edges, "history", history,
+        "edges", (Py_ssize_t)num_edges, "unknowns", (Py_ssize_t)result.unknowns, "levels",
+        result.levels, "steps", result.steps, "linear_iterations", result.linear_iterations,
+        "converged", result.converged ? Py_True : Py_False, "nonlinear_residual",
+        options.steady ? result.nonlinear_residual : 0.0, "steady",
+        options.steady ? Py_True : Py_False, "status", clmg_status_string(status), "message",
+        message, "reynolds", setup.reynolds, "viscosity", setup.viscosity, "options", echo,
+        "total_s", total_s, "dfg", clmg_flow_case_has_quantities(flow) ? Py_True : Py_False);
+  else {
+    Py_XDECREF(history);
+    Py_XDECREF(x);
+    Py_XDECREF(edge_vertices);
+    Py_XDECREF(cell_edges);
+  }
+  free(echo);
+done:
+  free(record.values);
+  clmg_flow_result_free(&result);
+  clmg_options_destroy(db);
+  return out;
+}
+
+/* flow_write_vtu(mesh, x, path): clmg_flow_write_vtu of a solution
+ * (2E + T values) on a triangle mesh. */
+static PyObject *module_flow_write_vtu(PyObject *Py_UNUSED(module), PyObject *args) {
+  MeshObject *mesh = NULL;
+  PyObject *x_object = NULL;
+  const char *path = NULL;
+  if (!PyArg_ParseTuple(args, "O!Os", &MeshType, &mesh, &x_object, &path))
+    return NULL;
+  clmg_error error = {{0}};
+  clmg_triangle_edges edges = {0};
+  clmg_status status = clmg_triangle_edges_create(&mesh->mesh, &edges, &error);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  Py_buffer x;
+  if (get_array(x_object, &x, 0, sizeof(double), "d",
+                (Py_ssize_t)clmg_stokes_num_unknowns(&mesh->mesh, &edges),
+                "x (2 per edge + 1 per triangle)") < 0) {
+    clmg_triangle_edges_free(&edges);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS status = clmg_flow_write_vtu(path, &mesh->mesh, &edges, x.buf, &error);
+  Py_END_ALLOW_THREADS clmg_triangle_edges_free(&edges);
+  PyBuffer_Release(&x);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  Py_RETURN_NONE;
+}
+
 /* write_array(path, values, rows, cols): clmg_write_matrix_market_array
  * (row-major values), the format amg.coordinates and amg.near_nullspace read. */
 static PyObject *module_write_array(PyObject *Py_UNUSED(module), PyObject *args) {
@@ -1214,6 +1469,10 @@ static PyMethodDef module_methods[] = {
      "write_array(path, values, rows, cols): a Matrix Market array file."},
     {"make_mesh", module_make_mesh, METH_VARARGS,
      "make_mesh(kind, level, path=None): a coarse mesh (generator or Gmsh file)."},
+    {"flow", (PyCFunction)(void (*)(void))module_flow, METH_VARARGS | METH_KEYWORDS,
+     "The Navier-Stokes flow of a case (clmg flow): clmg_flow_solve."},
+    {"flow_write_vtu", module_flow_write_vtu, METH_VARARGS,
+     "flow_write_vtu(mesh, x, path): clmg_flow_write_vtu."},
     {"poisson", (PyCFunction)(void (*)(void))module_poisson, METH_VARARGS | METH_KEYWORDS,
      "The Q1/Q2 Poisson problem solved by geometric multigrid (clmg poisson)."},
     {"helmholtz_system", module_helmholtz_system, METH_VARARGS,
