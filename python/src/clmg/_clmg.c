@@ -180,9 +180,15 @@ typedef struct {
    * on first use, with its two device vectors in the hierarchy's precision */
   clmg_preconditioner preconditioner;
   clmg_vector *r, *z;
+  /* the solve's b, x and residual in the solver's precision, made on the
+   * first solve and kept for the next ones */
+  clmg_vector *solve_b, *solve_x, *solve_r;
 } SolverObject;
 
 static void Solver_dealloc(SolverObject *self) {
+  clmg_vector_destroy(self->solve_r);
+  clmg_vector_destroy(self->solve_x);
+  clmg_vector_destroy(self->solve_b);
   clmg_vector_destroy(self->z);
   clmg_vector_destroy(self->r);
   clmg_preconditioner_destroy(&self->preconditioner);
@@ -357,6 +363,59 @@ static int monitor_call(void *data, int iteration, double relative_residual) {
   return stop != 0;
 }
 
+/* clmg_solver_solve_host's work on the solver's kept device vectors, and
+ * then, for a double-precision solver, the true residual ||b - A x|| and
+ * ||b|| on the device (one product and two norms there, in place of a
+ * product on the host); NaN for a float one, whose device residual would
+ * carry float's rounding. message gets the solve's failure. */
+static clmg_status solve_kept(SolverObject *self, const double *b, double *x,
+                              clmg_krylov_result *result, double *true_residual, double *b_norm,
+                              char *message, size_t message_size) {
+  clmg_context *context = self->owner->context;
+  clmg_dtype precision = clmg_solver_precision(self->solver);
+  *true_residual = *b_norm = NAN;
+  clmg_status status = CLMG_SUCCESS;
+  if (!self->solve_b)
+    status = clmg_vector_create(context, precision, self->rows, &self->solve_b);
+  if (status == CLMG_SUCCESS && !self->solve_x)
+    status = clmg_vector_create(context, precision, self->rows, &self->solve_x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(self->solve_b, b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(self->solve_x, x);
+  if (status != CLMG_SUCCESS) {
+    snprintf(message, message_size, "%s", clmg_context_message(context));
+    return status;
+  }
+  clmg_status solved = clmg_solver_solve(self->solver, self->solve_b, self->solve_x, result);
+  snprintf(message, message_size, "%s", clmg_context_message(context));
+  if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED)
+    return solved;
+  /* the last iterate of an unfinished solve is still the best there is */
+  status = clmg_vector_download_doubles(self->solve_x, x);
+  if (status == CLMG_SUCCESS && precision == CLMG_DOUBLE) {
+    if (!self->solve_r)
+      status = clmg_vector_create(context, precision, self->rows, &self->solve_r);
+    double r = NAN, bb = NAN;
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_defect(clmg_solver_operator(self->solver), self->solve_b,
+                                    self->solve_x, self->solve_r);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(self->solve_r, &r);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(self->solve_b, &bb);
+    if (status == CLMG_SUCCESS) {
+      *true_residual = r;
+      *b_norm = bb;
+    }
+  }
+  if (status != CLMG_SUCCESS) {
+    snprintf(message, message_size, "%s", clmg_context_message(context));
+    return status;
+  }
+  return solved;
+}
+
 static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwargs) {
   static char *keywords[] = {"b", "x", "monitor", NULL};
   PyObject *b = NULL, *x = NULL, *callable = Py_None;
@@ -381,7 +440,10 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   clmg_status status;
   self->owner->busy = 1;
   PyThreadState *released = PyEval_SaveThread();
-  status = clmg_solver_solve_host(self->solver, b_view.buf, x_view.buf, &result);
+  double true_residual = NAN, b_norm = NAN;
+  char message[1024] = "";
+  status = solve_kept(self, b_view.buf, x_view.buf, &result, &true_residual, &b_norm, message,
+                      sizeof message);
   PyEval_RestoreThread(released);
   self->owner->busy = 0;
   clmg_solver_set_monitor(self->solver, NULL, NULL);
@@ -398,7 +460,7 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   }
   if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED) {
     clmg_krylov_result_free(&result);
-    return raise_status(status, clmg_context_message(self->owner->context));
+    return raise_status(status, message);
   }
   PyObject *history = PyList_New((Py_ssize_t)result.history_length);
   for (size_t i = 0; history && i < result.history_length; i++) {
@@ -412,12 +474,12 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   clmg_krylov_result_free(&result);
   if (!history)
     return NULL;
-  return Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:N,s:s,s:s}", "iterations", result.iterations,
+  return Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:N,s:s,s:s,s:d,s:d}", "iterations", result.iterations,
                        "converged", status == CLMG_SUCCESS ? Py_True : Py_False, "initial_residual",
                        result.initial_residual, "final_residual", result.final_residual,
                        "relative_residual", result.relative_residual, "history", history, "status",
-                       clmg_status_string(status), "message",
-                       status == CLMG_SUCCESS ? "" : clmg_context_message(self->owner->context));
+                       clmg_status_string(status), "message", status == CLMG_SUCCESS ? "" : message,
+                       "true_residual", true_residual, "b_norm", b_norm);
 }
 
 /* z = M^-1 r: one cycle of the solver's multigrid hierarchy from zero, on
