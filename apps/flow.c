@@ -15,16 +15,6 @@
 #include "cli.h"
 #include "subcommands.h"
 
-/* The DFG benchmarks (Schaefer and Turek 1996): channel height, cylinder
- * diameter, and their inflow peaks and mean velocities. */
-#define DFG_HEIGHT 0.41
-#define DFG_DIAMETER 0.1
-enum { DFG_INFLOW = 1, DFG_OUTFLOW = 2, DFG_WALLS = 3, DFG_CYLINDER = 4 };
-enum { CAVITY_LID = 1, CAVITY_WALLS = 2 };
-enum { CANOPY_INFLOW = 1, CANOPY_OUTFLOW = 2, CANOPY_TOP = 3, CANOPY_TERRAIN = 5 };
-/* the canopy's power-law inflow (eq. 3): u_ref at the building height, alpha */
-#define CANOPY_ALPHA 0.25
-
 enum {
   OPTION_CASE = OPTION_FIRST_OWN,
   OPTION_LEVEL,
@@ -130,20 +120,12 @@ static void print_flow_usage(FILE *out) {
 }
 
 static int parse_case(const char *command, const char *text, flow_options *o) {
-  static const struct {
-    const char *name;
-    flow_case flow;
-  } cases[] = {
-      {"cavity", FLOW_CAVITY}, {"dfg1", FLOW_DFG1}, {"dfg2", FLOW_DFG2}, {"canopy", FLOW_CANOPY}};
   o->case_spec = text;
-  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
-    if (strcmp(text, cases[k].name) == 0) {
-      o->flow = cases[k].flow;
-      return 1;
-    }
+  if (clmg_flow_case_parse(text, &o->flow))
+    return 1;
   size_t length = strlen(text);
   if (length > 4 && strcmp(text + length - 4, ".msh") == 0) {
-    o->flow = FLOW_GMSH;
+    o->flow = CLMG_FLOW_GMSH;
     return 1;
   }
   cli_usage_note(command, "unknown case '%s' (there are: dfg1, dfg2, cavity, canopy, FILE.msh)",
@@ -203,7 +185,9 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_SET:
     return cli_record_setting(command, "--set", NULL, arg, &o->settings);
   case OPTION_WALLS:
-    return cli_parse_tags(command, "--walls", arg, o->walls, FLOW_MAX_TAGS, &o->num_walls) ? 1 : -1;
+    return cli_parse_tags(command, "--walls", arg, o->walls, CLMG_FLOW_MAX_TAGS, &o->num_walls)
+               ? 1
+               : -1;
   case OPTION_UPWIND:
     if (strcmp(arg, "samarskij") == 0 || strcmp(arg, "full") == 0) {
       o->full_upwind = strcmp(arg, "full") == 0;
@@ -276,7 +260,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
   const char *command = argv[0];
   memset(o, 0, sizeof *o);
   o->common = *defaults;
-  o->flow = FLOW_CAVITY;
+  o->flow = CLMG_FLOW_CAVITY;
   o->case_spec = "cavity";
   o->level = 3;
   o->dt = 0.01;
@@ -299,12 +283,12 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
     return cli_usage(command, "--steady runs Oseen iterations to the steady state; --dt and "
                               "--steps are for time steps: give one or the other");
   if (!o->steady_given)
-    o->steady = !(o->flow == FLOW_DFG2 || o->flow == FLOW_CANOPY);
+    o->steady = clmg_flow_case_steady(o->flow);
   if (!o->re_given)
-    o->re = o->flow == FLOW_DFG1 ? 20.0 : o->flow == FLOW_DFG2 ? 100.0 : 100.0;
-  if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
+    o->re = clmg_flow_case_reynolds(o->flow);
+  if (o->flow == CLMG_FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
     return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
-  if (o->profile_path && o->flow != FLOW_CAVITY)
+  if (o->profile_path && o->flow != CLMG_FLOW_CAVITY)
     return cli_usage(command, "--profile is for --case cavity");
   /* the solver flags' values checked now; run_flow settles them again with
    * the --options file */
@@ -313,40 +297,9 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
 
 /* ---- the run ---- */
 
-typedef struct flow_setup {
-  flow_case flow;
-  double u_peak; /* DFG: the inflow's peak; canopy: u_ref */
-  double mean_velocity, length;
-  int32_t inflow_tag;
-} flow_setup;
-
-static void boundary_velocity(const double *x, int32_t tag, double *u, void *data) {
-  const flow_setup *s = data;
-  u[0] = u[1] = 0.0;
-  switch (s->flow) {
-  case FLOW_DFG1:
-  case FLOW_DFG2:
-    if (tag == DFG_INFLOW)
-      u[0] = clmg_dfg_inflow_u(x[1], s->u_peak);
-    break;
-  case FLOW_CAVITY:
-    if (tag == CAVITY_LID)
-      u[0] = 1.0;
-    break;
-  case FLOW_CANOPY:
-    if (tag == CANOPY_INFLOW)
-      u[0] = clmg_canopy_inflow_u(x[1], s->u_peak, 1.0, CANOPY_ALPHA);
-    break;
-  case FLOW_GMSH:
-    if (tag == s->inflow_tag)
-      u[0] = 1.0;
-    break;
-  }
-}
-
 typedef struct flow_monitor_state {
   const flow_options *o;
-  const flow_setup *setup;
+  const clmg_flow_case_setup *setup;
   double viscosity;
   FILE *csv;                  /* the stream of csv_file */
   clmg_output_file *csv_file; /* --csv: renamed into place once the run is done */
@@ -360,25 +313,13 @@ typedef struct flow_monitor_state {
   char message[1200];
 } flow_monitor_state;
 
-static int is_dfg(flow_case flow) {
-  return flow == FLOW_DFG1 || flow == FLOW_DFG2;
-}
-
 static clmg_status quantities(flow_monitor_state *m, const clmg_mesh *mesh,
                               const clmg_triangle_edges *edges, const double *x,
                               clmg_error *error) {
-  if (!is_dfg(m->setup->flow))
+  if (!clmg_flow_case_has_quantities(m->setup->flow))
     return CLMG_SUCCESS;
   clmg_status status =
-      clmg_flow_drag_lift(mesh, edges, x, m->viscosity, DFG_CYLINDER, m->setup->mean_velocity,
-                          DFG_DIAMETER, &m->drag, &m->lift, error);
-  const double front[2] = {0.15, 0.2}, back[2] = {0.25, 0.2};
-  double p_front = 0, p_back = 0;
-  if (status == CLMG_SUCCESS)
-    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, front, &p_front, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, back, &p_back, error);
-  m->dp = p_front - p_back;
+      clmg_flow_case_quantities(m->setup, mesh, edges, x, &m->drag, &m->lift, &m->dp, error);
   m->have_quantities = status == CLMG_SUCCESS;
   return status;
 }
@@ -454,20 +395,6 @@ static int monitor(void *data, const clmg_flow_step *step, const clmg_mesh *mesh
     fflush(stdout);
   }
   return 0;
-}
-
-static clmg_status make_mesh(const flow_options *o, clmg_mesh *mesh, clmg_error *error) {
-  switch (o->flow) {
-  case FLOW_DFG1:
-  case FLOW_DFG2:
-    return clmg_mesh_dfg_channel(mesh, error);
-  case FLOW_CAVITY:
-    return clmg_mesh_cavity(4, mesh, error);
-  case FLOW_CANOPY:
-    return clmg_mesh_canopy(mesh, error);
-  default:
-    return clmg_mesh_read_gmsh(o->case_spec, mesh, error);
-  }
 }
 
 /* The cavity's centrelines (Ghia, Ghia and Shin 1982 tabulate u on x = 0.5
@@ -563,60 +490,29 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   m.o = &o;
   clmg_error error = {{0}};
   double start = apputil_now();
-  clmg_status status = make_mesh(&o, &coarse, &error);
+  clmg_status status = clmg_flow_case_mesh(o.flow, o.case_spec, &coarse, &error);
   if (status != CLMG_SUCCESS) {
     cli_failure(command, status, "cannot make the mesh: %s", error.message);
     goto done;
   }
-  if (o.flow == FLOW_GMSH &&
+  if (o.flow == CLMG_FLOW_GMSH &&
       (!cli_check_tags(command, "--walls", o.case_spec, &coarse, o.walls, o.num_walls) ||
        !cli_check_tags(command, "--inflow", o.case_spec, &coarse, &o.inflow_tag, 1))) {
     code = cli_usage_error(command);
     goto done;
   }
-  /* velocity and length scales of the Reynolds number */
-  flow_setup setup = {o.flow, 0, 1.0, 1.0, o.inflow_tag};
-  if (o.flow == FLOW_DFG1 || o.flow == FLOW_DFG2) {
-    setup.u_peak = o.flow == FLOW_DFG1 ? 0.3 : 1.5;
-    setup.mean_velocity = 2.0 / 3.0 * setup.u_peak;
-    setup.length = DFG_DIAMETER;
-  } else if (o.flow == FLOW_CANOPY) {
-    setup.u_peak = 1.0;
+  /* velocity and length scales of the Reynolds number, boundary conditions */
+  clmg_flow_case_setup setup;
+  status = clmg_flow_case_create(o.flow, o.re, o.walls, o.num_walls, o.inflow_tag, &setup, &error);
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "%s", error.message);
+    goto done;
   }
   m.setup = &setup;
-  m.viscosity = setup.mean_velocity * setup.length / o.re;
-  int32_t dirichlet[FLOW_MAX_TAGS + 1];
-  size_t num_dirichlet = 0;
-  int32_t slip[1] = {CANOPY_TOP};
+  m.viscosity = setup.viscosity;
   clmg_stokes_problem problem;
-  clmg_stokes_problem_defaults(&problem);
-  problem.viscosity = m.viscosity;
-  problem.boundary_velocity = boundary_velocity;
-  problem.boundary_data = &setup;
+  clmg_flow_case_problem(&setup, &problem);
   problem.upwind = o.full_upwind ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
-  switch (o.flow) {
-  case FLOW_DFG1:
-  case FLOW_DFG2:
-    dirichlet[num_dirichlet++] = DFG_INFLOW;
-    dirichlet[num_dirichlet++] = DFG_WALLS;
-    dirichlet[num_dirichlet++] = DFG_CYLINDER;
-    break;
-  case FLOW_CAVITY:
-    break; /* every wall: the defaults */
-  case FLOW_CANOPY:
-    dirichlet[num_dirichlet++] = CANOPY_INFLOW;
-    dirichlet[num_dirichlet++] = CANOPY_TERRAIN;
-    problem.slip_tags = slip;
-    problem.num_slip_tags = 1;
-    break;
-  case FLOW_GMSH:
-    memcpy(dirichlet, o.walls, o.num_walls * sizeof *dirichlet);
-    num_dirichlet = o.num_walls;
-    dirichlet[num_dirichlet++] = o.inflow_tag;
-    break;
-  }
-  problem.dirichlet_tags = num_dirichlet ? dirichlet : NULL;
-  problem.num_dirichlet_tags = num_dirichlet;
 
   if (o.csv_path) {
     clmg_status opened = clmg_output_file_open(o.csv_path, "w", &m.csv_file, &m.csv, &error);

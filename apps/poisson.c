@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clmg/fe_solve.h"
+
 #include "apputil.h"
 #include "cli.h"
 #include "subcommands.h"
@@ -612,76 +614,36 @@ static void print_json(const poisson_options *o, const poisson_report *r,
 
 typedef struct poisson_resources {
   clmg_mesh coarse_mesh;
-  clmg_fe_hierarchy hierarchy;               /* --assembly host */
-  clmg_fe_device_hierarchy device_hierarchy; /* --assembly device */
   clmg_context *context;
-  clmg_multigrid *multigrid;
-  clmg_matrix *outer_matrix; /* mixed precision: the finest matrix in double, for CG */
-  clmg_operator outer;       /* ... as the operator of CG */
-  clmg_options *options;     /* the solver's options (clmg/solver.h), resolved by the solver */
-  clmg_solver *solver;       /* CG or cycles around the hierarchy */
-  clmg_vector *b, *x;
-  double *solution;
+  clmg_options *options;    /* the solver's options (clmg/solver.h), resolved */
+  clmg_fe_poisson *problem; /* the hierarchy, multigrid and solver (clmg/fe_solve.h) */
+  clmg_fe_poisson_result result;
 } poisson_resources;
 
 static void release(poisson_resources *s) {
-  clmg_solver_destroy(s->solver);
+  clmg_fe_poisson_result_free(&s->result);
+  clmg_fe_poisson_destroy(s->problem); /* before its context */
   clmg_options_destroy(s->options);
-  clmg_operator_destroy(&s->outer);
-  clmg_vector_destroy(s->b);
-  clmg_vector_destroy(s->x);
-  clmg_multigrid_destroy(s->multigrid);
-  clmg_matrix_destroy(s->outer_matrix);
-  clmg_fe_device_hierarchy_free(&s->device_hierarchy); /* before its context */
   clmg_context_destroy(s->context);
-  clmg_fe_hierarchy_free(&s->hierarchy);
   clmg_mesh_free(&s->coarse_mesh);
-  free(s->solution);
 }
 
 int poisson_solver_options(const char *command, poisson_options *o, clmg_options *db,
                            clmg_context *context) {
-  const char *precision = clmg_options_get(db, "precision");
-  if (!clmg_options_is_set(db, "krylov"))
-    clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
-  if (!clmg_options_is_set(db, "maxit"))
-    clmg_options_set(db, "maxit", "200", NULL);
-  if (o->mesh == MESH_BLOOD) {
-    if (!clmg_options_is_set(db, "mg.steps") && !clmg_options_is_set(db, "mg.pre") &&
-        !clmg_options_is_set(db, "mg.post"))
-      clmg_options_set(db, "mg.steps", "64", NULL);
-    const char *smoother = clmg_options_get(db, "mg.smoother");
-    if (!clmg_options_is_set(db, "mg.omega") &&
-        (strcmp(smoother, "auto") == 0 || strcmp(smoother, "jacobi") == 0))
-      clmg_options_set(db, "mg.omega", "0.5", NULL);
-  }
-  if (strcmp(clmg_options_get(db, "krylov"), "none") != 0 &&
-      strcmp(clmg_options_get(db, "krylov"), "cg") != 0) {
-    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
-                "krylov=%s: clmg poisson runs multigrid cycles (none) or CG (cg)",
+  clmg_multigrid_options mg;
+  mg.coarse_max_rows = o->multigrid.coarse_max_rows;
+  clmg_status status = clmg_fe_poisson_options(db, context, o->mesh == MESH_BLOOD, &mg);
+  if (status == CLMG_ERROR_INVALID_ARGUMENT &&
+      strncmp(clmg_context_message(context), "krylov=", 7) == 0) {
+    cli_failure(command, status, "krylov=%s: clmg poisson runs multigrid cycles (none) or CG (cg)",
                 clmg_options_get(db, "krylov"));
     return 0;
   }
-  size_t coarse_max_rows = o->multigrid.coarse_max_rows;
-  clmg_multigrid_options mg;
-  clmg_status status = clmg_options_multigrid(db, context, &mg);
   if (status != CLMG_SUCCESS) {
     cli_report(command, context, status, "the solver's options");
     return 0;
   }
-  mg.coarse_max_rows = coarse_max_rows;
-  /* what the cycle's autos became, for the echoed options */
-  char text[32];
-  if (!mg.smoother_factory)
-    clmg_options_set(db, "mg.smoother", clmg_smoother_type_name(mg.smoother), NULL);
-  snprintf(text, sizeof text, "%d", mg.pre_smoothing);
-  clmg_options_set(db, "mg.pre", text, NULL);
-  snprintf(text, sizeof text, "%d", mg.post_smoothing);
-  clmg_options_set(db, "mg.post", text, NULL);
-  clmg_matrix_format_parse(clmg_options_get(db, "format"), &mg.matrix.format);
-  precision = clmg_options_get(db, "precision");
-  o->mixed = strcmp(precision, "mixed") == 0;
-  mg.matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
+  o->mixed = strcmp(clmg_options_get(db, "precision"), "mixed") == 0;
   o->multigrid = mg;
   o->use_cg = strcmp(clmg_options_get(db, "krylov"), "cg") == 0;
   o->max_iterations = (int)strtol(clmg_options_get(db, "maxit"), NULL, 10);
@@ -723,12 +685,9 @@ static int load_coarse_mesh(const char *command, const poisson_options *o, poiss
   return 1;
 }
 
-/* The hierarchy from the coarse mesh (load_coarse_mesh). */
+/* The hierarchy from the coarse mesh (load_coarse_mesh): clmg_fe_poisson_create. */
 static int build_hierarchy(const char *command, const poisson_options *o, poisson_resources *s,
                            poisson_report *r) {
-  clmg_error error = {{0}};
-  double start;
-  clmg_status status;
   /* what the finest level will take, before the work (55 bytes per matrix
    * entry a row and 200 per unknown, measured on pocl: 700 bytes per Q1
    * unknown in 2D, 950 per Q2 unknown) */
@@ -738,57 +697,45 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   char what[160];
   snprintf(what, sizeof what, "clmg poisson --level %d with %s elements", o->level,
            o->degree == 1 ? "Q1" : "Q2");
-  status = apputil_check_refined_size(s->context, &s->coarse_mesh, o->level - 1, per_cell,
-                                      55 * entries + 200, entries, what);
+  clmg_status status = apputil_check_refined_size(s->context, &s->coarse_mesh, o->level - 1,
+                                                  per_cell, 55 * entries + 200, entries, what);
   if (status != CLMG_SUCCESS) {
     cli_failure(command, status, "%s", clmg_context_message(s->context));
     return 0;
   }
-  start = apputil_now();
-  clmg_poisson_problem problem;
-  poisson_problem_of(o, &problem);
-  if (o->assembly_on_device) {
-    const clmg_fe_device_hierarchy *h = &s->device_hierarchy;
-    status = clmg_fe_poisson_hierarchy_device(s->context, &s->coarse_mesh, o->level, o->degree,
-                                              &problem, &s->device_hierarchy);
-    if (status != CLMG_SUCCESS) {
-      cli_failure(command, status, "cannot build the level-%d hierarchy on the device: %s: %s",
-                  o->level, clmg_status_string(status), clmg_context_message(s->context));
-      return 0;
-    }
-    r->unknowns = h->a[h->num_levels - 1].rows;
-    r->nonzeros = clmg_csr_device_nnz(&h->a[h->num_levels - 1]);
-    r->refine_s = h->refine_s;
-    r->numbering_s = h->number_s;
-    r->dirichlet_s = h->dirichlet_s;
-    r->device_s = h->device_s;
-    r->coarse_unknowns = h->a[0].rows;
-    r->levels = h->num_levels;
-  } else {
-    const clmg_fe_hierarchy *h = &s->hierarchy;
-    status = clmg_fe_poisson_hierarchy(&s->coarse_mesh, o->level, o->degree, &problem, o->numbering,
-                                       o->seed, &s->hierarchy, &error);
-    if (status != CLMG_SUCCESS) {
-      cli_failure(command, status, "cannot build the level-%d hierarchy: %s: %s", o->level,
-                  clmg_status_string(status), error.message);
-      return 0;
-    }
-    r->unknowns = h->a[h->num_levels - 1].rows;
-    r->nonzeros = clmg_csr_nnz(&h->a[h->num_levels - 1]);
-    r->coarse_unknowns = h->a[0].rows;
-    r->levels = h->num_levels;
+  clmg_fe_poisson_spec spec;
+  clmg_fe_poisson_spec_defaults(&spec);
+  spec.coarse = &s->coarse_mesh;
+  spec.level = o->level;
+  spec.degree = o->degree;
+  poisson_problem_of(o, &spec.problem);
+  spec.numbering = o->numbering;
+  spec.assembly = o->assembly_on_device ? CLMG_FE_ASSEMBLY_DEVICE : CLMG_FE_ASSEMBLY_HOST;
+  spec.seed = o->seed;
+  spec.coarse_max_rows = o->multigrid.coarse_max_rows;
+  spec.paper_smoothing = o->mesh == MESH_BLOOD;
+  status = clmg_fe_poisson_create(s->context, &spec, s->options, &s->problem);
+  if (status != CLMG_SUCCESS) {
+    cli_failure(command, status, "cannot build the level-%d hierarchy%s: %s: %s", o->level,
+                o->assembly_on_device ? " on the device" : "", clmg_status_string(status),
+                clmg_context_message(s->context));
+    return 0;
   }
-  r->assembly_s = apputil_now() - start;
+  const clmg_fe_poisson_info *info = clmg_fe_poisson_get_info(s->problem);
+  r->unknowns = info->unknowns;
+  r->nonzeros = info->nonzeros;
+  r->coarse_unknowns = info->coarse_unknowns;
+  r->levels = info->levels;
+  r->assembly_s = info->assembly_s;
+  r->refine_s = info->refine_s;
+  r->numbering_s = info->numbering_s;
+  r->dirichlet_s = info->dirichlet_s;
+  r->device_s = info->device_assembly_s;
   cli_progress("mesh refined and %d levels assembled on the %s: %zu unknowns, %zu nonzeros",
                r->levels, o->assembly_on_device ? "device" : "host", r->unknowns, r->nonzeros);
   /* a forced direct solve of a large coarse level factors a dense matrix:
    * say what that costs before the wait (8,448 rows ran a minute unsaid) */
-  size_t coarse_rows = r->coarse_unknowns; /* --coarse-rows: the finest level within it */
-  for (int l = 0; l < r->levels && o->multigrid.coarse_max_rows > 0; l++) {
-    size_t rows = o->assembly_on_device ? s->device_hierarchy.a[l].rows : s->hierarchy.a[l].rows;
-    if (rows <= o->multigrid.coarse_max_rows)
-      coarse_rows = rows;
-  }
+  size_t coarse_rows = info->direct_rows; /* --coarse-rows: the finest level within it */
   if (o->multigrid.coarse == CLMG_COARSE_DIRECT && coarse_rows > 2048 && !o->quiet) {
     double n = (double)coarse_rows;
     fprintf(stderr,
@@ -799,100 +746,29 @@ static int build_hierarchy(const char *command, const poisson_options *o, poisso
   return 1;
 }
 
-/* x = the initial guess (g on Dirichlet DOFs, 0 elsewhere). */
-static clmg_status set_initial_guess(const poisson_options *o, poisson_resources *s) {
-  if (o->assembly_on_device)
-    return clmg_vector_convert(s->device_hierarchy.x0, s->x);
-  return clmg_vector_upload_doubles(s->x, s->hierarchy.x0);
-}
-
-/* The multigrid hierarchy (and, for mixed precision, the finest matrix in
- * double for CG) from the assembled levels. */
-static clmg_status create_multigrid(const poisson_options *o, poisson_resources *s,
-                                    const char **step) {
-  clmg_matrix_options outer = o->multigrid.matrix;
-  outer.precision = CLMG_DOUBLE;
-  *step = "building the multigrid hierarchy";
-  if (!o->assembly_on_device) {
-    const clmg_fe_hierarchy *h = &s->hierarchy;
-    clmg_status status = clmg_multigrid_create(s->context, h->num_levels, h->a, h->p, h->r,
-                                               &o->multigrid, &s->multigrid);
-    if (status == CLMG_SUCCESS && o->mixed) {
-      *step = "uploading the double-precision matrix";
-      status = clmg_matrix_create(s->context, &h->a[h->num_levels - 1], &outer, &s->outer_matrix);
-    }
-    return status;
-  }
-  clmg_fe_device_hierarchy *h = &s->device_hierarchy;
-  clmg_status status = clmg_multigrid_create_from_csr_device(s->context, h->num_levels, h->a, h->p,
-                                                             h->r, &o->multigrid, &s->multigrid);
-  const clmg_csr_device *finest = &h->a[h->num_levels - 1];
-  if (status == CLMG_SUCCESS && o->mixed) {
-    *step = "making the double-precision matrix";
-    status = clmg_matrix_create_from_device(s->context, finest->rows, finest->cols, finest->row_ptr,
-                                            finest->col, finest->val, &outer, &s->outer_matrix);
-  }
-  /* the matrices hold their own copies now */
-  for (int l = 0; l < h->num_levels; l++) {
-    clmg_csr_device_free(&h->a[l]);
-    clmg_csr_device_free(&h->p[l]);
-    clmg_csr_device_free(&h->r[l]);
-  }
-  return status;
-}
-
-static clmg_status build_on_device(const poisson_options *o, poisson_resources *s,
-                                   poisson_report *r, const char **step) {
-  clmg_dtype precision = o->mixed ? CLMG_DOUBLE : o->multigrid.matrix.precision;
-  size_t n = r->unknowns;
-  double start = apputil_now();
-  clmg_status status = create_multigrid(o, s, step);
-  if (status == CLMG_SUCCESS) {
-    *step = "uploading the right-hand side";
-    status = clmg_vector_create(s->context, precision, n, &s->b);
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(s->context, precision, n, &s->x);
-  if (status == CLMG_SUCCESS)
-    status = o->assembly_on_device ? clmg_vector_convert(s->device_hierarchy.b, s->b)
-                                   : clmg_vector_upload_doubles(s->b, s->hierarchy.b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(s->context);
-  r->upload_s = apputil_now() - start;
+/* The multigrid, the solver and the vectors (clmg_fe_poisson_setup), whose
+ * setup compiles (or loads) every kernel of the solve, so that solve_s is
+ * the solve alone. */
+static clmg_status build_on_device(poisson_resources *s, poisson_report *r) {
+  clmg_status status = clmg_fe_poisson_setup(s->problem);
+  const clmg_fe_poisson_info *info = clmg_fe_poisson_get_info(s->problem);
+  r->upload_s = info->upload_s;
+  r->kernels_s = info->kernels_s;
   if (status != CLMG_SUCCESS)
     return status;
   cli_progress("multigrid hierarchy built on the device");
-  /* the solver (CG or cycles around the hierarchy), whose setup runs one
-   * iteration on scratch vectors: every kernel of the solve is compiled (or
-   * loaded from the cache) there, so that solve_s is the solve alone */
-  start = apputil_now();
-  *step = "setting up the solver and compiling the kernels";
-  const clmg_operator *fine =
-      clmg_multigrid_operator(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
-  if (o->mixed) {
-    status = clmg_operator_from_matrix(s->outer_matrix, 0, &s->outer);
-    fine = &s->outer;
-  }
-  if (status == CLMG_SUCCESS)
-    status =
-        clmg_solver_create_multigrid(s->context, fine, s->multigrid, 1, s->options, &s->solver);
-  if (status == CLMG_SUCCESS)
-    status = set_initial_guess(o, s);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(s->context);
-  r->kernels_s = apputil_now() - start;
-  if (status == CLMG_SUCCESS)
-    cli_progress("kernels ready");
+  cli_progress("kernels ready");
+  clmg_multigrid *multigrid = clmg_fe_poisson_multigrid(s->problem);
   const clmg_matrix *finest =
-      clmg_multigrid_matrix(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
+      clmg_multigrid_matrix(multigrid, clmg_multigrid_levels(multigrid) - 1);
   r->format_name = clmg_matrix_format_name(clmg_matrix_format_of(finest));
   r->format_description = clmg_matrix_describe(finest);
-  r->coarse_solver = clmg_multigrid_coarse_solver(s->multigrid);
-  r->iteration_bytes = clmg_multigrid_iteration_bytes(s->multigrid);
-  r->levels = clmg_multigrid_levels(s->multigrid); /* --coarse-rows may drop some */
-  r->coarse_unknowns = clmg_multigrid_operator(s->multigrid, 0)->rows;
-  r->omega = clmg_multigrid_smoother_damping(s->multigrid, clmg_multigrid_levels(s->multigrid) - 1);
-  return status;
+  r->coarse_solver = clmg_multigrid_coarse_solver(multigrid);
+  r->iteration_bytes = clmg_multigrid_iteration_bytes(multigrid);
+  r->levels = info->levels; /* --coarse-rows may drop some */
+  r->coarse_unknowns = info->coarse_unknowns;
+  r->omega = clmg_multigrid_smoother_damping(multigrid, clmg_multigrid_levels(multigrid) - 1);
+  return CLMG_SUCCESS;
 }
 
 static void print_header(const poisson_options *o, const poisson_resources *s,
@@ -923,42 +799,17 @@ static void print_header(const poisson_options *o, const poisson_resources *s,
  * in message. */
 static clmg_status write_vtk(const poisson_options *o, poisson_resources *s, char *message,
                              size_t message_size) {
-  const clmg_fe_hierarchy *h = &s->hierarchy;
-  clmg_fe_device_hierarchy *dh = &s->device_hierarchy;
-  if (o->assembly_on_device) {
-    clmg_status fetched = clmg_fe_device_hierarchy_fetch_finest(s->context, dh);
-    if (fetched != CLMG_SUCCESS) {
-      snprintf(message, message_size, "bringing the finest mesh to the host: %s",
-               clmg_context_message(s->context));
-      return fetched;
-    }
-  }
-  int finest = (o->assembly_on_device ? dh->num_levels : h->num_levels) - 1;
-  const clmg_mesh *mesh = o->assembly_on_device ? &dh->meshes[finest] : &h->meshes[finest];
-  size_t n = clmg_vector_length(s->x);
-  double *numbered = malloc(n * sizeof *numbered);
-  s->solution = malloc(n * sizeof *s->solution);
-  if (!numbered || !s->solution) {
-    free(numbered);
-    snprintf(message, message_size, "out of memory for the solution");
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  clmg_status status = clmg_vector_download_doubles(s->x, numbered);
+  clmg_fe_poisson_result *result = &s->result;
+  clmg_status status = clmg_fe_poisson_fetch(s->problem, result);
   if (status != CLMG_SUCCESS) {
-    free(numbered);
-    snprintf(message, message_size, "reading back the solution: %s",
+    snprintf(message, message_size, "reading back the solution and the mesh: %s",
              clmg_context_message(s->context));
     return status;
   }
-  if (o->assembly_on_device) /* 2LV: the mesh's own numbering */
-    memcpy(s->solution, numbered, n * sizeof *numbered);
-  else
-    clmg_fe_hierarchy_unpermute(h, numbered, s->solution);
-  free(numbered);
-  clmg_mesh_field field = {"u", s->solution};
+  clmg_mesh_field field = {"u", result->u};
   clmg_error error = {{0}};
-  status =
-      clmg_mesh_write_vtu_encoded(o->vtk_path, mesh, o->degree, &field, 1, o->vtk_encoding, &error);
+  status = clmg_mesh_write_vtu_encoded(o->vtk_path, &result->mesh, o->degree, &field, 1,
+                                       o->vtk_encoding, &error);
   if (status != CLMG_SUCCESS)
     snprintf(message, message_size, "cannot write %s: %s", o->vtk_path, error.message);
   return status;
@@ -998,17 +849,17 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
-  const char *step = "";
-  clmg_status status = build_on_device(&o, &s, &r, &step);
+  clmg_status status = build_on_device(&s, &r);
   if (status != CLMG_SUCCESS) {
-    cli_report(command, s.context, status, step);
+    cli_report(command, s.context, status, "setting up the multigrid hierarchy and the solver");
     release(&s);
     return EXIT_LIBRARY_FAILURE;
   }
+  clmg_multigrid *multigrid = clmg_fe_poisson_multigrid(s.problem);
   char *view_text = NULL;
   if (o.view) {
-    r.view_json = clmg_multigrid_view_json(s.multigrid, NULL);
-    view_text = clmg_multigrid_view(s.multigrid, NULL);
+    r.view_json = clmg_multigrid_view_json(multigrid, NULL);
+    view_text = clmg_multigrid_view(multigrid, NULL);
     if (!r.view_json || !view_text) {
       free(r.view_json);
       free(view_text);
@@ -1024,18 +875,14 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   free(view_text);
 
   cycle_printer printer = {!o.common.json && !o.quiet, o.use_cg ? "iteration" : "cycle"};
-  clmg_solver_set_monitor(s.solver, print_cycle, &printer);
-  double start = apputil_now();
-  r.solver = s.solver;
-  clmg_counters before;
-  clmg_context_counters(s.context, &before);
-  r.status = clmg_solver_solve(s.solver, s.b, s.x, &r.result);
-  r.solve_counts = solve_counts_since(s.context, &before);
-  /* the solver's message, before clmg_finish clears it */
-  snprintf(r.message, sizeof r.message, "%s", clmg_context_message(s.context));
-  if (r.status == CLMG_SUCCESS || r.status == CLMG_ERROR_NOT_CONVERGED)
-    status = clmg_finish(s.context);
-  r.solve_s = apputil_now() - start;
+  r.solver = clmg_fe_poisson_solver(s.problem);
+  clmg_fe_poisson_solve(s.problem, print_cycle, &printer, &s.result);
+  r.status = s.result.status;
+  r.result = s.result.solve; /* the report holds the history now */
+  memset(&s.result.solve, 0, sizeof s.result.solve);
+  r.solve_counts = s.result.counts;
+  snprintf(r.message, sizeof r.message, "%s", s.result.message);
+  r.solve_s = s.result.solve_s;
   r.rate = convergence_rate(&r.result, &r.rate_cycles);
 
   /* The file first, so that the report (with --json one object) says whether

@@ -370,13 +370,9 @@ int helmholtz_parse_options(int argc, char **argv, const cli_options *defaults,
 
 /* ---- clmg flow (flow.c) ---- */
 
-typedef enum flow_case { FLOW_CAVITY, FLOW_DFG1, FLOW_DFG2, FLOW_CANOPY, FLOW_GMSH } flow_case;
-
-enum { FLOW_MAX_TAGS = 64 };
-
 typedef struct flow_options {
   cli_options common;
-  flow_case flow;
+  clmg_flow_case flow; /* clmg/flow.h */
   const char *case_spec;
   int level, level_given;
   double re;
@@ -395,7 +391,7 @@ typedef struct flow_options {
   int full_upwind;
   const char *vtk_prefix, *csv_path, *profile_path;
   int vtk_every;
-  int32_t walls[FLOW_MAX_TAGS];
+  int32_t walls[CLMG_FLOW_MAX_TAGS];
   size_t num_walls;
   int32_t inflow_tag;
   int quiet;

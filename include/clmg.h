@@ -13,6 +13,7 @@
 #include "clmg/solver.h"
 #include "clmg/mesh.h"
 #include "clmg/fem.h"
+#include "clmg/fe_solve.h"
 #include "clmg/spd_problems.h"
 #include "clmg/homg.h"
 #include "clmg/assembly.h"

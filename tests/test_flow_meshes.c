@@ -621,6 +621,90 @@ static void test_point_values(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* The cases of clmg flow (clmg_flow_case_*): names, defaults, scales and
+ * Reynolds numbers, the boundary conditions their problem carries, and bad
+ * values refused with a message. */
+static void test_flow_cases(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  static const char *names[] = {"cavity", "dfg1", "dfg2", "canopy"};
+  for (size_t k = 0; k < 4; k++) {
+    clmg_flow_case flow;
+    assert_true(clmg_flow_case_parse(names[k], &flow));
+    assert_string_equal(clmg_flow_case_name(flow), names[k]);
+  }
+  clmg_flow_case flow = CLMG_FLOW_CAVITY;
+  assert_false(clmg_flow_case_parse("dfg3", &flow));
+  assert_false(clmg_flow_case_parse(NULL, &flow));
+  assert_true(clmg_flow_case_steady(CLMG_FLOW_DFG1) && clmg_flow_case_steady(CLMG_FLOW_CAVITY));
+  assert_false(clmg_flow_case_steady(CLMG_FLOW_DFG2) || clmg_flow_case_steady(CLMG_FLOW_CANOPY));
+  CHECK_NEAR(clmg_flow_case_reynolds(CLMG_FLOW_DFG1), 20.0, 0.0);
+  CHECK_NEAR(clmg_flow_case_reynolds(CLMG_FLOW_DFG2), 100.0, 0.0);
+
+  /* DFG 2D-1: nu = 1e-3 at Re 20 (mean velocity 0.2, diameter 0.1); the
+   * inflow's peak 0.3 at mid-height, no slip on walls and cylinder */
+  clmg_flow_case_setup setup;
+  CHECK_OK(error, clmg_flow_case_create(CLMG_FLOW_DFG1, 20.0, NULL, 0, 0, &setup, &error));
+  CHECK_NEAR(setup.viscosity, 1e-3, 1e-15);
+  clmg_stokes_problem problem;
+  clmg_flow_case_problem(&setup, &problem);
+  CHECK_NEAR(problem.viscosity, 1e-3, 1e-15);
+  assert_int_equal(problem.num_dirichlet_tags, 3);
+  double u[2], mid[2] = {0.0, 0.205};
+  problem.boundary_velocity(mid, CLMG_DFG_INFLOW, u, problem.boundary_data);
+  CHECK_NEAR(u[0], 0.3, 1e-12);
+  CHECK_NEAR(u[1], 0.0, 0.0);
+  problem.boundary_velocity(mid, CLMG_DFG_CYLINDER, u, problem.boundary_data);
+  CHECK_NEAR(u[0], 0.0, 0.0);
+  /* the cavity: lid speed 1, every wall Dirichlet (no tags: the default) */
+  CHECK_OK(error, clmg_flow_case_create(CLMG_FLOW_CAVITY, 400.0, NULL, 0, 0, &setup, &error));
+  CHECK_NEAR(setup.viscosity, 1.0 / 400.0, 1e-15);
+  clmg_flow_case_problem(&setup, &problem);
+  assert_int_equal(problem.num_dirichlet_tags, 0);
+  double top[2] = {0.5, 1.0};
+  problem.boundary_velocity(top, CLMG_CAVITY_LID, u, problem.boundary_data);
+  CHECK_NEAR(u[0], 1.0, 0.0);
+  /* the canopy: free slip on top */
+  CHECK_OK(error, clmg_flow_case_create(CLMG_FLOW_CANOPY, 100.0, NULL, 0, 0, &setup, &error));
+  clmg_flow_case_problem(&setup, &problem);
+  assert_int_equal(problem.num_slip_tags, 1);
+  assert_int_equal(problem.slip_tags[0], CLMG_CANOPY_TOP);
+  /* a Gmsh case: its walls and inflow */
+  const int32_t walls[2] = {3, 4};
+  CHECK_OK(error, clmg_flow_case_create(CLMG_FLOW_GMSH, 50.0, walls, 2, 7, &setup, &error));
+  clmg_flow_case_problem(&setup, &problem);
+  assert_int_equal(problem.num_dirichlet_tags, 3);
+  assert_int_equal(problem.dirichlet_tags[2], 7);
+  problem.boundary_velocity(top, 7, u, problem.boundary_data);
+  CHECK_NEAR(u[0], 1.0, 0.0);
+  /* refused */
+  assert_int_equal(clmg_flow_case_create(CLMG_FLOW_DFG1, 0.0, NULL, 0, 0, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "Reynolds"));
+  assert_int_equal(clmg_flow_case_create(CLMG_FLOW_DFG1, NAN, NULL, 0, 0, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_flow_case_create(CLMG_FLOW_GMSH, 1.0, NULL, 0, 7, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_flow_case_create((clmg_flow_case)99, 1.0, NULL, 0, 0, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_flow_case_mesh(CLMG_FLOW_GMSH, NULL, NULL, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* the cavity has no drag */
+  clmg_mesh mesh = {0};
+  clmg_triangle_edges edges = {0};
+  CHECK_OK(error, clmg_flow_case_mesh(CLMG_FLOW_CAVITY, NULL, &mesh, &error));
+  CHECK_OK(error, clmg_triangle_edges_create(&mesh, &edges, &error));
+  double *x = calloc(clmg_stokes_num_unknowns(&mesh, &edges), sizeof *x);
+  assert_non_null(x);
+  double drag, lift, dp;
+  CHECK_OK(error, clmg_flow_case_create(CLMG_FLOW_CAVITY, 100.0, NULL, 0, 0, &setup, &error));
+  assert_int_equal(clmg_flow_case_quantities(&setup, &mesh, &edges, x, &drag, &lift, &dp, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  free(x);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
 int main(void) {
   rng_seed(0x666c6f77u);
   test_apply_filters();
@@ -629,7 +713,7 @@ int main(void) {
       cmocka_unit_test(test_canopy),           cmocka_unit_test(test_inflow_profiles),
       cmocka_unit_test(test_drag_lift_exact),  cmocka_unit_test(test_drag_lift_pressure),
       cmocka_unit_test(test_drag_sign_stokes), cmocka_unit_test(test_drag_lift_errors),
-      cmocka_unit_test(test_point_values),
+      cmocka_unit_test(test_point_values),     cmocka_unit_test(test_flow_cases),
   };
   return cmocka_run_group_tests_name("flow_meshes", tests, NULL, NULL);
 }

@@ -777,6 +777,160 @@ static void test_refine_on_device(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* ---- clmg_poisson_problem_solve (clmg/fe_solve.h) ---- */
+
+/* ||b - A u|| / ||b|| on the host from the result's finest matrix (in the
+ * hierarchy's numbering: row i is the mesh's node perm[i]). */
+static double host_relative_residual(const clmg_fe_poisson_result *r) {
+  const clmg_csr *a = &r->matrix;
+  assert_int_equal(a->rows, r->n);
+  double rr = 0, bb = 0;
+  for (size_t i = 0; i < a->rows; ++i) {
+    size_t row = r->perm ? (size_t)r->perm[i] : i;
+    double sum = r->b[row];
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+      size_t col = r->perm ? (size_t)r->perm[a->col[k]] : (size_t)a->col[k];
+      sum -= a->val[k] * r->u[col];
+    }
+    rr += sum * sum;
+    bb += r->b[row] * r->b[row];
+  }
+  return sqrt(rr / bb);
+}
+
+/* The manufactured solution on a distorted square through the one call,
+ * assembled on the device (2LV) and on the host (CM), in cycles, CG and
+ * mixed precision: each converges, its residual recomputed on the host from
+ * the finest matrix meets the tolerance, and its L2 error is the
+ * discretisation's (the order test's level-5 figure: below 2e-3 for Q1). */
+static void test_poisson_problem_solve(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  clmg_mesh square = {0};
+  CHECK_HOST(clmg_mesh_box(2, 3, 0.2, 11, &square, &error), error);
+  static const struct {
+    clmg_fe_assembly assembly;
+    clmg_numbering numbering;
+    int degree;
+    const char *options;
+    int use_cg, mixed;
+  } cases[] = {
+      {CLMG_FE_ASSEMBLY_AUTO, CLMG_NUMBERING_2LV, 1, "tol=1e-10", 0, 0},
+      {CLMG_FE_ASSEMBLY_HOST, CLMG_NUMBERING_CM, 1, "tol=1e-10 krylov=cg", 1, 0},
+      {CLMG_FE_ASSEMBLY_DEVICE, CLMG_NUMBERING_2LV, 2, "tol=1e-10 mg.cycle=w", 0, 0},
+      {CLMG_FE_ASSEMBLY_HOST, CLMG_NUMBERING_STO, 1, "tol=1e-10 precision=mixed", 1, 1},
+  };
+  int iterations[2] = {0, 0};
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    if (cases[c].mixed && !clmg_context_device(ctx)->has_fp64)
+      continue;
+    clmg_fe_poisson_spec spec;
+    clmg_fe_poisson_spec_defaults(&spec);
+    spec.coarse = &square;
+    spec.level = 5 - cases[c].degree + 1;
+    spec.degree = cases[c].degree;
+    spec.problem.source = source_2d;
+    spec.problem.dirichlet = boundary_exact_2d;
+    spec.numbering = cases[c].numbering;
+    spec.assembly = cases[c].assembly;
+    spec.keep_matrix = 1;
+    clmg_options *options = NULL;
+    CHECK_HOST(clmg_options_create(&options, &error), error);
+    CHECK_HOST(clmg_options_parse(options, cases[c].options, &error), error);
+    clmg_fe_poisson_result r;
+    CHECK_OK(clmg_poisson_problem_solve(ctx, &spec, options, NULL, NULL, &r));
+    assert_true(r.solve.converged);
+    assert_int_equal(r.info.use_cg, cases[c].use_cg);
+    assert_int_equal(r.info.mixed, cases[c].mixed);
+    assert_int_equal(r.info.on_device, cases[c].numbering == CLMG_NUMBERING_2LV);
+    assert_int_equal(r.n, r.info.unknowns);
+    assert_int_equal(r.mesh.num_vertices > 0, 1);
+    assert_int_equal(r.solve.history_length, (size_t)r.solve.iterations + 1);
+    assert_true(r.solve.iterations > 0 && r.solve.iterations < 40);
+    double residual = host_relative_residual(&r);
+    double l2 = 0;
+    clmg_fe_space space = {0};
+    CHECK_HOST(clmg_fe_space_create(&r.mesh, cases[c].degree, &space, &error), error);
+    assert_int_equal(space.num_dofs, r.n);
+    CHECK_HOST(clmg_fe_l2_error(&space, r.u, exact_2d, NULL, &l2, &error), error);
+    print_message("fe_poisson case %zu: %zu unknowns, %d iterations, residual %.6e, L2 %.6e\n", c,
+                  r.n, r.solve.iterations, residual, l2);
+    if (!(residual <= 2e-10))
+      fail_msg("case %zu: host residual %.3e above the tolerance", c, residual);
+    if (!(l2 < (cases[c].degree == 1 ? 2e-3 : 2e-4)))
+      fail_msg("case %zu: L2 error %.3e", c, l2);
+    if (c < 2)
+      iterations[c] = r.solve.iterations;
+    clmg_fe_space_free(&space);
+    clmg_fe_poisson_result_free(&r);
+    clmg_options_destroy(options);
+  }
+  assert_true(iterations[0] > 0 && iterations[1] > 0);
+
+  /* maxit runs out: NOT_CONVERGED with the last iterate and its history */
+  clmg_fe_poisson_spec spec;
+  clmg_fe_poisson_spec_defaults(&spec);
+  spec.coarse = &square;
+  spec.level = 4;
+  clmg_options *options = NULL;
+  CHECK_HOST(clmg_options_create(&options, &error), error);
+  CHECK_HOST(clmg_options_parse(options, "maxit=2 tol=1e-12", &error), error);
+  clmg_fe_poisson_result r;
+  assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, options, NULL, NULL, &r),
+                   CLMG_ERROR_NOT_CONVERGED);
+  assert_int_equal(r.solve.iterations, 2);
+  assert_false(r.solve.converged);
+  assert_non_null(r.u);
+  assert_true(r.message[0] != '\0');
+  clmg_fe_poisson_result_free(&r);
+  /* bad specs and options: a status with a message, nothing left behind */
+  static const char *bad_options[] = {"krylov=gmres", "precision=mixed krylov=none",
+                                      "mg.smoother=nonesuch"};
+  for (size_t k = 0; k < sizeof bad_options / sizeof bad_options[0]; ++k) {
+    clmg_options_destroy(options);
+    CHECK_HOST(clmg_options_create(&options, &error), error);
+    CHECK_HOST(clmg_options_parse(options, bad_options[k], &error), error);
+    assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, options, NULL, NULL, &r),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    assert_true(strlen(clmg_context_message(ctx)) > 0);
+    assert_null(r.u);
+  }
+  clmg_options_destroy(options);
+  spec.level = 0;
+  assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, NULL, NULL, NULL, &r),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "level"));
+  spec.level = 2;
+  spec.degree = 3;
+  assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, NULL, NULL, NULL, &r),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  spec.degree = 1;
+  spec.numbering = CLMG_NUMBERING_CM;
+  spec.assembly = CLMG_FE_ASSEMBLY_DEVICE;
+  assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, NULL, NULL, NULL, &r),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "2lv"));
+  spec.coarse = NULL;
+  assert_int_equal(clmg_poisson_problem_solve(ctx, &spec, NULL, NULL, NULL, &r),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* the stages out of order */
+  spec.coarse = &square;
+  spec.numbering = CLMG_NUMBERING_2LV;
+  spec.assembly = CLMG_FE_ASSEMBLY_AUTO;
+  clmg_fe_poisson *p = NULL;
+  CHECK_OK(clmg_fe_poisson_create(ctx, &spec, NULL, &p));
+  memset(&r, 0, sizeof r);
+  assert_int_equal(clmg_fe_poisson_solve(p, NULL, NULL, &r), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_fe_poisson_fetch(p, &r), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_OK(clmg_fe_poisson_setup(p));
+  assert_int_equal(clmg_fe_poisson_setup(p), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_OK(clmg_fe_poisson_solve(p, NULL, NULL, &r));
+  assert_true(r.solve.converged);
+  clmg_fe_poisson_result_free(&r);
+  clmg_fe_poisson_destroy(p);
+  clmg_mesh_free(&square);
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "gmg", 1);
@@ -801,6 +955,7 @@ int main(void) {
       cmocka_unit_test(test_device_hierarchy_lanes),
       cmocka_unit_test(test_device_hierarchy_refuses),
       cmocka_unit_test(test_refine_on_device),
+      cmocka_unit_test(test_poisson_problem_solve),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("gmg", tests, setup, teardown);

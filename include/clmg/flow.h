@@ -163,6 +163,73 @@ CLMG_API clmg_status clmg_flow_cell_velocity(const clmg_mesh *mesh,
                                              const clmg_triangle_edges *edges, const double *x,
                                              double *cell_u, clmg_error *error);
 
+/* ---- the benchmark cases ---- */
+
+/** The flows of `clmg flow --case` and Python's clmg.flow. */
+typedef enum clmg_flow_case {
+  CLMG_FLOW_CAVITY = 0, /**< the lid-driven unit square, lid speed 1 (clmg_mesh_cavity(4)) */
+  CLMG_FLOW_DFG1,       /**< DFG 2D-1: inflow peak 0.3, Re = 20, steady */
+  CLMG_FLOW_DFG2,       /**< DFG 2D-2: inflow peak 1.5, Re = 100, time steps */
+  CLMG_FLOW_CANOPY,     /**< the urban canopy: power-law inflow, free slip on top, time steps */
+  CLMG_FLOW_GMSH        /**< a Gmsh mesh: no slip on its wall tags, u = (1, 0) on its inflow tag */
+} clmg_flow_case;
+
+/** At most this many wall tags for CLMG_FLOW_GMSH. */
+enum { CLMG_FLOW_MAX_TAGS = 64 };
+
+/** A case's scales and boundary conditions, made by clmg_flow_case_create; the
+ * clmg_stokes_problem of clmg_flow_case_problem borrows it. */
+typedef struct clmg_flow_case_setup {
+  clmg_flow_case flow;  /**< the case */
+  double reynolds;      /**< Re = mean_velocity length / viscosity */
+  double viscosity;     /**< nu from Re and the scales */
+  double u_peak;        /**< DFG: the inflow's peak; canopy: u_ref at the building height */
+  double mean_velocity; /**< the velocity scale (DFG: 2/3 of the peak; else 1) */
+  double length;        /**< the length scale (DFG: the cylinder's diameter; else 1) */
+  int32_t inflow_tag;   /**< CLMG_FLOW_GMSH: the inflow's tag */
+  int32_t dirichlet[CLMG_FLOW_MAX_TAGS + 1]; /**< the Dirichlet tags (none: every wall) */
+  size_t num_dirichlet;                      /**< entries of dirichlet */
+  int32_t slip[1];                           /**< the free-slip tags (the canopy's top) */
+  size_t num_slip;                           /**< entries of slip */
+} clmg_flow_case_setup;
+
+/** "cavity", "dfg1", "dfg2" or "canopy" into *flow (a .msh path is the caller's
+ * CLMG_FLOW_GMSH); returns 0 for any other name. */
+CLMG_API int clmg_flow_case_parse(const char *name, clmg_flow_case *flow);
+/** The case's name ("cavity", ..., "gmsh"). */
+CLMG_API const char *clmg_flow_case_name(clmg_flow_case flow);
+/** The case's default Reynolds number: 20 for DFG 2D-1, else 100. */
+CLMG_API double clmg_flow_case_reynolds(clmg_flow_case flow);
+/** 1 where the case runs to a steady flow by default (not DFG 2D-2 and the canopy). */
+CLMG_API int clmg_flow_case_steady(clmg_flow_case flow);
+/** 1 for the DFG cases, which have drag, lift and a pressure difference
+ * (clmg_flow_case_quantities). */
+CLMG_API int clmg_flow_case_has_quantities(clmg_flow_case flow);
+
+/** The case's scales and tags at Reynolds number reynolds (finite, > 0). walls
+ * (num_walls of them, 1 to CLMG_FLOW_MAX_TAGS) and inflow_tag (>= 1) are read for
+ * CLMG_FLOW_GMSH only. Bad values are CLMG_ERROR_INVALID_ARGUMENT with a message. */
+CLMG_API clmg_status clmg_flow_case_create(clmg_flow_case flow, double reynolds,
+                                           const int32_t *walls, size_t num_walls,
+                                           int32_t inflow_tag, clmg_flow_case_setup *setup,
+                                           clmg_error *error);
+/** The case's coarse mesh (path: the Gmsh file of CLMG_FLOW_GMSH, else not read). */
+CLMG_API clmg_status clmg_flow_case_mesh(clmg_flow_case flow, const char *path, clmg_mesh *out,
+                                         clmg_error *error);
+/** clmg_stokes_problem_defaults with the case's viscosity, boundary velocity and
+ * Dirichlet and free-slip tags; the problem borrows setup (keep it alive). */
+CLMG_API void clmg_flow_case_problem(const clmg_flow_case_setup *setup,
+                                     clmg_stokes_problem *problem);
+/** The DFG quantities of a solution x (clmg/stokes.h's layout) on mesh: the
+ * cylinder's drag and lift coefficients (clmg_flow_drag_lift) and the pressure
+ * difference between (0.15, 0.2) and (0.25, 0.2). Another case is
+ * CLMG_ERROR_INVALID_ARGUMENT. */
+CLMG_API clmg_status clmg_flow_case_quantities(const clmg_flow_case_setup *setup,
+                                               const clmg_mesh *mesh,
+                                               const clmg_triangle_edges *edges, const double *x,
+                                               double *drag, double *lift,
+                                               double *pressure_difference, clmg_error *error);
+
 #ifdef __cplusplus
 }
 #endif

@@ -146,6 +146,35 @@ def test_info(ctx, spd_matrix):
     assert np.allclose(x2, 2 * x, rtol=1e-6, atol=1e-12)
 
 
+@pytest.mark.parametrize("precision", ["double", "mixed", "float"])
+def test_true_residual_is_the_hosts(ctx, spd_matrix, nonsymmetric_matrix, precision):
+    """info.true_residual (computed on the device for double and mixed
+    solvers, on the host for float ones) is ||b - A x|| in double, for a
+    converged solve, a short one (maxit 2) and a second solve of the same
+    solver, whose device vectors are reused."""
+    if precision != "float" and not ctx.device["has_fp64"]:
+        pytest.skip("no fp64")
+    for A in (spd_matrix, nonsymmetric_matrix):
+        b = rhs(A.shape[0], 2)
+        solver = clmg.Solver(A, context=ctx, precision=precision, precond="amg")
+        short = clmg.Solver(A, context=ctx, precision=precision, precond="amg", maxit=2)
+        for s, scale in ((solver, 1.0), (solver, 3.0), (short, 1.0)):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", clmg.ConvergenceWarning)
+                x, info = s.solve(scale * b)
+            host = np.linalg.norm(scale * b - A @ x)
+            assert info.true_residual == pytest.approx(host, rel=1e-6)
+            assert info.true_relative_residual == pytest.approx(
+                host / np.linalg.norm(scale * b), rel=1e-6
+            )
+            assert info.converged == (s is solver)
+            if s is short:
+                assert info.iterations == 2
+        # the device computes it for double vectors only (mixed solves in double)
+        raw = solver._c.solve(b, np.zeros(A.shape[0]), None)
+        assert np.isfinite(raw["true_residual"]) == (precision != "float")
+
+
 def test_initial_guess(ctx, spd_matrix):
     b = rhs(spd_matrix.shape[0])
     exact = spla.spsolve(spd_matrix.tocsc(), b)

@@ -428,7 +428,7 @@ static void check_poisson(const poisson_options *o) {
 }
 
 static void check_flow(const flow_options *o) {
-  if ((unsigned)o->flow > FLOW_GMSH || !o->case_spec)
+  if ((unsigned)o->flow > CLMG_FLOW_GMSH || !o->case_spec)
     fail_with_input("flow: not a case", "");
   check_range(o->level, 0, 10, "--level");
   check_range(o->re, 1e-6, 1e9, "--re");
@@ -443,9 +443,9 @@ static void check_flow(const flow_options *o) {
     fail_with_input("flow: a Vanka omega outside (0, 2)", "");
   check_range(o->solver.max_linear, 1, 1000000000, "maxit");
   check_range(o->solver.restart, 1, 1000, "restart");
-  if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag < 1))
+  if (o->flow == CLMG_FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag < 1))
     fail_with_input("flow: a .msh case without --walls and --inflow", "");
-  if (o->profile_path && o->flow != FLOW_CAVITY)
+  if (o->profile_path && o->flow != CLMG_FLOW_CAVITY)
     fail_with_input("flow: --profile accepted for another case", o->case_spec);
   for (size_t k = 0; k < o->num_walls; ++k)
     check_range(o->walls[k], 1, INT32_MAX, "--walls");

@@ -7,6 +7,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,9 +180,15 @@ typedef struct {
    * on first use, with its two device vectors in the hierarchy's precision */
   clmg_preconditioner preconditioner;
   clmg_vector *r, *z;
+  /* the solve's b, x and residual in the solver's precision, made on the
+   * first solve and kept for the next ones */
+  clmg_vector *solve_b, *solve_x, *solve_r;
 } SolverObject;
 
 static void Solver_dealloc(SolverObject *self) {
+  clmg_vector_destroy(self->solve_r);
+  clmg_vector_destroy(self->solve_x);
+  clmg_vector_destroy(self->solve_b);
   clmg_vector_destroy(self->z);
   clmg_vector_destroy(self->r);
   clmg_preconditioner_destroy(&self->preconditioner);
@@ -356,6 +363,59 @@ static int monitor_call(void *data, int iteration, double relative_residual) {
   return stop != 0;
 }
 
+/* clmg_solver_solve_host's work on the solver's kept device vectors, and
+ * then, for a double-precision solver, the true residual ||b - A x|| and
+ * ||b|| on the device (one product and two norms there, in place of a
+ * product on the host); NaN for a float one, whose device residual would
+ * carry float's rounding. message gets the solve's failure. */
+static clmg_status solve_kept(SolverObject *self, const double *b, double *x,
+                              clmg_krylov_result *result, double *true_residual, double *b_norm,
+                              char *message, size_t message_size) {
+  clmg_context *context = self->owner->context;
+  clmg_dtype precision = clmg_solver_precision(self->solver);
+  *true_residual = *b_norm = NAN;
+  clmg_status status = CLMG_SUCCESS;
+  if (!self->solve_b)
+    status = clmg_vector_create(context, precision, self->rows, &self->solve_b);
+  if (status == CLMG_SUCCESS && !self->solve_x)
+    status = clmg_vector_create(context, precision, self->rows, &self->solve_x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(self->solve_b, b);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload_doubles(self->solve_x, x);
+  if (status != CLMG_SUCCESS) {
+    snprintf(message, message_size, "%s", clmg_context_message(context));
+    return status;
+  }
+  clmg_status solved = clmg_solver_solve(self->solver, self->solve_b, self->solve_x, result);
+  snprintf(message, message_size, "%s", clmg_context_message(context));
+  if (solved != CLMG_SUCCESS && solved != CLMG_ERROR_NOT_CONVERGED)
+    return solved;
+  /* the last iterate of an unfinished solve is still the best there is */
+  status = clmg_vector_download_doubles(self->solve_x, x);
+  if (status == CLMG_SUCCESS && precision == CLMG_DOUBLE) {
+    if (!self->solve_r)
+      status = clmg_vector_create(context, precision, self->rows, &self->solve_r);
+    double r = NAN, bb = NAN;
+    if (status == CLMG_SUCCESS)
+      status = clmg_operator_defect(clmg_solver_operator(self->solver), self->solve_b,
+                                    self->solve_x, self->solve_r);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(self->solve_r, &r);
+    if (status == CLMG_SUCCESS)
+      status = clmg_nrm2(self->solve_b, &bb);
+    if (status == CLMG_SUCCESS) {
+      *true_residual = r;
+      *b_norm = bb;
+    }
+  }
+  if (status != CLMG_SUCCESS) {
+    snprintf(message, message_size, "%s", clmg_context_message(context));
+    return status;
+  }
+  return solved;
+}
+
 static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwargs) {
   static char *keywords[] = {"b", "x", "monitor", NULL};
   PyObject *b = NULL, *x = NULL, *callable = Py_None;
@@ -380,7 +440,10 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   clmg_status status;
   self->owner->busy = 1;
   PyThreadState *released = PyEval_SaveThread();
-  status = clmg_solver_solve_host(self->solver, b_view.buf, x_view.buf, &result);
+  double true_residual = NAN, b_norm = NAN;
+  char message[1024] = "";
+  status = solve_kept(self, b_view.buf, x_view.buf, &result, &true_residual, &b_norm, message,
+                      sizeof message);
   PyEval_RestoreThread(released);
   self->owner->busy = 0;
   clmg_solver_set_monitor(self->solver, NULL, NULL);
@@ -397,7 +460,7 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   }
   if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED) {
     clmg_krylov_result_free(&result);
-    return raise_status(status, clmg_context_message(self->owner->context));
+    return raise_status(status, message);
   }
   PyObject *history = PyList_New((Py_ssize_t)result.history_length);
   for (size_t i = 0; history && i < result.history_length; i++) {
@@ -411,12 +474,12 @@ static PyObject *Solver_solve(SolverObject *self, PyObject *args, PyObject *kwar
   clmg_krylov_result_free(&result);
   if (!history)
     return NULL;
-  return Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:N,s:s,s:s}", "iterations", result.iterations,
+  return Py_BuildValue("{s:i,s:O,s:d,s:d,s:d,s:N,s:s,s:s,s:d,s:d}", "iterations", result.iterations,
                        "converged", status == CLMG_SUCCESS ? Py_True : Py_False, "initial_residual",
                        result.initial_residual, "final_residual", result.final_residual,
                        "relative_residual", result.relative_residual, "history", history, "status",
-                       clmg_status_string(status), "message",
-                       status == CLMG_SUCCESS ? "" : clmg_context_message(self->owner->context));
+                       clmg_status_string(status), "message", status == CLMG_SUCCESS ? "" : message,
+                       "true_residual", true_residual, "b_norm", b_norm);
 }
 
 /* z = M^-1 r: one cycle of the solver's multigrid hierarchy from zero, on
@@ -753,22 +816,6 @@ static double seconds_now(void) {
   return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* precision=auto on a device without fp64 becomes float, as the clmg
- * command chooses it; double or mixed asked there is refused. */
-static int choose_precision(clmg_options *db, clmg_context *context) {
-  if (clmg_context_device(context)->has_fp64)
-    return 1;
-  if (!clmg_options_is_set(db, "precision")) {
-    clmg_options_set(db, "precision", "float", NULL);
-    return 1;
-  }
-  if (strcmp(clmg_options_get(db, "precision"), "float") == 0)
-    return 1;
-  raise_status(CLMG_ERROR_UNSUPPORTED, "the device has no double precision (fp64): use "
-                                       "precision=float");
-  return 0;
-}
-
 /* a dict of the solve's result (the keys of Solver.solve's) */
 static PyObject *result_dict(const clmg_krylov_result *result, clmg_status status,
                              const char *message) {
@@ -800,210 +847,25 @@ static PyObject *csr_dict(const clmg_csr *a) {
                        bytes_of(a->val, nnz * sizeof(double)));
 }
 
-typedef struct poisson_run {
-  clmg_fe_hierarchy hierarchy;     /* host assembly */
-  clmg_fe_device_hierarchy device; /* device assembly */
-  clmg_options *options;
-  clmg_multigrid *multigrid;
-  clmg_matrix *outer_matrix; /* mixed: the finest matrix in double, for CG */
-  clmg_operator outer;
-  clmg_solver *solver;
-  clmg_vector *b, *x;
-  clmg_krylov_result result;
-  double *u, *rhs; /* the solution and b in the mesh's numbering */
-  clmg_csr matrix; /* the finest matrix on the host (want_matrix) */
-  char message[1024];
-} poisson_run;
-
-static void poisson_run_free(poisson_run *r) {
-  clmg_solver_destroy(r->solver);
-  clmg_operator_destroy(&r->outer);
-  clmg_vector_destroy(r->b);
-  clmg_vector_destroy(r->x);
-  clmg_multigrid_destroy(r->multigrid);
-  clmg_matrix_destroy(r->outer_matrix);
-  clmg_fe_device_hierarchy_free(&r->device);
-  clmg_fe_hierarchy_free(&r->hierarchy);
-  clmg_options_destroy(r->options);
-  clmg_krylov_result_free(&r->result);
-  clmg_csr_free(&r->matrix);
-  free(r->u);
-  free(r->rhs);
-}
-
-/* The solver's options with clmg poisson's defaults (krylov none, or cg for
- * mixed; maxit 200; BLOOD's 64+64 Jacobi steps at omega 0.5), then the
- * hierarchy's options. Returns 0 with an exception set. */
-static int poisson_options_resolve(poisson_run *r, clmg_context *context, int blood,
-                                   size_t coarse_rows, clmg_multigrid_options *mg, int *mixed) {
-  clmg_options *db = r->options;
-  if (!choose_precision(db, context))
-    return 0;
-  const char *precision = clmg_options_get(db, "precision");
-  if (!clmg_options_is_set(db, "krylov"))
-    clmg_options_set(db, "krylov", strcmp(precision, "mixed") == 0 ? "cg" : "none", NULL);
-  if (!clmg_options_is_set(db, "maxit"))
-    clmg_options_set(db, "maxit", "200", NULL);
-  if (blood) {
-    if (!clmg_options_is_set(db, "mg.steps") && !clmg_options_is_set(db, "mg.pre") &&
-        !clmg_options_is_set(db, "mg.post"))
-      clmg_options_set(db, "mg.steps", "64", NULL);
-    const char *smoother = clmg_options_get(db, "mg.smoother");
-    if (!clmg_options_is_set(db, "mg.omega") &&
-        (strcmp(smoother, "auto") == 0 || strcmp(smoother, "jacobi") == 0))
-      clmg_options_set(db, "mg.omega", "0.5", NULL);
+/* A failure of clmg_fe_poisson_*: the options' krylov and mixed-precision
+ * conflicts and device assembly of another numbering are bad arguments
+ * (ValueError), the rest ClmgError with the library's status. */
+static PyObject *raise_poisson(clmg_status status, const char *step, const char *message) {
+  if (status == CLMG_ERROR_INVALID_ARGUMENT &&
+      (strncmp(message, "krylov=", 7) == 0 || strncmp(message, "precision=mixed", 15) == 0 ||
+       strstr(message, "2lv numbering only"))) {
+    PyErr_SetString(PyExc_ValueError, message);
+    return NULL;
   }
-  const char *krylov = clmg_options_get(db, "krylov");
-  if (strcmp(krylov, "none") != 0 && strcmp(krylov, "cg") != 0) {
-    PyErr_Format(PyExc_ValueError,
-                 "krylov=%s: the Poisson problem runs multigrid cycles (none) or CG (cg)", krylov);
-    return 0;
-  }
-  *mixed = strcmp(precision, "mixed") == 0;
-  if (*mixed && strcmp(krylov, "none") == 0) {
-    PyErr_SetString(PyExc_ValueError, "precision=mixed runs the float cycle inside double CG: "
-                                      "krylov=none has no CG (use krylov=cg)");
-    return 0;
-  }
-  clmg_status status = clmg_options_multigrid(db, context, mg);
-  if (status != CLMG_SUCCESS) {
-    raise_status(status, clmg_context_message(context));
-    return 0;
-  }
-  mg->coarse_max_rows = coarse_rows;
-  char text[32];
-  if (!mg->smoother_factory)
-    clmg_options_set(db, "mg.smoother", clmg_smoother_type_name(mg->smoother), NULL);
-  snprintf(text, sizeof text, "%d", mg->pre_smoothing);
-  clmg_options_set(db, "mg.pre", text, NULL);
-  snprintf(text, sizeof text, "%d", mg->post_smoothing);
-  clmg_options_set(db, "mg.post", text, NULL);
-  clmg_matrix_format_parse(clmg_options_get(db, "format"), &mg->matrix.format);
-  mg->matrix.precision = strcmp(precision, "double") == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
-  return 1;
-}
-
-/* Builds the hierarchy, the multigrid and the solver, and solves; the
- * caller holds the context. step names what failed. */
-static clmg_status poisson_build_and_solve(poisson_run *r, clmg_context *context,
-                                           const clmg_mesh *coarse, int level, int degree,
-                                           const clmg_poisson_problem *problem,
-                                           clmg_numbering numbering, uint64_t seed, int on_device,
-                                           const clmg_multigrid_options *mg, int mixed,
-                                           int want_matrix, double *times, const char **step) {
-  clmg_error error = {{0}};
-  double start = seconds_now();
-  clmg_status status;
-  size_t n = 0;
-  *step = "building the hierarchy";
-  if (on_device) {
-    status = clmg_fe_poisson_hierarchy_device(context, coarse, level, degree, problem, &r->device);
-    if (status != CLMG_SUCCESS)
-      return status;
-    clmg_fe_device_hierarchy *h = &r->device;
-    const clmg_csr_device *finest = &h->a[h->num_levels - 1];
-    n = finest->rows;
-    if (want_matrix) {
-      *step = "downloading the finest matrix";
-      status = clmg_csr_device_download(finest, &r->matrix, &error);
-      if (status != CLMG_SUCCESS) {
-        snprintf(r->message, sizeof r->message, "%s", error.message);
-        return status;
-      }
-    }
-    *step = "building the multigrid hierarchy";
-    status = clmg_multigrid_create_from_csr_device(context, h->num_levels, h->a, h->p, h->r, mg,
-                                                   &r->multigrid);
-    if (status == CLMG_SUCCESS && mixed) {
-      clmg_matrix_options outer = mg->matrix;
-      outer.precision = CLMG_DOUBLE;
-      status = clmg_matrix_create_from_device(context, finest->rows, finest->cols, finest->row_ptr,
-                                              finest->col, finest->val, &outer, &r->outer_matrix);
-    }
-    for (int l = 0; l < h->num_levels; l++) { /* the matrices hold their own copies now */
-      clmg_csr_device_free(&h->a[l]);
-      clmg_csr_device_free(&h->p[l]);
-      clmg_csr_device_free(&h->r[l]);
-    }
-  } else {
-    status = clmg_fe_poisson_hierarchy(coarse, level, degree, problem, numbering, seed,
-                                       &r->hierarchy, &error);
-    if (status != CLMG_SUCCESS) {
-      snprintf(r->message, sizeof r->message, "%s", error.message);
-      return status;
-    }
-    clmg_fe_hierarchy *h = &r->hierarchy;
-    n = h->a[h->num_levels - 1].rows;
-    *step = "building the multigrid hierarchy";
-    status = clmg_multigrid_create(context, h->num_levels, h->a, h->p, h->r, mg, &r->multigrid);
-    if (status == CLMG_SUCCESS && mixed) {
-      clmg_matrix_options outer = mg->matrix;
-      outer.precision = CLMG_DOUBLE;
-      status = clmg_matrix_create(context, &h->a[h->num_levels - 1], &outer, &r->outer_matrix);
-    }
-  }
-  times[0] = seconds_now() - start; /* assembly and upload */
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_dtype precision = mixed ? CLMG_DOUBLE : mg->matrix.precision;
-  start = seconds_now();
-  *step = "setting up the solver and compiling the kernels";
-  status = clmg_vector_create(context, precision, n, &r->b);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, n, &r->x);
-  if (status == CLMG_SUCCESS)
-    status = on_device ? clmg_vector_convert(r->device.b, r->b)
-                       : clmg_vector_upload_doubles(r->b, r->hierarchy.b);
-  const clmg_operator *fine =
-      clmg_multigrid_operator(r->multigrid, clmg_multigrid_levels(r->multigrid) - 1);
-  if (status == CLMG_SUCCESS && mixed) {
-    status = clmg_operator_from_matrix(r->outer_matrix, 0, &r->outer);
-    fine = &r->outer;
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_solver_create_multigrid(context, fine, r->multigrid, 1, r->options, &r->solver);
-  if (status == CLMG_SUCCESS) /* the initial guess: g on Dirichlet DOFs, 0 elsewhere */
-    status = on_device ? clmg_vector_convert(r->device.x0, r->x)
-                       : clmg_vector_upload_doubles(r->x, r->hierarchy.x0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_finish(context);
-  times[1] = seconds_now() - start; /* kernels */
-  if (status != CLMG_SUCCESS)
-    return status;
-  return CLMG_SUCCESS;
-}
-
-/* After the solve: u and b in the mesh's numbering on the host. */
-static clmg_status poisson_fetch(poisson_run *r, clmg_context *context, int on_device,
-                                 const char **step) {
-  size_t n = clmg_vector_length(r->x);
-  double *numbered = malloc(n * sizeof *numbered);
-  r->u = malloc(n * sizeof *r->u);
-  r->rhs = malloc(n * sizeof *r->rhs);
-  if (!numbered || !r->u || !r->rhs) {
-    free(numbered);
-    return CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  }
-  *step = "reading back the solution";
-  clmg_status status = clmg_vector_download_doubles(r->x, numbered);
-  if (status == CLMG_SUCCESS && on_device) { /* 2LV: the mesh's own numbering */
-    memcpy(r->u, numbered, n * sizeof *numbered);
-    status = clmg_vector_download_doubles(r->b, r->rhs);
-    if (status == CLMG_SUCCESS) {
-      *step = "bringing the finest mesh to the host";
-      status = clmg_fe_device_hierarchy_fetch_finest(context, &r->device);
-    }
-  } else if (status == CLMG_SUCCESS) {
-    clmg_fe_hierarchy_unpermute(&r->hierarchy, numbered, r->u);
-    clmg_fe_hierarchy_unpermute(&r->hierarchy, r->hierarchy.b, r->rhs);
-  }
-  free(numbered);
-  return status;
+  char text[2048];
+  snprintf(text, sizeof text, "%s: %s", step, message);
+  return raise_status(status, text);
 }
 
 /* poisson(context, coarse, level, degree, problem, numbering, seed,
- * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict. The
- * problem: "circle", "blood" or "unit" (f = 1, u = 0 on the boundary). */
+ * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict: the
+ * run of clmg/fe_solve.h's stages. The problem: "circle", "blood" or
+ * "unit" (f = 1, u = 0 on the boundary). */
 static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
   static char *keywords[] = {"context",   "coarse",      "level",     "degree",      "problem",
                              "numbering", "seed",        "on_device", "coarse_rows", "text",
@@ -1022,24 +884,16 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
     return NULL;
   if (!context_ready(owner))
     return NULL;
-  if (level < 1 || level > 16) {
-    PyErr_Format(PyExc_ValueError, "level must be 1 to 16, not %d", level);
-    return NULL;
-  }
-  if (degree != 1 && degree != 2) {
-    PyErr_Format(PyExc_ValueError, "the element is Q1 or Q2 (degree 1 or 2), not %d", degree);
-    return NULL;
-  }
-  clmg_numbering numbering;
-  if (!clmg_numbering_parse(numbering_name, &numbering)) {
+  clmg_fe_poisson_spec spec;
+  clmg_fe_poisson_spec_defaults(&spec);
+  spec.coarse = &coarse->mesh;
+  spec.level = level;
+  spec.degree = degree;
+  spec.seed = seed;
+  spec.assembly = on_device ? CLMG_FE_ASSEMBLY_DEVICE : CLMG_FE_ASSEMBLY_HOST;
+  spec.keep_matrix = want_matrix;
+  if (!clmg_numbering_parse(numbering_name, &spec.numbering)) {
     PyErr_Format(PyExc_ValueError, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
-                 numbering_name);
-    return NULL;
-  }
-  if (on_device && numbering != CLMG_NUMBERING_2LV) {
-    PyErr_Format(PyExc_ValueError,
-                 "assembly on the device builds the 2lv numbering only; use assembly='host' for "
-                 "numbering '%s'",
                  numbering_name);
     return NULL;
   }
@@ -1047,116 +901,94 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
     PyErr_SetString(PyExc_ValueError, "coarse_rows must be >= 0");
     return NULL;
   }
+  spec.coarse_max_rows = (size_t)coarse_rows;
   if (callable != Py_None && !PyCallable_Check(callable)) {
     PyErr_SetString(PyExc_TypeError, "monitor must be callable(iteration, relative_residual)");
     return NULL;
   }
-  clmg_poisson_problem problem;
-  int blood = 0;
   if (strcmp(problem_name, "circle") == 0)
-    clmg_poisson_problem_circle(&problem);
+    clmg_poisson_problem_circle(&spec.problem);
   else if (strcmp(problem_name, "blood") == 0) {
-    clmg_poisson_problem_blood(&problem);
-    blood = 1;
+    clmg_poisson_problem_blood(&spec.problem);
+    spec.paper_smoothing = 1;
   } else if (strcmp(problem_name, "unit") == 0)
-    clmg_poisson_problem_unit_source(&problem);
+    clmg_poisson_problem_unit_source(&spec.problem);
   else {
     PyErr_Format(PyExc_ValueError, "unknown problem '%s' (circle, blood, unit)", problem_name);
     return NULL;
   }
   clmg_context *context = owner->context;
-  poisson_run r;
+  clmg_options *options = make_options(text, pairs);
+  if (!options)
+    return NULL;
+  clmg_fe_poisson *problem = NULL;
+  clmg_fe_poisson_result r;
   memset(&r, 0, sizeof r);
-  r.options = make_options(text, pairs);
-  if (!r.options)
-    return NULL;
-  clmg_multigrid_options mg;
-  int mixed = 0;
-  if (!poisson_options_resolve(&r, context, blood, (size_t)coarse_rows, &mg, &mixed)) {
-    poisson_run_free(&r);
-    return NULL;
-  }
-  double times[2] = {0, 0}, solve_s = 0, fetch_s = 0;
-  const char *step = "";
+  double fetch_s = 0;
+  const char *step = "building the hierarchy";
   monitor_state monitor = {callable == Py_None ? NULL : callable, NULL, NULL, NULL, 0};
-  clmg_status status, solved = CLMG_SUCCESS;
-  char solve_message[1024] = "";
   owner->busy = 1;
   PyThreadState *released = PyEval_SaveThread();
-  status = poisson_build_and_solve(&r, context, &coarse->mesh, level, degree, &problem, numbering,
-                                   seed, on_device, &mg, mixed, want_matrix, times, &step);
+  clmg_status status = clmg_fe_poisson_create(context, &spec, options, &problem);
   if (status == CLMG_SUCCESS) {
-    clmg_solver_set_monitor(r.solver, monitor_call, &monitor);
-    double start = seconds_now();
-    solved = clmg_solver_solve(r.solver, r.b, r.x, &r.result);
-    snprintf(solve_message, sizeof solve_message, "%s", clmg_context_message(context));
-    if (solved == CLMG_SUCCESS || solved == CLMG_ERROR_NOT_CONVERGED)
-      status = clmg_finish(context);
-    else
-      status = solved, step = "solving";
-    solve_s = seconds_now() - start;
-    clmg_solver_set_monitor(r.solver, NULL, NULL);
+    step = "setting up the multigrid and the solver";
+    status = clmg_fe_poisson_setup(problem);
   }
   if (status == CLMG_SUCCESS) {
+    step = "solving";
+    status = clmg_fe_poisson_solve(problem, monitor_call, &monitor, &r);
+    if (status == CLMG_ERROR_NOT_CONVERGED)
+      status = CLMG_SUCCESS; /* the result says so */
+  }
+  if (status == CLMG_SUCCESS) {
+    step = "reading back the solution";
     double start = seconds_now();
-    status = poisson_fetch(&r, context, on_device, &step);
+    status = clmg_fe_poisson_fetch(problem, &r);
     fetch_s = seconds_now() - start;
   }
   PyEval_RestoreThread(released);
   owner->busy = 0;
+  clmg_options_destroy(options);
+  PyObject *out = NULL;
   if (monitor.failed) {
-    poisson_run_free(&r);
 #if PY_VERSION_HEX >= 0x030C0000
     PyErr_SetRaisedException(monitor.value);
 #else
     PyErr_Restore(monitor.type, monitor.value, monitor.traceback);
 #endif
-    return NULL;
+    goto done;
   }
   if (status != CLMG_SUCCESS) {
-    char message[2048];
-    snprintf(message, sizeof message, "%s: %s", step,
-             r.message[0] ? r.message : clmg_context_message(context));
-    poisson_run_free(&r);
-    return raise_status(status, message);
+    raise_poisson(status, step, clmg_context_message(context));
+    goto done;
   }
-  const clmg_mesh *finest = on_device ? &r.device.meshes[r.device.num_levels - 1]
-                                      : &r.hierarchy.meshes[r.hierarchy.num_levels - 1];
-  size_t n = clmg_vector_length(r.x);
-  clmg_multigrid *multigrid = r.multigrid;
-  PyObject *mesh = mesh_copy(finest);
-  PyObject *result = mesh ? result_dict(&r.result, solved, solve_message) : NULL;
+  size_t n = r.n;
+  PyObject *mesh = mesh_copy(&r.mesh);
+  PyObject *result = mesh ? result_dict(&r.solve, r.status, r.message) : NULL;
   PyObject *matrix = NULL;
   if (result && want_matrix) {
-    if (!on_device) {
-      /* the finest matrix in the mesh's numbering: perm[new] = old */
-      const clmg_fe_hierarchy *h = &r.hierarchy;
-      const clmg_csr *a = &h->a[h->num_levels - 1];
-      matrix = csr_dict(a);
-      if (matrix) {
-        PyObject *perm = bytes_of(h->perm[h->num_levels - 1], n * sizeof(int32_t));
-        if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
-          Py_CLEAR(matrix);
-        Py_XDECREF(perm);
-      }
-    } else
-      matrix = csr_dict(&r.matrix);
+    matrix = csr_dict(&r.matrix);
+    if (matrix && r.perm) { /* the host numbering: perm[new] = old */
+      PyObject *perm = bytes_of(r.perm, n * sizeof(int32_t));
+      if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
+        Py_CLEAR(matrix);
+      Py_XDECREF(perm);
+    }
   } else if (result) {
     matrix = (Py_INCREF(Py_None), Py_None);
   }
-  char *view = matrix ? clmg_solver_view_json(r.solver) : NULL;
-  char *options = view ? clmg_options_to_json(clmg_solver_options(r.solver), 1) : NULL;
-  PyObject *out = NULL;
-  if (options)
-    out = Py_BuildValue(
-        "{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:d,s:d}", "mesh", mesh, "result",
-        result, "matrix", matrix, "u", bytes_of(r.u, n * sizeof(double)), "b",
-        bytes_of(r.rhs, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
-        (Py_ssize_t)clmg_matrix_nnz(
-            clmg_multigrid_matrix(multigrid, clmg_multigrid_levels(multigrid) - 1)),
-        "levels", clmg_multigrid_levels(multigrid), "coarse_unknowns",
-        (Py_ssize_t)clmg_multigrid_operator(multigrid, 0)->rows, "view", view, "options", options,
-        "assembly_s", times[0], "kernels_s", times[1], "solve_s", solve_s, "fetch_s", fetch_s);
+  clmg_solver *solver = clmg_fe_poisson_solver(problem);
+  char *view = matrix ? clmg_solver_view_json(solver) : NULL;
+  char *resolved = view ? clmg_options_to_json(clmg_solver_options(solver), 1) : NULL;
+  if (resolved)
+    out =
+        Py_BuildValue("{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:d,s:d}", "mesh", mesh,
+                      "result", result, "matrix", matrix, "u", bytes_of(r.u, n * sizeof(double)),
+                      "b", bytes_of(r.b, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
+                      (Py_ssize_t)r.info.nonzeros, "levels", r.info.levels, "coarse_unknowns",
+                      (Py_ssize_t)r.info.coarse_unknowns, "view", view, "options", resolved,
+                      "assembly_s", r.info.assembly_s + r.info.upload_s, "kernels_s",
+                      r.info.kernels_s, "solve_s", r.solve_s, "fetch_s", fetch_s);
   else {
     Py_XDECREF(mesh);
     Py_XDECREF(result);
@@ -1165,8 +997,10 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
       PyErr_NoMemory();
   }
   free(view);
-  free(options);
-  poisson_run_free(&r);
+  free(resolved);
+done:
+  clmg_fe_poisson_result_free(&r);
+  clmg_fe_poisson_destroy(problem);
   return out;
 }
 
@@ -1403,6 +1237,260 @@ static PyObject *module_spd_problem(PyObject *Py_UNUSED(module), PyObject *args,
   return result;
 }
 
+/* ---- the Navier-Stokes flow (clmg/navier_stokes.h, clmg/flow.h) ---- */
+
+/* Per step (the monitor's record): the step, its time, GMRES iterations,
+ * residuals, seconds and the DFG quantities (NaN for the other cases). */
+enum { FLOW_STEP_VALUES = 11 };
+
+typedef struct flow_record {
+  const clmg_flow_case_setup *setup;
+  double *values; /* FLOW_STEP_VALUES per step */
+  size_t count, capacity;
+  clmg_status failure;
+  char message[1100];
+} flow_record;
+
+static int flow_record_step(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                            const clmg_triangle_edges *edges, const double *x) {
+  flow_record *r = data;
+  if (r->count == r->capacity) {
+    size_t capacity = r->capacity ? 2 * r->capacity : 64;
+    double *values = realloc(r->values, capacity * FLOW_STEP_VALUES * sizeof *values);
+    if (!values) {
+      r->failure = CLMG_ERROR_OUT_OF_HOST_MEMORY;
+      snprintf(r->message, sizeof r->message, "no host memory for the step history");
+      return 1;
+    }
+    r->values = values;
+    r->capacity = capacity;
+  }
+  double drag = NAN, lift = NAN, dp = NAN;
+  if (clmg_flow_case_has_quantities(r->setup->flow)) {
+    clmg_error error = {{0}};
+    clmg_status status =
+        clmg_flow_case_quantities(r->setup, mesh, edges, x, &drag, &lift, &dp, &error);
+    if (status != CLMG_SUCCESS) {
+      r->failure = status;
+      snprintf(r->message, sizeof r->message, "step %d: %s", step->step, error.message);
+      return 1;
+    }
+  }
+  double *v = r->values + r->count++ * FLOW_STEP_VALUES;
+  const double values[FLOW_STEP_VALUES] = {step->step,
+                                           step->time,
+                                           step->linear_iterations,
+                                           step->nonlinear_residual,
+                                           step->linear_residual,
+                                           step->assemble_seconds,
+                                           step->setup_seconds,
+                                           step->solve_seconds,
+                                           drag,
+                                           lift,
+                                           dp};
+  memcpy(v, values, sizeof values);
+  return 0;
+}
+
+/* flow(context, case, path, walls, inflow, re, level, steady, steps, dt,
+ * upwind_full, text, pairs) -> dict: clmg_flow_solve on the case's mesh
+ * refined `level` times (level + 1 levels, as clmg flow --level), the
+ * options through clmg_options_flow. case: "cavity", "dfg1", "dfg2",
+ * "canopy" or "gmsh" (path, walls and inflow then name the mesh and its
+ * tags); re <= 0, steady < 0: the case's defaults. */
+static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
+  static char *keywords[] = {"context",     "case",  "path",    "walls", "inflow",
+                             "re",          "level", "steady",  "steps", "dt",
+                             "upwind_full", "text",  "options", NULL};
+  ContextObject *owner = NULL;
+  const char *case_name = NULL, *path = NULL, *text = NULL;
+  PyObject *walls_object = Py_None, *pairs = Py_None;
+  int inflow = 0, level = 3, steady = -1, steps = 100, upwind_full = 0;
+  double re = 0, dt = 0.01;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!szOidiiidpzO", keywords, &ContextType, &owner,
+                                   &case_name, &path, &walls_object, &inflow, &re, &level, &steady,
+                                   &steps, &dt, &upwind_full, &text, &pairs))
+    return NULL;
+  if (!context_ready(owner))
+    return NULL;
+  clmg_flow_case flow;
+  if (strcmp(case_name, "gmsh") == 0)
+    flow = CLMG_FLOW_GMSH;
+  else if (!clmg_flow_case_parse(case_name, &flow)) {
+    PyErr_Format(PyExc_ValueError,
+                 "unknown case '%s' (there are: cavity, dfg1, dfg2, canopy, or a .msh file)",
+                 case_name);
+    return NULL;
+  }
+  int32_t walls[CLMG_FLOW_MAX_TAGS];
+  size_t num_walls = 0;
+  if (walls_object != Py_None) {
+    PyObject *sequence = PySequence_Fast(walls_object, "walls must be a sequence of tags");
+    if (!sequence)
+      return NULL;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
+    if (count > CLMG_FLOW_MAX_TAGS) {
+      Py_DECREF(sequence);
+      PyErr_Format(PyExc_ValueError, "at most %d wall tags", CLMG_FLOW_MAX_TAGS);
+      return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+      long tag = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, k));
+      if (tag == -1 && PyErr_Occurred()) {
+        Py_DECREF(sequence);
+        return NULL;
+      }
+      walls[num_walls++] = (int32_t)tag;
+    }
+    Py_DECREF(sequence);
+  }
+  if (level < 0 || level > 12) {
+    PyErr_Format(PyExc_ValueError, "level must be 0 to 12, not %d", level);
+    return NULL;
+  }
+  if (steps < 1) {
+    PyErr_Format(PyExc_ValueError, "steps must be >= 1, not %d", steps);
+    return NULL;
+  }
+  if (!(isfinite(dt) && dt > 0)) {
+    PyErr_Format(PyExc_ValueError, "dt must be finite and > 0, not %g", dt);
+    return NULL;
+  }
+  clmg_error error = {{0}};
+  clmg_flow_case_setup setup;
+  clmg_status status = clmg_flow_case_create(flow, re > 0 ? re : clmg_flow_case_reynolds(flow),
+                                             walls, num_walls, inflow, &setup, &error);
+  if (status != CLMG_SUCCESS) {
+    PyErr_SetString(PyExc_ValueError, error.message);
+    return NULL;
+  }
+  clmg_context *context = owner->context;
+  if (!clmg_context_device(context)->has_fp64)
+    return raise_status(CLMG_ERROR_UNSUPPORTED,
+                        "the Navier-Stokes solver computes in double precision, which the "
+                        "device does not have (fp64)");
+  clmg_options *db = make_options(text, pairs);
+  if (!db)
+    return NULL;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  char unused[512] = "";
+  status = clmg_options_flow(db, &options, unused, sizeof unused, &error);
+  if (status != CLMG_SUCCESS) {
+    clmg_options_destroy(db);
+    return raise_status(status, error.message);
+  }
+  if (unused[0]) {
+    char warning[700];
+    snprintf(warning, sizeof warning, "clmg.flow does not read %s", unused);
+    if (PyErr_WarnEx(PyExc_UserWarning, warning, 1) < 0) {
+      clmg_options_destroy(db);
+      return NULL;
+    }
+  }
+  options.levels = level + 1;
+  options.steady = steady < 0 ? clmg_flow_case_steady(flow) : steady;
+  options.time_step = dt;
+  options.steps = steps;
+  clmg_stokes_problem problem;
+  clmg_flow_case_problem(&setup, &problem);
+  problem.upwind = upwind_full ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
+  clmg_mesh coarse = {0};
+  flow_record record = {&setup, NULL, 0, 0, CLMG_SUCCESS, ""};
+  clmg_flow_result result = {0};
+  char message[1100] = "";
+  double start = seconds_now(), total_s = 0;
+  owner->busy = 1;
+  PyThreadState *released = PyEval_SaveThread();
+  status = clmg_flow_case_mesh(flow, path, &coarse, &error);
+  int mesh_failed = status != CLMG_SUCCESS;
+  if (!mesh_failed) {
+    status =
+        clmg_flow_solve(context, &coarse, &problem, &options, flow_record_step, &record, &result);
+    snprintf(message, sizeof message, "%s",
+             status == CLMG_SUCCESS ? "" : clmg_context_message(context));
+  }
+  total_s = seconds_now() - start;
+  PyEval_RestoreThread(released);
+  owner->busy = 0;
+  clmg_mesh_free(&coarse);
+  PyObject *out = NULL;
+  if (mesh_failed) {
+    raise_status(status, error.message);
+    goto done;
+  }
+  if (record.failure != CLMG_SUCCESS) {
+    raise_status(record.failure, record.message);
+    goto done;
+  }
+  if (status != CLMG_SUCCESS && !(status == CLMG_ERROR_NOT_CONVERGED && result.x)) {
+    raise_status(status, message);
+    goto done;
+  }
+  char *echo = clmg_options_to_json(db, 0);
+  if (!echo) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  size_t num_edges = result.edges.num_edges, num_cells = result.mesh.num_cells;
+  PyObject *history = bytes_of(record.values, record.count * FLOW_STEP_VALUES * sizeof(double));
+  PyObject *x = bytes_of(result.x, result.unknowns * sizeof(double));
+  PyObject *edge_vertices = bytes_of(result.edges.edge_vertices, 2 * num_edges * sizeof(int32_t));
+  PyObject *cell_edges = bytes_of(result.edges.cell_edges, 3 * num_cells * sizeof(int32_t));
+  PyObject *mesh = (history && x && edge_vertices && cell_edges) ? mesh_take(&result.mesh) : NULL;
+  if (mesh)
+    out = Py_BuildValue(
+        "{s:N,s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:i,s:i,s:O,s:d,s:O,s:s,s:s,s:d,s:d,s:s,s:d,s:O}", "mesh",
+        mesh, "x", x, "edge_vertices", edge_vertices, "cell_edges", cell_edges, "history", history,
+        "edges", (Py_ssize_t)num_edges, "unknowns", (Py_ssize_t)result.unknowns, "levels",
+        result.levels, "steps", result.steps, "linear_iterations", result.linear_iterations,
+        "converged", result.converged ? Py_True : Py_False, "nonlinear_residual",
+        options.steady ? result.nonlinear_residual : 0.0, "steady",
+        options.steady ? Py_True : Py_False, "status", clmg_status_string(status), "message",
+        message, "reynolds", setup.reynolds, "viscosity", setup.viscosity, "options", echo,
+        "total_s", total_s, "dfg", clmg_flow_case_has_quantities(flow) ? Py_True : Py_False);
+  else {
+    Py_XDECREF(history);
+    Py_XDECREF(x);
+    Py_XDECREF(edge_vertices);
+    Py_XDECREF(cell_edges);
+  }
+  free(echo);
+done:
+  free(record.values);
+  clmg_flow_result_free(&result);
+  clmg_options_destroy(db);
+  return out;
+}
+
+/* flow_write_vtu(mesh, x, path): clmg_flow_write_vtu of a solution
+ * (2E + T values) on a triangle mesh. */
+static PyObject *module_flow_write_vtu(PyObject *Py_UNUSED(module), PyObject *args) {
+  MeshObject *mesh = NULL;
+  PyObject *x_object = NULL;
+  const char *path = NULL;
+  if (!PyArg_ParseTuple(args, "O!Os", &MeshType, &mesh, &x_object, &path))
+    return NULL;
+  clmg_error error = {{0}};
+  clmg_triangle_edges edges = {0};
+  clmg_status status = clmg_triangle_edges_create(&mesh->mesh, &edges, &error);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  Py_buffer x;
+  if (get_array(x_object, &x, 0, sizeof(double), "d",
+                (Py_ssize_t)clmg_stokes_num_unknowns(&mesh->mesh, &edges),
+                "x (2 per edge + 1 per triangle)") < 0) {
+    clmg_triangle_edges_free(&edges);
+    return NULL;
+  }
+  Py_BEGIN_ALLOW_THREADS status = clmg_flow_write_vtu(path, &mesh->mesh, &edges, x.buf, &error);
+  Py_END_ALLOW_THREADS clmg_triangle_edges_free(&edges);
+  PyBuffer_Release(&x);
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, error.message);
+  Py_RETURN_NONE;
+}
+
 /* write_array(path, values, rows, cols): clmg_write_matrix_market_array
  * (row-major values), the format amg.coordinates and amg.near_nullspace read. */
 static PyObject *module_write_array(PyObject *Py_UNUSED(module), PyObject *args) {
@@ -1443,6 +1531,10 @@ static PyMethodDef module_methods[] = {
      "write_array(path, values, rows, cols): a Matrix Market array file."},
     {"make_mesh", module_make_mesh, METH_VARARGS,
      "make_mesh(kind, level, path=None): a coarse mesh (generator or Gmsh file)."},
+    {"flow", (PyCFunction)(void (*)(void))module_flow, METH_VARARGS | METH_KEYWORDS,
+     "The Navier-Stokes flow of a case (clmg flow): clmg_flow_solve."},
+    {"flow_write_vtu", module_flow_write_vtu, METH_VARARGS,
+     "flow_write_vtu(mesh, x, path): clmg_flow_write_vtu."},
     {"poisson", (PyCFunction)(void (*)(void))module_poisson, METH_VARARGS | METH_KEYWORDS,
      "The Q1/Q2 Poisson problem solved by geometric multigrid (clmg poisson)."},
     {"helmholtz_system", module_helmholtz_system, METH_VARARGS,

@@ -21,7 +21,17 @@ import scipy.sparse as sp
 
 from . import _clmg
 
-__all__ = ["HelmholtzResult", "PoissonInfo", "PoissonResult", "helmholtz", "poisson"]
+__all__ = [
+    "FlowHistory",
+    "FlowInfo",
+    "FlowResult",
+    "HelmholtzResult",
+    "PoissonInfo",
+    "PoissonResult",
+    "flow",
+    "helmholtz",
+    "poisson",
+]
 
 # VTK's node order of a tensor cell as tensor coordinates in units of
 # 1 / degree (lib/mesh/vtu.c's tables, which the library's .vtu writer uses;
@@ -465,3 +475,268 @@ def helmholtz(
         assembly_first_time=system["assembly_first_s"],
         _mesh=fe_mesh,
     )
+
+
+# ---- the Navier-Stokes flow (clmg flow) ----
+
+_FLOW_CASES = ("cavity", "dfg1", "dfg2", "canopy")
+# the columns of the binding's per-step record (module_flow)
+_FLOW_STEP_COLUMNS = (
+    "step",
+    "time",
+    "iterations",
+    "nonlinear_residual",
+    "linear_residual",
+    "assembly_time",
+    "setup_time",
+    "solve_time",
+    "drag",
+    "lift",
+    "pressure_difference",
+)
+
+
+@dataclasses.dataclass
+class FlowHistory:
+    """Per time step or Oseen iteration, one entry each (NumPy arrays)."""
+
+    step: np.ndarray  #: 1, 2, ...
+    time: np.ndarray  #: the step's time (unsteady; 0 for Oseen iterations)
+    iterations: np.ndarray  #: GMRES iterations of the step's linear solve
+    nonlinear_residual: np.ndarray  #: steady: the iterate's relative residual before the step
+    linear_residual: np.ndarray  #: the linear solve's true relative residual
+    assembly_time: np.ndarray  #: seconds refilling the levels' systems
+    setup_time: np.ndarray  #: seconds setting the multigrid up
+    solve_time: np.ndarray  #: seconds in GMRES
+    drag: np.ndarray  #: DFG: the cylinder's drag coefficient c_D (NaN for other cases)
+    lift: np.ndarray  #: DFG: the lift coefficient c_L (NaN for other cases)
+    pressure_difference: np.ndarray  #: DFG: p(0.15, 0.2) - p(0.25, 0.2) (NaN for other cases)
+
+
+@dataclasses.dataclass
+class FlowInfo:
+    """How a :func:`flow` run went (the keys of ``clmg flow --json``)."""
+
+    case: str  #: "cavity", "dfg1", "dfg2", "canopy" or the .msh path
+    reynolds: float
+    viscosity: float
+    steady: bool  #: Oseen iteration to a steady flow (else time steps)
+    converged: bool
+    steps: int  #: Oseen iterations or time steps done
+    linear_iterations: int  #: GMRES iterations over all steps
+    nonlinear_residual: float  #: steady: the last iterate's (0 for time steps)
+    unknowns: int  #: 2 edges + triangles of the finest level
+    levels: int
+    drag: float  #: DFG: c_D after the last step (NaN otherwise)
+    lift: float  #: DFG: c_L after the last step (NaN otherwise)
+    pressure_difference: float  #: DFG: delta p after the last step (NaN otherwise)
+    assembly_time: float  #: seconds, summed over the steps
+    setup_time: float
+    solve_time: float
+    total_time: float  #: the whole run: mesh, hierarchy, steps
+    status: str  #: the library's status ("success", "not converged", ...)
+    message: str
+    options: dict  #: the options as resolved: options= takes them back
+
+
+@dataclasses.dataclass
+class FlowResult:
+    """A Navier-Stokes solution with Crouzeix-Raviart P1nc/P0 elements on the
+    finest triangle mesh: the velocity at the edge midpoints, the pressure per
+    triangle."""
+
+    velocity: np.ndarray  #: edges x 2: (u_x, u_y) at each edge's midpoint
+    pressure: np.ndarray  #: one value per triangle (P0)
+    edge_midpoints: np.ndarray  #: edges x 2: where ``velocity`` lives
+    vertices: np.ndarray  #: vertices x 2
+    triangles: np.ndarray  #: triangles x 3: vertex numbers
+    history: FlowHistory  #: per step
+    info: FlowInfo
+    _handle: Any = dataclasses.field(repr=False)
+    _x: np.ndarray = dataclasses.field(repr=False)
+    _cell_edges: np.ndarray = dataclasses.field(repr=False)
+
+    @property
+    def cell_velocity(self) -> np.ndarray:
+        """Triangles x 2: the velocity at each triangle's centroid (the mean of
+        its three edge values, the P1nc function's mean over it)."""
+        return self.velocity[self._cell_edges].mean(axis=1)
+
+    @property
+    def mesh(self):
+        """The finest mesh as a meshio.Mesh (triangles) with cell_data
+        {"pressure", "velocity" (at the centroids)}. Needs meshio."""
+        meshio = _meshio()
+        return meshio.Mesh(
+            self.vertices.copy(),
+            [("triangle", self.triangles.astype(np.int64))],
+            cell_data={
+                "pressure": [self.pressure.copy()],
+                "velocity": [self.cell_velocity],
+            },
+        )
+
+    def to_vtu(self, path: str | os.PathLike) -> None:
+        """Writes the solution as ``clmg flow --vtk`` does (clmg_flow_write_vtu):
+        quadratic triangles whose nodes carry the velocity, the pressure as cell
+        data. No meshio needed."""
+        _clmg.flow_write_vtu(self._handle, self._x, os.fspath(path))
+
+
+def flow(
+    case: str | os.PathLike = "cavity",
+    re: float | None = None,
+    level: int = 3,
+    options: str | Mapping | None = None,
+    *,
+    steady: bool | None = None,
+    steps: int | None = None,
+    dt: float | None = None,
+    upwind: str = "samarskij",
+    walls: Any = None,
+    inflow: int | None = None,
+    context: Any = None,
+    device: str | None = None,
+    **keywords: Any,
+) -> FlowResult:
+    """``clmg flow``: incompressible Navier-Stokes on triangles with
+    Crouzeix-Raviart P1nc/P0 elements and a Vanka multigrid (Bauer, Klement,
+    Oberhuber and Zabka 2016), on the device.
+
+    ``case``: "cavity" (the lid-driven unit square), "dfg1" (DFG 2D-1,
+    steady, Re 20), "dfg2" (DFG 2D-2, time steps, Re 100), "canopy" (an urban
+    canopy, time steps) or a Gmsh .msh file of triangles with ``walls`` (tags
+    with no slip) and ``inflow`` (the tag with u = (1, 0)). ``re``: the
+    Reynolds number (the case's by default). ``level``: the coarse mesh
+    refined that many times (``clmg flow --level``). ``steady``: Oseen
+    iteration to a steady flow (the default for cavity, dfg1 and a .msh);
+    else ``steps`` time steps of ``dt`` (defaults 100 and 0.01); giving
+    ``steps`` or ``dt`` with ``steady=True`` is an error. ``upwind``:
+    "samarskij" or "full". Solver options as the options layer's keys
+    (``options=`` then keywords: ``mg_smoother`` "vanka" or "vanka-store",
+    ``flow_nonlinear_tol``, ``flow_nonlinear_maxit``, ``tol``, ``maxit``,
+    ``restart``, ...). A run that stops short of its tolerance issues a
+    :class:`clmg.ConvergenceWarning`; library failures raise ClmgError.
+    """
+    if not isinstance(case, (str, os.PathLike)):
+        raise TypeError(f"case must be a name or a Gmsh file's path, not {case!r}")
+    spec = os.fspath(case)
+    path = None
+    if spec.endswith(".msh"):
+        if not os.path.isfile(spec):
+            raise FileNotFoundError(f"no mesh file {spec!r}")
+        if walls is None or inflow is None:
+            raise ValueError("a .msh case needs walls=[tags] and inflow=tag")
+        name, path = "gmsh", spec
+    elif spec in _FLOW_CASES:
+        if walls is not None or inflow is not None:
+            raise ValueError(f"walls and inflow are for a .msh case, not {spec!r}")
+        name = spec
+    else:
+        raise ValueError(
+            f"unknown case {spec!r} (there are: {', '.join(_FLOW_CASES)}, or a .msh file)"
+        )
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+        raise TypeError(f"level must be an integer, not {level!r}")
+    if re is not None:
+        if isinstance(re, bool) or not isinstance(re, (int, float, np.integer, np.floating)):
+            raise TypeError(f"re must be a number, not {re!r}")
+        if not (np.isfinite(re) and re > 0):
+            raise ValueError(f"re must be finite and > 0, not {re!r}")
+    if steady is not None and not isinstance(steady, (bool, np.bool_)):
+        raise TypeError(f"steady must be True or False, not {steady!r}")
+    if steady and (steps is not None or dt is not None):
+        raise ValueError(
+            "steady=True runs Oseen iterations to the steady state; steps and dt are for "
+            "time steps: give one or the other"
+        )
+    if steps is not None and (
+        isinstance(steps, bool) or not isinstance(steps, (int, np.integer))
+    ):
+        raise TypeError(f"steps must be an integer, not {steps!r}")
+    if dt is not None and (
+        isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating))
+    ):
+        raise TypeError(f"dt must be a number, not {dt!r}")
+    if upwind not in ("samarskij", "full"):
+        raise ValueError(f"unknown upwind {upwind!r} (there are: samarskij, full)")
+    if steady is None and (steps is not None or dt is not None):
+        steady = False  # time steps asked for
+    ctx = _resolve(context, device)
+    parsed = _parse(options, keywords)
+    try:
+        raw = _clmg.flow(
+            ctx._c,
+            name,
+            path,
+            None if walls is None else [int(tag) for tag in walls],
+            0 if inflow is None else int(inflow),
+            0.0 if re is None else float(re),
+            int(level),
+            -1 if steady is None else int(bool(steady)),
+            100 if steps is None else int(steps),
+            0.01 if dt is None else float(dt),
+            upwind == "full",
+            parsed.text,
+            parsed.pairs,
+        )
+    finally:
+        parsed.close()
+    handle = raw["mesh"]
+    arrays = handle.arrays()
+    vertices = np.frombuffer(arrays["coords"], dtype=np.float64).reshape(-1, 2).copy()
+    triangles = np.frombuffer(arrays["cells"], dtype=np.int32).reshape(-1, 3).copy()
+    x = np.frombuffer(raw["x"], dtype=np.float64).copy()
+    edges = raw["edges"]
+    edge_vertices = np.frombuffer(raw["edge_vertices"], dtype=np.int32).reshape(-1, 2)
+    cell_edges = np.frombuffer(raw["cell_edges"], dtype=np.int32).reshape(-1, 3).copy()
+    record = np.frombuffer(raw["history"], dtype=np.float64).reshape(-1, len(_FLOW_STEP_COLUMNS))
+    columns = {key: record[:, k].copy() for k, key in enumerate(_FLOW_STEP_COLUMNS)}
+    for key in ("step", "iterations"):
+        columns[key] = columns[key].astype(np.int64)
+    history = FlowHistory(**columns)
+    last = {
+        key: float(columns[key][-1]) if record.shape[0] else float("nan")
+        for key in ("drag", "lift", "pressure_difference")
+    }
+    info = FlowInfo(
+        case=spec,
+        reynolds=raw["reynolds"],
+        viscosity=raw["viscosity"],
+        steady=raw["steady"],
+        converged=raw["converged"],
+        steps=raw["steps"],
+        linear_iterations=raw["linear_iterations"],
+        nonlinear_residual=raw["nonlinear_residual"],
+        unknowns=raw["unknowns"],
+        levels=raw["levels"],
+        drag=last["drag"],
+        lift=last["lift"],
+        pressure_difference=last["pressure_difference"],
+        assembly_time=float(columns["assembly_time"].sum()),
+        setup_time=float(columns["setup_time"].sum()),
+        solve_time=float(columns["solve_time"].sum()),
+        total_time=raw["total_s"],
+        status=raw["status"],
+        message=raw["message"],
+        options=json.loads(raw["options"]),
+    )
+    result = FlowResult(
+        velocity=np.stack([x[:edges], x[edges : 2 * edges]], axis=1),
+        pressure=x[2 * edges :].copy(),
+        edge_midpoints=vertices[edge_vertices].mean(axis=1),
+        vertices=vertices,
+        triangles=triangles,
+        history=history,
+        info=info,
+        _handle=handle,
+        _x=x,
+        _cell_edges=cell_edges,
+    )
+    if not info.converged or info.status != "success":
+        from . import ConvergenceWarning
+
+        warnings.warn(
+            f"clmg.flow: {info.message or info.status}", ConvergenceWarning, stacklevel=2
+        )
+    return result
