@@ -24,6 +24,9 @@ enum { CAVITY_LID = 1, CAVITY_WALLS = 2 };
 enum { CANOPY_INFLOW = 1, CANOPY_OUTFLOW = 2, CANOPY_TOP = 3, CANOPY_TERRAIN = 5 };
 /* the canopy's power-law inflow (eq. 3): u_ref at the building height, alpha */
 #define CANOPY_ALPHA 0.25
+/* the weighted upwind's parameter of the unsteady DFG cases (docs/flow.md) */
+#define DFG_UPWIND_PARAMETER 0.1
+#define DFG3_PERIOD 8.0
 
 enum {
   OPTION_CASE = OPTION_FIRST_OWN,
@@ -43,6 +46,7 @@ enum {
   OPTION_WALLS,
   OPTION_INFLOW,
   OPTION_UPWIND,
+  OPTION_TIME_SCHEME,
   OPTION_OPTIONS_FILE,
   OPTION_SET
 };
@@ -63,6 +67,8 @@ static void print_flow_usage(FILE *out) {
         "                                parabolic inflow of peak 0.3, Re = 20, steady;\n"
         "                                reports c_D, c_L and the pressure difference\n"
         "                        dfg2    DFG 2D-2: peak 1.5, Re = 100, time steps\n"
+        "                        dfg3    DFG 2D-3: peak 1.5 sin(pi t/8), Re = 100 at\n"
+        "                                the peak, time steps over t in [0, 8]\n"
         "                        cavity  the lid-driven unit square, lid speed 1\n"
         "                                (default; Re = 100, steady)\n"
         "                        canopy  two buildings and a street canyon (the paper's\n"
@@ -79,7 +85,11 @@ static void print_flow_usage(FILE *out) {
         "      --steady          Oseen iteration to a steady flow (default for dfg1,\n"
         "                        cavity, a .msh)\n"
         "      --dt T            time step (default 0.01); with --steps, an unsteady run\n"
-        "      --steps N         time steps (default 100; dfg2 and canopy are unsteady)\n"
+        "      --steps N         time steps (default 100, dfg3 8/dt; dfg2, dfg3 and\n"
+        "                        canopy are unsteady)\n"
+        "      --time-scheme S   backward-euler (first order), crank-nicolson, fs-theta\n"
+        "                        (fractional-step theta) or bdf2 (default: crank-nicolson\n"
+        "                        for dfg2 and dfg3, backward-euler for the others)\n"
         "      --tol T           steady: the nonlinear relative residual to reach\n"
         "                        (default 1e-8)\n"
         "      --maxit N           steady: Oseen iterations at most (default 50)\n"
@@ -94,9 +104,12 @@ static void print_flow_usage(FILE *out) {
         "                        flow.nonlinear_tol, --maxit flow.nonlinear_maxit; GMRES's\n"
         "                        tol, maxit (100) and restart, mg.cycle (f), mg.steps (2),\n"
         "                        mg.omega (1) and mg.coarse (auto, direct) have no flag\n"
-        "      --upwind U        the convection's upwinding: samarskij (default; weighted\n"
-        "                        by the local Peclet number, more accurate) or full\n"
-        "                        (first order, the most robust)\n"
+        "      --upwind U        the convection's upwinding (flow.upwind): samarskij\n"
+        "                        (weighted by the local Peclet number), full (first\n"
+        "                        order, the most robust) or weighted (Samarskij's with\n"
+        "                        the Peclet number times flow.upwind_parameter, 0:\n"
+        "                        central differences); default: weighted with 0.1 for\n"
+        "                        dfg2 and dfg3, samarskij for the others\n"
         "      --walls T,...     FILE.msh: the no-slip boundary tags\n"
         "      --inflow T        FILE.msh: the inflow tag (u = (1, 0))\n"
         "\n"
@@ -133,8 +146,11 @@ static int parse_case(const char *command, const char *text, flow_options *o) {
   static const struct {
     const char *name;
     flow_case flow;
-  } cases[] = {
-      {"cavity", FLOW_CAVITY}, {"dfg1", FLOW_DFG1}, {"dfg2", FLOW_DFG2}, {"canopy", FLOW_CANOPY}};
+  } cases[] = {{"cavity", FLOW_CAVITY},
+               {"dfg1", FLOW_DFG1},
+               {"dfg2", FLOW_DFG2},
+               {"dfg3", FLOW_DFG3},
+               {"canopy", FLOW_CANOPY}};
   o->case_spec = text;
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
     if (strcmp(text, cases[k].name) == 0) {
@@ -146,8 +162,8 @@ static int parse_case(const char *command, const char *text, flow_options *o) {
     o->flow = FLOW_GMSH;
     return 1;
   }
-  cli_usage_note(command, "unknown case '%s' (there are: dfg1, dfg2, cavity, canopy, FILE.msh)",
-                 text);
+  cli_usage_note(command,
+                 "unknown case '%s' (there are: dfg1, dfg2, dfg3, cavity, canopy, FILE.msh)", text);
   return 0;
 }
 
@@ -168,6 +184,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     o->time_options = 1;
     return cli_parse_double(command, "--dt", arg, 1e-12, 1e6, &o->dt) ? 1 : -1;
   case OPTION_STEPS:
+    o->steps_given = 1;
     o->steady_given = 1;
     o->steady = 0;
     o->time_options = 1;
@@ -205,12 +222,9 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
   case OPTION_WALLS:
     return cli_parse_tags(command, "--walls", arg, o->walls, FLOW_MAX_TAGS, &o->num_walls) ? 1 : -1;
   case OPTION_UPWIND:
-    if (strcmp(arg, "samarskij") == 0 || strcmp(arg, "full") == 0) {
-      o->full_upwind = strcmp(arg, "full") == 0;
-      return 1;
-    }
-    cli_usage_note(command, "unknown upwinding '%s' (there are: samarskij, full)", arg);
-    return -1;
+    return cli_record_setting(command, "--upwind", "flow.upwind", arg, &o->settings);
+  case OPTION_TIME_SCHEME:
+    return cli_record_setting(command, "--time-scheme", "flow.time_scheme", arg, &o->settings);
   case OPTION_INFLOW:
     if (!cli_parse_long(command, "--inflow", arg, 1, INT32_MAX, &value))
       return -1;
@@ -268,6 +282,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"walls", required_argument, NULL, OPTION_WALLS},
       {"inflow", required_argument, NULL, OPTION_INFLOW},
       {"upwind", required_argument, NULL, OPTION_UPWIND},
+      {"time-scheme", required_argument, NULL, OPTION_TIME_SCHEME},
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
       {"set", required_argument, NULL, OPTION_SET},
       {"quiet", no_argument, NULL, 'q'},
@@ -299,9 +314,22 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
     return cli_usage(command, "--steady runs Oseen iterations to the steady state; --dt and "
                               "--steps are for time steps: give one or the other");
   if (!o->steady_given)
-    o->steady = !(o->flow == FLOW_DFG2 || o->flow == FLOW_CANOPY);
+    o->steady = !(o->flow == FLOW_DFG2 || o->flow == FLOW_DFG3 || o->flow == FLOW_CANOPY);
+  if (o->flow == FLOW_DFG3 && !o->steps_given) /* t in [0, 8] */
+    o->steps = (int)fmin(ceil(8.0 / o->dt - 1e-9), 1e8);
+  if (o->flow == FLOW_DFG3 && o->steady)
+    return cli_usage(command, "dfg3's inflow varies in time: it takes time steps, not --steady");
   if (!o->re_given)
-    o->re = o->flow == FLOW_DFG1 ? 20.0 : o->flow == FLOW_DFG2 ? 100.0 : 100.0;
+    o->re = o->flow == FLOW_DFG1 ? 20.0 : 100.0;
+  /* the case's time scheme and upwinding (docs/flow.md); --time-scheme,
+   * --upwind and --set replace them */
+  if (o->flow == FLOW_DFG2 || o->flow == FLOW_DFG3) {
+    o->solver.time_scheme = CLMG_FLOW_CRANK_NICOLSON;
+    o->solver.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+    o->solver.upwind_parameter = DFG_UPWIND_PARAMETER;
+  } else {
+    o->solver.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  }
   if (o->flow == FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
     return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
   if (o->profile_path && o->flow != FLOW_CAVITY)
@@ -326,6 +354,7 @@ static void boundary_velocity(const double *x, int32_t tag, double *u, void *dat
   switch (s->flow) {
   case FLOW_DFG1:
   case FLOW_DFG2:
+  case FLOW_DFG3:
     if (tag == DFG_INFLOW)
       u[0] = clmg_dfg_inflow_u(x[1], s->u_peak);
     break;
@@ -361,7 +390,13 @@ typedef struct flow_monitor_state {
 } flow_monitor_state;
 
 static int is_dfg(flow_case flow) {
-  return flow == FLOW_DFG1 || flow == FLOW_DFG2;
+  return flow == FLOW_DFG1 || flow == FLOW_DFG2 || flow == FLOW_DFG3;
+}
+
+/* DFG 2D-3's inflow: the profile of peak 1.5 times sin(pi t / 8). */
+static double dfg3_scale(double t, void *data) {
+  (void)data;
+  return sin(3.14159265358979323846 * t / DFG3_PERIOD);
 }
 
 static clmg_status quantities(flow_monitor_state *m, const clmg_mesh *mesh,
@@ -460,6 +495,7 @@ static clmg_status make_mesh(const flow_options *o, clmg_mesh *mesh, clmg_error 
   switch (o->flow) {
   case FLOW_DFG1:
   case FLOW_DFG2:
+  case FLOW_DFG3:
     return clmg_mesh_dfg_channel(mesh, error);
   case FLOW_CAVITY:
     return clmg_mesh_cavity(4, mesh, error);
@@ -513,7 +549,9 @@ static void print_json(const flow_options *o, const clmg_options *options,
   json_integer(&w, "levels", r->levels);
   json_integer(&w, "triangles", (long long)r->mesh.num_cells);
   json_string(&w, "smoother", clmg_vanka_name(o->solver.vanka.store_inverses));
-  json_string(&w, "upwind", o->full_upwind ? "full" : "samarskij");
+  json_string(&w, "upwind", clmg_options_get(options, "flow.upwind"));
+  json_string(&w, "time_scheme",
+              o->steady ? "steady" : clmg_flow_time_scheme_name(o->solver.time_scheme));
   /* non-finite numbers are written as null: the cases without a body */
   json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);
   json_number(&w, "lift_coefficient", m->have_quantities ? m->lift : NAN);
@@ -576,7 +614,7 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   }
   /* velocity and length scales of the Reynolds number */
   flow_setup setup = {o.flow, 0, 1.0, 1.0, o.inflow_tag};
-  if (o.flow == FLOW_DFG1 || o.flow == FLOW_DFG2) {
+  if (is_dfg(o.flow)) {
     setup.u_peak = o.flow == FLOW_DFG1 ? 0.3 : 1.5;
     setup.mean_velocity = 2.0 / 3.0 * setup.u_peak;
     setup.length = DFG_DIAMETER;
@@ -593,10 +631,10 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   problem.viscosity = m.viscosity;
   problem.boundary_velocity = boundary_velocity;
   problem.boundary_data = &setup;
-  problem.upwind = o.full_upwind ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
   switch (o.flow) {
   case FLOW_DFG1:
   case FLOW_DFG2:
+  case FLOW_DFG3:
     dirichlet[num_dirichlet++] = DFG_INFLOW;
     dirichlet[num_dirichlet++] = DFG_WALLS;
     dirichlet[num_dirichlet++] = DFG_CYLINDER;
@@ -667,10 +705,14 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   options.steady = o.steady;
   options.time_step = o.dt;
   options.steps = o.steps;
+  if (o.flow == FLOW_DFG3)
+    options.boundary_scale = dfg3_scale;
   if (!o.common.json) {
-    printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s\n", "flow",
-           o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
-           o.steady ? "steady (Oseen iteration)" : "time steps");
+    printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s%s, upwind %s\n",
+           "flow", o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
+           o.steady ? "steady (Oseen iteration)" : "time steps, ",
+           o.steady ? "" : clmg_flow_time_scheme_name(options.time_scheme),
+           clmg_options_get(db, "flow.upwind"));
     fflush(stdout);
   }
   cli_progress("%s: %d levels", o.case_spec, options.levels);
