@@ -464,6 +464,10 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                             f.nonlinear_tolerance,
                             f.max_nonlinear,
                             f.upwind_parameter};
+  /* the upwind parameter echoed with the weighted upwind only (set with
+   * another it is refused) */
+  if (f.upwind != CLMG_STOKES_UPWIND_WEIGHTED)
+    number_keys[8] = NULL;
   clmg_status status = resolve_all(options, names, values, number_keys, numbers, error);
   if (status == CLMG_SUCCESS)
     *flow = f;
