@@ -33,6 +33,7 @@ enum {
   OPTION_WALLS,
   OPTION_INFLOW,
   OPTION_UPWIND,
+  OPTION_TIME_SCHEME,
   OPTION_OPTIONS_FILE,
   OPTION_SET
 };
@@ -53,6 +54,8 @@ static void print_flow_usage(FILE *out) {
         "                                parabolic inflow of peak 0.3, Re = 20, steady;\n"
         "                                reports c_D, c_L and the pressure difference\n"
         "                        dfg2    DFG 2D-2: peak 1.5, Re = 100, time steps\n"
+        "                        dfg3    DFG 2D-3: peak 1.5 sin(pi t/8), Re = 100 at\n"
+        "                                the peak, time steps over t in [0, 8]\n"
         "                        cavity  the lid-driven unit square, lid speed 1\n"
         "                                (default; Re = 100, steady)\n"
         "                        canopy  two buildings and a street canyon (the paper's\n"
@@ -69,7 +72,11 @@ static void print_flow_usage(FILE *out) {
         "      --steady          Oseen iteration to a steady flow (default for dfg1,\n"
         "                        cavity, a .msh)\n"
         "      --dt T            time step (default 0.01); with --steps, an unsteady run\n"
-        "      --steps N         time steps (default 100; dfg2 and canopy are unsteady)\n"
+        "      --steps N         time steps (default 100, dfg3 8/dt; dfg2, dfg3 and\n"
+        "                        canopy are unsteady)\n"
+        "      --time-scheme S   backward-euler (first order), crank-nicolson, fs-theta\n"
+        "                        (fractional-step theta) or bdf2 (default: crank-nicolson\n"
+        "                        for dfg2 and dfg3, backward-euler for the others)\n"
         "      --tol T           steady: the nonlinear relative residual to reach\n"
         "                        (default 1e-8)\n"
         "      --maxit N           steady: Oseen iterations at most (default 50)\n"
@@ -84,9 +91,12 @@ static void print_flow_usage(FILE *out) {
         "                        flow.nonlinear_tol, --maxit flow.nonlinear_maxit; GMRES's\n"
         "                        tol, maxit (100) and restart, mg.cycle (f), mg.steps (2),\n"
         "                        mg.omega (1) and mg.coarse (auto, direct) have no flag\n"
-        "      --upwind U        the convection's upwinding: samarskij (default; weighted\n"
-        "                        by the local Peclet number, more accurate) or full\n"
-        "                        (first order, the most robust)\n"
+        "      --upwind U        the convection's upwinding (flow.upwind): samarskij\n"
+        "                        (weighted by the local Peclet number), full (first\n"
+        "                        order, the most robust) or weighted (Samarskij's with\n"
+        "                        the Peclet number times flow.upwind_parameter, 0:\n"
+        "                        central differences); default: weighted with 0.1 for\n"
+        "                        dfg2 and dfg3, samarskij for the others\n"
         "      --walls T,...     FILE.msh: the no-slip boundary tags\n"
         "      --inflow T        FILE.msh: the inflow tag (u = (1, 0))\n"
         "\n"
@@ -128,8 +138,8 @@ static int parse_case(const char *command, const char *text, flow_options *o) {
     o->flow = CLMG_FLOW_GMSH;
     return 1;
   }
-  cli_usage_note(command, "unknown case '%s' (there are: dfg1, dfg2, cavity, canopy, FILE.msh)",
-                 text);
+  cli_usage_note(command,
+                 "unknown case '%s' (there are: dfg1, dfg2, dfg3, cavity, canopy, FILE.msh)", text);
   return 0;
 }
 
@@ -150,6 +160,7 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     o->time_options = 1;
     return cli_parse_double(command, "--dt", arg, 1e-12, 1e6, &o->dt) ? 1 : -1;
   case OPTION_STEPS:
+    o->steps_given = 1;
     o->steady_given = 1;
     o->steady = 0;
     o->time_options = 1;
@@ -189,12 +200,9 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
                ? 1
                : -1;
   case OPTION_UPWIND:
-    if (strcmp(arg, "samarskij") == 0 || strcmp(arg, "full") == 0) {
-      o->full_upwind = strcmp(arg, "full") == 0;
-      return 1;
-    }
-    cli_usage_note(command, "unknown upwinding '%s' (there are: samarskij, full)", arg);
-    return -1;
+    return cli_record_setting(command, "--upwind", "flow.upwind", arg, &o->settings);
+  case OPTION_TIME_SCHEME:
+    return cli_record_setting(command, "--time-scheme", "flow.time_scheme", arg, &o->settings);
   case OPTION_INFLOW:
     if (!cli_parse_long(command, "--inflow", arg, 1, INT32_MAX, &value))
       return -1;
@@ -252,6 +260,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"walls", required_argument, NULL, OPTION_WALLS},
       {"inflow", required_argument, NULL, OPTION_INFLOW},
       {"upwind", required_argument, NULL, OPTION_UPWIND},
+      {"time-scheme", required_argument, NULL, OPTION_TIME_SCHEME},
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
       {"set", required_argument, NULL, OPTION_SET},
       {"quiet", no_argument, NULL, 'q'},
@@ -284,8 +293,15 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
                               "--steps are for time steps: give one or the other");
   if (!o->steady_given)
     o->steady = clmg_flow_case_steady(o->flow);
+  if (!o->steps_given) /* dfg3: t in [0, 8] */
+    o->steps = clmg_flow_case_steps(o->flow, o->dt);
+  if (o->flow == CLMG_FLOW_DFG3 && o->steady)
+    return cli_usage(command, "dfg3's inflow varies in time: it takes time steps, not --steady");
   if (!o->re_given)
     o->re = clmg_flow_case_reynolds(o->flow);
+  /* the case's time scheme, upwinding and inflow in time (docs/flow.md);
+   * --time-scheme, --upwind and --set replace them */
+  clmg_flow_case_defaults(o->flow, &o->solver);
   if (o->flow == CLMG_FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
     return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
   if (o->profile_path && o->flow != CLMG_FLOW_CAVITY)
@@ -440,7 +456,9 @@ static void print_json(const flow_options *o, const clmg_options *options,
   json_integer(&w, "levels", r->levels);
   json_integer(&w, "triangles", (long long)r->mesh.num_cells);
   json_string(&w, "smoother", clmg_vanka_name(o->solver.vanka.store_inverses));
-  json_string(&w, "upwind", o->full_upwind ? "full" : "samarskij");
+  json_string(&w, "upwind", clmg_options_get(options, "flow.upwind"));
+  json_string(&w, "time_scheme",
+              o->steady ? "steady" : clmg_flow_time_scheme_name(o->solver.time_scheme));
   /* non-finite numbers are written as null: the cases without a body */
   json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);
   json_number(&w, "lift_coefficient", m->have_quantities ? m->lift : NAN);
@@ -512,7 +530,6 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   m.viscosity = setup.viscosity;
   clmg_stokes_problem problem;
   clmg_flow_case_problem(&setup, &problem);
-  problem.upwind = o.full_upwind ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
 
   if (o.csv_path) {
     clmg_status opened = clmg_output_file_open(o.csv_path, "w", &m.csv_file, &m.csv, &error);
@@ -564,9 +581,11 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   options.time_step = o.dt;
   options.steps = o.steps;
   if (!o.common.json) {
-    printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s\n", "flow",
-           o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
-           o.steady ? "steady (Oseen iteration)" : "time steps");
+    printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s%s, upwind %s\n",
+           "flow", o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
+           o.steady ? "steady (Oseen iteration)" : "time steps, ",
+           o.steady ? "" : clmg_flow_time_scheme_name(options.time_scheme),
+           clmg_options_get(db, "flow.upwind"));
     fflush(stdout);
   }
   cli_progress("%s: %d levels", o.case_spec, options.levels);

@@ -380,15 +380,16 @@ typedef struct flow_options {
   int steady, steady_given;
   int steady_option, time_options; /* --steady; --dt or --steps: not both */
   double dt;
-  int steps;
+  int steps, steps_given;
   /* The solver's options (clmg_options_flow) from the settings: --smoother
    * is mg.smoother, --tol flow.nonlinear_tol, --maxit flow.nonlinear_maxit,
-   * then --set texts, after the --options file. Its levels, steady,
-   * time_step and steps are the run's (above). */
+   * --time-scheme flow.time_scheme, --upwind flow.upwind, then --set texts,
+   * after the --options file. Its levels, steady, time_step and steps are
+   * the run's (above); its time_scheme and upwind start as the case's
+   * defaults. */
   clmg_flow_options solver;
   cli_settings settings;
   char unused[512]; /* keys set that clmg flow does not read */
-  int full_upwind;
   const char *vtk_prefix, *csv_path, *profile_path;
   int vtk_every;
   int32_t walls[CLMG_FLOW_MAX_TAGS];

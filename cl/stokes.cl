@@ -21,7 +21,7 @@ kernel void stokes_convection(ulong first, ulong count, global const int *order,
                               global const int *cell_edges, ulong num_edges,
                               global const real *normals, global const int *positions,
                               global const real *wind, ulong wind_offset, real viscosity,
-                              int full_upwind, global const real *dirichlet_value, int with_rhs,
+                              int full_upwind, real delta, global const real *dirichlet_value, int with_rhs,
                               global real *values, ulong values_offset, global real *b,
                               ulong b_offset) {
   wind += wind_offset;
@@ -51,10 +51,12 @@ kernel void stokes_convection(ulong first, ulong count, global const int *order,
         real coefficient; /* F (1 - lambda) */
         if (full_upwind)
           coefficient = f < 0 ? f : 0;
+        else if (delta == 0)
+          coefficient = (real)0.5 * f;
         else if (f >= 0)
-          coefficient = (real)0.5 * f * viscosity / (viscosity + f);
+          coefficient = (real)0.5 * f * viscosity / (viscosity + delta * f);
         else
-          coefficient = f * ((real)0.5 * viscosity - f) / (viscosity - f);
+          coefficient = f * ((real)0.5 * viscosity - delta * f) / (viscosity - delta * f);
         n[from][to] += coefficient;
         n[from][from] -= coefficient;
       }

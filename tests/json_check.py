@@ -575,6 +575,19 @@ def main():
         check(clmg, "flow --options: not its smoother",
               ["flow", "--level", "0", "--options", options_file, "--json"], 2, "usage_error",
               error_keys(), says("chebyshev", "vanka-si"))
+    check(clmg, "flow: time scheme and upwind", ["flow", "--case", "dfg2", "--level", "0",
+                                                 "--steps", "2", "--time-scheme", "fs-theta",
+                                                 "--upwind", "weighted", "--set",
+                                                 "flow.upwind_parameter=0.2", "--json", "--quiet"],
+          0, "success", flow_keys + (("time_scheme", str), ("upwind", str)),
+          echoes({"flow.time_scheme": "fs-theta", "flow.upwind": "weighted",
+                  "flow.upwind_parameter": 0.2}))
+    check(clmg, "flow dfg3: its defaults", ["flow", "--case", "dfg3", "--level", "0", "--dt", "2",
+                                            "--json", "--quiet"], 0, "success", flow_keys,
+          echoes({"flow.time_scheme": "crank-nicolson", "flow.upwind": "weighted"}))
+    check(clmg, "flow: upwind parameter without weighted",
+          ["flow", "--case", "cavity", "--json", "--set", "flow.upwind_parameter=0.5"], 2,
+          "usage_error", error_keys(), says("flow.upwind_parameter", "weighted"))
     check(clmg, "flow --set: a key's cycle", ["flow", "--case", "cavity", "--level", "1", "--set",
                                               "mg.cycle=v mg.steps=1", "--json", "--quiet"], 0,
           "success", flow_keys, echoes({"mg.cycle": "v", "mg.pre": 1, "mg.post": 1}))

@@ -6,7 +6,7 @@ FILE, with its results present; without --json the table is on stdout; the
 old spelling --json FILE still writes FILE, with a note on stderr; --help
 explains both options; bad uses are refused with exit status 2. The Python
 scripts of perf/ (perf/perf_output.py) take the same options: dfg2_analysis.py
-on a lift of known period, cusparse_spmv.py's SciPy backend on clmg_perf_spmv's
+on a lift of known period, dfg_validation.py on clmg flow's smallest DFG runs, cusparse_spmv.py's SciPy backend on clmg_perf_spmv's
 matrix, scaling_table.py on clmg_perf_scaling's line (with MPI).
 
 Usage: perf_check.py PERF_DIR [MPIEXEC [MPIEXEC_FLAGS...]]
@@ -164,6 +164,14 @@ def check_scripts(perf_dir, tmp):
     result = check_script("dfg2_analysis.py", [csv_path], tmp, "strouhal")
     if result is not None and abs(result["strouhal"] - 0.3) > 1e-3:
         fail("dfg2_analysis.py", f"Strouhal {result['strouhal']} of a lift of period 1/3")
+    # the DFG validation's runs of clmg flow at the smallest size (far outside the intervals)
+    clmg = os.path.join(perf_dir, os.pardir, "apps", "clmg")
+    if os.path.exists(clmg):
+        result = check_script("dfg_validation.py", ["--clmg", clmg, "--level", "0", "--cases",
+                                                    "dfg1,dfg3", "--dt3", "2"], tmp, "dfg3")
+        if result is not None and (sorted(result["cases"]) != ["dfg1", "dfg3"]
+                                   or result["all_inside"]):
+            fail("dfg_validation.py", f"cases or intervals at level 0: {str(result)[:300]}")
     # the SciPy backend of the cuSPARSE baseline, merged with clmg_perf_spmv's rows
     try:
         import scipy  # noqa: F401

@@ -484,6 +484,170 @@ static void test_flow_time_steps(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* A smooth start of the inflow: 0 at t = 0 with its derivative, 1 at t = T. */
+static double ramp(double t, void *data) {
+  const double *period = data;
+  return 0.5 * (1.0 - cos(3.14159265358979323846 * t / *period));
+}
+
+/* The channel's flow (nu 0.01, inflow of peak 1.5 ramped up over [0, T])
+ * at t = T by `scheme` with `steps` time steps, on 2 levels: the velocity
+ * (2E values, malloc'ed). */
+static double *channel_at(const clmg_mesh *coarse, clmg_flow_time_scheme scheme, int steps,
+                          double *period, size_t *velocities) {
+  dfg_data data = {1.5};
+  clmg_stokes_problem problem;
+  dfg_problem(&data, &problem);
+  problem.viscosity = 1e-2;
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = 2;
+  options.steady = 0;
+  options.time_scheme = scheme;
+  options.time_step = *period / steps;
+  options.steps = steps;
+  options.linear_tolerance = 1e-11;
+  options.boundary_scale = ramp;
+  options.boundary_scale_data = period;
+  clmg_flow_result result;
+  CHECK_OK(clmg_flow_solve(ctx, coarse, &problem, &options, NULL, NULL, &result));
+  assert_true(result.converged);
+  assert_int_equal(result.steps, steps);
+  *velocities = 2 * result.edges.num_edges;
+  double *u = malloc(*velocities * sizeof *u);
+  assert_non_null(u);
+  memcpy(u, result.x, *velocities * sizeof *u);
+  /* the inflow's Dirichlet values are those of t = T (the ramp's 1) */
+  for (size_t e = 0; e < result.edges.num_edges; e++)
+    if (result.edges.edge_tag[e] == CLMG_DFG_INFLOW) {
+      const int32_t *v = result.edges.edge_vertices + 2 * e;
+      double y = 0.5 * (result.mesh.coords[2 * v[0] + 1] + result.mesh.coords[2 * v[1] + 1]);
+      assert_true(fabs(u[e] - clmg_dfg_inflow_u(y, 1.5)) < 1e-8);
+    }
+  clmg_flow_result_free(&result);
+  return u;
+}
+
+static double distance(const double *a, const double *b, size_t n) {
+  double sum = 0.0;
+  for (size_t i = 0; i < n; i++)
+    sum += (a[i] - b[i]) * (a[i] - b[i]);
+  return sqrt(sum);
+}
+
+/* The time schemes' orders on a fixed mesh (the spatial error the same in
+ * every run): the channel's flow started by a smooth ramp of the inflow at
+ * t = T with 4, 8 and 16 steps; the differences of successive runs shrink
+ * by 2^order: about 2 for backward Euler, about 4 for Crank-Nicolson, the
+ * fractional-step theta scheme and BDF2. */
+static void test_flow_time_order(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
+  double period = 0.1;
+  const clmg_flow_time_scheme schemes[4] = {CLMG_FLOW_BACKWARD_EULER, CLMG_FLOW_CRANK_NICOLSON,
+                                            CLMG_FLOW_FS_THETA, CLMG_FLOW_BDF2};
+  for (int k = 0; k < 4; k++) {
+    double *u[3];
+    size_t n = 0;
+    for (int r = 0; r < 3; r++)
+      u[r] = channel_at(&coarse, schemes[k], 4 << r, &period, &n);
+    double d1 = distance(u[0], u[1], n), d2 = distance(u[1], u[2], n);
+    printf("  %-14s |u_4 - u_8| %.3e, |u_8 - u_16| %.3e: ratio %.2f\n",
+           clmg_flow_time_scheme_name(schemes[k]), d1, d2, d1 / d2);
+    if (schemes[k] == CLMG_FLOW_BACKWARD_EULER)
+      assert_true(d1 / d2 > 1.6 && d1 / d2 < 2.6);
+    else
+      assert_true(d1 / d2 > 3.2 && d1 / d2 < 5.5);
+    for (int r = 0; r < 3; r++)
+      free(u[r]);
+  }
+  clmg_mesh_free(&coarse);
+}
+
+typedef struct dfg_watch {
+  double drag, lift;
+  int steps;
+} dfg_watch;
+
+/* Every step's drag and lift are finite; the last kept. */
+static int watch_dfg(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                     const clmg_triangle_edges *edges, const double *x) {
+  dfg_watch *w = data;
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_flow_drag_lift(mesh, edges, x, 1e-3, CLMG_DFG_CYLINDER, 1.0, 0.1, &w->drag,
+                                 &w->lift, &error),
+             error);
+  assert_true(isfinite(w->drag) && isfinite(w->lift));
+  assert_true(step->linear_residual <= 1e-8);
+  w->steps++;
+  return 0;
+}
+
+/* A short DFG 2D-2 run (Re 100, inflow peak 1.5) with clmg flow's defaults
+ * for it (Crank-Nicolson, the weighted upwind of parameter 0.1) and the
+ * fractional-step theta scheme with central differences, on 2 levels to
+ * t = 0.5: every step finite, the drag near the benchmark's mean (about
+ * 3.2; Schaefer and Turek 1996) and the lift small (the vortex street has
+ * not started). Bad schemes and upwinds are refused. */
+static void test_flow_dfg2_short(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
+  dfg_data data = {1.5};
+  clmg_stokes_problem problem;
+  dfg_problem(&data, &problem);
+  const clmg_flow_time_scheme schemes[2] = {CLMG_FLOW_CRANK_NICOLSON, CLMG_FLOW_FS_THETA};
+  const double parameters[2] = {0.1, 0.0};
+  for (int k = 0; k < 2; k++) {
+    clmg_flow_options options;
+    clmg_flow_options_defaults(&options);
+    options.levels = 2;
+    options.steady = 0;
+    options.time_step = 0.02;
+    options.steps = 25;
+    options.time_scheme = schemes[k];
+    options.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+    options.upwind_parameter = parameters[k];
+    dfg_watch watch = {0};
+    clmg_flow_result result;
+    CHECK_OK(clmg_flow_solve(ctx, &coarse, &problem, &options, watch_dfg, &watch, &result));
+    printf("  DFG 2D-2 to t = 0.5, %s, upwind parameter %g: c_D %.4f c_L %.4f\n",
+           clmg_flow_time_scheme_name(schemes[k]), parameters[k], watch.drag, watch.lift);
+    assert_int_equal(watch.steps, 25);
+    assert_true(watch.drag > 2.0 && watch.drag < 4.5);
+    assert_true(fabs(watch.lift) < 0.5);
+    clmg_flow_result_free(&result);
+  }
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.steady = 0;
+  options.levels = 1;
+  clmg_flow_result result;
+  options.time_scheme = (clmg_flow_time_scheme)7;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result));
+  CHECK_CONTAINS(clmg_context_message(ctx), "time scheme");
+  options.time_scheme = CLMG_FLOW_BDF2;
+  options.upwind = 3;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result));
+  CHECK_CONTAINS(clmg_context_message(ctx), "upwind");
+  options.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+  options.upwind_parameter = -1.0;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result));
+  CHECK_CONTAINS(clmg_context_message(ctx), "upwind parameter");
+  clmg_flow_time_scheme parsed = CLMG_FLOW_BACKWARD_EULER;
+  assert_true(clmg_flow_time_scheme_parse("fs-theta", &parsed) && parsed == CLMG_FLOW_FS_THETA);
+  assert_false(clmg_flow_time_scheme_parse("theta", &parsed));
+  assert_string_equal(clmg_flow_time_scheme_name(CLMG_FLOW_BDF2), "bdf2");
+  clmg_mesh_free(&coarse);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(2016);
@@ -505,6 +669,8 @@ int main(void) {
       cmocka_unit_test(test_flow_cavity),
       cmocka_unit_test(test_flow_dfg1),
       cmocka_unit_test(test_flow_time_steps),
+      cmocka_unit_test(test_flow_time_order),
+      cmocka_unit_test(test_flow_dfg2_short),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("flow", tests, setup, teardown);

@@ -627,17 +627,41 @@ static void test_point_values(void **state) {
 static void test_flow_cases(void **state) {
   (void)state;
   clmg_error error = {{0}};
-  static const char *names[] = {"cavity", "dfg1", "dfg2", "canopy"};
-  for (size_t k = 0; k < 4; k++) {
+  static const char *names[] = {"cavity", "dfg1", "dfg2", "dfg3", "canopy"};
+  for (size_t k = 0; k < 5; k++) {
     clmg_flow_case flow;
     assert_true(clmg_flow_case_parse(names[k], &flow));
     assert_string_equal(clmg_flow_case_name(flow), names[k]);
   }
   clmg_flow_case flow = CLMG_FLOW_CAVITY;
-  assert_false(clmg_flow_case_parse("dfg3", &flow));
+  assert_false(clmg_flow_case_parse("dfg4", &flow));
   assert_false(clmg_flow_case_parse(NULL, &flow));
   assert_true(clmg_flow_case_steady(CLMG_FLOW_DFG1) && clmg_flow_case_steady(CLMG_FLOW_CAVITY));
-  assert_false(clmg_flow_case_steady(CLMG_FLOW_DFG2) || clmg_flow_case_steady(CLMG_FLOW_CANOPY));
+  assert_false(clmg_flow_case_steady(CLMG_FLOW_DFG2) || clmg_flow_case_steady(CLMG_FLOW_CANOPY) ||
+               clmg_flow_case_steady(CLMG_FLOW_DFG3));
+  assert_true(clmg_flow_case_has_quantities(CLMG_FLOW_DFG3));
+  /* the cases' defaults: DFG 2D-2 and 2D-3 Crank-Nicolson with the weighted
+   * upwind (0.1); 2D-3 its inflow sin(pi t / 8) over t in [0, 8] */
+  clmg_flow_options defaults;
+  clmg_flow_options_defaults(&defaults);
+  defaults.time_step = 0.01;
+  clmg_flow_case_defaults(CLMG_FLOW_DFG3, &defaults);
+  assert_false(defaults.steady);
+  assert_int_equal(defaults.time_scheme, CLMG_FLOW_CRANK_NICOLSON);
+  assert_int_equal(defaults.upwind, CLMG_STOKES_UPWIND_WEIGHTED);
+  CHECK_NEAR(defaults.upwind_parameter, 0.1, 0.0);
+  assert_int_equal(defaults.steps, 800);
+  assert_non_null(defaults.boundary_scale);
+  CHECK_NEAR(defaults.boundary_scale(4.0, defaults.boundary_scale_data), 1.0, 1e-15);
+  CHECK_NEAR(defaults.boundary_scale(2.0, defaults.boundary_scale_data), sqrt(0.5), 1e-15);
+  assert_int_equal(clmg_flow_case_steps(CLMG_FLOW_DFG3, 0.003), 2667);
+  assert_int_equal(clmg_flow_case_steps(CLMG_FLOW_DFG2, 0.003), 100);
+  clmg_flow_options_defaults(&defaults);
+  clmg_flow_case_defaults(CLMG_FLOW_CAVITY, &defaults);
+  assert_true(defaults.steady);
+  assert_int_equal(defaults.time_scheme, CLMG_FLOW_BACKWARD_EULER);
+  assert_int_equal(defaults.upwind, CLMG_STOKES_UPWIND_SAMARSKIJ);
+  assert_null(defaults.boundary_scale);
   CHECK_NEAR(clmg_flow_case_reynolds(CLMG_FLOW_DFG1), 20.0, 0.0);
   CHECK_NEAR(clmg_flow_case_reynolds(CLMG_FLOW_DFG2), 100.0, 0.0);
 

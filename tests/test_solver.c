@@ -760,6 +760,22 @@ static void test_options_flow(void **state) {
   assert_int_equal(f.restart, 5);
   assert_int_equal(f.max_nonlinear, 9);
   assert_string_equal(unused, "atol");
+  assert_int_equal(f.time_scheme, CLMG_FLOW_BACKWARD_EULER); /* auto: as it was */
+  assert_int_equal(f.upwind, -1);
+  clmg_options_destroy(o);
+
+  o = options_of("flow.time_scheme=fs-theta flow.upwind=weighted flow.upwind_parameter=0.25");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.time_scheme, CLMG_FLOW_FS_THETA);
+  assert_int_equal(f.upwind, CLMG_STOKES_UPWIND_WEIGHTED);
+  assert_true(f.upwind_parameter == 0.25);
+  assert_string_equal(unused, "");
+  assert_string_equal(clmg_options_get(o, "flow.time_scheme"), "fs-theta");
+  clmg_options_destroy(o);
+  o = options_of("flow.upwind=samarskij flow.time_scheme=crank-nicolson");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.upwind, CLMG_STOKES_UPWIND_SAMARSKIJ);
+  assert_int_equal(f.time_scheme, CLMG_FLOW_CRANK_NICOLSON);
   clmg_options_destroy(o);
 
   static const struct {
@@ -769,7 +785,8 @@ static void test_options_flow(void **state) {
                  {"mg.smoother=jacobi", "vanka-nsi"},
                  {"mg.omega=2", "omega < 2"},
                  {"mg.coarse=pcg", "direct"},
-                 {"tol=0", "above 0"}};
+                 {"tol=0", "above 0"},
+                 {"flow.upwind=full flow.upwind_parameter=0.5", "flow.upwind=weighted"}};
   for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++) {
     o = options_of(refused[k].text);
     clmg_flow_options before = f;

@@ -953,6 +953,130 @@ static double convection_entry(const clmg_csr *a, const clmg_csr *a0, int64_t k)
   return a->val[k] - a0->val[k];
 }
 
+/* The central-difference convection (lambda = 1/2: every coupling F_ij / 2)
+ * from its definition (include/clmg/stokes.h): per triangle and vertex c,
+ * the flux through the segment from the barycentre to c, |Gamma| n the
+ * segment rotated by +90 degrees, of the wind at its midpoint (2/3 of the
+ * edges that share c, -1/3 of the third); a dense num_edges^2 block. */
+static double *central_convection(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const double *wind) {
+  const size_t ne = edges->num_edges;
+  double *n = calloc(ne * ne, sizeof *n);
+  assert_non_null(n);
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    const double *x[3];
+    for (int i = 0; i < 3; i++)
+      x[i] = mesh->coords + 2 * (size_t)mesh->cells[3 * k + (size_t)i];
+    const double centre[2] = {(x[0][0] + x[1][0] + x[2][0]) / 3, (x[0][1] + x[1][1] + x[2][1]) / 3};
+    const int32_t *e = edges->cell_edges + 3 * k;
+    for (int c = 0; c < 3; c++) {
+      size_t a = (size_t)e[(c + 1) % 3], b = (size_t)e[(c + 2) % 3], o = (size_t)e[c];
+      double mid[2], normal[2] = {-(x[c][1] - centre[1]), x[c][0] - centre[0]};
+      for (size_t d = 0; d < 2; d++)
+        mid[d] = (2 * (wind[d * ne + a] + wind[d * ne + b]) - wind[d * ne + o]) / 3;
+      double flux = mid[0] * normal[0] + mid[1] * normal[1]; /* out of a's region into b's */
+      n[a * ne + b] += flux / 2;
+      n[a * ne + a] -= flux / 2;
+      n[b * ne + a] -= flux / 2;
+      n[b * ne + b] += flux / 2;
+    }
+  }
+  return n;
+}
+
+/* The weighted upwind (CLMG_STOKES_UPWIND_WEIGHTED) on random data: its
+ * parameter 0 is the central convection computed from the definition above
+ * (with and without viscosity), it tends to it linearly as the parameter
+ * goes to 0, 1 is Samarskij's bit for bit, and a negative or non-finite
+ * parameter is refused. */
+static void test_weighted_upwind(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh = test_side_tagged_box(4, 0.2, 31);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
+  const size_t ne = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
+  const int32_t no_tag = 99;
+  double *b = malloc(n * sizeof *b), *wind = random_wind(ne);
+  assert_non_null(b);
+  for (size_t i = 0; i < 2 * ne; i++)
+    wind[i] -= 1.0; /* both signs */
+  double *central = central_convection(&mesh, &edges, wind);
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 0.02 + 0.01 * rng_uniform();
+  problem.dirichlet_tags = &no_tag; /* natural boundary: every row present */
+  problem.num_dirichlet_tags = 1;
+  clmg_csr a0 = {0};
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a0, b, &error));
+  problem.wind = wind;
+  problem.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+  const double parameters[4] = {0.0, 1e-3, 1e-6, 1.0};
+  double distance[4] = {0}, largest = 0.0;
+  clmg_csr a[4] = {{0}};
+  for (int p = 0; p < 4; p++) {
+    problem.upwind_parameter = parameters[p];
+    CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &a[p], b, &error));
+    for (size_t i = 0; i < 2 * ne; i++)
+      for (int64_t k = a[p].row_ptr[i]; k < a[p].row_ptr[i + 1]; k++) {
+        size_t j = (size_t)a[p].col[k];
+        if (j >= 2 * ne)
+          continue;
+        assert_true((i < ne) == (j < ne)); /* no coupling of the components */
+        double expected = central[(i % ne) * ne + j % ne];
+        largest = fmax(largest, fabs(expected));
+        distance[p] = fmax(distance[p], fabs(convection_entry(&a[p], &a0, k) - expected));
+      }
+  }
+  printf("  weighted upwind: largest central entry %.3e; distance to central at parameter 0 "
+         "%.2e, 1e-3 %.2e, 1e-6 %.2e, 1 %.2e\n",
+         largest, distance[0], distance[1], distance[2], distance[3]);
+  assert_true(largest > 0.0);
+  assert_true(distance[0] <= 1e-14 * largest);
+  assert_true(distance[3] > 1e-3 * largest); /* Samarskij's is no central scheme */
+  assert_true(distance[1] > 0.0 && distance[1] < distance[3]);
+  /* linear in the parameter: a thousandth of it, a thousandth of the distance */
+  assert_true(distance[2] < 2e-3 * distance[1] && distance[2] > 5e-4 * distance[1]);
+  clmg_csr samarskij = {0};
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &samarskij, b, &error));
+  assert_memory_equal(samarskij.val, a[3].val, clmg_csr_nnz(&samarskij) * sizeof *samarskij.val);
+  /* without viscosity (a mass term instead): parameter 0 stays central */
+  problem.viscosity = 0.0;
+  problem.reaction = 1.0;
+  problem.wind = NULL;
+  clmg_csr m0 = {0}, m = {0};
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &m0, b, &error));
+  problem.wind = wind;
+  problem.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+  problem.upwind_parameter = 0.0;
+  CHECK_OK(error, clmg_stokes_assemble_host(&mesh, &edges, &problem, &m, b, &error));
+  for (size_t i = 0; i < 2 * ne; i++)
+    for (int64_t k = m.row_ptr[i]; k < m.row_ptr[i + 1]; k++)
+      if ((size_t)m.col[k] < 2 * ne)
+        CHECK_NEAR(convection_entry(&m, &m0, k), central[(i % ne) * ne + (size_t)m.col[k] % ne],
+                   1e-14 * largest);
+  /* refused parameters */
+  const double bad[2] = {-0.5, NAN};
+  for (int k = 0; k < 2; k++) {
+    clmg_csr refused = {0};
+    problem.upwind_parameter = bad[k];
+    assert_int_equal(clmg_stokes_assemble_host(&mesh, &edges, &problem, &refused, b, &error),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    CHECK_CONTAINS(error.message, "upwind parameter");
+  }
+  for (int p = 0; p < 4; p++)
+    clmg_csr_free(&a[p]);
+  clmg_csr_free(&a0);
+  clmg_csr_free(&samarskij);
+  clmg_csr_free(&m0);
+  clmg_csr_free(&m);
+  free(central);
+  free(wind);
+  free(b);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
 static double sine_bump(const double *x) {
   return sin(PI * x[0]) * sin(PI * x[1]);
 }
@@ -1616,6 +1740,7 @@ int main(void) {
       cmocka_unit_test(test_l2_errors),
       cmocka_unit_test(test_manufactured_solution),
       cmocka_unit_test(test_convection),
+      cmocka_unit_test(test_weighted_upwind),
       cmocka_unit_test(test_oseen_manufactured),
       cmocka_unit_test(test_update_values),
       cmocka_unit_test(test_slip),

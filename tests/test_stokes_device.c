@@ -3,7 +3,8 @@
  * (clmg_stokes_update_values_host with the winds restricted by
  * clmg_stokes_restrict_velocity): every level's values and the finest
  * right-hand side for random winds and previous velocities, with
- * Dirichlet, free-slip and natural boundaries, both upwind schemes, a mesh
+ * Dirichlet, free-slip and natural boundaries, every upwind scheme, scaled
+ * boundary data, a mesh
  * that needs three colours; the multigrid on the device values solves the
  * host's system; bad input is refused. */
 #include <math.h>
@@ -64,11 +65,28 @@ static void expect_close(const double *device, const double *host, size_t n, con
                host[i]);
 }
 
+/* A problem's boundary velocity times a factor. */
+typedef struct scaled_boundary {
+  const clmg_stokes_problem *problem;
+  double scale;
+} scaled_boundary;
+
+static void scaled_velocity(const double *x, int32_t tag, double *u, void *data) {
+  const scaled_boundary *s = data;
+  u[0] = u[1] = 0.0;
+  if (s->problem->boundary_velocity)
+    s->problem->boundary_velocity(x, tag, u, s->problem->boundary_data);
+  u[0] *= s->scale;
+  u[1] *= s->scale;
+}
+
 /* The hierarchy of `levels` levels on `coarse` for `problem` (wind and
  * previous NULL), the assembler on it, one update with a random wind and
- * previous velocity, and every level compared with the host refill. */
+ * previous velocity, the Dirichlet values times `scale`
+ * (clmg_stokes_assembler_set_boundary_scale), and every level compared with
+ * the host refill of the scaled boundary data. */
 static void check_against_host(const clmg_mesh *coarse, int levels,
-                               const clmg_stokes_problem *problem) {
+                               const clmg_stokes_problem *problem, double scale) {
   clmg_error error = {{0}};
   clmg_stokes_hierarchy h;
   CHECK_HOST(clmg_stokes_hierarchy_build(coarse, levels, problem, &h, &error), error);
@@ -78,7 +96,9 @@ static void check_against_host(const clmg_mesh *coarse, int levels,
   const size_t ef = h.edges[finest].num_edges;
   double *wind = random_velocity(2 * ef), *previous = random_velocity(2 * ef);
   clmg_vector *d_wind = device_copy(wind, 2 * ef), *d_previous = device_copy(previous, 2 * ef);
+  CHECK_OK(clmg_stokes_assembler_set_boundary_scale(assembler, scale));
   CHECK_OK(clmg_stokes_assembler_update(assembler, d_wind, d_previous));
+  scaled_boundary scaled = {problem, scale};
   /* the host: the winds restricted level by level, each level refilled */
   double *level_wind = wind;
   for (int l = finest; l >= 0; l--) {
@@ -95,6 +115,8 @@ static void check_against_host(const clmg_mesh *coarse, int levels,
     clmg_stokes_problem p = *problem;
     p.wind = level_wind;
     p.previous = l == finest ? previous : NULL;
+    p.boundary_velocity = scaled_velocity;
+    p.boundary_data = &scaled;
     const size_t n = h.a[l].rows, nnz = clmg_csr_nnz(&h.a[l]);
     double *values = malloc(nnz * sizeof *values), *b = malloc(n * sizeof *b);
     double *device = malloc((nnz > n ? nnz : n) * sizeof *device);
@@ -149,16 +171,24 @@ static clmg_stokes_problem mixed_boundaries(double reaction) {
   return problem;
 }
 
-/* Mixed boundaries with a force; both upwind schemes. */
+/* Mixed boundaries with a force; every upwind scheme (the weighted one with
+ * parameters 0.3 and 0: central differences), the boundary data as built
+ * and scaled (with and without the force). */
 static void test_assembler_matches_host(void **state) {
   (void)state;
   clmg_mesh coarse = test_side_tagged_box(3, 0.2, 7);
   clmg_stokes_problem problem = mixed_boundaries(20.0);
   problem.force = force;
-  for (int upwind = 0; upwind < 2; upwind++) {
-    problem.upwind = upwind ? CLMG_STOKES_UPWIND_SAMARSKIJ : CLMG_STOKES_UPWIND_FULL;
-    check_against_host(&coarse, 3, &problem);
+  const int upwinds[4] = {CLMG_STOKES_UPWIND_FULL, CLMG_STOKES_UPWIND_SAMARSKIJ,
+                          CLMG_STOKES_UPWIND_WEIGHTED, CLMG_STOKES_UPWIND_WEIGHTED};
+  const double parameters[4] = {1.0, 1.0, 0.3, 0.0}, scales[4] = {1.0, 0.7, 1.0, -0.4};
+  for (int k = 0; k < 4; k++) {
+    problem.upwind = upwinds[k];
+    problem.upwind_parameter = parameters[k];
+    check_against_host(&coarse, 3, &problem, scales[k]);
   }
+  problem.force = NULL;
+  check_against_host(&coarse, 3, &problem, 0.25);
   clmg_mesh_free(&coarse);
 }
 
@@ -172,7 +202,7 @@ static void test_assembler_three_colours(void **state) {
   problem.viscosity = 0.05;
   problem.reaction = 5.0; /* b = the time term: the boundary data are 0 */
   problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
-  check_against_host(&coarse, 3, &problem);
+  check_against_host(&coarse, 3, &problem, 1.0);
   clmg_mesh_free(&coarse);
 }
 
@@ -264,6 +294,9 @@ static void test_assembler_refuses(void **state) {
                clmg_stokes_assembler_update(assembler, short_wind, NULL));
   CHECK_CONTAINS(clmg_context_message(ctx), "at least");
   assert_null(clmg_stokes_assembler_values(assembler, 2));
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               clmg_stokes_assembler_set_boundary_scale(assembler, INFINITY));
+  CHECK_CONTAINS(clmg_context_message(ctx), "boundary scale");
   clmg_multigrid *mg = NULL;
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_stokes_multigrid_create_device(ctx, &h, NULL, NULL, NULL, &mg));

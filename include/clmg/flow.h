@@ -170,8 +170,9 @@ typedef enum clmg_flow_case {
   CLMG_FLOW_CAVITY = 0, /**< the lid-driven unit square, lid speed 1 (clmg_mesh_cavity(4)) */
   CLMG_FLOW_DFG1,       /**< DFG 2D-1: inflow peak 0.3, Re = 20, steady */
   CLMG_FLOW_DFG2,       /**< DFG 2D-2: inflow peak 1.5, Re = 100, time steps */
-  CLMG_FLOW_CANOPY,     /**< the urban canopy: power-law inflow, free slip on top, time steps */
-  CLMG_FLOW_GMSH        /**< a Gmsh mesh: no slip on its wall tags, u = (1, 0) on its inflow tag */
+  CLMG_FLOW_DFG3, /**< DFG 2D-3: inflow peak 1.5 sin(pi t / 8), Re = 100 at the peak, t in [0, 8] */
+  CLMG_FLOW_CANOPY, /**< the urban canopy: power-law inflow, free slip on top, time steps */
+  CLMG_FLOW_GMSH    /**< a Gmsh mesh: no slip on its wall tags, u = (1, 0) on its inflow tag */
 } clmg_flow_case;
 
 /** At most this many wall tags for CLMG_FLOW_GMSH. */
@@ -193,14 +194,14 @@ typedef struct clmg_flow_case_setup {
   size_t num_slip;                           /**< entries of slip */
 } clmg_flow_case_setup;
 
-/** "cavity", "dfg1", "dfg2" or "canopy" into *flow (a .msh path is the caller's
+/** "cavity", "dfg1", "dfg2", "dfg3" or "canopy" into *flow (a .msh path is the caller's
  * CLMG_FLOW_GMSH); returns 0 for any other name. */
 CLMG_API int clmg_flow_case_parse(const char *name, clmg_flow_case *flow);
 /** The case's name ("cavity", ..., "gmsh"). */
 CLMG_API const char *clmg_flow_case_name(clmg_flow_case flow);
 /** The case's default Reynolds number: 20 for DFG 2D-1, else 100. */
 CLMG_API double clmg_flow_case_reynolds(clmg_flow_case flow);
-/** 1 where the case runs to a steady flow by default (not DFG 2D-2 and the canopy). */
+/** 1 where the case runs to a steady flow by default (not DFG 2D-2, 2D-3 and the canopy). */
 CLMG_API int clmg_flow_case_steady(clmg_flow_case flow);
 /** 1 for the DFG cases, which have drag, lift and a pressure difference
  * (clmg_flow_case_quantities). */

@@ -7,9 +7,27 @@
  * multigrid for every linear system:
  *   (u^n - u^{n-1})/tau + u^{n-1}.grad u^n - nu Laplace u^n + grad p^n = f,
  *   div u^n = 0,
- * a time step per linear solve; or a steady flow by Oseen (Picard)
- * iteration: the same system without the time term, the wind the last
- * iterate's velocity, to a nonlinear residual tolerance.
+ * a time step per linear solve (backward Euler, first order); or, at second
+ * order, Crank-Nicolson, the fractional-step theta scheme or BDF2 as in
+ * Turek's FEATFLOW (Turek, "Efficient Solvers for Incompressible Flow
+ * Problems", 1999): a theta step of length k and weight theta solves
+ *   M (u^n - u^{n-1})/k + theta A(w) u^n + grad p^n
+ *       = f - (1 - theta) A(u^{n-1}) u^{n-1},   div u^n = 0,
+ * A(w) = nu Laplace + the convection by w, the pressure fully implicit, the
+ * explicit part one product of the matrix assembled with the wind u^{n-1}
+ * (the same device assembly), and the implicit convection linearised with
+ * the extrapolated wind w = u^{n-1} + k/k_{n-1} (u^{n-1} - u^{n-2}): one
+ * linear solve per step at second order (Picard iterations per step would
+ * cost several solves for an error already O(k^2)). Crank-Nicolson is
+ * theta = 1/2; the fractional-step theta scheme three steps of lengths
+ * theta k, (1 - 2 theta) k, theta k, theta = 1 - 1/sqrt 2, of weights
+ * alpha, 1 - alpha, alpha, alpha = (1 - 2 theta)/(1 - theta), whose
+ * implicit operators are all M/k + alpha theta A (one matrix's mass);
+ * BDF2 (3 u^n - 4 u^{n-1} + u^{n-2})/(2 k) + A(w) u^n + grad p^n = f, its
+ * first step a theta step of weight 2/3 (the same mass term).
+ * Or a steady flow by Oseen (Picard) iteration: the same system without
+ * the time term, the wind the last iterate's velocity, to a nonlinear
+ * residual tolerance.
  *
  * The coarse levels' winds are the finest velocity restricted edge by edge
  * (a coarse edge takes the mean of its two fine halves), as the paper
@@ -19,11 +37,27 @@
 #ifndef CLMG_NAVIER_STOKES_H
 #define CLMG_NAVIER_STOKES_H
 
+#include "clmg/flow.h"
 #include "clmg/stokes.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/** The time stepping of an unsteady clmg_flow_solve. */
+typedef enum clmg_flow_time_scheme {
+  CLMG_FLOW_BACKWARD_EULER = 0, /**< first order, wind u^{n-1} (the default) */
+  CLMG_FLOW_CRANK_NICOLSON = 1, /**< theta = 1/2: second order */
+  CLMG_FLOW_FS_THETA = 2,       /**< the fractional-step theta scheme: three steps of one */
+  CLMG_FLOW_BDF2 = 3            /**< the second-order backward differences */
+} clmg_flow_time_scheme;
+
+/** The name of a time scheme ("backward-euler", "crank-nicolson", "fs-theta", "bdf2"), or
+ * "unknown". */
+CLMG_API const char *clmg_flow_time_scheme_name(clmg_flow_time_scheme scheme);
+/** The scheme of a name clmg_flow_time_scheme_name gives; 0 (and *scheme unchanged) for
+ * another text or NULL. */
+CLMG_API int clmg_flow_time_scheme_parse(const char *name, clmg_flow_time_scheme *scheme);
 
 /** How clmg_flow_solve runs; fill it with clmg_flow_options_defaults. */
 typedef struct clmg_flow_options {
@@ -40,19 +74,48 @@ typedef struct clmg_flow_options {
   int restart;                      /**< GMRES(m): Krylov vectors before a restart (default 30) */
   clmg_vanka_options vanka;         /**< the Vanka smoother on every level (default SI, omega 1) */
   clmg_multigrid_options multigrid; /**< defaults: F(2,2)-cycles, as clmg_stokes_multigrid_create */
+  clmg_flow_time_scheme time_scheme; /**< unsteady: the time stepping (default backward Euler) */
+  /** -1 (default): the problem's upwinding; else a CLMG_STOKES_UPWIND_ value in its place */
+  int upwind;
+  /** with upwind CLMG_STOKES_UPWIND_WEIGHTED: its parameter (default 1) */
+  double upwind_parameter;
+  /** unsteady: the Dirichlet values at time t are the problem's times
+   * boundary_scale(t, boundary_scale_data) (an inflow U(t) with a fixed
+   * profile; the start is the Dirichlet values at t = 0, zero elsewhere);
+   * NULL: 1 */
+  double (*boundary_scale)(double time, void *data);
+  void *boundary_scale_data; /**< passed to boundary_scale */
 } clmg_flow_options;
 
 /** The defaults given with each field: 4 levels, steady, the Vanka and multigrid
- * defaults with F(2,2)-cycles. options must not be NULL. */
+ * defaults with F(2,2)-cycles, backward Euler for time steps, the problem's
+ * upwinding. options must not be NULL. */
 CLMG_API void clmg_flow_options_defaults(clmg_flow_options *options);
+
+/** DFG 2D-3's run ends at t = 8, its inflow's half period. */
+#define CLMG_FLOW_DFG3_END 8.0
+
+/** A benchmark case's defaults (clmg/flow.h) over options, as `clmg flow
+ * --case` and Python's clmg.flow apply them before the user's settings:
+ * steady as clmg_flow_case_steady; DFG 2D-2 and 2D-3 Crank-Nicolson with
+ * the weighted upwind of parameter 0.1 (docs/flow.md), the other cases the
+ * Samarskij upwind; DFG 2D-3 also its inflow's time scale sin(pi t / 8) as
+ * boundary_scale and clmg_flow_case_steps(flow, options->time_step) steps.
+ * NULL options: nothing. */
+CLMG_API void clmg_flow_case_defaults(clmg_flow_case flow, clmg_flow_options *options);
+/** The case's default number of time steps of length time_step: DFG 2D-3
+ * ceil(8 / time_step) (t in [0, 8], at most 1e8), the others 100. */
+CLMG_API int clmg_flow_case_steps(clmg_flow_case flow, double time_step);
 
 /** What one time step or Oseen iteration did. */
 typedef struct clmg_flow_step {
   int step;                  /**< 1, 2, ... */
   double time;               /**< unsteady: step * tau */
-  int linear_iterations;     /**< GMRES iterations of this step */
+  int linear_iterations;     /**< GMRES iterations of this step (the fractional-step theta
+                                scheme: of its three linear solves) */
   double nonlinear_residual; /**< steady: relative residual of the iterate before the step */
-  double linear_residual;    /**< the step's true relative residual after the solve */
+  double linear_residual;    /**< the step's true relative residual after the solve (the
+                                largest of its solves) */
   double assemble_seconds;   /**< the levels' systems refilled on the device */
   double setup_seconds;      /**< the multigrid (uploads, smoother setup, coarse solve) */
   double solve_seconds;      /**< GMRES */

@@ -34,8 +34,9 @@
  *              coarse_rows, max_levels, near_nullspace (a Matrix Market
  *              file of vectors), coordinates (a file of node coordinates:
  *              the rigid-body modes of elasticity)
- *   flow.*     the steady flow's Oseen iteration of clmg_flow_solve:
- *              nonlinear_tol, nonlinear_maxit (clmg_options_flow)
+ *   flow.*     clmg_flow_solve's steady Oseen iteration (nonlinear_tol,
+ *              nonlinear_maxit), time stepping (time_scheme) and
+ *              upwinding (upwind, upwind_parameter) (clmg_options_flow)
  *   homg.*     the structured-grid solver of clmg_homg: method, maxi,
  *              schedule, error_tol, stagnation (clmg_options_homg)
  * The library's own reports never print: a failure is a status with the
@@ -143,7 +144,10 @@ CLMG_API clmg_status clmg_options_multigrid(const clmg_options *options, clmg_co
  * or direct) with a Vanka smoother (mg.smoother auto or vanka-si: stored
  * inverses, vanka-nsi: recomputed; mg.omega, 1 at auto; mg.steps, mg.pre,
  * mg.post, 2 at auto); flow.nonlinear_tol and flow.nonlinear_maxit for a
- * steady flow. The other fields of flow (levels, steady, time_step, steps:
+ * steady flow; flow.time_scheme (time_scheme; auto: as flow has it),
+ * flow.upwind (upwind; auto: as flow has it, -1 the problem's) and
+ * flow.upwind_parameter (the weighted upwind's: set with another upwind it
+ * is refused). The other fields of flow (levels, steady, time_step, steps:
  * the problem's) stay as they are. Every key read is then set in options
  * as resolved (auto replaced by what was chosen, but tol's), so
  * clmg_options_to_json(options, 0) repeats the run. unused (NULL: not

@@ -80,7 +80,12 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * coefficients min(F_ee', 0); N has zero row sums, a nonnegative diagonal
  * and nonpositive off-diagonals) or Samarskij's weighting (1/2 + r)/(1 + r)
  * for r = F_ee' / nu >= 0, 1/(2 (1 - r)) for r < 0 (close to central
- * differences where the local Peclet number is small). A boundary edge
+ * differences where the local Peclet number is small), or the same
+ * weighting with r = delta F_ee' / nu for an upwind parameter delta >= 0
+ * (the weighted upwind of Schieweck and Turek; FEATFLOW's UPSAM): delta 1
+ * is Samarskij's, delta 0 central differences (lambda = 1/2, second order
+ * but without upwind stability), delta between them a blend that tends to
+ * central differences as h -> 0 (F_ee' = O(h |w|)). A boundary edge
  * adds no flux term of its own. N is consistent with the integral of
  * (w . grad u) v in the weak sense only (row by row it is not, even for a
  * linear u: lib/flow/stokes.c). The matrix is symmetric without wind, and
@@ -91,8 +96,10 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * to an axis: the normal component is a Dirichlet unknown of value 0, the
  * tangential one natural. */
 enum {
-  CLMG_STOKES_UPWIND_FULL = 0,     /**< first-order full upwind (the default) */
-  CLMG_STOKES_UPWIND_SAMARSKIJ = 1 /**< Samarskij's weighting by the local Peclet number */
+  CLMG_STOKES_UPWIND_FULL = 0,      /**< first-order full upwind (the default) */
+  CLMG_STOKES_UPWIND_SAMARSKIJ = 1, /**< Samarskij's weighting by the local Peclet number */
+  CLMG_STOKES_UPWIND_WEIGHTED = 2   /**< Samarskij's weighting with r = upwind_parameter F / nu:
+                                       0 central differences, 1 CLMG_STOKES_UPWIND_SAMARSKIJ */
 };
 
 /** The Oseen-step problem on a triangle mesh (the system is described above); fill it
@@ -120,9 +127,13 @@ typedef struct clmg_stokes_problem {
    * iterate's velocity): NULL (no convection: the Stokes problem) or
    * 2*num_edges finite values, w_x then w_y on the edges. */
   const double *wind;
-  /** The upwind scheme of the convection: CLMG_STOKES_UPWIND_FULL or
-   * CLMG_STOKES_UPWIND_SAMARSKIJ. */
+  /** The upwind scheme of the convection: CLMG_STOKES_UPWIND_FULL,
+   * CLMG_STOKES_UPWIND_SAMARSKIJ or CLMG_STOKES_UPWIND_WEIGHTED. */
   int upwind;
+  /** CLMG_STOKES_UPWIND_WEIGHTED: delta >= 0, finite (the local Peclet number
+   * r = delta F / nu; 0: central differences); not read by the others
+   * (default 1). */
+  double upwind_parameter;
   /** Boundary tags with free slip (no tag in dirichlet_tags too; the array
    * may be NULL when there are none). Their edges must be horizontal or
    * vertical (relative tolerance 1e-12). */
@@ -131,7 +142,7 @@ typedef struct clmg_stokes_problem {
 } clmg_stokes_problem;
 
 /** nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
- * selected), Dirichlet velocity 0 on the whole boundary, no free slip. */
+ * selected, upwind parameter 1), Dirichlet velocity 0 on the whole boundary, no free slip. */
 CLMG_API void clmg_stokes_problem_defaults(clmg_stokes_problem *problem);
 
 /** 2 * num_edges + num_cells. */
@@ -350,6 +361,14 @@ CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembler,
                                                   const clmg_vector *wind,
                                                   const clmg_vector *previous);
+/** The Dirichlet values of the next updates: the build's times scale (1
+ * at creation), for boundary data that varies in time by a common factor
+ * (an inflow U(t) times a fixed profile): the Dirichlet rows' values and
+ * the terms their columns move to the right-hand side scale with it, the
+ * force's part of the right-hand side does not. Fails for a scale that is
+ * not finite. */
+CLMG_API clmg_status clmg_stokes_assembler_set_boundary_scale(clmg_stokes_assembler *assembler,
+                                                              double scale);
 /** The values of level `level` (0 the coarsest) in the CSR order of the
  * hierarchy's matrix (doubles), and the finest right-hand side; owned by
  * the assembler (NULL for a level out of range). */

@@ -4,6 +4,7 @@
 #include "mesh/mesh_internal.h"
 
 #include "clmg/flow.h"
+#include "clmg/navier_stokes.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,6 +14,8 @@
 #define DFG_DIAMETER 0.1
 /* the canopy's power-law inflow (eq. 3): u_ref at the building height, alpha */
 #define CANOPY_ALPHA 0.25
+/* the weighted upwind's parameter of the unsteady DFG cases (docs/flow.md) */
+#define DFG_UPWIND_PARAMETER 0.1
 
 static const struct {
   const char *name;
@@ -20,6 +23,7 @@ static const struct {
 } cases[] = {{"cavity", CLMG_FLOW_CAVITY},
              {"dfg1", CLMG_FLOW_DFG1},
              {"dfg2", CLMG_FLOW_DFG2},
+             {"dfg3", CLMG_FLOW_DFG3},
              {"canopy", CLMG_FLOW_CANOPY}};
 
 int clmg_flow_case_parse(const char *name, clmg_flow_case *flow) {
@@ -44,11 +48,41 @@ double clmg_flow_case_reynolds(clmg_flow_case flow) {
 }
 
 int clmg_flow_case_steady(clmg_flow_case flow) {
-  return !(flow == CLMG_FLOW_DFG2 || flow == CLMG_FLOW_CANOPY);
+  return !(flow == CLMG_FLOW_DFG2 || flow == CLMG_FLOW_DFG3 || flow == CLMG_FLOW_CANOPY);
 }
 
 int clmg_flow_case_has_quantities(clmg_flow_case flow) {
-  return flow == CLMG_FLOW_DFG1 || flow == CLMG_FLOW_DFG2;
+  return flow == CLMG_FLOW_DFG1 || flow == CLMG_FLOW_DFG2 || flow == CLMG_FLOW_DFG3;
+}
+
+/* DFG 2D-3's inflow: the profile of peak 1.5 times sin(pi t / 8). */
+static double dfg3_scale(double t, void *data) {
+  (void)data;
+  return sin(3.14159265358979323846 * t / CLMG_FLOW_DFG3_END);
+}
+
+void clmg_flow_case_defaults(clmg_flow_case flow, clmg_flow_options *options) {
+  if (!options)
+    return;
+  options->steady = clmg_flow_case_steady(flow);
+  if (flow == CLMG_FLOW_DFG2 || flow == CLMG_FLOW_DFG3) {
+    options->time_scheme = CLMG_FLOW_CRANK_NICOLSON;
+    options->upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+    options->upwind_parameter = DFG_UPWIND_PARAMETER;
+  } else {
+    options->upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  }
+  if (flow == CLMG_FLOW_DFG3) {
+    options->boundary_scale = dfg3_scale;
+    options->boundary_scale_data = NULL;
+    options->steps = clmg_flow_case_steps(flow, options->time_step);
+  }
+}
+
+int clmg_flow_case_steps(clmg_flow_case flow, double time_step) {
+  if (flow != CLMG_FLOW_DFG3 || !(time_step > 0))
+    return 100;
+  return (int)fmin(ceil(CLMG_FLOW_DFG3_END / time_step - 1e-9), 1e8);
 }
 
 static clmg_status invalid(clmg_error *error, const char *message) {
@@ -86,6 +120,7 @@ clmg_status clmg_flow_case_create(clmg_flow_case flow, double reynolds, const in
   switch (flow) {
   case CLMG_FLOW_DFG1:
   case CLMG_FLOW_DFG2:
+  case CLMG_FLOW_DFG3:
     setup->u_peak = flow == CLMG_FLOW_DFG1 ? 0.3 : 1.5;
     setup->mean_velocity = 2.0 / 3.0 * setup->u_peak;
     setup->length = DFG_DIAMETER;
@@ -116,6 +151,7 @@ clmg_status clmg_flow_case_mesh(clmg_flow_case flow, const char *path, clmg_mesh
   switch (flow) {
   case CLMG_FLOW_DFG1:
   case CLMG_FLOW_DFG2:
+  case CLMG_FLOW_DFG3:
     return clmg_mesh_dfg_channel(out, error);
   case CLMG_FLOW_CAVITY:
     return clmg_mesh_cavity(4, out, error);
@@ -135,6 +171,7 @@ static void boundary_velocity(const double *x, int32_t tag, double *u, void *dat
   switch (s->flow) {
   case CLMG_FLOW_DFG1:
   case CLMG_FLOW_DFG2:
+  case CLMG_FLOW_DFG3:
     if (tag == CLMG_DFG_INFLOW)
       u[0] = clmg_dfg_inflow_u(x[1], s->u_peak);
     break;

@@ -31,6 +31,26 @@ void clmg_flow_options_defaults(clmg_flow_options *o) {
   clmg_multigrid_options_defaults(&o->multigrid);
   o->multigrid.cycle = CLMG_CYCLE_F;
   o->multigrid.pre_smoothing = o->multigrid.post_smoothing = 2;
+  o->time_scheme = CLMG_FLOW_BACKWARD_EULER;
+  o->upwind = -1;
+  o->upwind_parameter = 1.0;
+}
+
+static const char *const SCHEME_NAMES[] = {"backward-euler", "crank-nicolson", "fs-theta", "bdf2"};
+enum { SCHEME_COUNT = sizeof SCHEME_NAMES / sizeof SCHEME_NAMES[0] };
+
+const char *clmg_flow_time_scheme_name(clmg_flow_time_scheme scheme) {
+  return (int)scheme >= 0 && (int)scheme < SCHEME_COUNT ? SCHEME_NAMES[scheme] : "unknown";
+}
+
+int clmg_flow_time_scheme_parse(const char *name, clmg_flow_time_scheme *scheme) {
+  for (int k = 0; name && k < SCHEME_COUNT; k++)
+    if (strcmp(name, SCHEME_NAMES[k]) == 0) {
+      if (scheme)
+        *scheme = (clmg_flow_time_scheme)k;
+      return 1;
+    }
+  return 0;
 }
 
 void clmg_flow_result_free(clmg_flow_result *r) {
@@ -55,6 +75,15 @@ typedef struct flow_run {
   clmg_multigrid *mg;
   clmg_preconditioner cycle;
   clmg_vector *x_device, *wind, *previous, *residual;
+  clmg_vector *rhs; /* the step's right-hand side: the assembler's, with the explicit part */
+  /* second-order steps: the extrapolated wind, u^{n-2}, the iterate with
+   * pressure 0, views of the velocity and pressure parts */
+  clmg_vector *extrapolated, *older, *state, *x_pressure, *state_pressure, *rhs_velocity,
+      *residual_velocity;
+  int have_older;               /* older holds u^{n-2} */
+  double older_length;          /* the length of the step from u^{n-2} to u^{n-1} */
+  clmg_matrix *explicit_matrix; /* the finest matrix with the wind u^{n-1} */
+  clmg_operator explicit_operator;
   /* a one-level hierarchy: its matrix carries the coarse shift, so GMRES
    * gets the finest matrix apart */
   clmg_matrix *finest_matrix;
@@ -67,11 +96,25 @@ static const clmg_operator *finest_operator(const flow_run *run) {
                             : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
 }
 
+/* A matrix of the finest pattern whose values the assembler's replace
+ * (clmg_matrix_update_values_device), and its operator. */
+static clmg_status finest_copy(flow_run *run, clmg_matrix **matrix, clmg_operator *op) {
+  clmg_csr_device arrays = {0};
+  clmg_status status =
+      clmg_csr_device_upload(run->context, &run->h.a[run->h.num_levels - 1], CLMG_DOUBLE, &arrays);
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_create_from_device(run->context, arrays.rows, arrays.cols, arrays.row_ptr,
+                                            arrays.col, arrays.val, NULL, matrix);
+  clmg_csr_device_free(&arrays);
+  if (status == CLMG_SUCCESS)
+    status = clmg_operator_from_matrix(*matrix, 0, op);
+  return status;
+}
+
 /* The device objects: assembler, multigrid, vectors (made once). */
 static clmg_status prepare_run(flow_run *run) {
   clmg_context *context = run->context;
   clmg_stokes_hierarchy *h = &run->h;
-  int finest = h->num_levels - 1;
   clmg_status status = clmg_stokes_assembler_create(context, h, &run->problem, &run->assembler);
   if (status == CLMG_SUCCESS)
     status = clmg_stokes_multigrid_create_device(context, h, run->assembler, &run->o->vanka,
@@ -88,46 +131,64 @@ static clmg_status prepare_run(flow_run *run) {
     status = clmg_vector_view(run->x_device, 0, run->velocities, &run->wind);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_upload_doubles(run->x_device, run->x);
-  if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1) {
-    clmg_csr_device arrays = {0};
-    status = clmg_csr_device_upload(context, &h->a[finest], CLMG_DOUBLE, &arrays);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->rhs);
+  if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1)
+    status = finest_copy(run, &run->finest_matrix, &run->finest);
+  if (status == CLMG_SUCCESS && !run->o->steady &&
+      run->o->time_scheme != CLMG_FLOW_BACKWARD_EULER) {
+    const size_t v = run->velocities, p = run->n - v;
+    status = finest_copy(run, &run->explicit_matrix, &run->explicit_operator);
     if (status == CLMG_SUCCESS)
-      status = clmg_matrix_create_from_device(context, arrays.rows, arrays.cols, arrays.row_ptr,
-                                              arrays.col, arrays.val, NULL, &run->finest_matrix);
-    clmg_csr_device_free(&arrays);
+      status = clmg_vector_create(context, CLMG_DOUBLE, v, &run->extrapolated);
     if (status == CLMG_SUCCESS)
-      status = clmg_operator_from_matrix(run->finest_matrix, 0, &run->finest);
+      status = clmg_vector_create(context, CLMG_DOUBLE, v, &run->older);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->state);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(run->x_device, v, p, &run->x_pressure);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(run->state, v, p, &run->state_pressure);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(run->rhs, 0, v, &run->rhs_velocity);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_view(run->residual, 0, v, &run->residual_velocity);
   }
   return status;
 }
 
-/* The step's systems on the device (wind: the iterate's velocity), then
- * the multigrid refreshed on them. */
+static clmg_status refresh_multigrid(flow_run *run, clmg_flow_step *step);
+
+/* An Oseen iteration's systems on the device (wind: the iterate's
+ * velocity), then the multigrid refreshed on them. */
 static clmg_status assemble_step(flow_run *run, clmg_flow_step *step) {
   double start = clmg_seconds_now();
-  int unsteady = !run->o->steady;
-  clmg_status status = unsteady ? clmg_copy(run->wind, run->previous) : CLMG_SUCCESS;
+  clmg_status status = clmg_stokes_assembler_update(run->assembler, run->wind, NULL);
   if (status == CLMG_SUCCESS)
-    status =
-        clmg_stokes_assembler_update(run->assembler, run->wind, unsteady ? run->previous : NULL);
+    status = clmg_copy(clmg_stokes_assembler_rhs(run->assembler), run->rhs);
   if (status == CLMG_SUCCESS)
     status = clmg_finish(run->context);
   step->assemble_seconds = clmg_seconds_now() - start;
-  start = clmg_seconds_now();
-  if (status == CLMG_SUCCESS)
-    status = clmg_stokes_multigrid_update_device(run->mg, &run->h, run->assembler);
+  return status == CLMG_SUCCESS ? refresh_multigrid(run, step) : status;
+}
+
+/* The multigrid (and the one-level finest matrix) on the assembler's
+ * values. */
+static clmg_status refresh_multigrid(flow_run *run, clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  clmg_status status = clmg_stokes_multigrid_update_device(run->mg, &run->h, run->assembler);
   if (status == CLMG_SUCCESS && run->finest_matrix)
     status = clmg_matrix_update_values_device(
         run->finest_matrix, clmg_stokes_assembler_values(run->assembler, run->h.num_levels - 1));
   if (status == CLMG_SUCCESS)
     status = clmg_finish(run->context);
-  step->setup_seconds = clmg_seconds_now() - start;
+  step->setup_seconds += clmg_seconds_now() - start;
   return status;
 }
 
 /* ||b - A x|| / ||b|| on the device (||b - A x|| when b = 0). */
 static clmg_status relative_residual(flow_run *run, double *value) {
-  const clmg_vector *b = clmg_stokes_assembler_rhs(run->assembler);
+  const clmg_vector *b = run->rhs;
   double rr = 0, bb = 0;
   clmg_status status = clmg_operator_defect(finest_operator(run), b, run->x_device, run->residual);
   if (status == CLMG_SUCCESS)
@@ -148,9 +209,8 @@ static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *s
   krylov.max_iterations = run->o->max_linear;
   krylov.gmres_restart = run->o->restart;
   clmg_krylov_result result = {0};
-  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, finest_operator(run),
-                                         clmg_stokes_assembler_rhs(run->assembler), run->x_device,
-                                         &run->cycle, &krylov, &result);
+  clmg_status status = clmg_krylov_solve(CLMG_KRYLOV_GMRES, finest_operator(run), run->rhs,
+                                         run->x_device, &run->cycle, &krylov, &result);
   step->linear_iterations = result.iterations;
   clmg_krylov_result_free(&result);
   /* not converged: x still holds the iterate, which the caller reports */
@@ -158,7 +218,134 @@ static clmg_status solve_step(flow_run *run, double tolerance, clmg_flow_step *s
     clmg_status measured = relative_residual(run, &step->linear_residual);
     status = measured != CLMG_SUCCESS ? measured : status;
   }
-  step->solve_seconds = clmg_seconds_now() - start;
+  step->solve_seconds += clmg_seconds_now() - start;
+  return status;
+}
+
+/* ---- time steps ---- */
+
+/* One step of a time scheme: its length, its implicit weight theta (1:
+ * backward Euler and BDF2) and whether it is a BDF2 step. */
+typedef struct substep {
+  double length, weight;
+  int bdf2;
+} substep;
+
+/* theta = 1 - 1/sqrt 2 of the fractional-step theta scheme. */
+#define FS_THETA (1.0 - 0.70710678118654752440)
+#define FS_ALPHA ((1.0 - 2.0 * FS_THETA) / (1.0 - FS_THETA))
+
+/* The steps of time step k (1, 2, ...) of the scheme; returns their count. */
+static int scheme_steps(const clmg_flow_options *o, int k, substep steps[3]) {
+  const double tau = o->time_step;
+  switch (o->time_scheme) {
+  case CLMG_FLOW_CRANK_NICOLSON:
+    steps[0] = (substep){tau, 0.5, 0};
+    return 1;
+  case CLMG_FLOW_FS_THETA:
+    steps[0] = (substep){FS_THETA * tau, FS_ALPHA, 0};
+    steps[1] = (substep){(1.0 - 2.0 * FS_THETA) * tau, 1.0 - FS_ALPHA, 0};
+    steps[2] = steps[0];
+    return 3;
+  case CLMG_FLOW_BDF2: /* the first a theta step of the same mass term */
+    steps[0] = k == 1 ? (substep){tau, 2.0 / 3.0, 0} : (substep){tau, 1.0, 1};
+    return 1;
+  default:
+    steps[0] = (substep){tau, 1.0, 0};
+    return 1;
+  }
+}
+
+/* The mass term's coefficient of the scheme's implicit operators, 1 / (theta k),
+ * the same in each of its steps. */
+static double scheme_reaction(const clmg_flow_options *o) {
+  substep steps[3];
+  scheme_steps(o, 1, steps);
+  return 1.0 / (steps[0].weight * steps[0].length);
+}
+
+/* The Dirichlet values of time t on the assembler's next updates. */
+static clmg_status boundary_at(flow_run *run, double t) {
+  if (!run->o->boundary_scale)
+    return CLMG_SUCCESS;
+  return clmg_stokes_assembler_set_boundary_scale(
+      run->assembler, run->o->boundary_scale(t, run->o->boundary_scale_data));
+}
+
+/* One step of the scheme from time t0 (clmg/navier_stokes.h): u^{n-1} is
+ * the iterate's velocity. Theta < 1: the explicit part f - A(u^{n-1})
+ * u^{n-1} is the defect of the system assembled with wind and previous
+ * velocity u^{n-1}, the pressure set to 0, by the finest matrix's product
+ * (its Dirichlet rows vanish: the iterate holds their values); the system
+ * divided by theta has the mass coefficient 1/(theta k) of the hierarchy,
+ * the explicit part ((1 - theta)/theta) times that defect on the right,
+ * and p/theta for its pressure. The second-order schemes take the wind
+ * extrapolated from u^{n-1} and u^{n-2}; BDF2 the time term's velocity
+ * (4 u^{n-1} - u^{n-2})/3 with the mass coefficient 3/(2 k). */
+static clmg_status time_substep(flow_run *run, const substep *s, double t0, double tolerance,
+                                clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  const int second_order = run->o->time_scheme != CLMG_FLOW_BACKWARD_EULER;
+  const int finest = run->h.num_levels - 1;
+  const double w = s->weight;
+  clmg_status status = clmg_copy(run->wind, run->previous);
+  if (status == CLMG_SUCCESS && w < 1) {
+    status = boundary_at(run, t0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_stokes_assembler_update(run->assembler, run->previous, run->previous);
+    if (status == CLMG_SUCCESS)
+      status = clmg_matrix_update_values_device(
+          run->explicit_matrix, clmg_stokes_assembler_values(run->assembler, finest));
+    if (status == CLMG_SUCCESS)
+      status = clmg_copy(run->x_device, run->state);
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_fill(run->state_pressure, 0.0);
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_operator_defect(&run->explicit_operator, clmg_stokes_assembler_rhs(run->assembler),
+                               run->state, run->residual);
+  }
+  const clmg_vector *wind = run->previous, *time_term = run->previous;
+  if (status == CLMG_SUCCESS && second_order && run->have_older) {
+    double r = s->length / run->older_length;
+    status = clmg_waxpby(1.0 + r, run->previous, -r, run->older, run->extrapolated);
+    wind = run->extrapolated;
+    if (status == CLMG_SUCCESS && s->bdf2) {
+      status = clmg_axpby(4.0 / 3.0, run->previous, -1.0 / 3.0, run->older);
+      time_term = run->older;
+    }
+  }
+  if (status == CLMG_SUCCESS)
+    status = boundary_at(run, t0 + s->length);
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_assembler_update(run->assembler, wind, time_term);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(clmg_stokes_assembler_rhs(run->assembler), run->rhs);
+  if (status == CLMG_SUCCESS && w < 1)
+    status = clmg_axpy((1.0 - w) / w, run->residual_velocity, run->rhs_velocity);
+  if (status == CLMG_SUCCESS && second_order) { /* u^{n-1} becomes u^{n-2} */
+    status = clmg_copy(run->previous, run->older);
+    run->have_older = 1;
+    run->older_length = s->length;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(run->context);
+  step->assemble_seconds += clmg_seconds_now() - start;
+  if (status == CLMG_SUCCESS)
+    status = refresh_multigrid(run, step);
+  if (status == CLMG_SUCCESS && w != 1)
+    status = clmg_scal(1.0 / w, run->x_pressure);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_flow_step one = {0};
+  status = solve_step(run, tolerance, &one);
+  step->linear_iterations += one.linear_iterations;
+  step->linear_residual = fmax(step->linear_residual, one.linear_residual);
+  step->solve_seconds += one.solve_seconds;
+  if ((status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) && w != 1) {
+    clmg_status scaled = clmg_scal(w, run->x_pressure);
+    status = scaled != CLMG_SUCCESS ? scaled : status;
+  }
   return status;
 }
 
@@ -179,7 +366,18 @@ static void free_run(flow_run *run) {
   clmg_multigrid_destroy(run->mg);
   clmg_operator_destroy(&run->finest);
   clmg_matrix_destroy(run->finest_matrix);
-  clmg_vector_destroy(run->wind); /* a view: before its base */
+  clmg_operator_destroy(&run->explicit_operator);
+  clmg_matrix_destroy(run->explicit_matrix);
+  /* views before their bases */
+  clmg_vector_destroy(run->x_pressure);
+  clmg_vector_destroy(run->state_pressure);
+  clmg_vector_destroy(run->rhs_velocity);
+  clmg_vector_destroy(run->residual_velocity);
+  clmg_vector_destroy(run->state);
+  clmg_vector_destroy(run->older);
+  clmg_vector_destroy(run->extrapolated);
+  clmg_vector_destroy(run->rhs);
+  clmg_vector_destroy(run->wind);
   clmg_vector_destroy(run->x_device);
   clmg_vector_destroy(run->previous);
   clmg_vector_destroy(run->residual);
@@ -197,6 +395,16 @@ static clmg_status check_options(clmg_context *context, const clmg_flow_options 
         "flow: invalid options (levels 1 to 16; tolerances > 0; at least one "
         "nonlinear and linear iteration, a GMRES restart of at least 1; unsteady: time "
         "step > 0 and steps >= 1)");
+  if ((int)o->time_scheme < 0 || (int)o->time_scheme >= SCHEME_COUNT)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: time scheme %d, expected CLMG_FLOW_BACKWARD_EULER, "
+                     "CLMG_FLOW_CRANK_NICOLSON, CLMG_FLOW_FS_THETA or CLMG_FLOW_BDF2 (0 to %d)",
+                     (int)o->time_scheme, SCHEME_COUNT - 1);
+  if (o->upwind < -1 || o->upwind > CLMG_STOKES_UPWIND_WEIGHTED)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: upwind %d, expected -1 (the problem's) or a CLMG_STOKES_UPWIND_ value "
+                     "(0 to %d)",
+                     o->upwind, CLMG_STOKES_UPWIND_WEIGHTED);
   return CLMG_SUCCESS;
 }
 
@@ -238,7 +446,11 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     clmg_stokes_problem_defaults(&run.problem);
   run.problem.wind = NULL;
   run.problem.previous = NULL;
-  run.problem.reaction = o->steady ? 0.0 : 1.0 / o->time_step;
+  run.problem.reaction = o->steady ? 0.0 : scheme_reaction(o);
+  if (o->upwind >= 0) {
+    run.problem.upwind = o->upwind;
+    run.problem.upwind_parameter = o->upwind_parameter;
+  }
   clmg_error error = {{0}};
   status = clmg_stokes_hierarchy_build(coarse, o->levels, &run.problem, &run.h, &error);
   int finest = o->levels - 1;
@@ -255,8 +467,13 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     uint8_t *mask = NULL;
     status = clmg_stokes_dirichlet_mask(&run.h.meshes[finest], &run.h.edges[finest], &run.problem,
                                         &mask, &error);
+    const double scale =
+        !o->steady && o->boundary_scale ? o->boundary_scale(0.0, o->boundary_scale_data) : 1.0;
+    if (status == CLMG_SUCCESS && !isfinite(scale))
+      status = clmg_error_set(&error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "flow: the boundary scale at t = 0 is %g; it must be finite", scale);
     for (size_t i = 0; status == CLMG_SUCCESS && i < run.n; i++)
-      run.x[i] = mask[i] ? run.h.b[i] : 0.0;
+      run.x[i] = mask[i] ? scale * run.h.b[i] : 0.0;
     free(mask);
   }
   if (status != CLMG_SUCCESS) {
@@ -277,8 +494,38 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     clmg_flow_step step = {0};
     step.step = k;
     step.time = o->steady ? 0.0 : k * o->time_step;
-    status = assemble_step(&run, &step);
     double tolerance = o->linear_tolerance > 0 ? o->linear_tolerance : 1e-8;
+    if (!o->steady) {
+      substep parts[3];
+      int count = scheme_steps(o, k, parts);
+      double t = (k - 1) * o->time_step;
+      for (int j = 0; j < count && status == CLMG_SUCCESS; j++) {
+        status = time_substep(&run, &parts[j], t, tolerance, &step);
+        t += parts[j].length;
+      }
+      result->steps = k;
+      result->linear_iterations += step.linear_iterations;
+      if (status == CLMG_ERROR_NOT_CONVERGED)
+        status = clmg_fail(context, status,
+                           "flow: step %d: a linear solve reached a relative residual of %.3e "
+                           "in %d GMRES iterations, not %.3e",
+                           k, step.linear_residual, step.linear_iterations, tolerance);
+      else if (status != CLMG_SUCCESS) {
+        char inner[CLMG_MESSAGE_SIZE];
+        snprintf(inner, sizeof inner, "%s", clmg_context_message(context));
+        status = clmg_fail(context, status, "flow: step %d: %s", k, inner);
+        break;
+      }
+      if (monitor) {
+        status = download_iterate(&run, status);
+        if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED)
+          break;
+        if (monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
+          break;
+      }
+      continue;
+    }
+    status = assemble_step(&run, &step);
     if (status == CLMG_SUCCESS && o->steady) {
       status = relative_residual(&run, &step.nonlinear_residual);
       result->nonlinear_residual = step.nonlinear_residual;

@@ -20,6 +20,7 @@ void clmg_stokes_problem_defaults(clmg_stokes_problem *problem) {
   memset(problem, 0, sizeof *problem);
   problem->viscosity = 1.0;
   problem->upwind = CLMG_STOKES_UPWIND_FULL;
+  problem->upwind_parameter = 1.0;
 }
 
 static int tag_listed(const int32_t *tags, size_t count, int32_t tag) {
@@ -59,11 +60,20 @@ static clmg_status check_problem(const clmg_stokes_problem *problem, clmg_error 
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                           "the viscosity and the reaction coefficient are both 0: the velocity "
                           "block would vanish");
-  if (problem->upwind != CLMG_STOKES_UPWIND_FULL && problem->upwind != CLMG_STOKES_UPWIND_SAMARSKIJ)
+  if (problem->upwind != CLMG_STOKES_UPWIND_FULL &&
+      problem->upwind != CLMG_STOKES_UPWIND_SAMARSKIJ &&
+      problem->upwind != CLMG_STOKES_UPWIND_WEIGHTED)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "upwind scheme %d, expected CLMG_STOKES_UPWIND_FULL (%d) or "
-                          "CLMG_STOKES_UPWIND_SAMARSKIJ (%d)",
-                          problem->upwind, CLMG_STOKES_UPWIND_FULL, CLMG_STOKES_UPWIND_SAMARSKIJ);
+                          "upwind scheme %d, expected CLMG_STOKES_UPWIND_FULL (%d), "
+                          "CLMG_STOKES_UPWIND_SAMARSKIJ (%d) or CLMG_STOKES_UPWIND_WEIGHTED (%d)",
+                          problem->upwind, CLMG_STOKES_UPWIND_FULL, CLMG_STOKES_UPWIND_SAMARSKIJ,
+                          CLMG_STOKES_UPWIND_WEIGHTED);
+  if (problem->upwind == CLMG_STOKES_UPWIND_WEIGHTED &&
+      (!(problem->upwind_parameter >= 0.0) || !isfinite(problem->upwind_parameter)))
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "the upwind parameter is %g; it must be finite and >= 0 (0: central "
+                          "differences, 1: Samarskij's weighting)",
+                          problem->upwind_parameter);
   return check_tags(problem, error);
 }
 
@@ -252,6 +262,10 @@ static inline void triplets_add(triplet_list *t, size_t row, size_t col, double 
  * F_ij nu / (2 (nu + F_ij)) for F_ij >= 0 and
  * F_ij (nu/2 - F_ij) / (nu - F_ij) for F_ij < 0 (central differences as
  * r -> 0, full upwind as |r| -> infinity, and full upwind when nu = 0).
+ * The weighted upwind (CLMG_STOKES_UPWIND_WEIGHTED) takes r = delta F_ij / nu:
+ * F nu / (2 (nu + delta F)) and F (nu/2 - delta F) / (nu - delta F), so
+ * delta = 1 is Samarskij's (the same operations), delta = 0 central
+ * differences, F/2 (also when nu = 0).
  * Its off-diagonals where the flow leaves Omega_i are positive (below
  * nu/2) and its diagonal may be negative: the viscous part has to
  * dominate them.
@@ -269,7 +283,8 @@ static void cell_convection(const clmg_stokes_problem *problem, size_t num_edges
   const double centre[2] = {(coords[0] + coords[2] + coords[4]) / 3.0,
                             (coords[1] + coords[3] + coords[5]) / 3.0};
   const double nu = problem->viscosity;
-  const int full = problem->upwind == CLMG_STOKES_UPWIND_FULL || nu == 0.0;
+  const double delta = clmg_stokes_upwind_delta(problem);
+  const int full = clmg_stokes_full_upwind(problem);
   double w[3][2];
   for (size_t i = 0; i < 3; i++) {
     w[i][0] = problem->wind[e[i]];
@@ -297,10 +312,12 @@ static void cell_convection(const clmg_stokes_problem *problem, size_t num_edges
       double coefficient; /* F (1 - lambda) */
       if (full)
         coefficient = f < 0.0 ? f : 0.0;
+      else if (delta == 0.0)
+        coefficient = 0.5 * f;
       else if (f >= 0.0)
-        coefficient = 0.5 * f * nu / (nu + f);
+        coefficient = 0.5 * f * nu / (nu + delta * f);
       else
-        coefficient = f * (0.5 * nu - f) / (nu - f);
+        coefficient = f * (0.5 * nu - delta * f) / (nu - delta * f);
       n[from[s]][to[s]] += coefficient;
       n[from[s]][from[s]] -= coefficient;
     }

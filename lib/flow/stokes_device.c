@@ -22,6 +22,7 @@
 
 #include "clmg/stokes.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,8 +45,13 @@ struct clmg_stokes_assembler {
   clmg_context *context;
   int num_levels;
   assembler_level *levels;
-  double viscosity;
+  double viscosity, delta; /* delta: the weighted upwind's parameter */
   int full_upwind;
+  double boundary_scale; /* the Dirichlet values' factor (1: the build's) */
+  /* the finest right-hand side's force part (NULL without a force) and the
+   * rest, the Dirichlet values' (static_rhs itself without a force), and
+   * the Dirichlet values times boundary_scale */
+  clmg_vector *force_rhs, *boundary_rhs, *scaled_dirichlet;
   /* the finest level's right-hand side: stored, current, the Dirichlet
    * values and the weights of the previous velocity */
   clmg_vector *static_rhs, *rhs, *dirichlet_value, *previous_weight;
@@ -68,10 +74,14 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
     clmg_vector_destroy(lv->halves);
   }
   free(as->levels);
-  clmg_vector_destroy(as->static_rhs);
   clmg_vector_destroy(as->rhs);
   clmg_vector_destroy(as->dirichlet_value);
   clmg_vector_destroy(as->previous_weight);
+  clmg_vector_destroy(as->force_rhs);
+  if (as->boundary_rhs != as->static_rhs)
+    clmg_vector_destroy(as->boundary_rhs);
+  clmg_vector_destroy(as->static_rhs);
+  clmg_vector_destroy(as->scaled_dirichlet);
   free(as);
 }
 
@@ -143,6 +153,46 @@ static clmg_status edge_halves(const clmg_stokes_hierarchy *h, int l, int32_t *h
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                             "level %d: edge %zu has no two halves on level %d", l, e, l + 1);
   return CLMG_SUCCESS;
+}
+
+/* The finest right-hand side's force part, (f, phi_e)_K = |K|/3 f(m_e) on
+ * the free velocity rows as the host assembly integrates it, and the rest
+ * (the Dirichlet values' part, which clmg_stokes_assembler_set_boundary_scale
+ * scales) on the device. A host failure goes to *status. */
+static clmg_status split_force(clmg_stokes_assembler *as, const clmg_stokes_hierarchy *h, int l,
+                               const uint8_t *dirichlet, const clmg_stokes_problem *problem,
+                               clmg_error *error, clmg_status *status) {
+  const clmg_mesh *mesh = &h->meshes[l];
+  const clmg_triangle_edges *edges = &h->edges[l];
+  const size_t n = h->a[l].rows, ne = edges->num_edges;
+  double *part = calloc(n, sizeof *part);
+  if (!part) {
+    *status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "no host memory");
+    return CLMG_SUCCESS;
+  }
+  for (size_t k = 0; k < mesh->num_cells; k++) {
+    double coords[6], area, grad[4][3];
+    clmg_stokes_cell_geometry(mesh, k, coords, &area, grad, NULL);
+    for (size_t i = 0; i < 3; i++) {
+      size_t e = (size_t)edges->cell_edges[3 * k + i];
+      const double *a = mesh->coords + 2 * (size_t)edges->edge_vertices[2 * e];
+      const double *b = mesh->coords + 2 * (size_t)edges->edge_vertices[2 * e + 1];
+      double x[2] = {0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])}, f[2] = {0.0, 0.0};
+      problem->force(x, f, problem->force_data);
+      for (size_t d = 0; d < 2; d++)
+        if (!dirichlet[d * ne + e])
+          part[d * ne + e] += area / 3.0 * f[d];
+    }
+  }
+  clmg_status device =
+      clmg_vector_create_from_host(as->context, CLMG_DOUBLE, n, part, &as->force_rhs);
+  as->boundary_rhs = NULL;
+  if (device == CLMG_SUCCESS)
+    device = clmg_vector_create(as->context, CLMG_DOUBLE, n, &as->boundary_rhs);
+  if (device == CLMG_SUCCESS)
+    device = clmg_waxpby(1.0, as->static_rhs, -1.0, as->force_rhs, as->boundary_rhs);
+  free(part);
+  return device;
 }
 
 /* One level's tables on the device. */
@@ -235,6 +285,11 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
         device = clmg_vector_create(context, CLMG_DOUBLE, n, &as->rhs);
       if (device == CLMG_SUCCESS)
         device = clmg_copy(as->static_rhs, as->rhs);
+      if (device == CLMG_SUCCESS)
+        device = clmg_vector_create(context, CLMG_DOUBLE, velocities + 1, &as->scaled_dirichlet);
+      as->boundary_rhs = as->static_rhs;
+      if (device == CLMG_SUCCESS && problem->force)
+        device = split_force(as, h, l, dirichlet, problem, error, &status);
     }
     free(value);
     free(weight);
@@ -273,7 +328,9 @@ clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stoke
   as->context = context;
   as->num_levels = h->num_levels;
   as->viscosity = problem->viscosity;
-  as->full_upwind = problem->upwind == CLMG_STOKES_UPWIND_FULL || problem->viscosity == 0.0;
+  as->full_upwind = clmg_stokes_full_upwind(problem);
+  as->delta = clmg_stokes_upwind_delta(problem);
+  as->boundary_scale = 1.0;
   clmg_error error = {{0}};
   clmg_status status = CLMG_SUCCESS;
   for (int l = 0; l < h->num_levels && status == CLMG_SUCCESS; l++)
@@ -318,7 +375,9 @@ static clmg_status add_convection(clmg_stokes_assembler *as, int l, const clmg_v
     clmg_arg_real(&args, CLMG_DOUBLE, as->viscosity);
     cl_int full = as->full_upwind, with_rhs = b != NULL;
     clmg_arg_raw(&args, sizeof full, &full);
-    clmg_arg_buffer(&args, as->dirichlet_value->buffer);
+    clmg_arg_real(&args, CLMG_DOUBLE, as->delta);
+    clmg_arg_buffer(&args, as->boundary_scale == 1.0 ? as->dirichlet_value->buffer
+                                                     : as->scaled_dirichlet->buffer);
     clmg_arg_raw(&args, sizeof with_rhs, &with_rhs);
     clmg_arg_vector(&args, lv->values);
     clmg_arg_vector(&args, b ? b : lv->values); /* not written without with_rhs */
@@ -350,6 +409,16 @@ clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *as, const clmg_v
   const int finest = as->num_levels - 1;
   if (status == CLMG_SUCCESS)
     status = clmg_copy(as->static_rhs, as->rhs);
+  if (status == CLMG_SUCCESS && as->boundary_scale != 1.0) {
+    /* rhs = force part + scale * the rest; the moved terms' values scaled */
+    status = as->force_rhs
+                 ? clmg_waxpby(as->boundary_scale, as->boundary_rhs, 1.0, as->force_rhs, as->rhs)
+                 : clmg_scal(as->boundary_scale, as->rhs);
+    if (status == CLMG_SUCCESS)
+      status = clmg_copy(as->dirichlet_value, as->scaled_dirichlet);
+    if (status == CLMG_SUCCESS)
+      status = clmg_scal(as->boundary_scale, as->scaled_dirichlet);
+  }
   if (status == CLMG_SUCCESS && previous) {
     clmg_kernel_args args;
     clmg_args_begin(&args, as->context, as->previous, "stokes_add_previous");
@@ -381,6 +450,17 @@ clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *as, const clmg_v
       status = add_convection(as, l, level_wind, l == finest ? as->rhs : NULL);
   }
   return status;
+}
+
+clmg_status clmg_stokes_assembler_set_boundary_scale(clmg_stokes_assembler *as, double scale) {
+  if (!as)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(as->context);
+  if (!isfinite(scale))
+    return clmg_fail(as->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Stokes assembler: the boundary scale is %g; it must be finite", scale);
+  as->boundary_scale = scale;
+  return CLMG_SUCCESS;
 }
 
 double clmg_stokes_assembler_bytes(const clmg_stokes_assembler *as, int with_wind,

@@ -24,4 +24,17 @@ clmg_status clmg_triangle_edges_check(const clmg_mesh *mesh, const clmg_triangle
 clmg_status clmg_stokes_cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6],
                                       double *area, double grad[4][3], clmg_error *error);
 
+/* The convection's weighting as the host assembly (stokes.c) and the device
+ * kernel (cl/stokes.cl) use it: full upwind (CLMG_STOKES_UPWIND_FULL, or a
+ * Samarskij weighting without viscosity, whose limit it is), else the
+ * weighted scheme with the parameter clmg_stokes_upwind_delta gives (1 for
+ * Samarskij's; 0: central differences, also without viscosity). */
+static inline double clmg_stokes_upwind_delta(const clmg_stokes_problem *problem) {
+  return problem->upwind == CLMG_STOKES_UPWIND_WEIGHTED ? problem->upwind_parameter : 1.0;
+}
+static inline int clmg_stokes_full_upwind(const clmg_stokes_problem *problem) {
+  return problem->upwind == CLMG_STOKES_UPWIND_FULL ||
+         (problem->viscosity == 0.0 && clmg_stokes_upwind_delta(problem) != 0.0);
+}
+
 #endif

@@ -107,6 +107,18 @@ static const clmg_option_spec SPECS[] = {
      "steady flow: the relative residual of the Oseen (Picard) iteration to reach"},
     {"flow.nonlinear_maxit", CLMG_OPTION_INTEGER, 0, "50", "", 1, 100000,
      "steady flow: Oseen iterations at most"},
+    {"flow.time_scheme", CLMG_OPTION_NAME, 1, "auto", "backward-euler,crank-nicolson,fs-theta,bdf2",
+     0, 0,
+     "unsteady flow: the time stepping: backward-euler (first order), crank-nicolson, fs-theta "
+     "(the fractional-step theta scheme) or bdf2 (second order); auto is the caller's (clmg "
+     "flow: docs/flow.md, the library: backward-euler)"},
+    {"flow.upwind", CLMG_OPTION_NAME, 1, "auto", "full,samarskij,weighted", 0, 0,
+     "the convection's upwinding: full (first order), samarskij (weighted by the local Peclet "
+     "number) or weighted (Samarskij's with the Peclet number times flow.upwind_parameter; 0 is "
+     "central differences); auto is the problem's (clmg flow: docs/flow.md)"},
+    {"flow.upwind_parameter", CLMG_OPTION_NUMBER, 0, "1", "", 0, 1e6,
+     "flow.upwind=weighted: the factor of the local Peclet number (0 central differences, 1 "
+     "Samarskij's weighting)"},
     {"homg.method", CLMG_OPTION_NAME, 0, "homg", "homg,mfmg,vcycle,fmg", 0, 0,
      "structured-grid method: homg (MFMG cycles of high-occupancy steps; mfmg is its other "
      "name), vcycle (classic V-cycles) or fmg (full multigrid, then V-cycles)"},

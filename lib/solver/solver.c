@@ -360,7 +360,12 @@ static const char *const FLOW_KEYS[] = {"krylov",
                                         "mg.coarse",
                                         "flow.nonlinear_tol",
                                         "flow.nonlinear_maxit",
+                                        "flow.time_scheme",
+                                        "flow.upwind",
+                                        "flow.upwind_parameter",
                                         NULL};
+
+static const char *const UPWIND_NAMES[] = {"full", "samarskij", "weighted"};
 
 clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, char *unused,
                               size_t unused_size, clmg_error *error) {
@@ -416,18 +421,40 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
   f.restart = (int)clmg_options_integer(o, "restart", 30);
   f.nonlinear_tolerance = clmg_options_number(o, "flow.nonlinear_tol", 1e-8);
   f.max_nonlinear = (int)clmg_options_integer(o, "flow.nonlinear_maxit", 50);
+  if (!clmg_options_is_auto(o, "flow.time_scheme"))
+    clmg_flow_time_scheme_parse(clmg_options_get(o, "flow.time_scheme"), &f.time_scheme);
+  for (int k = 0; k < 3; k++)
+    if (clmg_options_is(o, "flow.upwind", UPWIND_NAMES[k]))
+      f.upwind = k; /* CLMG_STOKES_UPWIND_FULL, _SAMARSKIJ, _WEIGHTED */
+  if (clmg_options_is_set(o, "flow.upwind_parameter")) {
+    if (f.upwind != -1 && f.upwind != CLMG_STOKES_UPWIND_WEIGHTED)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "flow.upwind_parameter is the weighted upwind's: set "
+                            "flow.upwind=weighted (it is %s)",
+                            UPWIND_NAMES[f.upwind]);
+    f.upwind_parameter = clmg_options_number(o, "flow.upwind_parameter", 1.0);
+  }
   unused_keys(o, FLOW_KEYS, unused, unused_size);
   /* what was read, as resolved; tol stays auto: the mode's default */
-  const char *names[] = {"krylov",    "precision", "mg.cycle", "mg.smoother",
-                         "mg.coarse", "tol",       NULL};
+  const char *names[] = {"krylov", "precision",        "mg.cycle",    "mg.smoother", "mg.coarse",
+                         "tol",    "flow.time_scheme", "flow.upwind", NULL};
   const char *values[] = {"gmres",
                           "double",
                           clmg_cycle_type_name(f.multigrid.cycle),
                           clmg_vanka_name(store_inverses),
                           f.multigrid.coarse == CLMG_COARSE_DIRECT ? "direct" : "auto",
-                          clmg_options_get(o, "tol")};
-  const char *number_keys[] = {"restart", "maxit",    "mg.steps",           "mg.pre",
-                               "mg.post", "mg.omega", "flow.nonlinear_tol", "flow.nonlinear_maxit",
+                          clmg_options_get(o, "tol"),
+                          clmg_flow_time_scheme_name(f.time_scheme),
+                          f.upwind >= 0 && f.upwind < 3 ? UPWIND_NAMES[f.upwind] : "auto"};
+  const char *number_keys[] = {"restart",
+                               "maxit",
+                               "mg.steps",
+                               "mg.pre",
+                               "mg.post",
+                               "mg.omega",
+                               "flow.nonlinear_tol",
+                               "flow.nonlinear_maxit",
+                               "flow.upwind_parameter",
                                NULL};
   const double numbers[] = {f.restart,
                             f.max_linear,
@@ -436,7 +463,12 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                             f.multigrid.post_smoothing,
                             omega,
                             f.nonlinear_tolerance,
-                            f.max_nonlinear};
+                            f.max_nonlinear,
+                            f.upwind_parameter};
+  /* the upwind parameter echoed with the weighted upwind only (set with
+   * another it is refused) */
+  if (f.upwind != CLMG_STOKES_UPWIND_WEIGHTED)
+    number_keys[8] = NULL;
   clmg_status status = resolve_all(options, names, values, number_keys, numbers, error);
   if (status == CLMG_SUCCESS)
     *flow = f;

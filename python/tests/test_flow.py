@@ -142,6 +142,31 @@ def test_unsteady_steps(ctx):
     assert report["lift_coefficient"] == pytest.approx(result.info.lift, rel=1e-9, abs=1e-12)
 
 
+def test_dfg3_and_the_schemes(ctx):
+    """DFG 2D-3 (inflow 1.5 sin(pi t / 8)) and the time schemes and upwinds
+    by name, against clmg flow with the same flags."""
+    result = clmg.flow("dfg3", level=1, steps=2, dt=0.01, context=ctx)
+    assert np.allclose(result.history.time, [0.01, 0.02])
+    report = command_json("--case", "dfg3", "--level", "1", "--steps", "2", "--dt", "0.01")
+    assert report["time_scheme"] == "crank-nicolson" and report["upwind"] == "weighted"
+    assert report["linear_iterations"] == result.info.linear_iterations
+    assert report["lift_coefficient"] == pytest.approx(result.info.lift, rel=1e-9, abs=1e-12)
+    # the inflow at t = 0.02 is sin(pi 0.02 / 8) of its peak: the drag is far
+    # below DFG 2D-2's at the same time
+    dfg2 = clmg.flow("dfg2", level=1, steps=2, dt=0.01, context=ctx)
+    assert abs(result.info.drag) < 0.5 * abs(dfg2.info.drag)
+    first = clmg.flow(
+        "dfg2", level=1, steps=2, dt=0.01, time_scheme="bdf2", upwind="samarskij", context=ctx
+    )
+    report = command_json(
+        "--case", "dfg2", "--level", "1", "--steps", "2", "--dt", "0.01",
+        "--time-scheme", "bdf2", "--upwind", "samarskij",
+    )
+    assert report["time_scheme"] == "bdf2" and report["upwind"] == "samarskij"
+    assert report["lift_coefficient"] == pytest.approx(first.info.lift, rel=1e-9, abs=1e-12)
+    assert first.info.lift != pytest.approx(dfg2.info.lift, rel=1e-6)
+
+
 def test_not_converged_warns(ctx):
     with pytest.warns(clmg.ConvergenceWarning):
         result = clmg.flow("cavity", level=1, flow_nonlinear_maxit=2, context=ctx)
@@ -150,8 +175,12 @@ def test_not_converged_warns(ctx):
 
 
 def test_bad_arguments(ctx, tmp_path):
-    with pytest.raises(ValueError, match="unknown case 'dfg3'"):
-        clmg.flow("dfg3", context=ctx)
+    with pytest.raises(ValueError, match="unknown case 'dfg4'"):
+        clmg.flow("dfg4", context=ctx)
+    with pytest.raises(ValueError, match="dfg3's inflow varies in time"):
+        clmg.flow("dfg3", steady=True, context=ctx)
+    with pytest.raises(ValueError, match="unknown time_scheme"):
+        clmg.flow("dfg2", time_scheme="rk4", context=ctx)
     with pytest.raises(TypeError, match="case must be"):
         clmg.flow(3, context=ctx)
     with pytest.raises(TypeError, match="level must be an integer"):

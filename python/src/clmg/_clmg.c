@@ -1293,23 +1293,23 @@ static int flow_record_step(void *data, const clmg_flow_step *step, const clmg_m
 }
 
 /* flow(context, case, path, walls, inflow, re, level, steady, steps, dt,
- * upwind_full, text, pairs) -> dict: clmg_flow_solve on the case's mesh
- * refined `level` times (level + 1 levels, as clmg flow --level), the
- * options through clmg_options_flow. case: "cavity", "dfg1", "dfg2",
- * "canopy" or "gmsh" (path, walls and inflow then name the mesh and its
- * tags); re <= 0, steady < 0: the case's defaults. */
+ * text, pairs) -> dict: clmg_flow_solve on the case's mesh refined `level`
+ * times (level + 1 levels, as clmg flow --level), the case's defaults
+ * (clmg_flow_case_defaults) under the options of clmg_options_flow. case:
+ * "cavity", "dfg1", "dfg2", "dfg3", "canopy" or "gmsh" (path, walls and
+ * inflow then name the mesh and its tags); re <= 0, steady < 0, steps <= 0:
+ * the case's defaults. */
 static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
-  static char *keywords[] = {"context",     "case",  "path",    "walls", "inflow",
-                             "re",          "level", "steady",  "steps", "dt",
-                             "upwind_full", "text",  "options", NULL};
+  static char *keywords[] = {"context", "case",  "path", "walls", "inflow",  "re", "level",
+                             "steady",  "steps", "dt",   "text",  "options", NULL};
   ContextObject *owner = NULL;
   const char *case_name = NULL, *path = NULL, *text = NULL;
   PyObject *walls_object = Py_None, *pairs = Py_None;
-  int inflow = 0, level = 3, steady = -1, steps = 100, upwind_full = 0;
+  int inflow = 0, level = 3, steady = -1, steps = 0;
   double re = 0, dt = 0.01;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!szOidiiidpzO", keywords, &ContextType, &owner,
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!szOidiiidzO", keywords, &ContextType, &owner,
                                    &case_name, &path, &walls_object, &inflow, &re, &level, &steady,
-                                   &steps, &dt, &upwind_full, &text, &pairs))
+                                   &steps, &dt, &text, &pairs))
     return NULL;
   if (!context_ready(owner))
     return NULL;
@@ -1318,7 +1318,7 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
     flow = CLMG_FLOW_GMSH;
   else if (!clmg_flow_case_parse(case_name, &flow)) {
     PyErr_Format(PyExc_ValueError,
-                 "unknown case '%s' (there are: cavity, dfg1, dfg2, canopy, or a .msh file)",
+                 "unknown case '%s' (there are: cavity, dfg1, dfg2, dfg3, canopy, or a .msh file)",
                  case_name);
     return NULL;
   }
@@ -1348,12 +1348,15 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
     PyErr_Format(PyExc_ValueError, "level must be 0 to 12, not %d", level);
     return NULL;
   }
-  if (steps < 1) {
-    PyErr_Format(PyExc_ValueError, "steps must be >= 1, not %d", steps);
-    return NULL;
-  }
   if (!(isfinite(dt) && dt > 0)) {
     PyErr_Format(PyExc_ValueError, "dt must be finite and > 0, not %g", dt);
+    return NULL;
+  }
+  if (steps <= 0)
+    steps = clmg_flow_case_steps(flow, dt);
+  if (flow == CLMG_FLOW_DFG3 && steady > 0) {
+    PyErr_SetString(PyExc_ValueError,
+                    "dfg3's inflow varies in time: it takes time steps, not steady=True");
     return NULL;
   }
   clmg_error error = {{0}};
@@ -1374,6 +1377,7 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
     return NULL;
   clmg_flow_options options;
   clmg_flow_options_defaults(&options);
+  clmg_flow_case_defaults(flow, &options);
   char unused[512] = "";
   status = clmg_options_flow(db, &options, unused, sizeof unused, &error);
   if (status != CLMG_SUCCESS) {
@@ -1394,7 +1398,6 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
   options.steps = steps;
   clmg_stokes_problem problem;
   clmg_flow_case_problem(&setup, &problem);
-  problem.upwind = upwind_full ? CLMG_STOKES_UPWIND_FULL : CLMG_STOKES_UPWIND_SAMARSKIJ;
   clmg_mesh coarse = {0};
   flow_record record = {&setup, NULL, 0, 0, CLMG_SUCCESS, ""};
   clmg_flow_result result = {0};

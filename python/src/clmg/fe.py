@@ -479,7 +479,7 @@ def helmholtz(
 
 # ---- the Navier-Stokes flow (clmg flow) ----
 
-_FLOW_CASES = ("cavity", "dfg1", "dfg2", "canopy")
+_FLOW_CASES = ("cavity", "dfg1", "dfg2", "dfg3", "canopy")
 # the columns of the binding's per-step record (module_flow)
 _FLOW_STEP_COLUMNS = (
     "step",
@@ -592,7 +592,8 @@ def flow(
     steady: bool | None = None,
     steps: int | None = None,
     dt: float | None = None,
-    upwind: str = "samarskij",
+    upwind: str | None = None,
+    time_scheme: str | None = None,
     walls: Any = None,
     inflow: int | None = None,
     context: Any = None,
@@ -604,15 +605,21 @@ def flow(
     Oberhuber and Zabka 2016), on the device.
 
     ``case``: "cavity" (the lid-driven unit square), "dfg1" (DFG 2D-1,
-    steady, Re 20), "dfg2" (DFG 2D-2, time steps, Re 100), "canopy" (an urban
-    canopy, time steps) or a Gmsh .msh file of triangles with ``walls`` (tags
+    steady, Re 20), "dfg2" (DFG 2D-2, time steps, Re 100), "dfg3" (DFG 2D-3,
+    inflow 1.5 sin(pi t / 8), t in [0, 8]), "canopy" (an urban canopy, time
+    steps) or a Gmsh .msh file of triangles with ``walls`` (tags
     with no slip) and ``inflow`` (the tag with u = (1, 0)). ``re``: the
     Reynolds number (the case's by default). ``level``: the coarse mesh
     refined that many times (``clmg flow --level``). ``steady``: Oseen
     iteration to a steady flow (the default for cavity, dfg1 and a .msh);
-    else ``steps`` time steps of ``dt`` (defaults 100 and 0.01); giving
-    ``steps`` or ``dt`` with ``steady=True`` is an error. ``upwind``:
-    "samarskij" or "full". Solver options as the options layer's keys
+    else ``steps`` time steps of ``dt`` (defaults 100, dfg3 8 / dt, and
+    0.01); giving ``steps`` or ``dt`` with ``steady=True`` is an error.
+    ``upwind`` (key flow.upwind): "samarskij", "full" or "weighted" (with
+    ``flow_upwind_parameter``; 0 is central differences); ``time_scheme``
+    (flow.time_scheme): "backward-euler", "crank-nicolson", "fs-theta" or
+    "bdf2". Their defaults are the case's, as ``clmg flow``'s: dfg2 and dfg3
+    Crank-Nicolson with the weighted upwind of parameter 0.1, the others
+    backward Euler and Samarskij. Solver options as the options layer's keys
     (``options=`` then keywords: ``mg_smoother`` "vanka" or "vanka-store",
     ``flow_nonlinear_tol``, ``flow_nonlinear_maxit``, ``tol``, ``maxit``,
     ``restart``, ...). A run that stops short of its tolerance issues a
@@ -654,12 +661,23 @@ def flow(
         isinstance(steps, bool) or not isinstance(steps, (int, np.integer))
     ):
         raise TypeError(f"steps must be an integer, not {steps!r}")
+    if steps is not None and steps < 1:
+        raise ValueError(f"steps must be >= 1, not {steps}")
     if dt is not None and (
         isinstance(dt, bool) or not isinstance(dt, (int, float, np.integer, np.floating))
     ):
         raise TypeError(f"dt must be a number, not {dt!r}")
-    if upwind not in ("samarskij", "full"):
-        raise ValueError(f"unknown upwind {upwind!r} (there are: samarskij, full)")
+    if upwind is not None:
+        if upwind not in ("samarskij", "full", "weighted"):
+            raise ValueError(f"unknown upwind {upwind!r} (there are: samarskij, full, weighted)")
+        keywords["flow_upwind"] = upwind
+    if time_scheme is not None:
+        schemes = ("backward-euler", "crank-nicolson", "fs-theta", "bdf2")
+        if time_scheme not in schemes:
+            raise ValueError(
+                f"unknown time_scheme {time_scheme!r} (there are: {', '.join(schemes)})"
+            )
+        keywords["flow_time_scheme"] = time_scheme
     if steady is None and (steps is not None or dt is not None):
         steady = False  # time steps asked for
     ctx = _resolve(context, device)
@@ -674,9 +692,8 @@ def flow(
             0.0 if re is None else float(re),
             int(level),
             -1 if steady is None else int(bool(steady)),
-            100 if steps is None else int(steps),
+            0 if steps is None else int(steps),
             0.01 if dt is None else float(dt),
-            upwind == "full",
             parsed.text,
             parsed.pairs,
         )
