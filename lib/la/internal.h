@@ -89,4 +89,10 @@ clmg_status clmg_csr_device_build_rows(clmg_context *context, const char *family
  * that need the entries themselves (the coarse tail's packed levels). */
 clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out);
 
+/* out = alpha A x + beta in (beta == 0: in is not read and may be NULL):
+ * clmg_spmv out of place, one launch. in may be out; x may overlap
+ * neither. */
+clmg_status clmg_spmv_into(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
+                           const clmg_vector *in, clmg_vector *out);
+
 #endif
