@@ -71,8 +71,8 @@
  * 1, so 1024 rows there and 256 on a GPU whose groups stop at 256. On a CPU
  * one work-group runs on one core while a launch costs little: off
  * (tail_rows_per_item 0). */
-#define TAIL_GPU .tail_rows_per_item = 1
-#define TAIL_CPU .tail_rows_per_item = 0
+#define TAIL_GPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 1
+#define TAIL_CPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 0
 
 /* The fused kernels of the levels above the tail (lib/solve/fused_level.c,
  * cl/fused_level.cl). Both recompute what the unfused kernels store and
@@ -472,7 +472,6 @@ clmg_status clmg_device_params_fill(const clmg_device_description *d, const char
   clmg_device_class device_class = clmg_device_classify(d);
   *p = table[device_class];
   p->device_class = device_class;
-  p->tail_rows = SIZE_MAX; /* derived below unless an override sets it */
   if (message && message_size)
     message[0] = '\0';
   if (overrides && *overrides) {
@@ -489,7 +488,8 @@ clmg_status clmg_device_params_fill(const clmg_device_description *d, const char
   p->assembly_group_size = bounded_group(p->assembly_group_size, max);
   p->row_group_size = bounded_group(p->row_group_size, max);
   p->tail_group_size = bounded_group(p->tail_group_size, max);
-  /* the tail's size from its group (the rule beside TAIL_GPU) */
+  /* the tail's size from its group (the rule beside TAIL_GPU): SIZE_MAX
+   * in the table, a number where an override set it */
   if (p->tail_rows == SIZE_MAX)
     p->tail_rows = (size_t)p->tail_rows_per_item * p->tail_group_size;
   /* a row's lanes lie in one work-group (spmv.cl's lanes_sum) */
