@@ -9,8 +9,9 @@ For each run: the solve's time per cycle, the device commands and host
 waits per cycle (the JSON's commands_per_iteration, host_waits_per_iteration),
 and the cycle against its bandwidth floor: the bytes a cycle must move
 (iteration_bytes) over the copy bandwidth `clmg info` measures on the same
-device in the same run. Each configuration runs --trials times; the fastest
-solve counts.
+device in the same run. Each configuration runs --trials times, the trials
+interleaved (one run of every configuration in turn); the fastest solve
+counts.
 
 Usage:
   perf/latency.py --clmg build/apps/clmg [--device DEV] [--levels 5:10]
@@ -56,7 +57,10 @@ def main():
 
     info = run_json([args.clmg, "info", "--json"] + device)
     bandwidth = info.get("copy_bandwidth_gb_s") or 0.0
-    rows = []
+    # every configuration's command and environment; the trials interleave
+    # them (one run of each in turn), so that a busy machine's slow spells
+    # fall on all of them alike
+    configs = []
     for level in range(first, last + 1):
         for tail, fused in [(t, f) for t in args.tails.split(",") for f in args.fused.split(",")]:
             env = dict(os.environ)
@@ -73,26 +77,31 @@ def main():
             command = [args.clmg, "poisson", "--level", str(level), "--json", "--quiet"] + device
             if args.set:
                 command += ["--set", args.set]
-            best = None
-            for _ in range(args.trials):
-                result = run_json(command, env)
-                if result.get("status") != "success":
-                    raise SystemExit(f"level {level}, tail {tail}, fused {fused}: "
-                                     f"{result.get('message')}")
-                if best is None or result["solve_s"] < best["solve_s"]:
-                    best = result
-            cycles = max(best["iterations"], 1)
-            cycle_s = best["solve_s"] / cycles
-            floor_s = best.get("iteration_bytes", 0) / (bandwidth * 1e9) if bandwidth else 0.0
-            rows.append({
-                "level": level, "unknowns": best["unknowns"], "tail_rows": tail, "fused": fused,
-                "iterations": best["iterations"], "solve_s": best["solve_s"],
-                "cycle_s": cycle_s, "commands_per_iteration": best["commands_per_iteration"],
-                "host_waits_per_iteration": best["host_waits_per_iteration"],
-                "iteration_bytes": best.get("iteration_bytes"),
-                "x_floor": cycle_s / floor_s if floor_s > 0 else None,
-                "options": best.get("options"),
-            })
+            configs.append({"level": level, "tail": tail, "fused": fused, "command": command,
+                            "env": env, "best": None})
+    for _ in range(args.trials):
+        for c in configs:
+            result = run_json(c["command"], c["env"])
+            if result.get("status") != "success":
+                raise SystemExit(f"level {c['level']}, tail {c['tail']}, fused {c['fused']}: "
+                                 f"{result.get('message')}")
+            if c["best"] is None or result["solve_s"] < c["best"]["solve_s"]:
+                c["best"] = result
+    rows = []
+    for c in configs:
+        best = c["best"]
+        cycles = max(best["iterations"], 1)
+        cycle_s = best["solve_s"] / cycles
+        floor_s = best.get("iteration_bytes", 0) / (bandwidth * 1e9) if bandwidth else 0.0
+        rows.append({
+            "level": c["level"], "unknowns": best["unknowns"], "tail_rows": c["tail"],
+            "fused": c["fused"], "iterations": best["iterations"], "solve_s": best["solve_s"],
+            "cycle_s": cycle_s, "commands_per_iteration": best["commands_per_iteration"],
+            "host_waits_per_iteration": best["host_waits_per_iteration"],
+            "iteration_bytes": best.get("iteration_bytes"),
+            "x_floor": cycle_s / floor_s if floor_s > 0 else None,
+            "options": best.get("options"),
+        })
     document = {"device": info.get("selected", info.get("devices")),
                 "copy_bandwidth_gb_s": bandwidth, "trials": args.trials, "results": rows}
     text = json.dumps(document, indent=1)

@@ -20,8 +20,8 @@
 #include <string.h>
 
 /* lib/core/device_params.c's FUSED_CPU */
-#define CPU_FUSED_RESTRICT_ROWS 4096
-#define CPU_FUSED_SMOOTH_ROWS 512
+#define CPU_FUSED_RESTRICT_ROWS 1024
+#define CPU_FUSED_SMOOTH_ROWS 128
 
 static clmg_device_description gpu(const char *vendor, size_t max_group) {
   clmg_device_description d = {0};

@@ -94,10 +94,17 @@
  * On a GPU (H200: 4.8 TB/s, a launch 5-7 us, 50 MB of L2) the levels up to
  * ~64k rows keep A in L2, where the extra reads cost less than a launch;
  * the smoothing's tenfold rereads halve that. Not yet measured there. On
- * pocl (2 cores) a launch costs ~10 us and the flops count: measured below
- * (docs/performance.md, "Fused kernels"). */
+ * pocl (the 2-core VM, CIRCLE Q1 V(4,4), fastest of 20-150 interleaved
+ * runs of 20 cycles, 2026-11-28) a launch costs 3-7 us and the recomputed
+ * flops count: at 5 levels (2,176 rows) the cycle took 236-240 us unfused,
+ * 215 with the restriction fused up to 576 rows and 222 up to 2,176 (that
+ * level's fusion costs more than its launch), 217 with the smoothing fused
+ * on 48 rows, 221 up to 160 and 282 up to 576; at 4 levels (576 rows)
+ * 99-110 us unfused, 85 with both fused up to 1,024 / 128 rows. Hence
+ * 1,024 and 128 on CPUs (docs/performance.md, "Fused kernels above the
+ * tail"). */
 #define FUSED_GPU .fused_restrict_rows = 65536, .fused_smooth_rows = 16384
-#define FUSED_CPU .fused_restrict_rows = 4096, .fused_smooth_rows = 512
+#define FUSED_CPU .fused_restrict_rows = 1024, .fused_smooth_rows = 128
 
 /* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:
  * on GPUs 64 for streaming kernels (enough in flight to keep memory busy)
