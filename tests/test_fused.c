@@ -13,7 +13,8 @@
  *    against a reference outside the library (1e-12 in double, 1e-4 in
  *    float against the host's double).
  *  - The commands of a cycle drop by the count predicted below, for a
- *    geometric hierarchy and for a smoothed-aggregation AMG hierarchy.
+ *    geometric hierarchy and for a smoothed-aggregation AMG hierarchy; a
+ *    Stokes hierarchy with Vanka smoothing gets the fused restriction.
  *  - A solve with everything fused converges (the residual recomputed on
  *    the host), also after new values and a refresh. */
 #include <math.h>
@@ -467,6 +468,64 @@ static void test_fused_commands_amg(void **state) {
   clmg_csr_free(&a);
 }
 
+/* A Stokes hierarchy with Vanka smoothing (P2-P1 on triangles, block
+ * smoother): only the restriction is fused, one command fewer a level
+ * visit, and the cycle agrees with the unfused one within rounding. */
+static void test_fused_vanka(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_mesh_box_simplices(2, 2, 0.0, 1, &coarse, &error));
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  clmg_stokes_hierarchy h;
+  CHECK_ERROR_OK(error, clmg_stokes_hierarchy_build(&coarse, 4, &problem, &h, &error));
+  clmg_multigrid_options o;
+  clmg_multigrid_options_defaults(&o);
+  o.cycle = CLMG_CYCLE_V;
+  o.pre_smoothing = o.post_smoothing = 2;
+  o.tail_rows = 0;
+  clmg_multigrid *mg[2] = {NULL, NULL};
+  for (int k = 0; k < 2; ++k) {
+    o.fused_restrict_rows = o.fused_smooth_rows = k ? ALL : 0;
+    CHECK_OK(clmg_stokes_multigrid_create(ctx, &h, NULL, &o, &mg[k]));
+  }
+  const int levels = clmg_multigrid_levels(mg[0]);
+  size_t n = h.a[h.num_levels - 1].rows;
+  double *b_host = malloc(n * sizeof *b_host), *x_host = malloc(n * sizeof *x_host),
+         *result[2] = {malloc(n * sizeof(double)), malloc(n * sizeof(double))};
+  assert_non_null(b_host);
+  assert_non_null(x_host);
+  assert_non_null(result[0]);
+  assert_non_null(result[1]);
+  clmg_vector *b = random_vector(CLMG_DOUBLE, n, b_host),
+              *x = random_vector(CLMG_DOUBLE, n, x_host);
+  uint64_t commands[2];
+  for (int k = 0; k < 2; ++k) {
+    commands[k] = measured_commands(mg[k], n);
+    CHECK_OK(clmg_vector_upload_doubles(x, x_host));
+    CHECK_OK(clmg_multigrid_cycle(mg[k], b, x));
+    CHECK_OK(clmg_vector_download_doubles(x, result[k]));
+  }
+  double difference = relative_difference(result[1], result[0], n);
+  if (!(difference <= 1e-12))
+    fail_msg("Vanka V-cycle: the fused cycle's x differs by %g (relative)", difference);
+  if (commands[0] - commands[1] != (uint64_t)(levels - 1))
+    fail_msg("Vanka V-cycle on %d levels: %llu commands fused, %llu unfused; the drop should be "
+             "one a level above the coarsest",
+             levels, (unsigned long long)commands[1], (unsigned long long)commands[0]);
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(x);
+  free(b_host);
+  free(x_host);
+  free(result[0]);
+  free(result[1]);
+  clmg_multigrid_destroy(mg[0]);
+  clmg_multigrid_destroy(mg[1]);
+  clmg_stokes_hierarchy_free(&h);
+  clmg_mesh_free(&coarse);
+}
+
 /* ---- solves ---- */
 
 /* A solve with everything fused converges to the host's residual; after
@@ -592,9 +651,9 @@ static int teardown(void **state) {
 int main(void) {
   test_apply_filters();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fused_matches_unfused),   cmocka_unit_test(test_fused_against_host),
-      cmocka_unit_test(test_fused_commands_gmg),      cmocka_unit_test(test_fused_commands_amg),
-      cmocka_unit_test(test_fused_solve_and_refresh),
+      cmocka_unit_test(test_fused_matches_unfused), cmocka_unit_test(test_fused_against_host),
+      cmocka_unit_test(test_fused_commands_gmg),    cmocka_unit_test(test_fused_commands_amg),
+      cmocka_unit_test(test_fused_vanka),           cmocka_unit_test(test_fused_solve_and_refresh),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
