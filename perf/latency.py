@@ -1,18 +1,22 @@
 #!/usr/bin/env python3
 """Launch latency of the multigrid cycle: `clmg poisson` (CIRCLE, Q1) per
 level with the coarse tail as the device table sets it and switched off
-(CLMG_DEVICE_PARAMS=tail_rows=0), and any other tail sizes asked for.
+(CLMG_DEVICE_PARAMS=tail_rows=0), and any other tail sizes asked for; each
+with the fused kernels above the tail (lib/solve/fused_level.c) as the
+device table sets them, off, or up to other row limits (--fused).
 
 For each run: the solve's time per cycle, the device commands and host
 waits per cycle (the JSON's commands_per_iteration, host_waits_per_iteration),
 and the cycle against its bandwidth floor: the bytes a cycle must move
 (iteration_bytes) over the copy bandwidth `clmg info` measures on the same
-device in the same run. Each configuration runs --trials times; the fastest
-solve counts.
+device in the same run. Each configuration runs --trials times, the trials
+interleaved (one run of every configuration in turn); the fastest solve
+counts.
 
 Usage:
   perf/latency.py --clmg build/apps/clmg [--device DEV] [--levels 5:10]
-                  [--tails device,0,8192] [--trials 3] [--set "K=V ..."]
+                  [--tails device,0,8192] [--fused device,off,R:S] [--trials 3]
+                  [--set "K=V ..."]
                   [--output FILE] [--json]
 """
 import argparse
@@ -40,6 +44,9 @@ def main():
     parser.add_argument("--tails", default="device,0",
                         help="tail sizes in rows, comma-separated: device (the device "
                              "table's), 0 (off), or a number (default device,0)")
+    parser.add_argument("--fused", default="device",
+                        help="fused kernels, comma-separated: device (the device table's), off, "
+                             "or R:S (fused_restrict_rows R, fused_smooth_rows S) (default device)")
     parser.add_argument("--trials", type=int, default=3, help="solves per configuration (3)")
     parser.add_argument("--set", default="", help="solver options for every run (clmg poisson --set)")
     parser.add_argument("--output", help="write the results as JSON to FILE")
@@ -50,35 +57,51 @@ def main():
 
     info = run_json([args.clmg, "info", "--json"] + device)
     bandwidth = info.get("copy_bandwidth_gb_s") or 0.0
-    rows = []
+    # every configuration's command and environment; the trials interleave
+    # them (one run of each in turn), so that a busy machine's slow spells
+    # fall on all of them alike
+    configs = []
     for level in range(first, last + 1):
-        for tail in args.tails.split(","):
+        for tail, fused in [(t, f) for t in args.tails.split(",") for f in args.fused.split(",")]:
             env = dict(os.environ)
+            params = [env.get("CLMG_DEVICE_PARAMS", "")]
             if tail != "device":
-                previous = env.get("CLMG_DEVICE_PARAMS", "")
-                env["CLMG_DEVICE_PARAMS"] = ",".join(x for x in (previous, f"tail_rows={tail}") if x)
+                params.append(f"tail_rows={tail}")
+            if fused == "off":
+                params.append("fused_restrict_rows=0,fused_smooth_rows=0")
+            elif fused != "device":
+                restrict_rows, smooth_rows = fused.split(":")
+                params.append(f"fused_restrict_rows={int(restrict_rows)},"
+                              f"fused_smooth_rows={int(smooth_rows)}")
+            env["CLMG_DEVICE_PARAMS"] = ",".join(x for x in params if x)
             command = [args.clmg, "poisson", "--level", str(level), "--json", "--quiet"] + device
             if args.set:
                 command += ["--set", args.set]
-            best = None
-            for _ in range(args.trials):
-                result = run_json(command, env)
-                if result.get("status") != "success":
-                    raise SystemExit(f"level {level}, tail {tail}: {result.get('message')}")
-                if best is None or result["solve_s"] < best["solve_s"]:
-                    best = result
-            cycles = max(best["iterations"], 1)
-            cycle_s = best["solve_s"] / cycles
-            floor_s = best.get("iteration_bytes", 0) / (bandwidth * 1e9) if bandwidth else 0.0
-            rows.append({
-                "level": level, "unknowns": best["unknowns"], "tail_rows": tail,
-                "iterations": best["iterations"], "solve_s": best["solve_s"],
-                "cycle_s": cycle_s, "commands_per_iteration": best["commands_per_iteration"],
-                "host_waits_per_iteration": best["host_waits_per_iteration"],
-                "iteration_bytes": best.get("iteration_bytes"),
-                "x_floor": cycle_s / floor_s if floor_s > 0 else None,
-                "options": best.get("options"),
-            })
+            configs.append({"level": level, "tail": tail, "fused": fused, "command": command,
+                            "env": env, "best": None})
+    for _ in range(args.trials):
+        for c in configs:
+            result = run_json(c["command"], c["env"])
+            if result.get("status") != "success":
+                raise SystemExit(f"level {c['level']}, tail {c['tail']}, fused {c['fused']}: "
+                                 f"{result.get('message')}")
+            if c["best"] is None or result["solve_s"] < c["best"]["solve_s"]:
+                c["best"] = result
+    rows = []
+    for c in configs:
+        best = c["best"]
+        cycles = max(best["iterations"], 1)
+        cycle_s = best["solve_s"] / cycles
+        floor_s = best.get("iteration_bytes", 0) / (bandwidth * 1e9) if bandwidth else 0.0
+        rows.append({
+            "level": c["level"], "unknowns": best["unknowns"], "tail_rows": c["tail"],
+            "fused": c["fused"], "iterations": best["iterations"], "solve_s": best["solve_s"],
+            "cycle_s": cycle_s, "commands_per_iteration": best["commands_per_iteration"],
+            "host_waits_per_iteration": best["host_waits_per_iteration"],
+            "iteration_bytes": best.get("iteration_bytes"),
+            "x_floor": cycle_s / floor_s if floor_s > 0 else None,
+            "options": best.get("options"),
+        })
     document = {"device": info.get("selected", info.get("devices")),
                 "copy_bandwidth_gb_s": bandwidth, "trials": args.trials, "results": rows}
     text = json.dumps(document, indent=1)
@@ -90,11 +113,12 @@ def main():
         print(text)
         return
     print(f"copy bandwidth {bandwidth:.1f} GB/s")
-    print(f"{'level':>5} {'unknowns':>10} {'tail':>7} {'its':>4} {'solve ms':>9} "
+    print(f"{'level':>5} {'unknowns':>10} {'tail':>7} {'fused':>11} {'its':>4} {'solve ms':>9} "
           f"{'cycle ms':>9} {'cmds/it':>8} {'waits/it':>8} {'x floor':>8}")
     for r in rows:
         floor = f"{r['x_floor']:8.2f}" if r["x_floor"] else f"{'-':>8}"
-        print(f"{r['level']:>5} {r['unknowns']:>10} {r['tail_rows']:>7} {r['iterations']:>4} "
+        print(f"{r['level']:>5} {r['unknowns']:>10} {r['tail_rows']:>7} {r['fused']:>11} "
+              f"{r['iterations']:>4} "
               f"{1e3 * r['solve_s']:9.3f} {1e3 * r['cycle_s']:9.4f} "
               f"{r['commands_per_iteration']:8.1f} {r['host_waits_per_iteration']:8.1f} {floor}")
 

@@ -209,6 +209,8 @@ static void test_tail_commands(void **state) {
       o.cycle = (clmg_cycle_type)c;
       o.pre_smoothing = o.post_smoothing = 2;
       o.matrix.format = CLMG_FORMAT_CSR;
+      /* the levels above the tail unfused (tests/test_fused.c counts the fused ones) */
+      o.fused_restrict_rows = o.fused_smooth_rows = 0;
       clmg_multigrid *mg = make(&h, &o, depth ? (int64_t)h.a[depth - 1].rows : 0, depth);
       size_t n = h.a[LEVELS - 1].rows;
       double *host = malloc(n * sizeof *host);

@@ -19,6 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* lib/core/device_params.c's FUSED_CPU */
+#define CPU_FUSED_RESTRICT_ROWS 1024
+#define CPU_FUSED_SMOOTH_ROWS 128
+
 static clmg_device_description gpu(const char *vendor, size_t max_group) {
   clmg_device_description d = {0};
   d.is_gpu = 1;
@@ -74,6 +78,12 @@ static void check_gpu_choices(const clmg_device_params *p) {
   assert_false(p->host_buffers);
   assert_false(p->oclgrind);
   assert_int_equal(p->bandwidth_bytes, (size_t)1 << 30);
+  /* the coarse tail: one row per work-item of its group (1024 rows at a
+   * group of 1024, the H200's measured optimum); the fused kernels above it */
+  assert_int_equal(p->tail_rows_per_item, 1);
+  assert_int_equal(p->tail_rows, p->tail_group_size);
+  assert_int_equal(p->fused_restrict_rows, 65536);
+  assert_int_equal(p->fused_smooth_rows, 16384);
 }
 
 /* The choices every CPU class made before the table (CL_DEVICE_TYPE_CPU). */
@@ -103,6 +113,11 @@ static void check_cpu_choices(const clmg_device_params *p) {
   assert_true(p->shares_host_memory);
   assert_false(p->oclgrind);
   assert_int_equal(p->bandwidth_bytes, (size_t)256 << 20);
+  /* no tail on a CPU; the fused kernels as measured on pocl */
+  assert_int_equal(p->tail_rows_per_item, 0);
+  assert_int_equal(p->tail_rows, 0);
+  assert_int_equal(p->fused_restrict_rows, CPU_FUSED_RESTRICT_ROWS);
+  assert_int_equal(p->fused_smooth_rows, CPU_FUSED_SMOOTH_ROWS);
 }
 
 static void test_gpu_nvidia(void **state) {
@@ -110,6 +125,8 @@ static void test_gpu_nvidia(void **state) {
   clmg_device_description d = gpu("NVIDIA Corporation", 1024);
   d.warp_width = 32;
   clmg_device_params p = fill(&d, NULL);
+  assert_int_equal(p.tail_group_size, 1024);
+  assert_int_equal(p.tail_rows, 1024);
   assert_int_equal(p.device_class, CLMG_DEVICE_CLASS_GPU_NVIDIA);
   assert_string_equal(p.class_name, "gpu-nvidia");
   assert_string_equal(clmg_device_class_name(p.device_class), "gpu-nvidia");
@@ -128,6 +145,7 @@ static void test_gpu_amd_intel_other(void **state) {
     assert_int_equal(p.device_class, CLMG_DEVICE_CLASS_GPU_AMD);
     check_gpu_choices(&p);
     assert_int_equal(p.sell_slice, 64);
+    assert_int_equal(p.tail_rows, 256); /* its groups stop at 256 */
   }
   clmg_device_description d = gpu("Intel(R) Corporation", 512);
   d.unified_memory = 1; /* an integrated GPU */
@@ -231,6 +249,8 @@ static void test_small_work_groups(void **state) {
   assert_int_equal(p.ellr_max_threads, 8);
   assert_false(p.homg_tile_kernels);
   assert_false(p.cpu_kernels);
+  assert_int_equal(p.tail_group_size, 128);
+  assert_int_equal(p.tail_rows, 128); /* the tail's size follows its group */
 
   d.max_work_group_size = 200; /* not a power of two */
   p = fill(&d, NULL);
@@ -298,6 +318,19 @@ static void test_overrides(void **state) {
   assert_true(p.host_buffers);
   assert_int_equal(p.bandwidth_bytes, (size_t)256 << 20);
   assert_false(p.oclgrind);
+  /* a GPU class on this device: its tail from the class's rule */
+  p = fill(&d, "class=gpu-nvidia");
+  assert_int_equal(p.tail_rows, 1024);
+  /* the tail's size set, or its rule's factor; the fused kernels off */
+  p = fill(&d, "class=gpu-nvidia,tail_rows=4096");
+  assert_int_equal(p.tail_rows, 4096);
+  p = fill(&d, "class=gpu-nvidia,tail_rows_per_item=2,fused_restrict_rows=0,fused_smooth_rows=0");
+  assert_int_equal(p.tail_rows, 2048);
+  assert_int_equal(p.fused_restrict_rows, 0);
+  assert_int_equal(p.fused_smooth_rows, 0);
+  p = fill(&d, "tail_rows=512,fused_smooth_rows=100");
+  assert_int_equal(p.tail_rows, 512);
+  assert_int_equal(p.fused_smooth_rows, 100);
   /* bounded by the device like the table's own values */
   d.max_work_group_size = 256;
   p = fill(&d, "work_group_size=1024,row_group_size=4096");

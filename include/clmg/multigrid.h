@@ -314,17 +314,31 @@ typedef struct clmg_multigrid_options {
    * coarsest up, run each cycle's sub-cycle over them as ONE kernel launch
    * of one work-group (on a GPU each launch of a small level costs as much
    * as a large one). -1 (the default): the device's value (docs/devices.md,
-   * tail_rows: 32768 on GPUs, 0 on CPUs); 0: off. Only where every level
+   * tail_rows: the tail's work-group size on GPUs, 1024 on the H200; 0 on
+   * CPUs); 0: off. Only where every level
    * in it has a Jacobi, jacobi-rho, SPAI-0 or Chebyshev smoother and device
    * matrices, and the coarse solve is direct; otherwise the cycle runs as
    * it would without (clmg_multigrid_tail_levels says which). V, W and F
    * cycles. */
   int64_t tail_rows;
+  /** Fused kernels on the levels above the tail (docs/performance.md, "Fused
+   * kernels"): on levels of at most this many rows whose A and R are device
+   * matrices, the defect and its restriction run as one launch, each coarse
+   * row recomputing the defect of the fine rows it reads. -1 (the default):
+   * the device's value (docs/devices.md, fused_restrict_rows); 0: off. */
+  int64_t fused_restrict_rows;
+  /** On levels of at most this many rows with a Jacobi, jacobi-rho or
+   * SPAI-0 smoother and device matrices, two smoothing steps per launch
+   * (three from x = 0), the first step recomputed for every row that reads
+   * it. -1 (the default): the device's value (docs/devices.md,
+   * fused_smooth_rows); 0: off. */
+  int64_t fused_smooth_rows;
 } clmg_multigrid_options;
 
 /** The defaults: V-cycle, Jacobi 4+4 (omega 0.7), Chebyshev ratio 0.3 and 12 power steps,
  * the AUTO coarse solve (direct up to 2048 rows, else CG with Jacobi to 1e-2, at most 1000
- * iterations), smoothing_growth 1, every level, the device's coarse tail (tail_rows -1),
+ * iterations), smoothing_growth 1, every level, the device's coarse tail (tail_rows -1) and
+ * fused kernels (fused_restrict_rows and fused_smooth_rows -1),
  * the matrix defaults. A NULL options does
  * nothing. */
 CLMG_API void clmg_multigrid_options_defaults(clmg_multigrid_options *options);

@@ -55,16 +55,56 @@
 
 /* The coarse tail (lib/solve/coarse_tail.c): the levels of at most
  * tail_rows rows run their whole sub-cycle as one launch of one
- * work-group. On a GPU a launch costs 5-7 us whatever its size, but one
- * work-group walks a level far slower than the whole device does: on the
- * H200 (perf/latency.py, CIRCLE Q1 V(4,4), 2026-11-28) the cycle at level 7
- * (33k unknowns) took 0.65-0.68 ms without the tail, 0.27 ms with
- * tail_rows 1024, 0.41 ms with 4096 and 0.97 ms with 32768; at level 8 0.58,
- * 0.42 (1024), 0.49 (2048) and 1.07 ms (32768); at level 10 1.58 and 1.54 ms
- * (1024 or 2048). On a CPU a launch costs little and one work-group runs on
- * one core: off (0) unless measured otherwise. */
-#define TAIL_GPU .tail_rows = 1024
-#define TAIL_CPU .tail_rows = 0
+ * work-group. The size comes from the device: tail_rows = tail_rows_per_item
+ * x tail_group_size (the tail's group after the device's bound), unless an
+ * override sets tail_rows itself. The rule: a tail level costs its phases
+ * (smoothing steps, defect, restriction, prolongation) one pass of the
+ * group each, ceil(rows / group) rounds, where outside the tail each phase
+ * is a launch over the whole device; a level is worth folding in while a
+ * phase's rounds cost less than a launch, i.e. rows up to the group size
+ * times the rounds one launch pays for. The calibration point: on the H200
+ * (perf/latency.py, CIRCLE Q1 V(4,4), 2026-11-28, a group of 1024) the
+ * cycle at level 7 (33k unknowns) took 0.65-0.68 ms without the tail,
+ * 0.27 ms with tail_rows 1024, 0.41 ms with 4096 and 0.97 ms with 32768; at
+ * level 8 0.58, 0.42 (1024), 0.49 (2048) and 1.07 ms (32768); at level 10
+ * 1.58 and 1.54 ms (1024 or 2048): one round per launch, tail_rows_per_item
+ * 1, so 1024 rows there and 256 on a GPU whose groups stop at 256. On a CPU
+ * one work-group runs on one core while a launch costs little: off
+ * (tail_rows_per_item 0). */
+#define TAIL_GPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 1
+#define TAIL_CPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 0
+
+/* The fused kernels of the levels above the tail (lib/solve/fused_level.c,
+ * cl/fused_level.cl). Both recompute what the unfused kernels store and
+ * read back, so they pay only while a launch costs more than the extra
+ * bytes and flops. For a Q1 level of n rows in double CSR (9 entries a row,
+ * 12 bytes each, 8-byte offsets; R = P^T of bilinear interpolation, n/4
+ * rows and 2.25 n entries):
+ *  - defect + restriction, unfused: the defect reads A (116 n), x and b
+ *    and writes d (24 n), the restriction reads R (29 n) and d and writes
+ *    b_c (10 n): 179 n bytes, 2 launches. Fused: R (29 n), every fine row
+ *    of A and b once per R entry that reads it (2.25 x 124 n = 279 n) and x,
+ *    and b_c: 318 n bytes when no row stays in cache, 163 n when all do
+ *    (a small level on a GPU's L2), 1 launch. Above the cache the fused
+ *    kernel moves 1.8x the bytes, so it runs only on levels of at most
+ *    fused_restrict_rows rows.
+ *  - two Jacobi steps, unfused: 2 x (A + 4 n reals) = 296 n bytes, 2
+ *    launches; fused: A row i and the rows of its 9 neighbours (10 x 116 n
+ *    = 1160 n without cache, ~148 n with), 1 launch, and 10x the flops.
+ * On a GPU (H200: 4.8 TB/s, a launch 5-7 us, 50 MB of L2) the levels up to
+ * ~64k rows keep A in L2, where the extra reads cost less than a launch;
+ * the smoothing's tenfold rereads halve that. Not yet measured there. On
+ * pocl (the 2-core VM, CIRCLE Q1 V(4,4), fastest of 20-150 interleaved
+ * runs of 20 cycles, 2026-11-28) a launch costs 3-7 us and the recomputed
+ * flops count: at 5 levels (2,176 rows) the cycle took 236-240 us unfused,
+ * 215 with the restriction fused up to 576 rows and 222 up to 2,176 (that
+ * level's fusion costs more than its launch), 217 with the smoothing fused
+ * on 48 rows, 221 up to 160 and 282 up to 576; at 4 levels (576 rows)
+ * 99-110 us unfused, 85 with both fused up to 1,024 / 128 rows. Hence
+ * 1,024 and 128 on CPUs (docs/performance.md, "Fused kernels above the
+ * tail"). */
+#define FUSED_GPU .fused_restrict_rows = 65536, .fused_smooth_rows = 16384
+#define FUSED_CPU .fused_restrict_rows = 1024, .fused_smooth_rows = 128
 
 /* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:
  * on GPUs 64 for streaming kernels (enough in flight to keep memory busy)
@@ -159,6 +199,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                       SPARSE_GPU(32),
                                       CHOICES_GPU,
                                       TAIL_GPU,
+                                      FUSED_GPU,
                                       MEMORY_DEVICE},
     /* GCN and CDNA wavefronts are 64 wide */
     [CLMG_DEVICE_CLASS_GPU_AMD] = {.class_name = "gpu-amd",
@@ -168,6 +209,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                    SPARSE_GPU(64),
                                    CHOICES_GPU,
                                    TAIL_GPU,
+                                   FUSED_GPU,
                                    MEMORY_DEVICE},
     [CLMG_DEVICE_CLASS_GPU_INTEL] = {.class_name = "gpu-intel",
                                      GROUPS,
@@ -176,6 +218,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      SPARSE_GPU(32),
                                      CHOICES_GPU,
                                      TAIL_GPU,
+                                     FUSED_GPU,
                                      MEMORY_DEVICE},
     /* slice 0: the warp or wavefront width the driver reports, else 32 */
     [CLMG_DEVICE_CLASS_GPU_OTHER] = {.class_name = "gpu-other",
@@ -185,6 +228,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      SPARSE_GPU(0),
                                      CHOICES_GPU,
                                      TAIL_GPU,
+                                     FUSED_GPU,
                                      MEMORY_DEVICE},
     [CLMG_DEVICE_CLASS_CPU_POCL] = {.class_name = "cpu-pocl",
                                     GROUPS,
@@ -193,6 +237,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                     SPARSE_CPU,
                                     CHOICES_CPU,
                                     TAIL_CPU,
+                                    FUSED_CPU,
                                     MEMORY_HOST},
     /* not measured apart from pocl */
     [CLMG_DEVICE_CLASS_CPU_INTEL] = {.class_name = "cpu-intel",
@@ -202,6 +247,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      SPARSE_CPU,
                                      CHOICES_CPU,
                                      TAIL_CPU,
+                                     FUSED_CPU,
                                      MEMORY_HOST},
     [CLMG_DEVICE_CLASS_CPU_OTHER] = {.class_name = "cpu-other",
                                      GROUPS,
@@ -210,6 +256,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                      SPARSE_CPU,
                                      CHOICES_CPU,
                                      TAIL_CPU,
+                                     FUSED_CPU,
                                      MEMORY_HOST},
     /* Oclgrind reports CL_DEVICE_TYPE_CPU and _GPU (and the rest): the GPU
      * launches, formats and choices with the CPU kernels (-DCLMG_CPU) and
@@ -223,6 +270,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                     SPARSE_GPU(32),
                                     CHOICES_GPU,
                                     TAIL_CPU,
+                                    FUSED_CPU,
                                     .host_buffers = 1,
                                     .bandwidth_bytes = (size_t)1 << 30},
     /* neither a GPU nor a CPU: the GPU kernels (no -DCLMG_CPU) but HOMG's
@@ -236,6 +284,7 @@ static const clmg_device_params table[CLMG_DEVICE_CLASS_COUNT] = {
                                  SPARSE_CPU,
                                  CHOICES_CPU,
                                  TAIL_CPU,
+                                 FUSED_CPU,
                                  .host_buffers = 0,
                                  .bandwidth_bytes = (size_t)256 << 20},
 };
@@ -303,8 +352,14 @@ static const field fields[] = {
     SIZE_FIELD(assembly_group_size, 1u << 16),
     SIZE_FIELD(row_group_size, 1u << 16),
     SIZE_FIELD(tail_group_size, 1u << 16),
-    /* 0 turns the coarse tail off */
+    /* 0 turns the coarse tail off; tail_rows sets the size itself */
     {"tail_rows", offsetof(clmg_device_params, tail_rows), FIELD_SIZE, 0, 1u << 30, 0},
+    UNSIGNED_FIELD(tail_rows_per_item, 0, 1u << 16, 0),
+    /* 0 turns them off */
+    {"fused_restrict_rows", offsetof(clmg_device_params, fused_restrict_rows), FIELD_SIZE, 0,
+     1u << 30, 0},
+    {"fused_smooth_rows", offsetof(clmg_device_params, fused_smooth_rows), FIELD_SIZE, 0, 1u << 30,
+     0},
     UNSIGNED_FIELD(stream_groups_per_unit, 1, 1u << 16, 0),
     UNSIGNED_FIELD(reduction_groups_per_unit, 1, 1u << 16, 0),
     FLAG_FIELD(cpu_kernels),
@@ -440,6 +495,10 @@ clmg_status clmg_device_params_fill(const clmg_device_description *d, const char
   p->assembly_group_size = bounded_group(p->assembly_group_size, max);
   p->row_group_size = bounded_group(p->row_group_size, max);
   p->tail_group_size = bounded_group(p->tail_group_size, max);
+  /* the tail's size from its group (the rule beside TAIL_GPU): SIZE_MAX
+   * in the table, a number where an override set it */
+  if (p->tail_rows == SIZE_MAX)
+    p->tail_rows = (size_t)p->tail_rows_per_item * p->tail_group_size;
   /* a row's lanes lie in one work-group (spmv.cl's lanes_sum) */
   p->csr_max_lanes = at_most(p->csr_max_lanes, p->work_group_size);
   p->ellr_max_threads = at_most(p->ellr_max_threads, p->work_group_size);

@@ -37,6 +37,12 @@ clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type,
 clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,
                           size_t *first_zero);
 
+/* out = alpha A x + beta in (beta == 0: in is not read and may be NULL):
+ * clmg_spmv out of place, one launch. in may be out; x may overlap
+ * neither. */
+clmg_status clmg_spmv_into(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
+                           const clmg_vector *in, clmg_vector *out);
+
 /* Sorts a short array of indices ascending (insertion sort: rows of at
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);

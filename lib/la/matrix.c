@@ -1085,6 +1085,23 @@ clmg_status clmg_spmv(double alpha, const clmg_matrix *a, const clmg_vector *x, 
   return apply(a, OP_AXPBY, alpha, x, beta, beta == 0 ? NULL : y, y, NULL);
 }
 
+clmg_status clmg_spmv_into(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
+                           const clmg_vector *in, clmg_vector *out) {
+  if (!a)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(a->context);
+  clmg_status status = check_vector(a, x, a->cols, "x", "spmv");
+  if (status == CLMG_SUCCESS && in)
+    status = check_vector(a, in, a->rows, "in", "spmv");
+  if (status == CLMG_SUCCESS)
+    status = check_vector(a, out, a->rows, "out", "spmv");
+  if (status == CLMG_SUCCESS && (vectors_overlap(x, out) || (in && vectors_overlap(x, in))))
+    status = clmg_fail(a->context, CLMG_ERROR_INVALID_ARGUMENT, "spmv: x overlaps in or out");
+  if (status != CLMG_SUCCESS)
+    return status;
+  return apply(a, OP_AXPBY, alpha, x, beta, beta == 0 ? NULL : in, out, NULL);
+}
+
 clmg_status clmg_defect(const clmg_matrix *a, const clmg_vector *b, const clmg_vector *x,
                         clmg_vector *r) {
   if (!a)

@@ -124,6 +124,48 @@ int clmg_coarse_tail_top(const clmg_coarse_tail *tail);
 clmg_status clmg_coarse_tail_cycle(clmg_coarse_tail *tail, int l, clmg_cycle_type type,
                                    const clmg_vector *b, clmg_vector *x, int zero_guess);
 
+/* The fused kernels of one level above the coarse tail
+ * (lib/solve/fused_level.c, cl/fused_level.cl): fewer launches per cycle on
+ * levels small enough that a launch costs more than the bytes a fused
+ * kernel adds. Made by clmg_fused_level_create for a level whose A (and R,
+ * P where asked) are device matrices of the hierarchy's precision; *level
+ * stays NULL where nothing can be fused (the cycle runs as before). Holds
+ * CSR copies of A and R: made anew on every refresh, like the tail.
+ *  - restrict: the defect and its restriction in one launch (bc = R (b -
+ *    A x), the defect recomputed per coarse row: no d written and read).
+ *  - smooth (a diagonal smoother: Jacobi, jacobi-rho, SPAI-0; P a device
+ *    matrix): two weighted Jacobi steps per launch (three from x = 0), out
+ *    of place between x and a vector of the level's; the prolongation
+ *    writes where the post-smoothing's last step lands in x. */
+typedef struct clmg_fused_level clmg_fused_level;
+clmg_status clmg_fused_level_create(clmg_context *context, clmg_dtype precision,
+                                    const clmg_operator *a, const clmg_operator *p,
+                                    const clmg_operator *r, const clmg_smoother *smoother,
+                                    int fuse_restriction, int fuse_smoothing,
+                                    clmg_fused_level **level);
+void clmg_fused_level_destroy(clmg_fused_level *level);
+int clmg_fused_level_restricts(const clmg_fused_level *level);
+int clmg_fused_level_smooths(const clmg_fused_level *level);
+/* bc = R (b - A x) in one launch; x NULL: x = 0 (bc = R b). */
+clmg_status clmg_fused_defect_restrict(clmg_fused_level *level, const clmg_vector *b,
+                                       const clmg_vector *x, clmg_vector *bc);
+/* The launches of `steps` fused smoothing steps (from x = 0 where zero). */
+int clmg_fused_smoothing_launches(int steps, int zero);
+/* `steps` (>= 1) weighted Jacobi steps on A x = b from *x (which must be x
+ * or the level's partner vector; ignored where zero: from x = 0), in
+ * clmg_fused_smoothing_launches(steps, zero) launches alternating between
+ * x and the partner. From x = 0 the last lands in x; else it lands in *x
+ * for an even count of launches and in the other one for an odd count.
+ * *x comes back pointing at the result. */
+clmg_status clmg_fused_smooth(clmg_fused_level *level, const clmg_vector *b, clmg_vector *x,
+                              clmg_vector **current, int steps, int zero);
+/* The level's partner vector (smoothing fused), else NULL. */
+clmg_vector *clmg_fused_level_partner(const clmg_fused_level *level);
+/* out = P e + in (in NULL: out = P e), one launch, out of place: the
+ * prolongation with the correction where smoothing is fused. */
+clmg_status clmg_fused_prolong(clmg_fused_level *level, const clmg_vector *e, const clmg_vector *in,
+                               clmg_vector *out);
+
 /* The cells in colour order (clmg_vanka_colour_cells: cells sharing an
  * unknown differ in colour): order (num_cells, caller-allocated) lists
  * colour k's cells, ascending, from (*colour_start)[k] (malloc'ed,

@@ -34,8 +34,9 @@ struct clmg_multigrid {
   int num_levels;
   mg_level *levels;
   clmg_coarse_solver coarse;
-  clmg_vector *residual;  /* finest level, for clmg_multigrid_solve */
-  clmg_coarse_tail *tail; /* levels 0..top in one launch per cycle; NULL: none */
+  clmg_vector *residual;    /* finest level, for clmg_multigrid_solve */
+  clmg_coarse_tail *tail;   /* levels 0..top in one launch per cycle; NULL: none */
+  clmg_fused_level **fused; /* per level: its fused kernels (lib/solve/fused_level.c); NULL: none */
 };
 
 /* ---- names and options ---- */
@@ -86,6 +87,8 @@ void clmg_multigrid_options_defaults(clmg_multigrid_options *options) {
   options->coarse_relative_tolerance = 1e-2;
   options->coarse_max_iterations = 1000;
   options->tail_rows = -1;
+  options->fused_restrict_rows = -1;
+  options->fused_smooth_rows = -1;
   clmg_matrix_options_defaults(&options->matrix);
 }
 
@@ -276,6 +279,49 @@ static clmg_status make_tail(clmg_multigrid *mg) {
   return status;
 }
 
+static void destroy_fused(clmg_multigrid *mg) {
+  for (int l = 0; mg->fused && l < mg->num_levels; ++l)
+    clmg_fused_level_destroy(mg->fused[l]);
+  free(mg->fused);
+  mg->fused = NULL;
+}
+
+/* An option's row limit: the option, or the device's where it is negative. */
+static size_t row_limit(int64_t option, size_t device) {
+  return option < 0 ? device : (size_t)option;
+}
+
+/* The fused kernels (lib/solve/fused_level.c) of the levels above the tail
+ * with at most fused_restrict_rows rows (the defect and the restriction in
+ * one launch) or fused_smooth_rows rows (two Jacobi steps per launch), the
+ * options' values or the device's; made anew (they copy the levels'
+ * values). A level whose operators or smoother do not suit gets none. */
+static clmg_status make_fused(clmg_multigrid *mg) {
+  destroy_fused(mg);
+  const size_t restrict_rows =
+      row_limit(mg->options.fused_restrict_rows, mg->context->params.fused_restrict_rows);
+  const size_t smooth_rows =
+      row_limit(mg->options.fused_smooth_rows, mg->context->params.fused_smooth_rows);
+  const int first = mg->tail ? clmg_coarse_tail_top(mg->tail) + 1 : 1;
+  clmg_status status = CLMG_SUCCESS;
+  for (int l = first > 1 ? first : 1; l < mg->num_levels && status == CLMG_SUCCESS; ++l) {
+    mg_level *lv = &mg->levels[l];
+    const int restriction = lv->n <= restrict_rows, smoothing = lv->n <= smooth_rows;
+    if (!restriction && !smoothing)
+      continue;
+    if (!mg->fused) {
+      mg->fused = calloc((size_t)mg->num_levels, sizeof *mg->fused);
+      if (!mg->fused)
+        return clmg_fail(mg->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "multigrid: fused levels");
+    }
+    status = at_level(mg->context,
+                      clmg_fused_level_create(mg->context, mg->precision, &lv->a, &lv->p, &lv->r,
+                                              &lv->smoother, restriction, smoothing, &mg->fused[l]),
+                      l);
+  }
+  return status;
+}
+
 static clmg_status make_vector(clmg_multigrid *mg, size_t n, clmg_vector **vector) {
   return clmg_vector_create(mg->context, mg->precision, n, vector);
 }
@@ -350,6 +396,8 @@ static clmg_status build(clmg_context *context, int num_levels, clmg_multigrid_l
     status = make_vector(mg, levels[num_levels - 1].n, &mg->residual);
   if (status == CLMG_SUCCESS)
     status = make_tail(mg);
+  if (status == CLMG_SUCCESS)
+    status = make_fused(mg);
   if (coarse_agreed)
     status = clmg_context_agree_local(context, status);
   if (status != CLMG_SUCCESS) {
@@ -550,7 +598,9 @@ clmg_status clmg_multigrid_refresh(clmg_multigrid *mg) {
   }
   if (status == CLMG_SUCCESS && mg->coarse.setup)
     status = at_level(mg->context, mg->coarse.setup(mg->coarse.data, &mg->levels[0].a), 0);
-  return status == CLMG_SUCCESS ? make_tail(mg) : status;
+  if (status == CLMG_SUCCESS)
+    status = make_tail(mg);
+  return status == CLMG_SUCCESS ? make_fused(mg) : status;
 }
 
 void clmg_multigrid_destroy(clmg_multigrid *mg) {
@@ -567,6 +617,7 @@ void clmg_multigrid_destroy(clmg_multigrid *mg) {
     clmg_vector_destroy(lv->work);
   }
   clmg_coarse_tail_destroy(mg->tail);
+  destroy_fused(mg);
   clmg_coarse_solver_destroy(&mg->coarse);
   clmg_coarse_solver_destroy(&mg->options.coarse_solver);
   clmg_vector_destroy(mg->residual);
@@ -677,6 +728,60 @@ static clmg_status smooth_and_defect(clmg_multigrid *mg, int l, mg_level *lv, co
   return status == CLMG_SUCCESS ? clmg_operator_defect(&lv->a, b, x, lv->work) : status;
 }
 
+/* Pre-smoothing, the defect and its restriction into the coarse level's b,
+ * with the level's fused kernels where it has them; *smoothed: where the
+ * smoothed x lies (x, the fused level's partner vector, or NULL for x = 0
+ * neither formed nor read). */
+static clmg_status smooth_and_restrict(clmg_multigrid *mg, int l, const clmg_vector *b,
+                                       clmg_vector *x, int zero_guess, clmg_vector **smoothed) {
+  mg_level *lv = &mg->levels[l], *coarse = &mg->levels[l - 1];
+  clmg_fused_level *f = mg->fused ? mg->fused[l] : NULL;
+  const int steps = level_steps(mg, l, mg->options.pre_smoothing);
+  const int restricts = clmg_fused_level_restricts(f);
+  clmg_status status = CLMG_SUCCESS;
+  *smoothed = x;
+  if (clmg_fused_level_smooths(f) && steps > 0)
+    status = clmg_fused_smooth(f, b, x, smoothed, steps, zero_guess);
+  else if (restricts && steps == 0 && zero_guess)
+    *smoothed = NULL;
+  else if (restricts)
+    status = smooth(lv, b, x, steps, zero_guess);
+  else /* the defect below, fused with the smoothing where the smoother can */
+    status = smooth_and_defect(mg, l, lv, b, x, zero_guess);
+  if (status != CLMG_SUCCESS)
+    return status;
+  if (restricts)
+    return clmg_fused_defect_restrict(f, b, *smoothed, coarse->b);
+  if (clmg_fused_level_smooths(f) && steps > 0)
+    status = clmg_operator_defect(&lv->a, b, *smoothed, lv->work);
+  return status == CLMG_SUCCESS ? clmg_operator_apply(&lv->r, 1.0, lv->work, 0.0, coarse->b)
+                                : status;
+}
+
+/* The prolongation x += P x_c of the smoothed x and post-smoothing, with
+ * the level's fused kernels where it has them: the prolongation then
+ * writes where the fused steps' last lands in x. */
+static clmg_status prolong_and_smooth(clmg_multigrid *mg, int l, const clmg_vector *b,
+                                      clmg_vector *x, clmg_vector *smoothed) {
+  mg_level *lv = &mg->levels[l], *coarse = &mg->levels[l - 1];
+  clmg_fused_level *f = mg->fused ? mg->fused[l] : NULL;
+  const int steps = level_steps(mg, l, mg->options.post_smoothing);
+  if (!clmg_fused_level_smooths(f)) {
+    /* smoothed is x, or NULL for x = 0 */
+    clmg_status status = clmg_operator_apply(&lv->p, 1.0, coarse->x, smoothed ? 1.0 : 0.0, x);
+    return status == CLMG_SUCCESS ? smooth(lv, b, x, steps, 0) : status;
+  }
+  clmg_vector *target =
+      clmg_fused_smoothing_launches(steps, 0) % 2 == 0 ? x : clmg_fused_level_partner(f);
+  clmg_status status = clmg_fused_prolong(f, coarse->x, smoothed, target);
+  if (status == CLMG_SUCCESS && steps > 0)
+    status = clmg_fused_smooth(f, b, x, &target, steps, 0);
+  if (status == CLMG_SUCCESS && target != x)
+    status = clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "multigrid level %d: the fused smoothing did not end in x", l);
+  return status;
+}
+
 /* One cycle of `type` on level l for A_l x = b; zero_guess: x is taken as 0
  * and not read. */
 static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const clmg_vector *b,
@@ -685,10 +790,9 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
     return clmg_coarse_tail_cycle(mg->tail, l, type, b, x, zero_guess);
   if (l == 0)
     return mg->coarse.solve(mg->coarse.data, &mg->levels[0].a, b, x);
-  mg_level *lv = &mg->levels[l], *coarse = &mg->levels[l - 1];
-  clmg_status status = smooth_and_defect(mg, l, lv, b, x, zero_guess);
-  if (status == CLMG_SUCCESS)
-    status = clmg_operator_apply(&lv->r, 1.0, lv->work, 0.0, coarse->b);
+  mg_level *coarse = &mg->levels[l - 1];
+  clmg_vector *smoothed = x;
+  clmg_status status = smooth_and_restrict(mg, l, b, x, zero_guess, &smoothed);
   if (status == CLMG_SUCCESS) {
     switch (type) {
     case CLMG_CYCLE_V:
@@ -706,11 +810,7 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
       break;
     }
   }
-  if (status == CLMG_SUCCESS)
-    status = clmg_operator_apply(&lv->p, 1.0, coarse->x, 1.0, x);
-  if (status == CLMG_SUCCESS)
-    status = smooth(lv, b, x, level_steps(mg, l, mg->options.post_smoothing), 0);
-  return status;
+  return status == CLMG_SUCCESS ? prolong_and_smooth(mg, l, b, x, smoothed) : status;
 }
 
 static clmg_status check_finest_vector(clmg_multigrid *mg, const clmg_vector *v, const char *what,
