@@ -127,6 +127,14 @@ typedef struct entry {
   int32_t interpolatory;
 } entry;
 
+/* One coupling a_kl that a strong F-neighbour k of an extended+i row
+ * distributes to: its value and l's place in the interpolatory set (-1: l
+ * is the row's own point). */
+typedef struct share {
+  double value;
+  int32_t to;
+} share;
+
 typedef struct classical {
   const clmg_csr *a;
   size_t n;
@@ -148,9 +156,10 @@ typedef struct classical {
    * interpolatory set, -1 elsewhere (hypre's P_marker; n entries, reset
    * after each row for the columns it set) */
   int32_t *marker[CLMG_MAX_HOST_THREADS];
-  int32_t *p_col;    /* rows written at bound's offsets */
-  double *p_val;     /* the same */
-  int64_t *p_length; /* the entries each row wrote */
+  share *shares[CLMG_MAX_HOST_THREADS]; /* per range, extended+i: a row of A's couplings */
+  int32_t *p_col;                       /* rows written at bound's offsets */
+  double *p_val;                        /* the same */
+  int64_t *p_length;                    /* the entries each row wrote */
 } classical;
 
 /* ---- strength ---- */
@@ -555,7 +564,7 @@ static void add_interpolatory(entry *work, size_t *count, int32_t *marker, int32
  * (-1 on every column) maps C^_i's columns to their places while the row
  * is made and is -1 again on return. Returns |C^_i|. */
 static size_t extended_i_row(const classical *c, size_t i, entry *work, int32_t *marker,
-                             double *diagonal) {
+                             share *shares, double *diagonal) {
   const clmg_csr *a = c->a;
   size_t count = 0;
   for (int64_t q = a->row_ptr[i]; q < a->row_ptr[i + 1]; q++) {
@@ -566,7 +575,8 @@ static size_t extended_i_row(const classical *c, size_t i, entry *work, int32_t 
       add_interpolatory(work, &count, marker, (int32_t)j);
     } else if (c->state[j] == F_POINT) {
       for (int64_t r = a->row_ptr[j]; r < a->row_ptr[j + 1]; r++)
-        if (c->state[a->col[r]] == C_POINT && (size_t)a->col[r] != j && (c->flag[r] & OPPOSITE))
+        if ((c->flag[r] & OPPOSITE) &&
+            c->state[a->col[r]] == C_POINT) /* strong: r is no diagonal */
           add_interpolatory(work, &count, marker, a->col[r]);
     }
   }
@@ -590,29 +600,28 @@ static size_t extended_i_row(const classical *c, size_t i, entry *work, int32_t 
       continue;
     }
     /* distribute a_ik over C^_i u {i} along k's couplings of the sign
-     * opposite to a_kk (i, an F-point, is not in C^_i: marker[i] is -1) */
+     * opposite to a_kk (i, an F-point, is not in C^_i: marker[i] is -1),
+     * in k's order: first their sum s_k, then the shares */
     double sign = c->diagonal[k] < 0 ? -1.0 : 1.0, sum = 0;
+    size_t couplings = 0;
     for (int64_t r = a->row_ptr[k]; r < a->row_ptr[k + 1]; r++) {
       size_t l = (size_t)a->col[r];
-      if (l != k && sign * a->val[r] < 0 && (l == i || marker[l] >= 0))
-        sum += a->val[r];
+      if (l == k || !(sign * a->val[r] < 0) || (l != i && marker[l] < 0))
+        continue;
+      sum += a->val[r];
+      share e = {a->val[r], l == i ? -1 : marker[l]};
+      shares[couplings++] = e;
     }
     if (sum == 0) {
       d += a_ik;
       continue;
     }
-    double share = a_ik / sum;
-    for (int64_t r = a->row_ptr[k]; r < a->row_ptr[k + 1]; r++) {
-      size_t l = (size_t)a->col[r];
-      if (l == k || !(sign * a->val[r] < 0))
-        continue;
-      if (l == i) {
-        d += share * a->val[r];
-      } else {
-        int32_t to = marker[l];
-        if (to >= 0)
-          work[to].value += share * a->val[r];
-      }
+    double part = a_ik / sum;
+    for (size_t r = 0; r < couplings; r++) {
+      if (shares[r].to < 0)
+        d += part * shares[r].value;
+      else
+        work[shares[r].to].value += part * shares[r].value;
     }
   }
   for (size_t k = 0; k < count; k++)
@@ -703,7 +712,7 @@ static void interpolate_range(void *data, size_t range, size_t begin, size_t end
       written = 1;
     } else if (c->interpolation == CLMG_AMG_EXTENDED_I) {
       double diagonal = 0;
-      size_t count = extended_i_row(c, i, work, c->marker[range], &diagonal);
+      size_t count = extended_i_row(c, i, work, c->marker[range], c->shares[range], &diagonal);
       written = extended_i_weights(c, work, count, diagonal, col, val);
     } else {
       double diagonal = c->diagonal[i];
@@ -745,7 +754,8 @@ static clmg_status interpolation(classical *c, size_t coarse, clmg_csr *p, clmg_
                           nonzeros);
   for (size_t r = 0; c->interpolation == CLMG_AMG_EXTENDED_I && r < ranges; r++) {
     c->marker[r] = clmg_alloc_array(n ? n : 1, sizeof *c->marker[r]);
-    if (!c->marker[r])
+    c->shares[r] = clmg_alloc_array(largest ? (size_t)largest : 1, sizeof *c->shares[r]);
+    if (!c->marker[r] || !c->shares[r])
       return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "classical AMG: cannot allocate the column markers of extended+i "
                             "interpolation (%zu threads x %zu rows); CLMG_HOST_THREADS=1 needs "
@@ -818,6 +828,7 @@ static void classical_free(classical *c) {
   for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++) {
     free(c->work[r]);
     free(c->marker[r]);
+    free(c->shares[r]);
   }
   memset(c, 0, sizeof *c);
 }
