@@ -150,7 +150,7 @@ typedef struct classical {
   size_t undecided[CLMG_MAX_HOST_THREADS];
   int32_t *coarse; /* the C-points' columns in P, -1 for F-points */
   int64_t *bound;  /* per row: entries of its work row (an upper bound of its P row) */
-  uint8_t *flag;   /* per entry of A: STRONG, OPPOSITE (interpolation only) */
+  uint8_t *flag;   /* per entry of A: STRONG, OPPOSITE, OPPOSITE_C (interpolation only) */
   entry *work[CLMG_MAX_HOST_THREADS];
   /* per range, extended+i: column -> its place in the current row's
    * interpolatory set, -1 elsewhere (hypre's P_marker; n entries, reset
@@ -164,9 +164,10 @@ typedef struct classical {
 
 /* ---- strength ---- */
 
-/* The flags of an entry a_ij of A (c->flag): j in S_i, and j in S_i with
- * a_ij of the sign opposite to a_ii (extended+i's strength). */
-enum { STRONG = 1, OPPOSITE = 2 };
+/* The flags of an entry a_ij of A (c->flag): j in S_i; j in S_i with a_ij
+ * of the sign opposite to a_ii (extended+i's strength); the same with j a
+ * C-point (set after the splitting). */
+enum { STRONG = 1, OPPOSITE = 2, OPPOSITE_C = 4 };
 
 static void threshold_range(void *data, size_t range, size_t begin, size_t end) {
   classical *c = data;
@@ -351,8 +352,9 @@ static size_t pmis(classical *c) {
 
 /* ---- interpolation ---- */
 
-/* The flags of rows [begin, end): S_i lists its columns in A's order (a
- * subsequence of row i), so one merge finds each strong entry. */
+/* The flags of rows [begin, end) (after the splitting): S_i lists its
+ * columns in A's order (a subsequence of row i), so one merge finds each
+ * strong entry. */
 static void flag_range(void *data, size_t range, size_t begin, size_t end) {
   (void)range;
   classical *c = data;
@@ -364,7 +366,11 @@ static void flag_range(void *data, size_t range, size_t begin, size_t end) {
       uint8_t flag = 0;
       if (s < s_end && c->s.neighbour[s] == a->col[k]) {
         s++;
-        flag = STRONG | (sign * a->val[k] < 0 ? OPPOSITE : 0);
+        if (sign * a->val[k] < 0)
+          flag =
+              c->state[a->col[k]] == C_POINT ? STRONG | OPPOSITE | OPPOSITE_C : STRONG | OPPOSITE;
+        else
+          flag = STRONG;
       }
       c->flag[k] = flag;
     }
@@ -575,8 +581,7 @@ static size_t extended_i_row(const classical *c, size_t i, entry *work, int32_t 
       add_interpolatory(work, &count, marker, (int32_t)j);
     } else if (c->state[j] == F_POINT) {
       for (int64_t r = a->row_ptr[j]; r < a->row_ptr[j + 1]; r++)
-        if ((c->flag[r] & OPPOSITE) &&
-            c->state[a->col[r]] == C_POINT) /* strong: r is no diagonal */
+        if (c->flag[r] & OPPOSITE_C)
           add_interpolatory(work, &count, marker, a->col[r]);
     }
   }
