@@ -153,8 +153,8 @@ typedef struct classical {
   uint8_t *flag;   /* per entry of A: STRONG, OPPOSITE, OPPOSITE_C (interpolation only) */
   entry *work[CLMG_MAX_HOST_THREADS];
   /* per range, extended+i: column -> its place in the current row's
-   * interpolatory set, -1 elsewhere (hypre's P_marker; n entries, reset
-   * after each row for the columns it set) */
+   * interpolatory set, -1 elsewhere (hypre's P_marker; n entries, 4 n bytes
+   * a host thread, reset after each row for the columns it set) */
   int32_t *marker[CLMG_MAX_HOST_THREADS];
   share *shares[CLMG_MAX_HOST_THREADS]; /* per range, extended+i: a row of A's couplings */
   int32_t *p_col;                       /* rows written at bound's offsets */
@@ -762,10 +762,10 @@ static clmg_status interpolation(classical *c, size_t coarse, clmg_csr *p, clmg_
     c->shares[r] = clmg_alloc_array(largest ? (size_t)largest : 1, sizeof *c->shares[r]);
     if (!c->marker[r] || !c->shares[r])
       return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                            "classical AMG: cannot allocate the column markers of extended+i "
-                            "interpolation (%zu threads x %zu rows); CLMG_HOST_THREADS=1 needs "
-                            "one",
-                            ranges, n);
+                            "classical AMG: cannot allocate extended+i interpolation's column "
+                            "markers, %zu bytes for each of %zu host threads "
+                            "(CLMG_HOST_THREADS=1 needs one)",
+                            n * sizeof *c->marker[r], ranges);
     memset(c->marker[r], 0xff, n * sizeof *c->marker[r]); /* -1 everywhere */
   }
   clmg_host_parallel_for(n, ROW_GRAIN, flag_range, c);
