@@ -90,7 +90,11 @@
  *
  * Every parallel pass over the rows writes only its own rows, from arrays
  * the pass does not change (a GPU version maps each to a kernel); S^T and
- * the prefix sums are serial. */
+ * the prefix sums are serial. The interpolation asks about entries of A,
+ * not columns: a pass flags each entry strong (and of the sign opposite to
+ * its row's diagonal) once, and extended+i finds a column's place in the
+ * interpolatory set through a marker array of n entries per thread
+ * (hypre's P_marker), reset after each row, in place of searches. */
 #include "core/internal.h"
 
 #include "amg/amg_internal.h"
@@ -123,6 +127,14 @@ typedef struct entry {
   int32_t interpolatory;
 } entry;
 
+/* One coupling a_kl that a strong F-neighbour k of an extended+i row
+ * distributes to: its value and l's place in the interpolatory set (-1: l
+ * is the row's own point). */
+typedef struct share {
+  double value;
+  int32_t to;
+} share;
+
 typedef struct classical {
   const clmg_csr *a;
   size_t n;
@@ -138,27 +150,24 @@ typedef struct classical {
   size_t undecided[CLMG_MAX_HOST_THREADS];
   int32_t *coarse; /* the C-points' columns in P, -1 for F-points */
   int64_t *bound;  /* per row: entries of its work row (an upper bound of its P row) */
+  uint8_t *flag;   /* per entry of A: STRONG, OPPOSITE, OPPOSITE_C (interpolation only) */
   entry *work[CLMG_MAX_HOST_THREADS];
-  int32_t *p_col;    /* rows written at bound's offsets */
-  double *p_val;     /* the same */
-  int64_t *p_length; /* the entries each row wrote */
+  /* per range, extended+i: column -> its place in the current row's
+   * interpolatory set, -1 elsewhere (hypre's P_marker; n entries, 4 n bytes
+   * a host thread, reset after each row for the columns it set) */
+  int32_t *marker[CLMG_MAX_HOST_THREADS];
+  share *shares[CLMG_MAX_HOST_THREADS]; /* per range, extended+i: a row of A's couplings */
+  int32_t *p_col;                       /* rows written at bound's offsets */
+  double *p_val;                        /* the same */
+  int64_t *p_length;                    /* the entries each row wrote */
 } classical;
 
 /* ---- strength ---- */
 
-/* Whether entry k of row i is strong: its column in the sorted row S_i. */
-static int is_strong(const classical *c, size_t i, int64_t k) {
-  int32_t j = c->a->col[k];
-  int64_t low = c->s.start[i], high = c->s.start[i + 1];
-  while (low < high) {
-    int64_t middle = low + (high - low) / 2;
-    if (c->s.neighbour[middle] < j)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low < c->s.start[i + 1] && c->s.neighbour[low] == j;
-}
+/* The flags of an entry a_ij of A (c->flag): j in S_i; j in S_i with a_ij
+ * of the sign opposite to a_ii (extended+i's strength); the same with j a
+ * C-point (set after the splitting). */
+enum { STRONG = 1, OPPOSITE = 2, OPPOSITE_C = 4 };
 
 static void threshold_range(void *data, size_t range, size_t begin, size_t end) {
   classical *c = data;
@@ -343,6 +352,31 @@ static size_t pmis(classical *c) {
 
 /* ---- interpolation ---- */
 
+/* The flags of rows [begin, end) (after the splitting): S_i lists its
+ * columns in A's order (a subsequence of row i), so one merge finds each
+ * strong entry. */
+static void flag_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  classical *c = data;
+  const clmg_csr *a = c->a;
+  for (size_t i = begin; i < end; i++) {
+    int64_t s = c->s.start[i], s_end = c->s.start[i + 1];
+    double sign = c->diagonal[i] < 0 ? -1.0 : 1.0;
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      uint8_t flag = 0;
+      if (s < s_end && c->s.neighbour[s] == a->col[k]) {
+        s++;
+        if (sign * a->val[k] < 0)
+          flag =
+              c->state[a->col[k]] == C_POINT ? STRONG | OPPOSITE | OPPOSITE_C : STRONG | OPPOSITE;
+        else
+          flag = STRONG;
+      }
+      c->flag[k] = flag;
+    }
+  }
+}
+
 /* 1 when F-point i depends strongly on a C-point. */
 static int has_strong_c(const classical *c, size_t i) {
   for (int64_t k = c->s.start[i]; k < c->s.start[i + 1]; k++)
@@ -385,6 +419,28 @@ static int entry_compare(const void *x, const void *y) {
   return e->order < f->order ? -1 : e->order > f->order;
 }
 
+static int entry_column_compare(const void *x, const void *y) {
+  const entry *e = x, *f = y;
+  return (e->col > f->col) - (e->col < f->col);
+}
+
+/* Sorts count entries by compare, a strict total order on them (so the
+ * result is the one sorted sequence, whatever the method): insertion sort
+ * for the few entries of most rows, qsort beyond. */
+static void sort_entries(entry *e, size_t count, int (*compare)(const void *, const void *)) {
+  if (count > 24) {
+    qsort(e, count, sizeof *e, compare);
+    return;
+  }
+  for (size_t k = 1; k < count; k++) {
+    entry x = e[k];
+    size_t m = k;
+    for (; m > 0 && compare(&e[m - 1], &x) > 0; m--)
+      e[m] = e[m - 1];
+    e[m] = x;
+  }
+}
+
 /* The row of A for direct interpolation (diagonal left out, in *diagonal);
  * returns the entries. */
 static size_t direct_row(const classical *c, size_t i, entry *work) {
@@ -394,7 +450,8 @@ static size_t direct_row(const classical *c, size_t i, entry *work) {
     size_t j = (size_t)a->col[k];
     if (j == i)
       continue;
-    entry e = {a->val[k], (int64_t)count, (int32_t)j, c->state[j] == C_POINT && is_strong(c, i, k)};
+    entry e = {a->val[k], (int64_t)count, (int32_t)j,
+               c->state[j] == C_POINT && (c->flag[k] & STRONG)};
     work[count++] = e;
   }
   return count;
@@ -413,7 +470,7 @@ static size_t extended_row(const classical *c, size_t i, entry *work, double *di
   }
   for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
     size_t m = (size_t)a->col[k];
-    if (m == i || !is_strong(c, i, k) || c->diagonal[m] <= 0)
+    if (m == i || !(c->flag[k] & STRONG) || c->diagonal[m] <= 0)
       continue;
     double factor = a->val[k] / c->diagonal[m];
     entry cancel = {-a->val[k], (int64_t)count, (int32_t)m, 0}; /* a^_im is exactly 0 */
@@ -423,11 +480,11 @@ static size_t extended_row(const classical *c, size_t i, entry *work, double *di
       if (j == m)
         continue;
       entry e = {-factor * a->val[q], (int64_t)count, (int32_t)j,
-                 c->state[j] == C_POINT && is_strong(c, m, q)};
+                 c->state[j] == C_POINT && (c->flag[q] & STRONG)};
       work[count++] = e;
     }
   }
-  qsort(work, count, sizeof *work, entry_compare);
+  sort_entries(work, count, entry_compare);
   size_t merged = 0;
   *diagonal = 0;
   for (size_t k = 0; k < count;) {
@@ -491,64 +548,46 @@ static size_t weights(const classical *c, const entry *row, size_t count, double
   return written;
 }
 
-/* The place of column j in the sorted interpolatory set, or -1. */
-static int64_t find_column(const entry *set, size_t count, int32_t j) {
-  size_t low = 0, high = count;
-  while (low < high) {
-    size_t middle = low + (high - low) / 2;
-    if (set[middle].col < j)
-      low = middle + 1;
-    else
-      high = middle;
-  }
-  return low < count && set[low].col == j ? (int64_t)low : -1;
-}
-
-static int entry_column_compare(const void *x, const void *y) {
-  const entry *e = x, *f = y;
-  return (e->col > f->col) - (e->col < f->col);
-}
-
-/* 1 when entry q of row i is strong and of the sign opposite to a_ii. */
-static int strong_opposite(const classical *c, size_t i, int64_t q) {
-  double sign = c->diagonal[i] < 0 ? -1.0 : 1.0;
-  return sign * c->a->val[q] < 0 && is_strong(c, i, q);
-}
-
 /* 1 when F-point k is a strong F-neighbour of i (entry q of row i). */
 static int strong_f(const classical *c, size_t i, int64_t q) {
   size_t k = (size_t)c->a->col[q];
-  return k != i && c->state[k] == F_POINT && strong_opposite(c, i, q);
+  return k != i && c->state[k] == F_POINT && (c->flag[q] & OPPOSITE);
+}
+
+/* Adds C-point j to the interpolatory set in work (count entries) unless
+ * it is there. */
+static void add_interpolatory(entry *work, size_t *count, int32_t *marker, int32_t j) {
+  if (marker[j] >= 0)
+    return;
+  marker[j] = (int32_t)*count;
+  entry e = {0, 0, j, 1};
+  work[(*count)++] = e;
 }
 
 /* The extended+i row of F-point i (the comment at the top): C^_i sorted by
  * column in work with the weights' numerators -(a_ij + ...) negated, that
- * is a_ij + sum_k a_ik a-bar_kj / s_k, in value; *diagonal a~_ii. Returns
- * |C^_i|. */
-static size_t extended_i_row(const classical *c, size_t i, entry *work, double *diagonal) {
+ * is a_ij + sum_k a_ik a-bar_kj / s_k, in value; *diagonal a~_ii. marker
+ * (-1 on every column) maps C^_i's columns to their places while the row
+ * is made and is -1 again on return. Returns |C^_i|. */
+static size_t extended_i_row(const classical *c, size_t i, entry *work, int32_t *marker,
+                             share *shares, double *diagonal) {
   const clmg_csr *a = c->a;
   size_t count = 0;
   for (int64_t q = a->row_ptr[i]; q < a->row_ptr[i + 1]; q++) {
     size_t j = (size_t)a->col[q];
-    if (j == i || !strong_opposite(c, i, q))
+    if (j == i || !(c->flag[q] & OPPOSITE))
       continue;
     if (c->state[j] == C_POINT) {
-      entry e = {0, 0, (int32_t)j, 1};
-      work[count++] = e;
+      add_interpolatory(work, &count, marker, (int32_t)j);
     } else if (c->state[j] == F_POINT) {
       for (int64_t r = a->row_ptr[j]; r < a->row_ptr[j + 1]; r++)
-        if (c->state[a->col[r]] == C_POINT && (size_t)a->col[r] != j && strong_opposite(c, j, r)) {
-          entry e = {0, 0, a->col[r], 1};
-          work[count++] = e;
-        }
+        if (c->flag[r] & OPPOSITE_C)
+          add_interpolatory(work, &count, marker, a->col[r]);
     }
   }
-  qsort(work, count, sizeof *work, entry_column_compare);
-  size_t unique = 0;
+  sort_entries(work, count, entry_column_compare);
   for (size_t k = 0; k < count; k++)
-    if (unique == 0 || work[unique - 1].col != work[k].col)
-      work[unique++] = work[k];
-  count = unique;
+    marker[work[k].col] = (int32_t)k;
 
   double d = c->diagonal[i];
   for (int64_t q = a->row_ptr[i]; q < a->row_ptr[i + 1]; q++) {
@@ -556,7 +595,7 @@ static size_t extended_i_row(const classical *c, size_t i, entry *work, double *
     if (k == i)
       continue;
     double a_ik = a->val[q];
-    int64_t at = find_column(work, count, (int32_t)k);
+    int32_t at = marker[k];
     if (at >= 0) {
       work[at].value += a_ik;
       continue;
@@ -566,31 +605,32 @@ static size_t extended_i_row(const classical *c, size_t i, entry *work, double *
       continue;
     }
     /* distribute a_ik over C^_i u {i} along k's couplings of the sign
-     * opposite to a_kk */
+     * opposite to a_kk (i, an F-point, is not in C^_i: marker[i] is -1),
+     * in k's order: first their sum s_k, then the shares */
     double sign = c->diagonal[k] < 0 ? -1.0 : 1.0, sum = 0;
+    size_t couplings = 0;
     for (int64_t r = a->row_ptr[k]; r < a->row_ptr[k + 1]; r++) {
       size_t l = (size_t)a->col[r];
-      if (l != k && sign * a->val[r] < 0 && (l == i || find_column(work, count, (int32_t)l) >= 0))
-        sum += a->val[r];
+      if (l == k || !(sign * a->val[r] < 0) || (l != i && marker[l] < 0))
+        continue;
+      sum += a->val[r];
+      share e = {a->val[r], l == i ? -1 : marker[l]};
+      shares[couplings++] = e;
     }
     if (sum == 0) {
       d += a_ik;
       continue;
     }
-    double share = a_ik / sum;
-    for (int64_t r = a->row_ptr[k]; r < a->row_ptr[k + 1]; r++) {
-      size_t l = (size_t)a->col[r];
-      if (l == k || !(sign * a->val[r] < 0))
-        continue;
-      if (l == i) {
-        d += share * a->val[r];
-      } else {
-        int64_t to = find_column(work, count, (int32_t)l);
-        if (to >= 0)
-          work[to].value += share * a->val[r];
-      }
+    double part = a_ik / sum;
+    for (size_t r = 0; r < couplings; r++) {
+      if (shares[r].to < 0)
+        d += part * shares[r].value;
+      else
+        work[shares[r].to].value += part * shares[r].value;
     }
   }
+  for (size_t k = 0; k < count; k++)
+    marker[work[k].col] = -1;
   *diagonal = d;
   return count;
 }
@@ -647,10 +687,10 @@ static size_t truncate_row(const classical *c, int32_t *col, double *val, size_t
       scratch[candidates++] = e;
     }
   if (c->max_entries > 0 && candidates > (size_t)c->max_entries) {
-    qsort(scratch, candidates, sizeof *scratch, magnitude_compare);
+    sort_entries(scratch, candidates, magnitude_compare);
     candidates = (size_t)c->max_entries;
   }
-  qsort(scratch, candidates, sizeof *scratch, place_compare); /* back to row order */
+  sort_entries(scratch, candidates, place_compare); /* back to row order */
   double kept = 0;
   for (size_t k = 0; k < candidates; k++) {
     size_t from = (size_t)scratch[k].order;
@@ -677,7 +717,7 @@ static void interpolate_range(void *data, size_t range, size_t begin, size_t end
       written = 1;
     } else if (c->interpolation == CLMG_AMG_EXTENDED_I) {
       double diagonal = 0;
-      size_t count = extended_i_row(c, i, work, &diagonal);
+      size_t count = extended_i_row(c, i, work, c->marker[range], c->shares[range], &diagonal);
       written = extended_i_weights(c, work, count, diagonal, col, val);
     } else {
       double diagonal = c->diagonal[i];
@@ -711,6 +751,24 @@ static clmg_status interpolation(classical *c, size_t coarse, clmg_csr *p, clmg_
   if (!ok)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "classical AMG: cannot allocate the interpolation's %zu entries", total);
+  size_t nonzeros = clmg_csr_nnz(c->a);
+  c->flag = clmg_alloc_array(nonzeros ? nonzeros : 1, sizeof *c->flag);
+  if (!c->flag)
+    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                          "classical AMG: cannot allocate the strength flags of %zu entries",
+                          nonzeros);
+  for (size_t r = 0; c->interpolation == CLMG_AMG_EXTENDED_I && r < ranges; r++) {
+    c->marker[r] = clmg_alloc_array(n ? n : 1, sizeof *c->marker[r]);
+    c->shares[r] = clmg_alloc_array(largest ? (size_t)largest : 1, sizeof *c->shares[r]);
+    if (!c->marker[r] || !c->shares[r])
+      return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "classical AMG: cannot allocate extended+i interpolation's column "
+                            "markers, %zu bytes for each of %zu host threads "
+                            "(CLMG_HOST_THREADS=1 needs one)",
+                            n * sizeof *c->marker[r], ranges);
+    memset(c->marker[r], 0xff, n * sizeof *c->marker[r]); /* -1 everywhere */
+  }
+  clmg_host_parallel_for(n, ROW_GRAIN, flag_range, c);
   clmg_host_parallel_for(n, ROW_GRAIN, interpolate_range, c);
 
   size_t entries = prefix_sum(c->p_length, n);
@@ -771,8 +829,12 @@ static void classical_free(classical *c) {
   free(c->p_length);
   free(c->p_col);
   free(c->p_val);
-  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+  free(c->flag);
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++) {
     free(c->work[r]);
+    free(c->marker[r]);
+    free(c->shares[r]);
+  }
   memset(c, 0, sizeof *c);
 }
 
