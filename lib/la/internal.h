@@ -37,6 +37,18 @@ clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type,
 clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector *d, clmg_vector *z,
                           size_t *first_zero);
 
+/* Reductions whose results stay in device memory, for loops that must not
+ * wait on the host each step (the power steps of eigenvalue estimates):
+ * sums[slot], [slot + 1], [slot + 2] = r.u, w.u, r.r (dot3), sums[slot] =
+ * x.x (sumsq), added in the vectors' precision (the host's reductions add
+ * the partials in double); and x *= 1 / sqrt(sums[slot]) (0 where it is not
+ * positive). sums has the operands' type. Nothing blocks; local sums only
+ * (a distributed context needs the host's reductions). */
+clmg_status clmg_dot3_to_device(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w,
+                                clmg_vector *sums, size_t slot);
+clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t slot);
+clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_vector *x);
+
 /* Sorts a short array of indices ascending (insertion sort: rows of at
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);
