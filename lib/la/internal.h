@@ -66,6 +66,12 @@ clmg_status clmg_csr_check(const clmg_csr *a, clmg_error *error);
  * comes back (lib/la/csr_device.c, cl/scan.cl). */
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total);
+/* The same with the total read into *total by a blocking read or, with
+ * blocking 0, by one that a later blocking read (or clmg_finish) completes:
+ * several sums then cost one host wait. *total must live until then (on a
+ * failure too: finish the queue before it goes). */
+clmg_status clmg_offsets_from_counts_into(clmg_context *context, const clmg_vector *counts,
+                                          clmg_vector **offsets, cl_long *total, int blocking);
 
 /* The same from n uint32 counts at element counts_offset of a buffer into
  * an existing one: offsets[i] = scale * (counts[0] + ... + counts[i - 1])
@@ -73,6 +79,10 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
  * back. */
 clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts_offset, size_t n,
                              uint64_t scale, cl_mem offsets, size_t *total);
+/* clmg_scan_counts with the read as clmg_offsets_from_counts_into's. */
+clmg_status clmg_scan_counts_into(clmg_context *context, cl_mem counts, size_t counts_offset,
+                                  size_t n, uint64_t scale, cl_mem offsets, cl_long *total,
+                                  int blocking);
 
 /* The rows i with low < value[i] <= high (and, when `also` is not NULL,
  * also[i] <= also_high), ascending, as a new device list of uint32 made on
@@ -81,6 +91,22 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
 clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
                           uint32_t high, const clmg_vector *also, uint32_t also_high,
                           clmg_vector **list, size_t *count);
+/* clmg_row_list in two halves, so that several lists wait for the host
+ * once: begin launches the flags and their scan and reads the count into
+ * pending (blocking, or not: then a later blocking read must come before
+ * end); end, given begin's status (or a later failure's), makes the list
+ * and releases pending's buffers (on a failure it finishes the queue
+ * first, so no read into pending is left). */
+typedef struct clmg_row_list_pending {
+  cl_mem flags, places;
+  size_t n;
+  cl_long listed;
+} clmg_row_list_pending;
+clmg_status clmg_row_list_begin(clmg_context *context, const clmg_vector *value, uint32_t low,
+                                uint32_t high, const clmg_vector *also, uint32_t also_high,
+                                int blocking, clmg_row_list_pending *pending);
+clmg_status clmg_row_list_end(clmg_context *context, clmg_row_list_pending *pending,
+                              clmg_status status, clmg_vector **list, size_t *count);
 
 /* A CSR matrix that a row kernel builds in two passes: with fill 0 it
  * writes each row's length, with fill 1 (after the offsets) its columns
