@@ -64,8 +64,9 @@ void solve_print_usage(FILE *out) {
         "sell, csr-adaptive: the name) and format_description, precision, method, device,\n"
         "status and message, converged, iterations, relative_residual,\n"
         "true_relative_residual, setup_s, kernels_s, solve_s, history (with --view also\n"
-        "hierarchy, operator_complexity, grid_complexity and, for AMG, amg_setup: the\n"
-        "seconds of each setup phase; with CG, iteration_bytes: the fewest bytes an\n"
+        "hierarchy, operator_complexity, grid_complexity, solver_setup: the seconds of\n"
+        "the solver's setup phases, and, for AMG, amg_setup: those of its phases; with CG, "
+        "iteration_bytes: the fewest bytes an\n"
         "iteration moves, whose time at the copy bandwidth is its floor). On any failure, bad "
         "usage included, it\n"
         "still prints one object with status (\"usage_error\" or the library's status,\n"
@@ -434,7 +435,7 @@ static void json_solver_view(json_writer *w, const clmg_solver *solver, int view
   free(text);
   static const char *const always[] = {"options"};
   static const char *const with_view[] = {"hierarchy", "operator_complexity", "grid_complexity",
-                                          "amg_setup"};
+                                          "solver_setup", "amg_setup"};
   for (size_t k = 0; root && k < sizeof always / sizeof always[0]; k++) {
     char *member = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(root, always[k]));
     json_raw(w, always[k], member);

@@ -40,6 +40,32 @@ kernel void scale_vector(ulong n, real alpha, global real *x, ulong x_offset) {
   GRID_LOOP(i, n) { x[i] *= alpha; }
 }
 
+/* Reductions that stay on the device (power steps of eigenvalue estimates,
+ * which then wait for the host once at the end): sums[slot + k] = the sum
+ * of result k's `groups` partials, by one work-group. */
+kernel void partials_to_sums(ulong groups, ulong results, global const real *partials,
+                             global real *sums, ulong slot, local real *scratch) {
+  for (ulong k = 0; k < results; ++k) {
+    real sum = 0;
+    for (ulong g = get_local_id(0); g < groups; g += get_local_size(0))
+      sum += partials[k * groups + g];
+    const real total = group_sum(scratch, sum);
+    if (get_local_id(0) == 0)
+      sums[slot + k] = total;
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+}
+
+/* x *= 1 / sqrt(sums[slot]), or 0 where that sum is not positive: x
+ * normalised by a norm that a reduction left in device memory. */
+kernel void scale_inverse_sqrt(ulong n, global real *x, ulong x_offset, global const real *sums,
+                               ulong slot) {
+  x += x_offset;
+  const real sum = sums[slot];
+  const real scale = sum > 0 ? 1 / sqrt(sum) : (real)0;
+  GRID_LOOP(i, n) { x[i] *= scale; }
+}
+
 #ifdef REAL_IS_DOUBLE
 /* Precision conversions (mixed-precision preconditioners): built with the
  * double program only, since they need fp64. Rounding is the device's

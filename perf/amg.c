@@ -64,9 +64,10 @@ typedef struct result_row {
   solver_kind solver;
   int mixed, converged, iterations, levels;
   double operator_complexity, setup_s, solve_s, relative_residual;
-  char phases[1024];     /* AMG: where setup_s went (the view's "amg_setup", JSON) */
-  char options[160];     /* the options string that builds the solver */
-  double floor_s, ratio; /* per iteration: the bandwidth floor and the time's ratio to it */
+  char phases[1024];       /* AMG: where setup_s went (the view's "amg_setup", JSON) */
+  char solver_phases[512]; /* the solver's phases around it (the view's "solver_setup") */
+  char options[160];       /* the options string that builds the solver */
+  double floor_s, ratio;   /* per iteration: the bandwidth floor and the time's ratio to it */
 } result_row;
 
 static void print_usage(FILE *out) {
@@ -252,8 +253,9 @@ static void solver_options(solver_kind solver, int mixed, char *text, size_t siz
            mixed ? "mixed" : "double");
 }
 
-/* The "amg_setup" object of the solver's view (the setup's phases) as JSON
- * text into the row; empty without one. */
+/* The "amg_setup" object of the solver's view (the setup's phases) and its
+ * "solver_setup" (the solver's phases around it) as JSON text into the row;
+ * empty without them. */
 static clmg_status setup_phases(const clmg_solver *solver, result_row *row) {
   char *view = clmg_solver_view_json(solver);
   if (!view) {
@@ -263,6 +265,9 @@ static clmg_status setup_phases(const clmg_solver *solver, result_row *row) {
   cJSON *parsed = cJSON_Parse(view);
   char *phases = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(parsed, "amg_setup"));
   snprintf(row->phases, sizeof row->phases, "%s", phases ? phases : "");
+  cJSON_free(phases);
+  phases = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(parsed, "solver_setup"));
+  snprintf(row->solver_phases, sizeof row->solver_phases, "%s", phases ? phases : "");
   cJSON_free(phases);
   cJSON_Delete(parsed);
   free(view);
@@ -519,6 +524,8 @@ static int write_json(const char *path, const result_row *rows, size_t count,
     json_number(&w, "setup_s", r->setup_s);
     if (r->phases[0])
       json_raw(&w, "setup_phases", r->phases);
+    if (r->solver_phases[0])
+      json_raw(&w, "solver_setup_phases", r->solver_phases);
     json_integer(&w, "iterations", r->iterations);
     json_number(&w, "solve_s", r->solve_s);
     json_number(&w, "relative_residual", r->relative_residual);

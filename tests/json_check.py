@@ -106,6 +106,31 @@ def format_is_name(case, obj):
         fail(case, "format_description says no more than format")
 
 
+SOLVER_PHASES = ("checks_s", "matrix_s", "preconditioner_s", "kernels_s")
+
+
+def solver_setup(checker):
+    """checker, then the solver's setup phases of --view: four numbers of
+    seconds that add up to at most build_s (neither counts compilation)."""
+    def both(case, obj):
+        checker(case, obj)
+        phases = need(case, obj, "solver_setup", dict)
+        if phases is None:
+            return
+        if sorted(phases) != sorted(SOLVER_PHASES):
+            fail(case, f"solver_setup has {sorted(phases)}, not {sorted(SOLVER_PHASES)}")
+        total = 0
+        for key in SOLVER_PHASES:
+            value = need(case, phases, key, NUMBER)
+            if value is not None and value < 0:
+                fail(case, f"solver_setup.{key} is negative")
+            total += value or 0
+        build = obj.get("build_s")
+        if isinstance(build, NUMBER) and total > build + 1e-6:
+            fail(case, f"solver_setup adds up to {total} s, more than build_s {build} s")
+    return both
+
+
 def hierarchy(levels):
     def checker(case, obj):
         format_is_name(case, obj)
@@ -217,7 +242,7 @@ def main():
     check(clmg, "solve --view", ["solve", spd, "--json", "--view", "--format", "ellr"], 0,
           "success", REPORT + FORMAT, hierarchy(lambda obj: 1))
     check(clmg, "solve amg --view", ["solve", spd, "--json", "--view", "--precond", "amg"], 0,
-          "success", REPORT + FORMAT, hierarchy(None))
+          "success", REPORT + FORMAT, solver_setup(hierarchy(None)))
     check(clmg, "solve gmres", ["solve", nonsym, "--json", "--quiet"], 0, "success",
           REPORT + FORMAT, format_is_name)
     check(clmg, "solve: not converged", ["solve", spd, "--json", "--maxit", "1"], 1,

@@ -222,6 +222,30 @@ static int solve_known(const clmg_csr *a, const char *text, double tolerance, cl
   return iterations;
 }
 
+/* The solver's setup phases in its JSON view ("solver_setup"): each a
+ * number of seconds, together at most the setup's seconds (compilation is
+ * in neither), the AMG setup's beside them when amg is set. */
+static void check_setup_phases(const char *json, int amg) {
+  cJSON *view = cJSON_Parse(json);
+  assert_non_null(view);
+  const cJSON *phases = cJSON_GetObjectItem(view, "solver_setup");
+  assert_non_null(phases);
+  const char *keys[] = {"checks_s", "matrix_s", "preconditioner_s", "kernels_s"};
+  double sum = 0;
+  for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+    const cJSON *phase = cJSON_GetObjectItem(phases, keys[k]);
+    if (!cJSON_IsNumber(phase) || !(phase->valuedouble >= 0))
+      fail_msg("solver_setup.%s is not a number of seconds", keys[k]);
+    sum += phase->valuedouble;
+  }
+  assert_int_equal(cJSON_GetArraySize(phases), 4);
+  double setup = cJSON_GetObjectItem(view, "setup_s")->valuedouble;
+  if (!(sum <= setup + 1e-9))
+    fail_msg("the solver's setup phases add up to %g s, more than its setup, %g s", sum, setup);
+  assert_true(!amg == !cJSON_GetObjectItem(view, "amg_setup"));
+  cJSON_Delete(view);
+}
+
 static void test_solver_compositions(void **state) {
   (void)state;
   clmg_csr a = test_grid_laplacian(4); /* 33^2 rows, identity boundary rows */
@@ -260,6 +284,7 @@ static void test_solver_compositions(void **state) {
   view = clmg_solver_view_json(solver);
   assert_non_null(view);
   assert_non_null(strstr(view, "\"interpolation\":\t\"extended+i\""));
+  check_setup_phases(view, 1);
   free(view);
   assert_string_equal(clmg_solver_unused_options(solver), "");
   clmg_solver_destroy(solver);
@@ -549,6 +574,7 @@ static void test_caller_hierarchy(void **state) {
   assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(view, "hierarchy")), LEVELS);
   assert_true(cJSON_GetObjectItem(view, "operator_complexity")->valuedouble > 1.0);
   cJSON_Delete(view);
+  check_setup_phases(json, 0);
   free(json);
   char *text = clmg_solver_view(solver);
   assert_non_null(strstr(text, "krylov=cg"));

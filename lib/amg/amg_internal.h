@@ -43,6 +43,13 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                                       clmg_csr_device *tentative, clmg_vector **coarse_b,
                                       size_t *count, int *rounds, int32_t *aggregate);
 
+/* The estimate of lambda_max(D^-1 A) that smooths the prolongator: the
+ * largest Rayleigh quotient of 20 power steps from a fixed start, on the
+ * host, or on the device with the steps' sums kept there and read once
+ * (the same estimate within rounding; lib/amg/smoothed_aggregation.c). */
+clmg_status clmg_amg_rho_host(const clmg_csr *a, double *rho, clmg_error *error);
+clmg_status clmg_amg_rho_device(clmg_context *context, const clmg_csr_device *a, double *rho);
+
 /* clmg_amg_multigrid_create for a caller that already holds a as the
  * device matrix `matrix` (may be NULL; it must outlive the multigrid): on
  * the device path the finest level's arrays are views of matrix's CSR

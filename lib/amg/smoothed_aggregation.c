@@ -733,6 +733,26 @@ static void power_start(size_t n, double *x) {
   clmg_fill_pseudo_random(x, n, 0x9e3779b97f4a7c15u, 0.5, 1.5);
 }
 
+static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y);
+
+clmg_status clmg_amg_rho_host(const clmg_csr *a, double *rho, clmg_error *error) {
+  size_t n = a->rows;
+  double *diagonal = clmg_alloc_array(n ? n : 1, sizeof *diagonal);
+  double *x = clmg_alloc_array(n ? n : 1, sizeof *x), *y = clmg_alloc_array(n ? n : 1, sizeof *y);
+  clmg_status status = CLMG_SUCCESS;
+  if (!diagonal || !x || !y) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "AMG: cannot allocate the eigenvalue estimate of %zu rows", n);
+  } else {
+    clmg_csr_diagonal(a, diagonal, NULL);
+    *rho = largest_eigenvalue(a, diagonal, x, y);
+  }
+  free(diagonal);
+  free(x);
+  free(y);
+  return status;
+}
+
 static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y) {
   size_t n = a->rows;
   power_start(n, x);
@@ -884,52 +904,81 @@ static clmg_status device_failure(clmg_context *context, clmg_status status, clm
   return clmg_error_set(error, status, "%s", clmg_context_message(context));
 }
 
+clmg_status clmg_amg_rho_device(clmg_context *context, const clmg_csr_device *a, double *rho) {
+  size_t n = a->rows;
+  clmg_dtype precision = clmg_vector_type(a->val);
+  const char *options = clmg_real_options(context, precision);
+  clmg_vector *x = NULL, *y = NULL, *sums = NULL;
+  double *start = clmg_alloc_array(n ? n : 1, sizeof *start);
+  double *sums_host = clmg_alloc_array(3 * POWER_STEPS, sizeof *sums_host);
+  clmg_kernel_args args;
+  clmg_status status = CLMG_SUCCESS;
+  *rho = 0;
+  if (!start || !sums_host)
+    status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "AMG: no host memory for the eigenvalue estimate of %zu rows", n);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, n, &x);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, n, &y);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, precision, 3 * POWER_STEPS, &sums);
+  if (status == CLMG_SUCCESS) {
+    power_start(n, start);
+    status = clmg_vector_upload_doubles(x, start);
+  }
+  /* each step leaves y.x, x.x and y.y in sums and normalises y there (the
+   * next step's x): the host reads them once, after the last */
+  for (int step = 0; step < POWER_STEPS && status == CLMG_SUCCESS; step++) {
+    status = clmg_args_for_kernel(context, "amg", options, "amg_jacobi_spmv", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, n);
+      clmg_arg_buffer(&args, a->row_ptr->buffer);
+      clmg_arg_buffer(&args, a->col->buffer);
+      clmg_arg_buffer(&args, a->val->buffer);
+      clmg_arg_buffer(&args, x->buffer);
+      clmg_arg_buffer(&args, y->buffer);
+      status = clmg_launch_args(&args, n);
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_dot3_to_device(y, x, x, sums, 3 * (size_t)step);
+    if (status == CLMG_SUCCESS)
+      status = clmg_scal_inverse_sqrt(sums, 3 * (size_t)step + 2, y);
+    clmg_vector *next = y;
+    y = x;
+    x = next;
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download_doubles(sums, sums_host);
+  /* the host's loop over the steps' sums: it stops where the host's stops */
+  for (int step = 0; step < POWER_STEPS && status == CLMG_SUCCESS; step++) {
+    double xy = sums_host[3 * step], xx = sums_host[3 * step + 1], yy = sums_host[3 * step + 2];
+    if (!(xx > 0) || !(yy > 0))
+      break;
+    *rho = fmax(*rho, fabs(xy / xx));
+  }
+  free(start);
+  free(sums_host);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(y);
+  clmg_vector_destroy(sums);
+  return status;
+}
+
 /* The row scales omega / a_ii of P = (I - omega D^-1 A) P~ for the matrix
  * on the device, omega = damping or 4/3 over the estimate of
- * lambda_max(D^-1 A), whose power steps run there too. */
+ * lambda_max(D^-1 A) (clmg_amg_rho_device). */
 static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device *a, double damping,
                                     clmg_vector **scale) {
   size_t n = a->rows;
   clmg_dtype precision = clmg_vector_type(a->val);
   const char *options = clmg_real_options(context, precision);
-  clmg_vector *x = NULL, *y = NULL;
-  double *start = NULL;
   double omega = damping;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create(context, precision, n, scale);
   if (status == CLMG_SUCCESS && omega == 0) {
-    start = clmg_alloc_array(n ? n : 1, sizeof *start);
-    if (!start)
-      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                         "AMG: no host memory for the eigenvalue estimate of %zu rows", n);
-    if (status == CLMG_SUCCESS)
-      status = clmg_vector_create(context, precision, n, &x);
-    if (status == CLMG_SUCCESS)
-      status = clmg_vector_create(context, precision, n, &y);
-    if (status == CLMG_SUCCESS) {
-      power_start(n, start);
-      status = clmg_vector_upload_doubles(x, start);
-    }
     double estimate = 0;
-    for (int step = 0; step < POWER_STEPS && status == CLMG_SUCCESS; step++) {
-      status = clmg_args_for_kernel(context, "amg", options, "amg_jacobi_spmv", &args);
-      if (status == CLMG_SUCCESS) {
-        clmg_arg_ulong(&args, n);
-        clmg_arg_buffer(&args, a->row_ptr->buffer);
-        clmg_arg_buffer(&args, a->col->buffer);
-        clmg_arg_buffer(&args, a->val->buffer);
-        clmg_arg_buffer(&args, x->buffer);
-        clmg_arg_buffer(&args, y->buffer);
-        status = clmg_launch_args(&args, n);
-      }
-      double xy = 0, xx = 0, yy = 0;
-      if (status == CLMG_SUCCESS)
-        status = clmg_dot3(y, x, x, &xy, &xx, &yy);
-      if (status != CLMG_SUCCESS || !(xx > 0) || !(yy > 0))
-        break;
-      estimate = fmax(estimate, fabs(xy / xx));
-      status = clmg_axpby(1.0 / sqrt(yy), y, 0.0, x);
-    }
+    status = clmg_amg_rho_device(context, a, &estimate);
     omega = estimate > 0 ? 4.0 / 3.0 / estimate : 0;
   }
   if (status == CLMG_SUCCESS)
@@ -943,9 +992,6 @@ static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device
     clmg_arg_buffer(&args, (*scale)->buffer);
     status = clmg_launch_args(&args, n);
   }
-  free(start);
-  clmg_vector_destroy(x);
-  clmg_vector_destroy(y);
   if (status != CLMG_SUCCESS) {
     clmg_vector_destroy(*scale);
     *scale = NULL;

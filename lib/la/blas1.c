@@ -121,6 +121,8 @@ typedef enum blas1_kernel_id {
   K_QUOTIENT,
   K_GATHER,
   K_SCATTER_ADD,
+  K_PARTIALS_TO_SUMS,
+  K_SCALE_INVERSE_SQRT,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -144,7 +146,9 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "scaled_sumsq_partials",
                                                  "quotient",
                                                  "gather",
-                                                 "scatter_add"};
+                                                 "scatter_add",
+                                                 "partials_to_sums",
+                                                 "scale_inverse_sqrt"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -708,6 +712,106 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   *wu = sums[1];
   *rr = sums[2];
   return status;
+}
+
+/* ---- reductions into device memory ---- */
+
+static clmg_status check_sums(const char *op, const clmg_vector *x, const clmg_vector *sums,
+                              size_t slot, unsigned results) {
+  if (!sums || sums->context != x->context || sums->type != x->type || slot > sums->length ||
+      sums->length - slot < results)
+    return clmg_fail(x->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "%s: the sums need %u slots from %zu of a vector of the operands' type and "
+                     "context",
+                     op, results, slot);
+  return CLMG_SUCCESS;
+}
+
+/* Launches the partials kernel prepared in args (its operands given) into
+ * the context's scratch, then sums each result's partials into sums[slot +
+ * k] by one work-group: nothing is read back (the queue orders the two).
+ * A length of 0 gives zeros. */
+static clmg_status sums_on_device(clmg_kernel_args *args, clmg_dtype type, size_t n,
+                                  unsigned results, clmg_vector *sums, size_t slot) {
+  clmg_context *context = args->context;
+  size_t element = clmg_dtype_size(type);
+  clmg_reduction r = {0};
+  clmg_status status = n > 0 ? clmg_reduction_begin(context, type, n, results, &r)
+                             : clmg_reserve_partials(context, element);
+  if (status == CLMG_SUCCESS && n > 0) {
+    clmg_arg_buffer(args, context->partials);
+    clmg_arg_local(args, r.local * element);
+    status = clmg_args_end(args);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, args->kernel, args->name, r.global, r.local, NULL);
+  } else if (status == CLMG_SUCCESS) {
+    clmg_launch_1d(context, 1, 1, &r.global, &r.local);
+  }
+  clmg_kernel_args sum_args;
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(context, type, K_PARTIALS_TO_SUMS, &sum_args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&sum_args, n > 0 ? r.groups : 0);
+  clmg_arg_ulong(&sum_args, results);
+  clmg_arg_buffer(&sum_args, context->partials);
+  clmg_arg_buffer(&sum_args, sums->buffer);
+  clmg_arg_ulong(&sum_args, sums->offset + slot);
+  clmg_arg_local(&sum_args, r.local * element);
+  status = clmg_args_end(&sum_args);
+  return status == CLMG_SUCCESS
+             ? clmg_enqueue_1d(context, sum_args.kernel, sum_args.name, r.local, r.local, NULL)
+             : status;
+}
+
+clmg_status clmg_dot3_to_device(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w,
+                                clmg_vector *sums, size_t slot) {
+  const clmg_vector *v[] = {r, u, w};
+  clmg_status status = check_vectors("dot3", 3, v);
+  if (status == CLMG_SUCCESS)
+    status = check_sums("dot3", r, sums, slot, 3);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(r->context, r->type, K_DOT3_PARTIALS, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, r->length);
+  clmg_arg_vector(&args, r);
+  clmg_arg_vector(&args, u);
+  clmg_arg_vector(&args, w);
+  return sums_on_device(&args, r->type, r->length, 3, sums, slot);
+}
+
+clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t slot) {
+  const clmg_vector *v[] = {x};
+  clmg_status status = check_vectors("sum of squares", 1, v);
+  if (status == CLMG_SUCCESS)
+    status = check_sums("sum of squares", x, sums, slot, 1);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(x->context, x->type, K_SUMSQ_PARTIALS, &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  return sums_on_device(&args, x->type, x->length, 1, sums, slot);
+}
+
+clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_vector *x) {
+  const clmg_vector *v[] = {x};
+  clmg_status status = check_vectors("scale", 1, v);
+  if (status == CLMG_SUCCESS)
+    status = check_sums("scale", x, sums, slot, 1);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS && x->length > 0)
+    status = blas1_kernel(x->context, x->type, K_SCALE_INVERSE_SQRT, &args);
+  if (status != CLMG_SUCCESS || x->length == 0)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_vector(&args, x);
+  clmg_arg_buffer(&args, sums->buffer);
+  clmg_arg_ulong(&args, sums->offset + slot);
+  return launch_streaming(&args, x->length);
 }
 
 clmg_status clmg_cg_step(double alpha, double beta, const clmg_vector *u, const clmg_vector *w,

@@ -49,6 +49,16 @@ static clmg_status scan_kernel(clmg_context *context, const char *name, cl_kerne
 
 clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts_offset, size_t n,
                              uint64_t scale, cl_mem offsets, size_t *total) {
+  cl_long last = 0;
+  clmg_status status =
+      clmg_scan_counts_into(context, counts, counts_offset, n, scale, offsets, &last, 1);
+  *total = status == CLMG_SUCCESS ? (size_t)last : 0;
+  return status;
+}
+
+clmg_status clmg_scan_counts_into(clmg_context *context, cl_mem counts, size_t counts_offset,
+                                  size_t n, uint64_t scale, cl_mem offsets, cl_long *total,
+                                  int blocking) {
   *total = 0;
   cl_kernel totals_kernel = NULL, offsets_kernel = NULL, blocks_kernel = NULL;
   clmg_status status = scan_kernel(context, "scan_block_totals", &totals_kernel);
@@ -107,14 +117,11 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
       status = clmg_enqueue_1d(context, blocks_kernel, "scan_blocks", blocks * local, local, NULL);
   }
   if (status == CLMG_SUCCESS) {
-    cl_long last = 0;
-    clmg_count_command(context, 1);
-    cl_int error = clEnqueueReadBuffer(context->queue, offsets, CL_TRUE, n * sizeof last,
-                                       sizeof last, &last, 0, NULL, NULL);
+    clmg_count_command(context, blocking);
+    cl_int error = clEnqueueReadBuffer(context->queue, offsets, blocking ? CL_TRUE : CL_FALSE,
+                                       n * sizeof *total, sizeof *total, total, 0, NULL, NULL);
     if (error != CL_SUCCESS)
       status = clmg_fail_cl(context, error, "reading the sum of the counts");
-    else
-      *total = (size_t)last;
   }
   clmg_device_free(context, block_sums, blocks * sizeof(cl_ulong));
   return status;
@@ -122,6 +129,14 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
 
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total) {
+  cl_long last = 0;
+  clmg_status status = clmg_offsets_from_counts_into(context, counts, offsets, &last, 1);
+  *total = status == CLMG_SUCCESS ? (size_t)last : 0;
+  return status;
+}
+
+clmg_status clmg_offsets_from_counts_into(clmg_context *context, const clmg_vector *counts,
+                                          clmg_vector **offsets, cl_long *total, int blocking) {
   *offsets = NULL;
   *total = 0;
   if (clmg_vector_type(counts) != CLMG_UINT32)
@@ -132,7 +147,8 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
   clmg_vector *result = NULL;
   clmg_status status = clmg_vector_create_unset(context, CLMG_INT64, n + 1, &result);
   if (status == CLMG_SUCCESS)
-    status = clmg_scan_counts(context, counts->buffer, counts->offset, n, 1, result->buffer, total);
+    status = clmg_scan_counts_into(context, counts->buffer, counts->offset, n, 1, result->buffer,
+                                   total, blocking);
   if (status != CLMG_SUCCESS) {
     clmg_vector_destroy(result);
     return status;
@@ -141,22 +157,21 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
   return CLMG_SUCCESS;
 }
 
-clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
-                          uint32_t high, const clmg_vector *also, uint32_t also_high,
-                          clmg_vector **list, size_t *count) {
-  *list = NULL;
-  *count = 0;
+clmg_status clmg_row_list_begin(clmg_context *context, const clmg_vector *value, uint32_t low,
+                                uint32_t high, const clmg_vector *also, uint32_t also_high,
+                                int blocking, clmg_row_list_pending *pending) {
+  memset(pending, 0, sizeof *pending);
   size_t n = clmg_vector_length(value);
   const char *options = clmg_real_options(context, CLMG_FLOAT);
   /* plain buffers, which the kernels fill whole: a vector's zeroing would
    * wait for the queue */
+  pending->n = n;
   size_t flag_bytes = n * sizeof(cl_uint), place_bytes = (n + 1) * sizeof(cl_long);
-  cl_mem flags = NULL, places = NULL;
-  size_t listed = 0;
   clmg_kernel_args args;
-  clmg_status status = clmg_device_alloc(context, flag_bytes, NULL, "row list flags", &flags);
+  clmg_status status =
+      clmg_device_alloc(context, flag_bytes, NULL, "row list flags", &pending->flags);
   if (status == CLMG_SUCCESS)
-    status = clmg_device_alloc(context, place_bytes, NULL, "row list places", &places);
+    status = clmg_device_alloc(context, place_bytes, NULL, "row list places", &pending->places);
   if (status == CLMG_SUCCESS)
     status = clmg_args_for_kernel(context, "scan", options, "row_list_flags", &args);
   if (status == CLMG_SUCCESS) {
@@ -168,23 +183,37 @@ clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint3
     clmg_arg_vector(&args, also ? also : value); /* a stand-in when unused */
     clmg_arg_raw(&args, sizeof also_high, &also_high);
     clmg_arg_raw(&args, sizeof use_also, &use_also);
-    clmg_arg_buffer(&args, flags);
+    clmg_arg_buffer(&args, pending->flags);
     status = clmg_launch_args(&args, n);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_scan_counts(context, flags, 0, n, 1, places, &listed);
+    status = clmg_scan_counts_into(context, pending->flags, 0, n, 1, pending->places,
+                                   &pending->listed, blocking);
+  return status;
+}
+
+clmg_status clmg_row_list_end(clmg_context *context, clmg_row_list_pending *pending,
+                              clmg_status status, clmg_vector **list, size_t *count) {
+  *list = NULL;
+  *count = 0;
+  size_t n = pending->n, listed = status == CLMG_SUCCESS ? (size_t)pending->listed : 0;
+  if (status != CLMG_SUCCESS) /* a read into pending may still be under way */
+    clFinish(context->queue);
+  const char *options = clmg_real_options(context, CLMG_FLOAT);
+  clmg_kernel_args args;
   if (status == CLMG_SUCCESS && listed > 0)
     status = clmg_vector_create_unset(context, CLMG_UINT32, listed, list);
   if (status == CLMG_SUCCESS && listed > 0)
     status = clmg_args_for_kernel(context, "scan", options, "row_list_scatter", &args);
   if (status == CLMG_SUCCESS && listed > 0) {
     clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, places);
+    clmg_arg_buffer(&args, pending->places);
     clmg_arg_buffer(&args, (*list)->buffer);
     status = clmg_launch_args(&args, n);
   }
-  clmg_device_free(context, flags, flag_bytes);
-  clmg_device_free(context, places, place_bytes);
+  clmg_device_free(context, pending->flags, n * sizeof(cl_uint));
+  clmg_device_free(context, pending->places, (n + 1) * sizeof(cl_long));
+  memset(pending, 0, sizeof *pending);
   if (status != CLMG_SUCCESS) {
     clmg_vector_destroy(*list);
     *list = NULL;
@@ -192,6 +221,14 @@ clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint3
   }
   *count = listed;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
+                          uint32_t high, const clmg_vector *also, uint32_t also_high,
+                          clmg_vector **list, size_t *count) {
+  clmg_row_list_pending pending;
+  clmg_status status = clmg_row_list_begin(context, value, low, high, also, also_high, 1, &pending);
+  return clmg_row_list_end(context, &pending, status, list, count);
 }
 
 static clmg_status kernel(clmg_context *context, clmg_dtype precision, const char *name,
@@ -368,14 +405,19 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
    * takes (cl/csr_device.cl's SORT_SHORT and SORT_GROUP) */
   clmg_vector *long_rows = NULL, *longer_rows = NULL;
   size_t long_count = 0, longer_count = 0;
+  /* three sums read back, the last read blocking: one host wait */
+  clmg_row_list_pending long_pending = {0}, longer_pending = {0};
+  cl_long total_read = 0;
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, count, &t.row_ptr, &total);
+    status = clmg_offsets_from_counts_into(context, count, &t.row_ptr, &total_read, 0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_row_list_begin(context, count, SORT_SHORT, SORT_GROUP, NULL, 0, 0, &long_pending);
   if (status == CLMG_SUCCESS)
     status =
-        clmg_row_list(context, count, SORT_SHORT, SORT_GROUP, NULL, 0, &long_rows, &long_count);
-  if (status == CLMG_SUCCESS)
-    status =
-        clmg_row_list(context, count, SORT_GROUP, UINT32_MAX, NULL, 0, &longer_rows, &longer_count);
+        clmg_row_list_begin(context, count, SORT_GROUP, UINT32_MAX, NULL, 0, 1, &longer_pending);
+  status = clmg_row_list_end(context, &long_pending, status, &long_rows, &long_count);
+  status = clmg_row_list_end(context, &longer_pending, status, &longer_rows, &longer_count);
+  total = status == CLMG_SUCCESS ? (size_t)total_read : 0;
   /* the counts are the scatter's cursors, taken down to 0 */
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, total, &t.col);
@@ -634,16 +676,22 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
   if (status == CLMG_SUCCESS)
     status =
         product_pattern(context, options, a, b, 0, counting_rows, counting, NULL, 0, length, &c);
+  /* C's offsets, the counted rows that fit the work-group's tables
+   * (filling) and the wider ones, which the window kernels take: three sums
+   * read back, the last read blocking, so one host wait */
+  clmg_row_list_pending filling_pending = {0}, wide_pending = {0};
+  cl_long nnz_read = 0;
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, length, &c.row_ptr, &nnz);
-  /* filling: the counted rows that fit the work-group's tables */
+    status = clmg_offsets_from_counts_into(context, length, &c.row_ptr, &nnz_read, 0);
   if (status == CLMG_SUCCESS)
-    status = clmg_row_list(context, products, SPGEMM_LONG, UINT32_MAX, length, SPGEMM_GROUP_COLUMNS,
-                           &filling_rows, &filling);
-  /* and the wider ones, which the window kernels take */
+    status = clmg_row_list_begin(context, products, SPGEMM_LONG, UINT32_MAX, length,
+                                 SPGEMM_GROUP_COLUMNS, 0, &filling_pending);
   if (status == CLMG_SUCCESS)
-    status = clmg_row_list(context, length, SPGEMM_GROUP_COLUMNS, UINT32_MAX, NULL, 0, &wide_rows,
-                           &wide);
+    status = clmg_row_list_begin(context, length, SPGEMM_GROUP_COLUMNS, UINT32_MAX, NULL, 0, 1,
+                                 &wide_pending);
+  status = clmg_row_list_end(context, &filling_pending, status, &filling_rows, &filling);
+  status = clmg_row_list_end(context, &wide_pending, status, &wide_rows, &wide);
+  nnz = status == CLMG_SUCCESS ? (size_t)nnz_read : 0;
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, nnz, &c.col);
   if (status == CLMG_SUCCESS)

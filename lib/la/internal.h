@@ -43,6 +43,18 @@ clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector 
 clmg_status clmg_spmv_into(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
                            const clmg_vector *in, clmg_vector *out);
 
+/* Reductions whose results stay in device memory, for loops that must not
+ * wait on the host each step (the power steps of eigenvalue estimates):
+ * sums[slot], [slot + 1], [slot + 2] = r.u, w.u, r.r (dot3), sums[slot] =
+ * x.x (sumsq), added in the vectors' precision (the host's reductions add
+ * the partials in double); and x *= 1 / sqrt(sums[slot]) (0 where it is not
+ * positive). sums has the operands' type. Nothing blocks; local sums only
+ * (a distributed context needs the host's reductions). */
+clmg_status clmg_dot3_to_device(const clmg_vector *r, const clmg_vector *u, const clmg_vector *w,
+                                clmg_vector *sums, size_t slot);
+clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t slot);
+clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_vector *x);
+
 /* Sorts a short array of indices ascending (insertion sort: rows of at
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);
@@ -60,6 +72,12 @@ clmg_status clmg_csr_check(const clmg_csr *a, clmg_error *error);
  * comes back (lib/la/csr_device.c, cl/scan.cl). */
 clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *counts,
                                      clmg_vector **offsets, size_t *total);
+/* The same with the total read into *total by a blocking read or, with
+ * blocking 0, by one that a later blocking read (or clmg_finish) completes:
+ * several sums then cost one host wait. *total must live until then (on a
+ * failure too: finish the queue before it goes). */
+clmg_status clmg_offsets_from_counts_into(clmg_context *context, const clmg_vector *counts,
+                                          clmg_vector **offsets, cl_long *total, int blocking);
 
 /* The same from n uint32 counts at element counts_offset of a buffer into
  * an existing one: offsets[i] = scale * (counts[0] + ... + counts[i - 1])
@@ -67,6 +85,10 @@ clmg_status clmg_offsets_from_counts(clmg_context *context, const clmg_vector *c
  * back. */
 clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts_offset, size_t n,
                              uint64_t scale, cl_mem offsets, size_t *total);
+/* clmg_scan_counts with the read as clmg_offsets_from_counts_into's. */
+clmg_status clmg_scan_counts_into(clmg_context *context, cl_mem counts, size_t counts_offset,
+                                  size_t n, uint64_t scale, cl_mem offsets, cl_long *total,
+                                  int blocking);
 
 /* The rows i with low < value[i] <= high (and, when `also` is not NULL,
  * also[i] <= also_high), ascending, as a new device list of uint32 made on
@@ -75,6 +97,22 @@ clmg_status clmg_scan_counts(clmg_context *context, cl_mem counts, size_t counts
 clmg_status clmg_row_list(clmg_context *context, const clmg_vector *value, uint32_t low,
                           uint32_t high, const clmg_vector *also, uint32_t also_high,
                           clmg_vector **list, size_t *count);
+/* clmg_row_list in two halves, so that several lists wait for the host
+ * once: begin launches the flags and their scan and reads the count into
+ * pending (blocking, or not: then a later blocking read must come before
+ * end); end, given begin's status (or a later failure's), makes the list
+ * and releases pending's buffers (on a failure it finishes the queue
+ * first, so no read into pending is left). */
+typedef struct clmg_row_list_pending {
+  cl_mem flags, places;
+  size_t n;
+  cl_long listed;
+} clmg_row_list_pending;
+clmg_status clmg_row_list_begin(clmg_context *context, const clmg_vector *value, uint32_t low,
+                                uint32_t high, const clmg_vector *also, uint32_t also_high,
+                                int blocking, clmg_row_list_pending *pending);
+clmg_status clmg_row_list_end(clmg_context *context, clmg_row_list_pending *pending,
+                              clmg_status status, clmg_vector **list, size_t *count);
 
 /* A CSR matrix that a row kernel builds in two passes: with fill 0 it
  * writes each row's length, with fill 1 (after the offsets) its columns

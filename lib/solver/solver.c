@@ -763,12 +763,37 @@ static clmg_status prepare_kernels(clmg_solver *s) {
   return status;
 }
 
+/* The clock of the setup's phases: the wall time since the last lap less
+ * the kernels' compile time in it, once the queue is drained. */
+typedef struct phase_clock {
+  clmg_context *context;
+  double wall, compile;
+} phase_clock;
+
+static phase_clock clock_start(clmg_context *context, double start, double program_start) {
+  phase_clock c = {context, start, program_start};
+  return c;
+}
+
+static void clock_lap(phase_clock *c, double *phase) {
+  clmg_finish(c->context);
+  double wall = clmg_seconds_now(), compile = clmg_context_program_seconds(c->context);
+  double seconds = (wall - c->wall) - (compile - c->compile);
+  *phase += seconds > 0 ? seconds : 0;
+  c->wall = wall;
+  c->compile = compile;
+}
+
 /* The end of every create: the solve's kernels made ready, the times, the
  * solver handed over, or everything released on a failure. */
 static clmg_status finish_create(clmg_solver *s, clmg_status status, double start,
-                                 double program_start, clmg_solver **solver) {
+                                 double program_start, phase_clock *clock, clmg_solver **solver) {
   if (status == CLMG_SUCCESS)
     status = prepare_kernels(s);
+  if (status == CLMG_SUCCESS && clock) {
+    clock_lap(clock, &s->times.kernels_s);
+    s->have_times = 1;
+  }
   if (status != CLMG_SUCCESS) {
     clmg_solver_destroy(s);
     return status;
@@ -804,8 +829,9 @@ static clmg_status check_matrix(clmg_context *context, const clmg_csr *a) {
  * matrix given), the device matrices borrowed when given. */
 static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, clmg_matrix *matrix,
                                       clmg_matrix *float_matrix, int symmetric,
-                                      const clmg_options *options, clmg_solver **solver) {
-  double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
+                                      const clmg_options *options, double start,
+                                      double program_start, clmg_solver **solver) {
+  phase_clock clock = clock_start(context, start, program_start);
   clmg_solver *s = NULL;
   clmg_status status = new_solver(context, options, &s);
   if (status != CLMG_SUCCESS)
@@ -833,6 +859,8 @@ static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, 
     status = clmg_fail(
         context, CLMG_ERROR_INVALID_ARGUMENT, "precision=%s, but the device matrix is in %s",
         clmg_options_get(s->options, "precision"), clmg_dtype_name(clmg_matrix_precision(matrix)));
+  if (status == CLMG_SUCCESS)
+    clock_lap(&clock, &s->times.checks_s);
   clmg_matrix_options matrix_options;
   clmg_matrix_options_defaults(&matrix_options);
   clmg_matrix_format_parse(clmg_options_get(s->options, "format"), &matrix_options.format);
@@ -851,9 +879,13 @@ static clmg_status create_from_matrix(clmg_context *context, const clmg_csr *a, 
                            "matrix on the host to make it");
     s->owns_float_matrix = status == CLMG_SUCCESS;
   }
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS) {
+    clock_lap(&clock, &s->times.matrix_s);
     status = build_preconditioner(s, a, &matrix_options);
-  return finish_create(s, status, start, program_start, solver);
+  }
+  if (status == CLMG_SUCCESS)
+    clock_lap(&clock, &s->times.preconditioner_s);
+  return finish_create(s, status, start, program_start, &clock, solver);
 }
 
 clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
@@ -861,9 +893,11 @@ clmg_status clmg_solver_create(clmg_context *context, const clmg_csr *a,
   if (!context || !solver)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *solver = NULL;
+  double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
   clmg_status status = check_matrix(context, a);
-  return status == CLMG_SUCCESS ? create_from_matrix(context, a, NULL, NULL, 0, options, solver)
-                                : status;
+  return status == CLMG_SUCCESS
+             ? create_from_matrix(context, a, NULL, NULL, 0, options, start, program_start, solver)
+             : status;
 }
 
 clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix,
@@ -872,6 +906,7 @@ clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix
   if (!context || !solver)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *solver = NULL;
+  double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
   if (!matrix)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "clmg_solver_create_device: no matrix");
   if (clmg_matrix_rows(matrix) != clmg_matrix_cols(matrix) ||
@@ -881,9 +916,9 @@ clmg_status clmg_solver_create_device(clmg_context *context, clmg_matrix *matrix
                      clmg_matrix_rows(matrix), clmg_matrix_cols(matrix),
                      a ? " and a host matrix of other sizes" : " is not square");
   clmg_status status = a ? check_matrix(context, a) : CLMG_SUCCESS;
-  return status == CLMG_SUCCESS
-             ? create_from_matrix(context, a, matrix, float_matrix, symmetric, options, solver)
-             : status;
+  return status == CLMG_SUCCESS ? create_from_matrix(context, a, matrix, float_matrix, symmetric,
+                                                     options, start, program_start, solver)
+                                : status;
 }
 
 /* precond=jacobi around a caller's operator: z = D^-1 r with the
@@ -938,6 +973,7 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "clmg_solver_create_multigrid: no operator");
   double start = clmg_seconds_now(), program_start = clmg_context_program_seconds(context);
+  phase_clock clock = clock_start(context, start, program_start);
   clmg_solver *s = NULL;
   clmg_status status = new_solver(context, options, &s);
   if (status != CLMG_SUCCESS)
@@ -974,8 +1010,10 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "precision=mixed runs the preconditioner in float: around an operator, "
                        "only a float hierarchy (precond=multigrid) can, not precond=jacobi");
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS) {
     snprintf(s->preconditioner_name, sizeof s->preconditioner_name, "%s", name);
+    clock_lap(&clock, &s->times.checks_s);
+  }
   if (status == CLMG_SUCCESS && strcmp(name, "jacobi") == 0)
     status = operator_jacobi(s);
   if (status == CLMG_SUCCESS && strcmp(name, "multigrid") == 0) {
@@ -990,7 +1028,9 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     else if (status == CLMG_SUCCESS)
       s->preconditioner = cycle;
   }
-  return finish_create(s, status, start, program_start, solver);
+  if (status == CLMG_SUCCESS)
+    clock_lap(&clock, &s->times.preconditioner_s);
+  return finish_create(s, status, start, program_start, &clock, solver);
 }
 
 void clmg_solver_destroy(clmg_solver *s) {

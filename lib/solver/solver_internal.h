@@ -48,6 +48,22 @@ clmg_smoother_factory clmg_registered_smoother(const clmg_context *context, cons
                                                void **data);
 void clmg_registered_names(const clmg_context *context, int smoothers, char *list, size_t size);
 
+/* Where the solver's setup goes (its view's "solver_setup"), each phase
+ * ended by a clmg_finish and without the kernels' compile time (compile_s):
+ * they add up to at most setup_s, the rest being the solver's bookkeeping.
+ * X(field, label) for each, in the order create runs them. */
+#define CLMG_SOLVER_SETUP_PHASES(X)                                                                \
+  X(checks_s, "checks of the matrix and the options (symmetry, empty rows)")                       \
+  X(matrix_s, "the device matrix: its upload, layout and format")                                  \
+  X(preconditioner_s, "the preconditioner (AMG: its setup, the phases below)")                     \
+  X(kernels_s, "one iteration that readies the solve's kernels")
+
+typedef struct clmg_solver_setup_times {
+#define PHASE_FIELD(field, label) double field;
+  CLMG_SOLVER_SETUP_PHASES(PHASE_FIELD)
+#undef PHASE_FIELD
+} clmg_solver_setup_times;
+
 struct clmg_solver {
   clmg_context *context;
   clmg_options *options; /* resolved: every AUTO replaced */
@@ -67,6 +83,8 @@ struct clmg_solver {
   clmg_amg_setup_times amg_times;
   int have_amg_times;
   double setup_s, compile_s;
+  clmg_solver_setup_times times; /* zeros where the solver did not build it */
+  int have_times;
   char unused[512]; /* keys set but not read: "mg.smoother, mg.steps" */
 };
 

@@ -250,6 +250,12 @@ char *clmg_solver_view(const clmg_solver *s) {
     append(&b, "\n%-12s %s (set, but this solver does not read them)", "unused", s->unused);
   append(&b, "\n%-12s %.4f s (kernels compiled or loaded: %.4f s more)\n", "setup", s->setup_s,
          s->compile_s);
+  if (s->have_times) {
+    append(&b, "  solver setup, where it went (without compiling):\n");
+#define PRINT_PHASE(field, label) append(&b, "  %10.4f s  %s\n", s->times.field, label);
+    CLMG_SOLVER_SETUP_PHASES(PRINT_PHASE)
+#undef PRINT_PHASE
+  }
   if (s->multigrid)
     append_multigrid(&b, s->multigrid, s->have_amg_times ? &s->amg_times : NULL);
   if (b.failed) {
@@ -284,6 +290,13 @@ char *clmg_solver_view_json(const clmg_solver *s) {
   ok = ok && cJSON_AddStringToObject(object, "unused_options", s->unused);
   ok = ok && cJSON_AddNumberToObject(object, "setup_s", s->setup_s);
   ok = ok && cJSON_AddNumberToObject(object, "compile_s", s->compile_s);
+  if (ok && s->have_times) {
+    cJSON *phases = cJSON_AddObjectToObject(object, "solver_setup");
+    ok = phases != NULL;
+#define ADD_PHASE(field, label) ok = ok && cJSON_AddNumberToObject(phases, #field, s->times.field);
+    CLMG_SOLVER_SETUP_PHASES(ADD_PHASE)
+#undef ADD_PHASE
+  }
   ok =
       ok && clmg_multigrid_view_add(object, s->multigrid, s->have_amg_times ? &s->amg_times : NULL);
   if (ok && !s->multigrid && s->matrix) {

@@ -3,6 +3,8 @@
  * weighted_step). Jacobi (W = omega D^-1) and SPAI-0 differ only in W. */
 #include "solve/internal.h"
 
+#include "la/internal.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,17 +92,50 @@ clmg_status clmg_operator_lambda_max(clmg_context *context, const clmg_operator 
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, a->precision, a->rows, &product);
   double norm = 0, lambda = 0;
-  if (status == CLMG_SUCCESS)
-    status = clmg_nrm2(x, &norm);
-  for (int k = 0; status == CLMG_SUCCESS && k < iterations && norm > 0; ++k) {
-    status = clmg_scal(1.0 / norm, x);
+  if (!clmg_context_is_distributed(context)) {
+    /* the steps' sums of squares stay on the device, which normalises x by
+     * them: one read after the last step, not one per step */
+    clmg_vector *sums = NULL;
+    double *squares = NULL;
+    size_t steps = iterations > 0 ? (size_t)iterations : 0;
     if (status == CLMG_SUCCESS)
-      status = clmg_operator_apply(a, 1.0, x, 0.0, product);
+      status = clmg_vector_create(context, a->precision, steps + 1, &sums);
+    if (status == CLMG_SUCCESS && !(squares = clmg_alloc_array(steps + 1, sizeof *squares)))
+      status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                         "%s smoother: no host memory for the eigenvalue estimate", smoother);
     if (status == CLMG_SUCCESS)
-      status = clmg_pointwise_multiply(w, product, x);
+      status = clmg_sumsq_to_device(x, sums, 0);
+    for (size_t k = 0; status == CLMG_SUCCESS && k < steps; ++k) {
+      status = clmg_scal_inverse_sqrt(sums, k, x);
+      if (status == CLMG_SUCCESS)
+        status = clmg_operator_apply(a, 1.0, x, 0.0, product);
+      if (status == CLMG_SUCCESS)
+        status = clmg_pointwise_multiply(w, product, x);
+      if (status == CLMG_SUCCESS)
+        status = clmg_sumsq_to_device(x, sums, k + 1);
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_download_doubles(sums, squares);
+    /* the host loop's stop: the first norm that is not positive */
+    if (status == CLMG_SUCCESS)
+      norm = sqrt(squares[0]);
+    for (size_t k = 0; status == CLMG_SUCCESS && k < steps && norm > 0; ++k)
+      lambda = norm = sqrt(squares[k + 1]);
+    free(squares);
+    clmg_vector_destroy(sums);
+  } else {
     if (status == CLMG_SUCCESS)
       status = clmg_nrm2(x, &norm);
-    lambda = norm;
+    for (int k = 0; status == CLMG_SUCCESS && k < iterations && norm > 0; ++k) {
+      status = clmg_scal(1.0 / norm, x);
+      if (status == CLMG_SUCCESS)
+        status = clmg_operator_apply(a, 1.0, x, 0.0, product);
+      if (status == CLMG_SUCCESS)
+        status = clmg_pointwise_multiply(w, product, x);
+      if (status == CLMG_SUCCESS)
+        status = clmg_nrm2(x, &norm);
+      lambda = norm;
+    }
   }
   clmg_vector_destroy(x);
   clmg_vector_destroy(product);

@@ -1,0 +1,232 @@
+/* The setup's reductions that stay on the device (lib/la/internal.h:
+ * clmg_dot3_to_device, clmg_sumsq_to_device, clmg_scal_inverse_sqrt) and
+ * the estimate of lambda_max(D^-1 A) built on them (lib/amg/amg_internal.h:
+ * clmg_amg_rho_device), each against a host reference on random data, in
+ * double and float. Internal functions: the suite links the static library
+ * and includes lib/. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "amg/amg_internal.h"
+#include "clmg.h"
+#include "la/internal.h"
+
+static clmg_context *ctx;
+
+#define CHECK_OK(call)                                                                             \
+  do {                                                                                             \
+    clmg_status check_status_ = (call);                                                            \
+    if (check_status_ != CLMG_SUCCESS)                                                             \
+      fail_msg("%s -> %s: %s", #call, clmg_status_string(check_status_),                           \
+               clmg_context_message(ctx));                                                         \
+  } while (0)
+
+static uint64_t rng_state = 0x243f6a8885a308d3u;
+
+/* uniform in [0, 1) (splitmix64) */
+static double uniform(void) {
+  uint64_t z = (rng_state += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  z ^= z >> 31;
+  return (double)(z >> 11) * 0x1.0p-53;
+}
+
+static double rounded(clmg_dtype type, double v) {
+  return type == CLMG_FLOAT ? (double)(float)v : v;
+}
+
+static double tolerance(clmg_dtype type) {
+  return type == CLMG_DOUBLE ? 1e-12 : 1e-5;
+}
+
+static double *random_vector(clmg_dtype type, size_t n) {
+  double *v = malloc((n ? n : 1) * sizeof *v);
+  assert_non_null(v);
+  for (size_t i = 0; i < n; i++)
+    v[i] = rounded(type, 2 * uniform() - 1);
+  return v;
+}
+
+static clmg_vector *device_vector(clmg_dtype type, size_t n, const double *values) {
+  clmg_vector *v = NULL;
+  CHECK_OK(clmg_vector_create(ctx, type, n, &v));
+  if (n > 0)
+    CHECK_OK(clmg_vector_upload_doubles(v, values));
+  return v;
+}
+
+static void check_close(const char *what, size_t n, double got, double want, double bound) {
+  if (!(fabs(got - want) <= bound))
+    fail_msg("%s (n %zu): %.17g, the host's %.17g (bound %g)", what, n, got, want, bound);
+}
+
+/* The sums at their slots of a longer vector, the slots around them kept,
+ * and x scaled by 1 / sqrt(its sum of squares) read from there. */
+static void sums_case(clmg_dtype type, size_t n) {
+  double *r = random_vector(type, n), *u = random_vector(type, n), *w = random_vector(type, n);
+  long double ru = 0, ru_mag = 0, wu = 0, wu_mag = 0, rr = 0, ww = 0;
+  for (size_t i = 0; i < n; i++) {
+    ru += (long double)r[i] * u[i];
+    ru_mag += fabsl((long double)r[i] * u[i]);
+    wu += (long double)w[i] * u[i];
+    wu_mag += fabsl((long double)w[i] * u[i]);
+    rr += (long double)r[i] * r[i];
+    ww += (long double)w[i] * w[i];
+  }
+  double guard[7] = {7, 7, 7, 7, 7, 7, 7}, got[7];
+  clmg_vector *dr = device_vector(type, n, r), *du = device_vector(type, n, u);
+  clmg_vector *dw = device_vector(type, n, w), *sums = device_vector(type, 7, guard);
+  CHECK_OK(clmg_dot3_to_device(dr, du, dw, sums, 1));
+  CHECK_OK(clmg_sumsq_to_device(dw, sums, 5));
+  CHECK_OK(clmg_scal_inverse_sqrt(sums, 5, dw));
+  CHECK_OK(clmg_vector_download_doubles(sums, got));
+  double tol = tolerance(type);
+  assert_true(got[0] == 7 && got[4] == 7 && got[6] == 7);
+  check_close("r.u", n, got[1], (double)ru, tol * (double)ru_mag);
+  check_close("w.u", n, got[2], (double)wu, tol * (double)wu_mag);
+  check_close("r.r", n, got[3], (double)rr, tol * (double)rr);
+  check_close("w.w", n, got[5], (double)ww, tol * (double)ww);
+  double *scaled = malloc((n ? n : 1) * sizeof *scaled);
+  assert_non_null(scaled);
+  if (n > 0)
+    CHECK_OK(clmg_vector_download_doubles(dw, scaled));
+  double inverse = ww > 0 ? 1 / sqrt((double)ww) : 0;
+  for (size_t i = 0; i < n; i++)
+    check_close("w / ||w||", n, scaled[i], w[i] * inverse, 4 * tol * fabs(w[i] * inverse));
+  clmg_vector_destroy(dr);
+  clmg_vector_destroy(du);
+  clmg_vector_destroy(dw);
+  clmg_vector_destroy(sums);
+  free(r);
+  free(u);
+  free(w);
+  free(scaled);
+}
+
+static void test_sums(void **state) {
+  (void)state;
+  const size_t sizes[] = {0, 1, 3, 1000, 100003};
+  for (int t = 0; t < 2; t++)
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++)
+      sums_case(t ? CLMG_FLOAT : CLMG_DOUBLE, sizes[k]);
+}
+
+/* A zero vector scales by 0 (not by inf or nan); bad slots and types are
+ * refused with a message. */
+static void test_sums_edges(void **state) {
+  (void)state;
+  double zeros[4] = {0, 0, 0, 0}, ones[4] = {1, 1, 1, 1}, got[4];
+  clmg_vector *x = device_vector(CLMG_DOUBLE, 4, ones), *z = device_vector(CLMG_DOUBLE, 4, zeros);
+  clmg_vector *sums = device_vector(CLMG_DOUBLE, 3, zeros), *f = NULL;
+  CHECK_OK(clmg_sumsq_to_device(z, sums, 0));
+  CHECK_OK(clmg_scal_inverse_sqrt(sums, 0, x));
+  CHECK_OK(clmg_vector_download_doubles(x, got));
+  for (int i = 0; i < 4; i++)
+    assert_true(got[i] == 0);
+  assert_int_equal(clmg_dot3_to_device(x, x, x, sums, 1), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "slots"));
+  assert_int_equal(clmg_sumsq_to_device(x, sums, 3), CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_scal_inverse_sqrt(sums, 7, x), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_OK(clmg_vector_create(ctx, CLMG_FLOAT, 3, &f));
+  assert_int_equal(clmg_sumsq_to_device(x, f, 0), CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_vector_destroy(f);
+  clmg_vector_destroy(x);
+  clmg_vector_destroy(z);
+  clmg_vector_destroy(sums);
+}
+
+/* A random SPD matrix that is not an M-matrix: random symmetric entries of
+ * both signs, about `per_row` a row, and a diagonal of the row's absolute
+ * sum times a random factor in [1, 2) (diagonally dominant: SPD). */
+static clmg_csr random_spd(size_t n, int per_row) {
+  size_t capacity = n * (size_t)(2 * per_row + 1);
+  int32_t *rows = malloc(capacity * sizeof *rows), *cols = malloc(capacity * sizeof *cols);
+  double *values = malloc(capacity * sizeof *values), *row_sum = calloc(n, sizeof *row_sum);
+  assert_true(rows && cols && values && row_sum);
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++)
+    for (int k = 0; k < per_row; k++) {
+      size_t j = (size_t)(uniform() * (double)n);
+      if (j >= n || j == i)
+        continue;
+      double v = 2 * uniform() - 1;
+      rows[count] = (int32_t)i, cols[count] = (int32_t)j, values[count++] = v;
+      rows[count] = (int32_t)j, cols[count] = (int32_t)i, values[count++] = v;
+      row_sum[i] += fabs(v);
+      row_sum[j] += fabs(v);
+    }
+  for (size_t i = 0; i < n; i++) {
+    rows[count] = cols[count] = (int32_t)i;
+    values[count++] = (row_sum[i] > 0 ? row_sum[i] : 1) * (1 + uniform());
+  }
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_from_triplets(n, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_csr_from_triplets: %s", error.message);
+  free(rows);
+  free(cols);
+  free(values);
+  free(row_sum);
+  return a;
+}
+
+/* The device's estimate of lambda_max(D^-1 A), its power steps' sums read
+ * once at the end, is the host's within rounding, and lies in (0, 2] for
+ * these matrices (Gershgorin on D^-1 A: 1 + 1). */
+static void test_rho(void **state) {
+  (void)state;
+  const size_t sizes[] = {1, 50, 2000, 30000};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    clmg_csr a = random_spd(sizes[k], 4);
+    double host = 0;
+    clmg_error error = {{0}};
+    if (clmg_amg_rho_host(&a, &host, &error) != CLMG_SUCCESS)
+      fail_msg("clmg_amg_rho_host: %s", error.message);
+    assert_true(host > 0 && host <= 2 + 1e-12);
+    for (int t = 0; t < 2; t++) {
+      clmg_dtype type = t ? CLMG_FLOAT : CLMG_DOUBLE;
+      clmg_csr_device d = {0};
+      CHECK_OK(clmg_csr_device_upload(ctx, &a, type, &d));
+      double device = 0;
+      CHECK_OK(clmg_amg_rho_device(ctx, &d, &device));
+      check_close("rho(D^-1 A)", sizes[k], device, host, (t ? 1e-4 : 1e-10) * host);
+      clmg_csr_device_free(&d);
+    }
+    clmg_csr_free(&a);
+  }
+}
+
+static int setup(void **state) {
+  (void)state;
+  clmg_status status = clmg_context_create(NULL, &ctx);
+  if (status != CLMG_SUCCESS) {
+    fprintf(stderr, "clmg_context_create: %s\n", clmg_status_string(status));
+    return -1;
+  }
+  return 0;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  clmg_context_destroy(ctx);
+  ctx = NULL;
+  return 0;
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_sums),
+      cmocka_unit_test(test_sums_edges),
+      cmocka_unit_test(test_rho),
+  };
+  return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
+}
