@@ -82,8 +82,8 @@ static void check_gpu_choices(const clmg_device_params *p) {
    * group of 1024, the H200's measured optimum); the fused kernels above it */
   assert_int_equal(p->tail_rows_per_item, 1);
   assert_int_equal(p->tail_rows, p->tail_group_size);
-  assert_int_equal(p->fused_restrict_rows, 65536);
-  assert_int_equal(p->fused_smooth_rows, 16384);
+  assert_int_equal(p->fused_restrict_rows, 0);
+  assert_int_equal(p->fused_smooth_rows, 0);
 }
 
 /* The choices every CPU class made before the table (CL_DEVICE_TYPE_CPU). */

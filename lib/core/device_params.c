@@ -93,7 +93,15 @@
  *    = 1160 n without cache, ~148 n with), 1 launch, and 10x the flops.
  * On a GPU (H200: 4.8 TB/s, a launch 5-7 us, 50 MB of L2) the levels up to
  * ~64k rows keep A in L2, where the extra reads cost less than a launch;
- * the smoothing's tenfold rereads halve that. Not yet measured there. On
+ * the smoothing's tenfold rereads halve that. Measured there (perf/latency.py
+ * --fused, CIRCLE Q1 V(4,4) with the coarse tail of 1,024 rows, 2026-11-28)
+ * it does not pay: with 65,536 / 16,384 rows the cycle took 0.350, 0.437,
+ * 0.722 and 1.641 ms at levels 7-10 against 0.264, 0.332, 0.609 and 1.532
+ * ms unfused (one fused defect+restriction of 768-8,448 rows ran 19-29 us,
+ * three to four launches' worth: one work-item per coarse row serialises
+ * the recomputation), so GPUs leave them off (options or CLMG_DEVICE_PARAMS
+ * turn them on); without the tail they do save time there (0.41 against
+ * 0.45 ms at level 7, 0.50 against 0.75 at level 8). On
  * pocl (the 2-core VM, CIRCLE Q1 V(4,4), fastest of 20-150 interleaved
  * runs of 20 cycles, 2026-11-28) a launch costs 3-7 us and the recomputed
  * flops count: at 5 levels (2,176 rows) the cycle took 236-240 us unfused,
@@ -103,7 +111,7 @@
  * 99-110 us unfused, 85 with both fused up to 1,024 / 128 rows. Hence
  * 1,024 and 128 on CPUs (docs/performance.md, "Fused kernels above the
  * tail"). */
-#define FUSED_GPU .fused_restrict_rows = 65536, .fused_smooth_rows = 16384
+#define FUSED_GPU .fused_restrict_rows = 0, .fused_smooth_rows = 0
 #define FUSED_CPU .fused_restrict_rows = 1024, .fused_smooth_rows = 128
 
 /* Work-groups per compute unit of a 1-D launch, measured with perf/blas1:

@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The densest level (entries a row of A) whose kernels are fused. */
+#define FUSED_MAX_ROW_ENTRIES 32.0
+
 typedef struct csr32 {
   cl_mem ptr, col, val;
   size_t ptr_bytes, col_bytes, val_bytes;
@@ -125,6 +128,20 @@ clmg_status clmg_fused_level_create(clmg_context *context, clmg_dtype precision,
     return CLMG_SUCCESS;
   const clmg_matrix *r_matrix = fuse_restriction ? matrix_of(r, precision) : NULL;
   const clmg_matrix *p_matrix = fuse_smoothing ? matrix_of(p, precision) : NULL;
+  /* The recomputation grows with the rows' lengths: the fused smoothing
+   * rereads each neighbour's row (about (nnz/n)^2 entries a row), the fused
+   * restriction every fine row once per entry of R that reads it (nnz(R)
+   * times nnz(A)/n). A stencil or FE level (9-27 a row) pays that; an AMG
+   * coarse level of hundreds a row does not (on the H200 elasticity's
+   * cycle took 67 times as long), so levels denser than 32 entries a row
+   * keep the unfused kernels, and the restriction is fused only where it
+   * reads at most four times the entries of the unfused pair. */
+  const double per_row = a->rows ? (double)clmg_matrix_nnz(a_matrix) / (double)a->rows : 0;
+  if (per_row > FUSED_MAX_ROW_ENTRIES)
+    return CLMG_SUCCESS;
+  if (r_matrix && (double)clmg_matrix_nnz(r_matrix) * per_row >
+                      4.0 * (double)(clmg_matrix_nnz(a_matrix) + clmg_matrix_nnz(r_matrix)))
+    r_matrix = NULL;
   const clmg_vector *w = NULL;
   double alpha = 0, beta = 0;
   if (p_matrix && smoother && clmg_diagonal_smoother_polynomial(smoother, 1, &w, &alpha, &beta) &&

@@ -1349,7 +1349,9 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
     return NULL;
   }
   if (!(isfinite(dt) && dt > 0)) {
-    PyErr_Format(PyExc_ValueError, "dt must be finite and > 0, not %g", dt);
+    char message[96]; /* PyErr_Format has no %g */
+    snprintf(message, sizeof message, "dt must be finite and > 0, not %g", dt);
+    PyErr_SetString(PyExc_ValueError, message);
     return NULL;
   }
   if (steps <= 0)
