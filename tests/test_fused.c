@@ -468,6 +468,54 @@ static void test_fused_commands_amg(void **state) {
   clmg_csr_free(&a);
 }
 
+/* A matrix of 41 entries a row (a banded SPD matrix, as AMG's coarse levels
+ * of vector problems are dense): its levels are never fused, whatever the
+ * limits (the recomputation grows with the rows' lengths squared; on the
+ * H200 it made elasticity's cycle 67 times as long), so asking for the
+ * fused kernels everywhere changes no command. */
+static void test_fused_skips_dense_levels(void **state) {
+  (void)state;
+  const size_t n = 600, band = 20;
+  size_t count = 0, capacity = n * (2 * band + 1);
+  int32_t *ti = malloc(capacity * sizeof *ti), *tj = malloc(capacity * sizeof *tj);
+  double *tv = malloc(capacity * sizeof *tv);
+  assert_non_null(ti);
+  assert_non_null(tj);
+  assert_non_null(tv);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t j = i > band ? i - band : 0; j <= i + band && j < n; ++j) {
+      ti[count] = (int32_t)i;
+      tj[count] = (int32_t)j;
+      tv[count++] = i == j ? 2.0 * band + 1.0 : -1.0 / (1.0 + (double)(i > j ? i - j : j - i));
+    }
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  CHECK_ERROR_OK(error, clmg_csr_from_triplets(n, n, count, ti, tj, tv, &a, &error));
+  free(ti);
+  free(tj);
+  free(tv);
+  clmg_multigrid_options o;
+  clmg_multigrid_options_defaults(&o);
+  o.matrix.format = CLMG_FORMAT_CSR;
+  o.tail_rows = 0;
+  o.coarse = CLMG_COARSE_DIRECT;
+  o.smoother = CLMG_SMOOTHER_JACOBI_RHO;
+  clmg_multigrid *mg[2] = {NULL, NULL};
+  for (int fused = 0; fused < 2; ++fused) {
+    o.fused_restrict_rows = o.fused_smooth_rows = fused ? ALL : 0;
+    CHECK_OK(clmg_amg_multigrid_create(ctx, &a, NULL, &o, NULL, &mg[fused]));
+  }
+  assert_true(clmg_multigrid_levels(mg[1]) >= 2);
+  uint64_t unfused = measured_commands(mg[0], n), fused = measured_commands(mg[1], n);
+  if (fused != unfused)
+    fail_msg("a matrix of 41 entries a row: %llu commands with the fused kernels asked for, "
+             "%llu without; its levels should not be fused",
+             (unsigned long long)fused, (unsigned long long)unfused);
+  clmg_multigrid_destroy(mg[0]);
+  clmg_multigrid_destroy(mg[1]);
+  clmg_csr_free(&a);
+}
+
 /* A Stokes hierarchy with Vanka smoothing (P2-P1 on triangles, block
  * smoother): only the restriction is fused, one command fewer a level
  * visit, and the cycle agrees with the unfused one within rounding. */
@@ -651,9 +699,13 @@ static int teardown(void **state) {
 int main(void) {
   test_apply_filters();
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fused_matches_unfused), cmocka_unit_test(test_fused_against_host),
-      cmocka_unit_test(test_fused_commands_gmg),    cmocka_unit_test(test_fused_commands_amg),
-      cmocka_unit_test(test_fused_vanka),           cmocka_unit_test(test_fused_solve_and_refresh),
+      cmocka_unit_test(test_fused_matches_unfused),
+      cmocka_unit_test(test_fused_against_host),
+      cmocka_unit_test(test_fused_commands_gmg),
+      cmocka_unit_test(test_fused_commands_amg),
+      cmocka_unit_test(test_fused_vanka),
+      cmocka_unit_test(test_fused_skips_dense_levels),
+      cmocka_unit_test(test_fused_solve_and_refresh),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
