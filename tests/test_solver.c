@@ -357,6 +357,54 @@ static void test_solver_refusals(void **state) {
   clmg_csr_free(&t);
 }
 
+/* clmg_solver_set_limits: later solves take the new tolerance and limit,
+ * the resolved options show them, bad values leave the solver as it was. */
+static void test_solver_limits(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(3);
+  clmg_solver *solver = NULL;
+  int loose = solve_known(&a, "precond=jacobi tol=1e-4", 1e-4, &solver);
+  size_t n = a.rows;
+  double *b = malloc(n * sizeof *b), *x = calloc(n, sizeof *x), *r = malloc(n * sizeof *r);
+  for (size_t i = 0; i < n; i++)
+    b[i] = rng_uniform() - 0.5;
+  CHECK_OK(clmg_solver_set_limits(solver, 1e-10, 1000));
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "maxit"), "1000");
+  assert_true(strtod(clmg_options_get(clmg_solver_options(solver), "tol"), NULL) == 1e-10);
+  clmg_krylov_result result = {0};
+  CHECK_OK(clmg_solver_solve_host(solver, b, x, &result));
+  memcpy(r, b, n * sizeof *r);
+  clmg_csr_spmv_host(-1.0, &a, x, 1.0, r);
+  double r_norm = 0, b_norm = 0;
+  for (size_t i = 0; i < n; i++) {
+    r_norm += r[i] * r[i];
+    b_norm += b[i] * b[i];
+  }
+  assert_true(sqrt(r_norm) <= 1.5e-10 * sqrt(b_norm));
+  assert_true(result.iterations > loose);
+  clmg_krylov_result_free(&result);
+  /* three iterations are not enough: the last iterate, not converged */
+  CHECK_OK(clmg_solver_set_limits(solver, 1e-12, 3));
+  memset(x, 0, n * sizeof *x);
+  assert_int_equal(clmg_solver_solve_host(solver, b, x, &result), CLMG_ERROR_NOT_CONVERGED);
+  assert_int_equal(result.iterations, 3);
+  clmg_krylov_result_free(&result);
+  const double bad_tolerance[] = {0, -1e-8, NAN, INFINITY, 1e-8};
+  const int bad_iterations[] = {10, 10, 10, 10, 0};
+  for (size_t i = 0; i < sizeof bad_iterations / sizeof bad_iterations[0]; i++) {
+    assert_int_equal(clmg_solver_set_limits(solver, bad_tolerance[i], bad_iterations[i]),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(clmg_context_message(ctx), "clmg_solver_set_limits"));
+  }
+  assert_string_equal(clmg_options_get(clmg_solver_options(solver), "maxit"), "3");
+  assert_int_equal(clmg_solver_set_limits(NULL, 1e-8, 10), CLMG_ERROR_INVALID_ARGUMENT);
+  free(b);
+  free(x);
+  free(r);
+  clmg_solver_destroy(solver);
+  clmg_csr_free(&a);
+}
+
 /* A matrix already on the device, borrowed; the host copy optional. */
 static void test_device_matrix(void **state) {
   (void)state;
@@ -850,6 +898,7 @@ int main(void) {
       cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
       cmocka_unit_test(test_operator_alone),      cmocka_unit_test(test_device_matrix),
       cmocka_unit_test(test_options_homg),        cmocka_unit_test(test_options_flow),
+      cmocka_unit_test(test_solver_limits),
   };
   test_apply_filters();
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -246,6 +246,12 @@ CLMG_API clmg_krylov_method clmg_solver_auto_method(const clmg_csr *a);
  * returning nonzero stops the solve. NULL: none. */
 CLMG_API void clmg_solver_set_monitor(clmg_solver *solver, clmg_krylov_monitor monitor, void *data);
 
+/** Sets the relative tolerance (finite, above 0) and the iteration limit (at least 1) of
+ * later solves, in place of the options' tol and maxit (the resolved options then show
+ * them). Anything else is CLMG_ERROR_INVALID_ARGUMENT and leaves the solver as it was. */
+CLMG_API clmg_status clmg_solver_set_limits(clmg_solver *solver, double tolerance,
+                                            int max_iterations);
+
 /** Solves A x = b on the device, x holding the initial guess (vectors of the
  * solver's precision: double for precision=mixed). CLMG_SUCCESS only when x
  * is finite and the residual recomputed from it is finite and meets the

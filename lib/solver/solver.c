@@ -1056,6 +1056,29 @@ void clmg_solver_set_monitor(clmg_solver *s, clmg_krylov_monitor monitor, void *
   s->krylov.monitor_data = data;
 }
 
+clmg_status clmg_solver_set_limits(clmg_solver *s, double tolerance, int max_iterations) {
+  if (!s)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  if (!(tolerance > 0) || !isfinite(tolerance) || max_iterations < 1)
+    return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_solver_set_limits: the tolerance must be finite and above 0 and "
+                     "the iterations at least 1, not %g and %d",
+                     tolerance, max_iterations);
+  /* the resolved options echo what later solves use */
+  char tol_text[32], maxit_text[32];
+  snprintf(tol_text, sizeof tol_text, "%.17g", tolerance);
+  snprintf(maxit_text, sizeof maxit_text, "%d", max_iterations);
+  clmg_error error = {{0}};
+  clmg_status status = clmg_options_set(s->options, "tol", tol_text, &error);
+  if (status == CLMG_SUCCESS)
+    status = clmg_options_set(s->options, "maxit", maxit_text, &error);
+  if (status != CLMG_SUCCESS)
+    return fail_error(s->context, status, &error);
+  s->krylov.relative_tolerance = tolerance;
+  s->krylov.max_iterations = max_iterations;
+  return CLMG_SUCCESS;
+}
+
 /* ---- solving ---- */
 
 clmg_status clmg_solver_solve(clmg_solver *s, const clmg_vector *b, clmg_vector *x,

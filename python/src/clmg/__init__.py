@@ -49,6 +49,7 @@ __all__ = [
     "helmholtz",
     "option_keys",
     "poisson",
+    "poisson_multigrid",
     "check_options",
     "problems",
     "solve",
@@ -400,6 +401,18 @@ class Solver:
         n = self.A.shape[0]
         b_ = _as_vector(b, n, "b")
         x = np.zeros(n) if x0 is None else _as_vector(x0, n, "x0")
+        x, info = self._solve(b_, x, monitor, self.A)
+        if not info.converged:
+            warnings.warn(f"clmg: {info.message or info.status}", ConvergenceWarning, stacklevel=2)
+        return x, info
+
+    def _solve(
+        self, b_: np.ndarray, x: np.ndarray, monitor: Callable | None, A: sp.csr_array
+    ) -> tuple[np.ndarray, SolveInfo]:
+        """The solve of b_ from x (float64 vectors in the solver's numbering,
+        x overwritten), A the host matrix in that numbering; no warning."""
+        if monitor is not None and not callable(monitor):
+            raise TypeError("monitor must be callable(iteration, relative_residual)")
         start = time.perf_counter()
         result = self._c.solve(b_, x, monitor if monitor is not None else self.monitor)
         solve_time = time.perf_counter() - start
@@ -407,7 +420,7 @@ class Solver:
         # there); a float one's is recomputed here in double
         true_residual, b_norm = result["true_residual"], result["b_norm"]
         if not (np.isfinite(true_residual) and np.isfinite(b_norm)):
-            true_residual = float(np.linalg.norm(b_ - self.A @ x))
+            true_residual = float(np.linalg.norm(b_ - A @ x))
             b_norm = float(np.linalg.norm(b_))
         times = self._c.times()
         info = SolveInfo(
@@ -426,8 +439,6 @@ class Solver:
             message=result["message"],
             view=self.view,
         )
-        if not info.converged:
-            warnings.warn(f"clmg: {info.message or info.status}", ConvergenceWarning, stacklevel=2)
         return x, info
 
     def __repr__(self) -> str:
@@ -460,12 +471,18 @@ class Multigrid(Solver, spla.LinearOperator):
         """The hierarchy's levels."""
         return self._c.describe()["levels"]
 
-    def _matvec(self, r: Any) -> np.ndarray:
+    def _input(self, r: Any) -> np.ndarray:
+        """The preconditioner's input as a new float64 vector (float32 and
+        integers are cast; complex is refused)."""
         r_ = np.asarray(r)
         _refuse_complex(r_.dtype, "the preconditioner's input")
         r_ = np.array(r_, dtype=np.float64, order="C").reshape(-1)
         if r_.shape[0] != self.A.shape[0]:
             raise ValueError(f"the input has {r_.shape[0]} entries, not {self.A.shape[0]}")
+        return r_
+
+    def _matvec(self, r: Any) -> np.ndarray:
+        r_ = self._input(r)
         z = np.empty_like(r_)
         self._c.precondition(r_, z)
         return z
@@ -520,4 +537,4 @@ def solve(
 
 # the finite-element problems (fe.py uses the package's helpers above)
 from . import fe  # noqa: E402
-from .fe import flow, helmholtz, poisson  # noqa: E402
+from .fe import flow, helmholtz, poisson, poisson_multigrid  # noqa: E402

@@ -183,6 +183,9 @@ typedef struct {
   /* the solve's b, x and residual in the solver's precision, made on the
    * first solve and kept for the next ones */
   clmg_vector *solve_b, *solve_x, *solve_r;
+  /* a finite-element problem's solver (poisson_multigrid): the problem owns
+   * solver; NULL for clmg_solver_create's */
+  clmg_fe_poisson *problem;
 } SolverObject;
 
 static void Solver_dealloc(SolverObject *self) {
@@ -192,7 +195,10 @@ static void Solver_dealloc(SolverObject *self) {
   clmg_vector_destroy(self->z);
   clmg_vector_destroy(self->r);
   clmg_preconditioner_destroy(&self->preconditioner);
-  clmg_solver_destroy(self->solver);
+  if (self->problem)
+    clmg_fe_poisson_destroy(self->problem);
+  else
+    clmg_solver_destroy(self->solver);
   Py_XDECREF(self->owner);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -547,6 +553,22 @@ static PyObject *take_string(char *text) {
   return result;
 }
 
+/* set_limits(tol, maxit): clmg_solver_set_limits for the next solves. */
+static PyObject *Solver_set_limits(SolverObject *self, PyObject *args) {
+  double tolerance = 0;
+  int max_iterations = 0;
+  if (!PyArg_ParseTuple(args, "di", &tolerance, &max_iterations) || !solver_ready(self))
+    return NULL;
+  clmg_status status = clmg_solver_set_limits(self->solver, tolerance, max_iterations);
+  if (status == CLMG_ERROR_INVALID_ARGUMENT) {
+    PyErr_SetString(PyExc_ValueError, clmg_context_message(self->owner->context));
+    return NULL;
+  }
+  if (status != CLMG_SUCCESS)
+    return raise_status(status, clmg_context_message(self->owner->context));
+  Py_RETURN_NONE;
+}
+
 static PyObject *Solver_view(SolverObject *self, PyObject *Py_UNUSED(ignored)) {
   return solver_ready(self) ? take_string(clmg_solver_view(self->solver)) : NULL;
 }
@@ -580,6 +602,8 @@ static PyMethodDef Solver_methods[] = {
      "the solution."},
     {"precondition", (PyCFunction)Solver_precondition, METH_VARARGS,
      "precondition(r, z): z = one multigrid cycle from zero applied to r."},
+    {"set_limits", (PyCFunction)Solver_set_limits, METH_VARARGS,
+     "set_limits(tol, maxit): clmg_solver_set_limits for the next solves."},
     {"view", (PyCFunction)Solver_view, METH_NOARGS, "clmg_solver_view as text."},
     {"view_json", (PyCFunction)Solver_view_json, METH_NOARGS, "clmg_solver_view_json."},
     {"times", (PyCFunction)Solver_times, METH_NOARGS, "Setup and compile seconds."},
@@ -862,6 +886,43 @@ static PyObject *raise_poisson(clmg_status status, const char *step, const char 
   return raise_status(status, text);
 }
 
+/* A Poisson spec from poisson()'s and poisson_multigrid()'s arguments;
+ * -1 with an exception set on a bad one. */
+static int poisson_spec(clmg_fe_poisson_spec *spec, MeshObject *coarse, int level, int degree,
+                        const char *problem_name, const char *numbering_name,
+                        unsigned long long seed, int on_device, Py_ssize_t coarse_rows,
+                        int want_matrix) {
+  clmg_fe_poisson_spec_defaults(spec);
+  spec->coarse = &coarse->mesh;
+  spec->level = level;
+  spec->degree = degree;
+  spec->seed = seed;
+  spec->assembly = on_device ? CLMG_FE_ASSEMBLY_DEVICE : CLMG_FE_ASSEMBLY_HOST;
+  spec->keep_matrix = want_matrix;
+  if (!clmg_numbering_parse(numbering_name, &spec->numbering)) {
+    PyErr_Format(PyExc_ValueError, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
+                 numbering_name);
+    return -1;
+  }
+  if (coarse_rows < 0) {
+    PyErr_SetString(PyExc_ValueError, "coarse_rows must be >= 0");
+    return -1;
+  }
+  spec->coarse_max_rows = (size_t)coarse_rows;
+  if (strcmp(problem_name, "circle") == 0)
+    clmg_poisson_problem_circle(&spec->problem);
+  else if (strcmp(problem_name, "blood") == 0) {
+    clmg_poisson_problem_blood(&spec->problem);
+    spec->paper_smoothing = 1;
+  } else if (strcmp(problem_name, "unit") == 0)
+    clmg_poisson_problem_unit_source(&spec->problem);
+  else {
+    PyErr_Format(PyExc_ValueError, "unknown problem '%s' (circle, blood, unit)", problem_name);
+    return -1;
+  }
+  return 0;
+}
+
 /* poisson(context, coarse, level, degree, problem, numbering, seed,
  * on_device, coarse_rows, text, pairs, want_matrix, monitor) -> dict: the
  * run of clmg/fe_solve.h's stages. The problem: "circle", "blood" or
@@ -885,36 +946,11 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
   if (!context_ready(owner))
     return NULL;
   clmg_fe_poisson_spec spec;
-  clmg_fe_poisson_spec_defaults(&spec);
-  spec.coarse = &coarse->mesh;
-  spec.level = level;
-  spec.degree = degree;
-  spec.seed = seed;
-  spec.assembly = on_device ? CLMG_FE_ASSEMBLY_DEVICE : CLMG_FE_ASSEMBLY_HOST;
-  spec.keep_matrix = want_matrix;
-  if (!clmg_numbering_parse(numbering_name, &spec.numbering)) {
-    PyErr_Format(PyExc_ValueError, "unknown numbering '%s' (there are: 2lv, cm, xyz, sto, hie)",
-                 numbering_name);
+  if (poisson_spec(&spec, coarse, level, degree, problem_name, numbering_name, seed, on_device,
+                   coarse_rows, want_matrix) < 0)
     return NULL;
-  }
-  if (coarse_rows < 0) {
-    PyErr_SetString(PyExc_ValueError, "coarse_rows must be >= 0");
-    return NULL;
-  }
-  spec.coarse_max_rows = (size_t)coarse_rows;
   if (callable != Py_None && !PyCallable_Check(callable)) {
     PyErr_SetString(PyExc_TypeError, "monitor must be callable(iteration, relative_residual)");
-    return NULL;
-  }
-  if (strcmp(problem_name, "circle") == 0)
-    clmg_poisson_problem_circle(&spec.problem);
-  else if (strcmp(problem_name, "blood") == 0) {
-    clmg_poisson_problem_blood(&spec.problem);
-    spec.paper_smoothing = 1;
-  } else if (strcmp(problem_name, "unit") == 0)
-    clmg_poisson_problem_unit_source(&spec.problem);
-  else {
-    PyErr_Format(PyExc_ValueError, "unknown problem '%s' (circle, blood, unit)", problem_name);
     return NULL;
   }
   clmg_context *context = owner->context;
@@ -998,6 +1034,112 @@ static PyObject *module_poisson(PyObject *Py_UNUSED(module), PyObject *args, PyO
   }
   free(view);
   free(resolved);
+done:
+  clmg_fe_poisson_result_free(&r);
+  clmg_fe_poisson_destroy(problem);
+  return out;
+}
+
+/* poisson_multigrid(context, coarse, level, degree, problem, numbering, seed,
+ * on_device, coarse_rows, text, options) -> (Solver, dict): clmg/fe_solve.h's
+ * create and setup stages (no solve), the problem's multigrid and solver as
+ * a Solver (its precondition() is one cycle of the geometric hierarchy, its
+ * solve() the problem's solver on any b), and the fetched problem: mesh, the
+ * finest matrix (with perm for the host numberings), b and x0 in the mesh's
+ * numbering, sizes, the resolved options and view. */
+static PyObject *module_poisson_multigrid(PyObject *Py_UNUSED(module), PyObject *args,
+                                          PyObject *kwargs) {
+  static char *keywords[] = {"context",     "coarse",    "level",   "degree",
+                             "problem",     "numbering", "seed",    "on_device",
+                             "coarse_rows", "text",      "options", NULL};
+  ContextObject *owner = NULL;
+  MeshObject *coarse = NULL;
+  int level = 1, degree = 1, on_device = 1;
+  const char *problem_name = NULL, *numbering_name = NULL, *text = NULL;
+  unsigned long long seed = 1;
+  Py_ssize_t coarse_rows = 0;
+  PyObject *pairs = Py_None;
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!iissKpnzO", keywords, &ContextType, &owner,
+                                   &MeshType, &coarse, &level, &degree, &problem_name,
+                                   &numbering_name, &seed, &on_device, &coarse_rows, &text, &pairs))
+    return NULL;
+  if (!context_ready(owner))
+    return NULL;
+  clmg_fe_poisson_spec spec;
+  if (poisson_spec(&spec, coarse, level, degree, problem_name, numbering_name, seed, on_device,
+                   coarse_rows, 1) < 0)
+    return NULL;
+  clmg_context *context = owner->context;
+  clmg_options *options = make_options(text, pairs);
+  if (!options)
+    return NULL;
+  clmg_fe_poisson *problem = NULL;
+  clmg_fe_poisson_result r;
+  memset(&r, 0, sizeof r);
+  const char *step = "building the hierarchy";
+  owner->busy = 1;
+  PyThreadState *released = PyEval_SaveThread();
+  clmg_status status = clmg_fe_poisson_create(context, &spec, options, &problem);
+  if (status == CLMG_SUCCESS) {
+    step = "setting up the multigrid and the solver";
+    status = clmg_fe_poisson_setup(problem);
+  }
+  if (status == CLMG_SUCCESS) { /* x is the initial guess until a solve */
+    step = "reading back the problem";
+    status = clmg_fe_poisson_fetch(problem, &r);
+  }
+  PyEval_RestoreThread(released);
+  owner->busy = 0;
+  clmg_options_destroy(options);
+  PyObject *out = NULL;
+  if (status != CLMG_SUCCESS) {
+    raise_poisson(status, step, clmg_context_message(context));
+    goto done;
+  }
+  clmg_solver *solver = clmg_fe_poisson_solver(problem);
+  const clmg_fe_poisson_info *info = clmg_fe_poisson_get_info(problem);
+  size_t n = r.n;
+  PyObject *mesh = mesh_copy(&r.mesh);
+  PyObject *matrix = mesh ? csr_dict(&r.matrix) : NULL;
+  if (matrix && r.perm) { /* the host numbering: perm[new] = old */
+    PyObject *perm = bytes_of(r.perm, n * sizeof(int32_t));
+    if (!perm || PyDict_SetItemString(matrix, "perm", perm) < 0)
+      Py_CLEAR(matrix);
+    Py_XDECREF(perm);
+  }
+  char *view = matrix ? clmg_solver_view_json(solver) : NULL;
+  char *resolved = view ? clmg_options_to_json(clmg_solver_options(solver), 1) : NULL;
+  PyObject *facts = NULL;
+  if (resolved)
+    facts = Py_BuildValue("{s:N,s:N,s:N,s:N,s:n,s:n,s:i,s:n,s:s,s:s,s:d,s:d,s:O}", "mesh", mesh,
+                          "matrix", matrix, "b", bytes_of(r.b, n * sizeof(double)), "x0",
+                          bytes_of(r.u, n * sizeof(double)), "unknowns", (Py_ssize_t)n, "nonzeros",
+                          (Py_ssize_t)info->nonzeros, "levels", info->levels, "coarse_unknowns",
+                          (Py_ssize_t)info->coarse_unknowns, "view", view, "options", resolved,
+                          "assembly_s", info->assembly_s + info->upload_s, "kernels_s",
+                          info->kernels_s, "mixed", info->mixed ? Py_True : Py_False);
+  else {
+    Py_XDECREF(mesh);
+    Py_XDECREF(matrix);
+    if (!PyErr_Occurred())
+      PyErr_NoMemory();
+  }
+  free(view);
+  free(resolved);
+  if (!facts)
+    goto done;
+  SolverObject *object = (SolverObject *)SolverType.tp_alloc(&SolverType, 0);
+  if (!object) {
+    Py_DECREF(facts);
+    goto done;
+  }
+  Py_INCREF(owner);
+  object->owner = owner;
+  object->solver = solver;
+  object->rows = n;
+  object->problem = problem; /* the object's now */
+  problem = NULL;
+  out = Py_BuildValue("(NN)", (PyObject *)object, facts);
 done:
   clmg_fe_poisson_result_free(&r);
   clmg_fe_poisson_destroy(problem);
@@ -1542,6 +1684,9 @@ static PyMethodDef module_methods[] = {
      "flow_write_vtu(mesh, x, path): clmg_flow_write_vtu."},
     {"poisson", (PyCFunction)(void (*)(void))module_poisson, METH_VARARGS | METH_KEYWORDS,
      "The Q1/Q2 Poisson problem solved by geometric multigrid (clmg poisson)."},
+    {"poisson_multigrid", (PyCFunction)(void (*)(void))module_poisson_multigrid,
+     METH_VARARGS | METH_KEYWORDS,
+     "The Poisson problem's hierarchy, multigrid and solver, set up: (Solver, dict)."},
     {"helmholtz_system", module_helmholtz_system, METH_VARARGS,
      "The P1 Helmholtz system of a simplex mesh, assembled on the host or the device."},
     {"version", module_version, METH_NOARGS, "clmg_version_string()."},

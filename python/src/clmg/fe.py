@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 import scipy.sparse as sp
+import scipy.sparse.linalg as spla
 
 from . import _clmg
 
@@ -27,10 +28,12 @@ __all__ = [
     "FlowResult",
     "HelmholtzResult",
     "PoissonInfo",
+    "PoissonMultigrid",
     "PoissonResult",
     "flow",
     "helmholtz",
     "poisson",
+    "poisson_multigrid",
 ]
 
 # VTK's node order of a tensor cell as tensor coordinates in units of
@@ -146,6 +149,20 @@ def _csr(matrix: Mapping) -> sp.csr_array:
     )
 
 
+def _nodes_matrix(matrix: Mapping) -> tuple[sp.csr_array, sp.csr_array, np.ndarray | None]:
+    """The finest matrix in the nodes' numbering, in the hierarchy's, and
+    perm (row i of the hierarchy is node perm[i]; None: the same numbering)."""
+    A = _csr(matrix)
+    if "perm" not in matrix:
+        return A, A, None
+    perm = np.frombuffer(matrix["perm"], dtype=np.int32).copy()
+    inverse = np.empty_like(perm)
+    inverse[perm] = np.arange(perm.size, dtype=np.int32)
+    nodes = sp.csr_array(A[inverse][:, inverse])
+    nodes.sort_indices()
+    return nodes, A, perm
+
+
 def _coarse_mesh(mesh: str, generators: Mapping[str, tuple[str, int]]) -> tuple[Any, str]:
     """The coarse mesh of a name ("circle", "regular:2", ...) or a .msh file."""
     if not isinstance(mesh, (str, os.PathLike)):
@@ -230,6 +247,30 @@ class PoissonResult:
 _POISSON_MESHES = {"circle": ("circle", 0), "blood": ("blood", 0)}
 
 
+def _poisson_arguments(level, mesh, element, numbering, assembly, coarse_rows):
+    """poisson()'s and poisson_multigrid()'s problem arguments checked: the
+    coarse mesh, the problem's name and whether to assemble on the device."""
+    if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
+        raise TypeError(f"level must be an integer, not {level!r}")
+    if not 1 <= level <= 16:
+        raise ValueError(f"level must be 1 to 16, not {level}")
+    if element not in ("q1", "q2"):
+        raise ValueError(f"unknown element {element!r} (there are: q1, q2)")
+    if not isinstance(numbering, str):
+        raise TypeError(f"numbering must be a string, not {numbering!r}")
+    if assembly not in (None, "device", "host"):
+        raise ValueError(f"unknown assembly {assembly!r} (there are: device, host)")
+    if coarse_rows is not None and (
+        isinstance(coarse_rows, bool)
+        or not isinstance(coarse_rows, (int, np.integer))
+        or coarse_rows < 1
+    ):
+        raise ValueError(f"coarse_rows must be a number of rows >= 1, not {coarse_rows!r}")
+    on_device = numbering.lower() == "2lv" if assembly is None else assembly == "device"
+    coarse, kind = _coarse_mesh(mesh, _POISSON_MESHES)
+    return coarse, "unit" if kind == "file" else kind, on_device
+
+
 def poisson(
     level: int = 4,
     mesh: str | os.PathLike = "circle",
@@ -263,25 +304,9 @@ def poisson(
     (default 200), ``precision``, ``format``, ...). ``return_matrix``: the
     finest matrix as ``result.A`` (in the nodes' numbering).
     """
-    if isinstance(level, bool) or not isinstance(level, (int, np.integer)):
-        raise TypeError(f"level must be an integer, not {level!r}")
-    if not 1 <= level <= 16:
-        raise ValueError(f"level must be 1 to 16, not {level}")
-    if element not in ("q1", "q2"):
-        raise ValueError(f"unknown element {element!r} (there are: q1, q2)")
-    if not isinstance(numbering, str):
-        raise TypeError(f"numbering must be a string, not {numbering!r}")
-    if assembly not in (None, "device", "host"):
-        raise ValueError(f"unknown assembly {assembly!r} (there are: device, host)")
-    if coarse_rows is not None and (
-        isinstance(coarse_rows, bool)
-        or not isinstance(coarse_rows, (int, np.integer))
-        or coarse_rows < 1
-    ):
-        raise ValueError(f"coarse_rows must be a number of rows >= 1, not {coarse_rows!r}")
-    on_device = numbering.lower() == "2lv" if assembly is None else assembly == "device"
-    coarse, kind = _coarse_mesh(mesh, _POISSON_MESHES)
-    problem = "unit" if kind == "file" else kind
+    coarse, problem, on_device = _poisson_arguments(
+        level, mesh, element, numbering, assembly, coarse_rows
+    )
     ctx = _resolve(context, device)
     parsed = _parse(options, keywords)
     try:
@@ -308,13 +333,7 @@ def poisson(
     u = np.frombuffer(raw["u"], dtype=np.float64).copy()
     A = None
     if raw["matrix"] is not None:
-        A = _csr(raw["matrix"])
-        if "perm" in raw["matrix"]:  # the host numbering's rows back to the nodes'
-            perm = np.frombuffer(raw["matrix"]["perm"], dtype=np.int32)
-            inverse = np.empty_like(perm)
-            inverse[perm] = np.arange(perm.size, dtype=np.int32)
-            A = sp.csr_array(A[inverse][:, inverse])
-            A.sort_indices()
+        A = _nodes_matrix(raw["matrix"])[0]
     info = PoissonInfo(
         converged=result["converged"],
         iterations=result["iterations"],
@@ -352,6 +371,185 @@ def poisson(
         A=A,
         _mesh=fe_mesh,
     )
+
+
+# the package's classes (__init__ imports this module after defining them)
+from . import ConvergenceWarning, Multigrid, _as_vector  # noqa: E402
+
+
+class PoissonMultigrid(Multigrid):
+    """The geometric multigrid hierarchy of a finite-element Poisson problem
+    (:func:`poisson_multigrid`) on the device, as a SciPy LinearOperator:
+    ``M @ r`` is one cycle of the hierarchy from zero (what CG applies per
+    iteration), so ``scipy.sparse.linalg.cg(M.A, b, M=M)`` converges in a
+    few iterations. ``A`` is the finest matrix (scipy CSR, Dirichlet rows
+    as identity rows with their columns eliminated, as ``clmg.poisson(...,
+    return_matrix=True)`` gives it) and ``b`` the problem's right-hand side,
+    both in the nodes' numbering (``points``); :meth:`solve` runs the
+    library's solver with this hierarchy on the device."""
+
+    def __init__(self, handle, facts: Mapping, element: str, context, monitor):
+        self._c = handle
+        self.context = context
+        self.monitor = monitor
+        self._view = None
+        self.A, self._A_numbered, self._perm = _nodes_matrix(facts["matrix"])
+        self.shape = self.A.shape
+        self.element = element
+        self._mesh = _FEMesh(facts["mesh"], 1 if element == "q1" else 2)
+        self.points = self._mesh.points
+        self.b = np.frombuffer(facts["b"], dtype=np.float64).copy()
+        #: the initial guess of the problem's own solve: g on Dirichlet nodes, 0 elsewhere
+        self.x0 = np.frombuffer(facts["x0"], dtype=np.float64).copy()
+        self.unknowns = facts["unknowns"]
+        self.nonzeros = facts["nonzeros"]
+        self.coarse_unknowns = facts["coarse_unknowns"]
+        self.assembly_time = facts["assembly_s"]
+        self.compile_time = facts["kernels_s"]
+        resolved = json.loads(facts["options"])
+        self._limits = (float(resolved["tol"]), int(resolved["maxit"]))
+        spla.LinearOperator.__init__(self, dtype=np.dtype(np.float64), shape=self.A.shape)
+
+    def _to_hierarchy(self, v: np.ndarray) -> np.ndarray:
+        return v if self._perm is None else np.ascontiguousarray(v[self._perm])
+
+    def _to_nodes(self, v: np.ndarray) -> np.ndarray:
+        if self._perm is None:
+            return v
+        out = np.empty_like(v)
+        out[self._perm] = v
+        return out
+
+    def _matvec(self, r: Any) -> np.ndarray:
+        r_ = self._to_hierarchy(self._input(r))
+        z = np.empty_like(r_)
+        self._c.precondition(r_, z)
+        return self._to_nodes(z)
+
+    def solve(
+        self,
+        b: Any = None,
+        x0: Any = None,
+        *,
+        tol: float | None = None,
+        maxit: int | None = None,
+        monitor: Callable[[int, float], Any] | None = None,
+    ):
+        """Solves A x = b on the device with this hierarchy (the options'
+        ``krylov``: "cg", the default here, CG preconditioned by one cycle;
+        "none": cycles alone), from x0 (default 0; with b None: the
+        problem's own b and its initial guess ``x0``). ``tol`` (relative)
+        and ``maxit`` replace the options' for this solve. Returns x (in
+        the nodes' numbering) and a :class:`clmg.SolveInfo`; a solve that
+        stops short warns with :class:`clmg.ConvergenceWarning`."""
+        n = self.shape[0]
+        if b is None:
+            b_ = self.b.copy()
+            x = self.x0.copy() if x0 is None else _as_vector(x0, n, "x0")
+        else:
+            b_ = _as_vector(b, n, "b")
+            x = np.zeros(n) if x0 is None else _as_vector(x0, n, "x0")
+        if tol is not None and (
+            isinstance(tol, bool) or not isinstance(tol, (int, float, np.integer, np.floating))
+        ):
+            raise TypeError(f"tol must be a number, not {tol!r}")
+        if maxit is not None and (
+            isinstance(maxit, bool) or not isinstance(maxit, (int, np.integer))
+        ):
+            raise TypeError(f"maxit must be an integer, not {maxit!r}")
+        limits = (
+            self._limits[0] if tol is None else float(tol),
+            self._limits[1] if maxit is None else int(maxit),
+        )
+        if not (np.isfinite(limits[0]) and limits[0] > 0):
+            raise ValueError(f"tol must be a finite number above 0, not {tol!r}")
+        if not 1 <= limits[1] <= np.iinfo(np.int32).max:
+            raise ValueError(f"maxit must be at least 1, not {maxit!r}")
+        changed = limits != self._limits
+        if changed:
+            self._c.set_limits(*limits)
+            self._view = None
+        try:
+            x_h, info = self._solve(
+                self._to_hierarchy(b_), self._to_hierarchy(x), monitor, self._A_numbered
+            )
+        finally:
+            if changed:
+                self._c.set_limits(*self._limits)
+                self._view = None
+        if not info.converged:
+            warnings.warn(
+                f"clmg: {info.message or info.status}", ConvergenceWarning, stacklevel=2
+            )
+        return self._to_nodes(x_h), info
+
+    @property
+    def cells(self) -> np.ndarray:
+        """Cells x nodes per cell, each cell's nodes in VTK's order."""
+        return self._mesh.vtk_cells()[1]
+
+    def __repr__(self) -> str:
+        d = self._c.describe()
+        return (
+            f"<clmg.PoissonMultigrid {self.element} {d['rows']} rows, {d['levels']} levels, "
+            f"krylov {d['method']}, {d['precision']}>"
+        )
+
+
+
+def poisson_multigrid(
+    level: int = 4,
+    mesh: str | os.PathLike = "circle",
+    element: str = "q1",
+    options: str | Mapping | None = None,
+    *,
+    numbering: str = "2lv",
+    assembly: str | None = None,
+    seed: int = 1,
+    coarse_rows: int | None = None,
+    context: Any = None,
+    device: str | None = None,
+    monitor: Callable[[int, float], Any] | None = None,
+    **keywords: Any,
+) -> "PoissonMultigrid":
+    """The geometric multigrid of :func:`poisson`'s problem (the same
+    arguments and options), set up on the device and not solved, as a
+    :class:`PoissonMultigrid`: a SciPy LinearOperator whose ``M @ r`` is one
+    cycle of the hierarchy (the preconditioner for scipy.sparse.linalg.cg,
+    ``M=M``), with the finest matrix ``.A``, the right-hand side ``.b`` and
+    :meth:`~PoissonMultigrid.solve`. ``krylov`` defaults to "cg" here;
+    ``monitor(iteration, relative_residual)`` is called after each iteration
+    of every solve::
+
+        M = clmg.poisson_multigrid(level=6, mesh="circle", element="q1")
+        x, code = scipy.sparse.linalg.cg(M.A, M.b, M=M)
+    """
+    coarse, problem, on_device = _poisson_arguments(
+        level, mesh, element, numbering, assembly, coarse_rows
+    )
+    if monitor is not None and not callable(monitor):
+        raise TypeError("monitor must be callable(iteration, relative_residual)")
+    ctx = _resolve(context, device)
+    parsed = _parse(options, keywords)
+    # krylov=cg first: what the caller gives comes after it
+    parsed.text = "krylov=cg " + (parsed.text or "")
+    try:
+        handle, facts = _clmg.poisson_multigrid(
+            ctx._c,
+            coarse,
+            int(level),
+            1 if element == "q1" else 2,
+            problem,
+            numbering,
+            int(seed),
+            on_device,
+            0 if coarse_rows is None else int(coarse_rows),
+            parsed.text,
+            parsed.pairs,
+        )
+    finally:
+        parsed.close()
+    return PoissonMultigrid(handle, facts, element, ctx, monitor)
 
 
 # ---- Helmholtz ----
