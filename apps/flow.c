@@ -610,6 +610,12 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
     cli_failure(command, status, "cannot make the mesh: %s", error.message);
     goto done;
   }
+  if (o.flow == CLMG_FLOW_GMSH && (coarse.cell_type != CLMG_CELL_SIMPLEX || coarse.dim != 2)) {
+    /* the solver's refusal, as before the tags */
+    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                "Crouzeix-Raviart elements need a 2D triangle mesh: %s is not one", o.case_spec);
+    goto done;
+  }
   if (o.flow == CLMG_FLOW_GMSH &&
       (!cli_check_tags(command, "--walls", o.case_spec, &coarse, o.walls, o.num_walls) ||
        !cli_check_tags(command, "--slip", o.case_spec, &coarse, o.slip, o.num_slip) ||

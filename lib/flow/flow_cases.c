@@ -1,6 +1,7 @@
 /* The flow benchmark cases (include/clmg/flow.h): their scales, boundary
  * conditions and quantities of interest, in one place for `clmg flow`,
  * Python's clmg.flow and the tests. */
+#include "flow/stokes_internal.h"
 #include "mesh/mesh_internal.h"
 
 #include "clmg/flow.h"
@@ -317,9 +318,11 @@ clmg_status clmg_flow_case_create_gmsh(const clmg_mesh *mesh, double reynolds,
   memset(setup, 0, sizeof *setup);
   if (!mesh || !options)
     return invalid(error, "clmg_flow_case_create_gmsh: mesh and options must not be NULL");
-  if (mesh->dim != 2 || !mesh->coords || !mesh->cells ||
-      (mesh->num_boundary_faces && (!mesh->boundary_faces || !mesh->boundary_face_tag)))
-    return invalid(error, "a Gmsh flow case needs a 2D mesh with its boundary edges");
+  clmg_status checked = clmg_triangle_mesh_check(mesh, error);
+  if (checked != CLMG_SUCCESS)
+    return checked;
+  if (mesh->num_boundary_faces && (!mesh->boundary_faces || !mesh->boundary_face_tag))
+    return invalid(error, "a Gmsh flow case needs the mesh's boundary edges");
   if (!(isfinite(reynolds) && reynolds > 0)) {
     if (error)
       snprintf(error->message, sizeof error->message,
