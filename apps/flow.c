@@ -35,7 +35,14 @@ enum {
   OPTION_UPWIND,
   OPTION_TIME_SCHEME,
   OPTION_OPTIONS_FILE,
-  OPTION_SET
+  OPTION_SET,
+  OPTION_SLIP,
+  OPTION_OUTFLOW,
+  OPTION_INFLOW_PROFILE,
+  OPTION_INFLOW_PEAK,
+  OPTION_BODY,
+  OPTION_REFERENCE_LENGTH,
+  OPTION_PRESSURE_POINTS
 };
 
 static void print_flow_usage(FILE *out) {
@@ -97,8 +104,24 @@ static void print_flow_usage(FILE *out) {
         "                        the Peclet number times flow.upwind_parameter, 0:\n"
         "                        central differences); default: weighted with 0.1 for\n"
         "                        dfg2 and dfg3, samarskij for the others\n"
-        "      --walls T,...     FILE.msh: the no-slip boundary tags\n"
-        "      --inflow T        FILE.msh: the inflow tag (u = (1, 0))\n"
+        "\n"
+        "FILE.msh options (every boundary tag of the mesh in exactly one of --walls,\n"
+        "--slip, --outflow, --inflow):\n"
+        "      --walls T,...     the no-slip boundary tags (u = 0)\n"
+        "      --slip T,...      the free-slip tags (u . n = 0, no tangential traction)\n"
+        "      --outflow T,...   the do-nothing tags ((nu grad u - p I) n = 0)\n"
+        "      --inflow T        the inflow tag: one straight segment; the velocity is\n"
+        "                        along its normal into the domain\n"
+        "      --inflow-profile P  uniform (the peak everywhere, the default) or\n"
+        "                        parabolic (4 U s (L - s) / L^2 along the inflow of\n"
+        "                        length L); the velocity scale of Re is its mean (U or\n"
+        "                        2/3 U)\n"
+        "      --inflow-peak U   the profile's peak U (default 1)\n"
+        "      --body T          the tag whose drag and lift coefficients are reported\n"
+        "                        (c = 2 F / (mean velocity^2 L))\n"
+        "      --reference-length L  the length scale of Re and of the coefficients\n"
+        "                        (default 1)\n"
+        "      --pressure-points X1,Y1,X2,Y2  report p(X1, Y1) - p(X2, Y2)\n"
         "\n"
         "Output options:\n"
         "      --vtk PREFIX      PREFIX_NNNN.vtu per written step and PREFIX.pvd (the\n"
@@ -113,7 +136,8 @@ static void print_flow_usage(FILE *out) {
         "                        v), 129 points per line\n"
         "  -q, --quiet           no line per step\n" COMMON_OPTIONS_HELP "\n"
         "Output: the mesh and unknowns, a line per step (nonlinear residual, GMRES\n"
-        "iterations, times; the DFG cases c_D, c_L, delta p), then the result. --json\n"
+        "iterations, times; the DFG cases and --body, --pressure-points c_D, c_L,\n"
+        "delta p), then the result. --json\n"
         "prints one object with unknowns, levels, drag_coefficient, lift_coefficient,\n"
         "pressure_difference (DFG; null elsewhere), nonlinear_iterations,\n"
         "linear_iterations, converged, nonlinear_residual, the times and the solver's\n"
@@ -124,6 +148,9 @@ static void print_flow_usage(FILE *out) {
         "  clmg flow --case dfg1 --level 3 --json\n"
         "  clmg flow --case dfg2 --dt 0.005 --steps 400 --csv dfg2.csv --vtk dfg2 \\\n"
         "            --vtk-every 20   (dfg2_0020.vtu, ..., dfg2.pvd)\n"
+        "  clmg flow --case examples/data/channel_obstacle.msh --walls 3 --slip 4 \\\n"
+        "            --outflow 2 --inflow 1 --inflow-profile parabolic --body 3 \\\n"
+        "            --reference-length 0.1 --level 1 --steps 5 --csv obstacle.csv\n"
         "\n"
         "Exit status: 0 converged (steady) or every step solved, 1 failure, 2 bad usage.\n",
         out);
@@ -208,6 +235,61 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
       return -1;
     o->inflow_tag = (int32_t)value;
     return 1;
+  case OPTION_SLIP:
+    o->gmsh_given = 1;
+    return cli_parse_tags(command, "--slip", arg, o->slip, CLMG_FLOW_MAX_TAGS, &o->num_slip) ? 1
+                                                                                             : -1;
+  case OPTION_OUTFLOW:
+    o->gmsh_given = 1;
+    return cli_parse_tags(command, "--outflow", arg, o->outflow, CLMG_FLOW_MAX_TAGS,
+                          &o->num_outflow)
+               ? 1
+               : -1;
+  case OPTION_INFLOW_PROFILE:
+    o->gmsh_given = 1;
+    if (strcmp(arg, "uniform") == 0)
+      o->gmsh.inflow_profile = CLMG_FLOW_INFLOW_UNIFORM;
+    else if (strcmp(arg, "parabolic") == 0)
+      o->gmsh.inflow_profile = CLMG_FLOW_INFLOW_PARABOLIC;
+    else {
+      cli_usage_note(command, "--inflow-profile is uniform or parabolic, not '%s'", arg);
+      return -1;
+    }
+    return 1;
+  case OPTION_INFLOW_PEAK:
+    o->gmsh_given = 1;
+    return cli_parse_double(command, "--inflow-peak", arg, 1e-300, 1e300, &o->gmsh.inflow_peak)
+               ? 1
+               : -1;
+  case OPTION_BODY:
+    o->gmsh_given = 1;
+    if (!cli_parse_long(command, "--body", arg, 1, INT32_MAX, &value))
+      return -1;
+    o->gmsh.body_tag = (int32_t)value;
+    return 1;
+  case OPTION_REFERENCE_LENGTH:
+    o->gmsh_given = 1;
+    return cli_parse_double(command, "--reference-length", arg, 1e-300, 1e300,
+                            &o->gmsh.reference_length)
+               ? 1
+               : -1;
+  case OPTION_PRESSURE_POINTS: {
+    o->gmsh_given = 1;
+    const char *p = arg;
+    for (int k = 0; k < 4; k++) {
+      char *end = NULL;
+      errno = 0;
+      o->gmsh.pressure_points[k] = strtod(p, &end);
+      if (end == p || errno == ERANGE || !isfinite(o->gmsh.pressure_points[k]) ||
+          *end != (k < 3 ? ',' : '\0')) {
+        cli_usage_note(command, "--pressure-points needs four numbers X1,Y1,X2,Y2, not '%s'", arg);
+        return -1;
+      }
+      p = end + 1;
+    }
+    o->gmsh.has_pressure_points = 1;
+    return 1;
+  }
   case 'q':
     o->quiet = 1;
     return 1;
@@ -259,6 +341,13 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"max-iterations", required_argument, NULL, OPTION_MAX_ITERATIONS_OLD},
       {"walls", required_argument, NULL, OPTION_WALLS},
       {"inflow", required_argument, NULL, OPTION_INFLOW},
+      {"slip", required_argument, NULL, OPTION_SLIP},
+      {"outflow", required_argument, NULL, OPTION_OUTFLOW},
+      {"inflow-profile", required_argument, NULL, OPTION_INFLOW_PROFILE},
+      {"inflow-peak", required_argument, NULL, OPTION_INFLOW_PEAK},
+      {"body", required_argument, NULL, OPTION_BODY},
+      {"reference-length", required_argument, NULL, OPTION_REFERENCE_LENGTH},
+      {"pressure-points", required_argument, NULL, OPTION_PRESSURE_POINTS},
       {"upwind", required_argument, NULL, OPTION_UPWIND},
       {"time-scheme", required_argument, NULL, OPTION_TIME_SCHEME},
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
@@ -275,6 +364,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
   o->dt = 0.01;
   o->steps = 100;
   clmg_flow_options_defaults(&o->solver);
+  clmg_flow_gmsh_options_defaults(&o->gmsh);
   int option;
   while ((option = getopt_long(argc, argv, COMMON_SHORT_OPTIONS "q", long_options, NULL)) != -1) {
     int applied = cli_apply_common_option(command, option, &o->common);
@@ -302,8 +392,15 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
   /* the case's time scheme, upwinding and inflow in time (docs/flow.md);
    * --time-scheme, --upwind and --set replace them */
   clmg_flow_case_defaults(o->flow, &o->solver);
-  if (o->flow == CLMG_FLOW_GMSH && (o->num_walls == 0 || o->inflow_tag == 0))
-    return cli_usage(command, "a .msh case needs --walls TAGS and --inflow TAG");
+  if (o->flow == CLMG_FLOW_GMSH && o->inflow_tag == 0)
+    return cli_usage(command, "a .msh case needs --inflow TAG (and --walls, --slip, --outflow "
+                              "for its other boundary tags)");
+  if (o->flow != CLMG_FLOW_GMSH && (o->gmsh_given || o->num_walls || o->inflow_tag))
+    return cli_usage(command,
+                     "--walls, --slip, --outflow, --inflow, --inflow-profile, "
+                     "--inflow-peak, --body, --reference-length and --pressure-points "
+                     "are for a .msh case, not %s",
+                     o->case_spec);
   if (o->profile_path && o->flow != CLMG_FLOW_CAVITY)
     return cli_usage(command, "--profile is for --case cavity");
   /* the solver flags' values checked now; run_flow settles them again with
@@ -332,7 +429,7 @@ typedef struct flow_monitor_state {
 static clmg_status quantities(flow_monitor_state *m, const clmg_mesh *mesh,
                               const clmg_triangle_edges *edges, const double *x,
                               clmg_error *error) {
-  if (!clmg_flow_case_has_quantities(m->setup->flow))
+  if (!clmg_flow_case_setup_has_quantities(m->setup))
     return CLMG_SUCCESS;
   clmg_status status =
       clmg_flow_case_quantities(m->setup, mesh, edges, x, &m->drag, &m->lift, &m->dp, error);
@@ -513,15 +610,41 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
     cli_failure(command, status, "cannot make the mesh: %s", error.message);
     goto done;
   }
+  if (o.flow == CLMG_FLOW_GMSH && (coarse.cell_type != CLMG_CELL_SIMPLEX || coarse.dim != 2)) {
+    /* the solver's refusal, as before the tags */
+    cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                "Crouzeix-Raviart elements need a 2D triangle mesh: %s is not one", o.case_spec);
+    goto done;
+  }
   if (o.flow == CLMG_FLOW_GMSH &&
       (!cli_check_tags(command, "--walls", o.case_spec, &coarse, o.walls, o.num_walls) ||
-       !cli_check_tags(command, "--inflow", o.case_spec, &coarse, &o.inflow_tag, 1))) {
+       !cli_check_tags(command, "--slip", o.case_spec, &coarse, o.slip, o.num_slip) ||
+       !cli_check_tags(command, "--outflow", o.case_spec, &coarse, o.outflow, o.num_outflow) ||
+       !cli_check_tags(command, "--inflow", o.case_spec, &coarse, &o.inflow_tag, 1) ||
+       !cli_check_tags(command, "--body", o.case_spec, &coarse, &o.gmsh.body_tag,
+                       o.gmsh.body_tag ? 1 : 0))) {
     code = cli_usage_error(command);
     goto done;
   }
   /* velocity and length scales of the Reynolds number, boundary conditions */
   clmg_flow_case_setup setup;
-  status = clmg_flow_case_create(o.flow, o.re, o.walls, o.num_walls, o.inflow_tag, &setup, &error);
+  if (o.flow == CLMG_FLOW_GMSH) {
+    o.gmsh.walls = o.walls;
+    o.gmsh.num_walls = o.num_walls;
+    o.gmsh.slip = o.slip;
+    o.gmsh.num_slip = o.num_slip;
+    o.gmsh.outflow = o.outflow;
+    o.gmsh.num_outflow = o.num_outflow;
+    o.gmsh.inflow_tag = o.inflow_tag;
+    status = clmg_flow_case_create_gmsh(&coarse, o.re, &o.gmsh, &setup, &error);
+    if (status == CLMG_ERROR_INVALID_ARGUMENT) { /* the tags or the inflow: the command line */
+      cli_usage_note(command, "%s: %s", o.case_spec, error.message);
+      code = cli_usage_error(command);
+      goto done;
+    }
+  } else
+    status =
+        clmg_flow_case_create(o.flow, o.re, o.walls, o.num_walls, o.inflow_tag, &setup, &error);
   if (status != CLMG_SUCCESS) {
     cli_failure(command, status, "%s", error.message);
     goto done;
@@ -628,7 +751,8 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
            result.unknowns, result.mesh.num_cells, result.levels, result.steps,
            o.steady ? "Oseen iterations" : "time steps", result.linear_iterations);
     if (m.have_quantities)
-      printf("%-10s c_D %.8f  c_L %.8f  delta p %.8f\n", "dfg", m.drag, m.lift, m.dp);
+      printf("%-10s c_D %.8f  c_L %.8f  delta p %.8f\n", o.flow == CLMG_FLOW_GMSH ? "body" : "dfg",
+             m.drag, m.lift, m.dp);
     printf("%-10s %s (assembly %.3f s, multigrid setup %.3f s, solves %.3f s, total %.3f s)\n",
            "status", status == CLMG_SUCCESS ? "converged" : message, m.assemble_s, m.setup_s,
            m.solve_s, apputil_now() - start);

@@ -395,6 +395,12 @@ typedef struct flow_options {
   int32_t walls[CLMG_FLOW_MAX_TAGS];
   size_t num_walls;
   int32_t inflow_tag;
+  /* a .msh case's --slip, --outflow, --inflow-profile, --inflow-peak, --body,
+   * --reference-length and --pressure-points (clmg_flow_case_create_gmsh) */
+  int32_t slip[CLMG_FLOW_MAX_TAGS], outflow[CLMG_FLOW_MAX_TAGS];
+  size_t num_slip, num_outflow;
+  clmg_flow_gmsh_options gmsh; /* its tag arrays point into this struct: set in run_flow */
+  int gmsh_given;              /* one of those flags was given */
   int quiet;
 } flow_options;
 

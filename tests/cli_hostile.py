@@ -147,11 +147,27 @@ def main():
         matrix = os.path.join(work, "A.mtx")
         write(matrix, "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 2\n2 2 2\n")
         data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "tris_22.msh")
+        obstacle = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples",
+                                "data", "channel_obstacle.msh")
         for args, words in (
                 (["helmholtz", "--mesh", "regular:1", "--dirichlet", "1,999"],
                  ["--dirichlet 999: no boundary face of regular:1 has that tag (its tags: 1)"]),
                 (["flow", "--case", data, "--walls", "1", "--inflow", "99"],
                  ["--inflow 99: no boundary face", "its tags: 1, 11, 12, 13"]),
+                (["flow", "--case", obstacle, "--walls", "3", "--slip", "4", "--inflow", "1"],
+                 ["boundary tag 2 of the mesh has no condition"]),
+                (["flow", "--case", obstacle, "--walls", "3,4", "--slip", "4", "--outflow", "2",
+                  "--inflow", "1"], ["tag 4 is both a wall and a slip tag"]),
+                (["flow", "--case", obstacle, "--walls", "3", "--slip", "4", "--outflow", "2,9",
+                  "--inflow", "1"], ["--outflow 9: no boundary face", "its tags: 1, 2, 3, 4"]),
+                (["flow", "--case", obstacle, "--walls", "3", "--slip", "4", "--outflow", "2",
+                  "--inflow", "1", "--body", "5"], ["--body 5: no boundary face"]),
+                (["flow", "--case", obstacle, "--walls", "1", "--slip", "4", "--outflow", "2",
+                  "--inflow", "3"], ["the inflow tag 3", "one straight segment"]),
+                (["flow", "--case", obstacle, "--walls", "3", "--slip", "4", "--outflow", "2",
+                  "--inflow", "1", "--pressure-points", "1,2,nan,4"],
+                 ["--pressure-points needs four numbers"]),
+                (["flow", "--case", "dfg1", "--slip", "3"], ["are for a .msh case, not dfg1"]),
                 (["flow", "--steady", "--steps", "5"], ["--steady", "give one or the other"]),
                 (["poisson", "--precision", "mixed", "--method", "none"], ["--method none"]),
                 (["helmholtz", "--no-solve", "-o", os.path.join(work, "u.mtx")],

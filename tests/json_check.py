@@ -558,6 +558,17 @@ def main():
     check(clmg, "flow: not converged", ["flow", "--case", "cavity", "--level", "1",
                                         "--maxit", "1", "--json"], 1, "not converged",
           flow_keys)
+    # a Gmsh case with every boundary condition, a body and pressure points
+    obstacle = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "data",
+                            "channel_obstacle.msh")
+    gmsh_flags = ["flow", "--case", obstacle, "--walls", "3", "--slip", "4", "--outflow", "2",
+                  "--inflow", "1", "--inflow-profile", "parabolic", "--inflow-peak", "1.5",
+                  "--level", "0", "--steps", "2", "--json"]
+    check(clmg, "flow gmsh with a body", gmsh_flags + ["--body", "3", "--reference-length", "0.1",
+                                                       "--pressure-points", "0.14,0.2,0.26,0.2"],
+          0, "success", flow_keys, dfg_numbers)
+    check(clmg, "flow gmsh: a tag with no condition", gmsh_flags[:6] + gmsh_flags[8:], 2,
+          "usage_error", ())
     check(clmg, "flow: bad case", ["flow", "--case", "nope", "--json"], 2, "usage_error", ())
     check(clmg, "flow: missing mesh", ["flow", "--case", missing + ".msh", "--walls", "1",
                                        "--inflow", "2", "--json"], 1, "input/output error", ())

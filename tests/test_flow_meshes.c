@@ -729,6 +729,191 @@ static void test_flow_cases(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* A channel for clmg_flow_case_create_gmsh: the unit square in 4 x 4
+ * squares mapped to [0, 2] x [0.1, 0.6] and turned by angle about the
+ * origin; tags 1 at x = 0 (the inflow), 2 at x = 2, 3 below, 4 above. */
+static void gmsh_channel(double angle, clmg_mesh *mesh) {
+  clmg_error error = {{0}};
+  CHECK_OK(error, clmg_mesh_box_simplices(2, 4, 0.0, 0, mesh, &error));
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
+    const double *a = mesh->coords + 2 * (size_t)mesh->boundary_faces[2 * f];
+    const double *b = mesh->coords + 2 * (size_t)mesh->boundary_faces[2 * f + 1];
+    double mx = 0.5 * (a[0] + b[0]), my = 0.5 * (a[1] + b[1]);
+    mesh->boundary_face_tag[f] =
+        fabs(a[0] - b[0]) < 1e-12 ? (mx < 0.5 ? 1 : 2) : (my < 0.5 ? 3 : 4);
+  }
+  for (size_t v = 0; v < mesh->num_vertices; v++) {
+    double x = 2.0 * mesh->coords[2 * v], y = 0.1 + 0.5 * mesh->coords[2 * v + 1];
+    mesh->coords[2 * v] = cos(angle) * x - sin(angle) * y;
+    mesh->coords[2 * v + 1] = sin(angle) * x + cos(angle) * y;
+  }
+}
+
+static void test_gmsh_case(void **state) {
+  (void)state;
+  clmg_error error = {{0}};
+  const double angle = PI / 6;
+  clmg_mesh mesh = {0};
+  gmsh_channel(angle, &mesh);
+  const int32_t walls[1] = {3}, slip[1] = {4}, outflow[1] = {2};
+  clmg_flow_gmsh_options o;
+  clmg_flow_gmsh_options_defaults(&o);
+  CHECK_NEAR(o.inflow_peak, 1.0, 0.0);
+  CHECK_NEAR(o.reference_length, 1.0, 0.0);
+  o.walls = walls;
+  o.num_walls = 1;
+  o.slip = slip;
+  o.num_slip = 1;
+  o.outflow = outflow;
+  o.num_outflow = 1;
+  o.inflow_tag = 1;
+  o.inflow_profile = CLMG_FLOW_INFLOW_PARABOLIC;
+  o.inflow_peak = 1.5;
+  o.body_tag = 3;
+  o.reference_length = 0.25;
+  clmg_flow_case_setup setup;
+  CHECK_OK(error, clmg_flow_case_create_gmsh(&mesh, 50.0, &o, &setup, &error));
+  /* the scales: the parabola's mean 1, so nu = 1 * 0.25 / 50 */
+  CHECK_NEAR(setup.mean_velocity, 1.0, 1e-15);
+  CHECK_NEAR(setup.viscosity, 0.25 / 50.0, 1e-15);
+  CHECK_NEAR(setup.inflow_extent, 0.5, 1e-14);
+  clmg_stokes_problem problem;
+  clmg_flow_case_problem(&setup, &problem);
+  /* no slip on the walls and the inflow, free slip on tag 4, the outflow neither */
+  assert_int_equal(problem.num_dirichlet_tags, 2);
+  assert_int_equal(problem.dirichlet_tags[0], 3);
+  assert_int_equal(problem.dirichlet_tags[1], 1);
+  assert_int_equal(problem.num_slip_tags, 1);
+  assert_int_equal(problem.slip_tags[0], 4);
+  /* the profile at the inflow edges' midpoints: 4 U s (L - s) / L^2 with s
+   * the distance from the inflow's end at the turned (0, 0.1), along the
+   * turned x axis (the normal into the channel) */
+  const double start[2] = {-sin(angle) * 0.1, cos(angle) * 0.1};
+  int inflow_edges = 0;
+  for (size_t f = 0; f < mesh.num_boundary_faces; f++) {
+    const double *a = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f];
+    const double *b = mesh.coords + 2 * (size_t)mesh.boundary_faces[2 * f + 1];
+    double mid[2] = {0.5 * (a[0] + b[0]), 0.5 * (a[1] + b[1])}, u[2];
+    problem.boundary_velocity(mid, mesh.boundary_face_tag[f], u, problem.boundary_data);
+    if (mesh.boundary_face_tag[f] != 1) {
+      CHECK_NEAR(u[0], 0.0, 0.0);
+      CHECK_NEAR(u[1], 0.0, 0.0);
+      continue;
+    }
+    inflow_edges++;
+    double s = hypot(mid[0] - start[0], mid[1] - start[1]);
+    double speed = 4.0 * 1.5 * s * (0.5 - s) / 0.25;
+    CHECK_NEAR(u[0], speed * cos(angle), 1e-13);
+    CHECK_NEAR(u[1], speed * sin(angle), 1e-13);
+    assert_true(speed > 0.5);
+  }
+  assert_int_equal(inflow_edges, 4);
+  /* uniform: the peak everywhere, the mean velocity the peak */
+  o.inflow_profile = CLMG_FLOW_INFLOW_UNIFORM;
+  CHECK_OK(error, clmg_flow_case_create_gmsh(&mesh, 50.0, &o, &setup, &error));
+  CHECK_NEAR(setup.mean_velocity, 1.5, 0.0);
+  clmg_flow_case_problem(&setup, &problem);
+  double u[2], point[2] = {start[0], start[1]};
+  problem.boundary_velocity(point, 1, u, problem.boundary_data);
+  CHECK_NEAR(u[0], 1.5 * cos(angle), 1e-14);
+  CHECK_NEAR(u[1], 1.5 * sin(angle), 1e-14);
+
+  /* the quantities: at rest, no force on the body and no pressure difference;
+   * without a body, drag and lift are NaN */
+  clmg_triangle_edges edges = {0};
+  CHECK_OK(error, clmg_triangle_edges_create(&mesh, &edges, &error));
+  double *x = calloc(clmg_stokes_num_unknowns(&mesh, &edges), sizeof *x);
+  assert_non_null(x);
+  double drag = 1, lift = 1, dp = 1;
+  CHECK_OK(error, clmg_flow_case_quantities(&setup, &mesh, &edges, x, &drag, &lift, &dp, &error));
+  CHECK_NEAR(drag, 0.0, 0.0);
+  CHECK_NEAR(lift, 0.0, 0.0);
+  assert_true(isnan(dp));
+  assert_true(clmg_flow_case_setup_has_quantities(&setup));
+  o.body_tag = 0;
+  o.has_pressure_points = 1;
+  /* (0.5, 0.35) and (1, 0.35) of the channel, turned */
+  const double points[4] = {cos(angle) * 0.5 - sin(angle) * 0.35,
+                            sin(angle) * 0.5 + cos(angle) * 0.35, cos(angle) - sin(angle) * 0.35,
+                            sin(angle) + cos(angle) * 0.35};
+  memcpy(o.pressure_points, points, sizeof points);
+  CHECK_OK(error, clmg_flow_case_create_gmsh(&mesh, 50.0, &o, &setup, &error));
+  CHECK_OK(error, clmg_flow_case_quantities(&setup, &mesh, &edges, x, &drag, &lift, &dp, &error));
+  assert_true(isnan(drag) && isnan(lift));
+  CHECK_NEAR(dp, 0.0, 0.0);
+  o.has_pressure_points = 0;
+  CHECK_OK(error, clmg_flow_case_create_gmsh(&mesh, 50.0, &o, &setup, &error));
+  assert_false(clmg_flow_case_setup_has_quantities(&setup));
+  assert_int_equal(clmg_flow_case_quantities(&setup, &mesh, &edges, x, &drag, &lift, &dp, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  free(x);
+  clmg_triangle_edges_free(&edges);
+
+  /* refused, naming the tag */
+  clmg_flow_gmsh_options bad = o;
+  bad.num_outflow = 0; /* tag 2 in no role */
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "boundary tag 2 of the mesh has no condition"));
+  const int32_t absent[2] = {2, 9};
+  bad = o;
+  bad.outflow = absent;
+  bad.num_outflow = 2;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "an outflow tag 9: no boundary edge"));
+  const int32_t twice[2] = {2, 4};
+  bad = o;
+  bad.outflow = twice;
+  bad.num_outflow = 2;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "tag 4 is both a slip and an outflow tag"));
+  bad = o;
+  bad.inflow_tag = 3;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "tag 3 is both a wall and the inflow tag"));
+  bad = o;
+  bad.body_tag = 8;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "body tag 8"));
+  bad = o;
+  bad.inflow_peak = -1;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  bad = o;
+  bad.reference_length = NAN;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 0.0, &o, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  /* an inflow that is not one straight segment: the channel's two sides
+   * as one tag (two chains, four ends); an inflow bent at its middle vertex */
+  for (size_t f = 0; f < mesh.num_boundary_faces; f++)
+    if (mesh.boundary_face_tag[f] == 4)
+      mesh.boundary_face_tag[f] = 3;
+  const int32_t inflow_wall[1] = {1};
+  bad = o;
+  bad.walls = inflow_wall;
+  bad.slip = NULL;
+  bad.num_slip = 0;
+  bad.inflow_tag = 3;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &bad, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "not one chain with two ends"));
+  clmg_mesh_free(&mesh);
+  gmsh_channel(0.0, &mesh);
+  for (size_t v = 0; v < mesh.num_vertices; v++) /* the inflow's middle vertex moved left */
+    if (fabs(mesh.coords[2 * v]) < 1e-12 && fabs(mesh.coords[2 * v + 1] - 0.35) < 1e-12)
+      mesh.coords[2 * v] = -0.01;
+  assert_int_equal(clmg_flow_case_create_gmsh(&mesh, 50.0, &o, &setup, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(error.message, "is not straight"));
+  clmg_mesh_free(&mesh);
+}
+
 int main(void) {
   rng_seed(0x666c6f77u);
   test_apply_filters();
@@ -738,6 +923,7 @@ int main(void) {
       cmocka_unit_test(test_drag_lift_exact),  cmocka_unit_test(test_drag_lift_pressure),
       cmocka_unit_test(test_drag_sign_stokes), cmocka_unit_test(test_drag_lift_errors),
       cmocka_unit_test(test_point_values),     cmocka_unit_test(test_flow_cases),
+      cmocka_unit_test(test_gmsh_case),
   };
   return cmocka_run_group_tests_name("flow_meshes", tests, NULL, NULL);
 }

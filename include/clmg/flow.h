@@ -172,10 +172,11 @@ typedef enum clmg_flow_case {
   CLMG_FLOW_DFG2,       /**< DFG 2D-2: inflow peak 1.5, Re = 100, time steps */
   CLMG_FLOW_DFG3, /**< DFG 2D-3: inflow peak 1.5 sin(pi t / 8), Re = 100 at the peak, t in [0, 8] */
   CLMG_FLOW_CANOPY, /**< the urban canopy: power-law inflow, free slip on top, time steps */
-  CLMG_FLOW_GMSH    /**< a Gmsh mesh: no slip on its wall tags, u = (1, 0) on its inflow tag */
+  CLMG_FLOW_GMSH    /**< a Gmsh mesh: walls, slip, outflow and inflow tags
+                         (clmg_flow_case_create_gmsh) */
 } clmg_flow_case;
 
-/** At most this many wall tags for CLMG_FLOW_GMSH. */
+/** At most this many wall (or slip, or outflow) tags for CLMG_FLOW_GMSH. */
 enum { CLMG_FLOW_MAX_TAGS = 64 };
 
 /** A case's scales and boundary conditions, made by clmg_flow_case_create; the
@@ -190,9 +191,45 @@ typedef struct clmg_flow_case_setup {
   int32_t inflow_tag;   /**< CLMG_FLOW_GMSH: the inflow's tag */
   int32_t dirichlet[CLMG_FLOW_MAX_TAGS + 1]; /**< the Dirichlet tags (none: every wall) */
   size_t num_dirichlet;                      /**< entries of dirichlet */
-  int32_t slip[1];                           /**< the free-slip tags (the canopy's top) */
+  int32_t slip[CLMG_FLOW_MAX_TAGS];          /**< the free-slip tags (the canopy's top) */
   size_t num_slip;                           /**< entries of slip */
+  int inflow_parabolic;      /**< CLMG_FLOW_GMSH: 1 parabolic, 0 uniform inflow (u_peak) */
+  double inflow_start[2];    /**< CLMG_FLOW_GMSH: one end of the straight inflow boundary */
+  double inflow_tangent[2];  /**< the unit vector from inflow_start to the other end */
+  double inflow_normal[2];   /**< the unit normal of the inflow boundary into the domain */
+  double inflow_extent;      /**< the inflow boundary's length */
+  int32_t body_tag;          /**< the tag of the body whose drag and lift are reported (0: none) */
+  int has_pressure_points;   /**< 1: the pressure difference between pressure_points */
+  double pressure_points[4]; /**< (x1, y1, x2, y2): p(x1, y1) - p(x2, y2) */
 } clmg_flow_case_setup;
+
+/** The inflow profile of a Gmsh case (clmg_flow_gmsh_options). */
+typedef enum clmg_flow_inflow_profile {
+  CLMG_FLOW_INFLOW_UNIFORM = 0, /**< the peak everywhere on the inflow boundary (mean: the peak) */
+  CLMG_FLOW_INFLOW_PARABOLIC    /**< 4 peak s (L - s) / L^2 at distance s from an end of the
+                                     inflow boundary of length L (mean: 2/3 of the peak) */
+} clmg_flow_inflow_profile;
+
+/** The boundary conditions and quantities of interest of a Gmsh case
+ * (clmg_flow_case_create_gmsh). Every boundary tag of the mesh has exactly
+ * one condition: no slip (walls), free slip (slip: zero normal velocity,
+ * zero tangential traction), do-nothing (outflow) or the inflow. */
+typedef struct clmg_flow_gmsh_options {
+  const int32_t *walls;   /**< no-slip tags (u = 0) */
+  size_t num_walls;       /**< entries of walls, 0 to CLMG_FLOW_MAX_TAGS */
+  const int32_t *slip;    /**< free-slip tags */
+  size_t num_slip;        /**< entries of slip, 0 to CLMG_FLOW_MAX_TAGS */
+  const int32_t *outflow; /**< do-nothing tags ((nu grad u - p I) n = 0) */
+  size_t num_outflow;     /**< entries of outflow, 0 to CLMG_FLOW_MAX_TAGS */
+  int32_t inflow_tag;     /**< the inflow's tag (>= 1); its edges form one straight segment */
+  clmg_flow_inflow_profile inflow_profile; /**< default CLMG_FLOW_INFLOW_UNIFORM */
+  double inflow_peak;        /**< the profile's largest speed, finite and > 0 (default 1); the
+                                  velocity is along the segment's normal into the domain */
+  int32_t body_tag;          /**< the tag whose drag and lift coefficients are computed (0: none) */
+  double reference_length;   /**< the length scale of Re and of the coefficients (default 1) */
+  int has_pressure_points;   /**< 1: report p(x1, y1) - p(x2, y2) of pressure_points */
+  double pressure_points[4]; /**< (x1, y1, x2, y2), points of the domain */
+} clmg_flow_gmsh_options;
 
 /** "cavity", "dfg1", "dfg2", "dfg3" or "canopy" into *flow (a .msh path is the caller's
  * CLMG_FLOW_GMSH); returns 0 for any other name. */
@@ -209,11 +246,39 @@ CLMG_API int clmg_flow_case_has_quantities(clmg_flow_case flow);
 
 /** The case's scales and tags at Reynolds number reynolds (finite, > 0). walls
  * (num_walls of them, 1 to CLMG_FLOW_MAX_TAGS) and inflow_tag (>= 1) are read for
- * CLMG_FLOW_GMSH only. Bad values are CLMG_ERROR_INVALID_ARGUMENT with a message. */
+ * CLMG_FLOW_GMSH only (u = (1, 0) on the inflow, every other tag do-nothing;
+ * clmg_flow_case_create_gmsh has every condition and checks the tags against
+ * the mesh). Bad values are CLMG_ERROR_INVALID_ARGUMENT with a message. */
 CLMG_API clmg_status clmg_flow_case_create(clmg_flow_case flow, double reynolds,
                                            const int32_t *walls, size_t num_walls,
                                            int32_t inflow_tag, clmg_flow_case_setup *setup,
                                            clmg_error *error);
+/** The defaults of clmg_flow_gmsh_options: no tags, a uniform inflow of peak 1,
+ * no body, reference length 1, no pressure points. */
+CLMG_API void clmg_flow_gmsh_options_defaults(clmg_flow_gmsh_options *options);
+
+/** A CLMG_FLOW_GMSH case on mesh (the coarse 2D mesh: clmg_flow_case_mesh)
+ * at Reynolds number reynolds (finite, > 0): mean_velocity is the inflow
+ * profile's mean (the peak, or 2/3 of it for the parabola), length the
+ * reference length, viscosity mean_velocity length / reynolds. Refused with
+ * CLMG_ERROR_INVALID_ARGUMENT and a message naming the tag: a tag of
+ * options that no boundary edge of mesh carries, a tag in two of walls,
+ * slip, outflow and inflow, a boundary tag of mesh in none of them, an
+ * inflow boundary that is not one straight segment (a chain of edges with
+ * two ends, every vertex on the line between them to 1e-8 of its length),
+ * a peak or reference length that is not finite and > 0, or pressure points
+ * that are not finite. The pressure points are looked up in
+ * clmg_flow_case_quantities (a point outside the domain is an error there).
+ * The setup copies what it needs from options and mesh (it borrows
+ * neither). */
+CLMG_API clmg_status clmg_flow_case_create_gmsh(const clmg_mesh *mesh, double reynolds,
+                                                const clmg_flow_gmsh_options *options,
+                                                clmg_flow_case_setup *setup, clmg_error *error);
+
+/** 1 where clmg_flow_case_quantities has something to compute for setup: a DFG
+ * case, or a Gmsh case with a body tag or pressure points. */
+CLMG_API int clmg_flow_case_setup_has_quantities(const clmg_flow_case_setup *setup);
+
 /** The case's coarse mesh (path: the Gmsh file of CLMG_FLOW_GMSH, else not read). */
 CLMG_API clmg_status clmg_flow_case_mesh(clmg_flow_case flow, const char *path, clmg_mesh *out,
                                          clmg_error *error);
@@ -221,9 +286,12 @@ CLMG_API clmg_status clmg_flow_case_mesh(clmg_flow_case flow, const char *path, 
  * Dirichlet and free-slip tags; the problem borrows setup (keep it alive). */
 CLMG_API void clmg_flow_case_problem(const clmg_flow_case_setup *setup,
                                      clmg_stokes_problem *problem);
-/** The DFG quantities of a solution x (clmg/stokes.h's layout) on mesh: the
- * cylinder's drag and lift coefficients (clmg_flow_drag_lift) and the pressure
- * difference between (0.15, 0.2) and (0.25, 0.2). Another case is
+/** The quantities of interest of a solution x (clmg/stokes.h's layout) on
+ * mesh: for the DFG cases the cylinder's drag and lift coefficients
+ * (clmg_flow_drag_lift) and the pressure difference between (0.15, 0.2) and
+ * (0.25, 0.2); for a Gmsh case those of its body tag (with its mean velocity
+ * and reference length) and its pressure points, NaN for what it does not
+ * have. A case without quantities (clmg_flow_case_setup_has_quantities) is
  * CLMG_ERROR_INVALID_ARGUMENT. */
 CLMG_API clmg_status clmg_flow_case_quantities(const clmg_flow_case_setup *setup,
                                                const clmg_mesh *mesh,

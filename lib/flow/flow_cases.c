@@ -1,12 +1,14 @@
 /* The flow benchmark cases (include/clmg/flow.h): their scales, boundary
  * conditions and quantities of interest, in one place for `clmg flow`,
  * Python's clmg.flow and the tests. */
+#include "flow/stokes_internal.h"
 #include "mesh/mesh_internal.h"
 
 #include "clmg/flow.h"
 #include "clmg/navier_stokes.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -140,10 +142,270 @@ clmg_status clmg_flow_case_create(clmg_flow_case flow, double reynolds, const in
     memcpy(setup->dirichlet, walls, num_walls * sizeof *walls);
     setup->num_dirichlet = num_walls;
     setup->dirichlet[setup->num_dirichlet++] = inflow_tag;
+    setup->u_peak = 1.0; /* u = (1, 0) on the inflow */
+    setup->inflow_normal[0] = 1.0;
     break;
+  }
+  if (clmg_flow_case_has_quantities(flow)) {
+    static const double dfg_points[4] = {0.15, 0.2, 0.25, 0.2};
+    setup->body_tag = CLMG_DFG_CYLINDER;
+    setup->has_pressure_points = 1;
+    memcpy(setup->pressure_points, dfg_points, sizeof dfg_points);
   }
   setup->viscosity = setup->mean_velocity * setup->length / reynolds;
   return CLMG_SUCCESS;
+}
+
+void clmg_flow_gmsh_options_defaults(clmg_flow_gmsh_options *options) {
+  if (!options)
+    return;
+  memset(options, 0, sizeof *options);
+  options->inflow_profile = CLMG_FLOW_INFLOW_UNIFORM;
+  options->inflow_peak = 1.0;
+  options->reference_length = 1.0;
+}
+
+static int mesh_has_tag(const clmg_mesh *mesh, int32_t tag) {
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++)
+    if (mesh->boundary_face_tag[f] == tag)
+      return 1;
+  return 0;
+}
+
+/* The role of tag among the options' lists ("a wall", ...), or NULL. */
+static const char *tag_role(const clmg_flow_gmsh_options *o, int32_t tag) {
+  for (size_t k = 0; k < o->num_walls; k++)
+    if (o->walls[k] == tag)
+      return "a wall";
+  for (size_t k = 0; k < o->num_slip; k++)
+    if (o->slip[k] == tag)
+      return "a slip";
+  for (size_t k = 0; k < o->num_outflow; k++)
+    if (o->outflow[k] == tag)
+      return "an outflow";
+  return tag == o->inflow_tag ? "the inflow" : NULL;
+}
+
+/* A list of tags of one role: each >= 1, on the mesh, in no earlier role
+ * (those before it in walls, slip, outflow, inflow) and not twice. */
+static clmg_status check_tags(const clmg_mesh *mesh, const clmg_flow_gmsh_options *o,
+                              const int32_t *tags, size_t count, const char *role,
+                              const char *const *earlier, clmg_error *error) {
+  if (count > CLMG_FLOW_MAX_TAGS || (count && !tags)) {
+    if (error)
+      snprintf(error->message, sizeof error->message, "at most %d %s tags, given as an array",
+               CLMG_FLOW_MAX_TAGS, role);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  for (size_t k = 0; k < count; k++) {
+    const char *problem = NULL;
+    if (tags[k] < 1)
+      problem = "tags are >= 1";
+    else if (!mesh_has_tag(mesh, tags[k]))
+      problem = "no boundary edge of the mesh has that tag";
+    for (size_t j = 0; j < k && !problem; j++)
+      if (tags[j] == tags[k])
+        problem = "given twice";
+    const char *other = tag_role(o, tags[k]);
+    if (!problem && other && earlier)
+      for (size_t j = 0; earlier[j]; j++)
+        if (strcmp(other, earlier[j]) == 0) {
+          if (error)
+            snprintf(error->message, sizeof error->message,
+                     "tag %d is both %s and %s tag: give each tag one condition", (int)tags[k],
+                     other, role);
+          return CLMG_ERROR_INVALID_ARGUMENT;
+        }
+    if (problem) {
+      if (error)
+        snprintf(error->message, sizeof error->message, "%s tag %d: %s", role, (int)tags[k],
+                 problem);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The inflow boundary as one straight segment: its ends (the vertices of
+ * one inflow edge each), its direction and the normal into the domain. */
+static clmg_status fit_inflow(const clmg_mesh *mesh, int32_t tag, clmg_flow_case_setup *setup,
+                              clmg_error *error) {
+  const int per_face = clmg_mesh_vertices_per_face(mesh);
+  const int per_cell = clmg_mesh_vertices_per_cell(mesh);
+  int32_t ends[2] = {-1, -1};
+  size_t num_ends = 0, first = SIZE_MAX;
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++) {
+    if (mesh->boundary_face_tag[f] != tag)
+      continue;
+    if (first == SIZE_MAX)
+      first = f;
+    for (int a = 0; a < per_face; a++) {
+      int32_t v = mesh->boundary_faces[per_face * f + (size_t)a];
+      size_t uses = 0;
+      for (size_t g = 0; g < mesh->num_boundary_faces; g++)
+        if (mesh->boundary_face_tag[g] == tag)
+          for (int b = 0; b < per_face; b++)
+            uses += mesh->boundary_faces[per_face * g + (size_t)b] == v;
+      if (uses == 1) {
+        if (num_ends < 2)
+          ends[num_ends] = v;
+        num_ends++;
+      }
+    }
+  }
+  if (num_ends != 2) {
+    if (error)
+      snprintf(error->message, sizeof error->message,
+               "the inflow tag %d's edges are not one chain with two ends (%zu ends): the inflow "
+               "must be one straight segment",
+               (int)tag, num_ends);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  const double *a = mesh->coords + 2 * (size_t)ends[0], *b = mesh->coords + 2 * (size_t)ends[1];
+  double length = hypot(b[0] - a[0], b[1] - a[1]);
+  if (!(length > 0)) {
+    if (error)
+      snprintf(error->message, sizeof error->message, "the inflow tag %d has length 0", (int)tag);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  double t[2] = {(b[0] - a[0]) / length, (b[1] - a[1]) / length};
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++)
+    for (int k = 0; mesh->boundary_face_tag[f] == tag && k < per_face; k++) {
+      const double *p = mesh->coords + 2 * (size_t)mesh->boundary_faces[per_face * f + (size_t)k];
+      double off = fabs((p[0] - a[0]) * t[1] - (p[1] - a[1]) * t[0]);
+      if (off > 1e-8 * length) {
+        if (error)
+          snprintf(error->message, sizeof error->message,
+                   "the inflow tag %d is not straight: (%g, %g) is %g off the line from (%g, %g) "
+                   "to (%g, %g)",
+                   (int)tag, p[0], p[1], off, a[0], a[1], b[0], b[1]);
+        return CLMG_ERROR_INVALID_ARGUMENT;
+      }
+    }
+  /* the normal into the domain: towards the centroid of the cell of an inflow edge */
+  const int32_t *edge = mesh->boundary_faces + per_face * first;
+  double n[2] = {-t[1], t[0]}, side = 0;
+  for (size_t c = 0; c < mesh->num_cells && side == 0; c++) {
+    const int32_t *cell = mesh->cells + per_cell * c;
+    int shared = 0;
+    double centroid[2] = {0, 0};
+    for (int k = 0; k < per_cell; k++) {
+      shared += cell[k] == edge[0] || cell[k] == edge[1];
+      centroid[0] += mesh->coords[2 * (size_t)cell[k]] / per_cell;
+      centroid[1] += mesh->coords[2 * (size_t)cell[k] + 1] / per_cell;
+    }
+    if (shared == 2)
+      side = (centroid[0] - a[0]) * n[0] + (centroid[1] - a[1]) * n[1];
+  }
+  if (side == 0)
+    return invalid(error, "the inflow's first edge is the edge of no cell");
+  if (side < 0) {
+    n[0] = -n[0];
+    n[1] = -n[1];
+  }
+  memcpy(setup->inflow_start, a, sizeof setup->inflow_start);
+  memcpy(setup->inflow_tangent, t, sizeof t);
+  memcpy(setup->inflow_normal, n, sizeof n);
+  setup->inflow_extent = length;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_flow_case_create_gmsh(const clmg_mesh *mesh, double reynolds,
+                                       const clmg_flow_gmsh_options *options,
+                                       clmg_flow_case_setup *setup, clmg_error *error) {
+  if (!setup)
+    return invalid(error, "clmg_flow_case_create_gmsh: setup must not be NULL");
+  memset(setup, 0, sizeof *setup);
+  if (!mesh || !options)
+    return invalid(error, "clmg_flow_case_create_gmsh: mesh and options must not be NULL");
+  clmg_status checked = clmg_triangle_mesh_check(mesh, error);
+  if (checked != CLMG_SUCCESS)
+    return checked;
+  if (mesh->num_boundary_faces && (!mesh->boundary_faces || !mesh->boundary_face_tag))
+    return invalid(error, "a Gmsh flow case needs the mesh's boundary edges");
+  if (!(isfinite(reynolds) && reynolds > 0)) {
+    if (error)
+      snprintf(error->message, sizeof error->message,
+               "the Reynolds number must be finite and > 0, not %g", reynolds);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  const clmg_flow_gmsh_options *o = options;
+  if (o->inflow_tag < 1)
+    return invalid(error, "a Gmsh flow case needs an inflow tag >= 1");
+  static const char *const none[] = {NULL}, *const after_walls[] = {"a wall", NULL},
+                           *const after_slip[] = {"a wall", "a slip", NULL},
+                           *const after_outflow[] = {"a wall", "a slip", "an outflow", NULL};
+  clmg_status status = check_tags(mesh, o, o->walls, o->num_walls, "a wall", none, error);
+  if (status == CLMG_SUCCESS)
+    status = check_tags(mesh, o, o->slip, o->num_slip, "a slip", after_walls, error);
+  if (status == CLMG_SUCCESS)
+    status = check_tags(mesh, o, o->outflow, o->num_outflow, "an outflow", after_slip, error);
+  if (status == CLMG_SUCCESS)
+    status = check_tags(mesh, o, &o->inflow_tag, 1, "the inflow", after_outflow, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (size_t f = 0; f < mesh->num_boundary_faces; f++)
+    if (!tag_role(o, mesh->boundary_face_tag[f])) {
+      if (error)
+        snprintf(error->message, sizeof error->message,
+                 "boundary tag %d of the mesh has no condition: name it among the wall, slip, "
+                 "outflow or inflow tags",
+                 (int)mesh->boundary_face_tag[f]);
+      return CLMG_ERROR_INVALID_ARGUMENT;
+    }
+  if (o->inflow_profile != CLMG_FLOW_INFLOW_UNIFORM &&
+      o->inflow_profile != CLMG_FLOW_INFLOW_PARABOLIC)
+    return invalid(error, "the inflow profile is uniform or parabolic");
+  if (!(isfinite(o->inflow_peak) && o->inflow_peak > 0)) {
+    if (error)
+      snprintf(error->message, sizeof error->message,
+               "the inflow's peak must be finite and > 0, not %g", o->inflow_peak);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  if (!(isfinite(o->reference_length) && o->reference_length > 0)) {
+    if (error)
+      snprintf(error->message, sizeof error->message,
+               "the reference length must be finite and > 0, not %g", o->reference_length);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  if (o->body_tag != 0 && (o->body_tag < 1 || !mesh_has_tag(mesh, o->body_tag))) {
+    if (error)
+      snprintf(error->message, sizeof error->message,
+               "the body tag %d: no boundary edge of the mesh has that tag", (int)o->body_tag);
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  for (int k = 0; o->has_pressure_points && k < 4; k++)
+    if (!isfinite(o->pressure_points[k]))
+      return invalid(error, "the pressure points must be finite");
+  status = fit_inflow(mesh, o->inflow_tag, setup, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  setup->flow = CLMG_FLOW_GMSH;
+  setup->reynolds = reynolds;
+  setup->u_peak = o->inflow_peak;
+  setup->inflow_parabolic = o->inflow_profile == CLMG_FLOW_INFLOW_PARABOLIC;
+  setup->mean_velocity = setup->inflow_parabolic ? 2.0 / 3.0 * o->inflow_peak : o->inflow_peak;
+  setup->length = o->reference_length;
+  setup->viscosity = setup->mean_velocity * setup->length / reynolds;
+  setup->inflow_tag = o->inflow_tag;
+  if (o->num_walls)
+    memcpy(setup->dirichlet, o->walls, o->num_walls * sizeof *o->walls);
+  setup->num_dirichlet = o->num_walls;
+  setup->dirichlet[setup->num_dirichlet++] = o->inflow_tag;
+  if (o->num_slip)
+    memcpy(setup->slip, o->slip, o->num_slip * sizeof *o->slip);
+  setup->num_slip = o->num_slip;
+  setup->body_tag = o->body_tag;
+  setup->has_pressure_points = o->has_pressure_points != 0;
+  if (setup->has_pressure_points)
+    memcpy(setup->pressure_points, o->pressure_points, sizeof setup->pressure_points);
+  return CLMG_SUCCESS;
+}
+
+int clmg_flow_case_setup_has_quantities(const clmg_flow_case_setup *setup) {
+  return setup &&
+         (clmg_flow_case_has_quantities(setup->flow) ||
+          (setup->flow == CLMG_FLOW_GMSH && (setup->body_tag > 0 || setup->has_pressure_points)));
 }
 
 clmg_status clmg_flow_case_mesh(clmg_flow_case flow, const char *path, clmg_mesh *out,
@@ -184,8 +446,17 @@ static void boundary_velocity(const double *x, int32_t tag, double *u, void *dat
       u[0] = clmg_canopy_inflow_u(x[1], s->u_peak, 1.0, CANOPY_ALPHA);
     break;
   case CLMG_FLOW_GMSH:
-    if (tag == s->inflow_tag)
-      u[0] = 1.0;
+    if (tag == s->inflow_tag) {
+      double speed = s->u_peak;
+      if (s->inflow_parabolic) {
+        double along = (x[0] - s->inflow_start[0]) * s->inflow_tangent[0] +
+                       (x[1] - s->inflow_start[1]) * s->inflow_tangent[1];
+        double l = s->inflow_extent;
+        speed = fmax(0.0, 4.0 * s->u_peak * along * (l - along) / (l * l));
+      }
+      u[0] = speed * s->inflow_normal[0];
+      u[1] = speed * s->inflow_normal[1];
+    }
     break;
   }
 }
@@ -213,16 +484,23 @@ clmg_status clmg_flow_case_quantities(const clmg_flow_case_setup *setup, const c
                                       clmg_error *error) {
   if (!setup || !mesh || !edges || !x || !drag || !lift || !pressure_difference)
     return invalid(error, "clmg_flow_case_quantities: an argument is NULL");
-  if (!clmg_flow_case_has_quantities(setup->flow))
-    return invalid(error, "drag, lift and the pressure difference are the DFG cases' quantities");
-  clmg_status status = clmg_flow_drag_lift(mesh, edges, x, setup->viscosity, CLMG_DFG_CYLINDER,
-                                           setup->mean_velocity, setup->length, drag, lift, error);
-  const double front[2] = {0.15, 0.2}, back[2] = {0.25, 0.2};
+  if (!clmg_flow_case_setup_has_quantities(setup))
+    return invalid(error, "drag, lift and the pressure difference need a DFG case, or a Gmsh "
+                          "case's body tag or pressure points");
+  clmg_status status = CLMG_SUCCESS;
+  *drag = *lift = *pressure_difference = NAN;
+  if (setup->body_tag > 0)
+    status = clmg_flow_drag_lift(mesh, edges, x, setup->viscosity, setup->body_tag,
+                                 setup->mean_velocity, setup->length, drag, lift, error);
+  if (status != CLMG_SUCCESS || !setup->has_pressure_points)
+    return status;
   double p_front = 0, p_back = 0;
+  status =
+      clmg_flow_pressure_at(mesh, x, edges->num_edges, setup->pressure_points, &p_front, error);
   if (status == CLMG_SUCCESS)
-    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, front, &p_front, error);
+    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, setup->pressure_points + 2, &p_back,
+                                   error);
   if (status == CLMG_SUCCESS)
-    status = clmg_flow_pressure_at(mesh, x, edges->num_edges, back, &p_back, error);
-  *pressure_difference = p_front - p_back;
+    *pressure_difference = p_front - p_back;
   return status;
 }

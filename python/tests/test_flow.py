@@ -214,3 +214,69 @@ def test_bad_arguments(ctx, tmp_path):
         clmg.flow("cavity", level=1, mg_smoother="chebyshev", context=ctx)
     with pytest.raises(clmg.ClmgError, match="krylov"):
         clmg.flow("cavity", level=1, krylov="cg", context=ctx)
+
+
+OBSTACLE = REPO / "examples" / "data" / "channel_obstacle.msh"
+OBSTACLE_TAGS = dict(walls=[3], slip=[4], outflow=[2], inflow=1)
+
+
+def test_gmsh_case_keywords(ctx):
+    """A Gmsh channel with a square obstacle: the parabolic inflow's values at
+    the inflow edges against the formula, zero normal velocity on the slip
+    walls, no slip on the obstacle, the body's coefficients and the pressure
+    difference as clmg flow's with the same flags."""
+    result = clmg.flow(
+        OBSTACLE, level=0, steps=2, dt=0.01, inflow_profile="parabolic", inflow_peak=1.5,
+        body=3, reference_length=0.1, pressure_points=(0.14, 0.2, 0.26, 0.2), context=ctx,
+        **OBSTACLE_TAGS,
+    )
+    mid, u = result.edge_midpoints, result.velocity
+    inflow = np.isclose(mid[:, 0], 0.0)
+    assert inflow.sum() == 8
+    y = mid[inflow, 1]
+    assert np.allclose(u[inflow, 0], 4 * 1.5 * y * (0.41 - y) / 0.41**2, rtol=1e-12, atol=1e-12)
+    assert np.allclose(u[inflow, 1], 0.0, atol=1e-12)
+    slip = np.isclose(mid[:, 1], 0.0) | np.isclose(mid[:, 1], 0.41)
+    assert np.allclose(u[slip, 1], 0.0, atol=1e-12)
+    assert np.abs(u[slip, 0]).max() > 0.1  # free slip: the walls' tangential velocity moves
+    # the mean velocity 1 and the reference length 0.1: nu = 0.1 / Re
+    assert result.info.viscosity == pytest.approx(0.1 / 100, rel=1e-14)
+    assert np.isfinite(result.history.drag).all() and result.info.drag > 0
+    assert np.isfinite(result.info.pressure_difference)
+    report = command_json(
+        "--case", str(OBSTACLE), "--walls", "3", "--slip", "4", "--outflow", "2", "--inflow",
+        "1", "--inflow-profile", "parabolic", "--inflow-peak", "1.5", "--body", "3",
+        "--reference-length", "0.1", "--pressure-points", "0.14,0.2,0.26,0.2", "--level", "0",
+        "--steps", "2", "--dt", "0.01",
+    )
+    for key, value in (
+        ("drag_coefficient", result.info.drag),
+        ("lift_coefficient", result.info.lift),
+        ("pressure_difference", result.info.pressure_difference),
+    ):
+        assert report[key] == pytest.approx(value, rel=1e-9, abs=1e-12), key
+    # uniform: the peak on every inflow edge; no body: no coefficients
+    uniform = clmg.flow(OBSTACLE, level=0, steps=1, inflow_peak=0.5, context=ctx, **OBSTACLE_TAGS)
+    inflow = np.isclose(uniform.edge_midpoints[:, 0], 0.0)
+    assert np.allclose(uniform.velocity[inflow, 0], 0.5, rtol=1e-14)
+    assert np.isnan(uniform.info.drag)
+
+
+def test_gmsh_case_refusals(ctx):
+    tags = dict(OBSTACLE_TAGS)
+    with pytest.raises(ValueError, match="boundary tag 2 of the mesh has no condition"):
+        clmg.flow(OBSTACLE, level=0, walls=[3], slip=[4], inflow=1, context=ctx)
+    with pytest.raises(ValueError, match="tag 4 is both a wall and a slip tag"):
+        clmg.flow(OBSTACLE, level=0, **{**tags, "walls": [3, 4]}, context=ctx)
+    with pytest.raises(ValueError, match="an outflow tag 9: no boundary edge"):
+        clmg.flow(OBSTACLE, level=0, **{**tags, "outflow": [2, 9]}, context=ctx)
+    with pytest.raises(ValueError, match="body tag 7"):
+        clmg.flow(OBSTACLE, level=0, body=7, context=ctx, **tags)
+    with pytest.raises(ValueError, match="inflow_profile is 'uniform' or 'parabolic'"):
+        clmg.flow(OBSTACLE, level=0, inflow_profile="cubic", context=ctx, **tags)
+    with pytest.raises(ValueError, match="pressure_points must be 4 numbers"):
+        clmg.flow(OBSTACLE, level=0, pressure_points=(1, 2), context=ctx, **tags)
+    with pytest.raises(ValueError, match="peak must be finite and > 0"):
+        clmg.flow(OBSTACLE, level=0, inflow_peak=0.0, context=ctx, **tags)
+    with pytest.raises(ValueError, match="for a .msh case"):
+        clmg.flow("dfg1", slip=[3], context=ctx)

@@ -1408,7 +1408,7 @@ static int flow_record_step(void *data, const clmg_flow_step *step, const clmg_m
     r->capacity = capacity;
   }
   double drag = NAN, lift = NAN, dp = NAN;
-  if (clmg_flow_case_has_quantities(r->setup->flow)) {
+  if (clmg_flow_case_setup_has_quantities(r->setup)) {
     clmg_error error = {{0}};
     clmg_status status =
         clmg_flow_case_quantities(r->setup, mesh, edges, x, &drag, &lift, &dp, &error);
@@ -1434,24 +1434,81 @@ static int flow_record_step(void *data, const clmg_flow_step *step, const clmg_m
   return 0;
 }
 
+/* A sequence of boundary tags (None: none) into tags, at most
+ * CLMG_FLOW_MAX_TAGS; returns 0 with a Python error set. */
+static int flow_tags(PyObject *object, const char *what, int32_t *tags, size_t *count) {
+  *count = 0;
+  if (object == Py_None)
+    return 1;
+  char message[80];
+  snprintf(message, sizeof message, "%s must be a sequence of tags", what);
+  PyObject *sequence = PySequence_Fast(object, message);
+  if (!sequence)
+    return 0;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(sequence);
+  if (n > CLMG_FLOW_MAX_TAGS) {
+    Py_DECREF(sequence);
+    PyErr_Format(PyExc_ValueError, "at most %d %s tags", CLMG_FLOW_MAX_TAGS, what);
+    return 0;
+  }
+  for (Py_ssize_t k = 0; k < n; k++) {
+    long tag = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, k));
+    if (tag == -1 && PyErr_Occurred()) {
+      Py_DECREF(sequence);
+      return 0;
+    }
+    if (tag < 1 || tag > INT32_MAX) {
+      Py_DECREF(sequence);
+      PyErr_Format(PyExc_ValueError, "%s tags are >= 1, not %ld", what, tag);
+      return 0;
+    }
+    tags[(*count)++] = (int32_t)tag;
+  }
+  Py_DECREF(sequence);
+  return 1;
+}
+
 /* flow(context, case, path, walls, inflow, re, level, steady, steps, dt,
- * text, pairs) -> dict: clmg_flow_solve on the case's mesh refined `level`
- * times (level + 1 levels, as clmg flow --level), the case's defaults
- * (clmg_flow_case_defaults) under the options of clmg_options_flow. case:
- * "cavity", "dfg1", "dfg2", "dfg3", "canopy" or "gmsh" (path, walls and
- * inflow then name the mesh and its tags); re <= 0, steady < 0, steps <= 0:
- * the case's defaults. */
+ * text, pairs, slip, outflow, inflow_profile, inflow_peak, body,
+ * reference_length, pressure_points) -> dict: clmg_flow_solve on the case's
+ * mesh refined `level` times (level + 1 levels, as clmg flow --level), the
+ * case's defaults (clmg_flow_case_defaults) under the options of
+ * clmg_options_flow. case: "cavity", "dfg1", "dfg2", "dfg3", "canopy" or
+ * "gmsh" (path names the mesh; walls, slip, outflow, inflow, the inflow's
+ * profile and peak, body, reference_length and pressure_points (4 numbers
+ * or None) are clmg_flow_case_create_gmsh's); re <= 0, steady < 0, steps
+ * <= 0: the case's defaults. */
 static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObject *kwargs) {
-  static char *keywords[] = {"context", "case",  "path", "walls", "inflow",  "re", "level",
-                             "steady",  "steps", "dt",   "text",  "options", NULL};
+  static char *keywords[] = {"context",
+                             "case",
+                             "path",
+                             "walls",
+                             "inflow",
+                             "re",
+                             "level",
+                             "steady",
+                             "steps",
+                             "dt",
+                             "text",
+                             "options",
+                             "slip",
+                             "outflow",
+                             "inflow_profile",
+                             "inflow_peak",
+                             "body",
+                             "reference_length",
+                             "pressure_points",
+                             NULL};
   ContextObject *owner = NULL;
-  const char *case_name = NULL, *path = NULL, *text = NULL;
-  PyObject *walls_object = Py_None, *pairs = Py_None;
-  int inflow = 0, level = 3, steady = -1, steps = 0;
-  double re = 0, dt = 0.01;
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!szOidiiidzO", keywords, &ContextType, &owner,
-                                   &case_name, &path, &walls_object, &inflow, &re, &level, &steady,
-                                   &steps, &dt, &text, &pairs))
+  const char *case_name = NULL, *path = NULL, *text = NULL, *inflow_profile = NULL;
+  PyObject *walls_object = Py_None, *pairs = Py_None, *slip_object = Py_None,
+           *outflow_object = Py_None, *points_object = Py_None;
+  int inflow = 0, level = 3, steady = -1, steps = 0, body = 0;
+  double re = 0, dt = 0.01, inflow_peak = 1.0, reference_length = 1.0;
+  if (!PyArg_ParseTupleAndKeywords(
+          args, kwargs, "O!szOidiiidzO|OOzdidO", keywords, &ContextType, &owner, &case_name, &path,
+          &walls_object, &inflow, &re, &level, &steady, &steps, &dt, &text, &pairs, &slip_object,
+          &outflow_object, &inflow_profile, &inflow_peak, &body, &reference_length, &points_object))
     return NULL;
   if (!context_ready(owner))
     return NULL;
@@ -1464,27 +1521,50 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
                  case_name);
     return NULL;
   }
-  int32_t walls[CLMG_FLOW_MAX_TAGS];
-  size_t num_walls = 0;
-  if (walls_object != Py_None) {
-    PyObject *sequence = PySequence_Fast(walls_object, "walls must be a sequence of tags");
+  int32_t walls[CLMG_FLOW_MAX_TAGS], slip[CLMG_FLOW_MAX_TAGS], outflow[CLMG_FLOW_MAX_TAGS];
+  size_t num_walls = 0, num_slip = 0, num_outflow = 0;
+  if (!flow_tags(walls_object, "walls", walls, &num_walls) ||
+      !flow_tags(slip_object, "slip", slip, &num_slip) ||
+      !flow_tags(outflow_object, "outflow", outflow, &num_outflow))
+    return NULL;
+  clmg_flow_gmsh_options gmsh;
+  clmg_flow_gmsh_options_defaults(&gmsh);
+  gmsh.walls = walls;
+  gmsh.num_walls = num_walls;
+  gmsh.slip = slip;
+  gmsh.num_slip = num_slip;
+  gmsh.outflow = outflow;
+  gmsh.num_outflow = num_outflow;
+  gmsh.inflow_tag = inflow;
+  gmsh.inflow_peak = inflow_peak;
+  gmsh.body_tag = body;
+  gmsh.reference_length = reference_length;
+  if (inflow_profile && strcmp(inflow_profile, "parabolic") == 0)
+    gmsh.inflow_profile = CLMG_FLOW_INFLOW_PARABOLIC;
+  else if (inflow_profile && strcmp(inflow_profile, "uniform") != 0) {
+    PyErr_Format(PyExc_ValueError, "inflow_profile is 'uniform' or 'parabolic', not '%s'",
+                 inflow_profile);
+    return NULL;
+  }
+  if (points_object != Py_None) {
+    PyObject *sequence =
+        PySequence_Fast(points_object, "pressure_points must be 4 numbers (x1, y1, x2, y2)");
     if (!sequence)
       return NULL;
-    Py_ssize_t count = PySequence_Fast_GET_SIZE(sequence);
-    if (count > CLMG_FLOW_MAX_TAGS) {
+    if (PySequence_Fast_GET_SIZE(sequence) != 4) {
       Py_DECREF(sequence);
-      PyErr_Format(PyExc_ValueError, "at most %d wall tags", CLMG_FLOW_MAX_TAGS);
+      PyErr_SetString(PyExc_ValueError, "pressure_points must be 4 numbers (x1, y1, x2, y2)");
       return NULL;
     }
-    for (Py_ssize_t k = 0; k < count; k++) {
-      long tag = PyLong_AsLong(PySequence_Fast_GET_ITEM(sequence, k));
-      if (tag == -1 && PyErr_Occurred()) {
+    for (int k = 0; k < 4; k++) {
+      gmsh.pressure_points[k] = PyFloat_AsDouble(PySequence_Fast_GET_ITEM(sequence, k));
+      if (gmsh.pressure_points[k] == -1.0 && PyErr_Occurred()) {
         Py_DECREF(sequence);
         return NULL;
       }
-      walls[num_walls++] = (int32_t)tag;
     }
     Py_DECREF(sequence);
+    gmsh.has_pressure_points = 1;
   }
   if (level < 0 || level > 12) {
     PyErr_Format(PyExc_ValueError, "level must be 0 to 12, not %d", level);
@@ -1505,20 +1585,40 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
   }
   clmg_error error = {{0}};
   clmg_flow_case_setup setup;
-  clmg_status status = clmg_flow_case_create(flow, re > 0 ? re : clmg_flow_case_reynolds(flow),
-                                             walls, num_walls, inflow, &setup, &error);
+  clmg_mesh coarse = {0};
+  clmg_status status = CLMG_SUCCESS;
+  double reynolds = re > 0 ? re : clmg_flow_case_reynolds(flow);
+  if (flow == CLMG_FLOW_GMSH) { /* the tags and the inflow's geometry: the mesh first */
+    status = clmg_flow_case_mesh(flow, path, &coarse, &error);
+    if (status == CLMG_SUCCESS && (coarse.cell_type != CLMG_CELL_SIMPLEX || coarse.dim != 2)) {
+      status = CLMG_ERROR_INVALID_ARGUMENT; /* the library's refusal, before the tags */
+      snprintf(error.message, sizeof error.message,
+               "Crouzeix-Raviart elements need a 2D triangle mesh: %s is not one", path);
+    }
+    if (status != CLMG_SUCCESS) {
+      clmg_mesh_free(&coarse);
+      return raise_status(status, error.message);
+    }
+    status = clmg_flow_case_create_gmsh(&coarse, reynolds, &gmsh, &setup, &error);
+  } else
+    status = clmg_flow_case_create(flow, reynolds, walls, num_walls, inflow, &setup, &error);
   if (status != CLMG_SUCCESS) {
+    clmg_mesh_free(&coarse);
     PyErr_SetString(PyExc_ValueError, error.message);
     return NULL;
   }
   clmg_context *context = owner->context;
-  if (!clmg_context_device(context)->has_fp64)
+  if (!clmg_context_device(context)->has_fp64) {
+    clmg_mesh_free(&coarse);
     return raise_status(CLMG_ERROR_UNSUPPORTED,
                         "the Navier-Stokes solver computes in double precision, which the "
                         "device does not have (fp64)");
+  }
   clmg_options *db = make_options(text, pairs);
-  if (!db)
+  if (!db) {
+    clmg_mesh_free(&coarse);
     return NULL;
+  }
   clmg_flow_options options;
   clmg_flow_options_defaults(&options);
   clmg_flow_case_defaults(flow, &options);
@@ -1526,6 +1626,7 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
   status = clmg_options_flow(db, &options, unused, sizeof unused, &error);
   if (status != CLMG_SUCCESS) {
     clmg_options_destroy(db);
+    clmg_mesh_free(&coarse);
     return raise_status(status, error.message);
   }
   if (unused[0]) {
@@ -1533,6 +1634,7 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
     snprintf(warning, sizeof warning, "clmg.flow does not read %s", unused);
     if (PyErr_WarnEx(PyExc_UserWarning, warning, 1) < 0) {
       clmg_options_destroy(db);
+      clmg_mesh_free(&coarse);
       return NULL;
     }
   }
@@ -1542,14 +1644,14 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
   options.steps = steps;
   clmg_stokes_problem problem;
   clmg_flow_case_problem(&setup, &problem);
-  clmg_mesh coarse = {0};
   flow_record record = {&setup, NULL, 0, 0, CLMG_SUCCESS, ""};
   clmg_flow_result result = {0};
   char message[1100] = "";
   double start = seconds_now(), total_s = 0;
   owner->busy = 1;
   PyThreadState *released = PyEval_SaveThread();
-  status = clmg_flow_case_mesh(flow, path, &coarse, &error);
+  if (flow != CLMG_FLOW_GMSH) /* a Gmsh case's is read */
+    status = clmg_flow_case_mesh(flow, path, &coarse, &error);
   int mesh_failed = status != CLMG_SUCCESS;
   if (!mesh_failed) {
     status =
@@ -1595,7 +1697,8 @@ static PyObject *module_flow(PyObject *Py_UNUSED(module), PyObject *args, PyObje
         options.steady ? result.nonlinear_residual : 0.0, "steady",
         options.steady ? Py_True : Py_False, "status", clmg_status_string(status), "message",
         message, "reynolds", setup.reynolds, "viscosity", setup.viscosity, "options", echo,
-        "total_s", total_s, "dfg", clmg_flow_case_has_quantities(flow) ? Py_True : Py_False);
+        "total_s", total_s, "dfg",
+        clmg_flow_case_setup_has_quantities(&setup) ? Py_True : Py_False);
   else {
     Py_XDECREF(history);
     Py_XDECREF(x);

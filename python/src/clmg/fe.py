@@ -794,6 +794,13 @@ def flow(
     time_scheme: str | None = None,
     walls: Any = None,
     inflow: int | None = None,
+    slip: Any = None,
+    outflow: Any = None,
+    inflow_profile: str | None = None,
+    inflow_peak: float | None = None,
+    body: int | None = None,
+    reference_length: float | None = None,
+    pressure_points: Any = None,
     context: Any = None,
     device: str | None = None,
     **keywords: Any,
@@ -805,8 +812,16 @@ def flow(
     ``case``: "cavity" (the lid-driven unit square), "dfg1" (DFG 2D-1,
     steady, Re 20), "dfg2" (DFG 2D-2, time steps, Re 100), "dfg3" (DFG 2D-3,
     inflow 1.5 sin(pi t / 8), t in [0, 8]), "canopy" (an urban canopy, time
-    steps) or a Gmsh .msh file of triangles with ``walls`` (tags
-    with no slip) and ``inflow`` (the tag with u = (1, 0)). ``re``: the
+    steps) or a Gmsh .msh file of triangles whose every boundary tag has one
+    condition: ``walls`` (no slip), ``slip`` (free slip), ``outflow``
+    (do-nothing) or ``inflow`` (one tag, a straight segment; the velocity
+    along its normal into the domain), as ``clmg flow FILE.msh``'s flags.
+    ``inflow_profile``: "uniform" (the default) or "parabolic" (4 U s (L - s)
+    / L^2 along the inflow of length L) of peak ``inflow_peak`` U (default 1);
+    the velocity scale of Re is its mean. ``body``: the tag whose drag and
+    lift coefficients the history and info report (with the mean velocity
+    and ``reference_length``, default 1); ``pressure_points``: (x1, y1, x2,
+    y2), the pressure difference p(x1, y1) - p(x2, y2). ``re``: the
     Reynolds number (the case's by default). ``level``: the coarse mesh
     refined that many times (``clmg flow --level``). ``steady``: Oseen
     iteration to a steady flow (the default for cavity, dfg1 and a .msh);
@@ -830,12 +845,20 @@ def flow(
     if spec.endswith(".msh"):
         if not os.path.isfile(spec):
             raise FileNotFoundError(f"no mesh file {spec!r}")
-        if walls is None or inflow is None:
-            raise ValueError("a .msh case needs walls=[tags] and inflow=tag")
+        if inflow is None:
+            raise ValueError(
+                "a .msh case needs walls=[tags] (and slip=, outflow= for its other boundary "
+                "tags) and inflow=tag"
+            )
         name, path = "gmsh", spec
     elif spec in _FLOW_CASES:
-        if walls is not None or inflow is not None:
-            raise ValueError(f"walls and inflow are for a .msh case, not {spec!r}")
+        gmsh = (walls, inflow, slip, outflow, inflow_profile, inflow_peak, body,
+                reference_length, pressure_points)
+        if any(value is not None for value in gmsh):
+            raise ValueError(
+                "walls, inflow, slip, outflow, inflow_profile, inflow_peak, body, "
+                f"reference_length and pressure_points are for a .msh case, not {spec!r}"
+            )
         name = spec
     else:
         raise ValueError(
@@ -894,6 +917,13 @@ def flow(
             0.01 if dt is None else float(dt),
             parsed.text,
             parsed.pairs,
+            None if slip is None else [int(tag) for tag in slip],
+            None if outflow is None else [int(tag) for tag in outflow],
+            inflow_profile,
+            1.0 if inflow_peak is None else float(inflow_peak),
+            0 if body is None else int(body),
+            1.0 if reference_length is None else float(reference_length),
+            None if pressure_points is None else [float(v) for v in pressure_points],
         )
     finally:
         parsed.close()
