@@ -639,6 +639,40 @@ static void test_is_symmetric(void **state) {
   assert_true(clmg_csr_is_symmetric(&s, 0.0));
   clmg_csr_free(&s);
 
+  /* Rows split over host threads (ranges of at least 4,096 rows): a long
+   * symmetric tridiagonal matrix, then one entry broken in the first, a
+   * middle and the last row, each seen whichever range holds it. */
+  const size_t m = 40000;
+  int32_t *tr = malloc(3 * m * sizeof *tr), *tc = malloc(3 * m * sizeof *tc);
+  double *tv = malloc(3 * m * sizeof *tv);
+  assert_non_null(tr);
+  assert_non_null(tc);
+  assert_non_null(tv);
+  size_t entries = 0;
+  for (size_t i = 0; i < m; i++)
+    for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < m; j++) {
+      tr[entries] = (int32_t)i;
+      tc[entries] = (int32_t)j;
+      tv[entries++] = i == j ? 4.0 : -1.0 - 1e-3 * (double)(i < j ? i : j);
+    }
+  CHECK_OK(error, clmg_csr_from_triplets(m, m, entries, tr, tc, tv, &s, &error));
+  assert_true(clmg_csr_is_symmetric(&s, 0.0));
+  const size_t broken[3] = {0, m / 2 + 7, m - 1};
+  for (int t = 0; t < 3; t++) {
+    int64_t first = s.row_ptr[broken[t]]; /* its first entry off the diagonal */
+    if ((size_t)s.col[first] == broken[t])
+      first++;
+    double kept = s.val[first];
+    s.val[first] = kept * (1.0 + 1e-6);
+    assert_false(clmg_csr_is_symmetric(&s, 1e-9));
+    s.val[first] = kept;
+  }
+  assert_true(clmg_csr_is_symmetric(&s, 0.0));
+  clmg_csr_free(&s);
+  free(tr);
+  free(tc);
+  free(tv);
+
   /* Rectangular matrices are never symmetric. */
   CHECK_OK(error, clmg_csr_from_triplets(3, 4, 0, NULL, NULL, NULL, &s, &error));
   assert_false(clmg_csr_is_symmetric(&s, 1.0));

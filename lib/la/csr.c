@@ -659,13 +659,18 @@ clmg_status clmg_csr_permute(const clmg_csr *a, const int32_t *row_perm, const i
   return CLMG_SUCCESS;
 }
 
-int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
-  if (clmg_csr_check(a, NULL) != CLMG_SUCCESS || a->rows != a->cols)
-    return 0;
-  /* Each entry is compared with its mirror (0 where absent), so an entry
-   * missing on one side counts unless it is zero; no allocation, so this
-   * cannot fail. */
-  for (size_t i = 0; i < a->rows; i++)
+/* The rows [begin, end) of clmg_csr_is_symmetric: asymmetric[range] set at
+ * the first entry whose mirror differs. */
+typedef struct symmetry_job {
+  const clmg_csr *a;
+  double tolerance;
+  int asymmetric[CLMG_MAX_HOST_THREADS];
+} symmetry_job;
+
+static void symmetry_range(void *data, size_t range, size_t begin, size_t end) {
+  symmetry_job *job = data;
+  const clmg_csr *a = job->a;
+  for (size_t i = begin; i < end; i++)
     for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
       size_t j = (size_t)a->col[k];
       if (j == i)
@@ -674,8 +679,24 @@ int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
       double value = a->val[k], mirrored = mirror >= 0 ? a->val[mirror] : 0.0;
       double scale = fmax(fabs(value), fabs(mirrored));
       /* Written so that NaN compares as not symmetric. */
-      if (!(fabs(value - mirrored) <= relative_tolerance * scale))
-        return 0;
+      if (!(fabs(value - mirrored) <= job->tolerance * scale)) {
+        job->asymmetric[range] = 1;
+        return;
+      }
     }
+}
+
+int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance) {
+  if (clmg_csr_check(a, NULL) != CLMG_SUCCESS || a->rows != a->cols)
+    return 0;
+  /* Each entry is compared with its mirror (0 where absent), so an entry
+   * missing on one side counts unless it is zero; no allocation, so this
+   * cannot fail. The rows are split over the host's cores (a 15-million
+   * entry elasticity matrix took 0.2-0.3 s on one). */
+  symmetry_job job = {a, relative_tolerance, {0}};
+  clmg_host_parallel_for(a->rows, 4096, symmetry_range, &job);
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
+    if (job.asymmetric[t])
+      return 0;
   return 1;
 }
