@@ -138,12 +138,20 @@ def _parse(options, keywords):
 
 
 def _csr(matrix: Mapping) -> sp.csr_array:
+    """The library's matrix as SciPy CSR with int32 indices where the entries
+    fit (SciPy's own choice; int64 row offsets would make SciPy widen the
+    columns too, and clmg.solve narrow them back: a copy of every column)."""
     rows = matrix["rows"]
+    indptr = np.frombuffer(matrix["indptr"], dtype=np.int64)
+    if indptr[-1] <= np.iinfo(np.int32).max:
+        indptr = indptr.astype(np.int32)
+    else:
+        indptr = indptr.copy()
     return sp.csr_array(
         (
             np.frombuffer(matrix["data"], dtype=np.float64).copy(),
             np.frombuffer(matrix["indices"], dtype=np.int32).copy(),
-            np.frombuffer(matrix["indptr"], dtype=np.int64).copy(),
+            indptr,
         ),
         shape=(rows, rows),
     )
