@@ -4,13 +4,15 @@
  * vector: the strength test, the roots as a distance-k maximal independent
  * set by rounds with hashed priorities, the joining sweeps, the numbering
  * of the aggregates by their first row, and the fit of the candidate per
- * aggregate. Every result is independent of the order the work-items run
+ * aggregate; for several unknowns per node the node matrix and the
+ * dissolving of small aggregates. Every result is independent of the order the work-items run
  * in: atomics only count or take the minimum, and what they scatter is
  * sorted before it is used. */
 
 #define AGG_OUT 0u
 #define AGG_UNDECIDED 1u
 #define AGG_IN 2u
+#define AGG_MAX_BLOCK 16 /* MAX_BLOCK of lib/amg/smoothed_aggregation.c */
 
 /* MurmurHash3's finaliser, as clmg_index_priority (lib/core/parallel.c). */
 inline uint agg_priority(uint i) {
@@ -249,5 +251,110 @@ kernel void agg_fit(ulong count, global const long *start, global int *members,
       p_val[p_ptr[row]] = fitted ? b[row] / norm : (t == begin ? 1 : 0);
     }
     coarse_b[c] = fitted ? norm : 0;
+  }
+}
+
+/* ---- vector problems: the node matrix and the aggregates' sizes ---- */
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* The node matrix of A with `block` unknowns per node (node I's rows are
+ * block I .. block I + block - 1, each with its columns in order, as
+ * agg_rows_sorted checks): count[I] = how many node columns J = col /
+ * block its rows touch (a merge of the rows). */
+kernel void agg_node_count(ulong nodes, ulong block, global const long *row_ptr,
+                           global const int *col, global uint *count) {
+  GRID_LOOP(node, nodes) {
+    long cursor[AGG_MAX_BLOCK], end[AGG_MAX_BLOCK];
+    for (uint b = 0; b < block; ++b) {
+      cursor[b] = row_ptr[node * block + b];
+      end[b] = row_ptr[node * block + b + 1];
+    }
+    uint found = 0;
+    for (;;) {
+      int next = INT_MAX;
+      for (uint b = 0; b < block; ++b)
+        if (cursor[b] < end[b] && col[cursor[b]] / (int)block < next)
+          next = col[cursor[b]] / (int)block;
+      if (next == INT_MAX)
+        break;
+      ++found;
+      for (uint b = 0; b < block; ++b)
+        while (cursor[b] < end[b] && col[cursor[b]] / (int)block == next)
+          ++cursor[b];
+    }
+    count[node] = found;
+  }
+}
+
+/* The node matrix's entries: (I, J) = the Frobenius norm of A's block of
+ * node rows I and node columns J, the squares summed in the host's order
+ * (row by row, each row's entries in order) without contraction, so the
+ * value is the host's bit for bit (lib/amg/smoothed_aggregation.c,
+ * node_matrix). */
+kernel void agg_node_fill(ulong nodes, ulong block, global const long *row_ptr,
+                          global const int *col, global const real *val,
+                          global const long *node_ptr, global int *node_col,
+                          global real *node_val) {
+  GRID_LOOP(node, nodes) {
+    long cursor[AGG_MAX_BLOCK], end[AGG_MAX_BLOCK];
+    for (uint b = 0; b < block; ++b) {
+      cursor[b] = row_ptr[node * block + b];
+      end[b] = row_ptr[node * block + b + 1];
+    }
+    long out = node_ptr[node];
+    for (;;) {
+      int next = INT_MAX;
+      for (uint b = 0; b < block; ++b)
+        if (cursor[b] < end[b] && col[cursor[b]] / (int)block < next)
+          next = col[cursor[b]] / (int)block;
+      if (next == INT_MAX)
+        break;
+      real sum = 0;
+      for (uint b = 0; b < block; ++b)
+        while (cursor[b] < end[b] && col[cursor[b]] / (int)block == next) {
+          const real v = val[cursor[b]];
+          const real square = v * v;
+          sum = sum + square;
+          ++cursor[b];
+        }
+      node_col[out] = next;
+      node_val[out] = sqrt(sum);
+      ++out;
+    }
+  }
+}
+
+/* size[c] += 1 per member of aggregate c. */
+kernel void agg_count_sizes(ulong rows, global const int *aggregate, global uint *size) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0)
+      atomic_inc(&size[aggregate[i]]);
+  }
+}
+
+/* *kept = how many of the count aggregates have at least min_size members. */
+kernel void agg_count_kept(ulong count, global const uint *size, ulong min_size,
+                           global uint *kept) {
+  GRID_LOOP(c, count) {
+    if (size[c] >= min_size)
+      atomic_inc(kept);
+  }
+}
+
+/* The members of aggregates of fewer than min_size members leave them. */
+kernel void agg_dissolve(ulong rows, global int *aggregate, global const uint *size,
+                         ulong min_size) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0 && size[aggregate[i]] < min_size)
+      aggregate[i] = -1;
+  }
+}
+
+/* The rows' aggregates from their nodes' (block rows per node). */
+kernel void agg_expand(ulong rows, ulong block, global const int *node_aggregate,
+                       global int *aggregate) {
+  GRID_LOOP(i, rows) {
+    aggregate[i] = node_aggregate[i / block];
   }
 }

@@ -7,7 +7,8 @@
  * device hierarchy (aggregation, fit, smoothing and products on the device)
  * entry for entry against the host's on random SPD matrices with and
  * without a strength threshold, a row without its diagonal refused on the
- * device as on the host, and the setup's phase times. */
+ * device as on the host, the setup's phase times, and for several unknowns
+ * per node the device's node matrix and aggregates (the same hierarchy). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,75 @@ static void test_device_hierarchy(void **state) {
   }
 }
 
+/* Several unknowns per node (the node matrix, its strength and aggregates
+ * on the device, the rows' aggregates read back): the device hierarchy
+ * against the host's with parallel roots, entry for entry, on random
+ * matrices read in blocks of 2 and 3 (the aggregates' dissolving below a
+ * least size and below the fit's need of nodes included), and on P1
+ * elasticity with its rigid-body modes. */
+static void test_device_block_hierarchy(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip(); /* entry for entry needs the host's precision */
+  for (int trial = 0; trial < 5; ++trial) {
+    int block = trial % 2 ? 2 : 3;
+    size_t n = trial < 4 ? 3600 : 2400;
+    clmg_csr a = random_spd(n, trial == 1 ? 30 : 12, trial % 3 == 1 ? 0.25 : 0.0, 17);
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = CLMG_AMG_ROOTS_PARALLEL;
+    options.block_size = block;
+    options.strength_threshold = trial == 2 || trial == 3 ? 0.1 : 0.0;
+    options.coarse_rows = 50;
+    if (trial == 3)
+      options.min_aggregate_size = 4;
+    double *candidates = NULL;
+    if (trial == 4) {
+      /* six candidates on nodes of three: aggregates of one node dissolved */
+      options.num_candidates = 6;
+      candidates = malloc(6 * n * sizeof *candidates);
+      assert_non_null(candidates);
+      for (size_t k = 0; k < 6 * n; ++k)
+        candidates[k] = rng_uniform();
+      options.candidates = candidates;
+      options.root_distance = options.coarse_root_distance = 1;
+    }
+    char what[80];
+    snprintf(what, sizeof what, "blocks of %d, theta %.2f%s%s%s", block, options.strength_threshold,
+             trial == 3 ? ", min size 4" : "", trial == 4 ? ", 6 candidates" : "",
+             trial == 5 ? ", a row out of order" : "");
+    compare_hierarchies(&a, &options, what);
+    free(candidates);
+    clmg_csr_free(&a);
+  }
+  clmg_spd_problem_options po;
+  clmg_spd_problem_options_defaults(&po);
+  po.kind = CLMG_SPD_ELASTICITY_P1;
+  po.level = 6;
+  clmg_spd_problem p = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_spd_problem_create(&po, &p, &error), error);
+  double *modes = malloc(6 * p.a.rows * sizeof *modes);
+  assert_non_null(modes);
+  int count = 0;
+  CHECK_HOST(clmg_amg_rigid_body_modes(p.num_nodes, p.dim, p.coordinates, modes, &count, &error),
+             error);
+  for (int theta = 0; theta < 2; ++theta) {
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = CLMG_AMG_ROOTS_PARALLEL;
+    options.block_size = p.dim;
+    options.candidates = modes;
+    options.num_candidates = count;
+    options.coarse_rows = 50;
+    options.strength_threshold = theta ? 0.08 : 0.0;
+    compare_hierarchies(&p.a, &options,
+                        theta ? "P1 elasticity, modes, theta 0.08" : "P1 elasticity, modes");
+  }
+  free(modes);
+  clmg_spd_problem_free(&p);
+}
+
 /* A row with couplings but no stored diagonal: the prolongator smoothing
  * divides by it, so the setup refuses it, on the device too. */
 static void test_missing_diagonal(void **state) {
@@ -444,8 +514,11 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_roots_reference), cmocka_unit_test(test_device_hierarchy),
-      cmocka_unit_test(test_missing_diagonal),         cmocka_unit_test(test_setup_times),
+      cmocka_unit_test(test_parallel_roots_reference),
+      cmocka_unit_test(test_device_hierarchy),
+      cmocka_unit_test(test_device_block_hierarchy),
+      cmocka_unit_test(test_missing_diagonal),
+      cmocka_unit_test(test_setup_times),
       cmocka_unit_test(test_solver_shares_finest),
   };
   test_apply_filters();

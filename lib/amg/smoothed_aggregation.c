@@ -1217,8 +1217,13 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
    * choice of roots takes parallel ones where that puts the setup there. */
   int device_level = context && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION && block == 1 &&
                      k == 1 && o->min_aggregate_size <= 1 && (host_levels || !with_patches);
+  /* the automatic choice of roots takes parallel ones wherever the setup
+   * runs on the device: its aggregation is the device's (the whole level,
+   * or the aggregates alone for several unknowns per node or candidates) */
   if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
-    resolved.roots = device_level ? CLMG_AMG_ROOTS_PARALLEL : CLMG_AMG_ROOTS_ORDERED;
+    resolved.roots = context && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION
+                         ? CLMG_AMG_ROOTS_PARALLEL
+                         : CLMG_AMG_ROOTS_ORDERED;
   int all_on_device = status == CLMG_SUCCESS && device_level && o->roots == CLMG_AMG_ROOTS_PARALLEL;
   clmg_vector *device_b = NULL;
   if (all_on_device) {
@@ -1279,10 +1284,24 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
        * Galerkin) levels' coarse_root_distance apart */
       clmg_amg_options level_options = *o;
       level_options.root_distance = level_root_distance(o, built);
-      status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
-                              error);
+      /* on the device with parallel roots: the node matrix, strength and
+       * aggregates there, the rows' aggregates read back (the same as the
+       * host's) */
+      if (context && o->roots == CLMG_AMG_ROOTS_PARALLEL) {
+        clmg_status device = clmg_amg_device_aggregate_rows(
+            context, &h.device_a[built - 1], block, o->strength_threshold,
+            level_options.root_distance, o->min_aggregate_size, fit_nodes(k, block), aggregate,
+            &count);
+        if (device != CLMG_SUCCESS)
+          status = device_failure(context, device, error);
+        if (times)
+          lap(context, o, &times->aggregate_s, &mark);
+      } else {
+        status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
+                                error);
+        mark = clmg_seconds_now(); /* aggregate_rows timed itself */
+      }
       coarse_rows = count * k;
-      mark = clmg_seconds_now(); /* aggregate_rows timed itself */
     }
     /* no aggregate, or too little coarsening to pay for a level: stop */
     if (status != CLMG_SUCCESS || !worth_a_level(coarse_rows, fine->rows)) {
