@@ -4,10 +4,11 @@
  * vector: the strength test, the roots as a distance-k maximal independent
  * set by rounds with hashed priorities, the joining sweeps, the numbering
  * of the aggregates by their first row, and the fit of the candidate per
- * aggregate; for several unknowns per node the node matrix and the
- * dissolving of small aggregates. Every result is independent of the order the work-items run
- * in: atomics only count or take the minimum, and what they scatter is
- * sorted before it is used. */
+ * aggregate; for several unknowns per node and candidates the node
+ * matrix, the dissolving of small aggregates and the QR fit per aggregate.
+ * Every result is independent of the order the work-items run in: atomics
+ * only count or take the minimum, and what they scatter is sorted before
+ * it is used. */
 
 #define AGG_OUT 0u
 #define AGG_UNDECIDED 1u
@@ -356,5 +357,99 @@ kernel void agg_expand(ulong rows, ulong block, global const int *node_aggregate
                        global int *aggregate) {
   GRID_LOOP(i, rows) {
     aggregate[i] = node_aggregate[i / block];
+  }
+}
+
+/* The near-nullspace fit of k candidates per aggregate (the host's
+ * fit_candidates, operation for operation, one work-item per aggregate):
+ * the members sorted by row, the candidates' rows of the aggregate (b is
+ * n x k column-major) orthonormalised by modified Gram-Schmidt with a
+ * second pass, a column dependent on the earlier ones replaced by the next
+ * unit vector (R keeping its zero), Q to P~'s k entries of each member's
+ * row (columns j k .. j k + k - 1), R to the coarse candidates r (count k x
+ * k column-major: R_j(a, c) at r[c count k + j k + a]). q: k scratch
+ * entries per member. */
+kernel void agg_fit_block(ulong count, ulong k, ulong n, global const long *start,
+                          global int *members, global const real *b, global const long *p_ptr,
+                          global int *p_col, global real *p_val, global real *q_all,
+                          global real *r) {
+  GRID_LOOP(j, count) {
+    const long begin = start[j], end = start[j + 1];
+    for (long t = begin + 1; t < end; ++t) {
+      const int row = members[t];
+      long u = t;
+      while (u > begin && members[u - 1] > row) {
+        members[u] = members[u - 1];
+        --u;
+      }
+      members[u] = row;
+    }
+    const ulong m = (ulong)(end - begin), nc = count * k;
+    global const int *rows = members + begin;
+    global real *q = q_all + begin * (long)k;
+    global real *rj = r + j * k;
+    for (ulong c = 0; c < k; ++c)
+      for (ulong a = 0; a < k; ++a)
+        rj[c * nc + a] = 0;
+    ulong unit = 0;
+    for (ulong c = 0; c < k; ++c) {
+      global real *qc = q + c * m;
+      real norm0 = 0;
+      for (ulong t = 0; t < m; ++t) {
+        const real v = b[c * n + (ulong)rows[t]];
+        qc[t] = v;
+        const real square = v * v;
+        norm0 = norm0 + square;
+      }
+      norm0 = sqrt(norm0);
+      int replaced = 0;
+      for (;;) {
+        for (int pass = 0; pass < 2; ++pass)
+          for (ulong e = 0; e < c; ++e) {
+            global const real *qe = q + e * m;
+            real dot = 0;
+            for (ulong t = 0; t < m; ++t) {
+              const real product = qe[t] * qc[t];
+              dot = dot + product;
+            }
+            for (ulong t = 0; t < m; ++t) {
+              const real product = dot * qe[t];
+              qc[t] = qc[t] - product;
+            }
+            if (!replaced)
+              rj[c * nc + e] += dot;
+          }
+        real norm = 0;
+        for (ulong t = 0; t < m; ++t) {
+          const real square = qc[t] * qc[t];
+          norm = norm + square;
+        }
+        norm = sqrt(norm);
+        if (norm > (real)1e-10 * norm0 && norm > (real)1e-300) {
+          if (!replaced)
+            rj[c * nc + c] = norm;
+          for (ulong t = 0; t < m; ++t)
+            qc[t] /= norm;
+          break;
+        }
+        replaced = 1;
+        if (unit >= m) {
+          for (ulong t = 0; t < m; ++t)
+            qc[t] = 0;
+          break;
+        }
+        for (ulong t = 0; t < m; ++t)
+          qc[t] = t == unit ? 1 : 0;
+        norm0 = 1;
+        ++unit;
+      }
+    }
+    for (ulong t = 0; t < m; ++t) {
+      const long at = p_ptr[rows[t]];
+      for (ulong c = 0; c < k; ++c) {
+        p_col[at + (long)c] = (int)(j * k + c);
+        p_val[at + (long)c] = q[c * m + t];
+      }
+    }
   }
 }

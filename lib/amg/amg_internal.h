@@ -58,7 +58,18 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
 clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr_device *a,
                                            size_t block, double theta, int distance,
                                            size_t min_size, size_t min_fit, int32_t *aggregate,
-                                           size_t *count);
+                                           size_t *count, clmg_vector **aggregate_device);
+
+/* The near-nullspace fit on the device (the host's fit_candidates within
+ * rounding, one work-item per aggregate): aggregate (int32, a row's
+ * aggregate or -1) from clmg_amg_device_aggregate_rows' aggregate_device,
+ * count aggregates, b the k candidates (n x k column-major, n the
+ * aggregate's length, in the hierarchy's precision) into P~ (n x count k,
+ * k entries per aggregated row) and the coarse candidates (count k x k
+ * column-major). Failures through the context. */
+clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggregate, size_t count,
+                                const clmg_vector *b, size_t k, clmg_csr_device *tentative,
+                                clmg_vector **coarse_b);
 
 /* The estimate of lambda_max(D^-1 A) that smooths the prolongator: the
  * largest Rayleigh quotient of 20 power steps from a fixed start, on the

@@ -8,8 +8,9 @@
  * matrix (a Frobenius norm per block, merged from the node's sorted rows),
  * the same strength, roots and joining on it, the host's dissolving of
  * small aggregates, and the rows' aggregates expanded from the nodes' and
- * read back once; the near-nullspace fit of several candidates stays on
- * the host.
+ * read back once (the diagonal check and the patches use them); then the
+ * fit of k candidates per aggregate (clmg_amg_device_fit, a Gram-Schmidt
+ * QR per aggregate), the candidates staying on the device.
  *
  * Work: the rounds of the independent set read A k + 1 times each (k the
  * root distance; about log n rounds), a joining sweep reads it once and
@@ -461,8 +462,10 @@ static clmg_status dissolve(const device_level *d, clmg_vector *aggregate, size_
 clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr_device *a,
                                            size_t block, double theta, int distance,
                                            size_t min_size, size_t min_fit, int32_t *aggregate_host,
-                                           size_t *count) {
+                                           size_t *count, clmg_vector **aggregate_device) {
   *count = 0;
+  if (aggregate_device)
+    *aggregate_device = NULL;
   size_t rows = a->rows;
   clmg_dtype precision = clmg_vector_type(a->val);
   if (a->rows != a->cols || block < 1 || block > 16 || rows % block != 0 ||
@@ -539,6 +542,14 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_download(result, aggregate_host);
+  if (status == CLMG_SUCCESS && aggregate_device) {
+    /* handed over: the caller destroys it */
+    *aggregate_device = (clmg_vector *)result;
+    if (result == expanded)
+      expanded = NULL;
+    else
+      aggregate = NULL;
+  }
   clmg_vector_destroy(counter);
   clmg_vector_destroy(s);
   clmg_vector_destroy(strong);
@@ -546,5 +557,102 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   clmg_vector_destroy(aggregate);
   clmg_vector_destroy(expanded);
   clmg_csr_device_free(&nodes);
+  return status;
+}
+
+clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggregate, size_t count,
+                                const clmg_vector *b, size_t k, clmg_csr_device *tentative,
+                                clmg_vector **coarse_b) {
+  size_t n = clmg_vector_length(aggregate), nc = count * k;
+  clmg_dtype precision = clmg_vector_type(b);
+  memset(tentative, 0, sizeof *tentative);
+  *coarse_b = NULL;
+  if (k < 1 || clmg_vector_length(b) != n * k || count == 0 || n > (size_t)INT32_MAX - 1 ||
+      nc > (size_t)INT32_MAX)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "AMG fit on the device: %zu candidate entries for %zu rows and %zu "
+                     "candidates, %zu aggregates (one entry per row and candidate, at least one "
+                     "aggregate, at most 2^31 - 1 coarse rows)",
+                     clmg_vector_length(b), n, k, count);
+  device_level d = {context, NULL, clmg_real_options(context, precision), precision, 0};
+  clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL, *q = NULL;
+  size_t aggregated = 0, total = 0;
+  cl_long entries = 0;
+  clmg_kernel_args args;
+  *tentative = (clmg_csr_device){n, nc, NULL, NULL, NULL};
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, count, &size);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(size, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_UINT32, n ? n : 1, &member_row);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_sizes", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, member_row->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  /* P~'s rows: k entries for each aggregated row (the total read with the
+   * blocking read of the sizes' sum next) */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT64, n + 1, &tentative->row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_scan_counts_into(context, member_row->buffer, 0, n, k, tentative->row_ptr->buffer,
+                                   &entries, 0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, size, &start, &total);
+  aggregated = total;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, aggregated ? aggregated : 1, &members);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_scatter", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  size_t p_entries = aggregated * k;
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(context, CLMG_INT32, p_entries ? p_entries : 1, &tentative->col);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(context, precision, p_entries ? p_entries : 1, &tentative->val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, p_entries ? p_entries : 1, &q);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, nc * k, coarse_b);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_fit_block", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_ulong(&args, k);
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    clmg_arg_buffer(&args, b->buffer);
+    clmg_arg_buffer(&args, tentative->row_ptr->buffer);
+    clmg_arg_buffer(&args, tentative->col->buffer);
+    clmg_arg_buffer(&args, tentative->val->buffer);
+    clmg_arg_buffer(&args, q->buffer);
+    clmg_arg_buffer(&args, (*coarse_b)->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  clmg_vector_destroy(size);
+  clmg_vector_destroy(member_row);
+  clmg_vector_destroy(start);
+  clmg_vector_destroy(members);
+  clmg_vector_destroy(q);
+  if (status != CLMG_SUCCESS) {
+    clmg_finish(context); /* the read into entries */
+    clmg_csr_device_free(tentative);
+    clmg_vector_destroy(*coarse_b);
+    *coarse_b = NULL;
+  }
   return status;
 }
