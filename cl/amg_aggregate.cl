@@ -453,3 +453,18 @@ kernel void agg_fit_block(ulong count, ulong k, ulong n, global const long *star
     }
   }
 }
+
+/* *missing = the first row in an aggregate without a stored diagonal entry
+ * (the host's check_aggregated_diagonals; *missing holds rows beforehand). */
+kernel void agg_missing_diagonal(ulong rows, global const long *row_ptr, global const int *col,
+                                 global const int *aggregate, global uint *missing) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] < 0)
+      continue;
+    int stored = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1] && !stored; ++k)
+      stored = col[k] == (int)i;
+    if (!stored)
+      atomic_min(missing, (uint)i);
+  }
+}

@@ -51,9 +51,11 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
  * joining sweeps, the dissolving of aggregates below max(min_size,
  * min_fit) nodes and the giving up of those below min_fit, as the host's
  * aggregate_graph with parallel roots; each row's aggregate (or -1) is
- * downloaded into aggregate (a->rows entries), *count the aggregates.
- * a's rows hold their columns in order (as every CSR matrix here). No
- * check of the diagonals (the caller's).
+ * downloaded into aggregate (a->rows entries; may be NULL), *count the
+ * aggregates; aggregate_device (may be NULL) gets them on the device too
+ * (the caller destroys it). a's rows hold their columns in order (as every
+ * CSR matrix here). An aggregated row without a stored diagonal entry is
+ * refused (the prolongator smoothing divides by it), as on the host.
  * Failures through the context (lib/amg/device_aggregation.c). */
 clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr_device *a,
                                            size_t block, double theta, int distance,

@@ -540,8 +540,31 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
     }
     result = expanded;
   }
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && aggregate_host)
     status = clmg_vector_download(result, aggregate_host);
+  /* every aggregated row stores its diagonal (the prolongator smoothing
+   * divides by it) */
+  uint32_t unstored = (uint32_t)rows;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(counter, (double)rows);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_missing_diagonal", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, result->buffer);
+    clmg_arg_buffer(&args, counter->buffer);
+    status = clmg_launch_args(&args, rows);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(counter, &unstored);
+  if (status == CLMG_SUCCESS && unstored < rows)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "AMG: row %u does not store its diagonal entry, which the prolongator "
+                       "smoothing needs",
+                       unstored + 1);
   if (status == CLMG_SUCCESS && aggregate_device) {
     /* handed over: the caller destroys it */
     *aggregate_device = (clmg_vector *)result;

@@ -1307,10 +1307,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
        * aggregates there, the rows' aggregates read back (the same as the
        * host's) */
       if (fit_on_device) {
+        /* the aggregates come back for the patches alone */
         clmg_status device = clmg_amg_device_aggregate_rows(
             context, &h.device_a[built - 1], block, o->strength_threshold,
-            level_options.root_distance, o->min_aggregate_size, fit_nodes(k, block), aggregate,
-            &count, &device_aggregate);
+            level_options.root_distance, o->min_aggregate_size, fit_nodes(k, block),
+            with_patches ? aggregate : NULL, &count, &device_aggregate);
         if (device != CLMG_SUCCESS)
           status = device_failure(context, device, error);
         if (times)
@@ -1329,7 +1330,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       break;
     }
     if (smoothed) {
-      status = check_aggregated_diagonals(fine, aggregate, error);
+      /* (the device aggregation checks the diagonals itself) */
+      if (!fit_on_device)
+        status = check_aggregated_diagonals(fine, aggregate, error);
       if (status == CLMG_SUCCESS && fit_on_device) {
         clmg_status device = clmg_amg_device_fit(context, device_aggregate, count, device_b, k,
                                                  &tentative_device, &coarse_b);
@@ -1354,12 +1357,13 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
               ? CLMG_SUCCESS
               : clmg_csr_device_upload(context, smoothed ? &tentative : &classical, precision,
                                        smoothed ? &tentative_device : &h.device_p[built]);
-      /* the next level is aggregated on the host: A_c comes back */
+      /* A_c comes back where the next level is aggregated on the host or
+       * the caller wants the host matrices */
       status = device == CLMG_SUCCESS
-                   ? device_level_products(context, o, &h.device_a[built - 1],
-                                           smoothed ? &tentative_device : NULL, 1,
-                                           &h.device_p[built], &h.device_r[built],
-                                           &h.device_a[built], &levels_a[built], &mark, error)
+                   ? device_level_products(
+                         context, o, &h.device_a[built - 1], smoothed ? &tentative_device : NULL,
+                         !fit_on_device || host_levels, &h.device_p[built], &h.device_r[built],
+                         &h.device_a[built], &levels_a[built], &mark, error)
                    : device_failure(context, device, error);
     } else if (status == CLMG_SUCCESS) {
       if (smoothed) {
