@@ -4,13 +4,16 @@
  * vector: the strength test, the roots as a distance-k maximal independent
  * set by rounds with hashed priorities, the joining sweeps, the numbering
  * of the aggregates by their first row, and the fit of the candidate per
- * aggregate. Every result is independent of the order the work-items run
- * in: atomics only count or take the minimum, and what they scatter is
- * sorted before it is used. */
+ * aggregate; for several unknowns per node and candidates the node
+ * matrix, the dissolving of small aggregates and the QR fit per aggregate.
+ * Every result is independent of the order the work-items run in: atomics
+ * only count or take the minimum, and what they scatter is sorted before
+ * it is used. */
 
 #define AGG_OUT 0u
 #define AGG_UNDECIDED 1u
 #define AGG_IN 2u
+#define AGG_MAX_BLOCK 16 /* MAX_BLOCK of lib/amg/smoothed_aggregation.c */
 
 /* MurmurHash3's finaliser, as clmg_index_priority (lib/core/parallel.c). */
 inline uint agg_priority(uint i) {
@@ -249,5 +252,219 @@ kernel void agg_fit(ulong count, global const long *start, global int *members,
       p_val[p_ptr[row]] = fitted ? b[row] / norm : (t == begin ? 1 : 0);
     }
     coarse_b[c] = fitted ? norm : 0;
+  }
+}
+
+/* ---- vector problems: the node matrix and the aggregates' sizes ---- */
+
+#pragma OPENCL FP_CONTRACT OFF
+
+/* The node matrix of A with `block` unknowns per node (node I's rows are
+ * block I .. block I + block - 1, each with its columns in order, as
+ * agg_rows_sorted checks): count[I] = how many node columns J = col /
+ * block its rows touch (a merge of the rows). */
+kernel void agg_node_count(ulong nodes, ulong block, global const long *row_ptr,
+                           global const int *col, global uint *count) {
+  GRID_LOOP(node, nodes) {
+    long cursor[AGG_MAX_BLOCK], end[AGG_MAX_BLOCK];
+    for (uint b = 0; b < block; ++b) {
+      cursor[b] = row_ptr[node * block + b];
+      end[b] = row_ptr[node * block + b + 1];
+    }
+    uint found = 0;
+    for (;;) {
+      int next = INT_MAX;
+      for (uint b = 0; b < block; ++b)
+        if (cursor[b] < end[b] && col[cursor[b]] / (int)block < next)
+          next = col[cursor[b]] / (int)block;
+      if (next == INT_MAX)
+        break;
+      ++found;
+      for (uint b = 0; b < block; ++b)
+        while (cursor[b] < end[b] && col[cursor[b]] / (int)block == next)
+          ++cursor[b];
+    }
+    count[node] = found;
+  }
+}
+
+/* The node matrix's entries: (I, J) = the Frobenius norm of A's block of
+ * node rows I and node columns J, the squares summed in the host's order
+ * (row by row, each row's entries in order) without contraction, so the
+ * value is the host's bit for bit (lib/amg/smoothed_aggregation.c,
+ * node_matrix). */
+kernel void agg_node_fill(ulong nodes, ulong block, global const long *row_ptr,
+                          global const int *col, global const real *val,
+                          global const long *node_ptr, global int *node_col,
+                          global real *node_val) {
+  GRID_LOOP(node, nodes) {
+    long cursor[AGG_MAX_BLOCK], end[AGG_MAX_BLOCK];
+    for (uint b = 0; b < block; ++b) {
+      cursor[b] = row_ptr[node * block + b];
+      end[b] = row_ptr[node * block + b + 1];
+    }
+    long out = node_ptr[node];
+    for (;;) {
+      int next = INT_MAX;
+      for (uint b = 0; b < block; ++b)
+        if (cursor[b] < end[b] && col[cursor[b]] / (int)block < next)
+          next = col[cursor[b]] / (int)block;
+      if (next == INT_MAX)
+        break;
+      real sum = 0;
+      for (uint b = 0; b < block; ++b)
+        while (cursor[b] < end[b] && col[cursor[b]] / (int)block == next) {
+          const real v = val[cursor[b]];
+          const real square = v * v;
+          sum = sum + square;
+          ++cursor[b];
+        }
+      node_col[out] = next;
+      node_val[out] = sqrt(sum);
+      ++out;
+    }
+  }
+}
+
+/* size[c] += 1 per member of aggregate c. */
+kernel void agg_count_sizes(ulong rows, global const int *aggregate, global uint *size) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0)
+      atomic_inc(&size[aggregate[i]]);
+  }
+}
+
+/* *kept = how many of the count aggregates have at least min_size members. */
+kernel void agg_count_kept(ulong count, global const uint *size, ulong min_size,
+                           global uint *kept) {
+  GRID_LOOP(c, count) {
+    if (size[c] >= min_size)
+      atomic_inc(kept);
+  }
+}
+
+/* The members of aggregates of fewer than min_size members leave them. */
+kernel void agg_dissolve(ulong rows, global int *aggregate, global const uint *size,
+                         ulong min_size) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] >= 0 && size[aggregate[i]] < min_size)
+      aggregate[i] = -1;
+  }
+}
+
+/* The rows' aggregates from their nodes' (block rows per node). */
+kernel void agg_expand(ulong rows, ulong block, global const int *node_aggregate,
+                       global int *aggregate) {
+  GRID_LOOP(i, rows) {
+    aggregate[i] = node_aggregate[i / block];
+  }
+}
+
+/* The near-nullspace fit of k candidates per aggregate (the host's
+ * fit_candidates, operation for operation, one work-item per aggregate):
+ * the members sorted by row, the candidates' rows of the aggregate (b is
+ * n x k column-major) orthonormalised by modified Gram-Schmidt with a
+ * second pass, a column dependent on the earlier ones replaced by the next
+ * unit vector (R keeping its zero), Q to P~'s k entries of each member's
+ * row (columns j k .. j k + k - 1), R to the coarse candidates r (count k x
+ * k column-major: R_j(a, c) at r[c count k + j k + a]). q: k scratch
+ * entries per member. */
+kernel void agg_fit_block(ulong count, ulong k, ulong n, global const long *start,
+                          global int *members, global const real *b, global const long *p_ptr,
+                          global int *p_col, global real *p_val, global real *q_all,
+                          global real *r) {
+  GRID_LOOP(j, count) {
+    const long begin = start[j], end = start[j + 1];
+    for (long t = begin + 1; t < end; ++t) {
+      const int row = members[t];
+      long u = t;
+      while (u > begin && members[u - 1] > row) {
+        members[u] = members[u - 1];
+        --u;
+      }
+      members[u] = row;
+    }
+    const ulong m = (ulong)(end - begin), nc = count * k;
+    global const int *rows = members + begin;
+    global real *q = q_all + begin * (long)k;
+    global real *rj = r + j * k;
+    for (ulong c = 0; c < k; ++c)
+      for (ulong a = 0; a < k; ++a)
+        rj[c * nc + a] = 0;
+    ulong unit = 0;
+    for (ulong c = 0; c < k; ++c) {
+      global real *qc = q + c * m;
+      real norm0 = 0;
+      for (ulong t = 0; t < m; ++t) {
+        const real v = b[c * n + (ulong)rows[t]];
+        qc[t] = v;
+        const real square = v * v;
+        norm0 = norm0 + square;
+      }
+      norm0 = sqrt(norm0);
+      int replaced = 0;
+      for (;;) {
+        for (int pass = 0; pass < 2; ++pass)
+          for (ulong e = 0; e < c; ++e) {
+            global const real *qe = q + e * m;
+            real dot = 0;
+            for (ulong t = 0; t < m; ++t) {
+              const real product = qe[t] * qc[t];
+              dot = dot + product;
+            }
+            for (ulong t = 0; t < m; ++t) {
+              const real product = dot * qe[t];
+              qc[t] = qc[t] - product;
+            }
+            if (!replaced)
+              rj[c * nc + e] += dot;
+          }
+        real norm = 0;
+        for (ulong t = 0; t < m; ++t) {
+          const real square = qc[t] * qc[t];
+          norm = norm + square;
+        }
+        norm = sqrt(norm);
+        if (norm > (real)1e-10 * norm0 && norm > (real)1e-300) {
+          if (!replaced)
+            rj[c * nc + c] = norm;
+          for (ulong t = 0; t < m; ++t)
+            qc[t] /= norm;
+          break;
+        }
+        replaced = 1;
+        if (unit >= m) {
+          for (ulong t = 0; t < m; ++t)
+            qc[t] = 0;
+          break;
+        }
+        for (ulong t = 0; t < m; ++t)
+          qc[t] = t == unit ? 1 : 0;
+        norm0 = 1;
+        ++unit;
+      }
+    }
+    for (ulong t = 0; t < m; ++t) {
+      const long at = p_ptr[rows[t]];
+      for (ulong c = 0; c < k; ++c) {
+        p_col[at + (long)c] = (int)(j * k + c);
+        p_val[at + (long)c] = q[c * m + t];
+      }
+    }
+  }
+}
+
+/* *missing = the first row in an aggregate without a stored diagonal entry
+ * (the host's check_aggregated_diagonals; *missing holds rows beforehand). */
+kernel void agg_missing_diagonal(ulong rows, global const long *row_ptr, global const int *col,
+                                 global const int *aggregate, global uint *missing) {
+  GRID_LOOP(i, rows) {
+    if (aggregate[i] < 0)
+      continue;
+    int stored = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1] && !stored; ++k)
+      stored = col[k] == (int)i;
+    if (!stored)
+      atomic_min(missing, (uint)i);
   }
 }

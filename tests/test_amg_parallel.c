@@ -7,7 +7,8 @@
  * device hierarchy (aggregation, fit, smoothing and products on the device)
  * entry for entry against the host's on random SPD matrices with and
  * without a strength threshold, a row without its diagonal refused on the
- * device as on the host, and the setup's phase times. */
+ * device as on the host, the setup's phase times, and for several unknowns
+ * per node the device's node matrix and aggregates (the same hierarchy). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -280,6 +281,75 @@ static void test_device_hierarchy(void **state) {
   }
 }
 
+/* Several unknowns per node (the node matrix, its strength and aggregates
+ * on the device, the rows' aggregates read back): the device hierarchy
+ * against the host's with parallel roots, entry for entry, on random
+ * matrices read in blocks of 2 and 3 (the aggregates' dissolving below a
+ * least size and below the fit's need of nodes included), and on P1
+ * elasticity with its rigid-body modes. */
+static void test_device_block_hierarchy(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip(); /* entry for entry needs the host's precision */
+  for (int trial = 0; trial < 5; ++trial) {
+    int block = trial % 2 ? 2 : 3;
+    size_t n = trial < 4 ? 3600 : 2400;
+    clmg_csr a = random_spd(n, trial == 1 ? 30 : 12, trial % 3 == 1 ? 0.25 : 0.0, 17);
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = CLMG_AMG_ROOTS_PARALLEL;
+    options.block_size = block;
+    options.strength_threshold = trial == 2 || trial == 3 ? 0.1 : 0.0;
+    options.coarse_rows = 50;
+    if (trial == 3)
+      options.min_aggregate_size = 4;
+    double *candidates = NULL;
+    if (trial == 4) {
+      /* six candidates on nodes of three: aggregates of one node dissolved */
+      options.num_candidates = 6;
+      candidates = malloc(6 * n * sizeof *candidates);
+      assert_non_null(candidates);
+      for (size_t k = 0; k < 6 * n; ++k)
+        candidates[k] = rng_uniform();
+      options.candidates = candidates;
+      options.root_distance = options.coarse_root_distance = 1;
+    }
+    char what[80];
+    snprintf(what, sizeof what, "blocks of %d, theta %.2f%s%s%s", block, options.strength_threshold,
+             trial == 3 ? ", min size 4" : "", trial == 4 ? ", 6 candidates" : "",
+             trial == 5 ? ", a row out of order" : "");
+    compare_hierarchies(&a, &options, what);
+    free(candidates);
+    clmg_csr_free(&a);
+  }
+  clmg_spd_problem_options po;
+  clmg_spd_problem_options_defaults(&po);
+  po.kind = CLMG_SPD_ELASTICITY_P1;
+  po.level = 6;
+  clmg_spd_problem p = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_spd_problem_create(&po, &p, &error), error);
+  double *modes = malloc(6 * p.a.rows * sizeof *modes);
+  assert_non_null(modes);
+  int count = 0;
+  CHECK_HOST(clmg_amg_rigid_body_modes(p.num_nodes, p.dim, p.coordinates, modes, &count, &error),
+             error);
+  for (int theta = 0; theta < 2; ++theta) {
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.roots = CLMG_AMG_ROOTS_PARALLEL;
+    options.block_size = p.dim;
+    options.candidates = modes;
+    options.num_candidates = count;
+    options.coarse_rows = 50;
+    options.strength_threshold = theta ? 0.08 : 0.0;
+    compare_hierarchies(&p.a, &options,
+                        theta ? "P1 elasticity, modes, theta 0.08" : "P1 elasticity, modes");
+  }
+  free(modes);
+  clmg_spd_problem_free(&p);
+}
+
 /* A row with couplings but no stored diagonal: the prolongator smoothing
  * divides by it, so the setup refuses it, on the device too. */
 static void test_missing_diagonal(void **state) {
@@ -307,6 +377,13 @@ static void test_missing_diagonal(void **state) {
   CHECK_CONTAINS(error.message, "row 124 does not store its diagonal entry");
   assert_int_equal(clmg_amg_hierarchy_build(&a, &options, &h, &error), CLMG_ERROR_INVALID_ARGUMENT);
   CHECK_CONTAINS(error.message, "does not store its diagonal entry");
+  /* in nodes of two unknowns (aggregated on the device by node) too */
+  options.block_size = 2;
+  assert_int_equal(clmg_amg_hierarchy_build_device(ctx, &a, &options, &h, &error),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "row 124 does not store its diagonal entry");
+  assert_int_equal(clmg_amg_hierarchy_build(&a, &options, &h, &error), CLMG_ERROR_INVALID_ARGUMENT);
+  CHECK_CONTAINS(error.message, "row 124 does not store its diagonal entry");
   clmg_csr_free(&a);
 }
 
@@ -431,6 +508,124 @@ static void test_solver_shares_finest(void **state) {
   assert_int_equal(test_close_context(&device_ctx), 0);
 }
 
+/* Several unknowns per node with the setup on the device and no host
+ * matrices wanted (clmg_amg_multigrid_create without patches): the coarse
+ * matrices stay on the device, and each level's operator is the host
+ * hierarchy's (parallel roots) within rounding, applied to a random
+ * vector; AMG-CG then solves P1 elasticity with its rigid-body modes to a
+ * known solution. */
+static void test_device_block_multigrid(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip();
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", "amg_setup_on_device=1,cpu_kernels=0", 1);
+  clmg_context *device_ctx = NULL;
+  int opened = test_open_context(&device_ctx, NULL, "amg_parallel block multigrid", 1);
+  if (kept)
+    setenv("CLMG_DEVICE_PARAMS", kept, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(kept);
+  assert_int_equal(opened, 0);
+  clmg_spd_problem_options po;
+  clmg_spd_problem_options_defaults(&po);
+  po.kind = CLMG_SPD_ELASTICITY_P1;
+  po.level = 8;
+  clmg_spd_problem p = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_spd_problem_create(&po, &p, &error), error);
+  size_t n = p.a.rows;
+  double *modes = malloc(6 * n * sizeof *modes);
+  assert_non_null(modes);
+  int count = 0;
+  CHECK_HOST(clmg_amg_rigid_body_modes(p.num_nodes, p.dim, p.coordinates, modes, &count, &error),
+             error);
+  clmg_amg_options options;
+  clmg_amg_options_defaults(&options);
+  options.block_size = p.dim;
+  options.candidates = modes;
+  options.num_candidates = count;
+  options.coarse_rows = 60;
+  clmg_multigrid *mg = NULL;
+  CHECK_CONTEXT_OK(device_ctx,
+                   clmg_amg_multigrid_create(device_ctx, &p.a, &options, NULL, NULL, &mg));
+  options.roots = CLMG_AMG_ROOTS_PARALLEL;
+  clmg_amg_hierarchy host = {0};
+  CHECK_HOST(clmg_amg_hierarchy_build(&p.a, &options, &host, &error), error);
+  int levels = clmg_multigrid_levels(mg);
+  print_message("P1 elasticity n %zu: %d levels on the device, %d on the host\n", n, levels,
+                host.num_levels);
+  assert_int_equal(levels, host.num_levels);
+  assert_true(levels >= 3);
+  double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y), *z = malloc(n * sizeof *z);
+  assert_true(x && y && z);
+  for (int l = 0; l < levels; ++l) {
+    const clmg_matrix *m = clmg_multigrid_matrix(mg, l);
+    size_t rows = host.a[l].rows;
+    assert_int_equal(clmg_matrix_rows(m), rows);
+    for (size_t i = 0; i < rows; ++i)
+      x[i] = rng_uniform();
+    clmg_csr_spmv_host(1.0, &host.a[l], x, 0.0, y);
+    clmg_vector *dx = NULL, *dy = NULL;
+    CHECK_CONTEXT_OK(device_ctx, clmg_vector_create(device_ctx, CLMG_DOUBLE, rows, &dx));
+    CHECK_CONTEXT_OK(device_ctx, clmg_vector_create(device_ctx, CLMG_DOUBLE, rows, &dy));
+    CHECK_CONTEXT_OK(device_ctx, clmg_vector_upload_doubles(dx, x));
+    CHECK_CONTEXT_OK(device_ctx, clmg_spmv(1.0, m, dx, 0.0, dy));
+    CHECK_CONTEXT_OK(device_ctx, clmg_vector_download_doubles(dy, z));
+    double diff = 0, size = 0;
+    for (size_t i = 0; i < rows; ++i) {
+      diff = fmax(diff, fabs(z[i] - y[i]));
+      size = fmax(size, fabs(y[i]));
+    }
+    if (diff > 1e-11 * size)
+      fail_msg("level %d: A x differs by %.3e (largest %.3e)", l, diff, size);
+    clmg_vector_destroy(dx);
+    clmg_vector_destroy(dy);
+  }
+  /* b = A x* for a known x*: AMG-CG reaches it */
+  for (size_t i = 0; i < n; ++i)
+    x[i] = sin(0.01 * (double)i) + 1.0;
+  clmg_csr_spmv_host(1.0, &p.a, x, 0.0, y);
+  clmg_matrix *a = NULL;
+  CHECK_CONTEXT_OK(device_ctx, clmg_matrix_create(device_ctx, &p.a, NULL, &a));
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_CONTEXT_OK(device_ctx, clmg_vector_create(device_ctx, CLMG_DOUBLE, n, &db));
+  CHECK_CONTEXT_OK(device_ctx, clmg_vector_create(device_ctx, CLMG_DOUBLE, n, &dx));
+  CHECK_CONTEXT_OK(device_ctx, clmg_vector_upload_doubles(db, y));
+  CHECK_CONTEXT_OK(device_ctx, clmg_vector_fill(dx, 0.0));
+  clmg_preconditioner pc;
+  CHECK_CONTEXT_OK(device_ctx, clmg_multigrid_preconditioner(mg, &pc));
+  clmg_krylov_options ko;
+  clmg_krylov_options_defaults(&ko);
+  ko.relative_tolerance = 1e-10;
+  clmg_krylov_result result = {0};
+  CHECK_CONTEXT_OK(device_ctx, clmg_cg(a, db, dx, &pc, &ko, &result));
+  print_message("AMG-CG: %d iterations\n", result.iterations);
+  assert_true(result.converged);
+  CHECK_CONTEXT_OK(device_ctx, clmg_vector_download_doubles(dx, z));
+  double error_max = 0, x_max = 0;
+  for (size_t i = 0; i < n; ++i) {
+    error_max = fmax(error_max, fabs(z[i] - x[i]));
+    x_max = fmax(x_max, fabs(x[i]));
+  }
+  assert_true(error_max < 1e-5 * x_max);
+  clmg_krylov_result_free(&result);
+  clmg_preconditioner_destroy(&pc);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+  clmg_matrix_destroy(a);
+  free(x);
+  free(y);
+  free(z);
+  clmg_amg_hierarchy_free(&host);
+  clmg_multigrid_destroy(mg);
+  free(modes);
+  clmg_spd_problem_free(&p);
+  assert_int_equal(test_close_context(&device_ctx), 0);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(2012);
@@ -444,9 +639,13 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_parallel_roots_reference), cmocka_unit_test(test_device_hierarchy),
-      cmocka_unit_test(test_missing_diagonal),         cmocka_unit_test(test_setup_times),
+      cmocka_unit_test(test_parallel_roots_reference),
+      cmocka_unit_test(test_device_hierarchy),
+      cmocka_unit_test(test_device_block_hierarchy),
+      cmocka_unit_test(test_missing_diagonal),
+      cmocka_unit_test(test_setup_times),
       cmocka_unit_test(test_solver_shares_finest),
+      cmocka_unit_test(test_device_block_multigrid),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("amg_parallel", tests, setup, teardown);

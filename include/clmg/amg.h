@@ -84,10 +84,9 @@ typedef struct clmg_amg_setup_times {
 
 /** How smoothed aggregation chooses the roots of its aggregates. */
 typedef enum clmg_amg_roots {
-  /** the default: parallel where that puts the whole setup on the device
+  /** the default: parallel wherever the setup runs on the device
    * (clmg_amg_hierarchy_build_device, or clmg_amg_multigrid_create on a
-   * GPU, with one unknown per node and one near-nullspace vector), else
-   * ordered */
+   * GPU), else ordered */
   CLMG_AMG_ROOTS_AUTO = 0,
   /** greedily in row order: a root excludes the nodes within root_distance
    * strong edges as its breadth-first walk first reaches them, which leaves
@@ -100,8 +99,9 @@ typedef enum clmg_amg_roots {
    * by rounds with fixed priorities hashed from the node numbers (Bell,
    * Dalton and Olson 2012): the greedy set in priority order, the same on
    * the host and on every device, and pyamg's aggregate sizes (1,533 on
-   * Regular level 2). On a device with one unknown per node and one
-   * near-nullspace vector the aggregation and the fit run there too. */
+   * Regular level 2). With the setup on a device the aggregation and the
+   * near-nullspace fit run there too (for several unknowns per node on the
+   * node matrix, each entry the Frobenius norm of a block). */
   CLMG_AMG_ROOTS_PARALLEL
 } clmg_amg_roots;
 

@@ -43,6 +43,36 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                                       clmg_csr_device *tentative, clmg_vector **coarse_b,
                                       size_t *count, int *rounds, int32_t *aggregate);
 
+/* Smoothed aggregation's aggregates on the device for `block` unknowns per
+ * node (1 to 16; a node's rows consecutive): for block > 1 the node matrix
+ * (entry (I, J) the Frobenius norm of A's block of node rows I and columns
+ * J, the host's node_matrix bit for bit), then on it (or on a) the strength
+ * test with threshold theta, the parallel roots `distance` apart, the
+ * joining sweeps, the dissolving of aggregates below max(min_size,
+ * min_fit) nodes and the giving up of those below min_fit, as the host's
+ * aggregate_graph with parallel roots; each row's aggregate (or -1) is
+ * downloaded into aggregate (a->rows entries; may be NULL), *count the
+ * aggregates; aggregate_device (may be NULL) gets them on the device too
+ * (the caller destroys it). a's rows hold their columns in order (as every
+ * CSR matrix here). An aggregated row without a stored diagonal entry is
+ * refused (the prolongator smoothing divides by it), as on the host.
+ * Failures through the context (lib/amg/device_aggregation.c). */
+clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr_device *a,
+                                           size_t block, double theta, int distance,
+                                           size_t min_size, size_t min_fit, int32_t *aggregate,
+                                           size_t *count, clmg_vector **aggregate_device);
+
+/* The near-nullspace fit on the device (the host's fit_candidates within
+ * rounding, one work-item per aggregate): aggregate (int32, a row's
+ * aggregate or -1) from clmg_amg_device_aggregate_rows' aggregate_device,
+ * count aggregates, b the k candidates (n x k column-major, n the
+ * aggregate's length, in the hierarchy's precision) into P~ (n x count k,
+ * k entries per aggregated row) and the coarse candidates (count k x k
+ * column-major). Failures through the context. */
+clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggregate, size_t count,
+                                const clmg_vector *b, size_t k, clmg_csr_device *tentative,
+                                clmg_vector **coarse_b);
+
 /* The estimate of lambda_max(D^-1 A) that smooths the prolongator: the
  * largest Rayleigh quotient of 20 power steps from a fixed start, on the
  * host, or on the device with the steps' sums kept there and read once

@@ -4,6 +4,14 @@
  * count per round and per sweep. The result is the host's with parallel
  * roots (lib/amg/mis.c, smoothed_aggregation.c), aggregate for aggregate.
  *
+ * For several unknowns per node (clmg_amg_device_aggregate_rows), the node
+ * matrix (a Frobenius norm per block, merged from the node's sorted rows),
+ * the same strength, roots and joining on it, the host's dissolving of
+ * small aggregates, and the rows' aggregates expanded from the nodes' and
+ * read back once (the diagonal check and the patches use them); then the
+ * fit of k candidates per aggregate (clmg_amg_device_fit, a Gram-Schmidt
+ * QR per aggregate), the candidates staying on the device.
+ *
  * Work: the rounds of the independent set read A k + 1 times each (k the
  * root distance; about log n rounds), a joining sweep reads it once and
  * each row's strong entries again per neighbouring aggregate; the fit reads
@@ -99,25 +107,14 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clm
   return status;
 }
 
-/* Aggregates named by their roots' rows, joined sweep after sweep, then
- * numbered in order of their first rows: *count of them, -1 for rows in
- * none. */
-static clmg_status form_aggregates(const device_level *d, const clmg_vector *strong,
-                                   const clmg_vector *tuple, clmg_vector *counter,
-                                   clmg_vector **aggregate_out, size_t *count) {
+/* Rows in no aggregate join their neighbours' sweep after sweep until a
+ * sweep changes nothing (*aggregate_out: the last sweep's output). */
+static clmg_status join_sweeps(const device_level *d, const clmg_vector *strong,
+                               clmg_vector *counter, clmg_vector **aggregate_out) {
   size_t n = d->a->rows;
-  clmg_vector *aggregate = *aggregate_out;
-  clmg_vector *next = NULL, *first = NULL, *flag = NULL, *number = NULL;
+  clmg_vector *aggregate = *aggregate_out, *next = NULL;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &next);
-  if (status == CLMG_SUCCESS)
-    status = get(d, "agg_open", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, tuple->buffer);
-    clmg_arg_buffer(&args, aggregate->buffer);
-    status = clmg_launch_args(&args, n);
-  }
   clmg_vector *current = aggregate, *other = next;
   uint32_t changed = 1;
   for (size_t sweep = 0; status == CLMG_SUCCESS && changed > 0 && sweep <= n; sweep++) {
@@ -138,13 +135,19 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
     other = swap;
   }
   /* the last sweep's output is the aggregates */
-  aggregate = current;
-  next = other;
-  *aggregate_out = aggregate;
+  *aggregate_out = current;
+  clmg_vector_destroy(other);
+  return status;
+}
+
+/* The aggregates numbered in order of their first rows: *count of them. */
+static clmg_status number_aggregates(const device_level *d, clmg_vector *aggregate, size_t *count) {
+  size_t n = d->a->rows;
+  clmg_vector *first = NULL, *flag = NULL, *number = NULL;
+  clmg_kernel_args args;
   /* the number of an aggregate: how many aggregates start before its first
    * row */
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &first);
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &first);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(first, (double)n);
   if (status == CLMG_SUCCESS)
@@ -177,10 +180,31 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
     clmg_arg_buffer(&args, number->buffer);
     status = clmg_launch_args(&args, n);
   }
-  clmg_vector_destroy(next);
   clmg_vector_destroy(first);
   clmg_vector_destroy(flag);
   clmg_vector_destroy(number);
+  return status;
+}
+
+/* Aggregates named by their roots' rows, joined sweep after sweep, then
+ * numbered in order of their first rows: *count of them, -1 for rows in
+ * none. */
+static clmg_status form_aggregates(const device_level *d, const clmg_vector *strong,
+                                   const clmg_vector *tuple, clmg_vector *counter,
+                                   clmg_vector **aggregate_out, size_t *count) {
+  size_t n = d->a->rows;
+  clmg_kernel_args args;
+  clmg_status status = get(d, "agg_open", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, tuple->buffer);
+    clmg_arg_buffer(&args, (*aggregate_out)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = join_sweeps(d, strong, counter, aggregate_out);
+  if (status == CLMG_SUCCESS)
+    status = number_aggregates(d, *aggregate_out, count);
   return status;
 }
 
@@ -259,6 +283,29 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
   return status;
 }
 
+/* s = sqrt|diag| of d->a, and *missing the first row that has couplings
+ * but no stored diagonal (the rows where there is none). */
+static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_vector *counter,
+                                  uint32_t *missing) {
+  size_t n = d->a->rows;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_fill(counter, (double)n);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_diagonal_root", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, d->a->row_ptr->buffer);
+    clmg_arg_buffer(&args, d->a->col->buffer);
+    clmg_arg_buffer(&args, d->a->val->buffer);
+    clmg_arg_buffer(&args, s->buffer);
+    clmg_arg_buffer(&args, counter->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(counter, missing);
+  return status;
+}
+
 clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_device *a, double theta,
                                       int distance, const clmg_vector *b,
                                       clmg_csr_device *tentative, clmg_vector **coarse_b,
@@ -277,7 +324,6 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                      a->rows, a->cols, clmg_vector_length(b), clmg_dtype_name(clmg_vector_type(b)));
   device_level d = {context, a, clmg_real_options(context, precision), precision, theta};
   clmg_vector *s = NULL, *tuple = NULL, *counter = NULL, *aggregate = NULL, *strong = NULL;
-  clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(context, precision, n ? n : 1, &s);
   /* a byte per entry, in a buffer of 4-byte elements */
   if (status == CLMG_SUCCESS)
@@ -292,20 +338,7 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
    * stored diagonal (the prolongator smoothing needs one) */
   uint32_t missing = (uint32_t)n;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(counter, (double)n);
-  if (status == CLMG_SUCCESS)
-    status = get(&d, "agg_diagonal_root", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, a->row_ptr->buffer);
-    clmg_arg_buffer(&args, a->col->buffer);
-    clmg_arg_buffer(&args, a->val->buffer);
-    clmg_arg_buffer(&args, s->buffer);
-    clmg_arg_buffer(&args, counter->buffer);
-    status = clmg_launch_args(&args, n);
-  }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counter, &missing);
+    status = diagonal_roots(&d, s, counter, &missing);
   if (status == CLMG_SUCCESS && missing < n)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
@@ -327,5 +360,322 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
   clmg_vector_destroy(tuple);
   clmg_vector_destroy(counter);
   clmg_vector_destroy(aggregate);
+  return status;
+}
+
+/* ---- aggregates of nodes of several unknowns ---- */
+
+/* The node matrix of d->a (block unknowns per node, each row's columns in
+ * order, as every clmg_csr's) into *nodes, on the device. */
+static clmg_status node_matrix(const device_level *d, size_t block, clmg_csr_device *nodes) {
+  size_t rows = d->a->rows, n = rows / block, nnz = 0;
+  clmg_vector *count = NULL;
+  clmg_kernel_args args;
+  memset(nodes, 0, sizeof *nodes);
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_UINT32, n, &count);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_node_count", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_ulong(&args, block);
+    clmg_arg_buffer(&args, d->a->row_ptr->buffer);
+    clmg_arg_buffer(&args, d->a->col->buffer);
+    clmg_arg_buffer(&args, count->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  nodes->rows = nodes->cols = n;
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(d->context, count, &nodes->row_ptr, &nnz);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_INT32, nnz ? nnz : 1, &nodes->col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, d->precision, nnz ? nnz : 1, &nodes->val);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_node_fill", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_ulong(&args, block);
+    clmg_arg_buffer(&args, d->a->row_ptr->buffer);
+    clmg_arg_buffer(&args, d->a->col->buffer);
+    clmg_arg_buffer(&args, d->a->val->buffer);
+    clmg_arg_buffer(&args, nodes->row_ptr->buffer);
+    clmg_arg_buffer(&args, nodes->col->buffer);
+    clmg_arg_buffer(&args, nodes->val->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_vector_destroy(count);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_device_free(nodes);
+  return status;
+}
+
+/* The members of aggregates of fewer than min_size members leave them
+ * (where dissolved is not NULL: only when some but not all are that small,
+ * *dissolved 1 then, as the host's dissolving). */
+static clmg_status dissolve(const device_level *d, clmg_vector *aggregate, size_t count,
+                            size_t min_size, clmg_vector *counter, int *dissolved) {
+  size_t n = d->a->rows;
+  clmg_vector *size = NULL;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_UINT32, count, &size);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(size, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_count_sizes", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  int go = 1;
+  if (status == CLMG_SUCCESS && dissolved) {
+    uint32_t kept = 0;
+    status = clmg_vector_fill(counter, 0.0);
+    if (status == CLMG_SUCCESS)
+      status = get(d, "agg_count_kept", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, count);
+      clmg_arg_buffer(&args, size->buffer);
+      clmg_arg_ulong(&args, min_size);
+      clmg_arg_buffer(&args, counter->buffer);
+      status = clmg_launch_args(&args, count);
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_download(counter, &kept);
+    go = kept > 0 && kept < count;
+    *dissolved = go;
+  }
+  if (status == CLMG_SUCCESS && go)
+    status = get(d, "agg_dissolve", &args);
+  if (status == CLMG_SUCCESS && go) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_ulong(&args, min_size);
+    status = clmg_launch_args(&args, n);
+  }
+  clmg_vector_destroy(size);
+  return status;
+}
+
+clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr_device *a,
+                                           size_t block, double theta, int distance,
+                                           size_t min_size, size_t min_fit, int32_t *aggregate_host,
+                                           size_t *count, clmg_vector **aggregate_device) {
+  *count = 0;
+  if (aggregate_device)
+    *aggregate_device = NULL;
+  size_t rows = a->rows;
+  clmg_dtype precision = clmg_vector_type(a->val);
+  if (a->rows != a->cols || block < 1 || block > 16 || rows % block != 0 ||
+      rows > (size_t)INT32_MAX - 1)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "AMG on the device: a %zu x %zu matrix cannot be aggregated in nodes of %zu "
+                     "unknowns (a square matrix of at most 2^31 - 2 rows, a multiple of the block "
+                     "size, and blocks of 1 to 16)",
+                     a->rows, a->cols, block);
+  device_level d = {context, a, clmg_real_options(context, precision), precision, theta};
+  clmg_csr_device nodes = {0};
+  clmg_vector *counter = NULL, *s = NULL, *strong = NULL, *tuple = NULL, *aggregate = NULL,
+              *expanded = NULL;
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+  if (status == CLMG_SUCCESS && block > 1) {
+    status = node_matrix(&d, block, &nodes);
+    d.a = &nodes;
+  }
+  if (status != CLMG_SUCCESS || rows == 0) {
+    clmg_vector_destroy(counter);
+    clmg_csr_device_free(&nodes);
+    return status;
+  }
+  size_t n = d.a->rows;
+  status = clmg_vector_create_unset(context, precision, n, &s);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(context, CLMG_INT32, clmg_csr_device_nnz(d.a) / 4 + 1, &strong);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT64, n, &tuple);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, n, &aggregate);
+  /* a missing diagonal is the caller's to check (on the unknowns' rows) */
+  uint32_t missing = 0;
+  if (status == CLMG_SUCCESS)
+    status = diagonal_roots(&d, s, counter, &missing);
+  int taken = 0;
+  if (status == CLMG_SUCCESS)
+    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+  if (status == CLMG_SUCCESS)
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
+  /* as the host's aggregate_graph: aggregates below the least size are
+   * dissolved and their nodes joined to others (unless all are small),
+   * then those still too small for the fit given up */
+  size_t least = min_size > min_fit ? min_size : min_fit;
+  if (status == CLMG_SUCCESS && least > 1 && *count > 0) {
+    int dissolved = 0;
+    status = dissolve(&d, aggregate, *count, least, counter, &dissolved);
+    if (status == CLMG_SUCCESS && dissolved)
+      status = join_sweeps(&d, strong, counter, &aggregate);
+    if (status == CLMG_SUCCESS && dissolved)
+      status = number_aggregates(&d, aggregate, count);
+  }
+  if (status == CLMG_SUCCESS && min_fit > 1 && *count > 0) {
+    status = dissolve(&d, aggregate, *count, min_fit, counter, NULL);
+    if (status == CLMG_SUCCESS)
+      status = number_aggregates(&d, aggregate, count);
+  }
+  /* the rows' aggregates from their nodes' */
+  const clmg_vector *result = aggregate;
+  if (status == CLMG_SUCCESS && block > 1) {
+    clmg_kernel_args args;
+    status = clmg_vector_create_unset(context, CLMG_INT32, rows, &expanded);
+    if (status == CLMG_SUCCESS)
+      status = get(&d, "agg_expand", &args);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, rows);
+      clmg_arg_ulong(&args, block);
+      clmg_arg_buffer(&args, aggregate->buffer);
+      clmg_arg_buffer(&args, expanded->buffer);
+      status = clmg_launch_args(&args, rows);
+    }
+    result = expanded;
+  }
+  if (status == CLMG_SUCCESS && aggregate_host)
+    status = clmg_vector_download(result, aggregate_host);
+  /* every aggregated row stores its diagonal (the prolongator smoothing
+   * divides by it) */
+  uint32_t unstored = (uint32_t)rows;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(counter, (double)rows);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_missing_diagonal", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, result->buffer);
+    clmg_arg_buffer(&args, counter->buffer);
+    status = clmg_launch_args(&args, rows);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(counter, &unstored);
+  if (status == CLMG_SUCCESS && unstored < rows)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "AMG: row %u does not store its diagonal entry, which the prolongator "
+                       "smoothing needs",
+                       unstored + 1);
+  if (status == CLMG_SUCCESS && aggregate_device) {
+    /* handed over: the caller destroys it */
+    *aggregate_device = (clmg_vector *)result;
+    if (result == expanded)
+      expanded = NULL;
+    else
+      aggregate = NULL;
+  }
+  clmg_vector_destroy(counter);
+  clmg_vector_destroy(s);
+  clmg_vector_destroy(strong);
+  clmg_vector_destroy(tuple);
+  clmg_vector_destroy(aggregate);
+  clmg_vector_destroy(expanded);
+  clmg_csr_device_free(&nodes);
+  return status;
+}
+
+clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggregate, size_t count,
+                                const clmg_vector *b, size_t k, clmg_csr_device *tentative,
+                                clmg_vector **coarse_b) {
+  size_t n = clmg_vector_length(aggregate), nc = count * k;
+  clmg_dtype precision = clmg_vector_type(b);
+  memset(tentative, 0, sizeof *tentative);
+  *coarse_b = NULL;
+  if (k < 1 || clmg_vector_length(b) != n * k || count == 0 || n > (size_t)INT32_MAX - 1 ||
+      nc > (size_t)INT32_MAX)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "AMG fit on the device: %zu candidate entries for %zu rows and %zu "
+                     "candidates, %zu aggregates (one entry per row and candidate, at least one "
+                     "aggregate, at most 2^31 - 1 coarse rows)",
+                     clmg_vector_length(b), n, k, count);
+  device_level d = {context, NULL, clmg_real_options(context, precision), precision, 0};
+  clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL, *q = NULL;
+  size_t aggregated = 0, total = 0;
+  cl_long entries = 0;
+  clmg_kernel_args args;
+  *tentative = (clmg_csr_device){n, nc, NULL, NULL, NULL};
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, count, &size);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(size, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_UINT32, n ? n : 1, &member_row);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_sizes", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, member_row->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  /* P~'s rows: k entries for each aggregated row (the total read with the
+   * blocking read of the sizes' sum next) */
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT64, n + 1, &tentative->row_ptr);
+  if (status == CLMG_SUCCESS)
+    status = clmg_scan_counts_into(context, member_row->buffer, 0, n, k, tentative->row_ptr->buffer,
+                                   &entries, 0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, size, &start, &total);
+  aggregated = total;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, aggregated ? aggregated : 1, &members);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_scatter", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  size_t p_entries = aggregated * k;
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(context, CLMG_INT32, p_entries ? p_entries : 1, &tentative->col);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_vector_create_unset(context, precision, p_entries ? p_entries : 1, &tentative->val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, p_entries ? p_entries : 1, &q);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, nc * k, coarse_b);
+  if (status == CLMG_SUCCESS)
+    status = get(&d, "agg_fit_block", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_ulong(&args, k);
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, start->buffer);
+    clmg_arg_buffer(&args, members->buffer);
+    clmg_arg_buffer(&args, b->buffer);
+    clmg_arg_buffer(&args, tentative->row_ptr->buffer);
+    clmg_arg_buffer(&args, tentative->col->buffer);
+    clmg_arg_buffer(&args, tentative->val->buffer);
+    clmg_arg_buffer(&args, q->buffer);
+    clmg_arg_buffer(&args, (*coarse_b)->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  clmg_vector_destroy(size);
+  clmg_vector_destroy(member_row);
+  clmg_vector_destroy(start);
+  clmg_vector_destroy(members);
+  clmg_vector_destroy(q);
+  if (status != CLMG_SUCCESS) {
+    clmg_finish(context); /* the read into entries */
+    clmg_csr_device_free(tentative);
+    clmg_vector_destroy(*coarse_b);
+    *coarse_b = NULL;
+  }
   return status;
 }

@@ -1217,8 +1217,13 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
    * choice of roots takes parallel ones where that puts the setup there. */
   int device_level = context && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION && block == 1 &&
                      k == 1 && o->min_aggregate_size <= 1 && (host_levels || !with_patches);
+  /* the automatic choice of roots takes parallel ones wherever the setup
+   * runs on the device: its aggregation is the device's (the whole level,
+   * or the aggregates alone for several unknowns per node or candidates) */
   if (resolved.roots == CLMG_AMG_ROOTS_AUTO)
-    resolved.roots = device_level ? CLMG_AMG_ROOTS_PARALLEL : CLMG_AMG_ROOTS_ORDERED;
+    resolved.roots = context && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION
+                         ? CLMG_AMG_ROOTS_PARALLEL
+                         : CLMG_AMG_ROOTS_ORDERED;
   int all_on_device = status == CLMG_SUCCESS && device_level && o->roots == CLMG_AMG_ROOTS_PARALLEL;
   clmg_vector *device_b = NULL;
   if (all_on_device) {
@@ -1263,11 +1268,30 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       built++;
   }
   clmg_vector_destroy(device_b);
+  /* aggregated on the device (parallel roots): the fit there too, the
+   * candidates kept there from level to level (device_b), the aggregates
+   * of the level there (device_aggregate) */
+  int fit_on_device = status == CLMG_SUCCESS && !all_on_device && context &&
+                      o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION &&
+                      o->roots == CLMG_AMG_ROOTS_PARALLEL;
+  device_b = NULL;
+  if (fit_on_device) {
+    clmg_status device =
+        clmg_vector_create(context, clmg_vector_type(h.device_a[0].val), a->rows * k, &device_b);
+    if (device == CLMG_SUCCESS)
+      device = clmg_vector_upload_doubles(device_b, candidates);
+    if (device != CLMG_SUCCESS)
+      status = device_failure(context, device, error);
+    if (times)
+      lap(context, o, &times->upload_s, &mark);
+  }
   while (status == CLMG_SUCCESS && !all_on_device && built < capacity &&
          levels_a[built - 1].rows > o->coarse_rows) {
     const clmg_csr *fine = &levels_a[built - 1];
     size_t count = 0, coarse_rows = 0;
     clmg_csr tentative = {0}, classical = {0};
+    clmg_csr_device tentative_device = {0};
+    clmg_vector *device_aggregate = NULL, *coarse_b = NULL;
     double *coarse_candidates = NULL;
     int smoothed = o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION;
     if (!smoothed) {
@@ -1279,23 +1303,47 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
        * Galerkin) levels' coarse_root_distance apart */
       clmg_amg_options level_options = *o;
       level_options.root_distance = level_root_distance(o, built);
-      status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
-                              error);
+      /* on the device with parallel roots: the node matrix, strength and
+       * aggregates there, the rows' aggregates read back (the same as the
+       * host's) */
+      if (fit_on_device) {
+        /* the aggregates come back for the patches alone */
+        clmg_status device = clmg_amg_device_aggregate_rows(
+            context, &h.device_a[built - 1], block, o->strength_threshold,
+            level_options.root_distance, o->min_aggregate_size, fit_nodes(k, block),
+            with_patches ? aggregate : NULL, &count, &device_aggregate);
+        if (device != CLMG_SUCCESS)
+          status = device_failure(context, device, error);
+        if (times)
+          lap(context, o, &times->aggregate_s, &mark);
+      } else {
+        status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
+                                error);
+        mark = clmg_seconds_now(); /* aggregate_rows timed itself */
+      }
       coarse_rows = count * k;
-      mark = clmg_seconds_now(); /* aggregate_rows timed itself */
     }
     /* no aggregate, or too little coarsening to pay for a level: stop */
     if (status != CLMG_SUCCESS || !worth_a_level(coarse_rows, fine->rows)) {
       clmg_csr_free(&classical);
+      clmg_vector_destroy(device_aggregate);
       break;
     }
     if (smoothed) {
-      status = check_aggregated_diagonals(fine, aggregate, error);
-      if (status == CLMG_SUCCESS)
+      /* (the device aggregation checks the diagonals itself) */
+      if (!fit_on_device)
+        status = check_aggregated_diagonals(fine, aggregate, error);
+      if (status == CLMG_SUCCESS && fit_on_device) {
+        clmg_status device = clmg_amg_device_fit(context, device_aggregate, count, device_b, k,
+                                                 &tentative_device, &coarse_b);
+        if (device != CLMG_SUCCESS)
+          status = device_failure(context, device, error);
+      } else if (status == CLMG_SUCCESS) {
         status = fit_candidates(fine->rows, aggregate, count, candidates, k, &tentative,
                                 &coarse_candidates, error);
+      }
       if (times)
-        lap(NULL, o, &times->fit_s, &mark);
+        lap(fit_on_device ? context : NULL, o, &times->fit_s, &mark);
     }
     /* p[built] maps level built to built - 1 (fine), as the engine wants
      * after the reversal: classical P as it is, smoothed aggregation's
@@ -1303,18 +1351,20 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
      * P^T A P where P is */
     if (status == CLMG_SUCCESS && context) {
       clmg_dtype precision = clmg_vector_type(h.device_a[built - 1].val);
-      clmg_csr_device tentative_device = {0};
+      /* P~ fitted on the device is there already */
       clmg_status device =
-          clmg_csr_device_upload(context, smoothed ? &tentative : &classical, precision,
-                                 smoothed ? &tentative_device : &h.device_p[built]);
-      /* the next level is aggregated on the host: A_c comes back */
+          fit_on_device
+              ? CLMG_SUCCESS
+              : clmg_csr_device_upload(context, smoothed ? &tentative : &classical, precision,
+                                       smoothed ? &tentative_device : &h.device_p[built]);
+      /* A_c comes back where the next level is aggregated on the host or
+       * the caller wants the host matrices */
       status = device == CLMG_SUCCESS
-                   ? device_level_products(context, o, &h.device_a[built - 1],
-                                           smoothed ? &tentative_device : NULL, 1,
-                                           &h.device_p[built], &h.device_r[built],
-                                           &h.device_a[built], &levels_a[built], &mark, error)
+                   ? device_level_products(
+                         context, o, &h.device_a[built - 1], smoothed ? &tentative_device : NULL,
+                         !fit_on_device || host_levels, &h.device_p[built], &h.device_r[built],
+                         &h.device_a[built], &levels_a[built], &mark, error)
                    : device_failure(context, device, error);
-      clmg_csr_device_free(&tentative_device);
     } else if (status == CLMG_SUCCESS) {
       if (smoothed) {
         status =
@@ -1338,16 +1388,22 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       lap(NULL, o, &times->patches_s, &mark);
     clmg_csr_free(&tentative);
     clmg_csr_free(&classical);
+    clmg_csr_device_free(&tentative_device);
+    clmg_vector_destroy(device_aggregate);
     if (status == CLMG_SUCCESS) {
       built++;
       /* the coarse level has k unknowns per aggregate: its nodes */
       free(candidates);
       candidates = coarse_candidates;
+      clmg_vector_destroy(device_b);
+      device_b = coarse_b;
       block = k;
     } else {
       free(coarse_candidates);
+      clmg_vector_destroy(coarse_b);
     }
   }
+  clmg_vector_destroy(device_b);
   free(candidates);
   free(aggregate);
   if (status != CLMG_SUCCESS) {
