@@ -142,7 +142,8 @@ static void test_fused_matches_unfused(void **state) {
   hierarchy_build(&h, 1);
   const clmg_smoother_type smoothers[] = {CLMG_SMOOTHER_JACOBI, CLMG_SMOOTHER_JACOBI_RHO,
                                           CLMG_SMOOTHER_SPAI0, CLMG_SMOOTHER_CHEBYSHEV};
-  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL};
+  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
+                                        CLMG_FORMAT_CSR_ADAPTIVE};
   /* both fused, the restriction alone, the smoothing alone, the finest
    * level (1089 rows) unfused */
   const int64_t limits[4][2] = {{ALL, ALL}, {ALL, 0}, {0, ALL}, {300, 300}};
@@ -155,7 +156,9 @@ static void test_fused_matches_unfused(void **state) {
         o.matrix.precision = p ? CLMG_FLOAT : CLMG_DOUBLE;
         o.cycle = (clmg_cycle_type)c;
         o.smoother = smoothers[s];
-        o.matrix.format = formats[case_number % 3];
+        /* every format with every limit (CSR-Adaptive's levels were once
+         * read back as ELLPACK-R's, CL_INVALID_MEM_OBJECT) */
+        o.matrix.format = formats[(case_number + case_number / 4) % 4];
         /* 0 to 5 steps, odd and even, from x and from zero */
         o.pre_smoothing = case_number % 6;
         o.post_smoothing = (case_number * 5 + 1) % 6;

@@ -1976,7 +1976,7 @@ static clmg_status read_array(const clmg_matrix *m, cl_mem buffer, size_t bytes,
 clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
   memset(out, 0, sizeof *out);
   const size_t rows = m->rows, element = clmg_dtype_size(m->precision);
-  const size_t stored = m->format == CLMG_FORMAT_CSR ? m->nnz : m->stored;
+  const size_t stored = is_csr(m->format) ? m->nnz : m->stored;
   int64_t *slice_ptr = NULL;
   int32_t *lengths = NULL, *columns = malloc((stored ? stored : 1) * sizeof *columns);
   uint32_t *permutation = NULL;
@@ -1987,7 +1987,7 @@ clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
   out->col = malloc((m->nnz ? m->nnz : 1) * sizeof *out->col);
   out->val = malloc((m->nnz ? m->nnz : 1) * sizeof *out->val);
   int ok = columns && values && out->row_ptr && out->col && out->val;
-  if (ok && m->format != CLMG_FORMAT_CSR) {
+  if (ok && !is_csr(m->format)) {
     lengths = malloc((rows ? rows : 1) * sizeof *lengths);
     ok = lengths != NULL;
   }
@@ -2004,7 +2004,7 @@ clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
     status = read_array(m, m->columns, stored * sizeof *columns, columns, "reading the columns");
   if (status == CLMG_SUCCESS)
     status = read_array(m, m->values, stored * element, values, "reading the values");
-  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR)
+  if (status == CLMG_SUCCESS && is_csr(m->format))
     status = read_array(m, m->offsets, (rows + 1) * sizeof *out->row_ptr, out->row_ptr,
                         "reading the row offsets");
   if (status == CLMG_SUCCESS && lengths)
@@ -2017,7 +2017,7 @@ clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
   if (status == CLMG_SUCCESS && permutation)
     status = read_array(m, m->permutation, rows * sizeof *permutation, permutation,
                         "reading the row permutation");
-  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR) {
+  if (status == CLMG_SUCCESS && is_csr(m->format)) { /* CSR-Adaptive keeps CSR's arrays */
     for (size_t k = 0; k < m->nnz; ++k) {
       out->col[k] = columns[k];
       out->val[k] =
