@@ -208,6 +208,55 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
   return status;
 }
 
+/* The rows of each aggregate, for the fits: size[a] (count entries) and
+ * member_row[i] (1 where row i is in an aggregate) by agg_sizes. */
+static clmg_status count_members(const device_level *d, const clmg_vector *aggregate, size_t n,
+                                 size_t count, clmg_vector **size, clmg_vector **member_row) {
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(d->context, CLMG_UINT32, count ? count : 1, size);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_fill(*size, 0.0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_UINT32, n ? n : 1, member_row);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_sizes", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, (*size)->buffer);
+    clmg_arg_buffer(&args, (*member_row)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  return status;
+}
+
+/* ... then start[a] (the offsets of the sizes; *total the aggregated rows,
+ * a blocking read) and members (the rows of aggregate a at start[a]) by
+ * agg_scatter. */
+static clmg_status scatter_members(const device_level *d, const clmg_vector *aggregate, size_t n,
+                                   size_t count, clmg_vector *size, clmg_vector **start,
+                                   clmg_vector **members, size_t *total) {
+  clmg_kernel_args args;
+  clmg_vector *sizes = NULL;
+  clmg_status status = clmg_vector_view(size, 0, count, &sizes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(d->context, sizes, start, total);
+  clmg_vector_destroy(sizes);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(d->context, CLMG_INT32, *total ? *total : 1, members);
+  if (status == CLMG_SUCCESS)
+    status = get(d, "agg_scatter", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, n);
+    clmg_arg_buffer(&args, aggregate->buffer);
+    clmg_arg_buffer(&args, (*start)->buffer);
+    clmg_arg_buffer(&args, size->buffer);
+    clmg_arg_buffer(&args, (*members)->buffer);
+    status = clmg_launch_args(&args, n);
+  }
+  return status;
+}
+
 /* P~ (one entry per aggregated row) and the coarse candidate from the
  * aggregates and the candidate b. */
 static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size_t count,
@@ -217,41 +266,11 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
   size_t aggregated = 0, total = 0;
   clmg_kernel_args args;
   *tentative = (clmg_csr_device){n, count, NULL, NULL, NULL};
-  clmg_status status = clmg_vector_create_unset(d->context, CLMG_UINT32, count ? count : 1, &size);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(size, 0.0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(d->context, CLMG_UINT32, n, &member_row);
-  if (status == CLMG_SUCCESS)
-    status = get(d, "agg_sizes", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, aggregate->buffer);
-    clmg_arg_buffer(&args, size->buffer);
-    clmg_arg_buffer(&args, member_row->buffer);
-    status = clmg_launch_args(&args, n);
-  }
+  clmg_status status = count_members(d, aggregate, n, count, &size, &member_row);
   if (status == CLMG_SUCCESS)
     status = clmg_offsets_from_counts(d->context, member_row, &tentative->row_ptr, &aggregated);
-  clmg_vector *sizes = NULL;
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_view(size, 0, count, &sizes);
-  if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(d->context, sizes, &start, &total);
-  clmg_vector_destroy(sizes);
-  if (status == CLMG_SUCCESS)
-    status =
-        clmg_vector_create_unset(d->context, CLMG_INT32, aggregated ? aggregated : 1, &members);
-  if (status == CLMG_SUCCESS)
-    status = get(d, "agg_scatter", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, aggregate->buffer);
-    clmg_arg_buffer(&args, start->buffer);
-    clmg_arg_buffer(&args, size->buffer);
-    clmg_arg_buffer(&args, members->buffer);
-    status = clmg_launch_args(&args, n);
-  }
+    status = scatter_members(d, aggregate, n, count, size, &start, &members, &total);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, CLMG_INT32, aggregated, &tentative->col);
   if (status == CLMG_SUCCESS)
@@ -603,20 +622,7 @@ clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggreg
   cl_long entries = 0;
   clmg_kernel_args args;
   *tentative = (clmg_csr_device){n, nc, NULL, NULL, NULL};
-  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, count, &size);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_fill(size, 0.0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(context, CLMG_UINT32, n ? n : 1, &member_row);
-  if (status == CLMG_SUCCESS)
-    status = get(&d, "agg_sizes", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, aggregate->buffer);
-    clmg_arg_buffer(&args, size->buffer);
-    clmg_arg_buffer(&args, member_row->buffer);
-    status = clmg_launch_args(&args, n);
-  }
+  clmg_status status = count_members(&d, aggregate, n, count, &size, &member_row);
   /* P~'s rows: k entries for each aggregated row (the total read with the
    * blocking read of the sizes' sum next) */
   if (status == CLMG_SUCCESS)
@@ -625,20 +631,8 @@ clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggreg
     status = clmg_scan_counts_into(context, member_row->buffer, 0, n, k, tentative->row_ptr->buffer,
                                    &entries, 0);
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(context, size, &start, &total);
+    status = scatter_members(&d, aggregate, n, count, size, &start, &members, &total);
   aggregated = total;
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(context, CLMG_INT32, aggregated ? aggregated : 1, &members);
-  if (status == CLMG_SUCCESS)
-    status = get(&d, "agg_scatter", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, n);
-    clmg_arg_buffer(&args, aggregate->buffer);
-    clmg_arg_buffer(&args, start->buffer);
-    clmg_arg_buffer(&args, size->buffer);
-    clmg_arg_buffer(&args, members->buffer);
-    status = clmg_launch_args(&args, n);
-  }
   size_t p_entries = aggregated * k;
   if (status == CLMG_SUCCESS)
     status =
