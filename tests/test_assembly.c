@@ -443,6 +443,8 @@ static void test_host_errors(void **state) {
   double *coords = realloc(m.coords, m.num_vertices * 3 * sizeof *coords);
   assert_non_null(coords);
   m.coords = coords;
+  for (int d = 0; d < 3; d++) /* finite, so only the unused vertex is wrong */
+    m.coords[(m.num_vertices - 1) * 3 + (size_t)d] = 0.5;
   b = realloc(b, m.num_vertices * sizeof *b);
   assert_non_null(b);
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_p1_assemble_host(&m, NULL, &a, b, &error));
