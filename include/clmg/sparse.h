@@ -74,6 +74,76 @@ CLMG_API int clmg_csr_is_symmetric(const clmg_csr *a, double relative_tolerance)
  * new one is complete (clmg/output_file.h): a failed write leaves it as it was. */
 CLMG_API clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out,
                                                  clmg_error *error);
+/** The storage a Matrix Market file's banner names. */
+typedef enum clmg_mm_format {
+  CLMG_MM_COORDINATE, /**< one line per stored entry: row, column, value */
+  CLMG_MM_ARRAY       /**< every position of the stored part, column by column */
+} clmg_mm_format;
+/** The field a Matrix Market file's banner names (complex is refused). */
+typedef enum clmg_mm_field {
+  CLMG_MM_REAL,    /**< real values */
+  CLMG_MM_INTEGER, /**< integer values */
+  CLMG_MM_PATTERN  /**< no values: each entry is 1 */
+} clmg_mm_field;
+/** The symmetry a Matrix Market file's banner names (hermitian is refused). */
+typedef enum clmg_mm_symmetry {
+  CLMG_MM_GENERAL,       /**< every entry stored */
+  CLMG_MM_SYMMETRIC,     /**< a(j, i) = a(i, j), one of each pair stored */
+  CLMG_MM_SKEW_SYMMETRIC /**< a(j, i) = -a(i, j), no diagonal */
+} clmg_mm_symmetry;
+
+/** What the banner and size line of a Matrix Market file say, and where its entries begin. */
+typedef struct clmg_mm_header {
+  clmg_mm_format format;     /**< coordinate or array */
+  clmg_mm_field field;       /**< real, integer or pattern */
+  clmg_mm_symmetry symmetry; /**< general, symmetric or skew-symmetric */
+  size_t rows;               /**< rows (at most INT32_MAX) */
+  size_t cols;               /**< columns (at most INT32_MAX) */
+  size_t entries;            /**< entry lines the size line announces (array: implied) */
+  size_t size_line;          /**< the size line's number (1-based), for messages */
+  uint64_t data_offset;      /**< the byte offset of the line after the size line */
+} clmg_mm_header;
+
+/** Reads the banner and size line of a Matrix Market file (the checks of
+ * clmg_csr_read_matrix_market: "FILE:LINE: ..." on a bad one). Reads no entry. */
+CLMG_API clmg_status clmg_mm_read_header(const char *path, clmg_mm_header *header,
+                                         clmg_error *error);
+
+/** Entries parsed from part of a Matrix Market coordinate file (clmg_mm_read_entries). */
+typedef struct clmg_mm_entries {
+  int64_t *rows;      /**< 0-based row of each entry (malloc'ed) */
+  int64_t *cols;      /**< 0-based column of each entry */
+  double *values;     /**< value of each entry (1 for pattern files) */
+  size_t count;       /**< entries, mirrors of symmetric files included */
+  size_t entry_lines; /**< entry lines parsed (count without the mirrors) */
+  size_t lines;       /**< lines that start in the range, blank and comment lines included */
+} clmg_mm_entries;
+
+/** Parses the lines of a coordinate file (header from clmg_mm_read_header
+ * of the same file) that start in bytes [begin, end) of its entry section
+ * (begin below header->data_offset counts from it): a line belongs to the
+ * range its first byte lies in, so ranges that tile the file parse each line
+ * once. The first line of the range is numbered first_line in messages
+ * ("FILE:LINE: ..."). Entries are checked as clmg_csr_read_matrix_market
+ * checks them (indices in range, finite values, nothing after an entry,
+ * more entry lines than header->entries refused); those of symmetric and
+ * skew-symmetric files come with their mirrors. What it holds grows with the
+ * lines it parses, never with what the header claims. Free *entries with
+ * clmg_mm_entries_free (it is empty after a failure). */
+CLMG_API clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header,
+                                          uint64_t begin, uint64_t end, size_t first_line,
+                                          clmg_mm_entries *entries, clmg_error *error);
+/** Frees the arrays of entries and zeroes it. NULL is fine. */
+CLMG_API void clmg_mm_entries_free(clmg_mm_entries *entries);
+
+/** Whether a coordinate file's shape is in proportion to the entries it
+ * holds (`entries`; `distinct`: nonzero when they are the entries left once
+ * duplicates are summed, for the message): at most 2^20 + 8 x entries rows
+ * and columns, the rule clmg_csr_read_matrix_market applies, so that no
+ * allocation is sized by a size line alone. CLMG_ERROR_PARSE at the size
+ * line of path when not. */
+CLMG_API clmg_status clmg_mm_check_shape(const char *path, const clmg_mm_header *header,
+                                         size_t entries, int distinct, clmg_error *error);
 /** Writes a as a Matrix Market coordinate real general file (1-based indices, values
  * with 17 significant digits, so that they read back bit for bit); a matrix without
  * arrays is CLMG_ERROR_INVALID_ARGUMENT, a failed write CLMG_ERROR_IO. */

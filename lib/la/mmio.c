@@ -50,6 +50,7 @@ typedef struct mm_reader {
   size_t capacity;
   size_t length;      /* of the current line, which may hold NUL bytes */
   size_t line_number; /* of the current line (1-based); lines read so far */
+  uint64_t offset;    /* of the next byte to read */
   clmg_error *error;
 } mm_reader;
 
@@ -91,7 +92,10 @@ static clmg_status read_line_within(mm_reader *reader, size_t limit, int *got) {
   size_t length = 0;
   int c = EOF;
   errno = 0;
-  while ((c = getc_unlocked(reader->file)) != EOF && c != '\n') {
+  while ((c = getc_unlocked(reader->file)) != EOF) {
+    reader->offset++;
+    if (c == '\n')
+      break;
     if (length == limit)
       return clmg_error_set(reader->error, CLMG_ERROR_PARSE,
                             "%s:%zu: expected %s of at most %zu bytes, found a longer one (no "
@@ -142,12 +146,16 @@ static clmg_status read_line(mm_reader *reader, int *got) {
   return read_line_within(reader, MM_LINE_LIMIT, got);
 }
 
-/* Reads up to the next line that is neither blank nor a comment; *text is
- * that line after its leading blanks, NULL at the end of the file. */
-static clmg_status next_data_line(mm_reader *reader, char **text) {
+/* No end to the lines read: the whole file. */
+#define MM_NO_END UINT64_MAX
+
+/* Reads up to the next line that is neither blank nor a comment and starts
+ * before byte `end`; *text is that line after its leading blanks, NULL at
+ * the end of the file or of the range. */
+static clmg_status next_data_line(mm_reader *reader, uint64_t end, char **text) {
   for (;;) {
     int got = 0;
-    clmg_status status = read_line(reader, &got);
+    clmg_status status = reader->offset < end ? read_line(reader, &got) : CLMG_SUCCESS;
     if (status != CLMG_SUCCESS || !got) {
       *text = NULL;
       return status;
@@ -227,19 +235,7 @@ static int parse_signed(token t, long long *value) {
 
 /* ---- the header: banner and size line ---- */
 
-typedef enum mm_format { MM_COORDINATE, MM_ARRAY } mm_format;
-typedef enum mm_field { MM_REAL, MM_INTEGER, MM_PATTERN } mm_field;
-typedef enum mm_symmetry { MM_GENERAL, MM_SYMMETRIC, MM_SKEW_SYMMETRIC } mm_symmetry;
-
-typedef struct mm_header {
-  mm_format format;
-  mm_field field;
-  mm_symmetry symmetry;
-  size_t rows;
-  size_t cols;
-  size_t entries;   /* entries stored in the file (array: implied by the shape) */
-  size_t size_line; /* its line number, for messages about the size */
-} mm_header;
+typedef clmg_mm_header mm_header;
 
 static const char *const banner_form =
     "'%%MatrixMarket matrix <coordinate|array> <real|integer|pattern> "
@@ -268,37 +264,37 @@ static clmg_status read_banner(mm_reader *reader, mm_header *header) {
 
   word = next_token(&cursor);
   if (token_is(word, "coordinate"))
-    header->format = MM_COORDINATE;
+    header->format = CLMG_MM_COORDINATE;
   else if (token_is(word, "array"))
-    header->format = MM_ARRAY;
+    header->format = CLMG_MM_ARRAY;
   else
     return parse_error(reader, "expected the format 'coordinate' or 'array', found %s",
                        describe_token(word, shown, sizeof shown));
 
   word = next_token(&cursor);
   if (token_is(word, "real"))
-    header->field = MM_REAL;
+    header->field = CLMG_MM_REAL;
   else if (token_is(word, "integer"))
-    header->field = MM_INTEGER;
+    header->field = CLMG_MM_INTEGER;
   else if (token_is(word, "pattern"))
-    header->field = MM_PATTERN;
+    header->field = CLMG_MM_PATTERN;
   else if (token_is(word, "complex"))
     return parse_error(reader, "the field 'complex' is unsupported: expected 'real', 'integer' or "
                                "'pattern'");
   else
     return parse_error(reader, "expected the field 'real', 'integer' or 'pattern', found %s",
                        describe_token(word, shown, sizeof shown));
-  if (header->format == MM_ARRAY && header->field == MM_PATTERN)
+  if (header->format == CLMG_MM_ARRAY && header->field == CLMG_MM_PATTERN)
     return parse_error(reader, "expected the field 'real' or 'integer' for an array file, found "
                                "'pattern' (valid for coordinate files only)");
 
   word = next_token(&cursor);
   if (token_is(word, "general"))
-    header->symmetry = MM_GENERAL;
+    header->symmetry = CLMG_MM_GENERAL;
   else if (token_is(word, "symmetric"))
-    header->symmetry = MM_SYMMETRIC;
+    header->symmetry = CLMG_MM_SYMMETRIC;
   else if (token_is(word, "skew-symmetric"))
-    header->symmetry = MM_SKEW_SYMMETRIC;
+    header->symmetry = CLMG_MM_SKEW_SYMMETRIC;
   else if (token_is(word, "hermitian"))
     return parse_error(reader, "the symmetry 'hermitian' (complex) is unsupported: expected "
                                "'general', 'symmetric' or 'skew-symmetric'");
@@ -315,9 +311,10 @@ static clmg_status read_banner(mm_reader *reader, mm_header *header) {
 }
 
 static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
-  const char *form = header->format == MM_COORDINATE ? "'rows columns entries'" : "'rows columns'";
+  const char *form =
+      header->format == CLMG_MM_COORDINATE ? "'rows columns entries'" : "'rows columns'";
   char *text = NULL;
-  clmg_status status = next_data_line(reader, &text);
+  clmg_status status = next_data_line(reader, MM_NO_END, &text);
   if (status != CLMG_SUCCESS)
     return status;
   if (!text)
@@ -325,7 +322,7 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
 
   char shown[64];
   unsigned long long numbers[3] = {0, 0, 0};
-  unsigned wanted = header->format == MM_COORDINATE ? 3 : 2;
+  unsigned wanted = header->format == CLMG_MM_COORDINATE ? 3 : 2;
   for (unsigned k = 0; k < wanted; k++) {
     token word = next_token(&text);
     if (!parse_unsigned(word, &numbers[k]))
@@ -342,9 +339,9 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
     return parse_error(reader,
                        "expected at most %d rows and columns (32-bit indices), found %llu x %llu",
                        INT32_MAX, rows, cols);
-  if (header->symmetry != MM_GENERAL && rows != cols)
+  if (header->symmetry != CLMG_MM_GENERAL && rows != cols)
     return parse_error(reader, "expected a square matrix for symmetry '%s', found %llu x %llu",
-                       header->symmetry == MM_SYMMETRIC ? "symmetric" : "skew-symmetric", rows,
+                       header->symmetry == CLMG_MM_SYMMETRIC ? "symmetric" : "skew-symmetric", rows,
                        cols);
   header->rows = (size_t)rows;
   header->cols = (size_t)cols;
@@ -353,11 +350,11 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
   /* The most entries the file can hold: one per position of the stored part.
    * rows, cols < 2^31, so these products cannot overflow. */
   unsigned long long positions = rows * cols;
-  if (header->symmetry == MM_SYMMETRIC)
+  if (header->symmetry == CLMG_MM_SYMMETRIC)
     positions = rows * (rows + 1) / 2;
-  else if (header->symmetry == MM_SKEW_SYMMETRIC)
+  else if (header->symmetry == CLMG_MM_SKEW_SYMMETRIC)
     positions = rows == 0 ? 0 : rows * (rows - 1) / 2;
-  if (header->format == MM_ARRAY) {
+  if (header->format == CLMG_MM_ARRAY) {
     header->entries = (size_t)positions;
   } else {
     if (numbers[2] > positions)
@@ -371,9 +368,11 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
 
 /* ---- the entries ---- */
 
+/* The entries read (clmg_mm_entries' arrays): 64-bit indices, as the
+ * distributed reader sends them; the serial reader narrows them in place. */
 typedef struct mm_triplets {
-  int32_t *row; /* 0-based */
-  int32_t *col;
+  int64_t *row; /* 0-based */
+  int64_t *col;
   double *val;
   size_t count;
   size_t capacity;
@@ -400,10 +399,10 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
     capacity = triplets->limit;
   if (capacity > SIZE_MAX / sizeof(double))
     capacity = 0;
-  int32_t *row = capacity ? realloc(triplets->row, capacity * sizeof *row) : NULL;
+  int64_t *row = capacity ? realloc(triplets->row, capacity * sizeof *row) : NULL;
   if (row)
     triplets->row = row;
-  int32_t *col = row ? realloc(triplets->col, capacity * sizeof *col) : NULL;
+  int64_t *col = row ? realloc(triplets->col, capacity * sizeof *col) : NULL;
   if (col)
     triplets->col = col;
   double *val = col ? realloc(triplets->val, capacity * sizeof *val) : NULL;
@@ -417,8 +416,8 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
 }
 
 static void append_triplet(mm_triplets *triplets, size_t i, size_t j, double value) {
-  triplets->row[triplets->count] = (int32_t)i;
-  triplets->col[triplets->count] = (int32_t)j;
+  triplets->row[triplets->count] = (int64_t)i;
+  triplets->col[triplets->count] = (int64_t)j;
   triplets->val[triplets->count] = value;
   triplets->count++;
 }
@@ -426,8 +425,8 @@ static void append_triplet(mm_triplets *triplets, size_t i, size_t j, double val
 /* Stores a(i,j) = value (0-based) and, for a symmetric file, its mirror. */
 static clmg_status add_entry(mm_reader *reader, const mm_header *header, size_t i, size_t j,
                              double value, mm_triplets *triplets) {
-  int mirrored = header->symmetry != MM_GENERAL && i != j;
-  if (header->symmetry == MM_SKEW_SYMMETRIC && i == j)
+  int mirrored = header->symmetry != CLMG_MM_GENERAL && i != j;
+  if (header->symmetry == CLMG_MM_SKEW_SYMMETRIC && i == j)
     return parse_error(reader,
                        "expected no diagonal entry in a skew-symmetric matrix, found (%zu, %zu)",
                        i + 1, j + 1);
@@ -436,7 +435,7 @@ static clmg_status add_entry(mm_reader *reader, const mm_header *header, size_t 
     return status;
   append_triplet(triplets, i, j, value);
   if (mirrored)
-    append_triplet(triplets, j, i, header->symmetry == MM_SKEW_SYMMETRIC ? -value : value);
+    append_triplet(triplets, j, i, header->symmetry == CLMG_MM_SKEW_SYMMETRIC ? -value : value);
   return CLMG_SUCCESS;
 }
 
@@ -457,11 +456,12 @@ static clmg_status parse_index(mm_reader *reader, char **cursor, const char *wha
 
 /* Parses the value of an entry (none for pattern files) and checks that
  * nothing follows it. */
-static clmg_status parse_value(mm_reader *reader, char **cursor, mm_field field, double *value) {
+static clmg_status parse_value(mm_reader *reader, char **cursor, clmg_mm_field field,
+                               double *value) {
   char shown[64];
-  if (field == MM_PATTERN) {
+  if (field == CLMG_MM_PATTERN) {
     *value = 1.0;
-  } else if (field == MM_INTEGER) {
+  } else if (field == CLMG_MM_INTEGER) {
     token word = next_token(cursor);
     long long integer = 0;
     if (!parse_signed(word, &integer))
@@ -506,15 +506,23 @@ static clmg_status missing_entries(mm_reader *reader, const mm_header *header, s
   return parse_error(reader, "expected %zu entries, file ended after %zu", header->entries, found);
 }
 
-static clmg_status read_coordinate_entries(mm_reader *reader, const mm_header *header,
-                                           mm_triplets *triplets) {
-  for (size_t k = 0; k < header->entries; k++) {
+/* Parses the entry lines that start before byte `end` (the reader is at a
+ * line start), counting them in *entry_lines; more than the header's
+ * entries is an error at the first line too many. */
+static clmg_status read_coordinate_entries(mm_reader *reader, const mm_header *header, uint64_t end,
+                                           mm_triplets *triplets, size_t *entry_lines) {
+  *entry_lines = 0;
+  for (;;) {
     char *text = NULL;
-    clmg_status status = next_data_line(reader, &text);
-    if (status != CLMG_SUCCESS)
+    clmg_status status = next_data_line(reader, end, &text);
+    if (status != CLMG_SUCCESS || !text)
       return status;
-    if (!text)
-      return missing_entries(reader, header, k);
+    if (*entry_lines == header->entries) {
+      char shown[64];
+      token word = next_token(&text);
+      return parse_error(reader, "expected %zu entries and then the end of the file, found %s",
+                         header->entries, describe_token(word, shown, sizeof shown));
+    }
     size_t i = 0, j = 0;
     double value = 0.0;
     status = parse_index(reader, &text, "row index", header->rows, &i);
@@ -526,8 +534,8 @@ static clmg_status read_coordinate_entries(mm_reader *reader, const mm_header *h
       status = add_entry(reader, header, i, j, value, triplets);
     if (status != CLMG_SUCCESS)
       return status;
+    ++*entry_lines;
   }
-  return CLMG_SUCCESS;
 }
 
 /* Array files list the stored part column by column: everything for general
@@ -536,12 +544,12 @@ static clmg_status read_array_entries(mm_reader *reader, const mm_header *header
                                       mm_triplets *triplets) {
   size_t found = 0;
   for (size_t j = 0; j < header->cols; j++) {
-    size_t first_row = header->symmetry == MM_GENERAL     ? 0
-                       : header->symmetry == MM_SYMMETRIC ? j
-                                                          : j + 1;
+    size_t first_row = header->symmetry == CLMG_MM_GENERAL     ? 0
+                       : header->symmetry == CLMG_MM_SYMMETRIC ? j
+                                                               : j + 1;
     for (size_t i = first_row; i < header->rows; i++) {
       char *text = NULL;
-      clmg_status status = next_data_line(reader, &text);
+      clmg_status status = next_data_line(reader, MM_NO_END, &text);
       if (status != CLMG_SUCCESS)
         return status;
       if (!text)
@@ -567,76 +575,238 @@ static int in_proportion(const mm_header *header, size_t entries) {
   return largest <= MM_FREE_DIMENSION + MM_DIMENSION_PER_ENTRY * entries;
 }
 
+/* The shape rule for a coordinate file of `entries` entries
+ * (clmg_mm_check_shape), reported at `line`; array files have theirs
+ * checked with the header. */
+static clmg_status check_shape(const char *path, size_t line, const mm_header *header,
+                               size_t entries, int distinct, clmg_error *error) {
+  if (header->format != CLMG_MM_COORDINATE || in_proportion(header, entries))
+    return CLMG_SUCCESS;
+  /* The result holds an array per row (CSR) or per element (vector), so
+   * the size line alone would size a large allocation: the dimensions must
+   * be in proportion to the entries the file really holds. */
+  return clmg_error_set(error, CLMG_ERROR_PARSE,
+                        "%s:%zu: the size line claims %zu x %zu, but the file holds %zu %sentries"
+                        "%s: clmg accepts at most %d + %d x entries rows or columns, as a matrix "
+                        "with that many empty rows is singular",
+                        path, line, header->rows, header->cols, entries,
+                        distinct ? "distinct " : "", distinct ? " (duplicates are summed)" : "",
+                        MM_FREE_DIMENSION, MM_DIMENSION_PER_ENTRY);
+}
+
+/* Opens path for reading, the reader at its first byte. */
+static clmg_status open_reader(const char *path, mm_reader *reader, clmg_error *error) {
+  memset(reader, 0, sizeof *reader);
+  reader->path = path;
+  reader->error = error;
+  reader->file = fopen(path, "rb");
+  if (!reader->file)
+    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
+  return CLMG_SUCCESS;
+}
+
+static void close_reader(mm_reader *reader) {
+  free(reader->line);
+  if (reader->file)
+    fclose(reader->file);
+  reader->line = NULL;
+  reader->file = NULL;
+}
+
+/* Reads the banner and the size line, leaving the reader at the first line
+ * after it. vector: only general real/integer n x 1 or 1 x n files are
+ * accepted. */
+static clmg_status read_header(mm_reader *reader, int vector, mm_header *header) {
+  memset(header, 0, sizeof *header);
+  clmg_status status = read_banner(reader, header);
+  if (status == CLMG_SUCCESS && vector) {
+    if (header->field == CLMG_MM_PATTERN)
+      status = parse_error(reader, "expected the field 'real' or 'integer' for a vector, found "
+                                   "'pattern'");
+    else if (header->symmetry != CLMG_MM_GENERAL)
+      status = parse_error(reader, "expected the symmetry 'general' for a vector, found '%s'",
+                           header->symmetry == CLMG_MM_SYMMETRIC ? "symmetric" : "skew-symmetric");
+  }
+  if (status == CLMG_SUCCESS)
+    status = read_size_line(reader, header);
+  if (status == CLMG_SUCCESS && vector && header->rows != 1 && header->cols != 1)
+    status = parse_error(reader, "expected a vector (n x 1 or 1 x n), found %zu x %zu",
+                         header->rows, header->cols);
+  if (status == CLMG_SUCCESS && header->format == CLMG_MM_ARRAY &&
+      !in_proportion(header, header->entries))
+    /* An empty shape (0 x n) holds no entries, yet reading it would walk
+     * every claimed column */
+    status = parse_error(reader,
+                         "the size line claims a %zu x %zu array, which holds no entries: clmg "
+                         "accepts at most %d rows or columns without entries",
+                         header->rows, header->cols, MM_FREE_DIMENSION);
+  header->data_offset = reader->offset;
+  return status;
+}
+
+/* The most entries (mirrors included) that a file with this header can give. */
+static size_t entry_limit(const mm_header *header) {
+  return header->symmetry == CLMG_MM_GENERAL ? header->entries : 2 * header->entries;
+}
+
 /* Opens and reads a whole file into triplets (mirrors included). vector:
  * only general real/integer n x 1 or 1 x n files are accepted. */
 static clmg_status read_file(const char *path, int vector, mm_header *header, mm_triplets *triplets,
                              clmg_error *error) {
   memset(triplets, 0, sizeof *triplets);
-  mm_reader reader = {.path = path, .error = error};
-  reader.file = fopen(path, "rb");
-  if (!reader.file)
-    return clmg_error_set(error, CLMG_ERROR_IO, "cannot open %s: %s", path, strerror(errno));
+  mm_reader reader;
+  clmg_status status = open_reader(path, &reader, error);
+  if (status != CLMG_SUCCESS)
+    return status;
 
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
-  clmg_status status = read_banner(&reader, header);
-  if (status == CLMG_SUCCESS && vector) {
-    if (header->field == MM_PATTERN)
-      status = parse_error(&reader, "expected the field 'real' or 'integer' for a vector, found "
-                                    "'pattern'");
-    else if (header->symmetry != MM_GENERAL)
-      status = parse_error(&reader, "expected the symmetry 'general' for a vector, found '%s'",
-                           header->symmetry == MM_SYMMETRIC ? "symmetric" : "skew-symmetric");
-  }
-  if (status == CLMG_SUCCESS)
-    status = read_size_line(&reader, header);
-  if (status == CLMG_SUCCESS && vector && header->rows != 1 && header->cols != 1)
-    status = parse_error(&reader, "expected a vector (n x 1 or 1 x n), found %zu x %zu",
-                         header->rows, header->cols);
-  if (status == CLMG_SUCCESS && header->format == MM_ARRAY &&
-      !in_proportion(header, header->entries))
-    /* An empty shape (0 x n) holds no entries, yet reading it would walk
-     * every claimed column */
-    status = parse_error(&reader,
-                         "the size line claims a %zu x %zu array, which holds no entries: clmg "
-                         "accepts at most %d rows or columns without entries",
-                         header->rows, header->cols, MM_FREE_DIMENSION);
+  status = read_header(&reader, vector, header);
   if (status == CLMG_SUCCESS) {
-    triplets->limit = header->symmetry == MM_GENERAL ? header->entries : 2 * header->entries;
-    status = header->format == MM_COORDINATE ? read_coordinate_entries(&reader, header, triplets)
-                                             : read_array_entries(&reader, header, triplets);
-  }
-  if (status == CLMG_SUCCESS && header->format == MM_COORDINATE &&
-      !in_proportion(header, triplets->count)) {
-    /* The result holds an array per row (CSR) or per element (vector), so
-     * the size line alone would size a large allocation: the dimensions
-     * must be in proportion to the entries the file really holds. */
-    status = parse_error(&reader,
-                         "the size line claims %zu x %zu, but the file holds %zu entries: "
-                         "clmg accepts at most %d + %d x entries rows or columns, as a matrix "
-                         "with that many empty rows is singular",
-                         header->rows, header->cols, triplets->count, MM_FREE_DIMENSION,
-                         MM_DIMENSION_PER_ENTRY);
-  }
-  if (status == CLMG_SUCCESS) {
-    char *text = NULL;
-    status = next_data_line(&reader, &text);
-    if (status == CLMG_SUCCESS && text) {
-      char shown[64];
-      token word = next_token(&text);
-      status = parse_error(&reader, "expected %zu entries and then the end of the file, found %s",
-                           header->entries, describe_token(word, shown, sizeof shown));
+    triplets->limit = entry_limit(header);
+    if (header->format == CLMG_MM_COORDINATE) {
+      size_t found = 0;
+      status = read_coordinate_entries(&reader, header, MM_NO_END, triplets, &found);
+      if (status == CLMG_SUCCESS && found < header->entries)
+        status = missing_entries(&reader, header, found);
+      if (status == CLMG_SUCCESS)
+        status = check_shape(path, reader.line_number, header, triplets->count, 0, error);
+    } else {
+      status = read_array_entries(&reader, header, triplets);
+      char *text = NULL;
+      if (status == CLMG_SUCCESS)
+        status = next_data_line(&reader, MM_NO_END, &text);
+      if (status == CLMG_SUCCESS && text) {
+        char shown[64];
+        token word = next_token(&text);
+        status = parse_error(&reader, "expected %zu entries and then the end of the file, found %s",
+                             header->entries, describe_token(word, shown, sizeof shown));
+      }
     }
   }
   clmg_leave_c_numeric_locale(&locale);
-  free(reader.line);
-  fclose(reader.file);
+  close_reader(&reader);
   if (status != CLMG_SUCCESS)
     free_triplets(triplets);
   return status;
 }
 
+/* Narrows the 64-bit indices of an array to 32 bits in place (each fits:
+ * they were checked against the 32-bit dimensions): the k-th lands at byte
+ * 4k, where the 64-bit ones before k/2 were, already read. */
+static int32_t *narrow_indices(int64_t *wide, size_t count) {
+  char *bytes = (char *)wide;
+  for (size_t k = 0; k < count; k++) {
+    int32_t narrow = (int32_t)wide[k];
+    memcpy(bytes + k * sizeof narrow, &narrow, sizeof narrow);
+  }
+  return (int32_t *)(void *)wide;
+}
+
 /* ---- public functions ---- */
+
+clmg_status clmg_mm_read_header(const char *path, clmg_mm_header *header, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || !header)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or header is NULL");
+  mm_reader reader;
+  clmg_status status = open_reader(path, &reader, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  status = read_header(&reader, 0, header);
+  clmg_leave_c_numeric_locale(&locale);
+  close_reader(&reader);
+  return status;
+}
+
+void clmg_mm_entries_free(clmg_mm_entries *entries) {
+  if (!entries)
+    return;
+  free(entries->rows);
+  free(entries->cols);
+  free(entries->values);
+  memset(entries, 0, sizeof *entries);
+}
+
+clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header, uint64_t begin,
+                                 uint64_t end, size_t first_line, clmg_mm_entries *entries,
+                                 clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!entries)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "entries is NULL");
+  memset(entries, 0, sizeof *entries);
+  if (!path || !header)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or header is NULL");
+  if (header->format != CLMG_MM_COORDINATE)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%s: an array file's entries have no indices, so a part of it cannot "
+                          "be read alone: read it whole (clmg_csr_read_matrix_market)",
+                          path);
+  if (begin < header->data_offset)
+    begin = header->data_offset;
+  if (end <= begin)
+    return CLMG_SUCCESS;
+  if (begin > (uint64_t)INT64_MAX)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%s: byte %llu is past the largest file offset", path,
+                          (unsigned long long)begin);
+  mm_reader reader;
+  clmg_status status = open_reader(path, &reader, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* The range's first line starts at begin when the byte before it ends a
+   * line (or is the size line's end), else after the next line end. */
+  int start_here = begin == header->data_offset;
+  reader.offset = start_here ? begin : begin - 1;
+  if (fseeko(reader.file, (off_t)reader.offset, SEEK_SET) != 0)
+    status = clmg_error_set(error, CLMG_ERROR_IO, "%s: cannot seek to byte %llu: %s", path,
+                            (unsigned long long)reader.offset, strerror(errno));
+  if (status == CLMG_SUCCESS && !start_here) {
+    int c = EOF;
+    while ((c = getc_unlocked(reader.file)) != EOF) {
+      reader.offset++;
+      if (c == '\n')
+        break;
+    }
+    if (c == EOF && ferror(reader.file))
+      status = clmg_error_set(error, CLMG_ERROR_IO, "%s: read error near byte %llu", path,
+                              (unsigned long long)reader.offset);
+  }
+  reader.line_number = first_line > 0 ? first_line - 1 : 0;
+  mm_triplets triplets;
+  memset(&triplets, 0, sizeof triplets);
+  triplets.limit = entry_limit(header);
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  if (status == CLMG_SUCCESS)
+    status = read_coordinate_entries(&reader, header, end, &triplets, &entries->entry_lines);
+  clmg_leave_c_numeric_locale(&locale);
+  entries->lines = reader.line_number - (first_line > 0 ? first_line - 1 : 0);
+  close_reader(&reader);
+  if (status != CLMG_SUCCESS) {
+    free_triplets(&triplets);
+    memset(entries, 0, sizeof *entries);
+    return status;
+  }
+  entries->rows = triplets.row;
+  entries->cols = triplets.col;
+  entries->values = triplets.val;
+  entries->count = triplets.count;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mm_check_shape(const char *path, const clmg_mm_header *header, size_t entries,
+                                int distinct, clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!path || !header)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or header is NULL");
+  return check_shape(path, header->size_line, header, entries, distinct, error);
+}
 
 clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_error *error) {
   if (error)
@@ -651,22 +821,16 @@ clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_er
   clmg_status status = read_file(path, 0, &header, &triplets, error);
   if (status != CLMG_SUCCESS)
     return status;
-  status = clmg_csr_from_triplets(header.rows, header.cols, triplets.count, triplets.row,
-                                  triplets.col, triplets.val, out, error);
+  status = clmg_csr_from_triplets(
+      header.rows, header.cols, triplets.count, narrow_indices(triplets.row, triplets.count),
+      narrow_indices(triplets.col, triplets.count), triplets.val, out, error);
   free_triplets(&triplets);
   /* The rule again for the entries left once duplicates are summed: what
    * clmg_csr_write_matrix_market writes of this matrix must read back. */
-  if (status == CLMG_SUCCESS && header.format == MM_COORDINATE &&
-      !in_proportion(&header, clmg_csr_nnz(out))) {
-    size_t distinct = clmg_csr_nnz(out);
-    clmg_csr_free(out);
-    status = clmg_error_set(error, CLMG_ERROR_PARSE,
-                            "%s:%zu: the size line claims %zu x %zu, but the file holds %zu "
-                            "distinct entries (duplicates are summed): clmg accepts at most %d + "
-                            "%d x entries rows or columns, as a matrix with that many empty rows "
-                            "is singular",
-                            path, header.size_line, header.rows, header.cols, distinct,
-                            MM_FREE_DIMENSION, MM_DIMENSION_PER_ENTRY);
+  if (status == CLMG_SUCCESS) {
+    status = check_shape(path, header.size_line, &header, clmg_csr_nnz(out), 1, error);
+    if (status != CLMG_SUCCESS)
+      clmg_csr_free(out);
   }
   return status;
 }
