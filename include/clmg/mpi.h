@@ -104,13 +104,53 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
 CLMG_API clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
                                              const clmg_matrix_options *options,
                                              clmg_mpi_matrix **matrix);
-/** Collective. Rank `root` reads a Matrix Market file (clmg's reader: a bad
- * line is "FILE:LINE: ..." on every rank), splits its rows evenly
- * (clmg_mpi_even_rows) and sends each rank its rows; then as
- * clmg_mpi_matrix_create. The matrix must be square. */
+/** Collective. A square matrix from a Matrix Market file that every rank
+ * reads a part of (the file must be readable at path on every rank): rank
+ * `root` reads the header (clmg_mm_read_header) and the file's size, and
+ * every rank parses the lines that start in its even share of the bytes
+ * after the size line (clmg_mm_read_entries: the checks of
+ * clmg_csr_read_matrix_market, symmetric files mirrored), then sends each
+ * entry to the owner of its row in the even split (clmg_mpi_even_rows);
+ * then as clmg_mpi_matrix_create. No rank holds the whole matrix: what one
+ * holds grows with its share of the file and its rows. The size line's
+ * entry count must equal the entry lines of the whole file. A bad line is
+ * "FILE:LINE: ..." (its line in the whole file) on every rank. An array
+ * file (dense, its entries without indices) is read whole by root and its
+ * rows sent out. */
 CLMG_API clmg_status clmg_mpi_matrix_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/** Collective. This rank's rows of the square matrix in a Matrix Market
+ * file, read in parts as clmg_mpi_matrix_read_matrix_market reads them
+ * (which is this and clmg_mpi_matrix_create): *local gets rows
+ * [*first_row, *first_row + local->rows) of the even split
+ * (clmg_mpi_even_rows), with global column indices sorted in each row and
+ * duplicates summed (local->cols is the global size). For a program that
+ * looks at the rows before it makes the matrix. Failures are agreed;
+ * *local is then empty. Free it with clmg_csr_free. */
+CLMG_API clmg_status clmg_mpi_csr_read_matrix_market(clmg_mpi *mpi, int root, const char *path,
+                                                     uint64_t *first_row, clmg_csr *local);
+
+/** What clmg_mpi_csr_check_symmetric finds of a distributed square matrix. */
+typedef struct clmg_mpi_symmetry {
+  int symmetric; /**< 1 when every |a_ij - a_ji| is at most the tolerance of the larger
+                    (clmg_csr_is_symmetric's test; a missing mirror counts as 0) */
+  uint64_t nonpositive_diagonal; /**< rows whose diagonal entry is not positive (absent: 0) */
+  uint64_t first_nonpositive;    /**< the first such global row (0 when there is none) */
+  double first_diagonal;         /**< its diagonal entry */
+} clmg_mpi_symmetry;
+
+/** Collective. Whether the square matrix whose rows the ranks hold is
+ * symmetric, and whether its diagonal is positive (what CG needs, and what
+ * krylov=auto looks for): each rank passes its rows, local->rows of them
+ * from global row first_row with global columns (local->cols is the global
+ * size); the blocks follow each other in rank order from row 0 and cover
+ * every row. Each entry is sent to the owner of its mirror (so no rank holds
+ * more than its rows twice). *result is the same on every rank. Failures
+ * are agreed. */
+CLMG_API clmg_status clmg_mpi_csr_check_symmetric(clmg_mpi *mpi, uint64_t first_row,
+                                                  const clmg_csr *local, double relative_tolerance,
+                                                  clmg_mpi_symmetry *result);
 /** Waits for the matrix's transfers, then frees its device blocks, halo buffers and
  * events. NULL does nothing. */
 CLMG_API void clmg_mpi_matrix_destroy(clmg_mpi_matrix *matrix);
