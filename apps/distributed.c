@@ -166,9 +166,10 @@ static void matrix_options_of(const clmg_options *db, clmg_matrix_options *matri
 /* ---- clmg solve ---- */
 
 typedef struct distributed_solve {
-  clmg_csr a;      /* rank 0: the whole matrix until it is sent */
-  double *b_whole; /* rank 0 */
-  double *x_whole; /* rank 0 */
+  clmg_csr a;         /* this rank's rows until the matrix is made */
+  uint64_t first_row; /* the global row of a's first */
+  double *b_whole;    /* rank 0 */
+  double *x_whole;    /* rank 0 */
   clmg_options *db;
   clmg_context *context;
   clmg_mpi *mpi;
@@ -195,41 +196,57 @@ static void release_solve(distributed_solve *s) {
   free(s->shares);
 }
 
-/* Rank 0 reads A and b and checks A (the serial command's checks); every
- * rank learns the outcome and whether A is symmetric with a positive
- * diagonal (what krylov=auto reads). */
-static int read_on_rank0(const char *command, const solve_options *options, distributed_solve *s,
+/* Every rank reads its part of A (clmg_mpi_csr_read_matrix_market), the
+ * ranks check A as the serial command does (where krylov=cg, and for
+ * krylov=auto: symmetric with a positive diagonal), rank 0 reads b. Every
+ * rank learns the outcome; rank 0 reports a failure. */
+static int read_in_parts(const char *command, const solve_options *options, distributed_solve *s,
                          int *symmetric) {
-  int ok = 1;
-  if (world_rank == 0) {
-    clmg_error error;
-    clmg_status status = clmg_csr_read_matrix_market(options->matrix_path, &s->a, &error);
-    if (status != CLMG_SUCCESS) {
+  clmg_status status =
+      clmg_mpi_csr_read_matrix_market(s->mpi, 0, options->matrix_path, &s->first_row, &s->a);
+  if (status != CLMG_SUCCESS) {
+    if (world_rank == 0)
       cli_failure(command, status, "cannot read the matrix: %s: %s", clmg_status_string(status),
-                  error.message);
-      ok = 0;
+                  clmg_context_message(s->context));
+    return 0;
+  }
+  int ok = 1;
+  *symmetric = 0;
+  const char *krylov = clmg_options_get(s->db, "krylov");
+  if (strcmp(krylov, "cg") == 0 || strcmp(krylov, "auto") == 0) {
+    clmg_mpi_symmetry found;
+    status =
+        clmg_mpi_csr_check_symmetric(s->mpi, s->first_row, &s->a, solve_symmetry_tolerance, &found);
+    if (status != CLMG_SUCCESS) {
+      if (world_rank == 0)
+        cli_failure(command, status, "cannot check the matrix: %s: %s", clmg_status_string(status),
+                    clmg_context_message(s->context));
+      return 0;
     }
-    ok = ok && solve_check_matrix(command, options, s->db, &s->a);
-    *symmetric = ok && clmg_solver_auto_method(&s->a) == CLMG_KRYLOV_CG;
-    if (ok && options->rhs_path) {
-      size_t length = 0;
-      status = clmg_read_matrix_market_vector(options->rhs_path, &s->b_whole, &length, &error);
-      if (status != CLMG_SUCCESS)
-        ok = !cli_failure(command, status, "cannot read the right-hand side: %s: %s",
-                          clmg_status_string(status), error.message);
-      else if (length != s->a.rows)
-        ok = !cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
-                          "%s has %zu entries but %s has %zu rows", options->rhs_path, length,
-                          options->matrix_path, s->a.rows);
-    }
-    if (ok) {
-      s->x_whole = calloc(s->a.rows + 1, sizeof *s->x_whole);
-      if (!s->x_whole)
-        ok = !cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for x");
-    }
+    *symmetric = found.symmetric && found.nonpositive_diagonal == 0;
+    if (strcmp(krylov, "cg") == 0 && world_rank == 0)
+      ok = solve_check_spd(command, options, found.symmetric, (size_t)found.nonpositive_diagonal,
+                           (size_t)found.first_nonpositive, found.first_diagonal);
+  }
+  size_t rows = s->a.cols; /* square: the global size */
+  if (world_rank == 0 && ok && options->rhs_path) {
+    size_t length = 0;
+    clmg_error error;
+    status = clmg_read_matrix_market_vector(options->rhs_path, &s->b_whole, &length, &error);
+    if (status != CLMG_SUCCESS)
+      ok = !cli_failure(command, status, "cannot read the right-hand side: %s: %s",
+                        clmg_status_string(status), error.message);
+    else if (length != rows)
+      ok = !cli_failure(command, CLMG_ERROR_INVALID_ARGUMENT,
+                        "%s has %zu entries but %s has %zu rows", options->rhs_path, length,
+                        options->matrix_path, rows);
+  }
+  if (world_rank == 0 && ok) {
+    s->x_whole = calloc(rows + 1, sizeof *s->x_whole);
+    if (!s->x_whole)
+      ok = !cli_failure(command, CLMG_ERROR_OUT_OF_HOST_MEMORY, "out of memory for x");
   }
   MPI_Bcast(&ok, 1, MPI_INT, 0, MPI_COMM_WORLD);
-  MPI_Bcast(symmetric, 1, MPI_INT, 0, MPI_COMM_WORLD);
   return ok;
 }
 
@@ -240,9 +257,10 @@ static clmg_status build_solve(const solve_options *options, distributed_solve *
                                const char **step) {
   clmg_matrix_options matrix_options;
   matrix_options_of(s->db, &matrix_options);
-  *step = "splitting the matrix over the ranks";
-  clmg_status status = clmg_mpi_matrix_scatter(s->mpi, 0, &s->a, &matrix_options, &s->matrix);
-  clmg_csr_free(&s->a); /* every rank has its rows now */
+  *step = "making the distributed matrix";
+  clmg_status status =
+      clmg_mpi_matrix_create(s->mpi, s->first_row, &s->a, &matrix_options, &s->matrix);
+  clmg_csr_free(&s->a); /* the matrix has its copy */
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_matrix_operator(s->matrix, 0, &s->op);
   if (status != CLMG_SUCCESS)
@@ -280,8 +298,8 @@ static void print_solve_text(const solve_options *options, const distributed_sol
     solve_print_history(result);
   solve_print_outcome(r);
   print_partition(s->shares);
-  printf("%-18s %.4f (read on rank 0 %.4f, split and build %.4f)\n", "setup_s",
-         r->read_s + r->build_s, r->read_s, r->build_s);
+  printf("%-18s %.4f (read in parts %.4f, build %.4f)\n", "setup_s", r->read_s + r->build_s,
+         r->read_s, r->build_s);
   printf("%-18s %.4f\n", "kernels_s", r->kernels_s);
   printf("%-18s %.4f", "solve_s", r->solve_s);
   if (result->iterations > 0)
@@ -368,13 +386,7 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
   }
   solve_report report = {0};
   cli_progress_begin(options.quiet || world_rank != 0);
-  double start = apputil_now();
   int symmetric = 0;
-  if (!read_on_rank0(command, &options, &s, &symmetric)) {
-    release_solve(&s);
-    return EXIT_LIBRARY_FAILURE;
-  }
-  report.read_s = apputil_now() - start;
   s.context = open_rank_context(command, &options.common, options.quiet);
   const char *precision = clmg_options_get(s.db, "precision");
   char message[512] = "";
@@ -394,6 +406,12 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
     return EXIT_LIBRARY_FAILURE;
   }
   report.device = clmg_context_device(s.context);
+  double start = apputil_now();
+  if (!read_in_parts(command, &options, &s, &symmetric)) {
+    release_solve(&s);
+    return EXIT_LIBRARY_FAILURE;
+  }
+  report.read_s = apputil_now() - start;
   start = apputil_now();
   const char *step = "";
   status = build_solve(&options, &s, symmetric, &step);

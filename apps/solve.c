@@ -22,7 +22,7 @@
 /* A matrix counts as symmetric when a_ij and a_ji differ by at most this,
  * relative to the larger: loose enough for files written with a few digits
  * less than a double has, tight enough to catch a nonsymmetric matrix. */
-static const double SYMMETRY_TOLERANCE = 1e-8;
+const double solve_symmetry_tolerance = 1e-8;
 
 /* Iterations up to which the whole residual history is printed. */
 enum { FULL_HISTORY_ITERATIONS = 50, SAMPLED_HISTORY_LINES = 25 };
@@ -238,20 +238,42 @@ int solve_parse_options(int argc, char **argv, const cli_options *defaults,
 
 /* Where CG was asked for, prints why A is unsuitable and refuses (returns
  * 0) unless the checks are skipped, then only warns. */
+int solve_check_spd(const char *command, const solve_options *options, int symmetric,
+                    size_t nonpositive, size_t first_bad, double first_value) {
+  const char *verdict = options->skip_checks ? "warning" : "error";
+  int suitable = 1;
+  if (!symmetric) {
+    fprintf(stderr,
+            "%s: %s: %s is not symmetric (some |a_ij - a_ji| exceeds %g of the larger); CG needs "
+            "a symmetric positive definite matrix%s\n",
+            command, verdict, options->matrix_path, solve_symmetry_tolerance,
+            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
+    suitable = 0;
+  }
+  if (nonpositive > 0) {
+    fprintf(stderr,
+            "%s: %s: %zu diagonal entr%s of %s %s not positive (the first: row %zu, a_ii = %g); "
+            "an SPD matrix has a positive diagonal%s\n",
+            command, verdict, nonpositive, nonpositive == 1 ? "y" : "ies", options->matrix_path,
+            nonpositive == 1 ? "is" : "are", first_bad + 1, first_value,
+            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
+    suitable = 0;
+  }
+  if (!suitable && !options->skip_checks) {
+    char why[512];
+    snprintf(why, sizeof why,
+             "%s is not symmetric positive definite, as CG needs (see stderr; --skip-checks runs "
+             "it anyway)",
+             options->matrix_path);
+    cli_json_error(command, CLMG_ERROR_INVALID_ARGUMENT, why);
+  }
+  return suitable || options->skip_checks;
+}
+
 int solve_check_matrix(const char *command, const solve_options *options, const clmg_options *db,
                        const clmg_csr *a) {
   if (strcmp(clmg_options_get(db, "krylov"), "cg") != 0) {
     return 1;
-  }
-  const char *verdict = options->skip_checks ? "warning" : "error";
-  int suitable = 1;
-  if (!clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE)) {
-    fprintf(stderr,
-            "%s: %s: %s is not symmetric (some |a_ij - a_ji| exceeds %g of the larger); CG needs "
-            "a symmetric positive definite matrix%s\n",
-            command, verdict, options->matrix_path, SYMMETRY_TOLERANCE,
-            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
-    suitable = 0;
   }
   double *diagonal = malloc((a->rows ? a->rows : 1) * sizeof *diagonal);
   clmg_error error = {{0}};
@@ -271,25 +293,10 @@ int solve_check_matrix(const char *command, const solve_options *options, const 
       }
     }
   }
-  if (bad > 0) {
-    fprintf(stderr,
-            "%s: %s: %zu diagonal entr%s of %s %s not positive (the first: row %zu, a_ii = %g); "
-            "an SPD matrix has a positive diagonal%s\n",
-            command, verdict, bad, bad == 1 ? "y" : "ies", options->matrix_path,
-            bad == 1 ? "is" : "are", first_bad + 1, diagonal[first_bad],
-            options->skip_checks ? "" : " (--skip-checks runs it anyway)");
-    suitable = 0;
-  }
+  int ok = solve_check_spd(command, options, clmg_csr_is_symmetric(a, solve_symmetry_tolerance),
+                           bad, first_bad, bad > 0 ? diagonal[first_bad] : 0.0);
   free(diagonal);
-  if (!suitable && !options->skip_checks) {
-    char why[512];
-    snprintf(why, sizeof why,
-             "%s is not symmetric positive definite, as CG needs (see stderr; --skip-checks runs "
-             "it anyway)",
-             options->matrix_path);
-    cli_json_error(command, CLMG_ERROR_INVALID_ARGUMENT, why);
-  }
-  return suitable || options->skip_checks;
+  return ok;
 }
 
 /* ---- progress while solving ---- */

@@ -221,6 +221,14 @@ typedef struct solve_resources {
 
 void solve_release(solve_resources *s);
 
+/* A matrix is taken for symmetric when every |a_ij - a_ji| is at most this
+ * much of the larger. */
+extern const double solve_symmetry_tolerance;
+/* What solve_check_matrix reports, from the facts of a matrix found
+ * elsewhere (a distributed one): whether it is symmetric, how many diagonal
+ * entries are not positive, the first (0-based row) and its value. */
+int solve_check_spd(const char *command, const solve_options *options, int symmetric,
+                    size_t nonpositive, size_t first_bad, double first_value);
 /* Where krylov=cg was asked for: checks that A is symmetric with a
  * positive diagonal (messages on stderr; --skip-checks makes them
  * warnings). krylov=auto is the library's (clmg_solver_create). Returns 0

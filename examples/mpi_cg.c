@@ -2,7 +2,7 @@
  *
  *   mpirun -np N mpi_cg FILE.mtx [DEVICE]
  *
- * Rank 0 reads A from FILE.mtx; every rank gets an even block of its rows
+ * Every rank reads its part of FILE.mtx and gets an even block of A's rows
  * (clmg_mpi_matrix_read_matrix_market). b = A * ones, so the exact solution
  * is known; Jacobi-preconditioned CG, named by options ("krylov=cg
  * precond=jacobi", the keys of clmg solve --set) and composed by

@@ -221,6 +221,35 @@ def main():
         code, out, err = run([mpiexec, "-n", "2"] + flags + [clmg, "solve", bad])
         if code != 1 or "bad.mtx:3" not in err:
             fail("bad file on 2 ranks", f"exit status {code}, stderr {err[-400:]!r}")
+        # the matrix is read in parts: a bad line far into the file is reported
+        # with its line in the whole file by whichever rank parsed it
+        with open(matrix) as f:
+            lines = f.read().split("\n")
+        bad_line = 3 * len(lines) // 4
+        lines[bad_line - 1] = "1 two 3.0"
+        middle = os.path.join(scratch, "bad-middle.mtx")
+        with open(middle, "w") as f:
+            f.write("\n".join(lines))
+        code, out, err = run([mpiexec, "-n", "3"] + flags + [clmg, "solve", middle])
+        if code != 1 or f"bad-middle.mtx:{bad_line}: expected a column index" not in err:
+            fail("bad line in the middle on 3 ranks", f"exit status {code}, stderr {err[-400:]!r}")
+        # the ranks check A together: --method cg refuses a nonsymmetric matrix
+        # with an indefinite diagonal (row 3 on the second rank), auto picks GMRES
+        # for it and CG for the Laplacian, as the serial command does
+        nonsymmetric = os.path.join(scratch, "nonsymmetric.mtx")
+        with open(nonsymmetric, "w") as f:
+            f.write("%%MatrixMarket matrix coordinate real general\n3 3 5\n"
+                    "1 1 4\n2 2 4\n3 3 -4\n1 2 1\n2 3 -1\n")
+        code, out, err = run([mpiexec, "-n", "2"] + flags + [clmg, "solve", nonsymmetric,
+                                                               "--method", "cg"])
+        if (code != 1 or "nonsymmetric.mtx is not symmetric" not in err
+                or "1 diagonal entry of" not in err or "(the first: row 3, a_ii = -4)" not in err):
+            fail("cg on a nonsymmetric matrix on 2 ranks", f"exit status {code}, stderr {err[-600:]!r}")
+        for path, method in ((nonsymmetric, "gmres"), (matrix, "cg")):
+            case = f"krylov auto on 2 ranks: {os.path.basename(path)}"
+            result = solve_json(case, mpi2 + ["solve", path, "--json", "--quiet"])
+            if result and result.get("method") != method:
+                fail(case, f"method {result.get('method')}, expected {method}")
         code, out, err = run([mpiexec, "-n", "2"] + flags + [clmg, "homg", "--n", "17"])
         if code != 2 or "runs on one process" not in err:
             fail("homg on 2 ranks", f"exit status {code}, stderr {err[-400:]!r}")
