@@ -368,11 +368,13 @@ static clmg_status read_size_line(mm_reader *reader, mm_header *header) {
 
 /* ---- the entries ---- */
 
-/* The entries read (clmg_mm_entries' arrays): 64-bit indices, as the
- * distributed reader sends them; the serial reader narrows them in place. */
+/* The entries read: 64-bit indices for clmg_mm_read_entries (as the
+ * distributed reader sends them), 32-bit ones (half the memory) for the
+ * readers of whole files. */
 typedef struct mm_triplets {
-  int64_t *row; /* 0-based */
-  int64_t *col;
+  int wide;  /* row and col are int64_t (else int32_t) */
+  void *row; /* 0-based */
+  void *col;
   double *val;
   size_t count;
   size_t capacity;
@@ -399,10 +401,11 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
     capacity = triplets->limit;
   if (capacity > SIZE_MAX / sizeof(double))
     capacity = 0;
-  int64_t *row = capacity ? realloc(triplets->row, capacity * sizeof *row) : NULL;
+  size_t index_bytes = triplets->wide ? sizeof(int64_t) : sizeof(int32_t);
+  void *row = capacity ? realloc(triplets->row, capacity * index_bytes) : NULL;
   if (row)
     triplets->row = row;
-  int64_t *col = row ? realloc(triplets->col, capacity * sizeof *col) : NULL;
+  void *col = row ? realloc(triplets->col, capacity * index_bytes) : NULL;
   if (col)
     triplets->col = col;
   double *val = col ? realloc(triplets->val, capacity * sizeof *val) : NULL;
@@ -416,8 +419,13 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
 }
 
 static void append_triplet(mm_triplets *triplets, size_t i, size_t j, double value) {
-  triplets->row[triplets->count] = (int64_t)i;
-  triplets->col[triplets->count] = (int64_t)j;
+  if (triplets->wide) {
+    ((int64_t *)triplets->row)[triplets->count] = (int64_t)i;
+    ((int64_t *)triplets->col)[triplets->count] = (int64_t)j;
+  } else { /* i, j < 2^31: checked against the dimensions */
+    ((int32_t *)triplets->row)[triplets->count] = (int32_t)i;
+    ((int32_t *)triplets->col)[triplets->count] = (int32_t)j;
+  }
   triplets->val[triplets->count] = value;
   triplets->count++;
 }
@@ -691,18 +699,6 @@ static clmg_status read_file(const char *path, int vector, mm_header *header, mm
   return status;
 }
 
-/* Narrows the 64-bit indices of an array to 32 bits in place (each fits:
- * they were checked against the 32-bit dimensions): the k-th lands at byte
- * 4k, where the 64-bit ones before k/2 were, already read. */
-static int32_t *narrow_indices(int64_t *wide, size_t count) {
-  char *bytes = (char *)wide;
-  for (size_t k = 0; k < count; k++) {
-    int32_t narrow = (int32_t)wide[k];
-    memcpy(bytes + k * sizeof narrow, &narrow, sizeof narrow);
-  }
-  return (int32_t *)(void *)wide;
-}
-
 /* ---- public functions ---- */
 
 clmg_status clmg_mm_read_header(const char *path, clmg_mm_header *header, clmg_error *error) {
@@ -779,6 +775,7 @@ clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header,
   reader.line_number = first_line > 0 ? first_line - 1 : 0;
   mm_triplets triplets;
   memset(&triplets, 0, sizeof triplets);
+  triplets.wide = 1;
   triplets.limit = entry_limit(header);
   clmg_numeric_locale locale;
   clmg_enter_c_numeric_locale(&locale);
@@ -821,9 +818,8 @@ clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_er
   clmg_status status = read_file(path, 0, &header, &triplets, error);
   if (status != CLMG_SUCCESS)
     return status;
-  status = clmg_csr_from_triplets(
-      header.rows, header.cols, triplets.count, narrow_indices(triplets.row, triplets.count),
-      narrow_indices(triplets.col, triplets.count), triplets.val, out, error);
+  status = clmg_csr_from_triplets(header.rows, header.cols, triplets.count, triplets.row,
+                                  triplets.col, triplets.val, out, error);
   free_triplets(&triplets);
   /* The rule again for the entries left once duplicates are summed: what
    * clmg_csr_write_matrix_market writes of this matrix must read back. */
@@ -860,7 +856,8 @@ clmg_status clmg_read_matrix_market_vector(const char *path, double **values, si
   /* For n x 1 the column index is 0 and for 1 x n the row index is, so their
    * sum is the position; coordinate duplicates are summed. */
   for (size_t k = 0; k < triplets.count; k++)
-    dense[(size_t)triplets.row[k] + (size_t)triplets.col[k]] += triplets.val[k];
+    dense[(size_t)((int32_t *)triplets.row)[k] + (size_t)((int32_t *)triplets.col)[k]] +=
+        triplets.val[k];
   free_triplets(&triplets);
   *values = dense;
   *n = length;
