@@ -26,4 +26,25 @@ MPI_Datatype clmg_mpi_real_type(clmg_dtype type);
  * message and returns CLMG_ERROR_COMMUNICATION. */
 clmg_status clmg_mpi_failed(clmg_mpi *mpi, int code, const char *call);
 
+/* Collective. Each rank passes `count` entries (global row, global column, value) of a
+ * matrix whose rows the ranks own in contiguous blocks: rank r owns global rows
+ * [row_starts[r], row_starts[r + 1]) (size + 1 entries, the same on every rank). Every
+ * entry goes to its row's owner; *out gets this rank's rows as CSR (out->rows = its row
+ * count, out->cols = global_cols, global column indices, sorted in each row, duplicates
+ * summed). Entries outside the rows or columns fail with a message naming the entry.
+ * Failures are agreed (clmg_mpi_agree). The caller frees *out with clmg_csr_free. */
+clmg_status clmg_mpi_rows_from_triplets(clmg_mpi *mpi, const uint64_t *row_starts,
+                                        uint64_t global_cols, size_t count,
+                                        const int64_t *rows, const int64_t *cols,
+                                        const double *values, clmg_csr *out);
+/* The same, each pair of ranks moving at most `chunk` entries per MPI_Alltoallv
+ * round (0, or more than INT_MAX / size: INT_MAX / size, which keeps a round's
+ * counts and displacements within an int). clmg_mpi_rows_from_triplets passes 0;
+ * tests pass small chunks to run many rounds. */
+clmg_status clmg_mpi_rows_from_triplets_chunked(clmg_mpi *mpi, const uint64_t *row_starts,
+                                                uint64_t global_cols, size_t count,
+                                                const int64_t *rows, const int64_t *cols,
+                                                const double *values, size_t chunk,
+                                                clmg_csr *out);
+
 #endif
