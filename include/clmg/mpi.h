@@ -25,6 +25,7 @@
 
 #include <mpi.h>
 
+#include "clmg/amg.h"
 #include "clmg/fem.h"
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
@@ -192,6 +193,59 @@ CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                                const clmg_mpi_level_rows *levels,
                                                const clmg_multigrid_options *options,
                                                clmg_multigrid **multigrid);
+
+/* ---- smoothed-aggregation AMG set up across the ranks ---- */
+
+/** What clmg_mpi_amg_levels_create gives one rank: its rows of every level,
+ * for clmg_mpi_multigrid_create. */
+typedef struct clmg_mpi_amg_levels {
+  int num_levels;              /**< levels, the finest included */
+  clmg_mpi_level_rows *levels; /**< num_levels, level 0 the coarsest; owned (the arrays too) */
+  uint64_t *global_rows;       /**< num_levels: each level's rows over all ranks */
+} clmg_mpi_amg_levels;
+
+/** Collective. The smoothed-aggregation hierarchy of clmg_amg_hierarchy_build
+ * (clmg/amg.h) built from each rank's rows of a square matrix
+ * (local_rows->rows rows from global row first_row, global columns;
+ * local_rows->cols the global size; the ranks' blocks follow each other in
+ * rank order from row 0, and a rank may own none), with every product
+ * distributed and its setup on each rank's host. The aggregation is
+ * uncoupled (as ML's and MueLu's): each rank aggregates the strength graph
+ * of its diagonal block (its rows and columns) with clmg_amg_aggregate and
+ * the same options, so no aggregate crosses ranks; a rank owns the coarse
+ * rows of its aggregates, numbered in rank order. The tentative prolongator
+ * fits the constant per aggregate; omega comes from a power iteration on
+ * D^-1 A with the ghost values exchanged (or options->prolongator_damping);
+ * P = (I - omega D^-1 A) P~, A_c = P^T A P and R = P^T, each rank's rows
+ * of them. Coarsening stops as the serial setup's: at most
+ * options->coarse_rows rows over all ranks, options->max_levels levels, or
+ * a level that shrinks by less than a tenth. On one rank the levels equal
+ * clmg_amg_hierarchy_build's with the same options, to rounding; on more,
+ * the aggregates differ (none crosses a rank boundary). Refused with a
+ * message: classical coarsening, block_size above 1 and near-nullspace
+ * candidates (these run on one process); patch_root_distance is not used
+ * (no patches), times gets aggregate_s (with the strength graph), fit_s,
+ * prolongator_s, galerkin_s (with R) and total_s. NULL options: defaults.
+ * Failures are agreed. clmg_mpi_amg_levels_free releases *out. */
+CLMG_API clmg_status clmg_mpi_amg_levels_create(clmg_mpi *mpi, uint64_t first_row,
+                                                const clmg_csr *local_rows,
+                                                const clmg_amg_options *options,
+                                                clmg_mpi_amg_levels *out);
+/** NULL and the zeroed struct are fine. */
+CLMG_API void clmg_mpi_amg_levels_free(clmg_mpi_amg_levels *levels);
+
+/** Collective. clmg_mpi_amg_levels_create, then clmg_mpi_multigrid_create on
+ * its levels with mg_options (NULL: the serial AMG's robust default,
+ * Chebyshev smoothing with three steps before and after the coarse
+ * correction, as clmg_amg_multigrid_create), the levels then freed. The
+ * distributed counterpart of clmg_amg_multigrid_create: precondition a
+ * Krylov method with it on the finest level's operator, with vectors of
+ * this rank's rows. amg_options->times (when set) gets engine_s too. */
+CLMG_API clmg_status clmg_mpi_amg_multigrid_create(clmg_mpi *mpi, uint64_t first_row,
+                                                   const clmg_csr *local_rows,
+                                                   const clmg_amg_options *amg_options,
+                                                   const clmg_multigrid_options *mg_options,
+                                                   clmg_multigrid **multigrid);
 
 /* ---- the solver an options database describes ---- */
 
