@@ -101,6 +101,14 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         clmg_mpi_matrix **matrix);
 /** Collective. Rank root's whole square matrix (global; ignored on the
  * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
+ * it as CSR: *local gets them (global columns, local->cols the global
+ * size), *first_row the first's global index. For a program that needs the
+ * rows themselves (clmg_mpi_amg_multigrid_create); clmg_csr_free releases
+ * *local. */
+CLMG_API clmg_status clmg_mpi_csr_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                          uint64_t *first_row, clmg_csr *local);
+/** Collective. Rank root's whole square matrix (global; ignored on the
+ * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
  * it; then as clmg_mpi_matrix_create. */
 CLMG_API clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
                                              const clmg_matrix_options *options,
@@ -251,11 +259,15 @@ CLMG_API clmg_status clmg_mpi_amg_multigrid_create(clmg_mpi *mpi, uint64_t first
 
 /** Not collective. Whether clmg_mpi_solver_create can honour the options
  * (clmg/solver.h): CLMG_SUCCESS, or CLMG_ERROR_INVALID_ARGUMENT with a
- * message in error (may be NULL) naming what it cannot: precond=amg (and
- * registered preconditioners, which are made from the whole matrix),
- * precond=multigrid without a hierarchy (with_hierarchy zero),
- * precision=mixed, and any amg.* key set to other than its default. For a
- * program that refuses them before its setup. */
+ * message in error (may be NULL) naming what it cannot: precond=amg or
+ * precond=multigrid without a hierarchy (with_hierarchy zero; for amg the
+ * hierarchy is clmg_mpi_amg_multigrid_create's), registered preconditioners
+ * (made from the whole matrix), precision=mixed, any amg.* key set to other
+ * than its default unless precond=amg, and with precond=amg the keys the
+ * distributed AMG cannot honour (amg.coarsening=classical, amg.block_size
+ * other than 1, amg.near_nullspace, amg.coordinates, and the smoothers of
+ * host matrices, mg.smoother=patch or gauss-seidel). For a program that
+ * refuses them before its setup. */
 CLMG_API clmg_status clmg_mpi_solver_check_options(const clmg_options *options, int with_hierarchy,
                                                    clmg_error *error);
 
@@ -264,16 +276,17 @@ CLMG_API clmg_status clmg_mpi_solver_check_options(const clmg_options *options, 
  * (krylov: cg, gmres, bicgstab, auto: CG when symmetric is nonzero, else
  * GMRES; none with a hierarchy: its cycles alone) on the matrix's operator
  * (clmg_mpi_matrix_operator), with precond none, jacobi (the local
- * diagonal) or, given a hierarchy made by clmg_mpi_multigrid_create whose
- * finest level is this matrix, multigrid (its default then: one cycle);
- * tol, atol, maxit and restart as in clmg_solver_create_multigrid, which
- * composes it. The matrix's format and precision are its own (precision
- * must match it); mg.* are the hierarchy's (clmg_options_multigrid). What
- * clmg_mpi_solver_check_options refuses is refused, with its message, on
- * every rank. The solver borrows the matrix and the hierarchy (destroy it
- * first); clmg_solver_solve takes vectors of this rank's rows and is
- * collective, as are the solver's setup and its first iteration, which
- * compiles the kernels. Failures are agreed. */
+ * diagonal) or, given a hierarchy whose finest level is this matrix,
+ * multigrid (made by clmg_mpi_multigrid_create; its default then: one
+ * cycle) or amg (made by clmg_mpi_amg_multigrid_create from amg.* and mg.*,
+ * clmg_options_amg); tol, atol, maxit and restart as in
+ * clmg_solver_create_multigrid, which composes it. The matrix's format and
+ * precision are its own (precision must match it); mg.* and amg.* are the
+ * hierarchy's. What clmg_mpi_solver_check_options refuses is refused, with
+ * its message, on every rank. The solver borrows the matrix and the
+ * hierarchy (destroy it first); clmg_solver_solve takes vectors of this
+ * rank's rows and is collective, as are the solver's setup and its first
+ * iteration, which compiles the kernels. Failures are agreed. */
 CLMG_API clmg_status clmg_mpi_solver_create(clmg_mpi *mpi, clmg_mpi_matrix *matrix,
                                             clmg_multigrid *multigrid, int symmetric,
                                             const clmg_options *options, clmg_solver **solver);
