@@ -445,6 +445,37 @@ static void test_refused(clmg_mpi *mpi) {
   snprintf(expect, sizeof expect, "rank %d: distributed AMG", world_size - 1);
   CHECK(status == CLMG_ERROR_INVALID_ARGUMENT && strstr(clmg_context_message(context), expect),
         "bad columns: %s: %s", clmg_status_string(status), clmg_context_message(context));
+  /* a row without its diagonal entry (on the last rank's rows): the
+   * prolongator smoothing needs it, every rank says which row */
+  clmg_csr holed;
+  clmg_error error;
+  CHECK(clmg_csr_copy(&a, &holed, &error) == CLMG_SUCCESS, "%s", error.message);
+  size_t row = a.rows - 1;
+  for (int64_t k = holed.row_ptr[row]; k < holed.row_ptr[row + 1]; ++k)
+    if ((size_t)holed.col[k] == row)
+      holed.val[k] = 0; /* stored as 0 first, then dropped from the copy below */
+  clmg_csr mine;
+  my_rows(mpi, &holed, &first, &mine);
+  size_t kept = 0;
+  for (size_t i = 0; i < mine.rows; ++i) {
+    int64_t begin = mine.row_ptr[i];
+    mine.row_ptr[i] = (int64_t)kept;
+    for (int64_t k = begin; k < mine.row_ptr[i + 1]; ++k)
+      if (!(first + i == row && (size_t)mine.col[k] == row)) {
+        mine.col[kept] = mine.col[k];
+        mine.val[kept++] = mine.val[k];
+      }
+  }
+  mine.row_ptr[mine.rows] = (int64_t)kept;
+  clmg_amg_options options;
+  clmg_amg_options_defaults(&options);
+  options.coarse_rows = 4;
+  status = clmg_mpi_amg_levels_create(mpi, first, &mine, &options, &levels);
+  snprintf(expect, sizeof expect, "row %zu does not store its diagonal entry", row + 1);
+  CHECK(status == CLMG_ERROR_INVALID_ARGUMENT && strstr(clmg_context_message(context), expect),
+        "no diagonal: %s: %s", clmg_status_string(status), clmg_context_message(context));
+  clmg_csr_free(&mine);
+  clmg_csr_free(&holed);
   clmg_csr_free(&local);
   clmg_csr_free(&a);
 }
