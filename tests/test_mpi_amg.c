@@ -316,6 +316,86 @@ static void test_distributed_levels(clmg_mpi *mpi) {
   }
 }
 
+/* The omega of the finest level's prolongator smoothing on mpi's ranks
+ * (on rank 0; 0 elsewhere): P (omega estimated) and P~ (a vanishing
+ * damping) gathered, every entry of P~ - P = omega D^-1 A P~ gives omega,
+ * and they must agree. */
+static double smoothing_omega(clmg_mpi *mpi, const clmg_csr *a) {
+  clmg_context *context = clmg_mpi_context(mpi);
+  uint64_t first = 0;
+  clmg_csr local;
+  my_rows(mpi, a, &first, &local);
+  clmg_csr p[2];
+  const double damping[2] = {0, 1e-300};
+  for (int k = 0; k < 2; ++k) {
+    clmg_amg_options options;
+    clmg_amg_options_defaults(&options);
+    options.max_levels = 2;
+    options.coarse_rows = 1;
+    options.prolongator_damping = damping[k];
+    clmg_mpi_amg_levels levels;
+    CHECK_OK(clmg_mpi_amg_levels_create(mpi, first, &local, &options, &levels), context);
+    CHECK(levels.num_levels == 2, "%d levels", levels.num_levels);
+    if (clmg_mpi_size(mpi) > 1 || world_size == 1)
+      gather_rows(&levels.levels[1].p, &p[k]);
+    else
+      CHECK(clmg_csr_copy(&levels.levels[1].p, &p[k], NULL) == CLMG_SUCCESS, "copy");
+    clmg_mpi_amg_levels_free(&levels);
+  }
+  clmg_csr_free(&local);
+  if (world_rank != 0)
+    return 0;
+  clmg_csr ap;
+  CHECK(clmg_csr_multiply(a, &p[1], &ap, NULL) == CLMG_SUCCESS, "A P~");
+  double *diagonal = malloc(a->rows * sizeof *diagonal);
+  CHECK(diagonal && clmg_csr_diagonal(a, diagonal, NULL) == CLMG_SUCCESS, "diagonal");
+  double omega = 0;
+  for (size_t i = 0; i < a->rows; ++i)
+    for (int64_t k = ap.row_ptr[i]; k < ap.row_ptr[i + 1]; ++k) {
+      if (fabs(ap.val[k]) < 0.1)
+        continue;
+      double smoothed = 0, tentative = 0; /* P and P~ at (i, ap.col[k]) */
+      for (int64_t q = p[0].row_ptr[i]; q < p[0].row_ptr[i + 1]; ++q)
+        smoothed = p[0].col[q] == ap.col[k] ? p[0].val[q] : smoothed;
+      for (int64_t q = p[1].row_ptr[i]; q < p[1].row_ptr[i + 1]; ++q)
+        tentative = p[1].col[q] == ap.col[k] ? p[1].val[q] : tentative;
+      double here = (tentative - smoothed) * diagonal[i] / ap.val[k];
+      if (omega == 0)
+        omega = here;
+      CHECK(fabs(here - omega) <= 1e-10 * omega, "omega %.17g at row %zu, %.17g before", here, i,
+            omega);
+    }
+  CHECK(omega > 0, "no omega");
+  free(diagonal);
+  clmg_csr_free(&ap);
+  clmg_csr_free(&p[0]);
+  clmg_csr_free(&p[1]);
+  return omega;
+}
+
+/* omega from the power iteration on every count of ranks: each rank's part
+ * of the serial start vector (the generator skipped to its first row), so
+ * the estimate is one rank's to rounding. */
+static void test_omega(clmg_context *context) {
+  clmg_csr a = {0};
+  grid_operator(30, 1, 0, &a);
+  double alone = 0;
+  if (world_rank == 0) {
+    clmg_mpi *self = NULL;
+    CHECK_OK(clmg_mpi_create(context, MPI_COMM_SELF, &self), context);
+    alone = smoothing_omega(self, &a);
+    clmg_mpi_destroy(self);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  clmg_mpi *mpi = NULL;
+  CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
+  double together = smoothing_omega(mpi, &a);
+  CHECK(world_rank != 0 || fabs(together - alone) <= 1e-9 * alone,
+        "omega %.17g on %d ranks, %.17g on one", together, world_size, alone);
+  clmg_mpi_destroy(mpi);
+  clmg_csr_free(&a);
+}
+
 /* AMG-PCG to 1e-8 from x = 0 with b = A 1 on a's rows: the iterations; the
  * residual recomputed from x and the error against 1 are checked. */
 static int serial_pcg(clmg_context *context, const clmg_csr *a) {
@@ -498,6 +578,7 @@ int main(int argc, char **argv) {
   CHECK_OK(status, context);
   test_one_rank_equals_serial(context);
   MPI_Barrier(MPI_COMM_WORLD);
+  test_omega(context);
   clmg_mpi *mpi = NULL;
   CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
   test_distributed_levels(mpi);
