@@ -220,8 +220,10 @@ typedef struct clmg_mpi_amg_levels {
  * distributed and its setup on each rank's host. The aggregation is
  * uncoupled (as ML's and MueLu's): each rank aggregates the strength graph
  * of its diagonal block (its rows and columns) with clmg_amg_aggregate and
- * the same options, so no aggregate crosses ranks; a rank owns the coarse
- * rows of its aggregates, numbered in rank order. The tentative prolongator
+ * the same options, so no aggregate crosses ranks; a row that has strong
+ * neighbours, all on other ranks, becomes an aggregate of its own (else
+ * no coarse level would correct it); a rank owns the coarse rows of its
+ * aggregates, numbered in rank order. The tentative prolongator
  * fits the constant per aggregate; omega comes from a power iteration on
  * D^-1 A with the ghost values exchanged (or options->prolongator_damping);
  * P = (I - omega D^-1 A) P~, A_c = P^T A P and R = P^T, each rank's rows

@@ -5,8 +5,9 @@
  * Aggregation is "uncoupled", as ML's and MueLu's uncoupled aggregation:
  * each rank aggregates the strength graph of its diagonal block (its rows,
  * its columns) with the serial clmg_amg_aggregate, so aggregates never
- * cross ranks; they are numbered in rank order, and the coarse rows of a
- * rank are its aggregates. The tentative prolongator P~ (the constant, or
+ * cross ranks (a row whose strong neighbours are all on other ranks
+ * becomes a singleton aggregate); they are numbered in rank order, and the
+ * coarse rows of a rank are its aggregates. The tentative prolongator P~ (the constant, or
  * on coarser levels the coarse candidate, normalised per aggregate) is
  * then local. omega = 4/3 / lambda_max(D^-1 A) comes from a power
  * iteration on the host with the ghost values exchanged; P = (I - omega
@@ -446,6 +447,37 @@ void clmg_mpi_amg_levels_free(clmg_mpi_amg_levels *levels) {
   memset(levels, 0, sizeof *levels);
 }
 
+/* Uncoupled aggregation leaves a row whose strong neighbours all lie on
+ * other ranks outside every aggregate (its row of P~ would be zero, and
+ * the coarse levels would never correct it): such a row becomes an
+ * aggregate of its own. A row without any strong neighbour stays out, as
+ * in the serial setup (so one rank, which has no ghosts, is the serial
+ * hierarchy). Strength as the serial measure: a_ij != 0 and |a_ij| >=
+ * theta sqrt(|a_ii a_jj|), the ghosts' a_jj exchanged. */
+static clmg_status boundary_singletons(clmg_mpi *mpi, const level_halo *h, const double *diagonal,
+                                       double theta, int32_t *aggregate, size_t *count) {
+  const size_t n = h->extended.rows;
+  double *ghost = malloc((h->count + 1) * sizeof *ghost);
+  clmg_status status =
+      clmg_mpi_agree(mpi, ghost ? CLMG_SUCCESS : no_memory(mpi, "the ghosts' diagonal"));
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_halo_exchange(mpi, &h->halo, diagonal, ghost);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; ++i) {
+    if (aggregate[i] >= 0)
+      continue;
+    for (int64_t k = h->extended.row_ptr[i]; k < h->extended.row_ptr[i + 1]; ++k) {
+      size_t c = (size_t)h->extended.col[k];
+      double v = h->extended.val[k];
+      if (c >= n && v != 0 && fabs(v) >= theta * sqrt(fabs(diagonal[i] * ghost[c - n]))) {
+        aggregate[i] = (int32_t)(*count)++;
+        break;
+      }
+    }
+  }
+  free(ghost);
+  return status;
+}
+
 /* One coarsening of the level (a, first, global rows) with candidate b:
  * next's a, p, r and first_row, *coarse_global and *coarse_b (malloc'ed);
  * *stop when the level does not coarsen enough to pay for another. */
@@ -459,6 +491,18 @@ static clmg_status coarsen(clmg_mpi *mpi, const clmg_amg_options *o, int built,
   clmg_status status = clmg_mpi_row_starts(mpi, fine->first_row, n, &row_starts);
   if (status != CLMG_SUCCESS)
     return status;
+  /* the ghost columns, their halo; the rows' diagonal */
+  level_halo h = {0};
+  double *diagonal = malloc((n + 1) * sizeof *diagonal);
+  status = clmg_mpi_agree(mpi, diagonal ? CLMG_SUCCESS : no_memory(mpi, "the diagonal"));
+  if (status == CLMG_SUCCESS)
+    status = level_halo_create(mpi, &fine->a, fine->first_row, row_starts, &h);
+  for (size_t i = 0; status == CLMG_SUCCESS && i < n; ++i) {
+    diagonal[i] = 0;
+    for (int64_t k = fine->a.row_ptr[i]; k < fine->a.row_ptr[i + 1]; ++k)
+      if ((uint64_t)fine->a.col[k] == fine->first_row + i)
+        diagonal[i] = fine->a.val[k];
+  }
   /* aggregate the diagonal block (the finest level's roots root_distance
    * apart, the coarser ones' coarse_root_distance, as the serial setup) */
   clmg_amg_options level_options = *o;
@@ -469,13 +513,15 @@ static clmg_status coarsen(clmg_mpi *mpi, const clmg_amg_options *o, int built,
   int32_t *aggregate = malloc((n + 1) * sizeof *aggregate);
   size_t count = 0;
   clmg_error error = {{0}};
-  if (!aggregate || !diagonal_block(&fine->a, fine->first_row, &block))
+  if (status == CLMG_SUCCESS && (!aggregate || !diagonal_block(&fine->a, fine->first_row, &block)))
     status = no_memory(mpi, "the aggregation");
   if (status == CLMG_SUCCESS && n > 0)
     status = local_failure(
         mpi, clmg_amg_aggregate(&block, &level_options, aggregate, &count, &error), &error);
   clmg_csr_free(&block);
   status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS)
+    status = boundary_singletons(mpi, &h, diagonal, o->strength_threshold, aggregate, &count);
   /* the aggregates numbered in rank order */
   uint64_t mine = count, first_coarse = 0, total = 0;
   uint64_t *counts = status == CLMG_SUCCESS ? malloc((size_t)mpi->size * sizeof *counts) : NULL;
@@ -497,24 +543,21 @@ static clmg_status coarsen(clmg_mpi *mpi, const clmg_amg_options *o, int built,
   *stop = status == CLMG_SUCCESS && !(total > 0 && total * 10 <= global * 9);
   if (status != CLMG_SUCCESS || *stop) {
     free(aggregate);
+    free(diagonal);
     free(row_starts);
+    level_halo_free(&h);
     return status;
   }
-  /* P~, the coarse candidate; the diagonal */
+  /* P~ and the coarse candidate; an aggregated row needs its diagonal */
   clmg_csr tentative = {0}, product = {0}, ap = {0}, transposed = {0}, partial = {0};
-  double *diagonal = malloc((n + 1) * sizeof *diagonal);
   *coarse_b = malloc((count + 1) * sizeof **coarse_b);
-  if (!diagonal || !*coarse_b ||
+  if (!*coarse_b ||
       !tentative_prolongator(aggregate, n, count, b, first_coarse, total, &tentative, *coarse_b))
     status = no_memory(mpi, "the tentative prolongator");
   for (size_t i = 0; status == CLMG_SUCCESS && i < n; ++i) {
-    diagonal[i] = 0;
     int stored = 0;
-    for (int64_t k = fine->a.row_ptr[i]; k < fine->a.row_ptr[i + 1]; ++k)
-      if ((uint64_t)fine->a.col[k] == fine->first_row + i) {
-        diagonal[i] = fine->a.val[k];
-        stored = 1;
-      }
+    for (int64_t k = fine->a.row_ptr[i]; k < fine->a.row_ptr[i + 1] && !stored; ++k)
+      stored = (uint64_t)fine->a.col[k] == fine->first_row + i;
     if (!stored && aggregate[i] >= 0)
       status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
                                  "rank %d: AMG: row %llu does not store its diagonal entry, which "
@@ -525,10 +568,7 @@ static clmg_status coarsen(clmg_mpi *mpi, const clmg_amg_options *o, int built,
   status = clmg_mpi_agree(mpi, status);
   LAP(times, fit_s, mark);
   /* P = (I - omega D^-1 A) P~ */
-  level_halo h = {0};
   double omega = 0;
-  if (status == CLMG_SUCCESS)
-    status = level_halo_create(mpi, &fine->a, fine->first_row, row_starts, &h);
   if (status == CLMG_SUCCESS)
     status = prolongator_omega(mpi, &h, fine->first_row, diagonal, o->prolongator_damping, &omega);
   if (status == CLMG_SUCCESS)
