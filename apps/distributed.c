@@ -174,14 +174,21 @@ typedef struct distributed_solve {
   clmg_context *context;
   clmg_mpi *mpi;
   clmg_mpi_matrix *matrix;
+  clmg_multigrid *amg; /* precond=amg: the distributed AMG hierarchy */
   clmg_operator op;
   clmg_vector *b, *x, *residual;
   clmg_solver *solver;
   rank_share *shares;
 } distributed_solve;
 
+/* precond=amg: the solver's preconditioner is the distributed AMG */
+static int wants_amg(const clmg_options *db) {
+  return strcmp(clmg_options_get(db, "precond"), "amg") == 0;
+}
+
 static void release_solve(distributed_solve *s) {
   clmg_solver_destroy(s->solver);
+  clmg_multigrid_destroy(s->amg);
   clmg_operator_destroy(&s->op);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
@@ -258,11 +265,25 @@ static clmg_status build_solve(const solve_options *options, distributed_solve *
   clmg_matrix_options matrix_options;
   matrix_options_of(s->db, &matrix_options);
   *step = "making the distributed matrix";
-  clmg_status status =
-      clmg_mpi_matrix_create(s->mpi, s->first_row, &s->a, &matrix_options, &s->matrix);
-  clmg_csr_free(&s->a); /* the matrix has its copy */
+  const uint64_t first_row = s->first_row;
+  clmg_csr rows = s->a; /* this rank's rows, read in parts; freed below */
+  memset(&s->a, 0, sizeof s->a);
+  clmg_status status = CLMG_SUCCESS;
+  if (status == CLMG_SUCCESS)
+    status = clmg_mpi_matrix_create(s->mpi, first_row, &rows, &matrix_options, &s->matrix);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_matrix_operator(s->matrix, 0, &s->op);
+  if (status == CLMG_SUCCESS && wants_amg(s->db)) {
+    /* the hierarchy built from the ranks' rows (clmg_mpi_amg_multigrid_create) */
+    *step = "setting up the distributed AMG";
+    clmg_amg_options amg;
+    clmg_multigrid_options mg;
+    status = clmg_mpi_agree(s->mpi, clmg_options_amg(s->db, s->context, &amg, &mg));
+    mg.matrix = matrix_options;
+    if (status == CLMG_SUCCESS)
+      status = clmg_mpi_amg_multigrid_create(s->mpi, first_row, &rows, &amg, &mg, &s->amg);
+  }
+  clmg_csr_free(&rows);
   if (status != CLMG_SUCCESS)
     return status;
   *step = "creating the vectors";
@@ -284,7 +305,7 @@ static clmg_status build_solve(const solve_options *options, distributed_solve *
   }
   if (status == CLMG_SUCCESS) {
     *step = "setting up the solver";
-    status = clmg_mpi_solver_create(s->mpi, s->matrix, NULL, symmetric, s->db, &s->solver);
+    status = clmg_mpi_solver_create(s->mpi, s->matrix, s->amg, symmetric, s->db, &s->solver);
   }
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(s->mpi, clmg_finish(s->context));
@@ -380,7 +401,7 @@ static int solve_command(int argc, char **argv, const cli_options *defaults) {
   }
   distributed_solve s = {0};
   if (!make_distributed_options(command, &options.settings, &s.db, &code) ||
-      !refuse_options(command, s.db, 0, &code)) {
+      !refuse_options(command, s.db, wants_amg(s.db), &code)) {
     release_solve(&s);
     return code;
   }

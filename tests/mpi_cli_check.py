@@ -3,8 +3,10 @@
 the serial run's iteration counts (+-1) and meet the tolerance, with the
 partition in --json; the solver from --set or --options (the options
 database) is the one the flags make, and the "options" the JSON echoes
-repeat the run; what a distributed solve cannot honour (precond=amg,
-precision=mixed, amg.*) is refused by name with exit status 2; a bad
+repeat the run; --precond amg (the distributed AMG) converges within 1.5 x
++ 3 of the serial AMG's iterations; what a distributed solve cannot honour
+(precision=mixed, amg.* without precond=amg, classical AMG) is refused by
+name with exit status 2; a bad
 matrix file fails on every rank with the reader's message and exit
 status 1; a command that runs on one process only refuses several ranks
 with exit status 2.
@@ -184,13 +186,34 @@ def main():
                 fail(case, f"{result['iterations']} iterations (serial {serial['iterations']}), "
                      f"residual {result['relative_residual']}")
 
+        # the distributed AMG: mpirun -np 2 clmg solve A.mtx --precond amg
+        args = ["solve", matrix, "--precond", "amg", "--json", "--quiet"]
+        serial = solve_json("solve amg serial", [clmg] + args)
+        for ranks in (2, 3):
+            case = f"solve --precond amg on {ranks} ranks"
+            result = solve_json(case, [mpiexec, "-n", str(ranks)] + flags + [clmg] + args)
+            if not serial or not result:
+                continue
+            if (not result["converged"] or result["true_relative_residual"] > 1.001e-8
+                    or result["error_vs_ones"]["max_abs"] > 1e-5):
+                fail(case, f"converged {result['converged']}, true relative residual "
+                     f"{result['true_relative_residual']}, error {result['error_vs_ones']}")
+            if (result["preconditioner"] != "amg"
+                    or result["iterations"] > 1.5 * serial["iterations"] + 3):
+                fail(case, f"preconditioner {result['preconditioner']}, {result['iterations']} "
+                     f"iterations, serial {serial['iterations']}")
+
         # what a distributed solve cannot honour: refused by name, exit status 2
         amg_file = os.path.join(scratch, "amg.json")
         with open(amg_file, "w") as f:
             json.dump({"amg": {"max_levels": 4}}, f)
         refusals = [
-            (["solve", matrix, "--precond", "amg"], "precond=amg"),
-            (["solve", matrix, "--set", "precond=amg"], "precond=amg"),
+            (["solve", matrix, "--precond", "amg", "--set", "amg.coarsening=classical"],
+             "amg.coarsening=classical"),
+            (["solve", matrix, "--set", "precond=amg", "--set", "amg.block_size=2"],
+             "amg.block_size=2"),
+            (["solve", matrix, "--precond", "amg", "--set", "mg.smoother=patch"],
+             "mg.smoother=patch"),
             (["solve", matrix, "--set", "precision=mixed"], "precision=mixed"),
             (["solve", matrix, "--options", amg_file], "amg.max_levels"),
             (["solve", matrix, "--set", "precond=multigrid"], "precond=multigrid"),

@@ -25,6 +25,7 @@
 
 #include <mpi.h>
 
+#include "clmg/amg.h"
 #include "clmg/fem.h"
 #include "clmg/krylov.h"
 #include "clmg/multigrid.h"
@@ -98,6 +99,14 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         uint64_t first_col, size_t local_cols,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/** Collective. Rank root's whole square matrix (global; ignored on the
+ * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
+ * it as CSR: *local gets them (global columns, local->cols the global
+ * size), *first_row the first's global index. For a program that needs the
+ * rows themselves (clmg_mpi_amg_multigrid_create); clmg_csr_free releases
+ * *local. */
+CLMG_API clmg_status clmg_mpi_csr_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                          uint64_t *first_row, clmg_csr *local);
 /** Collective. Rank root's whole square matrix (global; ignored on the
  * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
  * it; then as clmg_mpi_matrix_create. */
@@ -233,15 +242,74 @@ CLMG_API clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
                                                const clmg_multigrid_options *options,
                                                clmg_multigrid **multigrid);
 
+/* ---- smoothed-aggregation AMG set up across the ranks ---- */
+
+/** What clmg_mpi_amg_levels_create gives one rank: its rows of every level,
+ * for clmg_mpi_multigrid_create. */
+typedef struct clmg_mpi_amg_levels {
+  int num_levels;              /**< levels, the finest included */
+  clmg_mpi_level_rows *levels; /**< num_levels, level 0 the coarsest; owned (the arrays too) */
+  uint64_t *global_rows;       /**< num_levels: each level's rows over all ranks */
+} clmg_mpi_amg_levels;
+
+/** Collective. The smoothed-aggregation hierarchy of clmg_amg_hierarchy_build
+ * (clmg/amg.h) built from each rank's rows of a square matrix
+ * (local_rows->rows rows from global row first_row, global columns;
+ * local_rows->cols the global size; the ranks' blocks follow each other in
+ * rank order from row 0, and a rank may own none), with every product
+ * distributed and its setup on each rank's host. The aggregation is
+ * uncoupled (as ML's and MueLu's): each rank aggregates the strength graph
+ * of its diagonal block (its rows and columns) with clmg_amg_aggregate and
+ * the same options, so no aggregate crosses ranks; a row that has strong
+ * neighbours, all on other ranks, becomes an aggregate of its own (else
+ * no coarse level would correct it); a rank owns the coarse rows of its
+ * aggregates, numbered in rank order. The tentative prolongator
+ * fits the constant per aggregate; omega comes from a power iteration on
+ * D^-1 A with the ghost values exchanged (or options->prolongator_damping);
+ * P = (I - omega D^-1 A) P~, A_c = P^T A P and R = P^T, each rank's rows
+ * of them. Coarsening stops as the serial setup's: at most
+ * options->coarse_rows rows over all ranks, options->max_levels levels, or
+ * a level that shrinks by less than a tenth. On one rank the levels equal
+ * clmg_amg_hierarchy_build's with the same options, to rounding; on more,
+ * the aggregates differ (none crosses a rank boundary). Refused with a
+ * message: classical coarsening, block_size above 1 and near-nullspace
+ * candidates (these run on one process); patch_root_distance is not used
+ * (no patches), times gets aggregate_s (with the strength graph), fit_s,
+ * prolongator_s, galerkin_s (with R) and total_s. NULL options: defaults.
+ * Failures are agreed. clmg_mpi_amg_levels_free releases *out. */
+CLMG_API clmg_status clmg_mpi_amg_levels_create(clmg_mpi *mpi, uint64_t first_row,
+                                                const clmg_csr *local_rows,
+                                                const clmg_amg_options *options,
+                                                clmg_mpi_amg_levels *out);
+/** NULL and the zeroed struct are fine. */
+CLMG_API void clmg_mpi_amg_levels_free(clmg_mpi_amg_levels *levels);
+
+/** Collective. clmg_mpi_amg_levels_create, then clmg_mpi_multigrid_create on
+ * its levels with mg_options (NULL: the serial AMG's robust default,
+ * Chebyshev smoothing with three steps before and after the coarse
+ * correction, as clmg_amg_multigrid_create), the levels then freed. The
+ * distributed counterpart of clmg_amg_multigrid_create: precondition a
+ * Krylov method with it on the finest level's operator, with vectors of
+ * this rank's rows. amg_options->times (when set) gets engine_s too. */
+CLMG_API clmg_status clmg_mpi_amg_multigrid_create(clmg_mpi *mpi, uint64_t first_row,
+                                                   const clmg_csr *local_rows,
+                                                   const clmg_amg_options *amg_options,
+                                                   const clmg_multigrid_options *mg_options,
+                                                   clmg_multigrid **multigrid);
+
 /* ---- the solver an options database describes ---- */
 
 /** Not collective. Whether clmg_mpi_solver_create can honour the options
  * (clmg/solver.h): CLMG_SUCCESS, or CLMG_ERROR_INVALID_ARGUMENT with a
- * message in error (may be NULL) naming what it cannot: precond=amg (and
- * registered preconditioners, which are made from the whole matrix),
- * precond=multigrid without a hierarchy (with_hierarchy zero),
- * precision=mixed, and any amg.* key set to other than its default. For a
- * program that refuses them before its setup. */
+ * message in error (may be NULL) naming what it cannot: precond=amg or
+ * precond=multigrid without a hierarchy (with_hierarchy zero; for amg the
+ * hierarchy is clmg_mpi_amg_multigrid_create's), registered preconditioners
+ * (made from the whole matrix), precision=mixed, any amg.* key set to other
+ * than its default unless precond=amg, and with precond=amg the keys the
+ * distributed AMG cannot honour (amg.coarsening=classical, amg.block_size
+ * other than 1, amg.near_nullspace, amg.coordinates, and the smoothers of
+ * host matrices, mg.smoother=patch or gauss-seidel). For a program that
+ * refuses them before its setup. */
 CLMG_API clmg_status clmg_mpi_solver_check_options(const clmg_options *options, int with_hierarchy,
                                                    clmg_error *error);
 
@@ -250,16 +318,17 @@ CLMG_API clmg_status clmg_mpi_solver_check_options(const clmg_options *options, 
  * (krylov: cg, gmres, bicgstab, auto: CG when symmetric is nonzero, else
  * GMRES; none with a hierarchy: its cycles alone) on the matrix's operator
  * (clmg_mpi_matrix_operator), with precond none, jacobi (the local
- * diagonal) or, given a hierarchy made by clmg_mpi_multigrid_create whose
- * finest level is this matrix, multigrid (its default then: one cycle);
- * tol, atol, maxit and restart as in clmg_solver_create_multigrid, which
- * composes it. The matrix's format and precision are its own (precision
- * must match it); mg.* are the hierarchy's (clmg_options_multigrid). What
- * clmg_mpi_solver_check_options refuses is refused, with its message, on
- * every rank. The solver borrows the matrix and the hierarchy (destroy it
- * first); clmg_solver_solve takes vectors of this rank's rows and is
- * collective, as are the solver's setup and its first iteration, which
- * compiles the kernels. Failures are agreed. */
+ * diagonal) or, given a hierarchy whose finest level is this matrix,
+ * multigrid (made by clmg_mpi_multigrid_create; its default then: one
+ * cycle) or amg (made by clmg_mpi_amg_multigrid_create from amg.* and mg.*,
+ * clmg_options_amg); tol, atol, maxit and restart as in
+ * clmg_solver_create_multigrid, which composes it. The matrix's format and
+ * precision are its own (precision must match it); mg.* and amg.* are the
+ * hierarchy's. What clmg_mpi_solver_check_options refuses is refused, with
+ * its message, on every rank. The solver borrows the matrix and the
+ * hierarchy (destroy it first); clmg_solver_solve takes vectors of this
+ * rank's rows and is collective, as are the solver's setup and its first
+ * iteration, which compiles the kernels. Failures are agreed. */
 CLMG_API clmg_status clmg_mpi_solver_create(clmg_mpi *mpi, clmg_mpi_matrix *matrix,
                                             clmg_multigrid *multigrid, int symmetric,
                                             const clmg_options *options, clmg_solver **solver);

@@ -136,6 +136,17 @@ CLMG_API int clmg_options_key_info(size_t index, clmg_option_info *info);
 CLMG_API clmg_status clmg_options_multigrid(const clmg_options *options, clmg_context *context,
                                             clmg_multigrid_options *multigrid);
 
+/** The AMG options of the database (amg.*, but the near-nullspace keys
+ * amg.near_nullspace and amg.coordinates, which need the matrix's rows)
+ * and the cycle options of an AMG hierarchy (mg.*, as precond=amg reads
+ * them: Chebyshev with three steps where mg.smoother and mg.steps are
+ * auto), for a hierarchy the caller builds from them
+ * (clmg_mpi_amg_multigrid_create, say). The smoothers that need the
+ * hierarchy's host matrices (patch, gauss-seidel) are refused. A failure's
+ * message is the context's. */
+CLMG_API clmg_status clmg_options_amg(const clmg_options *options, clmg_context *context,
+                                      clmg_amg_options *amg, clmg_multigrid_options *multigrid);
+
 /** The solver of clmg_flow_solve (clmg/navier_stokes.h) the database
  * describes: GMRES (krylov auto or gmres) with restart, tol (each linear
  * solve's; auto: the run's default, linear_tolerance 0) and maxit (GMRES
@@ -223,12 +234,14 @@ CLMG_API clmg_status clmg_solver_create_device(clmg_context *context, clmg_matri
 /** The same around an operator and a multigrid hierarchy the caller built
  * (a geometric one, say), or around an operator alone (multigrid NULL: a
  * matrix-free or distributed one, see clmg_mpi_solver_create): precond
- * must be "multigrid" (its default with a hierarchy), "jacobi" (z = D^-1 r
- * with the operator's diagonal entry; a zero there is refused) or "none";
- * the solver borrows both (they must outlive it), and krylov=auto means CG
- * when symmetric is nonzero, else GMRES. precision=mixed needs a float
- * hierarchy's cycle (or precond=none). mg.* and amg.* are not read
- * (clmg_options_multigrid gives the hierarchy's). */
+ * must be "multigrid" (its default with a hierarchy), "amg" (with a
+ * hierarchy: the caller's AMG of amg.*, clmg_options_amg; its cycle, as
+ * multigrid's), "jacobi" (z = D^-1 r with the operator's diagonal entry; a
+ * zero there is refused) or "none"; the solver borrows both (they must
+ * outlive it), and krylov=auto means CG when symmetric is nonzero, else
+ * GMRES. precision=mixed needs a float hierarchy's cycle (or
+ * precond=none). mg.* and amg.* are not read (clmg_options_multigrid and
+ * clmg_options_amg give the hierarchy's). */
 CLMG_API clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_operator *a,
                                                   clmg_multigrid *multigrid, int symmetric,
                                                   const clmg_options *options,

@@ -1,6 +1,12 @@
-/* Entries of a matrix sent to the ranks that own their rows: each rank
- * holds some (row, column, value) triplets anywhere in the matrix, and gets
- * back its own rows as CSR. */
+/* Host-side exchanges between the ranks of row-distributed matrices:
+ * entries sent to the ranks that own their rows (each rank holds some (row,
+ * column, value) triplets anywhere in the matrix, and gets back its own
+ * rows as CSR); the table of every rank's first row; a halo plan (which of
+ * its rows each rank sends where, for rows that others name by global id),
+ * its exchange of vector values, and the fetch of whole CSR rows from their
+ * owners. The distributed AMG setup (lib/mpi/amg.c) builds on them. The
+ * calls are collective; a failure on one rank is agreed (clmg_mpi_agree)
+ * before any message travels, so no rank waits for one that gave up. */
 #include "mpi/mpi_internal.h"
 
 #include <inttypes.h>
@@ -216,4 +222,241 @@ clmg_status clmg_mpi_rows_from_triplets(clmg_mpi *mpi, const uint64_t *row_start
                                         const int64_t *cols, const double *values, clmg_csr *out) {
   return clmg_mpi_rows_from_triplets_chunked(mpi, row_starts, global_cols, count, rows, cols,
                                              values, 0, out);
+}
+
+/* ---- row tables, halo plans and fetched rows ---- */
+
+static clmg_status no_memory(clmg_mpi *mpi, const char *what) {
+  return clmg_context_fail(mpi->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "rank %d: no memory for %s",
+                           mpi->rank, what);
+}
+
+clmg_status clmg_mpi_row_starts(clmg_mpi *mpi, uint64_t first_row, size_t rows,
+                                uint64_t **row_starts) {
+  *row_starts = NULL;
+  uint64_t *starts = calloc((size_t)mpi->size + 1, sizeof *starts);
+  uint64_t mine[2] = {first_row, rows}, *all = malloc(2 * (size_t)mpi->size * sizeof *all);
+  clmg_status status =
+      clmg_mpi_agree(mpi, starts && all ? CLMG_SUCCESS : no_memory(mpi, "the rows' table"));
+  if (status == CLMG_SUCCESS) {
+    int code = MPI_Allgather(mine, 2, MPI_UINT64_T, all, 2, MPI_UINT64_T, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Allgather (first rows)");
+  }
+  for (int r = 0; status == CLMG_SUCCESS && r < mpi->size; ++r) {
+    if (all[2 * r] != starts[r])
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                 "rank %d: the rows of rank %d start at %llu, not at %llu where "
+                                 "those of the ranks before it end",
+                                 mpi->rank, r, (unsigned long long)all[2 * r],
+                                 (unsigned long long)starts[r]);
+    else
+      starts[r + 1] = starts[r] + all[2 * r + 1];
+  }
+  free(all);
+  if (status != CLMG_SUCCESS) {
+    free(starts);
+    return status;
+  }
+  *row_starts = starts;
+  return CLMG_SUCCESS;
+}
+
+void clmg_mpi_halo_free(clmg_mpi_halo *halo) {
+  if (!halo)
+    return;
+  free(halo->send_counts);
+  free(halo->send_displs);
+  free(halo->receive_counts);
+  free(halo->receive_displs);
+  free(halo->send_rows);
+  free(halo->buffer);
+  memset(halo, 0, sizeof *halo);
+}
+
+/* Prefix sums of counts into displs; 0 when a total passes INT_MAX. */
+static int displacements(const int *counts, int size, int *displs, size_t *total) {
+  size_t sum = 0;
+  for (int r = 0; r < size; ++r) {
+    displs[r] = (int)sum;
+    sum += (size_t)counts[r];
+    if (sum > (size_t)INT_MAX)
+      return 0;
+  }
+  *total = sum;
+  return 1;
+}
+
+clmg_status clmg_mpi_halo_create(clmg_mpi *mpi, const uint64_t *row_starts, size_t count,
+                                 const int64_t *rows, clmg_mpi_halo *halo) {
+  memset(halo, 0, sizeof *halo);
+  const int size = mpi->size;
+  const uint64_t global = row_starts[size];
+  clmg_status status = CLMG_SUCCESS;
+  halo->send_counts = calloc((size_t)size, sizeof *halo->send_counts);
+  halo->send_displs = calloc((size_t)size, sizeof *halo->send_displs);
+  halo->receive_counts = calloc((size_t)size, sizeof *halo->receive_counts);
+  halo->receive_displs = calloc((size_t)size, sizeof *halo->receive_displs);
+  if (!halo->send_counts || !halo->send_displs || !halo->receive_counts || !halo->receive_displs)
+    status = no_memory(mpi, "a halo plan");
+  /* the requests, sorted, fall into the owners' blocks in rank order */
+  int owner = 0;
+  for (size_t k = 0; status == CLMG_SUCCESS && k < count; ++k) {
+    if (rows[k] < 0 || (uint64_t)rows[k] >= global || (k > 0 && rows[k] <= rows[k - 1]))
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                 "rank %d: requested row %lld is not in 0..%llu or not after the "
+                                 "one before it",
+                                 mpi->rank, (long long)rows[k], (unsigned long long)global - 1);
+    while (status == CLMG_SUCCESS && row_starts[owner + 1] <= (uint64_t)rows[k])
+      ++owner;
+    if (status == CLMG_SUCCESS)
+      halo->receive_counts[owner]++;
+  }
+  if (status == CLMG_SUCCESS &&
+      !displacements(halo->receive_counts, size, halo->receive_displs, &halo->receives))
+    status =
+        clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                          "rank %d: %zu requested rows pass MPI's int counts", mpi->rank, count);
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS) {
+    int code =
+        MPI_Alltoall(halo->receive_counts, 1, MPI_INT, halo->send_counts, 1, MPI_INT, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Alltoall (halo sizes)");
+  }
+  if (status == CLMG_SUCCESS &&
+      !displacements(halo->send_counts, size, halo->send_displs, &halo->sends))
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                               "rank %d: the rows others request pass MPI's int counts", mpi->rank);
+  if (status == CLMG_SUCCESS) {
+    size_t most = halo->sends > halo->receives ? halo->sends : halo->receives;
+    halo->send_rows = malloc((halo->sends + 1) * sizeof *halo->send_rows);
+    halo->buffer = malloc((most + 1) * sizeof *halo->buffer);
+    if (!halo->send_rows || !halo->buffer)
+      status = no_memory(mpi, "a halo plan");
+  }
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS) {
+    int code = MPI_Alltoallv(rows, halo->receive_counts, halo->receive_displs, MPI_INT64_T,
+                             halo->send_rows, halo->send_counts, halo->send_displs, MPI_INT64_T,
+                             mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Alltoallv (requested rows)");
+  }
+  /* global ids to this rank's rows (the requester checked the ranges) */
+  const uint64_t first = row_starts[mpi->rank], mine = row_starts[mpi->rank + 1] - first;
+  for (size_t k = 0; status == CLMG_SUCCESS && k < halo->sends; ++k) {
+    halo->send_rows[k] -= (int64_t)first;
+    if (halo->send_rows[k] < 0 || (uint64_t)halo->send_rows[k] >= mine)
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_COMMUNICATION,
+                                 "rank %d: asked for a row it does not own", mpi->rank);
+  }
+  status = clmg_mpi_agree(mpi, status);
+  if (status != CLMG_SUCCESS)
+    clmg_mpi_halo_free(halo);
+  return status;
+}
+
+clmg_status clmg_mpi_halo_exchange(clmg_mpi *mpi, const clmg_mpi_halo *halo, const double *local,
+                                   double *received) {
+  for (size_t k = 0; k < halo->sends; ++k)
+    halo->buffer[k] = local[halo->send_rows[k]];
+  int code = MPI_Alltoallv(halo->buffer, halo->send_counts, halo->send_displs, MPI_DOUBLE, received,
+                           halo->receive_counts, halo->receive_displs, MPI_DOUBLE, mpi->comm);
+  return code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Alltoallv (halo)");
+}
+
+clmg_status clmg_mpi_fetch_rows(clmg_mpi *mpi, const clmg_mpi_halo *halo, const clmg_csr *local,
+                                clmg_csr *out) {
+  memset(out, 0, sizeof *out);
+  const int size = mpi->size;
+  int *send_entries = calloc((size_t)size, sizeof *send_entries);
+  int *send_at = calloc((size_t)size, sizeof *send_at);
+  int *receive_entries = calloc((size_t)size, sizeof *receive_entries);
+  int *receive_at = calloc((size_t)size, sizeof *receive_at);
+  int64_t *lengths = malloc((halo->sends + 1) * sizeof *lengths);
+  int32_t *send_col = NULL;
+  double *send_val = NULL;
+  out->rows = halo->receives;
+  out->cols = local->cols;
+  out->row_ptr = calloc(halo->receives + 1, sizeof *out->row_ptr);
+  clmg_status status = CLMG_SUCCESS;
+  if (!send_entries || !send_at || !receive_entries || !receive_at || !lengths || !out->row_ptr)
+    status = no_memory(mpi, "fetching rows");
+  size_t send_total = 0, receive_total = 0;
+  for (int r = 0; status == CLMG_SUCCESS && r < size; ++r) {
+    size_t sum = 0;
+    for (int k = halo->send_displs[r]; k < halo->send_displs[r] + halo->send_counts[r]; ++k) {
+      int64_t i = halo->send_rows[k];
+      lengths[k] = local->row_ptr[i + 1] - local->row_ptr[i];
+      sum += (size_t)lengths[k];
+    }
+    if (sum > (size_t)INT_MAX || send_total + sum > (size_t)INT_MAX)
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                                 "rank %d: the rows it sends pass MPI's int counts", mpi->rank);
+    send_entries[r] = (int)sum;
+    send_at[r] = (int)send_total;
+    send_total += sum;
+  }
+  if (status == CLMG_SUCCESS) {
+    send_col = malloc((send_total + 1) * sizeof *send_col);
+    send_val = malloc((send_total + 1) * sizeof *send_val);
+    if (!send_col || !send_val)
+      status = no_memory(mpi, "the rows it sends");
+  }
+  for (size_t k = 0, at = 0; status == CLMG_SUCCESS && k < halo->sends; ++k) {
+    int64_t i = halo->send_rows[k];
+    size_t n = (size_t)lengths[k];
+    memcpy(send_col + at, local->col + local->row_ptr[i], n * sizeof *send_col);
+    memcpy(send_val + at, local->val + local->row_ptr[i], n * sizeof *send_val);
+    at += n;
+  }
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS) {
+    int code =
+        MPI_Alltoallv(lengths, halo->send_counts, halo->send_displs, MPI_INT64_T, out->row_ptr + 1,
+                      halo->receive_counts, halo->receive_displs, MPI_INT64_T, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Alltoall(send_entries, 1, MPI_INT, receive_entries, 1, MPI_INT, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Alltoall (row lengths)");
+  }
+  for (int r = 0; status == CLMG_SUCCESS && r < size; ++r) {
+    receive_at[r] = (int)receive_total;
+    receive_total += (size_t)receive_entries[r];
+    if (receive_total > (size_t)INT_MAX)
+      status = clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                                 "rank %d: the rows it receives pass MPI's int counts", mpi->rank);
+  }
+  for (size_t k = 0; status == CLMG_SUCCESS && k < halo->receives; ++k)
+    out->row_ptr[k + 1] += out->row_ptr[k];
+  if (status == CLMG_SUCCESS && (size_t)out->row_ptr[halo->receives] != receive_total)
+    status = clmg_context_fail(mpi->context, CLMG_ERROR_COMMUNICATION,
+                               "rank %d: the fetched rows' lengths do not add up", mpi->rank);
+  if (status == CLMG_SUCCESS) {
+    out->col = malloc((receive_total + 1) * sizeof *out->col);
+    out->val = malloc((receive_total + 1) * sizeof *out->val);
+    if (!out->col || !out->val)
+      status = no_memory(mpi, "the fetched rows");
+  }
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS) {
+    int code = MPI_Alltoallv(send_col, send_entries, send_at, MPI_INT32_T, out->col,
+                             receive_entries, receive_at, MPI_INT32_T, mpi->comm);
+    if (code == MPI_SUCCESS)
+      code = MPI_Alltoallv(send_val, send_entries, send_at, MPI_DOUBLE, out->val, receive_entries,
+                           receive_at, MPI_DOUBLE, mpi->comm);
+    if (code != MPI_SUCCESS)
+      status = clmg_mpi_failed(mpi, code, "MPI_Alltoallv (fetched rows)");
+  }
+  free(send_entries);
+  free(send_at);
+  free(receive_entries);
+  free(receive_at);
+  free(lengths);
+  free(send_col);
+  free(send_val);
+  if (status != CLMG_SUCCESS)
+    clmg_csr_free(out);
+  return status;
 }

@@ -11,22 +11,22 @@
 
 /* Collective: root's whole matrix `global` (ignored elsewhere) split into
  * even row blocks, each rank's block sent to it. */
-clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
-                                    const clmg_matrix_options *options, clmg_mpi_matrix **out) {
-  if (!mpi || !out)
+clmg_status clmg_mpi_csr_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                 uint64_t *first_row, clmg_csr *out) {
+  if (!mpi || !out || !first_row)
     return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                                   "clmg_mpi_matrix_scatter: NULL output")
+                                   "clmg_mpi_csr_scatter: NULL output")
                : CLMG_ERROR_INVALID_ARGUMENT;
-  *out = NULL;
+  memset(out, 0, sizeof *out);
+  *first_row = 0;
   if (root < 0 || root >= mpi->size)
     return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                             "clmg_mpi_matrix_scatter: root %d is not a rank of %d", root,
-                             mpi->size);
+                             "clmg_mpi_csr_scatter: root %d is not a rank of %d", root, mpi->size);
   const int is_root = mpi->rank == root, size = mpi->size;
   clmg_status status = CLMG_SUCCESS;
   if (is_root && (!global || !global->row_ptr))
     status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                               "clmg_mpi_matrix_scatter: no matrix on the root");
+                               "clmg_mpi_csr_scatter: no matrix on the root");
   else if (is_root && global->rows != global->cols)
     status = clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
                                "the matrix is %zu x %zu; a distributed matrix must be square",
@@ -112,6 +112,25 @@ clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *glo
   free(entry_counts);
   free(entry_starts);
   free(lengths);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_free(&local);
+    return status;
+  }
+  *out = local;
+  *first_row = first;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mpi_matrix_scatter(clmg_mpi *mpi, int root, const clmg_csr *global,
+                                    const clmg_matrix_options *options, clmg_mpi_matrix **out) {
+  if (!mpi || !out)
+    return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                                   "clmg_mpi_matrix_scatter: NULL output")
+               : CLMG_ERROR_INVALID_ARGUMENT;
+  *out = NULL;
+  uint64_t first = 0;
+  clmg_csr local = {0};
+  clmg_status status = clmg_mpi_csr_scatter(mpi, root, global, &first, &local);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_matrix_create(mpi, first, &local, options, out);
   clmg_csr_free(&local);

@@ -569,8 +569,8 @@ static clmg_status wrap_mixed(clmg_solver *s, clmg_preconditioner *inner) {
                                           &s->preconditioner);
 }
 
-static clmg_status amg_options_of(clmg_solver *s, clmg_amg_options *amg) {
-  const clmg_options *o = s->options;
+/* amg.* (but the near-nullspace keys) as clmg_amg_options. */
+static void amg_options_from(const clmg_options *o, clmg_amg_options *amg) {
   clmg_amg_options_defaults(amg);
   int classical = clmg_options_is(o, "amg.coarsening", "classical");
   amg->coarsening = classical ? CLMG_AMG_CLASSICAL : CLMG_AMG_SMOOTHED_AGGREGATION;
@@ -591,8 +591,35 @@ static clmg_status amg_options_of(clmg_solver *s, clmg_amg_options *amg) {
   amg->min_aggregate_size = (size_t)clmg_options_integer(o, "amg.min_aggregate_size", 0);
   amg->coarse_rows = (size_t)clmg_options_integer(o, "amg.coarse_rows", 256);
   amg->max_levels = (int)clmg_options_integer(o, "amg.max_levels", 20);
+}
+
+static clmg_status amg_options_of(clmg_solver *s, clmg_amg_options *amg) {
+  amg_options_from(s->options, amg);
   amg->times = &s->amg_times;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_options_amg(const clmg_options *options, clmg_context *context,
+                             clmg_amg_options *amg, clmg_multigrid_options *multigrid) {
+  if (!context || !amg || !multigrid)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_error error = {{0}};
+  clmg_options *copy = NULL;
+  clmg_status status = clmg_options_copy(options, &copy, &error);
+  if (status != CLMG_SUCCESS)
+    return fail_error(context, status, &error);
+  amg_options_from(copy, amg);
+  clmg_multigrid_options_defaults(multigrid);
+  cycle_options(copy, multigrid);
+  int use_patch = 0;
+  status = smoother_options(context, copy, 1, multigrid, NULL, &use_patch);
+  if (status == CLMG_SUCCESS && use_patch)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "mg.smoother=%s smooths with the AMG hierarchy's host matrices, which only "
+                       "clmg_solver_create's own AMG keeps",
+                       clmg_options_get(copy, "mg.smoother"));
+  clmg_options_destroy(copy);
+  return status;
 }
 
 static clmg_status build_amg(clmg_solver *s, const clmg_csr *a, const clmg_matrix_options *matrix) {
@@ -993,7 +1020,7 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
     find_unused(s, options);
   /* the built-in ones only: a registered preconditioner is made from a
    * matrix, which a solver around an operator has not */
-  const char *allowed = multigrid ? "none,jacobi,multigrid" : "none,jacobi";
+  const char *allowed = multigrid ? "none,jacobi,multigrid,amg" : "none,jacobi";
   const char *name = clmg_options_get(s->options, "precond");
   if (status == CLMG_SUCCESS && !clmg_option_list_has(allowed, name))
     status = clmg_fail(
@@ -1016,7 +1043,9 @@ clmg_status clmg_solver_create_multigrid(clmg_context *context, const clmg_opera
   }
   if (status == CLMG_SUCCESS && strcmp(name, "jacobi") == 0)
     status = operator_jacobi(s);
-  if (status == CLMG_SUCCESS && strcmp(name, "multigrid") == 0) {
+  /* precond=amg: the caller's hierarchy is the AMG of amg.* (a distributed
+   * one, say: clmg_mpi_amg_multigrid_create), its cycle the preconditioner */
+  if (status == CLMG_SUCCESS && (strcmp(name, "multigrid") == 0 || strcmp(name, "amg") == 0)) {
     clmg_preconditioner cycle;
     const clmg_operator *fine =
         clmg_multigrid_operator(multigrid, clmg_multigrid_levels(multigrid) - 1);
