@@ -306,13 +306,27 @@ typedef enum clmg_reduce_op {
  * reducer, so that the Krylov methods and the multigrid engine run unchanged on distributed
  * operators. Every process must then make the same sequence of such calls, a process with no local
  * elements included (it contributes zeros). clmg_mpi (clmg/mpi.h) installs an MPI reducer; any
- * other transport fits the same way. */
+ * other transport fits the same way. Each reduction carries one value more than
+ * its caller's: the number of processes with a failure held back since the last one (a step that
+ * failed on one process only: that process carried on through the communication the others
+ * expect); when it is nonzero, the solve ends on every process with the failure of the lowest
+ * failing one (agree). */
 typedef struct clmg_reducer {
   void *data; /**< passed to reduce; must outlive the reducer's use */
   /** Replaces values[0..count) by their sums (or maxima) over all processes,
    * in place. A failure returns a status and, where it can, a message in
    * the context (clmg_context_fail). */
   clmg_status (*reduce)(void *data, clmg_reduce_op op, double *values, int count);
+  /** Optional (NULL: each process keeps its own message). Collective: every
+   * process passes its status (CLMG_SUCCESS where it did not fail) with its
+   * message in the context; every process returns the status of the lowest
+   * failing process, whose message becomes every process's context message
+   * (clmg_mpi_agree's "rank R: ..."). A process that failed only because
+   * another did passes CLMG_ERROR_COMMUNICATION with the message
+   * CLMG_ANOTHER_PROCESS_FAILED, and speaks only when no process has more
+   * to say. A failure inside a distributed solve reaches every process
+   * through it. */
+  clmg_status (*agree)(void *data, clmg_status status);
 } clmg_reducer;
 
 /** The message (CLMG_ERROR_COMMUNICATION) of a process that stopped a

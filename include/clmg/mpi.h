@@ -16,10 +16,24 @@
  * Collective calls: every rank of the communicator calls them in the same
  * order. When one rank fails (a bad file, an out-of-range column, out of
  * memory), every rank returns that status, and every rank's context message
- * says "rank R: " and the failing rank's message: nothing hangs. A device
- * failure inside a solve on one rank is not agreed this way (the other
- * ranks would wait for its messages); it does not occur in normal
- * operation, and a program should then call MPI_Abort. */
+ * says "rank R: " and the failing rank's message: nothing hangs.
+ *
+ * Solves agree too. A step that fails on one rank only inside a Krylov
+ * method or a multigrid cycle or solve (a kernel launch, an allocation, a
+ * caller's preconditioner, operator, smoother or coarse solver) is held
+ * back on that rank, which carries on through the communication the others
+ * expect (halo exchanges still send and receive, reductions add zeros) up
+ * to the next reduction: each reduction carries the number of ranks
+ * holding a failure as one more value, and when it is nonzero every rank
+ * ends the method with the lowest failing rank's status and "rank R: ..."
+ * message (the reducer's agree, clmg_mpi_agree). A solve that would return
+ * before another reduction (one cycle alone, a method at its iteration
+ * limit) agrees once more as it returns, and a Krylov method agrees after
+ * making its work vectors; no MPI operation is left pending, so the next
+ * solve on the communicator works. This costs one double per reduction
+ * and one reduction per solve. A caller's operator, smoother or coarse
+ * solver that communicates must make its exchanges even when its own part
+ * fails, as the library's do. */
 #ifndef CLMG_MPI_H
 #define CLMG_MPI_H
 

@@ -155,6 +155,13 @@ struct clmg_context {
   cl_kernel blas1_kernels[2][CLMG_BLAS1_KERNEL_SLOTS]; /* result slot for CLBlast dot/nrm2 */
 
   clmg_reducer reducer; /* reduce == NULL: reductions stay local */
+  /* a failure of this process's step inside a distributed solve, held back
+   * (clmg_hold) until the next reduction carries it to every process
+   * (lib/core/reduction.c); CLMG_SUCCESS: none */
+  clmg_status pending;
+  char pending_message[CLMG_MESSAGE_SIZE];
+  int failure_agreed; /* a reduction agreed on a failure: every process is returning it */
+  int solve_depth;    /* the solves entered (clmg_context_enter) and not yet left */
 
   clmg_profile *profile; /* NULL unless clmg_profile_start ran (lib/core/profile.c) */
 
@@ -309,6 +316,49 @@ clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double
  * CLMG_ANOTHER_PROCESS_FAILED (clmg_mpi_agree then prefers the real
  * failure's message). Without a reducer it returns status. */
 clmg_status clmg_context_agree_local(clmg_context *context, clmg_status status);
+
+/* Failures inside distributed solves. A step of a solve that fails on one
+ * process only (a kernel launch, an allocation, a caller's preconditioner)
+ * must not end the solve on that process alone: the others would wait for
+ * its halo messages or in its next reduction. So a distributed solve holds
+ * such a failure back (clmg_hold: the process carries on, through the
+ * communication the others expect, with whatever its vectors hold), and
+ * every reduction carries one more value, the number of held failures;
+ * when it is nonzero, every process returns the failure of the lowest
+ * failing process with its message (the reducer's agree: clmg_mpi_agree's
+ * "rank R: ..."), and the solve ends everywhere. Locally (no reducer)
+ * clmg_hold returns the failure as it is. */
+
+/* status, or CLMG_SUCCESS with the failure held back when the context is
+ * distributed (and no failure is being agreed on): for a step whose
+ * reduction follows at once (BLAS-1's), which then returns the failure. */
+clmg_status clmg_context_hold(clmg_context *context, clmg_status status);
+
+/* The same inside a solve (clmg_context_enter), whose next reduction or
+ * end agrees on it; outside one, status: call it on each step of a
+ * distributed method that the method must carry on after. */
+static inline clmg_status clmg_hold(clmg_context *context, clmg_status status) {
+  return status == CLMG_SUCCESS || !context->reducer.reduce || context->solve_depth == 0
+             ? status
+             : clmg_context_hold(context, status);
+}
+
+/* 1 when a reduction has agreed on a failure that every process is now
+ * returning: the methods pass it on unchanged, neither held nor prefixed. */
+static inline int clmg_failure_agreed(const clmg_context *context) {
+  return context->failure_agreed;
+}
+
+/* Collective when distributed: the failures held on any process are
+ * agreed on now (the solve ends; status otherwise). For a solve's end and
+ * after its allocations. */
+clmg_status clmg_context_settle(clmg_context *context, clmg_status status);
+
+/* Bracket a solve (a Krylov method, a multigrid cycle or solve): the
+ * outermost one (collective when distributed) settles the failures still
+ * held when it ends, so that none outlives the call that had it. */
+void clmg_context_enter(clmg_context *context);
+clmg_status clmg_context_leave(clmg_context *context, clmg_status status);
 
 /* Makes the context's reduction scratch hold at least `bytes`. */
 clmg_status clmg_reserve_partials(clmg_context *context, size_t bytes);

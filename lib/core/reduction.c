@@ -4,6 +4,7 @@
  * (lib/la/blas1.c) and the structured-grid norms (lib/homg/grid.c). */
 #include "core/internal.h"
 
+#include <stdio.h>
 #include <string.h>
 
 clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t n, unsigned results,
@@ -85,13 +86,85 @@ int clmg_context_is_distributed(const clmg_context *context) {
   return context && context->reducer.reduce != NULL;
 }
 
+clmg_status clmg_context_hold(clmg_context *context, clmg_status status) {
+  if (status == CLMG_SUCCESS || !context->reducer.reduce || context->failure_agreed)
+    return status;
+  if (context->pending == CLMG_SUCCESS) { /* the first failure is the one to report */
+    context->pending = status;
+    snprintf(context->pending_message, sizeof context->pending_message, "%s", context->message);
+  }
+  return CLMG_SUCCESS;
+}
+
+/* A reduction found failures held back: every process returns the lowest
+ * failing one's status and message (the reducer's agree), the others
+ * taking part as processes that stopped because another failed. */
+static clmg_status agree_on_held(clmg_context *context) {
+  clmg_status mine = context->pending;
+  context->pending = CLMG_SUCCESS;
+  if (mine != CLMG_SUCCESS)
+    clmg_fail(context, mine, "%s", context->pending_message);
+  else
+    mine = clmg_fail(context, CLMG_ERROR_COMMUNICATION, CLMG_ANOTHER_PROCESS_FAILED);
+  clmg_status agreed =
+      context->reducer.agree ? context->reducer.agree(context->reducer.data, mine) : mine;
+  context->failure_agreed = 1;
+  return agreed != CLMG_SUCCESS ? agreed : mine;
+}
+
+clmg_status clmg_context_settle(clmg_context *context, clmg_status status) {
+  if (!context->reducer.reduce)
+    return status;
+  double held = context->pending != CLMG_SUCCESS;
+  clmg_status reduced = context->reducer.reduce(context->reducer.data, CLMG_REDUCE_MAX, &held, 1);
+  if (reduced != CLMG_SUCCESS)
+    return status != CLMG_SUCCESS
+               ? status
+               : clmg_fail(context, reduced, "combining the failures held across processes failed");
+  return held > 0 ? agree_on_held(context) : status;
+}
+
+void clmg_context_enter(clmg_context *context) {
+  if (context->solve_depth++ == 0)
+    context->failure_agreed = 0;
+}
+
+clmg_status clmg_context_leave(clmg_context *context, clmg_status status) {
+  if (context->solve_depth > 0)
+    context->solve_depth--;
+  if (context->solve_depth > 0 || !context->reducer.reduce)
+    return status;
+  return clmg_context_settle(context, status);
+}
+
 clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double *values,
                                 int count) {
   if (!context->reducer.reduce || count <= 0)
     return CLMG_SUCCESS;
-  clmg_status status = context->reducer.reduce(context->reducer.data, op, values, count);
+  /* every process goes on past this point together: an agreement of
+   * before was passed over by all (an inexact coarse solve's, say) */
+  context->failure_agreed = 0;
+  /* the held failures travel as one more value (GMRES's fused products,
+   * the longest, have at most 202) */
+  enum { INLINE_VALUES = 256 };
+  double buffer[INLINE_VALUES + 1];
+  double held = context->pending != CLMG_SUCCESS;
+  clmg_status status;
+  if (count <= INLINE_VALUES) {
+    memcpy(buffer, values, (size_t)count * sizeof *values);
+    buffer[count] = held;
+    status = context->reducer.reduce(context->reducer.data, op, buffer, count + 1);
+    memcpy(values, buffer, (size_t)count * sizeof *values);
+    held = buffer[count];
+  } else { /* the same count on every process: each takes this path */
+    status = context->reducer.reduce(context->reducer.data, op, values, count);
+    if (status == CLMG_SUCCESS)
+      status = context->reducer.reduce(context->reducer.data, CLMG_REDUCE_MAX, &held, 1);
+  }
   if (status != CLMG_SUCCESS && context->message[0] == '\0')
     clmg_fail(context, status, "combining %d value%s across processes failed (%s)", count,
               count == 1 ? "" : "s", clmg_status_string(status));
-  return status;
+  if (status != CLMG_SUCCESS)
+    return status;
+  return held > 0 ? agree_on_held(context) : CLMG_SUCCESS;
 }

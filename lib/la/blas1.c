@@ -460,12 +460,14 @@ static clmg_status clblast_dot_or_nrm2(const clmg_vector *x, const clmg_vector *
 
 /* The partial sums of a reduction launch added up, then combined across
  * processes when the context is distributed (clmg_context_set_reducer). */
+static clmg_status held_sums(clmg_context *context, clmg_status status, double *sums, int count);
+
 static clmg_status finish_sums(clmg_kernel_args *args, clmg_dtype type, const clmg_reduction *r,
                                double *sums) {
   clmg_status status = clmg_reduction_finish(args, type, r, sums);
   return status == CLMG_SUCCESS
              ? clmg_context_reduce(args->context, CLMG_REDUCE_SUM, sums, (int)r->results)
-             : status;
+             : held_sums(args->context, status, sums, (int)r->results);
 }
 
 /* The sums of an operation on empty local parts: zeros, combined with the
@@ -474,6 +476,14 @@ static clmg_status empty_sums(clmg_context *context, double *sums, int count) {
   for (int k = 0; k < count; ++k)
     sums[k] = 0;
   return clmg_context_reduce(context, CLMG_REDUCE_SUM, sums, count);
+}
+
+/* A local part that failed: locally the failure; distributed, it is held
+ * back (clmg_hold) and the process adds zeros to the others' sums, so that
+ * none waits for it, and the reduction ends the solve on every process. */
+static clmg_status held_sums(clmg_context *context, clmg_status status, double *sums, int count) {
+  status = clmg_context_hold(context, status);
+  return status == CLMG_SUCCESS ? empty_sums(context, sums, count) : status;
 }
 
 clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result) {
@@ -500,7 +510,8 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
     clmg_arg_vector(&args, y);
     return finish_sums(&args, x->type, &r, result);
   }
-  return status == CLMG_SUCCESS ? clmg_context_reduce(context, CLMG_REDUCE_SUM, result, 1) : status;
+  return status == CLMG_SUCCESS ? clmg_context_reduce(context, CLMG_REDUCE_SUM, result, 1)
+                                : held_sums(context, status, result, 1);
 }
 
 /* ||x|| from its sum of squares, or, when that sum lost its range, again
@@ -529,13 +540,17 @@ static clmg_status finish_nrm2(const clmg_vector *x, double sum_of_squares, doub
     status = clmg_reduction_begin(context, x->type, x->length, 2, &r);
     if (status == CLMG_SUCCESS)
       status = blas1_kernel(context, x->type, K_SCALED_SUMSQ_PARTIALS, &args);
-    if (status != CLMG_SUCCESS)
-      return status;
-    clmg_arg_ulong(&args, x->length);
-    clmg_arg_vector(&args, x);
-    status = clmg_reduction_run(&args, x->type, &r);
-    if (status != CLMG_SUCCESS)
-      return status;
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, x->length);
+      clmg_arg_vector(&args, x);
+      status = clmg_reduction_run(&args, x->type, &r);
+    }
+    if (status != CLMG_SUCCESS) { /* held back: no partials; zeros go to the others */
+      r.groups = 0;
+      status = clmg_context_hold(context, status);
+      if (status != CLMG_SUCCESS)
+        return status;
+    }
   }
   double largest = 0;
   for (size_t g = 0; g < r.groups; ++g)
@@ -580,14 +595,14 @@ clmg_status clmg_nrm2(const clmg_vector *x, double *result) {
     status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
     if (status == CLMG_SUCCESS)
       status = blas1_kernel(context, x->type, K_SUMSQ_PARTIALS, &args);
-    if (status != CLMG_SUCCESS)
-      return status;
-    clmg_arg_ulong(&args, x->length);
-    clmg_arg_vector(&args, x);
-    status = clmg_reduction_finish(&args, x->type, &r, &sum);
+    if (status == CLMG_SUCCESS) {
+      clmg_arg_ulong(&args, x->length);
+      clmg_arg_vector(&args, x);
+      status = clmg_reduction_finish(&args, x->type, &r, &sum);
+    }
   }
-  if (status == CLMG_SUCCESS)
-    status = clmg_context_reduce(context, CLMG_REDUCE_SUM, &sum, 1);
+  status = status == CLMG_SUCCESS ? clmg_context_reduce(context, CLMG_REDUCE_SUM, &sum, 1)
+                                  : held_sums(context, status, &sum, 1);
   if (status != CLMG_SUCCESS)
     return status;
   return finish_nrm2(x, sum, result);
@@ -613,7 +628,7 @@ clmg_status clmg_dot2(const clmg_vector *x, const clmg_vector *y, double *xy, do
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(x->context, x->type, K_DOT2_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
-    return status;
+    return held_sums(x->context, status, sums, 2);
   clmg_arg_ulong(&args, x->length);
   clmg_arg_vector(&args, x);
   clmg_arg_vector(&args, y);
@@ -642,7 +657,7 @@ clmg_status clmg_axpy_nrm2(double alpha, const clmg_vector *x, clmg_vector *y, d
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(x->context, x->type, K_AXPY_SUMSQ_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
-    return status;
+    return held_sums(x->context, status, &sum, 1);
   clmg_arg_ulong(&args, x->length);
   clmg_arg_real(&args, x->type, alpha);
   clmg_arg_vector(&args, x);
@@ -670,7 +685,7 @@ clmg_status clmg_cg_update(double alpha, const clmg_vector *p, const clmg_vector
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(p->context, p->type, K_CG_UPDATE_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
-    return status;
+    return held_sums(p->context, status, rr, 1);
   clmg_arg_ulong(&args, p->length);
   clmg_arg_real(&args, p->type, alpha);
   clmg_arg_vector(&args, p);
@@ -702,7 +717,7 @@ clmg_status clmg_dot3(const clmg_vector *r, const clmg_vector *u, const clmg_vec
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(r->context, r->type, K_DOT3_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
-    return status;
+    return held_sums(r->context, status, sums, 3);
   clmg_arg_ulong(&args, r->length);
   clmg_arg_vector(&args, r);
   clmg_arg_vector(&args, u);
@@ -871,7 +886,7 @@ clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const
   if (status == CLMG_SUCCESS)
     status = blas1_kernel(w->context, w->type, K_MULTI_DOT_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
-    return status;
+    return held_sums(w->context, status, results, k + 1);
   cl_uint count = (cl_uint)k;
   clmg_arg_ulong(&args, w->length);
   clmg_arg_raw(&args, sizeof count, &count);

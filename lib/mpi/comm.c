@@ -31,12 +31,16 @@ static clmg_status mpi_reduce(void *data, clmg_reduce_op op, double *values, int
   return code == MPI_SUCCESS ? CLMG_SUCCESS : clmg_mpi_failed(mpi, code, "MPI_Allreduce");
 }
 
+static clmg_status mpi_agree(void *data, clmg_status status) {
+  return clmg_mpi_agree(data, status);
+}
+
 void clmg_mpi_local_begin(clmg_mpi *mpi) {
   clmg_context_set_reducer(mpi->context, NULL);
 }
 
 void clmg_mpi_local_end(clmg_mpi *mpi) {
-  clmg_reducer reducer = {mpi, mpi_reduce};
+  clmg_reducer reducer = {mpi, mpi_reduce, mpi_agree};
   clmg_context_set_reducer(mpi->context, &reducer);
 }
 
@@ -87,7 +91,7 @@ clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out
                                                  : "another rank has no command queue for the "
                                                    "halos");
   }
-  clmg_reducer reducer = {mpi, mpi_reduce};
+  clmg_reducer reducer = {mpi, mpi_reduce, mpi_agree};
   clmg_context_set_reducer(context, &reducer);
   *out = mpi;
   return CLMG_SUCCESS;

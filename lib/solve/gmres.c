@@ -111,20 +111,24 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
     status = basis_vector(w->z, n, j, &zj);
   if (status == CLMG_SUCCESS)
     status = basis_vector(w->v, n, j + 1, &next);
+  /* distributed, a step that fails here is held back (clmg_hold) until
+   * the multi-dot's reduction, which ends the solve on every process */
+  clmg_context *context = run->context;
   if (status == CLMG_SUCCESS && w->z) {
     status = m->apply(m->data, vj, zj);
     if (status != CLMG_SUCCESS)
-      status = krylov_failed_at(run, status, m->name ? m->name : "preconditioner", j);
+      status = clmg_hold(context,
+                         krylov_failed_at(run, status, m->name ? m->name : "preconditioner", j));
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_operator_apply(a, 1.0, w->z ? zj : vj, 0.0, next);
+    status = clmg_hold(context, clmg_operator_apply(a, 1.0, w->z ? zj : vj, 0.0, next));
   double ww = 0;
   for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
     status = clmg_multi_dot(w->v, n, j + 1, next, w->dots);
     if (status == CLMG_SUCCESS)
-      status = upload_coefficients(w, w->dots, j + 1, 0, pass);
+      status = clmg_hold(context, upload_coefficients(w, w->dots, j + 1, 0, pass));
     if (status == CLMG_SUCCESS)
-      status = clmg_multi_axpy(w->v, n, j + 1, w->coefficients, next);
+      status = clmg_hold(context, clmg_multi_axpy(w->v, n, j + 1, w->coefficients, next));
     double projected = 0;
     for (int i = 0; i <= j; ++i) {
       column[i] = pass == 0 ? w->dots[i] : column[i] + w->dots[i];
@@ -135,7 +139,7 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
   *h_next = sqrt(fmax(ww, 0.0));
   column[j + 1] = *h_next;
   if (status == CLMG_SUCCESS && *h_next > 0)
-    status = clmg_scal(1.0 / *h_next, next);
+    status = clmg_hold(context, clmg_scal(1.0 / *h_next, next));
   clmg_vector_destroy(vj);
   clmg_vector_destroy(zj);
   clmg_vector_destroy(next);
@@ -175,7 +179,7 @@ static clmg_status update_solution(gmres_work *w, size_t n, int k, int mcap, clm
                                 : status;
 }
 
-clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result) {
   krylov_run run;
@@ -198,11 +202,13 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
   if (run.b_norm == 0) { /* A x = 0: x = 0 exactly */
     int stop;
     result->converged = 1;
-    status = clmg_vector_fill(x, 0.0);
+    status = clmg_hold(run.context, clmg_vector_fill(x, 0.0));
     return status == CLMG_SUCCESS ? krylov_record(&run, 0, 0.0, &stop) : status;
   }
   gmres_work w;
   status = gmres_work_make(&run, a, mcap, preconditioner != NULL, &w);
+  /* a process without its work space goes no further: agreed first */
+  status = clmg_context_settle(run.context, clmg_hold(run.context, status));
   double beta = 0;
   if (status == CLMG_SUCCESS)
     status = krylov_true_residual(&run, a, b, x, w.r, &beta);
@@ -234,7 +240,7 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
     clmg_vector *v0 = NULL;
     status = basis_vector(w.v, a->rows, 0, &v0);
     if (status == CLMG_SUCCESS)
-      status = clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, v0);
+      status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, v0));
     clmg_vector_destroy(v0);
     memset(w.g, 0, (size_t)(mcap + 1) * sizeof *w.g);
     w.g[0] = beta;
@@ -256,7 +262,7 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
         break;
     }
     if (status == CLMG_SUCCESS && k > 0)
-      status = update_solution(&w, a->rows, k, mcap, x);
+      status = clmg_hold(run.context, update_solution(&w, a->rows, k, mcap, x));
     if (status == CLMG_SUCCESS)
       status = krylov_true_residual(&run, a, b, x, w.r, &beta);
     if (status == CLMG_SUCCESS) { /* report the residual of x, not the estimate */
@@ -270,4 +276,14 @@ clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_
   }
   gmres_work_free(&w);
   return status;
+}
+
+clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                             const clmg_preconditioner *preconditioner,
+                             const clmg_krylov_options *options, clmg_krylov_result *result) {
+  clmg_context *context = a ? a->context : clmg_vector_context(b);
+  if (!context)
+    return gmres_run(a, b, x, preconditioner, options, result);
+  clmg_context_enter(context);
+  return clmg_context_leave(context, gmres_run(a, b, x, preconditioner, options, result));
 }

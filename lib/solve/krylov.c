@@ -164,6 +164,8 @@ typedef struct cg_state {
 /* Prefixes the message a failed call left in the context with where in the
  * solve it failed, so "spmv: ..." reads "cg iteration 7: spmv: ...". */
 static clmg_status failed_at(cg_state *s, clmg_status status, const char *step, int iteration) {
+  if (clmg_failure_agreed(s->context)) /* every process's: "rank R: ..." as it is */
+    return status;
   char inner[CLMG_MESSAGE_SIZE];
   snprintf(inner, sizeof inner, "%s", clmg_context_message(s->context));
   const char *separator = inner[0] ? ": " : ""; /* a user's preconditioner may leave none */
@@ -239,14 +241,15 @@ static clmg_status cg_begin(const clmg_operator *a, const clmg_vector *b, const 
       status = clmg_vector_fill(s->s, 0.0);
     if (!preconditioner)
       s->u = s->r;
-    return status == CLMG_SUCCESS ? status : failed_at(s, status, "work vectors", 0);
+    return status == CLMG_SUCCESS ? status
+                                  : clmg_hold(context, failed_at(s, status, "work vectors", 0));
   }
   clmg_vector **work[] = {&s->r, &s->w, &s->p, &s->s, &s->u};
   int count = preconditioner ? 5 : 4;
   for (int i = 0; i < count; ++i) {
     clmg_status status = clmg_vector_create(context, type, n, work[i]);
-    if (status != CLMG_SUCCESS)
-      return failed_at(s, status, "work vectors", 0);
+    if (status != CLMG_SUCCESS) /* agreed on before the solve (cg_solve_unscaled) */
+      return clmg_hold(context, failed_at(s, status, "work vectors", 0));
   }
   if (!preconditioner)
     s->u = s->r;
@@ -269,13 +272,17 @@ static clmg_status precondition_and_multiply(const clmg_operator *a, cg_state *s
   clmg_status status = CLMG_SUCCESS;
   if (s->preconditioner) {
     status = s->preconditioner->apply(s->preconditioner->data, s->r, s->u);
+    if (status != CLMG_SUCCESS) /* distributed, held: A u still exchanges its halo */
+      status = clmg_hold(
+          s->context,
+          failed_at(s, status, s->preconditioner->name ? s->preconditioner->name : "preconditioner",
+                    iteration));
     if (status != CLMG_SUCCESS)
-      return failed_at(s, status,
-                       s->preconditioner->name ? s->preconditioner->name : "preconditioner",
-                       iteration);
+      return status;
   }
   status = clmg_operator_apply(a, 1.0, s->u, 0.0, s->w);
-  return status == CLMG_SUCCESS ? status : failed_at(s, status, "w = A u", iteration);
+  return status == CLMG_SUCCESS ? status
+                                : clmg_hold(s->context, failed_at(s, status, "w = A u", iteration));
 }
 
 static clmg_status not_spd_preconditioner(cg_state *s, int iteration, double rz) {
@@ -301,16 +308,18 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
   if (b_norm == 0) {
     /* A x = 0 has the solution x = 0 for nonsingular A, exactly. */
     result->converged = 1;
-    status = clmg_vector_fill(x, 0.0);
+    status = clmg_hold(s->context, clmg_vector_fill(x, 0.0));
     if (status == CLMG_SUCCESS)
-      status = record_history(s, 0.0);
+      status = clmg_hold(s->context, record_history(s, 0.0));
     if (status == CLMG_SUCCESS && options->monitor)
       options->monitor(options->monitor_data, 0, 0.0);
     return status;
   }
   status = clmg_operator_defect(a, b, x, s->r);
   if (status != CLMG_SUCCESS)
-    return failed_at(s, status, "r = b - A x", 0);
+    status = clmg_hold(s->context, failed_at(s, status, "r = b - A x", 0));
+  if (status != CLMG_SUCCESS)
+    return status;
   status = precondition_and_multiply(a, s, 0);
   if (status != CLMG_SUCCESS)
     return status;
@@ -338,7 +347,7 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
     int restart = 0;
     if (r_norm <= threshold) {
       /* The recurrence says converged; only the residual of x counts. */
-      status = clmg_operator_defect(a, b, x, s->r);
+      status = clmg_hold(s->context, clmg_operator_defect(a, b, x, s->r));
       if (status == CLMG_SUCCESS)
         status = clmg_nrm2(s->r, &r_norm);
       if (status != CLMG_SUCCESS)
@@ -350,7 +359,7 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
     result->relative_residual = r_norm / b_norm;
     int stop = 0;
     if (!restarted) {
-      status = record_history(s, result->relative_residual);
+      status = clmg_hold(s->context, record_history(s, result->relative_residual));
       if (status != CLMG_SUCCESS)
         return status;
       if (options->monitor)
@@ -370,9 +379,9 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
                          options->relative_tolerance, result->relative_residual, iteration,
                          clmg_dtype_name(a->precision));
       /* restart from x: r is b - A x; p = s = 0, u = M^-1 r, w = A u */
-      status = clmg_vector_fill(s->p, 0.0);
+      status = clmg_hold(s->context, clmg_vector_fill(s->p, 0.0));
       if (status == CLMG_SUCCESS)
-        status = clmg_vector_fill(s->s, 0.0);
+        status = clmg_hold(s->context, clmg_vector_fill(s->s, 0.0));
       if (status == CLMG_SUCCESS)
         status = precondition_and_multiply(a, s, iteration);
       if (status != CLMG_SUCCESS)
@@ -406,7 +415,9 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
     double alpha = gamma / p_ap;
     status = clmg_cg_step(alpha, beta, s->u, s->w, s->p, s->s, x, s->r);
     if (status != CLMG_SUCCESS)
-      return failed_at(s, status, "p, s, x, r update", iteration + 1);
+      status = clmg_hold(s->context, failed_at(s, status, "p, s, x, r update", iteration + 1));
+    if (status != CLMG_SUCCESS)
+      return status;
     status = precondition_and_multiply(a, s, iteration + 1);
     if (status != CLMG_SUCCESS)
       return status;
@@ -450,13 +461,17 @@ static clmg_status cg_solve_unscaled(const clmg_operator *a, const clmg_vector *
     state.p = workspace->p;
     state.s = workspace->s;
   }
+  clmg_context_enter(context);
   clmg_status status = cg_begin(a, b, x, preconditioner, options, &state);
+  /* a process without its work vectors goes no further: agreed first */
+  if (!state.borrowed)
+    status = clmg_context_settle(context, status);
   if (status == CLMG_SUCCESS)
     status = cg_run(a, b, x, options, &state);
   cg_end(&state);
   if (result == &unused)
     clmg_krylov_result_free(&unused);
-  return status;
+  return clmg_context_leave(context, status);
 }
 
 static clmg_status cg_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,

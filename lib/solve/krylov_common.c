@@ -69,6 +69,7 @@ clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *st
     } else {
       clmg_status status = clmg_history_append(run->context, result, &run->history_capacity,
                                                result->relative_residual);
+      status = clmg_hold(run->context, status); /* distributed: the next reduction ends it */
       if (status != CLMG_SUCCESS)
         return status;
     }
@@ -80,7 +81,7 @@ clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *st
 
 clmg_status krylov_true_residual(krylov_run *run, const clmg_operator *a, const clmg_vector *b,
                                  const clmg_vector *x, clmg_vector *r, double *r_norm) {
-  clmg_status status = clmg_operator_defect(a, b, x, r);
+  clmg_status status = clmg_hold(run->context, clmg_operator_defect(a, b, x, r));
   if (status == CLMG_SUCCESS)
     status = clmg_nrm2(r, r_norm);
   if (status == CLMG_SUCCESS && !isfinite(*r_norm))
@@ -92,6 +93,8 @@ clmg_status krylov_true_residual(krylov_run *run, const clmg_operator *a, const 
 }
 
 clmg_status krylov_failed_at(krylov_run *run, clmg_status status, const char *step, int iteration) {
+  if (clmg_failure_agreed(run->context)) /* every process's: "rank R: ..." as it is */
+    return status;
   char inner[CLMG_MESSAGE_SIZE];
   snprintf(inner, sizeof inner, "%s", clmg_context_message(run->context));
   return clmg_fail(run->context, status, "%s iteration %d: %s%s%s", run->method, iteration, step,

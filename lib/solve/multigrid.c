@@ -724,7 +724,7 @@ static clmg_status smooth_and_defect(clmg_multigrid *mg, int l, mg_level *lv, co
   int steps = level_steps(mg, l, mg->options.pre_smoothing);
   if (steps > 0 && lv->smoother.apply_defect)
     return lv->smoother.apply_defect(lv->smoother.data, &lv->a, b, x, steps, zero_guess, lv->work);
-  clmg_status status = smooth(lv, b, x, steps, zero_guess);
+  clmg_status status = clmg_hold(mg->context, smooth(lv, b, x, steps, zero_guess));
   return status == CLMG_SUCCESS ? clmg_operator_defect(&lv->a, b, x, lv->work) : status;
 }
 
@@ -748,6 +748,9 @@ static clmg_status smooth_and_restrict(clmg_multigrid *mg, int l, const clmg_vec
     status = smooth(lv, b, x, steps, zero_guess);
   else /* the defect below, fused with the smoothing where the smoother can */
     status = smooth_and_defect(mg, l, lv, b, x, zero_guess);
+  /* distributed (no fused levels there), a failed step is held back
+   * (clmg_hold): the restriction still exchanges its halo */
+  status = clmg_hold(mg->context, status);
   if (status != CLMG_SUCCESS)
     return status;
   if (restricts)
@@ -768,7 +771,8 @@ static clmg_status prolong_and_smooth(clmg_multigrid *mg, int l, const clmg_vect
   const int steps = level_steps(mg, l, mg->options.post_smoothing);
   if (!clmg_fused_level_smooths(f)) {
     /* smoothed is x, or NULL for x = 0 */
-    clmg_status status = clmg_operator_apply(&lv->p, 1.0, coarse->x, smoothed ? 1.0 : 0.0, x);
+    clmg_status status = clmg_hold(
+        mg->context, clmg_operator_apply(&lv->p, 1.0, coarse->x, smoothed ? 1.0 : 0.0, x));
     return status == CLMG_SUCCESS ? smooth(lv, b, x, steps, 0) : status;
   }
   clmg_vector *target =
@@ -788,11 +792,15 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
                          clmg_vector *x, int zero_guess) {
   if (mg->tail && l <= clmg_coarse_tail_top(mg->tail))
     return clmg_coarse_tail_cycle(mg->tail, l, type, b, x, zero_guess);
+  /* Distributed, each step's failure on this process is held back
+   * (clmg_hold): the cycle goes on through every halo exchange the others
+   * make, and the next reduction (the method's) ends the solve everywhere. */
   if (l == 0)
-    return mg->coarse.solve(mg->coarse.data, &mg->levels[0].a, b, x);
+    return clmg_hold(mg->context, mg->coarse.solve(mg->coarse.data, &mg->levels[0].a, b, x));
   mg_level *coarse = &mg->levels[l - 1];
   clmg_vector *smoothed = x;
-  clmg_status status = smooth_and_restrict(mg, l, b, x, zero_guess, &smoothed);
+  clmg_status status =
+      clmg_hold(mg->context, smooth_and_restrict(mg, l, b, x, zero_guess, &smoothed));
   if (status == CLMG_SUCCESS) {
     switch (type) {
     case CLMG_CYCLE_V:
@@ -810,7 +818,8 @@ static clmg_status cycle(clmg_multigrid *mg, int l, clmg_cycle_type type, const 
       break;
     }
   }
-  return status == CLMG_SUCCESS ? prolong_and_smooth(mg, l, b, x, smoothed) : status;
+  return status == CLMG_SUCCESS ? clmg_hold(mg->context, prolong_and_smooth(mg, l, b, x, smoothed))
+                                : status;
 }
 
 static clmg_status check_finest_vector(clmg_multigrid *mg, const clmg_vector *v, const char *what,
@@ -839,7 +848,7 @@ static clmg_status run_cycle(clmg_multigrid *mg, const clmg_vector *b, clmg_vect
   if (status != CLMG_SUCCESS)
     return status;
   status = cycle(mg, mg->num_levels - 1, mg->options.cycle, b, x, zero_guess);
-  if (status != CLMG_SUCCESS) {
+  if (status != CLMG_SUCCESS && !clmg_failure_agreed(mg->context)) {
     char inner[CLMG_MESSAGE_SIZE];
     snprintf(inner, sizeof inner, "%s", clmg_context_message(mg->context));
     return clmg_fail(mg->context, status, "%s: %s", caller, inner);
@@ -851,13 +860,23 @@ clmg_status clmg_multigrid_cycle(clmg_multigrid *mg, const clmg_vector *b, clmg_
   if (!mg)
     return CLMG_ERROR_INVALID_ARGUMENT;
   clmg_clear_message(mg->context);
-  return run_cycle(mg, b, x, 0, "multigrid cycle");
+  clmg_context_enter(mg->context);
+  return clmg_context_leave(mg->context, run_cycle(mg, b, x, 0, "multigrid cycle"));
 }
+
+static clmg_status cycle_level(clmg_multigrid *mg, int level, const clmg_vector *b, clmg_vector *x,
+                               int x_is_zero);
 
 clmg_status clmg_multigrid_cycle_level(clmg_multigrid *mg, int level, const clmg_vector *b,
                                        clmg_vector *x, int x_is_zero) {
   if (!mg)
     return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context_enter(mg->context);
+  return clmg_context_leave(mg->context, cycle_level(mg, level, b, x, x_is_zero));
+}
+
+static clmg_status cycle_level(clmg_multigrid *mg, int level, const clmg_vector *b, clmg_vector *x,
+                               int x_is_zero) {
   clmg_clear_message(mg->context);
   if (level < 0 || level >= mg->num_levels)
     return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
@@ -877,7 +896,7 @@ clmg_status clmg_multigrid_cycle_level(clmg_multigrid *mg, int level, const clmg
     return clmg_fail(mg->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "multigrid cycle: b and x are the same vector");
   clmg_status status = cycle(mg, level, mg->options.cycle, b, x, x_is_zero);
-  if (status != CLMG_SUCCESS) {
+  if (status != CLMG_SUCCESS && !clmg_failure_agreed(mg->context)) {
     char inner[CLMG_MESSAGE_SIZE];
     snprintf(inner, sizeof inner, "%s", clmg_context_message(mg->context));
     return clmg_fail(mg->context, status, "multigrid cycle on level %d: %s", level, inner);
@@ -885,10 +904,21 @@ clmg_status clmg_multigrid_cycle_level(clmg_multigrid *mg, int level, const clmg
   return CLMG_SUCCESS;
 }
 
+static clmg_status multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_vector *x,
+                                   const clmg_krylov_options *options, clmg_krylov_result *result);
+
 clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_vector *x,
                                  const clmg_krylov_options *options, clmg_krylov_result *result) {
   if (!mg || !result)
     return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context_enter(mg->context);
+  return clmg_context_leave(mg->context, multigrid_solve(mg, b, x, options, result));
+}
+
+/* Distributed, a step that fails on one process is held back (clmg_hold)
+ * until the residual's norm, whose reduction ends the solve everywhere. */
+static clmg_status multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_vector *x,
+                                   const clmg_krylov_options *options, clmg_krylov_result *result) {
   memset(result, 0, sizeof *result);
   clmg_context *context = mg->context;
   clmg_clear_message(context);
@@ -905,7 +935,7 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
   if (status == CLMG_SUCCESS)
     status = clmg_nrm2(b, &b_norm);
   if (status == CLMG_SUCCESS)
-    status = clmg_operator_defect(&finest->a, b, x, mg->residual);
+    status = clmg_hold(context, clmg_operator_defect(&finest->a, b, x, mg->residual));
   if (status == CLMG_SUCCESS)
     status = clmg_nrm2(mg->residual, &r_norm);
   if (status != CLMG_SUCCESS)
@@ -917,15 +947,16 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
   result->final_residual = r_norm;
   result->relative_residual = reference > 0 ? r_norm / reference : 0;
   if (o->keep_history)
-    status = clmg_history_append(context, result, &history_capacity, result->relative_residual);
+    status = clmg_hold(context, clmg_history_append(context, result, &history_capacity,
+                                                    result->relative_residual));
   /* the residuals of the last STALL_WINDOW cycles, for the stagnation test */
   enum { STALL_WINDOW = 5 };
   double recent[STALL_WINDOW] = {0};
   recent[0] = r_norm;
   while (status == CLMG_SUCCESS && r_norm > target && result->iterations < o->max_iterations) {
-    status = run_cycle(mg, b, x, 0, "multigrid solve");
+    status = clmg_hold(context, run_cycle(mg, b, x, 0, "multigrid solve"));
     if (status == CLMG_SUCCESS)
-      status = clmg_operator_defect(&finest->a, b, x, mg->residual);
+      status = clmg_hold(context, clmg_operator_defect(&finest->a, b, x, mg->residual));
     if (status == CLMG_SUCCESS)
       status = clmg_nrm2(mg->residual, &r_norm);
     if (status != CLMG_SUCCESS)
@@ -958,7 +989,8 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
     }
     recent[result->iterations % STALL_WINDOW] = r_norm;
     if (o->keep_history)
-      status = clmg_history_append(context, result, &history_capacity, result->relative_residual);
+      status = clmg_hold(context, clmg_history_append(context, result, &history_capacity,
+                                                      result->relative_residual));
     if (status == CLMG_SUCCESS && o->monitor &&
         o->monitor(o->monitor_data, result->iterations, result->relative_residual))
       break;
@@ -978,7 +1010,8 @@ clmg_status clmg_multigrid_solve(clmg_multigrid *mg, const clmg_vector *b, clmg_
 
 static clmg_status multigrid_apply(void *data, const clmg_vector *r, clmg_vector *z) {
   clmg_multigrid *mg = data;
-  return run_cycle(mg, r, z, 1, "multigrid preconditioner");
+  clmg_context_enter(mg->context); /* agreed as it returns when applied alone */
+  return clmg_context_leave(mg->context, run_cycle(mg, r, z, 1, "multigrid preconditioner"));
 }
 
 /* The A-energy x.(A x) of x (work: a vector of the level). */

@@ -53,7 +53,7 @@ clmg_status clmg_operator_defect(const clmg_operator *op, const clmg_vector *b,
     return CLMG_ERROR_INVALID_ARGUMENT;
   if (op->defect)
     return op->defect(op->data, b, x, r);
-  clmg_status status = clmg_copy(b, r);
+  clmg_status status = clmg_hold(op->context, clmg_copy(b, r));
   return status == CLMG_SUCCESS ? op->apply(op->data, -1.0, x, 1.0, r) : status;
 }
 
@@ -96,8 +96,8 @@ clmg_status clmg_operator_weighted_step_from_zero(const clmg_operator *op, const
   }
   /* y = w .* b in work; then x_new = y + w .* (b - A y) */
   clmg_status status = need_work(op, work, "weighted step from zero");
-  if (status == CLMG_SUCCESS)
-    status = clmg_pointwise_multiply(w, b, work);
+  if (status == CLMG_SUCCESS) /* distributed, held back: the defect still exchanges its halo */
+    status = clmg_hold(op->context, clmg_pointwise_multiply(w, b, work));
   if (status == CLMG_SUCCESS && op->weighted_step)
     return op->weighted_step(op->data, w, b, work, x_new);
   if (status == CLMG_SUCCESS)

@@ -72,14 +72,16 @@ static clmg_status krylov_coarse_solve(void *data, const clmg_operator *a, const
   options.max_iterations = s->max_iterations;
   clmg_krylov_result result = {0};
   const clmg_preconditioner *m = s->inverse_diagonal ? &s->jacobi : NULL;
-  clmg_status status = clmg_vector_fill(x, 0.0);
+  /* distributed, a failure held back (clmg_hold): the solve's first
+   * reduction ends it on every process */
+  clmg_status status = clmg_hold(s->context, clmg_vector_fill(x, 0.0));
   if (status == CLMG_SUCCESS)
     status = s->method == CLMG_KRYLOV_CG
                  ? clmg_cg_in_workspace(a, b, x, m, &options, &result, &s->workspace)
                  : clmg_krylov_solve(s->method, a, b, x, m, &options, &result);
   clmg_krylov_result_free(&result);
   /* an inexact coarse solve still corrects: running out of iterations is not fatal */
-  if (status == CLMG_ERROR_NOT_CONVERGED) {
+  if (status == CLMG_ERROR_NOT_CONVERGED && !clmg_failure_agreed(s->context)) {
     clmg_clear_message(s->context);
     status = CLMG_SUCCESS;
   }

@@ -87,22 +87,27 @@ static clmg_status chebyshev_apply(void *data, const clmg_operator *a, const clm
   double rho = 0, alpha = 0, beta = 0;
   chebyshev_coefficient(&c, 0, &rho, &alpha, &beta);
   clmg_status status;
+  /* distributed, a failed step is held back (clmg_hold): the later steps
+   * still exchange their halos */
+  clmg_context *context = s->context;
   if (x_is_zero) { /* d = W b / theta; x = d */
-    status = clmg_pointwise_multiply(s->w, b, s->d);
+    status = clmg_hold(context, clmg_pointwise_multiply(s->w, b, s->d));
     if (status == CLMG_SUCCESS)
-      status = clmg_scal(alpha, s->d);
+      status = clmg_hold(context, clmg_scal(alpha, s->d));
     if (status == CLMG_SUCCESS)
-      status = clmg_copy(s->d, x);
+      status = clmg_hold(context, clmg_copy(s->d, x));
   } else {
-    status = clmg_operator_scaled_defect(a, alpha, s->w, b, x, 0.0, s->d, s->work);
+    status =
+        clmg_hold(context, clmg_operator_scaled_defect(a, alpha, s->w, b, x, 0.0, s->d, s->work));
     if (status == CLMG_SUCCESS)
-      status = clmg_axpy(1.0, s->d, x);
+      status = clmg_hold(context, clmg_axpy(1.0, s->d, x));
   }
   for (int k = 1; k < steps && status == CLMG_SUCCESS; ++k) {
     chebyshev_coefficient(&c, k, &rho, &alpha, &beta);
-    status = clmg_operator_scaled_defect(a, alpha, s->w, b, x, beta, s->d, s->work);
+    status =
+        clmg_hold(context, clmg_operator_scaled_defect(a, alpha, s->w, b, x, beta, s->d, s->work));
     if (status == CLMG_SUCCESS)
-      status = clmg_axpy(1.0, s->d, x);
+      status = clmg_hold(context, clmg_axpy(1.0, s->d, x));
   }
   return status;
 }

@@ -215,17 +215,20 @@ static clmg_status diagonal_apply(void *data, const clmg_operator *a, const clmg
       else if (status == CLMG_ERROR_UNSUPPORTED) { /* the two sweeps apart, below */
         clmg_clear_message(s->context);
         status = CLMG_SUCCESS;
+      } else { /* distributed, held back (clmg_hold): the sweeps still exchange halos */
+        status = clmg_hold(s->context, status);
+        k = 2;
       }
     }
     if (k == 0 && status == CLMG_SUCCESS) {
       current = (steps - 1) % 2 == 1 ? s->next : x;
-      status = clmg_pointwise_multiply(s->w, b, current);
+      status = clmg_hold(s->context, clmg_pointwise_multiply(s->w, b, current));
       k = 1;
     }
     next = current == x ? s->next : x;
   }
   for (; k < steps && status == CLMG_SUCCESS; ++k) {
-    status = clmg_operator_weighted_step(a, s->w, b, current, next, s->work);
+    status = clmg_hold(s->context, clmg_operator_weighted_step(a, s->w, b, current, next, s->work));
     clmg_vector *t = current;
     current = next;
     next = t;
