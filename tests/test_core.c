@@ -245,6 +245,22 @@ static clmg_context *open_device(const char *device) {
 
 /* ---- status, version ---- */
 
+/* A process filling its rows from its first row gets the entries the whole
+ * sequence has there: the start vectors do not depend on the split. */
+static void test_pseudo_random_split(void **state) {
+  (void)state;
+  double whole[1000], part[1000];
+  clmg_fill_pseudo_random(whole, 1000, 42, 0, -1.0, 1.0);
+  for (size_t first = 0; first < 1000; first += 97) {
+    clmg_fill_pseudo_random(part, 1000 - first, 42, first, -1.0, 1.0);
+    for (size_t i = 0; first + i < 1000; i++)
+      assert_true(part[i] == whole[first + i]);
+  }
+  for (size_t i = 0; i < 1000; i++)
+    assert_true(whole[i] >= -1.0 && whole[i] < 1.0);
+  assert_true(whole[0] != whole[1]);
+}
+
 static void test_status_strings(void **state) {
   (void)state;
   const clmg_status last = CLMG_ERROR_COMMUNICATION;
@@ -1025,6 +1041,7 @@ int main(void) {
   save_environment();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_status_strings),
+      cmocka_unit_test(test_pseudo_random_split),
       cmocka_unit_test(test_version),
       cmocka_unit_test(test_options_defaults),
       cmocka_unit_test(test_list_devices),

@@ -329,6 +329,14 @@ typedef struct clmg_reducer {
   clmg_status (*agree)(void *data, clmg_status status);
 } clmg_reducer;
 
+/** x[i] = entry first + i of a fixed pseudo-random sequence from seed, in
+ * [low, high) (a 64-bit LCG, 53 bits per value), the same on every machine
+ * and for any split of the entries (a process fills its rows with first =
+ * its first row): the start vectors of the library's power iterations and
+ * other probes that must not depend on the run or the number of processes. */
+CLMG_API void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, uint64_t first,
+                                      double low, double high);
+
 /** The message (CLMG_ERROR_COMMUNICATION) of a process that stopped a
  * distributed setup because another process failed there; that process
  * has the reason (clmg_mpi_agree passes it to all). */

@@ -730,7 +730,7 @@ static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t
 enum { POWER_STEPS = 20 };
 
 static void power_start(size_t n, double *x) {
-  clmg_fill_pseudo_random(x, n, 0x9e3779b97f4a7c15u, 0.5, 1.5);
+  clmg_fill_pseudo_random(x, n, 0x9e3779b97f4a7c15u, 0, 0.5, 1.5);
 }
 
 static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y);

@@ -444,10 +444,6 @@ void clmg_message_sanitize(char *message, size_t size);
  * valid pointer); clmg_alloc_array returns NULL when count * size overflows. */
 void *clmg_alloc_array(size_t count, size_t size);
 void *clmg_alloc_zeroed_array(size_t count, size_t size);
-/* x[i] in [low, high): a fixed pseudo-random sequence from seed (a 64-bit
- * LCG, 53 bits per value), the same on every machine: the start vectors of
- * power iterations and other probes that must not depend on the run. */
-void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, double low, double high);
 
 clmg_status clmg_reduction_begin(clmg_context *context, clmg_dtype type, size_t n, unsigned results,
                                  clmg_reduction *r);

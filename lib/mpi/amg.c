@@ -27,37 +27,11 @@
 #include <string.h>
 
 /* The power iteration of the serial setup: POWER_STEPS steps from the
- * pseudo-random start clmg_fill_pseudo_random(x, n, POWER_SEED, 0.5, 1.5)
- * of lib/core/memory.c (a 64-bit LCG), which each rank reproduces on its
- * rows by skipping the generator to its first row: the start vector does
- * not depend on the number of ranks. */
+ * pseudo-random start of lib/amg/smoothed_aggregation.c, which each rank
+ * fills on its rows from its first row (clmg_fill_pseudo_random's first):
+ * the start vector does not depend on the number of ranks. */
 enum { POWER_STEPS = 20 };
 static const uint64_t POWER_SEED = 0x9e3779b97f4a7c15u;
-static const uint64_t LCG_MUL = 6364136223846793005ull, LCG_ADD = 1442695040888963407ull;
-
-/* The LCG's state after `steps` more steps (the affine map composed by
- * squaring). */
-static uint64_t lcg_skip(uint64_t state, uint64_t steps) {
-  uint64_t mul = LCG_MUL, add = LCG_ADD, total_mul = 1, total_add = 0;
-  while (steps) {
-    if (steps & 1) {
-      total_mul *= mul;
-      total_add = total_add * mul + add;
-    }
-    add = (mul + 1) * add;
-    mul *= mul;
-    steps >>= 1;
-  }
-  return total_mul * state + total_add;
-}
-
-static void power_start(uint64_t first, size_t n, double *x) {
-  uint64_t state = lcg_skip(POWER_SEED, first);
-  for (size_t i = 0; i < n; ++i) {
-    state = state * LCG_MUL + LCG_ADD;
-    x[i] = 0.5 + 1.0 * ((double)(state >> 11) / 9007199254740992.0);
-  }
-}
 
 /* A local step's clmg_error as the context's message, "rank R: ...". */
 static clmg_status local_failure(clmg_mpi *mpi, clmg_status status, const clmg_error *error) {
@@ -307,7 +281,7 @@ static clmg_status prolongator_omega(clmg_mpi *mpi, const level_halo *h, uint64_
       clmg_mpi_agree(mpi, x && y ? CLMG_SUCCESS : no_memory(mpi, "the eigenvalue estimate"));
   double estimate = 0;
   if (status == CLMG_SUCCESS)
-    power_start(first, n, x);
+    clmg_fill_pseudo_random(x, n, POWER_SEED, first, 0.5, 1.5);
   for (int step = 0; status == CLMG_SUCCESS && step < POWER_STEPS; ++step) {
     status = clmg_mpi_halo_exchange(mpi, &h->halo, x, x + n);
     if (status != CLMG_SUCCESS)

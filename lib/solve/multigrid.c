@@ -1036,7 +1036,7 @@ static clmg_status smoother_growth(clmg_multigrid *mg, int l, double *before, do
   double *start = clmg_alloc_array(n ? n : 1, sizeof *start);
   clmg_status status = start ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
   if (start)
-    clmg_fill_pseudo_random(start, n, 0x2545f4914f6cdd1dull + (uint64_t)n, -1.0, 1.0);
+    clmg_fill_pseudo_random(start, n, 0x2545f4914f6cdd1dull + (uint64_t)n, 0, -1.0, 1.0);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(mg->context, mg->precision, n, &e);
   if (status == CLMG_SUCCESS)

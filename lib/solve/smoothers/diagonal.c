@@ -83,7 +83,7 @@ clmg_status clmg_operator_lambda_max(clmg_context *context, const clmg_operator 
   if (!start)
     return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                      "%s smoother: no host memory for the eigenvalue estimate", smoother);
-  clmg_fill_pseudo_random(start, a->rows, 0x9e3779b97f4a7c15ull + (uint64_t)a->rows, 0.5, 1.5);
+  clmg_fill_pseudo_random(start, a->rows, 0x9e3779b97f4a7c15ull + (uint64_t)a->rows, 0, 0.5, 1.5);
   clmg_vector *x = NULL, *product = NULL;
   clmg_status status = clmg_vector_create(context, a->precision, a->rows, &x);
   if (status == CLMG_SUCCESS)
