@@ -85,6 +85,14 @@ typedef struct clmg_flow_options {
    * NULL: 1 */
   double (*boundary_scale)(double time, void *data);
   void *boundary_scale_data; /**< passed to boundary_scale */
+  /** unsteady second-order schemes: linear solves per time step (per step of
+   * the fractional-step theta scheme), the first with the extrapolated wind,
+   * each further one a Picard iteration with the velocity of the solve
+   * before as wind; 0 (default): the scheme's, 2 for Crank-Nicolson and the
+   * fractional-step theta scheme, 1 for BDF2 (with one solve per step their
+   * step-to-step oscillation can grow where the time step is large against
+   * the mesh: docs/flow.md); 1 to 100: that many; backward Euler always 1 */
+  int step_iterations;
 } clmg_flow_options;
 
 /** The defaults given with each field: 4 levels, steady, the Vanka and multigrid
