@@ -16,9 +16,11 @@
  * A(w) = nu Laplace + the convection by w, the pressure fully implicit, the
  * explicit part one product of the matrix assembled with the wind u^{n-1}
  * (the same device assembly), and the implicit convection linearised with
- * the extrapolated wind w = u^{n-1} + k/k_{n-1} (u^{n-1} - u^{n-2}): one
- * linear solve per step at second order (Picard iterations per step would
- * cost several solves for an error already O(k^2)). Crank-Nicolson is
+ * the extrapolated wind w = u^{n-1} + k/k_{n-1} (u^{n-1} - u^{n-2}), then
+ * (clmg_flow_options.step_iterations) a Picard iteration with the new
+ * velocity as wind: with the extrapolated wind alone Crank-Nicolson's
+ * step-to-step oscillation grows where the step is large against the wall
+ * cells (docs/flow.md). Crank-Nicolson is
  * theta = 1/2; the fractional-step theta scheme three steps of lengths
  * theta k, (1 - 2 theta) k, theta k, theta = 1 - 1/sqrt 2, of weights
  * alpha, 1 - alpha, alpha, alpha = (1 - 2 theta)/(1 - theta), whose
