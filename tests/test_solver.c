@@ -850,6 +850,12 @@ static void test_options_flow(void **state) {
   CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
   assert_int_equal(f.upwind, CLMG_STOKES_UPWIND_SAMARSKIJ);
   assert_int_equal(f.time_scheme, CLMG_FLOW_CRANK_NICOLSON);
+  assert_int_equal(f.step_iterations, 0); /* auto: the scheme's */
+  clmg_options_destroy(o);
+  o = options_of("flow.step_iterations=3");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.step_iterations, 3);
+  assert_string_equal(unused, "");
   clmg_options_destroy(o);
 
   static const struct {

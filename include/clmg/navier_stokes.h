@@ -16,9 +16,11 @@
  * A(w) = nu Laplace + the convection by w, the pressure fully implicit, the
  * explicit part one product of the matrix assembled with the wind u^{n-1}
  * (the same device assembly), and the implicit convection linearised with
- * the extrapolated wind w = u^{n-1} + k/k_{n-1} (u^{n-1} - u^{n-2}): one
- * linear solve per step at second order (Picard iterations per step would
- * cost several solves for an error already O(k^2)). Crank-Nicolson is
+ * the extrapolated wind w = u^{n-1} + k/k_{n-1} (u^{n-1} - u^{n-2}), then
+ * (clmg_flow_options.step_iterations) a Picard iteration with the new
+ * velocity as wind: with the extrapolated wind alone Crank-Nicolson's
+ * step-to-step oscillation grows where the step is large against the wall
+ * cells (docs/flow.md). Crank-Nicolson is
  * theta = 1/2; the fractional-step theta scheme three steps of lengths
  * theta k, (1 - 2 theta) k, theta k, theta = 1 - 1/sqrt 2, of weights
  * alpha, 1 - alpha, alpha, alpha = (1 - 2 theta)/(1 - theta), whose
@@ -85,6 +87,14 @@ typedef struct clmg_flow_options {
    * NULL: 1 */
   double (*boundary_scale)(double time, void *data);
   void *boundary_scale_data; /**< passed to boundary_scale */
+  /** unsteady second-order schemes: linear solves per time step (per step of
+   * the fractional-step theta scheme), the first with the extrapolated wind,
+   * each further one a Picard iteration with the velocity of the solve
+   * before as wind; 0 (default): the scheme's, 2 for Crank-Nicolson and the
+   * fractional-step theta scheme, 1 for BDF2 (with one solve per step their
+   * step-to-step oscillation can grow where the time step is large against
+   * the mesh: docs/flow.md); 1 to 100: that many; backward Euler always 1 */
+  int step_iterations;
 } clmg_flow_options;
 
 /** The defaults given with each field: 4 levels, steady, the Vanka and multigrid

@@ -34,6 +34,7 @@ void clmg_flow_options_defaults(clmg_flow_options *o) {
   o->time_scheme = CLMG_FLOW_BACKWARD_EULER;
   o->upwind = -1;
   o->upwind_parameter = 1.0;
+  o->step_iterations = 0; /* the scheme's */
 }
 
 static const char *const SCHEME_NAMES[] = {"backward-euler", "crank-nicolson", "fs-theta", "bdf2"};
@@ -79,7 +80,7 @@ typedef struct flow_run {
   /* second-order steps: the extrapolated wind, u^{n-2}, the iterate with
    * pressure 0, views of the velocity and pressure parts */
   clmg_vector *extrapolated, *older, *state, *x_pressure, *state_pressure, *rhs_velocity,
-      *residual_velocity;
+      *state_velocity;
   int have_older;               /* older holds u^{n-2} */
   double older_length;          /* the length of the step from u^{n-2} to u^{n-1} */
   clmg_matrix *explicit_matrix; /* the finest matrix with the wind u^{n-1} */
@@ -152,7 +153,7 @@ static clmg_status prepare_run(flow_run *run) {
     if (status == CLMG_SUCCESS)
       status = clmg_vector_view(run->rhs, 0, v, &run->rhs_velocity);
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_view(run->residual, 0, v, &run->residual_velocity);
+      status = clmg_vector_view(run->state, 0, v, &run->state_velocity);
   }
   return status;
 }
@@ -264,6 +265,19 @@ static double scheme_reaction(const clmg_flow_options *o) {
   return 1.0 / (steps[0].weight * steps[0].length);
 }
 
+/* Linear solves per step of the scheme (clmg_flow_options.step_iterations):
+ * the extrapolated wind alone lets a step-to-step oscillation of
+ * Crank-Nicolson (and less so of the fractional-step scheme) grow where
+ * the time step is large against the mesh (docs/flow.md: DFG 2D-2), one
+ * Picard iteration more damps it; BDF2 damps it by itself. */
+static int step_iterations(const clmg_flow_options *o) {
+  if (o->time_scheme == CLMG_FLOW_BACKWARD_EULER)
+    return 1;
+  if (o->step_iterations > 0)
+    return o->step_iterations;
+  return o->time_scheme == CLMG_FLOW_BDF2 ? 1 : 2;
+}
+
 /* The Dirichlet values of time t on the assembler's next updates. */
 static clmg_status boundary_at(flow_run *run, double t) {
   if (!run->o->boundary_scale)
@@ -304,6 +318,9 @@ static clmg_status time_substep(flow_run *run, const substep *s, double t0, doub
       status =
           clmg_operator_defect(&run->explicit_operator, clmg_stokes_assembler_rhs(run->assembler),
                                run->state, run->residual);
+    /* kept in state: the solves' residuals overwrite residual */
+    if (status == CLMG_SUCCESS)
+      status = clmg_copy(run->residual, run->state);
   }
   const clmg_vector *wind = run->previous, *time_term = run->previous;
   if (status == CLMG_SUCCESS && second_order && run->have_older) {
@@ -318,33 +335,43 @@ static clmg_status time_substep(flow_run *run, const substep *s, double t0, doub
   if (status == CLMG_SUCCESS)
     status = boundary_at(run, t0 + s->length);
   if (status == CLMG_SUCCESS)
-    status = clmg_stokes_assembler_update(run->assembler, wind, time_term);
-  if (status == CLMG_SUCCESS)
-    status = clmg_copy(clmg_stokes_assembler_rhs(run->assembler), run->rhs);
-  if (status == CLMG_SUCCESS && w < 1)
-    status = clmg_axpy((1.0 - w) / w, run->residual_velocity, run->rhs_velocity);
-  if (status == CLMG_SUCCESS && second_order) { /* u^{n-1} becomes u^{n-2} */
-    status = clmg_copy(run->previous, run->older);
-    run->have_older = 1;
-    run->older_length = s->length;
-  }
-  if (status == CLMG_SUCCESS)
     status = clmg_finish(run->context);
   step->assemble_seconds += clmg_seconds_now() - start;
-  if (status == CLMG_SUCCESS)
-    status = refresh_multigrid(run, step);
-  if (status == CLMG_SUCCESS && w != 1)
-    status = clmg_scal(1.0 / w, run->x_pressure);
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_flow_step one = {0};
-  status = solve_step(run, tolerance, &one);
-  step->linear_iterations += one.linear_iterations;
-  step->linear_residual = fmax(step->linear_residual, one.linear_residual);
-  step->solve_seconds += one.solve_seconds;
-  if ((status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) && w != 1) {
-    clmg_status scaled = clmg_scal(w, run->x_pressure);
-    status = scaled != CLMG_SUCCESS ? scaled : status;
+  /* Picard iterations: the first with the extrapolated wind, each further
+   * one with the wind of the last solve (the explicit part stays) */
+  const int iterations = step_iterations(run->o);
+  for (int it = 0; it < iterations && status == CLMG_SUCCESS; it++) {
+    start = clmg_seconds_now();
+    status = clmg_stokes_assembler_update(run->assembler, it == 0 ? wind : run->wind, time_term);
+    if (status == CLMG_SUCCESS)
+      status = clmg_copy(clmg_stokes_assembler_rhs(run->assembler), run->rhs);
+    if (status == CLMG_SUCCESS && w < 1)
+      status = clmg_axpy((1.0 - w) / w, run->state_velocity, run->rhs_velocity);
+    if (status == CLMG_SUCCESS)
+      status = clmg_finish(run->context);
+    step->assemble_seconds += clmg_seconds_now() - start;
+    if (status == CLMG_SUCCESS)
+      status = refresh_multigrid(run, step);
+    if (status == CLMG_SUCCESS && w != 1)
+      status = clmg_scal(1.0 / w, run->x_pressure);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_flow_step one = {0};
+    status = solve_step(run, tolerance, &one);
+    step->linear_iterations += one.linear_iterations;
+    step->linear_residual = fmax(step->linear_residual, one.linear_residual);
+    step->solve_seconds += one.solve_seconds;
+    if ((status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) && w != 1) {
+      clmg_status scaled = clmg_scal(w, run->x_pressure);
+      status = scaled != CLMG_SUCCESS ? scaled : status;
+    }
+  }
+  if ((status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED) && second_order) {
+    /* u^{n-1} becomes u^{n-2} */
+    clmg_status copied = clmg_copy(run->previous, run->older);
+    status = copied != CLMG_SUCCESS ? copied : status;
+    run->have_older = 1;
+    run->older_length = s->length;
   }
   return status;
 }
@@ -372,7 +399,7 @@ static void free_run(flow_run *run) {
   clmg_vector_destroy(run->x_pressure);
   clmg_vector_destroy(run->state_pressure);
   clmg_vector_destroy(run->rhs_velocity);
-  clmg_vector_destroy(run->residual_velocity);
+  clmg_vector_destroy(run->state_velocity);
   clmg_vector_destroy(run->state);
   clmg_vector_destroy(run->older);
   clmg_vector_destroy(run->extrapolated);
@@ -400,6 +427,12 @@ static clmg_status check_options(clmg_context *context, const clmg_flow_options 
                      "flow: time scheme %d, expected CLMG_FLOW_BACKWARD_EULER, "
                      "CLMG_FLOW_CRANK_NICOLSON, CLMG_FLOW_FS_THETA or CLMG_FLOW_BDF2 (0 to %d)",
                      (int)o->time_scheme, SCHEME_COUNT - 1);
+  if (o->step_iterations < 0 || o->step_iterations > 100)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: %d linear solves per time step; expected 1 to 100, or 0 for the "
+                     "scheme's (2 for Crank-Nicolson and the fractional-step theta scheme, 1 "
+                     "for BDF2)",
+                     o->step_iterations);
   if (o->upwind < -1 || o->upwind > CLMG_STOKES_UPWIND_WEIGHTED)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "flow: upwind %d, expected -1 (the problem's) or a CLMG_STOKES_UPWIND_ value "

@@ -112,6 +112,9 @@ static const clmg_option_spec SPECS[] = {
      "unsteady flow: the time stepping: backward-euler (first order), crank-nicolson, fs-theta "
      "(the fractional-step theta scheme) or bdf2 (second order); auto is the caller's (clmg "
      "flow: docs/flow.md, the library: backward-euler)"},
+    {"flow.step_iterations", CLMG_OPTION_INTEGER, 1, "auto", "", 1, 100,
+     "unsteady flow, second-order schemes: linear solves per time step, each after the first "
+     "a Picard iteration; auto: 2 for crank-nicolson and fs-theta, 1 for bdf2 (docs/flow.md)"},
     {"flow.upwind", CLMG_OPTION_NAME, 1, "auto", "full,samarskij,weighted", 0, 0,
      "the convection's upwinding: full (first order), samarskij (weighted by the local Peclet "
      "number) or weighted (Samarskij's with the Peclet number times flow.upwind_parameter; 0 is "

@@ -361,6 +361,7 @@ static const char *const FLOW_KEYS[] = {"krylov",
                                         "flow.nonlinear_tol",
                                         "flow.nonlinear_maxit",
                                         "flow.time_scheme",
+                                        "flow.step_iterations",
                                         "flow.upwind",
                                         "flow.upwind_parameter",
                                         NULL};
@@ -423,6 +424,7 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
   f.max_nonlinear = (int)clmg_options_integer(o, "flow.nonlinear_maxit", 50);
   if (!clmg_options_is_auto(o, "flow.time_scheme"))
     clmg_flow_time_scheme_parse(clmg_options_get(o, "flow.time_scheme"), &f.time_scheme);
+  f.step_iterations = (int)integer_if_set(o, "flow.step_iterations", f.step_iterations);
   for (int k = 0; k < 3; k++)
     if (clmg_options_is(o, "flow.upwind", UPWIND_NAMES[k]))
       f.upwind = k; /* CLMG_STOKES_UPWIND_FULL, _SAMARSKIJ, _WEIGHTED */
@@ -436,8 +438,9 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
   }
   unused_keys(o, FLOW_KEYS, unused, unused_size);
   /* what was read, as resolved; tol stays auto: the mode's default */
-  const char *names[] = {"krylov", "precision",        "mg.cycle",    "mg.smoother", "mg.coarse",
-                         "tol",    "flow.time_scheme", "flow.upwind", NULL};
+  const char *names[] = {
+      "krylov", "precision",        "mg.cycle",    "mg.smoother",          "mg.coarse",
+      "tol",    "flow.time_scheme", "flow.upwind", "flow.step_iterations", NULL};
   const char *values[] = {"gmres",
                           "double",
                           clmg_cycle_type_name(f.multigrid.cycle),
@@ -445,7 +448,8 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                           f.multigrid.coarse == CLMG_COARSE_DIRECT ? "direct" : "auto",
                           clmg_options_get(o, "tol"),
                           clmg_flow_time_scheme_name(f.time_scheme),
-                          f.upwind >= 0 && f.upwind < 3 ? UPWIND_NAMES[f.upwind] : "auto"};
+                          f.upwind >= 0 && f.upwind < 3 ? UPWIND_NAMES[f.upwind] : "auto",
+                          clmg_options_get(o, "flow.step_iterations")};
   const char *number_keys[] = {"restart",
                                "maxit",
                                "mg.steps",

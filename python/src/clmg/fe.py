@@ -838,7 +838,9 @@ def flow(
     ``upwind`` (key flow.upwind): "samarskij", "full" or "weighted" (with
     ``flow_upwind_parameter``; 0 is central differences); ``time_scheme``
     (flow.time_scheme): "backward-euler", "crank-nicolson", "fs-theta" or
-    "bdf2". Their defaults are the case's, as ``clmg flow``'s: dfg2 and dfg3
+    "bdf2"; ``flow_step_iterations``: linear solves per time step (auto: 2 for
+    Crank-Nicolson and fs-theta, a Picard iteration after the extrapolated
+    wind; 1 for BDF2). Their defaults are the case's, as ``clmg flow``'s: dfg2 and dfg3
     Crank-Nicolson with the weighted upwind of parameter 0.1, the others
     backward Euler and Samarskij. Solver options as the options layer's keys
     (``options=`` then keywords: ``mg_smoother`` "vanka" or "vanka-store",
