@@ -132,7 +132,9 @@ typedef struct clmg_flow_step {
 } clmg_flow_step;
 
 /** Called after every step with the finest level's mesh, edges and
- * solution (2E + T values, clmg/stokes.h's layout); a nonzero return stops
+ * solution (2E + T values, clmg/stokes.h's layout), except a time step
+ * whose linear solve failed (not a state of the flow: the run ends with
+ * its error; a steady run's last iterate is passed); a nonzero return stops
  * the run: clmg_flow_solve then returns with what it has, CLMG_SUCCESS for
  * time steps, CLMG_ERROR_NOT_CONVERGED for a steady run stopped before its
  * tolerance. */

@@ -549,9 +549,12 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
         status = clmg_fail(context, status, "flow: step %d: %s", k, inner);
         break;
       }
-      if (monitor) {
+      /* a step whose solve failed is not a state of the flow: the monitor
+       * (drag, lift, outputs) sees the steps done, the error says why it
+       * stopped */
+      if (monitor && status == CLMG_SUCCESS) {
         status = download_iterate(&run, status);
-        if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED)
+        if (status != CLMG_SUCCESS)
           break;
         if (monitor(monitor_data, &step, &run.h.meshes[finest], &run.h.edges[finest], run.x) != 0)
           break;
