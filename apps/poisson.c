@@ -77,7 +77,10 @@ void poisson_print_usage(FILE *out) {
         "                          (random), hie\n"
         "      --assembly A        where the hierarchy is assembled: device (the default\n"
         "                          with 2lv) or host (the default with the other\n"
-        "                          numberings, which only the host builds; the reference)\n"
+        "                          numberings, which only the host builds; the reference);\n"
+        "                          under mpirun, where each rank's piece is built: device\n"
+        "                          (the default where it has fp64; the piece numbered as\n"
+        "                          its mesh) or host (in --numbering)\n"
         "      --smoother S        jacobi (default), chebyshev, spai0\n"
         "      --pre N, --post N   smoothing steps before / after the coarse correction\n"
         "                          (default 4 and 4; 64 and 64 for blood)\n"
@@ -349,6 +352,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       if (strcmp(optarg, "device") != 0 && strcmp(optarg, "host") != 0)
         return cli_usage(command, "unknown assembly '%s' (there are: device, host)", optarg);
       assembly = optarg;
+      o->assembly_given = 1;
       break;
     case OPTION_SEED: {
       int seed;

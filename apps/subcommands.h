@@ -313,6 +313,7 @@ typedef struct poisson_options {
   int numbering_given;
   /* The hierarchy assembled on the device (2LV only), or on the host. */
   int assembly_on_device;
+  int assembly_given; /* --assembly given (under mpirun: the pieces' default is the device) */
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;

@@ -98,11 +98,17 @@ def main():
         # --cells-per-rank 8: the coarse mesh (8 cells) is split, levels 2 to 5 built in parts
         args = ["poisson", "--level", "5", "--json", "--quiet"]
         serial = solve_json("poisson serial", [clmg] + args + ["--assembly", "host"])
-        for ranks in (2, 3):
-            case = f"poisson on {ranks} ranks"
+        # the pieces built on the device (the default where it has fp64) and on the host
+        for ranks, where in ((2, None), (2, "host"), (3, None)):
+            case = f"poisson on {ranks} ranks" + (f", pieces on the {where}" if where else "")
             result = solve_json(case, [mpiexec, "-n", str(ranks)] + flags + [clmg] + args +
-                                ["--cells-per-rank", "8", "--view"])
+                                ["--cells-per-rank", "8", "--view"] +
+                                (["--assembly", where] if where else []))
             if result:
+                expected = where or ("device" if result["device"]["has_fp64"] else "host")
+                if result.get("piece_assembly") != expected or not result.get("piece_s", -1) > 0:
+                    fail(case, f"pieces built on the {result.get('piece_assembly')} in "
+                         f"{result.get('piece_s')} s, expected the {expected}")
                 hierarchy, halo = result.get("hierarchy", []), result.get("halo_per_level", [])
                 if (len(hierarchy) != result["levels"] or len(halo) != result["levels"]
                         or hierarchy[-1]["rows"] != result["unknowns"] or halo[-1] <= 0):

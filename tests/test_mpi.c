@@ -737,6 +737,7 @@ typedef struct partition_case {
   const char *name;
   int dim, degree, finest;
   size_t cells_per_process;
+  int device_setup; /* the pieces built on the device (pocl has fp64) or on the host */
 } partition_case;
 
 /* One case: the distributed rows against the whole hierarchy built by one
@@ -765,9 +766,14 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
   clmg_mpi_poisson_options_defaults(&options);
   options.degree = c->degree;
   options.cells_per_process = c->cells_per_process;
+  options.device_setup = c->device_setup;
   clmg_mpi_poisson_levels levels;
   CHECK_OK(clmg_mpi_poisson_levels_create(mpi, &coarse, c->finest, &problem, &options, &levels),
            context);
+  const int on_device = c->device_setup && clmg_context_device(context)->has_fp64;
+  CHECK(levels.piece_on_device == (levels.partition_level < c->finest && on_device),
+        "%s: piece on the device %d, expected %d", c->name, levels.piece_on_device,
+        levels.partition_level < c->finest && on_device);
   const int finest = c->finest;
   const clmg_mpi_level_rows *top = &levels.levels[finest];
   const size_t mine = top->a.rows, dim = (size_t)c->dim;
@@ -933,11 +939,15 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
 
 static void test_partitioned_hierarchy(clmg_context *context) {
   const partition_case cases[] = {
-      {"CIRCLE Q1 level 4, partitioned on level 0", 2, 1, 4, 1},
-      {"CIRCLE Q2 level 3, partitioned on level 0 or 1", 2, 2, 3, 8},
-      {"3D box Q1 level 2, partitioned on level 0", 3, 1, 2, 1},
-      {"3D box Q2 level 1, partitioned on level 0", 3, 2, 1, 1},
-      {"CIRCLE Q1 level 3, built whole (partition level = finest)", 2, 1, 3, 1000000},
+      {"CIRCLE Q1 level 4, partitioned on level 0", 2, 1, 4, 1, 0},
+      {"CIRCLE Q2 level 3, partitioned on level 0 or 1", 2, 2, 3, 8, 0},
+      {"3D box Q1 level 2, partitioned on level 0", 3, 1, 2, 1, 0},
+      {"3D box Q2 level 1, partitioned on level 0", 3, 2, 1, 1, 0},
+      {"CIRCLE Q1 level 4, pieces on the device", 2, 1, 4, 1, 1},
+      {"CIRCLE Q2 level 3, pieces on the device", 2, 2, 3, 8, 1},
+      {"3D box Q1 level 2, pieces on the device", 3, 1, 2, 1, 1},
+      {"3D box Q2 level 1, pieces on the device", 3, 2, 1, 1, 1},
+      {"CIRCLE Q1 level 3, built whole (partition level = finest)", 2, 1, 3, 1000000, 1},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k)
     check_partitioned_case(context, &cases[k]);

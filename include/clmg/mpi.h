@@ -361,10 +361,16 @@ typedef struct clmg_mpi_poisson_options {
    * process; the levels up to it are built whole by every process. */
   size_t cells_per_process;
   int overlap_layers; /**< layers of cells around a part that its process refines too (default 1) */
+  /** Nonzero (the default): where the rank's device has fp64, its piece is
+   * refined and assembled on the device (clmg_fe_poisson_hierarchy_device,
+   * the piece numbered as its mesh, so numbering applies to the levels
+   * built whole only) and the rows come back to the host to be renumbered;
+   * 0, or a device without fp64: on the host (clmg_fe_poisson_hierarchy). */
+  int device_setup;
 } clmg_mpi_poisson_options;
 
 /** The defaults given with each field: Q1, CM numbering, seed 1, 4096 cells per process,
- * one layer of cells. options must not be NULL. */
+ * one layer of cells, pieces built on the device. options must not be NULL. */
 CLMG_API void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options);
 
 /** What clmg_mpi_poisson_levels_create gives one process. */
@@ -386,6 +392,13 @@ typedef struct clmg_mpi_poisson_levels {
   size_t piece_dofs;   /**< the DOFs of its piece on the finest level (its rows and the
                           layer's; 0 without pieces) */
   double setup_s;      /**< wall seconds in clmg_mpi_poisson_levels_create */
+  /** 1 when this process's piece was built on its device (device_setup and fp64), 0 when
+   * on the host or without pieces */
+  int piece_on_device;
+  /** wall seconds building the piece's levels (on the device: with the download of its
+   * matrices and the host's meshes and spaces of its levels); the rest of setup_s is the
+   * levels built whole, the partition and the renumbering */
+  double piece_s;
 } clmg_mpi_poisson_levels;
 
 /** Collective. The hierarchy of clmg_fe_poisson_hierarchy (levels 0 to

@@ -26,6 +26,7 @@
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,7 @@ void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options) {
   options->seed = 1;
   options->cells_per_process = 4096;
   options->overlap_layers = 1;
+  options->device_setup = 1;
 }
 
 void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels) {
@@ -540,6 +542,91 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   return status;
 }
 
+/* The piece's levels (num_levels of them) assembled on the device
+ * (clmg_fe_poisson_hierarchy_device, the mesh's own numbering) and brought
+ * to the host as b->piece: every level's A, P and R and the finest level's
+ * vectors downloaded, the finest mesh and space fetched. The ownership keys
+ * need every level's cell -> DOF map: the host refines the levels below the
+ * finest (a fraction of the finest level's cells) and numbers their
+ * spaces, as the device numbers them (the mesh's own order). */
+static clmg_status device_piece(builder *b, int num_levels, int degree,
+                                const clmg_poisson_problem *problem) {
+  clmg_context *context = b->mpi->context;
+  clmg_fe_hierarchy *h = &b->piece;
+  clmg_fe_device_hierarchy d;
+  clmg_error error = {{0}};
+  const int top = num_levels - 1;
+  clmg_status status =
+      clmg_fe_poisson_hierarchy_device(context, &b->piece_mesh, num_levels, degree, problem, &d);
+  if (status == CLMG_SUCCESS)
+    status = clmg_fe_device_hierarchy_fetch_finest(context, &d);
+  if (status != CLMG_SUCCESS) {
+    char message[sizeof error.message];
+    snprintf(message, sizeof message, "%s", clmg_context_message(context));
+    clmg_fe_device_hierarchy_free(&d);
+    return fail(b, status, message);
+  }
+  const size_t levels = (size_t)num_levels, n = d.spaces[top].num_dofs;
+  h->num_levels = num_levels;
+  h->degree = degree;
+  h->numbering = CLMG_NUMBERING_2LV;
+  h->meshes = calloc(levels, sizeof *h->meshes);
+  h->spaces = calloc(levels, sizeof *h->spaces);
+  h->a = calloc(levels, sizeof *h->a);
+  h->p = calloc(levels, sizeof *h->p);
+  h->r = calloc(levels, sizeof *h->r);
+  h->perm = calloc(levels, sizeof *h->perm);
+  h->b = malloc((n + 1) * sizeof *h->b);
+  h->x0 = malloc((n + 1) * sizeof *h->x0);
+  if (!h->meshes || !h->spaces || !h->a || !h->p || !h->r || !h->perm || !h->b || !h->x0) {
+    clmg_fe_device_hierarchy_free(&d);
+    return out_of_memory(b);
+  }
+  for (int l = 0; status == CLMG_SUCCESS && l < num_levels; ++l) {
+    if (l == top && top > 0) { /* the finest, fetched: moved, the space onto its new place */
+      h->meshes[l] = d.meshes[l];
+      h->spaces[l] = d.spaces[l];
+      h->spaces[l].mesh = &h->meshes[l];
+      memset(&d.meshes[l], 0, sizeof d.meshes[l]);
+      memset(&d.spaces[l], 0, sizeof d.spaces[l]);
+    } else {
+      status = l == 0 ? clmg_mesh_copy(&b->piece_mesh, &h->meshes[0], &error)
+                      : clmg_mesh_refine(&h->meshes[l - 1], &h->meshes[l], &error);
+      if (status == CLMG_SUCCESS)
+        status = clmg_fe_space_create(&h->meshes[l], degree, &h->spaces[l], &error);
+      if (status == CLMG_SUCCESS && h->spaces[l].num_dofs != d.a[l].rows)
+        status = fail(b, CLMG_ERROR_INVALID_ARGUMENT,
+                      "the host and the device number a piece level's DOFs differently");
+    }
+    if (status == CLMG_SUCCESS) {
+      const size_t dofs = h->spaces[l].num_dofs;
+      h->perm[l] = malloc((dofs + 1) * sizeof *h->perm[l]);
+      if (!h->perm[l])
+        status = out_of_memory(b);
+      for (size_t i = 0; status == CLMG_SUCCESS && i < dofs; ++i)
+        h->perm[l][i] = (int32_t)i;
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_csr_device_download(&d.a[l], &h->a[l], &error);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_csr_device_download(&d.p[l], &h->p[l], &error);
+    if (status == CLMG_SUCCESS && l > 0)
+      status = clmg_csr_device_download(&d.r[l], &h->r[l], &error);
+    if (status != CLMG_SUCCESS && error.message[0])
+      status = fail(b, status, error.message);
+  }
+  if (status == CLMG_SUCCESS && n > 0)
+    status = clmg_vector_download_doubles(d.b, h->b);
+  if (status == CLMG_SUCCESS && n > 0)
+    status = clmg_vector_download_doubles(d.x0, h->x0);
+  if (status == CLMG_SUCCESS) {
+    h->is_dirichlet = d.is_dirichlet;
+    d.is_dirichlet = NULL;
+  }
+  clmg_fe_device_hierarchy_free(&d);
+  return status;
+}
+
 /* The tags a problem on the piece must name: the problem's own, or every
  * tag of the mesh where the problem names none (the whole boundary), never
  * the cut faces'. At least one entry (0, which no face has, for none). */
@@ -682,10 +769,16 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
              : (error.message[0] = '\0', out_of_memory(&b));
     if (status == CLMG_SUCCESS && b.piece_mesh.num_cells == 0)
       status = fail(&b, CLMG_ERROR_UNSUPPORTED, "its part of the partition level has no cells");
-    if (status == CLMG_SUCCESS)
+    const double piece_start = MPI_Wtime();
+    const clmg_device_info *device = clmg_context_device(mpi->context);
+    out->piece_on_device = options->device_setup && device && device->has_fp64;
+    if (status == CLMG_SUCCESS && out->piece_on_device)
+      status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece);
+    else if (status == CLMG_SUCCESS)
       status =
           clmg_fe_poisson_hierarchy(&b.piece_mesh, finest_level - b.p + 1, options->degree,
                                     &on_piece, options->numbering, options->seed, &b.piece, &error);
+    out->piece_s = MPI_Wtime() - piece_start;
     if (status != CLMG_SUCCESS && error.message[0])
       clmg_context_fail(mpi->context, status, "rank %d: its piece of levels %d to %d: %s",
                         mpi->rank, b.p, finest_level, error.message);
