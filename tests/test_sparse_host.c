@@ -140,6 +140,11 @@ static const shape shapes[] = {
     {3, 500, 60, PLACE_RANDOM},
     {12, 5000, 200, PLACE_EMPTY_ROWS},
     {2, 100000, 3000, PLACE_RANDOM},
+    /* Rows of more than 64 triplets take the counting sorts, shorter ones
+     * the insertion sort per row (a finite element matrix's); both sides. */
+    {4, 40, 400, PLACE_RANDOM},
+    {16, 100, 640, PLACE_RANDOM},
+    {3000, 3000, 60000, PLACE_RANDOM},
 };
 #define SHAPE_COUNT (sizeof shapes / sizeof shapes[0])
 
