@@ -170,8 +170,15 @@ CLMG_API clmg_status clmg_gauss_seidel_smooth_host(const clmg_csr *a, const int3
 typedef struct clmg_vanka_options {
   double omega;       /**< in (0, 2); default 1 */
   int store_inverses; /**< 1: SI (default), 0: NSI */
+  /** 1: the first setup (the engine's, when the hierarchy is made) does
+   * nothing, for values that are refilled and refreshed
+   * (clmg_multigrid_refresh) before the first cycle: the uploads and
+   * inverses of the values at creation are not made only to be replaced;
+   * applying the smoother before the second setup fails. Default 0. */
+  int defer_first_setup;
 } clmg_vanka_options;
-/** The defaults: omega 1, stored inverses (SI). options must not be NULL. */
+/** The defaults: omega 1, stored inverses (SI), no deferred setup. options
+ * must not be NULL. */
 CLMG_API void clmg_vanka_options_defaults(clmg_vanka_options *options);
 /** The Vanka smoother's names, "vanka-si" (stored inverses) and
  * "vanka-nsi" (recomputed in every visit), as commands and reports spell

@@ -51,6 +51,7 @@ int clmg_vanka_name_parse(const char *name, int *store_inverses) {
 void clmg_vanka_options_defaults(clmg_vanka_options *options) {
   options->omega = 1.0;
   options->store_inverses = 1;
+  options->defer_first_setup = 0;
 }
 
 static clmg_status check_cells(size_t n, size_t num_cells, int block, const int32_t *cell_unknowns,
@@ -402,6 +403,7 @@ typedef struct vanka_smoother {
   size_t n, nnz;
   double omega;
   int stored;
+  int skip_setup; /* defer_first_setup, until the first setup has been skipped */
   vanka_layout layout;
   const clmg_csr *a; /* borrowed: its pattern, and its values at every setup */
   /* borrowed, or NULL: the values in a's CSR order on the device, copied at
@@ -510,6 +512,10 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
                      "Vanka smoother: its matrix has %zu entries, it was made with %zu (new values "
                      "must keep the pattern)",
                      clmg_csr_nnz(s->a), s->nnz);
+  if (s->skip_setup) {
+    s->skip_setup = 0;
+    return CLMG_SUCCESS;
+  }
   clmg_dtype real = a->precision;
   if (s->d_val && clmg_vector_type(s->d_val) != real)
     free_device(s);
@@ -580,7 +586,8 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
   clmg_status status = CLMG_SUCCESS;
   if (!s->d_val)
     return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "Vanka smoother: applied before its setup");
+                     "Vanka smoother: applied before its setup (with defer_first_setup, "
+                     "the first setup after the engine's: clmg_multigrid_refresh)");
   if (x_is_zero)
     status = clmg_vector_fill(x, 0.0);
   cl_uint stored = (cl_uint)s->stored;
@@ -676,6 +683,7 @@ clmg_status clmg_smoother_vanka_device(clmg_context *context, const clmg_csr *a,
   s->nnz = clmg_csr_nnz(a);
   s->omega = o->omega;
   s->stored = o->store_inverses != 0;
+  s->skip_setup = o->defer_first_setup != 0;
   s->a = a;
   s->device_values = values;
   clmg_error error = {{0}};
