@@ -284,7 +284,8 @@ void clmg_stokes_outflow_normals(const clmg_stokes_problem *problem,
  * dominate them.
  * A boundary edge i, part of the boundary of Omega_i, adds nothing: u on
  * it is taken as u_i (its mean there), so its F (u - u_i) vanishes (no
- * inflow term at natural boundaries). The scheme is consistent in the weak
+ * inflow term at natural boundaries), except the directional do-nothing
+ * term where the wind flows in (clmg_stokes_outflow_normals). The scheme is consistent in the weak
  * sense, not row by row: the error of n_h(w; u, v_h) against the integral
  * of (w . grad u) v for smooth v is O(h) (O(h^2) for a constant w, a
  * linear u and a uniform mesh, whose regions are point-symmetric about
