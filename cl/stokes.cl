@@ -12,7 +12,8 @@
 /* Adds the convection of the triangles of one colour (order[first ...
  * first + count)) to the velocity rows of both components. Per triangle:
  * its edges; normals, for each vertex c, |Gamma| n of the segment from the
- * barycentre to c (rotated x_c - S), out of the region of the edge after c;
+ * barycentre to c (rotated x_c - S), out of the region of the edge after c,
+ * then for each edge its outward |e| n where it is a do-nothing edge, else 0;
  * positions, for component, row edge i and column edge j, the entry's
  * index in values, -1 where the row is Dirichlet (nothing to add) or -2
  * where the column is (the term moves to b with the column's value, when
@@ -44,7 +45,7 @@ kernel void stokes_convection(ulong first, ulong count, global const int *order,
       real mid[2];
       for (int m = 0; m < 2; ++m)
         mid[m] = (2 * (w[a][m] + w[d][m]) - w[c][m]) / 3;
-      const real flux = mid[0] * normals[6 * k + 2 * c] + mid[1] * normals[6 * k + 2 * c + 1];
+      const real flux = mid[0] * normals[12 * k + 2 * c] + mid[1] * normals[12 * k + 2 * c + 1];
       for (int s = 0; s < 2; ++s) {
         const real f = s ? -flux : flux;
         const int from = s ? d : a, to = s ? a : d;
@@ -60,6 +61,12 @@ kernel void stokes_convection(ulong first, ulong count, global const int *order,
         n[from][to] += coefficient;
         n[from][from] -= coefficient;
       }
+    }
+    /* the directional do-nothing term (lib/flow/stokes_internal.h) */
+    for (int i = 0; i < 3; ++i) {
+      const real flux = w[i][0] * normals[12 * k + 6 + 2 * i] + w[i][1] * normals[12 * k + 7 + 2 * i];
+      if (flux < 0)
+        n[i][i] -= (real)0.5 * flux;
     }
     for (int component = 0; component < 2; ++component)
       for (int i = 0; i < 3; ++i)

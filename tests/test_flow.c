@@ -715,6 +715,51 @@ static void test_flow_crank_nicolson_settles(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* The directional do-nothing term (lib/flow/stokes_internal.h): with the
+ * wind reversed, (-1, 0) everywhere (divergence free), the flow enters the
+ * DFG channel through its do-nothing outflow. The central convection's
+ * energy u^T N(w) u is then -1/2 the sum of |F_e| u_e^2 over those edges
+ * (the backflow instability that stopped DFG 2D-3 at t = 7.93 on level 2,
+ * docs/flow.md); the term cancels it, so the Oseen operator's energy
+ * u^T A u stays nonnegative for u = 1 on the outflow edges (x component),
+ * 0 elsewhere. Without the term it was about -0.2. */
+static void test_flow_outflow_backflow(void **state) {
+  (void)state;
+  clmg_mesh mesh = {0};
+  clmg_triangle_edges edges = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&mesh, &error), error);
+  CHECK_HOST(clmg_triangle_edges_create(&mesh, &edges, &error), error);
+  const size_t ne = edges.num_edges, n = 2 * ne + mesh.num_cells;
+  dfg_data data = {1.5};
+  clmg_stokes_problem problem;
+  dfg_problem(&data, &problem);
+  problem.upwind = CLMG_STOKES_UPWIND_WEIGHTED;
+  problem.upwind_parameter = 0.0; /* central differences */
+  double *wind = calloc(2 * ne, sizeof *wind), *u = calloc(n, sizeof *u);
+  double *b = calloc(n, sizeof *b);
+  assert_true(wind && u && b);
+  for (size_t e = 0; e < ne; e++) {
+    wind[e] = -1.0;
+    u[e] = edges.edge_tag[e] == CLMG_DFG_OUTFLOW ? 1.0 : 0.0;
+  }
+  problem.wind = wind;
+  clmg_csr a = {0};
+  CHECK_HOST(clmg_stokes_assemble_host(&mesh, &edges, &problem, &a, b, &error), error);
+  double energy = 0.0;
+  for (size_t i = 0; i < ne; i++)
+    for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; k++)
+      energy += u[i] * a.val[k] * u[a.col[k]];
+  printf("  the reversed wind through the do-nothing outflow: u^T A u = %.3e\n", energy);
+  assert_true(energy >= 0.0);
+  clmg_csr_free(&a);
+  free(wind);
+  free(u);
+  free(b);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(2016);
@@ -739,6 +784,7 @@ int main(void) {
       cmocka_unit_test(test_flow_time_order),
       cmocka_unit_test(test_flow_dfg2_short),
       cmocka_unit_test(test_flow_crank_nicolson_settles),
+      cmocka_unit_test(test_flow_outflow_backflow),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("flow", tests, setup, teardown);

@@ -86,7 +86,11 @@ CLMG_API void clmg_triangle_edges_free(clmg_triangle_edges *edges);
  * is Samarskij's, delta 0 central differences (lambda = 1/2, second order
  * but without upwind stability), delta between them a blend that tends to
  * central differences as h -> 0 (F_ee' = O(h |w|)). A boundary edge
- * adds no flux term of its own. N is consistent with the integral of
+ * adds no flux term of its own, except where the wind flows in through a
+ * natural edge e: there N adds -1/2 min(F_e, 0) to e's diagonal (F_e =
+ * |e| w_e . n_e, the flux out; the directional do-nothing condition of
+ * Braack and Mucha), which cancels the kinetic energy the convection would
+ * feed in (the backflow instability); outflow is untouched. N is consistent with the integral of
  * (w . grad u) v in the weak sense only (row by row it is not, even for a
  * linear u: lib/flow/stokes.c). The matrix is symmetric without wind, and
  * not with one.

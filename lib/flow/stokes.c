@@ -224,6 +224,19 @@ static inline void triplets_add(triplet_list *t, size_t row, size_t col, double 
   t->count++;
 }
 
+void clmg_stokes_outflow_normals(const clmg_stokes_problem *problem,
+                                 const clmg_triangle_edges *edges, size_t k, const double coords[6],
+                                 double normals[6]) {
+  for (size_t i = 0; i < 3; i++) {
+    const int32_t tag = edges->edge_tag[edges->cell_edges[3 * k + i]];
+    const size_t a = (i + 1) % 3, b = (i + 2) % 3; /* the edge opposite vertex i */
+    const int outflow = tag > 0 && !is_dirichlet_tag(problem, tag) && !is_slip_tag(problem, tag);
+    /* counter-clockwise vertices: (x_b - x_a) turned by -90 degrees */
+    normals[2 * i] = outflow ? coords[2 * b + 1] - coords[2 * a + 1] : 0.0;
+    normals[2 * i + 1] = outflow ? coords[2 * a] - coords[2 * b] : 0.0;
+  }
+}
+
 /* ---- the convection term ----
  *
  * The convection (w . grad u, v) of the Oseen step of Bauer, Klement,
@@ -271,15 +284,18 @@ static inline void triplets_add(triplet_list *t, size_t row, size_t col, double 
  * dominate them.
  * A boundary edge i, part of the boundary of Omega_i, adds nothing: u on
  * it is taken as u_i (its mean there), so its F (u - u_i) vanishes (no
- * inflow term at natural boundaries). The scheme is consistent in the weak
+ * inflow term at natural boundaries), except the directional do-nothing
+ * term where the wind flows in (clmg_stokes_outflow_normals). The scheme is consistent in the weak
  * sense, not row by row: the error of n_h(w; u, v_h) against the integral
  * of (w . grad u) v for smooth v is O(h) (O(h^2) for a constant w, a
  * linear u and a uniform mesh, whose regions are point-symmetric about
  * their edge's midpoint), but even there (N u)_i / (|Omega_i| w . grad u)
  * depends on the edge's direction and not on h (tests/test_stokes.c
  * prints both). */
-static void cell_convection(const clmg_stokes_problem *problem, size_t num_edges,
-                            const double coords[6], const int32_t e[3], double n[3][3]) {
+static void cell_convection(const clmg_stokes_problem *problem, const clmg_triangle_edges *edges,
+                            size_t k, const double coords[6], double n[3][3]) {
+  const size_t num_edges = edges->num_edges;
+  const int32_t *e = edges->cell_edges + 3 * k;
   const double centre[2] = {(coords[0] + coords[2] + coords[4]) / 3.0,
                             (coords[1] + coords[3] + coords[5]) / 3.0};
   const double nu = problem->viscosity;
@@ -302,8 +318,8 @@ static void cell_convection(const clmg_stokes_problem *problem, size_t num_edges
     const double d[2] = {coords[2 * c] - centre[0], coords[2 * c + 1] - centre[1]};
     const double normal[2] = {-d[1], d[0]};
     double wind[2];
-    for (size_t k = 0; k < 2; k++)
-      wind[k] = (2.0 * (w[a][k] + w[b][k]) - w[c][k]) / 3.0;
+    for (size_t m = 0; m < 2; m++)
+      wind[m] = (2.0 * (w[a][m] + w[b][m]) - w[c][m]) / 3.0;
     const double flux = wind[0] * normal[0] + wind[1] * normal[1]; /* F_ab */
     const double fluxes[2] = {flux, -flux};                        /* F_ab, F_ba */
     const size_t from[2] = {a, b}, to[2] = {b, a};
@@ -321,6 +337,14 @@ static void cell_convection(const clmg_stokes_problem *problem, size_t num_edges
       n[from[s]][to[s]] += coefficient;
       n[from[s]][from[s]] -= coefficient;
     }
+  }
+  /* the directional do-nothing term (stokes_internal.h) */
+  double outflow[6];
+  clmg_stokes_outflow_normals(problem, edges, k, coords, outflow);
+  for (size_t i = 0; i < 3; i++) {
+    const double flux = w[i][0] * outflow[2 * i] + w[i][1] * outflow[2 * i + 1];
+    if (flux < 0.0)
+      n[i][i] -= 0.5 * flux;
   }
 }
 
@@ -396,7 +420,7 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
   const double nu = problem->viscosity, c = problem->reaction, mass = area / 3.0;
   double convection[3][3] = {{0.0}};
   if (problem->wind)
-    cell_convection(problem, num_edges, coords, e, convection);
+    cell_convection(problem, edges, k, coords, convection);
   for (size_t i = 0; i < 3; i++) {
     const size_t ux = (size_t)e[i], uy = num_edges + (size_t)e[i];
     /* grad phi_i = -2 grad lambda_i */

@@ -12,7 +12,7 @@
  * hold it to.
  *
  * Bytes per step and level (double): the copy of the values (16 per
- * entry), per triangle its 3 edges, 6 normals, 18 positions and order
+ * entry), per triangle its 3 edges, 12 normals, 18 positions and order
  * (136) plus the wind of its edges (48, from cache at best) and the
  * read-modify-write of its 18 entries (288, no entry twice): about 1.3x the
  * copy of the matrix. */
@@ -88,9 +88,9 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
 /* Per triangle: |Gamma| n for its three vertices, as cell_convection in
  * lib/flow/stokes.c computes them, and the positions of its 18 velocity
  * couplings in the level's matrix. */
-static clmg_status cell_tables(const clmg_stokes_hierarchy *h, int l, const uint8_t *dirichlet,
-                               double *normals, int32_t *positions, assembler_level *lv,
-                               clmg_error *error) {
+static clmg_status cell_tables(const clmg_stokes_hierarchy *h, const clmg_stokes_problem *problem,
+                               int l, const uint8_t *dirichlet, double *normals, int32_t *positions,
+                               assembler_level *lv, clmg_error *error) {
   const clmg_mesh *mesh = &h->meshes[l];
   const clmg_triangle_edges *edges = &h->edges[l];
   const clmg_csr *a = &h->a[l];
@@ -103,9 +103,10 @@ static clmg_status cell_tables(const clmg_stokes_hierarchy *h, int l, const uint
     const double centre[2] = {(coords[0] + coords[2] + coords[4]) / 3.0,
                               (coords[1] + coords[3] + coords[5]) / 3.0};
     for (size_t c = 0; c < 3; c++) {
-      normals[6 * k + 2 * c] = -(coords[2 * c + 1] - centre[1]);
-      normals[6 * k + 2 * c + 1] = coords[2 * c] - centre[0];
+      normals[12 * k + 2 * c] = -(coords[2 * c + 1] - centre[1]);
+      normals[12 * k + 2 * c + 1] = coords[2 * c] - centre[0];
     }
+    clmg_stokes_outflow_normals(problem, edges, k, coords, normals + 12 * k + 6);
     const int32_t *e = edges->cell_edges + 3 * k;
     for (size_t component = 0; component < 2; component++)
       for (size_t i = 0; i < 3; i++)
@@ -210,7 +211,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   uint8_t *dirichlet = NULL;
   int32_t *order = clmg_alloc_array(cells, sizeof *order);
   int32_t *positions = clmg_alloc_array(18 * cells, sizeof *positions);
-  double *normals = clmg_alloc_array(6 * cells, sizeof *normals);
+  double *normals = clmg_alloc_array(12 * cells, sizeof *normals);
   int32_t *halves =
       l + 1 < h->num_levels ? clmg_alloc_array(2 * lv->num_edges + 1, sizeof *halves) : NULL;
   clmg_status status = CLMG_SUCCESS;
@@ -223,7 +224,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
     status = clmg_cells_by_colour(h->a[l].rows, lv->num_cells, 7, h->cell_unknowns[l],
                                   &lv->num_colours, &lv->colour_start, order, error);
   if (status == CLMG_SUCCESS)
-    status = cell_tables(h, l, dirichlet, normals, positions, lv, error);
+    status = cell_tables(h, problem, l, dirichlet, normals, positions, lv, error);
   if (status == CLMG_SUCCESS && halves)
     status = edge_halves(h, l, halves, error);
   /* the device tables; their failures are the context's */
@@ -234,7 +235,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
     device = clmg_vector_create_from_host(context, CLMG_INT32, 3 * cells, h->edges[l].cell_edges,
                                           &lv->cell_edges);
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
-    device = clmg_vector_create_from_host(context, CLMG_DOUBLE, 6 * cells, normals, &lv->normals);
+    device = clmg_vector_create_from_host(context, CLMG_DOUBLE, 12 * cells, normals, &lv->normals);
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
     device =
         clmg_vector_create_from_host(context, CLMG_INT32, 18 * cells, positions, &lv->positions);

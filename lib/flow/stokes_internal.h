@@ -24,6 +24,20 @@ clmg_status clmg_triangle_edges_check(const clmg_mesh *mesh, const clmg_triangle
 clmg_status clmg_stokes_cell_geometry(const clmg_mesh *mesh, size_t k, double coords[6],
                                       double *area, double grad[4][3], clmg_error *error);
 
+/* The directional do-nothing term of Braack and Mucha, "Directional
+ * do-nothing condition for the Navier-Stokes equations": where the wind w
+ * flows in through a do-nothing edge i (a boundary edge neither Dirichlet
+ * nor free slip), the convection's boundary term feeds kinetic energy in
+ * (the backflow instability); the Oseen operator adds
+ * -1/2 min(F_i, 0) u_i to the row of edge i, F_i = |e_i| (w_i . n_i) the
+ * wind's flux out through it (w_i the mean of the P1nc wind on the edge:
+ * exact), which cancels that term and leaves outflow untouched. For
+ * triangle k (coords: its vertices) the outward |e_i| n_i of each of its
+ * edges that is a do-nothing edge, 0 for the others (6 values). */
+void clmg_stokes_outflow_normals(const clmg_stokes_problem *problem,
+                                 const clmg_triangle_edges *edges, size_t k, const double coords[6],
+                                 double normals[6]);
+
 /* The convection's weighting as the host assembly (stokes.c) and the device
  * kernel (cl/stokes.cl) use it: full upwind (CLMG_STOKES_UPWIND_FULL, or a
  * Samarskij weighting without viscosity, whose limit it is), else the
