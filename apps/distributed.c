@@ -536,8 +536,9 @@ typedef struct distributed_poisson {
   clmg_mpi *mpi;
   clmg_options *db;
   clmg_multigrid *multigrid;
-  clmg_mpi_matrix *finest; /* the finest A again: the Krylov method's, and its halo figures */
-  clmg_solver *solver;     /* CG or cycles around the hierarchy */
+  clmg_mpi_matrix
+      *finest; /* the hierarchy's finest A (borrowed): the Krylov method's, its halo figures */
+  clmg_solver *solver; /* CG or cycles around the hierarchy */
   clmg_vector *b, *x;
   rank_share *shares;
   struct piece_share *pieces;
@@ -548,8 +549,7 @@ static void release_poisson(distributed_poisson *s) {
   clmg_solver_destroy(s->solver);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
-  clmg_mpi_matrix_destroy(s->finest);
-  clmg_multigrid_destroy(s->multigrid);
+  clmg_multigrid_destroy(s->multigrid); /* and s->finest, its finest level's matrix */
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
   clmg_options_destroy(s->db);
@@ -739,9 +739,15 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_multigrid_create(s.mpi, levels, s.levels.levels, &o.multigrid, &s.multigrid);
   const clmg_mpi_level_rows *finest = status == CLMG_SUCCESS ? &s.levels.levels[levels - 1] : NULL;
-  if (status == CLMG_SUCCESS)
-    status = clmg_mpi_matrix_create(s.mpi, finest->first_row, &finest->a, &o.multigrid.matrix,
-                                    &s.finest);
+  /* the solver's operator is the hierarchy's finest matrix (borrowed): no
+   * second copy of the largest matrix */
+  if (status == CLMG_SUCCESS) {
+    s.finest = clmg_mpi_operator_matrix(
+        clmg_multigrid_operator(s.multigrid, clmg_multigrid_levels(s.multigrid) - 1));
+    if (!s.finest)
+      status = clmg_context_fail(s.context, CLMG_ERROR_INVALID_ARGUMENT,
+                                 "the hierarchy's finest level is not a distributed matrix");
+  }
   clmg_dtype precision = o.multigrid.matrix.precision;
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(s.context, precision, finest->a.rows, &s.b);
