@@ -109,6 +109,12 @@ def main():
                 if result.get("piece_assembly") != expected or not result.get("piece_s", -1) > 0:
                     fail(case, f"pieces built on the {result.get('piece_assembly')} in "
                          f"{result.get('piece_s')} s, expected the {expected}")
+                # build_s is the distributed matrices and the solver's setup
+                matrices, solver = result.get("matrices_s", -1), result.get("solver_s", -1)
+                if (not 0 < matrices <= result["build_s"] or not 0 <= solver <= result["build_s"]
+                        or abs(matrices + solver - result["build_s"]) > 1e-9):
+                    fail(case, f"matrices_s {matrices} + solver_s {solver}, build_s "
+                         f"{result['build_s']}")
                 hierarchy, halo = result.get("hierarchy", []), result.get("halo_per_level", [])
                 if (len(hierarchy) != result["levels"] or len(halo) != result["levels"]
                         or hierarchy[-1]["rows"] != result["unknowns"] or halo[-1] <= 0):

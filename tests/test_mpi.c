@@ -236,6 +236,8 @@ static void test_products_and_reductions(clmg_mpi *mpi, clmg_dtype precision) {
   CHECK_OK(clmg_mpi_vector_scatter(matrix, 0, b, local_b), context);
   clmg_operator op;
   CHECK_OK(clmg_mpi_matrix_operator(matrix, 0, &op), context);
+  CHECK(clmg_mpi_operator_matrix(&op) == matrix && !clmg_mpi_operator_matrix(NULL),
+        "the operator's distributed matrix");
 
   /* y = 0.7 A x - 1.3 y, twice in a row (the second reuses the halo buffers) */
   memcpy(expected, y, n * sizeof *y);
@@ -309,6 +311,7 @@ static int serial_solve(clmg_context *context, const clmg_csr *a, const double *
   CHECK_OK(clmg_matrix_create(context, a, NULL, &matrix), context);
   clmg_operator op;
   CHECK_OK(clmg_operator_from_matrix(matrix, 1, &op), context);
+  CHECK(!clmg_mpi_operator_matrix(&op), "a local matrix's operator is not a distributed matrix");
   clmg_vector *vb = local_vector(context, CLMG_DOUBLE, a->rows);
   clmg_vector *vx = local_vector(context, CLMG_DOUBLE, a->rows);
   CHECK_OK(clmg_vector_upload_doubles(vb, b), context);
@@ -595,9 +598,16 @@ static void test_multigrid(clmg_context *context) {
     const size_t mine = count[levels - 1];
     b = local_vector(context, CLMG_DOUBLE, mine);
     x = local_vector(context, CLMG_DOUBLE, mine);
-    clmg_mpi_matrix *finest = NULL; /* for scatter and gather of the finest level's vectors */
-    CHECK_OK(clmg_mpi_matrix_create(mpi, first[levels - 1], &rows[levels - 1].a, NULL, &finest),
-             context);
+    /* the hierarchy's finest matrix, borrowed: scatter and gather of the
+     * finest level's vectors, the solver's operator */
+    clmg_mpi_matrix *finest =
+        clmg_mpi_operator_matrix(clmg_multigrid_operator(multigrid, levels - 1));
+    CHECK(finest, "the finest level's operator is not a distributed matrix");
+    clmg_mpi_matrix_info finest_info;
+    clmg_mpi_matrix_get_info(finest, &finest_info);
+    CHECK(finest_info.global_rows == n && finest_info.local_rows == mine,
+          "the finest matrix has %llu rows, %zu here (expected %zu, %zu)",
+          (unsigned long long)finest_info.global_rows, finest_info.local_rows, n, mine);
     CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.b, b), context);
     CHECK_OK(clmg_mpi_vector_scatter(finest, 0, h.x0, x), context);
     clmg_krylov_result result;
@@ -660,7 +670,6 @@ static void test_multigrid(clmg_context *context) {
     clmg_krylov_result_free(&pcg);
     clmg_krylov_result_free(&result);
     clmg_krylov_result_free(&serial_result);
-    clmg_mpi_matrix_destroy(finest);
     clmg_vector_destroy(b);
     clmg_vector_destroy(x);
     clmg_multigrid_destroy(multigrid);

@@ -213,6 +213,13 @@ CLMG_API clmg_status clmg_mpi_ghost_columns(const clmg_csr *rows, uint64_t first
  * destroys the matrix. */
 CLMG_API clmg_status clmg_mpi_matrix_operator(clmg_mpi_matrix *matrix, int take_ownership,
                                               clmg_operator *op);
+/** The distributed matrix an operator from clmg_mpi_matrix_operator
+ * applies, or NULL when op is NULL or another kind of operator. The
+ * operator keeps it: the matrix lives as long as whatever destroys the
+ * operator (a hierarchy from clmg_mpi_multigrid_create owns its levels'
+ * matrices), so the finest level's matrix (clmg_multigrid_operator at
+ * clmg_multigrid_levels - 1) serves a solver without a second copy. */
+CLMG_API clmg_mpi_matrix *clmg_mpi_operator_matrix(const clmg_operator *op);
 /** Jacobi (z = D^-1 r) on the local rows: the diagonal is in the local block. */
 CLMG_API clmg_status clmg_mpi_preconditioner_jacobi(const clmg_mpi_matrix *matrix,
                                                     clmg_preconditioner *preconditioner);

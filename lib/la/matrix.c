@@ -493,9 +493,12 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   uint32_t *long_rows = malloc((long_count ? long_count : 1) * sizeof *long_rows);
   uint32_t *first_segment = malloc((long_count + 1) * sizeof *first_segment);
   int64_t *bounds = malloc((segment_count ? 2 * segment_count : 1) * sizeof *bounds);
-  value_array values;
-  values.data = NULL;
-  if (!long_rows || !first_segment || !bounds || !value_array_init(&values, m->precision, nnz)) {
+  /* double values go up from the caller's array; float ones are rounded
+   * into a staging copy */
+  const int staged = m->precision != CLMG_DOUBLE;
+  value_array values = {NULL, clmg_dtype_size(m->precision)};
+  if (!long_rows || !first_segment || !bounds ||
+      (staged && !value_array_init(&values, m->precision, nnz))) {
     free(long_rows);
     free(first_segment);
     free(bounds);
@@ -516,7 +519,7 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     }
   }
   first_segment[long_count] = (uint32_t)segment_count;
-  for (size_t k = 0; k < nnz; ++k)
+  for (size_t k = 0; staged && k < nnz; ++k)
     value_array_set(&values, k, a->val[k]);
   m->long_row_count = long_count;
   m->segment_count = segment_count;
@@ -526,8 +529,9 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     status = upload_array(m, a->col, nnz * sizeof(int32_t), "CSR column indices", &m->columns,
                           &m->columns_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, values.data, nnz * clmg_dtype_size(m->precision), "CSR values",
-                          &m->values, &m->values_bytes);
+    status = upload_array(m, staged ? values.data : (const void *)a->val,
+                          nnz * clmg_dtype_size(m->precision), "CSR values", &m->values,
+                          &m->values_bytes);
   if (status == CLMG_SUCCESS)
     status = upload_array(m, long_rows, long_count * sizeof(uint32_t), "CSR long-row list",
                           &m->long_rows, &m->long_rows_bytes);
@@ -539,8 +543,8 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
     status = upload_array(m, bounds, 2 * segment_count * sizeof(int64_t), "CSR segment bounds",
                           &m->segment_bounds, &m->segment_bounds_bytes);
   if (status == CLMG_SUCCESS)
-    status = upload_array(m, NULL, segment_count * values.element, "CSR segment sums",
-                          &m->segment_sums, &m->segment_sums_bytes);
+    status = upload_array(m, NULL, segment_count * clmg_dtype_size(m->precision),
+                          "CSR segment sums", &m->segment_sums, &m->segment_sums_bytes);
   if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR_ADAPTIVE)
     status = upload_row_blocks(m, a);
   free(first_segment);

@@ -745,6 +745,10 @@ clmg_status clmg_mpi_matrix_operator(clmg_mpi_matrix *m, int take_ownership, clm
   return CLMG_SUCCESS;
 }
 
+clmg_mpi_matrix *clmg_mpi_operator_matrix(const clmg_operator *op) {
+  return op && op->apply == distributed_apply ? op->data : NULL;
+}
+
 clmg_status clmg_mpi_preconditioner_jacobi(const clmg_mpi_matrix *m,
                                            clmg_preconditioner *preconditioner) {
   if (!m)
