@@ -16,21 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int world_rank, world_size;
-
-#define CHECK(condition, ...)                                                                      \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
-      fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", world_rank, __FILE__, __LINE__,        \
-              #condition);                                                                         \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
-#define CHECK_OK(status, context)                                                                  \
-  CHECK((status) == CLMG_SUCCESS, "%s: %s", clmg_status_string(status),                            \
-        clmg_context_message(context))
+#include "test_mpi_util.h"
 
 static uint64_t random_state = 0x9e3779b97f4a7c15ull;
 static double random_uniform(void) { /* xorshift64*, in [0, 1): the same sequence on every rank */
@@ -1202,18 +1188,7 @@ static void test_failures(clmg_context *context, const char *scratch) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  /* pocl builds its kernels under POCL_CACHE_DIR by the program's name:
-   * ranks that compile the same kernel at once need their own directory */
-  const char *pocl_cache = getenv("POCL_CACHE_DIR");
-  if (pocl_cache) {
-    char directory[4096];
-    snprintf(directory, sizeof directory, "%s/rank%d", pocl_cache, world_rank);
-    mkdir(directory, 0777);
-    setenv("POCL_CACHE_DIR", directory, 1);
-  }
+  mpi_test_init(&argc, &argv);
   clmg_context *context = NULL;
   clmg_status status = clmg_context_create(NULL, &context);
   CHECK_OK(status, context);

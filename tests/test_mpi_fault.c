@@ -20,21 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int world_rank, world_size;
-
-#define CHECK(condition, ...)                                                                      \
-  do {                                                                                             \
-    if (!(condition)) {                                                                            \
-      fprintf(stderr, "rank %d: %s:%d: check failed: %s: ", world_rank, __FILE__, __LINE__,        \
-              #condition);                                                                         \
-      fprintf(stderr, __VA_ARGS__);                                                                \
-      fputc('\n', stderr);                                                                         \
-      MPI_Abort(MPI_COMM_WORLD, 1);                                                                \
-    }                                                                                              \
-  } while (0)
-#define CHECK_OK(status, context)                                                                  \
-  CHECK((status) == CLMG_SUCCESS, "%s: %s", clmg_status_string(status),                            \
-        clmg_context_message(context))
+#include "test_mpi_util.h"
 
 /* The rank that fails, and the text its failures carry. */
 #define FAILING_RANK (world_size - 1)
@@ -526,18 +512,7 @@ static void test_multigrid(clmg_mpi *mpi) {
 }
 
 int main(int argc, char **argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &world_size);
-  /* pocl builds its kernels under POCL_CACHE_DIR by the program's name:
-   * ranks that compile the same kernel at once need their own directory */
-  const char *pocl_cache = getenv("POCL_CACHE_DIR");
-  if (pocl_cache) {
-    char directory[4096];
-    snprintf(directory, sizeof directory, "%s/rank%d", pocl_cache, world_rank);
-    mkdir(directory, 0777);
-    setenv("POCL_CACHE_DIR", directory, 1);
-  }
+  mpi_test_init(&argc, &argv);
   clmg_context *context = NULL;
   CHECK_OK(clmg_context_create(NULL, &context), context);
   clmg_mpi *mpi = NULL;
