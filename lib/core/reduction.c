@@ -117,10 +117,12 @@ clmg_status clmg_context_settle(clmg_context *context, clmg_status status) {
     return status;
   double held = context->pending != CLMG_SUCCESS;
   clmg_status reduced = context->reducer.reduce(context->reducer.data, CLMG_REDUCE_MAX, &held, 1);
-  if (reduced != CLMG_SUCCESS)
+  if (reduced != CLMG_SUCCESS) {
+    context->pending = CLMG_SUCCESS; /* not carried into the next solve as its own */
     return status != CLMG_SUCCESS
                ? status
                : clmg_fail(context, reduced, "combining the failures held across processes failed");
+  }
   return held > 0 ? agree_on_held(context) : status;
 }
 
@@ -132,9 +134,14 @@ void clmg_context_enter(clmg_context *context) {
 clmg_status clmg_context_leave(clmg_context *context, clmg_status status) {
   if (context->solve_depth > 0)
     context->solve_depth--;
-  if (context->solve_depth > 0 || !context->reducer.reduce)
+  if (context->solve_depth > 0)
     return status;
-  return clmg_context_settle(context, status);
+  if (context->reducer.reduce)
+    status = clmg_context_settle(context, status);
+  /* the outermost solve is over: a BLAS-1 call after it holds its
+   * failures again instead of passing them on as agreed */
+  context->failure_agreed = 0;
+  return status;
 }
 
 clmg_status clmg_context_reduce(clmg_context *context, clmg_reduce_op op, double *values,

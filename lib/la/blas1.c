@@ -503,8 +503,8 @@ clmg_status clmg_dot(const clmg_vector *x, const clmg_vector *y, double *result)
     status = clmg_reduction_begin(context, x->type, x->length, 1, &r);
     if (status == CLMG_SUCCESS)
       status = blas1_kernel(context, x->type, K_DOT_PARTIALS, &args);
-    if (status != CLMG_SUCCESS)
-      return status;
+    if (status != CLMG_SUCCESS) /* the scratch or the kernel: held as the sums' failures are */
+      return held_sums(context, status, result, 1);
     clmg_arg_ulong(&args, x->length);
     clmg_arg_vector(&args, x);
     clmg_arg_vector(&args, y);
