@@ -411,11 +411,7 @@ static clmg_status send_entries(clmg_mpi *mpi, const clmg_csr *a, uint64_t row_f
 void clmg_mpi_amg_levels_free(clmg_mpi_amg_levels *levels) {
   if (!levels)
     return;
-  for (int l = 0; levels->levels && l < levels->num_levels; ++l) {
-    clmg_csr_free(&levels->levels[l].a);
-    clmg_csr_free(&levels->levels[l].p);
-    clmg_csr_free(&levels->levels[l].r);
-  }
+  clmg_mpi_level_rows_free(levels->levels, levels->num_levels);
   free(levels->levels);
   free(levels->global_rows);
   memset(levels, 0, sizeof *levels);

@@ -201,3 +201,11 @@ void clmg_mpi_even_rows(const clmg_mpi *mpi, uint64_t rows, uint64_t *first, uin
   *count = base + (rank < extra ? 1 : 0);
   *first = rank * base + (rank < extra ? rank : extra);
 }
+
+void clmg_mpi_level_rows_free(clmg_mpi_level_rows *levels, int count) {
+  for (int l = 0; levels && l < count; ++l) {
+    clmg_csr_free(&levels[l].a);
+    clmg_csr_free(&levels[l].p);
+    clmg_csr_free(&levels[l].r);
+  }
+}

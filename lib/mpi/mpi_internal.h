@@ -78,4 +78,7 @@ clmg_status clmg_mpi_halo_exchange(clmg_mpi *mpi, const clmg_mpi_halo *halo, con
 clmg_status clmg_mpi_fetch_rows(clmg_mpi *mpi, const clmg_mpi_halo *halo, const clmg_csr *local,
                                 clmg_csr *out);
 
+/* Frees the host rows (A, P, R) of `count` levels; levels may be NULL. */
+void clmg_mpi_level_rows_free(clmg_mpi_level_rows *levels, int count);
+
 #endif

@@ -43,11 +43,7 @@ void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options) {
 void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels) {
   if (!levels)
     return;
-  for (int l = 0; levels->levels && l < levels->num_levels; ++l) {
-    clmg_csr_free(&levels->levels[l].a);
-    clmg_csr_free(&levels->levels[l].p);
-    clmg_csr_free(&levels->levels[l].r);
-  }
+  clmg_mpi_level_rows_free(levels->levels, levels->num_levels);
   free(levels->levels);
   free(levels->b);
   free(levels->x0);
