@@ -252,6 +252,18 @@ kernel void csr_copy_stored(ulong stored, global const int *csr_col, ulong csr_c
   }
 }
 
+/* The reverse of csr_gather_stored: each stored entry's value back to its
+ * place in CSR order (padding, map 0, goes nowhere). */
+kernel void stored_scatter_csr(ulong stored, global const long *map, global const real *values,
+                               global real *csr_val, ulong csr_val_offset) {
+  csr_val += csr_val_offset;
+  GRID_LOOP(p, stored) {
+    const long m = map[p];
+    if (m > 0)
+      csr_val[m - 1] = values[p];
+  }
+}
+
 /* Per row: the diagonal entry (summed if repeated, 0 if absent) and the sum
  * of squares of the row. */
 kernel void csr_diagonal_and_row_squares(ulong rows, global const long *row_ptr,

@@ -430,33 +430,21 @@ static void test_setup_times(void **state) {
  * upload, the matrix itself as the engine's finest operator. The hierarchy
  * is the one clmg_amg_multigrid_create makes from the host matrix alone,
  * and CG with it solves A x = b. */
-static void test_solver_shares_finest(void **state) {
-  (void)state;
-  const char *saved = getenv("CLMG_DEVICE_PARAMS");
-  char *kept = saved ? strdup(saved) : NULL;
-  setenv("CLMG_DEVICE_PARAMS", "amg_setup_on_device=1,cpu_kernels=0", 1);
+static void solver_shares_finest(clmg_matrix_format format, const char *params,
+                                 const char *solver_options) {
   clmg_context *device_ctx = NULL;
-  int opened = test_open_context(&device_ctx, NULL, "amg_parallel shared finest", 1);
-  if (kept)
-    setenv("CLMG_DEVICE_PARAMS", kept, 1);
-  else
-    unsetenv("CLMG_DEVICE_PARAMS");
-  free(kept);
-  assert_int_equal(opened, 0);
+  assert_int_equal(test_open_context_params(&device_ctx, params, "amg_parallel shared finest", 1),
+                   0);
   clmg_csr a = random_spd(5000, 9, 0.0, 5000);
   clmg_matrix_options csr;
   clmg_matrix_options_defaults(&csr);
-  csr.format = CLMG_FORMAT_CSR;
+  csr.format = format;
   clmg_matrix *matrix = NULL;
   CHECK_OK(clmg_matrix_create(device_ctx, &a, &csr, &matrix));
   clmg_options *options = NULL;
   clmg_error error = {{0}};
   assert_int_equal(clmg_options_create(&options, &error), CLMG_SUCCESS);
-  assert_int_equal(clmg_options_parse(options,
-                                      "krylov=cg precond=amg mg.smoother=jacobi mg.steps=2 "
-                                      "format=csr tol=1e-8 maxit=500",
-                                      &error),
-                   CLMG_SUCCESS);
+  assert_int_equal(clmg_options_parse(options, solver_options, &error), CLMG_SUCCESS);
   clmg_solver *solver = NULL;
   CHECK_OK(clmg_solver_create_device(device_ctx, matrix, NULL, &a, 1, options, &solver));
   clmg_multigrid *shared = clmg_solver_multigrid(solver);
@@ -508,6 +496,19 @@ static void test_solver_shares_finest(void **state) {
   assert_int_equal(test_close_context(&device_ctx), 0);
 }
 
+static void test_solver_shares_finest(void **state) {
+  (void)state;
+  solver_shares_finest(CLMG_FORMAT_CSR, "amg_setup_on_device=1,cpu_kernels=0",
+                       "krylov=cg precond=amg mg.smoother=jacobi mg.steps=2 format=csr tol=1e-8 "
+                       "maxit=500");
+  /* a SELL matrix laid out on the device (as on a GPU): the AMG gathers its
+   * finest CSR from the kept pattern and the stored values */
+  solver_shares_finest(CLMG_FORMAT_SELL,
+                       "amg_setup_on_device=1,cpu_kernels=0,matrix_layout_on_device=1",
+                       "krylov=cg precond=amg mg.smoother=jacobi mg.steps=2 format=sell "
+                       "tol=1e-8 maxit=500");
+}
+
 /* Several unknowns per node with the setup on the device and no host
  * matrices wanted (clmg_amg_multigrid_create without patches): the coarse
  * matrices stay on the device, and each level's operator is the host
@@ -518,17 +519,10 @@ static void test_device_block_multigrid(void **state) {
   (void)state;
   if (!clmg_context_device(ctx)->has_fp64)
     skip();
-  const char *saved = getenv("CLMG_DEVICE_PARAMS");
-  char *kept = saved ? strdup(saved) : NULL;
-  setenv("CLMG_DEVICE_PARAMS", "amg_setup_on_device=1,cpu_kernels=0", 1);
   clmg_context *device_ctx = NULL;
-  int opened = test_open_context(&device_ctx, NULL, "amg_parallel block multigrid", 1);
-  if (kept)
-    setenv("CLMG_DEVICE_PARAMS", kept, 1);
-  else
-    unsetenv("CLMG_DEVICE_PARAMS");
-  free(kept);
-  assert_int_equal(opened, 0);
+  assert_int_equal(test_open_context_params(&device_ctx, "amg_setup_on_device=1,cpu_kernels=0",
+                                            "amg_parallel block multigrid", 1),
+                   0);
   clmg_spd_problem_options po;
   clmg_spd_problem_options_defaults(&po);
   po.kind = CLMG_SPD_ELASTICITY_P1;

@@ -407,17 +407,8 @@ static void test_transpose_long_rows(void **state) {
   /* A CPU's kernels walk rows in contiguous chunks, which on pocl scatters
    * every column in row order: the sorts would have nothing to do. A
    * context with the GPU's strided walk scatters them out of order. */
-  const char *saved = getenv("CLMG_DEVICE_PARAMS");
-  char *saved_copy = saved ? strdup(saved) : NULL;
-  setenv("CLMG_DEVICE_PARAMS", "cpu_kernels=0", 1);
   clmg_context *strided = NULL;
-  int opened = test_open_context(&strided, NULL, "strided walk", 0);
-  if (saved_copy)
-    setenv("CLMG_DEVICE_PARAMS", saved_copy, 1);
-  else
-    unsetenv("CLMG_DEVICE_PARAMS");
-  free(saved_copy);
-  assert_int_equal(opened, 0);
+  assert_int_equal(test_open_context_params(&strided, "cpu_kernels=0", "strided walk", 0), 0);
   for (int k = 0; k < 4; ++k) {
     clmg_context *context = k < 2 ? ctx : strided;
     clmg_dtype type = k % 2 ? CLMG_FLOAT : CLMG_DOUBLE;
@@ -494,11 +485,16 @@ static void test_bad_arrays(void **state) {
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_matrix_create_from_device(ctx, n, n, d.col, d.col, d.val, NULL, &m));
   CHECK_CONTAINS(clmg_context_message(ctx), "must be int64");
-  /* a matrix from host CSR cannot be updated in place */
-  CHECK_OK(clmg_matrix_create(ctx, &a, NULL, &m));
-  CHECK_STATUS(CLMG_ERROR_UNSUPPORTED, clmg_matrix_update_values(m, a.val));
-  CHECK_CONTAINS(clmg_context_message(ctx), "clmg_matrix_create_from_device");
+  /* a matrix from host CSR laid out on the host cannot be updated in place
+   * (one laid out on the device, a GPU's matrix_layout_on_device, can) */
+  clmg_context *host_layout = NULL;
+  assert_int_equal(
+      test_open_context_params(&host_layout, "matrix_layout_on_device=0", "host layout", 0), 0);
+  CHECK_CONTEXT_OK(host_layout, clmg_matrix_create(host_layout, &a, NULL, &m));
+  assert_int_equal(clmg_matrix_update_values(m, a.val), CLMG_ERROR_UNSUPPORTED);
+  CHECK_CONTAINS(clmg_context_message(host_layout), "clmg_matrix_create_from_device");
   clmg_matrix_destroy(m);
+  test_close_context(&host_layout);
   free_arrays(&d);
   clmg_csr_free(&a);
 }

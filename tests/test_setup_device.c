@@ -4,6 +4,7 @@
  * clmg_amg_rho_device), each against a host reference on random data, in
  * double and float. Internal functions: the suite links the static library
  * and includes lib/. */
+#define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -205,6 +206,126 @@ static void test_rho(void **state) {
   }
 }
 
+/* A context with CLMG_DEVICE_PARAMS set to `params` for its creation. */
+static clmg_context *context_with_params(const char *params) {
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", params, 1);
+  clmg_context *c = NULL;
+  clmg_status status = clmg_context_create(NULL, &c);
+  if (kept)
+    setenv("CLMG_DEVICE_PARAMS", kept, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(kept);
+  if (status != CLMG_SUCCESS)
+    fail_msg("clmg_context_create with %s: %s", params, clmg_status_string(status));
+  return c;
+}
+
+/* The CSR arrays of a matrix, read back, equal a's exactly. */
+static void expect_csr(clmg_context *c, const clmg_csr_device *d, const clmg_csr *a,
+                       const char *what) {
+  size_t nnz = clmg_csr_nnz(a);
+  int64_t *row_ptr = malloc((a->rows + 1) * sizeof *row_ptr);
+  int32_t *col = malloc((nnz ? nnz : 1) * sizeof *col);
+  double *val = malloc((nnz ? nnz : 1) * sizeof *val);
+  assert_true(row_ptr && col && val);
+  assert_int_equal(d->rows, a->rows);
+  assert_int_equal(clmg_vector_length(d->col), nnz);
+  if (clmg_vector_download(d->row_ptr, row_ptr) != CLMG_SUCCESS ||
+      (nnz && (clmg_vector_download(d->col, col) != CLMG_SUCCESS ||
+               clmg_vector_download(d->val, val) != CLMG_SUCCESS)))
+    fail_msg("%s: download: %s", what, clmg_context_message(c));
+  for (size_t i = 0; i <= a->rows; i++)
+    if (row_ptr[i] != a->row_ptr[i])
+      fail_msg("%s: row_ptr[%zu] %lld, the host's %lld", what, i, (long long)row_ptr[i],
+               (long long)a->row_ptr[i]);
+  for (size_t k = 0; k < nnz; k++)
+    if (col[k] != a->col[k] || val[k] != a->val[k])
+      fail_msg("%s: entry %zu (%d, %.17g), the host's (%d, %.17g)", what, k, col[k], val[k],
+               a->col[k], a->val[k]);
+  free(row_ptr);
+  free(col);
+  free(val);
+}
+
+/* clmg_matrix_create with matrix_layout_on_device (a GPU's default, forced
+ * here): the layout is made on the device from the uploaded CSR, so its
+ * values can be updated in place (a matrix laid out on the host refuses
+ * that), its product is the host reference's, and clmg_matrix_csr_arrays
+ * gives back the CSR exactly in every format (views for CSR, the stored
+ * values scattered back for ELLR and SELL), also after an update. Without
+ * the parameter only CSR has such arrays. */
+static void test_layout_on_device(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip();
+  clmg_context *on = context_with_params("matrix_layout_on_device=1");
+  clmg_context *off = context_with_params("matrix_layout_on_device=0");
+  const size_t n = 3000;
+  clmg_csr a = random_spd(n, 6), b = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_copy(&a, &b, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_csr_copy: %s", error.message);
+  for (size_t k = 0; k < clmg_csr_nnz(&b); k++)
+    b.val[k] = 2 * uniform() - 1;
+  double *x = random_vector(CLMG_DOUBLE, n), *want = malloc(n * sizeof *want);
+  double *got = malloc(n * sizeof *got);
+  assert_true(want && got);
+  clmg_csr_spmv_host(1.0, &a, x, 0.0, want);
+  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
+                                        CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR_ADAPTIVE};
+  for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+    const char *name = clmg_matrix_format_name(formats[f]);
+    clmg_matrix_options o;
+    clmg_matrix_options_defaults(&o);
+    o.format = formats[f];
+    clmg_matrix *m = NULL;
+    if (clmg_matrix_create(on, &a, &o, &m) != CLMG_SUCCESS)
+      fail_msg("%s: clmg_matrix_create: %s", name, clmg_context_message(on));
+    clmg_vector *dx = NULL, *dy = NULL;
+    assert_int_equal(clmg_vector_create_from_host(on, CLMG_DOUBLE, n, x, &dx), CLMG_SUCCESS);
+    assert_int_equal(clmg_vector_create(on, CLMG_DOUBLE, n, &dy), CLMG_SUCCESS);
+    assert_int_equal(clmg_spmv(1.0, m, dx, 0.0, dy), CLMG_SUCCESS);
+    assert_int_equal(clmg_vector_download_doubles(dy, got), CLMG_SUCCESS);
+    for (size_t i = 0; i < n; i++)
+      check_close(name, n, got[i], want[i], 1e-13 * (1 + fabs(want[i])) * 16);
+    clmg_csr_device d = {0};
+    if (!clmg_matrix_csr_arrays(m, CLMG_DOUBLE, &d))
+      fail_msg("%s: no CSR arrays of a matrix laid out on the device", name);
+    expect_csr(on, &d, &a, name);
+    clmg_csr_device_free(&d);
+    if (clmg_matrix_update_values(m, b.val) != CLMG_SUCCESS)
+      fail_msg("%s: update: %s", name, clmg_context_message(on));
+    assert_true(clmg_matrix_csr_arrays(m, CLMG_DOUBLE, &d));
+    expect_csr(on, &d, &b, name);
+    clmg_csr_device_free(&d);
+    /* a float view is not made of a double matrix */
+    assert_false(clmg_matrix_csr_arrays(m, CLMG_FLOAT, &d));
+    clmg_vector_destroy(dx);
+    clmg_vector_destroy(dy);
+    clmg_matrix_destroy(m);
+
+    /* laid out on the host: no update in place, CSR arrays for CSR alone */
+    if (clmg_matrix_create(off, &a, &o, &m) != CLMG_SUCCESS)
+      fail_msg("%s: clmg_matrix_create (host layout): %s", name, clmg_context_message(off));
+    assert_int_equal(clmg_matrix_update_values(m, b.val), CLMG_ERROR_UNSUPPORTED);
+    int csr = clmg_matrix_format_of(m) == CLMG_FORMAT_CSR ||
+              clmg_matrix_format_of(m) == CLMG_FORMAT_CSR_ADAPTIVE;
+    assert_int_equal(clmg_matrix_csr_arrays(m, CLMG_DOUBLE, &d), csr);
+    clmg_csr_device_free(&d);
+    clmg_matrix_destroy(m);
+  }
+  free(x);
+  free(want);
+  free(got);
+  clmg_csr_free(&a);
+  clmg_csr_free(&b);
+  clmg_context_destroy(on);
+  clmg_context_destroy(off);
+}
+
 static int setup(void **state) {
   (void)state;
   clmg_status status = clmg_context_create(NULL, &ctx);
@@ -227,6 +348,7 @@ int main(void) {
       cmocka_unit_test(test_sums),
       cmocka_unit_test(test_sums_edges),
       cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_layout_on_device),
   };
   return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
 }

@@ -79,6 +79,20 @@ int test_open_context(clmg_context **ctx, const clmg_context_options *options, c
   return 0;
 }
 
+int test_open_context_params(clmg_context **ctx, const char *params, const char *tag,
+                             int print_device) {
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", params, 1);
+  int opened = test_open_context(ctx, NULL, tag, print_device);
+  if (kept)
+    setenv("CLMG_DEVICE_PARAMS", kept, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(kept);
+  return opened;
+}
+
 int test_close_context(clmg_context **ctx) {
   clmg_context_destroy(*ctx);
   *ctx = NULL;

@@ -61,6 +61,12 @@ void test_apply_filters(void);
 int test_open_context(clmg_context **ctx, const clmg_context_options *options, const char *tag,
                       int print_device);
 
+/* test_open_context without options, with CLMG_DEVICE_PARAMS set to `params`
+ * while the context is made (the device table's overrides, e.g.
+ * "cpu_kernels=0" for a GPU's strided walk on a CPU) and restored after. */
+int test_open_context_params(clmg_context **ctx, const char *params, const char *tag,
+                             int print_device);
+
 /* Destroys *ctx (which may be NULL) and sets it to NULL; returns 0. */
 int test_close_context(clmg_context **ctx);
 

@@ -1196,7 +1196,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     int viewed = finest && clmg_matrix_context(finest) == context &&
                  clmg_matrix_rows(finest) == a->rows && clmg_matrix_cols(finest) == a->cols &&
                  clmg_matrix_nnz(finest) == clmg_csr_nnz(a) &&
-                 clmg_matrix_csr_views(finest, precision, &h.device_a[0]);
+                 clmg_matrix_csr_arrays(finest, precision, &h.device_a[0]);
     clmg_status uploaded =
         viewed ? CLMG_SUCCESS : clmg_csr_device_upload(context, a, precision, &h.device_a[0]);
     if (uploaded != CLMG_SUCCESS)

@@ -183,12 +183,20 @@
  *    the device, and parallel roots under CLMG_AMG_ROOTS_AUTO; on a CPU
  *    the host products are as fast, and device arrays would be one more
  *    copy of every level.
+ *  - matrix_layout_on_device: clmg_matrix_create uploads a double matrix's
+ *    CSR arrays and lays them out on the device (clmg_matrix_create_from_
+ *    device: the same arrays as the host's layout), keeping the CSR pattern
+ *    and the map, so the AMG's finest level gathers its CSR there instead of
+ *    a second upload and the values can be updated in place; on a CPU the
+ *    host layout is as fast and the kept pattern would be one more copy.
  *  - p1_rows: the P1 assembler's automatic path is rows (on the H200 at
  *    Regular level 3, 0.96 ms warm and 0.28 s of setup against patches'
  *    1.33 ms and 0.79 s); else patches, where rows' recomputed element
  *    matrices cost most (pocl: 12.3 ms against 7.1 ms). */
-#define CHOICES_GPU .clblast_axpy = 0, .amg_setup_on_device = 1, .p1_rows = 1
-#define CHOICES_CPU .clblast_axpy = 1, .amg_setup_on_device = 0, .p1_rows = 0
+#define CHOICES_GPU                                                                                \
+  .clblast_axpy = 0, .amg_setup_on_device = 1, .matrix_layout_on_device = 1, .p1_rows = 1
+#define CHOICES_CPU                                                                                \
+  .clblast_axpy = 1, .amg_setup_on_device = 0, .matrix_layout_on_device = 0, .p1_rows = 0
 
 /* Memory. host_buffers: the buffers are host memory of this process that
  * the driver takes when a command first uses them (pocl aborts when that
@@ -381,6 +389,7 @@ static const field fields[] = {
     UNSIGNED_FIELD(csr_block_factor, 2, 64, 1),
     FLAG_FIELD(clblast_axpy),
     FLAG_FIELD(amg_setup_on_device),
+    FLAG_FIELD(matrix_layout_on_device),
     FLAG_FIELD(p1_rows),
 };
 

@@ -81,9 +81,10 @@ typedef struct clmg_device_params {
                                      * of entries (a power of two, at least 2) */
 
   /* Algorithm choices. */
-  int clblast_axpy;        /* CLMG_BLAS1_AUTO takes CLBlast's axpy */
-  int amg_setup_on_device; /* smoothed aggregation's hierarchy on the device */
-  int p1_rows;             /* the P1 assembler's automatic path: rows, else patches */
+  int clblast_axpy;            /* CLMG_BLAS1_AUTO takes CLBlast's axpy */
+  int amg_setup_on_device;     /* smoothed aggregation's hierarchy on the device */
+  int matrix_layout_on_device; /* clmg_matrix_create lays double matrices out there */
+  int p1_rows;                 /* the P1 assembler's automatic path: rows, else patches */
 
   /* Memory: these follow the device, never an override. */
   int host_buffers;       /* buffers are this process's memory, taken on first use (CPUs) */

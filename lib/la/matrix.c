@@ -818,6 +818,17 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
                            "float matrix: entry (%zu, %lld) is %g, beyond float's range (+-%g); "
                            "use double precision or scale the matrix",
                            i, (long long)a->col[k], a->val[k], (double)FLT_MAX);
+  /* on a GPU (matrix_layout_on_device) the CSR arrays cross the bus once
+   * and the layout is made there: the same arrays as below */
+  if (context->params.matrix_layout_on_device && options->precision == CLMG_DOUBLE) {
+    clmg_csr_device uploaded;
+    status = clmg_csr_device_upload(context, a, CLMG_DOUBLE, &uploaded);
+    if (status == CLMG_SUCCESS)
+      status = clmg_matrix_create_from_device(context, a->rows, a->cols, uploaded.row_ptr,
+                                              uploaded.col, uploaded.val, options, out);
+    clmg_csr_device_free(&uploaded);
+    return status;
+  }
   clmg_matrix *m = NULL;
   status = new_matrix(context, a->rows, a->cols, clmg_csr_nnz(a), options, &m);
   if (status == CLMG_SUCCESS)
@@ -1963,6 +1974,37 @@ int clmg_matrix_csr_views(const clmg_matrix *m, clmg_dtype precision, clmg_csr_d
     return 0;
   }
   *out = views;
+  return 1;
+}
+
+int clmg_matrix_csr_arrays(const clmg_matrix *m, clmg_dtype precision, clmg_csr_device *out) {
+  if (clmg_matrix_csr_views(m, precision, out))
+    return 1;
+  if (!m || !m->from_device || !m->map || !m->pattern_row_ptr || !m->pattern_col ||
+      m->precision != precision || !m->values)
+    return 0;
+  clmg_csr_device arrays = {m->rows, m->cols,
+                            borrowed_vector(m, m->pattern_row_ptr, CLMG_INT64, m->rows + 1),
+                            borrowed_vector(m, m->pattern_col, CLMG_INT32, m->nnz), NULL};
+  clmg_status status = arrays.row_ptr && arrays.col ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(m->context, precision, m->nnz, &arrays.val);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS && m->stored > 0)
+    status = device_kernel(m->context, precision, "stored_scatter_csr", &args);
+  if (status == CLMG_SUCCESS && m->stored > 0) {
+    clmg_arg_ulong(&args, m->stored);
+    clmg_arg_buffer(&args, m->map);
+    clmg_arg_buffer(&args, m->values);
+    clmg_arg_vector(&args, arrays.val);
+    status = clmg_launch_args(&args, m->stored);
+  }
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&arrays);
+    clmg_clear_message(m->context);
+    return 0;
+  }
+  *out = arrays;
   return 1;
 }
 
