@@ -339,6 +339,26 @@ static void test_solver_refusals(void **state) {
   assert_int_equal(clmg_solver_create(ctx, &a, NULL, &solver), CLMG_ERROR_INVALID_ARGUMENT);
   assert_non_null(strstr(clmg_context_message(ctx), "row 6"));
   clmg_csr_free(&a);
+  /* over many rows the scan runs on the host's threads: the lowest empty row
+   * is named whichever range finds it, and a diagonal that is not positive
+   * anywhere makes krylov=auto take GMRES */
+  clmg_csr big = test_grid_laplacian(7); /* 66,049 rows */
+  for (size_t r = 0; r < 2; r++) {
+    size_t row = r ? 20000 : 50000;
+    for (int64_t k = big.row_ptr[row]; k < big.row_ptr[row + 1]; k++)
+      big.val[k] = 0;
+  }
+  assert_int_equal(clmg_solver_create(ctx, &big, NULL, &solver), CLMG_ERROR_INVALID_ARGUMENT);
+  if (!strstr(clmg_context_message(ctx), "row 20001 of"))
+    fail_msg("the lowest empty row is 20001: %s", clmg_context_message(ctx));
+  clmg_csr_free(&big);
+  big = test_grid_laplacian(7);
+  assert_int_equal(clmg_solver_auto_method(&big), CLMG_KRYLOV_CG);
+  for (int64_t k = big.row_ptr[60000]; k < big.row_ptr[60001]; k++)
+    if (big.col[k] == 60000)
+      big.val[k] = -big.val[k];
+  assert_int_equal(clmg_solver_auto_method(&big), CLMG_KRYLOV_GMRES);
+  clmg_csr_free(&big);
 
   /* an x of Inf is never a success */
   clmg_csr t = test_grid_laplacian(1);
