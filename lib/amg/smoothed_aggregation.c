@@ -1229,8 +1229,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   if (all_on_device) {
     clmg_status device =
         clmg_vector_create(context, clmg_vector_type(h.device_a[0].val), a->rows, &device_b);
+    /* the default candidate, the constant, is filled there, not uploaded */
     if (device == CLMG_SUCCESS)
-      device = clmg_vector_upload_doubles(device_b, candidates);
+      device = o->num_candidates > 0 ? clmg_vector_upload_doubles(device_b, candidates)
+                                     : clmg_vector_fill(device_b, 1.0);
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
     if (times)
