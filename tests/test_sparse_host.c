@@ -727,6 +727,92 @@ static void test_mm_round_trip_matrix(void **state) {
   remove_tree(dir);
 }
 
+/* clmg_csr_read_matrix_market with CLMG_HOST_THREADS threads, the previous
+ * value restored. */
+static clmg_status read_with_threads(const char *threads, const char *path, clmg_csr *a,
+                                     clmg_error *error) {
+  const char *saved = getenv("CLMG_HOST_THREADS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_HOST_THREADS", threads, 1);
+  clmg_status status = clmg_csr_read_matrix_market(path, a, error);
+  if (kept)
+    setenv("CLMG_HOST_THREADS", kept, 1);
+  else
+    unsetenv("CLMG_HOST_THREADS");
+  free(kept);
+  return status;
+}
+
+/* path's text with the first occurrence of `from` at or after byte `after`
+ * replaced by `to` (of the same length or shorter, padded with blanks). */
+static void patch_file(const char *path, size_t after, const char *from, const char *to) {
+  size_t size = 0;
+  char *content = test_read_file(path, &size);
+  assert_non_null(content);
+  char *at = strstr(content + after, from);
+  assert_non_null(at);
+  size_t n = strlen(from), m = strlen(to);
+  assert_true(m <= n);
+  memcpy(at, to, m);
+  memset(at + m, ' ', n - m);
+  FILE *f = fopen(path, "wb");
+  assert_non_null(f);
+  assert_int_equal(fwrite(content, 1, size, f), size);
+  assert_int_equal(fclose(f), 0);
+  free(content);
+}
+
+/* A file of many megabytes is parsed in byte ranges on the host's threads:
+ * the matrix is the serial reader's, entry for entry, and a bad line late in
+ * the file, too many or too few entry lines give the serial reader's
+ * message, line number included. */
+static void test_mm_parallel_read(void **state) {
+  (void)state;
+  char *dir = make_tmpdir("mm-parallel");
+  char path[4096];
+  snprintf(path, sizeof path, "%s/a.mtx", dir);
+  clmg_csr a, b, c;
+  clmg_error error;
+  random_csr(150000, 120000, 400000, PLACE_RANDOM, &a); /* about 14 MB of entry lines */
+  for (size_t k = 0; k < clmg_csr_nnz(&a); k++)
+    a.val[k] = rng_wide_value();
+  CHECK_OK(error, clmg_csr_write_matrix_market(path, &a, &error));
+  CHECK_OK(error, read_with_threads("1", path, &b, &error));
+  CHECK_OK(error, read_with_threads("3", path, &c, &error));
+  assert_csr_identical(&a, &b);
+  assert_csr_identical(&a, &c);
+  clmg_csr_free(&b);
+  clmg_csr_free(&c);
+  size_t size = 0;
+  char *content = test_read_file(path, &size);
+  assert_non_null(content);
+  free(content);
+  char serial[sizeof error.message], parallel[sizeof error.message];
+  /* a value that is no number, three quarters down the file */
+  char copy[4096];
+  snprintf(copy, sizeof copy, "%s/bad.mtx", dir);
+  for (int k = 0; k < 3; k++) {
+    CHECK_OK(error, clmg_csr_write_matrix_market(copy, &a, &error));
+    if (k == 0)
+      patch_file(copy, size / 4 * 3, "\n1", "\nx");
+    else { /* the entry count of the size line one lower, then one higher */
+      char from[32], to[32];
+      snprintf(from, sizeof from, " %zu\n", clmg_csr_nnz(&a));
+      snprintf(to, sizeof to, " %zu\n", clmg_csr_nnz(&a) + (k == 1 ? -1 : 1));
+      assert_int_equal(strlen(to), strlen(from));
+      patch_file(copy, 0, from, to);
+    }
+    assert_int_equal(read_with_threads("1", copy, &b, &error), CLMG_ERROR_PARSE);
+    snprintf(serial, sizeof serial, "%s", error.message);
+    assert_int_equal(read_with_threads("3", copy, &c, &error), CLMG_ERROR_PARSE);
+    snprintf(parallel, sizeof parallel, "%s", error.message);
+    assert_string_equal(parallel, serial);
+    assert_non_null(strstr(serial, copy));
+  }
+  clmg_csr_free(&a);
+  remove_tree(dir);
+}
+
 static void test_mm_round_trip_vector(void **state) {
   (void)state;
   char *dir = make_tmpdir("mm-vector");
@@ -1304,6 +1390,7 @@ int main(void) {
       cmocka_unit_test(test_mm_nul_byte),
       cmocka_unit_test(test_mm_bounded_lines),
       cmocka_unit_test(test_mm_decimal_comma_locale),
+      cmocka_unit_test(test_mm_parallel_read),
   };
   return cmocka_run_group_tests_name("sparse_host", tests, NULL, NULL);
 }

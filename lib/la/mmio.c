@@ -727,29 +727,16 @@ void clmg_mm_entries_free(clmg_mm_entries *entries) {
   memset(entries, 0, sizeof *entries);
 }
 
-clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header, uint64_t begin,
-                                 uint64_t end, size_t first_line, clmg_mm_entries *entries,
-                                 clmg_error *error) {
-  if (error)
-    error->message[0] = '\0';
-  if (!entries)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "entries is NULL");
-  memset(entries, 0, sizeof *entries);
-  if (!path || !header)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or header is NULL");
-  if (header->format != CLMG_MM_COORDINATE)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "%s: an array file's entries have no indices, so a part of it cannot "
-                          "be read alone: read it whole (clmg_csr_read_matrix_market)",
-                          path);
-  if (begin < header->data_offset)
-    begin = header->data_offset;
-  if (end <= begin)
-    return CLMG_SUCCESS;
-  if (begin > (uint64_t)INT64_MAX)
-    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                          "%s: byte %llu is past the largest file offset", path,
-                          (unsigned long long)begin);
+/* Parses the entry lines of a coordinate file that start in bytes [begin,
+ * end) (begin at or past header->data_offset) into *triplets (its width and
+ * limit set by the caller, empty), the first line numbered first_line (0:
+ * unknown, counted from 1) in messages; *entry_lines and *lines as
+ * clmg_mm_entries counts them. Opens its own stream, so ranges of one file
+ * can be parsed at once on several threads. */
+static clmg_status read_range(const char *path, const mm_header *header, uint64_t begin,
+                              uint64_t end, size_t first_line, mm_triplets *triplets,
+                              size_t *entry_lines, size_t *lines, clmg_error *error) {
+  *entry_lines = *lines = 0;
   mm_reader reader;
   clmg_status status = open_reader(path, &reader, error);
   if (status != CLMG_SUCCESS)
@@ -773,17 +760,45 @@ clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header,
                               (unsigned long long)reader.offset);
   }
   reader.line_number = first_line > 0 ? first_line - 1 : 0;
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  if (status == CLMG_SUCCESS)
+    status = read_coordinate_entries(&reader, header, end, triplets, entry_lines);
+  clmg_leave_c_numeric_locale(&locale);
+  *lines = reader.line_number - (first_line > 0 ? first_line - 1 : 0);
+  close_reader(&reader);
+  return status;
+}
+
+clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header, uint64_t begin,
+                                 uint64_t end, size_t first_line, clmg_mm_entries *entries,
+                                 clmg_error *error) {
+  if (error)
+    error->message[0] = '\0';
+  if (!entries)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "entries is NULL");
+  memset(entries, 0, sizeof *entries);
+  if (!path || !header)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path or header is NULL");
+  if (header->format != CLMG_MM_COORDINATE)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%s: an array file's entries have no indices, so a part of it cannot "
+                          "be read alone: read it whole (clmg_csr_read_matrix_market)",
+                          path);
+  if (begin < header->data_offset)
+    begin = header->data_offset;
+  if (end <= begin)
+    return CLMG_SUCCESS;
+  if (begin > (uint64_t)INT64_MAX)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "%s: byte %llu is past the largest file offset", path,
+                          (unsigned long long)begin);
   mm_triplets triplets;
   memset(&triplets, 0, sizeof triplets);
   triplets.wide = 1;
   triplets.limit = entry_limit(header);
-  clmg_numeric_locale locale;
-  clmg_enter_c_numeric_locale(&locale);
-  if (status == CLMG_SUCCESS)
-    status = read_coordinate_entries(&reader, header, end, &triplets, &entries->entry_lines);
-  clmg_leave_c_numeric_locale(&locale);
-  entries->lines = reader.line_number - (first_line > 0 ? first_line - 1 : 0);
-  close_reader(&reader);
+  clmg_status status = read_range(path, header, begin, end, first_line, &triplets,
+                                  &entries->entry_lines, &entries->lines, error);
   if (status != CLMG_SUCCESS) {
     free_triplets(&triplets);
     memset(entries, 0, sizeof *entries);
@@ -794,6 +809,136 @@ clmg_status clmg_mm_read_entries(const char *path, const clmg_mm_header *header,
   entries->values = triplets.val;
   entries->count = triplets.count;
   return CLMG_SUCCESS;
+}
+
+/* ---- a whole coordinate file on the host's cores ----
+ * A file of at least MM_PARALLEL_MIN_BYTES of entry lines is cut into byte
+ * ranges of at least MM_RANGE_MIN_BYTES, one per host thread, each parsed
+ * into its own triplets (read_range) and joined in file order: the serial
+ * reader's triplets, entry for entry. Anything but a clean read (a parse
+ * error, too many or too few entry lines, no memory) is left to the serial
+ * reader, which gives its message with the right line number. */
+enum { MM_PARALLEL_MIN_BYTES = 4 << 20, MM_RANGE_MIN_BYTES = 1 << 20 };
+
+typedef struct mm_range {
+  uint64_t begin, end;
+  mm_triplets triplets;
+  size_t entry_lines, lines;
+  clmg_status status;
+  clmg_error error;
+} mm_range;
+
+typedef struct mm_parallel {
+  const char *path;
+  const mm_header *header;
+  mm_range *ranges;
+} mm_parallel;
+
+static void parse_ranges(void *data, size_t thread, size_t first, size_t last) {
+  (void)thread;
+  mm_parallel *job = data;
+  for (size_t r = first; r < last; r++) {
+    mm_range *range = &job->ranges[r];
+    range->status = read_range(job->path, job->header, range->begin, range->end, 0,
+                               &range->triplets, &range->entry_lines, &range->lines, &range->error);
+  }
+}
+
+/* Joins the ranges' triplets into the first one's arrays, freeing each
+ * other range's as it goes; 0 without memory. */
+static int join_ranges(mm_range *ranges, size_t count, mm_triplets *out) {
+  size_t total = 0;
+  for (size_t r = 0; r < count; r++)
+    total += ranges[r].triplets.count;
+  mm_triplets *first = &ranges[0].triplets;
+  size_t index_bytes = first->wide ? sizeof(int64_t) : sizeof(int32_t);
+  size_t room = total ? total : 1;
+  void *row = realloc(first->row, room * index_bytes);
+  if (row)
+    first->row = row;
+  void *col = row ? realloc(first->col, room * index_bytes) : NULL;
+  if (col)
+    first->col = col;
+  double *val = col ? realloc(first->val, room * sizeof *val) : NULL;
+  if (!val)
+    return 0;
+  first->val = val;
+  first->capacity = room;
+  for (size_t r = 1; r < count; r++) {
+    mm_triplets *t = &ranges[r].triplets;
+    if (t->count) {
+      memcpy((char *)first->row + first->count * index_bytes, t->row, t->count * index_bytes);
+      memcpy((char *)first->col + first->count * index_bytes, t->col, t->count * index_bytes);
+      memcpy(first->val + first->count, t->val, t->count * sizeof *t->val);
+      first->count += t->count;
+    }
+    free_triplets(t);
+  }
+  *out = *first;
+  memset(first, 0, sizeof *first);
+  return 1;
+}
+
+/* The whole-file read of path's coordinate entries on the host's threads
+ * where the file is large enough: *read 1 and the triplets (mirrors
+ * included) in *out; *read 0 (nothing held) where it was not tried or did
+ * not read cleanly, for the serial reader. */
+static void read_file_parallel(const char *path, mm_header *header, mm_triplets *out, int *read) {
+  *read = 0;
+  memset(out, 0, sizeof *out);
+  size_t threads = clmg_host_threads();
+  if (threads < 2)
+    return;
+  clmg_error error = {{0}};
+  mm_reader reader;
+  if (open_reader(path, &reader, &error) != CLMG_SUCCESS)
+    return;
+  clmg_numeric_locale locale;
+  clmg_enter_c_numeric_locale(&locale);
+  clmg_status status = read_header(&reader, 0, header);
+  clmg_leave_c_numeric_locale(&locale);
+  off_t size = -1;
+  if (status == CLMG_SUCCESS && fseeko(reader.file, 0, SEEK_END) == 0)
+    size = ftello(reader.file);
+  close_reader(&reader);
+  if (status != CLMG_SUCCESS || header->format != CLMG_MM_COORDINATE || size < 0 ||
+      (uint64_t)size < header->data_offset ||
+      (uint64_t)size - header->data_offset < MM_PARALLEL_MIN_BYTES)
+    return;
+  uint64_t bytes = (uint64_t)size - header->data_offset;
+  size_t count = (size_t)(bytes / MM_RANGE_MIN_BYTES);
+  if (count > threads)
+    count = threads;
+  mm_range *ranges = calloc(count, sizeof *ranges);
+  if (!ranges)
+    return;
+  for (size_t r = 0; r < count; r++) {
+    ranges[r].begin = header->data_offset + bytes / count * r;
+    ranges[r].end = r + 1 == count ? (uint64_t)size : header->data_offset + bytes / count * (r + 1);
+    ranges[r].triplets.wide = 0; /* the serial reader's width: indices below 2^31 */
+    ranges[r].triplets.limit = entry_limit(header);
+  }
+  mm_parallel job = {path, header, ranges};
+  clmg_host_parallel_for(count, 1, parse_ranges, &job);
+  int clean = 1;
+  size_t entry_lines = 0;
+  for (size_t r = 0; r < count; r++) {
+    clean = clean && ranges[r].status == CLMG_SUCCESS;
+    entry_lines += ranges[r].entry_lines;
+  }
+  if (clean && entry_lines == header->entries && join_ranges(ranges, count, out)) {
+    size_t lines = 0;
+    for (size_t r = 0; r < count; r++)
+      lines += ranges[r].lines;
+    /* the shape's rule, as the serial reader applies it at its last line */
+    if (check_shape(path, header->size_line + lines, header, out->count, 0, &error) == CLMG_SUCCESS)
+      *read = 1;
+    else
+      free_triplets(out);
+  }
+  for (size_t r = 0; r < count; r++)
+    free_triplets(&ranges[r].triplets);
+  free(ranges);
 }
 
 clmg_status clmg_mm_check_shape(const char *path, const clmg_mm_header *header, size_t entries,
@@ -815,7 +960,9 @@ clmg_status clmg_csr_read_matrix_market(const char *path, clmg_csr *out, clmg_er
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "path is NULL");
   mm_header header;
   mm_triplets triplets;
-  clmg_status status = read_file(path, 0, &header, &triplets, error);
+  int read = 0;
+  read_file_parallel(path, &header, &triplets, &read);
+  clmg_status status = read ? CLMG_SUCCESS : read_file(path, 0, &header, &triplets, error);
   if (status != CLMG_SUCCESS)
     return status;
   status = clmg_csr_from_triplets(header.rows, header.cols, triplets.count, triplets.row,
