@@ -28,8 +28,13 @@ enum { STAGING_SLOTS = 3 };
 
 typedef struct gmres_work {
   clmg_vector *v, *z, *r, *coefficients; /* z: NULL without a preconditioner */
-  double *h, *cs, *sn, *g, *y, *dots;    /* host: H is (m + 1) x m, column-major */
-  void *staging;                         /* STAGING_SLOTS x (m + 1) of the precision */
+  /* views of the bases' vectors, made with them: an Arnoldi step allocates
+   * nothing (distributed, a failure there on one process would skip a
+   * reduction the others wait in) */
+  clmg_vector **v_at, **z_at;         /* m + 1 and m (z_at NULL without z); NULL where not made */
+  size_t m;                           /* the restart length they were made for */
+  double *h, *cs, *sn, *g, *y, *dots; /* host: H is (m + 1) x m, column-major */
+  void *staging;                      /* STAGING_SLOTS x (m + 1) of the precision */
   size_t slot_bytes;
 } gmres_work;
 
@@ -38,6 +43,14 @@ static void gmres_work_free(gmres_work *w) {
   if (w->coefficients)
     clFinish(w->coefficients->context->queue);
   free(w->staging);
+  for (size_t j = 0; j <= w->m; ++j) {
+    if (w->v_at)
+      clmg_vector_destroy(w->v_at[j]);
+    if (w->z_at && j < w->m)
+      clmg_vector_destroy(w->z_at[j]);
+  }
+  free(w->v_at);
+  free(w->z_at);
   clmg_vector_destroy(w->v);
   clmg_vector_destroy(w->z);
   clmg_vector_destroy(w->r);
@@ -71,14 +84,19 @@ static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int 
   w->dots = calloc(mm + 2, sizeof *w->dots);
   w->slot_bytes = (mm + 1) * clmg_dtype_size(a->precision);
   w->staging = calloc(STAGING_SLOTS, w->slot_bytes);
-  if (!w->h || !w->cs || !w->sn || !w->g || !w->y || !w->dots || !w->staging)
+  w->m = mm;
+  w->v_at = calloc(mm + 1, sizeof *w->v_at);
+  w->z_at = w->z ? calloc(mm, sizeof *w->z_at) : NULL;
+  if (!w->h || !w->cs || !w->sn || !w->g || !w->y || !w->dots || !w->staging || !w->v_at ||
+      (w->z && !w->z_at))
     return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
-  return CLMG_SUCCESS;
-}
-
-/* Vector j of a basis (a view: no device memory). */
-static clmg_status basis_vector(clmg_vector *basis, size_t n, int j, clmg_vector **view) {
-  return clmg_vector_view(basis, (size_t)j * n, n, view);
+  /* vector j of a basis: a view, no device memory */
+  for (size_t j = 0; j <= mm && status == CLMG_SUCCESS; ++j) {
+    status = clmg_vector_view(w->v, j * n, n, &w->v_at[j]);
+    if (status == CLMG_SUCCESS && w->z && j < mm)
+      status = clmg_vector_view(w->z, j * n, n, &w->z_at[j]);
+  }
+  return status;
 }
 
 /* Uploads k host coefficients (negated when `negate`) for multi_axpy. */
@@ -105,12 +123,8 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
                                 double *h_next) {
   size_t n = a->rows;
   double *column = w->h + (size_t)j * (size_t)(mcap + 1);
-  clmg_vector *vj = NULL, *zj = NULL, *next = NULL;
-  clmg_status status = basis_vector(w->v, n, j, &vj);
-  if (status == CLMG_SUCCESS && w->z)
-    status = basis_vector(w->z, n, j, &zj);
-  if (status == CLMG_SUCCESS)
-    status = basis_vector(w->v, n, j + 1, &next);
+  clmg_vector *vj = w->v_at[j], *zj = w->z ? w->z_at[j] : NULL, *next = w->v_at[j + 1];
+  clmg_status status = CLMG_SUCCESS;
   /* distributed, a step that fails here is held back (clmg_hold) until
    * the multi-dot's reduction, which ends the solve on every process */
   clmg_context *context = run->context;
@@ -140,9 +154,6 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
   column[j + 1] = *h_next;
   if (status == CLMG_SUCCESS && *h_next > 0)
     status = clmg_hold(context, clmg_scal(1.0 / *h_next, next));
-  clmg_vector_destroy(vj);
-  clmg_vector_destroy(zj);
-  clmg_vector_destroy(next);
   return status;
 }
 
@@ -237,11 +248,7 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
     }
     const double beta_before_cycle = beta;
     /* a new cycle from the true residual: v_0 = r / beta, g = beta e_1 */
-    clmg_vector *v0 = NULL;
-    status = basis_vector(w.v, a->rows, 0, &v0);
-    if (status == CLMG_SUCCESS)
-      status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, v0));
-    clmg_vector_destroy(v0);
+    status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, w.v_at[0]));
     memset(w.g, 0, (size_t)(mcap + 1) * sizeof *w.g);
     w.g[0] = beta;
     int k = 0;
