@@ -86,7 +86,8 @@ static void check_buffer(clmg_context *ctx, cl_mem buffer, size_t bytes, size_t 
 
 /* Writes of 0, 1, chunk - 1, chunk, chunk + 1 and 3.5 chunks at offsets 0
  * and 7, blocking and not, into a buffer filled with 0xab: the written
- * bytes and nothing else change, through one transfer per chunk. */
+ * bytes and nothing else change, through one transfer per chunk; a staged
+ * blocking read gives them back, through one transfer per chunk. */
 static void test_sizes(void **state) {
   (void)state;
   clmg_context *ctx = open_staged();
@@ -131,6 +132,16 @@ static void test_sizes(void **state) {
         memset(host, 0x5a, size + 1);
         free(host);
         check_buffer(ctx, buffer, bytes, offset, size, expected, fill, what);
+        /* read back the same way: a blocking read through the chunks */
+        unsigned char *back = malloc(size + 1);
+        assert_non_null(back);
+        back[size] = 0x77;
+        commands = ctx->commands;
+        CHECK_OK(clmg_read_buffer(ctx, buffer, 1, offset, size, back, what));
+        assert_int_equal(ctx->commands - commands, (size + CHUNK - 1) / CHUNK);
+        assert_memory_equal(back, expected, size);
+        assert_int_equal(back[size], 0x77);
+        free(back);
         free(expected);
       }
   clmg_device_free(ctx, buffer, bytes);
@@ -215,8 +226,8 @@ static void test_order(void **state) {
   clmg_context_destroy(ctx);
 }
 
-/* Writes below staging_min_bytes stay one plain write: no pinned chunks,
- * one command, and a host wait only when blocking. By default the test
+/* Writes (and reads) below staging_min_bytes stay one plain command: no
+ * pinned chunks, and a host wait only when blocking. By default the test
  * device (a CPU) stages nothing. */
 static void test_small_writes_plain(void **state) {
   (void)state;
@@ -240,6 +251,19 @@ static void test_small_writes_plain(void **state) {
   }
   CHECK_OK(clmg_finish(ctx));
   check_buffer(ctx, buffer, bytes, 0, bytes, host, 0, "plain write");
+  /* reads below the threshold, and non-blocking ones, are plain too */
+  unsigned char *back = malloc(bytes);
+  assert_non_null(back);
+  for (int blocking = 0; blocking < 2; ++blocking) {
+    memset(back, 0, bytes);
+    uint64_t commands = ctx->commands, waits = ctx->host_waits;
+    CHECK_OK(clmg_read_buffer(ctx, buffer, blocking, 0, bytes, back, "plain read"));
+    CHECK_OK(clmg_finish(ctx));
+    assert_int_equal(ctx->commands - commands, 1);
+    assert_int_equal(ctx->host_waits - waits, (uint64_t)blocking + 1);
+    assert_memory_equal(back, host, bytes);
+  }
+  free(back);
   clmg_device_free(ctx, buffer, bytes);
   clmg_context_destroy(ctx);
 

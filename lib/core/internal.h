@@ -310,6 +310,10 @@ clmg_status clmg_oclgrind_fresh_shadow(clmg_context *context, cl_mem buffer, siz
  * may be reused at once even when the write does not block. */
 clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
                               size_t bytes, const void *host, const char *what);
+/* read_buffer: clEnqueueReadBuffer of bytes [offset, offset + bytes) into
+ * host; large blocking reads come back through the pinned chunks too. */
+clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                             size_t bytes, void *host, const char *what);
 clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source_offset,
                              cl_mem target, size_t target_offset, size_t bytes, const char *what);
 clmg_status clmg_oclgrind_fill(clmg_context *context, cl_mem buffer, const void *pattern,

@@ -531,7 +531,10 @@ static clmg_status copy_by_kernel(clmg_context *context, cl_mem source, size_t s
  * once, which a plain non-blocking write does not allow. Small writes
  * stay plain writes (the extra copy and the waits cost more than they
  * save), and so does every write where the pinned chunks cannot be made
- * (page-locked memory is limited): staging never fails an upload. */
+ * (page-locked memory is limited): staging never fails an upload.
+ * Large blocking reads (clmg_read_buffer) come back through the same
+ * chunks: all of them read at once, then each copied out in turn while
+ * the others' transfers run. */
 
 int clmg_staging_applies(const clmg_context *context, size_t bytes) {
   return !context->params.oclgrind && !context->staging_unavailable &&
@@ -635,6 +638,62 @@ static clmg_status staged_write(clmg_context *context, cl_mem buffer, int blocki
     last = k;
   }
   return blocking ? staging_wait(context, last, what) : CLMG_SUCCESS;
+}
+
+/* Starts the read of chunk j of [offset, offset + bytes) into its slot
+ * (first + j in the ring). */
+static clmg_status staged_read_chunk(clmg_context *context, cl_mem buffer, size_t offset,
+                                     size_t bytes, unsigned first, size_t j, const char *what) {
+  const size_t chunk = context->staging_bytes, at = j * chunk;
+  size_t n = bytes - at < chunk ? bytes - at : chunk;
+  unsigned k = (unsigned)((first + j) % CLMG_STAGING_SLOTS);
+  clmg_status status = staging_wait(context, k, what);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_count_command(context, 0);
+  cl_int error = clEnqueueReadBuffer(context->queue, buffer, CL_FALSE, offset + at, n,
+                                     context->staging_host[k], 0, NULL, &context->staging_done[k]);
+  if (error == CL_SUCCESS)
+    error = clFlush(context->queue);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+/* A blocking read the other way round: every slot's chunk read at once,
+ * then in order each chunk waited for, copied out, and its slot given the
+ * chunk CLMG_STAGING_SLOTS further on. */
+static clmg_status staged_read(clmg_context *context, cl_mem buffer, size_t offset, size_t bytes,
+                               void *host, const char *what) {
+  const size_t chunk = context->staging_bytes, chunks = (bytes + chunk - 1) / chunk;
+  const unsigned first = context->staging_next;
+  context->staging_next = (unsigned)((first + chunks) % CLMG_STAGING_SLOTS);
+  clmg_status status = CLMG_SUCCESS;
+  for (size_t j = 0; j < chunks && j < CLMG_STAGING_SLOTS && status == CLMG_SUCCESS; ++j)
+    status = staged_read_chunk(context, buffer, offset, bytes, first, j, what);
+  for (size_t j = 0; j < chunks && status == CLMG_SUCCESS; ++j) {
+    unsigned k = (unsigned)((first + j) % CLMG_STAGING_SLOTS);
+    status = staging_wait(context, k, what);
+    if (status != CLMG_SUCCESS)
+      break;
+    size_t at = j * chunk, n = bytes - at < chunk ? bytes - at : chunk;
+    clmg_host_copy((char *)host + at, context->staging_host[k], n);
+    if (j + CLMG_STAGING_SLOTS < chunks)
+      status =
+          staged_read_chunk(context, buffer, offset, bytes, first, j + CLMG_STAGING_SLOTS, what);
+  }
+  return status;
+}
+
+clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                             size_t bytes, void *host, const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  /* (a non-blocking read would need its chunks copied out after return) */
+  if (blocking && clmg_staging_applies(context, bytes) && staging_ready(context))
+    return staged_read(context, buffer, offset, bytes, host, what);
+  clmg_count_command(context, blocking);
+  cl_int error = clEnqueueReadBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
+                                     bytes, host, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
 }
 
 clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
