@@ -148,6 +148,41 @@ static void test_sizes(void **state) {
   clmg_context_destroy(ctx);
 }
 
+/* A buffer made with its content (clmg_device_alloc, as the matrices'
+ * arrays are) takes it through the chunks, and the caller's array is free
+ * at the return; with pinned memory not to be had, every path is the
+ * plain one. */
+static void test_alloc_and_fallback(void **state) {
+  (void)state;
+  clmg_context *ctx = open_staged();
+  const size_t bytes = 7 * CHUNK / 2;
+  unsigned char *expected = malloc(bytes), *host = malloc(bytes);
+  assert_non_null(expected);
+  assert_non_null(host);
+  for (int unavailable = 0; unavailable < 2; ++unavailable) {
+    ctx->staging_unavailable = unavailable;
+    for (size_t i = 0; i < bytes; ++i)
+      expected[i] = host[i] = random_byte();
+    uint64_t commands = ctx->commands;
+    cl_mem buffer = NULL;
+    CHECK_OK(clmg_device_alloc(ctx, bytes, host, "with content", &buffer));
+    /* staged: a transfer per chunk (after the chunks' three maps); else
+     * the copy at creation */
+    assert_int_equal(ctx->commands - commands, unavailable ? 0 : 4 + 3);
+    memset(host, 0x5a, bytes);
+    check_buffer(ctx, buffer, bytes, 0, bytes, expected, 0, "made with its content");
+    commands = ctx->commands;
+    CHECK_OK(clmg_write_buffer(ctx, buffer, 1, 0, bytes, expected, "write"));
+    CHECK_OK(clmg_read_buffer(ctx, buffer, 1, 0, bytes, host, "read"));
+    assert_int_equal(ctx->commands - commands, unavailable ? 2 : 8);
+    assert_memory_equal(host, expected, bytes);
+    clmg_device_free(ctx, buffer, bytes);
+  }
+  free(expected);
+  free(host);
+  clmg_context_destroy(ctx);
+}
+
 /* Staged non-blocking writes keep their place in the queue: a copy of
  * buffer a made between two writes to a holds the first, a fill after the
  * second overwrites part of it, and a kernel (y = 2 x + y on vectors
@@ -398,6 +433,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_order),
+      cmocka_unit_test(test_alloc_and_fallback),
       cmocka_unit_test(test_small_writes_plain),
       cmocka_unit_test(test_amg_cg),
   };

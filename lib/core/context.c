@@ -597,8 +597,10 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
                      what, bytes, CPU_BUFFER_SPARE_MIB);
   /* a large initial content goes through clmg_write_buffer's pinned
    * staging where that applies (a copy at creation is the driver's pageable
-   * path); it is on the queue before any command that uses the buffer */
-  int staged = initial && clmg_staging_applies(context, bytes);
+   * path): on the queue before any command that uses the buffer, and the
+   * caller's bytes copied at the return, as a copy at creation has them;
+   * where the pinned chunks cannot be had, the copy at creation */
+  int staged = initial && clmg_staging_applies(context, bytes) && clmg_staging_ready(context);
   cl_int error;
   cl_mem_flags flags = CL_MEM_READ_WRITE | (initial && !staged ? CL_MEM_COPY_HOST_PTR : 0);
   *buffer = clCreateBuffer(context->cl, flags, bytes, staged ? NULL : (void *)initial, &error);

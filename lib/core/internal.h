@@ -290,6 +290,9 @@ clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *p
 /* Whether clmg_write_buffer stages a write of `bytes` through pinned
  * memory (the device parameters staging_min_bytes and _chunk_bytes). */
 int clmg_staging_applies(const clmg_context *context, size_t bytes);
+/* The pinned chunks, made on first use; 0 when they cannot be had (then
+ * none is kept, and no later write tries again: plain writes). */
+int clmg_staging_ready(clmg_context *context);
 /* Waits for the staged transfers still running and releases the pinned
  * chunks (context destruction). */
 void clmg_staging_release(clmg_context *context);

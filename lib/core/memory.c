@@ -582,9 +582,7 @@ void clmg_staging_release(clmg_context *context) {
   context->staging_bytes = 0;
 }
 
-/* The pinned chunks, on first use; 0 when they cannot be had (then none
- * is kept, and no later write tries again). */
-static int staging_ready(clmg_context *context) {
+int clmg_staging_ready(clmg_context *context) {
   if (context->staging_bytes)
     return 1;
   size_t bytes = context->params.staging_chunk_bytes;
@@ -688,7 +686,7 @@ clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking,
   if (bytes == 0)
     return CLMG_SUCCESS;
   /* (a non-blocking read would need its chunks copied out after return) */
-  if (blocking && clmg_staging_applies(context, bytes) && staging_ready(context))
+  if (blocking && clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
     return staged_read(context, buffer, offset, bytes, host, what);
   clmg_count_command(context, blocking);
   cl_int error = clEnqueueReadBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
@@ -700,7 +698,7 @@ clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking
                               size_t bytes, const void *host, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
-  if (clmg_staging_applies(context, bytes) && staging_ready(context))
+  if (clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
     return staged_write(context, buffer, blocking, offset, bytes, host, what);
   if (context->params.oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
     /* a staging buffer takes the bytes in one store of its whole size */
