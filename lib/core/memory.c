@@ -586,7 +586,10 @@ int clmg_staging_ready(clmg_context *context) {
   if (context->staging_bytes)
     return 1;
   size_t bytes = context->params.staging_chunk_bytes;
-  int ready = 1;
+  /* (staging forced on a CPU device: pocl aborts where a buffer's host
+   * memory cannot be had, so the room is checked first, as for buffers) */
+  int ready = !context->params.host_buffers ||
+              clmg_address_space_has_room(CLMG_STAGING_SLOTS * bytes + ((size_t)128 << 20));
   for (unsigned k = 0; k < CLMG_STAGING_SLOTS && ready; ++k) {
     cl_int error = CL_SUCCESS;
     context->staging[k] =
