@@ -35,6 +35,7 @@ PROGRAMS = {
     "clmg_perf_amg": (["--regular-levels", "1:1", "--blobs-level", "-1", "--irregular-n", "0"],
                       "results"),
     "clmg_perf_flow": (["--levels", "1:2", "--min-time", "0.01", "--trials", "1"], "finest"),
+    "clmg_perf_upload": (["--bytes", "1e6", "--reps", "1"], "rows"),
 }
 OLD_SPELLING_NOTE = "--json FILE is now --output FILE"
 # programs whose every result row has the "options" string of its solver

@@ -84,6 +84,9 @@ static void check_gpu_choices(const clmg_device_params *p) {
   assert_int_equal(p->tail_rows, p->tail_group_size);
   assert_int_equal(p->fused_restrict_rows, 0);
   assert_int_equal(p->fused_smooth_rows, 0);
+  /* uploads staged in chunks of 8 MiB where the memory is the device's */
+  assert_int_equal(p->staging_chunk_bytes, (size_t)8 << 20);
+  assert_int_equal(p->staging_min_bytes, p->shares_host_memory ? 0 : (size_t)1 << 20);
 }
 
 /* The choices every CPU class made before the table (CL_DEVICE_TYPE_CPU). */
@@ -118,6 +121,7 @@ static void check_cpu_choices(const clmg_device_params *p) {
   assert_int_equal(p->tail_rows, 0);
   assert_int_equal(p->fused_restrict_rows, CPU_FUSED_RESTRICT_ROWS);
   assert_int_equal(p->fused_smooth_rows, CPU_FUSED_SMOOTH_ROWS);
+  assert_int_equal(p->staging_min_bytes, 0); /* the staging copy is pure cost there */
 }
 
 static void test_gpu_nvidia(void **state) {
@@ -133,6 +137,12 @@ static void test_gpu_nvidia(void **state) {
   check_gpu_choices(&p);
   assert_int_equal(p.sell_slice, 32);
   assert_false(p.shares_host_memory);
+  assert_int_equal(p.staging_min_bytes, (size_t)1 << 20);
+  /* overridden: off, or another threshold and chunk */
+  assert_int_equal(fill(&d, "staging_min_bytes=0").staging_min_bytes, 0);
+  p = fill(&d, "staging_min_bytes=4096,staging_chunk_bytes=100000");
+  assert_int_equal(p.staging_min_bytes, 4096);
+  assert_int_equal(p.staging_chunk_bytes, 100000);
 }
 
 static void test_gpu_amd_intel_other(void **state) {
@@ -154,6 +164,7 @@ static void test_gpu_amd_intel_other(void **state) {
   check_gpu_choices(&p);
   assert_int_equal(p.sell_slice, 32);
   assert_true(p.shares_host_memory);
+  assert_int_equal(p.staging_min_bytes, 0); /* its memory is the host's */
   /* an unknown vendor: the reported warp width, else 32 */
   d = gpu("Imagination Technologies", 512);
   p = fill(&d, NULL);
@@ -231,6 +242,7 @@ static void test_other(void **state) {
   assert_false(p.shares_host_memory);
   assert_false(p.oclgrind);
   assert_int_equal(p.bandwidth_bytes, (size_t)256 << 20);
+  assert_int_equal(p.staging_min_bytes, 0); /* not measured */
 }
 
 /* Devices whose largest work-group is below the table's sizes: every size
@@ -321,6 +333,9 @@ static void test_overrides(void **state) {
   /* a GPU class on this device: its tail from the class's rule */
   p = fill(&d, "class=gpu-nvidia");
   assert_int_equal(p.tail_rows, 1024);
+  /* ... and no staging: the memory rule follows the device (a CPU's) */
+  assert_int_equal(p.staging_min_bytes, 0);
+  assert_int_equal(fill(&d, "class=gpu-nvidia,staging_min_bytes=1").staging_min_bytes, 1);
   /* the tail's size set, or its rule's factor; the fused kernels off */
   p = fill(&d, "class=gpu-nvidia,tail_rows=4096");
   assert_int_equal(p.tail_rows, 4096);
@@ -354,6 +369,9 @@ static void test_overrides(void **state) {
   expect_refused("csr_block_factor=1", "from 2");
   assert_int_equal(fill(&d, "auto_csr_adaptive_ratio=0").auto_csr_adaptive_ratio, 0);
   assert_int_equal(fill(&d, "csr_block_factor=16").csr_block_factor, 16);
+  expect_refused("staging_chunk_bytes=63", "from 64");
+  expect_refused("staging_chunk_bytes=0", "staging_chunk_bytes=0");
+  expect_refused("staging_min_bytes=-1", "staging_min_bytes=-1");
   expect_refused("cpu_kernels=2", "0 or 1");
   expect_refused("cpu_kernels=yes", "cpu_kernels=yes");
   expect_refused("host_buffers=0", "unknown key");
@@ -393,6 +411,8 @@ static void same_params(const clmg_device_params *a, const clmg_device_params *b
   assert_int_equal(a->shares_host_memory, b->shares_host_memory);
   assert_int_equal(a->oclgrind, b->oclgrind);
   assert_int_equal(a->bandwidth_bytes, b->bandwidth_bytes);
+  assert_int_equal(a->staging_min_bytes, b->staging_min_bytes);
+  assert_int_equal(a->staging_chunk_bytes, b->staging_chunk_bytes);
 }
 
 static clmg_context *create(clmg_status expected) {

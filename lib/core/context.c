@@ -478,6 +478,7 @@ void clmg_context_destroy(clmg_context *context) {
     return;
   if (context->queue)
     clFinish(context->queue);
+  clmg_staging_release(context);
   clmg_profile_destroy(context);
   clmg_release_programs(context);
   if (context->partials)
@@ -594,16 +595,24 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
                      "%s needs %zu bytes of host memory (a CPU device), more than the "
                      "address-space limit (RLIMIT_AS, ulimit -v) leaves with %d MiB to spare",
                      what, bytes, CPU_BUFFER_SPARE_MIB);
+  /* a large initial content goes through clmg_write_buffer's pinned
+   * staging where that applies (a copy at creation is the driver's pageable
+   * path): on the queue before any command that uses the buffer, and the
+   * caller's bytes copied at the return, as a copy at creation has them;
+   * where the pinned chunks cannot be had, the copy at creation */
+  int staged = initial && clmg_staging_applies(context, bytes) && clmg_staging_ready(context);
   cl_int error;
-  cl_mem_flags flags = CL_MEM_READ_WRITE | (initial ? CL_MEM_COPY_HOST_PTR : 0);
-  *buffer = clCreateBuffer(context->cl, flags, bytes, (void *)initial, &error);
+  cl_mem_flags flags = CL_MEM_READ_WRITE | (initial && !staged ? CL_MEM_COPY_HOST_PTR : 0);
+  *buffer = clCreateBuffer(context->cl, flags, bytes, staged ? NULL : (void *)initial, &error);
   if (!*buffer) {
     char message[200];
     snprintf(message, sizeof message, "allocating %s (%zu bytes)", what, bytes);
     return clmg_fail_cl(context, error, message);
   }
   context->device_bytes += bytes;
-  status = initial ? CLMG_SUCCESS : clmg_oclgrind_fresh_shadow(context, *buffer, bytes, what);
+  status = staged    ? clmg_write_buffer(context, *buffer, 0, 0, bytes, initial, what)
+           : initial ? CLMG_SUCCESS
+                     : clmg_oclgrind_fresh_shadow(context, *buffer, bytes, what);
   if (status != CLMG_SUCCESS) {
     clmg_device_free(context, *buffer, bytes);
     *buffer = NULL;

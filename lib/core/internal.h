@@ -86,6 +86,13 @@ typedef struct clmg_device_params {
   int matrix_layout_on_device; /* clmg_matrix_create lays double matrices out there */
   int p1_rows;                 /* the P1 assembler's automatic path: rows, else patches */
 
+  /* Uploads (clmg_write_buffer, lib/core/memory.c): writes of at least
+   * staging_min_bytes go through a ring of pinned host chunks of
+   * staging_chunk_bytes each (0: never; SIZE_MAX in the table: 1 MiB
+   * unless the device shares the host's memory). */
+  size_t staging_min_bytes;
+  size_t staging_chunk_bytes;
+
   /* Memory: these follow the device, never an override. */
   int host_buffers;       /* buffers are this process's memory, taken on first use (CPUs) */
   int shares_host_memory; /* host_buffers, or unified host memory (integrated GPUs) */
@@ -109,6 +116,9 @@ void clmg_device_describe(const clmg_device_info *info, cl_device_id device,
                           clmg_device_description *description);
 
 #define CLMG_BLAS1_KERNEL_SLOTS 24
+/* the pinned chunks of staged uploads (lib/core/memory.c): one being
+ * filled while the others' transfers run */
+#define CLMG_STAGING_SLOTS 3
 
 struct clmg_context {
   cl_platform_id platform;
@@ -170,6 +180,18 @@ struct clmg_context {
    * commands enqueued (kernels, CLBlast calls, fills, copies, transfers) and
    * waits of the host for the queue (blocking transfers, clFinish) */
   uint64_t commands, host_waits;
+
+  /* the pinned chunks that large uploads are staged through
+   * (clmg_write_buffer, lib/core/memory.c), made on first use: each one's
+   * buffer, its mapped host pointer and its last transfer's event (NULL:
+   * free); the slot the next chunk takes; staging_unavailable when pinned
+   * memory could not be had (plain writes from then on) */
+  cl_mem staging[CLMG_STAGING_SLOTS];
+  void *staging_host[CLMG_STAGING_SLOTS];
+  cl_event staging_done[CLMG_STAGING_SLOTS];
+  size_t staging_bytes; /* each chunk's bytes; 0 until made */
+  unsigned staging_next;
+  int staging_unavailable;
 };
 
 /* Counts a command enqueued on the queue and, when blocking, the host's
@@ -266,6 +288,16 @@ void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
 clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *pattern,
                              size_t pattern_size, size_t offset, size_t bytes, const char *what);
 
+/* Whether clmg_write_buffer stages a write of `bytes` through pinned
+ * memory (the device parameters staging_min_bytes and _chunk_bytes). */
+int clmg_staging_applies(const clmg_context *context, size_t bytes);
+/* The pinned chunks, made on first use; 0 when they cannot be had (then
+ * none is kept, and no later write tries again: plain writes). */
+int clmg_staging_ready(clmg_context *context);
+/* Waits for the staged transfers still running and releases the pinned
+ * chunks (context destruction). */
+void clmg_staging_release(clmg_context *context);
+
 /* Oclgrind's uninitialised-value check keeps a wrong shadow of a new
  * buffer, of part-buffer writes and of copies (lib/core/memory.c says how);
  * on Oclgrind these functions put it right, elsewhere they are the plain
@@ -276,8 +308,16 @@ clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *p
  * failure's message. */
 clmg_status clmg_oclgrind_fresh_shadow(clmg_context *context, cl_mem buffer, size_t bytes,
                                        const char *what);
+/* write_buffer is every upload of the library: writes of at least
+ * staging_min_bytes to a device whose memory is not the host's are staged
+ * through pinned chunks (memory.c says how), after which the host array
+ * may be reused at once even when the write does not block. */
 clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
                               size_t bytes, const void *host, const char *what);
+/* read_buffer: clEnqueueReadBuffer of bytes [offset, offset + bytes) into
+ * host; large blocking reads come back through the pinned chunks too. */
+clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                             size_t bytes, void *host, const char *what);
 clmg_status clmg_copy_buffer(clmg_context *context, cl_mem source, size_t source_offset,
                              cl_mem target, size_t target_offset, size_t bytes, const char *what);
 clmg_status clmg_oclgrind_fill(clmg_context *context, cl_mem buffer, const void *pattern,

@@ -510,10 +510,199 @@ static clmg_status copy_by_kernel(clmg_context *context, cl_mem source, size_t s
   return clmg_launch_args(&args, bytes);
 }
 
+/* ---- staged uploads ----
+ * A driver writes from ordinary (pageable) host memory through bounce
+ * buffers of its own, which NVIDIA's OpenCL does at a fraction of the
+ * link's speed (the H200: ~6.5 GB/s for the AMG setup's finest matrix).
+ * From pinned memory the device's copy engine reads the bytes itself. So a
+ * large write is cut into chunks of staging_chunk_bytes, each copied (on
+ * the host's cores, clmg_host_copy) into one of CLMG_STAGING_SLOTS pinned
+ * chunks of the context (buffers of CL_MEM_ALLOC_HOST_PTR, mapped once:
+ * the mapped pointer is the pinned memory, which clEnqueueWriteBuffer
+ * takes as an ordinary host pointer) and written by a non-blocking
+ * transfer, flushed at once: the copy of the next chunk overlaps the
+ * transfer of the last, and a slot is waited for (its previous transfer's
+ * event) only when the ring comes round to it. The transfers go to the
+ * context's queue, which is in order (no out-of-order property), so the
+ * commands before and after the write see it where a plain write would
+ * be. A blocking write waits for its last chunk (and so for all); a
+ * non-blocking one returns with its last chunks in flight, but the
+ * caller's bytes are all copied by then: the host array may be reused at
+ * once, which a plain non-blocking write does not allow. Small writes
+ * stay plain writes (the extra copy and the waits cost more than they
+ * save), and so does every write where the pinned chunks cannot be made
+ * (page-locked memory is limited): staging never fails an upload.
+ * Large blocking reads (clmg_read_buffer) come back through the same
+ * chunks: all of them read at once, then each copied out in turn while
+ * the others' transfers run. */
+
+int clmg_staging_applies(const clmg_context *context, size_t bytes) {
+  return !context->params.oclgrind && !context->staging_unavailable &&
+         context->params.staging_min_bytes > 0 && bytes >= context->params.staging_min_bytes &&
+         context->params.staging_chunk_bytes > 0;
+}
+
+/* Waits for slot k's transfer, if any, and frees the slot. */
+static clmg_status staging_wait(clmg_context *context, unsigned k, const char *what) {
+  if (!context->staging_done[k])
+    return CLMG_SUCCESS;
+  context->host_waits++;
+  cl_int error = clWaitForEvents(1, &context->staging_done[k]);
+  cl_int status = CL_SUCCESS;
+  if (error == CL_SUCCESS) /* (a failed transfer's event reports its error) */
+    clGetEventInfo(context->staging_done[k], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status,
+                   &status, NULL);
+  clReleaseEvent(context->staging_done[k]);
+  context->staging_done[k] = NULL;
+  if (error == CL_SUCCESS && status < 0)
+    error = status;
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+void clmg_staging_release(clmg_context *context) {
+  for (unsigned k = 0; k < CLMG_STAGING_SLOTS; ++k) {
+    if (context->staging_done[k]) {
+      clWaitForEvents(1, &context->staging_done[k]);
+      clReleaseEvent(context->staging_done[k]);
+      context->staging_done[k] = NULL;
+    }
+    if (context->staging_host[k]) {
+      cl_event unmapped = NULL;
+      if (clEnqueueUnmapMemObject(context->queue, context->staging[k], context->staging_host[k], 0,
+                                  NULL, &unmapped) == CL_SUCCESS) {
+        clWaitForEvents(1, &unmapped);
+        clReleaseEvent(unmapped);
+      }
+      context->staging_host[k] = NULL;
+    }
+    if (context->staging[k])
+      clReleaseMemObject(context->staging[k]);
+    context->staging[k] = NULL;
+  }
+  context->staging_bytes = 0;
+}
+
+int clmg_staging_ready(clmg_context *context) {
+  if (context->staging_bytes)
+    return 1;
+  size_t bytes = context->params.staging_chunk_bytes;
+  /* (staging forced on a CPU device: pocl aborts where a buffer's host
+   * memory cannot be had, so the room is checked first, as for buffers) */
+  int ready = !context->params.host_buffers ||
+              clmg_address_space_has_room(CLMG_STAGING_SLOTS * bytes + ((size_t)128 << 20));
+  for (unsigned k = 0; k < CLMG_STAGING_SLOTS && ready; ++k) {
+    cl_int error = CL_SUCCESS;
+    context->staging[k] =
+        clCreateBuffer(context->cl, CL_MEM_READ_WRITE | CL_MEM_ALLOC_HOST_PTR, bytes, NULL, &error);
+    if (!context->staging[k]) {
+      ready = 0;
+      break;
+    }
+    /* blocking: the queue's earlier commands are waited for, once */
+    clmg_count_command(context, 1);
+    context->staging_host[k] =
+        clEnqueueMapBuffer(context->queue, context->staging[k], CL_TRUE, CL_MAP_READ | CL_MAP_WRITE,
+                           0, bytes, 0, NULL, NULL, &error);
+    ready = context->staging_host[k] != NULL && error == CL_SUCCESS;
+  }
+  if (!ready) {
+    clmg_staging_release(context);
+    context->staging_unavailable = 1;
+    return 0;
+  }
+  context->staging_bytes = bytes;
+  context->staging_next = 0;
+  return 1;
+}
+
+static clmg_status staged_write(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                                size_t bytes, const void *host, const char *what) {
+  const size_t chunk = context->staging_bytes;
+  unsigned last = 0;
+  for (size_t done = 0; done < bytes;) {
+    size_t n = bytes - done < chunk ? bytes - done : chunk;
+    unsigned k = context->staging_next;
+    context->staging_next = (k + 1) % CLMG_STAGING_SLOTS;
+    clmg_status status = staging_wait(context, k, what);
+    if (status != CLMG_SUCCESS)
+      return status;
+    clmg_host_copy(context->staging_host[k], (const char *)host + done, n);
+    clmg_count_command(context, 0);
+    cl_int error =
+        clEnqueueWriteBuffer(context->queue, buffer, CL_FALSE, offset + done, n,
+                             context->staging_host[k], 0, NULL, &context->staging_done[k]);
+    if (error == CL_SUCCESS) /* started now, while the next chunk is copied */
+      error = clFlush(context->queue);
+    if (error != CL_SUCCESS)
+      return clmg_fail_cl(context, error, what);
+    done += n;
+    last = k;
+  }
+  return blocking ? staging_wait(context, last, what) : CLMG_SUCCESS;
+}
+
+/* Starts the read of chunk j of [offset, offset + bytes) into its slot
+ * (first + j in the ring). */
+static clmg_status staged_read_chunk(clmg_context *context, cl_mem buffer, size_t offset,
+                                     size_t bytes, unsigned first, size_t j, const char *what) {
+  const size_t chunk = context->staging_bytes, at = j * chunk;
+  size_t n = bytes - at < chunk ? bytes - at : chunk;
+  unsigned k = (unsigned)((first + j) % CLMG_STAGING_SLOTS);
+  clmg_status status = staging_wait(context, k, what);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_count_command(context, 0);
+  cl_int error = clEnqueueReadBuffer(context->queue, buffer, CL_FALSE, offset + at, n,
+                                     context->staging_host[k], 0, NULL, &context->staging_done[k]);
+  if (error == CL_SUCCESS)
+    error = clFlush(context->queue);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
+/* A blocking read the other way round: every slot's chunk read at once,
+ * then in order each chunk waited for, copied out, and its slot given the
+ * chunk CLMG_STAGING_SLOTS further on. */
+static clmg_status staged_read(clmg_context *context, cl_mem buffer, size_t offset, size_t bytes,
+                               void *host, const char *what) {
+  const size_t chunk = context->staging_bytes, chunks = (bytes + chunk - 1) / chunk;
+  const unsigned first = context->staging_next;
+  context->staging_next = (unsigned)((first + chunks) % CLMG_STAGING_SLOTS);
+  clmg_status status = CLMG_SUCCESS;
+  for (size_t j = 0; j < chunks && j < CLMG_STAGING_SLOTS && status == CLMG_SUCCESS; ++j)
+    status = staged_read_chunk(context, buffer, offset, bytes, first, j, what);
+  for (size_t j = 0; j < chunks && status == CLMG_SUCCESS; ++j) {
+    unsigned k = (unsigned)((first + j) % CLMG_STAGING_SLOTS);
+    status = staging_wait(context, k, what);
+    if (status != CLMG_SUCCESS)
+      break;
+    size_t at = j * chunk, n = bytes - at < chunk ? bytes - at : chunk;
+    clmg_host_copy((char *)host + at, context->staging_host[k], n);
+    if (j + CLMG_STAGING_SLOTS < chunks)
+      status =
+          staged_read_chunk(context, buffer, offset, bytes, first, j + CLMG_STAGING_SLOTS, what);
+  }
+  return status;
+}
+
+clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
+                             size_t bytes, void *host, const char *what) {
+  if (bytes == 0)
+    return CLMG_SUCCESS;
+  /* (a non-blocking read would need its chunks copied out after return) */
+  if (blocking && clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
+    return staged_read(context, buffer, offset, bytes, host, what);
+  clmg_count_command(context, blocking);
+  cl_int error = clEnqueueReadBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
+                                     bytes, host, 0, NULL, NULL);
+  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, what);
+}
+
 clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking, size_t offset,
                               size_t bytes, const void *host, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
+  if (clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
+    return staged_write(context, buffer, blocking, offset, bytes, host, what);
   if (context->params.oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
     /* a staging buffer takes the bytes in one store of its whole size */
     cl_int error;

@@ -2011,12 +2011,7 @@ int clmg_matrix_csr_arrays(const clmg_matrix *m, clmg_dtype precision, clmg_csr_
 /* Reads `bytes` of a matrix array into host (blocking); nothing for 0. */
 static clmg_status read_array(const clmg_matrix *m, cl_mem buffer, size_t bytes, void *host,
                               const char *what) {
-  if (bytes == 0)
-    return CLMG_SUCCESS;
-  clmg_count_command(m->context, 1);
-  cl_int error =
-      clEnqueueReadBuffer(m->context->queue, buffer, CL_TRUE, 0, bytes, host, 0, NULL, NULL);
-  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(m->context, error, what);
+  return clmg_read_buffer(m->context, buffer, 1, 0, bytes, host, what);
 }
 
 clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {

@@ -192,11 +192,8 @@ static clmg_status transfer(const clmg_vector *vector, void *host, int upload, i
   if (upload) /* a view's part of the buffer: see clmg_write_buffer */
     return clmg_write_buffer(context, vector->buffer, blocking, vector->offset * size,
                              vector->length * size, host, "uploading a vector");
-  clmg_count_command(context, blocking);
-  cl_int error =
-      clEnqueueReadBuffer(context->queue, vector->buffer, blocking ? CL_TRUE : CL_FALSE,
-                          vector->offset * size, vector->length * size, host, 0, NULL, NULL);
-  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, "downloading a vector");
+  return clmg_read_buffer(context, vector->buffer, blocking, vector->offset * size,
+                          vector->length * size, host, "downloading a vector");
 }
 
 clmg_status clmg_vector_upload(clmg_vector *vector, const void *host) {
