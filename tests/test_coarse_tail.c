@@ -398,6 +398,42 @@ static void test_no_tail_where_unsupported(void **state) {
   hierarchy_free(&h);
 }
 
+/* A phase of the tail walks a level's entries: a level joins it only while
+ * its matrix holds at most tail_rows x tail_entries_per_row entries, and
+ * the coarse solve's dense inverse (n^2) as many. The grid levels 0, 1, 2
+ * have 9, 25 and 81 rows and hold 13, 61 and 277 entries (the inverse 81):
+ * with 81 rows allowed, 16 entries a row take all three, 2 (162 entries)
+ * levels 0 and 1; with 25 rows and 3 a row (75) the inverse is too large:
+ * no tail. */
+static void test_tail_bounded_by_entries(void **state) {
+  (void)state;
+  hierarchy h;
+  hierarchy_build(&h, 1);
+  clmg_multigrid_options o;
+  clmg_multigrid_options_defaults(&o);
+  const struct {
+    int64_t rows;
+    const char *params;
+    int levels;
+  } cases[] = {{81, "tail_entries_per_row=16", 3},
+               {81, "tail_entries_per_row=2", 2},
+               {25, "tail_entries_per_row=3", 0}};
+  assert_int_equal(h.a[2].rows, 81);
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+    clmg_context *context = NULL;
+    assert_int_equal(test_open_context_params(&context, cases[c].params, "tail entries", 0), 0);
+    o.tail_rows = cases[c].rows;
+    clmg_multigrid *mg = NULL;
+    CHECK_CONTEXT_OK(context, clmg_multigrid_create(context, LEVELS, h.a, h.p, NULL, &o, &mg));
+    if (clmg_multigrid_tail_levels(mg) != cases[c].levels)
+      fail_msg("%lld rows, %s: a tail of %d levels, expected %d", (long long)cases[c].rows,
+               cases[c].params, clmg_multigrid_tail_levels(mg), cases[c].levels);
+    clmg_multigrid_destroy(mg);
+    test_close_context(&context);
+  }
+  hierarchy_free(&h);
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "coarse_tail", 1);
@@ -414,6 +450,7 @@ int main(void) {
       cmocka_unit_test(test_tail_matches_engine),
       cmocka_unit_test(test_tail_without_smoothing_steps),
       cmocka_unit_test(test_tail_commands),
+      cmocka_unit_test(test_tail_bounded_by_entries),
       cmocka_unit_test(test_tail_solve_and_refresh),
       cmocka_unit_test(test_no_tail_where_unsupported),
   };

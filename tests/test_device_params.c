@@ -44,7 +44,7 @@ static clmg_device_description cpu(const char *platform, const char *vendor, siz
 
 static clmg_device_params fill(const clmg_device_description *d, const char *overrides) {
   clmg_device_params p;
-  char message[512];
+  char message[1024];
   clmg_status status = clmg_device_params_fill(d, overrides, &p, message, sizeof message);
   if (status != CLMG_SUCCESS)
     fail_msg("clmg_device_params_fill(\"%s\"): %s", overrides ? overrides : "", message);
@@ -82,10 +82,11 @@ static void check_gpu_choices(const clmg_device_params *p) {
    * group of 1024, the H200's measured optimum); the fused kernels above it */
   assert_int_equal(p->tail_rows_per_item, 1);
   assert_int_equal(p->tail_rows, p->tail_group_size);
+  assert_int_equal(p->tail_entries_per_row, 16);
   assert_int_equal(p->fused_restrict_rows, 0);
   assert_int_equal(p->fused_smooth_rows, 0);
-  /* uploads staged in chunks of 8 MiB where the memory is the device's */
-  assert_int_equal(p->staging_chunk_bytes, (size_t)8 << 20);
+  /* uploads staged in chunks of 16 MiB where the memory is the device's */
+  assert_int_equal(p->staging_chunk_bytes, (size_t)16 << 20);
   assert_int_equal(p->staging_min_bytes, p->shares_host_memory ? 0 : (size_t)1 << 20);
 }
 
@@ -300,7 +301,7 @@ static void test_small_work_groups(void **state) {
 static void expect_refused(const char *overrides, const char *part) {
   clmg_device_description d = cpu("Portable Computing Language", "AuthenticAMD", 4096);
   clmg_device_params p;
-  char message[512];
+  char message[1024];
   assert_int_equal(clmg_device_params_fill(&d, overrides, &p, message, sizeof message),
                    CLMG_ERROR_INVALID_ARGUMENT);
   if (!strstr(message, part))

@@ -415,7 +415,7 @@ clmg_status clmg_context_create(const clmg_context_options *options, clmg_contex
   /* every choice made from the device: the table's row for its class */
   clmg_device_description description;
   clmg_device_describe(&context->info, context->device, &description);
-  char refused[512];
+  char refused[1024]; /* the unknown key's message lists every key */
   status = clmg_device_params_fill(&description, getenv("CLMG_DEVICE_PARAMS"), &context->params,
                                    refused, sizeof refused);
   if (status != CLMG_SUCCESS)

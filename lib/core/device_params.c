@@ -70,9 +70,16 @@
  * 1.58 and 1.54 ms (1024 or 2048): one round per launch, tail_rows_per_item
  * 1, so 1024 rows there and 256 on a GPU whose groups stop at 256. On a CPU
  * one work-group runs on one core while a launch costs little: off
- * (tail_rows_per_item 0). */
-#define TAIL_GPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 1
-#define TAIL_CPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 0
+ * (tail_rows_per_item 0). A phase walks a level's entries, not its rows:
+ * the calibration's Q1 rows hold 9, while AMG's coarse levels hold tens
+ * and the coarse solve's dense inverse n^2. So a level joins the tail only
+ * while its matrix has at most tail_rows x tail_entries_per_row entries,
+ * and the coarsest's inverse as many (16: the calibration's 9 with room;
+ * on the H200, 2026-11-29, AMG-CG at Regular 3 spent 0.44 ms a cycle in a
+ * tail of its 768-row level, about 50 entries a row, and a dense inverse,
+ * 8.4 of the solve's 18.9 ms). */
+#define TAIL_GPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 1, .tail_entries_per_row = 16
+#define TAIL_CPU .tail_rows = SIZE_MAX, .tail_rows_per_item = 0, .tail_entries_per_row = 16
 
 /* The fused kernels of the levels above the tail (lib/solve/fused_level.c,
  * cl/fused_level.cl). Both recompute what the unfused kernels store and
@@ -203,18 +210,18 @@
  * its own bounce buffers: NVIDIA's OpenCL on the H200 uploaded the AMG
  * setup's finest CSR arrays (Regular level 4: 2.1M rows, 31.8M entries)
  * at about 6.5 GB/s, where a transfer from pinned memory runs several
- * times faster. So on GPUs a write of at least 1 MiB is copied, 8 MiB at
+ * times faster. So on GPUs a write of at least 1 MiB is copied, 16 MiB at
  * a time, into a ring of pinned chunks (CL_MEM_ALLOC_HOST_PTR, mapped),
  * each chunk's transfer overlapping the copy of the next; not where the
  * device's memory is the host's (an integrated GPU: SIZE_MAX stands for
  * that rule), and never on CPUs, where a buffer is host memory and the
  * staging copy is pure cost (pocl, perf/upload.c, 400 MB: 14 GB/s plain,
- * 4-10 GB/s staged). The chunk is not measured on a GPU yet: 8 MiB keeps
- * an enqueue's cost (microseconds) small against its transfer's (~160 us
- * at 50 GB/s) and the ring (24 MiB) within a server's last-level cache,
- * where the copy's stores and the transfer's reads meet (on pocl 4 MiB
- * chunks ran faster than 16 MiB ones). */
-#define STAGING_GPU .staging_min_bytes = SIZE_MAX, .staging_chunk_bytes = (size_t)8 << 20
+ * 4-10 GB/s staged). The chunk, measured on the H200 (perf/upload.c, 400
+ * MB blocking uploads, 2026-11-29): plain 6.9 GB/s; staged in 4 MiB
+ * chunks 6.3, 8 MiB 10.7, 16 MiB 17.8 (non-blocking 17.4, downloads 15.1),
+ * 32 MiB 19.1 (non-blocking 13.8); a serial copy into the chunks 6.7: the
+ * copy on the host's cores is what pays. 16 MiB. */
+#define STAGING_GPU .staging_min_bytes = SIZE_MAX, .staging_chunk_bytes = (size_t)16 << 20
 #define STAGING_OFF .staging_min_bytes = 0, .staging_chunk_bytes = (size_t)8 << 20
 #define STAGING_MIN_BYTES ((size_t)1 << 20)
 
@@ -400,6 +407,7 @@ static const field fields[] = {
     /* 0 turns the coarse tail off; tail_rows sets the size itself */
     {"tail_rows", offsetof(clmg_device_params, tail_rows), FIELD_SIZE, 0, 1u << 30, 0},
     UNSIGNED_FIELD(tail_rows_per_item, 0, 1u << 16, 0),
+    UNSIGNED_FIELD(tail_entries_per_row, 1, 1u << 16, 0),
     /* 0 turns them off */
     {"fused_restrict_rows", offsetof(clmg_device_params, fused_restrict_rows), FIELD_SIZE, 0,
      1u << 30, 0},

@@ -53,10 +53,12 @@ typedef struct clmg_device_params {
   size_t tail_group_size;     /* the coarse tail's one work-group (lib/solve/coarse_tail.c) */
   size_t tail_rows; /* the coarse tail: levels of at most this many rows, one launch per cycle;
                      * 0: off. tail_rows_per_item * tail_group_size unless overridden */
-  unsigned tail_rows_per_item; /* the tail's rows per work-item of its group (0: no tail) */
-  size_t fused_restrict_rows;  /* levels of at most this many rows: defect and restriction in
-                                * one launch (lib/solve/fused_level.c); 0: off */
-  size_t fused_smooth_rows;    /* ... two Jacobi steps per launch; 0: off */
+  unsigned tail_rows_per_item;   /* the tail's rows per work-item of its group (0: no tail) */
+  unsigned tail_entries_per_row; /* a tail level's entries at most tail_rows x this (the coarse
+                                  * solve's dense inverse too): AMG's denser coarse levels */
+  size_t fused_restrict_rows;    /* levels of at most this many rows: defect and restriction in
+                                  * one launch (lib/solve/fused_level.c); 0: off */
+  size_t fused_smooth_rows;      /* ... two Jacobi steps per launch; 0: off */
   /* work-groups per compute unit of clmg_launch_1d: streaming, reductions */
   unsigned stream_groups_per_unit, reduction_groups_per_unit;
 

@@ -246,6 +246,13 @@ static clmg_status make_coarse_solver(clmg_multigrid *mg) {
 
 static int level_steps(const clmg_multigrid *mg, int l, int steps);
 
+/* A level's stored entries (its matrix's nonzeros); SIZE_MAX for an
+ * operator without a matrix, which the tail cannot run. */
+static size_t level_entries(const mg_level *lv) {
+  const clmg_matrix *a = clmg_operator_matrix(&lv->a);
+  return a ? clmg_matrix_nnz(a) : SIZE_MAX;
+}
+
 /* The coarse tail (lib/solve/coarse_tail.c) over the levels of at most
  * tail_rows rows (the option, or the device's where it is negative), made
  * anew (it copies the levels' values). None where tail_rows is 0, the
@@ -256,9 +263,16 @@ static clmg_status make_tail(clmg_multigrid *mg) {
   mg->tail = NULL;
   int64_t option = mg->options.tail_rows;
   size_t rows = option < 0 ? mg->context->params.tail_rows : (size_t)option;
+  /* each phase walks a level's entries: at most so many (the coarse
+   * solve's dense inverse, n^2, included) */
+  size_t per_row = mg->context->params.tail_entries_per_row;
+  size_t entries = per_row && rows > SIZE_MAX / per_row ? SIZE_MAX : rows * per_row;
+  size_t coarsest = mg->num_levels > 0 ? mg->levels[0].n : 0;
   int levels = 0;
-  while (levels < mg->num_levels && mg->levels[levels].n <= rows)
-    levels++;
+  if (coarsest == 0 || coarsest <= entries / coarsest)
+    while (levels < mg->num_levels && mg->levels[levels].n <= rows &&
+           level_entries(&mg->levels[levels]) <= entries)
+      levels++;
   if (levels == 0)
     return CLMG_SUCCESS;
   clmg_tail_level *tail = calloc((size_t)levels, sizeof *tail);
