@@ -350,21 +350,18 @@ static void cell_convection(const clmg_stokes_problem *problem, const clmg_trian
 
 /* ---- assembly ----
  *
- * One element loop serves both passes: the pattern pass records the
- * (row, column) of every coupling (values and loads ignored), the value
- * pass adds the values into a CSR matrix of that pattern and the loads
- * into b. clmg_stokes_assemble_host runs both, clmg_stokes_update_values_host
- * only the second, so the two give the same bits. */
+ * The pattern comes from the cells of each edge (stokes_pattern); one
+ * element loop adds the values into a CSR matrix of that pattern and the
+ * loads into b. clmg_stokes_assemble_host and clmg_stokes_update_values_host
+ * both run it, so the two give the same bits. */
 
 /* What the element loop writes into: the Dirichlet data (per velocity
- * unknown: flag and value), then either the pattern's triplets (pattern
- * pass) or the CSR pattern, its values, the marks of the entries written
- * and b (value pass). */
+ * unknown: flag and value), the CSR pattern, its values, the marks of the
+ * entries written and b. */
 typedef struct stokes_sink {
   size_t num_edges;
   const uint8_t *dirichlet;
   const double *value;
-  triplet_list *entries;
   const clmg_csr *pattern;
   double *values;
   uint8_t *written;
@@ -378,10 +375,6 @@ static inline int unknown_is_dirichlet(const stokes_sink *s, size_t i) {
 }
 
 static inline void store_entry(stokes_sink *s, size_t row, size_t col, double value) {
-  if (s->entries) {
-    triplets_add(s->entries, row, col, 0.0);
-    return;
-  }
   int64_t k = clmg_csr_find_entry(s->pattern, row, (int32_t)col);
   if (k < 0) {
     if (!s->missing) {
@@ -401,8 +394,7 @@ static inline void add_entry(stokes_sink *s, size_t row, size_t col, double valu
   if (unknown_is_dirichlet(s, row))
     return;
   if (unknown_is_dirichlet(s, col)) {
-    if (!s->entries)
-      s->b[row] -= value * s->value[col];
+    s->b[row] -= value * s->value[col];
   } else {
     store_entry(s, row, col, value);
   }
@@ -439,8 +431,6 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
     add_entry(s, uy, pressure, by);
     add_entry(s, pressure, ux, bx);
     add_entry(s, pressure, uy, by);
-    if (s->entries)
-      continue;
     /* (f, phi_i)_K = |K|/3 f(m_i): the edge-midpoint rule */
     double f[2] = {0.0, 0.0};
     if (problem->force) {
@@ -461,24 +451,21 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
   return CLMG_SUCCESS;
 }
 
-/* Every cell, then the identity rows of the Dirichlet unknowns. In the
- * value pass b is first zeroed and set to the value on Dirichlet rows; a
- * coupling the pattern lacks is an error. */
+/* b zeroed, every cell, then the identity rows of the Dirichlet unknowns
+ * (b set to their values); a coupling the pattern lacks is an error. */
 static clmg_status assemble_pass(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
                                  const clmg_stokes_problem *problem, stokes_sink *s,
                                  clmg_error *error) {
   const size_t n = 2 * edges->num_edges + mesh->num_cells;
-  if (!s->entries)
-    for (size_t i = 0; i < n; i++)
-      s->b[i] = 0.0;
+  for (size_t i = 0; i < n; i++)
+    s->b[i] = 0.0;
   clmg_status status = CLMG_SUCCESS;
   for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++)
     status = assemble_cell(mesh, edges, problem, k, s, error);
   for (size_t i = 0; i < 2 * edges->num_edges && status == CLMG_SUCCESS; i++)
     if (s->dirichlet[i]) {
       store_entry(s, i, i, 1.0);
-      if (!s->entries)
-        s->b[i] = s->value[i];
+      s->b[i] = s->value[i];
     }
   if (status == CLMG_SUCCESS && s->missing)
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
@@ -486,6 +473,160 @@ static clmg_status assemble_pass(const clmg_mesh *mesh, const clmg_triangle_edge
                             "clmg_stokes_assemble_host gives this mesh and these Dirichlet and "
                             "free-slip tags",
                             s->missing_row, s->missing_col);
+  return status;
+}
+
+/* ---- the pattern, straight from the cells of each edge ---- */
+
+/* What the pattern's two passes read: the cells of each edge (from
+ * cell_edges, in increasing order), the Dirichlet marks, per-thread
+ * scratch for a row's columns, and the CSR arrays being filled. */
+typedef struct pattern_job {
+  size_t num_edges;
+  const int32_t *cell_edges;
+  const int64_t *edge_first; /* the cells of edge e: edge_cell[edge_first[e] .. edge_first[e+1]) */
+  const int32_t *edge_cell;
+  const uint8_t *dirichlet;
+  int32_t *scratch; /* capacity per thread */
+  size_t capacity;
+  int64_t *row_ptr; /* the count pass writes row lengths at i + 1 */
+  int32_t *col;     /* the fill pass writes from row_ptr[i] */
+} pattern_job;
+
+/* Row i's columns, sorted and distinct, in out (capacity entries at
+ * least); their count. The couplings are those assemble_cell stores: a
+ * Dirichlet velocity row has its diagonal only; a velocity row couples
+ * with the same component on the edges of its cells and with their
+ * pressures; a pressure row with both components on its three edges;
+ * Dirichlet velocity columns are left out. */
+static size_t pattern_row(const pattern_job *job, size_t i, int32_t *out) {
+  const size_t ne = job->num_edges;
+  size_t count = 0;
+  if (i < 2 * ne) {
+    if (job->dirichlet[i]) {
+      out[0] = (int32_t)i;
+      return 1;
+    }
+    const size_t component = i >= ne, e = i - component * ne;
+    for (int64_t q = job->edge_first[e]; q < job->edge_first[e + 1]; q++) {
+      const size_t k = (size_t)job->edge_cell[q];
+      for (size_t j = 0; j < 3; j++) {
+        const size_t col = component * ne + (size_t)job->cell_edges[3 * k + j];
+        if (!job->dirichlet[col])
+          out[count++] = (int32_t)col;
+      }
+      out[count++] = (int32_t)(2 * ne + k);
+    }
+  } else {
+    const size_t k = i - 2 * ne;
+    for (size_t component = 0; component < 2; component++)
+      for (size_t j = 0; j < 3; j++) {
+        const size_t col = component * ne + (size_t)job->cell_edges[3 * k + j];
+        if (!job->dirichlet[col])
+          out[count++] = (int32_t)col;
+      }
+  }
+  /* insertion sort, then the repeats dropped (rows are short) */
+  for (size_t a = 1; a < count; a++) {
+    int32_t v = out[a];
+    size_t b = a;
+    for (; b > 0 && out[b - 1] > v; b--)
+      out[b] = out[b - 1];
+    out[b] = v;
+  }
+  size_t distinct = 0;
+  for (size_t a = 0; a < count; a++)
+    if (distinct == 0 || out[distinct - 1] != out[a])
+      out[distinct++] = out[a];
+  return distinct;
+}
+
+static void pattern_count_range(void *data, size_t range, size_t begin, size_t end) {
+  const pattern_job *job = data;
+  int32_t *scratch = job->scratch + range * job->capacity;
+  for (size_t i = begin; i < end; i++)
+    job->row_ptr[i + 1] = (int64_t)pattern_row(job, i, scratch);
+}
+
+static void pattern_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  const pattern_job *job = data;
+  int32_t *scratch = job->scratch + range * job->capacity;
+  for (size_t i = begin; i < end; i++) {
+    size_t count = pattern_row(job, i, scratch);
+    memcpy(job->col + job->row_ptr[i], scratch, count * sizeof *scratch);
+  }
+}
+
+enum { PATTERN_GRAIN = 16384 };
+
+/* a's CSR pattern (values 0), the one the cells' couplings give with the
+ * Dirichlet unknowns eliminated: the rows split over the host's cores,
+ * each row sorted, the same arrays on any number of threads. */
+static clmg_status stokes_pattern(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const uint8_t *dirichlet, clmg_csr *a, clmg_error *error) {
+  const size_t ne = edges->num_edges, nc = mesh->num_cells, n = 2 * ne + nc;
+  const size_t threads = clmg_host_threads();
+  pattern_job job = {.num_edges = ne, .cell_edges = edges->cell_edges, .dirichlet = dirichlet};
+  int64_t *edge_first = clmg_alloc_zeroed_array(ne + 1, sizeof *edge_first);
+  int32_t *edge_cell = clmg_alloc_array(3 * nc + 1, sizeof *edge_cell);
+  int64_t *row_ptr = clmg_alloc_array(n + 1, sizeof *row_ptr);
+  int32_t *scratch = NULL;
+  clmg_status status = CLMG_SUCCESS;
+  if (!edge_first || !edge_cell || !row_ptr) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the pattern of %zu unknowns", n);
+    goto done;
+  }
+  /* the cells of each edge by a counting sort of cell_edges: in increasing
+   * cell order */
+  size_t most = 0;
+  for (size_t q = 0; q < 3 * nc; q++)
+    edge_first[edges->cell_edges[q] + 1]++;
+  for (size_t e = 0; e < ne; e++) {
+    if ((size_t)edge_first[e + 1] > most)
+      most = (size_t)edge_first[e + 1];
+    edge_first[e + 1] += edge_first[e];
+  }
+  for (size_t q = 0; q < 3 * nc; q++) {
+    const size_t e = (size_t)edges->cell_edges[q];
+    edge_cell[edge_first[e]++] = (int32_t)(q / 3);
+  }
+  for (size_t e = ne; e > 0; e--) /* the cursors back to the starts */
+    edge_first[e] = edge_first[e - 1];
+  edge_first[0] = 0;
+  job.capacity = 4 * most > 6 ? 4 * most : 6;
+  scratch = clmg_alloc_array(threads * job.capacity, sizeof *scratch);
+  if (!scratch) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the pattern's scratch (%zu columns)", job.capacity);
+    goto done;
+  }
+  job.edge_first = edge_first;
+  job.edge_cell = edge_cell;
+  job.scratch = scratch;
+  job.row_ptr = row_ptr;
+  row_ptr[0] = 0;
+  clmg_host_parallel_for(n, PATTERN_GRAIN, pattern_count_range, &job);
+  for (size_t i = 0; i < n; i++)
+    row_ptr[i + 1] += row_ptr[i];
+  const size_t nnz = (size_t)row_ptr[n];
+  job.col = clmg_alloc_array(nnz + 1, sizeof *job.col);
+  double *val = clmg_alloc_zeroed_array(nnz + 1, sizeof *val);
+  if (!job.col || !val) {
+    free(job.col);
+    free(val);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate %zu matrix entries", nnz);
+    goto done;
+  }
+  clmg_host_parallel_for(n, PATTERN_GRAIN, pattern_fill_range, &job);
+  *a = (clmg_csr){n, n, row_ptr, job.col, val};
+  row_ptr = NULL;
+done:
+  free(edge_first);
+  free(edge_cell);
+  free(row_ptr);
+  free(scratch);
   return status;
 }
 
@@ -528,22 +669,12 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
   clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 1, error);
   if (status != CLMG_SUCCESS)
     return status;
-  const size_t num_edges = edges->num_edges, n = 2 * num_edges + mesh->num_cells;
+  const size_t num_edges = edges->num_edges;
   uint8_t *dirichlet = NULL, *written = NULL;
   double *value = NULL;
-  triplet_list entries = {0};
   status = dirichlet_data(mesh, edges, problem, &dirichlet, &value, error);
-  /* per cell: 2 x 9 of A, 2 x 6 of B and B^T; per edge: 2 identity rows */
   if (status == CLMG_SUCCESS)
-    status = triplets_allocate(&entries, 30 * mesh->num_cells + 2 * num_edges, error);
-  if (status != CLMG_SUCCESS)
-    goto done;
-  stokes_sink pattern = {
-      .num_edges = num_edges, .dirichlet = dirichlet, .value = value, .entries = &entries};
-  status = assemble_pass(mesh, edges, problem, &pattern, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_from_triplets(n, n, entries.count, entries.row, entries.col, entries.val, a,
-                                    error);
+    status = stokes_pattern(mesh, edges, dirichlet, a, error);
   if (status != CLMG_SUCCESS)
     goto done;
   written = clmg_alloc_zeroed_array(clmg_csr_nnz(a) + 1, 1);
@@ -552,8 +683,6 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
                             "cannot allocate the marks of %zu matrix entries", clmg_csr_nnz(a));
     goto done;
   }
-  for (size_t k = 0; k < clmg_csr_nnz(a); k++)
-    a->val[k] = 0.0;
   stokes_sink values = {.num_edges = num_edges,
                         .dirichlet = dirichlet,
                         .value = value,
@@ -566,7 +695,6 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
 done:
   if (status != CLMG_SUCCESS)
     clmg_csr_free(a);
-  triplets_free(&entries);
   free(dirichlet);
   free(value);
   free(written);
