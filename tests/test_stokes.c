@@ -8,7 +8,8 @@
  * the pattern built from the cells of each edge (against triplets of
  * the element couplings, the same arrays on 1 and 3 host threads), the
  * grid transfers between refined levels (linear velocity and constant
- * pressure reproduced exactly, with Dirichlet and free-slip marks), the L2
+ * pressure reproduced exactly, with Dirichlet and free-slip marks; the
+ * same arrays and errors on 1 and 3 host threads), the L2
  * errors and the convergence orders of manufactured Stokes and Oseen
  * solutions, solved directly (a band LU). Needs no OpenCL device. */
 #define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
@@ -1862,6 +1863,88 @@ static void test_pattern(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* The prolongation on `threads` host threads; its status, the message in
+ * error. */
+static clmg_status prolongation_on_threads(const char *threads, const clmg_mesh *coarse,
+                                           const clmg_triangle_edges *coarse_edges,
+                                           const clmg_mesh *fine,
+                                           const clmg_triangle_edges *fine_edges,
+                                           const clmg_stokes_problem *problem, clmg_csr *p,
+                                           clmg_error *error) {
+  const char *given = getenv("CLMG_HOST_THREADS");
+  char *kept = given ? strdup(given) : NULL;
+  setenv("CLMG_HOST_THREADS", threads, 1);
+  clmg_status status =
+      clmg_stokes_prolongation_host(coarse, coarse_edges, fine, fine_edges, problem, p, error);
+  if (kept)
+    setenv("CLMG_HOST_THREADS", kept, 1);
+  else
+    unsetenv("CLMG_HOST_THREADS");
+  free(kept);
+  return status;
+}
+
+/* The prolongation's passes split over the host's cores: 1 and 3 threads
+ * give the same arrays (Dirichlet, free-slip and natural sides), and a
+ * coarse mesh that the fine one does not refine in two places far apart
+ * the same error, the one the serial loop meets first. */
+static void test_prolongation_threads(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh coarse = test_side_tagged_box(4, 0.2, 53);
+  for (int r = 0; r < 4; r++) { /* 8 192 coarse triangles: several ranges */
+    clmg_mesh fine = test_refined(&coarse);
+    clmg_mesh_free(&coarse);
+    coarse = fine;
+  }
+  clmg_mesh fine = test_refined(&coarse);
+  clmg_triangle_edges coarse_edges = test_edges_of(&coarse), fine_edges = test_edges_of(&fine);
+  const int32_t dirichlet[2] = {1, 4}, slip[1] = {3};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.dirichlet_tags = dirichlet;
+  problem.num_dirichlet_tags = 2;
+  problem.slip_tags = slip;
+  problem.num_slip_tags = 1;
+  clmg_csr p1 = {0}, p3 = {0};
+  CHECK_OK(error, prolongation_on_threads("1", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                          &p1, &error));
+  CHECK_OK(error, prolongation_on_threads("3", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                          &p3, &error));
+  assert_int_equal(p1.rows, p3.rows);
+  assert_int_equal(p1.cols, p3.cols);
+  assert_memory_equal(p1.row_ptr, p3.row_ptr, (p1.rows + 1) * sizeof *p1.row_ptr);
+  const size_t nnz = clmg_csr_nnz(&p1);
+  assert_memory_equal(p1.col, p3.col, nnz * sizeof *p1.col);
+  assert_memory_equal(p1.val, p3.val, nnz * sizeof *p1.val);
+  clmg_csr_free(&p1);
+  clmg_csr_free(&p3);
+  /* two coarse cells' corners turned (their edges with them, so the edges
+   * still match): their children no longer fit them */
+  const size_t turned[2] = {100, coarse.num_cells - 100};
+  for (size_t t = 0; t < 2; t++) {
+    int32_t *v = coarse.cells + 3 * turned[t], *e = coarse_edges.cell_edges + 3 * turned[t];
+    int32_t v0 = v[0], e0 = e[0];
+    v[0] = v[1], v[1] = v[2], v[2] = v0;
+    e[0] = e[1], e[1] = e[2], e[2] = e0;
+  }
+  clmg_error error1, error3;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               prolongation_on_threads("1", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                       &p1, &error1));
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               prolongation_on_threads("3", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                       &p3, &error3));
+  CHECK_CONTAINS(error1.message, "not clmg_mesh_refine");
+  assert_string_equal(error1.message, error3.message);
+  assert_null(p1.row_ptr);
+  assert_null(p3.row_ptr);
+  clmg_triangle_edges_free(&coarse_edges);
+  clmg_triangle_edges_free(&fine_edges);
+  clmg_mesh_free(&coarse);
+  clmg_mesh_free(&fine);
+}
+
 int main(void) {
   rng_seed(0x73746f6bu);
   test_apply_filters();
@@ -1877,6 +1960,7 @@ int main(void) {
       cmocka_unit_test(test_update_values),
       cmocka_unit_test(test_slip),
       cmocka_unit_test(test_pattern),
+      cmocka_unit_test(test_prolongation_threads),
   };
   return cmocka_run_group_tests_name("stokes", tests, NULL, NULL);
 }
