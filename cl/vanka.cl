@@ -115,7 +115,12 @@ inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d
 }
 
 /* The stored inverses of the `count` cells of one colour (Algorithm 1 of
- * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i. */
+ * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i.
+ * One elimination carries the identity's columns along: each column sees
+ * the operations vanka_solve_block does on its right-hand side (the same
+ * pivots, skipped columns and factors, which depend on A_KK only), so the
+ * inverse is the seven solves' bit for bit at a seventh of the
+ * elimination. */
 kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unknowns,
                            global const int *col, global const real *val, global real *inverse) {
   cell_unknowns += first * VANKA_BLOCK;
@@ -126,16 +131,59 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
     int unknowns[VANKA_BLOCK];
     for (int j = 0; j < VANKA_BLOCK; ++j)
       unknowns[j] = cell_unknowns[j * count + cell];
-    real block[VANKA_BLOCK][VANKA_BLOCK];
-    vanka_block(unknowns, cell, count, col, val, block);
-    for (int i = 0; i < VANKA_BLOCK; ++i) {
-      real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK], d[VANKA_BLOCK];
-      for (int a = 0; a < VANKA_BLOCK; ++a) {
-        r[a] = a == i ? (real)1 : (real)0;
-        for (int b = 0; b < VANKA_BLOCK; ++b)
-          m[a][b] = block[a][b];
+    real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK][VANKA_BLOCK];
+    vanka_block(unknowns, cell, count, col, val, m);
+    for (int a = 0; a < VANKA_BLOCK; ++a)
+      for (int i = 0; i < VANKA_BLOCK; ++i)
+        r[a][i] = a == i ? (real)1 : (real)0;
+    /* vanka_solve_block's elimination, row a of r being r[a] of column i */
+    real largest = 0;
+    for (int i = 0; i < VANKA_BLOCK; ++i)
+      for (int j = 0; j < VANKA_BLOCK; ++j)
+        largest = fmax(largest, fabs(m[i][j]));
+    const real tiny = (real)VANKA_TINY * largest;
+    int skipped[VANKA_BLOCK];
+    for (int c = 0; c < VANKA_BLOCK; ++c) {
+      int pivot = c;
+      for (int i = c + 1; i < VANKA_BLOCK; ++i)
+        if (fabs(m[i][c]) > fabs(m[pivot][c]))
+          pivot = i;
+      skipped[c] = !(fabs(m[pivot][c]) > tiny);
+      if (skipped[c])
+        continue;
+      if (pivot != c) {
+        for (int j = 0; j < VANKA_BLOCK; ++j) {
+          const real t = m[c][j];
+          m[c][j] = m[pivot][j];
+          m[pivot][j] = t;
+        }
+        for (int i = 0; i < VANKA_BLOCK; ++i) {
+          const real t = r[c][i];
+          r[c][i] = r[pivot][i];
+          r[pivot][i] = t;
+        }
       }
-      vanka_solve_block(m, r, d);
+      for (int a = c + 1; a < VANKA_BLOCK; ++a) {
+        const real factor = m[a][c] / m[c][c];
+        for (int j = c; j < VANKA_BLOCK; ++j)
+          m[a][j] -= factor * m[c][j];
+        for (int i = 0; i < VANKA_BLOCK; ++i)
+          r[a][i] -= factor * r[c][i];
+      }
+    }
+    /* the back substitution, column by column */
+    for (int i = 0; i < VANKA_BLOCK; ++i) {
+      real d[VANKA_BLOCK];
+      for (int c = VANKA_BLOCK - 1; c >= 0; --c) {
+        if (skipped[c]) {
+          d[c] = 0;
+          continue;
+        }
+        real sum = r[c][i];
+        for (int j = c + 1; j < VANKA_BLOCK; ++j)
+          sum -= m[c][j] * d[j];
+        d[c] = sum / m[c][c];
+      }
       for (int row = 0; row < VANKA_BLOCK; ++row)
         inverse[(row * VANKA_BLOCK + i) * count + cell] = d[row];
     }
