@@ -11,7 +11,8 @@
  *
  * A cell's VANKA_BLOCK unknowns, stored inverses and corrections are laid
  * out by colour and, within a colour, entry-major (entry j of cell c at
- * j * count + c): work-items of neighbouring cells read neighbouring words.
+ * j * count + c): work-items of neighbouring cells read neighbouring words
+ * (on CPUs the inverses are per cell: VANKA_INVERSE).
  * The matrix rows of a cell's unknowns are packed per cell the same way
  * (the paper's "GPU specific redundant data ... to achieve coalesced
  * accesses"): row j of cell c has VANKA_ROW_SLOTS slots (VANKA_SLOT), a
@@ -40,6 +41,16 @@
 #define VANKA_SLOT(j, s, cell, count) (((cell) * VANKA_BLOCK + (j)) * VANKA_ROW_SLOTS + (s))
 #else
 #define VANKA_SLOT(j, s, cell, count) (((j) * VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+#endif
+
+/* Entry (i, j) of the stored inverse of the cell at position `cell` of a
+ * colour, by the same rule: a cell's 49 entries together on CPUs (the
+ * entry-major layout made vanka_inverses write, and the sweep read, one
+ * cache line per entry there), entry-major on GPUs. */
+#ifdef CLMG_CPU
+#define VANKA_INVERSE(i, j, cell, count) (((cell) * VANKA_BLOCK + (i)) * VANKA_BLOCK + (j))
+#else
+#define VANKA_INVERSE(i, j, cell, count) (((i) * VANKA_BLOCK + (j)) * (count) + (cell))
 #endif
 
 /* The packed values from the CSR values: slot k takes val[source[k]], a
@@ -185,7 +196,7 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
         d[c] = sum / m[c][c];
       }
       for (int row = 0; row < VANKA_BLOCK; ++row)
-        inverse[(row * VANKA_BLOCK + i) * count + cell] = d[row];
+        inverse[VANKA_INVERSE(row, i, cell, count)] = d[row];
     }
   }
 }
@@ -219,7 +230,7 @@ kernel void vanka_correction(ulong first, ulong count, global const int *cell_un
       for (int i = 0; i < VANKA_BLOCK; ++i) {
         real sum = 0;
         for (int j = 0; j < VANKA_BLOCK; ++j)
-          sum += inverse[(i * VANKA_BLOCK + j) * count + cell] * r[j];
+          sum += inverse[VANKA_INVERSE(i, j, cell, count)] * r[j];
         d[i] = sum;
       }
     } else {
