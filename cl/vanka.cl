@@ -11,7 +11,8 @@
  *
  * A cell's VANKA_BLOCK unknowns, stored inverses and corrections are laid
  * out by colour and, within a colour, entry-major (entry j of cell c at
- * j * count + c): work-items of neighbouring cells read neighbouring words.
+ * j * count + c): work-items of neighbouring cells read neighbouring words
+ * (on CPUs the inverses are per cell: VANKA_INVERSE).
  * The matrix rows of a cell's unknowns are packed per cell the same way
  * (the paper's "GPU specific redundant data ... to achieve coalesced
  * accesses"): row j of cell c has VANKA_ROW_SLOTS slots (VANKA_SLOT), a
@@ -40,6 +41,16 @@
 #define VANKA_SLOT(j, s, cell, count) (((cell) * VANKA_BLOCK + (j)) * VANKA_ROW_SLOTS + (s))
 #else
 #define VANKA_SLOT(j, s, cell, count) (((j) * VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+#endif
+
+/* Entry (i, j) of the stored inverse of the cell at position `cell` of a
+ * colour, by the same rule: a cell's 49 entries together on CPUs (the
+ * entry-major layout made vanka_inverses write, and the sweep read, one
+ * cache line per entry there), entry-major on GPUs. */
+#ifdef CLMG_CPU
+#define VANKA_INVERSE(i, j, cell, count) (((cell) * VANKA_BLOCK + (i)) * VANKA_BLOCK + (j))
+#else
+#define VANKA_INVERSE(i, j, cell, count) (((i) * VANKA_BLOCK + (j)) * (count) + (cell))
 #endif
 
 /* The packed values from the CSR values: slot k takes val[source[k]], a
@@ -115,7 +126,12 @@ inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d
 }
 
 /* The stored inverses of the `count` cells of one colour (Algorithm 1 of
- * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i. */
+ * Bauer et al., by elimination): column i of A_KK^-1 solves A_KK d = e_i.
+ * One elimination carries the identity's columns along: each column sees
+ * the operations vanka_solve_block does on its right-hand side (the same
+ * pivots, skipped columns and factors, which depend on A_KK only), so the
+ * inverse is the seven solves' bit for bit at a seventh of the
+ * elimination. */
 kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unknowns,
                            global const int *col, global const real *val, global real *inverse) {
   cell_unknowns += first * VANKA_BLOCK;
@@ -126,18 +142,61 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
     int unknowns[VANKA_BLOCK];
     for (int j = 0; j < VANKA_BLOCK; ++j)
       unknowns[j] = cell_unknowns[j * count + cell];
-    real block[VANKA_BLOCK][VANKA_BLOCK];
-    vanka_block(unknowns, cell, count, col, val, block);
-    for (int i = 0; i < VANKA_BLOCK; ++i) {
-      real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK], d[VANKA_BLOCK];
-      for (int a = 0; a < VANKA_BLOCK; ++a) {
-        r[a] = a == i ? (real)1 : (real)0;
-        for (int b = 0; b < VANKA_BLOCK; ++b)
-          m[a][b] = block[a][b];
+    real m[VANKA_BLOCK][VANKA_BLOCK], r[VANKA_BLOCK][VANKA_BLOCK];
+    vanka_block(unknowns, cell, count, col, val, m);
+    for (int a = 0; a < VANKA_BLOCK; ++a)
+      for (int i = 0; i < VANKA_BLOCK; ++i)
+        r[a][i] = a == i ? (real)1 : (real)0;
+    /* vanka_solve_block's elimination, row a of r being r[a] of column i */
+    real largest = 0;
+    for (int i = 0; i < VANKA_BLOCK; ++i)
+      for (int j = 0; j < VANKA_BLOCK; ++j)
+        largest = fmax(largest, fabs(m[i][j]));
+    const real tiny = (real)VANKA_TINY * largest;
+    int skipped[VANKA_BLOCK];
+    for (int c = 0; c < VANKA_BLOCK; ++c) {
+      int pivot = c;
+      for (int i = c + 1; i < VANKA_BLOCK; ++i)
+        if (fabs(m[i][c]) > fabs(m[pivot][c]))
+          pivot = i;
+      skipped[c] = !(fabs(m[pivot][c]) > tiny);
+      if (skipped[c])
+        continue;
+      if (pivot != c) {
+        for (int j = 0; j < VANKA_BLOCK; ++j) {
+          const real t = m[c][j];
+          m[c][j] = m[pivot][j];
+          m[pivot][j] = t;
+        }
+        for (int i = 0; i < VANKA_BLOCK; ++i) {
+          const real t = r[c][i];
+          r[c][i] = r[pivot][i];
+          r[pivot][i] = t;
+        }
       }
-      vanka_solve_block(m, r, d);
+      for (int a = c + 1; a < VANKA_BLOCK; ++a) {
+        const real factor = m[a][c] / m[c][c];
+        for (int j = c; j < VANKA_BLOCK; ++j)
+          m[a][j] -= factor * m[c][j];
+        for (int i = 0; i < VANKA_BLOCK; ++i)
+          r[a][i] -= factor * r[c][i];
+      }
+    }
+    /* the back substitution, column by column */
+    for (int i = 0; i < VANKA_BLOCK; ++i) {
+      real d[VANKA_BLOCK];
+      for (int c = VANKA_BLOCK - 1; c >= 0; --c) {
+        if (skipped[c]) {
+          d[c] = 0;
+          continue;
+        }
+        real sum = r[c][i];
+        for (int j = c + 1; j < VANKA_BLOCK; ++j)
+          sum -= m[c][j] * d[j];
+        d[c] = sum / m[c][c];
+      }
       for (int row = 0; row < VANKA_BLOCK; ++row)
-        inverse[(row * VANKA_BLOCK + i) * count + cell] = d[row];
+        inverse[VANKA_INVERSE(row, i, cell, count)] = d[row];
     }
   }
 }
@@ -171,7 +230,7 @@ kernel void vanka_correction(ulong first, ulong count, global const int *cell_un
       for (int i = 0; i < VANKA_BLOCK; ++i) {
         real sum = 0;
         for (int j = 0; j < VANKA_BLOCK; ++j)
-          sum += inverse[(i * VANKA_BLOCK + j) * count + cell] * r[j];
+          sum += inverse[VANKA_INVERSE(i, j, cell, count)] * r[j];
         d[i] = sum;
       }
     } else {

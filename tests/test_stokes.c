@@ -5,10 +5,14 @@
  * the signs of full upwind, weak consistency, nonsymmetric elimination),
  * the refill of a time step (bit for bit a fresh assembly), free-slip
  * walls (marks, identity rows of the normal component, a half channel),
- * the grid transfers between refined levels (linear velocity and constant
- * pressure reproduced exactly, with Dirichlet and free-slip marks), the L2
+ * the pattern built from the cells of each edge (against triplets of
+ * the element couplings, the same arrays on 1 and 3 host threads), the
+ * grid transfers between refined levels (linear velocity and constant
+ * pressure reproduced exactly, with Dirichlet and free-slip marks; the
+ * same arrays and errors on 1 and 3 host threads), the L2
  * errors and the convergence orders of manufactured Stokes and Oseen
  * solutions, solved directly (a band LU). Needs no OpenCL device. */
+#define _POSIX_C_SOURCE 200809L /* setenv, unsetenv, strdup */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1734,6 +1738,213 @@ static void test_slip(void **state) {
   }
 }
 
+/* ---- the pattern ---- */
+
+static void wall_velocity(const double *x, int32_t tag, double *u, void *data) {
+  (void)data;
+  u[0] = x[1] + tag;
+  u[1] = x[0] * x[1];
+}
+
+/* The assembly on `threads` host threads ($CLMG_HOST_THREADS). */
+static void assemble_on_threads(const char *threads, const clmg_mesh *mesh,
+                                const clmg_triangle_edges *edges,
+                                const clmg_stokes_problem *problem, clmg_csr *a, double *b) {
+  clmg_error error;
+  const char *given = getenv("CLMG_HOST_THREADS");
+  char *kept = given ? strdup(given) : NULL;
+  setenv("CLMG_HOST_THREADS", threads, 1);
+  clmg_status status = clmg_stokes_assemble_host(mesh, edges, problem, a, b, &error);
+  if (kept)
+    setenv("CLMG_HOST_THREADS", kept, 1);
+  else
+    unsetenv("CLMG_HOST_THREADS");
+  free(kept);
+  if (status != CLMG_SUCCESS)
+    fail_msg("assembly on %s threads: %s", threads, error.message);
+}
+
+/* The assembly's pattern is that of the element couplings (per cell: the
+ * same component on two of its edges, a velocity with the pressure and
+ * back; Dirichlet rows and columns left out, their diagonal in), built
+ * here as triplets; 1 and 3 host threads give the same arrays and b. */
+static void test_pattern(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh mesh = test_side_tagged_box(4, 0.2, 47);
+  for (int r = 0; r < 5; r++) { /* 32 768 triangles: several ranges of rows */
+    clmg_mesh fine = test_refined(&mesh);
+    clmg_mesh_free(&mesh);
+    mesh = fine;
+  }
+  clmg_triangle_edges edges = test_edges_of(&mesh);
+  const size_t ne = edges.num_edges, nc = mesh.num_cells,
+               n = clmg_stokes_num_unknowns(&mesh, &edges);
+  double *b1 = malloc(n * sizeof *b1), *b3 = malloc(n * sizeof *b3);
+  int32_t *row = malloc((30 * nc + 2 * ne) * sizeof *row);
+  int32_t *col = malloc((30 * nc + 2 * ne) * sizeof *col);
+  double *val = calloc(30 * nc + 2 * ne, sizeof *val);
+  double *wind = random_wind(ne);
+  assert_true(b1 && b3 && row && col && val);
+  const int32_t dirichlet[2] = {1, 4}, slip[1] = {3}, no_tag = 99;
+  for (int c = 0; c < 3; c++) {
+    clmg_stokes_problem problem;
+    clmg_stokes_problem_defaults(&problem);
+    problem.boundary_velocity = wall_velocity;
+    if (c == 0) { /* Dirichlet, free slip and natural sides */
+      problem.dirichlet_tags = dirichlet;
+      problem.num_dirichlet_tags = 2;
+      problem.slip_tags = slip;
+      problem.num_slip_tags = 1;
+      problem.wind = wind;
+    } else if (c == 1) { /* natural everywhere */
+      problem.dirichlet_tags = &no_tag;
+      problem.num_dirichlet_tags = 1;
+    } /* else Dirichlet everywhere */
+    uint8_t *mask = NULL;
+    CHECK_OK(error, clmg_stokes_dirichlet_mask(&mesh, &edges, &problem, &mask, &error));
+    size_t count = 0;
+    for (size_t k = 0; k < nc; k++) {
+      const int32_t *e = edges.cell_edges + 3 * k;
+      const size_t pressure = 2 * ne + k;
+      for (size_t i = 0; i < 3; i++)
+        for (size_t component = 0; component < 2; component++) {
+          const size_t u = component * ne + (size_t)e[i];
+          for (size_t j = 0; j < 3; j++) {
+            const size_t v = component * ne + (size_t)e[j];
+            if (!mask[u] && !mask[v]) {
+              row[count] = (int32_t)u;
+              col[count++] = (int32_t)v;
+            }
+          }
+          if (!mask[u]) {
+            row[count] = (int32_t)u;
+            col[count++] = (int32_t)pressure;
+            row[count] = (int32_t)pressure;
+            col[count++] = (int32_t)u;
+          }
+        }
+    }
+    for (size_t i = 0; i < 2 * ne; i++)
+      if (mask[i]) {
+        row[count] = col[count] = (int32_t)i;
+        count++;
+      }
+    clmg_csr expected = {0}, a1 = {0}, a3 = {0};
+    CHECK_OK(error, clmg_csr_from_triplets(n, n, count, row, col, val, &expected, &error));
+    assemble_on_threads("1", &mesh, &edges, &problem, &a1, b1);
+    assemble_on_threads("3", &mesh, &edges, &problem, &a3, b3);
+    assert_int_equal(a1.rows, n);
+    for (size_t i = 0; i <= n; i++)
+      if (a1.row_ptr[i] != expected.row_ptr[i])
+        fail_msg("case %d: row %zu starts at %lld, the couplings' at %lld", c, i,
+                 (long long)a1.row_ptr[i], (long long)expected.row_ptr[i]);
+    const size_t nnz = clmg_csr_nnz(&a1);
+    for (size_t q = 0; q < nnz; q++)
+      if (a1.col[q] != expected.col[q])
+        fail_msg("case %d: entry %zu is in column %d, the couplings' in %d", c, q, (int)a1.col[q],
+                 (int)expected.col[q]);
+    assert_memory_equal(a1.row_ptr, a3.row_ptr, (n + 1) * sizeof *a1.row_ptr);
+    assert_memory_equal(a1.col, a3.col, nnz * sizeof *a1.col);
+    assert_memory_equal(a1.val, a3.val, nnz * sizeof *a1.val);
+    assert_memory_equal(b1, b3, n * sizeof *b1);
+    clmg_csr_free(&expected);
+    clmg_csr_free(&a1);
+    clmg_csr_free(&a3);
+    free(mask);
+  }
+  free(b1);
+  free(b3);
+  free(row);
+  free(col);
+  free(val);
+  free(wind);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
+/* The prolongation on `threads` host threads; its status, the message in
+ * error. */
+static clmg_status prolongation_on_threads(const char *threads, const clmg_mesh *coarse,
+                                           const clmg_triangle_edges *coarse_edges,
+                                           const clmg_mesh *fine,
+                                           const clmg_triangle_edges *fine_edges,
+                                           const clmg_stokes_problem *problem, clmg_csr *p,
+                                           clmg_error *error) {
+  const char *given = getenv("CLMG_HOST_THREADS");
+  char *kept = given ? strdup(given) : NULL;
+  setenv("CLMG_HOST_THREADS", threads, 1);
+  clmg_status status =
+      clmg_stokes_prolongation_host(coarse, coarse_edges, fine, fine_edges, problem, p, error);
+  if (kept)
+    setenv("CLMG_HOST_THREADS", kept, 1);
+  else
+    unsetenv("CLMG_HOST_THREADS");
+  free(kept);
+  return status;
+}
+
+/* The prolongation's passes split over the host's cores: 1 and 3 threads
+ * give the same arrays (Dirichlet, free-slip and natural sides), and a
+ * coarse mesh that the fine one does not refine in two places far apart
+ * the same error, the one the serial loop meets first. */
+static void test_prolongation_threads(void **state) {
+  (void)state;
+  clmg_error error;
+  clmg_mesh coarse = test_side_tagged_box(4, 0.2, 53);
+  for (int r = 0; r < 4; r++) { /* 8 192 coarse triangles: several ranges */
+    clmg_mesh fine = test_refined(&coarse);
+    clmg_mesh_free(&coarse);
+    coarse = fine;
+  }
+  clmg_mesh fine = test_refined(&coarse);
+  clmg_triangle_edges coarse_edges = test_edges_of(&coarse), fine_edges = test_edges_of(&fine);
+  const int32_t dirichlet[2] = {1, 4}, slip[1] = {3};
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.dirichlet_tags = dirichlet;
+  problem.num_dirichlet_tags = 2;
+  problem.slip_tags = slip;
+  problem.num_slip_tags = 1;
+  clmg_csr p1 = {0}, p3 = {0};
+  CHECK_OK(error, prolongation_on_threads("1", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                          &p1, &error));
+  CHECK_OK(error, prolongation_on_threads("3", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                          &p3, &error));
+  assert_int_equal(p1.rows, p3.rows);
+  assert_int_equal(p1.cols, p3.cols);
+  assert_memory_equal(p1.row_ptr, p3.row_ptr, (p1.rows + 1) * sizeof *p1.row_ptr);
+  const size_t nnz = clmg_csr_nnz(&p1);
+  assert_memory_equal(p1.col, p3.col, nnz * sizeof *p1.col);
+  assert_memory_equal(p1.val, p3.val, nnz * sizeof *p1.val);
+  clmg_csr_free(&p1);
+  clmg_csr_free(&p3);
+  /* two coarse cells' corners turned (their edges with them, so the edges
+   * still match): their children no longer fit them */
+  const size_t turned[2] = {100, coarse.num_cells - 100};
+  for (size_t t = 0; t < 2; t++) {
+    int32_t *v = coarse.cells + 3 * turned[t], *e = coarse_edges.cell_edges + 3 * turned[t];
+    int32_t v0 = v[0], e0 = e[0];
+    v[0] = v[1], v[1] = v[2], v[2] = v0;
+    e[0] = e[1], e[1] = e[2], e[2] = e0;
+  }
+  clmg_error error1, error3;
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               prolongation_on_threads("1", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                       &p1, &error1));
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
+               prolongation_on_threads("3", &coarse, &coarse_edges, &fine, &fine_edges, &problem,
+                                       &p3, &error3));
+  CHECK_CONTAINS(error1.message, "not clmg_mesh_refine");
+  assert_string_equal(error1.message, error3.message);
+  assert_null(p1.row_ptr);
+  assert_null(p3.row_ptr);
+  clmg_triangle_edges_free(&coarse_edges);
+  clmg_triangle_edges_free(&fine_edges);
+  clmg_mesh_free(&coarse);
+  clmg_mesh_free(&fine);
+}
+
 int main(void) {
   rng_seed(0x73746f6bu);
   test_apply_filters();
@@ -1748,6 +1959,8 @@ int main(void) {
       cmocka_unit_test(test_oseen_manufactured),
       cmocka_unit_test(test_update_values),
       cmocka_unit_test(test_slip),
+      cmocka_unit_test(test_pattern),
+      cmocka_unit_test(test_prolongation_threads),
   };
   return cmocka_run_group_tests_name("stokes", tests, NULL, NULL);
 }

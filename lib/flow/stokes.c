@@ -192,38 +192,6 @@ clmg_status clmg_stokes_cell_geometry(const clmg_mesh *mesh, size_t k, double co
   return CLMG_SUCCESS;
 }
 
-/* (row, column, value) triplets for clmg_csr_from_triplets. */
-typedef struct triplet_list {
-  size_t count;
-  int32_t *row, *col;
-  double *val;
-} triplet_list;
-
-static clmg_status triplets_allocate(triplet_list *t, size_t capacity, clmg_error *error) {
-  memset(t, 0, sizeof *t);
-  t->row = clmg_alloc_array(capacity, sizeof *t->row);
-  t->col = clmg_alloc_array(capacity, sizeof *t->col);
-  t->val = clmg_alloc_array(capacity, sizeof *t->val);
-  if (!t->row || !t->col || !t->val)
-    return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate %zu matrix entries", capacity);
-  return CLMG_SUCCESS;
-}
-
-static void triplets_free(triplet_list *t) {
-  free(t->row);
-  free(t->col);
-  free(t->val);
-  memset(t, 0, sizeof *t);
-}
-
-static inline void triplets_add(triplet_list *t, size_t row, size_t col, double value) {
-  t->row[t->count] = (int32_t)row;
-  t->col[t->count] = (int32_t)col;
-  t->val[t->count] = value;
-  t->count++;
-}
-
 void clmg_stokes_outflow_normals(const clmg_stokes_problem *problem,
                                  const clmg_triangle_edges *edges, size_t k, const double coords[6],
                                  double normals[6]) {
@@ -350,21 +318,18 @@ static void cell_convection(const clmg_stokes_problem *problem, const clmg_trian
 
 /* ---- assembly ----
  *
- * One element loop serves both passes: the pattern pass records the
- * (row, column) of every coupling (values and loads ignored), the value
- * pass adds the values into a CSR matrix of that pattern and the loads
- * into b. clmg_stokes_assemble_host runs both, clmg_stokes_update_values_host
- * only the second, so the two give the same bits. */
+ * The pattern comes from the cells of each edge (stokes_pattern); one
+ * element loop adds the values into a CSR matrix of that pattern and the
+ * loads into b. clmg_stokes_assemble_host and clmg_stokes_update_values_host
+ * both run it, so the two give the same bits. */
 
 /* What the element loop writes into: the Dirichlet data (per velocity
- * unknown: flag and value), then either the pattern's triplets (pattern
- * pass) or the CSR pattern, its values, the marks of the entries written
- * and b (value pass). */
+ * unknown: flag and value), the CSR pattern, its values, the marks of the
+ * entries written and b. */
 typedef struct stokes_sink {
   size_t num_edges;
   const uint8_t *dirichlet;
   const double *value;
-  triplet_list *entries;
   const clmg_csr *pattern;
   double *values;
   uint8_t *written;
@@ -378,10 +343,6 @@ static inline int unknown_is_dirichlet(const stokes_sink *s, size_t i) {
 }
 
 static inline void store_entry(stokes_sink *s, size_t row, size_t col, double value) {
-  if (s->entries) {
-    triplets_add(s->entries, row, col, 0.0);
-    return;
-  }
   int64_t k = clmg_csr_find_entry(s->pattern, row, (int32_t)col);
   if (k < 0) {
     if (!s->missing) {
@@ -401,8 +362,7 @@ static inline void add_entry(stokes_sink *s, size_t row, size_t col, double valu
   if (unknown_is_dirichlet(s, row))
     return;
   if (unknown_is_dirichlet(s, col)) {
-    if (!s->entries)
-      s->b[row] -= value * s->value[col];
+    s->b[row] -= value * s->value[col];
   } else {
     store_entry(s, row, col, value);
   }
@@ -439,8 +399,6 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
     add_entry(s, uy, pressure, by);
     add_entry(s, pressure, ux, bx);
     add_entry(s, pressure, uy, by);
-    if (s->entries)
-      continue;
     /* (f, phi_i)_K = |K|/3 f(m_i): the edge-midpoint rule */
     double f[2] = {0.0, 0.0};
     if (problem->force) {
@@ -461,24 +419,21 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
   return CLMG_SUCCESS;
 }
 
-/* Every cell, then the identity rows of the Dirichlet unknowns. In the
- * value pass b is first zeroed and set to the value on Dirichlet rows; a
- * coupling the pattern lacks is an error. */
+/* b zeroed, every cell, then the identity rows of the Dirichlet unknowns
+ * (b set to their values); a coupling the pattern lacks is an error. */
 static clmg_status assemble_pass(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
                                  const clmg_stokes_problem *problem, stokes_sink *s,
                                  clmg_error *error) {
   const size_t n = 2 * edges->num_edges + mesh->num_cells;
-  if (!s->entries)
-    for (size_t i = 0; i < n; i++)
-      s->b[i] = 0.0;
+  for (size_t i = 0; i < n; i++)
+    s->b[i] = 0.0;
   clmg_status status = CLMG_SUCCESS;
   for (size_t k = 0; k < mesh->num_cells && status == CLMG_SUCCESS; k++)
     status = assemble_cell(mesh, edges, problem, k, s, error);
   for (size_t i = 0; i < 2 * edges->num_edges && status == CLMG_SUCCESS; i++)
     if (s->dirichlet[i]) {
       store_entry(s, i, i, 1.0);
-      if (!s->entries)
-        s->b[i] = s->value[i];
+      s->b[i] = s->value[i];
     }
   if (status == CLMG_SUCCESS && s->missing)
     status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
@@ -486,6 +441,160 @@ static clmg_status assemble_pass(const clmg_mesh *mesh, const clmg_triangle_edge
                             "clmg_stokes_assemble_host gives this mesh and these Dirichlet and "
                             "free-slip tags",
                             s->missing_row, s->missing_col);
+  return status;
+}
+
+/* ---- the pattern, straight from the cells of each edge ---- */
+
+/* What the pattern's two passes read: the cells of each edge (from
+ * cell_edges, in increasing order), the Dirichlet marks, per-thread
+ * scratch for a row's columns, and the CSR arrays being filled. */
+typedef struct pattern_job {
+  size_t num_edges;
+  const int32_t *cell_edges;
+  const int64_t *edge_first; /* the cells of edge e: edge_cell[edge_first[e] .. edge_first[e+1]) */
+  const int32_t *edge_cell;
+  const uint8_t *dirichlet;
+  int32_t *scratch; /* capacity per thread */
+  size_t capacity;
+  int64_t *row_ptr; /* the count pass writes row lengths at i + 1 */
+  int32_t *col;     /* the fill pass writes from row_ptr[i] */
+} pattern_job;
+
+/* Row i's columns, sorted and distinct, in out (capacity entries at
+ * least); their count. The couplings are those assemble_cell stores: a
+ * Dirichlet velocity row has its diagonal only; a velocity row couples
+ * with the same component on the edges of its cells and with their
+ * pressures; a pressure row with both components on its three edges;
+ * Dirichlet velocity columns are left out. */
+static size_t pattern_row(const pattern_job *job, size_t i, int32_t *out) {
+  const size_t ne = job->num_edges;
+  size_t count = 0;
+  if (i < 2 * ne) {
+    if (job->dirichlet[i]) {
+      out[0] = (int32_t)i;
+      return 1;
+    }
+    const size_t component = i >= ne, e = i - component * ne;
+    for (int64_t q = job->edge_first[e]; q < job->edge_first[e + 1]; q++) {
+      const size_t k = (size_t)job->edge_cell[q];
+      for (size_t j = 0; j < 3; j++) {
+        const size_t col = component * ne + (size_t)job->cell_edges[3 * k + j];
+        if (!job->dirichlet[col])
+          out[count++] = (int32_t)col;
+      }
+      out[count++] = (int32_t)(2 * ne + k);
+    }
+  } else {
+    const size_t k = i - 2 * ne;
+    for (size_t component = 0; component < 2; component++)
+      for (size_t j = 0; j < 3; j++) {
+        const size_t col = component * ne + (size_t)job->cell_edges[3 * k + j];
+        if (!job->dirichlet[col])
+          out[count++] = (int32_t)col;
+      }
+  }
+  /* insertion sort, then the repeats dropped (rows are short) */
+  for (size_t a = 1; a < count; a++) {
+    int32_t v = out[a];
+    size_t b = a;
+    for (; b > 0 && out[b - 1] > v; b--)
+      out[b] = out[b - 1];
+    out[b] = v;
+  }
+  size_t distinct = 0;
+  for (size_t a = 0; a < count; a++)
+    if (distinct == 0 || out[distinct - 1] != out[a])
+      out[distinct++] = out[a];
+  return distinct;
+}
+
+static void pattern_count_range(void *data, size_t range, size_t begin, size_t end) {
+  const pattern_job *job = data;
+  int32_t *scratch = job->scratch + range * job->capacity;
+  for (size_t i = begin; i < end; i++)
+    job->row_ptr[i + 1] = (int64_t)pattern_row(job, i, scratch);
+}
+
+static void pattern_fill_range(void *data, size_t range, size_t begin, size_t end) {
+  const pattern_job *job = data;
+  int32_t *scratch = job->scratch + range * job->capacity;
+  for (size_t i = begin; i < end; i++) {
+    size_t count = pattern_row(job, i, scratch);
+    memcpy(job->col + job->row_ptr[i], scratch, count * sizeof *scratch);
+  }
+}
+
+enum { PATTERN_GRAIN = 16384 };
+
+/* a's CSR pattern (values 0), the one the cells' couplings give with the
+ * Dirichlet unknowns eliminated: the rows split over the host's cores,
+ * each row sorted, the same arrays on any number of threads. */
+static clmg_status stokes_pattern(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                  const uint8_t *dirichlet, clmg_csr *a, clmg_error *error) {
+  const size_t ne = edges->num_edges, nc = mesh->num_cells, n = 2 * ne + nc;
+  const size_t threads = clmg_host_threads();
+  pattern_job job = {.num_edges = ne, .cell_edges = edges->cell_edges, .dirichlet = dirichlet};
+  int64_t *edge_first = clmg_alloc_zeroed_array(ne + 1, sizeof *edge_first);
+  int32_t *edge_cell = clmg_alloc_array(3 * nc + 1, sizeof *edge_cell);
+  int64_t *row_ptr = clmg_alloc_array(n + 1, sizeof *row_ptr);
+  int32_t *scratch = NULL;
+  clmg_status status = CLMG_SUCCESS;
+  if (!edge_first || !edge_cell || !row_ptr) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the pattern of %zu unknowns", n);
+    goto done;
+  }
+  /* the cells of each edge by a counting sort of cell_edges: in increasing
+   * cell order */
+  size_t most = 0;
+  for (size_t q = 0; q < 3 * nc; q++)
+    edge_first[edges->cell_edges[q] + 1]++;
+  for (size_t e = 0; e < ne; e++) {
+    if ((size_t)edge_first[e + 1] > most)
+      most = (size_t)edge_first[e + 1];
+    edge_first[e + 1] += edge_first[e];
+  }
+  for (size_t q = 0; q < 3 * nc; q++) {
+    const size_t e = (size_t)edges->cell_edges[q];
+    edge_cell[edge_first[e]++] = (int32_t)(q / 3);
+  }
+  for (size_t e = ne; e > 0; e--) /* the cursors back to the starts */
+    edge_first[e] = edge_first[e - 1];
+  edge_first[0] = 0;
+  job.capacity = 4 * most > 6 ? 4 * most : 6;
+  scratch = clmg_alloc_array(threads * job.capacity, sizeof *scratch);
+  if (!scratch) {
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate the pattern's scratch (%zu columns)", job.capacity);
+    goto done;
+  }
+  job.edge_first = edge_first;
+  job.edge_cell = edge_cell;
+  job.scratch = scratch;
+  job.row_ptr = row_ptr;
+  row_ptr[0] = 0;
+  clmg_host_parallel_for(n, PATTERN_GRAIN, pattern_count_range, &job);
+  for (size_t i = 0; i < n; i++)
+    row_ptr[i + 1] += row_ptr[i];
+  const size_t nnz = (size_t)row_ptr[n];
+  job.col = clmg_alloc_array(nnz + 1, sizeof *job.col);
+  double *val = clmg_alloc_zeroed_array(nnz + 1, sizeof *val);
+  if (!job.col || !val) {
+    free(job.col);
+    free(val);
+    status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                            "cannot allocate %zu matrix entries", nnz);
+    goto done;
+  }
+  clmg_host_parallel_for(n, PATTERN_GRAIN, pattern_fill_range, &job);
+  *a = (clmg_csr){n, n, row_ptr, job.col, val};
+  row_ptr = NULL;
+done:
+  free(edge_first);
+  free(edge_cell);
+  free(row_ptr);
+  free(scratch);
   return status;
 }
 
@@ -528,22 +637,12 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
   clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 1, error);
   if (status != CLMG_SUCCESS)
     return status;
-  const size_t num_edges = edges->num_edges, n = 2 * num_edges + mesh->num_cells;
+  const size_t num_edges = edges->num_edges;
   uint8_t *dirichlet = NULL, *written = NULL;
   double *value = NULL;
-  triplet_list entries = {0};
   status = dirichlet_data(mesh, edges, problem, &dirichlet, &value, error);
-  /* per cell: 2 x 9 of A, 2 x 6 of B and B^T; per edge: 2 identity rows */
   if (status == CLMG_SUCCESS)
-    status = triplets_allocate(&entries, 30 * mesh->num_cells + 2 * num_edges, error);
-  if (status != CLMG_SUCCESS)
-    goto done;
-  stokes_sink pattern = {
-      .num_edges = num_edges, .dirichlet = dirichlet, .value = value, .entries = &entries};
-  status = assemble_pass(mesh, edges, problem, &pattern, error);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_from_triplets(n, n, entries.count, entries.row, entries.col, entries.val, a,
-                                    error);
+    status = stokes_pattern(mesh, edges, dirichlet, a, error);
   if (status != CLMG_SUCCESS)
     goto done;
   written = clmg_alloc_zeroed_array(clmg_csr_nnz(a) + 1, 1);
@@ -552,8 +651,6 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
                             "cannot allocate the marks of %zu matrix entries", clmg_csr_nnz(a));
     goto done;
   }
-  for (size_t k = 0; k < clmg_csr_nnz(a); k++)
-    a->val[k] = 0.0;
   stokes_sink values = {.num_edges = num_edges,
                         .dirichlet = dirichlet,
                         .value = value,
@@ -566,7 +663,6 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
 done:
   if (status != CLMG_SUCCESS)
     clmg_csr_free(a);
-  triplets_free(&entries);
   free(dirichlet);
   free(value);
   free(written);
@@ -763,86 +859,196 @@ static clmg_status coarse_cell_nodes(const clmg_mesh *coarse, const clmg_mesh *f
 static const double node_barycentric[6][3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, {0.0, 0.0, 1.0},
                                               {0.5, 0.5, 0.0}, {0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}};
 
-/* The rows of fine edge f from coarse cell k, scaled by `weight`: the
- * coarse P1nc functions of k (1 - 2 lambda_i) at the fine midpoint, whose
- * barycentric coordinates are exact (quarters); per velocity component,
- * nothing in a row of a fine Dirichlet unknown or a column of a coarse one
- * (the marks may be NULL: none). */
-static clmg_status
-add_from_coarse_cell(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_edges,
-                     const clmg_mesh *fine, const clmg_triangle_edges *fine_edges, size_t f,
-                     size_t k, double weight, const uint8_t *fine_dirichlet,
-                     const uint8_t *coarse_dirichlet, triplet_list *entries, clmg_error *error) {
+/* A row's entries in the order they were added, sorted by column (stably)
+ * with the repeats summed in that order: clmg_csr_from_triplets's row, bit
+ * for bit. The count kept. */
+static size_t merge_row(int32_t *col, double *val, size_t count) {
+  for (size_t a = 1; a < count; a++) {
+    int32_t c = col[a];
+    double v = val[a];
+    size_t b = a;
+    for (; b > 0 && col[b - 1] > c; b--) {
+      col[b] = col[b - 1];
+      val[b] = val[b - 1];
+    }
+    col[b] = c;
+    val[b] = v;
+  }
+  size_t kept = 0;
+  for (size_t a = 0; a < count; a++) {
+    if (kept > 0 && col[kept - 1] == col[a]) {
+      val[kept - 1] += val[a];
+    } else {
+      col[kept] = col[a];
+      val[kept++] = val[a];
+    }
+  }
+  return kept;
+}
+
+/* The prolongation's passes over fine edges, coarse cells and rows, each
+ * split over the host's cores: the averaging prolongation, the flux
+ * corrections of the corner children, then their sum. A range that fails
+ * keeps its first error; the lowest range's is the serial loop's. */
+enum { TRANSFER_GRAIN = 4096, DEFICIT_MAX = 2 * 9, AVERAGE_MAX = 6 };
+
+typedef struct transfer_job {
+  const clmg_mesh *coarse, *fine;
+  const clmg_triangle_edges *coarse_edges, *fine_edges;
+  const uint8_t *fine_dirichlet, *coarse_dirichlet; /* NULL: none */
+  int filling;                                      /* 0: the count pass, 1: the fill pass */
+  clmg_csr average;                                 /* the averaging prolongation */
+  /* per corner child s = 3 k + c: its inner edge, and per component
+   * (slot 2 s + component) its corrections, DEFICIT_MAX places each */
+  int32_t *inner;
+  uint32_t *slot_count;
+  int32_t *slot_col;
+  double *slot_val;
+  int64_t *row_slot_ptr; /* the slots of each row, in the children's order */
+  int64_t *row_slot;
+  clmg_csr out;
+  size_t capacity; /* per thread, of scratch_col and scratch_val */
+  int32_t *scratch_col;
+  double *scratch_val;
+  clmg_status status[CLMG_MAX_HOST_THREADS];
+  clmg_error errors[CLMG_MAX_HOST_THREADS];
+} transfer_job;
+
+static clmg_status first_failure(const transfer_job *job, clmg_error *error) {
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+    if (job->status[r] != CLMG_SUCCESS) {
+      if (error)
+        *error = job->errors[r];
+      return job->status[r];
+    }
+  return CLMG_SUCCESS;
+}
+
+/* The coarse P1nc functions of coarse cell k (1 - 2 lambda_i) at the
+ * midpoint of fine edge f, times weight: its barycentric coordinates are
+ * exact (quarters). */
+static clmg_status coarse_cell_weights(const transfer_job *job, size_t f, size_t k, double weight,
+                                       double w[3], clmg_error *error) {
   int32_t nodes[6] = {-1, -1, -1, -1, -1, -1};
-  clmg_status status = coarse_cell_nodes(coarse, fine, k, nodes, error);
+  clmg_status status = coarse_cell_nodes(job->coarse, job->fine, k, nodes, error);
   if (status != CLMG_SUCCESS)
     return status;
+  const int32_t *ends = job->fine_edges->edge_vertices + 2 * f;
   double lambda[3] = {0.0, 0.0, 0.0};
   for (size_t end = 0; end < 2; end++) {
-    int32_t vertex = fine_edges->edge_vertices[2 * f + end];
     size_t j = 0;
-    while (j < 6 && nodes[j] != vertex)
+    while (j < 6 && nodes[j] != ends[end])
       j++;
     if (j == 6)
       return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                             "fine edge %zu (vertices %d and %d) does not lie in coarse cell %zu: "
                             "the fine edges do not match the fine mesh",
-                            f, (int)fine_edges->edge_vertices[2 * f],
-                            (int)fine_edges->edge_vertices[2 * f + 1], k);
+                            f, (int)ends[0], (int)ends[1], k);
     for (size_t i = 0; i < 3; i++)
       lambda[i] += 0.5 * node_barycentric[j][i];
   }
-  const size_t fine_count = fine_edges->num_edges, coarse_count = coarse_edges->num_edges;
-  for (size_t i = 0; i < 3; i++) {
-    double w = weight * (1.0 - 2.0 * lambda[i]);
-    size_t e = (size_t)coarse_edges->cell_edges[3 * k + i];
-    for (size_t component = 0; component < 2 && w != 0.0; component++) {
-      size_t row = component * fine_count + f, col = component * coarse_count + e;
-      if ((fine_dirichlet && fine_dirichlet[row]) || (coarse_dirichlet && coarse_dirichlet[col]))
-        continue;
-      triplets_add(entries, row, col, w);
-    }
-  }
+  for (size_t i = 0; i < 3; i++)
+    w[i] = weight * (1.0 - 2.0 * lambda[i]);
   return CLMG_SUCCESS;
 }
 
-/* The fine flux out of corner child t (= 4 k + c) of coarse cell k under
- * the averaging prolongation p, minus a quarter of the coarse cell's flux
- * (both as rows over the coarse velocity unknowns, the coarse Dirichlet
- * ones left out as p leaves them out), then made up on the child's inner
- * edge (the one opposite its corner c) by a velocity along the edge's
- * normal: after it the divergence of every child is the coarse cell's. The
- * deficit has at most 2 x 9 columns (the edges of k and of its three
- * neighbours). */
-enum { DEFICIT_MAX = 2 * 9 };
+/* The averaging prolongation's rows of fine edge f, per velocity
+ * component: on a coarse edge between two coarse cells their mean, inside
+ * a coarse cell or on the boundary its functions; nothing in a row of a
+ * fine Dirichlet unknown or a column of a coarse one. */
+static clmg_status average_rows(const transfer_job *job, size_t f, size_t count[2],
+                                int32_t col[2][AVERAGE_MAX], double val[2][AVERAGE_MAX],
+                                clmg_error *error) {
+  const size_t fine_count = job->fine_edges->num_edges, coarse_count = job->coarse_edges->num_edges;
+  const int32_t *sides = job->fine_edges->edge_cells + 2 * f;
+  size_t cells[2] = {(size_t)sides[0] / 4, 0}, used = 1;
+  double weight = 1.0;
+  if (sides[1] >= 0 && (size_t)sides[1] / 4 != cells[0]) {
+    cells[used++] = (size_t)sides[1] / 4;
+    weight = 0.5;
+  }
+  count[0] = count[1] = 0;
+  for (size_t q = 0; q < used; q++) {
+    double w[3] = {0.0, 0.0, 0.0};
+    clmg_status status = coarse_cell_weights(job, f, cells[q], weight, w, error);
+    if (status != CLMG_SUCCESS)
+      return status;
+    for (size_t i = 0; i < 3; i++) {
+      const size_t e = (size_t)job->coarse_edges->cell_edges[3 * cells[q] + i];
+      for (size_t component = 0; component < 2 && w[i] != 0.0; component++) {
+        const size_t row = component * fine_count + f, column = component * coarse_count + e;
+        if ((job->fine_dirichlet && job->fine_dirichlet[row]) ||
+            (job->coarse_dirichlet && job->coarse_dirichlet[column]))
+          continue;
+        col[component][count[component]] = (int32_t)column;
+        val[component][count[component]++] = w[i];
+      }
+    }
+  }
+  for (size_t component = 0; component < 2; component++)
+    count[component] = merge_row(col[component], val[component], count[component]);
+  return CLMG_SUCCESS;
+}
 
-static clmg_status add_flux_correction(const clmg_mesh *coarse,
-                                       const clmg_triangle_edges *coarse_edges,
-                                       const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
-                                       size_t k, size_t c, const clmg_csr *p,
-                                       const uint8_t *coarse_dirichlet, triplet_list *out,
-                                       clmg_error *error) {
+static void average_range(void *data, size_t range, size_t begin, size_t end) {
+  transfer_job *job = data;
+  clmg_csr *p = &job->average;
+  const size_t fine_count = job->fine_edges->num_edges;
+  for (size_t f = begin; f < end; f++) {
+    int32_t col[2][AVERAGE_MAX];
+    double val[2][AVERAGE_MAX];
+    size_t count[2];
+    clmg_status status = average_rows(job, f, count, col, val, &job->errors[range]);
+    if (status != CLMG_SUCCESS) {
+      job->status[range] = status;
+      return;
+    }
+    for (size_t component = 0; component < 2; component++) {
+      const size_t row = component * fine_count + f;
+      if (!job->filling) {
+        p->row_ptr[row + 1] = (int64_t)count[component];
+        continue;
+      }
+      memcpy(p->col + p->row_ptr[row], col[component], count[component] * sizeof(int32_t));
+      memcpy(p->val + p->row_ptr[row], val[component], count[component] * sizeof(double));
+    }
+  }
+}
+
+/* The fine flux out of corner child t (= 4 k + c) of coarse cell k under
+ * the averaging prolongation, minus a quarter of the coarse cell's flux
+ * (both as rows over the coarse velocity unknowns, the coarse Dirichlet
+ * ones left out as the averaging leaves them out), then made up on the
+ * child's inner edge (the one opposite its corner c) by a velocity along
+ * the edge's normal: after it the divergence of every child is the coarse
+ * cell's. The deficit has at most 2 x 9 columns (the edges of k and of its
+ * three neighbours). Its entries, per component of the inner edge's rows,
+ * in the order of the deficit's columns. */
+static clmg_status flux_correction(const transfer_job *job, size_t k, size_t c, size_t *inner,
+                                   size_t count[2], int32_t out_col[2][DEFICIT_MAX],
+                                   double out_val[2][DEFICIT_MAX], clmg_error *error) {
   double coords[6], coarse_area, fine_area, coarse_grad[4][3], fine_grad[4][3];
   clmg_status status =
-      clmg_stokes_cell_geometry(coarse, k, coords, &coarse_area, coarse_grad, error);
+      clmg_stokes_cell_geometry(job->coarse, k, coords, &coarse_area, coarse_grad, error);
   if (status == CLMG_SUCCESS)
-    status = clmg_stokes_cell_geometry(fine, 4 * k + c, coords, &fine_area, fine_grad, error);
+    status = clmg_stokes_cell_geometry(job->fine, 4 * k + c, coords, &fine_area, fine_grad, error);
   if (status != CLMG_SUCCESS)
     return status;
-  const size_t fine_count = fine_edges->num_edges, coarse_count = coarse_edges->num_edges;
+  const clmg_csr *p = &job->average;
+  const size_t fine_count = job->fine_edges->num_edges, coarse_count = job->coarse_edges->num_edges;
   int32_t column[DEFICIT_MAX];
   double deficit[DEFICIT_MAX];
   size_t used = 0;
   /* B_{K,e_i} = 2 |K| grad lambda_i per component (a quarter of it per child) */
   for (size_t i = 0; i < 3; i++)
     for (size_t component = 0; component < 2; component++) {
-      size_t col = component * coarse_count + (size_t)coarse_edges->cell_edges[3 * k + i];
-      if (coarse_dirichlet && coarse_dirichlet[col])
+      size_t col = component * coarse_count + (size_t)job->coarse_edges->cell_edges[3 * k + i];
+      if (job->coarse_dirichlet && job->coarse_dirichlet[col])
         continue;
       column[used] = (int32_t)col;
       deficit[used++] = 0.5 * coarse_area * coarse_grad[i][component];
     }
-  const int32_t *child_edges = fine_edges->cell_edges + 3 * (4 * k + c);
+  const int32_t *child_edges = job->fine_edges->cell_edges + 3 * (4 * k + c);
   for (size_t i = 0; i < 3; i++)
     for (size_t component = 0; component < 2; component++) {
       size_t row = component * fine_count + (size_t)child_edges[i];
@@ -866,40 +1072,216 @@ static clmg_status add_flux_correction(const clmg_mesh *coarse,
   /* a velocity s grad lambda_c on the inner edge adds 2 |t| s |grad lambda_c|^2 */
   const double *normal = fine_grad[c];
   const double scale = 1.0 / (2.0 * fine_area * (normal[0] * normal[0] + normal[1] * normal[1]));
-  const size_t inner = (size_t)child_edges[c];
+  *inner = (size_t)child_edges[c];
+  count[0] = count[1] = 0;
   for (size_t j = 0; j < used; j++)
     for (size_t component = 0; component < 2; component++)
-      if (deficit[j] != 0.0 && normal[component] != 0.0)
-        triplets_add(out, component * fine_count + inner, (size_t)column[j],
-                     deficit[j] * scale * normal[component]);
+      if (deficit[j] != 0.0 && normal[component] != 0.0) {
+        out_col[component][count[component]] = column[j];
+        out_val[component][count[component]++] = deficit[j] * scale * normal[component];
+      }
   return CLMG_SUCCESS;
 }
 
-/* p with the flux corrections of every corner child added. */
-static clmg_status correct_fluxes(const clmg_mesh *coarse, const clmg_triangle_edges *coarse_edges,
-                                  const clmg_mesh *fine, const clmg_triangle_edges *fine_edges,
-                                  const uint8_t *coarse_dirichlet, clmg_csr *p, clmg_error *error) {
-  const size_t nnz = clmg_csr_nnz(p);
-  triplet_list entries;
-  clmg_status status =
-      triplets_allocate(&entries, nnz + 3 * coarse->num_cells * 2 * DEFICIT_MAX, error);
-  for (size_t row = 0; row < p->rows && status == CLMG_SUCCESS; row++)
-    for (int64_t q = p->row_ptr[row]; q < p->row_ptr[row + 1]; q++)
-      triplets_add(&entries, row, (size_t)p->col[q], p->val[q]);
-  for (size_t k = 0; k < coarse->num_cells && status == CLMG_SUCCESS; k++)
-    for (size_t c = 0; c < 3 && status == CLMG_SUCCESS; c++)
-      status = add_flux_correction(coarse, coarse_edges, fine, fine_edges, k, c, p,
-                                   coarse_dirichlet, &entries, error);
-  clmg_csr corrected = {0};
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_from_triplets(p->rows, p->cols, entries.count, entries.row, entries.col,
-                                    entries.val, &corrected, error);
-  triplets_free(&entries);
-  if (status == CLMG_SUCCESS) {
-    clmg_csr_free(p);
-    *p = corrected;
+static void correction_range(void *data, size_t range, size_t begin, size_t end) {
+  transfer_job *job = data;
+  for (size_t k = begin; k < end; k++)
+    for (size_t c = 0; c < 3; c++) {
+      int32_t col[2][DEFICIT_MAX];
+      double val[2][DEFICIT_MAX];
+      size_t count[2] = {0, 0}, inner = 0, s = 3 * k + c;
+      clmg_status status = flux_correction(job, k, c, &inner, count, col, val, &job->errors[range]);
+      if (status != CLMG_SUCCESS) {
+        job->status[range] = status;
+        return;
+      }
+      job->inner[s] = (int32_t)inner;
+      for (size_t component = 0; component < 2; component++) {
+        const size_t slot = 2 * s + component;
+        /* sorted (its columns are distinct): the rows merge in one sweep */
+        count[component] = merge_row(col[component], val[component], count[component]);
+        job->slot_count[slot] = (uint32_t)count[component];
+        memcpy(job->slot_col + slot * DEFICIT_MAX, col[component],
+               count[component] * sizeof(int32_t));
+        memcpy(job->slot_val + slot * DEFICIT_MAX, val[component],
+               count[component] * sizeof(double));
+      }
+    }
+}
+
+/* Row i of the prolongation: the averaging's entries, then the row's
+ * corrections in the children's order, merged (the triplets' order). */
+static void corrected_range(void *data, size_t range, size_t begin, size_t end) {
+  transfer_job *job = data;
+  int32_t *col = job->scratch_col + range * job->capacity;
+  double *val = job->scratch_val + range * job->capacity;
+  const clmg_csr *p = &job->average;
+  for (size_t i = begin; i < end; i++) {
+    const int64_t first = p->row_ptr[i];
+    size_t count = (size_t)(p->row_ptr[i + 1] - first);
+    if (job->row_slot_ptr[i] == job->row_slot_ptr[i + 1]) { /* the averaging's row */
+      if (!job->filling)
+        job->out.row_ptr[i + 1] = (int64_t)count;
+      else {
+        memcpy(job->out.col + job->out.row_ptr[i], p->col + first, count * sizeof *col);
+        memcpy(job->out.val + job->out.row_ptr[i], p->val + first, count * sizeof *val);
+      }
+      continue;
+    }
+    if (job->row_slot_ptr[i + 1] - job->row_slot_ptr[i] == 1) {
+      /* one child's corrections (always, on a refined mesh): the two sorted
+       * rows merged, the averaging's value first where both have a column */
+      const size_t slot = (size_t)job->row_slot[job->row_slot_ptr[i]];
+      const int32_t *add_col = job->slot_col + slot * DEFICIT_MAX;
+      const double *add_val = job->slot_val + slot * DEFICIT_MAX;
+      const size_t length = job->slot_count[slot];
+      int32_t *out_col = job->filling ? job->out.col + job->out.row_ptr[i] : col;
+      double *out_val = job->filling ? job->out.val + job->out.row_ptr[i] : val;
+      size_t a = 0, b = 0, kept = 0;
+      while (a < count || b < length) {
+        if (b == length || (a < count && p->col[first + a] < add_col[b])) {
+          out_col[kept] = p->col[first + a];
+          out_val[kept++] = p->val[first + a++];
+        } else if (a == count || add_col[b] < p->col[first + a]) {
+          out_col[kept] = add_col[b];
+          out_val[kept++] = add_val[b++];
+        } else {
+          out_col[kept] = add_col[b];
+          out_val[kept++] = p->val[first + a++] + add_val[b++];
+        }
+      }
+      if (!job->filling)
+        job->out.row_ptr[i + 1] = (int64_t)kept;
+      continue;
+    }
+    memcpy(col, p->col + first, count * sizeof *col);
+    memcpy(val, p->val + first, count * sizeof *val);
+    for (int64_t q = job->row_slot_ptr[i]; q < job->row_slot_ptr[i + 1]; q++) {
+      const size_t slot = (size_t)job->row_slot[q], length = job->slot_count[slot];
+      memcpy(col + count, job->slot_col + slot * DEFICIT_MAX, length * sizeof *col);
+      memcpy(val + count, job->slot_val + slot * DEFICIT_MAX, length * sizeof *val);
+      count += length;
+    }
+    count = merge_row(col, val, count);
+    if (!job->filling) {
+      job->out.row_ptr[i + 1] = (int64_t)count;
+      continue;
+    }
+    memcpy(job->out.col + job->out.row_ptr[i], col, count * sizeof *col);
+    memcpy(job->out.val + job->out.row_ptr[i], val, count * sizeof *val);
   }
+}
+
+/* row_ptr[1..rows] holds counts: the offsets. */
+static void counts_to_offsets(int64_t *row_ptr, size_t rows) {
+  row_ptr[0] = 0;
+  for (size_t i = 0; i < rows; i++)
+    row_ptr[i + 1] += row_ptr[i];
+}
+
+static clmg_status transfer_no_memory(clmg_error *error, const char *what) {
+  return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "prolongation: cannot allocate %s",
+                        what);
+}
+
+/* The averaging prolongation (job->average): both passes over the fine
+ * edges, the pressure rows (the coarse cell's pressure) serially. */
+static clmg_status average_prolongation(transfer_job *job, size_t rows, size_t cols,
+                                        clmg_error *error) {
+  const size_t fine_count = job->fine_edges->num_edges, cells = job->fine->num_cells;
+  clmg_csr *p = &job->average;
+  *p = (clmg_csr){rows, cols, clmg_alloc_zeroed_array(rows + 1, sizeof(int64_t)), NULL, NULL};
+  if (!p->row_ptr)
+    return transfer_no_memory(error, "the row offsets");
+  job->filling = 0;
+  clmg_host_parallel_for(fine_count, TRANSFER_GRAIN, average_range, job);
+  clmg_status status = first_failure(job, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  for (size_t t = 0; t < cells; t++)
+    p->row_ptr[2 * fine_count + t + 1] = 1;
+  counts_to_offsets(p->row_ptr, rows);
+  const size_t nnz = (size_t)p->row_ptr[rows];
+  p->col = clmg_alloc_array(nnz + 1, sizeof *p->col);
+  p->val = clmg_alloc_array(nnz + 1, sizeof *p->val);
+  if (!p->col || !p->val)
+    return transfer_no_memory(error, "the averaging's entries");
+  job->filling = 1;
+  clmg_host_parallel_for(fine_count, TRANSFER_GRAIN, average_range, job);
+  const size_t coarse_count = job->coarse_edges->num_edges;
+  for (size_t t = 0; t < cells; t++) {
+    const int64_t at = p->row_ptr[2 * fine_count + t];
+    p->col[at] = (int32_t)(2 * coarse_count + t / 4);
+    p->val[at] = 1.0;
+  }
+  return CLMG_SUCCESS;
+}
+
+/* The flux corrections of every corner child (one pass over the coarse
+ * cells), then the slots of each row in the children's order. */
+static clmg_status flux_corrections(transfer_job *job, clmg_error *error) {
+  const size_t children = 3 * job->coarse->num_cells, rows = job->average.rows;
+  const size_t fine_count = job->fine_edges->num_edges;
+  job->inner = clmg_alloc_array(children + 1, sizeof *job->inner);
+  job->slot_count = clmg_alloc_array(2 * children + 1, sizeof *job->slot_count);
+  job->slot_col = clmg_alloc_array(2 * children * DEFICIT_MAX + 1, sizeof *job->slot_col);
+  job->slot_val = clmg_alloc_array(2 * children * DEFICIT_MAX + 1, sizeof *job->slot_val);
+  job->row_slot_ptr = clmg_alloc_zeroed_array(rows + 1, sizeof *job->row_slot_ptr);
+  job->row_slot = clmg_alloc_array(2 * children + 1, sizeof *job->row_slot);
+  int64_t *cursor = clmg_alloc_array(rows + 1, sizeof *cursor);
+  if (!job->inner || !job->slot_count || !job->slot_col || !job->slot_val || !job->row_slot_ptr ||
+      !job->row_slot || !cursor) {
+    free(cursor);
+    return transfer_no_memory(error, "the flux corrections");
+  }
+  clmg_host_parallel_for(job->coarse->num_cells, TRANSFER_GRAIN / 4, correction_range, job);
+  clmg_status status = first_failure(job, error);
+  if (status == CLMG_SUCCESS) {
+    for (size_t s = 0; s < children; s++)
+      for (size_t component = 0; component < 2; component++)
+        job->row_slot_ptr[component * fine_count + (size_t)job->inner[s] + 1]++;
+    counts_to_offsets(job->row_slot_ptr, rows);
+    memcpy(cursor, job->row_slot_ptr, (rows + 1) * sizeof *cursor);
+    for (size_t s = 0; s < children; s++)
+      for (size_t component = 0; component < 2; component++)
+        job->row_slot[cursor[component * fine_count + (size_t)job->inner[s]]++] =
+            (int64_t)(2 * s + component);
+  }
+  free(cursor);
   return status;
+}
+
+/* The prolongation (job->out): the averaging's rows with their
+ * corrections. */
+static clmg_status corrected_prolongation(transfer_job *job, clmg_error *error) {
+  const clmg_csr *p = &job->average;
+  const size_t rows = p->rows;
+  size_t longest = 1;
+  for (size_t i = 0; i < rows; i++) {
+    size_t length = (size_t)(p->row_ptr[i + 1] - p->row_ptr[i]);
+    for (int64_t q = job->row_slot_ptr[i]; q < job->row_slot_ptr[i + 1]; q++)
+      length += job->slot_count[job->row_slot[q]];
+    if (length > longest)
+      longest = length;
+  }
+  job->capacity = longest;
+  const size_t threads = clmg_host_threads();
+  job->scratch_col = clmg_alloc_array(threads * longest, sizeof *job->scratch_col);
+  job->scratch_val = clmg_alloc_array(threads * longest, sizeof *job->scratch_val);
+  job->out = (clmg_csr){rows, p->cols, clmg_alloc_array(rows + 1, sizeof(int64_t)), NULL, NULL};
+  if (!job->scratch_col || !job->scratch_val || !job->out.row_ptr)
+    return transfer_no_memory(error, "the prolongation's rows");
+  job->filling = 0;
+  clmg_host_parallel_for(rows, TRANSFER_GRAIN, corrected_range, job);
+  counts_to_offsets(job->out.row_ptr, rows);
+  const size_t nnz = (size_t)job->out.row_ptr[rows];
+  job->out.col = clmg_alloc_array(nnz + 1, sizeof *job->out.col);
+  job->out.val = clmg_alloc_array(nnz + 1, sizeof *job->out.val);
+  if (!job->out.col || !job->out.val)
+    return transfer_no_memory(error, "the prolongation's entries");
+  job->filling = 1;
+  clmg_host_parallel_for(rows, TRANSFER_GRAIN, corrected_range, job);
+  return CLMG_SUCCESS;
 }
 
 clmg_status
@@ -927,42 +1309,42 @@ clmg_stokes_prolongation_host(const clmg_mesh *coarse, const clmg_triangle_edges
   const size_t fine_count = fine_edges->num_edges, coarse_count = coarse_edges->num_edges;
   const size_t rows = 2 * fine_count + fine->num_cells, cols = 2 * coarse_count + coarse->num_cells;
   uint8_t *fine_dirichlet = NULL, *coarse_dirichlet = NULL;
-  triplet_list entries = {0};
-  /* per fine edge: up to 2 coarse cells x 3 edges x 2 components */
-  status = triplets_allocate(&entries, 12 * fine_count + fine->num_cells, error);
+  transfer_job *job = calloc(1, sizeof *job);
+  if (!job)
+    return transfer_no_memory(error, "its work");
   /* the Dirichlet marks per velocity unknown: fine rows and coarse columns
    * of Dirichlet components are left out */
-  if (status == CLMG_SUCCESS && problem)
+  if (problem)
     status = dirichlet_unknowns(fine, fine_edges, problem, &fine_dirichlet, error);
   if (status == CLMG_SUCCESS && problem)
     status = dirichlet_unknowns(coarse, coarse_edges, problem, &coarse_dirichlet, error);
-  for (size_t f = 0; f < fine_count && status == CLMG_SUCCESS; f++) {
-    const int32_t *sides = fine_edges->edge_cells + 2 * f;
-    size_t k0 = (size_t)sides[0] / 4;
-    if (sides[1] >= 0 && (size_t)sides[1] / 4 != k0) {
-      /* on a coarse edge between two coarse cells: their mean */
-      status = add_from_coarse_cell(coarse, coarse_edges, fine, fine_edges, f, k0, 0.5,
-                                    fine_dirichlet, coarse_dirichlet, &entries, error);
-      if (status == CLMG_SUCCESS)
-        status =
-            add_from_coarse_cell(coarse, coarse_edges, fine, fine_edges, f, (size_t)sides[1] / 4,
-                                 0.5, fine_dirichlet, coarse_dirichlet, &entries, error);
-    } else {
-      /* inside a coarse cell, or on the boundary */
-      status = add_from_coarse_cell(coarse, coarse_edges, fine, fine_edges, f, k0, 1.0,
-                                    fine_dirichlet, coarse_dirichlet, &entries, error);
-    }
+  *job = (transfer_job){.coarse = coarse,
+                        .fine = fine,
+                        .coarse_edges = coarse_edges,
+                        .fine_edges = fine_edges,
+                        .fine_dirichlet = fine_dirichlet,
+                        .coarse_dirichlet = coarse_dirichlet};
+  if (status == CLMG_SUCCESS)
+    status = average_prolongation(job, rows, cols, error);
+  if (status == CLMG_SUCCESS)
+    status = flux_corrections(job, error);
+  if (status == CLMG_SUCCESS)
+    status = corrected_prolongation(job, error);
+  if (status == CLMG_SUCCESS) {
+    *p = job->out;
+    memset(&job->out, 0, sizeof job->out);
   }
-  for (size_t t = 0; t < fine->num_cells && status == CLMG_SUCCESS; t++)
-    triplets_add(&entries, 2 * fine_count + t, 2 * coarse_count + t / 4, 1.0);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_from_triplets(rows, cols, entries.count, entries.row, entries.col,
-                                    entries.val, p, error);
-  if (status == CLMG_SUCCESS)
-    status = correct_fluxes(coarse, coarse_edges, fine, fine_edges, coarse_dirichlet, p, error);
-  if (status != CLMG_SUCCESS)
-    clmg_csr_free(p);
-  triplets_free(&entries);
+  clmg_csr_free(&job->out);
+  clmg_csr_free(&job->average);
+  free(job->inner);
+  free(job->slot_count);
+  free(job->slot_col);
+  free(job->slot_val);
+  free(job->row_slot_ptr);
+  free(job->row_slot);
+  free(job->scratch_col);
+  free(job->scratch_val);
+  free(job);
   free(fine_dirichlet);
   free(coarse_dirichlet);
   return status;
