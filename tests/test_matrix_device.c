@@ -609,6 +609,81 @@ static void test_refresh_after_update(void **state) {
     clmg_csr_free(all[k]);
 }
 
+/* A matrix of n rows of `low` to `high` entries (and the diagonal). */
+static clmg_csr rows_between(size_t n, unsigned low, unsigned high) {
+  triplets t = {0};
+  for (size_t i = 0; i < n; ++i) {
+    size_t length = low + rng_below(high - low + 1);
+    for (size_t k = 0; k < length; ++k)
+      triplets_add(&t, i, rng_below(n), rng_uniform() * 2.0 - 1.0);
+    triplets_add(&t, i, i, 4.0 + rng_uniform());
+  }
+  return triplets_to_csr(&t, n);
+}
+
+/* The automatic format with auto_csr_rows (a GPU's rule, set here on any
+ * device): a small matrix of long, uneven rows takes CSR (lanes per row),
+ * from the host's layout and the device's alike; over the row limit, or
+ * with short rows, SELL as before; the products are the host's. */
+static void test_auto_csr_small_long_rows(void **state) {
+  (void)state;
+  const char *params = "auto_sell=1,csr_max_lanes=32,"
+                       "auto_csr_rows=1500";
+  clmg_context *c = NULL;
+  assert_int_equal(test_open_context_params(&c, params, "auto CSR", 0), 0);
+  const struct {
+    size_t rows;
+    unsigned low, high;
+    clmg_matrix_format want;
+  } cases[] = {{1000, 10, 40, CLMG_FORMAT_CSR},
+               {2000, 10, 40, CLMG_FORMAT_SELL},
+               {1000, 1, 10, CLMG_FORMAT_SELL}};
+  for (size_t k = 0; k < sizeof cases / sizeof cases[0]; ++k) {
+    clmg_csr a = rows_between(cases[k].rows, cases[k].low, cases[k].high);
+    size_t n = a.rows;
+    double *x = malloc(n * sizeof *x), *want = malloc(n * sizeof *want),
+           *got = malloc(n * sizeof *got);
+    assert_true(x && want && got);
+    for (size_t i = 0; i < n; ++i)
+      x[i] = rng_uniform() - 0.5;
+    clmg_csr_spmv_host(1.0, &a, x, 0.0, want);
+    for (int device = 0; device < 2; ++device) {
+      clmg_matrix *m = NULL;
+      if (device) {
+        clmg_csr_device d = {0};
+        CHECK_CONTEXT_OK(c, clmg_csr_device_upload(c, &a, CLMG_DOUBLE, &d));
+        CHECK_CONTEXT_OK(
+            c, clmg_matrix_create_from_device(c, n, n, d.row_ptr, d.col, d.val, NULL, &m));
+        clmg_csr_device_free(&d);
+      } else {
+        CHECK_CONTEXT_OK(c, clmg_matrix_create(c, &a, NULL, &m));
+      }
+      if (clmg_matrix_format_of(m) != cases[k].want)
+        fail_msg("%zu rows of %u-%u entries (%s): format %s, expected %s", n, cases[k].low,
+                 cases[k].high, device ? "device layout" : "host layout",
+                 clmg_matrix_format_name(clmg_matrix_format_of(m)),
+                 clmg_matrix_format_name(cases[k].want));
+      clmg_vector *dx = NULL, *dy = NULL;
+      CHECK_CONTEXT_OK(c, clmg_vector_create(c, CLMG_DOUBLE, n, &dx));
+      CHECK_CONTEXT_OK(c, clmg_vector_create(c, CLMG_DOUBLE, n, &dy));
+      CHECK_CONTEXT_OK(c, clmg_vector_upload_doubles(dx, x));
+      CHECK_CONTEXT_OK(c, clmg_spmv(1.0, m, dx, 0.0, dy));
+      CHECK_CONTEXT_OK(c, clmg_vector_download_doubles(dy, got));
+      for (size_t i = 0; i < n; ++i)
+        if (!(fabs(got[i] - want[i]) <= 1e-12 * (1 + fabs(want[i]))))
+          fail_msg("row %zu: %.17g, the host's %.17g", i, got[i], want[i]);
+      clmg_vector_destroy(dx);
+      clmg_vector_destroy(dy);
+      clmg_matrix_destroy(m);
+    }
+    free(x);
+    free(want);
+    free(got);
+    clmg_csr_free(&a);
+  }
+  test_close_context(&c);
+}
+
 static int setup(void **state) {
   (void)state;
   return test_open_context(&ctx, NULL, "matrix_device", 1);
@@ -627,6 +702,7 @@ int main(void) {
       cmocka_unit_test(test_device_offsets),
       cmocka_unit_test(test_transpose_long_rows),
       cmocka_unit_test(test_bad_arrays),
+      cmocka_unit_test(test_auto_csr_small_long_rows),
       cmocka_unit_test(test_refresh_after_update),
   };
   test_apply_filters();

@@ -170,16 +170,25 @@
  * matrices: docs/performance.md).
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
- *    local memory in double. */
+ *    local memory in double.
+ *  - GPUs: a matrix of at most auto_csr_rows rows whose rows are long (a
+ *    mean of at least 16 entries) and not uniform enough for ELLPACK-R
+ *    takes CSR, a power of two of work-items per row, instead of SELL's one:
+ *    such a matrix (AMG's coarse levels) leaves the device idle while each
+ *    work-item walks its long row. On the H200 (2026-11-29, AMG-CG at
+ *    Regular 3) a SELL product of a 768-row level of ~50 entries a row took
+ *    48 us a launch, one of 10,752 rows of ~37 entries 24 us. 0: off (CPUs,
+ *    where a work-item per row is the rule). */
 #define SPARSE_GPU(slice)                                                                          \
   .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
   .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
   .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 0,                  \
-  .csr_block_factor = 4
+  .csr_block_factor = 4, .auto_csr_rows = 32768
 #define SPARSE_CPU                                                                                 \
   .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
   .csr_long_row_min = 0, .ellr_max_threads = 1, .ellr_entries_per_thread = 12,                     \
-  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .csr_block_factor = 4
+  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .csr_block_factor = 4,  \
+  .auto_csr_rows = 0
 
 /* Algorithm choices:
  *  - clblast_axpy: CLBlast's axpy under CLMG_BLAS1_AUTO (perf/blas1 at
@@ -424,6 +433,7 @@ static const field fields[] = {
     FLAG_FIELD(auto_sell),
     UNSIGNED_FIELD(auto_csr_adaptive_ratio, 0, 1u << 30, 0),
     UNSIGNED_FIELD(csr_block_factor, 2, 64, 1),
+    {"auto_csr_rows", offsetof(clmg_device_params, auto_csr_rows), FIELD_SIZE, 0, 1u << 30, 0},
     FLAG_FIELD(clblast_axpy),
     FLAG_FIELD(amg_setup_on_device),
     FLAG_FIELD(matrix_layout_on_device),

@@ -182,6 +182,9 @@ static clmg_matrix_format automatic_csr(const clmg_context *context, const row_s
  *    of CSR where the longest row is many mean rows (automatic_csr).
  * CLMG_FORMAT_SELL here means "SELL if sell_padding_fits, else
  * automatic_csr": the SELL layout is made only when the choice needs it. */
+/* The mean row from which a small matrix takes CSR's lanes (auto_csr_rows). */
+enum { AUTO_CSR_MEAN_LENGTH = 16 };
+
 static clmg_matrix_format automatic_format(const clmg_context *context, size_t rows, size_t nnz,
                                            const row_stats *stats) {
   if (nnz == 0)
@@ -189,6 +192,10 @@ static clmg_matrix_format automatic_format(const clmg_context *context, size_t r
   double ellr_padding = (double)stats->max_length * (double)rows / (double)nnz;
   if (stats->max_length <= context->params.auto_ellr_max_length && ellr_padding <= 1.25)
     return CLMG_FORMAT_ELLR;
+  /* a small matrix of long rows: a work-item per row would leave the device
+   * idle while each walks its row (AMG's coarse levels) */
+  if (rows <= context->params.auto_csr_rows && stats->mean_length >= AUTO_CSR_MEAN_LENGTH)
+    return automatic_csr(context, stats);
   return context->params.auto_sell ? CLMG_FORMAT_SELL : automatic_csr(context, stats);
 }
 
