@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Launch latency of the multigrid cycle: `clmg poisson` (CIRCLE, Q1) per
-level with the coarse tail as the device table sets it and switched off
+"""Launch latency of the multigrid cycle: `clmg poisson` (CIRCLE, Q1, double
+V(4,4) cycles alone unless --set says otherwise) per level with the coarse tail as the device table sets it and switched off
 (CLMG_DEVICE_PARAMS=tail_rows=0), and any other tail sizes asked for; each
 with the fused kernels above the tail (lib/solve/fused_level.c) as the
 device table sets them, off, or up to other row limits (--fused).
@@ -48,7 +48,10 @@ def main():
                         help="fused kernels, comma-separated: device (the device table's), off, "
                              "or R:S (fused_restrict_rows R, fused_smooth_rows S) (default device)")
     parser.add_argument("--trials", type=int, default=3, help="solves per configuration (3)")
-    parser.add_argument("--set", default="", help="solver options for every run (clmg poisson --set)")
+    parser.add_argument("--set", default="krylov=none precision=double",
+                        help="solver options for every run (clmg poisson --set; default "
+                        "\"krylov=none precision=double\": V(4,4) cycles alone, the cycle the "
+                        "tables measure, not clmg poisson's default CG around a float cycle)")
     parser.add_argument("--output", help="write the results as JSON to FILE")
     parser.add_argument("--json", action="store_true", help="print the JSON on stdout, no table")
     args = parser.parse_args()

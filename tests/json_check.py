@@ -390,12 +390,19 @@ def main():
     check(clmg, "solve float: below float's reach",
           ["solve", spd, "--json", "--precision", "float", "--tol", "1e-12"], 1, "not converged",
           REPORT, says("rounding floor"))
-    check(clmg, "poisson: diverges", ["poisson", "--level", "4", "--omega", "2", "--json"], 1,
+    # multigrid cycles alone (--method none; the default is CG around a float cycle)
+    check(clmg, "poisson: diverges",
+          ["poisson", "--level", "4", "--method", "none", "--omega", "2", "--json"], 1,
           "not converged", REPORT, says("diverged"))
-    check(clmg, "poisson: iteration limit", ["poisson", "--level", "4", "--maxit", "2", "--json"],
-          1, "not converged", REPORT, says("iteration limit"))
-    check(clmg, "poisson: no smoothing", ["poisson", "--level", "4", "--pre", "0", "--post", "0",
-                                          "--json"], 1, "not converged", REPORT, says("stalled"))
+    check(clmg, "poisson: iteration limit",
+          ["poisson", "--level", "4", "--method", "none", "--maxit", "2", "--json"], 1,
+          "not converged", REPORT, says("iteration limit"))
+    check(clmg, "poisson: no smoothing", ["poisson", "--level", "4", "--method", "none", "--pre",
+                                          "0", "--post", "0", "--json"], 1, "not converged",
+          REPORT, says("stalled"))
+    check(clmg, "poisson: the default CG's iteration limit",
+          ["poisson", "--level", "4", "--maxit", "2", "--json"], 1, "not converged", REPORT,
+          says("not converged after 2 iterations"))
     check(clmg, "poisson cg float: below float's reach",
           ["poisson", "--level", "5", "--method", "cg", "--precision", "float", "--tol", "1e-10",
            "--json"], 1, "not converged", REPORT, says("rounding floor"))
