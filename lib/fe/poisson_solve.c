@@ -87,8 +87,8 @@ clmg_status clmg_fe_poisson_options(clmg_options *db, clmg_context *context, int
    * The paper's smoothing (the blood vessel mesh) keeps its own, and so do
    * distributed runs (the float cycle inside CG runs on one process). */
   if (status == CLMG_SUCCESS && clmg_context_device(context)->has_fp64 && !paper_smoothing &&
-      !clmg_context_is_distributed(context) &&
-      !clmg_options_is_set(db, "precision") && !clmg_options_is_set(db, "krylov")) {
+      !clmg_context_is_distributed(context) && !clmg_options_is_set(db, "precision") &&
+      !clmg_options_is_set(db, "krylov")) {
     status = set_option(db, context, "precision", "mixed");
     if (status == CLMG_SUCCESS && !clmg_options_is_set(db, "mg.steps") &&
         !clmg_options_is_set(db, "mg.pre") && !clmg_options_is_set(db, "mg.post"))
