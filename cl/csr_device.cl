@@ -279,13 +279,17 @@ kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global co
  * barriers, which some OpenCL CPU compilers refuse): each column goes into a hash table in local
  * memory (open addressing, slots at least twice the products up to SPGEMM_TABLE); the count is the
  * row's length, or SPGEMM_OVERFLOW when the row has more than SPGEMM_GROUP_COLUMNS columns; filling
- * sorts the table (bitonic, the empty slots INT_MAX and so last) and writes its head. */
+ * packs the occupied slots (at most SPGEMM_GROUP_COLUMNS there) and sorts those alone (bitonic
+ * over the power of two above the count, padded with INT_MAX), where sorting the whole table
+ * took twice the slots' stages: an AMG level's Galerkin rows hold tens of columns in a table of
+ * 256 to 2,048 slots. */
 kernel void csr_multiply_pattern_group(global const uint *rows_list, global const long *a_ptr,
                                        global const int *a_col, global const long *b_ptr,
                                        global const int *b_col, uint fill, global uint *length,
                                        global const long *c_ptr, global int *c_col) {
   local int table[SPGEMM_TABLE];
-  local uint count, full;
+  local int packed[SPGEMM_GROUP_COLUMNS];
+  local uint count, full, packed_count;
   const uint lid = get_local_id(0), size = get_local_size(0);
   const ulong i = rows_list[get_group_id(0)];
   const long begin = a_ptr[i], end = a_ptr[i + 1];
@@ -298,6 +302,7 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
   if (lid == 0) {
     count = 0;
     full = 0;
+    packed_count = 0;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long k = begin; k < end; ++k) {
@@ -320,24 +325,40 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
   barrier(CLK_LOCAL_MEM_FENCE);
   if (!fill && lid == 0)
     length[i] = full || count > SPGEMM_GROUP_COLUMNS ? SPGEMM_OVERFLOW : count;
-  /* counting sorts nothing: no branch around the barriers */
-  const uint sorted = fill ? slots : 1;
+  /* filling: the occupied slots packed (a row filled here has at most
+   * SPGEMM_GROUP_COLUMNS columns), padded to a power of two and sorted;
+   * counting sorts nothing: no branch around the barriers */
+  for (uint s = lid; fill && s < slots; s += size) {
+    const int c = table[s];
+    if (c != SPGEMM_EMPTY) {
+      const uint at = atomic_inc(&packed_count);
+      if (at < SPGEMM_GROUP_COLUMNS)
+        packed[at] = c;
+    }
+  }
+  uint width = 1;
+  while (fill && width < count && width < SPGEMM_GROUP_COLUMNS)
+    width *= 2;
+  for (uint s = count + lid; fill && s < width; s += size)
+    packed[s] = INT_MAX;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  const uint sorted = fill ? width : 1;
   for (uint block = 2; block <= sorted; block *= 2)
     for (uint stride = block / 2; stride > 0; stride /= 2) {
-      for (uint t = lid; t < slots; t += size) {
+      for (uint t = lid; t < sorted; t += size) {
         const uint partner = t ^ stride;
         if (partner > t) {
-          const int x = table[t], y = table[partner];
+          const int x = packed[t], y = packed[partner];
           if ((x > y) == ((t & block) == 0)) {
-            table[t] = y;
-            table[partner] = x;
+            packed[t] = y;
+            packed[partner] = x;
           }
         }
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-  for (uint s = lid; fill && s < count; s += size)
-    c_col[c_ptr[i] + s] = table[s];
+  for (uint s = lid; fill && s < count && s < SPGEMM_GROUP_COLUMNS; s += size)
+    c_col[c_ptr[i] + s] = packed[s];
 }
 
 /* The place of column c in a sorted row (c is there). */
