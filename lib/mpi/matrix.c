@@ -420,6 +420,26 @@ static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local
   return status; /* clmg_mpi_agree names the rank */
 }
 
+/* The seconds since *clock, which moves to now. */
+static double lap(double *clock) {
+  double now = MPI_Wtime(), seconds = now - *clock;
+  *clock = now;
+  return seconds;
+}
+
+void clmg_mpi_matrix_times_get(const clmg_mpi *mpi, clmg_mpi_matrix_times *times) {
+  if (!times)
+    return;
+  memset(times, 0, sizeof *times);
+  if (mpi)
+    *times = mpi->matrix_times;
+}
+
+void clmg_mpi_matrix_times_reset(clmg_mpi *mpi) {
+  if (mpi)
+    memset(&mpi->matrix_times, 0, sizeof mpi->matrix_times);
+}
+
 clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row,
                                                const clmg_csr *local_rows, uint64_t first_col,
                                                size_t local_cols,
@@ -434,6 +454,8 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_matrix_options_defaults(&defaults);
   if (!options)
     options = &defaults;
+  clmg_mpi_matrix_times *times = &mpi->matrix_times;
+  double clock = MPI_Wtime();
   clmg_mpi_matrix *m = calloc(1, sizeof *m);
   clmg_status status = m ? check_local_rows(mpi, local_rows) : no_memory(mpi, "a matrix");
   if (status == CLMG_SUCCESS)
@@ -453,14 +475,19 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_csr local_block = {0}, ghost_block = {0};
   int32_t *ghost_columns = NULL;
   uint32_t *send_rows = NULL, *ghost_rows = NULL;
+  times->check_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(
         mpi, split_rows(m, local_rows, &local_block, &ghost_block, &ghost_rows, &ghost_columns));
+  times->split_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = plan_exchange(m, ghost_columns, &send_rows);
+  times->plan_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(
         mpi, create_device_parts(m, &local_block, &ghost_block, ghost_rows, send_rows, options));
+  times->device_s += lap(&clock);
+  times->matrices += status == CLMG_SUCCESS;
   if (status == CLMG_SUCCESS) {
     uint64_t nonzeros = m->local_nonzeros;
     int code = MPI_Allreduce(&nonzeros, &m->global_nonzeros, 1, MPI_UINT64_T, MPI_SUM, mpi->comm);

@@ -546,7 +546,7 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
  * finest (a fraction of the finest level's cells) and numbers their
  * spaces, as the device numbers them (the mesh's own order). */
 static clmg_status device_piece(builder *b, int num_levels, int degree,
-                                const clmg_poisson_problem *problem) {
+                                const clmg_poisson_problem *problem, clmg_mpi_poisson_levels *out) {
   clmg_context *context = b->mpi->context;
   clmg_fe_hierarchy *h = &b->piece;
   clmg_fe_device_hierarchy d;
@@ -578,6 +578,7 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
     clmg_fe_device_hierarchy_free(&d);
     return out_of_memory(b);
   }
+  double clock = MPI_Wtime();
   for (int l = 0; status == CLMG_SUCCESS && l < num_levels; ++l) {
     if (l == top && top > 0) { /* the finest, fetched: moved, the space onto its new place */
       h->meshes[l] = d.meshes[l];
@@ -602,6 +603,9 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
       for (size_t i = 0; status == CLMG_SUCCESS && i < dofs; ++i)
         h->perm[l][i] = (int32_t)i;
     }
+    double now = MPI_Wtime();
+    out->piece_meshes_s += now - clock;
+    clock = now;
     if (status == CLMG_SUCCESS)
       status = clmg_csr_device_download(&d.a[l], &h->a[l], &error);
     if (status == CLMG_SUCCESS && l > 0)
@@ -610,11 +614,15 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
       status = clmg_csr_device_download(&d.r[l], &h->r[l], &error);
     if (status != CLMG_SUCCESS && error.message[0])
       status = fail(b, status, error.message);
+    now = MPI_Wtime();
+    out->piece_download_s += now - clock;
+    clock = now;
   }
   if (status == CLMG_SUCCESS && n > 0)
     status = clmg_vector_download_doubles(d.b, h->b);
   if (status == CLMG_SUCCESS && n > 0)
     status = clmg_vector_download_doubles(d.x0, h->x0);
+  out->piece_download_s += MPI_Wtime() - clock;
   if (status == CLMG_SUCCESS) {
     h->is_dirichlet = d.is_dirichlet;
     d.is_dirichlet = NULL;
@@ -751,6 +759,7 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     const uint64_t first = b.first_p[mpi->rank];
     status = clmg_mpi_agree(mpi, finest_vectors(&b, &b.whole, b.numbered_of_dist + first,
                                                 (size_t)(b.first_p[mpi->rank + 1] - first), out));
+    out->whole_s = MPI_Wtime() - start;
   } else if (status == CLMG_SUCCESS) {
     /* the piece: this process's part and the layer around it */
     int32_t cut_tag = 0;
@@ -766,10 +775,11 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     if (status == CLMG_SUCCESS && b.piece_mesh.num_cells == 0)
       status = fail(&b, CLMG_ERROR_UNSUPPORTED, "its part of the partition level has no cells");
     const double piece_start = MPI_Wtime();
+    out->whole_s = piece_start - start;
     const clmg_device_info *device = clmg_context_device(mpi->context);
     out->piece_on_device = options->device_setup && device && device->has_fp64;
     if (status == CLMG_SUCCESS && out->piece_on_device)
-      status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece);
+      status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece, out);
     else if (status == CLMG_SUCCESS)
       status =
           clmg_fe_poisson_hierarchy(&b.piece_mesh, finest_level - b.p + 1, options->degree,
@@ -786,6 +796,7 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
         status = out_of_memory(&b);
     }
     status = clmg_mpi_agree(mpi, status);
+    const double numbering_start = MPI_Wtime();
     for (int l = 0; status == CLMG_SUCCESS && l <= finest_level - b.p; ++l) {
       status = clmg_mpi_agree(mpi, describe_piece_level(&b, l));
       if (status == CLMG_SUCCESS && l > 0)
@@ -793,8 +804,11 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     }
     if (status == CLMG_SUCCESS)
       status = exchange_numbers(&b);
+    const double rows_start = MPI_Wtime();
+    out->numbering_s = rows_start - numbering_start;
     if (status == CLMG_SUCCESS)
       status = clmg_mpi_agree(mpi, piece_rows(&b, out));
+    out->rows_s = MPI_Wtime() - rows_start;
     if (status == CLMG_SUCCESS)
       out->piece_dofs = b.levels[finest_level - b.p].n;
   }
