@@ -1104,6 +1104,34 @@ static void test_failures(clmg_context *context, const char *scratch) {
   check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, "column 40");
   clmg_csr_free(&mine);
 
+  /* two faulty rows on the last rank, far apart (the check scans ranges of
+   * rows on the host's threads): the lower one is named, as the serial
+   * scan names it */
+  {
+    clmg_csr big = {0}, rows = {0};
+    const size_t n = 20000 * (size_t)world_size;
+    uint64_t big_first = 0, big_count = 0;
+    random_matrix(n, &big);
+    clmg_mpi_even_rows(mpi, n, &big_first, &big_count);
+    slice_rows(&big, big_first, big_count, &rows);
+    size_t unsorted = big_count / 4, outside = 3 * big_count / 4;
+    while (rows.row_ptr[unsorted + 1] - rows.row_ptr[unsorted] < 2)
+      ++unsorted;
+    if (world_rank == last) {
+      int64_t k = rows.row_ptr[unsorted];
+      int32_t column = rows.col[k];
+      rows.col[k] = rows.col[k + 1];
+      rows.col[k + 1] = column;
+      rows.col[rows.row_ptr[outside + 1] - 1] = (int32_t)n;
+    }
+    status = clmg_mpi_matrix_create(mpi, big_first, &rows, NULL, &matrix);
+    char needle[64];
+    snprintf(needle, sizeof needle, "local row %zu's columns are not sorted", unsorted);
+    check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, needle);
+    clmg_csr_free(&rows);
+    clmg_csr_free(&big);
+  }
+
   /* blocks that do not tile the rows */
   slice_rows(&a, first, count, &mine);
   status =
