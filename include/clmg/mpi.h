@@ -425,6 +425,12 @@ typedef struct clmg_mpi_poisson_levels {
   /** wall seconds of the levels 0..partition level built whole, the partition and this
    * process's rows of them */
   double whole_s;
+  /** of piece_s: clmg_fe_poisson_hierarchy_device, the piece's levels refined and
+   * assembled on the device (with its kernels' compilation; 0 on the host) */
+  double piece_assembly_s;
+  /** of piece_s: clmg_fe_device_hierarchy_fetch_finest, the finest mesh and space brought
+   * to the host (0 on the host) */
+  double piece_fetch_s;
   /** of piece_s: downloading the piece's matrices and vectors from the device (0 on the
    * host) */
   double piece_download_s;

@@ -23,6 +23,7 @@
  * same owner from its own cells. A process numbers the DOFs it owns after
  * those of the processes before it; the numbers of the DOFs it needs from
  * others are asked of their owners by that cell and the DOF's place in it. */
+#include "core/internal.h" /* clmg_host_parallel_for */
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
@@ -203,13 +204,47 @@ static clmg_status whole_rows(builder *b, int l, const uint64_t *first, const ui
   return status == CLMG_SUCCESS ? status : out_of_memory(b);
 }
 
+/* Each DOF's key, owner and (on level p) global number, for the DOFs
+ * [begin, end) of a piece level: independent per DOF, on the host's cores. */
+typedef struct describe_job {
+  const builder *b;
+  piece_level *level;
+  const int32_t *perm, *cell_of;
+  const uint8_t *place_of;
+  int l;
+} describe_job;
+
+static void describe_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const describe_job *job = data;
+  const builder *b = job->b;
+  piece_level *level = job->level;
+  const size_t per_cell = b->dofs_per_cell;
+  const int shift = b->dim * job->l;
+  const clmg_fe_space *whole = &b->whole.spaces[b->p];
+  for (size_t i = begin; i < end; ++i) {
+    int32_t dof = job->perm[i];
+    size_t k = (size_t)job->cell_of[dof], m = job->place_of[dof];
+    size_t ancestor = (size_t)b->cell_map[k >> shift];
+    uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
+    level->key[i] = cell * per_cell + m;
+    level->global[i] = -1;
+    if (job->l == 0) { /* level p: numbered by the whole build */
+      int32_t d = whole->cell_dofs[ancestor * per_cell + m];
+      level->owner[i] = b->owner_p[d];
+      level->global[i] = b->global_p[d];
+    } else {
+      level->owner[i] = b->part_of_cell[ancestor];
+    }
+  }
+}
+
 /* The piece's level l (0: level p): which DOF is which, and who owns it. */
 static clmg_status describe_piece_level(builder *b, int l) {
   piece_level *level = &b->levels[l];
   const clmg_fe_space *space = &b->piece.spaces[l];
   const int32_t *perm = b->piece.perm[l];
-  const size_t n = space->num_dofs, per_cell = b->dofs_per_cell;
-  const int shift = b->dim * l;
+  const size_t n = space->num_dofs;
   level->n = n;
   level->owner = malloc((n + 1) * sizeof *level->owner);
   level->key = malloc((n + 1) * sizeof *level->key);
@@ -225,22 +260,8 @@ static clmg_status describe_piece_level(builder *b, int l) {
   /* the piece keeps level p's cell order and children follow their
    * parents, so its lowest cell around a DOF is the lowest of all */
   lowest_cells(space, cell_of, place_of);
-  const clmg_fe_space *whole = &b->whole.spaces[b->p];
-  for (size_t i = 0; i < n; ++i) {
-    int32_t dof = perm[i];
-    size_t k = (size_t)cell_of[dof], m = place_of[dof];
-    size_t ancestor = (size_t)b->cell_map[k >> shift];
-    uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
-    level->key[i] = cell * per_cell + m;
-    level->global[i] = -1;
-    if (l == 0) { /* level p: numbered by the whole build */
-      int32_t d = whole->cell_dofs[ancestor * per_cell + m];
-      level->owner[i] = b->owner_p[d];
-      level->global[i] = b->global_p[d];
-    } else {
-      level->owner[i] = b->part_of_cell[ancestor];
-    }
-  }
+  describe_job job = {b, level, perm, cell_of, place_of, l};
+  clmg_host_parallel_for(n, 1024, describe_range, &job);
   free(cell_of);
   free(place_of);
   const int rank = b->mpi->rank;
@@ -283,14 +304,62 @@ static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *ne
   }
 }
 
-typedef struct keyed_number {
-  uint64_t key;
-  int64_t global;
-} keyed_number;
+/* Where an owner finds the DOFs it is asked about: the piece's cell of each
+ * level-p cell (-1 outside the piece) and, per level, each DOF's index i. */
+typedef struct dof_finder {
+  int32_t *piece_cell; /* level p cell -> piece cell */
+  size_t num_cells_p;
+  int32_t **index_of; /* per level: piece DOF -> i (the inverse of perm) */
+} dof_finder;
 
-static int compare_key(const void *a, const void *b) {
-  uint64_t x = ((const keyed_number *)a)->key, y = ((const keyed_number *)b)->key;
-  return (x > y) - (x < y);
+/* The global number of the DOF this process owns on the piece's level l
+ * with this key (lowest cell * dofs per cell + place), -1 when it owns none:
+ * the key names a cell, its level-p ancestor a cell of the piece, the piece
+ * numbers its children as refinement does, and the cell's DOFs say which. */
+static int64_t owned_number(const builder *b, const dof_finder *finder, int l, uint64_t key) {
+  const size_t per_cell = b->dofs_per_cell;
+  const int shift = b->dim * l;
+  const uint64_t cell = key / per_cell, ancestor = cell >> shift;
+  if (ancestor >= finder->num_cells_p || finder->piece_cell[ancestor] < 0)
+    return -1;
+  const uint64_t k =
+      ((uint64_t)finder->piece_cell[ancestor] << shift) | (cell & (((uint64_t)1 << shift) - 1));
+  const clmg_fe_space *space = &b->piece.spaces[l];
+  if (k >= space->mesh->num_cells)
+    return -1;
+  const int32_t i = finder->index_of[l][space->cell_dofs[k * per_cell + key % per_cell]];
+  const piece_level *level = &b->levels[l];
+  return level->owner[i] == b->mpi->rank && level->key[i] == key ? level->global[i] : -1;
+}
+
+static void dof_finder_free(dof_finder *finder, int levels) {
+  for (int l = 0; finder->index_of && l < levels; ++l)
+    free(finder->index_of[l]);
+  free(finder->index_of);
+  free(finder->piece_cell);
+}
+
+/* The finder of the piece's levels 1..levels - 1; false without memory. */
+static int dof_finder_create(const builder *b, int levels, dof_finder *finder) {
+  memset(finder, 0, sizeof *finder);
+  finder->num_cells_p = b->whole.meshes[b->p].num_cells;
+  finder->piece_cell = malloc((finder->num_cells_p + 1) * sizeof *finder->piece_cell);
+  finder->index_of = calloc((size_t)levels, sizeof *finder->index_of);
+  if (!finder->piece_cell || !finder->index_of)
+    return 0;
+  for (size_t c = 0; c < finder->num_cells_p; ++c)
+    finder->piece_cell[c] = -1;
+  for (size_t k = 0; k < b->piece_mesh.num_cells; ++k)
+    finder->piece_cell[b->cell_map[k]] = (int32_t)k;
+  for (int l = 1; l < levels; ++l) {
+    const size_t n = b->levels[l].n;
+    finder->index_of[l] = malloc((n + 1) * sizeof *finder->index_of[l]);
+    if (!finder->index_of[l])
+      return 0;
+    for (size_t i = 0; i < n; ++i)
+      finder->index_of[l][b->piece.perm[l][i]] = (int32_t)i;
+  }
+  return 1;
 }
 
 /* The global numbers of the DOFs this process's rows reach but others own,
@@ -299,7 +368,7 @@ static int compare_key(const void *a, const void *b) {
 static clmg_status exchange_numbers(builder *b) {
   const int levels = b->finest - b->p + 1, size = b->mpi->size, rank = b->mpi->rank;
   uint8_t **needed = calloc((size_t)levels, sizeof *needed);
-  keyed_number **table = calloc((size_t)levels, sizeof *table);
+  dof_finder finder = {0};
   int *send_counts = calloc((size_t)size, sizeof *send_counts);
   int *receive_counts = calloc((size_t)size, sizeof *receive_counts);
   int *send_starts = calloc((size_t)size + 1, sizeof *send_starts);
@@ -309,7 +378,7 @@ static clmg_status exchange_numbers(builder *b) {
   int32_t *question_index = NULL;
   int *fill = NULL; /* where the next question to each rank goes */
   clmg_status status = CLMG_SUCCESS;
-  if (!needed || !table || !send_counts || !receive_counts || !send_starts || !receive_starts)
+  if (!needed || !send_counts || !receive_counts || !send_starts || !receive_starts)
     status = out_of_memory(b);
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
     needed[l] = calloc(b->levels[l].n + 1, 1);
@@ -353,20 +422,9 @@ static clmg_status exchange_numbers(builder *b) {
   fill = malloc(((size_t)size + 1) * sizeof *fill);
   if (!questions || !question_index || !asked || !replies || !answers || !fill)
     status = out_of_memory(b);
-  /* the owned DOFs of each level by key, to answer with */
-  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
-    const piece_level *level = &b->levels[l];
-    table[l] = malloc((level->num_owned + 1) * sizeof *table[l]);
-    if (!table[l]) {
-      status = out_of_memory(b);
-      break;
-    }
-    for (size_t k = 0; k < level->num_owned; ++k) {
-      table[l][k].key = level->key[level->owned[k]];
-      table[l][k].global = level->global[level->owned[k]];
-    }
-    qsort(table[l], level->num_owned, sizeof *table[l], compare_key);
-  }
+  /* the owned DOFs of each level found by key, to answer with */
+  if (status == CLMG_SUCCESS && !dof_finder_create(b, levels, &finder))
+    status = out_of_memory(b);
   status = clmg_mpi_agree(b->mpi, status);
   if (status != CLMG_SUCCESS)
     goto done;
@@ -388,10 +446,8 @@ static clmg_status exchange_numbers(builder *b) {
   }
   for (size_t q = 0; q < received / 2; ++q) {
     uint64_t l = asked[2 * q];
-    keyed_number wanted = {asked[2 * q + 1], 0}, *found = NULL;
-    if (l >= 1 && l < (uint64_t)levels)
-      found = bsearch(&wanted, table[l], b->levels[l].num_owned, sizeof wanted, compare_key);
-    replies[q] = found ? found->global : -1;
+    replies[q] =
+        l >= 1 && l < (uint64_t)levels ? owned_number(b, &finder, (int)l, asked[2 * q + 1]) : -1;
   }
   /* the answers travel as one int64 per question: counts halved */
   for (int r = 0; r < size; ++r) {
@@ -422,10 +478,8 @@ static clmg_status exchange_numbers(builder *b) {
 done:
   for (int l = 0; needed && l < levels; ++l)
     free(needed[l]);
-  for (int l = 0; table && l < levels; ++l)
-    free(table[l]);
+  dof_finder_free(&finder, levels);
   free(needed);
-  free(table);
   free(send_counts);
   free(receive_counts);
   free(send_starts);
@@ -439,34 +493,29 @@ done:
   return status;
 }
 
-/* This process's rows of m (rows->owned, in global order) with global
- * column numbers (columns->global), each row's columns sorted. */
-static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
-                               const piece_level *columns, uint64_t global_cols, clmg_csr *out) {
-  memset(out, 0, sizeof *out);
-  size_t entries = 0;
-  for (size_t k = 0; k < rows->num_owned; ++k)
-    entries += (size_t)(m->row_ptr[rows->owned[k] + 1] - m->row_ptr[rows->owned[k]]);
-  out->rows = rows->num_owned;
-  out->cols = (size_t)global_cols;
-  out->row_ptr = malloc((out->rows + 1) * sizeof *out->row_ptr);
-  out->col = malloc((entries + 1) * sizeof *out->col);
-  out->val = malloc((entries + 1) * sizeof *out->val);
-  if (!out->row_ptr || !out->col || !out->val) {
-    clmg_csr_free(out);
-    return out_of_memory(b);
-  }
-  int64_t at = 0;
-  out->row_ptr[0] = 0;
-  for (size_t k = 0; k < rows->num_owned; ++k) {
-    int32_t i = rows->owned[k];
-    int64_t start = at;
+/* The rows [begin, end) of global_rows' output, filled on one of the
+ * host's threads: each row's entries go to its own place. */
+typedef struct global_rows_job {
+  const clmg_csr *m;
+  const piece_level *rows, *columns;
+  uint64_t global_cols;
+  clmg_csr *out;
+  int unnumbered[CLMG_MAX_HOST_THREADS]; /* per range: a column without a global number */
+} global_rows_job;
+
+static void global_rows_range(void *data, size_t range, size_t begin, size_t end) {
+  global_rows_job *job = data;
+  const clmg_csr *m = job->m;
+  clmg_csr *out = job->out;
+  for (size_t k = begin; k < end; ++k) {
+    int32_t i = job->rows->owned[k];
+    const int64_t start = out->row_ptr[k];
+    int64_t at = start;
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e) {
-      int32_t c = m->col[e];
-      int64_t g = columns->global[c];
-      if (g < 0 || (uint64_t)g >= global_cols) {
-        clmg_csr_free(out);
-        return fail(b, CLMG_ERROR_UNSUPPORTED, "a row reaches a DOF without a global number");
+      int64_t g = job->columns->global[m->col[e]];
+      if (g < 0 || (uint64_t)g >= job->global_cols) {
+        job->unnumbered[range] = 1;
+        return;
       }
       /* insertion into the row, sorted by global column */
       int64_t place = at++;
@@ -478,8 +527,37 @@ static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level 
       out->col[place] = (int32_t)g;
       out->val[place] = m->val[e];
     }
-    out->row_ptr[k + 1] = at;
   }
+}
+
+/* This process's rows of m (rows->owned, in global order) with global
+ * column numbers (columns->global), each row's columns sorted. */
+static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
+                               const piece_level *columns, uint64_t global_cols, clmg_csr *out) {
+  memset(out, 0, sizeof *out);
+  out->rows = rows->num_owned;
+  out->cols = (size_t)global_cols;
+  out->row_ptr = malloc((out->rows + 1) * sizeof *out->row_ptr);
+  if (!out->row_ptr)
+    return out_of_memory(b);
+  out->row_ptr[0] = 0;
+  for (size_t k = 0; k < rows->num_owned; ++k)
+    out->row_ptr[k + 1] =
+        out->row_ptr[k] + (m->row_ptr[rows->owned[k] + 1] - m->row_ptr[rows->owned[k]]);
+  const size_t entries = (size_t)out->row_ptr[out->rows];
+  out->col = malloc((entries + 1) * sizeof *out->col);
+  out->val = malloc((entries + 1) * sizeof *out->val);
+  if (!out->col || !out->val) {
+    clmg_csr_free(out);
+    return out_of_memory(b);
+  }
+  global_rows_job job = {m, rows, columns, global_cols, out, {0}};
+  clmg_host_parallel_for(out->rows, 256, global_rows_range, &job);
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    if (job.unnumbered[t]) {
+      clmg_csr_free(out);
+      return fail(b, CLMG_ERROR_UNSUPPORTED, "a row reaches a DOF without a global number");
+    }
   return CLMG_SUCCESS;
 }
 
@@ -552,10 +630,14 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
   clmg_fe_device_hierarchy d;
   clmg_error error = {{0}};
   const int top = num_levels - 1;
+  const double assembly_start = MPI_Wtime();
   clmg_status status =
       clmg_fe_poisson_hierarchy_device(context, &b->piece_mesh, num_levels, degree, problem, &d);
+  const double fetch_start = MPI_Wtime();
+  out->piece_assembly_s = fetch_start - assembly_start;
   if (status == CLMG_SUCCESS)
     status = clmg_fe_device_hierarchy_fetch_finest(context, &d);
+  out->piece_fetch_s = MPI_Wtime() - fetch_start;
   if (status != CLMG_SUCCESS) {
     char message[sizeof error.message];
     snprintf(message, sizeof message, "%s", clmg_context_message(context));
