@@ -596,18 +596,19 @@ static void json_pieces(json_writer *w, int partition_level, size_t global_cells
 }
 
 /* Each rank's seconds in the steps of the setup, for --json's setup_phases. */
-enum { SETUP_PHASES = 13 };
+enum { SETUP_PHASES = 14 };
 static const char *const setup_phase_names[SETUP_PHASES] = {
-    "whole_s",        "piece_s",     "piece_assembly_s", "piece_fetch_s", "piece_download_s",
-    "piece_meshes_s", "numbering_s", "rows_s",           "matrices_s",    "matrix_check_s",
-    "matrix_split_s", "halo_plan_s", "matrix_device_s"};
+    "hierarchy_s",      "whole_s",        "piece_s",     "piece_assembly_s", "piece_fetch_s",
+    "piece_download_s", "piece_meshes_s", "numbering_s", "rows_s",           "matrices_s",
+    "matrix_check_s",   "matrix_split_s", "halo_plan_s", "matrix_device_s"};
 
 /* Collective: every rank's phases on rank 0 (SETUP_PHASES per rank), NULL elsewhere. */
 static double *gather_setup_phases(const clmg_mpi_poisson_levels *levels, const clmg_mpi *mpi,
                                    double matrices_s) {
   clmg_mpi_matrix_times t;
   clmg_mpi_matrix_times_get(mpi, &t);
-  double mine[SETUP_PHASES] = {levels->whole_s,
+  double mine[SETUP_PHASES] = {levels->setup_s,
+                               levels->whole_s,
                                levels->piece_s,
                                levels->piece_assembly_s,
                                levels->piece_fetch_s,
