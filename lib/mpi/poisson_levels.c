@@ -27,6 +27,7 @@
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,22 +115,49 @@ static int partition_level(const clmg_mesh *coarse, int finest, size_t cells_per
   return p;
 }
 
+/* lowest_cells on the host's cores: ranges of cells lower each DOF's cell
+ * to the lowest they see (an atomic minimum: the same result in any
+ * order), then the lowest cell of each DOF writes its place there. */
+typedef struct lowest_job {
+  const clmg_fe_space *space;
+  _Atomic int32_t *cell_of; /* -1: no cell yet */
+  uint8_t *place_of;
+  int places; /* the second pass */
+} lowest_job;
+
+static void lowest_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const lowest_job *job = data;
+  const size_t per_cell = job->space->dofs_per_cell;
+  const int32_t *cell_dofs = job->space->cell_dofs;
+  for (size_t k = begin; k < end; ++k)
+    for (size_t m = 0; m < per_cell; ++m) {
+      const int32_t d = cell_dofs[k * per_cell + m];
+      if (job->places) { /* a DOF is once in each cell's list: one writer */
+        if (atomic_load_explicit(&job->cell_of[d], memory_order_relaxed) == (int32_t)k)
+          job->place_of[d] = (uint8_t)m;
+        continue;
+      }
+      int32_t seen = atomic_load_explicit(&job->cell_of[d], memory_order_relaxed);
+      while ((seen < 0 || (int32_t)k < seen) &&
+             !atomic_compare_exchange_weak_explicit(&job->cell_of[d], &seen, (int32_t)k,
+                                                    memory_order_relaxed, memory_order_relaxed))
+        ;
+    }
+}
+
 /* For every DOF of a space, the lowest-numbered cell around it and the
  * DOF's place in that cell: the first cell, in increasing order, to meet it.
  * This decides a DOF's owner and names it to other processes. cell_of and
  * place_of (num_dofs entries) are the caller's. */
 static void lowest_cells(const clmg_fe_space *space, int32_t *cell_of, uint8_t *place_of) {
-  const size_t per_cell = space->dofs_per_cell;
   for (size_t d = 0; d < space->num_dofs; ++d)
     cell_of[d] = -1;
-  for (size_t k = 0; k < space->mesh->num_cells; ++k)
-    for (size_t m = 0; m < per_cell; ++m) {
-      int32_t d = space->cell_dofs[k * per_cell + m];
-      if (cell_of[d] < 0) {
-        cell_of[d] = (int32_t)k;
-        place_of[d] = (uint8_t)m;
-      }
-    }
+  /* (int32_t and its atomic share a representation on every target clmg builds for) */
+  lowest_job job = {space, (_Atomic int32_t *)cell_of, place_of, 0};
+  clmg_host_parallel_for(space->mesh->num_cells, 1024, lowest_range, &job);
+  job.places = 1;
+  clmg_host_parallel_for(space->mesh->num_cells, 1024, lowest_range, &job);
 }
 
 /* Level p's owners (the part of the lowest cell around a DOF) and global
@@ -295,13 +323,28 @@ static clmg_status number_piece_level(builder *b, int l) {
   return CLMG_SUCCESS;
 }
 
-/* needed[l][i] = 1 for the DOFs of level l that this process's rows reach. */
-static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *needed) {
-  for (size_t k = 0; k < rows->num_owned; ++k) {
-    int32_t i = rows->owned[k];
+typedef struct mark_job {
+  const clmg_csr *m;
+  const piece_level *rows;
+  _Atomic uint8_t *needed;
+} mark_job;
+
+static void mark_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const mark_job *job = data;
+  const clmg_csr *m = job->m;
+  for (size_t k = begin; k < end; ++k) {
+    int32_t i = job->rows->owned[k];
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e)
-      needed[m->col[e]] = 1;
+      atomic_store_explicit(&job->needed[m->col[e]], 1, memory_order_relaxed);
   }
+}
+
+/* needed[l][i] = 1 for the DOFs of level l that this process's rows reach
+ * (ranges of rows on the host's cores, the marks atomic stores of 1). */
+static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *needed) {
+  mark_job job = {m, rows, (_Atomic uint8_t *)needed};
+  clmg_host_parallel_for(rows->num_owned, 1024, mark_range, &job);
 }
 
 /* Where an owner finds the DOFs it is asked about: the piece's cell of each
