@@ -542,6 +542,7 @@ typedef struct distributed_poisson {
   clmg_vector *b, *x;
   rank_share *shares;
   struct piece_share *pieces;
+  double *phases;         /* rank 0: every rank's setup phases (gather_setup_phases) */
   distributed_view *view; /* --view */
 } distributed_poisson;
 
@@ -557,6 +558,7 @@ static void release_poisson(distributed_poisson *s) {
   clmg_mesh_free(&s->coarse);
   free(s->shares);
   free(s->pieces);
+  free(s->phases);
   if (s->view) {
     free(s->view->levels);
     free(s->view->halo);
@@ -588,6 +590,49 @@ static void json_pieces(json_writer *w, int partition_level, size_t global_cells
     json_integer(w, "owned_cells", (long long)pieces[r].owned_cells);
     json_integer(w, "piece_cells", (long long)pieces[r].piece_cells);
     json_integer(w, "piece_dofs", (long long)pieces[r].piece_dofs);
+    json_object_end(w);
+  }
+  json_array_end(w);
+}
+
+/* Each rank's seconds in the steps of the setup, for --json's setup_phases. */
+enum { SETUP_PHASES = 14 };
+static const char *const setup_phase_names[SETUP_PHASES] = {
+    "hierarchy_s",      "whole_s",        "piece_s",     "piece_assembly_s", "piece_fetch_s",
+    "piece_download_s", "piece_meshes_s", "numbering_s", "rows_s",           "matrices_s",
+    "matrix_check_s",   "matrix_split_s", "halo_plan_s", "matrix_device_s"};
+
+/* Collective: every rank's phases on rank 0 (SETUP_PHASES per rank), NULL elsewhere. */
+static double *gather_setup_phases(const clmg_mpi_poisson_levels *levels, const clmg_mpi *mpi,
+                                   double matrices_s) {
+  clmg_mpi_matrix_times t;
+  clmg_mpi_matrix_times_get(mpi, &t);
+  double mine[SETUP_PHASES] = {levels->setup_s,
+                               levels->whole_s,
+                               levels->piece_s,
+                               levels->piece_assembly_s,
+                               levels->piece_fetch_s,
+                               levels->piece_download_s,
+                               levels->piece_meshes_s,
+                               levels->numbering_s,
+                               levels->rows_s,
+                               matrices_s,
+                               t.check_s,
+                               t.split_s,
+                               t.plan_s,
+                               t.device_s};
+  double *all = world_rank == 0 ? calloc((size_t)world_size * SETUP_PHASES, sizeof *all) : NULL;
+  MPI_Gather(mine, SETUP_PHASES, MPI_DOUBLE, all, SETUP_PHASES, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return all;
+}
+
+static void json_setup_phases(json_writer *w, const double *phases) {
+  json_array_begin(w, "setup_phases");
+  for (int r = 0; phases && r < world_size; ++r) {
+    json_object_begin(w, NULL);
+    json_integer(w, "rank", r);
+    for (int k = 0; k < SETUP_PHASES; ++k)
+      json_number(w, setup_phase_names[k], phases[(size_t)r * SETUP_PHASES + k]);
     json_object_end(w);
   }
   json_array_end(w);
@@ -777,6 +822,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   double build_s = apputil_now() - start - kernels_s;
   s.shares = gather_shares(s.finest);
   s.pieces = gather_pieces(&s.levels);
+  s.phases = gather_setup_phases(&s.levels, s.mpi, matrices_s);
   clmg_mpi_matrix_info info;
   clmg_mpi_matrix_get_info(s.finest, &info);
   /* the engine's coarsest level: level 0, or the finest of the levels gathered */
@@ -850,6 +896,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
       json_number(&w, "matrices_s", matrices_s);
       json_number(&w, "solver_s", build_s - matrices_s);
       json_number(&w, "setup_s", assembly_s + build_s);
+      json_setup_phases(&w, s.phases);
       json_number(&w, "kernels_s", kernels_s); /* compile_s's old name, for one release */
       json_number(&w, "compile_s", kernels_s);
       json_number(&w, "solve_s", solve_s);

@@ -115,6 +115,25 @@ def main():
                         or abs(matrices + solver - result["build_s"]) > 1e-9):
                     fail(case, f"matrices_s {matrices} + solver_s {solver}, build_s "
                          f"{result['build_s']}")
+                # setup_phases: each rank's steps, within the phases they are part of
+                phases = result.get("setup_phases", [])
+                if [phase.get("rank") for phase in phases] != list(range(ranks)):
+                    fail(case, f"setup_phases for ranks {[p.get('rank') for p in phases]}")
+                eps = 1e-4  # (the library's clock and the app's)
+                for phase in phases:
+                    piece_parts = (phase["piece_assembly_s"] + phase["piece_fetch_s"] +
+                                   phase["piece_download_s"] + phase["piece_meshes_s"])
+                    matrix_parts = (phase["matrix_check_s"] + phase["matrix_split_s"] +
+                                    phase["halo_plan_s"] + phase["matrix_device_s"])
+                    on_device = expected == "device"
+                    if (min(v for k, v in phase.items() if k != "rank") < 0
+                            or piece_parts > phase["piece_s"] + eps
+                            or (phase["piece_assembly_s"] > 0) != on_device
+                            or not 0 < matrix_parts <= phase["matrices_s"] + eps
+                            or phase["whole_s"] + phase["piece_s"] + phase["numbering_s"]
+                            + phase["rows_s"] > phase["hierarchy_s"] + eps
+                            or not phase["numbering_s"] > 0 or not phase["rows_s"] > 0):
+                        fail(case, f"setup_phases of rank {phase['rank']}: {phase}")
                 hierarchy, halo = result.get("hierarchy", []), result.get("halo_per_level", [])
                 if (len(hierarchy) != result["levels"] or len(halo) != result["levels"]
                         or hierarchy[-1]["rows"] != result["unknowns"] or halo[-1] <= 0):

@@ -833,6 +833,9 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
   clmg_vector_destroy(x);
   clmg_multigrid_destroy(multigrid);
   int partition_level = levels.partition_level;
+  uint64_t *rows_of_rank =
+      world_rank == 0 ? malloc((size_t)world_size * sizeof *rows_of_rank) : NULL;
+  MPI_Gather(&(uint64_t){mine}, 1, MPI_UINT64_T, rows_of_rank, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD);
   clmg_mpi_poisson_levels_free(&levels);
   clmg_mpi_destroy(mpi); /* rank 0's serial run below must not reduce over ranks */
 
@@ -850,6 +853,36 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
       memcpy(serial_coords + i * dim, h.spaces[finest].dof_coords + (size_t)h.perm[finest][i] * dim,
              dim * sizeof *serial_coords);
     size_t *serial_of = match_points(all_coords, serial_coords, n, c->dim);
+    /* each rank owns the finest DOFs whose lowest-numbered cell descends
+     * from a cell of its part of the partition level (refinement numbers
+     * child j of cell k as k 2^dim + j) */
+    {
+      const clmg_mesh *level_p = &h.meshes[partition_level];
+      const clmg_fe_space *space = &h.spaces[finest];
+      const int parts =
+          level_p->num_cells < (size_t)world_size ? (int)level_p->num_cells : world_size;
+      int32_t *part = malloc((level_p->num_cells + 1) * sizeof *part);
+      int32_t *lowest = malloc((space->num_dofs + 1) * sizeof *lowest);
+      uint64_t *expected = calloc((size_t)world_size, sizeof *expected);
+      CHECK(part && lowest && expected, "no memory");
+      CHECK(clmg_mesh_partition(level_p, parts, part, &error) == CLMG_SUCCESS, "%s", error.message);
+      for (size_t d = 0; d < space->num_dofs; ++d)
+        lowest[d] = -1;
+      for (size_t k = 0; k < space->mesh->num_cells; ++k)
+        for (size_t m = 0; m < space->dofs_per_cell; ++m)
+          if (lowest[space->cell_dofs[k * space->dofs_per_cell + m]] < 0)
+            lowest[space->cell_dofs[k * space->dofs_per_cell + m]] = (int32_t)k;
+      const int shift = c->dim * (finest - partition_level);
+      for (size_t d = 0; d < space->num_dofs; ++d)
+        ++expected[part[(size_t)lowest[d] >> shift]];
+      for (int rank = 0; rank < world_size; ++rank)
+        CHECK(rows_of_rank[rank] == expected[rank],
+              "%s: rank %d owns %llu finest rows, the lowest cells give it %llu", c->name, rank,
+              (unsigned long long)rows_of_rank[rank], (unsigned long long)expected[rank]);
+      free(part);
+      free(lowest);
+      free(expected);
+    }
     /* A and b entry by entry */
     CHECK(clmg_csr_nnz(a) == entries, "%s: %zu entries, the whole A has %zu", c->name, entries,
           clmg_csr_nnz(a));
@@ -916,6 +949,7 @@ static void check_partitioned_case(clmg_context *context, const partition_case *
     free(zs_host);
     free(permuted);
     free(serial_of);
+    free(rows_of_rank);
     free(serial_coords);
     clmg_fe_hierarchy_free(&h);
   }
@@ -1103,6 +1137,34 @@ static void test_failures(clmg_context *context, const char *scratch) {
   status = clmg_mpi_matrix_create(mpi, first, &mine, NULL, &matrix);
   check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, "column 40");
   clmg_csr_free(&mine);
+
+  /* two faulty rows on the last rank, far apart (the check scans ranges of
+   * rows on the host's threads): the lower one is named, as the serial
+   * scan names it */
+  {
+    clmg_csr big = {0}, rows = {0};
+    const size_t n = 20000 * (size_t)world_size;
+    uint64_t big_first = 0, big_count = 0;
+    random_matrix(n, &big);
+    clmg_mpi_even_rows(mpi, n, &big_first, &big_count);
+    slice_rows(&big, big_first, big_count, &rows);
+    size_t unsorted = big_count / 4, outside = 3 * big_count / 4;
+    while (rows.row_ptr[unsorted + 1] - rows.row_ptr[unsorted] < 2)
+      ++unsorted;
+    if (world_rank == last) {
+      int64_t k = rows.row_ptr[unsorted];
+      int32_t column = rows.col[k];
+      rows.col[k] = rows.col[k + 1];
+      rows.col[k + 1] = column;
+      rows.col[rows.row_ptr[outside + 1] - 1] = (int32_t)n;
+    }
+    status = clmg_mpi_matrix_create(mpi, big_first, &rows, NULL, &matrix);
+    char needle[64];
+    snprintf(needle, sizeof needle, "local row %zu's columns are not sorted", unsorted);
+    check_agreed_failure(status, CLMG_ERROR_INVALID_ARGUMENT, context, last, needle);
+    clmg_csr_free(&rows);
+    clmg_csr_free(&big);
+  }
 
   /* blocks that do not tile the rows */
   slice_rows(&a, first, count, &mine);

@@ -354,6 +354,22 @@ CLMG_API clmg_status clmg_mpi_solver_create(clmg_mpi *mpi, clmg_mpi_matrix *matr
                                             clmg_multigrid *multigrid, int symmetric,
                                             const clmg_options *options, clmg_solver **solver);
 
+/** Wall seconds this process spent in the steps of clmg_mpi_matrix_create and
+ * clmg_mpi_matrix_create_rectangular, summed over the matrices made with one clmg_mpi
+ * since clmg_mpi_create (or the last clmg_mpi_matrix_times_reset). */
+typedef struct clmg_mpi_matrix_times {
+  double check_s;  /**< checking the local rows and gathering every rank's blocks */
+  double split_s;  /**< splitting the rows into the local and off-process blocks */
+  double plan_s;   /**< the halo plans (who sends which values to whom) */
+  double device_s; /**< the blocks, lists and staging buffers made on the device */
+  int matrices;    /**< the matrices made */
+} clmg_mpi_matrix_times;
+
+/** Fills *times with the seconds summed so far (zeros for a NULL mpi). */
+CLMG_API void clmg_mpi_matrix_times_get(const clmg_mpi *mpi, clmg_mpi_matrix_times *times);
+/** Sets the sums of clmg_mpi_matrix_times_get back to zero; NULL is fine. */
+CLMG_API void clmg_mpi_matrix_times_reset(clmg_mpi *mpi);
+
 /* ---- a finite-element Poisson hierarchy built in parts ---- */
 
 /** How clmg_mpi_poisson_levels_create builds its hierarchy; fill it with
@@ -406,6 +422,25 @@ typedef struct clmg_mpi_poisson_levels {
    * matrices and the host's meshes and spaces of its levels); the rest of setup_s is the
    * levels built whole, the partition and the renumbering */
   double piece_s;
+  /** wall seconds of the levels 0..partition level built whole, the partition and this
+   * process's rows of them */
+  double whole_s;
+  /** of piece_s: clmg_fe_poisson_hierarchy_device, the piece's levels refined and
+   * assembled on the device (with its kernels' compilation; 0 on the host) */
+  double piece_assembly_s;
+  /** of piece_s: clmg_fe_device_hierarchy_fetch_finest, the finest mesh and space brought
+   * to the host (0 on the host) */
+  double piece_fetch_s;
+  /** of piece_s: downloading the piece's matrices and vectors from the device (0 on the
+   * host) */
+  double piece_download_s;
+  /** of piece_s: the host's meshes and spaces of the piece's levels below the finest
+   * (the device path; 0 on the host) */
+  double piece_meshes_s;
+  /** wall seconds of the piece's owners, keys and global numbers (with their exchange) */
+  double numbering_s;
+  /** wall seconds of this process's rows of the piece's levels in the global numbering */
+  double rows_s;
 } clmg_mpi_poisson_levels;
 
 /** Collective. The hierarchy of clmg_fe_poisson_hierarchy (levels 0 to

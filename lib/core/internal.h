@@ -248,7 +248,8 @@ double clmg_seconds_now(void);
 /* ---- host loops on several cores (lib/core/parallel.c) ----
  * body(data, range, begin, end) runs the items [begin, end) of range
  * number `range` (< CLMG_MAX_HOST_THREADS); the ranges split [0, n) in
- * order, at least `grain` items each, one per thread (the host's cores, at
+ * order, at least `grain` items each, one per thread (the host's cores
+ * this thread may run on, its affinity mask's where the OS has one, at
  * most CLMG_MAX_HOST_THREADS; $CLMG_HOST_THREADS overrides, 1 keeps it
  * serial).
  * Bodies must only write what their own items own. A thread that cannot

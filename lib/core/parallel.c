@@ -2,7 +2,12 @@
  * screening their children) on the host's cores: each thread takes one
  * contiguous range and writes only what its items own, so the result is
  * the serial loop's, bit for bit, on any number of threads. */
+#if defined(__linux__)
+#define _GNU_SOURCE /* sched_getaffinity, and sysconf under -std=c11 */
+#include <sched.h>
+#else
 #define _POSIX_C_SOURCE 200809L /* sysconf under -std=c11 */
+#endif
 #include "core/internal.h"
 
 #include <pthread.h>
@@ -32,9 +37,26 @@ static void *run_range(void *argument) {
   return NULL;
 }
 
+/* The cores this thread may run on: all online ones, or where the OS says,
+ * those of its affinity mask (an MPI rank bound to one core gets one, and
+ * more threads would only take turns there). */
+static long usable_cores(void) {
+  long count = sysconf(_SC_NPROCESSORS_ONLN);
+#if defined(__linux__)
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) == 0) {
+    long allowed = CPU_COUNT(&set);
+    if (allowed >= 1 && (count < 1 || allowed < count))
+      count = allowed;
+  }
+#endif
+  return count;
+}
+
 size_t clmg_host_threads(void) {
   const char *forced = getenv("CLMG_HOST_THREADS");
-  long count = forced && *forced ? strtol(forced, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+  long count = forced && *forced ? strtol(forced, NULL, 10) : usable_cores();
   if (count < 1)
     count = 1;
   return count > CLMG_MAX_HOST_THREADS ? CLMG_MAX_HOST_THREADS : (size_t)count;

@@ -16,6 +16,7 @@
  * are direct copies that need not wait for the host. Ghosts
  * are sorted by global column, so each neighbour's ghosts are one
  * contiguous run of the ghost vector and one message. */
+#include "core/internal.h" /* clmg_host_parallel_for */
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
@@ -133,8 +134,39 @@ static int owner_of(const uint64_t *begin, int size, uint64_t index) {
   return low;
 }
 
+/* What is wrong with row i of a, if anything (*at: the entry that says it). */
+enum { ROW_FINE, ROW_NEGATIVE, ROW_OUTSIDE, ROW_UNSORTED };
+static int row_fault(const clmg_csr *a, size_t i, int64_t *at) {
+  if (a->row_ptr[i + 1] < a->row_ptr[i])
+    return ROW_NEGATIVE;
+  for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+    *at = k;
+    if (a->col[k] < 0 || (size_t)a->col[k] >= a->cols)
+      return ROW_OUTSIDE;
+    if (k > a->row_ptr[i] && a->col[k] <= a->col[k - 1])
+      return ROW_UNSORTED;
+  }
+  return ROW_FINE;
+}
+
+/* The lowest faulty row, over ranges of rows on the host's threads. */
+typedef struct row_scan {
+  const clmg_csr *a;
+  size_t first[CLMG_MAX_HOST_THREADS]; /* per range: its first faulty row, or a->rows */
+} row_scan;
+
+static void scan_rows(void *data, size_t range, size_t begin, size_t end) {
+  row_scan *scan = data;
+  int64_t at = 0;
+  for (size_t i = begin; i < end; ++i)
+    if (row_fault(scan->a, i, &at) != ROW_FINE) {
+      scan->first[range] = i;
+      return;
+    }
+}
+
 /* Checks this rank's rows: CSR arrays present, columns in range and sorted
- * (the device formats assume it). */
+ * (the device formats assume it); the lowest faulty row is named. */
 static clmg_status check_local_rows(clmg_mpi *mpi, const clmg_csr *a) {
   if (!a || (a->rows > 0 && (!a->row_ptr || !a->col || !a->val)) || (a->rows == 0 && !a->row_ptr))
     return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
@@ -147,22 +179,30 @@ static clmg_status check_local_rows(clmg_mpi *mpi, const clmg_csr *a) {
     return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
                              "rank %d: the local rows' offsets start at %lld, not 0", mpi->rank,
                              (long long)a->row_ptr[0]);
-  for (size_t i = 0; i < a->rows; ++i) {
-    if (a->row_ptr[i + 1] < a->row_ptr[i])
-      return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                               "rank %d: local row %zu has a negative length", mpi->rank, i);
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
-      if (a->col[k] < 0 || (size_t)a->col[k] >= a->cols)
-        return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                                 "rank %d: local row %zu has column %d, outside 0..%zu", mpi->rank,
-                                 i, (int)a->col[k], a->cols - 1);
-      if (k > a->row_ptr[i] && a->col[k] <= a->col[k - 1])
-        return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
-                                 "rank %d: local row %zu's columns are not sorted and unique",
-                                 mpi->rank, i);
-    }
+  row_scan scan = {a, {0}};
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    scan.first[t] = a->rows;
+  clmg_host_parallel_for(a->rows, 4096, scan_rows, &scan);
+  size_t i = a->rows;
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    if (scan.first[t] < i)
+      i = scan.first[t];
+  if (i == a->rows)
+    return CLMG_SUCCESS;
+  int64_t k = 0;
+  switch (row_fault(a, i, &k)) {
+  case ROW_NEGATIVE:
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "rank %d: local row %zu has a negative length", mpi->rank, i);
+  case ROW_OUTSIDE:
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "rank %d: local row %zu has column %d, outside 0..%zu", mpi->rank, i,
+                             (int)a->col[k], a->cols - 1);
+  default:
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "rank %d: local row %zu's columns are not sorted and unique",
+                             mpi->rank, i);
   }
-  return CLMG_SUCCESS;
 }
 
 /* Checks that rank r's blocks, at starts[r * stride] with counts[r *
@@ -229,52 +269,110 @@ static clmg_status gather_blocks(clmg_mpi_matrix *m, clmg_status status, const c
   return status;
 }
 
+/* One pass of the split over the rows [first, last) on one of the host's
+ * threads, each row's entries at its own place: SPLIT_COUNT puts each
+ * row's local and off-process entry counts in the blocks' row_ptr[i + 1];
+ * SPLIT_FILL copies the entries, the local ones with local columns, the
+ * off-process ones still with their global columns; SPLIT_GHOSTS turns
+ * those into ghost numbers (sorted global order is ghost order, so each
+ * row's ghost columns stay sorted). */
+enum split_pass { SPLIT_COUNT, SPLIT_FILL, SPLIT_GHOSTS };
+typedef struct split_job {
+  const clmg_csr *a;
+  uint64_t begin, end; /* the local columns */
+  const int32_t *ghosts;
+  size_t unique;
+  clmg_csr *local_block, *ghost_block;
+  enum split_pass pass;
+} split_job;
+
+static void split_range(void *data, size_t range, size_t first, size_t last) {
+  (void)range;
+  const split_job *job = data;
+  const clmg_csr *a = job->a;
+  clmg_csr *local_block = job->local_block, *ghost_block = job->ghost_block;
+  for (size_t i = first; i < last; ++i) {
+    if (job->pass == SPLIT_GHOSTS) {
+      for (int64_t k = ghost_block->row_ptr[i]; k < ghost_block->row_ptr[i + 1]; ++k) {
+        const int32_t *found = bsearch(&ghost_block->col[k], job->ghosts, job->unique,
+                                       sizeof *job->ghosts, compare_int32);
+        ghost_block->col[k] = (int32_t)(found - job->ghosts);
+      }
+      continue;
+    }
+    if (job->pass == SPLIT_COUNT) {
+      int64_t off = 0;
+      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k)
+        off += (uint64_t)a->col[k] < job->begin || (uint64_t)a->col[k] >= job->end;
+      local_block->row_ptr[i + 1] = a->row_ptr[i + 1] - a->row_ptr[i] - off;
+      ghost_block->row_ptr[i + 1] = off;
+      continue;
+    }
+    int64_t local_next = local_block->row_ptr[i], ghost_next = ghost_block->row_ptr[i];
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
+      uint64_t column = (uint64_t)a->col[k];
+      if (column >= job->begin && column < job->end) {
+        local_block->col[local_next] = (int32_t)(column - job->begin);
+        local_block->val[local_next++] = a->val[k];
+      } else {
+        ghost_block->col[ghost_next] = a->col[k];
+        ghost_block->val[ghost_next++] = a->val[k];
+      }
+    }
+  }
+}
+
 /* Splits the rows into the local and ghost CSR blocks and lists the ghosts'
- * global columns (sorted). */
+ * global columns (sorted): three passes over the rows on the host's cores
+ * (split_range) and a sort of the off-process entries' columns. */
 static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *local_block,
                               clmg_csr *ghost_block, uint32_t **ghost_rows,
                               int32_t **ghost_columns) {
   clmg_mpi *mpi = m->mpi;
-  const uint64_t begin = m->first_col, end = m->first_col + m->local_cols;
-  size_t nnz = clmg_csr_nnz(a), off = 0;
-  for (size_t k = 0; k < nnz; ++k)
-    off += (uint64_t)a->col[k] < begin || (uint64_t)a->col[k] >= end;
-  int32_t *ghosts = NULL;
-  size_t unique = 0;
-  clmg_status found_ghosts = clmg_mpi_ghost_columns(a, begin, m->local_cols, &ghosts, &unique);
+  const size_t nnz = clmg_csr_nnz(a);
   local_block->rows = a->rows;
   local_block->cols = m->local_cols;
   local_block->row_ptr = calloc(a->rows + 1, sizeof(int64_t));
-  local_block->col = malloc((nnz - off + 1) * sizeof(int32_t));
-  local_block->val = malloc((nnz - off + 1) * sizeof(double));
   ghost_block->rows = a->rows;
   ghost_block->row_ptr = calloc(a->rows + 1, sizeof(int64_t));
-  ghost_block->col = malloc((off + 1) * sizeof(int32_t));
-  ghost_block->val = malloc((off + 1) * sizeof(double));
   *ghost_rows = malloc((a->rows + 1) * sizeof **ghost_rows);
-  if (found_ghosts != CLMG_SUCCESS || !local_block->row_ptr || !local_block->col ||
-      !local_block->val || !ghost_block->row_ptr || !ghost_block->col || !ghost_block->val ||
-      !*ghost_rows) {
+  split_job job = {a,           m->first_col, m->first_col + m->local_cols, NULL, 0, local_block,
+                   ghost_block, SPLIT_COUNT};
+  size_t off = 0;
+  int32_t *ghosts = NULL;
+  if (local_block->row_ptr && ghost_block->row_ptr) {
+    clmg_host_parallel_for(a->rows, 256, split_range, &job);
+    for (size_t i = 0; i < a->rows; ++i) {
+      local_block->row_ptr[i + 1] += local_block->row_ptr[i];
+      ghost_block->row_ptr[i + 1] += ghost_block->row_ptr[i];
+    }
+    off = (size_t)ghost_block->row_ptr[a->rows];
+    local_block->col = malloc((nnz - off + 1) * sizeof(int32_t));
+    local_block->val = malloc((nnz - off + 1) * sizeof(double));
+    ghost_block->col = malloc((off + 1) * sizeof(int32_t));
+    ghost_block->val = malloc((off + 1) * sizeof(double));
+    ghosts = malloc((off + 1) * sizeof *ghosts);
+  }
+  if (!local_block->row_ptr || !local_block->col || !local_block->val || !ghost_block->row_ptr ||
+      !ghost_block->col || !ghost_block->val || !*ghost_rows || !ghosts) {
     free(ghosts);
     return no_memory(mpi, "the local and off-process blocks");
   }
+  job.pass = SPLIT_FILL;
+  clmg_host_parallel_for(a->rows, 256, split_range, &job);
+  /* the ghosts: the off-process columns, sorted, once each */
+  if (off > 0)
+    memcpy(ghosts, ghost_block->col, off * sizeof *ghosts);
+  qsort(ghosts, off, sizeof *ghosts, compare_int32);
+  size_t unique = 0;
+  for (size_t k = 0; k < off; ++k)
+    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
+      ghosts[unique++] = ghosts[k];
+  job.ghosts = ghosts;
+  job.unique = unique;
+  job.pass = SPLIT_GHOSTS;
+  clmg_host_parallel_for(a->rows, 256, split_range, &job);
   ghost_block->cols = unique;
-  int64_t local_next = 0, ghost_next = 0;
-  for (size_t i = 0; i < a->rows; ++i) {
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; ++k) {
-      uint64_t column = (uint64_t)a->col[k];
-      if (column >= begin && column < end) {
-        local_block->col[local_next] = (int32_t)(column - begin);
-        local_block->val[local_next++] = a->val[k];
-      } else { /* global order is ghost order: the row's ghost columns stay sorted */
-        const int32_t *found = bsearch(&a->col[k], ghosts, unique, sizeof *ghosts, compare_int32);
-        ghost_block->col[ghost_next] = (int32_t)(found - ghosts);
-        ghost_block->val[ghost_next++] = a->val[k];
-      }
-    }
-    local_block->row_ptr[i + 1] = local_next;
-    ghost_block->row_ptr[i + 1] = ghost_next;
-  }
   /* keep only the rows with off-process entries; the list remembers them */
   size_t kept = 0;
   for (size_t i = 0; i < a->rows; ++i)
@@ -420,6 +518,26 @@ static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local
   return status; /* clmg_mpi_agree names the rank */
 }
 
+/* The seconds since *clock, which moves to now. */
+static double lap(double *clock) {
+  double now = MPI_Wtime(), seconds = now - *clock;
+  *clock = now;
+  return seconds;
+}
+
+void clmg_mpi_matrix_times_get(const clmg_mpi *mpi, clmg_mpi_matrix_times *times) {
+  if (!times)
+    return;
+  memset(times, 0, sizeof *times);
+  if (mpi)
+    *times = mpi->matrix_times;
+}
+
+void clmg_mpi_matrix_times_reset(clmg_mpi *mpi) {
+  if (mpi)
+    memset(&mpi->matrix_times, 0, sizeof mpi->matrix_times);
+}
+
 clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row,
                                                const clmg_csr *local_rows, uint64_t first_col,
                                                size_t local_cols,
@@ -434,6 +552,8 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_matrix_options_defaults(&defaults);
   if (!options)
     options = &defaults;
+  clmg_mpi_matrix_times *times = &mpi->matrix_times;
+  double clock = MPI_Wtime();
   clmg_mpi_matrix *m = calloc(1, sizeof *m);
   clmg_status status = m ? check_local_rows(mpi, local_rows) : no_memory(mpi, "a matrix");
   if (status == CLMG_SUCCESS)
@@ -453,14 +573,19 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_csr local_block = {0}, ghost_block = {0};
   int32_t *ghost_columns = NULL;
   uint32_t *send_rows = NULL, *ghost_rows = NULL;
+  times->check_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(
         mpi, split_rows(m, local_rows, &local_block, &ghost_block, &ghost_rows, &ghost_columns));
+  times->split_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = plan_exchange(m, ghost_columns, &send_rows);
+  times->plan_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_agree(
         mpi, create_device_parts(m, &local_block, &ghost_block, ghost_rows, send_rows, options));
+  times->device_s += lap(&clock);
+  times->matrices += status == CLMG_SUCCESS;
   if (status == CLMG_SUCCESS) {
     uint64_t nonzeros = m->local_nonzeros;
     int code = MPI_Allreduce(&nonzeros, &m->global_nonzeros, 1, MPI_UINT64_T, MPI_SUM, mpi->comm);

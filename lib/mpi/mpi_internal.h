@@ -13,6 +13,7 @@ struct clmg_mpi {
    * that a read-back or an upload never holds up the context's queue: the
    * local product runs while the packed values travel. */
   cl_command_queue transfer;
+  clmg_mpi_matrix_times matrix_times; /* clmg_mpi_matrix_times_get's sums */
 };
 
 /* Between these two calls the context is local (its reducer removed):

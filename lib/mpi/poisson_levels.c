@@ -23,9 +23,11 @@
  * same owner from its own cells. A process numbers the DOFs it owns after
  * those of the processes before it; the numbers of the DOFs it needs from
  * others are asked of their owners by that cell and the DOF's place in it. */
+#include "core/internal.h" /* clmg_host_parallel_for */
 #include "mpi/mpi_internal.h"
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,22 +115,49 @@ static int partition_level(const clmg_mesh *coarse, int finest, size_t cells_per
   return p;
 }
 
+/* lowest_cells on the host's cores: ranges of cells lower each DOF's cell
+ * to the lowest they see (an atomic minimum: the same result in any
+ * order), then the lowest cell of each DOF writes its place there. */
+typedef struct lowest_job {
+  const clmg_fe_space *space;
+  _Atomic int32_t *cell_of; /* -1: no cell yet */
+  uint8_t *place_of;
+  int places; /* the second pass */
+} lowest_job;
+
+static void lowest_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const lowest_job *job = data;
+  const size_t per_cell = job->space->dofs_per_cell;
+  const int32_t *cell_dofs = job->space->cell_dofs;
+  for (size_t k = begin; k < end; ++k)
+    for (size_t m = 0; m < per_cell; ++m) {
+      const int32_t d = cell_dofs[k * per_cell + m];
+      if (job->places) { /* a DOF is once in each cell's list: one writer */
+        if (atomic_load_explicit(&job->cell_of[d], memory_order_relaxed) == (int32_t)k)
+          job->place_of[d] = (uint8_t)m;
+        continue;
+      }
+      int32_t seen = atomic_load_explicit(&job->cell_of[d], memory_order_relaxed);
+      while ((seen < 0 || (int32_t)k < seen) &&
+             !atomic_compare_exchange_weak_explicit(&job->cell_of[d], &seen, (int32_t)k,
+                                                    memory_order_relaxed, memory_order_relaxed))
+        ;
+    }
+}
+
 /* For every DOF of a space, the lowest-numbered cell around it and the
  * DOF's place in that cell: the first cell, in increasing order, to meet it.
  * This decides a DOF's owner and names it to other processes. cell_of and
  * place_of (num_dofs entries) are the caller's. */
 static void lowest_cells(const clmg_fe_space *space, int32_t *cell_of, uint8_t *place_of) {
-  const size_t per_cell = space->dofs_per_cell;
   for (size_t d = 0; d < space->num_dofs; ++d)
     cell_of[d] = -1;
-  for (size_t k = 0; k < space->mesh->num_cells; ++k)
-    for (size_t m = 0; m < per_cell; ++m) {
-      int32_t d = space->cell_dofs[k * per_cell + m];
-      if (cell_of[d] < 0) {
-        cell_of[d] = (int32_t)k;
-        place_of[d] = (uint8_t)m;
-      }
-    }
+  /* (int32_t and its atomic share a representation on every target clmg builds for) */
+  lowest_job job = {space, (_Atomic int32_t *)cell_of, place_of, 0};
+  clmg_host_parallel_for(space->mesh->num_cells, 1024, lowest_range, &job);
+  job.places = 1;
+  clmg_host_parallel_for(space->mesh->num_cells, 1024, lowest_range, &job);
 }
 
 /* Level p's owners (the part of the lowest cell around a DOF) and global
@@ -203,13 +232,47 @@ static clmg_status whole_rows(builder *b, int l, const uint64_t *first, const ui
   return status == CLMG_SUCCESS ? status : out_of_memory(b);
 }
 
+/* Each DOF's key, owner and (on level p) global number, for the DOFs
+ * [begin, end) of a piece level: independent per DOF, on the host's cores. */
+typedef struct describe_job {
+  const builder *b;
+  piece_level *level;
+  const int32_t *perm, *cell_of;
+  const uint8_t *place_of;
+  int l;
+} describe_job;
+
+static void describe_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const describe_job *job = data;
+  const builder *b = job->b;
+  piece_level *level = job->level;
+  const size_t per_cell = b->dofs_per_cell;
+  const int shift = b->dim * job->l;
+  const clmg_fe_space *whole = &b->whole.spaces[b->p];
+  for (size_t i = begin; i < end; ++i) {
+    int32_t dof = job->perm[i];
+    size_t k = (size_t)job->cell_of[dof], m = job->place_of[dof];
+    size_t ancestor = (size_t)b->cell_map[k >> shift];
+    uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
+    level->key[i] = cell * per_cell + m;
+    level->global[i] = -1;
+    if (job->l == 0) { /* level p: numbered by the whole build */
+      int32_t d = whole->cell_dofs[ancestor * per_cell + m];
+      level->owner[i] = b->owner_p[d];
+      level->global[i] = b->global_p[d];
+    } else {
+      level->owner[i] = b->part_of_cell[ancestor];
+    }
+  }
+}
+
 /* The piece's level l (0: level p): which DOF is which, and who owns it. */
 static clmg_status describe_piece_level(builder *b, int l) {
   piece_level *level = &b->levels[l];
   const clmg_fe_space *space = &b->piece.spaces[l];
   const int32_t *perm = b->piece.perm[l];
-  const size_t n = space->num_dofs, per_cell = b->dofs_per_cell;
-  const int shift = b->dim * l;
+  const size_t n = space->num_dofs;
   level->n = n;
   level->owner = malloc((n + 1) * sizeof *level->owner);
   level->key = malloc((n + 1) * sizeof *level->key);
@@ -225,22 +288,8 @@ static clmg_status describe_piece_level(builder *b, int l) {
   /* the piece keeps level p's cell order and children follow their
    * parents, so its lowest cell around a DOF is the lowest of all */
   lowest_cells(space, cell_of, place_of);
-  const clmg_fe_space *whole = &b->whole.spaces[b->p];
-  for (size_t i = 0; i < n; ++i) {
-    int32_t dof = perm[i];
-    size_t k = (size_t)cell_of[dof], m = place_of[dof];
-    size_t ancestor = (size_t)b->cell_map[k >> shift];
-    uint64_t cell = ((uint64_t)ancestor << shift) | (k & (((size_t)1 << shift) - 1));
-    level->key[i] = cell * per_cell + m;
-    level->global[i] = -1;
-    if (l == 0) { /* level p: numbered by the whole build */
-      int32_t d = whole->cell_dofs[ancestor * per_cell + m];
-      level->owner[i] = b->owner_p[d];
-      level->global[i] = b->global_p[d];
-    } else {
-      level->owner[i] = b->part_of_cell[ancestor];
-    }
-  }
+  describe_job job = {b, level, perm, cell_of, place_of, l};
+  clmg_host_parallel_for(n, 1024, describe_range, &job);
   free(cell_of);
   free(place_of);
   const int rank = b->mpi->rank;
@@ -274,23 +323,86 @@ static clmg_status number_piece_level(builder *b, int l) {
   return CLMG_SUCCESS;
 }
 
-/* needed[l][i] = 1 for the DOFs of level l that this process's rows reach. */
-static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *needed) {
-  for (size_t k = 0; k < rows->num_owned; ++k) {
-    int32_t i = rows->owned[k];
+typedef struct mark_job {
+  const clmg_csr *m;
+  const piece_level *rows;
+  _Atomic uint8_t *needed;
+} mark_job;
+
+static void mark_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const mark_job *job = data;
+  const clmg_csr *m = job->m;
+  for (size_t k = begin; k < end; ++k) {
+    int32_t i = job->rows->owned[k];
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e)
-      needed[m->col[e]] = 1;
+      atomic_store_explicit(&job->needed[m->col[e]], 1, memory_order_relaxed);
   }
 }
 
-typedef struct keyed_number {
-  uint64_t key;
-  int64_t global;
-} keyed_number;
+/* needed[l][i] = 1 for the DOFs of level l that this process's rows reach
+ * (ranges of rows on the host's cores, the marks atomic stores of 1). */
+static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *needed) {
+  mark_job job = {m, rows, (_Atomic uint8_t *)needed};
+  clmg_host_parallel_for(rows->num_owned, 1024, mark_range, &job);
+}
 
-static int compare_key(const void *a, const void *b) {
-  uint64_t x = ((const keyed_number *)a)->key, y = ((const keyed_number *)b)->key;
-  return (x > y) - (x < y);
+/* Where an owner finds the DOFs it is asked about: the piece's cell of each
+ * level-p cell (-1 outside the piece) and, per level, each DOF's index i. */
+typedef struct dof_finder {
+  int32_t *piece_cell; /* level p cell -> piece cell */
+  size_t num_cells_p;
+  int32_t **index_of; /* per level: piece DOF -> i (the inverse of perm) */
+} dof_finder;
+
+/* The global number of the DOF this process owns on the piece's level l
+ * with this key (lowest cell * dofs per cell + place), -1 when it owns none:
+ * the key names a cell, its level-p ancestor a cell of the piece, the piece
+ * numbers its children as refinement does, and the cell's DOFs say which. */
+static int64_t owned_number(const builder *b, const dof_finder *finder, int l, uint64_t key) {
+  const size_t per_cell = b->dofs_per_cell;
+  const int shift = b->dim * l;
+  const uint64_t cell = key / per_cell, ancestor = cell >> shift;
+  if (ancestor >= finder->num_cells_p || finder->piece_cell[ancestor] < 0)
+    return -1;
+  const uint64_t k =
+      ((uint64_t)finder->piece_cell[ancestor] << shift) | (cell & (((uint64_t)1 << shift) - 1));
+  const clmg_fe_space *space = &b->piece.spaces[l];
+  if (k >= space->mesh->num_cells)
+    return -1;
+  const int32_t i = finder->index_of[l][space->cell_dofs[k * per_cell + key % per_cell]];
+  const piece_level *level = &b->levels[l];
+  return level->owner[i] == b->mpi->rank && level->key[i] == key ? level->global[i] : -1;
+}
+
+static void dof_finder_free(dof_finder *finder, int levels) {
+  for (int l = 0; finder->index_of && l < levels; ++l)
+    free(finder->index_of[l]);
+  free(finder->index_of);
+  free(finder->piece_cell);
+}
+
+/* The finder of the piece's levels 1..levels - 1; false without memory. */
+static int dof_finder_create(const builder *b, int levels, dof_finder *finder) {
+  memset(finder, 0, sizeof *finder);
+  finder->num_cells_p = b->whole.meshes[b->p].num_cells;
+  finder->piece_cell = malloc((finder->num_cells_p + 1) * sizeof *finder->piece_cell);
+  finder->index_of = calloc((size_t)levels, sizeof *finder->index_of);
+  if (!finder->piece_cell || !finder->index_of)
+    return 0;
+  for (size_t c = 0; c < finder->num_cells_p; ++c)
+    finder->piece_cell[c] = -1;
+  for (size_t k = 0; k < b->piece_mesh.num_cells; ++k)
+    finder->piece_cell[b->cell_map[k]] = (int32_t)k;
+  for (int l = 1; l < levels; ++l) {
+    const size_t n = b->levels[l].n;
+    finder->index_of[l] = malloc((n + 1) * sizeof *finder->index_of[l]);
+    if (!finder->index_of[l])
+      return 0;
+    for (size_t i = 0; i < n; ++i)
+      finder->index_of[l][b->piece.perm[l][i]] = (int32_t)i;
+  }
+  return 1;
 }
 
 /* The global numbers of the DOFs this process's rows reach but others own,
@@ -299,7 +411,7 @@ static int compare_key(const void *a, const void *b) {
 static clmg_status exchange_numbers(builder *b) {
   const int levels = b->finest - b->p + 1, size = b->mpi->size, rank = b->mpi->rank;
   uint8_t **needed = calloc((size_t)levels, sizeof *needed);
-  keyed_number **table = calloc((size_t)levels, sizeof *table);
+  dof_finder finder = {0};
   int *send_counts = calloc((size_t)size, sizeof *send_counts);
   int *receive_counts = calloc((size_t)size, sizeof *receive_counts);
   int *send_starts = calloc((size_t)size + 1, sizeof *send_starts);
@@ -309,7 +421,7 @@ static clmg_status exchange_numbers(builder *b) {
   int32_t *question_index = NULL;
   int *fill = NULL; /* where the next question to each rank goes */
   clmg_status status = CLMG_SUCCESS;
-  if (!needed || !table || !send_counts || !receive_counts || !send_starts || !receive_starts)
+  if (!needed || !send_counts || !receive_counts || !send_starts || !receive_starts)
     status = out_of_memory(b);
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
     needed[l] = calloc(b->levels[l].n + 1, 1);
@@ -353,20 +465,9 @@ static clmg_status exchange_numbers(builder *b) {
   fill = malloc(((size_t)size + 1) * sizeof *fill);
   if (!questions || !question_index || !asked || !replies || !answers || !fill)
     status = out_of_memory(b);
-  /* the owned DOFs of each level by key, to answer with */
-  for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
-    const piece_level *level = &b->levels[l];
-    table[l] = malloc((level->num_owned + 1) * sizeof *table[l]);
-    if (!table[l]) {
-      status = out_of_memory(b);
-      break;
-    }
-    for (size_t k = 0; k < level->num_owned; ++k) {
-      table[l][k].key = level->key[level->owned[k]];
-      table[l][k].global = level->global[level->owned[k]];
-    }
-    qsort(table[l], level->num_owned, sizeof *table[l], compare_key);
-  }
+  /* the owned DOFs of each level found by key, to answer with */
+  if (status == CLMG_SUCCESS && !dof_finder_create(b, levels, &finder))
+    status = out_of_memory(b);
   status = clmg_mpi_agree(b->mpi, status);
   if (status != CLMG_SUCCESS)
     goto done;
@@ -388,10 +489,8 @@ static clmg_status exchange_numbers(builder *b) {
   }
   for (size_t q = 0; q < received / 2; ++q) {
     uint64_t l = asked[2 * q];
-    keyed_number wanted = {asked[2 * q + 1], 0}, *found = NULL;
-    if (l >= 1 && l < (uint64_t)levels)
-      found = bsearch(&wanted, table[l], b->levels[l].num_owned, sizeof wanted, compare_key);
-    replies[q] = found ? found->global : -1;
+    replies[q] =
+        l >= 1 && l < (uint64_t)levels ? owned_number(b, &finder, (int)l, asked[2 * q + 1]) : -1;
   }
   /* the answers travel as one int64 per question: counts halved */
   for (int r = 0; r < size; ++r) {
@@ -422,10 +521,8 @@ static clmg_status exchange_numbers(builder *b) {
 done:
   for (int l = 0; needed && l < levels; ++l)
     free(needed[l]);
-  for (int l = 0; table && l < levels; ++l)
-    free(table[l]);
+  dof_finder_free(&finder, levels);
   free(needed);
-  free(table);
   free(send_counts);
   free(receive_counts);
   free(send_starts);
@@ -439,34 +536,29 @@ done:
   return status;
 }
 
-/* This process's rows of m (rows->owned, in global order) with global
- * column numbers (columns->global), each row's columns sorted. */
-static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
-                               const piece_level *columns, uint64_t global_cols, clmg_csr *out) {
-  memset(out, 0, sizeof *out);
-  size_t entries = 0;
-  for (size_t k = 0; k < rows->num_owned; ++k)
-    entries += (size_t)(m->row_ptr[rows->owned[k] + 1] - m->row_ptr[rows->owned[k]]);
-  out->rows = rows->num_owned;
-  out->cols = (size_t)global_cols;
-  out->row_ptr = malloc((out->rows + 1) * sizeof *out->row_ptr);
-  out->col = malloc((entries + 1) * sizeof *out->col);
-  out->val = malloc((entries + 1) * sizeof *out->val);
-  if (!out->row_ptr || !out->col || !out->val) {
-    clmg_csr_free(out);
-    return out_of_memory(b);
-  }
-  int64_t at = 0;
-  out->row_ptr[0] = 0;
-  for (size_t k = 0; k < rows->num_owned; ++k) {
-    int32_t i = rows->owned[k];
-    int64_t start = at;
+/* The rows [begin, end) of global_rows' output, filled on one of the
+ * host's threads: each row's entries go to its own place. */
+typedef struct global_rows_job {
+  const clmg_csr *m;
+  const piece_level *rows, *columns;
+  uint64_t global_cols;
+  clmg_csr *out;
+  int unnumbered[CLMG_MAX_HOST_THREADS]; /* per range: a column without a global number */
+} global_rows_job;
+
+static void global_rows_range(void *data, size_t range, size_t begin, size_t end) {
+  global_rows_job *job = data;
+  const clmg_csr *m = job->m;
+  clmg_csr *out = job->out;
+  for (size_t k = begin; k < end; ++k) {
+    int32_t i = job->rows->owned[k];
+    const int64_t start = out->row_ptr[k];
+    int64_t at = start;
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e) {
-      int32_t c = m->col[e];
-      int64_t g = columns->global[c];
-      if (g < 0 || (uint64_t)g >= global_cols) {
-        clmg_csr_free(out);
-        return fail(b, CLMG_ERROR_UNSUPPORTED, "a row reaches a DOF without a global number");
+      int64_t g = job->columns->global[m->col[e]];
+      if (g < 0 || (uint64_t)g >= job->global_cols) {
+        job->unnumbered[range] = 1;
+        return;
       }
       /* insertion into the row, sorted by global column */
       int64_t place = at++;
@@ -478,8 +570,37 @@ static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level 
       out->col[place] = (int32_t)g;
       out->val[place] = m->val[e];
     }
-    out->row_ptr[k + 1] = at;
   }
+}
+
+/* This process's rows of m (rows->owned, in global order) with global
+ * column numbers (columns->global), each row's columns sorted. */
+static clmg_status global_rows(builder *b, const clmg_csr *m, const piece_level *rows,
+                               const piece_level *columns, uint64_t global_cols, clmg_csr *out) {
+  memset(out, 0, sizeof *out);
+  out->rows = rows->num_owned;
+  out->cols = (size_t)global_cols;
+  out->row_ptr = malloc((out->rows + 1) * sizeof *out->row_ptr);
+  if (!out->row_ptr)
+    return out_of_memory(b);
+  out->row_ptr[0] = 0;
+  for (size_t k = 0; k < rows->num_owned; ++k)
+    out->row_ptr[k + 1] =
+        out->row_ptr[k] + (m->row_ptr[rows->owned[k] + 1] - m->row_ptr[rows->owned[k]]);
+  const size_t entries = (size_t)out->row_ptr[out->rows];
+  out->col = malloc((entries + 1) * sizeof *out->col);
+  out->val = malloc((entries + 1) * sizeof *out->val);
+  if (!out->col || !out->val) {
+    clmg_csr_free(out);
+    return out_of_memory(b);
+  }
+  global_rows_job job = {m, rows, columns, global_cols, out, {0}};
+  clmg_host_parallel_for(out->rows, 256, global_rows_range, &job);
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    if (job.unnumbered[t]) {
+      clmg_csr_free(out);
+      return fail(b, CLMG_ERROR_UNSUPPORTED, "a row reaches a DOF without a global number");
+    }
   return CLMG_SUCCESS;
 }
 
@@ -546,16 +667,20 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
  * finest (a fraction of the finest level's cells) and numbers their
  * spaces, as the device numbers them (the mesh's own order). */
 static clmg_status device_piece(builder *b, int num_levels, int degree,
-                                const clmg_poisson_problem *problem) {
+                                const clmg_poisson_problem *problem, clmg_mpi_poisson_levels *out) {
   clmg_context *context = b->mpi->context;
   clmg_fe_hierarchy *h = &b->piece;
   clmg_fe_device_hierarchy d;
   clmg_error error = {{0}};
   const int top = num_levels - 1;
+  const double assembly_start = MPI_Wtime();
   clmg_status status =
       clmg_fe_poisson_hierarchy_device(context, &b->piece_mesh, num_levels, degree, problem, &d);
+  const double fetch_start = MPI_Wtime();
+  out->piece_assembly_s = fetch_start - assembly_start;
   if (status == CLMG_SUCCESS)
     status = clmg_fe_device_hierarchy_fetch_finest(context, &d);
+  out->piece_fetch_s = MPI_Wtime() - fetch_start;
   if (status != CLMG_SUCCESS) {
     char message[sizeof error.message];
     snprintf(message, sizeof message, "%s", clmg_context_message(context));
@@ -578,6 +703,7 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
     clmg_fe_device_hierarchy_free(&d);
     return out_of_memory(b);
   }
+  double clock = MPI_Wtime();
   for (int l = 0; status == CLMG_SUCCESS && l < num_levels; ++l) {
     if (l == top && top > 0) { /* the finest, fetched: moved, the space onto its new place */
       h->meshes[l] = d.meshes[l];
@@ -602,6 +728,9 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
       for (size_t i = 0; status == CLMG_SUCCESS && i < dofs; ++i)
         h->perm[l][i] = (int32_t)i;
     }
+    double now = MPI_Wtime();
+    out->piece_meshes_s += now - clock;
+    clock = now;
     if (status == CLMG_SUCCESS)
       status = clmg_csr_device_download(&d.a[l], &h->a[l], &error);
     if (status == CLMG_SUCCESS && l > 0)
@@ -610,11 +739,15 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
       status = clmg_csr_device_download(&d.r[l], &h->r[l], &error);
     if (status != CLMG_SUCCESS && error.message[0])
       status = fail(b, status, error.message);
+    now = MPI_Wtime();
+    out->piece_download_s += now - clock;
+    clock = now;
   }
   if (status == CLMG_SUCCESS && n > 0)
     status = clmg_vector_download_doubles(d.b, h->b);
   if (status == CLMG_SUCCESS && n > 0)
     status = clmg_vector_download_doubles(d.x0, h->x0);
+  out->piece_download_s += MPI_Wtime() - clock;
   if (status == CLMG_SUCCESS) {
     h->is_dirichlet = d.is_dirichlet;
     d.is_dirichlet = NULL;
@@ -751,6 +884,7 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     const uint64_t first = b.first_p[mpi->rank];
     status = clmg_mpi_agree(mpi, finest_vectors(&b, &b.whole, b.numbered_of_dist + first,
                                                 (size_t)(b.first_p[mpi->rank + 1] - first), out));
+    out->whole_s = MPI_Wtime() - start;
   } else if (status == CLMG_SUCCESS) {
     /* the piece: this process's part and the layer around it */
     int32_t cut_tag = 0;
@@ -766,10 +900,11 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     if (status == CLMG_SUCCESS && b.piece_mesh.num_cells == 0)
       status = fail(&b, CLMG_ERROR_UNSUPPORTED, "its part of the partition level has no cells");
     const double piece_start = MPI_Wtime();
+    out->whole_s = piece_start - start;
     const clmg_device_info *device = clmg_context_device(mpi->context);
     out->piece_on_device = options->device_setup && device && device->has_fp64;
     if (status == CLMG_SUCCESS && out->piece_on_device)
-      status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece);
+      status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece, out);
     else if (status == CLMG_SUCCESS)
       status =
           clmg_fe_poisson_hierarchy(&b.piece_mesh, finest_level - b.p + 1, options->degree,
@@ -786,6 +921,7 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
         status = out_of_memory(&b);
     }
     status = clmg_mpi_agree(mpi, status);
+    const double numbering_start = MPI_Wtime();
     for (int l = 0; status == CLMG_SUCCESS && l <= finest_level - b.p; ++l) {
       status = clmg_mpi_agree(mpi, describe_piece_level(&b, l));
       if (status == CLMG_SUCCESS && l > 0)
@@ -793,8 +929,11 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     }
     if (status == CLMG_SUCCESS)
       status = exchange_numbers(&b);
+    const double rows_start = MPI_Wtime();
+    out->numbering_s = rows_start - numbering_start;
     if (status == CLMG_SUCCESS)
       status = clmg_mpi_agree(mpi, piece_rows(&b, out));
+    out->rows_s = MPI_Wtime() - rows_start;
     if (status == CLMG_SUCCESS)
       out->piece_dofs = b.levels[finest_level - b.p].n;
   }
