@@ -731,15 +731,9 @@ static void test_mm_round_trip_matrix(void **state) {
  * value restored. */
 static clmg_status read_with_threads(const char *threads, const char *path, clmg_csr *a,
                                      clmg_error *error) {
-  const char *saved = getenv("CLMG_HOST_THREADS");
-  char *kept = saved ? strdup(saved) : NULL;
-  setenv("CLMG_HOST_THREADS", threads, 1);
+  char *kept = test_env_set("CLMG_HOST_THREADS", threads);
   clmg_status status = clmg_csr_read_matrix_market(path, a, error);
-  if (kept)
-    setenv("CLMG_HOST_THREADS", kept, 1);
-  else
-    unsetenv("CLMG_HOST_THREADS");
-  free(kept);
+  test_env_restore("CLMG_HOST_THREADS", kept);
   return status;
 }
 

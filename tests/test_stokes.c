@@ -1751,15 +1751,9 @@ static void assemble_on_threads(const char *threads, const clmg_mesh *mesh,
                                 const clmg_triangle_edges *edges,
                                 const clmg_stokes_problem *problem, clmg_csr *a, double *b) {
   clmg_error error;
-  const char *given = getenv("CLMG_HOST_THREADS");
-  char *kept = given ? strdup(given) : NULL;
-  setenv("CLMG_HOST_THREADS", threads, 1);
+  char *kept = test_env_set("CLMG_HOST_THREADS", threads);
   clmg_status status = clmg_stokes_assemble_host(mesh, edges, problem, a, b, &error);
-  if (kept)
-    setenv("CLMG_HOST_THREADS", kept, 1);
-  else
-    unsetenv("CLMG_HOST_THREADS");
-  free(kept);
+  test_env_restore("CLMG_HOST_THREADS", kept);
   if (status != CLMG_SUCCESS)
     fail_msg("assembly on %s threads: %s", threads, error.message);
 }
@@ -1871,16 +1865,10 @@ static clmg_status prolongation_on_threads(const char *threads, const clmg_mesh 
                                            const clmg_triangle_edges *fine_edges,
                                            const clmg_stokes_problem *problem, clmg_csr *p,
                                            clmg_error *error) {
-  const char *given = getenv("CLMG_HOST_THREADS");
-  char *kept = given ? strdup(given) : NULL;
-  setenv("CLMG_HOST_THREADS", threads, 1);
+  char *kept = test_env_set("CLMG_HOST_THREADS", threads);
   clmg_status status =
       clmg_stokes_prolongation_host(coarse, coarse_edges, fine, fine_edges, problem, p, error);
-  if (kept)
-    setenv("CLMG_HOST_THREADS", kept, 1);
-  else
-    unsetenv("CLMG_HOST_THREADS");
-  free(kept);
+  test_env_restore("CLMG_HOST_THREADS", kept);
   return status;
 }
 

@@ -79,17 +79,29 @@ int test_open_context(clmg_context **ctx, const clmg_context_options *options, c
   return 0;
 }
 
+char *test_env_set(const char *name, const char *value) {
+  const char *was = getenv(name);
+  char *kept = was ? strdup(was) : NULL;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+  return kept;
+}
+
+void test_env_restore(const char *name, char *kept) {
+  if (kept)
+    setenv(name, kept, 1);
+  else
+    unsetenv(name);
+  free(kept);
+}
+
 int test_open_context_params(clmg_context **ctx, const char *params, const char *tag,
                              int print_device) {
-  const char *saved = getenv("CLMG_DEVICE_PARAMS");
-  char *kept = saved ? strdup(saved) : NULL;
-  setenv("CLMG_DEVICE_PARAMS", params, 1);
+  char *kept = test_env_set("CLMG_DEVICE_PARAMS", params);
   int opened = test_open_context(ctx, NULL, tag, print_device);
-  if (kept)
-    setenv("CLMG_DEVICE_PARAMS", kept, 1);
-  else
-    unsetenv("CLMG_DEVICE_PARAMS");
-  free(kept);
+  test_env_restore("CLMG_DEVICE_PARAMS", kept);
   return opened;
 }
 

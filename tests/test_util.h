@@ -61,6 +61,15 @@ void test_apply_filters(void);
 int test_open_context(clmg_context **ctx, const clmg_context_options *options, const char *tag,
                       int print_device);
 
+/* Sets the environment variable `name` to `value` (NULL: unsets it) and
+ * returns its earlier value, a copy (NULL where it was unset), for
+ * test_env_restore. */
+char *test_env_set(const char *name, const char *value);
+
+/* Gives `name` back its value from test_env_set (unset for NULL) and frees
+ * the copy. */
+void test_env_restore(const char *name, char *kept);
+
 /* test_open_context without options, with CLMG_DEVICE_PARAMS set to `params`
  * while the context is made (the device table's overrides, e.g.
  * "cpu_kernels=0" for a GPU's strided walk on a CPU) and restored after. */

@@ -388,6 +388,25 @@ static void free_triplets(mm_triplets *triplets) {
   memset(triplets, 0, sizeof *triplets);
 }
 
+/* The arrays resized to `capacity` entries (at least 1); 0 without memory
+ * (those resized so far are kept, the others as they were). */
+static int resize_triplets(mm_triplets *triplets, size_t capacity) {
+  size_t index_bytes = triplets->wide ? sizeof(int64_t) : sizeof(int32_t);
+  size_t room = capacity ? capacity : 1;
+  void *row = realloc(triplets->row, room * index_bytes);
+  if (row)
+    triplets->row = row;
+  void *col = row ? realloc(triplets->col, room * index_bytes) : NULL;
+  if (col)
+    triplets->col = col;
+  double *val = col ? realloc(triplets->val, room * sizeof *val) : NULL;
+  if (!val)
+    return 0;
+  triplets->val = val;
+  triplets->capacity = room;
+  return 1;
+}
+
 /* Grows the arrays geometrically rather than trusting the size line with
  * one huge allocation: a truncated or corrupt file then fails with a parse
  * error instead of an allocation of what it claims. */
@@ -401,20 +420,10 @@ static clmg_status reserve_triplets(mm_reader *reader, mm_triplets *triplets, si
     capacity = triplets->limit;
   if (capacity > SIZE_MAX / sizeof(double))
     capacity = 0;
-  size_t index_bytes = triplets->wide ? sizeof(int64_t) : sizeof(int32_t);
-  void *row = capacity ? realloc(triplets->row, capacity * index_bytes) : NULL;
-  if (row)
-    triplets->row = row;
-  void *col = row ? realloc(triplets->col, capacity * index_bytes) : NULL;
-  if (col)
-    triplets->col = col;
-  double *val = col ? realloc(triplets->val, capacity * sizeof *val) : NULL;
-  if (!val)
+  if (!capacity || !resize_triplets(triplets, capacity))
     return clmg_error_set(reader->error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "%s:%zu: cannot allocate room for %zu entries", reader->path,
                           reader->line_number, wanted);
-  triplets->val = val;
-  triplets->capacity = capacity;
   return CLMG_SUCCESS;
 }
 
@@ -852,18 +861,8 @@ static int join_ranges(mm_range *ranges, size_t count, mm_triplets *out) {
     total += ranges[r].triplets.count;
   mm_triplets *first = &ranges[0].triplets;
   size_t index_bytes = first->wide ? sizeof(int64_t) : sizeof(int32_t);
-  size_t room = total ? total : 1;
-  void *row = realloc(first->row, room * index_bytes);
-  if (row)
-    first->row = row;
-  void *col = row ? realloc(first->col, room * index_bytes) : NULL;
-  if (col)
-    first->col = col;
-  double *val = col ? realloc(first->val, room * sizeof *val) : NULL;
-  if (!val)
+  if (!resize_triplets(first, total))
     return 0;
-  first->val = val;
-  first->capacity = room;
   for (size_t r = 1; r < count; r++) {
     mm_triplets *t = &ranges[r].triplets;
     if (t->count) {
