@@ -78,16 +78,19 @@ inline void vanka_block(const int *unknowns, ulong cell, ulong count, global con
   }
 }
 
-/* d = m^-1 r by elimination with partial pivoting (m and r overwritten); a
- * column whose best pivot is at most VANKA_TINY times the block's largest
- * entry leaves its unknown unchanged (d = 0 there), as the host does. */
-inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d) {
+/* Forward elimination with partial pivoting of m (overwritten), applied to
+ * `rhs` right-hand sides held row by row (r[a * rhs + i]: row a of right-hand
+ * side i; one right-hand side is a plain vector). skipped[c]: column c's
+ * best pivot is at most VANKA_TINY times the block's largest entry, and its
+ * unknown is left unchanged (0), as the host does. Each right-hand side
+ * sees the same operations in the same order whatever `rhs` is. */
+inline void vanka_eliminate(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, const int rhs,
+                            int *skipped) {
   real largest = 0;
   for (int i = 0; i < VANKA_BLOCK; ++i)
     for (int j = 0; j < VANKA_BLOCK; ++j)
       largest = fmax(largest, fabs(m[i][j]));
   const real tiny = (real)VANKA_TINY * largest;
-  int skipped[VANKA_BLOCK];
   for (int c = 0; c < VANKA_BLOCK; ++c) {
     int pivot = c;
     for (int i = c + 1; i < VANKA_BLOCK; ++i)
@@ -102,27 +105,44 @@ inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d
         m[c][j] = m[pivot][j];
         m[pivot][j] = t;
       }
-      const real t = r[c];
-      r[c] = r[pivot];
-      r[pivot] = t;
+      for (int i = 0; i < rhs; ++i) {
+        const real t = r[c * rhs + i];
+        r[c * rhs + i] = r[pivot * rhs + i];
+        r[pivot * rhs + i] = t;
+      }
     }
-    for (int i = c + 1; i < VANKA_BLOCK; ++i) {
-      const real factor = m[i][c] / m[c][c];
+    for (int a = c + 1; a < VANKA_BLOCK; ++a) {
+      const real factor = m[a][c] / m[c][c];
       for (int j = c; j < VANKA_BLOCK; ++j)
-        m[i][j] -= factor * m[c][j];
-      r[i] -= factor * r[c];
+        m[a][j] -= factor * m[c][j];
+      for (int i = 0; i < rhs; ++i)
+        r[a * rhs + i] -= factor * r[c * rhs + i];
     }
   }
+}
+
+/* d = the solution for right-hand side i of vanka_eliminate's system. */
+inline void vanka_back_substitute(real m[VANKA_BLOCK][VANKA_BLOCK], const int *skipped,
+                                  const real *r, const int rhs, const int i, real *d) {
   for (int c = VANKA_BLOCK - 1; c >= 0; --c) {
     if (skipped[c]) {
       d[c] = 0;
       continue;
     }
-    real sum = r[c];
+    real sum = r[c * rhs + i];
     for (int j = c + 1; j < VANKA_BLOCK; ++j)
       sum -= m[c][j] * d[j];
     d[c] = sum / m[c][c];
   }
+}
+
+/* d = m^-1 r by elimination with partial pivoting (m and r overwritten); a
+ * column whose best pivot is at most VANKA_TINY times the block's largest
+ * entry leaves its unknown unchanged (d = 0 there), as the host does. */
+inline void vanka_solve_block(real m[VANKA_BLOCK][VANKA_BLOCK], real *r, real *d) {
+  int skipped[VANKA_BLOCK];
+  vanka_eliminate(m, r, 1, skipped);
+  vanka_back_substitute(m, skipped, r, 1, 0, d);
 }
 
 /* The stored inverses of the `count` cells of one colour (Algorithm 1 of
@@ -147,54 +167,12 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
     for (int a = 0; a < VANKA_BLOCK; ++a)
       for (int i = 0; i < VANKA_BLOCK; ++i)
         r[a][i] = a == i ? (real)1 : (real)0;
-    /* vanka_solve_block's elimination, row a of r being r[a] of column i */
-    real largest = 0;
-    for (int i = 0; i < VANKA_BLOCK; ++i)
-      for (int j = 0; j < VANKA_BLOCK; ++j)
-        largest = fmax(largest, fabs(m[i][j]));
-    const real tiny = (real)VANKA_TINY * largest;
+    /* one elimination for the seven columns (row a of r: r[a][i] of column i) */
     int skipped[VANKA_BLOCK];
-    for (int c = 0; c < VANKA_BLOCK; ++c) {
-      int pivot = c;
-      for (int i = c + 1; i < VANKA_BLOCK; ++i)
-        if (fabs(m[i][c]) > fabs(m[pivot][c]))
-          pivot = i;
-      skipped[c] = !(fabs(m[pivot][c]) > tiny);
-      if (skipped[c])
-        continue;
-      if (pivot != c) {
-        for (int j = 0; j < VANKA_BLOCK; ++j) {
-          const real t = m[c][j];
-          m[c][j] = m[pivot][j];
-          m[pivot][j] = t;
-        }
-        for (int i = 0; i < VANKA_BLOCK; ++i) {
-          const real t = r[c][i];
-          r[c][i] = r[pivot][i];
-          r[pivot][i] = t;
-        }
-      }
-      for (int a = c + 1; a < VANKA_BLOCK; ++a) {
-        const real factor = m[a][c] / m[c][c];
-        for (int j = c; j < VANKA_BLOCK; ++j)
-          m[a][j] -= factor * m[c][j];
-        for (int i = 0; i < VANKA_BLOCK; ++i)
-          r[a][i] -= factor * r[c][i];
-      }
-    }
-    /* the back substitution, column by column */
+    vanka_eliminate(m, &r[0][0], VANKA_BLOCK, skipped);
     for (int i = 0; i < VANKA_BLOCK; ++i) {
       real d[VANKA_BLOCK];
-      for (int c = VANKA_BLOCK - 1; c >= 0; --c) {
-        if (skipped[c]) {
-          d[c] = 0;
-          continue;
-        }
-        real sum = r[c][i];
-        for (int j = c + 1; j < VANKA_BLOCK; ++j)
-          sum -= m[c][j] * d[j];
-        d[c] = sum / m[c][c];
-      }
+      vanka_back_substitute(m, skipped, &r[0][0], VANKA_BLOCK, i, d);
       for (int row = 0; row < VANKA_BLOCK; ++row)
         inverse[VANKA_INVERSE(row, i, cell, count)] = d[row];
     }
