@@ -863,17 +863,7 @@ static const double node_barycentric[6][3] = {{1.0, 0.0, 0.0}, {0.0, 1.0, 0.0}, 
  * with the repeats summed in that order: clmg_csr_from_triplets's row, bit
  * for bit. The count kept. */
 static size_t merge_row(int32_t *col, double *val, size_t count) {
-  for (size_t a = 1; a < count; a++) {
-    int32_t c = col[a];
-    double v = val[a];
-    size_t b = a;
-    for (; b > 0 && col[b - 1] > c; b--) {
-      col[b] = col[b - 1];
-      val[b] = val[b - 1];
-    }
-    col[b] = c;
-    val[b] = v;
-  }
+  clmg_sort_row_entries(col, val, count);
   size_t kept = 0;
   for (size_t a = 0; a < count; a++) {
     if (kept > 0 && col[kept - 1] == col[a]) {

@@ -192,21 +192,22 @@ static void sort_by_short_rows(size_t count, const int32_t *row_index, const int
   for (size_t i = result->rows; i > 0; i--)
     row_ptr[i] = row_ptr[i - 1];
   row_ptr[0] = 0;
-  for (size_t i = 0; i < result->rows; i++) {
-    int32_t *col = result->col + row_ptr[i];
-    double *val = result->val + row_ptr[i];
-    int64_t length = row_ptr[i + 1] - row_ptr[i];
-    for (int64_t m = 1; m < length; m++) {
-      int32_t c = col[m];
-      double v = val[m];
-      int64_t j = m;
-      for (; j > 0 && col[j - 1] > c; j--) {
-        col[j] = col[j - 1];
-        val[j] = val[j - 1];
-      }
-      col[j] = c;
-      val[j] = v;
+  for (size_t i = 0; i < result->rows; i++)
+    clmg_sort_row_entries(result->col + row_ptr[i], result->val + row_ptr[i],
+                          (size_t)(row_ptr[i + 1] - row_ptr[i]));
+}
+
+void clmg_sort_row_entries(int32_t *col, double *val, size_t count) {
+  for (size_t m = 1; m < count; m++) {
+    int32_t c = col[m];
+    double v = val[m];
+    size_t j = m;
+    for (; j > 0 && col[j - 1] > c; j--) {
+      col[j] = col[j - 1];
+      val[j] = val[j - 1];
     }
+    col[j] = c;
+    val[j] = v;
   }
 }
 

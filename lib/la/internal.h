@@ -59,6 +59,11 @@ clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_ve
  * most a few hundred entries, face corner lists). */
 void clmg_sort_int32(int32_t *values, size_t count);
 
+/* Sorts a short row's entries by column, stably (insertion: equal columns
+ * keep their order, so repeats are summed in input order afterwards, as
+ * clmg_csr_from_triplets sums them). */
+void clmg_sort_row_entries(int32_t *col, double *val, size_t count);
+
 /* Index of column j in row i of host CSR a (sorted rows), or -1: a binary
  * search, so a dense row does not make it linear. */
 int64_t clmg_csr_find_entry(const clmg_csr *a, size_t i, int32_t j);
