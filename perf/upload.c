@@ -5,7 +5,12 @@
  * without blocking and then waited for (clmg_finish), and downloaded, each
  * --reps times after one warm-up; prints the fastest and the median in
  * GB/s (10^9 bytes a second) and the commands one transfer enqueued (1: a
- * plain write; more: staged chunks). Staging is the device's default;
+ * plain write; more: staged chunks), beside two references measured in the
+ * same run: the host's memcpy of the same bytes (the copy a staged transfer
+ * adds, and a bound on what the host side can feed) and the device's copy
+ * bandwidth (clmg_measure_copy_bandwidth, the floor the other benchmarks
+ * divide by), each transfer's best as a fraction of both. Staging is the
+ * device's default;
  * CLMG_DEVICE_PARAMS=staging_min_bytes=0 turns it off, staging_min_bytes=1
  * forces it (staging_chunk_bytes=N sets the chunk) to compare the two;
  * CLMG_HOST_THREADS=1 makes the staging copy serial. --output FILE writes
@@ -39,6 +44,27 @@ typedef struct row {
   double best_gb_per_s, median_gb_per_s;
   unsigned long long commands; /* enqueued by one transfer */
 } row;
+
+/* The references of the same run, GB/s: a host memcpy of the transfer's
+ * bytes (best of reps) and the device's copy kernel (read + write). */
+typedef struct references {
+  double host_copy, device_copy;
+} references;
+
+/* The fastest of `reps` memcpys of `bytes` from source to target (both
+ * touched), in GB/s. */
+static double host_copy_gb_per_s(void *target, const void *source, size_t bytes, long long reps) {
+  double best = 0;
+  memcpy(target, source, bytes); /* pages touched */
+  for (long long r = 0; r < reps; ++r) {
+    double start = apputil_now();
+    memcpy(target, source, bytes);
+    double elapsed = apputil_now() - start;
+    if (elapsed > 0 && (best == 0 || (double)bytes / elapsed / 1e9 > best))
+      best = (double)bytes / elapsed / 1e9;
+  }
+  return best;
+}
 
 static int compare_doubles(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -81,7 +107,8 @@ static int parse(int argc, char **argv, settings *s) {
 
 /* Times each kind of transfer of `host` (n int32) into and out of vector. */
 static clmg_status measure(clmg_context *context, clmg_vector *vector, int32_t *host, size_t n,
-                           long long reps, double *seconds, row rows[KINDS]) {
+                           long long reps, const references *ref, double *seconds,
+                           row rows[KINDS]) {
   clmg_status status = CLMG_SUCCESS;
   size_t bytes = n * sizeof *host;
   for (int kind = 0; kind < KINDS && status == CLMG_SUCCESS; ++kind) {
@@ -107,14 +134,15 @@ static clmg_status measure(clmg_context *context, clmg_vector *vector, int32_t *
     rows[kind].best_gb_per_s = (double)bytes / seconds[0] / 1e9;
     rows[kind].median_gb_per_s = (double)bytes / seconds[reps / 2] / 1e9;
     rows[kind].commands = after.commands - before.commands;
-    printf("%-26s %10.2f %10.2f %10llu\n", kind_labels[kind], rows[kind].best_gb_per_s,
-           rows[kind].median_gb_per_s, rows[kind].commands);
+    printf("%-26s %10.2f %10.2f %10llu %10.3f %10.4f\n", kind_labels[kind],
+           rows[kind].best_gb_per_s, rows[kind].median_gb_per_s, rows[kind].commands,
+           rows[kind].best_gb_per_s / ref->host_copy, rows[kind].best_gb_per_s / ref->device_copy);
   }
   return status;
 }
 
 static int write_json(const char *path, const settings *s, const clmg_device_info *device,
-                      size_t bytes, const row rows[KINDS]) {
+                      size_t bytes, const references *ref, const row rows[KINDS]) {
   clmg_output_file *file;
   FILE *out = perf_json_open(PROGRAM, path, &file);
   if (!out)
@@ -131,6 +159,8 @@ static int write_json(const char *path, const settings *s, const clmg_device_inf
   json_integer(&w, "reps", s->reps);
   json_string(&w, "device_params", params ? params : "");
   json_object_end(&w);
+  json_number(&w, "host_copy_gb_per_s", ref->host_copy);
+  json_number(&w, "copy_gb_per_s", ref->device_copy);
   json_array_begin(&w, "rows");
   for (int kind = 0; kind < KINDS; ++kind) {
     json_object_begin(&w, NULL);
@@ -138,6 +168,8 @@ static int write_json(const char *path, const settings *s, const clmg_device_inf
     json_number(&w, "best_gb_per_s", rows[kind].best_gb_per_s);
     json_number(&w, "median_gb_per_s", rows[kind].median_gb_per_s);
     json_integer(&w, "commands", (long long)rows[kind].commands);
+    json_number(&w, "ratio_to_host_copy", rows[kind].best_gb_per_s / ref->host_copy);
+    json_number(&w, "ratio_to_copy", rows[kind].best_gb_per_s / ref->device_copy);
     json_object_end(&w);
   }
   json_array_end(&w);
@@ -167,17 +199,26 @@ int main(int argc, char **argv) {
   const char *params = getenv("CLMG_DEVICE_PARAMS");
   printf("CLMG_DEVICE_PARAMS=%s, %zu bytes, fastest and median of %lld\n", params ? params : "",
          bytes, s.reps);
-  int32_t *host = malloc(bytes);
+  int32_t *host = malloc(bytes), *scratch = malloc(bytes);
   double *seconds = malloc((size_t)s.reps * sizeof *seconds);
   clmg_vector *vector = NULL;
-  clmg_status status = host && seconds ? clmg_vector_create(context, CLMG_INT32, n, &vector)
-                                       : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+  clmg_status status = host && scratch && seconds
+                           ? clmg_vector_create(context, CLMG_INT32, n, &vector)
+                           : CLMG_ERROR_OUT_OF_HOST_MEMORY;
   row rows[KINDS] = {{0}};
+  references ref = {0, 0};
   if (status == CLMG_SUCCESS) {
     for (size_t i = 0; i < n; ++i) /* touched before timing */
       host[i] = (int32_t)i;
-    printf("%-26s %10s %10s %10s\n", "transfer", "best GB/s", "median", "commands");
-    status = measure(context, vector, host, n, s.reps, seconds, rows);
+    ref.host_copy = host_copy_gb_per_s(scratch, host, bytes, s.reps);
+    status = clmg_measure_copy_bandwidth(context, 0, &ref.device_copy);
+  }
+  if (status == CLMG_SUCCESS) {
+    printf("references: host memcpy %.2f GB/s, device copy %.1f GB/s\n", ref.host_copy,
+           ref.device_copy);
+    printf("%-26s %10s %10s %10s %10s %10s\n", "transfer", "best GB/s", "median", "commands",
+           "x memcpy", "x copy");
+    status = measure(context, vector, host, n, s.reps, &ref, seconds, rows);
   }
   int failed = status != CLMG_SUCCESS;
   if (failed)
@@ -190,12 +231,13 @@ int main(int argc, char **argv) {
     }
   const char *paths[2];
   for (size_t k = 0; !failed && k < perf_output_paths(&s.output, paths); ++k) {
-    if (!write_json(paths[k], &s, device, bytes, rows))
+    if (!write_json(paths[k], &s, device, bytes, &ref, rows))
       failed = 1;
     else if (strcmp(paths[k], "-") != 0)
       printf("\nJSON written to %s\n", paths[k]);
   }
   free(seconds);
+  free(scratch);
   free(host);
   clmg_vector_destroy(vector);
   clmg_context_destroy(context);
