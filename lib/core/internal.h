@@ -268,6 +268,14 @@ void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, vo
  * touch of its pages is most of the time). */
 void clmg_host_copy(void *dst, const void *src, size_t bytes);
 
+/* The lowest i in [0, n) that flagged(data, i) flags, n when none: ranges of
+ * at least `grain` items on the host's threads, each stopping at its first
+ * flagged item, the lowest of those kept (the serial loop's answer on any
+ * number of threads). For checks that name the first bad row. */
+typedef int (*clmg_host_item_test)(const void *data, size_t i);
+size_t clmg_host_first_flagged(size_t n, size_t grain, clmg_host_item_test flagged,
+                               const void *data);
+
 /* Launch geometry for a 1-D kernel over n items that walks them with
  * GRID_LOOP (cl/prelude.cl): the local and global sizes. Reductions get few
  * work-groups (their partial sums are read back), streaming kernels enough

@@ -89,6 +89,36 @@ void clmg_host_parallel_for(size_t n, size_t grain, clmg_host_loop_body body, vo
   }
 }
 
+typedef struct first_scan {
+  clmg_host_item_test flagged;
+  const void *data;
+  size_t first[CLMG_MAX_HOST_THREADS]; /* per range: its first flagged item, or n */
+} first_scan;
+
+static void scan_for_first(void *data, size_t range, size_t begin, size_t end) {
+  first_scan *scan = data;
+  for (size_t i = begin; i < end; ++i)
+    if (scan->flagged(scan->data, i)) {
+      scan->first[range] = i;
+      return;
+    }
+}
+
+size_t clmg_host_first_flagged(size_t n, size_t grain, clmg_host_item_test flagged,
+                               const void *data) {
+  first_scan scan;
+  scan.flagged = flagged;
+  scan.data = data;
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    scan.first[t] = n;
+  clmg_host_parallel_for(n, grain, scan_for_first, &scan);
+  size_t first = n;
+  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
+    if (scan.first[t] < first)
+      first = scan.first[t];
+  return first;
+}
+
 /* Blocks of a large copy: into fresh memory, most of a copy's time is the
  * first touch of its pages, which threads take in parallel. */
 enum { COPY_BLOCK = 1 << 20 };

@@ -149,20 +149,11 @@ static int row_fault(const clmg_csr *a, size_t i, int64_t *at) {
   return ROW_FINE;
 }
 
-/* The lowest faulty row, over ranges of rows on the host's threads. */
-typedef struct row_scan {
-  const clmg_csr *a;
-  size_t first[CLMG_MAX_HOST_THREADS]; /* per range: its first faulty row, or a->rows */
-} row_scan;
-
-static void scan_rows(void *data, size_t range, size_t begin, size_t end) {
-  row_scan *scan = data;
+/* Whether row i of the local rows (data) is faulty, for
+ * clmg_host_first_flagged. */
+static int row_is_faulty(const void *data, size_t i) {
   int64_t at = 0;
-  for (size_t i = begin; i < end; ++i)
-    if (row_fault(scan->a, i, &at) != ROW_FINE) {
-      scan->first[range] = i;
-      return;
-    }
+  return row_fault(data, i, &at) != ROW_FINE;
 }
 
 /* Checks this rank's rows: CSR arrays present, columns in range and sorted
@@ -179,14 +170,8 @@ static clmg_status check_local_rows(clmg_mpi *mpi, const clmg_csr *a) {
     return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
                              "rank %d: the local rows' offsets start at %lld, not 0", mpi->rank,
                              (long long)a->row_ptr[0]);
-  row_scan scan = {a, {0}};
-  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
-    scan.first[t] = a->rows;
-  clmg_host_parallel_for(a->rows, 4096, scan_rows, &scan);
-  size_t i = a->rows;
-  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; ++t)
-    if (scan.first[t] < i)
-      i = scan.first[t];
+  /* the lowest faulty row, over ranges of rows on the host's threads */
+  size_t i = clmg_host_first_flagged(a->rows, 4096, row_is_faulty, a);
   if (i == a->rows)
     return CLMG_SUCCESS;
   int64_t k = 0;

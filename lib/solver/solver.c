@@ -21,44 +21,10 @@ static const double SYMMETRY_TOLERANCE = 1e-8;
 
 /* ---- AUTO, resolved ---- */
 
-/* ---- row checks on the host's cores ---- */
+/* ---- row checks on the host's cores (clmg_host_first_flagged) ---- */
 
-typedef int (*row_test)(const clmg_csr *a, size_t i);
-
-/* The lowest row a test flags, over ranges of rows on the host's threads
- * (the serial loop's answer on any number of threads). */
-typedef struct row_scan {
-  const clmg_csr *a;
-  row_test flagged;
-  size_t first[CLMG_MAX_HOST_THREADS]; /* per range: its first flagged row, or a->rows */
-} row_scan;
-
-static void scan_range(void *data, size_t range, size_t begin, size_t end) {
-  row_scan *scan = data;
-  scan->first[range] = scan->a->rows;
-  for (size_t i = begin; i < end; i++)
-    if (scan->flagged(scan->a, i)) {
-      scan->first[range] = i;
-      return;
-    }
-}
-
-/* The first row of a that `flagged` flags; a->rows when none. */
-static size_t first_flagged_row(const clmg_csr *a, row_test flagged) {
-  row_scan scan;
-  scan.a = a;
-  scan.flagged = flagged;
-  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
-    scan.first[t] = a->rows;
-  clmg_host_parallel_for(a->rows, 16384, scan_range, &scan);
-  size_t first = a->rows;
-  for (size_t t = 0; t < CLMG_MAX_HOST_THREADS; t++)
-    if (scan.first[t] < first)
-      first = scan.first[t];
-  return first;
-}
-
-static int diagonal_not_positive(const clmg_csr *a, size_t i) {
+static int diagonal_not_positive(const void *data, size_t i) {
+  const clmg_csr *a = data;
   double diagonal = 0;
   for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
     if ((size_t)a->col[k] == i)
@@ -66,7 +32,8 @@ static int diagonal_not_positive(const clmg_csr *a, size_t i) {
   return !(diagonal > 0);
 }
 
-static int row_of_zeros(const clmg_csr *a, size_t i) {
+static int row_of_zeros(const void *data, size_t i) {
+  const clmg_csr *a = data;
   for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
     if (a->val[k] != 0)
       return 0;
@@ -77,7 +44,7 @@ static int row_of_zeros(const clmg_csr *a, size_t i) {
  * (CG on anything else may break down or diverge; GMRES assumes nothing). */
 static int looks_spd(const clmg_csr *a) {
   return clmg_csr_is_symmetric(a, SYMMETRY_TOLERANCE) &&
-         first_flagged_row(a, diagonal_not_positive) == a->rows;
+         clmg_host_first_flagged(a->rows, 16384, diagonal_not_positive, a) == a->rows;
 }
 
 clmg_krylov_method clmg_solver_auto_method(const clmg_csr *a) {
@@ -888,7 +855,7 @@ static clmg_status check_matrix(clmg_context *context, const clmg_csr *a) {
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "a %zu x %zu matrix: Krylov methods solve square systems only", a->rows,
                      a->cols);
-  size_t empty = first_flagged_row(a, row_of_zeros);
+  size_t empty = clmg_host_first_flagged(a->rows, 16384, row_of_zeros, a);
   if (empty < a->rows)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "row %zu of the matrix has no nonzero entry: the matrix is singular",
