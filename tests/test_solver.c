@@ -312,6 +312,67 @@ static void test_solver_compositions(void **state) {
   clmg_csr_free(&c);
 }
 
+/* A solver solves again and again without allocating: CG's work vectors
+ * are kept from the setup, so a solve's host waits are its iterations'
+ * read-backs and a few norms (||b|| twice, the residual recomputed from x,
+ * ||x||: 4), where the five vectors CG made per solve added five more (a
+ * zero-fill and a wait each). Each solve's residual is checked on the host. */
+static void test_solver_repeated_solves(void **state) {
+  (void)state;
+  clmg_csr a = test_grid_laplacian(4);
+  size_t n = a.rows;
+  const char *texts[] = {"precond=jacobi tol=1e-9", "precond=amg tol=1e-9",
+                         "precond=none tol=1e-9"};
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
+  assert_true(b && x && r);
+  for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+    clmg_solver *solver = NULL;
+    solve_known(&a, texts[t], 1e-9, &solver);
+    assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+    clmg_vector *vb = NULL, *vx = NULL;
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &vb));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &vx));
+    for (int round = 0; round < 3; round++) {
+      for (size_t i = 0; i < n; i++) {
+        b[i] = rng_uniform() - 0.5;
+        x[i] = round == 2 ? rng_uniform() : 0.0; /* the last from a nonzero guess */
+      }
+      CHECK_OK(clmg_vector_upload_doubles(vb, b));
+      CHECK_OK(clmg_vector_upload_doubles(vx, x));
+      clmg_counters before, after;
+      clmg_context_counters(ctx, &before);
+      clmg_krylov_result result = {0};
+      CHECK_OK(clmg_solver_solve(solver, vb, vx, &result));
+      clmg_context_counters(ctx, &after);
+      assert_true(result.converged);
+      CHECK_OK(clmg_vector_download_doubles(vx, x));
+      memcpy(r, b, n * sizeof *r);
+      clmg_csr_spmv_host(-1.0, &a, x, 1.0, r);
+      double r_norm = 0, b_norm = 0;
+      for (size_t i = 0; i < n; i++) {
+        r_norm += r[i] * r[i];
+        b_norm += b[i] * b[i];
+      }
+      if (!(sqrt(r_norm) <= 1.5e-9 * sqrt(b_norm)))
+        fail_msg("%s, solve %d: residual %g relative", texts[t], round + 1, sqrt(r_norm / b_norm));
+      uint64_t waits = after.host_waits - before.host_waits;
+      print_message("%-24s solve %d: %d iterations, %llu host waits\n", texts[t], round + 1,
+                    result.iterations, (unsigned long long)waits);
+      if (waits > (uint64_t)result.iterations + 5)
+        fail_msg("%s, solve %d: %llu host waits in %d iterations (a solve allocates?)", texts[t],
+                 round + 1, (unsigned long long)waits, result.iterations);
+      clmg_krylov_result_free(&result);
+    }
+    clmg_vector_destroy(vb);
+    clmg_vector_destroy(vx);
+    clmg_solver_destroy(solver);
+  }
+  free(b);
+  free(x);
+  free(r);
+  clmg_csr_free(&a);
+}
+
 static void test_solver_refusals(void **state) {
   (void)state;
   clmg_csr a = test_grid_laplacian(2);
@@ -924,7 +985,7 @@ int main(void) {
       cmocka_unit_test(test_registered),          cmocka_unit_test(test_caller_hierarchy),
       cmocka_unit_test(test_operator_alone),      cmocka_unit_test(test_device_matrix),
       cmocka_unit_test(test_options_homg),        cmocka_unit_test(test_options_flow),
-      cmocka_unit_test(test_solver_limits),
+      cmocka_unit_test(test_solver_limits),       cmocka_unit_test(test_solver_repeated_solves),
   };
   test_apply_filters();
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -771,6 +771,29 @@ static void find_unused(clmg_solver *s, const clmg_options *given) {
   }
 }
 
+/* The Krylov method on s->op. CG runs in the solver's kept work vectors
+ * (s->cg_work, made on first use): on a GPU a solve's five allocations,
+ * zero-fills and waits cost about as much as a cycle of a small problem. */
+static clmg_status krylov_solve(clmg_solver *s, const clmg_vector *b, clmg_vector *x,
+                                const clmg_preconditioner *preconditioner,
+                                const clmg_krylov_options *options, clmg_krylov_result *result) {
+  if (s->method != CLMG_KRYLOV_CG)
+    return clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, options, result);
+  if (!s->have_cg_work) {
+    /* agreed across processes, as CG's own allocations are */
+    clmg_context_enter(s->context);
+    clmg_status status =
+        clmg_cg_workspace_create(s->context, s->op.precision, s->op.rows, &s->cg_work);
+    status = clmg_context_leave(s->context, clmg_hold(s->context, status));
+    if (status != CLMG_SUCCESS) {
+      memset(result, 0, sizeof *result);
+      return status;
+    }
+    s->have_cg_work = 1;
+  }
+  return clmg_cg_in_workspace(&s->op, b, x, preconditioner, options, result, &s->cg_work);
+}
+
 /* One iteration from x = 0 on scratch vectors, so that the kernels of the
  * solve are compiled (or loaded) in the setup and a solve's time is the
  * solve's; its outcome does not matter (a breakdown recurs in the solve). */
@@ -790,9 +813,8 @@ static clmg_status prepare_kernels(clmg_solver *s) {
     once.monitor = NULL;
     const clmg_preconditioner *preconditioner = s->preconditioner.apply ? &s->preconditioner : NULL;
     clmg_krylov_result result = {0};
-    clmg_status ran =
-        s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &once, &result)
-                       : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &once, &result);
+    clmg_status ran = s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &once, &result)
+                                     : krylov_solve(s, b, x, preconditioner, &once, &result);
     clmg_krylov_result_free(&result);
     status =
         ran == CLMG_ERROR_NOT_CONVERGED || ran == CLMG_ERROR_INVALID_ARGUMENT ? CLMG_SUCCESS : ran;
@@ -1077,6 +1099,8 @@ void clmg_solver_destroy(clmg_solver *s) {
   if (!s)
     return;
   clmg_preconditioner_destroy(&s->preconditioner);
+  if (s->have_cg_work)
+    clmg_cg_workspace_destroy(&s->cg_work);
   if (s->owns_multigrid)
     clmg_multigrid_destroy(s->multigrid);
   if (s->matrix)
@@ -1129,9 +1153,8 @@ clmg_status clmg_solver_solve(clmg_solver *s, const clmg_vector *b, clmg_vector 
   clmg_krylov_result *r = result ? result : &local;
   memset(r, 0, sizeof *r);
   const clmg_preconditioner *preconditioner = s->preconditioner.apply ? &s->preconditioner : NULL;
-  clmg_status status =
-      s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &s->krylov, r)
-                     : clmg_krylov_solve(s->method, &s->op, b, x, preconditioner, &s->krylov, r);
+  clmg_status status = s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &s->krylov, r)
+                                      : krylov_solve(s, b, x, preconditioner, &s->krylov, r);
   /* success only with a finite x whose recomputed residual is finite: an x
    * of Inf can leave a residual the method read as small */
   if (status == CLMG_SUCCESS) {

@@ -4,6 +4,7 @@
 #define CLMG_SOLVER_INTERNAL_H
 
 #include "clmg/solver.h"
+#include "solve/internal.h"
 
 struct cJSON;
 
@@ -80,6 +81,10 @@ struct clmg_solver {
   clmg_preconditioner preconditioner; /* apply NULL: none */
   char preconditioner_name[32];
   clmg_krylov_options krylov;
+  /* CG's work vectors, made by the first CG solve (the setup's warm-up
+   * iteration) and kept: a solve allocates and zero-fills nothing */
+  clmg_cg_workspace cg_work;
+  int have_cg_work;
   clmg_amg_setup_times amg_times;
   int have_amg_times;
   double setup_s, compile_s;
