@@ -12,7 +12,9 @@
  *
  * The stopping rule is on the recursively updated residual,
  * ||r|| <= max(relative_tolerance ||b||, absolute_tolerance); r . r comes
- * with the other two products, so the test costs nothing. */
+ * with the other two products, so the test costs nothing. Converged means
+ * the residual recomputed from x meets it and x . x (in the same
+ * reduction) is finite. */
 #include "solve/krylov_common.h"
 
 #include <math.h>
@@ -52,16 +54,18 @@ int clmg_krylov_method_parse(const char *name, clmg_krylov_method *method) {
 static clmg_status bicgstab_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                   const clmg_preconditioner *preconditioner,
                                   const clmg_krylov_options *options, clmg_krylov_result *result,
-                                  void *unused) {
+                                  void *unused, double b_norm) {
   (void)unused;
+  (void)b_norm; /* the method takes its own */
   return clmg_bicgstab_solve(a, b, x, preconditioner, options, result);
 }
 
 static clmg_status gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                const clmg_preconditioner *preconditioner,
                                const clmg_krylov_options *options, clmg_krylov_result *result,
-                               void *unused) {
+                               void *unused, double b_norm) {
   (void)unused;
+  (void)b_norm; /* the method takes its own */
   return clmg_gmres_solve(a, b, x, preconditioner, options, result);
 }
 
@@ -159,6 +163,7 @@ typedef struct cg_state {
   clmg_krylov_result *result;
   int keep_history;
   size_t history_capacity;
+  double b_norm; /* ||b|| when the caller has it, NAN otherwise */
 } cg_state;
 
 /* Prefixes the message a failed call left in the context with where in the
@@ -299,8 +304,8 @@ static clmg_status not_spd_preconditioner(cg_state *s, int iteration, double rz)
 static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                           const clmg_krylov_options *options, cg_state *s) {
   clmg_krylov_result *result = s->result;
-  double b_norm = 0;
-  clmg_status status = clmg_nrm2(b, &b_norm);
+  double b_norm = s->b_norm;
+  clmg_status status = isnan(b_norm) ? clmg_nrm2(b, &b_norm) : CLMG_SUCCESS;
   if (status != CLMG_SUCCESS)
     return failed_at(s, status, "||b||", 0);
   if (!isfinite(b_norm))
@@ -346,12 +351,27 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
       result->initial_residual = r_norm;
     int restart = 0;
     if (r_norm <= threshold) {
-      /* The recurrence says converged; only the residual of x counts. */
+      /* The recurrence says converged; only the residual of x counts, and
+       * x . x comes with it (one read-back): an x of Inf can leave a
+       * residual read as small, so x must be finite too. */
+      double rx = 0, xx = 0, true_rr = 0;
       status = clmg_hold(s->context, clmg_operator_defect(a, b, x, s->r));
       if (status == CLMG_SUCCESS)
-        status = clmg_nrm2(s->r, &r_norm);
+        status = clmg_dot3(s->r, x, x, &rx, &xx, &true_rr);
       if (status != CLMG_SUCCESS)
         return failed_at(s, status, "true residual", iteration);
+      r_norm = sqrt(true_rr);
+      int x_bad = !isfinite(xx) && r_norm <= threshold;
+      if (x_bad && isinf(xx)) { /* entries past sqrt(DBL_MAX) square to Inf: each looked at */
+        status = krylov_any_overflow(x, 0, &x_bad);
+        if (status != CLMG_SUCCESS)
+          return failed_at(s, status, "x", iteration);
+      }
+      if (x_bad)
+        return clmg_fail(s->context, CLMG_ERROR_NOT_CONVERGED,
+                         "cg iteration %d: the residual recomputed from x is %.3e, but x holds "
+                         "Inf or NaN (x . x = %g)",
+                         iteration, r_norm, xx);
       restart = r_norm > threshold;
     }
     result->iterations = iteration;
@@ -430,7 +450,7 @@ static clmg_status cg_run(const clmg_operator *a, const clmg_vector *b, clmg_vec
 static clmg_status cg_solve_unscaled(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                      const clmg_preconditioner *preconditioner,
                                      const clmg_krylov_options *options, clmg_krylov_result *result,
-                                     void *workspace_data) {
+                                     void *workspace_data, double b_norm) {
   clmg_cg_workspace *workspace = workspace_data;
   clmg_krylov_result unused;
   if (!result)
@@ -453,6 +473,7 @@ static clmg_status cg_solve_unscaled(const clmg_operator *a, const clmg_vector *
   state.preconditioner = preconditioner;
   state.result = result;
   state.keep_history = options->keep_history;
+  state.b_norm = b_norm;
   if (workspace) {
     state.borrowed = 1;
     state.r = workspace->r;

@@ -110,7 +110,7 @@ clmg_status krylov_not_converged(krylov_run *run, const char *why) {
 
 /* *overflows 1 when an entry of x times 2^exponent is not finite (x read
  * back: the rare case of a solution near the largest double). */
-static clmg_status any_overflow(const clmg_vector *x, int exponent, int *overflows) {
+clmg_status krylov_any_overflow(const clmg_vector *x, int exponent, int *overflows) {
   size_t n = clmg_vector_length(x);
   double *host = clmg_alloc_array(n ? n : 1, sizeof *host);
   if (!host)
@@ -155,17 +155,19 @@ clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
   enum { LARGEST_UNSCALED_EXPONENT = 30 };
   clmg_context *context = clmg_vector_context(b);
   double b_norm = 0;
-  int exponent = 0;
+  int exponent = 0, have_norm = 0;
   /* Anything unusual (NULL or mismatched arguments) is the method's to report. */
   if (a && context && x && clmg_vector_context(x) == context &&
       clmg_vector_type(b) == clmg_vector_type(x) &&
-      clmg_vector_length(b) == clmg_vector_length(x) && clmg_nrm2(b, &b_norm) == CLMG_SUCCESS &&
-      isfinite(b_norm) && b_norm > 0)
-    frexp(b_norm, &exponent);
-  else if (a && context && x && isinf(b_norm))
-    exponent = beyond_largest_exponent(b);
-  if (abs(exponent) <= LARGEST_UNSCALED_EXPONENT)
-    return solve(a, b, x, preconditioner, options, result, method_data);
+      clmg_vector_length(b) == clmg_vector_length(x) && clmg_nrm2(b, &b_norm) == CLMG_SUCCESS) {
+    have_norm = 1;
+    if (isfinite(b_norm) && b_norm > 0)
+      frexp(b_norm, &exponent);
+    else if (isinf(b_norm))
+      exponent = beyond_largest_exponent(b);
+  }
+  if (abs(exponent) <= LARGEST_UNSCALED_EXPONENT) /* the norm passed on: one read-back less */
+    return solve(a, b, x, preconditioner, options, result, method_data, have_norm ? b_norm : NAN);
 
   /* 2^e itself overflows for ||b|| near DBL_MAX (e = 1024): x goes back up
    * in two halves */
@@ -192,7 +194,7 @@ clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
     scaled_options.absolute_tolerance *= down;
     options = &scaled_options;
   }
-  status = solve(a, b_scaled, x, preconditioner, options, result, method_data);
+  status = solve(a, b_scaled, x, preconditioner, options, result, method_data, NAN);
   clmg_vector_destroy(b_scaled);
   char message[CLMG_MESSAGE_SIZE];
   snprintf(message, sizeof message, "%s", clmg_context_message(context));
@@ -204,7 +206,7 @@ clmg_status krylov_solve_scaled(krylov_method_solve solve, void *method_data,
   if (status == CLMG_SUCCESS)
     scale_back = clmg_nrm2(x, &x_norm);
   if (status == CLMG_SUCCESS && scale_back == CLMG_SUCCESS && !isfinite(ldexp(x_norm, exponent)))
-    scale_back = any_overflow(x, exponent, &overflows);
+    scale_back = krylov_any_overflow(x, exponent, &overflows);
   if (scale_back == CLMG_SUCCESS) /* x holds the last iterate even on failure */
     scale_back = clmg_scal(up_first, x);
   if (scale_back == CLMG_SUCCESS)

@@ -29,12 +29,18 @@ clmg_status krylov_failed_at(krylov_run *run, clmg_status status, const char *st
 /* CLMG_ERROR_NOT_CONVERGED with the reason and the figures. */
 clmg_status krylov_not_converged(krylov_run *run, const char *why);
 
-/* One method's solve, as krylov_solve_scaled calls it. */
+/* *overflows: whether an entry of x 2^exponent is not finite (x is read
+ * back to the host: for the rare case where a norm of x left the range). */
+clmg_status krylov_any_overflow(const clmg_vector *x, int exponent, int *overflows);
+
+/* One method's solve, as krylov_solve_scaled calls it; b_norm is ||b|| when
+ * krylov_solve_scaled has it (b unscaled), NAN when the method must take it. */
 typedef clmg_status (*krylov_method_solve)(const clmg_operator *a, const clmg_vector *b,
                                            clmg_vector *x,
                                            const clmg_preconditioner *preconditioner,
                                            const clmg_krylov_options *options,
-                                           clmg_krylov_result *result, void *method_data);
+                                           clmg_krylov_result *result, void *method_data,
+                                           double b_norm);
 /* Runs `solve` on A (x/s) = b/s when ||b|| lies far from 1 (outside
  * [2^-30, 2^30]), with s the power of two nearest ||b||, so that the inner
  * products of the method neither underflow nor overflow (a b of 1e-200 has

@@ -1156,8 +1156,9 @@ clmg_status clmg_solver_solve(clmg_solver *s, const clmg_vector *b, clmg_vector 
   clmg_status status = s->cycles_only ? clmg_multigrid_solve(s->multigrid, b, x, &s->krylov, r)
                                       : krylov_solve(s, b, x, preconditioner, &s->krylov, r);
   /* success only with a finite x whose recomputed residual is finite: an x
-   * of Inf can leave a residual the method read as small */
-  if (status == CLMG_SUCCESS) {
+   * of Inf can leave a residual the method read as small (CG checks x . x
+   * with its recomputed residual, in the same read-back) */
+  if (status == CLMG_SUCCESS && (s->cycles_only || s->method != CLMG_KRYLOV_CG)) {
     double x_norm = 0;
     clmg_status checked = clmg_nrm2(x, &x_norm);
     if (checked != CLMG_SUCCESS)
