@@ -718,6 +718,9 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   }
   if (o.vtk_path)
     return cli_usage(command, "--vtk runs on one process only (started on %d ranks)", world_size);
+  if (o.profile > 0)
+    return cli_usage(command, "--profile runs on one process only (started on %d ranks)",
+                     world_size);
   distributed_poisson s = {0};
   if (!make_distributed_options(command, &o.settings, &s.db, &code) ||
       !refuse_options(command, s.db, 1, &code)) {

@@ -43,6 +43,7 @@ enum {
   OPTION_VTK_FORMAT,
   OPTION_VTK_ASCII,
   OPTION_VIEW,
+  OPTION_PROFILE,
   OPTION_ASSEMBLY
 };
 
@@ -130,6 +131,12 @@ void poisson_print_usage(FILE *out) {
         "      --view              show the hierarchy: per level rows, nonzeros, device\n"
         "                          format, smoother and coarse solver, and the operator\n"
         "                          complexity (nonzeros of all levels / of the finest)\n"
+        "      --profile N         run the solve under the kernel profile (the device's\n"
+        "                          clock, one event per launch: a few percent slower)\n"
+        "                          and show its N kernels of most device time, and all\n"
+        "                          kernels' time against the solve's wall time (device\n"
+        "                          busy); JSON: profile, profile_kernels_s, device_busy.\n"
+        "                          One process only\n"
         "      --seed N            seed of the random STO numbering (default 1)\n"
         "      --cells-per-rank N  under mpirun: the partition level (below) is the finest\n"
         "                          level with at most N cells per rank (default 4096)\n"
@@ -205,6 +212,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"vtk-format", required_argument, NULL, OPTION_VTK_FORMAT},
       {"vtk-ascii", no_argument, NULL, OPTION_VTK_ASCII},
       {"view", no_argument, NULL, OPTION_VIEW},
+      {"profile", required_argument, NULL, OPTION_PROFILE},
       {"seed", required_argument, NULL, OPTION_SEED},
       {"cells-per-rank", required_argument, NULL, OPTION_CELLS_PER_RANK},
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
@@ -355,6 +363,10 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
     case OPTION_VIEW:
       o->view = 1;
       break;
+    case OPTION_PROFILE:
+      if (!cli_parse_int(command, "--profile", optarg, 1, 1000, &o->profile))
+        return cli_usage_error(command);
+      break;
     case OPTION_ASSEMBLY:
       if (strcmp(optarg, "device") != 0 && strcmp(optarg, "host") != 0)
         return cli_usage(command, "unknown assembly '%s' (there are: device, host)", optarg);
@@ -496,6 +508,8 @@ typedef struct poisson_report {
   double iteration_bytes;
   double omega; /* the damping the finest smoother uses (0: none) */
   const clmg_solver *solver;
+  clmg_kernel_time *profile; /* --profile: the solve's kernels (malloc'ed), largest first */
+  size_t profile_count;
 } poisson_report;
 
 static const char *problem_label(const poisson_options *o) {
@@ -556,6 +570,12 @@ static void print_text_summary(const poisson_options *o, const poisson_report *r
     printf("%-18s %.6f (%.3f ms)\n", "cycle_s", r->solve_s / result->iterations,
            1e3 * r->solve_s / result->iterations);
   solve_print_counts(&r->solve_counts, result->iterations);
+  if (o->profile > 0) {
+    double kernels = solve_profile_seconds(r->profile, r->profile_count);
+    solve_print_profile("the solve", r->profile, r->profile_count, o->profile);
+    printf("%-18s %.4f s of kernels in the solve's %.4f s: %.0f%%\n", "device busy", kernels,
+           r->solve_s, r->solve_s > 0 ? 100.0 * kernels / r->solve_s : 0.0);
+  }
 }
 
 static void print_json(const poisson_options *o, const poisson_report *r,
@@ -606,6 +626,12 @@ static void print_json(const poisson_options *o, const poisson_report *r,
   json_number(&w, "cycle_s", result->iterations > 0 ? r->solve_s / result->iterations : 0.0);
   solve_json_counts(&w, &r->solve_counts, result->iterations);
   json_number(&w, "iteration_bytes", r->iteration_bytes);
+  if (o->profile > 0) {
+    double kernels = solve_profile_seconds(r->profile, r->profile_count);
+    solve_json_profile(&w, r->profile, r->profile_count, o->profile);
+    json_number(&w, "profile_kernels_s", kernels);
+    json_number(&w, "device_busy", r->solve_s > 0 ? kernels / r->solve_s : 0.0);
+  }
   if (r->solver) { /* the options as resolved: --options takes them back */
     char *options = clmg_options_to_json(clmg_solver_options(r->solver), 1);
     json_raw(&w, "options", options);
@@ -887,7 +913,16 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
 
   cycle_printer printer = {!o.common.json && !o.quiet, o.use_cg ? "iteration" : "cycle"};
   r.solver = clmg_fe_poisson_solver(s.problem);
+  clmg_status profiled = o.profile > 0 ? clmg_profile_start(s.context) : CLMG_SUCCESS;
+  if (profiled != CLMG_SUCCESS) {
+    free(r.view_json);
+    release(&s);
+    return cli_failure(command, profiled, "starting the kernel profile: %s",
+                       clmg_context_message(s.context));
+  }
   clmg_fe_poisson_solve(s.problem, print_cycle, &printer, &s.result);
+  if (o.profile > 0) /* stop waits for the queue; the solve has waited already */
+    profiled = clmg_profile_stop(s.context, &r.profile, &r.profile_count);
   r.status = s.result.status;
   r.result = s.result.solve; /* the report holds the history now */
   memset(&s.result.solve, 0, sizeof s.result.solve);
@@ -895,6 +930,11 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   snprintf(r.message, sizeof r.message, "%s", s.result.message);
   r.solve_s = s.result.solve_s;
   r.rate = convergence_rate(&r.result, &r.rate_cycles);
+  if (profiled != CLMG_SUCCESS && r.status == CLMG_SUCCESS) {
+    r.status = profiled;
+    snprintf(r.message, sizeof r.message, "ending the kernel profile: %s",
+             clmg_context_message(s.context));
+  }
 
   /* The file first, so that the report (with --json one object) says whether
    * it was written. */
@@ -928,6 +968,7 @@ int run_poisson(int argc, char **argv, const cli_options *defaults) {
   }
   clmg_krylov_result_free(&r.result);
   free(r.view_json);
+  free(r.profile);
   release(&s);
   return exit_code;
 }

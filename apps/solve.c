@@ -396,6 +396,34 @@ void solve_json_counts(json_writer *w, const clmg_counters *counts, int iteratio
               iterations > 0 ? (double)counts->host_waits / iterations : 0.0);
 }
 
+void solve_print_profile(const char *what, const clmg_kernel_time *times, size_t count, int n) {
+  printf("\n  %s's %d kernels of most device time:\n", what, n);
+  for (size_t k = 0; k < count && k < (size_t)n; k++)
+    printf("  %10.4f s %7llu x %-28s %llu items\n", times[k].seconds,
+           (unsigned long long)times[k].launches, times[k].name,
+           (unsigned long long)times[k].work_items);
+}
+
+void solve_json_profile(json_writer *w, const clmg_kernel_time *times, size_t count, int n) {
+  json_array_begin(w, "profile");
+  for (size_t k = 0; k < count && k < (size_t)n; k++) {
+    json_object_begin(w, NULL);
+    json_string(w, "kernel", times[k].name);
+    json_number(w, "seconds", times[k].seconds);
+    json_integer(w, "launches", (long long)times[k].launches);
+    json_integer(w, "work_items", (long long)times[k].work_items);
+    json_object_end(w);
+  }
+  json_array_end(w);
+}
+
+double solve_profile_seconds(const clmg_kernel_time *times, size_t count) {
+  double seconds = 0;
+  for (size_t k = 0; k < count; k++)
+    seconds += times[k].seconds;
+  return seconds;
+}
+
 clmg_counters solve_counts_since(const clmg_context *context, const clmg_counters *before) {
   clmg_counters now;
   clmg_context_counters(context, &now);
@@ -492,18 +520,8 @@ static void print_json(const char *command, const solve_options *options, const 
   json_number(&w, "relative_tolerance", strtod(clmg_options_get(db, "tol"), NULL));
   json_integer(&w, "max_iterations", atoi(clmg_options_get(db, "maxit")));
   json_solver_view(&w, r->solver, options->view);
-  if (options->profile > 0) {
-    json_array_begin(&w, "profile");
-    for (size_t k = 0; k < r->profile_count && k < (size_t)options->profile; k++) {
-      json_object_begin(&w, NULL);
-      json_string(&w, "kernel", r->profile[k].name);
-      json_number(&w, "seconds", r->profile[k].seconds);
-      json_integer(&w, "launches", (long long)r->profile[k].launches);
-      json_integer(&w, "work_items", (long long)r->profile[k].work_items);
-      json_object_end(&w);
-    }
-    json_array_end(&w);
-  }
+  if (options->profile > 0)
+    solve_json_profile(&w, r->profile, r->profile_count, options->profile);
   if (method == CLMG_KRYLOV_CG) {
     /* the floor of an iteration, for its time against the copy bandwidth */
     size_t n = clmg_matrix_rows(r->matrix);
@@ -748,13 +766,8 @@ int solve_on_device(const char *command, solve_options *options, solve_resources
         printf("\n%s\n", view);
       free(view);
     }
-    if (options->profile > 0) {
-      printf("\n  the setup's %d kernels of most device time:\n", options->profile);
-      for (size_t k = 0; k < report->profile_count && k < (size_t)options->profile; k++)
-        printf("  %10.4f s %7llu x %-28s %llu items\n", report->profile[k].seconds,
-               (unsigned long long)report->profile[k].launches, report->profile[k].name,
-               (unsigned long long)report->profile[k].work_items);
-    }
+    if (options->profile > 0)
+      solve_print_profile("the setup", report->profile, report->profile_count, options->profile);
   }
 
   solve_progress live = {!options->quiet, apputil_now(), apputil_now()};

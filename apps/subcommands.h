@@ -286,6 +286,13 @@ void solve_json_outcome(json_writer *w, const solve_report *r);
  * commands, host_waits, commands_per_iteration, host_waits_per_iteration. */
 void solve_print_counts(const clmg_counters *counts, int iterations);
 void solve_json_counts(json_writer *w, const clmg_counters *counts, int iterations);
+/* A kernel profile's first n lines (clmg_profile_stop's, largest first):
+ * text lines under a heading naming what ran, or the JSON array "profile"
+ * (kernel, seconds, launches, work_items). solve_profile_seconds: the
+ * device time of every line together. */
+void solve_print_profile(const char *what, const clmg_kernel_time *times, size_t count, int n);
+void solve_json_profile(json_writer *w, const clmg_kernel_time *times, size_t count, int n);
+double solve_profile_seconds(const clmg_kernel_time *times, size_t count);
 /* after - before, for the counts of what ran between them */
 clmg_counters solve_counts_since(const clmg_context *context, const clmg_counters *before);
 
@@ -326,6 +333,7 @@ typedef struct poisson_options {
   const char *vtk_path;
   clmg_vtu_encoding vtk_encoding;
   int quiet, view;
+  int profile; /* --profile N: the solve under the kernel profile, its N kernels shown */
   unsigned long long seed;
   size_t cells_per_rank; /* under mpirun: the partition level (clmg_mpi_poisson_options) */
   /* the solver flags as the options layer's keys, with --options and --set

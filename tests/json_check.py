@@ -322,6 +322,25 @@ def main():
     check(clmg, "poisson: q2 cg", ["poisson", "--level", "2", "--element", "q2", "--method", "cg",
                                    "--json", "--quiet"], 0, "success", REPORT + FORMAT,
           format_is_name)
+    def profile_is_sane(case, obj):
+        lines = obj["profile"]
+        if not 1 <= len(lines) <= 3:
+            fail(case, f"{len(lines)} profile lines, asked for at most 3")
+        for line in lines:
+            if not line.get("kernel") or not line.get("launches", 0) >= 1 \
+                    or not line.get("seconds", -1) >= 0:
+                fail(case, f"a profile line without kernel, launches or seconds: {line}")
+        if not obj["profile_kernels_s"] >= sum(line["seconds"] for line in lines) * (1 - 1e-12):
+            fail(case, "profile_kernels_s is less than its first lines together")
+        if not obj["device_busy"] > 0:
+            fail(case, f"device_busy {obj['device_busy']}")
+
+    check(clmg, "poisson --profile", ["poisson", "--level", "3", "--json", "--quiet",
+                                      "--profile", "3"], 0, "success",
+          REPORT + (("profile", list), ("profile_kernels_s", NUMBER), ("device_busy", NUMBER)),
+          profile_is_sane)
+    check(clmg, "poisson: bad profile", ["poisson", "--json", "--profile", "0"], 2,
+          "usage_error", error_keys())
     check(clmg, "poisson: not converged", ["poisson", "--level", "3", "--maxit", "1", "--json"], 1,
           "not converged", REPORT + FORMAT)
     check(clmg, "poisson: missing mesh", ["poisson", "--json", "--mesh", missing + ".msh"], 1,
