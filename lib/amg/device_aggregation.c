@@ -16,7 +16,9 @@
  * root distance; about log n rounds), a joining sweep reads it once and
  * each row's strong entries again per neighbouring aggregate; the fit reads
  * the aggregates' members once. Launches: (k + 1) per round, 1 per sweep
- * and 9 more, each round and sweep with a 4-byte read back. */
+ * and 9 more; the flags of BATCH rounds or sweeps are read back at once
+ * (up to BATCH - 1 of them enqueued after the last that did anything, and
+ * returning at once). */
 #include "core/internal.h"
 #include "la/internal.h"
 
@@ -35,6 +37,31 @@ typedef struct device_level {
 
 static clmg_status get(const device_level *d, const char *name, clmg_kernel_args *args) {
   return clmg_args_for_kernel(d->context, "amg_aggregate", d->options, name, args);
+}
+
+/* The rounds of the independent set and the joining sweeps enqueued per
+ * read of their flags (the counter's first BATCH entries, one per round
+ * or sweep): a round after the one that left nothing undecided, or a
+ * sweep after one that changed nothing, finds its predecessor's flag 0
+ * and does nothing (cl/amg_aggregate.cl's AGG_SETTLED), so the rounds,
+ * the sweeps and their results are those of a read after each. A round
+ * reads A k + 1 times; one that does nothing costs k + 1 launches of a
+ * kernel that returns at once, less than a host wait on a GPU. */
+enum { BATCH = 4 };
+
+/* The first `count` of the counter's flags, in one blocking read. */
+static clmg_status read_flags(const device_level *d, const clmg_vector *counter, size_t count,
+                              uint32_t *flags) {
+  return clmg_read_buffer(d->context, counter->buffer, 1, counter->offset * sizeof *flags,
+                          count * sizeof *flags, flags, "reading the aggregation's flags");
+}
+
+/* The index of the first flag of `count` that is 0, or count. */
+static size_t first_zero(const uint32_t *flags, size_t count) {
+  size_t k = 0;
+  while (k < count && flags[k] != 0)
+    ++k;
+  return k;
 }
 
 /* The arguments the kernels on the strength graph start with: A's
@@ -70,37 +97,45 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clm
     clmg_arg_buffer(&args, tuple->buffer);
     status = clmg_launch_args(&args, n);
   }
-  uint32_t undecided = 1;
+  uint32_t undecided[BATCH] = {1};
+  size_t settled = BATCH; /* the first round of the last batch that left none */
   *rounds = 0;
   /* every round decides at least the undecided node of the largest tuple */
-  while (status == CLMG_SUCCESS && undecided > 0 && (size_t)*rounds <= n) {
-    ++*rounds;
-    const clmg_vector *from = tuple;
-    int to = 0;
-    for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
-      status = get(d, "agg_max_step", &args);
+  while (status == CLMG_SUCCESS && settled == BATCH && (size_t)*rounds <= n) {
+    status = clmg_vector_fill(counter, 0.0);
+    for (cl_uint slot = 0; slot < BATCH && status == CLMG_SUCCESS; slot++) {
+      const clmg_vector *from = tuple;
+      int to = 0;
+      for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
+        status = get(d, "agg_max_step", &args);
+        if (status == CLMG_SUCCESS) {
+          graph_args(d, strong, &args);
+          clmg_arg_buffer(&args, from->buffer);
+          clmg_arg_buffer(&args, m[to]->buffer);
+          clmg_arg_buffer(&args, counter->buffer);
+          clmg_arg_raw(&args, sizeof slot, &slot);
+          status = clmg_launch_args(&args, n);
+        }
+        from = m[to];
+        to ^= 1;
+      }
+      if (status == CLMG_SUCCESS)
+        status = get(d, "agg_decide", &args);
       if (status == CLMG_SUCCESS) {
-        graph_args(d, strong, &args);
+        clmg_arg_ulong(&args, n);
+        clmg_arg_buffer(&args, tuple->buffer);
         clmg_arg_buffer(&args, from->buffer);
-        clmg_arg_buffer(&args, m[to]->buffer);
+        clmg_arg_buffer(&args, counter->buffer);
+        clmg_arg_raw(&args, sizeof slot, &slot);
         status = clmg_launch_args(&args, n);
       }
-      from = m[to];
-      to ^= 1;
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_fill(counter, 0.0);
-    if (status == CLMG_SUCCESS)
-      status = get(d, "agg_decide", &args);
+      status = read_flags(d, counter, BATCH, undecided);
     if (status == CLMG_SUCCESS) {
-      clmg_arg_ulong(&args, n);
-      clmg_arg_buffer(&args, tuple->buffer);
-      clmg_arg_buffer(&args, from->buffer);
-      clmg_arg_buffer(&args, counter->buffer);
-      status = clmg_launch_args(&args, n);
+      settled = first_zero(undecided, BATCH);
+      *rounds += (int)(settled < BATCH ? settled + 1 : BATCH);
     }
-    if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &undecided);
   }
   clmg_vector_destroy(m[0]);
   clmg_vector_destroy(m[1]);
@@ -115,28 +150,33 @@ static clmg_status join_sweeps(const device_level *d, const clmg_vector *strong,
   clmg_vector *aggregate = *aggregate_out, *next = NULL;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &next);
-  clmg_vector *current = aggregate, *other = next;
-  uint32_t changed = 1;
-  for (size_t sweep = 0; status == CLMG_SUCCESS && changed > 0 && sweep <= n; sweep++) {
+  clmg_vector *buffer[2] = {aggregate, next};
+  uint32_t changed[BATCH];
+  size_t sweeps = 0, settled = BATCH;
+  while (status == CLMG_SUCCESS && settled == BATCH && sweeps <= n) {
     status = clmg_vector_fill(counter, 0.0);
-    if (status == CLMG_SUCCESS)
+    for (cl_uint slot = 0; slot < BATCH && status == CLMG_SUCCESS; slot++) {
       status = get(d, "agg_join", &args);
-    if (status == CLMG_SUCCESS) {
-      graph_args(d, strong, &args);
-      clmg_arg_buffer(&args, current->buffer);
-      clmg_arg_buffer(&args, other->buffer);
-      clmg_arg_buffer(&args, counter->buffer);
-      status = clmg_launch_args(&args, n);
+      if (status == CLMG_SUCCESS) {
+        graph_args(d, strong, &args);
+        clmg_arg_buffer(&args, buffer[(sweeps + slot) % 2]->buffer);
+        clmg_arg_buffer(&args, buffer[(sweeps + slot + 1) % 2]->buffer);
+        clmg_arg_buffer(&args, counter->buffer);
+        clmg_arg_raw(&args, sizeof slot, &slot);
+        status = clmg_launch_args(&args, n);
+      }
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &changed);
-    clmg_vector *swap = current;
-    current = other;
-    other = swap;
+      status = read_flags(d, counter, BATCH, changed);
+    if (status == CLMG_SUCCESS) {
+      settled = first_zero(changed, BATCH);
+      sweeps += settled < BATCH ? settled + 1 : BATCH;
+    }
   }
-  /* the last sweep's output is the aggregates */
-  *aggregate_out = current;
-  clmg_vector_destroy(other);
+  /* the aggregates: the output of the last sweep that ran (the first that
+   * changed nothing, or, past the bound, the last enqueued) */
+  *aggregate_out = buffer[sweeps % 2];
+  clmg_vector_destroy(buffer[(sweeps + 1) % 2]);
   return status;
 }
 
@@ -321,7 +361,7 @@ static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_ve
     status = clmg_launch_args(&args, n);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counter, missing);
+    status = read_flags(d, counter, 1, missing);
   return status;
 }
 
@@ -350,7 +390,7 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT64, n ? n : 1, &tuple);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, BATCH, &counter);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, n ? n : 1, &aggregate);
   /* s = sqrt|diag|, and the first row that would be aggregated without a
@@ -461,7 +501,7 @@ static clmg_status dissolve(const device_level *d, clmg_vector *aggregate, size_
       status = clmg_launch_args(&args, count);
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &kept);
+      status = read_flags(d, counter, 1, &kept);
     go = kept > 0 && kept < count;
     *dissolved = go;
   }
@@ -498,7 +538,7 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   clmg_csr_device nodes = {0};
   clmg_vector *counter = NULL, *s = NULL, *strong = NULL, *tuple = NULL, *aggregate = NULL,
               *expanded = NULL;
-  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, BATCH, &counter);
   if (status == CLMG_SUCCESS && block > 1) {
     status = node_matrix(&d, block, &nodes);
     d.a = &nodes;
@@ -578,7 +618,7 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
     status = clmg_launch_args(&args, rows);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counter, &unstored);
+    status = read_flags(&d, counter, 1, &unstored);
   if (status == CLMG_SUCCESS && unstored < rows)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
