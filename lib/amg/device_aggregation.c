@@ -342,10 +342,13 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
   return status;
 }
 
-/* s = sqrt|diag| of d->a, and *missing the first row that has couplings
- * but no stored diagonal (the rows where there is none). */
+/* s = sqrt|diag| of d->a, and, where missing is not NULL, *missing the
+ * first row that has couplings but no stored diagonal (the rows where
+ * there is none), read back blocking or not (then a later blocking read,
+ * or clFinish, completes it; the queue is in order, so the counter may be
+ * filled again at once). */
 static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_vector *counter,
-                                  uint32_t *missing) {
+                                  int blocking, uint32_t *missing) {
   size_t n = d->a->rows;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_fill(counter, (double)n);
@@ -360,8 +363,10 @@ static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_ve
     clmg_arg_buffer(&args, counter->buffer);
     status = clmg_launch_args(&args, n);
   }
-  if (status == CLMG_SUCCESS)
-    status = read_flags(d, counter, 1, missing);
+  if (status == CLMG_SUCCESS && missing)
+    status =
+        clmg_read_buffer(d->context, counter->buffer, blocking, counter->offset * sizeof *missing,
+                         sizeof *missing, missing, "reading the first row without a diagonal");
   return status;
 }
 
@@ -394,18 +399,22 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, n ? n : 1, &aggregate);
   /* s = sqrt|diag|, and the first row that would be aggregated without a
-   * stored diagonal (the prolongator smoothing needs one) */
+   * stored diagonal (the prolongator smoothing needs one), which comes
+   * back with the rounds' first flags: on such a matrix the rounds are
+   * wasted, never out of bounds, and nothing after them runs */
   uint32_t missing = (uint32_t)n;
   if (status == CLMG_SUCCESS)
-    status = diagonal_roots(&d, s, counter, &missing);
+    status = diagonal_roots(&d, s, counter, n == 0, &missing);
+  int taken = 0;
+  if (status == CLMG_SUCCESS && n > 0)
+    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+  if (status != CLMG_SUCCESS) /* the read into missing may still be under way */
+    clFinish(context->queue);
   if (status == CLMG_SUCCESS && missing < n)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
                        "smoothing needs",
                        missing + 1);
-  int taken = 0;
-  if (status == CLMG_SUCCESS && n > 0)
-    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
   if (status == CLMG_SUCCESS && n > 0)
     status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
   if (status == CLMG_SUCCESS && *count > 0)
@@ -558,9 +567,8 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, n, &aggregate);
   /* a missing diagonal is the caller's to check (on the unknowns' rows) */
-  uint32_t missing = 0;
   if (status == CLMG_SUCCESS)
-    status = diagonal_roots(&d, s, counter, &missing);
+    status = diagonal_roots(&d, s, counter, 1, NULL);
   int taken = 0;
   if (status == CLMG_SUCCESS)
     status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
