@@ -304,13 +304,24 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
   size_t n = d->a->rows;
   clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL;
   size_t aggregated = 0, total = 0;
+  cl_long entries = 0;
   clmg_kernel_args args;
   *tentative = (clmg_csr_device){n, count, NULL, NULL, NULL};
   clmg_status status = count_members(d, aggregate, n, count, &size, &member_row);
+  /* P~'s rows: an entry for each aggregated row, as many as the sizes'
+   * sum, whose blocking read next completes this one */
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(d->context, member_row, &tentative->row_ptr, &aggregated);
+    status =
+        clmg_offsets_from_counts_into(d->context, member_row, &tentative->row_ptr, &entries, 0);
   if (status == CLMG_SUCCESS)
     status = scatter_members(d, aggregate, n, count, size, &start, &members, &total);
+  if (status != CLMG_SUCCESS) /* the read into entries may still be under way */
+    clFinish(d->context->queue);
+  aggregated = status == CLMG_SUCCESS ? (size_t)entries : 0;
+  if (status == CLMG_SUCCESS && aggregated != total)
+    status = clmg_fail(d->context, CLMG_ERROR_OPENCL,
+                       "AMG on the device: %zu aggregated rows but aggregates of %zu in all",
+                       aggregated, total);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, CLMG_INT32, aggregated, &tentative->col);
   if (status == CLMG_SUCCESS)
@@ -714,7 +725,7 @@ clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggreg
   clmg_vector_destroy(members);
   clmg_vector_destroy(q);
   if (status != CLMG_SUCCESS) {
-    clmg_finish(context); /* the read into entries */
+    clFinish(context->queue); /* the read into entries (clmg_finish would clear the message) */
     clmg_csr_device_free(tentative);
     clmg_vector_destroy(*coarse_b);
     *coarse_b = NULL;
