@@ -46,7 +46,9 @@ static clmg_status get(const device_level *d, const char *name, clmg_kernel_args
  * and does nothing (cl/amg_aggregate.cl's AGG_SETTLED), so the rounds,
  * the sweeps and their results are those of a read after each. A round
  * reads A k + 1 times; one that does nothing costs k + 1 launches of a
- * kernel that returns at once, less than a host wait on a GPU. */
+ * kernel that returns at once. 4: a read per 4 rounds (about log n of
+ * them: 10 on a 120 x 120 grid) for at most 3 such rounds; 8 saved a
+ * read on Regular 2 for 18 more launches. */
 enum { BATCH = 4 };
 
 /* The first `count` of the counter's flags, in one blocking read. */
@@ -180,8 +182,11 @@ static clmg_status join_sweeps(const device_level *d, const clmg_vector *strong,
   return status;
 }
 
-/* The aggregates numbered in order of their first rows: *count of them. */
-static clmg_status number_aggregates(const device_level *d, clmg_vector *aggregate, size_t *count) {
+/* The aggregates numbered in order of their first rows: *count of them,
+ * read back blocking or not (then a later blocking read, or clFinish,
+ * completes it). */
+static clmg_status number_aggregates(const device_level *d, clmg_vector *aggregate, int blocking,
+                                     cl_long *count) {
   size_t n = d->a->rows;
   clmg_vector *first = NULL, *flag = NULL, *number = NULL;
   clmg_kernel_args args;
@@ -210,7 +215,7 @@ static clmg_status number_aggregates(const device_level *d, clmg_vector *aggrega
     status = clmg_launch_args(&args, n);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(d->context, flag, &number, count);
+    status = clmg_offsets_from_counts_into(d->context, flag, &number, count, blocking);
   if (status == CLMG_SUCCESS)
     status = get(d, "agg_renumber", &args);
   if (status == CLMG_SUCCESS) {
@@ -227,11 +232,11 @@ static clmg_status number_aggregates(const device_level *d, clmg_vector *aggrega
 }
 
 /* Aggregates named by their roots' rows, joined sweep after sweep, then
- * numbered in order of their first rows: *count of them, -1 for rows in
- * none. */
+ * numbered in order of their first rows: *count of them (read as
+ * number_aggregates's), -1 for rows in none. */
 static clmg_status form_aggregates(const device_level *d, const clmg_vector *strong,
                                    const clmg_vector *tuple, clmg_vector *counter,
-                                   clmg_vector **aggregate_out, size_t *count) {
+                                   clmg_vector **aggregate_out, int blocking, cl_long *count) {
   size_t n = d->a->rows;
   clmg_kernel_args args;
   clmg_status status = get(d, "agg_open", &args);
@@ -244,7 +249,7 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
   if (status == CLMG_SUCCESS)
     status = join_sweeps(d, strong, counter, aggregate_out);
   if (status == CLMG_SUCCESS)
-    status = number_aggregates(d, *aggregate_out, count);
+    status = number_aggregates(d, *aggregate_out, blocking, count);
   return status;
 }
 
@@ -298,40 +303,55 @@ static clmg_status scatter_members(const device_level *d, const clmg_vector *agg
 }
 
 /* P~ (one entry per aggregated row) and the coarse candidate from the
- * aggregates and the candidate b. */
-static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size_t count,
-                       const clmg_vector *b, clmg_csr_device *tentative, clmg_vector **coarse_b) {
+ * aggregates and the candidate b; *count the aggregates, from *pending
+ * (number_aggregates's read without blocking, which the sizes' sum
+ * completes: the sizes are counted for n aggregates, the most there can
+ * be, the ones past the count 0); with none, no P~. */
+static clmg_status fit(const device_level *d, const clmg_vector *aggregate, const cl_long *pending,
+                       const clmg_vector *b, clmg_csr_device *tentative, clmg_vector **coarse_b,
+                       size_t *count) {
   size_t n = d->a->rows;
   clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL;
   size_t aggregated = 0, total = 0;
   cl_long entries = 0;
   clmg_kernel_args args;
-  *tentative = (clmg_csr_device){n, count, NULL, NULL, NULL};
-  clmg_status status = count_members(d, aggregate, n, count, &size, &member_row);
+  *tentative = (clmg_csr_device){n, 0, NULL, NULL, NULL};
+  clmg_status status = count_members(d, aggregate, n, n, &size, &member_row);
   /* P~'s rows: an entry for each aggregated row, as many as the sizes'
    * sum, whose blocking read next completes this one */
   if (status == CLMG_SUCCESS)
     status =
         clmg_offsets_from_counts_into(d->context, member_row, &tentative->row_ptr, &entries, 0);
   if (status == CLMG_SUCCESS)
-    status = scatter_members(d, aggregate, n, count, size, &start, &members, &total);
-  if (status != CLMG_SUCCESS) /* the read into entries may still be under way */
+    status = scatter_members(d, aggregate, n, n, size, &start, &members, &total);
+  if (status != CLMG_SUCCESS) /* the reads into entries and *pending may still be under way */
     clFinish(d->context->queue);
   aggregated = status == CLMG_SUCCESS ? (size_t)entries : 0;
-  if (status == CLMG_SUCCESS && aggregated != total)
+  *count = status == CLMG_SUCCESS ? (size_t)*pending : 0;
+  if (status == CLMG_SUCCESS && (aggregated != total || *count > n))
     status = clmg_fail(d->context, CLMG_ERROR_OPENCL,
-                       "AMG on the device: %zu aggregated rows but aggregates of %zu in all",
-                       aggregated, total);
+                       "AMG on the device: %zu aggregated rows but aggregates of %zu in all, %zu "
+                       "aggregates of %zu rows",
+                       aggregated, total, *count, n);
+  tentative->cols = *count;
+  if (status == CLMG_SUCCESS && *count == 0) {
+    clmg_csr_device_free(tentative);
+    clmg_vector_destroy(size);
+    clmg_vector_destroy(member_row);
+    clmg_vector_destroy(start);
+    clmg_vector_destroy(members);
+    return CLMG_SUCCESS;
+  }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, CLMG_INT32, aggregated, &tentative->col);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, d->precision, aggregated, &tentative->val);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(d->context, d->precision, count, coarse_b);
+    status = clmg_vector_create_unset(d->context, d->precision, *count, coarse_b);
   if (status == CLMG_SUCCESS)
     status = get(d, "agg_fit", &args);
   if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, count);
+    clmg_arg_ulong(&args, *count);
     clmg_arg_buffer(&args, start->buffer);
     clmg_arg_buffer(&args, members->buffer);
     clmg_arg_buffer(&args, b->buffer);
@@ -339,13 +359,14 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
     clmg_arg_buffer(&args, tentative->val->buffer);
     clmg_arg_buffer(&args, tentative->col->buffer);
     clmg_arg_buffer(&args, (*coarse_b)->buffer);
-    status = clmg_launch_args(&args, count);
+    status = clmg_launch_args(&args, *count);
   }
   clmg_vector_destroy(size);
   clmg_vector_destroy(member_row);
   clmg_vector_destroy(start);
   clmg_vector_destroy(members);
   if (status != CLMG_SUCCESS) {
+    *count = 0;
     clmg_csr_device_free(tentative);
     clmg_vector_destroy(*coarse_b);
     *coarse_b = NULL;
@@ -426,10 +447,14 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
                        "smoothing needs",
                        missing + 1);
+  /* the aggregates' count comes back with the sizes' sum in fit */
+  cl_long aggregates = 0;
   if (status == CLMG_SUCCESS && n > 0)
-    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
-  if (status == CLMG_SUCCESS && *count > 0)
-    status = fit(&d, aggregate, *count, b, tentative, coarse_b);
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, 0, &aggregates);
+  if (status == CLMG_SUCCESS && n > 0)
+    status = fit(&d, aggregate, &aggregates, b, tentative, coarse_b, count);
+  else if (status != CLMG_SUCCESS) /* the read into aggregates may still be under way */
+    clFinish(context->queue);
   if (status == CLMG_SUCCESS && aggregate_host && n > 0)
     status = clmg_vector_download(aggregate, aggregate_host);
   if (rounds)
@@ -583,8 +608,10 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   int taken = 0;
   if (status == CLMG_SUCCESS)
     status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+  cl_long numbered = 0;
   if (status == CLMG_SUCCESS)
-    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, 1, &numbered);
+  *count = (size_t)numbered;
   /* as the host's aggregate_graph: aggregates below the least size are
    * dissolved and their nodes joined to others (unless all are small),
    * then those still too small for the fit given up */
@@ -595,12 +622,14 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
     if (status == CLMG_SUCCESS && dissolved)
       status = join_sweeps(&d, strong, counter, &aggregate);
     if (status == CLMG_SUCCESS && dissolved)
-      status = number_aggregates(&d, aggregate, count);
+      status = number_aggregates(&d, aggregate, 1, &numbered);
+    *count = (size_t)numbered;
   }
   if (status == CLMG_SUCCESS && min_fit > 1 && *count > 0) {
     status = dissolve(&d, aggregate, *count, min_fit, counter, NULL);
     if (status == CLMG_SUCCESS)
-      status = number_aggregates(&d, aggregate, count);
+      status = number_aggregates(&d, aggregate, 1, &numbered);
+    *count = (size_t)numbered;
   }
   /* the rows' aggregates from their nodes' */
   const clmg_vector *result = aggregate;
