@@ -78,10 +78,18 @@ kernel void agg_start(ulong rows, global const long *row_ptr, global const int *
   }
 }
 
+/* The host enqueues several rounds (and sweeps) per read of their flags:
+ * flag[slot] is the flag of this one, and one whose previous round left
+ * nothing undecided (or whose previous sweep changed nothing) does
+ * nothing, which is what it would have done anyway. */
+#define AGG_SETTLED(flag, slot) ((slot) > 0 && (flag)[(slot) - 1] == 0u)
+
 /* out_i = the largest of in_i and in_j over i's strong neighbours j. */
 kernel void agg_max_step(ulong rows, global const long *row_ptr, global const int *col,
                          global const uchar *strong, global const ulong *in,
-                         global ulong *out) {
+                         global ulong *out, global const uint *undecided, uint slot) {
+  if (AGG_SETTLED(undecided, slot))
+    return;
   GRID_LOOP(i, rows) {
     ulong m = in[i];
     for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
@@ -95,10 +103,13 @@ kernel void agg_max_step(ulong rows, global const long *row_ptr, global const in
 
 /* One round's decisions from the largest tuple within k edges: an
  * undecided node that is its own largest becomes a root, one that sees a
- * root goes out; *undecided becomes 1 while any is left (a plain store of
- * one value: no atomic on one address from millions of work-items). */
+ * root goes out; undecided[slot] becomes 1 while any is left (a plain
+ * store of one value: no atomic on one address from millions of
+ * work-items). */
 kernel void agg_decide(ulong rows, global ulong *tuple, global const ulong *largest,
-                       global uint *undecided) {
+                       global uint *undecided, uint slot) {
+  if (AGG_SETTLED(undecided, slot))
+    return;
   GRID_LOOP(i, rows) {
     const ulong own = tuple[i];
     if ((uint)(own >> 32) != AGG_UNDECIDED)
@@ -109,7 +120,7 @@ kernel void agg_decide(ulong rows, global ulong *tuple, global const ulong *larg
     else if ((uint)(m >> 32) == AGG_IN)
       tuple[i] = agg_tuple(AGG_OUT, i);
     else
-      *undecided = 1u;
+      undecided[slot] = 1u;
   }
 }
 
@@ -123,13 +134,15 @@ kernel void agg_open(ulong rows, global const ulong *tuple, global int *aggregat
 
 /* One joining sweep, from the state before it: a node in no aggregate
  * joins the neighbouring aggregate it has the most strong edges to (ties:
- * the lower one); *changed becomes 1 when one joins. The weights are
+ * the lower one); changed[slot] becomes 1 when one joins. The weights are
  * counted in a table of AGG_TABLE aggregates (a node rarely borders more),
  * by a second pass over the row per aggregate where it does. */
 #define AGG_TABLE 8
 kernel void agg_join(ulong rows, global const long *row_ptr, global const int *col,
                      global const uchar *strong, global const int *aggregate, global int *next,
-                     global uint *changed) {
+                     global uint *changed, uint slot) {
+  if (AGG_SETTLED(changed, slot))
+    return;
   GRID_LOOP(i, rows) {
     next[i] = aggregate[i];
     if (aggregate[i] >= 0)
@@ -171,7 +184,7 @@ kernel void agg_join(ulong rows, global const long *row_ptr, global const int *c
     }
     if (best >= 0) {
       next[i] = best;
-      *changed = 1u;
+      changed[slot] = 1u;
     }
   }
 }

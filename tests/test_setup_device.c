@@ -2,8 +2,9 @@
  * clmg_dot3_to_device, clmg_sumsq_to_device, clmg_scal_inverse_sqrt) and
  * the estimate of lambda_max(D^-1 A) built on them (lib/amg/amg_internal.h:
  * clmg_amg_rho_device), each against a host reference on random data, in
- * double and float. Internal functions: the suite links the static library
- * and includes lib/. */
+ * double and float; and the host waits of the aggregation on the device
+ * (clmg_amg_device_tentative), its aggregates the host's. Internal
+ * functions: the suite links the static library and includes lib/. */
 #define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <math.h>
 #include <stdint.h>
@@ -326,6 +327,81 @@ static void test_layout_on_device(void **state) {
   clmg_context_destroy(off);
 }
 
+/* The host waits of the aggregation and tentative prolongator on the
+ * device (clmg_amg_device_tentative): the flags of 4 rounds of the
+ * independent set, or of 4 joining sweeps, come back in one read, and the
+ * diagonal check, the aggregates' count and P~'s offsets ride on later
+ * reads; so at most a read per 4 rounds, 2 for the sweeps (the 5-point
+ * Laplacian joins in 1 or 2), the sizes' sum and the aggregates' download.
+ * A read per round and per sweep (rounds + sweeps + 5) is more. The
+ * vectors here are under 1 MiB: none waits to be taken (lib/la/vector.c).
+ * The aggregates are the host's with parallel roots. */
+static void test_aggregation_waits(void **state) {
+  (void)state;
+  if (!clmg_context_device(ctx)->has_fp64)
+    skip();
+  const size_t m = 120, n = m * m;
+  clmg_csr a = {n, n, calloc(n + 1, sizeof(int64_t)), malloc(5 * n * sizeof(int32_t)),
+                malloc(5 * n * sizeof(double))};
+  assert_non_null(a.row_ptr);
+  assert_non_null(a.col);
+  assert_non_null(a.val);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t x = i % m, y = i / m;
+    const long neighbour[5] = {y > 0 ? (long)(i - m) : -1, x > 0 ? (long)i - 1 : -1, (long)i,
+                               x + 1 < m ? (long)i + 1 : -1, y + 1 < m ? (long)(i + m) : -1};
+    for (int j = 0; j < 5; j++)
+      if (neighbour[j] >= 0) {
+        a.col[k] = (int32_t)neighbour[j];
+        a.val[k++] = neighbour[j] == (long)i ? 4.0 : -1.0;
+      }
+    a.row_ptr[i + 1] = (int64_t)k;
+  }
+  clmg_amg_options options;
+  clmg_amg_options_defaults(&options);
+  options.roots = CLMG_AMG_ROOTS_PARALLEL;
+  options.strength_threshold = 0.0;
+  options.root_distance = 2;
+  int32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+  assert_non_null(want);
+  assert_non_null(got);
+  size_t want_count = 0, count = 0;
+  clmg_error error = {{0}};
+  if (clmg_amg_aggregate(&a, &options, want, &want_count, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_amg_aggregate: %s", error.message);
+  double *ones = malloc(n * sizeof *ones);
+  assert_non_null(ones);
+  for (size_t i = 0; i < n; i++)
+    ones[i] = 1.0;
+  clmg_csr_device d = {0}, tentative = {0};
+  CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &d));
+  clmg_vector *b = device_vector(CLMG_DOUBLE, n, ones), *coarse_b = NULL;
+  CHECK_OK(clmg_finish(ctx));
+  clmg_counters before, after;
+  clmg_context_counters(ctx, &before);
+  int rounds = 0;
+  CHECK_OK(
+      clmg_amg_device_tentative(ctx, &d, 0.0, 2, b, &tentative, &coarse_b, &count, &rounds, got));
+  clmg_context_counters(ctx, &after);
+  uint64_t waits = after.host_waits - before.host_waits;
+  print_message("%zu rows: %d rounds, %zu aggregates, %llu host waits\n", n, rounds, count,
+                (unsigned long long)waits);
+  assert_int_equal(count, want_count);
+  assert_memory_equal(got, want, n * sizeof *got);
+  assert_true(rounds >= 4);
+  if (waits > (uint64_t)(rounds + 3) / 4 + 4)
+    fail_msg("%llu host waits for %d rounds", (unsigned long long)waits, rounds);
+  clmg_csr_device_free(&tentative);
+  clmg_csr_device_free(&d);
+  clmg_vector_destroy(coarse_b);
+  clmg_vector_destroy(b);
+  clmg_csr_free(&a);
+  free(ones);
+  free(want);
+  free(got);
+}
+
 static int setup(void **state) {
   (void)state;
   clmg_status status = clmg_context_create(NULL, &ctx);
@@ -349,6 +425,7 @@ int main(void) {
       cmocka_unit_test(test_sums_edges),
       cmocka_unit_test(test_rho),
       cmocka_unit_test(test_layout_on_device),
+      cmocka_unit_test(test_aggregation_waits),
   };
   return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
 }

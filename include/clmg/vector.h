@@ -18,9 +18,12 @@ extern "C" {
 /** A typed array in device memory, or a view of part of one (opaque). */
 typedef struct clmg_vector clmg_vector;
 
-/** Allocates n elements on the device, set to zero. A request the device cannot
- * hold returns CLMG_ERROR_OUT_OF_DEVICE_MEMORY; a double vector on a device
- * without fp64 returns CLMG_ERROR_UNSUPPORTED. n may be 0. */
+/** Allocates n elements on the device, set to zero (the zeroing is enqueued,
+ * ordered before every later command of the context). A request the device
+ * cannot hold returns CLMG_ERROR_OUT_OF_DEVICE_MEMORY (on a GPU driver that
+ * takes memory at first use, a failure the context's room check did not
+ * foresee is the error of a later command); a double vector on a
+ * device without fp64 returns CLMG_ERROR_UNSUPPORTED. n may be 0. */
 CLMG_API clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
                                         clmg_vector **vector);
 /** A vector of n elements that aliases elements [offset, offset+n) of base. */

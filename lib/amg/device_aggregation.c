@@ -16,7 +16,9 @@
  * root distance; about log n rounds), a joining sweep reads it once and
  * each row's strong entries again per neighbouring aggregate; the fit reads
  * the aggregates' members once. Launches: (k + 1) per round, 1 per sweep
- * and 9 more, each round and sweep with a 4-byte read back. */
+ * and 9 more; the flags of BATCH rounds or sweeps are read back at once
+ * (up to BATCH - 1 of them enqueued after the last that did anything, and
+ * returning at once). */
 #include "core/internal.h"
 #include "la/internal.h"
 
@@ -35,6 +37,33 @@ typedef struct device_level {
 
 static clmg_status get(const device_level *d, const char *name, clmg_kernel_args *args) {
   return clmg_args_for_kernel(d->context, "amg_aggregate", d->options, name, args);
+}
+
+/* The rounds of the independent set and the joining sweeps enqueued per
+ * read of their flags (the counter's first BATCH entries, one per round
+ * or sweep): a round after the one that left nothing undecided, or a
+ * sweep after one that changed nothing, finds its predecessor's flag 0
+ * and does nothing (cl/amg_aggregate.cl's AGG_SETTLED), so the rounds,
+ * the sweeps and their results are those of a read after each. A round
+ * reads A k + 1 times; one that does nothing costs k + 1 launches of a
+ * kernel that returns at once. 4: a read per 4 rounds (about log n of
+ * them: 10 on a 120 x 120 grid) for at most 3 such rounds; 8 saved a
+ * read on Regular 2 for 18 more launches. */
+enum { BATCH = 4 };
+
+/* The first `count` of the counter's flags, in one blocking read. */
+static clmg_status read_flags(const device_level *d, const clmg_vector *counter, size_t count,
+                              uint32_t *flags) {
+  return clmg_read_buffer(d->context, counter->buffer, 1, counter->offset * sizeof *flags,
+                          count * sizeof *flags, flags, "reading the aggregation's flags");
+}
+
+/* The index of the first flag of `count` that is 0, or count. */
+static size_t first_zero(const uint32_t *flags, size_t count) {
+  size_t k = 0;
+  while (k < count && flags[k] != 0)
+    ++k;
+  return k;
 }
 
 /* The arguments the kernels on the strength graph start with: A's
@@ -70,37 +99,45 @@ static clmg_status choose_roots(const device_level *d, const clmg_vector *s, clm
     clmg_arg_buffer(&args, tuple->buffer);
     status = clmg_launch_args(&args, n);
   }
-  uint32_t undecided = 1;
+  uint32_t undecided[BATCH] = {1};
+  size_t settled = BATCH; /* the first round of the last batch that left none */
   *rounds = 0;
   /* every round decides at least the undecided node of the largest tuple */
-  while (status == CLMG_SUCCESS && undecided > 0 && (size_t)*rounds <= n) {
-    ++*rounds;
-    const clmg_vector *from = tuple;
-    int to = 0;
-    for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
-      status = get(d, "agg_max_step", &args);
+  while (status == CLMG_SUCCESS && settled == BATCH && (size_t)*rounds <= n) {
+    status = clmg_vector_fill(counter, 0.0);
+    for (cl_uint slot = 0; slot < BATCH && status == CLMG_SUCCESS; slot++) {
+      const clmg_vector *from = tuple;
+      int to = 0;
+      for (int step = 0; step < distance && status == CLMG_SUCCESS; step++) {
+        status = get(d, "agg_max_step", &args);
+        if (status == CLMG_SUCCESS) {
+          graph_args(d, strong, &args);
+          clmg_arg_buffer(&args, from->buffer);
+          clmg_arg_buffer(&args, m[to]->buffer);
+          clmg_arg_buffer(&args, counter->buffer);
+          clmg_arg_raw(&args, sizeof slot, &slot);
+          status = clmg_launch_args(&args, n);
+        }
+        from = m[to];
+        to ^= 1;
+      }
+      if (status == CLMG_SUCCESS)
+        status = get(d, "agg_decide", &args);
       if (status == CLMG_SUCCESS) {
-        graph_args(d, strong, &args);
+        clmg_arg_ulong(&args, n);
+        clmg_arg_buffer(&args, tuple->buffer);
         clmg_arg_buffer(&args, from->buffer);
-        clmg_arg_buffer(&args, m[to]->buffer);
+        clmg_arg_buffer(&args, counter->buffer);
+        clmg_arg_raw(&args, sizeof slot, &slot);
         status = clmg_launch_args(&args, n);
       }
-      from = m[to];
-      to ^= 1;
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_fill(counter, 0.0);
-    if (status == CLMG_SUCCESS)
-      status = get(d, "agg_decide", &args);
+      status = read_flags(d, counter, BATCH, undecided);
     if (status == CLMG_SUCCESS) {
-      clmg_arg_ulong(&args, n);
-      clmg_arg_buffer(&args, tuple->buffer);
-      clmg_arg_buffer(&args, from->buffer);
-      clmg_arg_buffer(&args, counter->buffer);
-      status = clmg_launch_args(&args, n);
+      settled = first_zero(undecided, BATCH);
+      *rounds += (int)(settled < BATCH ? settled + 1 : BATCH);
     }
-    if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &undecided);
   }
   clmg_vector_destroy(m[0]);
   clmg_vector_destroy(m[1]);
@@ -115,33 +152,41 @@ static clmg_status join_sweeps(const device_level *d, const clmg_vector *strong,
   clmg_vector *aggregate = *aggregate_out, *next = NULL;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_create_unset(d->context, CLMG_INT32, n, &next);
-  clmg_vector *current = aggregate, *other = next;
-  uint32_t changed = 1;
-  for (size_t sweep = 0; status == CLMG_SUCCESS && changed > 0 && sweep <= n; sweep++) {
+  clmg_vector *buffer[2] = {aggregate, next};
+  uint32_t changed[BATCH];
+  size_t sweeps = 0, settled = BATCH;
+  while (status == CLMG_SUCCESS && settled == BATCH && sweeps <= n) {
     status = clmg_vector_fill(counter, 0.0);
-    if (status == CLMG_SUCCESS)
+    for (cl_uint slot = 0; slot < BATCH && status == CLMG_SUCCESS; slot++) {
       status = get(d, "agg_join", &args);
-    if (status == CLMG_SUCCESS) {
-      graph_args(d, strong, &args);
-      clmg_arg_buffer(&args, current->buffer);
-      clmg_arg_buffer(&args, other->buffer);
-      clmg_arg_buffer(&args, counter->buffer);
-      status = clmg_launch_args(&args, n);
+      if (status == CLMG_SUCCESS) {
+        graph_args(d, strong, &args);
+        clmg_arg_buffer(&args, buffer[(sweeps + slot) % 2]->buffer);
+        clmg_arg_buffer(&args, buffer[(sweeps + slot + 1) % 2]->buffer);
+        clmg_arg_buffer(&args, counter->buffer);
+        clmg_arg_raw(&args, sizeof slot, &slot);
+        status = clmg_launch_args(&args, n);
+      }
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &changed);
-    clmg_vector *swap = current;
-    current = other;
-    other = swap;
+      status = read_flags(d, counter, BATCH, changed);
+    if (status == CLMG_SUCCESS) {
+      settled = first_zero(changed, BATCH);
+      sweeps += settled < BATCH ? settled + 1 : BATCH;
+    }
   }
-  /* the last sweep's output is the aggregates */
-  *aggregate_out = current;
-  clmg_vector_destroy(other);
+  /* the aggregates: the output of the last sweep that ran (the first that
+   * changed nothing, or, past the bound, the last enqueued) */
+  *aggregate_out = buffer[sweeps % 2];
+  clmg_vector_destroy(buffer[(sweeps + 1) % 2]);
   return status;
 }
 
-/* The aggregates numbered in order of their first rows: *count of them. */
-static clmg_status number_aggregates(const device_level *d, clmg_vector *aggregate, size_t *count) {
+/* The aggregates numbered in order of their first rows: *count of them,
+ * read back blocking or not (then a later blocking read, or clFinish,
+ * completes it). */
+static clmg_status number_aggregates(const device_level *d, clmg_vector *aggregate, int blocking,
+                                     cl_long *count) {
   size_t n = d->a->rows;
   clmg_vector *first = NULL, *flag = NULL, *number = NULL;
   clmg_kernel_args args;
@@ -170,7 +215,7 @@ static clmg_status number_aggregates(const device_level *d, clmg_vector *aggrega
     status = clmg_launch_args(&args, n);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(d->context, flag, &number, count);
+    status = clmg_offsets_from_counts_into(d->context, flag, &number, count, blocking);
   if (status == CLMG_SUCCESS)
     status = get(d, "agg_renumber", &args);
   if (status == CLMG_SUCCESS) {
@@ -187,11 +232,11 @@ static clmg_status number_aggregates(const device_level *d, clmg_vector *aggrega
 }
 
 /* Aggregates named by their roots' rows, joined sweep after sweep, then
- * numbered in order of their first rows: *count of them, -1 for rows in
- * none. */
+ * numbered in order of their first rows: *count of them (read as
+ * number_aggregates's), -1 for rows in none. */
 static clmg_status form_aggregates(const device_level *d, const clmg_vector *strong,
                                    const clmg_vector *tuple, clmg_vector *counter,
-                                   clmg_vector **aggregate_out, size_t *count) {
+                                   clmg_vector **aggregate_out, int blocking, cl_long *count) {
   size_t n = d->a->rows;
   clmg_kernel_args args;
   clmg_status status = get(d, "agg_open", &args);
@@ -204,7 +249,7 @@ static clmg_status form_aggregates(const device_level *d, const clmg_vector *str
   if (status == CLMG_SUCCESS)
     status = join_sweeps(d, strong, counter, aggregate_out);
   if (status == CLMG_SUCCESS)
-    status = number_aggregates(d, *aggregate_out, count);
+    status = number_aggregates(d, *aggregate_out, blocking, count);
   return status;
 }
 
@@ -258,29 +303,55 @@ static clmg_status scatter_members(const device_level *d, const clmg_vector *agg
 }
 
 /* P~ (one entry per aggregated row) and the coarse candidate from the
- * aggregates and the candidate b. */
-static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size_t count,
-                       const clmg_vector *b, clmg_csr_device *tentative, clmg_vector **coarse_b) {
+ * aggregates and the candidate b; *count the aggregates, from *pending
+ * (number_aggregates's read without blocking, which the sizes' sum
+ * completes: the sizes are counted for n aggregates, the most there can
+ * be, the ones past the count 0); with none, no P~. */
+static clmg_status fit(const device_level *d, const clmg_vector *aggregate, const cl_long *pending,
+                       const clmg_vector *b, clmg_csr_device *tentative, clmg_vector **coarse_b,
+                       size_t *count) {
   size_t n = d->a->rows;
   clmg_vector *size = NULL, *member_row = NULL, *start = NULL, *members = NULL;
   size_t aggregated = 0, total = 0;
+  cl_long entries = 0;
   clmg_kernel_args args;
-  *tentative = (clmg_csr_device){n, count, NULL, NULL, NULL};
-  clmg_status status = count_members(d, aggregate, n, count, &size, &member_row);
+  *tentative = (clmg_csr_device){n, 0, NULL, NULL, NULL};
+  clmg_status status = count_members(d, aggregate, n, n, &size, &member_row);
+  /* P~'s rows: an entry for each aggregated row, as many as the sizes'
+   * sum, whose blocking read next completes this one */
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts(d->context, member_row, &tentative->row_ptr, &aggregated);
+    status =
+        clmg_offsets_from_counts_into(d->context, member_row, &tentative->row_ptr, &entries, 0);
   if (status == CLMG_SUCCESS)
-    status = scatter_members(d, aggregate, n, count, size, &start, &members, &total);
+    status = scatter_members(d, aggregate, n, n, size, &start, &members, &total);
+  if (status != CLMG_SUCCESS) /* the reads into entries and *pending may still be under way */
+    clFinish(d->context->queue);
+  aggregated = status == CLMG_SUCCESS ? (size_t)entries : 0;
+  *count = status == CLMG_SUCCESS ? (size_t)*pending : 0;
+  if (status == CLMG_SUCCESS && (aggregated != total || *count > n))
+    status = clmg_fail(d->context, CLMG_ERROR_OPENCL,
+                       "AMG on the device: %zu aggregated rows but aggregates of %zu in all, %zu "
+                       "aggregates of %zu rows",
+                       aggregated, total, *count, n);
+  tentative->cols = *count;
+  if (status == CLMG_SUCCESS && *count == 0) {
+    clmg_csr_device_free(tentative);
+    clmg_vector_destroy(size);
+    clmg_vector_destroy(member_row);
+    clmg_vector_destroy(start);
+    clmg_vector_destroy(members);
+    return CLMG_SUCCESS;
+  }
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, CLMG_INT32, aggregated, &tentative->col);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(d->context, d->precision, aggregated, &tentative->val);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(d->context, d->precision, count, coarse_b);
+    status = clmg_vector_create_unset(d->context, d->precision, *count, coarse_b);
   if (status == CLMG_SUCCESS)
     status = get(d, "agg_fit", &args);
   if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, count);
+    clmg_arg_ulong(&args, *count);
     clmg_arg_buffer(&args, start->buffer);
     clmg_arg_buffer(&args, members->buffer);
     clmg_arg_buffer(&args, b->buffer);
@@ -288,13 +359,14 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
     clmg_arg_buffer(&args, tentative->val->buffer);
     clmg_arg_buffer(&args, tentative->col->buffer);
     clmg_arg_buffer(&args, (*coarse_b)->buffer);
-    status = clmg_launch_args(&args, count);
+    status = clmg_launch_args(&args, *count);
   }
   clmg_vector_destroy(size);
   clmg_vector_destroy(member_row);
   clmg_vector_destroy(start);
   clmg_vector_destroy(members);
   if (status != CLMG_SUCCESS) {
+    *count = 0;
     clmg_csr_device_free(tentative);
     clmg_vector_destroy(*coarse_b);
     *coarse_b = NULL;
@@ -302,10 +374,13 @@ static clmg_status fit(const device_level *d, const clmg_vector *aggregate, size
   return status;
 }
 
-/* s = sqrt|diag| of d->a, and *missing the first row that has couplings
- * but no stored diagonal (the rows where there is none). */
+/* s = sqrt|diag| of d->a, and, where missing is not NULL, *missing the
+ * first row that has couplings but no stored diagonal (the rows where
+ * there is none), read back blocking or not (then a later blocking read,
+ * or clFinish, completes it; the queue is in order, so the counter may be
+ * filled again at once). */
 static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_vector *counter,
-                                  uint32_t *missing) {
+                                  int blocking, uint32_t *missing) {
   size_t n = d->a->rows;
   clmg_kernel_args args;
   clmg_status status = clmg_vector_fill(counter, (double)n);
@@ -320,8 +395,10 @@ static clmg_status diagonal_roots(const device_level *d, clmg_vector *s, clmg_ve
     clmg_arg_buffer(&args, counter->buffer);
     status = clmg_launch_args(&args, n);
   }
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counter, missing);
+  if (status == CLMG_SUCCESS && missing)
+    status =
+        clmg_read_buffer(d->context, counter->buffer, blocking, counter->offset * sizeof *missing,
+                         sizeof *missing, missing, "reading the first row without a diagonal");
   return status;
 }
 
@@ -350,26 +427,34 @@ clmg_status clmg_amg_device_tentative(clmg_context *context, const clmg_csr_devi
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT64, n ? n : 1, &tuple);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+    status = clmg_vector_create_unset(context, CLMG_UINT32, BATCH, &counter);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, n ? n : 1, &aggregate);
   /* s = sqrt|diag|, and the first row that would be aggregated without a
-   * stored diagonal (the prolongator smoothing needs one) */
+   * stored diagonal (the prolongator smoothing needs one), which comes
+   * back with the rounds' first flags: on such a matrix the rounds are
+   * wasted, never out of bounds, and nothing after them runs */
   uint32_t missing = (uint32_t)n;
   if (status == CLMG_SUCCESS)
-    status = diagonal_roots(&d, s, counter, &missing);
+    status = diagonal_roots(&d, s, counter, n == 0, &missing);
+  int taken = 0;
+  if (status == CLMG_SUCCESS && n > 0)
+    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+  if (status != CLMG_SUCCESS) /* the read into missing may still be under way */
+    clFinish(context->queue);
   if (status == CLMG_SUCCESS && missing < n)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
                        "smoothing needs",
                        missing + 1);
-  int taken = 0;
+  /* the aggregates' count comes back with the sizes' sum in fit */
+  cl_long aggregates = 0;
   if (status == CLMG_SUCCESS && n > 0)
-    status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, 0, &aggregates);
   if (status == CLMG_SUCCESS && n > 0)
-    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
-  if (status == CLMG_SUCCESS && *count > 0)
-    status = fit(&d, aggregate, *count, b, tentative, coarse_b);
+    status = fit(&d, aggregate, &aggregates, b, tentative, coarse_b, count);
+  else if (status != CLMG_SUCCESS) /* the read into aggregates may still be under way */
+    clFinish(context->queue);
   if (status == CLMG_SUCCESS && aggregate_host && n > 0)
     status = clmg_vector_download(aggregate, aggregate_host);
   if (rounds)
@@ -461,7 +546,7 @@ static clmg_status dissolve(const device_level *d, clmg_vector *aggregate, size_
       status = clmg_launch_args(&args, count);
     }
     if (status == CLMG_SUCCESS)
-      status = clmg_vector_download(counter, &kept);
+      status = read_flags(d, counter, 1, &kept);
     go = kept > 0 && kept < count;
     *dissolved = go;
   }
@@ -498,7 +583,7 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   clmg_csr_device nodes = {0};
   clmg_vector *counter = NULL, *s = NULL, *strong = NULL, *tuple = NULL, *aggregate = NULL,
               *expanded = NULL;
-  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, 1, &counter);
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, BATCH, &counter);
   if (status == CLMG_SUCCESS && block > 1) {
     status = node_matrix(&d, block, &nodes);
     d.a = &nodes;
@@ -518,14 +603,15 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, n, &aggregate);
   /* a missing diagonal is the caller's to check (on the unknowns' rows) */
-  uint32_t missing = 0;
   if (status == CLMG_SUCCESS)
-    status = diagonal_roots(&d, s, counter, &missing);
+    status = diagonal_roots(&d, s, counter, 1, NULL);
   int taken = 0;
   if (status == CLMG_SUCCESS)
     status = choose_roots(&d, s, strong, distance, tuple, counter, &taken);
+  cl_long numbered = 0;
   if (status == CLMG_SUCCESS)
-    status = form_aggregates(&d, strong, tuple, counter, &aggregate, count);
+    status = form_aggregates(&d, strong, tuple, counter, &aggregate, 1, &numbered);
+  *count = (size_t)numbered;
   /* as the host's aggregate_graph: aggregates below the least size are
    * dissolved and their nodes joined to others (unless all are small),
    * then those still too small for the fit given up */
@@ -536,12 +622,14 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
     if (status == CLMG_SUCCESS && dissolved)
       status = join_sweeps(&d, strong, counter, &aggregate);
     if (status == CLMG_SUCCESS && dissolved)
-      status = number_aggregates(&d, aggregate, count);
+      status = number_aggregates(&d, aggregate, 1, &numbered);
+    *count = (size_t)numbered;
   }
   if (status == CLMG_SUCCESS && min_fit > 1 && *count > 0) {
     status = dissolve(&d, aggregate, *count, min_fit, counter, NULL);
     if (status == CLMG_SUCCESS)
-      status = number_aggregates(&d, aggregate, count);
+      status = number_aggregates(&d, aggregate, 1, &numbered);
+    *count = (size_t)numbered;
   }
   /* the rows' aggregates from their nodes' */
   const clmg_vector *result = aggregate;
@@ -578,7 +666,7 @@ clmg_status clmg_amg_device_aggregate_rows(clmg_context *context, const clmg_csr
     status = clmg_launch_args(&args, rows);
   }
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_download(counter, &unstored);
+    status = read_flags(&d, counter, 1, &unstored);
   if (status == CLMG_SUCCESS && unstored < rows)
     status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                        "AMG: row %u does not store its diagonal entry, which the prolongator "
@@ -666,7 +754,7 @@ clmg_status clmg_amg_device_fit(clmg_context *context, const clmg_vector *aggreg
   clmg_vector_destroy(members);
   clmg_vector_destroy(q);
   if (status != CLMG_SUCCESS) {
-    clmg_finish(context); /* the read into entries */
+    clFinish(context->queue); /* the read into entries (clmg_finish would clear the message) */
     clmg_csr_device_free(tentative);
     clmg_vector_destroy(*coarse_b);
     *coarse_b = NULL;

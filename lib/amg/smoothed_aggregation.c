@@ -917,10 +917,11 @@ clmg_status clmg_amg_rho_device(clmg_context *context, const clmg_csr_device *a,
   if (!start || !sums_host)
     status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                        "AMG: no host memory for the eigenvalue estimate of %zu rows", n);
+  /* x is uploaded, y and each step's sums written before they are read */
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, n, &x);
+    status = clmg_vector_create_unset(context, precision, n, &x);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, precision, n, &y);
+    status = clmg_vector_create_unset(context, precision, n, &y);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, precision, 3 * POWER_STEPS, &sums);
   if (status == CLMG_SUCCESS) {
@@ -975,7 +976,8 @@ static clmg_status device_row_scale(clmg_context *context, const clmg_csr_device
   const char *options = clmg_real_options(context, precision);
   double omega = damping;
   clmg_kernel_args args;
-  clmg_status status = clmg_vector_create(context, precision, n, scale);
+  /* every row's scale written by amg_row_scale */
+  clmg_status status = clmg_vector_create_unset(context, precision, n, scale);
   if (status == CLMG_SUCCESS && omega == 0) {
     double estimate = 0;
     status = clmg_amg_rho_device(context, a, &estimate);
@@ -1228,7 +1230,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   clmg_vector *device_b = NULL;
   if (all_on_device) {
     clmg_status device =
-        clmg_vector_create(context, clmg_vector_type(h.device_a[0].val), a->rows, &device_b);
+        clmg_vector_create_unset(context, clmg_vector_type(h.device_a[0].val), a->rows, &device_b);
     /* the default candidate, the constant, is filled there, not uploaded */
     if (device == CLMG_SUCCESS)
       device = o->num_candidates > 0 ? clmg_vector_upload_doubles(device_b, candidates)
@@ -1278,8 +1280,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
                       o->roots == CLMG_AMG_ROOTS_PARALLEL;
   device_b = NULL;
   if (fit_on_device) {
-    clmg_status device =
-        clmg_vector_create(context, clmg_vector_type(h.device_a[0].val), a->rows * k, &device_b);
+    clmg_status device = clmg_vector_create_unset(context, clmg_vector_type(h.device_a[0].val),
+                                                  a->rows * k, &device_b);
     if (device == CLMG_SUCCESS)
       device = clmg_vector_upload_doubles(device_b, candidates);
     if (device != CLMG_SUCCESS)

@@ -549,8 +549,9 @@ static clmg_status pattern_wide(clmg_context *context, const char *options,
 /* C's pattern: fill == 0 counts each row's columns into `length`, fill == 1
  * writes the sorted columns at c_ptr. The work-group kernel first on its
  * listed rows (group_rows), the work-item kernel the rows of few products;
- * then the rows the first found too long for its tables (counting), or the
- * wide_rows (filling), go to the window kernel. */
+ * then, filling, the wide_rows go to the window kernel (counting, the
+ * caller sends there the rows the group kernel found too long for its
+ * tables: count_overflow). */
 static clmg_status product_pattern(clmg_context *context, const char *options,
                                    const clmg_csr_device *a, const clmg_csr_device *b, cl_uint fill,
                                    const clmg_vector *group_rows, size_t group_count,
@@ -577,18 +578,6 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
     clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
     status = launch_by_rows(&args, pass == 0 ? group_count : a->rows, pass == 0);
-  }
-  if (status == CLMG_SUCCESS && !fill && group_count) {
-    /* the rows the group kernel marked too long, counted in windows; every
-     * row's length is written by now (the work-item kernel took the short
-     * rows), so the list reads no unwritten entry */
-    clmg_vector *overflow = NULL;
-    size_t overflow_count = 0;
-    status = clmg_row_list(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0,
-                           &overflow, &overflow_count);
-    if (status == CLMG_SUCCESS)
-      status = pattern_wide(context, options, a, b, 0, overflow, overflow_count, length, c);
-    clmg_vector_destroy(overflow);
   }
   return status;
 }
@@ -677,20 +666,43 @@ clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_devic
     status =
         product_pattern(context, options, a, b, 0, counting_rows, counting, NULL, 0, length, &c);
   /* C's offsets, the counted rows that fit the work-group's tables
-   * (filling) and the wider ones, which the window kernels take: three sums
-   * read back, the last read blocking, so one host wait */
+   * (filling) and the wider ones, which the window kernels take. Without
+   * counted rows there are neither: the offsets' sum is the one read. With
+   * them, the rows the group kernel marked SPGEMM_OVERFLOW (more than
+   * SPGEMM_GROUP_COLUMNS columns, or a full table, which takes more) are
+   * listed with the offsets and the filling rows (which leave them out
+   * either way), the last read blocking: where there are none, as in an AMG
+   * level's products, no row is wide and the offsets stand, one host wait.
+   * Otherwise the window kernel counts those rows, and the offsets and the
+   * wide rows are made again, the read blocking: a second wait. Every
+   * row's length is written before a list reads it (the work-item kernel
+   * took the short rows). */
   clmg_row_list_pending filling_pending = {0}, wide_pending = {0};
   cl_long nnz_read = 0;
   if (status == CLMG_SUCCESS)
-    status = clmg_offsets_from_counts_into(context, length, &c.row_ptr, &nnz_read, 0);
-  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts_into(context, length, &c.row_ptr, &nnz_read, counting == 0);
+  if (status == CLMG_SUCCESS && counting > 0)
     status = clmg_row_list_begin(context, products, SPGEMM_LONG, UINT32_MAX, length,
                                  SPGEMM_GROUP_COLUMNS, 0, &filling_pending);
-  if (status == CLMG_SUCCESS)
-    status = clmg_row_list_begin(context, length, SPGEMM_GROUP_COLUMNS, UINT32_MAX, NULL, 0, 1,
+  if (status == CLMG_SUCCESS && counting > 0)
+    status = clmg_row_list_begin(context, length, SPGEMM_OVERFLOW - 1, SPGEMM_OVERFLOW, NULL, 0, 1,
                                  &wide_pending);
   status = clmg_row_list_end(context, &filling_pending, status, &filling_rows, &filling);
   status = clmg_row_list_end(context, &wide_pending, status, &wide_rows, &wide);
+  if (status == CLMG_SUCCESS && wide > 0) {
+    status = pattern_wide(context, options, a, b, 0, wide_rows, wide, length, &c);
+    clmg_vector_destroy(c.row_ptr);
+    clmg_vector_destroy(wide_rows);
+    c.row_ptr = wide_rows = NULL;
+    if (status == CLMG_SUCCESS)
+      status = clmg_offsets_from_counts_into(context, length, &c.row_ptr, &nnz_read, 0);
+    if (status == CLMG_SUCCESS)
+      status = clmg_row_list_begin(context, length, SPGEMM_GROUP_COLUMNS, UINT32_MAX, NULL, 0, 1,
+                                   &wide_pending);
+    status = clmg_row_list_end(context, &wide_pending, status, &wide_rows, &wide);
+  }
+  if (status != CLMG_SUCCESS) /* a read into nnz_read may still be under way */
+    clFinish(context->queue);
   nnz = status == CLMG_SUCCESS ? (size_t)nnz_read : 0;
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create_unset(context, CLMG_INT32, nnz, &c.col);

@@ -78,19 +78,29 @@ static clmg_status vector_allocate(clmg_context *context, clmg_dtype type, size_
   return CLMG_SUCCESS;
 }
 
-clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
-                               clmg_vector **out) {
-  clmg_status status = vector_allocate(context, type, n, out);
-  if (status != CLMG_SUCCESS || n == 0)
-    return status;
-  /* Zeroing also makes a lazily-allocating driver commit the memory now, so
-   * an allocation failure surfaces here and not in a later kernel. */
-  status = fill_range(*out, 0.0);
+/* Whether a new vector of `bytes` is taken by a first command and waited
+ * for (see clmg_vector_create_unset): on a device of host buffers (the
+ * device table's host_buffers: CPUs), from COMMIT_BYTES. pocl takes a
+ * buffer's memory when a command first uses it (and aborts when that
+ * fails), so the next allocation's room check must see this one taken;
+ * smaller ones not yet used fit in the room that check leaves to spare.
+ * Other drivers report a failed allocation as the error of the command
+ * that needed it, so nothing is waited for there. */
+enum { COMMIT_BYTES = 1 << 20 };
+
+static int needs_commit(const clmg_context *context, size_t bytes) {
+  return bytes >= COMMIT_BYTES && context->params.host_buffers;
+}
+
+/* Waits for the commands that took a new vector (failing with `what`),
+ * and destroys it on failure. */
+static clmg_status commit_wait(clmg_context *context, clmg_status status, clmg_vector **out,
+                               const char *what) {
   if (status == CLMG_SUCCESS) {
     context->host_waits++;
     cl_int finish = clFinish(context->queue);
     if (finish != CL_SUCCESS)
-      status = clmg_fail_cl(context, finish, "zeroing a new vector");
+      status = clmg_fail_cl(context, finish, what);
   }
   if (status != CLMG_SUCCESS) {
     clmg_vector_destroy(*out);
@@ -99,37 +109,35 @@ clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
   return status;
 }
 
-/* A vector whose every element the next commands overwrite, so not zeroed
- * (la/internal.h). Zeroing was a pass over fresh memory on one thread of a CPU driver: in a
- * hierarchy setup on pocl, 440 MB of 600 allocated at CIRCLE level 9. On a
- * device of host buffers (the device table's host_buffers: CPUs) a vector
- * of COMMIT_BYTES or more still gets one element
- * written and waited for: pocl takes a buffer's memory when a command first
- * uses it (and aborts when that fails), so the next allocation's room check
- * must see this one taken; smaller ones not yet used fit in the room that
- * check leaves to spare. Other drivers report a failed allocation as the
- * error of the command that needed it. */
-enum { COMMIT_BYTES = 1 << 20 };
+/* A zeroed vector: the fill is enqueued and, as for
+ * clmg_vector_create_unset, waited for only where the memory must be
+ * taken now (needs_commit); elsewhere the queue orders the fill before
+ * every later command, and the host waits at the next read. */
+clmg_status clmg_vector_create(clmg_context *context, clmg_dtype type, size_t n,
+                               clmg_vector **out) {
+  clmg_status status = vector_allocate(context, type, n, out);
+  if (status != CLMG_SUCCESS || n == 0)
+    return status;
+  status = fill_range(*out, 0.0);
+  if (status == CLMG_SUCCESS && !needs_commit(context, n * clmg_dtype_size(type)))
+    return CLMG_SUCCESS;
+  return commit_wait(context, status, out, "zeroing a new vector");
+}
 
+/* A vector whose every element the next commands overwrite, so not zeroed
+ * (la/internal.h). Zeroing was a pass over fresh memory on one thread of a
+ * CPU driver: in a hierarchy setup on pocl, 440 MB of 600 allocated at
+ * CIRCLE level 9. Where the memory must be taken now (needs_commit), one
+ * element is written and waited for. */
 clmg_status clmg_vector_create_unset(clmg_context *context, clmg_dtype type, size_t n,
                                      clmg_vector **out) {
   clmg_status status = vector_allocate(context, type, n, out);
   size_t size = clmg_dtype_size(type);
-  if (status != CLMG_SUCCESS || n * size < COMMIT_BYTES || !context->params.host_buffers)
+  if (status != CLMG_SUCCESS || !needs_commit(context, n * size))
     return status;
   unsigned char zero[8] = {0};
   status = clmg_fill_buffer(context, (*out)->buffer, zero, size, 0, size, "taking a new vector");
-  if (status == CLMG_SUCCESS) {
-    context->host_waits++;
-    cl_int finish = clFinish(context->queue);
-    if (finish != CL_SUCCESS)
-      status = clmg_fail_cl(context, finish, "taking a new vector");
-  }
-  if (status != CLMG_SUCCESS) {
-    clmg_vector_destroy(*out);
-    *out = NULL;
-  }
-  return status;
+  return commit_wait(context, status, out, "taking a new vector");
 }
 
 clmg_status clmg_vector_view(clmg_vector *base, size_t offset, size_t n, clmg_vector **out) {
