@@ -190,9 +190,66 @@ static clmg_status update_solution(gmres_work *w, size_t n, int k, int mcap, clm
                                 : status;
 }
 
+/* A workspace kept across solves (clmg_gmres_workspace_create): its work
+ * is made by the first solve and made again only for a solve of another
+ * shape (rows, precision, restart length, with or without a
+ * preconditioner, context). */
+struct clmg_gmres_workspace {
+  int made; /* work holds a made work space of the shape below */
+  gmres_work work;
+  clmg_context *context;
+  size_t rows;
+  clmg_dtype precision;
+};
+
+clmg_status clmg_gmres_workspace_create(clmg_gmres_workspace **workspace) {
+  if (!workspace)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *workspace = calloc(1, sizeof **workspace);
+  return *workspace ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+void clmg_gmres_workspace_destroy(clmg_gmres_workspace *workspace) {
+  if (!workspace)
+    return;
+  if (workspace->made)
+    gmres_work_free(&workspace->work);
+  free(workspace);
+}
+
+/* The work space of a solve: the workspace's, made (again) where its shape
+ * differs, or, without a workspace, *local, made for this solve. */
+static clmg_status work_for(krylov_run *run, const clmg_operator *a, int m, int precondition,
+                            clmg_gmres_workspace *workspace, gmres_work *local, gmres_work **work) {
+  if (!workspace) {
+    *work = local;
+    return gmres_work_make(run, a, m, precondition, local);
+  }
+  *work = &workspace->work;
+  gmres_work *w = &workspace->work;
+  if (workspace->made && workspace->context == run->context && workspace->rows == a->rows &&
+      workspace->precision == a->precision && w->m == (size_t)m && (w->z != NULL) == !!precondition)
+    return CLMG_SUCCESS;
+  if (workspace->made)
+    gmres_work_free(w);
+  workspace->made = 0;
+  clmg_status status = gmres_work_make(run, a, m, precondition, w);
+  if (status != CLMG_SUCCESS) {
+    gmres_work_free(w);
+    memset(w, 0, sizeof *w);
+    return status;
+  }
+  workspace->made = 1;
+  workspace->context = run->context;
+  workspace->rows = a->rows;
+  workspace->precision = a->precision;
+  return CLMG_SUCCESS;
+}
+
 static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
-                             const clmg_krylov_options *options, clmg_krylov_result *result) {
+                             const clmg_krylov_options *options, clmg_krylov_result *result,
+                             clmg_gmres_workspace *workspace) {
   krylov_run run;
   clmg_status status = krylov_begin("gmres", a, b, x, preconditioner, options, result, &run);
   if (status != CLMG_SUCCESS)
@@ -216,13 +273,13 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
     status = clmg_hold(run.context, clmg_vector_fill(x, 0.0));
     return status == CLMG_SUCCESS ? krylov_record(&run, 0, 0.0, &stop) : status;
   }
-  gmres_work w;
-  status = gmres_work_make(&run, a, mcap, preconditioner != NULL, &w);
+  gmres_work local, *w = NULL;
+  status = work_for(&run, a, mcap, preconditioner != NULL, workspace, &local, &w);
   /* a process without its work space goes no further: agreed first */
   status = clmg_context_settle(run.context, clmg_hold(run.context, status));
   double beta = 0;
   if (status == CLMG_SUCCESS)
-    status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+    status = krylov_true_residual(&run, a, b, x, w->r, &beta);
   /* false_convergence: cycles whose estimate met the target while x's
    * residual did not; stagnant: cycles that cut x's residual by less than
    * 1% (float arithmetic at its rounding floor, or GMRES(m) stagnating) */
@@ -248,17 +305,17 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
     }
     const double beta_before_cycle = beta;
     /* a new cycle from the true residual: v_0 = r / beta, g = beta e_1 */
-    status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, w.v_at[0]));
-    memset(w.g, 0, (size_t)(mcap + 1) * sizeof *w.g);
-    w.g[0] = beta;
+    status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w->r, 0.0, w->r, w->v_at[0]));
+    memset(w->g, 0, (size_t)(mcap + 1) * sizeof *w->g);
+    w->g[0] = beta;
     int k = 0;
     double estimate = beta;
     for (int j = 0; j < mcap && status == CLMG_SUCCESS; ++j) {
       double h_next = 0;
-      status = arnoldi_step(&run, a, preconditioner, &w, j, mcap, &h_next);
+      status = arnoldi_step(&run, a, preconditioner, w, j, mcap, &h_next);
       if (status != CLMG_SUCCESS)
         break;
-      estimate = rotate(&w, j, mcap);
+      estimate = rotate(w, j, mcap);
       k = j + 1;
       ++iteration;
       status = krylov_record(&run, iteration, estimate, &stop);
@@ -269,9 +326,9 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
         break;
     }
     if (status == CLMG_SUCCESS && k > 0)
-      status = clmg_hold(run.context, update_solution(&w, a->rows, k, mcap, x));
+      status = clmg_hold(run.context, update_solution(w, a->rows, k, mcap, x));
     if (status == CLMG_SUCCESS)
-      status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+      status = krylov_true_residual(&run, a, b, x, w->r, &beta);
     if (status == CLMG_SUCCESS) { /* report the residual of x, not the estimate */
       result->final_residual = beta;
       result->relative_residual = beta / run.b_norm;
@@ -281,16 +338,52 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
       stagnant = beta > 0.99 * beta_before_cycle ? stagnant + 1 : 0;
     }
   }
-  gmres_work_free(&w);
+  if (!workspace)
+    gmres_work_free(w);
   return status;
+}
+
+static clmg_status gmres_entered(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                 const clmg_preconditioner *preconditioner,
+                                 const clmg_krylov_options *options, clmg_krylov_result *result,
+                                 clmg_gmres_workspace *workspace) {
+  clmg_context *context = a ? a->context : clmg_vector_context(b);
+  if (!context)
+    return gmres_run(a, b, x, preconditioner, options, result, workspace);
+  clmg_context_enter(context);
+  return clmg_context_leave(context,
+                            gmres_run(a, b, x, preconditioner, options, result, workspace));
 }
 
 clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result) {
-  clmg_context *context = a ? a->context : clmg_vector_context(b);
-  if (!context)
-    return gmres_run(a, b, x, preconditioner, options, result);
-  clmg_context_enter(context);
-  return clmg_context_leave(context, gmres_run(a, b, x, preconditioner, options, result));
+  return gmres_entered(a, b, x, preconditioner, options, result, NULL);
+}
+
+static clmg_status gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                      const clmg_preconditioner *preconditioner,
+                                      const clmg_krylov_options *options,
+                                      clmg_krylov_result *result, void *workspace) {
+  return gmres_entered(a, b, x, preconditioner, options, result, workspace);
+}
+
+clmg_status clmg_gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                    const clmg_preconditioner *preconditioner,
+                                    const clmg_krylov_options *options, clmg_krylov_result *result,
+                                    clmg_gmres_workspace *workspace) {
+  clmg_krylov_result unused;
+  if (!result)
+    result = &unused;
+  if (!workspace) {
+    memset(result, 0, sizeof *result);
+    clmg_context *context = a ? a->context : clmg_vector_context(b);
+    return context ? clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "gmres: NULL workspace")
+                   : CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  clmg_status status =
+      krylov_solve_scaled(gmres_in_workspace, workspace, a, b, x, preconditioner, options, result);
+  if (result == &unused)
+    clmg_krylov_result_free(&unused);
+  return status;
 }
