@@ -3,7 +3,8 @@
  * iterate of clmg_krylov_solve's GMRES bit for bit, meets the tolerance in
  * the residual recomputed on the host, and a solve of the workspace's
  * shape makes and zeroes no vectors (fewer commands and host waits than
- * the plain solve); another shape (restart, preconditioner) remakes it. */
+ * the plain solve); another shape (restart, preconditioner) remakes it; an
+ * iteration waits for the host once (CGS2's sums kept on the device). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,14 +118,21 @@ static void test_workspace_matches_plain_solves(void **state) {
         (unsigned long long)plain_counts.commands, (unsigned long long)plain_counts.host_waits,
         (unsigned long long)kept_counts.commands, (unsigned long long)kept_counts.host_waits);
     assert_int_equal(kept_iterations, plain_iterations);
+    /* in double on one process, one host wait an iteration (both
+     * Gram-Schmidt passes' sums in one read-back), a few a restart */
+    const uint64_t restarts = (uint64_t)kept_iterations / (uint64_t)shapes[k].restart + 1;
+    if (kept_counts.host_waits > (uint64_t)kept_iterations + 3 * restarts + 8)
+      fail_msg("%llu host waits in %d iterations", (unsigned long long)kept_counts.host_waits,
+               kept_iterations);
     assert_memory_equal(kept, plain, n * sizeof *kept);
     /* a solve of the workspace's last shape makes no vectors: the plain
-     * solve's four vector fills and their four waits fewer */
+     * solve's five (the bases, the residual, the coefficients, the
+     * Gram-Schmidt sums), their fills and waits fewer */
     const int same_shape = k > 0 && shapes[k].restart == shapes[k - 1].restart &&
                            shapes[k].precondition == shapes[k - 1].precondition;
     if (same_shape) {
-      assert_int_equal(kept_counts.host_waits + 4, plain_counts.host_waits);
-      assert_int_equal(kept_counts.commands + 4, plain_counts.commands);
+      assert_int_equal(kept_counts.host_waits + 5, plain_counts.host_waits);
+      assert_int_equal(kept_counts.commands + 5, plain_counts.commands);
     } else {
       assert_int_equal(kept_counts.host_waits, plain_counts.host_waits);
     }
@@ -147,6 +155,48 @@ static void test_workspace_matches_plain_solves(void **state) {
   clmg_csr_free(&s.a);
 }
 
+/* The Gram-Schmidt sums kept on the device (clmg_multi_dot_to_device) are
+ * clmg_multi_dot's host sums bit for bit in double, at sizes of one and of
+ * many work-groups, and zeros for empty vectors. */
+static void test_device_sums_match_host(void **state) {
+  (void)state;
+  const size_t sizes[] = {0, 1, 37, 5000, 300000};
+  const int k = 7;
+  for (size_t c = 0; c < sizeof sizes / sizeof *sizes; ++c) {
+    size_t n = sizes[c], stride = n + 3;
+    double *basis = malloc((stride * (size_t)k + 1) * sizeof *basis),
+           *w = malloc((n + 1) * sizeof *w), host[8], device[11];
+    assert_non_null(basis);
+    assert_non_null(w);
+    for (size_t i = 0; i < stride * (size_t)k; ++i)
+      basis[i] = rng_uniform() - 0.5;
+    for (size_t i = 0; i < n; ++i)
+      w[i] = rng_uniform() - 0.5;
+    clmg_vector *db = NULL, *dw = NULL, *sums = NULL;
+    CHECK_OK(clmg_vector_create_from_host(ctx, CLMG_DOUBLE, stride * (size_t)k, basis, &db));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &dw));
+    if (n > 0)
+      CHECK_OK(clmg_vector_upload_doubles(dw, w));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, 11, &sums));
+    CHECK_OK(clmg_vector_fill(sums, -1.0));
+    CHECK_OK(clmg_multi_dot(db, stride, k, dw, host));
+    CHECK_OK(clmg_multi_dot_to_device(db, stride, k, dw, sums, 2));
+    CHECK_OK(clmg_vector_download_doubles(sums, device));
+    assert_true(device[0] == -1.0 && device[1] == -1.0 && device[10] == -1.0);
+    assert_memory_equal(device + 2, host, (size_t)(k + 1) * sizeof *host);
+    for (int j = 0; j <= k && n == 0; ++j)
+      assert_true(device[2 + j] == 0.0);
+    /* a slot past the end is refused */
+    assert_int_equal(clmg_multi_dot_to_device(db, stride, k, dw, sums, 4),
+                     CLMG_ERROR_INVALID_ARGUMENT);
+    clmg_vector_destroy(db);
+    clmg_vector_destroy(dw);
+    clmg_vector_destroy(sums);
+    free(basis);
+    free(w);
+  }
+}
+
 static int setup(void **state) {
   (void)state;
   rng_seed(20261129);
@@ -160,6 +210,7 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_device_sums_match_host),
       cmocka_unit_test(test_workspace_matches_plain_solves),
   };
   test_apply_filters();

@@ -5,9 +5,14 @@
  * does). The residual minimised is that of the unpreconditioned system.
  *
  * Orthogonalisation is classical Gram-Schmidt with one reorthogonalisation
- * (CGS2): each pass is one fused multi-dot (all h_ij and w . w in one launch
- * and one read-back) and one fused multi-axpy, so an iteration reads back
- * twice whatever m is; modified Gram-Schmidt would read back j times. The
+ * (CGS2): each pass is one fused multi-dot (all h_ij and w . w in one launch)
+ * and one fused multi-axpy; modified Gram-Schmidt would read back j times.
+ * In double on one process the passes' sums stay on the device, added in
+ * the host's order (clmg_multi_dot_to_device: the same coefficients bit for
+ * bit), where the multi-axpys read them, and one read-back an iteration
+ * brings both passes' to the host for H; otherwise (float, whose sums the
+ * host adds in double, or distributed, where they are reduced across
+ * processes) each pass reads back and uploads its coefficients. The
  * second pass's w . w gives ||w|| by Pythagoras, exact to rounding because
  * that pass changes w very little. The Krylov basis lives in one device
  * vector, n (m + 1) entries, so the fused kernels read it as one block. */
@@ -28,6 +33,10 @@ enum { STAGING_SLOTS = 3 };
 
 typedef struct gmres_work {
   clmg_vector *v, *z, *r, *coefficients; /* z: NULL without a preconditioner */
+  /* the passes' sums on the device (slot 0 and m + 2), views of the two
+   * slots, their host copy (2 (m + 2)); NULL where the host adds them */
+  clmg_vector *sums, *sums_at[2];
+  double *sums_host;
   /* views of the bases' vectors, made with them: an Arnoldi step allocates
    * nothing (distributed, a failure there on one process would skip a
    * reduction the others wait in) */
@@ -51,6 +60,10 @@ static void gmres_work_free(gmres_work *w) {
   }
   free(w->v_at);
   free(w->z_at);
+  clmg_vector_destroy(w->sums_at[0]);
+  clmg_vector_destroy(w->sums_at[1]);
+  clmg_vector_destroy(w->sums);
+  free(w->sums_host);
   clmg_vector_destroy(w->v);
   clmg_vector_destroy(w->z);
   clmg_vector_destroy(w->r);
@@ -96,6 +109,15 @@ static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int 
     if (status == CLMG_SUCCESS && w->z && j < mm)
       status = clmg_vector_view(w->z, j * n, n, &w->z_at[j]);
   }
+  if (status == CLMG_SUCCESS && a->precision == CLMG_DOUBLE &&
+      !clmg_context_is_distributed(run->context)) {
+    w->sums_host = calloc(2 * (mm + 2), sizeof *w->sums_host);
+    if (!w->sums_host)
+      return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
+    status = clmg_vector_create(run->context, a->precision, 2 * (mm + 2), &w->sums);
+    for (size_t pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass)
+      status = clmg_vector_view(w->sums, pass * (mm + 2), mm + 2, &w->sums_at[pass]);
+  }
   return status;
 }
 
@@ -137,7 +159,26 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
   if (status == CLMG_SUCCESS)
     status = clmg_hold(context, clmg_operator_apply(a, 1.0, w->z ? zj : vj, 0.0, next));
   double ww = 0;
-  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+  if (w->sums) {
+    /* both passes on the device, one read-back of their sums */
+    for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+      status = clmg_multi_dot_to_device(w->v, n, j + 1, next, w->sums_at[pass], 0);
+      if (status == CLMG_SUCCESS)
+        status = clmg_multi_axpy(w->v, n, j + 1, w->sums_at[pass], next);
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_download_doubles(w->sums, w->sums_host);
+    for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+      const double *dots = w->sums_host + (size_t)pass * (w->m + 2);
+      double projected = 0;
+      for (int i = 0; i <= j; ++i) {
+        column[i] = pass == 0 ? dots[i] : column[i] + dots[i];
+        projected += dots[i] * dots[i];
+      }
+      ww = dots[j + 1] - projected;
+    }
+  }
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS && !w->sums; ++pass) {
     status = clmg_multi_dot(w->v, n, j + 1, next, w->dots);
     if (status == CLMG_SUCCESS)
       status = clmg_hold(context, upload_coefficients(w, w->dots, j + 1, 0, pass));
