@@ -76,6 +76,13 @@ static void gmres_work_free(gmres_work *w) {
   free(w->dots);
 }
 
+/* Whether the Gram-Schmidt sums stay on the device: in double (the host
+ * adds float partials in double) on one process (distributed, they are
+ * reduced across the processes). */
+static int device_sums(const clmg_context *context, clmg_dtype precision) {
+  return precision == CLMG_DOUBLE && !clmg_context_is_distributed(context);
+}
+
 static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int m, int precondition,
                                    gmres_work *w) {
   memset(w, 0, sizeof *w);
@@ -109,8 +116,7 @@ static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int 
     if (status == CLMG_SUCCESS && w->z && j < mm)
       status = clmg_vector_view(w->z, j * n, n, &w->z_at[j]);
   }
-  if (status == CLMG_SUCCESS && a->precision == CLMG_DOUBLE &&
-      !clmg_context_is_distributed(run->context)) {
+  if (status == CLMG_SUCCESS && device_sums(run->context, a->precision)) {
     w->sums_host = calloc(2 * (mm + 2), sizeof *w->sums_host);
     if (!w->sums_host)
       return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
@@ -269,7 +275,9 @@ static clmg_status work_for(krylov_run *run, const clmg_operator *a, int m, int 
   *work = &workspace->work;
   gmres_work *w = &workspace->work;
   if (workspace->made && workspace->context == run->context && workspace->rows == a->rows &&
-      workspace->precision == a->precision && w->m == (size_t)m && (w->z != NULL) == !!precondition)
+      workspace->precision == a->precision && w->m == (size_t)m &&
+      (w->z != NULL) == !!precondition &&
+      (w->sums != NULL) == device_sums(run->context, a->precision))
     return CLMG_SUCCESS;
   if (workspace->made)
     gmres_work_free(w);
