@@ -38,9 +38,9 @@
  * cells, so its reads stream; entry-major ran the sweep 1.6x slower on
  * pocl). lib/solve/smoothers/vanka.c packs by the same rule. */
 #ifdef CLMG_CPU
-#define VANKA_SLOT(j, s, cell, count) (((cell)*VANKA_BLOCK + (j)) * VANKA_ROW_SLOTS + (s))
+#define VANKA_SLOT(j, s, cell, count) (((cell) * VANKA_BLOCK + (j)) * VANKA_ROW_SLOTS + (s))
 #else
-#define VANKA_SLOT(j, s, cell, count) (((j)*VANKA_ROW_SLOTS + (s)) * (count) + (cell))
+#define VANKA_SLOT(j, s, cell, count) (((j) * VANKA_ROW_SLOTS + (s)) * (count) + (cell))
 #endif
 
 /* Entry (i, j) of the stored inverse of the cell at position `cell` of a
@@ -48,9 +48,9 @@
  * entry-major layout made vanka_inverses write, and the sweep read, one
  * cache line per entry there), entry-major on GPUs. */
 #ifdef CLMG_CPU
-#define VANKA_INVERSE(i, j, cell, count) (((cell)*VANKA_BLOCK + (i)) * VANKA_BLOCK + (j))
+#define VANKA_INVERSE(i, j, cell, count) (((cell) * VANKA_BLOCK + (i)) * VANKA_BLOCK + (j))
 #else
-#define VANKA_INVERSE(i, j, cell, count) (((i)*VANKA_BLOCK + (j)) * (count) + (cell))
+#define VANKA_INVERSE(i, j, cell, count) (((i) * VANKA_BLOCK + (j)) * (count) + (cell))
 #endif
 
 /* The packed values from the CSR values: slot k takes val[source[k]], a
