@@ -56,6 +56,20 @@ kernel void partials_to_sums(ulong groups, ulong results, global const real *par
   }
 }
 
+/* sums[slot + k] = result k's partials added in order, group 0 first, one
+ * work-item a result: the order of the host's reduction
+ * (clmg_reduction_finish), so that in double the sums are the host's bit
+ * for bit (GMRES's Gram-Schmidt coefficients, kept on the device). */
+kernel void partials_in_order(ulong groups, ulong results, global const real *partials,
+                              global real *sums, ulong slot) {
+  GRID_LOOP(k, results) {
+    real sum = 0;
+    for (ulong g = 0; g < groups; ++g)
+      sum += partials[k * groups + g];
+    sums[slot + k] = sum;
+  }
+}
+
 /* x *= 1 / sqrt(sums[slot]), or 0 where that sum is not positive: x
  * normalised by a norm that a reduction left in device memory. */
 kernel void scale_inverse_sqrt(ulong n, global real *x, ulong x_offset, global const real *sums,

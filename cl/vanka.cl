@@ -181,6 +181,47 @@ kernel void vanka_inverses(ulong first, ulong count, global const int *cell_unkn
 
 /* The corrections of the `count` cells of one colour, which starts at cell
  * `first` of the colour order (stored == 0: NSI, inverse is not read). */
+/* The local correction d = A_KK^-1 (b - A x)_K of the cell at position
+ * `cell` of a colour of `count` cells into `correction` (cell_unknowns,
+ * col, val and inverse at the colour's first cell). */
+inline void vanka_cell_correction(ulong cell, ulong count, global const int *cell_unknowns,
+                                  global const int *col, global const real *val,
+                                  global const real *inverse, uint stored, global const real *b,
+                                  global const real *x, global real *correction) {
+  int unknowns[VANKA_BLOCK];
+  real r[VANKA_BLOCK], d[VANKA_BLOCK];
+  for (int j = 0; j < VANKA_BLOCK; ++j) {
+    unknowns[j] = cell_unknowns[j * count + cell];
+    real sum = b[unknowns[j]];
+    for (int s = 0; s < VANKA_ROW_SLOTS; ++s) {
+      const ulong k = VANKA_SLOT(j, s, cell, count);
+      sum -= val[k] * x[col[k]];
+    }
+    r[j] = sum;
+  }
+  if (stored) {
+    for (int i = 0; i < VANKA_BLOCK; ++i) {
+      real sum = 0;
+      for (int j = 0; j < VANKA_BLOCK; ++j)
+        sum += inverse[VANKA_INVERSE(i, j, cell, count)] * r[j];
+      d[i] = sum;
+    }
+  } else {
+    real m[VANKA_BLOCK][VANKA_BLOCK];
+    vanka_block(unknowns, cell, count, col, val, m);
+    vanka_solve_block(m, r, d);
+  }
+  for (int j = 0; j < VANKA_BLOCK; ++j)
+    correction[j * count + cell] = d[j];
+}
+
+/* x += omega d on the cell at position `cell` of a colour of `count`. */
+inline void vanka_cell_update(ulong cell, ulong count, global const int *cell_unknowns,
+                              global const real *correction, real omega, global real *x) {
+  for (int j = 0; j < VANKA_BLOCK; ++j)
+    x[cell_unknowns[j * count + cell]] += omega * correction[j * count + cell];
+}
+
 kernel void vanka_correction(ulong first, ulong count, global const int *cell_unknowns,
                              global const int *col, global const real *val,
                              global const real *inverse, uint stored, global const real *b,
@@ -193,31 +234,7 @@ kernel void vanka_correction(ulong first, ulong count, global const int *cell_un
   val += first * VANKA_BLOCK * VANKA_ROW_SLOTS;
   inverse += first * VANKA_BLOCK * VANKA_BLOCK;
   GRID_LOOP(cell, count) {
-    int unknowns[VANKA_BLOCK];
-    real r[VANKA_BLOCK], d[VANKA_BLOCK];
-    for (int j = 0; j < VANKA_BLOCK; ++j) {
-      unknowns[j] = cell_unknowns[j * count + cell];
-      real sum = b[unknowns[j]];
-      for (int s = 0; s < VANKA_ROW_SLOTS; ++s) {
-        const ulong k = VANKA_SLOT(j, s, cell, count);
-        sum -= val[k] * x[col[k]];
-      }
-      r[j] = sum;
-    }
-    if (stored) {
-      for (int i = 0; i < VANKA_BLOCK; ++i) {
-        real sum = 0;
-        for (int j = 0; j < VANKA_BLOCK; ++j)
-          sum += inverse[VANKA_INVERSE(i, j, cell, count)] * r[j];
-        d[i] = sum;
-      }
-    } else {
-      real m[VANKA_BLOCK][VANKA_BLOCK];
-      vanka_block(unknowns, cell, count, col, val, m);
-      vanka_solve_block(m, r, d);
-    }
-    for (int j = 0; j < VANKA_BLOCK; ++j)
-      correction[j * count + cell] = d[j];
+    vanka_cell_correction(cell, count, cell_unknowns, col, val, inverse, stored, b, x, correction);
   }
 }
 
@@ -228,7 +245,42 @@ kernel void vanka_update(ulong first, ulong count, global const int *cell_unknow
   x += x_offset;
   cell_unknowns += first * VANKA_BLOCK;
   GRID_LOOP(cell, count) {
-    for (int j = 0; j < VANKA_BLOCK; ++j)
-      x[cell_unknowns[j * count + cell]] += omega * correction[j * count + cell];
+    vanka_cell_update(cell, count, cell_unknowns, correction, omega, x);
   }
+}
+
+/* A small smoother's whole application in ONE launch of one work-group
+ * (lib/solve/smoothers/vanka.c runs it where the cells are at most the
+ * device's tail_rows, as the coarse tail runs small levels): x = 0 first
+ * when `zero` (n entries), then `steps` sweeps, each colour by colour as
+ * vanka_correction and vanka_update do it, the group's barriers in place of
+ * the launches between them. colour_start: num_colours + 1 offsets. The
+ * arithmetic is that of the two kernels, cell by cell. */
+kernel void vanka_sweeps(uint steps, uint num_colours, global const ulong *colour_start,
+                         global const int *cell_unknowns, global const int *col,
+                         global const real *val, global const real *inverse, uint stored,
+                         global const real *b, ulong b_offset, global real *x, ulong x_offset,
+                         global real *correction, real omega, uint zero, ulong n) {
+  b += b_offset;
+  x += x_offset;
+  const ulong item = get_local_id(0), items = get_local_size(0);
+  if (zero) {
+    for (ulong i = item; i < n; i += items)
+      x[i] = 0;
+    barrier(CLK_GLOBAL_MEM_FENCE);
+  }
+  for (uint step = 0; step < steps; ++step)
+    for (uint k = 0; k < num_colours; ++k) {
+      const ulong first = colour_start[k], count = colour_start[k + 1] - first;
+      global const int *unknowns = cell_unknowns + first * VANKA_BLOCK;
+      for (ulong cell = item; cell < count; cell += items)
+        vanka_cell_correction(cell, count, unknowns, col + first * VANKA_BLOCK * VANKA_ROW_SLOTS,
+                              val + first * VANKA_BLOCK * VANKA_ROW_SLOTS,
+                              inverse + first * VANKA_BLOCK * VANKA_BLOCK, stored, b, x,
+                              correction);
+      barrier(CLK_GLOBAL_MEM_FENCE);
+      for (ulong cell = item; cell < count; cell += items)
+        vanka_cell_update(cell, count, unknowns, correction, omega, x);
+      barrier(CLK_GLOBAL_MEM_FENCE);
+    }
 }

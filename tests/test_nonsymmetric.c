@@ -106,9 +106,9 @@ static int solve_and_check(const clmg_csr *a, const double *b, const double *x_d
   clmg_context_counters(ctx, &after);
   if (status != CLMG_SUCCESS)
     fail_msg("%s: %s: %s", c->what, clmg_status_string(status), clmg_context_message(ctx));
-  /* GMRES waits for its two Gram-Schmidt read-backs an iteration (the
-   * coefficient uploads do not wait), and a few times a restart (the
-   * residual recomputed from x). */
+  /* GMRES waits for at most two Gram-Schmidt read-backs an iteration (one
+   * in double on one process; the coefficient uploads do not wait), and a
+   * few times a restart (the residual recomputed from x). */
   uint64_t waits = after.host_waits - before.host_waits;
   int restart = c->restart ? c->restart : 30, restarts = result.iterations / restart + 1;
   print_message("%-44s %llu host waits\n", c->what, (unsigned long long)waits);

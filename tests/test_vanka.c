@@ -4,7 +4,8 @@
  * reference clmg_vanka_smooth_host on random saddle-point systems (zero
  * pressure diagonal), with stored and recomputed local inverses, from a
  * random and from a zero guess; a cell whose pressure meets no velocity
- * leaves it unmoved; bad input gets a message. */
+ * leaves it unmoved; bad input gets a message; the one-group path of a
+ * small smoother (vanka_sweeps) gives the launches' x bit for bit. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -234,6 +235,96 @@ static void test_lonely_pressure(void **state) {
   free_saddle(&s);
 }
 
+/* ---- one launch of one work-group against the launches ----
+ * A smoother of at most the device's tail_rows cells runs every
+ * application as one launch of vanka_sweeps in one work-group (the
+ * colours' barriers in place of the launches); its x must be that of the
+ * two launches a colour, bit for bit. */
+
+/* `steps` steps in `context`, from x0 (NULL: a zero guess, x filled with
+ * 1e30 that must not be read); *commands: the application's. */
+static void steps_in(clmg_context *context, const saddle *s, const clmg_vanka_options *options,
+                     int steps, const double *b, const double *x0, double *x, uint64_t *commands) {
+  size_t n = s->n;
+  clmg_matrix *matrix = NULL;
+  CHECK_CONTEXT_OK(context, clmg_matrix_create(context, &s->a, NULL, &matrix));
+  clmg_operator op;
+  CHECK_CONTEXT_OK(context, clmg_operator_from_matrix(matrix, 1, &op));
+  clmg_smoother smoother;
+  CHECK_CONTEXT_OK(
+      context, clmg_smoother_vanka(context, &s->a, s->cells, 4, s->unknowns, options, &smoother));
+  CHECK_CONTEXT_OK(context, smoother.setup(smoother.data, &op));
+  clmg_vector *db = NULL, *dx = NULL;
+  CHECK_CONTEXT_OK(context, clmg_vector_create(context, CLMG_DOUBLE, n, &db));
+  CHECK_CONTEXT_OK(context, clmg_vector_create(context, CLMG_DOUBLE, n, &dx));
+  CHECK_CONTEXT_OK(context, clmg_vector_upload_doubles(db, b));
+  if (x0)
+    CHECK_CONTEXT_OK(context, clmg_vector_upload_doubles(dx, x0));
+  else
+    CHECK_CONTEXT_OK(context, clmg_vector_fill(dx, 1e30));
+  clmg_counters before, after;
+  clmg_context_counters(context, &before);
+  CHECK_CONTEXT_OK(context, smoother.apply(smoother.data, &op, db, dx, steps, x0 == NULL));
+  clmg_context_counters(context, &after);
+  *commands = after.commands - before.commands;
+  CHECK_CONTEXT_OK(context, clmg_vector_download_doubles(dx, x));
+  clmg_smoother_destroy(&smoother);
+  clmg_operator_destroy(&op);
+  clmg_vector_destroy(db);
+  clmg_vector_destroy(dx);
+}
+
+static void test_one_group_matches_launches(void **state) {
+  (void)state;
+  /* groups of 1024 (a cell a work-item) and of 16 (each walks several
+   * cells of a colour); ctx's default tail_rows on pocl is 0: launches */
+  const char *params[] = {"tail_rows=100000", "tail_rows=100000,tail_group_size=16"};
+  for (int g = 0; g < 2; ++g) {
+    clmg_context *grouped = NULL;
+    assert_int_equal(test_open_context_params(&grouped, params[g], "vanka one group", 0), 0);
+    for (int overlapping = 0; overlapping <= 1; ++overlapping) {
+      saddle s = make_saddle(301, overlapping, 0);
+      double *b = malloc(s.n * sizeof *b), *x0 = malloc(s.n * sizeof *x0),
+             *launched = malloc(s.n * sizeof *launched), *one = malloc(s.n * sizeof *one);
+      assert_non_null(b);
+      assert_non_null(x0);
+      assert_non_null(launched);
+      assert_non_null(one);
+      random_vector(b, s.n);
+      random_vector(x0, s.n);
+      for (int stored = 0; stored <= 1; ++stored)
+        for (int zero = 0; zero <= 1; ++zero) {
+          clmg_vanka_options options;
+          clmg_vanka_options_defaults(&options);
+          options.store_inverses = stored;
+          options.omega = 0.9;
+          uint64_t launches = 0, one_launch = 0;
+          steps_in(ctx, &s, &options, 3, b, zero ? NULL : x0, launched, &launches);
+          steps_in(grouped, &s, &options, 3, b, zero ? NULL : x0, one, &one_launch);
+          print_message("%s, %s, %s%s guess: %llu commands, one group %llu\n", params[g],
+                        overlapping ? "overlapping" : "chain", stored ? "SI" : "NSI",
+                        zero ? ", zero" : ", random", (unsigned long long)launches,
+                        (unsigned long long)one_launch);
+          assert_int_equal(one_launch, 1);
+          assert_true(launches >= 3 * 2 * 2);
+          double moved = 0;
+          for (size_t i = 0; i < s.n; ++i) {
+            assert_true(isfinite(one[i]));
+            moved = fmax(moved, fabs(one[i] - (zero ? 0.0 : x0[i])));
+          }
+          assert_true(moved > 1e-3);
+          assert_memory_equal(one, launched, s.n * sizeof *one);
+        }
+      free(b);
+      free(x0);
+      free(launched);
+      free(one);
+      free_saddle(&s);
+    }
+    assert_int_equal(test_close_context(&grouped), 0);
+  }
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   saddle s = make_saddle(4, 0, 0);
@@ -271,7 +362,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_colours),           cmocka_unit_test(test_device_against_host),
       cmocka_unit_test(test_single_cell_exact), cmocka_unit_test(test_lonely_pressure),
-      cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_bad_input),         cmocka_unit_test(test_one_group_matches_launches),
   };
   test_apply_filters();
   return cmocka_run_group_tests_name("vanka", tests, setup, teardown);

@@ -123,6 +123,7 @@ typedef enum blas1_kernel_id {
   K_SCATTER_ADD,
   K_PARTIALS_TO_SUMS,
   K_SCALE_INVERSE_SQRT,
+  K_PARTIALS_IN_ORDER,
   BLAS1_KERNEL_COUNT
 } blas1_kernel_id;
 
@@ -148,7 +149,8 @@ static const char *const blas1_kernel_names[] = {"copy_vector",
                                                  "gather",
                                                  "scatter_add",
                                                  "partials_to_sums",
-                                                 "scale_inverse_sqrt"};
+                                                 "scale_inverse_sqrt",
+                                                 "partials_in_order"};
 
 /* Prepares a kernel of cl/blas1.cl for vectors of `type`. */
 static clmg_status blas1_kernel(clmg_context *context, clmg_dtype type, blas1_kernel_id id,
@@ -894,6 +896,48 @@ clmg_status clmg_multi_dot(const clmg_vector *basis, size_t stride, int k, const
   clmg_arg_ulong(&args, stride);
   clmg_arg_vector(&args, w);
   return finish_sums(&args, w->type, &r, results);
+}
+
+clmg_status clmg_multi_dot_to_device(const clmg_vector *basis, size_t stride, int k,
+                                     const clmg_vector *w, clmg_vector *sums, size_t slot) {
+  clmg_status status = check_basis("multi_dot", basis, stride, k, w);
+  if (status == CLMG_SUCCESS)
+    status = check_sums("multi_dot", w, sums, slot, (unsigned)k + 1);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_context *context = w->context;
+  const size_t element = clmg_dtype_size(w->type), n = w->length;
+  const unsigned results = (unsigned)k + 1;
+  clmg_reduction r = {0};
+  status = n > 0 ? clmg_reduction_begin(context, w->type, n, results, &r)
+                 : clmg_reserve_partials(context, element);
+  clmg_kernel_args args;
+  if (status == CLMG_SUCCESS && n > 0)
+    status = blas1_kernel(context, w->type, K_MULTI_DOT_PARTIALS, &args);
+  if (status == CLMG_SUCCESS && n > 0) {
+    cl_uint count = (cl_uint)k;
+    clmg_arg_ulong(&args, n);
+    clmg_arg_raw(&args, sizeof count, &count);
+    clmg_arg_vector(&args, basis);
+    clmg_arg_ulong(&args, stride);
+    clmg_arg_vector(&args, w);
+    clmg_arg_buffer(&args, context->partials);
+    clmg_arg_local(&args, r.local * element);
+    status = clmg_args_end(&args);
+    if (status == CLMG_SUCCESS)
+      status = clmg_enqueue_1d(context, args.kernel, args.name, r.global, r.local, NULL);
+  }
+  clmg_kernel_args sum_args;
+  if (status == CLMG_SUCCESS)
+    status = blas1_kernel(context, w->type, K_PARTIALS_IN_ORDER, &sum_args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&sum_args, n > 0 ? r.groups : 0);
+  clmg_arg_ulong(&sum_args, results);
+  clmg_arg_buffer(&sum_args, context->partials);
+  clmg_arg_buffer(&sum_args, sums->buffer);
+  clmg_arg_ulong(&sum_args, sums->offset + slot);
+  return launch_streaming(&sum_args, results);
 }
 
 clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,

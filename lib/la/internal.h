@@ -54,6 +54,12 @@ clmg_status clmg_dot3_to_device(const clmg_vector *r, const clmg_vector *u, cons
                                 clmg_vector *sums, size_t slot);
 clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t slot);
 clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_vector *x);
+/* clmg_multi_dot with the k + 1 sums left in sums[slot..slot + k] on the
+ * device (the operands' type), each result's partials added in the
+ * host's order (in double: clmg_multi_dot's values bit for bit). Nothing
+ * blocks; local sums only (a distributed context needs clmg_multi_dot). */
+clmg_status clmg_multi_dot_to_device(const clmg_vector *basis, size_t stride, int k,
+                                     const clmg_vector *w, clmg_vector *sums, size_t slot);
 
 /* Sorts a short array of indices ascending (insertion sort: rows of at
  * most a few hundred entries, face corner lists). */

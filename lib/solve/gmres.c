@@ -5,9 +5,14 @@
  * does). The residual minimised is that of the unpreconditioned system.
  *
  * Orthogonalisation is classical Gram-Schmidt with one reorthogonalisation
- * (CGS2): each pass is one fused multi-dot (all h_ij and w . w in one launch
- * and one read-back) and one fused multi-axpy, so an iteration reads back
- * twice whatever m is; modified Gram-Schmidt would read back j times. The
+ * (CGS2): each pass is one fused multi-dot (all h_ij and w . w in one launch)
+ * and one fused multi-axpy; modified Gram-Schmidt would read back j times.
+ * In double on one process the passes' sums stay on the device, added in
+ * the host's order (clmg_multi_dot_to_device: the same coefficients bit for
+ * bit), where the multi-axpys read them, and one read-back an iteration
+ * brings both passes' to the host for H; otherwise (float, whose sums the
+ * host adds in double, or distributed, where they are reduced across
+ * processes) each pass reads back and uploads its coefficients. The
  * second pass's w . w gives ||w|| by Pythagoras, exact to rounding because
  * that pass changes w very little. The Krylov basis lives in one device
  * vector, n (m + 1) entries, so the fused kernels read it as one block. */
@@ -28,6 +33,10 @@ enum { STAGING_SLOTS = 3 };
 
 typedef struct gmres_work {
   clmg_vector *v, *z, *r, *coefficients; /* z: NULL without a preconditioner */
+  /* the passes' sums on the device (slot 0 and m + 2), views of the two
+   * slots, their host copy (2 (m + 2)); NULL where the host adds them */
+  clmg_vector *sums, *sums_at[2];
+  double *sums_host;
   /* views of the bases' vectors, made with them: an Arnoldi step allocates
    * nothing (distributed, a failure there on one process would skip a
    * reduction the others wait in) */
@@ -51,6 +60,10 @@ static void gmres_work_free(gmres_work *w) {
   }
   free(w->v_at);
   free(w->z_at);
+  clmg_vector_destroy(w->sums_at[0]);
+  clmg_vector_destroy(w->sums_at[1]);
+  clmg_vector_destroy(w->sums);
+  free(w->sums_host);
   clmg_vector_destroy(w->v);
   clmg_vector_destroy(w->z);
   clmg_vector_destroy(w->r);
@@ -61,6 +74,13 @@ static void gmres_work_free(gmres_work *w) {
   free(w->g);
   free(w->y);
   free(w->dots);
+}
+
+/* Whether the Gram-Schmidt sums stay on the device: in double (the host
+ * adds float partials in double) on one process (distributed, they are
+ * reduced across the processes). */
+static int device_sums(const clmg_context *context, clmg_dtype precision) {
+  return precision == CLMG_DOUBLE && !clmg_context_is_distributed(context);
 }
 
 static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int m, int precondition,
@@ -95,6 +115,14 @@ static clmg_status gmres_work_make(krylov_run *run, const clmg_operator *a, int 
     status = clmg_vector_view(w->v, j * n, n, &w->v_at[j]);
     if (status == CLMG_SUCCESS && w->z && j < mm)
       status = clmg_vector_view(w->z, j * n, n, &w->z_at[j]);
+  }
+  if (status == CLMG_SUCCESS && device_sums(run->context, a->precision)) {
+    w->sums_host = calloc(2 * (mm + 2), sizeof *w->sums_host);
+    if (!w->sums_host)
+      return clmg_fail(run->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "gmres: host work arrays");
+    status = clmg_vector_create(run->context, a->precision, 2 * (mm + 2), &w->sums);
+    for (size_t pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass)
+      status = clmg_vector_view(w->sums, pass * (mm + 2), mm + 2, &w->sums_at[pass]);
   }
   return status;
 }
@@ -137,7 +165,26 @@ static clmg_status arnoldi_step(krylov_run *run, const clmg_operator *a,
   if (status == CLMG_SUCCESS)
     status = clmg_hold(context, clmg_operator_apply(a, 1.0, w->z ? zj : vj, 0.0, next));
   double ww = 0;
-  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+  if (w->sums) {
+    /* both passes on the device, one read-back of their sums */
+    for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+      status = clmg_multi_dot_to_device(w->v, n, j + 1, next, w->sums_at[pass], 0);
+      if (status == CLMG_SUCCESS)
+        status = clmg_multi_axpy(w->v, n, j + 1, w->sums_at[pass], next);
+    }
+    if (status == CLMG_SUCCESS)
+      status = clmg_vector_download_doubles(w->sums, w->sums_host);
+    for (int pass = 0; pass < 2 && status == CLMG_SUCCESS; ++pass) {
+      const double *dots = w->sums_host + (size_t)pass * (w->m + 2);
+      double projected = 0;
+      for (int i = 0; i <= j; ++i) {
+        column[i] = pass == 0 ? dots[i] : column[i] + dots[i];
+        projected += dots[i] * dots[i];
+      }
+      ww = dots[j + 1] - projected;
+    }
+  }
+  for (int pass = 0; pass < 2 && status == CLMG_SUCCESS && !w->sums; ++pass) {
     status = clmg_multi_dot(w->v, n, j + 1, next, w->dots);
     if (status == CLMG_SUCCESS)
       status = clmg_hold(context, upload_coefficients(w, w->dots, j + 1, 0, pass));
@@ -190,9 +237,68 @@ static clmg_status update_solution(gmres_work *w, size_t n, int k, int mcap, clm
                                 : status;
 }
 
+/* A workspace kept across solves (clmg_gmres_workspace_create): its work
+ * is made by the first solve and made again only for a solve of another
+ * shape (rows, precision, restart length, with or without a
+ * preconditioner, context). */
+struct clmg_gmres_workspace {
+  int made; /* work holds a made work space of the shape below */
+  gmres_work work;
+  clmg_context *context;
+  size_t rows;
+  clmg_dtype precision;
+};
+
+clmg_status clmg_gmres_workspace_create(clmg_gmres_workspace **workspace) {
+  if (!workspace)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  *workspace = calloc(1, sizeof **workspace);
+  return *workspace ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
+}
+
+void clmg_gmres_workspace_destroy(clmg_gmres_workspace *workspace) {
+  if (!workspace)
+    return;
+  if (workspace->made)
+    gmres_work_free(&workspace->work);
+  free(workspace);
+}
+
+/* The work space of a solve: the workspace's, made (again) where its shape
+ * differs, or, without a workspace, *local, made for this solve. */
+static clmg_status work_for(krylov_run *run, const clmg_operator *a, int m, int precondition,
+                            clmg_gmres_workspace *workspace, gmres_work *local, gmres_work **work) {
+  if (!workspace) {
+    *work = local;
+    return gmres_work_make(run, a, m, precondition, local);
+  }
+  *work = &workspace->work;
+  gmres_work *w = &workspace->work;
+  if (workspace->made && workspace->context == run->context && workspace->rows == a->rows &&
+      workspace->precision == a->precision && w->m == (size_t)m &&
+      (w->z != NULL) == !!precondition &&
+      (w->sums != NULL) == device_sums(run->context, a->precision))
+    return CLMG_SUCCESS;
+  if (workspace->made)
+    gmres_work_free(w);
+  workspace->made = 0;
+  clmg_status status = gmres_work_make(run, a, m, precondition, w);
+  if (status != CLMG_SUCCESS) {
+    gmres_work_free(w);
+    memset(w, 0, sizeof *w);
+    return status;
+  }
+  workspace->made = 1;
+  workspace->context = run->context;
+  workspace->rows = a->rows;
+  workspace->precision = a->precision;
+  return CLMG_SUCCESS;
+}
+
 static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
-                             const clmg_krylov_options *options, clmg_krylov_result *result) {
+                             const clmg_krylov_options *options, clmg_krylov_result *result,
+                             clmg_gmres_workspace *workspace) {
   krylov_run run;
   clmg_status status = krylov_begin("gmres", a, b, x, preconditioner, options, result, &run);
   if (status != CLMG_SUCCESS)
@@ -216,13 +322,13 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
     status = clmg_hold(run.context, clmg_vector_fill(x, 0.0));
     return status == CLMG_SUCCESS ? krylov_record(&run, 0, 0.0, &stop) : status;
   }
-  gmres_work w;
-  status = gmres_work_make(&run, a, mcap, preconditioner != NULL, &w);
+  gmres_work local, *w = NULL;
+  status = work_for(&run, a, mcap, preconditioner != NULL, workspace, &local, &w);
   /* a process without its work space goes no further: agreed first */
   status = clmg_context_settle(run.context, clmg_hold(run.context, status));
   double beta = 0;
   if (status == CLMG_SUCCESS)
-    status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+    status = krylov_true_residual(&run, a, b, x, w->r, &beta);
   /* false_convergence: cycles whose estimate met the target while x's
    * residual did not; stagnant: cycles that cut x's residual by less than
    * 1% (float arithmetic at its rounding floor, or GMRES(m) stagnating) */
@@ -248,17 +354,17 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
     }
     const double beta_before_cycle = beta;
     /* a new cycle from the true residual: v_0 = r / beta, g = beta e_1 */
-    status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w.r, 0.0, w.r, w.v_at[0]));
-    memset(w.g, 0, (size_t)(mcap + 1) * sizeof *w.g);
-    w.g[0] = beta;
+    status = clmg_hold(run.context, clmg_waxpby(1.0 / beta, w->r, 0.0, w->r, w->v_at[0]));
+    memset(w->g, 0, (size_t)(mcap + 1) * sizeof *w->g);
+    w->g[0] = beta;
     int k = 0;
     double estimate = beta;
     for (int j = 0; j < mcap && status == CLMG_SUCCESS; ++j) {
       double h_next = 0;
-      status = arnoldi_step(&run, a, preconditioner, &w, j, mcap, &h_next);
+      status = arnoldi_step(&run, a, preconditioner, w, j, mcap, &h_next);
       if (status != CLMG_SUCCESS)
         break;
-      estimate = rotate(&w, j, mcap);
+      estimate = rotate(w, j, mcap);
       k = j + 1;
       ++iteration;
       status = krylov_record(&run, iteration, estimate, &stop);
@@ -269,9 +375,9 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
         break;
     }
     if (status == CLMG_SUCCESS && k > 0)
-      status = clmg_hold(run.context, update_solution(&w, a->rows, k, mcap, x));
+      status = clmg_hold(run.context, update_solution(w, a->rows, k, mcap, x));
     if (status == CLMG_SUCCESS)
-      status = krylov_true_residual(&run, a, b, x, w.r, &beta);
+      status = krylov_true_residual(&run, a, b, x, w->r, &beta);
     if (status == CLMG_SUCCESS) { /* report the residual of x, not the estimate */
       result->final_residual = beta;
       result->relative_residual = beta / run.b_norm;
@@ -281,16 +387,52 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
       stagnant = beta > 0.99 * beta_before_cycle ? stagnant + 1 : 0;
     }
   }
-  gmres_work_free(&w);
+  if (!workspace)
+    gmres_work_free(w);
   return status;
+}
+
+static clmg_status gmres_entered(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                 const clmg_preconditioner *preconditioner,
+                                 const clmg_krylov_options *options, clmg_krylov_result *result,
+                                 clmg_gmres_workspace *workspace) {
+  clmg_context *context = a ? a->context : clmg_vector_context(b);
+  if (!context)
+    return gmres_run(a, b, x, preconditioner, options, result, workspace);
+  clmg_context_enter(context);
+  return clmg_context_leave(context,
+                            gmres_run(a, b, x, preconditioner, options, result, workspace));
 }
 
 clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result) {
-  clmg_context *context = a ? a->context : clmg_vector_context(b);
-  if (!context)
-    return gmres_run(a, b, x, preconditioner, options, result);
-  clmg_context_enter(context);
-  return clmg_context_leave(context, gmres_run(a, b, x, preconditioner, options, result));
+  return gmres_entered(a, b, x, preconditioner, options, result, NULL);
+}
+
+static clmg_status gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                      const clmg_preconditioner *preconditioner,
+                                      const clmg_krylov_options *options,
+                                      clmg_krylov_result *result, void *workspace) {
+  return gmres_entered(a, b, x, preconditioner, options, result, workspace);
+}
+
+clmg_status clmg_gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                    const clmg_preconditioner *preconditioner,
+                                    const clmg_krylov_options *options, clmg_krylov_result *result,
+                                    clmg_gmres_workspace *workspace) {
+  clmg_krylov_result unused;
+  if (!result)
+    result = &unused;
+  if (!workspace) {
+    memset(result, 0, sizeof *result);
+    clmg_context *context = a ? a->context : clmg_vector_context(b);
+    return context ? clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "gmres: NULL workspace")
+                   : CLMG_ERROR_INVALID_ARGUMENT;
+  }
+  clmg_status status =
+      krylov_solve_scaled(gmres_in_workspace, workspace, a, b, x, preconditioner, options, result);
+  if (result == &unused)
+    clmg_krylov_result_free(&unused);
+  return status;
 }

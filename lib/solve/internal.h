@@ -30,6 +30,26 @@ clmg_status clmg_cg_in_workspace(const clmg_operator *a, const clmg_vector *b, c
                                  const clmg_krylov_options *options, clmg_krylov_result *result,
                                  clmg_cg_workspace *workspace);
 
+/* ---- GMRES with a work space kept across solves (lib/solve/gmres.c) ----
+ * For solvers that run GMRES many times on systems of one shape (the flow
+ * solver, two linear solves per time step): the Krylov bases (n (m + 1)
+ * and, preconditioned, n m entries), the residual and the host arrays are
+ * made by the first solve and reused by the next, where clmg_krylov_solve
+ * makes (and zeroes, with a synchronisation each) and frees them on every
+ * call. A solve of another shape (rows, precision, restart length, with or
+ * without a preconditioner) makes them again. */
+typedef struct clmg_gmres_workspace clmg_gmres_workspace;
+
+/* An empty workspace; CLMG_ERROR_OUT_OF_HOST_MEMORY without memory. */
+clmg_status clmg_gmres_workspace_create(clmg_gmres_workspace **workspace);
+/* Frees it and its vectors (NULL: nothing). */
+void clmg_gmres_workspace_destroy(clmg_gmres_workspace *workspace);
+/* clmg_krylov_solve(CLMG_KRYLOV_GMRES, ...) in the workspace's vectors. */
+clmg_status clmg_gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                                    const clmg_preconditioner *preconditioner,
+                                    const clmg_krylov_options *options, clmg_krylov_result *result,
+                                    clmg_gmres_workspace *workspace);
+
 /* The relative tolerance of a solve in float when the caller gives no
  * options: float's rounding floor lies near 1e-7 relative, so 1e-8 cannot
  * be met (double's default is 1e-8). */

@@ -415,11 +415,20 @@ typedef struct vanka_smoother {
    * values (-1: padding), values */
   clmg_vector *d_packed_col, *d_packed_source, *d_packed_val;
   cl_kernel correction_kernel, update_kernel, inverse_kernel, pack_kernel;
+  /* a smoother of at most the device's tail_rows cells: every application
+   * one launch of one work-group of `group` items (vanka_sweeps), the
+   * colours' offsets on the device; sweeps_kernel NULL otherwise */
+  cl_kernel sweeps_kernel;
+  clmg_vector *d_colour_start;
+  size_t group;
 } vanka_smoother;
 
 static void free_device(vanka_smoother *s) {
   /* the kernels are the program manager's */
   s->correction_kernel = s->update_kernel = s->inverse_kernel = s->pack_kernel = NULL;
+  s->sweeps_kernel = NULL;
+  clmg_vector_destroy(s->d_colour_start);
+  s->d_colour_start = NULL;
   clmg_vector_destroy(s->d_val);
   clmg_vector_destroy(s->d_unknowns);
   clmg_vector_destroy(s->d_inverse);
@@ -498,6 +507,33 @@ static void cell_kernel_args(const vanka_smoother *s, cl_kernel kernel, const ch
   clmg_arg_buffer(args, s->d_unknowns->buffer);
 }
 
+/* The one-group path of a small smoother (vanka_sweeps): its kernel, its
+ * group (the device's tail_group_size, at most what the kernel allows)
+ * and the colours' offsets on the device. */
+static clmg_status make_sweeps(vanka_smoother *s, const char *options) {
+  const vanka_layout *l = &s->layout;
+  clmg_status status =
+      clmg_get_kernel(s->context, "vanka", options, "vanka_sweeps", &s->sweeps_kernel);
+  if (status != CLMG_SUCCESS)
+    return status;
+  size_t group = s->context->params.tail_group_size, kernel_limit = 0;
+  if (clGetKernelWorkGroupInfo(s->sweeps_kernel, s->context->device, CL_KERNEL_WORK_GROUP_SIZE,
+                               sizeof kernel_limit, &kernel_limit, NULL) == CL_SUCCESS &&
+      kernel_limit > 0 && kernel_limit < group)
+    group = kernel_limit;
+  s->group = group > 0 ? group : 1;
+  int64_t *start = malloc(((size_t)l->num_colours + 1) * sizeof *start);
+  if (!start)
+    return clmg_fail(s->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                     "Vanka smoother: no host memory for the colours' offsets");
+  for (int k = 0; k <= l->num_colours; ++k)
+    start[k] = (int64_t)l->colour_start[k];
+  status = clmg_vector_create_from_host(s->context, CLMG_INT64, (size_t)l->num_colours + 1, start,
+                                        &s->d_colour_start);
+  free(start);
+  return status;
+}
+
 /* The first setup uploads the pattern, the cells and makes the kernels;
  * every setup uploads a's current values and (SI) the inverses made from
  * them, so clmg_multigrid_refresh takes new values of the same pattern. */
@@ -548,6 +584,8 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
       status = clmg_get_kernel(s->context, "vanka", options, "vanka_inverses", &s->inverse_kernel);
     if (status == CLMG_SUCCESS)
       status = clmg_get_kernel(s->context, "vanka", options, "vanka_pack", &s->pack_kernel);
+    if (status == CLMG_SUCCESS && cells > 0 && cells <= s->context->params.tail_rows)
+      status = make_sweeps(s, options);
     if (status != CLMG_SUCCESS) {
       free_device(s);
       return status;
@@ -579,6 +617,36 @@ static clmg_status vanka_setup(void *data, const clmg_operator *a) {
   return status;
 }
 
+/* The whole application as one launch of one work-group (vanka_sweeps):
+ * x = 0 when x_is_zero, then the steps, colour by colour. */
+static clmg_status apply_in_one_group(vanka_smoother *s, const clmg_operator *a,
+                                      const clmg_vector *b, clmg_vector *x, int steps,
+                                      int x_is_zero) {
+  const vanka_layout *l = &s->layout;
+  cl_uint step_count = (cl_uint)steps, colours = (cl_uint)l->num_colours,
+          stored = (cl_uint)s->stored, zero = x_is_zero != 0;
+  clmg_kernel_args args;
+  clmg_args_begin(&args, s->context, s->sweeps_kernel, "vanka_sweeps");
+  clmg_arg_raw(&args, sizeof step_count, &step_count);
+  clmg_arg_raw(&args, sizeof colours, &colours);
+  clmg_arg_buffer(&args, s->d_colour_start->buffer);
+  clmg_arg_buffer(&args, s->d_unknowns->buffer);
+  clmg_arg_buffer(&args, s->d_packed_col->buffer);
+  clmg_arg_buffer(&args, s->d_packed_val->buffer);
+  clmg_arg_buffer(&args, s->d_inverse->buffer);
+  clmg_arg_raw(&args, sizeof stored, &stored);
+  clmg_arg_vector(&args, b);
+  clmg_arg_vector(&args, x);
+  clmg_arg_buffer(&args, s->correction->buffer);
+  clmg_arg_real(&args, a->precision, s->omega);
+  clmg_arg_raw(&args, sizeof zero, &zero);
+  clmg_arg_ulong(&args, s->n);
+  clmg_status status = clmg_args_end(&args);
+  return status == CLMG_SUCCESS ? clmg_enqueue_1d(s->context, s->sweeps_kernel, "vanka_sweeps",
+                                                  s->group, s->group, NULL)
+                                : status;
+}
+
 static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_vector *b,
                                clmg_vector *x, int steps, int x_is_zero) {
   vanka_smoother *s = data;
@@ -588,6 +656,8 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
     return clmg_fail(s->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "Vanka smoother: applied before its setup (with defer_first_setup, "
                      "the first setup after the engine's: clmg_multigrid_refresh)");
+  if (s->sweeps_kernel && steps > 0)
+    return apply_in_one_group(s, a, b, x, steps, x_is_zero);
   if (x_is_zero)
     status = clmg_vector_fill(x, 0.0);
   cl_uint stored = (cl_uint)s->stored;
