@@ -127,11 +127,13 @@ static void test_workspace_matches_plain_solves(void **state) {
     assert_memory_equal(kept, plain, n * sizeof *kept);
     /* a solve of the workspace's last shape makes no vectors: the plain
      * solve's five (the bases, the residual, the coefficients, the
-     * Gram-Schmidt sums), their fills and waits fewer */
+     * Gram-Schmidt sums) and their fills fewer, and no more waits (a new
+     * vector's fill is waited for only where it commits memory: CPU
+     * drivers, 1 MiB or more, clmg_vector_create) */
     const int same_shape = k > 0 && shapes[k].restart == shapes[k - 1].restart &&
                            shapes[k].precondition == shapes[k - 1].precondition;
     if (same_shape) {
-      assert_int_equal(kept_counts.host_waits + 5, plain_counts.host_waits);
+      assert_true(kept_counts.host_waits <= plain_counts.host_waits);
       assert_int_equal(kept_counts.commands + 5, plain_counts.commands);
     } else {
       assert_int_equal(kept_counts.host_waits, plain_counts.host_waits);

@@ -26,7 +26,8 @@ static clmg_status bicgstab_run(const clmg_operator *a, const clmg_vector *b, cl
                                 const clmg_preconditioner *preconditioner,
                                 const clmg_krylov_options *options, clmg_krylov_result *result) {
   krylov_run run;
-  clmg_status status = krylov_begin("bicgstab", a, b, x, preconditioner, options, result, &run);
+  clmg_status status =
+      krylov_begin("bicgstab", a, b, x, preconditioner, options, result, NAN, &run);
   if (status != CLMG_SUCCESS)
     return status;
   int stop = 0;

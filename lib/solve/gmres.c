@@ -298,9 +298,10 @@ static clmg_status work_for(krylov_run *run, const clmg_operator *a, int m, int 
 static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result,
-                             clmg_gmres_workspace *workspace) {
+                             clmg_gmres_workspace *workspace, double b_norm) {
   krylov_run run;
-  clmg_status status = krylov_begin("gmres", a, b, x, preconditioner, options, result, &run);
+  clmg_status status =
+      krylov_begin("gmres", a, b, x, preconditioner, options, result, b_norm, &run);
   if (status != CLMG_SUCCESS)
     return status;
   int mcap = run.options.gmres_restart > 0 ? run.options.gmres_restart : 30;
@@ -395,26 +396,26 @@ static clmg_status gmres_run(const clmg_operator *a, const clmg_vector *b, clmg_
 static clmg_status gmres_entered(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                                  const clmg_preconditioner *preconditioner,
                                  const clmg_krylov_options *options, clmg_krylov_result *result,
-                                 clmg_gmres_workspace *workspace) {
+                                 clmg_gmres_workspace *workspace, double b_norm) {
   clmg_context *context = a ? a->context : clmg_vector_context(b);
   if (!context)
-    return gmres_run(a, b, x, preconditioner, options, result, workspace);
+    return gmres_run(a, b, x, preconditioner, options, result, workspace, b_norm);
   clmg_context_enter(context);
   return clmg_context_leave(context,
-                            gmres_run(a, b, x, preconditioner, options, result, workspace));
+                            gmres_run(a, b, x, preconditioner, options, result, workspace, b_norm));
 }
 
 clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result) {
-  return gmres_entered(a, b, x, preconditioner, options, result, NULL);
+  return gmres_entered(a, b, x, preconditioner, options, result, NULL, NAN);
 }
 
-static clmg_status gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
-                                      const clmg_preconditioner *preconditioner,
-                                      const clmg_krylov_options *options,
-                                      clmg_krylov_result *result, void *workspace) {
-  return gmres_entered(a, b, x, preconditioner, options, result, workspace);
+clmg_status clmg_gmres_method(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                              const clmg_preconditioner *preconditioner,
+                              const clmg_krylov_options *options, clmg_krylov_result *result,
+                              void *workspace, double b_norm) {
+  return gmres_entered(a, b, x, preconditioner, options, result, workspace, b_norm);
 }
 
 clmg_status clmg_gmres_in_workspace(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
@@ -431,7 +432,7 @@ clmg_status clmg_gmres_in_workspace(const clmg_operator *a, const clmg_vector *b
                    : CLMG_ERROR_INVALID_ARGUMENT;
   }
   clmg_status status =
-      krylov_solve_scaled(gmres_in_workspace, workspace, a, b, x, preconditioner, options, result);
+      krylov_solve_scaled(clmg_gmres_method, workspace, a, b, x, preconditioner, options, result);
   if (result == &unused)
     clmg_krylov_result_free(&unused);
   return status;

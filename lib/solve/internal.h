@@ -67,6 +67,13 @@ clmg_status clmg_bicgstab_solve(const clmg_operator *a, const clmg_vector *b, cl
 clmg_status clmg_gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
                              const clmg_preconditioner *preconditioner,
                              const clmg_krylov_options *options, clmg_krylov_result *result);
+/* GMRES as krylov_solve_scaled runs a method (lib/solve/krylov_common.h):
+ * in the workspace given (NULL: its own vectors for this solve), with
+ * ||b|| when the wrapper took it (NAN: GMRES takes it). */
+clmg_status clmg_gmres_method(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
+                              const clmg_preconditioner *preconditioner,
+                              const clmg_krylov_options *options, clmg_krylov_result *result,
+                              void *workspace, double b_norm);
 
 /* ---- smoothers (lib/solve/smoothers/) ---- */
 

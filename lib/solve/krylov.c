@@ -60,15 +60,6 @@ static clmg_status bicgstab_solve(const clmg_operator *a, const clmg_vector *b, 
   return clmg_bicgstab_solve(a, b, x, preconditioner, options, result);
 }
 
-static clmg_status gmres_solve(const clmg_operator *a, const clmg_vector *b, clmg_vector *x,
-                               const clmg_preconditioner *preconditioner,
-                               const clmg_krylov_options *options, clmg_krylov_result *result,
-                               void *unused, double b_norm) {
-  (void)unused;
-  (void)b_norm; /* the method takes its own */
-  return clmg_gmres_solve(a, b, x, preconditioner, options, result);
-}
-
 clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
                               const clmg_vector *b, clmg_vector *x,
                               const clmg_preconditioner *preconditioner,
@@ -86,7 +77,7 @@ clmg_status clmg_krylov_solve(clmg_krylov_method method, const clmg_operator *a,
     break;
   case CLMG_KRYLOV_AUTO:
   case CLMG_KRYLOV_GMRES:
-    status = krylov_solve_scaled(gmres_solve, NULL, a, b, x, preconditioner, options, result);
+    status = krylov_solve_scaled(clmg_gmres_method, NULL, a, b, x, preconditioner, options, result);
     break;
   default:
     memset(result, 0, sizeof *result);

@@ -10,7 +10,7 @@
 clmg_status krylov_begin(const char *method, const clmg_operator *a, const clmg_vector *b,
                          clmg_vector *x, const clmg_preconditioner *preconditioner,
                          const clmg_krylov_options *options, clmg_krylov_result *result,
-                         krylov_run *run) {
+                         double b_norm, krylov_run *run) {
   memset(run, 0, sizeof *run);
   memset(result, 0, sizeof *result);
   run->method = method;
@@ -42,7 +42,8 @@ clmg_status krylov_begin(const char *method, const clmg_operator *a, const clmg_
                      "%s: tolerances and max_iterations must be >= 0 (got relative %g, absolute "
                      "%g, max_iterations %d)",
                      method, o->relative_tolerance, o->absolute_tolerance, o->max_iterations);
-  status = clmg_nrm2(b, &run->b_norm);
+  run->b_norm = b_norm;
+  status = isnan(b_norm) ? clmg_nrm2(b, &run->b_norm) : CLMG_SUCCESS;
   if (status != CLMG_SUCCESS)
     return status;
   if (!isfinite(run->b_norm))

@@ -13,11 +13,12 @@ typedef struct krylov_run {
   double b_norm, target; /* stop when ||b - A x|| <= target */
 } krylov_run;
 
-/* Checks the arguments, computes ||b|| and the target. */
+/* Checks the arguments, computes ||b|| (unless b_norm, the caller's, is
+ * not NAN) and the target. */
 clmg_status krylov_begin(const char *method, const clmg_operator *a, const clmg_vector *b,
                          clmg_vector *x, const clmg_preconditioner *preconditioner,
                          const clmg_krylov_options *options, clmg_krylov_result *result,
-                         krylov_run *run);
+                         double b_norm, krylov_run *run);
 /* Records ||r|| after `iteration` iterations (history, monitor); *stop is
  * the monitor's wish to stop. */
 clmg_status krylov_record(krylov_run *run, int iteration, double r_norm, int *stop);
