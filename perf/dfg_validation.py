@@ -16,10 +16,10 @@ flow's defaults for it (Crank-Nicolson, the weighted upwind of parameter
 and the seconds each run took. --check: exit status 1 when a value is
 outside. --output FILE / --json as every perf script (perf/perf_output.py).
 
-On the H200 at level 5 a case of 800 steps took 88 s with one linear solve
-per step; Crank-Nicolson now takes two (docs/flow.md: what lifted the drag),
-about twice the solve time; on pocl use level 3 (about 1 to 2 s per step)
-and expect misses: level 2 does not shed.
+On the H200 at level 5 (1.43M unknowns) dfg3's 800 Crank-Nicolson steps of
+two linear solves each took 84 s (2026-11-29; docs/flow.md: what lifted the
+drag), dfg1 2.4 s; on pocl use level 3 (about 1 to 2 s per step) and expect
+misses: level 2 does not shed.
 
 Usage: dfg_validation.py [--clmg PATH] [--cases dfg1,dfg2,dfg3] [--level L]
                          [--dt2 T] [--t-end T] [--periods N] [--dt3 T]
