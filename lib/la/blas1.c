@@ -746,10 +746,12 @@ static clmg_status check_sums(const char *op, const clmg_vector *x, const clmg_v
 
 /* Launches the partials kernel prepared in args (its operands given) into
  * the context's scratch, then sums each result's partials into sums[slot +
- * k] by one work-group: nothing is read back (the queue orders the two).
- * A length of 0 gives zeros. */
+ * k]: by one work-group (a tree), or, in_order, each result by one
+ * work-item adding its partials in the order the host's reductions do (bit
+ * for bit their sums). Nothing is read back (the queue orders the two). A
+ * length of 0 gives zeros. */
 static clmg_status sums_on_device(clmg_kernel_args *args, clmg_dtype type, size_t n,
-                                  unsigned results, clmg_vector *sums, size_t slot) {
+                                  unsigned results, clmg_vector *sums, size_t slot, int in_order) {
   clmg_context *context = args->context;
   size_t element = clmg_dtype_size(type);
   clmg_reduction r = {0};
@@ -766,7 +768,8 @@ static clmg_status sums_on_device(clmg_kernel_args *args, clmg_dtype type, size_
   }
   clmg_kernel_args sum_args;
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, type, K_PARTIALS_TO_SUMS, &sum_args);
+    status =
+        blas1_kernel(context, type, in_order ? K_PARTIALS_IN_ORDER : K_PARTIALS_TO_SUMS, &sum_args);
   if (status != CLMG_SUCCESS)
     return status;
   clmg_arg_ulong(&sum_args, n > 0 ? r.groups : 0);
@@ -774,6 +777,8 @@ static clmg_status sums_on_device(clmg_kernel_args *args, clmg_dtype type, size_
   clmg_arg_buffer(&sum_args, context->partials);
   clmg_arg_buffer(&sum_args, sums->buffer);
   clmg_arg_ulong(&sum_args, sums->offset + slot);
+  if (in_order)
+    return launch_streaming(&sum_args, results);
   clmg_arg_local(&sum_args, r.local * element);
   status = clmg_args_end(&sum_args);
   return status == CLMG_SUCCESS
@@ -796,7 +801,7 @@ clmg_status clmg_dot3_to_device(const clmg_vector *r, const clmg_vector *u, cons
   clmg_arg_vector(&args, r);
   clmg_arg_vector(&args, u);
   clmg_arg_vector(&args, w);
-  return sums_on_device(&args, r->type, r->length, 3, sums, slot);
+  return sums_on_device(&args, r->type, r->length, 3, sums, slot, 0);
 }
 
 clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t slot) {
@@ -811,7 +816,7 @@ clmg_status clmg_sumsq_to_device(const clmg_vector *x, clmg_vector *sums, size_t
     return status;
   clmg_arg_ulong(&args, x->length);
   clmg_arg_vector(&args, x);
-  return sums_on_device(&args, x->type, x->length, 1, sums, slot);
+  return sums_on_device(&args, x->type, x->length, 1, sums, slot, 0);
 }
 
 clmg_status clmg_scal_inverse_sqrt(const clmg_vector *sums, size_t slot, clmg_vector *x) {
@@ -903,41 +908,19 @@ clmg_status clmg_multi_dot_to_device(const clmg_vector *basis, size_t stride, in
   clmg_status status = check_basis("multi_dot", basis, stride, k, w);
   if (status == CLMG_SUCCESS)
     status = check_sums("multi_dot", w, sums, slot, (unsigned)k + 1);
-  if (status != CLMG_SUCCESS)
-    return status;
-  clmg_context *context = w->context;
-  const size_t element = clmg_dtype_size(w->type), n = w->length;
-  const unsigned results = (unsigned)k + 1;
-  clmg_reduction r = {0};
-  status = n > 0 ? clmg_reduction_begin(context, w->type, n, results, &r)
-                 : clmg_reserve_partials(context, element);
   clmg_kernel_args args;
-  if (status == CLMG_SUCCESS && n > 0)
-    status = blas1_kernel(context, w->type, K_MULTI_DOT_PARTIALS, &args);
-  if (status == CLMG_SUCCESS && n > 0) {
-    cl_uint count = (cl_uint)k;
-    clmg_arg_ulong(&args, n);
-    clmg_arg_raw(&args, sizeof count, &count);
-    clmg_arg_vector(&args, basis);
-    clmg_arg_ulong(&args, stride);
-    clmg_arg_vector(&args, w);
-    clmg_arg_buffer(&args, context->partials);
-    clmg_arg_local(&args, r.local * element);
-    status = clmg_args_end(&args);
-    if (status == CLMG_SUCCESS)
-      status = clmg_enqueue_1d(context, args.kernel, args.name, r.global, r.local, NULL);
-  }
-  clmg_kernel_args sum_args;
   if (status == CLMG_SUCCESS)
-    status = blas1_kernel(context, w->type, K_PARTIALS_IN_ORDER, &sum_args);
+    status = blas1_kernel(w->context, w->type, K_MULTI_DOT_PARTIALS, &args);
   if (status != CLMG_SUCCESS)
     return status;
-  clmg_arg_ulong(&sum_args, n > 0 ? r.groups : 0);
-  clmg_arg_ulong(&sum_args, results);
-  clmg_arg_buffer(&sum_args, context->partials);
-  clmg_arg_buffer(&sum_args, sums->buffer);
-  clmg_arg_ulong(&sum_args, sums->offset + slot);
-  return launch_streaming(&sum_args, results);
+  cl_uint count = (cl_uint)k;
+  clmg_arg_ulong(&args, w->length);
+  clmg_arg_raw(&args, sizeof count, &count);
+  clmg_arg_vector(&args, basis);
+  clmg_arg_ulong(&args, stride);
+  clmg_arg_vector(&args, w);
+  /* in the host's order: GMRES's coefficients bit for bit those of its host path */
+  return sums_on_device(&args, w->type, w->length, (unsigned)k + 1, sums, slot, 1);
 }
 
 clmg_status clmg_multi_axpy(const clmg_vector *basis, size_t stride, int k,
