@@ -507,6 +507,21 @@ static void cell_kernel_args(const vanka_smoother *s, cl_kernel kernel, const ch
   clmg_arg_buffer(args, s->d_unknowns->buffer);
 }
 
+/* The arguments vanka_correction and vanka_sweeps share, after the cells'
+ * unknowns: the packed rows, the stored inverses (a stand-in for NSI), b,
+ * x and the corrections. */
+static void correction_args(const vanka_smoother *s, const clmg_vector *b, const clmg_vector *x,
+                            clmg_kernel_args *args) {
+  cl_uint stored = (cl_uint)s->stored;
+  clmg_arg_buffer(args, s->d_packed_col->buffer);
+  clmg_arg_buffer(args, s->d_packed_val->buffer);
+  clmg_arg_buffer(args, s->d_inverse->buffer);
+  clmg_arg_raw(args, sizeof stored, &stored);
+  clmg_arg_vector(args, b);
+  clmg_arg_vector(args, x);
+  clmg_arg_buffer(args, s->correction->buffer);
+}
+
 /* The one-group path of a small smoother (vanka_sweeps): its kernel, its
  * group (the device's tail_group_size, at most what the kernel allows)
  * and the colours' offsets on the device. */
@@ -623,21 +638,14 @@ static clmg_status apply_in_one_group(vanka_smoother *s, const clmg_operator *a,
                                       const clmg_vector *b, clmg_vector *x, int steps,
                                       int x_is_zero) {
   const vanka_layout *l = &s->layout;
-  cl_uint step_count = (cl_uint)steps, colours = (cl_uint)l->num_colours,
-          stored = (cl_uint)s->stored, zero = x_is_zero != 0;
+  cl_uint step_count = (cl_uint)steps, colours = (cl_uint)l->num_colours, zero = x_is_zero != 0;
   clmg_kernel_args args;
   clmg_args_begin(&args, s->context, s->sweeps_kernel, "vanka_sweeps");
   clmg_arg_raw(&args, sizeof step_count, &step_count);
   clmg_arg_raw(&args, sizeof colours, &colours);
   clmg_arg_buffer(&args, s->d_colour_start->buffer);
   clmg_arg_buffer(&args, s->d_unknowns->buffer);
-  clmg_arg_buffer(&args, s->d_packed_col->buffer);
-  clmg_arg_buffer(&args, s->d_packed_val->buffer);
-  clmg_arg_buffer(&args, s->d_inverse->buffer);
-  clmg_arg_raw(&args, sizeof stored, &stored);
-  clmg_arg_vector(&args, b);
-  clmg_arg_vector(&args, x);
-  clmg_arg_buffer(&args, s->correction->buffer);
+  correction_args(s, b, x, &args);
   clmg_arg_real(&args, a->precision, s->omega);
   clmg_arg_raw(&args, sizeof zero, &zero);
   clmg_arg_ulong(&args, s->n);
@@ -660,7 +668,6 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
     return apply_in_one_group(s, a, b, x, steps, x_is_zero);
   if (x_is_zero)
     status = clmg_vector_fill(x, 0.0);
-  cl_uint stored = (cl_uint)s->stored;
   for (int step = 0; step < steps && status == CLMG_SUCCESS; ++step)
     for (int k = 0; k < l->num_colours && status == CLMG_SUCCESS; ++k) {
       uint64_t first = l->colour_start[k], count = l->colour_start[k + 1] - first;
@@ -668,13 +675,7 @@ static clmg_status vanka_apply(void *data, const clmg_operator *a, const clmg_ve
         continue;
       clmg_kernel_args args;
       cell_kernel_args(s, s->correction_kernel, "vanka_correction", first, count, &args);
-      clmg_arg_buffer(&args, s->d_packed_col->buffer);
-      clmg_arg_buffer(&args, s->d_packed_val->buffer);
-      clmg_arg_buffer(&args, s->d_inverse->buffer);
-      clmg_arg_raw(&args, sizeof stored, &stored);
-      clmg_arg_vector(&args, b);
-      clmg_arg_vector(&args, x);
-      clmg_arg_buffer(&args, s->correction->buffer);
+      correction_args(s, b, x, &args);
       status = clmg_launch_args(&args, count);
       if (status != CLMG_SUCCESS)
         break;
