@@ -322,27 +322,57 @@ static void test_solver_compositions(void **state) {
   clmg_csr_free(&c);
 }
 
-/* A solver solves again and again without allocating: CG's work vectors
- * are kept from the setup, so a solve's host waits are one read-back per
- * iteration and before the first, ||b|| and the residual recomputed from x
- * with x . x (iterations + 3). Before 2026-11-29 the five vectors CG made
- * per solve added five (a zero-fill and a wait each), a second ||b|| and the
- * solver's ||x|| two more. Each solve's residual is checked on the host. */
+/* The device memory a solve holds above what it held before it, read at
+ * every iteration (the solver's monitor). */
+typedef struct bytes_watch {
+  uint64_t before, most;
+} bytes_watch;
+
+static int watch_bytes(void *data, int iteration, double relative_residual) {
+  (void)iteration;
+  (void)relative_residual;
+  bytes_watch *w = data;
+  uint64_t now = clmg_context_device_bytes(ctx);
+  if (now > w->before && now - w->before > w->most)
+    w->most = now - w->before;
+  return 0;
+}
+
+/* A solver solves again and again without allocating: CG's and GMRES's
+ * work vectors are kept from the setup, so no solve holds device memory
+ * beyond what the solver held before it (read at every iteration: the
+ * per-solve vectors of before 2026-11-29 showed there), and a CG solve's
+ * host waits are one read-back per iteration and before the first, ||b|| and
+ * the residual recomputed from x with x . x (iterations + 3; the five
+ * vectors CG made per solve added five, a second ||b|| and the solver's
+ * ||x|| two more). Each solve's residual is checked on the host. */
 static void test_solver_repeated_solves(void **state) {
   (void)state;
-  clmg_csr a = test_grid_laplacian(4);
-  size_t n = a.rows;
-  const char *texts[] = {"precond=jacobi tol=1e-9", "precond=amg tol=1e-9",
-                         "precond=none tol=1e-9"};
-  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
-  assert_true(b && x && r);
-  for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+  clmg_csr laplacian = test_grid_laplacian(4), convection = upwind_convection_diffusion(24, 50);
+  const struct {
+    const clmg_csr *a;
+    const char *text;
+    clmg_krylov_method method;
+  } cases[] = {
+      {&laplacian, "precond=jacobi tol=1e-9", CLMG_KRYLOV_CG},
+      {&laplacian, "precond=amg tol=1e-9", CLMG_KRYLOV_CG},
+      {&laplacian, "precond=none tol=1e-9", CLMG_KRYLOV_CG},
+      {&convection, "precond=jacobi tol=1e-9", CLMG_KRYLOV_GMRES},
+      {&convection, "krylov=gmres precond=amg mg.smoother=jacobi-rho tol=1e-9", CLMG_KRYLOV_GMRES}};
+  for (size_t t = 0; t < sizeof cases / sizeof cases[0]; t++) {
+    const clmg_csr *a = cases[t].a;
+    const char *text = cases[t].text;
+    size_t n = a->rows;
+    double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *r = malloc(n * sizeof *r);
+    assert_true(b && x && r);
     clmg_solver *solver = NULL;
-    solve_known(&a, texts[t], 1e-9, &solver);
-    assert_int_equal(clmg_solver_method(solver), CLMG_KRYLOV_CG);
+    solve_known(a, text, 1e-9, &solver);
+    assert_int_equal(clmg_solver_method(solver), cases[t].method);
     clmg_vector *vb = NULL, *vx = NULL;
     CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &vb));
     CHECK_OK(clmg_vector_create(ctx, CLMG_DOUBLE, n, &vx));
+    bytes_watch watch = {0, 0};
+    clmg_solver_set_monitor(solver, watch_bytes, &watch);
     for (int round = 0; round < 3; round++) {
       for (size_t i = 0; i < n; i++) {
         b[i] = rng_uniform() - 0.5;
@@ -352,30 +382,37 @@ static void test_solver_repeated_solves(void **state) {
       CHECK_OK(clmg_vector_upload_doubles(vx, x));
       clmg_counters before, after;
       clmg_context_counters(ctx, &before);
+      watch.before = clmg_context_device_bytes(ctx);
+      watch.most = 0;
       clmg_krylov_result result = {0};
       CHECK_OK(clmg_solver_solve(solver, vb, vx, &result));
       clmg_context_counters(ctx, &after);
       assert_true(result.converged);
       CHECK_OK(clmg_vector_download_doubles(vx, x));
-      double residual = host_relative_residual(&a, b, x, r);
+      double residual = host_relative_residual(a, b, x, r);
       if (!(residual <= 1.5e-9))
-        fail_msg("%s, solve %d: residual %g relative", texts[t], round + 1, residual);
+        fail_msg("%s, solve %d: residual %g relative", text, round + 1, residual);
       uint64_t waits = after.host_waits - before.host_waits;
-      print_message("%-24s solve %d: %d iterations, %llu host waits\n", texts[t], round + 1,
-                    result.iterations, (unsigned long long)waits);
-      if (waits > (uint64_t)result.iterations + 3)
-        fail_msg("%s, solve %d: %llu host waits in %d iterations (a solve allocates?)", texts[t],
+      print_message("%-24.24s solve %d: %d iterations, %llu host waits, %llu bytes more\n", text,
+                    round + 1, result.iterations, (unsigned long long)waits,
+                    (unsigned long long)watch.most);
+      if (watch.most != 0)
+        fail_msg("%s, solve %d: %llu bytes of device memory more during the solve", text, round + 1,
+                 (unsigned long long)watch.most);
+      if (cases[t].method == CLMG_KRYLOV_CG && waits > (uint64_t)result.iterations + 3)
+        fail_msg("%s, solve %d: %llu host waits in %d iterations (a solve allocates?)", text,
                  round + 1, (unsigned long long)waits, result.iterations);
       clmg_krylov_result_free(&result);
     }
     clmg_vector_destroy(vb);
     clmg_vector_destroy(vx);
     clmg_solver_destroy(solver);
+    free(b);
+    free(x);
+    free(r);
   }
-  free(b);
-  free(x);
-  free(r);
-  clmg_csr_free(&a);
+  clmg_csr_free(&laplacian);
+  clmg_csr_free(&convection);
 }
 
 static void test_solver_refusals(void **state) {

@@ -85,6 +85,7 @@ struct clmg_solver {
    * iteration) and kept: a solve allocates and zero-fills nothing */
   clmg_cg_workspace cg_work;
   int have_cg_work;
+  clmg_gmres_workspace *gmres_work; /* GMRES's, likewise (NULL until the first) */
   clmg_amg_setup_times amg_times;
   int have_amg_times;
   double setup_s, compile_s;
