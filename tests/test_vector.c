@@ -586,6 +586,82 @@ static void test_device_bytes(void **state) {
   assert_int_equal(clmg_context_device_bytes(ctx), start);
 }
 
+/* Freed buffers kept for reuse (clmg_context_set_buffer_cache): a freed
+ * buffer comes back to the next vector of its size class, with its bytes
+ * out of device_bytes and in cached_bytes; the cache stays within a
+ * quarter of the memory limit, a new buffer that would not fit beside the
+ * kept ones empties it, and a reused buffer holds what is written to it. */
+static void test_buffer_cache(void **state) {
+  (void)state;
+  clmg_context_options options;
+  clmg_context_options_defaults(&options);
+  options.memory_limit_bytes = (uint64_t)16 << 20;
+  clmg_context *c = NULL;
+  CHECK_OK(clmg_context_create(&options, &c));
+  clmg_context_set_buffer_cache(c, 1);
+  const uint64_t start = clmg_context_device_bytes(c);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  /* 100,000 doubles: 800,000 bytes, kept in the class of 851,968 (13 x 64 KiB) */
+  const size_t n = 100000;
+  clmg_vector *a = NULL, *b = NULL, *small = NULL, *big = NULL;
+  CHECK_OK(clmg_vector_create(c, CLMG_DOUBLE, n, &a));
+  cl_mem a_buffer = clmg_vector_cl_buffer(a, NULL);
+  clmg_vector_destroy(a);
+  assert_int_equal(clmg_context_device_bytes(c), start);
+  assert_int_equal(clmg_context_cached_bytes(c), 851968);
+  /* the same class again: the same buffer, out of the cache */
+  CHECK_OK(clmg_vector_create(c, CLMG_DOUBLE, n - 1000, &b));
+  assert_ptr_equal(clmg_vector_cl_buffer(b, NULL), a_buffer);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  assert_int_equal(clmg_context_device_bytes(c), start + (n - 1000) * sizeof(double));
+  double *x = malloc((n - 1000) * sizeof *x), *y = malloc((n - 1000) * sizeof *y);
+  assert_non_null(x);
+  assert_non_null(y);
+  CHECK_OK(clmg_vector_download_doubles(b, y)); /* clmg_vector_create zeroes it */
+  for (size_t i = 0; i < n - 1000; i++) {
+    assert_true(y[i] == 0.0);
+    x[i] = (double)i / 7.0;
+  }
+  CHECK_OK(clmg_vector_upload_doubles(b, x));
+  CHECK_OK(clmg_vector_download_doubles(b, y));
+  assert_memory_equal(x, y, (n - 1000) * sizeof *x);
+  free(x);
+  free(y);
+  /* another class: a new buffer */
+  CHECK_OK(clmg_vector_create(c, CLMG_FLOAT, 10, &small));
+  assert_ptr_not_equal(clmg_vector_cl_buffer(small, NULL), a_buffer);
+  clmg_vector_destroy(small);
+  clmg_vector_destroy(b);
+  assert_int_equal(clmg_context_cached_bytes(c), 851968 + 4096);
+  assert_int_equal(clmg_context_device_bytes(c), start);
+  /* 15.5 MiB (a buffer of 16 MiB, its class) does not fit beside the kept
+   * buffers in the 16 MiB limit: they
+   * are released first; freed, it is beyond the cache's quarter (4 MiB)
+   * and released too */
+  CHECK_OK(clmg_vector_create(c, CLMG_FLOAT, (size_t)31 << 17, &big));
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  clmg_vector_destroy(big);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  /* trimming and turning it off release the kept ones */
+  CHECK_OK(clmg_vector_create(c, CLMG_DOUBLE, n, &a));
+  clmg_vector_destroy(a);
+  assert_int_equal(clmg_context_cached_bytes(c), 851968);
+  clmg_context_trim(c);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  CHECK_OK(clmg_vector_create(c, CLMG_DOUBLE, n, &a));
+  clmg_vector_destroy(a);
+  clmg_context_set_buffer_cache(c, 0);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  CHECK_OK(clmg_vector_create(c, CLMG_DOUBLE, n, &a));
+  clmg_vector_destroy(a);
+  assert_int_equal(clmg_context_cached_bytes(c), 0);
+  assert_int_equal(clmg_context_device_bytes(c), start);
+  clmg_context_set_buffer_cache(NULL, 1);
+  clmg_context_trim(NULL);
+  assert_int_equal(clmg_context_cached_bytes(NULL), 0);
+  clmg_context_destroy(c);
+}
+
 static void test_out_of_device_memory(void **state) {
   (void)state;
   const clmg_device_info *info = clmg_context_device(ctx);
@@ -809,6 +885,7 @@ int main(void) {
       cmocka_unit_test(test_copy_views),
       cmocka_unit_test(test_view_out_of_range),
       cmocka_unit_test(test_device_bytes),
+      cmocka_unit_test(test_buffer_cache),
       cmocka_unit_test(test_out_of_device_memory),
       cmocka_unit_test(test_mismatched_arguments),
       cmocka_unit_test(test_null_arguments),

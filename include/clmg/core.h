@@ -213,8 +213,28 @@ CLMG_API const char *clmg_context_message(const clmg_context *context);
  * one that carries only an error message (a failed clmg_context_create). */
 CLMG_API const clmg_device_info *clmg_context_device(const clmg_context *context);
 
-/** Bytes currently allocated on the device through this context. */
+/** Bytes currently allocated on the device through this context (in live buffers, as asked
+ * for; not counting clmg_context_cached_bytes). */
 CLMG_API uint64_t clmg_context_device_bytes(const clmg_context *context);
+
+/** Bytes of freed device buffers the context keeps for reuse. On GPUs (the device table's
+ * buffer_cache, which CLMG_DEVICE_PARAMS=buffer_cache=0 turns off) a freed buffer waits for the
+ * next allocation of its size class instead of being released: releasing waits for the queue
+ * there. The cache holds at most a quarter of the device's memory (or of the memory limit),
+ * is emptied before a new allocation that would not fit beside it, and is released with the
+ * context. */
+CLMG_API uint64_t clmg_context_cached_bytes(const clmg_context *context);
+
+/** Releases the freed buffers the context keeps for reuse (clmg_context_cached_bytes), e.g.
+ * to hand their memory to another context or process. NULL is ignored. */
+CLMG_API void clmg_context_trim(clmg_context *context);
+
+/** Turns the reuse of freed device buffers (clmg_context_cached_bytes) on (keep != 0) or off
+ * (0: the kept buffers are released, and every later free releases), whatever the device
+ * table chose. Off for a context whose buffers a second command queue also uses unordered
+ * against the context's own (clmg_mpi_create turns it off for its transfer queue). NULL is
+ * ignored. */
+CLMG_API void clmg_context_set_buffer_cache(clmg_context *context, int keep);
 
 /** The context's memory limit in bytes (memory_limit_bytes or
  * $CLMG_MEMORY_LIMIT), 0 for none. */

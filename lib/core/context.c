@@ -478,6 +478,8 @@ void clmg_context_destroy(clmg_context *context) {
     return;
   if (context->queue)
     clFinish(context->queue);
+  clmg_context_trim(context);
+  free(context->cached);
   clmg_staging_release(context);
   clmg_profile_destroy(context);
   clmg_release_programs(context);
@@ -502,6 +504,10 @@ const clmg_device_info *clmg_context_device(const clmg_context *context) {
 
 uint64_t clmg_context_device_bytes(const clmg_context *context) {
   return context ? context->device_bytes : 0;
+}
+
+uint64_t clmg_context_cached_bytes(const clmg_context *context) {
+  return context ? context->cached_bytes : 0;
 }
 
 double clmg_context_program_seconds(const clmg_context *context) {
@@ -572,6 +578,86 @@ void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t
   *global = groups * group;
 }
 
+/* ---- freed buffers kept for reuse (params.buffer_cache) ----
+ * An allocation without initial content takes its size class (at most
+ * 1/8 above the request: eight classes per power of two, 4 KiB at least),
+ * and a freed buffer whose size is a class waits in the cache for the next
+ * request of that class. The cache holds at most CACHE_ENTRIES buffers and
+ * a quarter of the device's memory (of the memory limit, where one is set);
+ * a new buffer that would not fit beside the cached ones empties the cache
+ * first, and clmg_context_trim empties it on request. */
+enum { CACHE_ENTRIES = 256, CACHE_MIN_BYTES = 4096 };
+struct clmg_cached_buffer {
+  cl_mem buffer;
+  size_t bytes;
+};
+
+static size_t size_class(size_t bytes) {
+  if (bytes <= CACHE_MIN_BYTES)
+    return CACHE_MIN_BYTES;
+  size_t top = CACHE_MIN_BYTES;
+  while (top <= bytes / 2)
+    top *= 2;
+  const size_t step = top / 8;
+  return bytes / step * step + (bytes % step ? step : 0);
+}
+
+static uint64_t cache_limit(const clmg_context *context) {
+  uint64_t memory = context->info.global_mem_bytes;
+  if (context->memory_limit && context->memory_limit < memory)
+    memory = context->memory_limit;
+  return memory / 4;
+}
+
+void clmg_context_trim(clmg_context *context) {
+  if (!context)
+    return;
+  for (size_t k = 0; k < context->cached_count; k++)
+    clReleaseMemObject(context->cached[k].buffer);
+  context->cached_count = 0;
+  context->cached_bytes = 0;
+}
+
+void clmg_context_set_buffer_cache(clmg_context *context, int keep) {
+  if (!context)
+    return;
+  if (!keep)
+    clmg_context_trim(context);
+  context->params.buffer_cache = keep != 0;
+}
+
+/* A kept buffer of exactly `bytes` (a size class), taken out of the cache;
+ * NULL when there is none. */
+static cl_mem take_cached(clmg_context *context, size_t bytes) {
+  for (size_t k = context->cached_count; k-- > 0;)
+    if (context->cached[k].bytes == bytes) {
+      cl_mem buffer = context->cached[k].buffer;
+      context->cached[k] = context->cached[--context->cached_count];
+      context->cached_bytes -= bytes;
+      return buffer;
+    }
+  return NULL;
+}
+
+/* Keeps a freed buffer where the cache takes it; 0 when it does not. */
+static int keep_cached(clmg_context *context, cl_mem buffer) {
+  size_t bytes = 0;
+  if (!context->params.buffer_cache ||
+      clGetMemObjectInfo(buffer, CL_MEM_SIZE, sizeof bytes, &bytes, NULL) != CL_SUCCESS ||
+      bytes != size_class(bytes) || context->cached_bytes + bytes > cache_limit(context))
+    return 0;
+  if (!context->cached) {
+    context->cached = malloc(CACHE_ENTRIES * sizeof *context->cached);
+    if (!context->cached)
+      return 0;
+  }
+  if (context->cached_count == CACHE_ENTRIES)
+    return 0;
+  context->cached[context->cached_count++] = (struct clmg_cached_buffer){buffer, bytes};
+  context->cached_bytes += bytes;
+  return 1;
+}
+
 /* What a CPU device's buffer leaves free of the address space, for the
  * compilations that may follow (pocl compiles a kernel for each new
  * work-group size). */
@@ -601,9 +687,33 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
    * caller's bytes copied at the return, as a copy at creation has them;
    * where the pinned chunks cannot be had, the copy at creation */
   int staged = initial && clmg_staging_applies(context, bytes) && clmg_staging_ready(context);
+  /* without initial content, a buffer of the size class: a kept one, else
+   * a new one (the kept ones released first where it would not fit beside
+   * them) */
+  const int classed = context->params.buffer_cache && !initial;
+  const size_t size = classed ? size_class(bytes) : bytes;
+  *buffer = classed ? take_cached(context, size) : NULL;
+  if (*buffer) {
+    context->device_bytes += bytes;
+    status = clmg_oclgrind_fresh_shadow(context, *buffer, bytes, what);
+    if (status != CLMG_SUCCESS) {
+      clmg_device_free(context, *buffer, bytes);
+      *buffer = NULL;
+    }
+    return status;
+  }
+  uint64_t room = context->memory_limit && context->memory_limit < context->info.global_mem_bytes
+                      ? context->memory_limit
+                      : context->info.global_mem_bytes;
+  if (context->cached_bytes && context->device_bytes + context->cached_bytes + size > room)
+    clmg_context_trim(context);
   cl_int error;
   cl_mem_flags flags = CL_MEM_READ_WRITE | (initial && !staged ? CL_MEM_COPY_HOST_PTR : 0);
-  *buffer = clCreateBuffer(context->cl, flags, bytes, staged ? NULL : (void *)initial, &error);
+  *buffer = clCreateBuffer(context->cl, flags, size, staged ? NULL : (void *)initial, &error);
+  if (!*buffer && context->cached_bytes) {
+    clmg_context_trim(context);
+    *buffer = clCreateBuffer(context->cl, flags, size, staged ? NULL : (void *)initial, &error);
+  }
   if (!*buffer) {
     char message[200];
     snprintf(message, sizeof message, "allocating %s (%zu bytes)", what, bytes);
@@ -637,7 +747,8 @@ clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *p
 void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes) {
   if (!buffer)
     return;
-  clReleaseMemObject(buffer);
+  if (!keep_cached(context, buffer))
+    clReleaseMemObject(buffer);
   context->device_bytes -= bytes ? bytes : 1;
 }
 

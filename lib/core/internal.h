@@ -96,6 +96,9 @@ typedef struct clmg_device_params {
    * unless the device shares the host's memory). */
   size_t staging_min_bytes;
   size_t staging_chunk_bytes;
+  /* Freed buffers kept for reuse (clmg_device_free; lib/core/context.c):
+   * GPUs, where a release waits for the queue */
+  int buffer_cache;
 
   /* Memory: these follow the device, never an override. */
   int host_buffers;       /* buffers are this process's memory, taken on first use (CPUs) */
@@ -132,7 +135,14 @@ struct clmg_context {
   clmg_device_info info;
   clmg_device_params params; /* from the table (lib/core/device_params.c) */
   char message[CLMG_MESSAGE_SIZE];
-  uint64_t device_bytes;
+  uint64_t device_bytes; /* in live buffers, as asked for (not their size classes) */
+
+  /* freed buffers kept for the next allocation of their size class
+   * (params.buffer_cache; lib/core/context.c): cached_bytes in all, at
+   * most cache_limit */
+  struct clmg_cached_buffer *cached;
+  size_t cached_count;
+  uint64_t cached_bytes;
 
   /* memory checks (lib/core/memory.c) */
   uint64_t memory_limit;        /* 0: none */
@@ -290,7 +300,10 @@ void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t
  * CLMG_ERROR_OUT_OF_DEVICE_MEMORY and a message naming `what`. */
 clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *initial,
                               const char *what, cl_mem *buffer);
-/* Releases a buffer from clmg_device_alloc (NULL is fine). */
+/* Releases a buffer from clmg_device_alloc (NULL is fine); with
+ * params.buffer_cache the buffer is kept for a later allocation of its size
+ * class instead (an in-order queue runs every command that used it before
+ * any that reuses it). */
 void clmg_device_free(clmg_context *context, cl_mem buffer, size_t bytes);
 
 /* Fills `bytes` bytes of buffer from byte `offset` with a pattern of

@@ -91,6 +91,9 @@ clmg_status clmg_mpi_create(clmg_context *context, MPI_Comm comm, clmg_mpi **out
                                                  : "another rank has no command queue for the "
                                                    "halos");
   }
+  /* the transfer queue reads and writes the context's buffers unordered
+   * against its queue: a freed buffer must not be handed out again */
+  clmg_context_set_buffer_cache(context, 0);
   clmg_reducer reducer = {mpi, mpi_reduce, mpi_agree};
   clmg_context_set_reducer(context, &reducer);
   *out = mpi;
