@@ -143,6 +143,19 @@ typedef struct clmg_stokes_problem {
    * vertical (relative tolerance 1e-12). */
   const int32_t *slip_tags;
   size_t num_slip_tags; /**< entries of slip_tags */
+  /** 1: the Newton linearisation of the convection at the wind w (a steady
+   * flow's Newton step): the reactive term R(w) u = (u . grad w_h, v) is
+   * added to the matrix and R(w) w to the right-hand side, so the system
+   * solves C(w) u + R(w) u + ... = f + R(w) w, whose fixed point u = w is
+   * the Oseen one's (C the upwinded convection above). On a triangle K the
+   * gradient G_K of the P1nc wind is constant and the P1nc mass matrix is
+   * diagonal (|K|/3 per edge, exact), so R adds (|K|/3) G_K, G_K[c][d] =
+   * d w_c / d x_d, to the 2x2 block of the rows and columns (u_x, u_y) of
+   * each edge of K (Dirichlet rows and columns eliminated as the other
+   * couplings). The derivative of the Galerkin convection, not of the
+   * upwinded one: an inexact Newton. The pattern then also couples u_x and
+   * u_y of the same edge (with or without a wind); 0 (default): not. */
+  int newton;
 } clmg_stokes_problem;
 
 /** nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
@@ -167,8 +180,9 @@ static inline size_t clmg_stokes_num_unknowns(const clmg_mesh *mesh,
  * keeps the pattern of the couplings (entries that happen to be 0, such as
  * B entries of an axis-parallel edge or convection couplings without flux,
  * stay as explicit zeros): the pattern depends on the mesh and the
- * Dirichlet and free-slip tags only, not on the wind, the coefficients or
- * the data, so clmg_stokes_update_values_host can refill it.
+ * Dirichlet and free-slip tags (and the newton flag) only, not on the wind,
+ * the coefficients or the data, so clmg_stokes_update_values_host can
+ * refill it.
  * The force is integrated with the edge-midpoint rule per triangle (exact
  * for quadratics: (f, phi_e)_K = |K|/3 f(m_e)).
  * With every boundary edge Dirichlet (the default) the pressure is
@@ -185,7 +199,7 @@ CLMG_API clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh,
  * order of a->val; values may be a->val itself) and b (2E+T doubles) of
  * the matrix that clmg_stokes_assemble_host gives problem, for a matrix a
  * it assembled on the same mesh and edges with the same Dirichlet and
- * free-slip tags (the wind, previous velocity, coefficients, force and
+ * free-slip tags and newton flag (the wind, previous velocity, coefficients, force and
  * boundary values may differ, a wind may come or go). Equal bit for bit to
  * a fresh assembly, without rebuilding the pattern. a's pattern is checked:
  * an entry missing or one that is no coupling of problem fails, naming the
@@ -365,6 +379,11 @@ CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembler,
                                                   const clmg_vector *wind,
                                                   const clmg_vector *previous);
+/** With a hierarchy built with the problem's newton flag: whether the
+ * next updates add the Newton term (1, the default for such a hierarchy)
+ * or give the Oseen system in the Newton pattern (0: a Picard step, its
+ * Newton entries 0). Without the flag, 1 fails (no Newton pattern). */
+CLMG_API clmg_status clmg_stokes_assembler_set_newton(clmg_stokes_assembler *assembler, int on);
 /** The Dirichlet values of the next updates: the build's times scale (1
  * at creation), for boundary data that varies in time by a common factor
  * (an inflow U(t) times a fixed profile): the Dirichlet rows' values and
