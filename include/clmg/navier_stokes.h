@@ -30,8 +30,10 @@
  * Or a steady flow by Oseen (Picard) iteration: the same system without
  * the time term, the wind the last iterate's velocity, to a nonlinear
  * residual tolerance; or (clmg_flow_options.linearisation) by Newton
- * steps, the Oseen system plus the reactive term of the convection's
- * derivative at the last iterate (clmg_stokes_problem.newton).
+ * steps, the exact Jacobian of the discrete system at the last iterate
+ * (clmg_stokes_problem.newton), once Picard steps have brought the
+ * residual to clmg_flow_options.newton_start; GMRES then solves the Newton
+ * system preconditioned by the multigrid of the Oseen systems.
  *
  * The coarse levels' winds are the finest velocity restricted edge by edge
  * (a coarse edge takes the mean of its two fine halves), as the paper
@@ -66,8 +68,9 @@ CLMG_API int clmg_flow_time_scheme_parse(const char *name, clmg_flow_time_scheme
 /** The linearisation of a steady clmg_flow_solve's convection. */
 typedef enum clmg_flow_linearisation {
   CLMG_FLOW_PICARD = 0, /**< Oseen (Picard) steps: the wind is the last iterate (the default) */
-  /** Newton steps: the Oseen system plus the reactive term of the convection's
-   * derivative (clmg_stokes_problem.newton), an inexact Newton (docs/flow.md) */
+  /** Newton steps: the exact Jacobian of the discrete (upwinded) system
+   * (clmg_stokes_problem.newton), after Picard steps to newton_start
+   * (docs/flow.md) */
   CLMG_FLOW_NEWTON = 1
 } clmg_flow_linearisation;
 

@@ -144,17 +144,18 @@ typedef struct clmg_stokes_problem {
   const int32_t *slip_tags;
   size_t num_slip_tags; /**< entries of slip_tags */
   /** 1: the Newton linearisation of the convection at the wind w (a steady
-   * flow's Newton step): the reactive term R(w) u = (u . grad w_h, v) is
-   * added to the matrix and R(w) w to the right-hand side, so the system
-   * solves C(w) u + R(w) u + ... = f + R(w) w, whose fixed point u = w is
-   * the Oseen one's (C the upwinded convection above). On a triangle K the
-   * gradient G_K of the P1nc wind is constant and the P1nc mass matrix is
-   * diagonal (|K|/3 per edge, exact), so R adds (|K|/3) G_K, G_K[c][d] =
-   * d w_c / d x_d, to the 2x2 block of the rows and columns (u_x, u_y) of
-   * each edge of K (Dirichlet rows and columns eliminated as the other
-   * couplings). The derivative of the Galerkin convection, not of the
-   * upwinded one: an inexact Newton. The pattern then also couples u_x and
-   * u_y of the same edge (with or without a wind); 0 (default): not. */
+   * flow's Newton step): with N(w) the convection matrix above, the
+   * derivative D(w) of N(w) w by w less N(w) is added to the matrix and
+   * D(w) w to the right-hand side, so the system solves
+   * (N(w) + D(w)) u + ... = f + D(w) w, whose fixed point u = w is the
+   * Oseen one's, its matrix the exact Jacobian of the discrete system.
+   * D differentiates the upwind coefficients F (1 - lambda(F)) by the
+   * fluxes F_ee', which depend on both wind components on all three edges
+   * of a triangle, and the do-nothing term (full upwind: not differentiable
+   * at F = 0, taken as its one-sided slope). Dirichlet rows and columns are
+   * eliminated as for the other couplings. The pattern then also couples
+   * u_x and u_y on the edges of each triangle (with or without a wind);
+   * 0 (default): not. */
   int newton;
 } clmg_stokes_problem;
 
