@@ -89,8 +89,9 @@ static void print_flow_usage(FILE *out) {
         "                        (default 1e-8)\n"
         "      --maxit N           steady: Oseen iterations at most (default 50)\n"
         "      --linearisation L steady: picard (Oseen steps, the default) or newton\n"
-        "                        (plus the reactive term of the convection's derivative:\n"
-        "                        fewer nonlinear iterations; flow.linearisation), Picard\n"
+        "                        (the exact Jacobian, the upwinded convection's\n"
+        "                        derivative included: fewer nonlinear iterations;\n"
+        "                        flow.linearisation), Picard\n"
         "                        steps until the residual is at most flow.newton_start\n"
         "                        (--set, default 1e-3)\n"
         "      --smoother S      vanka-si (stored local inverses, default) or vanka-nsi\n"
@@ -148,9 +149,8 @@ static void print_flow_usage(FILE *out) {
         "delta p), then the result. --json\n"
         "prints one object with unknowns, levels, drag_coefficient, lift_coefficient,\n"
         "pressure_difference (DFG; null elsewhere), nonlinear_iterations,\n"
-        "linear_iterations, newton_steps, linearisation, converged, nonlinear_residual, the times "
-        "and the solver's\n"
-        "options as resolved.\n"
+        "linear_iterations, newton_steps, linearisation, converged,\n"
+        "nonlinear_residual, the times and the solver's options as resolved.\n"
         "\n"
         "Examples:\n"
         "  clmg flow --case cavity --re 100 --level 4 --profile cavity.csv\n"
@@ -325,6 +325,11 @@ static int settle_options(const char *command, flow_options *o, clmg_options **d
   if (status != CLMG_SUCCESS) {
     clmg_options_destroy(made);
     return cli_usage(command, "%s", error.message);
+  }
+  if (!o->steady && o->solver.linearisation == CLMG_FLOW_NEWTON) {
+    clmg_options_destroy(made);
+    return cli_usage(command, "flow.linearisation=newton is for steady runs (--steady); time "
+                              "steps take Picard iterations (flow.step_iterations)");
   }
   if (db)
     *db = made;

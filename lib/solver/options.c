@@ -109,7 +109,7 @@ static const clmg_option_spec SPECS[] = {
      "steady flow: Oseen iterations at most"},
     {"flow.linearisation", CLMG_OPTION_NAME, 0, "picard", "picard,newton", 0, 0,
      "steady flow: picard (Oseen steps: the wind is the last iterate) or newton (the Oseen "
-     "system plus the reactive term of the convection's derivative: fewer nonlinear "
+     "system's exact Jacobian, the upwinded convection's derivative included: fewer nonlinear "
      "iterations; docs/flow.md)"},
     {"flow.newton_start", CLMG_OPTION_NUMBER, 0, "1e-3", "", 0, 1,
      "flow.linearisation=newton: Picard steps until the nonlinear residual is at most this, "
