@@ -42,7 +42,8 @@ enum {
   OPTION_INFLOW_PEAK,
   OPTION_BODY,
   OPTION_REFERENCE_LENGTH,
-  OPTION_PRESSURE_POINTS
+  OPTION_PRESSURE_POINTS,
+  OPTION_LINEARISATION
 };
 
 static void print_flow_usage(FILE *out) {
@@ -53,7 +54,7 @@ static void print_flow_usage(FILE *out) {
         "semi-implicit Oseen steps (u^{n-1}.grad u^n, upwinded) as in Bauer, Klement,\n"
         "Oberhuber and Zabka 2016; each linear system by GMRES with one F-cycle of a\n"
         "multigrid with Vanka smoothing (red-black where the mesh allows) on every\n"
-        "level. Steady flows by Oseen (Picard) iteration.\n"
+        "level. Steady flows by Oseen (Picard) or Newton iteration.\n"
         "\n"
         "Problem options:\n"
         "      --case C          dfg1    DFG 2D-1 (Schaefer and Turek 1996): channel\n"
@@ -87,6 +88,12 @@ static void print_flow_usage(FILE *out) {
         "      --tol T           steady: the nonlinear relative residual to reach\n"
         "                        (default 1e-8)\n"
         "      --maxit N           steady: Oseen iterations at most (default 50)\n"
+        "      --linearisation L steady: picard (Oseen steps, the default) or newton\n"
+        "                        (the exact Jacobian, the upwinded convection's\n"
+        "                        derivative included: fewer nonlinear iterations;\n"
+        "                        flow.linearisation), Picard\n"
+        "                        steps until the residual is at most flow.newton_start\n"
+        "                        (--set, default 1e-3)\n"
         "      --smoother S      vanka-si (stored local inverses, default) or vanka-nsi\n"
         "                        (recomputed in every visit: less memory)\n"
         "      --options FILE    solver options from a JSON file ({\"mg\": {\"smoother\":\n"
@@ -142,8 +149,8 @@ static void print_flow_usage(FILE *out) {
         "delta p), then the result. --json\n"
         "prints one object with unknowns, levels, drag_coefficient, lift_coefficient,\n"
         "pressure_difference (DFG; null elsewhere), nonlinear_iterations,\n"
-        "linear_iterations, converged, nonlinear_residual, the times and the solver's\n"
-        "options as resolved.\n"
+        "linear_iterations, newton_steps, linearisation, converged,\n"
+        "nonlinear_residual, the times and the solver's options as resolved.\n"
         "\n"
         "Examples:\n"
         "  clmg flow --case cavity --re 100 --level 4 --profile cavity.csv\n"
@@ -232,6 +239,8 @@ static int flow_apply_option(const char *command, int option, const char *arg, f
     return cli_record_setting(command, "--upwind", "flow.upwind", arg, &o->settings);
   case OPTION_TIME_SCHEME:
     return cli_record_setting(command, "--time-scheme", "flow.time_scheme", arg, &o->settings);
+  case OPTION_LINEARISATION:
+    return cli_record_setting(command, "--linearisation", "flow.linearisation", arg, &o->settings);
   case OPTION_INFLOW:
     if (!cli_parse_long(command, "--inflow", arg, 1, INT32_MAX, &value))
       return -1;
@@ -317,6 +326,11 @@ static int settle_options(const char *command, flow_options *o, clmg_options **d
     clmg_options_destroy(made);
     return cli_usage(command, "%s", error.message);
   }
+  if (!o->steady && o->solver.linearisation == CLMG_FLOW_NEWTON) {
+    clmg_options_destroy(made);
+    return cli_usage(command, "flow.linearisation=newton is for steady runs (--steady); time "
+                              "steps take Picard iterations (flow.step_iterations)");
+  }
   if (db)
     *db = made;
   else
@@ -352,6 +366,7 @@ int flow_parse_options(int argc, char **argv, const cli_options *defaults, flow_
       {"pressure-points", required_argument, NULL, OPTION_PRESSURE_POINTS},
       {"upwind", required_argument, NULL, OPTION_UPWIND},
       {"time-scheme", required_argument, NULL, OPTION_TIME_SCHEME},
+      {"linearisation", required_argument, NULL, OPTION_LINEARISATION},
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
       {"set", required_argument, NULL, OPTION_SET},
       {"quiet", no_argument, NULL, 'q'},
@@ -499,7 +514,7 @@ static int monitor(void *data, const clmg_flow_step *step, const clmg_mesh *mesh
   if (!o->quiet && !o->common.json) {
     printf("%s %5d", o->steady ? "iteration" : "step", step->step);
     if (o->steady)
-      printf("  residual %.3e", step->nonlinear_residual);
+      printf("  residual %.3e%s", step->nonlinear_residual, step->newton ? "  newton" : "");
     else
       printf("  t %.5g", step->time);
     printf("  GMRES %3d (%.1e)", step->linear_iterations, step->linear_residual);
@@ -558,6 +573,8 @@ static void print_json(const flow_options *o, const clmg_options *options,
   json_string(&w, "upwind", clmg_options_get(options, "flow.upwind"));
   json_string(&w, "time_scheme",
               o->steady ? "steady" : clmg_flow_time_scheme_name(o->solver.time_scheme));
+  json_string(&w, "linearisation",
+              o->steady ? clmg_flow_linearisation_name(o->solver.linearisation) : "picard");
   /* non-finite numbers are written as null: the cases without a body */
   json_number(&w, "drag_coefficient", m->have_quantities ? m->drag : NAN);
   json_number(&w, "lift_coefficient", m->have_quantities ? m->lift : NAN);
@@ -566,6 +583,7 @@ static void print_json(const flow_options *o, const clmg_options *options,
   if (!o->steady)
     json_integer(&w, "nonlinear_iterations", r->steps);
   json_integer(&w, "linear_iterations", r->linear_iterations);
+  json_integer(&w, "newton_steps", r->newton_steps);
   /* the outer iterations: Newton/Picard steps (steady) or time steps */
   json_integer(&w, "iterations", r->steps);
   json_string(&w, "iteration_kind", o->steady ? "nonlinear" : "time_step");
@@ -708,7 +726,9 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   if (!o.common.json) {
     printf("%-10s %s, Re %g (nu %.4g), %d levels from %zu coarse triangles, %s%s, upwind %s\n",
            "flow", o.case_spec, o.re, m.viscosity, options.levels, coarse.num_cells,
-           o.steady ? "steady (Oseen iteration)" : "time steps, ",
+           o.steady ? (options.linearisation == CLMG_FLOW_NEWTON ? "steady (Newton iteration)"
+                                                                 : "steady (Oseen iteration)")
+                    : "time steps, ",
            o.steady ? "" : clmg_flow_time_scheme_name(options.time_scheme),
            clmg_options_get(db, "flow.upwind"));
     fflush(stdout);
@@ -749,9 +769,14 @@ int run_flow(int argc, char **argv, const cli_options *defaults) {
   if (o.common.json) {
     print_json(&o, db, &result, &m, status, message, context, apputil_now() - start);
   } else {
+    char kind[64];
+    if (o.steady && options.linearisation == CLMG_FLOW_NEWTON)
+      snprintf(kind, sizeof kind, "nonlinear iterations (%d Newton)", result.newton_steps);
+    else
+      snprintf(kind, sizeof kind, "%s", o.steady ? "Oseen iterations" : "time steps");
     printf("%-10s %zu unknowns on %zu triangles, %d levels; %d %s, %d GMRES iterations\n", "result",
-           result.unknowns, result.mesh.num_cells, result.levels, result.steps,
-           o.steady ? "Oseen iterations" : "time steps", result.linear_iterations);
+           result.unknowns, result.mesh.num_cells, result.levels, result.steps, kind,
+           result.linear_iterations);
     if (m.have_quantities)
       printf("%-10s c_D %.8f  c_L %.8f  delta p %.8f\n", o.flow == CLMG_FLOW_GMSH ? "body" : "dfg",
              m.drag, m.lift, m.dp);

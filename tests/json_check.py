@@ -644,6 +644,19 @@ def main():
           0, "success", flow_keys + (("time_scheme", str), ("upwind", str)),
           echoes({"flow.time_scheme": "fs-theta", "flow.upwind": "weighted",
                   "flow.upwind_parameter": 0.2}))
+    check(clmg, "flow --linearisation newton",
+          ["flow", "--case", "cavity", "--level", "2", "--re", "400", "--linearisation", "newton",
+           "--json", "--quiet"], 0, "success",
+          flow_keys + (("newton_steps", int), ("linearisation", str)),
+          lambda case, obj: (echoes({"flow.linearisation": "newton"})(case, obj),
+                             obj["newton_steps"] > 0 or fail(case, "no Newton step"),
+                             obj["linearisation"] == "newton" or fail(case, "not newton")))
+    check(clmg, "flow --linearisation newton: time steps",
+          ["flow", "--case", "dfg2", "--level", "0", "--steps", "2", "--linearisation", "newton",
+           "--json"], 2, "usage_error", error_keys(), says("newton", "steady"))
+    check(clmg, "flow --linearisation: a bad name",
+          ["flow", "--linearisation", "secant", "--json"], 2, "usage_error", error_keys(),
+          says("secant", "picard", "newton"))
     check(clmg, "flow dfg3: its defaults", ["flow", "--case", "dfg3", "--level", "0", "--dt", "2",
                                             "--json", "--quiet"], 0, "success", flow_keys,
           echoes({"flow.time_scheme": "crank-nicolson", "flow.upwind": "weighted"}))

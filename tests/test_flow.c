@@ -458,6 +458,165 @@ static void test_flow_dfg1(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* ---- Newton steps (clmg_flow_options.linearisation) ---- */
+
+/* The monitor of a Newton run: Picard steps until the residual is at most
+ * newton_start, Newton steps after (the residual falls in each). */
+typedef struct newton_watch {
+  double start;
+  int newton_steps, steps;
+} newton_watch;
+
+static int watch_newton(void *data, const clmg_flow_step *step, const clmg_mesh *mesh,
+                        const clmg_triangle_edges *edges, const double *x) {
+  (void)mesh;
+  (void)edges;
+  (void)x;
+  newton_watch *w = data;
+  assert_int_equal(step->newton, step->nonlinear_residual <= w->start);
+  w->newton_steps += step->newton;
+  w->steps++;
+  return 0;
+}
+
+/* ||b - A x|| / ||b|| of the Oseen system with x's velocity as wind (the
+ * host assembly): the steady residual recomputed from x. */
+static double oseen_residual(const clmg_flow_result *r, const clmg_stokes_problem *problem) {
+  clmg_stokes_problem p = *problem;
+  p.wind = r->x;
+  p.newton = 0;
+  clmg_csr a = {0};
+  double *b = malloc(r->unknowns * sizeof *b);
+  assert_non_null(b);
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_stokes_assemble_host(&r->mesh, &r->edges, &p, &a, b, &error), error);
+  double residual = host_relative_residual(&a, b, r->x);
+  clmg_csr_free(&a);
+  free(b);
+  return residual;
+}
+
+/* A steady flow by Picard and by Newton to tolerance: both converge, the
+ * residual recomputed from x on the host meets it, Newton takes fewer
+ * nonlinear iterations (at least two of them Newton steps, as the monitor
+ * sees them) and GMRES iterations, and the two velocities agree; the
+ * results in *picard and *newton. */
+static void picard_and_newton(const clmg_mesh *coarse, const clmg_stokes_problem *problem,
+                              int levels, double tolerance, clmg_flow_result *picard,
+                              clmg_flow_result *newton) {
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = levels;
+  options.nonlinear_tolerance = tolerance;
+  CHECK_OK(clmg_flow_solve(ctx, coarse, problem, &options, NULL, NULL, picard));
+  options.linearisation = CLMG_FLOW_NEWTON;
+  newton_watch watch = {options.newton_start, 0, 0};
+  CHECK_OK(clmg_flow_solve(ctx, coarse, problem, &options, watch_newton, &watch, newton));
+  const clmg_flow_result *r[2] = {picard, newton};
+  for (int k = 0; k < 2; ++k) {
+    double residual = oseen_residual(r[k], problem);
+    assert_true(r[k]->converged && r[k]->nonlinear_residual <= tolerance);
+    assert_true(isfinite(residual) && residual <= 1.5 * tolerance);
+  }
+  printf("  nu %g, %d levels: Picard %d iterations (%d GMRES), Newton %d (%d Newton steps, %d "
+         "GMRES)\n",
+         problem->viscosity, levels, picard->steps, picard->linear_iterations, newton->steps,
+         newton->newton_steps, newton->linear_iterations);
+  assert_int_equal(picard->newton_steps, 0);
+  assert_int_equal(newton->newton_steps, watch.newton_steps);
+  assert_int_equal(newton->steps, watch.steps);
+  assert_true(newton->newton_steps >= 2);
+  assert_true(newton->steps < picard->steps);
+  assert_true(newton->linear_iterations < picard->linear_iterations);
+  /* the same discrete solution: the velocities within what the tolerance allows */
+  assert_int_equal(newton->unknowns, picard->unknowns);
+  const size_t velocities = 2 * newton->edges.num_edges;
+  double largest = 0, difference = 0;
+  for (size_t i = 0; i < velocities; ++i) {
+    largest = fmax(largest, fabs(picard->x[i]));
+    difference = fmax(difference, fabs(newton->x[i] - picard->x[i]));
+  }
+  printf("  largest velocity difference %.2e (of %.2e)\n", difference, largest);
+  assert_true(difference <= 1e3 * tolerance * largest);
+}
+
+/* The lid-driven cavity at Re 100 and 400 on 3 levels. */
+static void test_flow_newton_cavity(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_cavity(4, &coarse, &error), error);
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  problem.boundary_velocity = cavity_lid;
+  const double viscosities[2] = {0.01, 0.0025};
+  for (int k = 0; k < 2; ++k) {
+    problem.viscosity = viscosities[k];
+    clmg_flow_result picard, newton;
+    picard_and_newton(&coarse, &problem, 3, 1e-9, &picard, &newton);
+    clmg_flow_result_free(&picard);
+    clmg_flow_result_free(&newton);
+  }
+  clmg_mesh_free(&coarse);
+}
+
+/* DFG 2D-1 on 2 levels: the drag and the pressure difference of Newton's
+ * solution are Picard's, and Newton is refused for time steps. */
+static void test_flow_newton_dfg1(void **state) {
+  (void)state;
+  clmg_mesh coarse = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_mesh_dfg_channel(&coarse, &error), error);
+  dfg_data data = {0.3};
+  clmg_stokes_problem problem;
+  dfg_problem(&data, &problem);
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  clmg_flow_result r[2];
+  picard_and_newton(&coarse, &problem, 2, 1e-10, &r[0], &r[1]);
+  double drag[2], dp[2];
+  for (int k = 0; k < 2; ++k) {
+    double lift = 0, front = 0, back = 0;
+    const double p_front[2] = {0.15, 0.2}, p_back[2] = {0.25, 0.2};
+    CHECK_HOST(clmg_flow_drag_lift(&r[k].mesh, &r[k].edges, r[k].x, 1e-3, CLMG_DFG_CYLINDER, 0.2,
+                                   0.1, &drag[k], &lift, &error),
+               error);
+    CHECK_HOST(
+        clmg_flow_pressure_at(&r[k].mesh, r[k].x, r[k].edges.num_edges, p_front, &front, &error),
+        error);
+    CHECK_HOST(
+        clmg_flow_pressure_at(&r[k].mesh, r[k].x, r[k].edges.num_edges, p_back, &back, &error),
+        error);
+    dp[k] = front - back;
+    clmg_flow_result_free(&r[k]);
+  }
+  printf("  DFG 2D-1: c_D %.10f (Picard) %.10f (Newton), dp %.10f %.10f\n", drag[0], drag[1], dp[0],
+         dp[1]);
+  assert_true(fabs(drag[1] - drag[0]) <= 1e-6 * drag[0]);
+  assert_true(fabs(dp[1] - dp[0]) <= 1e-6 * dp[0]);
+  /* time steps take Picard iterations only */
+  clmg_flow_options options;
+  clmg_flow_options_defaults(&options);
+  options.levels = 1;
+  options.steady = 0;
+  options.steps = 1;
+  options.linearisation = CLMG_FLOW_NEWTON;
+  clmg_flow_result result;
+  assert_int_equal(clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "steady"));
+  options.steady = 1;
+  options.linearisation = (clmg_flow_linearisation)2;
+  assert_int_equal(clmg_flow_solve(ctx, &coarse, &problem, &options, NULL, NULL, &result),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_non_null(strstr(clmg_context_message(ctx), "linearisation"));
+  clmg_flow_linearisation parsed = CLMG_FLOW_PICARD;
+  assert_true(clmg_flow_linearisation_parse("newton", &parsed) && parsed == CLMG_FLOW_NEWTON);
+  assert_false(clmg_flow_linearisation_parse("secant", &parsed));
+  assert_string_equal(clmg_flow_linearisation_name(CLMG_FLOW_PICARD), "picard");
+  clmg_mesh_free(&coarse);
+}
+
 /* Time steps of the channel: every step's linear solve meets 1e-8, the
  * monitor sees each, and the result holds the last. */
 static void test_flow_time_steps(void **state) {
@@ -780,6 +939,8 @@ int main(void) {
       cmocka_unit_test(test_stokes_multigrid_update),
       cmocka_unit_test(test_flow_cavity),
       cmocka_unit_test(test_flow_dfg1),
+      cmocka_unit_test(test_flow_newton_cavity),
+      cmocka_unit_test(test_flow_newton_dfg1),
       cmocka_unit_test(test_flow_time_steps),
       cmocka_unit_test(test_flow_time_order),
       cmocka_unit_test(test_flow_dfg2_short),

@@ -954,6 +954,14 @@ static void test_options_flow(void **state) {
   assert_true(f.upwind_parameter == 0.25);
   assert_string_equal(unused, "");
   assert_string_equal(clmg_options_get(o, "flow.time_scheme"), "fs-theta");
+  assert_int_equal(f.linearisation, CLMG_FLOW_PICARD); /* the default */
+  clmg_options_destroy(o);
+  o = options_of("flow.linearisation=newton flow.newton_start=0.01");
+  CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);
+  assert_int_equal(f.linearisation, CLMG_FLOW_NEWTON);
+  assert_true(f.newton_start == 0.01);
+  assert_string_equal(unused, "");
+  assert_string_equal(clmg_options_get(o, "flow.linearisation"), "newton");
   clmg_options_destroy(o);
   o = options_of("flow.upwind=samarskij flow.time_scheme=crank-nicolson");
   CHECK_HOST(clmg_options_flow(o, &f, unused, sizeof unused, &error), error);

@@ -1738,6 +1738,130 @@ static void test_slip(void **state) {
   }
 }
 
+/* ---- the Newton term (clmg_stokes_problem.newton) ---- */
+
+static void lid_and_inflow(const double *x, int32_t tag, double *u, void *data) {
+  (void)data;
+  u[0] = tag == 4 ? 4.0 * x[1] * (1.0 - x[1]) : tag == 3 ? 1.0 : 0.0;
+  u[1] = tag == 4 ? 0.1 * sin(3.0 * x[1]) : 0.0;
+}
+
+/* F(u) = A(u) u - b(u) of the Oseen system with u's velocity as wind
+ * (newton 0), or with newton 1 A(u) and b(u) of the Newton system: into
+ * r (A u - b) and, when v is given, jv = A v. */
+static void oseen_defect(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                         clmg_stokes_problem problem, int newton, const double *u, const double *v,
+                         double *r, double *jv) {
+  clmg_error error;
+  const size_t n = clmg_stokes_num_unknowns(mesh, edges);
+  problem.wind = u;
+  problem.newton = newton;
+  clmg_csr a = {0};
+  double *b = malloc(n * sizeof *b);
+  assert_non_null(b);
+  if (clmg_stokes_assemble_host(mesh, edges, &problem, &a, b, &error) != CLMG_SUCCESS)
+    fail_msg("assembly: %s", error.message);
+  clmg_csr_spmv_host(1.0, &a, u, 0.0, r);
+  for (size_t i = 0; i < n; i++)
+    r[i] -= b[i];
+  if (v)
+    clmg_csr_spmv_host(1.0, &a, v, 0.0, jv);
+  clmg_csr_free(&a);
+  free(b);
+}
+
+/* The Newton system's matrix is the derivative of the Oseen defect
+ * F(u) = A(u) u - b(u) (the upwinded convection's exact derivative, with
+ * Dirichlet, free-slip and do-nothing edges): J v against the central
+ * difference (F(u + eps v) - F(u - eps v)) / (2 eps) on the free rows, v
+ * 0 on the Dirichlet unknowns and u their values, for every upwind
+ * scheme; and at u the Newton system's defect is the Oseen one's (the same
+ * fixed point). */
+static void test_newton_jacobian(void **state) {
+  (void)state;
+  static const int32_t dirichlet_tags[2] = {3, 4}, slip_tags[1] = {1};
+  clmg_error error;
+  clmg_mesh coarse = test_side_tagged_box(3, 0.2, 61);
+  clmg_mesh mesh = test_refined(&coarse);
+  clmg_triangle_edges edges;
+  if (clmg_triangle_edges_create(&mesh, &edges, &error) != CLMG_SUCCESS)
+    fail_msg("%s", error.message);
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = 0.02;
+  problem.boundary_velocity = lid_and_inflow;
+  problem.dirichlet_tags = dirichlet_tags;
+  problem.num_dirichlet_tags = 2;
+  problem.slip_tags = slip_tags;
+  problem.num_slip_tags = 1;
+  const size_t ne = edges.num_edges, n = clmg_stokes_num_unknowns(&mesh, &edges);
+  uint8_t *mask = NULL;
+  if (clmg_stokes_dirichlet_mask(&mesh, &edges, &problem, &mask, &error) != CLMG_SUCCESS)
+    fail_msg("%s", error.message);
+  /* the Dirichlet values: b of the Stokes system on the Dirichlet rows */
+  clmg_csr a0 = {0};
+  double *g = malloc(n * sizeof *g);
+  assert_non_null(g);
+  if (clmg_stokes_assemble_host(&mesh, &edges, &problem, &a0, g, &error) != CLMG_SUCCESS)
+    fail_msg("%s", error.message);
+  clmg_csr_free(&a0);
+  double *u = malloc(n * sizeof *u), *v = malloc(n * sizeof *v), *up = malloc(n * sizeof *up);
+  double *um = malloc(n * sizeof *um), *fp = malloc(n * sizeof *fp), *fm = malloc(n * sizeof *fm);
+  double *jv = malloc(n * sizeof *jv), *cv = malloc(n * sizeof *cv), *r = malloc(n * sizeof *r);
+  double *rn = malloc(n * sizeof *rn);
+  assert_true(u && v && up && um && fp && fm && jv && cv && r && rn);
+  for (size_t i = 0; i < n; i++) {
+    u[i] = mask[i] ? g[i] : 2.0 * rng_uniform() - 1.0;
+    v[i] = mask[i] ? 0.0 : 2.0 * rng_uniform() - 1.0;
+  }
+  const int upwinds[4] = {CLMG_STOKES_UPWIND_FULL, CLMG_STOKES_UPWIND_SAMARSKIJ,
+                          CLMG_STOKES_UPWIND_WEIGHTED, CLMG_STOKES_UPWIND_WEIGHTED};
+  const double parameters[4] = {1.0, 1.0, 0.3, 0.0}, eps = 1e-6;
+  for (int k = 0; k < 4; k++) {
+    problem.upwind = upwinds[k];
+    problem.upwind_parameter = parameters[k];
+    for (size_t i = 0; i < n; i++) {
+      up[i] = u[i] + eps * v[i];
+      um[i] = u[i] - eps * v[i];
+    }
+    oseen_defect(&mesh, &edges, problem, 0, up, NULL, fp, NULL);
+    oseen_defect(&mesh, &edges, problem, 0, um, NULL, fm, NULL);
+    oseen_defect(&mesh, &edges, problem, 0, u, v, r, cv); /* cv = A(u) v: Picard's */
+    oseen_defect(&mesh, &edges, problem, 1, u, v, rn, jv);
+    double largest = 0, error_fd = 0, newton_part = 0, defects = 0, defect_size = 0;
+    for (size_t i = 0; i < n; i++) {
+      if (i < 2 * ne && mask[i])
+        continue;
+      largest = fmax(largest, fabs(jv[i]));
+      error_fd = fmax(error_fd, fabs((fp[i] - fm[i]) / (2 * eps) - jv[i]));
+      newton_part = fmax(newton_part, fabs(jv[i] - cv[i]));
+      defects = fmax(defects, fabs(rn[i] - r[i]));
+      defect_size = fmax(defect_size, fabs(r[i]));
+    }
+    printf("  upwind %d (%.1f): |J v| %.3e, |J v - A v| %.3e, |FD - J v| %.2e, defects differ "
+           "by %.1e\n",
+           upwinds[k], parameters[k], largest, newton_part, error_fd, defects);
+    assert_true(newton_part > 0.05 * largest); /* the Newton term is there */
+    assert_true(error_fd <= 1e-7 * largest);
+    assert_true(defects <= 1e-12 * defect_size);
+  }
+  free(u);
+  free(v);
+  free(up);
+  free(um);
+  free(fp);
+  free(fm);
+  free(jv);
+  free(cv);
+  free(r);
+  free(rn);
+  free(g);
+  free(mask);
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+  clmg_mesh_free(&coarse);
+}
+
 /* ---- the pattern ---- */
 
 static void wall_velocity(const double *x, int32_t tag, double *u, void *data) {
@@ -1947,6 +2071,7 @@ int main(void) {
       cmocka_unit_test(test_oseen_manufactured),
       cmocka_unit_test(test_update_values),
       cmocka_unit_test(test_slip),
+      cmocka_unit_test(test_newton_jacobian),
       cmocka_unit_test(test_pattern),
       cmocka_unit_test(test_prolongation_threads),
   };

@@ -4,7 +4,7 @@
  * clmg_stokes_restrict_velocity): every level's values and the finest
  * right-hand side for random winds and previous velocities, with
  * Dirichlet, free-slip and natural boundaries, every upwind scheme, scaled
- * boundary data, a mesh
+ * boundary data, the Newton term, a mesh
  * that needs three colours; the multigrid on the device values solves the
  * host's system; bad input is refused. */
 #include <math.h>
@@ -192,6 +192,74 @@ static void test_assembler_matches_host(void **state) {
   clmg_mesh_free(&coarse);
 }
 
+/* The Newton term (clmg_stokes_problem.newton): every level's values and
+ * the finest right-hand side against the host's for random winds, every
+ * upwind scheme, scaled boundary data; with the term switched off
+ * (clmg_stokes_assembler_set_newton), the Oseen values in the Newton
+ * pattern (its extra entries 0). */
+static void test_assembler_newton_matches_host(void **state) {
+  (void)state;
+  clmg_mesh coarse = test_side_tagged_box(3, 0.2, 7);
+  clmg_stokes_problem problem = mixed_boundaries(0.0);
+  problem.force = force;
+  problem.newton = 1;
+  const int upwinds[4] = {CLMG_STOKES_UPWIND_FULL, CLMG_STOKES_UPWIND_SAMARSKIJ,
+                          CLMG_STOKES_UPWIND_WEIGHTED, CLMG_STOKES_UPWIND_WEIGHTED};
+  const double parameters[4] = {1.0, 1.0, 0.3, 0.0}, scales[4] = {1.0, 0.7, 1.0, -0.4};
+  for (int k = 0; k < 4; k++) {
+    problem.upwind = upwinds[k];
+    problem.upwind_parameter = parameters[k];
+    check_against_host(&coarse, 3, &problem, scales[k]);
+  }
+  /* switched off: the Oseen system's values */
+  problem.upwind = CLMG_STOKES_UPWIND_SAMARSKIJ;
+  clmg_error error = {{0}};
+  clmg_stokes_hierarchy h;
+  CHECK_HOST(clmg_stokes_hierarchy_build(&coarse, 2, &problem, &h, &error), error);
+  clmg_stokes_assembler *assembler = NULL;
+  CHECK_OK(clmg_stokes_assembler_create(ctx, &h, &problem, &assembler));
+  const clmg_csr *a = &h.a[1];
+  const size_t ef = h.edges[1].num_edges, n = a->rows, nnz = clmg_csr_nnz(a);
+  double *wind = random_velocity(2 * ef);
+  clmg_vector *d_wind = device_copy(wind, 2 * ef);
+  CHECK_OK(clmg_stokes_assembler_set_newton(assembler, 0));
+  CHECK_OK(clmg_stokes_assembler_update(assembler, d_wind, NULL));
+  double *device = malloc(nnz * sizeof *device), *b = malloc(n * sizeof *b);
+  assert_non_null(device);
+  assert_non_null(b);
+  CHECK_OK(clmg_vector_download_doubles(clmg_stokes_assembler_values(assembler, 1), device));
+  clmg_stokes_problem oseen = problem;
+  oseen.newton = 0;
+  oseen.wind = wind;
+  clmg_csr picard = {0};
+  CHECK_HOST(clmg_stokes_assemble_host(&h.meshes[1], &h.edges[1], &oseen, &picard, b, &error),
+             error);
+  assert_true(clmg_csr_nnz(&picard) < nnz);
+  size_t matched = 0;
+  for (size_t i = 0; i < n; i++) {
+    int64_t q = picard.row_ptr[i];
+    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
+      if (q < picard.row_ptr[i + 1] && picard.col[q] == a->col[k]) {
+        assert_true(fabs(device[k] - picard.val[q]) <= 1e-12 * (1.0 + fabs(picard.val[q])));
+        q++;
+        matched++;
+      } else {
+        assert_true(device[k] == 0.0); /* a Newton entry */
+      }
+    }
+    assert_int_equal(q, picard.row_ptr[i + 1]);
+  }
+  assert_int_equal(matched, clmg_csr_nnz(&picard));
+  clmg_csr_free(&picard);
+  free(device);
+  free(b);
+  free(wind);
+  clmg_vector_destroy(d_wind);
+  clmg_stokes_assembler_destroy(assembler);
+  clmg_stokes_hierarchy_free(&h);
+  clmg_mesh_free(&coarse);
+}
+
 /* Triangles in three colours on every level, the whole boundary Dirichlet. */
 static void test_assembler_three_colours(void **state) {
   (void)state;
@@ -360,6 +428,10 @@ static void test_assembler_refuses(void **state) {
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_stokes_assembler_set_boundary_scale(assembler, INFINITY));
   CHECK_CONTAINS(clmg_context_message(ctx), "boundary scale");
+  /* no Newton pattern */
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_stokes_assembler_set_newton(assembler, 1));
+  CHECK_CONTAINS(clmg_context_message(ctx), "newton");
+  CHECK_OK(clmg_stokes_assembler_set_newton(assembler, 0));
   clmg_multigrid *mg = NULL;
   CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT,
                clmg_stokes_multigrid_create_device(ctx, &h, NULL, NULL, NULL, &mg));
@@ -384,6 +456,7 @@ static int teardown(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_assembler_matches_host),
+      cmocka_unit_test(test_assembler_newton_matches_host),
       cmocka_unit_test(test_assembler_three_colours),
       cmocka_unit_test(test_multigrid_on_device_values),
       cmocka_unit_test(test_multigrid_deferred_setup),

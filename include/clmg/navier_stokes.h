@@ -29,7 +29,11 @@
  * first step a theta step of weight 2/3 (the same mass term).
  * Or a steady flow by Oseen (Picard) iteration: the same system without
  * the time term, the wind the last iterate's velocity, to a nonlinear
- * residual tolerance.
+ * residual tolerance; or (clmg_flow_options.linearisation) by Newton
+ * steps, the exact Jacobian of the discrete system at the last iterate
+ * (clmg_stokes_problem.newton), once Picard steps have brought the
+ * residual to clmg_flow_options.newton_start; GMRES then solves the Newton
+ * system preconditioned by the multigrid of the Oseen systems.
  *
  * The coarse levels' winds are the finest velocity restricted edge by edge
  * (a coarse edge takes the mean of its two fine halves), as the paper
@@ -60,6 +64,22 @@ CLMG_API const char *clmg_flow_time_scheme_name(clmg_flow_time_scheme scheme);
 /** The scheme of a name clmg_flow_time_scheme_name gives; 0 (and *scheme unchanged) for
  * another text or NULL. */
 CLMG_API int clmg_flow_time_scheme_parse(const char *name, clmg_flow_time_scheme *scheme);
+
+/** The linearisation of a steady clmg_flow_solve's convection. */
+typedef enum clmg_flow_linearisation {
+  CLMG_FLOW_PICARD = 0, /**< Oseen (Picard) steps: the wind is the last iterate (the default) */
+  /** Newton steps: the exact Jacobian of the discrete (upwinded) system
+   * (clmg_stokes_problem.newton), after Picard steps to newton_start
+   * (docs/flow.md) */
+  CLMG_FLOW_NEWTON = 1
+} clmg_flow_linearisation;
+
+/** The name of a linearisation ("picard", "newton"), or "unknown". */
+CLMG_API const char *clmg_flow_linearisation_name(clmg_flow_linearisation linearisation);
+/** The linearisation of a name clmg_flow_linearisation_name gives; 0 (and *linearisation
+ * unchanged) for another text or NULL. */
+CLMG_API int clmg_flow_linearisation_parse(const char *name,
+                                           clmg_flow_linearisation *linearisation);
 
 /** How clmg_flow_solve runs; fill it with clmg_flow_options_defaults. */
 typedef struct clmg_flow_options {
@@ -95,6 +115,16 @@ typedef struct clmg_flow_options {
    * step-to-step oscillation can grow where the time step is large against
    * the mesh: docs/flow.md); 1 to 100: that many; backward Euler always 1 */
   int step_iterations;
+  /** steady: Oseen (Picard, the default) or Newton steps; the nonlinear
+   * residual is the Oseen system's either way (the same fixed point).
+   * Unsteady runs take Picard only (CLMG_FLOW_NEWTON is refused there). */
+  clmg_flow_linearisation linearisation;
+  /** steady Newton: Picard steps until the nonlinear residual is at most
+   * this, then Newton steps (default 1e-3; 0: Picard throughout); a
+   * Newton step that does not reduce the residual is followed by a Picard
+   * step. At Re 1000 Newton from the start diverges or crawls
+   * (docs/flow.md). */
+  double newton_start;
 } clmg_flow_options;
 
 /** The defaults given with each field: 4 levels, steady, the Vanka and multigrid
@@ -129,6 +159,7 @@ typedef struct clmg_flow_step {
   double assemble_seconds;   /**< the levels' systems refilled on the device */
   double setup_seconds;      /**< the multigrid (uploads, smoother setup, coarse solve) */
   double solve_seconds;      /**< GMRES */
+  int newton;                /**< steady: 1 for a Newton step, 0 for an Oseen (Picard) one */
 } clmg_flow_step;
 
 /** Called after every step with the finest level's mesh, edges and
@@ -154,6 +185,7 @@ typedef struct clmg_flow_result {
   int converged;             /**< steady: the nonlinear residual met the tolerance; unsteady:
                                 every linear solve met its tolerance */
   double nonlinear_residual; /**< steady: the last iterate's, recomputed */
+  int newton_steps;          /**< steady: how many of the steps were Newton steps */
 } clmg_flow_result;
 
 /** Frees the result's mesh, edges and solution and zeroes it; NULL is fine. */

@@ -35,7 +35,7 @@
  *              file of vectors), coordinates (a file of node coordinates:
  *              the rigid-body modes of elasticity)
  *   flow.*     clmg_flow_solve's steady Oseen iteration (nonlinear_tol,
- *              nonlinear_maxit), time stepping (time_scheme) and
+ *              nonlinear_maxit, linearisation), time stepping (time_scheme) and
  *              upwinding (upwind, upwind_parameter) (clmg_options_flow)
  *   homg.*     the structured-grid solver of clmg_homg: method, maxi,
  *              schedule, error_tol, stagnation (clmg_options_homg)
@@ -155,7 +155,8 @@ CLMG_API clmg_status clmg_options_amg(const clmg_options *options, clmg_context 
  * or direct) with a Vanka smoother (mg.smoother auto or vanka-si: stored
  * inverses, vanka-nsi: recomputed; mg.omega, 1 at auto; mg.steps, mg.pre,
  * mg.post, 2 at auto); flow.nonlinear_tol and flow.nonlinear_maxit for a
- * steady flow; flow.time_scheme (time_scheme; auto: as flow has it),
+ * steady flow; flow.linearisation (linearisation: picard or newton);
+ * flow.time_scheme (time_scheme; auto: as flow has it),
  * flow.upwind (upwind; auto: as flow has it, -1 the problem's) and
  * flow.upwind_parameter (the weighted upwind's: set with another upwind it
  * is refused). The other fields of flow (levels, steady, time_step, steps:

@@ -143,6 +143,20 @@ typedef struct clmg_stokes_problem {
    * vertical (relative tolerance 1e-12). */
   const int32_t *slip_tags;
   size_t num_slip_tags; /**< entries of slip_tags */
+  /** 1: the Newton linearisation of the convection at the wind w (a steady
+   * flow's Newton step): with N(w) the convection matrix above, the
+   * derivative D(w) of N(w) w by w less N(w) is added to the matrix and
+   * D(w) w to the right-hand side, so the system solves
+   * (N(w) + D(w)) u + ... = f + D(w) w, whose fixed point u = w is the
+   * Oseen one's, its matrix the exact Jacobian of the discrete system.
+   * D differentiates the upwind coefficients F (1 - lambda(F)) by the
+   * fluxes F_ee', which depend on both wind components on all three edges
+   * of a triangle, and the do-nothing term (full upwind: not differentiable
+   * at F = 0, taken as its one-sided slope). Dirichlet rows and columns are
+   * eliminated as for the other couplings. The pattern then also couples
+   * u_x and u_y on the edges of each triangle (with or without a wind);
+   * 0 (default): not. */
+  int newton;
 } clmg_stokes_problem;
 
 /** nu = 1, c = 0, no force, no previous velocity, no wind (full upwind
@@ -167,8 +181,9 @@ static inline size_t clmg_stokes_num_unknowns(const clmg_mesh *mesh,
  * keeps the pattern of the couplings (entries that happen to be 0, such as
  * B entries of an axis-parallel edge or convection couplings without flux,
  * stay as explicit zeros): the pattern depends on the mesh and the
- * Dirichlet and free-slip tags only, not on the wind, the coefficients or
- * the data, so clmg_stokes_update_values_host can refill it.
+ * Dirichlet and free-slip tags (and the newton flag) only, not on the wind,
+ * the coefficients or the data, so clmg_stokes_update_values_host can
+ * refill it.
  * The force is integrated with the edge-midpoint rule per triangle (exact
  * for quadratics: (f, phi_e)_K = |K|/3 f(m_e)).
  * With every boundary edge Dirichlet (the default) the pressure is
@@ -185,7 +200,7 @@ CLMG_API clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh,
  * order of a->val; values may be a->val itself) and b (2E+T doubles) of
  * the matrix that clmg_stokes_assemble_host gives problem, for a matrix a
  * it assembled on the same mesh and edges with the same Dirichlet and
- * free-slip tags (the wind, previous velocity, coefficients, force and
+ * free-slip tags and newton flag (the wind, previous velocity, coefficients, force and
  * boundary values may differ, a wind may come or go). Equal bit for bit to
  * a fresh assembly, without rebuilding the pattern. a's pattern is checked:
  * an entry missing or one that is no coupling of problem fails, naming the
@@ -365,6 +380,11 @@ CLMG_API clmg_status clmg_stokes_assembler_create(clmg_context *context,
 CLMG_API clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *assembler,
                                                   const clmg_vector *wind,
                                                   const clmg_vector *previous);
+/** With a hierarchy built with the problem's newton flag: whether the
+ * next updates add the Newton term (1, the default for such a hierarchy)
+ * or give the Oseen system in the Newton pattern (0: a Picard step, its
+ * Newton entries 0). Without the flag, 1 fails (no Newton pattern). */
+CLMG_API clmg_status clmg_stokes_assembler_set_newton(clmg_stokes_assembler *assembler, int on);
 /** The Dirichlet values of the next updates: the build's times scale (1
  * at creation), for boundary data that varies in time by a common factor
  * (an inflow U(t) times a fixed profile): the Dirichlet rows' values and

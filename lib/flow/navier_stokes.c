@@ -8,6 +8,7 @@
  * the host gets a copy per step only for the monitor and at the end. The
  * host assembly runs once, to build the hierarchy. */
 #include "fe/fe_internal.h"
+#include "flow/stokes_internal.h"
 #include "solve/internal.h"
 
 #include "clmg/navier_stokes.h"
@@ -36,6 +37,8 @@ void clmg_flow_options_defaults(clmg_flow_options *o) {
   o->upwind = -1;
   o->upwind_parameter = 1.0;
   o->step_iterations = 0; /* the scheme's */
+  o->linearisation = CLMG_FLOW_PICARD;
+  o->newton_start = 1e-3;
 }
 
 static const char *const SCHEME_NAMES[] = {"backward-euler", "crank-nicolson", "fs-theta", "bdf2"};
@@ -50,6 +53,25 @@ int clmg_flow_time_scheme_parse(const char *name, clmg_flow_time_scheme *scheme)
     if (strcmp(name, SCHEME_NAMES[k]) == 0) {
       if (scheme)
         *scheme = (clmg_flow_time_scheme)k;
+      return 1;
+    }
+  return 0;
+}
+
+static const char *const LINEARISATION_NAMES[] = {"picard", "newton"};
+enum { LINEARISATION_COUNT = sizeof LINEARISATION_NAMES / sizeof LINEARISATION_NAMES[0] };
+
+const char *clmg_flow_linearisation_name(clmg_flow_linearisation linearisation) {
+  return (int)linearisation >= 0 && (int)linearisation < LINEARISATION_COUNT
+             ? LINEARISATION_NAMES[linearisation]
+             : "unknown";
+}
+
+int clmg_flow_linearisation_parse(const char *name, clmg_flow_linearisation *linearisation) {
+  for (int k = 0; name && k < LINEARISATION_COUNT; k++)
+    if (strcmp(name, LINEARISATION_NAMES[k]) == 0) {
+      if (linearisation)
+        *linearisation = (clmg_flow_linearisation)k;
       return 1;
     }
   return 0;
@@ -94,10 +116,18 @@ typedef struct flow_run {
    * gets the finest matrix apart */
   clmg_matrix *finest_matrix;
   clmg_operator finest;
+  /* Newton: the finest Newton matrix GMRES solves with (the multigrid,
+   * its preconditioner, keeps the Oseen systems), and whether the solve
+   * under way is a Newton step's */
+  clmg_matrix *newton_matrix;
+  clmg_operator newton_operator;
+  int newton_step;
 } flow_run;
 
 /* The operator GMRES and the residuals use. */
 static const clmg_operator *finest_operator(const flow_run *run) {
+  if (run->newton_step)
+    return &run->newton_operator;
   return run->finest_matrix ? &run->finest
                             : clmg_multigrid_operator(run->mg, clmg_multigrid_levels(run->mg) - 1);
 }
@@ -149,6 +179,8 @@ static clmg_status prepare_run(flow_run *run) {
     status = clmg_vector_create(context, CLMG_DOUBLE, run->n, &run->rhs);
   if (status == CLMG_SUCCESS && clmg_multigrid_levels(run->mg) == 1)
     status = finest_copy(run, &run->finest_matrix, &run->finest);
+  if (status == CLMG_SUCCESS && run->problem.newton)
+    status = finest_copy(run, &run->newton_matrix, &run->newton_operator);
   if (status == CLMG_SUCCESS && !run->o->steady &&
       run->o->time_scheme != CLMG_FLOW_BACKWARD_EULER) {
     const size_t v = run->velocities, p = run->n - v;
@@ -184,6 +216,26 @@ static clmg_status assemble_step(flow_run *run, clmg_flow_step *step) {
     status = clmg_finish(run->context);
   step->assemble_seconds = clmg_seconds_now() - start;
   return status == CLMG_SUCCESS ? refresh_multigrid(run, step) : status;
+}
+
+/* A Newton step's system: the assembler's update with the Newton term,
+ * into the Newton matrix and the right-hand side (the multigrid keeps the
+ * Oseen systems of assemble_step: its cycle preconditions the Newton
+ * matrix). */
+static clmg_status assemble_newton(flow_run *run, clmg_flow_step *step) {
+  double start = clmg_seconds_now();
+  clmg_status status = clmg_stokes_assembler_set_newton(run->assembler, 1);
+  if (status == CLMG_SUCCESS)
+    status = clmg_stokes_assembler_update(run->assembler, run->wind, NULL);
+  if (status == CLMG_SUCCESS)
+    status = clmg_copy(clmg_stokes_assembler_rhs(run->assembler), run->rhs);
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_update_values_device(
+        run->newton_matrix, clmg_stokes_assembler_values(run->assembler, run->h.num_levels - 1));
+  if (status == CLMG_SUCCESS)
+    status = clmg_finish(run->context);
+  step->assemble_seconds += clmg_seconds_now() - start;
+  return status;
 }
 
 /* The multigrid (and the one-level finest matrix) on the assembler's
@@ -411,6 +463,8 @@ static void free_run(flow_run *run) {
   clmg_multigrid_destroy(run->mg);
   clmg_operator_destroy(&run->finest);
   clmg_matrix_destroy(run->finest_matrix);
+  clmg_operator_destroy(&run->newton_operator);
+  clmg_matrix_destroy(run->newton_matrix);
   clmg_operator_destroy(&run->explicit_operator);
   clmg_matrix_destroy(run->explicit_matrix);
   /* views before their bases */
@@ -451,6 +505,18 @@ static clmg_status check_options(clmg_context *context, const clmg_flow_options 
                      "scheme's (2 for Crank-Nicolson and the fractional-step theta scheme, 1 "
                      "for BDF2)",
                      o->step_iterations);
+  if ((int)o->linearisation < 0 || (int)o->linearisation >= LINEARISATION_COUNT)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: linearisation %d, expected CLMG_FLOW_PICARD or CLMG_FLOW_NEWTON (0 "
+                     "or 1)",
+                     (int)o->linearisation);
+  if (!(o->newton_start >= 0) || !isfinite(o->newton_start))
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: newton_start is %g; it must be finite and >= 0", o->newton_start);
+  if (!o->steady && o->linearisation == CLMG_FLOW_NEWTON)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "flow: the Newton linearisation is for steady runs; time steps take Picard "
+                     "iterations (step_iterations)");
   if (o->upwind < -1 || o->upwind > CLMG_STOKES_UPWIND_WEIGHTED)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
                      "flow: upwind %d, expected -1 (the problem's) or a CLMG_STOKES_UPWIND_ value "
@@ -498,6 +564,7 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
   run.problem.wind = NULL;
   run.problem.previous = NULL;
   run.problem.reaction = o->steady ? 0.0 : scheme_reaction(o);
+  run.problem.newton = o->steady && o->linearisation == CLMG_FLOW_NEWTON;
   if (o->upwind >= 0) {
     run.problem.upwind = o->upwind;
     run.problem.upwind_parameter = o->upwind_parameter;
@@ -541,6 +608,8 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
   /* steady: one assembly more than solves, to judge the last iterate */
   int steps = o->steady ? o->max_nonlinear + 1 : o->steps;
   int converged = !o->steady;
+  int last_newton = 0;
+  double last_residual = 0;
   for (int k = 1; k <= steps && status == CLMG_SUCCESS; k++) {
     clmg_flow_step step = {0};
     step.step = k;
@@ -579,7 +648,11 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
       }
       continue;
     }
-    status = assemble_step(&run, &step);
+    /* the Oseen system: the multigrid's and the nonlinear residual's */
+    if (run.problem.newton)
+      status = clmg_stokes_assembler_set_newton(run.assembler, 0);
+    if (status == CLMG_SUCCESS)
+      status = assemble_step(&run, &step);
     if (status == CLMG_SUCCESS && o->steady) {
       status = relative_residual(&run, &step.nonlinear_residual);
       result->nonlinear_residual = step.nonlinear_residual;
@@ -599,14 +672,29 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
       status = clmg_fail(context, status, "flow: step %d: %s", k, inner);
       break;
     }
-    status = solve_step(&run, tolerance, &step);
+    /* Newton once the residual is at most newton_start, but for a step
+     * after a Newton step that did not reduce it */
+    const int newton = run.problem.newton && step.nonlinear_residual <= o->newton_start &&
+                       !(last_newton && step.nonlinear_residual >= last_residual);
+    last_newton = newton;
+    last_residual = step.nonlinear_residual;
+    if (newton) {
+      status = assemble_newton(&run, &step);
+      run.newton_step = status == CLMG_SUCCESS;
+      step.newton = run.newton_step;
+      result->newton_steps += run.newton_step;
+    }
+    if (status == CLMG_SUCCESS)
+      status = solve_step(&run, tolerance, &step);
+    run.newton_step = 0;
     result->steps = k;
     result->linear_iterations += step.linear_iterations;
     if (status == CLMG_ERROR_NOT_CONVERGED)
       status = clmg_fail(context, status,
-                         "flow: step %d: the linear solve reached a relative residual of %.3e "
+                         "flow: step %d%s: the linear solve reached a relative residual of %.3e "
                          "in %d GMRES iterations, not %.3e",
-                         k, step.linear_residual, step.linear_iterations, tolerance);
+                         k, step.newton ? " (Newton)" : "", step.linear_residual,
+                         step.linear_iterations, tolerance);
     if (monitor && (status == CLMG_SUCCESS || status == CLMG_ERROR_NOT_CONVERGED)) {
       status = download_iterate(&run, status);
       if (status != CLMG_SUCCESS && status != CLMG_ERROR_NOT_CONVERGED)

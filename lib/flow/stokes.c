@@ -260,8 +260,39 @@ void clmg_stokes_outflow_normals(const clmg_stokes_problem *problem,
  * their edge's midpoint), but even there (N u)_i / (|Omega_i| w . grad u)
  * depends on the edge's direction and not on h (tests/test_stokes.c
  * prints both). */
+/* The coefficient F (1 - lambda) of a flux f (see above) and its
+ * derivative by f (*slope), for the Newton term. */
+static double upwind_coefficient(double f, double nu, double delta, int full, double *slope) {
+  if (full) {
+    *slope = f < 0.0 ? 1.0 : 0.0;
+    return f < 0.0 ? f : 0.0;
+  }
+  if (delta == 0.0) {
+    *slope = 0.5;
+    return 0.5 * f;
+  }
+  if (f >= 0.0) {
+    const double q = nu + delta * f;
+    *slope = 0.5 * nu * nu / (q * q);
+    return 0.5 * f * nu / q;
+  }
+  const double q = nu - delta * f;
+  *slope = (0.5 * nu * nu - 2.0 * delta * nu * f + delta * delta * f * f) / (q * q);
+  return f * (0.5 * nu - delta * f) / q;
+}
+
+/* The convection matrix n of triangle k (the rows and columns its three
+ * edges, the same for both components) and, with jacobian (NULL: not
+ * wanted), the Newton term (clmg_stokes_problem.newton): the derivative of
+ * the convection n(w) w by the wind at w, jacobian[c][i][d][j] the one of
+ * component c of row edge i by component d of the wind on edge j. The
+ * flux F_ab depends on the winds of all three edges (the midpoint value
+ * (2 (w_a + w_b) - w_c)/3), so its derivative couples both components on
+ * every edge of K; the do-nothing term's derivative is by the edge's own
+ * wind. The device kernel (cl/stokes.cl) does the same operations. */
 static void cell_convection(const clmg_stokes_problem *problem, const clmg_triangle_edges *edges,
-                            size_t k, const double coords[6], double n[3][3]) {
+                            size_t k, const double coords[6], double n[3][3],
+                            double jacobian[2][3][2][3]) {
   const size_t num_edges = edges->num_edges;
   const int32_t *e = edges->cell_edges + 3 * k;
   const double centre[2] = {(coords[0] + coords[2] + coords[4]) / 3.0,
@@ -277,6 +308,8 @@ static void cell_convection(const clmg_stokes_problem *problem, const clmg_trian
   for (size_t i = 0; i < 3; i++)
     for (size_t j = 0; j < 3; j++)
       n[i][j] = 0.0;
+  if (jacobian)
+    memset(jacobian, 0, 36 * sizeof(double));
   /* The vertices c, a = c + 1, b = c + 2 run counter-clockwise; the edges
    * a and b (opposite vertices a and b) share vertex c, Omega_a lies on
    * vertex b's side of Gamma_ab = [S, x_c], Omega_b on vertex a's, and
@@ -293,17 +326,22 @@ static void cell_convection(const clmg_stokes_problem *problem, const clmg_trian
     const size_t from[2] = {a, b}, to[2] = {b, a};
     for (size_t s = 0; s < 2; s++) {
       const double f = fluxes[s];
-      double coefficient; /* F (1 - lambda) */
-      if (full)
-        coefficient = f < 0.0 ? f : 0.0;
-      else if (delta == 0.0)
-        coefficient = 0.5 * f;
-      else if (f >= 0.0)
-        coefficient = 0.5 * f * nu / (nu + delta * f);
-      else
-        coefficient = f * (0.5 * nu - delta * f) / (nu - delta * f);
+      double slope;
+      const double coefficient = upwind_coefficient(f, nu, delta, full, &slope);
       n[from[s]][to[s]] += coefficient;
       n[from[s]][from[s]] -= coefficient;
+      if (!jacobian)
+        continue;
+      /* d/dw of coefficient (w_to - w_from): dF/dw_m on edge j is +-normal_m
+       * times 2/3 (j = a, b) or -1/3 (j = c) */
+      for (size_t comp = 0; comp < 2; comp++) {
+        const double difference = w[to[s]][comp] - w[from[s]][comp];
+        for (size_t m = 0; m < 2; m++) {
+          const double g = slope * (s ? -normal[m] : normal[m]) * difference;
+          for (size_t j = 0; j < 3; j++)
+            jacobian[comp][from[s]][m][j] += g * (j == c ? -1.0 : 2.0) / 3.0;
+        }
+      }
     }
   }
   /* the directional do-nothing term (stokes_internal.h) */
@@ -311,8 +349,12 @@ static void cell_convection(const clmg_stokes_problem *problem, const clmg_trian
   clmg_stokes_outflow_normals(problem, edges, k, coords, outflow);
   for (size_t i = 0; i < 3; i++) {
     const double flux = w[i][0] * outflow[2 * i] + w[i][1] * outflow[2 * i + 1];
-    if (flux < 0.0)
+    if (flux < 0.0) {
       n[i][i] -= 0.5 * flux;
+      for (size_t comp = 0; jacobian && comp < 2; comp++)
+        for (size_t m = 0; m < 2; m++)
+          jacobian[comp][i][m][i] -= 0.5 * outflow[2 * i + m] * w[i][comp];
+    }
   }
 }
 
@@ -378,9 +420,9 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
     return status;
   const int32_t *e = edges->cell_edges + 3 * k;
   const double nu = problem->viscosity, c = problem->reaction, mass = area / 3.0;
-  double convection[3][3] = {{0.0}};
+  double convection[3][3] = {{0.0}}, jacobian[2][3][2][3] = {{{{0.0}}}};
   if (problem->wind)
-    cell_convection(problem, edges, k, coords, convection);
+    cell_convection(problem, edges, k, coords, convection, problem->newton ? jacobian : NULL);
   for (size_t i = 0; i < 3; i++) {
     const size_t ux = (size_t)e[i], uy = num_edges + (size_t)e[i];
     /* grad phi_i = -2 grad lambda_i */
@@ -416,6 +458,23 @@ static clmg_status assemble_cell(const clmg_mesh *mesh, const clmg_triangle_edge
     if (!unknown_is_dirichlet(s, uy))
       s->b[uy] += load_y;
   }
+  /* the Newton term J into the matrix (every component pair of the cell's
+   * edges: zeros without a wind, so the pattern's entries are all written)
+   * and J w into the right-hand side of the free rows */
+  for (size_t comp = 0; problem->newton && comp < 2; comp++)
+    for (size_t i = 0; i < 3; i++) {
+      const size_t row = comp * num_edges + (size_t)e[i];
+      double load = 0.0;
+      for (size_t m = 0; m < 2; m++)
+        for (size_t j = 0; j < 3; j++) {
+          const size_t col = m * num_edges + (size_t)e[j];
+          add_entry(s, row, col, jacobian[comp][i][m][j]);
+          if (problem->wind)
+            load += jacobian[comp][i][m][j] * problem->wind[col];
+        }
+      if (!unknown_is_dirichlet(s, row))
+        s->b[row] += load;
+    }
   return CLMG_SUCCESS;
 }
 
@@ -455,6 +514,7 @@ typedef struct pattern_job {
   const int64_t *edge_first; /* the cells of edge e: edge_cell[edge_first[e] .. edge_first[e+1]) */
   const int32_t *edge_cell;
   const uint8_t *dirichlet;
+  int newton;       /* u_x and u_y of an edge coupled (clmg_stokes_problem.newton) */
   int32_t *scratch; /* capacity per thread */
   size_t capacity;
   int64_t *row_ptr; /* the count pass writes row lengths at i + 1 */
@@ -466,7 +526,8 @@ typedef struct pattern_job {
  * Dirichlet velocity row has its diagonal only; a velocity row couples
  * with the same component on the edges of its cells and with their
  * pressures; a pressure row with both components on its three edges;
- * Dirichlet velocity columns are left out. */
+ * Dirichlet velocity columns are left out; with newton, a velocity row
+ * also couples with the other component on the edges of its cells. */
 static size_t pattern_row(const pattern_job *job, size_t i, int32_t *out) {
   const size_t ne = job->num_edges;
   size_t count = 0;
@@ -484,6 +545,15 @@ static size_t pattern_row(const pattern_job *job, size_t i, int32_t *out) {
           out[count++] = (int32_t)col;
       }
       out[count++] = (int32_t)(2 * ne + k);
+    }
+    /* the Newton term: also the other component on the edges of its cells */
+    for (int64_t q = job->edge_first[e]; job->newton && q < job->edge_first[e + 1]; q++) {
+      const size_t k = (size_t)job->edge_cell[q];
+      for (size_t j = 0; j < 3; j++) {
+        const size_t col = (1 - component) * ne + (size_t)job->cell_edges[3 * k + j];
+        if (!job->dirichlet[col])
+          out[count++] = (int32_t)col;
+      }
     }
   } else {
     const size_t k = i - 2 * ne;
@@ -531,10 +601,12 @@ enum { PATTERN_GRAIN = 16384 };
  * Dirichlet unknowns eliminated: the rows split over the host's cores,
  * each row sorted, the same arrays on any number of threads. */
 static clmg_status stokes_pattern(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
-                                  const uint8_t *dirichlet, clmg_csr *a, clmg_error *error) {
+                                  const uint8_t *dirichlet, int newton, clmg_csr *a,
+                                  clmg_error *error) {
   const size_t ne = edges->num_edges, nc = mesh->num_cells, n = 2 * ne + nc;
   const size_t threads = clmg_host_threads();
-  pattern_job job = {.num_edges = ne, .cell_edges = edges->cell_edges, .dirichlet = dirichlet};
+  pattern_job job = {
+      .num_edges = ne, .cell_edges = edges->cell_edges, .dirichlet = dirichlet, .newton = newton};
   int64_t *edge_first = clmg_alloc_zeroed_array(ne + 1, sizeof *edge_first);
   int32_t *edge_cell = clmg_alloc_array(3 * nc + 1, sizeof *edge_cell);
   int64_t *row_ptr = clmg_alloc_array(n + 1, sizeof *row_ptr);
@@ -562,7 +634,7 @@ static clmg_status stokes_pattern(const clmg_mesh *mesh, const clmg_triangle_edg
   for (size_t e = ne; e > 0; e--) /* the cursors back to the starts */
     edge_first[e] = edge_first[e - 1];
   edge_first[0] = 0;
-  job.capacity = 4 * most > 6 ? 4 * most : 6;
+  job.capacity = 7 * most > 6 ? 7 * most : 6;
   scratch = clmg_alloc_array(threads * job.capacity, sizeof *scratch);
   if (!scratch) {
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
@@ -642,7 +714,7 @@ clmg_status clmg_stokes_assemble_host(const clmg_mesh *mesh, const clmg_triangle
   double *value = NULL;
   status = dirichlet_data(mesh, edges, problem, &dirichlet, &value, error);
   if (status == CLMG_SUCCESS)
-    status = stokes_pattern(mesh, edges, dirichlet, a, error);
+    status = stokes_pattern(mesh, edges, dirichlet, problem->newton != 0, a, error);
   if (status != CLMG_SUCCESS)
     goto done;
   written = clmg_alloc_zeroed_array(clmg_csr_nnz(a) + 1, 1);

@@ -37,6 +37,10 @@ typedef struct assembler_level {
   size_t *colour_start; /* host: colour k's triangles are order[colour_start[k] ...] */
   clmg_vector *order, *cell_edges, *normals, *positions;
   clmg_vector *static_values, *values;
+  /* the Newton term (clmg_stokes_problem.newton): per triangle, for
+   * component c of row edge i and component d of column edge j, the
+   * entry's position, ROW_DIRICHLET or COLUMN_DIRICHLET (36) */
+  clmg_vector *newton_positions;
   clmg_vector *wind;   /* levels below the finest: restricted from the level above */
   clmg_vector *halves; /* levels below the finest: the 2 fine edges of each edge */
 } assembler_level;
@@ -47,6 +51,8 @@ struct clmg_stokes_assembler {
   assembler_level *levels;
   double viscosity, delta; /* delta: the weighted upwind's parameter */
   int full_upwind;
+  int newton;            /* the problem's newton flag: the tables made */
+  int newton_on;         /* the next updates add the Newton term (set_newton) */
   double boundary_scale; /* the Dirichlet values' factor (1: the build's) */
   /* the finest right-hand side's force part (NULL without a force) and the
    * rest, the Dirichlet values' (static_rhs itself without a force), and
@@ -68,6 +74,7 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
     clmg_vector_destroy(lv->cell_edges);
     clmg_vector_destroy(lv->normals);
     clmg_vector_destroy(lv->positions);
+    clmg_vector_destroy(lv->newton_positions);
     clmg_vector_destroy(lv->static_values);
     clmg_vector_destroy(lv->values);
     clmg_vector_destroy(lv->wind);
@@ -90,7 +97,7 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
  * couplings in the level's matrix. */
 static clmg_status cell_tables(const clmg_stokes_hierarchy *h, const clmg_stokes_problem *problem,
                                int l, const uint8_t *dirichlet, double *normals, int32_t *positions,
-                               assembler_level *lv, clmg_error *error) {
+                               int32_t *newton_positions, assembler_level *lv, clmg_error *error) {
   const clmg_mesh *mesh = &h->meshes[l];
   const clmg_triangle_edges *edges = &h->edges[l];
   const clmg_csr *a = &h->a[l];
@@ -124,6 +131,23 @@ static clmg_status cell_tables(const clmg_stokes_hierarchy *h, const clmg_stokes
           lv->added += position >= 0;
           lv->moved += position == COLUMN_DIRICHLET;
         }
+    for (size_t c = 0; newton_positions && c < 2; c++)
+      for (size_t i = 0; i < 3; i++)
+        for (size_t d = 0; d < 2; d++)
+          for (size_t j = 0; j < 3; j++) {
+            size_t row = c * ne + (size_t)e[i], col = d * ne + (size_t)e[j];
+            int64_t position = dirichlet[row]   ? ROW_DIRICHLET
+                               : dirichlet[col] ? COLUMN_DIRICHLET
+                                                : clmg_csr_find_entry(a, row, (int32_t)col);
+            if (position == -1 && !dirichlet[row])
+              return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                                    "level %d: the matrix lacks the Newton coupling (%zu, %zu) of "
+                                    "triangle %zu: it is not the hierarchy's assembly with newton",
+                                    l, row, col, k);
+            newton_positions[36 * k + 18 * c + 6 * i + 3 * d + j] = (int32_t)position;
+            lv->added += position >= 0;
+            lv->moved += position == COLUMN_DIRICHLET;
+          }
   }
   return CLMG_SUCCESS;
 }
@@ -212,10 +236,13 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   int32_t *order = clmg_alloc_array(cells, sizeof *order);
   int32_t *positions = clmg_alloc_array(18 * cells, sizeof *positions);
   double *normals = clmg_alloc_array(12 * cells, sizeof *normals);
+  int32_t *newton_positions =
+      problem->newton ? clmg_alloc_array(36 * cells, sizeof(int32_t)) : NULL;
   int32_t *halves =
       l + 1 < h->num_levels ? clmg_alloc_array(2 * lv->num_edges + 1, sizeof *halves) : NULL;
   clmg_status status = CLMG_SUCCESS;
-  if (!order || !positions || !normals || (l + 1 < h->num_levels && !halves))
+  if (!order || !positions || !normals || (l + 1 < h->num_levels && !halves) ||
+      (problem->newton && !newton_positions))
     status = clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                             "no host memory for the tables of %zu triangles", lv->num_cells);
   if (status == CLMG_SUCCESS)
@@ -224,7 +251,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
     status = clmg_cells_by_colour(h->a[l].rows, lv->num_cells, 7, h->cell_unknowns[l],
                                   &lv->num_colours, &lv->colour_start, order, error);
   if (status == CLMG_SUCCESS)
-    status = cell_tables(h, problem, l, dirichlet, normals, positions, lv, error);
+    status = cell_tables(h, problem, l, dirichlet, normals, positions, newton_positions, lv, error);
   if (status == CLMG_SUCCESS && halves)
     status = edge_halves(h, l, halves, error);
   /* the device tables; their failures are the context's */
@@ -239,6 +266,9 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
     device =
         clmg_vector_create_from_host(context, CLMG_INT32, 18 * cells, positions, &lv->positions);
+  if (status == CLMG_SUCCESS && device == CLMG_SUCCESS && newton_positions)
+    device = clmg_vector_create_from_host(context, CLMG_INT32, 36 * cells, newton_positions,
+                                          &lv->newton_positions);
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
     device = clmg_vector_create_from_host(context, CLMG_DOUBLE, nnz ? nnz : 1, h->a[l].val,
                                           &lv->static_values);
@@ -299,6 +329,7 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   free(order);
   free(positions);
   free(normals);
+  free(newton_positions);
   free(halves);
   if (status == CLMG_SUCCESS && device != CLMG_SUCCESS)
     status = clmg_error_set(error, device, "%s", clmg_context_message(context));
@@ -331,6 +362,7 @@ clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stoke
   as->viscosity = problem->viscosity;
   as->full_upwind = clmg_stokes_full_upwind(problem);
   as->delta = clmg_stokes_upwind_delta(problem);
+  as->newton = as->newton_on = problem->newton != 0;
   as->boundary_scale = 1.0;
   clmg_error error = {{0}};
   clmg_status status = CLMG_SUCCESS;
@@ -380,6 +412,10 @@ static clmg_status add_convection(clmg_stokes_assembler *as, int l, const clmg_v
     clmg_arg_buffer(&args, as->boundary_scale == 1.0 ? as->dirichlet_value->buffer
                                                      : as->scaled_dirichlet->buffer);
     clmg_arg_raw(&args, sizeof with_rhs, &with_rhs);
+    cl_int newton = as->newton_on;
+    clmg_arg_raw(&args, sizeof newton, &newton);
+    /* not read without newton */
+    clmg_arg_buffer(&args, newton ? lv->newton_positions->buffer : lv->positions->buffer);
     clmg_arg_vector(&args, lv->values);
     clmg_arg_vector(&args, b ? b : lv->values); /* not written without with_rhs */
     status = clmg_launch_args(&args, count);
@@ -451,6 +487,18 @@ clmg_status clmg_stokes_assembler_update(clmg_stokes_assembler *as, const clmg_v
       status = add_convection(as, l, level_wind, l == finest ? as->rhs : NULL);
   }
   return status;
+}
+
+clmg_status clmg_stokes_assembler_set_newton(clmg_stokes_assembler *as, int on) {
+  if (!as)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_clear_message(as->context);
+  if (on && !as->newton)
+    return clmg_fail(as->context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Stokes assembler: the Newton term needs a hierarchy built with the "
+                     "problem's newton flag (its pattern)");
+  as->newton_on = on != 0;
+  return CLMG_SUCCESS;
 }
 
 clmg_status clmg_stokes_assembler_set_boundary_scale(clmg_stokes_assembler *as, double scale) {

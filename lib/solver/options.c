@@ -107,6 +107,13 @@ static const clmg_option_spec SPECS[] = {
      "steady flow: the relative residual of the Oseen (Picard) iteration to reach"},
     {"flow.nonlinear_maxit", CLMG_OPTION_INTEGER, 0, "50", "", 1, 100000,
      "steady flow: Oseen iterations at most"},
+    {"flow.linearisation", CLMG_OPTION_NAME, 0, "picard", "picard,newton", 0, 0,
+     "steady flow: picard (Oseen steps: the wind is the last iterate) or newton (the Oseen "
+     "system's exact Jacobian, the upwinded convection's derivative included: fewer nonlinear "
+     "iterations; docs/flow.md)"},
+    {"flow.newton_start", CLMG_OPTION_NUMBER, 0, "1e-3", "", 0, 1,
+     "flow.linearisation=newton: Picard steps until the nonlinear residual is at most this, "
+     "then Newton steps (0: Picard throughout)"},
     {"flow.time_scheme", CLMG_OPTION_NAME, 1, "auto", "backward-euler,crank-nicolson,fs-theta,bdf2",
      0, 0,
      "unsteady flow: the time stepping: backward-euler (first order), crank-nicolson, fs-theta "

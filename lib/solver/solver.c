@@ -370,6 +370,8 @@ static const char *const FLOW_KEYS[] = {"krylov",
                                         "mg.coarse",
                                         "flow.nonlinear_tol",
                                         "flow.nonlinear_maxit",
+                                        "flow.linearisation",
+                                        "flow.newton_start",
                                         "flow.time_scheme",
                                         "flow.step_iterations",
                                         "flow.upwind",
@@ -432,6 +434,8 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
   f.restart = (int)clmg_options_integer(o, "restart", 30);
   f.nonlinear_tolerance = clmg_options_number(o, "flow.nonlinear_tol", 1e-8);
   f.max_nonlinear = (int)clmg_options_integer(o, "flow.nonlinear_maxit", 50);
+  clmg_flow_linearisation_parse(clmg_options_get(o, "flow.linearisation"), &f.linearisation);
+  f.newton_start = clmg_options_number(o, "flow.newton_start", 1e-3);
   if (!clmg_options_is_auto(o, "flow.time_scheme"))
     clmg_flow_time_scheme_parse(clmg_options_get(o, "flow.time_scheme"), &f.time_scheme);
   f.step_iterations = (int)integer_if_set(o, "flow.step_iterations", f.step_iterations);
@@ -450,7 +454,8 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
   /* what was read, as resolved; tol stays auto: the mode's default */
   const char *names[] = {
       "krylov", "precision",        "mg.cycle",    "mg.smoother",          "mg.coarse",
-      "tol",    "flow.time_scheme", "flow.upwind", "flow.step_iterations", NULL};
+      "tol",    "flow.time_scheme", "flow.upwind", "flow.step_iterations", "flow.linearisation",
+      NULL};
   const char *values[] = {"gmres",
                           "double",
                           clmg_cycle_type_name(f.multigrid.cycle),
@@ -459,7 +464,8 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                           clmg_options_get(o, "tol"),
                           clmg_flow_time_scheme_name(f.time_scheme),
                           f.upwind >= 0 && f.upwind < 3 ? UPWIND_NAMES[f.upwind] : "auto",
-                          clmg_options_get(o, "flow.step_iterations")};
+                          clmg_options_get(o, "flow.step_iterations"),
+                          clmg_flow_linearisation_name(f.linearisation)};
   const char *number_keys[] = {"restart",
                                "maxit",
                                "mg.steps",
@@ -468,6 +474,7 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                                "mg.omega",
                                "flow.nonlinear_tol",
                                "flow.nonlinear_maxit",
+                               "flow.newton_start",
                                "flow.upwind_parameter",
                                NULL};
   const double numbers[] = {f.restart,
@@ -478,11 +485,12 @@ clmg_status clmg_options_flow(clmg_options *options, clmg_flow_options *flow, ch
                             omega,
                             f.nonlinear_tolerance,
                             f.max_nonlinear,
+                            f.newton_start,
                             f.upwind_parameter};
   /* the upwind parameter echoed with the weighted upwind only (set with
    * another it is refused) */
   if (f.upwind != CLMG_STOKES_UPWIND_WEIGHTED)
-    number_keys[8] = NULL;
+    number_keys[9] = NULL;
   clmg_status status = resolve_all(options, names, values, number_keys, numbers, error);
   if (status == CLMG_SUCCESS)
     *flow = f;

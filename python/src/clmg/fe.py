@@ -840,7 +840,9 @@ def flow(
     (flow.time_scheme): "backward-euler", "crank-nicolson", "fs-theta" or
     "bdf2"; ``flow_step_iterations``: linear solves per time step (auto: 2 for
     Crank-Nicolson and fs-theta, a Picard iteration after the extrapolated
-    wind; 1 for BDF2). Their defaults are the case's, as ``clmg flow``'s: dfg2 and dfg3
+    wind; 1 for BDF2); ``flow_linearisation``: "picard" (the default) or "newton"
+    (steady: Newton steps once the residual is at most ``flow_newton_start``,
+    1e-3). Their defaults are the case's, as ``clmg flow``'s: dfg2 and dfg3
     Crank-Nicolson with the weighted upwind of parameter 0.1, the others
     backward Euler and Samarskij. Solver options as the options layer's keys
     (``options=`` then keywords: ``mg_smoother`` "vanka" or "vanka-store",
