@@ -346,3 +346,36 @@ kernel void multi_axpy(ulong n, uint k, global const real *c, ulong c_offset,
     w[i] -= sum;
   }
 }
+
+#ifdef REAL_IS_DOUBLE
+/* x[i] = low + (high - low) u_i for i < n, u_i = (s >> 11) / 2^53 with s the
+ * generator's state i + 1 steps after `start` (lib/core/memory.c's
+ * clmg_fill_pseudo_random, whose `start` is its seed `first` steps on):
+ * the host's values bit for bit (no contraction into a fused multiply-add).
+ * Each work-item takes a contiguous chunk: one skip to its start (log2 of
+ * it squarings of the affine map), then the plain recurrence. */
+kernel void fill_pseudo_random(ulong n, ulong start, ulong mul, ulong add, double low,
+                               double high, global double *x, ulong x_offset) {
+#pragma OPENCL FP_CONTRACT OFF
+  const ulong items = get_global_size(0);
+  const ulong chunk = (n + items - 1) / items;
+  const ulong begin = get_global_id(0) * chunk;
+  const ulong end = min(n, begin + chunk);
+  ulong step_mul = mul, step_add = add, total_mul = 1, total_add = 0;
+  for (ulong steps = begin < n ? begin : 0; steps; steps >>= 1) {
+    if (steps & 1) {
+      total_mul *= step_mul;
+      total_add = total_add * step_mul + step_add;
+    }
+    step_add = (step_mul + 1) * step_add;
+    step_mul *= step_mul;
+  }
+  ulong state = total_mul * start + total_add;
+  const double width = high - low;
+  for (ulong i = begin; i < end; i++) {
+    state = state * mul + add;
+    const double u = (double)(state >> 11) / 9007199254740992.0;
+    x[x_offset + i] = low + width * u;
+  }
+}
+#endif

@@ -114,6 +114,44 @@ static void sums_case(clmg_dtype type, size_t n) {
   free(scaled);
 }
 
+/* clmg_vector_fill_pseudo_random: on the device for double vectors, the
+ * host's clmg_fill_pseudo_random bit for bit at any length and offset into
+ * the sequence (a chunk per work-item, each skipping to its start); float
+ * vectors take the host's values, rounded. */
+#define CHECK_STATUS(expected, call) assert_int_equal((call), (expected))
+
+static void test_fill_pseudo_random(void **state) {
+  (void)state;
+  const size_t lengths[] = {1, 7, 1000, 100003};
+  const uint64_t firsts[] = {0, 1, 12345678901ull};
+  for (size_t l = 0; l < sizeof lengths / sizeof lengths[0]; l++)
+    for (size_t f = 0; f < sizeof firsts / sizeof firsts[0]; f++) {
+      const size_t n = lengths[l];
+      const uint64_t seed = 0x9e3779b97f4a7c15ull + n;
+      double *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+      assert_non_null(want);
+      assert_non_null(got);
+      clmg_fill_pseudo_random(want, n, seed, firsts[f], -1.0, 1.5);
+      for (int t = 0; t < 2; t++) {
+        clmg_dtype type = t == 0 ? CLMG_DOUBLE : CLMG_FLOAT;
+        clmg_vector *x = NULL;
+        CHECK_OK(clmg_vector_create(ctx, type, n, &x));
+        CHECK_OK(clmg_vector_fill_pseudo_random(x, seed, firsts[f], -1.0, 1.5));
+        CHECK_OK(clmg_vector_download_doubles(x, got));
+        for (size_t i = 0; i < n; i++) {
+          double expected = type == CLMG_DOUBLE ? want[i] : (double)(float)want[i];
+          if (memcmp(&got[i], &expected, sizeof expected) != 0)
+            fail_msg("%s, n %zu, first %llu: element %zu is %.17g, the host's %.17g",
+                     clmg_dtype_name(type), n, (unsigned long long)firsts[f], i, got[i], expected);
+        }
+        clmg_vector_destroy(x);
+      }
+      free(want);
+      free(got);
+    }
+  CHECK_STATUS(CLMG_ERROR_INVALID_ARGUMENT, clmg_vector_fill_pseudo_random(NULL, 1, 0, 0, 1));
+}
+
 static void test_sums(void **state) {
   (void)state;
   const size_t sizes[] = {0, 1, 3, 1000, 100003};
@@ -421,11 +459,9 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_sums),
-      cmocka_unit_test(test_sums_edges),
-      cmocka_unit_test(test_rho),
-      cmocka_unit_test(test_layout_on_device),
-      cmocka_unit_test(test_aggregation_waits),
+      cmocka_unit_test(test_fill_pseudo_random), cmocka_unit_test(test_sums),
+      cmocka_unit_test(test_sums_edges),         cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_layout_on_device),   cmocka_unit_test(test_aggregation_waits),
   };
   return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
 }

@@ -293,6 +293,11 @@ size_t clmg_host_first_flagged(size_t n, size_t grain, clmg_host_item_test flagg
 void clmg_launch_1d(const clmg_context *context, size_t n, int reduction, size_t *global,
                     size_t *local);
 
+/* clmg_fill_pseudo_random's generator (lib/core/memory.c): its
+ * multiplier and increment, and its state `steps` steps after `state`. */
+extern const uint64_t CLMG_LCG_MUL, CLMG_LCG_ADD;
+uint64_t clmg_lcg_skip(uint64_t state, uint64_t steps);
+
 /* Allocates a device buffer of `bytes` (at least 1), copied from `initial`
  * when not NULL, counted in the context's device bytes. Requests beyond the
  * device's largest allocation, its remaining memory, the memory limit or

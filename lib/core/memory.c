@@ -413,8 +413,10 @@ uint64_t clmg_context_memory_limit(const clmg_context *context) {
 
 /* The LCG's multiplier and increment, and its state `steps` steps after
  * `state` (the affine map composed by squaring). */
-static const uint64_t LCG_MUL = 6364136223846793005ull, LCG_ADD = 1442695040888963407ull;
-static uint64_t lcg_skip(uint64_t state, uint64_t steps) {
+const uint64_t CLMG_LCG_MUL = 6364136223846793005ull, CLMG_LCG_ADD = 1442695040888963407ull;
+#define LCG_MUL CLMG_LCG_MUL
+#define LCG_ADD CLMG_LCG_ADD
+uint64_t clmg_lcg_skip(uint64_t state, uint64_t steps) {
   uint64_t mul = LCG_MUL, add = LCG_ADD, total_mul = 1, total_add = 0;
   while (steps) {
     if (steps & 1) {
@@ -430,7 +432,7 @@ static uint64_t lcg_skip(uint64_t state, uint64_t steps) {
 
 void clmg_fill_pseudo_random(double *x, size_t n, uint64_t seed, uint64_t first, double low,
                              double high) {
-  uint64_t state = lcg_skip(seed, first);
+  uint64_t state = clmg_lcg_skip(seed, first);
   for (size_t i = 0; i < n; i++) {
     state = state * LCG_MUL + LCG_ADD;
     x[i] = low + (high - low) * ((double)(state >> 11) / 9007199254740992.0);

@@ -31,6 +31,12 @@ clmg_status clmg_vector_create_unset(clmg_context *context, clmg_dtype type, siz
 clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
                                          const void *host, clmg_vector **out);
 
+/* x = clmg_fill_pseudo_random(n, seed, first, low, high) of x's length:
+ * made on the device for a double vector (the same values bit for bit),
+ * on the host and uploaded for a float one. */
+clmg_status clmg_vector_fill_pseudo_random(clmg_vector *x, uint64_t seed, uint64_t first,
+                                           double low, double high);
+
 /* z = alpha a ./ d (alpha ./ d when a is NULL), elementwise on the device;
  * *first_zero is the least index where d is 0, SIZE_MAX when none (z is
  * then inf or nan there: callers report the row). Blocks for the search. */

@@ -281,6 +281,39 @@ clmg_status clmg_vector_fill(clmg_vector *vector, double value) {
   return fill_range(vector, value);
 }
 
+clmg_status clmg_vector_fill_pseudo_random(clmg_vector *x, uint64_t seed, uint64_t first,
+                                           double low, double high) {
+  if (!x)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  clmg_context *context = x->context;
+  clmg_clear_message(context);
+  if (x->length == 0)
+    return CLMG_SUCCESS;
+  if (x->type != CLMG_DOUBLE) {
+    double *host = clmg_alloc_array(x->length, sizeof *host);
+    if (!host)
+      return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "no host memory for %zu pseudo-random values", x->length);
+    clmg_fill_pseudo_random(host, x->length, seed, first, low, high);
+    clmg_status status = clmg_vector_upload_doubles(x, host);
+    free(host);
+    return status;
+  }
+  clmg_kernel_args args;
+  clmg_status status = clmg_args_for_kernel(context, "blas1", clmg_real_options(context, x->type),
+                                            "fill_pseudo_random", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  clmg_arg_ulong(&args, x->length);
+  clmg_arg_ulong(&args, clmg_lcg_skip(seed, first));
+  clmg_arg_ulong(&args, CLMG_LCG_MUL);
+  clmg_arg_ulong(&args, CLMG_LCG_ADD);
+  clmg_arg_real(&args, CLMG_DOUBLE, low);
+  clmg_arg_real(&args, CLMG_DOUBLE, high);
+  clmg_arg_vector(&args, x);
+  return clmg_launch_args(&args, x->length);
+}
+
 clmg_status clmg_vector_create_from_host(clmg_context *context, clmg_dtype type, size_t n,
                                          const void *host, clmg_vector **out) {
   /* the blocking upload writes every element and surfaces a failed
