@@ -807,6 +807,66 @@ static void test_mm_parallel_read(void **state) {
   remove_tree(dir);
 }
 
+/* A general array file of many megabytes (elasticity's coordinates, say) is
+ * parsed in byte ranges on the host's threads too: the serial reader's
+ * matrix, every position in its place, and a bad value late in the file,
+ * too many or too few entry lines give the serial reader's message. */
+static void test_mm_parallel_array_read(void **state) {
+  (void)state;
+  char *dir = make_tmpdir("mm-parallel-array");
+  char path[4096], copy[4096];
+  snprintf(path, sizeof path, "%s/a.mtx", dir);
+  snprintf(copy, sizeof copy, "%s/bad.mtx", dir);
+  const size_t rows = 200000, cols = 3;                  /* about 14 MB of entry lines */
+  double *values = malloc(rows * cols * sizeof *values); /* row-major */
+  assert_non_null(values);
+  for (size_t k = 0; k < rows * cols; k++)
+    values[k] = rng_wide_value();
+  values[5] = 0.0; /* an array stores its zeros */
+  clmg_error error;
+  CHECK_OK(error, clmg_write_matrix_market_array(path, values, rows, cols, &error));
+  clmg_csr b, c;
+  CHECK_OK(error, read_with_threads("1", path, &b, &error));
+  CHECK_OK(error, read_with_threads("3", path, &c, &error));
+  assert_csr_identical(&b, &c);
+  assert_int_equal(c.rows, rows);
+  assert_int_equal(c.cols, cols);
+  assert_int_equal(clmg_csr_nnz(&c), rows * cols);
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++) {
+      int64_t k = c.row_ptr[i] + (int64_t)j;
+      assert_int_equal(c.col[k], j);
+      assert_true(c.val[k] == values[i * cols + j]);
+    }
+  clmg_csr_free(&b);
+  clmg_csr_free(&c);
+  size_t size = 0;
+  char *content = test_read_file(path, &size);
+  assert_non_null(content);
+  free(content);
+  char serial[sizeof error.message], parallel[sizeof error.message];
+  for (int k = 0; k < 3; k++) {
+    CHECK_OK(error, clmg_write_matrix_market_array(copy, values, rows, cols, &error));
+    if (k == 0) { /* a value that is no number, three quarters down the file */
+      patch_file(copy, size / 4 * 3, "e", "x");
+    } else { /* the rows of the size line one fewer (lines left over), then one more */
+      char from[32], to[32];
+      snprintf(from, sizeof from, "\n%zu %zu\n", rows, cols);
+      snprintf(to, sizeof to, "\n%zu %zu\n", rows + (k == 1 ? -1 : 1), cols);
+      assert_int_equal(strlen(to), strlen(from));
+      patch_file(copy, 0, from, to);
+    }
+    assert_int_equal(read_with_threads("1", copy, &b, &error), CLMG_ERROR_PARSE);
+    snprintf(serial, sizeof serial, "%s", error.message);
+    assert_int_equal(read_with_threads("3", copy, &c, &error), CLMG_ERROR_PARSE);
+    snprintf(parallel, sizeof parallel, "%s", error.message);
+    assert_string_equal(parallel, serial);
+    assert_non_null(strstr(serial, copy));
+  }
+  free(values);
+  remove_tree(dir);
+}
+
 static void test_mm_round_trip_vector(void **state) {
   (void)state;
   char *dir = make_tmpdir("mm-vector");
@@ -1385,6 +1445,7 @@ int main(void) {
       cmocka_unit_test(test_mm_bounded_lines),
       cmocka_unit_test(test_mm_decimal_comma_locale),
       cmocka_unit_test(test_mm_parallel_read),
+      cmocka_unit_test(test_mm_parallel_array_read),
   };
   return cmocka_run_group_tests_name("sparse_host", tests, NULL, NULL);
 }
