@@ -693,31 +693,40 @@ static clmg_status fit_candidates(size_t n, const int32_t *aggregate, size_t cou
   return CLMG_SUCCESS;
 }
 
-/* The candidates of the finest level: the given ones, or the constant per
- * component of a node (malloc'ed, n x k column-major). */
-static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t block, double **b,
-                                     size_t *k, clmg_error *error) {
+/* A candidate's value that is not finite (clmg_host_first_flagged). */
+static int not_finite(const void *data, size_t i) {
+  return !isfinite(((const double *)data)[i]);
+}
+
+/* The candidates of the finest level (n x k column-major): the given ones,
+ * checked on the host's cores and used where they are (*b points to them,
+ * *owned NULL), or the constant per component of a node (malloc'ed into
+ * *owned, *b too): elasticity P1 48's six rigid-body modes are 17 MB, which
+ * a copy and a serial check walked twice more. */
+static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t block,
+                                     const double **b, double **owned, size_t *k,
+                                     clmg_error *error) {
   *k = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
-  *b = clmg_alloc_array(n * *k > 0 ? n * *k : 1, sizeof **b);
-  if (!*b)
+  *b = NULL;
+  *owned = NULL;
+  if (o->num_candidates > 0) {
+    size_t bad = clmg_host_first_flagged(n * *k, 65536, not_finite, o->candidates);
+    if (bad < n * *k)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "AMG near-nullspace vector %zu has a value that is not finite "
+                            "in row %zu",
+                            bad / n + 1, bad % n + 1);
+    *b = o->candidates;
+    return CLMG_SUCCESS;
+  }
+  *owned = clmg_alloc_array(n * *k > 0 ? n * *k : 1, sizeof **owned);
+  if (!*owned)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "AMG: cannot allocate %zu near-nullspace vectors of %zu rows", *k, n);
-  if (o->num_candidates > 0) {
-    for (size_t i = 0; i < n * *k; i++)
-      if (!isfinite(o->candidates[i])) {
-        free(*b);
-        *b = NULL;
-        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                              "AMG near-nullspace vector %zu has a value that is not finite "
-                              "in row %zu",
-                              i / n + 1, i % n + 1);
-      }
-    memcpy(*b, o->candidates, n * *k * sizeof **b);
-  } else {
-    for (size_t c = 0; c < *k; c++)
-      for (size_t i = 0; i < n; i++)
-        (*b)[c * n + i] = i % block == c ? 1 : 0;
-  }
+  for (size_t c = 0; c < *k; c++)
+    for (size_t i = 0; i < n; i++)
+      (*owned)[c * n + i] = i % block == c ? 1 : 0;
+  *b = *owned;
   return CLMG_SUCCESS;
 }
 
@@ -1209,9 +1218,10 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   /* the near-nullspace of the level being coarsened (n x k) and its
    * unknowns per node */
   size_t block = block_of(o), k = 0;
-  double *candidates = NULL;
+  const double *candidates = NULL;
+  double *owned_candidates = NULL; /* what candidates points to where the setup made it */
   if (status == CLMG_SUCCESS && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
-    status = finest_candidates(o, a->rows, block, &candidates, &k, error);
+    status = finest_candidates(o, a->rows, block, &candidates, &owned_candidates, &k, error);
   /* every level made on the device (clmg_amg_device_tentative): parallel
    * roots, one unknown per node and one candidate, no aggregates to
    * dissolve (the patches, where wanted, from the aggregates and the coarse
@@ -1397,8 +1407,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (status == CLMG_SUCCESS) {
       built++;
       /* the coarse level has k unknowns per aggregate: its nodes */
-      free(candidates);
-      candidates = coarse_candidates;
+      free(owned_candidates);
+      candidates = owned_candidates = coarse_candidates;
       clmg_vector_destroy(device_b);
       device_b = coarse_b;
       block = k;
@@ -1408,7 +1418,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     }
   }
   clmg_vector_destroy(device_b);
-  free(candidates);
+  free(owned_candidates);
   free(aggregate);
   if (status != CLMG_SUCCESS) {
     if (borrow_finest)
