@@ -456,12 +456,12 @@ static clmg_status node_matrix(const clmg_csr *a, size_t block, clmg_csr *nodes,
 
 /* A setup phase's seconds: with o->times given, the time since *mark is
  * added to the phase (after the context's queue is drained, where there is
- * one) and *mark moves to now. */
+ * one and something is queued) and *mark moves to now. */
 static void lap(clmg_context *context, const clmg_amg_options *o, double *phase, double *mark) {
   if (!o->times)
     return;
   if (context)
-    clmg_finish(context);
+    clmg_finish_queued(context);
   double now = clmg_seconds_now();
   *phase += now - *mark;
   *mark = now;
@@ -1545,7 +1545,7 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
   clmg_amg_hierarchy_free(&h);
   clmg_amg_setup_times *times = amg_options ? amg_options->times : NULL;
   if (times && status == CLMG_SUCCESS) {
-    clmg_finish(context);
+    clmg_finish_queued(context);
     double total = clmg_seconds_now() - start;
     times->engine_s = total - times->total_s;
     times->total_s = total;

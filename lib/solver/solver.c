@@ -596,7 +596,7 @@ static void clock_lap_host(phase_clock *c, double *phase) {
 }
 
 static void clock_lap(phase_clock *c, double *phase) {
-  clmg_finish(c->context);
+  clmg_finish_queued(c->context);
   clock_lap_host(c, phase);
 }
 
