@@ -643,6 +643,20 @@ static void test_is_symmetric(void **state) {
   CHECK_OK(error, clmg_csr_from_triplets(3, 3, 3, r2, c2, v2, &s, &error));
   assert_true(clmg_csr_is_symmetric(&s, 0.0));
   clmg_csr_free(&s);
+  /* the same below the diagonal (pairs are compared from their upper
+   * entry; a lower one without its mirror is found by the count), beside a
+   * symmetric pair: asymmetric unless zero, a NaN never symmetric, and
+   * under a tolerance of 1 anything is within it of 0 */
+  int32_t r3[5] = {0, 0, 1, 2, 2}, c3[5] = {0, 1, 0, 1, 2};
+  double v3[5] = {0.75, -0.25, -0.25, -0.3, 4.5};
+  const double lone[4] = {-0.3, 0.0, NAN, -0.3};
+  const double tolerance[4] = {0.5, 0.0, 2.0, 1.0};
+  for (int t = 0; t < 4; t++) {
+    v3[3] = lone[t];
+    CHECK_OK(error, clmg_csr_from_triplets(3, 3, 5, r3, c3, v3, &s, &error));
+    assert_int_equal(clmg_csr_is_symmetric(&s, tolerance[t]), t == 1 || t == 3);
+    clmg_csr_free(&s);
+  }
 
   /* Rows split over host threads (ranges of at least 4,096 rows): a long
    * symmetric tridiagonal matrix, then one entry broken in the first, a
