@@ -588,6 +588,53 @@ static void test_spmv_host(void **state) {
   }
 }
 
+/* ---- well-formed CSR ---- */
+
+/* A malformed row far down a long matrix is found on the host's threads
+ * (clmg_csr_check, here through clmg_csr_diagonal) and reported as the
+ * serial walk reports the first one: the lowest bad row, whatever the
+ * threads, for a column out of order and one out of range. */
+static void test_csr_check_rows(void **state) {
+  (void)state;
+  const size_t m = 100000;
+  clmg_csr a = {m, m, calloc(m + 1, sizeof(int64_t)), malloc(3 * m * sizeof(int32_t)),
+                malloc(3 * m * sizeof(double))};
+  double *diagonal = malloc(m * sizeof *diagonal);
+  assert_true(a.row_ptr && a.col && a.val && diagonal);
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < m; j++) {
+      a.col[k] = (int32_t)j;
+      a.val[k++] = j == i ? 2.0 : -1.0;
+    }
+    a.row_ptr[i + 1] = (int64_t)k;
+  }
+  clmg_error error;
+  const char *threads[2] = {"1", "3"};
+  for (int t = 0; t < 2; t++) {
+    char *kept = test_env_set("CLMG_HOST_THREADS", threads[t]);
+    CHECK_OK(error, clmg_csr_diagonal(&a, diagonal, &error));
+    assert_true(diagonal[70000] == 2.0);
+    /* rows 90000 (out of range) and 70000 (out of order): 70000 first */
+    int32_t *bad = &a.col[a.row_ptr[90000] + 2], kept_bad = *bad;
+    *bad = (int32_t)m;
+    assert_int_equal(clmg_csr_diagonal(&a, diagonal, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "row 90000 has column 100000, outside [0, 100000)"));
+    int32_t *swap = &a.col[a.row_ptr[70000]];
+    int32_t first = swap[0];
+    swap[0] = swap[1];
+    swap[1] = first;
+    assert_int_equal(clmg_csr_diagonal(&a, diagonal, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "row 70000 has column 69999 after column 70000"));
+    swap[1] = swap[0];
+    swap[0] = first;
+    *bad = kept_bad;
+    test_env_restore("CLMG_HOST_THREADS", kept);
+  }
+  free(diagonal);
+  clmg_csr_free(&a);
+}
+
 /* ---- symmetry ---- */
 
 static void test_is_symmetric(void **state) {
@@ -1446,6 +1493,7 @@ int main(void) {
       cmocka_unit_test(test_permute),
       cmocka_unit_test(test_permute_errors),
       cmocka_unit_test(test_spmv_host),
+      cmocka_unit_test(test_csr_check_rows),
       cmocka_unit_test(test_is_symmetric),
       cmocka_unit_test(test_mm_round_trip_matrix),
       cmocka_unit_test(test_mm_round_trip_vector),
