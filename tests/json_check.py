@@ -106,11 +106,11 @@ def format_is_name(case, obj):
         fail(case, "format_description says no more than format")
 
 
-SOLVER_PHASES = ("checks_s", "matrix_s", "preconditioner_s", "kernels_s")
+SOLVER_PHASES = ("checks_s", "matrix_s", "nullspace_s", "preconditioner_s", "kernels_s")
 
 
 def solver_setup(checker):
-    """checker, then the solver's setup phases of --view: four numbers of
+    """checker, then the solver's setup phases of --view: five numbers of
     seconds that add up to at most build_s (neither counts compilation)."""
     def both(case, obj):
         checker(case, obj)

@@ -3,7 +3,8 @@
  * the estimate of lambda_max(D^-1 A) built on them (lib/amg/amg_internal.h:
  * clmg_amg_rho_device), each against a host reference on random data, in
  * double and float; and the host waits of the aggregation on the device
- * (clmg_amg_device_tentative), its aggregates the host's. Internal
+ * (clmg_amg_device_tentative), its aggregates the host's; the phase clocks' wait
+ * (clmg_finish_queued). Internal
  * functions: the suite links the static library and includes lib/. */
 #define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <math.h>
@@ -440,6 +441,37 @@ static void test_aggregation_waits(void **state) {
   free(got);
 }
 
+/* The phase clocks' wait (clmg_finish_queued): a clFinish only where a
+ * command was enqueued since the queue was last known empty (a clFinish or
+ * a blocking read); without one the setup's laps waited once per phase
+ * even after a read had drained the queue. */
+static void test_finish_queued(void **state) {
+  (void)state;
+  clmg_vector *v = NULL;
+  double values[64];
+  clmg_counters before, after;
+  CHECK_OK(clmg_vector_create(ctx, CLMG_FLOAT, 64, &v));
+  CHECK_OK(clmg_finish(ctx));
+  clmg_context_counters(ctx, &before);
+  CHECK_OK(clmg_finish_queued(ctx)); /* nothing queued */
+  clmg_context_counters(ctx, &after);
+  assert_int_equal(after.host_waits, before.host_waits);
+  CHECK_OK(clmg_vector_fill(v, 2.0)); /* queued, not waited for */
+  clmg_context_counters(ctx, &before);
+  CHECK_OK(clmg_finish_queued(ctx));
+  CHECK_OK(clmg_finish_queued(ctx));
+  clmg_context_counters(ctx, &after);
+  assert_int_equal(after.host_waits, before.host_waits + 1);
+  CHECK_OK(clmg_vector_fill(v, 3.0));
+  CHECK_OK(clmg_vector_download_doubles(v, values)); /* a blocking read drains the queue */
+  clmg_context_counters(ctx, &before);
+  CHECK_OK(clmg_finish_queued(ctx));
+  clmg_context_counters(ctx, &after);
+  assert_int_equal(after.host_waits, before.host_waits);
+  assert_true(values[0] == 3.0 && values[63] == 3.0);
+  clmg_vector_destroy(v);
+}
+
 static int setup(void **state) {
   (void)state;
   clmg_status status = clmg_context_create(NULL, &ctx);
@@ -459,9 +491,13 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fill_pseudo_random), cmocka_unit_test(test_sums),
-      cmocka_unit_test(test_sums_edges),         cmocka_unit_test(test_rho),
-      cmocka_unit_test(test_layout_on_device),   cmocka_unit_test(test_aggregation_waits),
+      cmocka_unit_test(test_fill_pseudo_random),
+      cmocka_unit_test(test_sums),
+      cmocka_unit_test(test_sums_edges),
+      cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_layout_on_device),
+      cmocka_unit_test(test_aggregation_waits),
+      cmocka_unit_test(test_finish_queued),
   };
   return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
 }

@@ -588,6 +588,53 @@ static void test_spmv_host(void **state) {
   }
 }
 
+/* ---- well-formed CSR ---- */
+
+/* A malformed row far down a long matrix is found on the host's threads
+ * (clmg_csr_check, here through clmg_csr_diagonal) and reported as the
+ * serial walk reports the first one: the lowest bad row, whatever the
+ * threads, for a column out of order and one out of range. */
+static void test_csr_check_rows(void **state) {
+  (void)state;
+  const size_t m = 100000;
+  clmg_csr a = {m, m, calloc(m + 1, sizeof(int64_t)), malloc(3 * m * sizeof(int32_t)),
+                malloc(3 * m * sizeof(double))};
+  double *diagonal = malloc(m * sizeof *diagonal);
+  assert_true(a.row_ptr && a.col && a.val && diagonal);
+  size_t k = 0;
+  for (size_t i = 0; i < m; i++) {
+    for (size_t j = i ? i - 1 : 0; j <= i + 1 && j < m; j++) {
+      a.col[k] = (int32_t)j;
+      a.val[k++] = j == i ? 2.0 : -1.0;
+    }
+    a.row_ptr[i + 1] = (int64_t)k;
+  }
+  clmg_error error;
+  const char *threads[2] = {"1", "3"};
+  for (int t = 0; t < 2; t++) {
+    char *kept = test_env_set("CLMG_HOST_THREADS", threads[t]);
+    CHECK_OK(error, clmg_csr_diagonal(&a, diagonal, &error));
+    assert_true(diagonal[70000] == 2.0);
+    /* rows 90000 (out of range) and 70000 (out of order): 70000 first */
+    int32_t *bad = &a.col[a.row_ptr[90000] + 2], kept_bad = *bad;
+    *bad = (int32_t)m;
+    assert_int_equal(clmg_csr_diagonal(&a, diagonal, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "row 90000 has column 100000, outside [0, 100000)"));
+    int32_t *swap = &a.col[a.row_ptr[70000]];
+    int32_t first = swap[0];
+    swap[0] = swap[1];
+    swap[1] = first;
+    assert_int_equal(clmg_csr_diagonal(&a, diagonal, &error), CLMG_ERROR_INVALID_ARGUMENT);
+    assert_non_null(strstr(error.message, "row 70000 has column 69999 after column 70000"));
+    swap[1] = swap[0];
+    swap[0] = first;
+    *bad = kept_bad;
+    test_env_restore("CLMG_HOST_THREADS", kept);
+  }
+  free(diagonal);
+  clmg_csr_free(&a);
+}
+
 /* ---- symmetry ---- */
 
 static void test_is_symmetric(void **state) {
@@ -643,6 +690,20 @@ static void test_is_symmetric(void **state) {
   CHECK_OK(error, clmg_csr_from_triplets(3, 3, 3, r2, c2, v2, &s, &error));
   assert_true(clmg_csr_is_symmetric(&s, 0.0));
   clmg_csr_free(&s);
+  /* the same below the diagonal (pairs are compared from their upper
+   * entry; a lower one without its mirror is found by the count), beside a
+   * symmetric pair: asymmetric unless zero, a NaN never symmetric, and
+   * under a tolerance of 1 anything is within it of 0 */
+  int32_t r3[5] = {0, 0, 1, 2, 2}, c3[5] = {0, 1, 0, 1, 2};
+  double v3[5] = {0.75, -0.25, -0.25, -0.3, 4.5};
+  const double lone[4] = {-0.3, 0.0, NAN, -0.3};
+  const double tolerance[4] = {0.5, 0.0, 2.0, 1.0};
+  for (int t = 0; t < 4; t++) {
+    v3[3] = lone[t];
+    CHECK_OK(error, clmg_csr_from_triplets(3, 3, 5, r3, c3, v3, &s, &error));
+    assert_int_equal(clmg_csr_is_symmetric(&s, tolerance[t]), t == 1 || t == 3);
+    clmg_csr_free(&s);
+  }
 
   /* Rows split over host threads (ranges of at least 4,096 rows): a long
    * symmetric tridiagonal matrix, then one entry broken in the first, a
@@ -804,6 +865,66 @@ static void test_mm_parallel_read(void **state) {
     assert_non_null(strstr(serial, copy));
   }
   clmg_csr_free(&a);
+  remove_tree(dir);
+}
+
+/* A general array file of many megabytes (elasticity's coordinates, say) is
+ * parsed in byte ranges on the host's threads too: the serial reader's
+ * matrix, every position in its place, and a bad value late in the file,
+ * too many or too few entry lines give the serial reader's message. */
+static void test_mm_parallel_array_read(void **state) {
+  (void)state;
+  char *dir = make_tmpdir("mm-parallel-array");
+  char path[4096], copy[4096];
+  snprintf(path, sizeof path, "%s/a.mtx", dir);
+  snprintf(copy, sizeof copy, "%s/bad.mtx", dir);
+  const size_t rows = 200000, cols = 3;                  /* about 14 MB of entry lines */
+  double *values = malloc(rows * cols * sizeof *values); /* row-major */
+  assert_non_null(values);
+  for (size_t k = 0; k < rows * cols; k++)
+    values[k] = rng_wide_value();
+  values[5] = 0.0; /* an array stores its zeros */
+  clmg_error error;
+  CHECK_OK(error, clmg_write_matrix_market_array(path, values, rows, cols, &error));
+  clmg_csr b, c;
+  CHECK_OK(error, read_with_threads("1", path, &b, &error));
+  CHECK_OK(error, read_with_threads("3", path, &c, &error));
+  assert_csr_identical(&b, &c);
+  assert_int_equal(c.rows, rows);
+  assert_int_equal(c.cols, cols);
+  assert_int_equal(clmg_csr_nnz(&c), rows * cols);
+  for (size_t i = 0; i < rows; i++)
+    for (size_t j = 0; j < cols; j++) {
+      int64_t k = c.row_ptr[i] + (int64_t)j;
+      assert_int_equal(c.col[k], j);
+      assert_true(c.val[k] == values[i * cols + j]);
+    }
+  clmg_csr_free(&b);
+  clmg_csr_free(&c);
+  size_t size = 0;
+  char *content = test_read_file(path, &size);
+  assert_non_null(content);
+  free(content);
+  char serial[sizeof error.message], parallel[sizeof error.message];
+  for (int k = 0; k < 3; k++) {
+    CHECK_OK(error, clmg_write_matrix_market_array(copy, values, rows, cols, &error));
+    if (k == 0) { /* a value that is no number, three quarters down the file */
+      patch_file(copy, size / 4 * 3, "e", "x");
+    } else { /* the rows of the size line one fewer (lines left over), then one more */
+      char from[32], to[32];
+      snprintf(from, sizeof from, "\n%zu %zu\n", rows, cols);
+      snprintf(to, sizeof to, "\n%zu %zu\n", rows + (k == 1 ? -1 : 1), cols);
+      assert_int_equal(strlen(to), strlen(from));
+      patch_file(copy, 0, from, to);
+    }
+    assert_int_equal(read_with_threads("1", copy, &b, &error), CLMG_ERROR_PARSE);
+    snprintf(serial, sizeof serial, "%s", error.message);
+    assert_int_equal(read_with_threads("3", copy, &c, &error), CLMG_ERROR_PARSE);
+    snprintf(parallel, sizeof parallel, "%s", error.message);
+    assert_string_equal(parallel, serial);
+    assert_non_null(strstr(serial, copy));
+  }
+  free(values);
   remove_tree(dir);
 }
 
@@ -1372,6 +1493,7 @@ int main(void) {
       cmocka_unit_test(test_permute),
       cmocka_unit_test(test_permute_errors),
       cmocka_unit_test(test_spmv_host),
+      cmocka_unit_test(test_csr_check_rows),
       cmocka_unit_test(test_is_symmetric),
       cmocka_unit_test(test_mm_round_trip_matrix),
       cmocka_unit_test(test_mm_round_trip_vector),
@@ -1385,6 +1507,7 @@ int main(void) {
       cmocka_unit_test(test_mm_bounded_lines),
       cmocka_unit_test(test_mm_decimal_comma_locale),
       cmocka_unit_test(test_mm_parallel_read),
+      cmocka_unit_test(test_mm_parallel_array_read),
   };
   return cmocka_run_group_tests_name("sparse_host", tests, NULL, NULL);
 }

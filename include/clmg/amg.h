@@ -53,8 +53,9 @@ typedef enum clmg_amg_interpolation {
 
 /** Where the setup's time goes (clmg_amg_options.times): seconds per
  * phase, added up over the levels, each phase ended by a clmg_finish when
- * a context is given (so the device's work is counted where it is
- * queued). */
+ * a context is given and something is queued (so the device's work is
+ * counted where it is queued), without the kernels' compile or load time
+ * (clmg_context_program_seconds), as the solver's phases leave it out. */
 typedef struct clmg_amg_setup_times {
   double upload_s;      /**< the finest matrix and the candidates to the device */
   double strength_s;    /**< strength graph (with the node matrix for blocks; on
@@ -67,7 +68,8 @@ typedef struct clmg_amg_setup_times {
   double patches_s;     /**< the patch smoother's patches */
   double engine_s;      /**< clmg_amg_multigrid_create: levels' formats, smoothers
                            (their lambda_max estimates), coarse solver */
-  double total_s;       /**< all of it, from the call to its return */
+  double total_s;       /**< all of it, from the call to its return (compilation
+                           apart) */
 } clmg_amg_setup_times;
 
 /** The phases of clmg_amg_setup_times in the order the setup runs them, as

@@ -289,9 +289,11 @@ CLMG_API char *clmg_solver_view(const clmg_solver *solver);
 /** The solver's view as a JSON object: "options" (resolved), "method",
  * "preconditioner", "precision", "rows", "nonzeros", "format",
  * "unused_options", "setup_s", "compile_s", "solver_setup" (the seconds of
- * the setup's phases, each ended by a clmg_finish and without compilation:
- * checks_s, matrix_s, preconditioner_s, kernels_s, together at most
- * setup_s) and the hierarchy's keys. */
+ * the setup's phases, each with device work ended by a clmg_finish, without
+ * compilation: checks_s, matrix_s, nullspace_s (the file of amg.coordinates
+ * or amg.near_nullspace read and the AMG's candidates made from it),
+ * preconditioner_s, kernels_s, together at most setup_s) and the
+ * hierarchy's keys. */
 CLMG_API char *clmg_solver_view_json(const clmg_solver *solver);
 
 /** The view of any multigrid hierarchy (one made without a clmg_solver, say),

@@ -454,15 +454,23 @@ static clmg_status node_matrix(const clmg_csr *a, size_t block, clmg_csr *nodes,
   return CLMG_SUCCESS;
 }
 
-/* A setup phase's seconds: with o->times given, the time since *mark is
- * added to the phase (after the context's queue is drained, where there is
- * one) and *mark moves to now. */
-static void lap(clmg_context *context, const clmg_amg_options *o, double *phase, double *mark) {
+/* The setup's clock: the wall time less the kernels' compile (or load)
+ * time so far (context given), so that the phases leave compilation out as
+ * the solver's do (clmg_solver_setup_seconds). */
+static double setup_clock(const clmg_context *context) {
+  return clmg_seconds_now() - (context ? clmg_context_program_seconds(context) : 0);
+}
+
+/* A setup phase's seconds: with o->times given, the setup_clock time since
+ * *mark is added to the phase (after the context's queue is drained where
+ * drain is 1 and something is queued) and *mark moves to now. */
+static void lap(clmg_context *context, int drain, const clmg_amg_options *o, double *phase,
+                double *mark) {
   if (!o->times)
     return;
-  if (context)
-    clmg_finish(context);
-  double now = clmg_seconds_now();
+  if (context && drain)
+    clmg_finish_queued(context);
+  double now = setup_clock(context);
   *phase += now - *mark;
   *mark = now;
 }
@@ -484,7 +492,7 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
   if (status == CLMG_SUCCESS)
     status = strong_graph(strength_of, o->strength_threshold, &g, error);
   if (o->times)
-    lap(NULL, o, &o->times->strength_s, &mark);
+    lap(NULL, 0, o, &o->times->strength_s, &mark);
   if (status == CLMG_SUCCESS)
     status = aggregate_graph(&g, o, min_fit, aggregate, count, error);
   /* spread the nodes' aggregates over their rows, from the last row down
@@ -494,7 +502,7 @@ static clmg_status aggregate_rows(const clmg_csr *a, const clmg_amg_options *o, 
   clmg_amg_graph_free(&g);
   clmg_csr_free(&nodes);
   if (o->times)
-    lap(NULL, o, &o->times->aggregate_s, &mark);
+    lap(NULL, 0, o, &o->times->aggregate_s, &mark);
   return status;
 }
 
@@ -693,31 +701,40 @@ static clmg_status fit_candidates(size_t n, const int32_t *aggregate, size_t cou
   return CLMG_SUCCESS;
 }
 
-/* The candidates of the finest level: the given ones, or the constant per
- * component of a node (malloc'ed, n x k column-major). */
-static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t block, double **b,
-                                     size_t *k, clmg_error *error) {
+/* A candidate's value that is not finite (clmg_host_first_flagged). */
+static int not_finite(const void *data, size_t i) {
+  return !isfinite(((const double *)data)[i]);
+}
+
+/* The candidates of the finest level (n x k column-major): the given ones,
+ * checked on the host's cores and used where they are (*b points to them,
+ * *owned NULL), or the constant per component of a node (malloc'ed into
+ * *owned, *b too): elasticity P1 48's six rigid-body modes are 17 MB, which
+ * a copy and a serial check walked twice more. */
+static clmg_status finest_candidates(const clmg_amg_options *o, size_t n, size_t block,
+                                     const double **b, double **owned, size_t *k,
+                                     clmg_error *error) {
   *k = o->num_candidates > 0 ? (size_t)o->num_candidates : block;
-  *b = clmg_alloc_array(n * *k > 0 ? n * *k : 1, sizeof **b);
-  if (!*b)
+  *b = NULL;
+  *owned = NULL;
+  if (o->num_candidates > 0) {
+    size_t bad = clmg_host_first_flagged(n * *k, 65536, not_finite, o->candidates);
+    if (bad < n * *k)
+      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                            "AMG near-nullspace vector %zu has a value that is not finite "
+                            "in row %zu",
+                            bad / n + 1, bad % n + 1);
+    *b = o->candidates;
+    return CLMG_SUCCESS;
+  }
+  *owned = clmg_alloc_array(n * *k > 0 ? n * *k : 1, sizeof **owned);
+  if (!*owned)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "AMG: cannot allocate %zu near-nullspace vectors of %zu rows", *k, n);
-  if (o->num_candidates > 0) {
-    for (size_t i = 0; i < n * *k; i++)
-      if (!isfinite(o->candidates[i])) {
-        free(*b);
-        *b = NULL;
-        return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                              "AMG near-nullspace vector %zu has a value that is not finite "
-                              "in row %zu",
-                              i / n + 1, i % n + 1);
-      }
-    memcpy(*b, o->candidates, n * *k * sizeof **b);
-  } else {
-    for (size_t c = 0; c < *k; c++)
-      for (size_t i = 0; i < n; i++)
-        (*b)[c * n + i] = i % block == c ? 1 : 0;
-  }
+  for (size_t c = 0; c < *k; c++)
+    for (size_t i = 0; i < n; i++)
+      (*owned)[c * n + i] = i % block == c ? 1 : 0;
+  *b = *owned;
   return CLMG_SUCCESS;
 }
 
@@ -1103,12 +1120,12 @@ static clmg_status device_level_products(clmg_context *context, const clmg_amg_o
   if (tentative)
     device = device_smoothed_prolongator(context, fine, tentative, o->prolongator_damping, p);
   if (o->times)
-    lap(context, o, &o->times->prolongator_s, mark);
+    lap(context, 1, o, &o->times->prolongator_s, mark);
   clmg_status status = device == CLMG_SUCCESS ? device_galerkin(context, fine, p, download, r,
                                                                 coarse_device, coarse, error)
                                               : device_failure(context, device, error);
   if (o->times)
-    lap(context, o, &o->times->galerkin_s, mark);
+    lap(context, 1, o, &o->times->galerkin_s, mark);
   return status;
 }
 
@@ -1165,7 +1182,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   if (status != CLMG_SUCCESS)
     return status;
   clmg_amg_setup_times *times = o->times;
-  double mark = clmg_seconds_now();
+  double mark = setup_clock(context);
   if (times)
     memset(times, 0, sizeof *times);
   size_t capacity = (size_t)o->max_levels;
@@ -1205,13 +1222,14 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       status = device_failure(context, uploaded, error);
   }
   if (times)
-    lap(context, o, &times->upload_s, &mark);
+    lap(context, 1, o, &times->upload_s, &mark);
   /* the near-nullspace of the level being coarsened (n x k) and its
    * unknowns per node */
   size_t block = block_of(o), k = 0;
-  double *candidates = NULL;
+  const double *candidates = NULL;
+  double *owned_candidates = NULL; /* what candidates points to where the setup made it */
   if (status == CLMG_SUCCESS && o->coarsening == CLMG_AMG_SMOOTHED_AGGREGATION)
-    status = finest_candidates(o, a->rows, block, &candidates, &k, error);
+    status = finest_candidates(o, a->rows, block, &candidates, &owned_candidates, &k, error);
   /* every level made on the device (clmg_amg_device_tentative): parallel
    * roots, one unknown per node and one candidate, no aggregates to
    * dissolve (the patches, where wanted, from the aggregates and the coarse
@@ -1238,7 +1256,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
     if (times)
-      lap(context, o, &times->upload_s, &mark);
+      lap(context, 1, o, &times->upload_s, &mark);
   }
   while (status == CLMG_SUCCESS && all_on_device && built < capacity &&
          levels_a[built - 1].rows > o->coarse_rows) {
@@ -1250,7 +1268,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
         context, fine_device, o->strength_threshold, level_root_distance(o, built), device_b,
         &tentative, &coarse_b, &count, NULL, with_patches ? aggregate : NULL);
     if (times)
-      lap(context, o, &times->aggregate_s, &mark);
+      lap(context, 1, o, &times->aggregate_s, &mark);
     int stop = device == CLMG_SUCCESS && !worth_a_level(count, fine_device->rows);
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
@@ -1262,7 +1280,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       status = make_patches(&levels_a[built], aggregate, fine_device->rows, 1, o,
                             &h.patch[built - 1], error);
     if (times)
-      lap(NULL, o, &times->patches_s, &mark);
+      lap(context, 0, o, &times->patches_s, &mark);
     clmg_csr_device_free(&tentative);
     clmg_vector_destroy(device_b);
     device_b = coarse_b;
@@ -1287,7 +1305,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (device != CLMG_SUCCESS)
       status = device_failure(context, device, error);
     if (times)
-      lap(context, o, &times->upload_s, &mark);
+      lap(context, 1, o, &times->upload_s, &mark);
   }
   while (status == CLMG_SUCCESS && !all_on_device && built < capacity &&
          levels_a[built - 1].rows > o->coarse_rows) {
@@ -1301,7 +1319,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (!smoothed) {
       status = clmg_amg_classical_interpolation(fine, o, &classical, &coarse_rows, error);
       if (times)
-        lap(NULL, o, &times->aggregate_s, &mark);
+        lap(context, 0, o, &times->aggregate_s, &mark);
     } else {
       /* the finest level's roots root_distance apart, the coarser (denser
        * Galerkin) levels' coarse_root_distance apart */
@@ -1319,11 +1337,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
         if (device != CLMG_SUCCESS)
           status = device_failure(context, device, error);
         if (times)
-          lap(context, o, &times->aggregate_s, &mark);
+          lap(context, 1, o, &times->aggregate_s, &mark);
       } else {
         status = aggregate_rows(fine, &level_options, block, fit_nodes(k, block), aggregate, &count,
                                 error);
-        mark = clmg_seconds_now(); /* aggregate_rows timed itself */
+        mark = setup_clock(context); /* aggregate_rows timed itself */
       }
       coarse_rows = count * k;
     }
@@ -1347,7 +1365,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
                                 &coarse_candidates, error);
       }
       if (times)
-        lap(fit_on_device ? context : NULL, o, &times->fit_s, &mark);
+        lap(context, fit_on_device, o, &times->fit_s, &mark);
     }
     /* p[built] maps level built to built - 1 (fine), as the engine wants
      * after the reversal: classical P as it is, smoothed aggregation's
@@ -1378,18 +1396,18 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
         classical = (clmg_csr){0};
       }
       if (times)
-        lap(NULL, o, &times->prolongator_s, &mark);
+        lap(context, 0, o, &times->prolongator_s, &mark);
       if (status == CLMG_SUCCESS)
         status = galerkin(fine, &levels_p[built], &levels_a[built], error);
       if (times)
-        lap(NULL, o, &times->galerkin_s, &mark);
+        lap(context, 0, o, &times->galerkin_s, &mark);
     }
     /* the patches group whole aggregates (classical levels: none) */
     if (status == CLMG_SUCCESS && with_patches && smoothed)
       status =
           make_patches(&levels_a[built], aggregate, fine->rows, k, o, &h.patch[built - 1], error);
     if (times)
-      lap(NULL, o, &times->patches_s, &mark);
+      lap(context, 0, o, &times->patches_s, &mark);
     clmg_csr_free(&tentative);
     clmg_csr_free(&classical);
     clmg_csr_device_free(&tentative_device);
@@ -1397,8 +1415,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (status == CLMG_SUCCESS) {
       built++;
       /* the coarse level has k unknowns per aggregate: its nodes */
-      free(candidates);
-      candidates = coarse_candidates;
+      free(owned_candidates);
+      candidates = owned_candidates = coarse_candidates;
       clmg_vector_destroy(device_b);
       device_b = coarse_b;
       block = k;
@@ -1408,7 +1426,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     }
   }
   clmg_vector_destroy(device_b);
-  free(candidates);
+  free(owned_candidates);
   free(aggregate);
   if (status != CLMG_SUCCESS) {
     if (borrow_finest)
@@ -1436,7 +1454,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   *out = h;
   if (times) {
     double total = 0;
-    lap(context, o, &total, &mark);
+    lap(context, 1, o, &total, &mark);
     times->total_s = times->upload_s + times->strength_s + times->aggregate_s + times->fit_s +
                      times->prolongator_s + times->galerkin_s + times->patches_s + total;
   }
@@ -1494,7 +1512,7 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
   if (!context || !multigrid)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *multigrid = NULL;
-  double start = clmg_seconds_now();
+  double start = setup_clock(context);
   /* the device table's choice: on a CPU the host products are as fast, and
    * device arrays would be one more copy of every level */
   int on_device = context->params.amg_setup_on_device;
@@ -1535,8 +1553,8 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
   clmg_amg_hierarchy_free(&h);
   clmg_amg_setup_times *times = amg_options ? amg_options->times : NULL;
   if (times && status == CLMG_SUCCESS) {
-    clmg_finish(context);
-    double total = clmg_seconds_now() - start;
+    clmg_finish_queued(context);
+    double total = setup_clock(context) - start;
     times->engine_s = total - times->total_s;
     times->total_s = total;
   }

@@ -542,7 +542,16 @@ clmg_status clmg_finish(clmg_context *context) {
   clmg_clear_message(context);
   context->host_waits++;
   cl_int error = clFinish(context->queue);
-  return error == CL_SUCCESS ? CLMG_SUCCESS : clmg_fail_cl(context, error, "clFinish");
+  if (error != CL_SUCCESS)
+    return clmg_fail_cl(context, error, "clFinish");
+  context->drained_at = context->commands;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_finish_queued(clmg_context *context) {
+  if (context && context->queue && context->commands == context->drained_at)
+    return CLMG_SUCCESS;
+  return clmg_finish(context);
 }
 
 void clmg_context_counters(const clmg_context *context, clmg_counters *counters) {

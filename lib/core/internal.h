@@ -194,6 +194,9 @@ struct clmg_context {
    * commands enqueued (kernels, CLBlast calls, fills, copies, transfers) and
    * waits of the host for the queue (blocking transfers, clFinish) */
   uint64_t commands, host_waits;
+  /* commands when the queue was last known empty: a clFinish, or a blocking
+   * command (the in-order queue ran everything before it first) */
+  uint64_t drained_at;
 
   /* the pinned chunks that large uploads are staged through
    * (clmg_write_buffer, lib/core/memory.c), made on first use: each one's
@@ -213,7 +216,14 @@ struct clmg_context {
 static inline void clmg_count_command(clmg_context *context, int blocking) {
   context->commands++;
   context->host_waits += blocking != 0;
+  if (blocking)
+    context->drained_at = context->commands;
 }
+
+/* clmg_finish where a command was enqueued since the queue was last known
+ * empty, else nothing (no wait): for the setup's phase clocks, whose laps
+ * often follow a blocking read (a product's sizes, a level brought back). */
+clmg_status clmg_finish_queued(clmg_context *context);
 
 /* The hooks of every launch site (kernels and CLBlast calls): slot returns
  * where the launch's event goes when a kernel profile runs (NULL otherwise:

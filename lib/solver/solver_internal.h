@@ -50,12 +50,15 @@ clmg_smoother_factory clmg_registered_smoother(const clmg_context *context, cons
 void clmg_registered_names(const clmg_context *context, int smoothers, char *list, size_t size);
 
 /* Where the solver's setup goes (its view's "solver_setup"), each phase
- * ended by a clmg_finish and without the kernels' compile time (compile_s):
+ * with device work ended by a clmg_finish (nullspace_s, the file of
+ * amg.coordinates or amg.near_nullspace read and the candidates made, is
+ * the host's alone) and without the kernels' compile time (compile_s):
  * they add up to at most setup_s, the rest being the solver's bookkeeping.
  * X(field, label) for each, in the order create runs them. */
 #define CLMG_SOLVER_SETUP_PHASES(X)                                                                \
   X(checks_s, "checks of the matrix and the options (symmetry, empty rows)")                       \
   X(matrix_s, "the device matrix: its upload, layout and format")                                  \
+  X(nullspace_s, "the near-nullspace: its file read, the rigid-body modes")                        \
   X(preconditioner_s, "the preconditioner (AMG: its setup, the phases below)")                     \
   X(kernels_s, "one iteration that readies the solve's kernels")
 
