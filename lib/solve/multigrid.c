@@ -1047,18 +1047,13 @@ static clmg_status smoother_growth(clmg_multigrid *mg, int l, double *before, do
   mg_level *level = &mg->levels[l];
   size_t n = level->n;
   clmg_vector *e = NULL, *zero = NULL, *work = NULL;
-  double *start = clmg_alloc_array(n ? n : 1, sizeof *start);
-  clmg_status status = start ? CLMG_SUCCESS : CLMG_ERROR_OUT_OF_HOST_MEMORY;
-  if (start)
-    clmg_fill_pseudo_random(start, n, 0x2545f4914f6cdd1dull + (uint64_t)n, 0, -1.0, 1.0);
+  clmg_status status = clmg_vector_create_unset(mg->context, mg->precision, n, &e);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(mg->context, mg->precision, n, &e);
+    status = clmg_vector_fill_pseudo_random(e, 0x2545f4914f6cdd1dull + (uint64_t)n, 0, -1.0, 1.0);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(mg->context, mg->precision, n, &zero);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(mg->context, mg->precision, n, &work);
-  if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(e, start);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill(zero, 0.0);
   double energy_now = 0, after = 0;
@@ -1084,7 +1079,6 @@ static clmg_status smoother_growth(clmg_multigrid *mg, int l, double *before, do
     status = clmg_scal(1.0 / sqrt(after), e);
     energy_now = 1;
   }
-  free(start);
   clmg_vector_destroy(e);
   clmg_vector_destroy(zero);
   clmg_vector_destroy(work);

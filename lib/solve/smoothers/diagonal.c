@@ -79,16 +79,11 @@ clmg_status clmg_operator_diagonal_weights(clmg_context *context, const clmg_ope
 clmg_status clmg_operator_lambda_max(clmg_context *context, const clmg_operator *a,
                                      const clmg_vector *w, int iterations, const char *smoother,
                                      double *lambda_max) {
-  double *start = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *start);
-  if (!start)
-    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                     "%s smoother: no host memory for the eigenvalue estimate", smoother);
-  clmg_fill_pseudo_random(start, a->rows, 0x9e3779b97f4a7c15ull + (uint64_t)a->rows, 0, 0.5, 1.5);
   clmg_vector *x = NULL, *product = NULL;
-  clmg_status status = clmg_vector_create(context, a->precision, a->rows, &x);
+  clmg_status status = clmg_vector_create_unset(context, a->precision, a->rows, &x);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_upload_doubles(x, start);
-  free(start);
+    status =
+        clmg_vector_fill_pseudo_random(x, 0x9e3779b97f4a7c15ull + (uint64_t)a->rows, 0, 0.5, 1.5);
   if (status == CLMG_SUCCESS)
     status = clmg_vector_create(context, a->precision, a->rows, &product);
   double norm = 0, lambda = 0;
