@@ -261,6 +261,39 @@ static void test_order(void **state) {
   clmg_context_destroy(ctx);
 }
 
+/* staging_ring_after_bytes: large writes go plain (counted) until, with
+ * the one at hand, they reach it; that one makes the ring and goes through
+ * it, and so does every large write after; the bytes arrive either way. */
+static void test_ring_after(void **state) {
+  (void)state;
+  char params[128];
+  snprintf(params, sizeof params,
+           "staging_min_bytes=1,staging_chunk_bytes=%d,staging_ring_after_bytes=%d", CHUNK,
+           4 * CHUNK);
+  clmg_context *ctx = open_with(params);
+  const size_t bytes = 2 * CHUNK;
+  unsigned char *data = malloc(bytes);
+  assert_non_null(data);
+  cl_mem buffer = NULL;
+  CHECK_OK(clmg_device_alloc(ctx, bytes, NULL, "staging test buffer", &buffer));
+  for (int k = 0; k < 3; k++) {
+    for (size_t i = 0; i < bytes; i++)
+      data[i] = random_byte();
+    CHECK_OK(clmg_write_buffer(ctx, buffer, 1, 0, bytes, data, "a write"));
+    /* 2 chunks: plain; 2 more reach 4: the ring; then through it */
+    assert_int_equal(ctx->staging_bytes, k == 0 ? 0 : CHUNK);
+    assert_int_equal(ctx->staging_plain_bytes, bytes);
+    check_buffer(ctx, buffer, bytes, 0, bytes, data, 0, "the write");
+  }
+  free(data);
+  clmg_device_free(ctx, buffer, bytes);
+  clmg_context_destroy(ctx);
+  /* 0 (CPUs): the first large write makes the ring */
+  ctx = open_staged();
+  assert_int_equal(ctx->params.staging_ring_after_bytes, 0);
+  clmg_context_destroy(ctx);
+}
+
 /* Writes (and reads) below staging_min_bytes stay one plain command: no
  * pinned chunks, and a host wait only when blocking. By default the test
  * device (a CPU) stages nothing. */
@@ -434,6 +467,7 @@ int main(void) {
       cmocka_unit_test(test_sizes),
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_alloc_and_fallback),
+      cmocka_unit_test(test_ring_after),
       cmocka_unit_test(test_small_writes_plain),
       cmocka_unit_test(test_amg_cg),
   };

@@ -695,7 +695,7 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
    * path): on the queue before any command that uses the buffer, and the
    * caller's bytes copied at the return, as a copy at creation has them;
    * where the pinned chunks cannot be had, the copy at creation */
-  int staged = initial && clmg_staging_applies(context, bytes) && clmg_staging_ready(context);
+  int staged = initial && clmg_staging_wanted(context, bytes) && clmg_staging_ready(context);
   /* without initial content, a buffer of the size class: a kept one, else
    * a new one (the kept ones released first where it would not fit beside
    * them) */

@@ -237,10 +237,19 @@
  * Regular 4 run, 0.129 s in 453 of an elasticity solve) and the device then
  * idles while the host queues the next ones; on CPUs a release is a free()
  * and the memory is the host's, so they release. */
+/* staging_ring_after_bytes: the ring's pinned chunks are made only once
+ * the context's large transfers (plain until then) reach this many bytes,
+ * counting the one at hand. On the H200 making the three chunks of 16 MiB
+ * took 28 ms (their mapping: ~9.4 ms each, 2026-11-29, an elasticity
+ * `clmg solve`), which a 180 MB matrix upload's gain from staging (26 ms
+ * plain, 10 ms staged) does not repay; they pay from ~320 MB, so SIZE_MAX
+ * in the table stands for 8 times the ring (384 MiB). */
 #define STAGING_GPU                                                                                \
-  .staging_min_bytes = SIZE_MAX, .staging_chunk_bytes = (size_t)16 << 20, .buffer_cache = 1
+  .staging_min_bytes = SIZE_MAX, .staging_chunk_bytes = (size_t)16 << 20,                          \
+  .staging_ring_after_bytes = SIZE_MAX, .buffer_cache = 1
 #define STAGING_OFF                                                                                \
-  .staging_min_bytes = 0, .staging_chunk_bytes = (size_t)8 << 20, .buffer_cache = 0
+  .staging_min_bytes = 0, .staging_chunk_bytes = (size_t)8 << 20, .staging_ring_after_bytes = 0,   \
+  .buffer_cache = 0
 #define STAGING_MIN_BYTES ((size_t)1 << 20)
 
 /* Memory. host_buffers: the buffers are host memory of this process that
@@ -453,6 +462,8 @@ static const field fields[] = {
      1ull << 50, 0},
     {"staging_chunk_bytes", offsetof(clmg_device_params, staging_chunk_bytes), FIELD_SIZE, 64,
      1u << 30, 0},
+    {"staging_ring_after_bytes", offsetof(clmg_device_params, staging_ring_after_bytes), FIELD_SIZE,
+     0, 1ull << 50, 0},
 };
 
 static void list_keys(char *text, size_t size) {
@@ -595,6 +606,8 @@ clmg_status clmg_device_params_fill(const clmg_device_description *d, const char
   /* staging where the device's memory is not the host's (STAGING_GPU) */
   if (p->staging_min_bytes == SIZE_MAX)
     p->staging_min_bytes = p->shares_host_memory ? 0 : STAGING_MIN_BYTES;
+  if (p->staging_ring_after_bytes == SIZE_MAX)
+    p->staging_ring_after_bytes = 8 * CLMG_STAGING_SLOTS * p->staging_chunk_bytes;
   return CLMG_SUCCESS;
 }
 

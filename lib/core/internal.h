@@ -96,6 +96,8 @@ typedef struct clmg_device_params {
    * unless the device shares the host's memory). */
   size_t staging_min_bytes;
   size_t staging_chunk_bytes;
+  size_t staging_ring_after_bytes; /* the ring made once large transfers reach this (SIZE_MAX
+                                    * in the table: 8 rings' worth) */
   /* Freed buffers kept for reuse (clmg_device_free; lib/core/context.c):
    * GPUs, where a release waits for the queue */
   int buffer_cache;
@@ -206,7 +208,8 @@ struct clmg_context {
   cl_mem staging[CLMG_STAGING_SLOTS];
   void *staging_host[CLMG_STAGING_SLOTS];
   cl_event staging_done[CLMG_STAGING_SLOTS];
-  size_t staging_bytes; /* each chunk's bytes; 0 until made */
+  size_t staging_bytes;         /* each chunk's bytes; 0 until made */
+  uint64_t staging_plain_bytes; /* large transfers made plain before the ring was */
   unsigned staging_next;
   int staging_unavailable;
 };
@@ -332,6 +335,10 @@ clmg_status clmg_fill_buffer(clmg_context *context, cl_mem buffer, const void *p
 /* Whether clmg_write_buffer stages a write of `bytes` through pinned
  * memory (the device parameters staging_min_bytes and _chunk_bytes). */
 int clmg_staging_applies(const clmg_context *context, size_t bytes);
+/* clmg_staging_applies, and the ring made or worth making: before it is,
+ * large transfers go plain (counted) until they reach
+ * params.staging_ring_after_bytes with this one. */
+int clmg_staging_wanted(clmg_context *context, size_t bytes);
 /* The pinned chunks, made on first use; 0 when they cannot be had (then
  * none is kept, and no later write tries again: plain writes). */
 int clmg_staging_ready(clmg_context *context);

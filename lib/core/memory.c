@@ -544,6 +544,16 @@ int clmg_staging_applies(const clmg_context *context, size_t bytes) {
          context->params.staging_chunk_bytes > 0;
 }
 
+int clmg_staging_wanted(clmg_context *context, size_t bytes) {
+  if (!clmg_staging_applies(context, bytes))
+    return 0;
+  if (context->staging_bytes ||
+      context->staging_plain_bytes + bytes >= context->params.staging_ring_after_bytes)
+    return 1;
+  context->staging_plain_bytes += bytes;
+  return 0;
+}
+
 /* Waits for slot k's transfer, if any, and frees the slot. */
 static clmg_status staging_wait(clmg_context *context, unsigned k, const char *what) {
   if (!context->staging_done[k])
@@ -691,7 +701,7 @@ clmg_status clmg_read_buffer(clmg_context *context, cl_mem buffer, int blocking,
   if (bytes == 0)
     return CLMG_SUCCESS;
   /* (a non-blocking read would need its chunks copied out after return) */
-  if (blocking && clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
+  if (blocking && clmg_staging_wanted(context, bytes) && clmg_staging_ready(context))
     return staged_read(context, buffer, offset, bytes, host, what);
   clmg_count_command(context, blocking);
   cl_int error = clEnqueueReadBuffer(context->queue, buffer, blocking ? CL_TRUE : CL_FALSE, offset,
@@ -703,7 +713,7 @@ clmg_status clmg_write_buffer(clmg_context *context, cl_mem buffer, int blocking
                               size_t bytes, const void *host, const char *what) {
   if (bytes == 0)
     return CLMG_SUCCESS;
-  if (clmg_staging_applies(context, bytes) && clmg_staging_ready(context))
+  if (clmg_staging_wanted(context, bytes) && clmg_staging_ready(context))
     return staged_write(context, buffer, blocking, offset, bytes, host, what);
   if (context->params.oclgrind && (offset != 0 || bytes != buffer_size(buffer))) {
     /* a staging buffer takes the bytes in one store of its whole size */
