@@ -92,6 +92,17 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
   free(as);
 }
 
+/* Where the coupling (row, col) of a cell goes: ROW_DIRICHLET in a
+ * Dirichlet row (which keeps its identity), COLUMN_DIRICHLET for a
+ * Dirichlet column (moved to the right-hand side), else its entry in a
+ * (-1, as ROW_DIRICHLET, where a lacks it). */
+static int64_t coupling_position(const clmg_csr *a, const uint8_t *dirichlet, size_t row,
+                                 size_t col) {
+  return dirichlet[row]   ? ROW_DIRICHLET
+         : dirichlet[col] ? COLUMN_DIRICHLET
+                          : clmg_csr_find_entry(a, row, (int32_t)col);
+}
+
 /* Per triangle: |Gamma| n for its three vertices, as cell_convection in
  * lib/flow/stokes.c computes them, and the positions of its 18 velocity
  * couplings in the level's matrix. */
@@ -119,9 +130,7 @@ static clmg_status cell_tables(const clmg_stokes_hierarchy *h, const clmg_stokes
       for (size_t i = 0; i < 3; i++)
         for (size_t j = 0; j < 3; j++) {
           size_t row = component * ne + (size_t)e[i], col = component * ne + (size_t)e[j];
-          int64_t position = dirichlet[row]   ? ROW_DIRICHLET
-                             : dirichlet[col] ? COLUMN_DIRICHLET
-                                              : clmg_csr_find_entry(a, row, (int32_t)col);
+          int64_t position = coupling_position(a, dirichlet, row, col);
           if (position == -1 && !dirichlet[row])
             return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                                   "level %d: the matrix lacks the coupling (%zu, %zu) of triangle "
@@ -136,9 +145,7 @@ static clmg_status cell_tables(const clmg_stokes_hierarchy *h, const clmg_stokes
         for (size_t d = 0; d < 2; d++)
           for (size_t j = 0; j < 3; j++) {
             size_t row = c * ne + (size_t)e[i], col = d * ne + (size_t)e[j];
-            int64_t position = dirichlet[row]   ? ROW_DIRICHLET
-                               : dirichlet[col] ? COLUMN_DIRICHLET
-                                                : clmg_csr_find_entry(a, row, (int32_t)col);
+            int64_t position = coupling_position(a, dirichlet, row, col);
             if (position == -1 && !dirichlet[row])
               return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
                                     "level %d: the matrix lacks the Newton coupling (%zu, %zu) of "
