@@ -132,6 +132,13 @@ clmg_status clmg_row_list_begin(clmg_context *context, const clmg_vector *value,
 clmg_status clmg_row_list_end(clmg_context *context, clmg_row_list_pending *pending,
                               clmg_status status, clmg_vector **list, size_t *count);
 
+/* clmg_csr_device_multiply on the general (Gustavson) path for every B,
+ * never the one-entry path that clmg_csr_device_multiply takes where B's
+ * rows hold at most one entry: the reference the tests hold that path to
+ * (bit for bit). */
+clmg_status clmg_csr_device_multiply_general(clmg_context *context, const clmg_csr_device *a,
+                                             const clmg_csr_device *b, clmg_csr_device *out);
+
 /* A CSR matrix that a row kernel builds in two passes: with fill 0 it
  * writes each row's length, with fill 1 (after the offsets) its columns
  * and, if it makes them, values. `arguments` sets the kernel's arguments for
