@@ -33,18 +33,27 @@ inline real amg_diagonal(ulong i, global const long *row_ptr, global const int *
 }
 
 /* y = D^-1 A x, 0 in rows with a zero diagonal: the power steps that
- * estimate the largest eigenvalue of D^-1 A. */
+ * estimate the largest eigenvalue of D^-1 A. ROW_LANES work-items a row, as
+ * cl/spmv.cl's csr_spmv (one on CPUs: the row's sum in its order); the lane
+ * that meets the diagonal holds it and lanes_sum adds it to the others'
+ * zeros (the columns of a row are unique), so every lane count finds it
+ * exactly. */
 kernel void amg_jacobi_spmv(ulong rows, global const long *row_ptr, global const int *col,
-                            global const real *val, global const real *x, global real *y) {
-  GRID_LOOP(i, rows) {
-    real sum = 0, diagonal = 0;
-    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+                            global const real *val, global const real *x, global real *y,
+                            local real *scratch) {
+  const ulong row = get_global_id(0) / ROW_LANES;
+  const uint lane = get_global_id(0) % ROW_LANES;
+  real sum = 0, diagonal = 0;
+  if (row < rows)
+    for (long k = row_ptr[row] + lane; k < row_ptr[row + 1]; k += ROW_LANES) {
       sum += val[k] * x[col[k]];
-      if (col[k] == (int)i)
+      if (col[k] == (int)row)
         diagonal = val[k];
     }
-    y[i] = diagonal != 0 ? sum / diagonal : 0;
-  }
+  sum = lanes_sum(scratch, sum);
+  diagonal = lanes_sum(scratch, diagonal);
+  if (row < rows && lane == 0)
+    y[row] = diagonal != 0 ? sum / diagonal : 0;
 }
 
 /* scale_i = omega / a_ii, 0 where a_ii is 0: the row scales of the

@@ -542,3 +542,77 @@ kernel void csr_multiply_values_group(global const uint *rows_list, global const
     barrier(CLK_LOCAL_MEM_FENCE);
   }
 }
+
+/* ---- C = A B where the rows of B that A names hold at most one entry ----
+ * (the tentative prolongator of one candidate: row i of C is row i of A,
+ * each column k replaced by the column of B's row k, each value a_ik b_k,
+ * entries whose B row is empty dropped and repeated columns summed.) A
+ * work-item a row keeps the row's columns sorted in private memory
+ * (insertion, at most SPGEMM_SINGLE of them) with their sums, each formed
+ * from 0 in A's order with the expression csr_multiply_values adds with,
+ * so the result is the general path's bit for bit. fill == 0 counts each
+ * row's columns into `length` and sets *refused where a row names a B row
+ * of more entries or has more than SPGEMM_SINGLE columns (then the host
+ * takes the general path for the whole product); fill == 1 writes the
+ * columns and values at c_ptr. One pass each, no products pass, no search
+ * per product. */
+#define SPGEMM_SINGLE 64
+
+kernel void csr_multiply_single(ulong rows, global const long *a_ptr, global const int *a_col,
+                                global const real *a_val, global const long *b_ptr,
+                                global const int *b_col, global const real *b_val, uint fill,
+                                global uint *length, global uint *refused,
+                                global const long *c_ptr, global int *c_col,
+                                global real *c_val) {
+  GRID_LOOP(i, rows) {
+    int columns[SPGEMM_SINGLE];
+    real sums[SPGEMM_SINGLE];
+    uint count = 0, fits = 1;
+    for (long k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+      const int m = a_col[k];
+      const long l = b_ptr[m], l_end = b_ptr[m + 1];
+      if (l == l_end)
+        continue;
+      if (l_end - l > 1) {
+        fits = 0;
+        break;
+      }
+      const int c = b_col[l];
+      uint p = count;
+      while (p > 0 && columns[p - 1] > c)
+        --p;
+      if (p > 0 && columns[p - 1] == c) {
+        if (fill)
+          sums[p - 1] += a_val[k] * b_val[l];
+        continue;
+      }
+      if (count == SPGEMM_SINGLE) {
+        fits = 0;
+        break;
+      }
+      for (uint q = count; q > p; --q) {
+        columns[q] = columns[q - 1];
+        if (fill)
+          sums[q] = sums[q - 1];
+      }
+      columns[p] = c;
+      if (fill) {
+        real sum = 0;
+        sum += a_val[k] * b_val[l];
+        sums[p] = sum;
+      }
+      ++count;
+    }
+    if (!fill) {
+      length[i] = fits ? count : 0;
+      if (!fits)
+        *refused = 1;
+    } else {
+      const long c_begin = c_ptr[i];
+      for (uint q = 0; q < count; ++q) {
+        c_col[c_begin + q] = columns[q];
+        c_val[c_begin + q] = sums[q];
+      }
+    }
+  }
+}

@@ -26,6 +26,32 @@ inline real group_sum(local real *scratch, real value) {
   return scratch[0];
 }
 
+/* -DROW_LANES=V: the work-items that share one CSR row (a power of two, at
+ * most the work-group: a row's lanes lie in one group), as lib/la/matrix.c
+ * picks them (clmg_csr_row_lanes); 1 where the build does not say. */
+#ifndef ROW_LANES
+#define ROW_LANES 1
+#endif
+
+/* Adds the ROW_LANES partial sums of consecutive work-items; the total is valid
+ * in the first work-item of each row. Every work-item must call it. */
+inline real lanes_sum(local real *scratch, real value) {
+#if ROW_LANES > 1
+  const uint lid = get_local_id(0);
+  const uint lane = lid % ROW_LANES;
+  scratch[lid] = value;
+  barrier(CLK_LOCAL_MEM_FENCE);
+  for (uint stride = ROW_LANES / 2; stride > 0; stride /= 2) {
+    if (lane < stride)
+      scratch[lid] += scratch[lid + stride];
+    barrier(CLK_LOCAL_MEM_FENCE);
+  }
+  return scratch[lid];
+#else
+  return value;
+#endif
+}
+
 /* Loops over this work-item's share of [0, n).
  * GPUs: consecutive work-items touch consecutive elements (coalescing).
  * CPUs (-DCLMG_CPU): each work-item walks one contiguous chunk, which suits

@@ -8,16 +8,13 @@
  *                    (polynomial smoothers; out is not read when beta == 0)
  *   otherwise        out = alpha * A x + beta * in          (in is not read when beta == 0;
  *                                                            the defect is alpha=-1, beta=1)
- *   -DLANES=V        work-items that share one row (CSR vector kernel, ELLR-T); a power of 2
+ *   -DROW_LANES=V    work-items that share one row (CSR vector kernel, ELLR-T); a power of 2
+ *                    (cl/prelude.cl: its default 1 and lanes_sum)
  * One work-item (or V) per row and no grid-stride loop: on GPUs that keeps
  * accesses coalesced, and on CPUs pocl runs a work-group's items in order,
  * so every core walks a contiguous block of rows.
  * `in` and `out` may be the same vector (y = alpha A x + beta y); x may not
  * overlap out (the host checks). */
-
-#ifndef ROW_LANES
-#define ROW_LANES 1
-#endif
 
 #define OUTPUT_PARAMS                                                                              \
   global const real *x, ulong x_offset, global const real *in, ulong in_offset, global real *out,  \
@@ -46,25 +43,6 @@
 #else
 #define STORE_ROW(row, ax) out[row] = beta == 0 ? alpha * (ax) : alpha * (ax) + beta * in[row]
 #endif
-
-/* Adds the ROW_LANES partial sums of consecutive work-items; the total is valid
- * in the first work-item of each row. Every work-item must call it. */
-inline real lanes_sum(local real *scratch, real value) {
-#if ROW_LANES > 1
-  const uint lid = get_local_id(0);
-  const uint lane = lid % ROW_LANES;
-  scratch[lid] = value;
-  barrier(CLK_LOCAL_MEM_FENCE);
-  for (uint stride = ROW_LANES / 2; stride > 0; stride /= 2) {
-    if (lane < stride)
-      scratch[lid] += scratch[lid + stride];
-    barrier(CLK_LOCAL_MEM_FENCE);
-  }
-  return scratch[lid];
-#else
-  return value;
-#endif
-}
 
 /* CSR: ROW_LANES work-items per row. Rows longer than long_row_threshold are
  * left to csr_long_segments and csr_long_finish. */

@@ -156,12 +156,15 @@ static void test_multiply(void **state) {
    * work-group walks in windows of 2,048 columns. The seventh has rows enough for
    * the host product to split them between its threads (4,096 a range); the
    * eighth rows of about 4,500 columns spread over 200,000, so that most
-   * windows are empty and skipped. */
-  const size_t shapes[8][5] = {{30, 40, 25, 4, 3},       {57, 13, 70, 4, 3},
-                               {1, 50, 1, 4, 3},         {200, 300, 800, 6, 22},
-                               {20, 1000, 600, 40, 12},  {4, 400, 6000, 100, 40},
-                               {12000, 2000, 300, 5, 4}, {3, 500, 200000, 150, 30}};
-  for (int s = 0; s < 8; ++s) {
+   * windows are empty and skipped. In the last two B has one entry a row
+   * (a tentative prolongator's shape): the one-entry path, rows of A of
+   * about 12 and 40 entries into 40 and 100 columns. */
+  const size_t shapes[10][5] = {{30, 40, 25, 4, 3},       {57, 13, 70, 4, 3},
+                                {1, 50, 1, 4, 3},         {200, 300, 800, 6, 22},
+                                {20, 1000, 600, 40, 12},  {4, 400, 6000, 100, 40},
+                                {12000, 2000, 300, 5, 4}, {3, 500, 200000, 150, 30},
+                                {300, 200, 40, 12, 1},    {2000, 500, 100, 40, 1}};
+  for (int s = 0; s < 10; ++s) {
     size_t m = shapes[s][0], k = shapes[s][1], n = shapes[s][2];
     clmg_csr a = random_matrix(m, k, shapes[s][3]), b = random_matrix(k, n, shapes[s][4]), c = {0};
     clmg_error error = {{0}};

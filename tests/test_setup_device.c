@@ -220,6 +220,23 @@ static clmg_csr random_spd(size_t n, int per_row) {
   return a;
 }
 
+/* A context with CLMG_DEVICE_PARAMS set to `params` for its creation. */
+static clmg_context *context_with_params(const char *params) {
+  const char *saved = getenv("CLMG_DEVICE_PARAMS");
+  char *kept = saved ? strdup(saved) : NULL;
+  setenv("CLMG_DEVICE_PARAMS", params, 1);
+  clmg_context *c = NULL;
+  clmg_status status = clmg_context_create(NULL, &c);
+  if (kept)
+    setenv("CLMG_DEVICE_PARAMS", kept, 1);
+  else
+    unsetenv("CLMG_DEVICE_PARAMS");
+  free(kept);
+  if (status != CLMG_SUCCESS)
+    fail_msg("clmg_context_create with %s: %s", params, clmg_status_string(status));
+  return c;
+}
+
 /* The device's estimate of lambda_max(D^-1 A), its power steps' sums read
  * once at the end, is the host's within rounding, and lies in (0, 2] for
  * these matrices (Gershgorin on D^-1 A: 1 + 1). */
@@ -244,23 +261,6 @@ static void test_rho(void **state) {
     }
     clmg_csr_free(&a);
   }
-}
-
-/* A context with CLMG_DEVICE_PARAMS set to `params` for its creation. */
-static clmg_context *context_with_params(const char *params) {
-  const char *saved = getenv("CLMG_DEVICE_PARAMS");
-  char *kept = saved ? strdup(saved) : NULL;
-  setenv("CLMG_DEVICE_PARAMS", params, 1);
-  clmg_context *c = NULL;
-  clmg_status status = clmg_context_create(NULL, &c);
-  if (kept)
-    setenv("CLMG_DEVICE_PARAMS", kept, 1);
-  else
-    unsetenv("CLMG_DEVICE_PARAMS");
-  free(kept);
-  if (status != CLMG_SUCCESS)
-    fail_msg("clmg_context_create with %s: %s", params, clmg_status_string(status));
-  return c;
 }
 
 /* The CSR arrays of a matrix, read back, equal a's exactly. */
@@ -489,12 +489,262 @@ static int teardown(void **state) {
   return 0;
 }
 
+/* The launches of kernel `name` in a profile (any work size), and the
+ * largest work size among them (0 when none). */
+static uint64_t launches_of(const clmg_kernel_time *times, size_t count, const char *name,
+                            uint64_t *largest_items) {
+  uint64_t launches = 0;
+  if (largest_items)
+    *largest_items = 0;
+  for (size_t t = 0; t < count; t++)
+    if (strcmp(times[t].name, name) == 0) {
+      launches += times[t].launches;
+      if (largest_items && times[t].work_items > *largest_items)
+        *largest_items = times[t].work_items;
+    }
+  return launches;
+}
+
+/* A matrix of rows of varied length for the power steps: row i holds
+ * i % 41 off-diagonal entries of both signs (rows of 0 to 40, mean 20) and
+ * a dominant diagonal, except every 13th row, which stores no diagonal
+ * (D^-1 A gives 0 there), and every 17th, which is empty. */
+static clmg_csr varied_rows(size_t n) {
+  size_t capacity = n * 41;
+  int32_t *rows = malloc(capacity * sizeof *rows), *cols = malloc(capacity * sizeof *cols);
+  double *values = malloc(capacity * sizeof *values);
+  assert_true(rows && cols && values);
+  size_t count = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i % 17 == 5)
+      continue;
+    double sum = 0;
+    for (size_t k = 0; k < i % 41; k++) {
+      double v = 2 * uniform() - 1;
+      rows[count] = (int32_t)i, cols[count] = (int32_t)(uniform() * (double)n), values[count++] = v;
+      sum += fabs(v);
+    }
+    if (i % 13 != 3) {
+      rows[count] = cols[count] = (int32_t)i;
+      values[count++] = (sum > 0 ? sum : 1) * (1 + uniform());
+    }
+  }
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_from_triplets(n, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_csr_from_triplets: %s", error.message);
+  free(rows);
+  free(cols);
+  free(values);
+  return a;
+}
+
+/* The power steps with 8 work-items a row (csr_max_lanes=8, as a GPU takes
+ * them for rows of about 15 entries; a CPU's table says 1) agree with the
+ * host's estimate to rounding, on rows of 0 to 40 entries, some without a
+ * diagonal and some empty; the profile shows the lanes (8 work-items a
+ * row). */
+static void test_rho_lanes(void **state) {
+  (void)state;
+  clmg_context *lanes_ctx = context_with_params("csr_max_lanes=8");
+  const size_t sizes[] = {1, 300, 20000};
+  for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+    size_t n = sizes[k];
+    clmg_csr a = varied_rows(n);
+    double host = 0;
+    clmg_error error = {{0}};
+    if (clmg_amg_rho_host(&a, &host, &error) != CLMG_SUCCESS)
+      fail_msg("clmg_amg_rho_host: %s", error.message);
+    assert_true(n == 1 || host > 0);
+    for (int t = 0; t < 2; t++) {
+      clmg_dtype type = t ? CLMG_FLOAT : CLMG_DOUBLE;
+      clmg_csr_device d = {0};
+      if (clmg_csr_device_upload(lanes_ctx, &a, type, &d) != CLMG_SUCCESS ||
+          clmg_profile_start(lanes_ctx) != CLMG_SUCCESS)
+        fail_msg("upload: %s", clmg_context_message(lanes_ctx));
+      double device = 0;
+      if (clmg_amg_rho_device(lanes_ctx, &d, &device) != CLMG_SUCCESS)
+        fail_msg("clmg_amg_rho_device: %s", clmg_context_message(lanes_ctx));
+      clmg_kernel_time *times = NULL;
+      size_t count = 0;
+      if (clmg_profile_stop(lanes_ctx, &times, &count) != CLMG_SUCCESS)
+        fail_msg("clmg_profile_stop: %s", clmg_context_message(lanes_ctx));
+      uint64_t items = 0;
+      assert_int_equal(launches_of(times, count, "amg_jacobi_spmv", &items), 20);
+      double mean = (double)clmg_csr_nnz(&a) / (double)n;
+      if (mean >= 8)
+        assert_true(items >= 8 * n);
+      free(times);
+      check_close("rho(D^-1 A), 8 lanes", n, device, host, (t ? 1e-5 : 1e-12) * host);
+      clmg_csr_device_free(&d);
+    }
+    clmg_csr_free(&a);
+  }
+  clmg_context_destroy(lanes_ctx);
+}
+
+/* An m x n matrix of rows of `least` to `most` entries at random columns
+ * (repeats summed). */
+static clmg_csr random_rows(size_t m, size_t n, size_t least, size_t most) {
+  size_t capacity = m * most + 1;
+  int32_t *rows = malloc(capacity * sizeof *rows), *cols = malloc(capacity * sizeof *cols);
+  double *values = malloc(capacity * sizeof *values);
+  assert_true(rows && cols && values);
+  size_t count = 0;
+  for (size_t i = 0; i < m; i++) {
+    size_t length = least + (size_t)(uniform() * (double)(most - least + 1));
+    for (size_t k = 0; k < length && k < most; k++) {
+      rows[count] = (int32_t)i, cols[count] = (int32_t)(uniform() * (double)n);
+      values[count++] = 2 * uniform() - 1;
+    }
+  }
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_from_triplets(m, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_csr_from_triplets: %s", error.message);
+  free(rows);
+  free(cols);
+  free(values);
+  return a;
+}
+
+/* A k x n matrix with one entry in most rows (a tentative prolongator's
+ * shape), none in every fifth; row `doubled` (when < k) gets a second. */
+static clmg_csr one_per_row(size_t k, size_t n, size_t doubled) {
+  clmg_csr b = {k, n, calloc(k + 1, sizeof(int64_t)), malloc((k + 1) * sizeof(int32_t)),
+                malloc((k + 1) * sizeof(double))};
+  assert_true(b.row_ptr && b.col && b.val);
+  int64_t count = 0;
+  for (size_t r = 0; r < k; r++) {
+    if (r % 5 != 2) {
+      int32_t c = (int32_t)(uniform() * (double)(r == doubled ? n - 1 : n));
+      b.col[count] = c;
+      b.val[count++] = 2 * uniform() - 1;
+      if (r == doubled) {
+        b.col[count] = c + 1;
+        b.val[count++] = 2 * uniform() - 1;
+      }
+    }
+    b.row_ptr[r + 1] = count;
+  }
+  return b;
+}
+
+/* The device product a b against the general path's, bit for bit, and the
+ * host's (the same pattern, values to rounding); whether the one-entry
+ * path made it (csr_multiply_single's filling pass, without the general
+ * path's values kernel) comes back. */
+static int device_product_matches(const clmg_csr *a, const clmg_csr *b, clmg_dtype type) {
+  clmg_csr_device da = {0}, db = {0}, dc = {0}, dg = {0};
+  CHECK_OK(clmg_csr_device_upload(ctx, a, type, &da));
+  CHECK_OK(clmg_csr_device_upload(ctx, b, type, &db));
+  CHECK_OK(clmg_profile_start(ctx));
+  CHECK_OK(clmg_csr_device_multiply(ctx, &da, &db, &dc));
+  clmg_kernel_time *times = NULL;
+  size_t count = 0;
+  CHECK_OK(clmg_profile_stop(ctx, &times, &count));
+  uint64_t single = launches_of(times, count, "csr_multiply_single", NULL);
+  uint64_t general = launches_of(times, count, "csr_multiply_values", NULL) +
+                     launches_of(times, count, "csr_multiply_values_group", NULL);
+  free(times);
+  assert_true((single == 2 && general == 0) || (single <= 1 && general > 0));
+  CHECK_OK(clmg_csr_device_multiply_general(ctx, &da, &db, &dg));
+  clmg_csr c = {0}, g = {0}, h = {0}, rounded_b = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_device_download(&dc, &c, &error) != CLMG_SUCCESS ||
+      clmg_csr_device_download(&dg, &g, &error) != CLMG_SUCCESS ||
+      clmg_csr_device_download(&db, &rounded_b, &error) != CLMG_SUCCESS)
+    fail_msg("download: %s", error.message);
+  clmg_csr rounded_a = {0};
+  if (clmg_csr_device_download(&da, &rounded_a, &error) != CLMG_SUCCESS ||
+      clmg_csr_multiply(&rounded_a, &rounded_b, &h, &error) != CLMG_SUCCESS)
+    fail_msg("host product: %s", error.message);
+  size_t nnz = clmg_csr_nnz(&g);
+  assert_int_equal(clmg_csr_nnz(&c), nnz);
+  assert_memory_equal(c.row_ptr, g.row_ptr, (g.rows + 1) * sizeof *g.row_ptr);
+  if (nnz) {
+    assert_memory_equal(c.col, g.col, nnz * sizeof *g.col);
+    assert_memory_equal(c.val, g.val, nnz * sizeof *g.val); /* bit for bit */
+  }
+  assert_int_equal(clmg_csr_nnz(&h), nnz);
+  assert_memory_equal(h.row_ptr, g.row_ptr, (g.rows + 1) * sizeof *g.row_ptr);
+  double bound = type == CLMG_FLOAT ? 1e-5 : 1e-13;
+  for (size_t e = 0; e < nnz; e++) {
+    assert_int_equal(h.col[e], c.col[e]);
+    if (!(fabs(c.val[e] - h.val[e]) <= bound * (1 + fabs(h.val[e]))))
+      fail_msg("entry %zu: %.17g, the host's %.17g", e, c.val[e], h.val[e]);
+  }
+  clmg_csr_free(&c);
+  clmg_csr_free(&g);
+  clmg_csr_free(&h);
+  clmg_csr_free(&rounded_a);
+  clmg_csr_free(&rounded_b);
+  clmg_csr_device_free(&da);
+  clmg_csr_device_free(&db);
+  clmg_csr_device_free(&dc);
+  clmg_csr_device_free(&dg);
+  return single == 2;
+}
+
+/* A P~ with B of at most one entry a row (lib/la/csr_device.c's one-entry
+ * path): the general path's result bit for bit, the host's to rounding, on
+ * rows of 0 to 60 entries into few columns (many repeats to sum) and into
+ * many; the general path takes over where a row names a B row of two
+ * entries, or has more columns than the one-entry kernel keeps (64), and
+ * where B has more entries than rows, while a B row of two entries that no
+ * row of A names leaves the one-entry path to the product. */
+static void test_multiply_one_entry(void **state) {
+  (void)state;
+  for (int t = 0; t < 2; t++) {
+    clmg_dtype type = t ? CLMG_FLOAT : CLMG_DOUBLE;
+    clmg_csr a = random_rows(3000, 2000, 0, 60), few = one_per_row(2000, 150, SIZE_MAX);
+    clmg_csr many = one_per_row(2000, 1800, SIZE_MAX);
+    assert_true(device_product_matches(&a, &few, type));
+    assert_true(device_product_matches(&a, &many, type));
+    clmg_csr_free(&a);
+    clmg_csr_free(&few);
+    clmg_csr_free(&many);
+  }
+  /* one row of 200 entries into as many columns: the general path */
+  clmg_csr a = random_rows(500, 400, 0, 20), wide = random_rows(1, 400, 200, 200);
+  clmg_csr b = one_per_row(400, 400, SIZE_MAX);
+  for (int32_t r = 0; r < 400; r++) { /* a permutation: every B row names another column */
+    b.row_ptr[r + 1] = r + 1;
+    b.col[r] = (int32_t)((r * 7) % 400);
+    b.val[r] = 2 * uniform() - 1;
+  }
+  assert_true(device_product_matches(&a, &b, CLMG_DOUBLE));
+  assert_false(device_product_matches(&wide, &b, CLMG_DOUBLE));
+  /* a B row of two entries (row 399; nnz(B) <= rows(B) still) that A
+   * names: the general path; that no row of A names (A's column 399 empty):
+   * the one-entry path. B of more entries than rows: the general path. */
+  clmg_csr doubled = one_per_row(400, 100, 399);
+  assert_true(clmg_csr_nnz(&doubled) <= doubled.rows);
+  int names = 0;
+  for (int64_t e = 0; e < a.row_ptr[a.rows]; e++)
+    names |= a.col[e] == 399;
+  assert_true(names);
+  assert_false(device_product_matches(&a, &doubled, CLMG_DOUBLE));
+  clmg_csr a_short = random_rows(500, 399, 0, 20), two = random_rows(400, 100, 2, 2);
+  a_short.cols = 400;
+  assert_true(device_product_matches(&a_short, &doubled, CLMG_DOUBLE));
+  assert_false(device_product_matches(&a, &two, CLMG_DOUBLE));
+  clmg_csr_free(&a_short);
+  clmg_csr_free(&two);
+  clmg_csr_free(&wide);
+  clmg_csr_free(&a);
+  clmg_csr_free(&b);
+  clmg_csr_free(&doubled);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fill_pseudo_random),
       cmocka_unit_test(test_sums),
       cmocka_unit_test(test_sums_edges),
       cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_rho_lanes),
+      cmocka_unit_test(test_multiply_one_entry),
       cmocka_unit_test(test_layout_on_device),
       cmocka_unit_test(test_aggregation_waits),
       cmocka_unit_test(test_finish_queued),

@@ -260,7 +260,11 @@ CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg
 /** out = a b on the device (Gustavson's product, a row of C per work-item:
  * a count pass, the offsets (a prefix sum on the device), the sorted
  * columns, then the values summed in the order of clmg_csr_multiply, so
- * both give the same sums). Both value arrays must be of one precision. */
+ * both give the same sums). Where the rows of b that a names hold at most
+ * one entry each (an AMG tentative prolongator of one candidate) and no
+ * row of the result has more than 64 columns, one pass counts and one
+ * fills columns and values, summed in the same order: the same result.
+ * Both value arrays must be of one precision. */
 CLMG_API clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
                                               const clmg_csr_device *b, clmg_csr_device *out);
 /** The device arrays of a host CSR matrix, values in `precision`. */

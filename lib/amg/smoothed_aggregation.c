@@ -15,6 +15,7 @@
 #include "solve/internal.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -957,10 +958,18 @@ clmg_status clmg_amg_rho_device(clmg_context *context, const clmg_csr_device *a,
    * the host's loop and upload took 15 ms of the H200's setup */
   if (status == CLMG_SUCCESS)
     status = clmg_vector_fill_pseudo_random(x, POWER_SEED, 0, 0.5, 1.5);
+  /* ROW_LANES work-items a row, as the CSR SpMV takes them (a row's lanes
+   * in one work-group of the table's size, a power of two) */
+  size_t nnz = clmg_csr_device_nnz(a);
+  unsigned lanes = clmg_csr_row_lanes(context, n ? (double)nnz / (double)n : 0);
+  char lanes_options[160];
+  snprintf(lanes_options, sizeof lanes_options, "%s -DROW_LANES=%u", options, lanes);
+  size_t local = context->params.work_group_size;
+  size_t global = (n * lanes + local - 1) / local * local;
   /* each step leaves y.x, x.x and y.y in sums and normalises y there (the
    * next step's x): the host reads them once, after the last */
   for (int step = 0; step < POWER_STEPS && status == CLMG_SUCCESS; step++) {
-    status = clmg_args_for_kernel(context, "amg", options, "amg_jacobi_spmv", &args);
+    status = clmg_args_for_kernel(context, "amg", lanes_options, "amg_jacobi_spmv", &args);
     if (status == CLMG_SUCCESS) {
       clmg_arg_ulong(&args, n);
       clmg_arg_buffer(&args, a->row_ptr->buffer);
@@ -968,8 +977,11 @@ clmg_status clmg_amg_rho_device(clmg_context *context, const clmg_csr_device *a,
       clmg_arg_buffer(&args, a->val->buffer);
       clmg_arg_buffer(&args, x->buffer);
       clmg_arg_buffer(&args, y->buffer);
-      status = clmg_launch_args(&args, n);
+      clmg_arg_local(&args, local * clmg_dtype_size(precision));
+      status = clmg_args_end(&args);
     }
+    if (status == CLMG_SUCCESS && n > 0)
+      status = clmg_enqueue_1d(context, args.kernel, "amg_jacobi_spmv", global, local, NULL);
     if (status == CLMG_SUCCESS)
       status = clmg_dot3_to_device(y, x, x, sums, 3 * (size_t)step);
     if (status == CLMG_SUCCESS)

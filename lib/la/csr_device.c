@@ -618,27 +618,140 @@ static clmg_status product_values(clmg_context *context, const char *options,
   return status;
 }
 
-clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
-                                     const clmg_csr_device *b, clmg_csr_device *out) {
+/* One pass of csr_multiply_single (cl/csr_device.cl): fill 0 counts into
+ * `length` and flags refused rows in `refused`, fill 1 writes c. */
+static clmg_status single_pass(clmg_context *context, const char *options, const clmg_csr_device *a,
+                               const clmg_csr_device *b, cl_uint fill, clmg_vector *length,
+                               clmg_vector *refused, const clmg_csr_device *c) {
+  clmg_kernel_args args;
+  clmg_status status =
+      clmg_args_for_kernel(context, "csr_device", options, "csr_multiply_single", &args);
+  if (status != CLMG_SUCCESS)
+    return status;
+  cl_mem stand_in = length->buffer; /* never written while counting */
+  clmg_arg_ulong(&args, a->rows);
+  clmg_arg_buffer(&args, a->row_ptr->buffer);
+  clmg_arg_buffer(&args, a->col->buffer);
+  clmg_arg_buffer(&args, a->val->buffer);
+  clmg_arg_buffer(&args, b->row_ptr->buffer);
+  clmg_arg_buffer(&args, b->col->buffer);
+  clmg_arg_buffer(&args, b->val->buffer);
+  clmg_arg_raw(&args, sizeof fill, &fill);
+  clmg_arg_buffer(&args, length->buffer);
+  clmg_arg_buffer(&args, refused->buffer);
+  clmg_arg_buffer(&args, fill ? c->row_ptr->buffer : stand_in);
+  clmg_arg_buffer(&args, fill ? c->col->buffer : stand_in);
+  clmg_arg_buffer(&args, fill ? c->val->buffer : stand_in);
+  return clmg_launch_args(&args, a->rows);
+}
+
+/* C = A B where B has at most one entry a row (the tentative prolongator of
+ * one candidate, whose A P~ is A's rows with the columns renamed): a
+ * counting and a filling pass of csr_multiply_single, one host wait (the
+ * refusal flag and the offsets' sum read together), where the general path
+ * takes five kernels, a list of rows and two waits and searches C's row
+ * for every product. Whether B qualifies is found on the device, by the
+ * counting pass itself: a row that names a B row of more entries, or has
+ * more columns than the kernel keeps (SPGEMM_SINGLE), refuses, and then
+ * *taken stays 0 and nothing is made (the caller takes the general path;
+ * the count pass is all that was spent). The caller checks nnz(B) <=
+ * rows(B) first, which every such B meets, so that general products
+ * (B of several entries a row) do not pay for the try. */
+static clmg_status multiply_single(clmg_context *context, const char *options,
+                                   const clmg_csr_device *a, const clmg_csr_device *b,
+                                   clmg_csr_device *out, int *taken) {
+  *taken = 0;
+  clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL, *refused = NULL;
+  cl_long nnz_read = 0;
+  cl_uint refused_read = 0;
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &length);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_UINT32, 1, &refused);
+  if (status == CLMG_SUCCESS)
+    status = single_pass(context, options, a, b, 0, length, refused, &c);
+  if (status == CLMG_SUCCESS)
+    status = clmg_read_buffer(context, refused->buffer, 0, 0, sizeof refused_read, &refused_read,
+                              "the refusal flag of the one-entry product");
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts_into(context, length, &c.row_ptr, &nnz_read, 1);
+  if (status != CLMG_SUCCESS) /* a read may still be under way */
+    clFinish(context->queue);
+  if (status == CLMG_SUCCESS && refused_read == 0) {
+    *taken = 1;
+    status = clmg_vector_create_unset(context, CLMG_INT32, (size_t)nnz_read, &c.col);
+    if (status == CLMG_SUCCESS)
+      status =
+          clmg_vector_create_unset(context, clmg_vector_type(a->val), (size_t)nnz_read, &c.val);
+    if (status == CLMG_SUCCESS)
+      status = single_pass(context, options, a, b, 1, length, refused, &c);
+  }
+  clmg_vector_destroy(length);
+  clmg_vector_destroy(refused);
+  if (status != CLMG_SUCCESS || !*taken) {
+    clmg_csr_device_free(&c);
+    return status;
+  }
+  *out = c;
+  return CLMG_SUCCESS;
+}
+
+/* The checks of both products' arguments (name: the function's). */
+static clmg_status check_product(clmg_context *context, const char *name, const clmg_csr_device *a,
+                                 const clmg_csr_device *b, clmg_csr_device *out) {
   if (!context || !out)
     return CLMG_ERROR_INVALID_ARGUMENT;
   memset(out, 0, sizeof *out);
   clmg_clear_message(context);
   if (!well_formed(a) || !well_formed(b))
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "clmg_csr_device_multiply: the arrays are missing or do not match: int64 "
-                     "row offsets (rows + 1), int32 columns and real values of the same length");
+                     "%s: the arrays are missing or do not match: int64 "
+                     "row offsets (rows + 1), int32 columns and real values of the same length",
+                     name);
   if (a->cols != b->rows)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "clmg_csr_device_multiply: cannot multiply a %zu x %zu matrix by a %zu x "
+                     "%s: cannot multiply a %zu x %zu matrix by a %zu x "
                      "%zu one",
-                     a->rows, a->cols, b->rows, b->cols);
+                     name, a->rows, a->cols, b->rows, b->cols);
   clmg_dtype precision = clmg_vector_type(a->val);
   if (clmg_vector_type(b->val) != precision)
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
-                     "clmg_csr_device_multiply: the values are %s and %s; both must be of one "
+                     "%s: the values are %s and %s; both must be of one "
                      "precision",
-                     clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
+                     name, clmg_dtype_name(precision), clmg_dtype_name(clmg_vector_type(b->val)));
+  return CLMG_SUCCESS;
+}
+
+static clmg_status multiply_general(clmg_context *context, const clmg_csr_device *a,
+                                    const clmg_csr_device *b, clmg_csr_device *out);
+
+clmg_status clmg_csr_device_multiply(clmg_context *context, const clmg_csr_device *a,
+                                     const clmg_csr_device *b, clmg_csr_device *out) {
+  clmg_status status = check_product(context, "clmg_csr_device_multiply", a, b, out);
+  if (status != CLMG_SUCCESS)
+    return status;
+  /* a B of at most one entry a row has no more entries than rows */
+  if (clmg_csr_device_nnz(b) <= b->rows) {
+    int taken = 0;
+    status = multiply_single(context, clmg_real_options(context, clmg_vector_type(a->val)), a, b,
+                             out, &taken);
+    if (status != CLMG_SUCCESS || taken)
+      return status;
+  }
+  return multiply_general(context, a, b, out);
+}
+
+clmg_status clmg_csr_device_multiply_general(clmg_context *context, const clmg_csr_device *a,
+                                             const clmg_csr_device *b, clmg_csr_device *out) {
+  clmg_status status = check_product(context, "clmg_csr_device_multiply_general", a, b, out);
+  return status == CLMG_SUCCESS ? multiply_general(context, a, b, out) : status;
+}
+
+/* Gustavson's product for any B (a work-item or a work-group a row, by the
+ * row's products and columns). */
+static clmg_status multiply_general(clmg_context *context, const clmg_csr_device *a,
+                                    const clmg_csr_device *b, clmg_csr_device *out) {
+  clmg_dtype precision = clmg_vector_type(a->val);
   const char *options = clmg_real_options(context, precision);
   clmg_csr_device c = {a->rows, b->cols, NULL, NULL, NULL};
   clmg_vector *length = NULL, *products = NULL, *counting_rows = NULL, *filling_rows = NULL;

@@ -49,6 +49,13 @@ clmg_status clmg_quotient(double alpha, const clmg_vector *a, const clmg_vector 
 clmg_status clmg_spmv_into(double alpha, const clmg_matrix *a, const clmg_vector *x, double beta,
                            const clmg_vector *in, clmg_vector *out);
 
+/* CSR's work-items per row (cl/prelude.cl's ROW_LANES) for rows of
+ * mean_length entries on average: the largest power of two at most the mean
+ * row and the device table's csr_max_lanes (1 on CPUs, 32 on GPUs; at most
+ * the work-group size). The CSR SpMV's rule (lib/la/matrix.c), for every
+ * kernel that walks a CSR row with several work-items. */
+unsigned clmg_csr_row_lanes(const clmg_context *context, double mean_length);
+
 /* Reductions whose results stay in device memory, for loops that must not
  * wait on the host each step (the power steps of eigenvalue estimates):
  * sums[slot], [slot + 1], [slot + 2] = r.u, w.u, r.r (dot3), sums[slot] =
@@ -130,6 +137,13 @@ clmg_status clmg_row_list_begin(clmg_context *context, const clmg_vector *value,
                                 int blocking, clmg_row_list_pending *pending);
 clmg_status clmg_row_list_end(clmg_context *context, clmg_row_list_pending *pending,
                               clmg_status status, clmg_vector **list, size_t *count);
+
+/* clmg_csr_device_multiply on the general (Gustavson) path for every B,
+ * never the one-entry path that clmg_csr_device_multiply takes where B's
+ * rows hold at most one entry: the reference the tests hold that path to
+ * (bit for bit). */
+clmg_status clmg_csr_device_multiply_general(clmg_context *context, const clmg_csr_device *a,
+                                             const clmg_csr_device *b, clmg_csr_device *out);
 
 /* A CSR matrix that a row kernel builds in two passes: with fill 0 it
  * writes each row's length, with fill 1 (after the offsets) its columns

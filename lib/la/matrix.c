@@ -108,6 +108,10 @@ static unsigned power_of_two_at_most(double value, unsigned low, unsigned high) 
   return p;
 }
 
+unsigned clmg_csr_row_lanes(const clmg_context *context, double mean_length) {
+  return power_of_two_at_most(mean_length, 1, context->params.csr_max_lanes);
+}
+
 static int is_power_of_two(unsigned v) {
   return v && !(v & (v - 1));
 }
@@ -394,7 +398,7 @@ static clmg_status csr_shape(clmg_matrix *m, const row_stats *stats,
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT,
                      "CSR lanes per row: %u, more than the work-group of %zu on %s",
                      options->csr_lanes, m->context->params.work_group_size, m->context->info.name);
-  m->lanes = power_of_two_at_most(stats->mean_length, 1, m->context->params.csr_max_lanes);
+  m->lanes = clmg_csr_row_lanes(m->context, stats->mean_length);
   if (options->csr_lanes)
     m->lanes = options->csr_lanes;
   m->long_row_threshold = csr_long_row_threshold(m->context, options, stats->mean_length);
