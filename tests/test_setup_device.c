@@ -739,14 +739,10 @@ static void test_multiply_one_entry(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_fill_pseudo_random),
-      cmocka_unit_test(test_sums),
-      cmocka_unit_test(test_sums_edges),
-      cmocka_unit_test(test_rho),
-      cmocka_unit_test(test_rho_lanes),
-      cmocka_unit_test(test_multiply_one_entry),
-      cmocka_unit_test(test_layout_on_device),
-      cmocka_unit_test(test_aggregation_waits),
+      cmocka_unit_test(test_fill_pseudo_random), cmocka_unit_test(test_sums),
+      cmocka_unit_test(test_sums_edges),         cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_rho_lanes),          cmocka_unit_test(test_multiply_one_entry),
+      cmocka_unit_test(test_layout_on_device),   cmocka_unit_test(test_aggregation_waits),
       cmocka_unit_test(test_finish_queued),
   };
   return cmocka_run_group_tests_name("setup_device", tests, setup, teardown);
