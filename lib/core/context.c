@@ -611,11 +611,15 @@ static size_t size_class(size_t bytes) {
   return bytes / step * step + (bytes % step ? step : 0);
 }
 
-static uint64_t cache_limit(const clmg_context *context) {
+/* The device memory the context may hold: the device's, or the memory
+ * limit where that is lower. */
+static uint64_t memory_room(const clmg_context *context) {
   uint64_t memory = context->info.global_mem_bytes;
-  if (context->memory_limit && context->memory_limit < memory)
-    memory = context->memory_limit;
-  return memory / 4;
+  return context->memory_limit && context->memory_limit < memory ? context->memory_limit : memory;
+}
+
+static uint64_t cache_limit(const clmg_context *context) {
+  return memory_room(context) / 4;
 }
 
 void clmg_context_trim(clmg_context *context) {
@@ -711,10 +715,8 @@ clmg_status clmg_device_alloc(clmg_context *context, size_t bytes, const void *i
     }
     return status;
   }
-  uint64_t room = context->memory_limit && context->memory_limit < context->info.global_mem_bytes
-                      ? context->memory_limit
-                      : context->info.global_mem_bytes;
-  if (context->cached_bytes && context->device_bytes + context->cached_bytes + size > room)
+  if (context->cached_bytes &&
+      context->device_bytes + context->cached_bytes + size > memory_room(context))
     clmg_context_trim(context);
   cl_int error;
   cl_mem_flags flags = CL_MEM_READ_WRITE | (initial && !staged ? CL_MEM_COPY_HOST_PTR : 0);
