@@ -188,6 +188,19 @@ static void test_sums_edges(void **state) {
 /* A random SPD matrix that is not an M-matrix: random symmetric entries of
  * both signs, about `per_row` a row, and a diagonal of the row's absolute
  * sum times a random factor in [1, 2) (diagonally dominant: SPD). */
+/* The m x n CSR matrix of `count` triplets, whose arrays it frees. */
+static clmg_csr csr_taking_triplets(size_t m, size_t n, size_t count, int32_t *rows, int32_t *cols,
+                                    double *values) {
+  clmg_csr a = {0};
+  clmg_error error = {{0}};
+  if (clmg_csr_from_triplets(m, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
+    fail_msg("clmg_csr_from_triplets: %s", error.message);
+  free(rows);
+  free(cols);
+  free(values);
+  return a;
+}
+
 static clmg_csr random_spd(size_t n, int per_row) {
   size_t capacity = n * (size_t)(2 * per_row + 1);
   int32_t *rows = malloc(capacity * sizeof *rows), *cols = malloc(capacity * sizeof *cols);
@@ -209,13 +222,7 @@ static clmg_csr random_spd(size_t n, int per_row) {
     rows[count] = cols[count] = (int32_t)i;
     values[count++] = (row_sum[i] > 0 ? row_sum[i] : 1) * (1 + uniform());
   }
-  clmg_csr a = {0};
-  clmg_error error = {{0}};
-  if (clmg_csr_from_triplets(n, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
-    fail_msg("clmg_csr_from_triplets: %s", error.message);
-  free(rows);
-  free(cols);
-  free(values);
+  clmg_csr a = csr_taking_triplets(n, n, count, rows, cols, values);
   free(row_sum);
   return a;
 }
@@ -529,13 +536,7 @@ static clmg_csr varied_rows(size_t n) {
       values[count++] = (sum > 0 ? sum : 1) * (1 + uniform());
     }
   }
-  clmg_csr a = {0};
-  clmg_error error = {{0}};
-  if (clmg_csr_from_triplets(n, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
-    fail_msg("clmg_csr_from_triplets: %s", error.message);
-  free(rows);
-  free(cols);
-  free(values);
+  clmg_csr a = csr_taking_triplets(n, n, count, rows, cols, values);
   return a;
 }
 
@@ -598,13 +599,7 @@ static clmg_csr random_rows(size_t m, size_t n, size_t least, size_t most) {
       values[count++] = 2 * uniform() - 1;
     }
   }
-  clmg_csr a = {0};
-  clmg_error error = {{0}};
-  if (clmg_csr_from_triplets(m, n, count, rows, cols, values, &a, &error) != CLMG_SUCCESS)
-    fail_msg("clmg_csr_from_triplets: %s", error.message);
-  free(rows);
-  free(cols);
-  free(values);
+  clmg_csr a = csr_taking_triplets(m, n, count, rows, cols, values);
   return a;
 }
 
