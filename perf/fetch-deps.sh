@@ -2,9 +2,11 @@
 # Fills .deps/ (ignored by git) with the Debian packages that perf/gpu.sh
 # installs where they are missing, for a GPU machine without network access:
 # CLBlast, cJSON, cmocka (for the test suites) and pkg-config (tests/ finds
-# cmocka through it); and .whl/ with jsonschema's wheels (the CLI tests check
-# every command's JSON against docs/result.schema.json) for CPython 3.12. Run it on a machine with network access, then copy the
-# repository, .deps/ included, to the GPU machine:
+# cmocka through it); and .whl/ with wheels for CPython 3.12: jsonschema's
+# (the CLI tests check every command's JSON against
+# docs/result.schema.json), pyamg's (the AMG baselines) and MPICH (clmg_mpi).
+# Run it on a machine with network access, then copy the repository, .deps/
+# and .whl/ included, to the GPU machine:
 #
 #   perf/fetch-deps.sh
 #
@@ -28,5 +30,13 @@ echo "fetch-deps: .deps/ now holds:"
 ls -l "${deps_dir}"
 python3 -m pip download jsonschema --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_17_x86_64 --implementation cp -d "${repo_root}/.whl"
+# pyamg (with SciPy and NumPy) for the AMG baselines; MPICH for clmg_mpi and
+# perf/scaling.sh where the GPU machine has no MPI (perf/gpu.sh unpacks it).
+# MPICH's wheels are manylinux_2_28 and pure-Python tagged: a version is
+# pinned, because without one pip picks the empty placeholder 0.0.0.
+python3 -m pip download pyamg --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_17_x86_64 --implementation cp -d "${repo_root}/.whl"
+python3 -m pip download "mpich==4.3.2" --no-deps --only-binary=:all: \
+  --platform manylinux_2_28_x86_64 -d "${repo_root}/.whl"
 echo "fetch-deps: .whl/ now holds:"
 ls -l "${repo_root}/.whl"
