@@ -277,21 +277,22 @@ kernel void csr_multiply_pattern(ulong rows, global const long *a_ptr, global co
 /* The same for rows with more than SPGEMM_LONG products, a work-group per
  * row of `rows_list` (listed by the host; no loop or early exit around the
  * barriers, which some OpenCL CPU compilers refuse): each column goes into a hash table in local
- * memory (open addressing, slots at least twice the products up to SPGEMM_TABLE); the count is the
- * row's length, or SPGEMM_OVERFLOW when the row has more than SPGEMM_GROUP_COLUMNS columns; filling
- * packs the occupied slots (at most SPGEMM_GROUP_COLUMNS there) and sorts those alone (bitonic
- * over the power of two above the count, padded with INT_MAX), where sorting the whole table
- * took twice the slots' stages: an AMG level's Galerkin rows hold tens of columns in a table of
- * 256 to 2,048 slots. */
-kernel void csr_multiply_pattern_group(global const uint *rows_list, global const long *a_ptr,
-                                       global const int *a_col, global const long *b_ptr,
-                                       global const int *b_col, uint fill, global uint *length,
-                                       global const long *c_ptr, global int *c_col) {
-  local int table[SPGEMM_TABLE];
-  local int packed[SPGEMM_GROUP_COLUMNS];
-  local uint count, full, packed_count;
+ * memory (open addressing, slots at least twice the products up to SPGEMM_TABLE). Counting
+ * (csr_multiply_count_group) writes the row's length, or SPGEMM_OVERFLOW when the row has more
+ * than SPGEMM_GROUP_COLUMNS columns; filling (csr_multiply_pattern_group) packs the occupied
+ * slots (at most SPGEMM_GROUP_COLUMNS there) and sorts those alone (bitonic over the power of two
+ * above the count, padded with INT_MAX), where sorting the whole table took twice the slots'
+ * stages: an AMG level's Galerkin rows hold tens of columns in a table of 256 to 2,048 slots.
+ * The counting kernel holds the table alone in local memory (8 KB), so that more work-groups fit
+ * on a compute unit than with the filling kernel's packed columns beside it. */
+
+/* Row i's columns into `table` (its slot count returned); *count the
+ * distinct columns, *full set where a column found no slot. Ends with a
+ * barrier. */
+inline uint spgemm_hash_row(ulong i, global const long *a_ptr, global const int *a_col,
+                            global const long *b_ptr, global const int *b_col, local int *table,
+                            local uint *count, local uint *full) {
   const uint lid = get_local_id(0), size = get_local_size(0);
-  const ulong i = rows_list[get_group_id(0)];
   const long begin = a_ptr[i], end = a_ptr[i + 1];
   const ulong products = spgemm_products(begin, end, a_col, b_ptr);
   uint slots = 2 * SPGEMM_LONG;
@@ -300,9 +301,8 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
   for (uint s = lid; s < slots; s += size)
     table[s] = SPGEMM_EMPTY;
   if (lid == 0) {
-    count = 0;
-    full = 0;
-    packed_count = 0;
+    *count = 0;
+    *full = 0;
   }
   barrier(CLK_LOCAL_MEM_FENCE);
   for (long k = begin; k < end; ++k) {
@@ -313,22 +313,49 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
       for (; probe < slots; ++probe) {
         const int seen = atomic_cmpxchg(&table[h], SPGEMM_EMPTY, c);
         if (seen == SPGEMM_EMPTY)
-          atomic_inc(&count);
+          atomic_inc(count);
         if (seen == SPGEMM_EMPTY || seen == c)
           break;
         h = (h + 1) & (slots - 1);
       }
       if (probe == slots)
-        full = 1;
+        *full = 1;
     }
   }
   barrier(CLK_LOCAL_MEM_FENCE);
-  if (!fill && lid == 0)
+  return slots;
+}
+
+/* The counting pass (fill is 0; c_ptr and c_col are not read: the pattern
+ * kernels' arguments). */
+kernel void csr_multiply_count_group(global const uint *rows_list, global const long *a_ptr,
+                                     global const int *a_col, global const long *b_ptr,
+                                     global const int *b_col, uint fill, global uint *length,
+                                     global const long *c_ptr, global int *c_col) {
+  local int table[SPGEMM_TABLE];
+  local uint count, full;
+  const ulong i = rows_list[get_group_id(0)];
+  spgemm_hash_row(i, a_ptr, a_col, b_ptr, b_col, table, &count, &full);
+  if (get_local_id(0) == 0)
     length[i] = full || count > SPGEMM_GROUP_COLUMNS ? SPGEMM_OVERFLOW : count;
-  /* filling: the occupied slots packed (a row filled here has at most
-   * SPGEMM_GROUP_COLUMNS columns), padded to a power of two and sorted;
-   * counting sorts nothing: no branch around the barriers */
-  for (uint s = lid; fill && s < slots; s += size) {
+}
+
+/* The filling pass (fill is 1), on rows of at most SPGEMM_GROUP_COLUMNS
+ * columns. */
+kernel void csr_multiply_pattern_group(global const uint *rows_list, global const long *a_ptr,
+                                       global const int *a_col, global const long *b_ptr,
+                                       global const int *b_col, uint fill, global uint *length,
+                                       global const long *c_ptr, global int *c_col) {
+  local int table[SPGEMM_TABLE];
+  local int packed[SPGEMM_GROUP_COLUMNS];
+  local uint count, full, packed_count;
+  const uint lid = get_local_id(0), size = get_local_size(0);
+  const ulong i = rows_list[get_group_id(0)];
+  if (lid == 0)
+    packed_count = 0;
+  const uint slots = spgemm_hash_row(i, a_ptr, a_col, b_ptr, b_col, table, &count, &full);
+  /* the occupied slots packed, padded to a power of two and sorted */
+  for (uint s = lid; s < slots; s += size) {
     const int c = table[s];
     if (c != SPGEMM_EMPTY) {
       const uint at = atomic_inc(&packed_count);
@@ -337,15 +364,14 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
     }
   }
   uint width = 1;
-  while (fill && width < count && width < SPGEMM_GROUP_COLUMNS)
+  while (width < count && width < SPGEMM_GROUP_COLUMNS)
     width *= 2;
-  for (uint s = count + lid; fill && s < width; s += size)
+  for (uint s = count + lid; s < width; s += size)
     packed[s] = INT_MAX;
   barrier(CLK_LOCAL_MEM_FENCE);
-  const uint sorted = fill ? width : 1;
-  for (uint block = 2; block <= sorted; block *= 2)
+  for (uint block = 2; block <= width; block *= 2)
     for (uint stride = block / 2; stride > 0; stride /= 2) {
-      for (uint t = lid; t < sorted; t += size) {
+      for (uint t = lid; t < width; t += size) {
         const uint partner = t ^ stride;
         if (partner > t) {
           const int x = packed[t], y = packed[partner];
@@ -357,7 +383,7 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
       }
       barrier(CLK_LOCAL_MEM_FENCE);
     }
-  for (uint s = lid; fill && s < count && s < SPGEMM_GROUP_COLUMNS; s += size)
+  for (uint s = lid; s < count && s < SPGEMM_GROUP_COLUMNS; s += size)
     c_col[c_ptr[i] + s] = packed[s];
 }
 

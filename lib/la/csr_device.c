@@ -565,7 +565,8 @@ static clmg_status product_pattern(clmg_context *context, const char *options,
     if (status != CLMG_SUCCESS)
       break;
     clmg_kernel_args args;
-    status = product_pass_begin(context, options, "csr_multiply_pattern_group",
+    status = product_pass_begin(context, options,
+                                fill ? "csr_multiply_pattern_group" : "csr_multiply_count_group",
                                 "csr_multiply_pattern", pass, group_rows, a->rows, &args);
     if (status != CLMG_SUCCESS)
       break;
