@@ -402,7 +402,14 @@ kernel void csr_multiply_pattern_group(global const uint *rows_list, global cons
   } while (0)
 
 /* The values of C on its pattern, for the rows the work-group kernel
- * leaves: each product added at its column, found by binary search. */
+ * leaves: each product added at its column, found by binary search. A row
+ * of at most SPGEMM_VALUES_PRIVATE columns sums in private memory and
+ * writes each value once (a GPU caches private memory in L1, where a sum in
+ * global memory went to L2 for every product); longer rows sum in place.
+ * Either way each sum starts at 0 and takes its products in A's order, then
+ * B's, with the same expression: the same bits. */
+#define SPGEMM_VALUES_PRIVATE 64
+
 kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global const int *a_col,
                                 global const real *a_val, global const long *b_ptr,
                                 global const int *b_col, global const real *b_val,
@@ -412,6 +419,24 @@ kernel void csr_multiply_values(ulong rows, global const long *a_ptr, global con
     if (spgemm_products(a_ptr[i], a_ptr[i + 1], a_col, b_ptr) > SPGEMM_LONG)
       continue;
     const long c_begin = c_ptr[i], c_end = c_ptr[i + 1];
+    if (c_end - c_begin <= SPGEMM_VALUES_PRIVATE) {
+      real sums[SPGEMM_VALUES_PRIVATE];
+      const int n = (int)(c_end - c_begin);
+      for (int p = 0; p < n; ++p)
+        sums[p] = 0;
+      for (long k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
+        const int m = a_col[k];
+        const real scale = a_val[k];
+        for (long l = b_ptr[m]; l < b_ptr[m + 1]; ++l) {
+          long place;
+          SPGEMM_FIND(c_col, c_begin, c_end, b_col[l], place);
+          sums[place - c_begin] += scale * b_val[l];
+        }
+      }
+      for (int p = 0; p < n; ++p)
+        c_val[c_begin + p] = sums[p];
+      continue;
+    }
     for (long p = c_begin; p < c_end; ++p)
       c_val[p] = 0;
     for (long k = a_ptr[i]; k < a_ptr[i + 1]; ++k) {
