@@ -51,4 +51,16 @@ static inline int clmg_stokes_full_upwind(const clmg_stokes_problem *problem) {
          (problem->viscosity == 0.0 && clmg_stokes_upwind_delta(problem) != 0.0);
 }
 
+/* The level's system matrix without wind (viscosity, the reaction's lumped
+ * mass, the pressure coupling, the Dirichlet unknowns eliminated with
+ * identity rows) made on the device (lib/flow/stokes_system_device.c,
+ * cl/stokes_system.cl): pattern and values in *out (double), the arrays of
+ * clmg_stokes_assemble_host's matrix bit for bit for the same mesh, edges
+ * and problem (NULL: the defaults; its wind, previous velocity and force
+ * are not read: they do not enter the matrix's constant part). Needs fp64;
+ * failures are the context's. */
+clmg_status clmg_stokes_system_device(clmg_context *context, const clmg_mesh *mesh,
+                                      const clmg_triangle_edges *edges,
+                                      const clmg_stokes_problem *problem, clmg_csr_device *out);
+
 #endif
