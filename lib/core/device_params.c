@@ -214,12 +214,12 @@
  *    host's bits) and hands those arrays to the assembler and the multigrid
  *    instead of uploading the host's; the host keeps a downloaded copy for
  *    the Vanka layouts and the assembler's tables. On pocl (dfg2 level 5,
- *    2026-11-29, best of 6 on the shared 2-core VM) the kernels and the
- *    download cost more CPU time than the host's parallel assembly (0.78
- *    against 0.67 s for the hierarchy) and the uploads saved win part of it
- *    back (1.91 against 1.84 s with the assembler and multigrid; wall 1.96
- *    against 2.17 s): CPUs keep the host path. GPUs take the device path
- *    (to be measured on the H200: docs/flow.md). */
+ *    2026-11-29, best of two series of 5-6 runs on the shared 2-core VM) the
+ *    kernels and the download cost a little more CPU time than the host's
+ *    parallel assembly (hierarchy 0.70-0.75 against 0.67 s) and the uploads
+ *    saved win it back (1.75-1.91 against 1.75-1.84 s with the assembler
+ *    and multigrid): no gain, so CPUs keep the host path. GPUs take the
+ *    device path (to be measured on the H200: docs/flow.md). */
 #define CHOICES_GPU                                                                                \
   .clblast_axpy = 0, .amg_setup_on_device = 1, .matrix_layout_on_device = 1, .p1_rows = 1,         \
   .stokes_setup_on_device = 1
