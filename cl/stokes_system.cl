@@ -39,8 +39,10 @@ kernel void stokes_cell_geometry(ulong cells, global const int *cell_vertices,
     const real area = det / 2.0;
     global real *g = geometry + 7 * k;
     g[0] = area;
-    if (!(area > 0.0)) {
+    if (!(area > 0.0)) { /* refused: the rows' count pass reads zeros */
       atomic_min(bad, (int)k);
+      for (int c = 1; c < 7; ++c)
+        g[c] = 0.0;
       continue;
     }
     const real g1x = e2y / det, g1y = -e2x / det, g2x = -e1y / det, g2y = e1x / det;
