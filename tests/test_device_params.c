@@ -75,6 +75,7 @@ static void check_gpu_choices(const clmg_device_params *p) {
   assert_false(p->clblast_axpy);
   assert_true(p->amg_setup_on_device);
   assert_true(p->p1_rows);
+  assert_true(p->stokes_setup_on_device);
   assert_false(p->host_buffers);
   assert_false(p->oclgrind);
   assert_int_equal(p->bandwidth_bytes, (size_t)1 << 30);
@@ -113,6 +114,7 @@ static void check_cpu_choices(const clmg_device_params *p) {
   assert_true(p->clblast_axpy);
   assert_false(p->amg_setup_on_device);
   assert_false(p->p1_rows);
+  assert_false(p->stokes_setup_on_device);
   assert_true(p->host_buffers);
   assert_true(p->shares_host_memory);
   assert_false(p->oclgrind);
@@ -408,6 +410,7 @@ static void same_params(const clmg_device_params *a, const clmg_device_params *b
   assert_int_equal(a->clblast_axpy, b->clblast_axpy);
   assert_int_equal(a->amg_setup_on_device, b->amg_setup_on_device);
   assert_int_equal(a->p1_rows, b->p1_rows);
+  assert_int_equal(a->stokes_setup_on_device, b->stokes_setup_on_device);
   assert_int_equal(a->host_buffers, b->host_buffers);
   assert_int_equal(a->shares_host_memory, b->shares_host_memory);
   assert_int_equal(a->oclgrind, b->oclgrind);

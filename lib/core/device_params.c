@@ -208,11 +208,24 @@
  *  - p1_rows: the P1 assembler's automatic path is rows (on the H200 at
  *    Regular level 3, 0.96 ms warm and 0.28 s of setup against patches'
  *    1.33 ms and 0.79 s); else patches, where rows' recomputed element
- *    matrices cost most (pocl: 12.3 ms against 7.1 ms). */
+ *    matrices cost most (pocl: 12.3 ms against 7.1 ms).
+ *  - stokes_setup_on_device: clmg_flow_solve makes every level's
+ *    Crouzeix-Raviart matrix on the device (clmg_stokes_system_device, the
+ *    host's bits) and hands those arrays to the assembler and the multigrid
+ *    instead of uploading the host's; the host keeps a downloaded copy for
+ *    the Vanka layouts and the assembler's tables. On pocl (dfg2 level 5,
+ *    2026-11-29, best of two series of 5-6 runs on the shared 2-core VM) the
+ *    kernels and the download cost a little more CPU time than the host's
+ *    parallel assembly (hierarchy 0.70-0.75 against 0.67 s) and the uploads
+ *    saved win it back (1.75-1.91 against 1.75-1.84 s with the assembler
+ *    and multigrid): no gain, so CPUs keep the host path. GPUs take the
+ *    device path (to be measured on the H200: docs/flow.md). */
 #define CHOICES_GPU                                                                                \
-  .clblast_axpy = 0, .amg_setup_on_device = 1, .matrix_layout_on_device = 1, .p1_rows = 1
+  .clblast_axpy = 0, .amg_setup_on_device = 1, .matrix_layout_on_device = 1, .p1_rows = 1,         \
+  .stokes_setup_on_device = 1
 #define CHOICES_CPU                                                                                \
-  .clblast_axpy = 1, .amg_setup_on_device = 0, .matrix_layout_on_device = 0, .p1_rows = 0
+  .clblast_axpy = 1, .amg_setup_on_device = 0, .matrix_layout_on_device = 0, .p1_rows = 0,         \
+  .stokes_setup_on_device = 0
 
 /* Uploads through pinned staging (clmg_write_buffer, lib/core/memory.c).
  * A driver copies a write from ordinary (pageable) host memory through
@@ -456,6 +469,7 @@ static const field fields[] = {
     FLAG_FIELD(amg_setup_on_device),
     FLAG_FIELD(matrix_layout_on_device),
     FLAG_FIELD(p1_rows),
+    FLAG_FIELD(stokes_setup_on_device),
     FLAG_FIELD(buffer_cache),
     /* 0 turns staging off; any size forces it (also on a CPU, for tests) */
     {"staging_min_bytes", offsetof(clmg_device_params, staging_min_bytes), FIELD_SIZE, 0,

@@ -89,6 +89,7 @@ typedef struct clmg_device_params {
   int amg_setup_on_device;     /* smoothed aggregation's hierarchy on the device */
   int matrix_layout_on_device; /* clmg_matrix_create lays double matrices out there */
   int p1_rows;                 /* the P1 assembler's automatic path: rows, else patches */
+  int stokes_setup_on_device;  /* clmg_flow_solve makes the CR systems on the device */
 
   /* Uploads (clmg_write_buffer, lib/core/memory.c): writes of at least
    * staging_min_bytes go through a ring of pinned host chunks of

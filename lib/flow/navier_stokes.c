@@ -93,6 +93,9 @@ typedef struct flow_run {
   const clmg_flow_options *o;
   clmg_stokes_problem problem;
   clmg_stokes_hierarchy h;
+  /* the levels' matrices made on the device (NULL: assembled on the host);
+   * after the set-up only their values stay, the assembler's stored ones */
+  clmg_csr_device *device_a;
   size_t n, velocities;
   double *x; /* the host copy */
   clmg_stokes_assembler *assembler;
@@ -135,13 +138,18 @@ static const clmg_operator *finest_operator(const flow_run *run) {
 /* A matrix of the finest pattern whose values the assembler's replace
  * (clmg_matrix_update_values_device), and its operator. */
 static clmg_status finest_copy(flow_run *run, clmg_matrix **matrix, clmg_operator *op) {
+  const int finest = run->h.num_levels - 1;
   clmg_csr_device arrays = {0};
-  clmg_status status =
-      clmg_csr_device_upload(run->context, &run->h.a[run->h.num_levels - 1], CLMG_DOUBLE, &arrays);
+  clmg_status status = CLMG_SUCCESS;
+  if (run->device_a)
+    arrays = run->device_a[finest]; /* borrowed */
+  else
+    status = clmg_csr_device_upload(run->context, &run->h.a[finest], CLMG_DOUBLE, &arrays);
   if (status == CLMG_SUCCESS)
     status = clmg_matrix_create_from_device(run->context, arrays.rows, arrays.cols, arrays.row_ptr,
                                             arrays.col, arrays.val, NULL, matrix);
-  clmg_csr_device_free(&arrays);
+  if (!run->device_a)
+    clmg_csr_device_free(&arrays);
   if (status == CLMG_SUCCESS)
     status = clmg_operator_from_matrix(*matrix, 0, op);
   return status;
@@ -151,13 +159,19 @@ static clmg_status finest_copy(flow_run *run, clmg_matrix **matrix, clmg_operato
 static clmg_status prepare_run(flow_run *run) {
   clmg_context *context = run->context;
   clmg_stokes_hierarchy *h = &run->h;
-  clmg_status status = clmg_stokes_assembler_create(context, h, &run->problem, &run->assembler);
+  clmg_status status =
+      run->device_a ? clmg_stokes_assembler_create_from(context, h, &run->problem, run->device_a,
+                                                        &run->assembler)
+                    : clmg_stokes_assembler_create(context, h, &run->problem, &run->assembler);
   /* every step refills the systems and refreshes the multigrid before its
    * first cycle: the Vanka inverses of the build's values would be thrown
    * away (at level 5 of dfg2 on pocl, 1.9 s of the setup) */
   clmg_vanka_options vanka = run->o->vanka;
   vanka.defer_first_setup = 1;
-  if (status == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && run->device_a)
+    status = clmg_stokes_multigrid_create_from(context, h, run->assembler, run->device_a, &vanka,
+                                               &run->o->multigrid, &run->mg);
+  else if (status == CLMG_SUCCESS)
     status = clmg_stokes_multigrid_create_device(context, h, run->assembler, &vanka,
                                                  &run->o->multigrid, &run->mg);
   if (status == CLMG_SUCCESS)
@@ -481,8 +495,21 @@ static void free_run(flow_run *run) {
   clmg_vector_destroy(run->previous);
   clmg_vector_destroy(run->residual);
   clmg_stokes_assembler_destroy(run->assembler);
+  for (int l = 0; run->device_a && l < run->h.num_levels; l++)
+    clmg_csr_device_free(&run->device_a[l]);
+  free(run->device_a);
   clmg_stokes_hierarchy_free(&run->h);
   free(run->x);
+}
+
+/* The patterns made on the device are copied into the multigrid and the
+ * finest matrices: only the values stay (the assembler's stored ones). */
+static void drop_device_patterns(flow_run *run) {
+  for (int l = 0; run->device_a && l < run->h.num_levels; l++) {
+    clmg_vector_destroy(run->device_a[l].row_ptr);
+    clmg_vector_destroy(run->device_a[l].col);
+    run->device_a[l].row_ptr = run->device_a[l].col = NULL;
+  }
 }
 
 static clmg_status check_options(clmg_context *context, const clmg_flow_options *o) {
@@ -570,7 +597,18 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     run.problem.upwind_parameter = o->upwind_parameter;
   }
   clmg_error error = {{0}};
-  status = clmg_stokes_hierarchy_build(coarse, o->levels, &run.problem, &run.h, &error);
+  /* the matrices made on the device where it computes in double and the
+   * device table says so (clmg_stokes_system_device: the same bits as the
+   * host's assembly) */
+  if (clmg_context_device(context)->has_fp64 && context->params.stokes_setup_on_device) {
+    run.device_a = calloc((size_t)o->levels, sizeof *run.device_a);
+    if (!run.device_a)
+      return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "flow: no host memory");
+    status = clmg_stokes_hierarchy_build_device(context, coarse, o->levels, &run.problem, &run.h,
+                                                run.device_a, &error);
+  } else {
+    status = clmg_stokes_hierarchy_build(coarse, o->levels, &run.problem, &run.h, &error);
+  }
   int finest = o->levels - 1;
   if (status == CLMG_SUCCESS) {
     run.n = clmg_stokes_num_unknowns(&run.h.meshes[finest], &run.h.edges[finest]);
@@ -599,6 +637,7 @@ clmg_status clmg_flow_solve(clmg_context *context, const clmg_mesh *coarse,
     return clmg_fail(context, status, "flow: %s", error.message);
   }
   status = prepare_run(&run);
+  drop_device_patterns(&run);
   if (status != CLMG_SUCCESS) {
     char inner[CLMG_MESSAGE_SIZE];
     snprintf(inner, sizeof inner, "%s", clmg_context_message(context));

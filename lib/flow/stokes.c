@@ -385,6 +385,8 @@ static inline int unknown_is_dirichlet(const stokes_sink *s, size_t i) {
 }
 
 static inline void store_entry(stokes_sink *s, size_t row, size_t col, double value) {
+  if (!s->pattern)
+    return; /* the right-hand side only (clmg_stokes_rhs_host) */
   int64_t k = clmg_csr_find_entry(s->pattern, row, (int32_t)col);
   if (k < 0) {
     if (!s->missing) {
@@ -738,6 +740,28 @@ done:
   free(dirichlet);
   free(value);
   free(written);
+  return status;
+}
+
+clmg_status clmg_stokes_rhs_host(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                 const clmg_stokes_problem *problem, double *b, clmg_error *error) {
+  clmg_error_clear(error);
+  if (!b)
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the right-hand side b is NULL");
+  clmg_stokes_problem defaults;
+  clmg_status status = checked_inputs(mesh, edges, &problem, &defaults, 1, error);
+  if (status != CLMG_SUCCESS)
+    return status;
+  uint8_t *dirichlet = NULL;
+  double *value = NULL;
+  status = dirichlet_data(mesh, edges, problem, &dirichlet, &value, error);
+  if (status == CLMG_SUCCESS) {
+    stokes_sink rhs = {
+        .num_edges = edges->num_edges, .dirichlet = dirichlet, .value = value, .b = b};
+    status = assemble_pass(mesh, edges, problem, &rhs, error);
+  }
+  free(dirichlet);
+  free(value);
   return status;
 }
 

@@ -37,6 +37,7 @@ typedef struct assembler_level {
   size_t *colour_start; /* host: colour k's triangles are order[colour_start[k] ...] */
   clmg_vector *order, *cell_edges, *normals, *positions;
   clmg_vector *static_values, *values;
+  int borrowed_static; /* static_values is the caller's (clmg_stokes_assembler_create_from) */
   /* the Newton term (clmg_stokes_problem.newton): per triangle, for
    * component c of row edge i and component d of column edge j, the
    * entry's position, ROW_DIRICHLET or COLUMN_DIRICHLET (36) */
@@ -75,7 +76,8 @@ void clmg_stokes_assembler_destroy(clmg_stokes_assembler *as) {
     clmg_vector_destroy(lv->normals);
     clmg_vector_destroy(lv->positions);
     clmg_vector_destroy(lv->newton_positions);
-    clmg_vector_destroy(lv->static_values);
+    if (!lv->borrowed_static)
+      clmg_vector_destroy(lv->static_values);
     clmg_vector_destroy(lv->values);
     clmg_vector_destroy(lv->wind);
     clmg_vector_destroy(lv->halves);
@@ -229,7 +231,8 @@ static clmg_status split_force(clmg_stokes_assembler *as, const clmg_stokes_hier
 
 /* One level's tables on the device. */
 static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hierarchy *h,
-                              const clmg_stokes_problem *problem, int l, clmg_error *error) {
+                              const clmg_stokes_problem *problem, int l,
+                              const clmg_csr_device *device_a, clmg_error *error) {
   clmg_context *context = as->context;
   assembler_level *lv = &as->levels[l];
   lv->num_edges = h->edges[l].num_edges;
@@ -276,9 +279,17 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS && newton_positions)
     device = clmg_vector_create_from_host(context, CLMG_INT32, 36 * cells, newton_positions,
                                           &lv->newton_positions);
-  if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
+  if (status == CLMG_SUCCESS && device_a) {
+    lv->static_values = device_a[l].val; /* the same values, made on the device */
+    lv->borrowed_static = 1;
+    if (!lv->static_values || clmg_vector_length(lv->static_values) != (nnz ? nnz : 1) ||
+        device_a[l].rows != h->a[l].rows)
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "level %d: the device matrix is not the hierarchy's", l);
+  } else if (status == CLMG_SUCCESS && device == CLMG_SUCCESS) {
     device = clmg_vector_create_from_host(context, CLMG_DOUBLE, nnz ? nnz : 1, h->a[l].val,
                                           &lv->static_values);
+  }
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
     device = clmg_vector_create(context, CLMG_DOUBLE, nnz ? nnz : 1, &lv->values);
   if (status == CLMG_SUCCESS && device == CLMG_SUCCESS)
@@ -343,9 +354,9 @@ static clmg_status make_level(clmg_stokes_assembler *as, const clmg_stokes_hiera
   return status;
 }
 
-clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stokes_hierarchy *h,
-                                         const clmg_stokes_problem *problem,
-                                         clmg_stokes_assembler **out) {
+static clmg_status create_assembler(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                    const clmg_stokes_problem *problem,
+                                    const clmg_csr_device *device_a, clmg_stokes_assembler **out) {
   if (!context || !out)
     return CLMG_ERROR_INVALID_ARGUMENT;
   *out = NULL;
@@ -374,7 +385,7 @@ clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stoke
   clmg_error error = {{0}};
   clmg_status status = CLMG_SUCCESS;
   for (int l = 0; l < h->num_levels && status == CLMG_SUCCESS; l++)
-    status = make_level(as, h, problem, l, &error);
+    status = make_level(as, h, problem, l, device_a, &error);
   if (status != CLMG_SUCCESS) {
     clmg_stokes_assembler_destroy(as);
     return clmg_fail(context, status, "Stokes assembler: %s", error.message);
@@ -392,6 +403,23 @@ clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stoke
   }
   *out = as;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_stokes_assembler_create(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                         const clmg_stokes_problem *problem,
+                                         clmg_stokes_assembler **out) {
+  return create_assembler(context, h, problem, NULL, out);
+}
+
+clmg_status clmg_stokes_assembler_create_from(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                              const clmg_stokes_problem *problem,
+                                              const clmg_csr_device *device_a,
+                                              clmg_stokes_assembler **out) {
+  if (context && out && !device_a) {
+    *out = NULL;
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "Stokes assembler: no device matrices");
+  }
+  return create_assembler(context, h, problem, device_a, out);
 }
 
 /* The convection of `wind` on level l, colour by colour; b: the finest

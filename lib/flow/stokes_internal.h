@@ -51,4 +51,51 @@ static inline int clmg_stokes_full_upwind(const clmg_stokes_problem *problem) {
          (problem->viscosity == 0.0 && clmg_stokes_upwind_delta(problem) != 0.0);
 }
 
+/* The level's system matrix without wind (viscosity, the reaction's lumped
+ * mass, the pressure coupling, the Dirichlet unknowns eliminated with
+ * identity rows) made on the device (lib/flow/stokes_system_device.c,
+ * cl/stokes_system.cl): pattern and values in *out (double), the arrays of
+ * clmg_stokes_assemble_host's matrix bit for bit for the same mesh, edges
+ * and problem (NULL: the defaults; its wind, previous velocity and force
+ * are not read: they do not enter the matrix's constant part). Needs fp64;
+ * failures are the context's. */
+/* The right-hand side b alone of clmg_stokes_assemble_host (the same
+ * element loop without the matrix: the same bits), for a matrix made by
+ * clmg_stokes_system_device. */
+clmg_status clmg_stokes_rhs_host(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                 const clmg_stokes_problem *problem, double *b, clmg_error *error);
+
+clmg_status clmg_stokes_system_device(clmg_context *context, const clmg_mesh *mesh,
+                                      const clmg_triangle_edges *edges,
+                                      const clmg_stokes_problem *problem, clmg_csr_device *out);
+
+/* clmg_stokes_hierarchy_build with the matrices of a problem without wind
+ * made on the device (clmg_stokes_system_device): device_a (num_levels of
+ * them, filled here, the caller's to free; emptied on a failure) and their
+ * host copies in out->a; only the finest right-hand side is assembled (on
+ * the host). The same hierarchy bit for bit. A problem with a wind is
+ * assembled on the host (device_a stays empty). */
+clmg_status clmg_stokes_hierarchy_build_device(clmg_context *context, const clmg_mesh *coarse,
+                                               int num_levels, const clmg_stokes_problem *problem,
+                                               clmg_stokes_hierarchy *out,
+                                               clmg_csr_device *device_a, clmg_error *error);
+
+/* clmg_stokes_assembler_create with each level's stored values taken from
+ * device_a[l].val (borrowed: it must outlive the assembler) instead of
+ * uploaded from h->a[l]. */
+clmg_status clmg_stokes_assembler_create_from(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                              const clmg_stokes_problem *problem,
+                                              const clmg_csr_device *device_a,
+                                              clmg_stokes_assembler **out);
+
+/* clmg_stokes_multigrid_create_device with the levels' matrices (all but
+ * the coarsest, which is shifted) from device_a instead of uploaded from
+ * h->a, when the matrices are double. */
+clmg_status clmg_stokes_multigrid_create_from(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                              const clmg_stokes_assembler *assembler,
+                                              const clmg_csr_device *device_a,
+                                              const clmg_vanka_options *vanka,
+                                              const clmg_multigrid_options *mg_options,
+                                              clmg_multigrid **multigrid);
+
 #endif

@@ -33,6 +33,7 @@
  * where any would do, and changes nothing where the pressure is fixed by
  * a natural boundary, beyond a relative 1e-8 in the coarse correction. */
 #include "fe/fe_internal.h"
+#include "flow/stokes_internal.h"
 
 #include "clmg/stokes.h"
 
@@ -84,9 +85,27 @@ void clmg_stokes_hierarchy_free(clmg_stokes_hierarchy *h) {
   memset(h, 0, sizeof *h);
 }
 
-clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
-                                        const clmg_stokes_problem *problem,
-                                        clmg_stokes_hierarchy *out, clmg_error *error) {
+/* Level l's matrix made on the device (kept in *device) and its host copy
+ * in *a; b (NULL: not wanted) from the host's element loop. */
+static clmg_status device_level(clmg_context *context, const clmg_mesh *mesh,
+                                const clmg_triangle_edges *edges,
+                                const clmg_stokes_problem *problem, clmg_csr_device *device,
+                                clmg_csr *a, double *b, clmg_error *error) {
+  clmg_status status = clmg_stokes_system_device(context, mesh, edges, problem, device);
+  if (status != CLMG_SUCCESS)
+    return clmg_error_set(error, status, "%s", clmg_context_message(context));
+  status = clmg_csr_device_download(device, a, error);
+  if (status == CLMG_SUCCESS && b)
+    status = clmg_stokes_rhs_host(mesh, edges, problem, b, error);
+  return status;
+}
+
+/* clmg_stokes_hierarchy_build; with a context, the matrices of a problem
+ * without wind made on the device (device_a[l], the caller's), the host
+ * copies downloaded and only the finest right-hand side assembled. */
+static clmg_status build_hierarchy(clmg_context *context, const clmg_mesh *coarse, int num_levels,
+                                   const clmg_stokes_problem *problem, clmg_stokes_hierarchy *out,
+                                   clmg_csr_device *device_a, clmg_error *error) {
   clmg_error_clear(error);
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
@@ -152,8 +171,12 @@ clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
     }
     level_problem.previous = l == num_levels - 1 ? previous : NULL;
     level_problem.wind = winds[l];
-    status =
-        clmg_stokes_assemble_host(&h.meshes[l], &h.edges[l], &level_problem, &h.a[l], b, error);
+    if (context && device_a && !winds[l])
+      status = device_level(context, &h.meshes[l], &h.edges[l], &level_problem, &device_a[l],
+                            &h.a[l], l == num_levels - 1 ? b : NULL, error);
+    else
+      status =
+          clmg_stokes_assemble_host(&h.meshes[l], &h.edges[l], &level_problem, &h.a[l], b, error);
     if (status == CLMG_SUCCESS && l == num_levels - 1) {
       h.b = b;
       b = NULL;
@@ -165,10 +188,35 @@ clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
   free(winds);
   if (status != CLMG_SUCCESS) {
     clmg_stokes_hierarchy_free(&h);
+    for (int l = 0; device_a && l < num_levels; l++)
+      clmg_csr_device_free(&device_a[l]);
     return status;
   }
   *out = h;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_stokes_hierarchy_build(const clmg_mesh *coarse, int num_levels,
+                                        const clmg_stokes_problem *problem,
+                                        clmg_stokes_hierarchy *out, clmg_error *error) {
+  return build_hierarchy(NULL, coarse, num_levels, problem, out, NULL, error);
+}
+
+clmg_status clmg_stokes_hierarchy_build_device(clmg_context *context, const clmg_mesh *coarse,
+                                               int num_levels, const clmg_stokes_problem *problem,
+                                               clmg_stokes_hierarchy *out,
+                                               clmg_csr_device *device_a, clmg_error *error) {
+  for (int l = 0; device_a && l < num_levels && l < 16; l++)
+    device_a[l] = (clmg_csr_device){0};
+  if (!context || !device_a) {
+    clmg_error_clear(error);
+    if (out)
+      memset(out, 0, sizeof *out);
+    return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                          "Stokes hierarchy on the device: a context and the device arrays are "
+                          "needed");
+  }
+  return build_hierarchy(context, coarse, num_levels, problem, out, device_a, error);
 }
 
 /* ---- the engine ---- */
@@ -281,7 +329,7 @@ static clmg_status vanka_coarse_solver(clmg_context *context, const vanka_levels
 
 static clmg_status create_multigrid(clmg_context *context, const clmg_stokes_hierarchy *h,
                                     const clmg_stokes_assembler *assembler,
-                                    const clmg_vanka_options *vanka,
+                                    const clmg_csr_device *given_a, const clmg_vanka_options *vanka,
                                     const clmg_multigrid_options *mg_options,
                                     clmg_multigrid **multigrid) {
   if (!context || !multigrid)
@@ -347,8 +395,13 @@ static clmg_status create_multigrid(clmg_context *context, const clmg_stokes_hie
       host_transpose ? calloc((size_t)h->num_levels, sizeof *device_r) : NULL;
   if (!device_a || !device_p || (host_transpose && !device_r))
     status = clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "Stokes multigrid: no memory");
+  /* the matrices made on the device, borrowed (not the coarsest: shifted) */
+  const int borrow = given_a && precision == CLMG_DOUBLE;
   for (int l = 0; status == CLMG_SUCCESS && l < h->num_levels; l++) {
-    status = clmg_csr_device_upload(context, &a[l], precision, &device_a[l]);
+    if (borrow && l != coarsest)
+      device_a[l] = given_a[l];
+    else
+      status = clmg_csr_device_upload(context, &a[l], precision, &device_a[l]);
     if (status == CLMG_SUCCESS && l > 0)
       status = clmg_csr_device_upload(context, &h->p[l], precision, &device_p[l]);
     if (status == CLMG_SUCCESS && l > 0 && device_r) {
@@ -367,7 +420,7 @@ static clmg_status create_multigrid(clmg_context *context, const clmg_stokes_hie
   else
     clmg_coarse_solver_destroy(&options.coarse_solver);
   for (int l = 0; l < h->num_levels; l++) {
-    if (device_a)
+    if (device_a && !(borrow && l != coarsest))
       clmg_csr_device_free(&device_a[l]);
     if (device_p)
       clmg_csr_device_free(&device_p[l]);
@@ -386,7 +439,7 @@ clmg_status clmg_stokes_multigrid_create(clmg_context *context, const clmg_stoke
                                          const clmg_vanka_options *vanka,
                                          const clmg_multigrid_options *mg_options,
                                          clmg_multigrid **multigrid) {
-  return create_multigrid(context, h, NULL, vanka, mg_options, multigrid);
+  return create_multigrid(context, h, NULL, NULL, vanka, mg_options, multigrid);
 }
 
 clmg_status clmg_stokes_multigrid_create_device(clmg_context *context,
@@ -399,7 +452,21 @@ clmg_status clmg_stokes_multigrid_create_device(clmg_context *context,
     *multigrid = NULL;
     return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT, "Stokes multigrid: no assembler");
   }
-  return create_multigrid(context, h, assembler, vanka, mg_options, multigrid);
+  return create_multigrid(context, h, assembler, NULL, vanka, mg_options, multigrid);
+}
+
+clmg_status clmg_stokes_multigrid_create_from(clmg_context *context, const clmg_stokes_hierarchy *h,
+                                              const clmg_stokes_assembler *assembler,
+                                              const clmg_csr_device *device_a,
+                                              const clmg_vanka_options *vanka,
+                                              const clmg_multigrid_options *mg_options,
+                                              clmg_multigrid **multigrid) {
+  if (context && multigrid && (!assembler || !device_a)) {
+    *multigrid = NULL;
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "Stokes multigrid: no assembler or device matrices");
+  }
+  return create_multigrid(context, h, assembler, device_a, vanka, mg_options, multigrid);
 }
 
 /* The coarsest engine level's new values: level `level`'s values (host, in
