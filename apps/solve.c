@@ -61,7 +61,7 @@ void solve_print_usage(FILE *out) {
         "stderr, with the cache directory; later runs load them from the cache.\n"
         "\n"
         "--json prints one object on stdout: matrix, rows, nonzeros, format (csr, ellr,\n"
-        "sell, csr-adaptive: the name) and format_description, precision, method, device,\n"
+        "sell, csr-adaptive, hybrid: the name) and format_description, precision, method, device,\n"
         "status and message, converged, iterations, relative_residual,\n"
         "true_relative_residual, setup_s, kernels_s, solve_s, history (with --view also\n"
         "hierarchy, operator_complexity, grid_complexity, solver_setup: the seconds of\n"
