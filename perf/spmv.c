@@ -77,7 +77,7 @@ static void print_usage(FILE *out) {
           "  --nnz N             target nonzeros per matrix (instead of --size)\n"
           "  --formats LIST      comma-separated: csr, ellr, sell, csr-adaptive, hybrid, auto "
           "(default\n"
-          "                      all five)\n"
+          "                      all six)\n"
           "  --precision P       double, float or both (default both)\n"
           "  --matrices LIST     comma-separated matrix names (default all)\n"
           "  --write-mtx DIR     write each matrix as DIR/NAME.mtx and its x as DIR/NAME_x.mtx\n"
