@@ -316,8 +316,8 @@ CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
  * x_new = y + omega D^-1 (b - A y) with y = omega D^-1 b, formed where it is
  * read and never stored (a pass and a launch fewer than a pointwise product
  * then clmg_jacobi_step, with the same result bit for bit). x_new must not
- * alias b or inv_diagonal. CLMG_ERROR_UNSUPPORTED for a CSR matrix with
- * rows long enough to be split (clmg_matrix_describe shows long_rows). */
+ * alias b or inv_diagonal. Every format does it (CSR's long-row segments
+ * too, since 0.2.0). */
 CLMG_API clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
                                                 const clmg_vector *inv_diagonal,
                                                 const clmg_vector *b, clmg_vector *x_new);

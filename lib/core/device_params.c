@@ -176,7 +176,9 @@
  *    (perf/spmv's irregular matrix: SELL pads each long row's slice 32-fold,
  *    CSR's lanes idle on the short rows). 1 on GPUs, pending the H200
  *    measurement against CSR and cuSPARSE; 0 on CPUs, where CSR walks each
- *    row contiguously and has no padding to avoid.
+ *    row contiguously and has no padding to avoid (pocl, 2-core VM, best of
+ *    3: the irregular matrix 2.74 ms hybrid, 3.16 ms CSR; one matrix on a
+ *    noisy machine, not yet a rule).
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
  *    local memory in double.

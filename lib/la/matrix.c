@@ -361,10 +361,6 @@ static void hybrid_plan_free(hybrid_plan *plan) {
   memset(plan, 0, sizeof *plan);
 }
 
-/* The plan for rows with offsets row_ptr (taken over when own): the long
- * rows and segments, and the inner layout: ELLPACK-R when the automatic rule
- * would take it for the short rows (padding at most 25%, rows at most
- * auto_ellr_max_length), else SELL-C-sigma (fits: padding at most 50%). */
 /* Whether the automatic choice, where it would end at CSR (SELL's padding
  * too large), tries the hybrid: on devices with auto_hybrid, for a matrix
  * with long rows. It takes it when the plan fits (the other rows meet
@@ -375,6 +371,10 @@ static int hybrid_candidate(const clmg_context *context, const row_stats *stats,
          stats->max_length > hybrid_long_row_threshold(options, stats->mean_length);
 }
 
+/* The plan for rows with offsets row_ptr (taken over when own): the long
+ * rows and segments, and the inner layout: ELLPACK-R when the automatic rule
+ * would take it for the short rows (padding at most 25%, rows at most
+ * auto_ellr_max_length), else SELL-C-sigma (fits: padding at most 50%). */
 static clmg_status hybrid_plan_make(clmg_context *context, size_t rows, const int64_t *row_ptr,
                                     int own, const clmg_matrix_options *options,
                                     hybrid_plan *plan) {
@@ -1345,11 +1345,6 @@ clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
                        "row reads them at its neighbours)");
   if (status != CLMG_SUCCESS)
     return status;
-  if (a->format == CLMG_FORMAT_CSR && a->long_row_count > 0)
-    return clmg_fail(a->context, CLMG_ERROR_UNSUPPORTED,
-                     "jacobi step from zero: not for CSR matrices with long rows (their segment "
-                     "kernel reads a stored x; csr-adaptive's does not); take the two sweeps "
-                     "separately");
   return apply(a, OP_JACOBI_FROM_ZERO, omega, b, 0.0, b, x_new, inv_diagonal);
 }
 
