@@ -517,29 +517,32 @@ static void check_irregular(clmg_dtype type) {
 
 typedef struct hybrid_case {
   const char *name;
-  size_t rows, cols, short_max; /* short rows of 0 to short_max entries */
-  unsigned csr_vector_min;      /* the threshold (0: the default, 8 mean rows and 256) */
+  size_t rows, cols, short_min, short_max; /* short rows of short_min to short_max entries */
+  unsigned csr_vector_min;                 /* the threshold (0: the default, 8 mean rows, 256) */
   size_t long_rows[8], long_lengths[8], long_count;
   size_t want_long, want_segments; /* what describe must show */
 } hybrid_case;
 
 /* Long rows at, under and over multiples of the segment (8192 entries), and
- * over several segments; a matrix of long rows alone; one without any. */
+ * over several segments; a matrix of long rows alone; one without any (and
+ * with empty rows). The square ones without empty rows run the Jacobi steps
+ * too (a diagonal in every row). */
 static const hybrid_case hybrid_cases[] = {
     {"segment boundaries",
-     3000,
      3 * 8192 + 5,
+     3 * 8192 + 5,
+     1,
      9,
      0,
-     {0, 10, 100, 200, 300, 2999},
+     {0, 10, 100, 200, 300, 3 * 8192 + 4},
      {257, 8192, 16384, 8193, 3 * 8192, 8191},
      6,
      6,
      10},
-    {"only long rows", 5, 9000, 0, 100, {0, 1, 2, 3, 4}, {300, 8192, 9000, 101, 8193}, 5, 5, 7},
-    {"no long rows", 2000, 2000, 12, 0, {0}, {0}, 0, 0, 0},
-    {"one row just over the threshold", 500, 500, 9, 0, {250}, {257}, 1, 1, 1},
-    {"one row at the threshold", 500, 500, 9, 0, {250}, {256}, 1, 0, 0},
+    {"only long rows", 5, 9000, 0, 0, 100, {0, 1, 2, 3, 4}, {300, 8192, 9000, 101, 8193}, 5, 5, 7},
+    {"no long rows, empty rows", 2000, 2000, 0, 12, 0, {0}, {0}, 0, 0, 0},
+    {"one row just over the threshold", 500, 500, 1, 9, 0, {250}, {257}, 1, 1, 1},
+    {"one row at the threshold", 500, 500, 1, 9, 0, {250}, {256}, 1, 0, 0},
 };
 
 static void check_hybrid(clmg_dtype type) {
@@ -548,7 +551,7 @@ static void check_hybrid(clmg_dtype type) {
     size_t *lengths = malloc(hc->rows * sizeof *lengths);
     assert_non_null(lengths);
     for (size_t r = 0; r < hc->rows; ++r)
-      lengths[r] = random_below(hc->short_max + 1); /* some empty */
+      lengths[r] = hc->short_min + random_below(hc->short_max - hc->short_min + 1);
     for (size_t k = 0; k < hc->long_count; ++k)
       lengths[hc->long_rows[k]] = hc->long_lengths[k];
     clmg_csr a = matrix_with_lengths(hc->rows, hc->cols, lengths);
