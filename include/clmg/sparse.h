@@ -230,9 +230,10 @@ CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_
                                                     clmg_matrix **matrix);
 /** New values for a matrix from clmg_matrix_create_from_device, in the CSR
  * order it was made from, keeping its pattern: nnz host doubles, or a device
- * vector of nnz doubles or floats. A matrix from host CSR is refused
- * (CLMG_ERROR_UNSUPPORTED). Afterwards call clmg_multigrid_refresh on a
- * hierarchy that uses the matrix. */
+ * vector of nnz doubles or floats. A matrix laid out from host CSR is
+ * refused (CLMG_ERROR_UNSUPPORTED); a hybrid one (CLMG_FORMAT_HYBRID) is
+ * always laid out on the device and takes updates. Afterwards call
+ * clmg_multigrid_refresh on a hierarchy that uses the matrix. */
 CLMG_API clmg_status clmg_matrix_update_values(clmg_matrix *matrix, const double *values);
 /** The same from a device vector of nnz doubles or floats in the matrix's context
  * (CLMG_ERROR_INVALID_ARGUMENT otherwise), moved into the layout on the device. */
