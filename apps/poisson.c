@@ -108,7 +108,7 @@ void poisson_print_usage(FILE *out) {
         "                          first stops there and says so)\n"
         "      --maxit N           at most N cycles or CG iterations (default 200)\n"
         "      --format F          matrix format: auto (default), csr, ellr, sell,\n"
-        "                          csr-adaptive\n"
+        "                          csr-adaptive, hybrid\n"
         "      --options FILE      solver options from a JSON file (the keys of `clmg\n"
         "                          help options`: krylov, mg.smoother, mg.pre, ...); the\n"
         "                          flags and --set override it\n"
@@ -154,7 +154,8 @@ void poisson_print_usage(FILE *out) {
         "A setup of more than about a second reports its steps on stderr; the first run\n"
         "on a device says that it compiles the kernels, and where they are cached.\n"
         "--json prints one object on stdout (keys unknowns, nonzeros, levels, format\n"
-        "(the name: csr, ellr, sell, csr-adaptive) and format_description, status, message,\n"
+        "(the name: csr, ellr, sell, csr-adaptive, hybrid) and format_description, status,\n"
+        "message,\n"
         "converged, iterations, relative_residual, rate, rate_iterations, setup_s,\n"
         "kernels_s, solve_s,\n"
         "cycle_s, history, with --view hierarchy and operator_complexity, ...); on any\n"
@@ -319,7 +320,8 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
     case OPTION_FORMAT:
       if (!clmg_matrix_format_parse(optarg, &o->multigrid.matrix.format)) {
         return cli_usage(command,
-                         "unknown format '%s' (there are: auto, csr, ellr, sell, csr-adaptive)",
+                         "unknown format '%s' (there are: auto, csr, ellr, sell, csr-adaptive, "
+                         "hybrid)",
                          optarg);
       }
       break;

@@ -164,7 +164,7 @@ enum {
   "                           T sqrt(|a_ii a_jj|) (default 0: every entry);\n"                     \
   "                           classical: |a_ij| >= T max_k |a_ik| (default 0.25)\n"                \
   "      --format F           device matrix format: auto (default), csr, ellr, sell,\n"            \
-  "                           csr-adaptive\n"                                                      \
+  "                           csr-adaptive, hybrid\n"                                              \
   "      --precision P        double (default) or float, for matrix and vectors, or\n"             \
   "                           mixed: the Krylov method in double, the\n"                           \
   "                           preconditioner in float. On a device without fp64\n"                 \

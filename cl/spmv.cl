@@ -1,4 +1,5 @@
-/* Sparse matrix-vector products (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma), each fused
+/* Sparse matrix-vector products (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma, and the hybrid
+ * of ELLPACK-R or SELL with CSR segments for its long rows), each fused
  * with what the solvers do next (Geveler et al. 2011, section 2.1: "we fuse the SpMV and
  * vector-vector operations into a single kernel"). Build options:
  *   -DOP_JACOBI      out = x + alpha * dinv .* (in - A x)   (damped Jacobi, alpha = omega)
@@ -69,16 +70,19 @@ kernel void csr_spmv(uint rows, global const long *row_ptr, global const int *co
 /* Very long CSR rows are cut into segments of a few thousand entries, one
  * work-group each, so that a handful of dense rows spread over the whole
  * device instead of running on a few work-groups after everything else.
- * segment_bounds holds [begin, end) of each segment. */
+ * segment_bounds holds [begin, end) of each segment. The hybrid format's
+ * long rows take the same path: their entries follow the ELLR or SELL part
+ * in the same col and val arrays. The output parameters are only read for
+ * OP_JACOBI_FROM_ZERO's x (X_AT); nothing is stored here. */
 kernel void csr_long_segments(global const long *segment_bounds, global const int *col,
-                              global const real *val, global const real *x, ulong x_offset,
-                              global real *segment_sums, local real *scratch) {
-  x += x_offset;
+                              global const real *val, OUTPUT_PARAMS, global real *segment_sums,
+                              local real *scratch) {
+  APPLY_OUTPUT_OFFSETS;
   const uint segment = get_group_id(0);
   const long begin = segment_bounds[2 * segment], end = segment_bounds[2 * segment + 1];
   real sum = 0;
   for (long k = begin + get_local_id(0); k < end; k += get_local_size(0))
-    sum += val[k] * x[col[k]];
+    sum += val[k] * X_AT(col[k]);
   sum = group_sum(scratch, sum);
   if (get_local_id(0) == 0)
     segment_sums[segment] = sum;
@@ -138,9 +142,7 @@ kernel void csr_adaptive_spmv(uint segment_count, global const uint *row_blocks,
     last = row_blocks[block + 1];
     begin = row_ptr[first];
     end = row_ptr[last];
-    mode = last - first > 1                              ? STREAM
-           : (ulong)(end - begin) > long_row_threshold ? NOTHING
-                                                         : VECTOR;
+    mode = last - first > 1 ? STREAM : (ulong)(end - begin) > long_row_threshold ? NOTHING : VECTOR;
   }
   /* Every barrier below is reached by the whole group, outside any branch
    * and early exit (Intel's CPU compiler crashed on a kernel that returned
@@ -189,29 +191,31 @@ kernel void csr_adaptive_spmv(uint segment_count, global const uint *row_blocks,
   }
 }
 
-/* ELLPACK-R with ROW_LANES threads per row (ELLR-T). Entry k = j * ROW_LANES + t of
- * row r is stored at (j * stride + r) * ROW_LANES + t, so consecutive work-items
- * read consecutive addresses; row_len lets each row stop at its own end. */
+/* ELLPACK-R with ROW_LANES threads per row (ELLR-T). A row length of -1
+ * marks a hybrid matrix's long row: no slots, and the row is not stored. Entry k = j * ROW_LANES +
+ * t of row r is stored at (j * stride + r) * ROW_LANES + t, so consecutive work-items read
+ * consecutive addresses; row_len lets each row stop at its own end. */
 kernel void ellr_spmv(uint rows, ulong stride, global const int *row_len, global const int *col,
                       global const real *val, OUTPUT_PARAMS, local real *scratch) {
   APPLY_OUTPUT_OFFSETS;
   const ulong row = get_global_id(0) / ROW_LANES;
   const uint lane = get_global_id(0) % ROW_LANES;
   real sum = 0;
+  int length = -1;
   if (row < rows) {
-    const int length = row_len[row];
+    length = row_len[row];
     ulong index = row * ROW_LANES + lane;
     for (int k = lane; k < length; k += ROW_LANES, index += stride * ROW_LANES)
       sum += val[index] * X_AT(col[index]);
   }
   sum = lanes_sum(scratch, sum);
-  if (row < rows && lane == 0)
+  if (length >= 0 && lane == 0) /* -1: a hybrid matrix's long row, stored by csr_long_finish */
     STORE_ROW(row, sum);
 }
 
-/* SELL-C-sigma: slice s holds rows [s*C, s*C + C) of the sorted order,
- * column-major from slice_ptr[s]; permutation[i] is the original row of
- * sorted row i, read only with -DSELL_PERMUTED (sigma > 1). */
+/* SELL-C-sigma (a row length of -1 as in ellr_spmv): slice s holds rows [s*C, s*C + C) of the
+ * sorted order, column-major from slice_ptr[s]; permutation[i] is the original row of sorted row i,
+ * read only with -DSELL_PERMUTED (sigma > 1). */
 kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr,
                       global const int *row_len, global const uint *permutation,
                       global const int *col, global const real *val, OUTPUT_PARAMS) {
@@ -222,6 +226,8 @@ kernel void sell_spmv(uint rows, uint slice_height, global const long *slice_ptr
   const uint slice = sorted_row / slice_height;
   const uint lane = sorted_row % slice_height;
   const int length = row_len[sorted_row];
+  if (length < 0) /* a hybrid matrix's long row, stored by csr_long_finish */
+    return;
   ulong index = slice_ptr[slice] + lane;
   real sum = 0;
   for (int k = 0; k < length; ++k, index += slice_height)

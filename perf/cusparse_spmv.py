@@ -445,6 +445,7 @@ def merge(clmg, baseline):
         best = fastest(clmg_rows, matrix, precision, lambda r: r["format"] != "auto")
         best = best or fastest(clmg_rows, matrix, precision)
         automatic = fastest(clmg_rows, matrix, precision, lambda r: r["format"] == "auto")
+        hybrid = fastest(clmg_rows, matrix, precision, lambda r: r["format"] == "hybrid")
         other = fastest(base_rows, matrix, precision)
         if best is None or other is None:
             continue
@@ -460,6 +461,8 @@ def merge(clmg, baseline):
             "baseline_gb_per_s": other["gb_per_s"],
             "speedup": other["time_us"] / best["time_us"],
             "auto_speedup": (other["time_us"] / automatic["time_us"]) if automatic else None,
+            "clmg_hybrid_us": hybrid["time_us"] if hybrid else None,
+            "hybrid_speedup": (other["time_us"] / hybrid["time_us"]) if hybrid else None,
         })
     return merged
 
@@ -467,20 +470,25 @@ def merge(clmg, baseline):
 def print_merge(merged, clmg, baseline):
     name = baseline.get("backend", "cusparse")
     print(f"\nclmg vs {name}: speed-up = {name} time / clmg time (> 1: clmg faster); "
-          f"clmg = its fastest format, auto = the format clmg picks by itself")
+          f"clmg = its fastest format, auto = the format clmg picks by itself, hybrid = "
+          f"the hybrid format (ELLR/SELL + CSR segments for long rows)")
     print(f"clmg on {clmg.get('device', {}).get('name', '?')} (copy "
           f"{clmg.get('copy_gb_per_s') or float('nan'):.0f} GB/s, OpenCL); {name} on "
           f"{baseline.get('device', '?')} (copy {baseline.get('copy_gb_per_s') or float('nan'):.0f}"
           f" GB/s)")
-    print(f"{'matrix':<10} {'prec':<6} {'nnz':>11} {'clmg best':<28} {'us':>9} {'GB/s':>7} "
-          f"{name + ' alg':<14} {'us':>9} {'GB/s':>7} {'speedup':>8}  {'auto':<12} {'speedup':>8}")
+    print(f"{'matrix':<10} {'prec':<6} {'nnz':>11} {'clmg best':<44} {'us':>9} {'GB/s':>7} "
+          f"{name + ' alg':<14} {'us':>9} {'GB/s':>7} {'speedup':>8}  {'auto':<12} {'speedup':>8}"
+          f"  {'hybrid us':>9} {'speedup':>8}")
     for m in merged:
         note = "" if m["same_matrix"] else "  (different sizes!)"
         auto_speedup = f"{m['auto_speedup']:.2f}" if m["auto_speedup"] else "-"
-        print(f"{m['matrix']:<10} {m['precision']:<6} {m['nnz']:>11} {m['clmg_format']:<28} "
+        hybrid_us = f"{m['clmg_hybrid_us']:.1f}" if m.get("clmg_hybrid_us") else "-"
+        hybrid_speedup = f"{m['hybrid_speedup']:.2f}" if m.get("hybrid_speedup") else "-"
+        print(f"{m['matrix']:<10} {m['precision']:<6} {m['nnz']:>11} {m['clmg_format']:<44} "
               f"{m['clmg_us']:>9.1f} {m['clmg_gb_per_s']:>7.0f} {m['baseline_algorithm']:<14} "
               f"{m['baseline_us']:>9.1f} {m['baseline_gb_per_s']:>7.0f} {m['speedup']:>8.2f}  "
-              f"{m['clmg_auto_format'] or '-':<12} {auto_speedup:>8}{note}")
+              f"{m['clmg_auto_format'] or '-':<12} {auto_speedup:>8}  {hybrid_us:>9} "
+              f"{hybrid_speedup:>8}{note}")
     if merged:
         geometric = math.exp(sum(math.log(m["speedup"]) for m in merged) / len(merged))
         print(f"geometric mean speed-up (clmg best): {geometric:.2f}")

@@ -11,7 +11,7 @@
  * and its x as Matrix Market files for perf/cusparse_spmv.py.
  *
  *   clmg_perf_spmv [--device DEV] [--output FILE] [--json] [--size small|medium|large | --nnz N]
- *                  [--formats csr,ellr,sell,csr-adaptive,auto]
+ *                  [--formats csr,ellr,sell,csr-adaptive,hybrid,auto]
  *                  [--precision double|float|both]
  *                  [--matrices NAME,...] [--write-mtx DIR] [--min-time S] [--trials T]
  */
@@ -45,7 +45,7 @@ static const double float_tolerance = 1e-5;
 
 /* ---- settings ---- */
 
-enum { MAX_FORMATS = 5, MAX_MATRICES = 32 };
+enum { MAX_FORMATS = 6, MAX_MATRICES = 32 };
 
 typedef struct benchmark_settings {
   const char *device;
@@ -75,8 +75,9 @@ static void print_usage(FILE *out) {
           "  --size S            small (2e6 nonzeros per matrix), medium (8e6) or large (3e7);\n"
           "                      default: large on a GPU, small otherwise\n"
           "  --nnz N             target nonzeros per matrix (instead of --size)\n"
-          "  --formats LIST      comma-separated: csr, ellr, sell, csr-adaptive, auto (default\n"
-          "                      all five)\n"
+          "  --formats LIST      comma-separated: csr, ellr, sell, csr-adaptive, hybrid, auto "
+          "(default\n"
+          "                      all six)\n"
           "  --precision P       double, float or both (default both)\n"
           "  --matrices LIST     comma-separated matrix names (default all)\n"
           "  --write-mtx DIR     write each matrix as DIR/NAME.mtx and its x as DIR/NAME_x.mtx\n"
@@ -120,7 +121,8 @@ static int add_format(const char *name, void *context) {
   benchmark_settings *settings = context;
   clmg_matrix_format format;
   if (!clmg_matrix_format_parse(name, &format)) {
-    fprintf(stderr, PROGRAM ": unknown format '%s' (csr, ellr, sell, csr-adaptive, auto)\n", name);
+    fprintf(stderr, PROGRAM ": unknown format '%s' (csr, ellr, sell, csr-adaptive, hybrid, auto)\n",
+            name);
     return 0;
   }
   for (size_t i = 0; i < settings->format_count; ++i) {
@@ -243,9 +245,9 @@ static int parse_arguments(int argc, char **argv, benchmark_settings *settings) 
     }
   }
   if (!formats_given) {
-    const clmg_matrix_format all[MAX_FORMATS] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR,
-                                                 CLMG_FORMAT_SELL, CLMG_FORMAT_CSR_ADAPTIVE,
-                                                 CLMG_FORMAT_AUTO};
+    const clmg_matrix_format all[MAX_FORMATS] = {CLMG_FORMAT_CSR,    CLMG_FORMAT_ELLR,
+                                                 CLMG_FORMAT_SELL,   CLMG_FORMAT_CSR_ADAPTIVE,
+                                                 CLMG_FORMAT_HYBRID, CLMG_FORMAT_AUTO};
     memcpy(settings->formats, all, sizeof all);
     settings->format_count = MAX_FORMATS;
   }
@@ -343,7 +345,8 @@ static void add_skipped(benchmark_results *results, size_t matrix, clmg_matrix_f
 /* The fewest bytes one y = A x must move in the given format: values and
  * column indices once (nnz (s + 4)), the row structure once (CSR and
  * CSR-Adaptive: the int64 row pointers, (rows + 1) 8; ELLR and SELL: the
- * int32 row lengths, rows 4; padding, SELL's permutation and slice offsets,
+ * int32 row lengths, rows 4; the hybrid: its ELLR or SELL part's row lengths,
+ * rows 4; padding, SELL's permutation and slice offsets, the hybrid's segment bounds and sums,
  * CSR-Adaptive's row blocks are not counted), x once
  * (cols s) and y written once (rows s; beta = 0, so y is not read). */
 static double model_bytes(clmg_matrix_format format, size_t rows, size_t cols, size_t nnz,
@@ -356,7 +359,7 @@ static double model_bytes(clmg_matrix_format format, size_t rows, size_t cols, s
 
 static const char *const model_text =
     "bytes = nnz*(s+4) [values + int32 column indices] + row structure [CSR, CSR-Adaptive: "
-    "(rows+1)*8, int64 row pointers; ELLR/SELL: rows*4, int32 row lengths] + cols*s [x read "
+    "(rows+1)*8, int64 row pointers; ELLR/SELL/hybrid: rows*4, int32 row lengths] + cols*s [x read "
     "once] + rows*s [y written once, beta=0]; s = 8 (double) or 4 (float); padding, SELL "
     "permutation and slice offsets, CSR-Adaptive row blocks not counted";
 

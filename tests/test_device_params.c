@@ -71,6 +71,7 @@ static void check_gpu_choices(const clmg_device_params *p) {
   assert_true(p->auto_ellr_max_length == SIZE_MAX);
   assert_true(p->auto_sell);
   assert_int_equal(p->auto_csr_adaptive_ratio, 0); /* until measured on a GPU */
+  assert_true(p->auto_hybrid);
   assert_int_equal(p->csr_block_factor, 4);
   assert_false(p->clblast_axpy);
   assert_true(p->amg_setup_on_device);
@@ -110,6 +111,7 @@ static void check_cpu_choices(const clmg_device_params *p) {
   assert_int_equal(p->auto_ellr_max_length, 8);
   assert_false(p->auto_sell);
   assert_int_equal(p->auto_csr_adaptive_ratio, 0); /* CSR-Adaptive only when asked for */
+  assert_false(p->auto_hybrid);                    /* CSR has no padding to avoid */
   assert_int_equal(p->csr_block_factor, 4);
   assert_true(p->clblast_axpy);
   assert_false(p->amg_setup_on_device);
@@ -371,6 +373,7 @@ static void test_overrides(void **state) {
   expect_refused("csr_block_factor=3", "power of two");
   expect_refused("csr_block_factor=1", "from 2");
   assert_int_equal(fill(&d, "auto_csr_adaptive_ratio=0").auto_csr_adaptive_ratio, 0);
+  assert_int_equal(fill(&d, "auto_hybrid=0").auto_hybrid, 0);
   assert_int_equal(fill(&d, "csr_block_factor=16").csr_block_factor, 16);
   expect_refused("staging_chunk_bytes=63", "from 64");
   expect_refused("staging_chunk_bytes=0", "staging_chunk_bytes=0");
@@ -406,6 +409,7 @@ static void same_params(const clmg_device_params *a, const clmg_device_params *b
   assert_true(a->auto_ellr_max_length == b->auto_ellr_max_length);
   assert_int_equal(a->auto_sell, b->auto_sell);
   assert_int_equal(a->auto_csr_adaptive_ratio, b->auto_csr_adaptive_ratio);
+  assert_int_equal(a->auto_hybrid, b->auto_hybrid);
   assert_int_equal(a->csr_block_factor, b->csr_block_factor);
   assert_int_equal(a->clblast_axpy, b->clblast_axpy);
   assert_int_equal(a->amg_setup_on_device, b->amg_setup_on_device);
@@ -506,16 +510,20 @@ static void test_small_group_kernels(void **state) {
   assert_int_equal(clmg_vector_create(ctx, type, ROWS, &dx), CLMG_SUCCESS);
   assert_int_equal(clmg_vector_create(ctx, type, ROWS, &dy), CLMG_SUCCESS);
   assert_int_equal(clmg_vector_upload_doubles(dx, x), CLMG_SUCCESS);
-  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
-                                        CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR_ADAPTIVE};
+  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR,          CLMG_FORMAT_ELLR,
+                                        CLMG_FORMAT_SELL,         CLMG_FORMAT_AUTO,
+                                        CLMG_FORMAT_CSR_ADAPTIVE, CLMG_FORMAT_HYBRID};
   for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f) {
     clmg_matrix_options options;
     clmg_matrix_options_defaults(&options);
     options.format = formats[f];
     options.precision = type;
     /* long-row segments too */
-    options.csr_vector_min =
-        formats[f] == CLMG_FORMAT_CSR || formats[f] == CLMG_FORMAT_CSR_ADAPTIVE ? 40 : 0;
+    options.csr_vector_min = formats[f] == CLMG_FORMAT_CSR ||
+                                     formats[f] == CLMG_FORMAT_CSR_ADAPTIVE ||
+                                     formats[f] == CLMG_FORMAT_HYBRID
+                                 ? 40
+                                 : 0;
     clmg_matrix *m = NULL;
     clmg_status status = clmg_matrix_create(ctx, &a, &options, &m);
     if (status != CLMG_SUCCESS)

@@ -143,7 +143,7 @@ static void test_fused_matches_unfused(void **state) {
   const clmg_smoother_type smoothers[] = {CLMG_SMOOTHER_JACOBI, CLMG_SMOOTHER_JACOBI_RHO,
                                           CLMG_SMOOTHER_SPAI0, CLMG_SMOOTHER_CHEBYSHEV};
   const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
-                                        CLMG_FORMAT_CSR_ADAPTIVE};
+                                        CLMG_FORMAT_CSR_ADAPTIVE, CLMG_FORMAT_HYBRID};
   /* both fused, the restriction alone, the smoothing alone, the finest
    * level (1089 rows) unfused */
   const int64_t limits[4][2] = {{ALL, ALL}, {ALL, 0}, {0, ALL}, {300, 300}};

@@ -113,8 +113,10 @@ static void test_every_format_and_update(void **state) {
   (void)state;
   const size_t n = 400;
   clmg_csr a = random_matrix(n);
-  const clmg_matrix_format formats[] = {CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR, CLMG_FORMAT_SELL,
-                                        CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR_ADAPTIVE};
+  /* the hybrid twice: both update paths (f % 2 below) */
+  const clmg_matrix_format formats[] = {
+      CLMG_FORMAT_CSR,          CLMG_FORMAT_ELLR,   CLMG_FORMAT_SELL,  CLMG_FORMAT_AUTO,
+      CLMG_FORMAT_CSR_ADAPTIVE, CLMG_FORMAT_HYBRID, CLMG_FORMAT_HYBRID};
   for (int p = 0; p < 2; ++p)
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; ++f) {
       clmg_dtype type = p ? CLMG_FLOAT : CLMG_DOUBLE;
@@ -306,6 +308,8 @@ static void test_same_layout_as_host(void **state) {
       {CLMG_FORMAT_SELL, 0, 0, 0, 8, 64},          {CLMG_FORMAT_SELL, 0, 0, 0, 32, 100},
       {CLMG_FORMAT_SELL, 0, 0, 0, 16, 4096},       {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
       {CLMG_FORMAT_CSR_ADAPTIVE, 100, 0, 0, 0, 0}, {CLMG_FORMAT_CSR_ADAPTIVE, 10, 0, 0, 0, 0},
+      {CLMG_FORMAT_HYBRID, 0, 0, 0, 0, 0},         {CLMG_FORMAT_HYBRID, 100, 0, 0, 0, 0},
+      {CLMG_FORMAT_HYBRID, 10, 0, 2, 0, 0},        {CLMG_FORMAT_HYBRID, 10, 0, 0, 4, 5},
   };
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; ++k) {
     clmg_csr a = matrix_of_lengths(kinds[k].rows, kinds[k].cols, kinds[k].length);

@@ -165,6 +165,10 @@ static const variant variants[] = {
     {CLMG_FORMAT_SELL, 0, 32, 128, 0, 0},
     {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
     {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 12, 0}, /* segments, and rows over 12 alone */
+    {CLMG_FORMAT_HYBRID, 0, 0, 0, 0, 0},
+    {CLMG_FORMAT_HYBRID, 0, 0, 0, 12, 0}, /* rows over 12 long */
+    {CLMG_FORMAT_HYBRID, 2, 0, 0, 12, 0}, /* ELLR-2 for the short rows, where ELLR fits */
+    {CLMG_FORMAT_HYBRID, 0, 4, 1, 3, 0},  /* SELL-4-1 for the short rows, where SELL is taken */
     {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},
 };
 
@@ -288,8 +292,8 @@ static void check_operations(clmg_csr a, const char *name, clmg_dtype type, cons
         assert_int_equal(clmg_jacobi_step(m, omega, inverse, b, x_view, x_view),
                          CLMG_ERROR_INVALID_ARGUMENT);
         /* two sweeps from zero in one pass: y = omega D^-1 b, then
-         * x_new = y + omega D^-1 (b - A y); CSR with split long rows may
-         * decline, and the operator's fallback then does it in two */
+         * x_new = y + omega D^-1 (b - A y), every format in one pass (long-row
+         * segments included), and through the operator */
         {
           double *y_host = malloc(rows * sizeof *y_host), *w_host = malloc(rows * sizeof *w_host);
           for (size_t i = 0; i < rows; ++i) {
@@ -305,14 +309,9 @@ static void check_operations(clmg_csr a, const char *name, clmg_dtype type, cons
             want[r2] = y_host[r2] + w_host[r2] * (y0[r2] - ay);
             scaled[r2] = fabs(y_host[r2]) + fabs(w_host[r2]) * (fabs(y0[r2]) + ay_scale);
           }
-          clmg_status fused = clmg_jacobi_step_from_zero(m, omega, inverse, b, x_new);
-          if (fused == CLMG_ERROR_UNSUPPORTED) {
-            assert_int_equal(clmg_matrix_format_of(m), CLMG_FORMAT_CSR);
-          } else {
-            assert_int_equal(fused, CLMG_SUCCESS);
-            read_vector(x_new, got);
-            expect_close(got, want, scaled, rows, 4 * tol, what);
-          }
+          assert_int_equal(clmg_jacobi_step_from_zero(m, omega, inverse, b, x_new), CLMG_SUCCESS);
+          read_vector(x_new, got);
+          expect_close(got, want, scaled, rows, 4 * tol, what);
           clmg_vector *w = make_vector(type, rows, w_host), *work = make_vector(type, rows, y0);
           clmg_operator op;
           assert_int_equal(clmg_operator_from_matrix(m, 0, &op), CLMG_SUCCESS);
@@ -491,6 +490,8 @@ static void check_irregular(clmg_dtype type) {
       {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 0, 0},
       {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 5000, 0}, /* rows of 1e4 and more in segments */
       {CLMG_FORMAT_CSR_ADAPTIVE, 0, 0, 0, 100, 0},  /* rows over 100 alone or in segments */
+      {CLMG_FORMAT_HYBRID, 0, 0, 0, 0, 0},
+      {CLMG_FORMAT_HYBRID, 0, 0, 0, 100, 0},
       {CLMG_FORMAT_AUTO, 0, 0, 0, 0, 0},
   };
   for (size_t c = 0; c < sizeof irregular_cases / sizeof irregular_cases[0]; ++c) {
@@ -510,6 +511,79 @@ static void check_irregular(clmg_dtype type) {
     free_matrix(&a);
     free(lengths);
   }
+}
+
+/* ---- the hybrid's long rows ---- */
+
+typedef struct hybrid_case {
+  const char *name;
+  size_t rows, cols, short_min, short_max; /* short rows of short_min to short_max entries */
+  unsigned csr_vector_min;                 /* the threshold (0: the default, 8 mean rows, 256) */
+  size_t long_rows[8], long_lengths[8], long_count;
+  size_t want_long, want_segments; /* what describe must show */
+} hybrid_case;
+
+/* Long rows at, under and over multiples of the segment (8192 entries), and
+ * over several segments; a matrix of long rows alone; one without any (and
+ * with empty rows). The square ones without empty rows run the Jacobi steps
+ * too (a diagonal in every row). */
+static const hybrid_case hybrid_cases[] = {
+    {"segment boundaries",
+     3 * 8192 + 5,
+     3 * 8192 + 5,
+     1,
+     9,
+     0,
+     {0, 10, 100, 200, 300, 3 * 8192 + 4},
+     {257, 8192, 16384, 8193, 3 * 8192, 8191},
+     6,
+     6,
+     10},
+    {"only long rows", 5, 9000, 0, 0, 100, {0, 1, 2, 3, 4}, {300, 8192, 9000, 101, 8193}, 5, 5, 7},
+    {"no long rows, empty rows", 2000, 2000, 0, 12, 0, {0}, {0}, 0, 0, 0},
+    {"one row just over the threshold", 500, 500, 1, 9, 0, {250}, {257}, 1, 1, 1},
+    {"one row at the threshold", 500, 500, 1, 9, 0, {250}, {256}, 1, 0, 0},
+};
+
+static void check_hybrid(clmg_dtype type) {
+  for (size_t c = 0; c < sizeof hybrid_cases / sizeof hybrid_cases[0]; ++c) {
+    const hybrid_case *hc = &hybrid_cases[c];
+    size_t *lengths = malloc(hc->rows * sizeof *lengths);
+    assert_non_null(lengths);
+    for (size_t r = 0; r < hc->rows; ++r)
+      lengths[r] = hc->short_min + random_below(hc->short_max - hc->short_min + 1);
+    for (size_t k = 0; k < hc->long_count; ++k)
+      lengths[hc->long_rows[k]] = hc->long_lengths[k];
+    clmg_csr a = matrix_with_lengths(hc->rows, hc->cols, lengths);
+    free(lengths);
+    variant list[] = {{CLMG_FORMAT_HYBRID, 0, 0, 0, hc->csr_vector_min, 0}};
+    check_operations(a, hc->name, type, list, 1);
+    /* the long rows and their segments */
+    clmg_matrix_options options;
+    clmg_matrix_options_defaults(&options);
+    options.format = CLMG_FORMAT_HYBRID;
+    options.precision = type;
+    options.csr_vector_min = hc->csr_vector_min;
+    clmg_matrix *m = NULL;
+    assert_int_equal(clmg_matrix_create(context, &a, &options, &m), CLMG_SUCCESS);
+    assert_int_equal(clmg_matrix_format_of(m), CLMG_FORMAT_HYBRID);
+    char want[64];
+    snprintf(want, sizeof want, "long_rows=%zu segments=%zu", hc->want_long, hc->want_segments);
+    if (!strstr(clmg_matrix_describe(m), want))
+      fail_msg("%s: %s, want %s", hc->name, clmg_matrix_describe(m), want);
+    clmg_matrix_destroy(m);
+    free_matrix(&a);
+  }
+}
+
+static void test_hybrid_double(void **state) {
+  (void)state;
+  check_hybrid(CLMG_DOUBLE);
+}
+
+static void test_hybrid_float(void **state) {
+  (void)state;
+  check_hybrid(CLMG_FLOAT);
 }
 
 static void test_irregular_double(void **state) {
@@ -577,6 +651,9 @@ static void test_format_names(void **state) {
   assert_true(clmg_matrix_format_parse("csr-adaptive", &f));
   assert_int_equal(f, CLMG_FORMAT_CSR_ADAPTIVE);
   assert_string_equal(clmg_matrix_format_name(CLMG_FORMAT_CSR_ADAPTIVE), "csr-adaptive");
+  assert_true(clmg_matrix_format_parse("hybrid", &f));
+  assert_int_equal(f, CLMG_FORMAT_HYBRID);
+  assert_string_equal(clmg_matrix_format_name(CLMG_FORMAT_HYBRID), "hybrid");
 }
 
 /* The format the automatic choice makes for a, from host CSR and from
@@ -634,20 +711,26 @@ static clmg_csr stencil_matrix(size_t m) {
   return a;
 }
 
-/* The automatic format by device class: with auto_csr_adaptive_ratio 8,
- * GPUs take CSR-Adaptive for rows of very different lengths (rows of 1 to 8
- * and two of n/10, as perf/spmv's irregular matrix) and keep ELLPACK-R for
- * a stencil; with the ratio at 0 (the GPU classes' default until an H200
- * run measures it), and on CPUs, the irregular matrix stays CSR. */
+/* The automatic format by device class: GPUs take the hybrid (auto_hybrid,
+ * their default) for rows of very different lengths (rows of 1 to 8 and two
+ * of n/10, as perf/spmv's irregular matrix) and keep ELLPACK-R for a
+ * stencil; without the hybrid, with auto_csr_adaptive_ratio 8, CSR-Adaptive;
+ * with the ratio at 0 too, and on CPUs, the irregular matrix stays CSR. */
 static void test_automatic_format(void **state) {
   (void)state;
   static const struct {
     const char *params;
     clmg_matrix_format regular, irregular;
   } classes[] = {
-      {"class=gpu-nvidia,auto_csr_adaptive_ratio=8", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR_ADAPTIVE},
-      {"class=gpu-amd,auto_csr_adaptive_ratio=8", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR_ADAPTIVE},
-      {"class=gpu-nvidia", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR},
+      {"class=gpu-nvidia", CLMG_FORMAT_ELLR, CLMG_FORMAT_HYBRID},
+      {"class=gpu-amd", CLMG_FORMAT_ELLR, CLMG_FORMAT_HYBRID},
+      {"class=gpu-nvidia,auto_csr_adaptive_ratio=8", CLMG_FORMAT_ELLR, CLMG_FORMAT_HYBRID},
+      {"class=gpu-nvidia,auto_hybrid=0,auto_csr_adaptive_ratio=8", CLMG_FORMAT_ELLR,
+       CLMG_FORMAT_CSR_ADAPTIVE},
+      {"class=gpu-amd,auto_hybrid=0,auto_csr_adaptive_ratio=8", CLMG_FORMAT_ELLR,
+       CLMG_FORMAT_CSR_ADAPTIVE},
+      {"class=gpu-nvidia,auto_hybrid=0", CLMG_FORMAT_ELLR, CLMG_FORMAT_CSR},
+      {"class=cpu-pocl,auto_hybrid=1", CLMG_FORMAT_CSR, CLMG_FORMAT_CSR}, /* auto_sell=0 */
       {"class=cpu-pocl", CLMG_FORMAT_CSR, CLMG_FORMAT_CSR},
   };
   clmg_csr regular = stencil_matrix(30);
@@ -697,6 +780,8 @@ int main(void) {
       cmocka_unit_test(test_float),
       cmocka_unit_test(test_irregular_double),
       cmocka_unit_test(test_irregular_float),
+      cmocka_unit_test(test_hybrid_double),
+      cmocka_unit_test(test_hybrid_float),
       cmocka_unit_test(test_bad_arguments),
       cmocka_unit_test(test_automatic_format),
   };

@@ -23,7 +23,7 @@
  *   precision  double (default), float, or mixed (the preconditioner in
  *              float inside a double Krylov method)
  *   format     the device matrices' format: auto (default), csr, ellr, sell,
- *              csr-adaptive
+ *              csr-adaptive, hybrid
  *   tol, atol, maxit, restart   relative and absolute tolerance (tol 0:
  *              the precision's default, 1e-8 in double, 1e-5 in float),
  *              iteration limit, GMRES(m)

@@ -172,12 +172,19 @@ typedef enum clmg_matrix_format {
   CLMG_FORMAT_SELL,     /**< SELL-C-sigma: slices of C rows sorted within windows of sigma */
   /** CSR arrays with CSR-Adaptive's kernel (Greathouse and Daga 2014): a work-group per block
    * of rows of about the same entries, for rows of very different lengths */
-  CLMG_FORMAT_CSR_ADAPTIVE
+  CLMG_FORMAT_CSR_ADAPTIVE,
+  /** ELLPACK-R or SELL-C-sigma for the rows up to 8 mean rows (and 256 entries; csr_vector_min
+   * sets the limit), CSR cut into segments of a work-group each for the longer rows. Laid
+   * out on the device as clmg_matrix_create_from_device lays matrices out (its values can
+   * be updated, whichever constructor made it) */
+  CLMG_FORMAT_HYBRID
 } clmg_matrix_format;
 
-/** The format's name: "auto", "csr", "ellr", "sell" or "csr-adaptive" (a static string). */
+/** The format's name: "auto", "csr", "ellr", "sell", "csr-adaptive" or "hybrid" (a static
+ * string). */
 CLMG_API const char *clmg_matrix_format_name(clmg_matrix_format format);
-/** Parses "auto", "csr", "ellr", "sell", "csr-adaptive"; returns 0 on an unknown name. */
+/** Parses "auto", "csr", "ellr", "sell", "csr-adaptive", "hybrid"; returns 0 on an unknown
+ * name. */
 CLMG_API int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format);
 
 /** How clmg_matrix_create lays out a matrix; 0 in a field means the automatic choice. */
@@ -188,7 +195,7 @@ typedef struct clmg_matrix_options {
   unsigned sell_slice;       /**< SELL C; 0 = the device's SIMD/warp width */
   unsigned sell_sigma;       /**< SELL sorting window in rows; 0 = auto, 1 = no sorting */
   unsigned csr_vector_min;   /**< CSR (and CSR-Adaptive) rows longer than this are cut into
-                              * segments; 0 = auto */
+                              * segments, the hybrid's rows are long; 0 = auto */
   unsigned csr_lanes;        /**< CSR work-items per row: 1, 2, ..., 32; 0 = auto */
 } clmg_matrix_options;
 
@@ -223,9 +230,10 @@ CLMG_API clmg_status clmg_matrix_create_from_device(clmg_context *context, size_
                                                     clmg_matrix **matrix);
 /** New values for a matrix from clmg_matrix_create_from_device, in the CSR
  * order it was made from, keeping its pattern: nnz host doubles, or a device
- * vector of nnz doubles or floats. A matrix from host CSR is refused
- * (CLMG_ERROR_UNSUPPORTED). Afterwards call clmg_multigrid_refresh on a
- * hierarchy that uses the matrix. */
+ * vector of nnz doubles or floats. A matrix laid out from host CSR is
+ * refused (CLMG_ERROR_UNSUPPORTED); a hybrid one (CLMG_FORMAT_HYBRID) is
+ * always laid out on the device and takes updates. Afterwards call
+ * clmg_multigrid_refresh on a hierarchy that uses the matrix. */
 CLMG_API clmg_status clmg_matrix_update_values(clmg_matrix *matrix, const double *values);
 /** The same from a device vector of nnz doubles or floats in the matrix's context
  * (CLMG_ERROR_INVALID_ARGUMENT otherwise), moved into the layout on the device. */
@@ -309,8 +317,8 @@ CLMG_API clmg_status clmg_jacobi_step(const clmg_matrix *a, double omega,
  * x_new = y + omega D^-1 (b - A y) with y = omega D^-1 b, formed where it is
  * read and never stored (a pass and a launch fewer than a pointwise product
  * then clmg_jacobi_step, with the same result bit for bit). x_new must not
- * alias b or inv_diagonal. CLMG_ERROR_UNSUPPORTED for a CSR matrix with
- * rows long enough to be split (clmg_matrix_describe shows long_rows). */
+ * alias b or inv_diagonal. Every format does it (CSR's long-row segments
+ * too, since 0.2.0). */
 CLMG_API clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
                                                 const clmg_vector *inv_diagonal,
                                                 const clmg_vector *b, clmg_vector *x_new);

@@ -168,6 +168,17 @@
  * ~10, 4 of n/10) is at 25,000 mean rows. CPUs keep CSR: a work-item walks a whole row there, and
  * the row blocks only add barriers (pocl ran CSR-Adaptive 5-9x slower than CSR on perf/spmv's
  * matrices: docs/performance.md).
+ *  - auto_hybrid: where SELL's padding is too large and the automatic choice
+ *    would end at CSR, the hybrid instead when the matrix has rows longer
+ *    than 8 mean rows and 256 entries and its other rows meet ELLR's (25%)
+ *    or SELL's (50%) padding limit: the regular part keeps its coalesced
+ *    layout and the few long rows are spread over work-groups in segments
+ *    (perf/spmv's irregular matrix: SELL pads each long row's slice 32-fold,
+ *    CSR's lanes idle on the short rows). 1 on GPUs, pending the H200
+ *    measurement against CSR and cuSPARSE; 0 on CPUs, where CSR walks each
+ *    row contiguously and has no padding to avoid (pocl, 2-core VM, best of
+ *    3: the irregular matrix 2.74 ms hybrid, 3.16 ms CSR; one matrix on a
+ *    noisy machine, not yet a rule).
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
  *    local memory in double.
@@ -183,12 +194,12 @@
   .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
   .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
   .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 0,                  \
-  .csr_block_factor = 4, .auto_csr_rows = 32768
+  .auto_hybrid = 1, .csr_block_factor = 4, .auto_csr_rows = 32768
 #define SPARSE_CPU                                                                                 \
   .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
   .csr_long_row_min = 0, .ellr_max_threads = 1, .ellr_entries_per_thread = 12,                     \
-  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .csr_block_factor = 4,  \
-  .auto_csr_rows = 0
+  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .auto_hybrid = 0,       \
+  .csr_block_factor = 4, .auto_csr_rows = 0
 
 /* Algorithm choices:
  *  - clblast_axpy: CLBlast's axpy under CLMG_BLAS1_AUTO (perf/blas1 at
@@ -463,6 +474,7 @@ static const field fields[] = {
     UNSIGNED_FIELD(ellr_max_threads, 1, 32, 1),
     FLAG_FIELD(auto_sell),
     UNSIGNED_FIELD(auto_csr_adaptive_ratio, 0, 1u << 30, 0),
+    FLAG_FIELD(auto_hybrid),
     UNSIGNED_FIELD(csr_block_factor, 2, 64, 1),
     {"auto_csr_rows", offsetof(clmg_device_params, auto_csr_rows), FIELD_SIZE, 0, 1u << 30, 0},
     FLAG_FIELD(clblast_axpy),

@@ -79,8 +79,11 @@ typedef struct clmg_device_params {
   int auto_sell;                  /* ... else SELL (when 1 and its padding fits), else CSR ... */
   unsigned auto_csr_adaptive_ratio; /* ... or CSR-Adaptive where the longest row is at least
                                      * this many mean rows (0: never) */
-  size_t auto_csr_rows;      /* ... and CSR for at most this many rows of at least 16 entries a row
-                              * that ELLPACK-R does not take (0: never) */
+  int auto_hybrid;      /* ... and before either, the hybrid (ELLR or SELL plus CSR segments) where
+                         * rows longer than 8 mean rows and 256 leave the others within ELLR's or
+                         * SELL's padding limits */
+  size_t auto_csr_rows; /* ... and CSR for at most this many rows of at least 16 entries a row
+                         * that ELLPACK-R does not take (0: never) */
   unsigned csr_block_factor; /* CSR-Adaptive's row blocks: up to this many work-groups
                               * of entries (a power of two, at least 2) */
 

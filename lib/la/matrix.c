@@ -1,10 +1,13 @@
-/* Device sparse matrices (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma) and the SpMV family.
+/* Device sparse matrices (CSR, CSR-Adaptive, ELLPACK-R, SELL-C-sigma, hybrid) and the SpMV
+ * family.
  *
  * A matrix is laid out on the host from host CSR and uploaded, or laid out
  * on the device from CSR arrays that live there (cl/matrix_device.cl), into
  * the same arrays. Either keeps on the device the diagonal and the row sums
  * of squares (what Jacobi and SPAI-0 need). The kernels are in cl/spmv.cl;
- * each operation is one launch (two or three for CSR with very long rows). */
+ * each operation is one launch (two or three for CSR with very long rows
+ * and for the hybrid: ELLR or SELL for the short rows, CSR segments for the
+ * long ones, laid out with a map as a matrix from device arrays is). */
 #include "la/internal.h"
 
 #include <float.h>
@@ -21,13 +24,14 @@ struct clmg_matrix {
   clmg_matrix_format format;
   clmg_dtype precision;
   size_t rows, cols, nnz, stored;
-  unsigned lanes;        /* work-items per row: CSR vector width or ELLR-T */
-  unsigned slice_height; /* SELL C */
-  unsigned sigma;        /* SELL sorting window */
-  size_t ellr_stride;    /* ELLR rows per column block (rows rounded up) */
+  unsigned lanes;           /* work-items per row: CSR vector width or ELLR-T */
+  unsigned slice_height;    /* SELL C */
+  unsigned sigma;           /* SELL sorting window */
+  clmg_matrix_format inner; /* the hybrid's layout of its short rows: ELLR or SELL */
+  size_t ellr_stride;       /* ELLR rows per column block (rows rounded up) */
   uint64_t long_row_threshold;
   size_t long_row_count;
-  char description[96];
+  char description[128];
 
   /* device arrays and their sizes in bytes */
   cl_mem offsets;            /* CSR row_ptr (int64) or SELL slice_ptr (int64) */
@@ -78,13 +82,16 @@ const char *clmg_matrix_format_name(clmg_matrix_format format) {
     return "sell";
   case CLMG_FORMAT_CSR_ADAPTIVE:
     return "csr-adaptive";
+  case CLMG_FORMAT_HYBRID:
+    return "hybrid";
   }
   return "unknown";
 }
 
 int clmg_matrix_format_parse(const char *name, clmg_matrix_format *format) {
-  static const clmg_matrix_format all[] = {CLMG_FORMAT_AUTO, CLMG_FORMAT_CSR, CLMG_FORMAT_ELLR,
-                                           CLMG_FORMAT_SELL, CLMG_FORMAT_CSR_ADAPTIVE};
+  static const clmg_matrix_format all[] = {CLMG_FORMAT_AUTO,         CLMG_FORMAT_CSR,
+                                           CLMG_FORMAT_ELLR,         CLMG_FORMAT_SELL,
+                                           CLMG_FORMAT_CSR_ADAPTIVE, CLMG_FORMAT_HYBRID};
   for (size_t i = 0; name && i < sizeof all / sizeof all[0]; ++i)
     if (strcmp(name, clmg_matrix_format_name(all[i])) == 0) {
       *format = all[i];
@@ -306,6 +313,117 @@ static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sig
   return stored;
 }
 
+/* Long CSR rows are cut into segments of this many entries, one work-group
+ * each (cl/spmv.cl: csr_long_segments). */
+enum { CSR_SEGMENT_LENGTH = 8192 };
+
+/* ---- the hybrid format's plan (host) ----
+ * A hybrid matrix stores its long rows (longer than hybrid_long_row_threshold)
+ * as CSR, cut into segments of CSR_SEGMENT_LENGTH entries (csr_long_segments
+ * reduces each in a work-group's local memory, csr_long_finish adds them into
+ * y), and its other rows as ELLPACK-R or SELL-C-sigma, the long rows' slots
+ * empty and their row length -1 (the kernels store no row of length -1, so
+ * each row of y is written once). */
+
+/* Rows longer than this are a hybrid matrix's long rows: options->csr_vector_min
+ * when set, else 8 mean rows and at least 256 entries. FE and stencil rows
+ * stay within 2-3 mean rows, so none of theirs are long; a row 8 mean rows
+ * long would pad ELLR 8-fold and its SELL slice as much, while one of at
+ * least 256 entries gives every work-item of a 256-wide group an entry of a
+ * segment. */
+enum { HYBRID_LONG_ROW_FACTOR = 8, HYBRID_LONG_ROW_MIN = 256 };
+
+static uint64_t hybrid_long_row_threshold(const clmg_matrix_options *options, double mean_length) {
+  if (options->csr_vector_min)
+    return options->csr_vector_min;
+  double threshold = HYBRID_LONG_ROW_FACTOR * mean_length;
+  return threshold > HYBRID_LONG_ROW_MIN ? (uint64_t)threshold : HYBRID_LONG_ROW_MIN;
+}
+
+/* Where the hybrid's layout goes, from the row offsets alone. */
+typedef struct hybrid_plan {
+  const int64_t *row_ptr; /* the pattern's offsets on the host */
+  int64_t *own_row_ptr;   /* row_ptr when the plan read it from the device */
+  int64_t *short_ptr;     /* offsets with the long rows emptied */
+  uint32_t *order;        /* SELL's sorted rows (NULL for ELLR) */
+  uint64_t threshold;
+  size_t long_count, long_nnz, segment_count;
+  row_stats stats; /* of the short rows, the long ones counted empty */
+  clmg_matrix_format inner;
+  size_t inner_stored; /* SELL's stored entries (ELLR's come from ellr_shape) */
+  int fits;            /* the inner layout meets the automatic rule's padding limits */
+} hybrid_plan;
+
+static void hybrid_plan_free(hybrid_plan *plan) {
+  free(plan->own_row_ptr);
+  free(plan->short_ptr);
+  free(plan->order);
+  memset(plan, 0, sizeof *plan);
+}
+
+/* Whether the automatic choice, where it would end at CSR (SELL's padding
+ * too large), tries the hybrid: on devices with auto_hybrid, for a matrix
+ * with long rows. It takes it when the plan fits (the other rows meet
+ * ELLR's or SELL's padding limits). */
+static int hybrid_candidate(const clmg_context *context, const row_stats *stats,
+                            const clmg_matrix_options *options) {
+  return context->params.auto_hybrid &&
+         stats->max_length > hybrid_long_row_threshold(options, stats->mean_length);
+}
+
+/* The plan for rows with offsets row_ptr (taken over when own): the long
+ * rows and segments, and the inner layout: ELLPACK-R when the automatic rule
+ * would take it for the short rows (padding at most 25%, rows at most
+ * auto_ellr_max_length), else SELL-C-sigma (fits: padding at most 50%). */
+static clmg_status hybrid_plan_make(clmg_context *context, size_t rows, const int64_t *row_ptr,
+                                    int own, const clmg_matrix_options *options,
+                                    hybrid_plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  plan->row_ptr = row_ptr;
+  plan->own_row_ptr = own ? (int64_t *)row_ptr : NULL;
+  size_t nnz = rows ? (size_t)row_ptr[rows] : 0;
+  plan->threshold = hybrid_long_row_threshold(options, rows ? (double)nnz / (double)rows : 0);
+  plan->short_ptr = malloc((rows + 1) * sizeof *plan->short_ptr);
+  if (!plan->short_ptr) {
+    hybrid_plan_free(plan);
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "hybrid matrix: row offsets");
+  }
+  plan->short_ptr[0] = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    uint64_t length = (uint64_t)(row_ptr[i + 1] - row_ptr[i]);
+    int is_long = length > plan->threshold;
+    if (is_long) {
+      plan->long_count++;
+      plan->long_nnz += length;
+      plan->segment_count += (length + CSR_SEGMENT_LENGTH - 1) / CSR_SEGMENT_LENGTH;
+    } else if (length > plan->stats.max_length)
+      plan->stats.max_length = length;
+    plan->short_ptr[i + 1] = plan->short_ptr[i] + (is_long ? 0 : (int64_t)length);
+  }
+  size_t short_nnz = (size_t)plan->short_ptr[rows];
+  plan->stats.mean_length = rows ? (double)short_nnz / (double)rows : 0;
+  if (short_nnz == 0 ||
+      ((double)plan->stats.max_length * (double)rows <= 1.25 * (double)short_nnz &&
+       plan->stats.max_length <= context->params.auto_ellr_max_length)) {
+    plan->inner = CLMG_FORMAT_ELLR;
+    plan->fits = 1;
+    return CLMG_SUCCESS;
+  }
+  plan->inner = CLMG_FORMAT_SELL;
+  unsigned height, sigma;
+  sell_shape(context, &plan->stats, options, &height, &sigma);
+  plan->order = malloc((rows ? rows : 1) * sizeof *plan->order);
+  clmg_csr short_rows = {rows, 0, plan->short_ptr, NULL, NULL};
+  plan->inner_stored =
+      plan->order ? sell_layout(&short_rows, height, sigma, plan->order) : SIZE_MAX;
+  if (plan->inner_stored == SIZE_MAX) {
+    hybrid_plan_free(plan);
+    return clmg_fail(context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "hybrid matrix: SELL row order");
+  }
+  plan->fits = sell_padding_fits(plan->inner_stored, short_nnz);
+  return CLMG_SUCCESS;
+}
+
 void clmg_matrix_destroy(clmg_matrix *m) {
   if (!m)
     return;
@@ -366,10 +484,6 @@ static void value_array_set(value_array *v, size_t index, double value) {
   else
     ((cl_double *)v->data)[index] = value;
 }
-
-/* Long CSR rows are cut into segments of this many entries, one work-group
- * each (cl/spmv.cl: csr_long_segments). */
-enum { CSR_SEGMENT_LENGTH = 8192 };
 
 /* CSR rows longer than this are cut into segments (the device table's
  * csr_long_row_factor and _min): on GPUs 64 times the mean row, at least
@@ -810,6 +924,18 @@ static clmg_status new_matrix(clmg_context *context, size_t rows, size_t cols, s
   return CLMG_SUCCESS;
 }
 
+/* a's arrays uploaded in the matrix's precision, then laid out on the device. */
+static clmg_status create_through_device(clmg_context *context, const clmg_csr *a,
+                                         const clmg_matrix_options *options, clmg_matrix **out) {
+  clmg_csr_device uploaded;
+  clmg_status status = clmg_csr_device_upload(context, a, options->precision, &uploaded);
+  if (status == CLMG_SUCCESS)
+    status = clmg_matrix_create_from_device(context, a->rows, a->cols, uploaded.row_ptr,
+                                            uploaded.col, uploaded.val, options, out);
+  clmg_csr_device_free(&uploaded);
+  return status;
+}
+
 /* clmg_matrix_create after its checks. */
 static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
                                  const clmg_matrix_options *options, clmg_matrix **out) {
@@ -830,16 +956,11 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
                            "use double precision or scale the matrix",
                            i, (long long)a->col[k], a->val[k], (double)FLT_MAX);
   /* on a GPU (matrix_layout_on_device) the CSR arrays cross the bus once
-   * and the layout is made there: the same arrays as below */
-  if (context->params.matrix_layout_on_device && options->precision == CLMG_DOUBLE) {
-    clmg_csr_device uploaded;
-    status = clmg_csr_device_upload(context, a, CLMG_DOUBLE, &uploaded);
-    if (status == CLMG_SUCCESS)
-      status = clmg_matrix_create_from_device(context, a->rows, a->cols, uploaded.row_ptr,
-                                              uploaded.col, uploaded.val, options, out);
-    clmg_csr_device_free(&uploaded);
-    return status;
-  }
+   * and the layout is made there: the same arrays as below; the hybrid is
+   * always made so (its map keeps the values updatable) */
+  if ((context->params.matrix_layout_on_device && options->precision == CLMG_DOUBLE) ||
+      options->format == CLMG_FORMAT_HYBRID)
+    return create_through_device(context, a, options, out);
   clmg_matrix *m = NULL;
   status = new_matrix(context, a->rows, a->cols, clmg_csr_nnz(a), options, &m);
   if (status == CLMG_SUCCESS)
@@ -861,6 +982,19 @@ static clmg_status create_matrix(clmg_context *context, const clmg_csr *a,
         m->format = automatic_csr(context, &stats);
         free(sell_order);
         sell_order = NULL;
+        if (hybrid_candidate(context, &stats, options)) {
+          hybrid_plan plan;
+          status = hybrid_plan_make(context, a->rows, a->row_ptr, 0, options, &plan);
+          int fits = status == CLMG_SUCCESS && plan.fits;
+          hybrid_plan_free(&plan);
+          if (status != CLMG_SUCCESS || fits) {
+            clmg_matrix_destroy(m);
+            clmg_matrix_options hybrid = *options;
+            hybrid.format = CLMG_FORMAT_HYBRID;
+            return status == CLMG_SUCCESS ? create_through_device(context, a, &hybrid, out)
+                                          : status;
+          }
+        }
       }
     }
   }
@@ -944,11 +1078,22 @@ static clmg_status check_vector(const clmg_matrix *m, const clmg_vector *v, size
   return CLMG_SUCCESS;
 }
 
+/* The layout the main kernel walks: the hybrid's short rows are ELLR or SELL. */
+static clmg_matrix_format layout_of(const clmg_matrix *m) {
+  return m->format == CLMG_FORMAT_HYBRID ? m->inner : m->format;
+}
+
+/* Whether the product adds long rows' segments (csr_long_segments, csr_long_finish). */
+static int has_long_segments(const clmg_matrix *m) {
+  return (is_csr(m->format) || m->format == CLMG_FORMAT_HYBRID) && m->long_row_count > 0;
+}
+
 static const char *main_kernel_name(const clmg_matrix *m) {
-  return m->format == CLMG_FORMAT_CSR            ? "csr_spmv"
-         : m->format == CLMG_FORMAT_CSR_ADAPTIVE ? "csr_adaptive_spmv"
-         : m->format == CLMG_FORMAT_ELLR         ? "ellr_spmv"
-                                                 : "sell_spmv";
+  clmg_matrix_format layout = layout_of(m);
+  return layout == CLMG_FORMAT_CSR            ? "csr_spmv"
+         : layout == CLMG_FORMAT_CSR_ADAPTIVE ? "csr_adaptive_spmv"
+         : layout == CLMG_FORMAT_ELLR         ? "ellr_spmv"
+                                              : "sell_spmv";
 }
 
 /* What a kernel does with a row's product ax (cl/spmv.cl's STORE_ROW). */
@@ -971,13 +1116,13 @@ static clmg_status matrix_kernels(const clmg_matrix *m, fused_op op, cl_kernel k
   char options[256];
   snprintf(options, sizeof options, "%s -DROW_LANES=%u%s%s",
            clmg_real_options(m->context, m->precision), m->lanes, fused_op_options[op],
-           m->format == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
+           layout_of(m) == CLMG_FORMAT_SELL && m->sigma > 1 ? " -DSELL_PERMUTED=1" : "");
   const char *name = main_kernel_name(m);
   clmg_status status = clmg_get_kernel(m->context, "spmv", options, name, &kernels[0]);
   /* CSR-Adaptive's main kernel does the segments too */
-  if (status == CLMG_SUCCESS && m->format == CLMG_FORMAT_CSR && m->long_row_count > 0)
+  if (status == CLMG_SUCCESS && m->format != CLMG_FORMAT_CSR_ADAPTIVE && has_long_segments(m))
     status = clmg_get_kernel(m->context, "spmv", options, "csr_long_segments", &kernels[1]);
-  if (status == CLMG_SUCCESS && is_csr(m->format) && m->long_row_count > 0)
+  if (status == CLMG_SUCCESS && has_long_segments(m))
     status = clmg_get_kernel(m->context, "spmv", options, "csr_long_finish", &kernels[2]);
   if (status != CLMG_SUCCESS)
     kernels[0] = kernels[1] = kernels[2] = NULL;
@@ -1030,12 +1175,12 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
     clmg_arg_buffer(&args, m->columns);
     clmg_arg_buffer(&args, m->values);
     clmg_arg_ulong(&args, m->long_row_threshold);
-  } else if (m->format == CLMG_FORMAT_ELLR) {
+  } else if (layout_of(m) == CLMG_FORMAT_ELLR) {
     clmg_arg_ulong(&args, m->ellr_stride);
     clmg_arg_buffer(&args, m->row_lengths);
     clmg_arg_buffer(&args, m->columns);
     clmg_arg_buffer(&args, m->values);
-  } else if (m->format == CLMG_FORMAT_SELL) {
+  } else if (layout_of(m) == CLMG_FORMAT_SELL) {
     cl_uint height = m->slice_height;
     clmg_arg_raw(&args, sizeof height, &height);
     clmg_arg_buffer(&args, m->offsets);
@@ -1052,22 +1197,27 @@ static clmg_status apply(const clmg_matrix *m, fused_op op, double alpha, const 
   clmg_arg_real(&args, m->precision, in ? beta : 0.0);
   if (m->format == CLMG_FORMAT_CSR_ADAPTIVE)
     clmg_arg_local(&args, m->block_entries * clmg_dtype_size(m->precision));
-  if (m->format != CLMG_FORMAT_SELL)
+  if (layout_of(m) != CLMG_FORMAT_SELL)
     clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
   clmg_status status = clmg_args_end(&args);
   if (status == CLMG_SUCCESS)
     status = clmg_enqueue_1d(context, kernel, name, global, local, NULL);
-  if (status != CLMG_SUCCESS || !is_csr(m->format) || m->long_row_count == 0)
+  if (status != CLMG_SUCCESS || !has_long_segments(m))
     return status;
 
   /* long rows: segment sums (CSR-Adaptive's main kernel made them), then
    * one work-item per row adds them */
-  if (m->format == CLMG_FORMAT_CSR) {
+  if (m->format != CLMG_FORMAT_CSR_ADAPTIVE) {
     clmg_args_begin(&args, context, kernels[1], "csr_long_segments");
     clmg_arg_buffer(&args, m->segment_bounds);
     clmg_arg_buffer(&args, m->columns);
     clmg_arg_buffer(&args, m->values);
     clmg_arg_vector(&args, x);
+    clmg_arg_vector(&args, in_or_x);
+    clmg_arg_vector(&args, out);
+    clmg_arg_vector(&args, dinv_or_x);
+    clmg_arg_real(&args, m->precision, alpha);
+    clmg_arg_real(&args, m->precision, in ? beta : 0.0);
     clmg_arg_buffer(&args, m->segment_sums);
     clmg_arg_local(&args, local * clmg_dtype_size(m->precision));
     status = clmg_args_end(&args);
@@ -1195,11 +1345,6 @@ clmg_status clmg_jacobi_step_from_zero(const clmg_matrix *a, double omega,
                        "row reads them at its neighbours)");
   if (status != CLMG_SUCCESS)
     return status;
-  if (a->format == CLMG_FORMAT_CSR && a->long_row_count > 0)
-    return clmg_fail(a->context, CLMG_ERROR_UNSUPPORTED,
-                     "jacobi step from zero: not for CSR matrices with long rows (their segment "
-                     "kernel reads a stored x; csr-adaptive's does not); take the two sweeps "
-                     "separately");
   return apply(a, OP_JACOBI_FROM_ZERO, omega, b, 0.0, b, x_new, inv_diagonal);
 }
 
@@ -1828,6 +1973,158 @@ static clmg_status device_csr(clmg_matrix *m, const row_stats *stats,
   return status;
 }
 
+/* The plan from the pattern's offsets, read back from the device (8 bytes a
+ * row; columns and values stay there). */
+static clmg_status read_pattern_offsets(clmg_matrix *m, int64_t **row_ptr) {
+  *row_ptr = malloc((m->rows + 1) * sizeof **row_ptr);
+  if (!*row_ptr)
+    return clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY, "hybrid matrix: row offsets");
+  clmg_status status =
+      clmg_read_buffer(m->context, m->pattern_row_ptr, 1, 0, (m->rows + 1) * sizeof **row_ptr,
+                       *row_ptr, "reading the row offsets for the hybrid layout");
+  if (status != CLMG_SUCCESS) {
+    free(*row_ptr);
+    *row_ptr = NULL;
+  }
+  return status;
+}
+
+static clmg_status hybrid_plan_from_device(clmg_matrix *m, const clmg_matrix_options *options,
+                                           hybrid_plan *plan) {
+  memset(plan, 0, sizeof *plan);
+  int64_t *row_ptr = NULL;
+  clmg_status status = read_pattern_offsets(m, &row_ptr);
+  return status == CLMG_SUCCESS ? hybrid_plan_make(m->context, m->rows, row_ptr, 1, options, plan)
+                                : status;
+}
+
+/* The hybrid's arrays from its plan (which it frees): the inner layout's
+ * row lengths (-1 for long rows), SELL's slice offsets and order, the map of
+ * every stored entry (the inner layout's, then the long rows' entries in
+ * CSR order) to its CSR entry, and the long rows' segments; columns and
+ * values are zero until gather_from_csr fills them through the map. */
+static clmg_status device_hybrid(clmg_matrix *m, const clmg_matrix_options *options,
+                                 hybrid_plan *plan) {
+  const int64_t *row_ptr = plan->row_ptr;
+  const size_t rows = m->rows;
+  m->inner = plan->inner;
+  m->long_row_threshold = plan->threshold;
+  m->long_row_count = plan->long_count;
+  m->segment_count = plan->segment_count;
+  clmg_status status = CLMG_SUCCESS;
+  size_t width = 0, inner_stored = plan->inner_stored;
+  if (plan->inner == CLMG_FORMAT_ELLR) {
+    status = ellr_shape(m, &plan->stats, options, &width);
+    inner_stored = m->stored;
+  } else
+    sell_set_shape(m, &plan->stats, options);
+  size_t stored = inner_stored + plan->long_nnz;
+  if (status == CLMG_SUCCESS)
+    status = check_padded_size(m, stored < inner_stored ? SIZE_MAX : stored, "hybrid");
+  if (status != CLMG_SUCCESS) {
+    hybrid_plan_free(plan);
+    return status;
+  }
+  m->stored = stored;
+  char inner[48]; /* "ellr T=.. width=.." or "sell C=.. sigma=.." */
+  memcpy(inner, m->description, sizeof inner - 1);
+  inner[sizeof inner - 1] = '\0';
+  snprintf(m->description, sizeof m->description, "hybrid %s long_rows=%zu segments=%zu", inner,
+           m->long_row_count, m->segment_count);
+  size_t height = m->slice_height, slices = height ? (rows + height - 1) / height : 0;
+  int32_t *lengths = malloc((rows ? rows : 1) * sizeof *lengths);
+  int64_t *map = calloc(stored ? stored : 1, sizeof *map);
+  int64_t *slice_ptr = plan->order ? malloc((slices + 1) * sizeof *slice_ptr) : NULL;
+  uint32_t *long_rows = malloc((plan->long_count ? plan->long_count : 1) * sizeof *long_rows);
+  uint32_t *first_segment = malloc((plan->long_count + 1) * sizeof *first_segment);
+  int64_t *bounds = malloc((plan->segment_count ? 2 * plan->segment_count : 1) * sizeof *bounds);
+  if (!lengths || !map || (plan->order && !slice_ptr) || !long_rows || !first_segment || !bounds)
+    status = clmg_fail(m->context, CLMG_ERROR_OUT_OF_HOST_MEMORY,
+                       "hybrid matrix: staging arrays for %zu entries", stored);
+#define HYBRID_IS_LONG(r) ((uint64_t)(row_ptr[(r) + 1] - row_ptr[(r)]) > plan->threshold)
+  if (status == CLMG_SUCCESS && plan->inner == CLMG_FORMAT_ELLR) {
+    size_t lanes = m->lanes;
+    for (size_t r = 0; r < rows; ++r) {
+      size_t length = (size_t)(plan->short_ptr[r + 1] - plan->short_ptr[r]);
+      lengths[r] = HYBRID_IS_LONG(r) ? -1 : (int32_t)length;
+      for (size_t k = 0; k < length; ++k)
+        map[((k / lanes) * m->ellr_stride + r) * lanes + k % lanes] = row_ptr[r] + (int64_t)k + 1;
+    }
+  } else if (status == CLMG_SUCCESS) { /* SELL, as build_sell places the rows */
+    slice_ptr[0] = 0;
+    for (size_t sl = 0; sl < slices; ++sl) {
+      size_t slice_width = 0;
+      for (size_t i = sl * height; i < (sl + 1) * height && i < rows; ++i) {
+        size_t row = plan->order[i];
+        size_t length = (size_t)(plan->short_ptr[row + 1] - plan->short_ptr[row]);
+        lengths[i] = HYBRID_IS_LONG(row) ? -1 : (int32_t)length;
+        slice_width = length > slice_width ? length : slice_width;
+        for (size_t k = 0; k < length; ++k)
+          map[(size_t)slice_ptr[sl] + k * height + (i - sl * height)] =
+              row_ptr[row] + (int64_t)k + 1;
+      }
+      slice_ptr[sl + 1] = slice_ptr[sl] + (int64_t)(slice_width * height);
+    }
+  }
+  if (status == CLMG_SUCCESS) { /* the long rows after the inner layout */
+    size_t place = inner_stored, count = 0, segments = 0;
+    for (size_t r = 0; r < rows; ++r) {
+      if (!HYBRID_IS_LONG(r))
+        continue;
+      size_t length = (size_t)(row_ptr[r + 1] - row_ptr[r]);
+      first_segment[count] = (uint32_t)segments;
+      long_rows[count++] = (uint32_t)r;
+      for (size_t k = 0; k < length; k += CSR_SEGMENT_LENGTH) {
+        bounds[2 * segments] = (int64_t)(place + k);
+        bounds[2 * segments + 1] =
+            (int64_t)(place + (length - k < CSR_SEGMENT_LENGTH ? length : k + CSR_SEGMENT_LENGTH));
+        ++segments;
+      }
+      for (size_t k = 0; k < length; ++k)
+        map[place + k] = row_ptr[r] + (int64_t)k + 1;
+      place += length;
+    }
+    first_segment[count] = (uint32_t)segments;
+  }
+#undef HYBRID_IS_LONG
+  const size_t element = clmg_dtype_size(m->precision);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, lengths, rows * sizeof *lengths, "hybrid row lengths", &m->row_lengths,
+                          &m->row_lengths_bytes);
+  if (status == CLMG_SUCCESS && plan->order)
+    status = upload_array(m, slice_ptr, (slices + 1) * sizeof *slice_ptr,
+                          "hybrid SELL slice offsets", &m->offsets, &m->offsets_bytes);
+  if (status == CLMG_SUCCESS && plan->order)
+    status = upload_array(m, plan->order, rows * sizeof *plan->order, "hybrid SELL row permutation",
+                          &m->permutation, &m->permutation_bytes);
+  if (status == CLMG_SUCCESS)
+    status =
+        upload_array(m, map, stored * sizeof *map, "hybrid matrix map", &m->map, &m->map_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, long_rows, m->long_row_count * sizeof *long_rows,
+                          "hybrid long-row list", &m->long_rows, &m->long_rows_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, first_segment, (m->long_row_count + 1) * sizeof *first_segment,
+                          "hybrid long-row segment index", &m->long_first_segment,
+                          &m->long_first_segment_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, bounds, 2 * m->segment_count * sizeof *bounds, "hybrid segment bounds",
+                          &m->segment_bounds, &m->segment_bounds_bytes);
+  if (status == CLMG_SUCCESS)
+    status = upload_array(m, NULL, m->segment_count * element, "hybrid segment sums",
+                          &m->segment_sums, &m->segment_sums_bytes);
+  if (status == CLMG_SUCCESS)
+    status = zeroed_entries(m, "hybrid");
+  free(lengths);
+  free(map);
+  free(slice_ptr);
+  free(long_rows);
+  free(first_segment);
+  free(bounds);
+  hybrid_plan_free(plan);
+  return status;
+}
+
 /* The format (the automatic choice as create_matrix makes it, the SELL
  * candidate sorted on the device) and its arrays, from the summary and the
  * pattern's row offsets. */
@@ -1837,18 +2134,30 @@ static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summ
   sell_arrays sell;
   memset(&sell, 0, sizeof sell);
   int sorted = 0;
+  hybrid_plan plan;
+  clmg_status status;
   if (m->format == CLMG_FORMAT_AUTO) {
     m->format = automatic_format(m->context, m->rows, m->nnz, &stats);
     if (m->format == CLMG_FORMAT_SELL) {
       unsigned height, sigma;
       sell_shape(m->context, &stats, options, &height, &sigma);
-      clmg_status status = sell_arrays_make(m, height, sigma, &sell);
+      status = sell_arrays_make(m, height, sigma, &sell);
       if (status != CLMG_SUCCESS)
         return status;
       sorted = sell_padding_fits(sell.stored, m->nnz);
       if (!sorted) {
         sell_arrays_free(m->context, &sell);
         m->format = automatic_csr(m->context, &stats);
+      }
+      if (!sorted && hybrid_candidate(m->context, &stats, options)) {
+        status = hybrid_plan_from_device(m, options, &plan);
+        if (status != CLMG_SUCCESS)
+          return status;
+        if (plan.fits) {
+          m->format = CLMG_FORMAT_HYBRID;
+          return device_hybrid(m, options, &plan);
+        }
+        hybrid_plan_free(&plan);
       }
     }
   }
@@ -1860,6 +2169,9 @@ static clmg_status lay_out_on_device(clmg_matrix *m, const offsets_summary *summ
   case CLMG_FORMAT_CSR:
   case CLMG_FORMAT_CSR_ADAPTIVE:
     return device_csr(m, &stats, options, summary);
+  case CLMG_FORMAT_HYBRID:
+    status = hybrid_plan_from_device(m, options, &plan);
+    return status == CLMG_SUCCESS ? device_hybrid(m, options, &plan) : status;
   default:
     return clmg_fail(m->context, CLMG_ERROR_INVALID_ARGUMENT, "unknown matrix format %d",
                      (int)options->format);
@@ -1903,7 +2215,7 @@ clmg_status clmg_matrix_create_from_device(clmg_context *context, size_t rows, s
   /* CSR copies the arrays as they are; the other layouts gather them
    * through a map from a copy of the pattern */
   const int csr = status == CLMG_SUCCESS && is_csr(m->format);
-  if (status == CLMG_SUCCESS && !csr)
+  if (status == CLMG_SUCCESS && !csr && !m->map) /* the hybrid's map is made with its layout */
     status = build_map(m);
   if (status == CLMG_SUCCESS && !csr)
     status =
@@ -2027,6 +2339,16 @@ static clmg_status read_array(const clmg_matrix *m, cl_mem buffer, size_t bytes,
 
 clmg_status clmg_matrix_download_csr(const clmg_matrix *m, clmg_csr *out) {
   memset(out, 0, sizeof *out);
+  if (m->format == CLMG_FORMAT_HYBRID) { /* the pattern and the values through the map */
+    clmg_csr_device arrays;
+    if (!clmg_matrix_csr_arrays(m, m->precision, &arrays))
+      return clmg_fail(m->context, CLMG_ERROR_OUT_OF_DEVICE_MEMORY,
+                       "matrix to CSR: no room for the hybrid matrix's CSR values");
+    clmg_error error;
+    clmg_status status = clmg_csr_device_download(&arrays, out, &error);
+    clmg_csr_device_free(&arrays);
+    return status == CLMG_SUCCESS ? status : clmg_fail(m->context, status, "%s", error.message);
+  }
   const size_t rows = m->rows, element = clmg_dtype_size(m->precision);
   const size_t stored = is_csr(m->format) ? m->nnz : m->stored;
   int64_t *slice_ptr = NULL;

@@ -30,7 +30,7 @@ static const clmg_option_spec SPECS[] = {
     {"precision", CLMG_OPTION_NAME, 0, "double", "double,float,mixed", 0, 0,
      "arithmetic: double, float, or mixed (the preconditioner in float inside a double Krylov "
      "method)"},
-    {"format", CLMG_OPTION_NAME, 0, "auto", "auto,csr,ellr,sell,csr-adaptive", 0, 0,
+    {"format", CLMG_OPTION_NAME, 0, "auto", "auto,csr,ellr,sell,csr-adaptive,hybrid", 0, 0,
      "device matrix format: auto chooses per device and matrix"},
     {"tol", CLMG_OPTION_NUMBER, 1, "auto", "", 0, 0.999,
      "relative tolerance ||b - A x|| <= tol ||b||: auto is 1e-8 in double and mixed, 1e-5 in "
