@@ -182,6 +182,13 @@
  *  - CSR-Adaptive's row blocks hold up to 4 work-groups of entries, 1,024
  *    at groups of 256 (clSPARSE's block for its groups of 256): 8 KiB of
  *    local memory in double.
+ *  - csr_segment_length: the entries of one segment of a long CSR row (and
+ *    of a hybrid matrix's long rows), a work-group each. H200 (2026-11-29,
+ *    perf/spmv's large irregular matrix, 4 rows of 277,777 entries, best of
+ *    3): the hybrid in double took 249 / 236 / 241 / 251 / 271 us with
+ *    segments of 8192 / 2048 / 1024 / 512 / 256 entries (float 165 / 153 /
+ *    156 / 165 / 175; CSR 291 / 279 / 284 / 295 / 315): GPUs take 2048. CPUs
+ *    keep 8192 (a core walks a segment contiguously; fewer, longer ones).
  *  - GPUs: a matrix of at most auto_csr_rows rows whose rows are long (a
  *    mean of at least 16 entries) and not uniform enough for ELLPACK-R
  *    takes CSR, a power of two of work-items per row, instead of SELL's one:
@@ -192,14 +199,14 @@
  *    where a work-item per row is the rule). */
 #define SPARSE_GPU(slice)                                                                          \
   .sell_slice = slice, .sell_sigma_slices = 8, .csr_max_lanes = 32, .csr_long_row_factor = 64,     \
-  .csr_long_row_min = 512, .ellr_max_threads = 8, .ellr_entries_per_thread = 12,                   \
-  .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1, .auto_csr_adaptive_ratio = 0,                  \
-  .auto_hybrid = 1, .csr_block_factor = 4, .auto_csr_rows = 32768
+  .csr_long_row_min = 512, .csr_segment_length = 2048, .ellr_max_threads = 8,                      \
+  .ellr_entries_per_thread = 12, .auto_ellr_max_length = SIZE_MAX, .auto_sell = 1,                 \
+  .auto_csr_adaptive_ratio = 0, .auto_hybrid = 1, .csr_block_factor = 4, .auto_csr_rows = 32768
 #define SPARSE_CPU                                                                                 \
   .sell_slice = 8, .sell_sigma_slices = 8, .csr_max_lanes = 1, .csr_long_row_factor = 0,           \
-  .csr_long_row_min = 0, .ellr_max_threads = 1, .ellr_entries_per_thread = 12,                     \
-  .auto_ellr_max_length = 8, .auto_sell = 0, .auto_csr_adaptive_ratio = 0, .auto_hybrid = 0,       \
-  .csr_block_factor = 4, .auto_csr_rows = 0
+  .csr_long_row_min = 0, .csr_segment_length = 8192, .ellr_max_threads = 1,                        \
+  .ellr_entries_per_thread = 12, .auto_ellr_max_length = 8, .auto_sell = 0,                        \
+  .auto_csr_adaptive_ratio = 0, .auto_hybrid = 0, .csr_block_factor = 4, .auto_csr_rows = 0
 
 /* Algorithm choices:
  *  - clblast_axpy: CLBlast's axpy under CLMG_BLAS1_AUTO (perf/blas1 at
@@ -454,6 +461,7 @@ static const field fields[] = {
     SIZE_FIELD(patch_group_size, 1u << 16),
     SIZE_FIELD(assembly_group_size, 1u << 16),
     SIZE_FIELD(row_group_size, 1u << 16),
+    SIZE_FIELD(csr_segment_length, 1u << 24),
     SIZE_FIELD(tail_group_size, 1u << 16),
     /* 0 turns the coarse tail off; tail_rows sets the size itself */
     {"tail_rows", offsetof(clmg_device_params, tail_rows), FIELD_SIZE, 0, 1u << 30, 0},

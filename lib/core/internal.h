@@ -73,6 +73,7 @@ typedef struct clmg_device_params {
   unsigned csr_max_lanes;         /* CSR work-items per row: a power of two <= mean row, <= this */
   double csr_long_row_factor;     /* CSR rows longer than this * mean row ... */
   uint64_t csr_long_row_min;      /* ... and this are cut into segments; factor 0: never */
+  size_t csr_segment_length;      /* entries of such a segment (and of a hybrid's long rows') */
   unsigned ellr_max_threads;      /* ELLR-T: a thread per ellr_entries_per_thread entries of */
   double ellr_entries_per_thread; /*   the mean row, a power of two, at most ellr_max_threads */
   size_t auto_ellr_max_length;    /* the automatic format: ELLR for rows up to this long ... */

@@ -313,13 +313,16 @@ static size_t sell_layout(const clmg_csr *a, unsigned slice_height, unsigned sig
   return stored;
 }
 
-/* Long CSR rows are cut into segments of this many entries, one work-group
- * each (cl/spmv.cl: csr_long_segments). */
-enum { CSR_SEGMENT_LENGTH = 8192 };
+/* Long CSR rows are cut into segments of the device table's
+ * csr_segment_length entries, one work-group each (cl/spmv.cl:
+ * csr_long_segments). */
+static size_t segment_length_of(const clmg_context *context) {
+  return context->params.csr_segment_length;
+}
 
 /* ---- the hybrid format's plan (host) ----
  * A hybrid matrix stores its long rows (longer than hybrid_long_row_threshold)
- * as CSR, cut into segments of CSR_SEGMENT_LENGTH entries (csr_long_segments
+ * as CSR, cut into segments of csr_segment_length entries (csr_long_segments
  * reduces each in a work-group's local memory, csr_long_finish adds them into
  * y), and its other rows as ELLPACK-R or SELL-C-sigma, the long rows' slots
  * empty and their row length -1 (the kernels store no row of length -1, so
@@ -395,7 +398,7 @@ static clmg_status hybrid_plan_make(clmg_context *context, size_t rows, const in
     if (is_long) {
       plan->long_count++;
       plan->long_nnz += length;
-      plan->segment_count += (length + CSR_SEGMENT_LENGTH - 1) / CSR_SEGMENT_LENGTH;
+      plan->segment_count += (length + segment_length_of(context) - 1) / segment_length_of(context);
     } else if (length > plan->stats.max_length)
       plan->stats.max_length = length;
     plan->short_ptr[i + 1] = plan->short_ptr[i] + (is_long ? 0 : (int64_t)length);
@@ -606,7 +609,7 @@ static clmg_status build_csr(clmg_matrix *m, const clmg_csr *a, const row_stats 
   clmg_status status = csr_shape(m, stats, options);
   if (status != CLMG_SUCCESS)
     return status;
-  const size_t segment_length = CSR_SEGMENT_LENGTH;
+  const size_t segment_length = segment_length_of(m->context);
   size_t long_count = 0, segment_count = 0;
   for (size_t i = 0; i < m->rows; ++i) {
     uint64_t length = (uint64_t)(a->row_ptr[i + 1] - a->row_ptr[i]);
@@ -1538,7 +1541,7 @@ static clmg_status summarize_arrays(clmg_context *context, size_t rows, size_t c
     clmg_arg_ulong(&args, offset);
     clmg_arg_ulong(&args, cols);
     clmg_arg_ulong(&args, long_row_threshold);
-    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_ulong(&args, segment_length_of(context));
     clmg_arg_buffer(&args, buffer);
     status = clmg_args_end(&args);
     /* at least one work-group, without rows too: it reads the end offsets */
@@ -1864,7 +1867,7 @@ static clmg_status device_long_rows(clmg_matrix *m) {
     clmg_arg_raw(&args, sizeof count, &count);
     clmg_arg_buffer(&args, list->buffer);
     clmg_arg_buffer(&args, m->offsets);
-    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_ulong(&args, segment_length_of(context));
     clmg_arg_buffer(&args, segments->buffer);
     status = clmg_launch_args(&args, count);
   }
@@ -1881,7 +1884,7 @@ static clmg_status device_long_rows(clmg_matrix *m) {
     clmg_arg_buffer(&args, list->buffer);
     clmg_arg_buffer(&args, m->offsets);
     clmg_arg_buffer(&args, segment_offsets->buffer);
-    clmg_arg_ulong(&args, CSR_SEGMENT_LENGTH);
+    clmg_arg_ulong(&args, segment_length_of(context));
     clmg_arg_buffer(&args, m->long_first_segment);
     clmg_arg_buffer(&args, m->segment_bounds);
     status = clmg_launch_args(&args, (size_t)count + 1);
@@ -2068,16 +2071,17 @@ static clmg_status device_hybrid(clmg_matrix *m, const clmg_matrix_options *opti
   }
   if (status == CLMG_SUCCESS) { /* the long rows after the inner layout */
     size_t place = inner_stored, count = 0, segments = 0;
+    const size_t segment_length = segment_length_of(m->context);
     for (size_t r = 0; r < rows; ++r) {
       if (!HYBRID_IS_LONG(r))
         continue;
       size_t length = (size_t)(row_ptr[r + 1] - row_ptr[r]);
       first_segment[count] = (uint32_t)segments;
       long_rows[count++] = (uint32_t)r;
-      for (size_t k = 0; k < length; k += CSR_SEGMENT_LENGTH) {
+      for (size_t k = 0; k < length; k += segment_length) {
         bounds[2 * segments] = (int64_t)(place + k);
         bounds[2 * segments + 1] =
-            (int64_t)(place + (length - k < CSR_SEGMENT_LENGTH ? length : k + CSR_SEGMENT_LENGTH));
+            (int64_t)(place + (length - k < segment_length ? length : k + segment_length));
         ++segments;
       }
       for (size_t k = 0; k < length; ++k)
