@@ -113,6 +113,22 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         uint64_t first_col, size_t local_cols,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/** Collective. The same from rows that already live on this rank's device
+ * (clmg_csr_device: int64 offsets, int32 global columns sorted and unique in
+ * each row, values; local_rows->cols the global column count): the split
+ * into the local and off-process blocks runs on the device
+ * (clmg_csr_device_split_columns), the local block stays there
+ * (clmg_matrix_create_from_device) and only the off-process block (its row
+ * offsets and entries) comes to the host for the halo's plan. The matrix
+ * equals clmg_mpi_matrix_create_rectangular's from the same rows downloaded,
+ * entry by entry; it copies what it needs (the arrays stay the caller's).
+ * first_col == first_row and local_cols == local_rows->rows for a square
+ * matrix. */
+CLMG_API clmg_status clmg_mpi_matrix_create_from_device(clmg_mpi *mpi, uint64_t first_row,
+                                                        const clmg_csr_device *local_rows,
+                                                        uint64_t first_col, size_t local_cols,
+                                                        const clmg_matrix_options *options,
+                                                        clmg_mpi_matrix **matrix);
 /** Collective. Rank root's whole square matrix (global; ignored on the
  * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
  * it as CSR: *local gets them (global columns, local->cols the global
