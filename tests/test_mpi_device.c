@@ -4,6 +4,8 @@
  * rectangular, in several formats and both precisions; a failure on one
  * rank reaches every rank with its message. */
 #define _POSIX_C_SOURCE 200809L
+#include "clmg/fem.h"
+#include "clmg/mesh.h"
 #include "clmg/mpi.h"
 
 #include <stdint.h>
@@ -178,6 +180,114 @@ static void test_failure_agreed(clmg_mpi *mpi) {
   clmg_csr_free(&a);
 }
 
+/* A multigrid solve of the finest level's problem on the levels: x back on
+ * the host (this rank's rows) and the iterations. */
+static double *solve(clmg_mpi *mpi, const clmg_mpi_poisson_levels *levels, int *iterations) {
+  clmg_context *context = clmg_mpi_context(mpi);
+  clmg_multigrid_options mg;
+  clmg_multigrid_options_defaults(&mg);
+  clmg_krylov_options krylov;
+  clmg_krylov_options_defaults(&krylov);
+  krylov.relative_tolerance = 1e-8;
+  clmg_multigrid *multigrid = NULL;
+  CHECK_OK(clmg_mpi_multigrid_create(mpi, levels->num_levels, levels->levels, &mg, &multigrid),
+           context);
+  const size_t mine = levels->levels[levels->num_levels - 1].a.rows;
+  clmg_vector *b = NULL, *x = NULL;
+  CHECK_OK(clmg_vector_create(context, CLMG_DOUBLE, mine, &b), context);
+  CHECK_OK(clmg_vector_create(context, CLMG_DOUBLE, mine, &x), context);
+  if (mine > 0) {
+    CHECK_OK(clmg_vector_upload_doubles(b, levels->b), context);
+    CHECK_OK(clmg_vector_upload_doubles(x, levels->x0), context);
+  }
+  clmg_krylov_result result;
+  CHECK_OK(clmg_multigrid_solve(multigrid, b, x, &krylov, &result), context);
+  *iterations = result.iterations;
+  double *host = malloc((mine + 1) * sizeof *host);
+  CHECK(host, "no memory");
+  if (mine > 0)
+    CHECK_OK(clmg_vector_download_doubles(x, host), context);
+  clmg_krylov_result_free(&result);
+  clmg_vector_destroy(b);
+  clmg_vector_destroy(x);
+  clmg_multigrid_destroy(multigrid);
+  return host;
+}
+
+/* The finest rows of A kept on the device (device_rows) equal the host
+ * path's entry by entry, and a solve on them is the host levels' bit for
+ * bit: CIRCLE and a 3D box, Q1 and Q2, pieces built on the device. */
+static void test_poisson_device_rows(clmg_mpi *mpi) {
+  clmg_context *context = clmg_mpi_context(mpi);
+  if (!clmg_context_device(context)->has_fp64)
+    return; /* no device-built pieces without fp64: nothing is kept there */
+  const struct {
+    int dim, degree, finest;
+    size_t cells_per_process;
+  } cases[] = {{2, 1, 4, 1}, {2, 2, 3, 8}, {3, 1, 2, 1}, {3, 2, 1, 1}};
+  for (size_t k = 0; k < sizeof cases / sizeof *cases; ++k) {
+    clmg_mesh coarse;
+    clmg_error error;
+    clmg_poisson_problem problem;
+    if (cases[k].dim == 2) {
+      CHECK(clmg_mesh_circle(&coarse, &error) == CLMG_SUCCESS, "%s", error.message);
+      clmg_poisson_problem_circle(&problem);
+    } else {
+      CHECK(clmg_mesh_box(3, 4, 0.1, 7, &coarse, &error) == CLMG_SUCCESS, "%s", error.message);
+      clmg_poisson_problem_unit_source(&problem);
+    }
+    clmg_mpi_poisson_options options;
+    clmg_mpi_poisson_options_defaults(&options);
+    options.degree = cases[k].degree;
+    options.cells_per_process = cases[k].cells_per_process;
+    clmg_mpi_poisson_levels host, device;
+    CHECK_OK(
+        clmg_mpi_poisson_levels_create(mpi, &coarse, cases[k].finest, &problem, &options, &host),
+        context);
+    options.device_rows = 1;
+    CHECK_OK(
+        clmg_mpi_poisson_levels_create(mpi, &coarse, cases[k].finest, &problem, &options, &device),
+        context);
+    const int top = cases[k].finest;
+    CHECK(device.piece_on_device && device.partition_level < top, "case %zu: no device piece", k);
+    const clmg_csr *expected = &host.levels[top].a;
+    const clmg_mpi_level_rows *kept = &device.levels[top];
+    CHECK(kept->a.row_ptr == NULL && kept->a_device.row_ptr != NULL,
+          "case %zu: the finest rows are not (only) on the device", k);
+    CHECK(kept->first_row == host.levels[top].first_row && kept->a.rows == expected->rows &&
+              kept->a.cols == expected->cols,
+          "case %zu: rows %zu x %zu from %llu, expected %zu x %zu from %llu", k, kept->a.rows,
+          kept->a.cols, (unsigned long long)kept->first_row, expected->rows, expected->cols,
+          (unsigned long long)host.levels[top].first_row);
+    clmg_csr copy = {0};
+    CHECK(clmg_csr_device_download(&kept->a_device, &copy, &error) == CLMG_SUCCESS, "%s",
+          error.message);
+    const size_t nnz = clmg_csr_nnz(expected);
+    CHECK(copy.rows == expected->rows && copy.cols == expected->cols &&
+              memcmp(copy.row_ptr, expected->row_ptr, (copy.rows + 1) * sizeof *copy.row_ptr) ==
+                  0 &&
+              memcmp(copy.col, expected->col, nnz * sizeof *copy.col) == 0 &&
+              memcmp(copy.val, expected->val, nnz * sizeof *copy.val) == 0,
+          "case %zu: the device's finest rows differ from the host's", k);
+    for (int l = 0; l < top; ++l) /* the other levels: the host path's */
+      CHECK(clmg_csr_nnz(&device.levels[l].a) == clmg_csr_nnz(&host.levels[l].a) &&
+                memcmp(device.levels[l].a.col, host.levels[l].a.col,
+                       clmg_csr_nnz(&host.levels[l].a) * sizeof(int32_t)) == 0,
+            "case %zu: level %d differs", k, l);
+    int host_iterations = 0, device_iterations = 0;
+    double *xh = solve(mpi, &host, &host_iterations), *xd = solve(mpi, &device, &device_iterations);
+    CHECK(host_iterations == device_iterations && memcmp(xh, xd, expected->rows * sizeof *xh) == 0,
+          "case %zu: the solves differ (%d and %d iterations)", k, host_iterations,
+          device_iterations);
+    free(xh);
+    free(xd);
+    clmg_csr_free(&copy);
+    clmg_mpi_poisson_levels_free(&host);
+    clmg_mpi_poisson_levels_free(&device);
+    clmg_mesh_free(&coarse);
+  }
+}
+
 int main(int argc, char **argv) {
   mpi_test_init(&argc, &argv);
   clmg_context *context = NULL;
@@ -187,6 +297,7 @@ int main(int argc, char **argv) {
   CHECK_OK(clmg_mpi_create(context, MPI_COMM_WORLD, &mpi), context);
   test_matrix_from_device(mpi);
   test_failure_agreed(mpi);
+  test_poisson_device_rows(mpi);
   clmg_mpi_destroy(mpi);
   clmg_context_destroy(context);
   if (world_rank == 0)

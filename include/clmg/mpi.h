@@ -252,6 +252,12 @@ typedef struct clmg_mpi_level_rows {
   clmg_csr a;         /**< this rank's rows of A */
   clmg_csr p;         /**< level >= 1: this rank's rows of P */
   clmg_csr r;         /**< level >= 1: this rank's rows of R */
+  /** Read only where a's arrays are NULL (a.rows and a.cols still give its shape): this
+   * rank's rows of A on its device instead (global columns, sorted in each row), from
+   * which clmg_mpi_multigrid_create makes the level's matrix there
+   * (clmg_mpi_matrix_create_from_device). Such a level cannot be gathered (it is the
+   * finest: clmg_mpi_poisson_levels_create's with device_rows). */
+  clmg_csr_device a_device;
 } clmg_mpi_level_rows;
 
 /** Collective. The multigrid engine of clmg/multigrid.h on distributed
@@ -406,6 +412,13 @@ typedef struct clmg_mpi_poisson_options {
    * built whole only) and the rows come back to the host to be renumbered;
    * 0, or a device without fp64: on the host (clmg_fe_poisson_hierarchy). */
   int device_setup;
+  /** Nonzero, with the piece built on the device: the finest level's rows of A stay there,
+   * gathered, renumbered into the global numbering and sorted on the device
+   * (clmg_csr_device_gather_rows) into levels[finest].a_device (a's arrays NULL): only
+   * the global numbers of the piece's DOFs and the owned rows' list go up, nothing of
+   * A comes down; the same rows, entry by entry, as with 0 (the default: every level's
+   * rows on the host, as a program that reads them expects). */
+  int device_rows;
 } clmg_mpi_poisson_options;
 
 /** The defaults given with each field: Q1, CM numbering, seed 1, 4096 cells per process,
