@@ -662,6 +662,14 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
   for (int l = 0; l < count; ++l) {
     const clmg_csr *a = &rows[l].a;
     sums[3 * l] = a->rows;
+    if (!a->row_ptr) { /* rows kept on the device: the engine's matrix says what it holds */
+      clmg_mpi_matrix_info info;
+      clmg_mpi_matrix_get_info(
+          clmg_mpi_operator_matrix(clmg_multigrid_operator(multigrid, l - engine_coarsest)), &info);
+      sums[3 * l + 1] = clmg_csr_device_nnz(&rows[l].a_device);
+      sums[3 * l + 2] = info.ghosts;
+      continue;
+    }
     sums[3 * l + 1] = clmg_csr_nnz(a);
     if (l < engine_coarsest)
       continue;
@@ -773,6 +781,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   piece_options.seed = o.seed;
   piece_options.cells_per_process = o.cells_per_rank;
   piece_options.device_setup = !o.assembly_given || o.assembly_on_device;
+  piece_options.device_rows = !o.rows_on_host;
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_poisson_levels_create(s.mpi, &s.coarse, o.level - 1, &problem, &piece_options,
                                             &s.levels);
