@@ -550,11 +550,11 @@ static void release_poisson(distributed_poisson *s) {
   clmg_solver_destroy(s->solver);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
-  clmg_multigrid_destroy(s->multigrid); /* and s->finest, its finest level's matrix */
+  clmg_multigrid_destroy(s->multigrid);     /* and s->finest, its finest level's matrix */
+  clmg_mpi_poisson_levels_free(&s->levels); /* its finest rows may be device vectors */
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
   clmg_options_destroy(s->db);
-  clmg_mpi_poisson_levels_free(&s->levels);
   clmg_mesh_free(&s->coarse);
   free(s->shares);
   free(s->pieces);

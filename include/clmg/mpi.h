@@ -493,7 +493,8 @@ CLMG_API clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_me
                                                     const clmg_poisson_problem *problem,
                                                     const clmg_mpi_poisson_options *options,
                                                     clmg_mpi_poisson_levels *out);
-/** NULL and the zeroed struct are fine. */
+/** NULL and the zeroed struct are fine. With device_rows, call it before the context is
+ * destroyed (the finest rows are device vectors). */
 CLMG_API void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels);
 
 /** Collective. Between a global vector of global_rows doubles on rank root
