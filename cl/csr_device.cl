@@ -1,7 +1,9 @@
 /* CSR arrays on the device (lib/la/csr_device.c): the transpose by column
  * counts, a scatter and a per-row sort, which makes the scatter's order
  * (which depends on the order the atomics were served in) invisible: the
- * result is the same on every run and every device. */
+ * result is the same on every run and every device. The same sorts order
+ * the gather of listed rows with renamed columns; the split by columns
+ * keeps each row's order. */
 
 /* count[c] += 1 for every entry of column c. */
 kernel void csr_count_columns(ulong nnz, global const int *col, global uint *count) {

@@ -1,4 +1,5 @@
-/* CSR arrays on the device (clmg_csr_device): their transpose, a host copy,
+/* CSR arrays on the device (clmg_csr_device): their transpose, a gather of
+ * listed rows with renamed columns, a split by columns, a host copy,
  * and the row offsets of arrays whose row lengths a kernel has counted
  * (kernels in cl/csr_device.cl).
  *
