@@ -550,11 +550,11 @@ static void release_poisson(distributed_poisson *s) {
   clmg_solver_destroy(s->solver);
   clmg_vector_destroy(s->b);
   clmg_vector_destroy(s->x);
-  clmg_multigrid_destroy(s->multigrid); /* and s->finest, its finest level's matrix */
+  clmg_multigrid_destroy(s->multigrid);     /* and s->finest, its finest level's matrix */
+  clmg_mpi_poisson_levels_free(&s->levels); /* its finest rows may be device vectors */
   clmg_mpi_destroy(s->mpi);
   clmg_context_destroy(s->context);
   clmg_options_destroy(s->db);
-  clmg_mpi_poisson_levels_free(&s->levels);
   clmg_mesh_free(&s->coarse);
   free(s->shares);
   free(s->pieces);
@@ -662,6 +662,14 @@ static distributed_view *view_distributed(const clmg_mpi_level_rows *rows, int c
   for (int l = 0; l < count; ++l) {
     const clmg_csr *a = &rows[l].a;
     sums[3 * l] = a->rows;
+    if (!a->row_ptr) { /* rows kept on the device: the engine's matrix says what it holds */
+      clmg_mpi_matrix_info info;
+      clmg_mpi_matrix_get_info(
+          clmg_mpi_operator_matrix(clmg_multigrid_operator(multigrid, l - engine_coarsest)), &info);
+      sums[3 * l + 1] = clmg_csr_device_nnz(&rows[l].a_device);
+      sums[3 * l + 2] = info.ghosts;
+      continue;
+    }
     sums[3 * l + 1] = clmg_csr_nnz(a);
     if (l < engine_coarsest)
       continue;
@@ -773,6 +781,7 @@ static int poisson_command(int argc, char **argv, const cli_options *defaults) {
   piece_options.seed = o.seed;
   piece_options.cells_per_process = o.cells_per_rank;
   piece_options.device_setup = !o.assembly_given || o.assembly_on_device;
+  piece_options.device_rows = !o.rows_on_host;
   if (status == CLMG_SUCCESS)
     status = clmg_mpi_poisson_levels_create(s.mpi, &s.coarse, o.level - 1, &problem, &piece_options,
                                             &s.levels);

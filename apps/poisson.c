@@ -44,7 +44,8 @@ enum {
   OPTION_VTK_ASCII,
   OPTION_VIEW,
   OPTION_PROFILE,
-  OPTION_ASSEMBLY
+  OPTION_ASSEMBLY,
+  OPTION_ROWS
 };
 
 void poisson_print_usage(FILE *out) {
@@ -82,6 +83,11 @@ void poisson_print_usage(FILE *out) {
         "                          under mpirun, where each rank's piece is built: device\n"
         "                          (the default where it has fp64; the piece numbered as\n"
         "                          its mesh) or host (in --numbering)\n"
+        "      --rows R            under mpirun, with the pieces built on the device: where\n"
+        "                          the finest level's rows are renumbered and split into\n"
+        "                          the distributed matrix: device (the default; nothing of\n"
+        "                          them crosses the bus) or host (downloaded, renumbered\n"
+        "                          and uploaded again: the reference; the same matrix)\n"
         "      --smoother S        jacobi (default), chebyshev, spai0\n"
         "      --pre N, --post N   smoothing steps before / after the coarse correction\n"
         "                          (default 2 and 2 in the default CG, 4 and 4 once\n"
@@ -219,6 +225,7 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
       {"options", required_argument, NULL, OPTION_OPTIONS_FILE},
       {"set", required_argument, NULL, OPTION_SET},
       {"assembly", required_argument, NULL, OPTION_ASSEMBLY},
+      {"rows", required_argument, NULL, OPTION_ROWS},
       {"quiet", no_argument, NULL, 'q'},
       {NULL, 0, NULL, 0},
   };
@@ -374,6 +381,11 @@ int poisson_parse_options(int argc, char **argv, const cli_options *defaults, po
         return cli_usage(command, "unknown assembly '%s' (there are: device, host)", optarg);
       assembly = optarg;
       o->assembly_given = 1;
+      break;
+    case OPTION_ROWS:
+      if (strcmp(optarg, "device") != 0 && strcmp(optarg, "host") != 0)
+        return cli_usage(command, "unknown rows '%s' (there are: device, host)", optarg);
+      o->rows_on_host = strcmp(optarg, "host") == 0;
       break;
     case OPTION_SEED: {
       int seed;

@@ -321,6 +321,7 @@ typedef struct poisson_options {
   /* The hierarchy assembled on the device (2LV only), or on the host. */
   int assembly_on_device;
   int assembly_given; /* --assembly given (under mpirun: the pieces' default is the device) */
+  int rows_on_host;   /* --rows host: under mpirun, the finest rows renumbered on the host */
   clmg_multigrid_options multigrid;
   int smoothing_given, omega_given;
   int use_cg;

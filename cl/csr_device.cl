@@ -1,7 +1,9 @@
 /* CSR arrays on the device (lib/la/csr_device.c): the transpose by column
  * counts, a scatter and a per-row sort, which makes the scatter's order
  * (which depends on the order the atomics were served in) invisible: the
- * result is the same on every run and every device. */
+ * result is the same on every run and every device. The same sorts order
+ * the gather of listed rows with renamed columns; the split by columns
+ * keeps each row's order. */
 
 /* count[c] += 1 for every entry of column c. */
 kernel void csr_count_columns(ulong nnz, global const int *col, global uint *count) {
@@ -663,6 +665,80 @@ kernel void csr_multiply_single(ulong rows, global const long *a_ptr, global con
       for (uint q = 0; q < count; ++q) {
         c_col[c_begin + q] = columns[q];
         c_val[c_begin + q] = sums[q];
+      }
+    }
+  }
+}
+
+/* The listed rows of a matrix with a column map (clmg_csr_device_gather_rows):
+ * length[k], the entries of row rows[k]; a row outside 0..a_rows - 1 gets
+ * none and lowers *bad to k (bad: the lowest faulty k, INT_MAX for none). */
+kernel void csr_gather_lengths(ulong count, global const int *rows, ulong a_rows,
+                               global const long *row_ptr, global uint *length, global int *bad) {
+  GRID_LOOP(k, count) {
+    const int i = rows[k];
+    if (i < 0 || (ulong)i >= a_rows) {
+      length[k] = 0;
+      atomic_min(bad, (int)k);
+    } else {
+      length[k] = (uint)(row_ptr[i + 1] - row_ptr[i]);
+    }
+  }
+}
+
+/* Row k of the gather: row rows[k]'s entries in their order, column c
+ * renamed map[c] (sorted afterwards by the row sorts above); a name outside
+ * 0..cols - 1 lowers *bad to k. */
+kernel void csr_gather_fill(ulong count, global const int *rows, ulong a_rows,
+                            global const long *row_ptr, global const int *col,
+                            global const real *val, global const int *map, long cols,
+                            global const long *out_ptr, global int *out_col, global real *out_val,
+                            global int *bad) {
+  GRID_LOOP(k, count) {
+    const int i = rows[k];
+    if (i < 0 || (ulong)i >= a_rows)
+      continue;
+    long at = out_ptr[k];
+    for (long e = row_ptr[i]; e < row_ptr[i + 1]; ++e, ++at) {
+      const int c = map[col[e]];
+      if (c < 0 || c >= cols)
+        atomic_min(bad, (int)k);
+      out_col[at] = c;
+      out_val[at] = val[e];
+    }
+  }
+}
+
+/* The split of each row by its columns (clmg_csr_device_split_columns):
+ * the entries with columns in [begin, end) and the others. */
+kernel void csr_split_count(ulong rows, global const long *row_ptr, global const int *col,
+                            long begin, long end, global uint *inside, global uint *outside) {
+  GRID_LOOP(i, rows) {
+    uint in = 0;
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k)
+      in += col[k] >= begin && col[k] < end;
+    inside[i] = in;
+    outside[i] = (uint)(row_ptr[i + 1] - row_ptr[i]) - in;
+  }
+}
+
+/* Each row's entries in their order: those inside with columns - begin,
+ * the others with their own. */
+kernel void csr_split_fill(ulong rows, global const long *row_ptr, global const int *col,
+                           global const real *val, long begin, long end,
+                           global const long *inside_ptr, global int *inside_col,
+                           global real *inside_val, global const long *outside_ptr,
+                           global int *outside_col, global real *outside_val) {
+  GRID_LOOP(i, rows) {
+    long in = inside_ptr[i], out = outside_ptr[i];
+    for (long k = row_ptr[i]; k < row_ptr[i + 1]; ++k) {
+      const int c = col[k];
+      if (c >= begin && c < end) {
+        inside_col[in] = (int)(c - begin);
+        inside_val[in++] = val[k];
+      } else {
+        outside_col[out] = c;
+        outside_val[out++] = val[k];
       }
     }
   }

@@ -145,6 +145,164 @@ static void test_device_transpose(void **state) {
   }
 }
 
+/* A host entry of the gather's reference: a renamed column and its value. */
+typedef struct named_entry {
+  int32_t col;
+  double val;
+} named_entry;
+
+static int compare_named(const void *a, const void *b) {
+  const named_entry *x = a, *y = b;
+  return (x->col > y->col) - (x->col < y->col);
+}
+
+static void check_device_csr(const clmg_csr_device *d, const clmg_csr *expected) {
+  clmg_csr copy = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_csr_device_download(d, &copy, &error), error);
+  assert_int_equal(copy.rows, expected->rows);
+  assert_int_equal(copy.cols, expected->cols);
+  assert_memory_equal(copy.row_ptr, expected->row_ptr, (expected->rows + 1) * sizeof(int64_t));
+  assert_memory_equal(copy.col, expected->col, clmg_csr_nnz(expected) * sizeof(int32_t));
+  assert_memory_equal(copy.val, expected->val, clmg_csr_nnz(expected) * sizeof(double));
+  clmg_csr_free(&copy);
+}
+
+/* The device gather of listed rows with renamed columns equals the host's
+ * (entries only move): random rows (some twice), a random one-to-one map
+ * into more columns, rows sorted on each path (short, a work-group's, the
+ * merge sort's). A map entry out of range, or a row outside the matrix,
+ * fails with the listed row named. */
+static void test_device_gather_rows(void **state) {
+  (void)state;
+  const size_t shapes[4][4] = {
+      {300, 400, 9, 200}, {40, 90, 70, 50}, {5, 6000, 2500, 7}, {0, 10, 1, 0}};
+  for (int s = 0; s < 4; ++s) {
+    const size_t m = shapes[s][0], n = shapes[s][1], count = shapes[s][3], cols = 2 * n + 3;
+    clmg_csr a = random_matrix(m, n, shapes[s][2]);
+    int32_t *map = malloc((n + 1) * sizeof *map), *rows = malloc((count + 1) * sizeof *rows);
+    int32_t *names = malloc((cols + 1) * sizeof *names);
+    for (size_t c = 0; c < cols; ++c) /* a random one-to-one map: a shuffle's first n */
+      names[c] = (int32_t)c;
+    for (size_t c = cols; c > 1; --c) {
+      size_t r = rng_below(c);
+      int32_t t = names[c - 1];
+      names[c - 1] = names[r];
+      names[r] = t;
+    }
+    memcpy(map, names, n * sizeof *map);
+    for (size_t k = 0; k < count; ++k)
+      rows[k] = (int32_t)rng_below(m);
+    /* the host's gather */
+    clmg_csr expected = {count, cols, calloc(count + 1, sizeof(int64_t)), NULL, NULL};
+    for (size_t k = 0; k < count; ++k)
+      expected.row_ptr[k + 1] = expected.row_ptr[k] + a.row_ptr[rows[k] + 1] - a.row_ptr[rows[k]];
+    const size_t total = (size_t)expected.row_ptr[count];
+    expected.col = malloc((total + 1) * sizeof *expected.col);
+    expected.val = malloc((total + 1) * sizeof *expected.val);
+    named_entry *entries = malloc((total + 1) * sizeof *entries);
+    for (size_t k = 0; k < count; ++k) {
+      int64_t at = expected.row_ptr[k];
+      for (int64_t e = a.row_ptr[rows[k]]; e < a.row_ptr[rows[k] + 1]; ++e, ++at)
+        entries[at] = (named_entry){map[a.col[e]], a.val[e]};
+      qsort(entries + expected.row_ptr[k], (size_t)(expected.row_ptr[k + 1] - expected.row_ptr[k]),
+            sizeof *entries, compare_named);
+    }
+    for (size_t e = 0; e < total; ++e) {
+      expected.col[e] = entries[e].col;
+      expected.val[e] = entries[e].val;
+    }
+    clmg_csr_device da = {0}, dg = {0};
+    clmg_vector *drows = NULL, *dmap = NULL;
+    CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &da));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_INT32, count, &drows));
+    CHECK_OK(clmg_vector_create(ctx, CLMG_INT32, n, &dmap));
+    if (count > 0)
+      CHECK_OK(clmg_vector_upload(drows, rows));
+    CHECK_OK(clmg_vector_upload(dmap, map));
+    CHECK_OK(clmg_csr_device_gather_rows(ctx, &da, drows, dmap, cols, &dg));
+    check_device_csr(&dg, &expected);
+    clmg_csr_device_free(&dg);
+    if (count > 0) { /* a listed row's column without a name: refused, the row named */
+      const size_t k = count / 2;
+      int32_t broken = map[a.col[a.row_ptr[rows[k]]]];
+      for (size_t c = 0; c < n; ++c)
+        if (map[c] == broken)
+          map[c] = (int32_t)cols;
+      CHECK_OK(clmg_vector_upload(dmap, map));
+      assert_int_equal(clmg_csr_device_gather_rows(ctx, &da, drows, dmap, cols, &dg),
+                       CLMG_ERROR_INVALID_ARGUMENT);
+      assert_null(dg.row_ptr);
+      size_t lowest = count; /* the first listed row that has such a column */
+      for (size_t q = 0; q < count && lowest == count; ++q)
+        for (int64_t e = a.row_ptr[rows[q]]; e < a.row_ptr[rows[q] + 1]; ++e)
+          if (map[a.col[e]] == (int32_t)cols)
+            lowest = q;
+      assert_true(lowest <= k);
+      char named[32];
+      snprintf(named, sizeof named, "listed row %d ", (int)lowest);
+      assert_non_null(strstr(clmg_context_message(ctx), named));
+      rows[0] = (int32_t)m; /* a row outside the matrix */
+      CHECK_OK(clmg_vector_upload(drows, rows));
+      assert_int_equal(clmg_csr_device_gather_rows(ctx, &da, drows, dmap, cols, &dg),
+                       CLMG_ERROR_INVALID_ARGUMENT);
+      assert_non_null(strstr(clmg_context_message(ctx), "listed row 0 "));
+    }
+    clmg_vector_destroy(drows);
+    clmg_vector_destroy(dmap);
+    clmg_csr_device_free(&da);
+    clmg_csr_free(&a);
+    clmg_csr_free(&expected);
+    free(entries);
+    free(map);
+    free(rows);
+    free(names);
+  }
+}
+
+/* The device split by columns equals the host's: random rows, column
+ * ranges at either end, in the middle, empty and whole. */
+static void test_device_split_columns(void **state) {
+  (void)state;
+  const size_t ranges[5][2] = {{0, 100}, {100, 400}, {37, 238}, {50, 50}, {0, 400}};
+  clmg_csr a = random_matrix(500, 400, 7);
+  clmg_csr_device da = {0};
+  CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &da));
+  for (int r = 0; r < 5; ++r) {
+    const size_t begin = ranges[r][0], end = ranges[r][1], nnz = clmg_csr_nnz(&a);
+    clmg_csr in = {a.rows, end - begin, calloc(a.rows + 1, sizeof(int64_t)),
+                   malloc((nnz + 1) * sizeof(int32_t)), malloc((nnz + 1) * sizeof(double))};
+    clmg_csr out = {a.rows, a.cols, calloc(a.rows + 1, sizeof(int64_t)),
+                    malloc((nnz + 1) * sizeof(int32_t)), malloc((nnz + 1) * sizeof(double))};
+    int64_t i_at = 0, o_at = 0;
+    for (size_t i = 0; i < a.rows; ++i) {
+      for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+        if ((size_t)a.col[k] >= begin && (size_t)a.col[k] < end) {
+          in.col[i_at] = a.col[k] - (int32_t)begin;
+          in.val[i_at++] = a.val[k];
+        } else {
+          out.col[o_at] = a.col[k];
+          out.val[o_at++] = a.val[k];
+        }
+      in.row_ptr[i + 1] = i_at;
+      out.row_ptr[i + 1] = o_at;
+    }
+    clmg_csr_device din = {0}, dout = {0};
+    CHECK_OK(clmg_csr_device_split_columns(ctx, &da, begin, end, &din, &dout));
+    check_device_csr(&din, &in);
+    check_device_csr(&dout, &out);
+    clmg_csr_device_free(&din);
+    clmg_csr_device_free(&dout);
+    clmg_csr_free(&in);
+    clmg_csr_free(&out);
+  }
+  clmg_csr_device din = {0}, dout = {0};
+  assert_int_equal(clmg_csr_device_split_columns(ctx, &da, 10, 401, &din, &dout),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  clmg_csr_device_free(&da);
+  clmg_csr_free(&a);
+}
+
 static void test_multiply(void **state) {
   (void)state;
   /* Each path of the device product (cl/csr_device.cl): short rows (the
@@ -985,6 +1143,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multiply),
       cmocka_unit_test(test_device_transpose),
+      cmocka_unit_test(test_device_gather_rows),
+      cmocka_unit_test(test_device_split_columns),
       cmocka_unit_test(test_aggregation),
       cmocka_unit_test(test_patch_smoother_step),
       cmocka_unit_test(test_patch_smoother_threads),

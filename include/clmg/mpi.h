@@ -113,6 +113,22 @@ CLMG_API clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t 
                                                         uint64_t first_col, size_t local_cols,
                                                         const clmg_matrix_options *options,
                                                         clmg_mpi_matrix **matrix);
+/** Collective. The same from rows that already live on this rank's device
+ * (clmg_csr_device: int64 offsets, int32 global columns sorted and unique in
+ * each row, values; local_rows->cols the global column count): the split
+ * into the local and off-process blocks runs on the device
+ * (clmg_csr_device_split_columns), the local block stays there
+ * (clmg_matrix_create_from_device) and only the off-process block (its row
+ * offsets and entries) comes to the host for the halo's plan. The matrix
+ * equals clmg_mpi_matrix_create_rectangular's from the same rows downloaded,
+ * entry by entry; it copies what it needs (the arrays stay the caller's).
+ * first_col == first_row and local_cols == local_rows->rows for a square
+ * matrix. */
+CLMG_API clmg_status clmg_mpi_matrix_create_from_device(clmg_mpi *mpi, uint64_t first_row,
+                                                        const clmg_csr_device *local_rows,
+                                                        uint64_t first_col, size_t local_cols,
+                                                        const clmg_matrix_options *options,
+                                                        clmg_mpi_matrix **matrix);
 /** Collective. Rank root's whole square matrix (global; ignored on the
  * other ranks) split evenly (clmg_mpi_even_rows), each rank's rows sent to
  * it as CSR: *local gets them (global columns, local->cols the global
@@ -236,6 +252,12 @@ typedef struct clmg_mpi_level_rows {
   clmg_csr a;         /**< this rank's rows of A */
   clmg_csr p;         /**< level >= 1: this rank's rows of P */
   clmg_csr r;         /**< level >= 1: this rank's rows of R */
+  /** Read only where a's arrays are NULL (a.rows and a.cols still give its shape): this
+   * rank's rows of A on its device instead (global columns, sorted in each row), from
+   * which clmg_mpi_multigrid_create makes the level's matrix there
+   * (clmg_mpi_matrix_create_from_device). Such a level cannot be gathered (it is the
+   * finest: clmg_mpi_poisson_levels_create's with device_rows). */
+  clmg_csr_device a_device;
 } clmg_mpi_level_rows;
 
 /** Collective. The multigrid engine of clmg/multigrid.h on distributed
@@ -390,6 +412,13 @@ typedef struct clmg_mpi_poisson_options {
    * built whole only) and the rows come back to the host to be renumbered;
    * 0, or a device without fp64: on the host (clmg_fe_poisson_hierarchy). */
   int device_setup;
+  /** Nonzero, with the piece built on the device: the finest level's rows of A stay there,
+   * gathered, renumbered into the global numbering and sorted on the device
+   * (clmg_csr_device_gather_rows) into levels[finest].a_device (a's arrays NULL): only
+   * the global numbers of the piece's DOFs and the owned rows' list go up, nothing of
+   * A comes down; the same rows, entry by entry, as with 0 (the default: every level's
+   * rows on the host, as a program that reads them expects). */
+  int device_rows;
 } clmg_mpi_poisson_options;
 
 /** The defaults given with each field: Q1, CM numbering, seed 1, 4096 cells per process,
@@ -464,7 +493,8 @@ CLMG_API clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_me
                                                     const clmg_poisson_problem *problem,
                                                     const clmg_mpi_poisson_options *options,
                                                     clmg_mpi_poisson_levels *out);
-/** NULL and the zeroed struct are fine. */
+/** NULL and the zeroed struct are fine. With device_rows, call it before the context is
+ * destroyed (the finest rows are device vectors). */
 CLMG_API void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels);
 
 /** Collective. Between a global vector of global_rows doubles on rank root

@@ -265,6 +265,31 @@ CLMG_API void clmg_csr_device_free(clmg_csr_device *a);
  * without being freed and is zero after a failure. */
 CLMG_API clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
                                                clmg_csr_device *out);
+/** out = the listed rows of a with their columns renamed, on the device: row k of out is
+ * row rows[k] of a (rows: int32, each within a's rows), column c of it becoming
+ * col_map[c] (col_map: int32, at least a->cols entries, each a row's names within
+ * 0..cols - 1 and distinct: the caller's contract, as the columns' uniqueness is
+ * clmg_matrix_create_from_device's), then each row sorted by its new columns (the
+ * sorts of clmg_csr_device_transpose). Values are copied, not summed: the result is the
+ * same on every run. A listed row outside a, or a column mapped outside 0..cols - 1,
+ * fails with the lowest such k named (CLMG_ERROR_INVALID_ARGUMENT). Neither rows nor
+ * col_map may be a view. out is overwritten without being freed and is zero after a
+ * failure. For a process's rows of a matrix built in pieces, renumbered into the
+ * global numbering without leaving the device. */
+CLMG_API clmg_status clmg_csr_device_gather_rows(clmg_context *context, const clmg_csr_device *a,
+                                                 const clmg_vector *rows,
+                                                 const clmg_vector *col_map, size_t cols,
+                                                 clmg_csr_device *out);
+/** Splits each row of a by column, on the device: *inside gets the entries with columns
+ * in [begin, end) (columns less begin; end - begin columns), *outside the others (their
+ * own columns; a->cols columns), both with a->rows rows and each row's entries in a's
+ * order (a count, two prefix sums, a fill; one host wait for the two totals). For a
+ * distributed matrix's local and off-process blocks. Both are overwritten without being
+ * freed and are zero after a failure. */
+CLMG_API clmg_status clmg_csr_device_split_columns(clmg_context *context, const clmg_csr_device *a,
+                                                   size_t begin, size_t end,
+                                                   clmg_csr_device *inside,
+                                                   clmg_csr_device *outside);
 /** out = a b on the device (Gustavson's product, a row of C per work-item:
  * a count pass, the offsets (a prefix sum on the device), the sorted
  * columns, then the values summed in the order of clmg_csr_multiply, so

@@ -1,4 +1,5 @@
-/* CSR arrays on the device (clmg_csr_device): their transpose, a host copy,
+/* CSR arrays on the device (clmg_csr_device): their transpose, a gather of
+ * listed rows with renamed columns, a split by columns, a host copy,
  * and the row offsets of arrays whose row lengths a kernel has counted
  * (kernels in cl/csr_device.cl).
  *
@@ -375,6 +376,39 @@ static clmg_status sort_long_rows(clmg_context *context, clmg_dtype precision,
   return status;
 }
 
+/* Sorts every row of t by column: the `long_count` listed rows of
+ * SORT_SHORT + 1 to SORT_GROUP entries by a work-group each, the
+ * `longer_count` listed longer ones by the merge sort, the rest by a
+ * work-item each. */
+static clmg_status sort_listed_rows(clmg_context *context, clmg_dtype precision,
+                                    const clmg_vector *long_rows, size_t long_count,
+                                    const clmg_vector *longer_rows, size_t longer_count,
+                                    const clmg_csr_device *t, size_t total) {
+  clmg_kernel_args args;
+  clmg_status status = CLMG_SUCCESS;
+  if (long_count > 0)
+    status = kernel(context, precision, "csr_sort_rows_group", &args);
+  if (status == CLMG_SUCCESS && long_count > 0) {
+    clmg_arg_buffer(&args, long_rows->buffer);
+    clmg_arg_buffer(&args, t->row_ptr->buffer);
+    clmg_arg_buffer(&args, t->col->buffer);
+    clmg_arg_buffer(&args, t->val->buffer);
+    status = launch_by_rows(&args, long_count, 1);
+  }
+  if (status == CLMG_SUCCESS && longer_count > 0)
+    status = sort_long_rows(context, precision, longer_rows, longer_count, t, total);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_sort_rows", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, t->rows);
+    clmg_arg_buffer(&args, t->row_ptr->buffer);
+    clmg_arg_buffer(&args, t->col->buffer);
+    clmg_arg_buffer(&args, t->val->buffer);
+    status = launch_by_rows(&args, t->rows, 0);
+  }
+  return status;
+}
+
 clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_device *a,
                                       clmg_csr_device *out) {
   if (!context || !out)
@@ -436,26 +470,9 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     clmg_arg_buffer(&args, t.val->buffer);
     status = clmg_launch_args(&args, a->rows);
   }
-  if (status == CLMG_SUCCESS && long_count > 0)
-    status = kernel(context, precision, "csr_sort_rows_group", &args);
-  if (status == CLMG_SUCCESS && long_count > 0) {
-    clmg_arg_buffer(&args, long_rows->buffer);
-    clmg_arg_buffer(&args, t.row_ptr->buffer);
-    clmg_arg_buffer(&args, t.col->buffer);
-    clmg_arg_buffer(&args, t.val->buffer);
-    status = launch_by_rows(&args, long_count, 1);
-  }
-  if (status == CLMG_SUCCESS && longer_count > 0)
-    status = sort_long_rows(context, precision, longer_rows, longer_count, &t, total);
   if (status == CLMG_SUCCESS)
-    status = kernel(context, precision, "csr_sort_rows", &args);
-  if (status == CLMG_SUCCESS) {
-    clmg_arg_ulong(&args, t.rows);
-    clmg_arg_buffer(&args, t.row_ptr->buffer);
-    clmg_arg_buffer(&args, t.col->buffer);
-    clmg_arg_buffer(&args, t.val->buffer);
-    status = launch_by_rows(&args, t.rows, 0);
-  }
+    status = sort_listed_rows(context, precision, long_rows, long_count, longer_rows, longer_count,
+                              &t, total);
   clmg_vector_destroy(long_rows);
   clmg_vector_destroy(longer_rows);
   clmg_vector_destroy(count);
@@ -464,6 +481,183 @@ clmg_status clmg_csr_device_transpose(clmg_context *context, const clmg_csr_devi
     return status;
   }
   *out = t;
+  return CLMG_SUCCESS;
+}
+
+/* The `value` lists of rows (cl/csr_device.cl's row classes) that
+ * sort_listed_rows takes, from the row lengths; one host wait. */
+static clmg_status list_long_rows(clmg_context *context, const clmg_vector *length,
+                                  clmg_vector **long_rows, size_t *long_count,
+                                  clmg_vector **longer_rows, size_t *longer_count) {
+  clmg_row_list_pending long_pending = {0}, longer_pending = {0};
+  clmg_status status =
+      clmg_row_list_begin(context, length, SORT_SHORT, SORT_GROUP, NULL, 0, 0, &long_pending);
+  if (status == CLMG_SUCCESS)
+    status =
+        clmg_row_list_begin(context, length, SORT_GROUP, UINT32_MAX, NULL, 0, 1, &longer_pending);
+  status = clmg_row_list_end(context, &long_pending, status, long_rows, long_count);
+  return clmg_row_list_end(context, &longer_pending, status, longer_rows, longer_count);
+}
+
+clmg_status clmg_csr_device_gather_rows(clmg_context *context, const clmg_csr_device *a,
+                                        const clmg_vector *rows, const clmg_vector *col_map,
+                                        size_t cols, clmg_csr_device *out) {
+  if (!context || !out)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(out, 0, sizeof *out);
+  clmg_clear_message(context);
+  if (!well_formed(a) || !rows || clmg_vector_type(rows) != CLMG_INT32 || !col_map ||
+      clmg_vector_type(col_map) != CLMG_INT32 || clmg_vector_length(col_map) < a->cols ||
+      cols > INT32_MAX || clmg_vector_length(rows) > INT32_MAX || rows->offset != 0 ||
+      col_map->offset != 0)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_gather_rows: the arrays are missing or do not match: a CSR "
+                     "matrix (int64 offsets, int32 columns, real values), int32 rows, an int32 "
+                     "column map of at least a's columns, at most 2^31 - 1 columns");
+  const clmg_dtype precision = clmg_vector_type(a->val);
+  const size_t count = clmg_vector_length(rows);
+  clmg_csr_device g = {count, cols, NULL, NULL, NULL};
+  clmg_vector *length = NULL, *bad = NULL, *long_rows = NULL, *longer_rows = NULL;
+  size_t total = 0, long_count = 0, longer_count = 0;
+  const int32_t none = INT32_MAX;
+  int32_t faulty = INT32_MAX;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, count, &length);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, 1, &bad);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_upload(bad, &none);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_gather_lengths", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, rows->buffer);
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, length->buffer);
+    clmg_arg_buffer(&args, bad->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts(context, length, &g.row_ptr, &total);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, total, &g.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, total, &g.val);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_gather_fill", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, count);
+    clmg_arg_buffer(&args, rows->buffer);
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_buffer(&args, col_map->buffer);
+    clmg_arg_raw(&args, sizeof(cl_long), &(cl_long){(cl_long)cols});
+    clmg_arg_buffer(&args, g.row_ptr->buffer);
+    clmg_arg_buffer(&args, g.col->buffer);
+    clmg_arg_buffer(&args, g.val->buffer);
+    clmg_arg_buffer(&args, bad->buffer);
+    status = clmg_launch_args(&args, count);
+  }
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_download(bad, &faulty);
+  if (status == CLMG_SUCCESS && faulty != INT32_MAX)
+    status = clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                       "clmg_csr_device_gather_rows: listed row %d names no row of a's %zu, or "
+                       "the map sends one of its columns outside 0..%zu",
+                       (int)faulty, a->rows, cols ? cols - 1 : 0);
+  if (status == CLMG_SUCCESS)
+    status = list_long_rows(context, length, &long_rows, &long_count, &longer_rows, &longer_count);
+  if (status == CLMG_SUCCESS)
+    status = sort_listed_rows(context, precision, long_rows, long_count, longer_rows, longer_count,
+                              &g, total);
+  clmg_vector_destroy(long_rows);
+  clmg_vector_destroy(longer_rows);
+  clmg_vector_destroy(length);
+  clmg_vector_destroy(bad);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&g);
+    return status;
+  }
+  *out = g;
+  return CLMG_SUCCESS;
+}
+
+clmg_status clmg_csr_device_split_columns(clmg_context *context, const clmg_csr_device *a,
+                                          size_t begin, size_t end, clmg_csr_device *inside,
+                                          clmg_csr_device *outside) {
+  if (!context || !inside || !outside)
+    return CLMG_ERROR_INVALID_ARGUMENT;
+  memset(inside, 0, sizeof *inside);
+  memset(outside, 0, sizeof *outside);
+  clmg_clear_message(context);
+  if (!well_formed(a) || begin > end || end > a->cols)
+    return clmg_fail(context, CLMG_ERROR_INVALID_ARGUMENT,
+                     "clmg_csr_device_split_columns: the arrays are missing or do not match, or "
+                     "the columns [%zu, %zu) are not within the matrix's %zu",
+                     begin, end, a ? a->cols : 0);
+  const clmg_dtype precision = clmg_vector_type(a->val);
+  clmg_csr_device in = {a->rows, end - begin, NULL, NULL, NULL};
+  clmg_csr_device out = {a->rows, a->cols, NULL, NULL, NULL};
+  clmg_vector *in_length = NULL, *out_length = NULL;
+  cl_long in_total = 0, out_total = 0;
+  clmg_kernel_args args;
+  clmg_status status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &in_length);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_UINT32, a->rows, &out_length);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_split_count", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_raw(&args, sizeof(cl_long), &(cl_long){(cl_long)begin});
+    clmg_arg_raw(&args, sizeof(cl_long), &(cl_long){(cl_long)end});
+    clmg_arg_buffer(&args, in_length->buffer);
+    clmg_arg_buffer(&args, out_length->buffer);
+    status = clmg_launch_args(&args, a->rows);
+  }
+  /* both offsets, the second read blocking: one host wait */
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts_into(context, in_length, &in.row_ptr, &in_total, 0);
+  if (status == CLMG_SUCCESS)
+    status = clmg_offsets_from_counts_into(context, out_length, &out.row_ptr, &out_total, 1);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, (size_t)in_total, &in.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, (size_t)in_total, &in.val);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, CLMG_INT32, (size_t)out_total, &out.col);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create_unset(context, precision, (size_t)out_total, &out.val);
+  if (status == CLMG_SUCCESS)
+    status = kernel(context, precision, "csr_split_fill", &args);
+  if (status == CLMG_SUCCESS) {
+    clmg_arg_ulong(&args, a->rows);
+    clmg_arg_buffer(&args, a->row_ptr->buffer);
+    clmg_arg_buffer(&args, a->col->buffer);
+    clmg_arg_buffer(&args, a->val->buffer);
+    clmg_arg_raw(&args, sizeof(cl_long), &(cl_long){(cl_long)begin});
+    clmg_arg_raw(&args, sizeof(cl_long), &(cl_long){(cl_long)end});
+    clmg_arg_buffer(&args, in.row_ptr->buffer);
+    clmg_arg_buffer(&args, in.col->buffer);
+    clmg_arg_buffer(&args, in.val->buffer);
+    clmg_arg_buffer(&args, out.row_ptr->buffer);
+    clmg_arg_buffer(&args, out.col->buffer);
+    clmg_arg_buffer(&args, out.val->buffer);
+    status = clmg_launch_args(&args, a->rows);
+  }
+  clmg_vector_destroy(in_length);
+  clmg_vector_destroy(out_length);
+  if (status != CLMG_SUCCESS) {
+    clmg_csr_device_free(&in);
+    clmg_csr_device_free(&out);
+    return status;
+  }
+  *inside = in;
+  *outside = out;
   return CLMG_SUCCESS;
 }
 

@@ -210,5 +210,6 @@ void clmg_mpi_level_rows_free(clmg_mpi_level_rows *levels, int count) {
     clmg_csr_free(&levels[l].a);
     clmg_csr_free(&levels[l].p);
     clmg_csr_free(&levels[l].r);
+    clmg_csr_device_free(&levels[l].a_device);
   }
 }

@@ -217,11 +217,11 @@ static clmg_status tile(clmg_mpi *mpi, const uint64_t *starts, const uint64_t *c
 
 /* Every rank's rows and columns, checked to tile the matrix: the same
  * verdict on every rank, since each checks the same table. */
-static clmg_status gather_blocks(clmg_mpi_matrix *m, clmg_status status, const clmg_csr *a) {
+static clmg_status gather_blocks(clmg_mpi_matrix *m, clmg_status status, size_t cols) {
   clmg_mpi *mpi = m->mpi;
   enum { FIELDS = 5 };
   uint64_t mine[FIELDS] = {m->first_row, m->local_rows, m->first_col, m->local_cols,
-                           status == CLMG_SUCCESS ? (uint64_t)a->cols : 0};
+                           status == CLMG_SUCCESS ? (uint64_t)cols : 0};
   uint64_t *all = malloc(FIELDS * (size_t)mpi->size * sizeof *all);
   m->row_begin = calloc((size_t)mpi->size + 1, sizeof *m->row_begin);
   m->col_begin = calloc((size_t)mpi->size + 1, sizeof *m->col_begin);
@@ -307,6 +307,44 @@ static void split_range(void *data, size_t range, size_t first, size_t last) {
   }
 }
 
+/* The off-process block (ghost_block: every row, global columns) made
+ * ready for the exchange: its columns listed (*ghost_columns, sorted, each
+ * once; ghosts: room for the block's entries, taken over) and turned into
+ * ghost numbers (sorted global order is ghost order, so each row's ghost
+ * columns stay sorted), its empty rows dropped, *ghost_rows the local row
+ * of each row kept (room for every row). */
+static clmg_status ghost_numbers(clmg_mpi_matrix *m, clmg_csr *ghost_block, uint32_t **ghost_rows,
+                                 int32_t **ghost_columns, int32_t *ghosts) {
+  const size_t rows = ghost_block->rows, off = (size_t)ghost_block->row_ptr[rows];
+  if (!*ghost_rows)
+    *ghost_rows = malloc((rows + 1) * sizeof **ghost_rows);
+  if (!*ghost_rows) {
+    free(ghosts);
+    return no_memory(m->mpi, "the off-process rows");
+  }
+  if (off > 0)
+    memcpy(ghosts, ghost_block->col, off * sizeof *ghosts);
+  qsort(ghosts, off, sizeof *ghosts, compare_int32);
+  size_t unique = 0;
+  for (size_t k = 0; k < off; ++k)
+    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
+      ghosts[unique++] = ghosts[k];
+  split_job job = {NULL, 0, 0, ghosts, unique, NULL, ghost_block, SPLIT_GHOSTS};
+  clmg_host_parallel_for(rows, 256, split_range, &job);
+  ghost_block->cols = unique;
+  /* keep only the rows with off-process entries; the list remembers them */
+  size_t kept = 0;
+  for (size_t i = 0; i < rows; ++i)
+    if (ghost_block->row_ptr[i + 1] > ghost_block->row_ptr[i]) {
+      (*ghost_rows)[kept] = (uint32_t)i;
+      ghost_block->row_ptr[++kept] = ghost_block->row_ptr[i + 1];
+    }
+  ghost_block->rows = kept;
+  m->ghosts = unique;
+  *ghost_columns = ghosts;
+  return CLMG_SUCCESS;
+}
+
 /* Splits the rows into the local and ghost CSR blocks and lists the ghosts'
  * global columns (sorted): three passes over the rows on the host's cores
  * (split_range) and a sort of the off-process entries' columns. */
@@ -345,30 +383,7 @@ static clmg_status split_rows(clmg_mpi_matrix *m, const clmg_csr *a, clmg_csr *l
   }
   job.pass = SPLIT_FILL;
   clmg_host_parallel_for(a->rows, 256, split_range, &job);
-  /* the ghosts: the off-process columns, sorted, once each */
-  if (off > 0)
-    memcpy(ghosts, ghost_block->col, off * sizeof *ghosts);
-  qsort(ghosts, off, sizeof *ghosts, compare_int32);
-  size_t unique = 0;
-  for (size_t k = 0; k < off; ++k)
-    if (unique == 0 || ghosts[k] != ghosts[unique - 1])
-      ghosts[unique++] = ghosts[k];
-  job.ghosts = ghosts;
-  job.unique = unique;
-  job.pass = SPLIT_GHOSTS;
-  clmg_host_parallel_for(a->rows, 256, split_range, &job);
-  ghost_block->cols = unique;
-  /* keep only the rows with off-process entries; the list remembers them */
-  size_t kept = 0;
-  for (size_t i = 0; i < a->rows; ++i)
-    if (ghost_block->row_ptr[i + 1] > ghost_block->row_ptr[i]) {
-      (*ghost_rows)[kept] = (uint32_t)i;
-      ghost_block->row_ptr[++kept] = ghost_block->row_ptr[i + 1];
-    }
-  ghost_block->rows = kept;
-  m->ghosts = unique;
-  *ghost_columns = ghosts;
-  return CLMG_SUCCESS;
+  return ghost_numbers(m, ghost_block, ghost_rows, ghost_columns, ghosts);
 }
 
 /* Tells every rank which of its rows each neighbour needs (Alltoall of the
@@ -466,11 +481,16 @@ static clmg_status plan_exchange(clmg_mpi_matrix *m, const int32_t *ghost_column
 
 /* The device side: both blocks, the pack list, the staging buffers. */
 static clmg_status create_device_parts(clmg_mpi_matrix *m, const clmg_csr *local_block,
+                                       const clmg_csr_device *device_block,
                                        const clmg_csr *ghost_block, const uint32_t *ghost_rows,
                                        const uint32_t *send_rows,
                                        const clmg_matrix_options *options) {
   clmg_context *context = m->mpi->context;
-  clmg_status status = clmg_matrix_create(context, local_block, options, &m->local_block);
+  clmg_status status =
+      device_block ? clmg_matrix_create_from_device(context, device_block->rows, device_block->cols,
+                                                    device_block->row_ptr, device_block->col,
+                                                    device_block->val, options, &m->local_block)
+                   : clmg_matrix_create(context, local_block, options, &m->local_block);
   if (status == CLMG_SUCCESS && m->ghosts > 0) {
     clmg_matrix_options ghost_options = *options;
     ghost_options.format = CLMG_FORMAT_CSR; /* short rows, most of them empty */
@@ -523,11 +543,56 @@ void clmg_mpi_matrix_times_reset(clmg_mpi *mpi) {
     memset(&mpi->matrix_times, 0, sizeof mpi->matrix_times);
 }
 
-clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row,
-                                               const clmg_csr *local_rows, uint64_t first_col,
-                                               size_t local_cols,
-                                               const clmg_matrix_options *options,
-                                               clmg_mpi_matrix **out) {
+/* Checks device rows as check_local_rows checks host rows, where the
+ * device allows: the arrays' types and sizes (the columns' range is
+ * clmg_matrix_create_from_device's check, their order the caller's
+ * contract). */
+static clmg_status check_device_rows(clmg_mpi *mpi, const clmg_csr_device *a) {
+  if (!a || !a->row_ptr || !a->col || !a->val || clmg_vector_type(a->row_ptr) != CLMG_INT64 ||
+      clmg_vector_length(a->row_ptr) != a->rows + 1 || clmg_vector_type(a->col) != CLMG_INT32 ||
+      clmg_vector_length(a->val) != clmg_vector_length(a->col))
+    return clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
+                             "rank %d: the local rows are not CSR arrays on the device (int64 "
+                             "offsets, rows + 1 of them, int32 columns, values as many)",
+                             mpi->rank);
+  if (a->cols > (size_t)INT32_MAX)
+    return clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                             "rank %d: %zu columns; column indices are 32-bit", mpi->rank, a->cols);
+  return CLMG_SUCCESS;
+}
+
+/* The split of device rows: the local block stays on the device
+ * (*device_block), the off-process block comes to the host (a's
+ * off-process entries and its row offsets) for the ghosts' numbers. */
+static clmg_status split_device_rows(clmg_mpi_matrix *m, const clmg_csr_device *a,
+                                     clmg_csr_device *device_block, clmg_csr *ghost_block,
+                                     uint32_t **ghost_rows, int32_t **ghost_columns) {
+  clmg_mpi *mpi = m->mpi;
+  clmg_csr_device outside = {0};
+  clmg_status status = clmg_csr_device_split_columns(
+      mpi->context, a, m->first_col, m->first_col + m->local_cols, device_block, &outside);
+  if (status != CLMG_SUCCESS) {
+    char message[sizeof(clmg_error){{0}}.message];
+    snprintf(message, sizeof message, "%s", clmg_context_message(mpi->context));
+    return clmg_context_fail(mpi->context, status, "rank %d: %s", mpi->rank, message);
+  }
+  clmg_error error = {{0}};
+  status = clmg_csr_device_download(&outside, ghost_block, &error);
+  clmg_csr_device_free(&outside);
+  if (status != CLMG_SUCCESS)
+    return clmg_context_fail(mpi->context, status, "rank %d: the off-process block: %s", mpi->rank,
+                             error.message);
+  int32_t *ghosts = malloc((clmg_csr_nnz(ghost_block) + 1) * sizeof *ghosts);
+  if (!ghosts)
+    return no_memory(mpi, "the ghosts");
+  return ghost_numbers(m, ghost_block, ghost_rows, ghost_columns, ghosts);
+}
+
+/* A matrix from host rows (local_rows) or device rows (device_rows). */
+static clmg_status create_matrix(clmg_mpi *mpi, uint64_t first_row, const clmg_csr *local_rows,
+                                 const clmg_csr_device *device_rows, uint64_t first_col,
+                                 size_t local_cols, const clmg_matrix_options *options,
+                                 clmg_mpi_matrix **out) {
   if (!mpi || !out)
     return mpi ? clmg_context_fail(mpi->context, CLMG_ERROR_INVALID_ARGUMENT,
                                    "clmg_mpi_matrix_create: NULL output")
@@ -540,35 +605,50 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   clmg_mpi_matrix_times *times = &mpi->matrix_times;
   double clock = MPI_Wtime();
   clmg_mpi_matrix *m = calloc(1, sizeof *m);
-  clmg_status status = m ? check_local_rows(mpi, local_rows) : no_memory(mpi, "a matrix");
+  clmg_status status = !m            ? no_memory(mpi, "a matrix")
+                       : device_rows ? check_device_rows(mpi, device_rows)
+                                     : check_local_rows(mpi, local_rows);
   if (status == CLMG_SUCCESS)
     status = clmg_context_check_precision(mpi->context, options->precision);
   if (m) {
+    const size_t rows = status != CLMG_SUCCESS ? 0
+                        : device_rows          ? device_rows->rows
+                                               : local_rows->rows;
+    const size_t cols = status != CLMG_SUCCESS ? 0
+                        : device_rows          ? device_rows->cols
+                                               : local_rows->cols;
     m->mpi = mpi;
     m->precision = options->precision;
     m->first_row = first_row;
     m->first_col = first_col;
-    m->local_rows = status == CLMG_SUCCESS ? local_rows->rows : 0;
+    m->local_rows = rows;
     m->local_cols = local_cols;
-    m->local_nonzeros = status == CLMG_SUCCESS ? clmg_csr_nnz(local_rows) : 0;
-    status = gather_blocks(m, status, local_rows);
+    m->local_nonzeros = status != CLMG_SUCCESS ? 0
+                        : device_rows          ? clmg_csr_device_nnz(device_rows)
+                                               : clmg_csr_nnz(local_rows);
+    status = gather_blocks(m, status, cols);
   } else {
     status = clmg_mpi_agree(mpi, status);
   }
   clmg_csr local_block = {0}, ghost_block = {0};
+  clmg_csr_device device_block = {0};
   int32_t *ghost_columns = NULL;
   uint32_t *send_rows = NULL, *ghost_rows = NULL;
   times->check_s += lap(&clock);
   if (status == CLMG_SUCCESS)
-    status = clmg_mpi_agree(
-        mpi, split_rows(m, local_rows, &local_block, &ghost_block, &ghost_rows, &ghost_columns));
+    status = clmg_mpi_agree(mpi, device_rows
+                                     ? split_device_rows(m, device_rows, &device_block,
+                                                         &ghost_block, &ghost_rows, &ghost_columns)
+                                     : split_rows(m, local_rows, &local_block, &ghost_block,
+                                                  &ghost_rows, &ghost_columns));
   times->split_s += lap(&clock);
   if (status == CLMG_SUCCESS)
     status = plan_exchange(m, ghost_columns, &send_rows);
   times->plan_s += lap(&clock);
   if (status == CLMG_SUCCESS)
-    status = clmg_mpi_agree(
-        mpi, create_device_parts(m, &local_block, &ghost_block, ghost_rows, send_rows, options));
+    status =
+        clmg_mpi_agree(mpi, create_device_parts(m, &local_block, device_rows ? &device_block : NULL,
+                                                &ghost_block, ghost_rows, send_rows, options));
   times->device_s += lap(&clock);
   times->matrices += status == CLMG_SUCCESS;
   if (status == CLMG_SUCCESS) {
@@ -579,6 +659,7 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   }
   clmg_csr_free(&local_block);
   clmg_csr_free(&ghost_block);
+  clmg_csr_device_free(&device_block);
   free(ghost_columns);
   free(send_rows);
   free(ghost_rows);
@@ -588,6 +669,26 @@ clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row
   }
   *out = m;
   return CLMG_SUCCESS;
+}
+
+clmg_status clmg_mpi_matrix_create_rectangular(clmg_mpi *mpi, uint64_t first_row,
+                                               const clmg_csr *local_rows, uint64_t first_col,
+                                               size_t local_cols,
+                                               const clmg_matrix_options *options,
+                                               clmg_mpi_matrix **out) {
+  return create_matrix(mpi, first_row, local_rows, NULL, first_col, local_cols, options, out);
+}
+
+clmg_status clmg_mpi_matrix_create_from_device(clmg_mpi *mpi, uint64_t first_row,
+                                               const clmg_csr_device *local_rows,
+                                               uint64_t first_col, size_t local_cols,
+                                               const clmg_matrix_options *options,
+                                               clmg_mpi_matrix **out) {
+  if (mpi && !local_rows) { /* a NULL is refused as every rank's check would refuse it */
+    clmg_csr_device none = {0};
+    return create_matrix(mpi, first_row, NULL, &none, first_col, local_cols, options, out);
+  }
+  return create_matrix(mpi, first_row, NULL, local_rows, first_col, local_cols, options, out);
 }
 
 clmg_status clmg_mpi_matrix_create(clmg_mpi *mpi, uint64_t first_row, const clmg_csr *local_rows,

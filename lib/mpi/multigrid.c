@@ -167,6 +167,12 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, uint64_t f
   return status;
 }
 
+/* Whether a level's rows of A are on the device (a_device) rather than the
+ * host. */
+static int on_device(const clmg_mpi_level_rows *level) {
+  return !level->a.row_ptr && level->a_device.row_ptr;
+}
+
 /* The redundant coarse solver of levels[0 .. count): with one level, the
  * dense inverse of the whole coarse matrix; with more, the levels gathered
  * whole onto every rank and one cycle of the serial engine on them (inner:
@@ -194,7 +200,15 @@ static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *lev
   for (int l = 0; status == CLMG_SUCCESS && l < count; ++l) {
     int *counts = l == count - 1 ? g->counts : scratch,
         *starts = l == count - 1 ? g->starts : scratch + mpi->size;
-    status = gather_matrix(mpi, &levels[l].a, levels[l].first_row, counts, starts, &a[l]);
+    status = clmg_mpi_agree(
+        mpi, on_device(&levels[l])
+                 ? clmg_context_fail(mpi->context, CLMG_ERROR_UNSUPPORTED,
+                                     "rank %d: level %d's rows of A are on the device; a gathered "
+                                     "level needs them on the host",
+                                     mpi->rank, l)
+                 : CLMG_SUCCESS);
+    if (status == CLMG_SUCCESS)
+      status = gather_matrix(mpi, &levels[l].a, levels[l].first_row, counts, starts, &a[l]);
     if (status == CLMG_SUCCESS && l > 0)
       status = gather_matrix(mpi, &levels[l].p, levels[l].first_row, scratch, scratch + mpi->size,
                              &p[l]);
@@ -332,7 +346,11 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
   }
   for (int l = 0; status == CLMG_SUCCESS && l < distributed; ++l) {
     clmg_mpi_matrix *a = NULL, *p = NULL, *r = NULL;
-    status = clmg_mpi_matrix_create(mpi, top[l].first_row, &top[l].a, &o.matrix, &a);
+    status =
+        on_device(&top[l])
+            ? clmg_mpi_matrix_create_from_device(mpi, top[l].first_row, &top[l].a_device,
+                                                 top[l].first_row, top[l].a.rows, &o.matrix, &a)
+            : clmg_mpi_matrix_create(mpi, top[l].first_row, &top[l].a, &o.matrix, &a);
     if (status == CLMG_SUCCESS)
       status = clmg_mpi_matrix_operator(a, 1, &built[l].a);
     if (status == CLMG_SUCCESS && l > 0) {

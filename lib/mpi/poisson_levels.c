@@ -40,6 +40,7 @@ void clmg_mpi_poisson_options_defaults(clmg_mpi_poisson_options *options) {
   options->cells_per_process = 4096;
   options->overlap_layers = 1;
   options->device_setup = 1;
+  options->device_rows = 0;
 }
 
 void clmg_mpi_poisson_levels_free(clmg_mpi_poisson_levels *levels) {
@@ -88,6 +89,10 @@ typedef struct builder {
   int32_t *cell_map;         /* piece cell -> level p cell */
   clmg_fe_hierarchy piece;   /* levels p..finest of the piece */
   piece_level *levels;       /* finest - p + 1 */
+  /* device_rows: the piece's finest A, kept on the device (piece.a's top
+   * level then has its shape only) */
+  int device_rows;
+  clmg_csr_device device_a;
 } builder;
 
 static clmg_status fail(builder *b, clmg_status status, const char *what) {
@@ -347,6 +352,38 @@ static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *ne
   clmg_host_parallel_for(rows->num_owned, 1024, mark_range, &job);
 }
 
+typedef struct mark_cells_job {
+  const clmg_fe_space *space;
+  const piece_level *level;
+  int rank;
+  _Atomic uint8_t *needed;
+} mark_cells_job;
+
+static void mark_cells_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const mark_cells_job *job = data;
+  const size_t per_cell = job->space->dofs_per_cell;
+  for (size_t k = begin; k < end; ++k) {
+    const int32_t *dofs = job->space->cell_dofs + k * per_cell;
+    int mine = 0;
+    for (size_t m = 0; m < per_cell && !mine; ++m)
+      mine = job->level->owner[dofs[m]] == job->rank;
+    for (size_t m = 0; mine && m < per_cell; ++m)
+      atomic_store_explicit(&job->needed[dofs[m]], 1, memory_order_relaxed);
+  }
+}
+
+/* The marks of mark_columns for the rows of A kept on the device, from the
+ * cells instead: every DOF of a cell that has a DOF this process owns (A
+ * couples the DOFs of a cell, so these hold every column of its rows; the
+ * few more, numbered too, change no row). The device-built piece numbers
+ * its DOFs as its mesh (no permutation), so a DOF is its index. */
+static void mark_cells(const clmg_fe_space *space, const piece_level *level, int rank,
+                       uint8_t *needed) {
+  mark_cells_job job = {space, level, rank, (_Atomic uint8_t *)needed};
+  clmg_host_parallel_for(space->mesh->num_cells, 1024, mark_cells_range, &job);
+}
+
 /* Where an owner finds the DOFs it is asked about: the piece's cell of each
  * level-p cell (-1 outside the piece) and, per level, each DOF's index i. */
 typedef struct dof_finder {
@@ -429,7 +466,10 @@ static clmg_status exchange_numbers(builder *b) {
       status = out_of_memory(b);
       break;
     }
-    mark_columns(&b->piece.a[l], &b->levels[l], needed[l]);
+    if (l == levels - 1 && b->device_rows)
+      mark_cells(&b->piece.spaces[l], &b->levels[l], rank, needed[l]);
+    else
+      mark_columns(&b->piece.a[l], &b->levels[l], needed[l]);
     if (l + 1 < levels)
       mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
     mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
@@ -629,6 +669,47 @@ static clmg_status finest_vectors(builder *b, const clmg_fe_hierarchy *h, const 
   return CLMG_SUCCESS;
 }
 
+/* The finest level's rows of A kept on the device (b->device_a): the owned
+ * rows gathered there with each column renamed by its global number and
+ * each row sorted (clmg_csr_device_gather_rows), as global_rows does on the
+ * host; up go the owned rows' list and the global numbers (4 bytes a DOF
+ * each). out->a keeps the shape only. */
+static clmg_status device_rows(builder *b, const piece_level *level, uint64_t global_cols,
+                               clmg_mpi_level_rows *out) {
+  clmg_context *context = b->mpi->context;
+  if (global_cols > (uint64_t)INT32_MAX)
+    return fail(b, CLMG_ERROR_UNSUPPORTED, "more than 2^31 - 1 rows on the finest level");
+  int32_t *map = malloc((level->n + 1) * sizeof *map);
+  if (!map)
+    return out_of_memory(b);
+  for (size_t i = 0; i < level->n; ++i) /* -1 (not numbered here) fails the gather if used */
+    map[i] = level->global[i] < 0 ? -1 : (int32_t)level->global[i];
+  clmg_vector *owned = NULL, *names = NULL;
+  clmg_status status = clmg_vector_create(context, CLMG_INT32, level->num_owned, &owned);
+  if (status == CLMG_SUCCESS)
+    status = clmg_vector_create(context, CLMG_INT32, level->n, &names);
+  if (status == CLMG_SUCCESS && level->num_owned > 0)
+    status = clmg_vector_upload(owned, level->owned);
+  if (status == CLMG_SUCCESS && level->n > 0)
+    status = clmg_vector_upload(names, map);
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_device_gather_rows(context, &b->device_a, owned, names, (size_t)global_cols,
+                                         &out->a_device);
+  free(map);
+  clmg_vector_destroy(owned);
+  clmg_vector_destroy(names);
+  if (status != CLMG_SUCCESS) {
+    char message[sizeof(clmg_error){{0}}.message];
+    snprintf(message, sizeof message, "the finest rows on the device: %s",
+             clmg_context_message(context));
+    return fail(b, status, message);
+  }
+  memset(&out->a, 0, sizeof out->a);
+  out->a.rows = level->num_owned;
+  out->a.cols = (size_t)global_cols;
+  return CLMG_SUCCESS;
+}
+
 /* The levels above p from the piece, and the finest level's vectors. */
 static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   const int levels = b->finest - b->p + 1;
@@ -643,8 +724,10 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
     clmg_mpi_level_rows *rows = &out->levels[b->p + l];
     rows->first_row = b->levels[l].first_row;
-    status =
-        global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l], &rows->a);
+    status = l == levels - 1 && b->device_rows
+                 ? device_rows(b, &b->levels[l], global_rows_of[l], rows)
+                 : global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l],
+                               &rows->a);
     if (status == CLMG_SUCCESS)
       status = global_rows(b, &b->piece.p[l], &b->levels[l], &b->levels[l - 1],
                            global_rows_of[l - 1], &rows->p);
@@ -731,8 +814,14 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
     double now = MPI_Wtime();
     out->piece_meshes_s += now - clock;
     clock = now;
-    if (status == CLMG_SUCCESS)
+    if (status == CLMG_SUCCESS && l == top && b->device_rows) { /* kept there: its shape */
+      b->device_a = d.a[l];
+      memset(&d.a[l], 0, sizeof d.a[l]);
+      h->a[l].rows = b->device_a.rows;
+      h->a[l].cols = b->device_a.cols;
+    } else if (status == CLMG_SUCCESS) {
       status = clmg_csr_device_download(&d.a[l], &h->a[l], &error);
+    }
     if (status == CLMG_SUCCESS && l > 0)
       status = clmg_csr_device_download(&d.p[l], &h->p[l], &error);
     if (status == CLMG_SUCCESS && l > 0)
@@ -788,6 +877,7 @@ static int32_t *dirichlet_tags_of(const clmg_poisson_problem *problem, const clm
 static void builder_free(builder *b) {
   clmg_fe_hierarchy_free(&b->whole);
   clmg_fe_hierarchy_free(&b->piece);
+  clmg_csr_device_free(&b->device_a);
   clmg_mesh_free(&b->piece_mesh);
   free(b->part_of_cell);
   free(b->owner_p);
@@ -903,6 +993,7 @@ clmg_status clmg_mpi_poisson_levels_create(clmg_mpi *mpi, const clmg_mesh *coars
     out->whole_s = piece_start - start;
     const clmg_device_info *device = clmg_context_device(mpi->context);
     out->piece_on_device = options->device_setup && device && device->has_fp64;
+    b.device_rows = out->piece_on_device && options->device_rows;
     if (status == CLMG_SUCCESS && out->piece_on_device)
       status = device_piece(&b, finest_level - b.p + 1, options->degree, &on_piece, out);
     else if (status == CLMG_SUCCESS)
