@@ -34,8 +34,12 @@ python3 -m pip download jsonschema --only-binary=:all: --python-version 3.12 \
 # perf/scaling.sh where the GPU machine has no MPI (perf/gpu.sh unpacks it).
 # MPICH's wheels are manylinux_2_28 and pure-Python tagged: a version is
 # pinned, because without one pip picks the empty placeholder 0.0.0.
-python3 -m pip download pyamg --only-binary=:all: --python-version 3.12 \
-  --platform manylinux_2_17_x86_64 --implementation cp -d "${repo_root}/.whl"
+# (pyamg alone: the GPU machine's Python has NumPy and SciPy, and pyamg's
+# newer wheels are manylinux_2_28: with 2_17 only, pip takes 5.2.1, whose CG
+# fails against SciPy >= 1.14's make_system)
+python3 -m pip download pyamg --no-deps --only-binary=:all: --python-version 3.12 \
+  --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --implementation cp \
+  -d "${repo_root}/.whl"
 python3 -m pip download "mpich==4.3.2" --no-deps --only-binary=:all: \
   --platform manylinux_2_28_x86_64 -d "${repo_root}/.whl"
 echo "fetch-deps: .whl/ now holds:"
