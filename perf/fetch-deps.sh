@@ -36,7 +36,7 @@ python3 -m pip download jsonschema --only-binary=:all: --python-version 3.12 \
 # pinned, because without one pip picks the empty placeholder 0.0.0.
 # (pyamg alone: the GPU machine's Python has NumPy and SciPy, and pyamg's
 # newer wheels are manylinux_2_28: with 2_17 only, pip takes 5.2.1, whose CG
-# fails against SciPy >= 1.14's make_system)
+# fails against the GPU machine's newer SciPy, whose make_system returns 4 values)
 python3 -m pip download pyamg --no-deps --only-binary=:all: --python-version 3.12 \
   --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --implementation cp \
   -d "${repo_root}/.whl"
