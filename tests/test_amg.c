@@ -117,6 +117,20 @@ static void check_device_product(const clmg_csr *a, const clmg_csr *b, const clm
   clmg_csr_device_free(&dc);
 }
 
+/* d, downloaded, is expected exactly: shape, offsets, columns and values
+ * bit for bit. */
+static void check_device_csr(const clmg_csr_device *d, const clmg_csr *expected) {
+  clmg_csr copy = {0};
+  clmg_error error = {{0}};
+  CHECK_HOST(clmg_csr_device_download(d, &copy, &error), error);
+  assert_int_equal(copy.rows, expected->rows);
+  assert_int_equal(copy.cols, expected->cols);
+  assert_memory_equal(copy.row_ptr, expected->row_ptr, (expected->rows + 1) * sizeof(int64_t));
+  assert_memory_equal(copy.col, expected->col, clmg_csr_nnz(expected) * sizeof(int32_t));
+  assert_memory_equal(copy.val, expected->val, clmg_csr_nnz(expected) * sizeof(double));
+  clmg_csr_free(&copy);
+}
+
 /* The device transpose equals the host one exactly (entries only move),
  * with rows of the transpose sorted on each path of cl/csr_device.cl: up to
  * 32 entries (a work-item each), up to 2,048 (a work-group each) and more
@@ -125,21 +139,15 @@ static void test_device_transpose(void **state) {
   (void)state;
   const size_t shapes[4][3] = {{30, 40, 3}, {700, 9, 2}, {3000, 3, 1}, {5000, 2, 1}};
   for (int s = 0; s < 4; ++s) {
-    clmg_csr a = random_matrix(shapes[s][0], shapes[s][1], shapes[s][2]), t = {0}, copy = {0};
+    clmg_csr a = random_matrix(shapes[s][0], shapes[s][1], shapes[s][2]), t = {0};
     clmg_error error = {{0}};
     CHECK_HOST(clmg_csr_transpose(&a, &t, &error), error);
     clmg_csr_device da = {0}, dt = {0};
     CHECK_OK(clmg_csr_device_upload(ctx, &a, CLMG_DOUBLE, &da));
     CHECK_OK(clmg_csr_device_transpose(ctx, &da, &dt));
-    CHECK_HOST(clmg_csr_device_download(&dt, &copy, &error), error);
-    assert_int_equal(copy.rows, t.rows);
-    assert_int_equal(copy.cols, t.cols);
-    assert_memory_equal(copy.row_ptr, t.row_ptr, (t.rows + 1) * sizeof *t.row_ptr);
-    assert_memory_equal(copy.col, t.col, clmg_csr_nnz(&t) * sizeof *t.col);
-    assert_memory_equal(copy.val, t.val, clmg_csr_nnz(&t) * sizeof *t.val);
+    check_device_csr(&dt, &t);
     clmg_csr_free(&a);
     clmg_csr_free(&t);
-    clmg_csr_free(&copy);
     clmg_csr_device_free(&da);
     clmg_csr_device_free(&dt);
   }
@@ -154,18 +162,6 @@ typedef struct named_entry {
 static int compare_named(const void *a, const void *b) {
   const named_entry *x = a, *y = b;
   return (x->col > y->col) - (x->col < y->col);
-}
-
-static void check_device_csr(const clmg_csr_device *d, const clmg_csr *expected) {
-  clmg_csr copy = {0};
-  clmg_error error = {{0}};
-  CHECK_HOST(clmg_csr_device_download(d, &copy, &error), error);
-  assert_int_equal(copy.rows, expected->rows);
-  assert_int_equal(copy.cols, expected->cols);
-  assert_memory_equal(copy.row_ptr, expected->row_ptr, (expected->rows + 1) * sizeof(int64_t));
-  assert_memory_equal(copy.col, expected->col, clmg_csr_nnz(expected) * sizeof(int32_t));
-  assert_memory_equal(copy.val, expected->val, clmg_csr_nnz(expected) * sizeof(double));
-  clmg_csr_free(&copy);
 }
 
 /* The device gather of listed rows with renamed columns equals the host's

@@ -21,19 +21,6 @@ static uint64_t rng_next(void) {
   return rng_state >> 33;
 }
 
-/* The block a rank owns of an even partition of `total` over the ranks. */
-static void block_of(uint64_t total, int rank, uint64_t *first, uint64_t *count) {
-  uint64_t next = 0;
-  for (int r = 0; r < world_size; ++r) {
-    uint64_t n = total / (uint64_t)world_size + ((uint64_t)r < total % (uint64_t)world_size);
-    if (r == rank) {
-      *first = next;
-      *count = n;
-    }
-    next += n;
-  }
-}
-
 static int compare_int32(const void *a, const void *b) {
   int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
   return (x > y) - (x < y);
@@ -103,8 +90,8 @@ static void compare_constructors(clmg_mpi *mpi, uint64_t rows, uint64_t cols, si
                                  clmg_matrix_format format, clmg_dtype precision) {
   clmg_context *context = clmg_mpi_context(mpi);
   uint64_t first_row = 0, count = 0, first_col = 0, local_cols = 0;
-  block_of(rows, world_rank, &first_row, &count);
-  block_of(cols, world_rank, &first_col, &local_cols); /* the columns' own partition */
+  clmg_mpi_even_rows(mpi, rows, &first_row, &count);
+  clmg_mpi_even_rows(mpi, cols, &first_col, &local_cols); /* the columns' own partition */
   rng_state = 12345 + 977 * (uint64_t)world_rank + rows;
   clmg_csr a = random_rows((size_t)count, first_col, (size_t)cols, per_row);
   clmg_csr_device d = {0};
@@ -155,7 +142,7 @@ static void test_matrix_from_device(clmg_mpi *mpi) {
 static void test_failure_agreed(clmg_mpi *mpi) {
   clmg_context *context = clmg_mpi_context(mpi);
   uint64_t first = 0, count = 0;
-  block_of(100, world_rank, &first, &count);
+  clmg_mpi_even_rows(mpi, 100, &first, &count);
   rng_state = 99 + (uint64_t)world_rank;
   clmg_csr a = random_rows((size_t)count, first, 100, 4);
   clmg_csr_device d = {0};

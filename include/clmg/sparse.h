@@ -194,8 +194,8 @@ typedef struct clmg_matrix_options {
   unsigned ellr_threads;     /**< ELLR-T threads per row: 1, 2, 4, 8, 16 or 32; 0 = auto */
   unsigned sell_slice;       /**< SELL C; 0 = the device's SIMD/warp width */
   unsigned sell_sigma;       /**< SELL sorting window in rows; 0 = auto, 1 = no sorting */
-  unsigned csr_vector_min;   /**< CSR (and CSR-Adaptive) rows longer than this are cut into
-                              * segments, the hybrid's rows are long; 0 = auto */
+  unsigned csr_vector_min;   /**< rows longer than this are cut into segments (CSR,
+                              * CSR-Adaptive) or are the hybrid's long rows; 0 = auto */
   unsigned csr_lanes;        /**< CSR work-items per row: 1, 2, ..., 32; 0 = auto */
 } clmg_matrix_options;
 

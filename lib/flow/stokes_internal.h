@@ -51,6 +51,12 @@ static inline int clmg_stokes_full_upwind(const clmg_stokes_problem *problem) {
          (problem->viscosity == 0.0 && clmg_stokes_upwind_delta(problem) != 0.0);
 }
 
+/* The right-hand side b alone of clmg_stokes_assemble_host (the same
+ * element loop without the matrix: the same bits), for a matrix made by
+ * clmg_stokes_system_device. */
+clmg_status clmg_stokes_rhs_host(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
+                                 const clmg_stokes_problem *problem, double *b, clmg_error *error);
+
 /* The level's system matrix without wind (viscosity, the reaction's lumped
  * mass, the pressure coupling, the Dirichlet unknowns eliminated with
  * identity rows) made on the device (lib/flow/stokes_system_device.c,
@@ -59,12 +65,6 @@ static inline int clmg_stokes_full_upwind(const clmg_stokes_problem *problem) {
  * and problem (NULL: the defaults; its wind, previous velocity and force
  * are not read: they do not enter the matrix's constant part). Needs fp64;
  * failures are the context's. */
-/* The right-hand side b alone of clmg_stokes_assemble_host (the same
- * element loop without the matrix: the same bits), for a matrix made by
- * clmg_stokes_system_device. */
-clmg_status clmg_stokes_rhs_host(const clmg_mesh *mesh, const clmg_triangle_edges *edges,
-                                 const clmg_stokes_problem *problem, double *b, clmg_error *error);
-
 clmg_status clmg_stokes_system_device(clmg_context *context, const clmg_mesh *mesh,
                                       const clmg_triangle_edges *edges,
                                       const clmg_stokes_problem *problem, clmg_csr_device *out);

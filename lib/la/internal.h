@@ -175,7 +175,8 @@ int clmg_matrix_csr_views(const clmg_matrix *m, clmg_dtype precision, clmg_csr_d
 /* The CSR arrays of m on the device without a transfer: its views where m
  * is stored as CSR (clmg_matrix_csr_views); where m was laid out on the
  * device in another format (ELLR, SELL: clmg_matrix_create_from_device, or
- * clmg_matrix_create with the device's matrix_layout_on_device), views of
+ * clmg_matrix_create with the device's matrix_layout_on_device; the hybrid
+ * always), views of
  * the CSR pattern it keeps and a new vector of its values scattered back
  * into CSR order (one kernel; *out owns that vector only). 1 on success; 0
  * (out zeroed) where neither applies or a step fails, the caller then
