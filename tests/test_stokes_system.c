@@ -171,6 +171,24 @@ static void test_refuses_inverted(void **state) {
   clmg_mesh_free(&mesh);
 }
 
+/* A negative viscosity is refused before any kernel runs (the Dirichlet
+ * mask's checks are the host assembly's), with the host's message. */
+static void test_refuses_bad_viscosity(void **state) {
+  (void)state;
+  clmg_mesh mesh = test_side_tagged_box(3, 0.0, 1);
+  clmg_triangle_edges edges = test_edges_of(&mesh);
+  clmg_stokes_problem problem;
+  clmg_stokes_problem_defaults(&problem);
+  problem.viscosity = -1.0;
+  clmg_csr_device arrays = {0};
+  assert_int_equal(clmg_stokes_system_device(ctx, &mesh, &edges, &problem, &arrays),
+                   CLMG_ERROR_INVALID_ARGUMENT);
+  assert_null(arrays.row_ptr);
+  assert_non_null(strstr(clmg_context_message(ctx), "the viscosity is -1"));
+  clmg_triangle_edges_free(&edges);
+  clmg_mesh_free(&mesh);
+}
+
 /* Two CSR matrices with the same arrays, bit for bit. */
 static void expect_same_csr(const clmg_csr *x, const clmg_csr *y, const char *what, int level) {
   assert_int_equal(x->rows, y->rows);
@@ -311,6 +329,7 @@ int main(void) {
       cmocka_unit_test(test_dfg_channel),
       cmocka_unit_test(test_distorted_mixed),
       cmocka_unit_test(test_refuses_inverted),
+      cmocka_unit_test(test_refuses_bad_viscosity),
       cmocka_unit_test(test_hierarchy_on_device),
       cmocka_unit_test(test_flow_same_on_device),
   };
