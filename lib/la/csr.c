@@ -603,47 +603,56 @@ static void multiply_range(void *data, size_t range, size_t begin_row, size_t en
   int64_t *marker = part->marker;
   for (size_t j = 0; j < b->cols; j++)
     marker[j] = -1;
+  /* the arrays in locals: stores through col, val and marker could
+   * otherwise change the structs' pointers, reloaded at every entry */
+  const int64_t *a_row_ptr = a->row_ptr, *b_row_ptr = b->row_ptr;
+  const int32_t *a_col = a->col, *b_col = b->col;
+  const double *a_val = a->val, *b_val = b->val;
   for (size_t i = begin_row; i < end_row; i++) {
-    /* the row holds at most the products it sums, and at most b->cols */
-    size_t bound = 0;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++)
-      bound += (size_t)(b->row_ptr[a->col[k] + 1] - b->row_ptr[a->col[k]]);
-    if (bound > b->cols)
-      bound = b->cols;
-    if (!reserve_entries(part, bound)) {
-      part->failed = 1;
-      return;
-    }
-    /* marker[j]: the place of column j in the current row */
+    /* marker[j]: the place of column j in the current row; the buffers
+     * grow where a new column finds them full */
     int32_t *col = part->col;
     double *val = part->val;
-    int64_t begin = (int64_t)part->used, end = begin;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      int32_t middle = a->col[k];
-      double scale = a->val[k];
-      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++) {
-        int32_t j = b->col[l];
+    int64_t begin = (int64_t)part->used, end = begin, capacity = (int64_t)part->capacity;
+    for (int64_t k = a_row_ptr[i]; k < a_row_ptr[i + 1]; k++) {
+      int32_t middle = a_col[k];
+      double scale = a_val[k];
+      for (int64_t l = b_row_ptr[middle], last = b_row_ptr[middle + 1]; l < last; l++) {
+        int32_t j = b_col[l];
         if (marker[j] < begin) {
+          if (end == capacity) {
+            part->used = (size_t)end;
+            if (!reserve_entries(part, 1)) {
+              part->failed = 1;
+              return;
+            }
+            col = part->col;
+            val = part->val;
+            capacity = (int64_t)part->capacity;
+          }
           marker[j] = end;
           col[end] = j;
-          val[end++] = scale * b->val[l];
+          val[end++] = scale * b_val[l];
         } else {
-          val[marker[j]] += scale * b->val[l];
+          val[marker[j]] += scale * b_val[l];
         }
       }
     }
     size_t length = (size_t)(end - begin);
-    part->used += length;
+    part->used = (size_t)end;
     job->row_ptr[i + 1] = (int64_t)length;
-    if (length <= 1)
+    /* a short row's entries sorted in place (the columns are distinct);
+     * a long row's columns sorted, then each value put where its column
+     * went (marker still holds the column's place before the sort) */
+    if (length <= INSERTION_SORT_MAX) {
+      clmg_sort_row_entries(col + begin, val + begin, length);
       continue;
-    /* sort the row's columns, then put each value where its column went
-     * (marker still holds the column's place before the sort) */
+    }
     if (length > part->unsorted_capacity) {
-      size_t capacity = length > 2 * part->unsorted_capacity ? length : 2 * part->unsorted_capacity;
+      size_t room = length > 2 * part->unsorted_capacity ? length : 2 * part->unsorted_capacity;
       free(part->unsorted);
-      part->unsorted = clmg_alloc_array(capacity, sizeof *part->unsorted);
-      part->unsorted_capacity = part->unsorted ? capacity : 0;
+      part->unsorted = clmg_alloc_array(room, sizeof *part->unsorted);
+      part->unsorted_capacity = part->unsorted ? room : 0;
       if (!part->unsorted) {
         part->failed = 1;
         return;
