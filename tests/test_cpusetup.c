@@ -2,8 +2,9 @@
  * (issue 30, the setup on CPUs): the one-pass host product
  * clmg_csr_multiply against the two-pass Gustavson product it replaced, and
  * the Galerkin products of a built hierarchy against that reference, bit
- * for bit, on 1 to 7 host threads. Internal: the suite links the static
- * library and includes lib/. */
+ * for bit, on 1 to 7 host threads; and the multigrid made with the
+ * restrictions those products made against one whose engine transposed P
+ * itself. Internal: the suite links the static library and includes lib/. */
 #define _POSIX_C_SOURCE 200809L /* setenv, strdup */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +15,10 @@
 #include "amg/amg_internal.h"
 #include "core/internal.h"
 #include "la/internal.h"
+
+#include "clmg/amg.h"
+#include "clmg/multigrid.h"
+#include "clmg/vector.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -286,11 +291,70 @@ static void test_galerkin(void **state) {
   on_thread_counts(galerkin_levels);
 }
 
+/* clmg_amg_multigrid_create on the host path hands the engine the
+ * restrictions its Galerkin products made: one cycle of that multigrid
+ * equals, bit for bit, one of the engine made from the same hierarchy with
+ * R = P^T formed by the engine itself. */
+static void test_engine_restrictions(void **state) {
+  (void)state;
+  clmg_context *context = NULL;
+  if (clmg_context_create(NULL, &context) != CLMG_SUCCESS)
+    fail_msg("no OpenCL context");
+  if (context->params.amg_setup_on_device) {
+    clmg_context_destroy(context);
+    skip(); /* the device's setup makes its own R */
+  }
+  clmg_csr a = laplacian(24);
+  clmg_multigrid_options options;
+  clmg_multigrid_options_defaults(&options);
+  clmg_multigrid *handed = NULL, *transposed = NULL;
+  assert_int_equal(clmg_amg_multigrid_create(context, &a, NULL, &options, NULL, &handed),
+                   CLMG_SUCCESS);
+  clmg_amg_hierarchy h = {0};
+  clmg_error error = {{0}};
+  assert_int_equal(clmg_amg_hierarchy_build(&a, NULL, &h, &error), CLMG_SUCCESS);
+  assert_true(h.num_levels >= 3);
+  assert_int_equal(
+      clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, &transposed),
+      CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_levels(handed), clmg_multigrid_levels(transposed));
+  size_t n = a.rows;
+  double *b = malloc(n * sizeof *b), *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+  assert_true(b && x && y);
+  for (size_t i = 0; i < n; ++i)
+    b[i] = rng_value();
+  clmg_vector *vb = NULL, *vx = NULL;
+  assert_int_equal(clmg_vector_create(context, CLMG_DOUBLE, n, &vb), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_create(context, CLMG_DOUBLE, n, &vx), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_upload_doubles(vb, b), CLMG_SUCCESS);
+  int top = clmg_multigrid_levels(handed) - 1;
+  assert_int_equal(clmg_multigrid_cycle_level(handed, top, vb, vx, 1), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_download_doubles(vx, x), CLMG_SUCCESS);
+  assert_int_equal(clmg_multigrid_cycle_level(transposed, top, vb, vx, 1), CLMG_SUCCESS);
+  assert_int_equal(clmg_vector_download_doubles(vx, y), CLMG_SUCCESS);
+  assert_memory_equal(x, y, n * sizeof *x);
+  double norm = 0;
+  for (size_t i = 0; i < n; ++i)
+    norm += x[i] * x[i];
+  assert_true(norm > 0);
+  clmg_vector_destroy(vb);
+  clmg_vector_destroy(vx);
+  free(b);
+  free(x);
+  free(y);
+  clmg_multigrid_destroy(handed);
+  clmg_multigrid_destroy(transposed);
+  clmg_amg_hierarchy_free(&h);
+  clmg_csr_free(&a);
+  clmg_context_destroy(context);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_multiply),
       cmocka_unit_test(test_multiply_dense_rows),
       cmocka_unit_test(test_galerkin),
+      cmocka_unit_test(test_engine_restrictions),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -871,9 +871,10 @@ static clmg_status smoothed_prolongator(const clmg_csr *a, const clmg_csr *tenta
   return status;
 }
 
-/* A_c = P^T A P. */
+/* A_c = P^T A P; R = P^T kept in *restriction where that is not NULL
+ * (the engine takes it instead of transposing P again). */
 static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coarse,
-                            clmg_error *error) {
+                            clmg_csr *restriction, clmg_error *error) {
   clmg_csr ap = {0}, r = {0};
   clmg_status status = clmg_csr_multiply(a, p, &ap, error);
   if (status == CLMG_SUCCESS)
@@ -881,6 +882,10 @@ static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coar
   if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(&r, &ap, coarse, error);
   clmg_csr_free(&ap);
+  if (status == CLMG_SUCCESS && restriction) {
+    *restriction = r;
+    r = (clmg_csr){0};
+  }
   clmg_csr_free(&r);
   return status;
 }
@@ -1192,10 +1197,18 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
 /* finest (may be NULL): a device matrix of a; where it holds a's CSR arrays
  * in the hierarchy's precision, the finest level's device arrays are views
  * of them and nothing is uploaded. */
+/* restrictions (may be NULL): on success, *restrictions is a malloc'ed
+ * array of the num_levels restrictions R = P^T the host Galerkin products
+ * made (r[l] maps level l to l - 1 as the engine wants; r[0] and the levels
+ * made on the device empty), for clmg_multigrid_create's r; the caller
+ * frees them. */
 static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_matrix *finest,
                          const clmg_amg_options *options, int borrow_finest, int with_patches,
-                         int host_levels, clmg_amg_hierarchy *out, clmg_error *error) {
+                         int host_levels, clmg_csr **restrictions, clmg_amg_hierarchy *out,
+                         clmg_error *error) {
   clmg_error_clear(error);
+  if (restrictions)
+    *restrictions = NULL;
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
@@ -1221,9 +1234,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     h.device_r = calloc(capacity, sizeof(clmg_csr_device));
   }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!h.a || !h.p || !h.patch || !aggregate ||
+  clmg_csr *levels_r = restrictions ? calloc(capacity, sizeof(clmg_csr)) : NULL;
+  if (!h.a || !h.p || !h.patch || !aggregate || (restrictions && !levels_r) ||
       (context && (!h.device_a || !h.device_p || !h.device_r))) {
     free(aggregate);
+    free(levels_r);
     clmg_amg_hierarchy_free(&h);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
@@ -1423,7 +1438,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       if (times)
         lap(context, 0, o, &times->prolongator_s, &mark);
       if (status == CLMG_SUCCESS)
-        status = galerkin(fine, &levels_p[built], &levels_a[built], error);
+        status = galerkin(fine, &levels_p[built], &levels_a[built],
+                          levels_r ? &levels_r[built] : NULL, error);
       if (times)
         lap(context, 0, o, &times->galerkin_s, &mark);
     }
@@ -1457,6 +1473,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (borrow_finest)
       memset(&levels_a[0], 0, sizeof levels_a[0]);
     clmg_amg_hierarchy_free(&h);
+    for (size_t l = 0; levels_r && l < capacity; l++)
+      clmg_csr_free(&levels_r[l]);
+    free(levels_r);
     return status;
   }
   /* reverse in place: engine level l is built level built - 1 - l, and the
@@ -1470,6 +1489,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   }
   for (size_t l = 1, m = built - 1; l < m; l++, m--) {
     SWAP(clmg_csr, levels_p[l], levels_p[m]);
+    if (levels_r)
+      SWAP(clmg_csr, levels_r[l], levels_r[m]);
     if (context) {
       SWAP(clmg_csr_device, h.device_p[l], h.device_p[m]);
       SWAP(clmg_csr_device, h.device_r[l], h.device_r[m]);
@@ -1477,6 +1498,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   }
   h.num_levels = (int)built;
   *out = h;
+  if (restrictions)
+    *restrictions = levels_r;
   if (times) {
     double total = 0;
     lap(context, 1, o, &total, &mark);
@@ -1488,7 +1511,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, NULL, options, 0, 1, 1, out, error);
+  return build(NULL, a, NULL, options, 0, 1, 1, NULL, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -1496,7 +1519,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, NULL, options, 0, 1, 1, out, error);
+  return build(context, a, NULL, options, 0, 1, 1, NULL, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -1547,8 +1570,12 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
    * return, and that level zeroed first */
   /* the patch and Gauss-Seidel smoothers are made from the levels' host
    * matrices */
+  /* the host products' restrictions go to the engine, which would
+   * otherwise transpose every P again */
+  clmg_csr *r = NULL;
   clmg_status status = build(on_device ? context : NULL, a, matrix, amg_options, 1,
-                             patch != NULL && !patch->gauss_seidel, patch != NULL, &h, &error);
+                             patch != NULL && !patch->gauss_seidel, patch != NULL,
+                             on_device ? NULL : &r, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
   clmg_multigrid_options options;
@@ -1573,7 +1600,10 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
                ? clmg_multigrid_create_from_csr_device_borrowing(context, h.num_levels, h.device_a,
                                                                  h.device_p, h.device_r, matrix,
                                                                  &options, multigrid)
-               : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
+               : clmg_multigrid_create(context, h.num_levels, h.a, h.p, r, &options, multigrid);
+  for (int l = 0; r && l < h.num_levels; l++)
+    clmg_csr_free(&r[l]);
+  free(r);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
   clmg_amg_setup_times *times = amg_options ? amg_options->times : NULL;

@@ -710,7 +710,8 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
   clmg_csr result = {0};
   if (ok) {
     /* the first range (rows from 0) keeps its buffers, grown to the whole
-     * product; the others are copied after it */
+     * product; the others are copied after it (on all cores: most of a copy
+     * into fresh memory is the first touch of its pages) */
     size_t nnz = (size_t)job.row_ptr[a->rows];
     multiply_part *first = &job.part[0];
     int32_t *col = realloc(first->col, (nnz ? nnz : 1) * sizeof *col);
@@ -726,8 +727,8 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
         if (!part->ran || part->used == 0)
           continue;
         int64_t at = job.row_ptr[part->begin_row];
-        memcpy(col + at, part->col, part->used * sizeof *col);
-        memcpy(val + at, part->val, part->used * sizeof *val);
+        clmg_host_copy(col + at, part->col, part->used * sizeof *col);
+        clmg_host_copy(val + at, part->val, part->used * sizeof *val);
       }
       result = (clmg_csr){a->rows, b->cols, job.row_ptr, col, val};
       job.row_ptr = NULL;
