@@ -20,6 +20,7 @@
 #include "clmg/multigrid.h"
 #include "clmg/vector.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -291,6 +292,120 @@ static void test_galerkin(void **state) {
   on_thread_counts(galerkin_levels);
 }
 
+/* clmg_csr_diagonal by rows on the host's cores against a scan of each row,
+ * with diagonals missing and rectangular shapes. */
+static void diagonal_shapes(void) {
+  const size_t sizes[][3] = {{40000, 40000, 6}, {50000, 30000, 4}, {20000, 45000, 5}, {3, 3, 1}};
+  for (size_t s = 0; s < sizeof sizes / sizeof *sizes; ++s) {
+    /* random entries, and a diagonal entry in two rows of three */
+    size_t rows = sizes[s][0], cols = sizes[s][1], count = 0;
+    int32_t *row = malloc(rows * (sizes[s][2] + 1) * sizeof *row);
+    int32_t *col = malloc(rows * (sizes[s][2] + 1) * sizeof *col);
+    double *val = malloc(rows * (sizes[s][2] + 1) * sizeof *val);
+    assert_true(row && col && val);
+    for (size_t i = 0; i < rows; ++i) {
+      for (size_t k = 0; k < sizes[s][2]; ++k) {
+        row[count] = (int32_t)i;
+        col[count] = (int32_t)rng_below(cols);
+        val[count++] = rng_value();
+      }
+      if (i % 3 != 0 && i < cols) {
+        row[count] = (int32_t)i;
+        col[count] = (int32_t)i;
+        val[count++] = 3 + rng_value();
+      }
+    }
+    clmg_csr a = {0};
+    assert_int_equal(clmg_csr_from_triplets(rows, cols, count, row, col, val, &a, NULL),
+                     CLMG_SUCCESS);
+    free(row);
+    free(col);
+    free(val);
+    assert_int_equal(clmg_csr_check(&a, NULL), CLMG_SUCCESS);
+    size_t n = a.rows < a.cols ? a.rows : a.cols;
+    double *diagonal = malloc((n ? n : 1) * sizeof *diagonal);
+    assert_non_null(diagonal);
+    assert_int_equal(clmg_csr_diagonal(&a, diagonal, NULL), CLMG_SUCCESS);
+    size_t found = 0;
+    for (size_t i = 0; i < n; ++i) {
+      double expected = 0.0;
+      for (int64_t k = a.row_ptr[i]; k < a.row_ptr[i + 1]; ++k)
+        if (a.col[k] == (int32_t)i)
+          expected = a.val[k];
+      found += expected != 0.0;
+      assert_memory_equal(&diagonal[i], &expected, sizeof expected);
+    }
+    assert_true(n < 10 || (found > n / 2 && found < n));
+    free(diagonal);
+    clmg_csr_free(&a);
+  }
+}
+
+static void test_diagonal(void **state) {
+  (void)state;
+  on_thread_counts(diagonal_shapes);
+}
+
+/* The power estimate of lambda_max(D^-1 A) as it was: clmg_csr_spmv_host,
+ * then a serial loop that divides, sums and scales (lib/amg/smoothed_aggregation.c's
+ * start and steps). */
+static double reference_rho(const clmg_csr *a) {
+  size_t n = a->rows;
+  double *diagonal = malloc(n * sizeof *diagonal), *x = malloc(n * sizeof *x),
+         *y = malloc(n * sizeof *y);
+  assert_true(diagonal && x && y);
+  assert_int_equal(clmg_csr_diagonal(a, diagonal, NULL), CLMG_SUCCESS);
+  clmg_fill_pseudo_random(x, n, 0x9e3779b97f4a7c15u, 0, 0.5, 1.5);
+  double estimate = 0;
+  for (int step = 0; step < 20; step++) {
+    clmg_csr_spmv_host(1.0, a, x, 0.0, y);
+    double xx = 0, xy = 0, yy = 0;
+    for (size_t i = 0; i < n; i++) {
+      y[i] = diagonal[i] != 0 ? y[i] / diagonal[i] : 0;
+      xx += x[i] * x[i];
+      xy += x[i] * y[i];
+      yy += y[i] * y[i];
+    }
+    if (!(xx > 0) || !(yy > 0))
+      break;
+    estimate = fmax(estimate, fabs(xy / xx));
+    double scale = 1.0 / sqrt(yy);
+    for (size_t i = 0; i < n; i++)
+      x[i] = y[i] * scale;
+  }
+  free(diagonal);
+  free(x);
+  free(y);
+  return estimate;
+}
+
+/* clmg_amg_rho_host (the prolongator smoothing's estimate, its division and
+ * scaling on the host's cores) equals the serial loop bit for bit: on
+ * random matrices with a random diagonal (zero in some rows) and on the
+ * Laplacian. */
+static void rho_matrices(void) {
+  for (int m = 0; m < 3; ++m) {
+    clmg_csr a = m == 2 ? laplacian(36) : random_matrix(m ? 70000 : 900, m ? 70000 : 900, 7, 0);
+    if (m < 2)
+      for (size_t i = 0; i < a.rows; ++i) {
+        int64_t k = clmg_csr_find_entry(&a, i, (int32_t)i);
+        if (k >= 0)
+          a.val[k] = i % 7 == 0 ? 0.0 : 4 + rng_value();
+      }
+    double rho = 0, expected = reference_rho(&a);
+    clmg_error error = {{0}};
+    assert_int_equal(clmg_amg_rho_host(&a, &rho, &error), CLMG_SUCCESS);
+    assert_memory_equal(&rho, &expected, sizeof rho);
+    assert_true(rho > 0);
+    clmg_csr_free(&a);
+  }
+}
+
+static void test_rho(void **state) {
+  (void)state;
+  on_thread_counts(rho_matrices);
+}
+
 /* clmg_amg_multigrid_create on the host path hands the engine the
  * restrictions its Galerkin products made: one cycle of that multigrid
  * equals, bit for bit, one of the engine made from the same hierarchy with
@@ -351,10 +466,9 @@ static void test_engine_restrictions(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_multiply),
-      cmocka_unit_test(test_multiply_dense_rows),
-      cmocka_unit_test(test_galerkin),
-      cmocka_unit_test(test_engine_restrictions),
+      cmocka_unit_test(test_multiply), cmocka_unit_test(test_multiply_dense_rows),
+      cmocka_unit_test(test_galerkin), cmocka_unit_test(test_engine_restrictions),
+      cmocka_unit_test(test_diagonal), cmocka_unit_test(test_rho),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
