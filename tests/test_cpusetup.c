@@ -406,6 +406,68 @@ static void test_rho(void **state) {
   on_thread_counts(rho_matrices);
 }
 
+/* The finest smoothed prolongator of a host hierarchy, P = (I - omega D^-1
+ * A) P~, equals the one the serial steps make from the same aggregates: P~
+ * of one candidate (1 / sqrt(size) in the aggregate's column), omega = 4/3
+ * over the power estimate, the reference product A P~ scaled by -omega /
+ * a_ii a row, P~ added; bit for bit. */
+static void prolongator_levels(void) {
+  clmg_csr a = laplacian(30);
+  size_t n = a.rows, count = 0;
+  clmg_error error = {{0}};
+  int32_t *aggregate = malloc(n * sizeof *aggregate);
+  double *diagonal = malloc(n * sizeof *diagonal);
+  assert_true(aggregate && diagonal);
+  assert_int_equal(clmg_amg_aggregate(&a, NULL, aggregate, &count, &error), CLMG_SUCCESS);
+  size_t *size = calloc(count, sizeof *size);
+  assert_non_null(size);
+  for (size_t i = 0; i < n; ++i)
+    if (aggregate[i] >= 0)
+      size[aggregate[i]]++;
+  clmg_csr tentative = {n, count, calloc(n + 1, sizeof(int64_t)), malloc(n * sizeof(int32_t)),
+                        malloc(n * sizeof(double))};
+  assert_true(tentative.row_ptr && tentative.col && tentative.val);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t at = tentative.row_ptr[i];
+    if (aggregate[i] >= 0) {
+      tentative.col[at] = aggregate[i];
+      tentative.val[at++] = 1.0 / sqrt((double)size[aggregate[i]]);
+    }
+    tentative.row_ptr[i + 1] = at;
+  }
+  double rho = 0;
+  assert_int_equal(clmg_amg_rho_host(&a, &rho, &error), CLMG_SUCCESS);
+  double omega = 4.0 / 3.0 / rho;
+  assert_int_equal(clmg_csr_diagonal(&a, diagonal, NULL), CLMG_SUCCESS);
+  clmg_csr expected = reference_multiply(&a, &tentative);
+  for (size_t i = 0; i < n; ++i) {
+    double scale = diagonal[i] != 0 ? omega / diagonal[i] : 0;
+    for (int64_t k = expected.row_ptr[i]; k < expected.row_ptr[i + 1]; ++k)
+      expected.val[k] *= -scale;
+    for (int64_t t = tentative.row_ptr[i]; t < tentative.row_ptr[i + 1]; ++t) {
+      int64_t k = clmg_csr_find_entry(&expected, i, tentative.col[t]);
+      assert_true(k >= 0);
+      expected.val[k] += tentative.val[t];
+    }
+  }
+  clmg_amg_hierarchy h = {0};
+  assert_int_equal(clmg_amg_hierarchy_build(&a, NULL, &h, &error), CLMG_SUCCESS);
+  assert_true(h.num_levels >= 2);
+  assert_same_csr(&h.p[h.num_levels - 1], &expected);
+  clmg_amg_hierarchy_free(&h);
+  clmg_csr_free(&expected);
+  clmg_csr_free(&tentative);
+  clmg_csr_free(&a);
+  free(size);
+  free(aggregate);
+  free(diagonal);
+}
+
+static void test_prolongator(void **state) {
+  (void)state;
+  on_thread_counts(prolongator_levels);
+}
+
 /* clmg_amg_multigrid_create on the host path hands the engine the
  * restrictions its Galerkin products made: one cycle of that multigrid
  * equals, bit for bit, one of the engine made from the same hierarchy with
@@ -466,9 +528,10 @@ static void test_engine_restrictions(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_multiply), cmocka_unit_test(test_multiply_dense_rows),
-      cmocka_unit_test(test_galerkin), cmocka_unit_test(test_engine_restrictions),
-      cmocka_unit_test(test_diagonal), cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_multiply),    cmocka_unit_test(test_multiply_dense_rows),
+      cmocka_unit_test(test_galerkin),    cmocka_unit_test(test_engine_restrictions),
+      cmocka_unit_test(test_diagonal),    cmocka_unit_test(test_rho),
+      cmocka_unit_test(test_prolongator),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -870,6 +870,37 @@ static clmg_status prolongator_scale(const clmg_csr *a, double damping, double *
   return CLMG_SUCCESS;
 }
 
+/* The rows [begin, end) of P = -scale (A P~) + P~ in place in the product:
+ * the first row whose P~ entry the product lacks (no stored diagonal) in
+ * bad[range], which stops the range. Each row's own entries: on all host
+ * cores, the serial loop's values bit for bit. */
+typedef struct smoothing_job {
+  clmg_csr *product;
+  const clmg_csr *tentative;
+  const double *scale;
+  size_t bad[CLMG_MAX_HOST_THREADS];
+} smoothing_job;
+
+static void smoothing_range(void *data, size_t range, size_t begin, size_t end) {
+  smoothing_job *job = data;
+  clmg_csr *product = job->product;
+  const clmg_csr *tentative = job->tentative;
+  for (size_t i = begin; i < end; i++) {
+    for (int64_t k = product->row_ptr[i]; k < product->row_ptr[i + 1]; k++)
+      product->val[k] *= -job->scale[i];
+    int64_t k = product->row_ptr[i];
+    for (int64_t t = tentative->row_ptr[i]; t < tentative->row_ptr[i + 1]; t++) {
+      while (k < product->row_ptr[i + 1] && product->col[k] < tentative->col[t])
+        k++;
+      if (k == product->row_ptr[i + 1] || product->col[k] != tentative->col[t]) {
+        job->bad[range] = i;
+        return;
+      }
+      product->val[k] += tentative->val[t];
+    }
+  }
+}
+
 /* P = (I - omega D^-1 A) P~ on the host, from the tentative P~ (P~'s
  * entries lie in the product A P~'s pattern where a_ii is stored: each is
  * found in its sorted row). */
@@ -883,21 +914,19 @@ static clmg_status smoothed_prolongator(const clmg_csr *a, const clmg_csr *tenta
                                               "AMG: cannot allocate %zu row scales", n);
   if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(a, tentative, &product, error);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++) {
-    for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
-      product.val[k] *= -scale[i];
-    int64_t k = product.row_ptr[i];
-    for (int64_t t = tentative->row_ptr[i]; t < tentative->row_ptr[i + 1]; t++) {
-      while (k < product.row_ptr[i + 1] && product.col[k] < tentative->col[t])
-        k++;
-      if (k == product.row_ptr[i + 1] || product.col[k] != tentative->col[t])
-        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                "AMG: row %zu of the matrix does not store its diagonal entry, "
-                                "which the prolongator smoothing needs",
-                                i + 1);
-      else
-        product.val[k] += tentative->val[t];
-    }
+  if (status == CLMG_SUCCESS) {
+    smoothing_job job = {.product = &product, .tentative = tentative, .scale = scale};
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      job.bad[r] = n;
+    clmg_host_parallel_for(n, 16384, smoothing_range, &job);
+    size_t bad = n;
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      bad = job.bad[r] < bad ? job.bad[r] : bad;
+    if (bad < n)
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "AMG: row %zu of the matrix does not store its diagonal entry, "
+                              "which the prolongator smoothing needs",
+                              bad + 1);
   }
   if (status == CLMG_SUCCESS) {
     *p = product;
