@@ -784,15 +784,53 @@ clmg_status clmg_amg_rho_host(const clmg_csr *a, double *rho, clmg_error *error)
   return status;
 }
 
+/* y = D^-1 A x by rows on all host cores (0 where a_ii is 0): each row's
+ * sum in clmg_csr_spmv_host's order, so y is the division of its result,
+ * bit for bit; the power step's division no longer waits for a serial
+ * loop. */
+typedef struct power_job {
+  const clmg_csr *a;
+  const double *diagonal, *x;
+  double *y;
+} power_job;
+
+static void power_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const power_job *job = data;
+  const int64_t *row_ptr = job->a->row_ptr;
+  const int32_t *col = job->a->col;
+  const double *val = job->a->val, *x = job->x;
+  for (size_t i = begin; i < end; i++) {
+    double sum = 0.0;
+    for (int64_t k = row_ptr[i]; k < row_ptr[i + 1]; k++)
+      sum += val[k] * x[col[k]];
+    job->y[i] = job->diagonal[i] != 0 ? sum / job->diagonal[i] : 0;
+  }
+}
+
+/* x = y * scale on all host cores */
+typedef struct scale_job {
+  const double *y;
+  double *x, scale;
+} scale_job;
+
+static void scale_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const scale_job *job = data;
+  for (size_t i = begin; i < end; i++)
+    job->x[i] = job->y[i] * job->scale;
+}
+
 static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, double *x, double *y) {
   size_t n = a->rows;
   power_start(n, x);
   double estimate = 0;
+  power_job job = {a, diagonal, x, y};
   for (int step = 0; step < POWER_STEPS; step++) {
-    clmg_csr_spmv_host(1.0, a, x, 0.0, y);
+    clmg_host_parallel_for(n, 16384, power_range, &job);
+    /* the sums in the serial order: the estimate, and so omega, as ever */
     double xx = 0, xy = 0, yy = 0;
     for (size_t i = 0; i < n; i++) {
-      y[i] = diagonal[i] != 0 ? y[i] / diagonal[i] : 0;
       xx += x[i] * x[i];
       xy += x[i] * y[i];
       yy += y[i] * y[i];
@@ -800,9 +838,8 @@ static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, doub
     if (!(xx > 0) || !(yy > 0))
       break;
     estimate = fmax(estimate, fabs(xy / xx));
-    double scale = 1.0 / sqrt(yy);
-    for (size_t i = 0; i < n; i++)
-      x[i] = y[i] * scale;
+    scale_job scaling = {y, x, 1.0 / sqrt(yy)};
+    clmg_host_parallel_for(n, 65536, scale_range, &scaling);
   }
   return estimate;
 }
@@ -833,6 +870,37 @@ static clmg_status prolongator_scale(const clmg_csr *a, double damping, double *
   return CLMG_SUCCESS;
 }
 
+/* The rows [begin, end) of P = -scale (A P~) + P~ in place in the product:
+ * the first row whose P~ entry the product lacks (no stored diagonal) in
+ * bad[range], which stops the range. Each row's own entries: on all host
+ * cores, the serial loop's values bit for bit. */
+typedef struct smoothing_job {
+  clmg_csr *product;
+  const clmg_csr *tentative;
+  const double *scale;
+  size_t bad[CLMG_MAX_HOST_THREADS];
+} smoothing_job;
+
+static void smoothing_range(void *data, size_t range, size_t begin, size_t end) {
+  smoothing_job *job = data;
+  clmg_csr *product = job->product;
+  const clmg_csr *tentative = job->tentative;
+  for (size_t i = begin; i < end; i++) {
+    for (int64_t k = product->row_ptr[i]; k < product->row_ptr[i + 1]; k++)
+      product->val[k] *= -job->scale[i];
+    int64_t k = product->row_ptr[i];
+    for (int64_t t = tentative->row_ptr[i]; t < tentative->row_ptr[i + 1]; t++) {
+      while (k < product->row_ptr[i + 1] && product->col[k] < tentative->col[t])
+        k++;
+      if (k == product->row_ptr[i + 1] || product->col[k] != tentative->col[t]) {
+        job->bad[range] = i;
+        return;
+      }
+      product->val[k] += tentative->val[t];
+    }
+  }
+}
+
 /* P = (I - omega D^-1 A) P~ on the host, from the tentative P~ (P~'s
  * entries lie in the product A P~'s pattern where a_ii is stored: each is
  * found in its sorted row). */
@@ -846,21 +914,19 @@ static clmg_status smoothed_prolongator(const clmg_csr *a, const clmg_csr *tenta
                                               "AMG: cannot allocate %zu row scales", n);
   if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(a, tentative, &product, error);
-  for (size_t i = 0; status == CLMG_SUCCESS && i < n; i++) {
-    for (int64_t k = product.row_ptr[i]; k < product.row_ptr[i + 1]; k++)
-      product.val[k] *= -scale[i];
-    int64_t k = product.row_ptr[i];
-    for (int64_t t = tentative->row_ptr[i]; t < tentative->row_ptr[i + 1]; t++) {
-      while (k < product.row_ptr[i + 1] && product.col[k] < tentative->col[t])
-        k++;
-      if (k == product.row_ptr[i + 1] || product.col[k] != tentative->col[t])
-        status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
-                                "AMG: row %zu of the matrix does not store its diagonal entry, "
-                                "which the prolongator smoothing needs",
-                                i + 1);
-      else
-        product.val[k] += tentative->val[t];
-    }
+  if (status == CLMG_SUCCESS) {
+    smoothing_job job = {.product = &product, .tentative = tentative, .scale = scale};
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      job.bad[r] = n;
+    clmg_host_parallel_for(n, 16384, smoothing_range, &job);
+    size_t bad = n;
+    for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+      bad = job.bad[r] < bad ? job.bad[r] : bad;
+    if (bad < n)
+      status = clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT,
+                              "AMG: row %zu of the matrix does not store its diagonal entry, "
+                              "which the prolongator smoothing needs",
+                              bad + 1);
   }
   if (status == CLMG_SUCCESS) {
     *p = product;
@@ -871,9 +937,10 @@ static clmg_status smoothed_prolongator(const clmg_csr *a, const clmg_csr *tenta
   return status;
 }
 
-/* A_c = P^T A P. */
+/* A_c = P^T A P; R = P^T kept in *restriction where that is not NULL
+ * (the engine takes it instead of transposing P again). */
 static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coarse,
-                            clmg_error *error) {
+                            clmg_csr *restriction, clmg_error *error) {
   clmg_csr ap = {0}, r = {0};
   clmg_status status = clmg_csr_multiply(a, p, &ap, error);
   if (status == CLMG_SUCCESS)
@@ -881,6 +948,10 @@ static clmg_status galerkin(const clmg_csr *a, const clmg_csr *p, clmg_csr *coar
   if (status == CLMG_SUCCESS)
     status = clmg_csr_multiply(&r, &ap, coarse, error);
   clmg_csr_free(&ap);
+  if (status == CLMG_SUCCESS && restriction) {
+    *restriction = r;
+    r = (clmg_csr){0};
+  }
   clmg_csr_free(&r);
   return status;
 }
@@ -1192,10 +1263,18 @@ void clmg_amg_hierarchy_free(clmg_amg_hierarchy *h) {
 /* finest (may be NULL): a device matrix of a; where it holds a's CSR arrays
  * in the hierarchy's precision, the finest level's device arrays are views
  * of them and nothing is uploaded. */
+/* restrictions (may be NULL): on success, *restrictions is a malloc'ed
+ * array of the num_levels restrictions R = P^T the host Galerkin products
+ * made (r[l] maps level l to l - 1 as the engine wants; r[0] and the levels
+ * made on the device empty), for clmg_multigrid_create's r; the caller
+ * frees them. */
 static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_matrix *finest,
                          const clmg_amg_options *options, int borrow_finest, int with_patches,
-                         int host_levels, clmg_amg_hierarchy *out, clmg_error *error) {
+                         int host_levels, clmg_csr **restrictions, clmg_amg_hierarchy *out,
+                         clmg_error *error) {
   clmg_error_clear(error);
+  if (restrictions)
+    *restrictions = NULL;
   if (!out)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "out is NULL");
   memset(out, 0, sizeof *out);
@@ -1221,9 +1300,11 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     h.device_r = calloc(capacity, sizeof(clmg_csr_device));
   }
   int32_t *aggregate = clmg_alloc_array(a->rows ? a->rows : 1, sizeof *aggregate);
-  if (!h.a || !h.p || !h.patch || !aggregate ||
+  clmg_csr *levels_r = restrictions ? calloc(capacity, sizeof(clmg_csr)) : NULL;
+  if (!h.a || !h.p || !h.patch || !aggregate || (restrictions && !levels_r) ||
       (context && (!h.device_a || !h.device_p || !h.device_r))) {
     free(aggregate);
+    free(levels_r);
     clmg_amg_hierarchy_free(&h);
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY, "AMG: no host memory");
   }
@@ -1423,7 +1504,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
       if (times)
         lap(context, 0, o, &times->prolongator_s, &mark);
       if (status == CLMG_SUCCESS)
-        status = galerkin(fine, &levels_p[built], &levels_a[built], error);
+        status = galerkin(fine, &levels_p[built], &levels_a[built],
+                          levels_r ? &levels_r[built] : NULL, error);
       if (times)
         lap(context, 0, o, &times->galerkin_s, &mark);
     }
@@ -1457,6 +1539,9 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
     if (borrow_finest)
       memset(&levels_a[0], 0, sizeof levels_a[0]);
     clmg_amg_hierarchy_free(&h);
+    for (size_t l = 0; levels_r && l < capacity; l++)
+      clmg_csr_free(&levels_r[l]);
+    free(levels_r);
     return status;
   }
   /* reverse in place: engine level l is built level built - 1 - l, and the
@@ -1470,6 +1555,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   }
   for (size_t l = 1, m = built - 1; l < m; l++, m--) {
     SWAP(clmg_csr, levels_p[l], levels_p[m]);
+    if (levels_r)
+      SWAP(clmg_csr, levels_r[l], levels_r[m]);
     if (context) {
       SWAP(clmg_csr_device, h.device_p[l], h.device_p[m]);
       SWAP(clmg_csr_device, h.device_r[l], h.device_r[m]);
@@ -1477,6 +1564,8 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
   }
   h.num_levels = (int)built;
   *out = h;
+  if (restrictions)
+    *restrictions = levels_r;
   if (times) {
     double total = 0;
     lap(context, 1, o, &total, &mark);
@@ -1488,7 +1577,7 @@ static clmg_status build(clmg_context *context, const clmg_csr *a, const clmg_ma
 
 clmg_status clmg_amg_hierarchy_build(const clmg_csr *a, const clmg_amg_options *options,
                                      clmg_amg_hierarchy *out, clmg_error *error) {
-  return build(NULL, a, NULL, options, 0, 1, 1, out, error);
+  return build(NULL, a, NULL, options, 0, 1, 1, NULL, out, error);
 }
 
 clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_csr *a,
@@ -1496,7 +1585,7 @@ clmg_status clmg_amg_hierarchy_build_device(clmg_context *context, const clmg_cs
                                             clmg_amg_hierarchy *out, clmg_error *error) {
   if (!context)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the context is NULL");
-  return build(context, a, NULL, options, 0, 1, 1, out, error);
+  return build(context, a, NULL, options, 0, 1, 1, NULL, out, error);
 }
 
 clmg_status clmg_amg_patch_smoother_factory(void *smoothing, clmg_context *context, int level,
@@ -1547,8 +1636,12 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
    * return, and that level zeroed first */
   /* the patch and Gauss-Seidel smoothers are made from the levels' host
    * matrices */
+  /* the host products' restrictions go to the engine, which would
+   * otherwise transpose every P again */
+  clmg_csr *r = NULL;
   clmg_status status = build(on_device ? context : NULL, a, matrix, amg_options, 1,
-                             patch != NULL && !patch->gauss_seidel, patch != NULL, &h, &error);
+                             patch != NULL && !patch->gauss_seidel, patch != NULL,
+                             on_device ? NULL : &r, &h, &error);
   if (status != CLMG_SUCCESS)
     return clmg_fail(context, status, "building the AMG hierarchy: %s", error.message);
   clmg_multigrid_options options;
@@ -1573,7 +1666,10 @@ clmg_status clmg_amg_multigrid_create_on(clmg_context *context, const clmg_csr *
                ? clmg_multigrid_create_from_csr_device_borrowing(context, h.num_levels, h.device_a,
                                                                  h.device_p, h.device_r, matrix,
                                                                  &options, multigrid)
-               : clmg_multigrid_create(context, h.num_levels, h.a, h.p, NULL, &options, multigrid);
+               : clmg_multigrid_create(context, h.num_levels, h.a, h.p, r, &options, multigrid);
+  for (int l = 0; r && l < h.num_levels; l++)
+    clmg_csr_free(&r[l]);
+  free(r);
   memset(&h.a[h.num_levels - 1], 0, sizeof h.a[0]); /* borrowed */
   clmg_amg_hierarchy_free(&h);
   clmg_amg_setup_times *times = amg_options ? amg_options->times : NULL;

@@ -462,10 +462,10 @@ clmg_status clmg_csr_transpose(const clmg_csr *a, clmg_csr *out, clmg_error *err
 }
 
 /* Gustavson's row-by-row product, as in CSparse's cs_multiply: a marker per
- * column of B says whether row i of C has it yet; one pass counts, the
- * second fills, and each row's columns are sorted at the end (insertion for
- * the short rows of Galerkin products, qsort for long ones, which can come
- * from a few dense rows). */
+ * column of B says where row i of C holds it, if it does; each row's columns
+ * are sorted at the end (insertion for the short rows of Galerkin
+ * products, a quicksort for long ones, which can come from a few dense
+ * rows). */
 void clmg_sort_int32(int32_t *values, size_t count) {
   for (size_t i = 1; i < count; i++) {
     int32_t value = values[i];
@@ -478,109 +478,200 @@ void clmg_sort_int32(int32_t *values, size_t count) {
   }
 }
 
-static int compare_int32(const void *x, const void *y) {
-  int32_t a = *(const int32_t *)x, b = *(const int32_t *)y;
-  return (a > b) - (a < b);
+/* Rows no longer than this are sorted by insertion (sort_columns). */
+#define INSERTION_SORT_MAX 32
+
+/* Sorts distinct column indices ascending: quicksort (Hoare's partition
+ * about the median of three, moved to the front) down to parts of
+ * INSERTION_SORT_MAX, which insertion finishes; the smaller part first and
+ * the larger kept on a stack, so it holds at most log2(count) parts. The
+ * product's longer rows (a coarse Galerkin level's 40 to 60 columns) spent
+ * more time in qsort's calls of the comparison than in this. */
+static void sort_columns(int32_t *col, size_t count) {
+  size_t stack[2 * 64], top = 0, low = 0, high = count; /* the part [low, high) */
+  for (;;) {
+    while (high - low > INSERTION_SORT_MAX) {
+      size_t middle = low + (high - low) / 2, last = high - 1;
+      int32_t x = col[low], y = col[middle], z = col[last];
+      size_t median = (x < y) == (y < z) ? middle : (y < x) == (x < z) ? low : last;
+      int32_t pivot = col[median];
+      col[median] = col[low];
+      col[low] = pivot;
+      /* Hoare: with the pivot first, j stops in [low, high - 2] */
+      size_t i = low - 1, j = high;
+      for (;;) {
+        do
+          i++;
+        while (col[i] < pivot);
+        do
+          j--;
+        while (col[j] > pivot);
+        if (i >= j)
+          break;
+        int32_t swap = col[i];
+        col[i] = col[j];
+        col[j] = swap;
+      }
+      /* [low, j + 1) and [j + 1, high): the larger one waits */
+      if (j + 1 - low < high - j - 1) {
+        stack[top++] = j + 1;
+        stack[top++] = high;
+        high = j + 1;
+      } else {
+        stack[top++] = low;
+        stack[top++] = j + 1;
+        low = j + 1;
+      }
+    }
+    clmg_sort_int32(col + low, high - low);
+    if (top == 0)
+      return;
+    high = stack[--top];
+    low = stack[--top];
+  }
 }
 
-/* The product by rows on all host cores (Gustavson's method): a pass
- * counts each row's columns, a serial sum makes the offsets, a second pass
- * fills the rows; each range has its own column markers (made on its first
- * row), so every row comes out as the serial loop makes it. */
+/* The product by rows on all host cores (Gustavson's method) in one pass:
+ * each range of rows fills buffers of its own, grown as it goes, and the
+ * rows' lengths; the buffers are then laid end to end (the first range's
+ * grown in place where realloc can). A pass that only counted each row's
+ * columns first, to allocate the result exactly, walked every product
+ * twice. Each range has its own column markers (made on its first row),
+ * so every row comes out as the serial loop makes it. */
 enum { MULTIPLY_GRAIN = 4096 };
 /* the most marker bytes the ranges may hold together before the product
  * runs on one core */
 #define MULTIPLY_MARKER_BYTES ((size_t)512 << 20)
 
+/* one range's rows: entries [0, used) of col and val */
+typedef struct multiply_part {
+  int32_t *col;
+  double *val;
+  size_t used, capacity;
+  double *unsorted; /* a row's values before its columns are sorted */
+  size_t unsorted_capacity;
+  int64_t *marker;
+  size_t begin_row, end_row;
+  int ran, failed;
+} multiply_part;
+
 typedef struct multiply_job {
   const clmg_csr *a, *b;
-  clmg_csr *result; /* NULL in the counting pass, whose counts go to row_ptr */
-  int64_t *row_ptr;
-  size_t longest;
-  int64_t *marker[CLMG_MAX_HOST_THREADS];
-  double *unsorted[CLMG_MAX_HOST_THREADS];
-  int failed[CLMG_MAX_HOST_THREADS];
+  int64_t *row_ptr; /* row i's length at i + 1 */
+  multiply_part part[CLMG_MAX_HOST_THREADS];
 } multiply_job;
+
+/* Room for `more` entries past part->used: the capacity at least doubles,
+ * so the copies cost O(entries) in all. Returns 0 without the memory (the
+ * part keeps what it had). */
+static int reserve_entries(multiply_part *part, size_t more) {
+  if (more <= part->capacity - part->used)
+    return 1;
+  size_t capacity = part->capacity > (SIZE_MAX / 2) ? SIZE_MAX : 2 * part->capacity;
+  if (capacity - part->used < more)
+    capacity = part->used + more;
+  if (capacity < 1024)
+    capacity = 1024;
+  if (capacity > SIZE_MAX / sizeof(double))
+    return 0;
+  int32_t *col = realloc(part->col, capacity * sizeof *col);
+  if (col)
+    part->col = col;
+  double *val = col ? realloc(part->val, capacity * sizeof *val) : NULL;
+  if (val)
+    part->val = val;
+  if (!col || !val)
+    return 0;
+  part->capacity = capacity;
+  return 1;
+}
 
 static void multiply_range(void *data, size_t range, size_t begin_row, size_t end_row) {
   multiply_job *job = data;
   const clmg_csr *a = job->a, *b = job->b;
-  if (!job->marker[range])
-    job->marker[range] = clmg_alloc_array(b->cols ? b->cols : 1, sizeof *job->marker[range]);
-  if (job->result && !job->unsorted[range])
-    job->unsorted[range] =
-        clmg_alloc_array(job->longest ? job->longest : 1, sizeof *job->unsorted[range]);
-  int64_t *marker = job->marker[range];
-  double *unsorted = job->unsorted[range];
-  if (!marker || (job->result && !unsorted)) {
-    job->failed[range] = 1;
+  multiply_part *part = &job->part[range];
+  part->ran = 1;
+  part->begin_row = begin_row;
+  part->end_row = end_row;
+  part->marker = clmg_alloc_array(b->cols, sizeof *part->marker);
+  /* a first guess: as many entries as the rows of a hold */
+  if (!part->marker ||
+      !reserve_entries(part, (size_t)(a->row_ptr[end_row] - a->row_ptr[begin_row]))) {
+    part->failed = 1;
     return;
   }
+  int64_t *marker = part->marker;
   for (size_t j = 0; j < b->cols; j++)
     marker[j] = -1;
-  clmg_csr *result = job->result;
+  /* the arrays in locals: stores through col, val and marker could
+   * otherwise change the structs' pointers, reloaded at every entry */
+  const int64_t *a_row_ptr = a->row_ptr, *b_row_ptr = b->row_ptr;
+  const int32_t *a_col = a->col, *b_col = b->col;
+  const double *a_val = a->val, *b_val = b->val;
   for (size_t i = begin_row; i < end_row; i++) {
-    if (!result) {
-      int64_t count = 0;
-      for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-        int32_t middle = a->col[k];
-        for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++)
-          if (marker[b->col[l]] != (int64_t)i) {
-            marker[b->col[l]] = (int64_t)i;
-            count++;
-          }
-      }
-      job->row_ptr[i + 1] = count;
-      continue;
-    }
-    /* marker[j]: the place of column j in the current row */
-    int64_t begin = result->row_ptr[i], end = begin;
-    for (int64_t k = a->row_ptr[i]; k < a->row_ptr[i + 1]; k++) {
-      int32_t middle = a->col[k];
-      double scale = a->val[k];
-      for (int64_t l = b->row_ptr[middle]; l < b->row_ptr[middle + 1]; l++) {
-        int32_t j = b->col[l];
+    /* marker[j]: the place of column j in the current row; the buffers
+     * grow where a new column finds them full */
+    int32_t *col = part->col;
+    double *val = part->val;
+    int64_t begin = (int64_t)part->used, end = begin, capacity = (int64_t)part->capacity;
+    for (int64_t k = a_row_ptr[i]; k < a_row_ptr[i + 1]; k++) {
+      int32_t middle = a_col[k];
+      double scale = a_val[k];
+      for (int64_t l = b_row_ptr[middle], last = b_row_ptr[middle + 1]; l < last; l++) {
+        int32_t j = b_col[l];
         if (marker[j] < begin) {
+          if (end == capacity) {
+            part->used = (size_t)end;
+            if (!reserve_entries(part, 1)) {
+              part->failed = 1;
+              return;
+            }
+            col = part->col;
+            val = part->val;
+            capacity = (int64_t)part->capacity;
+          }
           marker[j] = end;
-          result->col[end] = j;
-          result->val[end++] = scale * b->val[l];
+          col[end] = j;
+          val[end++] = scale * b_val[l];
         } else {
-          result->val[marker[j]] += scale * b->val[l];
+          val[marker[j]] += scale * b_val[l];
         }
       }
     }
-    /* sort the row's columns, then put each value where its column went
-     * (marker still holds the column's place before the sort) */
     size_t length = (size_t)(end - begin);
-    memcpy(unsorted, result->val + begin, length * sizeof *unsorted);
-    if (length <= 32)
-      clmg_sort_int32(result->col + begin, length);
-    else
-      qsort(result->col + begin, length, sizeof *result->col, compare_int32);
+    part->used = (size_t)end;
+    job->row_ptr[i + 1] = (int64_t)length;
+    /* a short row's entries sorted in place (the columns are distinct);
+     * a long row's columns sorted, then each value put where its column
+     * went (marker still holds the column's place before the sort) */
+    if (length <= INSERTION_SORT_MAX) {
+      clmg_sort_row_entries(col + begin, val + begin, length);
+      continue;
+    }
+    if (length > part->unsorted_capacity) {
+      size_t room = length > 2 * part->unsorted_capacity ? length : 2 * part->unsorted_capacity;
+      free(part->unsorted);
+      part->unsorted = clmg_alloc_array(room, sizeof *part->unsorted);
+      part->unsorted_capacity = part->unsorted ? room : 0;
+      if (!part->unsorted) {
+        part->failed = 1;
+        return;
+      }
+    }
+    double *unsorted = part->unsorted;
+    memcpy(unsorted, val + begin, length * sizeof *unsorted);
+    sort_columns(col + begin, length);
     for (int64_t k = begin; k < end; k++)
-      result->val[k] = unsorted[marker[result->col[k]] - begin];
+      val[k] = unsorted[marker[col[k]] - begin];
   }
-}
-
-/* One pass over a's rows: on all cores, or on one where the ranges'
- * markers would take too much memory. Returns 0 when a range could not
- * allocate its markers. */
-static int multiply_pass(multiply_job *job) {
-  size_t marker_bytes = (job->b->cols ? job->b->cols : 1) * sizeof(int64_t);
-  if (marker_bytes <= MULTIPLY_MARKER_BYTES / clmg_host_threads())
-    clmg_host_parallel_for(job->a->rows, MULTIPLY_GRAIN, multiply_range, job);
-  else
-    multiply_range(job, 0, 0, job->a->rows);
-  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
-    if (job->failed[r])
-      return 0;
-  return 1;
 }
 
 static void multiply_job_free(multiply_job *job) {
   for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++) {
-    free(job->marker[r]);
-    free(job->unsorted[r]);
+    free(job->part[r].col);
+    free(job->part[r].val);
+    free(job->part[r].unsorted);
+    free(job->part[r].marker);
   }
 }
 
@@ -602,38 +693,74 @@ clmg_status clmg_csr_multiply(const clmg_csr *a, const clmg_csr *b, clmg_csr *ou
   if (!job.row_ptr)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
                           "cannot allocate the product's %zu row offsets", a->rows);
-  int ok = multiply_pass(&job);
-  for (size_t i = 0; ok && i < a->rows; i++) {
-    int64_t count = job.row_ptr[i + 1];
-    if (job.row_ptr[i] > INT64_MAX - count) {
-      multiply_job_free(&job);
-      free(job.row_ptr);
-      return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "the product has too many entries");
-    }
-    job.row_ptr[i + 1] = job.row_ptr[i] + count;
-    if ((size_t)count > job.longest)
-      job.longest = (size_t)count;
-  }
+  /* on all cores, or on one where the ranges' markers would take too much
+   * memory */
+  size_t marker_bytes = (b->cols ? b->cols : 1) * sizeof(int64_t);
+  if (marker_bytes <= MULTIPLY_MARKER_BYTES / clmg_host_threads())
+    clmg_host_parallel_for(a->rows, MULTIPLY_GRAIN, multiply_range, &job);
+  else
+    multiply_range(&job, 0, 0, a->rows);
+  int ok = 1;
+  for (size_t r = 0; r < CLMG_MAX_HOST_THREADS; r++)
+    ok = ok && !job.part[r].failed;
+  /* the offsets (every part's entries fit its memory, so their sum fits a
+   * size_t and, far below, an int64_t) */
+  for (size_t i = 0; ok && i < a->rows; i++)
+    job.row_ptr[i + 1] += job.row_ptr[i];
   clmg_csr result = {0};
-  if (ok)
-    status = allocate_csr(a->rows, b->cols, (size_t)job.row_ptr[a->rows], &result, error);
-  if (ok && status == CLMG_SUCCESS) {
-    memcpy(result.row_ptr, job.row_ptr, (a->rows + 1) * sizeof *job.row_ptr);
-    job.result = &result;
-    ok = multiply_pass(&job);
+  if (ok) {
+    /* the first range (rows from 0) keeps its buffers, grown to the whole
+     * product; the others are copied after it (on all cores: most of a copy
+     * into fresh memory is the first touch of its pages) */
+    size_t nnz = (size_t)job.row_ptr[a->rows];
+    multiply_part *first = &job.part[0];
+    int32_t *col = realloc(first->col, (nnz ? nnz : 1) * sizeof *col);
+    if (col)
+      first->col = col;
+    double *val = col ? realloc(first->val, (nnz ? nnz : 1) * sizeof *val) : NULL;
+    if (val)
+      first->val = val;
+    ok = col && val;
+    if (ok) {
+      for (size_t r = 1; r < CLMG_MAX_HOST_THREADS; r++) {
+        const multiply_part *part = &job.part[r];
+        if (!part->ran || part->used == 0)
+          continue;
+        int64_t at = job.row_ptr[part->begin_row];
+        clmg_host_copy(col + at, part->col, part->used * sizeof *col);
+        clmg_host_copy(val + at, part->val, part->used * sizeof *val);
+      }
+      result = (clmg_csr){a->rows, b->cols, job.row_ptr, col, val};
+      job.row_ptr = NULL;
+      first->col = NULL;
+      first->val = NULL;
+    }
   }
   multiply_job_free(&job);
   free(job.row_ptr);
-  if (!ok) {
-    clmg_csr_free(&result);
+  if (!ok)
     return clmg_error_set(error, CLMG_ERROR_OUT_OF_HOST_MEMORY,
-                          "cannot allocate the column markers of a product with %zu columns",
-                          b->cols);
-  }
-  if (status != CLMG_SUCCESS)
-    return status;
+                          "cannot allocate the work arrays of a product with %zu rows and %zu "
+                          "columns",
+                          a->rows, b->cols);
   *out = result;
   return CLMG_SUCCESS;
+}
+
+/* The diagonal by rows on all host cores (a binary search a row: the AMG
+ * setup takes it twice a level). */
+typedef struct diagonal_job {
+  const clmg_csr *a;
+  double *diagonal;
+} diagonal_job;
+
+static void diagonal_range(void *data, size_t range, size_t begin, size_t end) {
+  (void)range;
+  const diagonal_job *job = data;
+  for (size_t i = begin; i < end; i++) {
+    int64_t k = clmg_csr_find_entry(job->a, i, (int32_t)i);
+    job->diagonal[i] = k >= 0 ? job->a->val[k] : 0.0;
+  }
 }
 
 clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *error) {
@@ -644,10 +771,8 @@ clmg_status clmg_csr_diagonal(const clmg_csr *a, double *diagonal, clmg_error *e
   size_t n = a->rows < a->cols ? a->rows : a->cols;
   if (n > 0 && !diagonal)
     return clmg_error_set(error, CLMG_ERROR_INVALID_ARGUMENT, "diagonal is NULL");
-  for (size_t i = 0; i < n; i++) {
-    int64_t k = clmg_csr_find_entry(a, i, (int32_t)i);
-    diagonal[i] = k >= 0 ? a->val[k] : 0.0;
-  }
+  diagonal_job job = {a, diagonal};
+  clmg_host_parallel_for(n, 16384, diagonal_range, &job);
   return CLMG_SUCCESS;
 }
 
