@@ -332,7 +332,9 @@ static clmg_status number_piece_level(builder *b, int l) {
 /* The marks of needed[l][i]: a DOF that rows on the host reach must get a
  * global number; one that the cells say rows on the device may reach (a
  * superset) asks for one, and keeps -1 where its owner does not know it
- * (the device's gather then fails if a row uses it). */
+ * (the device's gather then fails if a row uses it). Marks are plain atomic
+ * stores (a read-modify-write cost the numbering twice as much): a level's
+ * MAYBE_NEEDED marks come first, its NEEDED ones after, overwriting them. */
 enum { NEEDED = 1, MAYBE_NEEDED = 2 };
 
 typedef struct mark_job {
@@ -348,7 +350,7 @@ static void mark_range(void *data, size_t range, size_t begin, size_t end) {
   for (size_t k = begin; k < end; ++k) {
     int32_t i = job->rows->owned[k];
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e)
-      atomic_fetch_or_explicit(&job->needed[m->col[e]], NEEDED, memory_order_relaxed);
+      atomic_store_explicit(&job->needed[m->col[e]], NEEDED, memory_order_relaxed);
   }
 }
 
@@ -385,7 +387,7 @@ static void mark_cells_range(void *data, size_t range, size_t begin, size_t end)
     for (size_t c = first; c < first + children; ++c) {
       const int32_t *marked = job->marked->cell_dofs + c * per_cell;
       for (size_t m = 0; m < per_cell; ++m)
-        atomic_fetch_or_explicit(&job->needed[marked[m]], job->mark, memory_order_relaxed);
+        atomic_store_explicit(&job->needed[marked[m]], job->mark, memory_order_relaxed);
     }
   }
 }
@@ -493,20 +495,21 @@ static clmg_status exchange_numbers(builder *b) {
       break;
     }
     const clmg_fe_space *spaces = b->piece.spaces;
+    if (b->device_rows) { /* P's and R's columns, MAYBE_NEEDED: first */
+      if (l + 1 < levels)
+        mark_cells(&spaces[l + 1], &b->levels[l + 1], &spaces[l], b->dim, rank, MAYBE_NEEDED,
+                   needed[l]);
+      mark_cells(&spaces[l - 1], &b->levels[l - 1], &spaces[l], -b->dim, rank, MAYBE_NEEDED,
+                 needed[l]);
+    } else {
+      if (l + 1 < levels)
+        mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
+      mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
+    }
     if (l == levels - 1 && b->device_rows)
       mark_cells(&spaces[l], &b->levels[l], &spaces[l], 0, rank, NEEDED, needed[l]);
     else
       mark_columns(&b->piece.a[l], &b->levels[l], needed[l]);
-    if (l + 1 < levels && b->device_rows)
-      mark_cells(&spaces[l + 1], &b->levels[l + 1], &spaces[l], b->dim, rank, MAYBE_NEEDED,
-                 needed[l]);
-    else if (l + 1 < levels)
-      mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
-    if (b->device_rows)
-      mark_cells(&spaces[l - 1], &b->levels[l - 1], &spaces[l], -b->dim, rank, MAYBE_NEEDED,
-                 needed[l]);
-    else
-      mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
   }
   size_t total = 0;
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l)
