@@ -167,12 +167,15 @@ static void test_failure_agreed(clmg_mpi *mpi) {
   clmg_csr_free(&a);
 }
 
-/* A multigrid solve of the finest level's problem on the levels: x back on
- * the host (this rank's rows) and the iterations. */
-static double *solve(clmg_mpi *mpi, const clmg_mpi_poisson_levels *levels, int *iterations) {
+/* A multigrid solve of the finest level's problem on the levels (those with
+ * at most coarse_max_rows rows gathered): x back on the host (this rank's
+ * rows) and the iterations. */
+static double *solve(clmg_mpi *mpi, const clmg_mpi_poisson_levels *levels, size_t coarse_max_rows,
+                     int *iterations) {
   clmg_context *context = clmg_mpi_context(mpi);
   clmg_multigrid_options mg;
   clmg_multigrid_options_defaults(&mg);
+  mg.coarse_max_rows = coarse_max_rows;
   clmg_krylov_options krylov;
   clmg_krylov_options_defaults(&krylov);
   krylov.relative_tolerance = 1e-8;
@@ -201,9 +204,32 @@ static double *solve(clmg_mpi *mpi, const clmg_mpi_poisson_levels *levels, int *
   return host;
 }
 
-/* The finest rows of A kept on the device (device_rows) equal the host
- * path's entry by entry, and a solve on them is the host levels' bit for
- * bit: CIRCLE and a 3D box, Q1 and Q2, pieces built on the device. */
+/* Whether rows (host, or where its arrays are NULL, device, downloaded) are
+ * expected's entry by entry, shape included. */
+static int same_rows(const clmg_csr *expected, const clmg_csr *host,
+                     const clmg_csr_device *device) {
+  clmg_csr copy = {0};
+  clmg_error error;
+  if (!host->row_ptr) {
+    CHECK(clmg_csr_device_download(device, &copy, &error) == CLMG_SUCCESS, "%s", error.message);
+    CHECK(copy.rows == host->rows && copy.cols == host->cols, "the shape differs from the rows");
+  }
+  const clmg_csr *rows = host->row_ptr ? host : &copy;
+  const size_t nnz = clmg_csr_nnz(expected);
+  const int same =
+      rows->rows == expected->rows && rows->cols == expected->cols &&
+      memcmp(rows->row_ptr, expected->row_ptr, (rows->rows + 1) * sizeof *rows->row_ptr) == 0 &&
+      memcmp(rows->col, expected->col, nnz * sizeof *rows->col) == 0 &&
+      memcmp(rows->val, expected->val, nnz * sizeof *rows->val) == 0;
+  clmg_csr_free(&copy);
+  return same;
+}
+
+/* The finest rows of A and every level's P and R kept on the device
+ * (device_rows) equal the host path's entry by entry, and a solve on them
+ * is the host levels' bit for bit: CIRCLE and a 3D box, Q1 and Q2, pieces
+ * built on the device; once with the small levels gathered onto every rank
+ * (their P and R downloaded for it). */
 static void test_poisson_device_rows(clmg_mpi *mpi) {
   clmg_context *context = clmg_mpi_context(mpi);
   if (!clmg_context_device(context)->has_fp64)
@@ -246,29 +272,39 @@ static void test_poisson_device_rows(clmg_mpi *mpi) {
           "case %zu: rows %zu x %zu from %llu, expected %zu x %zu from %llu", k, kept->a.rows,
           kept->a.cols, (unsigned long long)kept->first_row, expected->rows, expected->cols,
           (unsigned long long)host.levels[top].first_row);
-    clmg_csr copy = {0};
-    CHECK(clmg_csr_device_download(&kept->a_device, &copy, &error) == CLMG_SUCCESS, "%s",
-          error.message);
-    const size_t nnz = clmg_csr_nnz(expected);
-    CHECK(copy.rows == expected->rows && copy.cols == expected->cols &&
-              memcmp(copy.row_ptr, expected->row_ptr, (copy.rows + 1) * sizeof *copy.row_ptr) ==
-                  0 &&
-              memcmp(copy.col, expected->col, nnz * sizeof *copy.col) == 0 &&
-              memcmp(copy.val, expected->val, nnz * sizeof *copy.val) == 0,
+    CHECK(same_rows(expected, &kept->a, &kept->a_device),
           "case %zu: the device's finest rows differ from the host's", k);
-    for (int l = 0; l < top; ++l) /* the other levels: the host path's */
-      CHECK(clmg_csr_nnz(&device.levels[l].a) == clmg_csr_nnz(&host.levels[l].a) &&
-                memcmp(device.levels[l].a.col, host.levels[l].a.col,
-                       clmg_csr_nnz(&host.levels[l].a) * sizeof(int32_t)) == 0,
-            "case %zu: level %d differs", k, l);
+    for (int l = 0; l < top; ++l) /* the other levels' A: the host path's, on the host */
+      CHECK(device.levels[l].a.row_ptr &&
+                same_rows(&host.levels[l].a, &device.levels[l].a, &device.levels[l].a_device),
+            "case %zu: level %d's A differs", k, l);
+    for (int l = 1; l <= top; ++l) { /* P and R: on the device above the partition level */
+      const clmg_mpi_level_rows *d = &device.levels[l], *h = &host.levels[l];
+      const int kept_there = l > device.partition_level;
+      CHECK((d->p.row_ptr == NULL) == kept_there && (d->r.row_ptr == NULL) == kept_there &&
+                (d->p_device.row_ptr != NULL) == kept_there &&
+                (d->r_device.row_ptr != NULL) == kept_there,
+            "case %zu: level %d's P and R are %son the device", k, l, kept_there ? "not " : "");
+      CHECK(same_rows(&h->p, &d->p, &d->p_device), "case %zu: level %d's P differs", k, l);
+      CHECK(same_rows(&h->r, &d->r, &d->r_device), "case %zu: level %d's R differs", k, l);
+    }
     int host_iterations = 0, device_iterations = 0;
-    double *xh = solve(mpi, &host, &host_iterations), *xd = solve(mpi, &device, &device_iterations);
+    /* case 0 gathers the levels up to the one above the partition level (the
+     * same bound on every rank: that level's rows over all ranks) */
+    unsigned long long gather = 0;
+    if (k == 0) {
+      const int above = host.partition_level + 1;
+      CHECK(above < top, "case 0: no piece level to gather below the finest");
+      gather = host.levels[above].a.rows;
+      MPI_Allreduce(MPI_IN_PLACE, &gather, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+    }
+    double *xh = solve(mpi, &host, (size_t)gather, &host_iterations),
+           *xd = solve(mpi, &device, (size_t)gather, &device_iterations);
     CHECK(host_iterations == device_iterations && memcmp(xh, xd, expected->rows * sizeof *xh) == 0,
           "case %zu: the solves differ (%d and %d iterations)", k, host_iterations,
           device_iterations);
     free(xh);
     free(xd);
-    clmg_csr_free(&copy);
     clmg_mpi_poisson_levels_free(&host);
     clmg_mpi_poisson_levels_free(&device);
     clmg_mesh_free(&coarse);

@@ -258,6 +258,11 @@ typedef struct clmg_mpi_level_rows {
    * (clmg_mpi_matrix_create_from_device). Such a level cannot be gathered (it is the
    * finest: clmg_mpi_poisson_levels_create's with device_rows). */
   clmg_csr_device a_device;
+  /** Read only where p's (r's) arrays are NULL (the shape still in p.rows and p.cols): this
+   * rank's rows of P (R) on its device instead (global columns of the coarser (finer)
+   * level, sorted in each row), made into the level's matrix there
+   * (clmg_mpi_matrix_create_from_device, rectangular). A gathered level downloads them. */
+  clmg_csr_device p_device, r_device;
 } clmg_mpi_level_rows;
 
 /** Collective. The multigrid engine of clmg/multigrid.h on distributed
@@ -412,12 +417,14 @@ typedef struct clmg_mpi_poisson_options {
    * built whole only) and the rows come back to the host to be renumbered;
    * 0, or a device without fp64: on the host (clmg_fe_poisson_hierarchy). */
   int device_setup;
-  /** Nonzero, with the piece built on the device: the finest level's rows of A stay there,
-   * gathered, renumbered into the global numbering and sorted on the device
-   * (clmg_csr_device_gather_rows) into levels[finest].a_device (a's arrays NULL): only
-   * the global numbers of the piece's DOFs and the owned rows' list go up, nothing of
-   * A comes down; the same rows, entry by entry, as with 0 (the default: every level's
-   * rows on the host, as a program that reads them expects). */
+  /** Nonzero, with the piece built on the device: the finest level's rows of A, and the
+   * rows of P and R of every level above the partition level, stay there, gathered,
+   * renumbered into the global numbering and sorted on the device
+   * (clmg_csr_device_gather_rows) into levels[finest].a_device and levels[l].p_device and
+   * r_device (the host arrays NULL): only the global numbers of the piece's DOFs and the
+   * owned rows' lists go up, nothing of them comes down; the same rows, entry by entry,
+   * as with 0 (the default: every level's rows on the host, as a program that reads them
+   * expects). */
   int device_rows;
 } clmg_mpi_poisson_options;
 

@@ -211,5 +211,7 @@ void clmg_mpi_level_rows_free(clmg_mpi_level_rows *levels, int count) {
     clmg_csr_free(&levels[l].p);
     clmg_csr_free(&levels[l].r);
     clmg_csr_device_free(&levels[l].a_device);
+    clmg_csr_device_free(&levels[l].p_device);
+    clmg_csr_device_free(&levels[l].r_device);
   }
 }

@@ -167,10 +167,35 @@ static clmg_status gather_matrix(clmg_mpi *mpi, const clmg_csr *mine, uint64_t f
   return status;
 }
 
+/* Whether rows are on the device (device) rather than the host (host: the
+ * shape only). */
+static int rows_on_device(const clmg_csr *host, const clmg_csr_device *device) {
+  return !host->row_ptr && device->row_ptr;
+}
+
 /* Whether a level's rows of A are on the device (a_device) rather than the
  * host. */
 static int on_device(const clmg_mpi_level_rows *level) {
-  return !level->a.row_ptr && level->a_device.row_ptr;
+  return rows_on_device(&level->a, &level->a_device);
+}
+
+/* gather_matrix for rows on the host or the device (downloaded first: a
+ * gathered level is small). */
+static clmg_status gather_rows(clmg_mpi *mpi, const clmg_csr *host, const clmg_csr_device *device,
+                               uint64_t first_row, int *counts, int *starts, clmg_csr *whole) {
+  if (!rows_on_device(host, device))
+    return gather_matrix(mpi, host, first_row, counts, starts, whole);
+  clmg_csr copy = {0};
+  clmg_error error = {{0}};
+  clmg_status status = clmg_csr_device_download(device, &copy, &error);
+  if (status != CLMG_SUCCESS)
+    clmg_context_fail(mpi->context, status, "rank %d: a gathered level's rows: %s", mpi->rank,
+                      error.message);
+  status = clmg_mpi_agree(mpi, status);
+  if (status == CLMG_SUCCESS)
+    status = gather_matrix(mpi, &copy, first_row, counts, starts, whole);
+  clmg_csr_free(&copy);
+  return status;
 }
 
 /* The redundant coarse solver of levels[0 .. count): with one level, the
@@ -210,11 +235,11 @@ static clmg_status gathered_create(clmg_mpi *mpi, const clmg_mpi_level_rows *lev
     if (status == CLMG_SUCCESS)
       status = gather_matrix(mpi, &levels[l].a, levels[l].first_row, counts, starts, &a[l]);
     if (status == CLMG_SUCCESS && l > 0)
-      status = gather_matrix(mpi, &levels[l].p, levels[l].first_row, scratch, scratch + mpi->size,
-                             &p[l]);
+      status = gather_rows(mpi, &levels[l].p, &levels[l].p_device, levels[l].first_row, scratch,
+                           scratch + mpi->size, &p[l]);
     if (status == CLMG_SUCCESS && l > 0)
-      status = gather_matrix(mpi, &levels[l].r, levels[l - 1].first_row, scratch,
-                             scratch + mpi->size, &r[l]);
+      status = gather_rows(mpi, &levels[l].r, &levels[l].r_device, levels[l - 1].first_row, scratch,
+                           scratch + mpi->size, &r[l]);
   }
   clmg_context *context = mpi->context;
   const clmg_matrix_options *matrix_options = &inner->matrix;
@@ -354,13 +379,23 @@ clmg_status clmg_mpi_multigrid_create(clmg_mpi *mpi, int num_levels,
     if (status == CLMG_SUCCESS)
       status = clmg_mpi_matrix_operator(a, 1, &built[l].a);
     if (status == CLMG_SUCCESS && l > 0) {
-      status = clmg_mpi_matrix_create_rectangular(
-          mpi, top[l].first_row, &top[l].p, top[l - 1].first_row, top[l - 1].a.rows, &o.matrix, &p);
+      const clmg_mpi_level_rows *fine = &top[l], *coarse = &top[l - 1];
+      status =
+          rows_on_device(&fine->p, &fine->p_device)
+              ? clmg_mpi_matrix_create_from_device(mpi, fine->first_row, &fine->p_device,
+                                                   coarse->first_row, coarse->a.rows, &o.matrix, &p)
+              : clmg_mpi_matrix_create_rectangular(mpi, fine->first_row, &fine->p,
+                                                   coarse->first_row, coarse->a.rows, &o.matrix,
+                                                   &p);
       if (status == CLMG_SUCCESS)
         status = clmg_mpi_matrix_operator(p, 1, &built[l].p);
       if (status == CLMG_SUCCESS)
-        status = clmg_mpi_matrix_create_rectangular(mpi, top[l - 1].first_row, &top[l].r,
-                                                    top[l].first_row, top[l].a.rows, &o.matrix, &r);
+        status =
+            rows_on_device(&fine->r, &fine->r_device)
+                ? clmg_mpi_matrix_create_from_device(mpi, coarse->first_row, &fine->r_device,
+                                                     fine->first_row, fine->a.rows, &o.matrix, &r)
+                : clmg_mpi_matrix_create_rectangular(mpi, coarse->first_row, &fine->r,
+                                                     fine->first_row, fine->a.rows, &o.matrix, &r);
       if (status == CLMG_SUCCESS)
         status = clmg_mpi_matrix_operator(r, 1, &built[l].r);
     }

@@ -89,10 +89,11 @@ typedef struct builder {
   int32_t *cell_map;         /* piece cell -> level p cell */
   clmg_fe_hierarchy piece;   /* levels p..finest of the piece */
   piece_level *levels;       /* finest - p + 1 */
-  /* device_rows: the piece's finest A, kept on the device (piece.a's top
-   * level then has its shape only) */
+  /* device_rows: the piece's finest A and every level's P and R, kept on
+   * the device (piece.a's top level, piece.p and piece.r then have their
+   * shapes only); device_p and device_r have finest - p + 1 entries */
   int device_rows;
-  clmg_csr_device device_a;
+  clmg_csr_device device_a, *device_p, *device_r;
 } builder;
 
 static clmg_status fail(builder *b, clmg_status status, const char *what) {
@@ -328,6 +329,14 @@ static clmg_status number_piece_level(builder *b, int l) {
   return CLMG_SUCCESS;
 }
 
+/* The marks of needed[l][i]: a DOF that rows on the host reach must get a
+ * global number; one that the cells say rows on the device may reach (a
+ * superset) asks for one, and keeps -1 where its owner does not know it
+ * (the device's gather then fails if a row uses it). Marks are plain atomic
+ * stores (a read-modify-write cost the numbering twice as much): a level's
+ * MAYBE_NEEDED marks come first, its NEEDED ones after, overwriting them. */
+enum { NEEDED = 1, MAYBE_NEEDED = 2 };
+
 typedef struct mark_job {
   const clmg_csr *m;
   const piece_level *rows;
@@ -341,7 +350,7 @@ static void mark_range(void *data, size_t range, size_t begin, size_t end) {
   for (size_t k = begin; k < end; ++k) {
     int32_t i = job->rows->owned[k];
     for (int64_t e = m->row_ptr[i]; e < m->row_ptr[i + 1]; ++e)
-      atomic_store_explicit(&job->needed[m->col[e]], 1, memory_order_relaxed);
+      atomic_store_explicit(&job->needed[m->col[e]], NEEDED, memory_order_relaxed);
   }
 }
 
@@ -353,9 +362,12 @@ static void mark_columns(const clmg_csr *m, const piece_level *rows, uint8_t *ne
 }
 
 typedef struct mark_cells_job {
-  const clmg_fe_space *space;
-  const piece_level *level;
+  const clmg_fe_space *space;  /* the level whose owned DOFs select cells */
+  const piece_level *level;    /* ... its owners */
+  const clmg_fe_space *marked; /* the level whose DOFs are marked */
+  int shift;                   /* marked cell = selecting cell >> shift, or << -shift */
   int rank;
+  uint8_t mark;
   _Atomic uint8_t *needed;
 } mark_cells_job;
 
@@ -363,24 +375,40 @@ static void mark_cells_range(void *data, size_t range, size_t begin, size_t end)
   (void)range;
   const mark_cells_job *job = data;
   const size_t per_cell = job->space->dofs_per_cell;
+  const size_t children = job->shift < 0 ? (size_t)1 << -job->shift : 1;
   for (size_t k = begin; k < end; ++k) {
     const int32_t *dofs = job->space->cell_dofs + k * per_cell;
     int mine = 0;
     for (size_t m = 0; m < per_cell && !mine; ++m)
       mine = job->level->owner[dofs[m]] == job->rank;
-    for (size_t m = 0; mine && m < per_cell; ++m)
-      atomic_store_explicit(&job->needed[dofs[m]], 1, memory_order_relaxed);
+    if (!mine)
+      continue;
+    const size_t first = job->shift < 0 ? k << -job->shift : k >> job->shift;
+    for (size_t c = first; c < first + children; ++c) {
+      const int32_t *marked = job->marked->cell_dofs + c * per_cell;
+      for (size_t m = 0; m < per_cell; ++m)
+        atomic_store_explicit(&job->needed[marked[m]], job->mark, memory_order_relaxed);
+    }
   }
 }
 
-/* The marks of mark_columns for the rows of A kept on the device, from the
- * cells instead: every DOF of a cell that has a DOF this process owns (A
- * couples the DOFs of a cell, so these hold every column of its rows; the
- * few more, numbered too, change no row). The device-built piece numbers
- * its DOFs as its mesh (no permutation), so a DOF is its index. */
-static void mark_cells(const clmg_fe_space *space, const piece_level *level, int rank,
+/* The marks of mark_columns for rows kept on the device, from the cells
+ * instead (the device-built piece numbers its DOFs as its mesh, no
+ * permutation, so a DOF is its index; a level's cell k has the children
+ * k 2^dim + c on the next). For the rows of A (shift 0, marked the same
+ * space): every DOF of a cell that has a DOF this process owns (A couples
+ * the DOFs of a cell, so these hold every column of its rows; the few more,
+ * numbered too, change no row), NEEDED. For P's (space one level finer than
+ * marked, shift dim): the DOFs of the parent of each such cell, which hold
+ * every coarse DOF whose function is nonzero at an owned fine DOF. For R's
+ * (space one level coarser, shift -dim): the DOFs of the children of each
+ * such cell, which hold every fine DOF inside the support of an owned
+ * coarse function. These two are MAYBE_NEEDED: the children of a cell of
+ * the partition level's layer reach DOFs whose cells the piece may lack. */
+static void mark_cells(const clmg_fe_space *space, const piece_level *level,
+                       const clmg_fe_space *marked, int shift, int rank, uint8_t mark,
                        uint8_t *needed) {
-  mark_cells_job job = {space, level, rank, (_Atomic uint8_t *)needed};
+  mark_cells_job job = {space, level, marked, shift, rank, mark, (_Atomic uint8_t *)needed};
   clmg_host_parallel_for(space->mesh->num_cells, 1024, mark_cells_range, &job);
 }
 
@@ -466,13 +494,22 @@ static clmg_status exchange_numbers(builder *b) {
       status = out_of_memory(b);
       break;
     }
+    const clmg_fe_space *spaces = b->piece.spaces;
+    if (b->device_rows) { /* P's and R's columns, MAYBE_NEEDED: first */
+      if (l + 1 < levels)
+        mark_cells(&spaces[l + 1], &b->levels[l + 1], &spaces[l], b->dim, rank, MAYBE_NEEDED,
+                   needed[l]);
+      mark_cells(&spaces[l - 1], &b->levels[l - 1], &spaces[l], -b->dim, rank, MAYBE_NEEDED,
+                 needed[l]);
+    } else {
+      if (l + 1 < levels)
+        mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
+      mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
+    }
     if (l == levels - 1 && b->device_rows)
-      mark_cells(&b->piece.spaces[l], &b->levels[l], rank, needed[l]);
+      mark_cells(&spaces[l], &b->levels[l], &spaces[l], 0, rank, NEEDED, needed[l]);
     else
       mark_columns(&b->piece.a[l], &b->levels[l], needed[l]);
-    if (l + 1 < levels)
-      mark_columns(&b->piece.p[l + 1], &b->levels[l + 1], needed[l]);
-    mark_columns(&b->piece.r[l], &b->levels[l - 1], needed[l]);
   }
   size_t total = 0;
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l)
@@ -548,6 +585,8 @@ static clmg_status exchange_numbers(builder *b) {
   for (size_t q = 0; q < total && status == CLMG_SUCCESS; ++q) {
     int l = (int)questions[2 * q];
     int32_t i = question_index[2 * q];
+    if (answers[q] < 0 && !(needed[l][i] & NEEDED))
+      continue; /* stays -1: no row on the device may use it */
     if (answers[q] < 0)
       status = clmg_context_fail(b->mpi->context, CLMG_ERROR_UNSUPPORTED,
                                  "rank %d: level %d: DOF %d (key %llu) is unknown to its owner, "
@@ -669,44 +708,70 @@ static clmg_status finest_vectors(builder *b, const clmg_fe_hierarchy *h, const 
   return CLMG_SUCCESS;
 }
 
-/* The finest level's rows of A kept on the device (b->device_a): the owned
- * rows gathered there with each column renamed by its global number and
- * each row sorted (clmg_csr_device_gather_rows), as global_rows does on the
- * host; up go the owned rows' list and the global numbers (4 bytes a DOF
- * each). out->a keeps the shape only. */
-static clmg_status device_rows(builder *b, const piece_level *level, uint64_t global_cols,
-                               clmg_mpi_level_rows *out) {
+/* The device's names of a piece level's DOFs for clmg_csr_device_gather_rows:
+ * its owned rows' list (int32, in global order) and every DOF's global number
+ * (int32; -1, not numbered here, fails the gather if a row uses it), made
+ * on first use (4 bytes a DOF each way up). */
+typedef struct device_names {
+  clmg_vector **owned, **global; /* per piece level */
+} device_names;
+
+static clmg_status device_names_of(builder *b, device_names *names, int l) {
+  if (names->owned[l])
+    return CLMG_SUCCESS;
   clmg_context *context = b->mpi->context;
-  if (global_cols > (uint64_t)INT32_MAX)
-    return fail(b, CLMG_ERROR_UNSUPPORTED, "more than 2^31 - 1 rows on the finest level");
+  const piece_level *level = &b->levels[l];
   int32_t *map = malloc((level->n + 1) * sizeof *map);
   if (!map)
     return out_of_memory(b);
-  for (size_t i = 0; i < level->n; ++i) /* -1 (not numbered here) fails the gather if used */
+  for (size_t i = 0; i < level->n; ++i)
     map[i] = level->global[i] < 0 ? -1 : (int32_t)level->global[i];
-  clmg_vector *owned = NULL, *names = NULL;
+  clmg_vector *owned = NULL, *global = NULL;
   clmg_status status = clmg_vector_create(context, CLMG_INT32, level->num_owned, &owned);
   if (status == CLMG_SUCCESS)
-    status = clmg_vector_create(context, CLMG_INT32, level->n, &names);
+    status = clmg_vector_create(context, CLMG_INT32, level->n, &global);
   if (status == CLMG_SUCCESS && level->num_owned > 0)
     status = clmg_vector_upload(owned, level->owned);
   if (status == CLMG_SUCCESS && level->n > 0)
-    status = clmg_vector_upload(names, map);
-  if (status == CLMG_SUCCESS)
-    status = clmg_csr_device_gather_rows(context, &b->device_a, owned, names, (size_t)global_cols,
-                                         &out->a_device);
+    status = clmg_vector_upload(global, map);
   free(map);
-  clmg_vector_destroy(owned);
-  clmg_vector_destroy(names);
   if (status != CLMG_SUCCESS) {
-    char message[sizeof(clmg_error){{0}}.message];
-    snprintf(message, sizeof message, "the finest rows on the device: %s",
-             clmg_context_message(context));
+    clmg_vector_destroy(owned);
+    clmg_vector_destroy(global);
+    return status;
+  }
+  names->owned[l] = owned;
+  names->global[l] = global;
+  return CLMG_SUCCESS;
+}
+
+/* Rows of a piece matrix kept on the device (m: rows of piece level
+ * `rows`, columns of piece level `cols`, of global_cols over all ranks):
+ * this process's rows gathered there with each column renamed by its
+ * global number and each row sorted (clmg_csr_device_gather_rows), as
+ * global_rows does on the host. *shape gets the shape only. */
+static clmg_status device_rows(builder *b, device_names *names, const clmg_csr_device *m, int rows,
+                               int cols, uint64_t global_cols, const char *what,
+                               clmg_csr_device *out, clmg_csr *shape) {
+  clmg_context *context = b->mpi->context;
+  char message[sizeof(clmg_error){{0}}.message];
+  if (global_cols > (uint64_t)INT32_MAX) {
+    snprintf(message, sizeof message, "%s on the device: more than 2^31 - 1 columns", what);
+    return fail(b, CLMG_ERROR_UNSUPPORTED, message);
+  }
+  clmg_status status = device_names_of(b, names, rows);
+  if (status == CLMG_SUCCESS)
+    status = device_names_of(b, names, cols);
+  if (status == CLMG_SUCCESS)
+    status = clmg_csr_device_gather_rows(context, m, names->owned[rows], names->global[cols],
+                                         (size_t)global_cols, out);
+  if (status != CLMG_SUCCESS) {
+    snprintf(message, sizeof message, "%s on the device: %s", what, clmg_context_message(context));
     return fail(b, status, message);
   }
-  memset(&out->a, 0, sizeof out->a);
-  out->a.rows = level->num_owned;
-  out->a.cols = (size_t)global_cols;
+  memset(shape, 0, sizeof *shape);
+  shape->rows = b->levels[rows].num_owned;
+  shape->cols = (size_t)global_cols;
   return CLMG_SUCCESS;
 }
 
@@ -714,7 +779,10 @@ static clmg_status device_rows(builder *b, const piece_level *level, uint64_t gl
 static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   const int levels = b->finest - b->p + 1;
   uint64_t *global_rows_of = calloc((size_t)levels, sizeof *global_rows_of);
-  clmg_status status = clmg_mpi_agree(b->mpi, global_rows_of ? CLMG_SUCCESS : out_of_memory(b));
+  device_names names = {calloc((size_t)levels, sizeof(clmg_vector *)),
+                        calloc((size_t)levels, sizeof(clmg_vector *))};
+  clmg_status status = clmg_mpi_agree(
+      b->mpi, global_rows_of && names.owned && names.global ? CLMG_SUCCESS : out_of_memory(b));
   for (int l = 0; status == CLMG_SUCCESS && l < levels; ++l) {
     uint64_t mine = b->levels[l].num_owned;
     int code = MPI_Allreduce(&mine, &global_rows_of[l], 1, MPI_UINT64_T, MPI_SUM, b->mpi->comm);
@@ -724,20 +792,34 @@ static clmg_status piece_rows(builder *b, clmg_mpi_poisson_levels *out) {
   for (int l = 1; status == CLMG_SUCCESS && l < levels; ++l) {
     clmg_mpi_level_rows *rows = &out->levels[b->p + l];
     rows->first_row = b->levels[l].first_row;
-    status = l == levels - 1 && b->device_rows
-                 ? device_rows(b, &b->levels[l], global_rows_of[l], rows)
-                 : global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l],
-                               &rows->a);
-    if (status == CLMG_SUCCESS)
+    if (b->device_rows) /* P and R: rows of one level, columns of the other */
+      status = device_rows(b, &names, &b->device_p[l], l, l - 1, global_rows_of[l - 1],
+                           "the rows of P", &rows->p_device, &rows->p);
+    else
       status = global_rows(b, &b->piece.p[l], &b->levels[l], &b->levels[l - 1],
                            global_rows_of[l - 1], &rows->p);
-    if (status == CLMG_SUCCESS)
+    if (status == CLMG_SUCCESS && b->device_rows)
+      status = device_rows(b, &names, &b->device_r[l], l - 1, l, global_rows_of[l], "the rows of R",
+                           &rows->r_device, &rows->r);
+    else if (status == CLMG_SUCCESS)
       status = global_rows(b, &b->piece.r[l], &b->levels[l - 1], &b->levels[l], global_rows_of[l],
                            &rows->r);
+    if (status == CLMG_SUCCESS && l == levels - 1 && b->device_rows)
+      status = device_rows(b, &names, &b->device_a, l, l, global_rows_of[l], "the finest rows",
+                           &rows->a_device, &rows->a);
+    else if (status == CLMG_SUCCESS)
+      status =
+          global_rows(b, &b->piece.a[l], &b->levels[l], &b->levels[l], global_rows_of[l], &rows->a);
   }
   const piece_level *finest = &b->levels[levels - 1];
   if (status == CLMG_SUCCESS)
     status = finest_vectors(b, &b->piece, finest->owned, finest->num_owned, out);
+  for (int l = 0; l < levels && names.owned && names.global; ++l) {
+    clmg_vector_destroy(names.owned[l]);
+    clmg_vector_destroy(names.global[l]);
+  }
+  free(names.owned);
+  free(names.global);
   free(global_rows_of);
   return status;
 }
@@ -782,7 +864,12 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
   h->perm = calloc(levels, sizeof *h->perm);
   h->b = malloc((n + 1) * sizeof *h->b);
   h->x0 = malloc((n + 1) * sizeof *h->x0);
-  if (!h->meshes || !h->spaces || !h->a || !h->p || !h->r || !h->perm || !h->b || !h->x0) {
+  if (b->device_rows) {
+    b->device_p = calloc(levels, sizeof *b->device_p);
+    b->device_r = calloc(levels, sizeof *b->device_r);
+  }
+  if (!h->meshes || !h->spaces || !h->a || !h->p || !h->r || !h->perm || !h->b || !h->x0 ||
+      (b->device_rows && (!b->device_p || !b->device_r))) {
     clmg_fe_device_hierarchy_free(&d);
     return out_of_memory(b);
   }
@@ -822,10 +909,20 @@ static clmg_status device_piece(builder *b, int num_levels, int degree,
     } else if (status == CLMG_SUCCESS) {
       status = clmg_csr_device_download(&d.a[l], &h->a[l], &error);
     }
-    if (status == CLMG_SUCCESS && l > 0)
+    if (status == CLMG_SUCCESS && l > 0 && b->device_rows) { /* kept there: their shapes */
+      b->device_p[l] = d.p[l];
+      b->device_r[l] = d.r[l];
+      memset(&d.p[l], 0, sizeof d.p[l]);
+      memset(&d.r[l], 0, sizeof d.r[l]);
+      h->p[l].rows = b->device_p[l].rows;
+      h->p[l].cols = b->device_p[l].cols;
+      h->r[l].rows = b->device_r[l].rows;
+      h->r[l].cols = b->device_r[l].cols;
+    } else if (status == CLMG_SUCCESS && l > 0) {
       status = clmg_csr_device_download(&d.p[l], &h->p[l], &error);
-    if (status == CLMG_SUCCESS && l > 0)
-      status = clmg_csr_device_download(&d.r[l], &h->r[l], &error);
+      if (status == CLMG_SUCCESS)
+        status = clmg_csr_device_download(&d.r[l], &h->r[l], &error);
+    }
     if (status != CLMG_SUCCESS && error.message[0])
       status = fail(b, status, error.message);
     now = MPI_Wtime();
@@ -878,6 +975,12 @@ static void builder_free(builder *b) {
   clmg_fe_hierarchy_free(&b->whole);
   clmg_fe_hierarchy_free(&b->piece);
   clmg_csr_device_free(&b->device_a);
+  for (int l = 0; b->device_p && b->device_r && l <= b->finest - b->p; ++l) {
+    clmg_csr_device_free(&b->device_p[l]);
+    clmg_csr_device_free(&b->device_r[l]);
+  }
+  free(b->device_p);
+  free(b->device_r);
   clmg_mesh_free(&b->piece_mesh);
   free(b->part_of_cell);
   free(b->owner_p);
