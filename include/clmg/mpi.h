@@ -258,11 +258,14 @@ typedef struct clmg_mpi_level_rows {
    * (clmg_mpi_matrix_create_from_device). Such a level cannot be gathered (it is the
    * finest: clmg_mpi_poisson_levels_create's with device_rows). */
   clmg_csr_device a_device;
-  /** Read only where p's (r's) arrays are NULL (the shape still in p.rows and p.cols): this
-   * rank's rows of P (R) on its device instead (global columns of the coarser (finer)
-   * level, sorted in each row), made into the level's matrix there
-   * (clmg_mpi_matrix_create_from_device, rectangular). A gathered level downloads them. */
-  clmg_csr_device p_device, r_device;
+  /** Read only where p's arrays are NULL (the shape still in p.rows and p.cols): this
+   * rank's rows of P on its device instead (global columns of the coarser level, sorted in
+   * each row), made into the level's matrix there (clmg_mpi_matrix_create_from_device,
+   * rectangular). A gathered level downloads it. */
+  clmg_csr_device p_device;
+  /** As p_device, for R where r's arrays are NULL: this rank's rows of R on its device
+   * (global columns of this, the finer, level). */
+  clmg_csr_device r_device;
 } clmg_mpi_level_rows;
 
 /** Collective. The multigrid engine of clmg/multigrid.h on distributed
