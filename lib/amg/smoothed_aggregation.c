@@ -784,30 +784,6 @@ clmg_status clmg_amg_rho_host(const clmg_csr *a, double *rho, clmg_error *error)
   return status;
 }
 
-/* y = D^-1 A x by rows on all host cores (0 where a_ii is 0): each row's
- * sum in clmg_csr_spmv_host's order, so y is the division of its result,
- * bit for bit; the power step's division no longer waits for a serial
- * loop. */
-typedef struct power_job {
-  const clmg_csr *a;
-  const double *diagonal, *x;
-  double *y;
-} power_job;
-
-static void power_range(void *data, size_t range, size_t begin, size_t end) {
-  (void)range;
-  const power_job *job = data;
-  const int64_t *row_ptr = job->a->row_ptr;
-  const int32_t *col = job->a->col;
-  const double *val = job->a->val, *x = job->x;
-  for (size_t i = begin; i < end; i++) {
-    double sum = 0.0;
-    for (int64_t k = row_ptr[i]; k < row_ptr[i + 1]; k++)
-      sum += val[k] * x[col[k]];
-    job->y[i] = job->diagonal[i] != 0 ? sum / job->diagonal[i] : 0;
-  }
-}
-
 /* x = y * scale on all host cores */
 typedef struct scale_job {
   const double *y;
@@ -825,12 +801,13 @@ static double largest_eigenvalue(const clmg_csr *a, const double *diagonal, doub
   size_t n = a->rows;
   power_start(n, x);
   double estimate = 0;
-  power_job job = {a, diagonal, x, y};
   for (int step = 0; step < POWER_STEPS; step++) {
-    clmg_host_parallel_for(n, 16384, power_range, &job);
-    /* the sums in the serial order: the estimate, and so omega, as ever */
+    clmg_csr_spmv_host(1.0, a, x, 0.0, y); /* on all host cores */
+    /* y = D^-1 A x and the sums, in the serial order: the estimate, and so
+     * omega, as ever */
     double xx = 0, xy = 0, yy = 0;
     for (size_t i = 0; i < n; i++) {
+      y[i] = diagonal[i] != 0 ? y[i] / diagonal[i] : 0;
       xx += x[i] * x[i];
       xy += x[i] * y[i];
       yy += y[i] * y[i];
